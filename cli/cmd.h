@@ -1,0 +1,43 @@
+/* cmd.h — the lgelu subcommands and the option helpers they share.
+ *
+ * Each subcommand lives in cli/cmd_<name>.c and is a function
+ * int lg_cmd_<name>(int argc, char **argv) returning the process exit code
+ * (0 ok, 1 runtime failure, 2 usage error). Only cli/ calls exit().
+ */
+#ifndef LG_CLI_CMD_H
+#define LG_CLI_CMD_H
+
+#include <stdio.h>
+
+#include "core/status.h"
+
+typedef int (*lg_cmd_fn)(int argc, char **argv);
+
+typedef struct lg_cmd {
+    const char *name;
+    lg_cmd_fn run;
+    const char *summary;
+} lg_cmd;
+
+int lg_cmd_info(int argc, char **argv);
+int lg_cmd_eval(int argc, char **argv);
+
+/* Strict number parsing for option values. On failure print
+ * "lgelu <cmd>: --<opt>: expected ..., got '<val>'" and return -1. */
+int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long hi, long *out);
+int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, double hi, double *out);
+
+/* Print "lgelu <cmd>: <status>: <message>" for a failed call; returns 1. */
+int lg_cli_fail(const char *cmd, lg_status st);
+
+/* Usage error: print message and "try 'lgelu <cmd> --help'"; returns 2. */
+int lg_cli_usage(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* 1 when progress output should be shown (stderr is a terminal). */
+int lg_cli_progress_enabled(void);
+
+#endif

@@ -1,0 +1,48 @@
+/* cmd_info.c — `lgelu info NET`: architecture, activations, λ per layer. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "core/netfile.h"
+
+static void lg_info_help(void)
+{
+    printf("usage: lgelu info NET\n\n"
+           "Print the architecture of NET (native .lgnet or ONNX): input size, one line per layer with its\n"
+           "shape, activation and hardness λ (for lgelu layers also the raw parameter s and temperature t),\n"
+           "input normalisation if any, and the parameter count.\n\n"
+           "options:\n"
+           "  -h, --help   show this help\n");
+}
+
+int lg_cmd_info(int argc, char **argv)
+{
+    static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h') {
+            lg_info_help();
+            return 0;
+        }
+        return lg_cli_usage("info", "unknown option");
+    }
+    if (optind != argc - 1) return lg_cli_usage("info", "expected exactly one network file");
+    lg_net net;
+    lg_status st = lg_net_load(&net, argv[optind]);
+    if (st != LG_OK) return lg_cli_fail("info", st);
+    printf("network: %s\ninputs: %d\nlayers: %d\nparameters: %zu\ntemperature t: %g\n", argv[optind], net.n_in,
+           net.n_layers, net.n_params, net.t);
+    if (net.in_sub || net.in_div) printf("input normalisation: x' = (x - sub) / div\n");
+    printf("%-6s %-8s %-8s %-9s %-12s %-12s\n", "layer", "in", "out", "act", "lambda", "s");
+    for (int k = 0; k < net.n_layers; k++) {
+        const lg_layer *L = &net.layers[k];
+        printf("%-6d %-8d %-8d %-9s ", k, L->n_in, L->n_out, lg_act_name(L->act));
+        if (L->act == LG_ACT_LGELU) printf("%-12.6g %-12.6g\n", L->lambda, L->s);
+        else if (L->act == LG_ACT_GELU) printf("%-12s %-12s\n", "1", "-");
+        else printf("%-12s %-12s\n", "-", "-");
+    }
+    lg_net_free(&net);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* main.c — the lgelu executable: dispatch to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+
+static const lg_cmd lg_cmds[] = {
+    {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
+    {"eval", lg_cmd_eval, "test accuracy of a network on a dataset, or outputs for given inputs"},
+};
+
+static void lg_main_usage(FILE *f)
+{
+    fprintf(f, "usage: lgelu <command> [options]\n\n"
+               "lgelu trains λ-GELU networks, anneals them to ReLU and verifies them.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
+        fprintf(f, "  %-10s %s\n", lg_cmds[i].name, lg_cmds[i].summary);
+    fprintf(f, "\n'lgelu <command> --help' explains every option of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        lg_main_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        lg_main_usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
+        if (strcmp(argv[1], lg_cmds[i].name) == 0) return lg_cmds[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "lgelu: unknown command '%s'\n", argv[1]);
+    lg_main_usage(stderr);
+    return 2;
+}

@@ -1,0 +1,48 @@
+#include "core/act.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const lg_act_names[LG_ACT_COUNT] = {"identity", "relu", "gelu", "lgelu"};
+
+const char *lg_act_name(lg_act a)
+{
+    if ((int)a < 0 || (int)a >= LG_ACT_COUNT) return NULL;
+    return lg_act_names[a];
+}
+
+int lg_act_parse(const char *name, lg_act *out)
+{
+    for (int i = 0; i < LG_ACT_COUNT; i++)
+        if (strcmp(name, lg_act_names[i]) == 0) {
+            *out = (lg_act)i;
+            return 0;
+        }
+    return -1;
+}
+
+double lg_Phi(double z) { return 0.5 * erfc(-z * 0.70710678118654752440); }
+
+double lg_phi(double z) { return 0.39894228040143267794 * exp(-0.5 * z * z); }
+
+double lg_act_eval(lg_act a, double x, double lambda)
+{
+    switch (a) {
+    case LG_ACT_IDENTITY: return x;
+    case LG_ACT_RELU: return x > 0 ? x : 0;
+    case LG_ACT_GELU: return x * lg_Phi(x);
+    case LG_ACT_LGELU: return x * lg_Phi(lambda * x);
+    }
+    return x;
+}
+
+/* softplus(z) = log(1 + e^z), stable for large |z|. */
+static double lg_softplus(double z) { return z > 0 ? z + log1p(exp(-z)) : log1p(exp(z)); }
+
+double lg_lambda_from_s(double s, double t) { return 1.0 + lg_softplus(s / t); }
+
+double lg_s_from_lambda(double lambda, double t)
+{
+    double y = lambda - 1.0; /* softplus(z) = y  ⇒  z = y + log(1 − e^{−y}) */
+    return t * (y + log(-expm1(-y)));
+}

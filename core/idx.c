@@ -1,0 +1,177 @@
+#include "core/idx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define LG_IDX_MAX_ITEMS 100000000u
+#define LG_IDX_MAX_SIDE 4096u
+
+/* Read exactly n bytes or fail with a message naming the file. */
+static lg_status lg_gz_read(gzFile g, void *dst, size_t n, const char *path, const char *what)
+{
+    unsigned char *p = dst;
+    while (n > 0) {
+        unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+        int got = gzread(g, p, chunk);
+        if (got < 0) {
+            int err;
+            const char *m = gzerror(g, &err);
+            return lg_fail(LG_ERR_FORMAT, "%s: corrupt compressed data while reading %s: %s", path, what, m);
+        }
+        if (got == 0) return lg_fail(LG_ERR_FORMAT, "%s: truncated while reading %s", path, what);
+        p += got;
+        n -= (size_t)got;
+    }
+    return LG_OK;
+}
+
+static uint32_t lg_be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | (uint32_t)b[3];
+}
+
+/* Open, read the header words (magic then ndims sizes). */
+static lg_status lg_idx_open(const char *path, uint32_t want_magic, uint32_t *sizes, int nsizes, gzFile *out)
+{
+    gzFile g = gzopen(path, "rb");
+    if (!g) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char h[16];
+    lg_status st = lg_gz_read(g, h, 4u * (size_t)(1 + nsizes), path, "the header");
+    if (st != LG_OK) goto fail;
+    uint32_t magic = lg_be32(h);
+    if (magic != want_magic) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: bad magic 0x%08x, expected 0x%08x (%s)", path, magic, want_magic,
+                     want_magic == 0x803 ? "IDX images, u8, 3 dims" : "IDX labels, u8, 1 dim");
+        goto fail;
+    }
+    for (int i = 0; i < nsizes; i++) sizes[i] = lg_be32(h + 4 * (i + 1));
+    *out = g;
+    return LG_OK;
+fail:
+    gzclose(g);
+    return st;
+}
+
+/* Fail if anything but EOF follows. */
+static lg_status lg_idx_expect_end(gzFile g, const char *path)
+{
+    unsigned char c;
+    int got = gzread(g, &c, 1);
+    if (got < 0) return lg_fail(LG_ERR_FORMAT, "%s: corrupt compressed data at end of file", path);
+    if (got > 0) return lg_fail(LG_ERR_FORMAT, "%s: trailing data after the declared items", path);
+    return LG_OK;
+}
+
+lg_status lg_idx_load(lg_dataset *ds, const char *images_path, const char *labels_path)
+{
+    memset(ds, 0, sizeof *ds);
+    gzFile gi = NULL, gl = NULL;
+    unsigned char *raw = NULL;
+    uint32_t isz[3] = {0}, lsz[1] = {0};
+    lg_status st = lg_idx_open(images_path, 0x803, isz, 3, &gi);
+    if (st != LG_OK) return st;
+    st = lg_idx_open(labels_path, 0x801, lsz, 1, &gl);
+    if (st != LG_OK) goto fail;
+    if (isz[0] > LG_IDX_MAX_ITEMS || isz[1] == 0 || isz[2] == 0 || isz[1] > LG_IDX_MAX_SIDE || isz[2] > LG_IDX_MAX_SIDE) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: implausible dimensions %u x %u x %u", images_path, isz[0], isz[1], isz[2]);
+        goto fail;
+    }
+    if (isz[0] != lsz[0]) {
+        st = lg_fail(LG_ERR_FORMAT, "%s has %u images but %s has %u labels", images_path, isz[0], labels_path, lsz[0]);
+        goto fail;
+    }
+    ds->n = isz[0];
+    ds->rows = (int)isz[1];
+    ds->cols = (int)isz[2];
+    ds->dim = ds->rows * ds->cols;
+    size_t npix = ds->n * (size_t)ds->dim;
+    raw = malloc(npix ? npix : 1);
+    ds->x = malloc((npix ? npix : 1) * sizeof *ds->x);
+    ds->y = malloc(ds->n ? ds->n : 1);
+    if (!raw || !ds->x || !ds->y) {
+        st = lg_fail(LG_ERR_NOMEM, "%s: cannot allocate %zu pixels", images_path, npix);
+        goto fail;
+    }
+    if ((st = lg_gz_read(gi, raw, npix, images_path, "pixels")) != LG_OK) goto fail;
+    if ((st = lg_idx_expect_end(gi, images_path)) != LG_OK) goto fail;
+    if ((st = lg_gz_read(gl, ds->y, ds->n, labels_path, "labels")) != LG_OK) goto fail;
+    if ((st = lg_idx_expect_end(gl, labels_path)) != LG_OK) goto fail;
+    for (size_t i = 0; i < npix; i++) ds->x[i] = (float)raw[i] / 255.0f;
+    int maxy = -1;
+    for (size_t i = 0; i < ds->n; i++)
+        if (ds->y[i] > maxy) maxy = ds->y[i];
+    ds->n_classes = maxy + 1;
+    free(raw);
+    gzclose(gi);
+    gzclose(gl);
+    return LG_OK;
+fail:
+    free(raw);
+    if (gi) gzclose(gi);
+    if (gl) gzclose(gl);
+    lg_dataset_free(ds);
+    return st;
+}
+
+/* Pick "<dir>/<base>.gz" if it exists, else "<dir>/<base>". */
+static void lg_data_path(char *out, size_t n, const char *dir, const char *base)
+{
+    snprintf(out, n, "%s/%s.gz", dir, base);
+    FILE *f = fopen(out, "rb");
+    if (f) {
+        fclose(f);
+        return;
+    }
+    snprintf(out, n, "%s/%s", dir, base);
+}
+
+lg_status lg_data_load(lg_dataset *ds, const char *dir, const char *split)
+{
+    memset(ds, 0, sizeof *ds);
+    const char *pre;
+    if (strcmp(split, "train") == 0) pre = "train";
+    else if (strcmp(split, "test") == 0) pre = "t10k";
+    else return lg_fail(LG_ERR_ARG, "unknown split '%s', expected train or test", split);
+    char ip[4096], lp[4096], base[64];
+    snprintf(base, sizeof base, "%s-images-idx3-ubyte", pre);
+    lg_data_path(ip, sizeof ip, dir, base);
+    snprintf(base, sizeof base, "%s-labels-idx1-ubyte", pre);
+    lg_data_path(lp, sizeof lp, dir, base);
+    return lg_idx_load(ds, ip, lp);
+}
+
+void lg_dataset_truncate(lg_dataset *ds, size_t n)
+{
+    if (n < ds->n) ds->n = n;
+}
+
+lg_status lg_dataset_split(lg_dataset *ds, lg_dataset *val, size_t n_val)
+{
+    memset(val, 0, sizeof *val);
+    if (n_val >= ds->n) return lg_fail(LG_ERR_ARG, "validation size %zu must be below the %zu training examples", n_val, ds->n);
+    size_t d = (size_t)ds->dim, keep = ds->n - n_val;
+    *val = *ds;
+    val->n = n_val;
+    val->x = malloc((n_val ? n_val : 1) * d * sizeof *val->x);
+    val->y = malloc(n_val ? n_val : 1);
+    if (!val->x || !val->y) {
+        free(val->x);
+        free(val->y);
+        memset(val, 0, sizeof *val);
+        return lg_fail(LG_ERR_NOMEM, "cannot allocate the validation split");
+    }
+    memcpy(val->x, ds->x + keep * d, n_val * d * sizeof *val->x);
+    memcpy(val->y, ds->y + keep, n_val);
+    ds->n = keep;
+    return LG_OK;
+}
+
+void lg_dataset_free(lg_dataset *ds)
+{
+    free(ds->x);
+    free(ds->y);
+    memset(ds, 0, sizeof *ds);
+}

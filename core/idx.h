@@ -1,0 +1,43 @@
+/* idx.h — IDX datasets (MNIST / Fashion-MNIST layout), gzip or plain.
+ *
+ * Reads an images file (magic 0x00000803, u8, n × rows × cols) and a labels
+ * file (magic 0x00000801, u8, n) through zlib (gzip and plain files both
+ * work), checks magic, sizes and that the counts agree, and scales pixels to
+ * [0,1] as float. The lg_dataset owns its arrays; free with lg_dataset_free.
+ */
+#ifndef LG_IDX_H
+#define LG_IDX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+#define LG_DATA_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+
+typedef struct lg_dataset {
+    size_t n;       /* examples */
+    int dim;        /* features per example (rows × cols) */
+    int rows, cols;
+    int n_classes;  /* 1 + largest label */
+    float *x;       /* [n][dim], values in [0,1] */
+    uint8_t *y;     /* [n] */
+} lg_dataset;
+
+/* Load one images/labels pair. Errors name the file and the problem. */
+lg_status lg_idx_load(lg_dataset *ds, const char *images_path, const char *labels_path);
+
+/* Load "train" or "test" from dir: {train,t10k}-{images-idx3,labels-idx1}-ubyte
+ * with or without ".gz" (the .gz is tried first). */
+lg_status lg_data_load(lg_dataset *ds, const char *dir, const char *split);
+
+/* Keep only the first n examples (n ≥ ds->n is a no-op). */
+void lg_dataset_truncate(lg_dataset *ds, size_t n);
+
+/* Move the last n_val examples of ds into val (ds shrinks); val is
+ * initialised here and owned by the caller. */
+lg_status lg_dataset_split(lg_dataset *ds, lg_dataset *val, size_t n_val);
+
+void lg_dataset_free(lg_dataset *ds);
+
+#endif

@@ -1,0 +1,295 @@
+#include "core/netfile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define LG_NETFILE_MAX_BYTES ((size_t)16 << 30)
+#define LG_NETFILE_LAYER_BYTES 32u
+#define LG_NETFILE_HEAD_BYTES 32u
+
+/* ---- little-endian writer over a growing buffer ---- */
+
+typedef struct lg_wbuf {
+    unsigned char *p;
+    size_t len, cap;
+    int oom;
+} lg_wbuf;
+
+static void lg_wbuf_put(lg_wbuf *w, const void *src, size_t n)
+{
+    if (w->oom) return;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->len + n) cap *= 2;
+        unsigned char *np = realloc(w->p, cap);
+        if (!np) {
+            w->oom = 1;
+            return;
+        }
+        w->p = np;
+        w->cap = cap;
+    }
+    memcpy(w->p + w->len, src, n);
+    w->len += n;
+}
+
+static void lg_put_u32(lg_wbuf *w, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 24)};
+    lg_wbuf_put(w, b, 4);
+}
+
+static void lg_put_f64(lg_wbuf *w, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+    lg_wbuf_put(w, b, 8);
+}
+
+lg_status lg_netfile_write(const lg_net *net, const char *path)
+{
+    lg_status st = lg_net_validate(net);
+    if (st != LG_OK) return st;
+    lg_wbuf w = {0};
+    lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
+    lg_put_u32(&w, LG_NETFILE_VERSION);
+    lg_put_u32(&w, (uint32_t)net->n_in);
+    lg_put_u32(&w, (uint32_t)net->n_layers);
+    lg_put_u32(&w, (net->in_sub ? 1u : 0u) | (net->in_div ? 2u : 0u));
+    lg_put_f64(&w, net->t);
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        lg_put_u32(&w, (uint32_t)L->kind);
+        lg_put_u32(&w, (uint32_t)L->n_in);
+        lg_put_u32(&w, (uint32_t)L->n_out);
+        lg_put_u32(&w, (uint32_t)L->act);
+        lg_put_f64(&w, L->lambda);
+        lg_put_f64(&w, L->s);
+    }
+    for (int i = 0; net->in_sub && i < net->n_in; i++) lg_put_f64(&w, net->in_sub[i]);
+    for (int i = 0; net->in_div && i < net->n_in; i++) lg_put_f64(&w, net->in_div[i]);
+    for (size_t i = 0; i < net->n_params; i++) lg_put_f64(&w, net->params[i]);
+    if (!w.oom) lg_put_u32(&w, (uint32_t)crc32_z(0L, w.p, w.len));
+    if (w.oom) {
+        free(w.p);
+        return lg_fail(LG_ERR_NOMEM, "%s: cannot build the file image", path);
+    }
+    st = LG_OK;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        goto done;
+    }
+    if (fwrite(w.p, 1, w.len, f) != w.len) st = lg_fail(LG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(f) != 0 && st == LG_OK) st = lg_fail(LG_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+done:
+    free(w.p);
+    return st;
+}
+
+/* ---- bounds-checked little-endian reader ---- */
+
+typedef struct lg_rbuf {
+    const unsigned char *p;
+    size_t len, pos;
+} lg_rbuf;
+
+static uint32_t lg_get_u32(lg_rbuf *r)
+{
+    const unsigned char *b = r->p + r->pos;
+    r->pos += 4;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static double lg_get_f64(lg_rbuf *r)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | r->p[r->pos + (size_t)i];
+    r->pos += 8;
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
+{
+    memset(net, 0, sizeof *net);
+    lg_rbuf r = {buf, len, 0};
+    if (len < 8 || memcmp(buf, LG_NETFILE_MAGIC, 8) != 0)
+        return lg_fail(LG_ERR_FORMAT, "%s: not an lgelu network file (bad magic)", name);
+    if (len < LG_NETFILE_HEAD_BYTES + 4)
+        return lg_fail(LG_ERR_FORMAT, "%s: truncated header (%zu bytes)", name, len);
+    r.pos = 8;
+    uint32_t version = lg_get_u32(&r);
+    if (version != LG_NETFILE_VERSION)
+        return lg_fail(LG_ERR_FORMAT, "%s: file format version %u, this lgelu reads version %u", name, version,
+                       LG_NETFILE_VERSION);
+    uint32_t n_in = lg_get_u32(&r), n_layers = lg_get_u32(&r), flags = lg_get_u32(&r);
+    double t = lg_get_f64(&r);
+    if (n_in < 1 || n_in > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: input size %u out of range 1..%d", name, n_in, LG_NET_MAX_DIM);
+    if (n_layers < 1 || n_layers > LG_NET_MAX_LAYERS)
+        return lg_fail(LG_ERR_FORMAT, "%s: %u layers, expected 1..%d", name, n_layers, LG_NET_MAX_LAYERS);
+    if (flags > 3u) return lg_fail(LG_ERR_FORMAT, "%s: unknown flags 0x%x", name, flags);
+    if (!(t > 0) || !isfinite(t)) return lg_fail(LG_ERR_FORMAT, "%s: temperature t = %g, expected > 0", name, t);
+    if (len - r.pos < (size_t)n_layers * LG_NETFILE_LAYER_BYTES + 4)
+        return lg_fail(LG_ERR_FORMAT, "%s: truncated: %zu bytes cannot hold %u layer headers", name, len, n_layers);
+    /* read dims first so the expected size is known before any big allocation */
+    int *dims = malloc(((size_t)n_layers + 1) * sizeof *dims);
+    if (!dims) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+    dims[0] = (int)n_in;
+    size_t lpos = r.pos;
+    size_t n_params = 0;
+    lg_status st = LG_OK;
+    for (uint32_t k = 0; k < n_layers; k++) {
+        uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
+        r.pos += 16;
+        if (kind != LG_LAYER_DENSE) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u", name, k, kind);
+            goto fail;
+        }
+        if (li != (uint32_t)dims[k]) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u takes %u inputs, previous layer gives %d", name, k, li, dims[k]);
+            goto fail;
+        }
+        if (lo < 1 || lo > LG_NET_MAX_DIM) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, lo);
+            goto fail;
+        }
+        if (act >= LG_ACT_COUNT) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown activation code %u", name, k, act);
+            goto fail;
+        }
+        dims[k + 1] = (int)lo;
+        n_params += (size_t)lo * ((size_t)li + 1);
+        if (n_params > LG_NET_MAX_PARAMS) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", name, LG_NET_MAX_PARAMS);
+            goto fail;
+        }
+    }
+    size_t nnorm = (size_t)((flags & 1u) + ((flags >> 1) & 1u)) * n_in;
+    size_t expect = r.pos + 8 * (nnorm + n_params) + 4;
+    if (len != expect) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: %s: file has %zu bytes, header implies %zu", name,
+                     len < expect ? "truncated" : "trailing data", len, expect);
+        goto fail;
+    }
+    uint32_t crc_stored;
+    {
+        lg_rbuf c = {buf, len, len - 4};
+        crc_stored = lg_get_u32(&c);
+    }
+    if ((uint32_t)crc32_z(0L, buf, len - 4) != crc_stored) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", name);
+        goto fail;
+    }
+    st = lg_net_init(net, (int)n_layers, dims, LG_ACT_IDENTITY);
+    if (st != LG_OK) goto fail;
+    net->t = t;
+    r.pos = lpos;
+    for (uint32_t k = 0; k < n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        r.pos += 12;
+        L->act = (lg_act)lg_get_u32(&r);
+        L->lambda = lg_get_f64(&r);
+        L->s = lg_get_f64(&r);
+    }
+    if (flags & 1u) {
+        if (!(net->in_sub = malloc(n_in * sizeof(double)))) goto oom;
+        for (uint32_t i = 0; i < n_in; i++) net->in_sub[i] = lg_get_f64(&r);
+    }
+    if (flags & 2u) {
+        if (!(net->in_div = malloc(n_in * sizeof(double)))) goto oom;
+        for (uint32_t i = 0; i < n_in; i++) net->in_div[i] = lg_get_f64(&r);
+    }
+    for (size_t i = 0; i < n_params; i++) net->params[i] = lg_get_f64(&r);
+    free(dims);
+    st = lg_net_validate(net);
+    if (st != LG_OK) {
+        char msg[900];
+        snprintf(msg, sizeof msg, "%s", lg_errmsg());
+        lg_net_free(net);
+        return lg_fail(st, "%s: %s", name, msg);
+    }
+    return LG_OK;
+oom:
+    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+fail:
+    free(dims);
+    lg_net_free(net);
+    return st;
+}
+
+lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    lg_status st = LG_OK;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *p = malloc(cap);
+    if (!p) {
+        st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max_bytes) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: file larger than %zu bytes", path, max_bytes);
+                goto done;
+            }
+            cap *= 2;
+            unsigned char *np = realloc(p, cap);
+            if (!np) {
+                st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", path);
+                goto done;
+            }
+            p = np;
+        }
+        size_t got = fread(p + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) st = lg_fail(LG_ERR_IO, "%s: read error", path);
+done:
+    fclose(f);
+    if (st != LG_OK) {
+        free(p);
+        return st;
+    }
+    *buf = p;
+    *len = n;
+    return LG_OK;
+}
+
+lg_status lg_netfile_read(lg_net *net, const char *path)
+{
+    unsigned char *buf;
+    size_t len;
+    memset(net, 0, sizeof *net);
+    lg_status st = lg_file_slurp(path, LG_NETFILE_MAX_BYTES, &buf, &len);
+    if (st != LG_OK) return st;
+    st = lg_netfile_parse(net, buf, len, path);
+    free(buf);
+    return st;
+}
+
+lg_status lg_net_load(lg_net *net, const char *path)
+{
+    memset(net, 0, sizeof *net);
+    unsigned char head[8] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got == 8 && memcmp(head, LG_NETFILE_MAGIC, 8) == 0) return lg_netfile_read(net, path);
+    return lg_fail(LG_ERR_FORMAT, "%s: not an lgelu network file (bad magic) and not a supported ONNX model", path);
+}

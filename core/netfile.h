@@ -1,0 +1,41 @@
+/* netfile.h — the native network file format (".lgnet"), read and write.
+ *
+ * Layout (all little-endian; documented in README "Native network format"):
+ *   magic "LGELUNET" (8 bytes), u32 version (= 1), u32 n_in, u32 n_layers,
+ *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
+ *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
+ *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
+ *   f64 params[n_params] (W_k row-major then b_k, layer by layer),
+ *   u32 CRC-32 (zlib) of every byte before it.
+ * The reader checks every field and the file size against the header before
+ * it allocates, so a truncated, corrupt or hostile file is refused with a
+ * message naming the file and the problem.
+ *
+ * lg_net_load() reads either this format or ONNX, chosen by content.
+ * The caller owns the lg_net filled in and frees it with lg_net_free().
+ */
+#ifndef LG_NETFILE_H
+#define LG_NETFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/net.h"
+
+#define LG_NETFILE_VERSION 1u
+#define LG_NETFILE_MAGIC "LGELUNET"
+
+lg_status lg_netfile_write(const lg_net *net, const char *path);
+lg_status lg_netfile_read(lg_net *net, const char *path);
+/* Parse an in-memory image of a native file; `name` is used in messages. */
+lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name);
+
+/* Read a whole file into a malloc'd buffer (caller frees). Refuses files
+ * larger than max_bytes. */
+lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len);
+
+/* Load a network from `path` in any supported format (native or ONNX,
+ * detected by content). */
+lg_status lg_net_load(lg_net *net, const char *path);
+
+#endif

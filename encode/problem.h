@@ -1,0 +1,65 @@
+/* problem.h — the self-contained query a solver back-end receives, and the
+ * back-end interface (one table of function pointers per back-end).
+ *
+ * An lg_problem is read-only for the back-end and borrowed from verify/:
+ * the ReLU network (activations identity or relu only; in_sub/in_div, if
+ * present, is an exact affine map of the inputs the encoder must include),
+ * one input box, the output condition (a disjunction of conjunctions, the
+ * counterexample region as in verify/prop.h), and sound pre-activation
+ * bounds pre_lo[k][i] ≤ z_k[i] ≤ pre_hi[k][i] for every layer k and neuron i
+ * (z = W·a + b before the activation). Only neurons with pre_lo < 0 < pre_hi
+ * (unstable) get a case split (Z3) or a binary (GLPK).
+ *
+ * A back-end answers with an lg_result: UNSAT (no counterexample exists),
+ * SAT with a candidate input x (to be re-checked by verify/ — only verify/
+ * declares "violated"), or UNKNOWN with a reason. lg_result owns its x;
+ * lg_result_free releases it. Nothing solver-typed leaves encode/.
+ */
+#ifndef LG_PROBLEM_H
+#define LG_PROBLEM_H
+
+#include <stdio.h>
+
+#include "core/net.h"
+#include "verify/prop.h"
+
+typedef struct lg_problem {
+    const lg_net *net;       /* borrowed; relu/identity activations only */
+    const double *lo, *hi;   /* input box [n_in] */
+    int n_terms;             /* counterexample region: OR of terms */
+    const lg_term *terms;    /* borrowed */
+    double *const *pre_lo;   /* [n_layers][n_out_k] pre-activation bounds */
+    double *const *pre_hi;
+} lg_problem;
+
+typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;
+
+typedef struct lg_solve_opts {
+    double timeout_s;   /* wall-clock limit; ≤ 0 means none */
+    int verbose;        /* solver chatter on stderr when > 0 */
+    double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
+    unsigned seed;
+} lg_solve_opts;
+
+lg_solve_opts lg_solve_opts_default(void);
+
+typedef struct lg_result {
+    lg_answer answer;
+    double *x;             /* [n_in] candidate counterexample when SAT, else NULL */
+    char reason[256];      /* why UNKNOWN (timeout, tolerance, ...) */
+    double seconds;
+    long nodes;            /* B&B nodes (GLPK) or decisions (Z3) */
+} lg_result;
+
+void lg_result_free(lg_result *r);
+
+typedef struct lg_solver_ops {
+    const char *name;
+    lg_status (*solve)(const lg_problem *p, const lg_solve_opts *o, lg_result *r);
+    lg_status (*write)(const lg_problem *p, FILE *f);  /* NULL if no text form */
+} lg_solver_ops;
+
+/* "z3", "glpk", "smt2", "lp"; NULL if unknown. */
+const lg_solver_ops *lg_solver_find(const char *name);
+
+#endif

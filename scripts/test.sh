@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The second README command: install, build, run the whole test suite —
+# the Release build and an AddressSanitizer + UBSan build of the same suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+(cd build && ctest --output-on-failure -j2)
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLG_SANITIZE=ON -DLG_WERROR=ON >/dev/null
+cmake --build build-asan -j"$(nproc)"
+(cd build-asan && LG_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j2)

@@ -1,0 +1,135 @@
+/* check_netfile.c — native format round trip and refusal of corrupt,
+ * truncated, foreign-version and hostile files. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/netfile.h"
+#include "core/rng.h"
+#include "testutil.h"
+
+static void lg_make_net(lg_net *net, lg_act act)
+{
+    const int dims[] = {6, 5, 4, 3};
+    lg_rng r;
+    lg_rng_init(&r, 11, 0);
+    ck_assert_int_eq(lg_net_init(net, 3, dims, act), LG_OK);
+    lg_test_randomize(net, &r, 0.5);
+}
+
+static void lg_write_bytes(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+START_TEST(test_netfile_roundtrip)
+{
+    lg_net a, b;
+    lg_make_net(&a, LG_ACT_LGELU);
+    a.in_sub = calloc(6, sizeof(double));
+    a.in_div = malloc(6 * sizeof(double));
+    for (int i = 0; i < 6; i++) a.in_sub[i] = 0.1 * i, a.in_div[i] = 0.3 + i;
+    const char *p = lg_test_tmpfile(".lgnet");
+    ck_assert_int_eq(lg_netfile_write(&a, p), LG_OK);
+    ck_assert_int_eq(lg_net_load(&b, p), LG_OK);
+    ck_assert_int_eq(b.n_layers, 3);
+    ck_assert_uint_eq(b.n_params, a.n_params);
+    ck_assert_mem_eq(a.params, b.params, a.n_params * sizeof(double));
+    ck_assert_mem_eq(a.in_div, b.in_div, 6 * sizeof(double));
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(a.layers[k].act, b.layers[k].act);
+        ck_assert_double_eq(a.layers[k].lambda, b.layers[k].lambda);
+        ck_assert_double_eq(a.layers[k].s, b.layers[k].s);
+    }
+    remove(p);
+    lg_net_free(&a);
+    lg_net_free(&b);
+}
+END_TEST
+
+/* Build a valid image in memory. */
+static unsigned char *lg_image(size_t *len)
+{
+    lg_net a;
+    lg_make_net(&a, LG_ACT_RELU);
+    const char *p = lg_test_tmpfile(".lgnet");
+    ck_assert_int_eq(lg_netfile_write(&a, p), LG_OK);
+    unsigned char *buf;
+    ck_assert_int_eq(lg_file_slurp(p, 1 << 20, &buf, len), LG_OK);
+    remove(p);
+    lg_net_free(&a);
+    return buf;
+}
+
+START_TEST(test_netfile_truncated)
+{
+    size_t len;
+    unsigned char *buf = lg_image(&len);
+    const size_t cuts[] = {0, 4, 8, 12, 30, 40, 100, len / 2, len - 5, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        lg_net n;
+        lg_status st = lg_netfile_parse(&n, buf, cuts[i], "cut");
+        ck_assert_msg(st == LG_ERR_FORMAT, "cut at %zu accepted (status %d)", cuts[i], st);
+        ck_assert_ptr_null(n.params);
+    }
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_netfile_corrupt_byte)
+{
+    size_t len;
+    unsigned char *buf = lg_image(&len);
+    for (size_t pos = 8; pos < len; pos += 7) {
+        buf[pos] ^= 0x5a;
+        lg_net n;
+        lg_status st = lg_netfile_parse(&n, buf, len, "flip");
+        ck_assert_msg(st == LG_ERR_FORMAT, "flipped byte %zu accepted", pos);
+        buf[pos] ^= 0x5a;
+    }
+    lg_net n;
+    ck_assert_int_eq(lg_netfile_parse(&n, buf, len, "ok"), LG_OK);
+    lg_net_free(&n);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_netfile_version_and_hostile_dims)
+{
+    size_t len;
+    unsigned char *buf = lg_image(&len);
+    lg_net n;
+    buf[8] = 2; /* version 2 */
+    ck_assert_int_eq(lg_netfile_parse(&n, buf, len, "v2"), LG_ERR_FORMAT);
+    ck_assert_msg(strstr(lg_errmsg(), "version") != NULL, "message: %s", lg_errmsg());
+    buf[8] = 1;
+    /* claim a gigantic layer: must be refused before any allocation */
+    unsigned char *h = buf + 32 + 8;
+    h[0] = 0xff, h[1] = 0xff, h[2] = 0xff, h[3] = 0x7f;
+    ck_assert_int_eq(lg_netfile_parse(&n, buf, len, "huge"), LG_ERR_FORMAT);
+    free(buf);
+    const char *p = lg_test_tmpfile(".bin");
+    lg_write_bytes(p, (const unsigned char *)"hello world, not a network", 26);
+    ck_assert_int_eq(lg_net_load(&n, p), LG_ERR_FORMAT);
+    remove(p);
+    ck_assert_int_eq(lg_net_load(&n, "/nonexistent/net.lgnet"), LG_ERR_IO);
+}
+END_TEST
+
+Suite *suite_netfile(void)
+{
+    Suite *s = suite_create("netfile");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_netfile_roundtrip);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_add_test(tl, test_netfile_truncated);
+    tcase_add_test(tl, test_netfile_corrupt_byte);
+    tcase_add_test(tl, test_netfile_version_and_hostile_dims);
+    suite_add_tcase(s, tl);
+    return s;
+}

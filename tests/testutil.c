@@ -1,0 +1,42 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/idx.h"
+
+const char *lg_test_fixture(const char *rel)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/%s", LG_FIXTURES, rel);
+    return buf;
+}
+
+const char *lg_test_tmpfile(const char *suffix)
+{
+    static char bufs[8][256];
+    static int next, counter;
+    char *b = bufs[next];
+    next = (next + 1) % 8;
+    const char *dir = getenv("TMPDIR");
+    snprintf(b, 256, "%s/lgelu_test_%ld_%d%s", dir ? dir : "/tmp", (long)getpid(), counter++, suffix ? suffix : "");
+    return b;
+}
+
+void lg_test_randomize(lg_net *net, lg_rng *r, double scale)
+{
+    for (size_t i = 0; i < net->n_params; i++) net->params[i] = scale * lg_rng_normal(r);
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        if (L->act == LG_ACT_LGELU) {
+            L->s = 0.1 * lg_rng_normal(r);
+            L->lambda = lg_lambda_from_s(L->s, net->t);
+        }
+    }
+}
+
+int lg_test_have_data(void)
+{
+    return access(LG_DATA_DEFAULT_DIR "/train-images-idx3-ubyte.gz", R_OK) == 0;
+}

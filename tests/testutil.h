@@ -1,0 +1,21 @@
+/* testutil.h — helpers shared by the Check suites: fixture paths, temp
+ * files, a random network builder. Everything returned is owned by the
+ * caller unless stated. */
+#ifndef LG_TESTUTIL_H
+#define LG_TESTUTIL_H
+
+#include <stddef.h>
+
+#include "core/net.h"
+#include "core/rng.h"
+
+/* "<fixtures>/<rel>" in a static buffer (valid until the next call). */
+const char *lg_test_fixture(const char *rel);
+/* A fresh temporary file path (in a static ring of 8 buffers). */
+const char *lg_test_tmpfile(const char *suffix);
+/* Fill every parameter of net with N(0, scale²) and lgelu s with N(0,0.1²). */
+void lg_test_randomize(lg_net *net, lg_rng *r, double scale);
+/* 1 if the Fashion-MNIST package data is installed. */
+int lg_test_have_data(void);
+
+#endif

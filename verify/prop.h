@@ -1,0 +1,57 @@
+/* prop.h — properties: the counterexample region of a verification query.
+ *
+ * Following VNN-LIB, a property describes where a counterexample lives:
+ *
+ *   violated  ⇔  ∃ case c, ∃ x ∈ box_c :  y = f(x) satisfies some term of c,
+ *
+ * where a term is a conjunction of linear constraints Σ_j coef[j]·y_j + d ≤ 0
+ * (closed: equality counts as a counterexample). A property "holds" (verdict
+ * robust, VNN-COMP `unsat`) when no case has such an x.
+ *
+ * Local robustness of label ℓ with margin κ is one case (the ε-box) with
+ * one term per j ≠ ℓ:  y_ℓ − y_j − κ ≤ 0.
+ *
+ * The lg_prop owns every array below; lg_prop_free releases them.
+ */
+#ifndef LG_PROP_H
+#define LG_PROP_H
+
+#include "core/status.h"
+
+typedef struct lg_lincon {
+    double *coef;  /* [n_out] dense coefficients over the outputs y */
+    double d;      /* constant: constraint is coef·y + d ≤ 0 */
+} lg_lincon;
+
+typedef struct lg_term {   /* conjunction */
+    int n_cons;
+    lg_lincon *cons;
+} lg_term;
+
+typedef struct lg_prop_case {
+    double *lo, *hi;       /* input box [n_in], lo ≤ hi */
+    int n_terms;           /* disjunction of terms */
+    lg_term *terms;
+} lg_prop_case;
+
+typedef struct lg_prop {
+    int n_in, n_out;
+    int n_cases;
+    lg_prop_case *cases;
+} lg_prop;
+
+/* Local robustness: box = [x0 − eps, x0 + eps] ∩ [clip_lo, clip_hi], label
+ * must beat every other output by more than margin. */
+lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
+                             int label, int n_out, double margin);
+
+/* 1 if y satisfies some term of case c (a counterexample output), else 0.
+ * Constraints are checked as coef·y + d ≤ 0 in double, with no tolerance. */
+int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y);
+
+/* 1 if x lies inside box_c (inclusive). */
+int lg_prop_case_contains(const lg_prop *p, int c, const double *x);
+
+void lg_prop_free(lg_prop *p);
+
+#endif
