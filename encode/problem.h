@@ -5,7 +5,7 @@
  * the ReLU network (activations identity or relu only; in_sub/in_div, if
  * present, is an exact affine map of the inputs the encoder must include),
  * one input box, the output condition (a disjunction of conjunctions, the
- * counterexample region as in verify/prop.h), and sound pre-activation
+ * counterexample region as in verify/prop.h, a disjunction of lg_term), and sound pre-activation
  * bounds pre_lo[k][i] ≤ z_k[i] ≤ pre_hi[k][i] for every layer k and neuron i
  * (z = W·a + b before the activation). Only neurons with pre_lo < 0 < pre_hi
  * (unstable) get a case split (Z3) or a binary (GLPK).
@@ -21,7 +21,18 @@
 #include <stdio.h>
 
 #include "core/net.h"
-#include "verify/prop.h"
+
+/* One linear constraint over the outputs y: coef·y + d ≤ 0. */
+typedef struct lg_lincon {
+    double *coef;  /* [n_out] dense coefficients over the outputs y */
+    double d;      /* constant: constraint is coef·y + d ≤ 0 */
+} lg_lincon;
+
+/* A conjunction of constraints. */
+typedef struct lg_term {
+    int n_cons;
+    lg_lincon *cons;
+} lg_term;
 
 typedef struct lg_problem {
     const lg_net *net;       /* borrowed; relu/identity activations only */

@@ -17,16 +17,7 @@
 #define LG_PROP_H
 
 #include "core/status.h"
-
-typedef struct lg_lincon {
-    double *coef;  /* [n_out] dense coefficients over the outputs y */
-    double d;      /* constant: constraint is coef·y + d ≤ 0 */
-} lg_lincon;
-
-typedef struct lg_term {   /* conjunction */
-    int n_cons;
-    lg_lincon *cons;
-} lg_term;
+#include "encode/problem.h" /* lg_lincon, lg_term */
 
 typedef struct lg_prop_case {
     double *lo, *hi;       /* input box [n_in], lo ≤ hi */

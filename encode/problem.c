@@ -1,0 +1,19 @@
+#include "encode/problem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+lg_solve_opts lg_solve_opts_default(void)
+{
+    lg_solve_opts o;
+    memset(&o, 0, sizeof o);
+    o.timeout_s = 60.0;
+    o.safety = 1e-6;
+    return o;
+}
+
+void lg_result_free(lg_result *r)
+{
+    free(r->x);
+    memset(r, 0, sizeof *r);
+}
