@@ -8,15 +8,18 @@
  * Flatten, Reshape, Identity, Constant, and Erf inside the GELU pattern
  * x·0.5·(1 + erf(x/√2)) in its usual node orders, or the λ-GELU pattern
  * x·0.5·(1 + erf(λ·x/√2)) that lg_onnx_write produces. Sub/Div by constants
- * before the first linear op become lg_net in_sub/in_div (exact). Float and
+ * before the first linear op become lg_net in_sub/in_div (exact). Linear ops
+ * between activations are composed into one layer, except across an Identity
+ * node, which closes a layer with identity activation. Float and
  * double initialisers (raw_data or typed fields); int64 for shapes. Every
  * size from the file is bounded (LG_NET_MAX_*) before allocation; cycles,
  * dangling inputs, unknown ops, inconsistent shapes and wrong types are
  * refused with a message naming the file, node and op.
  *
  * Writing: input "input" [1, n_in], optional Sub/Div normalisation, one Gemm
- * (transB = 1) per layer, then Relu or the (λ-)GELU pattern with Mul, Div,
- * Erf, Add; output "output" [1, n_out]. IR version 7, opset 13. Tensors are
+ * (transB = 1) per layer, then Relu, the (λ-)GELU pattern with Mul, Div,
+ * Erf, Add, or Identity for a hidden identity layer; output "output"
+ * [1, n_out]. IR version 7, opset 13. Tensors are
  * float32 when every value of the network is exactly float-representable,
  * else double. λ-GELU's raw parameters s and t go to metadata_props
  * ("lgelu.t", "lgelu.s.<k>") so a round trip is bit-exact.

@@ -675,6 +675,11 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         return lg_ox_arith(R, node, op, x, dpos == 0, &R->G.vals[in[1 - dpos]].c, out);
     }
     if (strcmp(op, "Identity") == 0) {
+        /* closes a layer after a matrix op (keeps identity layers apart) */
+        if (x->form == LG_OX_LIN && sole && B->W) {
+            if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
+            return lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
+        }
         lg_ox_val keep = *out;
         *out = *x;
         out->name = keep.name;

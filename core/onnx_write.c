@@ -186,7 +186,9 @@ static Onnx__StringStringEntryProto *lg_ow_meta(lg_ow *w, char *key, double v)
 static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, const char *out, const char *half,
                              const char *one, const char *sqrt2)
 {
-    if (L->act == LG_ACT_IDENTITY) return z;
+    /* an explicit Identity keeps the layer boundary (the reader closes a
+     * layer there) so a hidden identity layer survives the round trip */
+    if (L->act == LG_ACT_IDENTITY) return lg_ow_node(w, "Identity", out, z, NULL, NULL) ? out : NULL;
     if (L->act == LG_ACT_RELU) return lg_ow_node(w, "Relu", out, z, NULL, NULL) ? out : NULL;
     /* x·0.5·(1 + erf(λ·x/√2)): Mul(x, λ) only for lgelu */
     const char *u = z;
@@ -259,7 +261,9 @@ lg_status lg_onnx_write(const lg_net *net, const char *path)
         ap[0] = a;
         g->n_attribute = 1;
         g->attribute = ap;
-        x = lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k), half, one, sqrt2);
+        x = last && Ly->act == LG_ACT_IDENTITY ? z
+                                                : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k),
+                                                            half, one, sqrt2);
         if (!x) goto oom;
         if (Ly->act == LG_ACT_LGELU) meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
     }
