@@ -7,6 +7,7 @@
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
     {"eval", lg_cmd_eval, "test accuracy of a network on a dataset, or outputs for given inputs"},
+    {"export", lg_cmd_export, "write a network as ONNX"},
 };
 
 static void lg_main_usage(FILE *f)
