@@ -53,3 +53,21 @@ void lg_anneal_hook(void *ctx, lg_model *m, long step, long total)
             L->lambda = lg_anneal_lambda_at(s->lambda0[k], s->lambda_target, s->switch_step, total, step);
     }
 }
+
+lg_status lg_anneal_prepare_net(lg_net *net, const char *name)
+{
+    int smooth = 0;
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        if (L->act == LG_ACT_GELU) {
+            L->act = LG_ACT_LGELU;
+            L->lambda = 1.0;
+            L->s = -50.0 * net->t; /* λ(s) rounds to 1; s stays frozen */
+        }
+        smooth += L->act == LG_ACT_LGELU;
+    }
+    if (!smooth)
+        return lg_fail(LG_ERR_ARG, "%s has no gelu or lgelu layer: nothing to anneal (a relu network is already "
+                                   "piecewise linear)", name);
+    return LG_OK;
+}

@@ -40,6 +40,11 @@ long lg_anneal_switch_step(double start, long total);
  * exactly target at step total−1; lambda0 before the switch. */
 double lg_anneal_lambda_at(double lambda0, double target, long sw, long total, long step);
 
+/* Make every gelu layer of net an lgelu layer at λ = 1 (its s is frozen
+ * while annealing). Fails with LG_ERR_ARG, naming `name`, if net has no
+ * gelu or lgelu layer (relu nets are already piecewise linear). */
+lg_status lg_anneal_prepare_net(lg_net *net, const char *name);
+
 /* The training hook (lg_train_hook_fn); ctx is an lg_anneal_schedule. */
 void lg_anneal_hook(void *ctx, lg_model *m, long step, long total);
 

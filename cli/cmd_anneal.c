@@ -68,20 +68,7 @@ int lg_cmd_anneal(int argc, char **argv)
     int rc = 1;
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) goto fail;
-    int smooth = 0;
-    for (int k = 0; k < net.n_layers; k++) {
-        lg_layer *L = &net.layers[k];
-        if (L->act == LG_ACT_GELU) {
-            L->act = LG_ACT_LGELU; /* starts at λ = 1; s is frozen while annealing */
-            L->lambda = 1.0;
-        }
-        smooth += L->act == LG_ACT_LGELU;
-    }
-    if (!smooth) {
-        st = lg_fail(LG_ERR_ARG, "%s has no gelu or lgelu layer: nothing to anneal (a relu network is already "
-                                 "piecewise linear)", argv[optind]);
-        goto fail;
-    }
+    if ((st = lg_anneal_prepare_net(&net, argv[optind])) != LG_OK) goto fail;
     if ((st = lg_cli_train_load(&ct)) != LG_OK) goto fail;
     if ((st = lg_cli_train_run("anneal", &ct, &net, 1)) != LG_OK) goto fail;
     rc = 0;
