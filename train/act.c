@@ -19,7 +19,8 @@
 /* e^x for x ≤ 88; returns 0 for x < −87 (below FLT_MIN). */
 static inline float lg_expf(float x)
 {
-    float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    float lo = x < -87.0f ? -87.0f : x;
+    float xc = lo > 88.0f ? 88.0f : lo;
     /* n = round(x/ln2) by the 1.5·2^23 trick; r = x − n·ln2 in two parts */
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = xc - n * 0.693359375f;
@@ -29,7 +30,8 @@ static inline float lg_expf(float x)
     int32_t bits = ((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return x < -87.0f ? 0.0f : p * scale;
+    float e = p * scale;
+    return x < -87.0f ? 0.0f : e;
 }
 
 /* erfc(z) for z ≥ 0 and e^{−z²} beside it (the Gaussian factor of φ). */
@@ -49,9 +51,10 @@ static inline float lg_erfc_pos(float z)
 /* Φ(u) = ½·erfc(−u/√2) */
 static inline float lg_Phif(float u)
 {
-    float z = (u < 0.0f ? -u : u) * LG_INV_SQRT2;
-    float h = 0.5f * lg_erfc_pos(z);
-    return u < 0.0f ? h : 1.0f - h;
+    float mu = -u;
+    float z = (u < 0.0f ? mu : u) * LG_INV_SQRT2;
+    float h = 0.5f * lg_erfc_pos(z), omh = 1.0f - h;
+    return u < 0.0f ? h : omh;
 }
 
 /* out[i] = inp[i]·Φ(λ·inp[i]) */
@@ -76,7 +79,8 @@ static void lg_act_lgelu_backward(float *dinp, float *dlambda, const float *dout
         float *d = dinp + c;
         for (size_t i = 0; i < m; i++) {
             float u = lambda * x[i];
-            float uc = u < -40.0f ? -40.0f : u > 40.0f ? 40.0f : u;
+            float ul = u < -40.0f ? -40.0f : u;
+            float uc = ul > 40.0f ? 40.0f : ul;
             float phi = LG_INV_SQRT2PI * lg_expf(-0.5f * uc * uc);
             d[i] += g[i] * (lg_Phif(u) + uc * phi);
             dl[i] = g[i] * x[i] * (x[i] * phi);
