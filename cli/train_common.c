@@ -157,8 +157,11 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
             return st;
         ct->tr.hook = lg_anneal_hook;
         ct->tr.hook_ctx = &ct->sched;
-        printf("annealing: λ learned for the first %.3g of the steps, then linear to λ_target = %.6g\n",
-               ct->anneal_start, ct->lambda_target);
+        if (ct->anneal_start > 0)
+            printf("annealing: λ learned for the first %.3g of the steps, then linear to λ_target = %.6g\n",
+                   ct->anneal_start, ct->lambda_target);
+        else
+            printf("annealing: every λ moves linearly from its current value to λ_target = %.6g\n", ct->lambda_target);
     }
     const lg_optim_opts *op = &ct->tr.optim;
     printf("%s: %zu training examples%s, batch %d, %s lr %g", cmd, ct->train.n, ct->val_ds.n ? " (+ validation)" : "",
@@ -174,10 +177,12 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     if ((st = lg_cli_net_accuracy(net, &ct->test, &acc)) != LG_OK) return st;
     printf("final test accuracy: %.2f%% (%zu examples, double precision)\n", 100.0 * acc, ct->test.n);
     if (res.val_acc >= 0) printf("final validation accuracy: %.2f%%\n", 100.0 * res.val_acc);
-    printf("λ per layer:");
-    for (int k = 0; k < net->n_layers; k++)
-        printf(" %s=%.6g", lg_act_name(net->layers[k].act),
-               net->layers[k].act == LG_ACT_LGELU || net->layers[k].act == LG_ACT_GELU ? net->layers[k].lambda : 1.0);
+    printf("λ per hidden layer:");
+    for (int k = 0; k + 1 < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->act == LG_ACT_RELU) printf(" relu");
+        else printf(" %s %.6g", lg_act_name(L->act), L->lambda);
+    }
     printf("\n");
     if ((st = lg_netfile_write(net, ct->out)) != LG_OK) return st;
     printf("wrote %s\n", ct->out);

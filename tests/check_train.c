@@ -568,8 +568,8 @@ START_TEST(test_train_bad_arguments)
     const int d2[3] = {784, 9, 10};
     ck_assert_int_eq(lg_net_init(&other, 2, d2, LG_ACT_RELU), LG_OK);
     ck_assert_int_eq(lg_model_to_net(&m, &other), LG_ERR_ARG);
-    ck_assert_int_eq(lg_model_init(&m, &net, 0), LG_ERR_ARG);
     lg_model_free(&m);
+    ck_assert_int_eq(lg_model_init(&m, &net, 0), LG_ERR_ARG);
     lg_net_free(&other);
     lg_net_free(&net);
     lg_dataset_free(&tr);
