@@ -60,8 +60,9 @@ static int lg_train_parse_arch(const char *s, int *dims, int cap)
         if (len == 0 || len >= sizeof buf || n >= cap) return -1;
         memcpy(buf, p, len);
         buf[len] = '\0';
-        long v;
-        if (lg_opt_int("train", "arch", buf, 1, LG_NET_MAX_DIM, &v)) return -1;
+        char *end;
+        long v = strtol(buf, &end, 10);
+        if (*end != '\0' || v < 1 || v > LG_NET_MAX_DIM) return -1;
         dims[n++] = (int)v;
         p += len;
         if (*p == ',') {
@@ -98,7 +99,7 @@ int lg_cmd_train(int argc, char **argv)
         switch (c) {
         case LG_OPT_ARCH:
             if ((nd = lg_train_parse_arch(optarg, dims, 64)) < 0)
-                return lg_cli_usage("train", "--arch: expected 2 to 64 comma-separated sizes, got '%s'", optarg);
+                return lg_cli_usage("train", "--arch: expected 2 to 64 comma-separated sizes in [1, %d], got '%s'", LG_NET_MAX_DIM, optarg);
             break;
         case LG_OPT_ACT:
             if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)

@@ -370,7 +370,7 @@ START_TEST(test_train_fashion_subset_accuracy)
             if (y[j] > y[best]) best = j;
         hits += best == te.y[i];
     }
-    ck_assert_double_eq_tol((double)hits / (double)te.n, res.test_acc, 0.002);
+    ck_assert_double_eq_tol((double)hits / (double)te.n, res.test_acc, 0.005);
     free(x);
     free(scratch);
     /* CSV log: header and one row per epoch */
