@@ -42,8 +42,9 @@ static double lg_flops_per_sample(void)
     return f;
 }
 
-/* Median samples/s over `chunks` timed chunks of `steps` steps each. */
-static double lg_bench_act(const lg_dataset *ds, lg_act act, int steps, int chunks)
+/* Median samples/s over `chunks` timed chunks of `steps` steps each; the
+ * slowest and fastest chunk in *lo, *hi (their spread shows machine load). */
+static double lg_bench_act(const lg_dataset *ds, lg_act act, int steps, int chunks, double *lo, double *hi)
 {
     lg_net net;
     lg_model m;
@@ -77,6 +78,7 @@ static double lg_bench_act(const lg_dataset *ds, lg_act act, int steps, int chun
         if (c >= 0) rates[c] = (double)steps * BATCH / (lg_now() - t0);
     }
     qsort(rates, (size_t)chunks, sizeof rates[0], lg_cmp);
+    *lo = rates[0], *hi = rates[chunks - 1];
     free(perm);
     lg_model_free(&m);
     lg_net_free(&net);
@@ -153,9 +155,9 @@ int main(int argc, char **argv)
            fps * 1e-6, peak * 1e9 / fps);
     const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU};
     for (int a = 0; a < 3; a++) {
-        double sps = lg_bench_act(&ds, acts[a], steps, chunks);
-        printf("%-6s %9.0f samples/s  %6.2f GFLOP/s  %5.1f%% of sgemm\n", lg_act_name(acts[a]), sps,
-               sps * fps * 1e-9, 100.0 * sps * fps * 1e-9 / peak);
+        double lo, hi, sps = lg_bench_act(&ds, acts[a], steps, chunks, &lo, &hi);
+        printf("%-6s %9.0f samples/s (chunks %.0f..%.0f)  %6.2f GFLOP/s  %5.1f%% of sgemm\n", lg_act_name(acts[a]),
+               sps, lo, hi, sps * fps * 1e-9, 100.0 * sps * fps * 1e-9 / peak);
     }
     lg_dataset_free(&ds);
     return 0;

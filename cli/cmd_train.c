@@ -99,7 +99,8 @@ int lg_cmd_train(int argc, char **argv)
         switch (c) {
         case LG_OPT_ARCH:
             if ((nd = lg_train_parse_arch(optarg, dims, 64)) < 0)
-                return lg_cli_usage("train", "--arch: expected 2 to 64 comma-separated sizes in [1, %d], got '%s'", LG_NET_MAX_DIM, optarg);
+                return lg_cli_usage("train", "--arch: expected 2 to 64 comma-separated sizes in [1, %d], got '%s'",
+                                    LG_NET_MAX_DIM, optarg);
             break;
         case LG_OPT_ACT:
             if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
