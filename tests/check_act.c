@@ -163,6 +163,11 @@ START_TEST(test_act_extreme_inputs)
         }
         ck_assert_msg(isfinite(dl), "dλ not finite at λ=%g", lams[li]);
     }
+    /* NaN propagates (training then stops on a NaN loss) */
+    float xn = NAN, on, dn = 0.0f, one1 = 1.0f, dln = 0.0f;
+    lg_act_forward(&on, &xn, LG_ACT_LGELU, 2.0f, 1);
+    lg_act_backward(&dn, &dln, &one1, &xn, LG_ACT_LGELU, 2.0f, 1);
+    ck_assert(isnan(on) && isnan(dn) && isnan(dln));
     float none = 5.0f, dnone = 5.0f;
     lg_act_forward(&none, &none, LG_ACT_LGELU, 2.0f, 0);
     lg_act_backward(&dnone, NULL, &none, &none, LG_ACT_LGELU, 2.0f, 0);

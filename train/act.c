@@ -19,8 +19,10 @@
 /* e^x for x ≤ 88; returns 0 for x < −87 (below FLT_MIN). */
 static inline float lg_expf(float x)
 {
-    float lo = x < -87.0f ? -87.0f : x;
-    float xc = lo > 88.0f ? 88.0f : lo;
+    /* written so that NaN clamps too (the int conversion below must see a
+     * finite value); callers multiply by x, so a NaN input still gives NaN */
+    float lo = x > -87.0f ? x : -87.0f;
+    float xc = lo < 88.0f ? lo : 88.0f;
     /* n = round(x/ln2) by the 1.5·2^23 trick; r = x − n·ln2 in two parts */
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = xc - n * 0.693359375f;
