@@ -7,6 +7,8 @@
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
     {"eval", lg_cmd_eval, "test accuracy of a network on a dataset, or outputs for given inputs"},
+    {"train", lg_cmd_train, "train a λ-GELU, GELU or ReLU network on Fashion-MNIST (optionally annealing λ)"},
+    {"anneal", lg_cmd_anneal, "keep training a gelu/lgelu network while λ moves linearly to λ_target"},
     {"export", lg_cmd_export, "write a network as ONNX"},
 };
 
