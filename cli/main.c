@@ -7,6 +7,8 @@
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
     {"eval", lg_cmd_eval, "test accuracy of a network on a dataset, or outputs for given inputs"},
+    {"relu", lg_cmd_relu, "substitute ReLU for every gelu/lgelu activation (weights kept bit-identical)"},
+    {"bound", lg_cmd_bound, "certified bound on |f_ReLU(x) - f_ref(x)| globally and on eps-balls of test inputs"},
 };
 
 static void lg_main_usage(FILE *f)
