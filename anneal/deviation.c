@@ -174,7 +174,9 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
             double zc = Zc[i];
             double zr = (Zr[i] * (1.0 + g) + 3.0 * g * M) * (1.0 + g);
             double p = P[i] * (1.0 + g);
-            double dk = (p + 2.0 * g * (M + p)) * (1.0 + g); /* ≥ |z_R − z_G| */
+            /* ≥ |z_R − z_G|; 0 while both nets have computed the same
+             * values bit for bit (no substituted layer yet) */
+            double dk = e_zero ? 0.0 : (p + 2.0 * g * (M + p)) * (1.0 + g);
             double e = dk;
             if (L->act == LG_ACT_IDENTITY) {
                 Zc[i] = zc;

@@ -44,7 +44,10 @@
  *     underflows), plus 16·DBL_EPSILON·max|z_G| for the rounding of the
  *     computed x·Φ(λx), plus an absolute 1e−300 for underflow;
  *   - interval ends, re-centring and the normalisation are rounded outward by
- *     DBL_EPSILON times their magnitude.
+ *     DBL_EPSILON times their magnitude;
+ *   - up to the first substituted layer both nets perform the same operations
+ *     on the same values, so d_k = 0 there (this assumes both nets are run
+ *     by the same forward routine, as any comparison of them does).
  * These terms add about 1e−12 × (magnitude of the pre-activations) per
  * layer, far below any gap of practical interest (0.17/λ at the peak); they
  * make the bound an honest upper bound for computed outputs too.

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "anneal/deviation.h"
 #include "anneal/relu.h"
 #include "core/idx.h"
+#include "core/netfile.h"
 #include "core/rng.h"
 #include "testutil.h"
 
@@ -122,7 +124,9 @@ START_TEST(test_deviation_single_neuron_tight)
         ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
         double D, yr, yg, scratch[2];
         lg_dev_stats st = {0};
-        ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &D, NULL, &st), LG_OK);
+        double e_out;
+        ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &D, &e_out, &st), LG_OK);
+        ck_assert_double_eq(e_out, D);
         ck_assert_uint_eq(st.n_gap, 1);
         ck_assert_uint_eq(st.n_peak, 1);
         ck_assert_msg(D >= LG_DEV_PEAK_V / lam && D <= LG_DEV_PEAK_V / lam * (1 + 1e-9) + 1e-11, "lambda %g: %.17g", lam, D);
@@ -298,6 +302,72 @@ START_TEST(test_deviation_fmnist)
 }
 END_TEST
 
+/* Run `lgelu <args>` with stdout to out_path (or /dev/null); exit code. */
+static int lg_run(const char *args, const char *out_path)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >'%s' 2>/dev/null", LG_BINARY_DIR, args, out_path ? out_path : "/dev/null");
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+START_TEST(test_deviation_cli)
+{
+    if (!lg_test_have_data()) return;
+    const int dims[] = {784, 16, 10};
+    const double lam[] = {20};
+    lg_net ref, rn;
+    lg_make_pair(&ref, &rn, 2, dims, LG_ACT_LGELU, lam, 4, 0.05);
+    char pr[256], pg[256], po[256], args[1024];
+    snprintf(pr, sizeof pr, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(pg, sizeof pg, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(po, sizeof po, "%s", lg_test_tmpfile(".json"));
+    ck_assert_int_eq(lg_netfile_write(&rn, pr), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&ref, pg), LG_OK);
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 40 --eps 0.02 --json", pr, pg);
+    ck_assert_int_eq(lg_run(args, po), 0);
+    FILE *f = fopen(po, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    int extra = fgetc(f);
+    fclose(f);
+    ck_assert_int_eq(extra, EOF); /* one line */
+    double G, med, mx, obs;
+    unsigned long changes, n;
+    int got = sscanf(line,
+                     "{\"global\": %lf, \"per_input_median\": %lf, \"per_input_max\": %lf, \"observed_max\": %lf, "
+                     "\"class_changes\": %lu, \"n\": %lu}",
+                     &G, &med, &mx, &obs, &changes, &n);
+    ck_assert_msg(got == 6, "unexpected JSON: %s", line);
+    ck_assert_uint_eq(n, 40);
+    ck_assert_msg(0 < med && med <= mx && mx <= G && obs <= mx && changes <= n, "inconsistent: %s", line);
+    /* the library gives the same global bound */
+    lg_dev dev;
+    double G2;
+    ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+    ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &G2, NULL, NULL), LG_OK);
+    ck_assert_double_eq_tol(G, G2, 1e-12 * G2);
+    lg_dev_free(&dev);
+    /* refusals: swapped nets (1), missing --ref, bad eps, unknown option (2) */
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 5", pg, pr);
+    ck_assert_int_eq(lg_run(args, NULL), 1);
+    snprintf(args, sizeof args, "bound '%s' --n 5", pr);
+    ck_assert_int_eq(lg_run(args, NULL), 2);
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --eps -1", pr, pg);
+    ck_assert_int_eq(lg_run(args, NULL), 2);
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --frobnicate", pr, pg);
+    ck_assert_int_eq(lg_run(args, NULL), 2);
+    ck_assert_int_eq(lg_run("bound --help", NULL), 0);
+    remove(pr);
+    remove(pg);
+    remove(po);
+    lg_net_free(&rn);
+    lg_net_free(&ref);
+}
+END_TEST
+
 START_TEST(test_deviation_refuses_mismatch)
 {
     const int dims[] = {5, 6, 4, 3}, dims_b[] = {5, 7, 4, 3};
@@ -364,6 +434,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_bound_random_nets);
     tcase_add_test(tc, test_deviation_scaling);
     tcase_add_test(tc, test_deviation_fmnist);
+    tcase_add_test(tc, test_deviation_cli);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_deviation_refuses_mismatch);
