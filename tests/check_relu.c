@@ -134,6 +134,39 @@ START_TEST(test_relu_cli)
 }
 END_TEST
 
+START_TEST(test_relu_info_shows_lambda)
+{
+    /* `lgelu info` prints λ per lgelu layer, and relu after substitution */
+    lg_net src, dst;
+    lg_make_mixed(&src, LG_ACT_LGELU, 21);
+    src.layers[0].lambda = 37.25;
+    src.layers[2].lambda = 159.5;
+    ck_assert_int_eq(lg_anneal_to_relu(&dst, &src), LG_OK);
+    char a[256], b[256], cmd[1024], out[8192];
+    snprintf(a, sizeof a, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(b, sizeof b, "%s", lg_test_tmpfile(".lgnet"));
+    ck_assert_int_eq(lg_netfile_write(&src, a), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&dst, b), LG_OK);
+    for (int which = 0; which < 2; which++) {
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' info '%s'", LG_BINARY_DIR, which ? b : a);
+        FILE *p = popen(cmd, "r");
+        ck_assert_ptr_nonnull(p);
+        size_t len = fread(out, 1, sizeof out - 1, p);
+        out[len] = '\0';
+        ck_assert_int_eq(pclose(p), 0);
+        if (which == 0) {
+            ck_assert_msg(strstr(out, "37.25") && strstr(out, "159.5") && strstr(out, " lgelu "), "info: %s", out);
+        } else {
+            ck_assert_msg(strstr(out, " relu ") && !strstr(out, " lgelu ") && !strstr(out, "37.25"), "info: %s", out);
+        }
+    }
+    remove(a);
+    remove(b);
+    lg_net_free(&dst);
+    lg_net_free(&src);
+}
+END_TEST
+
 START_TEST(test_relu_refuses_unknown_activation)
 {
     lg_net src, dst;
@@ -158,6 +191,7 @@ Suite *suite_relu(void)
     tcase_add_test(tc, test_relu_only_activations_change);
     tcase_add_test(tc, test_relu_file_roundtrip);
     tcase_add_test(tc, test_relu_cli);
+    tcase_add_test(tc, test_relu_info_shows_lambda);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_relu_refuses_unknown_activation);
