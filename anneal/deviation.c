@@ -148,6 +148,7 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
             E[at] = 0.0;
         }
     int e_zero = 1; /* E is all zero: skip |W|·E */
+    unsigned char blown[LG_DEV_CHUNK] = {0}; /* row overflowed: its bound is +∞ */
 
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
@@ -178,6 +179,7 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
              * values bit for bit (no substituted layer yet) */
             double dk = e_zero ? 0.0 : (p + 2.0 * g * (M + p)) * (1.0 + g);
             double e = dk;
+            if (!isfinite(zc) || !isfinite(zr) || !isfinite(dk)) blown[i / (size_t)no] = 1;
             if (L->act == LG_ACT_IDENTITY) {
                 Zc[i] = zc;
                 Zr[i] = zr;
@@ -214,10 +216,13 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
         double mx = 0.0;
         for (int o = 0; o < no; o++) {
             double e = E[(size_t)r * (size_t)no + (size_t)o];
+            if (!(e <= DBL_MAX)) blown[r] = 1; /* +∞ or NaN */
             if (e > mx) mx = e;
             if (e_out) e_out[(size_t)r * (size_t)no + (size_t)o] = e;
         }
-        delta[r] = mx;
+        delta[r] = blown[r] ? INFINITY : mx;
+        if (e_out && delta[r] == INFINITY)
+            for (int o = 0; o < no; o++) e_out[(size_t)r * (size_t)no + (size_t)o] = INFINITY;
     }
 }
 

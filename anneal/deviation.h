@@ -107,7 +107,9 @@ void lg_dev_free(lg_dev *d);
  * normalisation, lo ≤ hi, finite): delta[i] ≥ sup over the box of
  * ‖f_ReLU(x) − f_ref(x)‖∞. e_out ([n][n_out], may be NULL) gets the
  * per-output bounds (delta[i] is their max). stats (may be NULL) is
- * incremented. LG_ERR_ARG for a non-finite or reversed box. */
+ * incremented. LG_ERR_ARG for a non-finite or reversed box. If the
+ * arithmetic overflows (huge weights) the box's bounds are +∞ (still an
+ * upper bound; never NaN). */
 lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size_t n, double *delta, double *e_out,
                              lg_dev_stats *stats);
 

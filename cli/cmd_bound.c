@@ -152,6 +152,10 @@ int lg_cmd_bound(int argc, char **argv)
     if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
     if ((st = lg_dev_init(&dev, &rn, &ref)) != LG_OK) goto fail;
     if ((st = lg_dev_bound_global(&dev, 0.0, 1.0, &o.global, NULL, &gs)) != LG_OK) goto fail;
+    if (!isfinite(o.global)) {
+        st = lg_fail(LG_ERR_NUMERIC, "the bound over [0,1]^%d overflows double precision (weights too large)", rn.n_in);
+        goto fail;
+    }
     if ((st = lg_data_load(&ds, dir, "test")) != LG_OK) goto fail;
     if (ds.dim != rn.n_in) {
         st = lg_fail(LG_ERR_ARG, "the networks take %d inputs but the data has %d features", rn.n_in, ds.dim);

@@ -450,6 +450,26 @@ START_TEST(test_deviation_refuses_mismatch)
 }
 END_TEST
 
+START_TEST(test_deviation_overflow_is_infinite)
+{
+    /* weights 1e200 overflow the second layer: the bound must be +∞, not
+     * NaN or a silently small number */
+    const int dims[] = {2, 2, 2, 1};
+    const double lam[] = {5, 5};
+    lg_net ref, rn;
+    lg_make_pair(&ref, &rn, 3, dims, LG_ACT_LGELU, lam, 8, 1.0);
+    for (size_t i = 0; i < ref.n_params; i++) ref.params[i] = rn.params[i] = (i % 2 ? -1e200 : 1e200);
+    lg_dev dev;
+    ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+    double D, e;
+    ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &D, &e, NULL), LG_OK);
+    ck_assert_msg(isinf(D) && D > 0 && isinf(e), "bound %g, per output %g", D, e);
+    lg_dev_free(&dev);
+    lg_net_free(&rn);
+    lg_net_free(&ref);
+}
+END_TEST
+
 Suite *suite_deviation(void)
 {
     Suite *s = suite_create("deviation");
@@ -466,6 +486,7 @@ Suite *suite_deviation(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_deviation_refuses_mismatch);
+    tcase_add_test(tl, test_deviation_overflow_is_infinite);
     suite_add_tcase(s, tl);
     return s;
 }
