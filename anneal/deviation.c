@@ -187,6 +187,10 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
                 double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
                 double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
                 lg_dev_recentre(l > 0.0 ? l : 0.0, u > 0.0 ? u : 0.0, &Zc[i], &Zr[i]);
+                /* |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, u_G)): both values
+                 * lie in [0, max(0, u_G)], u_G = u + d_k the top of z_G */
+                double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
+                e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
                 if (gap_layer) {
                     /* |x| over the z_G interval [zc − zr − dk, zc + zr + dk] */
                     double rho = (zr + dk) * (1.0 + LG_DEV_EPS);
@@ -194,7 +198,7 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
                     a = a > 0.0 ? a * (1.0 - 2.0 * LG_DEV_EPS) : 0.0;
                     double b = (fabs(zc) + rho) * (1.0 + 2.0 * LG_DEV_EPS);
                     double gap = lg_dev_gap_mag(lambda, a, b) * (1.0 + LG_DEV_GAP_REL);
-                    e = (dk + gap + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS) * (1.0 + LG_DEV_EPS);
+                    e = (e + gap + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS) * (1.0 + LG_DEV_EPS);
                     if (stats) {
                         double peak = LG_DEV_PEAK_S / lambda;
                         stats->n_gap++;

@@ -26,6 +26,12 @@
  *     (with e_0 = 0 this is e_1 = g_1, e_{k+1} = |W_{k+1}|·e_k + g_{k+1}).
  *   equal layers: relu/relu: e_k = d_k (1-Lipschitz); identity: e_k = d_k.
  *   output: e_L = |W_out|·e_{L−1} and Δ = max_j e_L,j.
+ * Refinement (sound, never larger): relu(z_R) and relu(z_G) both lie in
+ * [0, max(0, u_G)] with u_G = u + d_k the top of the z_G interval, so the
+ * first term is ≤ min(d_k, max(0, u_G)); a neuron that is inactive in both
+ * nets passes on only its gap, not d_k. This is what we use for relu
+ * layers (gap or not); with every interval reaching above 0 it is exactly
+ * the DESIGN recursion.
  * The ReLU-net intervals come from interval arithmetic on the box in
  * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
  * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).
