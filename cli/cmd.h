@@ -24,6 +24,8 @@ int lg_cmd_eval(int argc, char **argv);
 int lg_cmd_export(int argc, char **argv);
 int lg_cmd_train(int argc, char **argv);
 int lg_cmd_anneal(int argc, char **argv);
+int lg_cmd_relu(int argc, char **argv);
+int lg_cmd_bound(int argc, char **argv);
 
 /* Strict number parsing for option values. On failure print
  * "lgelu <cmd>: --<opt>: expected ..., got '<val>'" and return -1. */
