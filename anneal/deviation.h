@@ -32,6 +32,15 @@
  * nets passes on only its gap, not d_k. This is what we use for relu
  * layers (gap or not); with every interval reaching above 0 it is exactly
  * the DESIGN recursion.
+ * Backward refinement (sound, used as min with the above per output). With
+ * δ_k = a_R^k − a_G^k, write relu(z_R) − relu(z_G) = s·(z_R − z_G) with
+ * s ∈ [0,1] (s = 1 if the z_G interval is ≥ 0, s = 0 if ≤ 0). Then
+ *   δ_k = S_k·W_k·δ_{k−1} + τ_k,  |τ_k| ≤ t_k := g_k (+ rounding),
+ * so δ_out = Σ_k Λ_k·τ_k with Λ_k = W_L·S_{L−1}·W_{L−1}···S_{k+1}·W_{k+1},
+ * and |δ_out,j| ≤ Σ_k Σ_i |Λ_k[j,i]|·t_k,i. Λ_k is computed backwards as an
+ * interval matrix (centre/radius; an uncertain s maps a coefficient range
+ * to its hull with 0). Keeping the signs of W lets errors of opposite sign
+ * cancel, which |W|·e cannot; for deep nets this is often far smaller.
  * The ReLU-net intervals come from interval arithmetic on the box in
  * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
  * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).
@@ -73,7 +82,7 @@
 #define LG_DEV_PEAK_S 0.75179152469356445746
 #define LG_DEV_PEAK_V 0.16997120747990366169
 
-/* Boxes processed per BLAS call. */
+/* Most boxes processed per BLAS call. */
 #define LG_DEV_CHUNK 256
 
 /* sup over x ∈ [l,u] of |xΦ(λx) − max(0,x)| (l ≤ u, λ > 0), evaluated with
@@ -94,13 +103,21 @@ typedef struct lg_dev_stats {
     size_t n_gap;  /* substituted neurons (each counted once per box) */
     size_t n_peak; /* of those, neurons whose z_G interval reaches |x| = s_p/λ,
                       i.e. whose gap is the full LG_DEV_PEAK_V/λ */
+    size_t n_refined; /* outputs whose bound came from the backward
+                         refinement (strictly below the forward recursion) */
 } lg_dev_stats;
 
 typedef struct lg_dev {
     const lg_net *relu_net, *ref; /* borrowed */
     double *absW;   /* |W_k| for every layer, carved like params */
-    double *buf;    /* scratch: 8 arrays of [LG_DEV_CHUNK][max width] */
+    double *buf;    /* forward scratch: 9 arrays of [chunk][width] */
+    double *slack;  /* [chunk][n_neurons] slack t per neuron */
+    unsigned char *slope; /* [chunk][n_neurons] relu slope code per neuron */
+    double *back;   /* backward scratch: 5 arrays of [group·n_out][width] */
     int width;      /* max width of the nets */
+    int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
+    int group;      /* boxes per backward pass (≤ chunk) */
+    size_t n_neurons; /* Σ n_out over the layers */
 } lg_dev;
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.

@@ -146,6 +146,44 @@ START_TEST(test_deviation_single_neuron_tight)
 }
 END_TEST
 
+START_TEST(test_deviation_unstable_slope)
+{
+    /* x ↦ z_a = x − 0.5 (lgelu) ↦ p = relu(a + 10), q = relu(a − 0.001) (relu
+     * in both nets) ↦ y = p − q. Near x = 0.5 − 0.7518/λ the lgelu output is
+     * −0.16997/λ while relu gives 0; p passes the deviation on, q stays 0 in
+     * both nets, so |Δy| = 0.16997/λ. q's interval straddles 0: a bound that
+     * took q's relu slope as 1 would let p and q cancel and claim ≈ 0. The
+     * backward refinement, with slope ∈ [0,1], is exact here (the forward
+     * recursion |W|·e gives twice as much). */
+    const int dims[] = {1, 1, 2, 1};
+    const double lambdas[] = {5, 50, 160};
+    for (int li = 0; li < 3; li++) {
+        double lam = lambdas[li];
+        lg_net ref, rn;
+        ck_assert_int_eq(lg_net_init(&ref, 3, dims, LG_ACT_LGELU), LG_OK);
+        ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
+        ref.layers[1].act = LG_ACT_RELU, ref.layers[1].lambda = 1.0;
+        ref.layers[1].W[0] = 1.0, ref.layers[1].W[1] = 1.0, ref.layers[1].b[0] = 10.0, ref.layers[1].b[1] = -0.001;
+        ref.layers[2].W[0] = 1.0, ref.layers[2].W[1] = -1.0;
+        ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+        lg_dev dev;
+        ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+        double D, yr, yg, scratch[4];
+        lg_dev_stats st = {0};
+        ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &D, NULL, &st), LG_OK);
+        double x = 0.5 - LG_DEV_PEAK_S / lam;
+        double obs = lg_observed(&rn, &ref, &x, &yr, &yg, scratch);
+        ck_assert_msg(obs >= LG_DEV_PEAK_V / lam * (1 - 1e-6), "lambda %g: observed %.17g", lam, obs);
+        ck_assert_msg(obs <= D, "lambda %g: observed %.17g > bound %.17g", lam, obs, D);
+        ck_assert_msg(D <= LG_DEV_PEAK_V / lam * (1 + 1e-6), "lambda %g: bound %.17g not tight", lam, D);
+        ck_assert_uint_eq(st.n_refined, 1);
+        lg_dev_free(&dev);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+    }
+}
+END_TEST
+
 START_TEST(test_deviation_bound_random_nets)
 {
     static const int d0[] = {3, 5, 2}, d1[] = {4, 8, 8, 3}, d2[] = {6, 10, 10, 10, 4}, d3[] = {10, 4, 4, 4, 4, 2};
@@ -159,6 +197,7 @@ START_TEST(test_deviation_bound_random_nets)
     lg_rng r;
     lg_rng_init(&r, 2024, 5);
     double obs_max = 0.0;
+    lg_dev_stats stats = {0};
     for (int si = 0; si < 4; si++)
         for (int li = 0; li < 5; li++) { /* li == 4: plain GELU reference */
             int nl = shapes[si].n_layers, n = shapes[si].dims[0];
@@ -178,7 +217,7 @@ START_TEST(test_deviation_bound_random_nets)
                 ck_assert_msg(o <= G, "shape %d lambda %d: observed %.17g > global %.17g", si, li, o, G);
                 for (int ei = 0; ei < 3; ei++) {
                     double eps = epss[ei];
-                    ck_assert_int_eq(lg_dev_bound_balls(&dev, x0, 1, eps, 0.0, 1.0, &D, NULL, NULL), LG_OK);
+                    ck_assert_int_eq(lg_dev_bound_balls(&dev, x0, 1, eps, 0.0, 1.0, &D, NULL, &stats), LG_OK);
                     ck_assert_msg(D <= G, "shape %d lambda %d eps %g: ball %.17g > global %.17g", si, li, eps, D, G);
                     for (int t = 0; t < n_samples; t++) {
                         for (int i = 0; i < n; i++) {
@@ -197,6 +236,7 @@ START_TEST(test_deviation_bound_random_nets)
             lg_net_free(&ref);
         }
     ck_assert(obs_max > 0.0); /* the check was not vacuous */
+    ck_assert(stats.n_refined > 0); /* and exercised the backward refinement */
 }
 END_TEST
 
@@ -478,6 +518,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_gap_constants);
     tcase_add_test(tc, test_deviation_gap_bruteforce);
     tcase_add_test(tc, test_deviation_single_neuron_tight);
+    tcase_add_test(tc, test_deviation_unstable_slope);
     tcase_add_test(tc, test_deviation_bound_random_nets);
     tcase_add_test(tc, test_deviation_scaling);
     tcase_add_test(tc, test_deviation_fmnist);
