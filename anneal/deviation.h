@@ -60,6 +60,9 @@
  *     computed x·Φ(λx), plus an absolute 1e−300 for underflow;
  *   - interval ends, re-centring and the normalisation are rounded outward by
  *     DBL_EPSILON times their magnitude;
+ *   - backward pass: each coefficient product Λ·W_k adds γ_n·|Λ|·|W_k| to
+ *     the radius, the radius product is ×(1 + γ_n), and each Σ|Λ|·t is
+ *     ×(1 + γ_n); t_k includes the dot-product rounding of d_k;
  *   - up to the first substituted layer both nets perform the same operations
  *     on the same values, so d_k = 0 there (this assumes both nets are run
  *     by the same forward routine, as any comparison of them does).
@@ -68,8 +71,10 @@
  * make the bound an honest upper bound for computed outputs too.
  *
  * Ownership: an lg_dev borrows the two networks (they must outlive it) and
- * owns |W| copies and scratch sized once at lg_dev_init for chunks of
- * LG_DEV_CHUNK boxes; lg_dev_free releases them. Not thread-safe per object.
+ * owns |W| copies and scratch sized once at lg_dev_init for chunks of up to
+ * LG_DEV_CHUNK boxes (fewer for very large nets; about 26 MB for a
+ * 784-256-256-256-10 net); lg_dev_free releases them. Not thread-safe per
+ * object.
  */
 #ifndef LG_ANNEAL_DEVIATION_H
 #define LG_ANNEAL_DEVIATION_H
