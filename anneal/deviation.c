@@ -97,7 +97,8 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     d->slack = malloc(chunk * tot * sizeof *d->slack);
     d->slope = malloc(chunk * tot);
     d->back = malloc((size_t)5 * group * no * w * sizeof *d->back);
-    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back) {
+    d->err = malloc((size_t)2 * w * sizeof *d->err);
+    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err) {
         lg_dev_free(d);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %zu", w);
     }
@@ -114,6 +115,7 @@ void lg_dev_free(lg_dev *d)
     free(d->slack);
     free(d->slope);
     free(d->back);
+    free(d->err);
     memset(d, 0, sizeof *d);
 }
 
@@ -138,8 +140,9 @@ enum { LG_DEV_S0 = 0, LG_DEV_S1 = 1, LG_DEV_S01 = 2 };
  * and per neuron the slope code and slack t (deviation.h "Backward
  * refinement") to d->slope / d->slack [m][n_neurons]. Returns the index of
  * the first substituted layer, or −1 if there is none. */
-static int lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *E_out,
-                          unsigned char *blown, lg_dev_stats *stats)
+static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
+                                double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
+                                int *first_gap_out)
 {
     const lg_net *rn = d->relu_net, *ref = d->ref;
     size_t slot = (size_t)d->chunk * (size_t)d->width, tot = d->n_neurons, off = 0;
@@ -148,6 +151,11 @@ static int lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, 
     double *C = d->buf, *R = C + slot, *E = R + slot, *T = E + slot;
     double *Zc = T + slot, *Zr = Zc + slot, *Mt = Zr + slot, *P = Mt + slot;
     int n = rn->n_in, first_gap = -1;
+    /* With external bounds (m = 1): err bounds |computed − exact| of the
+     * ReLU net's values, so that bounds on the exact z_R can be widened to
+     * hold the computed ẑ_R too. */
+    double *err = d->err, *errz = d->err + d->width;
+    int use_pre = pre_lo && pre_hi;
 
     /* Input box through the shared normalisation x' = (x − sub)/div. Rounding
      * is monotone, so the computed x' of every x in the box lies between the
@@ -169,6 +177,7 @@ static int lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, 
             b += LG_DEV_EPS * fabs(b);
             lg_dev_recentre(a, b, &C[at], &R[at]);
             E[at] = 0.0;
+            if (use_pre) err[i] = rn->in_sub || rn->in_div ? LG_DEV_EPS * fmax(fabs(a), fabs(b)) : 0.0;
         }
     int e_zero = 1; /* E is all zero: skip |W|·E */
 
@@ -188,6 +197,7 @@ static int lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, 
         lg_dev_gemm(m, no, ni, T, aW, 0.0, Mt);    /* |W|·(|c| + r) */
         if (e_zero) memset(P, 0, nout * sizeof *P);
         else lg_dev_gemm(m, no, ni, E, aW, 0.0, P); /* |W|·e */
+        if (use_pre) lg_dev_gemm(1, no, ni, err, aW, 0.0, errz); /* |W|·err */
 
         int gap_layer = L->act == LG_ACT_RELU && ga != LG_ACT_RELU;
         if (gap_layer && first_gap < 0) first_gap = k;
@@ -206,12 +216,31 @@ static int lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, 
             double e = dk, t = eta;
             unsigned char s = LG_DEV_S1;
             if (!isfinite(zc) || !isfinite(zr) || !isfinite(dk)) blown[r] = 1;
+            double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
+            double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
+            if (use_pre) {
+                /* computed ẑ_R is within w of the exact z_R */
+                double w = (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
+                errz[o] = w;
+                if (pre_lo[k] && pre_hi[k]) {
+                    double pl = pre_lo[k][o], ph = pre_hi[k][o];
+                    if (!(pl <= ph) || !isfinite(pl) || !isfinite(ph))
+                        return lg_fail(LG_ERR_ARG, "pre-activation bounds of layer %d neuron %d: [%g, %g] is not a finite "
+                                       "interval", k, o, pl, ph);
+                    pl = (pl - w) - LG_DEV_EPS * (fabs(pl) + w);
+                    ph = (ph + w) + LG_DEV_EPS * (fabs(ph) + w);
+                    if (pl > u || ph < l)
+                        return lg_fail(LG_ERR_ARG, "pre-activation bounds of layer %d neuron %d [%g, %g] miss the "
+                                       "interval [%g, %g] of the box: they are not bounds for this box", k, o,
+                                       pre_lo[k][o], pre_hi[k][o], l, u);
+                    if (pl > l) l = pl;
+                    if (ph < u) u = ph;
+                }
+            }
             if (L->act == LG_ACT_IDENTITY) {
-                Zc[i] = zc;
-                Zr[i] = zr;
+                if (use_pre) lg_dev_recentre(l, u, &Zc[i], &Zr[i]);
+                else Zc[i] = zc, Zr[i] = zr;
             } else {
-                double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
-                double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
                 lg_dev_recentre(l > 0.0 ? l : 0.0, u > 0.0 ? u : 0.0, &Zc[i], &Zr[i]);
                 /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G;
                  * |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
@@ -242,13 +271,18 @@ static int lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, 
         }
         e_zero = !any_e;
         off += (size_t)no;
+        if (use_pre) {
+            double *tmp = err;
+            err = errz, errz = tmp; /* relu and identity are 1-Lipschitz */
+        }
         double *tmp;
         tmp = C, C = Zc, Zc = tmp;
         tmp = R, R = Zr, Zr = tmp;
         tmp = E, E = P, P = tmp;
     }
     memcpy(E_out, E, (size_t)m * (size_t)lg_net_n_out(rn) * sizeof *E_out);
-    return first_gap;
+    *first_gap_out = first_gap;
+    return LG_OK;
 }
 
 /* Backward refinement for boxes [b0, b0 + mb) of the chunk: B[mb][n_out]
@@ -303,8 +337,8 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
 }
 
 /* One chunk of m ≤ d->chunk boxes. */
-static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *delta, double *e_out,
-                         lg_dev_stats *stats)
+static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
+                              double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
 {
     const lg_net *rn = d->relu_net;
     const int no = lg_net_n_out(rn);
@@ -312,7 +346,9 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
     /* slot 8 of buf: forward e_L [m][no]; slot 4 of back: backward sums */
     double *E = d->buf + (size_t)8 * (size_t)d->chunk * (size_t)d->width;
     double *B = d->back + (size_t)4 * (size_t)d->group * (size_t)no * (size_t)d->width;
-    int first_gap = lg_dev_forward(d, lo, hi, m, E, blown, stats);
+    int first_gap = -1;
+    lg_status st = lg_dev_forward(d, lo, hi, m, pre_lo, pre_hi, E, blown, stats, &first_gap);
+    if (st != LG_OK) return st;
     if (first_gap >= 0)
         for (int b0 = 0; b0 < m; b0 += d->group) {
             int mb = m - b0 < d->group ? m - b0 : d->group;
@@ -337,6 +373,7 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
         if (e_out && delta[r] == INFINITY)
             for (int o = 0; o < no; o++) e_out[(size_t)r * (size_t)no + (size_t)o] = INFINITY;
     }
+    return LG_OK;
 }
 
 lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size_t n, double *delta, double *e_out,
@@ -350,9 +387,23 @@ lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size
                            i % ni, lo[i], hi[i]);
     for (size_t s = 0; s < n; s += (size_t)d->chunk) {
         int m = (int)(n - s < (size_t)d->chunk ? n - s : (size_t)d->chunk);
-        lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, delta + s, e_out ? e_out + s * no : NULL, stats);
+        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, NULL, delta + s, e_out ? e_out + s * no : NULL,
+                                    stats);
+        if (st != LG_OK) return st;
     }
     return LG_OK;
+}
+
+lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
+                               double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!pre_lo || !pre_hi) return lg_dev_bound_boxes(d, lo, hi, 1, delta, e_out, stats);
+    size_t ni = (size_t)d->relu_net->n_in;
+    for (size_t i = 0; i < ni; i++)
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
+            return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
+    return lg_dev_chunk(d, lo, hi, 1, pre_lo, pre_hi, delta, e_out, stats);
 }
 
 lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,

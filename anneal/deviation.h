@@ -119,6 +119,7 @@ typedef struct lg_dev {
     double *slack;  /* [chunk][n_neurons] slack t per neuron */
     unsigned char *slope; /* [chunk][n_neurons] relu slope code per neuron */
     double *back;   /* backward scratch: 5 arrays of [group·n_out][width] */
+    double *err;    /* [2][width]: rounding of the ReLU net (external bounds) */
     int width;      /* max width of the nets */
     int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
     int group;      /* boxes per backward pass (≤ chunk) */
@@ -145,6 +146,18 @@ lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size
  * ([n][n_in]); eps ≥ 0, clip_lo ≤ clip_hi. Otherwise as lg_dev_bound_boxes. */
 lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,
                              double *delta, double *e_out, lg_dev_stats *stats);
+
+/* One box with external pre-activation bounds for the ReLU net (e.g. the
+ * symbolic bounds verify/ computes for the same box, in the layout of
+ * lg_problem: pre_lo[k][i] ≤ z_k[i] ≤ pre_hi[k][i] for the exact ReLU net,
+ * k over all layers; a NULL pre_lo[k] or pre_hi[k] skips layer k). They are
+ * intersected with this module's own intervals, after widening by a bound on
+ * the ReLU net's accumulated rounding, so tighter bounds give a tighter Δ.
+ * Bounds that are not finite intervals or miss the box's own intervals are
+ * refused with LG_ERR_ARG (they cannot be bounds for this box). NULL pre_lo
+ * or pre_hi: same as lg_dev_bound_boxes with n = 1. */
+lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
+                               double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats);
 
 /* The whole domain [clip_lo, clip_hi]^n_in (DESIGN: [0,1]^n for images). */
 lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double *delta, double *e_out,

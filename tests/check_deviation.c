@@ -184,6 +184,97 @@ START_TEST(test_deviation_unstable_slope)
 }
 END_TEST
 
+/* Sound pre-activation bounds of the ReLU net rn on the box [lo, hi]
+ * (2 inputs) by interval arithmetic on S×S sub-boxes, united; widened by
+ * 1e-9 so double rounding cannot matter. pre_lo/pre_hi[k] are [n_out_k]. */
+static void lg_split_bounds(const lg_net *rn, const double *lo, const double *hi, int S, double **pre_lo,
+                            double **pre_hi)
+{
+    double c[64], r[64], zc[64], zr[64];
+    for (int k = 0; k < rn->n_layers; k++)
+        for (int o = 0; o < rn->layers[k].n_out; o++) pre_lo[k][o] = INFINITY, pre_hi[k][o] = -INFINITY;
+    for (int a = 0; a < S; a++)
+        for (int b = 0; b < S; b++) {
+            double l0 = lo[0] + (hi[0] - lo[0]) * a / S, h0 = lo[0] + (hi[0] - lo[0]) * (a + 1) / S;
+            double l1 = lo[1] + (hi[1] - lo[1]) * b / S, h1 = lo[1] + (hi[1] - lo[1]) * (b + 1) / S;
+            c[0] = 0.5 * (l0 + h0), r[0] = 0.5 * (h0 - l0) + 1e-12;
+            c[1] = 0.5 * (l1 + h1), r[1] = 0.5 * (h1 - l1) + 1e-12;
+            for (int k = 0; k < rn->n_layers; k++) {
+                const lg_layer *L = &rn->layers[k];
+                for (int o = 0; o < L->n_out; o++) {
+                    zc[o] = L->b[o], zr[o] = 0.0;
+                    for (int i = 0; i < L->n_in; i++) {
+                        zc[o] += L->W[o * L->n_in + i] * c[i];
+                        zr[o] += fabs(L->W[o * L->n_in + i]) * r[i];
+                    }
+                    double l = zc[o] - zr[o], u = zc[o] + zr[o];
+                    l -= 1e-9 * (1 + fabs(l)), u += 1e-9 * (1 + fabs(u));
+                    pre_lo[k][o] = fmin(pre_lo[k][o], l), pre_hi[k][o] = fmax(pre_hi[k][o], u);
+                    if (L->act == LG_ACT_RELU) l = fmax(l, 0.0), u = fmax(u, 0.0);
+                    zc[o] = 0.5 * (l + u), zr[o] = 0.5 * (u - l);
+                }
+                memcpy(c, zc, sizeof c);
+                memcpy(r, zr, sizeof r);
+            }
+        }
+}
+
+START_TEST(test_deviation_external_preact_bounds)
+{
+    const int dims[] = {2, 8, 8, 3};
+    const double lambdas[] = {1, 5, 50, 160};
+    lg_rng rg;
+    lg_rng_init(&rg, 5, 5);
+    int tighter = 0;
+    for (int li = 0; li < 4; li++)
+        for (int rep = 0; rep < 3; rep++) {
+            double lam[3] = {lambdas[li], lambdas[li], lambdas[li]};
+            lg_net ref, rn;
+            lg_make_pair(&ref, &rn, 3, dims, LG_ACT_LGELU, lam, (uint64_t)(500 + 10 * li + rep), 1.0);
+            double *pre_lo[3], *pre_hi[3];
+            for (int k = 0; k < 3; k++) pre_lo[k] = malloc(8 * sizeof(double)), pre_hi[k] = malloc(8 * sizeof(double));
+            double lo[2], hi[2];
+            for (int i = 0; i < 2; i++) {
+                lo[i] = 0.5 * lg_rng_uniform(&rg);
+                hi[i] = lo[i] + 0.5;
+            }
+            lg_split_bounds(&rn, lo, hi, 12, pre_lo, pre_hi);
+            lg_dev dev;
+            ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+            double Dplain, Dpre, x[2], yr[3], yg[3], scratch[16];
+            ck_assert_int_eq(lg_dev_bound_boxes(&dev, lo, hi, 1, &Dplain, NULL, NULL), LG_OK);
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_OK);
+            ck_assert_msg(Dpre <= Dplain * (1 + 1e-9), "lambda %g: with bounds %.17g > without %.17g", lam[0], Dpre,
+                          Dplain);
+            tighter += Dpre < 0.9 * Dplain;
+            for (int t = 0; t < 400; t++) {
+                for (int i = 0; i < 2; i++) {
+                    double v = t < 16 ? (double)((t >> i) & 1) : lg_rng_uniform(&rg);
+                    x[i] = lo[i] + (hi[i] - lo[i]) * v;
+                }
+                double o = lg_observed(&rn, &ref, x, yr, yg, scratch);
+                ck_assert_msg(o <= Dpre, "lambda %g: observed %.17g > bound %.17g", lam[0], o, Dpre);
+            }
+            /* a skipped layer is allowed; bounds for another box are refused */
+            double *keep = pre_lo[1];
+            pre_lo[1] = NULL;
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_OK);
+            pre_lo[1] = keep;
+            double save_lo = pre_lo[0][0], save_hi = pre_hi[0][0];
+            pre_lo[0][0] = pre_hi[0][0] = 1e6;
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_ERR_ARG);
+            pre_lo[0][0] = NAN;
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_ERR_ARG);
+            pre_lo[0][0] = save_lo, pre_hi[0][0] = save_hi;
+            lg_dev_free(&dev);
+            for (int k = 0; k < 3; k++) free(pre_lo[k]), free(pre_hi[k]);
+            lg_net_free(&rn);
+            lg_net_free(&ref);
+        }
+    ck_assert_msg(tighter > 0, "external bounds never tightened the bound");
+}
+END_TEST
+
 START_TEST(test_deviation_bound_random_nets)
 {
     static const int d0[] = {3, 5, 2}, d1[] = {4, 8, 8, 3}, d2[] = {6, 10, 10, 10, 4}, d3[] = {10, 4, 4, 4, 4, 2};
@@ -520,6 +611,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_single_neuron_tight);
     tcase_add_test(tc, test_deviation_unstable_slope);
     tcase_add_test(tc, test_deviation_bound_random_nets);
+    tcase_add_test(tc, test_deviation_external_preact_bounds);
     tcase_add_test(tc, test_deviation_scaling);
     tcase_add_test(tc, test_deviation_fmnist);
     tcase_add_test(tc, test_deviation_fmnist_trained);
