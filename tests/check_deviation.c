@@ -483,7 +483,9 @@ START_TEST(test_deviation_cli)
     snprintf(po, sizeof po, "%s", lg_test_tmpfile(".json"));
     ck_assert_int_eq(lg_netfile_write(&rn, pr), LG_OK);
     ck_assert_int_eq(lg_netfile_write(&ref, pg), LG_OK);
-    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 40 --eps 0.02 --json", pr, pg);
+    char pc[256];
+    snprintf(pc, sizeof pc, "%s", lg_test_tmpfile(".csv"));
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 40 --eps 0.02 --json --csv '%s'", pr, pg, pc);
     ck_assert_int_eq(lg_run(args, po), 0);
     FILE *f = fopen(po, "r");
     ck_assert_ptr_nonnull(f);
@@ -501,6 +503,26 @@ START_TEST(test_deviation_cli)
     ck_assert_msg(got == 6, "unexpected JSON: %s", line);
     ck_assert_uint_eq(n, 40);
     ck_assert_msg(0 < med && med <= mx && mx <= G && obs <= mx && changes <= n, "inconsistent: %s", line);
+    /* the CSV has one row per input; its bounds hold and their max is the
+     * JSON per_input_max */
+    f = fopen(pc, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
+    unsigned long idx, rows = 0;
+    int label, pref, prelu;
+    double b, ob, mg, bmax = 0.0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert_int_eq(sscanf(line, "%lu,%d,%d,%d,%lf,%lf,%lf", &idx, &label, &pref, &prelu, &b, &ob, &mg), 7);
+        ck_assert_uint_eq(idx, rows);
+        ck_assert_msg(ob <= b && mg >= 0.0 && label >= 0 && label < 10, "row: %s", line);
+        bmax = fmax(bmax, b);
+        rows++;
+    }
+    fclose(f);
+    ck_assert_uint_eq(rows, 40);
+    ck_assert_double_eq(bmax, mx);
+    remove(pc);
     /* the library gives the same global bound */
     lg_dev dev;
     double G2;
