@@ -138,8 +138,9 @@ enum { LG_DEV_S0 = 0, LG_DEV_S1 = 1, LG_DEV_S01 = 2 };
 /* Forward pass over m boxes: interval arithmetic on the ReLU net and the
  * recursion e_k (deviation.h "Propagation"); writes e_L to E_out [m][n_out]
  * and per neuron the slope code and slack t (deviation.h "Backward
- * refinement") to d->slope / d->slack [m][n_neurons]. Returns the index of
- * the first substituted layer, or −1 if there is none. */
+ * refinement") to d->slope / d->slack [m][n_neurons]. Sets *first_gap_out
+ * to the index of the first substituted layer, or −1 if there is none.
+ * pre_lo/pre_hi (m = 1 only, else NULL): external bounds to intersect. */
 static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
                                 double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
                                 int *first_gap_out)
@@ -249,11 +250,9 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                 e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
                 s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
                 if (gap_layer) {
-                    /* |x| over the z_G interval */
-                    double rho = (zr + dk) * (1.0 + LG_DEV_EPS);
-                    double a = fabs(zc) - rho;
-                    a = a > 0.0 ? a * (1.0 - 2.0 * LG_DEV_EPS) : 0.0;
-                    double b = (fabs(zc) + rho) * (1.0 + 2.0 * LG_DEV_EPS);
+                    /* |x| over the z_G interval [lg, ug] is [a, b] (exact ops) */
+                    double a = lg > 0.0 ? lg : ug < 0.0 ? -ug : 0.0;
+                    double b = -lg > ug ? -lg : ug;
                     double gap = lg_dev_gap_mag(lambda, a, b) * (1.0 + LG_DEV_GAP_REL) + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS;
                     e = (e + gap) * (1.0 + LG_DEV_EPS);
                     t = (eta + gap) * (1.0 + LG_DEV_EPS);
