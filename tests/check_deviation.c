@@ -275,6 +275,40 @@ START_TEST(test_deviation_external_preact_bounds)
 }
 END_TEST
 
+START_TEST(test_deviation_crosses_zero)
+{
+    /* x ↦ z_a = x − 0.5 (lgelu) ↦ q = relu(−a − 0.1/λ) (relu in both) ↦ y = q.
+     * On a tiny box around x0 = 0.5 − 0.7518/λ the ReLU net has a = 0 and
+     * z_q = −0.1/λ < 0 (q inactive), but the λ-GELU net has a ≈ −0.16997/λ,
+     * so its z_q ≈ +0.06997/λ: q switches on in one net only. A bound that
+     * read q's relu slope off the ReLU net's interval alone (s = 0) would
+     * claim ≈ 0; the z_G interval must decide. */
+    const int dims[] = {1, 1, 1, 1};
+    const double lambdas[] = {5, 50, 160};
+    for (int li = 0; li < 3; li++) {
+        double lam = lambdas[li];
+        lg_net ref, rn;
+        ck_assert_int_eq(lg_net_init(&ref, 3, dims, LG_ACT_LGELU), LG_OK);
+        ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
+        ref.layers[1].act = LG_ACT_RELU, ref.layers[1].lambda = 1.0;
+        ref.layers[1].W[0] = -1.0, ref.layers[1].b[0] = -0.1 / lam;
+        ref.layers[2].W[0] = 1.0;
+        ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+        lg_dev dev;
+        ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+        double x = 0.5 - LG_DEV_PEAK_S / lam, lo = x - 1e-4 / lam, hi = x + 1e-4 / lam, D, yr, yg, scratch[4];
+        ck_assert_int_eq(lg_dev_bound_boxes(&dev, &lo, &hi, 1, &D, NULL, NULL), LG_OK);
+        double obs = lg_observed(&rn, &ref, &x, &yr, &yg, scratch);
+        double want = (LG_DEV_PEAK_V - 0.1) / lam;
+        ck_assert_msg(fabs(obs - want) <= 1e-9 / lam, "lambda %g: observed %.17g, expected %.17g", lam, obs, want);
+        ck_assert_msg(obs <= D && D <= want * 1.001, "lambda %g: bound %.17g, observed %.17g", lam, D, obs);
+        lg_dev_free(&dev);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+    }
+}
+END_TEST
+
 START_TEST(test_deviation_bound_random_nets)
 {
     static const int d0[] = {3, 5, 2}, d1[] = {4, 8, 8, 3}, d2[] = {6, 10, 10, 10, 4}, d3[] = {10, 4, 4, 4, 4, 2};
@@ -632,6 +666,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_gap_bruteforce);
     tcase_add_test(tc, test_deviation_single_neuron_tight);
     tcase_add_test(tc, test_deviation_unstable_slope);
+    tcase_add_test(tc, test_deviation_crosses_zero);
     tcase_add_test(tc, test_deviation_bound_random_nets);
     tcase_add_test(tc, test_deviation_external_preact_bounds);
     tcase_add_test(tc, test_deviation_scaling);
