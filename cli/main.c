@@ -7,6 +7,8 @@
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
     {"eval", lg_cmd_eval, "test accuracy of a network on a dataset, or outputs for given inputs"},
+    {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
+    {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
 };
 
 static void lg_main_usage(FILE *f)

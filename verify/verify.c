@@ -137,7 +137,7 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
     const lg_solver_ops *ops = lg_solver_find(name);
     if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
     lg_solve_opts so = lg_solve_opts_default();
-    so.verbose = o->verbose;
+    so.verbose = o->verbose > 1;
     so.seed = (unsigned)o->atk.seed;
     so.timeout_s = o->timeout_s > 0 ? deadline - lg_bounds_now() : 0;
     if (o->timeout_s > 0 && so.timeout_s <= 0.05) {

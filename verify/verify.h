@@ -34,7 +34,7 @@ typedef struct lg_verify_opts {
     lg_tighten tighten;     /* LP tightening of the bounds (default none) */
     int attack;             /* run sampling + PGD before the solver (default 1) */
     lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
-    int verbose;            /* progress and solver chatter on stderr */
+    int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
 } lg_verify_opts;
 
 lg_verify_opts lg_verify_opts_default(void);
