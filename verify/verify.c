@@ -146,7 +146,9 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
     }
     lg_result res;
     memset(&res, 0, sizeof res);
+    if (o->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
     lg_status st = ops->solve(p, &so, &res);
+    if (o->verbose) fprintf(stderr, "%s: status %s, answer %d, %.2f s\n", name, lg_status_str(st), (int)res.answer, res.seconds);
     *nodes += res.nodes;
     snprintf(co->method, sizeof co->method, "%s", name);
     if (st == LG_ERR_TIMEOUT) {
@@ -211,6 +213,9 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         ao.deadline = o->timeout_s > 0 ? deadline : 0;
         int found = 0;
         if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &ao, x, &found)) != LG_OK) goto done;
+        if (o->verbose)
+            fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", c, found ? "found a counterexample" : "found nothing",
+                    lg_bounds_now() - r->seconds);
         if (found) {
             co->v = LG_VERDICT_VIOLATED;
             snprintf(co->method, sizeof co->method, "attack");
@@ -238,6 +243,7 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
     double t0 = lg_bounds_now();
     double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
     memset(r, 0, sizeof *r);
+    r->seconds = t0; /* start time while running; elapsed seconds at the end */
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
     lg_status st = lg_bounds_check_net(net);
