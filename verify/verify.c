@@ -43,25 +43,20 @@ void lg_verify_apply_margin(lg_prop *p, double K)
             for (int k = 0; k < p->cases[c].terms[t].n_cons; k++) p->cases[c].terms[t].cons[k].d -= K;
 }
 
-lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, double deadline,
-                            lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp)
+/* Keep the terms of case c that the bounds in b do not refute (a term is
+ * refuted when one of its constraints has a CROWN lower bound > 0). kept has
+ * room for every term of the case. */
+static lg_status lg_verify_filter(const lg_bounds *b, const lg_net *net, const lg_prop *prop, int c, lg_term *kept,
+                                  int *n_kept)
 {
     const lg_prop_case *C = &prop->cases[c];
-    double *C_mat = NULL, *d = NULL, *lb = NULL;
-    *kept = NULL;
-    memset(prob, 0, sizeof *prob);
-    lg_status st = lg_bounds_init(b, net);
-    if (st != LG_OK) return st;
-    if ((st = lg_bounds_symbolic(b, net, C->lo, C->hi)) != LG_OK) goto fail;
-    if (tighten == LG_TIGHTEN_LP && (st = lg_bounds_lp(b, net, deadline, n_lp)) != LG_OK) goto fail;
-    /* every constraint of every term in one back-substitution batch */
     int m = 0, no = prop->n_out;
     for (int t = 0; t < C->n_terms; t++) m += C->terms[t].n_cons;
-    C_mat = malloc(((size_t)m * (size_t)no + 1) * sizeof *C_mat);
-    d = malloc(((size_t)m + 1) * sizeof *d);
-    lb = malloc(((size_t)m + 1) * sizeof *lb);
-    *kept = malloc(((size_t)C->n_terms + 1) * sizeof **kept);
-    if (!C_mat || !d || !lb || !*kept) {
+    double *C_mat = malloc(((size_t)m * (size_t)no + 1) * sizeof *C_mat); /* [m][n_out] */
+    double *d = malloc(((size_t)m + 1) * sizeof *d);                      /* [m] */
+    double *lb = malloc(((size_t)m + 1) * sizeof *lb);                    /* [m] */
+    lg_status st = LG_OK;
+    if (!C_mat || !d || !lb) {
         st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
         goto fail;
     }
@@ -70,13 +65,38 @@ lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_ti
             memcpy(C_mat + (size_t)r * (size_t)no, C->terms[t].cons[k].coef, (size_t)no * sizeof *C_mat);
             d[r] = C->terms[t].cons[k].d;
         }
+    /* every constraint of every term in one back-substitution batch */
     if ((st = lg_bounds_objective_lower(b, net, m, C_mat, d, lb)) != LG_OK) goto fail;
-    int n_kept = 0;
+    *n_kept = 0;
     for (int t = 0, r = 0; t < C->n_terms; t++) {
         int impossible = 0;
         for (int k = 0; k < C->terms[t].n_cons; k++, r++) impossible |= lb[r] > 0.0;
-        if (!impossible) (*kept)[n_kept++] = C->terms[t];
+        if (!impossible) kept[(*n_kept)++] = C->terms[t];
     }
+fail:
+    free(C_mat);
+    free(d);
+    free(lb);
+    return st;
+}
+
+lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, double deadline,
+                            lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp)
+{
+    const lg_prop_case *C = &prop->cases[c];
+    *kept = NULL;
+    memset(prob, 0, sizeof *prob);
+    lg_status st = lg_bounds_init(b, net);
+    if (st != LG_OK) return st;
+    if ((st = lg_bounds_symbolic(b, net, C->lo, C->hi)) != LG_OK) goto fail;
+    if (tighten == LG_TIGHTEN_LP && (st = lg_bounds_lp(b, net, deadline, n_lp)) != LG_OK) goto fail;
+    *kept = malloc(((size_t)C->n_terms + 1) * sizeof **kept);
+    if (!*kept) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto fail;
+    }
+    int n_kept = 0;
+    if ((st = lg_verify_filter(b, net, prop, c, *kept, &n_kept)) != LG_OK) goto fail;
     prob->net = net;
     prob->lo = C->lo;
     prob->hi = C->hi;
@@ -84,14 +104,8 @@ lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_ti
     prob->terms = *kept;
     prob->pre_lo = b->lo;
     prob->pre_hi = b->hi;
-    free(C_mat);
-    free(d);
-    free(lb);
     return LG_OK;
 fail:
-    free(C_mat);
-    free(d);
-    free(lb);
     free(*kept);
     *kept = NULL;
     lg_bounds_free(b);
@@ -186,31 +200,28 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     lg_term *kept = NULL;
     lg_problem p;
     memset(co, 0, sizeof *co);
-    long n_lp = 0;
-    lg_status st = lg_verify_prepare(net, prop, c, o->tighten, deadline, &b, &kept, &p, &n_lp);
+    const char *s = o->solver ? o->solver : "auto";
+    int timed = o->timeout_s > 0;
+    /* symbolic bounds first; LP tightening (if asked, or in auto mode) only
+     * after the attack, where it pays: it is the expensive part */
+    lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
     if (st != LG_OK) return st;
-    r->n_lp += n_lp;
-    for (int k = 0; k < net->n_layers; k++) {
-        int u = lg_bounds_unstable(&b, net, k);
-        r->unstable[k] += u;
-        r->unstable_total += u;
-    }
     if (o->verbose)
-        fprintf(stderr, "case %d: %d of %d terms left after bounds, %d unstable ReLUs so far\n", c, p.n_terms,
-                prop->cases[c].n_terms, r->unstable_total);
+        fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
+                prop->cases[c].n_terms, lg_bounds_now() - r->seconds);
     if (p.n_terms == 0) {
         co->v = LG_VERDICT_ROBUST;
         snprintf(co->method, sizeof co->method, "bounds");
         goto done;
     }
-    if (o->timeout_s > 0 && lg_bounds_now() >= deadline) {
+    if (timed && lg_bounds_now() >= deadline) {
         lg_case_unknown(co, 1, "timeout");
         goto done;
     }
     if (o->attack) {
         lg_attack_opts ao = o->atk;
         ao.seed = o->atk.seed + (unsigned long)c;
-        ao.deadline = o->timeout_s > 0 ? deadline : 0;
+        ao.deadline = timed ? deadline : 0;
         int found = 0;
         if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &ao, x, &found)) != LG_OK) goto done;
         if (o->verbose)
@@ -222,17 +233,40 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    const char *s = o->solver ? o->solver : "auto";
+    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE;
+    if (o->tighten == LG_TIGHTEN_LP || auto_lp) {
+        /* auto: LP tightening gets at most a third of the remaining time */
+        double lp_deadline = deadline;
+        if (auto_lp) lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
+        long n_lp = 0;
+        if ((st = lg_bounds_lp(&b, net, lp_deadline, &n_lp)) != LG_OK) goto done;
+        r->n_lp += n_lp;
+        r->bound_method = "symbolic+lp";
+        if ((st = lg_verify_filter(&b, net, prop, c, kept, &p.n_terms)) != LG_OK) goto done;
+        if (o->verbose)
+            fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p.n_terms, n_lp,
+                    lg_bounds_now() - r->seconds);
+        if (p.n_terms == 0) {
+            co->v = LG_VERDICT_ROBUST;
+            snprintf(co->method, sizeof co->method, "bounds");
+            goto done;
+        }
+    }
     if (strcmp(s, "none") == 0) {
         lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else if (strcmp(s, "auto") == 0) {
         st = lg_verify_backend("glpk", net, &p, o, deadline, co, x, &r->nodes);
-        if (st == LG_OK && co->v == LG_VERDICT_UNKNOWN && !(o->timeout_s > 0 && deadline - lg_bounds_now() < 1.0))
+        if (st == LG_OK && co->v == LG_VERDICT_UNKNOWN && !(timed && deadline - lg_bounds_now() < 1.0))
             st = lg_verify_backend("z3", net, &p, o, deadline, co, x, &r->nodes);
     } else {
         st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes);
     }
 done:
+    for (int k = 0; k < net->n_layers; k++) {
+        int u = lg_bounds_unstable(&b, net, k);
+        r->unstable[k] += u;
+        r->unstable_total += u;
+    }
     free(kept);
     lg_bounds_free(&b);
     return st;

@@ -7,6 +7,9 @@
  * UNKNOWN with a reason. Cases are decided one by one: any violated ⇒
  * violated; all robust ⇒ robust; else unknown.
  *
+ * Order per case: symbolic bounds → proof from the bounds → attack → LP
+ * tightening (--tighten lp, or automatically in auto mode with at most a
+ * third of the remaining time) → proof from the bounds → back-end.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
  * "none" (quick paths only). The back-end receives the remaining time.
