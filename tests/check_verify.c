@@ -2,6 +2,7 @@
  * against the solvers, never robust when a counterexample is sampled, the
  * VNN-COMP fixtures, the result file, error paths. */
 #include <check.h>
+#include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,127 @@ START_TEST(test_verify_solvers_decide_and_agree)
 END_TEST
 #endif
 
+/* Enumeration oracle (DESIGN.md §4), independent of bounds and back-ends:
+ * for a net n_in → h → h → n_out with 2h ≤ 12 hidden ReLUs, every activation
+ * pattern makes the net affine in x; one GLPK LP per (pattern, term) gives
+ * min c·y + d over the box ∩ pattern region. The property is violated iff the
+ * minimum over all of them is ≤ 0. Returns that minimum (+∞ if none). */
+static double lg_tv_oracle(const lg_net *net, const lg_prop *p)
+{
+    int n = net->n_in, h = net->layers[0].n_out, no = lg_net_n_out(net);
+    const lg_prop_case *C = &p->cases[0];
+    double best = INFINITY;
+    double A0[16][8], c0[16], A1[16][8], c1[16], Y[8][8], cy[8];
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    for (unsigned pat = 0; pat < (1u << (2 * h)); pat++) {
+        /* z0 = W0 x + b0 ; a0 = pattern ; z1 = W1 a0 + b1 ; a1 ; y = W2 a1 + b2, as affine maps of x */
+        const lg_layer *L0 = &net->layers[0], *L1 = &net->layers[1], *L2 = &net->layers[2];
+        for (int o = 0; o < h; o++) {
+            for (int i = 0; i < n; i++) A0[o][i] = L0->W[o * n + i];
+            c0[o] = L0->b[o];
+        }
+        for (int o = 0; o < h; o++) {
+            c1[o] = L1->b[o];
+            for (int i = 0; i < n; i++) A1[o][i] = 0;
+            for (int j = 0; j < h; j++) {
+                if (!(pat >> j & 1)) continue;
+                double w = L1->W[o * h + j];
+                c1[o] += w * c0[j];
+                for (int i = 0; i < n; i++) A1[o][i] += w * A0[j][i];
+            }
+        }
+        for (int o = 0; o < no; o++) {
+            cy[o] = L2->b[o];
+            for (int i = 0; i < n; i++) Y[o][i] = 0;
+            for (int j = 0; j < h; j++) {
+                if (!(pat >> (h + j) & 1)) continue;
+                double w = L2->W[o * h + j];
+                cy[o] += w * c1[j];
+                for (int i = 0; i < n; i++) Y[o][i] += w * A1[j][i];
+            }
+        }
+        glp_prob *P = glp_create_prob();
+        glp_add_cols(P, n);
+        for (int i = 0; i < n; i++) glp_set_col_bnds(P, i + 1, C->lo[i] == C->hi[i] ? GLP_FX : GLP_DB, C->lo[i], C->hi[i]);
+        glp_add_rows(P, 2 * h);
+        int ind[9];
+        double val[9];
+        for (int r = 0; r < 2 * h; r++) {
+            int on = pat >> r & 1;
+            double (*A)[8] = r < h ? A0 : A1;
+            double cc = r < h ? c0[r] : c1[r - h];
+            for (int i = 0; i < n; i++) {
+                ind[i + 1] = i + 1;
+                val[i + 1] = A[r % h][i];
+            }
+            glp_set_mat_row(P, r + 1, n, ind, val);
+            /* active: z ≥ 0 ⇔ A x ≥ −c ; inactive: z ≤ 0 */
+            glp_set_row_bnds(P, r + 1, on ? GLP_LO : GLP_UP, -cc, -cc);
+        }
+        for (int t = 0; t < C->n_terms; t++) {
+            const lg_lincon *L = &C->terms[t].cons[0];
+            double k0 = L->d;
+            for (int j = 0; j < no; j++) k0 += L->coef[j] * cy[j];
+            for (int i = 0; i < n; i++) {
+                double g = 0;
+                for (int j = 0; j < no; j++) g += L->coef[j] * Y[j][i];
+                glp_set_obj_coef(P, i + 1, g);
+            }
+            if (glp_simplex(P, &parm) == 0 && glp_get_status(P) == GLP_OPT) {
+                double v = glp_get_obj_val(P) + k0;
+                if (v < best) best = v;
+            }
+        }
+        glp_delete_prob(P);
+    }
+    return best;
+}
+
+static void lg_tv_oracle_check(const char *solver, int n_inst, unsigned seed)
+{
+    lg_rng r;
+    lg_rng_init(&r, seed, 6);
+    int decided = 0;
+    for (int t = 0; t < n_inst; t++) {
+        lg_net net;
+        double x0[3];
+        lg_tv_instance(&net, &r, 3, 5, 3, x0);
+        lg_prop p;
+        double eps = 0.05 + 0.5 * lg_rng_uniform(&r);
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, 3, eps, 0, 1, lg_tv_argmax(&net, x0), 3, 0), LG_OK);
+        double m = lg_tv_oracle(&net, &p);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.solver = solver;
+        o.atk.seed = (unsigned long)t;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (m < -1e-7) ck_assert_msg(rep.verdict != LG_VERDICT_ROBUST, "%s %d: oracle min %g but robust", solver, t, m);
+        if (m > 1e-7) ck_assert_msg(rep.verdict != LG_VERDICT_VIOLATED, "%s %d: oracle min %g but violated", solver, t, m);
+        if (strcmp(solver, "none") != 0 && fabs(m) > 1e-7)
+            ck_assert_msg(rep.verdict == (m < 0 ? LG_VERDICT_VIOLATED : LG_VERDICT_ROBUST), "%s %d: oracle %g, got %s (%s)",
+                          solver, t, m, lg_verdict_name(rep.verdict), rep.reason);
+        decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        if (getenv("LG_TV_DEBUG")) fprintf(stderr, "%s %d: oracle %g verdict %s\n", solver, t, m, lg_verdict_name(rep.verdict));
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(decided, 0);
+}
+
+START_TEST(test_verify_enumeration_oracle)
+{
+    lg_tv_oracle_check("none", lg_quick() ? 8 : 30, 31);
+#ifdef LG_HAVE_SOLVERS
+    lg_tv_oracle_check("glpk", lg_quick() ? 5 : 20, 32);
+    lg_tv_oracle_check("z3", lg_quick() ? 5 : 20, 33);
+    lg_tv_oracle_check("auto", lg_quick() ? 5 : 20, 34);
+#endif
+}
+END_TEST
+
 START_TEST(test_verify_result_file)
 {
     lg_rng r;
@@ -338,6 +460,7 @@ Suite *suite_verify(void)
     tcase_add_test(tc, test_verify_attack_gradient);
     tcase_add_test(tc, test_verify_never_robust_with_counterexample);
     tcase_add_test(tc, test_verify_result_file);
+    tcase_add_test(tc, test_verify_enumeration_oracle);
     tcase_add_test(tc, test_verify_margin);
 #ifdef LG_HAVE_SOLVERS
     tcase_add_test(tc, test_verify_solvers_decide_and_agree);
