@@ -61,7 +61,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
     memset(prop, 0, sizeof *prop);
     if (a->vnnlib) {
         snprintf(a->instance, sizeof a->instance, "%s", a->vnnlib);
-        if ((st = lg_vnnlib_load(prop, a->vnnlib, net->n_in, no)) != LG_OK) return st;
+        if ((st = lg_vnnlib_read(prop, a->vnnlib, net->n_in, no)) != LG_OK) return st;
         lg_verify_apply_margin(prop, a->margin);
         return LG_OK;
     }

@@ -161,7 +161,6 @@ static void lg_tv_never_robust(const char *solver, int n_inst, unsigned seed)
         if (strcmp(solver, "none") != 0)
             ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s instance %d: unknown (%s)", solver, t, rep.reason);
         /* quick paths against the complete solvers */
-#ifdef LG_HAVE_SOLVERS
         if (strcmp(solver, "none") == 0 && rep.verdict != LG_VERDICT_UNKNOWN) {
             static const char *const full[] = {"glpk", "z3"};
             for (int s = 0; s < 2; s++) {
@@ -175,7 +174,6 @@ static void lg_tv_never_robust(const char *solver, int n_inst, unsigned seed)
                 lg_verify_report_free(&r2);
             }
         }
-#endif
         n_rob += rep.verdict == LG_VERDICT_ROBUST;
         n_vio += rep.verdict == LG_VERDICT_VIOLATED;
         lg_verify_report_free(&rep);
@@ -192,7 +190,6 @@ START_TEST(test_verify_never_robust_with_counterexample)
 }
 END_TEST
 
-#ifdef LG_HAVE_SOLVERS
 START_TEST(test_verify_solvers_decide_and_agree)
 {
     lg_tv_never_robust("auto", lg_quick() ? 10 : 40, 22);
@@ -200,7 +197,6 @@ START_TEST(test_verify_solvers_decide_and_agree)
     lg_tv_never_robust("z3", lg_quick() ? 6 : 20, 24);
 }
 END_TEST
-#endif
 
 /* Enumeration oracle (DESIGN.md §4), independent of bounds and back-ends:
  * for a net n_in → h → h → n_out with 2h ≤ 12 hidden ReLUs, every activation
@@ -315,11 +311,9 @@ static void lg_tv_oracle_check(const char *solver, int n_inst, unsigned seed)
 START_TEST(test_verify_enumeration_oracle)
 {
     lg_tv_oracle_check("none", lg_quick() ? 8 : 30, 31);
-#ifdef LG_HAVE_SOLVERS
     lg_tv_oracle_check("glpk", lg_quick() ? 5 : 20, 32);
     lg_tv_oracle_check("z3", lg_quick() ? 5 : 20, 33);
     lg_tv_oracle_check("auto", lg_quick() ? 5 : 20, 34);
-#endif
 }
 END_TEST
 
@@ -384,7 +378,6 @@ START_TEST(test_verify_margin)
 }
 END_TEST
 
-#ifdef LG_HAVE_SOLVERS
 /* Fixture: VNN-COMP mnist-net_256x2, known verdicts; never the opposite. */
 START_TEST(test_verify_vnncomp_fixtures)
 {
@@ -399,7 +392,7 @@ START_TEST(test_verify_vnncomp_fixtures)
     size_t n = lg_quick() ? 3 : 4;
     for (size_t i = 0; i < n; i++) {
         lg_prop p;
-        ck_assert_msg(lg_vnnlib_load(&p, lg_test_fixture(inst[i].prop), net.n_in, lg_net_n_out(&net)) == LG_OK, "%s: %s",
+        ck_assert_msg(lg_vnnlib_read(&p, lg_test_fixture(inst[i].prop), net.n_in, lg_net_n_out(&net)) == LG_OK, "%s: %s",
                       inst[i].prop, lg_errmsg());
         lg_verify_opts o = lg_verify_opts_default();
         o.timeout_s = 120;
@@ -417,7 +410,6 @@ START_TEST(test_verify_vnncomp_fixtures)
     lg_net_free(&net);
 }
 END_TEST
-#endif
 
 START_TEST(test_verify_refuse_smooth_and_shapes)
 {
@@ -462,10 +454,8 @@ Suite *suite_verify(void)
     tcase_add_test(tc, test_verify_result_file);
     tcase_add_test(tc, test_verify_enumeration_oracle);
     tcase_add_test(tc, test_verify_margin);
-#ifdef LG_HAVE_SOLVERS
     tcase_add_test(tc, test_verify_solvers_decide_and_agree);
     tcase_add_test(tc, test_verify_vnncomp_fixtures);
-#endif
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_verify_refuse_smooth_and_shapes);

@@ -1,0 +1,89 @@
+/* onnx_internal.h — shared by onnx_graph.c and onnx_read.c only (not a
+ * public header): decoded constant tensors, the tensor-name table, the
+ * topological node order and attribute access over the protoc-c structs.
+ *
+ * lg_ox_graph owns every array it holds (names are borrowed from the
+ * unpacked ModelProto, which must outlive it); lg_ox_graph_free releases.
+ */
+#ifndef LG_ONNX_INTERNAL_H
+#define LG_ONNX_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "onnx.pb-c.h"
+
+#define LG_OX_MAX_RANK 8
+
+typedef struct lg_ox_shape {
+    int rank;
+    int64_t d[LG_OX_MAX_RANK];
+} lg_ox_shape;
+
+/* A decoded constant: values as double (float/double tensors) or int64. */
+typedef struct lg_ox_const {
+    lg_ox_shape shape;
+    size_t n;       /* element count (1 for a scalar) */
+    int dtype;      /* ONNX__TENSOR_PROTO__DATA_TYPE__* */
+    double *v;      /* [n] for FLOAT/DOUBLE, else NULL */
+    int64_t *iv;    /* [n] for INT64, else NULL */
+} lg_ox_const;
+
+typedef enum lg_ox_kind { LG_OX_UNDEF = 0, LG_OX_CONST, LG_OX_DYN } lg_ox_kind;
+
+/* Forms of a dynamic value relative to the current pre-activation z. */
+typedef enum lg_ox_form {
+    LG_OX_LIN = 0,  /* (kmul/kdiv)·z */
+    LG_OX_ERF,      /* k·erf(λ z/√2) */
+    LG_OX_HALF1,    /* k·(1 + erf(λ z/√2)) */
+    LG_OX_PROD      /* k·z·(1 + erf(λ z/√2)) */
+} lg_ox_form;
+
+typedef struct lg_ox_val {
+    const char *name;
+    lg_ox_kind kind;
+    int uses;          /* remaining consumers (+1 if a graph output) */
+    int producer;      /* node index, or -1 */
+    lg_ox_const c;     /* when CONST */
+    lg_ox_form form;   /* when DYN */
+    double kmul, kdiv, k, lambda;
+    int has_mul, is_gelu;
+} lg_ox_val;
+
+typedef struct lg_ox_graph {
+    const Onnx__GraphProto *g;
+    const char *file;
+    size_t n_vals, cap;
+    lg_ox_val *vals;
+    size_t hcap;          /* hash table of value indices, open addressing */
+    size_t *hash;         /* [hcap], SIZE_MAX = empty */
+    int *order;           /* [n_node] topological order */
+    int **in_idx;         /* [n_node][n_input] value index or -1 for "" */
+    int **out_idx;        /* [n_node][n_output] */
+} lg_ox_graph;
+
+/* Decode a TensorProto into c (owns c->v / c->iv). `what` names it in
+ * messages. Sizes are checked against LG_NET_MAX_PARAMS. */
+lg_status lg_ox_const_decode(lg_ox_const *c, const Onnx__TensorProto *t, const char *file, const char *what);
+void lg_ox_const_free(lg_ox_const *c);
+/* Element count of a shape with overflow/limit check; 0 on failure. */
+size_t lg_ox_shape_count(const lg_ox_shape *s);
+
+/* Build the name table and the topological order of g; refuses duplicate
+ * producers, dangling inputs and cycles. */
+lg_status lg_ox_graph_init(lg_ox_graph *G, const Onnx__GraphProto *g, const char *file);
+void lg_ox_graph_free(lg_ox_graph *G);
+/* Index of a name or -1. */
+long lg_ox_find(const lg_ox_graph *G, const char *name);
+
+/* Attribute access on node nd: returns 1 and sets *out if present with the
+ * right type, 0 if absent, -1 (with lg_fail set) if present with a wrong type. */
+int lg_ox_attr_int(const lg_ox_graph *G, int node, const char *name, int64_t *out);
+int lg_ox_attr_float(const lg_ox_graph *G, int node, const char *name, double *out);
+const Onnx__AttributeProto *lg_ox_attr(const Onnx__NodeProto *nd, const char *name);
+
+/* "node 3 'Gemm_0' (Gemm)" for messages, in a static buffer. */
+const char *lg_ox_node_desc(const lg_ox_graph *G, int node);
+
+#endif
