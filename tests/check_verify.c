@@ -57,8 +57,10 @@ static void lg_tv_assert_witness(const lg_net *net, const lg_prop *p, const lg_v
     ck_assert_ptr_nonnull(rep->x);
     const lg_prop_case *C = &p->cases[rep->violated_case];
     ck_assert_msg(lg_prop_case_contains(p, rep->violated_case, rep->x), "%s: witness outside the box", what);
-    double y[16], s[64];
+    double y[16], *s = malloc(2 * (size_t)lg_net_max_width(net) * sizeof *s);
+    ck_assert_ptr_nonnull(s);
     lg_net_forward(net, rep->x, y, s);
+    free(s);
     ck_assert_msg(lg_prop_case_violated_by(p, rep->violated_case, y), "%s: witness does not violate", what);
     ck_assert_int_eq(lg_recheck(net, C->lo, C->hi, C->n_terms, C->terms, rep->x, NULL), 1);
 }
