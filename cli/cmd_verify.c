@@ -14,12 +14,15 @@ static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--timeout S] [--tighten none|lp] [--margin K]\n"
-           "                    [--seed S] [--out FILE] [--json] [--verbose]\n\n"
+           "                    [--seed S] [--out FILE] [--json] [--verbose]\n"
+           "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
+           "                    [--bab-solver-relus N]\n\n"
            "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
            "`violated` comes with a counterexample re-checked by a double-precision forward pass.\n"
            "Pipeline: symbolic bounds (CROWN/DeepPoly) -> proof from the bounds -> random sampling and\n"
-           "PGD attack -> [LP tightening -> proof] -> complete back-end -> re-check of its witness.\n"
+           "PGD attack -> [LP tightening -> proof] -> branch and bound (sub-problems with few unstable\n"
+           "ReLUs go to the complete back-end) -> re-check of every witness.\n"
            "λ-GELU/GELU networks are refused: substitute ReLU first with `lgelu relu`.\n\n"
            "property (one of):\n"
            "  --vnnlib P      a VNN-LIB property file (every case is checked; any violated => violated)\n"
@@ -39,8 +42,18 @@ static void lg_verify_help(void)
            "                  does this anyway, with a time budget)\n"
            "  --seed S        seed of the attack's random starts (default 1)\n"
            "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
+           "  --bab MODE      branch and bound: auto (default: input splitting when the network has at\n"
+           "                  most 16 inputs, else ReLU splitting), input, relu, or none (no splitting:\n"
+           "                  the back-end gets the whole case)\n"
+           "  -j N            worker threads for branch and bound (default: the number of cores); the\n"
+           "                  verdict does not depend on N\n"
+           "  --bab-nodes N   stop branch and bound after N nodes (answer unknown; default 2000000)\n"
+           "  --alpha-steps N optimised-slope (alpha-CROWN) steps per open node (default 10; 0 = off)\n"
+           "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
+           "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
-           "                  unstable_per_layer, nodes, bound_method, margin\n"
+           "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, bab,\n"
+           "                  bab_nodes, bab_max_depth, seconds_bounds, seconds_solver\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
@@ -74,7 +87,9 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         printf("], \"nodes\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ", r->nodes,
                r->bound_method, a->margin);
         lg_verify_json_str(r->method);
-        printf("}\n");
+        printf(", \"bab\": \"%s\", \"bab_nodes\": %ld, \"bab_max_depth\": %d, \"seconds_bounds\": %.3f, "
+               "\"seconds_solver\": %.3f}\n",
+               r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
         return;
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
@@ -84,6 +99,8 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
     for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
     printf(" (total %d)\n", r->unstable_total);
+    printf("  branch and bound: %s, %ld nodes, max depth %d; %.2f s in bounds, %.2f s in back-ends\n",
+           r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
     if (r->verdict == LG_VERDICT_VIOLATED) {
         int best = 0;
         for (int j = 1; j < r->n_out; j++)
@@ -96,7 +113,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
-           O_OUT, O_JSON, O_VERBOSE };
+           O_OUT, O_JSON, O_VERBOSE, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -105,6 +122,8 @@ int lg_cmd_verify(int argc, char **argv)
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
+        {"bab", required_argument, 0, O_BAB},      {"bab-nodes", required_argument, 0, O_BAB_NODES},
+        {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
@@ -113,7 +132,7 @@ int lg_cmd_verify(int argc, char **argv)
     int json = 0, c;
     long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hj:", lo, NULL)) != -1) {
         switch (c) {
         case O_VNN: a.vnnlib = optarg; break;
         case O_DATA: a.data = optarg; break;
@@ -146,6 +165,26 @@ int lg_cmd_verify(int argc, char **argv)
             if (strcmp(optarg, "none") == 0) o.tighten = LG_TIGHTEN_NONE;
             else if (strcmp(optarg, "lp") == 0) o.tighten = LG_TIGHTEN_LP;
             else return lg_cli_usage("verify", "--tighten: expected none or lp, got '%s'", optarg);
+            break;
+        case O_BAB:
+            if (lg_bab_mode_parse(optarg, &o.bab.mode) != LG_OK)
+                return lg_cli_usage("verify", "--bab: expected auto, input, relu or none, got '%s'", optarg);
+            break;
+        case 'j':
+            if (lg_opt_int("verify", "j", optarg, 1, 1024, &v)) return 2;
+            o.bab.threads = (int)v;
+            break;
+        case O_BAB_NODES:
+            if (lg_opt_int("verify", "bab-nodes", optarg, 1, 1L << 40, &v)) return 2;
+            o.bab.max_nodes = v;
+            break;
+        case O_ALPHA:
+            if (lg_opt_int("verify", "alpha-steps", optarg, 0, 10000, &v)) return 2;
+            o.bab.alpha_steps = (int)v;
+            break;
+        case O_BAB_RELUS:
+            if (lg_opt_int("verify", "bab-solver-relus", optarg, 0, 100000, &v)) return 2;
+            o.bab.solver_unstable = (int)v;
             break;
         case O_OUT: out = optarg; break;
         case O_JSON: json = 1; break;

@@ -16,6 +16,7 @@ lg_verify_opts lg_verify_opts_default(void)
     o.tighten = LG_TIGHTEN_NONE;
     o.attack = 1;
     o.atk = lg_attack_opts_default();
+    o.bab = lg_bab_opts_default();
     return o;
 }
 
@@ -146,7 +147,7 @@ static lg_status lg_verify_witness(const lg_net *net, const lg_problem *p, const
 
 /* Run one back-end on p; fills co, x when violated. */
 static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_verify_opts *o,
-                                   double deadline, lg_case_out *co, double *x, long *nodes)
+                                   double deadline, lg_case_out *co, double *x, long *nodes, double *t_solver)
 {
     const lg_solver_ops *ops = lg_solver_find(name);
     if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
@@ -161,7 +162,9 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
     lg_result res;
     memset(&res, 0, sizeof res);
     if (o->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
+    double t0 = lg_bounds_now();
     lg_status st = ops->solve(p, &so, &res);
+    *t_solver += lg_bounds_now() - t0;
     if (o->verbose) fprintf(stderr, "%s: status %s, answer %d, %.2f s\n", name, lg_status_str(st), (int)res.answer, res.seconds);
     *nodes += res.nodes;
     snprintf(co->method, sizeof co->method, "%s", name);
@@ -193,6 +196,44 @@ done:
     return st;
 }
 
+/* Branch and bound on the kept terms of case c from the bounds b
+ * (bab.h). *decided = 1 when co is final (robust, violated or a timeout);
+ * otherwise (a limit stopped it) co->reason says why and the caller may
+ * still try the back-end on the whole case. */
+static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_bounds *b, const lg_verify_opts *o,
+                               lg_bab_mode bm, int c, double deadline, lg_verify_report *r, lg_case_out *co, double *x,
+                               int *decided)
+{
+    lg_bab_opts bo = o->bab;
+    bo.mode = bm;
+    bo.deadline = o->timeout_s > 0 ? deadline : 0;
+    bo.seed = o->atk.seed + (unsigned long)c;
+    bo.solver = o->solver ? o->solver : "auto";
+    bo.verbose = o->verbose;
+    lg_bab_out bout;
+    lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, &bout, x);
+    r->bab_nodes += bout.nodes;
+    if (bout.max_depth > r->bab_max_depth) r->bab_max_depth = bout.max_depth;
+    r->t_bounds += bout.t_bounds;
+    r->t_solver += bout.t_solver;
+    r->nodes += bout.solver_nodes;
+    if (st != LG_OK) return st;
+    if (o->verbose)
+        fprintf(stderr, "case %d: %s: %ld nodes, depth %d, %s%s\n", c, bout.method, bout.nodes, bout.max_depth,
+                bout.answer == LG_BAB_PROVED ? "proved" : bout.answer == LG_BAB_FOUND ? "counterexample" : "open: ",
+                bout.answer == LG_BAB_OPEN ? bout.reason : "");
+    *decided = 1;
+    snprintf(co->method, sizeof co->method, "%s", bout.method);
+    if (bout.answer == LG_BAB_PROVED) co->v = LG_VERDICT_ROBUST;
+    else if (bout.answer == LG_BAB_FOUND) co->v = LG_VERDICT_VIOLATED;
+    else if (bout.timed_out || (o->timeout_s > 0 && lg_bounds_now() >= deadline)) lg_case_unknown(co, 1, "timeout");
+    else {
+        lg_case_unknown(co, 0, bout.reason);
+        *decided = 0;
+    }
+    return LG_OK;
+}
+
 static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
                                 double deadline, lg_verify_report *r, lg_case_out *co, double *x)
 {
@@ -204,8 +245,11 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     int timed = o->timeout_s > 0;
     /* symbolic bounds first; LP tightening (if asked, or in auto mode) only
      * after the attack, where it pays: it is the expensive part */
+    double t0 = lg_bounds_now();
     lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
+    r->t_bounds += lg_bounds_now() - t0;
     if (st != LG_OK) return st;
+    lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
     if (o->verbose)
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
                 prop->cases[c].n_terms, lg_bounds_now() - r->seconds);
@@ -233,13 +277,17 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE;
+    /* input splitting recomputes bounds per sub-box: LP tightening of the whole box does not pay */
+    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE && bm != LG_BAB_INPUT;
     if (o->tighten == LG_TIGHTEN_LP || auto_lp) {
         /* auto: LP tightening gets at most a third of the remaining time */
         double lp_deadline = deadline;
         if (auto_lp) lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
         long n_lp = 0;
-        if ((st = lg_bounds_lp(&b, net, lp_deadline, &n_lp)) != LG_OK) goto done;
+        t0 = lg_bounds_now();
+        st = lg_bounds_lp(&b, net, lp_deadline, &n_lp);
+        r->t_bounds += lg_bounds_now() - t0;
+        if (st != LG_OK) goto done;
         r->n_lp += n_lp;
         r->bound_method = "symbolic+lp";
         if ((st = lg_verify_filter(&b, net, prop, c, kept, &p.n_terms)) != LG_OK) goto done;
@@ -252,14 +300,18 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
+    if (bm != LG_BAB_NONE) {
+        int decided = 0;
+        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, deadline, r, co, x, &decided)) != LG_OK || decided) goto done;
+    }
     if (strcmp(s, "none") == 0) {
-        lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
+        if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else if (strcmp(s, "auto") == 0) {
-        st = lg_verify_backend("glpk", net, &p, o, deadline, co, x, &r->nodes);
+        st = lg_verify_backend("glpk", net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
         if (st == LG_OK && co->v == LG_VERDICT_UNKNOWN && !(timed && deadline - lg_bounds_now() < 1.0))
-            st = lg_verify_backend("z3", net, &p, o, deadline, co, x, &r->nodes);
+            st = lg_verify_backend("z3", net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
     } else {
-        st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes);
+        st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
     }
 done:
     for (int k = 0; k < net->n_layers; k++) {
@@ -280,6 +332,7 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
     r->seconds = t0; /* start time while running; elapsed seconds at the end */
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
+    r->bab_mode = lg_bab_mode_name(lg_bab_pick(o->bab.mode, net ? net->n_in : 0));
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
     int no = lg_net_n_out(net);

@@ -9,7 +9,10 @@
  *
  * Order per case: symbolic bounds → proof from the bounds → attack → LP
  * tightening (--tighten lp, or automatically in auto mode with at most a
- * third of the remaining time) → proof from the bounds → back-end.
+ * third of the remaining time; skipped before input splitting) → proof from
+ * the bounds → branch and bound (opts.bab, bab.h; its nodes with few
+ * unstable ReLUs go to the back-end) → back-end on the whole case if branch
+ * and bound stopped early (limits) and time remains.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
  * "none" (quick paths only). The back-end receives the remaining time.
@@ -25,6 +28,7 @@
 #include "core/net.h"
 #include "encode/problem.h"
 #include "verify/attack.h"
+#include "verify/bab.h"
 #include "verify/bounds.h"
 #include "verify/prop.h"
 
@@ -38,6 +42,9 @@ typedef struct lg_verify_opts {
     int attack;             /* run sampling + PGD before the solver (default 1) */
     lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
     int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
+    lg_bab_opts bab;        /* branch and bound (bab.h): mode AUTO (default) splits the input box
+                               when n_in ≤ 16, else ReLUs; NONE = bounds, attack, LP, back-end only.
+                               The driver sets its deadline and seed; its solver follows `solver`. */
 } lg_verify_opts;
 
 lg_verify_opts lg_verify_opts_default(void);
@@ -58,6 +65,11 @@ typedef struct lg_verify_report {
     int violated_case;        /* case index of the counterexample, −1 if none */
     int n_in, n_out;
     double *x, *y;            /* counterexample [n_in] and its outputs [n_out], or NULL */
+    const char *bab_mode;     /* "none", "input" or "relu" (static string): the strategy used */
+    long bab_nodes;           /* branch-and-bound nodes bounded, summed over cases */
+    int bab_max_depth;        /* deepest branch-and-bound node */
+    double t_bounds;          /* seconds in bound computations (B&B: summed over threads) */
+    double t_solver;          /* seconds in complete back-ends (B&B: summed over threads) */
 } lg_verify_report;
 
 void lg_verify_report_free(lg_verify_report *r);

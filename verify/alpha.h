@@ -1,0 +1,48 @@
+/* alpha.h — CROWN back-substitution of output objectives with explicit
+ * lower ReLU slopes α, and their optimisation (α-CROWN).
+ *
+ * For an unstable ReLU (l < 0 < u) every α ∈ [0, 1] gives a sound lower
+ * relaxation a ≥ α·z, so the bound below is sound for ANY α in [0, 1]; the
+ * upper relaxation stays a ≤ u(z − l)/(u − l). Pre-activation bounds of the
+ * hidden layers come from the caller's lg_bounds (they are not re-optimised).
+ * The rounding margin is the rule of bounds.h, applied the same way as
+ * lg_bounds_objective_lower (with α = NULL both compute the same bound).
+ *
+ * Slopes are indexed per objective row r and neuron (k, j) at
+ * r·lg_alpha_size(net) + lg_alpha_offset(net, k) + j. Everything is
+ * borrowed; results go to caller arrays. Scratch is allocated per call.
+ */
+#ifndef LG_ALPHA_H
+#define LG_ALPHA_H
+
+#include "core/net.h"
+#include "verify/bounds.h"
+
+/* Neurons over all layers (the slope vector length of one objective). */
+int lg_alpha_size(const lg_net *net);
+/* Index of neuron 0 of layer k in that vector. */
+int lg_alpha_offset(const lg_net *net, int k);
+
+/* Default slopes (the area heuristic of bounds.h: 1 iff u > −l) for all m
+ * rows: alpha[m][lg_alpha_size]. */
+void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alpha);
+
+/* out[r] ≤ min over the box of C[r]·y + d[r] (C [m][n_out] row-major).
+ * alpha [m][size] or NULL (area heuristic). Optional outputs (NULL to skip):
+ *   Ain  [m][n_in]  coefficients of the final linear function over the
+ *                   normalised input x' (its minimiser is a corner);
+ *   lam  [m][size]  coefficient of the post-activation a_k[j] in row r
+ *                   before layer k is relaxed (a BaBSR-style sensitivity);
+ *   grad [m][size]  ∂out[r]/∂alpha (zero where the slope is not used). */
+lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                         const double *alpha, double *out, double *Ain, double *lam, double *grad);
+
+/* `steps` projected (to [0, 1]) Adam ascent steps of rate lr on alpha
+ * [m][size] (initialised by the caller, e.g. lg_alpha_default), each row
+ * separately. out[r] = best bound seen (never below the starting one); alpha
+ * is left at the slopes that gave it, and Ain (optional) is their
+ * coefficient vector. Stops early at deadline (lg_bounds_now; ≤ 0 none). */
+lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
+                            double lr, double deadline, double *alpha, double *out, double *Ain);
+
+#endif

@@ -1,0 +1,634 @@
+/* bab.c — the branch-and-bound driver (bab.h): rounds of nodes from the
+ * work list, bounded in parallel, merged in a fixed order. */
+#include "verify/bab.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify/alpha.h"
+#include "verify/attack.h"
+#include "verify/bab_internal.h"
+#include "verify/recheck.h"
+#include "verify/worklist.h"
+
+lg_bab_opts lg_bab_opts_default(void)
+{
+    lg_bab_opts o;
+    memset(&o, 0, sizeof o);
+    o.mode = LG_BAB_AUTO;
+    o.threads = 0;
+    o.batch = 16;
+    o.max_nodes = 2000000;
+    o.max_depth = 400;
+    o.min_width = 1e-9;
+    o.alpha_steps = 10;
+    o.alpha_lr = 0.1;
+    o.solver_unstable = 12;
+    o.solver = "glpk";
+    o.solver_timeout = 10;
+    o.attack_steps = 10;
+    o.seed = 1;
+    return o;
+}
+
+lg_bab_mode lg_bab_pick(lg_bab_mode m, int n_in)
+{
+    if (m != LG_BAB_AUTO) return m;
+    return n_in <= 16 ? LG_BAB_INPUT : LG_BAB_RELU;
+}
+
+const char *lg_bab_mode_name(lg_bab_mode m)
+{
+    switch (m) {
+    case LG_BAB_NONE: return "none";
+    case LG_BAB_INPUT: return "input";
+    case LG_BAB_RELU: return "relu";
+    default: return "auto";
+    }
+}
+
+lg_status lg_bab_mode_parse(const char *s, lg_bab_mode *m)
+{
+    static const lg_bab_mode all[] = {LG_BAB_AUTO, LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (s && strcmp(s, lg_bab_mode_name(all[i])) == 0) {
+            *m = all[i];
+            return LG_OK;
+        }
+    return lg_fail(LG_ERR_ARG, "bab: expected auto, none, input or relu, got '%s'", s ? s : "(null)");
+}
+
+/* ---- nodes ---- */
+
+lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx)
+{
+    size_t nd = 2 * (size_t)cx->n_in + cx->n_pre;
+    size_t bytes = sizeof(lg_bab_node) + nd * sizeof(double) + (size_t)cx->n_terms + 1;
+    lg_bab_node *n = calloc(1, bytes);
+    if (!n) return NULL;
+    double *v = (double *)(n + 1); /* sizeof(lg_bab_node) keeps doubles aligned */
+    n->lo = v;
+    n->hi = v + cx->n_in;
+    n->pre = v + 2 * (size_t)cx->n_in;
+    n->open = (unsigned char *)(v + nd);
+    n->split_k = -1;
+    return n;
+}
+
+lg_bab_node *lg_bab_node_child(const lg_bab_ctx *cx, const lg_bab_node *parent)
+{
+    lg_bab_node *c = lg_bab_node_new(cx);
+    if (!c) return NULL;
+    memcpy(c->lo, parent->lo, (size_t)cx->n_in * sizeof *c->lo);
+    memcpy(c->hi, parent->hi, (size_t)cx->n_in * sizeof *c->hi);
+    memcpy(c->open, parent->open, (size_t)cx->n_terms);
+    c->depth = parent->depth + 1;
+    return c;
+}
+
+void lg_bab_node_free(lg_bab_node *n) { free(n); }
+
+void lg_bab_bounds_save(const lg_bab_ctx *cx, const lg_bounds *b, double *pre)
+{
+    size_t n_in = (size_t)cx->n_in;
+    memcpy(pre, b->xlo, n_in * sizeof *pre);
+    memcpy(pre + n_in, b->xhi, n_in * sizeof *pre);
+    pre += 2 * n_in;
+    for (int k = 0; k < b->n_layers; k++) {
+        size_t w = (size_t)b->width[k];
+        memcpy(pre, b->lo[k], w * sizeof *pre);
+        memcpy(pre + w, b->hi[k], w * sizeof *pre);
+        pre += 2 * w;
+    }
+}
+
+void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre)
+{
+    size_t n_in = (size_t)cx->n_in;
+    memcpy(b->xlo, pre, n_in * sizeof *pre);
+    memcpy(b->xhi, pre + n_in, n_in * sizeof *pre);
+    pre += 2 * n_in;
+    for (int k = 0; k < b->n_layers; k++) {
+        size_t w = (size_t)b->width[k];
+        memcpy(b->lo[k], pre, w * sizeof *pre);
+        memcpy(b->hi[k], pre + w, w * sizeof *pre);
+        pre += 2 * w;
+    }
+}
+
+int lg_bab_bounds_empty(const lg_bounds *b)
+{
+    for (int k = 0; k < b->n_layers; k++)
+        for (int i = 0; i < b->width[k]; i++)
+            if (b->lo[k][i] > b->hi[k][i]) return 1;
+    return 0;
+}
+
+/* ---- one node ---- */
+
+typedef enum lg_bab_kind { LG_BK_CLOSED = 0, LG_BK_FOUND, LG_BK_SPLIT, LG_BK_STUCK } lg_bab_kind;
+
+typedef struct lg_bab_res {
+    lg_bab_kind kind;
+    const char *why;            /* STUCK: static reason */
+    lg_bab_node *c0, *c1;       /* SPLIT */
+    double key;                 /* children's key */
+    double *x;                  /* FOUND: [n_in] (owned) */
+    int solver_closed;          /* a back-end closed it (1 glpk, 2 z3) */
+    long solver_calls, solver_nodes;
+    double t_bounds, t_solver;
+} lg_bab_res;
+
+/* Per-node scratch: rows of the open terms. */
+typedef struct lg_bab_scr {
+    int *rows;      /* [m] constraint row index */
+    int *rterm;     /* [m] term of each row */
+    double *C, *d;  /* [m][n_out], [m] */
+    double *lb;     /* [m] */
+    double *ain;    /* [m][n_in] */
+    double *lam;    /* [m][size] */
+    double *alpha;  /* [m][size] */
+    double *x, *y, *g; /* [n_in], [n_in], [n_in] candidate work */
+    lg_term *open_terms; /* [n_terms] */
+    void *mem;
+} lg_bab_scr;
+
+static lg_status lg_bab_scr_init(lg_bab_scr *s, const lg_bab_ctx *cx)
+{
+    size_t m = (size_t)cx->m, no = (size_t)cx->n_out, ni = (size_t)cx->n_in, sz = (size_t)cx->size;
+    size_t nd = m * (no + 2 + ni + 2 * sz) + 3 * ni;
+    size_t bytes = nd * sizeof(double) + 2 * m * sizeof(int) + ((size_t)cx->n_terms + 1) * sizeof(lg_term);
+    memset(s, 0, sizeof *s);
+    unsigned char *p = malloc(bytes);
+    if (!p) return lg_fail(LG_ERR_NOMEM, "bab: cannot allocate %zu bytes of scratch", bytes);
+    s->mem = p;
+    double *v = (double *)p;
+    s->C = v;
+    s->d = s->C + m * no;
+    s->lb = s->d + m;
+    s->ain = s->lb + m;
+    s->lam = s->ain + m * ni;
+    s->alpha = s->lam + m * sz;
+    s->x = s->alpha + m * sz;
+    s->y = s->x + ni;
+    s->g = s->y + ni;
+    s->open_terms = (lg_term *)(s->g + ni);
+    s->rows = (int *)(s->open_terms + cx->n_terms + 1);
+    s->rterm = s->rows + m;
+    return LG_OK;
+}
+
+/* Corner of the node box minimising the linear function ain·x' (x' the
+ * normalised input) — the minimiser of the relaxed objective. */
+static void lg_bab_corner(const lg_bab_ctx *cx, const lg_bab_node *n, const double *ain, double *x)
+{
+    const lg_net *net = cx->net;
+    for (int i = 0; i < cx->n_in; i++) {
+        double g = ain[i];
+        if (net->in_div && net->in_div[i] < 0) g = -g;
+        x[i] = g > 0 ? n->lo[i] : n->hi[i];
+    }
+}
+
+/* Try a candidate: g(x) over the open terms; confirmed counterexample → 1. */
+static lg_status lg_bab_try(const lg_bab_ctx *cx, int n_open, const lg_term *open, const double *x, double *best_g,
+                            double *best_x, int *found)
+{
+    double g;
+    lg_status st = lg_attack_objective(cx->net, n_open, open, x, &g, NULL);
+    if (st != LG_OK) return st;
+    if (g <= 0) {
+        int ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
+        if (ok < 0) return lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
+        if (ok) {
+            *found = 1;
+            memcpy(best_x, x, (size_t)cx->n_in * sizeof *x);
+            *best_g = g;
+            return LG_OK;
+        }
+    }
+    if (g < *best_g) {
+        *best_g = g;
+        memcpy(best_x, x, (size_t)cx->n_in * sizeof *x);
+    }
+    return LG_OK;
+}
+
+/* Close terms whose some row has lb > 0; returns the number still open and
+ * the hardest row (the best row of the hardest open term) in *hard, its
+ * bound in *key. */
+static int lg_bab_close(const lg_bab_ctx *cx, lg_bab_node *n, const lg_bab_scr *s, int m, int *hard, double *key)
+{
+    int n_open = 0;
+    *hard = -1;
+    *key = INFINITY;
+    for (int r = 0; r < m;) {
+        int t = s->rterm[r], best = r;
+        for (; r < m && s->rterm[r] == t; r++)
+            if (s->lb[r] > s->lb[best]) best = r;
+        if (s->lb[best] > 0.0) {
+            n->open[t] = 0;
+            continue;
+        }
+        n_open++;
+        if (s->lb[best] < *key || *hard < 0) {
+            *key = s->lb[best];
+            *hard = best;
+        }
+    }
+    return n_open;
+}
+
+/* Gather the rows of the open terms into s (C, d, rows, rterm); returns m. */
+static int lg_bab_rows(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bab_scr *s)
+{
+    int m = 0;
+    size_t no = (size_t)cx->n_out;
+    for (int t = 0; t < cx->n_terms; t++) {
+        if (!n->open[t]) continue;
+        for (int r = cx->row0[t]; r < cx->row0[t + 1]; r++, m++) {
+            s->rows[m] = r;
+            s->rterm[m] = t;
+            memcpy(s->C + (size_t)m * no, cx->C + (size_t)r * no, no * sizeof *s->C);
+            s->d[m] = cx->d[r];
+        }
+    }
+    return m;
+}
+
+static int lg_bab_open_terms(const lg_bab_ctx *cx, const lg_bab_node *n, lg_term *out)
+{
+    int k = 0;
+    for (int t = 0; t < cx->n_terms; t++)
+        if (n->open[t]) out[k++] = cx->terms[t];
+    return k;
+}
+
+/* Hand the node to one back-end: *closed = 1 on UNSAT, *found = 1 with a
+ * re-checked witness in x. */
+static lg_status lg_bab_solver(const lg_bab_ctx *cx, const char *name, const lg_bab_node *n, const lg_bounds *b,
+                               int n_open, const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
+{
+    const lg_solver_ops *ops = lg_solver_find(name);
+    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "bab: no solver back-end named '%s'", name);
+    lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi};
+    lg_solve_opts so = lg_solve_opts_default();
+    so.seed = (unsigned)(cx->o->seed + (unsigned long)n->id);
+    so.timeout_s = cx->o->solver_timeout;
+    if (cx->o->deadline > 0) {
+        double left = cx->o->deadline - lg_bounds_now();
+        if (left < 0.05) return LG_OK;
+        if (so.timeout_s <= 0 || left < so.timeout_s) so.timeout_s = left;
+    }
+    lg_result res;
+    memset(&res, 0, sizeof res);
+    double t0 = lg_bounds_now();
+    lg_status st = ops->solve(&p, &so, &res);
+    rs->t_solver += lg_bounds_now() - t0;
+    rs->solver_calls++;
+    rs->solver_nodes += res.nodes;
+    if (st == LG_ERR_TIMEOUT || st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED) {
+        st = LG_OK; /* a plain unknown: keep splitting */
+    } else if (st == LG_OK && res.answer == LG_ANSWER_UNSAT) {
+        *closed = 1;
+    } else if (st == LG_OK && res.answer == LG_ANSWER_SAT && res.x) {
+        memcpy(x, res.x, (size_t)cx->n_in * sizeof *x);
+        int ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
+        if (ok == 0) { /* nudge it (the back-end works with tolerances) */
+            memcpy(x, res.x, (size_t)cx->n_in * sizeof *x);
+            st = lg_attack_repair(cx->net, n->lo, n->hi, n_open, open, 20, 1e-4, x, &ok);
+            if (st == LG_OK && ok) ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
+        }
+        if (ok < 0) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
+        *found = ok == 1;
+    }
+    lg_result_free(&res);
+    return st;
+}
+
+static int lg_bab_unstable(const lg_bounds *b, const lg_net *net)
+{
+    int u = 0;
+    for (int k = 0; k < net->n_layers; k++) u += lg_bounds_unstable(b, net, k);
+    return u;
+}
+
+static lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
+{
+    const lg_bab_opts *o = cx->o;
+    const lg_net *net = cx->net;
+    lg_bounds b;
+    lg_bab_scr s;
+    memset(&b, 0, sizeof b);
+    memset(rs, 0, sizeof *rs);
+    rs->kind = LG_BK_STUCK;
+    rs->why = "not bounded";
+    lg_status st = lg_bab_scr_init(&s, cx);
+    if (st != LG_OK) return st;
+    double t0 = lg_bounds_now();
+    if ((st = lg_bounds_init(&b, net)) != LG_OK) goto fail;
+    st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, &b) : lg_bab_relu_bound(cx, n, &b);
+    if (st != LG_OK) goto fail;
+    if (lg_bab_bounds_empty(&b)) { /* the split constraints leave no input: nothing to find here */
+        rs->kind = LG_BK_CLOSED;
+        rs->t_bounds = lg_bounds_now() - t0;
+        goto fail;
+    }
+    int m = lg_bab_rows(cx, n, &s), hard;
+    double key;
+    int need_lam = cx->mode == LG_BAB_RELU;
+    if ((st = lg_alpha_bound(&b, net, m, s.C, s.d, NULL, s.lb, s.ain, need_lam ? s.lam : NULL, NULL)) != LG_OK)
+        goto fail;
+    int n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
+    rs->t_bounds = lg_bounds_now() - t0;
+    if (n_open == 0) {
+        rs->kind = LG_BK_CLOSED;
+        goto fail;
+    }
+    /* falsify: centre, relaxed minimisers, then a short local attack */
+    n_open = lg_bab_open_terms(cx, n, s.open_terms);
+    double best_g = INFINITY;
+    int found = 0;
+    double *cand = s.y, *best = s.g;
+    for (int i = 0; i < cx->n_in; i++) cand[i] = n->lo[i] + 0.5 * (n->hi[i] - n->lo[i]);
+    if ((st = lg_bab_try(cx, n_open, s.open_terms, cand, &best_g, best, &found)) != LG_OK) goto fail;
+    for (int r = 0; r < m && !found; r++) {
+        if (!n->open[s.rterm[r]]) continue;
+        lg_bab_corner(cx, n, s.ain + (size_t)r * (size_t)cx->n_in, cand);
+        if ((st = lg_bab_try(cx, n_open, s.open_terms, cand, &best_g, best, &found)) != LG_OK) goto fail;
+    }
+    if (!found && o->attack_steps > 0 && isfinite(best_g)) {
+        memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
+        if ((st = lg_attack_repair(net, n->lo, n->hi, n_open, s.open_terms, o->attack_steps, 0.1, cand, &found)) !=
+            LG_OK)
+            goto fail;
+        if (found) {
+            int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
+            if (ok < 0) {
+                st = lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
+                goto fail;
+            }
+            found = ok;
+            if (found) memcpy(best, cand, (size_t)cx->n_in * sizeof *cand);
+        }
+    }
+    if (found) {
+        rs->kind = LG_BK_FOUND;
+        rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
+        if (!rs->x) {
+            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            goto fail;
+        }
+        memcpy(rs->x, best, (size_t)cx->n_in * sizeof *rs->x);
+        goto fail;
+    }
+
+    /* α-CROWN on the rows of the terms still open */
+    if (o->alpha_steps > 0) {
+        double t1 = lg_bounds_now();
+        m = lg_bab_rows(cx, n, &s);
+        lg_alpha_default(&b, net, m, s.alpha);
+        if ((st = lg_alpha_optimize(&b, net, m, s.C, s.d, o->alpha_steps, o->alpha_lr, o->deadline, s.alpha, s.lb,
+                                    s.ain)) != LG_OK)
+            goto fail;
+        n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
+        if (n_open > 0 && need_lam) { /* sensitivities under the optimised slopes */
+            double *lb2 = s.g; /* one row is enough: the hardest */
+            size_t sz = (size_t)cx->size;
+            if ((st = lg_alpha_bound(&b, net, 1, s.C + (size_t)hard * (size_t)cx->n_out, s.d + hard,
+                                     s.alpha + (size_t)hard * sz, lb2, NULL, s.lam + (size_t)hard * sz, NULL)) != LG_OK)
+                goto fail;
+        }
+        rs->t_bounds += lg_bounds_now() - t1;
+        if (n_open == 0) {
+            rs->kind = LG_BK_CLOSED;
+            goto fail;
+        }
+        n_open = lg_bab_open_terms(cx, n, s.open_terms);
+    }
+    rs->key = key;
+
+    /* few unstable ReLUs left: a complete back-end decides the node */
+    if (o->solver_unstable > 0 && o->solver && strcmp(o->solver, "none") != 0 &&
+        lg_bab_unstable(&b, net) <= o->solver_unstable) {
+        const char *names[2] = {o->solver, NULL};
+        if (strcmp(o->solver, "auto") == 0) {
+            names[0] = "glpk";
+            names[1] = "z3";
+        }
+        for (int i = 0; i < 2 && names[i]; i++) {
+            int closed = 0;
+            if ((st = lg_bab_solver(cx, names[i], n, &b, n_open, s.open_terms, rs, cand, &closed, &found)) != LG_OK)
+                goto fail;
+            if (closed) {
+                rs->kind = LG_BK_CLOSED;
+                rs->solver_closed = strcmp(names[i], "z3") == 0 ? 2 : 1;
+                goto fail;
+            }
+            if (found) {
+                rs->kind = LG_BK_FOUND;
+                rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
+                if (!rs->x) {
+                    st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+                    goto fail;
+                }
+                memcpy(rs->x, cand, (size_t)cx->n_in * sizeof *rs->x);
+                goto fail;
+            }
+        }
+    }
+
+    if (n->depth >= o->max_depth) {
+        rs->kind = LG_BK_STUCK;
+        rs->why = "depth limit";
+        goto fail;
+    }
+    const char *why = NULL;
+    /* the sensitivities of the hardest open row choose the split */
+    if (cx->mode == LG_BAB_INPUT)
+        st = lg_bab_input_split(cx, n, &b, s.ain + (size_t)hard * (size_t)cx->n_in, &rs->c0, &rs->c1, &why);
+    else
+        st = lg_bab_relu_split(cx, n, &b, s.lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
+    if (st != LG_OK) goto fail;
+    if (!rs->c0) {
+        rs->kind = LG_BK_STUCK;
+        rs->why = why;
+    } else {
+        rs->kind = LG_BK_SPLIT;
+    }
+fail:
+    lg_bounds_free(&b);
+    free(s.mem);
+    return st;
+}
+
+/* ---- rounds ---- */
+
+typedef struct lg_bab_round {
+    const lg_bab_ctx *cx;
+    lg_bab_node **nodes;
+    lg_bab_res *res;
+} lg_bab_round;
+
+static lg_status lg_bab_job(void *ctx, int i, int thread)
+{
+    lg_bab_round *r = ctx;
+    (void)thread;
+    return lg_bab_process(r->cx, r->nodes[i], &r->res[i]);
+}
+
+static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double *lo, const double *hi, int n_terms,
+                                 const lg_term *terms, const lg_bab_opts *o)
+{
+    memset(cx, 0, sizeof *cx);
+    cx->net = net;
+    cx->lo = lo;
+    cx->hi = hi;
+    cx->n_terms = n_terms;
+    cx->terms = terms;
+    cx->o = o;
+    cx->mode = lg_bab_pick(o->mode, net->n_in);
+    cx->n_in = net->n_in;
+    cx->n_out = lg_net_n_out(net);
+    cx->size = lg_alpha_size(net);
+    cx->n_pre = 2 * (size_t)net->n_in + 2 * (size_t)cx->size;
+    cx->row0 = malloc(((size_t)n_terms + 1) * sizeof *cx->row0);
+    if (!cx->row0) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+    cx->row0[0] = 0;
+    for (int t = 0; t < n_terms; t++) {
+        if (terms[t].n_cons < 1) return lg_fail(LG_ERR_ARG, "bab: term %d has no constraint", t);
+        cx->row0[t + 1] = cx->row0[t] + terms[t].n_cons;
+    }
+    cx->m = cx->row0[n_terms];
+    size_t no = (size_t)cx->n_out;
+    cx->C = malloc(((size_t)cx->m * (no + 1) + 1) * sizeof *cx->C);
+    if (!cx->C) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+    cx->d = cx->C + (size_t)cx->m * no;
+    for (int t = 0, r = 0; t < n_terms; t++)
+        for (int k = 0; k < terms[t].n_cons; k++, r++) {
+            memcpy(cx->C + (size_t)r * no, terms[t].cons[k].coef, no * sizeof *cx->C);
+            cx->d[r] = terms[t].cons[k].d;
+        }
+    return LG_OK;
+}
+
+lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                     const lg_bounds *root, const lg_bab_opts *o, lg_bab_out *out, double *x)
+{
+    memset(out, 0, sizeof *out);
+    lg_status st = lg_bounds_check_net(net);
+    if (st != LG_OK) return st;
+    lg_bab_ctx cx;
+    lg_worklist wl;
+    lg_worklist_init(&wl);
+    lg_bab_node **nodes = NULL;
+    lg_bab_res *res = NULL;
+    int batch = o->batch > 0 ? o->batch : 16;
+    int threads = o->threads > 0 ? o->threads : lg_worklist_cores();
+    if ((st = lg_bab_ctx_init(&cx, net, lo, hi, n_terms, terms, o)) != LG_OK) goto fail;
+    if (cx.mode != LG_BAB_INPUT && cx.mode != LG_BAB_RELU) {
+        st = lg_fail(LG_ERR_ARG, "bab: mode %s is not a splitting strategy", lg_bab_mode_name(cx.mode));
+        goto fail;
+    }
+    snprintf(out->method, sizeof out->method, "bab-%s", lg_bab_mode_name(cx.mode));
+    nodes = calloc((size_t)batch, sizeof *nodes);
+    res = calloc((size_t)batch, sizeof *res);
+    lg_bab_node *r0 = lg_bab_node_new(&cx);
+    if (!nodes || !res || !r0) {
+        free(r0);
+        st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        goto fail;
+    }
+    memcpy(r0->lo, lo, (size_t)cx.n_in * sizeof *lo);
+    memcpy(r0->hi, hi, (size_t)cx.n_in * sizeof *hi);
+    memset(r0->open, 1, (size_t)n_terms);
+    if (root) lg_bab_bounds_save(&cx, root, r0->pre);
+    else r0->pre = NULL;
+    long next_id = 1;
+    r0->id = 0;
+    if ((st = lg_worklist_push(&wl, -INFINITY, 0, r0)) != LG_OK) {
+        free(r0);
+        goto fail;
+    }
+    int stuck = 0, solver_used = 0;
+    const char *stuck_why = NULL;
+    double t_start = lg_bounds_now(), t_print = t_start;
+    while (lg_worklist_size(&wl) > 0) {
+        if (o->deadline > 0 && lg_bounds_now() >= o->deadline) {
+            out->timed_out = 1;
+            snprintf(out->reason, sizeof out->reason, "timeout");
+            break;
+        }
+        if (out->nodes >= o->max_nodes) {
+            snprintf(out->reason, sizeof out->reason, "node limit (%ld)", o->max_nodes);
+            break;
+        }
+        int nb = 0;
+        while (nb < batch && lg_worklist_size(&wl) > 0) nodes[nb++] = lg_worklist_pop(&wl);
+        lg_bab_round rd = {&cx, nodes, res};
+        st = lg_worklist_run(nb, threads, lg_bab_job, &rd);
+        int found_i = -1;
+        for (int i = 0; i < nb; i++) { /* merge in batch order */
+            lg_bab_res *rs = &res[i];
+            out->nodes++;
+            if (nodes[i]->depth > out->max_depth) out->max_depth = nodes[i]->depth;
+            out->t_bounds += rs->t_bounds;
+            out->t_solver += rs->t_solver;
+            out->solver_calls += rs->solver_calls;
+            out->solver_nodes += rs->solver_nodes;
+            solver_used |= rs->solver_closed;
+            if (st == LG_OK && found_i < 0 && rs->kind == LG_BK_FOUND) {
+                found_i = i;
+                memcpy(x, rs->x, (size_t)cx.n_in * sizeof *x);
+            }
+            if (st == LG_OK && found_i < 0 && rs->kind == LG_BK_SPLIT) {
+                lg_bab_node *c[2] = {rs->c0, rs->c1};
+                for (int k = 0; k < 2; k++) {
+                    c[k]->id = next_id++;
+                    c[k]->key = rs->key;
+                    if (st == LG_OK) st = lg_worklist_push(&wl, rs->key, c[k]->id, c[k]);
+                    if (st != LG_OK) lg_bab_node_free(c[k]);
+                }
+                rs->c0 = rs->c1 = NULL;
+            }
+            if (rs->kind == LG_BK_STUCK && !stuck) {
+                stuck = 1;
+                stuck_why = rs->why;
+            }
+            lg_bab_node_free(rs->c0);
+            lg_bab_node_free(rs->c1);
+            free(rs->x);
+            memset(rs, 0, sizeof *rs);
+            lg_bab_node_free(nodes[i]);
+            nodes[i] = NULL;
+        }
+        if (st != LG_OK) goto fail;
+        if (o->verbose && lg_bounds_now() - t_print >= 1.0) {
+            t_print = lg_bounds_now();
+            fprintf(stderr, "bab-%s: %ld nodes, %zu open, depth %d, %.1f s\n", lg_bab_mode_name(cx.mode), out->nodes,
+                    lg_worklist_size(&wl), out->max_depth, t_print - t_start);
+        }
+        if (found_i >= 0) {
+            out->answer = LG_BAB_FOUND;
+            break;
+        }
+    }
+    if (out->answer != LG_BAB_FOUND && lg_worklist_size(&wl) == 0 && !out->reason[0]) {
+        if (stuck) snprintf(out->reason, sizeof out->reason, "bab: %s with the property still open", stuck_why);
+        else out->answer = LG_BAB_PROVED;
+    }
+    if (solver_used) {
+        size_t l = strlen(out->method);
+        snprintf(out->method + l, sizeof out->method - l, "+%s", solver_used & 2 ? "z3" : "glpk");
+    }
+fail:
+    for (void *p; (p = lg_worklist_pop(&wl)) != NULL;) lg_bab_node_free(p);
+    lg_worklist_free(&wl);
+    free(nodes);
+    free(res);
+    free(cx.row0);
+    free(cx.C);
+    return st;
+}

@@ -1,0 +1,89 @@
+/* bab.h — branch and bound for one case of a property (prop.h): split the
+ * input box (low-dimensional inputs) or unstable ReLUs (high-dimensional
+ * inputs) until every sub-problem is closed.
+ *
+ * Each node is bounded with the symbolic (CROWN) bounds of bounds.h and the
+ * objective bounds of alpha.h (optionally with optimised slopes, α-CROWN);
+ * a term of the counterexample region is closed in a node when one of its
+ * constraints has a lower bound > 0 there, and stays closed in the node's
+ * children. A node is closed when all its terms are; or by a complete
+ * back-end (GLPK, Z3) once few unstable ReLUs are left; otherwise the
+ * centre, the minimisers of the relaxed objectives and a short local
+ * attack from them are re-checked (lg_recheck), and the node is split.
+ *
+ *   PROVED  only when every node was closed by a sound bound or a back-end's
+ *           UNSAT: the case holds.
+ *   FOUND   x is a counterexample confirmed by lg_recheck.
+ *   OPEN    anything else (deadline, node/depth limit, a sub-box below the
+ *           minimum width): reason says which; never a guess.
+ *
+ * Nodes are explored in rounds: the `batch` nodes with the worst bound are
+ * taken from the work list (worklist.h), bounded by `threads` worker
+ * threads, and their results merged in a fixed order, so that the answer
+ * (and, without a deadline, every count) does not depend on the number of
+ * threads.
+ *
+ * Everything passed in is borrowed; x [n_in] is the caller's.
+ */
+#ifndef LG_BAB_H
+#define LG_BAB_H
+
+#include "core/net.h"
+#include "encode/problem.h"
+#include "verify/bounds.h"
+
+typedef enum lg_bab_mode { LG_BAB_AUTO = 0, LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU } lg_bab_mode;
+
+typedef struct lg_bab_opts {
+    lg_bab_mode mode;      /* AUTO: input splitting if n_in ≤ 16, else ReLU splitting */
+    int threads;           /* worker threads; ≤ 0: number of cores */
+    int batch;             /* nodes per round (default 16); not tied to threads */
+    long max_nodes;        /* explored-node limit (default 2,000,000); then OPEN */
+    int max_depth;         /* split depth limit (default 400); then OPEN */
+    double min_width;      /* input splitting: a side narrower than min_width × its width
+                              at the root is not split again (default 1e-9) */
+    int alpha_steps;       /* α-CROWN steps on nodes the plain bound leaves open (default 10; 0 off) */
+    double alpha_lr;       /* Adam rate for α (default 0.1) */
+    int solver_unstable;   /* hand a node to the back-end when ≤ this many unstable ReLUs remain
+                              (default 12; 0 = never) */
+    const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */
+    double solver_timeout; /* seconds per back-end call (default 10) */
+    int attack_steps;      /* local-attack steps from each node's best candidate (default 10) */
+    unsigned long seed;
+    double deadline;       /* lg_bounds_now() time to stop at; ≤ 0 none */
+    int verbose;           /* 1: a progress line per round on stderr */
+} lg_bab_opts;
+
+lg_bab_opts lg_bab_opts_default(void);
+
+/* AUTO resolved for a network with n_in inputs (NONE/INPUT/RELU unchanged). */
+lg_bab_mode lg_bab_pick(lg_bab_mode m, int n_in);
+/* "auto", "none", "input", "relu". */
+const char *lg_bab_mode_name(lg_bab_mode m);
+/* Parse one of those names; LG_ERR_ARG otherwise. */
+lg_status lg_bab_mode_parse(const char *s, lg_bab_mode *m);
+
+typedef enum lg_bab_answer { LG_BAB_OPEN = 0, LG_BAB_PROVED, LG_BAB_FOUND } lg_bab_answer;
+
+typedef struct lg_bab_out {
+    lg_bab_answer answer;
+    int timed_out;          /* OPEN because of the deadline */
+    char reason[128];       /* why OPEN */
+    char method[32];        /* "bab-input" or "bab-relu" (+ "+glpk"/"+z3" if a back-end closed nodes) */
+    long nodes;             /* nodes bounded */
+    int max_depth;          /* deepest node bounded */
+    long solver_calls;      /* nodes handed to a back-end */
+    long solver_nodes;      /* back-end nodes/decisions summed */
+    double t_bounds;        /* seconds spent bounding (summed over threads) */
+    double t_solver;        /* seconds spent in back-ends (summed over threads) */
+} lg_bab_out;
+
+/* Branch and bound on the box [lo, hi] against the terms (a disjunction).
+ * root: sound pre-activation bounds already computed for this box (e.g. LP
+ * tightened), or NULL. mode must be INPUT or RELU after lg_bab_pick.
+ * Returns an error only for bad arguments, out of memory or a back-end
+ * failure that is not a plain unknown. */
+lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                     const lg_bounds *root, const lg_bab_opts *o, lg_bab_out *out, double *x);
+
+#endif

@@ -1,0 +1,63 @@
+/* bab_internal.h — what the branch-and-bound driver (bab.c) shares with its
+ * two splitting strategies (bab_input.c, bab_relu.c). Not a public header.
+ *
+ * A node owns one allocation (lg_bab_node_new) holding its raw input box,
+ * the open flags of the terms and the pre-activation bounds it inherits from
+ * its parent (flat: xlo, xhi [n_in], then lo, hi of every layer), which stay
+ * sound for the child because its region is a subset of the parent's.
+ */
+#ifndef LG_BAB_INTERNAL_H
+#define LG_BAB_INTERNAL_H
+
+#include "verify/bab.h"
+
+typedef struct lg_bab_node {
+    long id;
+    int depth;
+    double key;              /* parent's worst open bound (smaller = explored first) */
+    double *lo, *hi;         /* [n_in] raw input box */
+    unsigned char *open;     /* [n_terms] 1 while the term is not refuted */
+    double *pre;             /* [n_pre] inherited bounds, or NULL (none yet) */
+    int split_k, split_j;    /* ReLU split to apply (k = −1: none) */
+    int split_active;        /* 1: z ≥ 0 (a = z); 0: z ≤ 0 (a = 0) */
+} lg_bab_node;
+
+typedef struct lg_bab_ctx {
+    const lg_net *net;
+    const double *lo, *hi;   /* the case's box (every candidate is re-checked against it) */
+    int n_terms;
+    const lg_term *terms;
+    const lg_bab_opts *o;
+    lg_bab_mode mode;        /* INPUT or RELU */
+    int n_in, n_out, size;   /* size = lg_alpha_size */
+    size_t n_pre;            /* doubles in a node's inherited bounds */
+    int *row0;               /* [n_terms + 1] first constraint row of each term */
+    double *C, *d;           /* all constraints [m][n_out], [m] */
+    int m;
+} lg_bab_ctx;
+
+lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx);
+/* A copy of parent's box and open flags (pre, split and depth left to the caller). */
+lg_bab_node *lg_bab_node_child(const lg_bab_ctx *cx, const lg_bab_node *parent);
+void lg_bab_node_free(lg_bab_node *n);
+
+/* Flat copies of a bounds object to/from a node's pre array. */
+void lg_bab_bounds_save(const lg_bab_ctx *cx, const lg_bounds *b, double *pre);
+void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre);
+/* 1 if some pre-activation interval is empty (lo > hi): the region is empty. */
+int lg_bab_bounds_empty(const lg_bounds *b);
+
+/* Bounds of the node's region into b (initialised by the caller). */
+lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b);
+lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b);
+
+/* Split the node into two children (*c0, *c1 newly allocated, pre filled
+ * from b). ain: [n_in] coefficients of the hardest objective over the
+ * normalised input; lam: [size] its sensitivities. On a node that cannot be
+ * split (minimum width, no unstable ReLU) *c0 = *c1 = NULL and why is set. */
+lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *ain,
+                             lg_bab_node **c0, lg_bab_node **c1, const char **why);
+lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *lam,
+                            lg_bab_node **c0, lg_bab_node **c1, const char **why);
+
+#endif
