@@ -135,6 +135,7 @@ typedef struct lg_bab_res {
     const char *why;            /* STUCK: static reason */
     lg_bab_node *c0, *c1;       /* SPLIT */
     double key;                 /* children's key */
+    double pkey;                /* node's worst bound with the plain slopes */
     double *x;                  /* FOUND: [n_in] (owned) */
     int solver_closed;          /* a back-end closed it (1 glpk, 2 z3) */
     long solver_calls, solver_nodes;
@@ -308,6 +309,7 @@ static lg_status lg_bab_solver(const lg_bab_ctx *cx, const char *name, const lg_
     return st;
 }
 
+
 static int lg_bab_unstable(const lg_bounds *b, const lg_net *net)
 {
     int u = 0;
@@ -385,6 +387,11 @@ static lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res
         goto fail;
     }
 
+    /* the hardest row under the plain slopes chooses an input split */
+    int split_crow = s.rows[hard]; /* index into cx->C (s.rows is re-gathered below) */
+    double plain_key = key;
+    rs->pkey = key;
+
     /* α-CROWN on the rows of the terms still open */
     if (o->alpha_steps > 0) {
         double t1 = lg_bounds_now();
@@ -448,7 +455,8 @@ static lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res
     const char *why = NULL;
     /* the sensitivities of the hardest open row choose the split */
     if (cx->mode == LG_BAB_INPUT)
-        st = lg_bab_input_split(cx, n, &b, s.ain + (size_t)hard * (size_t)cx->n_in, &rs->c0, &rs->c1, &why);
+        st = lg_bab_input_split(cx, n, &b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
+                                &rs->c0, &rs->c1, &why);
     else
         st = lg_bab_relu_split(cx, n, &b, s.lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
     if (st != LG_OK) goto fail;
@@ -588,6 +596,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
                 for (int k = 0; k < 2; k++) {
                     c[k]->id = next_id++;
                     c[k]->key = rs->key;
+                    c[k]->pkey = rs->pkey;
                     if (st == LG_OK) st = lg_worklist_push(&wl, rs->key, c[k]->id, c[k]);
                     if (st != LG_OK) lg_bab_node_free(c[k]);
                 }

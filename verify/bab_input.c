@@ -1,18 +1,24 @@
-/* bab_input.c — input splitting (bab.h): bound a sub-box with the symbolic
- * bounds (intersected with the parent's, which stay sound on a sub-box) and
- * halve it along the input dimension where the hardest objective is most
- * sensitive: score_i = |A_i|·w_i, A the objective's back-substituted
- * coefficients over the normalised input and w_i the sub-box width there
- * (how much of the objective's range dimension i accounts for). */
+/* bab_input.c — input splitting (bab.h): bound a sub-box by interval
+ * arithmetic intersected with the parent's bounds (sound on a sub-box), then
+ * back-substitution of the neurons still unstable, and halve it along the
+ * input dimension where the hardest objective is most sensitive: the smear
+ * score_i = w_i · max|∂f/∂x_i| (w_i the width, the gradient bounded over the
+ * sub-box through the ReLU phases the bounds allow, as ReluVal does). Unlike
+ * |A_i|·w_i of the back-substituted objective, it does not vanish for an
+ * input that only feeds unstable ReLUs relaxed with slope 0. When the
+ * previous split did not raise the node's bound, the side widest relative to
+ * the root is halved instead, so that no dimension is starved. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verify/bab_internal.h"
 
 lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
-    lg_status st = lg_bounds_symbolic(b, cx->net, n->lo, n->hi);
-    if (st != LG_OK || !n->pre) return st;
+    lg_status st = lg_bounds_interval(b, cx->net, n->lo, n->hi);
+    if (st != LG_OK) return st;
+    if (!n->pre) return lg_bounds_symbolic_unstable_from(b, cx->net, 1);
     /* inherited bounds: keep the tighter side (layout of lg_bab_bounds_save) */
     const double *p = n->pre + 2 * (size_t)cx->n_in;
     for (int k = 0; k < b->n_layers; k++) {
@@ -23,32 +29,90 @@ lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_boun
         }
         p += 2 * (size_t)w;
     }
-    return LG_OK;
+    /* back-substitute only what is still unstable */
+    return lg_bounds_symbolic_unstable_from(b, cx->net, 1);
 }
 
-lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *ain,
-                             lg_bab_node **c0, lg_bab_node **c1, const char **why)
+/* Smear of objective row crow over the node: for each normalised input i,
+ * width_i × max |∂(crow·y)/∂x'_i| over the box, the gradient bounded by
+ * interval back-propagation (ReLU derivative 1 if active, 0 if inactive,
+ * [0, 1] if unstable), in centre/radius form: c ← Wᵀc, r ← |W|ᵀr.
+ * score [n_in]; buf: 4 × max width scratch. */
+static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double *crow, double *score, double *buf)
+{
+    const lg_net *net = cx->net;
+    size_t w = (size_t)lg_net_max_width(net);
+    double *cen = buf, *rad = buf + w, *nc = buf + 2 * w, *nr = buf + 3 * w;
+    for (int j = 0; j < cx->n_out; j++) {
+        cen[j] = crow[j];
+        rad[j] = 0;
+    }
+    for (int l = net->n_layers - 1; l >= 0; l--) {
+        const lg_layer *L = &net->layers[l];
+        if (L->act == LG_ACT_RELU) {
+            for (int j = 0; j < L->n_out; j++) {
+                double lo = b->lo[l][j], hi = b->hi[l][j];
+                if (lo >= 0) continue;
+                if (hi <= 0) {
+                    cen[j] = rad[j] = 0;
+                    continue;
+                }
+                double gl = fmin(0, cen[j] - rad[j]), gh = fmax(0, cen[j] + rad[j]);
+                cen[j] = 0.5 * (gl + gh);
+                rad[j] = 0.5 * (gh - gl);
+            }
+        }
+        int ni = L->n_in;
+        for (int i = 0; i < ni; i++) nc[i] = nr[i] = 0;
+        for (int j = 0; j < L->n_out; j++) {
+            const double *Wr = L->W + (size_t)j * (size_t)ni;
+            double c = cen[j], r = rad[j];
+            if (c == 0 && r == 0) continue;
+            for (int i = 0; i < ni; i++) {
+                nc[i] += Wr[i] * c;
+                nr[i] += fabs(Wr[i]) * r;
+            }
+        }
+        double *t = cen;
+        cen = nc;
+        nc = t;
+        t = rad;
+        rad = nr;
+        nr = t;
+    }
+    for (int i = 0; i < cx->n_in; i++) score[i] = (fabs(cen[i]) + rad[i]) * (b->xhi[i] - b->xlo[i]);
+}
+
+lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *crow,
+                             double key, lg_bab_node **c0, lg_bab_node **c1, const char **why)
 {
     *c0 = *c1 = NULL;
+    size_t w = (size_t)lg_net_max_width(cx->net);
+    double *buf = malloc((4 * w + (size_t)cx->n_in) * sizeof *buf);
+    if (!buf) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+    double *score = buf + 4 * w;
+    lg_bab_smear(cx, b, crow, score, buf);
     int best = -1, widest = -1;
     double best_s = 0, widest_r = 0;
     for (int i = 0; i < cx->n_in; i++) {
-        double w = n->hi[i] - n->lo[i], w0 = cx->hi[i] - cx->lo[i];
-        if (!(w > cx->o->min_width * w0) || !(w > 0)) continue;
+        double wi = n->hi[i] - n->lo[i], w0 = cx->hi[i] - cx->lo[i];
+        if (!(wi > cx->o->min_width * w0) || !(wi > 0)) continue;
         /* the midpoint must differ from both ends */
-        double mid = n->lo[i] + 0.5 * w;
+        double mid = n->lo[i] + 0.5 * wi;
         if (!(mid > n->lo[i] && mid < n->hi[i])) continue;
-        double s = fabs(ain[i]) * (b->xhi[i] - b->xlo[i]);
-        if (s > best_s) {
-            best_s = s;
+        if (score[i] > best_s) {
+            best_s = score[i];
             best = i;
         }
-        if (w / w0 > widest_r) {
-            widest_r = w / w0;
+        if (wi / w0 > widest_r) {
+            widest_r = wi / w0;
             widest = i;
         }
     }
-    if (best < 0) best = widest; /* objective flat in every splittable dimension */
+    free(buf);
+    /* objective flat in every splittable dimension, or the last split did not
+     * raise the bound: halve the side widest relative to the root instead */
+    if (best < 0 || (n->depth > 0 && !(key > n->pkey))) best = widest;
     if (best < 0) {
         *why = "sub-box below the minimum width";
         return LG_OK;

@@ -15,6 +15,7 @@ typedef struct lg_bab_node {
     long id;
     int depth;
     double key;              /* parent's worst open bound (smaller = explored first) */
+    double pkey;             /* parent's worst open bound under the plain slopes */
     double *lo, *hi;         /* [n_in] raw input box */
     unsigned char *open;     /* [n_terms] 1 while the term is not refuted */
     double *pre;             /* [n_pre] inherited bounds, or NULL (none yet) */
@@ -52,11 +53,12 @@ lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_boun
 lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b);
 
 /* Split the node into two children (*c0, *c1 newly allocated, pre filled
- * from b). ain: [n_in] coefficients of the hardest objective over the
- * normalised input; lam: [size] its sensitivities. On a node that cannot be
- * split (minimum width, no unstable ReLU) *c0 = *c1 = NULL and why is set. */
-lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *ain,
-                             lg_bab_node **c0, lg_bab_node **c1, const char **why);
+ * from b). crow: [n_out] the hardest objective row (input splitting);
+ * lam: [size] its sensitivities (ReLU splitting). On a node that cannot be
+ * split (minimum width, no unstable ReLU) *c0 = *c1 = NULL and why is set.
+ * key: the node's worst open bound, plain slopes (n->pkey is its parent's). */
+lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *crow,
+                             double key, lg_bab_node **c0, lg_bab_node **c1, const char **why);
 lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *lam,
                             lg_bab_node **c0, lg_bab_node **c1, const char **why);
 

@@ -27,7 +27,7 @@ lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bound
         if (b->hi[k][j] > 0) b->hi[k][j] = 0;
     }
     if (lg_bab_bounds_empty(b)) return LG_OK;
-    return lg_bounds_symbolic_from(b, cx->net, k + 1);
+    return lg_bounds_symbolic_unstable_from(b, cx->net, k + 1);
 }
 
 lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *lam,

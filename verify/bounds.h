@@ -61,6 +61,13 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
  * layer k0 − 1, e.g. by LP tightening). The input box must be set. */
 lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0);
 
+/* As lg_bounds_symbolic_from, but only for the neurons of relu layers ≥ k0
+ * that are unstable (lo < 0 < hi) under the bounds at hand when their layer
+ * is reached; stable neurons and identity layers keep their bounds (a
+ * stable neuron's relaxation does not depend on them). The cheap re-bound of
+ * a sub-problem whose bounds were intersected with its parent's (bab.h). */
+lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int k0);
+
 /* LP tightening of b (already symbolic or interval bounds for the same box):
  * for each layer k ≥ 1, for each unstable neuron, min and max z_k[i] over
  * the triangle LP relaxation of layers < k (GLPK simplex). Each LP optimum is

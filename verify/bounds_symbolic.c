@@ -125,6 +125,46 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
     return LG_OK;
 }
 
+lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int k0)
+{
+    lg_bs_scratch s = {0};
+    int m = lg_net_max_width(net);
+    lg_status st = lg_bs_alloc(&s, net, m);
+    if (st != LG_OK) return st;
+    int *idx = malloc((size_t)m * sizeof *idx); /* [m] unstable neurons of layer k */
+    if (!idx) {
+        free(s.A);
+        return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    }
+    for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->act != LG_ACT_RELU) continue;
+        int n = 0;
+        for (int o = 0; o < L->n_out; o++)
+            if (b->lo[k][o] < 0.0 && b->hi[k][o] > 0.0) idx[n++] = o;
+        if (n == 0) continue;
+        size_t ni = (size_t)L->n_in;
+        for (int sign = 0; sign < 2; sign++) {
+            double g = sign ? -1.0 : 1.0;
+            for (int r = 0; r < n; r++) {
+                const double *Wr = L->W + (size_t)idx[r] * ni;
+                for (size_t i = 0; i < ni; i++) s.A[(size_t)r * ni + i] = g * Wr[i];
+                s.c[r] = g * L->b[idx[r]];
+                s.cabs[r] = fabs(L->b[idx[r]]);
+            }
+            lg_bounds_backsub(b, net, k - 1, n, s.A, s.tmp, s.c, s.cabs, s.out);
+            for (int r = 0; r < n; r++) {
+                int o = idx[r];
+                if (sign == 0 && s.out[r] > b->lo[k][o]) b->lo[k][o] = s.out[r];
+                if (sign == 1 && -s.out[r] < b->hi[k][o]) b->hi[k][o] = -s.out[r];
+            }
+        }
+    }
+    free(idx);
+    free(s.A);
+    return LG_OK;
+}
+
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out)
 {
