@@ -277,8 +277,9 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    /* input splitting recomputes bounds per sub-box: LP tightening of the whole box does not pay */
-    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE && bm != LG_BAB_INPUT;
+    /* with branch and bound the time goes to splitting (α-CROWN bounds per node) rather than to
+     * LP tightening of the whole case, unless --tighten lp asks for it */
+    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE && bm == LG_BAB_NONE;
     if (o->tighten == LG_TIGHTEN_LP || auto_lp) {
         /* auto: LP tightening gets at most a third of the remaining time */
         double lp_deadline = deadline;

@@ -9,7 +9,7 @@
  *
  * Order per case: symbolic bounds → proof from the bounds → attack → LP
  * tightening (--tighten lp, or automatically in auto mode with at most a
- * third of the remaining time; skipped before input splitting) → proof from
+ * third of the remaining time, only without branch and bound) → proof from
  * the bounds → branch and bound (opts.bab, bab.h; its nodes with few
  * unstable ReLUs go to the back-end) → back-end on the whole case if branch
  * and bound stopped early (limits) and time remains.
