@@ -1,0 +1,625 @@
+/* check_bab.c — branch and bound: the work list, α-CROWN soundness and
+ * gradient, input and ReLU splitting against the enumeration oracle and
+ * both back-ends, determinism across thread counts, a property that needs
+ * splitting, the ACAS Xu and VNN-COMP fixtures, the bench command, limits. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/netfile.h"
+#include "oracle.h"
+#include "testutil.h"
+#include "verify/alpha.h"
+#include "verify/bab.h"
+#include "verify/recheck.h"
+#include "verify/verify.h"
+#include "verify/vnnlib.h"
+#include "verify/worklist.h"
+
+static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
+
+/* ---- work list ---- */
+
+START_TEST(test_bab_worklist_order)
+{
+    lg_worklist w;
+    lg_worklist_init(&w);
+    lg_rng r;
+    lg_rng_init(&r, 7, 1);
+    static int tag[500];
+    double key[500];
+    for (int i = 0; i < 500; i++) {
+        key[i] = (double)lg_rng_below(&r, 40); /* many ties: the id decides */
+        tag[i] = i;
+        ck_assert_int_eq(lg_worklist_push(&w, key[i], 1000 - i, &tag[i]), LG_OK);
+    }
+    double last_k = -INFINITY;
+    long last_id = -1;
+    for (int i = 0; i < 500; i++) {
+        int *p = lg_worklist_pop(&w);
+        ck_assert_ptr_nonnull(p);
+        double k = key[*p];
+        long id = 1000 - *p;
+        ck_assert_msg(k > last_k || (k == last_k && id > last_id), "pop %d: (%g, %ld) after (%g, %ld)", i, k, id, last_k,
+                      last_id);
+        last_k = k;
+        last_id = id;
+    }
+    ck_assert_ptr_null(lg_worklist_pop(&w));
+    lg_worklist_free(&w);
+}
+END_TEST
+
+static lg_status lg_tb_count(void *ctx, int i, int thread)
+{
+    int *hits = ctx;
+    hits[i] += 1 + thread * 0; /* each item writes only its own slot */
+    return i == 37 ? lg_fail(LG_ERR_ARG, "item 37") : LG_OK;
+}
+
+START_TEST(test_bab_worklist_run_every_item_once)
+{
+    for (int th = 1; th <= 4; th++) {
+        int hits[100] = {0};
+        lg_status st = lg_worklist_run(100, th, lg_tb_count, hits);
+        ck_assert_int_eq(st, LG_ERR_ARG); /* item 37's failure is reported */
+        for (int i = 0; i < 100; i++) ck_assert_msg(hits[i] == 1, "threads %d: item %d ran %d times", th, i, hits[i]);
+    }
+    ck_assert_int_ge(lg_worklist_cores(), 1);
+}
+END_TEST
+
+/* ---- α-CROWN ---- */
+
+/* A random relu net n_in → h → h → n_out with a box around a random centre,
+ * symbolic bounds, and m random objectives. */
+typedef struct lg_tb_obj {
+    lg_net net;
+    double lo[8], hi[8];
+    lg_bounds b;
+    int m, no;
+    double C[4 * 4], d[4];
+} lg_tb_obj;
+
+static void lg_tb_obj_make(lg_tb_obj *t, lg_rng *r, int normalise)
+{
+    int dims[4] = {4, 9, 9, 4};
+    ck_assert_int_eq(lg_net_init(&t->net, 3, dims, LG_ACT_RELU), LG_OK);
+    lg_test_randomize(&t->net, r, 1.0);
+    if (normalise) {
+        t->net.in_sub = malloc(4 * sizeof(double));
+        t->net.in_div = malloc(4 * sizeof(double));
+        for (int i = 0; i < 4; i++) {
+            t->net.in_sub[i] = 0.3 * lg_rng_uniform(r);
+            t->net.in_div[i] = 0.5 + lg_rng_uniform(r);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        double c = lg_rng_uniform(r), w = 0.05 + 0.4 * lg_rng_uniform(r);
+        t->lo[i] = c - w;
+        t->hi[i] = c + w;
+    }
+    ck_assert_int_eq(lg_bounds_init(&t->b, &t->net), LG_OK);
+    ck_assert_int_eq(lg_bounds_symbolic(&t->b, &t->net, t->lo, t->hi), LG_OK);
+    t->m = 4;
+    t->no = 4;
+    for (int k = 0; k < 16; k++) t->C[k] = lg_rng_normal(r);
+    for (int k = 0; k < 4; k++) t->d[k] = lg_rng_normal(r);
+}
+
+static void lg_tb_obj_free(lg_tb_obj *t)
+{
+    lg_bounds_free(&t->b);
+    lg_net_free(&t->net);
+}
+
+/* min over samples (corners and uniform points) of C[r]·y + d[r] */
+static void lg_tb_sample_min(const lg_tb_obj *t, lg_rng *r, int n, double *mn)
+{
+    double x[4], y[4], s[64];
+    for (int k = 0; k < t->m; k++) mn[k] = INFINITY;
+    for (int q = 0; q < n; q++) {
+        for (int i = 0; i < 4; i++) {
+            double u = lg_rng_uniform(r);
+            if (q % 4 == 0) u = u < 0.5 ? 0 : 1;
+            x[i] = u >= 1 ? t->hi[i] : t->lo[i] + u * (t->hi[i] - t->lo[i]);
+        }
+        lg_net_forward(&t->net, x, y, s);
+        for (int k = 0; k < t->m; k++) {
+            double v = t->d[k];
+            for (int j = 0; j < 4; j++) v += t->C[k * 4 + j] * y[j];
+            if (v < mn[k]) mn[k] = v;
+        }
+    }
+}
+
+START_TEST(test_bab_alpha_sound_for_random_slopes)
+{
+    lg_rng r;
+    lg_rng_init(&r, 11, 2);
+    int n_inst = lg_quick() ? 6 : 20;
+    for (int t = 0; t < n_inst; t++) {
+        lg_tb_obj o;
+        lg_tb_obj_make(&o, &r, t % 2);
+        double mn[4], plain[4], ref[4], lb[4];
+        lg_tb_sample_min(&o, &r, 400, mn);
+        /* α = NULL is the area heuristic: the same bound as bounds.h */
+        ck_assert_int_eq(lg_alpha_bound(&o.b, &o.net, 4, o.C, o.d, NULL, plain, NULL, NULL, NULL), LG_OK);
+        ck_assert_int_eq(lg_bounds_objective_lower(&o.b, &o.net, 4, o.C, o.d, ref), LG_OK);
+        for (int k = 0; k < 4; k++)
+            ck_assert_msg(fabs(plain[k] - ref[k]) <= 1e-9 * (1 + fabs(ref[k])), "inst %d row %d: %.17g vs %.17g", t, k,
+                          plain[k], ref[k]);
+        int size = lg_alpha_size(&o.net);
+        double *al = malloc((size_t)(4 * size) * sizeof *al);
+        for (int rep = 0; rep < 10; rep++) {
+            for (int j = 0; j < 4 * size; j++) al[j] = lg_rng_uniform(&r);
+            ck_assert_int_eq(lg_alpha_bound(&o.b, &o.net, 4, o.C, o.d, al, lb, NULL, NULL, NULL), LG_OK);
+            for (int k = 0; k < 4; k++)
+                ck_assert_msg(lb[k] <= mn[k], "inst %d rep %d row %d: bound %.9g above a sampled value %.9g", t, rep, k,
+                              lb[k], mn[k]);
+        }
+        /* optimised slopes: never below the start, still sound */
+        lg_alpha_default(&o.b, &o.net, 4, al);
+        ck_assert_int_eq(lg_alpha_optimize(&o.b, &o.net, 4, o.C, o.d, 20, 0.1, 0, al, lb, NULL), LG_OK);
+        for (int k = 0; k < 4; k++) {
+            ck_assert_msg(lb[k] >= plain[k], "inst %d row %d: optimised %.9g < plain %.9g", t, k, lb[k], plain[k]);
+            ck_assert_msg(lb[k] <= mn[k], "inst %d row %d: optimised bound %.9g above a sample %.9g", t, k, lb[k], mn[k]);
+        }
+        free(al);
+        lg_tb_obj_free(&o);
+    }
+}
+END_TEST
+
+/* The hand-written ∂bound/∂α against central differences (the bound is
+ * multilinear in α while the signs of the back-substituted coefficients do
+ * not change, so a small step is exact up to rounding). */
+START_TEST(test_bab_alpha_gradient)
+{
+    lg_rng r;
+    lg_rng_init(&r, 12, 3);
+    int checked = 0;
+    for (int t = 0; t < 4; t++) {
+        lg_tb_obj o;
+        lg_tb_obj_make(&o, &r, t % 2);
+        int size = lg_alpha_size(&o.net);
+        double *al = malloc((size_t)size * sizeof *al), *g = malloc((size_t)size * sizeof *g);
+        for (int j = 0; j < size; j++) al[j] = 0.2 + 0.6 * lg_rng_uniform(&r);
+        double v0, vp, vm;
+        ck_assert_int_eq(lg_alpha_bound(&o.b, &o.net, 1, o.C, o.d, al, &v0, NULL, NULL, g), LG_OK);
+        for (int j = 0; j < size; j++) {
+            double a = al[j], h = 1e-6;
+            al[j] = a + h;
+            lg_alpha_bound(&o.b, &o.net, 1, o.C, o.d, al, &vp, NULL, NULL, NULL);
+            al[j] = a - h;
+            lg_alpha_bound(&o.b, &o.net, 1, o.C, o.d, al, &vm, NULL, NULL, NULL);
+            al[j] = a;
+            double fd = (vp - vm) / (2 * h);
+            ck_assert_msg(fabs(fd - g[j]) <= 1e-5 * (1 + fabs(fd)), "inst %d slope %d: grad %.9g, differences %.9g", t,
+                          j, g[j], fd);
+            checked += g[j] != 0;
+        }
+        free(al);
+        free(g);
+        lg_tb_obj_free(&o);
+    }
+    ck_assert_int_gt(checked, 0); /* some slopes matter */
+}
+END_TEST
+
+/* ---- against the oracle and the back-ends ---- */
+
+static lg_bab_opts lg_tb_opts(lg_bab_mode mode, const char *solver, int threads)
+{
+    lg_bab_opts o = lg_bab_opts_default();
+    o.mode = mode;
+    o.solver = solver;
+    o.threads = threads;
+    o.deadline = lg_bounds_now() + 60;
+    o.max_nodes = 200000;
+    return o;
+}
+
+/* Run one back-end on the instance: LG_ANSWER_* (UNKNOWN if it gave up). */
+static lg_answer lg_tb_backend(const char *name, const lg_test_inst *in)
+{
+    const lg_solver_ops *ops = lg_solver_find(name);
+    ck_assert_ptr_nonnull(ops);
+    lg_solve_opts so = lg_solve_opts_default();
+    so.timeout_s = 30;
+    lg_result res;
+    memset(&res, 0, sizeof res);
+    lg_status st = ops->solve(&in->prob, &so, &res);
+    lg_answer a = st == LG_OK ? res.answer : LG_ANSWER_UNKNOWN;
+    lg_result_free(&res);
+    return a;
+}
+
+/* Compare BaB in `mode` (with `solver` for small nodes) with the oracle and
+ * both back-ends on n random instances of shape s. Returns how many BaB
+ * decided; every decided answer must match the oracle; a FOUND x must
+ * re-check. */
+static int lg_tb_against_oracle(const lg_test_shape *s, int n, unsigned seed, lg_bab_mode mode, const char *solver,
+                                int *n_sat, int *n_unsat)
+{
+    lg_rng r;
+    lg_rng_init(&r, seed, 5);
+    int decided = 0, tried = 0;
+    for (int t = 0; t < n; t++) {
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random(&in, &r, s), LG_OK);
+        lg_answer ans;
+        lg_status st = lg_oracle_solve(&in.prob, &ans, NULL, NULL);
+        if (st == LG_ERR_ARG) { /* more than 12 unstable: no oracle */
+            lg_test_inst_free(&in);
+            continue;
+        }
+        ck_assert_int_eq(st, LG_OK);
+        tried++;
+        lg_bab_opts o = lg_tb_opts(mode, solver, 1);
+        o.seed = (unsigned long)t;
+        lg_bab_out out;
+        double x[32];
+        ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+        if (out.answer == LG_BAB_PROVED)
+            ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %u inst %d: bab proved, oracle sat", seed, t);
+        if (out.answer == LG_BAB_FOUND) {
+            ck_assert_msg(ans == LG_ANSWER_SAT, "seed %u inst %d: bab found a counterexample, oracle unsat", seed, t);
+            ck_assert_int_eq(lg_recheck(&in.net, in.lo, in.hi, in.n_terms, in.terms, x, NULL), 1);
+        }
+        decided += out.answer != LG_BAB_OPEN;
+        *n_sat += out.answer == LG_BAB_FOUND;
+        *n_unsat += out.answer == LG_BAB_PROVED;
+        /* the two back-ends agree with the oracle wherever they decide */
+        static const char *const be[] = {"glpk", "z3"};
+        for (int k = 0; k < 2 && t % 3 == 0; k++) {
+            lg_answer a = lg_tb_backend(be[k], &in);
+            if (a != LG_ANSWER_UNKNOWN) ck_assert_msg(a == ans, "%s disagrees with the oracle on inst %d", be[k], t);
+        }
+        lg_test_inst_free(&in);
+    }
+    ck_assert_int_gt(tried, 0);
+    return decided;
+}
+
+START_TEST(test_bab_input_split_matches_oracle)
+{
+    int n = lg_quick() ? 12 : 40, sat = 0, unsat = 0;
+    lg_test_shape s2 = {2, {3, 6, 3}, 0.4, 0};
+    lg_test_shape s3 = {3, {2, 5, 5, 3}, 0.5, 1};
+    /* pure branch and bound (no back-end): complete on these nets */
+    int d2 = lg_tb_against_oracle(&s2, n, 41, LG_BAB_INPUT, "none", &sat, &unsat);
+    int d3 = lg_tb_against_oracle(&s3, n, 42, LG_BAB_INPUT, "none", &sat, &unsat);
+    ck_assert_msg(d2 >= n * 9 / 10 && d3 >= n * 9 / 10, "input splitting decided %d and %d of %d", d2, d3, n);
+    /* with back-ends closing small nodes */
+    lg_tb_against_oracle(&s3, n / 2, 43, LG_BAB_INPUT, "glpk", &sat, &unsat);
+    lg_tb_against_oracle(&s3, n / 2, 44, LG_BAB_INPUT, "z3", &sat, &unsat);
+    ck_assert_msg(sat > 0 && unsat > 0, "both verdicts occur: %d sat, %d unsat", sat, unsat);
+}
+END_TEST
+
+START_TEST(test_bab_relu_split_matches_oracle)
+{
+    int n = lg_quick() ? 10 : 30, sat = 0, unsat = 0;
+    lg_test_shape hi_dim = {3, {20, 6, 5, 3}, 0.08, 0};
+    lg_test_shape lo_dim = {3, {3, 5, 5, 3}, 0.5, 1};
+    /* ReLU splitting alone: sound (it may stop with nothing left to split) */
+    lg_tb_against_oracle(&hi_dim, n, 51, LG_BAB_RELU, "none", &sat, &unsat);
+    lg_tb_against_oracle(&lo_dim, n, 52, LG_BAB_RELU, "none", &sat, &unsat);
+    /* with a back-end for nodes with ≤ 12 unstable ReLUs: complete */
+    int d1 = lg_tb_against_oracle(&hi_dim, n, 53, LG_BAB_RELU, "glpk", &sat, &unsat);
+    int d2 = lg_tb_against_oracle(&lo_dim, n, 54, LG_BAB_RELU, "auto", &sat, &unsat);
+    ck_assert_msg(d1 >= n * 9 / 10 && d2 >= n * 9 / 10, "relu splitting + back-end decided %d and %d of %d", d1, d2, n);
+    ck_assert_msg(sat > 0 && unsat > 0, "both verdicts occur: %d sat, %d unsat", sat, unsat);
+}
+END_TEST
+
+/* The answer and, without a deadline, the node count do not depend on the
+ * number of threads. */
+START_TEST(test_bab_threads_deterministic)
+{
+    lg_rng r;
+    lg_rng_init(&r, 61, 7);
+    lg_test_shape s = {3, {3, 8, 8, 3}, 0.5, 0};
+    int n = lg_quick() ? 4 : 10, split = 0;
+    for (int t = 0; t < n; t++) {
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random(&in, &r, &s), LG_OK);
+        lg_bab_answer a0 = LG_BAB_OPEN;
+        long nodes0 = 0;
+        for (int th = 1; th <= 3; th++) {
+            for (int mode = LG_BAB_INPUT; mode <= LG_BAB_RELU; mode++) {
+                lg_bab_opts o = lg_tb_opts((lg_bab_mode)mode, mode == LG_BAB_RELU ? "glpk" : "none", th);
+                o.deadline = 0;
+                o.max_nodes = 20000;
+                o.solver_unstable = 4;
+                lg_bab_out out;
+                double x[3];
+                ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+                if (mode == LG_BAB_INPUT) {
+                    if (th == 1) {
+                        a0 = out.answer;
+                        nodes0 = out.nodes;
+                        split += out.nodes > 1;
+                    } else {
+                        ck_assert_msg(out.answer == a0 && out.nodes == nodes0,
+                                      "inst %d, %d threads: answer %d nodes %ld; 1 thread: %d, %ld", t, th,
+                                      (int)out.answer, out.nodes, (int)a0, nodes0);
+                    }
+                } else if (a0 != LG_BAB_OPEN && out.answer != LG_BAB_OPEN) {
+                    ck_assert_int_eq(out.answer, a0);
+                }
+            }
+        }
+        lg_test_inst_free(&in);
+    }
+    ck_assert_int_gt(split, 0); /* some instance needed more than the root */
+}
+END_TEST
+
+/* A tiny network whose property single-shot bounds cannot prove but branch
+ * and bound can (the oracle confirms it holds). Found by a seeded search over
+ * small random instances; both facts are asserted. */
+START_TEST(test_bab_needs_splitting)
+{
+    lg_rng r;
+    lg_rng_init(&r, 71, 8);
+    lg_test_shape s = {3, {2, 5, 5, 3}, 0.5, 0};
+    int found = 0;
+    for (int t = 0; t < 200 && !found; t++) {
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random(&in, &r, &s), LG_OK);
+        lg_answer ans;
+        if (lg_oracle_solve(&in.prob, &ans, NULL, NULL) != LG_OK || ans != LG_ANSWER_UNSAT) {
+            lg_test_inst_free(&in);
+            continue;
+        }
+        /* single shot: symbolic bounds, then α-CROWN on every constraint */
+        lg_bounds b;
+        ck_assert_int_eq(lg_bounds_init(&b, &in.net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&b, &in.net, in.lo, in.hi), LG_OK);
+        int refuted = 0;
+        for (int k = 0; k < in.n_terms; k++) {
+            int m = in.terms[k].n_cons, no = lg_net_n_out(&in.net), any = 0;
+            for (int q = 0; q < m; q++) {
+                double lb, *al = malloc((size_t)lg_alpha_size(&in.net) * sizeof *al);
+                lg_alpha_default(&b, &in.net, 1, al);
+                ck_assert_int_eq(lg_alpha_optimize(&b, &in.net, 1, in.terms[k].cons[q].coef, &in.terms[k].cons[q].d, 50,
+                                                   0.1, 0, al, &lb, NULL),
+                                 LG_OK);
+                free(al);
+                any |= lb > 0;
+                (void)no;
+            }
+            refuted += any;
+        }
+        lg_bounds_free(&b);
+        if (refuted < in.n_terms) { /* the single shot leaves a term open */
+            lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "none", 1);
+            lg_bab_out out;
+            double x[2];
+            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+            if (out.answer == LG_BAB_PROVED) {
+                found = 1;
+                ck_assert_int_gt(out.nodes, 1);
+                /* through the driver: --bab none with bounds only is not a proof, --bab input is */
+                lg_prop p;
+                memset(&p, 0, sizeof p);
+                p.n_in = 2;
+                p.n_out = 3;
+                p.n_cases = 1;
+                lg_prop_case pc = {in.lo, in.hi, in.n_terms, in.terms};
+                p.cases = &pc;
+                lg_verify_opts vo = lg_verify_opts_default();
+                vo.solver = "none";
+                vo.bab.mode = LG_BAB_NONE;
+                lg_verify_report rep;
+                ck_assert_int_eq(lg_verify_run(&in.net, &p, &vo, &rep), LG_OK);
+                ck_assert_int_eq(rep.verdict, LG_VERDICT_UNKNOWN);
+                lg_verify_report_free(&rep);
+                vo.bab.mode = LG_BAB_INPUT;
+                ck_assert_int_eq(lg_verify_run(&in.net, &p, &vo, &rep), LG_OK);
+                ck_assert_int_eq(rep.verdict, LG_VERDICT_ROBUST);
+                ck_assert_int_gt(rep.bab_nodes, 1);
+                lg_verify_report_free(&rep);
+            }
+        }
+        lg_test_inst_free(&in);
+    }
+    ck_assert_msg(found, "no instance needed splitting");
+}
+END_TEST
+
+/* ---- fixtures ---- */
+
+static lg_verdict lg_tb_run_fixture(const lg_net *net, const char *prop, double timeout, lg_bab_mode mode,
+                                    lg_verify_report *rep)
+{
+    lg_prop p;
+    ck_assert_msg(lg_vnnlib_read(&p, lg_test_fixture(prop), net->n_in, lg_net_n_out(net)) == LG_OK, "%s: %s", prop,
+                  lg_errmsg());
+    lg_verify_opts o = lg_verify_opts_default();
+    o.timeout_s = timeout;
+    o.bab.mode = mode;
+    ck_assert_int_eq(lg_verify_run(net, &p, &o, rep), LG_OK);
+    if (rep->verdict == LG_VERDICT_VIOLATED) {
+        const lg_prop_case *C = &p.cases[rep->violated_case];
+        ck_assert_int_eq(lg_recheck(net, C->lo, C->hi, C->n_terms, C->terms, rep->x, NULL), 1);
+    }
+    lg_prop_free(&p);
+    return rep->verdict;
+}
+
+START_TEST(test_bab_acasxu_fixtures)
+{
+    /* fast: decided in well under a second on one core in Release */
+    static const struct {
+        const char *net, *prop;
+        lg_verdict known;
+        int fast;
+    } inst[] = {
+        {"acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_1.vnnlib", LG_VERDICT_ROBUST, 1},
+        {"acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_2.vnnlib", LG_VERDICT_ROBUST, 1},
+        {"acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_4.vnnlib", LG_VERDICT_ROBUST, 1},
+        {"acasxu/ACASXU_run2a_1_7_batch_2000.onnx", "acasxu/prop_1.vnnlib", LG_VERDICT_ROBUST, 1},
+        {"acasxu/ACASXU_run2a_1_7_batch_2000.onnx", "acasxu/prop_2.vnnlib", LG_VERDICT_ROBUST, 1},
+        {"acasxu/ACASXU_run2a_1_7_batch_2000.onnx", "acasxu/prop_3.vnnlib", LG_VERDICT_VIOLATED, 1},
+        {"acasxu/ACASXU_run2a_1_7_batch_2000.onnx", "acasxu/prop_4.vnnlib", LG_VERDICT_VIOLATED, 1},
+        {"acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_3.vnnlib", LG_VERDICT_ROBUST, 0},
+    };
+    for (size_t i = 0; i < sizeof inst / sizeof inst[0]; i++) {
+        lg_net net;
+        ck_assert_int_eq(lg_net_load(&net, lg_test_fixture(inst[i].net)), LG_OK);
+        lg_verify_report rep;
+        /* the slow one gets a short timeout: known verdict or unknown */
+        lg_verdict v = lg_tb_run_fixture(&net, inst[i].prop, inst[i].fast ? 120 : 3, LG_BAB_AUTO, &rep);
+        fprintf(stderr, "fixture %s %s: %s%s%s%s by %s in %.2f s, %ld nodes\n", inst[i].net + 7, inst[i].prop + 7,
+                lg_verdict_name(v), rep.reason[0] ? " (" : "", rep.reason, rep.reason[0] ? ")" : "", rep.method,
+                rep.seconds, rep.bab_nodes);
+        ck_assert_msg(v == inst[i].known || v == LG_VERDICT_UNKNOWN, "%s %s: %s, known %s", inst[i].net, inst[i].prop,
+                      lg_verdict_name(v), lg_verdict_name(inst[i].known));
+        if (inst[i].fast && !lg_quick())
+            ck_assert_msg(v == inst[i].known, "%s %s: not decided (%s)", inst[i].net, inst[i].prop, rep.reason);
+        lg_verify_report_free(&rep);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+START_TEST(test_bab_vnncomp_fixtures)
+{
+    static const struct {
+        const char *prop;
+        lg_verdict known;
+    } inst[] = {
+        {"vnncomp/prop_1_0.05.vnnlib", LG_VERDICT_VIOLATED},
+        {"vnncomp/prop_2_0.05.vnnlib", LG_VERDICT_VIOLATED},
+        {"vnncomp/prop_3_0.05.vnnlib", LG_VERDICT_ROBUST},
+        {"vnncomp/prop_7_0.03.vnnlib", LG_VERDICT_ROBUST},
+    };
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("vnncomp/mnist-net_256x2.onnx")), LG_OK);
+    for (size_t i = 0; i < 4; i++) {
+        lg_verify_report rep;
+        lg_verdict v = lg_tb_run_fixture(&net, inst[i].prop, 120, LG_BAB_RELU, &rep);
+        ck_assert_str_eq(rep.bab_mode, "relu");
+        ck_assert_msg(v != LG_VERDICT_UNKNOWN || lg_quick(), "%s: unknown (%s)", inst[i].prop, rep.reason);
+        ck_assert_msg(v == inst[i].known || v == LG_VERDICT_UNKNOWN, "%s: %s", inst[i].prop, lg_verdict_name(v));
+        lg_verify_report_free(&rep);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_bab_limits_give_unknown)
+{
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("acasxu/ACASXU_run2a_1_1_batch_2000.onnx")), LG_OK);
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_3.vnnlib"), 5, 5), LG_OK);
+    const lg_prop_case *C = &p.cases[0];
+    double x[5];
+    lg_bab_out out;
+    /* depth limit, node limit, minimum width, deadline: never a verdict */
+    lg_bab_opts o = lg_bab_opts_default();
+    o.mode = LG_BAB_INPUT;
+    o.solver = "none";
+    o.threads = 2;
+    o.max_depth = 3;
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(out.answer, LG_BAB_OPEN);
+    ck_assert_ptr_nonnull(strstr(out.reason, "depth"));
+    o = lg_bab_opts_default();
+    o.mode = LG_BAB_INPUT;
+    o.max_nodes = 50;
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(out.answer, LG_BAB_OPEN);
+    ck_assert_ptr_nonnull(strstr(out.reason, "node limit"));
+    ck_assert_int_le(out.nodes, 50 + o.batch);
+    o.max_nodes = 2000000;
+    o.min_width = 0.3; /* every side may be halved only twice */
+    o.solver = "none";
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(out.answer, LG_BAB_OPEN);
+    ck_assert_ptr_nonnull(strstr(out.reason, "minimum width"));
+    o.min_width = 1e-9;
+    o.deadline = lg_bounds_now() - 1;
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(out.answer, LG_BAB_OPEN);
+    ck_assert_int_eq(out.timed_out, 1);
+    /* the driver honours its timeout within a couple of seconds */
+    lg_verify_opts vo = lg_verify_opts_default();
+    vo.timeout_s = 0.5;
+    vo.bab.alpha_steps = 0;
+    lg_verify_report rep;
+    double t0 = lg_bounds_now();
+    ck_assert_int_eq(lg_verify_run(&net, &p, &vo, &rep), LG_OK);
+    ck_assert_int_ne(rep.verdict, LG_VERDICT_VIOLATED);
+    if (rep.verdict == LG_VERDICT_UNKNOWN) ck_assert_int_eq(rep.timed_out, 1);
+    ck_assert_double_le(lg_bounds_now() - t0, 2.5);
+    lg_verify_report_free(&rep);
+    lg_prop_free(&p);
+    lg_net_free(&net);
+}
+END_TEST
+
+START_TEST(test_bab_bad_arguments)
+{
+    lg_bab_mode m;
+    ck_assert_int_eq(lg_bab_mode_parse("inputs", &m), LG_ERR_ARG);
+    ck_assert_int_eq(lg_bab_mode_parse("relu", &m), LG_OK);
+    ck_assert_int_eq(m, LG_BAB_RELU);
+    ck_assert_int_eq(lg_bab_pick(LG_BAB_AUTO, 5), LG_BAB_INPUT);
+    ck_assert_int_eq(lg_bab_pick(LG_BAB_AUTO, 784), LG_BAB_RELU);
+    int dims[3] = {2, 3, 2};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    lg_test_randomize(&net, &(lg_rng){3, 1}, 1.0);
+    double lo[2] = {0, 0}, hi[2] = {1, 1}, coef[2] = {1, -1}, x[2];
+    lg_lincon con = {coef, 0};
+    lg_term terms[2] = {{1, &con}, {0, NULL}};
+    lg_bab_opts o = lg_bab_opts_default();
+    lg_bab_out out;
+    o.mode = LG_BAB_NONE;
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &out, x), LG_ERR_ARG);
+    o.mode = LG_BAB_INPUT;
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 2, terms, NULL, &o, &out, x), LG_ERR_ARG); /* empty term */
+    o.solver = "nosuch";
+    o.solver_unstable = 1000;
+    lg_status st = lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &out, x);
+    /* decided before any back-end is needed, or refused: never a verdict from nowhere */
+    if (st != LG_OK) ck_assert_int_eq(st, LG_ERR_ARG);
+    net.layers[0].act = LG_ACT_GELU;
+    o.solver = "none";
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &out, x), LG_ERR_UNSUPPORTED);
+    lg_net_free(&net);
+}
+END_TEST
+
+Suite *suite_bab(void)
+{
+    Suite *s = suite_create("bab");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, test_bab_worklist_order);
+    tcase_add_test(tc, test_bab_worklist_run_every_item_once);
+    tcase_add_test(tc, test_bab_alpha_sound_for_random_slopes);
+    tcase_add_test(tc, test_bab_alpha_gradient);
+    tcase_add_test(tc, test_bab_input_split_matches_oracle);
+    tcase_add_test(tc, test_bab_relu_split_matches_oracle);
+    tcase_add_test(tc, test_bab_threads_deterministic);
+    tcase_add_test(tc, test_bab_needs_splitting);
+    tcase_add_test(tc, test_bab_acasxu_fixtures);
+    tcase_add_test(tc, test_bab_vnncomp_fixtures);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 300);
+    tcase_add_test(tl, test_bab_limits_give_unknown);
+    tcase_add_test(tl, test_bab_bad_arguments);
+    suite_add_tcase(s, tl);
+    return s;
+}
