@@ -14,6 +14,7 @@ static const lg_cmd lg_cmds[] = {
     {"export", lg_cmd_export, "write a network as ONNX"},
     {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
     {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
+    {"bench", lg_cmd_bench, "run a VNN-COMP benchmark folder (instances.csv): result files and a summary"},
 };
 
 static void lg_main_usage(FILE *f)

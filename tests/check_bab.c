@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/netfile.h"
 #include "oracle.h"
@@ -513,6 +516,94 @@ START_TEST(test_bab_vnncomp_fixtures)
 }
 END_TEST
 
+/* ---- the bench command ---- */
+
+static int lg_tb_sh(const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>&1", LG_BINARY_DIR, args);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* An instances.csv (relative paths: symlinks to the fixtures), the result
+ * files and results.csv with the known verdicts. */
+START_TEST(test_bab_bench_command)
+{
+    char dir[512], out[600], path[700], target[700];
+    snprintf(dir, sizeof dir, "%s", lg_test_tmpfile("_bench"));
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    static const char *const links[][2] = {
+        {"acas17.onnx", "acasxu/ACASXU_run2a_1_7_batch_2000.onnx"},
+        {"p1.vnnlib", "acasxu/prop_1.vnnlib"},
+        {"p3.vnnlib", "acasxu/prop_3.vnnlib"},
+        {"mnist.onnx", "vnncomp/mnist-net_256x2.onnx"},
+        {"m7.vnnlib", "vnncomp/prop_7_0.03.vnnlib"},
+    };
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, links[i][0]);
+        snprintf(target, sizeof target, "%s", lg_test_fixture(links[i][1]));
+        ck_assert_int_eq(symlink(target, path), 0);
+    }
+    snprintf(path, sizeof path, "%s/instances.csv", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    /* a .gz name falls back to the plain file; comments and blank lines are skipped */
+    fprintf(f, "# onnx,vnnlib,timeout\nacas17.onnx,p1.vnnlib,60\n\nacas17.onnx,p3.vnnlib.gz,60\n mnist.onnx , m7.vnnlib , 60\n");
+    fclose(f);
+    snprintf(out, sizeof out, "%s/res", dir);
+    char args[2048];
+    snprintf(args, sizeof args, "bench '%s' --out '%s' -j 2", dir, out);
+    ck_assert_int_eq(lg_tb_sh(args), 0);
+    static const char *const expect[][2] = {
+        {"acas17__p1", "unsat"}, {"acas17__p3", "sat"}, {"mnist__m7", "unsat"}};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s.txt", out, expect[i][0]);
+        f = fopen(path, "r");
+        ck_assert_msg(f != NULL, "%s missing", path);
+        char word[32] = "";
+        ck_assert_int_eq(fscanf(f, "%31s", word), 1);
+        fclose(f);
+        ck_assert_msg(strcmp(word, expect[i][1]) == 0, "%s: %s, known %s", expect[i][0], word, expect[i][1]);
+    }
+    snprintf(path, sizeof path, "%s/results.csv", out);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    int rows = 0;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_ptr_nonnull(strstr(line, "instance,"));
+    while (fgets(line, sizeof line, f)) {
+        ck_assert_ptr_nonnull(strstr(line, expect[rows][0]));
+        ck_assert_ptr_nonnull(strstr(line, expect[rows][1]));
+        rows++;
+    }
+    fclose(f);
+    ck_assert_int_eq(rows, 3);
+    /* a malformed line: the others still run, exit status 1 */
+    snprintf(path, sizeof path, "%s/instances.csv", dir);
+    f = fopen(path, "w");
+    fprintf(f, "acas17.onnx,p1.vnnlib\nacas17.onnx,p1.vnnlib,-3\nacas17.onnx,p1.vnnlib,30\n");
+    fclose(f);
+    ck_assert_int_eq(lg_tb_sh(args), 1);
+    snprintf(path, sizeof path, "%s/acas17__p1.txt", out);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    /* usage errors */
+    ck_assert_int_eq(lg_tb_sh("bench"), 2);
+    ck_assert_int_eq(lg_tb_sh("bench /nonexistent --bab sideways"), 2);
+    ck_assert_int_eq(lg_tb_sh("bench /nonexistent --timeout-scale 0"), 2);
+    ck_assert_int_eq(lg_tb_sh("bench /nonexistent -j 0"), 2);
+    ck_assert_int_eq(lg_tb_sh("bench /nonexistent"), 1);
+    ck_assert_int_eq(lg_tb_sh("bench --help"), 0);
+    ck_assert_int_eq(lg_tb_sh("verify --help"), 0);
+    ck_assert_int_eq(lg_tb_sh("verify x.onnx --vnnlib y --bab sideways"), 2);
+    ck_assert_int_eq(lg_tb_sh("verify x.onnx --vnnlib y -j 0"), 2);
+    ck_assert_int_eq(lg_tb_sh("verify x.onnx --vnnlib y --alpha-steps -1"), 2);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 /* ---- limits ---- */
 
 START_TEST(test_bab_limits_give_unknown)
@@ -615,6 +706,7 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_needs_splitting);
     tcase_add_test(tc, test_bab_acasxu_fixtures);
     tcase_add_test(tc, test_bab_vnncomp_fixtures);
+    tcase_add_test(tc, test_bab_bench_command);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);
