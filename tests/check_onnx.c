@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/netfile.h"
 #include "core/onnx.h"
@@ -370,6 +371,65 @@ START_TEST(test_onnx_fuzz_truncate_and_flip)
 }
 END_TEST
 
+/* The CLI: `export` then `eval --input` on the exported file reproduces the
+ * library forward pass (%.17g round-trips doubles); errors name file:line
+ * and use exit codes 1 (runtime) and 2 (usage). */
+START_TEST(test_onnx_cli_export_and_eval)
+{
+    char cmd[2048], out[4096];
+    const char *net = lg_test_fixture("acasxu/ACASXU_run2a_1_7_batch_2000.onnx");
+    const char *po = lg_test_tmpfile(".onnx"), *pin = lg_test_tmpfile(".txt");
+    snprintf(cmd, sizeof cmd, "%s/lgelu export %s -o %s 2>&1", LG_BINARY_DIR, net, po);
+    ck_assert_msg(lg_sh(cmd, out, sizeof out) == 0, "%s", out);
+    double X[2][5] = {{0.6, -0.5, 0.5, 0.45, -0.45}, {-0.3, 0.009, 0.49, 0.3, 0.31}};
+    FILE *f = fopen(pin, "w");
+    fprintf(f, "# two ACAS Xu inputs\n%.17g, %.17g, %.17g, %.17g, %.17g\n\n%.17g %.17g\t%.17g %.17g %.17g # c\n",
+            X[0][0], X[0][1], X[0][2], X[0][3], X[0][4], X[1][0], X[1][1], X[1][2], X[1][3], X[1][4]);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/lgelu eval %s --input %s", LG_BINARY_DIR, po, pin);
+    ck_assert_int_eq(lg_sh(cmd, out, sizeof out), 0);
+    lg_net n;
+    ck_assert_int_eq(lg_net_load(&n, net), LG_OK);
+    double y[5], scratch[100];
+    char *p = out;
+    for (int r = 0; r < 2; r++) {
+        lg_net_forward(&n, X[r], y, scratch);
+        for (int j = 0; j < 5; j++) {
+            char *end;
+            double v = strtod(p, &end);
+            ck_assert_msg(end != p, "short output: %s", out);
+            p = end;
+            ck_assert_msg(v == y[j], "row %d output %d: cli %.17g library %.17g", r, j, v, y[j]);
+        }
+    }
+    ck_assert_int_eq(sscanf(p, " %*s"), EOF);
+    lg_net_free(&n);
+    f = fopen(pin, "w");
+    fprintf(f, "1 2 3 4 5\n1 2 x 4 5\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/lgelu eval %s --input %s 2>&1 >/dev/null", LG_BINARY_DIR, po, pin);
+    int rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, ":2: value 3: expected a finite number, got 'x'"), "%s", out);
+    f = fopen(pin, "w");
+    fprintf(f, "1 2 3 4\n");
+    fclose(f);
+    rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, ":1: expected 5 values, got 4"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export %s 2>&1", LG_BINARY_DIR, net);
+    ck_assert_int_eq(WEXITSTATUS(lg_sh(cmd, out, sizeof out)), 2);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export --frobnicate %s -o %s 2>&1", LG_BINARY_DIR, net, po);
+    ck_assert_int_eq(WEXITSTATUS(lg_sh(cmd, out, sizeof out)), 2);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export %s -o /nonexistent/dir/x.onnx 2>&1", LG_BINARY_DIR, net);
+    rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, "/nonexistent/dir/x.onnx"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export --help", LG_BINARY_DIR);
+    ck_assert_int_eq(lg_sh(cmd, out, sizeof out), 0);
+    ck_assert(strstr(out, "--output") != NULL);
+    remove(po);
+    remove(pin);
+}
+END_TEST
+
 Suite *suite_onnx(void)
 {
     Suite *s = suite_create("onnx");
@@ -381,6 +441,7 @@ Suite *suite_onnx(void)
     tcase_add_test(c, test_onnx_export_passes_checker_and_numpy);
     tcase_add_test(c, test_onnx_fixtures_match_numpy);
     tcase_add_test(c, test_onnx_import_variants_match_numpy);
+    tcase_add_test(c, test_onnx_cli_export_and_eval);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     tcase_set_timeout(l, 120);
