@@ -903,6 +903,24 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     if (y->form != LG_OX_LIN || R->live != 1)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph output '%s' ends inside an incomplete GELU pattern or a fork",
                        G->file, y->name);
+    const Onnx__TypeProto *tp = g->output[0]->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type && tp->tensor_type->shape) {
+        const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+        uint64_t prod = 1;
+        int known = 1;
+        for (size_t i = 0; i < sh->n_dim && known; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
+            if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value < 1 ||
+                d->dim_value > LG_NET_MAX_DIM)
+                known = i == 0; /* a symbolic batch dimension counts as 1 */
+            else
+                prod *= (uint64_t)d->dim_value;
+            if (prod > LG_NET_MAX_DIM) known = 0;
+        }
+        if (known && prod != (uint64_t)R->B.n)
+            return lg_fail(LG_ERR_FORMAT, "%s: graph output '%s' is declared with %llu elements but the graph computes %d",
+                           G->file, y->name, (unsigned long long)prod, R->B.n);
+    }
     if ((st = lg_ox_b_fold(&R->B, y)) != LG_OK) return st;
     if (R->B.n_layers == 0 || !lg_ox_b_identity(&R->B))
         if ((st = lg_ox_b_close(&R->B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
@@ -913,7 +931,11 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
 {
     memset(net, 0, sizeof *net);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    if (!mp) return lg_fail(LG_ERR_FORMAT, "%s: not a valid ONNX protobuf (truncated or corrupt)", name);
+    if (!mp)
+        return lg_fail(LG_ERR_FORMAT,
+                       "%s: not an lgelu network file (no LGELUNET magic) and not a valid ONNX protobuf (truncated or "
+                       "corrupt)",
+                       name);
     lg_status st;
     lg_ox_run R;
     memset(&R, 0, sizeof R);

@@ -288,7 +288,7 @@ START_TEST(test_onnx_refuses_bad_models)
                                 "bad_attr_type",  "bad_cycle",      "bad_dangling",    "bad_two_inputs",
                                 "bad_nonlinear",  "bad_fork",       "bad_erf_alone",   "bad_huge_input",
                                 "bad_batch",      "bad_huge_dims",  "bad_short_data",  "bad_int_weights",
-                                "bad_truncated"};
+                                "bad_truncated",  "bad_out_shape"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[512], expect[256] = "";
         snprintf(path, sizeof path, "%s/%s.expect", lg_made_dir, bad[i]);
