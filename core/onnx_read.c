@@ -737,10 +737,9 @@ static lg_status lg_ox_input(lg_ox_run *R, long *vin)
     const Onnx__GraphProto *g = R->G.g;
     const Onnx__ValueInfoProto *vi = NULL;
     for (size_t i = 0; i < g->n_input; i++) {
-        int is_init = 0;
-        for (size_t j = 0; j < g->n_initializer && !is_init; j++)
-            is_init = strcmp(g->initializer[j]->name, g->input[i]->name) == 0;
-        if (is_init) continue;
+        /* initializers occupy the first n_initializer value slots */
+        long v = lg_ox_find(&R->G, g->input[i]->name);
+        if (v >= 0 && (size_t)v < g->n_initializer) continue;
         if (vi)
             return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph has more than one input ('%s' and '%s'); expected one",
                            R->G.file, vi->name, g->input[i]->name);

@@ -128,6 +128,10 @@ del big.dims[:]
 big.dims.extend([1 << 20, 1 << 20])
 save("bad_huge_dims", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], [big, T("b1", b1)], expect="elements",
      check=False)
+neg = T("w1", w1)
+neg.dims[0] = -5
+save("bad_negative_dim", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], [neg, T("b1", b1)],
+     expect="dimension 0 is -5", check=False)
 short = T("w1", w1)
 short.raw_data = short.raw_data[:-4]
 save("bad_short_data", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], [short, T("b1", b1)],
