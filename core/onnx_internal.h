@@ -73,6 +73,11 @@ void lg_ox_const_free(lg_ox_const *c);
 /* Element count of a shape with overflow/limit check; 0 on failure. */
 size_t lg_ox_shape_count(const lg_ox_shape *s);
 
+/* 1 if the protobuf message nesting of a ModelProto image stays within
+ * max_depth (protobuf-c's decoder recurses without a limit, so a deeply
+ * nested hostile file would overflow the stack). */
+int lg_ox_nesting_ok(const uint8_t *buf, size_t len, int max_depth);
+
 /* Build the name table and the topological order of g; refuses duplicate
  * producers, dangling inputs and cycles. */
 lg_status lg_ox_graph_init(lg_ox_graph *G, const Onnx__GraphProto *g, const char *file);

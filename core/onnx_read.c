@@ -21,6 +21,7 @@
 
 #define LG_SQRT2 1.41421356237309504880
 #define LG_OX_PATTERN_TOL 1e-6
+#define LG_OX_MAX_NESTING 64
 
 /* ---- interpreter ---- */
 
@@ -740,6 +741,9 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
 lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
 {
     memset(net, 0, sizeof *net);
+    if (!lg_ox_nesting_ok(buf, len, LG_OX_MAX_NESTING))
+        return lg_fail(LG_ERR_FORMAT, "%s: protobuf messages nested deeper than %d levels (corrupt or hostile file)",
+                       name, LG_OX_MAX_NESTING);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
     if (!mp)
         return lg_fail(LG_ERR_FORMAT,

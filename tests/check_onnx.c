@@ -328,6 +328,51 @@ START_TEST(test_onnx_not_a_model)
 }
 END_TEST
 
+static size_t lg_varint_put(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        unsigned char b = v & 0x7f;
+        v >>= 7;
+        p[n++] = (unsigned char)(b | (v ? 0x80 : 0));
+    } while (v);
+    return n;
+}
+
+static size_t lg_varint_len(uint64_t v)
+{
+    unsigned char tmp[10];
+    return lg_varint_put(tmp, v);
+}
+
+/* ModelProto → graph → node → attribute.g → graph → ... nested 100 000 deep:
+ * protobuf-c would recurse into a stack overflow; the guard refuses it. */
+START_TEST(test_onnx_deep_nesting_refused)
+{
+    const int levels = 100000;
+    /* field numbers from the innermost wrapper outwards: Graph.node = 1,
+     * Node.attribute = 5, Attribute.g = 6; outermost Model.graph = 7 */
+    size_t nwrap = 3 * (size_t)levels + 1;
+    uint64_t *sz = malloc((nwrap + 1) * sizeof *sz);
+    int *field = malloc(nwrap * sizeof *field);
+    for (size_t i = 0; i < nwrap; i++) field[i] = i + 1 == nwrap ? 7 : (int[]){6, 5, 1}[i % 3];
+    sz[0] = 0;
+    for (size_t i = 0; i < nwrap; i++) sz[i + 1] = sz[i] + lg_varint_len((uint64_t)field[i] << 3 | 2) + lg_varint_len(sz[i]);
+    size_t len = (size_t)sz[nwrap] + 2, pos = 0;
+    unsigned char *buf = malloc(len);
+    buf[pos++] = 0x08, buf[pos++] = 0x07; /* ir_version 7 */
+    for (size_t i = nwrap; i-- > 0;) {
+        pos += lg_varint_put(buf + pos, (uint64_t)field[i] << 3 | 2);
+        pos += lg_varint_put(buf + pos, sz[i]);
+    }
+    ck_assert_uint_eq(pos, len);
+    lg_net n;
+    ck_assert(lg_onnx_parse(&n, buf, len, "deep") != LG_OK);
+    ck_assert_msg(strstr(lg_errmsg(), "nested deeper than") != NULL, "%s", lg_errmsg());
+    free(buf), free(sz), free(field);
+}
+END_TEST
+
 /* Truncations and byte flips of a real model: refused or imported into a
  * valid net; never a crash or leak (this suite also runs under ASan). */
 START_TEST(test_onnx_fuzz_truncate_and_flip)
@@ -448,6 +493,7 @@ Suite *suite_onnx(void)
     tcase_add_unchecked_fixture(l, lg_make_models, lg_rm_models);
     tcase_add_test(l, test_onnx_refuses_bad_models);
     tcase_add_test(l, test_onnx_not_a_model);
+    tcase_add_test(l, test_onnx_deep_nesting_refused);
     tcase_add_test(l, test_onnx_fuzz_truncate_and_flip);
     suite_add_tcase(s, l);
     return s;
