@@ -639,9 +639,15 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
             }
         }
     }
-    net->in_sub = B->in_sub;
-    net->in_div = B->in_div;
-    B->in_sub = B->in_div = NULL;
+    /* an all-zero shift or all-one divisor is the identity exactly (MATLAB's
+     * ACAS Xu export subtracts a zero image): drop it */
+    int zero = B->in_sub != NULL, one = B->in_div != NULL;
+    for (int i = 0; i < B->n_in; i++) {
+        if (B->in_sub && B->in_sub[i] != 0.0) zero = 0;
+        if (B->in_div && B->in_div[i] != 1.0) one = 0;
+    }
+    if (!zero) net->in_sub = B->in_sub, B->in_sub = NULL;
+    if (!one) net->in_div = B->in_div, B->in_div = NULL;
     if ((st = lg_net_validate(net)) != LG_OK) {
         char msg[900];
         snprintf(msg, sizeof msg, "%s", lg_errmsg());
