@@ -216,6 +216,9 @@ START_TEST(test_onnx_fixtures_match_numpy)
         ck_assert_int_eq(n.n_layers, F[f].n_layers);
         for (int k = 0; k + 1 < n.n_layers; k++) ck_assert_int_eq(n.layers[k].act, LG_ACT_RELU);
         ck_assert_int_eq(n.layers[n.n_layers - 1].act, LG_ACT_IDENTITY);
+        /* ACAS Xu's Sub of a zero image is dropped as the identity */
+        ck_assert_ptr_null(n.in_sub);
+        ck_assert_ptr_null(n.in_div);
         double *X = malloc(3 * (size_t)F[f].n_in * sizeof *X);
         lg_fixture_inputs(X, 3, F[f].n_in, F[f].lo, F[f].hi, 17 + (uint64_t)f);
         lg_py_compare(path, &n, X, 3, 1e-10);
