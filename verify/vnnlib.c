@@ -5,7 +5,6 @@
 #include "verify/vnnlib.h"
 #include "verify/vnnlib_sexpr.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
