@@ -327,6 +327,10 @@ static lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res
     memset(rs, 0, sizeof *rs);
     rs->kind = LG_BK_STUCK;
     rs->why = "not bounded";
+    if (o->deadline > 0 && lg_bounds_now() >= o->deadline) {
+        rs->why = "timeout"; /* left open: the driver reports the deadline */
+        return LG_OK;
+    }
     lg_status st = lg_bab_scr_init(&s, cx);
     if (st != LG_OK) return st;
     double t0 = lg_bounds_now();

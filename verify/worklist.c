@@ -3,6 +3,7 @@
 
 #include <glpk.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +75,7 @@ typedef struct lg_wl_pool {
     void *ctx;
     lg_status st;
     int st_i;
+    char msg[512];  /* the failing item's message (lg_errmsg is per thread) */
 } lg_wl_pool;
 
 typedef struct lg_wl_arg {
@@ -94,6 +96,7 @@ static void lg_wl_loop(lg_wl_pool *p, int thread)
             if (p->st == LG_OK || i < p->st_i) {
                 p->st = st;
                 p->st_i = i;
+                snprintf(p->msg, sizeof p->msg, "%s", lg_errmsg());
             }
             pthread_mutex_unlock(&p->mu);
         }
@@ -141,5 +144,6 @@ lg_status lg_worklist_run(int n, int n_threads, lg_wl_fn fn, void *ctx)
     pthread_mutex_destroy(&p.mu);
     free(th);
     free(args);
-    return p.st;
+    if (p.st != LG_OK) return lg_fail(p.st, "%s", p.msg);
+    return LG_OK;
 }
