@@ -196,17 +196,42 @@ done:
     return st;
 }
 
+/* LP tightening of b until lp_deadline, then the quick proof again (sets
+ * co->v = ROBUST when every term is refuted). */
+static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
+                                   double lp_deadline, lg_bounds *b, lg_term *kept, lg_problem *p,
+                                   lg_verify_report *r, lg_case_out *co)
+{
+    long n_lp = 0;
+    double t0 = lg_bounds_now();
+    lg_status st = lg_bounds_lp(b, net, lp_deadline, &n_lp);
+    r->t_bounds += lg_bounds_now() - t0;
+    if (st != LG_OK) return st;
+    r->n_lp += n_lp;
+    r->bound_method = "symbolic+lp";
+    if ((st = lg_verify_filter(b, net, prop, c, kept, &p->n_terms)) != LG_OK) return st;
+    if (o->verbose)
+        fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p->n_terms, n_lp,
+                lg_bounds_now() - r->seconds);
+    if (p->n_terms == 0) {
+        co->v = LG_VERDICT_ROBUST;
+        snprintf(co->method, sizeof co->method, "bounds");
+    }
+    return LG_OK;
+}
+
 /* Branch and bound on the kept terms of case c from the bounds b
- * (bab.h). *decided = 1 when co is final (robust, violated or a timeout);
- * otherwise (a limit stopped it) co->reason says why and the caller may
- * still try the back-end on the whole case. */
+ * (bab.h) until bab_deadline. *decided = 1 when co is final (robust,
+ * violated, or the overall deadline passed); otherwise (a limit or the
+ * budget stopped it) co->reason says why and the caller may still try the
+ * back-end on the whole case. */
 static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_bounds *b, const lg_verify_opts *o,
-                               lg_bab_mode bm, int c, double deadline, lg_verify_report *r, lg_case_out *co, double *x,
-                               int *decided)
+                               lg_bab_mode bm, int c, double bab_deadline, double deadline, lg_verify_report *r,
+                               lg_case_out *co, double *x, int *decided)
 {
     lg_bab_opts bo = o->bab;
     bo.mode = bm;
-    bo.deadline = o->timeout_s > 0 ? deadline : 0;
+    bo.deadline = o->timeout_s > 0 ? bab_deadline : 0;
     bo.seed = o->atk.seed + (unsigned long)c;
     bo.solver = o->solver ? o->solver : "auto";
     bo.verbose = o->verbose;
@@ -226,8 +251,8 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     snprintf(co->method, sizeof co->method, "%s", bout.method);
     if (bout.answer == LG_BAB_PROVED) co->v = LG_VERDICT_ROBUST;
     else if (bout.answer == LG_BAB_FOUND) co->v = LG_VERDICT_VIOLATED;
-    else if (bout.timed_out || (o->timeout_s > 0 && lg_bounds_now() >= deadline)) lg_case_unknown(co, 1, "timeout");
-    else {
+    else if (o->timeout_s > 0 && lg_bounds_now() >= deadline) lg_case_unknown(co, 1, "timeout");
+    else { /* a limit or its own time budget stopped it: the caller may go on */
         lg_case_unknown(co, 0, bout.reason);
         *decided = 0;
     }
@@ -277,33 +302,23 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    /* with branch and bound the time goes to splitting (α-CROWN bounds per node) rather than to
-     * LP tightening of the whole case, unless --tighten lp asks for it */
-    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE && bm == LG_BAB_NONE;
-    if (o->tighten == LG_TIGHTEN_LP || auto_lp) {
-        /* auto: LP tightening gets at most a third of the remaining time */
-        double lp_deadline = deadline;
-        if (auto_lp) lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
-        long n_lp = 0;
-        t0 = lg_bounds_now();
-        st = lg_bounds_lp(&b, net, lp_deadline, &n_lp);
-        r->t_bounds += lg_bounds_now() - t0;
-        if (st != LG_OK) goto done;
-        r->n_lp += n_lp;
-        r->bound_method = "symbolic+lp";
-        if ((st = lg_verify_filter(&b, net, prop, c, kept, &p.n_terms)) != LG_OK) goto done;
-        if (o->verbose)
-            fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p.n_terms, n_lp,
-                    lg_bounds_now() - r->seconds);
-        if (p.n_terms == 0) {
-            co->v = LG_VERDICT_ROBUST;
-            snprintf(co->method, sizeof co->method, "bounds");
-            goto done;
-        }
+    int auto_mode = strcmp(s, "auto") == 0;
+    if (o->tighten == LG_TIGHTEN_LP) { /* asked for: before branch and bound, whose root it tightens */
+        if ((st = lg_verify_tighten(net, prop, c, o, deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (bm != LG_BAB_NONE) {
+        /* auto with ReLU splitting gets half of the remaining time; then the whole-case pipeline */
+        double bab_deadline = deadline;
+        if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && timed)
+            bab_deadline = lg_bounds_now() + 0.5 * (deadline - lg_bounds_now());
         int decided = 0;
-        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, deadline, r, co, x, &decided)) != LG_OK || decided) goto done;
+        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, bab_deadline, deadline, r, co, x, &decided)) != LG_OK || decided)
+            goto done;
+    }
+    if (auto_mode && o->tighten == LG_TIGHTEN_NONE) {
+        /* auto: LP tightening gets at most a third of the remaining time */
+        double lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
+        if ((st = lg_verify_tighten(net, prop, c, o, lp_deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");

@@ -7,12 +7,12 @@
  * UNKNOWN with a reason. Cases are decided one by one: any violated ⇒
  * violated; all robust ⇒ robust; else unknown.
  *
- * Order per case: symbolic bounds → proof from the bounds → attack → LP
- * tightening (--tighten lp, or automatically in auto mode with at most a
- * third of the remaining time, only without branch and bound) → proof from
- * the bounds → branch and bound (opts.bab, bab.h; its nodes with few
- * unstable ReLUs go to the back-end) → back-end on the whole case if branch
- * and bound stopped early (limits) and time remains.
+ * Order per case: symbolic bounds → proof from the bounds → attack →
+ * [--tighten lp: LP tightening → proof] → branch and bound (opts.bab,
+ * bab.h; nodes with few unstable ReLUs go to the back-end; in auto mode
+ * ReLU splitting gets half of the remaining time) → if still open and time
+ * remains: [auto: LP tightening with at most a third of the remaining time
+ * → proof] → back-end on the whole case.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
  * "none" (quick paths only). The back-end receives the remaining time.
