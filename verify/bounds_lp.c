@@ -237,7 +237,9 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
                 }
                 int rc_s = glp_simplex(lp.P, &parm);
                 if (rc_s != 0) { /* bad basis etc.: rebuild the basis once */
+                    int term = glp_term_out(GLP_OFF); /* glp_adv_basis prints to stdout regardless of msg_lev */
                     glp_adv_basis(lp.P, 0);
+                    glp_term_out(term);
                     rc_s = glp_simplex(lp.P, &parm);
                 }
                 count++;
