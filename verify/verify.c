@@ -226,11 +226,12 @@ static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c
  * budget stopped it) co->reason says why and the caller may still try the
  * back-end on the whole case. */
 static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_bounds *b, const lg_verify_opts *o,
-                               lg_bab_mode bm, int c, double bab_deadline, double deadline, lg_verify_report *r,
-                               lg_case_out *co, double *x, int *decided)
+                               lg_bab_mode bm, int c, double bab_deadline, double deadline, long max_nodes,
+                               lg_verify_report *r, lg_case_out *co, double *x, int *decided)
 {
     lg_bab_opts bo = o->bab;
     bo.mode = bm;
+    bo.max_nodes = max_nodes;
     bo.deadline = o->timeout_s > 0 ? bab_deadline : 0;
     bo.seed = o->atk.seed + (unsigned long)c;
     bo.solver = o->solver ? o->solver : "auto";
@@ -307,12 +308,19 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         if ((st = lg_verify_tighten(net, prop, c, o, deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (bm != LG_BAB_NONE) {
-        /* auto with ReLU splitting gets half of the remaining time; then the whole-case pipeline */
+        /* auto with ReLU splitting is a first, cheap pass (α-CROWN, shallow splits: a tenth of the
+         * remaining time, at most 256 nodes); LP tightening and the whole-case MILP, which win on
+         * wide MNIST-like nets, follow. Input splitting and forced modes get all the time. */
         double bab_deadline = deadline;
-        if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && timed)
-            bab_deadline = lg_bounds_now() + 0.5 * (deadline - lg_bounds_now());
+        long max_nodes = o->bab.max_nodes;
+        if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
+            if (timed) bab_deadline = lg_bounds_now() + 0.1 * (deadline - lg_bounds_now());
+            if (max_nodes > 256) max_nodes = 256;
+        }
         int decided = 0;
-        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, bab_deadline, deadline, r, co, x, &decided)) != LG_OK || decided)
+        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, bab_deadline, deadline, max_nodes, r, co, x, &decided)) !=
+                LG_OK ||
+            decided)
             goto done;
     }
     if (auto_mode && o->tighten == LG_TIGHTEN_NONE) {

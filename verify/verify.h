@@ -9,8 +9,9 @@
  *
  * Order per case: symbolic bounds → proof from the bounds → attack →
  * [--tighten lp: LP tightening → proof] → branch and bound (opts.bab,
- * bab.h; nodes with few unstable ReLUs go to the back-end; in auto mode
- * ReLU splitting gets half of the remaining time) → if still open and time
+ * bab.h; nodes with few unstable ReLUs go to the back-end; with --solver
+ * auto and --bab auto, ReLU splitting is a first pass of at most a tenth of
+ * the remaining time and 256 nodes) → if still open and time
  * remains: [auto: LP tightening with at most a third of the remaining time
  * → proof] → back-end on the whole case.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
