@@ -435,6 +435,34 @@ START_TEST(test_bab_needs_splitting)
 }
 END_TEST
 
+/* The memory guard: with room for only a few open nodes the search goes
+ * depth first, keeps the list short and reaches the same verdict. */
+START_TEST(test_bab_memory_guard)
+{
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("acasxu/ACASXU_run2a_1_1_batch_2000.onnx")), LG_OK);
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_4.vnnlib"), 5, 5), LG_OK);
+    const lg_prop_case *C = &p.cases[0];
+    double x[5];
+    lg_bab_out big, small;
+    lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "glpk", 2);
+    o.deadline = lg_bounds_now() + 120;
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &big, x), LG_OK);
+    o.max_queue_mb = 0.25; /* ~50 ACAS Xu nodes */
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &small, x), LG_OK);
+    ck_assert_int_eq(big.answer, LG_BAB_PROVED);
+    ck_assert_int_eq(small.answer, LG_BAB_PROVED);
+    size_t node = sizeof(double) * (10 + 2 * 305);
+    /* past the cap it grows by at most one batch per level */
+    ck_assert_int_le(small.peak_open, (long)((1 << 18) / node) + (long)(small.max_depth + 1) * o.batch);
+    ck_assert_int_lt(small.peak_open, big.peak_open);
+    fprintf(stderr, "memory guard: peak open nodes %ld (best first) vs %ld (0.25 MB)\n", big.peak_open, small.peak_open);
+    lg_prop_free(&p);
+    lg_net_free(&net);
+}
+END_TEST
+
 /* ---- fixtures ---- */
 
 static lg_verdict lg_tb_run_fixture(const lg_net *net, const char *prop, double timeout, lg_bab_mode mode,
@@ -704,6 +732,7 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_relu_split_matches_oracle);
     tcase_add_test(tc, test_bab_threads_deterministic);
     tcase_add_test(tc, test_bab_needs_splitting);
+    tcase_add_test(tc, test_bab_memory_guard);
     tcase_add_test(tc, test_bab_acasxu_fixtures);
     tcase_add_test(tc, test_bab_vnncomp_fixtures);
     tcase_add_test(tc, test_bab_bench_command);

@@ -30,6 +30,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.solver_timeout = 10;
     o.attack_steps = 10;
     o.seed = 1;
+    o.max_queue_mb = 1024;
     return o;
 }
 
@@ -564,6 +565,11 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         free(r0);
         goto fail;
     }
+    /* open nodes kept at most: max_queue_mb of node memory */
+    size_t node_bytes = sizeof(lg_bab_node) + (2 * (size_t)cx.n_in + cx.n_pre) * sizeof(double) + (size_t)n_terms + 64;
+    double mb = o->max_queue_mb > 0 ? o->max_queue_mb : 1024;
+    size_t max_queue = (size_t)(mb * 1048576.0 / (double)node_bytes);
+    if (max_queue < 32) max_queue = 32;
     int stuck = 0, solver_used = 0;
     const char *stuck_why = NULL;
     double t_start = lg_bounds_now(), t_print = t_start;
@@ -597,11 +603,16 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             }
             if (st == LG_OK && found_i < 0 && rs->kind == LG_BK_SPLIT) {
                 lg_bab_node *c[2] = {rs->c0, rs->c1};
+                /* memory guard: past max_queue open nodes, children go first (depth first), so the
+                 * list grows by at most a batch per level; the order still depends only on the
+                 * nodes, not on threads */
+                int dfs = lg_worklist_size(&wl) >= max_queue;
                 for (int k = 0; k < 2; k++) {
                     c[k]->id = next_id++;
                     c[k]->key = rs->key;
                     c[k]->pkey = rs->pkey;
-                    if (st == LG_OK) st = lg_worklist_push(&wl, rs->key, c[k]->id, c[k]);
+                    double key = dfs ? -1e15 - (double)c[k]->id : rs->key;
+                    if (st == LG_OK) st = lg_worklist_push(&wl, key, c[k]->id, c[k]);
                     if (st != LG_OK) lg_bab_node_free(c[k]);
                 }
                 rs->c0 = rs->c1 = NULL;
@@ -618,6 +629,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             nodes[i] = NULL;
         }
         if (st != LG_OK) goto fail;
+        if ((long)lg_worklist_size(&wl) > out->peak_open) out->peak_open = (long)lg_worklist_size(&wl);
         if (o->verbose && lg_bounds_now() - t_print >= 1.0) {
             t_print = lg_bounds_now();
             fprintf(stderr, "bab-%s: %ld nodes, %zu open, depth %d, %.1f s\n", lg_bab_mode_name(cx.mode), out->nodes,

@@ -40,6 +40,9 @@ typedef struct lg_bab_opts {
     int batch;             /* nodes per round (default 16); not tied to threads */
     long max_nodes;        /* explored-node limit (default 2,000,000); then OPEN */
     int max_depth;         /* split depth limit (default 400); then OPEN */
+    double max_queue_mb;   /* memory for open nodes (default 1024 MB; at least 32 nodes); beyond
+                              it the search goes depth first, so the list grows only by at
+                              most one batch per level of depth */
     double min_width;      /* input splitting: a side narrower than min_width × its width
                               at the root is not split again (default 1e-9) */
     int alpha_steps;       /* α-CROWN steps on nodes the plain bound leaves open (default 10; 0 off) */
@@ -72,6 +75,7 @@ typedef struct lg_bab_out {
     char method[32];        /* "bab-input" or "bab-relu" (+ "+glpk"/"+z3" if a back-end closed nodes) */
     long nodes;             /* nodes bounded */
     int max_depth;          /* deepest node bounded */
+    long peak_open;         /* most open nodes in the work list at once */
     long solver_calls;      /* nodes handed to a back-end */
     long solver_nodes;      /* back-end nodes/decisions summed */
     double t_bounds;        /* seconds spent bounding (summed over threads) */
