@@ -435,6 +435,53 @@ START_TEST(test_bab_needs_splitting)
 }
 END_TEST
 
+/* A union of input boxes (two cases) through the driver: the verdict of the
+ * union equals the oracle's on the whole box, and a counterexample lies in
+ * the case it is reported for. */
+START_TEST(test_bab_union_of_boxes)
+{
+    lg_rng r;
+    lg_rng_init(&r, 81, 9);
+    lg_test_shape s = {3, {3, 5, 5, 3}, 0.5, 0};
+    int n = lg_quick() ? 8 : 20, decided = 0;
+    for (int t = 0; t < n; t++) {
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random(&in, &r, &s), LG_OK);
+        lg_answer ans;
+        if (lg_oracle_solve(&in.prob, &ans, NULL, NULL) != LG_OK) {
+            lg_test_inst_free(&in);
+            continue;
+        }
+        int d = (int)lg_rng_below(&r, 3);
+        double mid = in.lo[d] + 0.5 * (in.hi[d] - in.lo[d]);
+        double lo0[3], hi0[3], lo1[3], hi1[3];
+        memcpy(lo0, in.lo, sizeof lo0);
+        memcpy(hi0, in.hi, sizeof hi0);
+        memcpy(lo1, in.lo, sizeof lo1);
+        memcpy(hi1, in.hi, sizeof hi1);
+        hi0[d] = mid;
+        lo1[d] = mid;
+        lg_prop_case pc[2] = {{lo0, hi0, in.n_terms, in.terms}, {lo1, hi1, in.n_terms, in.terms}};
+        lg_prop p = {3, 3, 2, pc};
+        lg_verify_opts vo = lg_verify_opts_default();
+        vo.solver = "none";
+        vo.bab.mode = LG_BAB_INPUT;
+        vo.bab.threads = 2;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&in.net, &p, &vo, &rep), LG_OK);
+        if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "inst %d: union robust, oracle sat", t);
+        if (rep.verdict == LG_VERDICT_VIOLATED) {
+            ck_assert_msg(ans == LG_ANSWER_SAT, "inst %d: union violated, oracle unsat", t);
+            ck_assert(lg_prop_case_contains(&p, rep.violated_case, rep.x));
+        }
+        decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        lg_verify_report_free(&rep);
+        lg_test_inst_free(&in);
+    }
+    ck_assert_int_ge(decided, n * 8 / 10);
+}
+END_TEST
+
 /* The memory guard: with room for only a few open nodes the search goes
  * depth first, keeps the list short and reaches the same verdict. */
 START_TEST(test_bab_memory_guard)
@@ -733,6 +780,7 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_threads_deterministic);
     tcase_add_test(tc, test_bab_needs_splitting);
     tcase_add_test(tc, test_bab_memory_guard);
+    tcase_add_test(tc, test_bab_union_of_boxes);
     tcase_add_test(tc, test_bab_acasxu_fixtures);
     tcase_add_test(tc, test_bab_vnncomp_fixtures);
     tcase_add_test(tc, test_bab_bench_command);
