@@ -489,7 +489,7 @@ START_TEST(test_bab_memory_guard)
     lg_net net;
     ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("acasxu/ACASXU_run2a_1_1_batch_2000.onnx")), LG_OK);
     lg_prop p;
-    ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_4.vnnlib"), 5, 5), LG_OK);
+    ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_2.vnnlib"), 5, 5), LG_OK);
     const lg_prop_case *C = &p.cases[0];
     double x[5];
     lg_bab_out big, small;
@@ -505,6 +505,18 @@ START_TEST(test_bab_memory_guard)
     ck_assert_int_le(small.peak_open, (long)((1 << 18) / node) + (long)(small.max_depth + 1) * o.batch);
     ck_assert_int_lt(small.peak_open, big.peak_open);
     fprintf(stderr, "memory guard: peak open nodes %ld (best first) vs %ld (0.25 MB)\n", big.peak_open, small.peak_open);
+    lg_prop_free(&p);
+    /* refuting a conjunction by a combination of its constraints saves nodes, same verdict */
+    ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_4.vnnlib"), 5, 5), LG_OK);
+    C = &p.cases[0];
+    lg_bab_out with, without;
+    o = lg_tb_opts(LG_BAB_INPUT, "glpk", 2);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &with, x), LG_OK);
+    o.conj = 0;
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &without, x), LG_OK);
+    ck_assert_int_eq(with.answer, LG_BAB_PROVED);
+    ck_assert_int_eq(without.answer, LG_BAB_PROVED);
+    ck_assert_int_lt(with.nodes, without.nodes);
     lg_prop_free(&p);
     lg_net_free(&net);
 }

@@ -31,6 +31,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.attack_steps = 10;
     o.seed = 1;
     o.max_queue_mb = 1024;
+    o.conj = 1;
     return o;
 }
 
@@ -230,6 +231,7 @@ static int lg_bab_close(const lg_bab_ctx *cx, lg_bab_node *n, const lg_bab_scr *
         int t = s->rterm[r], best = r;
         for (; r < m && s->rterm[r] == t; r++)
             if (s->lb[r] > s->lb[best]) best = r;
+        if (!n->open[t]) continue; /* closed by a combination (lg_bab_conj) */
         if (s->lb[best] > 0.0) {
             n->open[t] = 0;
             continue;
@@ -241,6 +243,79 @@ static int lg_bab_close(const lg_bab_ctx *cx, lg_bab_node *n, const lg_bab_scr *
         }
     }
     return n_open;
+}
+
+/* Conjunctions: a term c_k·y + d_k ≤ 0 (all k) is also impossible when a
+ * combination Σ λ_k (c_k·y + d_k) with λ ≥ 0 has a lower bound > 0. λ comes
+ * from maximising the cheap surrogate min_x Σ λ_k L_k(x) over the simplex
+ * (L_k the rows' back-substituted linear bounds, exponentiated supergradient
+ * steps); the combined row is then bounded afresh (sound for any λ). Closes
+ * such terms in n->open; returns how many it closed. w: [n_out + 2·m] scratch. */
+static lg_status lg_bab_conj(const lg_bab_ctx *cx, lg_bab_node *n, const lg_bounds *b, const lg_bab_scr *s, int m,
+                             double *w, int *closed)
+{
+    int ni = cx->n_in, no = cx->n_out;
+    *closed = 0;
+    for (int r0 = 0; r0 < m;) {
+        int t = s->rterm[r0], r1 = r0;
+        while (r1 < m && s->rterm[r1] == t) r1++;
+        int k = r1 - r0;
+        if (k < 2 || !n->open[t]) {
+            r0 = r1;
+            continue;
+        }
+        double *lam = w + no, *cst = lam + k, *comb = w, best_h = -INFINITY;
+        double *best = cst + k; /* k more: best λ */
+        for (int q = 0; q < k; q++) {
+            const double *A = s->ain + (size_t)(r0 + q) * (size_t)ni;
+            double v = 0;
+            for (int i = 0; i < ni; i++) v += fmin(A[i] * b->xlo[i], A[i] * b->xhi[i]);
+            cst[q] = s->lb[r0 + q] - v; /* L_q(x) = A·x + cst (surrogate only) */
+            lam[q] = 1.0 / k;
+        }
+        for (int it = 0; it < 60; it++) {
+            double h = 0, gmax = 0, g[64];
+            int kk = k < 64 ? k : 64;
+            for (int q = 0; q < kk; q++) g[q] = cst[q];
+            for (int q = 0; q < kk; q++) h += lam[q] * cst[q];
+            for (int i = 0; i < ni; i++) {
+                double a = 0;
+                for (int q = 0; q < kk; q++) a += lam[q] * s->ain[(size_t)(r0 + q) * (size_t)ni + (size_t)i];
+                double xi = a >= 0 ? b->xlo[i] : b->xhi[i];
+                h += a * xi;
+                for (int q = 0; q < kk; q++) g[q] += s->ain[(size_t)(r0 + q) * (size_t)ni + (size_t)i] * xi;
+            }
+            if (h > best_h) {
+                best_h = h;
+                memcpy(best, lam, (size_t)kk * sizeof *lam);
+            }
+            for (int q = 0; q < kk; q++) gmax = fmax(gmax, fabs(g[q]));
+            if (!(gmax > 0)) break;
+            double z = 0, eta = 2.0 / gmax;
+            for (int q = 0; q < kk; q++) z += lam[q] *= exp(eta * g[q] / sqrt(it + 1.0));
+            for (int q = 0; q < kk; q++) lam[q] /= z;
+        }
+        double best_row = -INFINITY;
+        for (int q = 0; q < k; q++) best_row = fmax(best_row, s->lb[r0 + q]);
+        if (best_h > best_row) { /* the surrogate beats every single row: bound the combination */
+            double d = 0;
+            for (int j = 0; j < no; j++) comb[j] = 0;
+            for (int q = 0; q < k && q < 64; q++) {
+                const double *Cq = cx->C + (size_t)s->rows[r0 + q] * (size_t)no;
+                for (int j = 0; j < no; j++) comb[j] += best[q] * Cq[j];
+                d += best[q] * cx->d[s->rows[r0 + q]];
+            }
+            double v;
+            lg_status st = lg_alpha_bound(b, cx->net, 1, comb, &d, NULL, &v, NULL, NULL, NULL);
+            if (st != LG_OK) return st;
+            if (v > 0) {
+                n->open[t] = 0;
+                (*closed)++;
+            }
+        }
+        r0 = r1;
+    }
+    return LG_OK;
 }
 
 /* Gather the rows of the open terms into s (C, d, rows, rterm); returns m. */
@@ -349,6 +424,18 @@ static lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res
     if ((st = lg_alpha_bound(&b, net, m, s.C, s.d, NULL, s.lb, s.ain, need_lam ? s.lam : NULL, NULL)) != LG_OK)
         goto fail;
     int n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
+    if (n_open > 0 && o->conj) {
+        int closed = 0;
+        double *w = malloc(((size_t)cx->n_out + 3 * (size_t)m + 1) * sizeof *w);
+        if (!w) {
+            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            goto fail;
+        }
+        st = lg_bab_conj(cx, n, &b, &s, m, w, &closed);
+        free(w);
+        if (st != LG_OK) goto fail;
+        if (closed) n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
+    }
     rs->t_bounds = lg_bounds_now() - t0;
     if (n_open == 0) {
         rs->kind = LG_BK_CLOSED;

@@ -52,6 +52,8 @@ typedef struct lg_bab_opts {
     const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */
     double solver_timeout; /* seconds per back-end call (default 10) */
     int attack_steps;      /* local-attack steps from each node's best candidate (default 10) */
+    int conj;              /* 1 (default): also refute a conjunction by a combination
+                              Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
     unsigned long seed;
     double deadline;       /* lg_bounds_now() time to stop at; ≤ 0 none */
     int verbose;           /* 1: a progress line per round on stderr */
