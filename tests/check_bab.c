@@ -578,6 +578,29 @@ START_TEST(test_bab_acasxu_fixtures)
 }
 END_TEST
 
+/* Without the driver's attack: branch and bound alone finds the ACAS Xu
+ * counterexamples (relaxed minimisers and the local attack in the nodes). */
+START_TEST(test_bab_acasxu_finds_counterexamples)
+{
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("acasxu/ACASXU_run2a_1_7_batch_2000.onnx")), LG_OK);
+    static const char *const props[] = {"acasxu/prop_3.vnnlib", "acasxu/prop_4.vnnlib"};
+    for (int i = 0; i < 2; i++) {
+        lg_prop p;
+        ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture(props[i]), 5, 5), LG_OK);
+        const lg_prop_case *C = &p.cases[0];
+        double x[5];
+        lg_bab_out out;
+        lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "none", 2);
+        ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+        ck_assert_msg(out.answer == LG_BAB_FOUND, "%s: answer %d (%s)", props[i], (int)out.answer, out.reason);
+        ck_assert_int_eq(lg_recheck(&net, C->lo, C->hi, C->n_terms, C->terms, x, NULL), 1);
+        lg_prop_free(&p);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_bab_vnncomp_fixtures)
 {
     static const struct {
@@ -794,6 +817,7 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_memory_guard);
     tcase_add_test(tc, test_bab_union_of_boxes);
     tcase_add_test(tc, test_bab_acasxu_fixtures);
+    tcase_add_test(tc, test_bab_acasxu_finds_counterexamples);
     tcase_add_test(tc, test_bab_vnncomp_fixtures);
     tcase_add_test(tc, test_bab_bench_command);
     suite_add_tcase(s, tc);
