@@ -53,6 +53,15 @@ typedef struct glpq {
     long nodes;
 } glpq;
 
+/* GLPK writes to stdout; route its chatter (verbose only) to stderr so that
+ * machine-readable output on stdout stays clean. */
+static int glpk_to_stderr(void *info, const char *s)
+{
+    (void)info;
+    fputs(s, stderr);
+    return 1;
+}
+
 static void glpk_callback(glp_tree *T, void *info)
 {
     glpq *q = info;
@@ -248,7 +257,9 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     if (!q) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate the query");
     lg_milp_init(&q->m);
     int term = glp_term_out(o->verbose > 0 ? GLP_ON : GLP_OFF);
+    glp_term_hook(glpk_to_stderr, NULL);
     lg_status st = glpk_guarded(q, p, o, t0, r);
+    glp_term_hook(NULL, NULL);
     glp_term_out(term);
     r->nodes = q->nodes;
     lg_milp_free(&q->m);

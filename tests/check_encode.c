@@ -419,6 +419,31 @@ START_TEST(test_encode_timeout_honoured)
 }
 END_TEST
 
+/* Z3 ignores interrupts while it builds or preprocesses a large query; the
+ * forked worker is killed at the deadline: a 784-256-256-10 query (200k
+ * weights) with a 2 s limit still answers UNKNOWN "timeout" in time. */
+START_TEST(test_encode_timeout_hard_kill)
+{
+    lg_rng g;
+    lg_rng_init(&g, 1, 1);
+    lg_test_shape s = {3, {784, 256, 256, 10}, 0.001, 1};
+    lg_test_inst in;
+    ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+    lg_solve_opts o = lg_solve_opts_default();
+    o.timeout_s = 2.0;
+    lg_result r;
+    double t0 = now_s();
+    ck_assert_int_eq(lg_solver_find("z3")->solve(&in.prob, &o, &r), LG_OK);
+    double dt = now_s() - t0;
+    fprintf(stderr, "encode hard kill: z3 answered %s (%s) after %.2f s\n", ans_name(r.answer), r.reason, dt);
+    ck_assert_int_eq(r.answer, LG_ANSWER_UNKNOWN);
+    ck_assert_str_eq(r.reason, "timeout");
+    ck_assert_msg(dt < 4.0, "z3 took %.2f s with a 2 s limit", dt);
+    lg_result_free(&r);
+    lg_test_inst_free(&in);
+}
+END_TEST
+
 Suite *suite_encode(void)
 {
     Suite *s = suite_create("encode");
@@ -436,6 +461,7 @@ Suite *suite_encode(void)
     tcase_add_test(tl, test_encode_refuse_non_relu);
     tcase_add_test(tl, test_encode_reject_bad_problem);
     tcase_add_test(tl, test_encode_timeout_honoured);
+    tcase_add_test(tl, test_encode_timeout_hard_kill);
     suite_add_tcase(s, tl);
     return s;
 }
