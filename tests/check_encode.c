@@ -76,10 +76,13 @@ static lg_answer smt_verdict(const char *out)
 /* Verdict of glpsol --lp output (feasible ⇔ sat). */
 static lg_answer glpsol_verdict(const char *out)
 {
-    if (strstr(out, "INTEGER OPTIMAL SOLUTION FOUND") || strstr(out, "OPTIMAL LP SOLUTION FOUND"))
-        return LG_ANSWER_SAT;
+    if (strstr(out, "LIMIT EXCEEDED")) return LG_ANSWER_UNKNOWN;
     if (strstr(out, "NO PRIMAL FEASIBLE SOLUTION") || strstr(out, "NO INTEGER FEASIBLE SOLUTION"))
         return LG_ANSWER_UNSAT;
+    if (strstr(out, "Integer Optimizer")) /* a MIP: the relaxation's optimum is not enough */
+        return strstr(out, "INTEGER OPTIMAL SOLUTION FOUND") ? LG_ANSWER_SAT : LG_ANSWER_UNKNOWN;
+    /* "OPTIMAL LP SOLUTION FOUND", "OPTIMAL SOLUTION FOUND BY LP PREPROCESSOR" */
+    if (strstr(out, "OPTIMAL") && strstr(out, "SOLUTION FOUND")) return LG_ANSWER_SAT;
     return LG_ANSWER_UNKNOWN;
 }
 
@@ -324,13 +327,33 @@ START_TEST(test_encode_trivial_conditions)
     ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
     lg_problem p = in.prob;
     const char *names[2] = {"z3", "glpk"};
+    lg_term empty = {0, NULL};
+    for (int k = 0; k < 2; k++) { /* the exports agree: no term → unsat, an empty term → sat */
+        p.n_terms = k;
+        p.terms = k ? &empty : NULL;
+        lg_answer want = k ? LG_ANSWER_SAT : LG_ANSWER_UNSAT;
+        const char *smt = lg_test_tmpfile(".smt2"), *lp = lg_test_tmpfile(".lp");
+        write_file(lg_solver_find("smt2"), &p, smt);
+        write_file(lg_solver_find("lp"), &p, lp);
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "z3 -T:30 %s 2>&1", smt);
+        char *out = run_cmd(cmd);
+        ck_assert_msg(smt_verdict(out) == want, "%d terms: z3 CLI says %s", k, out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "glpsol --lp %s 2>&1", lp);
+        out = run_cmd(cmd);
+        ck_assert_msg(glpsol_verdict(out) == want, "%d terms: glpsol says\n%s", k, out);
+        free(out);
+        remove(smt);
+        remove(lp);
+    }
+    p.terms = in.terms;
     for (int b = 0; b < 2; b++) {
         lg_result r;
         p.n_terms = 0;
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&p, NULL, &r), LG_OK);
         ck_assert_msg(r.answer == LG_ANSWER_UNSAT, "%s: no terms gives %s", names[b], ans_name(r.answer));
         lg_result_free(&r);
-        lg_term empty = {0, NULL};
         p.n_terms = 1;
         p.terms = &empty;
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&p, NULL, &r), LG_OK);
