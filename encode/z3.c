@@ -20,11 +20,13 @@
  * box; verify/ re-checks it. Models often sit exactly on the boundary of the
  * region, where rounding can fall outside: if the double forward pass misses
  * every term, the condition with a 1e-9 margin is added and Z3 asked once
- * more for a point inside (kept only if it passes). Timeout: the solver's "timeout" parameter, a
- * watchdog thread that calls Z3_interrupt once the deadline has passed, and
- * — because Z3 does not always listen — a forked worker process killed at
- * the deadline + 0.5 s (see z3_solve_forked). Z3 errors are caught by a
- * recording handler (never exit) → LG_ERR_SOLVER.
+ * more for a point inside (kept only if it passes).
+ *
+ * Timeout: the solver's "timeout" parameter, a watchdog thread that calls
+ * Z3_interrupt once the deadline has passed, and — because Z3 does not
+ * always listen — a forked worker process killed at the deadline + 0.5 s
+ * (see z3_solve_forked). Z3 errors are caught by a recording handler (never
+ * exit) → LG_ERR_SOLVER, or a timeout when the watchdog caused them.
  */
 #include <errno.h>
 #include <math.h>
@@ -32,12 +34,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <z3.h>
 
 #include "encode/backends.h"
@@ -56,11 +58,13 @@ static void z3_record_error(Z3_context c, Z3_error_code e)
     snprintf(z3_errmsg, sizeof z3_errmsg, "%s", m ? m : "?");
 }
 
-/* Watchdog: interrupts ctx every 50 ms once the deadline has passed. */
+/* Watchdog: interrupts ctx every 50 ms once the deadline has passed, but
+ * only while a check runs (armed): an interrupt while the encoding is built
+ * makes Z3 return NULL terms, which later calls would dereference. */
 typedef struct watchdog {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int done, fired;
+    int done, fired, armed;
     double deadline; /* lg_pwl_now() seconds */
     Z3_context ctx;
 } watchdog;
@@ -72,8 +76,10 @@ static void *watchdog_main(void *arg)
     while (!w->done) {
         double now = lg_pwl_now(), wake = w->deadline;
         if (now >= w->deadline) {
-            w->fired = 1;
-            Z3_interrupt(w->ctx);
+            if (w->armed) {
+                w->fired = 1;
+                Z3_interrupt(w->ctx);
+            }
             wake = now + 0.05;
         }
         struct timespec ts;
@@ -117,7 +123,27 @@ static Z3_ast z3_var(z3q *q, const char *prefix, int a, int b)
     return Z3_mk_const(q->ctx, Z3_mk_string_symbol(q->ctx, name), q->real);
 }
 
-static void z3_assert(z3q *q, Z3_ast f) { Z3_solver_assert(q->ctx, q->s, f); }
+static void z3_assert(z3q *q, Z3_ast f)
+{
+    if (f && z3_err == Z3_OK) Z3_solver_assert(q->ctx, q->s, f);
+}
+
+/* Z3_solver_check with the watchdog armed (w may be NULL). */
+static Z3_lbool z3_check(z3q *q, watchdog *w)
+{
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        w->armed = 1;
+        pthread_mutex_unlock(&w->mu);
+    }
+    Z3_lbool res = Z3_solver_check(q->ctx, q->s);
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        w->armed = 0;
+        pthread_mutex_unlock(&w->mu);
+    }
+    return res;
+}
 
 /* Σ_j c[j]·v[j] + d over the non-NULL v[j] with c[j] ≠ 0. */
 static Z3_ast z3_affine(z3q *q, const double *c, Z3_ast const *v, int n, double d)
@@ -177,7 +203,7 @@ static void z3_build(z3q *q, const lg_problem *p)
 {
     Z3_context c = q->ctx;
     const lg_net *net = p->net;
-    for (int i = 0; i < net->n_in; i++) {
+    for (int i = 0; i < net->n_in && z3_err == Z3_OK; i++) {
         q->x[i] = z3_var(q, "x", i, -1);
         z3_assert(q, Z3_mk_ge(c, q->x[i], z3_num(q, p->lo[i])));
         z3_assert(q, Z3_mk_le(c, q->x[i], z3_num(q, p->hi[i])));
@@ -193,6 +219,7 @@ static void z3_build(z3q *q, const lg_problem *p)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *Ly = &net->layers[k];
         for (int i = 0; i < Ly->n_out; i++) {
+            if (z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
             z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, Ly->W + (size_t)i * (size_t)Ly->n_in, q->prev, Ly->n_in, Ly->b[i])));
@@ -346,7 +373,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     Z3_params_dec_ref(q.ctx, prm);
     if (o->verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
-    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = Z3_solver_check(q.ctx, q.s);
+    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
     if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) {
         z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
     } else if (z3_err != Z3_OK) {
@@ -370,8 +397,8 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
              * double rounding misses it: ask for a point 1e-9 inside. If
              * there is none, keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
-            if ((o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) &&
-                Z3_solver_check(q.ctx, q.s) == Z3_L_TRUE) {
+            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) &&
+                z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
                 if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2))
                     memcpy(r->x, x2, (size_t)n_in * sizeof *x2);

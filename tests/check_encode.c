@@ -402,7 +402,6 @@ START_TEST(test_encode_reject_bad_problem)
     for (int c = 0; c < 5; c++) {
         lg_problem p = in.prob;
         double save_lo = in.lo[0], save_pl = in.pre_lo[0][1], save_d = in.terms[0].cons[0].d;
-        double *const *save_pre = p.pre_hi;
         switch (c) {
         case 0: in.lo[0] = in.hi[0] + 1; break;          /* empty box */
         case 1: in.pre_lo[0][1] = NAN; break;            /* NaN bound */
@@ -421,7 +420,6 @@ START_TEST(test_encode_reject_bad_problem)
         in.lo[0] = save_lo;
         in.pre_lo[0][1] = save_pl;
         in.terms[0].cons[0].d = save_d;
-        (void)save_pre;
     }
     lg_test_inst_free(&in);
 }
@@ -470,7 +468,8 @@ START_TEST(test_encode_timeout_hard_kill)
     o.timeout_s = 2.0;
     lg_result r;
     double t0 = now_s();
-    ck_assert_int_eq(lg_solver_find("z3")->solve(&in.prob, &o, &r), LG_OK);
+    lg_status st = lg_solver_find("z3")->solve(&in.prob, &o, &r);
+    ck_assert_msg(st == LG_OK, "z3: %s", lg_errmsg());
     double dt = now_s() - t0;
     fprintf(stderr, "encode hard kill: z3 answered %s (%s) after %.2f s\n", ans_name(r.answer), r.reason, dt);
     ck_assert_int_eq(r.answer, LG_ANSWER_UNKNOWN);
