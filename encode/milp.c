@@ -1,0 +1,189 @@
+/* milp.c — the neutral big-M model of an lg_problem (milp.h). */
+#include "encode/milp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encode/pwl.h"
+
+void lg_milp_init(lg_milp *m) { memset(m, 0, sizeof *m); }
+
+void lg_milp_free(lg_milp *m)
+{
+    free(m->cols);
+    free(m->rows);
+    free(m->ind);
+    free(m->val);
+    free(m->x_col);
+    free(m->y_col);
+    free(m->y_lo);
+    free(m->y_hi);
+    memset(m, 0, sizeof *m);
+}
+
+static int grow(void **p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    int c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+lg_status lg_milp_add_col(lg_milp *m, const char *name, double lo, double hi, int binary, int *idx)
+{
+    if (isnan(lo) || isnan(hi)) return lg_fail(LG_ERR_ARG, "milp: column %s has a NaN bound", name);
+    if (grow((void **)&m->cols, &m->cap_cols, m->n_cols + 1, sizeof *m->cols))
+        return lg_fail(LG_ERR_NOMEM, "milp: cannot grow columns");
+    lg_milp_col *c = &m->cols[m->n_cols];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->lo = lo;
+    c->hi = hi;
+    c->binary = binary;
+    *idx = m->n_cols++;
+    return LG_OK;
+}
+
+lg_status lg_milp_add_row(lg_milp *m, const char *name, char sense, double rhs, int n, const int *ind,
+                          const double *val)
+{
+    if (sense != 'L' && sense != 'E' && sense != 'G') return lg_fail(LG_ERR_ARG, "milp: row %s: bad sense", name);
+    if (!isfinite(rhs)) return lg_fail(LG_ERR_ARG, "milp: row %s: non-finite right-hand side", name);
+    int cap_i = m->cap_nz, cap_v = m->cap_nz; /* ind and val grow in step */
+    if (grow((void **)&m->rows, &m->cap_rows, m->n_rows + 1, sizeof *m->rows) ||
+        grow((void **)&m->ind, &cap_i, m->n_nz + n, sizeof *m->ind) ||
+        grow((void **)&m->val, &cap_v, m->n_nz + n, sizeof *m->val))
+        return lg_fail(LG_ERR_NOMEM, "milp: cannot grow rows");
+    m->cap_nz = cap_i;
+    lg_milp_row *r = &m->rows[m->n_rows];
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->sense = sense;
+    r->rhs = rhs;
+    r->start = m->n_nz;
+    r->n = 0;
+    for (int j = 0; j < n; j++) {
+        if (val[j] == 0) continue;
+        if (!isfinite(val[j])) return lg_fail(LG_ERR_ARG, "milp: row %s: non-finite coefficient", name);
+        if (ind[j] < 0 || ind[j] >= m->n_cols) return lg_fail(LG_ERR_ARG, "milp: row %s: bad column %d", name, ind[j]);
+        for (int q = r->start; q < r->start + r->n; q++)
+            if (m->ind[q] == ind[j]) return lg_fail(LG_ERR_ARG, "milp: row %s: column %d twice", name, ind[j]);
+        m->ind[r->start + r->n] = ind[j];
+        m->val[r->start + r->n] = val[j];
+        r->n++;
+    }
+    m->n_nz += r->n;
+    m->n_rows++;
+    return LG_OK;
+}
+
+lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
+{
+    lg_status st = lg_pwl_validate(p);
+    if (st) return st;
+    const lg_net *net = p->net;
+    int n_in = net->n_in, width = lg_net_max_width(net), n_out = lg_net_n_out(net);
+    int *prev = malloc((size_t)width * sizeof *prev), *cur = malloc((size_t)width * sizeof *cur);
+    int *ind = malloc(((size_t)width + 2) * sizeof *ind);
+    double *val = malloc(((size_t)width + 2) * sizeof *val);
+    m->n_in = n_in;
+    m->n_out = n_out;
+    m->x_col = malloc((size_t)n_in * sizeof *m->x_col);
+    m->y_col = malloc((size_t)n_out * sizeof *m->y_col);
+    m->y_lo = malloc((size_t)n_out * sizeof *m->y_lo);
+    m->y_hi = malloc((size_t)n_out * sizeof *m->y_hi);
+    if (!prev || !cur || !ind || !val || !m->x_col || !m->y_col || !m->y_lo || !m->y_hi) {
+        st = lg_fail(LG_ERR_NOMEM, "milp: cannot allocate the encoding");
+        goto fail;
+    }
+    char name[32];
+    for (int i = 0; i < n_in; i++) {
+        snprintf(name, sizeof name, "x_%d", i);
+        if ((st = lg_milp_add_col(m, name, p->lo[i], p->hi[i], 0, &m->x_col[i]))) goto fail;
+        prev[i] = m->x_col[i];
+        if (net->in_sub || net->in_div) {
+            /* div·xn − x = −sub */
+            snprintf(name, sizeof name, "xn_%d", i);
+            if ((st = lg_milp_add_col(m, name, -INFINITY, INFINITY, 0, &prev[i]))) goto fail;
+            ind[0] = prev[i];
+            val[0] = net->in_div ? net->in_div[i] : 1.0;
+            ind[1] = m->x_col[i];
+            val[1] = -1.0;
+            snprintf(name, sizeof name, "n_%d", i);
+            if ((st = lg_milp_add_row(m, name, 'E', net->in_sub ? -net->in_sub[i] : 0.0, 2, ind, val))) goto fail;
+        }
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int i = 0; i < L->n_out; i++) {
+            double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
+            int z, a, d;
+            snprintf(name, sizeof name, "z_%d_%d", k, i);
+            if ((st = lg_milp_add_col(m, name, l, u, 0, &z))) goto fail;
+            /* z − Σ_j W[i,j]·a_j = b */
+            int n = 0;
+            ind[n] = z;
+            val[n++] = 1.0;
+            for (int j = 0; j < L->n_in; j++) {
+                if (prev[j] < 0) continue;
+                ind[n] = prev[j];
+                val[n++] = -L->W[(size_t)i * (size_t)L->n_in + (size_t)j];
+            }
+            snprintf(name, sizeof name, "r_%d_%d", k, i);
+            if ((st = lg_milp_add_row(m, name, 'E', L->b[i], n, ind, val))) goto fail;
+            switch (lg_pwl_phase(p, k, i)) {
+            case LG_PHASE_LINEAR: cur[i] = z; break;
+            case LG_PHASE_ZERO: cur[i] = -1; break;
+            case LG_PHASE_UNSTABLE:
+                snprintf(name, sizeof name, "a_%d_%d", k, i);
+                if ((st = lg_milp_add_col(m, name, 0.0, u, 0, &a))) goto fail;
+                snprintf(name, sizeof name, "d_%d_%d", k, i);
+                if ((st = lg_milp_add_col(m, name, 0.0, 1.0, 1, &d))) goto fail;
+                ind[0] = a, ind[1] = z, ind[2] = d;
+                val[0] = 1.0, val[1] = -1.0; /* a − z ≥ 0 */
+                snprintf(name, sizeof name, "ra_%d_%d", k, i);
+                if ((st = lg_milp_add_row(m, name, 'G', 0.0, 2, ind, val))) goto fail;
+                val[2] = -l; /* a − z − l·δ ≤ −l */
+                snprintf(name, sizeof name, "rb_%d_%d", k, i);
+                if ((st = lg_milp_add_row(m, name, 'L', -l, 3, ind, val))) goto fail;
+                ind[1] = d;
+                val[1] = -u; /* a − u·δ ≤ 0 */
+                snprintf(name, sizeof name, "rc_%d_%d", k, i);
+                if ((st = lg_milp_add_row(m, name, 'L', 0.0, 2, ind, val))) goto fail;
+                cur[i] = a;
+                break;
+            }
+            if (k == net->n_layers - 1) {
+                lg_phase ph = lg_pwl_phase(p, k, i);
+                m->y_col[i] = cur[i];
+                m->y_lo[i] = ph == LG_PHASE_LINEAR ? l : 0.0;
+                m->y_hi[i] = ph == LG_PHASE_ZERO ? 0.0 : u;
+            }
+        }
+        int *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    st = LG_OK;
+fail:
+    free(prev);
+    free(cur);
+    free(ind);
+    free(val);
+    return st;
+}
+
+void lg_milp_con_range(const lg_milp *m, const lg_lincon *c, double *lo, double *hi)
+{
+    double a = c->d, b = c->d;
+    for (int j = 0; j < m->n_out; j++) {
+        double p = c->coef[j] * m->y_lo[j], q = c->coef[j] * m->y_hi[j];
+        a += p < q ? p : q;
+        b += p < q ? q : p;
+    }
+    *lo = a;
+    *hi = b;
+}

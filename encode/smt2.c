@@ -1,0 +1,149 @@
+/* smt2.c — SMT-LIB 2 text export (QF_LRA), the same query as z3.c.
+ *
+ * Every constant is the exact rational of its double, written as
+ * (/ num den) or (- (/ num den)) with integer literals (rational.h). The
+ * encoding, with one declare-fun per variable:
+ *
+ *   (<= lo_i x_i) (<= x_i hi_i)
+ *   (= (* div_i xn_i) (- x_i sub_i))                       normalisation, if any
+ *   (= z_k_i (+ b (* W_ij a_j) ...))  (<= l z_k_i) (<= z_k_i u)
+ *   unstable relu: (or (and (<= z 0) (= a 0)) (and (>= z 0) (= a z))),
+ *                  (>= a 0), (>= a z)
+ *   stable relu / identity: a is z itself, or the constant 0 (dropped)
+ *   (assert (or <term> ...)), term = (and (<= (+ d (* c_j y_j) ...) 0) ...)
+ *   (check-sat)
+ *
+ * sat ⇔ a counterexample exists (given sound bounds). The triangle
+ * relaxation asserted by z3.c needs products of constants and is omitted
+ * here (it is implied by the split). */
+#include <stdlib.h>
+
+#include "encode/backends.h"
+#include "encode/pwl.h"
+#include "encode/rational.h"
+
+typedef struct smtw {
+    FILE *f;
+    lg_status st;
+} smtw;
+
+static void smt_num(smtw *w, double v)
+{
+    lg_rat r;
+    if (w->st || (w->st = lg_rat_from_double(&r, v))) return;
+    lg_rat_write_smt(&r, w->f);
+}
+
+/* Affine form d + Σ c_j·v_j over variables named by names[j] ("" = zero). */
+static void smt_affine(smtw *w, const double *c, char (*names)[32], int n, double d)
+{
+    int m = 0;
+    for (int j = 0; j < n; j++) m += names[j][0] && c[j] != 0;
+    if (m == 0) {
+        smt_num(w, d);
+        return;
+    }
+    fputs("(+ ", w->f);
+    smt_num(w, d);
+    for (int j = 0; j < n; j++) {
+        if (!names[j][0] || c[j] == 0) continue;
+        fputs(" (* ", w->f);
+        smt_num(w, c[j]);
+        fprintf(w->f, " %s)", names[j]);
+    }
+    fputc(')', w->f);
+}
+
+static void smt_declare(smtw *w, const char *name) { fprintf(w->f, "(declare-fun %s () Real)\n", name); }
+
+lg_status lg_smt2_write(const lg_problem *p, FILE *f)
+{
+    lg_status st = lg_pwl_validate(p);
+    if (st) return st;
+    const lg_net *net = p->net;
+    int width = lg_net_max_width(net), n_out = lg_net_n_out(net);
+    char(*prev)[32] = calloc((size_t)width, sizeof *prev);
+    char(*cur)[32] = calloc((size_t)width, sizeof *cur);
+    if (!prev || !cur) {
+        st = lg_fail(LG_ERR_NOMEM, "smt2: cannot allocate names");
+        goto fail;
+    }
+    smtw w = {f, LG_OK};
+    fprintf(f, "; lgelu verification query: sat <=> a counterexample exists in the input box\n"
+               "; (exact rationals of the double weights; %d unstable relu)\n(set-logic QF_LRA)\n",
+            lg_pwl_count_unstable(p));
+    for (int i = 0; i < net->n_in; i++) {
+        char x[32];
+        snprintf(x, sizeof x, "x_%d", i);
+        smt_declare(&w, x);
+        fprintf(f, "(assert (<= ");
+        smt_num(&w, p->lo[i]);
+        fprintf(f, " %s))\n(assert (<= %s ", x, x);
+        smt_num(&w, p->hi[i]);
+        fputs("))\n", f);
+        snprintf(prev[i], sizeof prev[i], "%s", x);
+        if (net->in_sub || net->in_div) {
+            snprintf(prev[i], sizeof prev[i], "xn_%d", i);
+            smt_declare(&w, prev[i]);
+            fputs("(assert (= (* ", f);
+            smt_num(&w, net->in_div ? net->in_div[i] : 1.0);
+            fprintf(f, " %s) (- %s ", prev[i], x);
+            smt_num(&w, net->in_sub ? net->in_sub[i] : 0.0);
+            fputs(")))\n", f);
+        }
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int i = 0; i < L->n_out; i++) {
+            char z[32], a[32];
+            snprintf(z, sizeof z, "z_%d_%d", k, i);
+            smt_declare(&w, z);
+            fprintf(f, "(assert (= %s ", z);
+            smt_affine(&w, L->W + (size_t)i * (size_t)L->n_in, prev, L->n_in, L->b[i]);
+            fprintf(f, "))\n(assert (<= ");
+            smt_num(&w, p->pre_lo[k][i]);
+            fprintf(f, " %s))\n(assert (<= %s ", z, z);
+            smt_num(&w, p->pre_hi[k][i]);
+            fputs("))\n", f);
+            switch (lg_pwl_phase(p, k, i)) {
+            case LG_PHASE_LINEAR: snprintf(cur[i], sizeof cur[i], "%s", z); break;
+            case LG_PHASE_ZERO: cur[i][0] = '\0'; break;
+            case LG_PHASE_UNSTABLE:
+                snprintf(a, sizeof a, "a_%d_%d", k, i);
+                smt_declare(&w, a);
+                fprintf(f,
+                        "(assert (or (and (<= %s 0.0) (= %s 0.0)) (and (>= %s 0.0) (= %s %s))))\n"
+                        "(assert (>= %s 0.0))\n(assert (>= %s %s))\n",
+                        z, a, z, a, z, a, a, z);
+                snprintf(cur[i], sizeof cur[i], "%s", a);
+                break;
+            }
+        }
+        char(*t)[32] = prev;
+        prev = cur;
+        cur = t;
+    }
+    fputs("(assert ", f);
+    if (p->n_terms == 0) fputs("false", f);
+    if (p->n_terms > 1) fputs("(or", f);
+    for (int t = 0; t < p->n_terms; t++) {
+        const lg_term *T = &p->terms[t];
+        if (p->n_terms > 1) fputs("\n  ", f);
+        if (T->n_cons == 0) fputs("true", f);
+        if (T->n_cons > 1) fputs("(and", f);
+        for (int c = 0; c < T->n_cons; c++) {
+            fputs(T->n_cons > 1 ? " (<= " : "(<= ", f);
+            smt_affine(&w, T->cons[c].coef, prev, n_out, T->cons[c].d);
+            fputs(" 0.0)", f);
+        }
+        if (T->n_cons > 1) fputc(')', f);
+    }
+    if (p->n_terms > 1) fputc(')', f);
+    fputs(")\n(check-sat)\n(exit)\n", f);
+    st = w.st;
+    if (!st && (fflush(f) != 0 || ferror(f))) st = lg_fail(LG_ERR_IO, "smt2: write failed");
+fail:
+    free(prev);
+    free(cur);
+    return st;
+}

@@ -1,0 +1,351 @@
+/* z3.c — the Z3 back-end (C API, QF_LRA over the reals, exact rationals).
+ *
+ * Encoding (DESIGN.md §3), every constant an exact dyadic rational
+ * (rational.h), one Z3_context per query created and destroyed here:
+ *
+ *   inputs        lo_i ≤ x_i ≤ hi_i
+ *   normalisation div_i·x'_i = x_i − sub_i          (only if the net has one)
+ *   layer k       z_k,i = Σ_j W_k[i,j]·a_{k−1},j + b_k,i,   l_k,i ≤ z_k,i ≤ u_k,i
+ *                 (a_{−1} = x' ; stable-zero inputs a = 0 are dropped)
+ *   identity      a_k,i = z_k,i
+ *   relu, u ≤ 0   a_k,i = 0
+ *   relu, l ≥ 0   a_k,i = z_k,i
+ *   relu, l<0<u   (z ≤ 0 ∧ a = 0) ∨ (z ≥ 0 ∧ a = z)           the exact split
+ *                 a ≥ 0,  a ≥ z,  (u − l)·a ≤ u·(z − l)         implied (triangle),
+ *                                                              asserted to help
+ *   output        y = a_{L−1};  ∨_t ∧_c (coef_c·y + d_c ≤ 0)
+ *
+ * sat ⇔ a counterexample exists (given sound bounds). The model's x is
+ * rounded to the nearest double (via a 40-digit decimal) and clamped into the
+ * box; verify/ re-checks it. Timeout: the solver's "timeout" parameter plus a
+ * watchdog thread that calls Z3_interrupt once the deadline has passed. Z3
+ * errors are caught by a recording handler (never exit) → LG_ERR_SOLVER.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <z3.h>
+
+#include "encode/backends.h"
+#include "encode/pwl.h"
+#include "encode/rational.h"
+
+/* First Z3 error raised on this thread since the last reset. */
+static _Thread_local Z3_error_code z3_err;
+static _Thread_local char z3_errmsg[256];
+
+static void z3_record_error(Z3_context c, Z3_error_code e)
+{
+    if (z3_err != Z3_OK) return;
+    z3_err = e;
+    const char *m = Z3_get_error_msg(c, e);
+    snprintf(z3_errmsg, sizeof z3_errmsg, "%s", m ? m : "?");
+}
+
+/* Watchdog: interrupts ctx every 50 ms once the deadline has passed. */
+typedef struct watchdog {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, fired;
+    double deadline; /* lg_pwl_now() seconds */
+    Z3_context ctx;
+} watchdog;
+
+static void *watchdog_main(void *arg)
+{
+    watchdog *w = arg;
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        double now = lg_pwl_now(), wake = w->deadline;
+        if (now >= w->deadline) {
+            w->fired = 1;
+            Z3_interrupt(w->ctx);
+            wake = now + 0.05;
+        }
+        struct timespec ts;
+        ts.tv_sec = (time_t)wake;
+        ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) ts.tv_nsec = 999999999L;
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+typedef struct z3q {
+    Z3_context ctx;
+    Z3_solver s;
+    Z3_sort real;
+    Z3_ast zero;
+    Z3_ast *x;    /* [n_in] input variables */
+    Z3_ast *prev; /* [max_width] activations of the previous layer, NULL = 0 */
+    Z3_ast *cur;  /* [max_width] */
+    Z3_ast *args; /* [max_width + 2] scratch for sums */
+} z3q;
+
+static Z3_ast z3_num(z3q *q, double v)
+{
+    lg_rat r;
+    char buf[2 * LG_RAT_DIGITS + 2];
+    if (lg_rat_from_double(&r, v)) return NULL; /* validated: cannot happen */
+    return Z3_mk_numeral(q->ctx, lg_rat_str(&r, buf), q->real);
+}
+
+/* Real constant named <prefix>_<a> or, if b ≥ 0, <prefix>_<a>_<b>. */
+static Z3_ast z3_var(z3q *q, const char *prefix, int a, int b)
+{
+    char name[64];
+    if (b >= 0)
+        snprintf(name, sizeof name, "%s_%d_%d", prefix, a, b);
+    else
+        snprintf(name, sizeof name, "%s_%d", prefix, a);
+    return Z3_mk_const(q->ctx, Z3_mk_string_symbol(q->ctx, name), q->real);
+}
+
+static void z3_assert(z3q *q, Z3_ast f) { Z3_solver_assert(q->ctx, q->s, f); }
+
+/* Σ_j c[j]·v[j] + d over the non-NULL v[j] with c[j] ≠ 0. */
+static Z3_ast z3_affine(z3q *q, const double *c, Z3_ast const *v, int n, double d)
+{
+    int m = 0;
+    q->args[m++] = z3_num(q, d);
+    for (int j = 0; j < n; j++) {
+        if (!v[j] || c[j] == 0) continue;
+        Z3_ast mul[2] = {z3_num(q, c[j]), v[j]};
+        q->args[m++] = Z3_mk_mul(q->ctx, 2, mul);
+    }
+    return m == 1 ? q->args[0] : Z3_mk_add(q->ctx, (unsigned)m, q->args);
+}
+
+static void z3_build_relu(z3q *q, Z3_ast z, Z3_ast a, double l, double u)
+{
+    Z3_context c = q->ctx;
+    Z3_ast off[2] = {Z3_mk_le(c, z, q->zero), Z3_mk_eq(c, a, q->zero)};
+    Z3_ast on[2] = {Z3_mk_ge(c, z, q->zero), Z3_mk_eq(c, a, z)};
+    Z3_ast split[2] = {Z3_mk_and(c, 2, off), Z3_mk_and(c, 2, on)};
+    z3_assert(q, Z3_mk_or(c, 2, split));
+    z3_assert(q, Z3_mk_ge(c, a, q->zero));
+    z3_assert(q, Z3_mk_ge(c, a, z));
+    /* (u − l)·a ≤ u·z − u·l, constants folded exactly by Z3_simplify */
+    Z3_ast U = z3_num(q, u), L = z3_num(q, l);
+    Z3_ast ul[2] = {U, L};
+    Z3_ast width = Z3_simplify(c, Z3_mk_sub(c, 2, ul));
+    Z3_ast prod = Z3_simplify(c, Z3_mk_mul(c, 2, ul));
+    Z3_ast lhs_m[2] = {width, a}, uz[2] = {U, z};
+    Z3_ast rhs_s[2] = {Z3_mk_mul(c, 2, uz), prod};
+    z3_assert(q, Z3_mk_le(c, Z3_mk_mul(c, 2, lhs_m), Z3_mk_sub(c, 2, rhs_s)));
+}
+
+/* Assert the whole encoding; on return q->prev holds the outputs y. */
+static void z3_build(z3q *q, const lg_problem *p)
+{
+    Z3_context c = q->ctx;
+    const lg_net *net = p->net;
+    for (int i = 0; i < net->n_in; i++) {
+        q->x[i] = z3_var(q, "x", i, -1);
+        z3_assert(q, Z3_mk_ge(c, q->x[i], z3_num(q, p->lo[i])));
+        z3_assert(q, Z3_mk_le(c, q->x[i], z3_num(q, p->hi[i])));
+        q->prev[i] = q->x[i];
+        if (net->in_sub || net->in_div) {
+            Z3_ast xn = z3_var(q, "xn", i, -1);
+            Z3_ast dx[2] = {z3_num(q, net->in_div ? net->in_div[i] : 1.0), xn};
+            Z3_ast xs[2] = {q->x[i], z3_num(q, net->in_sub ? net->in_sub[i] : 0.0)};
+            z3_assert(q, Z3_mk_eq(c, Z3_mk_mul(c, 2, dx), Z3_mk_sub(c, 2, xs)));
+            q->prev[i] = xn;
+        }
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *Ly = &net->layers[k];
+        for (int i = 0; i < Ly->n_out; i++) {
+            double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
+            Z3_ast z = z3_var(q, "z", k, i);
+            z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, Ly->W + (size_t)i * (size_t)Ly->n_in, q->prev, Ly->n_in, Ly->b[i])));
+            z3_assert(q, Z3_mk_ge(c, z, z3_num(q, l)));
+            z3_assert(q, Z3_mk_le(c, z, z3_num(q, u)));
+            switch (lg_pwl_phase(p, k, i)) {
+            case LG_PHASE_LINEAR: q->cur[i] = z; break;
+            case LG_PHASE_ZERO: q->cur[i] = NULL; break;
+            case LG_PHASE_UNSTABLE:
+                q->cur[i] = z3_var(q, "a", k, i);
+                z3_build_relu(q, z, q->cur[i], l, u);
+                break;
+            }
+        }
+        Z3_ast *t = q->prev;
+        q->prev = q->cur;
+        q->cur = t;
+    }
+    int n_out = lg_net_n_out(net);
+    Z3_ast disj = Z3_mk_false(c);
+    for (int t = 0; t < p->n_terms; t++) {
+        const lg_term *T = &p->terms[t];
+        Z3_ast conj = Z3_mk_true(c);
+        for (int j = 0; j < T->n_cons; j++) {
+            Z3_ast lhs = z3_affine(q, T->cons[j].coef, q->prev, n_out, T->cons[j].d);
+            Z3_ast both[2] = {conj, Z3_mk_le(c, lhs, q->zero)};
+            conj = j == 0 ? both[1] : Z3_mk_and(c, 2, both);
+        }
+        Z3_ast either[2] = {disj, conj};
+        disj = t == 0 ? conj : Z3_mk_or(c, 2, either);
+    }
+    z3_assert(q, disj);
+}
+
+static long z3_decisions(Z3_context c, Z3_solver s)
+{
+    Z3_stats st = Z3_solver_get_statistics(c, s);
+    if (!st) return 0;
+    Z3_stats_inc_ref(c, st);
+    long n = 0;
+    for (unsigned i = 0; i < Z3_stats_size(c, st); i++)
+        if (strcmp(Z3_stats_get_key(c, st, i), "decisions") == 0 && Z3_stats_is_uint(c, st, i))
+            n = (long)Z3_stats_get_uint_value(c, st, i);
+    Z3_stats_dec_ref(c, st);
+    return n;
+}
+
+/* Nearest double to the model value of v (40 decimals), clamped to [lo, hi]. */
+static double z3_model_double(Z3_context c, Z3_model m, Z3_ast v, double lo, double hi)
+{
+    Z3_ast val = NULL;
+    double x = lo;
+    if (Z3_model_eval(c, m, v, true, &val) && val && Z3_is_numeral_ast(c, val)) {
+        const char *s = Z3_get_numeral_decimal_string(c, val, 40);
+        if (s) x = strtod(s, NULL); /* a trailing '?' marks truncation; strtod stops there */
+    }
+    if (!(x >= lo)) x = lo;
+    if (x > hi) x = hi;
+    return x;
+}
+
+lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+{
+    lg_solve_opts defaults = lg_solve_opts_default();
+    if (!o) o = &defaults;
+    memset(r, 0, sizeof *r);
+    double t0 = lg_pwl_now();
+    lg_status st = lg_pwl_validate(p);
+    if (st) return st;
+    z3q q;
+    memset(&q, 0, sizeof q);
+    watchdog w;
+    pthread_t thr;
+    int have_thr = 0;
+    int n_in = p->net->n_in, width = lg_net_max_width(p->net);
+    q.x = calloc((size_t)n_in, sizeof *q.x);
+    q.prev = calloc((size_t)width, sizeof *q.prev);
+    q.cur = calloc((size_t)width, sizeof *q.cur);
+    q.args = calloc((size_t)width + 2, sizeof *q.args);
+    if (!q.x || !q.prev || !q.cur || !q.args) {
+        st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate encoding buffers");
+        goto fail;
+    }
+    z3_err = Z3_OK;
+    Z3_config cfg = Z3_mk_config();
+    if (!cfg) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create configuration");
+        goto fail;
+    }
+    Z3_set_param_value(cfg, "model", "true");
+    q.ctx = Z3_mk_context(cfg);
+    Z3_del_config(cfg);
+    if (!q.ctx) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create context");
+        goto fail;
+    }
+    Z3_set_error_handler(q.ctx, z3_record_error);
+    q.real = Z3_mk_real_sort(q.ctx);
+    q.zero = Z3_mk_numeral(q.ctx, "0", q.real);
+    q.s = Z3_mk_solver_for_logic(q.ctx, Z3_mk_string_symbol(q.ctx, "QF_LRA"));
+    if (!q.s || z3_err != Z3_OK) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create solver: %s", z3_errmsg);
+        goto fail;
+    }
+    Z3_solver_inc_ref(q.ctx, q.s);
+    if (o->timeout_s > 0) {
+        memset(&w, 0, sizeof w);
+        w.deadline = t0 + o->timeout_s;
+        w.ctx = q.ctx;
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_mutex_init(&w.mu, NULL);
+        pthread_cond_init(&w.cv, &ca);
+        pthread_condattr_destroy(&ca);
+        if (pthread_create(&thr, NULL, watchdog_main, &w) != 0) {
+            pthread_cond_destroy(&w.cv);
+            pthread_mutex_destroy(&w.mu);
+            st = lg_fail(LG_ERR_SOLVER, "z3: cannot start the timeout watchdog");
+            goto fail;
+        }
+        have_thr = 1;
+    }
+    z3_build(&q, p);
+    if (z3_err != Z3_OK) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", z3_errmsg);
+        goto fail;
+    }
+    Z3_params prm = Z3_mk_params(q.ctx);
+    Z3_params_inc_ref(q.ctx, prm);
+    if (o->timeout_s > 0) {
+        double left_ms = (t0 + o->timeout_s - lg_pwl_now()) * 1000.0;
+        unsigned ms = left_ms < 1 ? 1u : left_ms > 4e9 ? 4000000000u : (unsigned)left_ms;
+        Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "timeout"), ms);
+    }
+    Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "random_seed"), o->seed);
+    Z3_solver_set_params(q.ctx, q.s, prm);
+    Z3_params_dec_ref(q.ctx, prm);
+    if (o->verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
+    Z3_lbool res = Z3_L_UNDEF;
+    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = Z3_solver_check(q.ctx, q.s);
+    if (z3_err != Z3_OK && res != Z3_L_UNDEF) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", z3_errmsg);
+        goto fail;
+    }
+    r->nodes = z3_decisions(q.ctx, q.s);
+    if (res == Z3_L_FALSE) {
+        r->answer = LG_ANSWER_UNSAT;
+    } else if (res == Z3_L_TRUE) {
+        Z3_model m = Z3_solver_get_model(q.ctx, q.s);
+        r->x = malloc((size_t)n_in * sizeof *r->x);
+        if (!m || !r->x) {
+            st = m ? lg_fail(LG_ERR_NOMEM, "z3: cannot allocate the candidate")
+                   : lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", z3_errmsg);
+            goto fail;
+        }
+        Z3_model_inc_ref(q.ctx, m);
+        for (int i = 0; i < n_in; i++) r->x[i] = z3_model_double(q.ctx, m, q.x[i], p->lo[i], p->hi[i]);
+        Z3_model_dec_ref(q.ctx, m);
+        r->answer = LG_ANSWER_SAT;
+    } else {
+        const char *why = Z3_solver_get_reason_unknown(q.ctx, q.s);
+        int timed_out = o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s - 1e-3;
+        if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled"))))
+            snprintf(r->reason, sizeof r->reason, "timeout");
+        else
+            snprintf(r->reason, sizeof r->reason, "z3: %s", why ? why : "unknown");
+        r->answer = LG_ANSWER_UNKNOWN;
+    }
+    st = LG_OK;
+fail:
+    if (have_thr) {
+        pthread_mutex_lock(&w.mu);
+        w.done = 1;
+        pthread_cond_signal(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(thr, NULL);
+        pthread_cond_destroy(&w.cv);
+        pthread_mutex_destroy(&w.mu);
+    }
+    if (q.s) Z3_solver_dec_ref(q.ctx, q.s);
+    if (q.ctx) Z3_del_context(q.ctx);
+    free(q.x);
+    free(q.prev);
+    free(q.cur);
+    free(q.args);
+    if (st) lg_result_free(r);
+    r->seconds = lg_pwl_now() - t0;
+    return st;
+}

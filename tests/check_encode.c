@@ -1,0 +1,441 @@
+/* check_encode.c — the solver back-ends (Z3, GLPK) and the text exports
+ * (SMT-LIB 2, CPLEX LP) against each other, the enumeration oracle and the
+ * z3 / cvc5 / glpsol command-line tools. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "encode/problem.h"
+#include "encode/rational.h"
+#include "oracle.h"
+#include "testutil.h"
+
+static int quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *ans_name(lg_answer a)
+{
+    return a == LG_ANSWER_SAT ? "sat" : a == LG_ANSWER_UNSAT ? "unsat" : "unknown";
+}
+
+/* Shape of random instance i: 2–4 inputs, 1–2 hidden layers of 3–6, 2–3 outputs. */
+static lg_test_shape shape_of(lg_rng *r)
+{
+    lg_test_shape s;
+    memset(&s, 0, sizeof s);
+    int hidden = 1 + (int)lg_rng_below(r, 2);
+    s.n_layers = hidden + 1;
+    s.dims[0] = 2 + (int)lg_rng_below(r, 3);
+    for (int k = 1; k <= hidden; k++) s.dims[k] = 3 + (int)lg_rng_below(r, 4);
+    s.dims[hidden + 1] = 2 + (int)lg_rng_below(r, 2);
+    s.box = 0.05 + 0.6 * lg_rng_uniform(r);
+    s.normalise = lg_rng_below(r, 3) == 0;
+    return s;
+}
+
+/* Run a shell command, return its whole output (caller frees). */
+static char *run_cmd(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    ck_assert_msg(f != NULL, "cannot run %s", cmd);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    buf[n] = '\0';
+    int rc = pclose(f);
+    ck_assert_msg(rc != -1, "pclose failed for %s", cmd);
+    return buf;
+}
+
+/* Verdict of an SMT solver's output: first line sat / unsat. */
+static lg_answer smt_verdict(const char *out)
+{
+    if (strncmp(out, "unsat", 5) == 0) return LG_ANSWER_UNSAT;
+    if (strncmp(out, "sat", 3) == 0) return LG_ANSWER_SAT;
+    return LG_ANSWER_UNKNOWN;
+}
+
+/* Verdict of glpsol --lp output (feasible ⇔ sat). */
+static lg_answer glpsol_verdict(const char *out)
+{
+    if (strstr(out, "INTEGER OPTIMAL SOLUTION FOUND") || strstr(out, "OPTIMAL LP SOLUTION FOUND"))
+        return LG_ANSWER_SAT;
+    if (strstr(out, "NO PRIMAL FEASIBLE SOLUTION") || strstr(out, "NO INTEGER FEASIBLE SOLUTION"))
+        return LG_ANSWER_UNSAT;
+    return LG_ANSWER_UNKNOWN;
+}
+
+static void write_file(const lg_solver_ops *ops, const lg_problem *p, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot create %s", path);
+    ck_assert_int_eq(ops->write(p, f), LG_OK);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+START_TEST(test_encode_rational_exact)
+{
+    lg_rat r;
+    char buf[2 * LG_RAT_DIGITS + 2];
+    ck_assert_int_eq(lg_rat_from_double(&r, 0.1), LG_OK);
+    ck_assert_str_eq(lg_rat_str(&r, buf), "3602879701896397/36028797018963968");
+    ck_assert_int_eq(lg_rat_from_double(&r, -0.75), LG_OK);
+    ck_assert_str_eq(lg_rat_str(&r, buf), "-3/4");
+    ck_assert_int_eq(lg_rat_from_double(&r, 3.0), LG_OK);
+    ck_assert_str_eq(lg_rat_str(&r, buf), "3/1");
+    ck_assert_int_eq(lg_rat_from_double(&r, -0.0), LG_OK);
+    ck_assert_str_eq(lg_rat_str(&r, buf), "0/1");
+    ck_assert_int_eq(lg_rat_from_double(&r, 0x1p-1074), LG_OK);
+    ck_assert_str_eq(r.num, "1");
+    ck_assert_uint_eq(strlen(r.den), 324);
+    ck_assert(strncmp(r.den, "202402253307310618352495346718917307049556649764142118356901358027430339567995346891960"
+                             "383701437124495187077864316811911389808737385793476867013399940738509921517424276566361"
+                             "364466907742093216341239767678472745068562007483424692698618103355649159556340810056512"
+                             "358769552333414615230502532186327508646006263307707741093494784",
+                      324) == 0);
+    ck_assert_int_eq(lg_rat_from_double(&r, 1.7976931348623157e308), LG_OK);
+    ck_assert_uint_eq(strlen(r.num), 309);
+    ck_assert_str_eq(r.den, "1");
+    ck_assert(strncmp(r.num, "17976931348623157", 17) == 0);
+    ck_assert_int_eq(lg_rat_inverse(&r), LG_OK);
+    ck_assert_str_eq(r.num, "1");
+    /* random doubles: num/den read back in double gives the double */
+    lg_rng g;
+    lg_rng_init(&g, 7, 1);
+    for (int i = 0; i < 2000; i++) {
+        double v = ldexp(lg_rng_uniform(&g) - 0.5, (int)lg_rng_below(&g, 120) - 60);
+        ck_assert_int_eq(lg_rat_from_double(&r, v), LG_OK);
+        double back = strtod(r.num, NULL) / strtod(r.den, NULL) * (r.neg ? -1 : 1);
+        ck_assert_msg(back == v, "rational of %.17g reads back as %.17g", v, back);
+        ck_assert(r.den[strlen(r.den) - 1] != '0');
+    }
+    ck_assert_int_eq(lg_rat_from_double(&r, NAN), LG_ERR_NUMERIC);
+    ck_assert_int_eq(lg_rat_from_double(&r, 0.0), LG_OK);
+    ck_assert_int_eq(lg_rat_inverse(&r), LG_ERR_NUMERIC);
+}
+END_TEST
+
+START_TEST(test_encode_solver_find)
+{
+    const char *names[] = {"z3", "glpk", "smt2", "lp"};
+    for (int i = 0; i < 4; i++) {
+        const lg_solver_ops *ops = lg_solver_find(names[i]);
+        ck_assert_msg(ops != NULL, "%s not found", names[i]);
+        ck_assert_str_eq(ops->name, names[i]);
+        ck_assert_ptr_nonnull(ops->solve);
+        ck_assert_ptr_nonnull(ops->write);
+    }
+    ck_assert_ptr_null(lg_solver_find("cplex"));
+    ck_assert_ptr_null(lg_solver_find(NULL));
+}
+END_TEST
+
+/* Exactness: y = 0.1·x with x = 3 and the condition y ≤ 0.3. In exact
+ * arithmetic on the doubles 3·0.1₆₄ = 0.30000000000000001665 > 0.3₆₄ =
+ * 0.29999999999999998890, so there is no counterexample; rounding the
+ * weights through decimal text ("0.1", "0.3") would wrongly give sat. */
+START_TEST(test_encode_z3_exact_rationals)
+{
+    int dims[2] = {1, 1};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
+    net.layers[0].W[0] = 0.1;
+    net.layers[0].b[0] = 0.0;
+    double lo = 3.0, hi = 3.0, pl = 0.25, ph = 0.35;
+    double *pre_lo[1] = {&pl}, *pre_hi[1] = {&ph};
+    double coef = 1.0;
+    lg_lincon c = {&coef, -0.3};
+    lg_term t = {1, &c};
+    lg_problem p = {&net, &lo, &hi, 1, &t, pre_lo, pre_hi};
+    lg_solve_opts o = lg_solve_opts_default();
+    lg_result r;
+    ck_assert_int_eq(lg_solver_find("z3")->solve(&p, &o, &r), LG_OK);
+    ck_assert_int_eq(r.answer, LG_ANSWER_UNSAT);
+    lg_result_free(&r);
+    lg_answer oa;
+    ck_assert_int_eq(lg_oracle_solve(&p, &oa, NULL, NULL), LG_OK);
+    ck_assert_int_eq(oa, LG_ANSWER_UNSAT);
+    /* GLPK sees t* ≈ 1.7e-17, inside its tolerance: it must not claim sat */
+    ck_assert_int_eq(lg_solver_find("glpk")->solve(&p, &o, &r), LG_OK);
+    ck_assert_int_ne(r.answer, LG_ANSWER_SAT);
+    lg_result_free(&r);
+    const char *path = lg_test_tmpfile(".smt2");
+    write_file(lg_solver_find("smt2"), &p, path);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "z3 -T:30 %s 2>&1", path);
+    char *out = run_cmd(cmd);
+    ck_assert_msg(smt_verdict(out) == LG_ANSWER_UNSAT, "z3 CLI: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cvc5 --lang smt2 --tlimit=30000 %s 2>&1", path);
+    out = run_cmd(cmd);
+    ck_assert_msg(smt_verdict(out) == LG_ANSWER_UNSAT, "cvc5 CLI: %s", out);
+    free(out);
+    remove(path);
+    /* with the threshold 0.30000000000000004 (= 3·0.1 rounded up) it is sat */
+    c.d = -0.30000000000000004;
+    ck_assert_int_eq(lg_solver_find("z3")->solve(&p, &o, &r), LG_OK);
+    ck_assert_int_eq(r.answer, LG_ANSWER_SAT);
+    ck_assert_double_eq(r.x[0], 3.0);
+    lg_result_free(&r);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* Z3, GLPK and the oracle on seeded random instances. */
+START_TEST(test_encode_random_agree)
+{
+    int n_inst = quick() ? 30 : 100;
+    int n_sat = 0, n_unsat = 0, glpk_unknown = 0, z3_unknown = 0;
+    lg_rng g;
+    lg_rng_init(&g, 20261121, 3);
+    lg_solve_opts o = lg_solve_opts_default();
+    o.timeout_s = 60;
+    for (int i = 0; i < n_inst; i++) {
+        lg_test_shape s = shape_of(&g);
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+        const lg_problem *p = &in.prob;
+        double *ox = malloc((size_t)in.net.n_in * sizeof *ox);
+        lg_answer oa;
+        ck_assert_msg(lg_oracle_solve(p, &oa, ox, NULL) == LG_OK, "instance %d: oracle: %s", i, lg_errmsg());
+        lg_result rz, rg;
+        ck_assert_msg(lg_solver_find("z3")->solve(p, &o, &rz) == LG_OK, "instance %d: z3: %s", i, lg_errmsg());
+        ck_assert_msg(lg_solver_find("glpk")->solve(p, &o, &rg) == LG_OK, "instance %d: glpk: %s", i, lg_errmsg());
+        ck_assert_msg(rz.answer != LG_ANSWER_UNKNOWN, "instance %d: z3 unknown (%s)", i, rz.reason);
+        ck_assert_msg(rz.answer == oa, "instance %d: z3 %s, oracle %s", i, ans_name(rz.answer), ans_name(oa));
+        if (rg.answer == LG_ANSWER_UNKNOWN)
+            glpk_unknown++;
+        else
+            ck_assert_msg(rg.answer == oa, "instance %d: glpk %s, oracle %s", i, ans_name(rg.answer), ans_name(oa));
+        if (oa == LG_ANSWER_SAT) {
+            n_sat++;
+            ck_assert_msg(lg_test_any_term_holds(p, ox, 1e-9), "instance %d: oracle witness fails", i);
+            ck_assert_msg(lg_test_any_term_holds(p, rz.x, 1e-9), "instance %d: z3 witness fails", i);
+            if (rg.answer == LG_ANSWER_SAT)
+                ck_assert_msg(lg_test_any_term_holds(p, rg.x, 1e-9), "instance %d: glpk witness fails", i);
+        } else {
+            n_unsat++;
+        }
+        z3_unknown += rz.answer == LG_ANSWER_UNKNOWN;
+        lg_result_free(&rz);
+        lg_result_free(&rg);
+        free(ox);
+        lg_test_inst_free(&in);
+    }
+    fprintf(stderr, "encode random: %d instances, %d sat, %d unsat, glpk unknown %d, z3 unknown %d\n", n_inst, n_sat,
+            n_unsat, glpk_unknown, z3_unknown);
+    ck_assert_int_gt(n_sat, 0);
+    ck_assert_int_gt(n_unsat, 0);
+    ck_assert_msg(glpk_unknown * 20 <= n_inst, "glpk unknown on %d of %d instances", glpk_unknown, n_inst);
+}
+END_TEST
+
+/* The exported texts, read by the command-line tools, reach the C-API answer. */
+START_TEST(test_encode_export_cli_agree)
+{
+    int n_inst = quick() ? 4 : 10;
+    lg_rng g;
+    lg_rng_init(&g, 4242, 5);
+    lg_solve_opts o = lg_solve_opts_default();
+    int seen[3] = {0, 0, 0};
+    for (int i = 0; i < n_inst; i++) {
+        lg_test_shape s = shape_of(&g);
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+        const lg_problem *p = &in.prob;
+        lg_result rz, rg;
+        ck_assert_int_eq(lg_solver_find("z3")->solve(p, &o, &rz), LG_OK);
+        ck_assert_int_eq(lg_solver_find("glpk")->solve(p, &o, &rg), LG_OK);
+        ck_assert_int_ne(rz.answer, LG_ANSWER_UNKNOWN);
+        seen[rz.answer]++;
+        const char *smt = lg_test_tmpfile(".smt2"), *lp = lg_test_tmpfile(".lp");
+        write_file(lg_solver_find("smt2"), p, smt);
+        write_file(lg_solver_find("lp"), p, lp);
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "z3 -T:60 %s 2>&1", smt);
+        char *out = run_cmd(cmd);
+        ck_assert_msg(smt_verdict(out) == rz.answer, "instance %d: z3 CLI says '%.60s', C API %s", i, out,
+                      ans_name(rz.answer));
+        free(out);
+        snprintf(cmd, sizeof cmd, "cvc5 --lang smt2 --tlimit=60000 %s 2>&1", smt);
+        out = run_cmd(cmd);
+        ck_assert_msg(smt_verdict(out) == rz.answer, "instance %d: cvc5 CLI says '%.60s', C API %s", i, out,
+                      ans_name(rz.answer));
+        free(out);
+        snprintf(cmd, sizeof cmd, "glpsol --tmlim 60 --lp %s 2>&1", lp);
+        out = run_cmd(cmd);
+        lg_answer ga = glpsol_verdict(out);
+        ck_assert_msg(ga != LG_ANSWER_UNKNOWN, "instance %d: glpsol output not understood:\n%s", i, out);
+        if (rg.answer != LG_ANSWER_UNKNOWN) /* decided by GLPK with margin: glpsol must agree */
+            ck_assert_msg(ga == rz.answer, "instance %d: glpsol %s, z3 %s", i, ans_name(ga), ans_name(rz.answer));
+        free(out);
+        remove(smt);
+        remove(lp);
+        lg_result_free(&rz);
+        lg_result_free(&rg);
+        lg_test_inst_free(&in);
+    }
+    fprintf(stderr, "encode export: %d instances (%d sat, %d unsat) agree with z3, cvc5, glpsol\n", n_inst,
+            seen[LG_ANSWER_SAT], seen[LG_ANSWER_UNSAT]);
+}
+END_TEST
+
+/* An empty disjunction has no counterexample; an empty term is always true. */
+START_TEST(test_encode_trivial_conditions)
+{
+    lg_rng g;
+    lg_rng_init(&g, 99, 1);
+    lg_test_shape s = {2, {3, 4, 2}, 0.3, 1};
+    lg_test_inst in;
+    ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+    lg_problem p = in.prob;
+    const char *names[2] = {"z3", "glpk"};
+    for (int b = 0; b < 2; b++) {
+        lg_result r;
+        p.n_terms = 0;
+        ck_assert_int_eq(lg_solver_find(names[b])->solve(&p, NULL, &r), LG_OK);
+        ck_assert_msg(r.answer == LG_ANSWER_UNSAT, "%s: no terms gives %s", names[b], ans_name(r.answer));
+        lg_result_free(&r);
+        lg_term empty = {0, NULL};
+        p.n_terms = 1;
+        p.terms = &empty;
+        ck_assert_int_eq(lg_solver_find(names[b])->solve(&p, NULL, &r), LG_OK);
+        ck_assert_msg(r.answer == LG_ANSWER_SAT, "%s: empty term gives %s", names[b], ans_name(r.answer));
+        ck_assert(lg_test_term_holds(&p, 0, r.x, 0));
+        lg_result_free(&r);
+        p.terms = in.terms;
+    }
+    lg_test_inst_free(&in);
+}
+END_TEST
+
+START_TEST(test_encode_refuse_non_relu)
+{
+    lg_rng g;
+    lg_rng_init(&g, 5, 1);
+    lg_test_shape s = {3, {2, 3, 3, 2}, 0.3, 0};
+    lg_test_inst in;
+    ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+    in.net.layers[1].act = LG_ACT_GELU;
+    const char *names[4] = {"z3", "glpk", "smt2", "lp"};
+    for (int b = 0; b < 4; b++) {
+        const lg_solver_ops *ops = lg_solver_find(names[b]);
+        lg_result r;
+        ck_assert_int_eq(ops->solve(&in.prob, NULL, &r), LG_ERR_UNSUPPORTED);
+        ck_assert_msg(strstr(lg_errmsg(), "layer 1") != NULL, "%s: message '%s' does not name the layer", names[b],
+                      lg_errmsg());
+        ck_assert_ptr_null(r.x);
+        FILE *f = tmpfile();
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(ops->write(&in.prob, f), LG_ERR_UNSUPPORTED);
+        fclose(f);
+    }
+    lg_test_inst_free(&in);
+}
+END_TEST
+
+START_TEST(test_encode_reject_bad_problem)
+{
+    lg_rng g;
+    lg_rng_init(&g, 6, 1);
+    lg_test_shape s = {2, {2, 3, 2}, 0.3, 0};
+    lg_test_inst in;
+    ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+    const char *names[4] = {"z3", "glpk", "smt2", "lp"};
+    for (int c = 0; c < 5; c++) {
+        lg_problem p = in.prob;
+        double save_lo = in.lo[0], save_pl = in.pre_lo[0][1], save_d = in.terms[0].cons[0].d;
+        double *const *save_pre = p.pre_hi;
+        switch (c) {
+        case 0: in.lo[0] = in.hi[0] + 1; break;          /* empty box */
+        case 1: in.pre_lo[0][1] = NAN; break;            /* NaN bound */
+        case 2: in.pre_lo[0][1] = in.pre_hi[0][1] + 1; break; /* crossed bounds */
+        case 3: in.terms[0].cons[0].d = INFINITY; break; /* non-finite condition */
+        case 4: p.pre_hi = NULL; break;                  /* no bounds */
+        }
+        for (int b = 0; b < 4; b++) {
+            lg_result r;
+            ck_assert_msg(lg_solver_find(names[b])->solve(&p, NULL, &r) == LG_ERR_ARG, "%s: case %d accepted", names[b], c);
+            FILE *f = tmpfile();
+            ck_assert_ptr_nonnull(f);
+            ck_assert_msg(lg_solver_find(names[b])->write(&p, f) == LG_ERR_ARG, "%s write: case %d accepted", names[b], c);
+            fclose(f);
+        }
+        in.lo[0] = save_lo;
+        in.pre_lo[0][1] = save_pl;
+        in.terms[0].cons[0].d = save_d;
+        (void)save_pre;
+    }
+    lg_test_inst_free(&in);
+}
+END_TEST
+
+/* A hard instance (random 20-40-40-2, wide box, 80 unstable relu) with a 1 s
+ * limit returns UNKNOWN "timeout" within the contract (< 5 s). */
+START_TEST(test_encode_timeout_honoured)
+{
+    lg_rng g;
+    lg_rng_init(&g, 31337, 9);
+    lg_test_shape s = {3, {20, 40, 40, 2}, 1.0, 0};
+    lg_test_inst in;
+    ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+    /* a condition far from the centre's behaviour: hard to prove either way */
+    in.terms[0].cons[0].d = -in.margin;
+    const char *names[2] = {"z3", "glpk"};
+    lg_solve_opts o = lg_solve_opts_default();
+    o.timeout_s = 1.0;
+    for (int b = 0; b < 2; b++) {
+        lg_result r;
+        double t0 = now_s();
+        ck_assert_int_eq(lg_solver_find(names[b])->solve(&in.prob, &o, &r), LG_OK);
+        double dt = now_s() - t0;
+        fprintf(stderr, "encode timeout: %s answered %s (%s) after %.2f s\n", names[b], ans_name(r.answer), r.reason, dt);
+        ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "%s decided the hard instance (%s)", names[b], ans_name(r.answer));
+        ck_assert_str_eq(r.reason, "timeout");
+        ck_assert_msg(dt < 5.0, "%s took %.2f s with a 1 s limit", names[b], dt);
+        lg_result_free(&r);
+    }
+    lg_test_inst_free(&in);
+}
+END_TEST
+
+Suite *suite_encode(void)
+{
+    Suite *s = suite_create("encode");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_encode_rational_exact);
+    tcase_add_test(tc, test_encode_solver_find);
+    tcase_add_test(tc, test_encode_z3_exact_rationals);
+    tcase_add_test(tc, test_encode_random_agree);
+    tcase_add_test(tc, test_encode_export_cli_agree);
+    tcase_add_test(tc, test_encode_trivial_conditions);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, test_encode_refuse_non_relu);
+    tcase_add_test(tl, test_encode_reject_bad_problem);
+    tcase_add_test(tl, test_encode_timeout_honoured);
+    suite_add_tcase(s, tl);
+    return s;
+}
