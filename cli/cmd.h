@@ -21,6 +21,13 @@ typedef struct lg_cmd {
 
 int lg_cmd_info(int argc, char **argv);
 int lg_cmd_eval(int argc, char **argv);
+int lg_cmd_export(int argc, char **argv);
+int lg_cmd_train(int argc, char **argv);
+int lg_cmd_anneal(int argc, char **argv);
+int lg_cmd_relu(int argc, char **argv);
+int lg_cmd_bound(int argc, char **argv);
+int lg_cmd_verify(int argc, char **argv);
+int lg_cmd_encode(int argc, char **argv);
 
 /* Strict number parsing for option values. On failure print
  * "lgelu <cmd>: --<opt>: expected ..., got '<val>'" and return -1. */

@@ -7,6 +7,13 @@
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
     {"eval", lg_cmd_eval, "test accuracy of a network on a dataset, or outputs for given inputs"},
+    {"train", lg_cmd_train, "train a λ-GELU, GELU or ReLU network on Fashion-MNIST (optionally annealing λ)"},
+    {"anneal", lg_cmd_anneal, "keep training a gelu/lgelu network while λ moves linearly to λ_target"},
+    {"relu", lg_cmd_relu, "substitute ReLU for every gelu/lgelu activation (weights kept bit-identical)"},
+    {"bound", lg_cmd_bound, "certified bound on |f_ReLU(x) - f_ref(x)| globally and on eps-balls of test inputs"},
+    {"export", lg_cmd_export, "write a network as ONNX"},
+    {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
+    {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
 };
 
 static void lg_main_usage(FILE *f)

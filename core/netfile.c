@@ -1,4 +1,5 @@
 #include "core/netfile.h"
+#include "core/onnx.h"
 
 #include <errno.h>
 #include <math.h>
@@ -291,5 +292,6 @@ lg_status lg_net_load(lg_net *net, const char *path)
     size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     if (got == 8 && memcmp(head, LG_NETFILE_MAGIC, 8) == 0) return lg_netfile_read(net, path);
-    return lg_fail(LG_ERR_FORMAT, "%s: not an lgelu network file (bad magic) and not a supported ONNX model", path);
+    /* anything else is tried as ONNX (a protobuf has no magic number) */
+    return lg_onnx_read(net, path);
 }

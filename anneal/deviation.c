@@ -1,0 +1,461 @@
+/* deviation.c — the certified ReLU-substitution deviation bound; the
+ * derivation and the floating-point margins are in deviation.h
+ * (DESIGN.md §1 "Deviation bound"). */
+#include "anneal/deviation.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LG_DEV_GAP_REL 1e-12 /* relative margin on every gap value */
+#define LG_DEV_ABS 1e-300    /* absolute margin for underflow in erfc */
+#define LG_DEV_EPS DBL_EPSILON
+
+/* γ_n for a dot product of length n (deviation.h "Floating point"). */
+static double lg_dev_gamma(int n) { return 1e-12 + ((double)n + 2.0) * LG_DEV_EPS; }
+
+double lg_dev_gap_mag(double lambda, double a, double b)
+{
+    double peak = LG_DEV_PEAK_S / lambda;
+    if (a <= peak && peak <= b) return LG_DEV_PEAK_V / lambda;
+    double t = b < peak ? b : a; /* the end closest to the peak (h_λ unimodal) */
+    return t * lg_Phi(-lambda * t);
+}
+
+double lg_dev_gap(double lambda, double l, double u)
+{
+    if (l <= 0.0 && u >= 0.0) return lg_dev_gap_mag(lambda, 0.0, -l > u ? -l : u);
+    if (l > 0.0) return lg_dev_gap_mag(lambda, l, u);
+    return lg_dev_gap_mag(lambda, -u, -l);
+}
+
+static int lg_dev_is_smooth(lg_act a) { return a == LG_ACT_GELU || a == LG_ACT_LGELU; }
+
+static int lg_dev_same_vec(const double *a, const double *b, int n)
+{
+    if (!a || !b) return a == b;
+    return memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
+{
+    if (rn->n_in != ref->n_in)
+        return lg_fail(LG_ERR_ARG, "the ReLU net takes %d inputs but the reference net %d", rn->n_in, ref->n_in);
+    if (rn->n_layers != ref->n_layers)
+        return lg_fail(LG_ERR_ARG, "the ReLU net has %d layers but the reference net %d", rn->n_layers, ref->n_layers);
+    for (int k = 0; k < rn->n_layers; k++) {
+        const lg_layer *A = &rn->layers[k], *B = &ref->layers[k];
+        if (A->kind != B->kind || A->n_in != B->n_in || A->n_out != B->n_out)
+            return lg_fail(LG_ERR_ARG, "layer %d: shapes differ (ReLU net %dx%d, reference net %dx%d)", k, A->n_out,
+                           A->n_in, B->n_out, B->n_in);
+        if (A->act != LG_ACT_RELU && A->act != LG_ACT_IDENTITY)
+            return lg_fail(LG_ERR_ARG,
+                           "layer %d: the ReLU net has activation '%s', expected relu or identity (is the ReLU net "
+                           "given first and the reference with --ref?)",
+                           k, lg_act_name(A->act) ? lg_act_name(A->act) : "unknown");
+        if (A->act != B->act && !(A->act == LG_ACT_RELU && lg_dev_is_smooth(B->act)))
+            return lg_fail(LG_ERR_ARG,
+                           "layer %d: activation '%s' in the ReLU net cannot stand for '%s' in the reference net "
+                           "(expected the same activation, or relu for gelu/lgelu)",
+                           k, lg_act_name(A->act), lg_act_name(B->act) ? lg_act_name(B->act) : "unknown");
+    }
+    if (rn->n_params != ref->n_params || memcmp(rn->params, ref->params, rn->n_params * sizeof *rn->params) != 0) {
+        size_t i = 0;
+        while (i < rn->n_params && i < ref->n_params && memcmp(&rn->params[i], &ref->params[i], sizeof(double)) == 0)
+            i++;
+        return lg_fail(LG_ERR_ARG,
+                       "the weights differ (first at parameter %zu); the bound assumes the ReLU net is the "
+                       "substitution of the reference net with identical weights",
+                       i);
+    }
+    if (!lg_dev_same_vec(rn->in_sub, ref->in_sub, rn->n_in) || !lg_dev_same_vec(rn->in_div, ref->in_div, rn->n_in))
+        return lg_fail(LG_ERR_ARG, "the input normalisation (in_sub/in_div) differs between the two nets");
+    return LG_OK;
+}
+
+lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
+{
+    memset(d, 0, sizeof *d);
+    lg_status st;
+    if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
+    if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
+    size_t w = (size_t)lg_net_max_width(rn), no = (size_t)lg_net_n_out(rn), tot = 0;
+    for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;
+    /* chunk: boxes per forward pass, so that the per-neuron records stay
+     * ≤ 2^22 entries; group: boxes per backward pass (rows no·group ≤ 2^18/w) */
+    size_t chunk = ((size_t)1 << 22) / tot, group = ((size_t)1 << 18) / (no * w);
+    chunk = chunk < 1 ? 1 : chunk > LG_DEV_CHUNK ? LG_DEV_CHUNK : chunk;
+    group = group < 1 ? 1 : group > chunk ? chunk : group;
+    d->width = (int)w;
+    d->chunk = (int)chunk;
+    d->group = (int)group;
+    d->n_neurons = tot;
+    d->absW = malloc(rn->n_params * sizeof *d->absW);
+    d->buf = malloc((size_t)9 * chunk * w * sizeof *d->buf);
+    d->slack = malloc(chunk * tot * sizeof *d->slack);
+    d->slope = malloc(chunk * tot);
+    d->back = malloc((size_t)5 * group * no * w * sizeof *d->back);
+    d->err = malloc((size_t)2 * w * sizeof *d->err);
+    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err) {
+        lg_dev_free(d);
+        return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %zu", w);
+    }
+    for (size_t i = 0; i < rn->n_params; i++) d->absW[i] = fabs(rn->params[i]);
+    d->relu_net = rn;
+    d->ref = ref;
+    return LG_OK;
+}
+
+void lg_dev_free(lg_dev *d)
+{
+    free(d->absW);
+    free(d->buf);
+    free(d->slack);
+    free(d->slope);
+    free(d->back);
+    free(d->err);
+    memset(d, 0, sizeof *d);
+}
+
+/* [lo, hi] → centre/radius with [c − r, c + r] ⊇ [lo, hi] exactly. */
+static void lg_dev_recentre(double lo, double hi, double *c, double *r)
+{
+    *c = 0.5 * (lo + hi);
+    *r = (0.5 * (hi - lo) + LG_DEV_EPS * (fabs(lo) + fabs(hi))) * (1.0 + LG_DEV_EPS);
+}
+
+/* Z[m][no] = A[m][ni] · Wᵀ (+ Z if beta = 1); W is [no][ni] row-major. */
+static void lg_dev_gemm(int m, int no, int ni, const double *A, const double *W, double beta, double *Z)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, no, ni, 1.0, A, ni, W, ni, beta, Z, no);
+}
+
+/* Slope codes of relu(z_R) − relu(z_G) = s·(z_R − z_G). */
+enum { LG_DEV_S0 = 0, LG_DEV_S1 = 1, LG_DEV_S01 = 2 };
+
+/* Forward pass over m boxes: interval arithmetic on the ReLU net and the
+ * recursion e_k (deviation.h "Propagation"); writes e_L to E_out [m][n_out]
+ * and per neuron the slope code and slack t (deviation.h "Backward
+ * refinement") to d->slope / d->slack [m][n_neurons]. Sets *first_gap_out
+ * to the index of the first substituted layer, or −1 if there is none.
+ * pre_lo/pre_hi (m = 1 only, else NULL): external bounds to intersect. */
+static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
+                                double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
+                                int *first_gap_out)
+{
+    const lg_net *rn = d->relu_net, *ref = d->ref;
+    size_t slot = (size_t)d->chunk * (size_t)d->width, tot = d->n_neurons, off = 0;
+    /* C, R: centre/radius of the ReLU-net layer output; E: deviation bound;
+     * T: |C| + R; Zc, Zr, Mt, P: centre, radius, |W|·T, |W|·E of z. */
+    double *C = d->buf, *R = C + slot, *E = R + slot, *T = E + slot;
+    double *Zc = T + slot, *Zr = Zc + slot, *Mt = Zr + slot, *P = Mt + slot;
+    int n = rn->n_in, first_gap = -1;
+    /* With external bounds (m = 1): err bounds |computed − exact| of the
+     * ReLU net's values, so that bounds on the exact z_R can be widened to
+     * hold the computed ẑ_R too. */
+    double *err = d->err, *errz = d->err + d->width;
+    int use_pre = pre_lo && pre_hi;
+
+    /* Input box through the shared normalisation x' = (x − sub)/div. Rounding
+     * is monotone, so the computed x' of every x in the box lies between the
+     * computed ends; widen by one ulp-ish for the exact x'. */
+    for (int r = 0; r < m; r++)
+        for (int i = 0; i < n; i++) {
+            size_t at = (size_t)r * (size_t)n + (size_t)i;
+            double a = lo[at], b = hi[at];
+            if (rn->in_sub) a -= rn->in_sub[i], b -= rn->in_sub[i];
+            if (rn->in_div) {
+                a /= rn->in_div[i], b /= rn->in_div[i];
+                if (a > b) {
+                    double t = a;
+                    a = b;
+                    b = t;
+                }
+            }
+            a -= LG_DEV_EPS * fabs(a);
+            b += LG_DEV_EPS * fabs(b);
+            lg_dev_recentre(a, b, &C[at], &R[at]);
+            E[at] = 0.0;
+            if (use_pre) err[i] = rn->in_sub || rn->in_div ? LG_DEV_EPS * fmax(fabs(a), fabs(b)) : 0.0;
+        }
+    int e_zero = 1; /* E is all zero: skip |W|·E */
+
+    for (int k = 0; k < rn->n_layers; k++) {
+        const lg_layer *L = &rn->layers[k];
+        const lg_act ga = ref->layers[k].act;
+        const double lambda = ga == LG_ACT_LGELU ? ref->layers[k].lambda : 1.0;
+        const double *aW = d->absW + (L->W - rn->params);
+        const int ni = L->n_in, no = L->n_out;
+        const double g = lg_dev_gamma(ni);
+        size_t nin = (size_t)m * (size_t)ni, nout = (size_t)m * (size_t)no;
+
+        for (size_t i = 0; i < nin; i++) T[i] = fabs(C[i]) + R[i];
+        for (int r = 0; r < m; r++) memcpy(Zc + (size_t)r * (size_t)no, L->b, (size_t)no * sizeof *Zc);
+        lg_dev_gemm(m, no, ni, C, L->W, 1.0, Zc);  /* W·c + b */
+        lg_dev_gemm(m, no, ni, R, aW, 0.0, Zr);    /* |W|·r */
+        lg_dev_gemm(m, no, ni, T, aW, 0.0, Mt);    /* |W|·(|c| + r) */
+        if (e_zero) memset(P, 0, nout * sizeof *P);
+        else lg_dev_gemm(m, no, ni, E, aW, 0.0, P); /* |W|·e */
+        if (use_pre) lg_dev_gemm(1, no, ni, err, aW, 0.0, errz); /* |W|·err */
+
+        int gap_layer = L->act == LG_ACT_RELU && ga != LG_ACT_RELU;
+        if (gap_layer && first_gap < 0) first_gap = k;
+        int any_e = 0;
+        for (size_t i = 0; i < nout; i++) {
+            size_t r = i / (size_t)no;
+            int o = (int)(i % (size_t)no);
+            double M = (Mt[i] + fabs(L->b[o])) * (1.0 + g);
+            double zc = Zc[i];
+            double zr = (Zr[i] * (1.0 + g) + 3.0 * g * M) * (1.0 + g);
+            double p = P[i] * (1.0 + g);
+            /* rounding of both nets' dot products; 0 while both nets have
+             * computed the same values bit for bit (no substituted layer yet) */
+            double eta = e_zero ? 0.0 : 2.0 * g * (M + p) * (1.0 + g);
+            double dk = e_zero ? 0.0 : (p + eta) * (1.0 + g); /* ≥ |z_R − z_G| */
+            double e = dk, t = eta;
+            unsigned char s = LG_DEV_S1;
+            if (!isfinite(zc) || !isfinite(zr) || !isfinite(dk)) blown[r] = 1;
+            double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
+            double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
+            if (use_pre) {
+                /* computed ẑ_R is within w of the exact z_R */
+                double w = (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
+                errz[o] = w;
+                if (pre_lo[k] && pre_hi[k]) {
+                    double pl = pre_lo[k][o], ph = pre_hi[k][o];
+                    if (!(pl <= ph) || !isfinite(pl) || !isfinite(ph))
+                        return lg_fail(LG_ERR_ARG, "pre-activation bounds of layer %d neuron %d: [%g, %g] is not a finite "
+                                       "interval", k, o, pl, ph);
+                    pl = (pl - w) - LG_DEV_EPS * (fabs(pl) + w);
+                    ph = (ph + w) + LG_DEV_EPS * (fabs(ph) + w);
+                    if (pl > u || ph < l)
+                        return lg_fail(LG_ERR_ARG, "pre-activation bounds of layer %d neuron %d [%g, %g] miss the "
+                                       "interval [%g, %g] of the box: they are not bounds for this box", k, o,
+                                       pre_lo[k][o], pre_hi[k][o], l, u);
+                    if (pl > l) l = pl;
+                    if (ph < u) u = ph;
+                }
+            }
+            if (L->act == LG_ACT_IDENTITY) {
+                if (use_pre) lg_dev_recentre(l, u, &Zc[i], &Zr[i]);
+                else Zc[i] = zc, Zr[i] = zr;
+            } else {
+                lg_dev_recentre(l > 0.0 ? l : 0.0, u > 0.0 ? u : 0.0, &Zc[i], &Zr[i]);
+                /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G;
+                 * |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
+                double lg = (l - dk) - LG_DEV_EPS * (fabs(l) + dk);
+                double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
+                e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
+                s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                if (gap_layer) {
+                    /* |x| over the z_G interval [lg, ug] is [a, b] (exact ops) */
+                    double a = lg > 0.0 ? lg : ug < 0.0 ? -ug : 0.0;
+                    double b = -lg > ug ? -lg : ug;
+                    double gap = lg_dev_gap_mag(lambda, a, b) * (1.0 + LG_DEV_GAP_REL) + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS;
+                    e = (e + gap) * (1.0 + LG_DEV_EPS);
+                    t = (eta + gap) * (1.0 + LG_DEV_EPS);
+                    if (stats) {
+                        double peak = LG_DEV_PEAK_S / lambda;
+                        stats->n_gap++;
+                        stats->n_peak += a <= peak && peak <= b;
+                    }
+                }
+            }
+            P[i] = e;
+            any_e |= e != 0.0;
+            d->slope[r * tot + off + (size_t)o] = s;
+            d->slack[r * tot + off + (size_t)o] = t;
+        }
+        e_zero = !any_e;
+        off += (size_t)no;
+        if (use_pre) {
+            double *tmp = err;
+            err = errz, errz = tmp; /* relu and identity are 1-Lipschitz */
+        }
+        double *tmp;
+        tmp = C, C = Zc, Zc = tmp;
+        tmp = R, R = Zr, Zr = tmp;
+        tmp = E, E = P, P = tmp;
+    }
+    memcpy(E_out, E, (size_t)m * (size_t)lg_net_n_out(rn) * sizeof *E_out);
+    *first_gap_out = first_gap;
+    return LG_OK;
+}
+
+/* Backward refinement for boxes [b0, b0 + mb) of the chunk: B[mb][n_out]
+ * gets Σ_k Σ_i |Λ_k[j,i]|·t_k,i (deviation.h). */
+static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
+{
+    const lg_net *rn = d->relu_net;
+    const int no = lg_net_n_out(rn);
+    const size_t tot = d->n_neurons, rows = (size_t)mb * (size_t)no;
+    const size_t slot = (size_t)d->group * (size_t)no * (size_t)d->width;
+    /* C, R: centre/radius of the coefficients of δ_k, [rows][n_out(k)] */
+    double *C = d->back, *R = C + slot, *C2 = R + slot, *R2 = C2 + slot;
+    memset(C, 0, rows * (size_t)no * sizeof *C);
+    memset(R, 0, rows * (size_t)no * sizeof *R);
+    for (size_t q = 0; q < rows; q++) C[q * (size_t)no + q % (size_t)no] = 1.0; /* δ_out = I·δ_out */
+    memset(B, 0, rows * sizeof *B);
+    size_t off = tot;
+    for (int k = rn->n_layers - 1; k >= first_gap; k--) {
+        const lg_layer *L = &rn->layers[k];
+        const size_t n = (size_t)L->n_out, ni = (size_t)L->n_in;
+        const double g = lg_dev_gamma(L->n_out);
+        off -= n;
+        for (size_t q = 0; q < rows; q++) {
+            const size_t b = (size_t)b0 + q / (size_t)no;
+            const double *t = d->slack + b * tot + off;
+            const unsigned char *s = d->slope + b * tot + off;
+            double *c = C + q * n, *r = R + q * n, acc = 0.0;
+            for (size_t i = 0; i < n; i++) acc += (fabs(c[i]) + r[i]) * t[i];
+            B[q] += acc * (1.0 + g);
+            if (k == first_gap) continue;
+            /* Λ ← Λ·S_k: coefficient times s ∈ {0}, {1} or [0,1] */
+            for (size_t i = 0; i < n; i++) {
+                if (s[i] == LG_DEV_S0) c[i] = r[i] = 0.0;
+                else if (s[i] == LG_DEV_S01) {
+                    double a = c[i] - r[i], z = c[i] + r[i];
+                    lg_dev_recentre(a < 0.0 ? a : 0.0, z > 0.0 ? z : 0.0, &c[i], &r[i]);
+                }
+                r[i] += g * fabs(c[i]); /* rounding of the product Λ·W below */
+            }
+        }
+        if (k == first_gap) break;
+        /* Λ ← Λ·W_k: [rows][n]·[n][ni] */
+        const double *aW = d->absW + (L->W - rn->params);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)ni, (int)n, 1.0, C, (int)n, L->W,
+                    (int)ni, 0.0, C2, (int)ni);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)ni, (int)n, 1.0 + g, R, (int)n, aW,
+                    (int)ni, 0.0, R2, (int)ni);
+        double *tmp;
+        tmp = C, C = C2, C2 = tmp;
+        tmp = R, R = R2, R2 = tmp;
+    }
+}
+
+/* One chunk of m ≤ d->chunk boxes. */
+static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
+                              double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+{
+    const lg_net *rn = d->relu_net;
+    const int no = lg_net_n_out(rn);
+    unsigned char blown[LG_DEV_CHUNK] = {0}; /* row overflowed: its bound is +∞ */
+    /* slot 8 of buf: forward e_L [m][no]; slot 4 of back: backward sums */
+    double *E = d->buf + (size_t)8 * (size_t)d->chunk * (size_t)d->width;
+    double *B = d->back + (size_t)4 * (size_t)d->group * (size_t)no * (size_t)d->width;
+    int first_gap = -1;
+    lg_status st = lg_dev_forward(d, lo, hi, m, pre_lo, pre_hi, E, blown, stats, &first_gap);
+    if (st != LG_OK) return st;
+    if (first_gap >= 0)
+        for (int b0 = 0; b0 < m; b0 += d->group) {
+            int mb = m - b0 < d->group ? m - b0 : d->group;
+            lg_dev_backward(d, b0, mb, first_gap, B);
+            for (size_t q = 0; q < (size_t)mb * (size_t)no; q++) {
+                double *e = &E[(size_t)b0 * (size_t)no + q];
+                if (B[q] < *e) { /* both are sound: keep the smaller */
+                    *e = B[q];
+                    if (stats) stats->n_refined++;
+                }
+            }
+        }
+    for (int r = 0; r < m; r++) {
+        double mx = 0.0;
+        for (int o = 0; o < no; o++) {
+            double e = E[(size_t)r * (size_t)no + (size_t)o];
+            if (!(e <= DBL_MAX)) blown[r] = 1; /* +∞ or NaN */
+            if (e > mx) mx = e;
+            if (e_out) e_out[(size_t)r * (size_t)no + (size_t)o] = e;
+        }
+        delta[r] = blown[r] ? INFINITY : mx;
+        if (e_out && delta[r] == INFINITY)
+            for (int o = 0; o < no; o++) e_out[(size_t)r * (size_t)no + (size_t)o] = INFINITY;
+    }
+    return LG_OK;
+}
+
+lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size_t n, double *delta, double *e_out,
+                             lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    size_t ni = (size_t)d->relu_net->n_in, no = (size_t)lg_net_n_out(d->relu_net);
+    for (size_t i = 0; i < n * ni; i++)
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
+            return lg_fail(LG_ERR_ARG, "box %zu, input %zu: [%g, %g] is not a finite interval with lo <= hi", i / ni,
+                           i % ni, lo[i], hi[i]);
+    for (size_t s = 0; s < n; s += (size_t)d->chunk) {
+        int m = (int)(n - s < (size_t)d->chunk ? n - s : (size_t)d->chunk);
+        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, NULL, delta + s, e_out ? e_out + s * no : NULL,
+                                    stats);
+        if (st != LG_OK) return st;
+    }
+    return LG_OK;
+}
+
+lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
+                               double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!pre_lo || !pre_hi) return lg_dev_bound_boxes(d, lo, hi, 1, delta, e_out, stats);
+    size_t ni = (size_t)d->relu_net->n_in;
+    for (size_t i = 0; i < ni; i++)
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
+            return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
+    return lg_dev_chunk(d, lo, hi, 1, pre_lo, pre_hi, delta, e_out, stats);
+}
+
+lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,
+                             double *delta, double *e_out, lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!(eps >= 0.0) || !isfinite(eps)) return lg_fail(LG_ERR_ARG, "radius eps = %g, expected a finite value >= 0", eps);
+    if (!(clip_lo <= clip_hi)) return lg_fail(LG_ERR_ARG, "clip range [%g, %g] is empty", clip_lo, clip_hi);
+    size_t ni = (size_t)d->relu_net->n_in, no = (size_t)lg_net_n_out(d->relu_net);
+    size_t chunk = (size_t)LG_DEV_CHUNK * ni;
+    double *lo = malloc(chunk * sizeof *lo), *hi = malloc(chunk * sizeof *hi);
+    lg_status st = LG_OK;
+    if (!lo || !hi) {
+        st = lg_fail(LG_ERR_NOMEM, "cannot allocate %zu input boxes", (size_t)LG_DEV_CHUNK);
+        goto fail;
+    }
+    for (size_t s = 0; s < n; s += LG_DEV_CHUNK) {
+        size_t m = n - s < LG_DEV_CHUNK ? n - s : LG_DEV_CHUNK;
+        for (size_t i = 0; i < m * ni; i++) {
+            double x = X[s * ni + i];
+            if (!isfinite(x)) {
+                st = lg_fail(LG_ERR_ARG, "input %zu, feature %zu is not finite", s + i / ni, i % ni);
+                goto fail;
+            }
+            double a = x - eps, b = x + eps;
+            lo[i] = a < clip_lo ? clip_lo : a > clip_hi ? clip_hi : a;
+            hi[i] = b > clip_hi ? clip_hi : b < clip_lo ? clip_lo : b;
+        }
+        if ((st = lg_dev_bound_boxes(d, lo, hi, m, delta + s, e_out ? e_out + s * no : NULL, stats)) != LG_OK)
+            goto fail;
+    }
+fail:
+    free(lo);
+    free(hi);
+    return st;
+}
+
+lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double *delta, double *e_out,
+                              lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!(clip_lo <= clip_hi) || !isfinite(clip_lo) || !isfinite(clip_hi))
+        return lg_fail(LG_ERR_ARG, "domain [%g, %g] is not a finite nonempty interval", clip_lo, clip_hi);
+    size_t ni = (size_t)d->relu_net->n_in;
+    double *lo = malloc(ni * sizeof *lo), *hi = malloc(ni * sizeof *hi);
+    lg_status st;
+    if (!lo || !hi) {
+        st = lg_fail(LG_ERR_NOMEM, "cannot allocate the input domain box");
+    } else {
+        for (size_t i = 0; i < ni; i++) lo[i] = clip_lo, hi[i] = clip_hi;
+        st = lg_dev_bound_boxes(d, lo, hi, 1, delta, e_out, stats);
+    }
+    free(lo);
+    free(hi);
+    return st;
+}

@@ -1,0 +1,166 @@
+/* deviation.h — certified bound on ‖f_ReLU(x) − f_ref(x)‖∞ over an input box
+ * (DESIGN.md §1 "Deviation bound"; issue 3).
+ *
+ * f_ref is a network with gelu/lgelu layers, f_ReLU its substitution
+ * (anneal/relu.h): same shapes, bit-identical weights and normalisation;
+ * layer k of f_ReLU is relu where f_ref has gelu/lgelu, and equal elsewhere.
+ *
+ * Per neuron gap. For x ∈ ℝ, |xΦ(λx) − max(0,x)| = |x|·Φ(−λ|x|) =: h_λ(|x|).
+ * With s = λt, h_λ(t) = (1/λ)·sΦ(−s); d/ds sΦ(−s) = Φ(−s) − sφ(s) has one
+ * zero s_p = 0.7517915…, so h_λ increases on [0, s_p/λ] and decreases after,
+ * with maximum LG_DEV_PEAK_V/λ = 0.1699712…/λ. Over an interval [l,u] the
+ * set of |x| is [a,b] (a = 0 if l ≤ 0 ≤ u); the sup of h_λ over it is
+ * h_λ(s_p/λ) if a ≤ s_p/λ ≤ b, else h_λ at the end closest to s_p/λ
+ * (lg_dev_gap). GELU is λ = 1.
+ *
+ * Propagation (the ReLU net is the reference path). Let a_R^k, a_G^k be the
+ * outputs of layer k of f_ReLU and f_ref, a^0 the (shared) normalised input,
+ * z^k = W_k a^{k−1} + b_k, and e_k ≥ |a_R^k − a_G^k| (componentwise).
+ *   e_0 = 0;   d_k := |W_k|·e_{k−1} ≥ |z_R^k − z_G^k|.
+ *   gap layer (relu in f_ReLU, gelu/lgelu in f_ref):
+ *     a_R − a_G = [relu(z_R) − relu(z_G)] + [relu(z_G) − f_λ(z_G)],
+ *     |first| ≤ |z_R − z_G| ≤ d_k  (relu is 1-Lipschitz; the λ-GELU slope
+ *     range [−0.1289, 1.1289] is never needed), |second| ≤ g_k := sup of
+ *     h_λ over an interval that contains z_G, namely the interval-arithmetic
+ *     interval [l,u] of z_R widened by ±d_k. So e_k = d_k + g_k
+ *     (with e_0 = 0 this is e_1 = g_1, e_{k+1} = |W_{k+1}|·e_k + g_{k+1}).
+ *   equal layers: relu/relu: e_k = d_k (1-Lipschitz); identity: e_k = d_k.
+ *   output: e_L = |W_out|·e_{L−1} and Δ = max_j e_L,j.
+ * Refinement (sound, never larger): relu(z_R) and relu(z_G) both lie in
+ * [0, max(0, u_G)] with u_G = u + d_k the top of the z_G interval, so the
+ * first term is ≤ min(d_k, max(0, u_G)); a neuron that is inactive in both
+ * nets passes on only its gap, not d_k. This is what we use for relu
+ * layers (gap or not); with every interval reaching above 0 it is exactly
+ * the DESIGN recursion.
+ * Backward refinement (sound, used as min with the above per output). With
+ * δ_k = a_R^k − a_G^k, write relu(z_R) − relu(z_G) = s·(z_R − z_G) with
+ * s ∈ [0,1] (s = 1 if the z_G interval is ≥ 0, s = 0 if ≤ 0). Then
+ *   δ_k = S_k·W_k·δ_{k−1} + τ_k,  |τ_k| ≤ t_k := g_k (+ rounding),
+ * so δ_out = Σ_k Λ_k·τ_k with Λ_k = W_L·S_{L−1}·W_{L−1}···S_{k+1}·W_{k+1},
+ * and |δ_out,j| ≤ Σ_k Σ_i |Λ_k[j,i]|·t_k,i. Λ_k is computed backwards as an
+ * interval matrix (centre/radius; an uncertain s maps a coefficient range
+ * to its hull with 0). Keeping the signs of W lets errors of opposite sign
+ * cancel, which |W|·e cannot; for deep nets this is often far smaller.
+ * The ReLU-net intervals come from interval arithmetic on the box in
+ * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
+ * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).
+ *
+ * Floating point. Every claim above is made both for the exact real-valued
+ * networks and for their double forward passes (lg_net_forward and the BLAS
+ * lg_net_forward_batch), so Δ is never below an observed deviation. With
+ * u = 2^−53 and γ_n = 1e−12 + (n+2)·DBL_EPSILON ≥ n·u/(1 − n·u) for a dot
+ * product of length n (any summation order, with or without FMA):
+ *   - every nonnegative product |W|·v is multiplied by (1 + γ_n);
+ *   - a computed dot product W·a + b differs from the exact one by at most
+ *     γ_n·M with M = |b| + |W|·(|c| + r); z intervals get ±3γ_n·M and d_k
+ *     gets +2γ_n·(M + |W|·e) (both nets' rounding);
+ *   - the gap g is multiplied by (1 + 1e−12) (erfc is accurate to a few ulp;
+ *     its argument's rounding moves it by < 3e−13 relatively before it
+ *     underflows), plus 16·DBL_EPSILON·max|z_G| for the rounding of the
+ *     computed x·Φ(λx), plus an absolute 1e−300 for underflow;
+ *   - interval ends, re-centring and the normalisation are rounded outward by
+ *     DBL_EPSILON times their magnitude;
+ *   - backward pass: each coefficient product Λ·W_k adds γ_n·|Λ|·|W_k| to
+ *     the radius, the radius product is ×(1 + γ_n), and each Σ|Λ|·t is
+ *     ×(1 + γ_n); t_k includes the dot-product rounding of d_k;
+ *   - up to the first substituted layer both nets perform the same operations
+ *     on the same values, so d_k = 0 there (this assumes both nets are run
+ *     by the same forward routine, as any comparison of them does).
+ * These terms add about 1e−12 × (magnitude of the pre-activations) per
+ * layer, far below any gap of practical interest (0.17/λ at the peak); they
+ * make the bound an honest upper bound for computed outputs too.
+ *
+ * Ownership: an lg_dev borrows the two networks (they must outlive it) and
+ * owns |W| copies and scratch sized once at lg_dev_init for chunks of up to
+ * LG_DEV_CHUNK boxes (fewer for very large nets; about 26 MB for a
+ * 784-256-256-256-10 net); lg_dev_free releases them. Not thread-safe per
+ * object.
+ */
+#ifndef LG_ANNEAL_DEVIATION_H
+#define LG_ANNEAL_DEVIATION_H
+
+#include <stddef.h>
+
+#include "core/net.h"
+
+/* s_p = argmax_s sΦ(−s) and the maximum s_p·Φ(−s_p) (40-digit mpmath, rounded). */
+#define LG_DEV_PEAK_S 0.75179152469356445746
+#define LG_DEV_PEAK_V 0.16997120747990366169
+
+/* Most boxes processed per BLAS call. */
+#define LG_DEV_CHUNK 256
+
+/* sup over x ∈ [l,u] of |xΦ(λx) − max(0,x)| (l ≤ u, λ > 0), evaluated with
+ * erfc in double, no safety margin (the bound adds it). */
+double lg_dev_gap(double lambda, double l, double u);
+
+/* The same over magnitudes: sup over t ∈ [a,b] of tΦ(−λt), 0 ≤ a ≤ b. */
+double lg_dev_gap_mag(double lambda, double a, double b);
+
+/* Check that relu_net and ref may be compared: same n_in, layer count,
+ * layer kinds and sizes, bit-identical params, in_sub, in_div; relu_net only
+ * relu/identity; per layer ref's activation equals relu_net's or is
+ * gelu/lgelu where relu_net has relu. LG_ERR_ARG naming the difference. */
+lg_status lg_dev_check_pair(const lg_net *relu_net, const lg_net *ref);
+
+/* Counters summed over all boxes of a call (may be NULL). */
+typedef struct lg_dev_stats {
+    size_t n_gap;  /* substituted neurons (each counted once per box) */
+    size_t n_peak; /* of those, neurons whose z_G interval reaches |x| = s_p/λ,
+                      i.e. whose gap is the full LG_DEV_PEAK_V/λ */
+    size_t n_refined; /* outputs whose bound came from the backward
+                         refinement (strictly below the forward recursion) */
+} lg_dev_stats;
+
+typedef struct lg_dev {
+    const lg_net *relu_net, *ref; /* borrowed */
+    double *absW;   /* |W_k| for every layer, carved like params */
+    double *buf;    /* forward scratch: 9 arrays of [chunk][width] */
+    double *slack;  /* [chunk][n_neurons] slack t per neuron */
+    unsigned char *slope; /* [chunk][n_neurons] relu slope code per neuron */
+    double *back;   /* backward scratch: 5 arrays of [group·n_out][width] */
+    double *err;    /* [2][width]: rounding of the ReLU net (external bounds) */
+    int width;      /* max width of the nets */
+    int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
+    int group;      /* boxes per backward pass (≤ chunk) */
+    size_t n_neurons; /* Σ n_out over the layers */
+} lg_dev;
+
+/* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.
+ * On failure d is zeroed. */
+lg_status lg_dev_init(lg_dev *d, const lg_net *relu_net, const lg_net *ref);
+/* Free; a zeroed lg_dev is a no-op. */
+void lg_dev_free(lg_dev *d);
+
+/* For n input boxes lo[i], hi[i] ([n][n_in], raw input space before the
+ * normalisation, lo ≤ hi, finite): delta[i] ≥ sup over the box of
+ * ‖f_ReLU(x) − f_ref(x)‖∞. e_out ([n][n_out], may be NULL) gets the
+ * per-output bounds (delta[i] is their max). stats (may be NULL) is
+ * incremented. LG_ERR_ARG for a non-finite or reversed box. If the
+ * arithmetic overflows (huge weights) the box's bounds are +∞ (still an
+ * upper bound; never NaN). */
+lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size_t n, double *delta, double *e_out,
+                             lg_dev_stats *stats);
+
+/* Boxes [x − eps, x + eps] ∩ [clip_lo, clip_hi] around each row of X
+ * ([n][n_in]); eps ≥ 0, clip_lo ≤ clip_hi. Otherwise as lg_dev_bound_boxes. */
+lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,
+                             double *delta, double *e_out, lg_dev_stats *stats);
+
+/* One box with external pre-activation bounds for the ReLU net (e.g. the
+ * symbolic bounds verify/ computes for the same box, in the layout of
+ * lg_problem: pre_lo[k][i] ≤ z_k[i] ≤ pre_hi[k][i] for the exact ReLU net,
+ * k over all layers; a NULL pre_lo[k] or pre_hi[k] skips layer k). They are
+ * intersected with this module's own intervals, after widening by a bound on
+ * the ReLU net's accumulated rounding, so tighter bounds give a tighter Δ.
+ * Bounds that are not finite intervals or miss the box's own intervals are
+ * refused with LG_ERR_ARG (they cannot be bounds for this box). NULL pre_lo
+ * or pre_hi: same as lg_dev_bound_boxes with n = 1. */
+lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
+                               double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats);
+
+/* The whole domain [clip_lo, clip_hi]^n_in (DESIGN: [0,1]^n for images). */
+lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double *delta, double *e_out,
+                              lg_dev_stats *stats);
+
+#endif

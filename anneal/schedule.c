@@ -1,0 +1,73 @@
+/* schedule.c — linear λ annealing after a switch step (DESIGN.md §1). */
+#include "anneal/schedule.h"
+
+#include <math.h>
+#include <string.h>
+
+double lg_anneal_lambda_target(double tolerance) { return 2.0 / (tolerance * sqrt(2.0 * 3.14159265358979323846)); }
+
+lg_status lg_anneal_schedule_init(lg_anneal_schedule *s, double start, double lambda_target, int n_layers)
+{
+    memset(s, 0, sizeof *s);
+    if (n_layers > LG_ANNEAL_MAX_LAYERS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "annealing supports up to %d layers, the network has %d",
+                       LG_ANNEAL_MAX_LAYERS, n_layers);
+    if (!(start >= 0.0 && start <= 1.0)) return lg_fail(LG_ERR_ARG, "anneal start must be in [0, 1], got %g", start);
+    if (!(lambda_target >= 1.0) || !isfinite(lambda_target))
+        return lg_fail(LG_ERR_ARG, "λ target must be a finite number ≥ 1, got %g", lambda_target);
+    s->start = start;
+    s->lambda_target = lambda_target;
+    return LG_OK;
+}
+
+long lg_anneal_switch_step(double start, long total)
+{
+    long sw = (long)floor(start * (double)total);
+    return sw < 0 ? 0 : sw > total ? total : sw;
+}
+
+double lg_anneal_lambda_at(double lambda0, double target, long sw, long total, long step)
+{
+    if (step < sw || total <= sw) return lambda0;
+    if (step >= total - 1) return target;
+    double frac = (double)(step - sw + 1) / (double)(total - sw);
+    return lambda0 + (target - lambda0) * frac;
+}
+
+void lg_anneal_hook(void *ctx, lg_model *m, long step, long total)
+{
+    lg_anneal_schedule *s = ctx;
+    s->switch_step = lg_anneal_switch_step(s->start, total);
+    if (step < s->switch_step) return;
+    if (!s->started) {
+        for (int k = 0; k < m->n_layers && k < LG_ANNEAL_MAX_LAYERS; k++) {
+            lg_mlayer *L = &m->layers[k];
+            s->lambda0[k] = L->lambda;
+            if (L->act == LG_ACT_LGELU) L->lambda_fixed = 1;
+        }
+        s->started = 1;
+    }
+    for (int k = 0; k < m->n_layers && k < LG_ANNEAL_MAX_LAYERS; k++) {
+        lg_mlayer *L = &m->layers[k];
+        if (L->act == LG_ACT_LGELU)
+            L->lambda = lg_anneal_lambda_at(s->lambda0[k], s->lambda_target, s->switch_step, total, step);
+    }
+}
+
+lg_status lg_anneal_prepare_net(lg_net *net, const char *name)
+{
+    int smooth = 0;
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        if (L->act == LG_ACT_GELU) {
+            L->act = LG_ACT_LGELU;
+            L->lambda = 1.0;
+            L->s = -50.0 * net->t; /* λ(s) rounds to 1; s stays frozen */
+        }
+        smooth += L->act == LG_ACT_LGELU;
+    }
+    if (!smooth)
+        return lg_fail(LG_ERR_ARG, "%s has no gelu or lgelu layer: nothing to anneal (a relu network is already "
+                                   "piecewise linear)", name);
+    return LG_OK;
+}

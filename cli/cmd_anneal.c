@@ -1,0 +1,80 @@
+/* cmd_anneal.c — `lgelu anneal NET`: keep training a gelu/lgelu network
+ * while every λ moves linearly from its current value to λ_target over all
+ * steps (issue 3, DESIGN.md §1). */
+#include <stdio.h>
+
+#include "cli/cmd.h"
+#include "cli/train_common.h"
+#include "core/netfile.h"
+
+static void lg_anneal_help(void)
+{
+    printf("usage: lgelu anneal NET [--data DIR] --epochs N [--lambda-target L | --tolerance E]\n"
+           "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
+           "                   [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] -o NET2\n\n"
+           "Continue training NET (native or ONNX) on the training split while the λ of every hidden\n"
+           "gelu/lgelu layer moves linearly, step by step, from its current value to λ_target, reaching\n"
+           "it exactly at the last step (gelu layers become lgelu starting at λ = 1). The weights keep\n"
+           "training. A network without gelu or lgelu layers is refused.\n\n"
+           "options:\n"
+           "  --data DIR          directory with the four IDX files (default %s)\n"
+           "  --epochs N          passes over the training data (required)\n"
+           "  --lambda-target L   final λ (default 2/(E√(2π)) ≈ 159.6 for E = 0.005)\n"
+           "  --tolerance E       set λ_target = 2/(E√(2π)) from the Heaviside tolerance E\n"
+           "  --batch B           mini-batch size (default 128)\n"
+           "  --lr η              learning rate (default 0.05)\n"
+           "  --momentum μ        SGD momentum (default 0.9)\n"
+           "  --opt sgd|adamw     optimiser (default sgd)\n"
+           "  --wd W              weight decay on weights (default 0 for sgd, 0.01 for adamw)\n"
+           "  --seed S            seed of the shuffling (default 1)\n"
+           "  --threads T         OpenBLAS threads (default 1)\n"
+           "  --val N             hold out the last N training examples as a validation set\n"
+           "  --subset N          train on the first N training examples only\n"
+           "  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,samples_per_s\n"
+           "  -o NET2             output network file (required)\n"
+           "  -h, --help          show this help\n",
+           LG_DATA_DEFAULT_DIR);
+}
+
+int lg_cmd_anneal(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"data", required_argument, 0, LG_OPT_DATA}, {"epochs", required_argument, 0, LG_OPT_EPOCHS},
+        {"batch", required_argument, 0, LG_OPT_BATCH}, {"lr", required_argument, 0, LG_OPT_LR},
+        {"momentum", required_argument, 0, LG_OPT_MOMENTUM}, {"opt", required_argument, 0, LG_OPT_OPT},
+        {"wd", required_argument, 0, LG_OPT_WD}, {"seed", required_argument, 0, LG_OPT_SEED},
+        {"threads", required_argument, 0, LG_OPT_THREADS}, {"val", required_argument, 0, LG_OPT_VAL},
+        {"subset", required_argument, 0, LG_OPT_SUBSET}, {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
+        {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    lg_cli_train ct;
+    lg_cli_train_defaults(&ct);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        int r = lg_cli_train_option("anneal", &ct, c, optarg);
+        if (r < 0) return 2;
+        if (r == 0) continue;
+        if (c == 'h') {
+            lg_anneal_help();
+            return 0;
+        }
+        return lg_cli_usage("anneal", "unknown option");
+    }
+    if (optind != argc - 1) return lg_cli_usage("anneal", "expected exactly one network file");
+    if (lg_cli_train_finish_args("anneal", &ct)) return 2;
+    ct.anneal_start = 0.0;
+    lg_net net = {0};
+    int rc = 1;
+    lg_status st = lg_net_load(&net, argv[optind]);
+    if (st != LG_OK) goto fail;
+    if ((st = lg_anneal_prepare_net(&net, argv[optind])) != LG_OK) goto fail;
+    if ((st = lg_cli_train_load(&ct)) != LG_OK) goto fail;
+    if ((st = lg_cli_train_run("anneal", &ct, &net, 1)) != LG_OK) goto fail;
+    rc = 0;
+fail:
+    if (rc) lg_cli_fail("anneal", st);
+    lg_net_free(&net);
+    lg_cli_train_free(&ct);
+    return rc;
+}

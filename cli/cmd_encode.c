@@ -1,0 +1,156 @@
+/* cmd_encode.c — `lgelu encode NET ... --format smt2|lp -o FILE`: the
+ * verification query as SMT-LIB 2 or CPLEX LP text, with bounds. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "cli/verify_args.h"
+#include "core/idx.h"
+#include "core/netfile.h"
+#include "verify/verify.h"
+
+static void lg_encode_help(void)
+{
+    printf("usage: lgelu encode NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
+           "                    [--margin K] [--tighten none|lp] [--case C] --format smt2|lp -o FILE\n\n"
+           "Compute pre-activation bounds of the piecewise-linear network NET over the property's input\n"
+           "box and write the whole query (network, box, counterexample region, bounds; only unstable\n"
+           "ReLUs get a case split / binary) as text for an external solver: SMT-LIB 2 (cvc5, z3, ...)\n"
+           "or CPLEX LP (GLPK, CBC, HiGHS, Gurobi). The query is satisfiable iff a counterexample exists.\n\n"
+           "property (one of):\n"
+           "  --vnnlib P      a VNN-LIB property file; one case is written (see --case)\n"
+           "  --index I       local robustness of test-set image I ...\n"
+           "  --data DIR      ... from the IDX files in DIR (default %s)\n"
+           "  --input FILE    local robustness around the n_in numbers in FILE\n"
+           "  --label L       label for --input (default: the network's prediction)\n"
+           "  --eps E         L-infinity radius (clipped to [0,1]) for --index/--input\n"
+           "  --margin K      counterexample: the label does not beat some output by more than K (default 0)\n\n"
+           "options:\n"
+           "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs first\n"
+           "  --case C        which case of a multi-case VNN-LIB property to write (default 0)\n"
+           "  --format F      smt2 or lp (required)\n"
+           "  -o, --output F  output file (required; '-' for standard output)\n"
+           "  -h, --help      show this help\n",
+           LG_DATA_DEFAULT_DIR);
+}
+
+int lg_cmd_encode(int argc, char **argv)
+{
+    enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_TIGHTEN, O_MARGIN, O_FORMAT, O_CASE };
+    static const struct option lo[] = {
+        {"vnnlib", required_argument, 0, O_VNN},      {"data", required_argument, 0, O_DATA},
+        {"index", required_argument, 0, O_INDEX},     {"eps", required_argument, 0, O_EPS},
+        {"input", required_argument, 0, O_INPUT},     {"label", required_argument, 0, O_LABEL},
+        {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
+        {"format", required_argument, 0, O_FORMAT},   {"case", required_argument, 0, O_CASE},
+        {"output", required_argument, 0, 'o'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    lg_verify_args a;
+    lg_verify_args_default(&a);
+    lg_tighten tighten = LG_TIGHTEN_NONE;
+    const char *format = NULL, *out = NULL;
+    long case_ix = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case O_VNN: a.vnnlib = optarg; break;
+        case O_DATA: a.data = optarg; break;
+        case O_INPUT: a.input = optarg; break;
+        case O_INDEX:
+            if (lg_opt_int("encode", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            break;
+        case O_LABEL:
+            if (lg_opt_int("encode", "label", optarg, 0, 1L << 20, &a.label)) return 2;
+            break;
+        case O_EPS:
+            if (lg_opt_double("encode", "eps", optarg, 0, 1e6, &a.eps)) return 2;
+            break;
+        case O_MARGIN:
+            if (lg_opt_double("encode", "margin", optarg, -1e6, 1e6, &a.margin)) return 2;
+            break;
+        case O_CASE:
+            if (lg_opt_int("encode", "case", optarg, 0, 1L << 30, &case_ix)) return 2;
+            break;
+        case O_TIGHTEN:
+            if (strcmp(optarg, "none") == 0) tighten = LG_TIGHTEN_NONE;
+            else if (strcmp(optarg, "lp") == 0) tighten = LG_TIGHTEN_LP;
+            else return lg_cli_usage("encode", "--tighten: expected none or lp, got '%s'", optarg);
+            break;
+        case O_FORMAT:
+            if (strcmp(optarg, "smt2") && strcmp(optarg, "lp"))
+                return lg_cli_usage("encode", "--format: expected smt2 or lp, got '%s'", optarg);
+            format = optarg;
+            break;
+        case 'o': out = optarg; break;
+        case 'h': lg_encode_help(); return 0;
+        default: return lg_cli_usage("encode", "unknown option");
+        }
+    }
+    if (optind != argc - 1) return lg_cli_usage("encode", "expected exactly one network file");
+    if (!format) return lg_cli_usage("encode", "--format smt2|lp is required");
+    if (!out) return lg_cli_usage("encode", "-o FILE is required");
+    if (lg_verify_args_check("encode", &a)) return 2;
+    const lg_solver_ops *ops = lg_solver_find(format);
+    if (!ops || !ops->write) {
+        fprintf(stderr, "lgelu encode: no writer for format '%s' in this build\n", format);
+        return 1;
+    }
+    lg_net net;
+    lg_prop prop = {0};
+    lg_bounds b = {0};
+    lg_term *kept = NULL;
+    lg_problem p;
+    FILE *f = NULL;
+    int rc = 1;
+    lg_status st = lg_net_load(&net, argv[optind]);
+    if (st != LG_OK) return lg_cli_fail("encode", st);
+    if ((st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
+    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) goto fail;
+    if (case_ix >= prop.n_cases) {
+        st = lg_fail(LG_ERR_ARG, "--case %ld: the property has %d case(s)", case_ix, prop.n_cases);
+        goto fail;
+    }
+    if (prop.n_cases > 1)
+        fprintf(stderr, "lgelu encode: the property has %d cases; writing case %ld only (choose with --case)\n",
+                prop.n_cases, case_ix);
+    if ((st = lg_verify_prepare(&net, &prop, (int)case_ix, tighten, 0, &b, &kept, &p, NULL)) != LG_OK) goto fail;
+    if (p.n_terms < prop.cases[case_ix].n_terms)
+        fprintf(stderr, "lgelu encode: bounds refute %d of %d terms; the file still holds all of them\n",
+                prop.cases[case_ix].n_terms - p.n_terms, prop.cases[case_ix].n_terms);
+    /* the file is the complete query: every term, the bounds as extra facts */
+    p.n_terms = prop.cases[case_ix].n_terms;
+    p.terms = prop.cases[case_ix].terms;
+    f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    if (!f) {
+        st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", out, strerror(errno));
+        goto fail;
+    }
+    if ((st = ops->write(&p, f)) != LG_OK) goto fail;
+    if (f != stdout) {
+        int e = fclose(f);
+        f = NULL;
+        if (e != 0) {
+            st = lg_fail(LG_ERR_IO, "%s: write error: %s", out, strerror(errno));
+            goto fail;
+        }
+    } else if (fflush(stdout) != 0) {
+        st = lg_fail(LG_ERR_IO, "standard output: write error");
+        goto fail;
+    }
+    int u = 0;
+    for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
+    if (lg_cli_progress_enabled()) fprintf(stderr, "lgelu encode: wrote %s (%s, %d unstable ReLUs)\n", out, format, u);
+    rc = 0;
+fail:
+    if (rc) lg_cli_fail("encode", st);
+    if (f && f != stdout) fclose(f);
+    free(kept);
+    lg_bounds_free(&b);
+    lg_prop_free(&prop);
+    lg_net_free(&net);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/* cmd_export.c — `lgelu export NET -o OUT.onnx`: write a network as ONNX. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cmd.h"
+#include "core/netfile.h"
+#include "core/onnx.h"
+
+static void lg_export_help(void)
+{
+    printf("usage: lgelu export NET -o OUT.onnx\n\n"
+           "Write NET (native or ONNX) as an ONNX model (IR 7, opset 13) that other verifiers and\n"
+           "runtimes read: input 'input' [1, n_in], optional Sub/Div input normalisation, one Gemm per\n"
+           "layer, Relu, and GELU / lambda-GELU as x*0.5*(1+Erf(lambda*x/sqrt(2))) with Mul, Div, Erf,\n"
+           "Add; output 'output' [1, n_out]. Tensors are float32 when every value is exactly\n"
+           "float-representable, else double, so reading the file back gives the same network.\n\n"
+           "options:\n"
+           "  -o, --output FILE  the ONNX file to write (required)\n"
+           "  -h, --help         show this help\n");
+}
+
+int lg_cmd_export(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'h': lg_export_help(); return 0;
+        default: return lg_cli_usage("export", "unknown option");
+        }
+    }
+    if (optind != argc - 1) return lg_cli_usage("export", "expected exactly one network file");
+    if (!out) return lg_cli_usage("export", "missing -o OUT.onnx");
+    lg_net net;
+    lg_status st = lg_net_load(&net, argv[optind]);
+    if (st != LG_OK) return lg_cli_fail("export", st);
+    st = lg_onnx_write(&net, out);
+    lg_net_free(&net);
+    if (st != LG_OK) return lg_cli_fail("export", st);
+    return 0;
+}

@@ -1,0 +1,137 @@
+/* cmd_train.c — `lgelu train`: train an MLP on Fashion-MNIST (issue 2),
+ * optionally annealing λ toward ReLU in the same run (issue 3). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "cli/train_common.h"
+#include "core/netfile.h"
+#include "train/model.h"
+
+static void lg_train_help(void)
+{
+    printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu --epochs N\n"
+           "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
+           "                   [--t 0.1] [--c 9] [--seed S] [--threads T] [--val N] [--subset N]\n"
+           "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--log FILE] -o NET\n\n"
+           "Train a dense network (softmax cross-entropy) on the training split of an IDX dataset and\n"
+           "write it in the native format. One line per epoch on stdout: loss, training accuracy, test\n"
+           "accuracy, λ per hidden layer, samples/s. Same seed and thread count give identical weights.\n\n"
+           "options:\n"
+           "  --data DIR          directory with the four IDX files (default %s)\n"
+           "  --arch A,B,...      layer sizes, input first (default 784,256,256,10); the first must equal\n"
+           "                      the data's features, the last must cover every label\n"
+           "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
+           "                      gelu (λ = 1) or relu (default lgelu); the last layer is linear\n"
+           "  --epochs N          passes over the training data (required)\n"
+           "  --batch B           mini-batch size (default 128)\n"
+           "  --lr η              learning rate (default 0.05)\n"
+           "  --momentum μ        SGD momentum (default 0.9)\n"
+           "  --opt sgd|adamw     optimiser (default sgd); adamw uses β=(0.9,0.999), ε=1e-8\n"
+           "  --wd W              weight decay on weights, not biases or s (default 0 for sgd, where it\n"
+           "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n"
+           "  --t T               temperature of λ = 1 + softplus(s/t) (default 0.1)\n"
+           "  --c C               s learns with rate C·η (default 9)\n"
+           "  --seed S            seed of initialisation and shuffling (default 1)\n"
+           "  --threads T         OpenBLAS threads (default 1)\n"
+           "  --val N             hold out the last N training examples as a validation set\n"
+           "  --subset N          train on the first N training examples only (quick runs)\n"
+           "  --anneal-start F    anneal: learn λ for the first fraction F in (0,1] of the steps, then\n"
+           "                      freeze s and move each λ linearly to the target by the last step\n"
+           "                      (F = 1: no annealing, the default without this option; 0.25 is usual)\n"
+           "  --lambda-target L   λ reached at the end of annealing (default 2/(E√(2π)) ≈ 159.6)\n"
+           "  --tolerance E       set λ_target = 2/(E√(2π)) from the Heaviside tolerance E (default 0.005)\n"
+           "  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,\n"
+           "                      samples_per_s (and val_acc last with --val)\n"
+           "  -o NET              output network file (required)\n"
+           "  -h, --help          show this help\n",
+           LG_DATA_DEFAULT_DIR);
+}
+
+/* Parse "784,256,10" into dims (at most cap entries); returns the count or −1. */
+static int lg_train_parse_arch(const char *s, int *dims, int cap)
+{
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        char buf[32];
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof buf || n >= cap) return -1;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        char *end;
+        long v = strtol(buf, &end, 10);
+        if (*end != '\0' || v < 1 || v > LG_NET_MAX_DIM) return -1;
+        dims[n++] = (int)v;
+        p += len;
+        if (*p == ',') {
+            p++;
+            if (!*p) return -1;
+        }
+    }
+    return n >= 2 ? n : -1;
+}
+
+int lg_cmd_train(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"data", required_argument, 0, LG_OPT_DATA}, {"arch", required_argument, 0, LG_OPT_ARCH},
+        {"act", required_argument, 0, LG_OPT_ACT}, {"epochs", required_argument, 0, LG_OPT_EPOCHS},
+        {"batch", required_argument, 0, LG_OPT_BATCH}, {"lr", required_argument, 0, LG_OPT_LR},
+        {"momentum", required_argument, 0, LG_OPT_MOMENTUM}, {"opt", required_argument, 0, LG_OPT_OPT},
+        {"wd", required_argument, 0, LG_OPT_WD}, {"t", required_argument, 0, LG_OPT_T},
+        {"c", required_argument, 0, LG_OPT_C}, {"seed", required_argument, 0, LG_OPT_SEED},
+        {"threads", required_argument, 0, LG_OPT_THREADS}, {"val", required_argument, 0, LG_OPT_VAL},
+        {"subset", required_argument, 0, LG_OPT_SUBSET}, {"anneal-start", required_argument, 0, LG_OPT_ANNEAL_START},
+        {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
+        {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    lg_cli_train ct;
+    lg_cli_train_defaults(&ct);
+    int dims[64] = {784, 256, 256, 10}, nd = 4, c;
+    lg_act act = LG_ACT_LGELU;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        int r = lg_cli_train_option("train", &ct, c, optarg);
+        if (r < 0) return 2;
+        if (r == 0) continue;
+        switch (c) {
+        case LG_OPT_ARCH:
+            if ((nd = lg_train_parse_arch(optarg, dims, 64)) < 0)
+                return lg_cli_usage("train", "--arch: expected 2 to 64 comma-separated sizes in [1, %d], got '%s'",
+                                    LG_NET_MAX_DIM, optarg);
+            break;
+        case LG_OPT_ACT:
+            if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
+                return lg_cli_usage("train", "--act: expected lgelu, gelu or relu, got '%s'", optarg);
+            break;
+        case 'h': lg_train_help(); return 0;
+        default: return lg_cli_usage("train", "unknown option");
+        }
+    }
+    if (optind != argc) return lg_cli_usage("train", "unexpected argument '%s'", argv[optind]);
+    if (lg_cli_train_finish_args("train", &ct)) return 2;
+    int anneal = ct.anneal_start < 1.0;
+    if (anneal && act != LG_ACT_LGELU) return lg_cli_usage("train", "--anneal-start needs --act lgelu");
+    if (!ct.anneal_set && (ct.target_set || ct.tolerance_set))
+        return lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
+    lg_net net = {0};
+    lg_status st;
+    int rc = 1;
+    if ((st = lg_cli_train_load(&ct)) != LG_OK) goto fail;
+    if (ct.train.dim != dims[0]) {
+        st = lg_fail(LG_ERR_ARG, "--arch starts with %d inputs but the data has %d features", dims[0], ct.train.dim);
+        goto fail;
+    }
+    if ((st = lg_net_init(&net, nd - 1, dims, act)) != LG_OK) goto fail;
+    net.t = ct.t;
+    lg_model_init_weights(&net, ct.tr.seed);
+    if ((st = lg_cli_train_run("train", &ct, &net, anneal)) != LG_OK) goto fail;
+    rc = 0;
+fail:
+    if (rc) lg_cli_fail("train", st);
+    lg_net_free(&net);
+    lg_cli_train_free(&ct);
+    return rc;
+}

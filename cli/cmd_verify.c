@@ -1,0 +1,177 @@
+/* cmd_verify.c — `lgelu verify NET ...`: robust / violated / unknown. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "cli/verify_args.h"
+#include "core/idx.h"
+#include "core/netfile.h"
+#include "verify/verify.h"
+
+static void lg_verify_help(void)
+{
+    printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
+           "                    [--solver z3|glpk|auto|none] [--timeout S] [--tighten none|lp] [--margin K]\n"
+           "                    [--seed S] [--out FILE] [--json] [--verbose]\n\n"
+           "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
+           "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
+           "`violated` comes with a counterexample re-checked by a double-precision forward pass.\n"
+           "Pipeline: symbolic bounds (CROWN/DeepPoly) -> proof from the bounds -> random sampling and\n"
+           "PGD attack -> [LP tightening -> proof] -> complete back-end -> re-check of its witness.\n"
+           "λ-GELU/GELU networks are refused: substitute ReLU first with `lgelu relu`.\n\n"
+           "property (one of):\n"
+           "  --vnnlib P      a VNN-LIB property file (every case is checked; any violated => violated)\n"
+           "  --index I       local robustness of test-set image I (label from the data) ...\n"
+           "  --data DIR      ... from the IDX files in DIR (default %s)\n"
+           "  --input FILE    local robustness around the n_in numbers in FILE (whitespace-separated)\n"
+           "  --label L       label for --input (default: the network's prediction at the input)\n"
+           "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input\n"
+           "  --margin K      the label must beat every other output by more than K (default 0); with\n"
+           "                  --vnnlib every constraint c.y + d <= 0 becomes c.y + d - K <= 0\n\n"
+           "options:\n"
+           "  --solver NAME   auto (default: bounds, attack, LP tightening with <= 1/3 of the remaining\n"
+           "                  time, then GLPK, then Z3 if GLPK gives up),\n"
+           "                  glpk (MILP), z3 (SMT), none (bounds and attack only)\n"
+           "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none)\n"
+           "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs (auto mode\n"
+           "                  does this anyway, with a time budget)\n"
+           "  --seed S        seed of the attack's random starts (default 1)\n"
+           "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
+           "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
+           "                  unstable_per_layer, nodes, bound_method, margin\n"
+           "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
+           "  -h, --help      show this help\n\n"
+           "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
+           LG_DATA_DEFAULT_DIR);
+}
+
+/* JSON string with escapes. */
+static void lg_verify_json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json)
+{
+    if (json) {
+        printf("{\"instance\": ");
+        lg_verify_json_str(a->instance);
+        printf(", \"solver\": ");
+        lg_verify_json_str(solver);
+        printf(", \"verdict\": \"%s\", \"reason\": ", lg_verdict_name(r->verdict));
+        lg_verify_json_str(r->reason);
+        printf(", \"seconds\": %.3f, \"unstable\": %d, \"unstable_per_layer\": [", r->seconds, r->unstable_total);
+        for (int k = 0; k < r->n_layers; k++) printf("%s%d", k ? ", " : "", r->unstable[k]);
+        printf("], \"nodes\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ", r->nodes,
+               r->bound_method, a->margin);
+        lg_verify_json_str(r->method);
+        printf("}\n");
+        return;
+    }
+    if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
+    else printf("%s\n", lg_verdict_name(r->verdict));
+    printf("  instance: %s\n  decided by: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
+           r->method[0] ? r->method : "-", solver, r->seconds, r->nodes);
+    printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
+    for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
+    printf(" (total %d)\n", r->unstable_total);
+    if (r->verdict == LG_VERDICT_VIOLATED) {
+        int best = 0;
+        for (int j = 1; j < r->n_out; j++)
+            if (r->y[j] > r->y[best]) best = j;
+        printf("  counterexample (case %d) re-checked in double: top output %d = %.6g\n", r->violated_case, best,
+               r->y[best]);
+    }
+}
+
+int lg_cmd_verify(int argc, char **argv)
+{
+    enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
+           O_OUT, O_JSON, O_VERBOSE };
+    static const struct option lo[] = {
+        {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
+        {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
+        {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
+        {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
+        {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
+        {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
+        {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    lg_verify_args a;
+    lg_verify_args_default(&a);
+    lg_verify_opts o = lg_verify_opts_default();
+    const char *out = NULL;
+    int json = 0, c;
+    long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (c) {
+        case O_VNN: a.vnnlib = optarg; break;
+        case O_DATA: a.data = optarg; break;
+        case O_INPUT: a.input = optarg; break;
+        case O_INDEX:
+            if (lg_opt_int("verify", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            break;
+        case O_LABEL:
+            if (lg_opt_int("verify", "label", optarg, 0, 1L << 20, &a.label)) return 2;
+            break;
+        case O_EPS:
+            if (lg_opt_double("verify", "eps", optarg, 0, 1e6, &a.eps)) return 2;
+            break;
+        case O_MARGIN:
+            if (lg_opt_double("verify", "margin", optarg, -1e6, 1e6, &a.margin)) return 2;
+            break;
+        case O_TIMEOUT:
+            if (lg_opt_double("verify", "timeout", optarg, 0, 1e7, &o.timeout_s)) return 2;
+            break;
+        case O_SEED:
+            if (lg_opt_int("verify", "seed", optarg, 0, 2147483647L, &v)) return 2;
+            o.atk.seed = (unsigned long)v;
+            break;
+        case O_SOLVER:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "glpk") && strcmp(optarg, "z3") && strcmp(optarg, "none"))
+                return lg_cli_usage("verify", "--solver: expected auto, glpk, z3 or none, got '%s'", optarg);
+            o.solver = optarg;
+            break;
+        case O_TIGHTEN:
+            if (strcmp(optarg, "none") == 0) o.tighten = LG_TIGHTEN_NONE;
+            else if (strcmp(optarg, "lp") == 0) o.tighten = LG_TIGHTEN_LP;
+            else return lg_cli_usage("verify", "--tighten: expected none or lp, got '%s'", optarg);
+            break;
+        case O_OUT: out = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_VERBOSE: o.verbose = 2; break;
+        case 'h': lg_verify_help(); return 0;
+        default: return lg_cli_usage("verify", "unknown option");
+        }
+    }
+    if (optind != argc - 1) return lg_cli_usage("verify", "expected exactly one network file");
+    if (lg_verify_args_check("verify", &a)) return 2;
+    if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
+    lg_net net;
+    lg_prop prop = {0};
+    lg_verify_report r = {0};
+    int rc = 1;
+    lg_status st = lg_net_load(&net, argv[optind]);
+    if (st != LG_OK) return lg_cli_fail("verify", st);
+    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) goto fail;
+    if ((st = lg_verify_run(&net, &prop, &o, &r)) != LG_OK) goto fail;
+    lg_verify_print(&a, o.solver, &r, json);
+    if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+    rc = 0;
+fail:
+    if (rc) lg_cli_fail("verify", st);
+    lg_verify_report_free(&r);
+    lg_prop_free(&prop);
+    lg_net_free(&net);
+    return rc;
+}

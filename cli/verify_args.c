@@ -1,0 +1,115 @@
+/* verify_args.c — property options of `lgelu verify` / `lgelu encode`. */
+#include "cli/verify_args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "core/idx.h"
+#include "verify/verify.h"
+#include "verify/vnnlib.h"
+
+void lg_verify_args_default(lg_verify_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->data = LG_DATA_DEFAULT_DIR;
+    a->index = -1;
+    a->label = -1;
+    a->eps = -1;
+}
+
+int lg_verify_args_check(const char *cmd, const lg_verify_args *a)
+{
+    if (a->vnnlib) {
+        if (a->index >= 0 || a->eps >= 0 || a->input)
+            return lg_cli_usage(cmd, "--vnnlib cannot be combined with --index, --input or --eps");
+        return 0;
+    }
+    if ((a->index >= 0) == (a->input != NULL))
+        return lg_cli_usage(cmd, "give either --vnnlib P, or --index I (or --input FILE) with --eps E");
+    if (a->eps < 0) return lg_cli_usage(cmd, "--eps E is required with --index/--input");
+    if (a->label >= 0 && !a->input) return lg_cli_usage(cmd, "--label only applies to --input");
+    return 0;
+}
+
+/* Read n whitespace-separated numbers from path. */
+static lg_status lg_va_read_vector(const char *path, int n, double *x)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    lg_status st = LG_OK;
+    for (int i = 0; i < n; i++) {
+        if (fscanf(f, "%lf", &x[i]) != 1 || !isfinite(x[i])) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: value %d: expected %d finite numbers", path, i, n);
+            goto done;
+        }
+    }
+    double extra;
+    if (fscanf(f, "%lf", &extra) == 1) st = lg_fail(LG_ERR_FORMAT, "%s: more than %d numbers", path, n);
+done:
+    fclose(f);
+    return st;
+}
+
+lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop *prop)
+{
+    int no = lg_net_n_out(net);
+    lg_status st;
+    memset(prop, 0, sizeof *prop);
+    if (a->vnnlib) {
+        snprintf(a->instance, sizeof a->instance, "%s", a->vnnlib);
+        if ((st = lg_vnnlib_read(prop, a->vnnlib, net->n_in, no)) != LG_OK) return st;
+        lg_verify_apply_margin(prop, a->margin);
+        return LG_OK;
+    }
+    double *x0 = malloc((size_t)net->n_in * sizeof *x0);
+    double *y = malloc(((size_t)2 * (size_t)lg_net_max_width(net) + (size_t)no) * sizeof *y);
+    lg_dataset ds = {0};
+    int label = (int)a->label;
+    if (!x0 || !y) {
+        st = lg_fail(LG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (a->input) {
+        snprintf(a->instance, sizeof a->instance, "input=%s eps=%g", a->input, a->eps);
+        if ((st = lg_va_read_vector(a->input, net->n_in, x0)) != LG_OK) goto fail;
+        if (label >= no) {
+            st = lg_fail(LG_ERR_ARG, "--label %d: the network has %d outputs", label, no);
+            goto fail;
+        }
+        if (label < 0) { /* the network's own prediction at x0 */
+            lg_net_forward(net, x0, y + 2 * (size_t)lg_net_max_width(net), y);
+            const double *yy = y + 2 * (size_t)lg_net_max_width(net);
+            label = 0;
+            for (int j = 1; j < no; j++)
+                if (yy[j] > yy[label]) label = j;
+        }
+    } else {
+        snprintf(a->instance, sizeof a->instance, "index=%ld eps=%g", a->index, a->eps);
+        if ((st = lg_data_load(&ds, a->data, "test")) != LG_OK) goto fail;
+        if (ds.dim != net->n_in) {
+            st = lg_fail(LG_ERR_ARG, "network takes %d inputs but the data in %s has %d features", net->n_in, a->data,
+                         ds.dim);
+            goto fail;
+        }
+        if ((size_t)a->index >= ds.n) {
+            st = lg_fail(LG_ERR_ARG, "--index %ld: the test set has %zu examples", a->index, ds.n);
+            goto fail;
+        }
+        for (int i = 0; i < net->n_in; i++) x0[i] = ds.x[(size_t)a->index * (size_t)ds.dim + (size_t)i];
+        label = ds.y[a->index];
+        if (label >= no) {
+            st = lg_fail(LG_ERR_ARG, "label %d of example %ld but the network has %d outputs", label, a->index, no);
+            goto fail;
+        }
+    }
+    st = lg_prop_robustness(prop, x0, net->n_in, a->eps, 0.0, 1.0, label, no, a->margin);
+fail:
+    lg_dataset_free(&ds);
+    free(x0);
+    free(y);
+    return st;
+}

@@ -1,0 +1,48 @@
+/* onnx.h — ONNX import into an lg_net and export of an lg_net to ONNX.
+ *
+ * Reading: the ModelProto is decoded with protoc-c bindings generated at
+ * build time from the system onnx.proto. The graph must be a feed-forward
+ * chain over ONE dynamic input (graph inputs that also have an initializer
+ * are constants, as in MATLAB exports). Supported ops: Gemm (transA, transB,
+ * alpha, beta), MatMul, Add, Sub, Mul, Div (with constant operands), Relu,
+ * Flatten, Reshape, Identity, Constant, and Erf inside the GELU pattern
+ * x·0.5·(1 + erf(x/√2)) in its usual node orders, or the λ-GELU pattern
+ * x·0.5·(1 + erf(λ·x/√2)) that lg_onnx_write produces. Sub/Div by constants
+ * before the first linear op become lg_net in_sub/in_div (exact; an all-zero
+ * shift or all-one divisor is dropped as the identity it is). Linear ops
+ * between activations are composed into one layer, except across an Identity
+ * node, which closes a layer with identity activation. Float and
+ * double initialisers (raw_data or typed fields); int64 for shapes. Every
+ * size from the file is bounded (LG_NET_MAX_*) before allocation; cycles,
+ * dangling inputs, unknown ops, inconsistent shapes and wrong types are
+ * refused with a message naming the file, node and op.
+ *
+ * Writing: input "input" [1, n_in], optional Sub/Div normalisation, one Gemm
+ * (transB = 1) per layer, then Relu, the (λ-)GELU pattern with Mul, Div,
+ * Erf, Add, or Identity for a hidden identity layer; output "output"
+ * [1, n_out]. IR version 7, opset 13. Tensors are
+ * float32 when every value of the network is exactly float-representable,
+ * else double. λ-GELU's raw parameters s and t go to metadata_props
+ * ("lgelu.t", "lgelu.s.<k>") so a round trip is bit-exact.
+ *
+ * The caller owns the lg_net filled in by the readers (lg_net_free).
+ */
+#ifndef LG_ONNX_H
+#define LG_ONNX_H
+
+#include <stddef.h>
+
+#include "core/net.h"
+
+/* Largest ONNX file read (bytes). */
+#define LG_ONNX_MAX_BYTES ((size_t)2 << 30)
+
+/* Parse an in-memory ONNX model; `name` is used in messages. On failure
+ * *net is left zeroed. */
+lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name);
+/* Read an ONNX file. */
+lg_status lg_onnx_read(lg_net *net, const char *path);
+/* Write net as ONNX to path (see above). */
+lg_status lg_onnx_write(const lg_net *net, const char *path);
+
+#endif

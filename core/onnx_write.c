@@ -1,0 +1,318 @@
+/* onnx_write.c — lg_net → ONNX model (see onnx.h for the graph layout).
+ *
+ * Every protobuf-c object is allocated from a small arena (lg_ow) freed in
+ * one go after packing, so error paths have one cleanup.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/onnx.h"
+#include "onnx.pb-c.h"
+
+#define LG_SQRT2 1.41421356237309504880
+
+typedef struct lg_ow {
+    void **ptrs;
+    size_t n, cap;
+    int oom;
+    int dtype;  /* ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT or __DOUBLE */
+    Onnx__NodeProto **nodes;
+    size_t n_nodes;
+    Onnx__TensorProto **inits;
+    size_t n_inits;
+} lg_ow;
+
+static void *lg_ow_alloc(lg_ow *w, size_t size)
+{
+    if (w->oom) return NULL;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 256;
+        void **np = realloc(w->ptrs, cap * sizeof *np);
+        if (!np) {
+            w->oom = 1;
+            return NULL;
+        }
+        w->ptrs = np;
+        w->cap = cap;
+    }
+    void *p = calloc(1, size ? size : 1);
+    if (!p) {
+        w->oom = 1;
+        return NULL;
+    }
+    w->ptrs[w->n++] = p;
+    return p;
+}
+
+static char *lg_ow_str(lg_ow *w, const char *fmt, int k)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, fmt, k);
+    char *s = lg_ow_alloc(w, strlen(tmp) + 1);
+    if (s) memcpy(s, tmp, strlen(tmp) + 1);
+    return s;
+}
+
+static void lg_ow_free(lg_ow *w)
+{
+    for (size_t i = 0; i < w->n; i++) free(w->ptrs[i]);
+    free(w->ptrs);
+}
+
+/* Initializer `name` with values v[n] and shape dims[rank] in w->dtype. */
+static const char *lg_ow_tensor(lg_ow *w, const char *name, const double *v, size_t n, const int64_t *dims, int rank)
+{
+    Onnx__TensorProto *t = lg_ow_alloc(w, sizeof *t);
+    int64_t *d = lg_ow_alloc(w, (size_t)rank * sizeof *d);
+    size_t es = w->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ? 4 : 8;
+    uint8_t *raw = lg_ow_alloc(w, n * es);
+    if (!t || !d || !raw || !name) return NULL;
+    onnx__tensor_proto__init(t);
+    t->name = (char *)name;
+    t->n_dims = (size_t)rank;
+    if (rank) memcpy(d, dims, (size_t)rank * sizeof *d);
+    t->dims = d;
+    t->has_data_type = 1;
+    t->data_type = w->dtype;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        if (es == 4) {
+            float f = (float)v[i];
+            uint32_t u32;
+            memcpy(&u32, &f, 4);
+            u = u32;
+        } else {
+            memcpy(&u, &v[i], 8);
+        }
+        for (size_t b = 0; b < es; b++) raw[i * es + b] = (uint8_t)(u >> (8 * b));
+    }
+    t->has_raw_data = 1;
+    t->raw_data.len = n * es;
+    t->raw_data.data = raw;
+    w->inits[w->n_inits++] = t;
+    return name;
+}
+
+static const char *lg_ow_scalar(lg_ow *w, const char *name, double v) { return lg_ow_tensor(w, name, &v, 1, NULL, 0); }
+
+/* Node op(in0, in1[, in2]) → out. */
+static Onnx__NodeProto *lg_ow_node(lg_ow *w, const char *op, const char *out, const char *in0, const char *in1,
+                                   const char *in2)
+{
+    Onnx__NodeProto *nd = lg_ow_alloc(w, sizeof *nd);
+    char **ins = lg_ow_alloc(w, 3 * sizeof *ins), **outs = lg_ow_alloc(w, sizeof *outs);
+    char *name = lg_ow_str(w, "n%d", (int)w->n_nodes);
+    if (!nd || !ins || !outs || !out || !in0) {
+        w->oom = 1;
+        return NULL;
+    }
+    onnx__node_proto__init(nd);
+    ins[0] = (char *)in0;
+    ins[1] = (char *)in1;
+    ins[2] = (char *)in2;
+    nd->n_input = in2 ? 3 : in1 ? 2 : 1;
+    nd->input = ins;
+    outs[0] = (char *)out;
+    nd->n_output = 1;
+    nd->output = outs;
+    nd->op_type = (char *)op;
+    nd->name = name;
+    w->nodes[w->n_nodes++] = nd;
+    return nd;
+}
+
+static Onnx__ValueInfoProto *lg_ow_value_info(lg_ow *w, const char *name, int n)
+{
+    Onnx__ValueInfoProto *vi = lg_ow_alloc(w, sizeof *vi);
+    Onnx__TypeProto *tp = lg_ow_alloc(w, sizeof *tp);
+    Onnx__TypeProto__Tensor *tt = lg_ow_alloc(w, sizeof *tt);
+    Onnx__TensorShapeProto *sh = lg_ow_alloc(w, sizeof *sh);
+    Onnx__TensorShapeProto__Dimension **dp = lg_ow_alloc(w, 2 * sizeof *dp);
+    Onnx__TensorShapeProto__Dimension *d = lg_ow_alloc(w, 2 * sizeof *d);
+    if (!vi || !tp || !tt || !sh || !dp || !d) return NULL;
+    onnx__value_info_proto__init(vi);
+    onnx__type_proto__init(tp);
+    onnx__type_proto__tensor__init(tt);
+    onnx__tensor_shape_proto__init(sh);
+    for (int i = 0; i < 2; i++) {
+        onnx__tensor_shape_proto__dimension__init(&d[i]);
+        d[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        d[i].dim_value = i == 0 ? 1 : n;
+        dp[i] = &d[i];
+    }
+    sh->n_dim = 2;
+    sh->dim = dp;
+    tt->has_elem_type = 1;
+    tt->elem_type = w->dtype;
+    tt->shape = sh;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    vi->name = (char *)name;
+    vi->type = tp;
+    return vi;
+}
+
+static int lg_ow_float_ok(double v) { return (double)(float)v == v; }
+
+/* 1 if every value of net is exactly representable as float. */
+static int lg_ow_all_float(const lg_net *net)
+{
+    for (size_t i = 0; i < net->n_params; i++)
+        if (!lg_ow_float_ok(net->params[i])) return 0;
+    for (int i = 0; i < net->n_in; i++)
+        if ((net->in_sub && !lg_ow_float_ok(net->in_sub[i])) || (net->in_div && !lg_ow_float_ok(net->in_div[i])))
+            return 0;
+    for (int k = 0; k < net->n_layers; k++)
+        if (net->layers[k].act == LG_ACT_LGELU && !lg_ow_float_ok(net->layers[k].lambda)) return 0;
+    return 1;
+}
+
+/* Key/value metadata entry. */
+static Onnx__StringStringEntryProto *lg_ow_meta(lg_ow *w, char *key, double v)
+{
+    Onnx__StringStringEntryProto *e = lg_ow_alloc(w, sizeof *e);
+    char *val = lg_ow_alloc(w, 32);
+    if (!e || !val || !key) return NULL;
+    onnx__string_string_entry_proto__init(e);
+    snprintf(val, 32, "%.17g", v);
+    e->key = key;
+    e->value = val;
+    return e;
+}
+
+/* Append the activation of layer k on z; returns the activation output. */
+static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, const char *out, const char *half,
+                             const char *one, const char *sqrt2)
+{
+    /* an explicit Identity keeps the layer boundary (the reader closes a
+     * layer there) so a hidden identity layer survives the round trip */
+    if (L->act == LG_ACT_IDENTITY) return lg_ow_node(w, "Identity", out, z, NULL, NULL) ? out : NULL;
+    if (L->act == LG_ACT_RELU) return lg_ow_node(w, "Relu", out, z, NULL, NULL) ? out : NULL;
+    /* x·0.5·(1 + erf(λ·x/√2)): Mul(x, λ) only for lgelu */
+    const char *u = z;
+    if (L->act == LG_ACT_LGELU) {
+        const char *lam = lg_ow_scalar(w, lg_ow_str(w, "L%d_lambda", k), L->lambda);
+        u = lg_ow_str(w, "L%d_scaled", k);
+        lg_ow_node(w, "Mul", u, z, lam, NULL);
+    }
+    const char *q = lg_ow_str(w, "L%d_erf_in", k), *e = lg_ow_str(w, "L%d_erf", k);
+    const char *h = lg_ow_str(w, "L%d_one_plus_erf", k), *p = lg_ow_str(w, "L%d_x_one_plus_erf", k);
+    lg_ow_node(w, "Div", q, u, sqrt2, NULL);
+    lg_ow_node(w, "Erf", e, q, NULL, NULL);
+    lg_ow_node(w, "Add", h, e, one, NULL);
+    lg_ow_node(w, "Mul", p, z, h, NULL);
+    lg_ow_node(w, "Mul", out, p, half, NULL);
+    return w->oom ? NULL : out;
+}
+
+lg_status lg_onnx_write(const lg_net *net, const char *path)
+{
+    lg_status st = lg_net_validate(net);
+    if (st != LG_OK) return st;
+    lg_ow w;
+    memset(&w, 0, sizeof w);
+    uint8_t *buf = NULL;
+    int L = net->n_layers;
+    w.dtype = lg_ow_all_float(net) ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT : ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    w.nodes = lg_ow_alloc(&w, (2 + 6 * (size_t)L) * sizeof *w.nodes);
+    w.inits = lg_ow_alloc(&w, (5 + 3 * (size_t)L) * sizeof *w.inits);
+    Onnx__StringStringEntryProto **meta = lg_ow_alloc(&w, (1 + (size_t)L) * sizeof *meta);
+    if (!w.nodes || !w.inits || !meta) goto oom;
+    int any_gelu = 0;
+    for (int k = 0; k < L; k++) any_gelu |= net->layers[k].act == LG_ACT_GELU || net->layers[k].act == LG_ACT_LGELU;
+    const char *half = NULL, *one = NULL, *sqrt2 = NULL;
+    if (any_gelu) {
+        half = lg_ow_scalar(&w, "c_half", 0.5);
+        one = lg_ow_scalar(&w, "c_one", 1.0);
+        sqrt2 = lg_ow_scalar(&w, "c_sqrt2", LG_SQRT2);
+    }
+    const char *x = "input";
+    int64_t nin = net->n_in;
+    if (net->in_sub) {
+        const char *c = lg_ow_tensor(&w, "in_sub", net->in_sub, (size_t)nin, &nin, 1);
+        lg_ow_node(&w, "Sub", "input_shifted", x, c, NULL);
+        x = "input_shifted";
+    }
+    if (net->in_div) {
+        const char *c = lg_ow_tensor(&w, "in_div", net->in_div, (size_t)nin, &nin, 1);
+        lg_ow_node(&w, "Div", "input_scaled", x, c, NULL);
+        x = "input_scaled";
+    }
+    size_t n_meta = 0;
+    meta[n_meta++] = lg_ow_meta(&w, "lgelu.t", net->t);
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Ly = &net->layers[k];
+        int64_t wd[2] = {Ly->n_out, Ly->n_in}, bd = Ly->n_out;
+        const char *Wn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_W", k), Ly->W, (size_t)Ly->n_out * (size_t)Ly->n_in, wd, 2);
+        const char *bn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_b", k), Ly->b, (size_t)Ly->n_out, &bd, 1);
+        int last = k == L - 1;
+        const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
+        Onnx__NodeProto *g = lg_ow_node(&w, "Gemm", z, x, Wn, bn);
+        Onnx__AttributeProto *a = lg_ow_alloc(&w, sizeof *a), **ap = lg_ow_alloc(&w, sizeof *ap);
+        if (!g || !a || !ap) goto oom;
+        onnx__attribute_proto__init(a);
+        a->name = "transB";
+        a->has_type = 1;
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        a->has_i = 1;
+        a->i = 1;
+        ap[0] = a;
+        g->n_attribute = 1;
+        g->attribute = ap;
+        x = last && Ly->act == LG_ACT_IDENTITY ? z
+                                                : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k),
+                                                            half, one, sqrt2);
+        if (!x) goto oom;
+        if (Ly->act == LG_ACT_LGELU) meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
+    }
+    if (w.oom) goto oom;
+    Onnx__ValueInfoProto *vin = lg_ow_value_info(&w, "input", net->n_in);
+    Onnx__ValueInfoProto *vout = lg_ow_value_info(&w, "output", lg_net_n_out(net));
+    Onnx__GraphProto graph;
+    Onnx__ModelProto model;
+    Onnx__OperatorSetIdProto opset, *opsets[1] = {&opset};
+    if (!vin || !vout || w.oom) goto oom;
+    onnx__graph_proto__init(&graph);
+    graph.name = "lgelu";
+    graph.n_node = w.n_nodes;
+    graph.node = w.nodes;
+    graph.n_initializer = w.n_inits;
+    graph.initializer = w.inits;
+    graph.n_input = 1;
+    graph.input = &vin;
+    graph.n_output = 1;
+    graph.output = &vout;
+    onnx__operator_set_id_proto__init(&opset);
+    opset.domain = "";
+    opset.has_version = 1;
+    opset.version = 13;
+    onnx__model_proto__init(&model);
+    model.has_ir_version = 1;
+    model.ir_version = 7;
+    model.producer_name = "lgelu";
+    model.producer_version = "1";
+    model.n_opset_import = 1;
+    model.opset_import = opsets;
+    model.graph = &graph;
+    model.n_metadata_props = n_meta;
+    model.metadata_props = meta;
+    size_t len = onnx__model_proto__get_packed_size(&model);
+    if (!(buf = malloc(len))) goto oom;
+    onnx__model_proto__pack(&model, buf);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        goto done;
+    }
+    if (fwrite(buf, 1, len, f) != len) st = lg_fail(LG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (fclose(f) != 0 && st == LG_OK) st = lg_fail(LG_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+    goto done;
+oom:
+    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory building the ONNX model", path);
+done:
+    free(buf);
+    lg_ow_free(&w);
+    return st;
+}

@@ -1,0 +1,656 @@
+/* check_train.c — train/model, optim, loop and anneal/schedule: the golden
+ * 6-5-4-3 network (logits, loss, every gradient), finite differences of the
+ * loss through the double-precision core forward, hand-computed optimiser
+ * steps, determinism, divergence, the annealing schedule, and a short real
+ * Fashion-MNIST run that must reach a stated accuracy. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "anneal/schedule.h"
+#include "core/netfile.h"
+#include "core/idx.h"
+#include "core/rng.h"
+#include "train/loop.h"
+#include "train/model.h"
+#include "train/optim.h"
+#include "testutil.h"
+
+/* ---- golden tiny net -------------------------------------------------- */
+
+#define LG_GMAX_KEYS 40
+#define LG_GMAX_VALS 64
+
+typedef struct lg_golden {
+    int n;
+    char key[LG_GMAX_KEYS][16];
+    int len[LG_GMAX_KEYS];
+    double val[LG_GMAX_KEYS][LG_GMAX_VALS];
+} lg_golden;
+
+static void lg_golden_load(lg_golden *g)
+{
+    FILE *f = fopen(lg_test_fixture("golden/tiny_net.txt"), "r");
+    ck_assert_msg(f != NULL, "cannot open golden/tiny_net.txt");
+    memset(g, 0, sizeof *g);
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (line[0] == '#' || !colon) continue;
+        ck_assert_int_lt(g->n, LG_GMAX_KEYS);
+        *colon = '\0';
+        ck_assert_msg(strlen(line) < sizeof g->key[0], "golden key too long: %.20s", line);
+        memcpy(g->key[g->n], line, strlen(line) + 1);
+        char *p = colon + 1, *end;
+        for (;;) {
+            double v = strtod(p, &end);
+            if (end == p) break;
+            ck_assert_int_lt(g->len[g->n], LG_GMAX_VALS);
+            g->val[g->n][g->len[g->n]++] = v;
+            p = end;
+        }
+        g->n++;
+    }
+    fclose(f);
+}
+
+static const double *lg_golden_get(const lg_golden *g, const char *key, int expect_len)
+{
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->key[i], key) == 0) {
+            ck_assert_msg(g->len[i] == expect_len, "golden %s has %d values, expected %d", key, g->len[i], expect_len);
+            return g->val[i];
+        }
+    ck_abort_msg("golden key %s missing", key);
+    return NULL;
+}
+
+/* The golden net as an lg_net (lgelu hidden layers, λ from s) plus inputs. */
+static void lg_golden_net(const lg_golden *g, lg_net *net, float *X, uint8_t *labels)
+{
+    const double *d = lg_golden_get(g, "dims", 4);
+    int dims[4] = {(int)d[0], (int)d[1], (int)d[2], (int)d[3]};
+    ck_assert_int_eq(lg_net_init(net, 3, dims, LG_ACT_LGELU), LG_OK);
+    net->t = lg_golden_get(g, "t", 1)[0];
+    for (int k = 0; k < 3; k++) {
+        char key[8];
+        lg_layer *L = &net->layers[k];
+        snprintf(key, sizeof key, "W%d", k);
+        memcpy(L->W, lg_golden_get(g, key, L->n_in * L->n_out), sizeof(double) * (size_t)(L->n_in * L->n_out));
+        snprintf(key, sizeof key, "b%d", k);
+        memcpy(L->b, lg_golden_get(g, key, L->n_out), sizeof(double) * (size_t)L->n_out);
+        if (k < 2) {
+            snprintf(key, sizeof key, "s%d", k);
+            L->s = lg_golden_get(g, key, 1)[0];
+            L->lambda = lg_lambda_from_s(L->s, net->t);
+            snprintf(key, sizeof key, "lambda%d", k);
+            ck_assert_double_eq_tol(L->lambda, lg_golden_get(g, key, 1)[0], 1e-12);
+        }
+    }
+    const double *x = lg_golden_get(g, "X", 24), *y = lg_golden_get(g, "labels", 4);
+    for (int i = 0; i < 24; i++) X[i] = (float)x[i];
+    for (int i = 0; i < 4; i++) labels[i] = (uint8_t)y[i];
+}
+
+/* every element of got[n] within rel·|ref| + abs_frac·max|ref| */
+static void lg_check_tensor(const char *what, const float *got, const double *ref, int n, double rel)
+{
+    double mx = 0;
+    for (int i = 0; i < n; i++) mx = fmax(mx, fabs(ref[i]));
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabs(got[i] - ref[i]) <= rel * fabs(ref[i]) + 1e-6 * mx, "%s[%d] = %.9g, golden %.17g", what, i,
+                      got[i], ref[i]);
+}
+
+START_TEST(test_train_golden_tiny_net)
+{
+    static lg_golden g;
+    lg_golden_load(&g);
+    lg_net net;
+    float X[24];
+    uint8_t lab[4];
+    lg_golden_net(&g, &net, X, lab);
+    lg_model m;
+    ck_assert_int_eq(lg_model_init(&m, &net, 4), LG_OK);
+    const uint32_t idx[4] = {0, 1, 2, 3};
+    lg_model_gather(&m, X, idx, 4);
+    double loss;
+    int correct;
+    lg_model_forward(&m, 4, lab, &loss, &correct);
+    lg_check_tensor("logits", m.layers[2].a, lg_golden_get(&g, "logits", 12), 12, 1e-5);
+    ck_assert_msg(fabs(loss - lg_golden_get(&g, "loss", 1)[0]) <= 1e-5 * 1.44, "loss %.9g", loss);
+    lg_model_zero_grad(&m);
+    lg_model_backward(&m, 4, lab);
+    for (int k = 0; k < 3; k++) {
+        char key[8];
+        lg_mlayer *L = &m.layers[k];
+        snprintf(key, sizeof key, "dW%d", k);
+        lg_check_tensor(key, L->dW, lg_golden_get(&g, key, L->n_in * L->n_out), L->n_in * L->n_out, 1e-5);
+        snprintf(key, sizeof key, "db%d", k);
+        lg_check_tensor(key, L->db, lg_golden_get(&g, key, L->n_out), L->n_out, 1e-5);
+        if (k < 2) {
+            snprintf(key, sizeof key, "ds%d", k);
+            lg_check_tensor(key, L->ds, lg_golden_get(&g, key, 1), 1, 1e-5);
+        }
+    }
+    ck_assert_float_eq(*m.layers[2].ds, 0.0f); /* identity layer: no s gradient */
+    lg_model_free(&m);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* ---- finite differences through the double-precision core forward ------ */
+
+/* mean cross-entropy of net (double, lg_net_forward) on X[B][n_in] */
+static double lg_loss_double(const lg_net *net, const float *X, const uint8_t *lab, int B)
+{
+    int w = lg_net_max_width(net), C = lg_net_n_out(net);
+    double scratch[2 * 64], x[64], y[64], sum = 0;
+    ck_assert_int_le(w, 64);
+    for (int r = 0; r < B; r++) {
+        for (int i = 0; i < net->n_in; i++) x[i] = X[r * net->n_in + i];
+        lg_net_forward(net, x, y, scratch);
+        double mx = y[0], z = 0;
+        for (int j = 1; j < C; j++) mx = fmax(mx, y[j]);
+        for (int j = 0; j < C; j++) z += exp(y[j] - mx);
+        sum += log(z) + mx - y[lab[r]];
+    }
+    return sum / B;
+}
+
+static void lg_fd_check(lg_net *net, const float *X, const uint8_t *lab, int B, const char *label)
+{
+    lg_model m;
+    ck_assert_int_eq(lg_model_init(&m, net, B), LG_OK);
+    uint32_t idx[16];
+    for (int i = 0; i < B; i++) idx[i] = (uint32_t)i;
+    lg_model_gather(&m, X, idx, B);
+    lg_model_forward(&m, B, lab, NULL, NULL);
+    lg_model_zero_grad(&m);
+    lg_model_backward(&m, B, lab);
+    const double h = 1e-6;
+    int checked = 0;
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        lg_mlayer *M = &m.layers[k];
+        int nw = L->n_in * L->n_out;
+        for (int i = 0; i < nw + L->n_out + 1; i++) {
+            double *p, *lam = NULL;
+            float got;
+            if (i < nw) p = &L->W[i], got = M->dW[i];
+            else if (i < nw + L->n_out) p = &L->b[i - nw], got = M->db[i - nw];
+            else if (L->act == LG_ACT_LGELU) p = &L->s, lam = &L->lambda, got = *M->ds;
+            else continue;
+            double save = *p;
+            *p = save + h;
+            if (lam) *lam = lg_lambda_from_s(*p, net->t);
+            double lp = lg_loss_double(net, X, lab, B);
+            *p = save - h;
+            if (lam) *lam = lg_lambda_from_s(*p, net->t);
+            double lm = lg_loss_double(net, X, lab, B);
+            *p = save;
+            if (lam) *lam = lg_lambda_from_s(*p, net->t);
+            double fd = (lp - lm) / (2 * h);
+            ck_assert_msg(fabs(fd - got) <= 1e-4 * fabs(fd) + 2e-6, "%s layer %d param %d: backward %.9g, FD %.9g",
+                          label, k, i, got, fd);
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 20);
+    lg_model_free(&m);
+}
+
+START_TEST(test_train_finite_differences)
+{
+    static lg_golden g;
+    lg_golden_load(&g);
+    lg_net net;
+    float X[16 * 16];
+    uint8_t lab[16];
+    lg_golden_net(&g, &net, X, lab);
+    lg_fd_check(&net, X, lab, 4, "golden");
+    lg_net_free(&net);
+    /* random nets of every hidden kind, the weights stored as float values so
+     * the float model and the double oracle see the same network */
+    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_RELU};
+    const int dims[5] = {9, 8, 7, 6, 4};
+    lg_rng r;
+    lg_rng_init(&r, 5, 9);
+    for (int a = 0; a < 3; a++) {
+        ck_assert_int_eq(lg_net_init(&net, 4, dims, kinds[a]), LG_OK);
+        lg_test_randomize(&net, &r, 0.5);
+        for (size_t i = 0; i < net.n_params; i++) net.params[i] = (float)net.params[i];
+        for (int k = 0; k < net.n_layers; k++) {
+            net.layers[k].s = (float)net.layers[k].s;
+            if (net.layers[k].act == LG_ACT_LGELU) net.layers[k].lambda = lg_lambda_from_s(net.layers[k].s, net.t);
+        }
+        for (int i = 0; i < 12 * 9; i++) X[i] = (float)lg_rng_uniform(&r);
+        for (int i = 0; i < 12; i++) lab[i] = (uint8_t)lg_rng_below(&r, 4);
+        lg_fd_check(&net, X, lab, 12, lg_act_name(kinds[a]));
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+/* ---- optimiser ---------------------------------------------------------- */
+
+START_TEST(test_train_optim_by_hand)
+{
+    static lg_golden g;
+    lg_golden_load(&g);
+    lg_net net;
+    float X[24];
+    uint8_t lab[4];
+    lg_golden_net(&g, &net, X, lab);
+    for (int kind = 0; kind < 2; kind++) {
+        lg_model m;
+        ck_assert_int_eq(lg_model_init(&m, &net, 4), LG_OK);
+        const uint32_t idx[4] = {0, 1, 2, 3};
+        lg_model_gather(&m, X, idx, 4);
+        lg_model_forward(&m, 4, lab, NULL, NULL);
+        lg_model_zero_grad(&m);
+        lg_model_backward(&m, 4, lab);
+        float *p0 = malloc(m.n_params * sizeof(float));
+        memcpy(p0, m.params, m.n_params * sizeof(float));
+        lg_optim_opts o = lg_optim_opts_default();
+        o.kind = kind ? LG_OPTIM_ADAMW : LG_OPTIM_SGD;
+        o.lr = 0.1, o.momentum = 0.9, o.wd = 0.01, o.c = 9;
+        lg_optim_step(&m, &o, 1);
+        lg_optim_step(&m, &o, 2); /* same gradients twice */
+        for (int k = 0; k < 3; k++) {
+            lg_mlayer *L = &m.layers[k];
+            int nw = L->n_in * L->n_out;
+            for (int i = 0; i < nw + L->n_out + 1; i++) {
+                float *p = i < nw ? &L->W[i] : i < nw + L->n_out ? &L->b[i - nw] : L->s;
+                size_t off = (size_t)(p - m.params);
+                double w = p0[off], gr = m.grads[off];
+                int is_w = i < nw, is_s = i == nw + L->n_out;
+                double lr = is_s ? o.c * o.lr : o.lr, wd = is_w ? o.wd : 0.0, expect;
+                if (is_s && L->act != LG_ACT_LGELU) {
+                    expect = w; /* identity layer: s unused, never stepped */
+                } else if (kind == 0) {
+                    /* v1 = g + wd·w0; w1 = w0 − lr·v1; v2 = μv1 + g + wd·w1; w2 = w1 − lr·v2 */
+                    double v1 = gr + wd * w, w1 = w - lr * v1, v2 = 0.9 * v1 + gr + wd * w1;
+                    expect = w1 - lr * v2;
+                } else {
+                    /* constant g: m̂ = g, v̂ = g² at both steps ⇒ step = g/(|g| + ε) + wd·w */
+                    double w1 = w - lr * (gr / (fabs(gr) + 1e-8) + wd * w);
+                    expect = w1 - lr * (gr / (fabs(gr) + 1e-8) + wd * w1);
+                }
+                ck_assert_msg(fabs(*p - expect) <= 1e-5 * (1 + fabs(expect)), "%s layer %d param %d: %.9g vs %.9g",
+                              kind ? "adamw" : "sgd", k, i, *p, expect);
+            }
+            if (L->act == LG_ACT_LGELU)
+                ck_assert_double_eq_tol(L->lambda, lg_lambda_from_s(*L->s, m.t), 1e-12);
+        }
+        free(p0);
+        lg_model_free(&m);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
+/* ---- training runs on real data ----------------------------------------- */
+
+static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
+
+static void lg_load_subset(lg_dataset *ds, const char *split, size_t n)
+{
+    ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
+    ck_assert_int_eq(lg_data_load(ds, LG_DATA_DEFAULT_DIR, split), LG_OK);
+    lg_dataset_truncate(ds, n);
+}
+
+static void lg_small_net(lg_net *net, int hidden, lg_act act, uint64_t seed)
+{
+    const int dims[3] = {784, hidden, 10};
+    ck_assert_int_eq(lg_net_init(net, 2, dims, act), LG_OK);
+    lg_model_init_weights(net, seed);
+}
+
+START_TEST(test_train_determinism)
+{
+    lg_dataset tr = {0};
+    lg_load_subset(&tr, "train", lg_quick() ? 600 : 2000);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 1, o.batch = 50, o.seed = 7;
+    lg_net a, b, c, d;
+    lg_small_net(&a, 24, LG_ACT_LGELU, 7);
+    lg_small_net(&b, 24, LG_ACT_LGELU, 7);
+    lg_small_net(&c, 24, LG_ACT_LGELU, 8);
+    lg_small_net(&d, 24, LG_ACT_LGELU, 7);
+    ck_assert_int_eq(lg_train_run(&a, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_int_eq(lg_train_run(&b, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_msg(memcmp(a.params, b.params, a.n_params * sizeof(double)) == 0, "same seed, different weights");
+    ck_assert_double_eq(a.layers[0].lambda, b.layers[0].lambda);
+    ck_assert_double_ne(a.layers[0].lambda, lg_lambda_from_s(0.0, 0.1)); /* λ was learned */
+    o.seed = 8;
+    ck_assert_int_eq(lg_train_run(&c, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_msg(memcmp(a.params, c.params, a.n_params * sizeof(double)) != 0, "different seed, same weights");
+    /* same initial weights, only the shuffling seed differs */
+    ck_assert_int_eq(lg_train_run(&d, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_msg(memcmp(a.params, d.params, a.n_params * sizeof(double)) != 0, "shuffle seed had no effect");
+    lg_net_free(&a);
+    lg_net_free(&b);
+    lg_net_free(&c);
+    lg_net_free(&d);
+    lg_dataset_free(&tr);
+}
+END_TEST
+
+START_TEST(test_train_fashion_subset_accuracy)
+{
+    /* 784-64-10 lgelu, 2 epochs, SGD 0.05/0.9: must reach 75% on the first
+     * 2000 test images (10000 examples; quick mode 3000 examples and 65%) */
+    size_t n = lg_quick() ? 3000 : 10000;
+    double need = lg_quick() ? 0.65 : 0.75;
+    lg_dataset tr = {0}, te = {0};
+    lg_load_subset(&tr, "train", n);
+    lg_load_subset(&te, "test", 2000);
+    lg_net net;
+    lg_small_net(&net, 64, LG_ACT_LGELU, 1);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 2;
+    const char *log = lg_test_tmpfile(".csv");
+    o.log_path = log;
+    lg_train_result res;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, &te, &o, &res), LG_OK);
+    ck_assert_msg(res.test_acc >= need, "test accuracy %.4f < %.2f", res.test_acc, need);
+    ck_assert_int_eq(res.steps, 2 * (long)((n + 127) / 128));
+    ck_assert_msg(isfinite(res.loss) && res.loss < 1.0, "loss %g", res.loss);
+    /* the written-back double net agrees with the float model's accuracy */
+    double *x = malloc(784 * sizeof *x), y[10], *scratch = malloc(2 * 784 * sizeof *scratch);
+    size_t hits = 0;
+    for (size_t i = 0; i < te.n; i++) {
+        for (int j = 0; j < 784; j++) x[j] = te.x[i * 784 + (size_t)j];
+        lg_net_forward(&net, x, y, scratch);
+        int best = 0;
+        for (int j = 1; j < 10; j++)
+            if (y[j] > y[best]) best = j;
+        hits += best == te.y[i];
+    }
+    ck_assert_double_eq_tol((double)hits / (double)te.n, res.test_acc, 0.005);
+    free(x);
+    free(scratch);
+    /* CSV log: header and one row per epoch */
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "epoch,step,loss,train_acc,test_acc,lambda_0,samples_per_s\n");
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) rows++;
+    fclose(f);
+    remove(log);
+    ck_assert_int_eq(rows, 2);
+    lg_net_free(&net);
+    lg_dataset_free(&tr);
+    lg_dataset_free(&te);
+}
+END_TEST
+
+/* ---- annealing schedule ------------------------------------------------- */
+
+START_TEST(test_anneal_schedule_values)
+{
+    ck_assert_double_eq_tol(lg_anneal_lambda_target(0.005), 159.57691216057307, 1e-9);
+    ck_assert_int_eq(lg_anneal_switch_step(0.25, 1000), 250);
+    ck_assert_int_eq(lg_anneal_switch_step(0.25, 10), 2);
+    ck_assert_int_eq(lg_anneal_switch_step(1.0, 10), 10);
+    ck_assert_int_eq(lg_anneal_switch_step(0.0, 10), 0);
+    const double l0 = 1.7, T = 159.6;
+    /* before the switch: unchanged; first annealed step: one increment */
+    ck_assert_double_eq(lg_anneal_lambda_at(l0, T, 250, 1000, 249), l0);
+    ck_assert_double_eq_tol(lg_anneal_lambda_at(l0, T, 250, 1000, 250), l0 + (T - l0) / 750.0, 1e-12);
+    /* half-way through the annealed steps: the midpoint */
+    ck_assert_double_eq_tol(lg_anneal_lambda_at(l0, T, 250, 1000, 624), 0.5 * (l0 + T), 1e-12);
+    /* last step: exactly the target */
+    ck_assert_double_eq(lg_anneal_lambda_at(l0, T, 250, 1000, 999), T);
+    /* monotone */
+    for (long s = 250; s < 999; s++)
+        ck_assert(lg_anneal_lambda_at(l0, T, 250, 1000, s) < lg_anneal_lambda_at(l0, T, 250, 1000, s + 1));
+    /* no annealing when the switch is at the end */
+    ck_assert_double_eq(lg_anneal_lambda_at(l0, T, 1000, 1000, 999), l0);
+}
+END_TEST
+
+typedef struct lg_trace {
+    lg_anneal_schedule sched;
+    double lambda[64], s[64];
+    long n;
+} lg_trace;
+
+/* wraps the anneal hook and records λ and s of layer 0 as each step sees them */
+static void lg_trace_hook(void *ctx, lg_model *m, long step, long total)
+{
+    lg_trace *t = ctx;
+    lg_anneal_hook(&t->sched, m, step, total);
+    ck_assert_int_eq(step, t->n);
+    if (t->n < 64) {
+        t->lambda[t->n] = m->layers[0].lambda;
+        t->s[t->n] = *m->layers[0].s;
+    }
+    t->n++;
+}
+
+START_TEST(test_anneal_in_training)
+{
+    lg_dataset tr = {0};
+    lg_load_subset(&tr, "train", 1280); /* 10 steps per epoch at batch 128 */
+    lg_net net;
+    lg_small_net(&net, 16, LG_ACT_LGELU, 3);
+    static lg_trace t;
+    memset(&t, 0, sizeof t);
+    ck_assert_int_eq(lg_anneal_schedule_init(&t.sched, 0.5, 50.0, net.n_layers), LG_OK);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 2;
+    o.hook = lg_trace_hook;
+    o.hook_ctx = &t;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_int_eq(t.n, 20);
+    ck_assert_int_eq(t.sched.switch_step, 10);
+    /* s is learned before the switch and frozen from it on */
+    int moved = 0;
+    for (int i = 1; i <= 10; i++) moved += t.s[i] != t.s[i - 1];
+    ck_assert_int_ge(moved, 5);
+    for (int i = 11; i < 20; i++) ck_assert_double_eq(t.s[i], t.s[10]);
+    double l0 = t.sched.lambda0[0];
+    ck_assert_double_eq_tol(l0, lg_lambda_from_s(t.s[10], 0.1), 1e-6);
+    for (int i = 10; i < 20; i++)
+        ck_assert_double_eq(t.lambda[i], lg_anneal_lambda_at(l0, 50.0, 10, 20, i));
+    ck_assert_double_eq(t.lambda[19], 50.0);
+    /* the written net carries exactly λ_target and a consistent s */
+    ck_assert_int_eq(net.layers[0].act, LG_ACT_LGELU);
+    ck_assert_double_eq(net.layers[0].lambda, 50.0);
+    ck_assert_double_eq_tol(lg_lambda_from_s(net.layers[0].s, net.t), 50.0, 1e-9);
+    ck_assert_int_eq(lg_net_validate(&net), LG_OK);
+    lg_net_free(&net);
+    lg_dataset_free(&tr);
+}
+END_TEST
+
+START_TEST(test_anneal_gelu_net)
+{
+    /* `lgelu anneal` on a gelu net: λ goes from 1 to the target from step 0 */
+    lg_dataset tr = {0};
+    lg_load_subset(&tr, "train", 640);
+    lg_net net;
+    lg_small_net(&net, 16, LG_ACT_GELU, 4);
+    ck_assert_int_eq(lg_anneal_prepare_net(&net, "gelu net"), LG_OK);
+    ck_assert_int_eq(net.layers[0].act, LG_ACT_LGELU);
+    ck_assert_double_eq(net.layers[0].lambda, 1.0);
+    ck_assert_int_eq(net.layers[1].act, LG_ACT_IDENTITY);
+    static lg_trace t;
+    memset(&t, 0, sizeof t);
+    ck_assert_int_eq(lg_anneal_schedule_init(&t.sched, 0.0, 159.6, net.n_layers), LG_OK);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 1;
+    o.hook = lg_trace_hook;
+    o.hook_ctx = &t;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_int_eq(t.n, 5);
+    ck_assert_double_eq_tol(t.lambda[0], 1.0 + 158.6 / 5.0, 1e-9);
+    ck_assert_double_eq(t.lambda[4], 159.6);
+    ck_assert_double_eq(net.layers[0].lambda, 159.6);
+    lg_net_free(&net);
+    lg_dataset_free(&tr);
+}
+END_TEST
+
+/* ---- limits ---------------------------------------------------------------- */
+
+START_TEST(test_train_nan_stops)
+{
+    lg_dataset tr = {0};
+    lg_load_subset(&tr, "train", 1000);
+    lg_net net, before;
+    lg_small_net(&net, 16, LG_ACT_LGELU, 2);
+    ck_assert_int_eq(lg_net_copy(&before, &net), LG_OK);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 3;
+    o.optim.lr = 1e30;
+    const char *log = lg_test_tmpfile(".csv");
+    o.log_path = log;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_NUMERIC);
+    ck_assert_msg(strstr(lg_errmsg(), "diverged") != NULL, "message: %s", lg_errmsg());
+    ck_assert_msg(memcmp(net.params, before.params, net.n_params * sizeof(double)) == 0, "net changed on failure");
+    ck_assert_double_eq(net.layers[0].lambda, before.layers[0].lambda);
+    remove(log);
+    lg_net_free(&net);
+    lg_net_free(&before);
+    lg_dataset_free(&tr);
+}
+END_TEST
+
+START_TEST(test_train_bad_arguments)
+{
+    lg_dataset tr = {0};
+    lg_load_subset(&tr, "train", 300);
+    lg_net net;
+    lg_small_net(&net, 8, LG_ACT_RELU, 1);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 0;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_ARG);
+    o.epochs = 1, o.batch = 0;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_ARG);
+    o.batch = 32, o.optim.lr = -1;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_ARG);
+    o.optim.lr = 0.05;
+    o.log_path = "/nonexistent-dir/x/log.csv";
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_IO);
+    ck_assert_msg(strstr(lg_errmsg(), "/nonexistent-dir/x/log.csv") != NULL, "message: %s", lg_errmsg());
+    o.log_path = NULL;
+    lg_net_free(&net);
+    /* too few outputs for the labels; wrong input width */
+    const int d5[3] = {784, 8, 5}, d100[3] = {100, 8, 10};
+    ck_assert_int_eq(lg_net_init(&net, 2, d5, LG_ACT_RELU), LG_OK);
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_ARG);
+    ck_assert_msg(strstr(lg_errmsg(), "label") != NULL, "message: %s", lg_errmsg());
+    lg_net_free(&net);
+    ck_assert_int_eq(lg_net_init(&net, 2, d100, LG_ACT_RELU), LG_OK);
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_ARG);
+    lg_net_free(&net);
+    /* schedule options and relu-only nets */
+    lg_anneal_schedule s;
+    ck_assert_int_eq(lg_anneal_schedule_init(&s, -0.1, 100, 3), LG_ERR_ARG);
+    ck_assert_int_eq(lg_anneal_schedule_init(&s, 1.5, 100, 3), LG_ERR_ARG);
+    ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, 0.5, 3), LG_ERR_ARG);
+    ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, NAN, 3), LG_ERR_ARG);
+    ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, 100, 1000), LG_ERR_UNSUPPORTED);
+    lg_small_net(&net, 8, LG_ACT_RELU, 1);
+    ck_assert_int_eq(lg_anneal_prepare_net(&net, "relu.lgnet"), LG_ERR_ARG);
+    ck_assert_msg(strstr(lg_errmsg(), "relu.lgnet") != NULL, "message: %s", lg_errmsg());
+    /* model ↔ net shape mismatch */
+    lg_model m;
+    ck_assert_int_eq(lg_model_init(&m, &net, 4), LG_OK);
+    lg_net other;
+    const int d2[3] = {784, 9, 10};
+    ck_assert_int_eq(lg_net_init(&other, 2, d2, LG_ACT_RELU), LG_OK);
+    ck_assert_int_eq(lg_model_to_net(&m, &other), LG_ERR_ARG);
+    lg_model_free(&m);
+    ck_assert_int_eq(lg_model_init(&m, &net, 0), LG_ERR_ARG);
+    lg_net_free(&other);
+    lg_net_free(&net);
+    lg_dataset_free(&tr);
+}
+END_TEST
+
+/* ---- the CLI contract ------------------------------------------------------ */
+
+/* exit code of `lgelu <args>` with stdout/stderr discarded */
+static int lg_run_cli(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/lgelu %s >/dev/null 2>&1", LG_BINARY_DIR, args);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+START_TEST(test_train_cli)
+{
+    const char *out = lg_test_tmpfile(".lgnet"), *out2 = lg_test_tmpfile(".lgnet"), *relu = lg_test_tmpfile(".lgnet");
+    char args[1024];
+    ck_assert_int_eq(lg_run_cli("train --help"), 0);
+    ck_assert_int_eq(lg_run_cli("anneal --help"), 0);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --bogus -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --lr -1 -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --arch 784,,10 -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --act tanh -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1"), 2); /* no -o */
+    ck_assert_int_eq(lg_run_cli("train -o x"), 2);       /* no --epochs */
+    ck_assert_int_eq(lg_run_cli("anneal --epochs 1 -o x"), 2); /* no input net */
+    snprintf(args, sizeof args, "train --epochs 1 --arch 784,8,10 --data /nonexistent -o %s", out);
+    ck_assert_int_eq(lg_run_cli(args), 1);
+    /* a real run writes a loadable net with the asked shape and annealed λ */
+    snprintf(args, sizeof args, "train --arch 784,12,10 --epochs 1 --subset 600 --val 100 --anneal-start 0.5 "
+                                "--lambda-target 30 -o %s", out);
+    ck_assert_int_eq(lg_run_cli(args), 0);
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, out), LG_OK);
+    ck_assert_int_eq(net.n_layers, 2);
+    ck_assert_int_eq(net.layers[0].n_out, 12);
+    ck_assert_int_eq(net.layers[0].act, LG_ACT_LGELU);
+    ck_assert_double_eq(net.layers[0].lambda, 30.0);
+    lg_net_free(&net);
+    /* anneal continues it; a relu net is refused with exit 1 */
+    snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 --lambda-target 60 -o %s", out, out2);
+    ck_assert_int_eq(lg_run_cli(args), 0);
+    ck_assert_int_eq(lg_net_load(&net, out2), LG_OK);
+    ck_assert_double_eq(net.layers[0].lambda, 60.0);
+    lg_net_free(&net);
+    snprintf(args, sizeof args, "train --arch 784,8,10 --act relu --epochs 1 --subset 300 -o %s", relu);
+    ck_assert_int_eq(lg_run_cli(args), 0);
+    snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 -o %s", relu, out2);
+    ck_assert_int_eq(lg_run_cli(args), 1);
+    remove(out);
+    remove(out2);
+    remove(relu);
+}
+END_TEST
+
+Suite *suite_train(void)
+{
+    Suite *s = suite_create("train");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_train_golden_tiny_net);
+    tcase_add_test(tc, test_train_finite_differences);
+    tcase_add_test(tc, test_train_optim_by_hand);
+    tcase_add_test(tc, test_train_determinism);
+    tcase_add_test(tc, test_train_fashion_subset_accuracy);
+    tcase_add_test(tc, test_anneal_schedule_values);
+    tcase_add_test(tc, test_anneal_in_training);
+    tcase_add_test(tc, test_anneal_gelu_net);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, test_train_nan_stops);
+    tcase_add_test(tl, test_train_bad_arguments);
+    tcase_add_test(tl, test_train_cli);
+    suite_add_tcase(s, tl);
+    return s;
+}

@@ -1,0 +1,193 @@
+/* loop.c — mini-batch training with seeded shuffling, hook, logging and a
+ * NaN/Inf guard. */
+#include "train/loop.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/linalg.h"
+#include "core/rng.h"
+
+lg_train_opts lg_train_opts_default(void)
+{
+    lg_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.epochs = 10;
+    o.batch = 128;
+    o.optim = lg_optim_opts_default();
+    o.seed = 1;
+    o.threads = 1;
+    return o;
+}
+
+static double lg_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double lg_model_accuracy(lg_model *m, const lg_dataset *ds)
+{
+    if (ds->n == 0) return 0.0;
+    uint32_t *idx = malloc((size_t)m->max_batch * sizeof *idx);
+    if (!idx) return -1.0;
+    size_t hits = 0;
+    for (size_t s = 0; s < ds->n; s += (size_t)m->max_batch) {
+        int B = (int)(ds->n - s < (size_t)m->max_batch ? ds->n - s : (size_t)m->max_batch);
+        for (int r = 0; r < B; r++) idx[r] = (uint32_t)(s + (size_t)r);
+        lg_model_gather(m, ds->x, idx, B);
+        int c = 0;
+        lg_model_forward(m, B, ds->y + s, NULL, &c);
+        hits += (size_t)c;
+    }
+    free(idx);
+    return (double)hits / (double)ds->n;
+}
+
+static lg_status lg_train_check_data(const lg_model *m, const lg_dataset *ds, const char *what)
+{
+    if (!ds) return LG_OK;
+    int C = m->layers[m->n_layers - 1].n_out;
+    if (ds->dim != m->n_in)
+        return lg_fail(LG_ERR_ARG, "%s data has %d features but the network takes %d inputs", what, ds->dim, m->n_in);
+    for (size_t i = 0; i < ds->n; i++)
+        if (ds->y[i] >= C)
+            return lg_fail(LG_ERR_ARG, "%s example %zu has label %d but the network has %d outputs", what, i,
+                           (int)ds->y[i], C);
+    return LG_OK;
+}
+
+static void lg_train_progress(int epoch, int epochs, long done, long per_epoch)
+{
+    int width = 30, fill = (int)((double)width * (double)done / (double)per_epoch);
+    fprintf(stderr, "\r  epoch %d/%d [", epoch, epochs);
+    for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %3d%%", (int)(100.0 * (double)done / (double)per_epoch));
+    fflush(stderr);
+}
+
+static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m, int epoch, long step,
+                            const lg_train_result *r)
+{
+    int nh = m->n_layers - 1;
+    if (o->out) {
+        fprintf(o->out, "epoch %d/%d  step %ld  loss %.4f  train %.2f%%", epoch, o->epochs, step, r->loss,
+                100.0 * r->train_acc);
+        if (r->val_acc >= 0) fprintf(o->out, "  val %.2f%%", 100.0 * r->val_acc);
+        if (r->test_acc >= 0) fprintf(o->out, "  test %.2f%%", 100.0 * r->test_acc);
+        fprintf(o->out, "  λ");
+        for (int k = 0; k < nh; k++) {
+            lg_act a = m->layers[k].act;
+            if (a == LG_ACT_LGELU || a == LG_ACT_GELU) fprintf(o->out, " %.4g", m->layers[k].lambda);
+            else fprintf(o->out, " -");
+        }
+        fprintf(o->out, "  %.0f samples/s\n", r->samples_per_s);
+        fflush(o->out);
+    }
+    if (csv) {
+        fprintf(csv, "%d,%ld,%.6f,%.6f,%.6f", epoch, step, r->loss, r->train_acc, r->test_acc);
+        for (int k = 0; k < nh; k++) fprintf(csv, ",%.9g", m->layers[k].lambda);
+        fprintf(csv, ",%.1f", r->samples_per_s);
+        if (r->val_acc >= 0) fprintf(csv, ",%.6f", r->val_acc);
+        fprintf(csv, "\n");
+        fflush(csv);
+    }
+}
+
+lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *val, const lg_dataset *test,
+                       const lg_train_opts *o, lg_train_result *res)
+{
+    lg_model m = {0};
+    uint32_t *perm = NULL;
+    uint8_t *lab = NULL;
+    FILE *csv = NULL;
+    lg_status st = LG_OK;
+    lg_train_result r = {0, 0.0, 0.0, -1.0, -1.0, 0.0};
+    if (o->epochs < 1 || o->batch < 1 || o->threads < 1 || !(o->optim.lr > 0) || !isfinite(o->optim.lr))
+        return lg_fail(LG_ERR_ARG, "training needs epochs ≥ 1, batch ≥ 1, threads ≥ 1 and lr > 0");
+    if (train->n == 0 || train->n > UINT32_MAX) return lg_fail(LG_ERR_ARG, "training set has %zu examples", train->n);
+    if ((st = lg_model_init(&m, net, o->batch)) != LG_OK) return st;
+    if ((st = lg_train_check_data(&m, train, "training")) != LG_OK) goto fail;
+    if ((st = lg_train_check_data(&m, val, "validation")) != LG_OK) goto fail;
+    if ((st = lg_train_check_data(&m, test, "test")) != LG_OK) goto fail;
+    perm = malloc(train->n * sizeof *perm);
+    lab = malloc((size_t)o->batch);
+    if (!perm || !lab) {
+        st = lg_fail(LG_ERR_NOMEM, "cannot allocate a permutation of %zu examples", train->n);
+        goto fail;
+    }
+    if (o->log_path) {
+        if (!(csv = fopen(o->log_path, "w"))) {
+            st = lg_fail(LG_ERR_IO, "%s: cannot open the log file for writing", o->log_path);
+            goto fail;
+        }
+        fprintf(csv, "epoch,step,loss,train_acc,test_acc");
+        for (int k = 0; k + 1 < m.n_layers; k++) fprintf(csv, ",lambda_%d", k);
+        fprintf(csv, ",samples_per_s%s\n", val ? ",val_acc" : "");
+    }
+    lg_blas_set_threads(o->threads);
+    lg_rng rng;
+    lg_rng_init(&rng, o->seed, 2);
+    for (size_t i = 0; i < train->n; i++) perm[i] = (uint32_t)i;
+    long per_epoch = (long)((train->n + (size_t)o->batch - 1) / (size_t)o->batch);
+    long total = per_epoch * o->epochs, step = 0;
+    for (int e = 1; e <= o->epochs; e++) {
+        lg_rng_shuffle(&rng, perm, train->n);
+        double sum_loss = 0.0, t0 = lg_now();
+        size_t hits = 0;
+        for (long b = 0; b < per_epoch; b++, step++) {
+            size_t s0 = (size_t)b * (size_t)o->batch;
+            int B = (int)(train->n - s0 < (size_t)o->batch ? train->n - s0 : (size_t)o->batch);
+            for (int i = 0; i < B; i++) lab[i] = train->y[perm[s0 + (size_t)i]];
+            if (o->hook) o->hook(o->hook_ctx, &m, step, total);
+            lg_model_gather(&m, train->x, perm + s0, B);
+            double loss = 0.0;
+            int c = 0;
+            lg_model_forward(&m, B, lab, &loss, &c);
+            if (!isfinite(loss)) {
+                st = lg_fail(LG_ERR_NUMERIC,
+                             "training diverged: loss is %s at step %ld (epoch %d); try a smaller --lr; "
+                             "nothing written",
+                             isnan(loss) ? "NaN" : "infinite", step + 1, e);
+                goto fail;
+            }
+            sum_loss += loss * B;
+            hits += (size_t)c;
+            lg_model_zero_grad(&m);
+            lg_model_backward(&m, B, lab);
+            lg_optim_step(&m, &o->optim, step + 1);
+            if (o->progress && (b % 16 == 0 || b + 1 == per_epoch)) lg_train_progress(e, o->epochs, b + 1, per_epoch);
+        }
+        double dt = lg_now() - t0;
+        if (o->progress) fprintf(stderr, "\r%60s\r", "");
+        if (!lg_model_finite(&m)) {
+            st = lg_fail(LG_ERR_NUMERIC, "training diverged: non-finite parameters after epoch %d; try a smaller --lr; "
+                                         "nothing written", e);
+            goto fail;
+        }
+        r.steps = step;
+        r.loss = sum_loss / (double)train->n;
+        r.train_acc = (double)hits / (double)train->n;
+        r.samples_per_s = dt > 0 ? (double)train->n / dt : 0.0;
+        if (val) r.val_acc = lg_model_accuracy(&m, val);
+        if (test) r.test_acc = lg_model_accuracy(&m, test);
+        lg_train_report(o, csv, &m, e, step, &r);
+    }
+    if (csv && fclose(csv) != 0) {
+        csv = NULL;
+        st = lg_fail(LG_ERR_IO, "%s: error while writing the log file", o->log_path);
+        goto fail;
+    }
+    csv = NULL;
+    if ((st = lg_model_to_net(&m, net)) != LG_OK) goto fail;
+    if (res) *res = r;
+fail:
+    if (csv) fclose(csv);
+    free(perm);
+    free(lab);
+    lg_model_free(&m);
+    return st;
+}

@@ -1,0 +1,58 @@
+/* loop.h — the training loop: seeded shuffling, mini-batches, per-step hook
+ * (annealing lives outside train/ and plugs in here), per-epoch report and
+ * CSV log, NaN/Inf guard, write-back into the lg_net.
+ *
+ * Same seed and same thread count ⇒ bit-identical weights. The datasets and
+ * the options are borrowed; the net is updated in place only on success
+ * (on failure it is left untouched).
+ */
+#ifndef LG_TRAIN_LOOP_H
+#define LG_TRAIN_LOOP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/idx.h"
+#include "train/model.h"
+#include "train/optim.h"
+
+/* Called at the start of every step, before its forward pass (so before its
+ * optimizer step), with the 0-based step index and the total number of
+ * steps. It may set layers[k].lambda and lambda_fixed (freezing s). */
+typedef void (*lg_train_hook_fn)(void *ctx, lg_model *m, long step, long total);
+
+typedef struct lg_train_opts {
+    int epochs;            /* ≥ 1 (default 10) */
+    int batch;             /* mini-batch size (default 128) */
+    lg_optim_opts optim;
+    uint64_t seed;         /* shuffling (weights are initialised by the caller) */
+    int threads;           /* OpenBLAS threads (default 1) */
+    FILE *out;             /* per-epoch lines, or NULL for silence (default NULL) */
+    const char *log_path;  /* CSV log file, or NULL */
+    int progress;          /* 1: progress bar on stderr */
+    lg_train_hook_fn hook; /* or NULL */
+    void *hook_ctx;
+} lg_train_opts;
+
+lg_train_opts lg_train_opts_default(void);
+
+typedef struct lg_train_result {
+    long steps;
+    double loss;          /* mean training loss of the last epoch */
+    double train_acc;     /* running accuracy over the last epoch */
+    double val_acc;       /* −1 when no validation set */
+    double test_acc;      /* −1 when no test set */
+    double samples_per_s; /* of the last epoch, training steps only */
+} lg_train_result;
+
+/* Train net on train, reporting accuracy on val and test (either may be
+ * NULL) after every epoch. Errors: LG_ERR_ARG (bad options, shape or label
+ * mismatch), LG_ERR_NUMERIC (loss became NaN/Inf; net unchanged),
+ * LG_ERR_IO (log file), LG_ERR_NOMEM. res may be NULL. */
+lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *val, const lg_dataset *test,
+                       const lg_train_opts *o, lg_train_result *res);
+
+/* Accuracy of the model in float on ds (batches of m->max_batch). */
+double lg_model_accuracy(lg_model *m, const lg_dataset *ds);
+
+#endif

@@ -1,0 +1,271 @@
+/* model.c — float MLP forward/backward over one flat parameter array
+ * (DESIGN.md §1 for the activation and λ formulas). */
+#include "train/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/linalg.h"
+#include "core/rng.h"
+#include "train/act.h"
+
+lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
+{
+    memset(m, 0, sizeof *m);
+    if (max_batch < 1) return lg_fail(LG_ERR_ARG, "batch size must be at least 1, got %d", max_batch);
+    int nl = net->n_layers;
+    size_t B = (size_t)max_batch;
+    m->layers = calloc((size_t)nl, sizeof *m->layers);
+    if (!m->layers) goto nomem;
+    m->n_in = net->n_in;
+    m->n_layers = nl;
+    m->max_batch = max_batch;
+    m->max_width = lg_net_max_width(net);
+    m->t = net->t;
+    /* size table: parameters (W, b per layer, then s per layer) and activations */
+    size_t np = 0, na = B * (size_t)net->n_in;
+    for (int k = 0; k < nl; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->kind != LG_LAYER_DENSE) {
+            lg_model_free(m);
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be trained", k);
+        }
+        np += (size_t)L->n_out * ((size_t)L->n_in + 1);
+        na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 1u : 2u);
+    }
+    np += (size_t)nl;
+    na += B * (size_t)lg_net_n_out(net) + 2 * B * (size_t)m->max_width;
+    m->n_params = np;
+    m->n_acts = na;
+    m->params = calloc(np, sizeof(float));
+    m->grads = calloc(np, sizeof(float));
+    m->mom1 = calloc(np, sizeof(float));
+    m->mom2 = calloc(np, sizeof(float));
+    m->acts = calloc(na, sizeof(float));
+    if (!m->params || !m->grads || !m->mom1 || !m->mom2 || !m->acts) goto nomem;
+    if (net->in_sub && !(m->in_sub = malloc((size_t)net->n_in * sizeof(float)))) goto nomem;
+    if (net->in_div && !(m->in_div = malloc((size_t)net->n_in * sizeof(float)))) goto nomem;
+    for (int i = 0; i < net->n_in; i++) {
+        if (m->in_sub) m->in_sub[i] = (float)net->in_sub[i];
+        if (m->in_div) m->in_div[i] = (float)(1.0 / net->in_div[i]);
+    }
+    /* carve */
+    float *p = m->params, *g = m->grads, *a = m->acts;
+    m->x = a;
+    a += B * (size_t)net->n_in;
+    for (int k = 0; k < nl; k++) {
+        const lg_layer *L = &net->layers[k];
+        lg_mlayer *M = &m->layers[k];
+        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        M->n_in = L->n_in;
+        M->n_out = L->n_out;
+        M->act = L->act;
+        M->W = p, M->dW = g;
+        p += nw, g += nw;
+        M->b = p, M->db = g;
+        p += L->n_out, g += L->n_out;
+        for (size_t i = 0; i < nw; i++) M->W[i] = (float)L->W[i];
+        for (int i = 0; i < L->n_out; i++) M->b[i] = (float)L->b[i];
+        M->z = a;
+        a += B * (size_t)L->n_out;
+        if (L->act == LG_ACT_IDENTITY) {
+            M->a = M->z;
+        } else {
+            M->a = a;
+            a += B * (size_t)L->n_out;
+        }
+        M->lambda = L->act == LG_ACT_LGELU ? L->lambda : 1.0;
+    }
+    for (int k = 0; k < nl; k++) {
+        m->layers[k].s = p++;
+        m->layers[k].ds = g++;
+        *m->layers[k].s = net->layers[k].act == LG_ACT_LGELU ? (float)net->layers[k].s : 0.0f;
+    }
+    m->probs = a;
+    a += B * (size_t)lg_net_n_out(net);
+    m->d0 = a;
+    a += B * (size_t)m->max_width;
+    m->d1 = a;
+    return LG_OK;
+nomem:
+    lg_model_free(m);
+    return lg_fail(LG_ERR_NOMEM, "cannot allocate the training model");
+}
+
+void lg_model_free(lg_model *m)
+{
+    free(m->layers);
+    free(m->in_sub);
+    free(m->in_div);
+    free(m->params);
+    free(m->grads);
+    free(m->mom1);
+    free(m->mom2);
+    free(m->acts);
+    memset(m, 0, sizeof *m);
+}
+
+void lg_model_gather(lg_model *m, const float *X, const uint32_t *idx, int B)
+{
+    size_t n = (size_t)m->n_in;
+    for (int r = 0; r < B; r++) {
+        const float *src = X + (size_t)idx[r] * n;
+        float *dst = m->x + (size_t)r * n;
+        memcpy(dst, src, n * sizeof *dst);
+        if (m->in_sub)
+            for (size_t i = 0; i < n; i++) dst[i] -= m->in_sub[i];
+        if (m->in_div)
+            for (size_t i = 0; i < n; i++) dst[i] *= m->in_div[i];
+    }
+}
+
+void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
+{
+    const float *in = m->x;
+    for (int k = 0; k < m->n_layers; k++) {
+        lg_mlayer *L = &m->layers[k];
+        size_t no = (size_t)L->n_out;
+        /* z[B][n_out] = b (broadcast) + in[B][n_in] · Wᵀ */
+        for (int r = 0; r < B; r++) memcpy(L->z + (size_t)r * no, L->b, no * sizeof(float));
+        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, in, L->n_in, L->W, L->n_in, 1.0f, L->z, L->n_out);
+        lg_act_forward(L->a, L->z, L->act, (float)L->lambda, (size_t)B * no);
+        in = L->a;
+    }
+    /* probs = softmax(logits); loss = mean −log p[label] */
+    int C = m->layers[m->n_layers - 1].n_out;
+    double sum_loss = 0.0;
+    int hits = 0;
+    for (int r = 0; r < B; r++) {
+        const float *lg = in + (size_t)r * (size_t)C;
+        float *pr = m->probs + (size_t)r * (size_t)C;
+        int best = 0;
+        for (int j = 1; j < C; j++)
+            if (lg[j] > lg[best]) best = j;
+        float mx = lg[best];
+        double z = 0.0;
+        for (int j = 0; j < C; j++) {
+            pr[j] = expf(lg[j] - mx);
+            z += pr[j];
+        }
+        float inv = (float)(1.0 / z);
+        for (int j = 0; j < C; j++) pr[j] *= inv;
+        if (labels) {
+            int y = labels[r] < C ? labels[r] : 0;
+            sum_loss += log(z) + (double)mx - (double)lg[y];
+            hits += best == labels[r];
+        }
+    }
+    if (loss) *loss = B > 0 ? sum_loss / B : 0.0;
+    if (correct) *correct = hits;
+}
+
+void lg_model_zero_grad(lg_model *m)
+{
+    memset(m->grads, 0, m->n_params * sizeof(float));
+    for (int k = 0; k < m->n_layers; k++) m->layers[k].dlambda = 0.0f;
+}
+
+void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
+{
+    int nl = m->n_layers;
+    int C = m->layers[nl - 1].n_out;
+    float *dz = m->d0, *da = m->d1;
+    /* dz_last[B][C] = (probs − onehot(label)) / B */
+    float invB = 1.0f / (float)B;
+    for (int r = 0; r < B; r++)
+        for (int j = 0; j < C; j++) {
+            size_t i = (size_t)r * (size_t)C + (size_t)j;
+            dz[i] = (m->probs[i] - (labels[r] == j ? 1.0f : 0.0f)) * invB;
+        }
+    for (int k = nl - 1; k >= 0; k--) {
+        lg_mlayer *L = &m->layers[k];
+        const float *in = k > 0 ? m->layers[k - 1].a : m->x;
+        /* dW[n_out][n_in] += dzᵀ[n_out][B] · in[B][n_in];  db += Σ_rows dz */
+        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, dz, L->n_out, in, L->n_in, 1.0f, L->dW, L->n_in);
+        for (int r = 0; r < B; r++) {
+            const float *row = dz + (size_t)r * (size_t)L->n_out;
+            for (int j = 0; j < L->n_out; j++) L->db[j] += row[j];
+        }
+        if (k == 0) break;
+        /* da[B][n_in] = dz[B][n_out] · W[n_out][n_in], then dz_prev = act'(z_prev) ⊙ da */
+        lg_mlayer *P = &m->layers[k - 1];
+        lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, dz, L->n_out, L->W, L->n_in, 0.0f, da, L->n_in);
+        size_t n = (size_t)B * (size_t)P->n_out;
+        memset(dz, 0, n * sizeof(float));
+        lg_act_backward(dz, &P->dlambda, da, P->z, P->act, (float)P->lambda, n);
+    }
+    /* ∂L/∂s = ∂L/∂λ · σ(s/t)/t for learned lgelu layers */
+    for (int k = 0; k < nl; k++) {
+        lg_mlayer *L = &m->layers[k];
+        if (L->act == LG_ACT_LGELU && !L->lambda_fixed) {
+            double u = (double)*L->s / m->t;
+            *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
+        }
+    }
+}
+
+void lg_model_sync_lambda(lg_model *m)
+{
+    for (int k = 0; k < m->n_layers; k++) {
+        lg_mlayer *L = &m->layers[k];
+        if (L->act == LG_ACT_LGELU && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
+    }
+}
+
+int lg_model_finite(const lg_model *m)
+{
+    for (size_t i = 0; i < m->n_params; i++)
+        if (!isfinite(m->params[i])) return 0;
+    return 1;
+}
+
+lg_status lg_model_to_net(const lg_model *m, lg_net *net)
+{
+    if (net->n_layers != m->n_layers || net->n_in != m->n_in)
+        return lg_fail(LG_ERR_ARG, "network shape differs from the model (%d layers, %d inputs expected)",
+                       m->n_layers, m->n_in);
+    for (int k = 0; k < m->n_layers; k++)
+        if (net->layers[k].n_in != m->layers[k].n_in || net->layers[k].n_out != m->layers[k].n_out)
+            return lg_fail(LG_ERR_ARG, "layer %d: network is %dx%d, model %dx%d", k, net->layers[k].n_out,
+                           net->layers[k].n_in, m->layers[k].n_out, m->layers[k].n_in);
+    if (!lg_model_finite(m)) return lg_fail(LG_ERR_NUMERIC, "model has non-finite parameters; nothing written");
+    net->t = m->t;
+    for (int k = 0; k < m->n_layers; k++) {
+        const lg_mlayer *M = &m->layers[k];
+        lg_layer *L = &net->layers[k];
+        size_t nw = (size_t)M->n_out * (size_t)M->n_in;
+        for (size_t i = 0; i < nw; i++) L->W[i] = (double)M->W[i];
+        for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[i];
+        L->act = M->act;
+        if (M->act != LG_ACT_LGELU) {
+            L->lambda = 1.0;
+            L->s = 0.0;
+        } else if (!M->lambda_fixed) {
+            L->s = (double)*M->s;
+            L->lambda = lg_lambda_from_s(L->s, m->t);
+        } else {
+            L->lambda = M->lambda;
+            /* λ = 1 exactly has s = −∞; store a finite s whose λ rounds to 1 */
+            L->s = M->lambda > 1.0 + 1e-12 ? lg_s_from_lambda(M->lambda, m->t) : -50.0 * m->t;
+        }
+    }
+    return LG_OK;
+}
+
+void lg_model_init_weights(lg_net *net, uint64_t seed)
+{
+    lg_rng r;
+    lg_rng_init(&r, seed, 1);
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        /* He: N(0, 2/n_in) before a rectifier-like activation; Xavier: N(0, 2/(n_in+n_out)) */
+        double var = L->act == LG_ACT_IDENTITY ? 2.0 / (L->n_in + L->n_out) : 2.0 / L->n_in;
+        double sd = sqrt(var);
+        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
+        for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
+        L->s = 0.0;
+        L->lambda = L->act == LG_ACT_LGELU ? lg_lambda_from_s(0.0, net->t) : 1.0;
+    }
+}

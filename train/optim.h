@@ -1,0 +1,35 @@
+/* optim.h — optimisers over the model's flat parameter array: SGD with
+ * momentum and AdamW (decoupled weight decay).
+ *
+ * Weights W get weight decay; biases and s do not. The raw hardness s of a
+ * learned lgelu layer steps with its own learning rate c·lr (DESIGN.md §1);
+ * after the step λ = 1 + softplus(s/t) is recomputed. Layers with
+ * lambda_fixed keep s frozen. Moments live in the model (mom1, mom2).
+ * Stateless apart from the model; nothing to free.
+ */
+#ifndef LG_TRAIN_OPTIM_H
+#define LG_TRAIN_OPTIM_H
+
+#include "train/model.h"
+
+typedef enum lg_optim_kind { LG_OPTIM_SGD = 0, LG_OPTIM_ADAMW = 1 } lg_optim_kind;
+
+typedef struct lg_optim_opts {
+    lg_optim_kind kind;
+    double lr;        /* η (default 0.05) */
+    double momentum;  /* SGD momentum μ (default 0.9); v ← μv + g, w ← w − ηv */
+    double wd;        /* weight decay on W: SGD adds wd·w to g; AdamW w ← w − η·wd·w (default 0) */
+    double beta1, beta2, eps; /* AdamW (0.9, 0.999, 1e-8) */
+    double c;         /* η_s = c·η for the hardness parameters s (default 9) */
+} lg_optim_opts;
+
+lg_optim_opts lg_optim_opts_default(void);
+
+/* Parse "sgd" / "adamw"; 0 on success, −1 if unknown. */
+int lg_optim_parse(const char *name, lg_optim_kind *out);
+
+/* One update from m->grads. step is 1 for the first update (AdamW bias
+ * correction). */
+void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step);
+
+#endif

@@ -1,0 +1,217 @@
+/* attack.c — random sampling and PGD with restarts (attack.h). */
+#include "verify/attack.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "verify/bounds.h"
+#include "verify/recheck.h"
+
+lg_attack_opts lg_attack_opts_default(void)
+{
+    lg_attack_opts o;
+    memset(&o, 0, sizeof o);
+    o.samples = 256;
+    o.restarts = 8;
+    o.steps = 100;
+    o.step0 = 0.25;
+    o.seed = 1;
+    return o;
+}
+
+/* Scratch sized once from the shapes. */
+typedef struct lg_atk_ws {
+    double *act;   /* x' [n_in], then z_k [n_k], a_k [n_k] for every layer */
+    double *da;    /* [maxw] */
+    double *dz;    /* [maxw] */
+    double *grad;  /* [n_in] */
+    double *y;     /* [n_out] recheck output */
+    double *buf;
+} lg_atk_ws;
+
+static lg_status lg_atk_ws_init(lg_atk_ws *w, const lg_net *net)
+{
+    size_t n = (size_t)net->n_in;
+    for (int k = 0; k < net->n_layers; k++) n += 2 * (size_t)net->layers[k].n_out;
+    size_t mw = (size_t)lg_net_max_width(net);
+    size_t total = n + 2 * mw + (size_t)net->n_in + (size_t)lg_net_n_out(net);
+    memset(w, 0, sizeof *w);
+    w->buf = malloc(total * sizeof(double));
+    if (!w->buf) return lg_fail(LG_ERR_NOMEM, "attack: cannot allocate %zu doubles", total);
+    w->act = w->buf;
+    w->da = w->act + n;
+    w->dz = w->da + mw;
+    w->grad = w->dz + mw;
+    w->y = w->grad + net->n_in;
+    return LG_OK;
+}
+
+/* g(x) (attack.h); gradient into w->grad when want_grad. */
+static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, const double *x, lg_atk_ws *w,
+                          int want_grad)
+{
+    double *a = w->act; /* x' */
+    for (int i = 0; i < net->n_in; i++) {
+        double v = x[i];
+        if (net->in_sub) v -= net->in_sub[i];
+        if (net->in_div) v /= net->in_div[i];
+        a[i] = v;
+    }
+    double *p = a + net->n_in;
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        double *z = p, *an = p + L->n_out;
+        for (int o = 0; o < L->n_out; o++) {
+            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            double s = L->b[o];
+            for (int i = 0; i < L->n_in; i++) s += Wr[i] * a[i];
+            z[o] = s;
+            an[o] = L->act == LG_ACT_RELU ? (s > 0 ? s : 0) : s;
+        }
+        a = an;
+        p = an + L->n_out;
+    }
+    int no = lg_net_n_out(net);
+    const double *y = a;
+    double best = INFINITY;
+    const lg_lincon *arg = NULL;
+    for (int t = 0; t < n_terms; t++) {
+        double worst = -INFINITY;
+        const lg_lincon *wc = NULL;
+        for (int k = 0; k < terms[t].n_cons; k++) {
+            const lg_lincon *C = &terms[t].cons[k];
+            double s = C->d;
+            for (int j = 0; j < no; j++) s += C->coef[j] * y[j];
+            if (s > worst) {
+                worst = s;
+                wc = C;
+            }
+        }
+        if (terms[t].n_cons == 0) worst = -INFINITY; /* empty conjunction: always true */
+        if (worst < best) {
+            best = worst;
+            arg = wc;
+        }
+    }
+    if (!want_grad) return best;
+    /* backward: dy = coef of the active constraint */
+    double *da = w->da, *dz = w->dz;
+    for (int j = 0; j < no; j++) da[j] = arg ? arg->coef[j] : 0.0;
+    /* walk back: z_k of each layer sits before a_k in the activation store */
+    size_t off_end = (size_t)net->n_in;
+    for (int k = 0; k < net->n_layers; k++) off_end += 2 * (size_t)net->layers[k].n_out;
+    size_t off = off_end;
+    for (int k = net->n_layers - 1; k >= 0; k--) {
+        const lg_layer *L = &net->layers[k];
+        off -= 2 * (size_t)L->n_out;
+        const double *z = w->act + off;
+        for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
+        double *dst = k == 0 ? w->grad : da;
+        for (int i = 0; i < L->n_in; i++) dst[i] = 0.0;
+        for (int o = 0; o < L->n_out; o++) {
+            if (dz[o] == 0.0) continue;
+            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            for (int i = 0; i < L->n_in; i++) dst[i] += dz[o] * Wr[i];
+        }
+    }
+    if (net->in_div)
+        for (int i = 0; i < net->n_in; i++) w->grad[i] /= net->in_div[i];
+    return best;
+}
+
+lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *terms, const double *x, double *g,
+                              double *grad)
+{
+    lg_atk_ws w;
+    lg_status st = lg_atk_ws_init(&w, net);
+    if (st != LG_OK) return st;
+    *g = lg_atk_eval(net, n_terms, terms, x, &w, grad != NULL);
+    if (grad) memcpy(grad, w.grad, (size_t)net->n_in * sizeof *grad);
+    free(w.buf);
+    return LG_OK;
+}
+
+static int lg_atk_timeup(double deadline) { return deadline > 0 && lg_bounds_now() > deadline; }
+
+/* PGD from x (in place). Returns 1 (found, re-checked), 0, or −1 (OOM). */
+static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                      int steps, double step0, double deadline, double *x, lg_atk_ws *w)
+{
+    for (int s = 0; s <= steps; s++) {
+        if (lg_atk_timeup(deadline)) return 0;
+        double g = lg_atk_eval(net, n_terms, terms, x, w, 1);
+        if (g <= 0) {
+            int r = lg_recheck(net, lo, hi, n_terms, terms, x, w->y);
+            if (r != 0) return r;
+        }
+        if (s == steps) break;
+        double alpha = step0 * (1.0 - 0.95 * (double)s / (double)steps);
+        for (int i = 0; i < net->n_in; i++) {
+            double gi = w->grad[i], v = x[i];
+            if (gi > 0) v -= alpha * (hi[i] - lo[i]);
+            else if (gi < 0) v += alpha * (hi[i] - lo[i]);
+            x[i] = v < lo[i] ? lo[i] : (v > hi[i] ? hi[i] : v);
+        }
+    }
+    return 0;
+}
+
+lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                        const lg_attack_opts *o, double *x, int *found)
+{
+    *found = 0;
+    if (n_terms < 1) return LG_OK;
+    lg_atk_ws w;
+    lg_status st = lg_atk_ws_init(&w, net);
+    if (st != LG_OK) return st;
+    lg_rng rng;
+    lg_rng_init(&rng, o->seed, 0x6c67656c75ULL);
+    int n = net->n_in, r = 0;
+    for (int s = 0; s < o->samples && !r; s++) {
+        if (lg_atk_timeup(o->deadline)) goto done;
+        for (int i = 0; i < n; i++) {
+            double u = lg_rng_uniform(&rng);
+            if (s == 0) u = 0.5;
+            else if (s == 1) u = 0.0;
+            else if (s == 2) u = 1.0;
+            else if (s % 2) u = u < 0.5 ? 0.0 : 1.0;
+            double v = lo[i] + u * (hi[i] - lo[i]);
+            x[i] = u >= 1.0 ? hi[i] : (v > hi[i] ? hi[i] : v);
+        }
+        if (lg_atk_eval(net, n_terms, terms, x, &w, 0) <= 0) r = lg_recheck(net, lo, hi, n_terms, terms, x, w.y);
+    }
+    for (int s = 0; s < o->restarts && !r; s++) {
+        for (int i = 0; i < n; i++) {
+            double u = s == 0 ? 0.5 : lg_rng_uniform(&rng);
+            double v = lo[i] + u * (hi[i] - lo[i]);
+            x[i] = v > hi[i] ? hi[i] : v;
+        }
+        r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, o->deadline, x, &w);
+        if (lg_atk_timeup(o->deadline)) break;
+    }
+done:
+    free(w.buf);
+    if (r < 0) return lg_fail(LG_ERR_NOMEM, "attack: out of memory in the re-check");
+    *found = r == 1;
+    return LG_OK;
+}
+
+lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                           int steps, double step0, double *x, int *found)
+{
+    *found = 0;
+    for (int i = 0; i < net->n_in; i++) {
+        if (!isfinite(x[i])) x[i] = 0.5 * (lo[i] + hi[i]);
+        x[i] = x[i] < lo[i] ? lo[i] : (x[i] > hi[i] ? hi[i] : x[i]);
+    }
+    lg_atk_ws w;
+    lg_status st = lg_atk_ws_init(&w, net);
+    if (st != LG_OK) return st;
+    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, 0, x, &w);
+    free(w.buf);
+    if (r < 0) return lg_fail(LG_ERR_NOMEM, "attack: out of memory in the re-check");
+    *found = r == 1;
+    return LG_OK;
+}

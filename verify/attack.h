@@ -1,0 +1,47 @@
+/* attack.h — counterexample search: random sampling and PGD with restarts.
+ *
+ * Looks for x in the box [lo, hi] whose output satisfies some term of the
+ * counterexample region (prop.h). The objective minimised is
+ *     g(x) = min_t max_k (coef_tk · y(x) + d_tk)      (violation iff g ≤ 0),
+ * its gradient computed by hand in double through the relu/identity network
+ * (active term and constraint, ReLU masks, in-graph normalisation).
+ * Sampling tries the centre, both extreme corners, random corners and
+ * uniform points; PGD takes signed-gradient steps of a decaying fraction of
+ * the box width from the centre and random starts. Seeded: the same seed
+ * gives the same search. Every hit is confirmed with lg_recheck before it is
+ * returned. The clock (lg_bounds_now) is checked in every loop.
+ * Nothing is owned: the caller provides x[n_in].
+ */
+#ifndef LG_ATTACK_H
+#define LG_ATTACK_H
+
+#include "core/net.h"
+#include "encode/problem.h"
+
+typedef struct lg_attack_opts {
+    int samples;      /* random points (corners and uniform), default 256 */
+    int restarts;     /* PGD starts (first one is the centre), default 8 */
+    int steps;        /* PGD steps per start, default 100 */
+    double step0;     /* first step as a fraction of the box width, default 0.25 */
+    unsigned long seed;
+    double deadline;  /* lg_bounds_now() time to give up at; ≤ 0 = none */
+} lg_attack_opts;
+
+lg_attack_opts lg_attack_opts_default(void);
+
+/* *found = 1 and x[n_in] = a re-checked counterexample, or *found = 0.
+ * Fails only on bad arguments or out of memory. */
+lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                        const lg_attack_opts *o, double *x, int *found);
+
+/* Local search from a given candidate x (e.g. a solver witness that failed
+ * the re-check): clip into the box, then up to `steps` small PGD steps
+ * (fraction `step0` of the box width). *found as above; x updated. */
+lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                           int steps, double step0, double *x, int *found);
+
+/* g(x) and, when grad is not NULL, ∂g/∂x[n_in]. Returns LG_ERR_NOMEM or LG_OK. */
+lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *terms, const double *x, double *g,
+                              double *grad);
+
+#endif

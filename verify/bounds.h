@@ -1,0 +1,90 @@
+/* bounds.h — sound pre-activation bounds of a piecewise-linear network over
+ * an input box, and sound lower bounds of linear objectives of its outputs.
+ *
+ * For every layer k and neuron i: lo[k][i] ≤ z_k[i] ≤ hi[k][i] for all x in
+ * the box, z_k = W_k·a_{k−1} + b_k before the activation, a_{−1} the input
+ * after the in-graph normalisation x' = (x − in_sub)/in_div.
+ *
+ *   lg_bounds_interval  interval arithmetic, layer by layer;
+ *   lg_bounds_symbolic  DeepPoly/CROWN back-substitution to the input box
+ *                       (ReLU upper relaxation u(z−l)/(u−l), lower slope 0 or
+ *                       1 by the area heuristic: 1 iff u > −l), intersected
+ *                       with the interval bounds;
+ *   lg_bounds_lp        (bounds_lp.c) LP tightening with GLPK of every
+ *                       still-unstable neuron, layer by layer.
+ *
+ * Floating-point soundness rule (documented safety margin): every bound v
+ * computed as a sum of terms t_1..t_N is widened outward by
+ *     (|v| + Σ|t_i|) · N · 2^-50 + 2^-1000,
+ * where N counts every multiply-add on the chain that produced it (the sum
+ * of the widths back-substituted through). This dominates the worst-case
+ * rounding error γ_N·Σ|t_i| of the recursive sums by a factor ≥ 4.
+ * The normalised input box is rounded outward by one ulp per operation.
+ *
+ * Networks must be piecewise-linear (relu or identity); other activations
+ * make every function here return LG_ERR_UNSUPPORTED.
+ *
+ * An lg_bounds owns its arrays (one allocation); lg_bounds_free releases it.
+ * The net is borrowed.
+ */
+#ifndef LG_BOUNDS_H
+#define LG_BOUNDS_H
+
+#include "core/net.h"
+
+typedef struct lg_bounds {
+    int n_layers;
+    int *width;            /* [n_layers] neurons per layer */
+    double **lo, **hi;     /* [n_layers][width[k]] pre-activation bounds */
+    double *xlo, *xhi;     /* [n_in] normalised input box */
+    int n_in;
+    void *store;           /* single allocation behind every array above */
+} lg_bounds;
+
+/* Allocate for net's shapes (bounds set to ∓∞). */
+lg_status lg_bounds_init(lg_bounds *b, const lg_net *net);
+void lg_bounds_free(lg_bounds *b);
+
+/* LG_OK if every activation of net is relu or identity, else
+ * LG_ERR_UNSUPPORTED with a message pointing to `lgelu relu`. */
+lg_status lg_bounds_check_net(const lg_net *net);
+
+/* Interval bounds over the raw input box [lo, hi] (n_in values). */
+lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
+
+/* Symbolic back-substitution bounds (also runs interval and keeps the
+ * tighter of the two per neuron). */
+lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
+
+/* Re-run back-substitution for layers ≥ k0 from the current bounds of the
+ * earlier layers, keeping the tighter bound per neuron (after an update of
+ * layer k0 − 1, e.g. by LP tightening). The input box must be set. */
+lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0);
+
+/* LP tightening of b (already symbolic or interval bounds for the same box):
+ * for each layer k ≥ 1, for each unstable neuron, min and max z_k[i] over
+ * the triangle LP relaxation of layers < k (GLPK simplex). Each LP optimum is
+ * turned into a sound bound through its dual (Lagrangian over the variable
+ * boxes) and the margin rule above. Stops at the wall-clock time `deadline`
+ * (seconds, lg_bounds_now() clock; ≤ 0 = none) leaving remaining bounds
+ * as they were (still sound). Sets *n_lp to the number of LPs solved. */
+lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n_lp);
+
+/* Sound lower bounds of m objectives over the box of b:
+ * out[r] ≤ min_x  C[r]·y(x) + d[r],  C is [m][n_out] row-major, by
+ * back-substitution through the output layer (CROWN-style, not interval on
+ * y). Uses the bounds in b for the relaxations. */
+lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                                    double *out);
+
+/* Unstable neurons (lo < 0 < hi) of relu layer k; identity layers count 0. */
+int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
+
+/* Monotonic wall-clock seconds (CLOCK_MONOTONIC). */
+double lg_bounds_now(void);
+
+/* Widen [*lo, *hi] outward by the margin rule for a sum of N terms whose
+ * absolute values sum to `mass`. Exposed for tests and for bounds_lp.c. */
+double lg_bounds_margin(double v, double mass, double n_terms);
+
+#endif

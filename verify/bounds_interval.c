@@ -1,0 +1,154 @@
+/* bounds_interval.c — lg_bounds storage, the margin rule, the normalised
+ * input box, and interval-arithmetic bounds (bounds.h). */
+#include "verify/bounds.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double lg_bounds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double lg_bounds_margin(double v, double mass, double n_terms)
+{
+    /* (|v| + Σ|t_i|)·N·2^-50 + 2^-1000 (bounds.h) */
+    return (fabs(v) + mass) * (n_terms + 1.0) * 0x1p-50 + 0x1p-1000;
+}
+
+lg_status lg_bounds_check_net(const lg_net *net)
+{
+    if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_act a = net->layers[k].act;
+        if (a != LG_ACT_RELU && a != LG_ACT_IDENTITY)
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "layer %d has activation %s: verification needs a piecewise-linear (relu/identity) "
+                           "network; substitute ReLU first with `lgelu relu`",
+                           k, lg_act_name(a) ? lg_act_name(a) : "?");
+        if (net->layers[k].kind != LG_LAYER_DENSE)
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be verified", k);
+    }
+    return LG_OK;
+}
+
+lg_status lg_bounds_init(lg_bounds *b, const lg_net *net)
+{
+    memset(b, 0, sizeof *b);
+    if (!net || net->n_layers < 1 || net->n_in < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    size_t n = 2 * (size_t)net->n_in;
+    for (int k = 0; k < net->n_layers; k++) n += 2 * (size_t)net->layers[k].n_out;
+    size_t ptrs = 2 * (size_t)net->n_layers;
+    size_t bytes = ptrs * sizeof(double *) + n * sizeof(double) + (size_t)net->n_layers * sizeof(int);
+    unsigned char *s = malloc(bytes);
+    if (!s) return lg_fail(LG_ERR_NOMEM, "bounds: cannot allocate %zu bytes", bytes);
+    b->store = s;
+    b->lo = (double **)s;
+    b->hi = b->lo + net->n_layers;
+    double *v = (double *)(s + ptrs * sizeof(double *));
+    b->xlo = v;
+    b->xhi = v + net->n_in;
+    v += 2 * (size_t)net->n_in;
+    for (int k = 0; k < net->n_layers; k++) {
+        b->lo[k] = v;
+        b->hi[k] = v + net->layers[k].n_out;
+        v += 2 * (size_t)net->layers[k].n_out;
+    }
+    b->width = (int *)v;
+    b->n_layers = net->n_layers;
+    b->n_in = net->n_in;
+    for (int k = 0; k < net->n_layers; k++) {
+        b->width[k] = net->layers[k].n_out;
+        for (int i = 0; i < b->width[k]; i++) {
+            b->lo[k][i] = -INFINITY;
+            b->hi[k][i] = INFINITY;
+        }
+    }
+    return LG_OK;
+}
+
+void lg_bounds_free(lg_bounds *b)
+{
+    free(b->store);
+    memset(b, 0, sizeof *b);
+}
+
+int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k)
+{
+    if (net->layers[k].act != LG_ACT_RELU) return 0;
+    int n = 0;
+    for (int i = 0; i < b->width[k]; i++) n += b->lo[k][i] < 0.0 && b->hi[k][i] > 0.0;
+    return n;
+}
+
+/* The normalised box x' = (x − in_sub)/in_div, one ulp outward per operation. */
+static lg_status lg_bounds_input_box(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
+{
+    for (int i = 0; i < net->n_in; i++) {
+        if (!(lo[i] <= hi[i]) || !isfinite(lo[i]) || !isfinite(hi[i]))
+            return lg_fail(LG_ERR_ARG, "bounds: input %d has an empty or infinite interval [%g, %g]", i, lo[i], hi[i]);
+        double l = lo[i], h = hi[i];
+        if (net->in_sub) {
+            l = nextafter(l - net->in_sub[i], -INFINITY);
+            h = nextafter(h - net->in_sub[i], INFINITY);
+        }
+        if (net->in_div) {
+            double p = l / net->in_div[i], q = h / net->in_div[i];
+            l = nextafter(fmin(p, q), -INFINITY);
+            h = nextafter(fmax(p, q), INFINITY);
+        }
+        b->xlo[i] = l;
+        b->xhi[i] = h;
+    }
+    return LG_OK;
+}
+
+/* Post-activation interval of layer k from its pre-activation bounds. */
+static void lg_bounds_post(const lg_layer *L, double l, double h, double *al, double *ah)
+{
+    if (L->act == LG_ACT_RELU) {
+        *al = l > 0 ? l : 0;
+        *ah = h > 0 ? h : 0;
+    } else {
+        *al = l;
+        *ah = h;
+    }
+}
+
+lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
+{
+    lg_status st = lg_bounds_check_net(net);
+    if (st != LG_OK) return st;
+    if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
+    int w = lg_net_max_width(net);
+    double *buf = malloc(4 * (size_t)w * sizeof *buf);
+    if (!buf) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    double *al = buf, *ah = buf + w, *nl = buf + 2 * w, *nh = buf + 3 * w; /* [w] each */
+    memcpy(al, b->xlo, (size_t)net->n_in * sizeof *al);
+    memcpy(ah, b->xhi, (size_t)net->n_in * sizeof *ah);
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int o = 0; o < L->n_out; o++) {
+            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
+            for (int i = 0; i < L->n_in; i++) {
+                double wl = Wr[i] * al[i], wh = Wr[i] * ah[i];
+                sl += fmin(wl, wh);
+                sh += fmax(wl, wh);
+                mass += fmax(fabs(wl), fabs(wh));
+            }
+            b->lo[k][o] = sl - lg_bounds_margin(sl, mass, L->n_in);
+            b->hi[k][o] = sh + lg_bounds_margin(sh, mass, L->n_in);
+            lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &nl[o], &nh[o]);
+        }
+        memcpy(al, nl, (size_t)L->n_out * sizeof *al);
+        memcpy(ah, nh, (size_t)L->n_out * sizeof *ah);
+    }
+    free(buf);
+    return LG_OK;
+}

@@ -1,0 +1,23 @@
+/* recheck.h — the double-precision re-check of a counterexample candidate.
+ *
+ * Only what passes lg_recheck may be reported `violated`: x lies in the box
+ * (inclusive, no tolerance) and the plain forward pass lg_net_forward(x) in
+ * double satisfies some term (every constraint coef·y + d ≤ 0, no
+ * tolerance). Everything is borrowed; nothing is allocated by the caller
+ * except the output vector y.
+ */
+#ifndef LG_RECHECK_H
+#define LG_RECHECK_H
+
+#include "core/net.h"
+#include "encode/problem.h"
+
+/* Index of the first term of terms[0..n_terms) satisfied by y[n_out], or −1. */
+int lg_terms_violated_by(int n_out, int n_terms, const lg_term *terms, const double *y);
+
+/* 1 if x ∈ [lo, hi] and lg_net_forward(x) (written to y[n_out] when y is
+ * not NULL) satisfies some term; 0 otherwise; −1 out of memory. */
+int lg_recheck(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+               const double *x, double *y);
+
+#endif

@@ -1,0 +1,343 @@
+/* verify.c — the verdict driver (verify.h). */
+#include "verify/verify.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify/recheck.h"
+
+lg_verify_opts lg_verify_opts_default(void)
+{
+    lg_verify_opts o;
+    memset(&o, 0, sizeof o);
+    o.solver = "auto";
+    o.timeout_s = 60.0;
+    o.tighten = LG_TIGHTEN_NONE;
+    o.attack = 1;
+    o.atk = lg_attack_opts_default();
+    return o;
+}
+
+void lg_verify_report_free(lg_verify_report *r)
+{
+    free(r->unstable);
+    free(r->x);
+    free(r->y);
+    memset(r, 0, sizeof *r);
+}
+
+const char *lg_verdict_name(lg_verdict v)
+{
+    switch (v) {
+    case LG_VERDICT_ROBUST: return "robust";
+    case LG_VERDICT_VIOLATED: return "violated";
+    default: return "unknown";
+    }
+}
+
+void lg_verify_apply_margin(lg_prop *p, double K)
+{
+    for (int c = 0; c < p->n_cases; c++)
+        for (int t = 0; t < p->cases[c].n_terms; t++)
+            for (int k = 0; k < p->cases[c].terms[t].n_cons; k++) p->cases[c].terms[t].cons[k].d -= K;
+}
+
+/* Keep the terms of case c that the bounds in b do not refute (a term is
+ * refuted when one of its constraints has a CROWN lower bound > 0). kept has
+ * room for every term of the case. */
+static lg_status lg_verify_filter(const lg_bounds *b, const lg_net *net, const lg_prop *prop, int c, lg_term *kept,
+                                  int *n_kept)
+{
+    const lg_prop_case *C = &prop->cases[c];
+    int m = 0, no = prop->n_out;
+    for (int t = 0; t < C->n_terms; t++) m += C->terms[t].n_cons;
+    double *C_mat = malloc(((size_t)m * (size_t)no + 1) * sizeof *C_mat); /* [m][n_out] */
+    double *d = malloc(((size_t)m + 1) * sizeof *d);                      /* [m] */
+    double *lb = malloc(((size_t)m + 1) * sizeof *lb);                    /* [m] */
+    lg_status st = LG_OK;
+    if (!C_mat || !d || !lb) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto fail;
+    }
+    for (int t = 0, r = 0; t < C->n_terms; t++)
+        for (int k = 0; k < C->terms[t].n_cons; k++, r++) {
+            memcpy(C_mat + (size_t)r * (size_t)no, C->terms[t].cons[k].coef, (size_t)no * sizeof *C_mat);
+            d[r] = C->terms[t].cons[k].d;
+        }
+    /* every constraint of every term in one back-substitution batch */
+    if ((st = lg_bounds_objective_lower(b, net, m, C_mat, d, lb)) != LG_OK) goto fail;
+    *n_kept = 0;
+    for (int t = 0, r = 0; t < C->n_terms; t++) {
+        int impossible = 0;
+        for (int k = 0; k < C->terms[t].n_cons; k++, r++) impossible |= lb[r] > 0.0;
+        if (!impossible) kept[(*n_kept)++] = C->terms[t];
+    }
+fail:
+    free(C_mat);
+    free(d);
+    free(lb);
+    return st;
+}
+
+lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, double deadline,
+                            lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp)
+{
+    const lg_prop_case *C = &prop->cases[c];
+    *kept = NULL;
+    memset(prob, 0, sizeof *prob);
+    lg_status st = lg_bounds_init(b, net);
+    if (st != LG_OK) return st;
+    if ((st = lg_bounds_symbolic(b, net, C->lo, C->hi)) != LG_OK) goto fail;
+    if (tighten == LG_TIGHTEN_LP && (st = lg_bounds_lp(b, net, deadline, n_lp)) != LG_OK) goto fail;
+    *kept = malloc(((size_t)C->n_terms + 1) * sizeof **kept);
+    if (!*kept) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto fail;
+    }
+    int n_kept = 0;
+    if ((st = lg_verify_filter(b, net, prop, c, *kept, &n_kept)) != LG_OK) goto fail;
+    prob->net = net;
+    prob->lo = C->lo;
+    prob->hi = C->hi;
+    prob->n_terms = n_kept;
+    prob->terms = *kept;
+    prob->pre_lo = b->lo;
+    prob->pre_hi = b->hi;
+    return LG_OK;
+fail:
+    free(*kept);
+    *kept = NULL;
+    lg_bounds_free(b);
+    return st;
+}
+
+/* Outcome of one case. */
+typedef struct lg_case_out {
+    lg_verdict v;
+    int timed_out;
+    char reason[256];
+    char method[32];
+} lg_case_out;
+
+static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
+{
+    co->v = LG_VERDICT_UNKNOWN;
+    co->timed_out = timed_out;
+    snprintf(co->reason, sizeof co->reason, "%s", reason);
+}
+
+/* Accept a solver witness after the re-check (and a few nudges). */
+static lg_status lg_verify_witness(const lg_net *net, const lg_problem *p, const double *wx, double *x, int *ok)
+{
+    memcpy(x, wx, (size_t)net->n_in * sizeof *x);
+    *ok = lg_recheck(net, p->lo, p->hi, p->n_terms, p->terms, x, NULL);
+    if (*ok < 0) return lg_fail(LG_ERR_NOMEM, "verify: out of memory in the re-check");
+    if (*ok) return LG_OK;
+    /* nudges: clip into the box, then small steps along the violation gradient */
+    static const double steps[] = {1e-6, 1e-4, 1e-2};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !*ok; i++) {
+        memcpy(x, wx, (size_t)net->n_in * sizeof *x);
+        lg_status st = lg_attack_repair(net, p->lo, p->hi, p->n_terms, p->terms, 20, steps[i], x, ok);
+        if (st != LG_OK) return st;
+    }
+    return LG_OK;
+}
+
+/* Run one back-end on p; fills co, x when violated. */
+static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_verify_opts *o,
+                                   double deadline, lg_case_out *co, double *x, long *nodes)
+{
+    const lg_solver_ops *ops = lg_solver_find(name);
+    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
+    lg_solve_opts so = lg_solve_opts_default();
+    so.verbose = o->verbose > 1;
+    so.seed = (unsigned)o->atk.seed;
+    so.timeout_s = o->timeout_s > 0 ? deadline - lg_bounds_now() : 0;
+    if (o->timeout_s > 0 && so.timeout_s <= 0.05) {
+        lg_case_unknown(co, 1, "timeout");
+        return LG_OK;
+    }
+    lg_result res;
+    memset(&res, 0, sizeof res);
+    if (o->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
+    lg_status st = ops->solve(p, &so, &res);
+    if (o->verbose) fprintf(stderr, "%s: status %s, answer %d, %.2f s\n", name, lg_status_str(st), (int)res.answer, res.seconds);
+    *nodes += res.nodes;
+    snprintf(co->method, sizeof co->method, "%s", name);
+    if (st == LG_ERR_TIMEOUT) {
+        lg_case_unknown(co, 1, "timeout");
+        st = LG_OK;
+    } else if (st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED) {
+        char why[256];
+        snprintf(why, sizeof why, "%.16s: %.200s", name, lg_errmsg());
+        lg_case_unknown(co, 0, why);
+        st = LG_OK;
+    } else if (st != LG_OK) {
+        goto done;
+    } else if (res.answer == LG_ANSWER_UNSAT) {
+        co->v = LG_VERDICT_ROBUST;
+    } else if (res.answer == LG_ANSWER_SAT && res.x) {
+        int ok = 0;
+        if ((st = lg_verify_witness(net, p, res.x, x, &ok)) != LG_OK) goto done;
+        if (ok) co->v = LG_VERDICT_VIOLATED;
+        else lg_case_unknown(co, 0, "witness failed re-check");
+    } else {
+        int to = strstr(res.reason, "time") != NULL || (o->timeout_s > 0 && lg_bounds_now() >= deadline);
+        char why[256];
+        snprintf(why, sizeof why, "%.16s: %.200s", name, res.reason[0] ? res.reason : "no answer");
+        lg_case_unknown(co, to, to ? "timeout" : why);
+    }
+done:
+    lg_result_free(&res);
+    return st;
+}
+
+static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
+                                double deadline, lg_verify_report *r, lg_case_out *co, double *x)
+{
+    lg_bounds b;
+    lg_term *kept = NULL;
+    lg_problem p;
+    memset(co, 0, sizeof *co);
+    const char *s = o->solver ? o->solver : "auto";
+    int timed = o->timeout_s > 0;
+    /* symbolic bounds first; LP tightening (if asked, or in auto mode) only
+     * after the attack, where it pays: it is the expensive part */
+    lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
+    if (st != LG_OK) return st;
+    if (o->verbose)
+        fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
+                prop->cases[c].n_terms, lg_bounds_now() - r->seconds);
+    if (p.n_terms == 0) {
+        co->v = LG_VERDICT_ROBUST;
+        snprintf(co->method, sizeof co->method, "bounds");
+        goto done;
+    }
+    if (timed && lg_bounds_now() >= deadline) {
+        lg_case_unknown(co, 1, "timeout");
+        goto done;
+    }
+    if (o->attack) {
+        lg_attack_opts ao = o->atk;
+        ao.seed = o->atk.seed + (unsigned long)c;
+        ao.deadline = timed ? deadline : 0;
+        int found = 0;
+        if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &ao, x, &found)) != LG_OK) goto done;
+        if (o->verbose)
+            fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", c, found ? "found a counterexample" : "found nothing",
+                    lg_bounds_now() - r->seconds);
+        if (found) {
+            co->v = LG_VERDICT_VIOLATED;
+            snprintf(co->method, sizeof co->method, "attack");
+            goto done;
+        }
+    }
+    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE;
+    if (o->tighten == LG_TIGHTEN_LP || auto_lp) {
+        /* auto: LP tightening gets at most a third of the remaining time */
+        double lp_deadline = deadline;
+        if (auto_lp) lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
+        long n_lp = 0;
+        if ((st = lg_bounds_lp(&b, net, lp_deadline, &n_lp)) != LG_OK) goto done;
+        r->n_lp += n_lp;
+        r->bound_method = "symbolic+lp";
+        if ((st = lg_verify_filter(&b, net, prop, c, kept, &p.n_terms)) != LG_OK) goto done;
+        if (o->verbose)
+            fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p.n_terms, n_lp,
+                    lg_bounds_now() - r->seconds);
+        if (p.n_terms == 0) {
+            co->v = LG_VERDICT_ROBUST;
+            snprintf(co->method, sizeof co->method, "bounds");
+            goto done;
+        }
+    }
+    if (strcmp(s, "none") == 0) {
+        lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
+    } else if (strcmp(s, "auto") == 0) {
+        st = lg_verify_backend("glpk", net, &p, o, deadline, co, x, &r->nodes);
+        if (st == LG_OK && co->v == LG_VERDICT_UNKNOWN && !(timed && deadline - lg_bounds_now() < 1.0))
+            st = lg_verify_backend("z3", net, &p, o, deadline, co, x, &r->nodes);
+    } else {
+        st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes);
+    }
+done:
+    for (int k = 0; k < net->n_layers; k++) {
+        int u = lg_bounds_unstable(&b, net, k);
+        r->unstable[k] += u;
+        r->unstable_total += u;
+    }
+    free(kept);
+    lg_bounds_free(&b);
+    return st;
+}
+
+lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r)
+{
+    double t0 = lg_bounds_now();
+    double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
+    memset(r, 0, sizeof *r);
+    r->seconds = t0; /* start time while running; elapsed seconds at the end */
+    r->violated_case = -1;
+    r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
+    lg_status st = lg_bounds_check_net(net);
+    if (st != LG_OK) return st;
+    int no = lg_net_n_out(net);
+    if (prop->n_in != net->n_in || prop->n_out != no)
+        return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,
+                       prop->n_out, net->n_in, no);
+    if (prop->n_cases < 1) return lg_fail(LG_ERR_ARG, "property has no case");
+    r->n_layers = net->n_layers;
+    r->n_in = net->n_in;
+    r->n_out = no;
+    r->unstable = calloc((size_t)net->n_layers, sizeof *r->unstable);
+    double *x = malloc((size_t)net->n_in * sizeof *x);
+    if (!r->unstable || !x) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto fail;
+    }
+    lg_case_out first_unknown;
+    int n_unknown = 0;
+    memset(&first_unknown, 0, sizeof first_unknown);
+    for (int c = 0; c < prop->n_cases; c++) {
+        lg_case_out co;
+        if ((st = lg_verify_case(net, prop, c, o, deadline, r, &co, x)) != LG_OK) goto fail;
+        if (co.v == LG_VERDICT_VIOLATED) {
+            r->verdict = LG_VERDICT_VIOLATED;
+            r->violated_case = c;
+            snprintf(r->method, sizeof r->method, "%s", co.method);
+            r->x = x;
+            x = NULL;
+            r->y = malloc((size_t)no * sizeof *r->y);
+            if (!r->y || lg_recheck(net, prop->cases[c].lo, prop->cases[c].hi, prop->cases[c].n_terms,
+                                    prop->cases[c].terms, r->x, r->y) != 1) {
+                /* cannot happen after a successful re-check unless out of memory */
+                st = lg_fail(LG_ERR_NOMEM, "verify: re-check of the reported counterexample failed");
+                goto fail;
+            }
+            goto done;
+        }
+        if (co.v == LG_VERDICT_ROBUST) {
+            r->n_cases_robust++;
+            if (!r->method[0] || strcmp(co.method, "bounds") != 0) snprintf(r->method, sizeof r->method, "%s", co.method);
+        } else if (n_unknown++ == 0) {
+            first_unknown = co;
+        }
+    }
+    if (n_unknown == 0) {
+        r->verdict = LG_VERDICT_ROBUST;
+    } else {
+        r->verdict = LG_VERDICT_UNKNOWN;
+        r->timed_out = first_unknown.timed_out;
+        snprintf(r->reason, sizeof r->reason, "%s", first_unknown.reason);
+        snprintf(r->method, sizeof r->method, "%s", first_unknown.method);
+    }
+done:
+    free(x);
+    r->seconds = lg_bounds_now() - t0;
+    return LG_OK;
+fail:
+    free(x);
+    lg_verify_report_free(r);
+    return st;
+}

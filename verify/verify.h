@@ -1,0 +1,91 @@
+/* verify.h — the verdict driver: bounds → quick proof → attack → solver →
+ * re-check, for every case of a property (prop.h), under one deadline.
+ *
+ * Verdicts (DESIGN.md §3): ROBUST only from a proof (bounds, or a back-end's
+ * UNSAT); VIOLATED only with a counterexample that lg_recheck confirmed
+ * (x in the box, double forward pass satisfies a term); everything else is
+ * UNKNOWN with a reason. Cases are decided one by one: any violated ⇒
+ * violated; all robust ⇒ robust; else unknown.
+ *
+ * Order per case: symbolic bounds → proof from the bounds → attack → LP
+ * tightening (--tighten lp, or automatically in auto mode with at most a
+ * third of the remaining time) → proof from the bounds → back-end.
+ * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
+ * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
+ * "none" (quick paths only). The back-end receives the remaining time.
+ *
+ * The report owns x, y and unstable; lg_verify_report_free releases them.
+ * net and prop are borrowed.
+ */
+#ifndef LG_VERIFY_H
+#define LG_VERIFY_H
+
+#include <stdio.h>
+
+#include "core/net.h"
+#include "encode/problem.h"
+#include "verify/attack.h"
+#include "verify/bounds.h"
+#include "verify/prop.h"
+
+typedef enum lg_verdict { LG_VERDICT_UNKNOWN = 0, LG_VERDICT_ROBUST, LG_VERDICT_VIOLATED } lg_verdict;
+typedef enum lg_tighten { LG_TIGHTEN_NONE = 0, LG_TIGHTEN_LP } lg_tighten;
+
+typedef struct lg_verify_opts {
+    const char *solver;     /* "auto" (default), "glpk", "z3", "none" */
+    double timeout_s;       /* overall wall-clock limit (default 60); ≤ 0 none */
+    lg_tighten tighten;     /* LP tightening of the bounds (default none) */
+    int attack;             /* run sampling + PGD before the solver (default 1) */
+    lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
+    int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
+} lg_verify_opts;
+
+lg_verify_opts lg_verify_opts_default(void);
+
+typedef struct lg_verify_report {
+    lg_verdict verdict;
+    char reason[256];         /* why unknown ("timeout", "witness failed re-check", ...) */
+    int timed_out;            /* the unknown came from the deadline */
+    char method[32];          /* what decided: "bounds", "attack", "glpk", "z3", "" */
+    const char *bound_method; /* "symbolic" or "symbolic+lp" (static string) */
+    double seconds;
+    long nodes;               /* back-end nodes/decisions summed over cases */
+    long n_lp;                /* LPs solved by --tighten lp */
+    int n_layers;
+    int *unstable;            /* [n_layers] unstable ReLUs per layer, summed over cases */
+    int unstable_total;
+    int n_cases_robust;
+    int violated_case;        /* case index of the counterexample, −1 if none */
+    int n_in, n_out;
+    double *x, *y;            /* counterexample [n_in] and its outputs [n_out], or NULL */
+} lg_verify_report;
+
+void lg_verify_report_free(lg_verify_report *r);
+
+/* "robust", "violated", "unknown". */
+const char *lg_verdict_name(lg_verdict v);
+
+/* Run the driver. Returns an error only for bad input (non piecewise-linear
+ * net, shape mismatch), out of memory or a back-end failure that is not a
+ * plain unknown; every verdict (including unknown) is LG_OK. r is
+ * initialised here. */
+lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r);
+
+/* Add margin K to a property: every constraint coef·y + d ≤ 0 becomes
+ * coef·y + d − K ≤ 0 (a counterexample is any output that does not beat the
+ * constraint by more than K). For robustness properties built with margin 0
+ * this equals lg_prop_robustness with margin K. */
+void lg_verify_apply_margin(lg_prop *p, double K);
+
+/* Bounds for case c of prop and the lg_problem a back-end receives (terms
+ * that the bounds refute are dropped; *n_dropped counts them). prob borrows
+ * from net, prop and b; b is initialised here and owned by the caller. */
+lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, double deadline,
+                            lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp);
+
+/* VNN-COMP result file (result_file.c): `unsat`, `sat` + counterexample
+ * ((X_i v) ... (Y_j v)) with %.17g, `unknown` or `timeout`. */
+lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f);
+lg_status lg_verify_write_result_path(const lg_verify_report *r, const char *path);
+
+#endif

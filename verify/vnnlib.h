@@ -1,0 +1,43 @@
+/* vnnlib.h — VNN-LIB 1.0 properties (the fragment VNN-COMP uses) → lg_prop.
+ *
+ * Accepted: comments `;`, (declare-const X_i Real), (declare-const Y_j Real),
+ * (assert F) where F is built from (<= a b), (>= a b), (= a b), (and F...),
+ * (or F...) over linear terms: numbers (decimal or scientific), declared
+ * variables, (+ ...), (- a) (- a b ...), (* ...) with at most one
+ * non-constant factor, (/ a c) by a nonzero constant. Multiple asserts are
+ * conjoined and the whole is put in disjunctive normal form (at most
+ * LG_VNNLIB_MAX_CONJ conjunctions). Each conjunction must bound every X_i
+ * from both sides with single-variable constraints (coefficient ±1) — the
+ * input box — and constrain only outputs otherwise; conjunctions with the
+ * same box become one lg_prop case whose terms are their output parts.
+ * As in VNN-LIB, the assertions describe the counterexample region
+ * (sat = violated); see verify/prop.h. Empty boxes and constant-false
+ * conjunctions are dropped.
+ *
+ * Errors name file:line:column and what was expected. The caller owns the
+ * lg_prop filled in (lg_prop_free); on failure it is left zeroed.
+ */
+#ifndef LG_VNNLIB_H
+#define LG_VNNLIB_H
+
+#include <stddef.h>
+
+#include "verify/prop.h"
+
+#define LG_VNNLIB_MAX_BYTES ((size_t)256 << 20)
+#define LG_VNNLIB_MAX_CONJ 100000
+#define LG_VNNLIB_MAX_DEPTH 256
+
+/* Read a property file. n_in, n_out: the network's sizes; the file must
+ * declare exactly X_0..X_{n_in−1} and Y_0..Y_{n_out−1}. Pass 0 for either to
+ * take the size from the declarations instead. */
+lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out);
+/* Same from a buffer (need not be NUL-terminated); `name` is used in messages. */
+lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out);
+
+/* Read a VNN-COMP counterexample / assignment file: an optional leading
+ * `sat`, then ((X_0 v) ... (Y_j v)). Fills x[n_in] and y[n_out]; every X_i
+ * and Y_j must appear exactly once. y may be NULL (Y entries then ignored). */
+lg_status lg_vnnlib_read_assignment(const char *path, int n_in, int n_out, double *x, double *y);
+
+#endif
