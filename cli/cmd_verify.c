@@ -31,12 +31,11 @@ static void lg_verify_help(void)
            "  --margin K      the label must beat every other output by more than K (default 0); with\n"
            "                  --vnnlib every constraint c.y + d <= 0 becomes c.y + d - K <= 0\n\n"
            "options:\n"
-           "  --solver NAME   auto (default: bounds, attack, LP tightening with <= 1/3 of the remaining\n"
-           "                  time, then GLPK, then Z3 if GLPK gives up),\n"
+           "  --solver NAME   auto (default: bounds, attack, then GLPK, then Z3 if GLPK gives up),\n"
            "                  glpk (MILP), z3 (SMT), none (bounds and attack only)\n"
            "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none)\n"
-           "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs (auto mode\n"
-           "                  does this anyway, with a time budget)\n"
+           "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
+           "                  with two GLPK LPs (min/max), then try the bounds proof again\n"
            "  --seed S        seed of the attack's random starts (default 1)\n"
            "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
@@ -79,8 +78,9 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
     else printf("%s\n", lg_verdict_name(r->verdict));
-    printf("  instance: %s\n  decided by: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
-           r->method[0] ? r->method : "-", solver, r->seconds, r->nodes);
+    printf("  instance: %s\n  %s: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
+           r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by", r->method[0] ? r->method : "-", solver,
+           r->seconds, r->nodes);
     printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
     for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
     printf(" (total %d)\n", r->unstable_total);
