@@ -14,7 +14,7 @@ static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--timeout S] [--tighten none|lp] [--margin K]\n"
-           "                    [--seed S] [--out FILE] [--json] [--verbose]\n\n"
+           "                    [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n\n"
            "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
            "`violated` comes with a counterexample re-checked by a double-precision forward pass.\n"
@@ -37,6 +37,7 @@ static void lg_verify_help(void)
            "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
            "                  with two GLPK LPs (min/max), then try the bounds proof again\n"
            "  --seed S        seed of the attack's random starts (default 1)\n"
+           "  --no-attack     skip sampling and PGD (to measure the back-end alone)\n"
            "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
            "                  unstable_per_layer, nodes, bound_method, margin\n"
@@ -96,7 +97,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
-           O_OUT, O_JSON, O_VERBOSE };
+           O_OUT, O_JSON, O_VERBOSE, O_NOATK };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -105,6 +106,7 @@ int lg_cmd_verify(int argc, char **argv)
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
+        {"no-attack", no_argument, 0, O_NOATK},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
@@ -150,6 +152,7 @@ int lg_cmd_verify(int argc, char **argv)
         case O_OUT: out = optarg; break;
         case O_JSON: json = 1; break;
         case O_VERBOSE: o.verbose = 2; break;
+        case O_NOATK: o.attack = 0; break;
         case 'h': lg_verify_help(); return 0;
         default: return lg_cli_usage("verify", "unknown option");
         }

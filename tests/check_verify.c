@@ -347,9 +347,15 @@ START_TEST(test_verify_result_file)
     for (int i = 1; i < 4; i++) ck_assert_int_eq(fscanf(f, " (X_%d %lf)", &ix, &x[i]), 2);
     for (int j = 0; j < 3; j++) ck_assert_int_eq(fscanf(f, " (Y_%d %lf)", &ix, &y[j]), 2);
     fclose(f);
-    remove(path);
     for (int i = 0; i < 4; i++) ck_assert(x[i] == rep.x[i]); /* %.17g round-trips exactly */
     for (int j = 0; j < 3; j++) ck_assert(y[j] == rep.y[j]);
+    /* the VNN-LIB assignment reader (interop) accepts the same file */
+    ck_assert_int_eq(lg_verify_write_result_path(&rep, path), LG_OK);
+    double x2[4], y2[3];
+    ck_assert_msg(lg_vnnlib_read_assignment(path, 4, 3, x2, y2) == LG_OK, "%s", lg_errmsg());
+    for (int i = 0; i < 4; i++) ck_assert(x2[i] == rep.x[i]);
+    for (int j = 0; j < 3; j++) ck_assert(y2[j] == rep.y[j]);
+    remove(path);
     lg_verify_report z;
     memset(&z, 0, sizeof z);
     z.verdict = LG_VERDICT_UNKNOWN;
