@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/netfile.h"
 #include "testutil.h"
@@ -419,6 +420,88 @@ START_TEST(test_verify_vnncomp_fixtures)
 }
 END_TEST
 
+/* Exit status of a shell command (−1 if it did not exit normally). */
+static int lg_tv_sh(const char *cmd)
+{
+    int rc = system(cmd);
+    return rc >= 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The lgelu binary: verdict line, --json, --out, exit codes, encode. */
+START_TEST(test_verify_cli_contract)
+{
+    lg_rng r;
+    lg_rng_init(&r, 77, 7);
+    lg_net net;
+    double x0[6];
+    lg_tv_instance(&net, &r, 6, 10, 4, x0);
+    char netp[256], xp[256], outp[256], encp[256], cmd[2048];
+    snprintf(netp, sizeof netp, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(xp, sizeof xp, "%s", lg_test_tmpfile(".txt"));
+    snprintf(outp, sizeof outp, "%s", lg_test_tmpfile(".res"));
+    snprintf(encp, sizeof encp, "%s", lg_test_tmpfile(".smt2"));
+    ck_assert_int_eq(lg_netfile_write(&net, netp), LG_OK);
+    FILE *f = fopen(xp, "w");
+    for (int i = 0; i < 6; i++) fprintf(f, "%.17g\n", x0[i]);
+    fclose(f);
+    const char *bin = LG_BINARY_DIR "/lgelu";
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --json --out %s --timeout 30", bin, netp, xp, outp);
+    FILE *pp = popen(cmd, "r");
+    ck_assert_ptr_nonnull(pp);
+    char line[4096] = "", extra[64];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, pp));
+    ck_assert_ptr_null(fgets(extra, sizeof extra, pp)); /* exactly one line */
+    int st = pclose(pp);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    static const char *const keys[] = {"\"instance\"", "\"solver\"", "\"verdict\"", "\"reason\"", "\"seconds\"",
+                                       "\"unstable\"", "\"unstable_per_layer\"", "\"nodes\"", "\"bound_method\"",
+                                       "\"margin\""};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) ck_assert_msg(strstr(line, keys[k]), "missing %s", keys[k]);
+    f = fopen(outp, "r");
+    ck_assert_ptr_nonnull(f);
+    char first[32] = "";
+    ck_assert_int_eq(fscanf(f, "%31s", first), 1);
+    fclose(f);
+    if (strstr(line, "\"verdict\": \"robust\"")) ck_assert_str_eq(first, "unsat");
+    else if (strstr(line, "\"verdict\": \"violated\"")) ck_assert_str_eq(first, "sat");
+    else ck_assert(strcmp(first, "unknown") == 0 || strcmp(first, "timeout") == 0);
+    /* usage errors → 2, runtime errors → 1 */
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --bogus 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 --solver nope 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s verify %s.missing --input %s --eps 0.1 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 1);
+    snprintf(cmd, sizeof cmd, "%s verify --help >/dev/null", bin);
+    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    /* encode writes a non-empty SMT-LIB file; without -o it is a usage error */
+    snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format smt2 -o %s", bin, netp, xp, encp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    f = fopen(encp, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    ck_assert_int_gt(ftell(f), 100);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format smt2 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format xml -o %s 2>/dev/null", bin, netp, xp, encp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    /* a λ-GELU net is refused (runtime error 1) */
+    net.layers[0].act = LG_ACT_LGELU;
+    net.layers[0].lambda = 2.0;
+    ck_assert_int_eq(lg_netfile_write(&net, netp), LG_OK);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 1);
+    remove(netp);
+    remove(xp);
+    remove(outp);
+    remove(encp);
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_verify_refuse_smooth_and_shapes)
 {
     int dims[3] = {2, 3, 2};
@@ -467,6 +550,7 @@ Suite *suite_verify(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_verify_refuse_smooth_and_shapes);
+    tcase_add_test(tl, test_verify_cli_contract);
     suite_add_tcase(s, tl);
     return s;
 }
