@@ -320,6 +320,50 @@ START_TEST(test_verify_enumeration_oracle)
 }
 END_TEST
 
+/* Several cases (VNN-LIB disjunction of boxes): any violated ⇒ violated,
+ * all robust ⇒ robust. Net: y0 = x0, y1 = 0.5 (identity), counterexample
+ * region y1 − y0 ≥ 0 ⇔ x0 ≤ 0.5. */
+START_TEST(test_verify_multi_case)
+{
+    int dims[2] = {1, 2};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
+    net.layers[0].act = LG_ACT_IDENTITY;
+    net.layers[0].W[0] = 1.0;
+    net.layers[0].W[1] = 0.0;
+    net.layers[0].b[1] = 0.5;
+    static const char *const txt[2] = {
+        /* both boxes above 0.5: robust */
+        "(declare-const X_0 Real)(declare-const Y_0 Real)(declare-const Y_1 Real)"
+        "(assert (or (and (>= X_0 0.6) (<= X_0 0.7)) (and (>= X_0 0.8) (<= X_0 0.9))))"
+        "(assert (>= Y_1 Y_0))",
+        /* second box reaches below 0.5: violated */
+        "(declare-const X_0 Real)(declare-const Y_0 Real)(declare-const Y_1 Real)"
+        "(assert (or (and (>= X_0 0.6) (<= X_0 0.7)) (and (>= X_0 0.3) (<= X_0 0.9))))"
+        "(assert (>= Y_1 Y_0))"};
+    for (int k = 0; k < 2; k++) {
+        lg_prop p;
+        ck_assert_msg(lg_vnnlib_parse(&p, txt[k], strlen(txt[k]), "multi", 1, 2) == LG_OK, "%s", lg_errmsg());
+        ck_assert_int_eq(p.n_cases, 2);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.solver = "none";
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (k == 0) {
+            ck_assert_int_eq(rep.verdict, LG_VERDICT_ROBUST);
+            ck_assert_int_eq(rep.n_cases_robust, 2);
+        } else {
+            ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
+            ck_assert_int_eq(rep.violated_case, 1);
+            ck_assert(rep.x[0] >= 0.3 && rep.x[0] <= 0.5);
+        }
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_verify_result_file)
 {
     lg_rng r;
@@ -544,6 +588,7 @@ Suite *suite_verify(void)
     tcase_add_test(tc, test_verify_never_robust_with_counterexample);
     tcase_add_test(tc, test_verify_result_file);
     tcase_add_test(tc, test_verify_enumeration_oracle);
+    tcase_add_test(tc, test_verify_multi_case);
     tcase_add_test(tc, test_verify_margin);
     tcase_add_test(tc, test_verify_solvers_decide_and_agree);
     tcase_add_test(tc, test_verify_vnncomp_fixtures);
