@@ -238,7 +238,9 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     }
     if (o->tighten == LG_TIGHTEN_LP) {
         long n_lp = 0;
-        if ((st = lg_bounds_lp(&b, net, timed ? deadline : 0, &n_lp)) != LG_OK) goto done;
+        /* at most half the remaining time, so the back-end still gets its turn */
+        double lp_deadline = timed ? lg_bounds_now() + 0.5 * (deadline - lg_bounds_now()) : 0;
+        if ((st = lg_bounds_lp(&b, net, lp_deadline, &n_lp)) != LG_OK) goto done;
         r->n_lp += n_lp;
         if ((st = lg_verify_filter(&b, net, prop, c, kept, &p.n_terms)) != LG_OK) goto done;
         if (o->verbose)
