@@ -81,12 +81,26 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
-    d->width = lg_net_max_width(rn);
+    size_t w = (size_t)lg_net_max_width(rn), no = (size_t)lg_net_n_out(rn), tot = 0;
+    for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;
+    /* chunk: boxes per forward pass, so that the per-neuron records stay
+     * ≤ 2^22 entries; group: boxes per backward pass (rows no·group ≤ 2^18/w) */
+    size_t chunk = ((size_t)1 << 22) / tot, group = ((size_t)1 << 18) / (no * w);
+    chunk = chunk < 1 ? 1 : chunk > LG_DEV_CHUNK ? LG_DEV_CHUNK : chunk;
+    group = group < 1 ? 1 : group > chunk ? chunk : group;
+    d->width = (int)w;
+    d->chunk = (int)chunk;
+    d->group = (int)group;
+    d->n_neurons = tot;
     d->absW = malloc(rn->n_params * sizeof *d->absW);
-    d->buf = malloc((size_t)8 * LG_DEV_CHUNK * (size_t)d->width * sizeof *d->buf);
-    if (!d->absW || !d->buf) {
+    d->buf = malloc((size_t)9 * chunk * w * sizeof *d->buf);
+    d->slack = malloc(chunk * tot * sizeof *d->slack);
+    d->slope = malloc(chunk * tot);
+    d->back = malloc((size_t)5 * group * no * w * sizeof *d->back);
+    d->err = malloc((size_t)2 * w * sizeof *d->err);
+    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err) {
         lg_dev_free(d);
-        return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %d", lg_net_max_width(rn));
+        return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %zu", w);
     }
     for (size_t i = 0; i < rn->n_params; i++) d->absW[i] = fabs(rn->params[i]);
     d->relu_net = rn;
@@ -98,6 +112,10 @@ void lg_dev_free(lg_dev *d)
 {
     free(d->absW);
     free(d->buf);
+    free(d->slack);
+    free(d->slope);
+    free(d->back);
+    free(d->err);
     memset(d, 0, sizeof *d);
 }
 
@@ -114,17 +132,31 @@ static void lg_dev_gemm(int m, int no, int ni, const double *A, const double *W,
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, no, ni, 1.0, A, ni, W, ni, beta, Z, no);
 }
 
-/* One chunk of m ≤ LG_DEV_CHUNK boxes. */
-static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *delta, double *e_out,
-                         lg_dev_stats *stats)
+/* Slope codes of relu(z_R) − relu(z_G) = s·(z_R − z_G). */
+enum { LG_DEV_S0 = 0, LG_DEV_S1 = 1, LG_DEV_S01 = 2 };
+
+/* Forward pass over m boxes: interval arithmetic on the ReLU net and the
+ * recursion e_k (deviation.h "Propagation"); writes e_L to E_out [m][n_out]
+ * and per neuron the slope code and slack t (deviation.h "Backward
+ * refinement") to d->slope / d->slack [m][n_neurons]. Sets *first_gap_out
+ * to the index of the first substituted layer, or −1 if there is none.
+ * pre_lo/pre_hi (m = 1 only, else NULL): external bounds to intersect. */
+static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
+                                double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
+                                int *first_gap_out)
 {
     const lg_net *rn = d->relu_net, *ref = d->ref;
-    size_t slot = (size_t)LG_DEV_CHUNK * (size_t)d->width;
+    size_t slot = (size_t)d->chunk * (size_t)d->width, tot = d->n_neurons, off = 0;
     /* C, R: centre/radius of the ReLU-net layer output; E: deviation bound;
      * T: |C| + R; Zc, Zr, Mt, P: centre, radius, |W|·T, |W|·E of z. */
     double *C = d->buf, *R = C + slot, *E = R + slot, *T = E + slot;
     double *Zc = T + slot, *Zr = Zc + slot, *Mt = Zr + slot, *P = Mt + slot;
-    int n = rn->n_in;
+    int n = rn->n_in, first_gap = -1;
+    /* With external bounds (m = 1): err bounds |computed − exact| of the
+     * ReLU net's values, so that bounds on the exact z_R can be widened to
+     * hold the computed ẑ_R too. */
+    double *err = d->err, *errz = d->err + d->width;
+    int use_pre = pre_lo && pre_hi;
 
     /* Input box through the shared normalisation x' = (x − sub)/div. Rounding
      * is monotone, so the computed x' of every x in the box lies between the
@@ -146,9 +178,9 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
             b += LG_DEV_EPS * fabs(b);
             lg_dev_recentre(a, b, &C[at], &R[at]);
             E[at] = 0.0;
+            if (use_pre) err[i] = rn->in_sub || rn->in_div ? LG_DEV_EPS * fmax(fabs(a), fabs(b)) : 0.0;
         }
     int e_zero = 1; /* E is all zero: skip |W|·E */
-    unsigned char blown[LG_DEV_CHUNK] = {0}; /* row overflowed: its bound is +∞ */
 
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
@@ -166,39 +198,64 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
         lg_dev_gemm(m, no, ni, T, aW, 0.0, Mt);    /* |W|·(|c| + r) */
         if (e_zero) memset(P, 0, nout * sizeof *P);
         else lg_dev_gemm(m, no, ni, E, aW, 0.0, P); /* |W|·e */
+        if (use_pre) lg_dev_gemm(1, no, ni, err, aW, 0.0, errz); /* |W|·err */
 
         int gap_layer = L->act == LG_ACT_RELU && ga != LG_ACT_RELU;
+        if (gap_layer && first_gap < 0) first_gap = k;
         int any_e = 0;
         for (size_t i = 0; i < nout; i++) {
+            size_t r = i / (size_t)no;
             int o = (int)(i % (size_t)no);
             double M = (Mt[i] + fabs(L->b[o])) * (1.0 + g);
             double zc = Zc[i];
             double zr = (Zr[i] * (1.0 + g) + 3.0 * g * M) * (1.0 + g);
             double p = P[i] * (1.0 + g);
-            /* ≥ |z_R − z_G|; 0 while both nets have computed the same
-             * values bit for bit (no substituted layer yet) */
-            double dk = e_zero ? 0.0 : (p + 2.0 * g * (M + p)) * (1.0 + g);
-            double e = dk;
-            if (!isfinite(zc) || !isfinite(zr) || !isfinite(dk)) blown[i / (size_t)no] = 1;
+            /* rounding of both nets' dot products; 0 while both nets have
+             * computed the same values bit for bit (no substituted layer yet) */
+            double eta = e_zero ? 0.0 : 2.0 * g * (M + p) * (1.0 + g);
+            double dk = e_zero ? 0.0 : (p + eta) * (1.0 + g); /* ≥ |z_R − z_G| */
+            double e = dk, t = eta;
+            unsigned char s = LG_DEV_S1;
+            if (!isfinite(zc) || !isfinite(zr) || !isfinite(dk)) blown[r] = 1;
+            double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
+            double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
+            if (use_pre) {
+                /* computed ẑ_R is within w of the exact z_R */
+                double w = (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
+                errz[o] = w;
+                if (pre_lo[k] && pre_hi[k]) {
+                    double pl = pre_lo[k][o], ph = pre_hi[k][o];
+                    if (!(pl <= ph) || !isfinite(pl) || !isfinite(ph))
+                        return lg_fail(LG_ERR_ARG, "pre-activation bounds of layer %d neuron %d: [%g, %g] is not a finite "
+                                       "interval", k, o, pl, ph);
+                    pl = (pl - w) - LG_DEV_EPS * (fabs(pl) + w);
+                    ph = (ph + w) + LG_DEV_EPS * (fabs(ph) + w);
+                    if (pl > u || ph < l)
+                        return lg_fail(LG_ERR_ARG, "pre-activation bounds of layer %d neuron %d [%g, %g] miss the "
+                                       "interval [%g, %g] of the box: they are not bounds for this box", k, o,
+                                       pre_lo[k][o], pre_hi[k][o], l, u);
+                    if (pl > l) l = pl;
+                    if (ph < u) u = ph;
+                }
+            }
             if (L->act == LG_ACT_IDENTITY) {
-                Zc[i] = zc;
-                Zr[i] = zr;
+                if (use_pre) lg_dev_recentre(l, u, &Zc[i], &Zr[i]);
+                else Zc[i] = zc, Zr[i] = zr;
             } else {
-                double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
-                double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
                 lg_dev_recentre(l > 0.0 ? l : 0.0, u > 0.0 ? u : 0.0, &Zc[i], &Zr[i]);
-                /* |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, u_G)): both values
-                 * lie in [0, max(0, u_G)], u_G = u + d_k the top of z_G */
+                /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G;
+                 * |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
+                double lg = (l - dk) - LG_DEV_EPS * (fabs(l) + dk);
                 double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
                 e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
+                s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
                 if (gap_layer) {
-                    /* |x| over the z_G interval [zc − zr − dk, zc + zr + dk] */
-                    double rho = (zr + dk) * (1.0 + LG_DEV_EPS);
-                    double a = fabs(zc) - rho;
-                    a = a > 0.0 ? a * (1.0 - 2.0 * LG_DEV_EPS) : 0.0;
-                    double b = (fabs(zc) + rho) * (1.0 + 2.0 * LG_DEV_EPS);
-                    double gap = lg_dev_gap_mag(lambda, a, b) * (1.0 + LG_DEV_GAP_REL);
-                    e = (e + gap + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS) * (1.0 + LG_DEV_EPS);
+                    /* |x| over the z_G interval [lg, ug] is [a, b] (exact ops) */
+                    double a = lg > 0.0 ? lg : ug < 0.0 ? -ug : 0.0;
+                    double b = -lg > ug ? -lg : ug;
+                    double gap = lg_dev_gap_mag(lambda, a, b) * (1.0 + LG_DEV_GAP_REL) + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS;
+                    e = (e + gap) * (1.0 + LG_DEV_EPS);
+                    t = (eta + gap) * (1.0 + LG_DEV_EPS);
                     if (stats) {
                         double peak = LG_DEV_PEAK_S / lambda;
                         stats->n_gap++;
@@ -208,14 +265,101 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
             }
             P[i] = e;
             any_e |= e != 0.0;
+            d->slope[r * tot + off + (size_t)o] = s;
+            d->slack[r * tot + off + (size_t)o] = t;
         }
         e_zero = !any_e;
-        double *t;
-        t = C, C = Zc, Zc = t;
-        t = R, R = Zr, Zr = t;
-        t = E, E = P, P = t;
+        off += (size_t)no;
+        if (use_pre) {
+            double *tmp = err;
+            err = errz, errz = tmp; /* relu and identity are 1-Lipschitz */
+        }
+        double *tmp;
+        tmp = C, C = Zc, Zc = tmp;
+        tmp = R, R = Zr, Zr = tmp;
+        tmp = E, E = P, P = tmp;
     }
-    int no = lg_net_n_out(rn);
+    memcpy(E_out, E, (size_t)m * (size_t)lg_net_n_out(rn) * sizeof *E_out);
+    *first_gap_out = first_gap;
+    return LG_OK;
+}
+
+/* Backward refinement for boxes [b0, b0 + mb) of the chunk: B[mb][n_out]
+ * gets Σ_k Σ_i |Λ_k[j,i]|·t_k,i (deviation.h). */
+static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
+{
+    const lg_net *rn = d->relu_net;
+    const int no = lg_net_n_out(rn);
+    const size_t tot = d->n_neurons, rows = (size_t)mb * (size_t)no;
+    const size_t slot = (size_t)d->group * (size_t)no * (size_t)d->width;
+    /* C, R: centre/radius of the coefficients of δ_k, [rows][n_out(k)] */
+    double *C = d->back, *R = C + slot, *C2 = R + slot, *R2 = C2 + slot;
+    memset(C, 0, rows * (size_t)no * sizeof *C);
+    memset(R, 0, rows * (size_t)no * sizeof *R);
+    for (size_t q = 0; q < rows; q++) C[q * (size_t)no + q % (size_t)no] = 1.0; /* δ_out = I·δ_out */
+    memset(B, 0, rows * sizeof *B);
+    size_t off = tot;
+    for (int k = rn->n_layers - 1; k >= first_gap; k--) {
+        const lg_layer *L = &rn->layers[k];
+        const size_t n = (size_t)L->n_out, ni = (size_t)L->n_in;
+        const double g = lg_dev_gamma(L->n_out);
+        off -= n;
+        for (size_t q = 0; q < rows; q++) {
+            const size_t b = (size_t)b0 + q / (size_t)no;
+            const double *t = d->slack + b * tot + off;
+            const unsigned char *s = d->slope + b * tot + off;
+            double *c = C + q * n, *r = R + q * n, acc = 0.0;
+            for (size_t i = 0; i < n; i++) acc += (fabs(c[i]) + r[i]) * t[i];
+            B[q] += acc * (1.0 + g);
+            if (k == first_gap) continue;
+            /* Λ ← Λ·S_k: coefficient times s ∈ {0}, {1} or [0,1] */
+            for (size_t i = 0; i < n; i++) {
+                if (s[i] == LG_DEV_S0) c[i] = r[i] = 0.0;
+                else if (s[i] == LG_DEV_S01) {
+                    double a = c[i] - r[i], z = c[i] + r[i];
+                    lg_dev_recentre(a < 0.0 ? a : 0.0, z > 0.0 ? z : 0.0, &c[i], &r[i]);
+                }
+                r[i] += g * fabs(c[i]); /* rounding of the product Λ·W below */
+            }
+        }
+        if (k == first_gap) break;
+        /* Λ ← Λ·W_k: [rows][n]·[n][ni] */
+        const double *aW = d->absW + (L->W - rn->params);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)ni, (int)n, 1.0, C, (int)n, L->W,
+                    (int)ni, 0.0, C2, (int)ni);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)ni, (int)n, 1.0 + g, R, (int)n, aW,
+                    (int)ni, 0.0, R2, (int)ni);
+        double *tmp;
+        tmp = C, C = C2, C2 = tmp;
+        tmp = R, R = R2, R2 = tmp;
+    }
+}
+
+/* One chunk of m ≤ d->chunk boxes. */
+static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
+                              double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+{
+    const lg_net *rn = d->relu_net;
+    const int no = lg_net_n_out(rn);
+    unsigned char blown[LG_DEV_CHUNK] = {0}; /* row overflowed: its bound is +∞ */
+    /* slot 8 of buf: forward e_L [m][no]; slot 4 of back: backward sums */
+    double *E = d->buf + (size_t)8 * (size_t)d->chunk * (size_t)d->width;
+    double *B = d->back + (size_t)4 * (size_t)d->group * (size_t)no * (size_t)d->width;
+    int first_gap = -1;
+    lg_status st = lg_dev_forward(d, lo, hi, m, pre_lo, pre_hi, E, blown, stats, &first_gap);
+    if (st != LG_OK) return st;
+    if (first_gap >= 0)
+        for (int b0 = 0; b0 < m; b0 += d->group) {
+            int mb = m - b0 < d->group ? m - b0 : d->group;
+            lg_dev_backward(d, b0, mb, first_gap, B);
+            for (size_t q = 0; q < (size_t)mb * (size_t)no; q++) {
+                double *e = &E[(size_t)b0 * (size_t)no + q];
+                if (B[q] < *e) { /* both are sound: keep the smaller */
+                    *e = B[q];
+                    if (stats) stats->n_refined++;
+                }
+            }
+        }
     for (int r = 0; r < m; r++) {
         double mx = 0.0;
         for (int o = 0; o < no; o++) {
@@ -228,6 +372,7 @@ static void lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, d
         if (e_out && delta[r] == INFINITY)
             for (int o = 0; o < no; o++) e_out[(size_t)r * (size_t)no + (size_t)o] = INFINITY;
     }
+    return LG_OK;
 }
 
 lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size_t n, double *delta, double *e_out,
@@ -239,11 +384,25 @@ lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size
         if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
             return lg_fail(LG_ERR_ARG, "box %zu, input %zu: [%g, %g] is not a finite interval with lo <= hi", i / ni,
                            i % ni, lo[i], hi[i]);
-    for (size_t s = 0; s < n; s += LG_DEV_CHUNK) {
-        int m = (int)(n - s < LG_DEV_CHUNK ? n - s : LG_DEV_CHUNK);
-        lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, delta + s, e_out ? e_out + s * no : NULL, stats);
+    for (size_t s = 0; s < n; s += (size_t)d->chunk) {
+        int m = (int)(n - s < (size_t)d->chunk ? n - s : (size_t)d->chunk);
+        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, NULL, delta + s, e_out ? e_out + s * no : NULL,
+                                    stats);
+        if (st != LG_OK) return st;
     }
     return LG_OK;
+}
+
+lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
+                               double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!pre_lo || !pre_hi) return lg_dev_bound_boxes(d, lo, hi, 1, delta, e_out, stats);
+    size_t ni = (size_t)d->relu_net->n_in;
+    for (size_t i = 0; i < ni; i++)
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
+            return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
+    return lg_dev_chunk(d, lo, hi, 1, pre_lo, pre_hi, delta, e_out, stats);
 }
 
 lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,

@@ -32,6 +32,15 @@
  * nets passes on only its gap, not d_k. This is what we use for relu
  * layers (gap or not); with every interval reaching above 0 it is exactly
  * the DESIGN recursion.
+ * Backward refinement (sound, used as min with the above per output). With
+ * δ_k = a_R^k − a_G^k, write relu(z_R) − relu(z_G) = s·(z_R − z_G) with
+ * s ∈ [0,1] (s = 1 if the z_G interval is ≥ 0, s = 0 if ≤ 0). Then
+ *   δ_k = S_k·W_k·δ_{k−1} + τ_k,  |τ_k| ≤ t_k := g_k (+ rounding),
+ * so δ_out = Σ_k Λ_k·τ_k with Λ_k = W_L·S_{L−1}·W_{L−1}···S_{k+1}·W_{k+1},
+ * and |δ_out,j| ≤ Σ_k Σ_i |Λ_k[j,i]|·t_k,i. Λ_k is computed backwards as an
+ * interval matrix (centre/radius; an uncertain s maps a coefficient range
+ * to its hull with 0). Keeping the signs of W lets errors of opposite sign
+ * cancel, which |W|·e cannot; for deep nets this is often far smaller.
  * The ReLU-net intervals come from interval arithmetic on the box in
  * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
  * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).
@@ -51,6 +60,9 @@
  *     computed x·Φ(λx), plus an absolute 1e−300 for underflow;
  *   - interval ends, re-centring and the normalisation are rounded outward by
  *     DBL_EPSILON times their magnitude;
+ *   - backward pass: each coefficient product Λ·W_k adds γ_n·|Λ|·|W_k| to
+ *     the radius, the radius product is ×(1 + γ_n), and each Σ|Λ|·t is
+ *     ×(1 + γ_n); t_k includes the dot-product rounding of d_k;
  *   - up to the first substituted layer both nets perform the same operations
  *     on the same values, so d_k = 0 there (this assumes both nets are run
  *     by the same forward routine, as any comparison of them does).
@@ -59,8 +71,10 @@
  * make the bound an honest upper bound for computed outputs too.
  *
  * Ownership: an lg_dev borrows the two networks (they must outlive it) and
- * owns |W| copies and scratch sized once at lg_dev_init for chunks of
- * LG_DEV_CHUNK boxes; lg_dev_free releases them. Not thread-safe per object.
+ * owns |W| copies and scratch sized once at lg_dev_init for chunks of up to
+ * LG_DEV_CHUNK boxes (fewer for very large nets; about 26 MB for a
+ * 784-256-256-256-10 net); lg_dev_free releases them. Not thread-safe per
+ * object.
  */
 #ifndef LG_ANNEAL_DEVIATION_H
 #define LG_ANNEAL_DEVIATION_H
@@ -73,7 +87,7 @@
 #define LG_DEV_PEAK_S 0.75179152469356445746
 #define LG_DEV_PEAK_V 0.16997120747990366169
 
-/* Boxes processed per BLAS call. */
+/* Most boxes processed per BLAS call. */
 #define LG_DEV_CHUNK 256
 
 /* sup over x ∈ [l,u] of |xΦ(λx) − max(0,x)| (l ≤ u, λ > 0), evaluated with
@@ -94,13 +108,22 @@ typedef struct lg_dev_stats {
     size_t n_gap;  /* substituted neurons (each counted once per box) */
     size_t n_peak; /* of those, neurons whose z_G interval reaches |x| = s_p/λ,
                       i.e. whose gap is the full LG_DEV_PEAK_V/λ */
+    size_t n_refined; /* outputs whose bound came from the backward
+                         refinement (strictly below the forward recursion) */
 } lg_dev_stats;
 
 typedef struct lg_dev {
     const lg_net *relu_net, *ref; /* borrowed */
     double *absW;   /* |W_k| for every layer, carved like params */
-    double *buf;    /* scratch: 8 arrays of [LG_DEV_CHUNK][max width] */
+    double *buf;    /* forward scratch: 9 arrays of [chunk][width] */
+    double *slack;  /* [chunk][n_neurons] slack t per neuron */
+    unsigned char *slope; /* [chunk][n_neurons] relu slope code per neuron */
+    double *back;   /* backward scratch: 5 arrays of [group·n_out][width] */
+    double *err;    /* [2][width]: rounding of the ReLU net (external bounds) */
     int width;      /* max width of the nets */
+    int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
+    int group;      /* boxes per backward pass (≤ chunk) */
+    size_t n_neurons; /* Σ n_out over the layers */
 } lg_dev;
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.
@@ -123,6 +146,18 @@ lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size
  * ([n][n_in]); eps ≥ 0, clip_lo ≤ clip_hi. Otherwise as lg_dev_bound_boxes. */
 lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,
                              double *delta, double *e_out, lg_dev_stats *stats);
+
+/* One box with external pre-activation bounds for the ReLU net (e.g. the
+ * symbolic bounds verify/ computes for the same box, in the layout of
+ * lg_problem: pre_lo[k][i] ≤ z_k[i] ≤ pre_hi[k][i] for the exact ReLU net,
+ * k over all layers; a NULL pre_lo[k] or pre_hi[k] skips layer k). They are
+ * intersected with this module's own intervals, after widening by a bound on
+ * the ReLU net's accumulated rounding, so tighter bounds give a tighter Δ.
+ * Bounds that are not finite intervals or miss the box's own intervals are
+ * refused with LG_ERR_ARG (they cannot be bounds for this box). NULL pre_lo
+ * or pre_hi: same as lg_dev_bound_boxes with n = 1. */
+lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
+                               double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats);
 
 /* The whole domain [clip_lo, clip_hi]^n_in (DESIGN: [0,1]^n for images). */
 lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double *delta, double *e_out,

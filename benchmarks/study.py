@@ -81,6 +81,9 @@ def main():
     ap.add_argument("--eps", type=float, default=0.01)
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--solvers", nargs="+", default=["z3", "glpk"])
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if the back-ends disagree on an instance both decide, a substituted net's "
+                         "observed deviation exceeds its certified bound, or an output file is missing")
     args = ap.parse_args()
 
     lg = os.path.abspath(args.lgelu)
@@ -175,6 +178,20 @@ def main():
         w.writerows(summary)
     print_table(summary, args, disagree, time.time() - t_start)
     plot(summary, args)
+    if args.check:
+        problems = []
+        if disagree:
+            problems.append("%d back-end disagreements" % disagree)
+        for s in summary:
+            if s["observed_max"] > s["delta_max"]:
+                problems.append("%s: observed deviation %g above the certified %g" % (
+                    s["config"], s["observed_max"], s["delta_max"]))
+        for f in ("results.csv", "summary.csv"):
+            if not os.path.getsize(os.path.join(args.out, f)):
+                problems.append(f + " is empty")
+        if problems:
+            raise SystemExit("study: check failed: " + "; ".join(problems))
+        log("study: check passed (%d configurations, %d verification rows)" % (len(summary), len(rows)))
 
 
 def print_table(summary, args, disagree, wall):
@@ -211,18 +228,20 @@ def plot(summary, args):
                                           " ".join("%g" % s[v + "_median_s"] for v in solvers),
                                           " ".join("%d" % s[v + "_robust"] for v in solvers)))
     png = os.path.join(args.out, "study.png")
-    cols_t = ", ".join("'%s' using %d:xtic(1) title '%s median s'" % (dat, 4 + i, v) for i, v in enumerate(solvers))
-    cols_r = ", ".join("'%s' using %d:xtic(1) title '%s robust'" % (dat, 4 + len(solvers) + i, v)
+    cols_t = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 4 + i, v) for i, v in enumerate(solvers))
+    cols_r = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 4 + len(solvers) + i, v)
                        for i, v in enumerate(solvers))
     script = """set terminal pngcairo size 1400,450
 set output '%s'
 set multiplot layout 1,3
+set termoption noenhanced
 set style data histograms
 set style fill solid 0.8
 set xtics rotate by -30
-set key top left
-set title 'test accuracy (%%)'
-plot '%s' using 2:xtic(1) title 'before substitution', '' using 3 title 'after (ReLU)'
+set key outside bottom center horizontal
+set title 'test accuracy (%%), before and after substitution'
+plot '%s' using 2:xtic(1) title 'before', '' using 3 title 'after (ReLU)'
+set yrange [0:*]
 set title 'verification time per instance (median s)'
 plot %s
 set title 'robust instances (of %d)'

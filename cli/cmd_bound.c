@@ -15,7 +15,7 @@
 
 static void lg_bound_help(void)
 {
-    printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--json]\n\n"
+    printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--json] [--csv FILE]\n\n"
            "Certified upper bound D on max |f_ReLU(x) - f_ref(x)|_inf, where NET is the reference\n"
            "(lambda-GELU or GELU) network and RELU_NET its ReLU substitution ('lgelu relu'). The two must\n"
            "have the same shapes, bit-identical weights and normalisation, and relu exactly where NET has\n"
@@ -33,6 +33,9 @@ static void lg_bound_help(void)
            "  --n N        use the first N test inputs, N >= 1 (default: all; capped at the test set size)\n"
            "  --json       print one line with the keys global, per_input_median, per_input_max,\n"
            "               observed_max, class_changes, n instead of text\n"
+           "  --csv FILE   also write one row per input: index,label,pred_ref,pred_relu,bound,observed,\n"
+           "               ref_margin (bound = certified bound on the input's ball; ref_margin = top1 - top2\n"
+           "               of the reference; a ReLU-net proof with margin 2*bound transfers to NET)\n"
            "  -h, --help   show this help\n",
            LG_DATA_DEFAULT_DIR);
 }
@@ -67,7 +70,7 @@ typedef struct lg_bound_out {
 
 /* Per-input bounds, observed deviations, class changes over ds (n inputs). */
 static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *ref, const lg_dataset *ds,
-                                 double eps, lg_bound_out *o)
+                                 double eps, FILE *csv, lg_bound_out *o)
 {
     size_t dim = (size_t)ds->dim;
     int no = lg_net_n_out(rn);
@@ -94,17 +97,21 @@ static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *re
             }
             if (obs > o->obs_max) o->obs_max = obs;
             if (obs > o->delta[s + r]) o->unsound++;
-            int top = lg_bound_argmax(yg, no);
-            o->class_changes += lg_bound_argmax(yr, no) != top;
+            int top = lg_bound_argmax(yg, no), top_r = lg_bound_argmax(yr, no);
+            o->class_changes += top_r != top;
             double second = -HUGE_VAL;
             for (int j = 0; j < no; j++)
                 if (j != top && yg[j] > second) second = yg[j];
             o->margin[s + r] = no > 1 ? yg[top] - second : 0.0;
             o->certified_same += o->margin[s + r] > 2.0 * o->delta[s + r];
+            if (csv)
+                fprintf(csv, "%zu,%d,%d,%d,%.17g,%.17g,%.17g\n", s + r, (int)ds->y[s + r], top, top_r, o->delta[s + r],
+                        obs, o->margin[s + r]);
         }
         if (lg_cli_progress_enabled()) fprintf(stderr, "\rbound: %zu/%zu inputs", s + m, ds->n);
     }
     if (lg_cli_progress_enabled()) fprintf(stderr, "\n");
+    if (csv && fflush(csv) != 0) st = lg_fail(LG_ERR_IO, "cannot write the per-input CSV");
 fail:
     free(X);
     free(YR);
@@ -117,8 +124,8 @@ int lg_cmd_bound(int argc, char **argv)
     static const struct option lo[] = {{"ref", required_argument, 0, 'r'}, {"data", required_argument, 0, 'd'},
                                        {"eps", required_argument, 0, 'e'}, {"n", required_argument, 0, 'n'},
                                        {"json", no_argument, 0, 'j'},      {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *ref_path = NULL, *dir = LG_DATA_DEFAULT_DIR;
+                                       {"csv", required_argument, 0, 'c'}, {0, 0, 0, 0}};
+    const char *ref_path = NULL, *dir = LG_DATA_DEFAULT_DIR, *csv_path = NULL;
     double eps = 0.01;
     long nmax = -1;
     int json = 0, c;
@@ -134,6 +141,7 @@ int lg_cmd_bound(int argc, char **argv)
             if (lg_opt_int("bound", "n", optarg, 1, 1000000000L, &nmax)) return 2;
             break;
         case 'j': json = 1; break;
+        case 'c': csv_path = optarg; break;
         case 'h': lg_bound_help(); return 0;
         default: return lg_cli_usage("bound", "unknown option");
         }
@@ -146,6 +154,7 @@ int lg_cmd_bound(int argc, char **argv)
     lg_dataset ds = {0};
     lg_bound_out o = {0};
     lg_dev_stats gs = {0};
+    FILE *csv = NULL;
     int rc = 1;
     lg_status st;
     if ((st = lg_net_load(&rn, argv[optind])) != LG_OK) goto fail;
@@ -168,7 +177,22 @@ int lg_cmd_bound(int argc, char **argv)
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate results for %zu inputs", ds.n);
         goto fail;
     }
-    if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, &o)) != LG_OK) goto fail;
+    if (csv_path) {
+        if (!(csv = fopen(csv_path, "w"))) {
+            st = lg_fail(LG_ERR_IO, "%s: cannot open for writing", csv_path);
+            goto fail;
+        }
+        fprintf(csv, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
+    }
+    if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, csv, &o)) != LG_OK) goto fail;
+    if (csv) {
+        int bad = fclose(csv) != 0;
+        csv = NULL;
+        if (bad) {
+            st = lg_fail(LG_ERR_IO, "%s: write failed", csv_path);
+            goto fail;
+        }
+    }
     if (o.unsound) {
         st = lg_fail(LG_ERR_NUMERIC, "internal error: on %zu inputs the observed deviation exceeds the certified bound",
                      o.unsound);
@@ -199,6 +223,7 @@ int lg_cmd_bound(int argc, char **argv)
     rc = 0;
 fail:
     if (rc) lg_cli_fail("bound", st);
+    if (csv) fclose(csv);
     free(o.delta);
     free(o.margin);
     lg_dataset_free(&ds);

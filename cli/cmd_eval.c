@@ -66,9 +66,8 @@ static int lg_eval_parse_line(char *line, double *x, int n_in, const char *path,
     int n = 0;
     for (char *tok = strtok(line, " \t\r\n,"); tok; tok = strtok(NULL, " \t\r\n,")) {
         char *end;
-        errno = 0;
-        double v = strtod(tok, &end);
-        if (*end || errno == ERANGE || !isfinite(v)) {
+        double v = strtod(tok, &end); /* overflow gives ±inf; underflow is fine */
+        if (end == tok || *end || !isfinite(v)) {
             lg_fail(LG_ERR_FORMAT, "%s:%zu: value %d: expected a finite number, got '%s'", path, lineno, n + 1, tok);
             return -1;
         }

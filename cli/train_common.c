@@ -81,6 +81,7 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
         return 0;
     case LG_OPT_ANNEAL_START:
         if (lg_opt_double(cmd, "anneal-start", arg, 1e-9, 1.0, &ct->anneal_start)) return -1;
+        ct->anneal_set = 1;
         return 0;
     case LG_OPT_LAMBDA_TARGET:
         if (lg_opt_double(cmd, "lambda-target", arg, 1.0, 1e12, &ct->lambda_target)) return -1;

@@ -8,7 +8,8 @@
  * Flatten, Reshape, Identity, Constant, and Erf inside the GELU pattern
  * x·0.5·(1 + erf(x/√2)) in its usual node orders, or the λ-GELU pattern
  * x·0.5·(1 + erf(λ·x/√2)) that lg_onnx_write produces. Sub/Div by constants
- * before the first linear op become lg_net in_sub/in_div (exact). Linear ops
+ * before the first linear op become lg_net in_sub/in_div (exact; an all-zero
+ * shift or all-one divisor is dropped as the identity it is). Linear ops
  * between activations are composed into one layer, except across an Identity
  * node, which closes a layer with identity activation. Float and
  * double initialisers (raw_data or typed fields); int64 for shapes. Every

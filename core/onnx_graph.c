@@ -103,6 +103,64 @@ void lg_ox_const_free(lg_ox_const *c)
     memset(c, 0, sizeof *c);
 }
 
+/* ---- protobuf nesting guard ---- */
+
+static int lg_ox_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && *pos < len; shift += 7) {
+        uint8_t b = p[(*pos)++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+/* Walk the wire format of one message of type desc. Returns -1 if message
+ * nesting exceeds max_depth, else 0 (malformed data is left to the real
+ * decoder, which reports it). Each byte is visited once. */
+static int lg_ox_depth_walk(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *desc, int depth,
+                            int max_depth)
+{
+    if (depth > max_depth) return -1;
+    size_t pos = 0;
+    while (pos < len) {
+        uint64_t tag, v;
+        if (lg_ox_varint(p, len, &pos, &tag)) return 0;
+        switch (tag & 7) {
+        case 0:
+            if (lg_ox_varint(p, len, &pos, &v)) return 0;
+            break;
+        case 1:
+            if (len - pos < 8) return 0;
+            pos += 8;
+            break;
+        case 5:
+            if (len - pos < 4) return 0;
+            pos += 4;
+            break;
+        case 2: {
+            if (lg_ox_varint(p, len, &pos, &v) || v > len - pos) return 0;
+            const ProtobufCFieldDescriptor *f =
+                tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(desc, (unsigned)(tag >> 3)) : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+                lg_ox_depth_walk(p + pos, (size_t)v, f->descriptor, depth + 1, max_depth))
+                return -1;
+            pos += (size_t)v;
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int lg_ox_nesting_ok(const uint8_t *buf, size_t len, int max_depth)
+{
+    return lg_ox_depth_walk(buf, len, &onnx__model_proto__descriptor, 0, max_depth) == 0;
+}
+
 /* ---- name table ---- */
 
 static size_t lg_ox_hash(const char *s)

@@ -4,6 +4,7 @@
  *
  * lg_ox_graph owns every array it holds (names are borrowed from the
  * unpacked ModelProto, which must outlive it); lg_ox_graph_free releases.
+ * lg_ox_b (onnx_affine.c) is the affine map under construction.
  */
 #ifndef LG_ONNX_INTERNAL_H
 #define LG_ONNX_INTERNAL_H
@@ -11,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/act.h"
+#include "core/net.h"
 #include "core/status.h"
 #include "onnx.pb-c.h"
 
@@ -70,6 +73,11 @@ void lg_ox_const_free(lg_ox_const *c);
 /* Element count of a shape with overflow/limit check; 0 on failure. */
 size_t lg_ox_shape_count(const lg_ox_shape *s);
 
+/* 1 if the protobuf message nesting of a ModelProto image stays within
+ * max_depth (protobuf-c's decoder recurses without a limit, so a deeply
+ * nested hostile file would overflow the stack). */
+int lg_ox_nesting_ok(const uint8_t *buf, size_t len, int max_depth);
+
 /* Build the name table and the topological order of g; refuses duplicate
  * producers, dangling inputs and cycles. */
 lg_status lg_ox_graph_init(lg_ox_graph *G, const Onnx__GraphProto *g, const char *file);
@@ -85,5 +93,44 @@ const Onnx__AttributeProto *lg_ox_attr(const Onnx__NodeProto *nd, const char *na
 
 /* "node 3 'Gemm_0' (Gemm)" for messages, in a static buffer. */
 const char *lg_ox_node_desc(const lg_ox_graph *G, int node);
+
+/* ---- the pending affine map (onnx_affine.c) ----
+ * Owns W, d, b, in_sub, in_div and every layer's W and b until
+ * onnx_read.c copies them into the lg_net; lg_ox_b_free releases all. */
+typedef struct lg_ox_layer {
+    int n_in, n_out;
+    double *W, *b;  /* [n_out][n_in], [n_out]; owned */
+    lg_act act;
+    double lambda;
+} lg_ox_layer;
+
+typedef struct lg_ox_b {
+    const char *file;
+    int n_in;
+    lg_ox_shape shape;        /* shape of z */
+    int n, m;                 /* width of z; width at the last boundary */
+    double *W;                /* [n][m] or NULL (diagonal) */
+    double *d;                /* [n] diagonal, NULL = ones */
+    double *b;                /* [n] or NULL = zeros */
+    double *in_sub, *in_div;  /* [n_in] or NULL */
+    int n_layers, cap_layers;
+    lg_ox_layer *layers;
+    size_t n_params;
+} lg_ox_b;
+
+void lg_ox_b_free(lg_ox_b *B);
+/* 1 if the pending map is the identity (no W, d or b). */
+int lg_ox_b_identity(const lg_ox_b *B);
+double *lg_ox_dup(const double *v, size_t n);
+/* z ← z + sign·c, c [n]; a first Sub at the input becomes in_sub. */
+lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign);
+/* z ← z·c or z/c (divide = 1), c [n]; a first Div at the input becomes in_div. */
+lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide);
+/* z ← M·z + c; M [n2][n] is taken over (freed), c [n2] or NULL. */
+lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c);
+/* Close the map into a layer with activation act (λ for lgelu). */
+lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
+/* Apply a LIN value's pending scalar kmul/kdiv to the map (v becomes 1·z). */
+lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v);
 
 #endif

@@ -9,7 +9,6 @@
  * closed forms relative to z (lg_ox_form), so the pattern is matched in any
  * node order; any other fork is refused.
  */
-#include <cblas.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,194 +21,7 @@
 
 #define LG_SQRT2 1.41421356237309504880
 #define LG_OX_PATTERN_TOL 1e-6
-
-typedef struct lg_ox_layer {
-    int n_in, n_out;
-    double *W, *b;  /* [n_out][n_in], [n_out]; owned */
-    lg_act act;
-    double lambda;
-} lg_ox_layer;
-
-typedef struct lg_ox_b {
-    const char *file;
-    int n_in;
-    lg_ox_shape shape;        /* shape of z */
-    int n, m;                 /* width of z; width at the last boundary */
-    double *W;                /* [n][m] or NULL (diagonal) */
-    double *d;                /* [n] diagonal, NULL = ones */
-    double *b;                /* [n] or NULL = zeros */
-    double *in_sub, *in_div;  /* [n_in] or NULL */
-    int n_layers, cap_layers;
-    lg_ox_layer *layers;
-    size_t n_params;
-} lg_ox_b;
-
-static void lg_ox_b_free(lg_ox_b *B)
-{
-    free(B->W);
-    free(B->d);
-    free(B->b);
-    free(B->in_sub);
-    free(B->in_div);
-    for (int k = 0; k < B->n_layers; k++) {
-        free(B->layers[k].W);
-        free(B->layers[k].b);
-    }
-    free(B->layers);
-    memset(B, 0, sizeof *B);
-}
-
-static int lg_ox_b_identity(const lg_ox_b *B) { return !B->W && !B->d && !B->b; }
-
-static double *lg_ox_dup(const double *v, size_t n)
-{
-    double *p = malloc(n * sizeof *p);
-    if (p) memcpy(p, v, n * sizeof *p);
-    return p;
-}
-
-/* z ← z + sign·c, c [n]. */
-static lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
-{
-    size_t n = (size_t)B->n;
-    if (sign < 0 && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
-        if (!(B->in_sub = lg_ox_dup(c, n))) goto oom;
-        return LG_OK;
-    }
-    if (!B->b && !(B->b = calloc(n, sizeof *B->b))) goto oom;
-    for (size_t i = 0; i < n; i++) B->b[i] += sign * c[i];
-    return LG_OK;
-oom:
-    return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-}
-
-/* z ← z·c (divide = 0) or z/c (divide = 1), c [n]. */
-static lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
-{
-    size_t n = (size_t)B->n, m = (size_t)B->m;
-    if (divide)
-        for (size_t i = 0; i < n; i++)
-            if (c[i] == 0.0) return lg_fail(LG_ERR_FORMAT, "%s: division by zero constant (element %zu)", B->file, i);
-    if (divide && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_div) {
-        if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
-        return LG_OK;
-    }
-    if (!B->W && !B->d) {
-        if (!(B->d = malloc(n * sizeof *B->d))) goto oom;
-        for (size_t i = 0; i < n; i++) B->d[i] = 1.0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (B->W)
-            for (size_t j = 0; j < m; j++) B->W[i * m + j] = divide ? B->W[i * m + j] / c[i] : B->W[i * m + j] * c[i];
-        else
-            B->d[i] = divide ? B->d[i] / c[i] : B->d[i] * c[i];
-        if (B->b) B->b[i] = divide ? B->b[i] / c[i] : B->b[i] * c[i];
-    }
-    return LG_OK;
-oom:
-    return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-}
-
-/* z ← M·z + c; M [n2][n] is taken over (freed here), c [n2] or NULL. */
-static lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
-{
-    size_t n = (size_t)B->n, m = (size_t)B->m, N = (size_t)n2;
-    double *nb = NULL;
-    if (N * m > LG_NET_MAX_PARAMS) {
-        free(M);
-        return lg_fail(LG_ERR_FORMAT, "%s: composed layer %zu x %zu exceeds %zu parameters", B->file, N, m,
-                       LG_NET_MAX_PARAMS);
-    }
-    if (B->b || c) {
-        if (!(nb = calloc(N, sizeof *nb))) goto oom;
-        for (size_t i = 0; i < N; i++) {
-            double s = c ? c[i] : 0.0;
-            if (B->b)
-                for (size_t j = 0; j < n; j++) s += M[i * n + j] * B->b[j];
-            nb[i] = s;
-        }
-    }
-    if (B->W) {
-        double *W2 = malloc(N * m * sizeof *W2);
-        if (!W2) goto oom;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)m, (int)n, 1.0, M, (int)n, B->W, (int)m,
-                    0.0, W2, (int)m);
-        free(M);
-        free(B->W);
-        B->W = W2;
-    } else {
-        if (B->d)
-            for (size_t i = 0; i < N; i++)
-                for (size_t j = 0; j < n; j++) M[i * n + j] *= B->d[j];
-        B->W = M;
-    }
-    free(B->d);
-    B->d = NULL;
-    free(B->b);
-    B->b = nb;
-    B->n = n2;
-    return LG_OK;
-oom:
-    free(M);
-    free(nb);
-    return lg_fail(LG_ERR_NOMEM, "%s: out of memory composing a %zu x %zu layer", B->file, N, m);
-}
-
-/* Close the current affine map into a layer with activation act. */
-static lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
-{
-    size_t n = (size_t)B->n, m = (size_t)B->m;
-    if (B->n_layers >= LG_NET_MAX_LAYERS)
-        return lg_fail(LG_ERR_FORMAT, "%s: more than %d layers", B->file, LG_NET_MAX_LAYERS);
-    if (n * m > LG_NET_MAX_PARAMS || B->n_params + n * (m + 1) > LG_NET_MAX_PARAMS)
-        return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
-    if (B->n_layers == B->cap_layers) {
-        int cap = B->cap_layers ? 2 * B->cap_layers : 8;
-        lg_ox_layer *nl = realloc(B->layers, (size_t)cap * sizeof *nl);
-        if (!nl) goto oom;
-        B->layers = nl;
-        B->cap_layers = cap;
-    }
-    if (!B->W) {
-        if (!(B->W = calloc(n * m, sizeof *B->W))) goto oom;
-        for (size_t i = 0; i < n; i++) B->W[i * m + i] = B->d ? B->d[i] : 1.0;
-    }
-    if (!B->b && !(B->b = calloc(n, sizeof *B->b))) goto oom;
-    lg_ox_layer *L = &B->layers[B->n_layers++];
-    L->n_in = B->m;
-    L->n_out = B->n;
-    L->W = B->W;
-    L->b = B->b;
-    L->act = act;
-    L->lambda = lambda;
-    B->n_params += n * (m + 1);
-    free(B->d);
-    B->W = B->d = B->b = NULL;
-    B->m = B->n;
-    return LG_OK;
-oom:
-    return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-}
-
-/* Apply a pending scalar factor kmul/kdiv of a LIN value to the base map. */
-static lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v)
-{
-    lg_status st = LG_OK;
-    if (v->kmul == 1.0 && v->kdiv == 1.0) return LG_OK;
-    double *c = malloc((size_t)B->n * sizeof *c);
-    if (!c) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-    if (v->kmul != 1.0) {
-        for (int i = 0; i < B->n; i++) c[i] = v->kmul;
-        st = lg_ox_b_scale(B, c, 0);
-    }
-    if (st == LG_OK && v->kdiv != 1.0) {
-        for (int i = 0; i < B->n; i++) c[i] = v->kdiv;
-        st = lg_ox_b_scale(B, c, 1);
-    }
-    free(c);
-    v->kmul = v->kdiv = 1.0;
-    return st;
-}
+#define LG_OX_MAX_NESTING 64
 
 /* ---- interpreter ---- */
 
@@ -737,10 +549,9 @@ static lg_status lg_ox_input(lg_ox_run *R, long *vin)
     const Onnx__GraphProto *g = R->G.g;
     const Onnx__ValueInfoProto *vi = NULL;
     for (size_t i = 0; i < g->n_input; i++) {
-        int is_init = 0;
-        for (size_t j = 0; j < g->n_initializer && !is_init; j++)
-            is_init = strcmp(g->initializer[j]->name, g->input[i]->name) == 0;
-        if (is_init) continue;
+        /* initializers occupy the first n_initializer value slots */
+        long v = lg_ox_find(&R->G, g->input[i]->name);
+        if (v >= 0 && (size_t)v < g->n_initializer) continue;
         if (vi)
             return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph has more than one input ('%s' and '%s'); expected one",
                            R->G.file, vi->name, g->input[i]->name);
@@ -828,9 +639,15 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
             }
         }
     }
-    net->in_sub = B->in_sub;
-    net->in_div = B->in_div;
-    B->in_sub = B->in_div = NULL;
+    /* an all-zero shift or all-one divisor is the identity exactly (MATLAB's
+     * ACAS Xu export subtracts a zero image): drop it */
+    int zero = B->in_sub != NULL, one = B->in_div != NULL;
+    for (int i = 0; i < B->n_in; i++) {
+        if (B->in_sub && B->in_sub[i] != 0.0) zero = 0;
+        if (B->in_div && B->in_div[i] != 1.0) one = 0;
+    }
+    if (!zero) net->in_sub = B->in_sub, B->in_sub = NULL;
+    if (!one) net->in_div = B->in_div, B->in_div = NULL;
     if ((st = lg_net_validate(net)) != LG_OK) {
         char msg[900];
         snprintf(msg, sizeof msg, "%s", lg_errmsg());
@@ -903,6 +720,24 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     if (y->form != LG_OX_LIN || R->live != 1)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph output '%s' ends inside an incomplete GELU pattern or a fork",
                        G->file, y->name);
+    const Onnx__TypeProto *tp = g->output[0]->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type && tp->tensor_type->shape) {
+        const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+        uint64_t prod = 1;
+        int known = 1;
+        for (size_t i = 0; i < sh->n_dim && known; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = sh->dim[i];
+            if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || d->dim_value < 1 ||
+                d->dim_value > LG_NET_MAX_DIM)
+                known = i == 0; /* a symbolic batch dimension counts as 1 */
+            else
+                prod *= (uint64_t)d->dim_value;
+            if (prod > LG_NET_MAX_DIM) known = 0;
+        }
+        if (known && prod != (uint64_t)R->B.n)
+            return lg_fail(LG_ERR_FORMAT, "%s: graph output '%s' is declared with %llu elements but the graph computes %d",
+                           G->file, y->name, (unsigned long long)prod, R->B.n);
+    }
     if ((st = lg_ox_b_fold(&R->B, y)) != LG_OK) return st;
     if (R->B.n_layers == 0 || !lg_ox_b_identity(&R->B))
         if ((st = lg_ox_b_close(&R->B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
@@ -912,8 +747,15 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
 lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
 {
     memset(net, 0, sizeof *net);
+    if (!lg_ox_nesting_ok(buf, len, LG_OX_MAX_NESTING))
+        return lg_fail(LG_ERR_FORMAT, "%s: protobuf messages nested deeper than %d levels (corrupt or hostile file)",
+                       name, LG_OX_MAX_NESTING);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    if (!mp) return lg_fail(LG_ERR_FORMAT, "%s: not a valid ONNX protobuf (truncated or corrupt)", name);
+    if (!mp)
+        return lg_fail(LG_ERR_FORMAT,
+                       "%s: not an lgelu network file (no LGELUNET magic) and not a valid ONNX protobuf (truncated or "
+                       "corrupt)",
+                       name);
     lg_status st;
     lg_ox_run R;
     memset(&R, 0, sizeof R);

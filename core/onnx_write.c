@@ -72,7 +72,7 @@ static const char *lg_ow_tensor(lg_ow *w, const char *name, const double *v, siz
     onnx__tensor_proto__init(t);
     t->name = (char *)name;
     t->n_dims = (size_t)rank;
-    memcpy(d, dims, (size_t)rank * sizeof *d);
+    if (rank) memcpy(d, dims, (size_t)rank * sizeof *d);
     t->dims = d;
     t->has_data_type = 1;
     t->data_type = w->dtype;

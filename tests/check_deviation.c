@@ -146,6 +146,169 @@ START_TEST(test_deviation_single_neuron_tight)
 }
 END_TEST
 
+START_TEST(test_deviation_unstable_slope)
+{
+    /* x ↦ z_a = x − 0.5 (lgelu) ↦ p = relu(a + 10), q = relu(a − 0.001) (relu
+     * in both nets) ↦ y = p − q. Near x = 0.5 − 0.7518/λ the lgelu output is
+     * −0.16997/λ while relu gives 0; p passes the deviation on, q stays 0 in
+     * both nets, so |Δy| = 0.16997/λ. q's interval straddles 0: a bound that
+     * took q's relu slope as 1 would let p and q cancel and claim ≈ 0. The
+     * backward refinement, with slope ∈ [0,1], is exact here (the forward
+     * recursion |W|·e gives twice as much). */
+    const int dims[] = {1, 1, 2, 1};
+    const double lambdas[] = {5, 50, 160};
+    for (int li = 0; li < 3; li++) {
+        double lam = lambdas[li];
+        lg_net ref, rn;
+        ck_assert_int_eq(lg_net_init(&ref, 3, dims, LG_ACT_LGELU), LG_OK);
+        ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
+        ref.layers[1].act = LG_ACT_RELU, ref.layers[1].lambda = 1.0;
+        ref.layers[1].W[0] = 1.0, ref.layers[1].W[1] = 1.0, ref.layers[1].b[0] = 10.0, ref.layers[1].b[1] = -0.001;
+        ref.layers[2].W[0] = 1.0, ref.layers[2].W[1] = -1.0;
+        ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+        lg_dev dev;
+        ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+        double D, yr, yg, scratch[4];
+        lg_dev_stats st = {0};
+        ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &D, NULL, &st), LG_OK);
+        double x = 0.5 - LG_DEV_PEAK_S / lam;
+        double obs = lg_observed(&rn, &ref, &x, &yr, &yg, scratch);
+        ck_assert_msg(obs >= LG_DEV_PEAK_V / lam * (1 - 1e-6), "lambda %g: observed %.17g", lam, obs);
+        ck_assert_msg(obs <= D, "lambda %g: observed %.17g > bound %.17g", lam, obs, D);
+        ck_assert_msg(D <= LG_DEV_PEAK_V / lam * (1 + 1e-6), "lambda %g: bound %.17g not tight", lam, D);
+        ck_assert_uint_eq(st.n_refined, 1);
+        lg_dev_free(&dev);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+    }
+}
+END_TEST
+
+/* Sound pre-activation bounds of the ReLU net rn on the box [lo, hi]
+ * (2 inputs) by interval arithmetic on S×S sub-boxes, united; widened by
+ * 1e-9 so double rounding cannot matter. pre_lo/pre_hi[k] are [n_out_k]. */
+static void lg_split_bounds(const lg_net *rn, const double *lo, const double *hi, int S, double **pre_lo,
+                            double **pre_hi)
+{
+    double c[64], r[64], zc[64], zr[64];
+    for (int k = 0; k < rn->n_layers; k++)
+        for (int o = 0; o < rn->layers[k].n_out; o++) pre_lo[k][o] = INFINITY, pre_hi[k][o] = -INFINITY;
+    for (int a = 0; a < S; a++)
+        for (int b = 0; b < S; b++) {
+            double l0 = lo[0] + (hi[0] - lo[0]) * a / S, h0 = lo[0] + (hi[0] - lo[0]) * (a + 1) / S;
+            double l1 = lo[1] + (hi[1] - lo[1]) * b / S, h1 = lo[1] + (hi[1] - lo[1]) * (b + 1) / S;
+            c[0] = 0.5 * (l0 + h0), r[0] = 0.5 * (h0 - l0) + 1e-12;
+            c[1] = 0.5 * (l1 + h1), r[1] = 0.5 * (h1 - l1) + 1e-12;
+            for (int k = 0; k < rn->n_layers; k++) {
+                const lg_layer *L = &rn->layers[k];
+                for (int o = 0; o < L->n_out; o++) {
+                    zc[o] = L->b[o], zr[o] = 0.0;
+                    for (int i = 0; i < L->n_in; i++) {
+                        zc[o] += L->W[o * L->n_in + i] * c[i];
+                        zr[o] += fabs(L->W[o * L->n_in + i]) * r[i];
+                    }
+                    double l = zc[o] - zr[o], u = zc[o] + zr[o];
+                    l -= 1e-9 * (1 + fabs(l)), u += 1e-9 * (1 + fabs(u));
+                    pre_lo[k][o] = fmin(pre_lo[k][o], l), pre_hi[k][o] = fmax(pre_hi[k][o], u);
+                    if (L->act == LG_ACT_RELU) l = fmax(l, 0.0), u = fmax(u, 0.0);
+                    zc[o] = 0.5 * (l + u), zr[o] = 0.5 * (u - l);
+                }
+                memcpy(c, zc, sizeof c);
+                memcpy(r, zr, sizeof r);
+            }
+        }
+}
+
+START_TEST(test_deviation_external_preact_bounds)
+{
+    const int dims[] = {2, 8, 8, 3};
+    const double lambdas[] = {1, 5, 50, 160};
+    lg_rng rg;
+    lg_rng_init(&rg, 5, 5);
+    int tighter = 0;
+    for (int li = 0; li < 4; li++)
+        for (int rep = 0; rep < 3; rep++) {
+            double lam[3] = {lambdas[li], lambdas[li], lambdas[li]};
+            lg_net ref, rn;
+            lg_make_pair(&ref, &rn, 3, dims, LG_ACT_LGELU, lam, (uint64_t)(500 + 10 * li + rep), 1.0);
+            double *pre_lo[3], *pre_hi[3];
+            for (int k = 0; k < 3; k++) pre_lo[k] = malloc(8 * sizeof(double)), pre_hi[k] = malloc(8 * sizeof(double));
+            double lo[2], hi[2];
+            for (int i = 0; i < 2; i++) {
+                lo[i] = 0.5 * lg_rng_uniform(&rg);
+                hi[i] = lo[i] + 0.5;
+            }
+            lg_split_bounds(&rn, lo, hi, 12, pre_lo, pre_hi);
+            lg_dev dev;
+            ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+            double Dplain, Dpre, x[2], yr[3], yg[3], scratch[16];
+            ck_assert_int_eq(lg_dev_bound_boxes(&dev, lo, hi, 1, &Dplain, NULL, NULL), LG_OK);
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_OK);
+            ck_assert_msg(Dpre <= Dplain * (1 + 1e-9), "lambda %g: with bounds %.17g > without %.17g", lam[0], Dpre,
+                          Dplain);
+            tighter += Dpre < 0.9 * Dplain;
+            for (int t = 0; t < 400; t++) {
+                for (int i = 0; i < 2; i++) {
+                    double v = t < 16 ? (double)((t >> i) & 1) : lg_rng_uniform(&rg);
+                    x[i] = lo[i] + (hi[i] - lo[i]) * v;
+                }
+                double o = lg_observed(&rn, &ref, x, yr, yg, scratch);
+                ck_assert_msg(o <= Dpre, "lambda %g: observed %.17g > bound %.17g", lam[0], o, Dpre);
+            }
+            /* a skipped layer is allowed; bounds for another box are refused */
+            double *keep = pre_lo[1];
+            pre_lo[1] = NULL;
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_OK);
+            pre_lo[1] = keep;
+            double save_lo = pre_lo[0][0], save_hi = pre_hi[0][0];
+            pre_lo[0][0] = pre_hi[0][0] = 1e6;
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_ERR_ARG);
+            pre_lo[0][0] = NAN;
+            ck_assert_int_eq(lg_dev_bound_box_pre(&dev, lo, hi, pre_lo, pre_hi, &Dpre, NULL, NULL), LG_ERR_ARG);
+            pre_lo[0][0] = save_lo, pre_hi[0][0] = save_hi;
+            lg_dev_free(&dev);
+            for (int k = 0; k < 3; k++) free(pre_lo[k]), free(pre_hi[k]);
+            lg_net_free(&rn);
+            lg_net_free(&ref);
+        }
+    ck_assert_msg(tighter > 0, "external bounds never tightened the bound");
+}
+END_TEST
+
+START_TEST(test_deviation_crosses_zero)
+{
+    /* x ↦ z_a = x − 0.5 (lgelu) ↦ q = relu(−a − 0.1/λ) (relu in both) ↦ y = q.
+     * On a tiny box around x0 = 0.5 − 0.7518/λ the ReLU net has a = 0 and
+     * z_q = −0.1/λ < 0 (q inactive), but the λ-GELU net has a ≈ −0.16997/λ,
+     * so its z_q ≈ +0.06997/λ: q switches on in one net only. A bound that
+     * read q's relu slope off the ReLU net's interval alone (s = 0) would
+     * claim ≈ 0; the z_G interval must decide. */
+    const int dims[] = {1, 1, 1, 1};
+    const double lambdas[] = {5, 50, 160};
+    for (int li = 0; li < 3; li++) {
+        double lam = lambdas[li];
+        lg_net ref, rn;
+        ck_assert_int_eq(lg_net_init(&ref, 3, dims, LG_ACT_LGELU), LG_OK);
+        ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
+        ref.layers[1].act = LG_ACT_RELU, ref.layers[1].lambda = 1.0;
+        ref.layers[1].W[0] = -1.0, ref.layers[1].b[0] = -0.1 / lam;
+        ref.layers[2].W[0] = 1.0;
+        ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+        lg_dev dev;
+        ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+        double x = 0.5 - LG_DEV_PEAK_S / lam, lo = x - 1e-4 / lam, hi = x + 1e-4 / lam, D, yr, yg, scratch[4];
+        ck_assert_int_eq(lg_dev_bound_boxes(&dev, &lo, &hi, 1, &D, NULL, NULL), LG_OK);
+        double obs = lg_observed(&rn, &ref, &x, &yr, &yg, scratch);
+        double want = (LG_DEV_PEAK_V - 0.1) / lam;
+        ck_assert_msg(fabs(obs - want) <= 1e-9 / lam, "lambda %g: observed %.17g, expected %.17g", lam, obs, want);
+        ck_assert_msg(obs <= D && D <= want * 1.001, "lambda %g: bound %.17g, observed %.17g", lam, D, obs);
+        lg_dev_free(&dev);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+    }
+}
+END_TEST
+
 START_TEST(test_deviation_bound_random_nets)
 {
     static const int d0[] = {3, 5, 2}, d1[] = {4, 8, 8, 3}, d2[] = {6, 10, 10, 10, 4}, d3[] = {10, 4, 4, 4, 4, 2};
@@ -159,6 +322,7 @@ START_TEST(test_deviation_bound_random_nets)
     lg_rng r;
     lg_rng_init(&r, 2024, 5);
     double obs_max = 0.0;
+    lg_dev_stats stats = {0};
     for (int si = 0; si < 4; si++)
         for (int li = 0; li < 5; li++) { /* li == 4: plain GELU reference */
             int nl = shapes[si].n_layers, n = shapes[si].dims[0];
@@ -178,7 +342,7 @@ START_TEST(test_deviation_bound_random_nets)
                 ck_assert_msg(o <= G, "shape %d lambda %d: observed %.17g > global %.17g", si, li, o, G);
                 for (int ei = 0; ei < 3; ei++) {
                     double eps = epss[ei];
-                    ck_assert_int_eq(lg_dev_bound_balls(&dev, x0, 1, eps, 0.0, 1.0, &D, NULL, NULL), LG_OK);
+                    ck_assert_int_eq(lg_dev_bound_balls(&dev, x0, 1, eps, 0.0, 1.0, &D, NULL, &stats), LG_OK);
                     ck_assert_msg(D <= G, "shape %d lambda %d eps %g: ball %.17g > global %.17g", si, li, eps, D, G);
                     for (int t = 0; t < n_samples; t++) {
                         for (int i = 0; i < n; i++) {
@@ -197,6 +361,7 @@ START_TEST(test_deviation_bound_random_nets)
             lg_net_free(&ref);
         }
     ck_assert(obs_max > 0.0); /* the check was not vacuous */
+    ck_assert(stats.n_refined > 0); /* and exercised the backward refinement */
 }
 END_TEST
 
@@ -352,7 +517,9 @@ START_TEST(test_deviation_cli)
     snprintf(po, sizeof po, "%s", lg_test_tmpfile(".json"));
     ck_assert_int_eq(lg_netfile_write(&rn, pr), LG_OK);
     ck_assert_int_eq(lg_netfile_write(&ref, pg), LG_OK);
-    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 40 --eps 0.02 --json", pr, pg);
+    char pc[256];
+    snprintf(pc, sizeof pc, "%s", lg_test_tmpfile(".csv"));
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 40 --eps 0.02 --json --csv '%s'", pr, pg, pc);
     ck_assert_int_eq(lg_run(args, po), 0);
     FILE *f = fopen(po, "r");
     ck_assert_ptr_nonnull(f);
@@ -370,6 +537,26 @@ START_TEST(test_deviation_cli)
     ck_assert_msg(got == 6, "unexpected JSON: %s", line);
     ck_assert_uint_eq(n, 40);
     ck_assert_msg(0 < med && med <= mx && mx <= G && obs <= mx && changes <= n, "inconsistent: %s", line);
+    /* the CSV has one row per input; its bounds hold and their max is the
+     * JSON per_input_max */
+    f = fopen(pc, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
+    unsigned long idx, rows = 0;
+    int label, pref, prelu;
+    double b, ob, mg, bmax = 0.0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert_int_eq(sscanf(line, "%lu,%d,%d,%d,%lf,%lf,%lf", &idx, &label, &pref, &prelu, &b, &ob, &mg), 7);
+        ck_assert_uint_eq(idx, rows);
+        ck_assert_msg(ob <= b && mg >= 0.0 && label >= 0 && label < 10, "row: %s", line);
+        bmax = fmax(bmax, b);
+        rows++;
+    }
+    fclose(f);
+    ck_assert_uint_eq(rows, 40);
+    ck_assert_double_eq(bmax, mx);
+    remove(pc);
     /* the library gives the same global bound */
     lg_dev dev;
     double G2;
@@ -478,7 +665,10 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_gap_constants);
     tcase_add_test(tc, test_deviation_gap_bruteforce);
     tcase_add_test(tc, test_deviation_single_neuron_tight);
+    tcase_add_test(tc, test_deviation_unstable_slope);
+    tcase_add_test(tc, test_deviation_crosses_zero);
     tcase_add_test(tc, test_deviation_bound_random_nets);
+    tcase_add_test(tc, test_deviation_external_preact_bounds);
     tcase_add_test(tc, test_deviation_scaling);
     tcase_add_test(tc, test_deviation_fmnist);
     tcase_add_test(tc, test_deviation_fmnist_trained);

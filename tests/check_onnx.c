@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/netfile.h"
 #include "core/onnx.h"
@@ -75,8 +76,10 @@ static void lg_make(lg_net *net, lg_act act, int float_exact, int norm, uint64_t
     lg_rng_init(&r, seed, 0);
     ck_assert_int_eq(lg_net_init(net, 3, dims, act), LG_OK);
     lg_test_randomize(net, &r, 0.7);
-    if (float_exact)
+    if (float_exact) {
         for (size_t i = 0; i < net->n_params; i++) net->params[i] = (float)net->params[i];
+        for (int k = 0; k < net->n_layers; k++) net->layers[k].lambda = (float)net->layers[k].lambda;
+    }
     if (norm) {
         net->in_sub = malloc(6 * sizeof(double));
         net->in_div = malloc(6 * sizeof(double));
@@ -177,8 +180,6 @@ START_TEST(test_onnx_export_passes_checker_and_numpy)
         for (int fe = 0; fe < 2; fe++) {
             lg_net n;
             lg_make(&n, acts[a], fe, 1, 40 + (uint64_t)a);
-            if (fe && acts[a] == LG_ACT_LGELU)
-                for (int k = 0; k < n.n_layers; k++) n.layers[k].lambda = (float)n.layers[k].lambda;
             const char *p = lg_test_tmpfile(".onnx");
             ck_assert_int_eq(lg_onnx_write(&n, p), LG_OK);
             lg_py_check(p);
@@ -215,6 +216,9 @@ START_TEST(test_onnx_fixtures_match_numpy)
         ck_assert_int_eq(n.n_layers, F[f].n_layers);
         for (int k = 0; k + 1 < n.n_layers; k++) ck_assert_int_eq(n.layers[k].act, LG_ACT_RELU);
         ck_assert_int_eq(n.layers[n.n_layers - 1].act, LG_ACT_IDENTITY);
+        /* ACAS Xu's Sub of a zero image is dropped as the identity */
+        ck_assert_ptr_null(n.in_sub);
+        ck_assert_ptr_null(n.in_div);
         double *X = malloc(3 * (size_t)F[f].n_in * sizeof *X);
         lg_fixture_inputs(X, 3, F[f].n_in, F[f].lo, F[f].hi, 17 + (uint64_t)f);
         lg_py_compare(path, &n, X, 3, 1e-10);
@@ -287,7 +291,7 @@ START_TEST(test_onnx_refuses_bad_models)
                                 "bad_attr_type",  "bad_cycle",      "bad_dangling",    "bad_two_inputs",
                                 "bad_nonlinear",  "bad_fork",       "bad_erf_alone",   "bad_huge_input",
                                 "bad_batch",      "bad_huge_dims",  "bad_short_data",  "bad_int_weights",
-                                "bad_truncated"};
+                                "bad_truncated",  "bad_out_shape",  "bad_negative_dim"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[512], expect[256] = "";
         snprintf(path, sizeof path, "%s/%s.expect", lg_made_dir, bad[i]);
@@ -324,6 +328,51 @@ START_TEST(test_onnx_not_a_model)
     static const unsigned char only_ir[] = {0x08, 0x07};
     ck_assert(lg_onnx_parse(&n, only_ir, sizeof only_ir, "ir-only") != LG_OK);
     ck_assert_msg(strstr(lg_errmsg(), "no graph") != NULL, "%s", lg_errmsg());
+}
+END_TEST
+
+static size_t lg_varint_put(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        unsigned char b = v & 0x7f;
+        v >>= 7;
+        p[n++] = (unsigned char)(b | (v ? 0x80 : 0));
+    } while (v);
+    return n;
+}
+
+static size_t lg_varint_len(uint64_t v)
+{
+    unsigned char tmp[10];
+    return lg_varint_put(tmp, v);
+}
+
+/* ModelProto → graph → node → attribute.g → graph → ... nested 100 000 deep:
+ * protobuf-c would recurse into a stack overflow; the guard refuses it. */
+START_TEST(test_onnx_deep_nesting_refused)
+{
+    const int levels = 100000;
+    /* field numbers from the innermost wrapper outwards: Graph.node = 1,
+     * Node.attribute = 5, Attribute.g = 6; outermost Model.graph = 7 */
+    size_t nwrap = 3 * (size_t)levels + 1;
+    uint64_t *sz = malloc((nwrap + 1) * sizeof *sz);
+    int *field = malloc(nwrap * sizeof *field);
+    for (size_t i = 0; i < nwrap; i++) field[i] = i + 1 == nwrap ? 7 : (int[]){6, 5, 1}[i % 3];
+    sz[0] = 0;
+    for (size_t i = 0; i < nwrap; i++) sz[i + 1] = sz[i] + lg_varint_len((uint64_t)field[i] << 3 | 2) + lg_varint_len(sz[i]);
+    size_t len = (size_t)sz[nwrap] + 2, pos = 0;
+    unsigned char *buf = malloc(len);
+    buf[pos++] = 0x08, buf[pos++] = 0x07; /* ir_version 7 */
+    for (size_t i = nwrap; i-- > 0;) {
+        pos += lg_varint_put(buf + pos, (uint64_t)field[i] << 3 | 2);
+        pos += lg_varint_put(buf + pos, sz[i]);
+    }
+    ck_assert_uint_eq(pos, len);
+    lg_net n;
+    ck_assert(lg_onnx_parse(&n, buf, len, "deep") != LG_OK);
+    ck_assert_msg(strstr(lg_errmsg(), "nested deeper than") != NULL, "%s", lg_errmsg());
+    free(buf), free(sz), free(field);
 }
 END_TEST
 
@@ -370,6 +419,65 @@ START_TEST(test_onnx_fuzz_truncate_and_flip)
 }
 END_TEST
 
+/* The CLI: `export` then `eval --input` on the exported file reproduces the
+ * library forward pass (%.17g round-trips doubles); errors name file:line
+ * and use exit codes 1 (runtime) and 2 (usage). */
+START_TEST(test_onnx_cli_export_and_eval)
+{
+    char cmd[2048], out[4096];
+    const char *net = lg_test_fixture("acasxu/ACASXU_run2a_1_7_batch_2000.onnx");
+    const char *po = lg_test_tmpfile(".onnx"), *pin = lg_test_tmpfile(".txt");
+    snprintf(cmd, sizeof cmd, "%s/lgelu export %s -o %s 2>&1", LG_BINARY_DIR, net, po);
+    ck_assert_msg(lg_sh(cmd, out, sizeof out) == 0, "%s", out);
+    double X[2][5] = {{0.6, -0.5, 0.5, 0.45, -0.45}, {-0.3, 0.009, 0.49, 0.3, 0.31}};
+    FILE *f = fopen(pin, "w");
+    fprintf(f, "# two ACAS Xu inputs\n%.17g, %.17g, %.17g, %.17g, %.17g\n\n%.17g %.17g\t%.17g %.17g %.17g # c\n",
+            X[0][0], X[0][1], X[0][2], X[0][3], X[0][4], X[1][0], X[1][1], X[1][2], X[1][3], X[1][4]);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/lgelu eval %s --input %s", LG_BINARY_DIR, po, pin);
+    ck_assert_int_eq(lg_sh(cmd, out, sizeof out), 0);
+    lg_net n;
+    ck_assert_int_eq(lg_net_load(&n, net), LG_OK);
+    double y[5], scratch[100];
+    char *p = out;
+    for (int r = 0; r < 2; r++) {
+        lg_net_forward(&n, X[r], y, scratch);
+        for (int j = 0; j < 5; j++) {
+            char *end;
+            double v = strtod(p, &end);
+            ck_assert_msg(end != p, "short output: %s", out);
+            p = end;
+            ck_assert_msg(v == y[j], "row %d output %d: cli %.17g library %.17g", r, j, v, y[j]);
+        }
+    }
+    ck_assert_int_eq(sscanf(p, " %*s"), EOF);
+    lg_net_free(&n);
+    f = fopen(pin, "w");
+    fprintf(f, "1 2 3 4 5\n1 2 x 4 5\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/lgelu eval %s --input %s 2>&1 >/dev/null", LG_BINARY_DIR, po, pin);
+    int rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, ":2: value 3: expected a finite number, got 'x'"), "%s", out);
+    f = fopen(pin, "w");
+    fprintf(f, "1 2 3 4\n");
+    fclose(f);
+    rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, ":1: expected 5 values, got 4"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export %s 2>&1", LG_BINARY_DIR, net);
+    ck_assert_int_eq(WEXITSTATUS(lg_sh(cmd, out, sizeof out)), 2);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export --frobnicate %s -o %s 2>&1", LG_BINARY_DIR, net, po);
+    ck_assert_int_eq(WEXITSTATUS(lg_sh(cmd, out, sizeof out)), 2);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export %s -o /nonexistent/dir/x.onnx 2>&1", LG_BINARY_DIR, net);
+    rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, "/nonexistent/dir/x.onnx"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/lgelu export --help", LG_BINARY_DIR);
+    ck_assert_int_eq(lg_sh(cmd, out, sizeof out), 0);
+    ck_assert(strstr(out, "--output") != NULL);
+    remove(po);
+    remove(pin);
+}
+END_TEST
+
 Suite *suite_onnx(void)
 {
     Suite *s = suite_create("onnx");
@@ -381,12 +489,14 @@ Suite *suite_onnx(void)
     tcase_add_test(c, test_onnx_export_passes_checker_and_numpy);
     tcase_add_test(c, test_onnx_fixtures_match_numpy);
     tcase_add_test(c, test_onnx_import_variants_match_numpy);
+    tcase_add_test(c, test_onnx_cli_export_and_eval);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     tcase_set_timeout(l, 120);
     tcase_add_unchecked_fixture(l, lg_make_models, lg_rm_models);
     tcase_add_test(l, test_onnx_refuses_bad_models);
     tcase_add_test(l, test_onnx_not_a_model);
+    tcase_add_test(l, test_onnx_deep_nesting_refused);
     tcase_add_test(l, test_onnx_fuzz_truncate_and_flip);
     suite_add_tcase(s, l);
     return s;

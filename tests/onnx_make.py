@@ -104,6 +104,8 @@ save("bad_sigmoid", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Sigmoid",
      expect="Sigmoid")
 save("bad_unknown_op", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softplus", ["z"], ["y"])], base_init,
      expect="op type 'Softplus' is not supported")
+save("bad_out_shape", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], base_init, out_dim=7,
+     expect="declared with 7 elements but the graph computes 5", check=False)
 save("bad_conv", [n("Conv", ["x", "w1"], ["y"])], base_init, expect="'Conv' is not supported")
 save("bad_shape", [n("Gemm", ["x", "w2", "b2"], ["y"], transB=1)], base_init, expect="columns", check=False)
 save("bad_attr_type", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1.0)], base_init, expect="must be an int",
@@ -126,6 +128,10 @@ del big.dims[:]
 big.dims.extend([1 << 20, 1 << 20])
 save("bad_huge_dims", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], [big, T("b1", b1)], expect="elements",
      check=False)
+neg = T("w1", w1)
+neg.dims[0] = -5
+save("bad_negative_dim", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], [neg, T("b1", b1)],
+     expect="dimension 0 is -5", check=False)
 short = T("w1", w1)
 short.raw_data = short.raw_data[:-4]
 save("bad_short_data", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], [short, T("b1", b1)],

@@ -1,12 +1,10 @@
 /* vnnlib.c — VNN-LIB parser (see vnnlib.h).
  *
- * Stages: text → S-expression tree (flat node array, positions kept for
- * messages) → linear atoms  lin(x, y) ≤ 0  and a DNF over them → lg_prop.
+ * Stages: text → S-expression tree (vnnlib_sexpr.c) → linear atoms  lin(x, y) ≤ 0  and a DNF over them → lg_prop.
  */
 #include "verify/vnnlib.h"
+#include "verify/vnnlib_sexpr.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,21 +13,9 @@
 #include "core/net.h"
 #include "core/netfile.h"
 
-/* ---- S-expressions ---- */
-
-typedef struct lg_sx {
-    int is_list;
-    int line, col;
-    const char *s;  /* atom text (not NUL-terminated) */
-    int len;
-    int first, next;  /* first child, next sibling; -1 = none */
-} lg_sx;
-
 typedef struct lg_vp {
     const char *name;
-    lg_sx *sx;
-    int n_sx, cap_sx;
-    int top;  /* first top-level item */
+    lg_sx_tree t;
     /* declarations */
     int n_x, n_y, cap_x, cap_y;
     unsigned char *dx, *dy;  /* declared flags */
@@ -46,151 +32,6 @@ typedef struct lg_vp {
 typedef struct lg_vatom lg_vatom;
 
 static lg_status lg_vp_oom(const lg_vp *P) { return lg_fail(LG_ERR_NOMEM, "%s: out of memory", P->name); }
-
-static int lg_sx_new(lg_vp *P, int is_list, int line, int col)
-{
-    if (P->n_sx == P->cap_sx) {
-        int cap = P->cap_sx ? 2 * P->cap_sx : 1024;
-        lg_sx *n = realloc(P->sx, (size_t)cap * sizeof *n);
-        if (!n) return -1;
-        P->sx = n;
-        P->cap_sx = cap;
-    }
-    lg_sx *x = &P->sx[P->n_sx];
-    memset(x, 0, sizeof *x);
-    x->is_list = is_list;
-    x->line = line;
-    x->col = col;
-    x->first = x->next = -1;
-    return P->n_sx++;
-}
-
-/* Tokenise and build the tree; top-level items chained from P->top. */
-static lg_status lg_sx_parse(lg_vp *P, const char *t, size_t len)
-{
-    int stack[LG_VNNLIB_MAX_DEPTH], last[LG_VNNLIB_MAX_DEPTH + 1];
-    int depth = 0, line = 1, col = 1;
-    last[0] = -1;
-    P->top = -1;
-    size_t i = 0;
-    while (i < len) {
-        char ch = t[i];
-        if (ch == '\n') {
-            line++, col = 1, i++;
-            continue;
-        }
-        if (isspace((unsigned char)ch)) {
-            col++, i++;
-            continue;
-        }
-        if (ch == ';') {
-            while (i < len && t[i] != '\n') i++;
-            continue;
-        }
-        if (ch == ')') {
-            if (depth == 0) return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: unbalanced ')'", P->name, line, col);
-            depth--;
-            col++, i++;
-            continue;
-        }
-        if (ch == '"' || ch == '|')
-            return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: strings and quoted symbols are not supported", P->name, line, col);
-        if (ch == '\0' || !(isprint((unsigned char)ch)))
-            return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: unexpected byte 0x%02x", P->name, line, col, (unsigned char)ch);
-        int k = lg_sx_new(P, ch == '(', line, col);
-        if (k < 0) return lg_vp_oom(P);
-        int parent_last = last[depth];
-        if (parent_last >= 0) P->sx[parent_last].next = k;
-        else if (depth == 0) P->top = k;
-        else P->sx[stack[depth - 1]].first = k;
-        last[depth] = k;
-        if (ch == '(') {
-            if (depth == LG_VNNLIB_MAX_DEPTH)
-                return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: nesting deeper than %d", P->name, line, col,
-                               LG_VNNLIB_MAX_DEPTH);
-            stack[depth++] = k;
-            last[depth] = -1;
-            col++, i++;
-            continue;
-        }
-        size_t s = i;
-        while (i < len && !isspace((unsigned char)t[i]) && t[i] != '(' && t[i] != ')' && t[i] != ';') i++;
-        if (i - s > 4096) return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: token longer than 4096 bytes", P->name, line, col);
-        P->sx[k].s = t + s;
-        P->sx[k].len = (int)(i - s);
-        col += (int)(i - s);
-    }
-    if (depth > 0) {
-        const lg_sx *o = &P->sx[stack[depth - 1]];
-        return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: unbalanced '(' (opened at %d:%d) at end of file", P->name, line, col,
-                       o->line, o->col);
-    }
-    return LG_OK;
-}
-
-static int lg_sx_is(const lg_sx *x, const char *w)
-{
-    return x && !x->is_list && (size_t)x->len == strlen(w) && memcmp(x->s, w, (size_t)x->len) == 0;
-}
-
-static const lg_sx *lg_sx_at(const lg_vp *P, int k) { return k >= 0 ? &P->sx[k] : NULL; }
-
-static int lg_sx_count(const lg_vp *P, const lg_sx *l)
-{
-    int n = 0;
-    for (int k = l->first; k >= 0; k = P->sx[k].next) n++;
-    return n;
-}
-
-/* Strict number: [+-]?(d+[.d*]|.d+)([eE][+-]?d+)?  Returns 1 if x looks
- * like a number (then *ok says whether it is a valid one). */
-static int lg_sx_number(const lg_sx *x, double *out, int *ok)
-{
-    const char *s = x->s, *e = s + x->len;
-    int lead = s < e && (isdigit((unsigned char)*s) || *s == '.' ||
-                         ((*s == '-' || *s == '+') && s + 1 < e && (isdigit((unsigned char)s[1]) || s[1] == '.')));
-    if (!lead) return 0;
-    *ok = 0;
-    const char *p = s;
-    if (*p == '+' || *p == '-') p++;
-    int digits = 0;
-    while (p < e && isdigit((unsigned char)*p)) p++, digits++;
-    if (p < e && *p == '.') {
-        p++;
-        while (p < e && isdigit((unsigned char)*p)) p++, digits++;
-    }
-    if (!digits) return 1;
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        p++;
-        if (p < e && (*p == '+' || *p == '-')) p++;
-        int ed = 0;
-        while (p < e && isdigit((unsigned char)*p)) p++, ed++;
-        if (!ed) return 1;
-    }
-    if (p != e) return 1;
-    char buf[4100];
-    memcpy(buf, s, (size_t)x->len);
-    buf[x->len] = '\0';
-    errno = 0;
-    double v = strtod(buf, NULL);
-    if (!isfinite(v)) return 1;
-    *out = v;
-    *ok = 1;
-    return 1;
-}
-
-/* X_12 → var 24, Y_3 → var 7; -1 if not of that form. */
-static long lg_sx_var(const lg_sx *x)
-{
-    if (x->is_list || x->len < 3 || (x->s[0] != 'X' && x->s[0] != 'Y') || x->s[1] != '_') return -1;
-    long v = 0;
-    for (int i = 2; i < x->len; i++) {
-        if (!isdigit((unsigned char)x->s[i]) || (i == 2 && x->s[i] == '0' && x->len > 3)) return -1;
-        v = v * 10 + (x->s[i] - '0');
-        if (v > LG_NET_MAX_DIM) return -1;
-    }
-    return 2 * v + (x->s[0] == 'Y');
-}
 
 /* ---- linear forms ---- */
 
@@ -252,10 +93,10 @@ static lg_status lg_vp_term(lg_vp *P, const lg_sx *x, lg_lin *out, int depth);
 
 static lg_status lg_vp_term_list(lg_vp *P, const lg_sx *x, lg_lin *out, int depth)
 {
-    const lg_sx *h = lg_sx_at(P, x->first);
+    const lg_sx *h = lg_sx_at(&P->t, x->first);
     if (!h || h->is_list)
         return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected an operator (+, -, *, /) after '('", P->name, x->line, x->col);
-    int nargs = lg_sx_count(P, x) - 1;
+    int nargs = lg_sx_count(&P->t, x) - 1;
     int is_add = lg_sx_is(h, "+"), is_sub = lg_sx_is(h, "-"), is_mul = lg_sx_is(h, "*"), is_div = lg_sx_is(h, "/");
     if (!is_add && !is_sub && !is_mul && !is_div)
         return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: unknown operator '%.*s' in a term; expected +, -, * or /", P->name,
@@ -266,9 +107,9 @@ static lg_status lg_vp_term_list(lg_vp *P, const lg_sx *x, lg_lin *out, int dept
     lg_status st = LG_OK;
     int i = 0, nonconst = 0;
     out->c = is_mul ? 1.0 : 0.0;
-    for (int k = h->next; k >= 0; k = P->sx[k].next, i++) {
+    for (int k = h->next; k >= 0; k = P->t.sx[k].next, i++) {
         lg_lin a = {0};
-        if ((st = lg_vp_term(P, &P->sx[k], &a, depth + 1)) != LG_OK) {
+        if ((st = lg_vp_term(P, &P->t.sx[k], &a, depth + 1)) != LG_OK) {
             lg_lin_free(&a);
             return st;
         }
@@ -276,13 +117,13 @@ static lg_status lg_vp_term_list(lg_vp *P, const lg_sx *x, lg_lin *out, int dept
             int ac = lg_lin_const(&a);
             if (is_div) {
                 if (!ac || a.c == 0.0) st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: division must be by a nonzero constant",
-                                                    P->name, P->sx[k].line, P->sx[k].col);
+                                                    P->name, P->t.sx[k].line, P->t.sx[k].col);
                 else lg_lin_scale(out, 1.0 / a.c);
             } else if (ac) {
                 lg_lin_scale(out, a.c);
             } else if (nonconst++ || !lg_lin_const(out)) {
                 st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: non-linear term: product of two variables", P->name,
-                             P->sx[k].line, P->sx[k].col);
+                             P->t.sx[k].line, P->t.sx[k].col);
             } else {
                 double s = out->c;
                 out->c = 0.0;
@@ -444,10 +285,10 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
     if (!x->is_list)
         return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected a formula '(...)', got '%.*s'", P->name, x->line, x->col,
                        x->len, x->s);
-    const lg_sx *h = lg_sx_at(P, x->first);
+    const lg_sx *h = lg_sx_at(&P->t, x->first);
     if (!h || h->is_list)
         return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected and, or, <=, >= or = after '('", P->name, x->line, x->col);
-    int nargs = lg_sx_count(P, x) - 1;
+    int nargs = lg_sx_count(&P->t, x) - 1;
     lg_status st = LG_OK;
     if (lg_sx_is(h, "and") || lg_sx_is(h, "or")) {
         int is_and = lg_sx_is(h, "and");
@@ -455,10 +296,10 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
             return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: '%s' needs at least one argument", P->name, h->line, h->col,
                            is_and ? "and" : "or");
         if (is_and && (st = lg_dnf_true(P, out)) != LG_OK) return st;
-        for (int k = h->next; k >= 0; k = P->sx[k].next) {
+        for (int k = h->next; k >= 0; k = P->t.sx[k].next) {
             lg_dnf e;
-            if ((st = lg_vp_formula(P, &P->sx[k], &e, depth + 1)) != LG_OK) break;
-            st = is_and ? lg_dnf_and(P, out, &e, &P->sx[k]) : lg_dnf_or(P, out, &e, &P->sx[k]);
+            if ((st = lg_vp_formula(P, &P->t.sx[k], &e, depth + 1)) != LG_OK) break;
+            st = is_and ? lg_dnf_and(P, out, &e, &P->t.sx[k]) : lg_dnf_or(P, out, &e, &P->t.sx[k]);
             if (st != LG_OK) break;
         }
         if (st != LG_OK) lg_dnf_free(out);
@@ -478,9 +319,9 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
     /* chain a1 op a2 op a3 ...: one atom per adjacent pair (two for =) */
     lg_lin prev = {0};
     int first = 1;
-    for (int k = h->next; k >= 0 && st == LG_OK; k = P->sx[k].next) {
+    for (int k = h->next; k >= 0 && st == LG_OK; k = P->t.sx[k].next) {
         lg_lin cur = {0};
-        if ((st = lg_vp_term(P, &P->sx[k], &cur, depth + 1)) != LG_OK) {
+        if ((st = lg_vp_term(P, &P->t.sx[k], &cur, depth + 1)) != LG_OK) {
             lg_lin_free(&cur);
             break;
         }
@@ -511,9 +352,9 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
 
 static lg_status lg_vp_declare(lg_vp *P, const lg_sx *cmd)
 {
-    const lg_sx *nm = lg_sx_at(P, cmd->first);
-    nm = nm ? lg_sx_at(P, nm->next) : NULL;
-    const lg_sx *ty = nm ? lg_sx_at(P, nm->next) : NULL;
+    const lg_sx *nm = lg_sx_at(&P->t, cmd->first);
+    nm = nm ? lg_sx_at(&P->t, nm->next) : NULL;
+    const lg_sx *ty = nm ? lg_sx_at(&P->t, nm->next) : NULL;
     if (!nm || !ty || ty->next >= 0 || nm->is_list)
         return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected (declare-const NAME Real)", P->name, cmd->line, cmd->col);
     if (!lg_sx_is(ty, "Real"))
@@ -703,7 +544,7 @@ static void lg_vp_free(lg_vp *P)
         free(P->atoms[i].coef);
     }
     free(P->atoms);
-    free(P->sx);
+    lg_sx_tree_free(&P->t);
     free(P->dx);
     free(P->dy);
 }
@@ -713,15 +554,15 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
     memset(p, 0, sizeof *p);
     lg_vp P;
     memset(&P, 0, sizeof P);
-    P.name = name;
+    P.name = P.t.name = name;
     lg_dnf acc = {0, NULL};
-    lg_status st = lg_sx_parse(&P, text, len);
+    lg_status st = lg_sx_parse(&P.t, text, len);
     if (st != LG_OK) goto done;
     if ((st = lg_dnf_true(&P, &acc)) != LG_OK) goto done;
     int n_assert = 0;
-    for (int k = P.top; k >= 0; k = P.sx[k].next) {
-        const lg_sx *cmd = &P.sx[k];
-        const lg_sx *h = lg_sx_at(&P, cmd->first);
+    for (int k = P.t.top; k >= 0; k = P.t.sx[k].next) {
+        const lg_sx *cmd = &P.t.sx[k];
+        const lg_sx *h = lg_sx_at(&P.t, cmd->first);
         if (!cmd->is_list || !h || h->is_list) {
             st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected a command (declare-const ...) or (assert ...)", name,
                          cmd->line, cmd->col);
@@ -730,7 +571,7 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
         if (lg_sx_is(h, "declare-const")) {
             if ((st = lg_vp_declare(&P, cmd)) != LG_OK) goto done;
         } else if (lg_sx_is(h, "assert")) {
-            const lg_sx *f = lg_sx_at(&P, h->next);
+            const lg_sx *f = lg_sx_at(&P.t, h->next);
             if (!f || f->next >= 0) {
                 st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected (assert FORMULA) with one formula", name, cmd->line,
                              cmd->col);
@@ -780,25 +621,25 @@ lg_status lg_vnnlib_read_assignment(const char *path, int n_in, int n_out, doubl
     size_t len;
     lg_vp P;
     memset(&P, 0, sizeof P);
-    P.name = path;
+    P.name = P.t.name = path;
     unsigned char *seen = NULL;
     lg_status st = lg_file_slurp(path, LG_VNNLIB_MAX_BYTES, &buf, &len);
     if (st != LG_OK) return st;
-    if ((st = lg_sx_parse(&P, (const char *)buf, len)) != LG_OK) goto done;
+    if ((st = lg_sx_parse(&P.t, (const char *)buf, len)) != LG_OK) goto done;
     if (!(seen = calloc((size_t)n_in + (size_t)n_out, 1))) {
         st = lg_vp_oom(&P);
         goto done;
     }
-    int k = P.top;
-    if (k >= 0 && lg_sx_is(&P.sx[k], "sat")) k = P.sx[k].next;
-    if (k < 0 || !P.sx[k].is_list || P.sx[k].next >= 0) {
+    int k = P.t.top;
+    if (k >= 0 && lg_sx_is(&P.t.sx[k], "sat")) k = P.t.sx[k].next;
+    if (k < 0 || !P.t.sx[k].is_list || P.t.sx[k].next >= 0) {
         st = lg_fail(LG_ERR_FORMAT, "%s: expected [sat] ((X_0 v) ... (Y_j v))", path);
         goto done;
     }
-    for (int e = P.sx[k].first; e >= 0; e = P.sx[e].next) {
-        const lg_sx *pr = &P.sx[e];
-        const lg_sx *nm = pr->is_list ? lg_sx_at(&P, pr->first) : NULL;
-        const lg_sx *val = nm ? lg_sx_at(&P, nm->next) : NULL;
+    for (int e = P.t.sx[k].first; e >= 0; e = P.t.sx[e].next) {
+        const lg_sx *pr = &P.t.sx[e];
+        const lg_sx *nm = pr->is_list ? lg_sx_at(&P.t, pr->first) : NULL;
+        const lg_sx *val = nm ? lg_sx_at(&P.t, nm->next) : NULL;
         if (!nm || !val || val->next >= 0) {
             st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: expected (NAME value)", path, pr->line, pr->col);
             goto done;
