@@ -95,6 +95,12 @@ START_TEST(test_verify_attack_finds_clear_counterexamples)
             ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, w, &found), LG_OK);
             ck_assert_msg(found, "instance %d: %d/400 samples violate but the attack found nothing", t, hits);
             ck_assert_int_eq(lg_recheck(&net, C->lo, C->hi, C->n_terms, C->terms, w, NULL), 1);
+            /* seeded: the same seed finds the same point */
+            double w2[6];
+            int found2 = 0;
+            ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, w2, &found2), LG_OK);
+            ck_assert_int_eq(found2, 1);
+            ck_assert_int_eq(memcmp(w, w2, sizeof w), 0);
         }
         lg_prop_free(&p);
         lg_net_free(&net);
