@@ -15,7 +15,7 @@ static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--timeout S] [--tighten none|lp] [--margin K]\n"
-           "                    [--ref SMOOTH_NET] [--seed S] [--out FILE] [--json] [--verbose]\n\n"
+           "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n\n"
            "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
            "`violated` comes with a counterexample re-checked by a double-precision forward pass.\n"
@@ -37,13 +37,14 @@ static void lg_verify_help(void)
            "                  `robust` is a proof for NET; a counterexample is re-run through NET in double\n"
            "                  and only reported `violated` if it fools NET itself, else `unknown`\n\n"
            "options:\n"
-           "  --solver NAME   auto (default: bounds, attack, LP tightening with <= 1/3 of the remaining\n"
-           "                  time, then GLPK, then Z3 if GLPK gives up),\n"
+           "  --solver NAME   auto (default: bounds, attack, then GLPK, then Z3 if GLPK gives up),\n"
            "                  glpk (MILP), z3 (SMT), none (bounds and attack only)\n"
            "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none)\n"
-           "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs (auto mode\n"
-           "                  does this anyway, with a time budget)\n"
+           "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
+           "                  with two GLPK LPs (min/max; at most half the remaining time), then try\n"
+           "                  the bounds proof again\n"
            "  --seed S        seed of the attack's random starts (default 1)\n"
+           "  --no-attack     skip sampling and PGD (to measure the back-end alone)\n"
            "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
            "                  unstable_per_layer, nodes, bound_method, margin, method, label (robustness\n"
@@ -96,8 +97,9 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     if (ref)
         printf("  for the smooth network %s (certified deviation on the box: %.6g, margin used per\n"
                "  robustness term: %.6g)\n", ref, delta, 2 * delta);
-    printf("  instance: %s\n  decided by: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
-           r->method[0] ? r->method : "-", solver, r->seconds, r->nodes);
+    printf("  instance: %s\n  %s: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
+           r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by", r->method[0] ? r->method : "-", solver,
+           r->seconds, r->nodes);
     printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
     for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
     printf(" (total %d)\n", r->unstable_total);
@@ -113,7 +115,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
-           O_OUT, O_JSON, O_VERBOSE, O_REF };
+           O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -122,7 +124,7 @@ int lg_cmd_verify(int argc, char **argv)
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
-        {"ref", required_argument, 0, O_REF},
+           O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF };
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
@@ -169,6 +171,7 @@ int lg_cmd_verify(int argc, char **argv)
         case O_REF: ref_path = optarg; break;
         case O_JSON: json = 1; break;
         case O_VERBOSE: o.verbose = 2; break;
+        case O_NOATK: o.attack = 0; break;
         case 'h': lg_verify_help(); return 0;
         default: return lg_cli_usage("verify", "unknown option");
         }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify/isolate.h"
 #include "verify/recheck.h"
 
 lg_verify_opts lg_verify_opts_default(void)
@@ -161,7 +162,9 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
     lg_result res;
     memset(&res, 0, sizeof res);
     if (o->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
-    lg_status st = ops->solve(p, &so, &res);
+    /* with a deadline the back-end runs in a child process that is killed one
+     * second after it (isolate.h): the deadline holds whatever the solver does */
+    lg_status st = o->timeout_s > 0 ? lg_isolate_solve(ops, p, &so, &res, deadline + 1.0) : ops->solve(p, &so, &res);
     if (o->verbose) fprintf(stderr, "%s: status %s, answer %d, %.2f s\n", name, lg_status_str(st), (int)res.answer, res.seconds);
     *nodes += res.nodes;
     snprintf(co->method, sizeof co->method, "%s", name);
@@ -202,8 +205,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     memset(co, 0, sizeof *co);
     const char *s = o->solver ? o->solver : "auto";
     int timed = o->timeout_s > 0;
-    /* symbolic bounds first; LP tightening (if asked, or in auto mode) only
-     * after the attack, where it pays: it is the expensive part */
+    /* symbolic bounds first; LP tightening (--tighten lp) only after the
+     * attack: it is the expensive part and useless on violated instances */
     lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
     if (st != LG_OK) return st;
     if (o->verbose)
@@ -233,15 +236,12 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    int auto_lp = strcmp(s, "auto") == 0 && o->tighten == LG_TIGHTEN_NONE;
-    if (o->tighten == LG_TIGHTEN_LP || auto_lp) {
-        /* auto: LP tightening gets at most a third of the remaining time */
-        double lp_deadline = deadline;
-        if (auto_lp) lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
+    if (o->tighten == LG_TIGHTEN_LP) {
         long n_lp = 0;
+        /* at most half the remaining time, so the back-end still gets its turn */
+        double lp_deadline = timed ? lg_bounds_now() + 0.5 * (deadline - lg_bounds_now()) : 0;
         if ((st = lg_bounds_lp(&b, net, lp_deadline, &n_lp)) != LG_OK) goto done;
         r->n_lp += n_lp;
-        r->bound_method = "symbolic+lp";
         if ((st = lg_verify_filter(&b, net, prop, c, kept, &p.n_terms)) != LG_OK) goto done;
         if (o->verbose)
             fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p.n_terms, n_lp,

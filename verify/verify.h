@@ -8,11 +8,12 @@
  * violated; all robust ⇒ robust; else unknown.
  *
  * Order per case: symbolic bounds → proof from the bounds → attack → LP
- * tightening (--tighten lp, or automatically in auto mode with at most a
- * third of the remaining time) → proof from the bounds → back-end.
+ * tightening (only with --tighten lp) → proof from the bounds → back-end.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
- * "none" (quick paths only). The back-end receives the remaining time.
+ * "none" (quick paths only). The back-end receives the remaining time and,
+ * with a timeout, runs in a child process killed 1 s after the deadline
+ * (isolate.h), so the deadline holds whatever the native solver does.
  *
  * The report owns x, y and unstable; lg_verify_report_free releases them.
  * net and prop are borrowed.
