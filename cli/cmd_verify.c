@@ -124,7 +124,7 @@ int lg_cmd_verify(int argc, char **argv)
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
-           O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF };
+        {"ref", required_argument, 0, O_REF},      {"no-attack", no_argument, 0, O_NOATK},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
