@@ -1,5 +1,4 @@
 /* cmd_export.c — `lgelu export NET -o OUT.onnx`: write a network as ONNX. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cmd.h"

@@ -1,5 +1,4 @@
 /* cmd_relu.c — `lgelu relu NET -o RELU_NET`: ReLU substitution (anneal/relu.h). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "anneal/relu.h"
