@@ -7,9 +7,11 @@ ReLU with `lgelu relu`, measures accuracy before and after (`lgelu eval`),
 certifies the deviation (`lgelu bound`), and verifies local robustness of the
 first N test images with Z3 and GLPK (`lgelu verify`). Verdicts are then
 checked against the network the user trained:
-  * robust with margin 2Δ on the ReLU net  ⇒ proven for the smooth net too;
-  * a violated counterexample is re-run through the smooth net
-    (`lgelu eval --input`) to see whether it also fools it.
+  * column `smooth`: `lgelu verify --ref` decides robustness of the smooth
+    (λ-GELU/GELU) network itself — robust with the certified margin 2Δ on the
+    ReLU net, violated only by an input that fools the smooth net;
+  * every ReLU counterexample of the z3/glpk columns is re-run through the
+    smooth net (`lgelu eval --input`) to count how many also fool it.
 Writes results.csv (one row per instance), summary.csv (one row per
 configuration), a table on stdout and gnuplot PNGs. Only the standard library.
 """
@@ -81,6 +83,9 @@ def main():
     ap.add_argument("--eps", type=float, default=0.01)
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--solvers", nargs="+", default=["z3", "glpk"])
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if the back-ends disagree on an instance both decide, a substituted net's "
+                         "observed deviation exceeds its certified bound, or an output file is missing")
     args = ap.parse_args()
 
     lg = os.path.abspath(args.lgelu)
@@ -107,43 +112,40 @@ def main():
         acc_after = json_line(run([lg, "eval", rnet, "--json"] + data).stdout)["accuracy"]
         bound = json_line(run([lg, "bound", rnet, "--ref", net, "--eps", str(args.eps), "--n", str(max(args.n, 1)),
                                "--json"] + data).stdout)
-        margin = 2.0 * bound["per_input_max"]
         s = {"config": name, "acc_before": acc_before, "acc_after": acc_after, "delta_global": bound["global"],
              "delta_median": bound["per_input_median"], "delta_max": bound["per_input_max"],
-             "observed_max": bound["observed_max"], "class_changes": bound["class_changes"], "margin_2delta": margin}
+             "observed_max": bound["observed_max"], "class_changes": bound["class_changes"]}
         log("   accuracy %.2f%% -> %.2f%% after substitution; Δ(eps) max %.3g" % (100 * acc_before, 100 * acc_after,
                                                                                  bound["per_input_max"]))
-        for solver in args.solvers + ["auto+2Δ"]:
+        for solver in args.solvers + ["smooth"]:
             times, verdicts = [], {"robust": 0, "violated": 0, "unknown": 0}
             transfer_ok = transfer_n = 0
             for i in range(args.n):
-                resf = os.path.join(args.out, "%s_%s_%d.result" % (name, solver.replace("+", "_"), i))
-                sol, kappa = (solver, 0.0) if solver != "auto+2Δ" else ("auto", margin)
+                resf = os.path.join(args.out, "%s_%s_%d.result" % (name, solver, i))
+                sol = solver if solver != "smooth" else "auto"
+                ref = ["--ref", net] if solver == "smooth" and name != "relu" else []
                 out = run([lg, "verify", rnet, "--index", str(i), "--eps", str(args.eps), "--solver", sol,
-                           "--timeout", str(args.timeout), "--margin", repr(kappa), "--out", resf, "--json"]
-                          + data).stdout
+                           "--timeout", str(args.timeout), "--out", resf, "--json"] + ref + data).stdout
                 v = json_line(out)
                 verdict = v["verdict"]
                 verdicts[verdict] = verdicts.get(verdict, 0) + 1
                 times.append(v["seconds"])
                 fools_smooth = ""
-                if verdict == "violated" and name != "relu":
+                if verdict == "violated" and name != "relu" and solver != "smooth":
                     x = read_counterexample(resf)
                     xin = os.path.join(args.out, "cex.txt")
                     with open(xin, "w") as f:
                         f.write(" ".join(repr(a) for a in x) + "\n")
                     y = [float(t) for t in run([lg, "eval", net, "--input", xin]).stdout.split()]
-                    label = v.get("label")
-                    if label is None:
-                        label = int(v["instance"].split("label=")[-1]) if "label=" in v["instance"] else None
-                    if label is not None:
-                        others = max(y[j] for j in range(len(y)) if j != label)
-                        fools_smooth = int(y[label] - others <= kappa)
-                        transfer_n += 1
-                        transfer_ok += fools_smooth
+                    label = v["label"]
+                    others = max(y[j] for j in range(len(y)) if j != label)
+                    fools_smooth = int(y[label] - others <= 0)
+                    transfer_n += 1
+                    transfer_ok += fools_smooth
                 rows.append({"config": name, "solver": solver, "index": i, "verdict": verdict,
                              "reason": v.get("reason", ""), "seconds": v["seconds"], "unstable": v["unstable"],
-                             "nodes": v.get("nodes", ""), "margin": kappa, "cex_fools_smooth": fools_smooth})
+                             "nodes": v.get("nodes", ""), "method": v.get("method", ""),
+                             "delta": v.get("delta", ""), "cex_fools_smooth": fools_smooth})
             s["%s_robust" % solver] = verdicts["robust"]
             s["%s_violated" % solver] = verdicts["violated"]
             s["%s_unknown" % solver] = verdicts["unknown"]
@@ -175,13 +177,27 @@ def main():
         w.writerows(summary)
     print_table(summary, args, disagree, time.time() - t_start)
     plot(summary, args)
+    if args.check:
+        problems = []
+        if disagree:
+            problems.append("%d back-end disagreements" % disagree)
+        for s in summary:
+            if s["observed_max"] > s["delta_max"]:
+                problems.append("%s: observed deviation %g above the certified %g" % (
+                    s["config"], s["observed_max"], s["delta_max"]))
+        for f in ("results.csv", "summary.csv"):
+            if not os.path.getsize(os.path.join(args.out, f)):
+                problems.append(f + " is empty")
+        if problems:
+            raise SystemExit("study: check failed: " + "; ".join(problems))
+        log("study: check passed (%d configurations, %d verification rows)" % (len(summary), len(rows)))
 
 
 def print_table(summary, args, disagree, wall):
     print("\nlgelu study: %s, %d epochs, first %d test images, eps %g, timeout %gs" % (
         args.arch, args.epochs, args.n, args.eps, args.timeout))
     hdr = "%-18s %7s %7s %9s %9s" % ("config", "acc%", "relu%", "Δglobal", "Δ(ε)max")
-    solvers = args.solvers + ["auto+2Δ"]
+    solvers = args.solvers + ["smooth"]
     for s in solvers:
         hdr += " | %-8s %9s" % (s, "R/V/U med")
     print(hdr)
@@ -193,8 +209,14 @@ def print_table(summary, args, disagree, wall):
             line += " | %-8s %8.3fs" % ("%d/%d/%d" % (s[v + "_robust"], s[v + "_violated"], s[v + "_unknown"]),
                                       s[v + "_median_s"])
         print(line)
-    print("\nR/V/U = robust/violated/unknown on the ReLU net (margin 0 for z3/glpk);"
-          " auto+2Δ = robust with margin 2Δ, i.e. proven for the smooth network itself.")
+    print("\nR/V/U = robust/violated/unknown. z3, glpk: the substituted ReLU net (quick paths, then that"
+          " back-end).\nsmooth: the trained smooth net itself via `lgelu verify --ref` (ReLU net proved with"
+          " margin 2Δ on\neach box; violated only by an input that fools the smooth net).")
+    for s in summary:
+        for v in args.solvers:
+            if v + "_cex_transfer" in s:
+                print("%s: %s counterexamples of the ReLU net also fool the smooth net: %s" % (
+                    s["config"], v, s[v + "_cex_transfer"]))
     print("back-end disagreements on instances both decided: %d" % disagree)
     print("wall time %.0fs; CSV and plots in %s" % (wall, args.out))
 
@@ -204,25 +226,27 @@ def plot(summary, args):
         log("study: gnuplot not found, no plots")
         return
     dat = os.path.join(args.out, "summary.dat")
-    solvers = args.solvers + ["auto+2Δ"]
+    solvers = args.solvers + ["smooth"]
     with open(dat, "w") as f:
         for s in summary:
             f.write("%s %g %g %s %s\n" % (s["config"], 100 * s["acc_before"], 100 * s["acc_after"],
                                           " ".join("%g" % s[v + "_median_s"] for v in solvers),
                                           " ".join("%d" % s[v + "_robust"] for v in solvers)))
     png = os.path.join(args.out, "study.png")
-    cols_t = ", ".join("'%s' using %d:xtic(1) title '%s median s'" % (dat, 4 + i, v) for i, v in enumerate(solvers))
-    cols_r = ", ".join("'%s' using %d:xtic(1) title '%s robust'" % (dat, 4 + len(solvers) + i, v)
+    cols_t = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 4 + i, v) for i, v in enumerate(solvers))
+    cols_r = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 4 + len(solvers) + i, v)
                        for i, v in enumerate(solvers))
     script = """set terminal pngcairo size 1400,450
 set output '%s'
 set multiplot layout 1,3
+set termoption noenhanced
 set style data histograms
 set style fill solid 0.8
 set xtics rotate by -30
-set key top left
-set title 'test accuracy (%%)'
-plot '%s' using 2:xtic(1) title 'before substitution', '' using 3 title 'after (ReLU)'
+set key outside bottom center horizontal
+set title 'test accuracy (%%), before and after substitution'
+plot '%s' using 2:xtic(1) title 'before', '' using 3 title 'after (ReLU)'
+set yrange [0:*]
 set title 'verification time per instance (median s)'
 plot %s
 set title 'robust instances (of %d)'

@@ -45,6 +45,11 @@ int lg_cli_usage(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Parse the common form `lgelu CMD NET -o OUT [--help]`: 0 with *in and
+ * *out set; 1 after printing help (exit 0); 2 after a usage message. */
+int lg_cli_in_out(const char *cmd, int argc, char **argv, void (*help)(void), const char *out_what, const char **in,
+                  const char **out);
+
 /* 1 when progress output should be shown (stderr is a terminal). */
 int lg_cli_progress_enabled(void);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "core/eval.h"
 #include "core/idx.h"
 #include "core/netfile.h"
 
@@ -25,36 +26,6 @@ static void lg_eval_help(void)
            "               skipped. Prints one line per input: the outputs as %%.17g, space-separated.\n"
            "  -h, --help   show this help\n",
            LG_DATA_DEFAULT_DIR);
-}
-
-/* Fraction of ds classified correctly by net (argmax of the outputs). */
-static lg_status lg_eval_accuracy(const lg_net *net, const lg_dataset *ds, double *acc)
-{
-    const size_t chunk = 1000;
-    int no = lg_net_n_out(net);
-    double *X = malloc(chunk * (size_t)ds->dim * sizeof *X), *Y = malloc(chunk * (size_t)no * sizeof *Y);
-    lg_status st = LG_OK;
-    size_t correct = 0;
-    if (!X || !Y) {
-        st = lg_fail(LG_ERR_NOMEM, "cannot allocate evaluation buffers");
-        goto done;
-    }
-    for (size_t s = 0; s < ds->n; s += chunk) {
-        size_t m = ds->n - s < chunk ? ds->n - s : chunk;
-        for (size_t i = 0; i < m * (size_t)ds->dim; i++) X[i] = ds->x[s * (size_t)ds->dim + i];
-        if ((st = lg_net_forward_batch(net, X, Y, m)) != LG_OK) goto done;
-        for (size_t r = 0; r < m; r++) {
-            int best = 0;
-            for (int j = 1; j < no; j++)
-                if (Y[r * (size_t)no + (size_t)j] > Y[r * (size_t)no + (size_t)best]) best = j;
-            correct += best == ds->y[s + r];
-        }
-    }
-    *acc = ds->n ? (double)correct / (double)ds->n : 0.0;
-done:
-    free(X);
-    free(Y);
-    return st;
 }
 
 /* Parse one input line into x[n_in]; returns the count of values (0 for a

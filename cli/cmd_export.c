@@ -1,5 +1,4 @@
 /* cmd_export.c — `lgelu export NET -o OUT.onnx`: write a network as ONNX. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cmd.h"
@@ -21,22 +20,11 @@ static void lg_export_help(void)
 
 int lg_cmd_export(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *out = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'h': lg_export_help(); return 0;
-        default: return lg_cli_usage("export", "unknown option");
-        }
-    }
-    if (optind != argc - 1) return lg_cli_usage("export", "expected exactly one network file");
-    if (!out) return lg_cli_usage("export", "missing -o OUT.onnx");
+    const char *in, *out;
+    int pr = lg_cli_in_out("export", argc, argv, lg_export_help, "OUT.onnx", &in, &out);
+    if (pr) return pr == 1 ? 0 : pr;
     lg_net net;
-    lg_status st = lg_net_load(&net, argv[optind]);
+    lg_status st = lg_net_load(&net, in);
     if (st != LG_OK) return lg_cli_fail("export", st);
     st = lg_onnx_write(&net, out);
     lg_net_free(&net);

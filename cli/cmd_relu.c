@@ -1,5 +1,4 @@
 /* cmd_relu.c — `lgelu relu NET -o RELU_NET`: ReLU substitution (anneal/relu.h). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "anneal/relu.h"
@@ -23,22 +22,11 @@ static void lg_relu_help(void)
 
 int lg_cmd_relu(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *out = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'h': lg_relu_help(); return 0;
-        default: return lg_cli_usage("relu", "unknown option");
-        }
-    }
-    if (optind != argc - 1) return lg_cli_usage("relu", "expected exactly one network file");
-    if (!out) return lg_cli_usage("relu", "missing -o RELU_NET");
+    const char *in, *out;
+    int pr = lg_cli_in_out("relu", argc, argv, lg_relu_help, "RELU_NET", &in, &out);
+    if (pr) return pr == 1 ? 0 : pr;
     lg_net src, dst = {0};
-    lg_status st = lg_net_load(&src, argv[optind]);
+    lg_status st = lg_net_load(&src, in);
     if (st != LG_OK) return lg_cli_fail("relu", st);
     int rc = 1;
     if ((st = lg_anneal_to_relu(&dst, &src)) != LG_OK) goto fail;

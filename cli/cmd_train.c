@@ -114,8 +114,8 @@ int lg_cmd_train(int argc, char **argv)
     if (lg_cli_train_finish_args("train", &ct)) return 2;
     int anneal = ct.anneal_start < 1.0;
     if (anneal && act != LG_ACT_LGELU) return lg_cli_usage("train", "--anneal-start needs --act lgelu");
-    if (!anneal && (ct.target_set || ct.tolerance_set))
-        return lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F with F < 1");
+    if (!ct.anneal_set && (ct.target_set || ct.tolerance_set))
+        return lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
     lg_net net = {0};
     lg_status st;
     int rc = 1;

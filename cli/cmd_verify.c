@@ -8,13 +8,14 @@
 #include "cli/verify_args.h"
 #include "core/idx.h"
 #include "core/netfile.h"
+#include "verify/transfer.h"
 #include "verify/verify.h"
 
 static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--timeout S] [--tighten none|lp] [--margin K]\n"
-           "                    [--seed S] [--out FILE] [--json] [--verbose]\n"
+           "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-solver-relus N]\n\n"
            "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
@@ -33,15 +34,21 @@ static void lg_verify_help(void)
            "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input\n"
            "  --margin K      the label must beat every other output by more than K (default 0); with\n"
            "                  --vnnlib every constraint c.y + d <= 0 becomes c.y + d - K <= 0\n\n"
+           "  --ref NET       decide the property for the smooth (lgelu/gelu) network NET that the ReLU\n"
+           "                  network was substituted from: each constraint is tightened by the certified\n"
+           "                  deviation (sum_j |c_j| e_j, i.e. 2*delta for robustness) on the box, so\n"
+           "                  `robust` is a proof for NET; a counterexample is re-run through NET in double\n"
+           "                  and only reported `violated` if it fools NET itself, else `unknown`\n\n"
            "options:\n"
-           "  --solver NAME   auto (default: bounds, attack, branch and bound handing small sub-problems\n"
-           "                  to GLPK then Z3; with --bab none: LP tightening with <= 1/3 of the remaining\n"
-           "                  time, then GLPK, then Z3 if GLPK gives up),\n"
+           "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
+           "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
            "                  glpk (MILP), z3 (SMT), none (bounds, attack and branch and bound only)\n"
            "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none)\n"
-           "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs (auto mode\n"
-           "                  does this anyway, with a time budget)\n"
+           "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
+           "                  with two GLPK LPs (min/max; at most half the remaining time), then try\n"
+           "                  the bounds proof again\n"
            "  --seed S        seed of the attack's random starts (default 1)\n"
+           "  --no-attack     skip sampling and PGD (to measure the back-end alone)\n"
            "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
            "  --bab MODE      branch and bound: auto (default: input splitting when the network has at\n"
            "                  most 16 inputs, else ReLU splitting), input, relu, or none (no splitting:\n"
@@ -53,8 +60,9 @@ static void lg_verify_help(void)
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
-           "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, bab,\n"
-           "                  bab_nodes, bab_max_depth, seconds_bounds, seconds_solver\n"
+           "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
+           "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
+           "                  bab_max_depth, seconds_bounds, seconds_solver\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
@@ -74,7 +82,8 @@ static void lg_verify_json_str(const char *s)
     putchar('"');
 }
 
-static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json)
+static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,
+                            const char *ref, double delta)
 {
     if (json) {
         printf("{\"instance\": ");
@@ -88,6 +97,12 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         printf("], \"nodes\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ", r->nodes,
                r->bound_method, a->margin);
         lg_verify_json_str(r->method);
+        if (!a->vnnlib) printf(", \"label\": %ld", a->label);
+        if (ref) {
+            printf(", \"ref\": ");
+            lg_verify_json_str(ref);
+            printf(", \"delta\": %.17g", delta);
+        }
         printf(", \"bab\": \"%s\", \"bab_nodes\": %ld, \"bab_max_depth\": %d, \"seconds_bounds\": %.3f, "
                "\"seconds_solver\": %.3f}\n",
                r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
@@ -95,8 +110,12 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
     else printf("%s\n", lg_verdict_name(r->verdict));
-    printf("  instance: %s\n  decided by: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
-           r->method[0] ? r->method : "-", solver, r->seconds, r->nodes);
+    if (ref)
+        printf("  for the smooth network %s (certified deviation on the box: %.6g, margin used per\n"
+               "  robustness term: %.6g)\n", ref, delta, 2 * delta);
+    printf("  instance: %s\n  %s: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
+           r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by", r->method[0] ? r->method : "-", solver,
+           r->seconds, r->nodes);
     printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
     for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
     printf(" (total %d)\n", r->unstable_total);
@@ -114,7 +133,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
-           O_OUT, O_JSON, O_VERBOSE, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS };
+           O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -123,13 +142,14 @@ int lg_cmd_verify(int argc, char **argv)
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
+        {"ref", required_argument, 0, O_REF},      {"no-attack", no_argument, 0, O_NOATK},
         {"bab", required_argument, 0, O_BAB},      {"bab-nodes", required_argument, 0, O_BAB_NODES},
         {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
     lg_verify_opts o = lg_verify_opts_default();
-    const char *out = NULL;
+    const char *out = NULL, *ref_path = NULL;
     int json = 0, c;
     long v;
     optind = 1;
@@ -188,8 +208,10 @@ int lg_cmd_verify(int argc, char **argv)
             o.bab.solver_unstable = (int)v;
             break;
         case O_OUT: out = optarg; break;
+        case O_REF: ref_path = optarg; break;
         case O_JSON: json = 1; break;
         case O_VERBOSE: o.verbose = 2; break;
+        case O_NOATK: o.attack = 0; break;
         case 'h': lg_verify_help(); return 0;
         default: return lg_cli_usage("verify", "unknown option");
         }
@@ -197,21 +219,28 @@ int lg_cmd_verify(int argc, char **argv)
     if (optind != argc - 1) return lg_cli_usage("verify", "expected exactly one network file");
     if (lg_verify_args_check("verify", &a)) return 2;
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
-    lg_net net;
+    lg_net net, ref = {0};
+    double delta = 0;
     lg_prop prop = {0};
     lg_verify_report r = {0};
     int rc = 1;
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("verify", st);
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) goto fail;
-    if ((st = lg_verify_run(&net, &prop, &o, &r)) != LG_OK) goto fail;
-    lg_verify_print(&a, o.solver, &r, json);
+    if (ref_path) {
+        if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
+        if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
+    } else if ((st = lg_verify_run(&net, &prop, &o, &r)) != LG_OK) {
+        goto fail;
+    }
+    lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
     if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
     rc = 0;
 fail:
     if (rc) lg_cli_fail("verify", st);
     lg_verify_report_free(&r);
     lg_prop_free(&prop);
+    lg_net_free(&ref);
     lg_net_free(&net);
     return rc;
 }

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -52,3 +53,24 @@ int lg_cli_usage(const char *cmd, const char *fmt, ...)
 }
 
 int lg_cli_progress_enabled(void) { return isatty(fileno(stderr)); }
+
+int lg_cli_in_out(const char *cmd, int argc, char **argv, void (*help)(void), const char *out_what, const char **in,
+                  const char **out)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    *out = NULL;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'o': *out = optarg; break;
+        case 'h': help(); return 1;
+        default: return lg_cli_usage(cmd, "unknown option");
+        }
+    }
+    if (optind != argc - 1) return lg_cli_usage(cmd, "expected exactly one network file");
+    if (!*out) return lg_cli_usage(cmd, "missing -o %s", out_what);
+    *in = argv[optind];
+    return 0;
+}

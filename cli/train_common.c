@@ -1,6 +1,7 @@
 /* train_common.c — option handling and the run/report/write sequence shared
  * by `lgelu train` and `lgelu anneal`. */
 #include "cli/train_common.h"
+#include "core/eval.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
         return 0;
     case LG_OPT_ANNEAL_START:
         if (lg_opt_double(cmd, "anneal-start", arg, 1e-9, 1.0, &ct->anneal_start)) return -1;
+        ct->anneal_set = 1;
         return 0;
     case LG_OPT_LAMBDA_TARGET:
         if (lg_opt_double(cmd, "lambda-target", arg, 1.0, 1e12, &ct->lambda_target)) return -1;
@@ -117,36 +119,6 @@ lg_status lg_cli_train_load(lg_cli_train *ct)
     return lg_data_load(&ct->test, ct->dir, "test");
 }
 
-/* Accuracy of the double-precision net on ds (what the written file does). */
-static lg_status lg_cli_net_accuracy(const lg_net *net, const lg_dataset *ds, double *acc)
-{
-    const size_t chunk = 1000;
-    int no = lg_net_n_out(net);
-    double *X = malloc(chunk * (size_t)ds->dim * sizeof *X), *Y = malloc(chunk * (size_t)no * sizeof *Y);
-    lg_status st = LG_OK;
-    size_t hits = 0;
-    if (!X || !Y) {
-        st = lg_fail(LG_ERR_NOMEM, "cannot allocate evaluation buffers");
-        goto fail;
-    }
-    for (size_t s = 0; s < ds->n; s += chunk) {
-        size_t m = ds->n - s < chunk ? ds->n - s : chunk;
-        for (size_t i = 0; i < m * (size_t)ds->dim; i++) X[i] = ds->x[s * (size_t)ds->dim + i];
-        if ((st = lg_net_forward_batch(net, X, Y, m)) != LG_OK) goto fail;
-        for (size_t r = 0; r < m; r++) {
-            int best = 0;
-            for (int j = 1; j < no; j++)
-                if (Y[r * (size_t)no + (size_t)j] > Y[r * (size_t)no + (size_t)best]) best = j;
-            hits += best == ds->y[s + r];
-        }
-    }
-    *acc = ds->n ? (double)hits / (double)ds->n : 0.0;
-fail:
-    free(X);
-    free(Y);
-    return st;
-}
-
 lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int anneal)
 {
     lg_status st;
@@ -174,7 +146,7 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     if ((st = lg_train_run(net, &ct->train, ct->val_ds.n ? &ct->val_ds : NULL, &ct->test, &ct->tr, &res)) != LG_OK)
         return st;
     double acc = 0.0;
-    if ((st = lg_cli_net_accuracy(net, &ct->test, &acc)) != LG_OK) return st;
+    if ((st = lg_eval_accuracy(net, &ct->test, &acc)) != LG_OK) return st;
     printf("final test accuracy: %.2f%% (%zu examples, double precision)\n", 100.0 * acc, ct->test.n);
     if (res.val_acc >= 0) printf("final validation accuracy: %.2f%%\n", 100.0 * res.val_acc);
     printf("λ per hidden layer:");

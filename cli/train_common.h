@@ -27,7 +27,7 @@ typedef struct lg_cli_train {
     int epochs_set, wd_set;
     double anneal_start;   /* 1 = none */
     double lambda_target;
-    int target_set, tolerance_set;
+    int target_set, tolerance_set, anneal_set;
     lg_dataset train, val_ds, test;
     lg_anneal_schedule sched;
 } lg_cli_train;

@@ -106,6 +106,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
             goto fail;
         }
     }
+    a->label = label;
     st = lg_prop_robustness(prop, x0, net->n_in, a->eps, 0.0, 1.0, label, no, a->margin);
 fail:
     lg_dataset_free(&ds);

@@ -14,7 +14,8 @@ typedef struct lg_verify_args {
     const char *data;     /* --data DIR */
     const char *input;    /* --input FILE (n_in numbers) */
     long index;           /* --index I (−1 unset) */
-    long label;           /* --label L for --input (−1: the network's prediction) */
+    long label;           /* --label L for --input (−1: the network's prediction); set to the
+                             label used once the robustness property is built */
     double eps;           /* --eps E (< 0 unset) */
     double margin;        /* --margin K */
     char instance[512];   /* name for reports: the vnnlib path or "index=I eps=E" */

@@ -16,8 +16,10 @@
  *   otherwise (0 < t* ≤ safety, witness fails, time limit, solver failure)
  *                                       → UNKNOWN for this term.
  * SAT on the first satisfiable term; UNSAT when every term is UNSAT; else
- * UNKNOWN with the first reason. The time limit is shared across terms
- * (glp_iocp.tm_lim gets the remaining time). GLPK's float tolerances are why
+ * UNKNOWN with the first reason. The search of a term stops at the first
+ * incumbent with t ≤ 0 (its x is the candidate). The time limit is shared
+ * across terms (glp_iocp.tm_lim gets the remaining time, and the callback
+ * stops the search at the deadline). GLPK's float tolerances are why
  * only t* beyond ±safety is trusted; "infeasible" relies on the bounds being
  * sound (with sound bounds the network part always has a solution).
  * Inputs are validated before any GLPK call; a GLPK fatal error is caught
@@ -51,12 +53,34 @@ typedef struct glpq {
     double *x;      /* [n_in] candidate */
     double *scratch;
     long nodes;
+    double deadline;  /* lg_pwl_now() seconds, 0 = none */
+    int stopped;      /* 1: our deadline passed, 2: incumbent with t ≤ 0 */
 } glpq;
 
+/* GLPK writes to stdout; route its chatter (verbose only) to stderr so that
+ * machine-readable output on stdout stays clean. */
+static int glpk_to_stderr(void *info, const char *s)
+{
+    (void)info;
+    fputs(s, stderr);
+    return 1;
+}
+
+/* Count nodes; stop at the first incumbent with t ≤ 0 (a candidate, the
+ * rest of the search cannot change the answer) and at our deadline (GLPK's
+ * tm_lim alone overshot by seconds on large models). */
 static void glpk_callback(glp_tree *T, void *info)
 {
     glpq *q = info;
-    if (glp_ios_reason(T) == GLP_ISELECT) q->nodes++;
+    int why = glp_ios_reason(T);
+    if (why == GLP_ISELECT) q->nodes++;
+    if (why == GLP_IBINGO && glp_mip_obj_val(glp_ios_get_prob(T)) <= 0) {
+        q->stopped = 2;
+        glp_ios_terminate(T);
+    } else if (q->deadline > 0 && lg_pwl_now() >= q->deadline) {
+        q->stopped = 1;
+        glp_ios_terminate(T);
+    }
 }
 
 /* Load q->m into a fresh q->P with the term rows and the t column. */
@@ -137,9 +161,12 @@ static int glpk_term(glpq *q, const lg_problem *p, const lg_solve_opts *o, int t
         }
         parm.tm_lim = left > 2e9 ? 2000000000 : (int)left;
     }
+    q->deadline = deadline;
+    q->stopped = 0;
     int ret = glp_intopt(q->P, &parm);
     int status = glp_mip_status(q->P);
     *ans = LG_ANSWER_UNKNOWN;
+    if (ret == GLP_ESTOP) ret = q->stopped == 2 ? 0 : GLP_ETMLIM;
     if ((ret == 0 && status == GLP_NOFEAS) || ret == GLP_ENOPFS) {
         *ans = LG_ANSWER_UNSAT;
         return 0;
@@ -248,7 +275,9 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     if (!q) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate the query");
     lg_milp_init(&q->m);
     int term = glp_term_out(o->verbose > 0 ? GLP_ON : GLP_OFF);
+    glp_term_hook(glpk_to_stderr, NULL);
     lg_status st = glpk_guarded(q, p, o, t0, r);
+    glp_term_hook(NULL, NULL);
     glp_term_out(term);
     r->nodes = q->nodes;
     lg_milp_free(&q->m);

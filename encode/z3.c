@@ -17,15 +17,29 @@
  *
  * sat ⇔ a counterexample exists (given sound bounds). The model's x is
  * rounded to the nearest double (via a 40-digit decimal) and clamped into the
- * box; verify/ re-checks it. Timeout: the solver's "timeout" parameter plus a
- * watchdog thread that calls Z3_interrupt once the deadline has passed. Z3
- * errors are caught by a recording handler (never exit) → LG_ERR_SOLVER.
+ * box; verify/ re-checks it. Models often sit exactly on the boundary of the
+ * region, where rounding can fall outside: if the double forward pass misses
+ * every term, the condition with a 1e-9 margin is added and Z3 asked once
+ * more for a point inside (kept only if it passes).
+ *
+ * Timeout: the solver's "timeout" parameter, a watchdog thread that calls
+ * Z3_interrupt once the deadline has passed, and — because Z3 does not
+ * always listen — a forked worker process killed at the deadline + 0.5 s
+ * (see z3_solve_forked). Z3 errors are caught by a recording handler (never
+ * exit) → LG_ERR_SOLVER, or a timeout when the watchdog caused them.
  */
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <z3.h>
 
 #include "encode/backends.h"
@@ -44,11 +58,13 @@ static void z3_record_error(Z3_context c, Z3_error_code e)
     snprintf(z3_errmsg, sizeof z3_errmsg, "%s", m ? m : "?");
 }
 
-/* Watchdog: interrupts ctx every 50 ms once the deadline has passed. */
+/* Watchdog: interrupts ctx every 50 ms once the deadline has passed, but
+ * only while a check runs (armed): an interrupt while the encoding is built
+ * makes Z3 return NULL terms, which later calls would dereference. */
 typedef struct watchdog {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int done, fired;
+    int done, fired, armed;
     double deadline; /* lg_pwl_now() seconds */
     Z3_context ctx;
 } watchdog;
@@ -60,8 +76,10 @@ static void *watchdog_main(void *arg)
     while (!w->done) {
         double now = lg_pwl_now(), wake = w->deadline;
         if (now >= w->deadline) {
-            w->fired = 1;
-            Z3_interrupt(w->ctx);
+            if (w->armed) {
+                w->fired = 1;
+                Z3_interrupt(w->ctx);
+            }
             wake = now + 0.05;
         }
         struct timespec ts;
@@ -83,6 +101,7 @@ typedef struct z3q {
     Z3_ast *prev; /* [max_width] activations of the previous layer, NULL = 0 */
     Z3_ast *cur;  /* [max_width] */
     Z3_ast *args; /* [max_width + 2] scratch for sums */
+    double *scratch; /* forward-pass scratch for candidate checks */
 } z3q;
 
 static Z3_ast z3_num(z3q *q, double v)
@@ -104,7 +123,27 @@ static Z3_ast z3_var(z3q *q, const char *prefix, int a, int b)
     return Z3_mk_const(q->ctx, Z3_mk_string_symbol(q->ctx, name), q->real);
 }
 
-static void z3_assert(z3q *q, Z3_ast f) { Z3_solver_assert(q->ctx, q->s, f); }
+static void z3_assert(z3q *q, Z3_ast f)
+{
+    if (f && z3_err == Z3_OK) Z3_solver_assert(q->ctx, q->s, f);
+}
+
+/* Z3_solver_check with the watchdog armed (w may be NULL). */
+static Z3_lbool z3_check(z3q *q, watchdog *w)
+{
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        w->armed = 1;
+        pthread_mutex_unlock(&w->mu);
+    }
+    Z3_lbool res = Z3_solver_check(q->ctx, q->s);
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        w->armed = 0;
+        pthread_mutex_unlock(&w->mu);
+    }
+    return res;
+}
 
 /* Σ_j c[j]·v[j] + d over the non-NULL v[j] with c[j] ≠ 0. */
 static Z3_ast z3_affine(z3q *q, const double *c, Z3_ast const *v, int n, double d)
@@ -138,12 +177,33 @@ static void z3_build_relu(z3q *q, Z3_ast z, Z3_ast a, double l, double u)
     z3_assert(q, Z3_mk_le(c, Z3_mk_mul(c, 2, lhs_m), Z3_mk_sub(c, 2, rhs_s)));
 }
 
+/* ∨_t ∧_c (coef_c·y + d_c + eta ≤ 0) over the outputs y = q->prev. */
+static Z3_ast z3_condition(z3q *q, const lg_problem *p, double eta)
+{
+    Z3_context c = q->ctx;
+    int n_out = lg_net_n_out(p->net);
+    Z3_ast disj = Z3_mk_false(c);
+    for (int t = 0; t < p->n_terms; t++) {
+        const lg_term *T = &p->terms[t];
+        Z3_ast conj = Z3_mk_true(c);
+        for (int j = 0; j < T->n_cons; j++) {
+            Z3_ast lhs = z3_affine(q, T->cons[j].coef, q->prev, n_out, T->cons[j].d);
+            Z3_ast le = Z3_mk_le(c, lhs, eta == 0 ? q->zero : z3_num(q, -eta));
+            Z3_ast both[2] = {conj, le};
+            conj = j == 0 ? le : Z3_mk_and(c, 2, both);
+        }
+        Z3_ast either[2] = {disj, conj};
+        disj = t == 0 ? conj : Z3_mk_or(c, 2, either);
+    }
+    return disj;
+}
+
 /* Assert the whole encoding; on return q->prev holds the outputs y. */
 static void z3_build(z3q *q, const lg_problem *p)
 {
     Z3_context c = q->ctx;
     const lg_net *net = p->net;
-    for (int i = 0; i < net->n_in; i++) {
+    for (int i = 0; i < net->n_in && z3_err == Z3_OK; i++) {
         q->x[i] = z3_var(q, "x", i, -1);
         z3_assert(q, Z3_mk_ge(c, q->x[i], z3_num(q, p->lo[i])));
         z3_assert(q, Z3_mk_le(c, q->x[i], z3_num(q, p->hi[i])));
@@ -159,6 +219,7 @@ static void z3_build(z3q *q, const lg_problem *p)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *Ly = &net->layers[k];
         for (int i = 0; i < Ly->n_out; i++) {
+            if (z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
             z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, Ly->W + (size_t)i * (size_t)Ly->n_in, q->prev, Ly->n_in, Ly->b[i])));
@@ -177,20 +238,7 @@ static void z3_build(z3q *q, const lg_problem *p)
         q->prev = q->cur;
         q->cur = t;
     }
-    int n_out = lg_net_n_out(net);
-    Z3_ast disj = Z3_mk_false(c);
-    for (int t = 0; t < p->n_terms; t++) {
-        const lg_term *T = &p->terms[t];
-        Z3_ast conj = Z3_mk_true(c);
-        for (int j = 0; j < T->n_cons; j++) {
-            Z3_ast lhs = z3_affine(q, T->cons[j].coef, q->prev, n_out, T->cons[j].d);
-            Z3_ast both[2] = {conj, Z3_mk_le(c, lhs, q->zero)};
-            conj = j == 0 ? both[1] : Z3_mk_and(c, 2, both);
-        }
-        Z3_ast either[2] = {disj, conj};
-        disj = t == 0 ? conj : Z3_mk_or(c, 2, either);
-    }
-    z3_assert(q, disj);
+    z3_assert(q, z3_condition(q, p, 0.0));
 }
 
 static long z3_decisions(Z3_context c, Z3_solver s)
@@ -220,14 +268,33 @@ static double z3_model_double(Z3_context c, Z3_model m, Z3_ast v, double lo, dou
     return x;
 }
 
-lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+/* Margin of the second query when the first model rounds badly. */
+#define LG_Z3_INSIDE 1e-9
+
+/* The model's inputs as doubles into x. */
+static lg_status z3_candidate(z3q *q, const lg_problem *p, double *x)
 {
-    lg_solve_opts defaults = lg_solve_opts_default();
-    if (!o) o = &defaults;
+    Z3_model m = Z3_solver_get_model(q->ctx, q->s);
+    if (!m) return lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", z3_errmsg);
+    Z3_model_inc_ref(q->ctx, m);
+    for (int i = 0; i < p->net->n_in; i++) x[i] = z3_model_double(q->ctx, m, q->x[i], p->lo[i], p->hi[i]);
+    Z3_model_dec_ref(q->ctx, m);
+    return LG_OK;
+}
+
+/* 1 if the double forward pass at x satisfies some term exactly. */
+static int z3_candidate_holds(z3q *q, const lg_problem *p, const double *x)
+{
+    for (int t = 0; t < p->n_terms; t++)
+        if (lg_pwl_term_holds(p, t, x, 0.0, q->scratch)) return 1;
+    return 0;
+}
+
+/* The query in this process; t0 is when the caller's clock started. */
+static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, double t0, lg_result *r)
+{
+    lg_status st;
     memset(r, 0, sizeof *r);
-    double t0 = lg_pwl_now();
-    lg_status st = lg_pwl_validate(p);
-    if (st) return st;
     z3q q;
     memset(&q, 0, sizeof q);
     watchdog w;
@@ -283,8 +350,15 @@ lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
         have_thr = 1;
     }
     z3_build(&q, p);
+    if (o->verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_pwl_now() - t0);
     if (z3_err != Z3_OK) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", z3_errmsg);
+        if (o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) { /* interrupted by the watchdog */
+            r->answer = LG_ANSWER_UNKNOWN;
+            snprintf(r->reason, sizeof r->reason, "timeout");
+            st = LG_OK;
+        } else {
+            st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", z3_errmsg);
+        }
         goto fail;
     }
     Z3_params prm = Z3_mk_params(q.ctx);
@@ -299,8 +373,10 @@ lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
     Z3_params_dec_ref(q.ctx, prm);
     if (o->verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
-    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = Z3_solver_check(q.ctx, q.s);
-    if (z3_err != Z3_OK && res != Z3_L_UNDEF) {
+    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
+    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) {
+        z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
+    } else if (z3_err != Z3_OK) {
         st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", z3_errmsg);
         goto fail;
     }
@@ -308,17 +384,27 @@ lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
     if (res == Z3_L_FALSE) {
         r->answer = LG_ANSWER_UNSAT;
     } else if (res == Z3_L_TRUE) {
-        Z3_model m = Z3_solver_get_model(q.ctx, q.s);
         r->x = malloc((size_t)n_in * sizeof *r->x);
-        if (!m || !r->x) {
-            st = m ? lg_fail(LG_ERR_NOMEM, "z3: cannot allocate the candidate")
-                   : lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", z3_errmsg);
+        q.scratch = malloc((2 * (size_t)width + (size_t)lg_net_n_out(p->net)) * sizeof *q.scratch);
+        if (!r->x || !q.scratch) {
+            st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate the candidate");
             goto fail;
         }
-        Z3_model_inc_ref(q.ctx, m);
-        for (int i = 0; i < n_in; i++) r->x[i] = z3_model_double(q.ctx, m, q.x[i], p->lo[i], p->hi[i]);
-        Z3_model_dec_ref(q.ctx, m);
+        if ((st = z3_candidate(&q, p, r->x))) goto fail;
         r->answer = LG_ANSWER_SAT;
+        if (!z3_candidate_holds(&q, p, r->x)) {
+            /* The exact model sits on the boundary of the region and its
+             * double rounding misses it: ask for a point 1e-9 inside. If
+             * there is none, keep the boundary point (verify/ decides). */
+            z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
+            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) &&
+                z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
+                double *x2 = malloc((size_t)n_in * sizeof *x2);
+                if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2))
+                    memcpy(r->x, x2, (size_t)n_in * sizeof *x2);
+                free(x2);
+            }
+        }
     } else {
         const char *why = Z3_solver_get_reason_unknown(q.ctx, q.s);
         int timed_out = o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s - 1e-3;
@@ -345,7 +431,156 @@ fail:
     free(q.prev);
     free(q.cur);
     free(q.args);
+    free(q.scratch);
     if (st) lg_result_free(r);
+    return st;
+}
+
+/* Hard time limit: Z3 4.8.12 does not always honour Z3_interrupt or its own
+ * "timeout" (measured: a 784-256-256-10 query ignored both for > 90 s while
+ * its arithmetic core ran). So a query with a time limit runs in a forked
+ * child that reports through a pipe; the parent waits until the deadline
+ * plus a grace period, then kills it (SIGKILL frees everything at once) and
+ * answers UNKNOWN "timeout". The child leaves with _exit (no atexit
+ * handlers, no context teardown). */
+#define Z3_GRACE_S 0.5
+
+typedef struct z3_wire {
+    int32_t status, answer, has_x;
+    int64_t nodes;
+    char reason[256];
+    char errmsg[512];
+} z3_wire;
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *b = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, b, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static void z3_child(int fd, const lg_problem *p, const lg_solve_opts *o, double t0)
+{
+    lg_result r;
+    z3_wire w;
+    memset(&w, 0, sizeof w);
+    lg_status st = z3_solve_here(p, o, t0, &r);
+    w.status = (int32_t)st;
+    if (st) {
+        snprintf(w.errmsg, sizeof w.errmsg, "%s", lg_errmsg());
+    } else {
+        w.answer = (int32_t)r.answer;
+        w.nodes = r.nodes;
+        w.has_x = r.x != NULL;
+        memcpy(w.reason, r.reason, sizeof w.reason);
+    }
+    int bad = write_all(fd, &w, sizeof w) != 0;
+    if (!bad && w.has_x) bad = write_all(fd, r.x, (size_t)p->net->n_in * sizeof *r.x) != 0;
+    _exit(bad ? 3 : 0);
+}
+
+/* Read up to n bytes before `deadline`; returns bytes read (< n on EOF or
+ * timeout, *timed_out set on timeout). */
+static size_t read_until(int fd, void *buf, size_t n, double deadline, int *timed_out)
+{
+    char *b = buf;
+    size_t got = 0;
+    while (got < n) {
+        double left = deadline - lg_pwl_now();
+        if (left <= 0) {
+            *timed_out = 1;
+            break;
+        }
+        struct pollfd pf = {fd, POLLIN, 0};
+        int rc = poll(&pf, 1, (int)(left * 1000.0) + 1);
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc < 0) break;
+        if (rc == 0) continue;
+        ssize_t k = read(fd, b + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    return got;
+}
+
+static lg_status z3_solve_forked(const lg_problem *p, const lg_solve_opts *o, double t0, lg_result *r)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return z3_solve_here(p, o, t0, r); /* no isolation possible: best effort */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return z3_solve_here(p, o, t0, r);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        z3_child(fds[1], p, o, t0);
+    }
+    close(fds[1]);
+    lg_status st = LG_OK;
+    int timed_out = 0, n_in = p->net->n_in;
+    double deadline = t0 + o->timeout_s + Z3_GRACE_S;
+    z3_wire w;
+    size_t got = read_until(fds[0], &w, sizeof w, deadline, &timed_out);
+    if (got == sizeof w && w.status == LG_OK && w.has_x) {
+        r->x = malloc((size_t)n_in * sizeof *r->x);
+        if (!r->x) {
+            st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate the candidate");
+        } else if (read_until(fds[0], r->x, (size_t)n_in * sizeof *r->x, deadline, &timed_out) !=
+                   (size_t)n_in * sizeof *r->x) {
+            free(r->x);
+            r->x = NULL;
+            got = 0;
+        }
+    }
+    close(fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
+    }
+    if (st) return st;
+    if (timed_out) {
+        lg_result_free(r);
+        r->answer = LG_ANSWER_UNKNOWN;
+        snprintf(r->reason, sizeof r->reason, "timeout");
+        return LG_OK;
+    }
+    if (got != sizeof w) {
+        lg_result_free(r);
+        if (WIFSIGNALED(wst))
+            return lg_fail(LG_ERR_SOLVER, "z3: worker process killed by signal %d", WTERMSIG(wst));
+        return lg_fail(LG_ERR_SOLVER, "z3: worker process ended without an answer (status %d)", wst);
+    }
+    if (w.status != LG_OK) {
+        lg_result_free(r);
+        return lg_fail((lg_status)w.status, "%s", w.errmsg);
+    }
+    r->answer = (lg_answer)w.answer;
+    r->nodes = (long)w.nodes;
+    memcpy(r->reason, w.reason, sizeof r->reason);
+    r->reason[sizeof r->reason - 1] = '\0';
+    if (r->answer == LG_ANSWER_SAT && !r->x) return lg_fail(LG_ERR_SOLVER, "z3: sat without a candidate");
+    return LG_OK;
+}
+
+lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+{
+    lg_solve_opts defaults = lg_solve_opts_default();
+    if (!o) o = &defaults;
+    memset(r, 0, sizeof *r);
+    double t0 = lg_pwl_now();
+    lg_status st = lg_pwl_validate(p);
+    if (st) return st;
+    st = o->timeout_s > 0 ? z3_solve_forked(p, o, t0, r) : z3_solve_here(p, o, t0, r);
     r->seconds = lg_pwl_now() - t0;
     return st;
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "anneal/schedule.h"
+#include "core/netfile.h"
 #include "core/idx.h"
 #include "core/rng.h"
 #include "train/loop.h"
@@ -576,6 +578,60 @@ START_TEST(test_train_bad_arguments)
 }
 END_TEST
 
+/* ---- the CLI contract ------------------------------------------------------ */
+
+/* exit code of `lgelu <args>` with stdout/stderr discarded */
+static int lg_run_cli(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/lgelu %s >/dev/null 2>&1", LG_BINARY_DIR, args);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+START_TEST(test_train_cli)
+{
+    const char *out = lg_test_tmpfile(".lgnet"), *out2 = lg_test_tmpfile(".lgnet"), *relu = lg_test_tmpfile(".lgnet");
+    char args[1024];
+    ck_assert_int_eq(lg_run_cli("train --help"), 0);
+    ck_assert_int_eq(lg_run_cli("anneal --help"), 0);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --bogus -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --lr -1 -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --arch 784,,10 -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1 --act tanh -o x"), 2);
+    ck_assert_int_eq(lg_run_cli("train --epochs 1"), 2); /* no -o */
+    ck_assert_int_eq(lg_run_cli("train -o x"), 2);       /* no --epochs */
+    ck_assert_int_eq(lg_run_cli("anneal --epochs 1 -o x"), 2); /* no input net */
+    snprintf(args, sizeof args, "train --epochs 1 --arch 784,8,10 --data /nonexistent -o %s", out);
+    ck_assert_int_eq(lg_run_cli(args), 1);
+    /* a real run writes a loadable net with the asked shape and annealed λ */
+    snprintf(args, sizeof args, "train --arch 784,12,10 --epochs 1 --subset 600 --val 100 --anneal-start 0.5 "
+                                "--lambda-target 30 -o %s", out);
+    ck_assert_int_eq(lg_run_cli(args), 0);
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, out), LG_OK);
+    ck_assert_int_eq(net.n_layers, 2);
+    ck_assert_int_eq(net.layers[0].n_out, 12);
+    ck_assert_int_eq(net.layers[0].act, LG_ACT_LGELU);
+    ck_assert_double_eq(net.layers[0].lambda, 30.0);
+    lg_net_free(&net);
+    /* anneal continues it; a relu net is refused with exit 1 */
+    snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 --lambda-target 60 -o %s", out, out2);
+    ck_assert_int_eq(lg_run_cli(args), 0);
+    ck_assert_int_eq(lg_net_load(&net, out2), LG_OK);
+    ck_assert_double_eq(net.layers[0].lambda, 60.0);
+    lg_net_free(&net);
+    snprintf(args, sizeof args, "train --arch 784,8,10 --act relu --epochs 1 --subset 300 -o %s", relu);
+    ck_assert_int_eq(lg_run_cli(args), 0);
+    snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 -o %s", relu, out2);
+    ck_assert_int_eq(lg_run_cli(args), 1);
+    remove(out);
+    remove(out2);
+    remove(relu);
+}
+END_TEST
+
 Suite *suite_train(void)
 {
     Suite *s = suite_create("train");
@@ -594,6 +650,7 @@ Suite *suite_train(void)
     tcase_set_timeout(tl, 120);
     tcase_add_test(tl, test_train_nan_stops);
     tcase_add_test(tl, test_train_bad_arguments);
+    tcase_add_test(tl, test_train_cli);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/netfile.h"
 #include "testutil.h"
@@ -94,6 +95,12 @@ START_TEST(test_verify_attack_finds_clear_counterexamples)
             ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, w, &found), LG_OK);
             ck_assert_msg(found, "instance %d: %d/400 samples violate but the attack found nothing", t, hits);
             ck_assert_int_eq(lg_recheck(&net, C->lo, C->hi, C->n_terms, C->terms, w, NULL), 1);
+            /* seeded: the same seed finds the same point */
+            double w2[6];
+            int found2 = 0;
+            ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, w2, &found2), LG_OK);
+            ck_assert_int_eq(found2, 1);
+            ck_assert_int_eq(memcmp(w, w2, sizeof w), 0);
         }
         lg_prop_free(&p);
         lg_net_free(&net);
@@ -319,6 +326,50 @@ START_TEST(test_verify_enumeration_oracle)
 }
 END_TEST
 
+/* Several cases (VNN-LIB disjunction of boxes): any violated ⇒ violated,
+ * all robust ⇒ robust. Net: y0 = x0, y1 = 0.5 (identity), counterexample
+ * region y1 − y0 ≥ 0 ⇔ x0 ≤ 0.5. */
+START_TEST(test_verify_multi_case)
+{
+    int dims[2] = {1, 2};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
+    net.layers[0].act = LG_ACT_IDENTITY;
+    net.layers[0].W[0] = 1.0;
+    net.layers[0].W[1] = 0.0;
+    net.layers[0].b[1] = 0.5;
+    static const char *const txt[2] = {
+        /* both boxes above 0.5: robust */
+        "(declare-const X_0 Real)(declare-const Y_0 Real)(declare-const Y_1 Real)"
+        "(assert (or (and (>= X_0 0.6) (<= X_0 0.7)) (and (>= X_0 0.8) (<= X_0 0.9))))"
+        "(assert (>= Y_1 Y_0))",
+        /* second box reaches below 0.5: violated */
+        "(declare-const X_0 Real)(declare-const Y_0 Real)(declare-const Y_1 Real)"
+        "(assert (or (and (>= X_0 0.6) (<= X_0 0.7)) (and (>= X_0 0.3) (<= X_0 0.9))))"
+        "(assert (>= Y_1 Y_0))"};
+    for (int k = 0; k < 2; k++) {
+        lg_prop p;
+        ck_assert_msg(lg_vnnlib_parse(&p, txt[k], strlen(txt[k]), "multi", 1, 2) == LG_OK, "%s", lg_errmsg());
+        ck_assert_int_eq(p.n_cases, 2);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.solver = "none";
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (k == 0) {
+            ck_assert_int_eq(rep.verdict, LG_VERDICT_ROBUST);
+            ck_assert_int_eq(rep.n_cases_robust, 2);
+        } else {
+            ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
+            ck_assert_int_eq(rep.violated_case, 1);
+            ck_assert(rep.x[0] >= 0.3 && rep.x[0] <= 0.5);
+        }
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_verify_result_file)
 {
     lg_rng r;
@@ -347,9 +398,15 @@ START_TEST(test_verify_result_file)
     for (int i = 1; i < 4; i++) ck_assert_int_eq(fscanf(f, " (X_%d %lf)", &ix, &x[i]), 2);
     for (int j = 0; j < 3; j++) ck_assert_int_eq(fscanf(f, " (Y_%d %lf)", &ix, &y[j]), 2);
     fclose(f);
-    remove(path);
     for (int i = 0; i < 4; i++) ck_assert(x[i] == rep.x[i]); /* %.17g round-trips exactly */
     for (int j = 0; j < 3; j++) ck_assert(y[j] == rep.y[j]);
+    /* the VNN-LIB assignment reader (interop) accepts the same file */
+    ck_assert_int_eq(lg_verify_write_result_path(&rep, path), LG_OK);
+    double x2[4], y2[3];
+    ck_assert_msg(lg_vnnlib_read_assignment(path, 4, 3, x2, y2) == LG_OK, "%s", lg_errmsg());
+    for (int i = 0; i < 4; i++) ck_assert(x2[i] == rep.x[i]);
+    for (int j = 0; j < 3; j++) ck_assert(y2[j] == rep.y[j]);
+    remove(path);
     lg_verify_report z;
     memset(&z, 0, sizeof z);
     z.verdict = LG_VERDICT_UNKNOWN;
@@ -413,6 +470,88 @@ START_TEST(test_verify_vnncomp_fixtures)
 }
 END_TEST
 
+/* Exit status of a shell command (−1 if it did not exit normally). */
+static int lg_tv_sh(const char *cmd)
+{
+    int rc = system(cmd);
+    return rc >= 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The lgelu binary: verdict line, --json, --out, exit codes, encode. */
+START_TEST(test_verify_cli_contract)
+{
+    lg_rng r;
+    lg_rng_init(&r, 77, 7);
+    lg_net net;
+    double x0[6];
+    lg_tv_instance(&net, &r, 6, 10, 4, x0);
+    char netp[256], xp[256], outp[256], encp[256], cmd[2048];
+    snprintf(netp, sizeof netp, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(xp, sizeof xp, "%s", lg_test_tmpfile(".txt"));
+    snprintf(outp, sizeof outp, "%s", lg_test_tmpfile(".res"));
+    snprintf(encp, sizeof encp, "%s", lg_test_tmpfile(".smt2"));
+    ck_assert_int_eq(lg_netfile_write(&net, netp), LG_OK);
+    FILE *f = fopen(xp, "w");
+    for (int i = 0; i < 6; i++) fprintf(f, "%.17g\n", x0[i]);
+    fclose(f);
+    const char *bin = LG_BINARY_DIR "/lgelu";
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --json --out %s --timeout 30", bin, netp, xp, outp);
+    FILE *pp = popen(cmd, "r");
+    ck_assert_ptr_nonnull(pp);
+    char line[4096] = "", extra[64];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, pp));
+    ck_assert_ptr_null(fgets(extra, sizeof extra, pp)); /* exactly one line */
+    int st = pclose(pp);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    static const char *const keys[] = {"\"instance\"", "\"solver\"", "\"verdict\"", "\"reason\"", "\"seconds\"",
+                                       "\"unstable\"", "\"unstable_per_layer\"", "\"nodes\"", "\"bound_method\"",
+                                       "\"margin\""};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) ck_assert_msg(strstr(line, keys[k]), "missing %s", keys[k]);
+    f = fopen(outp, "r");
+    ck_assert_ptr_nonnull(f);
+    char first[32] = "";
+    ck_assert_int_eq(fscanf(f, "%31s", first), 1);
+    fclose(f);
+    if (strstr(line, "\"verdict\": \"robust\"")) ck_assert_str_eq(first, "unsat");
+    else if (strstr(line, "\"verdict\": \"violated\"")) ck_assert_str_eq(first, "sat");
+    else ck_assert(strcmp(first, "unknown") == 0 || strcmp(first, "timeout") == 0);
+    /* usage errors → 2, runtime errors → 1 */
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --bogus 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 --solver nope 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s verify %s.missing --input %s --eps 0.1 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 1);
+    snprintf(cmd, sizeof cmd, "%s verify --help >/dev/null", bin);
+    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    /* encode writes a non-empty SMT-LIB file; without -o it is a usage error */
+    snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format smt2 -o %s", bin, netp, xp, encp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    f = fopen(encp, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    ck_assert_int_gt(ftell(f), 100);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format smt2 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format xml -o %s 2>/dev/null", bin, netp, xp, encp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    /* a λ-GELU net is refused (runtime error 1) */
+    net.layers[0].act = LG_ACT_LGELU;
+    net.layers[0].lambda = 2.0;
+    ck_assert_int_eq(lg_netfile_write(&net, netp), LG_OK);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 2>/dev/null", bin, netp, xp);
+    ck_assert_int_eq(lg_tv_sh(cmd), 1);
+    remove(netp);
+    remove(xp);
+    remove(outp);
+    remove(encp);
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_verify_refuse_smooth_and_shapes)
 {
     int dims[3] = {2, 3, 2};
@@ -455,12 +594,14 @@ Suite *suite_verify(void)
     tcase_add_test(tc, test_verify_never_robust_with_counterexample);
     tcase_add_test(tc, test_verify_result_file);
     tcase_add_test(tc, test_verify_enumeration_oracle);
+    tcase_add_test(tc, test_verify_multi_case);
     tcase_add_test(tc, test_verify_margin);
     tcase_add_test(tc, test_verify_solvers_decide_and_agree);
     tcase_add_test(tc, test_verify_vnncomp_fixtures);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_verify_refuse_smooth_and_shapes);
+    tcase_add_test(tl, test_verify_cli_contract);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -79,7 +79,11 @@ static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m
         if (r->val_acc >= 0) fprintf(o->out, "  val %.2f%%", 100.0 * r->val_acc);
         if (r->test_acc >= 0) fprintf(o->out, "  test %.2f%%", 100.0 * r->test_acc);
         fprintf(o->out, "  λ");
-        for (int k = 0; k < nh; k++) fprintf(o->out, " %.4g", m->layers[k].lambda);
+        for (int k = 0; k < nh; k++) {
+            lg_act a = m->layers[k].act;
+            if (a == LG_ACT_LGELU || a == LG_ACT_GELU) fprintf(o->out, " %.4g", m->layers[k].lambda);
+            else fprintf(o->out, " -");
+        }
         fprintf(o->out, "  %.0f samples/s\n", r->samples_per_s);
         fflush(o->out);
     }

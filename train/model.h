@@ -55,7 +55,8 @@ void lg_model_free(lg_model *m);
 /* Copy rows idx[0..B) of X [..][n_in] into m->x, normalised like the net. */
 void lg_model_gather(lg_model *m, const float *X, const uint32_t *idx, int B);
 
-/* Forward pass of the first B rows of m->x. If labels is non-NULL, *loss
+/* Forward pass of the first B rows of m->x (1 ≤ B ≤ max_batch; every label
+ * must be < n_out, which lg_train_run checks up front). If labels is non-NULL, *loss
  * (may be NULL) receives the mean cross-entropy and *correct (may be NULL)
  * the number of argmax hits. Logits end in layers[n_layers−1].a. */
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct);

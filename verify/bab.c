@@ -10,6 +10,7 @@
 #include "verify/alpha.h"
 #include "verify/attack.h"
 #include "verify/bab_internal.h"
+#include "verify/isolate.h"
 #include "verify/recheck.h"
 #include "verify/worklist.h"
 
@@ -362,7 +363,9 @@ static lg_status lg_bab_solver(const lg_bab_ctx *cx, const char *name, const lg_
     lg_result res;
     memset(&res, 0, sizeof res);
     double t0 = lg_bounds_now();
-    lg_status st = ops->solve(&p, &so, &res);
+    /* with a deadline, in a child process killed a second after its limit (isolate.h) */
+    lg_status st = cx->o->deadline > 0 ? lg_isolate_solve(ops, &p, &so, &res, t0 + so.timeout_s + 1.0)
+                                       : ops->solve(&p, &so, &res);
     rs->t_solver += lg_bounds_now() - t0;
     rs->solver_calls++;
     rs->solver_nodes += res.nodes;

@@ -144,6 +144,9 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
             }
             b->lo[k][o] = sl - lg_bounds_margin(sl, mass, L->n_in);
             b->hi[k][o] = sh + lg_bounds_margin(sh, mass, L->n_in);
+            /* overflow (inf − inf) must never become a finite bound */
+            if (isnan(b->lo[k][o])) b->lo[k][o] = -INFINITY;
+            if (isnan(b->hi[k][o])) b->hi[k][o] = INFINITY;
             lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &nl[o], &nh[o]);
         }
         memcpy(al, nl, (size_t)L->n_out * sizeof *al);

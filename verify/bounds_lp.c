@@ -202,6 +202,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
     long count = 0;
+    int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
     for (int k = 1; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         if (L->act != LG_ACT_RELU || lg_bounds_unstable(b, net, k) == 0) continue;
@@ -209,12 +210,13 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
         lg_lp lp;
         if ((st = lg_lp_build(&lp, b, net, k)) != LG_OK) {
             if (st == LG_ERR_NUMERIC) continue; /* keep the bounds we have */
-            return st;
+            goto fail;
         }
         double *obj = calloc(3 * ((size_t)lp.n_cols + 1), sizeof *obj);
         if (!obj) {
             lg_lp_free(&lp);
-            return lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
+            st = lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
+            goto fail;
         }
         double *rc = obj + lp.n_cols + 1, *rm = rc + lp.n_cols + 1;
         const lg_layer *P = &net->layers[k - 1];
@@ -252,8 +254,11 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
         }
         free(obj);
         lg_lp_free(&lp);
-        if ((st = lg_bounds_symbolic_from(b, net, k + 1)) != LG_OK) return st;
+        if ((st = lg_bounds_symbolic_from(b, net, k + 1)) != LG_OK) goto fail;
     }
+    st = LG_OK;
+fail:
+    glp_term_out(term_was);
     if (n_lp) *n_lp = count;
-    return LG_OK;
+    return st;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify/isolate.h"
 #include "verify/recheck.h"
 
 lg_verify_opts lg_verify_opts_default(void)
@@ -162,8 +163,10 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
     lg_result res;
     memset(&res, 0, sizeof res);
     if (o->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
+    /* with a deadline the back-end runs in a child process that is killed one
+     * second after it (isolate.h): the deadline holds whatever the solver does */
     double t0 = lg_bounds_now();
-    lg_status st = ops->solve(p, &so, &res);
+    lg_status st = o->timeout_s > 0 ? lg_isolate_solve(ops, p, &so, &res, deadline + 1.0) : ops->solve(p, &so, &res);
     *t_solver += lg_bounds_now() - t0;
     if (o->verbose) fprintf(stderr, "%s: status %s, answer %d, %.2f s\n", name, lg_status_str(st), (int)res.answer, res.seconds);
     *nodes += res.nodes;
@@ -269,8 +272,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     memset(co, 0, sizeof *co);
     const char *s = o->solver ? o->solver : "auto";
     int timed = o->timeout_s > 0;
-    /* symbolic bounds first; LP tightening (if asked, or in auto mode) only
-     * after the attack, where it pays: it is the expensive part */
+    /* symbolic bounds first; LP tightening (--tighten lp) only after the
+     * attack: it is the expensive part and useless on violated instances */
     double t0 = lg_bounds_now();
     lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
     r->t_bounds += lg_bounds_now() - t0;
@@ -304,13 +307,16 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         }
     }
     int auto_mode = strcmp(s, "auto") == 0;
-    if (o->tighten == LG_TIGHTEN_LP) { /* asked for: before branch and bound, whose root it tightens */
-        if ((st = lg_verify_tighten(net, prop, c, o, deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
+    if (o->tighten == LG_TIGHTEN_LP) {
+        /* at most half the remaining time, so branch and bound / the back-end still get their
+         * turn; before branch and bound, whose root it tightens */
+        double lp_deadline = timed ? lg_bounds_now() + 0.5 * (deadline - lg_bounds_now()) : 0;
+        if ((st = lg_verify_tighten(net, prop, c, o, lp_deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (bm != LG_BAB_NONE) {
         /* auto with ReLU splitting is a first, cheap pass (α-CROWN, shallow splits: a tenth of the
-         * remaining time, at most 256 nodes); LP tightening and the whole-case MILP, which win on
-         * wide MNIST-like nets, follow. Input splitting and forced modes get all the time. */
+         * remaining time, at most 256 nodes); the whole-case MILP, which wins on wide MNIST-like
+         * nets, follows. Input splitting and forced modes get all the time. */
         double bab_deadline = deadline;
         long max_nodes = o->bab.max_nodes;
         if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
@@ -322,11 +328,6 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
                 LG_OK ||
             decided)
             goto done;
-    }
-    if (auto_mode && o->tighten == LG_TIGHTEN_NONE) {
-        /* auto: LP tightening gets at most a third of the remaining time */
-        double lp_deadline = timed ? lg_bounds_now() + (deadline - lg_bounds_now()) / 3 : lg_bounds_now() + 20;
-        if ((st = lg_verify_tighten(net, prop, c, o, lp_deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");

@@ -8,15 +8,16 @@
  * violated; all robust ⇒ robust; else unknown.
  *
  * Order per case: symbolic bounds → proof from the bounds → attack →
- * [--tighten lp: LP tightening → proof] → branch and bound (opts.bab,
- * bab.h; nodes with few unstable ReLUs go to the back-end; with --solver
- * auto and --bab auto, ReLU splitting is a first pass of at most a tenth of
- * the remaining time and 256 nodes) → if still open and time
- * remains: [auto: LP tightening with at most a third of the remaining time
- * → proof] → back-end on the whole case.
+ * [--tighten lp: LP tightening (at most half the remaining time) → proof]
+ * → branch and bound (opts.bab, bab.h; nodes with few unstable ReLUs go to
+ * the back-end; with --solver auto and --bab auto, ReLU splitting is a first
+ * pass of at most a tenth of the remaining time and 256 nodes) → if still
+ * open and time remains: back-end on the whole case.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
- * "none" (quick paths only). The back-end receives the remaining time.
+ * "none" (quick paths only). The back-end receives the remaining time and,
+ * with a timeout, runs in a child process killed 1 s after the deadline
+ * (isolate.h), so the deadline holds whatever the native solver does.
  *
  * The report owns x, y and unstable; lg_verify_report_free releases them.
  * net and prop are borrowed.

@@ -1,0 +1,127 @@
+/* check_transfer.c — verdicts for the smooth network through its ReLU
+ * substitution (verify/transfer.h): `robust` must hold for the λ-GELU net on
+ * every sampled input, `violated` must fool the λ-GELU net itself. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "anneal/relu.h"
+#include "core/rng.h"
+#include "testutil.h"
+#include "verify/transfer.h"
+
+/* Largest wrong-class margin violation of net on the box: returns 1 if some
+ * sample x (corners-biased) has y_label − y_j ≤ 0 for some j. */
+static int lg_sample_finds_cex(const lg_net *net, const lg_prop *p, int label, lg_rng *r, int n)
+{
+    int ni = net->n_in, no = lg_net_n_out(net);
+    double *x = malloc(sizeof(double) * (size_t)ni), *y = malloc(sizeof(double) * (size_t)no);
+    double *scr = malloc(sizeof(double) * 2 * (size_t)lg_net_max_width(net));
+    int found = 0;
+    for (int s = 0; s < n && !found; s++) {
+        for (int i = 0; i < ni; i++) {
+            double u = lg_rng_uniform(r);
+            if (s % 2) u = u < 0.5 ? 0 : 1;
+            x[i] = p->cases[0].lo[i] + u * (p->cases[0].hi[i] - p->cases[0].lo[i]);
+        }
+        lg_net_forward(net, x, y, scr);
+        for (int j = 0; j < no; j++)
+            if (j != label && y[label] - y[j] <= 0) found = 1;
+    }
+    free(x);
+    free(y);
+    free(scr);
+    return found;
+}
+
+START_TEST(test_transfer_sound_on_random_nets)
+{
+    const double lambdas[] = {2.0, 20.0, 160.0};
+    int n_robust = 0, n_violated = 0, n_unknown = 0;
+    int n_inst = getenv("LG_TEST_QUICK") ? 15 : 40;
+    lg_rng r;
+    lg_rng_init(&r, 2024, 7);
+    for (int t = 0; t < n_inst; t++) {
+        const int dims[] = {4, 8, 8, 3};
+        lg_net g, rl;
+        ck_assert_int_eq(lg_net_init(&g, 3, dims, LG_ACT_LGELU), LG_OK);
+        lg_test_randomize(&g, &r, 0.8);
+        for (int k = 0; k < 2; k++) g.layers[k].lambda = lambdas[t % 3];
+        ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+        double x0[4], y0[3], scr[16];
+        for (int i = 0; i < 4; i++) x0[i] = lg_rng_uniform(&r);
+        lg_net_forward(&g, x0, y0, scr);
+        int label = 0;
+        for (int j = 1; j < 3; j++)
+            if (y0[j] > y0[label]) label = j;
+        lg_prop p;
+        double eps = 0.01 + 0.1 * lg_rng_uniform(&r);
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, eps, 0.0, 1.0, label, 3, 0.0), LG_OK);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.timeout_s = 20;
+        lg_verify_report rep;
+        double delta = -1;
+        ck_assert_int_eq(lg_verify_transfer(&rl, &g, &p, &o, &rep, &delta), LG_OK);
+        ck_assert_msg(delta >= 0, "instance %d: delta %g", t, delta);
+        if (rep.verdict == LG_VERDICT_ROBUST) {
+            n_robust++;
+            ck_assert_msg(!lg_sample_finds_cex(&g, &p, label, &r, 3000),
+                          "instance %d (lambda %g): robust for the smooth net but sampling fools it", t,
+                          lambdas[t % 3]);
+        } else if (rep.verdict == LG_VERDICT_VIOLATED) {
+            n_violated++;
+            double y[3];
+            lg_net_forward(&g, rep.x, y, scr);
+            ck_assert_msg(lg_prop_case_contains(&p, 0, rep.x), "instance %d: counterexample outside the box", t);
+            ck_assert_msg(lg_prop_case_violated_by(&p, 0, y), "instance %d: counterexample does not fool the smooth net", t);
+        } else {
+            n_unknown++;
+        }
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+        lg_net_free(&rl);
+        lg_net_free(&g);
+    }
+    printf("transfer: %d robust, %d violated, %d unknown\n", n_robust, n_violated, n_unknown);
+    ck_assert_int_gt(n_robust, 0);
+    ck_assert_int_gt(n_violated, 0);
+}
+END_TEST
+
+START_TEST(test_transfer_refuses_mismatched_pair)
+{
+    const int dims[] = {3, 4, 2};
+    lg_rng r;
+    lg_rng_init(&r, 5, 1);
+    lg_net g, other, rl;
+    ck_assert_int_eq(lg_net_init(&g, 2, dims, LG_ACT_LGELU), LG_OK);
+    ck_assert_int_eq(lg_net_init(&other, 2, dims, LG_ACT_RELU), LG_OK);
+    lg_test_randomize(&g, &r, 1.0);
+    lg_test_randomize(&other, &r, 1.0);
+    ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+    const double x0[3] = {0.5, 0.5, 0.5};
+    lg_prop p;
+    ck_assert_int_eq(lg_prop_robustness(&p, x0, 3, 0.05, 0, 1, 0, 2, 0), LG_OK);
+    lg_verify_opts o = lg_verify_opts_default();
+    lg_verify_report rep;
+    double delta;
+    ck_assert_int_eq(lg_verify_transfer(&other, &g, &p, &o, &rep, &delta), LG_ERR_ARG);
+    lg_verify_report_free(&rep);
+    lg_prop_free(&p);
+    lg_net_free(&rl);
+    lg_net_free(&other);
+    lg_net_free(&g);
+}
+END_TEST
+
+Suite *suite_transfer(void)
+{
+    Suite *s = suite_create("transfer");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_transfer_sound_on_random_nets);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_add_test(tl, test_transfer_refuses_mismatched_pair);
+    suite_add_tcase(s, tl);
+    return s;
+}

@@ -1,0 +1,21 @@
+/* isolate.h — run a solver back-end in a child process under a hard deadline.
+ *
+ * A back-end receives its time limit in lg_solve_opts, but a native solver
+ * may not stop when asked (an interrupt ignored in some phase, or memory
+ * growing without bound). lg_isolate_solve forks, runs ops->solve in the
+ * child, ships the lg_result back through a pipe, and SIGKILLs the child if
+ * nothing has arrived by hard_deadline (lg_bounds_now() seconds): the answer
+ * is then UNKNOWN with reason "timeout". A child that dies is UNKNOWN with
+ * the signal in the reason. Errors the back-end returns (status and message)
+ * are passed through. r is filled as by ops->solve (r->x malloc'd, freed
+ * with lg_result_free).
+ */
+#ifndef LG_ISOLATE_H
+#define LG_ISOLATE_H
+
+#include "encode/problem.h"
+
+lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
+                           double hard_deadline);
+
+#endif

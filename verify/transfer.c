@@ -1,0 +1,127 @@
+/* transfer.c — robust/violated for the smooth network via its ReLU
+ * substitution and the certified deviation (transfer.h, DESIGN.md §3). */
+#include "verify/transfer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anneal/deviation.h"
+
+/* Deep copy of prop with case c's constraints lowered by Σ_j |coef_j|·e_j,
+ * e = E + c·n_out (per-output deviation bounds of case c). */
+static lg_status lg_transfer_enlarge(const lg_prop *src, const double *E, lg_prop *dst)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->n_in = src->n_in;
+    dst->n_out = src->n_out;
+    dst->cases = calloc((size_t)src->n_cases, sizeof *dst->cases);
+    if (!dst->cases) goto oom;
+    dst->n_cases = src->n_cases;
+    size_t ni = (size_t)src->n_in, no = (size_t)src->n_out;
+    for (int c = 0; c < src->n_cases; c++) {
+        const lg_prop_case *S = &src->cases[c];
+        lg_prop_case *D = &dst->cases[c];
+        const double *e = E + (size_t)c * no;
+        D->lo = malloc(ni * sizeof *D->lo);
+        D->hi = malloc(ni * sizeof *D->hi);
+        D->terms = calloc((size_t)S->n_terms ? (size_t)S->n_terms : 1, sizeof *D->terms);
+        if (!D->lo || !D->hi || !D->terms) goto oom;
+        memcpy(D->lo, S->lo, ni * sizeof *D->lo);
+        memcpy(D->hi, S->hi, ni * sizeof *D->hi);
+        D->n_terms = S->n_terms;
+        for (int t = 0; t < S->n_terms; t++) {
+            const lg_term *ST = &S->terms[t];
+            lg_term *DT = &D->terms[t];
+            DT->cons = calloc((size_t)ST->n_cons ? (size_t)ST->n_cons : 1, sizeof *DT->cons);
+            if (!DT->cons) goto oom;
+            DT->n_cons = ST->n_cons;
+            for (int k = 0; k < ST->n_cons; k++) {
+                const lg_lincon *SL = &ST->cons[k];
+                lg_lincon *DL = &DT->cons[k];
+                if (!(DL->coef = malloc(no * sizeof *DL->coef))) goto oom;
+                memcpy(DL->coef, SL->coef, no * sizeof *DL->coef);
+                double shift = 0;
+                for (size_t j = 0; j < no; j++) shift += fabs(SL->coef[j]) * e[j];
+                /* round the shift up so the enlarged region only grows */
+                DL->d = SL->d - shift * (1.0 + 1e-12) - 1e-300;
+            }
+        }
+    }
+    return LG_OK;
+oom:
+    lg_prop_free(dst);
+    return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+}
+
+/* Per-output deviation bounds E[c][n_out] for every case box of prop, from
+ * relu's symbolic pre-activation bounds on that box. */
+static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, const lg_prop *prop, double *E,
+                                       double *delta)
+{
+    lg_dev d;
+    lg_bounds b = {0};
+    lg_status st = lg_dev_init(&d, relu, ref);
+    if (st != LG_OK) return st;
+    *delta = 0;
+    for (int c = 0; c < prop->n_cases; c++) {
+        const lg_prop_case *C = &prop->cases[c];
+        double dc;
+        if ((st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
+        if ((st = lg_bounds_symbolic(&b, relu, C->lo, C->hi)) != LG_OK) goto done;
+        st = lg_dev_bound_box_pre(&d, C->lo, C->hi, b.lo, b.hi, &dc, E + (size_t)c * (size_t)prop->n_out, NULL);
+        lg_bounds_free(&b);
+        if (st != LG_OK) goto done;
+        if (!(dc <= INFINITY) || isnan(dc)) {
+            st = lg_fail(LG_ERR_NUMERIC, "transfer: deviation bound of case %d is not a number", c);
+            goto done;
+        }
+        if (dc > *delta) *delta = dc;
+    }
+done:
+    lg_bounds_free(&b);
+    lg_dev_free(&d);
+    return st;
+}
+
+lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_prop *prop, const lg_verify_opts *o,
+                             lg_verify_report *r, double *delta)
+{
+    memset(r, 0, sizeof *r);
+    lg_prop big = {0};
+    double *E = malloc((size_t)prop->n_cases * (size_t)prop->n_out * sizeof *E);
+    double *scratch = NULL, *yg = NULL;
+    if (!E) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    lg_status st = lg_transfer_deviation(relu, ref, prop, E, delta);
+    if (st != LG_OK) goto done;
+    if ((st = lg_transfer_enlarge(prop, E, &big)) != LG_OK) goto done;
+    if ((st = lg_verify_run(relu, &big, o, r)) != LG_OK) goto done;
+    if (r->verdict != LG_VERDICT_VIOLATED) goto done;
+    /* the ReLU net misses the enlarged margin at x: does x fool ref itself? */
+    scratch = malloc(2 * (size_t)lg_net_max_width(ref) * sizeof *scratch);
+    yg = malloc((size_t)prop->n_out * sizeof *yg);
+    if (!scratch || !yg) {
+        st = lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+        goto done;
+    }
+    lg_net_forward(ref, r->x, yg, scratch);
+    int c = r->violated_case;
+    if (c >= 0 && lg_prop_case_contains(prop, c, r->x) && lg_prop_case_violated_by(prop, c, yg)) {
+        memcpy(r->y, yg, (size_t)prop->n_out * sizeof *yg);
+        goto done;
+    }
+    r->verdict = LG_VERDICT_UNKNOWN;
+    snprintf(r->reason, sizeof r->reason,
+             "the ReLU net misses the 2-delta margin but the reference net is not fooled at that input");
+    free(r->x);
+    free(r->y);
+    r->x = r->y = NULL;
+    r->violated_case = -1;
+done:
+    free(scratch);
+    free(yg);
+    free(E);
+    lg_prop_free(&big);
+    return st;
+}

@@ -1,0 +1,30 @@
+/* transfer.h — verdicts for the smooth network a ReLU network came from.
+ *
+ * DESIGN.md §1/§3: if R = lgelu relu(G) and, on a box B, every output obeys
+ * |y_R,j(x) − y_G,j(x)| ≤ e_j (the certified per-output deviation of
+ * anneal/deviation.h, computed here from R's symbolic pre-activation bounds
+ * on B), then for any constraint coef·y + d ≤ 0
+ *
+ *     coef·y_G + d ≤ 0  ⇒  coef·y_R + d − Σ_j |coef_j|·e_j ≤ 0,
+ *
+ * so if R has no point in the enlarged counterexample region (each d lowered
+ * by Σ|coef_j|e_j — for robustness terms y_ℓ − y_j that is e_ℓ + e_j ≤ 2Δ),
+ * G has none: `robust` transfers to G. A counterexample found for R in the
+ * enlarged region is re-run through G in double; only if G's own outputs
+ * satisfy the ORIGINAL property is the verdict `violated` (the report's x is
+ * the input and y holds G's outputs). Otherwise the verdict is `unknown`.
+ *
+ * relu, ref and prop are borrowed; the report is initialised here and owned
+ * by the caller (lg_verify_report_free).
+ */
+#ifndef LG_TRANSFER_H
+#define LG_TRANSFER_H
+
+#include "verify/verify.h"
+
+/* Decide prop for the smooth network ref through its substitution relu.
+ * *delta receives the largest certified deviation over the cases (‖e‖∞). */
+lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_prop *prop, const lg_verify_opts *o,
+                             lg_verify_report *r, double *delta);
+
+#endif
