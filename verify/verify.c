@@ -315,13 +315,13 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     }
     if (bm != LG_BAB_NONE) {
         /* auto with ReLU splitting is a first, cheap pass (α-CROWN, shallow splits: a tenth of the
-         * remaining time, at most 256 nodes); the whole-case MILP, which wins on wide MNIST-like
+         * remaining time, at most 32 nodes); the whole-case MILP, which wins on wide MNIST-like
          * nets, follows. Input splitting and forced modes get all the time. */
         double bab_deadline = deadline;
         long max_nodes = o->bab.max_nodes;
         if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
             if (timed) bab_deadline = lg_bounds_now() + 0.1 * (deadline - lg_bounds_now());
-            if (max_nodes > 256) max_nodes = 256;
+            if (max_nodes > 32) max_nodes = 32;
         }
         int decided = 0;
         if ((st = lg_verify_bab(net, &p, &b, o, bm, c, bab_deadline, deadline, max_nodes, r, co, x, &decided)) !=

@@ -11,7 +11,7 @@
  * [--tighten lp: LP tightening (at most half the remaining time) → proof]
  * → branch and bound (opts.bab, bab.h; nodes with few unstable ReLUs go to
  * the back-end; with --solver auto and --bab auto, ReLU splitting is a first
- * pass of at most a tenth of the remaining time and 256 nodes) → if still
+ * pass of at most a tenth of the remaining time and 32 nodes) → if still
  * open and time remains: back-end on the whole case.
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
