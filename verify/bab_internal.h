@@ -1,5 +1,6 @@
-/* bab_internal.h — what the branch-and-bound driver (bab.c) shares with its
- * two splitting strategies (bab_input.c, bab_relu.c). Not a public header.
+/* bab_internal.h — what the branch-and-bound driver (bab.c) shares with the
+ * node work (bab_node.c) and the two splitting strategies (bab_input.c,
+ * bab_relu.c). Not a public header.
  *
  * A node owns one allocation (lg_bab_node_new) holding its raw input box,
  * the open flags of the terms and the pre-activation bounds it inherits from
@@ -36,6 +37,25 @@ typedef struct lg_bab_ctx {
     double *C, *d;           /* all constraints [m][n_out], [m] */
     int m;
 } lg_bab_ctx;
+
+/* What bounding one node gave (bab_node.c); the driver merges it. */
+typedef enum lg_bab_kind { LG_BK_CLOSED = 0, LG_BK_FOUND, LG_BK_SPLIT, LG_BK_STUCK } lg_bab_kind;
+
+typedef struct lg_bab_res {
+    lg_bab_kind kind;
+    const char *why;            /* STUCK: static reason */
+    lg_bab_node *c0, *c1;       /* SPLIT */
+    double key;                 /* children's key */
+    double pkey;                /* node's worst bound with the plain slopes */
+    double *x;                  /* FOUND: [n_in] (owned) */
+    int solver_closed;          /* a back-end closed it (1 glpk, 2 z3) */
+    long solver_calls, solver_nodes;
+    double t_bounds, t_solver;
+} lg_bab_res;
+
+/* Bound node n and decide it: closed, counterexample (re-checked), split
+ * into two children, or stuck (a limit). Reads only cx and n; writes rs. */
+lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs);
 
 lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx);
 /* A copy of parent's box and open flags (pre, split and depth left to the caller). */
