@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "core/linalg.h"
 
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
@@ -28,6 +29,10 @@ static void lg_main_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* One BLAS thread unless a command asks for more (train --threads): the
+     * verification paths fork solver children and run their own worker
+     * threads, and OpenBLAS's thread pool is neither fork- nor nesting-safe. */
+    lg_blas_set_threads(1);
     if (argc < 2) {
         lg_main_usage(stderr);
         return 2;
