@@ -14,10 +14,13 @@
 
 #include "anneal/deviation.h"
 #include "anneal/relu.h"
+#include "anneal/schedule.h"
 #include "core/idx.h"
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "testutil.h"
+#include "train/loop.h"
+#include "train/model.h"
 
 static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
@@ -462,10 +465,7 @@ static void lg_check_fmnist(const lg_net *ref, const char *what, size_t n_images
 
 START_TEST(test_deviation_fmnist)
 {
-    if (!lg_test_have_data()) {
-        fprintf(stderr, "deviation: Fashion-MNIST not installed, skipping the real-data check\n");
-        return;
-    }
+    ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
     /* random-weight 784-64-10 lgelu net, λ = 160, Fashion-MNIST mean/std
      * normalisation shared by both nets */
     const int dims[] = {784, 64, 10};
@@ -478,6 +478,35 @@ START_TEST(test_deviation_fmnist)
     lg_check_fmnist(&ref, "random 784-64-10, lambda 160", lg_quick() ? 200 : 1000);
     lg_net_free(&rn);
     lg_net_free(&ref);
+}
+END_TEST
+
+START_TEST(test_deviation_annealed_training_run)
+{
+    /* The user's check: a short real annealing run (λ learned for the first
+     * quarter of the steps, then linear to λ_target ≈ 159.6), substitution,
+     * and the ReLU net's outputs within the certified Δ of the annealed net on
+     * every test input (first 2000 under LG_TEST_QUICK). */
+    ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
+    lg_dataset tr;
+    ck_assert_int_eq(lg_data_load(&tr, LG_DATA_DEFAULT_DIR, "train"), LG_OK);
+    lg_dataset_truncate(&tr, lg_quick() ? 2000 : 6000);
+    const int dims[3] = {784, 64, 10};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_LGELU), LG_OK);
+    lg_model_init_weights(&net, 3);
+    lg_anneal_schedule sched;
+    double target = lg_anneal_lambda_target(LG_ANNEAL_DEFAULT_TOLERANCE);
+    ck_assert_int_eq(lg_anneal_schedule_init(&sched, 0.25, target, net.n_layers), LG_OK);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 2;
+    o.hook = lg_anneal_hook;
+    o.hook_ctx = &sched;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_double_eq(net.layers[0].lambda, target);
+    lg_check_fmnist(&net, "annealed 784-64-10", lg_quick() ? 2000 : 10000);
+    lg_net_free(&net);
+    lg_dataset_free(&tr);
 }
 END_TEST
 
@@ -671,6 +700,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_external_preact_bounds);
     tcase_add_test(tc, test_deviation_scaling);
     tcase_add_test(tc, test_deviation_fmnist);
+    tcase_add_test(tc, test_deviation_annealed_training_run);
     tcase_add_test(tc, test_deviation_fmnist_trained);
     tcase_add_test(tc, test_deviation_cli);
     suite_add_tcase(s, tc);
