@@ -628,13 +628,6 @@ END_TEST
 
 /* ---- the bench command ---- */
 
-static int lg_tb_sh(const char *args)
-{
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>&1", LG_BINARY_DIR, args);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* An instances.csv (relative paths: symlinks to the fixtures), the result
  * files and results.csv with the known verdicts. */
@@ -664,7 +657,7 @@ START_TEST(test_bab_bench_command)
     snprintf(out, sizeof out, "%s/res", dir);
     char args[2048];
     snprintf(args, sizeof args, "bench '%s' --out '%s' -j 2", dir, out);
-    ck_assert_int_eq(lg_tb_sh(args), 0);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     static const char *const expect[][2] = {
         {"acas17__p1", "unsat"}, {"acas17__p3", "sat"}, {"mnist__m7", "unsat"}};
     for (size_t i = 0; i < 3; i++) {
@@ -695,20 +688,20 @@ START_TEST(test_bab_bench_command)
     f = fopen(path, "w");
     fprintf(f, "acas17.onnx,p1.vnnlib\nacas17.onnx,p1.vnnlib,-3\nacas17.onnx,p1.vnnlib,30\n");
     fclose(f);
-    ck_assert_int_eq(lg_tb_sh(args), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
     snprintf(path, sizeof path, "%s/acas17__p1.txt", out);
     ck_assert_int_eq(access(path, R_OK), 0);
     /* usage errors */
-    ck_assert_int_eq(lg_tb_sh("bench"), 2);
-    ck_assert_int_eq(lg_tb_sh("bench /nonexistent --bab sideways"), 2);
-    ck_assert_int_eq(lg_tb_sh("bench /nonexistent --timeout-scale 0"), 2);
-    ck_assert_int_eq(lg_tb_sh("bench /nonexistent -j 0"), 2);
-    ck_assert_int_eq(lg_tb_sh("bench /nonexistent"), 1);
-    ck_assert_int_eq(lg_tb_sh("bench --help"), 0);
-    ck_assert_int_eq(lg_tb_sh("verify --help"), 0);
-    ck_assert_int_eq(lg_tb_sh("verify x.onnx --vnnlib y --bab sideways"), 2);
-    ck_assert_int_eq(lg_tb_sh("verify x.onnx --vnnlib y -j 0"), 2);
-    ck_assert_int_eq(lg_tb_sh("verify x.onnx --vnnlib y --alpha-steps -1"), 2);
+    ck_assert_int_eq(lg_test_cli("bench", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("bench /nonexistent --bab sideways", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("bench /nonexistent --timeout-scale 0", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("bench /nonexistent -j 0", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("bench /nonexistent", NULL), 1);
+    ck_assert_int_eq(lg_test_cli("bench --help", NULL), 0);
+    ck_assert_int_eq(lg_test_cli("verify --help", NULL), 0);
+    ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y --bab sideways", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y -j 0", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y --alpha-steps -1", NULL), 2);
     snprintf(args, sizeof args, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(args), 0);
 }

@@ -523,15 +523,6 @@ START_TEST(test_deviation_fmnist_trained)
 }
 END_TEST
 
-/* Run `lgelu <args>` with stdout to out_path (or /dev/null); exit code. */
-static int lg_run(const char *args, const char *out_path)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >'%s' 2>/dev/null", LG_BINARY_DIR, args, out_path ? out_path : "/dev/null");
-    int st = system(cmd);
-    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
-    return WEXITSTATUS(st);
-}
 
 START_TEST(test_deviation_cli)
 {
@@ -549,7 +540,7 @@ START_TEST(test_deviation_cli)
     char pc[256];
     snprintf(pc, sizeof pc, "%s", lg_test_tmpfile(".csv"));
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 40 --eps 0.02 --json --csv '%s'", pr, pg, pc);
-    ck_assert_int_eq(lg_run(args, po), 0);
+    ck_assert_int_eq(lg_test_cli(args, po), 0);
     FILE *f = fopen(po, "r");
     ck_assert_ptr_nonnull(f);
     char line[1024] = "";
@@ -595,14 +586,14 @@ START_TEST(test_deviation_cli)
     lg_dev_free(&dev);
     /* refusals: swapped nets (1), missing --ref, bad eps, unknown option (2) */
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 5", pg, pr);
-    ck_assert_int_eq(lg_run(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
     snprintf(args, sizeof args, "bound '%s' --n 5", pr);
-    ck_assert_int_eq(lg_run(args, NULL), 2);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --eps -1", pr, pg);
-    ck_assert_int_eq(lg_run(args, NULL), 2);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --frobnicate", pr, pg);
-    ck_assert_int_eq(lg_run(args, NULL), 2);
-    ck_assert_int_eq(lg_run("bound --help", NULL), 0);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    ck_assert_int_eq(lg_test_cli("bound --help", NULL), 0);
     remove(pr);
     remove(pg);
     remove(po);

@@ -96,15 +96,6 @@ START_TEST(test_relu_file_roundtrip)
 }
 END_TEST
 
-/* Run the lgelu binary with a shell command tail; returns its exit code. */
-static int lg_run(const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>&1", LG_BINARY_DIR, args);
-    int s = system(cmd);
-    ck_assert_msg(s != -1 && WIFEXITED(s), "could not run: %s", cmd);
-    return WEXITSTATUS(s);
-}
 
 START_TEST(test_relu_cli)
 {
@@ -115,18 +106,18 @@ START_TEST(test_relu_cli)
     snprintf(out, sizeof out, "%s", lg_test_tmpfile(".lgnet"));
     ck_assert_int_eq(lg_netfile_write(&src, in), LG_OK);
     snprintf(args, sizeof args, "relu '%s' -o '%s'", in, out);
-    ck_assert_int_eq(lg_run(args), 0);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     ck_assert_int_eq(lg_net_load(&got, out), LG_OK);
     ck_assert_mem_eq(got.params, src.params, src.n_params * sizeof(double));
     ck_assert_int_eq(got.layers[0].act, LG_ACT_RELU);
     ck_assert_int_eq(got.layers[2].act, LG_ACT_RELU);
-    ck_assert_int_eq(lg_run("relu --help"), 0);
+    ck_assert_int_eq(lg_test_cli("relu --help", NULL), 0);
     snprintf(args, sizeof args, "relu '%s'", in); /* no -o */
-    ck_assert_int_eq(lg_run(args), 2);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "relu '%s' -o '%s' --bogus", in, out);
-    ck_assert_int_eq(lg_run(args), 2);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "relu '%s.missing' -o '%s'", in, out);
-    ck_assert_int_eq(lg_run(args), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
     remove(in);
     remove(out);
     lg_net_free(&got);

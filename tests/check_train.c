@@ -580,35 +580,26 @@ END_TEST
 
 /* ---- the CLI contract ------------------------------------------------------ */
 
-/* exit code of `lgelu <args>` with stdout/stderr discarded */
-static int lg_run_cli(const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/lgelu %s >/dev/null 2>&1", LG_BINARY_DIR, args);
-    int st = system(cmd);
-    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
-    return WEXITSTATUS(st);
-}
 
 START_TEST(test_train_cli)
 {
     const char *out = lg_test_tmpfile(".lgnet"), *out2 = lg_test_tmpfile(".lgnet"), *relu = lg_test_tmpfile(".lgnet");
     char args[1024];
-    ck_assert_int_eq(lg_run_cli("train --help"), 0);
-    ck_assert_int_eq(lg_run_cli("anneal --help"), 0);
-    ck_assert_int_eq(lg_run_cli("train --epochs 1 --bogus -o x"), 2);
-    ck_assert_int_eq(lg_run_cli("train --epochs 1 --lr -1 -o x"), 2);
-    ck_assert_int_eq(lg_run_cli("train --epochs 1 --arch 784,,10 -o x"), 2);
-    ck_assert_int_eq(lg_run_cli("train --epochs 1 --act tanh -o x"), 2);
-    ck_assert_int_eq(lg_run_cli("train --epochs 1"), 2); /* no -o */
-    ck_assert_int_eq(lg_run_cli("train -o x"), 2);       /* no --epochs */
-    ck_assert_int_eq(lg_run_cli("anneal --epochs 1 -o x"), 2); /* no input net */
+    ck_assert_int_eq(lg_test_cli("train --help", NULL), 0);
+    ck_assert_int_eq(lg_test_cli("anneal --help", NULL), 0);
+    ck_assert_int_eq(lg_test_cli("train --epochs 1 --bogus -o x", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("train --epochs 1 --lr -1 -o x", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("train --epochs 1 --arch 784,,10 -o x", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("train --epochs 1 --act tanh -o x", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("train --epochs 1", NULL), 2); /* no -o */
+    ck_assert_int_eq(lg_test_cli("train -o x", NULL), 2);       /* no --epochs */
+    ck_assert_int_eq(lg_test_cli("anneal --epochs 1 -o x", NULL), 2); /* no input net */
     snprintf(args, sizeof args, "train --epochs 1 --arch 784,8,10 --data /nonexistent -o %s", out);
-    ck_assert_int_eq(lg_run_cli(args), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
     /* a real run writes a loadable net with the asked shape and annealed λ */
     snprintf(args, sizeof args, "train --arch 784,12,10 --epochs 1 --subset 600 --val 100 --anneal-start 0.5 "
                                 "--lambda-target 30 -o %s", out);
-    ck_assert_int_eq(lg_run_cli(args), 0);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     lg_net net;
     ck_assert_int_eq(lg_net_load(&net, out), LG_OK);
     ck_assert_int_eq(net.n_layers, 2);
@@ -618,14 +609,14 @@ START_TEST(test_train_cli)
     lg_net_free(&net);
     /* anneal continues it; a relu net is refused with exit 1 */
     snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 --lambda-target 60 -o %s", out, out2);
-    ck_assert_int_eq(lg_run_cli(args), 0);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     ck_assert_int_eq(lg_net_load(&net, out2), LG_OK);
     ck_assert_double_eq(net.layers[0].lambda, 60.0);
     lg_net_free(&net);
     snprintf(args, sizeof args, "train --arch 784,8,10 --act relu --epochs 1 --subset 300 -o %s", relu);
-    ck_assert_int_eq(lg_run_cli(args), 0);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 -o %s", relu, out2);
-    ck_assert_int_eq(lg_run_cli(args), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
     remove(out);
     remove(out2);
     remove(relu);

@@ -1,7 +1,9 @@
 #include "testutil.h"
 
+#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/idx.h"
@@ -39,4 +41,13 @@ void lg_test_randomize(lg_net *net, lg_rng *r, double scale)
 int lg_test_have_data(void)
 {
     return access(LG_DATA_DEFAULT_DIR "/train-images-idx3-ubyte.gz", R_OK) == 0;
+}
+
+int lg_test_cli(const char *args, const char *out_path)
+{
+    static char cmd[16384];
+    snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >'%s' 2>/dev/null", LG_BINARY_DIR, args, out_path ? out_path : "/dev/null");
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
+    return WEXITSTATUS(st);
 }

@@ -15,6 +15,10 @@ const char *lg_test_fixture(const char *rel);
 const char *lg_test_tmpfile(const char *suffix);
 /* Fill every parameter of net with N(0, scale²) and lgelu s with N(0,0.1²). */
 void lg_test_randomize(lg_net *net, lg_rng *r, double scale);
+/* Run `<build dir>/lgelu ARGS` (a shell command tail) with stdout to
+ * out_path (NULL: discarded) and stderr discarded; returns its exit code and
+ * fails the calling test if it did not exit normally. */
+int lg_test_cli(const char *args, const char *out_path);
 /* 1 if the Fashion-MNIST package data is installed. */
 int lg_test_have_data(void);
 
