@@ -27,7 +27,9 @@ import time
 
 
 def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+    """Progress on stderr, only when it is a terminal (the table goes to stdout)."""
+    if sys.stderr.isatty():
+        print(msg, file=sys.stderr, flush=True)
 
 
 def run(cmd, capture=True, check=True):
@@ -190,7 +192,7 @@ def main():
                 problems.append(f + " is empty")
         if problems:
             raise SystemExit("study: check failed: " + "; ".join(problems))
-        log("study: check passed (%d configurations, %d verification rows)" % (len(summary), len(rows)))
+        print("study: check passed (%d configurations, %d verification rows)" % (len(summary), len(rows)))
 
 
 def print_table(summary, args, disagree, wall):
