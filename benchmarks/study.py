@@ -225,7 +225,7 @@ def print_table(summary, args, disagree, wall):
 
 def plot(summary, args):
     if not shutil.which("gnuplot"):
-        log("study: gnuplot not found, no plots")
+        print("study: gnuplot not found, no plots", file=sys.stderr)
         return
     dat = os.path.join(args.out, "summary.dat")
     solvers = args.solvers + ["smooth"]
@@ -259,7 +259,7 @@ unset multiplot
 """ % (png, dat, cols_t, args.n, cols_r)
     p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
     if p.returncode != 0:
-        log("study: gnuplot failed: " + p.stderr.strip())
+        print("study: gnuplot failed: " + p.stderr.strip(), file=sys.stderr)
     else:
         log("study: plot written to " + png)
 
