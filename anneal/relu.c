@@ -10,6 +10,7 @@ int lg_anneal_act_substitutable(lg_act a)
     case LG_ACT_RELU:
     case LG_ACT_GELU:
     case LG_ACT_LGELU: return 1;
+    case LG_ACT_SIGMOID: return 0; /* bounded and saturating: no ReLU stands for it */
     }
     return 0;
 }

@@ -11,7 +11,7 @@
 
 static void lg_train_help(void)
 {
-    printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu --epochs N\n"
+    printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu|sigmoid --epochs N\n"
            "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
            "                   [--t 0.1] [--c 9] [--seed S] [--threads T] [--val N] [--subset N]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--log FILE] -o NET\n\n"
@@ -23,7 +23,7 @@ static void lg_train_help(void)
            "  --arch A,B,...      layer sizes, input first (default 784,256,256,10); the first must equal\n"
            "                      the data's features, the last must cover every label\n"
            "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
-           "                      gelu (λ = 1) or relu (default lgelu); the last layer is linear\n"
+           "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear\n"
            "  --epochs N          passes over the training data (required)\n"
            "  --batch B           mini-batch size (default 128)\n"
            "  --lr η              learning rate (default 0.05)\n"
@@ -104,7 +104,7 @@ int lg_cmd_train(int argc, char **argv)
             break;
         case LG_OPT_ACT:
             if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
-                return lg_cli_usage("train", "--act: expected lgelu, gelu or relu, got '%s'", optarg);
+                return lg_cli_usage("train", "--act: expected lgelu, gelu, relu or sigmoid, got '%s'", optarg);
             break;
         case 'h': lg_train_help(); return 0;
         default: return lg_cli_usage("train", "unknown option");

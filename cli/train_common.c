@@ -152,7 +152,7 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     printf("λ per hidden layer:");
     for (int k = 0; k + 1 < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->act == LG_ACT_RELU) printf(" relu");
+        if (L->act == LG_ACT_RELU || L->act == LG_ACT_SIGMOID) printf(" %s", lg_act_name(L->act));
         else printf(" %s %.6g", lg_act_name(L->act), L->lambda);
     }
     printf("\n");

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const lg_act_names[LG_ACT_COUNT] = {"identity", "relu", "gelu", "lgelu"};
+static const char *const lg_act_names[LG_ACT_COUNT] = {"identity", "relu", "gelu", "lgelu", "sigmoid"};
 
 const char *lg_act_name(lg_act a)
 {
@@ -25,6 +25,15 @@ double lg_Phi(double z) { return 0.5 * erfc(-z * 0.70710678118654752440); }
 
 double lg_phi(double z) { return 0.39894228040143267794 * exp(-0.5 * z * z); }
 
+/* σ(x): e^{−|x|} never overflows; the x < 0 branch keeps relative accuracy
+ * in the lower tail (σ(−700) ≈ e^{−700}; σ(−800) underflows to 0). NaN stays NaN. */
+static double lg_sigmoid(double x)
+{
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
 double lg_act_eval(lg_act a, double x, double lambda)
 {
     switch (a) {
@@ -32,6 +41,7 @@ double lg_act_eval(lg_act a, double x, double lambda)
     case LG_ACT_RELU: return x > 0 ? x : 0;
     case LG_ACT_GELU: return x * lg_Phi(x);
     case LG_ACT_LGELU: return x * lg_Phi(lambda * x);
+    case LG_ACT_SIGMOID: return lg_sigmoid(x);
     }
     return x;
 }

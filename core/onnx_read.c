@@ -4,7 +4,7 @@
  * decoded tensors. The one dynamic chain is kept as a pending affine map of
  * the last layer boundary a:  z = W·a + b  (W [n][m] dense, or a diagonal
  * d [n] when no matrix op has been seen since the boundary). Linear ops
- * compose into the map; Relu or a recognised GELU pattern closes a layer.
+ * compose into the map; Relu, Sigmoid or a recognised GELU pattern closes a layer.
  * While the chain forks (only inside a GELU pattern) values are tracked in
  * closed forms relative to z (lg_ox_form), so the pattern is matched in any
  * node order; any other fork is refused.
@@ -32,7 +32,7 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Add, Sub, Mul, Div (by constants), Relu, Flatten, Reshape, Identity, Constant, "
+    "supported: Gemm, MatMul, Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Flatten, Reshape, Identity, Constant, "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
@@ -506,12 +506,11 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         lg_ox_erf_lambda(x, out);
         return LG_OK;
     }
-    if (strcmp(op, "Sigmoid") == 0 || strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0 ||
-        strcmp(op, "LeakyRelu") == 0)
+    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0 || strcmp(op, "LeakyRelu") == 0)
         return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu); %s",
+                       "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid); %s",
                        R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
-    int known = strcmp(op, "Relu") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 ||
+    int known = strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 ||
                 strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
     if (!known)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: op type '%s' is not supported; %s", R->G.file,
@@ -532,6 +531,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     }
     if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
     if (strcmp(op, "Relu") == 0) return lg_ox_b_close(B, LG_ACT_RELU, 1.0);
+    if (strcmp(op, "Sigmoid") == 0) return lg_ox_b_close(B, LG_ACT_SIGMOID, 1.0);
     if (strcmp(op, "Gemm") == 0) {
         if (dpos != 0)
             return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be input A", R->G.file,

@@ -190,6 +190,7 @@ static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, 
      * layer there) so a hidden identity layer survives the round trip */
     if (L->act == LG_ACT_IDENTITY) return lg_ow_node(w, "Identity", out, z, NULL, NULL) ? out : NULL;
     if (L->act == LG_ACT_RELU) return lg_ow_node(w, "Relu", out, z, NULL, NULL) ? out : NULL;
+    if (L->act == LG_ACT_SIGMOID) return lg_ow_node(w, "Sigmoid", out, z, NULL, NULL) ? out : NULL;
     /* x·0.5·(1 + erf(λ·x/√2)): Mul(x, λ) only for lgelu */
     const char *u = z;
     if (L->act == LG_ACT_LGELU) {

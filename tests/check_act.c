@@ -1,6 +1,6 @@
 /* check_act.c — train/act.h float kernels: λ-GELU forward/backward against
  * the PyTorch golden values, central finite differences of ∂f/∂x and ∂f/∂λ,
- * relu/gelu/identity, accumulation semantics, extreme inputs. */
+ * relu/gelu/identity/sigmoid, accumulation semantics, extreme inputs. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -100,6 +100,46 @@ START_TEST(test_act_finite_differences)
 }
 END_TEST
 
+/* sigmoid: forward against the double reference, backward against central
+ * differences and against σ(1−σ); λ and dλ are ignored */
+START_TEST(test_act_sigmoid)
+{
+    lg_rng r;
+    lg_rng_init(&r, 5, 9);
+    int checked = 0;
+    for (int i = 0; i < 400; i++) {
+        float x = (float)(lg_rng_uniform(&r) * 24.0 - 12.0), y, d = 0.0f, dl = 3.0f, one = 1.0f;
+        lg_act_forward(&y, &x, LG_ACT_SIGMOID, 77.0f, 1);
+        double ref = lg_act_eval(LG_ACT_SIGMOID, (double)x, 1.0);
+        ck_assert_msg(lg_close(y, ref, 1e-6, 1e-30), "σ(%g) = %.9g, reference %.9g", x, y, ref);
+        lg_act_backward(&d, &dl, &one, &x, LG_ACT_SIGMOID, 77.0f, 1);
+        ck_assert_float_eq(dl, 3.0f);
+        ck_assert_msg(lg_close(d, ref * (1.0 - ref), 1e-5, 1e-30), "σ'(%g) = %.9g, σ(1−σ) = %.9g", x, d,
+                      ref * (1.0 - ref));
+        double fd = lg_fd_x(LG_ACT_SIGMOID, x, 1.0f, 1e-2f);
+        ck_assert_msg(fabs(fd - d) <= 2e-3 * fabs(d) + 1e-5, "x=%g: σ' %.7g vs FD %.7g", x, d, fd);
+        checked++;
+    }
+    ck_assert_int_eq(checked, 400);
+    /* in place, accumulation, extreme inputs saturate without overflow, NaN passes */
+    float v[7] = {-1e37f, -100.0f, -90.0f, 0.0f, 90.0f, 100.0f, INFINITY}, dv[7] = {1, 1, 1, 1, 1, 1, 1},
+          g[7] = {2, 2, 2, 2, 2, 2, 2};
+    lg_act_backward(dv, NULL, g, v, LG_ACT_SIGMOID, 1.0f, 7);
+    lg_act_forward(v, v, LG_ACT_SIGMOID, 1.0f, 7);
+    const float want[7] = {0.0f, 0.0f, 0.0f, 0.5f, 1.0f, 1.0f, 1.0f};
+    for (int i = 0; i < 7; i++) {
+        ck_assert_float_eq(v[i], want[i]);
+        ck_assert_msg(isfinite(dv[i]) && dv[i] >= 1.0f, "dinp[%d] = %g", i, dv[i]);
+    }
+    ck_assert_float_eq_tol(dv[3], 1.0f + 2.0f * 0.25f, 1e-6f);
+    ck_assert_float_eq(dv[0], 1.0f);
+    float xn = NAN, on, dn = 0.0f, one1 = 1.0f;
+    lg_act_forward(&on, &xn, LG_ACT_SIGMOID, 1.0f, 1);
+    lg_act_backward(&dn, NULL, &one1, &xn, LG_ACT_SIGMOID, 1.0f, 1);
+    ck_assert(isnan(on) && isnan(dn));
+}
+END_TEST
+
 START_TEST(test_act_other_kinds)
 {
     const float x[6] = {-3.0f, -0.5f, 0.0f, 1e-4f, 0.5f, 7.0f};
@@ -183,6 +223,7 @@ Suite *suite_act(void)
     tcase_add_test(tc, test_act_golden);
     tcase_add_test(tc, test_act_finite_differences);
     tcase_add_test(tc, test_act_other_kinds);
+    tcase_add_test(tc, test_act_sigmoid);
     tcase_add_test(tc, test_act_backward_accumulates);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");

@@ -2,6 +2,7 @@
  * sampled activations, tightness ordering, the safety margin, objectives. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,6 +243,34 @@ START_TEST(test_bounds_refuse_smooth)
 }
 END_TEST
 
+/* sigmoid is not piecewise linear: lg_bounds_check_net refuses it by name,
+ * in any layer, and accepts the same net once it is relu */
+START_TEST(test_bounds_refuse_sigmoid)
+{
+    int dims[4] = {2, 3, 3, 2};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 3, dims, LG_ACT_RELU), LG_OK);
+    ck_assert_int_eq(lg_bounds_check_net(&net), LG_OK);
+    for (int k = 0; k < 3; k++) {
+        net.layers[k].act = LG_ACT_SIGMOID;
+        ck_assert_int_eq(lg_bounds_check_net(&net), LG_ERR_UNSUPPORTED);
+        char want[32];
+        snprintf(want, sizeof want, "layer %d", k);
+        ck_assert_msg(strstr(lg_errmsg(), want) && strstr(lg_errmsg(), "sigmoid") &&
+                          !strstr(lg_errmsg(), "lgelu relu"), "message: %s", lg_errmsg());
+        net.layers[k].act = k == 2 ? LG_ACT_IDENTITY : LG_ACT_RELU;
+    }
+    ck_assert_int_eq(lg_bounds_check_net(&net), LG_OK);
+    lg_bounds b;
+    net.layers[1].act = LG_ACT_SIGMOID;
+    ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+    double lo[2] = {0, 0}, hi[2] = {1, 1};
+    ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_ERR_UNSUPPORTED);
+    lg_bounds_free(&b);
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_bounds_bad_box)
 {
     int dims[3] = {2, 3, 2};
@@ -270,6 +299,7 @@ Suite *suite_bounds(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_bounds_refuse_smooth);
+    tcase_add_test(tl, test_bounds_refuse_sigmoid);
     tcase_add_test(tl, test_bounds_bad_box);
     suite_add_tcase(s, tl);
     return s;

@@ -43,6 +43,34 @@ START_TEST(test_core_act_kinds)
 }
 END_TEST
 
+START_TEST(test_core_act_sigmoid)
+{
+    lg_act a;
+    ck_assert_int_eq(lg_act_parse("sigmoid", &a), 0);
+    ck_assert_int_eq(a, LG_ACT_SIGMOID);
+    ck_assert_str_eq(lg_act_name(LG_ACT_SIGMOID), "sigmoid");
+    ck_assert_ptr_null(lg_act_name((lg_act)LG_ACT_COUNT));
+    ck_assert_double_eq(lg_act_eval(LG_ACT_SIGMOID, 0.0, 7), 0.5);
+    /* σ(1) = e/(1+e), σ(−2) = 1/(1+e²) (λ is ignored) */
+    ck_assert_double_eq_tol(lg_act_eval(LG_ACT_SIGMOID, 1.0, 3), 0.7310585786300049, 1e-15);
+    ck_assert_double_eq_tol(lg_act_eval(LG_ACT_SIGMOID, -2.0, 1), 0.11920292202211755, 1e-15);
+    for (double x = -30.0; x <= 30.0; x += 0.37) {
+        double s = lg_act_eval(LG_ACT_SIGMOID, x, 1), m = lg_act_eval(LG_ACT_SIGMOID, -x, 1);
+        ck_assert_msg(s > 0.0 && s < 1.0 + 1e-16, "σ(%g) = %g", x, s);
+        ck_assert_msg(fabs(s + m - 1.0) < 1e-15, "σ(%g) + σ(%g) = %.17g", x, -x, s + m);
+    }
+    /* stable tails: no overflow, relative accuracy in the lower tail */
+    ck_assert_double_eq(lg_act_eval(LG_ACT_SIGMOID, 800.0, 1), 1.0);
+    ck_assert_double_eq(lg_act_eval(LG_ACT_SIGMOID, 1e308, 1), 1.0);
+    ck_assert_double_eq(lg_act_eval(LG_ACT_SIGMOID, -1e308, 1), 0.0);
+    ck_assert_double_eq(lg_act_eval(LG_ACT_SIGMOID, INFINITY, 1), 1.0);
+    ck_assert_double_eq(lg_act_eval(LG_ACT_SIGMOID, -INFINITY, 1), 0.0);
+    double lo = lg_act_eval(LG_ACT_SIGMOID, -700.0, 1);
+    ck_assert_msg(fabs(lo / exp(-700.0) - 1.0) < 1e-14, "σ(−700) = %g, expected e^−700 = %g", lo, exp(-700.0));
+    ck_assert(isnan(lg_act_eval(LG_ACT_SIGMOID, NAN, 1)));
+}
+END_TEST
+
 START_TEST(test_core_lambda_reparam)
 {
     const double ss[] = {-1.0, -0.1, 0.0, 0.05, 0.3, 2.0, 20.0};
@@ -147,6 +175,7 @@ Suite *suite_core(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_core_act_golden);
     tcase_add_test(tc, test_core_act_kinds);
+    tcase_add_test(tc, test_core_act_sigmoid);
     tcase_add_test(tc, test_core_lambda_reparam);
     tcase_add_test(tc, test_core_sgemm_naive_vs_blas);
     tcase_add_test(tc, test_core_rng_deterministic);

@@ -126,8 +126,8 @@ static int lg_files_equal(const char *p, const char *q)
  * activation, float-exact or not, with and without normalisation. */
 START_TEST(test_onnx_roundtrip_native_bits)
 {
-    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_IDENTITY};
-    for (int a = 0; a < 4; a++)
+    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_IDENTITY, LG_ACT_SIGMOID};
+    for (int a = 0; a < 5; a++)
         for (int fe = 0; fe < 2; fe++) {
             lg_net n0, n1, n2;
             lg_make(&n0, acts[a], fe, a % 2 == fe, 100 + (uint64_t)a);
@@ -171,12 +171,12 @@ END_TEST
 
 START_TEST(test_onnx_export_passes_checker_and_numpy)
 {
-    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU};
+    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SIGMOID};
     lg_rng r;
     lg_rng_init(&r, 9, 1);
     double X[4 * 6];
     for (int i = 0; i < 24; i++) X[i] = 2 * lg_rng_normal(&r);
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 4; a++)
         for (int fe = 0; fe < 2; fe++) {
             lg_net n;
             lg_make(&n, acts[a], fe, 1, 40 + (uint64_t)a);
@@ -260,13 +260,15 @@ START_TEST(test_onnx_import_variants_match_numpy)
     ck_assert_msg(lg_made_rc == 0, "tests/onnx_make.py failed (needs python3-onnx, python3-numpy)");
     static const struct {
         const char *name;
-        lg_act act0;
+        lg_act act0, act1;
         int norm;
-    } V[] = {{"ok_gelu_torch", LG_ACT_GELU, 0},
-             {"ok_gelu_half_first", LG_ACT_GELU, 0},
-             {"ok_gelu_half_erf", LG_ACT_GELU, 0},
-             {"ok_matmul_reshape", LG_ACT_RELU, 1},
-             {"ok_double_gemm", LG_ACT_RELU, 0}};
+    } V[] = {{"ok_gelu_torch", LG_ACT_GELU, LG_ACT_IDENTITY, 0},
+             {"ok_gelu_half_first", LG_ACT_GELU, LG_ACT_IDENTITY, 0},
+             {"ok_gelu_half_erf", LG_ACT_GELU, LG_ACT_IDENTITY, 0},
+             {"ok_matmul_reshape", LG_ACT_RELU, LG_ACT_IDENTITY, 1},
+             {"ok_double_gemm", LG_ACT_RELU, LG_ACT_IDENTITY, 0},
+             {"ok_sigmoid", LG_ACT_SIGMOID, LG_ACT_IDENTITY, 0},
+             {"ok_sigmoid_out", LG_ACT_SIGMOID, LG_ACT_SIGMOID, 0}};
     double X[5 * 4];
     lg_fixture_inputs(X, 5, 4, -3, 3, 77);
     for (size_t v = 0; v < sizeof V / sizeof V[0]; v++) {
@@ -277,6 +279,7 @@ START_TEST(test_onnx_import_variants_match_numpy)
         ck_assert_int_eq(n.n_in, 4);
         ck_assert_int_eq(n.n_layers, 2);
         ck_assert_msg(n.layers[0].act == V[v].act0, "%s: act %d", V[v].name, n.layers[0].act);
+        ck_assert_msg(n.layers[1].act == V[v].act1, "%s: output act %d", V[v].name, n.layers[1].act);
         ck_assert_int_eq(!!n.in_sub, V[v].norm);
         lg_py_compare(path, &n, X, 5, 1e-6);
         lg_net_free(&n);
@@ -284,10 +287,53 @@ START_TEST(test_onnx_import_variants_match_numpy)
 }
 END_TEST
 
+/* An imported Sigmoid net through the CLI: info names the activation, eval
+ * --input reproduces the library forward pass, relu refuses it (exit 1). */
+START_TEST(test_onnx_cli_sigmoid)
+{
+    ck_assert_msg(lg_made_rc == 0, "tests/onnx_make.py failed (needs python3-onnx, python3-numpy)");
+    char path[512], cmd[2048], out[4096];
+    snprintf(path, sizeof path, "%s/ok_sigmoid_out.onnx", lg_made_dir);
+    snprintf(cmd, sizeof cmd, "%s/lgelu info %s 2>&1", LG_BINARY_DIR, path);
+    ck_assert_msg(lg_sh(cmd, out, sizeof out) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "layers: 2") && strstr(out, " sigmoid "), "info: %s", out);
+    const char *pin = lg_test_tmpfile(".txt");
+    double X[3 * 4];
+    lg_fixture_inputs(X, 3, 4, -40, 40, 5); /* large values reach both tails */
+    FILE *f = fopen(pin, "w");
+    for (int r = 0; r < 3; r++) fprintf(f, "%.17g %.17g %.17g %.17g\n", X[4 * r], X[4 * r + 1], X[4 * r + 2], X[4 * r + 3]);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/lgelu eval %s --input %s", LG_BINARY_DIR, path, pin);
+    ck_assert_int_eq(lg_sh(cmd, out, sizeof out), 0);
+    lg_net n;
+    ck_assert_int_eq(lg_net_load(&n, path), LG_OK);
+    double y[3], scratch[64];
+    char *p = out;
+    for (int r = 0; r < 3; r++) {
+        lg_net_forward(&n, X + 4 * r, y, scratch);
+        for (int j = 0; j < 3; j++) {
+            char *end;
+            double v = strtod(p, &end);
+            ck_assert_msg(end != p, "short output: %s", out);
+            p = end;
+            ck_assert_msg(v == y[j] && v > 0.0 && v < 1.0 + 1e-15, "row %d output %d: cli %.17g library %.17g", r, j,
+                          v, y[j]);
+        }
+    }
+    lg_net_free(&n);
+    const char *pr = lg_test_tmpfile(".lgnet");
+    snprintf(cmd, sizeof cmd, "%s/lgelu relu %s -o %s 2>&1 >/dev/null", LG_BINARY_DIR, path, pr);
+    int rc = lg_sh(cmd, out, sizeof out);
+    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, "sigmoid") && strstr(out, "no ReLU substitution"), "%s", out);
+    remove(pin);
+    remove(pr);
+}
+END_TEST
+
 START_TEST(test_onnx_refuses_bad_models)
 {
     ck_assert_msg(lg_made_rc == 0, "tests/onnx_make.py failed (needs python3-onnx, python3-numpy)");
-    static const char *bad[] = {"bad_sigmoid",    "bad_unknown_op", "bad_conv",        "bad_shape",
+    static const char *bad[] = {"bad_tanh",       "bad_unknown_op", "bad_conv",        "bad_shape",
                                 "bad_attr_type",  "bad_cycle",      "bad_dangling",    "bad_two_inputs",
                                 "bad_nonlinear",  "bad_fork",       "bad_erf_alone",   "bad_huge_input",
                                 "bad_batch",      "bad_huge_dims",  "bad_short_data",  "bad_int_weights",
@@ -490,6 +536,7 @@ Suite *suite_onnx(void)
     tcase_add_test(c, test_onnx_fixtures_match_numpy);
     tcase_add_test(c, test_onnx_import_variants_match_numpy);
     tcase_add_test(c, test_onnx_cli_export_and_eval);
+    tcase_add_test(c, test_onnx_cli_sigmoid);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     tcase_set_timeout(l, 120);

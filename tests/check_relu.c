@@ -175,6 +175,22 @@ START_TEST(test_relu_refuses_unknown_activation)
 }
 END_TEST
 
+/* sigmoid is a known activation without a ReLU stand-in: refused by name */
+START_TEST(test_relu_refuses_sigmoid)
+{
+    lg_net src, dst;
+    lg_make_mixed(&src, LG_ACT_GELU, 4);
+    src.layers[2].act = LG_ACT_SIGMOID;
+    ck_assert_int_eq(lg_net_validate(&src), LG_OK);
+    ck_assert_int_eq(lg_anneal_act_substitutable(LG_ACT_SIGMOID), 0);
+    ck_assert_int_eq(lg_anneal_to_relu(&dst, &src), LG_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(dst.params);
+    ck_assert_msg(strstr(lg_errmsg(), "layer 2") && strstr(lg_errmsg(), "sigmoid"), "message: %s", lg_errmsg());
+    ck_assert_int_eq(lg_anneal_count_smooth(&src), 1); /* gelu layer 0 only */
+    lg_net_free(&src);
+}
+END_TEST
+
 Suite *suite_relu(void)
 {
     Suite *s = suite_create("relu");
@@ -186,6 +202,7 @@ Suite *suite_relu(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_relu_refuses_unknown_activation);
+    tcase_add_test(tl, test_relu_refuses_sigmoid);
     suite_add_tcase(s, tl);
     return s;
 }

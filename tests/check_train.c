@@ -215,11 +215,11 @@ START_TEST(test_train_finite_differences)
     lg_net_free(&net);
     /* random nets of every hidden kind, the weights stored as float values so
      * the float model and the double oracle see the same network */
-    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_RELU};
+    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_RELU, LG_ACT_SIGMOID};
     const int dims[5] = {9, 8, 7, 6, 4};
     lg_rng r;
     lg_rng_init(&r, 5, 9);
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < 4; a++) {
         ck_assert_int_eq(lg_net_init(&net, 4, dims, kinds[a]), LG_OK);
         lg_test_randomize(&net, &r, 0.5);
         for (size_t i = 0; i < net.n_params; i++) net.params[i] = (float)net.params[i];
@@ -531,6 +531,12 @@ START_TEST(test_train_bad_arguments)
     lg_load_subset(&tr, "train", 300);
     lg_net net;
     lg_small_net(&net, 8, LG_ACT_RELU, 1);
+    /* an activation code this build does not know is refused by the model */
+    lg_model um;
+    net.layers[0].act = (lg_act)LG_ACT_COUNT;
+    ck_assert_int_eq(lg_model_init(&um, &net, 4), LG_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(lg_errmsg(), "layer 0") && strstr(lg_errmsg(), "activation"), "message: %s", lg_errmsg());
+    net.layers[0].act = LG_ACT_RELU;
     lg_train_opts o = lg_train_opts_default();
     o.epochs = 0;
     ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_ERR_ARG);

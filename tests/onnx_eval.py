@@ -65,6 +65,8 @@ def run(graph, x):
             r = a[0] / a[1]
         elif op == "Relu":
             r = np.maximum(a[0], 0.0)
+        elif op == "Sigmoid":
+            r = np.exp(-np.logaddexp(0.0, -a[0]))  # 1/(1+e^-x) without overflow
         elif op == "Erf":
             r = _erf(a[0])
         else:

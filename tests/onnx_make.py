@@ -5,7 +5,8 @@
 
 Writes DIR/ok_*.onnx (graphs lgelu must import: GELU in the node orders
 PyTorch and others export, MatMul with the constant on either side, Reshape,
-Identity, Constant nodes, typed float_data/double_data fields, normalisation)
+Identity, Constant nodes, typed float_data/double_data fields, normalisation,
+Sigmoid)
 and DIR/bad_*.onnx (graphs it must refuse), plus DIR/bad_*.expect holding a
 substring the error message must contain. Weights come from a fixed seed.
 """
@@ -98,10 +99,21 @@ save("ok_double_gemm",
       T("w2", w2.astype(np.float64)), T("b2", b2.astype(np.float64), typed=True)],
      in_shape=("N", 2, 2), elem=TensorProto.DOUBLE)
 
+# Sigmoid as a hidden activation (PyTorch's Linear -> Sigmoid -> Linear: MatMul + Add) and
+# as the output activation of the last layer too
+save("ok_sigmoid",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Sigmoid", ["z"], ["a"]),
+      n("MatMul", ["a", "w2t"], ["z2"]), n("Add", ["z2", "b2"], ["y"])],
+     [T("w1", w1), T("b1", b1), T("w2t", w2.T.copy()), T("b2", b2)])
+save("ok_sigmoid_out",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Sigmoid", ["z"], ["a"]),
+      n("Gemm", ["a", "w2", "b2"], ["z2"], transB=1), n("Sigmoid", ["z2"], ["y"])],
+     [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
+
 # --- graphs that must be refused ---
 base_init = [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)]
-save("bad_sigmoid", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Sigmoid", ["z"], ["y"])], base_init,
-     expect="Sigmoid")
+save("bad_tanh", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Tanh", ["z"], ["y"])], base_init,
+     expect="activation Tanh cannot be represented")
 save("bad_unknown_op", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softplus", ["z"], ["y"])], base_init,
      expect="op type 'Softplus' is not supported")
 save("bad_out_shape", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], base_init, out_dim=7,

@@ -93,6 +93,31 @@ static void lg_act_lgelu_backward(float *dinp, float *dlambda, const float *dout
     if (dlambda) *dlambda += (float)sum;
 }
 
+/* σ(x) with e = e^{−|x|} (never overflows): 1/(1+e) for x ≥ 0, e/(1+e)
+ * below; σ'(x) = σ(1−σ) = e/(1+e)², accurate in both tails. lg_expf maps
+ * NaN to a finite value, so NaN is passed through explicitly. */
+static void lg_act_sigmoid_forward(float *out, const float *inp, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        float ax = x < 0.0f ? -x : x;
+        float e = lg_expf(-ax), r = 1.0f / (1.0f + e);
+        float s = x >= 0.0f ? r : e * r;
+        out[i] = x == x ? s : x;
+    }
+}
+
+static void lg_act_sigmoid_backward(float *dinp, const float *dout, const float *inp, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float x = inp[i];
+        float ax = x < 0.0f ? -x : x;
+        float e = lg_expf(-ax), r = 1.0f / (1.0f + e);
+        float ds = e * r * r;
+        dinp[i] += dout[i] * (x == x ? ds : x);
+    }
+}
+
 void lg_act_forward(float *out, const float *inp, lg_act kind, float lambda, size_t n)
 {
     switch (kind) {
@@ -101,6 +126,7 @@ void lg_act_forward(float *out, const float *inp, lg_act kind, float lambda, siz
         return;
     case LG_ACT_GELU: lg_act_lgelu_forward(out, inp, 1.0f, n); return;
     case LG_ACT_LGELU: lg_act_lgelu_forward(out, inp, lambda, n); return;
+    case LG_ACT_SIGMOID: lg_act_sigmoid_forward(out, inp, n); return;
     case LG_ACT_IDENTITY: break;
     }
     if (out != inp) memmove(out, inp, n * sizeof *out);
@@ -115,6 +141,7 @@ void lg_act_backward(float *dinp, float *dlambda, const float *dout, const float
         return;
     case LG_ACT_GELU: lg_act_lgelu_backward(dinp, NULL, dout, inp, 1.0f, n); return;
     case LG_ACT_LGELU: lg_act_lgelu_backward(dinp, dlambda, dout, inp, lambda, n); return;
+    case LG_ACT_SIGMOID: lg_act_sigmoid_backward(dinp, dout, inp, n); return;
     case LG_ACT_IDENTITY: break;
     }
     for (size_t i = 0; i < n; i++) dinp[i] += dout[i];

@@ -31,6 +31,11 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             lg_model_free(m);
             return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be trained", k);
         }
+        if (!lg_act_name(L->act)) {
+            lg_model_free(m);
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: unknown activation code %d cannot be trained", k,
+                           (int)L->act);
+        }
         np += (size_t)L->n_out * ((size_t)L->n_in + 1);
         na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 1u : 2u);
     }
