@@ -67,7 +67,8 @@ lg_status lg_anneal_prepare_net(lg_net *net, const char *name)
         smooth += L->act == LG_ACT_LGELU;
     }
     if (!smooth)
-        return lg_fail(LG_ERR_ARG, "%s has no gelu or lgelu layer: nothing to anneal (a relu network is already "
-                                   "piecewise linear)", name);
+        return lg_fail(LG_ERR_ARG, "%s has no gelu or lgelu layer: nothing to anneal (annealing hardens "
+                                   "λ-GELU gates; relu is already piecewise linear, other activations such as "
+                                   "sigmoid have no λ)", name);
     return LG_OK;
 }
