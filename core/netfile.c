@@ -271,16 +271,21 @@ done:
     return LG_OK;
 }
 
-lg_status lg_netfile_read(lg_net *net, const char *path)
+lg_status lg_net_read_with(lg_net *net, const char *path, size_t max_bytes, lg_net_parse_fn parse)
 {
     unsigned char *buf;
     size_t len;
     memset(net, 0, sizeof *net);
-    lg_status st = lg_file_slurp(path, LG_NETFILE_MAX_BYTES, &buf, &len);
+    lg_status st = lg_file_slurp(path, max_bytes, &buf, &len);
     if (st != LG_OK) return st;
-    st = lg_netfile_parse(net, buf, len, path);
+    st = parse(net, buf, len, path);
     free(buf);
     return st;
+}
+
+lg_status lg_netfile_read(lg_net *net, const char *path)
+{
+    return lg_net_read_with(net, path, LG_NETFILE_MAX_BYTES, lg_netfile_parse);
 }
 
 lg_status lg_net_load(lg_net *net, const char *path)

@@ -34,6 +34,11 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
  * larger than max_bytes. */
 lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len);
 
+/* Read the whole file (at most max_bytes) and hand it to parse (one of the
+ * lg_*_parse functions above); the buffer is freed before returning. */
+typedef lg_status (*lg_net_parse_fn)(lg_net *net, const unsigned char *buf, size_t len, const char *name);
+lg_status lg_net_read_with(lg_net *net, const char *path, size_t max_bytes, lg_net_parse_fn parse);
+
 /* Load a network from `path` in any supported format (native or ONNX,
  * detected by content). */
 lg_status lg_net_load(lg_net *net, const char *path);

@@ -776,12 +776,5 @@ done:
 
 lg_status lg_onnx_read(lg_net *net, const char *path)
 {
-    unsigned char *buf;
-    size_t len;
-    memset(net, 0, sizeof *net);
-    lg_status st = lg_file_slurp(path, LG_ONNX_MAX_BYTES, &buf, &len);
-    if (st != LG_OK) return st;
-    st = lg_onnx_parse(net, buf, len, path);
-    free(buf);
-    return st;
+    return lg_net_read_with(net, path, LG_ONNX_MAX_BYTES, lg_onnx_parse);
 }
