@@ -2,9 +2,12 @@
  * substitution (verify/transfer.h): `robust` must hold for the λ-GELU net on
  * every sampled input, `violated` must fool the λ-GELU net itself. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "anneal/relu.h"
+#include "core/netfile.h"
 #include "core/rng.h"
 #include "testutil.h"
 #include "verify/transfer.h"
@@ -113,6 +116,59 @@ START_TEST(test_transfer_refuses_mismatched_pair)
 }
 END_TEST
 
+/* `lgelu verify RELU --ref NET --input X --eps E --json`: the JSON names the
+ * reference and the certified delta, and the verdict agrees with the library. */
+START_TEST(test_transfer_cli)
+{
+    const int dims[] = {3, 6, 2};
+    lg_rng r;
+    lg_rng_init(&r, 99, 4);
+    lg_net g, rl;
+    ck_assert_int_eq(lg_net_init(&g, 2, dims, LG_ACT_LGELU), LG_OK);
+    lg_test_randomize(&g, &r, 1.0);
+    g.layers[0].lambda = 160.0;
+    g.layers[1].b[0] += 5.0; /* a comfortable margin for output 0 */
+    ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+    char pg[256], pr[256], px[256], pj[256], args[2048];
+    snprintf(pg, sizeof pg, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(pr, sizeof pr, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(px, sizeof px, "%s", lg_test_tmpfile(".txt"));
+    snprintf(pj, sizeof pj, "%s", lg_test_tmpfile(".json"));
+    ck_assert_int_eq(lg_netfile_write(&g, pg), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&rl, pr), LG_OK);
+    FILE *f = fopen(px, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "0.5 0.5 0.5\n");
+    fclose(f);
+    snprintf(args, sizeof args, "verify '%s' --ref '%s' --input '%s' --label 0 --eps 0.01 --json", pr, pg, px);
+    ck_assert_int_eq(lg_test_cli(args, pj), 0);
+    char line[4096] = {0};
+    f = fopen(pj, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_msg(strstr(line, "\"ref\": ") && strstr(line, "\"delta\": "), "JSON: %s", line);
+    const double x0[3] = {0.5, 0.5, 0.5};
+    lg_prop p;
+    ck_assert_int_eq(lg_prop_robustness(&p, x0, 3, 0.01, 0, 1, 0, 2, 0), LG_OK);
+    lg_verify_opts o = lg_verify_opts_default();
+    lg_verify_report rep;
+    double delta;
+    ck_assert_int_eq(lg_verify_transfer(&rl, &g, &p, &o, &rep, &delta), LG_OK);
+    char want[64];
+    snprintf(want, sizeof want, "\"verdict\": \"%s\"", lg_verdict_name(rep.verdict));
+    ck_assert_msg(strstr(line, want), "CLI and library disagree: %s vs %s", line, want);
+    /* a mismatched pair is refused with exit code 1 */
+    snprintf(args, sizeof args, "verify '%s' --ref '%s' --input '%s' --eps 0.01 --json", pg, pg, px);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    remove(pg), remove(pr), remove(px), remove(pj);
+    lg_verify_report_free(&rep);
+    lg_prop_free(&p);
+    lg_net_free(&rl);
+    lg_net_free(&g);
+}
+END_TEST
+
 Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
@@ -122,6 +178,7 @@ Suite *suite_transfer(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_transfer_refuses_mismatched_pair);
+    tcase_add_test(tl, test_transfer_cli);
     suite_add_tcase(s, tl);
     return s;
 }
