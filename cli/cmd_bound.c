@@ -8,6 +8,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "verify/bounds.h"
 #include "core/idx.h"
 #include "core/netfile.h"
 
@@ -15,7 +16,8 @@
 
 static void lg_bound_help(void)
 {
-    printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--json] [--csv FILE]\n\n"
+    printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--symbolic] [--json]\n"
+           "                   [--csv FILE]\n\n"
            "Certified upper bound D on max |f_ReLU(x) - f_ref(x)|_inf, where NET is the reference\n"
            "(lambda-GELU or GELU) network and RELU_NET its ReLU substitution ('lgelu relu'). The two must\n"
            "have the same shapes, bit-identical weights and normalisation, and relu exactly where NET has\n"
@@ -25,12 +27,15 @@ static void lg_bound_help(void)
            "sup |x Phi(lambda x) - max(0,x)| <= 0.16997/lambda (see README). Both networks are also run in\n"
            "double precision on the N inputs to report the largest deviation actually observed and how\n"
            "many inputs change their predicted class. A robustness proof for the ReLU net with logit\n"
-           "margin > 2D on a ball certified_same to NET.\n\n"
+           "margin > 2D on a ball transfers to NET (this is what 'lgelu verify --ref' does).\n\n"
            "options:\n"
            "  --ref NET    the reference network before substitution (required)\n"
            "  --data DIR   directory with the Fashion-MNIST IDX files (default %s); the test split is used\n"
            "  --eps E      radius of the L-inf ball around each test input, 0 <= E <= 1 (default 0.01)\n"
            "  --n N        use the first N test inputs, N >= 1 (default: all; capped at the test set size)\n"
+           "  --symbolic   per-input bounds from the ReLU net's symbolic (CROWN) pre-activation bounds on\n"
+           "               each ball instead of interval arithmetic: tighter, ~10 ms per input for\n"
+           "               784-256-256-10 (the same bounds 'lgelu verify --ref' uses)\n"
            "  --json       print one line with the keys global, per_input_median, per_input_max,\n"
            "               observed_max, class_changes, n instead of text\n"
            "  --csv FILE   also write one row per input: index,label,pred_ref,pred_relu,bound,observed,\n"
@@ -69,8 +74,34 @@ typedef struct lg_bound_out {
 } lg_bound_out;
 
 /* Per-input bounds, observed deviations, class changes over ds (n inputs). */
+/* Tighten delta[i] ([m] balls around the rows of X [m][dim]) with rn's
+ * symbolic pre-activation bounds on each ball (lg_dev_bound_box_pre keeps
+ * the smaller of its own and the given intervals). */
+static lg_status lg_bound_symbolic(lg_dev *dev, const lg_net *rn, const double *X, size_t m, double eps,
+                                   double *delta)
+{
+    size_t dim = (size_t)rn->n_in;
+    double *lo = malloc(2 * dim * sizeof *lo), *hi = lo ? lo + dim : NULL; /* [dim] each */
+    lg_bounds b = {0};
+    lg_status st = lo ? lg_bounds_init(&b, rn) : lg_fail(LG_ERR_NOMEM, "cannot allocate a box");
+    for (size_t r = 0; r < m && st == LG_OK; r++) {
+        for (size_t i = 0; i < dim; i++) {
+            double x = X[r * dim + i];
+            lo[i] = x - eps < 0.0 ? 0.0 : x - eps;
+            hi[i] = x + eps > 1.0 ? 1.0 : x + eps;
+        }
+        double d;
+        if ((st = lg_bounds_symbolic(&b, rn, lo, hi)) != LG_OK) break;
+        if ((st = lg_dev_bound_box_pre(dev, lo, hi, b.lo, b.hi, &d, NULL, NULL)) != LG_OK) break;
+        if (d < delta[r]) delta[r] = d;
+    }
+    lg_bounds_free(&b);
+    free(lo);
+    return st;
+}
+
 static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *ref, const lg_dataset *ds,
-                                 double eps, FILE *csv, lg_bound_out *o)
+                                 double eps, int symbolic, FILE *csv, lg_bound_out *o)
 {
     size_t dim = (size_t)ds->dim;
     int no = lg_net_n_out(rn);
@@ -85,6 +116,7 @@ static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *re
         size_t m = ds->n - s < LG_BOUND_CHUNK ? ds->n - s : LG_BOUND_CHUNK;
         for (size_t i = 0; i < m * dim; i++) X[i] = ds->x[s * dim + i];
         if ((st = lg_dev_bound_balls(dev, X, m, eps, 0.0, 1.0, o->delta + s, NULL, NULL)) != LG_OK) goto fail;
+        if (symbolic && (st = lg_bound_symbolic(dev, rn, X, m, eps, o->delta + s)) != LG_OK) goto fail;
         if ((st = lg_net_forward_batch(rn, X, YR, m)) != LG_OK) goto fail;
         if ((st = lg_net_forward_batch(ref, X, YG, m)) != LG_OK) goto fail;
         for (size_t r = 0; r < m; r++) {
@@ -124,11 +156,12 @@ int lg_cmd_bound(int argc, char **argv)
     static const struct option lo[] = {{"ref", required_argument, 0, 'r'}, {"data", required_argument, 0, 'd'},
                                        {"eps", required_argument, 0, 'e'}, {"n", required_argument, 0, 'n'},
                                        {"json", no_argument, 0, 'j'},      {"help", no_argument, 0, 'h'},
-                                       {"csv", required_argument, 0, 'c'}, {0, 0, 0, 0}};
+                                       {"csv", required_argument, 0, 'c'}, {"symbolic", no_argument, 0, 's'},
+                                       {0, 0, 0, 0}};
     const char *ref_path = NULL, *dir = LG_DATA_DEFAULT_DIR, *csv_path = NULL;
     double eps = 0.01;
     long nmax = -1;
-    int json = 0, c;
+    int json = 0, symbolic = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
@@ -141,6 +174,7 @@ int lg_cmd_bound(int argc, char **argv)
             if (lg_opt_int("bound", "n", optarg, 1, 1000000000L, &nmax)) return 2;
             break;
         case 'j': json = 1; break;
+        case 's': symbolic = 1; break;
         case 'c': csv_path = optarg; break;
         case 'h': lg_bound_help(); return 0;
         default: return lg_cli_usage("bound", "unknown option");
@@ -184,7 +218,7 @@ int lg_cmd_bound(int argc, char **argv)
         }
         fprintf(csv, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
     }
-    if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, csv, &o)) != LG_OK) goto fail;
+    if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, symbolic, csv, &o)) != LG_OK) goto fail;
     if (csv) {
         int bad = fclose(csv) != 0;
         csv = NULL;

@@ -524,9 +524,52 @@ START_TEST(test_deviation_fmnist_trained)
 END_TEST
 
 
+/* One `lgelu bound ... --json` run; returns per_input_median and sets *obs. */
+static double lg_bound_median_json(const char *args, const char *out, double *obs)
+{
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    FILE *f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    const char *m = strstr(line, "\"per_input_median\": "), *o = strstr(line, "\"observed_max\": ");
+    ck_assert_msg(m && o, "JSON: %s", line);
+    *obs = atof(o + strlen("\"observed_max\": "));
+    return atof(m + strlen("\"per_input_median\": "));
+}
+
+START_TEST(test_deviation_cli_symbolic)
+{
+    /* --symbolic bounds are per input never looser than interval ones and
+     * still above every observed deviation (the command checks that too) */
+    ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
+    const int dims[] = {784, 24, 24, 10};
+    const double lam[] = {30, 30};
+    lg_net ref, rn;
+    lg_make_pair(&ref, &rn, 3, dims, LG_ACT_LGELU, lam, 6, 0.05);
+    char pr[256], pg[256], po[256], args[1024];
+    snprintf(pr, sizeof pr, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(pg, sizeof pg, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(po, sizeof po, "%s", lg_test_tmpfile(".json"));
+    ck_assert_int_eq(lg_netfile_write(&rn, pr), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&ref, pg), LG_OK);
+    double obs_i, obs_s;
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 30 --eps 0.02 --json", pr, pg);
+    double med_i = lg_bound_median_json(args, po, &obs_i);
+    snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 30 --eps 0.02 --json --symbolic", pr, pg);
+    double med_s = lg_bound_median_json(args, po, &obs_s);
+    ck_assert_double_eq(obs_i, obs_s);
+    ck_assert_msg(med_s <= med_i, "symbolic median %g above the interval one %g", med_s, med_i);
+    remove(pr), remove(pg), remove(po);
+    lg_net_free(&ref);
+    lg_net_free(&rn);
+}
+END_TEST
+
 START_TEST(test_deviation_cli)
 {
-    if (!lg_test_have_data()) return;
+    ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
     const int dims[] = {784, 16, 10};
     const double lam[] = {20};
     lg_net ref, rn;
@@ -692,6 +735,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_scaling);
     tcase_add_test(tc, test_deviation_fmnist);
     tcase_add_test(tc, test_deviation_annealed_training_run);
+    tcase_add_test(tc, test_deviation_cli_symbolic);
     tcase_add_test(tc, test_deviation_fmnist_trained);
     tcase_add_test(tc, test_deviation_cli);
     suite_add_tcase(s, tc);
