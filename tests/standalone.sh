@@ -26,6 +26,10 @@ for d in acasxu vnncomp golden; do
   [ -f "$fixtures/$d/README.md" ] || { echo "standalone: $fixtures/$d/README.md missing" >&2; exit 1; }
   grep -qi 'licen' "$fixtures/$d/README.md" || { echo "standalone: $fixtures/$d/README.md names no licence" >&2; exit 1; }
 done
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  untracked=$(git ls-files --others -- "$fixtures")
+  [ -z "$untracked" ] || { echo "standalone: fixtures not tracked by git (a clone lacks them): $untracked" >&2; exit 1; }
+fi
 [ -f docs/DESIGN.md ] || { echo "standalone: docs/DESIGN.md missing" >&2; exit 1; }
 # README links only to files inside the repository
 grep -oE '\]\([^)#]+' README.md | sed 's/^](//' | grep -vE '^(https?|mailto):' | while read -r f; do
