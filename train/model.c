@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/linalg.h"
-#include "core/rng.h"
 #include "train/act.h"
+#include "train/init.h"
 
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
@@ -258,19 +258,4 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     return LG_OK;
 }
 
-void lg_model_init_weights(lg_net *net, uint64_t seed)
-{
-    lg_rng r;
-    lg_rng_init(&r, seed, 1);
-    for (int k = 0; k < net->n_layers; k++) {
-        lg_layer *L = &net->layers[k];
-        /* He: N(0, 2/n_in) before a rectifier-like activation; Xavier: N(0, 2/(n_in+n_out)) */
-        double var = L->act == LG_ACT_IDENTITY ? 2.0 / (L->n_in + L->n_out) : 2.0 / L->n_in;
-        double sd = sqrt(var);
-        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
-        for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
-        for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
-        L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU ? lg_lambda_from_s(0.0, net->t) : 1.0;
-    }
-}
+void lg_model_init_weights(lg_net *net, uint64_t seed) { lg_init_weights(net, seed, LG_INIT_HE); }

@@ -81,7 +81,8 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net);
 
 /* He (relu, gelu, lgelu) or Xavier (identity) normal initialisation of every
  * W of net, biases 0, lgelu s = 0 (λ = 1 + ln 2), from a seeded lg_rng. The
- * values are float-representable so the model copy is exact. */
+ * values are float-representable so the model copy is exact. Same as
+ * lg_init_weights(net, seed, LG_INIT_HE) (train/init.h has the others). */
 void lg_model_init_weights(lg_net *net, uint64_t seed);
 
 #endif
