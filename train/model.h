@@ -28,6 +28,8 @@ typedef struct lg_mlayer {
     float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
     float *dW, *db, *ds;  /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
+    float *keep;          /* into acts: [keep_count][max_batch·n_out] what the activation's
+                           * backward needs (train/act.h), or NULL */
     double lambda;        /* current hardness (1 unless lgelu) */
     float dlambda;        /* ∂L/∂λ of the last backward */
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
