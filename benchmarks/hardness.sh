@@ -18,8 +18,9 @@
 #
 # usage: benchmarks/hardness.sh [-b LGELU] [-a ARCH] [-e EPOCHS] [-w SWITCH]
 #          [-n SUBSET] [-s "1 2 3 4 5"] [-i "he xavier torch"] [-u "lambda s"]
-#          [-G] [-o OUTDIR] [-x "extra lgelu train options"]
+#          [-G] [-S] [-o OUTDIR] [-x "extra lgelu train options"]
 #   -G  skip the gelu baseline
+#   -S  train nothing: summarise and plot OUTDIR/runs.csv as it stands
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,9 +33,10 @@ seeds="1 2 3 4 5"
 inits="he xavier torch"
 updates="lambda s"
 gelu=1
+summarise_only=0
 out=hardness-out
 extra=
-while getopts "b:a:e:w:n:s:i:u:Go:x:h" opt; do
+while getopts "b:a:e:w:n:s:i:u:GSo:x:h" opt; do
   case $opt in
   b) lgelu=$OPTARG ;;
   a) arch=$OPTARG ;;
@@ -45,12 +47,13 @@ while getopts "b:a:e:w:n:s:i:u:Go:x:h" opt; do
   i) inits=$OPTARG ;;
   u) updates=$OPTARG ;;
   G) gelu=0 ;;
+  S) summarise_only=1 ;;
   o) out=$OPTARG ;;
   x) extra=$OPTARG ;;
   *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
-[ -x "$lgelu" ] || { echo "hardness.sh: no lgelu executable at $lgelu (build first or pass -b)" >&2; exit 1; }
+[ "$summarise_only" = 1 ] || [ -x "$lgelu" ] || { echo "hardness.sh: no lgelu executable at $lgelu (build first or pass -b)" >&2; exit 1; }
 [ -n "$switch" ] || switch=$(( (epochs + 3) / 4 ))
 mkdir -p "$out/logs"
 nh=$(( $(echo "$arch" | tr ',' '\n' | wc -l) - 2 ))
@@ -79,22 +82,25 @@ run() {
   tail -n 1 "$out/runs.csv" >&2
 }
 
-{
-  printf "kind,init,update,seed,test_acc,samples_per_s"
-  for ((k = 0; k < nh; k++)); do printf ",lambda_switch_%d" "$k"; done
-  for ((k = 0; k < nh; k++)); do printf ",lambda_end_%d" "$k"; done
-  printf "\n"
-} >"$out/runs.csv"
-t0=$(date +%s)
-echo "hardness.sh: arch $arch, $epochs epochs (switch after epoch $switch), subset ${subset:-all}," \
-  "seeds {$seeds}, inits {$inits}, updates {$updates}" >&2
-for init in $inits; do
-  for seed in $seeds; do
-    for upd in $updates; do run lgelu "$init" "$upd" "$seed"; done
-    [ "$gelu" = 1 ] && run gelu "$init" - "$seed"
+t0=0 t1=0
+if [ "$summarise_only" = 0 ]; then
+  {
+    printf "kind,init,update,seed,test_acc,samples_per_s"
+    for ((k = 0; k < nh; k++)); do printf ",lambda_switch_%d" "$k"; done
+    for ((k = 0; k < nh; k++)); do printf ",lambda_end_%d" "$k"; done
+    printf "\n"
+  } >"$out/runs.csv"
+  t0=$(date +%s)
+  echo "hardness.sh: arch $arch, $epochs epochs (switch after epoch $switch), subset ${subset:-all}," \
+    "seeds {$seeds}, inits {$inits}, updates {$updates}" >&2
+  for init in $inits; do
+    for seed in $seeds; do
+      for upd in $updates; do run lgelu "$init" "$upd" "$seed"; done
+      [ "$gelu" = 1 ] && run gelu "$init" - "$seed"
+    done
   done
-done
-t1=$(date +%s)
+  t1=$(date +%s)
+fi
 
 # Summary: accuracy, collapse count and Spearman of the profiles across seeds
 # (ranks with ties averaged; ρ = Pearson correlation of the ranks; a profile
@@ -118,7 +124,8 @@ awk -F, -v nh="$nh" -v secs=$((t1 - t0)) -v arch="$arch" -v ep="$epochs" -v sw="
     i = n[c]++; acc[c, i] = $5; sps[c] += $6
     for (k = 0; k < nh; k++) { S[c, i, k] = $(7 + k); E[c, i, k] = $(7 + nh + k) } }
   END {
-    printf "arch %s, %s epochs, switch after epoch %s, subset %s, %d s wall\n\n", arch, ep, sw, subs, secs
+    printf "arch %s, %s epochs, switch after epoch %s, subset %s, %s\n\n", arch, ep, sw, subs,
+           secs > 0 ? secs " s wall" : "summary of existing runs"
     printf "%-22s %5s %15s %9s %9s %8s %17s %17s\n", "kind/init/update", "seeds", "test acc %", "min λ", "λ<1.01",
            "samp/s", "ρ switch mean/min", "ρ end mean/min"
     for (o = 1; o <= nc; o++) { c = order[o]; m = n[c]; s1 = s2 = 0; mn = 1e30; low = 0
