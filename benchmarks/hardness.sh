@@ -124,8 +124,9 @@ awk -F, -v nh="$nh" -v secs=$((t1 - t0)) -v arch="$arch" -v ep="$epochs" -v sw="
     i = n[c]++; acc[c, i] = $5; sps[c] += $6
     for (k = 0; k < nh; k++) { S[c, i, k] = $(7 + k); E[c, i, k] = $(7 + nh + k) } }
   END {
-    printf "arch %s, %s epochs, switch after epoch %s, subset %s, %s\n\n", arch, ep, sw, subs,
-           secs > 0 ? secs " s wall" : "summary of existing runs"
+    wall = "summary of existing runs"
+    if (secs > 0) wall = secs " s wall"
+    printf "arch %s, %s epochs, switch after epoch %s, subset %s, %s\n\n", arch, ep, sw, subs, wall
     printf "%-22s %5s %15s %9s %9s %8s %17s %17s\n", "kind/init/update", "seeds", "test acc %", "min λ", "λ<1.01",
            "samp/s", "ρ switch mean/min", "ρ end mean/min"
     for (o = 1; o <= nc; o++) { c = order[o]; m = n[c]; s1 = s2 = 0; mn = 1e30; low = 0
