@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <string.h>
 
-
 /* e^x for x ≤ 88; returns 0 for x < −87 (below FLT_MIN). */
 static inline float lg_expf(float x)
 {

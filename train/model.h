@@ -28,8 +28,9 @@ typedef struct lg_mlayer {
     float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
     float *dW, *db, *ds;  /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
-    float *keep;          /* into acts: [keep_count][max_batch·n_out] what the activation's
-                           * backward needs (train/act.h), or NULL */
+    float *keep;          /* into acts: room for keep_count·max_batch·n_out floats, what the
+                           * activation's backward needs (train/act.h; a batch of B uses
+                           * [keep_count][B·n_out]), or NULL */
     double lambda;        /* current hardness (1 unless lgelu) */
     float dlambda;        /* ∂L/∂λ of the last backward */
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
