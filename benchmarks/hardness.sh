@@ -116,7 +116,7 @@ awk -F, -v nh="$nh" -v secs=$((t1 - t0)) -v arch="$arch" -v ep="$epochs" -v sw="
     for (i = 0; i < nh; i++) { ma += a[i] / nh; mb += b[i] / nh }
     sab = saa = sbb = 0
     for (i = 0; i < nh; i++) { sab += (a[i]-ma)*(b[i]-mb); saa += (a[i]-ma)^2; sbb += (b[i]-mb)^2 }
-    return (saa > 0 && sbb > 0) ? sab / sqrt(saa * sbb) : "nan"
+    return (saa > 1e-9 && sbb > 1e-9) ? sab / sqrt(saa * sbb) : "nan"
   }
   NR == 1 { next }
   { c = $1 "/" $2 "/" $3
