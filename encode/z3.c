@@ -43,6 +43,7 @@
 #include <z3.h>
 
 #include "encode/backends.h"
+#include "core/clock.h"
 #include "encode/pwl.h"
 #include "encode/rational.h"
 
@@ -65,7 +66,7 @@ typedef struct watchdog {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int done, fired, armed;
-    double deadline; /* lg_pwl_now() seconds */
+    double deadline; /* lg_now() seconds */
     Z3_context ctx;
 } watchdog;
 
@@ -74,7 +75,7 @@ static void *watchdog_main(void *arg)
     watchdog *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->done) {
-        double now = lg_pwl_now(), wake = w->deadline;
+        double now = lg_now(), wake = w->deadline;
         if (now >= w->deadline) {
             if (w->armed) {
                 w->fired = 1;
@@ -316,6 +317,11 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         goto fail;
     }
     Z3_set_param_value(cfg, "model", "true");
+    if (o->memory_mb > 0) { /* a global parameter: set per query (the back-end runs isolated) */
+        char mb[32];
+        snprintf(mb, sizeof mb, "%u", o->memory_mb >= 4e9 ? 4000000000u : (unsigned)o->memory_mb);
+        Z3_global_param_set("memory_max_size", mb);
+    }
     q.ctx = Z3_mk_context(cfg);
     Z3_del_config(cfg);
     if (!q.ctx) {
@@ -350,10 +356,11 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         have_thr = 1;
     }
     z3_build(&q, p);
-    if (o->verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_pwl_now() - t0);
+    if (o->verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_now() - t0);
     if (z3_err != Z3_OK) {
-        if (o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) { /* interrupted by the watchdog */
+        if (o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s) { /* interrupted by the watchdog */
             r->answer = LG_ANSWER_UNKNOWN;
+            r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
             st = LG_OK;
         } else {
@@ -364,7 +371,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     Z3_params prm = Z3_mk_params(q.ctx);
     Z3_params_inc_ref(q.ctx, prm);
     if (o->timeout_s > 0) {
-        double left_ms = (t0 + o->timeout_s - lg_pwl_now()) * 1000.0;
+        double left_ms = (t0 + o->timeout_s - lg_now()) * 1000.0;
         unsigned ms = left_ms < 1 ? 1u : left_ms > 4e9 ? 4000000000u : (unsigned)left_ms;
         Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "timeout"), ms);
     }
@@ -373,8 +380,8 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     Z3_params_dec_ref(q.ctx, prm);
     if (o->verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
-    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
-    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) {
+    if (o->timeout_s <= 0 || lg_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
+    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s) {
         z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
     } else if (z3_err != Z3_OK) {
         st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", z3_errmsg);
@@ -383,6 +390,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     r->nodes = z3_decisions(q.ctx, q.s);
     if (res == Z3_L_FALSE) {
         r->answer = LG_ANSWER_UNSAT;
+        r->exact = 1; /* QF_LRA over exact rationals, every constant the double's exact value */
     } else if (res == Z3_L_TRUE) {
         r->x = malloc((size_t)n_in * sizeof *r->x);
         q.scratch = malloc((2 * (size_t)width + (size_t)lg_net_n_out(p->net)) * sizeof *q.scratch);
@@ -397,7 +405,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
              * double rounding misses it: ask for a point 1e-9 inside. If
              * there is none, keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
-            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) &&
+            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_now() < t0 + o->timeout_s) &&
                 z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
                 if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2))
@@ -407,9 +415,13 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         }
     } else {
         const char *why = Z3_solver_get_reason_unknown(q.ctx, q.s);
-        int timed_out = o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s - 1e-3;
-        if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled"))))
+        int timed_out = o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s - 1e-3;
+        if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled")))) {
+            r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
+        } else if (why && strstr(why, "memory")) {
+            snprintf(r->reason, sizeof r->reason, "memory limit (z3: %.200s)", why);
+        }
         else
             snprintf(r->reason, sizeof r->reason, "z3: %s", why ? why : "unknown");
         r->answer = LG_ANSWER_UNKNOWN;
@@ -446,7 +458,7 @@ fail:
 #define Z3_GRACE_S 0.5
 
 typedef struct z3_wire {
-    int32_t status, answer, has_x;
+    int32_t status, answer, has_x, timed_out, exact;
     int64_t nodes;
     char reason[256];
     char errmsg[512];
@@ -478,6 +490,8 @@ static void z3_child(int fd, const lg_problem *p, const lg_solve_opts *o, double
         w.answer = (int32_t)r.answer;
         w.nodes = r.nodes;
         w.has_x = r.x != NULL;
+        w.timed_out = r.timed_out;
+        w.exact = r.exact;
         memcpy(w.reason, r.reason, sizeof w.reason);
     }
     int bad = write_all(fd, &w, sizeof w) != 0;
@@ -492,7 +506,7 @@ static size_t read_until(int fd, void *buf, size_t n, double deadline, int *time
     char *b = buf;
     size_t got = 0;
     while (got < n) {
-        double left = deadline - lg_pwl_now();
+        double left = deadline - lg_now();
         if (left <= 0) {
             *timed_out = 1;
             break;
@@ -551,6 +565,7 @@ static lg_status z3_solve_forked(const lg_problem *p, const lg_solve_opts *o, do
     if (timed_out) {
         lg_result_free(r);
         r->answer = LG_ANSWER_UNKNOWN;
+        r->timed_out = 1;
         snprintf(r->reason, sizeof r->reason, "timeout");
         return LG_OK;
     }
@@ -566,6 +581,8 @@ static lg_status z3_solve_forked(const lg_problem *p, const lg_solve_opts *o, do
     }
     r->answer = (lg_answer)w.answer;
     r->nodes = (long)w.nodes;
+    r->timed_out = w.timed_out;
+    r->exact = w.exact;
     memcpy(r->reason, w.reason, sizeof r->reason);
     r->reason[sizeof r->reason - 1] = '\0';
     if (r->answer == LG_ANSWER_SAT && !r->x) return lg_fail(LG_ERR_SOLVER, "z3: sat without a candidate");
@@ -577,10 +594,10 @@ lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
     lg_solve_opts defaults = lg_solve_opts_default();
     if (!o) o = &defaults;
     memset(r, 0, sizeof *r);
-    double t0 = lg_pwl_now();
+    double t0 = lg_now();
     lg_status st = lg_pwl_validate(p);
     if (st) return st;
     st = o->timeout_s > 0 ? z3_solve_forked(p, o, t0, r) : z3_solve_here(p, o, t0, r);
-    r->seconds = lg_pwl_now() - t0;
+    r->seconds = lg_now() - t0;
     return st;
 }

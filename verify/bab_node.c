@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/attack.h"
 #include "verify/bab_internal.h"
-#include "verify/isolate.h"
+#include "verify/backend.h"
 #include "verify/recheck.h"
 
 /* ---- nodes ---- */
@@ -282,50 +283,26 @@ static int lg_bab_open_terms(const lg_bab_ctx *cx, const lg_bab_node *n, lg_term
     return k;
 }
 
-/* Hand the node to one back-end: *closed = 1 on UNSAT, *found = 1 with a
- * re-checked witness in x. */
-static lg_status lg_bab_solver(const lg_bab_ctx *cx, const char *name, const lg_bab_node *n, const lg_bounds *b,
-                               int n_open, const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
+/* Hand the node to the back-end decision (backend.h): *closed = 1 on a
+ * proved UNSAT (1 glpk, 2 z3 or glpk+z3), *found = 1 with an accepted
+ * witness in x. Unknown leaves the node open (it is split further). */
+static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, int n_open,
+                               const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
 {
-    const lg_solver_ops *ops = lg_solver_find(name);
-    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "bab: no solver back-end named '%s'", name);
     lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi};
-    lg_solve_opts so = lg_solve_opts_default();
-    so.seed = (unsigned)(cx->o->seed + (unsigned long)n->id);
-    so.timeout_s = cx->o->solver_timeout;
-    if (cx->o->deadline > 0) {
-        double left = cx->o->deadline - lg_bounds_now();
-        if (left < 0.05) return LG_OK;
-        if (so.timeout_s <= 0 || left < so.timeout_s) so.timeout_s = left;
-    }
-    lg_result res;
-    memset(&res, 0, sizeof res);
-    double t0 = lg_bounds_now();
-    /* with a deadline, in a child process killed a second after its limit (isolate.h) */
-    lg_status st = cx->o->deadline > 0 ? lg_isolate_solve(ops, &p, &so, &res, t0 + so.timeout_s + 1.0)
-                                       : ops->solve(&p, &so, &res);
-    rs->t_solver += lg_bounds_now() - t0;
-    rs->solver_calls++;
-    rs->solver_nodes += res.nodes;
-    if (st == LG_ERR_TIMEOUT || st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED) {
-        st = LG_OK; /* a plain unknown: keep splitting */
-    } else if (st == LG_OK && res.answer == LG_ANSWER_UNSAT) {
-        *closed = 1;
-    } else if (st == LG_OK && res.answer == LG_ANSWER_SAT && res.x) {
-        memcpy(x, res.x, (size_t)cx->n_in * sizeof *x);
-        int ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
-        if (ok == 0) { /* nudge it (the back-end works with tolerances) */
-            memcpy(x, res.x, (size_t)cx->n_in * sizeof *x);
-            st = lg_attack_repair(cx->net, n->lo, n->hi, n_open, open, 20, 1e-4, x, &ok);
-            if (st == LG_OK && ok) ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
-        }
-        if (ok < 0) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
-        *found = ok == 1;
-    }
-    lg_result_free(&res);
-    return st;
+    lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, cx->o->deadline,
+                            cx->o->solver_timeout, cx->o->memory_mb, (unsigned)(cx->o->seed + (unsigned long)n->id),
+                            cx->o->verbose > 1 ? cx->o->verbose : 0};
+    lg_backend_out out;
+    lg_status st = lg_backend_decide(cx->o->solver, &call, &out, x);
+    rs->t_solver += out.seconds;
+    rs->solver_calls += out.calls;
+    rs->solver_nodes += out.nodes;
+    if (st != LG_OK) return st;
+    if (out.answer == LG_ANSWER_UNSAT) *closed = strcmp(out.method, "glpk") == 0 ? 1 : 2;
+    *found = out.answer == LG_ANSWER_SAT;
+    return LG_OK;
 }
-
 
 static int lg_bab_unstable(const lg_bounds *b, const lg_net *net)
 {
@@ -344,19 +321,19 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
     memset(rs, 0, sizeof *rs);
     rs->kind = LG_BK_STUCK;
     rs->why = "not bounded";
-    if (o->deadline > 0 && lg_bounds_now() >= o->deadline) {
+    if (o->deadline > 0 && lg_now() >= o->deadline) {
         rs->why = "timeout"; /* left open: the driver reports the deadline */
         return LG_OK;
     }
     lg_status st = lg_bab_scr_init(&s, cx);
     if (st != LG_OK) return st;
-    double t0 = lg_bounds_now();
+    double t0 = lg_now();
     if ((st = lg_bounds_init(&b, net)) != LG_OK) goto fail;
     st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, &b) : lg_bab_relu_bound(cx, n, &b);
     if (st != LG_OK) goto fail;
     if (lg_bab_bounds_empty(&b)) { /* the split constraints leave no input: nothing to find here */
         rs->kind = LG_BK_CLOSED;
-        rs->t_bounds = lg_bounds_now() - t0;
+        rs->t_bounds = lg_now() - t0;
         goto fail;
     }
     int m = lg_bab_rows(cx, n, &s), hard;
@@ -377,7 +354,7 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
         if (st != LG_OK) goto fail;
         if (closed) n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
     }
-    rs->t_bounds = lg_bounds_now() - t0;
+    rs->t_bounds = lg_now() - t0;
     if (n_open == 0) {
         rs->kind = LG_BK_CLOSED;
         goto fail;
@@ -427,7 +404,7 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
 
     /* α-CROWN on the rows of the terms still open */
     if (o->alpha_steps > 0) {
-        double t1 = lg_bounds_now();
+        double t1 = lg_now();
         m = lg_bab_rows(cx, n, &s);
         lg_alpha_default(&b, net, m, s.alpha);
         if ((st = lg_alpha_optimize(&b, net, m, s.C, s.d, o->alpha_steps, o->alpha_lr, o->deadline, s.alpha, s.lb,
@@ -441,7 +418,7 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
                                      s.alpha + (size_t)hard * sz, lb2, NULL, s.lam + (size_t)hard * sz, NULL)) != LG_OK)
                 goto fail;
         }
-        rs->t_bounds += lg_bounds_now() - t1;
+        rs->t_bounds += lg_now() - t1;
         if (n_open == 0) {
             rs->kind = LG_BK_CLOSED;
             goto fail;
@@ -453,18 +430,13 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
     /* few unstable ReLUs left: a complete back-end decides the node */
     if (o->solver_unstable > 0 && o->solver && strcmp(o->solver, "none") != 0 &&
         lg_bab_unstable(&b, net) <= o->solver_unstable) {
-        const char *names[2] = {o->solver, NULL};
-        if (strcmp(o->solver, "auto") == 0) {
-            names[0] = "glpk";
-            names[1] = "z3";
-        }
-        for (int i = 0; i < 2 && names[i]; i++) {
+        {
             int closed = 0;
-            if ((st = lg_bab_solver(cx, names[i], n, &b, n_open, s.open_terms, rs, cand, &closed, &found)) != LG_OK)
+            if ((st = lg_bab_solver(cx, n, &b, n_open, s.open_terms, rs, cand, &closed, &found)) != LG_OK)
                 goto fail;
             if (closed) {
                 rs->kind = LG_BK_CLOSED;
-                rs->solver_closed = strcmp(names[i], "z3") == 0 ? 2 : 1;
+                rs->solver_closed = closed;
                 goto fail;
             }
             if (found) {

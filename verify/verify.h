@@ -44,6 +44,8 @@ typedef struct lg_verify_opts {
     int attack;             /* run sampling + PGD before the solver (default 1) */
     lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
     int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
+    double memory_mb;       /* memory cap of every back-end call (isolated child's RLIMIT_AS plus the
+                               solver's own limit); ≤ 0 none (default) */
     lg_bab_opts bab;        /* branch and bound (bab.h): mode AUTO (default) splits the input box
                                when n_in ≤ 16, else ReLUs; NONE = bounds, attack, LP, back-end only.
                                The driver sets its deadline and seed; its solver follows `solver`. */
