@@ -223,6 +223,80 @@ START_TEST(test_seam_witness_exact_rule)
 }
 END_TEST
 
+/* Run the CLI; returns its exit status, the wall-clock seconds in *sec and the
+ * first line of stdout in line. */
+/* lg_test_fixture's buffer is reused: keep copies. */
+static char fx_a[1024], fx_b[1024];
+static const char *fx2(const char *net, const char *prop)
+{
+    snprintf(fx_a, sizeof fx_a, "%s", lg_test_fixture(net));
+    snprintf(fx_b, sizeof fx_b, "%s", lg_test_fixture(prop));
+    return fx_a;
+}
+
+static int cli_timed(const char *args, double *sec, char *line, size_t n)
+{
+    const char *out = lg_test_tmpfile(".out");
+    double t0 = lg_now();
+    int rc = lg_test_cli(args, out);
+    *sec = lg_now() - t0;
+    line[0] = '\0';
+    FILE *f = fopen(out, "r");
+    if (f) {
+        if (!fgets(line, (int)n, f)) line[0] = '\0';
+        fclose(f);
+    }
+    remove(out);
+    return rc;
+}
+
+/* --timeout is a limit: a long Z3 run (MNIST 256x2 prop_3 without branch and bound,
+ * > 10 s) and a long GLPK run (ACAS Xu 1_1 prop_1 without branch and bound, > 20 s)
+ * are cut at the deadline: unknown (timeout) within timeout + 2 s. */
+START_TEST(test_seam_timeout_honoured)
+{
+    char args[8192], line[512];
+    double sec;
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver z3 --timeout 2",
+             fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+    fprintf(stderr, "soundness_seam: z3 --timeout 2: %.2f s, %s", sec, line);
+    ck_assert_msg(strncmp(line, "unknown (timeout)", 17) == 0 || strncmp(line, "robust", 6) == 0, "%s", line);
+    ck_assert_msg(sec <= 2.0 + 2.0 + 1.0, "z3: %.2f s with --timeout 2", sec); /* + 1 s to load the net */
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver glpk --timeout 2",
+             fx2("acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_1.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+    fprintf(stderr, "soundness_seam: glpk --timeout 2: %.2f s, %s", sec, line);
+    ck_assert_msg(strncmp(line, "unknown (timeout)", 17) == 0 || strncmp(line, "robust", 6) == 0, "%s", line);
+    ck_assert_msg(sec <= 2.0 + 2.0 + 1.0, "glpk: %.2f s with --timeout 2", sec);
+}
+END_TEST
+
+/* --memory: a cap a back-end cannot live with yields unknown (exit 0), not a crash;
+ * a generous cap changes nothing. Bench accepts --memory and --timeout too. */
+START_TEST(test_seam_memory_cap)
+{
+    char args[8192], line[512];
+    double sec;
+    const char *solvers[] = {"z3", "glpk"};
+    for (int s = 0; s < 2; s++) {
+        snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver %s --timeout 10 --memory 16",
+                 fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b,
+                 solvers[s]);
+        ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+        fprintf(stderr, "soundness_seam: %s --memory 16: %.2f s, %s", solvers[s], sec, line);
+        ck_assert_msg(strncmp(line, "unknown", 7) == 0 || strncmp(line, "robust", 6) == 0, "%s: %s", solvers[s], line);
+    }
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --memory 2048 --timeout 60",
+             fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+    ck_assert_msg(strncmp(line, "robust", 6) == 0, "%s", line);
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --memory 1", fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 2); /* below the 16 MB minimum: usage error */
+    ck_assert_int_eq(cli_timed("bench /nonexistent --memory 0", &sec, line, sizeof line), 2);
+}
+END_TEST
+
 Suite *suite_soundness_seam(void)
 {
     Suite *s = suite_create("soundness_seam");
@@ -233,5 +307,10 @@ Suite *suite_soundness_seam(void)
     tcase_add_test(tc, test_seam_vnnlib_decimal_outward);
     tcase_add_test(tc, test_seam_witness_exact_rule);
     suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 300);
+    tcase_add_test(tl, test_seam_timeout_honoured);
+    tcase_add_test(tl, test_seam_memory_cap);
+    suite_add_tcase(s, tl);
     return s;
 }

@@ -7,11 +7,7 @@
 
 #include "core/clock.h"
 #include "verify/attack.h"
-#include "verify/isolate.h"
 #include "verify/recheck.h"
-
-/* Grace after the deadline before the isolated child is killed. */
-#define LG_BACKEND_GRACE_S 1.0
 
 /* One back-end call under the limits of c. *skipped = 1 when no time is left. */
 static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg_backend_out *out, lg_result *res,
@@ -36,10 +32,7 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     }
     double t0 = lg_now();
     if (c->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
-    lg_status st = so.timeout_s > 0 || so.memory_mb > 0
-                       ? lg_isolate_solve(ops, c->p, &so, res,
-                                          so.timeout_s > 0 ? t0 + so.timeout_s + LG_BACKEND_GRACE_S : 1e300)
-                       : ops->solve(c->p, &so, res);
+    lg_status st = ops->solve(c->p, &so, res); /* isolated by the solver table when limited */
     out->seconds += lg_now() - t0;
     out->nodes += res->nodes;
     out->calls++;
@@ -57,7 +50,9 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     if (st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED || st == LG_ERR_NOMEM) {
         /* a back-end failure (including its memory limit) is an unknown, never a crash */
         char why[256];
-        snprintf(why, sizeof why, "%.16s: %.200s", name, lg_errmsg());
+        const char *m = lg_errmsg();
+        if (strncmp(m, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", m);
+        else snprintf(why, sizeof why, "%.16s: %.200s", name, m);
         lg_result_free(res);
         res->answer = LG_ANSWER_UNKNOWN;
         snprintf(res->reason, sizeof res->reason, "%s", why);
@@ -159,7 +154,8 @@ lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_bac
             lg_backend_unknown(out, method, 0, "witness failed re-check");
         } else {
             char why[256];
-            snprintf(why, sizeof why, "%.16s: %.200s", names[i], res.reason[0] ? res.reason : "no answer");
+            if (strncmp(res.reason, names[i], strlen(names[i])) == 0) snprintf(why, sizeof why, "%.250s", res.reason);
+            else snprintf(why, sizeof why, "%.16s: %.200s", names[i], res.reason[0] ? res.reason : "no answer");
             lg_backend_unknown(out, method, res.timed_out, why);
         }
         if (strcmp(method, "glpk+z3") == 0) goto done; /* z3 has had its turn */

@@ -17,7 +17,7 @@
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
  * "none" (quick paths only). The back-end receives the remaining time and,
  * with a timeout, runs in a child process killed 1 s after the deadline
- * (isolate.h), so the deadline holds whatever the native solver does.
+ * (encode/isolate.h), so the deadline holds whatever the native solver does.
  *
  * The report owns x, y and unstable; lg_verify_report_free releases them.
  * net and prop are borrowed.

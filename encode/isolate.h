@@ -1,4 +1,7 @@
-/* isolate.h — run a solver back-end in a child process under a hard deadline.
+/* isolate.h — run a solver back-end in a child process under a hard deadline
+ * and a memory cap (internal to encode/: the solver table in solvers.c wraps
+ * every back-end with it, so every caller of lg_solver_find(...)->solve gets
+ * the same single isolation whenever a time or memory limit is set).
  *
  * A back-end receives its time limit in lg_solve_opts, but a native solver
  * may not stop when asked (an interrupt ignored in some phase, or memory
@@ -13,12 +16,14 @@
  * are passed through. r is filled as by ops->solve (r->x malloc'd, freed
  * with lg_result_free).
  */
-#ifndef LG_ISOLATE_H
-#define LG_ISOLATE_H
+#ifndef LG_ENCODE_ISOLATE_H
+#define LG_ENCODE_ISOLATE_H
 
 #include "encode/problem.h"
 
-lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
+typedef lg_status (*lg_solve_fn)(const lg_problem *p, const lg_solve_opts *o, lg_result *r);
+
+lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
                            double hard_deadline);
 
 #endif

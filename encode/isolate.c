@@ -1,5 +1,5 @@
 /* isolate.c — a back-end in a child process under a hard deadline (isolate.h). */
-#include "verify/isolate.h"
+#include "encode/isolate.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -78,14 +78,14 @@ static void lg_iso_limit_memory(double memory_mb)
     setrlimit(RLIMIT_AS, &rl);
 }
 
-static void lg_iso_child(const lg_solver_ops *ops, const lg_problem *p, const lg_solve_opts *o, int fd)
+static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_opts *o, int fd)
 {
     lg_iso_limit_memory(o->memory_mb);
     lg_result r;
     memset(&r, 0, sizeof r);
     lg_iso_msg m;
     memset(&m, 0, sizeof m);
-    m.status = (int)ops->solve(p, o, &r);
+    m.status = (int)solve(p, o, &r);
     m.answer = (int)r.answer;
     m.seconds = r.seconds;
     m.nodes = r.nodes;
@@ -99,7 +99,7 @@ static void lg_iso_child(const lg_solver_ops *ops, const lg_problem *p, const lg
     _exit(bad ? 3 : 0);
 }
 
-lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
+lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
                            double hard_deadline)
 {
     memset(r, 0, sizeof *r);
@@ -115,7 +115,7 @@ lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const 
     }
     if (pid == 0) {
         close(fds[0]);
-        lg_iso_child(ops, p, o, fds[1]);
+        lg_iso_child(solve, p, o, fds[1]);
     }
     close(fds[1]);
     lg_status st = LG_OK;
