@@ -311,10 +311,135 @@ static int lg_bab_unstable(const lg_bounds *b, const lg_net *net)
     return u;
 }
 
+/* Bound the node: bounds of its region, every open row with the plain slopes,
+ * the conjunction rule. Sets *n_open (0: closed), the hardest row *hard and
+ * its bound *key; *empty = 1 when the region is empty. */
+static lg_status lg_bab_bound(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b, lg_bab_scr *s, int *m, int *n_open,
+                              int *hard, double *key, int *empty)
+{
+    const lg_net *net = cx->net;
+    lg_status st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, b) : lg_bab_relu_bound(cx, n, b);
+    if (st != LG_OK) return st;
+    *empty = lg_bab_bounds_empty(b);
+    if (*empty) return LG_OK; /* the split constraints leave no input: nothing to find here */
+    *m = lg_bab_rows(cx, n, s);
+    int need_lam = cx->mode == LG_BAB_RELU;
+    if ((st = lg_alpha_bound(b, net, *m, s->C, s->d, NULL, s->lb, s->ain, need_lam ? s->lam : NULL, NULL)) != LG_OK)
+        return st;
+    *n_open = lg_bab_close(cx, n, s, *m, hard, key);
+    if (*n_open > 0 && cx->o->conj) {
+        int closed = 0;
+        double *w = malloc(((size_t)cx->n_out + 3 * (size_t)*m + 1) * sizeof *w);
+        if (!w) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        st = lg_bab_conj(cx, n, b, s, *m, w, &closed);
+        free(w);
+        if (st != LG_OK) return st;
+        if (closed) *n_open = lg_bab_close(cx, n, s, *m, hard, key);
+    }
+    return LG_OK;
+}
+
+/* Look for a counterexample in the node: centre, relaxed minimisers, then a
+ * short local attack from the best of them. *found = 1 with the point in best. */
+static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr *s, int m, int n_open, double *cand,
+                                double *best, int *found)
+{
+    const lg_net *net = cx->net;
+    double best_g = INFINITY;
+    *found = 0;
+    lg_status st;
+    for (int i = 0; i < cx->n_in; i++) cand[i] = n->lo[i] + 0.5 * (n->hi[i] - n->lo[i]);
+    if ((st = lg_bab_try(cx, n_open, s->open_terms, cand, &best_g, best, found)) != LG_OK) return st;
+    for (int r = 0; r < m && !*found; r++) {
+        if (!n->open[s->rterm[r]]) continue;
+        lg_bab_corner(cx, n, s->ain + (size_t)r * (size_t)cx->n_in, cand);
+        if ((st = lg_bab_try(cx, n_open, s->open_terms, cand, &best_g, best, found)) != LG_OK) return st;
+    }
+    if (!*found && cx->o->attack_steps > 0 && isfinite(best_g)) {
+        memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
+        if ((st = lg_attack_repair(net, n->lo, n->hi, n_open, s->open_terms, cx->o->attack_steps, 0.1, cand, found)) !=
+            LG_OK)
+            return st;
+        if (*found) {
+            int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
+            if (ok < 0) return lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
+            *found = ok;
+            if (*found) memcpy(best, cand, (size_t)cx->n_in * sizeof *cand);
+        }
+    }
+    return LG_OK;
+}
+
+/* α-CROWN on the rows of the terms still open; refreshes *n_open, *hard, *key
+ * and the hardest row's sensitivities (ReLU splitting). */
+static lg_status lg_bab_alpha(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b, lg_bab_scr *s, int *n_open,
+                              int *hard, double *key)
+{
+    const lg_net *net = cx->net;
+    const lg_bab_opts *o = cx->o;
+    int m = lg_bab_rows(cx, n, s);
+    lg_alpha_default(b, net, m, s->alpha);
+    lg_status st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, o->deadline, s->alpha, s->lb,
+                                     s->ain);
+    if (st != LG_OK) return st;
+    *n_open = lg_bab_close(cx, n, s, m, hard, key);
+    if (*n_open > 0 && cx->mode == LG_BAB_RELU) { /* sensitivities under the optimised slopes */
+        double *lb2 = s->g; /* one row is enough: the hardest */
+        size_t sz = (size_t)cx->size;
+        st = lg_alpha_bound(b, net, 1, s->C + (size_t)*hard * (size_t)cx->n_out, s->d + *hard,
+                            s->alpha + (size_t)*hard * sz, lb2, NULL, s->lam + (size_t)*hard * sz, NULL);
+    }
+    return st;
+}
+
+/* Few unstable ReLUs left: the back-end decision (backend.h) on the node.
+ * Sets rs->kind CLOSED or FOUND (rs->x) when it decides; else leaves it. */
+static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, lg_bab_scr *s,
+                              int n_open, double *cand, lg_bab_res *rs)
+{
+    const lg_bab_opts *o = cx->o;
+    if (o->solver_unstable <= 0 || !o->solver || strcmp(o->solver, "none") == 0 ||
+        lg_bab_unstable(b, cx->net) > o->solver_unstable)
+        return LG_OK;
+    int closed = 0, found = 0;
+    lg_status st = lg_bab_solver(cx, n, b, n_open, s->open_terms, rs, cand, &closed, &found);
+    if (st != LG_OK) return st;
+    if (closed) {
+        rs->kind = LG_BK_CLOSED;
+        rs->solver_closed = closed;
+    } else if (found) {
+        rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
+        if (!rs->x) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        memcpy(rs->x, cand, (size_t)cx->n_in * sizeof *rs->x);
+        rs->kind = LG_BK_FOUND;
+    }
+    return LG_OK;
+}
+
+/* Split the node by the hardest row (input: split_crow and its plain bound;
+ * ReLU: the sensitivities of row hard), or STUCK at a limit. */
+static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const lg_bab_scr *s,
+                              int split_crow, double plain_key, int hard, lg_bab_res *rs)
+{
+    if (n->depth >= cx->o->max_depth) {
+        rs->kind = LG_BK_STUCK;
+        rs->why = "depth limit";
+        return LG_OK;
+    }
+    const char *why = NULL;
+    lg_status st = cx->mode == LG_BAB_INPUT
+                       ? lg_bab_input_split(cx, n, b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
+                                            &rs->c0, &rs->c1, &why)
+                       : lg_bab_relu_split(cx, n, b, s->lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
+    if (st != LG_OK) return st;
+    rs->kind = rs->c0 ? LG_BK_SPLIT : LG_BK_STUCK;
+    if (!rs->c0) rs->why = why;
+    return LG_OK;
+}
+
 lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
 {
     const lg_bab_opts *o = cx->o;
-    const lg_net *net = cx->net;
     lg_bounds b;
     lg_bab_scr s;
     memset(&b, 0, sizeof b);
@@ -328,150 +453,54 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
     lg_status st = lg_bab_scr_init(&s, cx);
     if (st != LG_OK) return st;
     double t0 = lg_now();
-    if ((st = lg_bounds_init(&b, net)) != LG_OK) goto fail;
-    st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, &b) : lg_bab_relu_bound(cx, n, &b);
-    if (st != LG_OK) goto fail;
-    if (lg_bab_bounds_empty(&b)) { /* the split constraints leave no input: nothing to find here */
-        rs->kind = LG_BK_CLOSED;
-        rs->t_bounds = lg_now() - t0;
-        goto fail;
-    }
-    int m = lg_bab_rows(cx, n, &s), hard;
-    double key;
-    int need_lam = cx->mode == LG_BAB_RELU;
-    if ((st = lg_alpha_bound(&b, net, m, s.C, s.d, NULL, s.lb, s.ain, need_lam ? s.lam : NULL, NULL)) != LG_OK)
-        goto fail;
-    int n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
-    if (n_open > 0 && o->conj) {
-        int closed = 0;
-        double *w = malloc(((size_t)cx->n_out + 3 * (size_t)m + 1) * sizeof *w);
-        if (!w) {
-            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-            goto fail;
-        }
-        st = lg_bab_conj(cx, n, &b, &s, m, w, &closed);
-        free(w);
-        if (st != LG_OK) goto fail;
-        if (closed) n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
-    }
+    int m = 0, n_open = 0, hard = -1, empty = 0, found = 0;
+    double key = INFINITY;
+    if ((st = lg_bounds_init(&b, cx->net)) != LG_OK) goto done;
+    /* bound */
+    st = lg_bab_bound(cx, n, &b, &s, &m, &n_open, &hard, &key, &empty);
     rs->t_bounds = lg_now() - t0;
-    if (n_open == 0) {
+    if (st != LG_OK) goto done;
+    if (empty || n_open == 0) {
         rs->kind = LG_BK_CLOSED;
-        goto fail;
+        goto done;
     }
-    /* falsify: centre, relaxed minimisers, then a short local attack */
+    /* falsify */
     n_open = lg_bab_open_terms(cx, n, s.open_terms);
-    double best_g = INFINITY;
-    int found = 0;
     double *cand = s.y, *best = s.g;
-    for (int i = 0; i < cx->n_in; i++) cand[i] = n->lo[i] + 0.5 * (n->hi[i] - n->lo[i]);
-    if ((st = lg_bab_try(cx, n_open, s.open_terms, cand, &best_g, best, &found)) != LG_OK) goto fail;
-    for (int r = 0; r < m && !found; r++) {
-        if (!n->open[s.rterm[r]]) continue;
-        lg_bab_corner(cx, n, s.ain + (size_t)r * (size_t)cx->n_in, cand);
-        if ((st = lg_bab_try(cx, n_open, s.open_terms, cand, &best_g, best, &found)) != LG_OK) goto fail;
-    }
-    if (!found && o->attack_steps > 0 && isfinite(best_g)) {
-        memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
-        if ((st = lg_attack_repair(net, n->lo, n->hi, n_open, s.open_terms, o->attack_steps, 0.1, cand, &found)) !=
-            LG_OK)
-            goto fail;
-        if (found) {
-            int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
-            if (ok < 0) {
-                st = lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
-                goto fail;
-            }
-            found = ok;
-            if (found) memcpy(best, cand, (size_t)cx->n_in * sizeof *cand);
-        }
-    }
+    if ((st = lg_bab_falsify(cx, n, &s, m, n_open, cand, best, &found)) != LG_OK) goto done;
     if (found) {
-        rs->kind = LG_BK_FOUND;
         rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
         if (!rs->x) {
             st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-            goto fail;
+            goto done;
         }
         memcpy(rs->x, best, (size_t)cx->n_in * sizeof *rs->x);
-        goto fail;
+        rs->kind = LG_BK_FOUND;
+        goto done;
     }
-
     /* the hardest row under the plain slopes chooses an input split */
     int split_crow = s.rows[hard]; /* index into cx->C (s.rows is re-gathered below) */
     double plain_key = key;
     rs->pkey = key;
-
-    /* α-CROWN on the rows of the terms still open */
     if (o->alpha_steps > 0) {
         double t1 = lg_now();
-        m = lg_bab_rows(cx, n, &s);
-        lg_alpha_default(&b, net, m, s.alpha);
-        if ((st = lg_alpha_optimize(&b, net, m, s.C, s.d, o->alpha_steps, o->alpha_lr, o->deadline, s.alpha, s.lb,
-                                    s.ain)) != LG_OK)
-            goto fail;
-        n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
-        if (n_open > 0 && need_lam) { /* sensitivities under the optimised slopes */
-            double *lb2 = s.g; /* one row is enough: the hardest */
-            size_t sz = (size_t)cx->size;
-            if ((st = lg_alpha_bound(&b, net, 1, s.C + (size_t)hard * (size_t)cx->n_out, s.d + hard,
-                                     s.alpha + (size_t)hard * sz, lb2, NULL, s.lam + (size_t)hard * sz, NULL)) != LG_OK)
-                goto fail;
-        }
+        st = lg_bab_alpha(cx, n, &b, &s, &n_open, &hard, &key);
         rs->t_bounds += lg_now() - t1;
+        if (st != LG_OK) goto done;
         if (n_open == 0) {
             rs->kind = LG_BK_CLOSED;
-            goto fail;
+            goto done;
         }
         n_open = lg_bab_open_terms(cx, n, s.open_terms);
     }
     rs->key = key;
-
-    /* few unstable ReLUs left: a complete back-end decides the node */
-    if (o->solver_unstable > 0 && o->solver && strcmp(o->solver, "none") != 0 &&
-        lg_bab_unstable(&b, net) <= o->solver_unstable) {
-        {
-            int closed = 0;
-            if ((st = lg_bab_solver(cx, n, &b, n_open, s.open_terms, rs, cand, &closed, &found)) != LG_OK)
-                goto fail;
-            if (closed) {
-                rs->kind = LG_BK_CLOSED;
-                rs->solver_closed = closed;
-                goto fail;
-            }
-            if (found) {
-                rs->kind = LG_BK_FOUND;
-                rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
-                if (!rs->x) {
-                    st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-                    goto fail;
-                }
-                memcpy(rs->x, cand, (size_t)cx->n_in * sizeof *rs->x);
-                goto fail;
-            }
-        }
-    }
-
-    if (n->depth >= o->max_depth) {
-        rs->kind = LG_BK_STUCK;
-        rs->why = "depth limit";
-        goto fail;
-    }
-    const char *why = NULL;
-    /* the sensitivities of the hardest open row choose the split */
-    if (cx->mode == LG_BAB_INPUT)
-        st = lg_bab_input_split(cx, n, &b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
-                                &rs->c0, &rs->c1, &why);
-    else
-        st = lg_bab_relu_split(cx, n, &b, s.lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
-    if (st != LG_OK) goto fail;
-    if (!rs->c0) {
-        rs->kind = LG_BK_STUCK;
-        rs->why = why;
-    } else {
-        rs->kind = LG_BK_SPLIT;
-    }
-fail:
+    /* solve */
+    if ((st = lg_bab_solve(cx, n, &b, &s, n_open, cand, rs)) != LG_OK || rs->kind == LG_BK_CLOSED ||
+        rs->kind == LG_BK_FOUND)
+        goto done;
+    /* split */
+    st = lg_bab_split(cx, n, &b, &s, split_crow, plain_key, hard, rs);
+done:
     lg_bounds_free(&b);
     free(s.mem);
     return st;
