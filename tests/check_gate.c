@@ -12,7 +12,9 @@
 
 #include "anneal/deviation.h"
 #include "anneal/relu.h"
+#include "core/eval.h"
 #include "core/netfile.h"
+#include "core/npy.h"
 #include "testutil.h"
 
 /* n_in = 4, hidden 8, 8, 3 outputs; one weight set shared by all nets. */
@@ -191,12 +193,57 @@ START_TEST(test_gate_usage_and_input_errors)
 }
 END_TEST
 
+/* --data X.npy,y.npy for train, anneal and eval (numpy-written pair). */
+START_TEST(test_gate_npy_data_cli)
+{
+    char x[256], y[256], net[256], net2[256], out[256], cmd[2048];
+    snprintf(x, sizeof x, "%s", lg_test_tmpfile(".npy"));
+    snprintf(y, sizeof y, "%s", lg_test_tmpfile(".npy"));
+    snprintf(net, sizeof net, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(net2, sizeof net2, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".json"));
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import numpy as np; x = np.random.default_rng(2).random((300, 4)).astype(np.float32); "
+             "np.save('%s', x); np.save('%s', ((x[:, 0] > 0.5).astype(np.int32) + (x[:, 1] > 0.5)).astype(np.uint8))\"",
+             LG_PYTHON3, x, y);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "numpy failed: %s", cmd);
+    snprintf(cmd, sizeof cmd, "train --data '%s,%s' --arch 4,16,3 --act lgelu --epochs 30 --batch 16 -o '%s'", x, y, net);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "anneal '%s' --data '%s,%s,%s,%s' --epochs 2 -o '%s'", net, x, y, x, y, net2);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "eval '%s' --data '%s,%s' --json", net2, x, y);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    json_error_t err;
+    json_t *js = json_load_file(out, 0, &err);
+    ck_assert_msg(js != NULL, "eval printed no JSON: %s", err.text);
+    lg_dataset ds;
+    lg_net n;
+    ck_assert_int_eq(lg_npy_load_dataset(&ds, x, y), LG_OK);
+    ck_assert_int_eq(lg_net_load(&n, net2), LG_OK);
+    double acc;
+    ck_assert_int_eq(lg_eval_accuracy(&n, &ds, &acc), LG_OK);
+    double cli = json_number_value(json_object_get(js, "accuracy"));
+    ck_assert_double_eq_tol(cli, acc, 1e-6);
+    ck_assert_msg(acc > 0.6, "the net learnt nothing from the .npy pair: accuracy %g", acc);
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "n")), 300);
+    /* three files, and a directory without IDX files, are refused */
+    snprintf(cmd, sizeof cmd, "eval '%s' --data '%s,%s,%s'", net2, x, y, x);
+    ck_assert_int_ne(lg_test_cli(cmd, NULL), 0);
+    json_decref(js);
+    lg_net_free(&n);
+    lg_dataset_free(&ds);
+    remove(x), remove(y), remove(net), remove(net2), remove(out);
+}
+END_TEST
+
 Suite *suite_gate(void)
 {
     Suite *s = suite_create("gate");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_gate_annealed_passes_direct_swap_fails);
+    tcase_add_test(tc, test_gate_npy_data_cli);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 120);
