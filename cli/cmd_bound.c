@@ -221,12 +221,8 @@ int lg_cmd_bound(int argc, char **argv)
     }
     if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, symbolic, csv, &o)) != LG_OK) goto fail;
     if (csv) {
-        int bad = fclose(csv) != 0;
         csv = NULL;
-        if (bad) {
-            st = lg_fail(LG_ERR_IO, "%s: write failed", csv_path);
-            goto fail;
-        }
+        if ((st = lg_atomic_commit(&csvf)) != LG_OK) goto fail;
     }
     if (o.unsound) {
         st = lg_fail(LG_ERR_NUMERIC, "internal error: on %zu inputs the observed deviation exceeds the certified bound",
