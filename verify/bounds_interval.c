@@ -83,6 +83,14 @@ void lg_bounds_free(lg_bounds *b)
     memset(b, 0, sizeof *b);
 }
 
+int lg_bounds_finite(const lg_bounds *b)
+{
+    for (int k = 0; k < b->n_layers; k++)
+        for (int i = 0; i < b->width[k]; i++)
+            if (!isfinite(b->lo[k][i]) || !isfinite(b->hi[k][i])) return 0;
+    return 1;
+}
+
 int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k)
 {
     if (net->layers[k].act != LG_ACT_RELU) return 0;

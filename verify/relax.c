@@ -66,8 +66,9 @@ void lg_relax_relu_apply(const lg_relu_lines *r, double lam, double *coef, doubl
     /* λs·z − λs·x0 = coef·z + icpt + (λs − coef)(z − x0) + (−coef·x0 − icpt),
      * |λs − coef| ≤ u·|coef|(1 + u) (+ 2^-1075 if it underflowed),
      * |z|, |x0| ≤ zmax: the two errors are ≤ 3u(1 + u)|coef|·zmax (+ the
-     * underflow share); 4u = 2^-51 covers them and this product's rounding. */
+     * underflow share, and 2^-1075 for icpt underflowing); 4u = 2^-51 covers
+     * them and this product's rounding. */
     if (x0 != 0.0) *icpt = -(*coef) * x0;
-    *err = (fabs(*coef) * 0x1p-51 + 0x1p-1073) * r->zmax;
+    *err = (fabs(*coef) * 0x1p-51 + 0x1p-1073) * r->zmax + 0x1p-1072; /* + icpt's and err's underflow */
     if (!(*err < INFINITY) || !isfinite(*coef) || !isfinite(*icpt)) *err = INFINITY;
 }
