@@ -48,6 +48,24 @@ lg_status lg_fuzz_opts_select(lg_fuzz_opts *o, int which, const char *list)
     return LG_OK;
 }
 
+static void count_kind(lg_fuzz_stats *st, const char *what, int s, const lg_verify_report *r)
+{
+    char key[64];
+    char method[32];
+    snprintf(method, sizeof method, "%s", r && r->method[0] ? r->method : "-");
+    if (!strncmp(method, "bab-input", 9) || !strncmp(method, "bab-relu", 8)) /* bab-input+glpk → bab+glpk */
+        memmove(method + 3, method + (method[4] == 'i' ? 9 : 8), strlen(method + (method[4] == 'i' ? 9 : 8)) + 1);
+    snprintf(key, sizeof key, "%s %s/%s", what, lg_fuzz_solver_names[s], method);
+    for (int i = 0; i < st->n_kinds; i++)
+        if (!strcmp(st->kind[i], key)) {
+            st->kind_n[i]++;
+            return;
+        }
+    if (st->n_kinds == LG_FUZZ_MAX_KINDS) return;
+    snprintf(st->kind[st->n_kinds], sizeof st->kind[0], "%s", key);
+    st->kind_n[st->n_kinds++] = 1;
+}
+
 static void report(const lg_fuzz_case *fc, const char *what, int s, int b, int attack, const lg_verify_report *r,
                    FILE *log)
 {
@@ -95,6 +113,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                 s->errors++;
                 bad++;
                 report(fc, "ERROR", si, bi, attack, NULL, log);
+                count_kind(s, "ERROR", si, NULL);
                 continue;
             }
             if (r.verdict == LG_VERDICT_ROBUST) {
@@ -103,6 +122,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                     s->wrong_robust++;
                     bad++;
                     report(fc, "WRONG-ROBUST", si, bi, attack, &r, log);
+                    count_kind(s, "WRONG-ROBUST", si, &r);
                 }
             } else if (r.verdict == LG_VERDICT_VIOLATED) {
                 s->violated++;
@@ -110,6 +130,8 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                     s->wrong_witness++;
                     bad++;
                     report(fc, "WRONG-WITNESS", si, bi, attack, &r, log);
+                    count_kind(s, fc->truth == LG_ANSWER_SAT ? "WRONG-WITNESS(truth violated)" : "WRONG-WITNESS(truth robust)",
+                               si, &r);
                 }
             } else {
                 s->unknown++;
@@ -121,6 +143,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
             lg_verify_report_free(&r);
         }
     }
+    s->bad_cases += bad > 0;
     return bad;
 }
 
@@ -130,8 +153,9 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
     fprintf(f,
             "soundfuzz: %ld cases (%ld violated, %ld robust by the oracle; %ld near-tie), %ld runs in %.1f s "
             "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown; "
-            "WRONG: %ld robust, %ld witness; errors: %ld\n",
+            "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->wrong_robust, s->wrong_witness,
-            s->errors);
+            s->errors, s->bad_cases);
+    for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

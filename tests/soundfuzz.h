@@ -22,6 +22,7 @@
 
 #define LG_FUZZ_N_SOLVERS 4
 #define LG_FUZZ_N_BABS 4
+#define LG_FUZZ_MAX_KINDS 48
 
 typedef struct lg_fuzz_opts {
     double timeout_s;                  /* per lg_verify_run (default 2) */
@@ -36,7 +37,11 @@ typedef struct lg_fuzz_stats {
     long robust, violated, unknown;
     long wrong_robust, wrong_witness, errors;
     long ties;                         /* cases of a tie class */
+    long bad_cases;                    /* cases with at least one wrong verdict or error */
     double t_oracle, t_verify;         /* seconds */
+    int n_kinds;                       /* wrong verdicts by kind and deciding method */
+    char kind[LG_FUZZ_MAX_KINDS][64];  /* e.g. "WRONG-ROBUST glpk/glpk" (solver/method) */
+    long kind_n[LG_FUZZ_MAX_KINDS];
 } lg_fuzz_stats;
 
 lg_fuzz_opts lg_fuzz_opts_default(void);
@@ -54,7 +59,8 @@ lg_status lg_fuzz_opts_select(lg_fuzz_opts *o, int which, const char *list);
  * number of wrong verdicts plus errors for this case. */
 long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
 
-/* One summary line: cases, runs, verdict counts, wrong verdicts, errors. */
+/* A summary line (cases, runs, cases/hour, verdict counts, wrong verdicts,
+ * errors), then one line per kind of wrong verdict. */
 void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f);
 
 #endif
