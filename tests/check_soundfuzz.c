@@ -61,6 +61,7 @@ START_TEST(test_soundfuzz_all_modes)
         lg_fuzz_case_free(&fc);
     }
     lg_fuzz_stats_print(&s, s.t_verify, stdout);
+    fflush(stdout);
     ck_assert_msg(bad == 0, "%ld wrong verdicts or errors (seed %lu; see the lines above)", bad, LG_SOUNDFUZZ_SEED);
     /* the check could fail: both truths occurred and the driver decided most runs */
     ck_assert_int_gt(s.truth_sat, 0);
