@@ -1,6 +1,7 @@
 /* gen_fuzz.c — adversarial instances with known truth (gen_fuzz.h). */
 #include "gen_fuzz.h"
 
+#include <float.h>
 #include <gmp.h>
 #include <math.h>
 #include <stdlib.h>
@@ -153,14 +154,14 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r)
         tag(fc, cancel == 1 ? "cancel2" : "cancel10");
     }
     /* box */
-    int big = lg_rng_below(r, 4) == 0;
-    if (big) tag(fc, "big");
+    int big = lg_rng_below(r, 4) == 0, huge = big && lg_rng_below(r, 4) == 0;
+    if (big) tag(fc, huge ? "huge" : "big");
     double *x0 = calloc((size_t)n_in, sizeof *x0), *hw = calloc((size_t)n_in, sizeof *hw);
     LG_ASSERT(x0 && hw);
     for (int i = 0; i < n_in; i++) {
-        x0[i] = big ? sgn(r) * pow10u(r, 0, 10) : uni(r, -1, 1);
+        x0[i] = big ? sgn(r) * pow10u(r, 0, huge ? 308 : 10) : uni(r, -1, 1);
         hw[i] = big ? fabs(x0[i]) * pow10u(r, -12, 0) : pow10u(r, -3, 0);
-        if (lg_rng_below(r, 10) == 0) hw[i] = 0; /* a pinned input */
+        if (lg_rng_below(r, 10) == 0 || (huge && lg_rng_below(r, 2))) hw[i] = 0; /* a pinned input */
     }
     if (lg_rng_below(r, 3) == 0) {
         tag(fc, "norm");
@@ -237,11 +238,14 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r)
     return st;
 }
 
-/* Shift every constant by −gap + δ (in rationals, then rounded to double). */
-static void shift_constants(lg_fuzz_case *fc, const mpq_t gap, double delta)
+/* Shift every constant by −gap + δ (in rationals, then rounded to double).
+ * LG_ERR_ARG (draw again) if a constant leaves the doubles. */
+static lg_status shift_constants(lg_fuzz_case *fc, const mpq_t gap, double delta)
 {
-    mpq_t v, t;
-    mpq_inits(v, t, NULL);
+    lg_status st = LG_OK;
+    mpq_t v, t, dmax;
+    mpq_inits(v, t, dmax, NULL);
+    mpq_set_d(dmax, DBL_MAX);
     lg_prop_case *C = &fc->prop.cases[0];
     for (int k = 0; k < C->n_terms; k++)
         for (int c = 0; c < C->terms[k].n_cons; c++) {
@@ -250,9 +254,12 @@ static void shift_constants(lg_fuzz_case *fc, const mpq_t gap, double delta)
             mpq_sub(v, v, gap);
             mpq_set_d(t, delta);
             mpq_add(v, v, t);
-            L->d = mpq_get_d(v);
+            mpq_abs(t, v);
+            if (mpq_cmp(t, dmax) > 0) st = LG_ERR_ARG;
+            L->d = st ? 0.0 : mpq_get_d(v);
         }
-    mpq_clears(v, t, NULL);
+    mpq_clears(v, t, dmax, NULL);
+    return st;
 }
 
 static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
@@ -285,7 +292,9 @@ static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
             delta = 0;
             tag(fc, "tie-0");
         }
-        shift_constants(fc, gap, delta);
+        st = shift_constants(fc, gap, delta);
+    }
+    if (st == LG_OK) {
         int n = fc->net.n_in;
         mpq_t *x = malloc((size_t)n * sizeof *x);
         LG_ASSERT(x);

@@ -15,6 +15,7 @@
  *                    combined in the next layer so they cancel, the rest of
  *                    that layer's row shrunk by up to 1e-8
  *   big              box centred at up to ±1e10, widths down to 1e-12 relative
+ *   huge             (a quarter of big) centred at up to ±1e308, inputs often pinned
  *   norm             input normalisation (x − sub)/div, div in ±10^[−3,3]
  *   robust / lin     robustness terms y_ℓ − y_j − κ ≤ 0 (a disjunction), or
  *                    1–3 terms of 1–3 random linear constraints
