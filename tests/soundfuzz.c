@@ -135,6 +135,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                 }
             } else {
                 s->unknown++;
+                s->timeouts += r.timed_out != 0;
             }
             if (o->verbose)
                 fprintf(log, "soundfuzz: case %ld %s/%s: %s (%s, %.3f s)\n", fc->index, vo.solver,
@@ -152,10 +153,10 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
     double h = seconds / 3600.0;
     fprintf(f,
             "soundfuzz: %ld cases (%ld violated, %ld robust by the oracle; %ld near-tie), %ld runs in %.1f s "
-            "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown; "
+            "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown (%ld timeouts); "
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
-            s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->wrong_robust, s->wrong_witness,
+            s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
             s->errors, s->bad_cases);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

@@ -35,6 +35,7 @@ typedef struct lg_fuzz_stats {
     long cases, runs;
     long truth_sat, truth_unsat;
     long robust, violated, unknown;
+    long timeouts;                     /* unknowns that came from the deadline */
     long wrong_robust, wrong_witness, errors;
     long ties;                         /* cases of a tie class */
     long bad_cases;                    /* cases with at least one wrong verdict or error */
