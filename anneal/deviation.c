@@ -24,12 +24,6 @@ double lg_dev_gap_mag(double lambda, double a, double b)
     return t * lg_Phi(-lambda * t);
 }
 
-double lg_dev_gap(double lambda, double l, double u)
-{
-    if (l <= 0.0 && u >= 0.0) return lg_dev_gap_mag(lambda, 0.0, -l > u ? -l : u);
-    if (l > 0.0) return lg_dev_gap_mag(lambda, l, u);
-    return lg_dev_gap_mag(lambda, -u, -l);
-}
 
 /* sup over t ∈ [a,b] of t·σ(−βt) (deviation.h "Swish-β"). σ(−βt) is
  * e/(1+e) with e = e^{−βt}, so a huge βt gives 0 rather than ∞/∞. */
@@ -56,6 +50,8 @@ double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak)
     *at_peak = a <= peak && peak <= b;
     return act == LG_ACT_SWISH ? lg_dev_gap_mag_swish(lam, a, b) : lg_dev_gap_mag(lam, a, b);
 }
+
+double lg_dev_gap(double lambda, double l, double u) { return lg_dev_act_gap(LG_ACT_LGELU, lambda, l, u, NULL); }
 
 static int lg_dev_is_smooth(lg_act a) { return lg_act_relu_like(a); }
 
