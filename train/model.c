@@ -84,13 +84,14 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             M->a = a;
             a += B * (size_t)L->n_out;
         }
-        M->lambda = lg_act_has_param(L->act) ? L->lambda : 1.0;
+        M->lambda = L->act == LG_ACT_LGELU ? L->lambda : 1.0;
     }
     for (int k = 0; k < nl; k++) {
         m->layers[k].s = p++;
         m->layers[k].ds = g++;
         const lg_layer *L = &net->layers[k];
         *m->layers[k].s = lg_model_softplus_param(L->act) ? (float)L->s : L->act == LG_ACT_PRELU ? (float)L->lambda : 0.0f;
+        if (lg_act_has_param(L->act)) m->layers[k].lambda = L->lambda; /* swish β, prelu a too */
     }
     m->probs = a;
     a += B * (size_t)lg_net_n_out(net);

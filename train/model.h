@@ -6,9 +6,10 @@
  * Flat parameter layout: W_0 [n_out][n_in] row-major, b_0 [n_out], W_1, b_1,
  * ..., then s [n_layers] (one raw hardness parameter per layer; lgelu and
  * swish layers use theirs through λ (β) = 1 + softplus(s/t), prelu layers
- * hold their slope a = s directly; the others ignore it). grads, mom1 and mom2 have the same layout, so an
- * optimiser loops over one flat array. λ lives beside the parameters as a
- * double per layer: λ = 1 + softplus(s/t) while learned (DESIGN.md §1); a
+ * hold their slope a = s directly; the others ignore it). grads, mom1 and
+ * mom2 have the same layout, so an optimiser loops over one flat array.
+ * λ lives beside the parameters as a double per layer: λ = 1 + softplus(s/t) while learned (DESIGN.md §1; for
+ * swish the same field holds β, for prelu the slope a = s); a
  * training hook may fix it (lambda_fixed = 1), which also freezes s.
  *
  * The model owns every array; lg_model_free releases them. The lg_net it is
@@ -29,7 +30,7 @@ typedef struct lg_mlayer {
     float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
     float *dW, *db, *ds;  /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
-    double lambda;        /* current parameter: λ (lgelu), β (swish), slope a (prelu); else 1 */
+    double lambda;        /* current hardness (1 unless lgelu) */
     float dlambda;        /* ∂L/∂λ of the last backward */
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
 } lg_mlayer;
