@@ -3,6 +3,7 @@
  * limits (--timeout, --memory). Every instance's truth is known by
  * construction. */
 #include <check.h>
+#include <gmp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "encode/problem.h"
 #include "testutil.h"
 #include "verify/backend.h"
+#include "verify/prop.h"
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -265,6 +267,42 @@ START_TEST(test_seam_exact_paths_agree)
 }
 END_TEST
 
+/* Robustness boxes: [x0 − eps, x0 + eps] over the reals, rounded outward for
+ * proofs and inward for witnesses, checked in exact rationals. */
+START_TEST(test_seam_robustness_box_outward)
+{
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    mpq_t ex, v;
+    mpq_init(ex);
+    mpq_init(v);
+    int n_inexact = 0;
+    for (int it = 0; it < 2000; it++) {
+        double x0 = lg_rng_uniform(&r), eps = 0.3 * lg_rng_uniform(&r);
+        lg_prop p;
+        ck_assert_int_eq(lg_prop_robustness(&p, &x0, 1, eps, -10, 10, 0, 2, 0), LG_OK);
+        for (int side = 0; side < 2; side++) {
+            mpq_set_d(ex, x0);
+            mpq_set_d(v, eps);
+            if (side) mpq_add(ex, ex, v);
+            else mpq_sub(ex, ex, v);
+            double out = side ? p.cases[0].hi[0] : p.cases[0].lo[0];
+            double in = side ? p.inner[0].hi[0] : p.inner[0].lo[0];
+            mpq_set_d(v, out);
+            ck_assert(side ? mpq_cmp(v, ex) >= 0 : mpq_cmp(v, ex) <= 0); /* proof box ⊇ real box */
+            mpq_set_d(v, in);
+            ck_assert(side ? mpq_cmp(v, ex) <= 0 : mpq_cmp(v, ex) >= 0); /* witness box ⊆ real box */
+            ck_assert(fabs(out - in) <= 2 * fabs(nextafter(out, 0) - out) + 1e-300);
+            n_inexact += out != in;
+        }
+        lg_prop_free(&p);
+    }
+    ck_assert_int_gt(n_inexact, 100); /* the rounding case is exercised */
+    mpq_clear(ex);
+    mpq_clear(v);
+}
+END_TEST
+
 /* Run the CLI; returns its exit status, the wall-clock seconds in *sec and the
  * first line of stdout in line. */
 /* lg_test_fixture's buffer is reused: keep copies. */
@@ -349,6 +387,7 @@ Suite *suite_soundness_seam(void)
     tcase_add_test(tc, test_seam_vnnlib_decimal_outward);
     tcase_add_test(tc, test_seam_witness_exact_rule);
     tcase_add_test(tc, test_seam_exact_paths_agree);
+    tcase_add_test(tc, test_seam_robustness_box_outward);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);

@@ -1,7 +1,18 @@
 #include "verify/prop.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* a + b rounded down (dir < 0) or up (dir > 0): the nearest sum, moved one ulp
+ * when the rounding went the wrong way (TwoSum gives the exact error). */
+static double lg_prop_add_dir(double a, double b, int dir)
+{
+    double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
+    if (dir < 0 && err < 0) return nextafter(s, -INFINITY);
+    if (dir > 0 && err > 0) return nextafter(s, INFINITY);
+    return s;
+}
 
 lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
                              int label, int n_out, double margin)
@@ -21,10 +32,19 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     c->hi = malloc((size_t)n_in * sizeof *c->hi);
     c->terms = calloc((size_t)n_out - 1, sizeof *c->terms);
     if (!c->lo || !c->hi || !c->terms) goto oom;
+    /* the box [x0 − eps, x0 + eps] of the real numbers: rounded outward for proofs, inward
+     * for witnesses (prop->inner, DESIGN.md §3) when x0 ± eps is not a double */
+    p->inner = calloc(1, sizeof *p->inner);
+    if (!p->inner || !(p->inner->lo = malloc((size_t)n_in * sizeof(double))) ||
+        !(p->inner->hi = malloc((size_t)n_in * sizeof(double))))
+        goto oom;
     for (int i = 0; i < n_in; i++) {
-        double lo = x0[i] - eps, hi = x0[i] + eps;
+        double lo = lg_prop_add_dir(x0[i], -eps, -1), hi = lg_prop_add_dir(x0[i], eps, 1);
+        double li = lg_prop_add_dir(x0[i], -eps, 1), hinn = lg_prop_add_dir(x0[i], eps, -1);
         c->lo[i] = lo < clip_lo ? clip_lo : (lo > clip_hi ? clip_hi : lo);
         c->hi[i] = hi > clip_hi ? clip_hi : (hi < clip_lo ? clip_lo : hi);
+        p->inner->lo[i] = li < clip_lo ? clip_lo : (li > clip_hi ? clip_hi : li);
+        p->inner->hi[i] = hinn > clip_hi ? clip_hi : (hinn < clip_lo ? clip_lo : hinn);
     }
     /* term j: y_label − y_j − margin ≤ 0 (label fails to beat j by more than margin) */
     for (int j = 0, t = 0; j < n_out; j++) {
