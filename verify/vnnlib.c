@@ -162,13 +162,22 @@ static lg_status lg_vp_term(lg_vp *P, const lg_sx *x, lg_lin *out, int depth)
     return LG_OK;
 }
 
-/* Record atom lin ≤ 0; returns its index or -1. */
-static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
+/* Record atom lin ≤ 0 as *id; refuses a non-finite coefficient or
+ * constant and more than LG_VNNLIB_MAX_ATOMS atoms. */
+static lg_status lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where, int *id)
 {
+    int finite = isfinite(l->c);
+    for (int i = 0; i < l->n; i++) finite &= isfinite(l->coef[i]);
+    if (!finite)
+        return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: constraint has a NaN or infinite coefficient or constant (overflow)",
+                       P->name, where->line, where->col);
+    if (P->n_atoms >= LG_VNNLIB_MAX_ATOMS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: more than %d comparisons (limit)", P->name, where->line,
+                       where->col, LG_VNNLIB_MAX_ATOMS);
     if (P->n_atoms == P->cap_atoms) {
         int cap = P->cap_atoms ? 2 * P->cap_atoms : 256;
         lg_vatom *n = realloc(P->atoms, (size_t)cap * sizeof *n);
-        if (!n) return -1;
+        if (!n) return lg_vp_oom(P);
         P->atoms = n;
         P->cap_atoms = cap;
     }
@@ -180,7 +189,8 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
     a->line = where->line;
     a->col = where->col;
     memset(l, 0, sizeof *l);
-    return P->n_atoms++;
+    *id = P->n_atoms++;
+    return LG_OK;
 }
 
 /* ---- DNF: a list of conjunctions of atom indices ---- */
@@ -336,8 +346,9 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
                     lg_lin_free(&a);
                     break;
                 }
-                int id = lg_vp_atom(P, &a, h);
-                if (id < 0 || lg_conj_push(&out->c[0], &id, 1)) st = lg_vp_oom(P);
+                int id = -1;
+                if ((st = lg_vp_atom(P, &a, h, &id)) == LG_OK && lg_conj_push(&out->c[0], &id, 1))
+                    st = lg_vp_oom(P);
                 lg_lin_free(&a);
             }
         }
@@ -595,7 +606,8 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
         st = lg_fail(LG_ERR_FORMAT, "%s: no (assert ...) found", name);
         goto done;
     }
-    st = lg_vp_build(&P, &acc, n_in, n_out, p);
+    if ((st = lg_vp_build(&P, &acc, n_in, n_out, p)) != LG_OK) goto done;
+    st = lg_prop_validate(p, name);
 done:
     lg_dnf_free(&acc);
     lg_vp_free(&P);
