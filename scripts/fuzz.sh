@@ -26,8 +26,10 @@ if [ "${1:-}" = "--seed" ]; then seed=1; shift; fi
 SECS=${1:-60}
 if [ $# -gt 0 ]; then shift; fi
 
-CC=${LG_FUZZ_CC:-clang-14} cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLG_FUZZ=ON >/dev/null
-cmake --build "$B" -j2 --target fuzz_all fuzz_make_seeds >/dev/null
+if [ -z "${LG_FUZZ_NOBUILD:-}" ]; then  # set it to run what is built (e.g. two runs side by side)
+  CC=${LG_FUZZ_CC:-clang-14} cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLG_FUZZ=ON >/dev/null
+  cmake --build "$B" -j2 --target fuzz_all fuzz_make_seeds >/dev/null
+fi
 
 if [ $seed -eq 1 ]; then
   for p in idx netfile onnx vnnlib vnnlib_assign; do mkdir -p fuzz/corpus/$p; done
