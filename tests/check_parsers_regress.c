@@ -297,6 +297,33 @@ START_TEST(test_parsers_regress_idx_short_file)
 }
 END_TEST
 
+START_TEST(test_parsers_regress_vnnlib_many_boxes)
+{
+    /* 20000 disjuncts with distinct boxes (the first repeated at the end):
+     * cases are grouped through a hash table, not a quadratic scan */
+    const int n = 20000;
+    size_t cap = (size_t)n * 96 + 512, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len, "%s(declare-const X_1 Real)\n(assert (or\n", lg_decl);
+    for (int i = 0; i <= n; i++) {
+        int b = i % n;
+        len += (size_t)snprintf(t + len, cap - len, "(and (>= X_0 %d) (<= X_0 %d.5) (>= X_1 0) (<= X_1 1) (>= Y_%d Y_%d))\n",
+                                b, b, i == n, i != n);
+    }
+    len += (size_t)snprintf(t + len, cap - len, "))\n");
+    ck_assert_uint_lt(len, cap);
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_parse(&p, t, len, "many.vnnlib", 0, 0), LG_OK);
+    ck_assert_int_eq(p.n_cases, n);
+    ck_assert_int_eq(p.cases[0].n_terms, 2);
+    ck_assert_int_eq(p.cases[1].n_terms, 1);
+    ck_assert_double_eq(p.cases[n - 1].lo[0], n - 1);
+    ck_assert_double_eq(p.cases[n - 1].hi[0], n - 0.5);
+    lg_prop_free(&p);
+    free(t);
+}
+END_TEST
+
 Suite *suite_parsers_regress(void)
 {
     Suite *s = suite_create("parsers_regress");
@@ -312,6 +339,7 @@ Suite *suite_parsers_regress(void)
     tcase_add_test(tl, test_parsers_regress_robustness_nonfinite);
     tcase_add_test(tl, test_parsers_regress_netfile_limits);
     tcase_add_test(tl, test_parsers_regress_idx_short_file);
+    tcase_add_test(tl, test_parsers_regress_vnnlib_many_boxes);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -6,6 +6,7 @@
 #include "verify/vnnlib_sexpr.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,14 +494,29 @@ static void lg_term_free(lg_term *T)
     memset(T, 0, sizeof *T);
 }
 
-/* Build the cases of p from the DNF, grouping equal boxes. */
+/* FNV-1a over the bytes of a box (lo then hi, n doubles each). */
+static size_t lg_vp_box_hash(const double *lo, const double *hi, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b[2] = {(const unsigned char *)lo, (const unsigned char *)hi};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < (size_t)n * sizeof(double); i++) h = (h ^ b[k][i]) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Build the cases of p from the DNF, grouping equal boxes (found through a
+ * hash table of case indices, so many distinct boxes stay linear). */
 static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_prop *p)
 {
     lg_status st = LG_OK;
     double *lo = malloc((size_t)n_in * sizeof *lo), *hi = malloc((size_t)n_in * sizeof *hi);
+    size_t hcap = 16;
+    while (hcap < 2 * (size_t)d->n) hcap *= 2;
+    int *tab = malloc(hcap * sizeof *tab); /* case index or -1 */
     p->n_in = n_in;
     p->n_out = n_out;
-    if (!lo || !hi || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases))) goto oom;
+    if (!lo || !hi || !tab || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases))) goto oom;
+    for (size_t i = 0; i < hcap; i++) tab[i] = -1;
     for (int i = 0; i < d->n; i++) {
         lg_term T = {0, NULL};
         int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, &T);
@@ -510,10 +526,12 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             goto fail;
         }
         if (r > 0) continue;
-        int c = 0;
-        while (c < p->n_cases && (memcmp(p->cases[c].lo, lo, (size_t)n_in * sizeof *lo) != 0 ||
-                                  memcmp(p->cases[c].hi, hi, (size_t)n_in * sizeof *hi) != 0))
-            c++;
+        size_t slot = lg_vp_box_hash(lo, hi, n_in) & (hcap - 1);
+        int c;
+        while ((c = tab[slot]) >= 0 && (memcmp(p->cases[c].lo, lo, (size_t)n_in * sizeof *lo) != 0 ||
+                                        memcmp(p->cases[c].hi, hi, (size_t)n_in * sizeof *hi) != 0))
+            slot = (slot + 1) & (hcap - 1);
+        if (c < 0) tab[slot] = c = p->n_cases;
         lg_prop_case *C = &p->cases[c];
         if (c == p->n_cases) {
             C->lo = malloc((size_t)n_in * sizeof *lo);
@@ -538,12 +556,14 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
     }
     free(lo);
     free(hi);
+    free(tab);
     return LG_OK;
 oom:
     st = lg_vp_oom(P);
 fail:
     free(lo);
     free(hi);
+    free(tab);
     lg_prop_free(p);
     return st;
 }
