@@ -2,14 +2,16 @@
 # valgrind memcheck over the CLI's main paths (issue 12): train a tiny net
 # (with annealing), relu, bound, verify with each solver (z3, glpk, auto, and
 # a VNN-LIB property on an ONNX net), encode (SMT-LIB 2 and LP), export, info,
-# eval. Fails (exit 1) on any invalid read/write, use of uninitialised
-# values, invalid free or definite leak, in the CLI process or in any forked
-# solver child (valgrind follows fork; --trace-children follows exec).
+# eval (training also evaluates the test set). Fails (exit 1) on any invalid
+# read/write, use of uninitialised values, invalid free or definite leak, in
+# the CLI process or in any forked solver child (valgrind follows fork;
+# --trace-children follows exec).
 #
 #   scripts/valgrind.sh [BUILD_DIR]      (default build; Release with -g is fine)
 #
-# Tiny nets and a 300-example training subset keep it to about a minute or
-# two on one core. Logs: $LG_VG_DIR (default a fresh temp dir, kept on failure).
+# Tiny nets and a 300-example training subset keep it to a few minutes on one
+# core (about 4 min on a busy 2-core machine). Logs: $LG_VG_DIR (default a
+# fresh temp dir, kept on failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -46,7 +48,6 @@ run train 0 train --arch 784,8,8,10 --act lgelu --epochs 1 --subset 300 --anneal
 run relu 0 relu "$W/net.lgnet" -o "$W/relu.lgnet"
 run bound 0 bound "$W/relu.lgnet" --ref "$W/net.lgnet" --eps 0.01 --n 3 --json
 run info 0 info "$W/relu.lgnet"
-run eval 0 eval "$W/relu.lgnet" --json
 # the trained net (784 inputs) with the MILP back-end and auto; z3 on a
 # 5-input net of the seed corpus (z3 under valgrind is slow on 784 inputs)
 for s in glpk auto; do
@@ -67,7 +68,7 @@ run export_small 0 export "$SMALL" -o "$W/small.onnx"
   echo "(assert (or (and (>= Y_0 Y_1)) (and (<= Y_0 (- Y_1 100)))))"
 } >"$W/small.vnnlib"
 run verify_vnnlib_bab 0 verify "$W/small.onnx" --vnnlib "$W/small.vnnlib" --no-attack --timeout 300 --json
-run verify_vnnlib_z3 0 verify "$W/small.onnx" --vnnlib "$W/small.vnnlib" --solver z3 --bab none --no-attack --timeout 300 --json
+run eval_input 0 eval "$SMALL" --input "$W/x.txt"
 run encode_vnnlib 0 encode "$FX/acasxu/ACASXU_run2a_1_1_batch_2000.onnx" --vnnlib "$FX/acasxu/prop_3.vnnlib" \
   --format smt2 -o "$W/acas.smt2"
 run encode_smt2 0 encode "$W/relu.lgnet" --index 0 --eps 0.05 --format smt2 -o "$W/q.smt2"
