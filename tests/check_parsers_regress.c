@@ -195,6 +195,38 @@ START_TEST(test_parsers_regress_onnx_nonfinite)
 }
 END_TEST
 
+START_TEST(test_parsers_regress_cli_refuses_nan_net)
+{
+    /* the CLI stops with status 1 before any work on a NaN weight */
+    size_t len;
+    lg_net a;
+    unsigned char *img = lg_image(&len, &a);
+    lg_put_f64le(img + 32 + 64 + 48, NAN); /* W0[0][0] */
+    uint32_t crc = (uint32_t)crc32_z(0L, img, len - 4);
+    for (int i = 0; i < 4; i++) img[len - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    const char *net = lg_test_tmpfile(".lgnet"), *x = lg_test_tmpfile(".txt");
+    FILE *f = fopen(net, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(img, 1, len, f), len);
+    fclose(f);
+    f = fopen(x, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("0.1 0.2 0.3\n", f);
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "info '%s'", net);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    snprintf(args, sizeof args, "relu '%s' -o '%s.relu'", net, net);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    snprintf(args, sizeof args, "eval '%s' --input '%s'", net, x);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    remove(net);
+    remove(x);
+    lg_net_free(&a);
+    free(img);
+}
+END_TEST
+
 /* ---- NaN / Inf in a property ---- */
 
 static const char lg_decl[] = "(declare-const X_0 Real)\n(declare-const Y_0 Real)\n(declare-const Y_1 Real)\n";
@@ -335,6 +367,7 @@ Suite *suite_parsers_regress(void)
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_parsers_regress_netfile_nonfinite);
     tcase_add_test(tl, test_parsers_regress_onnx_nonfinite);
+    tcase_add_test(tl, test_parsers_regress_cli_refuses_nan_net);
     tcase_add_test(tl, test_parsers_regress_vnnlib_nonfinite);
     tcase_add_test(tl, test_parsers_regress_robustness_nonfinite);
     tcase_add_test(tl, test_parsers_regress_netfile_limits);
