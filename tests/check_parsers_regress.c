@@ -285,6 +285,10 @@ START_TEST(test_parsers_regress_robustness_nonfinite)
     ck_assert_int_ne(lg_prop_robustness(&p, x0, 3, NAN, 0, 1, 0, 2, 0.0), LG_OK);
     ck_assert_int_eq(lg_prop_robustness(&p, x0, 3, 0.1, 0, 1, 0, 2, NAN), LG_ERR_FORMAT);
     ck_assert_msg(strstr(lg_errmsg(), "constant"), "message: %s", lg_errmsg());
+    /* 2^14 outputs would need 2^28 dense coefficients: refused before allocating */
+    ck_assert_int_eq(lg_prop_robustness(&p, x0, 3, 0.1, 0, 1, 0, 1 << 14, 0.0), LG_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(lg_errmsg(), "limit"), "message: %s", lg_errmsg());
+    ck_assert_ptr_null(p.cases);
 }
 END_TEST
 
@@ -326,6 +330,28 @@ START_TEST(test_parsers_regress_idx_short_file)
                                     0, 0, 8, 1, 0x05, 0xf5, 0xe1, 0x00};
     ck_assert_int_eq(lg_fuzz_idx(in, sizeof in), LG_ERR_FORMAT);
     ck_assert_msg(strstr(lg_errmsg(), "truncated"), "message: %s", lg_errmsg());
+}
+END_TEST
+
+START_TEST(test_parsers_regress_vnnlib_coef_limit)
+{
+    /* with 20000 outputs, 2^27 / 20000 = 6710 dense output constraints fit
+     * the coefficient limit; 7000 disjuncts of one constraint each are
+     * refused before their coefficients are allocated */
+    const int n_y = 20000, n_dis = 7000;
+    size_t cap = (size_t)n_y * 32 + (size_t)n_dis * 40 + 512, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len, "(declare-const X_0 Real)\n");
+    for (int j = 0; j < n_y; j++) len += (size_t)snprintf(t + len, cap - len, "(declare-const Y_%d Real)\n", j);
+    len += (size_t)snprintf(t + len, cap - len, "(assert (>= X_0 0))\n(assert (<= X_0 1))\n(assert (or\n");
+    for (int i = 0; i < n_dis; i++) len += (size_t)snprintf(t + len, cap - len, " (>= Y_%d Y_0)\n", 1 + i % (n_y - 1));
+    len += (size_t)snprintf(t + len, cap - len, "))\n");
+    ck_assert_uint_lt(len, cap);
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_parse(&p, t, len, "wide.vnnlib", 0, 0), LG_ERR_FORMAT);
+    ck_assert_msg(strstr(lg_errmsg(), "coefficients (limit)"), "message: %s", lg_errmsg());
+    ck_assert_int_eq(p.n_cases, 0);
+    free(t);
 }
 END_TEST
 
@@ -373,6 +399,7 @@ Suite *suite_parsers_regress(void)
     tcase_add_test(tl, test_parsers_regress_netfile_limits);
     tcase_add_test(tl, test_parsers_regress_idx_short_file);
     tcase_add_test(tl, test_parsers_regress_vnnlib_many_boxes);
+    tcase_add_test(tl, test_parsers_regress_vnnlib_coef_limit);
     suite_add_tcase(s, tl);
     return s;
 }

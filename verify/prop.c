@@ -10,6 +10,9 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     memset(p, 0, sizeof *p);
     if (n_in < 1 || n_out < 2 || label < 0 || label >= n_out)
         return lg_fail(LG_ERR_ARG, "robustness: label %d must be in [0, %d) with at least 2 outputs", label, n_out);
+    if ((size_t)(n_out - 1) * (size_t)n_out > LG_PROP_MAX_COEFS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "robustness: %d outputs need more than %zu constraint coefficients (limit)",
+                       n_out, LG_PROP_MAX_COEFS);
     if (!(eps >= 0) || !isfinite(eps) || !(clip_lo <= clip_hi) || !isfinite(clip_lo) || !isfinite(clip_hi))
         return lg_fail(LG_ERR_ARG, "robustness: need a finite eps ≥ 0 and finite clip_lo ≤ clip_hi (eps = %g)", eps);
     p->n_in = n_in;
@@ -89,9 +92,9 @@ lg_status lg_prop_validate(const lg_prop *p, const char *name)
         for (int t = 0; t < C->n_terms; t++)
             for (int k = 0; k < C->terms[t].n_cons; k++) {
                 const lg_lincon *L = &C->terms[t].cons[k];
-                if (++n_cons > LG_PROP_MAX_CONS)
-                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: more than %d output constraints (limit)", name,
-                                   LG_PROP_MAX_CONS);
+                if (++n_cons > LG_PROP_MAX_CONS || n_cons * (size_t)p->n_out > LG_PROP_MAX_COEFS)
+                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: more than %d output constraints or %zu coefficients (limit)",
+                                   name, LG_PROP_MAX_CONS, LG_PROP_MAX_COEFS);
                 if (!isfinite(L->d))
                     return lg_fail(LG_ERR_FORMAT, "%s: case %d, term %d, constraint %d: constant is %g; NaN/Inf refused",
                                    name, c, t, k, L->d);

@@ -50,6 +50,10 @@ int lg_prop_case_contains(const lg_prop *p, int c, const double *x);
  * property constructor calls this before returning, so nothing non-finite
  * reaches bounds, encoders or solvers. */
 #define LG_PROP_MAX_CONS 1000000
+/* output constraints are stored densely (n_out coefficients each): at most
+ * this many coefficients in all (1 GiB of doubles), checked before allocation
+ * by every constructor */
+#define LG_PROP_MAX_COEFS ((size_t)1 << 27)
 lg_status lg_prop_validate(const lg_prop *p, const char *name);
 
 void lg_prop_free(lg_prop *p);

@@ -422,7 +422,8 @@ static lg_status lg_vp_check_decls(lg_vp *P, int *n_in, int *n_out)
 /* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false
  * or empty box), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
  * constraints. */
-static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, lg_term *T)
+static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, lg_term *T,
+                      size_t *n_coefs)
 {
     for (int i = 0; i < n_in; i++) lo[i] = -INFINITY, hi[i] = INFINITY;
     int n_y = 0;
@@ -468,6 +469,13 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
         }
         if (lo[i] > hi[i]) return 1;
     }
+    /* every output constraint is stored densely: bound the total up front */
+    *n_coefs += (size_t)n_y * (size_t)n_out;
+    if (*n_coefs > LG_PROP_MAX_COEFS) {
+        lg_fail(LG_ERR_FORMAT, "%s: the property's output constraints need more than %zu coefficients (limit)",
+                P->name, LG_PROP_MAX_COEFS);
+        return -1;
+    }
     T->n_cons = n_y;
     if (n_y && !(T->cons = calloc((size_t)n_y, sizeof *T->cons))) goto oom;
     for (int k = 0, t = 0; k < c->n; k++) {
@@ -510,7 +518,7 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
 {
     lg_status st = LG_OK;
     double *lo = malloc((size_t)n_in * sizeof *lo), *hi = malloc((size_t)n_in * sizeof *hi);
-    size_t hcap = 16;
+    size_t hcap = 16, n_coefs = 0;
     while (hcap < 2 * (size_t)d->n) hcap *= 2;
     int *tab = malloc(hcap * sizeof *tab); /* case index or -1 */
     p->n_in = n_in;
@@ -519,7 +527,7 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
     for (size_t i = 0; i < hcap; i++) tab[i] = -1;
     for (int i = 0; i < d->n; i++) {
         lg_term T = {0, NULL};
-        int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, &T);
+        int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, &T, &n_coefs);
         if (r < 0) {
             st = LG_ERR_FORMAT;
             lg_term_free(&T);
