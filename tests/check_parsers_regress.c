@@ -355,6 +355,25 @@ START_TEST(test_parsers_regress_vnnlib_coef_limit)
 }
 END_TEST
 
+START_TEST(test_parsers_regress_vnnlib_dnf_limit)
+{
+    /* 2^12 conjunctions from 12 binary disjunctions, then one assert of 5000
+     * atoms to be copied into each: 2·10^7 references, refused up front */
+    size_t cap = 1 << 20, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len, "%s(assert (>= X_0 0))\n(assert (<= X_0 1))\n", lg_decl);
+    for (int i = 0; i < 12; i++) len += (size_t)snprintf(t + len, cap - len, "(assert (or (>= Y_0 %d) (<= Y_1 %d)))\n", i, i);
+    len += (size_t)snprintf(t + len, cap - len, "(assert (and\n");
+    for (int i = 0; i < 5000; i++) len += (size_t)snprintf(t + len, cap - len, " (<= Y_0 %d)\n", i);
+    len += (size_t)snprintf(t + len, cap - len, "))\n");
+    ck_assert_uint_lt(len, cap);
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_parse(&p, t, len, "dnf.vnnlib", 0, 0), LG_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(lg_errmsg(), "atom references (limit)"), "message: %s", lg_errmsg());
+    free(t);
+}
+END_TEST
+
 START_TEST(test_parsers_regress_vnnlib_many_boxes)
 {
     /* 20000 disjuncts with distinct boxes (the first repeated at the end):
@@ -400,6 +419,7 @@ Suite *suite_parsers_regress(void)
     tcase_add_test(tl, test_parsers_regress_idx_short_file);
     tcase_add_test(tl, test_parsers_regress_vnnlib_many_boxes);
     tcase_add_test(tl, test_parsers_regress_vnnlib_coef_limit);
+    tcase_add_test(tl, test_parsers_regress_vnnlib_dnf_limit);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -228,10 +228,25 @@ static int lg_conj_push(lg_conj *c, const int *a, int n)
     return 0;
 }
 
+static size_t lg_dnf_entries(const lg_dnf *d)
+{
+    size_t n = 0;
+    for (int i = 0; i < d->n; i++) n += (size_t)d->c[i].n;
+    return n;
+}
+
 /* d ← d ∧ e (distributes); e is consumed. */
 static lg_status lg_dnf_and(lg_vp *P, lg_dnf *d, lg_dnf *e, const lg_sx *where)
 {
     lg_status st = LG_OK;
+    /* atom references in the result: Σ_ij |d_i| + |e_j| */
+    double entries = (double)e->n * (double)lg_dnf_entries(d) + (double)d->n * (double)lg_dnf_entries(e);
+    if (entries > (double)LG_VNNLIB_MAX_DNF_ENTRIES) {
+        st = lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: the disjunctive normal form would hold %.0f > %d atom references (limit)",
+                     P->name, where->line, where->col, entries, LG_VNNLIB_MAX_DNF_ENTRIES);
+        lg_dnf_free(e);
+        return st;
+    }
     if (e->n == 1) {
         for (int i = 0; i < d->n; i++)
             if (lg_conj_push(&d->c[i], e->c[0].a, e->c[0].n)) st = lg_vp_oom(P);
