@@ -5,9 +5,18 @@
  * back to `x`). Each instance runs as `lgelu verify NET --vnnlib P
  * --timeout T·scale` would; one VNN-COMP result file per instance and a
  * summary results.csv go to the output folder, and a table to stdout.
+ *
+ * No lost results (issue 12): result files are replaced atomically and
+ * results.csv grows by fsync'd whole rows (core/atomic_file.h). The first
+ * SIGINT/SIGTERM lets the instance in flight finish, keeps it only if it
+ * was decided (robust/violated: its verdict does not depend on the
+ * interruption; an unknown may be the interruption itself, so it is
+ * dropped), and stops before the next one; a second signal ends the process
+ * at once (every file is still whole). Exit status 128 + signal.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "core/atomic_file.h"
 #include "core/netfile.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -37,8 +47,35 @@ static void lg_bench_help(void)
            "  --out DIR          results folder, created if missing (default bench_results)\n"
            "  --seed S           attack seed (default 1)\n"
            "  -h, --help         show this help\n\n"
+           "Results are never half-written: each result file is written to a temporary file and renamed,\n"
+           "and results.csv grows by whole rows, each synced to disk before the next instance starts.\n"
+           "SIGINT/SIGTERM (Ctrl-C, kill, a batch system's time limit): the instance in flight finishes and\n"
+           "is kept if decided (unsat/sat), dropped if not; then bench stops. A second signal stops at\n"
+           "once. Either way every file holds only complete results.\n\n"
            "exit status: 0 when every instance ran (whatever its verdict), 1 if an instance or the\n"
-           "list could not be read, 2 on bad usage.\n");
+           "list could not be read, 2 on bad usage, 128 + N when stopped by signal N (130 for SIGINT,\n"
+           "143 for SIGTERM).\n");
+}
+
+/* The first SIGINT/SIGTERM asks the loop to stop after the instance in
+ * flight; the handler is then reset so a second one ends the process. */
+static volatile sig_atomic_t lg_bench_stop;
+
+static void lg_bench_on_signal(int sig)
+{
+    lg_bench_stop = sig;
+    signal(sig, SIG_DFL);
+}
+
+static void lg_bench_signals(void (*h)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* DIR/rel, or rel when absolute; a missing "x.gz" falls back to "x". */
@@ -94,6 +131,7 @@ static lg_status lg_bench_one(const char *onnx, const char *vnnlib, double timeo
     lg_verify_opts o = *base;
     o.timeout_s = timeout;
     if ((st = lg_verify_run(&net, &prop, &o, rep)) != LG_OK) goto fail;
+    if (lg_bench_stop && rep->verdict != LG_VERDICT_ROBUST && rep->verdict != LG_VERDICT_VIOLATED) goto fail;
     st = lg_verify_write_result_path(rep, result_path);
 fail:
     lg_prop_free(&prop);
@@ -159,19 +197,23 @@ int lg_cmd_bench(int argc, char **argv)
         return 1;
     }
     snprintf(res, sizeof res, "%s/results.csv", out_dir);
-    FILE *csv = fopen(res, "w");
-    if (!csv) {
-        fprintf(stderr, "lgelu bench: %s: cannot open for writing: %s\n", res, strerror(errno));
+    lg_line_log csv;
+    lg_status cst = lg_line_log_open(&csv, res,
+                                     "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n");
+    if (cst != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         fclose(in);
         return 1;
     }
-    fprintf(csv, "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n");
+    lg_bench_stop = 0;
+    lg_bench_signals(lg_bench_on_signal);
     printf("%-4s %-44s %-9s %9s %10s  %s\n", "#", "instance", "result", "seconds", "nodes", "method");
     int progress = lg_cli_progress_enabled(), n = 0, n_err = 0, n_run_err = 0, n_unsat = 0, n_sat = 0;
     double total = 0;
     char line[8192];
     size_t lineno = 0;
-    while (fgets(line, sizeof line, in)) {
+    int n_dropped = 0;
+    while (!lg_bench_stop && fgets(line, sizeof line, in)) {
         lineno++;
         char *t = lg_bench_trim(line);
         if (*t == '\0' || *t == '#') continue;
@@ -209,19 +251,30 @@ int lg_cmd_bench(int argc, char **argv)
         lg_status st = lg_bench_one(onnx, vnn, timeout * scale, &o, rpath, &rep);
         if (st != LG_OK) {
             fprintf(stderr, "lgelu bench: %s:%zu: %s: %s\n", path, lineno, lg_status_str(st), lg_errmsg());
-            fprintf(csv, "%s,%s,%s,%g,error,error,0,0,0,\n", inst, f1, f2, timeout * scale);
+            if (lg_line_log_printf(&csv, "%s,%s,%s,%g,error,error,0,0,0,", inst, f1, f2, timeout * scale) != LG_OK)
+                fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
             printf("%-4d %-44.44s %-9s %9s %10s  %s\n", n, inst, "error", "-", "-", lg_status_str(st));
             n_err++;
             n_run_err++;
             lg_verify_report_free(&rep);
             continue;
         }
+        if (lg_bench_stop && rep.verdict != LG_VERDICT_ROBUST && rep.verdict != LG_VERDICT_VIOLATED) {
+            n_dropped++; /* undecided while interrupted: not a result */
+            n--;
+            lg_verify_report_free(&rep);
+            break;
+        }
         const char *word = lg_bench_result_word(&rep);
         n_unsat += rep.verdict == LG_VERDICT_ROBUST;
         n_sat += rep.verdict == LG_VERDICT_VIOLATED;
         total += rep.seconds;
-        fprintf(csv, "%s,%s,%s,%g,%s,%s,%.3f,%ld,%ld,%s\n", inst, f1, f2, timeout * scale, lg_verdict_name(rep.verdict),
-                word, rep.seconds, rep.bab_nodes, rep.nodes, rep.method);
+        if (lg_line_log_printf(&csv, "%s,%s,%s,%g,%s,%s,%.3f,%ld,%ld,%s", inst, f1, f2, timeout * scale,
+                               lg_verdict_name(rep.verdict), word, rep.seconds, rep.bab_nodes, rep.nodes,
+                               rep.method) != LG_OK) {
+            fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+            n_err++;
+        }
         printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
                rep.method[0] ? rep.method : "-");
         fflush(stdout);
@@ -233,11 +286,18 @@ int lg_cmd_bench(int argc, char **argv)
         rc = 1;
     }
     fclose(in);
-    if (fclose(csv) != 0) {
-        fprintf(stderr, "lgelu bench: %s: write error\n", res);
+    if (lg_line_log_close(&csv) != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         rc = 1;
     }
+    int stop = lg_bench_stop;
+    lg_bench_signals(SIG_DFL);
     printf("%d instances: %d unsat, %d sat, %d undecided, %d errors; %.2f s in all; results in %s\n", n, n_unsat,
            n_sat, n - n_unsat - n_sat - n_run_err, n_err, total, out_dir);
+    if (stop) {
+        printf("stopped by signal %d%s; every result above is complete\n", stop,
+               n_dropped ? " (the undecided instance in flight was dropped)" : "");
+        rc = 128 + stop;
+    }
     return rc;
 }

@@ -9,7 +9,9 @@
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
 #include "verify/bounds.h"
+#include "core/atomic_file.h"
 #include "core/idx.h"
+#include "core/npy.h"
 #include "core/netfile.h"
 
 #define LG_BOUND_CHUNK 1000
@@ -188,6 +190,7 @@ int lg_cmd_bound(int argc, char **argv)
     lg_dataset ds = {0};
     lg_bound_out o = {0};
     lg_dev_stats gs = {0};
+    lg_atomic_file csvf = {0}; /* the CSV appears whole or not at all */
     FILE *csv = NULL;
     int rc = 1;
     lg_status st;
@@ -199,7 +202,7 @@ int lg_cmd_bound(int argc, char **argv)
         st = lg_fail(LG_ERR_NUMERIC, "the bound over [0,1]^%d overflows double precision (weights too large)", rn.n_in);
         goto fail;
     }
-    if ((st = lg_data_load(&ds, dir, "test")) != LG_OK) goto fail;
+    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
     if (ds.dim != rn.n_in) {
         st = lg_fail(LG_ERR_ARG, "the networks take %d inputs but the data has %d features", rn.n_in, ds.dim);
         goto fail;
@@ -212,20 +215,14 @@ int lg_cmd_bound(int argc, char **argv)
         goto fail;
     }
     if (csv_path) {
-        if (!(csv = fopen(csv_path, "w"))) {
-            st = lg_fail(LG_ERR_IO, "%s: cannot open for writing", csv_path);
-            goto fail;
-        }
+        if ((st = lg_atomic_open(&csvf, csv_path)) != LG_OK) goto fail;
+        csv = csvf.f;
         fprintf(csv, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
     }
     if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, symbolic, csv, &o)) != LG_OK) goto fail;
     if (csv) {
-        int bad = fclose(csv) != 0;
         csv = NULL;
-        if (bad) {
-            st = lg_fail(LG_ERR_IO, "%s: write failed", csv_path);
-            goto fail;
-        }
+        if ((st = lg_atomic_commit(&csvf)) != LG_OK) goto fail;
     }
     if (o.unsound) {
         st = lg_fail(LG_ERR_NUMERIC, "internal error: on %zu inputs the observed deviation exceeds the certified bound",
@@ -257,7 +254,7 @@ int lg_cmd_bound(int argc, char **argv)
     rc = 0;
 fail:
     if (rc) lg_cli_fail("bound", st);
-    if (csv) fclose(csv);
+    lg_atomic_discard(&csvf);
     free(o.delta);
     free(o.margin);
     lg_dataset_free(&ds);
