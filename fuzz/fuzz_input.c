@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/inputs.h"
 #include "core/idx.h"
+#include "core/npy.h"
 #include "core/netfile.h"
 #include "core/onnx.h"
 #include "verify/prop.h"
@@ -70,7 +72,10 @@ lg_status lg_fuzz_vnnlib_assign(const uint8_t *data, size_t size)
     return st;
 }
 
-lg_status lg_fuzz_idx(const uint8_t *data, size_t size)
+/* Two temporary files from "u16 length of the first, first, second" and
+ * load(ds, first, second). */
+static lg_status lg_fuzz_pair(const uint8_t *data, size_t size,
+                              lg_status (*load)(lg_dataset *, const char *, const char *))
 {
     if (size < 2) return LG_ERR_ARG;
     size_t ni = (size_t)data[0] | (size_t)data[1] << 8;
@@ -84,9 +89,38 @@ lg_status lg_fuzz_idx(const uint8_t *data, size_t size)
         return LG_ERR_IO;
     }
     lg_dataset ds;
-    lg_status st = lg_idx_load(&ds, ip, lp);
+    lg_status st = load(&ds, ip, lp);
     lg_dataset_free(&ds);
     unlink(ip);
     unlink(lp);
+    return st;
+}
+
+lg_status lg_fuzz_idx(const uint8_t *data, size_t size) { return lg_fuzz_pair(data, size, lg_idx_load); }
+
+lg_status lg_fuzz_npy(const uint8_t *data, size_t size)
+{
+    lg_npy a;
+    lg_status st = lg_npy_parse(&a, data, size, "fuzz.npy");
+    lg_npy_free(&a);
+    return st;
+}
+
+lg_status lg_fuzz_npy_dataset(const uint8_t *data, size_t size)
+{
+    return lg_fuzz_pair(data, size, lg_npy_load_dataset);
+}
+
+lg_status lg_fuzz_inputs(const uint8_t *data, size_t size)
+{
+    if (size < 1) return LG_ERR_ARG;
+    int n_in = 1 + data[0] % 16;
+    char path[64];
+    if (lg_fuzz_tmpfile(path, sizeof path, data + 1, size - 1)) return LG_ERR_IO;
+    double *X = NULL;
+    size_t n = 0;
+    lg_status st = lg_cli_inputs_read(path, n_in, &X, &n);
+    free(X);
+    unlink(path);
     return st;
 }

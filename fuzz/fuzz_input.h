@@ -32,4 +32,13 @@ lg_status lg_fuzz_vnnlib_assign(const uint8_t *data, size_t size);
  * left; the rest is the labels file. */
 lg_status lg_fuzz_idx(const uint8_t *data, size_t size);
 
+/* NumPy .npy array (lg_npy_parse). */
+lg_status lg_fuzz_npy(const uint8_t *data, size_t size);
+/* A pair of .npy files X, y as a dataset (lg_npy_load_dataset); split as
+ * lg_fuzz_idx (u16 length of X, X, then y). */
+lg_status lg_fuzz_npy_dataset(const uint8_t *data, size_t size);
+/* Input vectors for eval --input / check --inputs (lg_cli_inputs_read:
+ * .npy by magic, else text); the first byte picks n_in (1..16). */
+lg_status lg_fuzz_inputs(const uint8_t *data, size_t size);
+
 #endif

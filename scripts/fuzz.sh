@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [--seed] [SECONDS] [PARSER...]
 #
 # Builds the harnesses in build-fuzz/ (-DLG_FUZZ=ON), then runs each PARSER
-# (default: all of them: idx netfile onnx vnnlib vnnlib_assign ...) for
+# (default: all: idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs) for
 # SECONDS (default 60) of wall time, one after the other. Seeds are read from
 # fuzz/corpus/<parser>/ (tracked, small); new inputs go to the working corpus
 # build-fuzz/corpus/<parser>/ (kept between runs, so coverage accumulates).
@@ -14,7 +14,8 @@
 #   date  parser  seconds  executions  exec/s  crashes
 # to build-fuzz/fuzz-stats.tsv (the README's figures are sums over it).
 #
-# --seed regenerates fuzz/corpus/*/gen_* (small networks, IDX pairs) and
+# --seed regenerates fuzz/corpus/*/gen_* (small networks, IDX pairs, .npy
+# files written by numpy, input vector files) and
 # copies the real files of tests/fixtures into the seed corpora, then exits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +33,10 @@ if [ -z "${LG_FUZZ_NOBUILD:-}" ]; then  # set it to run what is built (e.g. two 
 fi
 
 if [ $seed -eq 1 ]; then
-  for p in idx netfile onnx vnnlib vnnlib_assign; do mkdir -p fuzz/corpus/$p; done
+  for p in idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs; do mkdir -p fuzz/corpus/$p; done
   "$B/fuzz/fuzz_make_seeds" fuzz/corpus
+  PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3   # Debian's, with python3-numpy
+  "$PY" fuzz/make_npy_seeds.py fuzz/corpus
   F=tests/fixtures
   cp $F/acasxu/ACASXU_run2a_1_1_batch_2000.onnx fuzz/corpus/onnx/acasxu_1_1.onnx
   for f in $F/acasxu/prop_*.vnnlib; do cp "$f" fuzz/corpus/vnnlib/acasxu_$(basename "$f"); done

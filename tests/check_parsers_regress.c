@@ -32,6 +32,8 @@ static const lg_regress_parser lg_parsers[] = {
     {"idx", lg_fuzz_idx},         {"netfile", lg_fuzz_netfile},
     {"onnx", lg_fuzz_onnx},       {"vnnlib", lg_fuzz_vnnlib},
     {"vnnlib_assign", lg_fuzz_vnnlib_assign},
+    {"npy", lg_fuzz_npy},         {"npy_dataset", lg_fuzz_npy_dataset},
+    {"inputs", lg_fuzz_inputs},
 };
 #define LG_N_PARSERS (sizeof lg_parsers / sizeof lg_parsers[0])
 
