@@ -64,7 +64,7 @@ for p in "${parsers[@]}"; do
   mkdir -p "$B/corpus/$p" "$B/crashes/$p" "fuzz/corpus/$p"
   dict=()
   [ -f "fuzz/$p.dict" ] && dict=(-dict="fuzz/$p.dict")
-  log=$B/logs/$p.log
+  log=$B/logs/$p.$(date -u +%Y%m%dT%H%M%S).$$.log  # one per run (runs may go side by side)
   before=$(ls "$B/crashes/$p" | wc -l)
   rc=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
