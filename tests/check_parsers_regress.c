@@ -422,6 +422,7 @@ Suite *suite_parsers_regress(void)
     tcase_add_test(tl, test_parsers_regress_vnnlib_many_boxes);
     tcase_add_test(tl, test_parsers_regress_vnnlib_coef_limit);
     tcase_add_test(tl, test_parsers_regress_vnnlib_dnf_limit);
+    tcase_set_timeout(tl, 120);
     suite_add_tcase(s, tl);
     return s;
 }

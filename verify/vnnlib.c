@@ -204,6 +204,7 @@ typedef struct lg_conj {
 typedef struct lg_dnf {
     int n;
     lg_conj *c;
+    int cap; /* allocated conjunctions (0: exactly n) */
 } lg_dnf;
 
 static void lg_dnf_free(lg_dnf *d)
@@ -259,7 +260,7 @@ static lg_status lg_dnf_and(lg_vp *P, lg_dnf *d, lg_dnf *e, const lg_sx *where)
         lg_dnf_free(e);
         return st;
     }
-    lg_dnf r = {0, NULL};
+    lg_dnf r = {0, NULL, 0};
     if (d->n * e->n > 0 && !(r.c = calloc((size_t)d->n * (size_t)e->n, sizeof *r.c))) {
         lg_dnf_free(e);
         return lg_vp_oom(P);
@@ -283,12 +284,17 @@ static lg_status lg_dnf_or(lg_vp *P, lg_dnf *d, lg_dnf *e, const lg_sx *where)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: more than %d disjuncts", P->name, where->line, where->col,
                        LG_VNNLIB_MAX_CONJ);
     }
-    lg_conj *n = realloc(d->c, ((size_t)d->n + (size_t)e->n + 1) * sizeof *n);
-    if (!n) {
-        lg_dnf_free(e);
-        return lg_vp_oom(P);
+    if (d->n + e->n + 1 > d->cap) { /* grow geometrically: long (or ...) stay linear */
+        int cap = d->cap > d->n ? d->cap : d->n + 1;
+        while (cap < d->n + e->n + 1) cap = cap < LG_VNNLIB_MAX_CONJ ? 2 * cap : d->n + e->n + 1;
+        lg_conj *n = realloc(d->c, (size_t)cap * sizeof *n);
+        if (!n) {
+            lg_dnf_free(e);
+            return lg_vp_oom(P);
+        }
+        d->c = n;
+        d->cap = cap;
     }
-    d->c = n;
     if (e->n) memcpy(d->c + d->n, e->c, (size_t)e->n * sizeof *e->c);
     d->n += e->n;
     free(e->c);
@@ -535,10 +541,11 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
     double *lo = malloc((size_t)n_in * sizeof *lo), *hi = malloc((size_t)n_in * sizeof *hi);
     size_t hcap = 16, n_coefs = 0;
     while (hcap < 2 * (size_t)d->n) hcap *= 2;
-    int *tab = malloc(hcap * sizeof *tab); /* case index or -1 */
+    int *tab = malloc(hcap * sizeof *tab);                        /* case index or -1 */
+    int *tcap = calloc((size_t)d->n + 1, sizeof *tcap);              /* terms allocated per case */
     p->n_in = n_in;
     p->n_out = n_out;
-    if (!lo || !hi || !tab || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases))) goto oom;
+    if (!lo || !hi || !tab || !tcap || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases))) goto oom;
     for (size_t i = 0; i < hcap; i++) tab[i] = -1;
     for (int i = 0; i < d->n; i++) {
         lg_term T = {0, NULL};
@@ -560,6 +567,7 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             C->lo = malloc((size_t)n_in * sizeof *lo);
             C->hi = malloc((size_t)n_in * sizeof *hi);
             C->terms = calloc(1, sizeof *C->terms);
+            tcap[c] = 1;
             p->n_cases++;
             if (!C->lo || !C->hi || !C->terms) {
                 lg_term_free(&T);
@@ -567,19 +575,21 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             }
             memcpy(C->lo, lo, (size_t)n_in * sizeof *lo);
             memcpy(C->hi, hi, (size_t)n_in * sizeof *hi);
-        } else {
-            lg_term *nt = realloc(C->terms, ((size_t)C->n_terms + 1) * sizeof *nt);
+        } else if (C->n_terms == tcap[c]) {
+            lg_term *nt = realloc(C->terms, 2 * (size_t)tcap[c] * sizeof *nt);
             if (!nt) {
                 lg_term_free(&T);
                 goto oom;
             }
             C->terms = nt;
+            tcap[c] *= 2;
         }
         C->terms[C->n_terms++] = T;
     }
     free(lo);
     free(hi);
     free(tab);
+    free(tcap);
     return LG_OK;
 oom:
     st = lg_vp_oom(P);
@@ -587,6 +597,7 @@ fail:
     free(lo);
     free(hi);
     free(tab);
+    free(tcap);
     lg_prop_free(p);
     return st;
 }
@@ -609,7 +620,7 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
     lg_vp P;
     memset(&P, 0, sizeof P);
     P.name = P.t.name = name;
-    lg_dnf acc = {0, NULL};
+    lg_dnf acc = {0, NULL, 0};
     lg_status st = lg_sx_parse(&P.t, text, len);
     if (st != LG_OK) goto done;
     if ((st = lg_dnf_true(&P, &acc)) != LG_OK) goto done;
