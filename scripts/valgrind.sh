@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # valgrind memcheck over the CLI's main paths (issue 12): train a tiny net
-# (with annealing), relu, bound, verify with each solver (z3, glpk, auto, and
-# a VNN-LIB property on an ONNX net), encode (SMT-LIB 2 and LP), export, info,
+# (with annealing), relu, bound, check (the CI gate, .npy inputs), verify
+# with each solver (z3, glpk, auto, and a VNN-LIB property on an ONNX net),
+# encode (SMT-LIB 2 and LP), export, info,
 # eval (training also evaluates the test set). Fails (exit 1) on any invalid
 # read/write, use of uninitialised values, invalid free or definite leak, in
 # the CLI process or in any forked solver child (valgrind follows fork;
@@ -48,6 +49,10 @@ run train 0 train --arch 784,8,8,10 --act lgelu --epochs 1 --subset 300 --anneal
 run relu 0 relu "$W/net.lgnet" -o "$W/relu.lgnet"
 run bound 0 bound "$W/relu.lgnet" --ref "$W/net.lgnet" --eps 0.01 --n 3 --json
 run info 0 info "$W/relu.lgnet"
+# the CI gate on .npy inputs (first 3 test images; written by numpy)
+PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+"$PY" -c "import numpy as np, sys; np.save(sys.argv[1], np.linspace(0, 1, 3 * 784).reshape(3, 784))" "$W/x3.npy"
+run check 0 check "$W/relu.lgnet" --ref "$W/net.lgnet" --inputs "$W/x3.npy" --eps 0.01 --max-deviation 10 --json
 # the trained net (784 inputs) with the MILP back-end and auto; z3 on a
 # 5-input net of the seed corpus (z3 under valgrind is slow on 784 inputs)
 for s in glpk auto; do
