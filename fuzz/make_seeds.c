@@ -102,15 +102,14 @@ int main(int argc, char **argv)
     }
     const char *d = argv[1];
     static const int d1[] = {3, 2}, d2[] = {4, 5, 3}, d3[] = {5, 4, 4, 2}, d4[] = {2, 3, 3, 3, 2};
-    static const char *names[] = {"identity", "relu", "gelu", "lgelu", "sigmoid"};
     int rc = 0;
     rc |= lg_seed_net(d, "linear", 1, d1, LG_ACT_IDENTITY, 0, 1);
     rc |= lg_seed_net(d, "linear_norm", 1, d1, LG_ACT_IDENTITY, 1, 2);
     for (int a = 0; a < LG_ACT_COUNT; a++) {
         char tag[64];
-        snprintf(tag, sizeof tag, "%s_1h", names[a]);
+        snprintf(tag, sizeof tag, "%s_1h", lg_act_name((lg_act)a));
         rc |= lg_seed_net(d, tag, 2, d2, (lg_act)a, 0, 10 + (uint64_t)a);
-        snprintf(tag, sizeof tag, "%s_2h_norm", names[a]);
+        snprintf(tag, sizeof tag, "%s_2h_norm", lg_act_name((lg_act)a));
         rc |= lg_seed_net(d, tag, 3, d3, (lg_act)a, 1, 20 + (uint64_t)a);
     }
     rc |= lg_seed_net(d, "lgelu_3h", 4, d4, LG_ACT_LGELU, 0, 30);
