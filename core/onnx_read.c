@@ -168,6 +168,9 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
         if ((a = lg_ox_attr(nd, "value")) && a->t) {
             st = lg_ox_const_decode(&out->c, a->t, R->G.file, out->name);
         } else if ((a = lg_ox_attr(nd, "value_float")) && a->has_f) {
+            if (!isfinite(a->f))
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: value_float is %g; NaN/Inf refused", R->G.file,
+                               lg_ox_name(R, node), (double)a->f);
             out->c.n = 1;
             out->c.dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
             st = (out->c.v = malloc(sizeof(double))) ? LG_OK : LG_ERR_NOMEM;

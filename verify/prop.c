@@ -20,8 +20,11 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     memset(p, 0, sizeof *p);
     if (n_in < 1 || n_out < 2 || label < 0 || label >= n_out)
         return lg_fail(LG_ERR_ARG, "robustness: label %d must be in [0, %d) with at least 2 outputs", label, n_out);
-    if (!(eps >= 0) || !(clip_lo <= clip_hi))
-        return lg_fail(LG_ERR_ARG, "robustness: need eps ≥ 0 and clip_lo ≤ clip_hi (eps = %g)", eps);
+    if ((size_t)(n_out - 1) * (size_t)n_out > LG_PROP_MAX_COEFS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "robustness: %d outputs need more than %zu constraint coefficients (limit)",
+                       n_out, LG_PROP_MAX_COEFS);
+    if (!(eps >= 0) || !isfinite(eps) || !(clip_lo <= clip_hi) || !isfinite(clip_lo) || !isfinite(clip_hi))
+        return lg_fail(LG_ERR_ARG, "robustness: need a finite eps ≥ 0 and finite clip_lo ≤ clip_hi (eps = %g)", eps);
     p->n_in = n_in;
     p->n_out = n_out;
     p->n_cases = 1;
@@ -60,7 +63,9 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
         T->cons[0].coef[j] = -1.0;
         T->cons[0].d = -margin;
     }
-    return LG_OK;
+    lg_status st = lg_prop_validate(p, "robustness property");
+    if (st != LG_OK) lg_prop_free(p);
+    return st;
 oom:
     lg_prop_free(p);
     return lg_fail(LG_ERR_NOMEM, "robustness: out of memory");
@@ -78,6 +83,38 @@ int lg_prop_case_contains(const lg_prop *p, int c, const double *x)
     for (int i = 0; i < p->n_in; i++)
         if (!(x[i] >= C->lo[i] && x[i] <= C->hi[i])) return 0;
     return 1;
+}
+
+lg_status lg_prop_validate(const lg_prop *p, const char *name)
+{
+    size_t n_cons = 0;
+    for (int c = 0; c < p->n_cases; c++) {
+        const lg_prop_case *C = &p->cases[c];
+        for (int i = 0; i < p->n_in; i++) {
+            if (!isfinite(C->lo[i]) || !isfinite(C->hi[i]))
+                return lg_fail(LG_ERR_FORMAT, "%s: case %d: input box of X_%d is [%g, %g]; NaN/Inf bounds are refused",
+                               name, c, i, C->lo[i], C->hi[i]);
+            if (C->lo[i] > C->hi[i])
+                return lg_fail(LG_ERR_FORMAT, "%s: case %d: input box of X_%d is empty ([%g, %g])", name, c, i,
+                               C->lo[i], C->hi[i]);
+        }
+        for (int t = 0; t < C->n_terms; t++)
+            for (int k = 0; k < C->terms[t].n_cons; k++) {
+                const lg_lincon *L = &C->terms[t].cons[k];
+                if (++n_cons > LG_PROP_MAX_CONS || n_cons * (size_t)p->n_out > LG_PROP_MAX_COEFS)
+                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: more than %d output constraints or %zu coefficients (limit)",
+                                   name, LG_PROP_MAX_CONS, LG_PROP_MAX_COEFS);
+                if (!isfinite(L->d))
+                    return lg_fail(LG_ERR_FORMAT, "%s: case %d, term %d, constraint %d: constant is %g; NaN/Inf refused",
+                                   name, c, t, k, L->d);
+                for (int j = 0; j < p->n_out; j++)
+                    if (!isfinite(L->coef[j]))
+                        return lg_fail(LG_ERR_FORMAT,
+                                       "%s: case %d, term %d, constraint %d: coefficient of Y_%d is %g; NaN/Inf refused",
+                                       name, c, t, k, j, L->coef[j]);
+            }
+    }
+    return LG_OK;
 }
 
 void lg_prop_free(lg_prop *p)
