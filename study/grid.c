@@ -60,6 +60,8 @@ typedef struct lg_grid_parse {
     const char *name;
     FILE *f;
     int line;                 /* line the reader returned last */
+    int section_no;           /* section headers read so far */
+    int *rsection;            /* [n_rnames] section number of each regime's header */
     char err[512];
     lg_study_train base;
     lg_grid_pair *pairs;
@@ -74,7 +76,12 @@ static char *lg_grid_reader(char *str, int num, void *stream)
 {
     lg_grid_parse *P = stream;
     char *r = fgets(str, num, P->f);
-    if (r) P->line++;
+    if (r) {
+        P->line++;
+        const char *p = r;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '[') P->section_no++;
+    }
     return r;
 }
 
@@ -286,14 +293,18 @@ static int lg_grid_handler(void *user, const char *section, const char *key, con
             LG_GRID_FAIL(P, section, key, "regime names are 1 to %d characters without blanks, '|', '/', quotes",
                          LG_STUDY_NAME - 25);
         int r = P->n_rnames - 1;
-        if (r < 0 || strcmp(P->rnames[r], rn) != 0) {
+        if (r < 0 || P->rsection[r] != P->section_no) { /* a new [regime ...] header */
             for (int i = 0; i < P->n_rnames; i++)
                 if (strcmp(P->rnames[i], rn) == 0) LG_GRID_FAIL(P, section, key, "regime '%s' defined twice", rn);
             void *nr = realloc(P->rnames, (size_t)(P->n_rnames + 1) * sizeof *P->rnames);
             if (!nr) LG_GRID_FAIL(P, section, key, "out of memory");
             P->rnames = nr;
+            int *ns = realloc(P->rsection, (size_t)(P->n_rnames + 1) * sizeof *ns);
+            if (!ns) LG_GRID_FAIL(P, section, key, "out of memory");
+            P->rsection = ns;
             r = P->n_rnames++;
             snprintf(P->rnames[r], LG_STUDY_NAME, "%s", rn);
+            P->rsection[r] = P->section_no;
         }
         if (P->n_pairs == P->cap_pairs) {
             int cap = P->cap_pairs ? 2 * P->cap_pairs : 32;
@@ -431,6 +442,7 @@ static lg_status lg_grid_run(lg_study_grid *g, FILE *f, const char *name)
 fail:
     free(P.pairs);
     free(P.rnames);
+    free(P.rsection);
     if (st != LG_OK) lg_study_grid_free(g);
     return st;
 }
