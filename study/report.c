@@ -45,6 +45,7 @@ static int lg_rep_group(lg_rep *R, const char *arch, const char *regime)
     memset(G, 0, sizeof *G);
     snprintf(G->arch, sizeof G->arch, "%s", arch);
     snprintf(G->regime, sizeof G->regime, "%s", regime);
+    G->order = 1000000000L + R->n_groups;
     return R->n_groups++;
 }
 
@@ -82,7 +83,16 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
         double dg = lg_rep_num(o, "delta_global");
         if (G->n_nets == 1 || dg > G->delta_global) G->delta_global = dg;
         G->smooth |= json_is_true(json_object_get(o, "smooth"));
+        json_t *ord = json_object_get(o, "order");
+        if (json_is_integer(ord) && json_integer_value(ord) < G->order) G->order = (long)json_integer_value(ord);
     }
+    /* groups in grid order (networks first seen without an order keep file order after them) */
+    for (int a = 1; a < R->n_groups; a++)
+        for (int b = a; b > 0 && R->groups[b - 1].order > R->groups[b].order; b--) {
+            lg_rep_groupst t = R->groups[b];
+            R->groups[b] = R->groups[b - 1];
+            R->groups[b - 1] = t;
+        }
     json_array_foreach(R->rows, i, o)
     {
         if (lg_rep_group(R, lg_rep_str(o, "arch"), lg_rep_str(o, "regime")) < 0 ||

@@ -25,6 +25,7 @@ typedef struct lg_rep_modest {
 typedef struct lg_rep_groupst {
     char arch[LG_STUDY_NAME], regime[LG_STUDY_NAME];
     int n_nets, smooth, n_layers;
+    long order;           /* grid order (networks.jsonl "order"), then first appearance */
     double acc_before, acc_after, delta_global; /* mean accuracies over seeds; max Δ */
     double delta_ball_median, delta_ball_max;
     lg_rep_modest mode[LG_STUDY_N_MODES];

@@ -121,6 +121,7 @@ static void *lg_run_nets_worker(void *arg)
         lg_status st = lg_study_net_get(&N->n, C->cache, N->r, N->a, N->seed, &C->train, &C->test);
         if (st == LG_OK) {
             json_t *j = lg_study_net_json(&N->n, N->r, N->a, N->seed);
+            if (j) json_object_set_new(j, "order", json_integer(i)); /* grid order, for the report */
             st = j ? lg_study_log_append(&C->networks, j, NULL) : lg_fail(LG_ERR_NOMEM, "out of memory");
             json_decref(j);
         }
