@@ -98,6 +98,12 @@ static void lg_md_reading(lg_rep *R, FILE *f)
             int b = lg_md_best(R, arch, lg_sc_decided, m);
             if (b < 0) continue;
             const lg_rep_modest *S = &R->groups[b].mode[m];
+            if (S->robust + S->violated == 0) {
+                fprintf(f, "- %s: no regime had an instance decided (every instance unknown; %d timeouts of %d "
+                           "for %s).\n",
+                        lg_study_mode_name((lg_study_mode)m), S->timeouts, S->n, R->groups[b].regime);
+                continue;
+            }
             fprintf(f, "- %s: most instances decided by **%s** (%d of %d, median %.3g s, total %.1f s)",
                     lg_study_mode_name((lg_study_mode)m), R->groups[b].regime, S->robust + S->violated, S->n,
                     S->median_s, S->total_s);

@@ -106,7 +106,7 @@ lg_status lg_rep_write_plots(lg_rep *R)
             st = lg_fail(LG_ERR_IO, "%s: %s", path, strerror(errno));
             goto fail;
         }
-        fprintf(f, "regime before after drop");
+        fprintf(f, "# regime before after drop");
         for (int e = 0; e < R->n_eps; e++) fprintf(f, " unstable_eps%g", R->eps[e]);
         fprintf(f, "\n");
         for (int g = 0; g < R->n_groups; g++) {
