@@ -187,25 +187,35 @@ END_TEST
 
 /* ---- runner tests on real data ---- */
 
-static const char *lg_grid_run =
-    "[study]\n"
-    "archs = 784,8,10\n"
-    "eps = 0.01 0.05\n"
-    "inputs = 3\n"
-    "modes = auto glpk smooth\n"
-    "timeout = 5\n"
-    "[train]\n"
-    "epochs = 1\n"
-    "subset = 600\n"
-    "[regime relu]\n"
-    "act = relu\n"
-    "[regime gelu_swap]\n"
-    "act = gelu\n"
-    "[regime anneal]\n"
-    "act = lgelu\n"
-    "anneal_start = 0.5\n"
-    "lambda_target = 160\n";
-#define LG_RUN_ROWS (3 * 2 * 3 * 3) /* regimes × eps × inputs × modes */
+/* 3 regimes × 2 radii × inputs × 3 modes; 2 inputs under LG_TEST_QUICK (sanitizers), else 3. */
+static int lg_run_inputs(void) { return getenv("LG_TEST_QUICK") ? 2 : 3; }
+#define LG_RUN_ROWS (3 * 2 * lg_run_inputs() * 3)
+
+static const char *lg_grid_run_text(void)
+{
+    static char b[1024];
+    snprintf(b, sizeof b,
+             "[study]\n"
+             "archs = 784,8,10\n"
+             "eps = 0.01 0.05\n"
+             "inputs = %d\n"
+             "modes = auto glpk smooth\n"
+             "timeout = 5\n"
+             "[train]\n"
+             "epochs = 1\n"
+             "subset = 600\n"
+             "[regime relu]\n"
+             "act = relu\n"
+             "[regime gelu_swap]\n"
+             "act = gelu\n"
+             "[regime anneal]\n"
+             "act = lgelu\n"
+             "anneal_start = 0.5\n"
+             "lambda_target = 160\n",
+             lg_run_inputs());
+    return b;
+}
+#define lg_grid_run lg_grid_run_text()
 
 static char lg_tmpdir[256];
 
@@ -341,13 +351,15 @@ START_TEST(test_study_resume_after_kill)
 }
 END_TEST
 
-/* The fields that do not depend on timing. */
+/* The fields that do not depend on timing: the route `auto` takes (stage) and
+ * a verdict cut by the wall-clock timeout depend on the machine's speed. */
 static int lg_same_row(json_t *a, json_t *b)
 {
-    static const char *f[] = {"key", "verdict", "stage", "unstable", "label", "delta_ball", "cex_fools_smooth", "hash"};
+    static const char *f[] = {"key", "unstable", "label", "delta_ball", "hash"};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!json_equal(json_object_get(a, f[i]), json_object_get(b, f[i]))) return 0;
-    return 1;
+    int timed = json_is_true(json_object_get(a, "timed_out")) || json_is_true(json_object_get(b, "timed_out"));
+    return timed || json_equal(json_object_get(a, "verdict"), json_object_get(b, "verdict"));
 }
 
 START_TEST(test_study_shard_merge_equals_single)

@@ -4,7 +4,8 @@
 # slurm-wlm; every file in a temporary directory, private ports, no system config
 # touched), submit a tiny grid as a 2-task job array plus a dependent merge job with
 # benchmarks/slurm/submit.sh, wait, and check that the merged rows equal an unsharded
-# run (same keys; same verdict, stage, unstable ReLUs, Δ per key). The daemons are
+# run (same keys; per key the same unstable ReLUs, Δ and label, the same verdict unless
+# one of them timed out, and the back-end as the stage of the z3/glpk rows). The daemons are
 # stopped at the end whatever happens. Exit 77 (ctest: skipped) when the Slurm or munge
 # daemons are not installed or the Fashion-MNIST data is missing.
 set -euo pipefail
@@ -117,10 +118,17 @@ assert len(set(keys(merged))) == len(merged), "duplicate rows in the merge"
 assert not set(keys(s1)) & set(keys(s2)), "shards overlap"
 assert s1 and s2, "an empty shard"
 assert set(keys(merged)) == set(keys(single)), "different instance sets"
-fields = ("verdict", "stage", "unstable", "label", "delta_ball", "cex_fools_smooth", "hash")
+# fields fixed by the grid alone; the route `auto` takes (stage) and a verdict that hit the
+# wall-clock timeout depend on the machine's speed, so they are compared only where they cannot
+fields = ("unstable", "label", "delta_ball", "hash")
 by = {r["key"]: r for r in single}
 for r in merged:
+    t = by[r["key"]]
     for f in fields:
-        assert r[f] == by[r["key"]][f], (r["key"], f, r[f], by[r["key"]][f])
+        assert r[f] == t[f], (r["key"], f, r[f], t[f])
+    if not (r["timed_out"] or t["timed_out"]):
+        assert r["verdict"] == t["verdict"], (r["key"], r["verdict"], t["verdict"])
+    if r["mode"] in ("z3", "glpk"):
+        assert r["stage"] == t["stage"] == r["mode"], (r["key"], r["stage"], t["stage"])
 print("slurm: %d merged rows (%d + %d from 2 array tasks) equal the unsharded run" % (len(merged), len(s1), len(s2)))
 PY
