@@ -10,6 +10,7 @@
 
 #include "core/act.h"
 #include "core/idx.h"
+#include "train/loop.h"
 
 static const char *const lg_study_mode_names[LG_STUDY_N_MODES] = {"auto", "z3", "glpk", "smooth"};
 
@@ -43,7 +44,7 @@ lg_study_train lg_study_train_default(void)
     t.momentum = 0.9;
     t.wd = 0.0;
     t.t = 0.1;
-    t.c = 0.0;
+    t.c = lg_train_opts_default().optim.c; /* the CLI's: λ (through s) learns at c·lr */
     return t;
 }
 
