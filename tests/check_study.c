@@ -20,6 +20,7 @@
 #include "study/results.h"
 #include "study/run.h"
 #include "testutil.h"
+#include "train/loop.h"
 #include "verify/verify.h"
 
 static const char *lg_grid_ok =
@@ -71,6 +72,9 @@ START_TEST(test_study_grid_parse)
     ck_assert_double_eq(g.regimes[6].tr.lambda_target, 640);
     ck_assert_double_eq(g.regimes[6].tr.lr, 0.01); /* from [train] */
     ck_assert_int_eq(g.regimes[6].tr.epochs, 2);
+    /* λ learns at c·lr as with `lgelu train` (c = 0 would freeze it) */
+    ck_assert_double_eq(g.regimes[6].tr.c, lg_train_opts_default().optim.c);
+    ck_assert(g.regimes[6].tr.c > 0);
     ck_assert_str_eq(g.regimes[7].name, "post");
     ck_assert_int_eq(g.regimes[7].tr.epochs, 3); /* regime overrides [train] */
     ck_assert_int_eq(g.regimes[7].tr.anneal_epochs, 1);
