@@ -49,7 +49,10 @@ lg_status lg_net_init(lg_net *net, int n_layers, const int *dims, lg_act hidden)
         L->n_out = dims[k + 1];
         L->act = k + 1 < n_layers ? hidden : LG_ACT_IDENTITY;
         L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        L->lambda = L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH ? lg_lambda_from_s(0.0, net->t)
+                    : L->act == LG_ACT_PRELU                       ? LG_PRELU_INIT_SLOPE
+                                                                   : 1.0;
+        if (L->act == LG_ACT_PRELU) L->s = L->lambda;
     }
     lg_net_carve(net);
     return LG_OK;
@@ -174,6 +177,9 @@ lg_status lg_net_validate(const lg_net *net)
         if (!lg_act_name(L->act)) return lg_fail(LG_ERR_FORMAT, "layer %d: unknown activation %d", k, (int)L->act);
         if ((L->act == LG_ACT_LGELU || L->act == LG_ACT_GELU) && !(L->lambda >= 1.0 && isfinite(L->lambda)))
             return lg_fail(LG_ERR_FORMAT, "layer %d: hardness λ = %g, expected a finite value ≥ 1", k, L->lambda);
+        if (!lg_act_param_ok(L->act, L->lambda))
+            return lg_fail(LG_ERR_FORMAT, "layer %d: %s parameter %g, expected %s", k, lg_act_name(L->act), L->lambda,
+                           L->act == LG_ACT_PRELU ? "a finite slope" : "a finite β ≥ 1");
         prev = L->n_out;
     }
     for (size_t i = 0; i < net->n_params; i++)
