@@ -9,7 +9,9 @@
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
 #include "verify/bounds.h"
+#include "core/atomic_file.h"
 #include "core/idx.h"
+#include "core/npy.h"
 #include "core/netfile.h"
 
 #define LG_BOUND_CHUNK 1000
@@ -19,12 +21,13 @@ static void lg_bound_help(void)
     printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--symbolic] [--json]\n"
            "                   [--csv FILE]\n\n"
            "Certified upper bound D on max |f_ReLU(x) - f_ref(x)|_inf, where NET is the reference\n"
-           "(lambda-GELU or GELU) network and RELU_NET its ReLU substitution ('lgelu relu'). The two must\n"
-           "have the same shapes, bit-identical weights and normalisation, and relu exactly where NET has\n"
-           "gelu/lgelu; anything else is refused. The bound is computed (a) over the whole input domain\n"
+           "(lambda-GELU, GELU, Swish-beta or PReLU) network and RELU_NET its ReLU substitution ('lgelu\n"
+           "relu'). The two must have the same shapes, bit-identical weights and normalisation, and relu\n"
+           "exactly where NET has gelu/lgelu/swish/prelu; anything else is refused. The bound is computed (a) over the whole input domain\n"
            "[0,1]^n and (b) over the L-inf ball of radius E around each of the first N test inputs,\n"
            "clipped to [0,1], by interval arithmetic on the ReLU net and the per-neuron gap\n"
-           "sup |x Phi(lambda x) - max(0,x)| <= 0.16997/lambda (see README). Both networks are also run in\n"
+           "sup |x Phi(lambda x) - max(0,x)| <= 0.16997/lambda (swish: |x sigma(beta x) - max(0,x)| <=\n"
+           "0.27846/beta; prelu: |a| max(0,-x), see README). Both networks are also run in\n"
            "double precision on the N inputs to report the largest deviation actually observed and how\n"
            "many inputs change their predicted class. A robustness proof for the ReLU net with logit\n"
            "margin > 2D on a ball transfers to NET (this is what 'lgelu verify --ref' does).\n\n"
@@ -188,6 +191,7 @@ int lg_cmd_bound(int argc, char **argv)
     lg_dataset ds = {0};
     lg_bound_out o = {0};
     lg_dev_stats gs = {0};
+    lg_atomic_file csvf = {0}; /* the CSV appears whole or not at all */
     FILE *csv = NULL;
     int rc = 1;
     lg_status st;
@@ -199,7 +203,7 @@ int lg_cmd_bound(int argc, char **argv)
         st = lg_fail(LG_ERR_NUMERIC, "the bound over [0,1]^%d overflows double precision (weights too large)", rn.n_in);
         goto fail;
     }
-    if ((st = lg_data_load(&ds, dir, "test")) != LG_OK) goto fail;
+    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
     if (ds.dim != rn.n_in) {
         st = lg_fail(LG_ERR_ARG, "the networks take %d inputs but the data has %d features", rn.n_in, ds.dim);
         goto fail;
@@ -212,20 +216,14 @@ int lg_cmd_bound(int argc, char **argv)
         goto fail;
     }
     if (csv_path) {
-        if (!(csv = fopen(csv_path, "w"))) {
-            st = lg_fail(LG_ERR_IO, "%s: cannot open for writing", csv_path);
-            goto fail;
-        }
+        if ((st = lg_atomic_open(&csvf, csv_path)) != LG_OK) goto fail;
+        csv = csvf.f;
         fprintf(csv, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
     }
     if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, symbolic, csv, &o)) != LG_OK) goto fail;
     if (csv) {
-        int bad = fclose(csv) != 0;
         csv = NULL;
-        if (bad) {
-            st = lg_fail(LG_ERR_IO, "%s: write failed", csv_path);
-            goto fail;
-        }
+        if ((st = lg_atomic_commit(&csvf)) != LG_OK) goto fail;
     }
     if (o.unsound) {
         st = lg_fail(LG_ERR_NUMERIC, "internal error: on %zu inputs the observed deviation exceeds the certified bound",
@@ -243,7 +241,7 @@ int lg_cmd_bound(int argc, char **argv)
     } else {
         printf("certified bound on |f_ReLU(x) - f_ref(x)|_inf\n"
                "  ReLU net:  %s\n  reference: %s\n", argv[optind], ref_path);
-        printf("global, x in [0,1]^%d:          %.6g   (substituted neurons at the full gap 0.16997/lambda: %zu of %zu)\n",
+        printf("global, x in [0,1]^%d:          %.6g   (substituted neurons at their full gap, e.g. 0.16997/lambda: %zu of %zu)\n",
                rn.n_in, o.global, gs.n_peak, gs.n_gap);
         printf("per input, eps = %g ball (n = %zu):\n", eps, ds.n);
         printf("  median bound:                 %.6g   (median logit margin of the reference, top1 - top2: %.6g)\n",
@@ -257,7 +255,7 @@ int lg_cmd_bound(int argc, char **argv)
     rc = 0;
 fail:
     if (rc) lg_cli_fail("bound", st);
-    if (csv) fclose(csv);
+    lg_atomic_discard(&csvf);
     free(o.delta);
     free(o.margin);
     lg_dataset_free(&ds);

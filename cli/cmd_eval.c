@@ -8,87 +8,47 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/inputs.h"
 #include "core/eval.h"
-#include "core/idx.h"
+#include "core/npy.h"
 #include "core/netfile.h"
 
 static void lg_eval_help(void)
 {
-    printf("usage: lgelu eval NET [--data DIR] [--json]\n"
+    printf("usage: lgelu eval NET [--data DIR | --data X.npy,y.npy] [--json]\n"
            "       lgelu eval NET --input FILE\n\n"
-           "Evaluate NET (native or ONNX) in double precision on the test split of an IDX dataset and\n"
-           "print its accuracy; or, with --input, print the network outputs for given inputs.\n\n"
+           "Evaluate NET (native or ONNX) in double precision on the test split of an IDX dataset (or\n"
+           "on a pair of NumPy files) and print its accuracy; or, with --input, print the network\n"
+           "outputs for given inputs.\n\n"
            "options:\n"
-           "  --data DIR   directory with the four IDX files (default %s)\n"
+           "  --data DIR   directory with the four IDX files (default %s); or X.npy,y.npy: inputs of\n"
+           "               shape (n, n_in) in [0,1] (float32/float64) and integer labels of shape (n,);\n"
+           "               or Xtrain.npy,ytrain.npy,Xtest.npy,ytest.npy (the test pair is used)\n"
            "  --json       print one line {\"accuracy\": A, \"n\": N} instead of text\n"
-           "  --input FILE evaluate the vectors in FILE ('-' = stdin): one input per line, n_in numbers\n"
-           "               separated by spaces, tabs or commas; '#' starts a comment; blank lines are\n"
-           "               skipped. Prints one line per input: the outputs as %%.17g, space-separated.\n"
+           "  --input FILE evaluate the vectors in FILE: a .npy array of shape (n, n_in), or text ('-' =\n"
+           "               stdin) with one input per line, n_in numbers separated by spaces, tabs or\n"
+           "               commas; '#' starts a comment; blank lines are skipped. Prints one line per\n"
+           "               input: the outputs as %%.17g, space-separated.\n"
            "  -h, --help   show this help\n",
            LG_DATA_DEFAULT_DIR);
 }
 
-/* Parse one input line into x[n_in]; returns the count of values (0 for a
- * blank/comment line) or -1 with lg_fail set. */
-static int lg_eval_parse_line(char *line, double *x, int n_in, const char *path, size_t lineno)
-{
-    char *hash = strchr(line, '#');
-    if (hash) *hash = '\0';
-    int n = 0;
-    for (char *tok = strtok(line, " \t\r\n,"); tok; tok = strtok(NULL, " \t\r\n,")) {
-        char *end;
-        double v = strtod(tok, &end); /* overflow gives ±inf; underflow is fine */
-        if (end == tok || *end || !isfinite(v)) {
-            lg_fail(LG_ERR_FORMAT, "%s:%zu: value %d: expected a finite number, got '%s'", path, lineno, n + 1, tok);
-            return -1;
-        }
-        if (n == n_in) {
-            lg_fail(LG_ERR_FORMAT, "%s:%zu: more than %d values (the network has %d inputs)", path, lineno, n_in, n_in);
-            return -1;
-        }
-        x[n++] = v;
-    }
-    if (n != 0 && n != n_in) {
-        lg_fail(LG_ERR_FORMAT, "%s:%zu: expected %d values, got %d", path, lineno, n_in, n);
-        return -1;
-    }
-    return n;
-}
-
-/* Print the outputs of net for every vector in path. */
+/* Print the outputs of net for every vector in path (.npy or text). */
 static lg_status lg_eval_inputs(const lg_net *net, const char *path)
 {
     int ni = net->n_in, no = lg_net_n_out(net);
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    double *x = malloc((size_t)ni * sizeof *x), *y = malloc((size_t)no * sizeof *y);
+    double *X = NULL, *y = malloc((size_t)no * sizeof *y);
     double *scratch = malloc(2 * (size_t)lg_net_max_width(net) * sizeof *scratch);
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    lg_status st = LG_OK;
-    if (!x || !y || !scratch) {
-        st = lg_fail(LG_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    while (getline(&line, &cap, f) != -1) {
-        lineno++;
-        int n = lg_eval_parse_line(line, x, ni, path, lineno);
-        if (n < 0) {
-            st = LG_ERR_FORMAT;
-            goto done;
-        }
-        if (n == 0) continue;
-        lg_net_forward(net, x, y, scratch);
+    size_t n = 0;
+    lg_status st = !y || !scratch ? lg_fail(LG_ERR_NOMEM, "out of memory") : lg_cli_inputs_read(path, ni, &X, &n);
+    for (size_t i = 0; st == LG_OK && i < n; i++) {
+        lg_net_forward(net, X + i * (size_t)ni, y, scratch);
         for (int j = 0; j < no; j++) printf(j ? " %.17g" : "%.17g", y[j]);
         printf("\n");
     }
-    if (ferror(f)) st = lg_fail(LG_ERR_IO, "%s: read error", path);
-done:
-    free(line);
-    free(x);
+    free(X);
     free(y);
     free(scratch);
-    if (f != stdin) fclose(f);
     return st;
 }
 
@@ -123,7 +83,7 @@ int lg_cmd_eval(int argc, char **argv)
         rc = 0;
         goto fail;
     }
-    if ((st = lg_data_load(&ds, dir, "test")) != LG_OK) goto fail;
+    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
     if (ds.dim != net.n_in) {
         st = lg_fail(LG_ERR_ARG, "network takes %d inputs but the data has %d features", net.n_in, ds.dim);
         goto fail;

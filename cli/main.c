@@ -11,11 +11,15 @@ static const lg_cmd lg_cmds[] = {
     {"train", lg_cmd_train, "train a λ-GELU, GELU or ReLU network on Fashion-MNIST (optionally annealing λ)"},
     {"anneal", lg_cmd_anneal, "keep training a gelu/lgelu network while λ moves linearly to λ_target"},
     {"relu", lg_cmd_relu, "substitute ReLU for every gelu/lgelu activation (weights kept bit-identical)"},
+    {"check", lg_cmd_check, "CI gate: exit 0 iff the certified ReLU-vs-reference deviation on every input ball is <= D"},
     {"bound", lg_cmd_bound, "certified bound on |f_ReLU(x) - f_ref(x)| globally and on eps-balls of test inputs"},
     {"export", lg_cmd_export, "write a network as ONNX"},
     {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
     {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
     {"bench", lg_cmd_bench, "run a VNN-COMP benchmark folder (instances.csv): result files and a summary"},
+    {"study", lg_cmd_study, "run a study grid: train, substitute, certify and verify every instance (resumable)"},
+    {"study-report", lg_cmd_study_report, "REPORT.md, CSVs and plots from a study directory"},
+    {"study-merge", lg_cmd_study_merge, "join the directories of study shards (--shard K/N) into one"},
 };
 
 static void lg_main_usage(FILE *f)

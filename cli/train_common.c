@@ -9,6 +9,7 @@
 
 #include "cli/cmd.h"
 #include "core/netfile.h"
+#include "core/npy.h"
 
 void lg_cli_train_defaults(lg_cli_train *ct)
 {
@@ -115,14 +116,14 @@ int lg_cli_train_finish_args(const char *cmd, lg_cli_train *ct)
 lg_status lg_cli_train_load(lg_cli_train *ct)
 {
     lg_status st;
-    if ((st = lg_data_load(&ct->train, ct->dir, "train")) != LG_OK) return st;
+    if ((st = lg_data_load_spec(&ct->train, ct->dir, "train")) != LG_OK) return st;
     if (ct->subset > 0) lg_dataset_truncate(&ct->train, (size_t)ct->subset);
     if (ct->val > 0) {
         if ((size_t)ct->val >= ct->train.n)
             return lg_fail(LG_ERR_ARG, "--val %ld leaves no training examples (%zu available)", ct->val, ct->train.n);
         if ((st = lg_dataset_split(&ct->train, &ct->val_ds, (size_t)ct->val)) != LG_OK) return st;
     }
-    return lg_data_load(&ct->test, ct->dir, "test");
+    return lg_data_load_spec(&ct->test, ct->dir, "test"); /* X.npy,y.npy: the same pair */
 }
 
 lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int anneal)
@@ -138,6 +139,13 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
         if (ct->anneal_start > 0)
             printf("annealing: λ learned for the first %.3g of the steps, then linear to λ_target = %.6g\n",
                    ct->anneal_start, ct->lambda_target);
+        for (int k = 0; k < net->n_layers; k++)
+            if (net->layers[k].act == LG_ACT_SWISH || net->layers[k].act == LG_ACT_PRELU) {
+                lg_act a = net->layers[k].act;
+                printf("annealing: %s layers move to %s = %.6g\n", lg_act_name(a), a == LG_ACT_SWISH ? "β" : "slope",
+                       lg_anneal_target_for(a, ct->lambda_target));
+                break;
+            }
         else
             printf("annealing: every λ moves linearly from its current value to λ_target = %.6g\n", ct->lambda_target);
     }

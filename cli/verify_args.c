@@ -9,6 +9,7 @@
 
 #include "cli/cmd.h"
 #include "core/idx.h"
+#include "core/npy.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 
@@ -89,7 +90,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
         }
     } else {
         snprintf(a->instance, sizeof a->instance, "index=%ld eps=%g", a->index, a->eps);
-        if ((st = lg_data_load(&ds, a->data, "test")) != LG_OK) goto fail;
+        if ((st = lg_data_load_spec(&ds, a->data, "test")) != LG_OK) goto fail;
         if (ds.dim != net->n_in) {
             st = lg_fail(LG_ERR_ARG, "network takes %d inputs but the data in %s has %d features", net->n_in, a->data,
                          ds.dim);

@@ -4,10 +4,13 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libopenblas-dev zlib1g-dev libz3-dev libglpk-dev check
+      libgmp-dev
       dataset-fashion-mnist
       libonnx-dev protobuf-c-compiler libprotobuf-c-dev
       z3 cvc5 glpk-utils python3 python3-onnx python3-numpy
-      gnuplot-nox valgrind)
+      gnuplot-nox valgrind
+      libjansson-dev libinih-dev slurm-wlm munge
+      clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

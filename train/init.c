@@ -46,6 +46,7 @@ void lg_init_weights(lg_net *net, uint64_t seed, lg_init_kind kind)
             for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
         }
         L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        L->lambda = L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        if (L->act == LG_ACT_PRELU) L->lambda = L->s = LG_PRELU_INIT_SLOPE;
     }
 }

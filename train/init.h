@@ -6,7 +6,8 @@
  *   xavier  W ~ N(0, 2/(n_in+n_out)) for every layer, biases 0;
  *   torch   PyTorch's nn.Linear default: W ~ U(±1/√n_in) (kaiming_uniform
  *           with a = √5), b ~ U(±1/√n_in).
- * Every lgelu layer gets s = 0 (λ = 1 + ln 2), other layers λ = 1. Values
+ * Every lgelu or swish layer gets s = 0 (λ or β = 1 + ln 2), prelu layers
+ * a = s = LG_PRELU_INIT_SLOPE, other layers λ = 1. Values
  * are float-representable, so the trainer's float copy is exact. The net
  * is modified in place; nothing is allocated.
  */

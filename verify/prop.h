@@ -25,10 +25,19 @@ typedef struct lg_prop_case {
     lg_term *terms;
 } lg_prop_case;
 
+/* What a witness must satisfy when the file's constants were not doubles
+ * (DESIGN.md §3): the case box rounded inward and, per constraint, the
+ * constant rounded the other way (exact constant ≤ d + slack). */
+typedef struct lg_prop_inner {
+    double *lo, *hi;   /* [n_in] box a witness must lie in (⊆ the case box) */
+    double *slack;     /* one per constraint of every term in order, ≥ 0; NULL: all 0 */
+} lg_prop_inner;
+
 typedef struct lg_prop {
     int n_in, n_out;
     int n_cases;
-    lg_prop_case *cases;
+    lg_prop_case *cases;  /* boxes and constants rounded outward: what a proof covers */
+    lg_prop_inner *inner; /* [n_cases], or NULL when every constant is exact */
 } lg_prop;
 
 /* Local robustness: box = [x0 − eps, x0 + eps] ∩ [clip_lo, clip_hi], label
@@ -42,6 +51,19 @@ int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y);
 
 /* 1 if x lies inside box_c (inclusive). */
 int lg_prop_case_contains(const lg_prop *p, int c, const double *x);
+
+/* Refuse a property that holds NaN or ±Inf anywhere (box bounds, constraint
+ * coefficients and constants), an empty box (lo > hi) or more than
+ * LG_PROP_MAX_CONS output constraints in all. `name` (file or "robustness
+ * property") starts the message, which names case, term and field. Every
+ * property constructor calls this before returning, so nothing non-finite
+ * reaches bounds, encoders or solvers. */
+#define LG_PROP_MAX_CONS 1000000
+/* output constraints are stored densely (n_out coefficients each): at most
+ * this many coefficients in all (1 GiB of doubles), checked before allocation
+ * by every constructor */
+#define LG_PROP_MAX_COEFS ((size_t)1 << 27)
+lg_status lg_prop_validate(const lg_prop *p, const char *name);
 
 void lg_prop_free(lg_prop *p);
 

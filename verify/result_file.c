@@ -1,7 +1,5 @@
 /* result_file.c — the VNN-COMP result file (verify.h). */
-#include <errno.h>
-#include <string.h>
-
+#include "core/atomic_file.h"
 #include "verify/verify.h"
 
 lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f)
@@ -20,11 +18,16 @@ lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f)
     return LG_OK;
 }
 
+/* Written to a temporary file and renamed (core/atomic_file.h): the result
+ * file is never seen half-written, whatever interrupts the run. */
 lg_status lg_verify_write_result_path(const lg_verify_report *r, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
-    lg_status st = lg_verify_write_result(r, f);
-    if (fclose(f) != 0 && st == LG_OK) st = lg_fail(LG_ERR_IO, "%s: write error: %s", path, strerror(errno));
-    return st;
+    lg_atomic_file a;
+    lg_status st = lg_atomic_open(&a, path);
+    if (st != LG_OK) return st;
+    if ((st = lg_verify_write_result(r, a.f)) != LG_OK) {
+        lg_atomic_discard(&a);
+        return lg_fail(st, "%s: write error", path);
+    }
+    return lg_atomic_commit(&a);
 }

@@ -1,0 +1,407 @@
+/* check_gate.c — `lgelu check` (cli/cmd_check.c) end to end on tiny nets:
+ * an annealed net (λ = 160) passes at a threshold its direct-swap (GELU)
+ * counterpart with the same weights fails, from .npy inputs written by
+ * numpy; the JSON agrees with the library; usage and input errors exit 2.
+ * Also the no-lost-results helpers (core/atomic_file.h) and `lgelu bench`
+ * killed after its first row (SIGTERM and SIGKILL): files stay whole. */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "anneal/deviation.h"
+#include "anneal/relu.h"
+#include "core/atomic_file.h"
+#include "core/eval.h"
+#include "core/netfile.h"
+#include "core/npy.h"
+#include "testutil.h"
+
+/* n_in = 4, hidden 8, 8, 3 outputs; one weight set shared by all nets. */
+static const int lg_gate_dims[] = {4, 8, 8, 3};
+#define LG_GATE_N 40
+
+typedef struct lg_gate_files {
+    char ann[256], ann_relu[256], gelu[256], gelu_relu[256], x_npy[256], x_txt[256], out[256], bad_npy[256];
+} lg_gate_files;
+
+/* Write the four nets and the inputs (numpy for .npy, %.17g for text). */
+static void lg_gate_setup(lg_gate_files *F, double *X)
+{
+    lg_rng r;
+    lg_rng_init(&r, 12, 1);
+    lg_net a, g, ar, gr;
+    ck_assert_int_eq(lg_net_init(&a, 3, lg_gate_dims, LG_ACT_LGELU), LG_OK);
+    lg_test_randomize(&a, &r, 0.8);
+    for (int k = 0; k < 2; k++) a.layers[k].lambda = 160.0;
+    ck_assert_int_eq(lg_net_init(&g, 3, lg_gate_dims, LG_ACT_GELU), LG_OK);
+    memcpy(g.params, a.params, a.n_params * sizeof *a.params);
+    ck_assert_int_eq(lg_anneal_to_relu(&ar, &a), LG_OK);
+    ck_assert_int_eq(lg_anneal_to_relu(&gr, &g), LG_OK);
+    snprintf(F->ann, sizeof F->ann, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(F->ann_relu, sizeof F->ann_relu, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(F->gelu, sizeof F->gelu, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(F->gelu_relu, sizeof F->gelu_relu, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(F->x_npy, sizeof F->x_npy, "%s", lg_test_tmpfile(".npy"));
+    snprintf(F->x_txt, sizeof F->x_txt, "%s", lg_test_tmpfile(".txt"));
+    snprintf(F->out, sizeof F->out, "%s", lg_test_tmpfile(".out"));
+    snprintf(F->bad_npy, sizeof F->bad_npy, "%s", lg_test_tmpfile(".npy"));
+    ck_assert_int_eq(lg_netfile_write(&a, F->ann), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&ar, F->ann_relu), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&g, F->gelu), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&gr, F->gelu_relu), LG_OK);
+    lg_net_free(&a), lg_net_free(&g), lg_net_free(&ar), lg_net_free(&gr);
+    /* inputs in [0,1] from numpy's seeded generator, saved as float64 .npy */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import numpy as np; x = np.random.default_rng(5).random((%d, 4)); "
+             "np.save('%s', x); np.save('%s', x * 2); np.savetxt('%s', x, fmt='%%.17g')\"",
+             LG_PYTHON3, LG_GATE_N, F->x_npy, F->bad_npy, F->x_txt);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "numpy failed: %s", cmd);
+    /* read the text copy back for the library-side computations */
+    FILE *f = fopen(F->x_txt, "r");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < LG_GATE_N * 4; i++) ck_assert_int_eq(fscanf(f, "%lf", &X[i]), 1);
+    fclose(f);
+}
+
+static void lg_gate_cleanup(lg_gate_files *F)
+{
+    remove(F->ann), remove(F->ann_relu), remove(F->gelu), remove(F->gelu_relu);
+    remove(F->x_npy), remove(F->x_txt), remove(F->out), remove(F->bad_npy);
+}
+
+/* Run check and parse its JSON line; returns the exit code. */
+static int lg_gate_json(const lg_gate_files *F, const char *relu, const char *ref, const char *inputs, double D,
+                        const char *extra, json_t **js)
+{
+    char args[2048];
+    snprintf(args, sizeof args, "check '%s' --ref '%s' --inputs '%s' --eps 0.02 --max-deviation %.17g --json %s", relu,
+             ref, inputs, D, extra);
+    int rc = lg_test_cli(args, F->out);
+    json_error_t err;
+    *js = json_load_file(F->out, 0, &err);
+    ck_assert_msg(*js != NULL, "no JSON from: lgelu %s (%s)", args, err.text);
+    return rc;
+}
+
+static double lg_gate_num(json_t *js, const char *key)
+{
+    json_t *v = json_object_get(js, key);
+    ck_assert_msg(json_is_number(v), "JSON key %s missing", key);
+    return json_number_value(v);
+}
+
+START_TEST(test_gate_annealed_passes_direct_swap_fails)
+{
+    lg_gate_files F;
+    static double X[LG_GATE_N * 4];
+    lg_gate_setup(&F, X);
+    json_t *ja, *jg;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "", &ja), 0);
+    ck_assert_int_eq(lg_gate_json(&F, F.gelu_relu, F.gelu, F.x_npy, 1e300, "", &jg), 0);
+    double ba = lg_gate_num(ja, "bound_max"), bg = lg_gate_num(jg, "bound_max");
+    ck_assert_int_eq((int)lg_gate_num(ja, "n"), LG_GATE_N);
+    ck_assert_msg(ba > 0 && ba * 10 < bg, "annealed bound %g not far below direct swap %g", ba, bg);
+    /* every bound is certified: at least the observed deviation, at most the interval bound */
+    lg_net a, ar;
+    lg_dev dev;
+    ck_assert_int_eq(lg_net_load(&a, F.ann), LG_OK);
+    ck_assert_int_eq(lg_net_load(&ar, F.ann_relu), LG_OK);
+    ck_assert_int_eq(lg_dev_init(&dev, &ar, &a), LG_OK);
+    static double D[LG_GATE_N];
+    ck_assert_int_eq(lg_dev_bound_balls(&dev, X, LG_GATE_N, 0.02, 0.0, 1.0, D, NULL, NULL), LG_OK);
+    double dmax = 0;
+    for (int i = 0; i < LG_GATE_N; i++) dmax = D[i] > dmax ? D[i] : dmax;
+    ck_assert_msg(ba <= dmax * (1 + 1e-12), "check's bound %g above the interval bound %g", ba, dmax);
+    ck_assert(lg_gate_num(ja, "observed_max") <= ba);
+    json_t *w = json_object_get(ja, "worst");
+    ck_assert_double_eq(json_number_value(json_object_get(w, "bound")), ba);
+    lg_dev_free(&dev), lg_net_free(&a), lg_net_free(&ar);
+    /* the gate: the annealed net passes at sqrt(ba·bg), the direct swap fails and is named */
+    double thr = sqrt(ba * bg);
+    json_t *pa, *pg;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, thr, "", &pa), 0);
+    ck_assert(json_is_true(json_object_get(pa, "pass")));
+    ck_assert_int_eq(lg_gate_json(&F, F.gelu_relu, F.gelu, F.x_npy, thr, "", &pg), 1);
+    ck_assert(json_is_false(json_object_get(pg, "pass")));
+    ck_assert_int_gt((int)lg_gate_num(pg, "n_over"), 0);
+    w = json_object_get(pg, "worst");
+    ck_assert_msg(json_number_value(json_object_get(w, "bound")) > thr, "worst input under the threshold");
+    /* at the annealed net's own maximum it passes; just below it fails */
+    json_t *e1, *e2;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, ba, "", &e1), 0);
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, ba * (1 - 1e-9), "", &e2), 1);
+    /* text inputs give the same bounds as .npy */
+    json_t *jt;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_txt, 1e300, "", &jt), 0);
+    ck_assert_double_eq(lg_gate_num(jt, "bound_max"), ba);
+    /* --no-class-change: exit 1 exactly when the direct swap changes a class */
+    json_t *jc;
+    int rc = lg_gate_json(&F, F.gelu_relu, F.gelu, F.x_npy, 1e300, "--no-class-change", &jc);
+    long cc = (long)lg_gate_num(jc, "class_changes");
+    ck_assert_int_eq(rc, cc > 0 ? 1 : 0);
+    ck_assert(json_is_null(json_object_get(jc, "first_class_change")) == (cc == 0));
+    json_decref(ja), json_decref(jg), json_decref(pa), json_decref(pg), json_decref(e1), json_decref(e2);
+    json_decref(jt), json_decref(jc);
+    lg_gate_cleanup(&F);
+}
+END_TEST
+
+START_TEST(test_gate_usage_and_input_errors)
+{
+    lg_gate_files F;
+    static double X[LG_GATE_N * 4];
+    lg_gate_setup(&F, X);
+    char args[2048];
+    const struct {
+        const char *fmt;
+        int want;
+    } cases[] = {
+        {"check '%s' --ref '%s' --inputs '%s'", 2},                                   /* no --max-deviation */
+        {"check '%s' --ref '%s' --inputs '%s' --max-deviation -1", 2},                /* negative D */
+        {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --data /tmp", 2},     /* both sources */
+        {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --eps 2", 2},         /* eps out of range */
+        {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --bogus", 2},         /* unknown option */
+        {"check '%s' --ref '%s' --inputs '%s'.missing --max-deviation 1", 2},         /* unreadable */
+        {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --n 5", 0},           /* fine */
+        {"check --help '%s' '%s' '%s'", 0},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        snprintf(args, sizeof args, cases[t].fmt, F.ann_relu, F.ann, F.x_npy);
+        ck_assert_msg(lg_test_cli(args, NULL) == cases[t].want, "expected %d: lgelu %s", cases[t].want, args);
+    }
+    /* a pair that is not a substitution; inputs outside [0,1]; a wrong shape */
+    snprintf(args, sizeof args, "check '%s' --ref '%s' --inputs '%s' --max-deviation 1", F.ann, F.ann, F.x_npy);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    snprintf(args, sizeof args, "check '%s' --ref '%s' --inputs '%s' --max-deviation 1", F.ann_relu, F.ann, F.bad_npy);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    const int dims5[] = {5, 3, 3};
+    lg_net n5, n5r;
+    lg_rng r;
+    lg_rng_init(&r, 3, 1);
+    ck_assert_int_eq(lg_net_init(&n5, 2, dims5, LG_ACT_LGELU), LG_OK);
+    lg_test_randomize(&n5, &r, 1.0);
+    ck_assert_int_eq(lg_anneal_to_relu(&n5r, &n5), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&n5, F.gelu), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&n5r, F.gelu_relu), LG_OK);
+    snprintf(args, sizeof args, "check '%s' --ref '%s' --inputs '%s' --max-deviation 1", F.gelu_relu, F.gelu, F.x_npy);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    lg_net_free(&n5), lg_net_free(&n5r);
+    lg_gate_cleanup(&F);
+}
+END_TEST
+
+/* --data X.npy,y.npy for train, anneal and eval (numpy-written pair). */
+START_TEST(test_gate_npy_data_cli)
+{
+    char x[256], y[256], net[256], net2[256], out[256], cmd[2048];
+    snprintf(x, sizeof x, "%s", lg_test_tmpfile(".npy"));
+    snprintf(y, sizeof y, "%s", lg_test_tmpfile(".npy"));
+    snprintf(net, sizeof net, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(net2, sizeof net2, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".json"));
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import numpy as np; x = np.random.default_rng(2).random((300, 4)).astype(np.float32); "
+             "np.save('%s', x); np.save('%s', ((x[:, 0] > 0.5).astype(np.int32) + (x[:, 1] > 0.5)).astype(np.uint8))\"",
+             LG_PYTHON3, x, y);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "numpy failed: %s", cmd);
+    snprintf(cmd, sizeof cmd, "train --data '%s,%s' --arch 4,16,3 --act lgelu --epochs 30 --batch 16 -o '%s'", x, y, net);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "anneal '%s' --data '%s,%s,%s,%s' --epochs 2 -o '%s'", net, x, y, x, y, net2);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "eval '%s' --data '%s,%s' --json", net2, x, y);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    json_error_t err;
+    json_t *js = json_load_file(out, 0, &err);
+    ck_assert_msg(js != NULL, "eval printed no JSON: %s", err.text);
+    lg_dataset ds;
+    lg_net n;
+    ck_assert_int_eq(lg_npy_load_dataset(&ds, x, y), LG_OK);
+    ck_assert_int_eq(lg_net_load(&n, net2), LG_OK);
+    double acc;
+    ck_assert_int_eq(lg_eval_accuracy(&n, &ds, &acc), LG_OK);
+    double cli = json_number_value(json_object_get(js, "accuracy"));
+    ck_assert_double_eq_tol(cli, acc, 1e-6);
+    ck_assert_msg(acc > 0.6, "the net learnt nothing from the .npy pair: accuracy %g", acc);
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "n")), 300);
+    /* three files, and a directory without IDX files, are refused */
+    snprintf(cmd, sizeof cmd, "eval '%s' --data '%s,%s,%s'", net2, x, y, x);
+    ck_assert_int_ne(lg_test_cli(cmd, NULL), 0);
+    json_decref(js);
+    lg_net_free(&n);
+    lg_dataset_free(&ds);
+    remove(x), remove(y), remove(net), remove(net2), remove(out);
+}
+END_TEST
+
+/* core/atomic_file.h: replace, discard, whole-line appends. */
+START_TEST(test_gate_atomic_file)
+{
+    char path[256], buf[256];
+    snprintf(path, sizeof path, "%s", lg_test_tmpfile(".csv"));
+    ck_assert_int_eq(lg_atomic_write(path, "old\n", 4), LG_OK);
+    lg_atomic_file a;
+    ck_assert_int_eq(lg_atomic_open(&a, path), LG_OK);
+    fputs("new contents\n", a.f);
+    FILE *f = fopen(path, "r"); /* before the commit the target is the old file */
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+    fclose(f);
+    ck_assert_str_eq(buf, "old\n");
+    lg_atomic_discard(&a);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+    fclose(f);
+    ck_assert_str_eq(buf, "old\n");
+    ck_assert_int_eq(lg_atomic_open(&a, path), LG_OK);
+    fputs("new contents\n", a.f);
+    ck_assert_int_eq(lg_atomic_commit(&a), LG_OK);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+    fclose(f);
+    ck_assert_str_eq(buf, "new contents\n");
+    lg_line_log l;
+    ck_assert_int_eq(lg_line_log_open(&l, path, "a,b\n"), LG_OK);
+    ck_assert_int_eq(lg_line_log_printf(&l, "%d,%s", 1, "x"), LG_OK);
+    ck_assert_int_eq(lg_line_log_printf(&l, "%d,%s\n", 2, "y"), LG_OK);
+    ck_assert_int_eq(lg_line_log_close(&l), LG_OK);
+    ck_assert_int_eq(lg_line_log_close(&l), LG_OK); /* closed twice: no-op */
+    f = fopen(path, "r");
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    ck_assert_str_eq(buf, "a,b\n1,x\n2,y\n");
+    ck_assert_int_eq(lg_atomic_open(&a, "/nonexistent-dir/x.csv"), LG_ERR_IO);
+    ck_assert_msg(strstr(lg_errmsg(), "/nonexistent-dir/x.csv"), "%s", lg_errmsg());
+    remove(path);
+}
+END_TEST
+
+/* Check that out/results.csv holds only whole rows, each with its result
+ * file; returns the number of rows. With tmp_ok = 0 no temporary file may
+ * be left in out. */
+static int lg_gate_bench_files(const char *out, int tmp_ok)
+{
+    char p[512], rp[2048], line[4096];
+    snprintf(p, sizeof p, "%s/results.csv", out);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int rows = -1;
+    while (fgets(line, sizeof line, f)) {
+        size_t l = strlen(line);
+        ck_assert_msg(l > 0 && line[l - 1] == '\n', "partial row in %s: '%s'", p, line);
+        if (rows++ < 0) {
+            ck_assert_str_eq(line, "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n");
+            continue;
+        }
+        int commas = 0;
+        for (char *c = line; *c; c++) commas += *c == ',';
+        ck_assert_msg(commas == 9, "row %d has %d fields: %s", rows, commas + 1, line);
+        char inst[1024], verdict[64], result[64];
+        ck_assert_msg(sscanf(line, "%1023[^,],%*[^,],%*[^,],%*[^,],%63[^,],%63[^,],", inst, verdict, result) == 3,
+                      "unparsable row: %s", line);
+        ck_assert_msg(!strcmp(verdict, "robust") || !strcmp(verdict, "violated") || !strcmp(verdict, "unknown"),
+                      "verdict '%s'", verdict);
+        snprintf(rp, sizeof rp, "%s/%s.txt", out, inst);
+        FILE *r = fopen(rp, "r");
+        ck_assert_msg(r != NULL, "row %d has no result file %s", rows, rp);
+        char first[64] = {0};
+        ck_assert_ptr_nonnull(fgets(first, sizeof first, r));
+        fclose(r);
+        first[strcspn(first, "\n")] = '\0';
+        ck_assert_msg(strcmp(first, result) == 0, "%s says %s, the CSV %s", rp, first, result);
+    }
+    fclose(f);
+    if (!tmp_ok) {
+        snprintf(rp, sizeof rp, "ls -a '%s' | grep -q '\\.tmp\\.'", out);
+        ck_assert_msg(system(rp) != 0, "a temporary file was left in %s", out);
+    }
+    return rows;
+}
+
+/* Start `lgelu bench`, wait for its first row, send sig; the files must be
+ * whole. SIGTERM: it stops early with exit 143; SIGKILL: killed. */
+static void lg_gate_bench_kill(int sig)
+{
+    char dir[256], out[300], p[600];
+    snprintf(dir, sizeof dir, "%s", lg_test_tmpfile("_bench"));
+    snprintf(out, sizeof out, "%s/out", dir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(p, sizeof p, "%s/instances.csv", dir);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    enum { LG_GATE_INST = 24 };
+    for (int i = 0; i < LG_GATE_INST; i++) /* about 0.5 s each */
+        fprintf(f, "%s,%s,60\n", lg_test_fixture(i % 2 ? "acasxu/ACASXU_run2a_1_1_batch_2000.onnx" : "vnncomp/mnist-net_256x2.onnx"),
+                i % 2 ? "acasxu/prop_2.vnnlib" : "vnncomp/prop_3_0.05.vnnlib");
+    fclose(f);
+    /* the vnnlib paths are relative to DIR: link the fixture folders there */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ln -s '%s/acasxu' '%s/acasxu' && ln -s '%s/vnncomp' '%s/vnncomp'", LG_FIXTURES, dir,
+             LG_FIXTURES, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1), dup2(devnull, 2);
+        execl(LG_BINARY_DIR "/lgelu", "lgelu", "bench", dir, "--out", out, "-j", "1", (char *)NULL);
+        _exit(127);
+    }
+    snprintf(p, sizeof p, "%s/results.csv", out);
+    int seen = 0;
+    for (int t = 0; t < 6000 && !seen; t++) { /* up to 120 s */
+        FILE *r = fopen(p, "r");
+        int lines = 0, ch;
+        if (r) {
+            while ((ch = fgetc(r)) != EOF) lines += ch == '\n';
+            fclose(r);
+        }
+        seen = lines >= 2;
+        if (!seen) nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    ck_assert_msg(seen, "bench wrote no row in 120 s");
+    ck_assert_int_eq(kill(pid, sig), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    if (sig == SIGKILL) ck_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+    else ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 128 + sig, "exit status %d", ws);
+    int rows = lg_gate_bench_files(out, sig == SIGKILL);
+    ck_assert_msg(rows >= 1 && rows < LG_GATE_INST, "%d rows: not stopped early", rows);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_gate_bench_sigterm_keeps_whole_files) { lg_gate_bench_kill(SIGTERM); }
+END_TEST
+
+START_TEST(test_gate_bench_sigkill_keeps_whole_files) { lg_gate_bench_kill(SIGKILL); }
+END_TEST
+
+Suite *suite_gate(void)
+{
+    Suite *s = suite_create("gate");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_gate_annealed_passes_direct_swap_fails);
+    tcase_add_test(tc, test_gate_npy_data_cli);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, test_gate_usage_and_input_errors);
+    tcase_add_test(tl, test_gate_atomic_file);
+    tcase_add_test(tl, test_gate_bench_sigterm_keeps_whole_files);
+    tcase_add_test(tl, test_gate_bench_sigkill_keeps_whole_files);
+    suite_add_tcase(s, tl);
+    return s;
+}
