@@ -129,8 +129,17 @@ LG_INLINE float lg_v_phif(float u, float *uc)
     }
 
 LG_SIMD_KERNELS(sse2, )
-LG_SIMD_KERNELS(avx2, __attribute__((target("avx2,prefer-vector-width=256"))))
-LG_SIMD_KERNELS(avx512, __attribute__((target("avx512f,prefer-vector-width=512"))))
+/* gcc takes the vector width in the target attribute; clang does not (it
+ * would ignore the whole attribute), so clang gets the ISA alone. */
+#if defined(__clang__)
+#define LG_TARGET_AVX2 "avx2"
+#define LG_TARGET_AVX512 "avx512f"
+#else
+#define LG_TARGET_AVX2 "avx2,prefer-vector-width=256"
+#define LG_TARGET_AVX512 "avx512f,prefer-vector-width=512"
+#endif
+LG_SIMD_KERNELS(avx2, __attribute__((target(LG_TARGET_AVX2))))
+LG_SIMD_KERNELS(avx512, __attribute__((target(LG_TARGET_AVX512))))
 
 typedef struct lg_simd_ops {
     void (*fwd)(float *, const float *, float, size_t);
