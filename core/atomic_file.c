@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,6 +60,19 @@ lg_status lg_atomic_open(lg_atomic_file *a, const char *path)
     return LG_OK;
 }
 
+lg_status lg_atomic_publish(const char *tmp, const char *path)
+{
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return lg_fail(LG_ERR_IO, "%s: %s", tmp, strerror(errno));
+    int rc = fsync(fd);
+    int err = errno;
+    close(fd);
+    if (rc != 0) return lg_fail(LG_ERR_IO, "%s: fsync: %s", tmp, strerror(err));
+    if (rename(tmp, path) != 0) return lg_fail(LG_ERR_IO, "%s: cannot replace it: %s", path, strerror(errno));
+    lg_atomic_sync_dir(path);
+    return LG_OK;
+}
+
 lg_status lg_atomic_commit(lg_atomic_file *a)
 {
     if (!a->f) {
@@ -66,15 +80,13 @@ lg_status lg_atomic_commit(lg_atomic_file *a)
         return lg_fail(LG_ERR_IO, "atomic file: commit without open");
     }
     lg_status st = LG_OK;
-    int bad = ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0;
+    int bad = ferror(a->f) || fflush(a->f) != 0;
     int err = errno;
     bad |= fclose(a->f) != 0;
     a->f = NULL;
     if (bad) st = lg_fail(LG_ERR_IO, "%s: write error: %s", a->path, strerror(err ? err : errno));
-    else if (rename(a->tmp, a->path) != 0)
-        st = lg_fail(LG_ERR_IO, "%s: cannot replace it: %s", a->path, strerror(errno));
+    else st = lg_atomic_publish(a->tmp, a->path);
     if (st == LG_OK) {
-        lg_atomic_sync_dir(a->path);
         free(a->tmp);
         a->tmp = NULL;
     }
@@ -102,6 +114,22 @@ lg_status lg_atomic_write(const char *path, const void *data, size_t n)
         return st;
     }
     return lg_atomic_commit(&a);
+}
+
+lg_status lg_atomic_append_line(int fd, const char *line, size_t len)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return lg_fail(LG_ERR_IO, "append: %s", strerror(errno));
+    ssize_t w;
+    do w = write(fd, line, len);
+    while (w < 0 && errno == EINTR);
+    if (w < 0 || (size_t)w != len) {
+        int err = w < 0 ? errno : ENOSPC;
+        if (w > 0) (void)ftruncate(fd, sb.st_size); /* never leave part of a line */
+        return lg_fail(LG_ERR_IO, "append: write error: %s", strerror(err));
+    }
+    if (fdatasync(fd) != 0) return lg_fail(LG_ERR_IO, "append: cannot sync: %s", strerror(errno));
+    return LG_OK;
 }
 
 lg_status lg_line_log_open(lg_line_log *l, const char *path, const char *header)
@@ -135,21 +163,12 @@ lg_status lg_line_log_printf(lg_line_log *l, const char *fmt, ...)
         goto done;
     }
     if (n == 0 || buf[n - 1] != '\n') buf[n++] = '\n';
-    struct stat sb;
-    if (fstat(l->fd, &sb) != 0) {
-        st = lg_fail(LG_ERR_IO, "%s: %s", l->path, strerror(errno));
-        goto done;
+    st = lg_atomic_append_line(l->fd, buf, (size_t)n);
+    if (st != LG_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", lg_errmsg());
+        st = lg_fail(st, "%s: %s", l->path, msg);
     }
-    ssize_t w;
-    do w = write(l->fd, buf, (size_t)n);
-    while (w < 0 && errno == EINTR);
-    if (w != n) {
-        int err = w < 0 ? errno : ENOSPC;
-        if (w > 0) (void)ftruncate(l->fd, sb.st_size); /* never leave part of a row */
-        st = lg_fail(LG_ERR_IO, "%s: write error: %s", l->path, strerror(err));
-        goto done;
-    }
-    if (fdatasync(l->fd) != 0) st = lg_fail(LG_ERR_IO, "%s: cannot sync: %s", l->path, strerror(errno));
 done:
     free(buf);
     return st;

@@ -40,6 +40,13 @@ void lg_atomic_discard(lg_atomic_file *a);
 /* Replace path with the n bytes of data (open + write + commit). */
 lg_status lg_atomic_write(const char *path, const void *data, size_t n);
 
+/* The two primitives underneath, for callers that manage their own files
+ * (the study runner): fsync tmp, rename it over path and fsync the folder;
+ * and one write(2) of a whole line on an O_APPEND descriptor, truncated away
+ * on a short write, then fdatasync. Nothing is owned. */
+lg_status lg_atomic_publish(const char *tmp, const char *path);
+lg_status lg_atomic_append_line(int fd, const char *line, size_t len);
+
 typedef struct lg_line_log {
     int fd;     /* O_APPEND descriptor, −1 when closed */
     char *path;

@@ -13,7 +13,7 @@
 #include "anneal/relu.h"
 #include "anneal/schedule.h"
 #include "core/act.h"
-#include "core/atomic.h"
+#include "core/atomic_file.h"
 #include "core/eval.h"
 #include "core/netfile.h"
 #include "train/loop.h"

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/atomic.h"
+#include "core/atomic_file.h"
 #include "core/netfile.h"
 
 void lg_study_key_instance(char *buf, size_t n, const char *regime, const char *arch, long seed, int input,
