@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/idx.h"
+#include "core/clock.h"
 #include "core/linalg.h"
 #include "core/rng.h"
 #include "train/act_simd.h"
@@ -21,12 +22,6 @@
 static const int lg_dims[NL + 1] = {784, 256, 256, 10};
 enum { BATCH = 128 };
 
-static double lg_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int lg_cmp(const void *a, const void *b)
 {

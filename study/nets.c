@@ -1,5 +1,6 @@
 /* nets.c — train or reuse the study's networks (nets.h). */
 #include "study/nets.h"
+#include "core/clock.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -19,12 +20,6 @@
 #include "train/loop.h"
 #include "train/model.h"
 
-static double lg_nets_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void lg_study_net_free(lg_study_net *n)
 {
@@ -113,7 +108,7 @@ static lg_status lg_nets_obtain(lg_study_net *n, const char *cache, const lg_stu
         return LG_OK;
     }
     lg_status st;
-    double t0 = lg_nets_now();
+    double t0 = lg_now();
     double offset = 0.0;
     if (tr->anneal_epochs > 0) {
         /* the post-hoc route: the base network (normally the plain regime's cached net), then `lgelu anneal` */
@@ -135,7 +130,7 @@ static lg_status lg_nets_obtain(lg_study_net *n, const char *cache, const lg_stu
         st = lg_nets_train(&n->net, tr, tr->epochs, tr->anneal_start < 1.0, (uint64_t)seed, logtmp, train, test);
     }
     if (st != LG_OK) goto fail;
-    n->train_seconds += lg_nets_now() - t0;
+    n->train_seconds += lg_now() - t0;
     if ((st = lg_netfile_write(&n->net, tmp)) != LG_OK) goto fail;
     if ((st = lg_atomic_publish(logtmp, log)) != LG_OK) goto fail;
     if ((st = lg_atomic_publish(tmp, path)) != LG_OK) goto fail;

@@ -1,5 +1,6 @@
 /* run.c — the study runner (run.h). */
 #include "study/run.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,12 +43,6 @@ int lg_study_shard_parse(const char *s, int *k, int *n)
     return 0;
 }
 
-static double lg_run_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* One network slot of the grid. */
 typedef struct lg_run_net {
@@ -95,7 +90,7 @@ static void lg_run_fail(lg_run_ctx *C, lg_status st)
 static void lg_run_progress(lg_run_ctx *C, const char *what)
 {
     if (!C->o->progress) return;
-    double el = lg_run_now() - C->t0;
+    double el = lg_now() - C->t0;
     double eta = C->done > 0 ? el / (double)C->done * (double)(C->n_todo - C->done) : 0.0;
     fprintf(stderr, "\rstudy: %s %ld/%ld, %.0f s elapsed, ETA %.0f s   ", what, C->done, C->n_todo, el, eta);
     if (C->done == C->n_todo) fprintf(stderr, "\n");
@@ -262,7 +257,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     memset(stats, 0, sizeof *stats);
     C.g = g;
     C.o = o;
-    C.t0 = lg_run_now();
+    C.t0 = lg_now();
     pthread_mutex_init(&C.mu, NULL);
     char cache[4096], path[4200];
     lg_status st = lg_run_mkdir(o->out_dir);
@@ -323,11 +318,11 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     for (int r = 0; r < g->n_regimes; r++) par &= g->regimes[r].tr.threads == 1;
     if ((st = lg_run_pool(&C, lg_run_nets_worker, par ? o->jobs : 1)) != LG_OK) goto out;
     /* phase 2: instances */
-    C.t0 = lg_run_now();
+    C.t0 = lg_now();
     st = lg_run_pool(&C, lg_run_inst_worker, o->jobs);
     stats->n_run = C.done;
 out:
-    stats->seconds = lg_run_now() - C.t0;
+    stats->seconds = lg_now() - C.t0;
     if (C.nets)
         for (int i = 0; i < C.n_nets; i++) lg_study_net_free(&C.nets[i].n);
     free(C.nets);

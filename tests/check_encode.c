@@ -9,18 +9,13 @@
 #include <time.h>
 
 #include "encode/problem.h"
+#include "core/clock.h"
 #include "encode/rational.h"
 #include "oracle.h"
 #include "testutil.h"
 
 static int quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static const char *ans_name(lg_answer a)
 {
@@ -441,9 +436,9 @@ START_TEST(test_encode_timeout_honoured)
     o.timeout_s = 1.0;
     for (int b = 0; b < 2; b++) {
         lg_result r;
-        double t0 = now_s();
+        double t0 = lg_now();
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&in.prob, &o, &r), LG_OK);
-        double dt = now_s() - t0;
+        double dt = lg_now() - t0;
         fprintf(stderr, "encode timeout: %s answered %s (%s) after %.2f s\n", names[b], ans_name(r.answer), r.reason, dt);
         ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "%s decided the hard instance (%s)", names[b], ans_name(r.answer));
         ck_assert_str_eq(r.reason, "timeout");
@@ -467,10 +462,10 @@ START_TEST(test_encode_timeout_hard_kill)
     lg_solve_opts o = lg_solve_opts_default();
     o.timeout_s = 2.0;
     lg_result r;
-    double t0 = now_s();
+    double t0 = lg_now();
     lg_status st = lg_solver_find("z3")->solve(&in.prob, &o, &r);
     ck_assert_msg(st == LG_OK, "z3: %s", lg_errmsg());
-    double dt = now_s() - t0;
+    double dt = lg_now() - t0;
     fprintf(stderr, "encode hard kill: z3 answered %s (%s) after %.2f s\n", ans_name(r.answer), r.reason, dt);
     ck_assert_int_eq(r.answer, LG_ANSWER_UNKNOWN);
     ck_assert_str_eq(r.reason, "timeout");

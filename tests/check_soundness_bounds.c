@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/netfile.h"
+#include "core/clock.h"
 #include "testutil.h"
 #include "verify/alpha.h"
 #include "verify/bounds.h"
@@ -327,7 +328,7 @@ static int lg_tsb_all_bounds(const char *what, const lg_net *net, const double *
     if (lp) {
         long n_lp = 0;
         /* a deadline: GLPK's simplex can stall on these ill-conditioned LPs */
-        lg_status st = lg_bounds_lp(&b, net, lg_bounds_now() + 1.0, &n_lp);
+        lg_status st = lg_bounds_lp(&b, net, lg_now() + 1.0, &n_lp);
         ck_assert_msg(st == LG_OK || st == LG_ERR_NUMERIC, "%s: lp status %d", what, (int)st);
         if (st == LG_OK) {
             ck_assert_int_eq(lg_bounds_objective_lower(&b, net, m, C, d, lb), LG_OK);

@@ -1,5 +1,6 @@
 /* soundfuzz.c — every mode of the driver against the exact oracle (soundfuzz.h). */
 #include "soundfuzz.h"
+#include "core/clock.h"
 
 #include <string.h>
 #include <time.h>
@@ -11,12 +12,6 @@ const char *const lg_fuzz_solver_names[LG_FUZZ_N_SOLVERS] = {"auto", "glpk", "z3
 const char *const lg_fuzz_bab_names[LG_FUZZ_N_BABS] = {"none", "input", "relu", "auto"};
 static const lg_bab_mode bab_modes[LG_FUZZ_N_BABS] = {LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU, LG_BAB_AUTO};
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 lg_fuzz_opts lg_fuzz_opts_default(void)
 {
@@ -105,9 +100,9 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
             vo.bab.mode = bab_modes[bi];
             vo.bab.threads = 1;
             lg_verify_report r;
-            double t0 = now_s();
+            double t0 = lg_now();
             lg_status st = lg_verify_run(&fc->net, &fc->prop, &vo, &r);
-            s->t_verify += now_s() - t0;
+            s->t_verify += lg_now() - t0;
             s->runs++;
             if (st != LG_OK) {
                 s->errors++;
@@ -140,7 +135,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
             if (o->verbose)
                 fprintf(log, "soundfuzz: case %ld %s/%s: %s (%s, %.3f s)\n", fc->index, vo.solver,
                         lg_fuzz_bab_names[bi], lg_verdict_name(r.verdict), r.method[0] ? r.method : r.reason,
-                        now_s() - t0);
+                        lg_now() - t0);
             lg_verify_report_free(&r);
         }
     }

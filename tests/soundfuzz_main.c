@@ -15,14 +15,9 @@
 #include <time.h>
 
 #include "gen_fuzz.h"
+#include "core/clock.h"
 #include "soundfuzz.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int usage(void)
 {
@@ -77,14 +72,14 @@ int main(int argc, char **argv)
     if (one >= 0) start = one, n_cases = 1, hours = 0;
     lg_fuzz_stats s;
     memset(&s, 0, sizeof s);
-    double t0 = now_s(), last = t0;
+    double t0 = lg_now(), last = t0;
     long bad = 0;
     for (long idx = start; n_cases < 0 || idx < start + n_cases; idx++) {
-        if (n_cases < 0 && now_s() - t0 >= hours * 3600.0) break;
+        if (n_cases < 0 && lg_now() - t0 >= hours * 3600.0) break;
         lg_fuzz_case fc;
-        double tc = now_s();
+        double tc = lg_now();
         lg_status st = lg_fuzz_case_make(&fc, seed, idx);
-        s.t_oracle += now_s() - tc;
+        s.t_oracle += lg_now() - tc;
         if (st) {
             fprintf(stderr, "soundfuzz: case %ld: %s\n", idx, lg_errmsg());
             return 1;
@@ -102,12 +97,12 @@ int main(int argc, char **argv)
         }
         bad += lg_fuzz_run_case(&fc, &o, &s, stdout);
         lg_fuzz_case_free(&fc);
-        if (now_s() - last >= 60.0) {
-            last = now_s();
+        if (lg_now() - last >= 60.0) {
+            last = lg_now();
             lg_fuzz_stats_print(&s, last - t0, stdout);
             fflush(stdout);
         }
     }
-    lg_fuzz_stats_print(&s, now_s() - t0, stdout);
+    lg_fuzz_stats_print(&s, lg_now() - t0, stdout);
     return bad ? 1 : 0;
 }

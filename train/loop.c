@@ -1,6 +1,7 @@
 /* loop.c — mini-batch training with seeded shuffling, hook, logging and a
  * NaN/Inf guard. */
 #include "train/loop.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,12 +23,6 @@ lg_train_opts lg_train_opts_default(void)
     return o;
 }
 
-static double lg_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 double lg_model_accuracy(lg_model *m, const lg_dataset *ds)
 {

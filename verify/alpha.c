@@ -8,6 +8,7 @@
  * the corner and the signs held fixed (they are piecewise constant in α).
  */
 #include "verify/alpha.h"
+#include "core/clock.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -145,7 +146,7 @@ lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const 
                 memcpy(best, a, size * sizeof *a);
                 if (Ain) memcpy(Ain + (size_t)r * n_in, ain, n_in * sizeof *ain);
             }
-            if (it == steps || (deadline > 0 && lg_bounds_now() >= deadline)) break;
+            if (it == steps || (deadline > 0 && lg_now() >= deadline)) break;
             p1 *= b1;
             p2 *= b2;
             for (size_t j = 0; j < size; j++) {

@@ -43,7 +43,7 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
  * [m][size] (initialised by the caller, e.g. lg_alpha_default), each row
  * separately. out[r] = best bound seen (never below the starting one); alpha
  * is left at the slopes that gave it, and Ain (optional) is their
- * coefficient vector. Stops early at deadline (lg_bounds_now; ≤ 0 none). */
+ * coefficient vector. Stops early at deadline (lg_now; ≤ 0 none). */
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
                             double lr, double deadline, double *alpha, double *out, double *Ain);
 

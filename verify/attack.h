@@ -9,7 +9,7 @@
  * uniform points; PGD takes signed-gradient steps of a decaying fraction of
  * the box width from the centre and random starts. Seeded: the same seed
  * gives the same search. Every hit is confirmed with lg_recheck before it is
- * returned. The clock (lg_bounds_now) is checked in every loop.
+ * returned. The clock (lg_now) is checked in every loop.
  * Nothing is owned: the caller provides x[n_in].
  */
 #ifndef LG_ATTACK_H
@@ -24,7 +24,7 @@ typedef struct lg_attack_opts {
     int steps;        /* PGD steps per start, default 100 */
     double step0;     /* first step as a fraction of the box width, default 0.25 */
     unsigned long seed;
-    double deadline;  /* lg_bounds_now() time to give up at; ≤ 0 = none */
+    double deadline;  /* lg_now() time to give up at; ≤ 0 = none */
 } lg_attack_opts;
 
 lg_attack_opts lg_attack_opts_default(void);

@@ -56,7 +56,7 @@ typedef struct lg_bab_opts {
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
     unsigned long seed;
-    double deadline;       /* lg_bounds_now() time to stop at; ≤ 0 none */
+    double deadline;       /* lg_now() time to stop at; ≤ 0 none */
     int verbose;           /* 1: a progress line per round on stderr */
 } lg_bab_opts;
 

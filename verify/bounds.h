@@ -77,7 +77,7 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
  * the triangle LP relaxation of layers < k (GLPK simplex). Each LP optimum is
  * turned into a sound bound through its dual (Lagrangian over the variable
  * boxes) and the margin rule above. Stops at the wall-clock time `deadline`
- * (seconds, lg_bounds_now() clock; ≤ 0 = none) leaving remaining bounds
+ * (seconds, lg_now() clock; ≤ 0 = none) leaving remaining bounds
  * as they were (still sound). Sets *n_lp to the number of LPs solved. */
 lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n_lp);
 
@@ -96,8 +96,6 @@ int lg_bounds_finite(const lg_bounds *b);
 /* Unstable neurons (lo < 0 < hi) of relu layer k; identity layers count 0. */
 int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
 
-/* Monotonic wall-clock seconds (CLOCK_MONOTONIC). */
-double lg_bounds_now(void);
 
 /* The margin rule for a sum v of N terms whose absolute values sum to
  * `mass` (subtract from a lower bound, add to an upper one). Exposed for
