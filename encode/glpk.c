@@ -299,3 +299,5 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     r->seconds = lg_now() - t0;
     return st;
 }
+
+void lg_encode_thread_done(void) { glp_free_env(); }

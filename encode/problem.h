@@ -68,4 +68,8 @@ typedef struct lg_solver_ops {
 /* "z3", "glpk", "smt2", "lp"; NULL if unknown. */
 const lg_solver_ops *lg_solver_find(const char *name);
 
+/* Release the calling thread's solver state (GLPK keeps a thread-local
+ * environment); a worker thread that used encode/ calls it before it ends. */
+void lg_encode_thread_done(void);
+
 #endif

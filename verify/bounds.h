@@ -11,8 +11,11 @@
  *                       upper line, lower slope 0 or 1 by the area
  *                       heuristic 1 iff u > −l), intersected with the
  *                       interval bounds;
- *   lg_bounds_lp        (bounds_lp.c) LP tightening with GLPK of every
- *                       still-unstable neuron, layer by layer.
+ *   lg_bounds_lp        (bounds_lp.c) LP tightening of every
+ *                       still-unstable neuron, layer by layer: bounds_lp.c
+ *                       builds the triangle LP (chord of relax.h), the
+ *                       solver (GLPK) and the sound dual bound live behind
+ *                       encode/lp_relax.h; verify/ has no GLPK of its own.
  *
  * Floating-point soundness (DESIGN.md §3 "Floating point and overflow in
  * the bounds"): every bound holds for the real-valued network whose weights
@@ -99,7 +102,7 @@ int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
 
 /* The margin rule for a sum v of N terms whose absolute values sum to
  * `mass` (subtract from a lower bound, add to an upper one). Exposed for
- * tests, backsub.c and bounds_lp.c. */
+ * tests, backsub.c and bounds_lp.c (passed to encode/lp_relax.h). */
 double lg_bounds_margin(double v, double mass, double n_terms);
 
 #endif

@@ -1,7 +1,8 @@
 /* worklist.c — min-heap of B&B nodes and the batch runner (worklist.h). */
 #include "verify/worklist.h"
 
-#include <glpk.h>
+#include "encode/problem.h" /* lg_encode_thread_done */
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,8 +108,7 @@ static void *lg_wl_thread(void *arg)
 {
     lg_wl_arg *a = arg;
     lg_wl_loop(a->pool, a->thread);
-    /* GLPK keeps a thread-local environment: release it before the thread ends */
-    glp_free_env();
+    lg_encode_thread_done(); /* the solvers' thread-local state (GLPK) */
     return NULL;
 }
 

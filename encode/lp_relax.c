@@ -1,0 +1,168 @@
+/* lp_relax.c — a boxed LP loaded into GLPK and sound lower bounds from its
+ * duals (lp_relax.h). */
+#include "encode/lp_relax.h"
+
+#include <assert.h>
+#include <glpk.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max_nnz)
+{
+    memset(lp, 0, sizeof *lp);
+    lp->n_cols = n_cols;
+    lp->max_rows = max_rows;
+    lp->max_nnz = max_nnz;
+    size_t nc = (size_t)n_cols + 1;
+    lp->lo = calloc(nc, sizeof *lp->lo);
+    lp->hi = calloc(nc, sizeof *lp->hi);
+    lp->obj = calloc(nc, sizeof *lp->obj);
+    lp->rc = calloc(nc, sizeof *lp->rc);
+    lp->rm = calloc(nc, sizeof *lp->rm);
+    lp->rows = calloc((size_t)max_rows + 1, sizeof *lp->rows);
+    lp->ind = malloc((max_nnz + 1) * sizeof *lp->ind);
+    lp->val = malloc((max_nnz + 1) * sizeof *lp->val);
+    if (!lp->lo || !lp->hi || !lp->obj || !lp->rc || !lp->rm || !lp->rows || !lp->ind || !lp->val) {
+        lg_lp_relax_free(lp);
+        return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
+    }
+    return LG_OK;
+}
+
+void lg_lp_relax_free(lg_lp_relax *lp)
+{
+    if (lp->P) glp_delete_prob(lp->P);
+    free(lp->lo);
+    free(lp->hi);
+    free(lp->obj);
+    free(lp->rc);
+    free(lp->rm);
+    free(lp->rows);
+    free(lp->ind);
+    free(lp->val);
+    memset(lp, 0, sizeof *lp);
+}
+
+void lg_lp_relax_col(lg_lp_relax *lp, int c, double lo, double hi)
+{
+    assert(c >= 0 && c < lp->n_cols);
+    lp->lo[c] = lo;
+    lp->hi[c] = hi;
+}
+
+void lg_lp_relax_row_add(lg_lp_relax *lp, char sense, double rhs)
+{
+    assert(lp->n_rows < lp->max_rows && !lp->P);
+    lg_lp_relax_row *R = &lp->rows[lp->n_rows++];
+    R->sense = sense;
+    R->rhs = rhs;
+    R->n = 0;
+    R->col = lp->ind + lp->nnz;
+    R->val = lp->val + lp->nnz;
+}
+
+void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val)
+{
+    assert(lp->n_rows > 0 && lp->nnz < lp->max_nnz && col >= 0 && col < lp->n_cols);
+    lp->ind[lp->nnz] = col;
+    lp->val[lp->nnz] = val;
+    lp->nnz++;
+    lp->rows[lp->n_rows - 1].n++;
+}
+
+lg_status lg_lp_relax_load(lg_lp_relax *lp)
+{
+    if (lp->P) return lg_fail(LG_ERR_SOLVER, "lp relaxation: already loaded");
+    for (int c = 0; c < lp->n_cols; c++)
+        if (!isfinite(lp->lo[c]) || !isfinite(lp->hi[c]))
+            return lg_fail(LG_ERR_NUMERIC, "lp relaxation: infinite bound on column %d", c + 1);
+    int max_n = 0;
+    for (int i = 0; i < lp->n_rows; i++)
+        if (lp->rows[i].n > max_n) max_n = lp->rows[i].n;
+    int *ind = malloc(((size_t)max_n + 1) * sizeof *ind);
+    if (!ind) return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
+    glp_prob *P = glp_create_prob();
+    lp->P = P;
+    glp_set_obj_dir(P, GLP_MIN);
+    if (lp->n_cols > 0) glp_add_cols(P, lp->n_cols);
+    for (int c = 0; c < lp->n_cols; c++)
+        glp_set_col_bnds(P, c + 1, lp->lo[c] == lp->hi[c] ? GLP_FX : GLP_DB, lp->lo[c], lp->hi[c]);
+    if (lp->n_rows > 0) glp_add_rows(P, lp->n_rows);
+    for (int i = 0; i < lp->n_rows; i++) {
+        const lg_lp_relax_row *R = &lp->rows[i];
+        int type = R->sense == 'E' ? GLP_FX : R->sense == 'G' ? GLP_LO : GLP_UP;
+        glp_set_row_bnds(P, i + 1, type, R->rhs, R->rhs);
+        /* glp_set_mat_row reads ind[1..n] (1-based columns), val[1..n] */
+        for (int e = 0; e < R->n; e++) ind[e + 1] = R->col[e] + 1;
+        glp_set_mat_row(P, i + 1, R->n, ind, R->val - 1);
+    }
+    free(ind);
+    return LG_OK;
+}
+
+/* Sound lower bound of obj·v + c0 from the current GLPK duals. */
+static double lg_lp_relax_dual_bound(const lg_lp_relax *lp, double c0,
+                                     double (*margin)(double v, double mass, double n_terms))
+{
+    glp_prob *P = lp->P;
+    double *rc = lp->rc, *rm = lp->rm;
+    double v = c0, mass = fabs(c0);
+    for (int c = 0; c < lp->n_cols; c++) {
+        rc[c] = lp->obj[c];
+        rm[c] = fabs(lp->obj[c]);
+    }
+    size_t terms = 0;
+    for (int i = 0; i < lp->n_rows; i++) {
+        const lg_lp_relax_row *R = &lp->rows[i];
+        double y = glp_get_row_dual(P, i + 1);
+        if (R->sense == 'G' && y < 0) y = 0;
+        if (R->sense == 'L' && y > 0) y = 0;
+        if (y == 0.0 || !isfinite(y)) continue;
+        double t = y * R->rhs;
+        v += t;
+        mass += fabs(t);
+        for (int e = 0; e < R->n; e++) {
+            double q = y * R->val[e];
+            rc[R->col[e]] -= q;
+            rm[R->col[e]] += fabs(q);
+        }
+        terms += (size_t)R->n;
+    }
+    for (int c = 0; c < lp->n_cols; c++) {
+        double p = rc[c] * lp->lo[c], q = rc[c] * lp->hi[c];
+        v += fmin(p, q);
+        double big = fmax(fabs(lp->lo[c]), fabs(lp->hi[c]));
+        mass += fmax(fabs(p), fabs(q)) + rm[c] * big;
+    }
+    return v - margin(v, mass, (double)terms + lp->n_cols + lp->n_rows);
+}
+
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, double time_s,
+                    double (*margin)(double v, double mass, double n_terms), double *lb)
+{
+    glp_prob *P = lp->P;
+    if (!P) return 0;
+    for (int c = 0; c < lp->n_cols; c++)
+        if (obj[c] != lp->obj[c]) {
+            lp->obj[c] = obj[c];
+            glp_set_obj_coef(P, c + 1, obj[c]);
+        }
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.presolve = GLP_OFF;
+    if (time_s > 0) parm.tm_lim = (int)fmin(1e9, 1000.0 * time_s) + 1;
+    int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
+    int rc_s = glp_simplex(P, &parm);
+    if (rc_s != 0) { /* bad basis etc.: rebuild the basis once */
+        glp_adv_basis(P, 0);
+        rc_s = glp_simplex(P, &parm);
+    }
+    glp_term_out(term_was);
+    if (rc_s != 0 || glp_get_status(P) != GLP_OPT) return 0;
+    double b = lg_lp_relax_dual_bound(lp, c0, margin);
+    if (!isfinite(b)) return 0;
+    *lb = b;
+    return 1;
+}

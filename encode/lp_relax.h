@@ -1,0 +1,72 @@
+/* lp_relax.h — a boxed linear program (an LP relaxation built by verify/)
+ * and sound lower bounds of linear objectives over it, solved with GLPK's
+ * simplex. Nothing solver-typed leaves encode/: the caller fills columns and
+ * rows, encode/ loads them into GLPK and turns its answers into bounds.
+ *
+ * The LP has n_cols columns v_c ∈ [lo_c, hi_c] (finite; 0-based indices)
+ * and rows Σ val·v {=, ≥, ≤} rhs, given in order (lg_lp_relax_row starts a
+ * row, lg_lp_relax_ent appends one entry to it). verify/bounds_lp.c builds
+ * the triangle relaxation of a network with the ReLU chord of verify/relax.h.
+ *
+ * lg_lp_relax_min does not trust GLPK's optimum: its row duals y (signs
+ * clipped to be dual feasible) give the Lagrangian bound
+ *     yᵀrhs + Σ_c min over [lo_c, hi_c] of (obj − Aᵀy)_c·v_c + c0,
+ * valid for every y, evaluated in double and widened by the caller's margin
+ * rule margin(v, mass, N) (verify/bounds.h lg_bounds_margin) with mass the
+ * sum of the absolute values of the terms and N their number
+ * (entries + columns + rows).
+ *
+ * The lg_lp_relax owns its arrays and the GLPK problem:
+ * lg_lp_relax_init / lg_lp_relax_free. One object per thread; GLPK keeps
+ * one environment per thread (lg_encode_thread_done in problem.h frees it).
+ */
+#ifndef LG_LP_RELAX_H
+#define LG_LP_RELAX_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+
+typedef struct lg_lp_relax_row {
+    char sense;      /* 'E' (=), 'G' (≥), 'L' (≤) */
+    double rhs;
+    int n;           /* entries */
+    const int *col;  /* 0-based column indices (into the lg_lp_relax arrays) */
+    const double *val;
+} lg_lp_relax_row;
+
+typedef struct lg_lp_relax {
+    void *P;               /* GLPK's glp_prob once loaded, else NULL */
+    int n_cols, n_rows, max_rows;
+    size_t nnz, max_nnz;
+    double *lo, *hi;       /* [n_cols] column bounds */
+    lg_lp_relax_row *rows; /* [max_rows] */
+    int *ind;              /* [max_nnz] row entries, carved per row */
+    double *val;
+    double *obj;           /* [n_cols] objective currently loaded */
+    double *rc, *rm;       /* [n_cols] scratch of the dual bound */
+} lg_lp_relax;
+
+/* Room for n_cols columns (bounds 0), max_rows rows and max_nnz entries.
+ * LG_ERR_NOMEM (lp left freed). */
+lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max_nnz);
+void lg_lp_relax_free(lg_lp_relax *lp);
+
+/* Bounds of column c. */
+void lg_lp_relax_col(lg_lp_relax *lp, int c, double lo, double hi);
+/* Start a row; entries follow with lg_lp_relax_ent. The caller keeps within
+ * the room given to lg_lp_relax_init (checked by assert). */
+void lg_lp_relax_row_add(lg_lp_relax *lp, char sense, double rhs);
+void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val);
+
+/* Hand the LP to GLPK. LG_ERR_NUMERIC if a column bound is not finite (the
+ * bound would be useless), LG_ERR_SOLVER if it is already loaded. */
+lg_status lg_lp_relax_load(lg_lp_relax *lp);
+
+/* Minimise obj·v + c0 (obj [n_cols]) with at most time_s seconds of simplex
+ * (≤ 0: no limit). 1 and *lb = a sound lower bound (finite) when GLPK
+ * reached an optimal basis, else 0 (no bound: keep what you have). */
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, double time_s,
+                    double (*margin)(double v, double mass, double n_terms), double *lb);
+
+#endif
