@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "encode/lp_relax.h"
 #include "verify/bounds.h"
 
 static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
@@ -123,6 +124,38 @@ START_TEST(test_bounds_contain_samples)
     }
     /* symbolic is strictly tighter than interval in total over these nets */
     ck_assert_msg(ws < 0.95 * wi, "symbolic width %g vs interval %g", ws, wi);
+}
+END_TEST
+
+/* encode/lp_relax.h on an LP with a known optimum: x, y ∈ [0, 1],
+ * x + y ≥ 1, x − y = 0. min x + 2y + 0.5 = 2 at (0.5, 0.5); min −x − 2y = −3
+ * at (1, 1). The dual bound is below the optimum and within the margin of
+ * it; an unbounded column is refused (LG_ERR_NUMERIC). */
+START_TEST(test_lp_relax_known_optimum)
+{
+    lg_lp_relax lp;
+    ck_assert_int_eq(lg_lp_relax_init(&lp, 2, 2, 4), LG_OK);
+    lg_lp_relax_col(&lp, 0, 0.0, 1.0);
+    lg_lp_relax_col(&lp, 1, 0.0, 1.0);
+    lg_lp_relax_row_add(&lp, 'G', 1.0);
+    lg_lp_relax_ent(&lp, 0, 1.0);
+    lg_lp_relax_ent(&lp, 1, 1.0);
+    lg_lp_relax_row_add(&lp, 'E', 0.0);
+    lg_lp_relax_ent(&lp, 0, 1.0);
+    lg_lp_relax_ent(&lp, 1, -1.0);
+    ck_assert_int_eq(lg_lp_relax_load(&lp), LG_OK);
+    double lb = NAN, obj[2] = {1.0, 2.0};
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.5, 0, lg_bounds_margin, &lb), 1);
+    ck_assert_msg(lb <= 2.0 && lb > 2.0 - 1e-9, "lb %.17g", lb);
+    obj[0] = -1.0;
+    obj[1] = -2.0;
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, 0, lg_bounds_margin, &lb), 1);
+    ck_assert_msg(lb <= -3.0 && lb > -3.0 - 1e-9, "lb %.17g", lb);
+    lg_lp_relax_free(&lp);
+    ck_assert_int_eq(lg_lp_relax_init(&lp, 1, 0, 0), LG_OK);
+    lg_lp_relax_col(&lp, 0, 0.0, INFINITY);
+    ck_assert_int_eq(lg_lp_relax_load(&lp), LG_ERR_NUMERIC);
+    lg_lp_relax_free(&lp);
 }
 END_TEST
 
@@ -294,6 +327,7 @@ Suite *suite_bounds(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_bounds_contain_samples);
     tcase_add_test(tc, test_bounds_lp_tightens);
+    tcase_add_test(tc, test_lp_relax_known_optimum);
     tcase_add_test(tc, test_bounds_margin_applied);
     tcase_add_test(tc, test_bounds_objective_sound);
     suite_add_tcase(s, tc);
