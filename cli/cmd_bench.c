@@ -32,7 +32,7 @@
 static void lg_bench_help(void)
 {
     printf("usage: lgelu bench DIR [--timeout-scale F] [--solver auto|glpk|z3|none] [--bab auto|input|relu|none]\n"
-           "                  [-j N] [--out RESULTS_DIR] [--seed S]\n\n"
+           "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB]\n\n"
            "Run every instance of a VNN-COMP style benchmark folder: DIR/instances.csv holds lines\n"
            "`onnx,vnnlib,timeout` (paths relative to DIR; lines starting with # are skipped). Each\n"
            "instance is verified as `lgelu verify NET --vnnlib P --timeout T` would (T times the scale).\n"
@@ -46,6 +46,8 @@ static void lg_bench_help(void)
            "  -j N               worker threads for branch and bound (default: the number of cores)\n"
            "  --out DIR          results folder, created if missing (default bench_results)\n"
            "  --seed S           attack seed (default 1)\n"
+           "  --timeout S        cap every instance's (scaled) timeout at S seconds\n"
+           "  --memory MB        memory cap of every back-end call (as for `lgelu verify`)\n"
            "  -h, --help         show this help\n\n"
            "Results are never half-written: each result file is written to a temporary file and renamed,\n"
            "and results.csv grows by whole rows, each synced to disk before the next instance starts.\n"
@@ -141,16 +143,18 @@ fail:
 
 int lg_cmd_bench(int argc, char **argv)
 {
-    enum { O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
+    enum { O_MEMORY = 200, O_TIMEOUT, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
     static const struct option lo[] = {{"timeout-scale", required_argument, 0, O_SCALE},
                                        {"solver", required_argument, 0, O_SOLVER},
                                        {"bab", required_argument, 0, O_BAB},
                                        {"out", required_argument, 0, O_OUT},
                                        {"seed", required_argument, 0, O_SEED},
+                                       {"memory", required_argument, 0, O_MEMORY},
+                                       {"timeout", required_argument, 0, O_TIMEOUT},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     lg_verify_opts o = lg_verify_opts_default();
-    double scale = 1.0;
+    double scale = 1.0, max_timeout = 0; /* --timeout: cap on every instance's (scaled) timeout */
     const char *out_dir = "bench_results";
     long v;
     int c;
@@ -174,6 +178,13 @@ int lg_cmd_bench(int argc, char **argv)
             o.bab.threads = (int)v;
             break;
         case O_OUT: out_dir = optarg; break;
+        case O_MEMORY:
+            if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
+            o.bab.memory_mb = o.memory_mb;
+            break;
+        case O_TIMEOUT:
+            if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &max_timeout)) return 2;
+            break;
         case O_SEED:
             if (lg_opt_int("bench", "seed", optarg, 0, 2147483647L, &v)) return 2;
             o.atk.seed = (unsigned long)v;
@@ -238,6 +249,7 @@ int lg_cmd_bench(int argc, char **argv)
             n_err++;
             continue;
         }
+        if (max_timeout > 0 && timeout * scale > max_timeout) timeout = max_timeout / scale;
         lg_bench_path(onnx, sizeof onnx, dir, f1);
         lg_bench_path(vnn, sizeof vnn, dir, f2);
         lg_bench_stem(s1, sizeof s1, onnx);

@@ -14,7 +14,8 @@
 static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
-           "                    [--solver z3|glpk|auto|none] [--timeout S] [--tighten none|lp] [--margin K]\n"
+           "                    [--solver z3|glpk|auto|none] [--timeout S] [--memory MB] [--tighten none|lp]\n"
+           "                    [--margin K]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-solver-relus N]\n\n"
@@ -43,7 +44,10 @@ static void lg_verify_help(void)
            "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
            "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
            "                  glpk (MILP), z3 (SMT), none (bounds, attack and branch and bound only)\n"
-           "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none)\n"
+           "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none); honoured\n"
+           "                  within about a second (back-ends run in a child killed 1 s after it)\n"
+           "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
+           "                  space (RLIMIT_AS) and the solver's own limit; hitting it gives unknown\n"
            "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
            "                  with two GLPK LPs (min/max; at most half the remaining time), then try\n"
            "                  the bounds proof again\n"
@@ -132,13 +136,14 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 
 int lg_cmd_verify(int argc, char **argv)
 {
-    enum { O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
+    enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
         {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
         {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
+        {"memory", required_argument, 0, O_MEMORY},
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
@@ -172,6 +177,10 @@ int lg_cmd_verify(int argc, char **argv)
             break;
         case O_TIMEOUT:
             if (lg_opt_double("verify", "timeout", optarg, 0, 1e7, &o.timeout_s)) return 2;
+            break;
+        case O_MEMORY:
+            if (lg_opt_double("verify", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
+            o.bab.memory_mb = o.memory_mb;
             break;
         case O_SEED:
             if (lg_opt_int("verify", "seed", optarg, 0, 2147483647L, &v)) return 2;

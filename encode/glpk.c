@@ -11,6 +11,10 @@
  * the safety margin. Verdict per term:
  *   max_k L_k > safety                  → UNSAT (interval bounds alone)
  *   no feasible solution (t* > safety)  → UNSAT
+ * Every UNSAT is a floating-point claim (r->exact = 0): GLPK 5.0 declares
+ * feasible problems infeasible (narrow column bounds at large magnitude),
+ * and no Farkas certificate of a branch-and-bound tree is available, so
+ * verify/backend.c confirms it in exact arithmetic before any verdict.
  *   t* ≤ 0 and the double forward pass of the rounded x satisfies T
  *                                       → SAT with that x
  *   otherwise (0 < t* ≤ safety, witness fails, time limit, solver failure)
@@ -34,6 +38,7 @@
 
 #include "encode/backends.h"
 #include "encode/milp.h"
+#include "core/clock.h"
 #include "encode/pwl.h"
 
 static _Thread_local jmp_buf *glpk_jmp;
@@ -53,7 +58,7 @@ typedef struct glpq {
     double *x;      /* [n_in] candidate */
     double *scratch;
     long nodes;
-    double deadline;  /* lg_pwl_now() seconds, 0 = none */
+    double deadline;  /* lg_now() seconds, 0 = none */
     int stopped;      /* 1: our deadline passed, 2: incumbent with t ≤ 0 */
 } glpq;
 
@@ -77,7 +82,7 @@ static void glpk_callback(glp_tree *T, void *info)
     if (why == GLP_IBINGO && glp_mip_obj_val(glp_ios_get_prob(T)) <= 0) {
         q->stopped = 2;
         glp_ios_terminate(T);
-    } else if (q->deadline > 0 && lg_pwl_now() >= q->deadline) {
+    } else if (q->deadline > 0 && lg_now() >= q->deadline) {
         q->stopped = 1;
         glp_ios_terminate(T);
     }
@@ -153,7 +158,7 @@ static int glpk_term(glpq *q, const lg_problem *p, const lg_solve_opts *o, int t
     parm.cb_info = q;
     parm.mip_gap = 0.0;
     if (deadline > 0) {
-        double left = (deadline - lg_pwl_now()) * 1000.0;
+        double left = (deadline - lg_now()) * 1000.0;
         if (left < 1) {
             snprintf(reason, rsz, "timeout");
             *ans = LG_ANSWER_UNKNOWN;
@@ -231,7 +236,10 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
             n_unsat++;
         else if (!r->reason[0])
             snprintf(r->reason, sizeof r->reason, "%s", why[0] ? why : "glpk: undecided");
-        if (out) break;
+        if (out) {
+            r->timed_out = 1;
+            break;
+        }
     }
     if (n_unsat == p->n_terms) {
         r->answer = LG_ANSWER_UNSAT;
@@ -269,11 +277,12 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     lg_solve_opts defaults = lg_solve_opts_default();
     if (!o) o = &defaults;
     memset(r, 0, sizeof *r);
-    double t0 = lg_pwl_now();
+    double t0 = lg_now();
     if (!(o->safety >= 0) || !isfinite(o->safety)) return lg_fail(LG_ERR_ARG, "glpk: safety %g (expected >= 0)", o->safety);
     glpq *q = calloc(1, sizeof *q);
     if (!q) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate the query");
     lg_milp_init(&q->m);
+    if (o->memory_mb > 0) glp_mem_limit(o->memory_mb >= 2e9 ? 2000000000 : (int)o->memory_mb);
     int term = glp_term_out(o->verbose > 0 ? GLP_ON : GLP_OFF);
     glp_term_hook(glpk_to_stderr, NULL);
     lg_status st = glpk_guarded(q, p, o, t0, r);
@@ -287,6 +296,6 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     free(q->scratch);
     free(q);
     if (st) lg_result_free(r);
-    r->seconds = lg_pwl_now() - t0;
+    r->seconds = lg_now() - t0;
     return st;
 }

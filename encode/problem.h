@@ -10,9 +10,11 @@
  * (z = W·a + b before the activation). Only neurons with pre_lo < 0 < pre_hi
  * (unstable) get a case split (Z3) or a binary (GLPK).
  *
- * A back-end answers with an lg_result: UNSAT (no counterexample exists),
- * SAT with a candidate input x (to be re-checked by verify/ — only verify/
- * declares "violated"), or UNKNOWN with a reason. lg_result owns its x;
+ * A back-end answers with an lg_result: UNSAT (no counterexample exists;
+ * `exact` says whether that claim was made in exact arithmetic — GLPK's is
+ * not and is only a hint until verify/backend.h confirms it), SAT with a
+ * candidate input x (to be re-checked by verify/ — only verify/ declares
+ * "violated"), or UNKNOWN with a reason (timed_out set for the deadline). lg_result owns its x;
  * lg_result_free releases it. Nothing solver-typed leaves encode/.
  */
 #ifndef LG_PROBLEM_H
@@ -21,18 +23,7 @@
 #include <stdio.h>
 
 #include "core/net.h"
-
-/* One linear constraint over the outputs y: coef·y + d ≤ 0. */
-typedef struct lg_lincon {
-    double *coef;  /* [n_out] dense coefficients over the outputs y */
-    double d;      /* constant: constraint is coef·y + d ≤ 0 */
-} lg_lincon;
-
-/* A conjunction of constraints. */
-typedef struct lg_term {
-    int n_cons;
-    lg_lincon *cons;
-} lg_term;
+#include "core/term.h" /* lg_lincon, lg_term */
 
 typedef struct lg_problem {
     const lg_net *net;       /* borrowed; relu/identity activations only */
@@ -50,6 +41,7 @@ typedef struct lg_solve_opts {
     int verbose;        /* solver chatter on stderr when > 0 */
     double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
     unsigned seed;
+    double memory_mb;   /* solver's own memory limit (Z3 memory_max_size, GLPK glp_mem_limit); ≤ 0 none */
 } lg_solve_opts;
 
 lg_solve_opts lg_solve_opts_default(void);
@@ -58,6 +50,9 @@ typedef struct lg_result {
     lg_answer answer;
     double *x;             /* [n_in] candidate counterexample when SAT, else NULL */
     char reason[256];      /* why UNKNOWN (timeout, tolerance, ...) */
+    int timed_out;         /* UNKNOWN because the time limit was reached */
+    int exact;             /* UNSAT decided in exact arithmetic (Z3); 0 for a floating-point
+                              solver (GLPK), whose infeasibility verify/ must confirm */
     double seconds;
     long nodes;            /* B&B nodes (GLPK) or decisions (Z3) */
 } lg_result;

@@ -2,7 +2,6 @@
 #include "encode/pwl.h"
 
 #include <math.h>
-#include <time.h>
 
 static int all_finite(const double *v, int n)
 {
@@ -80,13 +79,6 @@ int lg_pwl_count_unstable(const lg_problem *p)
     return n;
 }
 
-double lg_pwl_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int lg_pwl_term_holds(const lg_problem *p, int t, const double *x, double tol, double *scratch)
 {
     int n_out = lg_net_n_out(p->net);
@@ -94,11 +86,5 @@ int lg_pwl_term_holds(const lg_problem *p, int t, const double *x, double tol, d
     for (int i = 0; i < p->net->n_in; i++)
         if (!(x[i] >= p->lo[i] && x[i] <= p->hi[i])) return 0;
     lg_net_forward(p->net, x, y, scratch);
-    const lg_term *T = &p->terms[t];
-    for (int c = 0; c < T->n_cons; c++) {
-        double s = T->cons[c].d;
-        for (int j = 0; j < n_out; j++) s += T->cons[c].coef[j] * y[j];
-        if (!(s <= tol)) return 0;
-    }
-    return 1;
+    return lg_term_holds(n_out, &p->terms[t], y, tol, NULL);
 }

@@ -29,9 +29,6 @@ lg_phase lg_pwl_phase(const lg_problem *p, int k, int i);
 /* Number of unstable neurons over all layers (p validated). */
 int lg_pwl_count_unstable(const lg_problem *p);
 
-/* Seconds on a monotonic clock (for timeouts). */
-double lg_pwl_now(void);
-
 /* 1 if x (in the box) drives the double forward pass of p->net into term t
  * (every constraint coef·y + d ≤ tol). scratch: 2·max_width + n_out doubles. */
 int lg_pwl_term_holds(const lg_problem *p, int t, const double *x, double tol, double *scratch);

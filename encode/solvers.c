@@ -6,13 +6,39 @@
  * write emits the file, solve runs the native solver on the same encoding. */
 #include <string.h>
 
+#include "core/clock.h"
 #include "encode/backends.h"
+#include "encode/isolate.h"
+
+/* One isolation, one deadline for every back-end: with a time limit or a
+ * memory cap the query runs in a child (isolate.h) that is killed
+ * LG_SOLVE_GRACE_S after the deadline t0 + timeout_s; the back-end's own
+ * limits (Z3 timeout + interrupt, GLPK tm_lim + callback) aim at the same
+ * deadline. Without limits it runs in this process. */
+#define LG_SOLVE_GRACE_S 1.0
+
+static lg_status lg_solve_limited(lg_solve_fn fn, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+{
+    if (!o || (o->timeout_s <= 0 && o->memory_mb <= 0)) return fn(p, o, r);
+    double t0 = lg_now();
+    return lg_isolate_solve(fn, p, o, r, o->timeout_s > 0 ? t0 + o->timeout_s + LG_SOLVE_GRACE_S : 1e300);
+}
+
+static lg_status lg_z3_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+{
+    return lg_solve_limited(lg_z3_solve, p, o, r);
+}
+
+static lg_status lg_glpk_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+{
+    return lg_solve_limited(lg_glpk_solve, p, o, r);
+}
 
 static const lg_solver_ops lg_solvers[] = {
-    {"z3", lg_z3_solve, lg_smt2_write},
-    {"glpk", lg_glpk_solve, lg_lp_write},
-    {"smt2", lg_z3_solve, lg_smt2_write},
-    {"lp", lg_glpk_solve, lg_lp_write},
+    {"z3", lg_z3_limited, lg_smt2_write},
+    {"glpk", lg_glpk_limited, lg_lp_write},
+    {"smt2", lg_z3_limited, lg_smt2_write},
+    {"lp", lg_glpk_limited, lg_lp_write},
 };
 
 const lg_solver_ops *lg_solver_find(const char *name)

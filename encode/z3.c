@@ -22,27 +22,24 @@
  * every term, the condition with a 1e-9 margin is added and Z3 asked once
  * more for a point inside (kept only if it passes).
  *
- * Timeout: the solver's "timeout" parameter, a watchdog thread that calls
- * Z3_interrupt once the deadline has passed, and — because Z3 does not
- * always listen — a forked worker process killed at the deadline + 0.5 s
- * (see z3_solve_forked). Z3 errors are caught by a recording handler (never
- * exit) → LG_ERR_SOLVER, or a timeout when the watchdog caused them.
+ * Timeout: the solver's "timeout" parameter and a watchdog thread that
+ * calls Z3_interrupt once the deadline has passed. Z3 4.8.12 does not always
+ * listen (measured: a 784-256-256-10 query ignored both for > 90 s), so the
+ * hard limit is the one isolation of every back-end: lg_solver_find("z3")
+ * runs this in a child process killed 1 s after the same deadline
+ * (isolate.h, solvers.c). memory_mb sets Z3's memory_max_size. Z3 errors
+ * are caught by a recording handler (never exit) → LG_ERR_SOLVER, or a
+ * timeout when the watchdog caused them.
  */
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 #include <z3.h>
 
 #include "encode/backends.h"
+#include "core/clock.h"
 #include "encode/pwl.h"
 #include "encode/rational.h"
 
@@ -65,7 +62,7 @@ typedef struct watchdog {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int done, fired, armed;
-    double deadline; /* lg_pwl_now() seconds */
+    double deadline; /* lg_now() seconds */
     Z3_context ctx;
 } watchdog;
 
@@ -74,7 +71,7 @@ static void *watchdog_main(void *arg)
     watchdog *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->done) {
-        double now = lg_pwl_now(), wake = w->deadline;
+        double now = lg_now(), wake = w->deadline;
         if (now >= w->deadline) {
             if (w->armed) {
                 w->fired = 1;
@@ -316,6 +313,11 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         goto fail;
     }
     Z3_set_param_value(cfg, "model", "true");
+    if (o->memory_mb > 0) { /* a global parameter: set per query (the back-end runs isolated) */
+        char mb[32];
+        snprintf(mb, sizeof mb, "%u", o->memory_mb >= 4e9 ? 4000000000u : (unsigned)o->memory_mb);
+        Z3_global_param_set("memory_max_size", mb);
+    }
     q.ctx = Z3_mk_context(cfg);
     Z3_del_config(cfg);
     if (!q.ctx) {
@@ -350,10 +352,11 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         have_thr = 1;
     }
     z3_build(&q, p);
-    if (o->verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_pwl_now() - t0);
+    if (o->verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_now() - t0);
     if (z3_err != Z3_OK) {
-        if (o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) { /* interrupted by the watchdog */
+        if (o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s) { /* interrupted by the watchdog */
             r->answer = LG_ANSWER_UNKNOWN;
+            r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
             st = LG_OK;
         } else {
@@ -364,7 +367,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     Z3_params prm = Z3_mk_params(q.ctx);
     Z3_params_inc_ref(q.ctx, prm);
     if (o->timeout_s > 0) {
-        double left_ms = (t0 + o->timeout_s - lg_pwl_now()) * 1000.0;
+        double left_ms = (t0 + o->timeout_s - lg_now()) * 1000.0;
         unsigned ms = left_ms < 1 ? 1u : left_ms > 4e9 ? 4000000000u : (unsigned)left_ms;
         Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "timeout"), ms);
     }
@@ -373,8 +376,8 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     Z3_params_dec_ref(q.ctx, prm);
     if (o->verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
-    if (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
-    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s) {
+    if (o->timeout_s <= 0 || lg_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
+    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s) {
         z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
     } else if (z3_err != Z3_OK) {
         st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", z3_errmsg);
@@ -383,6 +386,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     r->nodes = z3_decisions(q.ctx, q.s);
     if (res == Z3_L_FALSE) {
         r->answer = LG_ANSWER_UNSAT;
+        r->exact = 1; /* QF_LRA over exact rationals, every constant the double's exact value */
     } else if (res == Z3_L_TRUE) {
         r->x = malloc((size_t)n_in * sizeof *r->x);
         q.scratch = malloc((2 * (size_t)width + (size_t)lg_net_n_out(p->net)) * sizeof *q.scratch);
@@ -397,7 +401,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
              * double rounding misses it: ask for a point 1e-9 inside. If
              * there is none, keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
-            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_pwl_now() < t0 + o->timeout_s) &&
+            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_now() < t0 + o->timeout_s) &&
                 z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
                 if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2))
@@ -407,9 +411,13 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         }
     } else {
         const char *why = Z3_solver_get_reason_unknown(q.ctx, q.s);
-        int timed_out = o->timeout_s > 0 && lg_pwl_now() >= t0 + o->timeout_s - 1e-3;
-        if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled"))))
+        int timed_out = o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s - 1e-3;
+        if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled")))) {
+            r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
+        } else if (why && strstr(why, "memory")) {
+            snprintf(r->reason, sizeof r->reason, "memory limit (z3: %.200s)", why);
+        }
         else
             snprintf(r->reason, sizeof r->reason, "z3: %s", why ? why : "unknown");
         r->answer = LG_ANSWER_UNKNOWN;
@@ -436,151 +444,15 @@ fail:
     return st;
 }
 
-/* Hard time limit: Z3 4.8.12 does not always honour Z3_interrupt or its own
- * "timeout" (measured: a 784-256-256-10 query ignored both for > 90 s while
- * its arithmetic core ran). So a query with a time limit runs in a forked
- * child that reports through a pipe; the parent waits until the deadline
- * plus a grace period, then kills it (SIGKILL frees everything at once) and
- * answers UNKNOWN "timeout". The child leaves with _exit (no atexit
- * handlers, no context teardown). */
-#define Z3_GRACE_S 0.5
-
-typedef struct z3_wire {
-    int32_t status, answer, has_x;
-    int64_t nodes;
-    char reason[256];
-    char errmsg[512];
-} z3_wire;
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *b = buf;
-    while (n > 0) {
-        ssize_t k = write(fd, b, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static void z3_child(int fd, const lg_problem *p, const lg_solve_opts *o, double t0)
-{
-    lg_result r;
-    z3_wire w;
-    memset(&w, 0, sizeof w);
-    lg_status st = z3_solve_here(p, o, t0, &r);
-    w.status = (int32_t)st;
-    if (st) {
-        snprintf(w.errmsg, sizeof w.errmsg, "%s", lg_errmsg());
-    } else {
-        w.answer = (int32_t)r.answer;
-        w.nodes = r.nodes;
-        w.has_x = r.x != NULL;
-        memcpy(w.reason, r.reason, sizeof w.reason);
-    }
-    int bad = write_all(fd, &w, sizeof w) != 0;
-    if (!bad && w.has_x) bad = write_all(fd, r.x, (size_t)p->net->n_in * sizeof *r.x) != 0;
-    _exit(bad ? 3 : 0);
-}
-
-/* Read up to n bytes before `deadline`; returns bytes read (< n on EOF or
- * timeout, *timed_out set on timeout). */
-static size_t read_until(int fd, void *buf, size_t n, double deadline, int *timed_out)
-{
-    char *b = buf;
-    size_t got = 0;
-    while (got < n) {
-        double left = deadline - lg_pwl_now();
-        if (left <= 0) {
-            *timed_out = 1;
-            break;
-        }
-        struct pollfd pf = {fd, POLLIN, 0};
-        int rc = poll(&pf, 1, (int)(left * 1000.0) + 1);
-        if (rc < 0 && errno == EINTR) continue;
-        if (rc < 0) break;
-        if (rc == 0) continue;
-        ssize_t k = read(fd, b + got, n - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    return got;
-}
-
-static lg_status z3_solve_forked(const lg_problem *p, const lg_solve_opts *o, double t0, lg_result *r)
-{
-    int fds[2];
-    if (pipe(fds) != 0) return z3_solve_here(p, o, t0, r); /* no isolation possible: best effort */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return z3_solve_here(p, o, t0, r);
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        z3_child(fds[1], p, o, t0);
-    }
-    close(fds[1]);
-    lg_status st = LG_OK;
-    int timed_out = 0, n_in = p->net->n_in;
-    double deadline = t0 + o->timeout_s + Z3_GRACE_S;
-    z3_wire w;
-    size_t got = read_until(fds[0], &w, sizeof w, deadline, &timed_out);
-    if (got == sizeof w && w.status == LG_OK && w.has_x) {
-        r->x = malloc((size_t)n_in * sizeof *r->x);
-        if (!r->x) {
-            st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate the candidate");
-        } else if (read_until(fds[0], r->x, (size_t)n_in * sizeof *r->x, deadline, &timed_out) !=
-                   (size_t)n_in * sizeof *r->x) {
-            free(r->x);
-            r->x = NULL;
-            got = 0;
-        }
-    }
-    close(fds[0]);
-    if (timed_out) kill(pid, SIGKILL);
-    int wst = 0;
-    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
-    }
-    if (st) return st;
-    if (timed_out) {
-        lg_result_free(r);
-        r->answer = LG_ANSWER_UNKNOWN;
-        snprintf(r->reason, sizeof r->reason, "timeout");
-        return LG_OK;
-    }
-    if (got != sizeof w) {
-        lg_result_free(r);
-        if (WIFSIGNALED(wst))
-            return lg_fail(LG_ERR_SOLVER, "z3: worker process killed by signal %d", WTERMSIG(wst));
-        return lg_fail(LG_ERR_SOLVER, "z3: worker process ended without an answer (status %d)", wst);
-    }
-    if (w.status != LG_OK) {
-        lg_result_free(r);
-        return lg_fail((lg_status)w.status, "%s", w.errmsg);
-    }
-    r->answer = (lg_answer)w.answer;
-    r->nodes = (long)w.nodes;
-    memcpy(r->reason, w.reason, sizeof r->reason);
-    r->reason[sizeof r->reason - 1] = '\0';
-    if (r->answer == LG_ANSWER_SAT && !r->x) return lg_fail(LG_ERR_SOLVER, "z3: sat without a candidate");
-    return LG_OK;
-}
-
 lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
     lg_solve_opts defaults = lg_solve_opts_default();
     if (!o) o = &defaults;
     memset(r, 0, sizeof *r);
-    double t0 = lg_pwl_now();
+    double t0 = lg_now();
     lg_status st = lg_pwl_validate(p);
     if (st) return st;
-    st = o->timeout_s > 0 ? z3_solve_forked(p, o, t0, r) : z3_solve_here(p, o, t0, r);
-    r->seconds = lg_pwl_now() - t0;
+    st = z3_solve_here(p, o, t0, r);
+    r->seconds = lg_now() - t0;
     return st;
 }

@@ -1,6 +1,7 @@
 /* bab.c — the branch-and-bound driver (bab.h): options, and rounds of
  * nodes from the work list, bounded in parallel (bab_node.c), merged in a
  * fixed order. */
+#include "core/clock.h"
 #include "verify/bab.h"
 
 #include <math.h>
@@ -156,9 +157,9 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     if (max_queue < 32) max_queue = 32;
     int stuck = 0, solver_used = 0;
     const char *stuck_why = NULL;
-    double t_start = lg_bounds_now(), t_print = t_start;
+    double t_start = lg_now(), t_print = t_start;
     while (lg_worklist_size(&wl) > 0) {
-        if (o->deadline > 0 && lg_bounds_now() >= o->deadline) {
+        if (o->deadline > 0 && lg_now() >= o->deadline) {
             out->timed_out = 1;
             snprintf(out->reason, sizeof out->reason, "timeout");
             break;
@@ -214,8 +215,8 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         if (st != LG_OK) goto fail;
         if ((long)lg_worklist_size(&wl) > out->peak_open) out->peak_open = (long)lg_worklist_size(&wl);
-        if (o->verbose && lg_bounds_now() - t_print >= 1.0) {
-            t_print = lg_bounds_now();
+        if (o->verbose && lg_now() - t_print >= 1.0) {
+            t_print = lg_now();
             fprintf(stderr, "bab-%s: %ld nodes, %zu open, depth %d, %.1f s\n", lg_bab_mode_name(cx.mode), out->nodes,
                     lg_worklist_size(&wl), out->max_depth, t_print - t_start);
         }

@@ -51,6 +51,7 @@ typedef struct lg_bab_opts {
                               (default 12; 0 = never) */
     const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */
     double solver_timeout; /* seconds per back-end call (default 10) */
+    double memory_mb;      /* memory cap per back-end call (backend.h); ≤ 0 none */
     int attack_steps;      /* local-attack steps from each node's best candidate (default 10) */
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */

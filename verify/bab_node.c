@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/attack.h"
 #include "verify/bab_internal.h"
-#include "verify/isolate.h"
+#include "verify/backend.h"
 #include "verify/recheck.h"
 
 /* ---- nodes ---- */
@@ -282,50 +283,26 @@ static int lg_bab_open_terms(const lg_bab_ctx *cx, const lg_bab_node *n, lg_term
     return k;
 }
 
-/* Hand the node to one back-end: *closed = 1 on UNSAT, *found = 1 with a
- * re-checked witness in x. */
-static lg_status lg_bab_solver(const lg_bab_ctx *cx, const char *name, const lg_bab_node *n, const lg_bounds *b,
-                               int n_open, const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
+/* Hand the node to the back-end decision (backend.h): *closed = 1 on a
+ * proved UNSAT (1 glpk, 2 z3 or glpk+z3), *found = 1 with an accepted
+ * witness in x. Unknown leaves the node open (it is split further). */
+static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, int n_open,
+                               const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
 {
-    const lg_solver_ops *ops = lg_solver_find(name);
-    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "bab: no solver back-end named '%s'", name);
     lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi};
-    lg_solve_opts so = lg_solve_opts_default();
-    so.seed = (unsigned)(cx->o->seed + (unsigned long)n->id);
-    so.timeout_s = cx->o->solver_timeout;
-    if (cx->o->deadline > 0) {
-        double left = cx->o->deadline - lg_bounds_now();
-        if (left < 0.05) return LG_OK;
-        if (so.timeout_s <= 0 || left < so.timeout_s) so.timeout_s = left;
-    }
-    lg_result res;
-    memset(&res, 0, sizeof res);
-    double t0 = lg_bounds_now();
-    /* with a deadline, in a child process killed a second after its limit (isolate.h) */
-    lg_status st = cx->o->deadline > 0 ? lg_isolate_solve(ops, &p, &so, &res, t0 + so.timeout_s + 1.0)
-                                       : ops->solve(&p, &so, &res);
-    rs->t_solver += lg_bounds_now() - t0;
-    rs->solver_calls++;
-    rs->solver_nodes += res.nodes;
-    if (st == LG_ERR_TIMEOUT || st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED) {
-        st = LG_OK; /* a plain unknown: keep splitting */
-    } else if (st == LG_OK && res.answer == LG_ANSWER_UNSAT) {
-        *closed = 1;
-    } else if (st == LG_OK && res.answer == LG_ANSWER_SAT && res.x) {
-        memcpy(x, res.x, (size_t)cx->n_in * sizeof *x);
-        int ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
-        if (ok == 0) { /* nudge it (the back-end works with tolerances) */
-            memcpy(x, res.x, (size_t)cx->n_in * sizeof *x);
-            st = lg_attack_repair(cx->net, n->lo, n->hi, n_open, open, 20, 1e-4, x, &ok);
-            if (st == LG_OK && ok) ok = lg_recheck(cx->net, cx->lo, cx->hi, cx->n_terms, cx->terms, x, NULL);
-        }
-        if (ok < 0) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
-        *found = ok == 1;
-    }
-    lg_result_free(&res);
-    return st;
+    lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, cx->o->deadline,
+                            cx->o->solver_timeout, cx->o->memory_mb, (unsigned)(cx->o->seed + (unsigned long)n->id),
+                            cx->o->verbose > 1 ? cx->o->verbose : 0};
+    lg_backend_out out;
+    lg_status st = lg_backend_decide(cx->o->solver, &call, &out, x);
+    rs->t_solver += out.seconds;
+    rs->solver_calls += out.calls;
+    rs->solver_nodes += out.nodes;
+    if (st != LG_OK) return st;
+    if (out.answer == LG_ANSWER_UNSAT) *closed = strcmp(out.method, "glpk") == 0 ? 1 : 2;
+    *found = out.answer == LG_ANSWER_SAT;
+    return LG_OK;
 }
-
 
 static int lg_bab_unstable(const lg_bounds *b, const lg_net *net)
 {
@@ -334,172 +311,196 @@ static int lg_bab_unstable(const lg_bounds *b, const lg_net *net)
     return u;
 }
 
+/* Bound the node: bounds of its region, every open row with the plain slopes,
+ * the conjunction rule. Sets *n_open (0: closed), the hardest row *hard and
+ * its bound *key; *empty = 1 when the region is empty. */
+static lg_status lg_bab_bound(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b, lg_bab_scr *s, int *m, int *n_open,
+                              int *hard, double *key, int *empty)
+{
+    const lg_net *net = cx->net;
+    lg_status st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, b) : lg_bab_relu_bound(cx, n, b);
+    if (st != LG_OK) return st;
+    *empty = lg_bab_bounds_empty(b);
+    if (*empty) return LG_OK; /* the split constraints leave no input: nothing to find here */
+    *m = lg_bab_rows(cx, n, s);
+    int need_lam = cx->mode == LG_BAB_RELU;
+    if ((st = lg_alpha_bound(b, net, *m, s->C, s->d, NULL, s->lb, s->ain, need_lam ? s->lam : NULL, NULL)) != LG_OK)
+        return st;
+    *n_open = lg_bab_close(cx, n, s, *m, hard, key);
+    if (*n_open > 0 && cx->o->conj) {
+        int closed = 0;
+        double *w = malloc(((size_t)cx->n_out + 3 * (size_t)*m + 1) * sizeof *w);
+        if (!w) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        st = lg_bab_conj(cx, n, b, s, *m, w, &closed);
+        free(w);
+        if (st != LG_OK) return st;
+        if (closed) *n_open = lg_bab_close(cx, n, s, *m, hard, key);
+    }
+    return LG_OK;
+}
+
+/* Look for a counterexample in the node: centre, relaxed minimisers, then a
+ * short local attack from the best of them. *found = 1 with the point in best. */
+static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr *s, int m, int n_open, double *cand,
+                                double *best, int *found)
+{
+    const lg_net *net = cx->net;
+    double best_g = INFINITY;
+    *found = 0;
+    lg_status st;
+    for (int i = 0; i < cx->n_in; i++) cand[i] = n->lo[i] + 0.5 * (n->hi[i] - n->lo[i]);
+    if ((st = lg_bab_try(cx, n_open, s->open_terms, cand, &best_g, best, found)) != LG_OK) return st;
+    for (int r = 0; r < m && !*found; r++) {
+        if (!n->open[s->rterm[r]]) continue;
+        lg_bab_corner(cx, n, s->ain + (size_t)r * (size_t)cx->n_in, cand);
+        if ((st = lg_bab_try(cx, n_open, s->open_terms, cand, &best_g, best, found)) != LG_OK) return st;
+    }
+    if (!*found && cx->o->attack_steps > 0 && isfinite(best_g)) {
+        memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
+        if ((st = lg_attack_repair(net, n->lo, n->hi, n_open, s->open_terms, cx->o->attack_steps, 0.1, cand, found)) !=
+            LG_OK)
+            return st;
+        if (*found) {
+            int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
+            if (ok < 0) return lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
+            *found = ok;
+            if (*found) memcpy(best, cand, (size_t)cx->n_in * sizeof *cand);
+        }
+    }
+    return LG_OK;
+}
+
+/* α-CROWN on the rows of the terms still open; refreshes *n_open, *hard, *key
+ * and the hardest row's sensitivities (ReLU splitting). */
+static lg_status lg_bab_alpha(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b, lg_bab_scr *s, int *n_open,
+                              int *hard, double *key)
+{
+    const lg_net *net = cx->net;
+    const lg_bab_opts *o = cx->o;
+    int m = lg_bab_rows(cx, n, s);
+    lg_alpha_default(b, net, m, s->alpha);
+    lg_status st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, o->deadline, s->alpha, s->lb,
+                                     s->ain);
+    if (st != LG_OK) return st;
+    *n_open = lg_bab_close(cx, n, s, m, hard, key);
+    if (*n_open > 0 && cx->mode == LG_BAB_RELU) { /* sensitivities under the optimised slopes */
+        double *lb2 = s->g; /* one row is enough: the hardest */
+        size_t sz = (size_t)cx->size;
+        st = lg_alpha_bound(b, net, 1, s->C + (size_t)*hard * (size_t)cx->n_out, s->d + *hard,
+                            s->alpha + (size_t)*hard * sz, lb2, NULL, s->lam + (size_t)*hard * sz, NULL);
+    }
+    return st;
+}
+
+/* Few unstable ReLUs left: the back-end decision (backend.h) on the node.
+ * Sets rs->kind CLOSED or FOUND (rs->x) when it decides; else leaves it. */
+static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, lg_bab_scr *s,
+                              int n_open, double *cand, lg_bab_res *rs)
+{
+    const lg_bab_opts *o = cx->o;
+    if (o->solver_unstable <= 0 || !o->solver || strcmp(o->solver, "none") == 0 ||
+        lg_bab_unstable(b, cx->net) > o->solver_unstable)
+        return LG_OK;
+    int closed = 0, found = 0;
+    lg_status st = lg_bab_solver(cx, n, b, n_open, s->open_terms, rs, cand, &closed, &found);
+    if (st != LG_OK) return st;
+    if (closed) {
+        rs->kind = LG_BK_CLOSED;
+        rs->solver_closed = closed;
+    } else if (found) {
+        rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
+        if (!rs->x) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        memcpy(rs->x, cand, (size_t)cx->n_in * sizeof *rs->x);
+        rs->kind = LG_BK_FOUND;
+    }
+    return LG_OK;
+}
+
+/* Split the node by the hardest row (input: split_crow and its plain bound;
+ * ReLU: the sensitivities of row hard), or STUCK at a limit. */
+static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const lg_bab_scr *s,
+                              int split_crow, double plain_key, int hard, lg_bab_res *rs)
+{
+    if (n->depth >= cx->o->max_depth) {
+        rs->kind = LG_BK_STUCK;
+        rs->why = "depth limit";
+        return LG_OK;
+    }
+    const char *why = NULL;
+    lg_status st = cx->mode == LG_BAB_INPUT
+                       ? lg_bab_input_split(cx, n, b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
+                                            &rs->c0, &rs->c1, &why)
+                       : lg_bab_relu_split(cx, n, b, s->lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
+    if (st != LG_OK) return st;
+    rs->kind = rs->c0 ? LG_BK_SPLIT : LG_BK_STUCK;
+    if (!rs->c0) rs->why = why;
+    return LG_OK;
+}
+
 lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
 {
     const lg_bab_opts *o = cx->o;
-    const lg_net *net = cx->net;
     lg_bounds b;
     lg_bab_scr s;
     memset(&b, 0, sizeof b);
     memset(rs, 0, sizeof *rs);
     rs->kind = LG_BK_STUCK;
     rs->why = "not bounded";
-    if (o->deadline > 0 && lg_bounds_now() >= o->deadline) {
+    if (o->deadline > 0 && lg_now() >= o->deadline) {
         rs->why = "timeout"; /* left open: the driver reports the deadline */
         return LG_OK;
     }
     lg_status st = lg_bab_scr_init(&s, cx);
     if (st != LG_OK) return st;
-    double t0 = lg_bounds_now();
-    if ((st = lg_bounds_init(&b, net)) != LG_OK) goto fail;
-    st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, &b) : lg_bab_relu_bound(cx, n, &b);
-    if (st != LG_OK) goto fail;
-    if (lg_bab_bounds_empty(&b)) { /* the split constraints leave no input: nothing to find here */
+    double t0 = lg_now();
+    int m = 0, n_open = 0, hard = -1, empty = 0, found = 0;
+    double key = INFINITY;
+    if ((st = lg_bounds_init(&b, cx->net)) != LG_OK) goto done;
+    /* bound */
+    st = lg_bab_bound(cx, n, &b, &s, &m, &n_open, &hard, &key, &empty);
+    rs->t_bounds = lg_now() - t0;
+    if (st != LG_OK) goto done;
+    if (empty || n_open == 0) {
         rs->kind = LG_BK_CLOSED;
-        rs->t_bounds = lg_bounds_now() - t0;
-        goto fail;
+        goto done;
     }
-    int m = lg_bab_rows(cx, n, &s), hard;
-    double key;
-    int need_lam = cx->mode == LG_BAB_RELU;
-    if ((st = lg_alpha_bound(&b, net, m, s.C, s.d, NULL, s.lb, s.ain, need_lam ? s.lam : NULL, NULL)) != LG_OK)
-        goto fail;
-    int n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
-    if (n_open > 0 && o->conj) {
-        int closed = 0;
-        double *w = malloc(((size_t)cx->n_out + 3 * (size_t)m + 1) * sizeof *w);
-        if (!w) {
-            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-            goto fail;
-        }
-        st = lg_bab_conj(cx, n, &b, &s, m, w, &closed);
-        free(w);
-        if (st != LG_OK) goto fail;
-        if (closed) n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
-    }
-    rs->t_bounds = lg_bounds_now() - t0;
-    if (n_open == 0) {
-        rs->kind = LG_BK_CLOSED;
-        goto fail;
-    }
-    /* falsify: centre, relaxed minimisers, then a short local attack */
+    /* falsify */
     n_open = lg_bab_open_terms(cx, n, s.open_terms);
-    double best_g = INFINITY;
-    int found = 0;
     double *cand = s.y, *best = s.g;
-    for (int i = 0; i < cx->n_in; i++) cand[i] = n->lo[i] + 0.5 * (n->hi[i] - n->lo[i]);
-    if ((st = lg_bab_try(cx, n_open, s.open_terms, cand, &best_g, best, &found)) != LG_OK) goto fail;
-    for (int r = 0; r < m && !found; r++) {
-        if (!n->open[s.rterm[r]]) continue;
-        lg_bab_corner(cx, n, s.ain + (size_t)r * (size_t)cx->n_in, cand);
-        if ((st = lg_bab_try(cx, n_open, s.open_terms, cand, &best_g, best, &found)) != LG_OK) goto fail;
-    }
-    if (!found && o->attack_steps > 0 && isfinite(best_g)) {
-        memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
-        if ((st = lg_attack_repair(net, n->lo, n->hi, n_open, s.open_terms, o->attack_steps, 0.1, cand, &found)) !=
-            LG_OK)
-            goto fail;
-        if (found) {
-            int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
-            if (ok < 0) {
-                st = lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
-                goto fail;
-            }
-            found = ok;
-            if (found) memcpy(best, cand, (size_t)cx->n_in * sizeof *cand);
-        }
-    }
+    if ((st = lg_bab_falsify(cx, n, &s, m, n_open, cand, best, &found)) != LG_OK) goto done;
     if (found) {
-        rs->kind = LG_BK_FOUND;
         rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
         if (!rs->x) {
             st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-            goto fail;
+            goto done;
         }
         memcpy(rs->x, best, (size_t)cx->n_in * sizeof *rs->x);
-        goto fail;
+        rs->kind = LG_BK_FOUND;
+        goto done;
     }
-
     /* the hardest row under the plain slopes chooses an input split */
     int split_crow = s.rows[hard]; /* index into cx->C (s.rows is re-gathered below) */
     double plain_key = key;
     rs->pkey = key;
-
-    /* α-CROWN on the rows of the terms still open */
     if (o->alpha_steps > 0) {
-        double t1 = lg_bounds_now();
-        m = lg_bab_rows(cx, n, &s);
-        lg_alpha_default(&b, net, m, s.alpha);
-        if ((st = lg_alpha_optimize(&b, net, m, s.C, s.d, o->alpha_steps, o->alpha_lr, o->deadline, s.alpha, s.lb,
-                                    s.ain)) != LG_OK)
-            goto fail;
-        n_open = lg_bab_close(cx, n, &s, m, &hard, &key);
-        if (n_open > 0 && need_lam) { /* sensitivities under the optimised slopes */
-            double *lb2 = s.g; /* one row is enough: the hardest */
-            size_t sz = (size_t)cx->size;
-            if ((st = lg_alpha_bound(&b, net, 1, s.C + (size_t)hard * (size_t)cx->n_out, s.d + hard,
-                                     s.alpha + (size_t)hard * sz, lb2, NULL, s.lam + (size_t)hard * sz, NULL)) != LG_OK)
-                goto fail;
-        }
-        rs->t_bounds += lg_bounds_now() - t1;
+        double t1 = lg_now();
+        st = lg_bab_alpha(cx, n, &b, &s, &n_open, &hard, &key);
+        rs->t_bounds += lg_now() - t1;
+        if (st != LG_OK) goto done;
         if (n_open == 0) {
             rs->kind = LG_BK_CLOSED;
-            goto fail;
+            goto done;
         }
         n_open = lg_bab_open_terms(cx, n, s.open_terms);
     }
     rs->key = key;
-
-    /* few unstable ReLUs left: a complete back-end decides the node */
-    if (o->solver_unstable > 0 && o->solver && strcmp(o->solver, "none") != 0 &&
-        lg_bab_unstable(&b, net) <= o->solver_unstable) {
-        const char *names[2] = {o->solver, NULL};
-        if (strcmp(o->solver, "auto") == 0) {
-            names[0] = "glpk";
-            names[1] = "z3";
-        }
-        for (int i = 0; i < 2 && names[i]; i++) {
-            int closed = 0;
-            if ((st = lg_bab_solver(cx, names[i], n, &b, n_open, s.open_terms, rs, cand, &closed, &found)) != LG_OK)
-                goto fail;
-            if (closed) {
-                rs->kind = LG_BK_CLOSED;
-                rs->solver_closed = strcmp(names[i], "z3") == 0 ? 2 : 1;
-                goto fail;
-            }
-            if (found) {
-                rs->kind = LG_BK_FOUND;
-                rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
-                if (!rs->x) {
-                    st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-                    goto fail;
-                }
-                memcpy(rs->x, cand, (size_t)cx->n_in * sizeof *rs->x);
-                goto fail;
-            }
-        }
-    }
-
-    if (n->depth >= o->max_depth) {
-        rs->kind = LG_BK_STUCK;
-        rs->why = "depth limit";
-        goto fail;
-    }
-    const char *why = NULL;
-    /* the sensitivities of the hardest open row choose the split */
-    if (cx->mode == LG_BAB_INPUT)
-        st = lg_bab_input_split(cx, n, &b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
-                                &rs->c0, &rs->c1, &why);
-    else
-        st = lg_bab_relu_split(cx, n, &b, s.lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
-    if (st != LG_OK) goto fail;
-    if (!rs->c0) {
-        rs->kind = LG_BK_STUCK;
-        rs->why = why;
-    } else {
-        rs->kind = LG_BK_SPLIT;
-    }
-fail:
+    /* solve */
+    if ((st = lg_bab_solve(cx, n, &b, &s, n_open, cand, rs)) != LG_OK || rs->kind == LG_BK_CLOSED ||
+        rs->kind == LG_BK_FOUND)
+        goto done;
+    /* split */
+    st = lg_bab_split(cx, n, &b, &s, split_crow, plain_key, hard, rs);
+done:
     lg_bounds_free(&b);
     free(s.mem);
     return st;

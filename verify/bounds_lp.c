@@ -12,6 +12,7 @@
  * Lagrangian bound  yᵀrhs + Σ_j min over [vl_j, vu_j] of (c − Aᵀy)_j·v_j,
  * evaluated in double and widened by the margin rule (bounds.h).
  */
+#include "core/clock.h"
 #include "verify/bounds.h"
 
 #include <glpk.h>
@@ -206,7 +207,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
     for (int k = 1; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         if (L->act != LG_ACT_RELU || lg_bounds_unstable(b, net, k) == 0) continue;
-        if (deadline > 0 && lg_bounds_now() >= deadline) break;
+        if (deadline > 0 && lg_now() >= deadline) break;
         lg_lp lp;
         if ((st = lg_lp_build(&lp, b, net, k)) != LG_OK) {
             if (st == LG_ERR_NUMERIC) continue; /* keep the bounds we have */
@@ -228,7 +229,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
         for (int o = 0; o < L->n_out; o++) {
             if (!(b->lo[k][o] < 0 && b->hi[k][o] > 0)) continue;
             for (int sign = 0; sign < 2; sign++) {
-                double now = lg_bounds_now();
+                double now = lg_now();
                 if (deadline > 0 && now >= deadline) break;
                 if (deadline > 0) parm.tm_lim = (int)fmin(1e9, 1000.0 * (deadline - now)) + 1;
                 double g = sign ? -1.0 : 1.0;

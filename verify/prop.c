@@ -49,17 +49,7 @@ oom:
 int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y)
 {
     const lg_prop_case *C = &p->cases[c];
-    for (int t = 0; t < C->n_terms; t++) {
-        int all = 1;
-        for (int k = 0; k < C->terms[t].n_cons && all; k++) {
-            const lg_lincon *L = &C->terms[t].cons[k];
-            double s = L->d;
-            for (int j = 0; j < p->n_out; j++) s += L->coef[j] * y[j];
-            all = s <= 0.0;
-        }
-        if (all) return 1;
-    }
-    return 0;
+    return lg_terms_first_holding(p->n_out, C->n_terms, C->terms, y, NULL) >= 0;
 }
 
 int lg_prop_case_contains(const lg_prop *p, int c, const double *x)
@@ -82,6 +72,12 @@ void lg_prop_free(lg_prop *p)
         free(C->lo);
         free(C->hi);
     }
+    for (int c = 0; p->inner && c < p->n_cases; c++) {
+        free(p->inner[c].lo);
+        free(p->inner[c].hi);
+        free(p->inner[c].slack);
+    }
+    free(p->inner);
     free(p->cases);
     memset(p, 0, sizeof *p);
 }

@@ -25,10 +25,19 @@ typedef struct lg_prop_case {
     lg_term *terms;
 } lg_prop_case;
 
+/* What a witness must satisfy when the file's constants were not doubles
+ * (DESIGN.md §3): the case box rounded inward and, per constraint, the
+ * constant rounded the other way (exact constant ≤ d + slack). */
+typedef struct lg_prop_inner {
+    double *lo, *hi;   /* [n_in] box a witness must lie in (⊆ the case box) */
+    double *slack;     /* one per constraint of every term in order, ≥ 0; NULL: all 0 */
+} lg_prop_inner;
+
 typedef struct lg_prop {
     int n_in, n_out;
     int n_cases;
-    lg_prop_case *cases;
+    lg_prop_case *cases;  /* boxes and constants rounded outward: what a proof covers */
+    lg_prop_inner *inner; /* [n_cases], or NULL when every constant is exact */
 } lg_prop;
 
 /* Local robustness: box = [x0 − eps, x0 + eps] ∩ [clip_lo, clip_hi], label

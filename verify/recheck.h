@@ -11,6 +11,7 @@
 
 #include "core/net.h"
 #include "encode/problem.h"
+#include "verify/prop.h"
 
 /* Index of the first term of terms[0..n_terms) satisfied by y[n_out], or −1. */
 int lg_terms_violated_by(int n_out, int n_terms, const lg_term *terms, const double *y);
@@ -19,5 +20,15 @@ int lg_terms_violated_by(int n_out, int n_terms, const lg_term *terms, const dou
  * not NULL) satisfies some term; 0 otherwise; −1 out of memory. */
 int lg_recheck(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                const double *x, double *y);
+
+/* The witness rule (DESIGN.md §3), the one gate every `violated` passes:
+ * x is first clipped into the box a witness must lie in (prop->inner's
+ * inward box, else the case box), then it must (1) pass the double forward
+ * pass against the case's terms with the inner constants (d + slack) and
+ * (2) satisfy some term in exact rational arithmetic (core/exact.h) on the
+ * network with the file's weights as exact values. 1 accepted (x clipped,
+ * y[n_out] = its double outputs if y is not NULL), 0 rejected (a near-tie:
+ * the caller answers unknown), −1 out of memory. */
+int lg_witness_accept(const lg_net *net, const lg_prop *prop, int c, double *x, double *y);
 
 #endif

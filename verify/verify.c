@@ -1,11 +1,12 @@
 /* verify.c — the verdict driver (verify.h). */
+#include "core/clock.h"
 #include "verify/verify.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify/isolate.h"
+#include "verify/backend.h"
 #include "verify/recheck.h"
 
 lg_verify_opts lg_verify_opts_default(void)
@@ -129,74 +130,22 @@ static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
     snprintf(co->reason, sizeof co->reason, "%s", reason);
 }
 
-/* Accept a solver witness after the re-check (and a few nudges). */
-static lg_status lg_verify_witness(const lg_net *net, const lg_problem *p, const double *wx, double *x, int *ok)
-{
-    memcpy(x, wx, (size_t)net->n_in * sizeof *x);
-    *ok = lg_recheck(net, p->lo, p->hi, p->n_terms, p->terms, x, NULL);
-    if (*ok < 0) return lg_fail(LG_ERR_NOMEM, "verify: out of memory in the re-check");
-    if (*ok) return LG_OK;
-    /* nudges: clip into the box, then small steps along the violation gradient */
-    static const double steps[] = {1e-6, 1e-4, 1e-2};
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !*ok; i++) {
-        memcpy(x, wx, (size_t)net->n_in * sizeof *x);
-        lg_status st = lg_attack_repair(net, p->lo, p->hi, p->n_terms, p->terms, 20, steps[i], x, ok);
-        if (st != LG_OK) return st;
-    }
-    return LG_OK;
-}
-
-/* Run one back-end on p; fills co, x when violated. */
+/* The whole case p to the back-end decision (backend.h); fills co, x when violated. */
 static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_verify_opts *o,
                                    double deadline, lg_case_out *co, double *x, long *nodes, double *t_solver)
 {
-    const lg_solver_ops *ops = lg_solver_find(name);
-    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
-    lg_solve_opts so = lg_solve_opts_default();
-    so.verbose = o->verbose > 1;
-    so.seed = (unsigned)o->atk.seed;
-    so.timeout_s = o->timeout_s > 0 ? deadline - lg_bounds_now() : 0;
-    if (o->timeout_s > 0 && so.timeout_s <= 0.05) {
-        lg_case_unknown(co, 1, "timeout");
-        return LG_OK;
-    }
-    lg_result res;
-    memset(&res, 0, sizeof res);
-    if (o->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
-    /* with a deadline the back-end runs in a child process that is killed one
-     * second after it (isolate.h): the deadline holds whatever the solver does */
-    double t0 = lg_bounds_now();
-    lg_status st = o->timeout_s > 0 ? lg_isolate_solve(ops, p, &so, &res, deadline + 1.0) : ops->solve(p, &so, &res);
-    *t_solver += lg_bounds_now() - t0;
-    if (o->verbose) fprintf(stderr, "%s: status %s, answer %d, %.2f s\n", name, lg_status_str(st), (int)res.answer, res.seconds);
-    *nodes += res.nodes;
-    snprintf(co->method, sizeof co->method, "%s", name);
-    if (st == LG_ERR_TIMEOUT) {
-        lg_case_unknown(co, 1, "timeout");
-        st = LG_OK;
-    } else if (st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED) {
-        char why[256];
-        snprintf(why, sizeof why, "%.16s: %.200s", name, lg_errmsg());
-        lg_case_unknown(co, 0, why);
-        st = LG_OK;
-    } else if (st != LG_OK) {
-        goto done;
-    } else if (res.answer == LG_ANSWER_UNSAT) {
-        co->v = LG_VERDICT_ROBUST;
-    } else if (res.answer == LG_ANSWER_SAT && res.x) {
-        int ok = 0;
-        if ((st = lg_verify_witness(net, p, res.x, x, &ok)) != LG_OK) goto done;
-        if (ok) co->v = LG_VERDICT_VIOLATED;
-        else lg_case_unknown(co, 0, "witness failed re-check");
-    } else {
-        int to = strstr(res.reason, "time") != NULL || (o->timeout_s > 0 && lg_bounds_now() >= deadline);
-        char why[256];
-        snprintf(why, sizeof why, "%.16s: %.200s", name, res.reason[0] ? res.reason : "no answer");
-        lg_case_unknown(co, to, to ? "timeout" : why);
-    }
-done:
-    lg_result_free(&res);
-    return st;
+    lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, o->timeout_s > 0 ? deadline : 0, 0,
+                            o->memory_mb, (unsigned)o->atk.seed, o->verbose};
+    lg_backend_out out;
+    lg_status st = lg_backend_decide(name, &call, &out, x);
+    *nodes += out.nodes;
+    *t_solver += out.seconds;
+    if (st != LG_OK) return st;
+    snprintf(co->method, sizeof co->method, "%s", out.method);
+    if (out.answer == LG_ANSWER_UNSAT) co->v = LG_VERDICT_ROBUST;
+    else if (out.answer == LG_ANSWER_SAT) co->v = LG_VERDICT_VIOLATED;
+    else lg_case_unknown(co, out.timed_out || (o->timeout_s > 0 && lg_now() >= deadline), out.reason);
+    return LG_OK;
 }
 
 /* LP tightening of b until lp_deadline, then the quick proof again (sets
@@ -206,16 +155,16 @@ static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c
                                    lg_verify_report *r, lg_case_out *co)
 {
     long n_lp = 0;
-    double t0 = lg_bounds_now();
+    double t0 = lg_now();
     lg_status st = lg_bounds_lp(b, net, lp_deadline, &n_lp);
-    r->t_bounds += lg_bounds_now() - t0;
+    r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     r->n_lp += n_lp;
     r->bound_method = "symbolic+lp";
     if ((st = lg_verify_filter(b, net, prop, c, kept, &p->n_terms)) != LG_OK) return st;
     if (o->verbose)
         fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p->n_terms, n_lp,
-                lg_bounds_now() - r->seconds);
+                lg_now() - r->seconds);
     if (p->n_terms == 0) {
         co->v = LG_VERDICT_ROBUST;
         snprintf(co->method, sizeof co->method, "bounds");
@@ -239,6 +188,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     bo.seed = o->atk.seed + (unsigned long)c;
     bo.solver = o->solver ? o->solver : "auto";
     bo.verbose = o->verbose;
+    bo.memory_mb = o->memory_mb;
     lg_bab_out bout;
     lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, &bout, x);
     r->bab_nodes += bout.nodes;
@@ -255,7 +205,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     snprintf(co->method, sizeof co->method, "%s", bout.method);
     if (bout.answer == LG_BAB_PROVED) co->v = LG_VERDICT_ROBUST;
     else if (bout.answer == LG_BAB_FOUND) co->v = LG_VERDICT_VIOLATED;
-    else if (o->timeout_s > 0 && lg_bounds_now() >= deadline) lg_case_unknown(co, 1, "timeout");
+    else if (o->timeout_s > 0 && lg_now() >= deadline) lg_case_unknown(co, 1, "timeout");
     else { /* a limit or its own time budget stopped it: the caller may go on */
         lg_case_unknown(co, 0, bout.reason);
         *decided = 0;
@@ -274,20 +224,20 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     int timed = o->timeout_s > 0;
     /* symbolic bounds first; LP tightening (--tighten lp) only after the
      * attack: it is the expensive part and useless on violated instances */
-    double t0 = lg_bounds_now();
+    double t0 = lg_now();
     lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
-    r->t_bounds += lg_bounds_now() - t0;
+    r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
     if (o->verbose)
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
-                prop->cases[c].n_terms, lg_bounds_now() - r->seconds);
+                prop->cases[c].n_terms, lg_now() - r->seconds);
     if (p.n_terms == 0) {
         co->v = LG_VERDICT_ROBUST;
         snprintf(co->method, sizeof co->method, "bounds");
         goto done;
     }
-    if (timed && lg_bounds_now() >= deadline) {
+    if (timed && lg_now() >= deadline) {
         lg_case_unknown(co, 1, "timeout");
         goto done;
     }
@@ -299,7 +249,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &ao, x, &found)) != LG_OK) goto done;
         if (o->verbose)
             fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", c, found ? "found a counterexample" : "found nothing",
-                    lg_bounds_now() - r->seconds);
+                    lg_now() - r->seconds);
         if (found) {
             co->v = LG_VERDICT_VIOLATED;
             snprintf(co->method, sizeof co->method, "attack");
@@ -310,7 +260,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (o->tighten == LG_TIGHTEN_LP) {
         /* at most half the remaining time, so branch and bound / the back-end still get their
          * turn; before branch and bound, whose root it tightens */
-        double lp_deadline = timed ? lg_bounds_now() + 0.5 * (deadline - lg_bounds_now()) : 0;
+        double lp_deadline = timed ? lg_now() + 0.5 * (deadline - lg_now()) : 0;
         if ((st = lg_verify_tighten(net, prop, c, o, lp_deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (bm != LG_BAB_NONE) {
@@ -320,7 +270,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         double bab_deadline = deadline;
         long max_nodes = o->bab.max_nodes;
         if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
-            if (timed) bab_deadline = lg_bounds_now() + 0.1 * (deadline - lg_bounds_now());
+            if (timed) bab_deadline = lg_now() + 0.1 * (deadline - lg_now());
             if (max_nodes > 32) max_nodes = 32;
         }
         int decided = 0;
@@ -331,10 +281,6 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     }
     if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
-    } else if (strcmp(s, "auto") == 0) {
-        st = lg_verify_backend("glpk", net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
-        if (st == LG_OK && co->v == LG_VERDICT_UNKNOWN && !(timed && deadline - lg_bounds_now() < 1.0))
-            st = lg_verify_backend("z3", net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
     } else {
         st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
     }
@@ -351,7 +297,7 @@ done:
 
 lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r)
 {
-    double t0 = lg_bounds_now();
+    double t0 = lg_now();
     double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
     memset(r, 0, sizeof *r);
     r->seconds = t0; /* start time while running; elapsed seconds at the end */
@@ -381,19 +327,24 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
         lg_case_out co;
         if ((st = lg_verify_case(net, prop, c, o, deadline, r, &co, x)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
-            r->verdict = LG_VERDICT_VIOLATED;
-            r->violated_case = c;
-            snprintf(r->method, sizeof r->method, "%s", co.method);
-            r->x = x;
-            x = NULL;
+            /* the one witness gate: double forward pass and exact rational evaluation */
             r->y = malloc((size_t)no * sizeof *r->y);
-            if (!r->y || lg_recheck(net, prop->cases[c].lo, prop->cases[c].hi, prop->cases[c].n_terms,
-                                    prop->cases[c].terms, r->x, r->y) != 1) {
-                /* cannot happen after a successful re-check unless out of memory */
-                st = lg_fail(LG_ERR_NOMEM, "verify: re-check of the reported counterexample failed");
+            int ok = r->y ? lg_witness_accept(net, prop, c, x, r->y) : -1;
+            if (ok < 0) {
+                st = lg_fail(LG_ERR_NOMEM, "verify: out of memory in the witness check");
                 goto fail;
             }
-            goto done;
+            if (ok) {
+                r->verdict = LG_VERDICT_VIOLATED;
+                r->violated_case = c;
+                snprintf(r->method, sizeof r->method, "%s", co.method);
+                r->x = x;
+                x = NULL;
+                goto done;
+            }
+            free(r->y);
+            r->y = NULL;
+            lg_case_unknown(&co, 0, "counterexample fails the exact re-check (near-tie)");
         }
         if (co.v == LG_VERDICT_ROBUST) {
             r->n_cases_robust++;
@@ -412,7 +363,7 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
     }
 done:
     free(x);
-    r->seconds = lg_bounds_now() - t0;
+    r->seconds = lg_now() - t0;
     return LG_OK;
 fail:
     free(x);

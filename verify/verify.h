@@ -17,7 +17,7 @@
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
  * "none" (quick paths only). The back-end receives the remaining time and,
  * with a timeout, runs in a child process killed 1 s after the deadline
- * (isolate.h), so the deadline holds whatever the native solver does.
+ * (encode/isolate.h), so the deadline holds whatever the native solver does.
  *
  * The report owns x, y and unstable; lg_verify_report_free releases them.
  * net and prop are borrowed.
@@ -44,6 +44,8 @@ typedef struct lg_verify_opts {
     int attack;             /* run sampling + PGD before the solver (default 1) */
     lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
     int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
+    double memory_mb;       /* memory cap of every back-end call (isolated child's RLIMIT_AS plus the
+                               solver's own limit); ≤ 0 none (default) */
     lg_bab_opts bab;        /* branch and bound (bab.h): mode AUTO (default) splits the input box
                                when n_in ≤ 16, else ReLUs; NONE = bounds, attack, LP, back-end only.
                                The driver sets its deadline and seed; its solver follows `solver`. */

@@ -5,6 +5,8 @@
 #include "verify/vnnlib.h"
 #include "verify/vnnlib_sexpr.h"
 
+#include <ctype.h>
+#include <gmp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +26,9 @@ typedef struct lg_vp {
     struct lg_vatom {
         int n, line, col;
         int *var;
-        double *coef;
-        double c;
+        double *coef;  /* exact: the atom scaled by a positive rational (see lg_vp_atom) */
+        double c_lo, c_hi; /* the scaled constant rounded down and up (equal when exact) */
+        int c_sign;    /* sign of the exact constant */
     } *atoms;
 } lg_vp;
 
@@ -38,20 +41,32 @@ static lg_status lg_vp_oom(const lg_vp *P) { return lg_fail(LG_ERR_NOMEM, "%s: o
 typedef struct lg_lin {
     int n, cap;
     int *var;
-    double *coef;
-    double c;
+    mpq_t *coef; /* exact rationals: constants are never rounded while parsing */
+    mpq_t c;
+    int init;    /* c initialised */
 } lg_lin;
+
+static void lg_lin_init(lg_lin *l)
+{
+    memset(l, 0, sizeof *l);
+    mpq_init(l->c);
+    l->init = 1;
+}
 
 static void lg_lin_free(lg_lin *l)
 {
+    for (int i = 0; i < l->n; i++) mpq_clear(l->coef[i]);
+    if (l->init) mpq_clear(l->c);
     free(l->var);
     free(l->coef);
     memset(l, 0, sizeof *l);
 }
 
 /* l += s·m */
-static int lg_lin_addto(lg_lin *l, const lg_lin *m, double s)
+static int lg_lin_addto(lg_lin *l, const lg_lin *m, const mpq_t s)
 {
+    mpq_t t;
+    mpq_init(t);
     for (int i = 0; i < m->n; i++) {
         int j = 0;
         while (j < l->n && l->var[j] != m->var[i]) j++;
@@ -59,34 +74,99 @@ static int lg_lin_addto(lg_lin *l, const lg_lin *m, double s)
             if (l->n == l->cap) {
                 int cap = l->cap ? 2 * l->cap : 4;
                 int *nv = realloc(l->var, (size_t)cap * sizeof *nv);
-                if (!nv) return -1;
+                if (!nv) goto oom;
                 l->var = nv;
-                double *nc = realloc(l->coef, (size_t)cap * sizeof *nc);
-                if (!nc) return -1;
+                mpq_t *nc = realloc(l->coef, (size_t)cap * sizeof *nc);
+                if (!nc) goto oom;
                 l->coef = nc;
                 l->cap = cap;
             }
             l->var[j] = m->var[i];
-            l->coef[j] = 0.0;
+            mpq_init(l->coef[j]);
             l->n++;
         }
-        l->coef[j] += s * m->coef[i];
+        mpq_mul(t, s, m->coef[i]);
+        mpq_add(l->coef[j], l->coef[j], t);
     }
-    l->c += s * m->c;
+    mpq_mul(t, s, m->c);
+    mpq_add(l->c, l->c, t);
+    mpq_clear(t);
     return 0;
+oom:
+    mpq_clear(t);
+    return -1;
+}
+
+static int lg_lin_addto_si(lg_lin *l, const lg_lin *m, long s)
+{
+    mpq_t q;
+    mpq_init(q);
+    mpq_set_si(q, s, 1);
+    int r = lg_lin_addto(l, m, q);
+    mpq_clear(q);
+    return r;
 }
 
 static int lg_lin_const(const lg_lin *l)
 {
     for (int i = 0; i < l->n; i++)
-        if (l->coef[i] != 0.0) return 0;
+        if (mpq_sgn(l->coef[i]) != 0) return 0;
     return 1;
 }
 
-static void lg_lin_scale(lg_lin *l, double s)
+static void lg_lin_scale(lg_lin *l, const mpq_t s)
 {
-    for (int i = 0; i < l->n; i++) l->coef[i] *= s;
-    l->c *= s;
+    for (int i = 0; i < l->n; i++) mpq_mul(l->coef[i], l->coef[i], s);
+    mpq_mul(l->c, l->c, s);
+}
+
+/* The exact value of a decimal/scientific token ([+-]?(d+[.d*]|.d+)([eE][+-]?d+)?,
+ * already validated by lg_sx_number). 0, or −1 if the exponent is absurd. */
+static int lg_vp_decimal(const lg_sx *x, mpq_t q)
+{
+    const char *p = x->s, *e = x->s + x->len;
+    int neg = 0;
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
+    mpz_t m, t;
+    mpz_init_set_ui(m, 0);
+    long frac = 0, ex = 0;
+    int in_frac = 0;
+    for (; p < e && (isdigit((unsigned char)*p) || *p == '.'); p++) {
+        if (*p == '.') {
+            in_frac = 1;
+            continue;
+        }
+        mpz_mul_ui(m, m, 10);
+        mpz_add_ui(m, m, (unsigned long)(*p - '0'));
+        frac += in_frac;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0;
+        if (p < e && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        for (; p < e; p++) {
+            if (ex < 100000) ex = ex * 10 + (*p - '0');
+        }
+        if (eneg) ex = -ex;
+    }
+    ex -= frac;
+    if (ex > 4000 || ex < -4000) {
+        mpz_clear(m);
+        return mpz_sgn(m) == 0 ? (mpq_set_ui(q, 0, 1), 0) : -1;
+    }
+    mpz_init(t);
+    mpz_ui_pow_ui(t, 10, (unsigned long)(ex < 0 ? -ex : ex));
+    if (ex >= 0) {
+        mpz_mul(m, m, t);
+        mpz_set_ui(t, 1);
+    }
+    if (neg) mpz_neg(m, m);
+    mpq_set_num(q, m);
+    mpq_set_den(q, t);
+    mpq_canonicalize(q);
+    mpz_clear(m);
+    mpz_clear(t);
+    return 0;
 }
 
 static lg_status lg_vp_term(lg_vp *P, const lg_sx *x, lg_lin *out, int depth);
@@ -106,32 +186,40 @@ static lg_status lg_vp_term_list(lg_vp *P, const lg_sx *x, lg_lin *out, int dept
                        is_div ? "exactly 2 arguments" : "at least 1 argument");
     lg_status st = LG_OK;
     int i = 0, nonconst = 0;
-    out->c = is_mul ? 1.0 : 0.0;
+    mpq_set_si(out->c, is_mul ? 1 : 0, 1);
     for (int k = h->next; k >= 0; k = P->t.sx[k].next, i++) {
-        lg_lin a = {0};
+        lg_lin a;
+        lg_lin_init(&a);
         if ((st = lg_vp_term(P, &P->t.sx[k], &a, depth + 1)) != LG_OK) {
             lg_lin_free(&a);
             return st;
         }
         if (is_mul || (is_div && i == 1)) {
             int ac = lg_lin_const(&a);
-            if (is_div) {
-                if (!ac || a.c == 0.0) st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: division must be by a nonzero constant",
-                                                    P->name, P->t.sx[k].line, P->t.sx[k].col);
-                else lg_lin_scale(out, 1.0 / a.c);
+            if (is_div) { /* exact: (/ t c) is t·(1/c) in rationals, never t·fl(1/c) */
+                if (!ac || mpq_sgn(a.c) == 0)
+                    st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: division must be by a nonzero constant", P->name,
+                                 P->t.sx[k].line, P->t.sx[k].col);
+                else {
+                    mpq_inv(a.c, a.c);
+                    lg_lin_scale(out, a.c);
+                }
             } else if (ac) {
                 lg_lin_scale(out, a.c);
             } else if (nonconst++ || !lg_lin_const(out)) {
                 st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: non-linear term: product of two variables", P->name,
                              P->t.sx[k].line, P->t.sx[k].col);
             } else {
-                double s = out->c;
-                out->c = 0.0;
+                mpq_t s;
+                mpq_init(s);
+                mpq_set(s, out->c);
+                mpq_set_ui(out->c, 0, 1);
                 if (lg_lin_addto(out, &a, s)) st = lg_vp_oom(P);
+                mpq_clear(s);
             }
         } else {
-            double s = (is_sub && (i > 0 || nargs == 1)) ? -1.0 : 1.0;
-            if (lg_lin_addto(out, &a, s)) st = lg_vp_oom(P);
+            long s = (is_sub && (i > 0 || nargs == 1)) ? -1 : 1;
+            if (lg_lin_addto_si(out, &a, s)) st = lg_vp_oom(P);
         }
         lg_lin_free(&a);
         if (st != LG_OK) return st;
@@ -147,22 +235,61 @@ static lg_status lg_vp_term(lg_vp *P, const lg_sx *x, lg_lin *out, int depth)
     double v;
     int ok;
     if (lg_sx_number(x, &v, &ok)) {
-        if (!ok)
+        if (!ok || lg_vp_decimal(x, out->c))
             return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: bad number '%.*s' (expected decimal or scientific notation)",
                            P->name, x->line, x->col, x->len, x->s);
-        out->c = v;
         return LG_OK;
     }
     long var = lg_sx_var(x);
     int declared = var >= 0 && ((var & 1) ? (var / 2 < P->cap_y && P->dy[var / 2]) : (var / 2 < P->cap_x && P->dx[var / 2]));
     if (!declared)
         return lg_fail(LG_ERR_FORMAT, "%s:%d:%d: undeclared variable '%.*s'", P->name, x->line, x->col, x->len, x->s);
-    lg_lin one = {1, 1, (int[]){(int)var}, (double[]){1.0}, 0.0};
-    if (lg_lin_addto(out, &one, 1.0)) return lg_vp_oom(P);
-    return LG_OK;
+    lg_lin one;
+    lg_lin_init(&one);
+    int bad = 0;
+    if (!(one.var = malloc(sizeof *one.var)) || !(one.coef = malloc(sizeof *one.coef))) bad = 1;
+    if (!bad) {
+        one.var[0] = (int)var;
+        mpq_init(one.coef[0]);
+        mpq_set_ui(one.coef[0], 1, 1);
+        one.n = one.cap = 1;
+        bad = lg_lin_addto_si(out, &one, 1);
+    }
+    lg_lin_free(&one);
+    return bad ? lg_vp_oom(P) : LG_OK;
 }
 
-/* Record atom lin ≤ 0; returns its index or -1. */
+/* q rounded down and up to doubles; 0, or −1 if out of the double range. */
+static int lg_vp_round(const mpq_t q, double *lo, double *hi)
+{
+    double d = mpq_get_d(q); /* truncated toward zero */
+    if (!isfinite(d)) return -1;
+    mpq_t t;
+    mpq_init(t);
+    mpq_set_d(t, d);
+    int cmp = mpq_cmp(q, t);
+    mpq_clear(t);
+    *lo = *hi = d;
+    if (cmp > 0) *hi = nextafter(d, INFINITY);
+    if (cmp < 0) *lo = nextafter(d, -INFINITY);
+    return isfinite(*lo) && isfinite(*hi) ? 0 : -1;
+}
+
+/* 1 if q is exactly a double. */
+static int lg_vp_is_double(const mpq_t q)
+{
+    double lo, hi;
+    return lg_vp_round(q, &lo, &hi) == 0 && lo == hi;
+}
+
+/* Record atom lin ≤ 0 (lin exact); returns its index, -1 out of memory, -2
+ * (lg_fail set) when the coefficients cannot be held exactly. The atom is
+ * first multiplied by a positive rational s (1 when every coefficient is a
+ * double; else the lcm of their denominators, which makes them integers —
+ * (/ Y_0 3) ≥ 1 becomes 3 − Y_0 ≤ 0), which keeps its meaning; then every
+ * coefficient must be a double exactly, and the constant is kept rounded
+ * down and up (DESIGN.md §3: provers take the larger region, witnesses the
+ * smaller). */
 static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
 {
     if (P->n_atoms == P->cap_atoms) {
@@ -172,14 +299,50 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
         P->atoms = n;
         P->cap_atoms = cap;
     }
+    int exact = 1;
+    for (int i = 0; i < l->n && exact; i++) exact = lg_vp_is_double(l->coef[i]);
+    if (!exact) {
+        mpz_t L;
+        mpz_init_set_ui(L, 1);
+        for (int i = 0; i < l->n; i++) mpz_lcm(L, L, mpq_denref(l->coef[i]));
+        mpq_t s;
+        mpq_init(s);
+        mpq_set_z(s, L);
+        lg_lin_scale(l, s);
+        mpq_clear(s);
+        mpz_clear(L);
+    }
     lg_vatom *a = &P->atoms[P->n_atoms];
+    memset(a, 0, sizeof *a);
+    a->var = malloc(((size_t)l->n + 1) * sizeof *a->var);
+    a->coef = malloc(((size_t)l->n + 1) * sizeof *a->coef);
+    if (!a->var || !a->coef) {
+        free(a->var);
+        free(a->coef);
+        return -1;
+    }
+    for (int i = 0; i < l->n; i++) {
+        double lo, hi;
+        if (lg_vp_round(l->coef[i], &lo, &hi) || lo != hi) {
+            free(a->var);
+            free(a->coef);
+            lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: a coefficient of this constraint cannot be represented exactly "
+                    "in double precision", P->name, where->line, where->col);
+            return -2;
+        }
+        a->var[i] = l->var[i];
+        a->coef[i] = lo;
+    }
+    if (lg_vp_round(l->c, &a->c_lo, &a->c_hi)) {
+        free(a->var);
+        free(a->coef);
+        lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: constant out of the double range", P->name, where->line, where->col);
+        return -2;
+    }
+    a->c_sign = mpq_sgn(l->c);
     a->n = l->n;
-    a->var = l->var;
-    a->coef = l->coef;
-    a->c = l->c;
     a->line = where->line;
     a->col = where->col;
-    memset(l, 0, sizeof *l);
     return P->n_atoms++;
 }
 
@@ -317,10 +480,12 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
                        h->s);
     if ((st = lg_dnf_true(P, out)) != LG_OK) return st;
     /* chain a1 op a2 op a3 ...: one atom per adjacent pair (two for =) */
-    lg_lin prev = {0};
+    lg_lin prev;
+    lg_lin_init(&prev);
     int first = 1;
     for (int k = h->next; k >= 0 && st == LG_OK; k = P->t.sx[k].next) {
-        lg_lin cur = {0};
+        lg_lin cur;
+        lg_lin_init(&cur);
         if ((st = lg_vp_term(P, &P->t.sx[k], &cur, depth + 1)) != LG_OK) {
             lg_lin_free(&cur);
             break;
@@ -329,15 +494,17 @@ static lg_status lg_vp_formula(lg_vp *P, const lg_sx *x, lg_dnf *out, int depth)
             for (int dir = 0; dir < (eq ? 2 : 1) && st == LG_OK; dir++) {
                 /* le: prev − cur ≤ 0;  ge: cur − prev ≤ 0 */
                 int prev_minus_cur = eq ? dir == 0 : le;
-                lg_lin a = {0};
-                if (lg_lin_addto(&a, &prev, prev_minus_cur ? 1.0 : -1.0) ||
-                    lg_lin_addto(&a, &cur, prev_minus_cur ? -1.0 : 1.0)) {
+                lg_lin a;
+                lg_lin_init(&a);
+                if (lg_lin_addto_si(&a, &prev, prev_minus_cur ? 1 : -1) ||
+                    lg_lin_addto_si(&a, &cur, prev_minus_cur ? -1 : 1)) {
                     st = lg_vp_oom(P);
                     lg_lin_free(&a);
                     break;
                 }
                 int id = lg_vp_atom(P, &a, h);
-                if (id < 0 || lg_conj_push(&out->c[0], &id, 1)) st = lg_vp_oom(P);
+                if (id == -2) st = LG_ERR_UNSUPPORTED;
+                else if (id < 0 || lg_conj_push(&out->c[0], &id, 1)) st = lg_vp_oom(P);
                 lg_lin_free(&a);
             }
         }
@@ -410,9 +577,11 @@ static lg_status lg_vp_check_decls(lg_vp *P, int *n_in, int *n_out)
 /* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false
  * or empty box), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
  * constraints. */
-static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, lg_term *T)
+static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, double *lo_in,
+                      double *hi_in, lg_term *T, double **slack)
 {
-    for (int i = 0; i < n_in; i++) lo[i] = -INFINITY, hi[i] = INFINITY;
+    for (int i = 0; i < n_in; i++) lo[i] = lo_in[i] = -INFINITY, hi[i] = hi_in[i] = INFINITY;
+    *slack = NULL;
     int n_y = 0;
     for (int k = 0; k < c->n; k++) {
         const lg_vatom *a = &P->atoms[c->a[k]];
@@ -435,15 +604,18 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
             return -1;
         }
         if (nx == 1) {
-            /* xc·x + c ≤ 0 */
+            /* xc·x + c ≤ 0 with c ∈ [c_lo, c_hi]: the box for proofs is rounded outward,
+             * the box a witness must lie in inward */
             if (xc == 1.0) {
-                if (-a->c < hi[xv]) hi[xv] = -a->c;
-            } else if (a->c > lo[xv]) {
-                lo[xv] = a->c;
+                if (-a->c_lo < hi[xv]) hi[xv] = -a->c_lo;
+                if (-a->c_hi < hi_in[xv]) hi_in[xv] = -a->c_hi;
+            } else {
+                if (a->c_lo > lo[xv]) lo[xv] = a->c_lo;
+                if (a->c_hi > lo_in[xv]) lo_in[xv] = a->c_hi;
             }
         } else if (ny) {
             n_y++;
-        } else if (!(a->c <= 0.0)) {
+        } else if (a->c_sign > 0) {
             return 1; /* constant false */
         }
     }
@@ -458,6 +630,7 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
     }
     T->n_cons = n_y;
     if (n_y && !(T->cons = calloc((size_t)n_y, sizeof *T->cons))) goto oom;
+    if (n_y && !(*slack = calloc((size_t)n_y, sizeof **slack))) goto oom;
     for (int k = 0, t = 0; k < c->n; k++) {
         const lg_vatom *a = &P->atoms[c->a[k]];
         int ny = 0;
@@ -467,7 +640,8 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
         if (!(L->coef = calloc((size_t)n_out, sizeof *L->coef))) goto oom;
         for (int i = 0; i < a->n; i++)
             if (a->var[i] & 1) L->coef[a->var[i] / 2] += a->coef[i];
-        L->d = a->c;
+        L->d = a->c_lo;                /* the larger region: what a proof must cover */
+        (*slack)[t - 1] = a->c_hi - a->c_lo; /* exact: adjacent doubles (or 0) */
     }
     return 0;
 oom:
@@ -486,35 +660,48 @@ static void lg_term_free(lg_term *T)
 static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_prop *p)
 {
     lg_status st = LG_OK;
-    double *lo = malloc((size_t)n_in * sizeof *lo), *hi = malloc((size_t)n_in * sizeof *hi);
+    size_t bn = (size_t)n_in * sizeof(double);
+    double *lo = malloc(bn), *hi = malloc(bn), *lo_in = malloc(bn), *hi_in = malloc(bn), *slack = NULL;
+    int *n_slack = calloc((size_t)d->n + 1, sizeof *n_slack);
     p->n_in = n_in;
     p->n_out = n_out;
-    if (!lo || !hi || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases))) goto oom;
+    if (!lo || !hi || !lo_in || !hi_in || !n_slack || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases)) ||
+        !(p->inner = calloc((size_t)d->n + 1, sizeof *p->inner)))
+        goto oom;
     for (int i = 0; i < d->n; i++) {
         lg_term T = {0, NULL};
-        int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, &T);
+        int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, lo_in, hi_in, &T, &slack);
         if (r < 0) {
             st = LG_ERR_FORMAT;
             lg_term_free(&T);
             goto fail;
         }
-        if (r > 0) continue;
+        if (r > 0) {
+            free(slack);
+            slack = NULL;
+            continue;
+        }
         int c = 0;
-        while (c < p->n_cases && (memcmp(p->cases[c].lo, lo, (size_t)n_in * sizeof *lo) != 0 ||
-                                  memcmp(p->cases[c].hi, hi, (size_t)n_in * sizeof *hi) != 0))
+        while (c < p->n_cases && (memcmp(p->cases[c].lo, lo, bn) != 0 || memcmp(p->cases[c].hi, hi, bn) != 0 ||
+                                  memcmp(p->inner[c].lo, lo_in, bn) != 0 || memcmp(p->inner[c].hi, hi_in, bn) != 0))
             c++;
         lg_prop_case *C = &p->cases[c];
+        lg_prop_inner *I = &p->inner[c];
         if (c == p->n_cases) {
-            C->lo = malloc((size_t)n_in * sizeof *lo);
-            C->hi = malloc((size_t)n_in * sizeof *hi);
+            C->lo = malloc(bn);
+            C->hi = malloc(bn);
+            I->lo = malloc(bn);
+            I->hi = malloc(bn);
             C->terms = calloc(1, sizeof *C->terms);
             p->n_cases++;
-            if (!C->lo || !C->hi || !C->terms) {
+            if (!C->lo || !C->hi || !I->lo || !I->hi || !C->terms) {
                 lg_term_free(&T);
                 goto oom;
             }
-            memcpy(C->lo, lo, (size_t)n_in * sizeof *lo);
-            memcpy(C->hi, hi, (size_t)n_in * sizeof *hi);
+            memcpy(C->lo, lo, bn);
+            memcpy(C->hi, hi, bn);
+            memcpy(I->lo, lo_in, bn);
+            memcpy(I->hi, hi_in, bn);
         } else {
             lg_term *nt = realloc(C->terms, ((size_t)C->n_terms + 1) * sizeof *nt);
             if (!nt) {
@@ -523,16 +710,33 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             }
             C->terms = nt;
         }
+        double *ns = realloc(I->slack, ((size_t)n_slack[c] + (size_t)T.n_cons + 1) * sizeof *ns);
+        if (!ns) {
+            lg_term_free(&T);
+            goto oom;
+        }
+        I->slack = ns;
+        if (T.n_cons) memcpy(ns + n_slack[c], slack, (size_t)T.n_cons * sizeof *ns);
+        n_slack[c] += T.n_cons;
+        free(slack);
+        slack = NULL;
         C->terms[C->n_terms++] = T;
     }
     free(lo);
     free(hi);
+    free(lo_in);
+    free(hi_in);
+    free(n_slack);
     return LG_OK;
 oom:
     st = lg_vp_oom(P);
 fail:
     free(lo);
     free(hi);
+    free(lo_in);
+    free(hi_in);
+    free(slack);
+    free(n_slack);
     lg_prop_free(p);
     return st;
 }
@@ -651,11 +855,26 @@ lg_status lg_vnnlib_read_assignment(const char *path, int n_in, int n_out, doubl
                          n_in, n_out);
             goto done;
         }
-        lg_lin l = {0};
+        lg_lin l;
+        lg_lin_init(&l);
         P.cap_x = P.cap_y = 0; /* no variables allowed in values */
         st = lg_vp_term(&P, val, &l, 0);
         int isc = st == LG_OK && lg_lin_const(&l);
-        double c = l.c;
+        double c = 0, c_lo, c_hi; /* the nearest double (ties: either neighbour) */
+        if (isc && lg_vp_round(l.c, &c_lo, &c_hi) == 0) {
+            mpq_t m, t;
+            mpq_init(m);
+            mpq_init(t);
+            mpq_set_d(m, c_lo);
+            mpq_set_d(t, c_hi);
+            mpq_add(m, m, t);
+            mpq_div_2exp(m, m, 1);
+            c = mpq_cmp(l.c, m) < 0 ? c_lo : c_hi;
+            mpq_clear(m);
+            mpq_clear(t);
+        } else if (isc) {
+            st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: number out of the double range", path, val->line, val->col);
+        }
         lg_lin_free(&l);
         if (st != LG_OK || !isc) {
             if (st == LG_OK)

@@ -1,5 +1,5 @@
 /* isolate.c — a back-end in a child process under a hard deadline (isolate.h). */
-#include "verify/isolate.h"
+#include "encode/isolate.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -7,17 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "verify/bounds.h"
+#include "core/clock.h"
 
 /* Message from child to parent: this header, then x[n_in] if have_x. */
 typedef struct lg_iso_msg {
     int status;  /* lg_status of solve */
     int answer;  /* lg_answer */
     int have_x;
+    int timed_out, exact;
     double seconds;
     long nodes;
     char reason[256];
@@ -42,7 +44,7 @@ static int lg_iso_read_all(int fd, void *buf, size_t n, double deadline)
 {
     char *p = buf;
     while (n > 0) {
-        double left = deadline - lg_bounds_now();
+        double left = deadline - lg_now();
         if (left <= 0) return 1;
         struct pollfd pf = {fd, POLLIN, 0};
         int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
@@ -59,16 +61,36 @@ static int lg_iso_read_all(int fd, void *buf, size_t n, double deadline)
     return 0;
 }
 
-static void lg_iso_child(const lg_solver_ops *ops, const lg_problem *p, const lg_solve_opts *o, int fd)
+/* Cap the child's address space at what it has now plus memory_mb (the
+ * inherited image counts against RLIMIT_AS). */
+static void lg_iso_limit_memory(double memory_mb)
 {
+    if (!(memory_mb > 0)) return;
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    double bytes = (double)pages * (double)sysconf(_SC_PAGESIZE) + memory_mb * 1048576.0;
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = bytes >= 1.8e19 ? RLIM_INFINITY : (rlim_t)bytes;
+    setrlimit(RLIMIT_AS, &rl);
+}
+
+static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_opts *o, int fd)
+{
+    lg_iso_limit_memory(o->memory_mb);
     lg_result r;
     memset(&r, 0, sizeof r);
     lg_iso_msg m;
     memset(&m, 0, sizeof m);
-    m.status = (int)ops->solve(p, o, &r);
+    m.status = (int)solve(p, o, &r);
     m.answer = (int)r.answer;
     m.seconds = r.seconds;
     m.nodes = r.nodes;
+    m.timed_out = r.timed_out;
+    m.exact = r.exact;
     memcpy(m.reason, r.reason, sizeof m.reason);
     if (m.status != LG_OK) snprintf(m.errmsg, sizeof m.errmsg, "%s", lg_errmsg());
     m.have_x = r.x != NULL;
@@ -77,11 +99,11 @@ static void lg_iso_child(const lg_solver_ops *ops, const lg_problem *p, const lg
     _exit(bad ? 3 : 0);
 }
 
-lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
+lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solve_opts *o, lg_result *r,
                            double hard_deadline)
 {
     memset(r, 0, sizeof *r);
-    double t0 = lg_bounds_now();
+    double t0 = lg_now();
     int fds[2];
     if (pipe(fds) != 0) return lg_fail(LG_ERR_SOLVER, "cannot create a pipe for the back-end: %s", strerror(errno));
     fflush(NULL); /* nothing buffered is written twice */
@@ -93,7 +115,7 @@ lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const 
     }
     if (pid == 0) {
         close(fds[0]);
-        lg_iso_child(ops, p, o, fds[1]);
+        lg_iso_child(solve, p, o, fds[1]);
     }
     close(fds[1]);
     lg_status st = LG_OK;
@@ -120,7 +142,8 @@ lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const 
     if (rd != 0) {
         lg_result_free(r);
         r->answer = LG_ANSWER_UNKNOWN;
-        r->seconds = lg_bounds_now() - t0;
+        r->seconds = lg_now() - t0;
+        r->timed_out = rd == 1;
         if (rd == 1) snprintf(r->reason, sizeof r->reason, "timeout");
         else if (WIFSIGNALED(ws)) snprintf(r->reason, sizeof r->reason, "back-end died (signal %d)", WTERMSIG(ws));
         else snprintf(r->reason, sizeof r->reason, "back-end exited without an answer");
@@ -129,6 +152,8 @@ lg_status lg_isolate_solve(const lg_solver_ops *ops, const lg_problem *p, const 
     r->answer = (lg_answer)m.answer;
     r->seconds = m.seconds;
     r->nodes = m.nodes;
+    r->timed_out = m.timed_out;
+    r->exact = m.exact;
     m.reason[sizeof m.reason - 1] = '\0';
     m.errmsg[sizeof m.errmsg - 1] = '\0';
     memcpy(r->reason, m.reason, sizeof r->reason);

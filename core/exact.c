@@ -1,0 +1,148 @@
+/* exact.c — exact rational evaluation (exact.h). */
+#include "core/exact.h"
+
+#include <gmp.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* y[n_out] = f(x) exactly; 0 ok, −2 unsupported / not finite, −3 no memory. */
+static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
+{
+    int w = lg_net_max_width(net);
+    mpq_t *a = malloc((size_t)w * sizeof *a), *z = malloc((size_t)w * sizeof *z);
+    if (!a || !z) {
+        free(a);
+        free(z);
+        return -3;
+    }
+    for (int i = 0; i < w; i++) {
+        mpq_init(a[i]);
+        mpq_init(z[i]);
+    }
+    mpq_t t, c;
+    mpq_init(t);
+    mpq_init(c);
+    int rc = 0;
+    for (int i = 0; i < net->n_in && !rc; i++) {
+        if (!isfinite(x[i])) rc = -2;
+        else mpq_set_d(a[i], x[i]);
+        if (!rc && net->in_sub) {
+            mpq_set_d(c, net->in_sub[i]);
+            mpq_sub(a[i], a[i], c);
+        }
+        if (!rc && net->in_div) {
+            mpq_set_d(c, net->in_div[i]);
+            mpq_div(a[i], a[i], c);
+        }
+    }
+    for (int k = 0; k < net->n_layers && !rc; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->act != LG_ACT_IDENTITY && L->act != LG_ACT_RELU) {
+            rc = -2;
+            break;
+        }
+        for (int o = 0; o < L->n_out; o++) {
+            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            mpq_set_d(z[o], L->b[o]);
+            for (int i = 0; i < L->n_in; i++) {
+                if (Wr[i] == 0 || mpq_sgn(a[i]) == 0) continue;
+                mpq_set_d(c, Wr[i]);
+                mpq_mul(t, c, a[i]);
+                mpq_add(z[o], z[o], t);
+            }
+            if (L->act == LG_ACT_RELU && mpq_sgn(z[o]) < 0) mpq_set_ui(z[o], 0, 1);
+        }
+        mpq_t *s = a;
+        a = z;
+        z = s;
+    }
+    mpq_clear(t);
+    mpq_clear(c);
+    for (int i = 0; i < w; i++) mpq_clear(z[i]);
+    free(z);
+    if (rc) {
+        for (int i = 0; i < w; i++) mpq_clear(a[i]);
+        free(a);
+        return rc;
+    }
+    *out = a; /* first n_out entries are y; caller clears all w */
+    return 0;
+}
+
+static void lg_exact_release(const lg_net *net, mpq_t *y)
+{
+    int w = lg_net_max_width(net);
+    for (int i = 0; i < w; i++) mpq_clear(y[i]);
+    free(y);
+}
+
+/* s = Σ coef·y + d + slack exactly. */
+static void lg_exact_lhs(mpq_t s, int n_out, const lg_lincon *L, double slack, mpq_t *y)
+{
+    mpq_t c, t;
+    mpq_init(c);
+    mpq_init(t);
+    mpq_set_d(s, L->d);
+    mpq_set_d(c, slack);
+    mpq_add(s, s, c);
+    for (int j = 0; j < n_out; j++) {
+        if (L->coef[j] == 0) continue;
+        mpq_set_d(c, L->coef[j]);
+        mpq_mul(t, c, y[j]);
+        mpq_add(s, s, t);
+    }
+    mpq_clear(c);
+    mpq_clear(t);
+}
+
+static int lg_exact_finite_terms(int n_out, int n_terms, const lg_term *terms, const double *slack)
+{
+    for (int t = 0, r = 0; t < n_terms; t++)
+        for (int k = 0; k < terms[t].n_cons; k++, r++) {
+            const lg_lincon *L = &terms[t].cons[k];
+            if (!isfinite(L->d) || (slack && !isfinite(slack[r]))) return 0;
+            for (int j = 0; j < n_out; j++)
+                if (!isfinite(L->coef[j])) return 0;
+        }
+    return 1;
+}
+
+int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
+                           const double *slack)
+{
+    int n_out = lg_net_n_out(net);
+    if (!lg_exact_finite_terms(n_out, n_terms, terms, slack)) return -2;
+    mpq_t *y = NULL;
+    int rc = lg_exact_forward(net, x, &y);
+    if (rc) return rc;
+    mpq_t s;
+    mpq_init(s);
+    int found = -1;
+    for (int t = 0, r = 0; t < n_terms && found < 0; r += terms[t].n_cons, t++) {
+        int all = 1;
+        for (int k = 0; k < terms[t].n_cons && all; k++) {
+            lg_exact_lhs(s, n_out, &terms[t].cons[k], slack ? slack[r + k] : 0.0, y);
+            all = mpq_sgn(s) <= 0;
+        }
+        if (all) found = t;
+    }
+    mpq_clear(s);
+    lg_exact_release(net, y);
+    return found;
+}
+
+double lg_exact_constraint_value(const lg_net *net, const double *x, const lg_lincon *L)
+{
+    int n_out = lg_net_n_out(net);
+    lg_term T = {1, (lg_lincon *)L};
+    if (!lg_exact_finite_terms(n_out, 1, &T, NULL)) return NAN;
+    mpq_t *y = NULL;
+    if (lg_exact_forward(net, x, &y)) return NAN;
+    mpq_t s;
+    mpq_init(s);
+    lg_exact_lhs(s, n_out, L, 0.0, y);
+    double v = mpq_get_d(s);
+    mpq_clear(s);
+    lg_exact_release(net, y);
+    return v;
+}

@@ -1,0 +1,30 @@
+/* exact.h — exact rational evaluation of a ReLU network and of the
+ * counterexample region (GMP rationals), the second half of the witness
+ * rule (DESIGN.md §3).
+ *
+ * The network is the real-valued one whose weights, biases and input
+ * normalisation are the file's doubles taken as exact values; x is a vector
+ * of doubles, also exact. Every product and sum is exact, so the answer is
+ * the truth about that network, not about its double evaluation. Only
+ * identity and relu activations are supported. Nothing is kept between
+ * calls; all memory is released before returning.
+ */
+#ifndef LG_EXACT_H
+#define LG_EXACT_H
+
+#include "core/net.h"
+#include "core/term.h"
+
+/* Index of the first term of terms[0..n_terms) whose every constraint the
+ * exact outputs f(x) satisfy exactly: Σ coef·y + d + slack[r] ≤ 0 (slack:
+ * one per constraint of every term in order, or NULL for zeros); −1 if
+ * none; −2 if the network has an activation other than identity/relu or a
+ * value is not finite; −3 out of memory. */
+int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
+                           const double *slack);
+
+/* The exact value of Σ coef·f(x) + d for one constraint, rounded to a
+ * nearby double (reports and tests); NAN as for −2 / −3. */
+double lg_exact_constraint_value(const lg_net *net, const double *x, const lg_lincon *L);
+
+#endif

@@ -1,0 +1,316 @@
+/* Suite soundness_seam: the verify/encode seam never turns a floating-point
+ * claim into a verdict (issue 11, defects B and C), the witness rule, and the
+ * limits (--timeout, --memory). Every instance's truth is known by
+ * construction. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/exact.h"
+#include "core/net.h"
+#include "encode/problem.h"
+#include "testutil.h"
+#include "verify/backend.h"
+#include "verify/recheck.h"
+#include "verify/verify.h"
+#include "verify/vnnlib.h"
+
+/* Defect B. A 1-2-1 ReLU net with no unstable ReLU: x ∈ [1e5, 1e5·(1 + 1e-10)]
+ * (relative width 1e-10 at 1e5), both hidden neurons stable and active, the
+ * output y = z0 + z1 + b1 ≈ 0 after cancellation; pre-activation bounds are
+ * the exact images widened by a few ulps (sound). The counterexample region
+ * y ≤ ph1 + 0.18 contains f(x) for every x in the box (by 0.18): the truth is
+ * `violated`. GLPK 5.0 declares this MILP infeasible (found by a seeded
+ * search); its claim must never become `robust`. */
+typedef struct glpk_trap {
+    lg_net net;
+    double lo, hi, pl0[2], ph0[2], pl1, ph1, coef;
+    double *pre_lo[2], *pre_hi[2];
+    lg_lincon con;
+    lg_term term;
+    lg_problem p;
+} glpk_trap;
+
+static void glpk_trap_init(glpk_trap *g)
+{
+    memset(g, 0, sizeof *g);
+    int dims[3] = {1, 2, 1};
+    ck_assert_int_eq(lg_net_init(&g->net, 2, dims, LG_ACT_RELU), LG_OK);
+    g->net.layers[1].act = LG_ACT_IDENTITY;
+    g->lo = 0x1.86ap+16;
+    g->hi = 0x1.86a00000a7c5bp+16;
+    g->net.layers[0].W[0] = -0x1.3a92a30553261p-6;
+    g->net.layers[0].b[0] = 0x1.8e2000000338ap+16;
+    g->net.layers[0].W[1] = 0x1.8c7e28240b78p-7;
+    g->net.layers[0].b[1] = 0.0;
+    g->pl0[0] = 0x1.869fffffffffdp+16;
+    g->ph0[0] = 0x1.86a000000338dp+16;
+    g->pl0[1] = 0x1.2e7fffffffffep+10;
+    g->ph0[1] = 0x1.2e80000081ec6p+10;
+    g->net.layers[1].W[0] = 1.0;
+    g->net.layers[1].W[1] = 1.0;
+    g->net.layers[1].b[0] = -0x1.8b59ffffffffdp+16;
+    g->pl1 = -0x1.6819dd18a8b03p-35;
+    g->ph1 = 0x1.503780cee8c54p-22;
+    g->coef = 1.0;
+    g->con.coef = &g->coef;
+    g->con.d = -0x1.70a401112d8a8p-3; /* −(ph1 + 0.18) */
+    g->term.n_cons = 1;
+    g->term.cons = &g->con;
+    g->pre_lo[0] = g->pl0;
+    g->pre_hi[0] = g->ph0;
+    g->pre_lo[1] = &g->pl1;
+    g->pre_hi[1] = &g->ph1;
+    g->p = (lg_problem){&g->net, &g->lo, &g->hi, 1, &g->term, g->pre_lo, g->pre_hi};
+}
+
+START_TEST(test_seam_glpk_infeasible_not_trusted)
+{
+    glpk_trap g;
+    glpk_trap_init(&g);
+    /* truth by construction: the double forward pass and the exact evaluation at
+     * both corners and the centre satisfy the term with room to spare */
+    double xs[3] = {g.lo, g.hi, g.lo + 0.5 * (g.hi - g.lo)};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(lg_recheck(&g.net, &g.lo, &g.hi, 1, &g.term, &xs[i], NULL), 1);
+        ck_assert_int_eq(lg_exact_first_holding(&g.net, &xs[i], 1, &g.term, NULL), 0);
+        ck_assert(lg_exact_constraint_value(&g.net, &xs[i], &g.con) < -0.17);
+    }
+    /* the back-end itself: an UNSAT from GLPK is never marked exact */
+    lg_solve_opts so = lg_solve_opts_default();
+    so.timeout_s = 0;
+    lg_result r;
+    ck_assert_int_eq(lg_solver_find("glpk")->solve(&g.p, &so, &r), LG_OK);
+    if (r.answer == LG_ANSWER_UNSAT) ck_assert_int_eq(r.exact, 0);
+    fprintf(stderr, "soundness_seam: GLPK alone answers %s on the narrow-box instance\n",
+            r.answer == LG_ANSWER_UNSAT ? "UNSAT (wrong)" : r.answer == LG_ANSWER_SAT ? "SAT" : "UNKNOWN");
+    lg_result_free(&r);
+    /* the one back-end decision, for every solver choice, with and without a deadline */
+    const char *solvers[] = {"glpk", "auto", "z3"};
+    for (int s = 0; s < 3; s++)
+        for (int timed = 0; timed < 2; timed++) {
+            lg_backend_call c = {&g.net, &g.p, &g.lo, &g.hi, 1, &g.term, timed ? lg_now() + 20 : 0, 0, 0, 1, 0};
+            lg_backend_out out;
+            double x = NAN;
+            ck_assert_int_eq(lg_backend_decide(solvers[s], &c, &out, &x), LG_OK);
+            ck_assert_msg(out.answer != LG_ANSWER_UNSAT, "%s (timed %d): a violated query proved by %s", solvers[s],
+                          timed, out.method);
+            ck_assert_msg(out.answer == LG_ANSWER_SAT, "%s: expected the witness, got unknown (%s)", solvers[s],
+                          out.reason);
+            ck_assert_int_eq(lg_recheck(&g.net, &g.lo, &g.hi, 1, &g.term, &x, NULL), 1);
+        }
+    lg_net_free(&g.net);
+}
+END_TEST
+
+/* y = w·x (one identity layer), as an lg_net. */
+static void net_scale(lg_net *net, double w)
+{
+    int dims[2] = {1, 1};
+    ck_assert_int_eq(lg_net_init(net, 1, dims, LG_ACT_RELU), LG_OK);
+    net->layers[0].act = LG_ACT_IDENTITY;
+    net->layers[0].W[0] = w;
+    net->layers[0].b[0] = 0.0;
+}
+
+/* Verdict of text on net under every solver × bab mode, attack on and off;
+ * every run must give `want` (or, with may_unknown, unknown). */
+static void verdict_all(const lg_net *net, const char *text, lg_verdict want, int may_unknown)
+{
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_parse(&p, text, strlen(text), "t.vnnlib", 1, 1), LG_OK);
+    const char *solvers[] = {"z3", "glpk", "auto", "none"};
+    const lg_bab_mode modes[] = {LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU};
+    for (int s = 0; s < 4; s++)
+        for (int m = 0; m < 3; m++)
+            for (int atk = 0; atk < 2; atk++) {
+                lg_verify_opts o = lg_verify_opts_default();
+                o.solver = solvers[s];
+                o.bab.mode = modes[m];
+                o.attack = atk;
+                o.timeout_s = 20;
+                o.bab.threads = 1;
+                lg_verify_report r;
+                ck_assert_int_eq(lg_verify_run(net, &p, &o, &r), LG_OK);
+                int ok = r.verdict == want || (may_unknown && r.verdict == LG_VERDICT_UNKNOWN);
+                if (s == 3 && r.verdict == LG_VERDICT_UNKNOWN) ok = 1; /* no complete back-end */
+                ck_assert_msg(ok, "%s, bab %d, attack %d: %s (%s) expected %s on\n%s", solvers[s], m, atk,
+                              lg_verdict_name(r.verdict), r.reason, lg_verdict_name(want), text);
+                if (r.verdict == LG_VERDICT_VIOLATED) ck_assert_ptr_nonnull(r.x);
+                lg_verify_report_free(&r);
+            }
+    lg_prop_free(&p);
+}
+
+/* Defect C: (/ t c) is exact. y = x, x = 3, so Y_0 / 3 = 1 exactly; the region
+ * (>= (/ Y_0 3) 1) contains it: violated (t·fl(1/3) = 0.99999999999999989 < 1
+ * made every solver answer robust). */
+START_TEST(test_seam_vnnlib_division_exact)
+{
+    lg_net net;
+    net_scale(&net, 1.0);
+    const char *head = "(declare-const X_0 Real)\n(declare-const Y_0 Real)\n(assert (>= X_0 3))\n(assert (<= X_0 3))\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s(assert (>= (/ Y_0 3) 1))\n", head);
+    verdict_all(&net, text, LG_VERDICT_VIOLATED, 0);
+    snprintf(text, sizeof text, "%s(assert (<= (/ Y_0 3) 1))\n", head);
+    verdict_all(&net, text, LG_VERDICT_VIOLATED, 0);
+    snprintf(text, sizeof text, "%s(assert (<= (/ Y_0 (- 3)) -1))\n", head); /* negative divisor: same region */
+    verdict_all(&net, text, LG_VERDICT_VIOLATED, 0);
+    snprintf(text, sizeof text, "%s(assert (>= (/ Y_0 3) 1.0000001))\n", head);
+    verdict_all(&net, text, LG_VERDICT_ROBUST, 0);
+    snprintf(text, sizeof text, "%s(assert (<= (/ Y_0 7) 0.42857142857142))\n", head); /* 3/7 = 0.428571428571428... */
+    verdict_all(&net, text, LG_VERDICT_ROBUST, 0);
+    /* the parsed atom: 3 − Y_0 ≤ 0 with exact coefficients */
+    lg_prop p;
+    snprintf(text, sizeof text, "%s(assert (>= (/ Y_0 3) 1))\n", head);
+    ck_assert_int_eq(lg_vnnlib_parse(&p, text, strlen(text), "t", 1, 1), LG_OK);
+    ck_assert_int_eq(p.n_cases, 1);
+    const lg_lincon *L = &p.cases[0].terms[0].cons[0];
+    ck_assert(L->coef[0] == -1.0 && L->d == 3.0);
+    ck_assert(p.inner && p.inner[0].slack[0] == 0.0);
+    lg_prop_free(&p);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* Decimal constants: the proof side rounds toward the larger region, the witness side
+ * the other way. 0.1 is not a double: the box [0.1, 0.1] holds no double, so no
+ * witness can exist; the property is not `robust` either (y = x = 0.1 ≥ 0.1). */
+START_TEST(test_seam_vnnlib_decimal_outward)
+{
+    lg_net net;
+    net_scale(&net, 1.0);
+    const char *text = "(declare-const X_0 Real)\n(declare-const Y_0 Real)\n(assert (>= X_0 0.1))\n"
+                       "(assert (<= X_0 0.1))\n(assert (>= Y_0 0.1))\n";
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_parse(&p, text, strlen(text), "t", 1, 1), LG_OK);
+    ck_assert(p.cases[0].lo[0] < 0.1 || p.cases[0].hi[0] > 0.1);    /* outward: the proof box contains 1/10 */
+    ck_assert(p.cases[0].lo[0] < p.cases[0].hi[0]);
+    ck_assert(p.inner[0].lo[0] > p.inner[0].hi[0]);                 /* inward: empty */
+    ck_assert(p.inner[0].slack[0] > 0.0);
+    lg_prop_free(&p);
+    verdict_all(&net, text, LG_VERDICT_UNKNOWN, 1);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* The witness rule: y = 0.1₆₄·x at x = 3. In double, fl(3·0.1) = 0.30000000000000004
+ * reaches the region y ≥ 0.30000000000000004441 (that double, written exactly), but
+ * exactly 3·0.1₆₄ = 0.3000000000000000166 does not: the truth is robust; `violated`
+ * (the double pass alone) is wrong. */
+START_TEST(test_seam_witness_exact_rule)
+{
+    lg_net net;
+    net_scale(&net, 0.1);
+    const char *text = "(declare-const X_0 Real)\n(declare-const Y_0 Real)\n(assert (>= X_0 3))\n(assert (<= X_0 3))\n"
+                       "(assert (>= Y_0 0.3000000000000000444089209850062616169452667236328125))\n";
+    double x = 3.0, y;
+    lg_net_forward(&net, &x, &y, (double[4]){0});
+    ck_assert(y == 0.30000000000000004); /* the double pass says "in the region" */
+    lg_prop p;
+    ck_assert_int_eq(lg_vnnlib_parse(&p, text, strlen(text), "t", 1, 1), LG_OK);
+    ck_assert(p.inner[0].slack[0] == 0.0); /* the constant is that double exactly */
+    ck_assert_int_eq(lg_exact_first_holding(&net, &x, 1, p.cases[0].terms, NULL), -1);
+    double xx = 3.0;
+    ck_assert_int_eq(lg_witness_accept(&net, &p, 0, &xx, NULL), 0);
+    lg_prop_free(&p);
+    verdict_all(&net, text, LG_VERDICT_ROBUST, 1);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* Run the CLI; returns its exit status, the wall-clock seconds in *sec and the
+ * first line of stdout in line. */
+/* lg_test_fixture's buffer is reused: keep copies. */
+static char fx_a[1024], fx_b[1024];
+static const char *fx2(const char *net, const char *prop)
+{
+    snprintf(fx_a, sizeof fx_a, "%s", lg_test_fixture(net));
+    snprintf(fx_b, sizeof fx_b, "%s", lg_test_fixture(prop));
+    return fx_a;
+}
+
+static int cli_timed(const char *args, double *sec, char *line, size_t n)
+{
+    const char *out = lg_test_tmpfile(".out");
+    double t0 = lg_now();
+    int rc = lg_test_cli(args, out);
+    *sec = lg_now() - t0;
+    line[0] = '\0';
+    FILE *f = fopen(out, "r");
+    if (f) {
+        if (!fgets(line, (int)n, f)) line[0] = '\0';
+        fclose(f);
+    }
+    remove(out);
+    return rc;
+}
+
+/* --timeout is a limit: a long Z3 run (MNIST 256x2 prop_3 without branch and bound,
+ * > 10 s) and a long GLPK run (ACAS Xu 1_1 prop_1 without branch and bound, > 20 s)
+ * are cut at the deadline: unknown (timeout) within timeout + 2 s. */
+START_TEST(test_seam_timeout_honoured)
+{
+    char args[8192], line[512];
+    double sec;
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver z3 --timeout 2",
+             fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+    fprintf(stderr, "soundness_seam: z3 --timeout 2: %.2f s, %s", sec, line);
+    ck_assert_msg(strncmp(line, "unknown (timeout)", 17) == 0 || strncmp(line, "robust", 6) == 0, "%s", line);
+    ck_assert_msg(sec <= 2.0 + 2.0 + 1.0, "z3: %.2f s with --timeout 2", sec); /* + 1 s to load the net */
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver glpk --timeout 2",
+             fx2("acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_1.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+    fprintf(stderr, "soundness_seam: glpk --timeout 2: %.2f s, %s", sec, line);
+    ck_assert_msg(strncmp(line, "unknown (timeout)", 17) == 0 || strncmp(line, "robust", 6) == 0, "%s", line);
+    ck_assert_msg(sec <= 2.0 + 2.0 + 1.0, "glpk: %.2f s with --timeout 2", sec);
+}
+END_TEST
+
+/* --memory: a cap a back-end cannot live with yields unknown (exit 0), not a crash;
+ * a generous cap changes nothing. Bench accepts --memory and --timeout too. */
+START_TEST(test_seam_memory_cap)
+{
+    char args[8192], line[512];
+    double sec;
+    const char *solvers[] = {"z3", "glpk"};
+    for (int s = 0; s < 2; s++) {
+        snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver %s --timeout 10 --memory 16",
+                 fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b,
+                 solvers[s]);
+        ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+        fprintf(stderr, "soundness_seam: %s --memory 16: %.2f s, %s", solvers[s], sec, line);
+        ck_assert_msg(strncmp(line, "unknown", 7) == 0 || strncmp(line, "robust", 6) == 0, "%s: %s", solvers[s], line);
+    }
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --memory 2048 --timeout 60",
+             fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
+    ck_assert_msg(strncmp(line, "robust", 6) == 0, "%s", line);
+    snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --memory 1", fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
+    ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 2); /* below the 16 MB minimum: usage error */
+    ck_assert_int_eq(cli_timed("bench /nonexistent --memory 0", &sec, line, sizeof line), 2);
+}
+END_TEST
+
+Suite *suite_soundness_seam(void)
+{
+    Suite *s = suite_create("soundness_seam");
+    TCase *tc = tcase_create("seam");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_seam_glpk_infeasible_not_trusted);
+    tcase_add_test(tc, test_seam_vnnlib_division_exact);
+    tcase_add_test(tc, test_seam_vnnlib_decimal_outward);
+    tcase_add_test(tc, test_seam_witness_exact_rule);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 300);
+    tcase_add_test(tl, test_seam_timeout_honoured);
+    tcase_add_test(tl, test_seam_memory_cap);
+    suite_add_tcase(s, tl);
+    return s;
+}

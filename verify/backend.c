@@ -1,0 +1,168 @@
+/* backend.c — the one back-end decision (backend.h). */
+#include "verify/backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "verify/attack.h"
+#include "verify/recheck.h"
+
+/* One back-end call under the limits of c. *skipped = 1 when no time is left. */
+static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg_backend_out *out, lg_result *res,
+                                  int *skipped)
+{
+    memset(res, 0, sizeof *res);
+    *skipped = 0;
+    const lg_solver_ops *ops = lg_solver_find(name);
+    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
+    lg_solve_opts so = lg_solve_opts_default();
+    so.verbose = c->verbose > 1;
+    so.seed = c->seed;
+    so.memory_mb = c->memory_mb;
+    so.timeout_s = c->max_s > 0 ? c->max_s : 0;
+    if (c->deadline > 0) {
+        double left = c->deadline - lg_now();
+        if (left < 0.05) {
+            *skipped = 1;
+            return LG_OK;
+        }
+        if (so.timeout_s <= 0 || left < so.timeout_s) so.timeout_s = left;
+    }
+    double t0 = lg_now();
+    if (c->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
+    lg_status st = ops->solve(c->p, &so, res); /* isolated by the solver table when limited */
+    out->seconds += lg_now() - t0;
+    out->nodes += res->nodes;
+    out->calls++;
+    if (c->verbose)
+        fprintf(stderr, "%s: status %s, answer %d%s, %.2f s\n", name, lg_status_str(st), (int)res->answer,
+                res->answer == LG_ANSWER_UNSAT ? (res->exact ? " (exact)" : " (floating point)") : "",
+                lg_now() - t0);
+    if (st == LG_ERR_TIMEOUT) {
+        lg_result_free(res);
+        res->answer = LG_ANSWER_UNKNOWN;
+        res->timed_out = 1;
+        snprintf(res->reason, sizeof res->reason, "timeout");
+        return LG_OK;
+    }
+    if (st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED || st == LG_ERR_NOMEM) {
+        /* a back-end failure (including its memory limit) is an unknown, never a crash */
+        char why[256];
+        const char *m = lg_errmsg();
+        if (strncmp(m, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", m);
+        else snprintf(why, sizeof why, "%.16s: %.200s", name, m);
+        lg_result_free(res);
+        res->answer = LG_ANSWER_UNKNOWN;
+        snprintf(res->reason, sizeof res->reason, "%s", why);
+        return LG_OK;
+    }
+    if (st == LG_OK && c->deadline > 0 && res->answer == LG_ANSWER_UNKNOWN && lg_now() >= c->deadline)
+        res->timed_out = 1;
+    return st;
+}
+
+/* Accept a back-end's candidate: the re-check on the case, as given or
+ * after the nudges. *ok = 1 with x set. */
+static lg_status lg_backend_witness(const lg_backend_call *c, const double *wx, double *x, int *ok)
+{
+    const lg_net *net = c->net;
+    const lg_problem *p = c->p;
+    memcpy(x, wx, (size_t)net->n_in * sizeof *x);
+    *ok = lg_recheck(net, c->case_lo, c->case_hi, c->n_case_terms, c->case_terms, x, NULL);
+    if (*ok < 0) return lg_fail(LG_ERR_NOMEM, "verify: out of memory in the re-check");
+    static const double steps[] = {1e-6, 1e-4, 1e-2};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && !*ok; i++) {
+        memcpy(x, wx, (size_t)net->n_in * sizeof *x);
+        int rep = 0;
+        lg_status st = lg_attack_repair(net, p->lo, p->hi, p->n_terms, p->terms, 20, steps[i], x, &rep);
+        if (st != LG_OK) return st;
+        if (rep) *ok = lg_recheck(net, c->case_lo, c->case_hi, c->n_case_terms, c->case_terms, x, NULL);
+        if (*ok < 0) return lg_fail(LG_ERR_NOMEM, "verify: out of memory in the re-check");
+    }
+    return LG_OK;
+}
+
+static void lg_backend_unknown(lg_backend_out *out, const char *method, int timed_out, const char *why)
+{
+    if (out->reason[0] && !timed_out) return; /* keep the first reason */
+    out->answer = LG_ANSWER_UNKNOWN;
+    out->timed_out = timed_out;
+    snprintf(out->method, sizeof out->method, "%s", method);
+    snprintf(out->reason, sizeof out->reason, "%s", timed_out ? "timeout" : why);
+}
+
+lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
+{
+    memset(out, 0, sizeof *out);
+    const char *names[2] = {solver, NULL};
+    if (strcmp(solver, "auto") == 0) {
+        names[0] = "glpk";
+        names[1] = "z3";
+    }
+    lg_status st = LG_OK;
+    lg_result res;
+    memset(&res, 0, sizeof res);
+    for (int i = 0; i < 2 && names[i]; i++) {
+        int skipped = 0;
+        if ((st = lg_backend_call1(names[i], c, out, &res, &skipped)) != LG_OK) goto done;
+        if (skipped) {
+            lg_backend_unknown(out, names[i], 1, "timeout");
+            goto done;
+        }
+        const char *method = names[i];
+        if (res.answer == LG_ANSWER_UNSAT && !res.exact) {
+            /* a floating-point infeasibility: re-decide the same query exactly */
+            lg_result_free(&res);
+            /* with a per-call limit (branch-and-bound leaves) the confirmation gets a fifth of it,
+             * at least 1 s: an unconfirmed leaf is split further, which is cheaper than waiting */
+            lg_backend_call cc = *c;
+            if (cc.max_s > 0) cc.max_s = cc.max_s / 5 > 1.0 ? cc.max_s / 5 : 1.0;
+            if ((st = lg_backend_call1("z3", &cc, out, &res, &skipped)) != LG_OK) goto done;
+            method = "glpk+z3";
+            if (skipped) {
+                lg_backend_unknown(out, method, 1, "timeout");
+                goto done;
+            }
+            if (res.answer == LG_ANSWER_UNSAT && !res.exact) res.answer = LG_ANSWER_UNKNOWN; /* cannot happen */
+            if (res.answer == LG_ANSWER_UNKNOWN) {
+                char why[256];
+                snprintf(why, sizeof why, "%.16s: infeasible in floating point, not confirmed exactly (z3: %.160s)",
+                         names[i], res.reason[0] ? res.reason : "no answer");
+                lg_backend_unknown(out, method, res.timed_out, why);
+                goto done; /* z3 has had its turn */
+            }
+        }
+        if (res.answer == LG_ANSWER_UNSAT) {
+            out->answer = LG_ANSWER_UNSAT;
+            out->timed_out = 0;
+            out->reason[0] = '\0';
+            snprintf(out->method, sizeof out->method, "%s", method);
+            goto done;
+        }
+        if (res.answer == LG_ANSWER_SAT && res.x) {
+            int ok = 0;
+            if ((st = lg_backend_witness(c, res.x, x, &ok)) != LG_OK) goto done;
+            if (ok) {
+                out->answer = LG_ANSWER_SAT;
+                out->timed_out = 0;
+                out->reason[0] = '\0';
+                snprintf(out->method, sizeof out->method, "%s", method);
+                goto done;
+            }
+            lg_backend_unknown(out, method, 0, "witness failed re-check");
+        } else {
+            char why[256];
+            if (strncmp(res.reason, names[i], strlen(names[i])) == 0) snprintf(why, sizeof why, "%.250s", res.reason);
+            else snprintf(why, sizeof why, "%.16s: %.200s", names[i], res.reason[0] ? res.reason : "no answer");
+            lg_backend_unknown(out, method, res.timed_out, why);
+        }
+        if (strcmp(method, "glpk+z3") == 0) goto done; /* z3 has had its turn */
+        lg_result_free(&res);
+        if (out->timed_out) goto done;
+    }
+done:
+    lg_result_free(&res);
+    return st;
+}
