@@ -1,13 +1,11 @@
 /* alpha.c — objective bounds with explicit lower slopes and their
  * projected-gradient optimisation (alpha.h).
  *
- * One row at a time: the coefficient vector A over the post-activations of
- * layer ℓ is relaxed through the ReLU (lower slope α if A_j > 0, the upper
- * chord s = u/(u−l) with intercept −s·l if A_j < 0), then pushed through
- * z_ℓ = W_ℓ a_{ℓ−1} + b_ℓ (dgemv) down to the normalised input box, where
- * the minimum of A·x' + c sits at a corner. The gradient with respect to α
- * is the reverse pass of these linear steps with the corner and the signs
- * held fixed (they are piecewise constant in α).
+ * The bound is the one back-substitution of backsub.h with the lower slope
+ * of each unstable ReLU taken from α (relax.h: the ReLU relaxation lives
+ * there and only there), so its floating-point soundness is the same. The
+ * gradient with respect to α is the reverse pass of the linear steps with
+ * the corner and the signs held fixed (they are piecewise constant in α).
  */
 #include "verify/alpha.h"
 
@@ -15,6 +13,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "verify/backsub.h"
+#include "verify/relax.h"
 
 int lg_alpha_size(const lg_net *net)
 {
@@ -34,66 +35,21 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
 {
     int size = lg_alpha_size(net);
     for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++)
-        for (int j = 0; j < net->layers[k].n_out; j++) alpha[off + j] = b->hi[k][j] > -b->lo[k][j] ? 1.0 : 0.0;
+        for (int j = 0; j < net->layers[k].n_out; j++) alpha[off + j] = lg_relax_alpha_default(b->lo[k][j], b->hi[k][j]);
     for (int r = 1; r < m; r++) memcpy(alpha + (size_t)r * (size_t)size, alpha, (size_t)size * sizeof *alpha);
 }
 
-/* One row: out, Ain [n_in], lam [size] (always filled: needed for grad),
- * grad [size] or NULL. cur/nxt: [max width] scratch. */
-static double lg_alpha_row(const lg_bounds *b, const lg_net *net, const double *Crow, double d, const double *alpha,
-                           double *Ain, double *lam, double *grad, double *cur, double *nxt)
+/* ∂out/∂alpha of one row (grad [size]) from the coefficients lam [size]
+ * recorded by the back-substitution and the final ones ain [n_in]: the
+ * reverse pass of its linear steps with the corner and the signs held fixed.
+ * g, h: [max width] scratch. The rounding terms are left out (they are
+ * ~1e-16 of the bound and only steer the ascent). */
+static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *alpha, const double *lam,
+                          const double *ain, double *grad, double *g, double *h)
 {
-    int L = net->n_layers, no = lg_net_n_out(net);
-    double c = d, ca = fabs(d), nterms = 0;
-    memcpy(cur, Crow, (size_t)no * sizeof *cur);
-    for (int l = L - 1; l >= 0; l--) {
-        const lg_layer *Ly = &net->layers[l];
-        int n = Ly->n_out, ni = Ly->n_in, off = lg_alpha_offset(net, l);
-        const double *zl = b->lo[l], *zh = b->hi[l];
-        memcpy(lam + off, cur, (size_t)n * sizeof *cur);
-        if (Ly->act == LG_ACT_RELU) {
-            for (int j = 0; j < n; j++) {
-                double a = cur[j], lo = zl[j], hi = zh[j];
-                if (a == 0.0 || lo >= 0.0) continue;
-                if (hi <= 0.0) {
-                    cur[j] = 0.0;
-                } else if (a > 0.0) {
-                    double s = alpha ? alpha[off + j] : (hi > -lo ? 1.0 : 0.0);
-                    cur[j] = a * s; /* a ≥ α·z */
-                } else {
-                    double s = hi / (hi - lo), t = -a * s * lo; /* a ≤ s·(z − l) */
-                    cur[j] = a * s;
-                    c += t;
-                    ca += fabs(t);
-                }
-            }
-        }
-        for (int j = 0; j < n; j++) {
-            double t = cur[j] * Ly->b[j];
-            c += t;
-            ca += fabs(t);
-        }
-        /* nxt[ni] = cur[n] · W_ℓ[n][ni] */
-        cblas_dgemv(CblasRowMajor, CblasTrans, n, ni, 1.0, Ly->W, ni, cur, 1, 0.0, nxt, 1);
-        double *sw = cur;
-        cur = nxt;
-        nxt = sw;
-        nterms += n + 2;
-    }
-    double v = c, mass = ca;
-    for (int i = 0; i < net->n_in; i++) {
-        double p = cur[i] * b->xlo[i], q = cur[i] * b->xhi[i];
-        v += fmin(p, q);
-        mass += fmax(fabs(p), fabs(q));
-    }
-    if (Ain) memcpy(Ain, cur, (size_t)net->n_in * sizeof *Ain);
-    double out = v - lg_bounds_margin(v, mass, nterms + net->n_in);
-    if (!grad) return out;
-    /* reverse pass: g = ∂v/∂(coefficients at the current level) */
     memset(grad, 0, (size_t)lg_alpha_size(net) * sizeof *grad);
-    for (int i = 0; i < net->n_in; i++) nxt[i] = cur[i] >= 0.0 ? b->xlo[i] : b->xhi[i];
-    double *g = nxt, *h = cur;
-    for (int l = 0; l < L; l++) {
+    for (int i = 0; i < net->n_in; i++) g[i] = ain[i] >= 0.0 ? b->xlo[i] : b->xhi[i];
+    for (int l = 0; l < net->n_layers; l++) {
         const lg_layer *Ly = &net->layers[l];
         int n = Ly->n_out, ni = Ly->n_in, off = lg_alpha_offset(net, l);
         /* h[n] = W_ℓ[n][ni]·g[ni] + b_ℓ : gradient w.r.t. the relaxed coefficients */
@@ -102,16 +58,16 @@ static double lg_alpha_row(const lg_bounds *b, const lg_net *net, const double *
         if (Ly->act == LG_ACT_RELU) {
             for (int j = 0; j < n; j++) {
                 double a = lam[off + j], lo = b->lo[l][j], hi = b->hi[l][j];
-                if (lo >= 0.0) continue;
-                if (hi <= 0.0) {
+                lg_relu_lines ln;
+                lg_relax_relu_lines(lo, hi, alpha ? alpha[off + j] : lg_relax_alpha_default(lo, hi), &ln);
+                if (ln.phase == LG_RELU_ACTIVE) continue;
+                if (ln.phase == LG_RELU_INACTIVE) {
                     h[j] = 0.0;
-                } else if (a >= 0.0) {
-                    double s = alpha ? alpha[off + j] : (hi > -lo ? 1.0 : 0.0);
+                } else if (a >= 0.0) { /* coef = λ·α */
                     grad[off + j] = h[j] * a;
-                    h[j] *= s;
-                } else {
-                    double s = hi / (hi - lo);
-                    h[j] = h[j] * s - s * lo;
+                    h[j] *= ln.lo_s;
+                } else { /* coef = λ·s, intercept −λ·s·x0 */
+                    h[j] = h[j] * ln.up_s - ln.up_s * ln.up_x0;
                 }
             }
         }
@@ -119,7 +75,6 @@ static double lg_alpha_row(const lg_bounds *b, const lg_net *net, const double *
         g = h;
         h = sw;
     }
-    return out;
 }
 
 lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
@@ -127,17 +82,30 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
 {
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
+    if (m < 1) return LG_OK;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
-    double *buf = malloc((2 * w + size) * sizeof *buf);
-    if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
-    double *cur = buf, *nxt = buf + w, *lam_tmp = buf + 2 * w;
+    size_t n_in = (size_t)net->n_in;
+    /* one row at a time (dgemv), exactly as lg_alpha_optimize computes it,
+     * so an optimised bound is never below this one by rounding */
+    lg_backsub s;
+    if ((st = lg_backsub_init(&s, b, net, 1)) != LG_OK) return st;
+    /* g, h [w]; lam, ain of one row [size], [n_in] */
+    double *buf = malloc((2 * w + size + n_in) * sizeof *buf);
+    if (!buf) {
+        lg_backsub_free(&s);
+        return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
+    }
     for (int r = 0; r < m; r++) {
         size_t ro = (size_t)r * size;
-        out[r] = lg_alpha_row(b, net, C + (size_t)r * no, d[r], alpha ? alpha + ro : NULL,
-                              Ain ? Ain + (size_t)r * (size_t)net->n_in : NULL, lam ? lam + ro : lam_tmp,
-                              grad ? grad + ro : NULL, cur, nxt);
+        double *lm = lam ? lam + ro : buf + 2 * w, *ai = Ain ? Ain + (size_t)r * n_in : buf + 2 * w + size;
+        const double *al = alpha ? alpha + ro : NULL;
+        memcpy(s.A, C + (size_t)r * no, no * sizeof *s.A);
+        s.c[0] = d[r];
+        lg_backsub_lower(&s, net->n_layers - 1, 1, al, lm, size, ai, &out[r]);
+        if (grad) lg_alpha_grad(b, net, al, lm, ai, grad + ro, buf, buf + w);
     }
     free(buf);
+    lg_backsub_free(&s);
     return LG_OK;
 }
 
@@ -148,9 +116,14 @@ lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const 
     if (st != LG_OK) return st;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in;
+    lg_backsub s;
+    if ((st = lg_backsub_init(&s, b, net, 1)) != LG_OK) return st;
     /* cur, nxt [w]; lam, grad, a, best, m1, m2 [size]; ain [n_in] */
     double *buf = malloc((2 * w + 6 * size + n_in) * sizeof *buf);
-    if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
+    if (!buf) {
+        lg_backsub_free(&s);
+        return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
+    }
     double *cur = buf, *nxt = cur + w, *lam = nxt + w, *grad = lam + size, *a = grad + size, *best = a + size;
     double *m1 = best + size, *m2 = m1 + size, *ain = m2 + size;
     const double b1 = 0.9, b2 = 0.999;
@@ -161,7 +134,11 @@ lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const 
         memset(m1, 0, 2 * size * sizeof *m1);
         double bestv = -INFINITY, p1 = 1, p2 = 1;
         for (int it = 0; it <= steps; it++) {
-            double v = lg_alpha_row(b, net, Cr, d[r], a, ain, lam, it < steps ? grad : NULL, cur, nxt);
+            double v;
+            memcpy(s.A, Cr, no * sizeof *s.A);
+            s.c[0] = d[r];
+            lg_backsub_lower(&s, net->n_layers - 1, 1, a, lam, size, ain, &v);
+            if (it < steps) lg_alpha_grad(b, net, a, lam, ain, grad, cur, nxt);
             if (v > bestv || it == 0) {
                 bestv = v;
                 memcpy(best, a, size * sizeof *a);
@@ -183,5 +160,6 @@ lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const 
         out[r] = bestv;
     }
     free(buf);
+    lg_backsub_free(&s);
     return LG_OK;
 }

@@ -3,9 +3,10 @@
  *
  * For an unstable ReLU (l < 0 < u) every α ∈ [0, 1] gives a sound lower
  * relaxation a ≥ α·z, so the bound below is sound for ANY α in [0, 1]; the
- * upper relaxation stays a ≤ u(z − l)/(u − l). Pre-activation bounds of the
- * hidden layers come from the caller's lg_bounds (they are not re-optimised).
- * The rounding margin is the rule of bounds.h, applied the same way as
+ * upper relaxation stays the chord a ≤ s(z − l), s ≥ u/(u − l) (relax.h).
+ * Pre-activation bounds of the hidden layers come from the caller's
+ * lg_bounds (they are not re-optimised). The bound is computed by the one
+ * back-substitution of backsub.h, rounding of the whole chain included, as
  * lg_bounds_objective_lower (with α = NULL both compute the same bound).
  *
  * Slopes are indexed per objective row r and neuron (k, j) at

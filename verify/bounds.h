@@ -7,19 +7,23 @@
  *
  *   lg_bounds_interval  interval arithmetic, layer by layer;
  *   lg_bounds_symbolic  DeepPoly/CROWN back-substitution to the input box
- *                       (ReLU upper relaxation u(z−l)/(u−l), lower slope 0 or
- *                       1 by the area heuristic: 1 iff u > −l), intersected
- *                       with the interval bounds;
+ *                       (backsub.h; the ReLU relaxation of relax.h: chord
+ *                       upper line, lower slope 0 or 1 by the area
+ *                       heuristic 1 iff u > −l), intersected with the
+ *                       interval bounds;
  *   lg_bounds_lp        (bounds_lp.c) LP tightening with GLPK of every
  *                       still-unstable neuron, layer by layer.
  *
- * Floating-point soundness rule (documented safety margin): every bound v
- * computed as a sum of terms t_1..t_N is widened outward by
- *     (|v| + Σ|t_i|) · N · 2^-50 + 2^-1000,
- * where N counts every multiply-add on the chain that produced it (the sum
- * of the widths back-substituted through). This dominates the worst-case
- * rounding error γ_N·Σ|t_i| of the recursive sums by a factor ≥ 4.
- * The normalised input box is rounded outward by one ulp per operation.
+ * Floating-point soundness (DESIGN.md §3 "Floating point and overflow in
+ * the bounds"): every bound holds for the real-valued network whose weights
+ * are the doubles taken as exact values. Sums of N terms t_1..t_N are
+ * widened outward by the margin rule
+ *     (|v| + Σ|t_i|) · (N + 1) · 2^-50 + 2^-1000,
+ * which dominates the rounding γ_N·Σ|t_i| by a factor ≥ 4; back-substitution
+ * also carries the rounding of every coefficient product (backsub.h). The
+ * normalised input box is rounded outward by one ulp per operation. A bound
+ * that overflows is −∞ (lower) or +∞ (upper), never NaN, never finite by
+ * accident; objective lower bounds that are not finite are −∞.
  *
  * Networks must be piecewise-linear (relu or identity); other activations
  * make every function here return LG_ERR_UNSUPPORTED.
@@ -84,14 +88,20 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out);
 
+/* 1 if every pre-activation bound of b is finite. Bounds are ±∞ where the
+ * doubles overflow (extreme inputs or weights): sound, but no back-end can
+ * encode them, so the driver answers unknown (DESIGN.md §3). */
+int lg_bounds_finite(const lg_bounds *b);
+
 /* Unstable neurons (lo < 0 < hi) of relu layer k; identity layers count 0. */
 int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
 
 /* Monotonic wall-clock seconds (CLOCK_MONOTONIC). */
 double lg_bounds_now(void);
 
-/* Widen [*lo, *hi] outward by the margin rule for a sum of N terms whose
- * absolute values sum to `mass`. Exposed for tests and for bounds_lp.c. */
+/* The margin rule for a sum v of N terms whose absolute values sum to
+ * `mass` (subtract from a lower bound, add to an upper one). Exposed for
+ * tests, backsub.c and bounds_lp.c. */
 double lg_bounds_margin(double v, double mass, double n_terms);
 
 #endif

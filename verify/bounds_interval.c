@@ -83,6 +83,14 @@ void lg_bounds_free(lg_bounds *b)
     memset(b, 0, sizeof *b);
 }
 
+int lg_bounds_finite(const lg_bounds *b)
+{
+    for (int k = 0; k < b->n_layers; k++)
+        for (int i = 0; i < b->width[k]; i++)
+            if (!isfinite(b->lo[k][i]) || !isfinite(b->hi[k][i])) return 0;
+    return 1;
+}
+
 int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k)
 {
     if (net->layers[k].act != LG_ACT_RELU) return 0;
@@ -142,16 +150,18 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
             const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
             double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
             for (int i = 0; i < L->n_in; i++) {
-                double wl = Wr[i] * al[i], wh = Wr[i] * ah[i];
-                sl += fmin(wl, wh);
-                sh += fmax(wl, wh);
+                double wi = Wr[i];
+                if (wi == 0.0) continue; /* 0·∞ */
+                double wl = wi > 0.0 ? wi * al[i] : wi * ah[i], wh = wi > 0.0 ? wi * ah[i] : wi * al[i];
+                sl += wl;
+                sh += wh;
                 mass += fmax(fabs(wl), fabs(wh));
             }
-            b->lo[k][o] = sl - lg_bounds_margin(sl, mass, L->n_in);
-            b->hi[k][o] = sh + lg_bounds_margin(sh, mass, L->n_in);
-            /* overflow (inf − inf) must never become a finite bound */
-            if (isnan(b->lo[k][o])) b->lo[k][o] = -INFINITY;
-            if (isnan(b->hi[k][o])) b->hi[k][o] = INFINITY;
+            double l = sl - lg_bounds_margin(sl, mass, L->n_in), h = sh + lg_bounds_margin(sh, mass, L->n_in);
+            /* overflow, ∞ − ∞: a non-finite end is no bound (never finite,
+             * never the wrong infinity) */
+            b->lo[k][o] = isfinite(l) ? l : -INFINITY;
+            b->hi[k][o] = isfinite(h) ? h : INFINITY;
             lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &nl[o], &nh[o]);
         }
         memcpy(al, nl, (size_t)L->n_out * sizeof *al);

@@ -14,6 +14,7 @@
  */
 #include "core/clock.h"
 #include "verify/bounds.h"
+#include "verify/relax.h"
 
 #include <glpk.h>
 #include <math.h>
@@ -128,11 +129,13 @@ static lg_status lg_lp_build(lg_lp *lp, const lg_bounds *b, const lg_net *net, i
                 LG_ENT(ac, 1.0);
                 LG_ENT(zc, -1.0);
             } else if (u > 0) {
-                double s = u / (u - l);
+                /* a ≤ s·(z − l) with the chord of relax.h (s rounded up); the
+                 * right-hand side −s·l rounded up too, so true points satisfy it */
+                double s = lg_relax_chord(l, u);
                 LG_ROW(GLP_LO, 0.0);
                 LG_ENT(ac, 1.0);
                 LG_ENT(zc, -1.0);
-                LG_ROW(GLP_UP, -s * l);
+                LG_ROW(GLP_UP, nextafter(-s * l, INFINITY));
                 LG_ENT(ac, 1.0);
                 LG_ENT(zc, -s);
             }

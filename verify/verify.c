@@ -256,6 +256,10 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
+    if (!lg_bounds_finite(&b)) { /* doubles overflowed: no back-end can take ±∞ bounds */
+        lg_case_unknown(co, 0, "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
+        goto done;
+    }
     int auto_mode = strcmp(s, "auto") == 0;
     if (o->tighten == LG_TIGHTEN_LP) {
         /* at most half the remaining time, so branch and bound / the back-end still get their

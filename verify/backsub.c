@@ -1,0 +1,166 @@
+/* backsub.c — sound back-substitution with the chain's rounding carried
+ * along (backsub.h; DESIGN.md §3 "Floating point"). */
+#include "verify/backsub.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify/relax.h"
+
+/* max |a| over [lo, hi] after the activation (relu or identity); a NaN
+ * bound means "no bound". */
+static double lg_bs_amax(double lo, double hi, int relu)
+{
+    if (isnan(lo) || isnan(hi)) return INFINITY;
+    return relu ? fmax(fmax(lo, hi), 0.0) : fmax(fabs(lo), fabs(hi));
+}
+
+void lg_backsub_refresh(lg_backsub *s, int l)
+{
+    const lg_net *net = s->net;
+    const lg_layer *L = &net->layers[l];
+    int ni = L->n_in;
+    double sum = 0.0;
+    double *am = s->tmp; /* [ni] scratch */
+    for (int i = 0; i < ni; i++) {
+        if (l == 0) am[i] = lg_bs_amax(s->b->xlo[i], s->b->xhi[i], 0);
+        else am[i] = lg_bs_amax(s->b->lo[l - 1][i], s->b->hi[l - 1][i], net->layers[l - 1].act == LG_ACT_RELU);
+        sum += am[i];
+    }
+    /* n·2^-1074 per unit of |a|: the underflow of n products per entry, ×2 */
+    s->under[l] = (double)L->n_out * 0x1p-1073 * sum;
+    /* M_l[j] = Σ_i |W[j][i]|·am[i], ×(1 + (ni + 2)·2^-52) for its own rounding */
+    double up = 1.0 + ((double)ni + 2.0) * 0x1p-52;
+    for (int j = 0; j < L->n_out; j++) {
+        const double *Wr = L->W + (size_t)j * (size_t)ni;
+        double m = 0.0;
+        for (int i = 0; i < ni; i++)
+            if (Wr[i] != 0.0) m += fabs(Wr[i]) * am[i];
+        s->mag[l][j] = isnan(m) ? INFINITY : m * up;
+    }
+}
+
+lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m)
+{
+    memset(s, 0, sizeof *s);
+    size_t w = (size_t)lg_net_max_width(net), L = (size_t)net->n_layers, tot = 0;
+    for (size_t k = 0; k < L; k++) tot += (size_t)net->layers[k].n_out;
+    if (m < 1) m = 1;
+    size_t nd = 2 * (size_t)m * w + 3 * (size_t)m + tot + L + w * (sizeof(lg_relu_lines) / sizeof(double) + 1);
+    size_t bytes = nd * sizeof(double) + L * sizeof(double *) + L * sizeof(int);
+    unsigned char *p = malloc(bytes);
+    if (!p) return lg_fail(LG_ERR_NOMEM, "bounds: cannot allocate %zu bytes for back-substitution", bytes);
+    s->store = p;
+    double *d = (double *)p;
+    s->A = d;
+    s->tmp = d + (size_t)m * w;
+    s->c = s->tmp + (size_t)m * w;
+    s->mass = s->c + m;
+    s->err = s->mass + m;
+    double *mg = s->err + m;
+    s->under = mg + tot;
+    /* the lines scratch (w entries) follows under[] */
+    s->mag = (double **)(p + nd * sizeof(double));
+    s->off = (int *)(s->mag + L);
+    for (size_t k = 0, o = 0; k < L; o += (size_t)net->layers[k].n_out, k++) {
+        s->mag[k] = mg + o;
+        s->off[k] = (int)o;
+    }
+    s->b = b;
+    s->net = net;
+    s->m = m;
+    for (int l = 0; l < net->n_layers; l++) lg_backsub_refresh(s, l);
+    return LG_OK;
+}
+
+void lg_backsub_free(lg_backsub *s)
+{
+    free(s->store);
+    memset(s, 0, sizeof *s);
+}
+
+static lg_relu_lines *lg_bs_lines(const lg_backsub *s) { return (lg_relu_lines *)(s->under + s->net->n_layers); }
+
+void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
+                      double *out)
+{
+    const lg_bounds *b = s->b;
+    const lg_net *net = s->net;
+    double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
+    lg_relu_lines *lines = lg_bs_lines(s); /* [width(ℓ)] */
+    double nterms = 0;
+    for (int r = 0; r < m; r++) {
+        mass[r] = fabs(c[r]);
+        err[r] = 0.0;
+    }
+    for (int l = level; l >= 0; l--) {
+        const lg_layer *L = &net->layers[l];
+        int n = L->n_out, ni = L->n_in, relu = L->act == LG_ACT_RELU, off = s->off[l];
+        const double *M = s->mag[l];
+        double gam = ((double)n + 2.0) * 0x1p-51; /* γ'_n ≥ 2γ_n */
+        if (relu)
+            for (int j = 0; j < n; j++) {
+                double lo = b->lo[l][j], hi = b->hi[l][j];
+                lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &lines[j]);
+            }
+        for (int r = 0; r < m; r++) {
+            double *Ar = A + (size_t)r * (size_t)n;
+            double cr = c[r], ms = mass[r], er = err[r];
+            if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
+            if (relu) {
+                const double *al = alpha ? alpha + (size_t)r * stride + off : NULL;
+                for (int j = 0; j < n; j++) {
+                    double coef, icpt, e;
+                    if (al && lines[j].phase == LG_RELU_UNSTABLE) {
+                        lg_relu_lines t = lines[j];
+                        lg_relax_set_alpha(&t, al[j]);
+                        lg_relax_relu_apply(&t, Ar[j], &coef, &icpt, &e);
+                    } else {
+                        lg_relax_relu_apply(&lines[j], Ar[j], &coef, &icpt, &e);
+                    }
+                    Ar[j] = coef;
+                    cr += icpt;
+                    ms += fabs(icpt);
+                    er += e;
+                }
+            }
+            /* c += A·b_ℓ; rounding of A·W_ℓ below: γ'·Σ|A_j|·M_j + U_ℓ */
+            double g = 0.0;
+            int any = 0;
+            for (int j = 0; j < n; j++) {
+                if (Ar[j] == 0.0) continue;
+                double t = Ar[j] * L->b[j];
+                cr += t;
+                ms += fabs(t);
+                g += fabs(Ar[j]) * M[j];
+                any = 1;
+            }
+            if (any) er += gam * g + s->under[l];
+            c[r] = cr;
+            mass[r] = ms;
+            err[r] = er;
+        }
+        /* tmp[m][ni] = A[m][n] · W_ℓ[n][ni] */
+        if (m == 1)
+            cblas_dgemv(CblasRowMajor, CblasTrans, n, ni, 1.0, L->W, ni, A, 1, 0.0, tmp, 1);
+        else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, n, 1.0, A, n, L->W, ni, 0.0, tmp, ni);
+        memcpy(A, tmp, (size_t)m * (size_t)ni * sizeof *A);
+        nterms += 2.0 * n + 1.0;
+    }
+    for (int r = 0; r < m; r++) {
+        const double *Ar = A + (size_t)r * (size_t)net->n_in;
+        double v = c[r], ms = mass[r];
+        for (int i = 0; i < net->n_in; i++) {
+            double p = Ar[i] >= 0.0 ? Ar[i] * b->xlo[i] : Ar[i] * b->xhi[i];
+            if (Ar[i] == 0.0) p = 0.0; /* 0·∞ */
+            v += p;
+            ms += fabs(p);
+        }
+        if (Ain) memcpy(Ain + (size_t)r * (size_t)net->n_in, Ar, (size_t)net->n_in * sizeof *Ain);
+        double o = v - err[r] - lg_bounds_margin(v, ms + err[r], nterms + net->n_in);
+        out[r] = isfinite(o) && isfinite(err[r]) ? o : -INFINITY;
+    }
+}

@@ -1,0 +1,71 @@
+/* backsub.h — the one CROWN/DeepPoly back-substitution of verify/, sound in
+ * floating point (used by bounds_symbolic.c for pre-activation and
+ * objective bounds and by alpha.c for α-CROWN; DESIGN.md §3 "Floating
+ * point").
+ *
+ * A batch of m rows f_r = A[r]·a_level + c[r] over the post-activations of
+ * layer `level` (level = −1: the normalised input x') is pushed back to the
+ * input box: through each ReLU with relax.h (lower slope α per row, or the
+ * area heuristic), then through z_ℓ = W_ℓ·a_{ℓ−1} + b_ℓ (one dgemm), and
+ * minimised over the box at a corner. out[r] ≤ min_x f_r(x) holds for the
+ * network whose weights are the doubles taken as exact reals, because the
+ * whole chain's rounding is carried along:
+ *
+ *   E_r  += err of every relaxed coefficient (relax.h)
+ *        +  γ'_n · Σ_j |A_r[j]|·M_ℓ[j] + U_ℓ       per product A·W_ℓ,
+ *
+ * where M_ℓ[j] ≥ Σ_i |W_ℓ[j][i]|·max|a_{ℓ−1}[i]| over the box (from the
+ * pre-activation bounds of layer ℓ − 1, or the input box), γ'_n = (n + 2)·2^-51
+ * ≥ 2γ_n for a dot product of length n (any order, with or without FMA) and
+ * U_ℓ = n·2^-1074·Σ_i max|a_{ℓ−1}[i]| the products' underflow. The constant
+ * c_r is summed with the mass Σ|terms| and the count N of its terms; then
+ *
+ *   out[r] = v − E_r − lg_bounds_margin(v, mass + E_r, N),
+ *
+ * v the computed corner value. Any non-finite intermediate (bounds at ±∞,
+ * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
+ *
+ * An lg_backsub owns its scratch (one allocation); the net and the bounds
+ * are borrowed and read at each call (bounds may be tightened between calls;
+ * call lg_backsub_refresh for the layers whose magnitudes changed — stale
+ * magnitudes from looser bounds stay sound).
+ */
+#ifndef LG_BACKSUB_H
+#define LG_BACKSUB_H
+
+#include <stddef.h>
+
+#include "core/net.h"
+#include "verify/bounds.h"
+
+typedef struct lg_backsub {
+    const lg_bounds *b;
+    const lg_net *net;
+    int m;             /* row capacity */
+    double *A, *tmp;   /* [m][max width] rows; the caller fills A before a call */
+    double *c;         /* [m] constants; the caller fills c before a call */
+    double *mass, *err; /* [m] */
+    double **mag;      /* [n_layers][n_out(ℓ)] M_ℓ */
+    double *under;     /* [n_layers] U_ℓ */
+    int *off;          /* [n_layers] lg_alpha_offset of each layer */
+    void *store;
+} lg_backsub;
+
+/* Scratch for up to m rows; computes every layer's magnitudes from b. */
+lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m);
+void lg_backsub_free(lg_backsub *s);
+
+/* Recompute M_ℓ, U_ℓ from the current bounds of layer ℓ − 1 (or the box). */
+void lg_backsub_refresh(lg_backsub *s, int l);
+
+/* out[r] ≤ min over the box of s->A[r]·a_level + s->c[r], r < m ≤ s->m
+ * (A: [m][width(level)] row-major, overwritten; c overwritten).
+ * alpha: NULL (area heuristic) or the lower slopes of row r at
+ *        alpha[r·stride + off[ℓ] + j];
+ * lam:   NULL or, at lam[r·stride + off[ℓ] + j], the coefficient of a_ℓ[j]
+ *        before layer ℓ is relaxed;
+ * Ain:   NULL or [m][n_in]: the final coefficients over x'. */
+void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
+                      double *out);
+
+#endif
