@@ -86,6 +86,12 @@ static lg_relu_lines *lg_bs_lines(const lg_backsub *s) { return (lg_relu_lines *
 void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
                       double *out)
 {
+    lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
+}
+
+void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
+                           size_t stride, double *Ain, double *out)
+{
     const lg_bounds *b = s->b;
     const lg_net *net = s->net;
     double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
@@ -125,6 +131,11 @@ void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, doub
                     ms += fabs(icpt);
                     er += e;
                 }
+            }
+            if (zadd) { /* β-CROWN: + σβ·z_ℓ[j]; exact by monotone rounding (backsub.h) */
+                const double *za = zadd + (size_t)r * stride + off;
+                for (int j = 0; j < n; j++)
+                    if (za[j] != 0.0) Ar[j] += za[j];
             }
             /* c += A·b_ℓ; rounding of A·W_ℓ below: γ'·Σ|A_j|·M_j + U_ℓ */
             double g = 0.0;
