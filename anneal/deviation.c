@@ -24,14 +24,36 @@ double lg_dev_gap_mag(double lambda, double a, double b)
     return t * lg_Phi(-lambda * t);
 }
 
-double lg_dev_gap(double lambda, double l, double u)
+
+/* sup over t ∈ [a,b] of t·σ(−βt) (deviation.h "Swish-β"). σ(−βt) is
+ * e/(1+e) with e = e^{−βt}, so a huge βt gives 0 rather than ∞/∞. */
+double lg_dev_gap_mag_swish(double beta, double a, double b)
 {
-    if (l <= 0.0 && u >= 0.0) return lg_dev_gap_mag(lambda, 0.0, -l > u ? -l : u);
-    if (l > 0.0) return lg_dev_gap_mag(lambda, l, u);
-    return lg_dev_gap_mag(lambda, -u, -l);
+    double peak = LG_DEV_SWISH_PEAK_S / beta;
+    if (a <= peak && peak <= b) return LG_DEV_SWISH_PEAK_V / beta;
+    double t = b < peak ? b : a; /* the end closest to the peak (unimodal) */
+    double e = exp(-beta * t);
+    return t * e / (1.0 + e);
 }
 
-static int lg_dev_is_smooth(lg_act a) { return a == LG_ACT_GELU || a == LG_ACT_LGELU; }
+double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak)
+{
+    int dummy;
+    if (!at_peak) at_peak = &dummy;
+    *at_peak = 0;
+    if (act == LG_ACT_PRELU) return l < 0.0 ? fabs(p) * -l : 0.0; /* |a·min(x,0)| grows with −x */
+    if (act != LG_ACT_GELU && act != LG_ACT_LGELU && act != LG_ACT_SWISH) return NAN;
+    double lam = act == LG_ACT_GELU ? 1.0 : p;
+    double a = l > 0.0 ? l : u < 0.0 ? -u : 0.0; /* |x| over [l, u] is [a, b] */
+    double b = -l > u ? -l : u;
+    double peak = (act == LG_ACT_SWISH ? LG_DEV_SWISH_PEAK_S : LG_DEV_PEAK_S) / lam;
+    *at_peak = a <= peak && peak <= b;
+    return act == LG_ACT_SWISH ? lg_dev_gap_mag_swish(lam, a, b) : lg_dev_gap_mag(lam, a, b);
+}
+
+double lg_dev_gap(double lambda, double l, double u) { return lg_dev_act_gap(LG_ACT_LGELU, lambda, l, u, NULL); }
+
+static int lg_dev_is_smooth(lg_act a) { return lg_act_relu_like(a); }
 
 static int lg_dev_same_vec(const double *a, const double *b, int n)
 {
@@ -58,7 +80,7 @@ lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
         if (A->act != B->act && !(A->act == LG_ACT_RELU && lg_dev_is_smooth(B->act)))
             return lg_fail(LG_ERR_ARG,
                            "layer %d: activation '%s' in the ReLU net cannot stand for '%s' in the reference net "
-                           "(expected the same activation, or relu for gelu/lgelu)",
+                           "(expected the same activation, or relu for gelu/lgelu/swish/prelu)",
                            k, lg_act_name(A->act), lg_act_name(B->act) ? lg_act_name(B->act) : "unknown");
     }
     if (rn->n_params != ref->n_params || memcmp(rn->params, ref->params, rn->n_params * sizeof *rn->params) != 0) {
@@ -185,7 +207,7 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
         const lg_act ga = ref->layers[k].act;
-        const double lambda = ga == LG_ACT_LGELU ? ref->layers[k].lambda : 1.0;
+        const double lambda = lg_act_has_param(ga) ? ref->layers[k].lambda : 1.0; /* λ, β or slope a */
         const double *aW = d->absW + (L->W - rn->params);
         const int ni = L->n_in, no = L->n_out;
         const double g = lg_dev_gamma(ni);
@@ -250,16 +272,18 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                 e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
                 s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
                 if (gap_layer) {
-                    /* |x| over the z_G interval [lg, ug] is [a, b] (exact ops) */
-                    double a = lg > 0.0 ? lg : ug < 0.0 ? -ug : 0.0;
+                    /* sup of |f(x) − relu(x)| over the z_G interval [lg, ug];
+                     * b = max |x| there scales the rounding of computed f(x) */
                     double b = -lg > ug ? -lg : ug;
-                    double gap = lg_dev_gap_mag(lambda, a, b) * (1.0 + LG_DEV_GAP_REL) + 16.0 * LG_DEV_EPS * b + LG_DEV_ABS;
+                    double fs = ga == LG_ACT_PRELU && fabs(lambda) > 1.0 ? fabs(lambda) : 1.0;
+                    int at_peak = 0;
+                    double gap = lg_dev_act_gap(ga, lambda, lg, ug, &at_peak) * (1.0 + LG_DEV_GAP_REL) +
+                                 16.0 * LG_DEV_EPS * b * fs + LG_DEV_ABS;
                     e = (e + gap) * (1.0 + LG_DEV_EPS);
                     t = (eta + gap) * (1.0 + LG_DEV_EPS);
                     if (stats) {
-                        double peak = LG_DEV_PEAK_S / lambda;
                         stats->n_gap++;
-                        stats->n_peak += a <= peak && peak <= b;
+                        stats->n_peak += at_peak;
                     }
                 }
             }

@@ -1,9 +1,10 @@
 /* deviation.h — certified bound on ‖f_ReLU(x) − f_ref(x)‖∞ over an input box
  * (DESIGN.md §1 "Deviation bound"; issue 3).
  *
- * f_ref is a network with gelu/lgelu layers, f_ReLU its substitution
- * (anneal/relu.h): same shapes, bit-identical weights and normalisation;
- * layer k of f_ReLU is relu where f_ref has gelu/lgelu, and equal elsewhere.
+ * f_ref is a network with gelu/lgelu/swish/prelu layers, f_ReLU its
+ * substitution (anneal/relu.h): same shapes, bit-identical weights and
+ * normalisation; layer k of f_ReLU is relu where f_ref has one of those
+ * (lg_act_relu_like), and equal elsewhere.
  *
  * Per neuron gap. For x ∈ ℝ, |xΦ(λx) − max(0,x)| = |x|·Φ(−λ|x|) =: h_λ(|x|).
  * With s = λt, h_λ(t) = (1/λ)·sΦ(−s); d/ds sΦ(−s) = Φ(−s) − sφ(s) has one
@@ -12,12 +13,27 @@
  * set of |x| is [a,b] (a = 0 if l ≤ 0 ≤ u); the sup of h_λ over it is
  * h_λ(s_p/λ) if a ≤ s_p/λ ≤ b, else h_λ at the end closest to s_p/λ
  * (lg_dev_gap). GELU is λ = 1.
+ * Swish-β (DESIGN.md §1 "Annealed baselines"). |xσ(βx) − max(0,x)| =
+ * |x|·σ(−β|x|) =: k_β(|x|) (for x > 0, x(σ(βx) − 1) = −xσ(−βx)). With
+ * w = βt, k_β(t) = (1/β)·w/(1 + e^w); d/dw w/(1+e^w) ∝ 1 + e^w − w·e^w,
+ * which decreases from 2 and has one zero w_p = 1 + W(1/e) = 1.2784645…
+ * (W the Lambert function), where the value is w_p·e^{−w_p}/w_p =
+ * e^{−w_p} = W(1/e) = 0.2784645…; so k_β rises on [0, w_p/β], falls after,
+ * peaks at LG_DEV_SWISH_PEAK_V/β, and its sup over [a,b] is taken exactly as
+ * for h_λ (lg_dev_gap_mag_swish).
+ * PReLU with slope a. |f(x) − max(0,x)| = |a|·max(0, −x), monotone in x, so
+ * over [l,u] the sup is |a|·max(0, −l): exact, no peak.
+ * lg_dev_act_gap dispatches on the activation; everything below is the same
+ * for every activation because it only uses the per-neuron gap. The
+ * rounding of a computed f(x) is ≤ 16·ε·|x| for lgelu and swish and
+ * 16·ε·|x|·max(1, |a|) for prelu.
  *
  * Propagation (the ReLU net is the reference path). Let a_R^k, a_G^k be the
  * outputs of layer k of f_ReLU and f_ref, a^0 the (shared) normalised input,
  * z^k = W_k a^{k−1} + b_k, and e_k ≥ |a_R^k − a_G^k| (componentwise).
  *   e_0 = 0;   d_k := |W_k|·e_{k−1} ≥ |z_R^k − z_G^k|.
- *   gap layer (relu in f_ReLU, gelu/lgelu in f_ref):
+ *   gap layer (relu in f_ReLU, gelu/lgelu/swish/prelu in f_ref; written
+ *   here for λ-GELU, the others only change g_k):
  *     a_R − a_G = [relu(z_R) − relu(z_G)] + [relu(z_G) − f_λ(z_G)],
  *     |first| ≤ |z_R − z_G| ≤ d_k  (relu is 1-Lipschitz; the λ-GELU slope
  *     range [−0.1289, 1.1289] is never needed), |second| ≤ g_k := sup of
@@ -90,6 +106,22 @@
 /* Most boxes processed per BLAS call. */
 #define LG_DEV_CHUNK 256
 
+/* w_p = 1 + W(1/e) = argmax_w w/(1+e^w) and the maximum W(1/e) (mpmath, 40
+ * digits, rounded): the Swish-β gap peaks at |x| = w_p/β with value W(1/e)/β. */
+#define LG_DEV_SWISH_PEAK_S 1.27846454276107379511
+#define LG_DEV_SWISH_PEAK_V 0.27846454276107379511
+
+/* sup over x ∈ [l,u] of |f(x) − max(0,x)| for a relu-like activation act
+ * (lg_act_relu_like) with parameter p (λ for lgelu, β for swish, slope a
+ * for prelu; ignored for gelu), l ≤ u; *at_peak (may be NULL) is set to 1
+ * when the interval reaches the activation's largest gap (never for prelu,
+ * whose gap is unbounded). Evaluated in double with no safety margin (the
+ * bound adds it); NAN for any other activation. */
+double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak);
+
+/* sup over t ∈ [a,b] of t·σ(−βt), 0 ≤ a ≤ b, β > 0 (Swish-β gap by magnitude). */
+double lg_dev_gap_mag_swish(double beta, double a, double b);
+
 /* sup over x ∈ [l,u] of |xΦ(λx) − max(0,x)| (l ≤ u, λ > 0), evaluated with
  * erfc in double, no safety margin (the bound adds it). */
 double lg_dev_gap(double lambda, double l, double u);
@@ -100,14 +132,16 @@ double lg_dev_gap_mag(double lambda, double a, double b);
 /* Check that relu_net and ref may be compared: same n_in, layer count,
  * layer kinds and sizes, bit-identical params, in_sub, in_div; relu_net only
  * relu/identity; per layer ref's activation equals relu_net's or is
- * gelu/lgelu where relu_net has relu. LG_ERR_ARG naming the difference. */
+ * gelu/lgelu/swish/prelu where relu_net has relu. LG_ERR_ARG naming the
+ * difference. */
 lg_status lg_dev_check_pair(const lg_net *relu_net, const lg_net *ref);
 
 /* Counters summed over all boxes of a call (may be NULL). */
 typedef struct lg_dev_stats {
     size_t n_gap;  /* substituted neurons (each counted once per box) */
     size_t n_peak; /* of those, neurons whose z_G interval reaches |x| = s_p/λ,
-                      i.e. whose gap is the full LG_DEV_PEAK_V/λ */
+                      i.e. whose gap is the full LG_DEV_PEAK_V/λ (swish: the
+                      full LG_DEV_SWISH_PEAK_V/β; prelu: never) */
     size_t n_refined; /* outputs whose bound came from the backward
                          refinement (strictly below the forward recursion) */
 } lg_dev_stats;

@@ -9,7 +9,9 @@ int lg_anneal_act_substitutable(lg_act a)
     case LG_ACT_IDENTITY:
     case LG_ACT_RELU:
     case LG_ACT_GELU:
-    case LG_ACT_LGELU: return 1;
+    case LG_ACT_LGELU:
+    case LG_ACT_SWISH:
+    case LG_ACT_PRELU: return 1;
     case LG_ACT_SIGMOID: return 0; /* bounded and saturating: no ReLU stands for it */
     }
     return 0;
@@ -19,7 +21,7 @@ int lg_anneal_count_smooth(const lg_net *net)
 {
     int n = 0;
     for (int k = 0; k < net->n_layers; k++)
-        n += net->layers[k].act == LG_ACT_GELU || net->layers[k].act == LG_ACT_LGELU;
+        n += lg_act_relu_like(net->layers[k].act);
     return n;
 }
 
@@ -31,15 +33,15 @@ lg_status lg_anneal_to_relu(lg_net *dst, const lg_net *src)
     for (int k = 0; k < src->n_layers; k++)
         if (!lg_anneal_act_substitutable(src->layers[k].act))
             return lg_fail(LG_ERR_UNSUPPORTED,
-                           "layer %d: activation %d (%s) has no ReLU substitution; only gelu and lgelu are replaced, "
-                           "relu and identity are kept",
+                           "layer %d: activation %d (%s) has no ReLU substitution; only gelu, lgelu, swish and prelu "
+                           "are replaced, relu and identity are kept",
                            k, (int)src->layers[k].act, lg_act_name(src->layers[k].act) ? lg_act_name(src->layers[k].act) : "unknown");
     lg_status st = lg_net_validate(src);
     if (st != LG_OK) return st;
     if ((st = lg_net_copy(dst, src)) != LG_OK) return st;
     for (int k = 0; k < dst->n_layers; k++) {
         lg_layer *L = &dst->layers[k];
-        if (L->act == LG_ACT_GELU || L->act == LG_ACT_LGELU) {
+        if (lg_act_relu_like(L->act)) {
             L->act = LG_ACT_RELU;
             L->lambda = 1.0;
             L->s = 0.0;

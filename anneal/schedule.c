@@ -4,7 +4,22 @@
 #include <math.h>
 #include <string.h>
 
-double lg_anneal_lambda_target(double tolerance) { return 2.0 / (tolerance * sqrt(2.0 * 3.14159265358979323846)); }
+#define LG_SQRT_2PI 2.50662827463100050242
+#define LG_LN2 0.69314718055994530942
+
+double lg_anneal_lambda_target(double tolerance) { return 2.0 / (tolerance * LG_SQRT_2PI); }
+
+double lg_anneal_beta_target(double tolerance) { return 2.0 * LG_LN2 / tolerance; }
+
+double lg_anneal_target_for(lg_act a, double lambda_target)
+{
+    switch (a) {
+    case LG_ACT_LGELU: return lambda_target;
+    case LG_ACT_SWISH: return lg_anneal_beta_target(2.0 / (lambda_target * LG_SQRT_2PI));
+    case LG_ACT_PRELU: return 0.0;
+    default: return NAN;
+    }
+}
 
 lg_status lg_anneal_schedule_init(lg_anneal_schedule *s, double start, double lambda_target, int n_layers)
 {
@@ -43,14 +58,15 @@ void lg_anneal_hook(void *ctx, lg_model *m, long step, long total)
         for (int k = 0; k < m->n_layers && k < LG_ANNEAL_MAX_LAYERS; k++) {
             lg_mlayer *L = &m->layers[k];
             s->lambda0[k] = L->lambda;
-            if (L->act == LG_ACT_LGELU) L->lambda_fixed = 1;
+            if (lg_act_has_param(L->act)) L->lambda_fixed = 1;
         }
         s->started = 1;
     }
     for (int k = 0; k < m->n_layers && k < LG_ANNEAL_MAX_LAYERS; k++) {
         lg_mlayer *L = &m->layers[k];
-        if (L->act == LG_ACT_LGELU)
-            L->lambda = lg_anneal_lambda_at(s->lambda0[k], s->lambda_target, s->switch_step, total, step);
+        if (lg_act_has_param(L->act))
+            L->lambda = lg_anneal_lambda_at(s->lambda0[k], lg_anneal_target_for(L->act, s->lambda_target),
+                                            s->switch_step, total, step);
     }
 }
 
@@ -64,11 +80,11 @@ lg_status lg_anneal_prepare_net(lg_net *net, const char *name)
             L->lambda = 1.0;
             L->s = -50.0 * net->t; /* λ(s) rounds to 1; s stays frozen */
         }
-        smooth += L->act == LG_ACT_LGELU;
+        smooth += lg_act_relu_like(L->act);
     }
     if (!smooth)
-        return lg_fail(LG_ERR_ARG, "%s has no gelu or lgelu layer: nothing to anneal (annealing hardens "
-                                   "λ-GELU gates; relu is already piecewise linear, other activations such as "
-                                   "sigmoid have no λ)", name);
+        return lg_fail(LG_ERR_ARG, "%s has no gelu, lgelu, swish or prelu layer: nothing to anneal (annealing "
+                                   "hardens λ-GELU and Swish gates and takes PReLU slopes to 0; relu is already "
+                                   "piecewise linear, other activations such as sigmoid have no parameter)", name);
     return LG_OK;
 }

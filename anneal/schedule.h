@@ -5,8 +5,13 @@
  * value at the switch to λ_target, reaching λ_target exactly at the last
  * step (step total−1) while the weights keep training. start = 1 means no
  * annealing; start = 0 anneals from the very first step (`lgelu anneal`).
+ * The annealed baselines (issue 10, DESIGN.md §1 "Annealed baselines") follow
+ * the same schedule: a swish layer's β moves to β_target, the β with the same
+ * Heaviside tolerance E as λ_target (∫|σ(βx) − H(x)|dx = 2·ln2/β = E, so
+ * β_target = 2·ln2/E = ln2·√(2π)·λ_target ≈ 277.3 for E = 0.005), and a
+ * prelu layer's slope a moves to 0 (relu itself).
  * The schedule object is a plain value owned by the caller; it records the
- * λ of each layer at the switch (up to LG_ANNEAL_MAX_LAYERS hidden layers).
+ * parameter of each layer at the switch (up to LG_ANNEAL_MAX_LAYERS layers).
  */
 #ifndef LG_ANNEAL_SCHEDULE_H
 #define LG_ANNEAL_SCHEDULE_H
@@ -27,6 +32,12 @@ typedef struct lg_anneal_schedule {
 
 /* λ_target = 2/(E·√(2π)) for a Heaviside tolerance E > 0. */
 double lg_anneal_lambda_target(double tolerance);
+/* β_target = 2·ln2/E for a Heaviside tolerance E > 0 (swish). */
+double lg_anneal_beta_target(double tolerance);
+/* The end point of annealing for a layer of kind a, given the schedule's
+ * λ_target: λ_target for lgelu, the β of the same tolerance E =
+ * 2/(λ_target·√(2π)) for swish, 0 for prelu; NAN for other kinds. */
+double lg_anneal_target_for(lg_act a, double lambda_target);
 
 /* Validate and initialise: start in [0,1], lambda_target ≥ 1 finite, a
  * network of at most LG_ANNEAL_MAX_LAYERS layers. */
@@ -42,7 +53,7 @@ double lg_anneal_lambda_at(double lambda0, double target, long sw, long total, l
 
 /* Make every gelu layer of net an lgelu layer at λ = 1 (its s is frozen
  * while annealing). Fails with LG_ERR_ARG, naming `name`, if net has no
- * gelu or lgelu layer (relu nets are already piecewise linear). */
+ * gelu, lgelu, swish or prelu layer (relu nets are already piecewise linear). */
 lg_status lg_anneal_prepare_net(lg_net *net, const char *name);
 
 /* The training hook (lg_train_hook_fn); ctx is an lg_anneal_schedule. */

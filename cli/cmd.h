@@ -30,6 +30,9 @@ int lg_cmd_verify(int argc, char **argv);
 int lg_cmd_encode(int argc, char **argv);
 int lg_cmd_bench(int argc, char **argv);
 int lg_cmd_check(int argc, char **argv);
+int lg_cmd_study(int argc, char **argv);
+int lg_cmd_study_report(int argc, char **argv);
+int lg_cmd_study_merge(int argc, char **argv);
 
 /* Strict number parsing for option values. On failure print
  * "lgelu <cmd>: --<opt>: expected ..., got '<val>'" and return -1. */

@@ -21,12 +21,13 @@ static void lg_bound_help(void)
     printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--symbolic] [--json]\n"
            "                   [--csv FILE]\n\n"
            "Certified upper bound D on max |f_ReLU(x) - f_ref(x)|_inf, where NET is the reference\n"
-           "(lambda-GELU or GELU) network and RELU_NET its ReLU substitution ('lgelu relu'). The two must\n"
-           "have the same shapes, bit-identical weights and normalisation, and relu exactly where NET has\n"
-           "gelu/lgelu; anything else is refused. The bound is computed (a) over the whole input domain\n"
+           "(lambda-GELU, GELU, Swish-beta or PReLU) network and RELU_NET its ReLU substitution ('lgelu\n"
+           "relu'). The two must have the same shapes, bit-identical weights and normalisation, and relu\n"
+           "exactly where NET has gelu/lgelu/swish/prelu; anything else is refused. The bound is computed (a) over the whole input domain\n"
            "[0,1]^n and (b) over the L-inf ball of radius E around each of the first N test inputs,\n"
            "clipped to [0,1], by interval arithmetic on the ReLU net and the per-neuron gap\n"
-           "sup |x Phi(lambda x) - max(0,x)| <= 0.16997/lambda (see README). Both networks are also run in\n"
+           "sup |x Phi(lambda x) - max(0,x)| <= 0.16997/lambda (swish: |x sigma(beta x) - max(0,x)| <=\n"
+           "0.27846/beta; prelu: |a| max(0,-x), see README). Both networks are also run in\n"
            "double precision on the N inputs to report the largest deviation actually observed and how\n"
            "many inputs change their predicted class. A robustness proof for the ReLU net with logit\n"
            "margin > 2D on a ball transfers to NET (this is what 'lgelu verify --ref' does).\n\n"
@@ -240,7 +241,7 @@ int lg_cmd_bound(int argc, char **argv)
     } else {
         printf("certified bound on |f_ReLU(x) - f_ref(x)|_inf\n"
                "  ReLU net:  %s\n  reference: %s\n", argv[optind], ref_path);
-        printf("global, x in [0,1]^%d:          %.6g   (substituted neurons at the full gap 0.16997/lambda: %zu of %zu)\n",
+        printf("global, x in [0,1]^%d:          %.6g   (substituted neurons at their full gap, e.g. 0.16997/lambda: %zu of %zu)\n",
                rn.n_in, o.global, gs.n_peak, gs.n_gap);
         printf("per input, eps = %g ball (n = %zu):\n", eps, ds.n);
         printf("  median bound:                 %.6g   (median logit margin of the reference, top1 - top2: %.6g)\n",

@@ -8,9 +8,9 @@
 static void lg_relu_help(void)
 {
     printf("usage: lgelu relu NET -o RELU_NET\n\n"
-           "Replace every gelu and lgelu activation of NET (native .lgnet or ONNX) by relu and write the\n"
-           "resulting piecewise-linear network in the native format. All weights, biases, the input\n"
-           "normalisation and the layer shapes are copied bit for bit; relu and identity layers stay.\n"
+           "Replace every gelu, lgelu, swish and prelu activation of NET (native .lgnet or ONNX) by relu and\n"
+           "write the resulting piecewise-linear network in the native format. All weights, biases, the\n"
+           "input normalisation and the layer shapes are copied bit for bit; relu and identity layers stay.\n"
            "Applied to a plain GELU network this is the \"direct swap\" baseline; applied to an annealed\n"
            "lambda-GELU network it is the final step of annealing. 'lgelu bound RELU_NET --ref NET' then\n"
            "certifies how far the two networks' outputs can differ. Activations without a ReLU\n"
@@ -35,6 +35,8 @@ int lg_cmd_relu(int argc, char **argv)
         const lg_layer *L = &src.layers[k];
         if (L->act == LG_ACT_LGELU) printf("layer %d: lgelu (lambda %.6g) -> relu\n", k, L->lambda);
         else if (L->act == LG_ACT_GELU) printf("layer %d: gelu -> relu\n", k);
+        else if (L->act == LG_ACT_SWISH) printf("layer %d: swish (beta %.6g) -> relu\n", k, L->lambda);
+        else if (L->act == LG_ACT_PRELU) printf("layer %d: prelu (slope %.6g) -> relu\n", k, L->lambda);
         else printf("layer %d: %s (kept)\n", k, lg_act_name(L->act));
     }
     printf("wrote %s (%d of %d layers substituted, %zu parameters unchanged)\n", out, lg_anneal_count_smooth(&src),

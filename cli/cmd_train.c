@@ -11,7 +11,8 @@
 
 static void lg_train_help(void)
 {
-    printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu|sigmoid --epochs N\n"
+    printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu|sigmoid|swish|prelu\n"
+           "                   --epochs N\n"
            "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
            "                   [--t 0.1] [--c 9] [--seed S] [--threads T] [--val N] [--subset N]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--log FILE] -o NET\n\n"
@@ -25,7 +26,10 @@ static void lg_train_help(void)
            "  --arch A,B,...      layer sizes, input first (default 784,256,256,10); the first must equal\n"
            "                      the data's features, the last must cover every label\n"
            "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
-           "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear\n"
+           "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear.\n"
+           "                      Annealed baselines: swish (x·σ(βx), β = 1 + softplus(s/t) learned like λ,\n"
+           "                      annealed to β_target = 2·ln2/E) and prelu (max(0,x) + a·min(0,x), slope a\n"
+           "                      learned from 0.25 with rate η, annealed linearly to 0)\n"
            "  --epochs N          passes over the training data (required)\n"
            "  --batch B           mini-batch size (default 128)\n"
            "  --lr η              learning rate (default 0.05)\n"
@@ -42,8 +46,10 @@ static void lg_train_help(void)
            "  --anneal-start F    anneal: learn λ for the first fraction F in (0,1] of the steps, then\n"
            "                      freeze s and move each λ linearly to the target by the last step\n"
            "                      (F = 1: no annealing, the default without this option; 0.25 is usual)\n"
-           "  --lambda-target L   λ reached at the end of annealing (default 2/(E√(2π)) ≈ 159.6)\n"
-           "  --tolerance E       set λ_target = 2/(E√(2π)) from the Heaviside tolerance E (default 0.005)\n"
+           "  --lambda-target L   λ reached at the end of annealing (default 2/(E√(2π)) ≈ 159.6); swish\n"
+           "                      anneals to the β of the same E, β_target = ln2·√(2π)·L ≈ 277.3\n"
+           "  --tolerance E       set λ_target = 2/(E√(2π)) (swish: β_target = 2·ln2/E) from the Heaviside\n"
+           "                      tolerance E (default 0.005); prelu slopes always anneal to 0\n"
            "  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,\n"
            "                      samples_per_s (and val_acc last with --val)\n"
            "  -o NET              output network file (required)\n"
@@ -106,7 +112,8 @@ int lg_cmd_train(int argc, char **argv)
             break;
         case LG_OPT_ACT:
             if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
-                return lg_cli_usage("train", "--act: expected lgelu, gelu, relu or sigmoid, got '%s'", optarg);
+                return lg_cli_usage("train", "--act: expected lgelu, gelu, relu, sigmoid, swish or prelu, got '%s'",
+                                    optarg);
             break;
         case 'h': lg_train_help(); return 0;
         default: return lg_cli_usage("train", "unknown option");
@@ -115,7 +122,8 @@ int lg_cmd_train(int argc, char **argv)
     if (optind != argc) return lg_cli_usage("train", "unexpected argument '%s'", argv[optind]);
     if (lg_cli_train_finish_args("train", &ct)) return 2;
     int anneal = ct.anneal_start < 1.0;
-    if (anneal && act != LG_ACT_LGELU) return lg_cli_usage("train", "--anneal-start needs --act lgelu");
+    if (anneal && !lg_act_has_param(act))
+        return lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
     if (!ct.anneal_set && (ct.target_set || ct.tolerance_set))
         return lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
     lg_net net = {0};

@@ -133,6 +133,13 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
         if (ct->anneal_start > 0)
             printf("annealing: λ learned for the first %.3g of the steps, then linear to λ_target = %.6g\n",
                    ct->anneal_start, ct->lambda_target);
+        for (int k = 0; k < net->n_layers; k++)
+            if (net->layers[k].act == LG_ACT_SWISH || net->layers[k].act == LG_ACT_PRELU) {
+                lg_act a = net->layers[k].act;
+                printf("annealing: %s layers move to %s = %.6g\n", lg_act_name(a), a == LG_ACT_SWISH ? "β" : "slope",
+                       lg_anneal_target_for(a, ct->lambda_target));
+                break;
+            }
         else
             printf("annealing: every λ moves linearly from its current value to λ_target = %.6g\n", ct->lambda_target);
     }

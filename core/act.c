@@ -3,7 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const lg_act_names[LG_ACT_COUNT] = {"identity", "relu", "gelu", "lgelu", "sigmoid"};
+static const char *const lg_act_names[LG_ACT_COUNT] = {"identity", "relu", "gelu", "lgelu", "sigmoid",
+                                                               "swish", "prelu"};
 
 const char *lg_act_name(lg_act a)
 {
@@ -42,8 +43,28 @@ double lg_act_eval(lg_act a, double x, double lambda)
     case LG_ACT_GELU: return x * lg_Phi(x);
     case LG_ACT_LGELU: return x * lg_Phi(lambda * x);
     case LG_ACT_SIGMOID: return lg_sigmoid(x);
+    case LG_ACT_SWISH: return x * lg_sigmoid(lambda * x);
+    case LG_ACT_PRELU: return x > 0 ? x : lambda * x;
     }
     return x;
+}
+
+int lg_act_has_param(lg_act a) { return a == LG_ACT_LGELU || a == LG_ACT_SWISH || a == LG_ACT_PRELU; }
+
+int lg_act_relu_like(lg_act a)
+{
+    return a == LG_ACT_GELU || a == LG_ACT_LGELU || a == LG_ACT_SWISH || a == LG_ACT_PRELU;
+}
+
+int lg_act_param_ok(lg_act a, double p)
+{
+    switch (a) {
+    case LG_ACT_GELU:
+    case LG_ACT_LGELU:
+    case LG_ACT_SWISH: return p >= 1.0 && isfinite(p);
+    case LG_ACT_PRELU: return isfinite(p);
+    default: return 1;
+    }
 }
 
 /* softplus(z) = log(1 + e^z), stable for large |z|. */

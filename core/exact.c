@@ -2,8 +2,116 @@
 #include "core/exact.h"
 
 #include <gmp.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+
+/* A finite double as M·2^k with M an integer (|M| < 2^53); k = LONG_MAX for 0. */
+static long lg_dy_split(double v, double *M)
+{
+    if (v == 0) {
+        *M = 0;
+        return LONG_MAX;
+    }
+    int e;
+    double m = frexp(v, &e);
+    *M = ldexp(m, 53); /* exact */
+    return (long)e - 53;
+}
+
+/* z = M·2^(k − base) (k ≥ base), M from lg_dy_split. */
+static void lg_dy_set(mpz_t z, double M, long k, long base)
+{
+    mpz_set_d(z, M);
+    if (M != 0) mpz_mul_2exp(z, z, (mp_bitcnt_t)(k - base));
+}
+
+/* Forward pass without input normalisation in dyadic fixed point: layer
+ * values share one exponent (a_i = A_i·2^E), so every step is an exact
+ * integer multiply-add. y (mpq, [w] entries, initialised) gets the outputs.
+ * 0 ok, −2 unsupported / not finite, −3 no memory. */
+static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
+{
+    int w = lg_net_max_width(net);
+    mpz_t *a = malloc((size_t)w * sizeof *a), *z = malloc((size_t)w * sizeof *z);
+    if (!a || !z) {
+        free(a);
+        free(z);
+        return -3;
+    }
+    for (int i = 0; i < w; i++) {
+        mpz_init(a[i]);
+        mpz_init(z[i]);
+    }
+    mpz_t t, c;
+    mpz_init(t);
+    mpz_init(c);
+    int rc = 0;
+    long E = LONG_MAX;
+    double M;
+    for (int i = 0; i < net->n_in; i++) {
+        if (!isfinite(x[i])) rc = -2;
+        else {
+            long k = lg_dy_split(x[i], &M);
+            if (k < E) E = k;
+        }
+    }
+    if (E == LONG_MAX) E = 0;
+    for (int i = 0; i < net->n_in && !rc; i++) {
+        long k = lg_dy_split(x[i], &M);
+        lg_dy_set(a[i], M, k, E);
+    }
+    for (int k = 0; k < net->n_layers && !rc; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->act != LG_ACT_IDENTITY && L->act != LG_ACT_RELU) {
+            rc = -2;
+            break;
+        }
+        long kw = LONG_MAX; /* smallest weight / bias exponent of the layer */
+        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        for (size_t j = 0; j < nw; j++) {
+            long kk = lg_dy_split(L->W[j], &M);
+            if (kk < kw) kw = kk;
+        }
+        long Ez = kw == LONG_MAX ? E : E + kw; /* exponent of this layer's sums */
+        for (int o = 0; o < L->n_out; o++) {
+            long kb = lg_dy_split(L->b[o], &M);
+            if (kb < Ez) Ez = kb;
+        }
+        for (int o = 0; o < L->n_out; o++) {
+            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            long kb = lg_dy_split(L->b[o], &M);
+            lg_dy_set(z[o], M, kb, Ez);
+            for (int i = 0; i < L->n_in; i++) {
+                if (Wr[i] == 0 || mpz_sgn(a[i]) == 0) continue;
+                long kk = lg_dy_split(Wr[i], &M);
+                mpz_set_d(c, M);
+                mpz_mul(t, c, a[i]); /* value t·2^(kk + E) */
+                mpz_mul_2exp(t, t, (mp_bitcnt_t)(kk + E - Ez));
+                mpz_add(z[o], z[o], t);
+            }
+            if (L->act == LG_ACT_RELU && mpz_sgn(z[o]) < 0) mpz_set_ui(z[o], 0);
+        }
+        mpz_t *s = a;
+        a = z;
+        z = s;
+        E = Ez;
+    }
+    for (int j = 0; j < lg_net_n_out(net) && !rc; j++) {
+        mpq_set_z(y[j], a[j]);
+        if (E >= 0) mpq_mul_2exp(y[j], y[j], (mp_bitcnt_t)E);
+        else mpq_div_2exp(y[j], y[j], (mp_bitcnt_t)(-E));
+    }
+    mpz_clear(t);
+    mpz_clear(c);
+    for (int i = 0; i < w; i++) {
+        mpz_clear(a[i]);
+        mpz_clear(z[i]);
+    }
+    free(a);
+    free(z);
+    return rc;
+}
 
 /* y[n_out] = f(x) exactly; 0 ok, −2 unsupported / not finite, −3 no memory. */
 static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
@@ -18,6 +126,18 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
     for (int i = 0; i < w; i++) {
         mpq_init(a[i]);
         mpq_init(z[i]);
+    }
+    if (!net->in_sub && !net->in_div) { /* all dyadic: integer fixed point, no gcds */
+        int rc = lg_exact_forward_dyadic(net, x, a);
+        for (int i = 0; i < w; i++) mpq_clear(z[i]);
+        free(z);
+        if (rc) {
+            for (int i = 0; i < w; i++) mpq_clear(a[i]);
+            free(a);
+            return rc;
+        }
+        *out = a;
+        return 0;
     }
     mpq_t t, c;
     mpq_init(t);

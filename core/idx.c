@@ -55,6 +55,28 @@ fail:
     return st;
 }
 
+/* Read exactly n bytes into a malloc'd *out (caller frees, also on
+ * failure), growing the buffer as data arrives (at most 16 MiB ahead of it). */
+static lg_status lg_idx_read_grow(gzFile g, unsigned char **out, size_t n, const char *path, const char *what)
+{
+    const size_t step = (size_t)16 << 20;
+    size_t have = 0, cap = 0;
+    *out = NULL;
+    do {
+        size_t chunk = n - have < step ? n - have : step;
+        if (have + chunk > cap || !*out) {
+            cap = have + chunk;
+            unsigned char *p = realloc(*out, cap ? cap : 1);
+            if (!p) return lg_fail(LG_ERR_NOMEM, "%s: cannot allocate %zu bytes of %s", path, cap, what);
+            *out = p;
+        }
+        lg_status st = lg_gz_read(g, *out + have, chunk, path, what);
+        if (st != LG_OK) return st;
+        have += chunk;
+    } while (have < n);
+    return LG_OK;
+}
+
 /* Fail if anything but EOF follows. */
 static lg_status lg_idx_expect_end(gzFile g, const char *path)
 {
@@ -88,17 +110,19 @@ lg_status lg_idx_load(lg_dataset *ds, const char *images_path, const char *label
     ds->cols = (int)isz[2];
     ds->dim = ds->rows * ds->cols;
     size_t npix = ds->n * (size_t)ds->dim;
-    raw = malloc(npix ? npix : 1);
+    /* the header's counts are not trusted for allocation: the pixels and
+     * labels are read in chunks into growing buffers, so a short (or
+     * short-when-decompressed) file is refused before memory is committed
+     * for what it only claims to hold */
+    if ((st = lg_idx_read_grow(gi, &raw, npix, images_path, "pixels")) != LG_OK) goto fail;
+    if ((st = lg_idx_expect_end(gi, images_path)) != LG_OK) goto fail;
+    if ((st = lg_idx_read_grow(gl, &ds->y, ds->n, labels_path, "labels")) != LG_OK) goto fail;
+    if ((st = lg_idx_expect_end(gl, labels_path)) != LG_OK) goto fail;
     ds->x = malloc((npix ? npix : 1) * sizeof *ds->x);
-    ds->y = malloc(ds->n ? ds->n : 1);
-    if (!raw || !ds->x || !ds->y) {
+    if (!ds->x) {
         st = lg_fail(LG_ERR_NOMEM, "%s: cannot allocate %zu pixels", images_path, npix);
         goto fail;
     }
-    if ((st = lg_gz_read(gi, raw, npix, images_path, "pixels")) != LG_OK) goto fail;
-    if ((st = lg_idx_expect_end(gi, images_path)) != LG_OK) goto fail;
-    if ((st = lg_gz_read(gl, ds->y, ds->n, labels_path, "labels")) != LG_OK) goto fail;
-    if ((st = lg_idx_expect_end(gl, labels_path)) != LG_OK) goto fail;
     for (size_t i = 0; i < npix; i++) ds->x[i] = (float)raw[i] / 255.0f;
     int maxy = -1;
     for (size_t i = 0; i < ds->n; i++)

@@ -49,7 +49,10 @@ lg_status lg_net_init(lg_net *net, int n_layers, const int *dims, lg_act hidden)
         L->n_out = dims[k + 1];
         L->act = k + 1 < n_layers ? hidden : LG_ACT_IDENTITY;
         L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        L->lambda = L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH ? lg_lambda_from_s(0.0, net->t)
+                    : L->act == LG_ACT_PRELU                       ? LG_PRELU_INIT_SLOPE
+                                                                   : 1.0;
+        if (L->act == LG_ACT_PRELU) L->s = L->lambda;
     }
     lg_net_carve(net);
     return LG_OK;
@@ -174,14 +177,34 @@ lg_status lg_net_validate(const lg_net *net)
         if (!lg_act_name(L->act)) return lg_fail(LG_ERR_FORMAT, "layer %d: unknown activation %d", k, (int)L->act);
         if ((L->act == LG_ACT_LGELU || L->act == LG_ACT_GELU) && !(L->lambda >= 1.0 && isfinite(L->lambda)))
             return lg_fail(LG_ERR_FORMAT, "layer %d: hardness λ = %g, expected a finite value ≥ 1", k, L->lambda);
+        if (!lg_act_param_ok(L->act, L->lambda))
+            return lg_fail(LG_ERR_FORMAT, "layer %d: %s parameter %g, expected %s", k, lg_act_name(L->act), L->lambda,
+                           L->act == LG_ACT_PRELU ? "a finite slope" : "a finite β ≥ 1");
+        if (!isfinite(L->s))
+            return lg_fail(LG_ERR_FORMAT, "layer %d: raw hardness parameter s = %g; NaN/Inf refused", k, L->s);
         prev = L->n_out;
     }
-    for (size_t i = 0; i < net->n_params; i++)
-        if (!isfinite(net->params[i])) return lg_fail(LG_ERR_FORMAT, "parameter %zu is not finite", i);
+    if (!(net->t > 0) || !isfinite(net->t))
+        return lg_fail(LG_ERR_FORMAT, "temperature t = %g, expected a finite value > 0", net->t);
+    /* name the field of the first non-finite parameter (W_k[o][i] or b_k[o]) */
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        for (size_t i = 0; i < nw; i++)
+            if (!isfinite(L->W[i]))
+                return lg_fail(LG_ERR_FORMAT, "layer %d: weight W[%zu][%zu] = %g; NaN/Inf refused", k,
+                               i / (size_t)L->n_in, i % (size_t)L->n_in, L->W[i]);
+        for (int o = 0; o < L->n_out; o++)
+            if (!isfinite(L->b[o]))
+                return lg_fail(LG_ERR_FORMAT, "layer %d: bias b[%d] = %g; NaN/Inf refused", k, o, L->b[o]);
+    }
     for (int i = 0; i < net->n_in; i++) {
-        if (net->in_sub && !isfinite(net->in_sub[i])) return lg_fail(LG_ERR_FORMAT, "input shift %d is not finite", i);
+        if (net->in_sub && !isfinite(net->in_sub[i]))
+            return lg_fail(LG_ERR_FORMAT, "normalisation: input shift in_sub[%d] = %g; NaN/Inf refused", i,
+                           net->in_sub[i]);
         if (net->in_div && (!isfinite(net->in_div[i]) || net->in_div[i] == 0.0))
-            return lg_fail(LG_ERR_FORMAT, "input divisor %d is zero or not finite", i);
+            return lg_fail(LG_ERR_FORMAT, "normalisation: input divisor in_div[%d] = %g; zero, NaN and Inf refused", i,
+                           net->in_div[i]);
     }
     return LG_OK;
 }

@@ -32,8 +32,10 @@ typedef struct lg_layer {
     double *W;      /* [n_out][n_in] row-major, points into net->params */
     double *b;      /* [n_out], points into net->params */
     lg_act act;     /* applied to z = W·x + b */
-    double lambda;  /* hardness for LG_ACT_LGELU (≥ 1); 1 for GELU; else 1 */
-    double s;       /* raw parameter, λ = 1 + softplus(s/t) while learned */
+    double lambda;  /* hardness λ for LG_ACT_LGELU (≥ 1), β for LG_ACT_SWISH (≥ 1),
+                       negative slope a for LG_ACT_PRELU; 1 for GELU; else 1 */
+    double s;       /* raw parameter: λ (β) = 1 + softplus(s/t) while learned;
+                       prelu: s = a (no reparameterisation) */
 } lg_layer;
 
 typedef struct lg_net {
@@ -47,6 +49,9 @@ typedef struct lg_net {
     size_t n_params;
 } lg_net;
 
+/* Initial negative slope of a prelu layer (PyTorch's nn.PReLU default). */
+#define LG_PRELU_INIT_SLOPE 0.25
+
 /* Hard limits that keep hostile files from causing giant allocations. */
 #define LG_NET_MAX_DIM (1 << 24)
 #define LG_NET_MAX_LAYERS 4096
@@ -54,8 +59,9 @@ typedef struct lg_net {
 
 /* Allocate a dense chain with sizes dims[0..n_layers] (dims[0] = input),
  * hidden activation `hidden` on layers 0..n_layers−2 and identity on the last.
- * Parameters are zero and t = 0.1; lgelu layers get s = 0, i.e.
- * λ = 1 + log 2; every other layer has λ = 1, s = 0. */
+ * Parameters are zero and t = 0.1; lgelu and swish layers get s = 0, i.e.
+ * λ (β) = 1 + log 2; prelu layers get a = s = LG_PRELU_INIT_SLOPE (0.25,
+ * PyTorch's default); every other layer has λ = 1, s = 0. */
 lg_status lg_net_init(lg_net *net, int n_layers, const int *dims, lg_act hidden);
 /* Free everything; a zeroed net is a no-op. Leaves *net zeroed. */
 void lg_net_free(lg_net *net);
@@ -75,7 +81,8 @@ void lg_net_forward(const lg_net *net, const double *x, double *y, double *scrat
  * Allocates its own scratch. */
 lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, size_t n);
 
-/* Check internal consistency (dims chain, finite values, λ ≥ 1 where used).
+/* Check internal consistency (dims chain, finite values, λ ≥ 1 where used,
+ * β ≥ 1 for swish, a finite prelu slope).
  * Returns LG_ERR_FORMAT with a message naming the layer on failure. */
 lg_status lg_net_validate(const lg_net *net);
 

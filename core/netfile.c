@@ -59,8 +59,11 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
     lg_status st = lg_net_validate(net);
     if (st != LG_OK) return st;
     lg_wbuf w = {0};
+    uint32_t version = LG_NETFILE_VERSION_MIN;
+    for (int k = 0; k < net->n_layers; k++)
+        if ((uint32_t)net->layers[k].act >= LG_NETFILE_V1_ACT_COUNT) version = 2u;
     lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
-    lg_put_u32(&w, LG_NETFILE_VERSION);
+    lg_put_u32(&w, version);
     lg_put_u32(&w, (uint32_t)net->n_in);
     lg_put_u32(&w, (uint32_t)net->n_layers);
     lg_put_u32(&w, (net->in_sub ? 1u : 0u) | (net->in_div ? 2u : 0u));
@@ -129,9 +132,9 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         return lg_fail(LG_ERR_FORMAT, "%s: truncated header (%zu bytes)", name, len);
     r.pos = 8;
     uint32_t version = lg_get_u32(&r);
-    if (version != LG_NETFILE_VERSION)
-        return lg_fail(LG_ERR_FORMAT, "%s: file format version %u, this lgelu reads version %u", name, version,
-                       LG_NETFILE_VERSION);
+    if (version < LG_NETFILE_VERSION_MIN || version > LG_NETFILE_VERSION)
+        return lg_fail(LG_ERR_FORMAT, "%s: file format version %u, this lgelu reads versions %u to %u", name, version,
+                       LG_NETFILE_VERSION_MIN, LG_NETFILE_VERSION);
     uint32_t n_in = lg_get_u32(&r), n_layers = lg_get_u32(&r), flags = lg_get_u32(&r);
     double t = lg_get_f64(&r);
     if (n_in < 1 || n_in > LG_NET_MAX_DIM)
@@ -164,8 +167,9 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, lo);
             goto fail;
         }
-        if (act >= LG_ACT_COUNT) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown activation code %u", name, k, act);
+        if (act >= LG_ACT_COUNT || (version < 2u && act >= LG_NETFILE_V1_ACT_COUNT)) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown activation code %u in a version %u file", name, k, act,
+                         version);
             goto fail;
         }
         dims[k + 1] = (int)lo;

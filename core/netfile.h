@@ -1,12 +1,18 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
  * Layout (all little-endian; documented in README "Native network format"):
- *   magic "LGELUNET" (8 bytes), u32 version (= 1), u32 n_in, u32 n_layers,
+ *   magic "LGELUNET" (8 bytes), u32 version (1 or 2), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
  *   f64 params[n_params] (W_k row-major then b_k, layer by layer),
  *   u32 CRC-32 (zlib) of every byte before it.
+ * Version 2 (issue 10) has the same layout and adds activation codes 5
+ * (swish, lambda = β) and 6 (prelu, lambda = slope a, s = a). The writer
+ * emits the lowest version that can hold the net (1 unless a layer is swish
+ * or prelu), so files without the new activations stay readable by older
+ * lgelu builds; the reader accepts both and refuses codes 5 and 6 in a
+ * version-1 file.
  * The reader checks every field and the file size against the header before
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
@@ -22,7 +28,10 @@
 
 #include "core/net.h"
 
-#define LG_NETFILE_VERSION 1u
+#define LG_NETFILE_VERSION 2u    /* newest version written and read */
+#define LG_NETFILE_VERSION_MIN 1u /* oldest version read */
+/* Activation codes below this are the only ones a version-1 file may hold. */
+#define LG_NETFILE_V1_ACT_COUNT 5u
 #define LG_NETFILE_MAGIC "LGELUNET"
 
 lg_status lg_netfile_write(const lg_net *net, const char *path);

@@ -5,7 +5,9 @@
  * chain over ONE dynamic input (graph inputs that also have an initializer
  * are constants, as in MATLAB exports). Supported ops: Gemm (transA, transB,
  * alpha, beta), MatMul, Add, Sub, Mul, Div (with constant operands), Relu,
- * Flatten, Reshape, Identity, Constant, and Erf inside the GELU pattern
+ * Flatten, Reshape, Identity, Constant, PRelu (one slope for the whole
+ * layer: a scalar or a tensor whose values are all equal), the Swish pattern
+ * x·Sigmoid(β·x) (β = 1: SiLU, in either operand order), and Erf inside the GELU pattern
  * x·0.5·(1 + erf(x/√2)) in its usual node orders, or the λ-GELU pattern
  * x·0.5·(1 + erf(λ·x/√2)) that lg_onnx_write produces. Sub/Div by constants
  * before the first linear op become lg_net in_sub/in_div (exact; an all-zero
@@ -19,10 +21,11 @@
  *
  * Writing: input "input" [1, n_in], optional Sub/Div normalisation, one Gemm
  * (transB = 1) per layer, then Relu, the (λ-)GELU pattern with Mul, Div,
- * Erf, Add, or Identity for a hidden identity layer; output "output"
+ * Erf, Add, Sigmoid, Swish as Mul(z, β)·Sigmoid·Mul(z, ·), PRelu with a
+ * [1] slope, or Identity for a hidden identity layer; output "output"
  * [1, n_out]. IR version 7, opset 13. Tensors are
  * float32 when every value of the network is exactly float-representable,
- * else double. λ-GELU's raw parameters s and t go to metadata_props
+ * else double. λ-GELU's and Swish's raw parameters s and t go to metadata_props
  * ("lgelu.t", "lgelu.s.<k>") so a round trip is bit-exact.
  *
  * The caller owns the lg_net filled in by the readers (lg_net_free).

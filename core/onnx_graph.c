@@ -1,5 +1,6 @@
 /* onnx_graph.c — ONNX constant decoding, tensor-name table, topological
  * order and attribute access (see onnx_internal.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@ lg_status lg_ox_const_decode(lg_ox_const *c, const Onnx__TensorProto *t, const c
             }
             c->v[i] = (double)f;
         }
-        return LG_OK;
+        goto check_finite;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
         if (raw ? rl != 8 * n : t->n_double_data != n)
             return lg_fail(LG_ERR_FORMAT, "%s: tensor %s: double data holds %zu values, shape needs %zu", file, what,
@@ -80,7 +81,7 @@ lg_status lg_ox_const_decode(lg_ox_const *c, const Onnx__TensorProto *t, const c
                 c->v[i] = t->double_data[i];
             }
         }
-        return LG_OK;
+        goto check_finite;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
         if (raw ? rl != 8 * n : t->n_int64_data != n)
             return lg_fail(LG_ERR_FORMAT, "%s: tensor %s: int64 data holds %zu values, shape needs %zu", file, what,
@@ -92,6 +93,16 @@ lg_status lg_ox_const_decode(lg_ox_const *c, const Onnx__TensorProto *t, const c
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: tensor %s: data type %d not supported (expected float, double or int64)",
                        file, what, c->dtype);
     }
+check_finite:
+    /* NaN/Inf never belong in a network's constants: refuse at the tensor */
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(c->v[i])) {
+            lg_status st = lg_fail(LG_ERR_FORMAT, "%s: tensor %s: value %zu is %g; NaN/Inf refused", file, what, i,
+                                   c->v[i]);
+            lg_ox_const_free(c);
+            return st;
+        }
+    return LG_OK;
 oom:
     return lg_fail(LG_ERR_NOMEM, "%s: tensor %s: out of memory (%zu values)", file, what, n);
 }
@@ -390,6 +401,11 @@ int lg_ox_attr_float(const lg_ox_graph *G, int node, const char *name, double *o
     if (!a) return 0;
     if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) || (!a->has_type && !a->has_f)) {
         lg_fail(LG_ERR_FORMAT, "%s: %s: attribute '%s' must be a float", G->file, lg_ox_node_desc(G, node), name);
+        return -1;
+    }
+    if (!isfinite(a->f)) {
+        lg_fail(LG_ERR_FORMAT, "%s: %s: attribute '%s' is %g; NaN/Inf refused", G->file, lg_ox_node_desc(G, node), name,
+                (double)a->f);
         return -1;
     }
     *out = (double)a->f;

@@ -40,7 +40,8 @@ typedef enum lg_ox_form {
     LG_OX_LIN = 0,  /* (kmul/kdiv)·z */
     LG_OX_ERF,      /* k·erf(λ z/√2) */
     LG_OX_HALF1,    /* k·(1 + erf(λ z/√2)) */
-    LG_OX_PROD      /* k·z·(1 + erf(λ z/√2)) */
+    LG_OX_PROD,     /* k·z·(1 + erf(λ z/√2)) */
+    LG_OX_SIG       /* k·σ(λ z): the gate of the Swish pattern z·σ(βz), λ = β */
 } lg_ox_form;
 
 typedef struct lg_ox_val {

@@ -32,7 +32,8 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Flatten, Reshape, Identity, Constant, "
+    "supported: Gemm, MatMul, Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and LeakyRelu (one slope per "
+    "layer), Flatten, Reshape, Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
@@ -167,6 +168,9 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
         if ((a = lg_ox_attr(nd, "value")) && a->t) {
             st = lg_ox_const_decode(&out->c, a->t, R->G.file, out->name);
         } else if ((a = lg_ox_attr(nd, "value_float")) && a->has_f) {
+            if (!isfinite(a->f))
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: value_float is %g; NaN/Inf refused", R->G.file,
+                               lg_ox_name(R, node), (double)a->f);
             out->c.n = 1;
             out->c.dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
             st = (out->c.v = malloc(sizeof(double))) ? LG_OK : LG_ERR_NOMEM;
@@ -211,8 +215,8 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
 static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
 {
     return lg_fail(LG_ERR_UNSUPPORTED,
-                   "%s: %s: the network forks here; only the GELU pattern x*0.5*(1+erf(lambda*x/sqrt(2))) may use a "
-                   "value twice (incomplete or different pattern)",
+                   "%s: %s: the network forks here; only the GELU pattern x*0.5*(1+erf(lambda*x/sqrt(2))) and the "
+                   "Swish pattern x*Sigmoid(beta*x) may use a value twice (incomplete or different pattern)",
                    R->G.file, lg_ox_name(R, node));
 }
 
@@ -435,6 +439,49 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
 }
 
+/* Mul(a, h) with a = c·z and h = k·σ(βz): the Swish pattern z·σ(βz) when
+ * c·k = 1 and the chain no longer forks; closes a swish layer with β. */
+static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_val *h, int sole)
+{
+    double k = a->kmul / a->kdiv * h->k;
+    if (!sole || fabs(k - 1.0) > LG_OX_PATTERN_TOL)
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: %s: product of a network value and a sigmoid gate is not the Swish pattern x*Sigmoid(beta*x) "
+                       "(factor %g, expected 1, or the value is used elsewhere too)",
+                       R->G.file, lg_ox_name(R, node), k);
+    return lg_ox_b_close(&R->B, LG_ACT_SWISH, h->lambda);
+}
+
+/* PRelu(z, slope) with one slope value for the whole layer, or
+ * LeakyRelu(z) with attribute alpha (default 0.01): a prelu layer. */
+static lg_status lg_ox_prelu(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    lg_status st;
+    double a = 0.01;
+    if (x->form != LG_OX_LIN || !sole || dpos != 0) return lg_ox_pattern_fail(R, node);
+    if (strcmp(nd->op_type, "LeakyRelu") == 0) {
+        if (lg_ox_attr_float(&R->G, node, "alpha", &a) < 0) return LG_ERR_FORMAT;
+    } else {
+        if (nd->n_input != 2 || in[1] < 0 || R->G.vals[in[1]].kind != LG_OX_CONST || !R->G.vals[in[1]].c.v)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: expected the network value and a constant float slope", R->G.file,
+                           lg_ox_name(R, node));
+        const lg_ox_const *c = &R->G.vals[in[1]].c;
+        a = c->v[0];
+        for (size_t i = 1; i < c->n; i++)
+            if (c->v[i] != a)
+                return lg_fail(LG_ERR_UNSUPPORTED,
+                               "%s: %s: slope differs between neurons (%g and %g); lg_net has one prelu slope per layer",
+                               R->G.file, lg_ox_name(R, node), a, c->v[i]);
+        if (c->n > (size_t)R->B.n)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: slope has %zu values for %d neurons", R->G.file,
+                           lg_ox_name(R, node), c->n, R->B.n);
+    }
+    if ((st = lg_ox_b_fold(&R->B, x)) != LG_OK) return st;
+    return lg_ox_b_close(&R->B, LG_ACT_PRELU, a);
+}
+
 static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
@@ -458,6 +505,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     if (strcmp(op, "Mul") == 0 && nd_dyn == 2 && nd->n_input == 2) {
         lg_ox_val *a = dyn[0], *h = dyn[1];
         if (a->form != LG_OX_LIN) a = dyn[1], h = dyn[0];
+        if (a->form == LG_OX_LIN && h->form == LG_OX_SIG) return lg_ox_swish(R, node, a, h, sole);
         if (a->form != LG_OX_LIN || h->form != LG_OX_HALF1)
             return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: product of two network values is not linear (and not a GELU "
                            "pattern)", R->G.file, lg_ox_name(R, node));
@@ -506,9 +554,18 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         lg_ox_erf_lambda(x, out);
         return LG_OK;
     }
-    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0 || strcmp(op, "LeakyRelu") == 0)
+    if (strcmp(op, "Sigmoid") == 0 && x->form == LG_OX_LIN && !sole) {
+        /* the value forks into σ(β·z) and z: the gate of a Swish pattern */
+        out->form = LG_OX_SIG;
+        out->k = 1.0;
+        out->lambda = x->kmul / x->kdiv;
+        return LG_OK;
+    }
+    if (strcmp(op, "PRelu") == 0 || strcmp(op, "LeakyRelu") == 0) return lg_ox_prelu(R, node, x, dpos, sole);
+    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0)
         return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid); %s",
+                       "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid, "
+                       "swish, prelu); %s",
                        R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
     int known = strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 ||
                 strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
@@ -621,9 +678,11 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
         memcpy(Ln->W, Lb->W, (size_t)Lb->n_out * (size_t)Lb->n_in * sizeof(double));
         memcpy(Ln->b, Lb->b, (size_t)Lb->n_out * sizeof(double));
         Ln->act = Lb->act;
-        Ln->lambda = Lb->act == LG_ACT_LGELU ? Lb->lambda : 1.0;
+        Ln->lambda = lg_act_has_param(Lb->act) ? Lb->lambda : 1.0;
         Ln->s = 0.0;
-        if (Lb->act == LG_ACT_LGELU) Ln->s = Lb->lambda > 1.0 ? lg_s_from_lambda(Lb->lambda, t) : -700.0 * t;
+        if (Lb->act == LG_ACT_LGELU || Lb->act == LG_ACT_SWISH)
+            Ln->s = Lb->lambda > 1.0 ? lg_s_from_lambda(Lb->lambda, t) : -700.0 * t;
+        if (Lb->act == LG_ACT_PRELU) Ln->s = Lb->lambda;
         char key[32];
         snprintf(key, sizeof key, "lgelu.s.%d", k);
         for (size_t i = 0; i < mp->n_metadata_props; i++) {
@@ -635,7 +694,7 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
                     st = lg_fail(LG_ERR_FORMAT, "%s: metadata %s = '%s', expected a number", B->file, key, e->value);
                     goto fail;
                 }
-                if (Lb->act == LG_ACT_LGELU) Ln->s = v;
+                if (Lb->act == LG_ACT_LGELU || Lb->act == LG_ACT_SWISH) Ln->s = v;
             }
         }
     }

@@ -165,7 +165,7 @@ static int lg_ow_all_float(const lg_net *net)
         if ((net->in_sub && !lg_ow_float_ok(net->in_sub[i])) || (net->in_div && !lg_ow_float_ok(net->in_div[i])))
             return 0;
     for (int k = 0; k < net->n_layers; k++)
-        if (net->layers[k].act == LG_ACT_LGELU && !lg_ow_float_ok(net->layers[k].lambda)) return 0;
+        if (lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) return 0;
     return 1;
 }
 
@@ -191,6 +191,19 @@ static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, 
     if (L->act == LG_ACT_IDENTITY) return lg_ow_node(w, "Identity", out, z, NULL, NULL) ? out : NULL;
     if (L->act == LG_ACT_RELU) return lg_ow_node(w, "Relu", out, z, NULL, NULL) ? out : NULL;
     if (L->act == LG_ACT_SIGMOID) return lg_ow_node(w, "Sigmoid", out, z, NULL, NULL) ? out : NULL;
+    if (L->act == LG_ACT_PRELU) {
+        int64_t one_dim = 1;
+        const char *a = lg_ow_tensor(w, lg_ow_str(w, "L%d_slope", k), &L->lambda, 1, &one_dim, 1);
+        return lg_ow_node(w, "PRelu", out, z, a, NULL) ? out : NULL;
+    }
+    if (L->act == LG_ACT_SWISH) { /* x·σ(β·x): Mul(x, β), Sigmoid, Mul */
+        const char *beta = lg_ow_scalar(w, lg_ow_str(w, "L%d_beta", k), L->lambda);
+        const char *u = lg_ow_str(w, "L%d_scaled", k), *g = lg_ow_str(w, "L%d_gate", k);
+        lg_ow_node(w, "Mul", u, z, beta, NULL);
+        lg_ow_node(w, "Sigmoid", g, u, NULL, NULL);
+        lg_ow_node(w, "Mul", out, z, g, NULL);
+        return w->oom ? NULL : out;
+    }
     /* x·0.5·(1 + erf(λ·x/√2)): Mul(x, λ) only for lgelu */
     const char *u = z;
     if (L->act == LG_ACT_LGELU) {
@@ -266,7 +279,8 @@ lg_status lg_onnx_write(const lg_net *net, const char *path)
                                                 : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k),
                                                             half, one, sqrt2);
         if (!x) goto oom;
-        if (Ly->act == LG_ACT_LGELU) meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
+        if (Ly->act == LG_ACT_LGELU || Ly->act == LG_ACT_SWISH)
+            meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
     }
     if (w.oom) goto oom;
     Onnx__ValueInfoProto *vin = lg_ow_value_info(&w, "input", net->n_in);

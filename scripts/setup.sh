@@ -9,7 +9,8 @@ PKGS=(build-essential cmake pkg-config
       libonnx-dev protobuf-c-compiler libprotobuf-c-dev
       z3 cvc5 glpk-utils python3 python3-onnx python3-numpy
       gnuplot-nox valgrind
-      libjansson-dev libgmp-dev)
+      libjansson-dev libinih-dev slurm-wlm munge
+      clang-14 libfuzzer-14-dev libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

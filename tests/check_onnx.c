@@ -79,6 +79,8 @@ static void lg_make(lg_net *net, lg_act act, int float_exact, int norm, uint64_t
     if (float_exact) {
         for (size_t i = 0; i < net->n_params; i++) net->params[i] = (float)net->params[i];
         for (int k = 0; k < net->n_layers; k++) net->layers[k].lambda = (float)net->layers[k].lambda;
+        for (int k = 0; k < net->n_layers; k++)
+            if (net->layers[k].act == LG_ACT_PRELU) net->layers[k].s = net->layers[k].lambda;
     }
     if (norm) {
         net->in_sub = malloc(6 * sizeof(double));
@@ -102,7 +104,7 @@ static void lg_assert_same_net(const lg_net *a, const lg_net *b)
         ck_assert_msg(a->layers[k].act == b->layers[k].act, "layer %d: act %d vs %d", k, a->layers[k].act,
                       b->layers[k].act);
         ck_assert_mem_eq(&a->layers[k].lambda, &b->layers[k].lambda, sizeof(double));
-        if (a->layers[k].act == LG_ACT_LGELU) ck_assert_mem_eq(&a->layers[k].s, &b->layers[k].s, sizeof(double));
+        if (lg_act_has_param(a->layers[k].act)) ck_assert_mem_eq(&a->layers[k].s, &b->layers[k].s, sizeof(double));
     }
     ck_assert_int_eq(!a->in_sub, !b->in_sub);
     ck_assert_int_eq(!a->in_div, !b->in_div);
@@ -126,8 +128,9 @@ static int lg_files_equal(const char *p, const char *q)
  * activation, float-exact or not, with and without normalisation. */
 START_TEST(test_onnx_roundtrip_native_bits)
 {
-    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_IDENTITY, LG_ACT_SIGMOID};
-    for (int a = 0; a < 5; a++)
+    const lg_act acts[] = {LG_ACT_RELU,    LG_ACT_GELU,  LG_ACT_LGELU, LG_ACT_IDENTITY,
+                           LG_ACT_SIGMOID, LG_ACT_SWISH, LG_ACT_PRELU};
+    for (int a = 0; a < 7; a++)
         for (int fe = 0; fe < 2; fe++) {
             lg_net n0, n1, n2;
             lg_make(&n0, acts[a], fe, a % 2 == fe, 100 + (uint64_t)a);
@@ -171,12 +174,12 @@ END_TEST
 
 START_TEST(test_onnx_export_passes_checker_and_numpy)
 {
-    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SIGMOID};
+    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SIGMOID, LG_ACT_SWISH, LG_ACT_PRELU};
     lg_rng r;
     lg_rng_init(&r, 9, 1);
     double X[4 * 6];
     for (int i = 0; i < 24; i++) X[i] = 2 * lg_rng_normal(&r);
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 6; a++)
         for (int fe = 0; fe < 2; fe++) {
             lg_net n;
             lg_make(&n, acts[a], fe, 1, 40 + (uint64_t)a);
@@ -268,7 +271,11 @@ START_TEST(test_onnx_import_variants_match_numpy)
              {"ok_matmul_reshape", LG_ACT_RELU, LG_ACT_IDENTITY, 1},
              {"ok_double_gemm", LG_ACT_RELU, LG_ACT_IDENTITY, 0},
              {"ok_sigmoid", LG_ACT_SIGMOID, LG_ACT_IDENTITY, 0},
-             {"ok_sigmoid_out", LG_ACT_SIGMOID, LG_ACT_SIGMOID, 0}};
+             {"ok_sigmoid_out", LG_ACT_SIGMOID, LG_ACT_SIGMOID, 0},
+             {"ok_silu_torch", LG_ACT_SWISH, LG_ACT_IDENTITY, 0},
+             {"ok_swish_beta_rev", LG_ACT_SWISH, LG_ACT_IDENTITY, 0},
+             {"ok_prelu_vec", LG_ACT_PRELU, LG_ACT_IDENTITY, 0},
+             {"ok_leakyrelu", LG_ACT_PRELU, LG_ACT_IDENTITY, 0}};
     double X[5 * 4];
     lg_fixture_inputs(X, 5, 4, -3, 3, 77);
     for (size_t v = 0; v < sizeof V / sizeof V[0]; v++) {
@@ -337,7 +344,8 @@ START_TEST(test_onnx_refuses_bad_models)
                                 "bad_attr_type",  "bad_cycle",      "bad_dangling",    "bad_two_inputs",
                                 "bad_nonlinear",  "bad_fork",       "bad_erf_alone",   "bad_huge_input",
                                 "bad_batch",      "bad_huge_dims",  "bad_short_data",  "bad_int_weights",
-                                "bad_truncated",  "bad_out_shape",  "bad_negative_dim"};
+                                "bad_truncated",  "bad_out_shape",  "bad_negative_dim", "bad_prelu_per_neuron",
+                                "bad_swish_scaled", "bad_swish_small_beta"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[512], expect[256] = "";
         snprintf(path, sizeof path, "%s/%s.expect", lg_made_dir, bad[i]);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/netfile.h"
 #include "testutil.h"
 #include "verify/alpha.h"
 #include "verify/bounds.h"
@@ -697,6 +698,46 @@ START_TEST(test_soundness_bounds_extreme_random)
 }
 END_TEST
 
+/* The CLI on the same network and a VNN-LIB property pinning X_0 at 1e308:
+ * exit 0 (a verdict, not an error) and not robust, for every solver. */
+START_TEST(test_soundness_bounds_extreme_cli)
+{
+    lg_net net;
+    int dims[3] = {1, 1, 1};
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    const double W0[1] = {2}, b0[1] = {0}, W1[1] = {0.5}, b1[1] = {-1e308};
+    lg_tsb_set(&net, 0, W0, b0);
+    lg_tsb_set(&net, 1, W1, b1);
+    char np[256], pp[256], op[256];
+    snprintf(np, sizeof np, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(pp, sizeof pp, "%s", lg_test_tmpfile(".vnnlib"));
+    snprintf(op, sizeof op, "%s", lg_test_tmpfile(".txt"));
+    ck_assert_int_eq(lg_netfile_write(&net, np), LG_OK);
+    lg_net_free(&net);
+    FILE *f = fopen(pp, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "(declare-const X_0 Real)\n(declare-const Y_0 Real)\n(assert (>= X_0 1e308))\n"
+               "(assert (<= X_0 1e308))\n(assert (<= Y_0 0.0))\n");
+    fclose(f);
+    static const char *const solvers[] = {"auto", "glpk", "z3", "none"};
+    for (int s = 0; s < 4; s++)
+        for (int lp = 0; lp < 2; lp++) {
+            char args[1024], line[256] = "";
+            snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --solver %s --timeout 10 --no-attack%s", np, pp,
+                     solvers[s], lp ? " --tighten lp" : "");
+            ck_assert_msg(lg_test_cli(args, op) == 0, "lgelu %s: not exit 0", args);
+            f = fopen(op, "r");
+            ck_assert_ptr_nonnull(f);
+            ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+            fclose(f);
+            ck_assert_msg(strncmp(line, "robust", 6) != 0, "lgelu %s: %s", args, line);
+        }
+    remove(np);
+    remove(pp);
+    remove(op);
+}
+END_TEST
+
 Suite *suite_soundness_bounds(void)
 {
     Suite *s = suite_create("soundness_bounds");
@@ -712,6 +753,7 @@ Suite *suite_soundness_bounds(void)
     tcase_set_timeout(tl, 600);
     tcase_add_test(tl, test_soundness_bounds_extreme_input);
     tcase_add_test(tl, test_soundness_bounds_extreme_random);
+    tcase_add_test(tl, test_soundness_bounds_extreme_cli);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -3,6 +3,7 @@
  * limits (--timeout, --memory). Every instance's truth is known by
  * construction. */
 #include <check.h>
+#include <gmp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "encode/problem.h"
 #include "testutil.h"
 #include "verify/backend.h"
+#include "verify/prop.h"
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -223,6 +225,84 @@ START_TEST(test_seam_witness_exact_rule)
 }
 END_TEST
 
+/* The exact evaluation's two paths (dyadic fixed point without normalisation,
+ * rationals with it) agree: the same net with in_sub = 0 takes the rational path.
+ * Weights span 1e-6…1e6; the constraint is a near-tie at the double output, so
+ * the sign is decided by the exact value; checked against the double pass where
+ * the double pass is exact enough to tell (|value| large). */
+START_TEST(test_seam_exact_paths_agree)
+{
+    lg_rng r;
+    lg_rng_init(&r, 11, 0);
+    for (int it = 0; it < 40; it++) {
+        int dims[4] = {3, 5, 4, 2};
+        lg_net net;
+        ck_assert_int_eq(lg_net_init(&net, 3, dims, LG_ACT_RELU), LG_OK);
+        lg_test_randomize(&net, &r, 1.0);
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < net.layers[k].n_out * net.layers[k].n_in; j++)
+                net.layers[k].W[j] *= pow(10.0, floor(12.0 * lg_rng_uniform(&r)) - 6.0);
+        double x[3], y[2], sc[16];
+        for (int i = 0; i < 3; i++) x[i] = lg_rng_uniform(&r) - 0.5;
+        lg_net_forward(&net, x, y, sc);
+        double coef[2] = {1.0, -1.0};
+        lg_lincon L = {coef, -(y[0] - y[1])}; /* a near-tie: 0 in double */
+        lg_term T = {1, &L};
+        double v1 = lg_exact_constraint_value(&net, x, &L);
+        int h1 = lg_exact_first_holding(&net, x, 1, &T, NULL);
+        double *zero = calloc(3, sizeof *zero);
+        net.in_sub = zero;
+        double v2 = lg_exact_constraint_value(&net, x, &L);
+        int h2 = lg_exact_first_holding(&net, x, 1, &T, NULL);
+        ck_assert_msg(v1 == v2 && h1 == h2, "it %d: dyadic %a (%d) vs rational %a (%d)", it, v1, h1, v2, h2);
+        ck_assert(isfinite(v1) && h1 >= -1);
+        ck_assert(fabs(v1) <= 1e-6 * (1 + fabs(y[0]) + fabs(y[1]))); /* the double pass is close */
+        L.d = -(y[0] - y[1]) + 1.0; /* far from a tie: both agree with the double pass */
+        ck_assert_int_eq(lg_exact_first_holding(&net, x, 1, &T, NULL), -1);
+        net.in_sub = NULL;
+        ck_assert_int_eq(lg_exact_first_holding(&net, x, 1, &T, NULL), -1);
+        free(zero);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+/* Robustness boxes: [x0 − eps, x0 + eps] over the reals, rounded outward for
+ * proofs and inward for witnesses, checked in exact rationals. */
+START_TEST(test_seam_robustness_box_outward)
+{
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    mpq_t ex, v;
+    mpq_init(ex);
+    mpq_init(v);
+    int n_inexact = 0;
+    for (int it = 0; it < 2000; it++) {
+        double x0 = lg_rng_uniform(&r), eps = 0.3 * lg_rng_uniform(&r);
+        lg_prop p;
+        ck_assert_int_eq(lg_prop_robustness(&p, &x0, 1, eps, -10, 10, 0, 2, 0), LG_OK);
+        for (int side = 0; side < 2; side++) {
+            mpq_set_d(ex, x0);
+            mpq_set_d(v, eps);
+            if (side) mpq_add(ex, ex, v);
+            else mpq_sub(ex, ex, v);
+            double out = side ? p.cases[0].hi[0] : p.cases[0].lo[0];
+            double in = side ? p.inner[0].hi[0] : p.inner[0].lo[0];
+            mpq_set_d(v, out);
+            ck_assert(side ? mpq_cmp(v, ex) >= 0 : mpq_cmp(v, ex) <= 0); /* proof box ⊇ real box */
+            mpq_set_d(v, in);
+            ck_assert(side ? mpq_cmp(v, ex) <= 0 : mpq_cmp(v, ex) >= 0); /* witness box ⊆ real box */
+            ck_assert(fabs(out - in) <= 2 * fabs(nextafter(out, 0) - out) + 1e-300);
+            n_inexact += out != in;
+        }
+        lg_prop_free(&p);
+    }
+    ck_assert_int_gt(n_inexact, 100); /* the rounding case is exercised */
+    mpq_clear(ex);
+    mpq_clear(v);
+}
+END_TEST
+
 /* Run the CLI; returns its exit status, the wall-clock seconds in *sec and the
  * first line of stdout in line. */
 /* lg_test_fixture's buffer is reused: keep copies. */
@@ -306,6 +386,8 @@ Suite *suite_soundness_seam(void)
     tcase_add_test(tc, test_seam_vnnlib_division_exact);
     tcase_add_test(tc, test_seam_vnnlib_decimal_outward);
     tcase_add_test(tc, test_seam_witness_exact_rule);
+    tcase_add_test(tc, test_seam_exact_paths_agree);
+    tcase_add_test(tc, test_seam_robustness_box_outward);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);

@@ -67,6 +67,10 @@ def run(graph, x):
             r = np.maximum(a[0], 0.0)
         elif op == "Sigmoid":
             r = np.exp(-np.logaddexp(0.0, -a[0]))  # 1/(1+e^-x) without overflow
+        elif op == "PRelu":
+            r = np.where(a[0] > 0, a[0], a[0] * a[1])
+        elif op == "LeakyRelu":
+            r = np.where(a[0] > 0, a[0], a[0] * attr(n, "alpha", 0.01))
         elif op == "Erf":
             r = _erf(a[0])
         else:

@@ -6,7 +6,7 @@
 Writes DIR/ok_*.onnx (graphs lgelu must import: GELU in the node orders
 PyTorch and others export, MatMul with the constant on either side, Reshape,
 Identity, Constant nodes, typed float_data/double_data fields, normalisation,
-Sigmoid)
+Sigmoid, the Swish pattern x*Sigmoid(beta*x), PRelu and LeakyRelu)
 and DIR/bad_*.onnx (graphs it must refuse), plus DIR/bad_*.expect holding a
 substring the error message must contain. Weights come from a fixed seed.
 """
@@ -110,8 +110,43 @@ save("ok_sigmoid_out",
       n("Gemm", ["a", "w2", "b2"], ["z2"], transB=1), n("Sigmoid", ["z2"], ["y"])],
      [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
 
+# Swish-beta and PReLU (issue 10): PyTorch's SiLU export z*Sigmoid(z); the beta form with
+# the constant and the gate on the left; PRelu with a per-neuron slope vector whose values
+# are all equal (nn.PReLU(num_parameters=5) at its init); LeakyRelu(alpha)
+save("ok_silu_torch",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Sigmoid", ["z"], ["g"]), n("Mul", ["z", "g"], ["a"]),
+      n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
+save("ok_swish_beta_rev",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Mul", ["beta", "z"], ["u"]), n("Sigmoid", ["u"], ["g"]),
+      n("Mul", ["g", "z"], ["a"]), n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("beta", np.array(7.5, dtype=np.float32)), T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
+save("ok_prelu_vec",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("PRelu", ["z", "slope"], ["a"]),
+      n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("slope", np.full((5,), 0.25, dtype=np.float32)), T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
+save("ok_leakyrelu",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("LeakyRelu", ["z"], ["a"], alpha=0.125),
+      n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
+
 # --- graphs that must be refused ---
 base_init = [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)]
+save("bad_prelu_per_neuron",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("PRelu", ["z", "slope"], ["a"]),
+      n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("slope", np.array([0.1, 0.2, 0.3, 0.4, 0.5], dtype=np.float32))] + base_init,
+     expect="one prelu slope per layer")
+save("bad_swish_scaled",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Sigmoid", ["z"], ["g"]), n("Mul", ["z", "half"], ["h"]),
+      n("Mul", ["h", "g"], ["a"]), n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("half", np.array(0.5, dtype=np.float32))] + base_init,
+     expect="not the Swish pattern")
+save("bad_swish_small_beta",
+     [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Mul", ["z", "beta"], ["u"]), n("Sigmoid", ["u"], ["g"]),
+      n("Mul", ["z", "g"], ["a"]), n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
+     [T("beta", np.array(0.5, dtype=np.float32))] + base_init,
+     expect="expected a finite β ≥ 1")
 save("bad_tanh", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Tanh", ["z"], ["y"])], base_init,
      expect="activation Tanh cannot be represented")
 save("bad_unknown_op", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softplus", ["z"], ["y"])], base_init,

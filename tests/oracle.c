@@ -1,7 +1,8 @@
 /* oracle.c — random instances and the exact enumeration oracle (oracle.h). */
 #include "oracle.h"
 
-#include <glpk.h>
+#include "xlp.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,246 +191,474 @@ int lg_test_any_term_holds(const lg_problem *p, const double *x, double tol)
 /* ------------------------------------------------------------------- oracle */
 
 enum { PH_ACTIVE, PH_INACTIVE, PH_UNFIXED };
+enum { MODE_DECIDE, MODE_GAP };
 
-/* GLPK's glp_exact reads every non-integral double through a continued
- * fraction with relative error up to 1e-9 (glpapi07.c, set_d_eps); integral
- * doubles are read exactly. So every row is scaled by a power of two that
- * makes all its coefficients and its right-hand side integers (exact in
- * double), and every column bound is 0 or absent (bounds live in rows). */
-static int int_shift(double v)
-{
-    int s = 0;
-    while (ldexp(v, s) != floor(ldexp(v, s))) s++;
-    return s;
-}
-
-/* Power-of-two factor making val[1..n] and rhs integral. */
-static double row_scale(int n, const double *val, double rhs)
-{
-    int s = int_shift(rhs);
-    for (int j = 1; j <= n; j++) {
-        int t = int_shift(val[j]);
-        if (t > s) s = t;
-    }
-    double f = ldexp(1.0, s);
-    LG_ASSERT(isfinite(f) && isfinite(f * fabs(rhs)));
-    return f;
-}
-
-/* Add row Σ val·col (type, rhs) scaled to integers; returns its index and
- * the factor in *scale. */
-static int add_int_row(glp_prob *P, int n, const int *ind, double *val, int type, double rhs, double *scale)
-{
-    double f = row_scale(n, val, rhs);
-    for (int j = 1; j <= n; j++) val[j] *= f;
-    int row = glp_add_rows(P, 1);
-    glp_set_mat_row(P, row, n, ind, val);
-    glp_set_row_bnds(P, row, type, f * rhs, f * rhs);
-    if (scale) *scale = f;
-    return row;
-}
-
+/* Affine forms over the inputs: n+1 rationals, coefficients then constant. */
 typedef struct orc {
-    glp_prob *P;
     const lg_problem *p;
-    int *zc, *ac, *arow; /* per neuron (flat index): z column, a column (0 if identity), a − z row */
-    int *unstable;       /* flat indices of unstable neurons */
+    const lg_net *net;
+    int n, nv, mode;      /* inputs; LP variables (n, or n+1 with t in gap mode) */
+    mpq_t *lo, *hi;       /* [nv] variable bounds (t free) */
+    char *has_lo, *has_hi;
+    mpq_t **W, **b;       /* [n_layers][n_out·n_in], [n_layers][n_out] */
+    int *phase;           /* [n_neur] flat: stable phase or PH_UNFIXED */
     int n_unstable;
-    int *trow;           /* [n_terms] first row of each term */
-    double **tscale;     /* [n_terms][n_cons] integer scaling of each term row */
+    mpq_t *in;            /* [n_in][n+1] normalised inputs */
+    mpq_t **z, **a;       /* [n_layers][n_out][n+1] pre-activations, activations */
+    mpq_t *stk;           /* [cap][nv+1] LP rows */
+    mpq_t **rows;         /* [cap] pointers into stk */
+    int n_rows, cap;
+    mpq_t *obj, *xs, opt, tmp, tmp2;
+    mpq_t *f;             /* [n+1] scratch form */
+    lg_xlp lp;
     long n_lp;
-    int failed;
-    int sat;
-    double *x;
+    int sat, failed;      /* decide: a counterexample found; LP unbounded (gap without rows) */
+    int have_best;        /* gap: best holds a value */
+    mpq_t best;
+    mpq_t *wit;           /* [nv] witness or minimiser */
 } orc;
 
-static void orc_phase(orc *o, int n, int ph)
+static mpq_t *arr(size_t n)
 {
-    glp_prob *P = o->P;
-    if (ph == PH_ACTIVE) { /* a = z, z ≥ 0 */
-        glp_set_col_bnds(P, o->zc[n], GLP_LO, 0.0, 0.0);
-        glp_set_col_bnds(P, o->ac[n], GLP_FR, 0.0, 0.0);
-        glp_set_row_bnds(P, o->arow[n], GLP_FX, 0.0, 0.0);
-    } else if (ph == PH_INACTIVE) { /* a = 0, z ≤ 0 */
-        glp_set_col_bnds(P, o->zc[n], GLP_UP, 0.0, 0.0);
-        glp_set_col_bnds(P, o->ac[n], GLP_FX, 0.0, 0.0);
-        glp_set_row_bnds(P, o->arow[n], GLP_FR, 0.0, 0.0);
-    } else { /* relaxation: a ≥ 0, a ≥ z */
-        glp_set_col_bnds(P, o->zc[n], GLP_FR, 0.0, 0.0);
-        glp_set_col_bnds(P, o->ac[n], GLP_LO, 0.0, 0.0);
-        glp_set_row_bnds(P, o->arow[n], GLP_LO, 0.0, 0.0);
+    mpq_t *a = malloc((n ? n : 1) * sizeof *a);
+    LG_ASSERT(a);
+    for (size_t i = 0; i < n; i++) mpq_init(a[i]);
+    return a;
+}
+
+static void arr_free(mpq_t *a, size_t n)
+{
+    for (size_t i = 0; a && i < n; i++) mpq_clear(a[i]);
+    free(a);
+}
+
+static size_t form_len(const orc *o) { return (size_t)o->n + 1; }
+
+/* Push row sign·form (+ tcoef·t in gap mode) ≤ 0. */
+static void push_form(orc *o, const mpq_t *form, int sign, int tcoef)
+{
+    LG_ASSERT(o->n_rows < o->cap);
+    mpq_t *r = o->rows[o->n_rows++];
+    for (int j = 0; j <= o->n; j++) {
+        int dst = j < o->n ? j : o->nv;
+        mpq_set(r[dst], form[j]);
+        if (sign < 0) mpq_neg(r[dst], r[dst]);
     }
+    if (o->nv > o->n) mpq_set_si(r[o->n], tcoef, 1);
 }
 
-static void orc_term(orc *o, int t, int on)
+/* Push coef·y + d (− t in gap mode) ≤ 0 for y the output forms. */
+static void push_con(orc *o, const lg_lincon *c, const mpq_t *y, int n_out)
 {
-    const lg_term *T = &o->p->terms[t];
-    for (int c = 0; c < T->n_cons; c++)
-        glp_set_row_bnds(o->P, o->trow[t] + c, on ? GLP_UP : GLP_FR, 0.0, on ? -T->cons[c].d * o->tscale[t][c] : 0.0);
-}
-
-/* Exact feasibility of the current LP. */
-static int orc_feasible(orc *o)
-{
-    glp_smcp sm;
-    glp_init_smcp(&sm);
-    sm.msg_lev = GLP_MSG_OFF;
-    o->n_lp++;
-    if (glp_simplex(o->P, &sm) != 0) glp_std_basis(o->P);
-    if (glp_exact(o->P, &sm) != 0) {
-        glp_std_basis(o->P);
-        if (glp_exact(o->P, &sm) != 0) {
-            o->failed = 1;
-            return 0;
+    size_t L = form_len(o);
+    mpq_t *f = o->f;
+    for (size_t i = 0; i < L; i++) mpq_set_ui(f[i], 0, 1);
+    mpq_set_d(f[o->n], c->d);
+    for (int j = 0; j < n_out; j++) {
+        if (c->coef[j] == 0) continue;
+        mpq_set_d(o->tmp2, c->coef[j]);
+        for (size_t i = 0; i < L; i++) {
+            mpq_mul(o->tmp, o->tmp2, y[(size_t)j * L + i]);
+            mpq_add(f[i], f[i], o->tmp);
         }
     }
-    int s = glp_get_status(o->P);
-    if (s != GLP_OPT && s != GLP_NOFEAS) o->failed = 1;
-    return s == GLP_OPT;
+    push_form(o, f, 1, -1);
 }
 
-static void orc_dfs(orc *o, int d)
+static lg_xlp_result orc_lp(orc *o, int minimise)
 {
-    if (o->sat || o->failed || !orc_feasible(o)) return;
-    if (d == o->n_unstable) {
-        for (int t = 0; t < o->p->n_terms && !o->sat && !o->failed; t++) {
-            orc_term(o, t, 1);
-            if (orc_feasible(o)) {
-                o->sat = 1;
-                for (int i = 0; i < o->p->net->n_in; i++) o->x[i] = glp_get_col_prim(o->P, i + 1);
+    o->n_lp++;
+    return lg_xlp_solve(&o->lp, o->nv, o->lo, o->hi, o->has_lo, o->has_hi, o->n_rows, o->rows,
+                        minimise ? o->obj : NULL, o->xs, o->opt);
+}
+
+/* z[k] = W_k·a[k−1] + b_k as forms (a[−1] = normalised inputs). */
+static void layer_forms(orc *o, int k)
+{
+    const lg_layer *L = &o->net->layers[k];
+    size_t F = form_len(o);
+    const mpq_t *prev = k == 0 ? o->in : o->a[k - 1];
+    for (int q = 0; q < L->n_out; q++) {
+        mpq_t *zq = o->z[k] + (size_t)q * F;
+        for (size_t i = 0; i < F; i++) mpq_set_ui(zq[i], 0, 1);
+        mpq_set(zq[o->n], o->b[k][q]);
+        for (int i = 0; i < L->n_in; i++) {
+            const mpq_t *w = &o->W[k][(size_t)q * (size_t)L->n_in + (size_t)i];
+            if (mpq_sgn(*w) == 0) continue;
+            for (size_t j = 0; j < F; j++) {
+                mpq_mul(o->tmp, *w, prev[(size_t)i * F + j]);
+                mpq_add(zq[j], zq[j], o->tmp);
             }
-            orc_term(o, t, 0);
+        }
+    }
+}
+
+static void set_act(orc *o, int k, int q, int active)
+{
+    size_t F = form_len(o);
+    for (size_t j = 0; j < F; j++) {
+        if (active)
+            mpq_set(o->a[k][(size_t)q * F + j], o->z[k][(size_t)q * F + j]);
+        else
+            mpq_set_ui(o->a[k][(size_t)q * F + j], 0, 1);
+    }
+}
+
+static void keep_witness(orc *o)
+{
+    for (int j = 0; j < o->nv; j++) mpq_set(o->wit[j], o->xs[j]);
+}
+
+/* Every term on one complete pattern (outputs = a[last]). */
+static void leaf(orc *o)
+{
+    const lg_problem *p = o->p;
+    int last = o->net->n_layers - 1, n_out = lg_net_n_out(o->net);
+    for (int t = 0; t < p->n_terms && !o->sat && !o->failed; t++) {
+        int base = o->n_rows;
+        for (int c = 0; c < p->terms[t].n_cons; c++) push_con(o, &p->terms[t].cons[c], o->a[last], n_out);
+        lg_xlp_result r = orc_lp(o, o->mode == MODE_GAP);
+        if (o->mode == MODE_DECIDE && r == LG_XLP_OPTIMAL) {
+            o->sat = 1;
+            keep_witness(o);
+        } else if (o->mode == MODE_GAP && r == LG_XLP_UNBOUNDED) {
+            o->failed = 1;
+        } else if (o->mode == MODE_GAP && r == LG_XLP_OPTIMAL) {
+            if (!o->have_best || mpq_cmp(o->opt, o->best) < 0) {
+                mpq_set(o->best, o->opt);
+                o->have_best = 1;
+                keep_witness(o);
+            }
+        }
+        o->n_rows = base;
+    }
+}
+
+static void dfs(orc *o, int k, int q, int flat)
+{
+    if (o->sat || o->failed) return;
+    const lg_layer *L = &o->net->layers[k];
+    if (q == L->n_out) {
+        if (k + 1 == o->net->n_layers) {
+            leaf(o);
+        } else {
+            layer_forms(o, k + 1);
+            dfs(o, k + 1, 0, flat);
         }
         return;
     }
-    for (int ph = PH_ACTIVE; ph <= PH_INACTIVE && !o->sat && !o->failed; ph++) {
-        orc_phase(o, o->unstable[d], ph);
-        orc_dfs(o, d + 1);
+    int ph = L->act == LG_ACT_RELU ? o->phase[flat] : PH_ACTIVE;
+    if (ph != PH_UNFIXED) {
+        set_act(o, k, q, ph == PH_ACTIVE);
+        dfs(o, k, q + 1, flat + 1);
+        return;
     }
-    orc_phase(o, o->unstable[d], PH_UNFIXED);
+    const mpq_t *zq = o->z[k] + (size_t)q * form_len(o);
+    for (int active = 1; active >= 0 && !o->sat && !o->failed; active--) {
+        push_form(o, zq, active ? -1 : 1, 0); /* active: −z ≤ 0; inactive: z ≤ 0 */
+        if (orc_lp(o, 0) == LG_XLP_OPTIMAL) {
+            set_act(o, k, q, active);
+            dfs(o, k, q + 1, flat + 1);
+        }
+        o->n_rows--;
+    }
 }
 
-lg_status lg_oracle_solve(const lg_problem *p, lg_answer *answer, double *x, long *n_lp)
+/* Exact interval bounds [lo, hi] of the affine form f over the box. */
+static void form_range(orc *o, const mpq_t *f, mpq_t lo, mpq_t hi)
 {
+    mpq_set(lo, f[o->n]);
+    mpq_set(hi, f[o->n]);
+    for (int j = 0; j < o->n; j++) {
+        int s = mpq_sgn(f[j]);
+        if (s == 0) continue;
+        mpq_mul(o->tmp, f[j], s > 0 ? o->lo[j] : o->hi[j]);
+        mpq_add(lo, lo, o->tmp);
+        mpq_mul(o->tmp, f[j], s > 0 ? o->hi[j] : o->lo[j]);
+        mpq_add(hi, hi, o->tmp);
+    }
+}
+
+static int all_finite(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
+
+static void orc_free(orc *o)
+{
+    const lg_net *net = o->net;
+    size_t F = form_len(o);
+    for (int k = 0; net && k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (o->W) arr_free(o->W[k], (size_t)L->n_out * (size_t)L->n_in);
+        if (o->b) arr_free(o->b[k], (size_t)L->n_out);
+        if (o->z) arr_free(o->z[k], (size_t)L->n_out * F);
+        if (o->a) arr_free(o->a[k], (size_t)L->n_out * F);
+    }
+    free(o->W);
+    free(o->b);
+    free(o->z);
+    free(o->a);
+    arr_free(o->lo, (size_t)o->nv);
+    arr_free(o->hi, (size_t)o->nv);
+    free(o->has_lo);
+    free(o->has_hi);
+    free(o->phase);
+    if (net) arr_free(o->in, (size_t)net->n_in * F);
+    arr_free(o->stk, (size_t)o->cap * ((size_t)o->nv + 1));
+    free(o->rows);
+    arr_free(o->obj, (size_t)o->nv);
+    arr_free(o->xs, (size_t)o->nv);
+    arr_free(o->wit, (size_t)o->nv);
+    mpq_clears(o->opt, o->tmp, o->tmp2, o->best, NULL);
+    arr_free(o->f, form_len(o));
+    lg_xlp_free(&o->lp);
+}
+
+/* Everything up to the search: exact data, interval phases, row stack. */
+static lg_status orc_init(orc *o, const lg_problem *p, int mode)
+{
+    memset(o, 0, sizeof *o);
     const lg_net *net = p->net;
-    int n_in = net->n_in, n_neur = 0, n_out = lg_net_n_out(net), width = lg_net_max_width(net);
+    o->p = p;
+    o->net = net;
+    o->mode = mode;
+    o->n = net->n_in;
+    o->nv = net->n_in + (mode == MODE_GAP);
+    mpq_inits(o->opt, o->tmp, o->tmp2, o->best, NULL);
+    lg_xlp_init(&o->lp);
+    size_t F = form_len(o);
+    int n = o->n, n_neur = 0, max_cons = 0;
+    for (int k = 0; k < net->n_layers; k++) n_neur += net->layers[k].n_out;
+    for (int t = 0; t < p->n_terms; t++)
+        if (p->terms[t].n_cons > max_cons) max_cons = p->terms[t].n_cons;
+    o->lo = arr((size_t)o->nv);
+    o->hi = arr((size_t)o->nv);
+    o->has_lo = calloc((size_t)o->nv, 1);
+    o->has_hi = calloc((size_t)o->nv, 1);
+    o->phase = calloc((size_t)n_neur + 1, sizeof *o->phase);
+    o->in = arr((size_t)n * F);
+    o->W = calloc((size_t)net->n_layers, sizeof *o->W);
+    o->b = calloc((size_t)net->n_layers, sizeof *o->b);
+    o->z = calloc((size_t)net->n_layers, sizeof *o->z);
+    o->a = calloc((size_t)net->n_layers, sizeof *o->a);
+    o->cap = n_neur + max_cons + 1;
+    o->stk = arr((size_t)o->cap * ((size_t)o->nv + 1));
+    o->rows = calloc((size_t)o->cap, sizeof *o->rows);
+    o->obj = arr((size_t)o->nv);
+    o->xs = arr((size_t)o->nv);
+    o->wit = arr((size_t)o->nv);
+    o->f = arr(F);
+    LG_ASSERT(o->has_lo && o->has_hi && o->phase && o->W && o->b && o->z && o->a && o->rows);
+    for (int r = 0; r < o->cap; r++) o->rows[r] = o->stk + (size_t)r * ((size_t)o->nv + 1);
+    if (mode == MODE_GAP) mpq_set_ui(o->obj[n], 1, 1); /* minimise t */
     for (int k = 0; k < net->n_layers; k++) {
-        if (net->layers[k].act != LG_ACT_RELU && net->layers[k].act != LG_ACT_IDENTITY)
+        const lg_layer *L = &net->layers[k];
+        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        o->W[k] = arr(nw);
+        o->b[k] = arr((size_t)L->n_out);
+        o->z[k] = arr((size_t)L->n_out * F);
+        o->a[k] = arr((size_t)L->n_out * F);
+        if (L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY)
             return lg_fail(LG_ERR_UNSUPPORTED, "oracle: layer %d is not relu/identity", k);
-        n_neur += net->layers[k].n_out;
+        if (!all_finite(L->W, nw) || !all_finite(L->b, (size_t)L->n_out))
+            return lg_fail(LG_ERR_ARG, "oracle: layer %d has a non-finite parameter", k);
+        for (size_t i = 0; i < nw; i++) mpq_set_d(o->W[k][i], L->W[i]);
+        for (int i = 0; i < L->n_out; i++) mpq_set_d(o->b[k][i], L->b[i]);
     }
-    orc o;
-    memset(&o, 0, sizeof o);
-    o.p = p;
-    o.zc = calloc((size_t)n_neur, sizeof *o.zc);
-    o.ac = calloc((size_t)n_neur, sizeof *o.ac);
-    o.arow = calloc((size_t)n_neur, sizeof *o.arow);
-    o.unstable = calloc((size_t)n_neur, sizeof *o.unstable);
-    o.trow = calloc((size_t)p->n_terms + 1, sizeof *o.trow);
-    o.tscale = calloc((size_t)p->n_terms + 1, sizeof *o.tscale);
-    o.x = calloc((size_t)n_in, sizeof *o.x);
-    int *prev = calloc((size_t)width, sizeof *prev), *cur = calloc((size_t)width, sizeof *cur);
-    int *ind = calloc((size_t)width + 2, sizeof *ind);
-    double *val = calloc((size_t)width + 2, sizeof *val);
-    LG_ASSERT(o.zc && o.ac && o.arow && o.unstable && o.trow && o.tscale && o.x && prev && cur && ind && val);
-    lg_status st = LG_OK;
-    glp_term_out(GLP_OFF);
-    glp_prob *P = o.P = glp_create_prob();
-    /* inputs (columns 1..n_in, free; the box as two integer-scaled rows)
-     * and normalisation div·xn − x = −sub */
-    glp_add_cols(P, n_in);
-    for (int i = 0; i < n_in; i++) {
-        glp_set_col_bnds(P, i + 1, GLP_FR, 0, 0);
-        ind[1] = i + 1, val[1] = 1.0;
-        add_int_row(P, 1, ind, val, GLP_LO, p->lo[i], NULL);
-        val[1] = 1.0;
-        add_int_row(P, 1, ind, val, GLP_UP, p->hi[i], NULL);
-        prev[i] = i + 1;
-        if (net->in_sub || net->in_div) {
-            int c = glp_add_cols(P, 1);
-            glp_set_col_bnds(P, c, GLP_FR, 0, 0);
-            ind[1] = c, val[1] = net->in_div ? net->in_div[i] : 1.0;
-            ind[2] = i + 1, val[2] = -1.0;
-            add_int_row(P, 2, ind, val, GLP_FX, net->in_sub ? -net->in_sub[i] : 0.0, NULL);
-            prev[i] = c;
-        }
+    if (!all_finite(p->lo, (size_t)n) || !all_finite(p->hi, (size_t)n))
+        return lg_fail(LG_ERR_ARG, "oracle: non-finite box");
+    for (int t = 0; t < p->n_terms; t++)
+        for (int c = 0; c < p->terms[t].n_cons; c++)
+            if (!all_finite(p->terms[t].cons[c].coef, (size_t)lg_net_n_out(net)) || !isfinite(p->terms[t].cons[c].d))
+                return lg_fail(LG_ERR_ARG, "oracle: non-finite property constant");
+    for (int j = 0; j < n; j++) {
+        o->has_lo[j] = o->has_hi[j] = 1;
+        mpq_set_d(o->lo[j], p->lo[j]);
+        mpq_set_d(o->hi[j], p->hi[j]);
+        /* normalised input (x − sub)/div as a form */
+        double sub = net->in_sub ? net->in_sub[j] : 0.0, div = net->in_div ? net->in_div[j] : 1.0;
+        if (!isfinite(sub) || !isfinite(div) || div == 0)
+            return lg_fail(LG_ERR_ARG, "oracle: bad normalisation of input %d", j);
+        mpq_t *f = o->in + (size_t)j * F;
+        mpq_set_d(o->tmp, div);
+        mpq_inv(f[j], o->tmp);
+        mpq_set_d(f[n], -sub);
+        mpq_mul(f[n], f[n], f[j]);
     }
+    /* exact interval bounds → stable phases */
+    mpq_t zl, zh;
+    mpq_inits(zl, zh, NULL);
+    int W_ = lg_net_max_width(net);
+    mpq_t *al = arr((size_t)W_), *ah = arr((size_t)W_), *nl = arr((size_t)W_), *nh = arr((size_t)W_);
+    for (int j = 0; j < n; j++) form_range(o, o->in + (size_t)j * F, al[j], ah[j]);
     int flat = 0;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         for (int q = 0; q < L->n_out; q++, flat++) {
-            int z = glp_add_cols(P, 1), n = 0;
-            glp_set_col_bnds(P, z, GLP_FR, 0, 0);
-            ind[++n] = z, val[n] = 1.0;
+            mpq_set(zl, o->b[k][q]);
+            mpq_set(zh, o->b[k][q]);
             for (int i = 0; i < L->n_in; i++) {
-                double wv = L->W[(size_t)q * (size_t)L->n_in + (size_t)i];
-                if (wv == 0) continue;
-                ind[++n] = prev[i], val[n] = -wv;
+                const mpq_t *w = &o->W[k][(size_t)q * (size_t)L->n_in + (size_t)i];
+                int s = mpq_sgn(*w);
+                if (s == 0) continue;
+                mpq_mul(o->tmp, *w, s > 0 ? al[i] : ah[i]);
+                mpq_add(zl, zl, o->tmp);
+                mpq_mul(o->tmp, *w, s > 0 ? ah[i] : al[i]);
+                mpq_add(zh, zh, o->tmp);
             }
-            add_int_row(P, n, ind, val, GLP_FX, L->b[q], NULL);
-            o.zc[flat] = z;
-            cur[q] = z;
+            int ph = PH_ACTIVE;
             if (L->act == LG_ACT_RELU) {
-                int a = glp_add_cols(P, 1), ar = glp_add_rows(P, 1);
-                ind[1] = a, val[1] = 1.0, ind[2] = z, val[2] = -1.0;
-                glp_set_mat_row(P, ar, 2, ind, val);
-                o.ac[flat] = a;
-                o.arow[flat] = ar;
-                cur[q] = a;
-                double l = p->pre_lo[k][q], u = p->pre_hi[k][q];
-                if (u <= 0)
-                    orc_phase(&o, flat, PH_INACTIVE);
-                else if (l >= 0)
-                    orc_phase(&o, flat, PH_ACTIVE);
-                else {
-                    orc_phase(&o, flat, PH_UNFIXED);
-                    o.unstable[o.n_unstable++] = flat;
-                }
+                ph = mpq_sgn(zh) <= 0 ? PH_INACTIVE : mpq_sgn(zl) >= 0 ? PH_ACTIVE : PH_UNFIXED;
+                if (ph == PH_UNFIXED) o->n_unstable++;
             }
+            o->phase[flat] = ph;
+            mpq_set(nl[q], zl);
+            mpq_set(nh[q], zh);
+            if (ph == PH_INACTIVE || (L->act == LG_ACT_RELU && mpq_sgn(nl[q]) < 0)) mpq_set_ui(nl[q], 0, 1);
+            if (ph == PH_INACTIVE) mpq_set_ui(nh[q], 0, 1);
         }
-        int *t = prev;
-        prev = cur;
-        cur = t;
-    }
-    if (o.n_unstable > LG_ORACLE_MAX_UNSTABLE) {
-        st = lg_fail(LG_ERR_ARG, "oracle: %d unstable neurons (at most %d)", o.n_unstable, LG_ORACLE_MAX_UNSTABLE);
-        goto fail;
-    }
-    for (int t = 0; t < p->n_terms; t++) {
-        const lg_term *T = &p->terms[t];
-        o.tscale[t] = calloc((size_t)T->n_cons + 1, sizeof **o.tscale);
-        LG_ASSERT(o.tscale[t]);
-        for (int c = 0; c < T->n_cons; c++) {
-            int n = 0;
-            for (int j = 0; j < n_out; j++)
-                if (T->cons[c].coef[j] != 0) ind[++n] = prev[j], val[n] = T->cons[c].coef[j];
-            int row = add_int_row(P, n, ind, val, GLP_FR, -T->cons[c].d, &o.tscale[t][c]);
-            if (c == 0) o.trow[t] = row;
+        for (int q = 0; q < L->n_out; q++) {
+            mpq_set(al[q], nl[q]);
+            mpq_set(ah[q], nh[q]);
         }
-        orc_term(&o, t, 0);
     }
-    glp_scale_prob(P, GLP_SF_AUTO); /* helps the float simplex that finds a starting basis */
-    if (p->n_terms > 0) orc_dfs(&o, 0);
-    if (o.failed) {
-        st = lg_fail(LG_ERR_SOLVER, "oracle: GLPK exact simplex failed");
-        goto fail;
+    arr_free(al, (size_t)W_);
+    arr_free(ah, (size_t)W_);
+    arr_free(nl, (size_t)W_);
+    arr_free(nh, (size_t)W_);
+    mpq_clears(zl, zh, NULL);
+    if (o->n_unstable > LG_ORACLE_MAX_UNSTABLE)
+        return lg_fail(LG_ERR_ARG, "oracle: %d unstable neurons (at most %d)", o->n_unstable,
+                       LG_ORACLE_MAX_UNSTABLE);
+    return LG_OK;
+}
+
+/* Run the search; the box itself is the first LP (always feasible when
+ * lo ≤ hi; an empty box has no counterexample). */
+static void orc_run(orc *o)
+{
+    if (o->p->n_terms == 0) return;
+    for (int j = 0; j < o->n; j++)
+        if (mpq_cmp(o->lo[j], o->hi[j]) > 0) return;
+    layer_forms(o, 0);
+    dfs(o, 0, 0, 0);
+}
+
+lg_status lg_oracle_decide(const lg_problem *p, lg_answer *answer, mpq_t *x, long *n_lp)
+{
+    orc o;
+    lg_status st = orc_init(&o, p, MODE_DECIDE);
+    if (st == LG_OK) {
+        orc_run(&o);
+        *answer = o.sat ? LG_ANSWER_SAT : LG_ANSWER_UNSAT;
+        if (o.sat && x)
+            for (int j = 0; j < o.n; j++) mpq_set(x[j], o.wit[j]);
     }
-    *answer = o.sat ? LG_ANSWER_SAT : LG_ANSWER_UNSAT;
-    if (o.sat && x) memcpy(x, o.x, (size_t)n_in * sizeof *x);
-fail:
     if (n_lp) *n_lp = o.n_lp;
-    glp_delete_prob(P);
-    free(o.zc);
-    free(o.ac);
-    free(o.arow);
-    free(o.unstable);
-    free(o.trow);
-    for (int t = 0; t < p->n_terms && o.tscale; t++) free(o.tscale[t]);
-    free(o.tscale);
-    free(o.x);
-    free(prev);
-    free(cur);
-    free(ind);
-    free(val);
+    orc_free(&o);
     return st;
+}
+
+lg_status lg_oracle_solve(const lg_problem *p, lg_answer *answer, double *x, long *n_lp)
+{
+    int n = p->net->n_in;
+    mpq_t *xq = arr((size_t)n);
+    lg_status st = lg_oracle_decide(p, answer, xq, n_lp);
+    if (st == LG_OK && *answer == LG_ANSWER_SAT && x)
+        for (int j = 0; j < n; j++) x[j] = mpq_get_d(xq[j]);
+    arr_free(xq, (size_t)n);
+    return st;
+}
+
+lg_status lg_oracle_gap(const lg_problem *p, mpq_t gap, mpq_t *x, long *n_lp)
+{
+    for (int t = 0; t < p->n_terms; t++)
+        if (p->terms[t].n_cons < 1) return lg_fail(LG_ERR_ARG, "oracle: term %d has no constraint", t);
+    if (p->n_terms < 1) return lg_fail(LG_ERR_ARG, "oracle: no term");
+    orc o;
+    lg_status st = orc_init(&o, p, MODE_GAP);
+    if (st == LG_OK) {
+        orc_run(&o);
+        if (o.failed || !o.have_best)
+            st = lg_fail(LG_ERR_SOLVER, "oracle: gap LP %s", o.failed ? "unbounded" : "had no feasible pattern");
+    }
+    if (st == LG_OK) {
+        mpq_set(gap, o.best);
+        if (x)
+            for (int j = 0; j < o.n; j++) mpq_set(x[j], o.wit[j]);
+    }
+    if (n_lp) *n_lp = o.n_lp;
+    orc_free(&o);
+    return st;
+}
+
+void lg_oracle_forward(const lg_net *net, const mpq_t *x, mpq_t *y)
+{
+    int w = lg_net_max_width(net);
+    mpq_t *cur = arr((size_t)w), *nxt = arr((size_t)w), t, v;
+    mpq_inits(t, v, NULL);
+    for (int i = 0; i < net->n_in; i++) {
+        mpq_set(cur[i], x[i]);
+        if (net->in_sub) {
+            mpq_set_d(t, net->in_sub[i]);
+            mpq_sub(cur[i], cur[i], t);
+        }
+        if (net->in_div) {
+            mpq_set_d(t, net->in_div[i]);
+            mpq_div(cur[i], cur[i], t);
+        }
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int q = 0; q < L->n_out; q++) {
+            mpq_set_d(v, L->b[q]);
+            for (int i = 0; i < L->n_in; i++) {
+                mpq_set_d(t, L->W[(size_t)q * (size_t)L->n_in + (size_t)i]);
+                mpq_mul(t, t, cur[i]);
+                mpq_add(v, v, t);
+            }
+            if (L->act == LG_ACT_RELU && mpq_sgn(v) < 0) mpq_set_ui(v, 0, 1);
+            mpq_set(nxt[q], v);
+        }
+        mpq_t *s = cur;
+        cur = nxt;
+        nxt = s;
+    }
+    for (int j = 0; j < lg_net_n_out(net); j++) mpq_set(y[j], cur[j]);
+    arr_free(cur, (size_t)w);
+    arr_free(nxt, (size_t)w);
+    mpq_clears(t, v, NULL);
+}
+
+int lg_oracle_is_counterexample(const lg_problem *p, const double *x)
+{
+    const lg_net *net = p->net;
+    int n = net->n_in, n_out = lg_net_n_out(net), hit = 0;
+    for (int i = 0; i < n; i++)
+        if (!(x[i] >= p->lo[i] && x[i] <= p->hi[i])) return 0;
+    mpq_t *xq = arr((size_t)n), *y = arr((size_t)n_out), v, t;
+    mpq_inits(v, t, NULL);
+    for (int i = 0; i < n; i++) mpq_set_d(xq[i], x[i]);
+    lg_oracle_forward(net, xq, y);
+    for (int k = 0; k < p->n_terms && !hit; k++) {
+        int ok = 1;
+        for (int c = 0; c < p->terms[k].n_cons && ok; c++) {
+            const lg_lincon *C = &p->terms[k].cons[c];
+            mpq_set_d(v, C->d);
+            for (int j = 0; j < n_out; j++) {
+                mpq_set_d(t, C->coef[j]);
+                mpq_mul(t, t, y[j]);
+                mpq_add(v, v, t);
+            }
+            ok = mpq_sgn(v) <= 0;
+        }
+        hit = ok;
+    }
+    arr_free(xq, (size_t)n);
+    arr_free(y, (size_t)n_out);
+    mpq_clears(v, t, NULL);
+    return hit;
 }

@@ -1,31 +1,27 @@
-/* oracle.h — test support for the solver back-ends: random small
- * verification instances and the enumeration oracle (DESIGN.md §4).
+/* oracle.h — test support for the solver back-ends and the soundness
+ * fuzzer: random small verification instances and the exact enumeration
+ * oracle (DESIGN.md §4).
  *
- * The oracle shares no code with encode/'s back-ends: it enumerates the
- * activation patterns of the unstable ReLUs (depth-first, layer by layer,
- * pruning patterns whose partial LP is infeasible); for each complete
- * pattern and each term it solves the LP
- *
- *   x ∈ box, normalisation, z_k = W_k·a_{k−1} + b_k,
- *   active:   a = z, z ≥ 0        inactive: a = 0, z ≤ 0
- *   (stable neurons use the phase given by the bounds, with the same
- *   constraint; unfixed ones in a partial pattern only a ≥ 0, a ≥ z),
- *   term:     c·y + d ≤ 0 for each of its constraints
- *
- * with GLPK's exact rational simplex (glp_simplex for a basis, then
- * glp_exact), so it shares neither the big-M formulation nor floating
- * tolerances. glp_exact approximates non-integral doubles by continued
- * fractions (relative error 1e-9, glpapi07.c set_d_eps) but reads integral
- * ones exactly, so every row is scaled by a power of two that makes its data
- * integral and all bounds are moved into rows: the LPs are the doubles'
- * exact rationals. SAT iff some pattern+term LP
- * is feasible; its x is then a true counterexample. Pre-activation bounds
- * are only used to decide which neurons are stable.
+ * The oracle shares no code and no arithmetic with encode/ or verify/: it
+ * reads every double of the network, box and property as the exact rational
+ * it denotes (mpq_set_d is exact) and works in GMP rationals only, so its
+ * verdict is about the real-valued network with the file's weights taken as
+ * exact values (DESIGN.md §3). It computes exact interval bounds to find the
+ * stable ReLUs, then enumerates the activation patterns of the unstable ones
+ * depth-first, layer by layer: with the phases of layers < k fixed, every
+ * pre-activation of layer k is an exact affine form in x, a phase adds
+ * z ≥ 0 (active, a = z) or z ≤ 0 (inactive, a = 0), and a prefix whose
+ * constraints are infeasible is pruned. Each LP (x in the box, phase rows,
+ * a term's rows c·y + d ≤ 0) is solved by the exact simplex of xlp.h.
+ * SAT iff some pattern+term LP is feasible; its x is then an exact rational
+ * counterexample. The caller's pre_lo/pre_hi are not read.
  *
  * lg_test_inst owns its network and arrays; lg_test_inst_free releases them.
  */
 #ifndef LG_ORACLE_H
 #define LG_ORACLE_H
+
+#include <gmp.h>
 
 #include "core/rng.h"
 #include "encode/problem.h"
@@ -64,11 +60,32 @@ void lg_test_inst_bounds(lg_test_inst *in);
 
 void lg_test_inst_free(lg_test_inst *in);
 
-/* The enumeration oracle. *answer is LG_ANSWER_SAT (x filled, n_in doubles,
- * when x is not NULL) or LG_ANSWER_UNSAT. LG_ERR_ARG if more than
- * LG_ORACLE_MAX_UNSTABLE unstable neurons; LG_ERR_SOLVER if GLPK's exact
- * simplex fails. *n_lp counts the exact LPs solved (may be NULL). */
+/* The enumeration oracle. *answer is LG_ANSWER_SAT or LG_ANSWER_UNSAT
+ * (exact). On SAT, x (when not NULL, n_in doubles) receives the witness
+ * rounded to double (it may miss the region by that rounding; use
+ * lg_oracle_decide for the exact point). LG_ERR_ARG if more than
+ * LG_ORACLE_MAX_UNSTABLE neurons are unstable under exact interval bounds;
+ * LG_ERR_UNSUPPORTED for activations other than relu/identity. *n_lp counts
+ * the exact LPs solved (may be NULL). */
 lg_status lg_oracle_solve(const lg_problem *p, lg_answer *answer, double *x, long *n_lp);
+
+/* As lg_oracle_solve, the witness exact: x[n_in] initialised mpq_t or NULL. */
+lg_status lg_oracle_decide(const lg_problem *p, lg_answer *answer, mpq_t *x, long *n_lp);
+
+/* The exact depth of the property: gap = min over x in the box, over terms,
+ * of max over the term's constraints of coef·f(x) + d. The property is
+ * violated iff gap ≤ 0; subtracting gap − τ from every d of every term
+ * leaves a property whose true margin is exactly τ. Every term needs at
+ * least one constraint (else LG_ERR_ARG). x (may be NULL): a minimiser. */
+lg_status lg_oracle_gap(const lg_problem *p, mpq_t gap, mpq_t *x, long *n_lp);
+
+/* Exact forward pass of the real-valued network at the rational point x
+ * (normalisation included): y[n_out] initialised mpq_t. */
+void lg_oracle_forward(const lg_net *net, const mpq_t *x, mpq_t *y);
+
+/* 1 if the double point x lies in the box and the exact forward pass
+ * satisfies some term exactly (a true counterexample), else 0. */
+int lg_oracle_is_counterexample(const lg_problem *p, const double *x);
 
 /* 1 if x is in the box and the double forward pass satisfies term t within
  * tol (coef·y + d ≤ tol). */

@@ -8,6 +8,7 @@
  * power of two (relative error ~1e-7). Both tails keep their relative
  * accuracy down to FLT_MIN; results below that are flushed to 0. */
 #include "train/act.h"
+#include "train/act_baseline.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -127,6 +128,8 @@ void lg_act_forward(float *out, const float *inp, lg_act kind, float lambda, siz
     case LG_ACT_GELU: lg_act_lgelu_forward(out, inp, 1.0f, n); return;
     case LG_ACT_LGELU: lg_act_lgelu_forward(out, inp, lambda, n); return;
     case LG_ACT_SIGMOID: lg_act_sigmoid_forward(out, inp, n); return;
+    case LG_ACT_SWISH: lg_act_swish_forward(out, inp, lambda, n); return;
+    case LG_ACT_PRELU: lg_act_prelu_forward(out, inp, lambda, n); return;
     case LG_ACT_IDENTITY: break;
     }
     if (out != inp) memmove(out, inp, n * sizeof *out);
@@ -142,6 +145,8 @@ void lg_act_backward(float *dinp, float *dlambda, const float *dout, const float
     case LG_ACT_GELU: lg_act_lgelu_backward(dinp, NULL, dout, inp, 1.0f, n); return;
     case LG_ACT_LGELU: lg_act_lgelu_backward(dinp, dlambda, dout, inp, lambda, n); return;
     case LG_ACT_SIGMOID: lg_act_sigmoid_backward(dinp, dout, inp, n); return;
+    case LG_ACT_SWISH: lg_act_swish_backward(dinp, dlambda, dout, inp, lambda, n); return;
+    case LG_ACT_PRELU: lg_act_prelu_backward(dinp, dlambda, dout, inp, lambda, n); return;
     case LG_ACT_IDENTITY: break;
     }
     for (size_t i = 0; i < n; i++) dinp[i] += dout[i];

@@ -3,7 +3,9 @@
  *
  * f(x;λ) = x·Φ(λx) (lgelu; gelu is λ = 1), ∂f/∂x = Φ(λx) + λx·φ(λx),
  * ∂f/∂λ = x²·φ(λx); relu max(0,x) (derivative 0 at x = 0); identity x;
- * sigmoid σ(x) = 1/(1+e^{−x}), σ' = σ(1−σ) (no λ). Unknown kinds act as identity.
+ * sigmoid σ(x) = 1/(1+e^{−x}), σ' = σ(1−σ) (no λ); swish x·σ(λx) and prelu
+ * (slope λ below 0), whose λ-gradients are in train/act_baseline.h. Unknown
+ * kinds act as identity.
  * Outputs first, as llm.c: forward writes out[n]; backward ACCUMULATES into
  * dinp[n] and *dlambda (zeroing is the caller's job). dlambda may be NULL
  * when the λ-gradient is not needed. No allocation, nothing to free; the

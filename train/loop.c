@@ -81,7 +81,7 @@ static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m
         fprintf(o->out, "  λ");
         for (int k = 0; k < nh; k++) {
             lg_act a = m->layers[k].act;
-            if (a == LG_ACT_LGELU || a == LG_ACT_GELU) fprintf(o->out, " %.4g", m->layers[k].lambda);
+            if (a == LG_ACT_GELU || lg_act_has_param(a)) fprintf(o->out, " %.4g", m->layers[k].lambda);
             else fprintf(o->out, " -");
         }
         fprintf(o->out, "  %.0f samples/s\n", r->samples_per_s);

@@ -10,6 +10,10 @@
 #include "core/rng.h"
 #include "train/act.h"
 
+/* Layers whose parameter is λ (β) = 1 + softplus(s/t): lgelu and swish.
+ * A prelu layer's parameter is its slope a = s itself. */
+static int lg_model_softplus_param(lg_act a) { return a == LG_ACT_LGELU || a == LG_ACT_SWISH; }
+
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     memset(m, 0, sizeof *m);
@@ -85,7 +89,9 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     for (int k = 0; k < nl; k++) {
         m->layers[k].s = p++;
         m->layers[k].ds = g++;
-        *m->layers[k].s = net->layers[k].act == LG_ACT_LGELU ? (float)net->layers[k].s : 0.0f;
+        const lg_layer *L = &net->layers[k];
+        *m->layers[k].s = lg_model_softplus_param(L->act) ? (float)L->s : L->act == LG_ACT_PRELU ? (float)L->lambda : 0.0f;
+        if (lg_act_has_param(L->act)) m->layers[k].lambda = L->lambda; /* swish β, prelu a too */
     }
     m->probs = a;
     a += B * (size_t)lg_net_n_out(net);
@@ -208,6 +214,17 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
             *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
         }
     }
+    /* the baselines: swish ∂L/∂s = ∂L/∂β · σ(s/t)/t; prelu s = a, ∂L/∂s = ∂L/∂a */
+    for (int k = 0; k < nl; k++) {
+        lg_mlayer *L = &m->layers[k];
+        if (L->lambda_fixed) continue;
+        if (L->act == LG_ACT_SWISH) {
+            double u = (double)*L->s / m->t;
+            *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
+        } else if (L->act == LG_ACT_PRELU) {
+            *L->ds += L->dlambda;
+        }
+    }
 }
 
 void lg_model_sync_lambda(lg_model *m)
@@ -215,6 +232,8 @@ void lg_model_sync_lambda(lg_model *m)
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
         if (L->act == LG_ACT_LGELU && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
+        if (L->act == LG_ACT_SWISH && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
+        if (L->act == LG_ACT_PRELU && !L->lambda_fixed) L->lambda = (double)*L->s;
     }
 }
 
@@ -243,7 +262,10 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
         for (size_t i = 0; i < nw; i++) L->W[i] = (double)M->W[i];
         for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[i];
         L->act = M->act;
-        if (M->act != LG_ACT_LGELU) {
+        if (M->act == LG_ACT_PRELU) {
+            L->lambda = M->lambda_fixed ? M->lambda : (double)*M->s; /* float → double exact */
+            L->s = L->lambda;
+        } else if (!lg_model_softplus_param(M->act)) {
             L->lambda = 1.0;
             L->s = 0.0;
         } else if (!M->lambda_fixed) {
@@ -271,6 +293,7 @@ void lg_model_init_weights(lg_net *net, uint64_t seed)
         for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
         for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
         L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        L->lambda = lg_model_softplus_param(L->act) ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        if (L->act == LG_ACT_PRELU) L->lambda = L->s = LG_PRELU_INIT_SLOPE;
     }
 }

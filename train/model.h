@@ -4,10 +4,12 @@
  * cross-entropy (mean over the batch).
  *
  * Flat parameter layout: W_0 [n_out][n_in] row-major, b_0 [n_out], W_1, b_1,
- * ..., then s [n_layers] (one raw hardness parameter per layer; only lgelu
- * layers use theirs). grads, mom1 and mom2 have the same layout, so an
- * optimiser loops over one flat array. λ lives beside the parameters as a
- * double per layer: λ = 1 + softplus(s/t) while learned (DESIGN.md §1); a
+ * ..., then s [n_layers] (one raw hardness parameter per layer; lgelu and
+ * swish layers use theirs through λ (β) = 1 + softplus(s/t), prelu layers
+ * hold their slope a = s directly; the others ignore it). grads, mom1 and
+ * mom2 have the same layout, so an optimiser loops over one flat array.
+ * λ lives beside the parameters as a double per layer: λ = 1 + softplus(s/t) while learned (DESIGN.md §1; for
+ * swish the same field holds β, for prelu the slope a = s); a
  * training hook may fix it (lambda_fixed = 1), which also freezes s.
  *
  * The model owns every array; lg_model_free releases them. The lg_net it is
@@ -65,10 +67,12 @@ void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, i
 void lg_model_zero_grad(lg_model *m);
 
 /* Backward of the last forward (same B, labels): ACCUMULATES into grads;
- * ds = ∂L/∂λ · σ(s/t)/t for learned lgelu layers, 0 otherwise. */
+ * ds = ∂L/∂λ · σ(s/t)/t for learned lgelu and swish layers, ∂L/∂a for
+ * learned prelu layers, 0 otherwise. */
 void lg_model_backward(lg_model *m, int B, const uint8_t *labels);
 
-/* Recompute λ = 1 + softplus(s/t) for learned (not fixed) lgelu layers. */
+/* Recompute λ = 1 + softplus(s/t) for learned (not fixed) lgelu and swish
+ * layers, and a = s for learned prelu layers. */
 void lg_model_sync_lambda(lg_model *m);
 
 /* 1 if every parameter is finite. */
@@ -80,7 +84,8 @@ int lg_model_finite(const lg_model *m);
 lg_status lg_model_to_net(const lg_model *m, lg_net *net);
 
 /* He (relu, gelu, lgelu) or Xavier (identity) normal initialisation of every
- * W of net, biases 0, lgelu s = 0 (λ = 1 + ln 2), from a seeded lg_rng. The
+ * W of net, biases 0, lgelu/swish s = 0 (λ = 1 + ln 2), prelu a = s = 0.25,
+ * from a seeded lg_rng. The
  * values are float-representable so the model copy is exact. */
 void lg_model_init_weights(lg_net *net, uint64_t seed);
 

@@ -3,7 +3,8 @@
  *
  * Weights W get weight decay; biases and s do not. The raw hardness s of a
  * learned lgelu layer steps with its own learning rate c·lr (DESIGN.md §1);
- * after the step λ = 1 + softplus(s/t) is recomputed. Layers with
+ * after the step λ = 1 + softplus(s/t) is recomputed. Swish's s is stepped
+ * like lgelu's (rate c·lr); a prelu slope a = s steps with lr. Layers with
  * lambda_fixed keep s frozen. Moments live in the model (mom1, mom2).
  * Stateless apart from the model; nothing to free.
  */

@@ -63,16 +63,17 @@ static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *a
         if (Ly->act == LG_ACT_RELU) {
             for (int j = 0; j < n; j++) {
                 double a = lam[off + j], lo = b->lo[l][j], hi = b->hi[l][j];
-                lg_relu_lines ln;
-                lg_relax_relu_lines(lo, hi, alpha ? alpha[off + j] : lg_relax_alpha_default(lo, hi), &ln);
+                lg_relu_lines ln = {.phase = lg_relax_phase(lo, hi)}; /* the lines of relax.h, built lazily */
                 if (ln.phase == LG_RELU_ACTIVE) continue;
                 if (ln.phase == LG_RELU_INACTIVE) {
                     h[j] = 0.0;
                 } else if (a >= 0.0) { /* coef = λ·α */
+                    lg_relax_set_alpha(&ln, alpha ? alpha[off + j] : lg_relax_alpha_default(lo, hi));
                     grad[off + j] = h[j] * a;
                     h[j] *= ln.lo_s;
-                } else { /* coef = λ·s, intercept −λ·s·x0 */
-                    h[j] = h[j] * ln.up_s - ln.up_s * ln.up_x0;
+                } else { /* coef = λ·s, intercept −λ·s·l */
+                    double s = lg_relax_chord(lo, hi);
+                    h[j] = h[j] * s - s * lo;
                 }
             }
         }

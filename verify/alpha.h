@@ -7,7 +7,8 @@
  * Pre-activation bounds of the hidden layers come from the caller's
  * lg_bounds (they are not re-optimised). The bound is computed by the one
  * back-substitution of backsub.h, rounding of the whole chain included, as
- * lg_bounds_objective_lower (with α = NULL both compute the same bound).
+ * lg_bounds_objective_lower (with α = NULL both compute the same bound up
+ * to the summation order of dgemv versus dgemm).
  *
  * Slopes are indexed per objective row r and neuron (k, j) at
  * r·lg_alpha_size(net) + lg_alpha_offset(net, k) + j. Everything is

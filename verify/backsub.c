@@ -14,11 +14,31 @@
 static double lg_bs_amax(double lo, double hi, int relu)
 {
     if (isnan(lo) || isnan(hi)) return INFINITY;
-    return relu ? fmax(fmax(lo, hi), 0.0) : fmax(fabs(lo), fabs(hi));
+    if (relu) return hi > 0.0 ? (hi > lo ? hi : lo) : (lo > 0.0 ? lo : 0.0);
+    lo = fabs(lo), hi = fabs(hi);
+    return hi > lo ? hi : lo;
 }
 
-void lg_backsub_refresh(lg_backsub *s, int l)
+void lg_backsub_changed(lg_backsub *s, int l)
 {
+    if (l >= 0) s->lines_ok[l] = 0;
+    if (l + 1 < s->net->n_layers) s->mag_ok[l + 1] = 0;
+}
+
+/* The relaxation of every neuron of relu layer l (area-heuristic slopes). */
+static void lg_bs_lines(lg_backsub *s, int l)
+{
+    s->lines_ok[l] = 1;
+    for (int j = 0; j < s->net->layers[l].n_out; j++) {
+        double lo = s->b->lo[l][j], hi = s->b->hi[l][j];
+        lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &s->lines[l][j]);
+    }
+}
+
+/* M_l, U_l from the current bounds of layer l − 1 (or the box). */
+static void lg_bs_mag(lg_backsub *s, int l)
+{
+    s->mag_ok[l] = 1;
     const lg_net *net = s->net;
     const lg_layer *L = &net->layers[l];
     int ni = L->n_in;
@@ -48,8 +68,10 @@ lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, 
     size_t w = (size_t)lg_net_max_width(net), L = (size_t)net->n_layers, tot = 0;
     for (size_t k = 0; k < L; k++) tot += (size_t)net->layers[k].n_out;
     if (m < 1) m = 1;
-    size_t nd = 2 * (size_t)m * w + 3 * (size_t)m + tot + L + w * (sizeof(lg_relu_lines) / sizeof(double) + 1);
-    size_t bytes = nd * sizeof(double) + L * sizeof(double *) + L * sizeof(int);
+    /* doubles: A, tmp [m][w]; c, mass, err [m]; mag [tot]; under [L];
+     * then lines [tot], the pointer tables, off [L], the two flag arrays */
+    size_t nd = 2 * (size_t)m * w + 3 * (size_t)m + tot + L;
+    size_t bytes = nd * sizeof(double) + tot * sizeof(lg_relu_lines) + 2 * L * sizeof(void *) + L * sizeof(int) + 2 * L;
     unsigned char *p = malloc(bytes);
     if (!p) return lg_fail(LG_ERR_NOMEM, "bounds: cannot allocate %zu bytes for back-substitution", bytes);
     s->store = p;
@@ -61,17 +83,21 @@ lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, 
     s->err = s->mass + m;
     double *mg = s->err + m;
     s->under = mg + tot;
-    /* the lines scratch (w entries) follows under[] */
-    s->mag = (double **)(p + nd * sizeof(double));
-    s->off = (int *)(s->mag + L);
+    lg_relu_lines *ln = (lg_relu_lines *)(p + nd * sizeof(double));
+    s->mag = (double **)(ln + tot);
+    s->lines = (lg_relu_lines **)(s->mag + L);
+    s->off = (int *)(s->lines + L);
+    s->mag_ok = (unsigned char *)(s->off + L);
+    s->lines_ok = s->mag_ok + L;
     for (size_t k = 0, o = 0; k < L; o += (size_t)net->layers[k].n_out, k++) {
         s->mag[k] = mg + o;
+        s->lines[k] = ln + o;
         s->off[k] = (int)o;
     }
     s->b = b;
     s->net = net;
     s->m = m;
-    for (int l = 0; l < net->n_layers; l++) lg_backsub_refresh(s, l);
+    memset(s->mag_ok, 0, 2 * L);
     return LG_OK;
 }
 
@@ -80,8 +106,6 @@ void lg_backsub_free(lg_backsub *s)
     free(s->store);
     memset(s, 0, sizeof *s);
 }
-
-static lg_relu_lines *lg_bs_lines(const lg_backsub *s) { return (lg_relu_lines *)(s->under + s->net->n_layers); }
 
 void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
                       double *out)
@@ -95,7 +119,6 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
     const lg_bounds *b = s->b;
     const lg_net *net = s->net;
     double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
-    lg_relu_lines *lines = lg_bs_lines(s); /* [width(ℓ)] */
     double nterms = 0;
     for (int r = 0; r < m; r++) {
         mass[r] = fabs(c[r]);
@@ -104,48 +127,50 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
     for (int l = level; l >= 0; l--) {
         const lg_layer *L = &net->layers[l];
         int n = L->n_out, ni = L->n_in, relu = L->act == LG_ACT_RELU, off = s->off[l];
+        if (!s->mag_ok[l]) lg_bs_mag(s, l);
         const double *M = s->mag[l];
         double gam = ((double)n + 2.0) * 0x1p-51; /* γ'_n ≥ 2γ_n */
-        if (relu)
-            for (int j = 0; j < n; j++) {
-                double lo = b->lo[l][j], hi = b->hi[l][j];
-                lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &lines[j]);
-            }
+        if (relu && !s->lines_ok[l]) lg_bs_lines(s, l);
+        const lg_relu_lines *lines = s->lines[l]; /* [n] */
         for (int r = 0; r < m; r++) {
             double *Ar = A + (size_t)r * (size_t)n;
             double cr = c[r], ms = mass[r], er = err[r];
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
-            if (relu) {
-                const double *al = alpha ? alpha + (size_t)r * stride + off : NULL;
-                for (int j = 0; j < n; j++) {
-                    double coef, icpt, e;
-                    if (al && lines[j].phase == LG_RELU_UNSTABLE) {
-                        lg_relu_lines t = lines[j];
-                        lg_relax_set_alpha(&t, al[j]);
-                        lg_relax_relu_apply(&t, Ar[j], &coef, &icpt, &e);
-                    } else {
-                        lg_relax_relu_apply(&lines[j], Ar[j], &coef, &icpt, &e);
-                    }
-                    Ar[j] = coef;
-                    cr += icpt;
-                    ms += fabs(icpt);
-                    er += e;
-                }
-            }
-            if (zadd) { /* β-CROWN: + σβ·z_ℓ[j]; exact by monotone rounding (backsub.h) */
-                const double *za = zadd + (size_t)r * stride + off;
-                for (int j = 0; j < n; j++)
-                    if (za[j] != 0.0) Ar[j] += za[j];
-            }
-            /* c += A·b_ℓ; rounding of A·W_ℓ below: γ'·Σ|A_j|·M_j + U_ℓ */
+            /* relax (relax.h), then c += A·b_ℓ and the rounding of A·W_ℓ
+             * below: γ'·Σ|A_j|·M_j + U_ℓ */
+            const double *al = alpha && relu ? alpha + (size_t)r * stride + off : NULL;
+            /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
+            const double *za = zadd ? zadd + (size_t)r * stride + off : NULL;
             double g = 0.0;
             int any = 0;
             for (int j = 0; j < n; j++) {
-                if (Ar[j] == 0.0) continue;
-                double t = Ar[j] * L->b[j];
+                double aj = Ar[j], zj = za ? za[j] : 0.0;
+                if (aj == 0.0 && zj == 0.0) continue;
+                if (aj != 0.0 && relu && lines[j].phase != LG_RELU_ACTIVE) {
+                    if (lines[j].phase == LG_RELU_INACTIVE) {
+                        Ar[j] = aj = 0.0;
+                        if (zj == 0.0) continue;
+                    } else {
+                        double icpt, e;
+                        if (al) {
+                            lg_relu_lines t = lines[j];
+                            lg_relax_set_alpha(&t, al[j]);
+                            lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
+                        } else {
+                            lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);
+                        }
+                        Ar[j] = aj;
+                        cr += icpt;
+                        ms += fabs(icpt);
+                        er += e;
+                    }
+                }
+                if (zj != 0.0) Ar[j] = aj += zj;
+                if (aj == 0.0) continue;
+                double t = aj * L->b[j];
                 cr += t;
                 ms += fabs(t);
-                g += fabs(Ar[j]) * M[j];
+                g += fabs(aj) * M[j];
                 any = 1;
             }
             if (any) er += gam * g + s->under[l];

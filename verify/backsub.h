@@ -26,9 +26,11 @@
  * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
  *
  * An lg_backsub owns its scratch (one allocation); the net and the bounds
- * are borrowed and read at each call (bounds may be tightened between calls;
- * call lg_backsub_refresh for the layers whose magnitudes changed — stale
- * magnitudes from looser bounds stay sound).
+ * are borrowed. M_ℓ (from the bounds of layer ℓ − 1) and the relaxations
+ * of layer ℓ (from its bounds) are computed the first time a call goes
+ * through layer ℓ — in a layer-by-layer pass those bounds are final by then
+ * — and reused by later calls; after changing the bounds of a layer that a
+ * call already went through, call lg_backsub_changed.
  */
 #ifndef LG_BACKSUB_H
 #define LG_BACKSUB_H
@@ -37,6 +39,7 @@
 
 #include "core/net.h"
 #include "verify/bounds.h"
+#include "verify/relax.h"
 
 typedef struct lg_backsub {
     const lg_bounds *b;
@@ -45,18 +48,21 @@ typedef struct lg_backsub {
     double *A, *tmp;   /* [m][max width] rows; the caller fills A before a call */
     double *c;         /* [m] constants; the caller fills c before a call */
     double *mass, *err; /* [m] */
-    double **mag;      /* [n_layers][n_out(ℓ)] M_ℓ */
+    double **mag;      /* [n_layers][n_out(ℓ)] M_ℓ, computed on first use */
     double *under;     /* [n_layers] U_ℓ */
+    lg_relu_lines **lines; /* [n_layers][n_out(ℓ)] relaxations (relax.h), on first use */
+    unsigned char *mag_ok, *lines_ok; /* [n_layers] computed yet */
     int *off;          /* [n_layers] lg_alpha_offset of each layer */
     void *store;
 } lg_backsub;
 
-/* Scratch for up to m rows; computes every layer's magnitudes from b. */
+/* Scratch for up to m rows. */
 lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m);
 void lg_backsub_free(lg_backsub *s);
 
-/* Recompute M_ℓ, U_ℓ from the current bounds of layer ℓ − 1 (or the box). */
-void lg_backsub_refresh(lg_backsub *s, int l);
+/* The bounds of layer l (l = −1: the input box) changed: recompute what
+ * depends on them at the next use. */
+void lg_backsub_changed(lg_backsub *s, int l);
 
 /* out[r] ≤ min over the box of s->A[r]·a_level + s->c[r], r < m ≤ s->m
  * (A: [m][width(level)] row-major, overwritten; c overwritten).

@@ -155,7 +155,8 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
                 double wl = wi > 0.0 ? wi * al[i] : wi * ah[i], wh = wi > 0.0 ? wi * ah[i] : wi * al[i];
                 sl += wl;
                 sh += wh;
-                mass += fmax(fabs(wl), fabs(wh));
+                double fl = fabs(wl), fh = fabs(wh);
+                mass += fh > fl ? fh : fl;
             }
             double l = sl - lg_bounds_margin(sl, mass, L->n_in), h = sh + lg_bounds_margin(sh, mass, L->n_in);
             /* overflow, ∞ − ∞: a non-finite end is no bound (never finite,

@@ -33,7 +33,6 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         size_t n = (size_t)L->n_out * (size_t)L->n_in;
-        lg_backsub_refresh(&s, k - 1); /* layer k − 2's bounds may be new */
         for (int sign = 0; sign < 2; sign++) {
             double g = sign ? -1.0 : 1.0;
             for (size_t i = 0; i < n; i++) s.A[i] = g * L->W[i];
@@ -71,7 +70,6 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
         for (int o = 0; o < L->n_out; o++)
             if (b->lo[k][o] < 0.0 && b->hi[k][o] > 0.0) idx[n++] = o;
         if (n == 0) continue;
-        lg_backsub_refresh(&s, k - 1);
         size_t ni = (size_t)L->n_in;
         for (int sign = 0; sign < 2; sign++) {
             double g = sign ? -1.0 : 1.0;

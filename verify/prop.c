@@ -1,7 +1,18 @@
 #include "verify/prop.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* a + b rounded down (dir < 0) or up (dir > 0): the nearest sum, moved one ulp
+ * when the rounding went the wrong way (TwoSum gives the exact error). */
+static double lg_prop_add_dir(double a, double b, int dir)
+{
+    double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
+    if (dir < 0 && err < 0) return nextafter(s, -INFINITY);
+    if (dir > 0 && err > 0) return nextafter(s, INFINITY);
+    return s;
+}
 
 lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
                              int label, int n_out, double margin)
@@ -9,8 +20,11 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     memset(p, 0, sizeof *p);
     if (n_in < 1 || n_out < 2 || label < 0 || label >= n_out)
         return lg_fail(LG_ERR_ARG, "robustness: label %d must be in [0, %d) with at least 2 outputs", label, n_out);
-    if (!(eps >= 0) || !(clip_lo <= clip_hi))
-        return lg_fail(LG_ERR_ARG, "robustness: need eps ≥ 0 and clip_lo ≤ clip_hi (eps = %g)", eps);
+    if ((size_t)(n_out - 1) * (size_t)n_out > LG_PROP_MAX_COEFS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "robustness: %d outputs need more than %zu constraint coefficients (limit)",
+                       n_out, LG_PROP_MAX_COEFS);
+    if (!(eps >= 0) || !isfinite(eps) || !(clip_lo <= clip_hi) || !isfinite(clip_lo) || !isfinite(clip_hi))
+        return lg_fail(LG_ERR_ARG, "robustness: need a finite eps ≥ 0 and finite clip_lo ≤ clip_hi (eps = %g)", eps);
     p->n_in = n_in;
     p->n_out = n_out;
     p->n_cases = 1;
@@ -21,10 +35,19 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     c->hi = malloc((size_t)n_in * sizeof *c->hi);
     c->terms = calloc((size_t)n_out - 1, sizeof *c->terms);
     if (!c->lo || !c->hi || !c->terms) goto oom;
+    /* the box [x0 − eps, x0 + eps] of the real numbers: rounded outward for proofs, inward
+     * for witnesses (prop->inner, DESIGN.md §3) when x0 ± eps is not a double */
+    p->inner = calloc(1, sizeof *p->inner);
+    if (!p->inner || !(p->inner->lo = malloc((size_t)n_in * sizeof(double))) ||
+        !(p->inner->hi = malloc((size_t)n_in * sizeof(double))))
+        goto oom;
     for (int i = 0; i < n_in; i++) {
-        double lo = x0[i] - eps, hi = x0[i] + eps;
+        double lo = lg_prop_add_dir(x0[i], -eps, -1), hi = lg_prop_add_dir(x0[i], eps, 1);
+        double li = lg_prop_add_dir(x0[i], -eps, 1), hinn = lg_prop_add_dir(x0[i], eps, -1);
         c->lo[i] = lo < clip_lo ? clip_lo : (lo > clip_hi ? clip_hi : lo);
         c->hi[i] = hi > clip_hi ? clip_hi : (hi < clip_lo ? clip_lo : hi);
+        p->inner->lo[i] = li < clip_lo ? clip_lo : (li > clip_hi ? clip_hi : li);
+        p->inner->hi[i] = hinn > clip_hi ? clip_hi : (hinn < clip_lo ? clip_lo : hinn);
     }
     /* term j: y_label − y_j − margin ≤ 0 (label fails to beat j by more than margin) */
     for (int j = 0, t = 0; j < n_out; j++) {
@@ -40,7 +63,9 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
         T->cons[0].coef[j] = -1.0;
         T->cons[0].d = -margin;
     }
-    return LG_OK;
+    lg_status st = lg_prop_validate(p, "robustness property");
+    if (st != LG_OK) lg_prop_free(p);
+    return st;
 oom:
     lg_prop_free(p);
     return lg_fail(LG_ERR_NOMEM, "robustness: out of memory");
@@ -58,6 +83,38 @@ int lg_prop_case_contains(const lg_prop *p, int c, const double *x)
     for (int i = 0; i < p->n_in; i++)
         if (!(x[i] >= C->lo[i] && x[i] <= C->hi[i])) return 0;
     return 1;
+}
+
+lg_status lg_prop_validate(const lg_prop *p, const char *name)
+{
+    size_t n_cons = 0;
+    for (int c = 0; c < p->n_cases; c++) {
+        const lg_prop_case *C = &p->cases[c];
+        for (int i = 0; i < p->n_in; i++) {
+            if (!isfinite(C->lo[i]) || !isfinite(C->hi[i]))
+                return lg_fail(LG_ERR_FORMAT, "%s: case %d: input box of X_%d is [%g, %g]; NaN/Inf bounds are refused",
+                               name, c, i, C->lo[i], C->hi[i]);
+            if (C->lo[i] > C->hi[i])
+                return lg_fail(LG_ERR_FORMAT, "%s: case %d: input box of X_%d is empty ([%g, %g])", name, c, i,
+                               C->lo[i], C->hi[i]);
+        }
+        for (int t = 0; t < C->n_terms; t++)
+            for (int k = 0; k < C->terms[t].n_cons; k++) {
+                const lg_lincon *L = &C->terms[t].cons[k];
+                if (++n_cons > LG_PROP_MAX_CONS || n_cons * (size_t)p->n_out > LG_PROP_MAX_COEFS)
+                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: more than %d output constraints or %zu coefficients (limit)",
+                                   name, LG_PROP_MAX_CONS, LG_PROP_MAX_COEFS);
+                if (!isfinite(L->d))
+                    return lg_fail(LG_ERR_FORMAT, "%s: case %d, term %d, constraint %d: constant is %g; NaN/Inf refused",
+                                   name, c, t, k, L->d);
+                for (int j = 0; j < p->n_out; j++)
+                    if (!isfinite(L->coef[j]))
+                        return lg_fail(LG_ERR_FORMAT,
+                                       "%s: case %d, term %d, constraint %d: coefficient of Y_%d is %g; NaN/Inf refused",
+                                       name, c, t, k, j, L->coef[j]);
+            }
+    }
+    return LG_OK;
 }
 
 void lg_prop_free(lg_prop *p)

@@ -52,6 +52,19 @@ int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y);
 /* 1 if x lies inside box_c (inclusive). */
 int lg_prop_case_contains(const lg_prop *p, int c, const double *x);
 
+/* Refuse a property that holds NaN or ±Inf anywhere (box bounds, constraint
+ * coefficients and constants), an empty box (lo > hi) or more than
+ * LG_PROP_MAX_CONS output constraints in all. `name` (file or "robustness
+ * property") starts the message, which names case, term and field. Every
+ * property constructor calls this before returning, so nothing non-finite
+ * reaches bounds, encoders or solvers. */
+#define LG_PROP_MAX_CONS 1000000
+/* output constraints are stored densely (n_out coefficients each): at most
+ * this many coefficients in all (1 GiB of doubles), checked before allocation
+ * by every constructor */
+#define LG_PROP_MAX_COEFS ((size_t)1 << 27)
+lg_status lg_prop_validate(const lg_prop *p, const char *name);
+
 void lg_prop_free(lg_prop *p);
 
 #endif

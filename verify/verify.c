@@ -232,6 +232,12 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (o->verbose)
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
                 prop->cases[c].n_terms, lg_now() - r->seconds);
+    if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
+        memcpy(kept, prop->cases[c].terms, (size_t)prop->cases[c].n_terms * sizeof *kept);
+        p.n_terms = prop->cases[c].n_terms;
+        st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
+        goto done;
+    }
     if (p.n_terms == 0) {
         co->v = LG_VERDICT_ROBUST;
         snprintf(co->method, sizeof co->method, "bounds");

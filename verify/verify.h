@@ -49,6 +49,9 @@ typedef struct lg_verify_opts {
     lg_bab_opts bab;        /* branch and bound (bab.h): mode AUTO (default) splits the input box
                                when n_in ≤ 16, else ReLUs; NONE = bounds, attack, LP, back-end only.
                                The driver sets its deadline and seed; its solver follows `solver`. */
+    int backend_only;       /* 1: after the symbolic bounds, hand every term straight to `solver` (z3 or glpk):
+                               no proof from the bounds, no attack, no tightening, no branch and bound, so the
+                               time is that back-end's on that formulation (the study's z3/glpk modes) */
 } lg_verify_opts;
 
 lg_verify_opts lg_verify_opts_default(void);

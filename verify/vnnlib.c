@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <gmp.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,11 @@ static int lg_vp_is_double(const mpq_t q)
  * smaller). */
 static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
 {
+    if (P->n_atoms >= LG_VNNLIB_MAX_ATOMS) {
+        lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: more than %d comparisons (limit)", P->name, where->line, where->col,
+                LG_VNNLIB_MAX_ATOMS);
+        return -2;
+    }
     if (P->n_atoms == P->cap_atoms) {
         int cap = P->cap_atoms ? 2 * P->cap_atoms : 256;
         lg_vatom *n = realloc(P->atoms, (size_t)cap * sizeof *n);
@@ -356,6 +362,7 @@ typedef struct lg_conj {
 typedef struct lg_dnf {
     int n;
     lg_conj *c;
+    int cap; /* allocated conjunctions (0: exactly n) */
 } lg_dnf;
 
 static void lg_dnf_free(lg_dnf *d)
@@ -380,10 +387,25 @@ static int lg_conj_push(lg_conj *c, const int *a, int n)
     return 0;
 }
 
+static size_t lg_dnf_entries(const lg_dnf *d)
+{
+    size_t n = 0;
+    for (int i = 0; i < d->n; i++) n += (size_t)d->c[i].n;
+    return n;
+}
+
 /* d ← d ∧ e (distributes); e is consumed. */
 static lg_status lg_dnf_and(lg_vp *P, lg_dnf *d, lg_dnf *e, const lg_sx *where)
 {
     lg_status st = LG_OK;
+    /* atom references in the result: Σ_ij |d_i| + |e_j| */
+    double entries = (double)e->n * (double)lg_dnf_entries(d) + (double)d->n * (double)lg_dnf_entries(e);
+    if (entries > (double)LG_VNNLIB_MAX_DNF_ENTRIES) {
+        st = lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: the disjunctive normal form would hold %.0f > %d atom references (limit)",
+                     P->name, where->line, where->col, entries, LG_VNNLIB_MAX_DNF_ENTRIES);
+        lg_dnf_free(e);
+        return st;
+    }
     if (e->n == 1) {
         for (int i = 0; i < d->n; i++)
             if (lg_conj_push(&d->c[i], e->c[0].a, e->c[0].n)) st = lg_vp_oom(P);
@@ -396,7 +418,7 @@ static lg_status lg_dnf_and(lg_vp *P, lg_dnf *d, lg_dnf *e, const lg_sx *where)
         lg_dnf_free(e);
         return st;
     }
-    lg_dnf r = {0, NULL};
+    lg_dnf r = {0, NULL, 0};
     if (d->n * e->n > 0 && !(r.c = calloc((size_t)d->n * (size_t)e->n, sizeof *r.c))) {
         lg_dnf_free(e);
         return lg_vp_oom(P);
@@ -420,12 +442,17 @@ static lg_status lg_dnf_or(lg_vp *P, lg_dnf *d, lg_dnf *e, const lg_sx *where)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: more than %d disjuncts", P->name, where->line, where->col,
                        LG_VNNLIB_MAX_CONJ);
     }
-    lg_conj *n = realloc(d->c, ((size_t)d->n + (size_t)e->n + 1) * sizeof *n);
-    if (!n) {
-        lg_dnf_free(e);
-        return lg_vp_oom(P);
+    if (d->n + e->n + 1 > d->cap) { /* grow geometrically: long (or ...) stay linear */
+        int cap = d->cap > d->n ? d->cap : d->n + 1;
+        while (cap < d->n + e->n + 1) cap = cap < LG_VNNLIB_MAX_CONJ ? 2 * cap : d->n + e->n + 1;
+        lg_conj *n = realloc(d->c, (size_t)cap * sizeof *n);
+        if (!n) {
+            lg_dnf_free(e);
+            return lg_vp_oom(P);
+        }
+        d->c = n;
+        d->cap = cap;
     }
-    d->c = n;
     if (e->n) memcpy(d->c + d->n, e->c, (size_t)e->n * sizeof *e->c);
     d->n += e->n;
     free(e->c);
@@ -578,7 +605,7 @@ static lg_status lg_vp_check_decls(lg_vp *P, int *n_in, int *n_out)
  * or empty box), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
  * constraints. */
 static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, double *lo_in,
-                      double *hi_in, lg_term *T, double **slack)
+                      double *hi_in, lg_term *T, double **slack, size_t *n_coefs)
 {
     for (int i = 0; i < n_in; i++) lo[i] = lo_in[i] = -INFINITY, hi[i] = hi_in[i] = INFINITY;
     *slack = NULL;
@@ -628,6 +655,13 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
         }
         if (lo[i] > hi[i]) return 1;
     }
+    /* every output constraint is stored densely: bound the total up front */
+    *n_coefs += (size_t)n_y * (size_t)n_out;
+    if (*n_coefs > LG_PROP_MAX_COEFS) {
+        lg_fail(LG_ERR_FORMAT, "%s: the property's output constraints need more than %zu coefficients (limit)",
+                P->name, LG_PROP_MAX_COEFS);
+        return -1;
+    }
     T->n_cons = n_y;
     if (n_y && !(T->cons = calloc((size_t)n_y, sizeof *T->cons))) goto oom;
     if (n_y && !(*slack = calloc((size_t)n_y, sizeof **slack))) goto oom;
@@ -656,21 +690,41 @@ static void lg_term_free(lg_term *T)
     memset(T, 0, sizeof *T);
 }
 
-/* Build the cases of p from the DNF, grouping equal boxes. */
+/* FNV-1a over the bytes of a box (lo then hi, n doubles each). */
+static size_t lg_vp_box_hash(const double *lo, const double *hi, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b[2] = {(const unsigned char *)lo, (const unsigned char *)hi};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < (size_t)n * sizeof(double); i++) h = (h ^ b[k][i]) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Build the cases of p from the DNF, grouping equal boxes (found through a
+ * hash table of case indices, so many distinct boxes stay linear). */
 static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_prop *p)
 {
     lg_status st = LG_OK;
     size_t bn = (size_t)n_in * sizeof(double);
     double *lo = malloc(bn), *hi = malloc(bn), *lo_in = malloc(bn), *hi_in = malloc(bn), *slack = NULL;
     int *n_slack = calloc((size_t)d->n + 1, sizeof *n_slack);
+    /* equal boxes are found through a hash table of case indices; terms and
+     * slack grow geometrically (capacities per case) */
+    size_t hcap = 16, n_coefs = 0;
+    while (hcap < 2 * (size_t)d->n) hcap *= 2;
+    int *tab = malloc(hcap * sizeof *tab);                 /* case index or -1 */
+    int *tcap = calloc((size_t)d->n + 1, sizeof *tcap);    /* terms allocated per case */
+    size_t *scap = calloc((size_t)d->n + 1, sizeof *scap); /* slack allocated per case */
     p->n_in = n_in;
     p->n_out = n_out;
-    if (!lo || !hi || !lo_in || !hi_in || !n_slack || !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases)) ||
+    if (!lo || !hi || !lo_in || !hi_in || !n_slack || !tab || !tcap || !scap ||
+        !(p->cases = calloc((size_t)d->n + 1, sizeof *p->cases)) ||
         !(p->inner = calloc((size_t)d->n + 1, sizeof *p->inner)))
         goto oom;
+    for (size_t i = 0; i < hcap; i++) tab[i] = -1;
     for (int i = 0; i < d->n; i++) {
         lg_term T = {0, NULL};
-        int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, lo_in, hi_in, &T, &slack);
+        int r = lg_vp_conj(P, &d->c[i], n_in, n_out, lo, hi, lo_in, hi_in, &T, &slack, &n_coefs);
         if (r < 0) {
             st = LG_ERR_FORMAT;
             lg_term_free(&T);
@@ -681,10 +735,13 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             slack = NULL;
             continue;
         }
-        int c = 0;
-        while (c < p->n_cases && (memcmp(p->cases[c].lo, lo, bn) != 0 || memcmp(p->cases[c].hi, hi, bn) != 0 ||
-                                  memcmp(p->inner[c].lo, lo_in, bn) != 0 || memcmp(p->inner[c].hi, hi_in, bn) != 0))
-            c++;
+        size_t slot = (lg_vp_box_hash(lo, hi, n_in) ^ 31 * lg_vp_box_hash(lo_in, hi_in, n_in)) & (hcap - 1);
+        int c;
+        while ((c = tab[slot]) >= 0 &&
+               (memcmp(p->cases[c].lo, lo, bn) != 0 || memcmp(p->cases[c].hi, hi, bn) != 0 ||
+                memcmp(p->inner[c].lo, lo_in, bn) != 0 || memcmp(p->inner[c].hi, hi_in, bn) != 0))
+            slot = (slot + 1) & (hcap - 1);
+        if (c < 0) tab[slot] = c = p->n_cases;
         lg_prop_case *C = &p->cases[c];
         lg_prop_inner *I = &p->inner[c];
         if (c == p->n_cases) {
@@ -693,6 +750,7 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             I->lo = malloc(bn);
             I->hi = malloc(bn);
             C->terms = calloc(1, sizeof *C->terms);
+            tcap[c] = 1;
             p->n_cases++;
             if (!C->lo || !C->hi || !I->lo || !I->hi || !C->terms) {
                 lg_term_free(&T);
@@ -702,21 +760,26 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
             memcpy(C->hi, hi, bn);
             memcpy(I->lo, lo_in, bn);
             memcpy(I->hi, hi_in, bn);
-        } else {
-            lg_term *nt = realloc(C->terms, ((size_t)C->n_terms + 1) * sizeof *nt);
+        } else if (C->n_terms == tcap[c]) {
+            lg_term *nt = realloc(C->terms, 2 * (size_t)tcap[c] * sizeof *nt);
             if (!nt) {
                 lg_term_free(&T);
                 goto oom;
             }
             C->terms = nt;
+            tcap[c] *= 2;
         }
-        double *ns = realloc(I->slack, ((size_t)n_slack[c] + (size_t)T.n_cons + 1) * sizeof *ns);
-        if (!ns) {
-            lg_term_free(&T);
-            goto oom;
+        if ((size_t)n_slack[c] + (size_t)T.n_cons + 1 > scap[c]) {
+            size_t nc = 2 * ((size_t)n_slack[c] + (size_t)T.n_cons + 1);
+            double *ns = realloc(I->slack, nc * sizeof *ns);
+            if (!ns) {
+                lg_term_free(&T);
+                goto oom;
+            }
+            I->slack = ns;
+            scap[c] = nc;
         }
-        I->slack = ns;
-        if (T.n_cons) memcpy(ns + n_slack[c], slack, (size_t)T.n_cons * sizeof *ns);
+        if (T.n_cons) memcpy(I->slack + n_slack[c], slack, (size_t)T.n_cons * sizeof *I->slack);
         n_slack[c] += T.n_cons;
         free(slack);
         slack = NULL;
@@ -727,6 +790,9 @@ static lg_status lg_vp_build(lg_vp *P, const lg_dnf *d, int n_in, int n_out, lg_
     free(lo_in);
     free(hi_in);
     free(n_slack);
+    free(tab);
+    free(tcap);
+    free(scap);
     return LG_OK;
 oom:
     st = lg_vp_oom(P);
@@ -737,6 +803,9 @@ fail:
     free(hi_in);
     free(slack);
     free(n_slack);
+    free(tab);
+    free(tcap);
+    free(scap);
     lg_prop_free(p);
     return st;
 }
@@ -759,7 +828,7 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
     lg_vp P;
     memset(&P, 0, sizeof P);
     P.name = P.t.name = name;
-    lg_dnf acc = {0, NULL};
+    lg_dnf acc = {0, NULL, 0};
     lg_status st = lg_sx_parse(&P.t, text, len);
     if (st != LG_OK) goto done;
     if ((st = lg_dnf_true(&P, &acc)) != LG_OK) goto done;
@@ -799,7 +868,8 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
         st = lg_fail(LG_ERR_FORMAT, "%s: no (assert ...) found", name);
         goto done;
     }
-    st = lg_vp_build(&P, &acc, n_in, n_out, p);
+    if ((st = lg_vp_build(&P, &acc, n_in, n_out, p)) != LG_OK) goto done;
+    st = lg_prop_validate(p, name);
 done:
     lg_dnf_free(&acc);
     lg_vp_free(&P);

@@ -14,6 +14,12 @@
  * (sat = violated); see verify/prop.h. Empty boxes and constant-false
  * conjunctions are dropped.
  *
+ * Limits (refused up front with a message): LG_VNNLIB_MAX_BYTES of text,
+ * nesting LG_VNNLIB_MAX_DEPTH, LG_VNNLIB_MAX_ATOMS comparisons, the DNF
+ * size above and LG_VNNLIB_MAX_DNF_ENTRIES atom references in it, tokens of 4096 bytes; a constraint whose coefficients or
+ * constant overflow to ±Inf (e.g. (* 1e300 1e300 X_0)) is refused at its
+ * line:column, and the result passes lg_prop_validate.
+ *
  * Errors name file:line:column and what was expected. The caller owns the
  * lg_prop filled in (lg_prop_free); on failure it is left zeroed.
  */
@@ -27,6 +33,10 @@
 #define LG_VNNLIB_MAX_BYTES ((size_t)256 << 20)
 #define LG_VNNLIB_MAX_CONJ 100000
 #define LG_VNNLIB_MAX_DEPTH 256
+/* comparisons (linear constraints) in one file */
+#define LG_VNNLIB_MAX_ATOMS 1000000
+/* atom references summed over the DNF's conjunctions */
+#define LG_VNNLIB_MAX_DNF_ENTRIES (1 << 24)
 
 /* Read a property file. n_in, n_out: the network's sizes; the file must
  * declare exactly X_0..X_{n_in−1} and Y_0..Y_{n_out−1}. Pass 0 for either to

@@ -1,0 +1,94 @@
+/* grid.h — the study's grid file: which networks to train, which instances
+ * to verify (README "The study", format documented there and in
+ * benchmarks/small.ini).
+ *
+ * INI through libinih. Sections: [study] (archs, seeds, eps, inputs,
+ * input_offset, modes, timeout, data), [train] (training options shared by
+ * every regime) and one [regime NAME] per regime (act plus any training
+ * option, overriding [train]). In a regime, `anneal_start` and
+ * `lambda_target` may list several values: the regime expands to their cross
+ * product, named NAME_s<start>_l<target>. Lists are separated by blanks;
+ * an architecture is comma-separated sizes ("784,256,256,10").
+ * Errors name the file, the line and the key.
+ *
+ * Ownership: lg_study_grid_load initialises the grid; lg_study_grid_free
+ * releases everything it owns (a zeroed grid is a no-op).
+ */
+#ifndef LG_STUDY_GRID_H
+#define LG_STUDY_GRID_H
+
+#include <stdint.h>
+
+#include "core/status.h"
+
+#define LG_STUDY_MAX_DIMS 16
+#define LG_STUDY_NAME 64
+
+typedef enum lg_study_mode {
+    LG_STUDY_AUTO = 0, /* the full pipeline on the ReLU net (verify --solver auto) */
+    LG_STUDY_Z3,       /* back-end only: Z3 on the same bounds, nothing else */
+    LG_STUDY_GLPK,     /* back-end only: GLPK MILP on the same bounds, nothing else */
+    LG_STUDY_SMOOTH,   /* the smooth net through its substitution (verify --ref) */
+    LG_STUDY_N_MODES
+} lg_study_mode;
+
+/* "auto", "z3", "glpk", "smooth". */
+const char *lg_study_mode_name(lg_study_mode m);
+/* 0 and *m set, or −1 for an unknown name. */
+int lg_study_mode_parse(const char *s, lg_study_mode *m);
+
+/* Training options of one regime (what the network cache key hashes). */
+typedef struct lg_study_train {
+    char act[16];          /* any lg_act_parse name: lgelu, gelu, relu, ... */
+    double anneal_start;   /* 1 = no annealing during training */
+    double lambda_target;  /* for anneal_start < 1 and anneal_epochs */
+    int anneal_epochs;     /* > 0: afterwards `lgelu anneal` for this many epochs (post-hoc route) */
+    int epochs, batch, threads;
+    char opt[8];           /* sgd or adamw */
+    double lr, momentum, wd, t, c;
+    long subset;           /* first N training images (0 = all) */
+} lg_study_train;
+
+typedef struct lg_study_regime {
+    char name[LG_STUDY_NAME];
+    lg_study_train tr;
+} lg_study_regime;
+
+typedef struct lg_study_arch {
+    int n_dims;
+    int dims[LG_STUDY_MAX_DIMS];
+    char name[LG_STUDY_NAME]; /* "784,256,256,10" */
+} lg_study_arch;
+
+typedef struct lg_study_grid {
+    char data[512];           /* IDX directory (default LG_DATA_DEFAULT_DIR) */
+    int n_archs;
+    lg_study_arch *archs;
+    int n_regimes;
+    lg_study_regime *regimes;
+    int n_seeds;
+    long *seeds;
+    int n_eps;
+    double *eps;
+    int n_inputs;             /* test images input_offset .. input_offset + n_inputs − 1 */
+    int input_offset;
+    int n_modes;
+    lg_study_mode modes[LG_STUDY_N_MODES];
+    double timeout;           /* seconds per instance (default 30) */
+} lg_study_grid;
+
+lg_study_train lg_study_train_default(void);
+
+/* Parse path. LG_ERR_IO if it cannot be read, LG_ERR_FORMAT naming
+ * "path:line: [section] key: problem" otherwise. */
+lg_status lg_study_grid_load(lg_study_grid *g, const char *path);
+/* Same from a string (name used in messages). */
+lg_status lg_study_grid_parse(lg_study_grid *g, const char *text, const char *name);
+void lg_study_grid_free(lg_study_grid *g);
+
+/* 64-bit FNV-1a of the training options that determine a network: regime
+ * options, architecture and seed (not the regime's name). Equal options ⇒
+ * equal hash ⇒ the cached network is reused. */
+uint64_t lg_study_train_hash(const lg_study_train *tr, const lg_study_arch *a, long seed);
+
+#endif

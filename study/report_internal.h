@@ -1,0 +1,66 @@
+/* report_internal.h — what report.c computes and report_md.c,
+ * report_csv.c, report_plot.c write. Only study/ uses this. The lg_rep
+ * owns the row arrays (jansson); groups are plain values. */
+#ifndef LG_STUDY_REPORT_INTERNAL_H
+#define LG_STUDY_REPORT_INTERNAL_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "core/status.h"
+#include "study/grid.h"
+
+#define LG_REP_MAX_GROUPS 256
+#define LG_REP_MAX_EPS 16
+#define LG_REP_MAX_LAYERS 16
+#define LG_REP_MAX_DISAGREE 32
+
+typedef struct lg_rep_modest {
+    int n, robust, violated, unknown, timeouts;
+    int stage_backend;  /* z3/glpk rows whose recorded stage is that back-end */
+    double median_s, total_s;
+    long nodes;
+} lg_rep_modest;
+
+typedef struct lg_rep_groupst {
+    char arch[LG_STUDY_NAME], regime[LG_STUDY_NAME];
+    int n_nets, smooth, n_layers;
+    long order;           /* grid order (networks.jsonl "order"), then first appearance */
+    double acc_before, acc_after, delta_global; /* mean accuracies over seeds; max Δ */
+    double delta_ball_median, delta_ball_max;
+    lg_rep_modest mode[LG_STUDY_N_MODES];
+    double unstable_sum[LG_REP_MAX_EPS];        /* auto rows: Σ unstable_total */
+    int unstable_n[LG_REP_MAX_EPS];
+    double unstable_layer[LG_REP_MAX_EPS][LG_REP_MAX_LAYERS];
+    int relu_robust;      /* auto rows robust */
+    int transfer_robust;  /* ... of which the smooth mode is robust too (margin 2Δ) */
+    int false_robust;     /* ... of which the smooth mode found a smooth-net counterexample */
+    int cex_n, cex_fool;  /* ReLU-net counterexamples (auto/z3/glpk) and how many fool the smooth net */
+    int both_decided, disagree; /* pairs of ReLU-net modes that both decided; of which disagree */
+} lg_rep_groupst;
+
+typedef struct lg_rep {
+    char dir[4096];
+    json_t *nets, *rows, *index; /* index: key → row (borrowed references of rows) */
+    int n_groups;
+    lg_rep_groupst groups[LG_REP_MAX_GROUPS];
+    int n_eps;
+    double eps[LG_REP_MAX_EPS];
+    int has_mode[LG_STUDY_N_MODES];
+    int n_disagree;
+    char disagree[LG_REP_MAX_DISAGREE][256];
+    int plots;            /* 1 if gnuplot made the plots */
+} lg_rep;
+
+const char *lg_rep_str(json_t *o, const char *k);
+double lg_rep_num(json_t *o, const char *k);
+/* Sorts v. NAN for n = 0. */
+double lg_rep_median(double *v, int n);
+/* The decided rows' seconds of group g in mode m, sorted (cactus), into buf; returns the count. */
+int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf);
+
+lg_status lg_rep_write_csv(lg_rep *R);
+lg_status lg_rep_write_plots(lg_rep *R);
+lg_status lg_rep_write_md(lg_rep *R, FILE *out);
+
+#endif

@@ -1,0 +1,341 @@
+/* run.c — the study runner (run.h). */
+#include "study/run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "anneal/deviation.h"
+#include "core/idx.h"
+#include "verify/prop.h"
+#include "verify/transfer.h"
+#include "verify/verify.h"
+#include "study/nets.h"
+#include "study/results.h"
+
+lg_study_opts lg_study_opts_default(void)
+{
+    lg_study_opts o;
+    memset(&o, 0, sizeof o);
+    o.out_dir = "out/study";
+    o.jobs = 1;
+    o.shard_k = o.shard_n = 1;
+    return o;
+}
+
+int lg_study_shard_parse(const char *s, int *k, int *n)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/' || errno) return -1;
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (end == p || *end || errno || b < 1 || b > 100000 || a < 1 || a > b) return -1;
+    *k = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
+static double lg_run_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One network slot of the grid. */
+typedef struct lg_run_net {
+    const lg_study_regime *r;
+    const lg_study_arch *a;
+    long seed;
+    int needed;
+    lg_study_net n;
+    lg_status st;
+} lg_run_net;
+
+/* One instance to run. */
+typedef struct lg_run_inst {
+    int net, input, eps_i;
+    lg_study_mode mode;
+} lg_run_inst;
+
+typedef struct lg_run_ctx {
+    const lg_study_grid *g;
+    const lg_study_opts *o;
+    lg_run_net *nets;
+    int n_nets;
+    lg_run_inst *todo;
+    long n_todo;
+    lg_dataset train, test;
+    const char *cache;
+    lg_study_log results, networks;
+    pthread_mutex_t mu;
+    long next, done;
+    lg_status st;       /* first failure */
+    char err[512];
+    double t0;
+} lg_run_ctx;
+
+static void lg_run_fail(lg_run_ctx *C, lg_status st)
+{
+    pthread_mutex_lock(&C->mu);
+    if (C->st == LG_OK) {
+        C->st = st;
+        snprintf(C->err, sizeof C->err, "%s", lg_errmsg());
+    }
+    pthread_mutex_unlock(&C->mu);
+}
+
+static void lg_run_progress(lg_run_ctx *C, const char *what)
+{
+    if (!C->o->progress) return;
+    double el = lg_run_now() - C->t0;
+    double eta = C->done > 0 ? el / (double)C->done * (double)(C->n_todo - C->done) : 0.0;
+    fprintf(stderr, "\rstudy: %s %ld/%ld, %.0f s elapsed, ETA %.0f s   ", what, C->done, C->n_todo, el, eta);
+    if (C->done == C->n_todo) fprintf(stderr, "\n");
+}
+
+/* Phase 1 worker: networks. */
+static void *lg_run_nets_worker(void *arg)
+{
+    lg_run_ctx *C = arg;
+    for (;;) {
+        pthread_mutex_lock(&C->mu);
+        int i = -1;
+        while (C->st == LG_OK && C->next < C->n_nets) {
+            long j = C->next++;
+            if (C->nets[j].needed) {
+                i = (int)j;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&C->mu);
+        if (i < 0) return NULL;
+        lg_run_net *N = &C->nets[i];
+        lg_status st = lg_study_net_get(&N->n, C->cache, N->r, N->a, N->seed, &C->train, &C->test);
+        if (st == LG_OK) {
+            json_t *j = lg_study_net_json(&N->n, N->r, N->a, N->seed);
+            if (j) json_object_set_new(j, "order", json_integer(i)); /* grid order, for the report */
+            st = j ? lg_study_log_append(&C->networks, j, NULL) : lg_fail(LG_ERR_NOMEM, "out of memory");
+            json_decref(j);
+        }
+        if (st != LG_OK) {
+            lg_run_fail(C, st);
+            return NULL;
+        }
+        pthread_mutex_lock(&C->mu);
+        C->done++;
+        if (C->o->log)
+            fprintf(C->o->log, "study: network %s %s seed %ld: %s, accuracy %.2f%% -> %.2f%% after ReLU, global delta %.4g\n",
+                    N->r->name, N->a->name, N->seed, N->n.cached ? "cached" : "trained", 100 * N->n.acc_before,
+                    100 * N->n.acc_after, N->n.delta_global);
+        if (C->o->log) fflush(C->o->log);
+        pthread_mutex_unlock(&C->mu);
+    }
+}
+
+/* Run one instance; *row receives the JSON row. */
+static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **row)
+{
+    const lg_run_net *N = &C->nets[I->net];
+    const lg_study_net *n = &N->n;
+    const lg_net *relu = &n->relu;
+    int n_in = relu->n_in, n_out = lg_net_n_out(relu);
+    double eps = C->g->eps[I->eps_i];
+    double *x0 = malloc((size_t)n_in * sizeof *x0);
+    double *y = malloc(((size_t)n_out + 2 * (size_t)lg_net_max_width(&n->net)) * sizeof *y);
+    lg_prop prop;
+    memset(&prop, 0, sizeof prop);
+    lg_verify_report rep;
+    memset(&rep, 0, sizeof rep);
+    lg_status st = LG_OK;
+    if (!x0 || !y) {
+        st = lg_fail(LG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < n_in; i++) x0[i] = C->test.x[(size_t)I->input * (size_t)C->test.dim + (size_t)i];
+    int label = C->test.y[I->input];
+    if ((st = lg_prop_robustness(&prop, x0, n_in, eps, 0.0, 1.0, label, n_out, 0.0)) != LG_OK) goto fail;
+    lg_verify_opts vo = lg_verify_opts_default();
+    vo.timeout_s = C->g->timeout;
+    vo.bab.threads = 1;
+    double delta_tr = 0.0;
+    if (I->mode == LG_STUDY_Z3 || I->mode == LG_STUDY_GLPK) {
+        vo.solver = I->mode == LG_STUDY_Z3 ? "z3" : "glpk";
+        vo.backend_only = 1;
+        vo.attack = 0;
+        vo.bab.mode = LG_BAB_NONE;
+    }
+    if (I->mode == LG_STUDY_SMOOTH && n->smooth) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
+    else st = lg_verify_run(relu, &prop, &vo, &rep);
+    if (st != LG_OK) goto fail;
+    double delta_ball = 0.0;
+    if (n->smooth) {
+        lg_dev d;
+        if ((st = lg_dev_init(&d, relu, &n->net)) != LG_OK) goto fail;
+        st = lg_dev_bound_balls(&d, x0, 1, eps, 0.0, 1.0, &delta_ball, NULL, NULL);
+        lg_dev_free(&d);
+        if (st != LG_OK) goto fail;
+    }
+    json_t *fools = json_null();
+    if (rep.verdict == LG_VERDICT_VIOLATED && I->mode != LG_STUDY_SMOOTH && n->smooth) {
+        lg_net_forward(&n->net, rep.x, y, y + n_out);
+        fools = json_boolean(lg_prop_case_violated_by(&prop, 0, y));
+    }
+    char key[512];
+    lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed, I->input, eps, I->mode);
+    json_t *un = json_array();
+    for (int k = 0; k < rep.n_layers; k++) json_array_append_new(un, json_integer(rep.unstable[k]));
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, n->hash);
+    *row = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:f, s:s, s:s, s:s, s:b, s:f, s:o, s:i, s:I, s:I, s:s, s:f, "
+                     "s:f, s:o, s:f, s:s}",
+                     "key", key, "regime", N->r->name, "arch", N->a->name, "seed", (json_int_t)N->seed, "input",
+                     I->input, "label", label, "eps", eps, "mode", lg_study_mode_name(I->mode), "verdict",
+                     lg_verdict_name(rep.verdict), "reason", rep.reason, "timed_out", rep.timed_out, "seconds",
+                     rep.seconds, "unstable", un, "unstable_total", rep.unstable_total, "nodes",
+                     (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
+                     "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
+                     C->g->timeout, "hash", hex);
+    if (!*row) st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
+fail:
+    lg_verify_report_free(&rep);
+    lg_prop_free(&prop);
+    free(x0);
+    free(y);
+    return st;
+}
+
+/* Phase 2 worker: instances. */
+static void *lg_run_inst_worker(void *arg)
+{
+    lg_run_ctx *C = arg;
+    for (;;) {
+        pthread_mutex_lock(&C->mu);
+        long i = C->st == LG_OK && C->next < C->n_todo ? C->next++ : -1;
+        pthread_mutex_unlock(&C->mu);
+        if (i < 0) return NULL;
+        json_t *row = NULL;
+        lg_status st = lg_run_instance(C, &C->todo[i], &row);
+        if (st == LG_OK) st = lg_study_log_append(&C->results, row, NULL);
+        json_decref(row);
+        if (st != LG_OK) {
+            lg_run_fail(C, st);
+            return NULL;
+        }
+        pthread_mutex_lock(&C->mu);
+        C->done++;
+        lg_run_progress(C, "instances");
+        pthread_mutex_unlock(&C->mu);
+    }
+}
+
+static lg_status lg_run_pool(lg_run_ctx *C, void *(*fn)(void *), int jobs)
+{
+    C->next = C->done = 0;
+    pthread_t th[256];
+    int nt = 0;
+    for (int i = 1; i < jobs && i < 256; i++)
+        if (pthread_create(&th[nt], NULL, fn, C) == 0) nt++;
+    fn(C);
+    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+    if (C->st != LG_OK) return lg_fail(C->st, "%s", C->err);
+    return LG_OK;
+}
+
+static lg_status lg_run_mkdir(const char *d)
+{
+    if (mkdir(d, 0755) != 0 && errno != EEXIST) return lg_fail(LG_ERR_IO, "%s: %s", d, strerror(errno));
+    return LG_OK;
+}
+
+lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_stats *stats)
+{
+    lg_run_ctx C;
+    memset(&C, 0, sizeof C);
+    memset(stats, 0, sizeof *stats);
+    C.g = g;
+    C.o = o;
+    C.t0 = lg_run_now();
+    pthread_mutex_init(&C.mu, NULL);
+    char cache[4096], path[4200];
+    lg_status st = lg_run_mkdir(o->out_dir);
+    if (st != LG_OK) goto out;
+    snprintf(cache, sizeof cache, "%s", o->cache_dir ? o->cache_dir : "");
+    if (!o->cache_dir) snprintf(cache, sizeof cache, "%s/nets", o->out_dir);
+    if ((st = lg_run_mkdir(cache)) != LG_OK) goto out;
+    C.cache = cache;
+    snprintf(path, sizeof path, "%s/results.jsonl", o->out_dir);
+    if ((st = lg_study_log_open(&C.results, path)) != LG_OK) goto out;
+    snprintf(path, sizeof path, "%s/networks.jsonl", o->out_dir);
+    if ((st = lg_study_log_open(&C.networks, path)) != LG_OK) goto out;
+
+    C.n_nets = g->n_archs * g->n_regimes * g->n_seeds;
+    long per_net = (long)g->n_inputs * g->n_eps * g->n_modes;
+    C.nets = calloc((size_t)C.n_nets, sizeof *C.nets);
+    C.todo = malloc(((size_t)C.n_nets * (size_t)per_net + 1) * sizeof *C.todo);
+    if (!C.nets || !C.todo) {
+        st = lg_fail(LG_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    long p = 0;
+    int ni = 0;
+    for (int a = 0; a < g->n_archs; a++)
+        for (int r = 0; r < g->n_regimes; r++)
+            for (int s = 0; s < g->n_seeds; s++, ni++) {
+                lg_run_net *N = &C.nets[ni];
+                N->r = &g->regimes[r];
+                N->a = &g->archs[a];
+                N->seed = g->seeds[s];
+                for (int i = 0; i < g->n_inputs; i++)
+                    for (int e = 0; e < g->n_eps; e++)
+                        for (int m = 0; m < g->n_modes; m++, p++) {
+                            if (p % o->shard_n != o->shard_k - 1) continue;
+                            stats->n_instances++;
+                            char key[512];
+                            lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed,
+                                                  g->input_offset + i, g->eps[e], g->modes[m]);
+                            if (lg_study_log_has(&C.results, key)) {
+                                stats->n_skipped++;
+                                continue;
+                            }
+                            N->needed = 1;
+                            C.todo[C.n_todo++] = (lg_run_inst){ni, g->input_offset + i, e, g->modes[m]};
+                        }
+            }
+    for (int i = 0; i < C.n_nets; i++) stats->n_nets += C.nets[i].needed;
+    if (C.n_todo == 0) goto out;
+    if ((st = lg_data_load(&C.train, g->data, "train")) != LG_OK) goto out;
+    if ((st = lg_data_load(&C.test, g->data, "test")) != LG_OK) goto out;
+    if ((size_t)(g->input_offset + g->n_inputs) > C.test.n) {
+        st = lg_fail(LG_ERR_ARG, "the grid asks for test images up to %d but the test set has %zu",
+                     g->input_offset + g->n_inputs - 1, C.test.n);
+        goto out;
+    }
+    /* phase 1: networks. Training in parallel only with one BLAS thread each. */
+    int par = 1;
+    for (int r = 0; r < g->n_regimes; r++) par &= g->regimes[r].tr.threads == 1;
+    if ((st = lg_run_pool(&C, lg_run_nets_worker, par ? o->jobs : 1)) != LG_OK) goto out;
+    /* phase 2: instances */
+    C.t0 = lg_run_now();
+    st = lg_run_pool(&C, lg_run_inst_worker, o->jobs);
+    stats->n_run = C.done;
+out:
+    stats->seconds = lg_run_now() - C.t0;
+    if (C.nets)
+        for (int i = 0; i < C.n_nets; i++) lg_study_net_free(&C.nets[i].n);
+    free(C.nets);
+    free(C.todo);
+    lg_dataset_free(&C.train);
+    lg_dataset_free(&C.test);
+    lg_study_log_close(&C.results);
+    lg_study_log_close(&C.networks);
+    pthread_mutex_destroy(&C.mu);
+    return st;
+}

@@ -1,0 +1,59 @@
+/* run.h — the study runner: every (network, input, ε, mode) instance of a
+ * grid, in-process, with N worker threads, resumable and shardable.
+ *
+ * Instances are enumerated in one canonical order (architecture, regime,
+ * seed, then input, ε, mode); instance number p belongs to shard K of N when
+ * p mod N = K − 1, so shards are disjoint, cover the grid and do not depend
+ * on what has already run. Phase 1 gets every network the shard needs
+ * (nets.h: cache or train); phase 2 verifies the instances whose key is not
+ * yet in OUT/results.jsonl and appends one row per finished instance
+ * (results.h). Network rows go to OUT/networks.jsonl.
+ *
+ * Row fields: key, regime, arch, seed, input, label, eps, mode, verdict,
+ * reason, timed_out, seconds, unstable (per layer), unstable_total, nodes,
+ * bab_nodes, stage (what decided or was tried last: bounds, attack, glpk,
+ * z3, relu-bab, ...), delta_ball (certified Δ on the ball, 0 for relu
+ * nets), delta_transfer (smooth mode: the Δ the transfer used), cex_fools_smooth
+ * (violated rows of smooth regimes in auto/z3/glpk: does the ReLU net's
+ * counterexample fool the smooth net; null otherwise), timeout, hash.
+ *
+ * Modes (grid.h): auto = lg_verify_run with the default pipeline; z3/glpk =
+ * lg_verify_run with backend_only (same symbolic bounds, then that back-end
+ * on every term, nothing else); smooth = lg_verify_transfer (verify --ref).
+ * Every instance gets the grid's timeout; branch and bound runs one thread
+ * per worker so verdicts do not depend on -j.
+ *
+ * Everything passed in is borrowed.
+ */
+#ifndef LG_STUDY_RUN_H
+#define LG_STUDY_RUN_H
+
+#include <stdio.h>
+
+#include "study/grid.h"
+
+typedef struct lg_study_opts {
+    const char *out_dir;   /* created if missing */
+    const char *cache_dir; /* networks; NULL = OUT/nets */
+    int jobs;              /* worker threads (≥ 1) */
+    int shard_k, shard_n;  /* 1 ≤ K ≤ N; 1/1 = everything */
+    int progress;          /* 1: progress line with ETA on stderr */
+    FILE *log;             /* one line per network and a closing line, or NULL */
+} lg_study_opts;
+
+lg_study_opts lg_study_opts_default(void);
+
+typedef struct lg_study_stats {
+    long n_instances;   /* in this shard */
+    long n_skipped;     /* already in results.jsonl */
+    long n_run;         /* run now */
+    int n_nets;
+    double seconds;
+} lg_study_stats;
+
+/* Parse "K/N" (1 ≤ K ≤ N ≤ 100000): 0 or −1. */
+int lg_study_shard_parse(const char *s, int *k, int *n);
+
+lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_stats *stats);
+
+#endif

@@ -1,0 +1,544 @@
+/* check_study.c — the study subsystem (study/): grid parsing and its errors,
+ * the back-end-only switch of the verify driver, resume after a kill (no
+ * lost or duplicated rows), shard + merge equals one unsharded run, and the
+ * report on a committed results file (tests/fixtures/study).
+ * The runner tests train 784-8-10 nets for one epoch on 600 Fashion-MNIST
+ * images (skipped without the data); the suite takes about 20 s. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/rng.h"
+#include "study/grid.h"
+#include "study/report.h"
+#include "study/results.h"
+#include "study/run.h"
+#include "testutil.h"
+#include "train/loop.h"
+#include "verify/verify.h"
+
+static const char *lg_grid_ok =
+    "; a comment\n"
+    "[study]\n"
+    "archs = 784,8,10 784,16,16,10\n"
+    "seeds = 1 2\n"
+    "eps = 0.01 0.02\n"
+    "inputs = 3\n"
+    "input_offset = 5\n"
+    "modes = auto glpk\n"
+    "timeout = 4\n"
+    "[train]\n"
+    "epochs = 2\n"
+    "lr = 0.01\n"
+    "[regime relu]\n"
+    "act = relu\n"
+    "[regime anneal]\n"
+    "act = lgelu\n"
+    "anneal_start = 0.1 0.5\n"
+    "lambda_target = 40 160 640\n"
+    "[regime post]\n"
+    "act = gelu\n"
+    "anneal_epochs = 1\n"
+    "epochs = 3\n";
+
+START_TEST(test_study_grid_parse)
+{
+    lg_study_grid g;
+    ck_assert_int_eq(lg_study_grid_parse(&g, lg_grid_ok, "ok.ini"), LG_OK);
+    ck_assert_int_eq(g.n_archs, 2);
+    ck_assert_int_eq(g.archs[1].n_dims, 4);
+    ck_assert_int_eq(g.archs[1].dims[2], 16);
+    ck_assert_str_eq(g.archs[0].name, "784,8,10");
+    ck_assert_int_eq(g.n_seeds, 2);
+    ck_assert_int_eq(g.n_eps, 2);
+    ck_assert_double_eq(g.eps[1], 0.02);
+    ck_assert_int_eq(g.n_inputs, 3);
+    ck_assert_int_eq(g.input_offset, 5);
+    ck_assert_int_eq(g.n_modes, 2);
+    ck_assert_int_eq(g.modes[1], LG_STUDY_GLPK);
+    ck_assert_double_eq(g.timeout, 4);
+    /* relu + 2×3 annealed + post */
+    ck_assert_int_eq(g.n_regimes, 8);
+    ck_assert_str_eq(g.regimes[0].name, "relu");
+    ck_assert_str_eq(g.regimes[1].name, "anneal_s0.1_l40");
+    ck_assert_str_eq(g.regimes[6].name, "anneal_s0.5_l640");
+    ck_assert_double_eq(g.regimes[6].tr.anneal_start, 0.5);
+    ck_assert_double_eq(g.regimes[6].tr.lambda_target, 640);
+    ck_assert_double_eq(g.regimes[6].tr.lr, 0.01); /* from [train] */
+    ck_assert_int_eq(g.regimes[6].tr.epochs, 2);
+    /* λ learns at c·lr as with `lgelu train` (c = 0 would freeze it) */
+    ck_assert_double_eq(g.regimes[6].tr.c, lg_train_opts_default().optim.c);
+    ck_assert(g.regimes[6].tr.c > 0);
+    ck_assert_str_eq(g.regimes[7].name, "post");
+    ck_assert_int_eq(g.regimes[7].tr.epochs, 3); /* regime overrides [train] */
+    ck_assert_int_eq(g.regimes[7].tr.anneal_epochs, 1);
+    /* the cache key: the regime's name does not enter, its options and the seed do */
+    lg_study_train t = g.regimes[0].tr;
+    uint64_t h = lg_study_train_hash(&t, &g.archs[0], 1);
+    ck_assert(h == lg_study_train_hash(&g.regimes[0].tr, &g.archs[0], 1));
+    ck_assert(h != lg_study_train_hash(&t, &g.archs[0], 2));
+    ck_assert(h != lg_study_train_hash(&t, &g.archs[1], 1));
+    t.lr = 0.02;
+    ck_assert(h != lg_study_train_hash(&t, &g.archs[0], 1));
+    lg_study_grid_free(&g);
+    /* defaults: seed 1, every mode, timeout 30 */
+    ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs=4,2\neps=0.1\ninputs=1\n[regime r]\nact=relu\n", "d.ini"),
+                     LG_OK);
+    ck_assert_int_eq(g.n_seeds, 1);
+    ck_assert_int_eq(g.seeds[0], 1);
+    ck_assert_int_eq(g.n_modes, LG_STUDY_N_MODES);
+    ck_assert_double_eq(g.timeout, 30);
+    lg_study_grid_free(&g);
+}
+END_TEST
+
+/* Bad grids and the "file:line: [section] key" their message must start with. */
+static const struct {
+    const char *text, *expect;
+} lg_grid_bad[] = {
+    {"[study]\narchs = 784,8,10\neps = 0.01\ninputs = 2\nmodes = auto fast\n[regime r]\nact=relu\n",
+     "bad.ini:5: [study] modes: 'fast' is not a mode"},
+    {"[study]\narchs = 784,,10\n", "bad.ini:2: [study] archs: '784,,10' is not an architecture"},
+    {"[study]\narchs = 784,8\neps = 2\n", "bad.ini:3: [study] eps: '2' is not a radius"},
+    {"[study]\narchs = 784,8\neps = 0.1\ninputs = 0\n", "bad.ini:4: [study] inputs: expected an integer"},
+    {"[study]\narchs = 784,8\nsurprise = 1\n", "bad.ini:3: [study] surprise: unknown key"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[train]\nlr = fast\n", "bad.ini:6: [train] lr: 'fast': expected"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[regime a]\nact = relu\n\n[regime b]\nact = tanh\n",
+     "bad.ini:9: [regime b] act: 'tanh': expected an activation"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[regime a]\nact = lgelu\nanneal_start = 0.1 1.5\n",
+     "bad.ini:7: [regime a] anneal_start: '1.5': expected a number in [0, 1]"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[regime a]\nact=relu\n[regime a]\nact=gelu\n",
+     "bad.ini:8: [regime a] act: regime 'a' defined twice"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[extra]\nx=1\n", "bad.ini:6: [extra] x: unknown section"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\nthis line has no equals sign\n", "bad.ini:5: syntax error"},
+    {"[study]\narchs=784,8\ninputs=1\n[regime a]\nact=relu\n", "bad.ini: [study] needs the keys archs, eps and inputs"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n", "bad.ini: no [regime NAME] section"},
+};
+
+START_TEST(test_study_grid_errors)
+{
+    lg_study_grid g;
+    const char *text = lg_grid_bad[_i].text, *expect = lg_grid_bad[_i].expect;
+    lg_status st = lg_study_grid_parse(&g, text, "bad.ini");
+    ck_assert_msg(st == LG_ERR_FORMAT, "case %d: status %d", _i, (int)st);
+    ck_assert_msg(strncmp(lg_errmsg(), expect, strlen(expect)) == 0, "case %d: got '%s', want '%s...'", _i,
+                  lg_errmsg(), expect);
+    ck_assert_ptr_null(g.regimes);
+}
+END_TEST
+
+START_TEST(test_study_grid_file_missing)
+{
+    lg_study_grid g;
+    ck_assert_int_eq(lg_study_grid_load(&g, "/nonexistent/grid.ini"), LG_ERR_IO);
+    ck_assert_int_eq(lg_study_shard_parse("3/2", &(int){0}, &(int){0}), -1);
+    int k, n;
+    ck_assert_int_eq(lg_study_shard_parse("2/3", &k, &n), 0);
+    ck_assert_int_eq(k * 10 + n, 23);
+}
+END_TEST
+
+/* The back-end-only switch: on a box the bounds alone prove, the normal
+ * driver says "bounds" and never calls a solver; backend_only must reach the
+ * named back-end (method = its name, nodes counted) with the same verdict. */
+START_TEST(test_study_backend_only_reaches_solver)
+{
+    static const char *solvers[] = {"glpk", "z3"};
+    int dims[] = {4, 6, 3};
+    lg_net net = {0};
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 7, 0);
+    lg_test_randomize(&net, &r, 0.5);
+    double x0[4] = {0.3, 0.6, 0.2, 0.8}, y[3], scr[16];
+    lg_net_forward(&net, x0, y, scr);
+    int label = 0;
+    for (int j = 1; j < 3; j++)
+        if (y[j] > y[label]) label = j;
+    lg_prop p;
+    ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 1e-6, 0, 1, label, 3, 0), LG_OK);
+    lg_verify_opts o = lg_verify_opts_default();
+    o.timeout_s = 20;
+    o.bab.threads = 1;
+    lg_verify_report rep;
+    ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+    ck_assert_int_eq(rep.verdict, LG_VERDICT_ROBUST);
+    ck_assert_str_eq(rep.method, "bounds");
+    ck_assert_double_eq(rep.t_solver, 0);
+    lg_verify_report_free(&rep);
+    for (int s = 0; s < 2; s++) {
+        o.solver = solvers[s];
+        o.backend_only = 1;
+        o.attack = 0;
+        o.bab.mode = LG_BAB_NONE;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "%s: verdict %s (%s)", solvers[s], lg_verdict_name(rep.verdict),
+                      rep.reason);
+        /* the stage is the back-end ("glpk+z3" when GLPK's UNSAT was confirmed by Z3) */
+        ck_assert_msg(strncmp(rep.method, solvers[s], strlen(solvers[s])) == 0, "%s: stage %s", solvers[s], rep.method);
+        ck_assert_msg(rep.t_solver > 0, "%s: no time in the back-end", solvers[s]);
+        lg_verify_report_free(&rep);
+    }
+    lg_prop_free(&p);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* ---- runner tests on real data ---- */
+
+/* 3 regimes × 2 radii × inputs × 3 modes; 2 inputs under LG_TEST_QUICK (sanitizers), else 3. */
+static int lg_run_inputs(void) { return getenv("LG_TEST_QUICK") ? 2 : 3; }
+#define LG_RUN_ROWS (3 * 2 * lg_run_inputs() * 3)
+
+static const char *lg_grid_run_text(void)
+{
+    static char b[1024];
+    snprintf(b, sizeof b,
+             "[study]\n"
+             "archs = 784,8,10\n"
+             "eps = 0.01 0.05\n"
+             "inputs = %d\n"
+             "modes = auto glpk smooth\n"
+             "timeout = 5\n"
+             "[train]\n"
+             "epochs = 1\n"
+             "subset = 600\n"
+             "[regime relu]\n"
+             "act = relu\n"
+             "[regime gelu_swap]\n"
+             "act = gelu\n"
+             "[regime anneal]\n"
+             "act = lgelu\n"
+             "anneal_start = 0.5\n"
+             "lambda_target = 160\n",
+             lg_run_inputs());
+    return b;
+}
+#define lg_grid_run lg_grid_run_text()
+
+static char lg_tmpdir[256];
+
+static const char *lg_dir(const char *sub)
+{
+    static char b[4][512];
+    static int k;
+    char *p = b[k++ % 4];
+    snprintf(p, 512, "%s/%s", lg_tmpdir, sub);
+    return p;
+}
+
+static void lg_study_setup(void)
+{
+    snprintf(lg_tmpdir, sizeof lg_tmpdir, "%s", lg_test_tmpfile("_study"));
+    ck_assert_int_eq(mkdir(lg_tmpdir, 0755), 0);
+}
+
+static void lg_study_teardown(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", lg_tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", lg_tmpdir);
+}
+
+static void lg_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static json_t *lg_rows(const char *dir)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/results.jsonl", dir);
+    json_t *rows = NULL;
+    ck_assert_int_eq(lg_study_rows_read(p, &rows), LG_OK);
+    return rows;
+}
+
+/* Every key once; returns the number of rows. */
+static int lg_unique(json_t *rows)
+{
+    json_t *seen = json_object();
+    size_t i;
+    json_t *o;
+    json_array_foreach(rows, i, o)
+    {
+        const char *k = json_string_value(json_object_get(o, "key"));
+        ck_assert_msg(!json_object_get(seen, k), "duplicated row %s", k);
+        json_object_set_new(seen, k, json_true());
+    }
+    json_decref(seen);
+    return (int)json_array_size(rows);
+}
+
+static lg_status lg_run(const char *grid_text, const char *out, const char *cache, int k, int n, int jobs)
+{
+    lg_study_grid g;
+    ck_assert_int_eq(lg_study_grid_parse(&g, grid_text, "run.ini"), LG_OK);
+    lg_study_opts o = lg_study_opts_default();
+    o.out_dir = out;
+    o.cache_dir = cache;
+    o.shard_k = k;
+    o.shard_n = n;
+    o.jobs = jobs;
+    lg_study_stats s;
+    lg_status st = lg_study_run(&g, &o, &s);
+    lg_study_grid_free(&g);
+    return st;
+}
+
+static long lg_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    long n = 0;
+    int c;
+    while ((c = fgetc(f)) != EOF) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+START_TEST(test_study_resume_after_kill)
+{
+    if (!lg_test_have_data()) return;
+    const char *grid = lg_dir("grid.ini"), *out = lg_dir("out");
+    lg_write(grid, lg_grid_run);
+    char res[600];
+    snprintf(res, sizeof res, "%s/results.jsonl", out);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char bin[600];
+        snprintf(bin, sizeof bin, "%s/lgelu", LG_BINARY_DIR);
+        if (!freopen("/dev/null", "w", stdout)) _exit(126);
+        execl(bin, bin, "study", grid, "--out", out, "-j", "1", (char *)NULL);
+        _exit(127);
+    }
+    /* kill it (SIGKILL: no cleanup) once a few rows are on disk */
+    long n0 = 0;
+    for (int t = 0; t < 6000 && (n0 = lg_lines(res)) < 4; t++) {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFSIGNALED(status), "the study finished before it could be killed");
+    json_t *before = lg_rows(out);
+    int n_before = lg_unique(before);
+    ck_assert_int_ge(n_before, 4);
+    ck_assert_int_lt(n_before, LG_RUN_ROWS);
+    /* a torn line, as a kill in the middle of a write would leave */
+    FILE *f = fopen(res, "a");
+    fputs("{\"key\":\"relu|784,8,10|1|0|0.0", f);
+    fclose(f);
+    char args[1400];
+    snprintf(args, sizeof args, "study '%s' --out '%s' -j 2", grid, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    json_t *after = lg_rows(out);
+    ck_assert_int_eq(lg_unique(after), LG_RUN_ROWS);
+    /* nothing written before the kill was lost or changed */
+    for (int i = 0; i < n_before; i++)
+        ck_assert(json_equal(json_array_get(before, (size_t)i), json_array_get(after, (size_t)i)));
+    /* a third run finds everything done and writes nothing */
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    ck_assert_int_eq(lg_lines(res), LG_RUN_ROWS);
+    json_decref(before);
+    json_decref(after);
+}
+END_TEST
+
+/* The fields that do not depend on timing: the route `auto` takes (stage) and
+ * a verdict cut by the wall-clock timeout depend on the machine's speed. */
+static int lg_same_row(json_t *a, json_t *b)
+{
+    static const char *f[] = {"key", "unstable", "label", "delta_ball", "hash"};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!json_equal(json_object_get(a, f[i]), json_object_get(b, f[i]))) return 0;
+    int timed = json_is_true(json_object_get(a, "timed_out")) || json_is_true(json_object_get(b, "timed_out"));
+    return timed || json_equal(json_object_get(a, "verdict"), json_object_get(b, "verdict"));
+}
+
+START_TEST(test_study_shard_merge_equals_single)
+{
+    if (!lg_test_have_data()) return;
+    const char *cache = lg_dir("nets");
+    ck_assert_int_eq(mkdir(cache, 0755), 0);
+    ck_assert_int_eq(lg_run(lg_grid_run, lg_dir("single"), cache, 1, 1, 2), LG_OK);
+    ck_assert_int_eq(lg_run(lg_grid_run, lg_dir("s1"), cache, 1, 2, 1), LG_OK);
+    ck_assert_int_eq(lg_run(lg_grid_run, lg_dir("s2"), cache, 2, 2, 1), LG_OK);
+    json_t *a = lg_rows(lg_dir("s1")), *b = lg_rows(lg_dir("s2"));
+    int na = lg_unique(a), nb = lg_unique(b);
+    ck_assert_int_eq(na + nb, LG_RUN_ROWS);
+    ck_assert_int_eq(na, LG_RUN_ROWS / 2);
+    const char *in[] = {lg_dir("s1"), lg_dir("s2")};
+    char in0[512], in1[512];
+    snprintf(in0, sizeof in0, "%s", in[0]);
+    snprintf(in1, sizeof in1, "%s", in[1]);
+    const char *ins[] = {in0, in1};
+    long n = 0;
+    ck_assert_int_eq(lg_study_merge(lg_dir("merged"), ins, 2, &n), LG_OK);
+    ck_assert_int_eq(n, LG_RUN_ROWS);
+    /* merging again adds nothing */
+    ck_assert_int_eq(lg_study_merge(lg_dir("merged"), ins, 2, &n), LG_OK);
+    json_t *m = lg_rows(lg_dir("merged")), *s = lg_rows(lg_dir("single"));
+    ck_assert_int_eq(lg_unique(m), LG_RUN_ROWS);
+    ck_assert_int_eq(lg_unique(s), LG_RUN_ROWS);
+    json_t *idx = json_object();
+    size_t i;
+    json_t *o;
+    json_array_foreach(s, i, o) json_object_set(idx, json_string_value(json_object_get(o, "key")), o);
+    int n_violated = 0, n_backend = 0;
+    json_array_foreach(m, i, o)
+    {
+        const char *k = json_string_value(json_object_get(o, "key"));
+        json_t *t = json_object_get(idx, k);
+        ck_assert_msg(t && lg_same_row(o, t), "row %s differs between the merged shards and the single run", k);
+        n_violated += strcmp(json_string_value(json_object_get(o, "verdict")), "violated") == 0;
+        if (strcmp(json_string_value(json_object_get(o, "mode")), "glpk") == 0) {
+            /* back-end only: the recorded stage is the back-end, never bounds/attack */
+            ck_assert_msg(strncmp(json_string_value(json_object_get(o, "stage")), "glpk", 4) == 0, "%s: stage %s", k,
+                          json_string_value(json_object_get(o, "stage")));
+            n_backend++;
+        }
+    }
+    ck_assert_int_eq(n_backend, LG_RUN_ROWS / 3);
+    ck_assert_int_gt(n_violated, 0); /* eps 0.05 on an 8-unit net: some instances fall */
+    /* networks.jsonl joined too: one row per network */
+    char p[700];
+    snprintf(p, sizeof p, "%s/networks.jsonl", lg_dir("merged"));
+    ck_assert_int_eq(lg_lines(p), 3);
+    /* a conflicting shard is refused */
+    snprintf(p, sizeof p, "%s/results.jsonl", in0);
+    json_t *r0 = json_deep_copy(json_array_get(a, 0));
+    const char *v = json_string_value(json_object_get(r0, "verdict"));
+    json_object_set_new(r0, "verdict", json_string(strcmp(v, "robust") == 0 ? "violated" : "robust"));
+    char *line = json_dumps(r0, JSON_COMPACT);
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s", lg_dir("bad"));
+    ck_assert_int_eq(mkdir(bad, 0755), 0);
+    snprintf(p, sizeof p, "%s/results.jsonl", bad);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "%s\n", line);
+    fclose(f);
+    free(line);
+    const char *ins2[] = {in0, bad};
+    ck_assert_int_eq(lg_study_merge(lg_dir("merged2"), ins2, 2, &n), LG_ERR_FORMAT);
+    json_decref(r0);
+    json_decref(idx);
+    json_decref(a);
+    json_decref(b);
+    json_decref(m);
+    json_decref(s);
+}
+END_TEST
+
+/* z3 back-end-only rows through the runner: the stage is z3 (decided or timed out). */
+START_TEST(test_study_z3_mode_row)
+{
+    if (!lg_test_have_data()) return;
+    static const char *grid = "[study]\narchs = 784,8,10\neps = 0.01\ninputs = 1\nmodes = z3\ntimeout = 2\n"
+                              "[train]\nepochs = 1\nsubset = 600\n[regime relu]\nact = relu\n";
+    ck_assert_int_eq(lg_run(grid, lg_dir("z3"), NULL, 1, 1, 1), LG_OK);
+    json_t *rows = lg_rows(lg_dir("z3"));
+    ck_assert_int_eq(lg_unique(rows), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "stage")), "z3");
+    json_decref(rows);
+}
+END_TEST
+
+/* The report on the committed results (tests/fixtures/study, made by
+ * `lgelu study grid.ini`): numbers checked against counts made by hand. */
+START_TEST(test_study_report_fixture)
+{
+    const char *dir = lg_dir("rep");
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    char cmd[2000], fr[700];
+    snprintf(fr, sizeof fr, "%s", lg_test_fixture("study/results.jsonl"));
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' '%s/'", fr, lg_test_fixture("study/networks.jsonl"), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    char p[700], line[4096];
+    snprintf(p, sizeof p, "%s/modes.csv", dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        /* gelu_swap smooth: 2 robust, 0 violated, 1 unknown of 3; z3 (back-end only) decides none */
+        if (strncmp(line, "\"784,16,10\",gelu_swap,smooth,3,2,0,1,", 37) == 0) found |= 1;
+        if (strncmp(line, "\"784,16,10\",relu,z3,3,0,0,3,3,", 30) == 0) found |= 2;
+        if (strncmp(line, "\"784,16,10\",relu,glpk,3,3,0,0,0,", 32) == 0 && strstr(line, ",3\n")) found |= 4;
+    }
+    fclose(f);
+    ck_assert_int_eq(found, 7);
+    snprintf(p, sizeof p, "%s/transfer.csv", dir);
+    f = fopen(p, "r");
+    found = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, ",gelu_swap,") && strstr(line, ",3,2,0,0,0\n")) found |= 1; /* 3 ReLU robust, 2 transfer */
+        if (strstr(line, ",anneal_s0.25_l160,") && strstr(line, ",3,3,0,0,0\n")) found |= 2;
+    }
+    fclose(f);
+    ck_assert_int_eq(found, 3);
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    found = 0;
+    while (fgets(line, sizeof line, f)) {
+        found |= strstr(line, "## Transfer to the smooth network") ? 1 : 0;
+        found |= strstr(line, "No two ReLU-net modes disagreed") ? 2 : 0;
+        found |= strstr(line, "| 784,16,10 | gelu_swap | 59.28 | 57.79 |") ? 4 : 0;
+    }
+    fclose(f);
+    ck_assert_int_eq(found, 7);
+    /* a planted disagreement (glpk says violated where auto proved robust) is reported */
+    snprintf(cmd, sizeof cmd,
+             "sed -i 's/\\(\"key\":\"relu|784,16,10|1|0|0.01|glpk\".*\"verdict\":\\)\"robust\"/\\1\"violated\"/' "
+             "'%s/results.jsonl'",
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/agreement.csv", dir);
+    f = fopen(p, "r");
+    found = 0;
+    while (fgets(line, sizeof line, f)) found |= strncmp(line, "\"784,16,10\",relu,", 17) == 0 && strstr(line, ",1\n");
+    fclose(f);
+    ck_assert_int_eq(found, 1);
+}
+END_TEST
+
+START_TEST(test_study_report_empty_dir)
+{
+    ck_assert_int_eq(lg_study_report(lg_dir(""), NULL), LG_ERR_ARG);
+}
+END_TEST
+
+Suite *suite_study(void)
+{
+    Suite *s = suite_create("study");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, lg_study_setup, lg_study_teardown);
+    tcase_add_test(tc, test_study_grid_parse);
+    tcase_add_test(tc, test_study_backend_only_reaches_solver);
+    tcase_add_test(tc, test_study_resume_after_kill);
+    tcase_add_test(tc, test_study_shard_merge_equals_single);
+    tcase_add_test(tc, test_study_z3_mode_row);
+    tcase_add_test(tc, test_study_report_fixture);
+    tcase_set_timeout(tc, 600);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_add_checked_fixture(tl, lg_study_setup, lg_study_teardown);
+    tcase_add_loop_test(tl, test_study_grid_errors, 0, (int)(sizeof lg_grid_bad / sizeof lg_grid_bad[0]));
+    tcase_add_test(tl, test_study_grid_file_missing);
+    tcase_add_test(tl, test_study_report_empty_dir);
+    suite_add_tcase(s, tl);
+    return s;
+}

@@ -1,0 +1,409 @@
+/* gen_fuzz.c — adversarial instances with known truth (gen_fuzz.h). */
+#include "gen_fuzz.h"
+
+#include <float.h>
+#include <gmp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/netfile.h"
+#include "core/rng.h"
+#include "oracle.h"
+
+static double uni(lg_rng *r, double a, double b) { return a + (b - a) * lg_rng_uniform(r); }
+static double pow10u(lg_rng *r, double a, double b) { return pow(10.0, uni(r, a, b)); }
+static double sgn(lg_rng *r) { return lg_rng_below(r, 2) ? 1.0 : -1.0; }
+
+/* v rounded to `bits` significant bits (exact products of such numbers). */
+static double few_bits(double v, int bits)
+{
+    int e;
+    double m = frexp(v, &e);
+    return ldexp(round(ldexp(m, bits)), e - bits);
+}
+
+static void tag(lg_fuzz_case *fc, const char *t)
+{
+    size_t n = strlen(fc->cls);
+    snprintf(fc->cls + n, sizeof fc->cls - n, "%s%s", n ? " " : "", t);
+}
+
+static void free_parts(lg_fuzz_case *fc)
+{
+    lg_net_free(&fc->net);
+    lg_prop_free(&fc->prop);
+    free(fc->witness);
+    fc->witness = NULL;
+    memset(&fc->prob, 0, sizeof fc->prob);
+    fc->cls[0] = 0;
+    fc->tie = 0;
+}
+
+void lg_fuzz_case_free(lg_fuzz_case *fc)
+{
+    free_parts(fc);
+    memset(fc, 0, sizeof *fc);
+}
+
+/* Weights and biases of every layer by the class wc (0 unit, 1 layer, 2 wide). */
+static void fill_weights(lg_net *net, lg_rng *r, int wc, int dyadic)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        double ls = wc == 1 ? pow10u(r, -3, 3) : 1.0, fan = 1.0 / sqrt((double)L->n_in);
+        for (int i = 0; i < L->n_out * L->n_in; i++) {
+            double v = wc == 2 ? sgn(r) * pow10u(r, -6, 6) : ls * fan * lg_rng_normal(r);
+            L->W[i] = dyadic ? few_bits(v, 1 + (int)lg_rng_below(r, 6)) : v;
+        }
+        for (int i = 0; i < L->n_out; i++) {
+            double v = wc == 2 ? sgn(r) * pow10u(r, -6, 6) * (double)lg_rng_below(r, 2) : 0.3 * ls * lg_rng_normal(r);
+            L->b[i] = dyadic ? few_bits(v, 1 + (int)lg_rng_below(r, 6)) : v;
+        }
+    }
+}
+
+/* Hidden layer kc: neurons 0 and 1 compute proportional pre-activations;
+ * layer kc+1 combines them so that they cancel (exactly for kind 1, up to
+ * the rounding of 0.1 and 0.3 for kind 2); its other weights shrink. */
+static void inject_cancel(lg_net *net, lg_rng *r, int kc, int kind)
+{
+    lg_layer *L = &net->layers[kc], *N = &net->layers[kc + 1];
+    int ni = L->n_in;
+    double f = ldexp(1.0, (int)lg_rng_below(r, 21) - 10);
+    for (int i = 0; i < ni; i++) {
+        double v = L->W[i];
+        if (kind == 1) {
+            L->W[(size_t)ni + (size_t)i] = v * f;
+        } else {
+            L->W[i] = 0.1 * v;
+            L->W[(size_t)ni + (size_t)i] = 0.3 * v;
+        }
+    }
+    if (kind == 1) {
+        L->b[1] = L->b[0] * f;
+    } else {
+        double beta = L->b[0];
+        L->b[0] = 0.1 * beta;
+        L->b[1] = 0.3 * beta;
+    }
+    double shrink = lg_rng_below(r, 2) ? pow10u(r, -8, 0) : 1.0;
+    for (int o = 0; o < N->n_out; o++) {
+        double *row = N->W + (size_t)o * (size_t)N->n_in;
+        for (int i = 2; i < N->n_in; i++) row[i] *= shrink;
+        N->b[o] *= shrink;
+        double c = ldexp(1.0, (int)lg_rng_below(r, 13) - 6) * sgn(r);
+        if (kind == 1) {
+            row[0] = c * f; /* a·h0 − c·h1 = c·f·h0 − c·f·h0 = 0 */
+            row[1] = -c;
+        } else {
+            row[0] = 3.0 * c; /* 3·relu(0.1v·x) − relu(0.3v·x) */
+            row[1] = -c;
+        }
+    }
+}
+
+static lg_status alloc_prop(lg_prop *p, int n_in, int n_out, int n_terms, const int *n_cons)
+{
+    memset(p, 0, sizeof *p);
+    p->n_in = n_in;
+    p->n_out = n_out;
+    p->n_cases = 1;
+    p->cases = calloc(1, sizeof *p->cases);
+    if (!p->cases) goto oom;
+    lg_prop_case *c = &p->cases[0];
+    c->lo = calloc((size_t)n_in, sizeof *c->lo);
+    c->hi = calloc((size_t)n_in, sizeof *c->hi);
+    c->terms = calloc((size_t)n_terms, sizeof *c->terms);
+    if (!c->lo || !c->hi || !c->terms) goto oom;
+    c->n_terms = n_terms;
+    for (int t = 0; t < n_terms; t++) {
+        c->terms[t].cons = calloc((size_t)n_cons[t], sizeof *c->terms[t].cons);
+        if (!c->terms[t].cons) goto oom;
+        c->terms[t].n_cons = n_cons[t];
+        for (int k = 0; k < n_cons[t]; k++) {
+            c->terms[t].cons[k].coef = calloc((size_t)n_out, sizeof(double));
+            if (!c->terms[t].cons[k].coef) goto oom;
+        }
+    }
+    return LG_OK;
+oom:
+    lg_prop_free(p);
+    return lg_fail(LG_ERR_NOMEM, "fuzz: out of memory");
+}
+
+/* Network, box and property shape; constants d relative to the centre. */
+static lg_status draw(lg_fuzz_case *fc, lg_rng *r)
+{
+    int n_in = 1 + (int)lg_rng_below(r, 4), n_hid = 1 + (int)lg_rng_below(r, 3), n_out = 1 + (int)lg_rng_below(r, 3);
+    int dims[5];
+    dims[0] = n_in;
+    for (int k = 1; k <= n_hid; k++) dims[k] = 1 + (int)lg_rng_below(r, 4);
+    dims[n_hid + 1] = n_out;
+    int cancel = (int)lg_rng_below(r, 5) - 2, kc = (int)lg_rng_below(r, (uint32_t)n_hid); /* cancel ≤ 0: none */
+    if (cancel > 0 && dims[kc + 1] < 2) dims[kc + 1] = 2;
+    lg_status st = lg_net_init(&fc->net, n_hid + 1, dims, LG_ACT_RELU);
+    if (st) return st;
+    lg_net *net = &fc->net;
+    int wc = (int)lg_rng_below(r, 3), dyadic = lg_rng_below(r, 4) == 0;
+    tag(fc, wc == 0 ? "w-unit" : wc == 1 ? "w-layer" : "w-wide");
+    if (dyadic) tag(fc, "dyadic");
+    fill_weights(net, r, wc, dyadic);
+    if (cancel > 0) {
+        inject_cancel(net, r, kc, cancel);
+        tag(fc, cancel == 1 ? "cancel2" : "cancel10");
+    }
+    /* box */
+    int big = lg_rng_below(r, 4) == 0, huge = big && lg_rng_below(r, 4) == 0;
+    if (big) tag(fc, huge ? "huge" : "big");
+    double *x0 = calloc((size_t)n_in, sizeof *x0), *hw = calloc((size_t)n_in, sizeof *hw);
+    LG_ASSERT(x0 && hw);
+    for (int i = 0; i < n_in; i++) {
+        x0[i] = big ? sgn(r) * pow10u(r, 0, huge ? 308 : 10) : uni(r, -1, 1);
+        hw[i] = big ? fabs(x0[i]) * pow10u(r, -12, 0) : pow10u(r, -3, 0);
+        if (lg_rng_below(r, 10) == 0 || (huge && lg_rng_below(r, 2))) hw[i] = 0; /* a pinned input */
+    }
+    if (lg_rng_below(r, 3) == 0) {
+        tag(fc, "norm");
+        net->in_sub = malloc((size_t)n_in * sizeof *net->in_sub);
+        net->in_div = malloc((size_t)n_in * sizeof *net->in_div);
+        LG_ASSERT(net->in_sub && net->in_div);
+        for (int i = 0; i < n_in; i++) {
+            net->in_sub[i] = x0[i] + hw[i] * lg_rng_normal(r);
+            net->in_div[i] = (lg_rng_below(r, 8) == 0 ? -1.0 : 1.0) * pow10u(r, -3, 3) * (hw[i] > 0 ? hw[i] : 1.0);
+        }
+    }
+    /* property */
+    double *y0 = calloc((size_t)n_out, sizeof *y0), *scr = calloc(2 * (size_t)lg_net_max_width(net), sizeof *scr);
+    LG_ASSERT(y0 && scr);
+    lg_net_forward(net, x0, y0, scr);
+    int robust = n_out >= 2 && lg_rng_below(r, 2), n_terms, n_cons[3] = {1, 1, 1}, conj = 0;
+    int label = 0;
+    if (robust) {
+        for (int j = 1; j < n_out; j++)
+            if (y0[j] > y0[label]) label = j;
+        conj = n_out >= 3 && lg_rng_below(r, 3) == 0;
+        n_terms = conj ? 1 : n_out - 1;
+        if (conj) n_cons[0] = 2;
+    } else {
+        n_terms = 1 + (int)lg_rng_below(r, 3);
+        for (int t = 0; t < n_terms; t++) {
+            n_cons[t] = 1 + (int)lg_rng_below(r, 3);
+            if (n_cons[t] > 1) conj = 1;
+        }
+    }
+    tag(fc, robust ? "robust" : "lin");
+    if (n_terms > 1) tag(fc, "disj");
+    if (conj) tag(fc, "conj");
+    st = alloc_prop(&fc->prop, n_in, n_out, n_terms, n_cons);
+    if (st == LG_OK) {
+        lg_prop_case *C = &fc->prop.cases[0];
+        for (int i = 0; i < n_in; i++) {
+            C->lo[i] = x0[i] - hw[i];
+            C->hi[i] = x0[i] + hw[i];
+        }
+        for (int t = 0, j = 0; t < n_terms; t++) {
+            for (int k = 0; k < n_cons[t]; k++) {
+                lg_lincon *L = &C->terms[t].cons[k];
+                if (robust) {
+                    if (j == label) j++;
+                    L->coef[label] = 1.0;
+                    L->coef[j++] = -1.0;
+                } else {
+                    int kind = (int)lg_rng_below(r, 3), any = 0;
+                    for (int q = 0; q < n_out; q++) {
+                        double v = kind == 0 ? (double)lg_rng_below(r, 7) - 3.0
+                                   : kind == 1 ? lg_rng_normal(r)
+                                               : sgn(r) * pow10u(r, -3, 3);
+                        L->coef[q] = v;
+                        any |= v != 0;
+                    }
+                    if (!any) L->coef[0] = 1.0;
+                }
+                double v = 0;
+                for (int q = 0; q < n_out; q++) v += L->coef[q] * y0[q];
+                L->d = robust ? 0.0 : -v + 0.1 * (1.0 + fabs(v)) * lg_rng_normal(r);
+            }
+        }
+        fc->prob.net = net;
+        fc->prob.lo = C->lo;
+        fc->prob.hi = C->hi;
+        fc->prob.n_terms = C->n_terms;
+        fc->prob.terms = C->terms;
+    }
+    free(x0);
+    free(hw);
+    free(y0);
+    free(scr);
+    return st;
+}
+
+/* Shift every constant by −gap + δ (in rationals, then rounded to double).
+ * LG_ERR_ARG (draw again) if a constant leaves the doubles. */
+static lg_status shift_constants(lg_fuzz_case *fc, const mpq_t gap, double delta)
+{
+    lg_status st = LG_OK;
+    mpq_t v, t, dmax;
+    mpq_inits(v, t, dmax, NULL);
+    mpq_set_d(dmax, DBL_MAX);
+    lg_prop_case *C = &fc->prop.cases[0];
+    for (int k = 0; k < C->n_terms; k++)
+        for (int c = 0; c < C->terms[k].n_cons; c++) {
+            lg_lincon *L = &C->terms[k].cons[c];
+            mpq_set_d(v, L->d);
+            mpq_sub(v, v, gap);
+            mpq_set_d(t, delta);
+            mpq_add(v, v, t);
+            mpq_abs(t, v);
+            if (mpq_cmp(t, dmax) > 0) st = LG_ERR_ARG;
+            L->d = st ? 0.0 : mpq_get_d(v);
+        }
+    mpq_clears(v, t, dmax, NULL);
+    return st;
+}
+
+static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
+{
+    lg_status st = draw(fc, r);
+    if (st) return st;
+    mpq_t gap;
+    mpq_init(gap);
+    long n1 = 0, n2 = 0;
+    st = lg_oracle_gap(&fc->prob, gap, NULL, &n1);
+    if (st == LG_OK) {
+        double g = fabs(mpq_get_d(gap)), scale = 1.0;
+        const lg_prop_case *C = &fc->prop.cases[0];
+        for (int k = 0; k < C->n_terms; k++)
+            for (int c = 0; c < C->terms[k].n_cons; c++)
+                if (fabs(C->terms[k].cons[c].d) > scale) scale = fabs(C->terms[k].cons[c].d);
+        if (g > scale) scale = g;
+        int mode = (int)lg_rng_below(r, 8);
+        double delta;
+        if (mode < 3) { /* spread: either verdict, clear margin */
+            delta = lg_rng_normal(r) * (1e-3 + 0.5 * g);
+        } else if (mode < 7) {
+            int e = -14 + (int)lg_rng_below(r, 12);
+            delta = sgn(r) * pow(10.0, e) * scale;
+            fc->tie = fabs(delta);
+            char s[16];
+            snprintf(s, sizeof s, "tie%d", e);
+            tag(fc, s);
+        } else {
+            delta = 0;
+            tag(fc, "tie-0");
+        }
+        st = shift_constants(fc, gap, delta);
+    }
+    if (st == LG_OK) {
+        int n = fc->net.n_in;
+        mpq_t *x = malloc((size_t)n * sizeof *x);
+        LG_ASSERT(x);
+        for (int i = 0; i < n; i++) mpq_init(x[i]);
+        st = lg_oracle_decide(&fc->prob, &fc->truth, x, &n2);
+        if (st == LG_OK && fc->truth == LG_ANSWER_SAT) {
+            fc->witness = malloc((size_t)n * sizeof *fc->witness);
+            LG_ASSERT(fc->witness);
+            for (int i = 0; i < n; i++) fc->witness[i] = mpq_get_d(x[i]);
+        }
+        for (int i = 0; i < n; i++) mpq_clear(x[i]);
+        free(x);
+    }
+    fc->n_lp = n1 + n2;
+    mpq_clear(gap);
+    return st;
+}
+
+lg_status lg_fuzz_case_make(lg_fuzz_case *fc, uint64_t seed, long index)
+{
+    memset(fc, 0, sizeof *fc);
+    fc->seed = seed;
+    fc->index = index;
+    lg_rng r;
+    lg_rng_init(&r, seed, (uint64_t)index);
+    for (int attempt = 0; attempt < 200; attempt++) {
+        lg_status st = try_make(fc, &r);
+        if (st == LG_OK) return LG_OK;
+        free_parts(fc);
+        if (st != LG_ERR_ARG) return st; /* LG_ERR_ARG: too many unstable ReLUs, draw again */
+    }
+    return lg_fail(LG_ERR_SOLVER, "fuzz: case %lu/%ld: no instance with ≤ %d unstable ReLUs in 200 draws",
+                   (unsigned long)seed, index, LG_ORACLE_MAX_UNSTABLE);
+}
+
+static void write_lin(FILE *f, const lg_lincon *L, int n_out)
+{
+    /* coef·y + d ≤ 0 written as (<= (+ (* c Y_j) ...) −d) */
+    fprintf(f, "(<= (+");
+    for (int j = 0; j < n_out; j++)
+        if (L->coef[j] != 0) fprintf(f, " (* %.17g Y_%d)", L->coef[j], j);
+    fprintf(f, " 0) %.17g)", -L->d);
+}
+
+lg_status lg_fuzz_case_dump(const lg_fuzz_case *fc, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/net.lgnet", dir);
+    lg_status st = lg_netfile_write(&fc->net, path);
+    if (st) return st;
+    snprintf(path, sizeof path, "%s/prop.vnnlib", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot write", path);
+    const lg_prop *p = &fc->prop;
+    const lg_prop_case *C = &p->cases[0];
+    fprintf(f, "; soundfuzz seed %lu case %ld: %s; oracle: %s\n", (unsigned long)fc->seed, fc->index, fc->cls,
+            fc->truth == LG_ANSWER_SAT ? "violated" : "robust");
+    for (int i = 0; i < p->n_in; i++) fprintf(f, "(declare-const X_%d Real)\n", i);
+    for (int j = 0; j < p->n_out; j++) fprintf(f, "(declare-const Y_%d Real)\n", j);
+    for (int i = 0; i < p->n_in; i++) fprintf(f, "(assert (>= X_%d %.17g))\n(assert (<= X_%d %.17g))\n", i, C->lo[i], i, C->hi[i]);
+    fprintf(f, "(assert (or");
+    for (int t = 0; t < C->n_terms; t++) {
+        fprintf(f, "\n  (and");
+        for (int c = 0; c < C->terms[t].n_cons; c++) {
+            fprintf(f, " ");
+            write_lin(f, &C->terms[t].cons[c], p->n_out);
+        }
+        fprintf(f, ")");
+    }
+    fprintf(f, "))\n");
+    if (fclose(f) != 0) return lg_fail(LG_ERR_IO, "%s: write failed", path);
+    return LG_OK;
+}
+
+void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f)
+{
+    const lg_net *net = &fc->net;
+    fprintf(f, "  case seed=%lu index=%ld [%s] oracle=%s\n", (unsigned long)fc->seed, fc->index, fc->cls,
+            fc->truth == LG_ANSWER_SAT ? "violated" : "robust");
+    fprintf(f, "  dims %d", net->n_in);
+    for (int k = 0; k < net->n_layers; k++) fprintf(f, "-%d", net->layers[k].n_out);
+    fprintf(f, "\n");
+    for (int i = 0; i < net->n_in; i++) {
+        fprintf(f, "  x%d in [%a, %a]", i, fc->prob.lo[i], fc->prob.hi[i]);
+        if (net->in_sub) fprintf(f, "  norm (x - %a) / %a", net->in_sub[i], net->in_div[i]);
+        fprintf(f, "\n");
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int o = 0; o < L->n_out; o++) {
+            fprintf(f, "  L%d n%d %s: b=%a W=", k, o, L->act == LG_ACT_RELU ? "relu" : "id", L->b[o]);
+            for (int i = 0; i < L->n_in; i++) fprintf(f, "%s%a", i ? "," : "", L->W[(size_t)o * (size_t)L->n_in + (size_t)i]);
+            fprintf(f, "\n");
+        }
+    }
+    for (int t = 0; t < fc->prob.n_terms; t++) {
+        fprintf(f, "  term %d:", t);
+        for (int c = 0; c < fc->prob.terms[t].n_cons; c++) {
+            const lg_lincon *L = &fc->prob.terms[t].cons[c];
+            fprintf(f, "%s", c ? " AND" : "");
+            for (int j = 0; j < lg_net_n_out(net); j++)
+                if (L->coef[j] != 0) fprintf(f, " %+a*y%d", L->coef[j], j);
+            fprintf(f, " %+a <= 0", L->d);
+        }
+        fprintf(f, "\n");
+    }
+    if (fc->witness) {
+        fprintf(f, "  oracle witness (rounded):");
+        for (int i = 0; i < net->n_in; i++) fprintf(f, " %.17g", fc->witness[i]);
+        fprintf(f, "\n");
+    }
+}

@@ -1,0 +1,67 @@
+/* soundfuzz.h — the differential soundness fuzzer: run a case with known
+ * truth (gen_fuzz.h) through every --solver × --bab mode of the verdict
+ * driver (lg_verify_run) and compare with the exact oracle (oracle.h).
+ *
+ * A run is WRONG when the driver says `robust` and the oracle found a
+ * counterexample (wrong-robust), or says `violated` with a witness that is
+ * not a counterexample in exact arithmetic (outside the box, or the exact
+ * forward pass satisfies no term: wrong-witness). `unknown` is always
+ * allowed. A driver error (lg_verify_run returning non-OK on a valid
+ * instance) is counted separately as an error. Odd case indices run with
+ * the attack off (--no-attack), even ones with it on, so the proof paths
+ * are exercised without the attack deciding first.
+ *
+ * Everything passed in is borrowed.
+ */
+#ifndef LG_SOUNDFUZZ_H
+#define LG_SOUNDFUZZ_H
+
+#include <stdio.h>
+
+#include "gen_fuzz.h"
+
+#define LG_FUZZ_N_SOLVERS 4
+#define LG_FUZZ_N_BABS 4
+#define LG_FUZZ_MAX_KINDS 48
+
+typedef struct lg_fuzz_opts {
+    double timeout_s;                  /* per lg_verify_run (default 2) */
+    int solver_on[LG_FUZZ_N_SOLVERS];  /* auto, glpk, z3, none (default all 1) */
+    int bab_on[LG_FUZZ_N_BABS];        /* none, input, relu, auto (default all 1) */
+    int verbose;                       /* 1: a line per run */
+} lg_fuzz_opts;
+
+typedef struct lg_fuzz_stats {
+    long cases, runs;
+    long truth_sat, truth_unsat;
+    long robust, violated, unknown;
+    long timeouts;                     /* unknowns that came from the deadline */
+    long wrong_robust, wrong_witness, errors;
+    long ties;                         /* cases of a tie class */
+    long bad_cases;                    /* cases with at least one wrong verdict or error */
+    double t_oracle, t_verify;         /* seconds */
+    int n_kinds;                       /* wrong verdicts by kind and deciding method */
+    char kind[LG_FUZZ_MAX_KINDS][64];  /* e.g. "WRONG-ROBUST glpk/glpk" (solver/method) */
+    long kind_n[LG_FUZZ_MAX_KINDS];
+} lg_fuzz_stats;
+
+lg_fuzz_opts lg_fuzz_opts_default(void);
+
+/* Names, in index order, of the solver and bab modes. */
+extern const char *const lg_fuzz_solver_names[LG_FUZZ_N_SOLVERS];
+extern const char *const lg_fuzz_bab_names[LG_FUZZ_N_BABS];
+
+/* Enable only the comma-separated names in list (e.g. "glpk,z3"); LG_ERR_ARG
+ * for an unknown name. which: 0 solvers, 1 bab modes. */
+lg_status lg_fuzz_opts_select(lg_fuzz_opts *o, int which, const char *list);
+
+/* Run fc through every enabled mode, add to s, and print every wrong verdict
+ * or error to log (with the case and a reproducer command). Returns the
+ * number of wrong verdicts plus errors for this case. */
+long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* A summary line (cases, runs, cases/hour, verdict counts, wrong verdicts,
+ * errors), then one line per kind of wrong verdict. */
+void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f);
+
+#endif
