@@ -12,13 +12,13 @@
 # variant and writes OUT/results.jsonl.
 #
 # usage: benchmarks/deep_bab.sh LGELU_AFTER [LGELU_BEFORE] [OUT]
-# env:   N (instances per net, default 10), TIMEOUT (30), EPS4 (0.012),
+# env:   N (instances per net, default 8), TIMEOUT (30), EPS4 (0.012),
 #        EPS6 (0.02), DATA (IDX folder; lgelu's default otherwise)
 set -euo pipefail
 AFTER=${1:?usage: deep_bab.sh LGELU_AFTER [LGELU_BEFORE] [OUT]}
 BEFORE=${2:-}
 OUT=${3:-deep_bab_results}
-N=${N:-10}
+N=${N:-8}
 TIMEOUT=${TIMEOUT:-30}
 EPS4=${EPS4:-0.012}
 EPS6=${EPS6:-0.02}
@@ -43,7 +43,7 @@ RES=$OUT/results.jsonl
 
 run_all() { # instance-name, then the verify arguments
   local inst=$1; shift
-  local pids=() k=0
+  local pids=() k=0 q
   for v in "${VARIANTS[@]}"; do
     IFS='|' read -r name bin extra <<< "$v"
     # shellcheck disable=SC2086
@@ -53,7 +53,7 @@ run_all() { # instance-name, then the verify arguments
     k=$((k + 1))
   done
   wait "${pids[@]}" || true
-  for ((i = 0; i < k; i++)); do cat "$OUT/.part.$i" >> "$RES"; rm -f "$OUT/.part.$i"; done
+  for ((q = 0; q < k; q++)); do cat "$OUT/.part.$q" >> "$RES"; rm -f "$OUT/.part.$q"; done
 }
 
 for ((i = 0; i < N; i++)); do
