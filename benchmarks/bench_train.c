@@ -13,6 +13,7 @@
 #include "core/idx.h"
 #include "core/linalg.h"
 #include "core/rng.h"
+#include "train/act_simd.h"
 #include "train/model.h"
 #include "train/optim.h"
 
@@ -132,7 +133,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "lgelu_bench_train: %s: %s\n", lg_status_str(st), lg_errmsg());
         return 1;
     }
-    printf("784-256-256-10, batch %d, 1 thread, %d steps × %d chunks (median), SGD momentum\n", BATCH, steps, chunks);
+    printf("784-256-256-10, batch %d, 1 thread, %d steps × %d chunks (median), SGD momentum, λ-GELU kernels %s\n",
+           BATCH, steps, chunks, lg_simd_level_name(lg_simd_level()));
     /* GEMM-only time of one step: every product the model issues */
     double step_secs = 0, step_flops = 0, secs;
     printf("sgemm shapes (M×N×K, op):\n");

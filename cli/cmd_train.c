@@ -7,14 +7,15 @@
 #include "cli/cmd.h"
 #include "cli/train_common.h"
 #include "core/netfile.h"
-#include "train/model.h"
+#include "train/init.h"
 
 static void lg_train_help(void)
 {
     printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu|sigmoid|swish|prelu\n"
            "                   --epochs N\n"
            "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
-           "                   [--t 0.1] [--c 9] [--seed S] [--threads T] [--val N] [--subset N]\n"
+           "                   [--t 0.1] [--c 9] [--s-update lambda|s] [--init he|xavier|torch]\n"
+           "                   [--seed S] [--threads T] [--val N] [--subset N]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--log FILE] -o NET\n\n"
            "Train a dense network (softmax cross-entropy) on the training split of an IDX dataset and\n"
            "write it in the native format. One line per epoch on stdout: loss, training accuracy, test\n"
@@ -39,6 +40,12 @@ static void lg_train_help(void)
            "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n"
            "  --t T               temperature of λ = 1 + softplus(s/t) (default 0.1)\n"
            "  --c C               s learns with rate C·η (default 9)\n"
+           "  --s-update MODE     lambda: step λ itself by C·η·(∂L/∂λ through the optimiser), floor\n"
+           "                      λ ≥ 1.001, s solved back (default; λ cannot be trapped at 1);\n"
+           "                      s: the plain step on s (dλ/ds = σ(s/t)/t vanishes as λ → 1)\n"
+           "  --init KIND         weight initialisation: torch (U(±1/√fan_in) for W and b, PyTorch's\n"
+           "                      nn.Linear default; the default), he (N(0, 2/fan_in), b = 0) or\n"
+           "                      xavier (N(0, 2/(fan_in+fan_out)), b = 0)\n"
            "  --seed S            seed of initialisation and shuffling (default 1)\n"
            "  --threads T         OpenBLAS threads (default 1)\n"
            "  --val N             hold out the last N training examples as a validation set\n"
@@ -94,11 +101,13 @@ int lg_cmd_train(int argc, char **argv)
         {"subset", required_argument, 0, LG_OPT_SUBSET}, {"anneal-start", required_argument, 0, LG_OPT_ANNEAL_START},
         {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
         {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
+        {"init", required_argument, 0, LG_OPT_INIT}, {"s-update", required_argument, 0, LG_OPT_S_UPDATE},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);
     int dims[64] = {784, 256, 256, 10}, nd = 4, c;
     lg_act act = LG_ACT_LGELU;
+    lg_init_kind init = LG_INIT_TORCH;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         int r = lg_cli_train_option("train", &ct, c, optarg);
@@ -114,6 +123,10 @@ int lg_cmd_train(int argc, char **argv)
             if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
                 return lg_cli_usage("train", "--act: expected lgelu, gelu, relu, sigmoid, swish or prelu, got '%s'",
                                     optarg);
+            break;
+        case LG_OPT_INIT:
+            if (lg_init_parse(optarg, &init) != 0)
+                return lg_cli_usage("train", "--init: expected he, xavier or torch, got '%s'", optarg);
             break;
         case 'h': lg_train_help(); return 0;
         default: return lg_cli_usage("train", "unknown option");
@@ -136,7 +149,8 @@ int lg_cmd_train(int argc, char **argv)
     }
     if ((st = lg_net_init(&net, nd - 1, dims, act)) != LG_OK) goto fail;
     net.t = ct.t;
-    lg_model_init_weights(&net, ct.tr.seed);
+    lg_init_weights(&net, ct.tr.seed, init);
+    ct.init_name = lg_init_name(init);
     if ((st = lg_cli_train_run("train", &ct, &net, anneal)) != LG_OK) goto fail;
     rc = 0;
 fail:

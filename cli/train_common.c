@@ -81,6 +81,12 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
             return -1;
         }
         return 0;
+    case LG_OPT_S_UPDATE:
+        if (lg_s_update_parse(arg, &o->optim.s_update) != 0) {
+            fprintf(stderr, "lgelu %s: --s-update: expected 's' or 'lambda', got '%s'\n", cmd, arg);
+            return -1;
+        }
+        return 0;
     case LG_OPT_ANNEAL_START:
         if (lg_opt_double(cmd, "anneal-start", arg, 1e-9, 1.0, &ct->anneal_start)) return -1;
         ct->anneal_set = 1;
@@ -147,8 +153,10 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     printf("%s: %zu training examples%s, batch %d, %s lr %g", cmd, ct->train.n, ct->val_ds.n ? " (+ validation)" : "",
            ct->tr.batch, op->kind == LG_OPTIM_SGD ? "sgd" : "adamw", op->lr);
     if (op->kind == LG_OPTIM_SGD) printf(" momentum %g", op->momentum);
-    printf(" wd %g, t %g, c %g, seed %llu, threads %d\n", op->wd, net->t, op->c, (unsigned long long)ct->tr.seed,
-           ct->tr.threads);
+    printf(" wd %g, t %g, c %g, s-update %s, seed %llu, threads %d", op->wd, net->t, op->c,
+           op->s_update == LG_S_UPDATE_LAMBDA ? "lambda" : "s", (unsigned long long)ct->tr.seed, ct->tr.threads);
+    if (ct->init_name) printf(", init %s", ct->init_name);
+    printf("\n");
     fflush(stdout);
     lg_train_result res;
     if ((st = lg_train_run(net, &ct->train, ct->val_ds.n ? &ct->val_ds : NULL, &ct->test, &ct->tr, &res)) != LG_OK)

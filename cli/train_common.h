@@ -16,7 +16,8 @@
 enum {
     LG_OPT_DATA = 256, LG_OPT_EPOCHS, LG_OPT_BATCH, LG_OPT_LR, LG_OPT_MOMENTUM, LG_OPT_OPT, LG_OPT_WD, LG_OPT_T,
     LG_OPT_C, LG_OPT_SEED, LG_OPT_THREADS, LG_OPT_VAL, LG_OPT_SUBSET, LG_OPT_ANNEAL_START, LG_OPT_LAMBDA_TARGET,
-    LG_OPT_TOLERANCE, LG_OPT_LOG, LG_OPT_ARCH, LG_OPT_ACT
+    LG_OPT_TOLERANCE, LG_OPT_LOG, LG_OPT_ARCH, LG_OPT_ACT,
+    LG_OPT_INIT, LG_OPT_S_UPDATE
 };
 
 typedef struct lg_cli_train {
@@ -30,6 +31,7 @@ typedef struct lg_cli_train {
     int target_set, tolerance_set, anneal_set;
     lg_dataset train, val_ds, test;
     lg_anneal_schedule sched;
+    const char *init_name; /* printed in the report when set (`train --init`) */
 } lg_cli_train;
 
 void lg_cli_train_defaults(lg_cli_train *ct);

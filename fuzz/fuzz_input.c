@@ -11,6 +11,7 @@
 #include "core/npy.h"
 #include "core/netfile.h"
 #include "core/onnx.h"
+#include "study/grid.h"
 #include "verify/prop.h"
 #include "verify/vnnlib.h"
 
@@ -122,5 +123,18 @@ lg_status lg_fuzz_inputs(const uint8_t *data, size_t size)
     lg_status st = lg_cli_inputs_read(path, n_in, &X, &n);
     free(X);
     unlink(path);
+    return st;
+}
+
+lg_status lg_fuzz_grid(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text) return LG_ERR_NOMEM;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    lg_study_grid g;
+    lg_status st = lg_study_grid_parse(&g, text, "fuzz.ini");
+    lg_study_grid_free(&g);
+    free(text);
     return st;
 }

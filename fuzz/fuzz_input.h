@@ -41,4 +41,7 @@ lg_status lg_fuzz_npy_dataset(const uint8_t *data, size_t size);
  * .npy by magic, else text); the first byte picks n_in (1..16). */
 lg_status lg_fuzz_inputs(const uint8_t *data, size_t size);
 
+/* Study grid file (lg_study_grid_parse; libinih underneath). */
+lg_status lg_fuzz_grid(const uint8_t *data, size_t size);
+
 #endif

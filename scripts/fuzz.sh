@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [--seed] [SECONDS] [PARSER...]
 #
 # Builds the harnesses in build-fuzz/ (-DLG_FUZZ=ON), then runs each PARSER
-# (default: all: idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs) for
+# (default: all: idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs grid) for
 # SECONDS (default 60) of wall time, one after the other. Seeds are read from
 # fuzz/corpus/<parser>/ (tracked, small); new inputs go to the working corpus
 # build-fuzz/corpus/<parser>/ (kept between runs, so coverage accumulates).
@@ -33,7 +33,7 @@ if [ -z "${LG_FUZZ_NOBUILD:-}" ]; then  # set it to run what is built (e.g. two 
 fi
 
 if [ $seed -eq 1 ]; then
-  for p in idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs; do mkdir -p fuzz/corpus/$p; done
+  for p in idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs grid; do mkdir -p fuzz/corpus/$p; done
   "$B/fuzz/fuzz_make_seeds" fuzz/corpus
   PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3   # Debian's, with python3-numpy
   "$PY" fuzz/make_npy_seeds.py fuzz/corpus
@@ -44,6 +44,7 @@ if [ $seed -eq 1 ]; then
   printf '\x04\x01sat\n((X_0 0.5)\n(X_1 -1)\n(X_2 1e-3)\n(X_3 2.5e+1)\n(Y_0 0.25))\n' >fuzz/corpus/vnnlib_assign/small.txt
   printf '\x01\x02((X_0 0.0) (Y_0 1.0) (Y_1 -2))' >fuzz/corpus/vnnlib_assign/noheader.txt
   { printf '\x10\x0a'; head -c 400 $F/vnncomp/prop_1_0.05.counterexample; } >fuzz/corpus/vnnlib_assign/mnist_head.txt
+  cp benchmarks/*.ini fuzz/corpus/grid/
   du -sh fuzz/corpus/*
   exit 0
 fi

@@ -33,7 +33,7 @@ static const lg_regress_parser lg_parsers[] = {
     {"onnx", lg_fuzz_onnx},       {"vnnlib", lg_fuzz_vnnlib},
     {"vnnlib_assign", lg_fuzz_vnnlib_assign},
     {"npy", lg_fuzz_npy},         {"npy_dataset", lg_fuzz_npy_dataset},
-    {"inputs", lg_fuzz_inputs},
+    {"inputs", lg_fuzz_inputs},   {"grid", lg_fuzz_grid},
 };
 #define LG_N_PARSERS (sizeof lg_parsers / sizeof lg_parsers[0])
 

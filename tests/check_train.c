@@ -258,6 +258,7 @@ START_TEST(test_train_optim_by_hand)
         lg_optim_opts o = lg_optim_opts_default();
         o.kind = kind ? LG_OPTIM_ADAMW : LG_OPTIM_SGD;
         o.lr = 0.1, o.momentum = 0.9, o.wd = 0.01, o.c = 9;
+        o.s_update = LG_S_UPDATE_S; /* the plain step on s (check_hardness.c has the λ-space one) */
         lg_optim_step(&m, &o, 1);
         lg_optim_step(&m, &o, 2); /* same gradients twice */
         for (int k = 0; k < 3; k++) {

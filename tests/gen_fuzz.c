@@ -279,6 +279,10 @@ static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
         if (g > scale) scale = g;
         int mode = (int)lg_rng_below(r, 8);
         double delta;
+        if (!isfinite(g) || !isfinite(scale)) { /* the exact depth is beyond the doubles: draw again */
+            mpq_clear(gap);
+            return LG_ERR_ARG;
+        }
         if (mode < 3) { /* spread: either verdict, clear margin */
             delta = lg_rng_normal(r) * (1e-3 + 0.5 * g);
         } else if (mode < 7) {
@@ -292,7 +296,7 @@ static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
             delta = 0;
             tag(fc, "tie-0");
         }
-        st = shift_constants(fc, gap, delta);
+        st = isfinite(delta) ? shift_constants(fc, gap, delta) : LG_ERR_ARG;
     }
     if (st == LG_OK) {
         int n = fc->net.n_in;

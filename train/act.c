@@ -1,21 +1,17 @@
 /* act.c — float activation kernels (DESIGN.md §1).
  *
- * The λ-GELU pair is the hot loop of training, so it is written to be
- * auto-vectorised (no calls, no branches in the element loops): erfc by the
- * Chebyshev-fitted form erfc(z) = t·exp(−z² + P(t)), t = 1/(1 + z/2)
- * (Numerical Recipes' erfcc, fractional error < 1.2e-7 for all z ≥ 0), and
- * exp by Cody–Waite range reduction with the Cephes expf polynomial and an exact
- * power of two (relative error ~1e-7). Both tails keep their relative
- * accuracy down to FLT_MIN; results below that are flushed to 0. */
+ * The λ-GELU pair is the hot loop of training: it lives in act_simd.c,
+ * vectorised with runtime CPU dispatch (erfc by Numerical Recipes' erfcc,
+ * exp by Cody–Waite reduction and the Cephes polynomial; both tails keep
+ * their relative accuracy down to FLT_MIN). The other kinds are written to
+ * be auto-vectorised (no calls, no branches in the element loops), with
+ * the same exp below. */
 #include "train/act.h"
+#include "train/act_simd.h"
 #include "train/act_baseline.h"
 
 #include <stdint.h>
 #include <string.h>
-
-#define LG_INV_SQRT2 0.70710678118654752440f
-#define LG_INV_SQRT2PI 0.39894228040143267794f
-#define LG_CHUNK 64
 
 /* e^x for x ≤ 88; returns 0 for x < −87 (below FLT_MIN). */
 static inline float lg_expf(float x)
@@ -35,63 +31,6 @@ static inline float lg_expf(float x)
     memcpy(&scale, &bits, sizeof scale);
     float e = p * scale;
     return x < -87.0f ? 0.0f : e;
-}
-
-/* erfc(z) for z ≥ 0 and e^{−z²} beside it (the Gaussian factor of φ). */
-static inline float lg_erfc_pos(float z)
-{
-    float t = 1.0f / (1.0f + 0.5f * z);
-    float poly = -1.26551223f +
-                 t * (1.00002368f +
-                      t * (0.37409196f +
-                           t * (0.09678418f +
-                                t * (-0.18628806f +
-                                     t * (0.27886807f +
-                                          t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-    return t * lg_expf(-z * z + poly);
-}
-
-/* Φ(u) = ½·erfc(−u/√2) */
-static inline float lg_Phif(float u)
-{
-    float mu = -u;
-    float z = (u < 0.0f ? mu : u) * LG_INV_SQRT2;
-    float h = 0.5f * lg_erfc_pos(z), omh = 1.0f - h;
-    return u < 0.0f ? h : omh;
-}
-
-/* out[i] = inp[i]·Φ(λ·inp[i]) */
-static void lg_act_lgelu_forward(float *out, const float *inp, float lambda, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        out[i] = x * lg_Phif(lambda * x);
-    }
-}
-
-/* dinp += dout·(Φ(λx) + λx·φ(λx)); dλ += Σ dout·x²·φ(λx). u is clamped to
- * ±40 for φ (φ(40) is 0 in float) so huge or infinite λx give 0, not NaN. */
-static void lg_act_lgelu_backward(float *dinp, float *dlambda, const float *dout, const float *inp, float lambda,
-                                  size_t n)
-{
-    float dl[LG_CHUNK];
-    double sum = 0.0;
-    for (size_t c = 0; c < n; c += LG_CHUNK) {
-        size_t m = n - c < LG_CHUNK ? n - c : LG_CHUNK;
-        const float *x = inp + c, *g = dout + c;
-        float *d = dinp + c;
-        for (size_t i = 0; i < m; i++) {
-            float u = lambda * x[i];
-            float ul = u < -40.0f ? -40.0f : u;
-            float uc = ul > 40.0f ? 40.0f : ul;
-            float phi = LG_INV_SQRT2PI * lg_expf(-0.5f * uc * uc);
-            d[i] += g[i] * (lg_Phif(u) + uc * phi);
-            dl[i] = g[i] * x[i] * (x[i] * phi);
-        }
-        if (dlambda)
-            for (size_t i = 0; i < m; i++) sum += (double)dl[i];
-    }
-    if (dlambda) *dlambda += (float)sum;
 }
 
 /* σ(x) with e = e^{−|x|} (never overflows): 1/(1+e) for x ≥ 0, e/(1+e)
@@ -125,8 +64,8 @@ void lg_act_forward(float *out, const float *inp, lg_act kind, float lambda, siz
     case LG_ACT_RELU:
         for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
         return;
-    case LG_ACT_GELU: lg_act_lgelu_forward(out, inp, 1.0f, n); return;
-    case LG_ACT_LGELU: lg_act_lgelu_forward(out, inp, lambda, n); return;
+    case LG_ACT_GELU: lg_simd_lgelu_forward(out, NULL, NULL, inp, 1.0f, n); return;
+    case LG_ACT_LGELU: lg_simd_lgelu_forward(out, NULL, NULL, inp, lambda, n); return;
     case LG_ACT_SIGMOID: lg_act_sigmoid_forward(out, inp, n); return;
     case LG_ACT_SWISH: lg_act_swish_forward(out, inp, lambda, n); return;
     case LG_ACT_PRELU: lg_act_prelu_forward(out, inp, lambda, n); return;
@@ -142,12 +81,31 @@ void lg_act_backward(float *dinp, float *dlambda, const float *dout, const float
     case LG_ACT_RELU:
         for (size_t i = 0; i < n; i++) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
         return;
-    case LG_ACT_GELU: lg_act_lgelu_backward(dinp, NULL, dout, inp, 1.0f, n); return;
-    case LG_ACT_LGELU: lg_act_lgelu_backward(dinp, dlambda, dout, inp, lambda, n); return;
+    case LG_ACT_GELU: lg_simd_lgelu_backward(dinp, NULL, dout, inp, 1.0f, n); return;
+    case LG_ACT_LGELU: lg_simd_lgelu_backward(dinp, dlambda, dout, inp, lambda, n); return;
     case LG_ACT_SIGMOID: lg_act_sigmoid_backward(dinp, dout, inp, n); return;
     case LG_ACT_SWISH: lg_act_swish_backward(dinp, dlambda, dout, inp, lambda, n); return;
     case LG_ACT_PRELU: lg_act_prelu_backward(dinp, dlambda, dout, inp, lambda, n); return;
     case LG_ACT_IDENTITY: break;
     }
     for (size_t i = 0; i < n; i++) dinp[i] += dout[i];
+}
+
+size_t lg_act_keep_count(lg_act kind) { return kind == LG_ACT_LGELU || kind == LG_ACT_GELU ? 2 : 0; }
+
+void lg_act_forward_keep(float *out, float *keep, const float *inp, lg_act kind, float lambda, size_t n)
+{
+    if (keep && lg_act_keep_count(kind) == 2)
+        lg_simd_lgelu_forward(out, keep, keep + n, inp, kind == LG_ACT_GELU ? 1.0f : lambda, n);
+    else
+        lg_act_forward(out, inp, kind, lambda, n);
+}
+
+void lg_act_backward_kept(float *dinp, float *dlambda, const float *dout, const float *keep, const float *inp,
+                          lg_act kind, float lambda, size_t n)
+{
+    if (keep && lg_act_keep_count(kind) == 2)
+        lg_simd_lgelu_backward_kept(dinp, kind == LG_ACT_LGELU ? dlambda : NULL, dout, keep, keep + n, n);
+    else
+        lg_act_backward(dinp, dlambda, dout, inp, kind, lambda, n);
 }

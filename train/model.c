@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/linalg.h"
-#include "core/rng.h"
 #include "train/act.h"
+#include "train/init.h"
 
 /* Layers whose parameter is λ (β) = 1 + softplus(s/t): lgelu and swish.
  * A prelu layer's parameter is its slope a = s itself. */
@@ -42,6 +42,7 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
         }
         np += (size_t)L->n_out * ((size_t)L->n_in + 1);
         na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 1u : 2u);
+        na += B * (size_t)L->n_out * lg_act_keep_count(L->act);
     }
     np += (size_t)nl;
     na += B * (size_t)lg_net_n_out(net) + 2 * B * (size_t)m->max_width;
@@ -83,6 +84,10 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
         } else {
             M->a = a;
             a += B * (size_t)L->n_out;
+        }
+        if (lg_act_keep_count(L->act)) {
+            M->keep = a;
+            a += B * (size_t)L->n_out * lg_act_keep_count(L->act);
         }
         M->lambda = L->act == LG_ACT_LGELU ? L->lambda : 1.0;
     }
@@ -140,7 +145,7 @@ void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, i
         /* z[B][n_out] = b (broadcast) + in[B][n_in] · Wᵀ */
         for (int r = 0; r < B; r++) memcpy(L->z + (size_t)r * no, L->b, no * sizeof(float));
         lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, in, L->n_in, L->W, L->n_in, 1.0f, L->z, L->n_out);
-        lg_act_forward(L->a, L->z, L->act, (float)L->lambda, (size_t)B * no);
+        lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
         in = L->a;
     }
     /* probs = softmax(logits); loss = mean −log p[label] */
@@ -204,7 +209,7 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
         lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, dz, L->n_out, L->W, L->n_in, 0.0f, da, L->n_in);
         size_t n = (size_t)B * (size_t)P->n_out;
         memset(dz, 0, n * sizeof(float));
-        lg_act_backward(dz, &P->dlambda, da, P->z, P->act, (float)P->lambda, n);
+        lg_act_backward_kept(dz, &P->dlambda, da, P->keep, P->z, P->act, (float)P->lambda, n);
     }
     /* ∂L/∂s = ∂L/∂λ · σ(s/t)/t for learned lgelu layers */
     for (int k = 0; k < nl; k++) {
@@ -280,20 +285,4 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     return LG_OK;
 }
 
-void lg_model_init_weights(lg_net *net, uint64_t seed)
-{
-    lg_rng r;
-    lg_rng_init(&r, seed, 1);
-    for (int k = 0; k < net->n_layers; k++) {
-        lg_layer *L = &net->layers[k];
-        /* He: N(0, 2/n_in) before a rectifier-like activation; Xavier: N(0, 2/(n_in+n_out)) */
-        double var = L->act == LG_ACT_IDENTITY ? 2.0 / (L->n_in + L->n_out) : 2.0 / L->n_in;
-        double sd = sqrt(var);
-        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
-        for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
-        for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
-        L->s = 0.0;
-        L->lambda = lg_model_softplus_param(L->act) ? lg_lambda_from_s(0.0, net->t) : 1.0;
-        if (L->act == LG_ACT_PRELU) L->lambda = L->s = LG_PRELU_INIT_SLOPE;
-    }
-}
+void lg_model_init_weights(lg_net *net, uint64_t seed) { lg_init_weights(net, seed, LG_INIT_HE); }

@@ -30,6 +30,9 @@ typedef struct lg_mlayer {
     float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
     float *dW, *db, *ds;  /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
+    float *keep;          /* into acts: room for keep_count·max_batch·n_out floats, what the
+                           * activation's backward needs (train/act.h; a batch of B uses
+                           * [keep_count][B·n_out]), or NULL */
     double lambda;        /* current hardness (1 unless lgelu) */
     float dlambda;        /* ∂L/∂λ of the last backward */
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
@@ -85,8 +88,9 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net);
 
 /* He (relu, gelu, lgelu) or Xavier (identity) normal initialisation of every
  * W of net, biases 0, lgelu/swish s = 0 (λ = 1 + ln 2), prelu a = s = 0.25,
- * from a seeded lg_rng. The
- * values are float-representable so the model copy is exact. */
+ * from a seeded lg_rng. The values are float-representable so the model
+ * copy is exact. Same as lg_init_weights(net, seed, LG_INIT_HE)
+ * (train/init.h has the others). */
 void lg_model_init_weights(lg_net *net, uint64_t seed);
 
 #endif

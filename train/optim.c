@@ -1,12 +1,15 @@
-/* optim.c — SGD with momentum and AdamW over the flat parameter array. */
+/* optim.c — SGD with momentum and AdamW over the flat parameter array; the
+ * hardness s steps in s-space or in λ-space (DESIGN.md §1). */
 #include "train/optim.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "core/act.h"
+
 lg_optim_opts lg_optim_opts_default(void)
 {
-    lg_optim_opts o = {LG_OPTIM_SGD, 0.05, 0.9, 0.0, 0.9, 0.999, 1e-8, 9.0};
+    lg_optim_opts o = {LG_OPTIM_SGD, 0.05, 0.9, 0.0, 0.9, 0.999, 1e-8, 9.0, LG_S_UPDATE_LAMBDA};
     return o;
 }
 
@@ -14,6 +17,14 @@ int lg_optim_parse(const char *name, lg_optim_kind *out)
 {
     if (strcmp(name, "sgd") == 0) *out = LG_OPTIM_SGD;
     else if (strcmp(name, "adamw") == 0) *out = LG_OPTIM_ADAMW;
+    else return -1;
+    return 0;
+}
+
+int lg_s_update_parse(const char *name, lg_s_update *out)
+{
+    if (strcmp(name, "s") == 0) *out = LG_S_UPDATE_S;
+    else if (strcmp(name, "lambda") == 0) *out = LG_S_UPDATE_LAMBDA;
     else return -1;
     return 0;
 }
@@ -52,6 +63,25 @@ static void lg_optim_range(lg_model *m, const lg_optim_opts *o, float *p, size_t
         lg_adamw_update(p, m->grads + off, m->mom1 + off, m->mom2 + off, n, lr, wd, o, bc1, bc2);
 }
 
+/* The λ-space step of one learned lgelu layer (DESIGN.md §1): the entry's
+ * moments hold ∂L/∂λ (not ∂L/∂s), λ' = max(λ − c·lr·step, LG_LAMBDA_FLOOR)
+ * with the optimiser's own step rule, s = t·log(e^{λ'−1} − 1). */
+static void lg_optim_lambda(lg_model *m, lg_mlayer *L, const lg_optim_opts *o, float bc1, float bc2)
+{
+    size_t off = (size_t)(L->s - m->params);
+    float lam = (float)L->lambda, g = L->dlambda;
+    float *m1 = m->mom1 + off, *m2 = m->mom2 + off;
+    float lr = (float)(o->c * o->lr);
+    if (o->kind == LG_OPTIM_SGD) lg_sgd_update(&lam, &g, m1, 1, lr, (float)o->momentum, 0.0f);
+    else lg_adamw_update(&lam, &g, m1, m2, 1, lr, 0.0f, o, bc1, bc2);
+    double nl = (double)lam;
+    if (!(nl >= LG_LAMBDA_FLOOR)) { /* clipped (or NaN): no momentum against the floor */
+        nl = nl != nl ? nl : LG_LAMBDA_FLOOR;
+        *m1 = 0.0f;
+    }
+    *L->s = (float)lg_s_from_lambda(nl, m->t);
+}
+
 void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
 {
     float lr = (float)o->lr, wd = (float)o->wd;
@@ -64,8 +94,9 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
         lg_mlayer *L = &m->layers[k];
         lg_optim_range(m, o, L->W, (size_t)L->n_out * (size_t)L->n_in, lr, wd, bc1, bc2);
         lg_optim_range(m, o, L->b, (size_t)L->n_out, lr, 0.0f, bc1, bc2);
-        if (L->act == LG_ACT_LGELU && !L->lambda_fixed)
-            lg_optim_range(m, o, L->s, 1, (float)(o->c * o->lr), 0.0f, bc1, bc2);
+        if (L->act != LG_ACT_LGELU || L->lambda_fixed) continue;
+        if (o->s_update == LG_S_UPDATE_LAMBDA) lg_optim_lambda(m, L, o, bc1, bc2);
+        else lg_optim_range(m, o, L->s, 1, (float)(o->c * o->lr), 0.0f, bc1, bc2);
     }
 
     /* the annealed baselines (issue 10): swish's s steps like lgelu's (rate

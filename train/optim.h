@@ -2,9 +2,18 @@
  * momentum and AdamW (decoupled weight decay).
  *
  * Weights W get weight decay; biases and s do not. The raw hardness s of a
- * learned lgelu layer steps with its own learning rate c·lr (DESIGN.md §1);
- * after the step λ = 1 + softplus(s/t) is recomputed. Swish's s is stepped
- * like lgelu's (rate c·lr); a prelu slope a = s steps with lr. Layers with
+ * learned lgelu layer steps with its own learning rate c·lr (DESIGN.md §1),
+ * in one of two ways (lg_s_update):
+ *   LG_S_UPDATE_S       the plain step on s from ∂L/∂s (the original
+ *                       behaviour; the step on λ vanishes as λ → 1);
+ *   LG_S_UPDATE_LAMBDA  the step is taken in λ-space: the optimiser's moments
+ *                       for that entry hold ∂L/∂λ, λ ← max(λ − c·lr·step,
+ *                       LG_LAMBDA_FLOOR) and s = t·log(e^{λ−1} − 1) is solved
+ *                       back (the default). A step clipped at the floor resets
+ *                       the moments of that entry (no wind-up against it).
+ * After the step λ = 1 + softplus(s/t) is recomputed. Swish's s steps
+ * like lgelu's plain update (rate c·lr); a prelu slope a = s steps with
+ * lr. Layers with
  * lambda_fixed keep s frozen. Moments live in the model (mom1, mom2).
  * Stateless apart from the model; nothing to free.
  */
@@ -15,6 +24,11 @@
 
 typedef enum lg_optim_kind { LG_OPTIM_SGD = 0, LG_OPTIM_ADAMW = 1 } lg_optim_kind;
 
+typedef enum lg_s_update { LG_S_UPDATE_S = 0, LG_S_UPDATE_LAMBDA = 1 } lg_s_update;
+
+/* Lowest λ the λ-space update steps to (λ = 1 itself needs s = −∞). */
+#define LG_LAMBDA_FLOOR 1.001
+
 typedef struct lg_optim_opts {
     lg_optim_kind kind;
     double lr;        /* η (default 0.05) */
@@ -22,12 +36,16 @@ typedef struct lg_optim_opts {
     double wd;        /* weight decay on W: SGD adds wd·w to g; AdamW w ← w − η·wd·w (default 0) */
     double beta1, beta2, eps; /* AdamW (0.9, 0.999, 1e-8) */
     double c;         /* η_s = c·η for the hardness parameters s (default 9) */
+    lg_s_update s_update; /* how s steps (default LG_S_UPDATE_LAMBDA) */
 } lg_optim_opts;
 
 lg_optim_opts lg_optim_opts_default(void);
 
 /* Parse "sgd" / "adamw"; 0 on success, −1 if unknown. */
 int lg_optim_parse(const char *name, lg_optim_kind *out);
+
+/* Parse "s" / "lambda"; 0 on success, −1 if unknown. */
+int lg_s_update_parse(const char *name, lg_s_update *out);
 
 /* One update from m->grads. step is 1 for the first update (AdamW bias
  * correction). */

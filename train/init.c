@@ -1,0 +1,52 @@
+/* init.c — He / Xavier / PyTorch-default weight initialisation. */
+#include "train/init.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/act.h"
+#include "core/rng.h"
+
+int lg_init_parse(const char *name, lg_init_kind *out)
+{
+    if (strcmp(name, "he") == 0) *out = LG_INIT_HE;
+    else if (strcmp(name, "xavier") == 0) *out = LG_INIT_XAVIER;
+    else if (strcmp(name, "torch") == 0) *out = LG_INIT_TORCH;
+    else return -1;
+    return 0;
+}
+
+const char *lg_init_name(lg_init_kind kind)
+{
+    switch (kind) {
+    case LG_INIT_HE: return "he";
+    case LG_INIT_XAVIER: return "xavier";
+    case LG_INIT_TORCH: return "torch";
+    }
+    return "?";
+}
+
+void lg_init_weights(lg_net *net, uint64_t seed, lg_init_kind kind)
+{
+    lg_rng r;
+    lg_rng_init(&r, seed, 1);
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        if (kind == LG_INIT_TORCH) {
+            /* U(−a, a), a = 1/√n_in, for W and b: (2u − 1)·a, u ∈ [0, 1) */
+            double a = 1.0 / sqrt((double)L->n_in);
+            for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)((2.0 * lg_rng_uniform(&r) - 1.0) * a);
+            for (int i = 0; i < L->n_out; i++) L->b[i] = (double)(float)((2.0 * lg_rng_uniform(&r) - 1.0) * a);
+        } else {
+            int xavier = kind == LG_INIT_XAVIER || L->act == LG_ACT_IDENTITY;
+            double var = xavier ? 2.0 / (L->n_in + L->n_out) : 2.0 / L->n_in;
+            double sd = sqrt(var);
+            for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
+            for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
+        }
+        L->s = 0.0;
+        L->lambda = L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH ? lg_lambda_from_s(0.0, net->t) : 1.0;
+        if (L->act == LG_ACT_PRELU) L->lambda = L->s = LG_PRELU_INIT_SLOPE;
+    }
+}
