@@ -7,41 +7,22 @@
  * be auto-vectorised (no calls, no branches in the element loops), with
  * the same exp below. */
 #include "train/act.h"
+#include "train/expf.h"
 #include "train/act_simd.h"
 #include "train/act_baseline.h"
 
 #include <stdint.h>
 #include <string.h>
 
-/* e^x for x ≤ 88; returns 0 for x < −87 (below FLT_MIN). */
-static inline float lg_expf(float x)
-{
-    /* written so that NaN clamps too (the int conversion below must see a
-     * finite value); callers multiply by x, so a NaN input still gives NaN */
-    float lo = x > -87.0f ? x : -87.0f;
-    float xc = lo < 88.0f ? lo : 88.0f;
-    /* n = round(x/ln2) by the 1.5·2^23 trick; r = x − n·ln2 in two parts */
-    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    float p = 1.0f + r + r * r * (5.0000001201e-1f + r * (1.6666665459e-1f + r * (4.1665795894e-2f +
-                                    r * (8.3334519073e-3f + r * (1.3981999507e-3f + r * 1.9875691500e-4f)))));
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    float e = p * scale;
-    return x < -87.0f ? 0.0f : e;
-}
-
 /* σ(x) with e = e^{−|x|} (never overflows): 1/(1+e) for x ≥ 0, e/(1+e)
- * below; σ'(x) = σ(1−σ) = e/(1+e)², accurate in both tails. lg_expf maps
+ * below; σ'(x) = σ(1−σ) = e/(1+e)², accurate in both tails. lg_v_expf maps
  * NaN to a finite value, so NaN is passed through explicitly. */
 static void lg_act_sigmoid_forward(float *out, const float *inp, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         float ax = x < 0.0f ? -x : x;
-        float e = lg_expf(-ax), r = 1.0f / (1.0f + e);
+        float e = lg_v_expf(-ax), r = 1.0f / (1.0f + e);
         float s = x >= 0.0f ? r : e * r;
         out[i] = x == x ? s : x;
     }
@@ -52,7 +33,7 @@ static void lg_act_sigmoid_backward(float *dinp, const float *dout, const float 
     for (size_t i = 0; i < n; i++) {
         float x = inp[i];
         float ax = x < 0.0f ? -x : x;
-        float e = lg_expf(-ax), r = 1.0f / (1.0f + e);
+        float e = lg_v_expf(-ax), r = 1.0f / (1.0f + e);
         float ds = e * r * r;
         dinp[i] += dout[i] * (x == x ? ds : x);
     }

@@ -45,10 +45,11 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
  * reverse pass of its linear steps with the corner and the signs held fixed.
  * g, h: [max width] scratch. The rounding terms are left out (they are
  * ~1e-16 of the bound and only steer the ascent). */
-static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *alpha, const double *lam,
-                          const double *ain, double *grad, double *g, double *h)
+static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *alpha, const signed char *sign,
+                          const double *lam, const double *ain, double *grad, double *gbeta, double *g, double *h)
 {
     memset(grad, 0, (size_t)lg_alpha_size(net) * sizeof *grad);
+    if (gbeta) memset(gbeta, 0, (size_t)lg_alpha_size(net) * sizeof *gbeta);
     for (int i = 0; i < net->n_in; i++) g[i] = ain[i] >= 0.0 ? b->xlo[i] : b->xhi[i];
     for (int l = 0; l < net->n_layers; l++) {
         const lg_layer *Ly = &net->layers[l];
@@ -56,6 +57,10 @@ static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *a
         /* h[n] = W_ℓ[n][ni]·g[ni] + b_ℓ : gradient w.r.t. the relaxed coefficients */
         memcpy(h, Ly->b, (size_t)n * sizeof *h);
         cblas_dgemv(CblasRowMajor, CblasNoTrans, n, ni, 1.0, Ly->W, ni, g, 1, 1.0, h, 1);
+        /* ∂/∂β_j: the coefficient of z_ℓ[j] moved by σ_j·β_j */
+        if (sign && gbeta)
+            for (int j = 0; j < n; j++)
+                if (sign[off + j]) gbeta[off + j] = sign[off + j] * h[j];
         if (Ly->act == LG_ACT_RELU) {
             for (int j = 0; j < n; j++) {
                 double a = lam[off + j], lo = b->lo[l][j], hi = b->hi[l][j];
@@ -79,32 +84,52 @@ static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *a
     }
 }
 
+/* zadd[size] = σ·max(β, 0) (NaN → 0): the terms lg_backsub_lower_beta adds. */
+static void lg_alpha_zadd(size_t size, const signed char *sign, const double *beta, double *zadd)
+{
+    for (size_t j = 0; j < size; j++) zadd[j] = sign[j] && beta[j] > 0.0 ? sign[j] * beta[j] : 0.0;
+}
+
 lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                          const double *alpha, double *out, double *Ain, double *lam, double *grad)
+{
+    return lg_alpha_bound_beta(b, net, m, C, d, alpha, NULL, NULL, out, Ain, lam, grad, NULL);
+}
+
+lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                              const double *alpha, const signed char *sign, const double *beta, double *out,
+                              double *Ain, double *lam, double *grad, double *gbeta)
 {
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
+    if (!beta) sign = NULL;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in;
     /* one row at a time (dgemv), exactly as lg_alpha_optimize computes it,
      * so an optimised bound is never below this one by rounding */
     lg_backsub s;
     if ((st = lg_backsub_init(&s, b, net, 1)) != LG_OK) return st;
-    /* g, h [w]; lam, ain of one row [size], [n_in] */
-    double *buf = malloc((2 * w + size + n_in) * sizeof *buf);
+    /* g, h [w]; lam, zadd of one row [size], ain [n_in] */
+    double *buf = malloc((2 * w + 2 * size + n_in) * sizeof *buf);
     if (!buf) {
         lg_backsub_free(&s);
         return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
     }
+    double *za = buf + 2 * w + size;
     for (int r = 0; r < m; r++) {
         size_t ro = (size_t)r * size;
-        double *lm = lam ? lam + ro : buf + 2 * w, *ai = Ain ? Ain + (size_t)r * n_in : buf + 2 * w + size;
+        double *lm = lam ? lam + ro : buf + 2 * w, *ai = Ain ? Ain + (size_t)r * n_in : za + size;
         const double *al = alpha ? alpha + ro : NULL;
+        if (sign) lg_alpha_zadd(size, sign, beta + ro, za);
         memcpy(s.A, C + (size_t)r * no, no * sizeof *s.A);
         s.c[0] = d[r];
-        lg_backsub_lower(&s, net->n_layers - 1, 1, al, lm, size, ai, &out[r]);
-        if (grad) lg_alpha_grad(b, net, al, lm, ai, grad + ro, buf, buf + w);
+        lg_backsub_lower_beta(&s, net->n_layers - 1, 1, al, sign ? za : NULL, lm, size, ai, &out[r]);
+        if (grad || gbeta) {
+            double *gr = grad ? grad + ro : za; /* za is no longer needed */
+            lg_alpha_grad(b, net, al, sign, lm, ai, gr, gbeta && sign ? gbeta + ro : NULL, buf, buf + w);
+        }
+        if (gbeta && !sign) memset(gbeta + ro, 0, size * sizeof *gbeta);
     }
     free(buf);
     lg_backsub_free(&s);
@@ -114,51 +139,63 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
                             double lr, double deadline, double *alpha, double *out, double *Ain)
 {
+    return lg_alpha_optimize_beta(b, net, m, C, d, NULL, steps, lr, deadline, alpha, NULL, out, Ain);
+}
+
+lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                                 const signed char *sign, int steps, double lr, double deadline, double *alpha,
+                                 double *beta, double *out, double *Ain)
+{
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
+    if (!beta) sign = NULL;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
-    size_t n_in = (size_t)net->n_in;
+    size_t n_in = (size_t)net->n_in, np = sign ? 2 * size : size; /* parameters: α, then β */
     lg_backsub s;
     if ((st = lg_backsub_init(&s, b, net, 1)) != LG_OK) return st;
-    /* cur, nxt [w]; lam, grad, a, best, m1, m2 [size]; ain [n_in] */
-    double *buf = malloc((2 * w + 6 * size + n_in) * sizeof *buf);
+    /* cur, nxt [w]; lam, zadd [size]; grad, p, best, m1, m2 [np]; ain [n_in] */
+    double *buf = malloc((2 * w + 2 * size + 5 * np + n_in) * sizeof *buf);
     if (!buf) {
         lg_backsub_free(&s);
         return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
     }
-    double *cur = buf, *nxt = cur + w, *lam = nxt + w, *grad = lam + size, *a = grad + size, *best = a + size;
-    double *m1 = best + size, *m2 = m1 + size, *ain = m2 + size;
+    double *cur = buf, *nxt = cur + w, *lam = nxt + w, *za = lam + size, *grad = za + size, *a = grad + np;
+    double *best = a + np, *m1 = best + np, *m2 = m1 + np, *ain = m2 + np;
     const double b1 = 0.9, b2 = 0.999;
     for (int r = 0; r < m; r++) {
-        double *al = alpha + (size_t)r * size;
+        double *al = alpha + (size_t)r * size, *be = sign ? beta + (size_t)r * size : NULL;
         const double *Cr = C + (size_t)r * no;
         memcpy(a, al, size * sizeof *a);
-        memset(m1, 0, 2 * size * sizeof *m1);
+        if (be)
+            for (size_t j = 0; j < size; j++) a[size + j] = sign[j] && be[j] > 0.0 ? be[j] : 0.0;
+        memset(m1, 0, 2 * np * sizeof *m1);
         double bestv = -INFINITY, p1 = 1, p2 = 1;
         for (int it = 0; it <= steps; it++) {
             double v;
             memcpy(s.A, Cr, no * sizeof *s.A);
             s.c[0] = d[r];
-            lg_backsub_lower(&s, net->n_layers - 1, 1, a, lam, size, ain, &v);
-            if (it < steps) lg_alpha_grad(b, net, a, lam, ain, grad, cur, nxt);
+            if (be) lg_alpha_zadd(size, sign, a + size, za);
+            lg_backsub_lower_beta(&s, net->n_layers - 1, 1, a, be ? za : NULL, lam, size, ain, &v);
+            if (it < steps) lg_alpha_grad(b, net, a, sign, lam, ain, grad, be ? grad + size : NULL, cur, nxt);
             if (v > bestv || it == 0) {
                 bestv = v;
-                memcpy(best, a, size * sizeof *a);
+                memcpy(best, a, np * sizeof *a);
                 if (Ain) memcpy(Ain + (size_t)r * n_in, ain, n_in * sizeof *ain);
             }
             if (it == steps || (deadline > 0 && lg_now() >= deadline)) break;
             p1 *= b1;
             p2 *= b2;
-            for (size_t j = 0; j < size; j++) {
+            for (size_t j = 0; j < np; j++) {
                 if (grad[j] == 0.0 && m1[j] == 0.0) continue;
                 m1[j] = b1 * m1[j] + (1 - b1) * grad[j];
                 m2[j] = b2 * m2[j] + (1 - b2) * grad[j] * grad[j];
                 double step = lr * (m1[j] / (1 - p1)) / (sqrt(m2[j] / (1 - p2)) + 1e-12);
-                double x = a[j] + step; /* ascent: maximise the bound */
-                a[j] = x < 0 ? 0 : x > 1 ? 1 : x;
+                double x = a[j] + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 */
+                a[j] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
             }
         }
         memcpy(al, best, size * sizeof *al);
+        if (be) memcpy(be, best + size, size * sizeof *be);
         out[r] = bestv;
     }
     free(buf);

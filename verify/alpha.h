@@ -47,4 +47,24 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
                             double lr, double deadline, double *alpha, double *out, double *Ain);
 
+/* β-CROWN (issue 13): the same with ReLU split constraints carried into
+ * the bound by Lagrange multipliers. sign [size] describes the region:
+ * sign[i] = +1 where z_i ≤ 0 holds on it (an inactive split), −1 where
+ * z_i ≥ 0 holds (active), 0 elsewhere; b must be sound on that region.
+ * beta [m][size] (β < 0 or NaN read as 0; ignored where sign is 0): the row
+ * gets + Σ_i β_i·sign_i·z_i, which is ≤ 0 on the region, so out[r] ≤ min
+ * over the region of C[r]·y + d[r] for ANY α ∈ [0, 1] and β ≥ 0
+ * (backsub.h: lg_backsub_lower_beta, rounding included). sign or beta NULL:
+ * lg_alpha_bound. gbeta [m][size] (optional): ∂out[r]/∂β (0 off the splits). */
+lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                              const double *alpha, const signed char *sign, const double *beta, double *out,
+                              double *Ain, double *lam, double *grad, double *gbeta);
+
+/* Joint projected Adam on α ∈ [0, 1] and β ≥ 0 (β [m][size], warm start
+ * from the caller, e.g. the parent node's; left at the best values seen).
+ * sign or beta NULL: lg_alpha_optimize. */
+lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                                 const signed char *sign, int steps, double lr, double deadline, double *alpha,
+                                 double *beta, double *out, double *Ain);
+
 #endif

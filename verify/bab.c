@@ -25,6 +25,9 @@ lg_bab_opts lg_bab_opts_default(void)
     o.min_width = 1e-9;
     o.alpha_steps = 10;
     o.alpha_lr = 0.1;
+    o.beta = 1;
+    o.branch = LG_BAB_BRANCH_FSB;
+    o.branch_k = 8;
     o.solver_unstable = 12;
     o.solver = "glpk";
     o.solver_timeout = 10;
@@ -151,7 +154,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         goto fail;
     }
     /* open nodes kept at most: max_queue_mb of node memory */
-    size_t node_bytes = sizeof(lg_bab_node) + (2 * (size_t)cx.n_in + cx.n_pre) * sizeof(double) + (size_t)n_terms + 64;
+    size_t node_bytes = lg_bab_node_bytes(&cx) + 64;
     double mb = o->max_queue_mb > 0 ? o->max_queue_mb : 1024;
     size_t max_queue = (size_t)(mb * 1048576.0 / (double)node_bytes);
     if (max_queue < 32) max_queue = 32;

@@ -34,6 +34,15 @@
 
 typedef enum lg_bab_mode { LG_BAB_AUTO = 0, LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU } lg_bab_mode;
 
+/* Which unstable ReLU a node is split on (ReLU splitting; bab_relu.c).
+ * BABSR: the largest BaBSR-style score |λ_j|·(−l_j·u_j)/(u_j − l_j) (λ_j the
+ *        hardest objective's coefficient on a_k[j]);
+ * FSB:   filtered smart branching: the branch_k best by that score are
+ *        each evaluated by bounding the hardest objective in both children
+ *        (the neuron fixed, current α and β, intermediate bounds kept) and
+ *        the one whose worse child bound is highest is taken. */
+typedef enum lg_bab_branch { LG_BAB_BRANCH_FSB = 0, LG_BAB_BRANCH_BABSR } lg_bab_branch;
+
 typedef struct lg_bab_opts {
     lg_bab_mode mode;      /* AUTO: input splitting if n_in ≤ 16, else ReLU splitting */
     int threads;           /* worker threads; ≤ 0: number of cores */
@@ -47,6 +56,10 @@ typedef struct lg_bab_opts {
                               at the root is not split again (default 1e-9) */
     int alpha_steps;       /* α-CROWN steps on nodes the plain bound leaves open (default 10; 0 off) */
     double alpha_lr;       /* Adam rate for α (default 0.1) */
+    lg_bab_branch branch;  /* ReLU choice (default FSB) */
+    int branch_k;          /* FSB candidates (default 8) */
+    int beta;              /* 1 (default): ReLU splitting optimises split multipliers β ≥ 0 jointly
+                              with α (β-CROWN), warm-started from the parent node; 0: α only */
     int solver_unstable;   /* hand a node to the back-end when ≤ this many unstable ReLUs remain
                               (default 12; 0 = never) */
     const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */

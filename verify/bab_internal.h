@@ -22,6 +22,10 @@ typedef struct lg_bab_node {
     double *pre;             /* [n_pre] inherited bounds, or NULL (none yet) */
     int split_k, split_j;    /* ReLU split to apply (k = −1: none) */
     int split_active;        /* 1: z ≥ 0 (a = z); 0: z ≤ 0 (a = 0) */
+    signed char *sign;       /* [size] every split on the path (alpha.h: +1 z ≤ 0, −1 z ≥ 0, 0 none) */
+    float *warm;             /* [m][2·size] α then β of each constraint row, from the parent
+                                (β-CROWN warm start), or NULL (ReLU mode with β only) */
+    int has_warm;            /* warm holds the parent's values */
 } lg_bab_node;
 
 typedef struct lg_bab_ctx {
@@ -58,6 +62,10 @@ typedef struct lg_bab_res {
 lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs);
 
 lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx);
+/* Bytes of one node (the work list's memory guard). */
+size_t lg_bab_node_bytes(const lg_bab_ctx *cx);
+/* 1 if β-CROWN runs in this search (ReLU splitting, α steps, opts beta). */
+int lg_bab_use_beta(const lg_bab_ctx *cx);
 /* A copy of parent's box and open flags (pre, split and depth left to the caller). */
 lg_bab_node *lg_bab_node_child(const lg_bab_ctx *cx, const lg_bab_node *parent);
 void lg_bab_node_free(lg_bab_node *n);
@@ -79,7 +87,11 @@ lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bound
  * key: the node's worst open bound, plain slopes (n->pkey is its parent's). */
 lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *crow,
                              double key, lg_bab_node **c0, lg_bab_node **c1, const char **why);
-lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *lam,
+/* ReLU splitting: crow, drow the hardest objective row; alpha, beta its
+ * slopes and multipliers (NULL: default slopes, no β) for the FSB
+ * estimates, which change b temporarily (restored before the return). */
+lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const double *lam,
+                            const double *crow, double drow, const double *alpha, const double *beta,
                             lg_bab_node **c0, lg_bab_node **c1, const char **why);
 
 #endif

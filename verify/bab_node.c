@@ -16,17 +16,33 @@
 
 /* ---- nodes ---- */
 
+int lg_bab_use_beta(const lg_bab_ctx *cx) { return cx->mode == LG_BAB_RELU && cx->o->alpha_steps > 0 && cx->o->beta; }
+
+/* doubles (box, pre), then floats (warm), then bytes (sign, open) */
+static size_t lg_bab_node_nd(const lg_bab_ctx *cx) { return 2 * (size_t)cx->n_in + cx->n_pre; }
+static size_t lg_bab_node_nf(const lg_bab_ctx *cx)
+{
+    return lg_bab_use_beta(cx) ? 2 * (size_t)cx->m * (size_t)cx->size : 0;
+}
+
+size_t lg_bab_node_bytes(const lg_bab_ctx *cx)
+{
+    return sizeof(lg_bab_node) + lg_bab_node_nd(cx) * sizeof(double) + lg_bab_node_nf(cx) * sizeof(float) +
+           (size_t)cx->size + (size_t)cx->n_terms + 1;
+}
+
 lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx)
 {
-    size_t nd = 2 * (size_t)cx->n_in + cx->n_pre;
-    size_t bytes = sizeof(lg_bab_node) + nd * sizeof(double) + (size_t)cx->n_terms + 1;
-    lg_bab_node *n = calloc(1, bytes);
+    size_t nd = lg_bab_node_nd(cx), nf = lg_bab_node_nf(cx);
+    lg_bab_node *n = calloc(1, lg_bab_node_bytes(cx));
     if (!n) return NULL;
     double *v = (double *)(n + 1); /* sizeof(lg_bab_node) keeps doubles aligned */
     n->lo = v;
     n->hi = v + cx->n_in;
     n->pre = v + 2 * (size_t)cx->n_in;
-    n->open = (unsigned char *)(v + nd);
+    n->warm = nf ? (float *)(v + nd) : NULL;
+    n->sign = (signed char *)((float *)(v + nd) + nf);
+    n->open = (unsigned char *)(n->sign + cx->size);
     n->split_k = -1;
     return n;
 }
@@ -38,6 +54,7 @@ lg_bab_node *lg_bab_node_child(const lg_bab_ctx *cx, const lg_bab_node *parent)
     memcpy(c->lo, parent->lo, (size_t)cx->n_in * sizeof *c->lo);
     memcpy(c->hi, parent->hi, (size_t)cx->n_in * sizeof *c->hi);
     memcpy(c->open, parent->open, (size_t)cx->n_terms);
+    memcpy(c->sign, parent->sign, (size_t)cx->size);
     c->depth = parent->depth + 1;
     return c;
 }
@@ -93,6 +110,8 @@ typedef struct lg_bab_scr {
     double *ain;    /* [m][n_in] */
     double *lam;    /* [m][size] */
     double *alpha;  /* [m][size] */
+    double *beta;   /* [m][size] split multipliers (β-CROWN) */
+    int m_alpha;    /* rows of alpha/beta (lg_bab_alpha) */
     double *x, *y, *g; /* [n_in], [n_in], [n_in] candidate work */
     lg_term *open_terms; /* [n_terms] */
     void *mem;
@@ -101,7 +120,7 @@ typedef struct lg_bab_scr {
 static lg_status lg_bab_scr_init(lg_bab_scr *s, const lg_bab_ctx *cx)
 {
     size_t m = (size_t)cx->m, no = (size_t)cx->n_out, ni = (size_t)cx->n_in, sz = (size_t)cx->size;
-    size_t nd = m * (no + 2 + ni + 2 * sz) + 3 * ni;
+    size_t nd = m * (no + 2 + ni + 3 * sz) + 3 * ni;
     size_t bytes = nd * sizeof(double) + 2 * m * sizeof(int) + ((size_t)cx->n_terms + 1) * sizeof(lg_term);
     memset(s, 0, sizeof *s);
     unsigned char *p = malloc(bytes);
@@ -114,7 +133,8 @@ static lg_status lg_bab_scr_init(lg_bab_scr *s, const lg_bab_ctx *cx)
     s->ain = s->lb + m;
     s->lam = s->ain + m * ni;
     s->alpha = s->lam + m * sz;
-    s->x = s->alpha + m * sz;
+    s->beta = s->alpha + m * sz;
+    s->x = s->beta + m * sz;
     s->y = s->x + ni;
     s->g = s->y + ni;
     s->open_terms = (lg_term *)(s->g + ni);
@@ -377,17 +397,35 @@ static lg_status lg_bab_alpha(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b
 {
     const lg_net *net = cx->net;
     const lg_bab_opts *o = cx->o;
-    int m = lg_bab_rows(cx, n, s);
+    int m = lg_bab_rows(cx, n, s), beta = lg_bab_use_beta(cx);
+    size_t sz = (size_t)cx->size;
     lg_alpha_default(b, net, m, s->alpha);
-    lg_status st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, o->deadline, s->alpha, s->lb,
-                                     s->ain);
+    s->m_alpha = m;
+    lg_status st;
+    if (beta) { /* β-CROWN: α and β warm-started from the parent's optimum */
+        memset(s->beta, 0, (size_t)m * sz * sizeof *s->beta);
+        for (int r = 0; r < m && n->has_warm; r++) {
+            const float *w = n->warm + (size_t)s->rows[r] * 2 * sz;
+            double *al = s->alpha + (size_t)r * sz, *be = s->beta + (size_t)r * sz;
+            for (size_t j = 0; j < sz; j++) {
+                al[j] = w[j];
+                be[j] = n->sign[j] ? w[sz + j] : 0.0;
+            }
+        }
+        st = lg_alpha_optimize_beta(b, net, m, s->C, s->d, n->sign, o->alpha_steps, o->alpha_lr, o->deadline,
+                                    s->alpha, s->beta, s->lb, s->ain);
+    } else {
+        st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, o->deadline, s->alpha, s->lb,
+                               s->ain);
+    }
     if (st != LG_OK) return st;
     *n_open = lg_bab_close(cx, n, s, m, hard, key);
     if (*n_open > 0 && cx->mode == LG_BAB_RELU) { /* sensitivities under the optimised slopes */
         double *lb2 = s->g; /* one row is enough: the hardest */
-        size_t sz = (size_t)cx->size;
-        st = lg_alpha_bound(b, net, 1, s->C + (size_t)*hard * (size_t)cx->n_out, s->d + *hard,
-                            s->alpha + (size_t)*hard * sz, lb2, NULL, s->lam + (size_t)*hard * sz, NULL);
+        st = lg_alpha_bound_beta(b, net, 1, s->C + (size_t)*hard * (size_t)cx->n_out, s->d + *hard,
+                                 s->alpha + (size_t)*hard * sz, beta ? n->sign : NULL,
+                                 beta ? s->beta + (size_t)*hard * sz : NULL, lb2, NULL, s->lam + (size_t)*hard * sz,
+                                 NULL, NULL);
     }
     return st;
 }
@@ -418,7 +456,7 @@ static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const 
 
 /* Split the node by the hardest row (input: split_crow and its plain bound;
  * ReLU: the sensitivities of row hard), or STUCK at a limit. */
-static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const lg_bab_scr *s,
+static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const lg_bab_scr *s,
                               int split_crow, double plain_key, int hard, lg_bab_res *rs)
 {
     if (n->depth >= cx->o->max_depth) {
@@ -430,8 +468,28 @@ static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, const 
     lg_status st = cx->mode == LG_BAB_INPUT
                        ? lg_bab_input_split(cx, n, b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
                                             &rs->c0, &rs->c1, &why)
-                       : lg_bab_relu_split(cx, n, b, s->lam + (size_t)hard * (size_t)cx->size, &rs->c0, &rs->c1, &why);
+                       : lg_bab_relu_split(cx, n, b, s->lam + (size_t)hard * (size_t)cx->size,
+                                           s->C + (size_t)hard * (size_t)cx->n_out, s->d[hard],
+                                           s->m_alpha > 0 ? s->alpha + (size_t)hard * (size_t)cx->size : NULL,
+                                           s->m_alpha > 0 && lg_bab_use_beta(cx) ? s->beta + (size_t)hard * (size_t)cx->size
+                                                                                 : NULL,
+                                           &rs->c0, &rs->c1, &why);
     if (st != LG_OK) return st;
+    if (rs->c0 && lg_bab_use_beta(cx) && s->m_alpha > 0) { /* warm start of the children */
+        size_t sz = (size_t)cx->size;
+        lg_bab_node *c[2] = {rs->c0, rs->c1};
+        for (int i = 0; i < 2; i++) {
+            c[i]->has_warm = 1;
+            for (int r = 0; r < s->m_alpha; r++) {
+                float *w = c[i]->warm + (size_t)s->rows[r] * 2 * sz;
+                const double *al = s->alpha + (size_t)r * sz, *be = s->beta + (size_t)r * sz;
+                for (size_t j = 0; j < sz; j++) {
+                    w[j] = (float)al[j];
+                    w[sz + j] = (float)be[j];
+                }
+            }
+        }
+    }
     rs->kind = rs->c0 ? LG_BK_SPLIT : LG_BK_STUCK;
     if (!rs->c0) rs->why = why;
     return LG_OK;

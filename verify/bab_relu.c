@@ -11,6 +11,8 @@
  * a_k[j] and the second factor the height of the ReLU triangle relaxation,
  * i.e. an estimate of how much of the bound's looseness the neuron causes. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "verify/alpha.h"
 #include "verify/bab_internal.h"
@@ -30,13 +32,42 @@ lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bound
     return lg_bounds_symbolic_unstable_from(b, cx->net, k + 1);
 }
 
-lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *lam,
+/* FSB: the worse of the two children's bounds of the hardest row when
+ * neuron (k, j) is fixed (intermediate bounds kept, current α, β; the new
+ * split's own β is 0). b is restored. */
+static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, int k, int j,
+                                 const double *crow, double drow, const double *alpha, const double *beta,
+                                 signed char *sign, double *score)
+{
+    double l = b->lo[k][j], u = b->hi[k][j], v[2];
+    int off = lg_alpha_offset(cx->net, k);
+    lg_status st = LG_OK;
+    for (int side = 0; side < 2 && st == LG_OK; side++) {
+        if (side) b->lo[k][j] = 0; /* active */
+        else b->hi[k][j] = 0;      /* inactive */
+        if (sign) sign[off + j] = side ? -1 : 1;
+        st = lg_alpha_bound_beta(b, cx->net, 1, crow, &drow, alpha, beta ? sign : NULL, beta, &v[side], NULL, NULL,
+                                 NULL, NULL);
+        b->lo[k][j] = l;
+        b->hi[k][j] = u;
+        if (sign) sign[off + j] = n->sign[off + j];
+    }
+    *score = fmin(v[0], v[1]);
+    return st;
+}
+
+lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const double *lam,
+                            const double *crow, double drow, const double *alpha, const double *beta,
                             lg_bab_node **c0, lg_bab_node **c1, const char **why)
 {
     const lg_net *net = cx->net;
     *c0 = *c1 = NULL;
     int bk = -1, bj = -1, fk = -1, fj = -1;
     double best = 0, fall = 0;
+    int K = cx->o->branch == LG_BAB_BRANCH_FSB ? (cx->o->branch_k > 0 ? cx->o->branch_k : 8) : 1;
+    if (K > 64) K = 64;
+    int ck[64], cj[64], nc = 0; /* top K by score, best first */
+    double cs[64];
     for (int k = 0; k < net->n_layers; k++) {
         if (net->layers[k].act != LG_ACT_RELU) continue;
         int off = lg_alpha_offset(net, k);
@@ -45,10 +76,17 @@ lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg
             if (!(l < 0 && u > 0)) continue;
             double h = -l * u / (u - l);
             double s = fabs(lam[off + j]) * h;
-            if (s > best) {
-                best = s;
-                bk = k;
-                bj = j;
+            if (s > 0 && (nc < K || s > cs[nc - 1])) { /* insert in order (ties: first seen stays first) */
+                int p = nc < K ? nc++ : K - 1;
+                while (p > 0 && cs[p - 1] < s) {
+                    cs[p] = cs[p - 1];
+                    ck[p] = ck[p - 1];
+                    cj[p] = cj[p - 1];
+                    p--;
+                }
+                cs[p] = s;
+                ck[p] = k;
+                cj[p] = j;
             }
             if (h > fall) {
                 fall = h;
@@ -57,6 +95,35 @@ lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg
             }
         }
     }
+    if (nc > 0) {
+        bk = ck[0];
+        bj = cj[0];
+        best = cs[0];
+    }
+    if (nc > 1) { /* filtered smart branching: evaluate the candidates */
+        signed char *sign = NULL;
+        if (beta) {
+            sign = malloc((size_t)cx->size);
+            if (!sign) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            memcpy(sign, n->sign, (size_t)cx->size);
+        }
+        double top = -INFINITY;
+        for (int c = 0; c < nc; c++) {
+            double v;
+            lg_status st = lg_bab_fsb_eval(cx, n, b, ck[c], cj[c], crow, drow, alpha, beta, sign, &v);
+            if (st != LG_OK) {
+                free(sign);
+                return st;
+            }
+            if (v > top) { /* strictly better: ties keep the higher BaBSR score */
+                top = v;
+                bk = ck[c];
+                bj = cj[c];
+            }
+        }
+        free(sign);
+    }
+    (void)best;
     if (bk < 0) {
         bk = fk;
         bj = fj;
@@ -74,11 +141,13 @@ lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg
         return lg_fail(LG_ERR_NOMEM, "bab: out of memory for a node");
     }
     lg_bab_node *c[2] = {*c0, *c1};
+    int off_b = lg_alpha_offset(net, bk);
     for (int i = 0; i < 2; i++) {
         lg_bab_bounds_save(cx, b, c[i]->pre);
         c[i]->split_k = bk;
         c[i]->split_j = bj;
         c[i]->split_active = i;
+        c[i]->sign[off_b + bj] = i ? -1 : 1; /* β-CROWN: active z ≥ 0, inactive z ≤ 0 (alpha.h) */
     }
     return LG_OK;
 }

@@ -110,6 +110,12 @@ void lg_backsub_free(lg_backsub *s)
 void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
                       double *out)
 {
+    lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
+}
+
+void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
+                           size_t stride, double *Ain, double *out)
+{
     const lg_bounds *b = s->b;
     const lg_net *net = s->net;
     double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
@@ -133,30 +139,34 @@ void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, doub
             /* relax (relax.h), then c += A·b_ℓ and the rounding of A·W_ℓ
              * below: γ'·Σ|A_j|·M_j + U_ℓ */
             const double *al = alpha && relu ? alpha + (size_t)r * stride + off : NULL;
+            /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
+            const double *za = zadd ? zadd + (size_t)r * stride + off : NULL;
             double g = 0.0;
             int any = 0;
             for (int j = 0; j < n; j++) {
-                double aj = Ar[j];
-                if (aj == 0.0) continue;
-                if (relu && lines[j].phase != LG_RELU_ACTIVE) {
+                double aj = Ar[j], zj = za ? za[j] : 0.0;
+                if (aj == 0.0 && zj == 0.0) continue;
+                if (aj != 0.0 && relu && lines[j].phase != LG_RELU_ACTIVE) {
                     if (lines[j].phase == LG_RELU_INACTIVE) {
-                        Ar[j] = 0.0;
-                        continue;
-                    }
-                    double icpt, e;
-                    if (al) {
-                        lg_relu_lines t = lines[j];
-                        lg_relax_set_alpha(&t, al[j]);
-                        lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
+                        Ar[j] = aj = 0.0;
+                        if (zj == 0.0) continue;
                     } else {
-                        lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);
+                        double icpt, e;
+                        if (al) {
+                            lg_relu_lines t = lines[j];
+                            lg_relax_set_alpha(&t, al[j]);
+                            lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
+                        } else {
+                            lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);
+                        }
+                        Ar[j] = aj;
+                        cr += icpt;
+                        ms += fabs(icpt);
+                        er += e;
                     }
-                    Ar[j] = aj;
-                    cr += icpt;
-                    ms += fabs(icpt);
-                    er += e;
-                    if (aj == 0.0) continue;
                 }
+                if (zj != 0.0) Ar[j] = aj += zj;
+                if (aj == 0.0) continue;
                 double t = aj * L->b[j];
                 cr += t;
                 ms += fabs(t);

@@ -74,4 +74,18 @@ void lg_backsub_changed(lg_backsub *s, int l);
 void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
                       double *out);
 
+/* The same with split multipliers (β-CROWN, issue 13). zadd: NULL or, at
+ * zadd[r·stride + off[ℓ] + j], a term added to the coefficient of the
+ * pre-activation z_ℓ[j] after layer ℓ's ReLU is relaxed. It must be ≥ 0
+ * only where z_ℓ[j] ≤ 0 holds on the region the bounds describe and ≤ 0
+ * only where z_ℓ[j] ≥ 0 holds (a split); then the added term is ≤ 0 on the
+ * region and out[r] bounds min of the row over the region (not the whole
+ * box). No rounding mass is needed for the addition itself: fl is
+ * monotone, so fl(coef + t) − coef is a real multiplier of the same sign as
+ * t, i.e. the bound computed is exactly the one for β' = |fl(coef+t) − coef|
+ * ≥ 0, and the new coefficient then enters the bias mass and the
+ * γ'·Σ|A_j|·M_j term of the product with W_ℓ like any other. */
+void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
+                           size_t stride, double *Ain, double *out);
+
 #endif
