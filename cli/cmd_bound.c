@@ -9,6 +9,7 @@
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
 #include "verify/bounds.h"
+#include "verify/transfer.h"
 #include "core/atomic_file.h"
 #include "core/idx.h"
 #include "core/npy.h"
@@ -94,8 +95,7 @@ static lg_status lg_bound_symbolic(lg_dev *dev, const lg_net *rn, const double *
             hi[i] = x + eps > 1.0 ? 1.0 : x + eps;
         }
         double d;
-        if ((st = lg_bounds_symbolic(&b, rn, lo, hi)) != LG_OK) break;
-        if ((st = lg_dev_bound_box_pre(dev, lo, hi, b.lo, b.hi, &d, NULL, NULL)) != LG_OK) break;
+        if ((st = lg_transfer_box_delta(dev, rn, &b, lo, hi, &d)) != LG_OK) break;
         if (d < delta[r]) delta[r] = d;
     }
     lg_bounds_free(&b);

@@ -20,6 +20,7 @@
 #include "core/netfile.h"
 #include "core/npy.h"
 #include "verify/bounds.h"
+#include "verify/transfer.h"
 
 static void lg_check_help(void)
 {
@@ -100,12 +101,8 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
             lo[i] = x[i] - eps < 0.0 ? 0.0 : x[i] - eps;
             hi[i] = x[i] + eps > 1.0 ? 1.0 : x[i] + eps;
         }
-        double di, ds;
-        if ((st = lg_dev_bound_boxes(&dev, lo, hi, 1, &di, NULL, NULL)) != LG_OK) goto fail;
-        if ((st = lg_bounds_symbolic(&b, rn, lo, hi)) != LG_OK) goto fail;
-        if ((st = lg_dev_bound_box_pre(&dev, lo, hi, b.lo, b.hi, &ds, NULL, NULL)) != LG_OK) goto fail;
         lg_check_row *o = &rows[r];
-        o->bound = ds < di ? ds : di;
+        if ((st = lg_transfer_box_delta(&dev, rn, &b, lo, hi, &o->bound)) != LG_OK) goto fail;
         lg_net_forward(ref, x, y, scratch);
         lg_net_forward(rn, x, yr, scratch);
         o->observed = 0.0;

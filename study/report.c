@@ -113,6 +113,13 @@ static void lg_rep_free(lg_rep *R)
     memset(R, 0, sizeof *R);
 }
 
+/* Row o belongs to group g and mode m. */
+static int lg_rep_row_in(const lg_rep *R, json_t *o, int g, lg_study_mode m)
+{
+    return !strcmp(lg_rep_str(o, "arch"), R->groups[g].arch) && !strcmp(lg_rep_str(o, "regime"), R->groups[g].regime) &&
+           !strcmp(lg_rep_str(o, "mode"), lg_study_mode_name(m));
+}
+
 /* Per-mode statistics of group g (all ε). */
 static void lg_rep_mode_stats(lg_rep *R, int g, lg_study_mode m, lg_rep_modest *S, double *tbuf)
 {
@@ -122,9 +129,7 @@ static void lg_rep_mode_stats(lg_rep *R, int g, lg_study_mode m, lg_rep_modest *
     json_t *o;
     json_array_foreach(R->rows, i, o)
     {
-        if (strcmp(lg_rep_str(o, "arch"), R->groups[g].arch) || strcmp(lg_rep_str(o, "regime"), R->groups[g].regime) ||
-            strcmp(lg_rep_str(o, "mode"), lg_study_mode_name(m)))
-            continue;
+        if (!lg_rep_row_in(R, o, g, m)) continue;
         const char *v = lg_rep_str(o, "verdict");
         double s = lg_rep_num(o, "seconds");
         S->n++;
@@ -255,9 +260,7 @@ int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf)
     json_t *o;
     json_array_foreach(R->rows, i, o)
     {
-        if (strcmp(lg_rep_str(o, "arch"), R->groups[g].arch) || strcmp(lg_rep_str(o, "regime"), R->groups[g].regime) ||
-            strcmp(lg_rep_str(o, "mode"), lg_study_mode_name(m)))
-            continue;
+        if (!lg_rep_row_in(R, o, g, m)) continue;
         const char *v = lg_rep_str(o, "verdict");
         if (strcmp(v, "robust") == 0 || strcmp(v, "violated") == 0) buf[n++] = lg_rep_num(o, "seconds");
     }

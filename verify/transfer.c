@@ -125,3 +125,14 @@ done:
     lg_prop_free(&big);
     return st;
 }
+
+lg_status lg_transfer_box_delta(lg_dev *dev, const lg_net *relu, lg_bounds *b, const double *lo, const double *hi,
+                                double *delta)
+{
+    double di, ds;
+    lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, NULL, NULL);
+    if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
+    if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, NULL, NULL);
+    if (st == LG_OK) *delta = ds < di ? ds : di;
+    return st;
+}

@@ -20,11 +20,20 @@
 #ifndef LG_TRANSFER_H
 #define LG_TRANSFER_H
 
+#include "anneal/deviation.h"
 #include "verify/verify.h"
 
 /* Decide prop for the smooth network ref through its substitution relu.
  * *delta receives the largest certified deviation over the cases (‖e‖∞). */
 lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_prop *prop, const lg_verify_opts *o,
                              lg_verify_report *r, double *delta);
+
+/* Certified deviation ‖f_relu − f_ref‖∞ on one box [lo, hi] for the pair in
+ * dev: the smaller of the interval bound and the bound tightened with relu's
+ * symbolic (CROWN) pre-activation bounds on the box. b is a workspace from
+ * lg_bounds_init(relu), overwritten. The one routine behind `lgelu bound
+ * --symbolic` and `lgelu check`. */
+lg_status lg_transfer_box_delta(lg_dev *dev, const lg_net *relu, lg_bounds *b, const double *lo, const double *hi,
+                                double *delta);
 
 #endif
