@@ -40,54 +40,103 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
     for (int r = 1; r < m; r++) memcpy(alpha + (size_t)r * (size_t)size, alpha, (size_t)size * sizeof *alpha);
 }
 
-/* ∂out/∂alpha of one row (grad [size]) from the coefficients lam [size]
- * recorded by the back-substitution and the final ones ain [n_in]: the
- * reverse pass of its linear steps with the corner and the signs held fixed.
- * g, h: [max width] scratch. The rounding terms are left out (they are
- * ~1e-16 of the bound and only steer the ascent). */
-static void lg_alpha_grad(const lg_bounds *b, const lg_net *net, const double *alpha, const signed char *sign,
-                          const double *lam, const double *ain, double *grad, double *gbeta, double *g, double *h)
+/* ∂out/∂alpha of every row (grad[r·gs + i]) from the coefficients lam
+ * [m][ls] recorded by the back-substitution and the final ones ain
+ * [m][n_in]: the reverse pass of its linear steps with the corner and the
+ * signs held fixed, all rows at once (one dgemm per layer over the stacked
+ * rows). gbeta (optional, same stride gs): ∂out/∂β where row r's group has
+ * splits. alpha [m][as] (NULL: default slopes). G, H: [m][max width]
+ * scratch. The rounding terms are left out (they are ~1e-16 of the bound
+ * and only steer the ascent). */
+static void lg_alpha_grad(const lg_alpha_batch *bt, const lg_net *net, int m, const double *alpha, size_t as,
+                          const double *lam, size_t ls, const double *ain, double *grad, double *gbeta, size_t gs,
+                          double *G, double *H)
 {
-    memset(grad, 0, (size_t)lg_alpha_size(net) * sizeof *grad);
-    if (gbeta) memset(gbeta, 0, (size_t)lg_alpha_size(net) * sizeof *gbeta);
-    for (int i = 0; i < net->n_in; i++) g[i] = ain[i] >= 0.0 ? b->xlo[i] : b->xhi[i];
+    size_t size = (size_t)lg_alpha_size(net), ni0 = (size_t)net->n_in;
+    for (int r = 0; r < m; r++) {
+        const lg_bounds *b = bt->b[bt->grp ? bt->grp[r] : 0];
+        memset(grad + (size_t)r * gs, 0, size * sizeof *grad);
+        if (gbeta) memset(gbeta + (size_t)r * gs, 0, size * sizeof *gbeta);
+        for (size_t i = 0; i < ni0; i++) G[(size_t)r * ni0 + i] = ain[(size_t)r * ni0 + i] >= 0.0 ? b->xlo[i] : b->xhi[i];
+    }
     for (int l = 0; l < net->n_layers; l++) {
         const lg_layer *Ly = &net->layers[l];
         int n = Ly->n_out, ni = Ly->n_in, off = lg_alpha_offset(net, l);
-        /* h[n] = W_ℓ[n][ni]·g[ni] + b_ℓ : gradient w.r.t. the relaxed coefficients */
-        memcpy(h, Ly->b, (size_t)n * sizeof *h);
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, ni, 1.0, Ly->W, ni, g, 1, 1.0, h, 1);
-        /* ∂/∂β_j: the coefficient of z_ℓ[j] moved by σ_j·β_j */
-        if (sign && gbeta)
-            for (int j = 0; j < n; j++)
-                if (sign[off + j]) gbeta[off + j] = sign[off + j] * h[j];
-        if (Ly->act == LG_ACT_RELU) {
+        /* H[m][n] = G[m][ni]·W_ℓ^T + b_ℓ : gradient w.r.t. the relaxed coefficients */
+        for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
+        if (m == 1)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, n, ni, 1.0, Ly->W, ni, G, 1, 1.0, H, 1);
+        else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, ni, 1.0, G, ni, Ly->W, ni, 1.0, H, n);
+        for (int r = 0; r < m; r++) {
+            int g = bt->grp ? bt->grp[r] : 0;
+            const lg_bounds *b = bt->b[g];
+            const signed char *sign = bt->sign ? bt->sign[g] : NULL;
+            double *h = H + (size_t)r * (size_t)n;
+            /* ∂/∂β_j: the coefficient of z_ℓ[j] moved by σ_j·β_j */
+            if (sign && gbeta)
+                for (int j = 0; j < n; j++)
+                    if (sign[off + j]) gbeta[(size_t)r * gs + (size_t)(off + j)] = sign[off + j] * h[j];
+            if (Ly->act != LG_ACT_RELU) continue;
+            const double *lm = lam + (size_t)r * ls + off;
+            const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
+            double *gr = grad + (size_t)r * gs + off;
             for (int j = 0; j < n; j++) {
-                double a = lam[off + j], lo = b->lo[l][j], hi = b->hi[l][j];
+                double a = lm[j], lo = b->lo[l][j], hi = b->hi[l][j];
                 lg_relu_lines ln = {.phase = lg_relax_phase(lo, hi)}; /* the lines of relax.h, built lazily */
                 if (ln.phase == LG_RELU_ACTIVE) continue;
                 if (ln.phase == LG_RELU_INACTIVE) {
                     h[j] = 0.0;
                 } else if (a >= 0.0) { /* coef = λ·α */
-                    lg_relax_set_alpha(&ln, alpha ? alpha[off + j] : lg_relax_alpha_default(lo, hi));
-                    grad[off + j] = h[j] * a;
+                    lg_relax_set_alpha(&ln, al ? al[j] : lg_relax_alpha_default(lo, hi));
+                    gr[j] = h[j] * a;
                     h[j] *= ln.lo_s;
                 } else { /* coef = λ·s, intercept −λ·s·l */
-                    double s = lg_relax_chord(lo, hi);
-                    h[j] = h[j] * s - s * lo;
+                    double sl = lg_relax_chord(lo, hi);
+                    h[j] = h[j] * sl - sl * lo;
                 }
             }
         }
-        double *sw = g;
-        g = h;
-        h = sw;
+        double *sw = G;
+        G = H;
+        H = sw;
     }
 }
 
 /* zadd[size] = σ·max(β, 0) (NaN → 0): the terms lg_backsub_lower_beta adds. */
 static void lg_alpha_zadd(size_t size, const signed char *sign, const double *beta, double *zadd)
 {
-    for (size_t j = 0; j < size; j++) zadd[j] = sign[j] && beta[j] > 0.0 ? sign[j] * beta[j] : 0.0;
+    for (size_t j = 0; j < size; j++) zadd[j] = sign && sign[j] && beta[j] > 0.0 ? sign[j] * beta[j] : 0.0;
+}
+
+size_t lg_alpha_row_bytes(const lg_net *net)
+{
+    size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net);
+    /* backsub A, tmp [w]; grad G, H [w]; a, grad, best, m1, m2, lam, za [2·size]; ain [n_in] */
+    return (4 * w + 14 * size + (size_t)net->n_in + 8) * sizeof(double);
+}
+
+/* Rows per call within the documented cap (alpha.h). */
+static int lg_alpha_chunk(const lg_net *net, int m)
+{
+    size_t per = lg_alpha_row_bytes(net), cap = (size_t)LG_ALPHA_BATCH_MB << 20;
+    size_t k = cap / per;
+    if (k < 1) k = 1;
+    return (size_t)m < k ? m : (int)k;
+}
+
+static const signed char *lg_alpha_sign(const lg_alpha_batch *bt, int r)
+{
+    return bt->sign ? bt->sign[bt->grp ? bt->grp[r] : 0] : NULL;
+}
+
+/* The backsub for rows [r0, r0 + m) of the batch. */
+static lg_status lg_alpha_bs(lg_backsub *s, const lg_alpha_batch *bt, const lg_net *net, int r0, int m)
+{
+    lg_status st = lg_backsub_init_batch(s, bt->ng, bt->b, net, m);
+    if (st != LG_OK) return st;
+    for (int r = 0; r < m; r++) s->grp[r] = bt->grp ? bt->grp[r0 + r] : 0;
+    return LG_OK;
 }
 
 lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
@@ -100,40 +149,51 @@ lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, cons
                               const double *alpha, const signed char *sign, const double *beta, double *out,
                               double *Ain, double *lam, double *grad, double *gbeta)
 {
+    lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL};
+    return lg_alpha_bound_batch(&bt, net, m, C, d, alpha, beta, out, Ain, lam, grad, gbeta);
+}
+
+lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
+                               const double *alpha, const double *beta, double *out, double *Ain, double *lam,
+                               double *grad, double *gbeta)
+{
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
-    if (!beta) sign = NULL;
+    lg_alpha_batch b1 = *bt;
+    if (!beta) b1.sign = NULL;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in;
-    /* one row at a time (dgemv), exactly as lg_alpha_optimize computes it,
-     * so an optimised bound is never below this one by rounding */
-    lg_backsub s;
-    if ((st = lg_backsub_init(&s, b, net, 1)) != LG_OK) return st;
-    /* g, h [w]; lam, zadd of one row [size], ain [n_in] */
-    double *buf = malloc((2 * w + 2 * size + n_in) * sizeof *buf);
-    if (!buf) {
-        lg_backsub_free(&s);
-        return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
-    }
-    double *za = buf + 2 * w + size;
-    for (int r = 0; r < m; r++) {
-        size_t ro = (size_t)r * size;
-        double *lm = lam ? lam + ro : buf + 2 * w, *ai = Ain ? Ain + (size_t)r * n_in : za + size;
-        const double *al = alpha ? alpha + ro : NULL;
-        if (sign) lg_alpha_zadd(size, sign, beta + ro, za);
-        memcpy(s.A, C + (size_t)r * no, no * sizeof *s.A);
-        s.c[0] = d[r];
-        lg_backsub_lower_beta(&s, net->n_layers - 1, 1, al, sign ? za : NULL, lm, size, ai, &out[r]);
-        if (grad || gbeta) {
-            double *gr = grad ? grad + ro : za; /* za is no longer needed */
-            lg_alpha_grad(b, net, al, sign, lm, ai, gr, gbeta && sign ? gbeta + ro : NULL, buf, buf + w);
+    int ch = lg_alpha_chunk(net, m);
+    /* per chunk row: lam, zadd [size], ain [n_in]; G, H [w] */
+    double *buf = malloc((size_t)ch * (2 * size + n_in + 2 * w) * sizeof *buf);
+    if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
+    double *lmb = buf, *zab = lmb + (size_t)ch * size, *aib = zab + (size_t)ch * size, *G = aib + (size_t)ch * n_in;
+    double *H = G + (size_t)ch * w;
+    for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
+        int k = m - r0 < ch ? m - r0 : ch;
+        lg_backsub s;
+        if ((st = lg_alpha_bs(&s, &b1, net, r0, k)) != LG_OK) break;
+        lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL};
+        double *lm = lam ? lam + (size_t)r0 * size : lmb, *ai = Ain ? Ain + (size_t)r0 * n_in : aib;
+        const double *al = alpha ? alpha + (size_t)r0 * size : NULL;
+        for (int r = 0; r < k; r++) {
+            const signed char *sg = lg_alpha_sign(&sub, r);
+            if (b1.sign) lg_alpha_zadd(size, sg, beta + (size_t)(r0 + r) * size, zab + (size_t)r * size);
         }
-        if (gbeta && !sign) memset(gbeta + ro, 0, size * sizeof *gbeta);
+        memcpy(s.A, C + (size_t)r0 * no, (size_t)k * no * sizeof *s.A);
+        memcpy(s.c, d + r0, (size_t)k * sizeof *s.c);
+        lg_backsub_lower_beta(&s, net->n_layers - 1, k, al, b1.sign ? zab : NULL, lm, size, ai, out + r0);
+        lg_backsub_free(&s);
+        if (grad || gbeta) {
+            double *gr = grad ? grad + (size_t)r0 * size : zab; /* zab is no longer needed */
+            double *gb = gbeta ? gbeta + (size_t)r0 * size : NULL;
+            lg_alpha_grad(&sub, net, k, al, size, lm, size, ai, gr, b1.sign ? gb : NULL, size, G, H);
+            if (gb && !b1.sign) memset(gb, 0, (size_t)k * size * sizeof *gb);
+        }
     }
     free(buf);
-    lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
 
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
@@ -146,59 +206,97 @@ lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, c
                                  const signed char *sign, int steps, double lr, double deadline, double *alpha,
                                  double *beta, double *out, double *Ain)
 {
-    lg_status st = lg_bounds_check_net(net);
-    if (st != LG_OK) return st;
-    if (!beta) sign = NULL;
+    lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL};
+    return lg_alpha_optimize_batch(&bt, net, m, C, d, steps, lr, deadline, alpha, beta, out, Ain);
+}
+
+/* One chunk of k rows of lg_alpha_optimize_batch, in lockstep: every step
+ * is one back-substitution of all k rows (dgemm) and one batched gradient. */
+static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net, int k, const double *C,
+                                    const double *d, int steps, double lr, double deadline, double *alpha,
+                                    double *beta, double *out, double *Ain, double *buf)
+{
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
-    size_t n_in = (size_t)net->n_in, np = sign ? 2 * size : size; /* parameters: α, then β */
-    lg_backsub s;
-    if ((st = lg_backsub_init(&s, b, net, 1)) != LG_OK) return st;
-    /* cur, nxt [w]; lam, zadd [size]; grad, p, best, m1, m2 [np]; ain [n_in] */
-    double *buf = malloc((2 * w + 2 * size + 5 * np + n_in) * sizeof *buf);
-    if (!buf) {
-        lg_backsub_free(&s);
-        return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
-    }
-    double *cur = buf, *nxt = cur + w, *lam = nxt + w, *za = lam + size, *grad = za + size, *a = grad + np;
-    double *best = a + np, *m1 = best + np, *m2 = m1 + np, *ain = m2 + np;
+    size_t n_in = (size_t)net->n_in, np = bt->sign ? 2 * size : size; /* parameters of a row: α, then β */
+    size_t K = (size_t)k;
+    /* a, grad, best, m1, m2, lam, za [k][np]; ain [k][n_in]; G, H [k][w]; p1 [1] */
+    double *a = buf, *grad = a + K * np, *best = grad + K * np, *m1 = best + K * np, *m2 = m1 + K * np;
+    double *lam = m2 + K * np, *za = lam + K * np, *ain = za + K * np, *G = ain + K * n_in, *H = G + K * w;
+    double *bestv = H + K * w; /* [k] */
     const double b1 = 0.9, b2 = 0.999;
-    for (int r = 0; r < m; r++) {
-        double *al = alpha + (size_t)r * size, *be = sign ? beta + (size_t)r * size : NULL;
-        const double *Cr = C + (size_t)r * no;
-        memcpy(a, al, size * sizeof *a);
-        if (be)
-            for (size_t j = 0; j < size; j++) a[size + j] = sign[j] && be[j] > 0.0 ? be[j] : 0.0;
-        memset(m1, 0, 2 * np * sizeof *m1);
-        double bestv = -INFINITY, p1 = 1, p2 = 1;
-        for (int it = 0; it <= steps; it++) {
-            double v;
-            memcpy(s.A, Cr, no * sizeof *s.A);
-            s.c[0] = d[r];
-            if (be) lg_alpha_zadd(size, sign, a + size, za);
-            lg_backsub_lower_beta(&s, net->n_layers - 1, 1, a, be ? za : NULL, lam, size, ain, &v);
-            if (it < steps) lg_alpha_grad(b, net, a, sign, lam, ain, grad, be ? grad + size : NULL, cur, nxt);
-            if (v > bestv || it == 0) {
-                bestv = v;
-                memcpy(best, a, np * sizeof *a);
-                if (Ain) memcpy(Ain + (size_t)r * n_in, ain, n_in * sizeof *ain);
-            }
-            if (it == steps || (deadline > 0 && lg_now() >= deadline)) break;
-            p1 *= b1;
-            p2 *= b2;
-            for (size_t j = 0; j < np; j++) {
-                if (grad[j] == 0.0 && m1[j] == 0.0) continue;
-                m1[j] = b1 * m1[j] + (1 - b1) * grad[j];
-                m2[j] = b2 * m2[j] + (1 - b2) * grad[j] * grad[j];
-                double step = lr * (m1[j] / (1 - p1)) / (sqrt(m2[j] / (1 - p2)) + 1e-12);
-                double x = a[j] + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 */
-                a[j] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
+    lg_backsub s;
+    lg_status st = lg_alpha_bs(&s, bt, net, 0, k);
+    if (st != LG_OK) return st;
+    for (size_t r = 0; r < K; r++) {
+        double *ar = a + r * np;
+        memcpy(ar, alpha + r * size, size * sizeof *a);
+        if (bt->sign) {
+            const signed char *sg = lg_alpha_sign(bt, (int)r);
+            const double *be = beta + r * size;
+            for (size_t j = 0; j < size; j++) ar[size + j] = sg && sg[j] && be[j] > 0.0 ? be[j] : 0.0;
+        }
+        bestv[r] = -INFINITY;
+    }
+    memset(m1, 0, 2 * K * np * sizeof *m1);
+    double p1 = 1, p2 = 1;
+    for (int it = 0; it <= steps; it++) {
+        memcpy(s.A, C, K * no * sizeof *s.A);
+        memcpy(s.c, d, K * sizeof *s.c);
+        if (bt->sign)
+            for (size_t r = 0; r < K; r++) lg_alpha_zadd(size, lg_alpha_sign(bt, (int)r), a + r * np + size, za + r * np);
+        double *v = H; /* [k]: H is free until the gradient */
+        lg_backsub_lower_beta(&s, net->n_layers - 1, k, a, bt->sign ? za : NULL, lam, np, ain, v);
+        for (size_t r = 0; r < K; r++) {
+            if (v[r] > bestv[r] || it == 0) {
+                bestv[r] = v[r];
+                memcpy(best + r * np, a + r * np, np * sizeof *a);
+                if (Ain) memcpy(Ain + r * n_in, ain + r * n_in, n_in * sizeof *ain);
             }
         }
-        memcpy(al, best, size * sizeof *al);
-        if (be) memcpy(be, best + size, size * sizeof *be);
-        out[r] = bestv;
+        if (it == steps || (deadline > 0 && lg_now() >= deadline)) break;
+        lg_alpha_grad(bt, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, G, H);
+        p1 *= b1;
+        p2 *= b2;
+        for (size_t q = 0; q < K * np; q++) {
+            if (grad[q] == 0.0 && m1[q] == 0.0) continue;
+            size_t j = q % np;
+            m1[q] = b1 * m1[q] + (1 - b1) * grad[q];
+            m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
+            double step = lr * (m1[q] / (1 - p1)) / (sqrt(m2[q] / (1 - p2)) + 1e-12);
+            double x = a[q] + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 */
+            a[q] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
+        }
     }
-    free(buf);
+    for (size_t r = 0; r < K; r++) {
+        memcpy(alpha + r * size, best + r * np, size * sizeof *alpha);
+        if (bt->sign) memcpy(beta + r * size, best + r * np + size, size * sizeof *beta);
+        out[r] = bestv[r];
+    }
     lg_backsub_free(&s);
     return LG_OK;
+}
+
+lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
+                                  int steps, double lr, double deadline, double *alpha, double *beta, double *out,
+                                  double *Ain)
+{
+    lg_status st = lg_bounds_check_net(net);
+    if (st != LG_OK) return st;
+    if (m < 1) return LG_OK;
+    lg_alpha_batch b1 = *bt;
+    if (!beta) b1.sign = NULL;
+    size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
+    size_t n_in = (size_t)net->n_in, np = b1.sign ? 2 * size : size;
+    int ch = lg_alpha_chunk(net, m);
+    double *buf = malloc((size_t)ch * (7 * np + n_in + 2 * w + 1) * sizeof *buf);
+    if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
+    for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
+        int k = m - r0 < ch ? m - r0 : ch;
+        lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL};
+        st = lg_alpha_opt_chunk(&sub, net, k, C + (size_t)r0 * no, d + r0, steps, lr, deadline,
+                                alpha + (size_t)r0 * size, b1.sign ? beta + (size_t)r0 * size : NULL, out + r0,
+                                Ain ? Ain + (size_t)r0 * n_in : NULL, buf);
+    }
+    free(buf);
+    return st;
 }

@@ -30,6 +30,7 @@ int lg_alpha_offset(const lg_net *net, int k);
 void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alpha);
 
 /* out[r] ≤ min over the box of C[r]·y + d[r] (C [m][n_out] row-major).
+ * All m rows go through one back-substitution (dgemm over the rows).
  * alpha [m][size] or NULL (area heuristic). Optional outputs (NULL to skip):
  *   Ain  [m][n_in]  coefficients of the final linear function over the
  *                   normalised input x' (its minimiser is a corner);
@@ -66,5 +67,34 @@ lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, cons
 lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                  const signed char *sign, int steps, double lr, double deadline, double *alpha,
                                  double *beta, double *out, double *Ain);
+
+/* Batches (issue 13, batched bounds): rows of several sub-problems in one
+ * call, so that the back-substitution and the gradient run as dgemm over
+ * the stacked rows (backsub.h). Group g is bounded on its own region: b[g]
+ * sound there and, with β, its split signs sign[g] (NULL entry: no split);
+ * row r belongs to group grp[r] (grp NULL: every row to group 0). The
+ * single-problem functions above are the batch of one group. */
+typedef struct lg_alpha_batch {
+    int ng;
+    const lg_bounds *const *b;          /* [ng] */
+    const signed char *const *sign;     /* [ng] or NULL (no splits in any group) */
+    const int *grp;                     /* [m] or NULL */
+} lg_alpha_batch;
+
+/* Rows are processed in chunks of at most LG_ALPHA_BATCH_MB megabytes of
+ * scratch (lg_alpha_row_bytes per row); within a chunk the optimisation
+ * runs in lockstep (one back-substitution of all its rows per step). */
+#define LG_ALPHA_BATCH_MB 64
+size_t lg_alpha_row_bytes(const lg_net *net);
+
+/* lg_alpha_bound_beta over a batch: alpha, beta, lam, grad, gbeta [m][size], Ain [m][n_in]. */
+lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
+                               const double *alpha, const double *beta, double *out, double *Ain, double *lam,
+                               double *grad, double *gbeta);
+/* lg_alpha_optimize_beta over a batch (each row its own Adam; β ignored
+ * where its group has no split). beta NULL: α only. */
+lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
+                                  int steps, double lr, double deadline, double *alpha, double *beta, double *out,
+                                  double *Ain);
 
 #endif

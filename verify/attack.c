@@ -2,6 +2,7 @@
 #include "verify/attack.h"
 #include "core/clock.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,13 +65,10 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         double *z = p, *an = p + L->n_out;
-        for (int o = 0; o < L->n_out; o++) {
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
-            double s = L->b[o];
-            for (int i = 0; i < L->n_in; i++) s += Wr[i] * a[i];
-            z[o] = s;
-            an[o] = L->act == LG_ACT_RELU ? (s > 0 ? s : 0) : s;
-        }
+        /* z[n_out] = W[n_out][n_in]·a + b (one dgemv: the attack is a heuristic, every hit is re-checked) */
+        memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, L->n_out, L->n_in, 1.0, L->W, L->n_in, a, 1, 1.0, z, 1);
+        for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
         a = an;
         p = an + L->n_out;
     }
@@ -109,13 +107,8 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         off -= 2 * (size_t)L->n_out;
         const double *z = w->act + off;
         for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
-        double *dst = k == 0 ? w->grad : da;
-        for (int i = 0; i < L->n_in; i++) dst[i] = 0.0;
-        for (int o = 0; o < L->n_out; o++) {
-            if (dz[o] == 0.0) continue;
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
-            for (int i = 0; i < L->n_in; i++) dst[i] += dz[o] * Wr[i];
-        }
+        double *dst = k == 0 ? w->grad : da; /* dst[n_in] = W^T·dz */
+        cblas_dgemv(CblasRowMajor, CblasTrans, L->n_out, L->n_in, 1.0, L->W, L->n_in, dz, 1, 0.0, dst, 1);
     }
     if (net->in_div)
         for (int i = 0; i < net->n_in; i++) w->grad[i] /= net->in_div[i];

@@ -21,21 +21,25 @@ static double lg_bs_amax(double lo, double hi, int relu)
 
 void lg_backsub_changed(lg_backsub *s, int l)
 {
-    if (l >= 0) s->lines_ok[l] = 0;
+    if (l >= 0)
+        for (int g = 0; g < s->ng; g++) s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
     if (l + 1 < s->net->n_layers) s->mag_ok[l + 1] = 0;
 }
 
-/* The relaxation of every neuron of relu layer l (area-heuristic slopes). */
-static void lg_bs_lines(lg_backsub *s, int l)
+/* The relaxation of every neuron of relu layer l in group g (area-heuristic slopes). */
+static void lg_bs_lines(lg_backsub *s, int g, int l)
 {
-    s->lines_ok[l] = 1;
+    const lg_bounds *b = s->gb[g];
+    lg_relu_lines *ln = s->lines + (size_t)g * s->size + (size_t)s->off[l];
+    s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 1;
     for (int j = 0; j < s->net->layers[l].n_out; j++) {
-        double lo = s->b->lo[l][j], hi = s->b->hi[l][j];
-        lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &s->lines[l][j]);
+        double lo = b->lo[l][j], hi = b->hi[l][j];
+        lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &ln[j]);
     }
 }
 
-/* M_l, U_l from the current bounds of layer l − 1 (or the box). */
+/* M_l, U_l from the current bounds of layer l − 1 (or the box), over the
+ * hull of the groups: am[i] = max_g max|a_{l−1}[i]| on group g's bounds. */
 static void lg_bs_mag(lg_backsub *s, int l)
 {
     s->mag_ok[l] = 1;
@@ -45,8 +49,14 @@ static void lg_bs_mag(lg_backsub *s, int l)
     double sum = 0.0;
     double *am = s->tmp; /* [ni] scratch */
     for (int i = 0; i < ni; i++) {
-        if (l == 0) am[i] = lg_bs_amax(s->b->xlo[i], s->b->xhi[i], 0);
-        else am[i] = lg_bs_amax(s->b->lo[l - 1][i], s->b->hi[l - 1][i], net->layers[l - 1].act == LG_ACT_RELU);
+        double v = 0.0;
+        for (int g = 0; g < s->ng; g++) {
+            const lg_bounds *b = s->gb[g];
+            double a = l == 0 ? lg_bs_amax(b->xlo[i], b->xhi[i], 0)
+                              : lg_bs_amax(b->lo[l - 1][i], b->hi[l - 1][i], net->layers[l - 1].act == LG_ACT_RELU);
+            if (!(a <= v)) v = a; /* NaN-safe max; amax never returns NaN */
+        }
+        am[i] = v;
         sum += am[i];
     }
     /* n·2^-1074 per unit of |a|: the underflow of n products per entry, ×2 */
@@ -64,14 +74,27 @@ static void lg_bs_mag(lg_backsub *s, int l)
 
 lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m)
 {
+    lg_status st = lg_backsub_init_batch(s, 1, NULL, net, m);
+    if (st == LG_OK) {
+        s->b = b;
+        s->gb = &s->b; /* the batch of one group; s is not moved while in use */
+    }
+    return st;
+}
+
+lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *gb, const lg_net *net, int m)
+{
     memset(s, 0, sizeof *s);
     size_t w = (size_t)lg_net_max_width(net), L = (size_t)net->n_layers, tot = 0;
     for (size_t k = 0; k < L; k++) tot += (size_t)net->layers[k].n_out;
     if (m < 1) m = 1;
+    if (ng < 1) ng = 1;
+    size_t G = (size_t)ng;
     /* doubles: A, tmp [m][w]; c, mass, err [m]; mag [tot]; under [L];
-     * then lines [tot], the pointer tables, off [L], the two flag arrays */
+     * then lines [ng][tot], the pointer table, off [L], grp [m], the flag arrays */
     size_t nd = 2 * (size_t)m * w + 3 * (size_t)m + tot + L;
-    size_t bytes = nd * sizeof(double) + tot * sizeof(lg_relu_lines) + 2 * L * sizeof(void *) + L * sizeof(int) + 2 * L;
+    size_t bytes = nd * sizeof(double) + G * tot * sizeof(lg_relu_lines) + L * sizeof(void *) +
+                   (L + (size_t)m) * sizeof(int) + L + G * L;
     unsigned char *p = malloc(bytes);
     if (!p) return lg_fail(LG_ERR_NOMEM, "bounds: cannot allocate %zu bytes for back-substitution", bytes);
     s->store = p;
@@ -83,21 +106,24 @@ lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, 
     s->err = s->mass + m;
     double *mg = s->err + m;
     s->under = mg + tot;
-    lg_relu_lines *ln = (lg_relu_lines *)(p + nd * sizeof(double));
-    s->mag = (double **)(ln + tot);
-    s->lines = (lg_relu_lines **)(s->mag + L);
-    s->off = (int *)(s->lines + L);
-    s->mag_ok = (unsigned char *)(s->off + L);
+    s->lines = (lg_relu_lines *)(p + nd * sizeof(double));
+    s->mag = (double **)(s->lines + G * tot);
+    s->off = (int *)(s->mag + L);
+    s->grp = s->off + L;
+    s->mag_ok = (unsigned char *)(s->grp + m);
     s->lines_ok = s->mag_ok + L;
     for (size_t k = 0, o = 0; k < L; o += (size_t)net->layers[k].n_out, k++) {
         s->mag[k] = mg + o;
-        s->lines[k] = ln + o;
         s->off[k] = (int)o;
     }
-    s->b = b;
+    memset(s->grp, 0, (size_t)m * sizeof *s->grp);
+    s->gb = gb;
+    s->b = gb ? gb[0] : NULL;
+    s->ng = ng;
+    s->size = tot;
     s->net = net;
     s->m = m;
-    memset(s->mag_ok, 0, 2 * L);
+    memset(s->mag_ok, 0, L + G * L);
     return LG_OK;
 }
 
@@ -116,7 +142,6 @@ void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, doub
 void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
                            size_t stride, double *Ain, double *out)
 {
-    const lg_bounds *b = s->b;
     const lg_net *net = s->net;
     double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
     double nterms = 0;
@@ -130,10 +155,12 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
         if (!s->mag_ok[l]) lg_bs_mag(s, l);
         const double *M = s->mag[l];
         double gam = ((double)n + 2.0) * 0x1p-51; /* γ'_n ≥ 2γ_n */
-        if (relu && !s->lines_ok[l]) lg_bs_lines(s, l);
-        const lg_relu_lines *lines = s->lines[l]; /* [n] */
+        if (relu)
+            for (int g = 0; g < s->ng; g++)
+                if (!s->lines_ok[(size_t)g * (size_t)net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
         for (int r = 0; r < m; r++) {
             double *Ar = A + (size_t)r * (size_t)n;
+            const lg_relu_lines *lines = s->lines + (size_t)s->grp[r] * s->size + (size_t)off; /* [n] of row r's group */
             double cr = c[r], ms = mass[r], er = err[r];
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
             /* relax (relax.h), then c += A·b_ℓ and the rounding of A·W_ℓ
@@ -188,6 +215,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
     }
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)net->n_in;
+        const lg_bounds *b = s->gb[s->grp[r]];
         double v = c[r], ms = mass[r];
         for (int i = 0; i < net->n_in; i++) {
             double p = Ar[i] >= 0.0 ? Ar[i] * b->xlo[i] : Ar[i] * b->xhi[i];

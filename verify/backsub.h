@@ -25,6 +25,15 @@
  * v the computed corner value. Any non-finite intermediate (bounds at ±∞,
  * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
  *
+ * Batches of sub-problems (issue 13, batched bounds): the rows may belong
+ * to ng groups, group g bounded on its own region (bounds gb[g], e.g. one
+ * branch-and-bound node each, or the children an FSB estimate compares).
+ * The relaxations and the final box are per group; the products with W_ℓ
+ * are shared, one dgemm over the stacked rows of all groups. M_ℓ is taken
+ * over the hull of the groups' bounds (max over g of max|a_{ℓ−1}|), which
+ * is ≥ each group's own M_ℓ, so the rounding term above stays an upper
+ * bound for every row. lg_backsub_init is the batch of one group.
+ *
  * An lg_backsub owns its scratch (one allocation); the net and the bounds
  * are borrowed. M_ℓ (from the bounds of layer ℓ − 1) and the relaxations
  * of layer ℓ (from its bounds) are computed the first time a call goes
@@ -42,29 +51,36 @@
 #include "verify/relax.h"
 
 typedef struct lg_backsub {
-    const lg_bounds *b;
+    const lg_bounds *b;      /* group 0's bounds (gb[0]) */
+    const lg_bounds *const *gb; /* [ng] bounds of each group */
+    int ng;                  /* groups */
+    int *grp;                /* [m] group of each row; the caller fills it (all 0 after init) */
     const lg_net *net;
     int m;             /* row capacity */
     double *A, *tmp;   /* [m][max width] rows; the caller fills A before a call */
     double *c;         /* [m] constants; the caller fills c before a call */
     double *mass, *err; /* [m] */
-    double **mag;      /* [n_layers][n_out(ℓ)] M_ℓ, computed on first use */
+    double **mag;      /* [n_layers][n_out(ℓ)] M_ℓ over the groups' hull, computed on first use */
     double *under;     /* [n_layers] U_ℓ */
-    lg_relu_lines **lines; /* [n_layers][n_out(ℓ)] relaxations (relax.h), on first use */
-    unsigned char *mag_ok, *lines_ok; /* [n_layers] computed yet */
+    lg_relu_lines *lines; /* [ng][size] relaxations (relax.h) of group g, neuron off[ℓ] + j, on first use */
+    size_t size;       /* neurons over all layers */
+    unsigned char *mag_ok, *lines_ok; /* [n_layers], [ng][n_layers] computed yet */
     int *off;          /* [n_layers] lg_alpha_offset of each layer */
     void *store;
 } lg_backsub;
 
-/* Scratch for up to m rows. */
+/* Scratch for up to m rows over one region (bounds b). */
 lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m);
+/* Scratch for up to m rows over ng regions (gb[ng], borrowed, each with the
+ * net's shapes); rows are assigned to groups through s->grp. */
+lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *gb, const lg_net *net, int m);
 void lg_backsub_free(lg_backsub *s);
 
-/* The bounds of layer l (l = −1: the input box) changed: recompute what
- * depends on them at the next use. */
+/* The bounds of layer l (l = −1: the input box) changed, in any group:
+ * recompute what depends on them at the next use. */
 void lg_backsub_changed(lg_backsub *s, int l);
 
-/* out[r] ≤ min over the box of s->A[r]·a_level + s->c[r], r < m ≤ s->m
+/* out[r] ≤ min over the box (of row r's group) of s->A[r]·a_level + s->c[r], r < m ≤ s->m
  * (A: [m][width(level)] row-major, overwritten; c overwritten).
  * alpha: NULL (area heuristic) or the lower slopes of row r at
  *        alpha[r·stride + off[ℓ] + j];
