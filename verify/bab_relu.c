@@ -32,27 +32,60 @@ lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bound
     return lg_bounds_symbolic_unstable_from(b, cx->net, k + 1);
 }
 
-/* FSB: the worse of the two children's bounds of the hardest row when
- * neuron (k, j) is fixed (intermediate bounds kept, current α, β; the new
- * split's own β is 0). b is restored. */
-static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, int k, int j,
-                                 const double *crow, double drow, const double *alpha, const double *beta,
-                                 signed char *sign, double *score)
+/* FSB: the worse of the two children's bounds of the hardest row for each
+ * candidate neuron (ck[c], cj[c]) fixed (intermediate bounds kept, current
+ * α, β; the new split's own β is 0), all 2·nc children bounded as one
+ * batch (alpha.h: lg_alpha_bound_batch, one dgemm per layer). score[nc]. */
+static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, int nc,
+                                 const int *ck, const int *cj, const double *crow, double drow, const double *alpha,
+                                 const double *beta, double *score)
 {
-    double l = b->lo[k][j], u = b->hi[k][j], v[2];
-    int off = lg_alpha_offset(cx->net, k);
+    const lg_net *net = cx->net;
+    int G = 2 * nc, no = cx->n_out;
+    size_t sz = (size_t)cx->size;
     lg_status st = LG_OK;
-    for (int side = 0; side < 2 && st == LG_OK; side++) {
-        if (side) b->lo[k][j] = 0; /* active */
-        else b->hi[k][j] = 0;      /* inactive */
-        if (sign) sign[off + j] = side ? -1 : 1;
-        st = lg_alpha_bound_beta(b, cx->net, 1, crow, &drow, alpha, beta ? sign : NULL, beta, &v[side], NULL, NULL,
-                                 NULL, NULL);
-        b->lo[k][j] = l;
-        b->hi[k][j] = u;
-        if (sign) sign[off + j] = n->sign[off + j];
+    lg_bounds *cb = calloc((size_t)G, sizeof *cb);
+    const lg_bounds **pb = calloc((size_t)G, sizeof *pb);
+    const signed char **ps = calloc((size_t)G, sizeof *ps);
+    signed char *sg = malloc((size_t)G * sz);
+    int *gi = malloc((size_t)G * sizeof *gi);
+    /* pre [n_pre]; al, be [G][size]; C [G][n_out]; d, v [G] */
+    double *pre = malloc((cx->n_pre + 2 * (size_t)G * sz + (size_t)G * ((size_t)no + 2)) * sizeof *pre);
+    if (!cb || !pb || !ps || !sg || !gi || !pre) {
+        st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        goto fail;
     }
-    *score = fmin(v[0], v[1]);
+    double *al = pre + cx->n_pre, *be = al + (size_t)G * sz, *C = be + (size_t)G * sz, *d = C + (size_t)G * no;
+    double *v = d + G;
+    lg_bab_bounds_save(cx, b, pre);
+    for (int g = 0; g < G; g++) {
+        int c = g / 2, side = g % 2, k = ck[c], j = cj[c], off = lg_alpha_offset(net, k);
+        if ((st = lg_bounds_init(&cb[g], net)) != LG_OK) goto fail;
+        lg_bab_bounds_load(cx, &cb[g], pre);
+        if (side) cb[g].lo[k][j] = 0; /* active */
+        else cb[g].hi[k][j] = 0;      /* inactive */
+        pb[g] = &cb[g];
+        memcpy(sg + (size_t)g * sz, n->sign, sz);
+        sg[(size_t)g * sz + (size_t)(off + j)] = side ? -1 : 1;
+        ps[g] = sg + (size_t)g * sz;
+        if (alpha) memcpy(al + (size_t)g * sz, alpha, sz * sizeof *al);
+        if (beta) memcpy(be + (size_t)g * sz, beta, sz * sizeof *be);
+        memcpy(C + (size_t)g * no, crow, (size_t)no * sizeof *C);
+        d[g] = drow;
+    }
+    for (int g = 0; g < G; g++) gi[g] = g; /* row g: child g */
+    lg_alpha_batch bt = {G, pb, beta ? ps : NULL, gi};
+    st = lg_alpha_bound_batch(&bt, net, G, C, d, alpha ? al : NULL, beta ? be : NULL, v, NULL, NULL, NULL, NULL);
+    if (st == LG_OK)
+        for (int c = 0; c < nc; c++) score[c] = fmin(v[2 * c], v[2 * c + 1]);
+fail:
+    for (int g = 0; cb && g < G; g++) lg_bounds_free(&cb[g]);
+    free(cb);
+    free(pb);
+    free(ps);
+    free(sg);
+    free(gi);
+    free(pre);
     return st;
 }
 
@@ -101,27 +134,16 @@ lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bound
         best = cs[0];
     }
     if (nc > 1) { /* filtered smart branching: evaluate the candidates */
-        signed char *sign = NULL;
-        if (beta) {
-            sign = malloc((size_t)cx->size);
-            if (!sign) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-            memcpy(sign, n->sign, (size_t)cx->size);
-        }
+        double sc[64];
+        lg_status st = lg_bab_fsb_eval(cx, n, b, nc, ck, cj, crow, drow, alpha, beta, sc);
+        if (st != LG_OK) return st;
         double top = -INFINITY;
-        for (int c = 0; c < nc; c++) {
-            double v;
-            lg_status st = lg_bab_fsb_eval(cx, n, b, ck[c], cj[c], crow, drow, alpha, beta, sign, &v);
-            if (st != LG_OK) {
-                free(sign);
-                return st;
-            }
-            if (v > top) { /* strictly better: ties keep the higher BaBSR score */
-                top = v;
+        for (int c = 0; c < nc; c++)
+            if (sc[c] > top) { /* strictly better: ties keep the higher BaBSR score */
+                top = sc[c];
                 bk = ck[c];
                 bj = cj[c];
             }
-        }
-        free(sign);
     }
     (void)best;
     if (bk < 0) {
