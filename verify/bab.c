@@ -20,6 +20,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.mode = LG_BAB_AUTO;
     o.threads = 0;
     o.batch = 16;
+    o.group = 4;
     o.max_nodes = 2000000;
     o.max_depth = 400;
     o.min_width = 1e-9;
@@ -71,13 +72,16 @@ typedef struct lg_bab_round {
     const lg_bab_ctx *cx;
     lg_bab_node **nodes;
     lg_bab_res *res;
+    int nb, group;          /* nodes in the round, nodes per job */
 } lg_bab_round;
 
+/* Job i: the nodes [i·group, (i + 1)·group) of the round, bounded together. */
 static lg_status lg_bab_job(void *ctx, int i, int thread)
 {
     lg_bab_round *r = ctx;
     (void)thread;
-    return lg_bab_process(r->cx, r->nodes[i], &r->res[i]);
+    int a = i * r->group, k = r->nb - a < r->group ? r->nb - a : r->group;
+    return lg_bab_process_batch(r->cx, r->nodes + a, k, r->res + a);
 }
 
 static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double *lo, const double *hi, int n_terms,
@@ -128,6 +132,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     lg_bab_res *res = NULL;
     int batch = o->batch > 0 ? o->batch : 16;
     int threads = o->threads > 0 ? o->threads : lg_worklist_cores();
+    int group = o->group > 0 ? (o->group < batch ? o->group : batch) : 1;
     if ((st = lg_bab_ctx_init(&cx, net, lo, hi, n_terms, terms, o)) != LG_OK) goto fail;
     if (cx.mode != LG_BAB_INPUT && cx.mode != LG_BAB_RELU) {
         st = lg_fail(LG_ERR_ARG, "bab: mode %s is not a splitting strategy", lg_bab_mode_name(cx.mode));
@@ -173,8 +178,9 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         int nb = 0;
         while (nb < batch && lg_worklist_size(&wl) > 0) nodes[nb++] = lg_worklist_pop(&wl);
-        lg_bab_round rd = {&cx, nodes, res};
-        st = lg_worklist_run(nb, threads, lg_bab_job, &rd);
+        /* jobs of `group` nodes: the grouping depends on the round only, never on the threads */
+        lg_bab_round rd = {&cx, nodes, res, nb, group};
+        st = lg_worklist_run((nb + group - 1) / group, threads, lg_bab_job, &rd);
         int found_i = -1;
         for (int i = 0; i < nb; i++) { /* merge in batch order */
             lg_bab_res *rs = &res[i];

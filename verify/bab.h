@@ -18,10 +18,11 @@
  *           minimum width): reason says which; never a guess.
  *
  * Nodes are explored in rounds: the `batch` nodes with the worst bound are
- * taken from the work list (worklist.h), bounded by `threads` worker
- * threads, and their results merged in a fixed order, so that the answer
- * (and, without a deadline, every count) does not depend on the number of
- * threads.
+ * taken from the work list (worklist.h), cut into groups of `group` nodes
+ * bounded together (batched bounds, alpha.h), the groups taken by `threads`
+ * worker threads, and their results merged in a fixed order, so that the
+ * answer (and, without a deadline, every count) does not depend on the
+ * number of threads.
  *
  * Everything passed in is borrowed; x [n_in] is the caller's.
  */
@@ -47,6 +48,9 @@ typedef struct lg_bab_opts {
     lg_bab_mode mode;      /* AUTO: input splitting if n_in ≤ 16, else ReLU splitting */
     int threads;           /* worker threads; ≤ 0: number of cores */
     int batch;             /* nodes per round (default 16); not tied to threads */
+    int group;             /* nodes bounded together by one worker (default 4, ≤ batch): their
+                              α/β-CROWN rows go through one batched back-substitution
+                              (lg_alpha_optimize_batch); fixed per round, not tied to threads */
     long max_nodes;        /* explored-node limit (default 2,000,000); then OPEN */
     int max_depth;         /* split depth limit (default 400); then OPEN */
     double max_queue_mb;   /* memory for open nodes (default 1024 MB; at least 32 nodes); beyond

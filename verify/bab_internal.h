@@ -60,6 +60,12 @@ typedef struct lg_bab_res {
 /* Bound node n and decide it: closed, counterexample (re-checked), split
  * into two children, or stuck (a limit). Reads only cx and n; writes rs. */
 lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs);
+/* The same for nb nodes bounded together (issue 13, batched bounds): each
+ * node's plain bound and falsification, then α/β-CROWN of all of them in
+ * one batched optimisation (alpha.h: one dgemm per layer over the stacked
+ * rows of every node), then each node's back-end call or split.
+ * lg_bab_process is the batch of one. res[nb]. */
+lg_status lg_bab_process_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, int nb, lg_bab_res *res);
 
 lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx);
 /* Bytes of one node (the work list's memory guard). */

@@ -117,6 +117,15 @@ typedef struct lg_bab_scr {
     void *mem;
 } lg_bab_scr;
 
+/* One node's state across the phases of lg_bab_process_batch. */
+typedef struct lg_bab_work {
+    lg_bounds b;
+    lg_bab_scr s;
+    int m, n_open, hard, split_crow;
+    int live;         /* still open after the plain bound and the falsification */
+    double key, plain_key;
+} lg_bab_work;
+
 static lg_status lg_bab_scr_init(lg_bab_scr *s, const lg_bab_ctx *cx)
 {
     size_t m = (size_t)cx->m, no = (size_t)cx->n_out, ni = (size_t)cx->n_in, sz = (size_t)cx->size;
@@ -390,43 +399,119 @@ static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr
     return LG_OK;
 }
 
-/* α-CROWN on the rows of the terms still open; refreshes *n_open, *hard, *key
- * and the hardest row's sensitivities (ReLU splitting). */
-static lg_status lg_bab_alpha(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b, lg_bab_scr *s, int *n_open,
-                              int *hard, double *key)
+/* α-CROWN (β-CROWN with ReLU splits) on the rows of the terms still open
+ * in every live node of the batch, as one lg_alpha_optimize_batch call
+ * (each node a group: its own bounds and split signs); then per node the
+ * terms are closed again, and for the nodes still open the hardest row's
+ * sensitivities under the optimised slopes are computed (one more batched
+ * call, one row per node). Nodes closed here get rs->kind CLOSED. */
+static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, lg_bab_work *w, int nb, lg_bab_res *res)
 {
     const lg_net *net = cx->net;
     const lg_bab_opts *o = cx->o;
-    int m = lg_bab_rows(cx, n, s), beta = lg_bab_use_beta(cx);
+    int beta = lg_bab_use_beta(cx), M = 0, no = cx->n_out, ni = cx->n_in;
     size_t sz = (size_t)cx->size;
-    lg_alpha_default(b, net, m, s->alpha);
-    s->m_alpha = m;
-    lg_status st;
-    if (beta) { /* β-CROWN: α and β warm-started from the parent's optimum */
-        memset(s->beta, 0, (size_t)m * sz * sizeof *s->beta);
-        for (int r = 0; r < m && n->has_warm; r++) {
-            const float *w = n->warm + (size_t)s->rows[r] * 2 * sz;
-            double *al = s->alpha + (size_t)r * sz, *be = s->beta + (size_t)r * sz;
-            for (size_t j = 0; j < sz; j++) {
-                al[j] = w[j];
-                be[j] = n->sign[j] ? w[sz + j] : 0.0;
+    double t1 = lg_now();
+    int n_live = 0;
+    for (int i = 0; i < nb; i++) {
+        if (!w[i].live) continue;
+        lg_bab_node *n = nodes[i];
+        lg_bab_scr *s = &w[i].s;
+        int m = lg_bab_rows(cx, n, s);
+        w[i].m = m;
+        lg_alpha_default(&w[i].b, net, m, s->alpha);
+        s->m_alpha = m;
+        if (beta) { /* β-CROWN: α and β warm-started from the parent's optimum */
+            memset(s->beta, 0, (size_t)m * sz * sizeof *s->beta);
+            for (int r = 0; r < m && n->has_warm; r++) {
+                const float *wm = n->warm + (size_t)s->rows[r] * 2 * sz;
+                double *al = s->alpha + (size_t)r * sz, *be = s->beta + (size_t)r * sz;
+                for (size_t j = 0; j < sz; j++) {
+                    al[j] = wm[j];
+                    be[j] = n->sign[j] ? wm[sz + j] : 0.0;
+                }
             }
         }
-        st = lg_alpha_optimize_beta(b, net, m, s->C, s->d, n->sign, o->alpha_steps, o->alpha_lr, o->deadline,
-                                    s->alpha, s->beta, s->lb, s->ain);
-    } else {
-        st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, o->deadline, s->alpha, s->lb,
-                               s->ain);
+        M += m;
+        n_live++;
     }
-    if (st != LG_OK) return st;
-    *n_open = lg_bab_close(cx, n, s, m, hard, key);
-    if (*n_open > 0 && cx->mode == LG_BAB_RELU) { /* sensitivities under the optimised slopes */
-        double *lb2 = s->g; /* one row is enough: the hardest */
-        st = lg_alpha_bound_beta(b, net, 1, s->C + (size_t)*hard * (size_t)cx->n_out, s->d + *hard,
-                                 s->alpha + (size_t)*hard * sz, beta ? n->sign : NULL,
-                                 beta ? s->beta + (size_t)*hard * sz : NULL, lb2, NULL, s->lam + (size_t)*hard * sz,
-                                 NULL, NULL);
+    if (n_live == 0) return LG_OK;
+    lg_status st = LG_OK;
+    size_t Ms = (size_t)M;
+    /* stacked rows: C [M][n_out], d, lb [M], alpha, beta [M][size], ain [M][n_in], grp [M]; groups pb, ps [nb] */
+    double *C = malloc((Ms * ((size_t)no + 2 + 2 * sz + (size_t)ni)) * sizeof *C);
+    int *grp = malloc(Ms * sizeof *grp);
+    const lg_bounds **pb = malloc((size_t)nb * sizeof *pb);
+    const signed char **ps = malloc((size_t)nb * sizeof *ps);
+    if (!C || !grp || !pb || !ps) {
+        st = lg_fail(LG_ERR_NOMEM, "bab: out of memory for a batch of %d rows", M);
+        goto done;
     }
+    double *d = C + Ms * (size_t)no, *lb = d + Ms, *al = lb + Ms, *be = al + Ms * sz, *ain = be + Ms * sz;
+    for (int i = 0, r0 = 0; i < nb; i++) {
+        pb[i] = &w[i].b;
+        ps[i] = nodes[i]->sign;
+        if (!w[i].live) continue;
+        lg_bab_scr *s = &w[i].s;
+        size_t m = (size_t)w[i].m, R = (size_t)r0;
+        memcpy(C + R * (size_t)no, s->C, m * (size_t)no * sizeof *C);
+        memcpy(d + R, s->d, m * sizeof *d);
+        memcpy(al + R * sz, s->alpha, m * sz * sizeof *al);
+        if (beta) memcpy(be + R * sz, s->beta, m * sz * sizeof *be);
+        for (size_t r = 0; r < m; r++) grp[R + r] = i;
+        r0 += (int)m;
+    }
+    lg_alpha_batch bt = {nb, pb, beta ? ps : NULL, grp};
+    if ((st = lg_alpha_optimize_batch(&bt, net, M, C, d, o->alpha_steps, o->alpha_lr, o->deadline, al,
+                                      beta ? be : NULL, lb, ain)) != LG_OK)
+        goto done;
+    /* scatter back, close, and gather the hardest row of each node still open */
+    int H = 0;
+    for (int i = 0, r0 = 0; i < nb; i++) {
+        if (!w[i].live) continue;
+        lg_bab_scr *s = &w[i].s;
+        size_t m = (size_t)w[i].m, R = (size_t)r0;
+        memcpy(s->lb, lb + R, m * sizeof *lb);
+        memcpy(s->ain, ain + R * (size_t)ni, m * (size_t)ni * sizeof *ain);
+        memcpy(s->alpha, al + R * sz, m * sz * sizeof *al);
+        if (beta) memcpy(s->beta, be + R * sz, m * sz * sizeof *be);
+        r0 += (int)m;
+        w[i].n_open = lg_bab_close(cx, nodes[i], s, w[i].m, &w[i].hard, &w[i].key);
+        if (w[i].n_open == 0) {
+            res[i].kind = LG_BK_CLOSED;
+            w[i].live = 0;
+            continue;
+        }
+        w[i].n_open = lg_bab_open_terms(cx, nodes[i], s->open_terms);
+        if (cx->mode != LG_BAB_RELU) continue;
+        size_t h = (size_t)w[i].hard, q = (size_t)H++; /* row q of the sensitivity batch (q ≤ row of i) */
+        memmove(C + q * (size_t)no, s->C + h * (size_t)no, (size_t)no * sizeof *C);
+        d[q] = s->d[h];
+        memmove(al + q * sz, s->alpha + h * sz, sz * sizeof *al);
+        if (beta) memmove(be + q * sz, s->beta + h * sz, sz * sizeof *be);
+        grp[q] = i;
+    }
+    if (H > 0) { /* sensitivities under the optimised slopes: one row per node */
+        double *lm = malloc((size_t)H * sz * sizeof *lm);
+        if (!lm) {
+            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            goto done;
+        }
+        st = lg_alpha_bound_batch(&bt, net, H, C, d, al, beta ? be : NULL, lb, NULL, lm, NULL, NULL);
+        for (int q = 0; q < H && st == LG_OK; q++) {
+            lg_bab_work *wi = &w[grp[q]];
+            memcpy(wi->s.lam + (size_t)wi->hard * sz, lm + (size_t)q * sz, sz * sizeof *lm);
+        }
+        free(lm);
+    }
+done:
+    free(C);
+    free(grp);
+    free(pb);
+    free(ps);
+    double dt = (lg_now() - t1) / n_live; /* the batch's time, shared by its nodes */
+    for (int i = 0; i < nb; i++)
+        if (w[i].live || res[i].kind == LG_BK_CLOSED) res[i].t_bounds += dt;
     return st;
 }
 
@@ -495,71 +580,78 @@ static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bou
     return LG_OK;
 }
 
-lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
+/* Phase 1 of one node: bound with the plain slopes, close, falsify. Leaves
+ * w->live = 1 when the node goes on to α-CROWN, the back-end, the split. */
+static lg_status lg_bab_phase1(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work *w, lg_bab_res *rs)
 {
     const lg_bab_opts *o = cx->o;
-    lg_bounds b;
-    lg_bab_scr s;
-    memset(&b, 0, sizeof b);
     memset(rs, 0, sizeof *rs);
     rs->kind = LG_BK_STUCK;
     rs->why = "not bounded";
+    w->live = 0;
     if (o->deadline > 0 && lg_now() >= o->deadline) {
         rs->why = "timeout"; /* left open: the driver reports the deadline */
         return LG_OK;
     }
-    lg_status st = lg_bab_scr_init(&s, cx);
+    lg_status st = lg_bab_scr_init(&w->s, cx);
     if (st != LG_OK) return st;
     double t0 = lg_now();
-    int m = 0, n_open = 0, hard = -1, empty = 0, found = 0;
-    double key = INFINITY;
-    if ((st = lg_bounds_init(&b, cx->net)) != LG_OK) goto done;
-    /* bound */
-    st = lg_bab_bound(cx, n, &b, &s, &m, &n_open, &hard, &key, &empty);
+    int empty = 0, found = 0;
+    w->key = INFINITY;
+    w->hard = -1;
+    if ((st = lg_bounds_init(&w->b, cx->net)) != LG_OK) return st;
+    st = lg_bab_bound(cx, n, &w->b, &w->s, &w->m, &w->n_open, &w->hard, &w->key, &empty);
     rs->t_bounds = lg_now() - t0;
-    if (st != LG_OK) goto done;
-    if (empty || n_open == 0) {
+    if (st != LG_OK) return st;
+    if (empty || w->n_open == 0) {
         rs->kind = LG_BK_CLOSED;
-        goto done;
+        return LG_OK;
     }
-    /* falsify */
-    n_open = lg_bab_open_terms(cx, n, s.open_terms);
-    double *cand = s.y, *best = s.g;
-    if ((st = lg_bab_falsify(cx, n, &s, m, n_open, cand, best, &found)) != LG_OK) goto done;
+    w->n_open = lg_bab_open_terms(cx, n, w->s.open_terms);
+    double *cand = w->s.y, *best = w->s.g;
+    if ((st = lg_bab_falsify(cx, n, &w->s, w->m, w->n_open, cand, best, &found)) != LG_OK) return st;
     if (found) {
         rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
-        if (!rs->x) {
-            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-            goto done;
-        }
+        if (!rs->x) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         memcpy(rs->x, best, (size_t)cx->n_in * sizeof *rs->x);
         rs->kind = LG_BK_FOUND;
-        goto done;
+        return LG_OK;
     }
     /* the hardest row under the plain slopes chooses an input split */
-    int split_crow = s.rows[hard]; /* index into cx->C (s.rows is re-gathered below) */
-    double plain_key = key;
-    rs->pkey = key;
-    if (o->alpha_steps > 0) {
-        double t1 = lg_now();
-        st = lg_bab_alpha(cx, n, &b, &s, &n_open, &hard, &key);
-        rs->t_bounds += lg_now() - t1;
-        if (st != LG_OK) goto done;
-        if (n_open == 0) {
-            rs->kind = LG_BK_CLOSED;
-            goto done;
-        }
-        n_open = lg_bab_open_terms(cx, n, s.open_terms);
+    w->split_crow = w->s.rows[w->hard]; /* index into cx->C (s.rows is re-gathered later) */
+    w->plain_key = w->key;
+    rs->pkey = w->key;
+    w->live = 1;
+    return LG_OK;
+}
+
+/* Phase 3 of one node: the back-end on small nodes, else the split. */
+static lg_status lg_bab_phase3(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work *w, lg_bab_res *rs)
+{
+    rs->key = w->key;
+    lg_status st = lg_bab_solve(cx, n, &w->b, &w->s, w->n_open, w->s.y, rs);
+    if (st != LG_OK || rs->kind == LG_BK_CLOSED || rs->kind == LG_BK_FOUND) return st;
+    return lg_bab_split(cx, n, &w->b, &w->s, w->split_crow, w->plain_key, w->hard, rs);
+}
+
+lg_status lg_bab_process_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, int nb, lg_bab_res *res)
+{
+    lg_bab_work *w = calloc((size_t)(nb > 0 ? nb : 1), sizeof *w);
+    if (!w) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+    lg_status st = LG_OK;
+    for (int i = 0; i < nb && st == LG_OK; i++) st = lg_bab_phase1(cx, nodes[i], &w[i], &res[i]);
+    if (st == LG_OK && cx->o->alpha_steps > 0) st = lg_bab_alpha_batch(cx, nodes, w, nb, res);
+    for (int i = 0; i < nb && st == LG_OK; i++)
+        if (w[i].live) st = lg_bab_phase3(cx, nodes[i], &w[i], &res[i]);
+    for (int i = 0; i < nb; i++) {
+        lg_bounds_free(&w[i].b);
+        free(w[i].s.mem);
     }
-    rs->key = key;
-    /* solve */
-    if ((st = lg_bab_solve(cx, n, &b, &s, n_open, cand, rs)) != LG_OK || rs->kind == LG_BK_CLOSED ||
-        rs->kind == LG_BK_FOUND)
-        goto done;
-    /* split */
-    st = lg_bab_split(cx, n, &b, &s, split_crow, plain_key, hard, rs);
-done:
-    lg_bounds_free(&b);
-    free(s.mem);
+    free(w);
     return st;
+}
+
+lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
+{
+    return lg_bab_process_batch(cx, &n, 1, rs);
 }
