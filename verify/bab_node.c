@@ -440,35 +440,38 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
     size_t Ms = (size_t)M;
     /* stacked rows: C [M][n_out], d, lb [M], alpha, beta [M][size], ain [M][n_in], grp [M]; groups pb, ps [nb] */
     double *C = malloc((Ms * ((size_t)no + 2 + 2 * sz + (size_t)ni)) * sizeof *C);
-    int *grp = malloc(Ms * sizeof *grp);
+    int *grp = malloc(Ms * sizeof *grp), *hn = malloc((size_t)nb * sizeof *hn); /* hn[q]: node of sensitivity row q */
     const lg_bounds **pb = malloc((size_t)nb * sizeof *pb);
     const signed char **ps = malloc((size_t)nb * sizeof *ps);
-    if (!C || !grp || !pb || !ps) {
+    if (!C || !grp || !hn || !pb || !ps) {
         st = lg_fail(LG_ERR_NOMEM, "bab: out of memory for a batch of %d rows", M);
         goto done;
     }
     double *d = C + Ms * (size_t)no, *lb = d + Ms, *al = lb + Ms, *be = al + Ms * sz, *ain = be + Ms * sz;
+    int ng = 0; /* groups: the live nodes only (the others may have no bounds) */
     for (int i = 0, r0 = 0; i < nb; i++) {
-        pb[i] = &w[i].b;
-        ps[i] = nodes[i]->sign;
         if (!w[i].live) continue;
+        pb[ng] = &w[i].b;
+        ps[ng] = nodes[i]->sign;
         lg_bab_scr *s = &w[i].s;
         size_t m = (size_t)w[i].m, R = (size_t)r0;
         memcpy(C + R * (size_t)no, s->C, m * (size_t)no * sizeof *C);
         memcpy(d + R, s->d, m * sizeof *d);
         memcpy(al + R * sz, s->alpha, m * sz * sizeof *al);
         if (beta) memcpy(be + R * sz, s->beta, m * sz * sizeof *be);
-        for (size_t r = 0; r < m; r++) grp[R + r] = i;
+        for (size_t r = 0; r < m; r++) grp[R + r] = ng;
         r0 += (int)m;
+        ng++;
     }
-    lg_alpha_batch bt = {nb, pb, beta ? ps : NULL, grp};
+    lg_alpha_batch bt = {ng, pb, beta ? ps : NULL, grp};
     if ((st = lg_alpha_optimize_batch(&bt, net, M, C, d, o->alpha_steps, o->alpha_lr, o->deadline, al,
                                       beta ? be : NULL, lb, ain)) != LG_OK)
         goto done;
     /* scatter back, close, and gather the hardest row of each node still open */
-    int H = 0;
+    int H = 0, g = -1;
     for (int i = 0, r0 = 0; i < nb; i++) {
         if (!w[i].live) continue;
+        g++; /* group of node i */
         lg_bab_scr *s = &w[i].s;
         size_t m = (size_t)w[i].m, R = (size_t)r0;
         memcpy(s->lb, lb + R, m * sizeof *lb);
@@ -489,7 +492,8 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         d[q] = s->d[h];
         memmove(al + q * sz, s->alpha + h * sz, sz * sizeof *al);
         if (beta) memmove(be + q * sz, s->beta + h * sz, sz * sizeof *be);
-        grp[q] = i;
+        grp[q] = g;
+        hn[q] = i;
     }
     if (H > 0) { /* sensitivities under the optimised slopes: one row per node */
         double *lm = malloc((size_t)H * sz * sizeof *lm);
@@ -499,7 +503,7 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         }
         st = lg_alpha_bound_batch(&bt, net, H, C, d, al, beta ? be : NULL, lb, NULL, lm, NULL, NULL);
         for (int q = 0; q < H && st == LG_OK; q++) {
-            lg_bab_work *wi = &w[grp[q]];
+            lg_bab_work *wi = &w[hn[q]];
             memcpy(wi->s.lam + (size_t)wi->hard * sz, lm + (size_t)q * sz, sz * sizeof *lm);
         }
         free(lm);
@@ -507,6 +511,7 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
 done:
     free(C);
     free(grp);
+    free(hn);
     free(pb);
     free(ps);
     double dt = (lg_now() - t1) / n_live; /* the batch's time, shared by its nodes */
