@@ -7,7 +7,8 @@
  *  - optimised α, β never fall below their start and stay sound;
  *  - ∂bound/∂β against finite differences;
  *  - branch and bound with β agrees with the enumeration oracle, and its
- *    verdicts and node counts do not depend on the thread count;
+ *    verdicts and node counts do not depend on the thread count (with the
+ *    default node groups of 4 and with groups of 1: batched bounds);
  *  - the branching rules (BaBSR, filtered smart branching) agree with the
  *    oracle too.
  * Cost: about 9–19 s CPU in Release (48–121 s wall on the loaded 2-core
@@ -350,8 +351,11 @@ START_TEST(test_beta_bab_matches_oracle)
         sat += ans == LG_ANSWER_SAT;
         unsat += ans == LG_ANSWER_UNSAT;
         /* pure splitting (no back-end): α only + BaBSR, β + BaBSR, β + FSB (also on 2 threads) */
-        for (int v = 0; v < 4; v++) {
-            lg_bab_opts o = lg_tbb_opts("none", v == 3 ? 2 : 1, v > 0, v >= 2 ? LG_BAB_BRANCH_FSB : LG_BAB_BRANCH_BABSR);
+        long g1_nodes = -1; /* v = 4, 5: nodes bounded one per group (batched bounds off), 1 and 2 threads */
+        int g1_ans = -1;
+        for (int v = 0; v < 6; v++) {
+            lg_bab_opts o = lg_tbb_opts("none", v == 3 || v == 5 ? 2 : 1, v > 0, v >= 2 ? LG_BAB_BRANCH_FSB : LG_BAB_BRANCH_BABSR);
+            if (v >= 4) o.group = 1;
             lg_bab_out out;
             double x[32];
             ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
@@ -364,6 +368,17 @@ START_TEST(test_beta_bab_matches_oracle)
                 ck_assert_msg(out.answer == (lg_bab_answer)decided[2] && out.nodes == nodes[2],
                               "inst %d: 2 threads %d/%ld, 1 thread %d/%ld", t, (int)out.answer, out.nodes, decided[2],
                               nodes[2]);
+                continue;
+            }
+            if (v == 4) {
+                g1_nodes = out.nodes;
+                g1_ans = (int)out.answer;
+                continue;
+            }
+            if (v == 5) { /* the same for groups of one node */
+                ck_assert_msg((int)out.answer == g1_ans && out.nodes == g1_nodes,
+                              "inst %d, group 1: 2 threads %d/%ld, 1 thread %d/%ld", t, (int)out.answer, out.nodes,
+                              g1_ans, g1_nodes);
                 break;
             }
             decided[v] = (int)out.answer;
