@@ -1,7 +1,8 @@
 /* check_batch.c — batched bounds (issue 13, item 3): several sub-problems
  * (each its own region: bounds and ReLU splits) in one back-substitution
  * (backsub.h groups, alpha.h lg_alpha_bound_batch / lg_alpha_optimize_batch)
- * and their use by branch and bound (lg_bab_process_batch, --bab-group).
+ * and their use by branch and bound (lg_bab_process_batch, --bab-group);
+ * and the sub-domain attack of item 4 (attack.h lg_attack_subdomain).
  *
  *  - a batch of groups gives each row the bound of the same row alone
  *    (up to the summation order of dgemm versus dgemv) and every batched
@@ -10,7 +11,9 @@
  *    start, still containing the samples;
  *  - branch and bound with groups of 1, 3 and 16 nodes and 1 or 2 threads
  *    agrees with the enumeration oracle; for a fixed group size the answer
- *    and node count do not depend on the thread count.
+ *    and node count do not depend on the thread count;
+ *  - the sub-domain attack finds a counterexample planted in a node's
+ *    region where the plain local search has no gradient to follow.
  * Cost: about 3–6 s CPU in Release; LG_TEST_QUICK: fewer instances. */
 #include <check.h>
 #include <math.h>
@@ -22,6 +25,7 @@
 #include "oracle.h"
 #include "testutil.h"
 #include "verify/alpha.h"
+#include "verify/attack.h"
 #include "verify/bab.h"
 #include "verify/recheck.h"
 
@@ -249,6 +253,38 @@ START_TEST(test_batch_bab_groups_deterministic)
 }
 END_TEST
 
+/* A counterexample planted in a sub-domain: y = 10·relu(x0 − 0.8) − 1 on
+ * [−1, 1]², violated (y ≥ 0) only for x0 ≥ 0.9. From x = (−0.5, 0) the
+ * ReLU is off, g has no gradient and the plain local search (repair) stays
+ * put; steered into the node "z0 ≥ 0" (sign −1) the sub-domain attack walks
+ * into it and finds the counterexample (re-checked). */
+START_TEST(test_batch_subdomain_attack_finds_planted)
+{
+    lg_net net;
+    int dims[3] = {2, 2, 1};
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    double W0[4] = {1, 0, 0, 1}, b0[2] = {-0.8, 0}, W1[2] = {10, 0}, b1[1] = {-1};
+    memcpy(net.layers[0].W, W0, sizeof W0);
+    memcpy(net.layers[0].b, b0, sizeof b0);
+    memcpy(net.layers[1].W, W1, sizeof W1);
+    memcpy(net.layers[1].b, b1, sizeof b1);
+    double lo[2] = {-1, -1}, hi[2] = {1, 1}, coef[1] = {-1};
+    lg_lincon con = {coef, 0.0};
+    lg_term term = {1, &con};
+    signed char sign[3] = {-1, 0, 0}; /* z0 ≥ 0; layout of alpha.h (2 hidden, 1 output) */
+    ck_assert_int_eq(lg_alpha_size(&net), 3);
+    double x[2] = {-0.5, 0.0};
+    int found = 1;
+    ck_assert_int_eq(lg_attack_repair(&net, lo, hi, 1, &term, 20, 0.1, x, &found), LG_OK);
+    ck_assert_msg(!found && x[0] == -0.5, "plain local search moved to %g (found %d)", x[0], found);
+    ck_assert_int_eq(lg_attack_subdomain(&net, lo, hi, 1, &term, sign, 20, 0.1, 0, x, &found), LG_OK);
+    ck_assert_msg(found, "sub-domain attack ended at x0 = %g", x[0]);
+    ck_assert(x[0] >= 0.9);
+    ck_assert_int_eq(lg_recheck(&net, lo, hi, 1, &term, x, NULL), 1);
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_batch(void)
 {
     Suite *s = suite_create("batch");
@@ -256,6 +292,7 @@ Suite *suite_batch(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_batch_bounds_equal_single_and_contain_samples);
     tcase_add_test(tc, test_batch_bab_groups_deterministic);
+    tcase_add_test(tc, test_batch_subdomain_attack_finds_planted);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -31,6 +31,8 @@ typedef struct lg_atk_ws {
     double *grad;  /* [n_in] */
     double *y;     /* [n_out] recheck output */
     double *buf;
+    const signed char *sign; /* NULL or [Σ n_out] split signs steering the search (attack.h) */
+    double mu;     /* weight of the split penalty */
 } lg_atk_ws;
 
 static lg_status lg_atk_ws_init(lg_atk_ws *w, const lg_net *net)
@@ -101,12 +103,19 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
     /* walk back: z_k of each layer sits before a_k in the activation store */
     size_t off_end = (size_t)net->n_in;
     for (int k = 0; k < net->n_layers; k++) off_end += 2 * (size_t)net->layers[k].n_out;
-    size_t off = off_end;
+    size_t off = off_end, soff = 0;
+    for (int k = 0; k < net->n_layers; k++) soff += (size_t)net->layers[k].n_out;
     for (int k = net->n_layers - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
         off -= 2 * (size_t)L->n_out;
+        soff -= (size_t)L->n_out;
         const double *z = w->act + off;
         for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
+        if (w->sign) /* + μ·max(0, σ·z): σ = +1 wants z ≤ 0, σ = −1 wants z ≥ 0 */
+            for (int o = 0; o < L->n_out; o++) {
+                signed char sg = w->sign[soff + (size_t)o];
+                if ((sg > 0 && z[o] > 0) || (sg < 0 && z[o] < 0)) dz[o] += sg * w->mu;
+            }
         double *dst = k == 0 ? w->grad : da; /* dst[n_in] = W^T·dz */
         cblas_dgemv(CblasRowMajor, CblasTrans, L->n_out, L->n_in, 1.0, L->W, L->n_in, dz, 1, 0.0, dst, 1);
     }
@@ -126,6 +135,8 @@ lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *ter
     free(w.buf);
     return LG_OK;
 }
+
+#define LG_ATK_MAX_ORDER 64 /* terms ranked for the aimed restarts */
 
 static int lg_atk_timeup(double deadline) { return deadline > 0 && lg_now() > deadline; }
 
@@ -162,6 +173,8 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
     if (st != LG_OK) return st;
     lg_rng rng;
     lg_rng_init(&rng, o->seed, 0x6c67656c75ULL);
+    int order[LG_ATK_MAX_ORDER];
+    double gt[LG_ATK_MAX_ORDER];
     int n = net->n_in, r = 0;
     for (int s = 0; s < o->samples && !r; s++) {
         if (lg_atk_timeup(o->deadline)) goto done;
@@ -176,13 +189,37 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
         }
         if (lg_atk_eval(net, n_terms, terms, x, &w, 0) <= 0) r = lg_recheck(net, lo, hi, n_terms, terms, x, w.y);
     }
+    /* restarts (issue 13, a stronger attack): the centre, then in turn a uniform
+     * random start, a random corner, and a random start aimed at one term alone,
+     * the terms taken in the order of their value at the centre (closest first) */
+    for (int t = 0; t < n_terms && t < LG_ATK_MAX_ORDER; t++) order[t] = t;
+    if (n_terms > 1 && !r) { /* x is free: no hit from the sampling */
+        for (int i = 0; i < n; i++) x[i] = lo[i] + 0.5 * (hi[i] - lo[i]);
+        int k = n_terms < LG_ATK_MAX_ORDER ? n_terms : LG_ATK_MAX_ORDER;
+        for (int t = 0; t < k; t++) gt[t] = lg_atk_eval(net, 1, terms + t, x, &w, 0);
+        for (int a = 1; a < k; a++) /* insertion sort by g_t at the centre, stable */
+            for (int b = a; b > 0 && gt[order[b]] < gt[order[b - 1]]; b--) {
+                int tmp = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = tmp;
+            }
+    }
     for (int s = 0; s < o->restarts && !r; s++) {
+        int kind = s == 0 ? 0 : 1 + (s - 1) % 3; /* 0 centre, 1 uniform, 2 corner, 3 one term */
+        if (kind == 3 && n_terms < 2) kind = 1;
         for (int i = 0; i < n; i++) {
-            double u = s == 0 ? 0.5 : lg_rng_uniform(&rng);
+            double u = kind == 0 ? 0.5 : lg_rng_uniform(&rng);
+            if (kind == 2) u = u < 0.5 ? 0.0 : 1.0;
             double v = lo[i] + u * (hi[i] - lo[i]);
-            x[i] = v > hi[i] ? hi[i] : v;
+            x[i] = u >= 1.0 ? hi[i] : (v > hi[i] ? hi[i] : v);
         }
-        r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, o->deadline, x, &w);
+        if (kind == 3) {
+            int k = n_terms < LG_ATK_MAX_ORDER ? n_terms : LG_ATK_MAX_ORDER;
+            int t = order[((s - 1) / 3) % k];
+            r = lg_atk_pgd(net, lo, hi, 1, terms + t, o->steps, o->step0, o->deadline, x, &w);
+        } else {
+            r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, o->deadline, x, &w);
+        }
         if (lg_atk_timeup(o->deadline)) break;
     }
 done:
@@ -195,6 +232,12 @@ done:
 lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                            int steps, double step0, double *x, int *found)
 {
+    return lg_attack_subdomain(net, lo, hi, n_terms, terms, NULL, steps, step0, 0, x, found);
+}
+
+lg_status lg_attack_subdomain(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                              const signed char *sign, int steps, double step0, double deadline, double *x, int *found)
+{
     *found = 0;
     for (int i = 0; i < net->n_in; i++) {
         if (!isfinite(x[i])) x[i] = 0.5 * (lo[i] + hi[i]);
@@ -203,7 +246,9 @@ lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi
     lg_atk_ws w;
     lg_status st = lg_atk_ws_init(&w, net);
     if (st != LG_OK) return st;
-    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, 0, x, &w);
+    w.sign = sign;
+    w.mu = 1.0;
+    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, deadline, x, &w);
     free(w.buf);
     if (r < 0) return lg_fail(LG_ERR_NOMEM, "attack: out of memory in the re-check");
     *found = r == 1;

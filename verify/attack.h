@@ -7,7 +7,9 @@
  * (active term and constraint, ReLU masks, in-graph normalisation).
  * Sampling tries the centre, both extreme corners, random corners and
  * uniform points; PGD takes signed-gradient steps of a decaying fraction of
- * the box width from the centre and random starts. Seeded: the same seed
+ * the box width from the centre, then in turn from a uniform random point,
+ * a random corner, and a random point aimed at a single term (the terms
+ * ranked by their value at the centre, closest to violated first). Seeded: the same seed
  * gives the same search. Every hit is confirmed with lg_recheck before it is
  * returned. The clock (lg_now) is checked in every loop.
  * Nothing is owned: the caller provides x[n_in].
@@ -39,6 +41,16 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
  * (fraction `step0` of the box width). *found as above; x updated. */
 lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                            int steps, double step0, double *x, int *found);
+
+/* Sub-domain attack (issue 13): the local search of lg_attack_repair with
+ * the steps steered into a branch-and-bound node's region, i.e. PGD on
+ *     g(x) + μ·Σ_j max(0, sign_j·z_j(x))      (μ = 1)
+ * with sign [Σ n_out] in the layout of alpha.h (+1: the node has z_j ≤ 0,
+ * −1: z_j ≥ 0, 0: free; NULL: plain repair). Any x of the box with
+ * g(x) ≤ 0 is a hit (re-checked), in the region or not: the splits only
+ * steer the search. Stops at deadline (lg_now; ≤ 0 none). */
+lg_status lg_attack_subdomain(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
+                              const signed char *sign, int steps, double step0, double deadline, double *x, int *found);
 
 /* g(x) and, when grad is not NULL, ∂g/∂x[n_in]. Returns LG_ERR_NOMEM or LG_OK. */
 lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *terms, const double *x, double *g,

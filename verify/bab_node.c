@@ -386,8 +386,9 @@ static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr
     }
     if (!*found && cx->o->attack_steps > 0 && isfinite(best_g)) {
         memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
-        if ((st = lg_attack_repair(net, n->lo, n->hi, n_open, s->open_terms, cx->o->attack_steps, 0.1, cand, found)) !=
-            LG_OK)
+        const signed char *sign = cx->mode == LG_BAB_RELU ? n->sign : NULL; /* steered into the node's region */
+        if ((st = lg_attack_subdomain(net, n->lo, n->hi, n_open, s->open_terms, sign, cx->o->attack_steps, 0.1,
+                                      cx->o->deadline, cand, found)) != LG_OK)
             return st;
         if (*found) {
             int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
@@ -630,12 +631,46 @@ static lg_status lg_bab_phase1(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work
     return LG_OK;
 }
 
+/* A longer sub-domain attack (attack.h: `mult`× attack_steps, steered by
+ * the node's splits) from the relaxed minimiser of the hardest row (all
+ * open rows when every_row); a confirmed hit makes the node FOUND. Used on
+ * the group's most promising node (lowest plain bound) and on nodes with
+ * every ReLU fixed, which cannot be split any further. */
+static lg_status lg_bab_deep_attack(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work *w, lg_bab_res *rs, int mult,
+                                    int every_row)
+{
+    const lg_net *net = cx->net;
+    double *cand = w->s.y;
+    int found = 0;
+    lg_status st = LG_OK;
+    for (int r = every_row ? 0 : w->hard; r < (every_row ? w->m : w->hard + 1) && !found && st == LG_OK; r++) {
+        if (!n->open[w->s.rterm[r]]) continue;
+        lg_bab_corner(cx, n, w->s.ain + (size_t)r * (size_t)cx->n_in, cand);
+        st = lg_attack_subdomain(net, n->lo, n->hi, w->n_open, w->s.open_terms, cx->mode == LG_BAB_RELU ? n->sign : NULL,
+                                 mult * cx->o->attack_steps, 0.1, cx->o->deadline, cand, &found);
+    }
+    if (st != LG_OK || !found) return st;
+    int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
+    if (ok < 0) return lg_fail(LG_ERR_NOMEM, "bab: out of memory in the re-check");
+    if (!ok) return LG_OK;
+    rs->x = malloc((size_t)cx->n_in * sizeof *rs->x);
+    if (!rs->x) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+    memcpy(rs->x, cand, (size_t)cx->n_in * sizeof *rs->x);
+    rs->kind = LG_BK_FOUND;
+    w->live = 0;
+    return LG_OK;
+}
+
 /* Phase 3 of one node: the back-end on small nodes, else the split. */
 static lg_status lg_bab_phase3(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work *w, lg_bab_res *rs)
 {
     rs->key = w->key;
     lg_status st = lg_bab_solve(cx, n, &w->b, &w->s, w->n_open, w->s.y, rs);
     if (st != LG_OK || rs->kind == LG_BK_CLOSED || rs->kind == LG_BK_FOUND) return st;
+    if (cx->mode == LG_BAB_RELU && cx->o->attack_steps > 0 && lg_bab_unstable(&w->b, cx->net) == 0) {
+        /* a leaf: every ReLU fixed, nothing left to split — search its region hard first */
+        if ((st = lg_bab_deep_attack(cx, n, w, rs, 20, 1)) != LG_OK || rs->kind == LG_BK_FOUND) return st;
+    }
     return lg_bab_split(cx, n, &w->b, &w->s, w->split_crow, w->plain_key, w->hard, rs);
 }
 
@@ -645,6 +680,10 @@ lg_status lg_bab_process_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, int nb
     if (!w) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
     lg_status st = LG_OK;
     for (int i = 0; i < nb && st == LG_OK; i++) st = lg_bab_phase1(cx, nodes[i], &w[i], &res[i]);
+    int wi = -1; /* the group's most promising node: a longer attack on its sub-domain */
+    for (int i = 0; i < nb; i++)
+        if (w[i].live && (wi < 0 || w[i].key < w[wi].key)) wi = i;
+    if (st == LG_OK && wi >= 0 && cx->o->attack_steps > 0) st = lg_bab_deep_attack(cx, nodes[wi], &w[wi], &res[wi], 5, 0);
     if (st == LG_OK && cx->o->alpha_steps > 0) st = lg_bab_alpha_batch(cx, nodes, w, nb, res);
     for (int i = 0; i < nb && st == LG_OK; i++)
         if (w[i].live) st = lg_bab_phase3(cx, nodes[i], &w[i], &res[i]);
