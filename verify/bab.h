@@ -9,7 +9,11 @@
  * children. A node is closed when all its terms are; or by a complete
  * back-end (GLPK, Z3) once few unstable ReLUs are left; otherwise the
  * centre, the minimisers of the relaxed objectives and a short local
- * attack from them are re-checked (lg_recheck), and the node is split.
+ * attack from them, steered into the node's region by its splits
+ * (lg_attack_subdomain), are re-checked (lg_recheck), and the node is
+ * split. The most promising node of each group (lowest bound) gets a 5×
+ * longer sub-domain attack, a node with every ReLU fixed a 20× longer one
+ * from each open objective's minimiser.
  *
  *   PROVED  only when every node was closed by a sound bound or a back-end's
  *           UNSAT: the case holds.
@@ -69,7 +73,8 @@ typedef struct lg_bab_opts {
     const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */
     double solver_timeout; /* seconds per back-end call (default 10) */
     double memory_mb;      /* memory cap per back-end call (backend.h); ≤ 0 none */
-    int attack_steps;      /* local-attack steps from each node's best candidate (default 10) */
+    int attack_steps;      /* sub-domain attack steps from each node's best candidate (default 10;
+                              ×5 on each group's most promising node, ×20 on fully split leaves) */
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
     unsigned long seed;
