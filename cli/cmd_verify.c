@@ -66,7 +66,7 @@ static void lg_verify_help(void)
            "                  BaBSR score each bounded in both children) or babsr (the best score)\n"
            "  --no-beta       no split multipliers (beta-CROWN) in ReLU branch and bound: alpha only\n"
            "  --bab-group N   branch-and-bound nodes bounded together in one batched back-substitution\n"
-           "                  per worker (default 4; rows per call capped at 64 MB of scratch)\n"
+           "                  per worker (default 8; rows per call capped at 64 MB of scratch)\n"
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"

@@ -8,7 +8,7 @@
  *  - ∂bound/∂β against finite differences;
  *  - branch and bound with β agrees with the enumeration oracle, and its
  *    verdicts and node counts do not depend on the thread count (with the
- *    default node groups of 4 and with groups of 1: batched bounds);
+ *    default node groups of 8 and with groups of 1: batched bounds);
  *  - the branching rules (BaBSR, filtered smart branching) agree with the
  *    oracle too.
  * Cost: about 9–19 s CPU in Release (48–121 s wall on the loaded 2-core

@@ -20,7 +20,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.mode = LG_BAB_AUTO;
     o.threads = 0;
     o.batch = 16;
-    o.group = 4;
+    o.group = 8;
     o.max_nodes = 2000000;
     o.max_depth = 400;
     o.min_width = 1e-9;

@@ -52,7 +52,7 @@ typedef struct lg_bab_opts {
     lg_bab_mode mode;      /* AUTO: input splitting if n_in ≤ 16, else ReLU splitting */
     int threads;           /* worker threads; ≤ 0: number of cores */
     int batch;             /* nodes per round (default 16); not tied to threads */
-    int group;             /* nodes bounded together by one worker (default 4, ≤ batch): their
+    int group;             /* nodes bounded together by one worker (default 8, ≤ batch): their
                               α/β-CROWN rows go through one batched back-substitution
                               (lg_alpha_optimize_batch); fixed per round, not tied to threads */
     long max_nodes;        /* explored-node limit (default 2,000,000); then OPEN */
