@@ -57,14 +57,14 @@ typedef struct lg_bab_res {
     double t_bounds, t_solver;
 } lg_bab_res;
 
-/* Bound node n and decide it: closed, counterexample (re-checked), split
- * into two children, or stuck (a limit). Reads only cx and n; writes rs. */
-lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs);
-/* The same for nb nodes bounded together (issue 13, batched bounds): each
- * node's plain bound and falsification, then α/β-CROWN of all of them in
- * one batched optimisation (alpha.h: one dgemm per layer over the stacked
- * rows of every node), then each node's back-end call or split.
- * lg_bab_process is the batch of one. res[nb]. */
+/* Bound nodes[nb] together and decide each: closed, counterexample
+ * (re-checked), split into two children, or stuck (a limit). Each node's
+ * plain bound and falsification, then α/β-CROWN of all of them in one
+ * batched optimisation (issue 13, batched bounds; alpha.h: one dgemm per
+ * layer over the stacked rows of every node), then each node's back-end
+ * call or split. Reads only cx and the nodes; writes res[nb]. The result
+ * of a node depends on the group it is bounded with only through rounding
+ * and the group's attack (never on the thread running it). */
 lg_status lg_bab_process_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, int nb, lg_bab_res *res);
 
 lg_bab_node *lg_bab_node_new(const lg_bab_ctx *cx);
@@ -95,7 +95,7 @@ lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const l
                              double key, lg_bab_node **c0, lg_bab_node **c1, const char **why);
 /* ReLU splitting: crow, drow the hardest objective row; alpha, beta its
  * slopes and multipliers (NULL: default slopes, no β) for the FSB
- * estimates, which change b temporarily (restored before the return). */
+ * estimates (all candidates' children bounded as one batch; b is not changed). */
 lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const double *lam,
                             const double *crow, double drow, const double *alpha, const double *beta,
                             lg_bab_node **c0, lg_bab_node **c1, const char **why);

@@ -1,7 +1,8 @@
 /* bab_node.c — branch-and-bound nodes (bab_internal.h): storage, and the
- * work on one node — bound, close terms (single constraints and
- * combinations of a conjunction's constraints), look for a counterexample,
- * α-CROWN, hand small nodes to a back-end, split. */
+ * work on a group of nodes — per node: bound, close terms (single
+ * constraints and combinations of a conjunction's constraints), look for a
+ * counterexample (sub-domain attacks); for the group: α/β-CROWN as one
+ * batch; per node: hand small nodes to a back-end, split. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,7 @@ typedef struct lg_bab_work {
     lg_bab_scr s;
     int m, n_open, hard, split_crow;
     int live;         /* still open after the plain bound and the falsification */
+    int in_alpha;     /* took part in the group's α/β batch */
     double key, plain_key;
 } lg_bab_work;
 
@@ -435,6 +437,7 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         }
         M += m;
         n_live++;
+        w[i].in_alpha = 1;
     }
     if (n_live == 0) return LG_OK;
     lg_status st = LG_OK;
@@ -517,7 +520,7 @@ done:
     free(ps);
     double dt = (lg_now() - t1) / n_live; /* the batch's time, shared by its nodes */
     for (int i = 0; i < nb; i++)
-        if (w[i].live || res[i].kind == LG_BK_CLOSED) res[i].t_bounds += dt;
+        if (w[i].in_alpha) res[i].t_bounds += dt;
     return st;
 }
 
@@ -693,9 +696,4 @@ lg_status lg_bab_process_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, int nb
     }
     free(w);
     return st;
-}
-
-lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
-{
-    return lg_bab_process_batch(cx, &n, 1, rs);
 }
