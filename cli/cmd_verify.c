@@ -18,7 +18,7 @@ static void lg_verify_help(void)
            "                    [--margin K]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
-           "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N]\n"
+           "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
            "                    [--bab-solver-relus N]\n\n"
            "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
@@ -67,6 +67,8 @@ static void lg_verify_help(void)
            "  --no-beta       no split multipliers (beta-CROWN) in ReLU branch and bound: alpha only\n"
            "  --bab-group N   branch-and-bound nodes bounded together in one batched back-substitution\n"
            "                  per worker (default 8; rows per call capped at 64 MB of scratch)\n"
+           "  --bab-root-alpha N  ReLU branch and bound: N alpha-CROWN steps tightening the hidden\n"
+           "                  layers' unstable pre-activation bounds at the root (default 0 = off)\n"
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
@@ -144,7 +146,7 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -158,7 +160,7 @@ int lg_cmd_verify(int argc, char **argv)
         {"bab", required_argument, 0, O_BAB},      {"bab-nodes", required_argument, 0, O_BAB_NODES},
         {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
         {"bab-branch", required_argument, 0, O_BRANCH}, {"no-beta", no_argument, 0, O_NOBETA},
-        {"bab-group", required_argument, 0, O_BAB_GROUP},
+        {"bab-group", required_argument, 0, O_BAB_GROUP}, {"bab-root-alpha", required_argument, 0, O_ROOT_ALPHA},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
@@ -231,6 +233,10 @@ int lg_cmd_verify(int argc, char **argv)
             else return lg_cli_usage("verify", "--bab-branch: expected fsb or babsr, got '%s'", optarg);
             break;
         case O_NOBETA: o.bab.beta = 0; break;
+        case O_ROOT_ALPHA:
+            if (lg_opt_int("verify", "bab-root-alpha", optarg, 0, 10000, &v)) return 2;
+            o.bab.root_alpha_steps = (int)v;
+            break;
         case O_BAB_GROUP:
             if (lg_opt_int("verify", "bab-group", optarg, 1, 1024, &v)) return 2;
             o.bab.group = (int)v;

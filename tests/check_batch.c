@@ -13,7 +13,9 @@
  *    agrees with the enumeration oracle; for a fixed group size the answer
  *    and node count do not depend on the thread count;
  *  - the sub-domain attack finds a counterexample planted in a node's
- *    region where the plain local search has no gradient to follow.
+ *    region where the plain local search has no gradient to follow;
+ *  - intermediate-layer α-CROWN (lg_alpha_tighten) never loosens a bound,
+ *    tightens some, and contains sampled pre-activations.
  * Cost: about 3–6 s CPU in Release; LG_TEST_QUICK: fewer instances. */
 #include <check.h>
 #include <math.h>
@@ -244,12 +246,79 @@ START_TEST(test_batch_bab_groups_deterministic)
                 }
             }
         }
+        { /* with the root's intermediate bounds tightened by α (--bab-root-alpha) */
+            lg_bab_opts o = lg_bab_opts_default();
+            o.mode = LG_BAB_RELU;
+            o.solver = "none";
+            o.threads = 1;
+            o.root_alpha_steps = 10;
+            o.max_nodes = 3000;
+            lg_bab_out out;
+            double x[32];
+            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+            if (out.answer == LG_BAB_PROVED) ck_assert_msg(ans == LG_ANSWER_UNSAT, "inst %d root α: proved, oracle sat", t);
+            if (out.answer == LG_BAB_FOUND) ck_assert_msg(ans == LG_ANSWER_SAT, "inst %d root α: found, oracle unsat", t);
+        }
         lg_test_inst_free(&in);
     }
     ck_assert_int_gt(tried, n / 2);
     ck_assert_int_gt(decided, 0);
     fprintf(stderr, "batch suite: %d instances, %d runs decided, %d split\n", tried, decided, split);
     ck_assert_msg(split > 0, "no instance needed more than one node");
+}
+END_TEST
+
+/* Intermediate-layer α-CROWN (lg_alpha_tighten): layer by layer, each
+ * followed by CROWN on the later layers as at the branch-and-bound root;
+ * the bounds never loosen, get strictly tighter somewhere, and contain the
+ * pre-activations of sampled inputs. */
+START_TEST(test_batch_alpha_tighten_intermediate)
+{
+    lg_rng r;
+    lg_rng_init(&r, 153, 3);
+    int tighter = 0, n_inst = lg_quick() ? 3 : 8;
+    for (int t = 0; t < n_inst; t++) {
+        lg_net net;
+        int dims[5] = {TG_NI, 12, 12, 12, TG_NO};
+        ck_assert_int_eq(lg_net_init(&net, 4, dims, LG_ACT_RELU), LG_OK);
+        lg_test_randomize(&net, &r, 1.0);
+        double lo[TG_NI], hi[TG_NI], x[TG_NI], z[64], y[8];
+        for (int i = 0; i < TG_NI; i++) {
+            double c = lg_rng_uniform(&r), w = 0.3 + 0.5 * lg_rng_uniform(&r);
+            lo[i] = c - w;
+            hi[i] = c + w;
+        }
+        lg_bounds b0, b;
+        ck_assert_int_eq(lg_bounds_init(&b0, &net), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&b0, &net, lo, hi), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+        for (int k = 1; k < net.n_layers; k++) {
+            int nt;
+            ck_assert_int_eq(lg_alpha_tighten(&b, &net, k, 20, 0.1, 0, &nt), LG_OK);
+            if (k + 1 < net.n_layers) ck_assert_int_eq(lg_bounds_symbolic_unstable_from(&b, &net, k + 1), LG_OK);
+        }
+        for (int k = 0; k < net.n_layers; k++)
+            for (int j = 0; j < net.layers[k].n_out; j++) {
+                ck_assert_msg(b.lo[k][j] >= b0.lo[k][j] && b.hi[k][j] <= b0.hi[k][j], "inst %d (%d,%d) loosened", t, k, j);
+                tighter += b.lo[k][j] > b0.lo[k][j] + 1e-9 || b.hi[k][j] < b0.hi[k][j] - 1e-9;
+            }
+        for (int q = 0; q < 3000; q++) {
+            for (int i = 0; i < TG_NI; i++) x[i] = lo[i] + lg_rng_uniform(&r) * (hi[i] - lo[i]);
+            if (q < 16) /* corners */
+                for (int i = 0; i < TG_NI; i++) x[i] = (q >> i) & 1 ? hi[i] : lo[i];
+            lg_tg_pre(&net, x, z, y);
+            for (int k = 0, off = 0; k < net.n_layers; off += net.layers[k].n_out, k++)
+                for (int j = 0; j < net.layers[k].n_out; j++)
+                    ck_assert_msg(z[off + j] >= b.lo[k][j] && z[off + j] <= b.hi[k][j],
+                                  "inst %d (%d,%d): sample %.12g outside [%.12g, %.12g]", t, k, j, z[off + j], b.lo[k][j],
+                                  b.hi[k][j]);
+        }
+        lg_bounds_free(&b0);
+        lg_bounds_free(&b);
+        lg_net_free(&net);
+    }
+    ck_assert_msg(tighter > 0, "intermediate α never tightened a bound");
 }
 END_TEST
 
@@ -293,6 +362,7 @@ Suite *suite_batch(void)
     tcase_add_test(tc, test_batch_bounds_equal_single_and_contain_samples);
     tcase_add_test(tc, test_batch_bab_groups_deterministic);
     tcase_add_test(tc, test_batch_subdomain_attack_finds_planted);
+    tcase_add_test(tc, test_batch_alpha_tighten_intermediate);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -300,3 +300,56 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     free(buf);
     return st;
 }
+
+lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, double deadline, int *n_tight)
+{
+    *n_tight = 0;
+    lg_status st = lg_bounds_check_net(net);
+    if (st != LG_OK) return st;
+    if (k < 1 || k >= net->n_layers || net->layers[k].act != LG_ACT_RELU) return LG_OK;
+    int n = net->layers[k].n_out, u = 0;
+    for (int j = 0; j < n; j++) u += b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0;
+    if (u == 0) return LG_OK;
+    /* the sub-network of layers 0..k whose output is z_k (layer k's ReLU dropped) */
+    lg_layer *Ls = malloc((size_t)(k + 1) * sizeof *Ls);
+    if (!Ls) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
+    memcpy(Ls, net->layers, (size_t)(k + 1) * sizeof *Ls);
+    Ls[k].act = LG_ACT_IDENTITY;
+    lg_net sub = *net;
+    sub.n_layers = k + 1;
+    sub.layers = Ls;
+    size_t size = (size_t)lg_alpha_size(&sub), M = 2 * (size_t)u;
+    /* rows 2q: +z_k[j] (lower bound), 2q + 1: −z_k[j] (minus the upper bound); C [M][n], d, out [M],
+     * alpha [M][size], idx [u] */
+    double *C = calloc(M * ((size_t)n + 2 + size), sizeof *C);
+    int *idx = malloc((size_t)u * sizeof *idx);
+    if (!C || !idx) {
+        st = lg_fail(LG_ERR_NOMEM, "alpha: out of memory for %zu rows", M);
+        goto done;
+    }
+    double *d = C + M * (size_t)n, *out = d + M, *al = out + M;
+    for (int j = 0, q = 0; j < n; j++) {
+        if (!(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0)) continue;
+        idx[q] = j;
+        C[(2 * (size_t)q) * (size_t)n + (size_t)j] = 1.0;
+        C[(2 * (size_t)q + 1) * (size_t)n + (size_t)j] = -1.0;
+        q++;
+    }
+    lg_alpha_default(b, &sub, (int)M, al);
+    lg_alpha_batch bt = {1, (const lg_bounds *const *)&b, NULL, NULL};
+    if ((st = lg_alpha_optimize_batch(&bt, &sub, (int)M, C, d, steps, lr, deadline, al, NULL, out, NULL)) != LG_OK)
+        goto done;
+    for (int q = 0; q < u; q++) {
+        int j = idx[q];
+        double l = out[2 * q], h = -out[2 * q + 1];
+        int was = b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0;
+        if (l > b->lo[k][j]) b->lo[k][j] = l;
+        if (h < b->hi[k][j]) b->hi[k][j] = h;
+        *n_tight += was && !(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0);
+    }
+done:
+    free(C);
+    free(idx);
+    free(Ls);
+    return st;
+}

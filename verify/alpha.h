@@ -97,4 +97,13 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
                                   int steps, double lr, double deadline, double *alpha, double *beta, double *out,
                                   double *Ain);
 
+/* Intermediate-layer α-CROWN (issue 13, item 1's last sentence): tighten the
+ * bounds of the unstable neurons of relu layer k (1 ≤ k < n_layers) in b by
+ * optimising the slopes of layers < k for each bound (rows ±e_j of z_k,
+ * `steps` Adam steps, one batch). Sound: every bound is an α-CROWN bound
+ * (any α ∈ [0, 1]) of z_k over the box described by b; b's own values are
+ * kept where they are tighter. *n_tight: neurons that became stable. Later
+ * layers are not updated (lg_bounds_symbolic_unstable_from does that). */
+lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, double deadline, int *n_tight);
+
 #endif

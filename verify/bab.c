@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "verify/alpha.h"
+#include "verify/bounds.h"
 #include "verify/bab_internal.h"
 #include "verify/worklist.h"
 
@@ -119,6 +120,35 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
     return LG_OK;
 }
 
+/* Intermediate-layer α-CROWN at the root (opts root_alpha_steps): the
+ * unstable neurons of every hidden relu layer after the first, layer by
+ * layer (lg_alpha_tighten), each followed by CROWN on the later layers; the
+ * result becomes the root's inherited bounds. */
+static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double *pre, int *done, lg_bab_out *out)
+{
+    const lg_net *net = cx->net;
+    const lg_bab_opts *o = cx->o;
+    lg_bounds b;
+    *done = 0;
+    lg_status st = lg_bounds_init(&b, net);
+    if (st != LG_OK) return st;
+    if (have_root) lg_bab_bounds_load(cx, &b, pre);
+    else st = lg_bounds_symbolic(&b, net, cx->lo, cx->hi);
+    for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
+        if (o->deadline > 0 && lg_now() >= o->deadline) break;
+        int nt = 0;
+        if ((st = lg_alpha_tighten(&b, net, k, o->root_alpha_steps, o->alpha_lr, o->deadline, &nt)) != LG_OK) break;
+        out->root_stabilised += nt;
+        if (nt > 0 && k + 1 < net->n_layers) st = lg_bounds_symbolic_unstable_from(&b, net, k + 1);
+    }
+    if (st == LG_OK && !lg_bab_bounds_empty(&b)) {
+        lg_bab_bounds_save(cx, &b, pre);
+        *done = 1;
+    }
+    lg_bounds_free(&b);
+    return st;
+}
+
 lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                      const lg_bounds *root, const lg_bab_opts *o, lg_bab_out *out, double *x)
 {
@@ -150,8 +180,21 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     memcpy(r0->lo, lo, (size_t)cx.n_in * sizeof *lo);
     memcpy(r0->hi, hi, (size_t)cx.n_in * sizeof *hi);
     memset(r0->open, 1, (size_t)n_terms);
-    if (root) lg_bab_bounds_save(&cx, root, r0->pre);
+    double *pre = r0->pre; /* the node's own storage */
+    if (root) lg_bab_bounds_save(&cx, root, pre);
     else r0->pre = NULL;
+    if (cx.mode == LG_BAB_RELU && o->root_alpha_steps > 0) {
+        int done = 0;
+        double t_tight = lg_now();
+        if ((st = lg_bab_root_tighten(&cx, root != NULL, pre, &done, out)) != LG_OK) {
+            free(r0);
+            goto fail;
+        }
+        if (done) r0->pre = pre;
+        if (o->verbose)
+            fprintf(stderr, "bab-relu: root alpha tightening made %ld neurons stable (%.2f s)\n", out->root_stabilised,
+                    lg_now() - t_tight);
+    }
     long next_id = 1;
     r0->id = 0;
     if ((st = lg_worklist_push(&wl, -INFINITY, 0, r0)) != LG_OK) {

@@ -66,6 +66,9 @@ typedef struct lg_bab_opts {
     double alpha_lr;       /* Adam rate for α (default 0.1) */
     lg_bab_branch branch;  /* ReLU choice (default FSB) */
     int branch_k;          /* FSB candidates (default 8) */
+    int root_alpha_steps;  /* ReLU splitting: α-CROWN steps tightening the intermediate bounds of
+                              every hidden layer's unstable neurons at the root (lg_alpha_tighten;
+                              default 0 = off) */
     int beta;              /* 1 (default): ReLU splitting optimises split multipliers β ≥ 0 jointly
                               with α (β-CROWN), warm-started from the parent node; 0: α only */
     int solver_unstable;   /* hand a node to the back-end when ≤ this many unstable ReLUs remain
@@ -103,6 +106,7 @@ typedef struct lg_bab_out {
     long peak_open;         /* most open nodes in the work list at once */
     long solver_calls;      /* nodes handed to a back-end */
     long solver_nodes;      /* back-end nodes/decisions summed */
+    long root_stabilised;   /* neurons made stable by root_alpha_steps */
     double t_bounds;        /* seconds spent bounding (summed over threads) */
     double t_solver;        /* seconds spent in back-ends (summed over threads) */
 } lg_bab_out;
