@@ -257,15 +257,17 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
         lg_alpha_grad(bt, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, G, H);
         p1 *= b1;
         p2 *= b2;
-        for (size_t q = 0; q < K * np; q++) {
-            if (grad[q] == 0.0 && m1[q] == 0.0) continue;
-            size_t j = q % np;
-            m1[q] = b1 * m1[q] + (1 - b1) * grad[q];
-            m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
-            double step = lr * (m1[q] / (1 - p1)) / (sqrt(m2[q] / (1 - p2)) + 1e-12);
-            double x = a[q] + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 */
-            a[q] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
-        }
+        double c1 = lr / (1 - p1), c2 = 1 / (1 - p2);
+        for (size_t r = 0; r < K; r++)
+            for (size_t j = 0; j < np; j++) {
+                size_t q = r * np + j;
+                if (grad[q] == 0.0 && m1[q] == 0.0) continue;
+                m1[q] = b1 * m1[q] + (1 - b1) * grad[q];
+                m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
+                double step = c1 * m1[q] / (sqrt(m2[q] * c2) + 1e-12);
+                double x = a[q] + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 */
+                a[q] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
+            }
     }
     for (size_t r = 0; r < K; r++) {
         memcpy(alpha + r * size, best + r * np, size * sizeof *alpha);
