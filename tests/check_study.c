@@ -87,6 +87,22 @@ START_TEST(test_study_grid_parse)
     t.lr = 0.02;
     ck_assert(h != lg_study_train_hash(&t, &g.archs[0], 1));
     lg_study_grid_free(&g);
+    /* [arch NAME]: modes and timeout for one architecture, the rest from [study] */
+    ck_assert_int_eq(lg_study_grid_parse(&g,
+                                         "[arch 784,16,10]\nmodes = smooth auto\ntimeout = 7\n"
+                                         "[study]\narchs=49,4,10 784,16,10\neps=0.1\ninputs=1\nmodes=z3 glpk\n"
+                                         "timeout=3\n[regime r]\nact=relu\n",
+                                         "arch.ini"),
+                     LG_OK);
+    const lg_study_mode *ms;
+    ck_assert_int_eq(lg_study_arch_modes(&g, &g.archs[0], &ms), 2);
+    ck_assert_int_eq(ms[0], LG_STUDY_Z3);
+    ck_assert_double_eq(lg_study_arch_timeout(&g, &g.archs[0]), 3);
+    ck_assert_int_eq(lg_study_arch_modes(&g, &g.archs[1], &ms), 2);
+    ck_assert_int_eq(ms[0], LG_STUDY_SMOOTH);
+    ck_assert_int_eq(ms[1], LG_STUDY_AUTO);
+    ck_assert_double_eq(lg_study_arch_timeout(&g, &g.archs[1]), 7);
+    lg_study_grid_free(&g);
     /* defaults: seed 1, every mode, timeout 30 */
     ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs=4,2\neps=0.1\ninputs=1\n[regime r]\nact=relu\n", "d.ini"),
                      LG_OK);
@@ -119,6 +135,13 @@ static const struct {
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\nthis line has no equals sign\n", "bad.ini:5: syntax error"},
     {"[study]\narchs=784,8\ninputs=1\n[regime a]\nact=relu\n", "bad.ini: [study] needs the keys archs, eps and inputs"},
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\n", "bad.ini: no [regime NAME] section"},
+    {"[study]\narchs=784,8 49,8\neps=0.1\ninputs=1\n[arch 784,9]\nmodes=auto\n[regime a]\nact=relu\n",
+     "bad.ini:6: [arch 784,9] modes: '784,9' is not one of [study] archs"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[arch 784,8]\nmodes=auto auto\n[regime a]\nact=relu\n",
+     "bad.ini:6: [arch 784,8] modes: 'auto' is given twice"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[arch 784,8]\ntimeout=-1\n[regime a]\nact=relu\n",
+     "bad.ini:6: [arch 784,8] timeout: '-1': expected seconds > 0"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[arch 784,8]\nseeds=2\n", "bad.ini:6: [arch 784,8] seeds: unknown key"},
 };
 
 START_TEST(test_study_grid_errors)
