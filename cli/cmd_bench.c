@@ -187,7 +187,7 @@ int lg_cmd_bench(int argc, char **argv)
             break;
         case O_SEED:
             if (lg_opt_int("bench", "seed", optarg, 0, 2147483647L, &v)) return 2;
-            o.atk.seed = (unsigned long)v;
+            o.seed = (unsigned long)v;
             break;
         case 'h': lg_bench_help(); return 0;
         default: return lg_cli_usage("bench", "unknown option");

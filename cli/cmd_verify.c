@@ -190,7 +190,7 @@ int lg_cmd_verify(int argc, char **argv)
             break;
         case O_SEED:
             if (lg_opt_int("verify", "seed", optarg, 0, 2147483647L, &v)) return 2;
-            o.atk.seed = (unsigned long)v;
+            o.seed = (unsigned long)v;
             break;
         case O_SOLVER:
             if (strcmp(optarg, "auto") && strcmp(optarg, "glpk") && strcmp(optarg, "z3") && strcmp(optarg, "none"))

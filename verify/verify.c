@@ -18,6 +18,7 @@ lg_verify_opts lg_verify_opts_default(void)
     o.tighten = LG_TIGHTEN_NONE;
     o.attack = 1;
     o.atk = lg_attack_opts_default();
+    o.seed = 1;
     o.bab = lg_bab_opts_default();
     return o;
 }
@@ -135,7 +136,7 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
                                    double deadline, lg_case_out *co, double *x, long *nodes, double *t_solver)
 {
     lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, o->timeout_s > 0 ? deadline : 0, 0,
-                            o->memory_mb, (unsigned)o->atk.seed, o->verbose};
+                            o->memory_mb, (unsigned)o->seed, o->verbose};
     lg_backend_out out;
     lg_status st = lg_backend_decide(name, &call, &out, x);
     *nodes += out.nodes;
@@ -185,7 +186,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     bo.mode = bm;
     bo.max_nodes = max_nodes;
     bo.deadline = o->timeout_s > 0 ? bab_deadline : 0;
-    bo.seed = o->atk.seed + (unsigned long)c;
+    bo.seed = o->seed + (unsigned long)c;
     bo.solver = o->solver ? o->solver : "auto";
     bo.verbose = o->verbose;
     bo.memory_mb = o->memory_mb;
@@ -214,8 +215,9 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
 }
 
 static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
-                                double deadline, lg_verify_report *r, lg_case_out *co, double *x)
+                                const lg_runctx *run, lg_verify_report *r, lg_case_out *co, double *x)
 {
+    double deadline = run->deadline;
     lg_bounds b;
     lg_term *kept = NULL;
     lg_problem p;
@@ -243,16 +245,14 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         snprintf(co->method, sizeof co->method, "bounds");
         goto done;
     }
-    if (timed && lg_now() >= deadline) {
+    if (lg_runctx_expired(run)) {
         lg_case_unknown(co, 1, "timeout");
         goto done;
     }
     if (o->attack) {
-        lg_attack_opts ao = o->atk;
-        ao.seed = o->atk.seed + (unsigned long)c;
-        ao.deadline = timed ? deadline : 0;
+        lg_runctx cc = lg_runctx_child(run, (uint64_t)c);
         int found = 0;
-        if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &ao, x, &found)) != LG_OK) goto done;
+        if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &o->atk, &cc, x, &found)) != LG_OK) goto done;
         if (o->verbose)
             fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", c, found ? "found a counterexample" : "found nothing",
                     lg_now() - r->seconds);
@@ -308,7 +308,8 @@ done:
 lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r)
 {
     double t0 = lg_now();
-    double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
+    /* the one deadline source of the run: every stage gets it or a sub-budget of it */
+    lg_runctx run = lg_runctx_start(o->timeout_s, o->seed, o->verbose, o->memory_mb);
     memset(r, 0, sizeof *r);
     r->seconds = t0; /* start time while running; elapsed seconds at the end */
     r->violated_case = -1;
@@ -335,7 +336,7 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
     memset(&first_unknown, 0, sizeof first_unknown);
     for (int c = 0; c < prop->n_cases; c++) {
         lg_case_out co;
-        if ((st = lg_verify_case(net, prop, c, o, deadline, r, &co, x)) != LG_OK) goto fail;
+        if ((st = lg_verify_case(net, prop, c, o, &run, r, &co, x)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
             /* the one witness gate: double forward pass and exact rational evaluation */
             r->y = malloc((size_t)no * sizeof *r->y);

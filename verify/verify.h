@@ -42,7 +42,9 @@ typedef struct lg_verify_opts {
     double timeout_s;       /* overall wall-clock limit (default 60); ≤ 0 none */
     lg_tighten tighten;     /* LP tightening of the bounds (default none) */
     int attack;             /* run sampling + PGD before the solver (default 1) */
-    lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
+    lg_attack_opts atk;     /* samples, restarts, steps */
+    unsigned long seed;     /* seed of the attack, branch and bound and the back-ends (default 1; case c's
+                               attack and branch and bound use seed + c) */
     int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
     double memory_mb;       /* memory cap of every back-end call (isolated child's RLIMIT_AS plus the
                                solver's own limit); ≤ 0 none (default) */
