@@ -180,7 +180,6 @@ int lg_cmd_bench(int argc, char **argv)
         case O_OUT: out_dir = optarg; break;
         case O_MEMORY:
             if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
-            o.bab.memory_mb = o.memory_mb;
             break;
         case O_TIMEOUT:
             if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &max_timeout)) return 2;

@@ -91,7 +91,7 @@ START_TEST(test_bounds_contain_samples)
         ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&bl, &net, lo, hi), LG_OK);
         long n_lp = 0;
-        ck_assert_int_eq(lg_bounds_lp(&bl, &net, 0, &n_lp), LG_OK);
+        ck_assert_int_eq(lg_bounds_lp(&bl, &net, NULL, &n_lp), LG_OK);
         wi += lg_tb_width(&bi, &net);
         ws += lg_tb_width(&bs, &net);
         for (int k = 0; k < net.n_layers; k++)
@@ -181,7 +181,7 @@ START_TEST(test_bounds_lp_tightens)
         ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&bl, &net, lo, hi), LG_OK);
         long n_lp = 0;
-        ck_assert_int_eq(lg_bounds_lp(&bl, &net, 0, &n_lp), LG_OK);
+        ck_assert_int_eq(lg_bounds_lp(&bl, &net, NULL, &n_lp), LG_OK);
         ck_assert_int_gt(n_lp, 0);
         gain += lg_tb_width(&bs, &net) - lg_tb_width(&bl, &net);
         lg_bounds_free(&bs);

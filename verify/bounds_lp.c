@@ -86,8 +86,9 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
     return st;
 }
 
-lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n_lp)
+lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, long *n_lp)
 {
+    double deadline = run ? run->deadline : 0; /* each LP gets the time left until it */
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
     long count = 0;
