@@ -10,15 +10,17 @@
 # total seconds (the verifier's own `seconds`), the after/before ratios, and
 # verdict agreement (robust→unknown is expected where a GLPK-only proof now
 # needs Z3's confirmation; robust↔violated would be a soundness bug).
-# Writes every run to CSV (-o). Asserts nothing; exit 1 only if a run fails.
+# Writes every run to CSV (-o); -s CSV only summarises such a file again.
+# Asserts nothing; exit 1 only if a run fails.
 #
 # usage: benchmarks/soundness_cost.sh -A BEFORE_LGELU -B AFTER_LGELU -n RELU_NET
 #                 [-i IMAGES (100)] [-e EPS (0.01)] [-t TIMEOUT (30)] [-d DATA_DIR] [-o CSV]
+#        benchmarks/soundness_cost.sh -s CSV
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 fx=$here/../tests/fixtures
-before="" after="" net="" images=100 eps=0.01 timeout=30 data="" csv=""
-while getopts "A:B:n:i:e:t:d:o:h" opt; do
+before="" after="" net="" images=100 eps=0.01 timeout=30 data="" csv="" summary=""
+while getopts "A:B:n:i:e:t:d:o:s:h" opt; do
   case $opt in
   A) before=$OPTARG ;;
   B) after=$OPTARG ;;
@@ -28,13 +30,15 @@ while getopts "A:B:n:i:e:t:d:o:h" opt; do
   t) timeout=$OPTARG ;;
   d) data=$OPTARG ;;
   o) csv=$OPTARG ;;
-  *) sed -n '2,17p' "$0"; exit 2 ;;
+  s) summary=$OPTARG ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
   esac
 done
-[ -n "$before" ] && [ -n "$after" ] && [ -n "$net" ] || { sed -n '16,17p' "$0"; exit 2; }
+if [ -z "$summary" ] && { [ -z "$before" ] || [ -z "$after" ] || [ -z "$net" ]; }; then sed -n '16,18p' "$0"; exit 2; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -n "$csv" ] || csv=$tmp/runs.csv
+if [ -n "$summary" ]; then csv=$summary; else
 echo "set,instance,binary,verdict,method,reason,seconds" >"$csv"
 field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^\",}]*\).*/\1/p"; }
 
@@ -75,6 +79,7 @@ for p in prop_1_0.05 prop_2_0.05 prop_3_0.05 prop_7_0.03; do
 done
 
 echo "runs: $csv (eps $eps, timeout $timeout s, $images images)"
+fi
 awk -F, '
 function median(s, n,   a, i, j, t) {
   n = split(s, a, " ")
@@ -85,7 +90,7 @@ NR == 1 { next }
 {
   key = $1 SUBSEP $3; sets[$1] = 1
   n[key]++; cnt[key, $4]++; tot[key] += $7; secs[key] = secs[key] " " $7
-  v[$1, $2, $3] = $4; inst[$1, $2] = 1
+  v[$1, $2, $3] = $4; t[$1, $2, $3] = $7; inst[$1, $2] = 1
 }
 END {
   printf "%-9s %-7s %5s %7s %9s %8s %10s %10s\n", "set", "binary", "n", "robust", "violated", "unknown", "median_s", "total_s"
@@ -102,7 +107,7 @@ END {
   }
   for (si in inst) {
     split(si, p, SUBSEP); a = v[p[1], p[2], "after"]; b = v[p[1], p[2], "before"]
-    if (a == b) same[p[1]]++
+    if (a == b) { same[p[1]]++; sa[p[1]] += t[p[1], p[2], "after"]; sb[p[1]] += t[p[1], p[2], "before"] }
     else { chg[p[1], b "->" a]++; print "  changed: " p[1] " " p[2] " " b " -> " a }
     if ((a == "robust" && b == "violated") || (a == "violated" && b == "robust")) bad++
   }
@@ -110,5 +115,8 @@ END {
     printf "%s: same verdict %d; robust->unknown %d; unknown->robust %d; violated->unknown %d; unknown->violated %d\n",
       s, same[s], chg[s, "robust->unknown"], chg[s, "unknown->robust"], chg[s, "violated->unknown"], chg[s, "unknown->violated"]
   }
+  for (s in sets)
+    printf "%s, instances with the same verdict: total before %.2f s, after %.2f s, ratio %.3f\n", s, sb[s], sa[s],
+      sb[s] ? sa[s] / sb[s] : 0
   printf "robust<->violated contradictions: %d\n", bad
 }' "$csv"
