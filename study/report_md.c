@@ -161,7 +161,7 @@ lg_status lg_rep_write_md(lg_rep *R, FILE *out)
         if (R->has_mode[m]) fprintf(f, "- `%s`: %s\n", lg_study_mode_name((lg_study_mode)m), lg_md_modes_help[m]);
     fprintf(f, "\nR/V/U = robust / violated / unknown (timeouts included in unknown); times are seconds per "
                "instance. Accuracies are means over seeds on the whole test set; Δ is the certified bound on "
-               "‖f_ReLU − f_smooth‖∞ (global: over [0,1]^784; ball: on each ε-ball, median).\n\n");
+               "‖f_ReLU − f_smooth‖∞ (global: over the input box [0,1]^n; ball: on each ε-ball, median).\n\n");
     fprintf(f, "## Summary\n\n");
     lg_md_summary(R, f);
     fprintf(f, "\n## Verdicts and time per mode\n\n| arch | regime | mode | instances | robust | violated | unknown "
