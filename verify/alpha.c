@@ -8,7 +8,6 @@
  * the corner and the signs held fixed (they are piecewise constant in α).
  */
 #include "verify/alpha.h"
-#include "core/clock.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -137,13 +136,13 @@ lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, cons
 }
 
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
-                            double lr, double deadline, double *alpha, double *out, double *Ain)
+                            double lr, const lg_runctx *run, double *alpha, double *out, double *Ain)
 {
-    return lg_alpha_optimize_beta(b, net, m, C, d, NULL, steps, lr, deadline, alpha, NULL, out, Ain);
+    return lg_alpha_optimize_beta(b, net, m, C, d, NULL, steps, lr, run, alpha, NULL, out, Ain);
 }
 
 lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
-                                 const signed char *sign, int steps, double lr, double deadline, double *alpha,
+                                 const signed char *sign, int steps, double lr, const lg_runctx *run, double *alpha,
                                  double *beta, double *out, double *Ain)
 {
     lg_status st = lg_bounds_check_net(net);
@@ -182,7 +181,7 @@ lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, c
                 memcpy(best, a, np * sizeof *a);
                 if (Ain) memcpy(Ain + (size_t)r * n_in, ain, n_in * sizeof *ain);
             }
-            if (it == steps || (deadline > 0 && lg_now() >= deadline)) break;
+            if (it == steps || (run && lg_runctx_expired(run))) break;
             p1 *= b1;
             p2 *= b2;
             for (size_t j = 0; j < np; j++) {

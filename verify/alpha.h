@@ -43,9 +43,9 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
  * [m][size] (initialised by the caller, e.g. lg_alpha_default), each row
  * separately. out[r] = best bound seen (never below the starting one); alpha
  * is left at the slopes that gave it, and Ain (optional) is their
- * coefficient vector. Stops early at deadline (lg_now; ≤ 0 none). */
+ * coefficient vector. Stops early at run's deadline (run NULL: none). */
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
-                            double lr, double deadline, double *alpha, double *out, double *Ain);
+                            double lr, const lg_runctx *run, double *alpha, double *out, double *Ain);
 
 /* β-CROWN (issue 13): the same with ReLU split constraints carried into
  * the bound by Lagrange multipliers. sign [size] describes the region:
@@ -64,7 +64,7 @@ lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, cons
  * from the caller, e.g. the parent node's; left at the best values seen).
  * sign or beta NULL: lg_alpha_optimize. */
 lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
-                                 const signed char *sign, int steps, double lr, double deadline, double *alpha,
+                                 const signed char *sign, int steps, double lr, const lg_runctx *run, double *alpha,
                                  double *beta, double *out, double *Ain);
 
 #endif

@@ -1,6 +1,5 @@
 /* attack.c — random sampling and PGD with restarts (attack.h). */
 #include "verify/attack.h"
-#include "core/clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,7 +17,6 @@ lg_attack_opts lg_attack_opts_default(void)
     o.restarts = 8;
     o.steps = 100;
     o.step0 = 0.25;
-    o.seed = 1;
     return o;
 }
 
@@ -134,14 +132,12 @@ lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *ter
     return LG_OK;
 }
 
-static int lg_atk_timeup(double deadline) { return deadline > 0 && lg_now() > deadline; }
-
 /* PGD from x (in place). Returns 1 (found, re-checked), 0, or −1 (OOM). */
 static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                      int steps, double step0, double deadline, double *x, lg_atk_ws *w)
+                      int steps, double step0, const lg_runctx *run, double *x, lg_atk_ws *w)
 {
     for (int s = 0; s <= steps; s++) {
-        if (lg_atk_timeup(deadline)) return 0;
+        if (run && lg_runctx_expired(run)) return 0;
         double g = lg_atk_eval(net, n_terms, terms, x, w, 1);
         if (g <= 0) {
             int r = lg_recheck(net, lo, hi, n_terms, terms, x, w->y);
@@ -160,7 +156,7 @@ static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int
 }
 
 lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                        const lg_attack_opts *o, double *x, int *found)
+                        const lg_attack_opts *o, const lg_runctx *run, double *x, int *found)
 {
     *found = 0;
     if (n_terms < 1) return LG_OK;
@@ -168,10 +164,10 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
     lg_status st = lg_atk_ws_init(&w, net);
     if (st != LG_OK) return st;
     lg_rng rng;
-    lg_rng_init(&rng, o->seed, 0x6c67656c75ULL);
+    lg_rng_init(&rng, run->seed, 0x6c67656c75ULL);
     int n = net->n_in, r = 0;
     for (int s = 0; s < o->samples && !r; s++) {
-        if (lg_atk_timeup(o->deadline)) goto done;
+        if (lg_runctx_expired(run)) goto done;
         for (int i = 0; i < n; i++) {
             double u = lg_rng_uniform(&rng);
             if (s == 0) u = 0.5;
@@ -189,8 +185,8 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
             double v = lo[i] + u * (hi[i] - lo[i]);
             x[i] = v > hi[i] ? hi[i] : v;
         }
-        r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, o->deadline, x, &w);
-        if (lg_atk_timeup(o->deadline)) break;
+        r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, run, x, &w);
+        if (lg_runctx_expired(run)) break;
     }
 done:
     free(w.buf);
@@ -210,7 +206,7 @@ lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi
     lg_atk_ws w;
     lg_status st = lg_atk_ws_init(&w, net);
     if (st != LG_OK) return st;
-    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, 0, x, &w);
+    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, NULL, x, &w);
     free(w.buf);
     if (r < 0) return lg_fail(LG_ERR_NOMEM, "attack: out of memory in the re-check");
     *found = r == 1;

@@ -9,13 +9,15 @@
  * uniform points; PGD takes signed-gradient steps of a decaying fraction of
  * the box width from the centre and random starts. Seeded: the same seed
  * gives the same search. Every hit is confirmed with lg_recheck before it is
- * returned. The clock (lg_now) is checked in every loop.
+ * returned. The seed and the deadline come from the run context
+ * (core/runctx.h), whose deadline is checked in every loop.
  * Nothing is owned: the caller provides x[n_in].
  */
 #ifndef LG_ATTACK_H
 #define LG_ATTACK_H
 
 #include "core/net.h"
+#include "core/runctx.h"
 #include "encode/problem.h"
 
 typedef struct lg_attack_opts {
@@ -23,16 +25,15 @@ typedef struct lg_attack_opts {
     int restarts;     /* PGD starts (first one is the centre), default 8 */
     int steps;        /* PGD steps per start, default 100 */
     double step0;     /* first step as a fraction of the box width, default 0.25 */
-    unsigned long seed;
-    double deadline;  /* lg_now() time to give up at; ≤ 0 = none */
 } lg_attack_opts;
 
 lg_attack_opts lg_attack_opts_default(void);
 
 /* *found = 1 and x[n_in] = a re-checked counterexample, or *found = 0.
- * Fails only on bad arguments or out of memory. */
+ * run: seed (run->seed) and deadline. Fails only on bad arguments or out of
+ * memory. */
 lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                        const lg_attack_opts *o, double *x, int *found);
+                        const lg_attack_opts *o, const lg_runctx *run, double *x, int *found);
 
 /* Local search from a given candidate x (e.g. a solver witness that failed
  * the re-check): clip into the box, then up to `steps` small PGD steps

@@ -310,9 +310,9 @@ static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const
                                const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
 {
     lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi};
-    lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, cx->o->deadline,
-                            cx->o->solver_timeout, cx->o->memory_mb, (unsigned)(cx->o->seed + (unsigned long)n->id),
-                            cx->o->verbose > 1 ? cx->o->verbose : 0};
+    lg_runctx run = lg_runctx_child(cx->run, (uint64_t)n->id);
+    if (run.verbose < 2) run.verbose = 0; /* solver chatter only */
+    lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, &run, cx->o->solver_timeout};
     lg_backend_out out;
     lg_status st = lg_backend_decide(cx->o->solver, &call, &out, x);
     rs->t_solver += out.seconds;
@@ -412,10 +412,10 @@ static lg_status lg_bab_alpha(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b
                 be[j] = n->sign[j] ? w[sz + j] : 0.0;
             }
         }
-        st = lg_alpha_optimize_beta(b, net, m, s->C, s->d, n->sign, o->alpha_steps, o->alpha_lr, o->deadline,
+        st = lg_alpha_optimize_beta(b, net, m, s->C, s->d, n->sign, o->alpha_steps, o->alpha_lr, cx->run,
                                     s->alpha, s->beta, s->lb, s->ain);
     } else {
-        st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, o->deadline, s->alpha, s->lb,
+        st = lg_alpha_optimize(b, net, m, s->C, s->d, o->alpha_steps, o->alpha_lr, cx->run, s->alpha, s->lb,
                                s->ain);
     }
     if (st != LG_OK) return st;
@@ -504,7 +504,7 @@ lg_status lg_bab_process(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_res *rs)
     memset(rs, 0, sizeof *rs);
     rs->kind = LG_BK_STUCK;
     rs->why = "not bounded";
-    if (o->deadline > 0 && lg_now() >= o->deadline) {
+    if (lg_runctx_expired(cx->run)) {
         rs->why = "timeout"; /* left open: the driver reports the deadline */
         return LG_OK;
     }
