@@ -72,7 +72,7 @@ int lg_cmd_anneal(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) goto fail;
     if ((st = lg_anneal_prepare_net(&net, argv[optind])) != LG_OK) goto fail;
-    if ((st = lg_cli_train_load(&ct)) != LG_OK) goto fail;
+    if ((st = lg_cli_train_load(&ct, net.n_in, "the network")) != LG_OK) goto fail;
     if ((st = lg_cli_train_run("anneal", &ct, &net, 1)) != LG_OK) goto fail;
     rc = 0;
 fail:

@@ -180,14 +180,13 @@ int lg_cmd_bench(int argc, char **argv)
         case O_OUT: out_dir = optarg; break;
         case O_MEMORY:
             if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
-            o.bab.memory_mb = o.memory_mb;
             break;
         case O_TIMEOUT:
             if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &max_timeout)) return 2;
             break;
         case O_SEED:
             if (lg_opt_int("bench", "seed", optarg, 0, 2147483647L, &v)) return 2;
-            o.atk.seed = (unsigned long)v;
+            o.seed = (unsigned long)v;
             break;
         case 'h': lg_bench_help(); return 0;
         default: return lg_cli_usage("bench", "unknown option");

@@ -204,10 +204,7 @@ int lg_cmd_bound(int argc, char **argv)
         goto fail;
     }
     if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
-    if (ds.dim != rn.n_in) {
-        st = lg_fail(LG_ERR_ARG, "the networks take %d inputs but the data has %d features", rn.n_in, ds.dim);
-        goto fail;
-    }
+    if ((st = lg_dataset_fit(&ds, rn.n_in, "the networks", dir)) != LG_OK) goto fail;
     if (nmax > 0) lg_dataset_truncate(&ds, (size_t)nmax);
     o.delta = malloc(ds.n * sizeof *o.delta);
     o.margin = malloc(ds.n * sizeof *o.margin);

@@ -156,8 +156,7 @@ static lg_status lg_check_load(const char *inputs, const char *data, int n_in, d
     lg_dataset ds;
     lg_status st = lg_data_load_spec(&ds, data, "test");
     if (st != LG_OK) return st;
-    if (ds.dim != n_in) {
-        st = lg_fail(LG_ERR_ARG, "the networks take %d inputs but the data %s has %d features", n_in, data, ds.dim);
+    if ((st = lg_dataset_fit(&ds, n_in, "the networks", data)) != LG_OK) {
         lg_dataset_free(&ds);
         return st;
     }

@@ -117,7 +117,7 @@ int lg_cmd_encode(int argc, char **argv)
     if (prop.n_cases > 1)
         fprintf(stderr, "lgelu encode: the property has %d cases; writing case %ld only (choose with --case)\n",
                 prop.n_cases, case_ix);
-    if ((st = lg_verify_prepare(&net, &prop, (int)case_ix, tighten, 0, &b, &kept, &p, NULL)) != LG_OK) goto fail;
+    if ((st = lg_verify_prepare(&net, &prop, (int)case_ix, tighten, NULL, &b, &kept, &p, NULL)) != LG_OK) goto fail;
     if (p.n_terms < prop.cases[case_ix].n_terms && lg_cli_progress_enabled())
         fprintf(stderr, "lgelu encode: bounds refute %d of %d terms; the file still holds all of them\n",
                 prop.cases[case_ix].n_terms - p.n_terms, prop.cases[case_ix].n_terms);

@@ -84,10 +84,7 @@ int lg_cmd_eval(int argc, char **argv)
         goto fail;
     }
     if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
-    if (ds.dim != net.n_in) {
-        st = lg_fail(LG_ERR_ARG, "network takes %d inputs but the data has %d features", net.n_in, ds.dim);
-        goto fail;
-    }
+    if ((st = lg_dataset_fit(&ds, net.n_in, "the network", dir)) != LG_OK) goto fail;
     double acc = 0.0;
     if ((st = lg_eval_accuracy(&net, &ds, &acc)) != LG_OK) goto fail;
     if (json) printf("{\"accuracy\": %.6f, \"n\": %zu}\n", acc, ds.n);

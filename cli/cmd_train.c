@@ -25,7 +25,8 @@ static void lg_train_help(void)
            "                      Xtrain.npy,ytrain.npy,Xtest.npy,ytest.npy (X: (n, n_in) in [0,1], y:\n"
            "                      integer labels (n,)); X.npy,y.npy alone is both train and test data\n"
            "  --arch A,B,...      layer sizes, input first (default 784,256,256,10); the first must equal\n"
-           "                      the data's features, the last must cover every label\n"
+           "                      the data's features, or (rows/k)*(cols/k) to train on k x k average-\n"
+           "                      pooled images (196 = 14x14, 49 = 7x7); the last must cover every label\n"
            "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
            "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear.\n"
            "                      Annealed baselines: swish (x·σ(βx), β = 1 + softplus(s/t) learned like λ,\n"
@@ -142,11 +143,7 @@ int lg_cmd_train(int argc, char **argv)
     lg_net net = {0};
     lg_status st;
     int rc = 1;
-    if ((st = lg_cli_train_load(&ct)) != LG_OK) goto fail;
-    if (ct.train.dim != dims[0]) {
-        st = lg_fail(LG_ERR_ARG, "--arch starts with %d inputs but the data has %d features", dims[0], ct.train.dim);
-        goto fail;
-    }
+    if ((st = lg_cli_train_load(&ct, dims[0], "--arch")) != LG_OK) goto fail;
     if ((st = lg_net_init(&net, nd - 1, dims, act)) != LG_OK) goto fail;
     net.t = ct.t;
     lg_init_weights(&net, ct.tr.seed, init);

@@ -191,11 +191,10 @@ int lg_cmd_verify(int argc, char **argv)
             break;
         case O_MEMORY:
             if (lg_opt_double("verify", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
-            o.bab.memory_mb = o.memory_mb;
             break;
         case O_SEED:
             if (lg_opt_int("verify", "seed", optarg, 0, 2147483647L, &v)) return 2;
-            o.atk.seed = (unsigned long)v;
+            o.seed = (unsigned long)v;
             break;
         case O_SOLVER:
             if (strcmp(optarg, "auto") && strcmp(optarg, "glpk") && strcmp(optarg, "z3") && strcmp(optarg, "none"))

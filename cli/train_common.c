@@ -113,17 +113,19 @@ int lg_cli_train_finish_args(const char *cmd, lg_cli_train *ct)
     return 0;
 }
 
-lg_status lg_cli_train_load(lg_cli_train *ct)
+lg_status lg_cli_train_load(lg_cli_train *ct, int n_in, const char *what)
 {
     lg_status st;
     if ((st = lg_data_load_spec(&ct->train, ct->dir, "train")) != LG_OK) return st;
+    if ((st = lg_dataset_fit(&ct->train, n_in, what, ct->dir)) != LG_OK) return st;
     if (ct->subset > 0) lg_dataset_truncate(&ct->train, (size_t)ct->subset);
     if (ct->val > 0) {
         if ((size_t)ct->val >= ct->train.n)
             return lg_fail(LG_ERR_ARG, "--val %ld leaves no training examples (%zu available)", ct->val, ct->train.n);
         if ((st = lg_dataset_split(&ct->train, &ct->val_ds, (size_t)ct->val)) != LG_OK) return st;
     }
-    return lg_data_load_spec(&ct->test, ct->dir, "test"); /* X.npy,y.npy: the same pair */
+    if ((st = lg_data_load_spec(&ct->test, ct->dir, "test")) != LG_OK) return st; /* X.npy,y.npy: the same pair */
+    return lg_dataset_fit(&ct->test, n_in, what, ct->dir);
 }
 
 lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int anneal)

@@ -45,8 +45,10 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
  * code 2 with a usage message printed. */
 int lg_cli_train_finish_args(const char *cmd, lg_cli_train *ct);
 
-/* Load train (first --subset, last --val carved off) and test splits. */
-lg_status lg_cli_train_load(lg_cli_train *ct);
+/* Load train (first --subset, last --val carved off) and test splits, fitted
+ * to n_in inputs (lg_dataset_fit: pooled if the network is smaller; what
+ * names the network or option in errors). */
+lg_status lg_cli_train_load(lg_cli_train *ct, int n_in, const char *what);
 
 /* Train net with the options (and the schedule when annealing), then print
  * the final test accuracy (double precision) and λ per layer, and write

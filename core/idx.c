@@ -193,6 +193,70 @@ lg_status lg_dataset_split(lg_dataset *ds, lg_dataset *val, size_t n_val)
     return LG_OK;
 }
 
+int lg_dataset_pool_factor(const lg_dataset *ds, int n_in)
+{
+    if (n_in <= 0 || ds->rows <= 0 || ds->cols <= 0 || ds->rows * ds->cols != ds->dim) return 0;
+    for (int k = 1; k <= ds->rows && k <= ds->cols; k++)
+        if (ds->rows % k == 0 && ds->cols % k == 0 && (ds->rows / k) * (ds->cols / k) == n_in) return k;
+    return 0;
+}
+
+lg_status lg_dataset_pool(lg_dataset *dst, const lg_dataset *src, int k)
+{
+    memset(dst, 0, sizeof *dst);
+    if (k < 1 || src->rows <= 0 || src->cols <= 0 || src->rows % k || src->cols % k || src->rows * src->cols != src->dim)
+        return lg_fail(LG_ERR_ARG, "cannot pool %d x %d images by %d", src->rows, src->cols, k);
+    int r = src->rows / k, c = src->cols / k;
+    size_t d = (size_t)r * (size_t)c, n = src->n;
+    *dst = *src;
+    dst->rows = r;
+    dst->cols = c;
+    dst->dim = (int)d;
+    dst->x = malloc((n ? n : 1) * d * sizeof *dst->x);
+    dst->y = malloc(n ? n : 1);
+    if (!dst->x || !dst->y) {
+        free(dst->x);
+        free(dst->y);
+        memset(dst, 0, sizeof *dst);
+        return lg_fail(LG_ERR_NOMEM, "cannot allocate %zu pooled images", n);
+    }
+    memcpy(dst->y, src->y, n);
+    const float inv = 1.0f / (float)(k * k);
+    for (size_t e = 0; e < n; e++) {
+        const float *s = src->x + e * (size_t)src->dim;
+        float *o = dst->x + e * d;
+        for (int i = 0; i < r; i++)
+            for (int j = 0; j < c; j++) {
+                float acc = 0.0f;
+                for (int u = 0; u < k; u++)
+                    for (int v = 0; v < k; v++) acc += s[(size_t)(i * k + u) * (size_t)src->cols + (size_t)(j * k + v)];
+                float m = acc * inv;
+                o[(size_t)i * (size_t)c + (size_t)j] = m > 1.0f ? 1.0f : m;
+            }
+    }
+    return LG_OK;
+}
+
+lg_status lg_dataset_fit(lg_dataset *ds, int n_in, const char *what, const char *where)
+{
+    if (ds->dim == n_in) return LG_OK;
+    int k = lg_dataset_pool_factor(ds, n_in);
+    if (k < 2) {
+        if (ds->rows > 1 && ds->rows * ds->cols == ds->dim)
+            return lg_fail(LG_ERR_ARG,
+                           "%s takes %d inputs but the data in %s has %d features (%d x %d images; k x k average "
+                           "pooling gives (%d/k)*(%d/k) features for k dividing both)",
+                           what, n_in, where, ds->dim, ds->rows, ds->cols, ds->rows, ds->cols);
+        return lg_fail(LG_ERR_ARG, "%s takes %d inputs but the data in %s has %d features", what, n_in, where, ds->dim);
+    }
+    lg_dataset p;
+    lg_status st = lg_dataset_pool(&p, ds, k);
+    if (st != LG_OK) return st;
+    lg_dataset_free(ds);
+    *ds = p;
+    return LG_OK;
+}
+
 void lg_dataset_free(lg_dataset *ds)
 {
     free(ds->x);

@@ -38,6 +38,24 @@ void lg_dataset_truncate(lg_dataset *ds, size_t n);
  * initialised here and owned by the caller. */
 lg_status lg_dataset_split(lg_dataset *ds, lg_dataset *val, size_t n_val);
 
+/* The factor k ≥ 1 such that k×k average pooling of ds's rows × cols images
+ * gives n_in features ((rows/k)·(cols/k) = n_in, k dividing both), or 0 if
+ * there is none (e.g. a dataset without an image shape). 784 → 1, 196 → 2,
+ * 49 → 4, 16 → 7 on 28 × 28 images. */
+int lg_dataset_pool_factor(const lg_dataset *ds, int n_in);
+
+/* dst (initialised here, owned by the caller) = src with each image
+ * average-pooled k × k (k as lg_dataset_pool_factor; k = 1 copies). Pixels stay
+ * in [0,1]. This is how a network with fewer inputs than the images (the
+ * study's small architectures) sees the data. */
+lg_status lg_dataset_pool(lg_dataset *dst, const lg_dataset *src, int k);
+
+/* Make ds fit a network with n_in inputs, in place: nothing if ds->dim =
+ * n_in, k × k average pooling if some k fits (lg_dataset_pool_factor),
+ * else LG_ERR_ARG naming what (e.g. "the network", "--arch") and where
+ * (the data's name) and the sizes that would fit. */
+lg_status lg_dataset_fit(lg_dataset *ds, int n_in, const char *what, const char *where);
+
 void lg_dataset_free(lg_dataset *ds);
 
 #endif

@@ -153,7 +153,7 @@ static int glpk_term(glpq *q, const lg_problem *p, const lg_solve_opts *o, int t
     glp_iocp parm;
     glp_init_iocp(&parm);
     parm.presolve = GLP_ON;
-    parm.msg_lev = o->verbose > 0 ? GLP_MSG_ON : GLP_MSG_OFF;
+    parm.msg_lev = o->run.verbose > 0 ? GLP_MSG_ON : GLP_MSG_OFF;
     parm.cb_func = glpk_callback;
     parm.cb_info = q;
     parm.mip_gap = 0.0;
@@ -204,7 +204,7 @@ static int glpk_term(glpq *q, const lg_problem *p, const lg_solve_opts *o, int t
     return 0;
 }
 
-static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, double t0, lg_result *r)
+static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
     lg_status st = lg_milp_add_net(&q->m, p);
     if (st) return st;
@@ -214,10 +214,10 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
     q->x = malloc((size_t)n_in * sizeof *q->x);
     q->scratch = malloc((2 * (size_t)lg_net_max_width(p->net) + (size_t)q->m.n_out) * sizeof *q->scratch);
     if (!q->ind || !q->val || !q->x || !q->scratch) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate buffers");
-    if (o->verbose > 0)
+    if (o->run.verbose > 0)
         fprintf(stderr, "glpk: %d columns, %d rows, %d unstable relu, %d terms\n", q->m.n_cols, q->m.n_rows,
                 lg_pwl_count_unstable(p), p->n_terms);
-    double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
+    double deadline = o->run.deadline;
     int n_unsat = 0;
     r->answer = LG_ANSWER_UNKNOWN;
     for (int t = 0; t < p->n_terms; t++) {
@@ -249,7 +249,7 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
 }
 
 /* glpk_run under an error hook: a GLPK fatal error longjmps back here. */
-static lg_status glpk_guarded(glpq *q, const lg_problem *p, const lg_solve_opts *o, double t0, lg_result *r)
+static lg_status glpk_guarded(glpq *q, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
     jmp_buf jb;
     jmp_buf *volatile saved = glpk_jmp;
@@ -257,7 +257,7 @@ static lg_status glpk_guarded(glpq *q, const lg_problem *p, const lg_solve_opts 
     if (setjmp(jb) == 0) {
         glpk_jmp = &jb;
         glp_error_hook(glpk_on_error, NULL);
-        st = glpk_run(q, p, o, t0, r);
+        st = glpk_run(q, p, o, r);
         if (q->P) glp_delete_prob(q->P);
         q->P = NULL;
         glp_error_hook(NULL, NULL);
@@ -282,10 +282,10 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     glpq *q = calloc(1, sizeof *q);
     if (!q) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate the query");
     lg_milp_init(&q->m);
-    if (o->memory_mb > 0) glp_mem_limit(o->memory_mb >= 2e9 ? 2000000000 : (int)o->memory_mb);
-    int term = glp_term_out(o->verbose > 0 ? GLP_ON : GLP_OFF);
+    if (o->run.memory_mb > 0) glp_mem_limit(o->run.memory_mb >= 2e9 ? 2000000000 : (int)o->run.memory_mb);
+    int term = glp_term_out(o->run.verbose > 0 ? GLP_ON : GLP_OFF);
     glp_term_hook(glpk_to_stderr, NULL);
-    lg_status st = glpk_guarded(q, p, o, t0, r);
+    lg_status st = glpk_guarded(q, p, o, r);
     glp_term_hook(NULL, NULL);
     glp_term_out(term);
     r->nodes = q->nodes;

@@ -80,7 +80,7 @@ static void lg_iso_limit_memory(double memory_mb)
 
 static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_opts *o, int fd)
 {
-    lg_iso_limit_memory(o->memory_mb);
+    lg_iso_limit_memory(o->run.memory_mb);
     lg_result r;
     memset(&r, 0, sizeof r);
     lg_iso_msg m;

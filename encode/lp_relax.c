@@ -138,7 +138,7 @@ static double lg_lp_relax_dual_bound(const lg_lp_relax *lp, double c0,
     return v - margin(v, mass, (double)terms + lp->n_cols + lp->n_rows);
 }
 
-int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, double time_s,
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run,
                     double (*margin)(double v, double mass, double n_terms), double *lb)
 {
     glp_prob *P = lp->P;
@@ -152,7 +152,8 @@ int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, double time_s
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_OFF;
-    if (time_s > 0) parm.tm_lim = (int)fmin(1e9, 1000.0 * time_s) + 1;
+    if (run && run->deadline > 0) /* the time left until the deadline, at least 1 ms */
+        parm.tm_lim = (int)fmin(1e9, 1000.0 * lg_runctx_remaining(run)) + 1;
     int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
     int rc_s = glp_simplex(P, &parm);
     if (rc_s != 0) { /* bad basis etc.: rebuild the basis once */

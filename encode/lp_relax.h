@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "core/runctx.h"
 #include "core/status.h"
 
 typedef struct lg_lp_relax_row {
@@ -63,10 +64,11 @@ void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val);
  * bound would be useless), LG_ERR_SOLVER if it is already loaded. */
 lg_status lg_lp_relax_load(lg_lp_relax *lp);
 
-/* Minimise obj·v + c0 (obj [n_cols]) with at most time_s seconds of simplex
- * (≤ 0: no limit). 1 and *lb = a sound lower bound (finite) when GLPK
- * reached an optimal basis, else 0 (no bound: keep what you have). */
-int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, double time_s,
+/* Minimise obj·v + c0 (obj [n_cols]) with the simplex stopped at run's
+ * deadline (run NULL or without one: no limit). 1 and *lb = a sound lower
+ * bound (finite) when GLPK reached an optimal basis, else 0 (no bound: keep
+ * what you have). */
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run,
                     double (*margin)(double v, double mass, double n_terms), double *lb);
 
 #endif

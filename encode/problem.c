@@ -7,7 +7,8 @@ lg_solve_opts lg_solve_opts_default(void)
 {
     lg_solve_opts o;
     memset(&o, 0, sizeof o);
-    o.timeout_s = 60.0;
+    o.run = lg_runctx_none();
+    o.run.seed = 0;
     o.safety = 1e-6;
     return o;
 }

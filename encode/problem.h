@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "core/net.h"
+#include "core/runctx.h"
 #include "core/term.h" /* lg_lincon, lg_term */
 
 typedef struct lg_problem {
@@ -36,14 +37,19 @@ typedef struct lg_problem {
 
 typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;
 
+/* The query's run context (core/runctx.h) and the back-end's own option.
+ * run.deadline: the one deadline (lg_now() seconds; ≤ 0 none) — the
+ * back-end's own limits (Z3 timeout + interrupt, GLPK tm_lim + callback)
+ * and the isolation's kill (isolate.h) all aim at it; run.verbose > 0:
+ * solver chatter on stderr; run.seed: the solver's random seed;
+ * run.memory_mb: the solver's own memory limit (Z3 memory_max_size, GLPK
+ * glp_mem_limit) and the isolated child's cap; ≤ 0 none. */
 typedef struct lg_solve_opts {
-    double timeout_s;   /* wall-clock limit; ≤ 0 means none */
-    int verbose;        /* solver chatter on stderr when > 0 */
+    lg_runctx run;
     double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
-    unsigned seed;
-    double memory_mb;   /* solver's own memory limit (Z3 memory_max_size, GLPK glp_mem_limit); ≤ 0 none */
 } lg_solve_opts;
 
+/* No deadline, seed 0, quiet, no memory cap, safety 1e-6. */
 lg_solve_opts lg_solve_opts_default(void);
 
 typedef struct lg_result {

@@ -12,16 +12,15 @@
 
 /* One isolation, one deadline for every back-end: with a time limit or a
  * memory cap the query runs in a child (isolate.h) that is killed
- * LG_SOLVE_GRACE_S after the deadline t0 + timeout_s; the back-end's own
+ * LG_SOLVE_GRACE_S after the deadline o->run.deadline; the back-end's own
  * limits (Z3 timeout + interrupt, GLPK tm_lim + callback) aim at the same
  * deadline. Without limits it runs in this process. */
 #define LG_SOLVE_GRACE_S 1.0
 
 static lg_status lg_solve_limited(lg_solve_fn fn, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
-    if (!o || (o->timeout_s <= 0 && o->memory_mb <= 0)) return fn(p, o, r);
-    double t0 = lg_now();
-    return lg_isolate_solve(fn, p, o, r, o->timeout_s > 0 ? t0 + o->timeout_s + LG_SOLVE_GRACE_S : 1e300);
+    if (!o || (!(o->run.deadline > 0) && o->run.memory_mb <= 0)) return fn(p, o, r);
+    return lg_isolate_solve(fn, p, o, r, o->run.deadline > 0 ? o->run.deadline + LG_SOLVE_GRACE_S : 1e300);
 }
 
 static lg_status lg_z3_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)

@@ -22,12 +22,13 @@
  * every term, the condition with a 1e-9 margin is added and Z3 asked once
  * more for a point inside (kept only if it passes).
  *
- * Timeout: the solver's "timeout" parameter and a watchdog thread that
- * calls Z3_interrupt once the deadline has passed. Z3 4.8.12 does not always
+ * Timeout: the solver's "timeout" parameter (the time left until
+ * o->run.deadline) and a watchdog thread that calls Z3_interrupt once that
+ * deadline has passed. Z3 4.8.12 does not always
  * listen (measured: a 784-256-256-10 query ignored both for > 90 s), so the
  * hard limit is the one isolation of every back-end: lg_solver_find("z3")
  * runs this in a child process killed 1 s after the same deadline
- * (isolate.h, solvers.c). memory_mb sets Z3's memory_max_size. Z3 errors
+ * (isolate.h, solvers.c). run.memory_mb sets Z3's memory_max_size. Z3 errors
  * are caught by a recording handler (never exit) → LG_ERR_SOLVER, or a
  * timeout when the watchdog caused them.
  */
@@ -313,9 +314,9 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         goto fail;
     }
     Z3_set_param_value(cfg, "model", "true");
-    if (o->memory_mb > 0) { /* a global parameter: set per query (the back-end runs isolated) */
+    if (o->run.memory_mb > 0) { /* a global parameter: set per query (the back-end runs isolated) */
         char mb[32];
-        snprintf(mb, sizeof mb, "%u", o->memory_mb >= 4e9 ? 4000000000u : (unsigned)o->memory_mb);
+        snprintf(mb, sizeof mb, "%u", o->run.memory_mb >= 4e9 ? 4000000000u : (unsigned)o->run.memory_mb);
         Z3_global_param_set("memory_max_size", mb);
     }
     q.ctx = Z3_mk_context(cfg);
@@ -333,9 +334,9 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         goto fail;
     }
     Z3_solver_inc_ref(q.ctx, q.s);
-    if (o->timeout_s > 0) {
+    if (o->run.deadline > 0) {
         memset(&w, 0, sizeof w);
-        w.deadline = t0 + o->timeout_s;
+        w.deadline = o->run.deadline;
         w.ctx = q.ctx;
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -352,9 +353,9 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         have_thr = 1;
     }
     z3_build(&q, p);
-    if (o->verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_now() - t0);
+    if (o->run.verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_now() - t0);
     if (z3_err != Z3_OK) {
-        if (o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s) { /* interrupted by the watchdog */
+        if (o->run.deadline > 0 && lg_now() >= o->run.deadline) { /* interrupted by the watchdog */
             r->answer = LG_ANSWER_UNKNOWN;
             r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
@@ -366,18 +367,18 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     }
     Z3_params prm = Z3_mk_params(q.ctx);
     Z3_params_inc_ref(q.ctx, prm);
-    if (o->timeout_s > 0) {
-        double left_ms = (t0 + o->timeout_s - lg_now()) * 1000.0;
+    if (o->run.deadline > 0) {
+        double left_ms = (o->run.deadline - lg_now()) * 1000.0;
         unsigned ms = left_ms < 1 ? 1u : left_ms > 4e9 ? 4000000000u : (unsigned)left_ms;
         Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "timeout"), ms);
     }
-    Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "random_seed"), o->seed);
+    Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "random_seed"), (unsigned)o->run.seed);
     Z3_solver_set_params(q.ctx, q.s, prm);
     Z3_params_dec_ref(q.ctx, prm);
-    if (o->verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
+    if (o->run.verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
-    if (o->timeout_s <= 0 || lg_now() < t0 + o->timeout_s) res = z3_check(&q, have_thr ? &w : NULL);
-    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s) {
+    if (!(o->run.deadline > 0) || lg_now() < o->run.deadline) res = z3_check(&q, have_thr ? &w : NULL);
+    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->run.deadline > 0 && lg_now() >= o->run.deadline) {
         z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
     } else if (z3_err != Z3_OK) {
         st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", z3_errmsg);
@@ -401,7 +402,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
              * double rounding misses it: ask for a point 1e-9 inside. If
              * there is none, keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
-            if (z3_err == Z3_OK && (o->timeout_s <= 0 || lg_now() < t0 + o->timeout_s) &&
+            if (z3_err == Z3_OK && (!(o->run.deadline > 0) || lg_now() < o->run.deadline) &&
                 z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
                 if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2))
@@ -411,7 +412,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         }
     } else {
         const char *why = Z3_solver_get_reason_unknown(q.ctx, q.s);
-        int timed_out = o->timeout_s > 0 && lg_now() >= t0 + o->timeout_s - 1e-3;
+        int timed_out = o->run.deadline > 0 && lg_now() >= o->run.deadline - 1e-3;
         if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled")))) {
             r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");

@@ -52,6 +52,7 @@ lg_study_train lg_study_train_default(void)
 typedef struct lg_grid_pair {
     int regime;
     int line;
+    char arch[LG_STUDY_NAME]; /* [arch NAME] pairs */
     char key[32];
     char value[256];
 } lg_grid_pair;
@@ -70,6 +71,8 @@ typedef struct lg_grid_parse {
     char (*rnames)[LG_STUDY_NAME]; /* regime section names in file order */
     int n_rnames;
     unsigned seen;            /* bit per [study] key given */
+    lg_grid_pair apairs[64];  /* [arch NAME] keys in file order */
+    int n_apairs;
 } lg_grid_parse;
 
 /* inih reader: fgets that counts lines, so the handler can name the line. */
@@ -200,6 +203,27 @@ static const char *lg_grid_train_set(lg_study_train *t, const char *key, const c
 
 enum { SEEN_ARCHS = 1, SEEN_EPS = 2, SEEN_INPUTS = 4 };
 
+/* Parse a blank-separated list of modes into modes[] (*n of them). NULL or a problem. */
+static const char *lg_grid_modes(const char *value, lg_study_mode *modes, int *n, char *bad, size_t nbad)
+{
+    char buf[256], *tok[LG_STUDY_N_MODES + 1];
+    if (strlen(value) >= sizeof buf) return "value too long";
+    snprintf(buf, sizeof buf, "%s", value);
+    int nt = lg_grid_split(buf, tok, LG_STUDY_N_MODES + 1);
+    if (nt == 0) return "empty list";
+    *n = 0;
+    for (int i = 0; i < nt && i < LG_STUDY_N_MODES + 1; i++) {
+        lg_study_mode m;
+        snprintf(bad, nbad, "%s", tok[i]);
+        if (lg_study_mode_parse(tok[i], &m) != 0) return "is not a mode (auto, z3, glpk, smooth)";
+        for (int j = 0; j < *n; j++)
+            if (modes[j] == m) return "is given twice";
+        if (*n == LG_STUDY_N_MODES) return "is one mode too many";
+        modes[(*n)++] = m;
+    }
+    return NULL;
+}
+
 static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *value)
 {
     lg_study_grid *g = P->g;
@@ -261,14 +285,9 @@ static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *valu
         }
         P->seen |= SEEN_EPS;
     } else if (strcmp(key, "modes") == 0) {
-        for (int i = 0; i < n; i++) {
-            lg_study_mode m;
-            if (lg_study_mode_parse(tok[i], &m) != 0)
-                LG_GRID_FAIL(P, "study", key, "'%s' is not a mode (auto, z3, glpk, smooth)", tok[i]);
-            for (int j = 0; j < g->n_modes; j++)
-                if (g->modes[j] == m) LG_GRID_FAIL(P, "study", key, "mode '%s' given twice", tok[i]);
-            g->modes[g->n_modes++] = m;
-        }
+        char bad[64];
+        const char *why = lg_grid_modes(value, g->modes, &g->n_modes, bad, sizeof bad);
+        if (why) LG_GRID_FAIL(P, "study", key, "'%s' %s", bad, why);
     } else {
         LG_GRID_FAIL(P, "study", key, "unknown key (archs, seeds, eps, inputs, input_offset, modes, timeout, data)");
     }
@@ -323,7 +342,23 @@ static int lg_grid_handler(void *user, const char *section, const char *key, con
         snprintf(q->value, sizeof q->value, "%s", value);
         return 1;
     }
-    LG_GRID_FAIL(P, section, key, "unknown section (expected [study], [train] or [regime NAME])");
+    if (strncmp(section, "arch ", 5) == 0) { /* kept until [study] archs is known: applied at the end */
+        const char *an = section + 5;
+        while (*an == ' ') an++;
+        if (strcmp(key, "modes") != 0 && strcmp(key, "timeout") != 0)
+            LG_GRID_FAIL(P, section, key, "unknown key (modes, timeout)");
+        if (P->n_apairs == (int)(sizeof P->apairs / sizeof *P->apairs))
+            LG_GRID_FAIL(P, section, key, "too many [arch] keys");
+        lg_grid_pair *q = &P->apairs[P->n_apairs++];
+        q->line = P->line;
+        if (strlen(an) >= sizeof q->arch || strlen(key) >= sizeof q->key || strlen(value) >= sizeof q->value)
+            LG_GRID_FAIL(P, section, key, "name, key or value too long");
+        snprintf(q->arch, sizeof q->arch, "%s", an);
+        snprintf(q->key, sizeof q->key, "%s", key);
+        snprintf(q->value, sizeof q->value, "%s", value);
+        return 1;
+    }
+    LG_GRID_FAIL(P, section, key, "unknown section (expected [study], [train], [regime NAME] or [arch NAME])");
 }
 
 /* Build the regimes: base + each regime's pairs, list keys expanded. 0 or −1 with P->err set. */
@@ -416,6 +451,29 @@ static lg_status lg_grid_run(lg_study_grid *g, FILE *f, const char *name)
                      P.seen & SEEN_INPUTS ? "" : "inputs");
         goto fail;
     }
+    for (int i = 0; i < P.n_apairs; i++) { /* [arch NAME] overrides */
+        const lg_grid_pair *q = &P.apairs[i];
+        lg_study_arch *a = NULL;
+        for (int j = 0; j < g->n_archs && !a; j++)
+            if (strcmp(g->archs[j].name, q->arch) == 0) a = &g->archs[j];
+        if (!a) {
+            st = lg_fail(LG_ERR_FORMAT, "%s:%d: [arch %s] %s: '%s' is not one of [study] archs", name, q->line, q->arch,
+                         q->key, q->arch);
+            goto fail;
+        }
+        if (q->key[0] == 'm') {
+            char bad[64];
+            const char *why = lg_grid_modes(q->value, a->modes, &a->n_modes, bad, sizeof bad);
+            if (why) {
+                st = lg_fail(LG_ERR_FORMAT, "%s:%d: [arch %s] modes: '%s' %s", name, q->line, q->arch, bad, why);
+                goto fail;
+            }
+        } else if (lg_grid_double(q->value, &a->timeout) || a->timeout <= 0) {
+            st = lg_fail(LG_ERR_FORMAT, "%s:%d: [arch %s] timeout: '%s': expected seconds > 0", name, q->line, q->arch,
+                         q->value);
+            goto fail;
+        }
+    }
     if (P.n_rnames == 0) {
         st = lg_fail(LG_ERR_FORMAT, "%s: no [regime NAME] section", name);
         goto fail;
@@ -466,6 +524,17 @@ lg_status lg_study_grid_parse(lg_study_grid *g, const char *text, const char *na
     lg_status st = lg_grid_run(g, f, name);
     fclose(f);
     return st;
+}
+
+int lg_study_arch_modes(const lg_study_grid *g, const lg_study_arch *a, const lg_study_mode **modes)
+{
+    *modes = a->n_modes > 0 ? a->modes : g->modes;
+    return a->n_modes > 0 ? a->n_modes : g->n_modes;
+}
+
+double lg_study_arch_timeout(const lg_study_grid *g, const lg_study_arch *a)
+{
+    return a->timeout > 0 ? a->timeout : g->timeout;
 }
 
 void lg_study_grid_free(lg_study_grid *g)

@@ -4,8 +4,9 @@
  *
  * INI through libinih. Sections: [study] (archs, seeds, eps, inputs,
  * input_offset, modes, timeout, data), [train] (training options shared by
- * every regime) and one [regime NAME] per regime (act plus any training
- * option, overriding [train]). In a regime, `anneal_start` and
+ * every regime), one [regime NAME] per regime (act plus any training
+ * option, overriding [train]) and optionally one [arch NAME] per listed
+ * architecture (modes, timeout: overriding [study] for that architecture). In a regime, `anneal_start` and
  * `lambda_target` may list several values: the regime expands to their cross
  * product, named NAME_s<start>_l<target>. Lists are separated by blanks;
  * an architecture is comma-separated sizes ("784,256,256,10").
@@ -58,6 +59,11 @@ typedef struct lg_study_arch {
     int n_dims;
     int dims[LG_STUDY_MAX_DIMS];
     char name[LG_STUDY_NAME]; /* "784,256,256,10" */
+    /* from an optional [arch NAME] section: the modes and the timeout for
+     * this architecture (n_modes = 0 / timeout = 0: the [study] ones) */
+    int n_modes;
+    lg_study_mode modes[LG_STUDY_N_MODES];
+    double timeout;
 } lg_study_arch;
 
 typedef struct lg_study_grid {
@@ -78,6 +84,10 @@ typedef struct lg_study_grid {
 } lg_study_grid;
 
 lg_study_train lg_study_train_default(void);
+
+/* The modes and the timeout that apply to architecture a of g. */
+int lg_study_arch_modes(const lg_study_grid *g, const lg_study_arch *a, const lg_study_mode **modes);
+double lg_study_arch_timeout(const lg_study_grid *g, const lg_study_arch *a);
 
 /* Parse path. LG_ERR_IO if it cannot be read, LG_ERR_FORMAT naming
  * "path:line: [section] key: problem" otherwise. */

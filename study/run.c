@@ -52,7 +52,16 @@ typedef struct lg_run_net {
     int needed;
     lg_study_net n;
     lg_status st;
+    int data;       /* index into lg_run_ctx.data: the (pooled) images this net sees */
 } lg_run_net;
+
+/* The images at one pooling factor (lg_dataset_pool): one per distinct
+ * architecture input size. */
+#define LG_RUN_MAX_DATA LG_STUDY_MAX_DIMS
+typedef struct lg_run_data {
+    int k;
+    lg_dataset train, test;
+} lg_run_data;
 
 /* One instance to run. */
 typedef struct lg_run_inst {
@@ -67,7 +76,9 @@ typedef struct lg_run_ctx {
     int n_nets;
     lg_run_inst *todo;
     long n_todo;
-    lg_dataset train, test;
+    lg_dataset train, test; /* as loaded */
+    lg_run_data data[LG_RUN_MAX_DATA];
+    int n_data;
     const char *cache;
     lg_study_log results, networks;
     pthread_mutex_t mu;
@@ -113,7 +124,8 @@ static void *lg_run_nets_worker(void *arg)
         pthread_mutex_unlock(&C->mu);
         if (i < 0) return NULL;
         lg_run_net *N = &C->nets[i];
-        lg_status st = lg_study_net_get(&N->n, C->cache, N->r, N->a, N->seed, &C->train, &C->test);
+        const lg_run_data *D = &C->data[N->data];
+        lg_status st = lg_study_net_get(&N->n, C->cache, N->r, N->a, N->seed, &D->train, &D->test);
         if (st == LG_OK) {
             json_t *j = lg_study_net_json(&N->n, N->r, N->a, N->seed);
             if (j) json_object_set_new(j, "order", json_integer(i)); /* grid order, for the report */
@@ -154,11 +166,13 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
         st = lg_fail(LG_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    for (int i = 0; i < n_in; i++) x0[i] = C->test.x[(size_t)I->input * (size_t)C->test.dim + (size_t)i];
-    int label = C->test.y[I->input];
+    const lg_dataset *test = &C->data[N->data].test;
+    for (int i = 0; i < n_in; i++) x0[i] = test->x[(size_t)I->input * (size_t)test->dim + (size_t)i];
+    int label = test->y[I->input];
     if ((st = lg_prop_robustness(&prop, x0, n_in, eps, 0.0, 1.0, label, n_out, 0.0)) != LG_OK) goto fail;
     lg_verify_opts vo = lg_verify_opts_default();
-    vo.timeout_s = C->g->timeout;
+    double timeout = lg_study_arch_timeout(C->g, N->a);
+    vo.timeout_s = timeout;
     vo.bab.threads = 1;
     double delta_tr = 0.0;
     if (I->mode == LG_STUDY_Z3 || I->mode == LG_STUDY_GLPK) {
@@ -197,7 +211,7 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
                      rep.seconds, "unstable", un, "unstable_total", rep.unstable_total, "nodes",
                      (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
-                     C->g->timeout, "hash", hex);
+                     timeout, "hash", hex);
     if (!*row) st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
 fail:
     lg_verify_report_free(&rep);
@@ -229,6 +243,18 @@ static void *lg_run_inst_worker(void *arg)
         lg_run_progress(C, "instances");
         pthread_mutex_unlock(&C->mu);
     }
+}
+
+/* Run order: input-major (input, ε, network, mode), so that at any moment
+ * every network has been tried on the same first images: the ETA is
+ * representative and an interrupted run is a balanced subset. */
+static int lg_run_inst_cmp(const void *pa, const void *pb)
+{
+    const lg_run_inst *a = pa, *b = pb;
+    if (a->input != b->input) return a->input < b->input ? -1 : 1;
+    if (a->eps_i != b->eps_i) return a->eps_i < b->eps_i ? -1 : 1;
+    if (a->net != b->net) return a->net < b->net ? -1 : 1;
+    return (a->mode > b->mode) - (a->mode < b->mode);
 }
 
 static lg_status lg_run_pool(lg_run_ctx *C, void *(*fn)(void *), int jobs)
@@ -272,7 +298,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     if ((st = lg_study_log_open(&C.networks, path)) != LG_OK) goto out;
 
     C.n_nets = g->n_archs * g->n_regimes * g->n_seeds;
-    long per_net = (long)g->n_inputs * g->n_eps * g->n_modes;
+    long per_net = (long)g->n_inputs * g->n_eps * LG_STUDY_N_MODES;
     C.nets = calloc((size_t)C.n_nets, sizeof *C.nets);
     C.todo = malloc(((size_t)C.n_nets * (size_t)per_net + 1) * sizeof *C.todo);
     if (!C.nets || !C.todo) {
@@ -288,20 +314,22 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                 N->r = &g->regimes[r];
                 N->a = &g->archs[a];
                 N->seed = g->seeds[s];
+                const lg_study_mode *modes;
+                int n_modes = lg_study_arch_modes(g, N->a, &modes);
                 for (int i = 0; i < g->n_inputs; i++)
                     for (int e = 0; e < g->n_eps; e++)
-                        for (int m = 0; m < g->n_modes; m++, p++) {
+                        for (int m = 0; m < n_modes; m++, p++) {
                             if (p % o->shard_n != o->shard_k - 1) continue;
                             stats->n_instances++;
                             char key[512];
                             lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed,
-                                                  g->input_offset + i, g->eps[e], g->modes[m]);
+                                                  g->input_offset + i, g->eps[e], modes[m]);
                             if (lg_study_log_has(&C.results, key)) {
                                 stats->n_skipped++;
                                 continue;
                             }
                             N->needed = 1;
-                            C.todo[C.n_todo++] = (lg_run_inst){ni, g->input_offset + i, e, g->modes[m]};
+                            C.todo[C.n_todo++] = (lg_run_inst){ni, g->input_offset + i, e, modes[m]};
                         }
             }
     for (int i = 0; i < C.n_nets; i++) stats->n_nets += C.nets[i].needed;
@@ -313,11 +341,38 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                      g->input_offset + g->n_inputs - 1, C.test.n);
         goto out;
     }
+    /* the images each architecture sees: as loaded, or average-pooled to its input size */
+    for (int i = 0; i < C.n_nets; i++) {
+        lg_run_net *N = &C.nets[i];
+        if (!N->needed) continue;
+        int k = lg_dataset_pool_factor(&C.test, N->a->dims[0]);
+        if (k == 0) {
+            st = lg_fail(LG_ERR_ARG,
+                         "architecture %s has %d inputs; the %d x %d images give %d, or fewer by k x k average pooling "
+                         "with k dividing both sides",
+                         N->a->name, N->a->dims[0], C.test.rows, C.test.cols, C.test.dim);
+            goto out;
+        }
+        int d = 0;
+        while (d < C.n_data && C.data[d].k != k) d++;
+        if (d == C.n_data) {
+            if (d == LG_RUN_MAX_DATA) {
+                st = lg_fail(LG_ERR_ARG, "too many distinct input sizes (at most %d)", LG_RUN_MAX_DATA);
+                goto out;
+            }
+            C.data[d].k = k;
+            C.n_data++;
+            if ((st = lg_dataset_pool(&C.data[d].train, &C.train, k)) != LG_OK) goto out;
+            if ((st = lg_dataset_pool(&C.data[d].test, &C.test, k)) != LG_OK) goto out;
+        }
+        N->data = d;
+    }
     /* phase 1: networks. Training in parallel only with one BLAS thread each. */
     int par = 1;
     for (int r = 0; r < g->n_regimes; r++) par &= g->regimes[r].tr.threads == 1;
     if ((st = lg_run_pool(&C, lg_run_nets_worker, par ? o->jobs : 1)) != LG_OK) goto out;
     /* phase 2: instances */
+    qsort(C.todo, (size_t)C.n_todo, sizeof *C.todo, lg_run_inst_cmp);
     C.t0 = lg_now();
     st = lg_run_pool(&C, lg_run_inst_worker, o->jobs);
     stats->n_run = C.done;
@@ -329,6 +384,10 @@ out:
     free(C.todo);
     lg_dataset_free(&C.train);
     lg_dataset_free(&C.test);
+    for (int d = 0; d < C.n_data; d++) {
+        lg_dataset_free(&C.data[d].train);
+        lg_dataset_free(&C.data[d].test);
+    }
     lg_study_log_close(&C.results);
     lg_study_log_close(&C.networks);
     pthread_mutex_destroy(&C.mu);

@@ -166,7 +166,7 @@ START_TEST(test_bab_alpha_sound_for_random_slopes)
         }
         /* optimised slopes: never below the start, still sound */
         lg_alpha_default(&o.b, &o.net, 4, al);
-        ck_assert_int_eq(lg_alpha_optimize(&o.b, &o.net, 4, o.C, o.d, 20, 0.1, 0, al, lb, NULL), LG_OK);
+        ck_assert_int_eq(lg_alpha_optimize(&o.b, &o.net, 4, o.C, o.d, 20, 0.1, NULL, al, lb, NULL), LG_OK);
         for (int k = 0; k < 4; k++) {
             ck_assert_msg(lb[k] >= plain[k], "inst %d row %d: optimised %.9g < plain %.9g", t, k, lb[k], plain[k]);
             ck_assert_msg(lb[k] <= mn[k], "inst %d row %d: optimised bound %.9g above a sample %.9g", t, k, lb[k], mn[k]);
@@ -221,7 +221,6 @@ static lg_bab_opts lg_tb_opts(lg_bab_mode mode, const char *solver, int threads)
     o.mode = mode;
     o.solver = solver;
     o.threads = threads;
-    o.deadline = lg_now() + 60;
     o.max_nodes = 200000;
     return o;
 }
@@ -232,7 +231,7 @@ static lg_answer lg_tb_backend(const char *name, const lg_test_inst *in)
     const lg_solver_ops *ops = lg_solver_find(name);
     ck_assert_ptr_nonnull(ops);
     lg_solve_opts so = lg_solve_opts_default();
-    so.timeout_s = 30;
+    so.run.deadline = lg_now() + 30;
     lg_result res;
     memset(&res, 0, sizeof res);
     lg_status st = ops->solve(&in->prob, &so, &res);
@@ -263,10 +262,10 @@ static int lg_tb_against_oracle(const lg_test_shape *s, int n, unsigned seed, lg
         ck_assert_int_eq(st, LG_OK);
         tried++;
         lg_bab_opts o = lg_tb_opts(mode, solver, 1);
-        o.seed = (unsigned long)t;
+        lg_runctx run = lg_runctx_start(60, (uint64_t)t, 0, 0);
         lg_bab_out out;
         double x[32];
-        ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+        ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
         if (out.answer == LG_BAB_PROVED)
             ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %u inst %d: bab proved, oracle sat", seed, t);
         if (out.answer == LG_BAB_FOUND) {
@@ -336,12 +335,12 @@ START_TEST(test_bab_threads_deterministic)
         for (int th = 1; th <= 3; th++) {
             for (int mode = LG_BAB_INPUT; mode <= LG_BAB_RELU; mode++) {
                 lg_bab_opts o = lg_tb_opts((lg_bab_mode)mode, mode == LG_BAB_RELU ? "glpk" : "none", th);
-                o.deadline = 0;
+                lg_runctx run = lg_runctx_none();
                 o.max_nodes = 20000;
                 o.solver_unstable = 4;
                 lg_bab_out out;
                 double x[3];
-                ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+                ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
                 if (mode == LG_BAB_INPUT) {
                     if (th == 1) {
                         a0 = out.answer;
@@ -391,7 +390,7 @@ START_TEST(test_bab_needs_splitting)
                 double lb, *al = malloc((size_t)lg_alpha_size(&in.net) * sizeof *al);
                 lg_alpha_default(&b, &in.net, 1, al);
                 ck_assert_int_eq(lg_alpha_optimize(&b, &in.net, 1, in.terms[k].cons[q].coef, &in.terms[k].cons[q].d, 50,
-                                                   0.1, 0, al, &lb, NULL),
+                                                   0.1, NULL, al, &lb, NULL),
                                  LG_OK);
                 free(al);
                 any |= lb > 0;
@@ -402,9 +401,10 @@ START_TEST(test_bab_needs_splitting)
         lg_bounds_free(&b);
         if (refuted < in.n_terms) { /* the single shot leaves a term open */
             lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "none", 1);
+            lg_runctx run = lg_runctx_start(60, 1, 0, 0);
             lg_bab_out out;
             double x[2];
-            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
             if (out.answer == LG_BAB_PROVED) {
                 found = 1;
                 ck_assert_int_gt(out.nodes, 1);
@@ -495,10 +495,10 @@ START_TEST(test_bab_memory_guard)
     double x[5];
     lg_bab_out big, small;
     lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "glpk", 2);
-    o.deadline = lg_now() + 120;
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &big, x), LG_OK);
+    lg_runctx run = lg_runctx_start(120, 1, 0, 0);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &big, x), LG_OK);
     o.max_queue_mb = 0.25; /* ~50 ACAS Xu nodes */
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &small, x), LG_OK);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &small, x), LG_OK);
     ck_assert_int_eq(big.answer, LG_BAB_PROVED);
     ck_assert_int_eq(small.answer, LG_BAB_PROVED);
     size_t node = sizeof(double) * (10 + 2 * 305);
@@ -512,9 +512,10 @@ START_TEST(test_bab_memory_guard)
     C = &p.cases[0];
     lg_bab_out with, without;
     o = lg_tb_opts(LG_BAB_INPUT, "glpk", 2);
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &with, x), LG_OK);
+    run = lg_runctx_start(60, 1, 0, 0);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &with, x), LG_OK);
     o.conj = 0;
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &without, x), LG_OK);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &without, x), LG_OK);
     ck_assert_int_eq(with.answer, LG_BAB_PROVED);
     ck_assert_int_eq(without.answer, LG_BAB_PROVED);
     ck_assert_int_lt(with.nodes, without.nodes);
@@ -593,7 +594,8 @@ START_TEST(test_bab_acasxu_finds_counterexamples)
         double x[5];
         lg_bab_out out;
         lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "none", 2);
-        ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+        lg_runctx run = lg_runctx_start(60, 1, 0, 0);
+        ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
         ck_assert_msg(out.answer == LG_BAB_FOUND, "%s: answer %d (%s)", props[i], (int)out.answer, out.reason);
         ck_assert_int_eq(lg_recheck(&net, C->lo, C->hi, C->n_terms, C->terms, x, NULL), 1);
         lg_prop_free(&p);
@@ -721,29 +723,30 @@ START_TEST(test_bab_limits_give_unknown)
     lg_bab_out out;
     /* depth limit, node limit, minimum width, deadline: never a verdict */
     lg_bab_opts o = lg_bab_opts_default();
+    lg_runctx run = lg_runctx_none();
     o.mode = LG_BAB_INPUT;
     o.solver = "none";
     o.threads = 2;
     o.max_depth = 3;
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
     ck_assert_ptr_nonnull(strstr(out.reason, "depth"));
     o = lg_bab_opts_default();
     o.mode = LG_BAB_INPUT;
     o.max_nodes = 50;
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
     ck_assert_ptr_nonnull(strstr(out.reason, "node limit"));
     ck_assert_int_le(out.nodes, 50 + o.batch);
     o.max_nodes = 2000000;
     o.min_width = 0.3; /* every side may be halved only twice */
     o.solver = "none";
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
     ck_assert_ptr_nonnull(strstr(out.reason, "minimum width"));
     o.min_width = 1e-9;
-    o.deadline = lg_now() - 1;
-    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &out, x), LG_OK);
+    run.deadline = lg_now() - 1;
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
     ck_assert_int_eq(out.timed_out, 1);
     /* the driver honours its timeout within a couple of seconds */
@@ -778,19 +781,20 @@ START_TEST(test_bab_bad_arguments)
     lg_lincon con = {coef, 0};
     lg_term terms[2] = {{1, &con}, {0, NULL}};
     lg_bab_opts o = lg_bab_opts_default();
+    lg_runctx run = lg_runctx_none();
     lg_bab_out out;
     o.mode = LG_BAB_NONE;
-    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &out, x), LG_ERR_ARG);
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_ARG);
     o.mode = LG_BAB_INPUT;
-    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 2, terms, NULL, &o, &out, x), LG_ERR_ARG); /* empty term */
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 2, terms, NULL, &o, &run, &out, x), LG_ERR_ARG); /* empty term */
     o.solver = "nosuch";
     o.solver_unstable = 1000;
-    lg_status st = lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &out, x);
+    lg_status st = lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x);
     /* decided before any back-end is needed, or refused: never a verdict from nowhere */
     if (st != LG_OK) ck_assert_int_eq(st, LG_ERR_ARG);
     net.layers[0].act = LG_ACT_GELU;
     o.solver = "none";
-    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &out, x), LG_ERR_UNSUPPORTED);
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_UNSUPPORTED);
     lg_net_free(&net);
 }
 END_TEST

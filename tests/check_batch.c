@@ -181,7 +181,7 @@ START_TEST(test_batch_bounds_equal_single_and_contain_samples)
         for (int q = 0; q < M; q++) lg_alpha_default(pb[grp[q]], &net, 1, al + (size_t)q * sz);
         memset(be, 0, (size_t)M * sz * sizeof *be);
         ck_assert_int_eq(lg_alpha_bound_batch(&bt, &net, M, C, d, al, be, start, NULL, NULL, NULL, NULL), LG_OK);
-        ck_assert_int_eq(lg_alpha_optimize_batch(&bt, &net, M, C, d, 20, 0.1, 0, al, be, lb, NULL), LG_OK);
+        ck_assert_int_eq(lg_alpha_optimize_batch(&bt, &net, M, C, d, 20, 0.1, NULL, al, be, lb, NULL), LG_OK);
         for (int q = 0; q < M; q++) {
             ck_assert_msg(lb[q] >= start[q], "inst %d row %d: optimised %.12g < start %.12g", t, q, lb[q], start[q]);
             ck_assert_msg(lb[q] <= mn[grp[q]][q / TG_G], "inst %d row %d: optimised batch bound %.12g above a sample",
@@ -225,9 +225,10 @@ START_TEST(test_batch_bab_groups_deterministic)
                 o.threads = th;
                 o.group = groups[gi];
                 o.max_nodes = 3000;
+                lg_runctx run = lg_runctx_none();
                 lg_bab_out out;
                 double x[32];
-                ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+                ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
                 if (out.answer == LG_BAB_PROVED)
                     ck_assert_msg(ans == LG_ANSWER_UNSAT, "inst %d group %d: proved, oracle sat", t, groups[gi]);
                 if (out.answer == LG_BAB_FOUND) {
@@ -253,9 +254,10 @@ START_TEST(test_batch_bab_groups_deterministic)
             o.threads = 1;
             o.root_alpha_steps = 10;
             o.max_nodes = 3000;
+            lg_runctx run = lg_runctx_none();
             lg_bab_out out;
             double x[32];
-            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
             if (out.answer == LG_BAB_PROVED) ck_assert_msg(ans == LG_ANSWER_UNSAT, "inst %d root α: proved, oracle sat", t);
             if (out.answer == LG_BAB_FOUND) ck_assert_msg(ans == LG_ANSWER_SAT, "inst %d root α: found, oracle unsat", t);
         }
@@ -295,7 +297,7 @@ START_TEST(test_batch_alpha_tighten_intermediate)
         ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
         for (int k = 1; k < net.n_layers; k++) {
             int nt;
-            ck_assert_int_eq(lg_alpha_tighten(&b, &net, k, 20, 0.1, 0, &nt), LG_OK);
+            ck_assert_int_eq(lg_alpha_tighten(&b, &net, k, 20, 0.1, NULL, &nt), LG_OK);
             if (k + 1 < net.n_layers) ck_assert_int_eq(lg_bounds_symbolic_unstable_from(&b, &net, k + 1), LG_OK);
         }
         for (int k = 0; k < net.n_layers; k++)
@@ -346,7 +348,7 @@ START_TEST(test_batch_subdomain_attack_finds_planted)
     int found = 1;
     ck_assert_int_eq(lg_attack_repair(&net, lo, hi, 1, &term, 20, 0.1, x, &found), LG_OK);
     ck_assert_msg(!found && x[0] == -0.5, "plain local search moved to %g (found %d)", x[0], found);
-    ck_assert_int_eq(lg_attack_subdomain(&net, lo, hi, 1, &term, sign, 20, 0.1, 0, x, &found), LG_OK);
+    ck_assert_int_eq(lg_attack_subdomain(&net, lo, hi, 1, &term, sign, 20, 0.1, NULL, x, &found), LG_OK);
     ck_assert_msg(found, "sub-domain attack ended at x0 = %g", x[0]);
     ck_assert(x[0] >= 0.9);
     ck_assert_int_eq(lg_recheck(&net, lo, hi, 1, &term, x, NULL), 1);

@@ -176,8 +176,8 @@ START_TEST(test_beta_sound_for_random_alpha_beta_splits)
         ck_assert_int_eq(lg_alpha_bound(&o.b, &o.net, 2, o.C, o.d, al, base, NULL, NULL, NULL), LG_OK);
         double *al2 = malloc(2 * sz * sizeof *al2);
         memcpy(al2, al, 2 * sz * sizeof *al2);
-        ck_assert_int_eq(lg_alpha_optimize(&o.b, &o.net, 2, o.C, o.d, 30, 0.1, 0, al2, opt, NULL), LG_OK);
-        ck_assert_int_eq(lg_alpha_optimize_beta(&o.b, &o.net, 2, o.C, o.d, o.sign, 30, 0.1, 0, al, be, lb, NULL),
+        ck_assert_int_eq(lg_alpha_optimize(&o.b, &o.net, 2, o.C, o.d, 30, 0.1, NULL, al2, opt, NULL), LG_OK);
+        ck_assert_int_eq(lg_alpha_optimize_beta(&o.b, &o.net, 2, o.C, o.d, o.sign, 30, 0.1, NULL, al, be, lb, NULL),
                          LG_OK);
         for (int k = 0; k < 2; k++) {
             ck_assert_msg(lb[k] >= base[k], "inst %d row %d: optimised %.9g < start %.9g", t, k, lb[k], base[k]);
@@ -264,7 +264,6 @@ static lg_bab_opts lg_tbb_opts(const char *solver, int threads, int beta, int br
     o.threads = threads;
     o.beta = beta;
     o.branch = (lg_bab_branch)branch;
-    o.deadline = 0;
     o.max_nodes = 20000;
     return o;
 }
@@ -356,9 +355,10 @@ START_TEST(test_beta_bab_matches_oracle)
         for (int v = 0; v < 6; v++) {
             lg_bab_opts o = lg_tbb_opts("none", v == 3 || v == 5 ? 2 : 1, v > 0, v >= 2 ? LG_BAB_BRANCH_FSB : LG_BAB_BRANCH_BABSR);
             if (v >= 4) o.group = 1;
+            lg_runctx run = lg_runctx_none();
             lg_bab_out out;
             double x[32];
-            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
             if (out.answer == LG_BAB_PROVED) ck_assert_msg(ans == LG_ANSWER_UNSAT, "inst %d v %d: proved, oracle sat", t, v);
             if (out.answer == LG_BAB_FOUND) {
                 ck_assert_msg(ans == LG_ANSWER_SAT, "inst %d v %d: found, oracle unsat", t, v);
@@ -391,10 +391,11 @@ START_TEST(test_beta_bab_matches_oracle)
         /* with the back-end on small nodes: the same verdicts for 1 and 2 threads */
         for (int th = 1; th <= 2; th++) {
             lg_bab_opts o = lg_tbb_opts("glpk", th, 1, LG_BAB_BRANCH_FSB);
+            lg_runctx run = lg_runctx_none();
             o.solver_unstable = 4;
             lg_bab_out out;
             double x[32];
-            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &out, x), LG_OK);
+            ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
             ck_assert_msg(out.answer != LG_BAB_OPEN, "inst %d: open with a back-end (%s)", t, out.reason);
             ck_assert_int_eq(out.answer == LG_BAB_PROVED, ans == LG_ANSWER_UNSAT);
         }

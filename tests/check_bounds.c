@@ -91,7 +91,7 @@ START_TEST(test_bounds_contain_samples)
         ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&bl, &net, lo, hi), LG_OK);
         long n_lp = 0;
-        ck_assert_int_eq(lg_bounds_lp(&bl, &net, 0, &n_lp), LG_OK);
+        ck_assert_int_eq(lg_bounds_lp(&bl, &net, NULL, &n_lp), LG_OK);
         wi += lg_tb_width(&bi, &net);
         ws += lg_tb_width(&bs, &net);
         for (int k = 0; k < net.n_layers; k++)
@@ -145,11 +145,11 @@ START_TEST(test_lp_relax_known_optimum)
     lg_lp_relax_ent(&lp, 1, -1.0);
     ck_assert_int_eq(lg_lp_relax_load(&lp), LG_OK);
     double lb = NAN, obj[2] = {1.0, 2.0};
-    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.5, 0, lg_bounds_margin, &lb), 1);
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.5, NULL, lg_bounds_margin, &lb), 1);
     ck_assert_msg(lb <= 2.0 && lb > 2.0 - 1e-9, "lb %.17g", lb);
     obj[0] = -1.0;
     obj[1] = -2.0;
-    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, 0, lg_bounds_margin, &lb), 1);
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, NULL, lg_bounds_margin, &lb), 1);
     ck_assert_msg(lb <= -3.0 && lb > -3.0 - 1e-9, "lb %.17g", lb);
     lg_lp_relax_free(&lp);
     ck_assert_int_eq(lg_lp_relax_init(&lp, 1, 0, 0), LG_OK);
@@ -181,7 +181,7 @@ START_TEST(test_bounds_lp_tightens)
         ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&bl, &net, lo, hi), LG_OK);
         long n_lp = 0;
-        ck_assert_int_eq(lg_bounds_lp(&bl, &net, 0, &n_lp), LG_OK);
+        ck_assert_int_eq(lg_bounds_lp(&bl, &net, NULL, &n_lp), LG_OK);
         ck_assert_int_gt(n_lp, 0);
         gain += lg_tb_width(&bs, &net) - lg_tb_width(&bl, &net);
         lg_bounds_free(&bs);

@@ -1,5 +1,5 @@
 /* check_core.c — activations against golden values, λ reparameterisation,
- * BLAS against the naive kernel, RNG determinism, single vs batched forward. */
+ * BLAS against the naive kernel, RNG determinism, single vs batched forward, the run context. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +9,8 @@
 #include "core/linalg.h"
 #include "core/net.h"
 #include "core/rng.h"
+#include "core/clock.h"
+#include "core/runctx.h"
 #include "testutil.h"
 
 START_TEST(test_core_act_golden)
@@ -169,6 +171,38 @@ START_TEST(test_core_net_init_limits)
 }
 END_TEST
 
+START_TEST(test_core_runctx)
+{
+    lg_runctx n = lg_runctx_none();
+    ck_assert(!lg_runctx_expired(&n));
+    ck_assert(isinf(lg_runctx_remaining(&n)));
+    lg_runctx s = lg_runctx_share(&n, 0.1); /* no deadline: no sub-budget */
+    ck_assert(!(s.deadline > 0));
+    lg_runctx c = lg_runctx_start(100, 7, 1, 64);
+    ck_assert_int_eq((int)c.seed, 7);
+    ck_assert_int_eq(c.verbose, 1);
+    ck_assert_double_eq(c.memory_mb, 64);
+    double left = lg_runctx_remaining(&c);
+    ck_assert_msg(left > 99 && left <= 100, "remaining %g", left);
+    ck_assert_int_eq((int)lg_runctx_child(&c, 5).seed, 12);
+    ck_assert_double_eq(lg_runctx_child(&c, 5).deadline, c.deadline);
+    /* sub-budgets are never later than the parent's deadline */
+    lg_runctx later = lg_runctx_sooner(&c, c.deadline + 50), sooner = lg_runctx_sooner(&c, c.deadline - 50);
+    ck_assert_double_eq(later.deadline, c.deadline);
+    ck_assert_double_eq(sooner.deadline, c.deadline - 50);
+    ck_assert_double_eq(lg_runctx_sooner(&n, 5).deadline, 5);
+    ck_assert_double_eq(lg_runctx_sooner(&c, 0).deadline, c.deadline);
+    lg_runctx tenth = lg_runctx_share(&c, 0.1);
+    ck_assert_msg(tenth.deadline <= c.deadline && lg_runctx_remaining(&tenth) <= 10.0 + 1e-9 &&
+                      lg_runctx_remaining(&tenth) > 9,
+                  "share 0.1 of 100 s left %g s", lg_runctx_remaining(&tenth));
+    lg_runctx past = lg_runctx_sooner(&c, lg_now() - 1);
+    ck_assert(lg_runctx_expired(&past));
+    ck_assert_double_eq(lg_runctx_remaining(&past), 0);
+    ck_assert(lg_runctx_expired(&(lg_runctx){lg_runctx_share(&past, 0.5).deadline, 1, 0, 0}));
+}
+END_TEST
+
 Suite *suite_core(void)
 {
     Suite *s = suite_create("core");
@@ -180,6 +214,7 @@ Suite *suite_core(void)
     tcase_add_test(tc, test_core_sgemm_naive_vs_blas);
     tcase_add_test(tc, test_core_rng_deterministic);
     tcase_add_test(tc, test_core_forward_single_vs_batch);
+    tcase_add_test(tc, test_core_runctx);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_core_net_init_limits);

@@ -207,7 +207,6 @@ START_TEST(test_encode_random_agree)
     lg_rng g;
     lg_rng_init(&g, 20261121, 3);
     lg_solve_opts o = lg_solve_opts_default();
-    o.timeout_s = 60;
     for (int i = 0; i < n_inst; i++) {
         lg_test_shape s = shape_of(&g);
         lg_test_inst in;
@@ -217,12 +216,14 @@ START_TEST(test_encode_random_agree)
         lg_answer oa;
         ck_assert_msg(lg_oracle_solve(p, &oa, ox, NULL) == LG_OK, "instance %d: oracle: %s", i, lg_errmsg());
         lg_result rz, rg;
+        o.run.deadline = lg_now() + 60; /* a deadline: isolated in a child (solvers.c) */
         ck_assert_msg(lg_solver_find("z3")->solve(p, &o, &rz) == LG_OK, "instance %d: z3: %s", i, lg_errmsg());
+        o.run.deadline = lg_now() + 60;
         ck_assert_msg(lg_solver_find("glpk")->solve(p, &o, &rg) == LG_OK, "instance %d: glpk: %s", i, lg_errmsg());
         ck_assert_msg(rz.answer != LG_ANSWER_UNKNOWN, "instance %d: z3 unknown (%s)", i, rz.reason);
         if (i % 10 == 0) { /* without a time limit Z3 runs in this process: same answer */
             lg_solve_opts o0 = o;
-            o0.timeout_s = 0;
+            o0.run.deadline = 0;
             lg_result r0;
             ck_assert_int_eq(lg_solver_find("z3")->solve(p, &o0, &r0), LG_OK);
             ck_assert_msg(r0.answer == rz.answer, "instance %d: z3 in-process %s, forked %s", i, ans_name(r0.answer),
@@ -433,10 +434,10 @@ START_TEST(test_encode_timeout_honoured)
     in.terms[0].cons[0].d = -in.margin;
     const char *names[2] = {"z3", "glpk"};
     lg_solve_opts o = lg_solve_opts_default();
-    o.timeout_s = 1.0;
     for (int b = 0; b < 2; b++) {
         lg_result r;
         double t0 = lg_now();
+        o.run.deadline = t0 + 1.0;
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&in.prob, &o, &r), LG_OK);
         double dt = lg_now() - t0;
         fprintf(stderr, "encode timeout: %s answered %s (%s) after %.2f s\n", names[b], ans_name(r.answer), r.reason, dt);
@@ -460,7 +461,7 @@ START_TEST(test_encode_timeout_hard_kill)
     lg_test_inst in;
     ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
     lg_solve_opts o = lg_solve_opts_default();
-    o.timeout_s = 2.0;
+    o.run.deadline = lg_now() + 2.0;
     lg_result r;
     double t0 = lg_now();
     lg_status st = lg_solver_find("z3")->solve(&in.prob, &o, &r);

@@ -2,6 +2,7 @@
  * truncated and mismatched ones made here. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -83,6 +84,53 @@ START_TEST(test_idx_synthetic_plain_and_gz)
 }
 END_TEST
 
+/* k × k average pooling: the factor from the input size, the means by hand,
+ * and lg_dataset_fit's in-place pooling and its refusal. */
+START_TEST(test_idx_pool)
+{
+    lg_dataset ds = {0};
+    ds.n = 2;
+    ds.rows = 4;
+    ds.cols = 6;
+    ds.dim = 24;
+    ds.n_classes = 3;
+    ds.x = malloc(48 * sizeof *ds.x);
+    ds.y = malloc(2);
+    ck_assert_ptr_nonnull(ds.x);
+    ck_assert_ptr_nonnull(ds.y);
+    for (int i = 0; i < 48; i++) ds.x[i] = (float)((i * 7) % 11) / 10.0f;
+    ds.y[0] = 2;
+    ds.y[1] = 0;
+    ck_assert_int_eq(lg_dataset_pool_factor(&ds, 24), 1);
+    ck_assert_int_eq(lg_dataset_pool_factor(&ds, 6), 2);   /* 2 × 3 */
+    ck_assert_int_eq(lg_dataset_pool_factor(&ds, 0), 0);
+    ck_assert_int_eq(lg_dataset_pool_factor(&ds, 5), 0);
+    lg_dataset p;
+    ck_assert_int_eq(lg_dataset_pool(&p, &ds, 2), LG_OK);
+    ck_assert_int_eq(p.dim, 6);
+    ck_assert_int_eq(p.rows * 10 + p.cols, 23);
+    for (int e = 0; e < 2; e++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++) {
+                const float *s = ds.x + e * 24;
+                float want = (s[(2 * i) * 6 + 2 * j] + s[(2 * i) * 6 + 2 * j + 1] + s[(2 * i + 1) * 6 + 2 * j] +
+                              s[(2 * i + 1) * 6 + 2 * j + 1]) / 4.0f;
+                ck_assert_float_eq_tol(p.x[e * 6 + i * 3 + j], want, 1e-6f);
+            }
+    ck_assert_int_eq(p.y[0], 2);
+    lg_dataset_free(&p);
+    ck_assert_int_eq(lg_dataset_pool(&p, &ds, 5), LG_ERR_ARG);
+    ck_assert_int_eq(lg_dataset_fit(&ds, 7, "the network", "here"), LG_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(lg_errmsg(), "the network takes 7 inputs but the data in here has 24 features"));
+    ck_assert_int_eq(ds.dim, 24); /* untouched on refusal */
+    ck_assert_int_eq(lg_dataset_fit(&ds, 24, "x", "y"), LG_OK);
+    ck_assert_int_eq(ds.dim, 24);
+    ck_assert_int_eq(lg_dataset_fit(&ds, 6, "x", "y"), LG_OK);
+    ck_assert_int_eq(ds.dim, 6);
+    lg_dataset_free(&ds);
+}
+END_TEST
+
 START_TEST(test_idx_bad_files)
 {
     unsigned char px[12] = {0}, lb[2] = {0, 1};
@@ -125,6 +173,7 @@ Suite *suite_idx(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_idx_real_fashion_mnist);
     tcase_add_test(tc, test_idx_synthetic_plain_and_gz);
+    tcase_add_test(tc, test_idx_pool);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_idx_bad_files);

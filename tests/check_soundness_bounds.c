@@ -321,14 +321,15 @@ static int lg_tsb_all_bounds(const char *what, const lg_net *net, const double *
     snprintf(buf, sizeof buf, "%s/alpha", what);
     bad += lg_tsb_check(buf, net, NULL, m, C, d, lb, pts, n);
     lg_alpha_default(&b, net, m, al);
-    ck_assert_int_eq(lg_alpha_optimize(&b, net, m, C, d, 5, 0.2, 0, al, lb, NULL), LG_OK);
+    ck_assert_int_eq(lg_alpha_optimize(&b, net, m, C, d, 5, 0.2, NULL, al, lb, NULL), LG_OK);
     snprintf(buf, sizeof buf, "%s/alpha-opt", what);
     bad += lg_tsb_check(buf, net, NULL, m, C, d, lb, pts, n);
     free(al);
     if (lp) {
         long n_lp = 0;
         /* a deadline: GLPK's simplex can stall on these ill-conditioned LPs */
-        lg_status st = lg_bounds_lp(&b, net, lg_now() + 1.0, &n_lp);
+        lg_runctx run = lg_runctx_start(1.0, 1, 0, 0);
+        lg_status st = lg_bounds_lp(&b, net, &run, &n_lp);
         ck_assert_msg(st == LG_OK || st == LG_ERR_NUMERIC, "%s: lp status %d", what, (int)st);
         if (st == LG_OK) {
             ck_assert_int_eq(lg_bounds_objective_lower(&b, net, m, C, d, lb), LG_OK);

@@ -1,7 +1,7 @@
 /* Suite soundness_seam: the verify/encode seam never turns a floating-point
  * claim into a verdict (issue 11, defects B and C), the witness rule, and the
- * limits (--timeout, --memory). Every instance's truth is known by
- * construction. */
+ * limits (--timeout, --memory, the run context). Every instance's truth is
+ * known by construction. */
 #include <check.h>
 #include <gmp.h>
 #include <math.h>
@@ -12,8 +12,11 @@
 #include "core/clock.h"
 #include "core/exact.h"
 #include "core/net.h"
+#include "core/netfile.h"
+#include "core/runctx.h"
 #include "encode/problem.h"
 #include "testutil.h"
+#include "verify/attack.h"
 #include "verify/backend.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
@@ -82,8 +85,7 @@ START_TEST(test_seam_glpk_infeasible_not_trusted)
         ck_assert(lg_exact_constraint_value(&g.net, &xs[i], &g.con) < -0.17);
     }
     /* the back-end itself: an UNSAT from GLPK is never marked exact */
-    lg_solve_opts so = lg_solve_opts_default();
-    so.timeout_s = 0;
+    lg_solve_opts so = lg_solve_opts_default(); /* no deadline: GLPK runs in this process */
     lg_result r;
     ck_assert_int_eq(lg_solver_find("glpk")->solve(&g.p, &so, &r), LG_OK);
     if (r.answer == LG_ANSWER_UNSAT) ck_assert_int_eq(r.exact, 0);
@@ -94,7 +96,8 @@ START_TEST(test_seam_glpk_infeasible_not_trusted)
     const char *solvers[] = {"glpk", "auto", "z3"};
     for (int s = 0; s < 3; s++)
         for (int timed = 0; timed < 2; timed++) {
-            lg_backend_call c = {&g.net, &g.p, &g.lo, &g.hi, 1, &g.term, timed ? lg_now() + 20 : 0, 0, 0, 1, 0};
+            lg_runctx run = lg_runctx_start(timed ? 20 : 0, 1, 0, 0);
+            lg_backend_call c = {&g.net, &g.p, &g.lo, &g.hi, 1, &g.term, &run, 0};
             lg_backend_out out;
             double x = NAN;
             ck_assert_int_eq(lg_backend_decide(solvers[s], &c, &out, &x), LG_OK);
@@ -377,6 +380,99 @@ START_TEST(test_seam_memory_cap)
 }
 END_TEST
 
+/* The run context (core/runctx.h) is the one deadline and seed. ACAS Xu
+ * 1_7 prop_3 is violated (the attack finds it in milliseconds, input
+ * splitting alone too), so a stage that ignored an expired deadline would
+ * answer `violated`: with one, every solver × bab mode (and backend_only)
+ * answers unknown with timed_out, and so does every stage called alone
+ * (attack, both splitting modes, LP tightening, the back-end decision).
+ * Without a deadline the same seed gives the same verdict, witness and node
+ * count twice (1 and 2 threads). About 1 s. */
+START_TEST(test_seam_runctx)
+{
+    lg_net net;
+    lg_prop p;
+    ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("acasxu/ACASXU_run2a_1_7_batch_2000.onnx")), LG_OK);
+    ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_3.vnnlib"), 5, 5), LG_OK);
+    lg_runctx expired = lg_runctx_start(0, 1, 0, 0);
+    expired.deadline = lg_now() - 1;
+    const char *solvers[] = {"z3", "glpk", "auto", "none"};
+    const lg_bab_mode modes[] = {LG_BAB_AUTO, LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU};
+    for (int s = 0; s < 4; s++)
+        for (int m = 0; m < 4; m++)
+            for (int only = 0; only < (s < 3 ? 2 : 1); only++) {
+                lg_verify_opts o = lg_verify_opts_default();
+                o.solver = solvers[s];
+                o.bab.mode = modes[m];
+                o.bab.threads = 1;
+                o.backend_only = only;
+                lg_verify_report r;
+                ck_assert_int_eq(lg_verify_run_in(&net, &p, &o, &expired, &r), LG_OK);
+                ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && r.timed_out == 1,
+                              "%s, bab %s, backend_only %d, expired run: %s (%s), timed_out %d", solvers[s],
+                              lg_bab_mode_name(modes[m]), only, lg_verdict_name(r.verdict), r.reason, r.timed_out);
+                lg_verify_report_free(&r);
+            }
+    /* each stage alone */
+    const lg_prop_case *C = &p.cases[0];
+    double x[5];
+    int found = 1;
+    lg_attack_opts ao = lg_attack_opts_default();
+    ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, &expired, x, &found), LG_OK);
+    ck_assert_int_eq(found, 0);
+    lg_runctx none = lg_runctx_none();
+    ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, &none, x, &found), LG_OK);
+    ck_assert_msg(found == 1, "the attack no longer finds the prop_3 counterexample: the test proves nothing");
+    for (int m = LG_BAB_INPUT; m <= LG_BAB_RELU; m++) {
+        lg_bab_opts bo = lg_bab_opts_default();
+        bo.mode = (lg_bab_mode)m;
+        bo.threads = 1;
+        lg_bab_out out;
+        ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &bo, &expired, &out, x), LG_OK);
+        ck_assert_msg(out.answer == LG_BAB_OPEN && out.timed_out == 1 && out.nodes == 0, "bab %s: answer %d, %ld nodes",
+                      lg_bab_mode_name(bo.mode), (int)out.answer, out.nodes);
+    }
+    lg_bounds b;
+    lg_term *kept = NULL;
+    lg_problem prob;
+    long n_lp = -1;
+    ck_assert_int_eq(lg_verify_prepare(&net, &p, 0, LG_TIGHTEN_LP, &expired, &b, &kept, &prob, &n_lp), LG_OK);
+    ck_assert_int_eq(n_lp, 0);
+    ck_assert_int_gt(prob.n_terms, 0);
+    for (int s = 0; s < 3; s++) {
+        lg_backend_call c = {&net, &prob, C->lo, C->hi, C->n_terms, C->terms, &expired, 0};
+        lg_backend_out out;
+        ck_assert_int_eq(lg_backend_decide(solvers[s], &c, &out, x), LG_OK);
+        ck_assert_msg(out.answer == LG_ANSWER_UNKNOWN && out.timed_out == 1 && out.calls == 0,
+                      "%s, expired: answer %d, timed_out %d, %d calls", solvers[s], (int)out.answer, out.timed_out,
+                      out.calls);
+    }
+    free(kept);
+    lg_bounds_free(&b);
+    /* same seed, same answer: with the attack, and by branch and bound alone */
+    for (int atk = 1; atk >= 0; atk--) {
+        lg_verify_report r[2];
+        for (int k = 0; k < 2; k++) {
+            lg_verify_opts o = lg_verify_opts_default();
+            o.attack = atk;
+            o.solver = "glpk";
+            o.bab.threads = k + 1;
+            lg_runctx run = lg_runctx_start(0, 12345, 0, 0);
+            ck_assert_int_eq(lg_verify_run_in(&net, &p, &o, &run, &r[k]), LG_OK);
+            ck_assert_msg(r[k].verdict == LG_VERDICT_VIOLATED, "attack %d, %d threads: %s (%s)", atk, k + 1,
+                          lg_verdict_name(r[k].verdict), r[k].reason);
+        }
+        ck_assert_str_eq(r[0].method, r[1].method);
+        ck_assert_int_eq(r[0].bab_nodes, r[1].bab_nodes);
+        ck_assert_msg(memcmp(r[0].x, r[1].x, 5 * sizeof *r[0].x) == 0, "attack %d: two witnesses for one seed", atk);
+        lg_verify_report_free(&r[0]);
+        lg_verify_report_free(&r[1]);
+    }
+    lg_prop_free(&p);
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_soundness_seam(void)
 {
     Suite *s = suite_create("soundness_seam");
@@ -393,6 +489,7 @@ Suite *suite_soundness_seam(void)
     tcase_set_timeout(tl, 300);
     tcase_add_test(tl, test_seam_timeout_honoured);
     tcase_add_test(tl, test_seam_memory_cap);
+    tcase_add_test(tl, test_seam_runctx);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -87,6 +87,22 @@ START_TEST(test_study_grid_parse)
     t.lr = 0.02;
     ck_assert(h != lg_study_train_hash(&t, &g.archs[0], 1));
     lg_study_grid_free(&g);
+    /* [arch NAME]: modes and timeout for one architecture, the rest from [study] */
+    ck_assert_int_eq(lg_study_grid_parse(&g,
+                                         "[arch 784,16,10]\nmodes = smooth auto\ntimeout = 7\n"
+                                         "[study]\narchs=49,4,10 784,16,10\neps=0.1\ninputs=1\nmodes=z3 glpk\n"
+                                         "timeout=3\n[regime r]\nact=relu\n",
+                                         "arch.ini"),
+                     LG_OK);
+    const lg_study_mode *ms;
+    ck_assert_int_eq(lg_study_arch_modes(&g, &g.archs[0], &ms), 2);
+    ck_assert_int_eq(ms[0], LG_STUDY_Z3);
+    ck_assert_double_eq(lg_study_arch_timeout(&g, &g.archs[0]), 3);
+    ck_assert_int_eq(lg_study_arch_modes(&g, &g.archs[1], &ms), 2);
+    ck_assert_int_eq(ms[0], LG_STUDY_SMOOTH);
+    ck_assert_int_eq(ms[1], LG_STUDY_AUTO);
+    ck_assert_double_eq(lg_study_arch_timeout(&g, &g.archs[1]), 7);
+    lg_study_grid_free(&g);
     /* defaults: seed 1, every mode, timeout 30 */
     ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs=4,2\neps=0.1\ninputs=1\n[regime r]\nact=relu\n", "d.ini"),
                      LG_OK);
@@ -119,6 +135,13 @@ static const struct {
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\nthis line has no equals sign\n", "bad.ini:5: syntax error"},
     {"[study]\narchs=784,8\ninputs=1\n[regime a]\nact=relu\n", "bad.ini: [study] needs the keys archs, eps and inputs"},
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\n", "bad.ini: no [regime NAME] section"},
+    {"[study]\narchs=784,8 49,8\neps=0.1\ninputs=1\n[arch 784,9]\nmodes=auto\n[regime a]\nact=relu\n",
+     "bad.ini:6: [arch 784,9] modes: '784,9' is not one of [study] archs"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[arch 784,8]\nmodes=auto auto\n[regime a]\nact=relu\n",
+     "bad.ini:6: [arch 784,8] modes: 'auto' is given twice"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[arch 784,8]\ntimeout=-1\n[regime a]\nact=relu\n",
+     "bad.ini:6: [arch 784,8] timeout: '-1': expected seconds > 0"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[arch 784,8]\nseeds=2\n", "bad.ini:6: [arch 784,8] seeds: unknown key"},
 };
 
 START_TEST(test_study_grid_errors)
@@ -515,6 +538,32 @@ START_TEST(test_study_report_fixture)
 }
 END_TEST
 
+/* Without an architecture's z3 rows (an [arch] section left the mode out):
+ * no z3 cactus plot is linked, and the other modes are still read. */
+START_TEST(test_study_report_mode_left_out)
+{
+    const char *dir = lg_dir("rep2");
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    char cmd[2000], p[700], line[4096], fr[700];
+    snprintf(fr, sizeof fr, "%s", lg_test_fixture("study/results.jsonl")); /* lg_test_fixture reuses its buffer */
+    snprintf(cmd, sizeof cmd, "grep -v '\"mode\":\"z3\"' '%s' > '%s/results.jsonl' && cp '%s' '%s/'", fr, dir,
+             lg_test_fixture("study/networks.jsonl"), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int z3 = 0, glpk = 0;
+    while (fgets(line, sizeof line, f)) {
+        z3 |= strstr(line, "cactus_784-16-10_z3") != NULL;
+        glpk |= strstr(line, "cactus_784-16-10_glpk") != NULL;
+    }
+    fclose(f);
+    ck_assert_int_eq(z3, 0);
+    ck_assert_int_eq(glpk, 1);
+}
+END_TEST
+
 START_TEST(test_study_report_empty_dir)
 {
     ck_assert_int_eq(lg_study_report(lg_dir(""), NULL), LG_ERR_ARG);
@@ -532,6 +581,7 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_shard_merge_equals_single);
     tcase_add_test(tc, test_study_z3_mode_row);
     tcase_add_test(tc, test_study_report_fixture);
+    tcase_add_test(tc, test_study_report_mode_left_out);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");

@@ -88,17 +88,18 @@ START_TEST(test_verify_attack_finds_clear_counterexamples)
         if (hits >= 20) {
             clear++;
             lg_attack_opts ao = lg_attack_opts_default();
-            ao.seed = (unsigned long)t;
+            lg_runctx run = lg_runctx_none();
+            run.seed = (unsigned long)t;
             int found = 0;
             double w[6];
             const lg_prop_case *C = &p.cases[0];
-            ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, w, &found), LG_OK);
+            ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, &run, w, &found), LG_OK);
             ck_assert_msg(found, "instance %d: %d/400 samples violate but the attack found nothing", t, hits);
             ck_assert_int_eq(lg_recheck(&net, C->lo, C->hi, C->n_terms, C->terms, w, NULL), 1);
             /* seeded: the same seed finds the same point */
             double w2[6];
             int found2 = 0;
-            ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, w2, &found2), LG_OK);
+            ck_assert_int_eq(lg_attack_run(&net, C->lo, C->hi, C->n_terms, C->terms, &ao, &run, w2, &found2), LG_OK);
             ck_assert_int_eq(found2, 1);
             ck_assert_int_eq(memcmp(w, w2, sizeof w), 0);
         }
@@ -163,7 +164,7 @@ static void lg_tv_never_robust(const char *solver, int n_inst, unsigned seed)
         /* 120 s: GLPK's infeasibility at a branch-and-bound leaf is only a hint until Z3
          * confirms it exactly (verify/backend.c); on a few of these nets that takes ~30 s */
         o.timeout_s = 120;
-        o.atk.seed = (unsigned long)t;
+        o.seed = (unsigned long)t;
         lg_verify_report rep;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         int cex = lg_tv_sampled_cex(&net, &p, &r, 300);
@@ -302,7 +303,7 @@ static void lg_tv_oracle_check(const char *solver, int n_inst, unsigned seed)
         double m = lg_tv_oracle(&net, &p);
         lg_verify_opts o = lg_verify_opts_default();
         o.solver = solver;
-        o.atk.seed = (unsigned long)t;
+        o.seed = (unsigned long)t;
         lg_verify_report rep;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         if (m < -1e-7) ck_assert_msg(rep.verdict != LG_VERDICT_ROBUST, "%s %d: oracle min %g but robust", solver, t, m);

@@ -96,7 +96,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
             vo.solver = lg_fuzz_solver_names[si];
             vo.timeout_s = o->timeout_s;
             vo.attack = attack;
-            vo.atk.seed = (unsigned long)fc->index;
+            vo.seed = (unsigned long)fc->index;
             vo.bab.mode = bab_modes[bi];
             vo.bab.threads = 1;
             lg_verify_report r;

@@ -8,7 +8,6 @@
  * the corner and the signs held fixed (they are piecewise constant in α).
  */
 #include "verify/alpha.h"
-#include "core/clock.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -197,23 +196,23 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
 }
 
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
-                            double lr, double deadline, double *alpha, double *out, double *Ain)
+                            double lr, const lg_runctx *run, double *alpha, double *out, double *Ain)
 {
-    return lg_alpha_optimize_beta(b, net, m, C, d, NULL, steps, lr, deadline, alpha, NULL, out, Ain);
+    return lg_alpha_optimize_beta(b, net, m, C, d, NULL, steps, lr, run, alpha, NULL, out, Ain);
 }
 
 lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
-                                 const signed char *sign, int steps, double lr, double deadline, double *alpha,
+                                 const signed char *sign, int steps, double lr, const lg_runctx *run, double *alpha,
                                  double *beta, double *out, double *Ain)
 {
     lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL};
-    return lg_alpha_optimize_batch(&bt, net, m, C, d, steps, lr, deadline, alpha, beta, out, Ain);
+    return lg_alpha_optimize_batch(&bt, net, m, C, d, steps, lr, run, alpha, beta, out, Ain);
 }
 
 /* One chunk of k rows of lg_alpha_optimize_batch, in lockstep: every step
  * is one back-substitution of all k rows (dgemm) and one batched gradient. */
 static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net, int k, const double *C,
-                                    const double *d, int steps, double lr, double deadline, double *alpha,
+                                    const double *d, int steps, double lr, const lg_runctx *run, double *alpha,
                                     double *beta, double *out, double *Ain, double *buf)
 {
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
@@ -253,7 +252,7 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
                 if (Ain) memcpy(Ain + r * n_in, ain + r * n_in, n_in * sizeof *ain);
             }
         }
-        if (it == steps || (deadline > 0 && lg_now() >= deadline)) break;
+        if (it == steps || (run && lg_runctx_expired(run))) break;
         lg_alpha_grad(bt, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, G, H);
         p1 *= b1;
         p2 *= b2;
@@ -279,7 +278,7 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
 }
 
 lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
-                                  int steps, double lr, double deadline, double *alpha, double *beta, double *out,
+                                  int steps, double lr, const lg_runctx *run, double *alpha, double *beta, double *out,
                                   double *Ain)
 {
     lg_status st = lg_bounds_check_net(net);
@@ -295,7 +294,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
         int k = m - r0 < ch ? m - r0 : ch;
         lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL};
-        st = lg_alpha_opt_chunk(&sub, net, k, C + (size_t)r0 * no, d + r0, steps, lr, deadline,
+        st = lg_alpha_opt_chunk(&sub, net, k, C + (size_t)r0 * no, d + r0, steps, lr, run,
                                 alpha + (size_t)r0 * size, b1.sign ? beta + (size_t)r0 * size : NULL, out + r0,
                                 Ain ? Ain + (size_t)r0 * n_in : NULL, buf);
     }
@@ -303,7 +302,8 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     return st;
 }
 
-lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, double deadline, int *n_tight)
+lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, const lg_runctx *run,
+                           int *n_tight)
 {
     *n_tight = 0;
     lg_status st = lg_bounds_check_net(net);
@@ -339,7 +339,7 @@ lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, do
     }
     lg_alpha_default(b, &sub, (int)M, al);
     lg_alpha_batch bt = {1, (const lg_bounds *const *)&b, NULL, NULL};
-    if ((st = lg_alpha_optimize_batch(&bt, &sub, (int)M, C, d, steps, lr, deadline, al, NULL, out, NULL)) != LG_OK)
+    if ((st = lg_alpha_optimize_batch(&bt, &sub, (int)M, C, d, steps, lr, run, al, NULL, out, NULL)) != LG_OK)
         goto done;
     for (int q = 0; q < u; q++) {
         int j = idx[q];

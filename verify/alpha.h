@@ -44,9 +44,9 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
  * [m][size] (initialised by the caller, e.g. lg_alpha_default), each row
  * separately. out[r] = best bound seen (never below the starting one); alpha
  * is left at the slopes that gave it, and Ain (optional) is their
- * coefficient vector. Stops early at deadline (lg_now; ≤ 0 none). */
+ * coefficient vector. Stops early at run's deadline (run NULL: none). */
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
-                            double lr, double deadline, double *alpha, double *out, double *Ain);
+                            double lr, const lg_runctx *run, double *alpha, double *out, double *Ain);
 
 /* β-CROWN (issue 13): the same with ReLU split constraints carried into
  * the bound by Lagrange multipliers. sign [size] describes the region:
@@ -65,7 +65,7 @@ lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, cons
  * from the caller, e.g. the parent node's; left at the best values seen).
  * sign or beta NULL: lg_alpha_optimize. */
 lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
-                                 const signed char *sign, int steps, double lr, double deadline, double *alpha,
+                                 const signed char *sign, int steps, double lr, const lg_runctx *run, double *alpha,
                                  double *beta, double *out, double *Ain);
 
 /* Batches (issue 13, batched bounds): rows of several sub-problems in one
@@ -94,7 +94,7 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
 /* lg_alpha_optimize_beta over a batch (each row its own Adam; β ignored
  * where its group has no split). beta NULL: α only. */
 lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
-                                  int steps, double lr, double deadline, double *alpha, double *beta, double *out,
+                                  int steps, double lr, const lg_runctx *run, double *alpha, double *beta, double *out,
                                   double *Ain);
 
 /* Intermediate-layer α-CROWN (issue 13, item 1's last sentence): tighten the
@@ -104,6 +104,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
  * (any α ∈ [0, 1]) of z_k over the box described by b; b's own values are
  * kept where they are tighter. *n_tight: neurons that became stable. Later
  * layers are not updated (lg_bounds_symbolic_unstable_from does that). */
-lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, double deadline, int *n_tight);
+lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, const lg_runctx *run,
+                           int *n_tight);
 
 #endif

@@ -1,6 +1,5 @@
 /* attack.c — random sampling and PGD with restarts (attack.h). */
 #include "verify/attack.h"
-#include "core/clock.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -19,7 +18,6 @@ lg_attack_opts lg_attack_opts_default(void)
     o.restarts = 8;
     o.steps = 100;
     o.step0 = 0.25;
-    o.seed = 1;
     return o;
 }
 
@@ -138,14 +136,12 @@ lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *ter
 
 #define LG_ATK_MAX_ORDER 64 /* terms ranked for the aimed restarts */
 
-static int lg_atk_timeup(double deadline) { return deadline > 0 && lg_now() > deadline; }
-
 /* PGD from x (in place). Returns 1 (found, re-checked), 0, or −1 (OOM). */
 static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                      int steps, double step0, double deadline, double *x, lg_atk_ws *w)
+                      int steps, double step0, const lg_runctx *run, double *x, lg_atk_ws *w)
 {
     for (int s = 0; s <= steps; s++) {
-        if (lg_atk_timeup(deadline)) return 0;
+        if (run && lg_runctx_expired(run)) return 0;
         double g = lg_atk_eval(net, n_terms, terms, x, w, 1);
         if (g <= 0) {
             int r = lg_recheck(net, lo, hi, n_terms, terms, x, w->y);
@@ -164,7 +160,7 @@ static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int
 }
 
 lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                        const lg_attack_opts *o, double *x, int *found)
+                        const lg_attack_opts *o, const lg_runctx *run, double *x, int *found)
 {
     *found = 0;
     if (n_terms < 1) return LG_OK;
@@ -172,12 +168,12 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
     lg_status st = lg_atk_ws_init(&w, net);
     if (st != LG_OK) return st;
     lg_rng rng;
-    lg_rng_init(&rng, o->seed, 0x6c67656c75ULL);
+    lg_rng_init(&rng, run->seed, 0x6c67656c75ULL);
     int order[LG_ATK_MAX_ORDER];
     double gt[LG_ATK_MAX_ORDER];
     int n = net->n_in, r = 0;
     for (int s = 0; s < o->samples && !r; s++) {
-        if (lg_atk_timeup(o->deadline)) goto done;
+        if (lg_runctx_expired(run)) goto done;
         for (int i = 0; i < n; i++) {
             double u = lg_rng_uniform(&rng);
             if (s == 0) u = 0.5;
@@ -216,11 +212,11 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
         if (kind == 3) {
             int k = n_terms < LG_ATK_MAX_ORDER ? n_terms : LG_ATK_MAX_ORDER;
             int t = order[((s - 1) / 3) % k];
-            r = lg_atk_pgd(net, lo, hi, 1, terms + t, o->steps, o->step0, o->deadline, x, &w);
+            r = lg_atk_pgd(net, lo, hi, 1, terms + t, o->steps, o->step0, run, x, &w);
         } else {
-            r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, o->deadline, x, &w);
+            r = lg_atk_pgd(net, lo, hi, n_terms, terms, o->steps, o->step0, run, x, &w);
         }
-        if (lg_atk_timeup(o->deadline)) break;
+        if (lg_runctx_expired(run)) break;
     }
 done:
     free(w.buf);
@@ -232,11 +228,12 @@ done:
 lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                            int steps, double step0, double *x, int *found)
 {
-    return lg_attack_subdomain(net, lo, hi, n_terms, terms, NULL, steps, step0, 0, x, found);
+    return lg_attack_subdomain(net, lo, hi, n_terms, terms, NULL, steps, step0, NULL, x, found);
 }
 
 lg_status lg_attack_subdomain(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                              const signed char *sign, int steps, double step0, double deadline, double *x, int *found)
+                              const signed char *sign, int steps, double step0, const lg_runctx *run, double *x,
+                              int *found)
 {
     *found = 0;
     for (int i = 0; i < net->n_in; i++) {
@@ -248,7 +245,7 @@ lg_status lg_attack_subdomain(const lg_net *net, const double *lo, const double 
     if (st != LG_OK) return st;
     w.sign = sign;
     w.mu = 1.0;
-    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, deadline, x, &w);
+    int r = lg_atk_pgd(net, lo, hi, n_terms, terms, steps, step0, run, x, &w);
     free(w.buf);
     if (r < 0) return lg_fail(LG_ERR_NOMEM, "attack: out of memory in the re-check");
     *found = r == 1;

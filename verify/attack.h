@@ -11,13 +11,15 @@
  * a random corner, and a random point aimed at a single term (the terms
  * ranked by their value at the centre, closest to violated first). Seeded: the same seed
  * gives the same search. Every hit is confirmed with lg_recheck before it is
- * returned. The clock (lg_now) is checked in every loop.
+ * returned. The seed and the deadline come from the run context
+ * (core/runctx.h), whose deadline is checked in every loop.
  * Nothing is owned: the caller provides x[n_in].
  */
 #ifndef LG_ATTACK_H
 #define LG_ATTACK_H
 
 #include "core/net.h"
+#include "core/runctx.h"
 #include "encode/problem.h"
 
 typedef struct lg_attack_opts {
@@ -25,16 +27,15 @@ typedef struct lg_attack_opts {
     int restarts;     /* PGD starts (first one is the centre), default 8 */
     int steps;        /* PGD steps per start, default 100 */
     double step0;     /* first step as a fraction of the box width, default 0.25 */
-    unsigned long seed;
-    double deadline;  /* lg_now() time to give up at; ≤ 0 = none */
 } lg_attack_opts;
 
 lg_attack_opts lg_attack_opts_default(void);
 
 /* *found = 1 and x[n_in] = a re-checked counterexample, or *found = 0.
- * Fails only on bad arguments or out of memory. */
+ * run: seed (run->seed) and deadline. Fails only on bad arguments or out of
+ * memory. */
 lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                        const lg_attack_opts *o, double *x, int *found);
+                        const lg_attack_opts *o, const lg_runctx *run, double *x, int *found);
 
 /* Local search from a given candidate x (e.g. a solver witness that failed
  * the re-check): clip into the box, then up to `steps` small PGD steps
@@ -48,9 +49,10 @@ lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi
  * with sign [Σ n_out] in the layout of alpha.h (+1: the node has z_j ≤ 0,
  * −1: z_j ≥ 0, 0: free; NULL: plain repair). Any x of the box with
  * g(x) ≤ 0 is a hit (re-checked), in the region or not: the splits only
- * steer the search. Stops at deadline (lg_now; ≤ 0 none). */
+ * steer the search. Stops at run's deadline (run NULL: none). */
 lg_status lg_attack_subdomain(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                              const signed char *sign, int steps, double step0, double deadline, double *x, int *found);
+                              const signed char *sign, int steps, double step0, const lg_runctx *run, double *x,
+                              int *found);
 
 /* g(x) and, when grad is not NULL, ∂g/∂x[n_in]. Returns LG_ERR_NOMEM or LG_OK. */
 lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *terms, const double *x, double *g,

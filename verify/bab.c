@@ -34,7 +34,6 @@ lg_bab_opts lg_bab_opts_default(void)
     o.solver = "glpk";
     o.solver_timeout = 10;
     o.attack_steps = 10;
-    o.seed = 1;
     o.max_queue_mb = 1024;
     o.conj = 1;
     return o;
@@ -86,7 +85,7 @@ static lg_status lg_bab_job(void *ctx, int i, int thread)
 }
 
 static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double *lo, const double *hi, int n_terms,
-                                 const lg_term *terms, const lg_bab_opts *o)
+                                 const lg_term *terms, const lg_bab_opts *o, const lg_runctx *run)
 {
     memset(cx, 0, sizeof *cx);
     cx->net = net;
@@ -95,6 +94,7 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
     cx->n_terms = n_terms;
     cx->terms = terms;
     cx->o = o;
+    cx->run = run;
     cx->mode = lg_bab_pick(o->mode, net->n_in);
     cx->n_in = net->n_in;
     cx->n_out = lg_net_n_out(net);
@@ -135,9 +135,9 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     if (have_root) lg_bab_bounds_load(cx, &b, pre);
     else st = lg_bounds_symbolic(&b, net, cx->lo, cx->hi);
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
-        if (o->deadline > 0 && lg_now() >= o->deadline) break;
+        if (lg_runctx_expired(cx->run)) break;
         int nt = 0;
-        if ((st = lg_alpha_tighten(&b, net, k, o->root_alpha_steps, o->alpha_lr, o->deadline, &nt)) != LG_OK) break;
+        if ((st = lg_alpha_tighten(&b, net, k, o->root_alpha_steps, o->alpha_lr, cx->run, &nt)) != LG_OK) break;
         out->root_stabilised += nt;
         if (nt > 0 && k + 1 < net->n_layers) st = lg_bounds_symbolic_unstable_from(&b, net, k + 1);
     }
@@ -150,7 +150,7 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
 }
 
 lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                     const lg_bounds *root, const lg_bab_opts *o, lg_bab_out *out, double *x)
+                     const lg_bounds *root, const lg_bab_opts *o, const lg_runctx *run, lg_bab_out *out, double *x)
 {
     memset(out, 0, sizeof *out);
     lg_status st = lg_bounds_check_net(net);
@@ -163,7 +163,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     int batch = o->batch > 0 ? o->batch : 16;
     int threads = o->threads > 0 ? o->threads : lg_worklist_cores();
     int group = o->group > 0 ? (o->group < batch ? o->group : batch) : 1;
-    if ((st = lg_bab_ctx_init(&cx, net, lo, hi, n_terms, terms, o)) != LG_OK) goto fail;
+    if ((st = lg_bab_ctx_init(&cx, net, lo, hi, n_terms, terms, o, run)) != LG_OK) goto fail;
     if (cx.mode != LG_BAB_INPUT && cx.mode != LG_BAB_RELU) {
         st = lg_fail(LG_ERR_ARG, "bab: mode %s is not a splitting strategy", lg_bab_mode_name(cx.mode));
         goto fail;
@@ -191,7 +191,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             goto fail;
         }
         if (done) r0->pre = pre;
-        if (o->verbose)
+        if (run->verbose)
             fprintf(stderr, "bab-relu: root alpha tightening made %ld neurons stable (%.2f s)\n", out->root_stabilised,
                     lg_now() - t_tight);
     }
@@ -210,7 +210,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     const char *stuck_why = NULL;
     double t_start = lg_now(), t_print = t_start;
     while (lg_worklist_size(&wl) > 0) {
-        if (o->deadline > 0 && lg_now() >= o->deadline) {
+        if (lg_runctx_expired(run)) {
             out->timed_out = 1;
             snprintf(out->reason, sizeof out->reason, "timeout");
             break;
@@ -267,7 +267,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         if (st != LG_OK) goto fail;
         if ((long)lg_worklist_size(&wl) > out->peak_open) out->peak_open = (long)lg_worklist_size(&wl);
-        if (o->verbose && lg_now() - t_print >= 1.0) {
+        if (run->verbose && lg_now() - t_print >= 1.0) {
             t_print = lg_now();
             fprintf(stderr, "bab-%s: %ld nodes, %zu open, depth %d, %.1f s\n", lg_bab_mode_name(cx.mode), out->nodes,
                     lg_worklist_size(&wl), out->max_depth, t_print - t_start);

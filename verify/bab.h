@@ -28,6 +28,11 @@
  * answer (and, without a deadline, every count) does not depend on the
  * number of threads.
  *
+ * The deadline, seed, verbosity and back-end memory cap come from the run
+ * context (core/runctx.h): the search stops at run->deadline; node n's
+ * back-end call uses seed run->seed + n's id; run->verbose 1 prints a
+ * progress line per round, 2 also solver chatter.
+ *
  * Everything passed in is borrowed; x [n_in] is the caller's.
  */
 #ifndef LG_BAB_H
@@ -75,14 +80,10 @@ typedef struct lg_bab_opts {
                               (default 12; 0 = never) */
     const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */
     double solver_timeout; /* seconds per back-end call (default 10) */
-    double memory_mb;      /* memory cap per back-end call (backend.h); ≤ 0 none */
     int attack_steps;      /* sub-domain attack steps from each node's best candidate (default 10;
                               ×5 on each group's most promising node, ×20 on fully split leaves) */
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
-    unsigned long seed;
-    double deadline;       /* lg_now() time to stop at; ≤ 0 none */
-    int verbose;           /* 1: a progress line per round on stderr */
 } lg_bab_opts;
 
 lg_bab_opts lg_bab_opts_default(void);
@@ -117,6 +118,6 @@ typedef struct lg_bab_out {
  * Returns an error only for bad arguments, out of memory or a back-end
  * failure that is not a plain unknown. */
 lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
-                     const lg_bounds *root, const lg_bab_opts *o, lg_bab_out *out, double *x);
+                     const lg_bounds *root, const lg_bab_opts *o, const lg_runctx *run, lg_bab_out *out, double *x);
 
 #endif

@@ -34,6 +34,7 @@ typedef struct lg_bab_ctx {
     int n_terms;
     const lg_term *terms;
     const lg_bab_opts *o;
+    const lg_runctx *run;    /* deadline, seed, verbosity, back-end memory cap (bab.h) */
     lg_bab_mode mode;        /* INPUT or RELU */
     int n_in, n_out, size;   /* size = lg_alpha_size */
     size_t n_pre;            /* doubles in a node's inherited bounds */

@@ -321,9 +321,9 @@ static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const
                                const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
 {
     lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi};
-    lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, cx->o->deadline,
-                            cx->o->solver_timeout, cx->o->memory_mb, (unsigned)(cx->o->seed + (unsigned long)n->id),
-                            cx->o->verbose > 1 ? cx->o->verbose : 0};
+    lg_runctx run = lg_runctx_child(cx->run, (uint64_t)n->id);
+    if (run.verbose < 2) run.verbose = 0; /* solver chatter only */
+    lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, &run, cx->o->solver_timeout};
     lg_backend_out out;
     lg_status st = lg_backend_decide(cx->o->solver, &call, &out, x);
     rs->t_solver += out.seconds;
@@ -390,7 +390,7 @@ static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr
         memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
         const signed char *sign = cx->mode == LG_BAB_RELU ? n->sign : NULL; /* steered into the node's region */
         if ((st = lg_attack_subdomain(net, n->lo, n->hi, n_open, s->open_terms, sign, cx->o->attack_steps, 0.1,
-                                      cx->o->deadline, cand, found)) != LG_OK)
+                                      cx->run, cand, found)) != LG_OK)
             return st;
         if (*found) {
             int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);
@@ -468,7 +468,7 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         ng++;
     }
     lg_alpha_batch bt = {ng, pb, beta ? ps : NULL, grp};
-    if ((st = lg_alpha_optimize_batch(&bt, net, M, C, d, o->alpha_steps, o->alpha_lr, o->deadline, al,
+    if ((st = lg_alpha_optimize_batch(&bt, net, M, C, d, o->alpha_steps, o->alpha_lr, cx->run, al,
                                       beta ? be : NULL, lb, ain)) != LG_OK)
         goto done;
     /* scatter back, close, and gather the hardest row of each node still open */
@@ -593,12 +593,11 @@ static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bou
  * w->live = 1 when the node goes on to α-CROWN, the back-end, the split. */
 static lg_status lg_bab_phase1(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work *w, lg_bab_res *rs)
 {
-    const lg_bab_opts *o = cx->o;
     memset(rs, 0, sizeof *rs);
     rs->kind = LG_BK_STUCK;
     rs->why = "not bounded";
     w->live = 0;
-    if (o->deadline > 0 && lg_now() >= o->deadline) {
+    if (lg_runctx_expired(cx->run)) {
         rs->why = "timeout"; /* left open: the driver reports the deadline */
         return LG_OK;
     }
@@ -650,7 +649,7 @@ static lg_status lg_bab_deep_attack(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab
         if (!n->open[w->s.rterm[r]]) continue;
         lg_bab_corner(cx, n, w->s.ain + (size_t)r * (size_t)cx->n_in, cand);
         st = lg_attack_subdomain(net, n->lo, n->hi, w->n_open, w->s.open_terms, cx->mode == LG_BAB_RELU ? n->sign : NULL,
-                                 mult * cx->o->attack_steps, 0.1, cx->o->deadline, cand, &found);
+                                 mult * cx->o->attack_steps, 0.1, cx->run, cand, &found);
     }
     if (st != LG_OK || !found) return st;
     int ok = lg_recheck(net, cx->lo, cx->hi, cx->n_terms, cx->terms, cand, NULL);

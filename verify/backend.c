@@ -17,26 +17,21 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     *skipped = 0;
     const lg_solver_ops *ops = lg_solver_find(name);
     if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
-    lg_solve_opts so = lg_solve_opts_default();
-    so.verbose = c->verbose > 1;
-    so.seed = c->seed;
-    so.memory_mb = c->memory_mb;
-    so.timeout_s = c->max_s > 0 ? c->max_s : 0;
-    if (c->deadline > 0) {
-        double left = c->deadline - lg_now();
-        if (left < 0.05) {
-            *skipped = 1;
-            return LG_OK;
-        }
-        if (so.timeout_s <= 0 || left < so.timeout_s) so.timeout_s = left;
+    const lg_runctx *run = c->run;
+    if (run->deadline > 0 && lg_runctx_remaining(run) < 0.05) {
+        *skipped = 1;
+        return LG_OK;
     }
     double t0 = lg_now();
-    if (c->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, so.timeout_s);
+    lg_solve_opts so = lg_solve_opts_default();
+    so.run = lg_runctx_sooner(run, c->max_s > 0 ? t0 + c->max_s : 0); /* a per-call budget inside the run's */
+    so.run.verbose = run->verbose > 1;
+    if (run->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, lg_runctx_remaining(&so.run));
     lg_status st = ops->solve(c->p, &so, res); /* isolated by the solver table when limited */
     out->seconds += lg_now() - t0;
     out->nodes += res->nodes;
     out->calls++;
-    if (c->verbose)
+    if (run->verbose)
         fprintf(stderr, "%s: status %s, answer %d%s, %.2f s\n", name, lg_status_str(st), (int)res->answer,
                 res->answer == LG_ANSWER_UNSAT ? (res->exact ? " (exact)" : " (floating point)") : "",
                 lg_now() - t0);
@@ -58,7 +53,7 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
         snprintf(res->reason, sizeof res->reason, "%s", why);
         return LG_OK;
     }
-    if (st == LG_OK && c->deadline > 0 && res->answer == LG_ANSWER_UNKNOWN && lg_now() >= c->deadline)
+    if (st == LG_OK && res->answer == LG_ANSWER_UNKNOWN && lg_runctx_expired(run))
         res->timed_out = 1;
     return st;
 }

@@ -21,6 +21,7 @@
 #define LG_BACKEND_H
 
 #include "core/net.h"
+#include "core/runctx.h"
 #include "encode/problem.h"
 
 typedef struct lg_backend_call {
@@ -29,11 +30,8 @@ typedef struct lg_backend_call {
     const double *case_lo, *case_hi;   /* box a witness must lie in */
     int n_case_terms;                  /* region a witness must reach */
     const lg_term *case_terms;
-    double deadline;                   /* lg_now() seconds; ≤ 0 none */
+    const lg_runctx *run;              /* deadline, seed, memory cap per call; verbose > 1: solver chatter */
     double max_s;                      /* seconds per back-end call; ≤ 0 no extra limit */
-    double memory_mb;                  /* per back-end call; ≤ 0 none */
-    unsigned seed;
-    int verbose;                       /* > 1: solver chatter */
 } lg_backend_call;
 
 typedef struct lg_backend_out {

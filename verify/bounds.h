@@ -38,6 +38,7 @@
 #define LG_BOUNDS_H
 
 #include "core/net.h"
+#include "core/runctx.h"
 
 typedef struct lg_bounds {
     int n_layers;
@@ -79,10 +80,10 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
  * for each layer k ≥ 1, for each unstable neuron, min and max z_k[i] over
  * the triangle LP relaxation of layers < k (GLPK simplex). Each LP optimum is
  * turned into a sound bound through its dual (Lagrangian over the variable
- * boxes) and the margin rule above. Stops at the wall-clock time `deadline`
- * (seconds, lg_now() clock; ≤ 0 = none) leaving remaining bounds
- * as they were (still sound). Sets *n_lp to the number of LPs solved. */
-lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n_lp);
+ * boxes) and the margin rule above. Stops at run's deadline (run NULL or
+ * without one: none) leaving remaining bounds as they were (still sound).
+ * Sets *n_lp to the number of LPs solved. */
+lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, long *n_lp);
 
 /* Sound lower bounds of m objectives over the box of b:
  * out[r] ≤ min_x  C[r]·y(x) + d[r],  C is [m][n_out] row-major, by

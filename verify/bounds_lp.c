@@ -13,7 +13,6 @@
  * trusted as such: lg_lp_relax_min returns the Lagrangian bound of its row
  * duals, evaluated in double and widened by the margin rule (bounds.h).
  */
-#include "core/clock.h"
 #include "encode/lp_relax.h"
 #include "verify/bounds.h"
 #include "verify/relax.h"
@@ -86,7 +85,7 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
     return st;
 }
 
-lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n_lp)
+lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, long *n_lp)
 {
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
@@ -94,7 +93,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
     for (int k = 1; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         if (L->act != LG_ACT_RELU || lg_bounds_unstable(b, net, k) == 0) continue;
-        if (deadline > 0 && lg_now() >= deadline) break;
+        if (run && lg_runctx_expired(run)) break;
         lg_lp_relax lp;
         if ((st = lg_lp_build(&lp, b, net, k)) != LG_OK) {
             if (st == LG_ERR_NUMERIC) continue; /* keep the bounds we have */
@@ -111,14 +110,12 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, double deadline, long *n
         for (int o = 0; o < L->n_out; o++) {
             if (!(b->lo[k][o] < 0 && b->hi[k][o] > 0)) continue;
             for (int sign = 0; sign < 2; sign++) {
-                double now = lg_now();
-                if (deadline > 0 && now >= deadline) break;
+                if (run && lg_runctx_expired(run)) break;
                 double g = sign ? -1.0 : 1.0;
                 const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
                 for (int i = 0; i < P->n_out; i++) obj[base + i] = g * Wr[i];
                 double lb;
-                int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], deadline > 0 ? deadline - now : 0, lg_bounds_margin,
-                                         &lb);
+                int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], run, lg_bounds_margin, &lb); /* the time left */
                 count++;
                 if (!ok) continue;
                 if (sign == 0 && lb > b->lo[k][o]) b->lo[k][o] = lb;

@@ -89,6 +89,8 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
                              lg_verify_report *r, double *delta)
 {
     memset(r, 0, sizeof *r);
+    /* one deadline for the whole command: the deviation bound's time counts against --timeout */
+    lg_runctx run = lg_runctx_start(o->timeout_s, o->seed, o->verbose, o->memory_mb);
     lg_prop big = {0};
     double *E = malloc((size_t)prop->n_cases * (size_t)prop->n_out * sizeof *E);
     double *scratch = NULL, *yg = NULL;
@@ -96,7 +98,7 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
     lg_status st = lg_transfer_deviation(relu, ref, prop, E, delta);
     if (st != LG_OK) goto done;
     if ((st = lg_transfer_enlarge(prop, E, &big)) != LG_OK) goto done;
-    if ((st = lg_verify_run(relu, &big, o, r)) != LG_OK) goto done;
+    if ((st = lg_verify_run_in(relu, &big, o, &run, r)) != LG_OK) goto done;
     if (r->verdict != LG_VERDICT_VIOLATED) goto done;
     /* the ReLU net misses the enlarged margin at x: does x fool ref itself? */
     scratch = malloc(2 * (size_t)lg_net_max_width(ref) * sizeof *scratch);

@@ -24,7 +24,9 @@
 #include "verify/verify.h"
 
 /* Decide prop for the smooth network ref through its substitution relu.
- * *delta receives the largest certified deviation over the cases (‖e‖∞). */
+ * *delta receives the largest certified deviation over the cases (‖e‖∞).
+ * One run context (core/runctx.h) from o covers the whole call: the
+ * deviation bound's time counts against o->timeout_s. */
 lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_prop *prop, const lg_verify_opts *o,
                              lg_verify_report *r, double *delta);
 

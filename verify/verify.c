@@ -18,6 +18,7 @@ lg_verify_opts lg_verify_opts_default(void)
     o.tighten = LG_TIGHTEN_NONE;
     o.attack = 1;
     o.atk = lg_attack_opts_default();
+    o.seed = 1;
     o.bab = lg_bab_opts_default();
     return o;
 }
@@ -83,7 +84,7 @@ fail:
     return st;
 }
 
-lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, double deadline,
+lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, const lg_runctx *run,
                             lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp)
 {
     const lg_prop_case *C = &prop->cases[c];
@@ -92,7 +93,7 @@ lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_ti
     lg_status st = lg_bounds_init(b, net);
     if (st != LG_OK) return st;
     if ((st = lg_bounds_symbolic(b, net, C->lo, C->hi)) != LG_OK) goto fail;
-    if (tighten == LG_TIGHTEN_LP && (st = lg_bounds_lp(b, net, deadline, n_lp)) != LG_OK) goto fail;
+    if (tighten == LG_TIGHTEN_LP && (st = lg_bounds_lp(b, net, run, n_lp)) != LG_OK) goto fail;
     *kept = malloc(((size_t)C->n_terms + 1) * sizeof **kept);
     if (!*kept) {
         st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
@@ -131,11 +132,10 @@ static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
 }
 
 /* The whole case p to the back-end decision (backend.h); fills co, x when violated. */
-static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_verify_opts *o,
-                                   double deadline, lg_case_out *co, double *x, long *nodes, double *t_solver)
+static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_runctx *run,
+                                   lg_case_out *co, double *x, long *nodes, double *t_solver)
 {
-    lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, o->timeout_s > 0 ? deadline : 0, 0,
-                            o->memory_mb, (unsigned)o->atk.seed, o->verbose};
+    lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, run, 0};
     lg_backend_out out;
     lg_status st = lg_backend_decide(name, &call, &out, x);
     *nodes += out.nodes;
@@ -144,25 +144,24 @@ static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg
     snprintf(co->method, sizeof co->method, "%s", out.method);
     if (out.answer == LG_ANSWER_UNSAT) co->v = LG_VERDICT_ROBUST;
     else if (out.answer == LG_ANSWER_SAT) co->v = LG_VERDICT_VIOLATED;
-    else lg_case_unknown(co, out.timed_out || (o->timeout_s > 0 && lg_now() >= deadline), out.reason);
+    else lg_case_unknown(co, out.timed_out || lg_runctx_expired(run), out.reason);
     return LG_OK;
 }
 
-/* LP tightening of b until lp_deadline, then the quick proof again (sets
- * co->v = ROBUST when every term is refuted). */
-static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
-                                   double lp_deadline, lg_bounds *b, lg_term *kept, lg_problem *p,
-                                   lg_verify_report *r, lg_case_out *co)
+/* LP tightening of b until lp_run's deadline, then the quick proof again
+ * (sets co->v = ROBUST when every term is refuted). */
+static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c, const lg_runctx *lp_run,
+                                   lg_bounds *b, lg_term *kept, lg_problem *p, lg_verify_report *r, lg_case_out *co)
 {
     long n_lp = 0;
     double t0 = lg_now();
-    lg_status st = lg_bounds_lp(b, net, lp_deadline, &n_lp);
+    lg_status st = lg_bounds_lp(b, net, lp_run, &n_lp);
     r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     r->n_lp += n_lp;
     r->bound_method = "symbolic+lp";
     if ((st = lg_verify_filter(b, net, prop, c, kept, &p->n_terms)) != LG_OK) return st;
-    if (o->verbose)
+    if (lp_run->verbose)
         fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p->n_terms, n_lp,
                 lg_now() - r->seconds);
     if (p->n_terms == 0) {
@@ -172,32 +171,28 @@ static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c
     return LG_OK;
 }
 
-/* Branch and bound on the kept terms of case c from the bounds b
- * (bab.h) until bab_deadline. *decided = 1 when co is final (robust,
- * violated, or the overall deadline passed); otherwise (a limit or the
- * budget stopped it) co->reason says why and the caller may still try the
- * back-end on the whole case. */
+/* Branch and bound on the kept terms of case c from the bounds b (bab.h)
+ * under bab_run (case c's context, or a sub-budget of it). *decided = 1
+ * when co is final (robust, violated, or run's deadline passed); otherwise
+ * (a limit or the sub-budget stopped it) co->reason says why and the caller
+ * may still try the back-end on the whole case. */
 static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_bounds *b, const lg_verify_opts *o,
-                               lg_bab_mode bm, int c, double bab_deadline, double deadline, long max_nodes,
+                               lg_bab_mode bm, int c, const lg_runctx *bab_run, const lg_runctx *run, long max_nodes,
                                lg_verify_report *r, lg_case_out *co, double *x, int *decided)
 {
-    lg_bab_opts bo = o->bab;
+    lg_bab_opts bo = o->bab; /* per case: the strategy picked and its node limit; the solver is verify's */
     bo.mode = bm;
     bo.max_nodes = max_nodes;
-    bo.deadline = o->timeout_s > 0 ? bab_deadline : 0;
-    bo.seed = o->atk.seed + (unsigned long)c;
     bo.solver = o->solver ? o->solver : "auto";
-    bo.verbose = o->verbose;
-    bo.memory_mb = o->memory_mb;
     lg_bab_out bout;
-    lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, &bout, x);
+    lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, bab_run, &bout, x);
     r->bab_nodes += bout.nodes;
     if (bout.max_depth > r->bab_max_depth) r->bab_max_depth = bout.max_depth;
     r->t_bounds += bout.t_bounds;
     r->t_solver += bout.t_solver;
     r->nodes += bout.solver_nodes;
     if (st != LG_OK) return st;
-    if (o->verbose)
+    if (run->verbose)
         fprintf(stderr, "case %d: %s: %ld nodes, depth %d, %s%s\n", c, bout.method, bout.nodes, bout.max_depth,
                 bout.answer == LG_BAB_PROVED ? "proved" : bout.answer == LG_BAB_FOUND ? "counterexample" : "open: ",
                 bout.answer == LG_BAB_OPEN ? bout.reason : "");
@@ -205,7 +200,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     snprintf(co->method, sizeof co->method, "%s", bout.method);
     if (bout.answer == LG_BAB_PROVED) co->v = LG_VERDICT_ROBUST;
     else if (bout.answer == LG_BAB_FOUND) co->v = LG_VERDICT_VIOLATED;
-    else if (o->timeout_s > 0 && lg_now() >= deadline) lg_case_unknown(co, 1, "timeout");
+    else if (lg_runctx_expired(run)) lg_case_unknown(co, 1, "timeout");
     else { /* a limit or its own time budget stopped it: the caller may go on */
         lg_case_unknown(co, 0, bout.reason);
         *decided = 0;
@@ -214,28 +209,27 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
 }
 
 static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
-                                double deadline, lg_verify_report *r, lg_case_out *co, double *x)
+                                const lg_runctx *run, lg_verify_report *r, lg_case_out *co, double *x)
 {
     lg_bounds b;
     lg_term *kept = NULL;
     lg_problem p;
     memset(co, 0, sizeof *co);
     const char *s = o->solver ? o->solver : "auto";
-    int timed = o->timeout_s > 0;
     /* symbolic bounds first; LP tightening (--tighten lp) only after the
      * attack: it is the expensive part and useless on violated instances */
     double t0 = lg_now();
-    lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, deadline, &b, &kept, &p, NULL);
+    lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, run, &b, &kept, &p, NULL);
     r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
-    if (o->verbose)
+    if (run->verbose)
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
                 prop->cases[c].n_terms, lg_now() - r->seconds);
     if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
         memcpy(kept, prop->cases[c].terms, (size_t)prop->cases[c].n_terms * sizeof *kept);
         p.n_terms = prop->cases[c].n_terms;
-        st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
+        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
         goto done;
     }
     if (p.n_terms == 0) {
@@ -243,17 +237,15 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         snprintf(co->method, sizeof co->method, "bounds");
         goto done;
     }
-    if (timed && lg_now() >= deadline) {
+    if (lg_runctx_expired(run)) {
         lg_case_unknown(co, 1, "timeout");
         goto done;
     }
+    lg_runctx cc = lg_runctx_child(run, (uint64_t)c); /* case c: attack and branch and bound seeded seed + c */
     if (o->attack) {
-        lg_attack_opts ao = o->atk;
-        ao.seed = o->atk.seed + (unsigned long)c;
-        ao.deadline = timed ? deadline : 0;
         int found = 0;
-        if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &ao, x, &found)) != LG_OK) goto done;
-        if (o->verbose)
+        if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &o->atk, &cc, x, &found)) != LG_OK) goto done;
+        if (run->verbose)
             fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", c, found ? "found a counterexample" : "found nothing",
                     lg_now() - r->seconds);
         if (found) {
@@ -270,21 +262,21 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (o->tighten == LG_TIGHTEN_LP) {
         /* at most half the remaining time, so branch and bound / the back-end still get their
          * turn; before branch and bound, whose root it tightens */
-        double lp_deadline = timed ? lg_now() + 0.5 * (deadline - lg_now()) : 0;
-        if ((st = lg_verify_tighten(net, prop, c, o, lp_deadline, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
+        lg_runctx lp_run = lg_runctx_share(run, 0.5);
+        if ((st = lg_verify_tighten(net, prop, c, &lp_run, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (bm != LG_BAB_NONE) {
         /* auto with ReLU splitting is a first, cheap pass (α-CROWN, shallow splits: a tenth of the
          * remaining time, at most 32 nodes); the whole-case MILP, which wins on wide MNIST-like
          * nets, follows. Input splitting and forced modes get all the time. */
-        double bab_deadline = deadline;
+        lg_runctx bab_run = cc;
         long max_nodes = o->bab.max_nodes;
         if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
-            if (timed) bab_deadline = lg_now() + 0.1 * (deadline - lg_now());
+            bab_run = lg_runctx_share(&cc, 0.1);
             if (max_nodes > 32) max_nodes = 32;
         }
         int decided = 0;
-        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, bab_deadline, deadline, max_nodes, r, co, x, &decided)) !=
+        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, &bab_run, run, max_nodes, r, co, x, &decided)) !=
                 LG_OK ||
             decided)
             goto done;
@@ -292,7 +284,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else {
-        st = lg_verify_backend(s, net, &p, o, deadline, co, x, &r->nodes, &r->t_solver);
+        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
     }
 done:
     for (int k = 0; k < net->n_layers; k++) {
@@ -307,8 +299,15 @@ done:
 
 lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r)
 {
+    /* the one deadline source of the run: every stage gets it or a sub-budget of it */
+    lg_runctx run = lg_runctx_start(o->timeout_s, o->seed, o->verbose, o->memory_mb);
+    return lg_verify_run_in(net, prop, o, &run, r);
+}
+
+lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
+                           lg_verify_report *r)
+{
     double t0 = lg_now();
-    double deadline = o->timeout_s > 0 ? t0 + o->timeout_s : 0;
     memset(r, 0, sizeof *r);
     r->seconds = t0; /* start time while running; elapsed seconds at the end */
     r->violated_case = -1;
@@ -335,7 +334,7 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
     memset(&first_unknown, 0, sizeof first_unknown);
     for (int c = 0; c < prop->n_cases; c++) {
         lg_case_out co;
-        if ((st = lg_verify_case(net, prop, c, o, deadline, r, &co, x)) != LG_OK) goto fail;
+        if ((st = lg_verify_case(net, prop, c, o, run, r, &co, x)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
             /* the one witness gate: double forward pass and exact rational evaluation */
             r->y = malloc((size_t)no * sizeof *r->y);

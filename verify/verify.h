@@ -7,6 +7,10 @@
  * UNKNOWN with a reason. Cases are decided one by one: any violated ⇒
  * violated; all robust ⇒ robust; else unknown.
  *
+ * One run context (core/runctx.h) per run carries the deadline, the seed,
+ * the verbosity and the back-end memory cap to every stage; the stages take
+ * sub-budgets of its deadline, never a clock of their own.
+ *
  * Order per case: symbolic bounds → proof from the bounds → attack →
  * [--tighten lp: LP tightening (at most half the remaining time) → proof]
  * → branch and bound (opts.bab, bab.h; nodes with few unstable ReLUs go to
@@ -42,13 +46,16 @@ typedef struct lg_verify_opts {
     double timeout_s;       /* overall wall-clock limit (default 60); ≤ 0 none */
     lg_tighten tighten;     /* LP tightening of the bounds (default none) */
     int attack;             /* run sampling + PGD before the solver (default 1) */
-    lg_attack_opts atk;     /* seed, restarts, ... (deadline set by the driver) */
+    lg_attack_opts atk;     /* samples, restarts, steps */
+    unsigned long seed;     /* seed of the attack, branch and bound and the back-ends (default 1; case c's
+                               attack and branch and bound use seed + c) */
     int verbose;            /* 1: progress lines on stderr; 2: also solver chatter */
     double memory_mb;       /* memory cap of every back-end call (isolated child's RLIMIT_AS plus the
                                solver's own limit); ≤ 0 none (default) */
     lg_bab_opts bab;        /* branch and bound (bab.h): mode AUTO (default) splits the input box
                                when n_in ≤ 16, else ReLUs; NONE = bounds, attack, LP, back-end only.
-                               The driver sets its deadline and seed; its solver follows `solver`. */
+                               Its solver follows `solver`; deadline, seed, verbosity and memory cap
+                               come from the run context the driver makes from the fields here. */
     int backend_only;       /* 1: after the symbolic bounds, hand every term straight to `solver` (z3 or glpk):
                                no proof from the bounds, no attack, no tightening, no branch and bound, so the
                                time is that back-end's on that formulation (the study's z3/glpk modes) */
@@ -90,6 +97,13 @@ const char *lg_verdict_name(lg_verdict v);
  * initialised here. */
 lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r);
 
+/* The same under a caller's run context (core/runctx.h): run's deadline,
+ * seed, verbosity and memory cap replace o->timeout_s, seed, verbose and
+ * memory_mb (lg_verify_run makes run from those, its deadline timeout_s
+ * from now). E.g. several properties under one budget. */
+lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
+                           lg_verify_report *r);
+
 /* Add margin K to a property: every constraint coef·y + d ≤ 0 becomes
  * coef·y + d − K ≤ 0 (a counterexample is any output that does not beat the
  * constraint by more than K). For robustness properties built with margin 0
@@ -97,9 +111,10 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
 void lg_verify_apply_margin(lg_prop *p, double K);
 
 /* Bounds for case c of prop and the lg_problem a back-end receives (terms
- * that the bounds refute are dropped; *n_dropped counts them). prob borrows
- * from net, prop and b; b is initialised here and owned by the caller. */
-lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, double deadline,
+ * that the bounds refute are dropped). LP tightening stops at run's deadline
+ * (run NULL: none). prob borrows from net, prop and b; b is initialised here
+ * and owned by the caller, as is *kept. */
+lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_tighten tighten, const lg_runctx *run,
                             lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp);
 
 /* VNN-COMP result file (result_file.c): `unsat`, `sat` + counterexample

@@ -1,0 +1,51 @@
+/* runctx.c — the per-run context (runctx.h). */
+#include "core/runctx.h"
+
+#include <math.h>
+
+#include "core/clock.h"
+
+lg_runctx lg_runctx_none(void)
+{
+    lg_runctx c = {0, 1, 0, 0};
+    return c;
+}
+
+lg_runctx lg_runctx_start(double timeout_s, uint64_t seed, int verbose, double memory_mb)
+{
+    lg_runctx c = {timeout_s > 0 ? lg_now() + timeout_s : 0, seed, verbose, memory_mb};
+    return c;
+}
+
+int lg_runctx_expired(const lg_runctx *c) { return c->deadline > 0 && lg_now() >= c->deadline; }
+
+double lg_runctx_remaining(const lg_runctx *c)
+{
+    if (!(c->deadline > 0)) return INFINITY;
+    double left = c->deadline - lg_now();
+    return left > 0 ? left : 0;
+}
+
+lg_runctx lg_runctx_child(const lg_runctx *c, uint64_t salt)
+{
+    lg_runctx r = *c;
+    r.seed = c->seed + salt;
+    return r;
+}
+
+lg_runctx lg_runctx_sooner(const lg_runctx *c, double deadline)
+{
+    lg_runctx r = *c;
+    if (deadline > 0 && (!(r.deadline > 0) || deadline < r.deadline)) r.deadline = deadline;
+    return r;
+}
+
+lg_runctx lg_runctx_share(const lg_runctx *c, double f)
+{
+    lg_runctx r = *c;
+    if (c->deadline > 0) {
+        double now = lg_now();
+        r.deadline = now + f * (c->deadline - now);
+    }
+    return r;
+}

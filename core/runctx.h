@@ -1,0 +1,48 @@
+/* runctx.h — the per-run context: what one verification run (or one part of
+ * it) is given besides its options — when to stop, how to seed, how much to
+ * say, how much memory a back-end may take.
+ *
+ * Option structs (lg_verify_opts, lg_bab_opts, lg_attack_opts, ...) hold
+ * only what the user chose; nothing overwrites them during a run. The
+ * driver (verify/verify.c) makes one lg_runctx at the start from its
+ * options — the one deadline source, a value of lg_now() — and passes it
+ * down by const pointer to every stage (bounds/LP tightening, attack,
+ * branch and bound, α/β optimisation, the back-end decision and the
+ * back-ends themselves). A stage that needs a tighter budget or its own
+ * seed derives a new value (lg_runctx_sooner, lg_runctx_share,
+ * lg_runctx_child): a sub-budget is never later than its parent's deadline,
+ * and no stage starts a second clock.
+ *
+ * A plain value: copy it freely; it owns nothing and borrows nothing.
+ */
+#ifndef LG_RUNCTX_H
+#define LG_RUNCTX_H
+
+#include <stdint.h>
+
+typedef struct lg_runctx {
+    double deadline;  /* lg_now() seconds to stop at; ≤ 0 none */
+    uint64_t seed;    /* seed of every randomised step (attack, back-end) */
+    int verbose;      /* 0 quiet; 1 progress lines on stderr; 2 also solver chatter */
+    double memory_mb; /* memory cap of each back-end call (MB); ≤ 0 none */
+} lg_runctx;
+
+/* No deadline, seed 1, quiet, no memory cap. */
+lg_runctx lg_runctx_none(void);
+/* A run starting now: deadline lg_now() + timeout_s (none if timeout_s ≤ 0). */
+lg_runctx lg_runctx_start(double timeout_s, uint64_t seed, int verbose, double memory_mb);
+
+/* 1 once the deadline has passed (never without one). */
+int lg_runctx_expired(const lg_runctx *c);
+/* Seconds left (≥ 0), or INFINITY without a deadline. */
+double lg_runctx_remaining(const lg_runctx *c);
+
+/* The same run with seed + salt (a case, a node: a derived stream). */
+lg_runctx lg_runctx_child(const lg_runctx *c, uint64_t salt);
+/* The same run with deadline min(c's, deadline) (deadline ≤ 0: unchanged). */
+lg_runctx lg_runctx_sooner(const lg_runctx *c, double deadline);
+/* A sub-budget of a fraction f ∈ (0, 1] of the time left: deadline
+ * lg_now() + f·remaining (unchanged without a deadline). */
+lg_runctx lg_runctx_share(const lg_runctx *c, double f);
+
+#endif
