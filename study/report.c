@@ -267,3 +267,10 @@ int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf)
     lg_rep_median(buf, n); /* sorts */
     return n;
 }
+
+int lg_rep_arch_has_mode(const lg_rep *R, const char *arch, lg_study_mode m)
+{
+    for (int g = 0; g < R->n_groups; g++)
+        if (strcmp(R->groups[g].arch, arch) == 0 && R->groups[g].mode[m].n > 0) return 1;
+    return 0;
+}

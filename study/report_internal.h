@@ -58,6 +58,8 @@ double lg_rep_num(json_t *o, const char *k);
 double lg_rep_median(double *v, int n);
 /* The decided rows' seconds of group g in mode m, sorted (cactus), into buf; returns the count. */
 int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf);
+/* 1 if some regime of arch has rows of mode m (an [arch] section may leave modes out). */
+int lg_rep_arch_has_mode(const lg_rep *R, const char *arch, lg_study_mode m);
 
 lg_status lg_rep_write_csv(lg_rep *R);
 lg_status lg_rep_write_plots(lg_rep *R);

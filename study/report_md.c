@@ -94,10 +94,36 @@ static void lg_md_reading(lg_rep *R, FILE *f)
         for (int g = 0; g < R->n_groups; g++)
             if (strcmp(R->groups[g].arch, arch) == 0 && strcmp(R->groups[g].regime, "gelu_swap") == 0) base = g;
         for (int m = 0; m < LG_STUDY_N_MODES; m++) {
-            if (!R->has_mode[m]) continue;
+            if (!lg_rep_arch_has_mode(R, arch, (lg_study_mode)m)) continue;
             int b = lg_md_best(R, arch, lg_sc_decided, m);
             if (b < 0) continue;
             const lg_rep_modest *S = &R->groups[b].mode[m];
+            /* regimes that decided the same fraction: a tie is said as one, with the spread of times */
+            int n_reg = 0, n_tie = 0, fast = -1, slow = -1;
+            double frac = S->n ? (double)(S->robust + S->violated) / S->n : 0.0;
+            for (int g = 0; g < R->n_groups; g++) {
+                const lg_rep_modest *T = &R->groups[g].mode[m];
+                if (strcmp(R->groups[g].arch, arch) != 0 || !T->n) continue;
+                n_reg++;
+                if ((double)(T->robust + T->violated) / T->n != frac) continue;
+                n_tie++;
+                if (fast < 0 || T->median_s < R->groups[fast].mode[m].median_s) fast = g;
+                if (slow < 0 || T->median_s > R->groups[slow].mode[m].median_s) slow = g;
+            }
+            if (n_tie > 1 && S->robust + S->violated > 0) {
+                fprintf(f, "- %s: %s %d regimes decided %.1f%% of their instances; median seconds per instance from "
+                           "%.3g (**%s**) to %.3g (%s)",
+                        lg_study_mode_name((lg_study_mode)m), n_tie == n_reg ? "all" : "a tie of", n_tie,
+                        100.0 * frac, R->groups[fast].mode[m].median_s, R->groups[fast].regime,
+                        R->groups[slow].mode[m].median_s, R->groups[slow].regime);
+                if (base >= 0 && base != fast && base != slow) {
+                    const lg_rep_modest *B = &R->groups[base].mode[m];
+                    fprintf(f, "; the direct swap gelu_swap decided %d of %d (median %.3g s)", B->robust + B->violated,
+                            B->n, B->median_s);
+                }
+                fprintf(f, ".\n");
+                continue;
+            }
             if (S->robust + S->violated == 0) {
                 fprintf(f, "- %s: no regime had an instance decided (every instance unknown; %d timeouts of %d "
                            "for %s).\n",
@@ -217,7 +243,7 @@ lg_status lg_rep_write_md(lg_rep *R, FILE *out)
         for (char *p = tag; *p; p++)
             if (*p == ',') *p = '-';
         for (int m = 0; m < LG_STUDY_N_MODES; m++)
-            if (R->has_mode[m])
+            if (lg_rep_arch_has_mode(R, arch, (lg_study_mode)m))
                 fprintf(f, "![cactus %s %s](plots/cactus_%s_%s.png)\n", arch, lg_study_mode_name((lg_study_mode)m), tag,
                         lg_study_mode_name((lg_study_mode)m));
         fprintf(f, "![accuracy %s](plots/accuracy_%s.png)\n![unstable %s](plots/unstable_%s.png)\n"

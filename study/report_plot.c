@@ -61,7 +61,7 @@ lg_status lg_rep_write_plots(lg_rep *R)
         lg_plot_tag(tag, sizeof tag, arch);
         /* cactus per mode: sorted solved times, one block per regime */
         for (int m = 0; m < LG_STUDY_N_MODES; m++) {
-            if (!R->has_mode[m]) continue;
+            if (!lg_rep_arch_has_mode(R, arch, (lg_study_mode)m)) continue;
             snprintf(name, sizeof name, "cactus_%s_%s", tag, lg_study_mode_name((lg_study_mode)m));
             snprintf(path, sizeof path, "%s/%s.dat", dir, name);
             FILE *f = fopen(path, "w");

@@ -538,6 +538,32 @@ START_TEST(test_study_report_fixture)
 }
 END_TEST
 
+/* Without an architecture's z3 rows (an [arch] section left the mode out):
+ * no z3 cactus plot is linked, and the other modes are still read. */
+START_TEST(test_study_report_mode_left_out)
+{
+    const char *dir = lg_dir("rep2");
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    char cmd[2000], p[700], line[4096], fr[700];
+    snprintf(fr, sizeof fr, "%s", lg_test_fixture("study/results.jsonl")); /* lg_test_fixture reuses its buffer */
+    snprintf(cmd, sizeof cmd, "grep -v '\"mode\":\"z3\"' '%s' > '%s/results.jsonl' && cp '%s' '%s/'", fr, dir,
+             lg_test_fixture("study/networks.jsonl"), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int z3 = 0, glpk = 0;
+    while (fgets(line, sizeof line, f)) {
+        z3 |= strstr(line, "cactus_784-16-10_z3") != NULL;
+        glpk |= strstr(line, "cactus_784-16-10_glpk") != NULL;
+    }
+    fclose(f);
+    ck_assert_int_eq(z3, 0);
+    ck_assert_int_eq(glpk, 1);
+}
+END_TEST
+
 START_TEST(test_study_report_empty_dir)
 {
     ck_assert_int_eq(lg_study_report(lg_dir(""), NULL), LG_ERR_ARG);
@@ -555,6 +581,7 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_shard_merge_equals_single);
     tcase_add_test(tc, test_study_z3_mode_row);
     tcase_add_test(tc, test_study_report_fixture);
+    tcase_add_test(tc, test_study_report_mode_left_out);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
