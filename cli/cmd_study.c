@@ -63,6 +63,7 @@ int lg_cmd_study(int argc, char **argv)
     lg_status st = lg_study_grid_load(&g, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("study", st);
     lg_study_stats s;
+    o.grid_path = argv[optind];
     st = lg_study_run(&g, &o, &s);
     lg_study_grid_free(&g);
     if (st != LG_OK) return lg_cli_fail("study", st);

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "study/report.h"
 #include "study/results.h"
+#include "study/run.h"
 
 /* Merge file `name` of every input into out_dir; field `check` must agree for equal keys. */
 static lg_status lg_merge_file(const char *out_dir, const char *const *in, int n, const char *name, const char *check,
@@ -61,6 +63,14 @@ lg_status lg_study_merge(const char *out_dir, const char *const *in, int n, long
         struct stat sb;
         snprintf(p, sizeof p, "%s/results.jsonl", in[d]);
         if (stat(p, &sb) != 0) return lg_fail(LG_ERR_IO, "%s: no results.jsonl (not a study directory?)", in[d]);
+    }
+    for (int d = 0; d < n; d++) { /* the grid the shards ran (the first one that has it) */
+        char g[4200];
+        snprintf(g, sizeof g, "%s/grid.ini", in[d]);
+        if (access(g, R_OK) != 0) continue;
+        lg_status sg = lg_study_copy_file(g, out_dir, "grid.ini");
+        if (sg != LG_OK) return sg;
+        break;
     }
     lg_status st = lg_merge_file(out_dir, in, n, "networks.jsonl", "hash", NULL);
     if (st != LG_OK) return st;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "study/grid.h"
 #include "study/report_internal.h"
@@ -85,6 +86,23 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
         G->smooth |= json_is_true(json_object_get(o, "smooth"));
         json_t *ord = json_object_get(o, "order");
         if (json_is_integer(ord) && json_integer_value(ord) < G->order) G->order = (long)json_integer_value(ord);
+    }
+    /* groups in the order of DIR/grid.ini (the grid of the last run) when it is there: architecture, then
+     * regime; else the networks' recorded grid order */
+    snprintf(path, sizeof path, "%s/grid.ini", dir);
+    lg_study_grid g;
+    if (access(path, R_OK) == 0 && lg_study_grid_load(&g, path) == LG_OK) {
+        for (int k = 0; k < R->n_groups; k++) {
+            lg_rep_groupst *G = &R->groups[k];
+            int ai = -1, ri = -1;
+            for (int a = 0; a < g.n_archs; a++)
+                if (strcmp(g.archs[a].name, G->arch) == 0) ai = a;
+            for (int r = 0; r < g.n_regimes; r++)
+                if (strcmp(g.regimes[r].name, G->regime) == 0) ri = r;
+            if (ai >= 0 && ri >= 0) G->order = (long)ai * 100000L + ri;
+            else G->order += 500000000L; /* not in the grid: after, in their old order */
+        }
+        lg_study_grid_free(&g);
     }
     /* groups in grid order (networks first seen without an order keep file order after them) */
     for (int a = 1; a < R->n_groups; a++)

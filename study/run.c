@@ -12,12 +12,27 @@
 #include <unistd.h>
 
 #include "anneal/deviation.h"
+#include "core/atomic_file.h"
 #include "core/idx.h"
+#include "core/netfile.h"
 #include "verify/prop.h"
 #include "verify/transfer.h"
 #include "verify/verify.h"
 #include "study/nets.h"
 #include "study/results.h"
+
+lg_status lg_study_copy_file(const char *src, const char *dir, const char *name)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    lg_status st = lg_file_slurp(src, (size_t)1 << 24, &buf, &len);
+    if (st != LG_OK) return st;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    st = lg_atomic_write(path, buf, len);
+    free(buf);
+    return st;
+}
 
 lg_study_opts lg_study_opts_default(void)
 {
@@ -292,6 +307,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     if (!o->cache_dir) snprintf(cache, sizeof cache, "%s/nets", o->out_dir);
     if ((st = lg_run_mkdir(cache)) != LG_OK) goto out;
     C.cache = cache;
+    if (o->grid_path && (st = lg_study_copy_file(o->grid_path, o->out_dir, "grid.ini")) != LG_OK) goto out;
     snprintf(path, sizeof path, "%s/results.jsonl", o->out_dir);
     if ((st = lg_study_log_open(&C.results, path)) != LG_OK) goto out;
     snprintf(path, sizeof path, "%s/networks.jsonl", o->out_dir);

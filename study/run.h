@@ -39,9 +39,13 @@ typedef struct lg_study_opts {
     int shard_k, shard_n;  /* 1 ≤ K ≤ N; 1/1 = everything */
     int progress;          /* 1: progress line with ETA on stderr */
     FILE *log;             /* one line per network and a closing line, or NULL */
+    const char *grid_path; /* copied to OUT/grid.ini (provenance, report order), or NULL */
 } lg_study_opts;
 
 lg_study_opts lg_study_opts_default(void);
+
+/* Copy the file src to dir/name atomically (the grid into a study directory). */
+lg_status lg_study_copy_file(const char *src, const char *dir, const char *name);
 
 typedef struct lg_study_stats {
     long n_instances;   /* in this shard */

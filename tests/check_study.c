@@ -561,6 +561,27 @@ START_TEST(test_study_report_mode_left_out)
     fclose(f);
     ck_assert_int_eq(z3, 0);
     ck_assert_int_eq(glpk, 1);
+    /* with the run's grid in DIR/grid.ini, the tables follow its regime order */
+    snprintf(p, sizeof p, "%s/grid.ini", dir);
+    f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[study]\narchs = 784,16,10\neps = 0.01\ninputs = 3\n[regime anneal_s0.25_l160]\nact = lgelu\n"
+          "[regime gelu_swap]\nact = gelu\n[regime relu]\nact = relu\n",
+          f);
+    fclose(f);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int row = 0, at_anneal = 0, at_gelu = 0, at_relu = 0;
+    while (fgets(line, sizeof line, f) && !at_relu) {
+        row++;
+        if (!at_anneal && strstr(line, "| 784,16,10 | anneal_s0.25_l160 |")) at_anneal = row;
+        if (!at_gelu && strstr(line, "| 784,16,10 | gelu_swap |")) at_gelu = row;
+        if (strstr(line, "| 784,16,10 | relu |")) at_relu = row;
+    }
+    fclose(f);
+    ck_assert(at_anneal > 0 && at_anneal < at_gelu && at_gelu < at_relu);
 }
 END_TEST
 
