@@ -115,10 +115,13 @@ size_t lg_alpha_row_bytes(const lg_net *net)
     return (4 * w + 14 * size + (size_t)net->n_in + 8) * sizeof(double);
 }
 
-/* Rows per call within the documented cap (alpha.h). */
-static int lg_alpha_chunk(const lg_net *net, int m)
+/* Rows per call within the documented cap (alpha.h): LG_ALPHA_BATCH_MB, or
+ * an eighth of the run's memory cap (--memory) when that is smaller. */
+static int lg_alpha_chunk(const lg_net *net, int m, const lg_runctx *run)
 {
     size_t per = lg_alpha_row_bytes(net), cap = (size_t)LG_ALPHA_BATCH_MB << 20;
+    if (run && run->memory_mb > 0 && run->memory_mb / 8.0 < (double)LG_ALPHA_BATCH_MB)
+        cap = (size_t)(run->memory_mb / 8.0 * 1048576.0);
     size_t k = cap / per;
     if (k < 1) k = 1;
     return (size_t)m < k ? m : (int)k;
@@ -163,7 +166,7 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
     if (!beta) b1.sign = NULL;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in;
-    int ch = lg_alpha_chunk(net, m);
+    int ch = lg_alpha_chunk(net, m, NULL);
     /* per chunk row: lam, zadd [size], ain [n_in]; G, H [w] */
     double *buf = malloc((size_t)ch * (2 * size + n_in + 2 * w) * sizeof *buf);
     if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
@@ -288,7 +291,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     if (!beta) b1.sign = NULL;
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in, np = b1.sign ? 2 * size : size;
-    int ch = lg_alpha_chunk(net, m);
+    int ch = lg_alpha_chunk(net, m, run);
     double *buf = malloc((size_t)ch * (7 * np + n_in + 2 * w + 1) * sizeof *buf);
     if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {

@@ -82,7 +82,8 @@ typedef struct lg_alpha_batch {
 } lg_alpha_batch;
 
 /* Rows are processed in chunks of at most LG_ALPHA_BATCH_MB megabytes of
- * scratch (lg_alpha_row_bytes per row); within a chunk the optimisation
+ * scratch (lg_alpha_row_bytes per row; in lg_alpha_optimize_batch at most an
+ * eighth of the run's --memory cap when that is smaller); within a chunk the optimisation
  * runs in lockstep (one back-substitution of all its rows per step). */
 #define LG_ALPHA_BATCH_MB 64
 size_t lg_alpha_row_bytes(const lg_net *net);
