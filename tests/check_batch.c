@@ -37,23 +37,6 @@ static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 #define TG_NO 3
 #define TG_G 5 /* groups per batch */
 
-/* pre-activations z [size] and outputs y of the net at x */
-static void lg_tg_pre(const lg_net *net, const double *x, double *z, double *y)
-{
-    double a[64], t[64];
-    for (int i = 0; i < net->n_in; i++) a[i] = x[i];
-    for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
-        const lg_layer *L = &net->layers[k];
-        for (int j = 0; j < L->n_out; j++) {
-            double v = L->b[j];
-            for (int i = 0; i < L->n_in; i++) v += L->W[(size_t)j * (size_t)L->n_in + (size_t)i] * a[i];
-            z[off + j] = v;
-            t[j] = L->act == LG_ACT_RELU ? fmax(v, 0.0) : v;
-        }
-        memcpy(a, t, (size_t)L->n_out * sizeof *a);
-    }
-    memcpy(y, a, (size_t)lg_net_n_out(net) * sizeof *y);
-}
 
 /* One group: a point x0 of the box and up to k unstable neurons split on
  * x0's side (so the region holds x0), bounds clipped and recomputed as
@@ -71,7 +54,7 @@ static void lg_tg_make(lg_tg *g, const lg_net *net, const double *lo, const doub
     ck_assert_int_eq(lg_bounds_symbolic(&g->b, net, lo, hi), LG_OK);
     memset(g->sign, 0, sizeof g->sign);
     double z[64], y[8];
-    lg_tg_pre(net, g->x0, z, y);
+    lg_test_preacts(net, g->x0, z, y);
     int done = 0;
     for (int k = 0; k < net->n_layers - 1; k++) {
         int off = lg_alpha_offset(net, k);
@@ -105,7 +88,7 @@ static void lg_tg_sample_min(const lg_tg *g, const lg_net *net, const double *lo
                           : (q % 2 ? g->x0[i] + (u - 0.5) * 0.2 * (hi[i] - lo[i]) : lo[i] + u * (hi[i] - lo[i]));
             x[i] = fmin(fmax(x[i], lo[i]), hi[i]);
         }
-        lg_tg_pre(net, x, z, y);
+        lg_test_preacts(net, x, z, y);
         int ok = 1;
         for (int j = 0; j < size && ok; j++)
             if ((g->sign[j] > 0 && z[j] > 0) || (g->sign[j] < 0 && z[j] < 0)) ok = 0;
@@ -309,7 +292,7 @@ START_TEST(test_batch_alpha_tighten_intermediate)
             for (int i = 0; i < TG_NI; i++) x[i] = lo[i] + lg_rng_uniform(&r) * (hi[i] - lo[i]);
             if (q < 16) /* corners */
                 for (int i = 0; i < TG_NI; i++) x[i] = (q >> i) & 1 ? hi[i] : lo[i];
-            lg_tg_pre(&net, x, z, y);
+            lg_test_preacts(&net, x, z, y);
             for (int k = 0, off = 0; k < net.n_layers; off += net.layers[k].n_out, k++)
                 for (int j = 0; j < net.layers[k].n_out; j++)
                     ck_assert_msg(z[off + j] >= b.lo[k][j] && z[off + j] <= b.hi[k][j],

@@ -42,23 +42,6 @@ typedef struct lg_tbb {
     double C[2 * TB_NO], d[2];
 } lg_tbb;
 
-/* pre-activations of every layer at x (z [size], layout of lg_alpha_offset) */
-static void lg_tbb_pre(const lg_net *net, const double *x, double *z, double *y)
-{
-    double a[64], t[64];
-    for (int i = 0; i < net->n_in; i++) a[i] = net->in_sub ? (x[i] - net->in_sub[i]) / net->in_div[i] : x[i];
-    for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
-        const lg_layer *L = &net->layers[k];
-        for (int j = 0; j < L->n_out; j++) {
-            double v = L->b[j];
-            for (int i = 0; i < L->n_in; i++) v += L->W[(size_t)j * (size_t)L->n_in + (size_t)i] * a[i];
-            z[off + j] = v;
-            t[j] = L->act == LG_ACT_RELU ? fmax(v, 0.0) : v;
-        }
-        memcpy(a, t, (size_t)L->n_out * sizeof *a);
-    }
-    memcpy(y, a, (size_t)lg_net_n_out(net) * sizeof *y);
-}
 
 static int lg_tbb_make(lg_tbb *t, lg_rng *r, int h, int k_split)
 {
@@ -76,7 +59,7 @@ static int lg_tbb_make(lg_tbb *t, lg_rng *r, int h, int k_split)
     t->size = lg_alpha_size(&t->net);
     t->sign = calloc((size_t)t->size, 1);
     double z[64], y[8];
-    lg_tbb_pre(&t->net, t->x0, z, y);
+    lg_test_preacts(&t->net, t->x0, z, y);
     int done = 0;
     for (int k = 0; k < 2; k++) { /* hidden layers in order, so a later recompute keeps earlier splits */
         int off = lg_alpha_offset(&t->net, k);
@@ -120,7 +103,7 @@ static int lg_tbb_sample_min(const lg_tbb *t, lg_rng *r, int n, double *mn)
             else x[i] = t->lo[i] + u * (t->hi[i] - t->lo[i]);
             x[i] = fmin(fmax(x[i], t->lo[i]), t->hi[i]);
         }
-        lg_tbb_pre(&t->net, x, z, y);
+        lg_test_preacts(&t->net, x, z, y);
         int ok = 1;
         for (int j = 0; j < t->size && ok; j++)
             if ((t->sign[j] > 0 && z[j] > 0) || (t->sign[j] < 0 && z[j] < 0)) ok = 0;

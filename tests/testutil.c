@@ -53,3 +53,20 @@ int lg_test_cli(const char *args, const char *out_path)
     ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
     return WEXITSTATUS(st);
 }
+
+void lg_test_preacts(const lg_net *net, const double *x, double *z, double *y)
+{
+    double a[64], t[64];
+    for (int i = 0; i < net->n_in; i++) a[i] = net->in_sub ? (x[i] - net->in_sub[i]) / net->in_div[i] : x[i];
+    for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int j = 0; j < L->n_out; j++) {
+            double v = L->b[j];
+            for (int i = 0; i < L->n_in; i++) v += L->W[(size_t)j * (size_t)L->n_in + (size_t)i] * a[i];
+            z[off + j] = v;
+            t[j] = L->act == LG_ACT_RELU ? fmax(v, 0.0) : v;
+        }
+        memcpy(a, t, (size_t)L->n_out * sizeof *a);
+    }
+    memcpy(y, a, (size_t)lg_net_n_out(net) * sizeof *y);
+}

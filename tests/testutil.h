@@ -23,4 +23,9 @@ int lg_test_cli(const char *args, const char *out_path);
 /* 1 if the Fashion-MNIST package data is installed. */
 int lg_test_have_data(void);
 
+/* Pre-activations of every layer of a small ReLU/linear net (widths ≤ 64) at
+ * x, input normalisation applied: z [Σ widths, lg_alpha_offset layout] and
+ * the outputs y. */
+void lg_test_preacts(const lg_net *net, const double *x, double *z, double *y);
+
 #endif
