@@ -281,10 +281,12 @@ static lg_status z3_candidate(z3q *q, const lg_problem *p, double *x)
 }
 
 /* 1 if the double forward pass at x satisfies some term exactly. */
-static int z3_candidate_holds(z3q *q, const lg_problem *p, const double *x)
+/* 1 if the double forward pass at x lies in some term with every
+ * constraint ≤ tol (tol < 0: strictly inside by |tol|). */
+static int z3_candidate_holds(z3q *q, const lg_problem *p, const double *x, double tol)
 {
     for (int t = 0; t < p->n_terms; t++)
-        if (lg_pwl_term_holds(p, t, x, 0.0, q->scratch)) return 1;
+        if (lg_pwl_term_holds(p, t, x, tol, q->scratch)) return 1;
     return 0;
 }
 
@@ -397,15 +399,16 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         }
         if ((st = z3_candidate(&q, p, r->x))) goto fail;
         r->answer = LG_ANSWER_SAT;
-        if (!z3_candidate_holds(&q, p, r->x)) {
-            /* The exact model sits on the boundary of the region and its
-             * double rounding misses it: ask for a point 1e-9 inside. If
-             * there is none, keep the boundary point (verify/ decides). */
+        if (!z3_candidate_holds(&q, p, r->x, -LG_Z3_INSIDE / 4)) {
+            /* The exact model sits on (or next to) the boundary of the
+             * region — a tie the double rounding or the exact witness check
+             * may reject: ask for a point 1e-9 inside. If there is none,
+             * keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
             if (z3_err == Z3_OK && (!(o->run.deadline > 0) || lg_now() < o->run.deadline) &&
                 z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
-                if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2))
+                if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2, 0.0))
                     memcpy(r->x, x2, (size_t)n_in * sizeof *x2);
                 free(x2);
             }

@@ -199,6 +199,37 @@ START_TEST(test_encode_z3_exact_rationals)
 }
 END_TEST
 
+/* A counterexample region whose exact boundary is not a double: y = 3x,
+ * region 1 − 3x ≤ 0 (x ≥ 1/3) in the box [0, 0.34]. Z3's exact model may
+ * be the tie x = 1/3, whose double (just below 1/3) passes the double check
+ * (3·fl(1/3) rounds to 1) but not the exact one; the back-end must return a
+ * point strictly inside, i.e. a double > 1/3. */
+START_TEST(test_encode_z3_witness_off_the_tie)
+{
+    int dims[2] = {1, 1};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
+    net.layers[0].W[0] = 3.0;
+    net.layers[0].b[0] = 0.0;
+    double lo = 0.0, hi = 0.34, pl = 0.0, ph = 1.02;
+    double *pre_lo[1] = {&pl}, *pre_hi[1] = {&ph};
+    double coef = -1.0;
+    lg_lincon c = {&coef, 1.0};
+    lg_term t = {1, &c};
+    lg_problem p = {&net, &lo, &hi, 1, &t, pre_lo, pre_hi};
+    lg_solve_opts o = lg_solve_opts_default();
+    lg_result r;
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        o.run.seed = seed;
+        ck_assert_int_eq(lg_solver_find("z3")->solve(&p, &o, &r), LG_OK);
+        ck_assert_int_eq(r.answer, LG_ANSWER_SAT);
+        ck_assert_msg(r.x[0] > 1.0 / 3.0 && r.x[0] <= 0.34, "witness %.17g is not strictly inside", r.x[0]);
+        lg_result_free(&r);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
 /* Z3, GLPK and the oracle on seeded random instances. */
 START_TEST(test_encode_random_agree)
 {
@@ -484,6 +515,7 @@ Suite *suite_encode(void)
     tcase_add_test(tc, test_encode_rational_exact);
     tcase_add_test(tc, test_encode_solver_find);
     tcase_add_test(tc, test_encode_z3_exact_rationals);
+    tcase_add_test(tc, test_encode_z3_witness_off_the_tie);
     tcase_add_test(tc, test_encode_random_agree);
     tcase_add_test(tc, test_encode_export_cli_agree);
     tcase_add_test(tc, test_encode_trivial_conditions);
