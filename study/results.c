@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/atomic_file.h"
 #include "core/netfile.h"
@@ -195,13 +196,50 @@ static lg_status lg_rows_push(void *ctx, json_t *o)
     return json_array_append(ctx, o) ? lg_fail(LG_ERR_NOMEM, "out of memory") : LG_OK;
 }
 
+/* path + ".gz" read whole through zlib (an archived study directory); *buf NULL if there is none. */
+static lg_status lg_rows_slurp_gz(const char *path, char **buf, size_t *len)
+{
+    char gz[4200];
+    *buf = NULL;
+    *len = 0;
+    snprintf(gz, sizeof gz, "%s.gz", path);
+    if (access(gz, R_OK) != 0) return LG_OK;
+    gzFile f = gzopen(gz, "rb");
+    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open", gz);
+    size_t cap = 1 << 20, n = 0;
+    char *b = malloc(cap);
+    lg_status st = LG_OK;
+    for (int r; b;) {
+        if (n == cap) {
+            char *nb = cap < ((size_t)1 << 34) ? realloc(b, cap *= 2) : NULL;
+            if (!nb) break;
+            b = nb;
+        }
+        if ((r = gzread(f, b + n, (unsigned)(cap - n > (1u << 30) ? (1u << 30) : cap - n))) <= 0) {
+            if (r < 0) st = lg_fail(LG_ERR_IO, "%s: not a valid gzip file", gz);
+            break;
+        }
+        n += (size_t)r;
+    }
+    gzclose(f);
+    if (!b) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", gz);
+    if (st != LG_OK) {
+        free(b);
+        return st;
+    }
+    while (n > 0 && b[n - 1] != '\n') n--;
+    *buf = b;
+    *len = n;
+    return LG_OK;
+}
+
 lg_status lg_study_rows_read(const char *path, json_t **rows)
 {
     *rows = json_array();
     if (!*rows) return lg_fail(LG_ERR_NOMEM, "out of memory");
     char *buf = NULL;
     size_t len = 0, full = 0;
-    lg_status st = lg_rows_slurp(path, &buf, &len, &full);
+    lg_status st = access(path, F_OK) == 0 ? lg_rows_slurp(path, &buf, &len, &full) : lg_rows_slurp_gz(path, &buf, &len);
     if (st == LG_OK) st = lg_rows_each(path, buf, len, lg_rows_push, *rows);
     free(buf);
     if (st != LG_OK) {

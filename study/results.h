@@ -40,7 +40,8 @@ lg_status lg_study_log_append(lg_study_log *L, json_t *obj, int *written);
 void lg_study_log_close(lg_study_log *L);
 
 /* All objects of a JSON-lines file, in file order (a torn last line is
- * ignored); a missing file gives an empty array. Errors name the line. */
+ * ignored); if path is missing, path.gz is read instead (an archived study
+ * directory); neither gives an empty array. Errors name the line. */
 lg_status lg_study_rows_read(const char *path, json_t **rows);
 
 /* Instance and network keys. */

@@ -582,6 +582,17 @@ START_TEST(test_study_report_mode_left_out)
     }
     fclose(f);
     ck_assert(at_anneal > 0 && at_anneal < at_gelu && at_gelu < at_relu);
+    /* an archived directory: results.jsonl.gz is read when results.jsonl is missing */
+    snprintf(cmd, sizeof cmd, "gzip '%s/results.jsonl' && rm -f '%s/modes.csv'", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/modes.csv", dir);
+    f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int glpk_rows = 0;
+    while (fgets(line, sizeof line, f)) glpk_rows += strstr(line, ",glpk,") != NULL;
+    fclose(f);
+    ck_assert_int_gt(glpk_rows, 0);
 }
 END_TEST
 
