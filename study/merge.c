@@ -57,7 +57,8 @@ fail:
 
 lg_status lg_study_merge(const char *out_dir, const char *const *in, int n, long *n_rows)
 {
-    if (mkdir(out_dir, 0755) != 0 && errno != EEXIST) return lg_fail(LG_ERR_IO, "%s: %s", out_dir, strerror(errno));
+    lg_status sm = lg_study_mkdir(out_dir);
+    if (sm != LG_OK) return sm;
     for (int d = 0; d < n; d++) {
         char p[4200];
         struct stat sb;

@@ -285,9 +285,17 @@ static lg_status lg_run_pool(lg_run_ctx *C, void *(*fn)(void *), int jobs)
     return LG_OK;
 }
 
-static lg_status lg_run_mkdir(const char *d)
+lg_status lg_study_mkdir(const char *d)
 {
-    if (mkdir(d, 0755) != 0 && errno != EEXIST) return lg_fail(LG_ERR_IO, "%s: %s", d, strerror(errno));
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s", d) >= (int)sizeof p) return lg_fail(LG_ERR_ARG, "%s: path too long", d);
+    for (char *s = p + 1; *s; s++) { /* parents first, like mkdir -p */
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) return lg_fail(LG_ERR_IO, "%s: %s", p, strerror(errno));
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return lg_fail(LG_ERR_IO, "%s: %s", d, strerror(errno));
     return LG_OK;
 }
 
@@ -301,11 +309,11 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     C.t0 = lg_now();
     pthread_mutex_init(&C.mu, NULL);
     char cache[4096], path[4200];
-    lg_status st = lg_run_mkdir(o->out_dir);
+    lg_status st = lg_study_mkdir(o->out_dir);
     if (st != LG_OK) goto out;
     snprintf(cache, sizeof cache, "%s", o->cache_dir ? o->cache_dir : "");
     if (!o->cache_dir) snprintf(cache, sizeof cache, "%s/nets", o->out_dir);
-    if ((st = lg_run_mkdir(cache)) != LG_OK) goto out;
+    if ((st = lg_study_mkdir(cache)) != LG_OK) goto out;
     C.cache = cache;
     if (o->grid_path && (st = lg_study_copy_file(o->grid_path, o->out_dir, "grid.ini")) != LG_OK) goto out;
     snprintf(path, sizeof path, "%s/results.jsonl", o->out_dir);

@@ -44,6 +44,9 @@ typedef struct lg_study_opts {
 
 lg_study_opts lg_study_opts_default(void);
 
+/* Create directory d and its missing parents (mkdir -p). */
+lg_status lg_study_mkdir(const char *d);
+
 /* Copy the file src to dir/name atomically (the grid into a study directory). */
 lg_status lg_study_copy_file(const char *src, const char *dir, const char *name);
 

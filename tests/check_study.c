@@ -596,6 +596,30 @@ START_TEST(test_study_report_mode_left_out)
 }
 END_TEST
 
+/* --out a/b/c in a fresh clone: the missing parents are made (mkdir -p),
+ * twice is fine, and a path through a regular file is refused. */
+START_TEST(test_study_mkdir_parents)
+{
+    char base[512], d[700], f[700];
+    snprintf(base, sizeof base, "%s", lg_test_tmpfile(".d"));
+    snprintf(d, sizeof d, "%s/out/study/x", base);
+    ck_assert_int_eq(lg_study_mkdir(d), LG_OK);
+    struct stat sb;
+    ck_assert_int_eq(stat(d, &sb), 0);
+    ck_assert(S_ISDIR(sb.st_mode));
+    ck_assert_int_eq(lg_study_mkdir(d), LG_OK);
+    snprintf(f, sizeof f, "%s/file", base);
+    FILE *fp = fopen(f, "w");
+    ck_assert_ptr_nonnull(fp);
+    fclose(fp);
+    snprintf(d, sizeof d, "%s/file/sub", base);
+    ck_assert_int_eq(lg_study_mkdir(d), LG_ERR_IO);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_study_report_empty_dir)
 {
     ck_assert_int_eq(lg_study_report(lg_dir(""), NULL), LG_ERR_ARG);
@@ -621,6 +645,7 @@ Suite *suite_study(void)
     tcase_add_loop_test(tl, test_study_grid_errors, 0, (int)(sizeof lg_grid_bad / sizeof lg_grid_bad[0]));
     tcase_add_test(tl, test_study_grid_file_missing);
     tcase_add_test(tl, test_study_report_empty_dir);
+    tcase_add_test(tl, test_study_mkdir_parents);
     suite_add_tcase(s, tl);
     return s;
 }
