@@ -105,31 +105,8 @@ static void inject_cancel(lg_net *net, lg_rng *r, int kc, int kind)
 
 static lg_status alloc_prop(lg_prop *p, int n_in, int n_out, int n_terms, const int *n_cons)
 {
-    memset(p, 0, sizeof *p);
-    p->n_in = n_in;
-    p->n_out = n_out;
-    p->n_cases = 1;
-    p->cases = calloc(1, sizeof *p->cases);
-    if (!p->cases) goto oom;
-    lg_prop_case *c = &p->cases[0];
-    c->lo = calloc((size_t)n_in, sizeof *c->lo);
-    c->hi = calloc((size_t)n_in, sizeof *c->hi);
-    c->terms = calloc((size_t)n_terms, sizeof *c->terms);
-    if (!c->lo || !c->hi || !c->terms) goto oom;
-    c->n_terms = n_terms;
-    for (int t = 0; t < n_terms; t++) {
-        c->terms[t].cons = calloc((size_t)n_cons[t], sizeof *c->terms[t].cons);
-        if (!c->terms[t].cons) goto oom;
-        c->terms[t].n_cons = n_cons[t];
-        for (int k = 0; k < n_cons[t]; k++) {
-            c->terms[t].cons[k].coef = calloc((size_t)n_out, sizeof(double));
-            if (!c->terms[t].cons[k].coef) goto oom;
-        }
-    }
-    return LG_OK;
-oom:
-    lg_prop_free(p);
-    return lg_fail(LG_ERR_NOMEM, "fuzz: out of memory");
+    lg_status st = lg_prop_alloc(p, n_in, n_out, n_terms, n_cons);
+    return st == LG_OK ? LG_OK : lg_fail(st, "fuzz: out of memory");
 }
 
 /* Network, box and property shape; constants d relative to the centre. */

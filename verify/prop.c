@@ -25,16 +25,9 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
                        n_out, LG_PROP_MAX_COEFS);
     if (!(eps >= 0) || !isfinite(eps) || !(clip_lo <= clip_hi) || !isfinite(clip_lo) || !isfinite(clip_hi))
         return lg_fail(LG_ERR_ARG, "robustness: need a finite eps ≥ 0 and finite clip_lo ≤ clip_hi (eps = %g)", eps);
-    p->n_in = n_in;
-    p->n_out = n_out;
-    p->n_cases = 1;
-    p->cases = calloc(1, sizeof *p->cases);
-    if (!p->cases) goto oom;
+    if (lg_prop_alloc(p, n_in, n_out, n_out - 1, NULL) != LG_OK)
+        return lg_fail(LG_ERR_NOMEM, "robustness: out of memory");
     lg_prop_case *c = &p->cases[0];
-    c->lo = malloc((size_t)n_in * sizeof *c->lo);
-    c->hi = malloc((size_t)n_in * sizeof *c->hi);
-    c->terms = calloc((size_t)n_out - 1, sizeof *c->terms);
-    if (!c->lo || !c->hi || !c->terms) goto oom;
     /* the box [x0 − eps, x0 + eps] of the real numbers: rounded outward for proofs, inward
      * for witnesses (prop->inner, DESIGN.md §3) when x0 ± eps is not a double */
     p->inner = calloc(1, sizeof *p->inner);
@@ -52,13 +45,7 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     /* term j: y_label − y_j − margin ≤ 0 (label fails to beat j by more than margin) */
     for (int j = 0, t = 0; j < n_out; j++) {
         if (j == label) continue;
-        lg_term *T = &c->terms[t];
-        T->cons = calloc(1, sizeof *T->cons);
-        if (!T->cons) goto oom;
-        T->n_cons = 1;
-        c->n_terms = ++t;
-        T->cons[0].coef = calloc((size_t)n_out, sizeof(double));
-        if (!T->cons[0].coef) goto oom;
+        lg_term *T = &c->terms[t++];
         T->cons[0].coef[label] = 1.0;
         T->cons[0].coef[j] = -1.0;
         T->cons[0].d = -margin;
@@ -69,6 +56,34 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
 oom:
     lg_prop_free(p);
     return lg_fail(LG_ERR_NOMEM, "robustness: out of memory");
+}
+
+lg_status lg_prop_alloc(lg_prop *p, int n_in, int n_out, int n_terms, const int *n_cons)
+{
+    memset(p, 0, sizeof *p);
+    p->n_in = n_in;
+    p->n_out = n_out;
+    p->n_cases = 1;
+    p->cases = calloc(1, sizeof *p->cases);
+    if (!p->cases) goto oom;
+    lg_prop_case *c = &p->cases[0];
+    c->lo = calloc((size_t)n_in, sizeof *c->lo);
+    c->hi = calloc((size_t)n_in, sizeof *c->hi);
+    c->terms = calloc(n_terms > 0 ? (size_t)n_terms : 1, sizeof *c->terms);
+    if (!c->lo || !c->hi || !c->terms) goto oom;
+    c->n_terms = n_terms;
+    for (int t = 0; t < n_terms; t++) {
+        int nc = n_cons ? n_cons[t] : 1;
+        c->terms[t].cons = calloc((size_t)nc, sizeof *c->terms[t].cons);
+        if (!c->terms[t].cons) goto oom;
+        c->terms[t].n_cons = nc;
+        for (int k = 0; k < nc; k++)
+            if (!(c->terms[t].cons[k].coef = calloc((size_t)n_out, sizeof(double)))) goto oom;
+    }
+    return LG_OK;
+oom:
+    lg_prop_free(p);
+    return LG_ERR_NOMEM;
 }
 
 int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y)

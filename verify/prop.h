@@ -42,6 +42,12 @@ typedef struct lg_prop {
 
 /* Local robustness: box = [x0 − eps, x0 + eps] ∩ [clip_lo, clip_hi], label
  * must beat every other output by more than margin. */
+/* A one-case property of the given shape, every array allocated and zeroed:
+ * box lo/hi [n_in], n_terms terms, term t with n_cons[t] constraints (1 each
+ * if n_cons is NULL), each coef [n_out]. No inner box. LG_ERR_NOMEM (p
+ * freed) or LG_OK; the caller fills the numbers. */
+lg_status lg_prop_alloc(lg_prop *p, int n_in, int n_out, int n_terms, const int *n_cons);
+
 lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
                              int label, int n_out, double margin);
 
