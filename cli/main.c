@@ -4,6 +4,7 @@
 
 #include "cli/cmd.h"
 #include "core/linalg.h"
+#include "core/version.h"
 
 static const lg_cmd lg_cmds[] = {
     {"info", lg_cmd_info, "print architecture, activations and λ per layer of a network"},
@@ -28,7 +29,8 @@ static void lg_main_usage(FILE *f)
                "lgelu trains λ-GELU networks, anneals them to ReLU and verifies them.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
         fprintf(f, "  %-10s %s\n", lg_cmds[i].name, lg_cmds[i].summary);
-    fprintf(f, "\n'lgelu <command> --help' explains every option of a command.\n");
+    fprintf(f, "\n'lgelu <command> --help' explains every option of a command;\n"
+               "'lgelu --version' prints the version and the commit it was built from.\n");
 }
 
 int main(int argc, char **argv)
@@ -43,6 +45,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         lg_main_usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("lgelu %s (commit %s)\n", lg_version(), lg_commit());
         return 0;
     }
     for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
