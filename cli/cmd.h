@@ -54,7 +54,26 @@ int lg_cli_usage(const char *cmd, const char *fmt, ...)
 int lg_cli_in_out(const char *cmd, int argc, char **argv, void (*help)(void), const char *out_what, const char **in,
                   const char **out);
 
-/* 1 when progress output should be shown (stderr is a terminal). */
+/* 1 when progress output should be shown: stderr is a terminal, or
+ * --progress forced it (lg_cli_progress_force) for logs (CI, Slurm). */
 int lg_cli_progress_enabled(void);
+void lg_cli_progress_force(void);
+
+/* One progress line "lgelu CMD: WHAT done/total (p%), E s elapsed, ETA s"
+ * on stderr when progress is enabled: redrawn in place on a terminal, one
+ * line at most every 10 s (and the last) in a log. Zero-initialise m. */
+typedef struct lg_cli_meter {
+    double t0, t_last;
+} lg_cli_meter;
+void lg_cli_progress(lg_cli_meter *m, const char *cmd, const char *what, size_t done, size_t total);
+
+/* Check, before any long work, that path can be written: an existing file
+ * must be writable and not a folder, a new file's folder must exist and be
+ * writable. Nothing is created. "-" (stdout) and NULL pass. LG_ERR_IO with
+ * the reason otherwise. */
+lg_status lg_cli_check_output(const char *path);
+
+/* The default of every -j option: the number of online cores. */
+int lg_cli_threads_default(void);
 
 #endif

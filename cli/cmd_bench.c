@@ -25,6 +25,8 @@
 
 #include "cli/cmd.h"
 #include "core/atomic_file.h"
+#include "core/clock.h"
+#include "core/csv.h"
 #include "core/netfile.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -32,22 +34,29 @@
 static void lg_bench_help(void)
 {
     printf("usage: lgelu bench DIR [--timeout-scale F] [--solver auto|glpk|z3|none] [--bab auto|input|relu|none]\n"
-           "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB]\n\n"
+           "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB] [--force]\n"
+           "                  [--progress]\n\n"
            "Run every instance of a VNN-COMP style benchmark folder: DIR/instances.csv holds lines\n"
-           "`onnx,vnnlib,timeout` (paths relative to DIR; lines starting with # are skipped). Each\n"
+           "`onnx,vnnlib,timeout` (paths relative to DIR, .onnx.gz and .vnnlib.gz read as they are;\n"
+           "lines starting with # are skipped). Each\n"
            "instance is verified as `lgelu verify NET --vnnlib P --timeout T` would (T times the scale).\n"
            "Writes RESULTS_DIR/<onnx>__<vnnlib>.txt (VNN-COMP result: unsat, sat + counterexample,\n"
            "unknown or timeout) and RESULTS_DIR/results.csv (instance, onnx, vnnlib, timeout, verdict,\n"
-           "result, seconds, nodes, solver_nodes, method), and prints a table.\n\n"
+           "result, seconds, nodes, solver_nodes, method), and prints a table. A re-run resumes: instances\n"
+           "already in RESULTS_DIR/results.csv are skipped (--force runs them all again).\n\n"
            "options:\n"
-           "  --timeout-scale F  multiply every instance timeout by F (default 1)\n"
+           "  --timeout-scale F  multiply every instance timeout of instances.csv by F (default 1)\n"
            "  --solver NAME      back-end as for `lgelu verify` (default auto)\n"
            "  --bab MODE         branch and bound as for `lgelu verify` (default auto)\n"
-           "  -j N               worker threads for branch and bound (default: the number of cores)\n"
+           "  -j N               worker threads (default 0 = the number of cores)\n"
            "  --out DIR          results folder, created if missing (default bench_results)\n"
            "  --seed S           attack seed (default 1)\n"
-           "  --timeout S        cap every instance's (scaled) timeout at S seconds\n"
+           "  --timeout S        wall-clock limit of every instance in seconds, as for `lgelu verify`\n"
+           "                     (replaces the timeouts of instances.csv; default: those, scaled)\n"
            "  --memory MB        memory cap of every back-end call (as for `lgelu verify`)\n"
+           "  --force            run every instance, also those already in results.csv (which is\n"
+           "                     started afresh)\n"
+           "  --progress         progress lines with an ETA on stderr even when it is not a terminal\n"
            "  -h, --help         show this help\n\n"
            "Results are never half-written: each result file is written to a temporary file and renamed,\n"
            "and results.csv grows by whole rows, each synced to disk before the next instance starts.\n"
@@ -141,9 +150,105 @@ fail:
     return st;
 }
 
+/* Lines of a file (trimmed, without blanks and '#' comments) with their
+ * line numbers; or, for the resume set, the instance names. Owned strings. */
+typedef struct lg_bench_lines {
+    char **s;
+    size_t *lineno;
+    size_t n, cap;
+} lg_bench_lines;
+
+static void lg_bench_lines_free(lg_bench_lines *L)
+{
+    for (size_t i = 0; i < L->n; i++) free(L->s[i]);
+    free(L->s);
+    free(L->lineno);
+    memset(L, 0, sizeof *L);
+}
+
+static lg_status lg_bench_lines_add(lg_bench_lines *L, const char *s, size_t lineno)
+{
+    if (L->n == L->cap) {
+        size_t cap = L->cap ? 2 * L->cap : 64;
+        char **ns = realloc(L->s, cap * sizeof *ns);
+        if (!ns) return lg_fail(LG_ERR_NOMEM, "out of memory");
+        L->s = ns;
+        size_t *nl = realloc(L->lineno, cap * sizeof *nl);
+        if (!nl) return lg_fail(LG_ERR_NOMEM, "out of memory");
+        L->lineno = nl;
+        L->cap = cap;
+    }
+    if (!(L->s[L->n] = strdup(s))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    L->lineno[L->n++] = lineno;
+    return LG_OK;
+}
+
+static int lg_bench_lines_has(const lg_bench_lines *L, const char *s)
+{
+    for (size_t i = 0; i < L->n; i++)
+        if (strcmp(L->s[i], s) == 0) return 1;
+    return 0;
+}
+
+static char *lg_bench_trim(char *s);
+
+static lg_status lg_bench_lines_read(lg_bench_lines *L, const char *path)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char line[8192];
+    size_t lineno = 0;
+    lg_status st = LG_OK;
+    while (st == LG_OK && fgets(line, sizeof line, in)) {
+        lineno++;
+        char *t = lg_bench_trim(line);
+        if (*t == '\0' || *t == '#') continue;
+        st = lg_bench_lines_add(L, t, lineno);
+    }
+    if (st == LG_OK && ferror(in)) st = lg_fail(LG_ERR_IO, "%s: read error", path);
+    fclose(in);
+    if (st != LG_OK) lg_bench_lines_free(L);
+    return st;
+}
+
+/* The instance (first field, CSV-quoted or not) of every row of an existing
+ * results.csv with this header; nothing when the file is missing or has
+ * another header (it is then started afresh). */
+static lg_status lg_bench_done_read(lg_bench_lines *done, const char *path, const char *header)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return LG_OK;
+    char line[8192];
+    size_t lineno = 0;
+    lg_status st = LG_OK;
+    while (st == LG_OK && fgets(line, sizeof line, in)) {
+        if (++lineno == 1) {
+            if (strcmp(line, header) != 0) break;
+            continue;
+        }
+        char name[4096];
+        size_t k = 0;
+        const char *p = line;
+        if (*p == '"') {
+            for (p++; *p && k + 1 < sizeof name; p++) {
+                if (*p == '"' && p[1] == '"') name[k++] = *p++;
+                else if (*p == '"') break;
+                else name[k++] = *p;
+            }
+        } else {
+            for (; *p && *p != ',' && *p != '\n' && k + 1 < sizeof name; p++) name[k++] = *p;
+        }
+        name[k] = '\0';
+        if (k) st = lg_bench_lines_add(done, name, lineno);
+    }
+    fclose(in);
+    if (st != LG_OK) lg_bench_lines_free(done);
+    return st;
+}
+
 int lg_cmd_bench(int argc, char **argv)
 {
-    enum { O_MEMORY = 200, O_TIMEOUT, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
+    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
     static const struct option lo[] = {{"timeout-scale", required_argument, 0, O_SCALE},
                                        {"solver", required_argument, 0, O_SOLVER},
                                        {"bab", required_argument, 0, O_BAB},
@@ -151,10 +256,13 @@ int lg_cmd_bench(int argc, char **argv)
                                        {"seed", required_argument, 0, O_SEED},
                                        {"memory", required_argument, 0, O_MEMORY},
                                        {"timeout", required_argument, 0, O_TIMEOUT},
+                                       {"force", no_argument, 0, O_FORCE},
+                                       {"progress", no_argument, 0, O_PROGRESS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     lg_verify_opts o = lg_verify_opts_default();
-    double scale = 1.0, max_timeout = 0; /* --timeout: cap on every instance's (scaled) timeout */
+    double scale = 1.0, fixed_timeout = 0; /* --timeout: every instance's limit (0: the CSV's, scaled) */
+    int force = 0;
     const char *out_dir = "bench_results";
     long v;
     int c;
@@ -174,7 +282,7 @@ int lg_cmd_bench(int argc, char **argv)
                 return lg_cli_usage("bench", "--bab: expected auto, input, relu or none, got '%s'", optarg);
             break;
         case 'j':
-            if (lg_opt_int("bench", "j", optarg, 1, 1024, &v)) return 2;
+            if (lg_opt_int("bench", "-j", optarg, 0, 1024, &v)) return 2;
             o.bab.threads = (int)v;
             break;
         case O_OUT: out_dir = optarg; break;
@@ -182,8 +290,10 @@ int lg_cmd_bench(int argc, char **argv)
             if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
             break;
         case O_TIMEOUT:
-            if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &max_timeout)) return 2;
+            if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &fixed_timeout)) return 2;
             break;
+        case O_FORCE: force = 1; break;
+        case O_PROGRESS: lg_cli_progress_force(); break;
         case O_SEED:
             if (lg_opt_int("bench", "seed", optarg, 0, 2147483647L, &v)) return 2;
             o.seed = (unsigned long)v;
@@ -196,37 +306,44 @@ int lg_cmd_bench(int argc, char **argv)
     const char *dir = argv[optind];
     char path[4096], onnx[4096], vnn[4096], res[4096], s1[512], s2[512];
     snprintf(path, sizeof path, "%s/instances.csv", dir);
-    FILE *in = fopen(path, "r");
-    if (!in) {
-        fprintf(stderr, "lgelu bench: %s: cannot open: %s\n", path, strerror(errno));
+    lg_bench_lines L = {0};
+    if (lg_bench_lines_read(&L, path) != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         return 1;
     }
     if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "lgelu bench: %s: cannot create: %s\n", out_dir, strerror(errno));
-        fclose(in);
+        lg_bench_lines_free(&L);
         return 1;
     }
     snprintf(res, sizeof res, "%s/results.csv", out_dir);
-    lg_line_log csv;
-    lg_status cst = lg_line_log_open(&csv, res,
-                                     "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n");
-    if (cst != LG_OK) {
+    static const char header[] = "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n";
+    lg_bench_lines done = {0}; /* instances already in results.csv */
+    if (!force && lg_bench_done_read(&done, res, header) != LG_OK) {
         fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
-        fclose(in);
+        lg_bench_lines_free(&L);
         return 1;
     }
+    lg_line_log csv;
+    int resumed = 0;
+    lg_status cst = force ? lg_line_log_open(&csv, res, header) : lg_line_log_resume(&csv, res, header, &resumed);
+    if (cst != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+        lg_bench_lines_free(&L);
+        lg_bench_lines_free(&done);
+        return 1;
+    }
+    if (!resumed) lg_bench_lines_free(&done);
     lg_bench_stop = 0;
     lg_bench_signals(lg_bench_on_signal);
     printf("%-4s %-44s %-9s %9s %10s  %s\n", "#", "instance", "result", "seconds", "nodes", "method");
-    int progress = lg_cli_progress_enabled(), n = 0, n_err = 0, n_run_err = 0, n_unsat = 0, n_sat = 0;
+    int n = 0, n_err = 0, n_run_err = 0, n_unsat = 0, n_sat = 0, n_skip = 0;
     double total = 0;
-    char line[8192];
-    size_t lineno = 0;
     int n_dropped = 0;
-    while (!lg_bench_stop && fgets(line, sizeof line, in)) {
-        lineno++;
-        char *t = lg_bench_trim(line);
-        if (*t == '\0' || *t == '#') continue;
+    lg_cli_meter meter = {lg_now(), 0};
+    for (size_t li = 0; li < L.n && !lg_bench_stop; li++) {
+        size_t lineno = L.lineno[li];
+        char *t = L.s[li];
         char *f1 = t, *f2 = strchr(f1, ','), *f3 = f2 ? strchr(f2 + 1, ',') : NULL;
         double timeout;
         char *end;
@@ -248,7 +365,7 @@ int lg_cmd_bench(int argc, char **argv)
             n_err++;
             continue;
         }
-        if (max_timeout > 0 && timeout * scale > max_timeout) timeout = max_timeout / scale;
+        double limit = fixed_timeout > 0 ? fixed_timeout : timeout * scale;
         lg_bench_path(onnx, sizeof onnx, dir, f1);
         lg_bench_path(vnn, sizeof vnn, dir, f2);
         lg_bench_stem(s1, sizeof s1, onnx);
@@ -256,14 +373,31 @@ int lg_cmd_bench(int argc, char **argv)
         char inst[1100], rpath[5200];
         snprintf(inst, sizeof inst, "%s__%s", s1, s2);
         snprintf(rpath, sizeof rpath, "%s/%s.txt", out_dir, inst);
+        if (lg_bench_lines_has(&done, inst)) {
+            n_skip++;
+            continue;
+        }
         n++;
-        if (progress) fprintf(stderr, "[%d] %s (timeout %.1f s)...\n", n, inst, timeout * scale);
+        if (lg_cli_progress_enabled()) fprintf(stderr, "[%d] %s (timeout %.1f s)...\n", n, inst, limit);
         lg_verify_report rep;
-        lg_status st = lg_bench_one(onnx, vnn, timeout * scale, &o, rpath, &rep);
+        lg_status st = lg_bench_one(onnx, vnn, limit, &o, rpath, &rep);
+        lg_cli_progress(&meter, "bench", "lines of instances.csv", li + 1, L.n);
+        lg_csv_row row = {0};
+        lg_csv_str(&row, inst);
+        lg_csv_str(&row, f1);
+        lg_csv_str(&row, f2);
+        lg_csv_num(&row, limit);
         if (st != LG_OK) {
             fprintf(stderr, "lgelu bench: %s:%zu: %s: %s\n", path, lineno, lg_status_str(st), lg_errmsg());
-            if (lg_line_log_printf(&csv, "%s,%s,%s,%g,error,error,0,0,0,", inst, f1, f2, timeout * scale) != LG_OK)
+            lg_csv_str(&row, "error");
+            lg_csv_str(&row, "error");
+            lg_csv_int(&row, 0);
+            lg_csv_int(&row, 0);
+            lg_csv_int(&row, 0);
+            lg_csv_str(&row, "");
+            if (!lg_csv_end(&row) || lg_line_log_printf(&csv, "%s", row.s) != LG_OK)
                 fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+            lg_csv_row_free(&row);
             printf("%-4d %-44.44s %-9s %9s %10s  %s\n", n, inst, "error", "-", "-", lg_status_str(st));
             n_err++;
             n_run_err++;
@@ -274,29 +408,32 @@ int lg_cmd_bench(int argc, char **argv)
             n_dropped++; /* undecided while interrupted: not a result */
             n--;
             lg_verify_report_free(&rep);
+            lg_csv_row_free(&row);
             break;
         }
         const char *word = lg_bench_result_word(&rep);
         n_unsat += rep.verdict == LG_VERDICT_ROBUST;
         n_sat += rep.verdict == LG_VERDICT_VIOLATED;
         total += rep.seconds;
-        if (lg_line_log_printf(&csv, "%s,%s,%s,%g,%s,%s,%.3f,%ld,%ld,%s", inst, f1, f2, timeout * scale,
-                               lg_verdict_name(rep.verdict), word, rep.seconds, rep.bab_nodes, rep.nodes,
-                               rep.method) != LG_OK) {
+        lg_csv_str(&row, lg_verdict_name(rep.verdict));
+        lg_csv_str(&row, word);
+        lg_csv_num(&row, rep.seconds);
+        lg_csv_int(&row, rep.bab_nodes);
+        lg_csv_int(&row, rep.nodes);
+        lg_csv_str(&row, rep.method);
+        if (!lg_csv_end(&row) || lg_line_log_printf(&csv, "%s", row.s) != LG_OK) {
             fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
             n_err++;
         }
+        lg_csv_row_free(&row);
         printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
                rep.method[0] ? rep.method : "-");
         fflush(stdout);
         lg_verify_report_free(&rep);
     }
     int rc = n_err ? 1 : 0;
-    if (ferror(in)) {
-        fprintf(stderr, "lgelu bench: %s: read error\n", path);
-        rc = 1;
-    }
-    fclose(in);
+    lg_bench_lines_free(&L);
+    lg_bench_lines_free(&done);
     if (lg_line_log_close(&csv) != LG_OK) {
         fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         rc = 1;
@@ -305,6 +442,7 @@ int lg_cmd_bench(int argc, char **argv)
     lg_bench_signals(SIG_DFL);
     printf("%d instances: %d unsat, %d sat, %d undecided, %d errors; %.2f s in all; results in %s\n", n, n_unsat,
            n_sat, n - n_unsat - n_sat - n_run_err, n_err, total, out_dir);
+    if (n_skip) printf("%d instances already in %s were skipped (--force runs them again)\n", n_skip, res);
     if (stop) {
         printf("stopped by signal %d%s; every result above is complete\n", stop,
                n_dropped ? " (the undecided instance in flight was dropped)" : "");

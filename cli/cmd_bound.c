@@ -8,6 +8,8 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/csv.h"
+#include "core/json.h"
 #include "verify/bounds.h"
 #include "verify/transfer.h"
 #include "core/atomic_file.h"
@@ -139,9 +141,23 @@ static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *re
                 if (j != top && yg[j] > second) second = yg[j];
             o->margin[s + r] = no > 1 ? yg[top] - second : 0.0;
             o->certified_same += o->margin[s + r] > 2.0 * o->delta[s + r];
-            if (csv)
-                fprintf(csv, "%zu,%d,%d,%d,%.17g,%.17g,%.17g\n", s + r, (int)ds->y[s + r], top, top_r, o->delta[s + r],
-                        obs, o->margin[s + r]);
+            if (csv) {
+                lg_csv_row row = {0};
+                lg_csv_int(&row, (long long)(s + r));
+                lg_csv_int(&row, ds->y[s + r]);
+                lg_csv_int(&row, top);
+                lg_csv_int(&row, top_r);
+                lg_csv_num(&row, o->delta[s + r]);
+                lg_csv_num(&row, obs);
+                lg_csv_num(&row, o->margin[s + r]);
+                const char *line = lg_csv_end(&row);
+                int bad = !line || fputs(line, csv) < 0;
+                lg_csv_row_free(&row);
+                if (bad) {
+                    st = lg_fail(LG_ERR_IO, "cannot write the CSV row of input %zu", s + r);
+                    goto fail;
+                }
+            }
         }
         if (lg_cli_progress_enabled()) fprintf(stderr, "\rbound: %zu/%zu inputs", s + m, ds->n);
     }
@@ -215,7 +231,8 @@ int lg_cmd_bound(int argc, char **argv)
     if (csv_path) {
         if ((st = lg_atomic_open(&csvf, csv_path)) != LG_OK) goto fail;
         csv = csvf.f;
-        fprintf(csv, "index,label,pred_ref,pred_relu,bound,observed,ref_margin\n");
+        static const char *const head[] = {"index", "label", "pred_ref", "pred_relu", "bound", "observed", "ref_margin"};
+        lg_csv_write_strs(csv, head, sizeof head / sizeof head[0]);
     }
     if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, symbolic, csv, &o)) != LG_OK) goto fail;
     if (csv) {
@@ -232,9 +249,9 @@ int lg_cmd_bound(int argc, char **argv)
         if (o.delta[i] > dmax) dmax = o.delta[i];
     double dmed = lg_bound_median(o.delta, ds.n), mmed = lg_bound_median(o.margin, ds.n);
     if (json) {
-        printf("{\"global\": %.17g, \"per_input_median\": %.17g, \"per_input_max\": %.17g, \"observed_max\": %.17g, "
-               "\"class_changes\": %zu, \"n\": %zu}\n",
-               o.global, dmed, dmax, o.obs_max, o.class_changes, ds.n);
+        lg_json_print_line(stdout, json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "global", o.global, "per_input_median",
+                                             dmed, "per_input_max", dmax, "observed_max", o.obs_max, "class_changes",
+                                             (json_int_t)o.class_changes, "n", (json_int_t)ds.n));
     } else {
         printf("certified bound on |f_ReLU(x) - f_ref(x)|_inf\n"
                "  ReLU net:  %s\n  reference: %s\n", argv[optind], ref_path);

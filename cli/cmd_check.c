@@ -8,7 +8,6 @@
  * pre-activation bounds on the ball (as `lgelu bound --symbolic`), never
  * above the plain interval bound. */
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/json.h"
 #include "cli/inputs.h"
 #include "core/netfile.h"
 #include "core/npy.h"
@@ -269,7 +269,7 @@ int lg_cmd_check(int argc, char **argv)
                               "certified_same_class", (json_int_t)certified_same, "worst",
                               lg_check_row_json(rows, worst), "first_class_change", lg_check_row_json(rows, first_cc),
                               "relu_net", argv[optind], "ref", ref_path);
-        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+        char *s = o ? lg_json_dumps(o) : NULL;
         json_decref(o);
         if (!s) {
             st = lg_fail(LG_ERR_NOMEM, "cannot format the JSON result");

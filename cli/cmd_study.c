@@ -20,7 +20,7 @@ static void lg_study_help(void)
            "DIR/networks.jsonl); re-running the same command resumes and never duplicates a row.\n\n"
            "options:\n"
            "  --out DIR      output directory (default out/study)\n"
-           "  -j N           worker threads (default 1)\n"
+           "  -j N           worker threads (default 0 = the number of cores)\n"
            "  --shard K/N    run only shard K of N (instance p belongs to shard p mod N + 1); join the\n"
            "                 shards' directories with `lgelu study-merge`\n"
            "  --cache DIR    network cache (default DIR/nets; shards on a shared file system may share one)\n"
@@ -36,8 +36,8 @@ int lg_cmd_study(int argc, char **argv)
                                        {"cache", required_argument, 0, O_CACHE}, {"quiet", no_argument, 0, O_QUIET},
                                        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     lg_study_opts o = lg_study_opts_default();
-    o.progress = lg_cli_progress_enabled();
     o.log = stdout;
+    o.jobs = lg_cli_threads_default();
     int c;
     long v;
     optind = 1;
@@ -51,14 +51,15 @@ int lg_cmd_study(int argc, char **argv)
                 return lg_cli_usage("study", "--shard: expected K/N with 1 <= K <= N, got '%s'", optarg);
             break;
         case 'j':
-            if (lg_opt_int("study", "j", optarg, 1, 256, &v)) return 2;
-            o.jobs = (int)v;
+            if (lg_opt_int("study", "-j", optarg, 0, 256, &v)) return 2;
+            o.jobs = v ? (int)v : lg_cli_threads_default();
             break;
         case 'h': lg_study_help(); return 0;
         default: return lg_cli_usage("study", "unknown option");
         }
     }
     if (optind != argc - 1) return lg_cli_usage("study", "expected exactly one grid file");
+    o.progress = lg_cli_progress_enabled();
     lg_study_grid g;
     lg_status st = lg_study_grid_load(&g, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("study", st);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "core/json.h"
 #include "cli/verify_args.h"
 #include "core/idx.h"
 #include "core/netfile.h"
@@ -58,7 +59,7 @@ static void lg_verify_help(void)
            "  --bab MODE      branch and bound: auto (default: input splitting when the network has at\n"
            "                  most 16 inputs, else ReLU splitting), input, relu, or none (no splitting:\n"
            "                  the back-end gets the whole case)\n"
-           "  -j N            worker threads for branch and bound (default: the number of cores); the\n"
+           "  -j N            worker threads (default 0 = the number of cores); the\n"
            "                  verdict does not depend on N\n"
            "  --bab-nodes N   stop branch and bound after N nodes (answer unknown; default 2000000)\n"
            "  --alpha-steps N optimised-slope (alpha-CROWN) steps per open node (default 10; 0 = off)\n"
@@ -81,43 +82,30 @@ static void lg_verify_help(void)
            LG_DATA_DEFAULT_DIR);
 }
 
-/* JSON string with escapes. */
-static void lg_verify_json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
-}
-
 static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,
                             const char *ref, double delta)
 {
     if (json) {
-        printf("{\"instance\": ");
-        lg_verify_json_str(a->instance);
-        printf(", \"solver\": ");
-        lg_verify_json_str(solver);
-        printf(", \"verdict\": \"%s\", \"reason\": ", lg_verdict_name(r->verdict));
-        lg_verify_json_str(r->reason);
-        printf(", \"seconds\": %.3f, \"unstable\": %d, \"unstable_per_layer\": [", r->seconds, r->unstable_total);
-        for (int k = 0; k < r->n_layers; k++) printf("%s%d", k ? ", " : "", r->unstable[k]);
-        printf("], \"nodes\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ", r->nodes,
-               r->bound_method, a->margin);
-        lg_verify_json_str(r->method);
-        if (!a->vnnlib) printf(", \"label\": %ld", a->label);
-        if (ref) {
-            printf(", \"ref\": ");
-            lg_verify_json_str(ref);
-            printf(", \"delta\": %.17g", delta);
+        json_t *per = json_array();
+        for (int k = 0; k < r->n_layers; k++) json_array_append_new(per, json_integer(r->unstable[k]));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:i, s:o, s:I, s:s, s:f, s:s}", "instance", a->instance,
+                              "solver", solver, "verdict", lg_verdict_name(r->verdict), "reason", r->reason,
+                              "seconds", r->seconds, "unstable", r->unstable_total, "unstable_per_layer", per,
+                              "nodes", (json_int_t)r->nodes, "bound_method", r->bound_method, "margin", a->margin,
+                              "method", r->method);
+        if (o && !a->vnnlib) json_object_set_new(o, "label", json_integer(a->label));
+        if (o && ref) {
+            json_object_set_new(o, "ref", json_string(ref));
+            json_object_set_new(o, "delta", json_real(delta));
         }
-        printf(", \"bab\": \"%s\", \"bab_nodes\": %ld, \"bab_max_depth\": %d, \"seconds_bounds\": %.3f, "
-               "\"seconds_solver\": %.3f}\n",
-               r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
+        if (o) {
+            json_object_set_new(o, "bab", json_string(r->bab_mode ? r->bab_mode : "none"));
+            json_object_set_new(o, "bab_nodes", json_integer(r->bab_nodes));
+            json_object_set_new(o, "bab_max_depth", json_integer(r->bab_max_depth));
+            json_object_set_new(o, "seconds_bounds", json_real(r->t_bounds));
+            json_object_set_new(o, "seconds_solver", json_real(r->t_solver));
+        }
+        if (lg_json_print_line(stdout, o)) fprintf(stderr, "lgelu verify: cannot print JSON (out of memory)\n");
         return;
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
@@ -211,7 +199,7 @@ int lg_cmd_verify(int argc, char **argv)
                 return lg_cli_usage("verify", "--bab: expected auto, input, relu or none, got '%s'", optarg);
             break;
         case 'j':
-            if (lg_opt_int("verify", "j", optarg, 1, 1024, &v)) return 2;
+            if (lg_opt_int("verify", "-j", optarg, 0, 1024, &v)) return 2;
             o.bab.threads = (int)v;
             break;
         case O_BAB_NODES:

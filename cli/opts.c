@@ -3,9 +3,12 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "core/clock.h"
 
 int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long hi, long *out)
 {
@@ -13,8 +16,8 @@ int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long 
     errno = 0;
     long v = val ? strtol(val, &end, 10) : 0;
     if (!val || *val == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
-        fprintf(stderr, "lgelu %s: --%s: expected an integer in [%ld, %ld], got '%s'\n", cmd, opt, lo, hi,
-                val ? val : "");
+        fprintf(stderr, "lgelu %s: %s%s: expected an integer in [%ld, %ld], got '%s'\n", cmd, opt[0] == '-' ? "" : "--",
+                opt, lo, hi, val ? val : "");
         return -1;
     }
     *out = v;
@@ -27,8 +30,8 @@ int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, 
     errno = 0;
     double v = val ? strtod(val, &end) : 0;
     if (!val || *val == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "lgelu %s: --%s: expected a number in [%g, %g], got '%s'\n", cmd, opt, lo, hi,
-                val ? val : "");
+        fprintf(stderr, "lgelu %s: %s%s: expected a number in [%g, %g], got '%s'\n", cmd, opt[0] == '-' ? "" : "--", opt,
+                lo, hi, val ? val : "");
         return -1;
     }
     *out = v;
@@ -52,7 +55,56 @@ int lg_cli_usage(const char *cmd, const char *fmt, ...)
     return 2;
 }
 
-int lg_cli_progress_enabled(void) { return isatty(fileno(stderr)); }
+static int lg_cli_progress_forced;
+
+void lg_cli_progress_force(void) { lg_cli_progress_forced = 1; }
+
+int lg_cli_progress_enabled(void) { return lg_cli_progress_forced || isatty(fileno(stderr)); }
+
+void lg_cli_progress(lg_cli_meter *m, const char *cmd, const char *what, size_t done, size_t total)
+{
+    if (!lg_cli_progress_enabled()) return;
+    double now = lg_now();
+    if (m->t0 == 0) m->t0 = now;
+    int tty = isatty(fileno(stderr)), last = done >= total;
+    /* a log gets a line at most every 10 s (and the last one); a terminal one line redrawn */
+    if (!tty && !last && m->t_last != 0 && now - m->t_last < 10.0) return;
+    if (tty && !last && m->t_last != 0 && now - m->t_last < 0.2) return;
+    m->t_last = now;
+    double el = now - m->t0;
+    double eta = done > 0 ? el / (double)done * (double)(total - done) : 0.0;
+    fprintf(stderr, "%slgelu %s: %s %zu/%zu (%.0f%%), %.0f s elapsed, ETA %.0f s%s", tty ? "\r" : "", cmd, what,
+            done, total, total ? 100.0 * (double)done / (double)total : 100.0, el, eta, tty && !last ? "   " : "\n");
+    fflush(stderr);
+}
+
+lg_status lg_cli_check_output(const char *path)
+{
+    if (!path || strcmp(path, "-") == 0) return LG_OK;
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return lg_fail(LG_ERR_IO, "%s: is a directory", path);
+        if (access(path, W_OK) != 0) return lg_fail(LG_ERR_IO, "%s: not writable: %s", path, strerror(errno));
+        return LG_OK;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (stat(dir, &sb) != 0) return lg_fail(LG_ERR_IO, "%s: folder %s does not exist", path, dir);
+    if (!S_ISDIR(sb.st_mode)) return lg_fail(LG_ERR_IO, "%s: %s is not a folder", path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return lg_fail(LG_ERR_IO, "%s: cannot create a file in %s: %s", path, dir, strerror(errno));
+    return LG_OK;
+}
+
+int lg_cli_threads_default(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
 
 int lg_cli_in_out(const char *cmd, int argc, char **argv, void (*help)(void), const char *out_what, const char **in,
                   const char **out)

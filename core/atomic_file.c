@@ -148,6 +148,34 @@ lg_status lg_line_log_open(lg_line_log *l, const char *path, const char *header)
     return st;
 }
 
+lg_status lg_line_log_resume(lg_line_log *l, const char *path, const char *header, int *resumed)
+{
+    *resumed = 0;
+    size_t hn = strlen(header);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        char *head = malloc(hn + 1);
+        size_t got = head ? fread(head, 1, hn, f) : 0;
+        int same = head && got == hn && memcmp(head, header, hn) == 0;
+        free(head);
+        fclose(f);
+        if (same) {
+            l->fd = -1;
+            if (!(l->path = strdup(path))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", path);
+            l->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+            if (l->fd < 0) {
+                lg_status st = lg_fail(LG_ERR_IO, "%s: cannot open for appending: %s", path, strerror(errno));
+                free(l->path);
+                l->path = NULL;
+                return st;
+            }
+            *resumed = 1;
+            return LG_OK;
+        }
+    }
+    return lg_line_log_open(l, path, header);
+}
+
 lg_status lg_line_log_printf(lg_line_log *l, const char *fmt, ...)
 {
     if (!l->path || l->fd < 0) return lg_fail(LG_ERR_IO, "line log: not open");

@@ -55,6 +55,10 @@ typedef struct lg_line_log {
 /* Create (or replace) path holding exactly header (which should end in
  * '\n'; may be "") atomically, then open it for appending rows. */
 lg_status lg_line_log_open(lg_line_log *l, const char *path, const char *header);
+/* Keep appending to path when it exists and starts with exactly header
+ * (a resumed run); else as lg_line_log_open. *resumed is set to 1 when
+ * the existing rows were kept. */
+lg_status lg_line_log_resume(lg_line_log *l, const char *path, const char *header, int *resumed);
 /* Append one row: printf-formatted, a '\n' added if missing, written whole
  * with one write(2) and made durable with fdatasync. At most 64 KiB. */
 lg_status lg_line_log_printf(lg_line_log *l, const char *fmt, ...)

@@ -236,7 +236,8 @@ lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf,
 {
     *buf = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
+    /* gzread reads a plain file unchanged and a gzip file decompressed */
+    gzFile f = gzopen(path, "rb");
     if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     lg_status st = LG_OK;
     size_t cap = 1 << 16, n = 0;
@@ -259,13 +260,19 @@ lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf,
             }
             p = np;
         }
-        size_t got = fread(p + n, 1, cap - n, f);
-        n += got;
+        size_t want = cap - n > (size_t)1 << 30 ? (size_t)1 << 30 : cap - n;
+        int got = gzread(f, p + n, (unsigned)want);
+        if (got < 0) {
+            int zerr;
+            const char *msg = gzerror(f, &zerr);
+            st = lg_fail(LG_ERR_IO, "%s: read error: %s", path, msg);
+            goto done;
+        }
+        n += (size_t)got;
         if (got == 0) break;
     }
-    if (ferror(f)) st = lg_fail(LG_ERR_IO, "%s: read error", path);
 done:
-    fclose(f);
+    gzclose(f);
     if (st != LG_OK) {
         free(p);
         return st;
@@ -296,10 +303,10 @@ lg_status lg_net_load(lg_net *net, const char *path)
 {
     memset(net, 0, sizeof *net);
     unsigned char head[8] = {0};
-    FILE *f = fopen(path, "rb");
+    gzFile f = gzopen(path, "rb");
     if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
+    int got = gzread(f, head, sizeof head);
+    gzclose(f);
     if (got == 8 && memcmp(head, LG_NETFILE_MAGIC, 8) == 0) return lg_netfile_read(net, path);
     /* anything else is tried as ONNX (a protobuf has no magic number) */
     return lg_onnx_read(net, path);

@@ -39,7 +39,8 @@ lg_status lg_netfile_read(lg_net *net, const char *path);
 /* Parse an in-memory image of a native file; `name` is used in messages. */
 lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name);
 
-/* Read a whole file into a malloc'd buffer (caller frees). Refuses files
+/* Read a whole file into a malloc'd buffer (caller frees); a gzip file
+ * (.onnx.gz, .vnnlib.gz, ...) is decompressed transparently. Refuses files
  * larger than max_bytes. */
 lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len);
 
