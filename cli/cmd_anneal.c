@@ -1,17 +1,19 @@
 /* cmd_anneal.c — `lgelu anneal NET`: keep training a gelu/lgelu network
  * while every λ moves linearly from its current value to λ_target over all
- * steps (issue 3, DESIGN.md §1). */
+ * steps (DESIGN.md §1, annealing). */
 #include <stdio.h>
 
 #include "cli/cmd.h"
 #include "cli/train_common.h"
+#include "anneal/schedule.h"
 #include "core/netfile.h"
 
 static void lg_anneal_help(void)
 {
     printf("usage: lgelu anneal NET [--data DIR] --epochs N [--lambda-target L | --tolerance E]\n"
-           "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
-           "                   [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] -o NET2\n\n"
+           "                   [--batch B] [--lr η] [--momentum μ] [--opt sgd|adamw] [--wd W]\n"
+           "                   [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] [--progress]\n"
+           "                   -o NET2\n\n"
            "Continue training NET (native or ONNX) on the training split while the λ of every hidden\n"
            "gelu/lgelu layer moves linearly, step by step, from its current value to λ_target, reaching\n"
            "it exactly at the last step (gelu layers become lgelu starting at λ = 1). The weights keep\n"
@@ -22,21 +24,13 @@ static void lg_anneal_help(void)
            "                      Xtrain.npy,ytrain.npy,Xtest.npy,ytest.npy (X: (n, n_in) in [0,1], y:\n"
            "                      integer labels (n,)); X.npy,y.npy alone is both train and test data\n"
            "  --epochs N          passes over the training data (required)\n"
-           "  --lambda-target L   final λ (default 2/(E√(2π)) ≈ 159.6 for E = 0.005)\n"
-           "  --tolerance E       set λ_target = 2/(E√(2π)) from the Heaviside tolerance E\n"
-           "  --batch B           mini-batch size (default 128)\n"
-           "  --lr η              learning rate (default 0.05)\n"
-           "  --momentum μ        SGD momentum (default 0.9)\n"
-           "  --opt sgd|adamw     optimiser (default sgd)\n"
-           "  --wd W              weight decay on weights (default 0 for sgd, 0.01 for adamw)\n"
-           "  --seed S            seed of the shuffling (default 1)\n"
-           "  --threads T         OpenBLAS threads (default 1)\n"
-           "  --val N             hold out the last N training examples as a validation set\n"
-           "  --subset N          train on the first N training examples only\n"
-           "  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,samples_per_s\n"
-           "  -o NET2             output network file (required)\n"
-           "  -h, --help          show this help\n",
-           LG_DATA_DEFAULT_DIR);
+           "  --lambda-target L   final λ (default 2/(E√(2π)) ≈ %.4g for E = %g)\n"
+           "  --tolerance E       set λ_target = 2/(E√(2π)) from the Heaviside tolerance E\n",
+           LG_DATA_DEFAULT_DIR, lg_anneal_lambda_target(LG_ANNEAL_DEFAULT_TOLERANCE), LG_ANNEAL_DEFAULT_TOLERANCE);
+    lg_cli_train_help_common(0);
+    printf("  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,samples_per_s\n"
+           "  -o, --output NET2   output network file (required; checked before training starts)\n"
+           "  -h, --help          show this help\n");
 }
 
 int lg_cmd_anneal(int argc, char **argv)
@@ -49,6 +43,7 @@ int lg_cmd_anneal(int argc, char **argv)
         {"threads", required_argument, 0, LG_OPT_THREADS}, {"val", required_argument, 0, LG_OPT_VAL},
         {"subset", required_argument, 0, LG_OPT_SUBSET}, {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
         {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
+        {"output", required_argument, 0, 'o'}, {"progress", no_argument, 0, LG_OPT_PROGRESS},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);

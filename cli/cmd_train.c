@@ -1,11 +1,12 @@
-/* cmd_train.c — `lgelu train`: train an MLP on Fashion-MNIST (issue 2),
- * optionally annealing λ toward ReLU in the same run (issue 3). */
+/* cmd_train.c — `lgelu train`: train an MLP on Fashion-MNIST, optionally
+ * annealing λ toward ReLU in the same run (DESIGN.md §1, annealing). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd.h"
 #include "cli/train_common.h"
+#include "anneal/schedule.h"
 #include "core/netfile.h"
 #include "train/init.h"
 
@@ -13,9 +14,9 @@ static void lg_train_help(void)
 {
     printf("usage: lgelu train [--data DIR] --arch 784,256,256,10 --act lgelu|gelu|relu|sigmoid|swish|prelu\n"
            "                   --epochs N\n"
-           "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
-           "                   [--t 0.1] [--c 9] [--s-update lambda|s] [--init he|xavier|torch]\n"
-           "                   [--seed S] [--threads T] [--val N] [--subset N]\n"
+           "                   [--batch B] [--lr η] [--momentum μ] [--opt sgd|adamw] [--wd W]\n"
+           "                   [--t T] [--c C] [--s-update lambda|s] [--init he|xavier|torch]\n"
+           "                   [--seed S] [--threads T] [--val N] [--subset N] [--progress]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--log FILE] -o NET\n\n"
            "Train a dense network (softmax cross-entropy) on the training split of an IDX dataset and\n"
            "write it in the native format. One line per epoch on stdout: loss, training accuracy, test\n"
@@ -32,37 +33,29 @@ static void lg_train_help(void)
            "                      Annealed baselines: swish (x·σ(βx), β = 1 + softplus(s/t) learned like λ,\n"
            "                      annealed to β_target = 2·ln2/E) and prelu (max(0,x) + a·min(0,x), slope a\n"
            "                      learned from 0.25 with rate η, annealed linearly to 0)\n"
-           "  --epochs N          passes over the training data (required)\n"
-           "  --batch B           mini-batch size (default 128)\n"
-           "  --lr η              learning rate (default 0.05)\n"
-           "  --momentum μ        SGD momentum (default 0.9)\n"
-           "  --opt sgd|adamw     optimiser (default sgd); adamw uses β=(0.9,0.999), ε=1e-8\n"
-           "  --wd W              weight decay on weights, not biases or s (default 0 for sgd, where it\n"
-           "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n"
-           "  --t T               temperature of λ = 1 + softplus(s/t) (default 0.1)\n"
-           "  --c C               s learns with rate C·η (default 9)\n"
-           "  --s-update MODE     lambda: step λ itself by C·η·(∂L/∂λ through the optimiser), floor\n"
+           "  --epochs N          passes over the training data (required)\n",
+           LG_DATA_DEFAULT_DIR);
+    lg_cli_train_help_common(1);
+    printf("  --s-update MODE     lambda: step λ itself by C·η·(∂L/∂λ through the optimiser), floor\n"
            "                      λ ≥ 1.001, s solved back (default; λ cannot be trapped at 1);\n"
            "                      s: the plain step on s (dλ/ds = σ(s/t)/t vanishes as λ → 1)\n"
            "  --init KIND         weight initialisation: torch (U(±1/√fan_in) for W and b, PyTorch's\n"
            "                      nn.Linear default; the default), he (N(0, 2/fan_in), b = 0) or\n"
            "                      xavier (N(0, 2/(fan_in+fan_out)), b = 0)\n"
-           "  --seed S            seed of initialisation and shuffling (default 1)\n"
-           "  --threads T         OpenBLAS threads (default 1)\n"
-           "  --val N             hold out the last N training examples as a validation set\n"
-           "  --subset N          train on the first N training examples only (quick runs)\n"
            "  --anneal-start F    anneal: learn λ for the first fraction F in (0,1] of the steps, then\n"
            "                      freeze s and move each λ linearly to the target by the last step\n"
            "                      (F = 1: no annealing, the default without this option; 0.25 is usual)\n"
-           "  --lambda-target L   λ reached at the end of annealing (default 2/(E√(2π)) ≈ 159.6); swish\n"
+           "  --lambda-target L   λ reached at the end of annealing (default 2/(E√(2π)) ≈ %.4g); swish\n"
            "                      anneals to the β of the same E, β_target = ln2·√(2π)·L ≈ 277.3\n"
            "  --tolerance E       set λ_target = 2/(E√(2π)) (swish: β_target = 2·ln2/E) from the Heaviside\n"
-           "                      tolerance E (default 0.005); prelu slopes always anneal to 0\n"
+           "                      tolerance E (default %g); prelu slopes always anneal to 0\n"
            "  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,\n"
            "                      samples_per_s (and val_acc last with --val)\n"
-           "  -o NET              output network file (required)\n"
-           "  -h, --help          show this help\n",
-           LG_DATA_DEFAULT_DIR);
+           "  -o, --output NET    output network file (required; checked before training starts)\n"
+           "  -h, --help          show this help\n\n"
+           "exit status: 0 trained and written, 1 a failure while running, 2 bad usage or a bad value\n"
+           "(the message names the valid range).\n",
+           lg_anneal_lambda_target(LG_ANNEAL_DEFAULT_TOLERANCE), LG_ANNEAL_DEFAULT_TOLERANCE);
 }
 
 /* Parse "784,256,10" into dims (at most cap entries); returns the count or −1. */
@@ -103,6 +96,7 @@ int lg_cmd_train(int argc, char **argv)
         {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
         {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
         {"init", required_argument, 0, LG_OPT_INIT}, {"s-update", required_argument, 0, LG_OPT_S_UPDATE},
+        {"output", required_argument, 0, 'o'}, {"progress", no_argument, 0, LG_OPT_PROGRESS},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);
@@ -143,7 +137,20 @@ int lg_cmd_train(int argc, char **argv)
     lg_net net = {0};
     lg_status st;
     int rc = 1;
-    if ((st = lg_cli_train_load(&ct, dims[0], "--arch")) != LG_OK) goto fail;
+    if ((st = lg_cli_train_load(&ct, dims[0], "--arch")) != LG_OK) {
+        if (st != LG_ERR_ARG) goto fail;
+        /* the data does not fit the sizes: a bad --arch value, exit 2 */
+        rc = lg_cli_usage("train", "%s", lg_errmsg());
+        goto done;
+    }
+    int max_label = 0;
+    for (size_t i = 0; i < ct.train.n; i++)
+        if (ct.train.y[i] > max_label) max_label = ct.train.y[i];
+    if (dims[nd - 1] <= max_label) {
+        rc = lg_cli_usage("train", "--arch: the last size must be at least %d (the data has labels 0..%d), got %d",
+                          max_label + 1, max_label, dims[nd - 1]);
+        goto done;
+    }
     if ((st = lg_net_init(&net, nd - 1, dims, act)) != LG_OK) goto fail;
     net.t = ct.t;
     lg_init_weights(&net, ct.tr.seed, init);
@@ -152,6 +159,7 @@ int lg_cmd_train(int argc, char **argv)
     rc = 0;
 fail:
     if (rc) lg_cli_fail("train", st);
+done:
     lg_net_free(&net);
     lg_cli_train_free(&ct);
     return rc;

@@ -14,16 +14,17 @@
 
 static void lg_verify_help(void)
 {
+    const lg_verify_opts d = lg_verify_opts_default();
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--timeout S] [--memory MB] [--tighten none|lp]\n"
            "                    [--margin K]\n"
-           "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n"
+           "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
-           "                    [--bab-solver-relus N]\n\n"
+           "                    [--bab-solver-relus N] [--progress]\n\n"
            "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
-           "`violated` comes with a counterexample re-checked by a double-precision forward pass.\n"
+           "`violated` comes with a counterexample that passed the exact re-check (rational arithmetic).\n"
            "Pipeline: symbolic bounds (CROWN/DeepPoly) -> proof from the bounds -> random sampling and\n"
            "PGD attack -> [LP tightening -> proof] -> branch and bound (sub-problems with few unstable\n"
            "ReLUs go to the complete back-end) -> re-check of every witness.\n"
@@ -32,7 +33,8 @@ static void lg_verify_help(void)
            "  --vnnlib P      a VNN-LIB property file (every case is checked; any violated => violated)\n"
            "  --index I       local robustness of test-set image I (label from the data) ...\n"
            "  --data DIR      ... from the IDX files in DIR (default %s)\n"
-           "  --input FILE    local robustness around the n_in numbers in FILE (whitespace-separated)\n"
+           "  --input FILE    local robustness around one input: a .npy array of n_in values, or text\n"
+           "                  with n_in numbers (see 'lgelu eval --help')\n"
            "  --label L       label for --input (default: the network's prediction at the input)\n"
            "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input\n"
            "  --margin K      the label must beat every other output by more than K (default 0); with\n"
@@ -46,40 +48,43 @@ static void lg_verify_help(void)
            "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
            "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
            "                  glpk (MILP), z3 (SMT), none (bounds, attack and branch and bound only)\n"
-           "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none); honoured\n"
+           "  --timeout S     overall wall-clock limit in seconds (default %g; 0 = none); honoured\n"
            "                  within about a second (back-ends run in a child killed 1 s after it)\n"
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
            "                  space (RLIMIT_AS) and the solver's own limit; hitting it gives unknown\n"
            "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
            "                  with two GLPK LPs (min/max; at most half the remaining time), then try\n"
            "                  the bounds proof again\n"
-           "  --seed S        seed of the attack's random starts (default 1)\n"
+           "  --seed S        seed of the attack's random starts (default %lu)\n"
            "  --no-attack     skip sampling and PGD (to measure the back-end alone)\n"
-           "  --out FILE      write the VNN-COMP result file (unsat/sat + counterexample/unknown/timeout)\n"
+           "  -o, --output FILE  write the VNN-COMP result file (unsat/sat + counterexample/unknown/\n"
+           "                  timeout); checked before the run starts\n"
            "  --bab MODE      branch and bound: auto (default: input splitting when the network has at\n"
            "                  most 16 inputs, else ReLU splitting), input, relu, or none (no splitting:\n"
            "                  the back-end gets the whole case)\n"
            "  -j N            worker threads (default 0 = the number of cores); the\n"
            "                  verdict does not depend on N\n"
-           "  --bab-nodes N   stop branch and bound after N nodes (answer unknown; default 2000000)\n"
-           "  --alpha-steps N optimised-slope (alpha-CROWN) steps per open node (default 10; 0 = off)\n"
+           "  --bab-nodes N   stop branch and bound after N nodes (answer unknown; default %ld)\n"
+           "  --alpha-steps N optimised-slope (alpha-CROWN) steps per open node (default %d; 0 = off)\n"
            "  --bab-branch B  ReLU to split: fsb (default: filtered smart branching, the 8 best by the\n"
            "                  BaBSR score each bounded in both children) or babsr (the best score)\n"
            "  --no-beta       no split multipliers (beta-CROWN) in ReLU branch and bound: alpha only\n"
            "  --bab-group N   branch-and-bound nodes bounded together in one batched back-substitution\n"
-           "                  per worker (default 8; rows per call capped at 64 MB of scratch)\n"
+           "                  per worker (default %d; rows per call capped at 64 MB of scratch)\n"
            "  --bab-root-alpha N  ReLU branch and bound: N alpha-CROWN steps tightening the hidden\n"
            "                  layers' unstable pre-activation bounds at the root (default 0 = off)\n"
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
-           "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
+           "                  once at most N unstable ReLUs remain (default %d; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
            "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
            "                  bab_max_depth, seconds_bounds, seconds_solver\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
+           "  --progress      progress lines on stderr even when it is not a terminal (logs)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
-           LG_DATA_DEFAULT_DIR);
+           LG_DATA_DEFAULT_DIR, d.timeout_s, (unsigned long)d.seed, (long)d.bab.max_nodes, d.bab.alpha_steps,
+           d.bab.group, d.bab.solver_unstable);
 }
 
 static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,
@@ -133,7 +138,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
-           O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
+           O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
            O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
@@ -142,7 +147,8 @@ int lg_cmd_verify(int argc, char **argv)
         {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
         {"memory", required_argument, 0, O_MEMORY},
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
-        {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
+        {"seed", required_argument, 0, O_SEED},    {"output", required_argument, 0, 'o'},
+        {"progress", no_argument, 0, O_PROGRESS},
         {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
         {"ref", required_argument, 0, O_REF},      {"no-attack", no_argument, 0, O_NOATK},
         {"bab", required_argument, 0, O_BAB},      {"bab-nodes", required_argument, 0, O_BAB_NODES},
@@ -157,7 +163,7 @@ int lg_cmd_verify(int argc, char **argv)
     int json = 0, c;
     long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hj:", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hj:o:", lo, NULL)) != -1) {
         switch (c) {
         case O_VNN: a.vnnlib = optarg; break;
         case O_DATA: a.data = optarg; break;
@@ -228,7 +234,8 @@ int lg_cmd_verify(int argc, char **argv)
             if (lg_opt_int("verify", "bab-group", optarg, 1, 1024, &v)) return 2;
             o.bab.group = (int)v;
             break;
-        case O_OUT: out = optarg; break;
+        case 'o': out = optarg; break;
+        case O_PROGRESS: lg_cli_progress_force(); break;
         case O_REF: ref_path = optarg; break;
         case O_JSON: json = 1; break;
         case O_VERBOSE: o.verbose = 2; break;
@@ -239,6 +246,7 @@ int lg_cmd_verify(int argc, char **argv)
     }
     if (optind != argc - 1) return lg_cli_usage("verify", "expected exactly one network file");
     if (lg_verify_args_check("verify", &a)) return 2;
+    if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("verify", "-o/--output: %s", lg_errmsg());
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
     lg_net net, ref = {0};
     double delta = 0;
@@ -247,7 +255,13 @@ int lg_cmd_verify(int argc, char **argv)
     int rc = 1;
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("verify", st);
-    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) goto fail;
+    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
+        if (st == LG_ERR_ARG) { /* a bad --index/--label value */
+            rc = lg_cli_usage("verify", "%s", lg_errmsg());
+            goto done;
+        }
+        goto fail;
+    }
     if (ref_path) {
         if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
         if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
@@ -259,6 +273,7 @@ int lg_cmd_verify(int argc, char **argv)
     rc = 0;
 fail:
     if (rc) lg_cli_fail("verify", st);
+done:
     lg_verify_report_free(&r);
     lg_prop_free(&prop);
     lg_net_free(&ref);

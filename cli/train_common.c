@@ -3,6 +3,7 @@
 #include "cli/train_common.h"
 #include "core/eval.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "cli/cmd.h"
 #include "core/netfile.h"
 #include "core/npy.h"
+#include "train/options.h"
 
 void lg_cli_train_defaults(lg_cli_train *ct)
 {
@@ -21,6 +23,30 @@ void lg_cli_train_defaults(lg_cli_train *ct)
     ct->lambda_target = lg_anneal_lambda_target(LG_ANNEAL_DEFAULT_TOLERANCE);
 }
 
+void lg_cli_train_help_common(int with_t_c)
+{
+    lg_cli_train d;
+    lg_cli_train_defaults(&d);
+    const lg_optim_opts *op = &d.tr.optim;
+    printf("  --batch B           mini-batch size (default %d)\n"
+           "  --lr η              learning rate (default %g)\n"
+           "  --momentum μ        SGD momentum (default %g)\n"
+           "  --opt sgd|adamw     optimiser (default sgd); adamw uses β=(%g,%g), ε=%g\n"
+           "  --wd W              weight decay on weights, not biases or s (default %g for sgd, where it\n"
+           "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n",
+           d.tr.batch, op->lr, op->momentum, op->beta1, op->beta2, op->eps, op->wd);
+    if (with_t_c)
+        printf("  --t T               temperature of λ = 1 + softplus(s/t) (default %g)\n"
+               "  --c C               s learns with rate C·η (default %g)\n",
+               d.t, op->c);
+    printf("  --seed S            seed of initialisation and shuffling (default %llu)\n"
+           "  --threads T         OpenBLAS threads (default %d)\n"
+           "  --val N             hold out the last N training examples as a validation set\n"
+           "  --subset N          train on the first N training examples only (0 = all, the default)\n"
+           "  --progress          progress lines on stderr even when it is not a terminal (logs)\n",
+           (unsigned long long)d.tr.seed, d.tr.threads);
+}
+
 void lg_cli_train_free(lg_cli_train *ct)
 {
     lg_dataset_free(&ct->train);
@@ -28,53 +54,61 @@ void lg_cli_train_free(lg_cli_train *ct)
     lg_dataset_free(&ct->test);
 }
 
+/* Parse a number and check it against the library's range (train/options.h). */
+static int lg_cli_train_num(const char *cmd, const char *opt, const char *arg, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    const char *why = *arg == '\0' || *end != '\0' || errno ? "expected a number" : lg_train_opt_check(opt, v);
+    if (why) {
+        fprintf(stderr, "lgelu %s: --%s: %s, got '%s'\n", cmd, opt, why, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *arg)
 {
-    long v;
     double d;
     lg_train_opts *o = &ct->tr;
     switch (c) {
     case LG_OPT_DATA: ct->dir = arg; return 0;
+    case LG_OPT_PROGRESS: lg_cli_progress_force(); return 0;
     case 'o': ct->out = arg; return 0;
     case LG_OPT_LOG: o->log_path = arg; return 0;
     case LG_OPT_EPOCHS:
-        if (lg_opt_int(cmd, "epochs", arg, 1, 100000, &v)) return -1;
-        o->epochs = (int)v, ct->epochs_set = 1;
+        if (lg_cli_train_num(cmd, "epochs", arg, &d)) return -1;
+        o->epochs = (int)d, ct->epochs_set = 1;
         return 0;
     case LG_OPT_BATCH:
-        if (lg_opt_int(cmd, "batch", arg, 1, 65536, &v)) return -1;
-        o->batch = (int)v;
+        if (lg_cli_train_num(cmd, "batch", arg, &d)) return -1;
+        o->batch = (int)d;
         return 0;
     case LG_OPT_THREADS:
-        if (lg_opt_int(cmd, "threads", arg, 1, 256, &v)) return -1;
-        o->threads = (int)v;
+        if (lg_cli_train_num(cmd, "threads", arg, &d)) return -1;
+        o->threads = (int)d;
         return 0;
     case LG_OPT_SEED:
-        if (lg_opt_int(cmd, "seed", arg, 0, 2147483647L, &v)) return -1;
-        o->seed = (uint64_t)v;
+        if (lg_cli_train_num(cmd, "seed", arg, &d)) return -1;
+        o->seed = (uint64_t)d;
         return 0;
     case LG_OPT_VAL:
-        if (lg_opt_int(cmd, "val", arg, 0, 100000000L, &ct->val)) return -1;
+        if (lg_cli_train_num(cmd, "val", arg, &d)) return -1;
+        ct->val = (long)d;
         return 0;
     case LG_OPT_SUBSET:
-        if (lg_opt_int(cmd, "subset", arg, 1, 100000000L, &ct->subset)) return -1;
+        if (lg_cli_train_num(cmd, "subset", arg, &d)) return -1;
+        ct->subset = (long)d;
         return 0;
-    case LG_OPT_LR:
-        if (lg_opt_double(cmd, "lr", arg, 1e-12, 1e300, &o->optim.lr)) return -1;
-        return 0;
-    case LG_OPT_MOMENTUM:
-        if (lg_opt_double(cmd, "momentum", arg, 0.0, 0.999999, &o->optim.momentum)) return -1;
-        return 0;
+    case LG_OPT_LR: return lg_cli_train_num(cmd, "lr", arg, &o->optim.lr);
+    case LG_OPT_MOMENTUM: return lg_cli_train_num(cmd, "momentum", arg, &o->optim.momentum);
     case LG_OPT_WD:
-        if (lg_opt_double(cmd, "wd", arg, 0.0, 10.0, &o->optim.wd)) return -1;
         ct->wd_set = 1;
-        return 0;
-    case LG_OPT_C:
-        if (lg_opt_double(cmd, "c", arg, 0.0, 1e6, &o->optim.c)) return -1;
-        return 0;
-    case LG_OPT_T:
-        if (lg_opt_double(cmd, "t", arg, 1e-6, 1e6, &ct->t)) return -1;
-        return 0;
+        return lg_cli_train_num(cmd, "wd", arg, &o->optim.wd);
+    case LG_OPT_C: return lg_cli_train_num(cmd, "c", arg, &o->optim.c);
+    case LG_OPT_T: return lg_cli_train_num(cmd, "t", arg, &ct->t);
     case LG_OPT_OPT:
         if (lg_optim_parse(arg, &o->optim.kind) != 0) {
             fprintf(stderr, "lgelu %s: --opt: expected 'sgd' or 'adamw', got '%s'\n", cmd, arg);
@@ -88,15 +122,19 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
         }
         return 0;
     case LG_OPT_ANNEAL_START:
-        if (lg_opt_double(cmd, "anneal-start", arg, 1e-9, 1.0, &ct->anneal_start)) return -1;
+        if (lg_cli_train_num(cmd, "anneal-start", arg, &ct->anneal_start)) return -1;
+        if (ct->anneal_start == 0) {
+            fprintf(stderr, "lgelu %s: --anneal-start: expected a number in (0, 1], got '%s'\n", cmd, arg);
+            return -1;
+        }
         ct->anneal_set = 1;
         return 0;
     case LG_OPT_LAMBDA_TARGET:
-        if (lg_opt_double(cmd, "lambda-target", arg, 1.0, 1e12, &ct->lambda_target)) return -1;
+        if (lg_cli_train_num(cmd, "lambda-target", arg, &ct->lambda_target)) return -1;
         ct->target_set = 1;
         return 0;
     case LG_OPT_TOLERANCE:
-        if (lg_opt_double(cmd, "tolerance", arg, 1e-12, 0.7978845608, &d)) return -1;
+        if (lg_cli_train_num(cmd, "tolerance", arg, &d)) return -1;
         ct->lambda_target = lg_anneal_lambda_target(d);
         ct->tolerance_set = 1;
         return 0;
@@ -107,7 +145,11 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
 int lg_cli_train_finish_args(const char *cmd, lg_cli_train *ct)
 {
     if (!ct->epochs_set) return lg_cli_usage(cmd, "--epochs N is required");
-    if (!ct->out) return lg_cli_usage(cmd, "-o NET (output file) is required");
+    if (!ct->out) return lg_cli_usage(cmd, "-o/--output NET (output file) is required");
+    /* fail now, not after hours of training */
+    if (lg_cli_check_output(ct->out) != LG_OK) return lg_cli_usage(cmd, "-o/--output: %s", lg_errmsg());
+    if (ct->tr.log_path && lg_cli_check_output(ct->tr.log_path) != LG_OK)
+        return lg_cli_usage(cmd, "--log: %s", lg_errmsg());
     if (ct->target_set && ct->tolerance_set) return lg_cli_usage(cmd, "give --lambda-target or --tolerance, not both");
     if (ct->tr.optim.kind == LG_OPTIM_ADAMW && !ct->wd_set) ct->tr.optim.wd = 0.01;
     return 0;
@@ -141,14 +183,15 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
         if (ct->anneal_start > 0)
             printf("annealing: λ learned for the first %.3g of the steps, then linear to λ_target = %.6g\n",
                    ct->anneal_start, ct->lambda_target);
-        for (int k = 0; k < net->n_layers; k++)
+        int other = 0;
+        for (int k = 0; k < net->n_layers && !other; k++)
             if (net->layers[k].act == LG_ACT_SWISH || net->layers[k].act == LG_ACT_PRELU) {
                 lg_act a = net->layers[k].act;
                 printf("annealing: %s layers move to %s = %.6g\n", lg_act_name(a), a == LG_ACT_SWISH ? "β" : "slope",
                        lg_anneal_target_for(a, ct->lambda_target));
-                break;
+                other = 1;
             }
-        else
+        if (!other && ct->anneal_start == 0)
             printf("annealing: every λ moves linearly from its current value to λ_target = %.6g\n", ct->lambda_target);
     }
     const lg_optim_opts *op = &ct->tr.optim;

@@ -17,7 +17,7 @@ enum {
     LG_OPT_DATA = 256, LG_OPT_EPOCHS, LG_OPT_BATCH, LG_OPT_LR, LG_OPT_MOMENTUM, LG_OPT_OPT, LG_OPT_WD, LG_OPT_T,
     LG_OPT_C, LG_OPT_SEED, LG_OPT_THREADS, LG_OPT_VAL, LG_OPT_SUBSET, LG_OPT_ANNEAL_START, LG_OPT_LAMBDA_TARGET,
     LG_OPT_TOLERANCE, LG_OPT_LOG, LG_OPT_ARCH, LG_OPT_ACT,
-    LG_OPT_INIT, LG_OPT_S_UPDATE
+    LG_OPT_INIT, LG_OPT_S_UPDATE, LG_OPT_PROGRESS
 };
 
 typedef struct lg_cli_train {
@@ -35,6 +35,10 @@ typedef struct lg_cli_train {
 } lg_cli_train;
 
 void lg_cli_train_defaults(lg_cli_train *ct);
+
+/* The help lines of the options train and anneal share whose defaults come
+ * from lg_train_opts_default / lg_cli_train_defaults (never retyped). */
+void lg_cli_train_help_common(int with_t_c);
 void lg_cli_train_free(lg_cli_train *ct);
 
 /* Handle a shared option code c with argument arg: 0 handled, −1 bad value

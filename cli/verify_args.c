@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/inputs.h"
 #include "core/idx.h"
 #include "core/npy.h"
 #include "verify/verify.h"
@@ -36,22 +37,16 @@ int lg_verify_args_check(const char *cmd, const lg_verify_args *a)
     return 0;
 }
 
-/* Read n whitespace-separated numbers from path. */
+/* The one input vector of path (core/npy or text, cli/inputs.h). */
 static lg_status lg_va_read_vector(const char *path, int n, double *x)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    lg_status st = LG_OK;
-    for (int i = 0; i < n; i++) {
-        if (fscanf(f, "%lf", &x[i]) != 1 || !isfinite(x[i])) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: value %d: expected %d finite numbers", path, i, n);
-            goto done;
-        }
-    }
-    double extra;
-    if (fscanf(f, "%lf", &extra) == 1) st = lg_fail(LG_ERR_FORMAT, "%s: more than %d numbers", path, n);
-done:
-    fclose(f);
+    double *X = NULL;
+    size_t rows = 0;
+    lg_status st = lg_cli_inputs_read(path, n, &X, &rows);
+    if (st != LG_OK) return st;
+    if (rows != 1) st = lg_fail(LG_ERR_FORMAT, "%s: expected one input of %d numbers, got %zu", path, n, rows);
+    else memcpy(x, X, (size_t)n * sizeof *x);
+    free(X);
     return st;
 }
 
@@ -78,7 +73,8 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
         snprintf(a->instance, sizeof a->instance, "input=%s eps=%g", a->input, a->eps);
         if ((st = lg_va_read_vector(a->input, net->n_in, x0)) != LG_OK) goto fail;
         if (label >= no) {
-            st = lg_fail(LG_ERR_ARG, "--label %d: the network has %d outputs", label, no);
+            st = lg_fail(LG_ERR_ARG, "--label: expected an integer in [0, %d] (the network has %d outputs), got %d", no - 1,
+                         no, label);
             goto fail;
         }
         if (label < 0) { /* the network's own prediction at x0 */
@@ -93,7 +89,8 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
         if ((st = lg_data_load_spec(&ds, a->data, "test")) != LG_OK) goto fail;
         if ((st = lg_dataset_fit(&ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
         if ((size_t)a->index >= ds.n) {
-            st = lg_fail(LG_ERR_ARG, "--index %ld: the test set has %zu examples", a->index, ds.n);
+            st = lg_fail(LG_ERR_ARG, "--index: expected an integer in [0, %zu] (the test set of %s has %zu examples), got %ld",
+                         ds.n ? ds.n - 1 : 0, a->data, ds.n, a->index);
             goto fail;
         }
         for (int i = 0; i < net->n_in; i++) x0[i] = ds.x[(size_t)a->index * (size_t)ds.dim + (size_t)i];

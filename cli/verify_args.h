@@ -12,7 +12,7 @@
 typedef struct lg_verify_args {
     const char *vnnlib;   /* --vnnlib P */
     const char *data;     /* --data DIR */
-    const char *input;    /* --input FILE (n_in numbers) */
+    const char *input;    /* --input FILE (one input: .npy or text, cli/inputs.h) */
     long index;           /* --index I (−1 unset) */
     long label;           /* --label L for --input (−1: the network's prediction); set to the
                              label used once the robustness property is built */
@@ -28,7 +28,8 @@ void lg_verify_args_default(lg_verify_args *a);
 int lg_verify_args_check(const char *cmd, const lg_verify_args *a);
 
 /* Build the property for net (loads data or the VNN-LIB file) and apply the
- * margin. */
+ * margin. LG_ERR_ARG means a bad option value (--index or --label out of
+ * range, data that does not fit the network): the caller exits 2. */
 lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop *prop);
 
 #endif

@@ -57,7 +57,7 @@ run check 0 check "$W/relu.lgnet" --ref "$W/net.lgnet" --inputs "$W/x3.npy" --ep
 # 5-input net of the seed corpus (z3 under valgrind is slow on 784 inputs)
 for s in glpk auto; do
   run "verify_$s" 0 verify "$W/relu.lgnet" --index 0 --eps 0.05 --solver "$s" --bab none --no-attack \
-    --timeout 300 --json --out "$W/verify_$s.txt"
+    --timeout 300 --json -o "$W/verify_$s.txt"
 done
 SMALL=fuzz/corpus/netfile/gen_relu_2h_norm.lgnet
 echo "0.5 0.4 0.3 0.2 0.1" >"$W/x.txt"

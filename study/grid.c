@@ -1,5 +1,6 @@
 /* grid.c — parse the study's grid file with libinih (grid.h). */
 #include "study/grid.h"
+#include "train/options.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -154,6 +155,7 @@ static const char *lg_grid_train_set(lg_study_train *t, const char *key, const c
 {
     double d;
     long v;
+    const char *why;
     if (strcmp(key, "act") == 0) {
         lg_act a;
         if (lg_act_parse(val, &a) != 0 || a == LG_ACT_IDENTITY || strlen(val) >= sizeof t->act)
@@ -163,37 +165,44 @@ static const char *lg_grid_train_set(lg_study_train *t, const char *key, const c
         if (strcmp(val, "sgd") != 0 && strcmp(val, "adamw") != 0) return "expected sgd or adamw";
         snprintf(t->opt, sizeof t->opt, "%s", val);
     } else if (strcmp(key, "anneal_start") == 0) {
-        if (lg_grid_double(val, &d) || d < 0 || d > 1) return "expected a number in [0, 1]";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->anneal_start = d;
     } else if (strcmp(key, "lambda_target") == 0) {
-        if (lg_grid_double(val, &d) || d < 1) return "expected a number >= 1";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->lambda_target = d;
     } else if (strcmp(key, "lr") == 0) {
-        if (lg_grid_double(val, &d) || d <= 0) return "expected a number > 0";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->lr = d;
     } else if (strcmp(key, "momentum") == 0) {
-        if (lg_grid_double(val, &d) || d < 0 || d >= 1) return "expected a number in [0, 1)";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->momentum = d;
     } else if (strcmp(key, "wd") == 0) {
-        if (lg_grid_double(val, &d) || d < 0 || d > 10) return "expected a number in [0, 10]";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->wd = d;
     } else if (strcmp(key, "t") == 0) {
-        if (lg_grid_double(val, &d) || d <= 0) return "expected a number > 0";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->t = d;
     } else if (strcmp(key, "c") == 0) {
-        if (lg_grid_double(val, &d) || d < 0) return "expected a number >= 0";
+        if (lg_grid_double(val, &d)) return "expected a number";
+        if ((why = lg_train_opt_check(key, d))) return why;
         t->c = d;
     } else if (strcmp(key, "epochs") == 0 || strcmp(key, "batch") == 0 || strcmp(key, "threads") == 0 ||
                strcmp(key, "anneal_epochs") == 0) {
-        long lo = strcmp(key, "anneal_epochs") == 0 ? 0 : 1;
-        if (lg_grid_long(val, &v) || v < lo || v > 100000) return lo ? "expected an integer in [1, 100000]"
-                                                                   : "expected an integer in [0, 100000]";
+        if (lg_grid_long(val, &v)) return "expected an integer";
+        if ((why = lg_train_opt_check(key, (double)v))) return why;
         if (key[0] == 'e') t->epochs = (int)v;
         else if (key[0] == 'b') t->batch = (int)v;
         else if (key[0] == 't') t->threads = (int)v;
         else t->anneal_epochs = (int)v;
     } else if (strcmp(key, "subset") == 0) {
-        if (lg_grid_long(val, &v) || v < 0) return "expected an integer >= 0 (0 = all)";
+        if (lg_grid_long(val, &v)) return "expected an integer (0 = all)";
+        if ((why = lg_train_opt_check(key, (double)v))) return why;
         t->subset = v;
     } else {
         return "unknown key";

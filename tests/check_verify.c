@@ -498,7 +498,7 @@ START_TEST(test_verify_cli_contract)
     for (int i = 0; i < 6; i++) fprintf(f, "%.17g\n", x0[i]);
     fclose(f);
     const char *bin = LG_BINARY_DIR "/lgelu";
-    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --json --out %s --timeout 30", bin, netp, xp, outp);
+    snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --json -o %s --timeout 30", bin, netp, xp, outp);
     FILE *pp = popen(cmd, "r");
     ck_assert_ptr_nonnull(pp);
     char line[4096] = "", extra[64];
