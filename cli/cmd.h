@@ -28,6 +28,7 @@ int lg_cmd_relu(int argc, char **argv);
 int lg_cmd_bound(int argc, char **argv);
 int lg_cmd_verify(int argc, char **argv);
 int lg_cmd_encode(int argc, char **argv);
+int lg_cmd_cex(int argc, char **argv);
 int lg_cmd_bench(int argc, char **argv);
 int lg_cmd_check(int argc, char **argv);
 int lg_cmd_study(int argc, char **argv);

@@ -17,6 +17,7 @@ static const lg_cmd lg_cmds[] = {
     {"export", lg_cmd_export, "write a network as ONNX"},
     {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
     {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
+    {"cex", lg_cmd_cex, "re-check an external solver's model of an encoded query; write the VNN-COMP result"},
     {"bench", lg_cmd_bench, "run a VNN-COMP benchmark folder (instances.csv): result files and a summary"},
     {"study", lg_cmd_study, "run a study grid: train, substitute, certify and verify every instance (resumable)"},
     {"study-report", lg_cmd_study_report, "REPORT.md, CSVs and plots from a study directory"},

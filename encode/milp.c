@@ -101,7 +101,7 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
     }
     char name[32];
     for (int i = 0; i < n_in; i++) {
-        snprintf(name, sizeof name, "x_%d", i);
+        snprintf(name, sizeof name, "X_%d", i); /* VNN-LIB input names */
         if ((st = lg_milp_add_col(m, name, p->lo[i], p->hi[i], 0, &m->x_col[i]))) goto fail;
         prev[i] = m->x_col[i];
         if (net->in_sub || net->in_div) {

@@ -4,14 +4,15 @@
  * (/ num den) or (- (/ num den)) with integer literals (rational.h). The
  * encoding, with one declare-fun per variable:
  *
- *   (<= lo_i x_i) (<= x_i hi_i)
- *   (= (* div_i xn_i) (- x_i sub_i))                       normalisation, if any
+ *   (<= lo_i X_i) (<= X_i hi_i)                            VNN-LIB names X_i, Y_j
+ *   (= (* div_i xn_i) (- X_i sub_i))                       normalisation, if any
  *   (= z_k_i (+ b (* W_ij a_j) ...))  (<= l z_k_i) (<= z_k_i u)
  *   unstable relu: (or (and (<= z 0) (= a 0)) (and (>= z 0) (= a z))),
  *                  (>= a 0), (>= a z)
  *   stable relu / identity: a is z itself, or the constant 0 (dropped)
- *   (assert (or <term> ...)), term = (and (<= (+ d (* c_j y_j) ...) 0) ...)
- *   (check-sat)
+ *   (= Y_j <last layer's output j>)
+ *   (assert (or <term> ...)), term = (and (<= (+ d (* c_j Y_j) ...) 0) ...)
+ *   (check-sat) (get-model)       a sat model gives X_i: `lgelu cex` re-checks it
  *
  * sat ⇔ a counterexample exists (given sound bounds). The triangle
  * relaxation asserted by z3.c needs products of constants and is omitted
@@ -70,11 +71,12 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
     }
     smtw w = {f, LG_OK};
     fprintf(f, "; lgelu verification query: sat <=> a counterexample exists in the input box\n"
-               "; (exact rationals of the double weights; %d unstable relu)\n(set-logic QF_LRA)\n",
+               "; (exact rationals of the double weights; %d unstable relu)\n"
+               "(set-option :produce-models true)\n(set-logic QF_LRA)\n",
             lg_pwl_count_unstable(p));
     for (int i = 0; i < net->n_in; i++) {
         char x[32];
-        snprintf(x, sizeof x, "x_%d", i);
+        snprintf(x, sizeof x, "X_%d", i);
         smt_declare(&w, x);
         fprintf(f, "(assert (<= ");
         smt_num(&w, p->lo[i]);
@@ -123,6 +125,15 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         prev = cur;
         cur = t;
     }
+    /* the outputs under their VNN-LIB names */
+    for (int j = 0; j < n_out; j++) {
+        char y[32];
+        snprintf(y, sizeof y, "Y_%d", j);
+        smt_declare(&w, y);
+        if (prev[j][0]) fprintf(f, "(assert (= %s %s))\n", y, prev[j]);
+        else fprintf(f, "(assert (= %s 0.0))\n", y);
+        snprintf(prev[j], sizeof prev[j], "%s", y);
+    }
     fputs("(assert ", f);
     if (p->n_terms == 0) fputs("false", f);
     if (p->n_terms > 1) fputs("(or", f);
@@ -139,7 +150,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         if (T->n_cons > 1) fputc(')', f);
     }
     if (p->n_terms > 1) fputc(')', f);
-    fputs(")\n(check-sat)\n(exit)\n", f);
+    fputs(")\n(check-sat)\n(get-model)\n(exit)\n", f);
     st = w.st;
     if (!st && (fflush(f) != 0 || ferror(f))) st = lg_fail(LG_ERR_IO, "smt2: write failed");
 fail:

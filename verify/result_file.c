@@ -1,5 +1,6 @@
 /* result_file.c — the VNN-COMP result file (verify.h). */
 #include "core/atomic_file.h"
+#include "core/json.h"
 #include "verify/verify.h"
 
 lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f)
@@ -7,9 +8,11 @@ lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f)
     if (r->verdict == LG_VERDICT_ROBUST) {
         fprintf(f, "unsat\n");
     } else if (r->verdict == LG_VERDICT_VIOLATED && r->x && r->y) {
+        char v[LG_NUM_BUFSIZE];
         fprintf(f, "sat\n(");
-        for (int i = 0; i < r->n_in; i++) fprintf(f, "%s(X_%d %.17g)\n", i ? " " : "", i, r->x[i]);
-        for (int j = 0; j < r->n_out; j++) fprintf(f, " (Y_%d %.17g)%s", j, r->y[j], j + 1 < r->n_out ? "\n" : "");
+        for (int i = 0; i < r->n_in; i++) fprintf(f, "%s(X_%d %s)\n", i ? " " : "", i, lg_num_shortest(v, r->x[i]));
+        for (int j = 0; j < r->n_out; j++)
+            fprintf(f, " (Y_%d %s)%s", j, lg_num_shortest(v, r->y[j]), j + 1 < r->n_out ? "\n" : "");
         fprintf(f, ")\n");
     } else {
         fprintf(f, "%s\n", r->timed_out ? "timeout" : "unknown");

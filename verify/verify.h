@@ -118,7 +118,7 @@ lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_ti
                             lg_bounds *b, lg_term **kept, lg_problem *prob, long *n_lp);
 
 /* VNN-COMP result file (result_file.c): `unsat`, `sat` + counterexample
- * ((X_i v) ... (Y_j v)) with %.17g, `unknown` or `timeout`. */
+ * ((X_i v) ... (Y_j v)) numbers in their shortest round-trip form (core/json.h), `unknown` or `timeout`. */
 lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f);
 lg_status lg_verify_write_result_path(const lg_verify_report *r, const char *path);
 

@@ -1,0 +1,333 @@
+/* cmd_cex.c — `lgelu cex NET --vnnlib P FILE`: close the loop of
+ * `lgelu encode`. FILE is what an external solver answered for the encoded
+ * query: a z3 (or any SMT-LIB 2 solver's) `sat` + (get-model), a glpsol
+ * solution (`glpsol --lp Q.lp -o FILE`), a CBC solution (`solu FILE`) or a
+ * VNN-COMP counterexample. The values of X_0..X_{n-1} are read (SMT-LIB
+ * rationals exactly, then rounded to the nearest double), and the point goes
+ * through the one witness gate, lg_witness_accept (DESIGN.md §3): `violated`
+ * only when it satisfies a case of the property in exact rational
+ * arithmetic on the network, else `unknown`. The VNN-COMP result file is
+ * written with -o. A solver's `unsat`/`infeasible` is reported but never
+ * trusted: `robust` needs `lgelu verify`.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <gmp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "core/netfile.h"
+#include "verify/recheck.h"
+#include "verify/verify.h"
+#include "verify/vnnlib.h"
+
+#define LG_CEX_MAX_BYTES ((size_t)1 << 30)
+
+static void lg_cex_help(void)
+{
+    printf("usage: lgelu cex NET --vnnlib P FILE [-o RESULT]\n\n"
+           "Read the answer of an external solver to a query written by `lgelu encode NET --vnnlib P`\n"
+           "and re-check it exactly. FILE is one of:\n"
+           "  - an SMT-LIB 2 model: `z3 query.smt2 > FILE` (sat, then (define-fun X_i () Real v)\n"
+           "    for every input; rationals such as (/ 1.0 3.0) are read exactly);\n"
+           "  - a glpsol solution: `glpsol --lp query.lp -o FILE` (6 significant digits);\n"
+           "  - a CBC solution: `cbc query.lp solve solu FILE`;\n"
+           "  - a VNN-COMP counterexample ((X_0 v) ... (Y_j v)).\n"
+           "The input point X is rounded to the nearest doubles and must pass the witness gate every\n"
+           "`violated` of lgelu passes: inside the box, and some case of P satisfied in exact rational\n"
+           "arithmetic on the network. Then the verdict is `violated`; otherwise `unknown`. An\n"
+           "unsat/infeasible answer is reported as `unknown` (run `lgelu verify` for a proof).\n\n"
+           "options:\n"
+           "  --vnnlib P          the property the query was written for (required; .gz is read)\n"
+           "  -o, --output FILE   write the VNN-COMP result file (sat + counterexample, or unknown)\n"
+           "  -h, --help          show this help\n\n"
+           "exit status: 0 for either verdict, 1 when FILE holds no value for some X_i or cannot be\n"
+           "read, 2 on bad usage.\n");
+}
+
+/* Nearest double to q (ties: either). */
+static double lg_cex_nearest(const mpq_t q)
+{
+    double d = mpq_get_d(q); /* truncated toward zero */
+    mpq_t t, e0, e1;
+    mpq_inits(t, e0, e1, NULL);
+    double other = nextafter(d, mpq_sgn(q) >= 0 ? INFINITY : -INFINITY);
+    mpq_set_d(t, d);
+    mpq_sub(e0, q, t);
+    mpq_abs(e0, e0);
+    if (isfinite(other)) {
+        mpq_set_d(t, other);
+        mpq_sub(e1, q, t);
+        mpq_abs(e1, e1);
+        if (mpq_cmp(e1, e0) < 0) d = other;
+    }
+    mpq_clears(t, e0, e1, NULL);
+    return d;
+}
+
+/* A decimal literal ("12", "0.5", "1e-3") as an exact rational; 0 or -1. */
+static int lg_cex_decimal(const char *s, size_t n, mpq_t out)
+{
+    char buf[512];
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char digits[512];
+    size_t k = 0, frac = 0;
+    int seen_dot = 0, neg = 0;
+    const char *p = buf;
+    if (*p == '-' || *p == '+') neg = *p++ == '-';
+    for (; *p && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.' && !seen_dot) seen_dot = 1;
+        else if (isdigit((unsigned char)*p)) {
+            digits[k++] = *p;
+            frac += seen_dot;
+        } else return -1;
+    }
+    if (k == 0) return -1;
+    digits[k] = '\0';
+    long ex = 0;
+    if (*p) {
+        char *end;
+        errno = 0;
+        ex = strtol(p + 1, &end, 10);
+        if (*end || errno || ex > 400 || ex < -400) return -1;
+    }
+    mpz_t num, den;
+    mpz_inits(num, den, NULL);
+    mpz_set_str(num, digits, 10);
+    mpz_set_ui(den, 1);
+    long e10 = ex - (long)frac;
+    mpz_t pw;
+    mpz_init(pw);
+    mpz_ui_pow_ui(pw, 10, (unsigned long)(e10 < 0 ? -e10 : e10));
+    if (e10 < 0) mpz_set(den, pw);
+    else mpz_mul(num, num, pw);
+    if (neg) mpz_neg(num, num);
+    mpq_set_num(out, num);
+    mpq_set_den(out, den);
+    mpq_canonicalize(out);
+    mpz_clears(num, den, pw, NULL);
+    return 0;
+}
+
+static const char *lg_cex_ws(const char *p, const char *end)
+{
+    while (p < end && isspace((unsigned char)*p)) p++;
+    return p;
+}
+
+/* An SMT-LIB 2 real term: decimal | (/ t t) | (- t) | (- t t) | (+ t ...).
+ * Returns the position after it, or NULL. */
+static const char *lg_cex_term(const char *p, const char *end, mpq_t out)
+{
+    p = lg_cex_ws(p, end);
+    if (p >= end) return NULL;
+    if (*p != '(') {
+        const char *q = p;
+        while (q < end && !isspace((unsigned char)*q) && *q != '(' && *q != ')') q++;
+        return lg_cex_decimal(p, (size_t)(q - p), out) == 0 ? q : NULL;
+    }
+    p = lg_cex_ws(p + 1, end);
+    if (p >= end) return NULL;
+    char op = *p++;
+    if (op != '/' && op != '-' && op != '+' && op != '*') return NULL;
+    mpq_t a;
+    mpq_init(a);
+    int n = 0;
+    mpq_set_ui(out, op == '*' ? 1 : 0, 1);
+    for (;;) {
+        p = lg_cex_ws(p, end);
+        if (p >= end) goto bad;
+        if (*p == ')') break;
+        if (!(p = lg_cex_term(p, end, a))) goto bad;
+        if (n == 0 && op != '*') mpq_set(out, a);
+        else if (op == '/') {
+            if (mpq_sgn(a) == 0) goto bad;
+            mpq_div(out, out, a);
+        } else if (op == '-') mpq_sub(out, out, a);
+        else if (op == '+') mpq_add(out, out, a);
+        else mpq_mul(out, out, a);
+        n++;
+    }
+    if (n == 0) goto bad;
+    if (op == '-' && n == 1) mpq_neg(out, out);
+    mpq_clear(a);
+    return p + 1;
+bad:
+    mpq_clear(a);
+    return NULL;
+}
+
+/* Does the name at p (length n) read "X_<i>" with i < n_in? Sets *i. */
+static int lg_cex_xname(const char *p, size_t n, int n_in, int *i)
+{
+    if (n < 3 || p[0] != 'X' || p[1] != '_') return 0;
+    long v = 0;
+    for (size_t k = 2; k < n; k++) {
+        if (!isdigit((unsigned char)p[k]) || v > 100000000) return 0;
+        v = v * 10 + (p[k] - '0');
+    }
+    if (v >= n_in) return 0;
+    *i = (int)v;
+    return 1;
+}
+
+static int lg_cex_contains(const char *buf, size_t len, const char *w)
+{
+    size_t n = strlen(w);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(buf + i, w, n) == 0) return 1;
+    return 0;
+}
+
+typedef enum { LG_CEX_SAT, LG_CEX_UNSAT, LG_CEX_OTHER } lg_cex_answer;
+
+/* Fill x[n_in] from the solver output in buf; have[i] marks values found. */
+static lg_cex_answer lg_cex_parse(const char *buf, size_t len, int n_in, double *x, char *have)
+{
+    const char *end = buf + len;
+    lg_cex_answer ans = LG_CEX_OTHER;
+    const char *first = lg_cex_ws(buf, end);
+    if ((size_t)(end - first) >= 5 && strncmp(first, "unsat", 5) == 0) ans = LG_CEX_UNSAT;
+    else if ((size_t)(end - first) >= 3 && strncmp(first, "sat", 3) == 0) ans = LG_CEX_SAT;
+    static const char *const no[] = {"INFEASIBLE", "Infeasible", "infeasible", "NO PRIMAL", "EMPTY"};
+    for (size_t k = 0; k < sizeof no / sizeof no[0] && ans == LG_CEX_OTHER; k++)
+        if (lg_cex_contains(buf, len, no[k])) ans = LG_CEX_UNSAT;
+    mpq_t q;
+    mpq_init(q);
+    const char *p = buf;
+    while (p < end) {
+        /* the next identifier */
+        while (p < end && !(isalpha((unsigned char)*p) || *p == '_')) p++;
+        const char *s = p;
+        while (p < end && (isalnum((unsigned char)*p) || *p == '_')) p++;
+        int i;
+        if (!lg_cex_xname(s, (size_t)(p - s), n_in, &i)) continue;
+        if (s > buf && (s[-1] == '(' || isspace((unsigned char)s[-1]))) {
+            const char *r = lg_cex_ws(p, end);
+            /* SMT-LIB: (define-fun X_i () Real v) */
+            if ((size_t)(end - r) >= 2 && r[0] == '(' && r[1] == ')') {
+                r = lg_cex_ws(r + 2, end);
+                while (r < end && isalpha((unsigned char)*r)) r++; /* the sort */
+                const char *after = lg_cex_term(r, end, q);
+                if (after) {
+                    x[i] = lg_cex_nearest(q);
+                    have[i] = 1;
+                    p = after;
+                }
+                continue;
+            }
+            /* glpsol/CBC rows and VNN-COMP pairs: the next number ('*' marks integer columns) */
+            while (r < end && (*r == '*' || *r == ' ' || *r == '\t')) r++;
+            char *e;
+            errno = 0;
+            double v = strtod(r, &e);
+            if (e != r && errno == 0 && isfinite(v)) {
+                x[i] = v;
+                have[i] = 1;
+                p = e;
+            }
+        }
+    }
+    mpq_clear(q);
+    return ans;
+}
+
+int lg_cmd_cex(int argc, char **argv)
+{
+    enum { O_VNN = 256 };
+    static const struct option lo[] = {{"vnnlib", required_argument, 0, O_VNN},
+                                       {"output", required_argument, 0, 'o'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    const char *vnn = NULL, *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case O_VNN: vnn = optarg; break;
+        case 'o': out = optarg; break;
+        case 'h': lg_cex_help(); return 0;
+        default: return lg_cli_usage("cex", "unknown option");
+        }
+    }
+    if (optind != argc - 2) return lg_cli_usage("cex", "expected a network file and a solver output file");
+    if (!vnn) return lg_cli_usage("cex", "--vnnlib P is required");
+    if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("cex", "-o/--output: %s", lg_errmsg());
+    const char *sol = argv[optind + 1];
+    lg_net net;
+    lg_prop prop = {0};
+    lg_verify_report r = {0};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    char *have = NULL;
+    double *x = NULL, *xc = NULL;
+    int rc = 1;
+    lg_status st = lg_net_load(&net, argv[optind]);
+    if (st != LG_OK) return lg_cli_fail("cex", st);
+    int n_in = net.n_in, n_out = lg_net_n_out(&net);
+    if ((st = lg_vnnlib_read(&prop, vnn, n_in, n_out)) != LG_OK) goto fail;
+    if ((st = lg_file_slurp(sol, LG_CEX_MAX_BYTES, &buf, &len)) != LG_OK) goto fail;
+    have = calloc((size_t)n_in, 1);
+    x = calloc((size_t)n_in, sizeof *x);
+    xc = calloc((size_t)n_in, sizeof *xc);
+    r.x = calloc((size_t)n_in, sizeof *r.x);
+    r.y = calloc((size_t)n_out, sizeof *r.y);
+    if (!have || !x || !xc || !r.x || !r.y) {
+        st = lg_fail(LG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    r.n_in = n_in;
+    r.n_out = n_out;
+    r.violated_case = -1;
+    r.verdict = LG_VERDICT_UNKNOWN;
+    lg_cex_answer ans = lg_cex_parse((const char *)buf, len, n_in, x, have);
+    int missing = -1;
+    for (int i = n_in - 1; i >= 0; i--)
+        if (!have[i]) missing = i;
+    if (missing >= 0 && ans == LG_CEX_UNSAT) {
+        snprintf(r.reason, sizeof r.reason, "the solver answered unsat/infeasible; not re-checked (run lgelu verify)");
+    } else if (missing >= 0) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: no value of X_%d (expected a z3 model, a glpsol or CBC solution, or a "
+                                    "VNN-COMP counterexample for %d inputs)",
+                     sol, missing, n_in);
+        goto fail;
+    } else {
+        for (int k = 0; k < prop.n_cases && r.verdict != LG_VERDICT_VIOLATED; k++) {
+            memcpy(xc, x, (size_t)n_in * sizeof *xc);
+            int ok = lg_witness_accept(&net, &prop, k, xc, r.y);
+            if (ok < 0) {
+                st = lg_fail(LG_ERR_NOMEM, "out of memory in the exact re-check");
+                goto fail;
+            }
+            if (ok) {
+                r.verdict = LG_VERDICT_VIOLATED;
+                r.violated_case = k;
+                memcpy(r.x, xc, (size_t)n_in * sizeof *r.x);
+            }
+        }
+        if (r.verdict != LG_VERDICT_VIOLATED)
+            snprintf(r.reason, sizeof r.reason, "the point fails the exact re-check of every case");
+        snprintf(r.method, sizeof r.method, "external");
+    }
+    if (r.verdict == LG_VERDICT_VIOLATED)
+        printf("violated\n  the point of %s passes the exact re-check (case %d of %s)\n", sol, r.violated_case, vnn);
+    else printf("unknown (%s)\n", r.reason);
+    if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+    rc = 0;
+fail:
+    if (rc) lg_cli_fail("cex", st);
+    free(buf);
+    free(have);
+    free(x);
+    free(xc);
+    lg_verify_report_free(&r);
+    lg_prop_free(&prop);
+    lg_net_free(&net);
+    return rc;
+}
