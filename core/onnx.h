@@ -48,4 +48,14 @@ lg_status lg_onnx_read(lg_net *net, const char *path);
 /* Write net as ONNX to path (see above). */
 lg_status lg_onnx_write(const lg_net *net, const char *path);
 
+/* Tensor element type of an export: AUTO as above (float32 when exact, else
+ * float64); FLOAT64 always; FLOAT32 always, rounding every value to the
+ * nearest float (the file is then a slightly different network: verify the
+ * exported file, not the original). */
+typedef enum { LG_ONNX_DTYPE_AUTO, LG_ONNX_DTYPE_FLOAT32, LG_ONNX_DTYPE_FLOAT64 } lg_onnx_dtype;
+
+/* lg_onnx_write with a chosen element type; *n_rounded (may be NULL) is set
+ * to the number of parameters a FLOAT32 export changed. */
+lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype dtype, size_t *n_rounded);
+
 #endif

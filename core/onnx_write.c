@@ -223,13 +223,29 @@ static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, 
 
 lg_status lg_onnx_write(const lg_net *net, const char *path)
 {
+    return lg_onnx_write_dtype(net, path, LG_ONNX_DTYPE_AUTO, NULL);
+}
+
+lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype dtype, size_t *n_rounded)
+{
     lg_status st = lg_net_validate(net);
+    if (n_rounded) *n_rounded = 0;
     if (st != LG_OK) return st;
     lg_ow w;
     memset(&w, 0, sizeof w);
     uint8_t *buf = NULL;
     int L = net->n_layers;
-    w.dtype = lg_ow_all_float(net) ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT : ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    int exact_float = lg_ow_all_float(net);
+    int use_float = dtype == LG_ONNX_DTYPE_FLOAT32 || (dtype == LG_ONNX_DTYPE_AUTO && exact_float);
+    w.dtype = use_float ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT : ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    if (use_float && !exact_float && n_rounded) {
+        for (size_t i = 0; i < net->n_params; i++) *n_rounded += !lg_ow_float_ok(net->params[i]);
+        for (int i = 0; i < net->n_in; i++)
+            *n_rounded += (net->in_sub && !lg_ow_float_ok(net->in_sub[i])) +
+                          (net->in_div && !lg_ow_float_ok(net->in_div[i]));
+        for (int k = 0; k < L; k++)
+            *n_rounded += lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda);
+    }
     w.nodes = lg_ow_alloc(&w, (2 + 6 * (size_t)L) * sizeof *w.nodes);
     w.inits = lg_ow_alloc(&w, (5 + 3 * (size_t)L) * sizeof *w.inits);
     Onnx__StringStringEntryProto **meta = lg_ow_alloc(&w, (1 + (size_t)L) * sizeof *meta);
@@ -279,7 +295,8 @@ lg_status lg_onnx_write(const lg_net *net, const char *path)
                                                 : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k),
                                                             half, one, sqrt2);
         if (!x) goto oom;
-        if (Ly->act == LG_ACT_LGELU || Ly->act == LG_ACT_SWISH)
+        /* s describes the exact λ; a λ rounded to float32 gets s solved back on reading */
+        if ((Ly->act == LG_ACT_LGELU || Ly->act == LG_ACT_SWISH) && (!use_float || lg_ow_float_ok(Ly->lambda)))
             meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
     }
     if (w.oom) goto oom;
