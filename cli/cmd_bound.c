@@ -249,8 +249,9 @@ int lg_cmd_bound(int argc, char **argv)
         if (o.delta[i] > dmax) dmax = o.delta[i];
     double dmed = lg_bound_median(o.delta, ds.n), mmed = lg_bound_median(o.margin, ds.n);
     if (json) {
-        lg_json_print_line(stdout, json_pack("{s:f, s:f, s:f, s:f, s:I, s:I}", "global", o.global, "per_input_median",
-                                             dmed, "per_input_max", dmax, "observed_max", o.obs_max, "class_changes",
+        lg_json_print_line(stdout, json_pack("{s:o, s:o, s:o, s:o, s:I, s:I}", "global", lg_json_num(o.global),
+                                             "per_input_median", lg_json_num(dmed), "per_input_max",
+                                             lg_json_num(dmax), "observed_max", lg_json_num(o.obs_max), "class_changes",
                                              (json_int_t)o.class_changes, "n", (json_int_t)ds.n));
     } else {
         printf("certified bound on |f_ReLU(x) - f_ref(x)|_inf\n"

@@ -145,7 +145,8 @@ static json_t *lg_check_row_json(const lg_check_row *rows, long i)
 {
     if (i < 0) return json_null();
     const lg_check_row *o = &rows[i];
-    return json_pack("{s:I, s:f, s:f, s:i, s:i}", "index", (json_int_t)i, "bound", o->bound, "observed", o->observed,
+    return json_pack("{s:I, s:o, s:o, s:i, s:i}", "index", (json_int_t)i, "bound", lg_json_num(o->bound), "observed",
+                     lg_json_num(o->observed),
                      "class_ref", o->class_ref, "class_relu", o->class_relu);
 }
 
@@ -262,9 +263,10 @@ int lg_cmd_check(int argc, char **argv)
     double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     int pass = n_over == 0 && !(nocc && class_changes > 0);
     if (json) {
-        json_t *o = json_pack("{s:b, s:I, s:f, s:f, s:b, s:f, s:f, s:f, s:I, s:I, s:I, s:o, s:o, s:s, s:s}", "pass",
-                              pass, "n", (json_int_t)n, "eps", eps, "max_deviation", maxdev, "no_class_change", nocc,
-                              "bound_max", rows[worst].bound, "bound_median", median, "observed_max", obs_max,
+        json_t *o = json_pack("{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:o, s:o, s:s, s:s}", "pass",
+                              pass, "n", (json_int_t)n, "eps", lg_json_num(eps), "max_deviation", lg_json_num(maxdev),
+                              "no_class_change", nocc, "bound_max", lg_json_num(rows[worst].bound), "bound_median",
+                              lg_json_num(median), "observed_max", lg_json_num(obs_max),
                               "n_over", (json_int_t)n_over, "class_changes", (json_int_t)class_changes,
                               "certified_same_class", (json_int_t)certified_same, "worst",
                               lg_check_row_json(rows, worst), "first_class_change", lg_check_row_json(rows, first_cc),

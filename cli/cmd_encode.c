@@ -94,6 +94,7 @@ int lg_cmd_encode(int argc, char **argv)
     if (!format) return lg_cli_usage("encode", "--format smt2|lp is required");
     if (!out) return lg_cli_usage("encode", "-o FILE is required");
     if (lg_verify_args_check("encode", &a)) return 2;
+    if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("encode", "-o/--output: %s", lg_errmsg());
     const lg_solver_ops *ops = lg_solver_find(format);
     if (!ops || !ops->write) {
         fprintf(stderr, "lgelu encode: no writer for format '%s' in this build\n", format);
@@ -109,10 +110,17 @@ int lg_cmd_encode(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("encode", st);
     if ((st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
-    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) goto fail;
-    if (case_ix >= prop.n_cases) {
-        st = lg_fail(LG_ERR_ARG, "--case %ld: the property has %d case(s)", case_ix, prop.n_cases);
+    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
+        if (st == LG_ERR_ARG) { /* a bad --index/--label value */
+            rc = lg_cli_usage("encode", "%s", lg_errmsg());
+            goto done;
+        }
         goto fail;
+    }
+    if (case_ix >= prop.n_cases) {
+        rc = lg_cli_usage("encode", "--case: expected an integer in [0, %d] (the property has %d case%s), got %ld",
+                          prop.n_cases - 1, prop.n_cases, prop.n_cases == 1 ? "" : "s", case_ix);
+        goto done;
     }
     if (prop.n_cases > 1)
         fprintf(stderr, "lgelu encode: the property has %d cases; writing case %ld only (choose with --case)\n",
@@ -147,6 +155,7 @@ int lg_cmd_encode(int argc, char **argv)
     rc = 0;
 fail:
     if (rc) lg_cli_fail("encode", st);
+done:
     if (f && f != stdout) fclose(f);
     free(kept);
     lg_bounds_free(&b);

@@ -88,7 +88,7 @@ int lg_cmd_eval(int argc, char **argv)
     if ((st = lg_dataset_fit(&ds, net.n_in, "the network", dir)) != LG_OK) goto fail;
     double acc = 0.0;
     if ((st = lg_eval_accuracy(&net, &ds, &acc)) != LG_OK) goto fail;
-    if (json) lg_json_print_line(stdout, json_pack("{s:f, s:I}", "accuracy", acc, "n", (json_int_t)ds.n));
+    if (json) lg_json_print_line(stdout, json_pack("{s:o, s:I}", "accuracy", lg_json_num(acc), "n", (json_int_t)ds.n));
     else printf("test accuracy: %.2f%% (%zu examples)\n", 100.0 * acc, ds.n);
     rc = 0;
 fail:

@@ -93,22 +93,22 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     if (json) {
         json_t *per = json_array();
         for (int k = 0; k < r->n_layers; k++) json_array_append_new(per, json_integer(r->unstable[k]));
-        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:i, s:o, s:I, s:s, s:f, s:s}", "instance", a->instance,
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:I, s:s, s:o, s:s}", "instance", a->instance,
                               "solver", solver, "verdict", lg_verdict_name(r->verdict), "reason", r->reason,
-                              "seconds", r->seconds, "unstable", r->unstable_total, "unstable_per_layer", per,
-                              "nodes", (json_int_t)r->nodes, "bound_method", r->bound_method, "margin", a->margin,
-                              "method", r->method);
+                              "seconds", lg_json_num(r->seconds), "unstable", r->unstable_total,
+                              "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
+                              r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
         if (o && !a->vnnlib) json_object_set_new(o, "label", json_integer(a->label));
         if (o && ref) {
             json_object_set_new(o, "ref", json_string(ref));
-            json_object_set_new(o, "delta", json_real(delta));
+            json_object_set_new(o, "delta", lg_json_num(delta));
         }
         if (o) {
             json_object_set_new(o, "bab", json_string(r->bab_mode ? r->bab_mode : "none"));
             json_object_set_new(o, "bab_nodes", json_integer(r->bab_nodes));
             json_object_set_new(o, "bab_max_depth", json_integer(r->bab_max_depth));
-            json_object_set_new(o, "seconds_bounds", json_real(r->t_bounds));
-            json_object_set_new(o, "seconds_solver", json_real(r->t_solver));
+            json_object_set_new(o, "seconds_bounds", lg_json_num(r->t_bounds));
+            json_object_set_new(o, "seconds_solver", lg_json_num(r->t_solver));
         }
         if (lg_json_print_line(stdout, o)) fprintf(stderr, "lgelu verify: cannot print JSON (out of memory)\n");
         return;

@@ -29,6 +29,8 @@ char *lg_num_shortest(char buf[LG_NUM_BUFSIZE], double v)
     return buf;
 }
 
+json_t *lg_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
 /* A growing string. */
 typedef struct lg_sb {
     char *s;

@@ -23,6 +23,10 @@
  * "nan", "inf" or "-inf" for non-finite values. Returns buf. */
 char *lg_num_shortest(char buf[LG_NUM_BUFSIZE], double v);
 
+/* json_real(v), or json_null() when v is not finite (jansson refuses
+ * NaN and ±inf). New reference. */
+json_t *lg_json_num(double v);
+
 /* Compact JSON text of j (any value), or NULL when out of memory. */
 char *lg_json_dumps(const json_t *j);
 

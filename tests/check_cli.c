@@ -1,0 +1,428 @@
+/* check_cli.c — the command-line surface: one number format in JSON and CSV
+ * (core/json.h, core/csv.h), exit status 2 naming the valid range for bad
+ * values, outputs checked before long work, the VNN-COMP scripts
+ * (vnncomp_scripts/) on the fixtures including .gz files, bench resuming,
+ * `encode` → z3/glpsol → `cex` closing the loop, `export --dtype`, and the
+ * docs (docs/USAGE.md) in step with every command's --help. */
+#include <check.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/csv.h"
+#include "core/json.h"
+#include "core/netfile.h"
+#include "core/onnx.h"
+#include "core/rng.h"
+#include "testutil.h"
+
+/* Run a shell command; its exit status (−1 if it did not exit). */
+static int lg_cli_sh(const char *cmd)
+{
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The whole of a small text file (static buffer). */
+static const char *lg_cli_slurp(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    if (!f) return "";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void lg_cli_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_cli_number_shortest)
+{
+    static const struct {
+        double v;
+        const char *s;
+    } cases[] = {{0.05, "0.05"}, {30, "30"}, {0.1 + 0.2, "0.30000000000000004"}, {1e-300, "1e-300"},
+                 {-2.5, "-2.5"},  {1e16, "1e+16"}, {123456789, "123456789"}, {0, "0"}};
+    char buf[LG_NUM_BUFSIZE];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg(strcmp(lg_num_shortest(buf, cases[i].v), cases[i].s) == 0, "%.17g -> %s, expected %s",
+                      cases[i].v, buf, cases[i].s);
+    /* random doubles of every magnitude read back exactly, and one digit fewer does not */
+    lg_rng r;
+    lg_rng_init(&r, 7, 0);
+    for (int t = 0; t < 20000; t++) {
+        double v = lg_rng_normal(&r) * pow(10.0, (double)((int)(lg_rng_uniform(&r) * 600) - 300));
+        lg_num_shortest(buf, v);
+        ck_assert_msg(strtod(buf, NULL) == v, "%.17g printed as %s", v, buf);
+        char shorter[400];
+        int digits = 0;
+        for (const char *p = buf; *p && *p != 'e'; p++) digits += isdigit((unsigned char)*p) != 0;
+        if (!strchr(buf, 'e') || digits < 2) continue;
+        snprintf(shorter, sizeof shorter, "%.*g", digits - 1, v);
+        ck_assert_msg(strtod(shorter, NULL) != v, "%.17g: %s is shorter than %s", v, shorter, buf);
+    }
+}
+END_TEST
+
+START_TEST(test_cli_json_one_format)
+{
+    json_t *o = json_pack("{s:f, s:f, s:i, s:s, s:n, s:[o,b]}", "eps", 0.05, "t", 30.0, "n", 3, "name", "a\"b\n",
+                          "none", "list", lg_json_num(NAN), 1);
+    char *s = lg_json_dumps(o);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_msg(strstr(s, "\"eps\":0.05") && strstr(s, "\"t\":30.0") && strstr(s, "\"n\":3") &&
+                      strstr(s, "\"name\":\"a\\\"b\\n\"") && strstr(s, "\"none\":null") &&
+                      strstr(s, "\"list\":[null,true]"),
+                  "%s", s);
+    /* it reads back as the same document (reals as reals) */
+    json_error_t err;
+    json_t *back = json_loads(s, 0, &err);
+    ck_assert_msg(back != NULL, "%s: %s", s, err.text);
+    ck_assert(json_is_real(json_object_get(back, "t")));
+    ck_assert(json_real_value(json_object_get(back, "eps")) == 0.05);
+    json_decref(back);
+    json_decref(o);
+    free(s);
+}
+END_TEST
+
+START_TEST(test_cli_csv_quoting)
+{
+    lg_csv_row r = {0};
+    lg_csv_str(&r, "plain");
+    lg_csv_str(&r, "a,b");
+    lg_csv_str(&r, "say \"hi\"");
+    lg_csv_str(&r, "two\nlines");
+    lg_csv_num(&r, 0.05);
+    lg_csv_int(&r, -7);
+    lg_csv_str(&r, "");
+    const char *s = lg_csv_end(&r);
+    ck_assert_str_eq(s, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",0.05,-7,\n");
+    lg_csv_row_clear(&r);
+    lg_csv_num(&r, INFINITY);
+    ck_assert_str_eq(lg_csv_end(&r), "inf\n");
+    lg_csv_row_free(&r);
+}
+END_TEST
+
+/* A 2-3-2 ReLU net: y0 = relu(x0 − x1) − relu(x1 − x0) + 0.1, y1 = 0, so
+ * "Y_0 <= Y_1" holds exactly where x1 ≥ x0 + 0.1. */
+static const char *lg_cli_tiny_net(void)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s", lg_test_tmpfile(".lgnet"));
+    int dims[3] = {2, 3, 2};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    double W0[6] = {1, -1, -1, 1, 1, 1}, b0[3] = {0, 0, -1};
+    double W1[6] = {1, -1, 0, 0, 0, 0}, b1[2] = {0.1, 0};
+    memcpy(net.layers[0].W, W0, sizeof W0);
+    memcpy(net.layers[0].b, b0, sizeof b0);
+    memcpy(net.layers[1].W, W1, sizeof W1);
+    memcpy(net.layers[1].b, b1, sizeof b1);
+    ck_assert_int_eq(lg_netfile_write(&net, path), LG_OK);
+    lg_net_free(&net);
+    return path;
+}
+
+static const char *lg_cli_tiny_prop(double x0lo, double x0hi, double x1lo, double x1hi)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s", lg_test_tmpfile(".vnnlib"));
+    char text[1024];
+    snprintf(text, sizeof text,
+             "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(declare-const Y_0 Real)\n(declare-const Y_1 Real)\n"
+             "(assert (>= X_0 %g))\n(assert (<= X_0 %g))\n(assert (>= X_1 %g))\n(assert (<= X_1 %g))\n"
+             "(assert (<= Y_0 Y_1))\n",
+             x0lo, x0hi, x1lo, x1hi);
+    lg_cli_write(path, text);
+    return path;
+}
+
+START_TEST(test_cli_cex_closes_the_loop)
+{
+    const char *net = lg_cli_tiny_net();
+    const char *sat = lg_cli_tiny_prop(0, 1, 0, 1);
+    char cmd[2048];
+    const char *q = lg_test_tmpfile(".smt2"), *model = lg_test_tmpfile(".z3"), *res = lg_test_tmpfile(".txt");
+    const char *out = lg_test_tmpfile(".out");
+    /* z3 on the SMT-LIB 2 query, then the model back through the exact gate */
+    snprintf(cmd, sizeof cmd, "%s --vnnlib %s --format smt2 -o %s", net, sat, q);
+    char args[4096];
+    snprintf(args, sizeof args, "encode %s", cmd);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    const char *text = lg_cli_slurp(q);
+    ck_assert_msg(strstr(text, "(declare-fun X_0 () Real)") && strstr(text, "(declare-fun Y_1 () Real)") &&
+                      strstr(text, "(check-sat)\n(get-model)"),
+                  "%s", text);
+    snprintf(cmd, sizeof cmd, "z3 %s > %s", q, model);
+    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert_msg(strncmp(lg_cli_slurp(model), "sat", 3) == 0, "z3: %s", lg_cli_slurp(model));
+    snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, sat, model, res);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    ck_assert_msg(strncmp(lg_cli_slurp(out), "violated", 8) == 0, "%s", lg_cli_slurp(out));
+    ck_assert_msg(strncmp(lg_cli_slurp(res), "sat\n((X_0 ", 10) == 0, "%s", lg_cli_slurp(res));
+    /* glpsol on the CPLEX LP query */
+    const char *lp = lg_test_tmpfile(".lp"), *sol = lg_test_tmpfile(".glp");
+    snprintf(args, sizeof args, "encode %s --vnnlib %s --format lp -o %s", net, sat, lp);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    snprintf(cmd, sizeof cmd, "glpsol --lp %s -o %s >/dev/null", lp, sol);
+    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, sat, sol, res);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    ck_assert_msg(strncmp(lg_cli_slurp(out), "violated", 8) == 0, "%s", lg_cli_slurp(out));
+    /* a point that does not satisfy the property (x1 < x0 + 0.1) is not a counterexample */
+    const char *bogus = lg_test_tmpfile(".z3");
+    lg_cli_write(bogus, "sat\n(\n  (define-fun X_1 () Real\n    (/ 1.0 4.0))\n  (define-fun X_0 () Real\n    (- "
+                        "(/ 1.0 2.0) (/ 1.0 4.0))))\n");
+    snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, sat, bogus, res);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    ck_assert_msg(strncmp(lg_cli_slurp(out), "unknown", 7) == 0, "%s", lg_cli_slurp(out));
+    ck_assert_str_eq(lg_cli_slurp(res), "unknown\n");
+    /* exactly on the boundary x1 = x0 + 0.1 in rationals (Y_0 = Y_1): a counterexample only if the
+     * doubles nearest to the rationals still satisfy it exactly; either way never a crash */
+    lg_cli_write(bogus, "sat\n((define-fun X_0 () Real 0.0)\n (define-fun X_1 () Real (/ 1.0 10.0)))\n");
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    /* the unsat query: z3 says unsat, cex reports it without trusting it */
+    const char *unsat = lg_cli_tiny_prop(0.5, 1, 0, 0.2);
+    snprintf(args, sizeof args, "encode %s --vnnlib %s --format smt2 -o %s", net, unsat, q);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    snprintf(cmd, sizeof cmd, "z3 %s > %s", q, model);
+    lg_cli_sh(cmd); /* z3 exits 1 on (get-model) after unsat */
+    ck_assert_msg(strncmp(lg_cli_slurp(model), "unsat", 5) == 0, "z3: %s", lg_cli_slurp(model));
+    snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, unsat, model, res);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    ck_assert_msg(strncmp(lg_cli_slurp(out), "unknown", 7) == 0, "%s", lg_cli_slurp(out));
+    /* a file with no X values: exit 1 */
+    lg_cli_write(bogus, "hello\n");
+    snprintf(args, sizeof args, "cex %s --vnnlib %s %s", net, sat, bogus);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+}
+END_TEST
+
+START_TEST(test_cli_exit_two_names_the_range)
+{
+    const char *net = lg_cli_tiny_net();
+    const char *prop = lg_cli_tiny_prop(0, 1, 0, 1);
+    const char *err = lg_test_tmpfile(".err");
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"train --epochs 1 --batch 0 -o x.lgnet", "[1, 65536]"},
+        {"train --epochs 1 --momentum 1 -o x.lgnet", "[0, 0.999999]"},
+        {"train --epochs 1 -o /nonexistent/dir/x.lgnet", "/nonexistent"},
+        {"verify NET --vnnlib PROP -j -1", "-j: expected an integer in [0, 1024]"},
+        {"verify NET --vnnlib PROP -o /nonexistent/dir/r.txt", "/nonexistent"},
+        {"encode NET --vnnlib PROP --case 5 --format lp -o -", "[0, 0]"},
+        {"bench /nonexistent -j x", "-j: expected an integer"},
+        {"study /nonexistent.ini -j -3", "-j: expected an integer in [0, 256]"},
+        {"export NET -o x.onnx --dtype float16", "auto, float32 or float64"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[2048], cmd[4096];
+        snprintf(args, sizeof args, "%s", cases[i].args);
+        char *p;
+        while ((p = strstr(args, "NET"))) {
+            char rest[2048];
+            snprintf(rest, sizeof rest, "%s", p + 3);
+            snprintf(p, sizeof args - (size_t)(p - args), "%s%s", net, rest);
+        }
+        while ((p = strstr(args, "PROP"))) {
+            char rest[2048];
+            snprintf(rest, sizeof rest, "%s", p + 4);
+            snprintf(p, sizeof args - (size_t)(p - args), "%s%s", prop, rest);
+        }
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, args, err);
+        int rc = lg_cli_sh(cmd);
+        const char *msg = lg_cli_slurp(err);
+        ck_assert_msg(rc == 2 && strstr(msg, cases[i].needle), "lgelu %s: exit %d, stderr: %s", args, rc, msg);
+    }
+    if (lg_test_have_data()) {
+        static const char *const data_cases[][2] = {
+            {"train --arch 785,64,10 --epochs 1 -o x.lgnet", "784 features"},
+            {"train --arch 784,64,5 --epochs 1 --subset 100 -o x.lgnet", "at least 10"},
+        };
+        for (size_t i = 0; i < 2; i++) {
+            char cmd[4096];
+            snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, data_cases[i][0], err);
+            int rc = lg_cli_sh(cmd);
+            ck_assert_msg(rc == 2 && strstr(lg_cli_slurp(err), data_cases[i][1]), "lgelu %s: exit %d: %s",
+                          data_cases[i][0], rc, lg_cli_slurp(err));
+        }
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s/lgelu' --version > '%s'", LG_BINARY_DIR, err);
+    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert(strncmp(lg_cli_slurp(err), "lgelu ", 6) == 0);
+}
+END_TEST
+
+/* A folder with the four VNN-COMP fixture instances, .gz copies of some. */
+static const char *lg_cli_bench_dir(void)
+{
+    static char dir[256];
+    snprintf(dir, sizeof dir, "%s", lg_test_tmpfile("_bench"));
+    char cmd[4096];
+    const char *F = lg_test_fixture("vnncomp");
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && gzip -c %s/mnist-net_256x2.onnx > %s/net.onnx.gz && cp %s/mnist-net_256x2.onnx %s/ && "
+             "gzip -c %s/prop_1_0.05.vnnlib > %s/prop_1.vnnlib.gz && gzip -c %s/prop_3_0.05.vnnlib > "
+             "%s/prop_3.vnnlib.gz && cp %s/prop_2_0.05.vnnlib %s/ && "
+             "printf 'net.onnx.gz,prop_1.vnnlib.gz,60\\nmnist-net_256x2.onnx,prop_2_0.05.vnnlib,60\\n"
+             "net.onnx.gz,prop_3.vnnlib.gz,60\\n' > %s/instances.csv",
+             dir, F, dir, F, dir, F, dir, F, dir, F, dir, dir);
+    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    return dir;
+}
+
+START_TEST(test_cli_vnncomp_scripts)
+{
+    const char *dir = lg_cli_bench_dir();
+    static const struct {
+        const char *onnx, *vnnlib, *first;
+    } cases[] = {{"net.onnx.gz", "prop_1.vnnlib.gz", "sat"},
+                 {"mnist-net_256x2.onnx", "prop_2_0.05.vnnlib", "sat"},
+                 {"net.onnx.gz", "prop_3.vnnlib.gz", "unsat"}};
+    char cmd[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *res = lg_test_tmpfile(".res");
+        snprintf(cmd, sizeof cmd,
+                 "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/prepare_instance.sh' v1 test %s/%s %s/%s >/dev/null",
+                 LG_BINARY_DIR, LG_SOURCE_DIR, dir, cases[i].onnx, dir, cases[i].vnnlib);
+        ck_assert_int_eq(lg_cli_sh(cmd), 0);
+        snprintf(cmd, sizeof cmd,
+                 "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 test %s/%s %s/%s %s 60 >/dev/null",
+                 LG_BINARY_DIR, LG_SOURCE_DIR, dir, cases[i].onnx, dir, cases[i].vnnlib, res);
+        ck_assert_int_eq(lg_cli_sh(cmd), 0);
+        const char *r = lg_cli_slurp(res);
+        size_t n = strlen(cases[i].first);
+        ck_assert_msg(strncmp(r, cases[i].first, n) == 0 && r[n] == '\n', "%s: %s", cases[i].vnnlib, r);
+        if (strcmp(cases[i].first, "sat") == 0) {
+            /* the counterexample is a VNN-COMP assignment the reader accepts */
+            ck_assert_msg(strstr(r, "(X_783 ") && strstr(r, "(Y_9 "), "%s", r);
+        }
+    }
+    /* wrong version string or argument count: refused */
+    snprintf(cmd, sizeof cmd, "bash '%s/vnncomp_scripts/run_instance.sh' v2 a b c d 1 2>/dev/null", LG_SOURCE_DIR);
+    ck_assert_int_ne(lg_cli_sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "bash '%s/vnncomp_scripts/prepare_instance.sh' v1 a b 2>/dev/null", LG_SOURCE_DIR);
+    ck_assert_int_ne(lg_cli_sh(cmd), 0);
+    /* an unreadable network: prepare fails, run writes unknown */
+    const char *res = lg_test_tmpfile(".res");
+    snprintf(cmd, sizeof cmd,
+             "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 test /nonexistent.onnx %s/prop_1.vnnlib.gz "
+             "%s 5 >/dev/null 2>&1",
+             LG_BINARY_DIR, LG_SOURCE_DIR, dir, res);
+    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert_str_eq(lg_cli_slurp(res), "unknown\n");
+}
+END_TEST
+
+static int lg_cli_lines(const char *path)
+{
+    const char *s = lg_cli_slurp(path);
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+START_TEST(test_cli_bench_resumes)
+{
+    const char *dir = lg_cli_bench_dir();
+    const char *out = lg_test_tmpfile("_res"), *log = lg_test_tmpfile(".log");
+    char args[2048], csv[512];
+    snprintf(csv, sizeof csv, "%s/results.csv", out);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 4);
+    const char *first = lg_cli_slurp(csv);
+    ck_assert_msg(strstr(first, "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,60,violated,sat,") &&
+                      strstr(first, "net__prop_3,net.onnx.gz,prop_3.vnnlib.gz,60,robust,unsat,"),
+                  "%s", first);
+    char *before = strdup(first);
+    ck_assert_ptr_nonnull(before);
+    /* a re-run skips all three and leaves the file as it was */
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_str_eq(lg_cli_slurp(csv), before);
+    ck_assert_msg(strstr(lg_cli_slurp(log), "3 instances already in"), "%s", lg_cli_slurp(log));
+    /* one more line in instances.csv: only it runs */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "echo 'mnist-net_256x2.onnx,prop_3.vnnlib.gz,60' >> %s/instances.csv", dir);
+    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 5);
+    ck_assert(strncmp(lg_cli_slurp(csv), before, strlen(before)) == 0);
+    /* --force runs everything again into a fresh file */
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --force --timeout 30", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 5);
+    ck_assert_msg(strstr(lg_cli_slurp(csv), "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,30,"), "%s", lg_cli_slurp(csv));
+    free(before);
+}
+END_TEST
+
+START_TEST(test_cli_export_dtype)
+{
+    int dims[3] = {3, 4, 2};
+    lg_net net, back;
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_LGELU), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 3, 0);
+    lg_test_randomize(&net, &r, 1.0); /* doubles that are not floats */
+    const char *src = lg_test_tmpfile(".lgnet"), *o32 = lg_test_tmpfile(".onnx"), *o64 = lg_test_tmpfile(".onnx");
+    ck_assert_int_eq(lg_netfile_write(&net, src), LG_OK);
+    char args[1024];
+    snprintf(args, sizeof args, "export %s -o %s --dtype float32", src, o32);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    snprintf(args, sizeof args, "export %s --output %s --dtype float64", src, o64);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    ck_assert_int_eq(lg_onnx_read(&back, o64), LG_OK);
+    for (size_t i = 0; i < net.n_params; i++) ck_assert(back.params[i] == net.params[i]);
+    lg_net_free(&back);
+    ck_assert_int_eq(lg_onnx_read(&back, o32), LG_OK);
+    size_t changed = 0;
+    for (size_t i = 0; i < net.n_params; i++) {
+        ck_assert_msg(back.params[i] == (double)(float)net.params[i], "param %zu: %.17g vs float %.9g", i,
+                      back.params[i], (double)(float)net.params[i]);
+        changed += back.params[i] != net.params[i];
+    }
+    ck_assert(changed > 0);
+    for (int k = 0; k < net.n_layers; k++)
+        if (net.layers[k].act == LG_ACT_LGELU)
+            ck_assert(back.layers[k].lambda == (double)(float)net.layers[k].lambda);
+    lg_net_free(&back);
+    lg_net_free(&net);
+}
+END_TEST
+
+Suite *suite_cli(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_cli_number_shortest);
+    tcase_add_test(tc, test_cli_json_one_format);
+    tcase_add_test(tc, test_cli_csv_quoting);
+    tcase_add_test(tc, test_cli_cex_closes_the_loop);
+    tcase_add_test(tc, test_cli_vnncomp_scripts);
+    tcase_add_test(tc, test_cli_bench_resumes);
+    tcase_add_test(tc, test_cli_export_dtype);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_add_test(tl, test_cli_exit_two_names_the_range);
+    tcase_set_timeout(tl, 120);
+    suite_add_tcase(s, tl);
+    return s;
+}
