@@ -1,5 +1,5 @@
 /* deviation.h — certified bound on ‖f_ReLU(x) − f_ref(x)‖∞ over an input box
- * (DESIGN.md §1 "Deviation bound"; issue 3).
+ * (DESIGN.md §1 "Deviation bound").
  *
  * f_ref is a network with gelu/lgelu/swish/prelu layers, f_ReLU its
  * substitution (anneal/relu.h): same shapes, bit-identical weights and

@@ -5,7 +5,7 @@
  * value at the switch to λ_target, reaching λ_target exactly at the last
  * step (step total−1) while the weights keep training. start = 1 means no
  * annealing; start = 0 anneals from the very first step (`lgelu anneal`).
- * The annealed baselines (issue 10, DESIGN.md §1 "Annealed baselines") follow
+ * The annealed baselines (DESIGN.md §1 "Annealed baselines") follow
  * the same schedule: a swish layer's β moves to β_target, the β with the same
  * Heaviside tolerance E as λ_target (∫|σ(βx) − H(x)|dx = 2·ln2/β = E, so
  * β_target = 2·ln2/E = ln2·√(2π)·λ_target ≈ 277.3 for E = 0.005), and a

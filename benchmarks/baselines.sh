@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# benchmarks/baselines.sh — the annealed baselines of issue 10 against λ-GELU:
+# benchmarks/baselines.sh — the annealed baselines against λ-GELU:
 # train 784-256-256-10 on Fashion-MNIST with each activation (same budget:
 # epochs, batch, lr, seed), substitute ReLU, and print test accuracy before
 # and after the substitution plus the certified deviation bound (global and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_gate.sh — the issue-12 target for `lgelu check`: an annealed net
+# check_gate.sh — the target for `lgelu check`: an annealed net
 # passes at a threshold its direct-swap counterpart fails, both from .npy
 # inputs. Trains two 784-256-256-10 nets on Fashion-MNIST with the same
 # budget (λ-GELU annealed to λ = 160 from 25% of the steps; plain GELU),

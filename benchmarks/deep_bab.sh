@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deep_bab.sh — branch and bound on deep ReLU networks (issue 13, item 5):
+# deep_bab.sh — branch and bound on deep ReLU networks:
 # before/after numbers for β-CROWN and filtered smart branching.
 #
 # Trains (once, cached in OUT) Fashion-MNIST ReLU nets 784-256x4-10 and

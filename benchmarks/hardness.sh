@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hardness.sh — learned hardness profiles of λ-GELU MLPs (issue 10, item 3).
+# hardness.sh — learned hardness profiles of λ-GELU MLPs.
 #
 # Trains ARCH with `lgelu train` for every init × s-update × seed (plus a
 # plain-gelu baseline per init × seed), reads λ per hidden layer from the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# soundness_cost.sh — what the soundness work (issue 11) costs in speed:
+# soundness_cost.sh — what the soundness work costs in speed:
 # the same instances verified by two `lgelu` binaries, interleaved per
 # instance (A B, then B A for the next, ...) so both see the same machine
 # load. Instances: the first N Fashion-MNIST test images at ε (default 100

@@ -6,7 +6,7 @@
  * --timeout T·scale` would; one VNN-COMP result file per instance and a
  * summary results.csv go to the output folder, and a table to stdout.
  *
- * No lost results (issue 12): result files are replaced atomically and
+ * No lost results: result files are replaced atomically and
  * results.csv grows by fsync'd whole rows (core/atomic_file.h). The first
  * SIGINT/SIGTERM lets the instance in flight finish, keeps it only if it
  * was decided (robust/violated: its verdict does not depend on the

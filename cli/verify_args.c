@@ -37,16 +37,46 @@ int lg_verify_args_check(const char *cmd, const lg_verify_args *a)
     return 0;
 }
 
-/* The one input vector of path (core/npy or text, cli/inputs.h). */
+/* 1 if path is a NumPy file (the .npy extension or the \x93NUMPY magic). */
+static int lg_va_is_npy(const char *path)
+{
+    size_t l = strlen(path);
+    if (l >= 4 && strcmp(path + l - 4, ".npy") == 0) return 1;
+    unsigned char head[6] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return got == 6 && memcmp(head, "\x93NUMPY", 6) == 0;
+}
+
+/* The one input vector of path: a .npy array of n values (shape (n,) or
+ * (1, n); cli/inputs.h), or text holding n whitespace-separated numbers. */
 static lg_status lg_va_read_vector(const char *path, int n, double *x)
 {
-    double *X = NULL;
-    size_t rows = 0;
-    lg_status st = lg_cli_inputs_read(path, n, &X, &rows);
-    if (st != LG_OK) return st;
-    if (rows != 1) st = lg_fail(LG_ERR_FORMAT, "%s: expected one input of %d numbers, got %zu", path, n, rows);
-    else memcpy(x, X, (size_t)n * sizeof *x);
-    free(X);
+    if (lg_va_is_npy(path)) {
+        double *X = NULL;
+        size_t rows = 0;
+        lg_status st = lg_cli_inputs_read(path, n, &X, &rows);
+        if (st != LG_OK) return st;
+        if (rows != 1) st = lg_fail(LG_ERR_FORMAT, "%s: expected one input of %d values, got %zu", path, n, rows);
+        else memcpy(x, X, (size_t)n * sizeof *x);
+        free(X);
+        return st;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    lg_status st = LG_OK;
+    for (int i = 0; i < n; i++) {
+        if (fscanf(f, "%lf", &x[i]) != 1 || !isfinite(x[i])) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: value %d: expected %d finite numbers", path, i, n);
+            goto done;
+        }
+    }
+    double extra;
+    if (fscanf(f, "%lf", &extra) == 1) st = lg_fail(LG_ERR_FORMAT, "%s: more than %d numbers", path, n);
+done:
+    fclose(f);
     return st;
 }
 

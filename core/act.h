@@ -2,7 +2,7 @@
  *
  * The formulas are DESIGN.md §1: λ-GELU f(x;λ) = x·Φ(λx), Φ the standard
  * normal CDF. GELU is λ = 1. Sigmoid σ(x) = 1/(1+e^{−x}) is also available
- * (for imported networks). The annealed baselines (issue 10) are Swish-β
+ * (for imported networks). The annealed baselines are Swish-β
  * x·σ(βx), β ≥ 1 learned like λ (β = 1 + softplus(s/t)), and PReLU
  * max(0,x) + a·min(0,x) with a learned slope a (DESIGN.md §1 "Annealed
  * baselines"). These double versions are the reference used by

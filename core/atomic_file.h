@@ -1,4 +1,4 @@
-/* atomic_file.h — files that are never seen half-written (issue 12, "no
+/* atomic_file.h — files that are never seen half-written ("no
  * lost results"). Two mechanisms, one for each kind of result file:
  *
  *  - lg_atomic_file: a whole file replaced at once. Writes go to a

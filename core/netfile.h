@@ -7,7 +7,7 @@
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
  *   f64 params[n_params] (W_k row-major then b_k, layer by layer),
  *   u32 CRC-32 (zlib) of every byte before it.
- * Version 2 (issue 10) has the same layout and adds activation codes 5
+ * Version 2 has the same layout and adds activation codes 5
  * (swish, lambda = β) and 6 (prelu, lambda = slope a, s = a). The writer
  * emits the lowest version that can hold the net (1 unless a layer is swish
  * or prelu), so files without the new activations stay readable by older

@@ -9,7 +9,7 @@ bash scripts/build.sh
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLG_SANITIZE=ON -DLG_WERROR=ON >/dev/null
 cmake --build build-asan -j"$(nproc)"
 (cd build-asan && LG_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j2)
-# Reliability (issue 12): valgrind memcheck over the CLI's main paths, and
+# Reliability: valgrind memcheck over the CLI's main paths, and
 # each parser fuzzed for a short bounded time (LG_FUZZ_SECONDS, default 15 s).
 bash scripts/valgrind.sh build
 bash scripts/fuzz.sh "${LG_FUZZ_SECONDS:-15}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# valgrind memcheck over the CLI's main paths (issue 12): train a tiny net
+# valgrind memcheck over the CLI's main paths: train a tiny net
 # (with annealing), relu, bound, check (the CI gate, .npy inputs), verify
 # with each solver (z3, glpk, auto, and a VNN-LIB property on an ONNX net),
 # encode (SMT-LIB 2 and LP), export, info,

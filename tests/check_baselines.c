@@ -1,4 +1,4 @@
-/* check_baselines.c — the annealed baselines of issue 10, Swish-β x·σ(βx)
+/* check_baselines.c — the annealed baselines, Swish-β x·σ(βx)
  * and PReLU: double definitions and flags, float kernels against finite
  * differences of the double definitions, whole-network gradients of β's raw
  * parameter and of the PReLU slope, the native format (version 2, version 1

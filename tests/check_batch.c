@@ -1,4 +1,4 @@
-/* check_batch.c — batched bounds (issue 13, item 3): several sub-problems
+/* check_batch.c — batched bounds: several sub-problems
  * (each its own region: bounds and ReLU splits) in one back-substitution
  * (backsub.h groups, alpha.h lg_alpha_bound_batch / lg_alpha_optimize_batch)
  * and their use by branch and bound (lg_bab_process_batch, --bab-group);

@@ -1,4 +1,4 @@
-/* check_beta.c — β-CROWN (issue 13): split multipliers in the bound
+/* check_beta.c — β-CROWN: split multipliers in the bound
  * (alpha.h lg_alpha_bound_beta / lg_alpha_optimize_beta, backsub.h
  * lg_backsub_lower_beta) and their use in ReLU branch and bound.
  *

@@ -1,4 +1,4 @@
-/* check_hardness.c — issue 10: the weight initialisations (moments and
+/* check_hardness.c — the weight initialisations (moments and
  * bounds of he / xavier / torch), the λ-space update of s (hand-computed
  * SGD and AdamW steps, the floor, momentum reset), a real Fashion-MNIST run
  * in which the plain s-update stays stuck at λ ≈ 1 while the λ-space update

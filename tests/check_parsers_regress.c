@@ -1,4 +1,4 @@
-/* check_parsers_regress.c — reliability of the parsers (issue 12):
+/* check_parsers_regress.c — reliability of the parsers:
  * every input the fuzzers ever crashed on (tests/fixtures/fuzz-regress/
  * <parser>/) and every seed of the fuzz corpora (fuzz/corpus/<parser>/) is
  * replayed through the same entry points the libFuzzer harnesses use

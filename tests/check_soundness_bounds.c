@@ -1,5 +1,5 @@
 /* check_soundness_bounds.c — floating-point soundness of the bound
- * computations (issue 11, defects A and D) against exact rational
+ * computations (DESIGN.md §3 "Floating point and overflow in the bounds") against exact rational
  * arithmetic (GMP): the ReLU relaxation, interval/symbolic/α/LP bounds on
  * hand-built cancelling networks and on random networks with weights over
  * 1e-6..1e6, near-ties and huge inputs, and the verdict of lg_verify_run

@@ -1,5 +1,5 @@
 /* Suite soundness_seam: the verify/encode seam never turns a floating-point
- * claim into a verdict (issue 11, defects B and C), the witness rule, and the
+ * claim into a verdict (DESIGN.md §3: GLPK confirmed by Z3), the witness rule, and the
  * limits (--timeout, --memory, the run context). Every instance's truth is
  * known by construction. */
 #include <check.h>

@@ -110,7 +110,7 @@ save("ok_sigmoid_out",
       n("Gemm", ["a", "w2", "b2"], ["z2"], transB=1), n("Sigmoid", ["z2"], ["y"])],
      [T("w1", w1), T("b1", b1), T("w2", w2), T("b2", b2)])
 
-# Swish-beta and PReLU (issue 10): PyTorch's SiLU export z*Sigmoid(z); the beta form with
+# Swish-beta and PReLU: PyTorch's SiLU export z*Sigmoid(z); the beta form with
 # the constant and the gate on the left; PRelu with a per-neuron slope vector whose values
 # are all equal (nn.PReLU(num_parameters=5) at its init); LeakyRelu(alpha)
 save("ok_silu_torch",

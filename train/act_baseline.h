@@ -1,5 +1,5 @@
 /* act_baseline.h — float forward/backward of the annealed baselines of
- * issue 10 (DESIGN.md §1 "Annealed baselines"), called by lg_act_forward /
+ * (DESIGN.md §1 "Annealed baselines"), called by lg_act_forward /
  * lg_act_backward (train/act.h) for LG_ACT_SWISH and LG_ACT_PRELU; not
  * meant to be called directly.
  *

@@ -99,7 +99,7 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
         else lg_optim_range(m, o, L->s, 1, (float)(o->c * o->lr), 0.0f, bc1, bc2);
     }
 
-    /* the annealed baselines (issue 10): swish's s steps like lgelu's (rate
+    /* the annealed baselines: swish's s steps like lgelu's (rate
      * c·lr), a prelu slope a = s with lr */
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];

@@ -48,7 +48,7 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
                             double lr, const lg_runctx *run, double *alpha, double *out, double *Ain);
 
-/* β-CROWN (issue 13): the same with ReLU split constraints carried into
+/* β-CROWN: the same with ReLU split constraints carried into
  * the bound by Lagrange multipliers. sign [size] describes the region:
  * sign[i] = +1 where z_i ≤ 0 holds on it (an inactive split), −1 where
  * z_i ≥ 0 holds (active), 0 elsewhere; b must be sound on that region.
@@ -68,7 +68,7 @@ lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, c
                                  const signed char *sign, int steps, double lr, const lg_runctx *run, double *alpha,
                                  double *beta, double *out, double *Ain);
 
-/* Batches (issue 13, batched bounds): rows of several sub-problems in one
+/* Batches (batched bounds): rows of several sub-problems in one
  * call, so that the back-substitution and the gradient run as dgemm over
  * the stacked rows (backsub.h). Group g is bounded on its own region: b[g]
  * sound there and, with β, its split signs sign[g] (NULL entry: no split);
@@ -98,7 +98,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
                                   int steps, double lr, const lg_runctx *run, double *alpha, double *beta, double *out,
                                   double *Ain);
 
-/* Intermediate-layer α-CROWN (issue 13, item 1's last sentence): tighten the
+/* Intermediate-layer α-CROWN: tighten the
  * bounds of the unstable neurons of relu layer k (1 ≤ k < n_layers) in b by
  * optimising the slopes of layers < k for each bound (rows ±e_j of z_k,
  * `steps` Adam steps, one batch). Sound: every bound is an α-CROWN bound

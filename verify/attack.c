@@ -185,7 +185,7 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
         }
         if (lg_atk_eval(net, n_terms, terms, x, &w, 0) <= 0) r = lg_recheck(net, lo, hi, n_terms, terms, x, w.y);
     }
-    /* restarts (issue 13, a stronger attack): the centre, then in turn a uniform
+    /* restarts (a stronger attack): the centre, then in turn a uniform
      * random start, a random corner, and a random start aimed at one term alone,
      * the terms taken in the order of their value at the centre (closest first) */
     for (int t = 0; t < n_terms && t < LG_ATK_MAX_ORDER; t++) order[t] = t;

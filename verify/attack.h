@@ -43,7 +43,7 @@ lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, i
 lg_status lg_attack_repair(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                            int steps, double step0, double *x, int *found);
 
-/* Sub-domain attack (issue 13): the local search of lg_attack_repair with
+/* Sub-domain attack: the local search of lg_attack_repair with
  * the steps steered into a branch-and-bound node's region, i.e. PGD on
  *     g(x) + μ·Σ_j max(0, sign_j·z_j(x))      (μ = 1)
  * with sign [Σ n_out] in the layout of alpha.h (+1: the node has z_j ≤ 0,

@@ -61,7 +61,7 @@ typedef struct lg_bab_res {
 /* Bound nodes[nb] together and decide each: closed, counterexample
  * (re-checked), split into two children, or stuck (a limit). Each node's
  * plain bound and falsification, then α/β-CROWN of all of them in one
- * batched optimisation (issue 13, batched bounds; alpha.h: one dgemm per
+ * batched optimisation (batched bounds; alpha.h: one dgemm per
  * layer over the stacked rows of every node), then each node's back-end
  * call or split. Reads only cx and the nodes; writes res[nb]. The result
  * of a node depends on the group it is bounded with only through rounding

@@ -25,7 +25,7 @@
  * v the computed corner value. Any non-finite intermediate (bounds at ±∞,
  * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
  *
- * Batches of sub-problems (issue 13, batched bounds): the rows may belong
+ * Batches of sub-problems (batched bounds): the rows may belong
  * to ng groups, group g bounded on its own region (bounds gb[g], e.g. one
  * branch-and-bound node each, or the children an FSB estimate compares).
  * The relaxations and the final box are per group; the products with W_ℓ
@@ -90,7 +90,7 @@ void lg_backsub_changed(lg_backsub *s, int l);
 void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
                       double *out);
 
-/* The same with split multipliers (β-CROWN, issue 13). zadd: NULL or, at
+/* The same with split multipliers (β-CROWN). zadd: NULL or, at
  * zadd[r·stride + off[ℓ] + j], a term added to the coefficient of the
  * pre-activation z_ℓ[j] after layer ℓ's ReLU is relaxed. It must be ≥ 0
  * only where z_ℓ[j] ≤ 0 holds on the region the bounds describe and ≤ 0

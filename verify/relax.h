@@ -4,7 +4,7 @@
  * uses this module and nothing else: CROWN/DeepPoly back-substitution
  * (backsub.c, behind bounds_symbolic.c and alpha.c), α-CROWN's slopes and
  * their gradient (alpha.c), the triangle rows of the LP tightening
- * (bounds_lp.c, which hands them to encode/lp_relax.h). β-CROWN (issue 13) is meant to build on the same lines.
+ * (bounds_lp.c, which hands them to encode/lp_relax.h). β-CROWN is meant to build on the same lines.
  *
  * The two lines (DESIGN.md §3 "Floating point"):
  *
