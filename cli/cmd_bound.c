@@ -22,7 +22,7 @@
 static void lg_bound_help(void)
 {
     printf("usage: lgelu bound RELU_NET --ref NET [--data DIR] [--eps E] [--n N] [--symbolic] [--json]\n"
-           "                   [--csv FILE]\n\n"
+           "                   [--csv FILE] [--progress]\n\n"
            "Certified upper bound D on max |f_ReLU(x) - f_ref(x)|_inf, where NET is the reference\n"
            "(lambda-GELU, GELU, Swish-beta or PReLU) network and RELU_NET its ReLU substitution ('lgelu\n"
            "relu'). The two must have the same shapes, bit-identical weights and normalisation, and relu\n"
@@ -47,6 +47,7 @@ static void lg_bound_help(void)
            "  --csv FILE   also write one row per input: index,label,pred_ref,pred_relu,bound,observed,\n"
            "               ref_margin (bound = certified bound on the input's ball; ref_margin = top1 - top2\n"
            "               of the reference; a ReLU-net proof with margin 2*bound transfers to NET)\n"
+           "  --progress   progress lines on stderr even when it is not a terminal (logs)\n"
            "  -h, --help   show this help\n",
            LG_DATA_DEFAULT_DIR);
 }
@@ -176,7 +177,7 @@ int lg_cmd_bound(int argc, char **argv)
                                        {"eps", required_argument, 0, 'e'}, {"n", required_argument, 0, 'n'},
                                        {"json", no_argument, 0, 'j'},      {"help", no_argument, 0, 'h'},
                                        {"csv", required_argument, 0, 'c'}, {"symbolic", no_argument, 0, 's'},
-                                       {0, 0, 0, 0}};
+                                       {"progress", no_argument, 0, 'p'},  {0, 0, 0, 0}};
     const char *ref_path = NULL, *dir = LG_DATA_DEFAULT_DIR, *csv_path = NULL;
     double eps = 0.01;
     long nmax = -1;
@@ -195,11 +196,13 @@ int lg_cmd_bound(int argc, char **argv)
         case 'j': json = 1; break;
         case 's': symbolic = 1; break;
         case 'c': csv_path = optarg; break;
+        case 'p': lg_cli_progress_force(); break;
         case 'h': lg_bound_help(); return 0;
         default: return lg_cli_usage("bound", "unknown option");
         }
     }
     if (optind != argc - 1) return lg_cli_usage("bound", "expected exactly one network file (the ReLU net)");
+    if (lg_cli_check_output(csv_path) != LG_OK) return lg_cli_usage("bound", "--csv: %s", lg_errmsg());
     if (!ref_path) return lg_cli_usage("bound", "missing --ref NET (the network before substitution)");
 
     lg_net rn = {0}, ref = {0};

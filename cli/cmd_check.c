@@ -25,7 +25,7 @@
 static void lg_check_help(void)
 {
     printf("usage: lgelu check RELU_NET --ref NET (--data D | --inputs FILE) --max-deviation D\n"
-           "                  [--eps E] [--n N] [--no-class-change] [--json]\n\n"
+           "                  [--eps E] [--n N] [--no-class-change] [--json] [--progress]\n\n"
            "CI gate for a ReLU-ized network. RELU_NET is the substitution ('lgelu relu') of NET, the\n"
            "lambda-GELU, GELU, Swish-beta or PReLU network before substitution (native or ONNX; same\n"
            "shapes and weights, relu exactly where NET has gelu/lgelu/swish/prelu, else refused). For\n"
@@ -53,6 +53,7 @@ static void lg_check_help(void)
            "                       class_changes, certified_same_class, worst, first_class_change,\n"
            "                       relu_net, ref) instead of text; worst and first_class_change are\n"
            "                       {index, bound, observed, class_ref, class_relu} or null\n"
+           "  --progress           progress lines on stderr even when it is not a terminal (logs)\n"
            "  -h, --help           show this help\n\n"
            "Progress goes to stderr when it is a terminal. Cost: about 10 ms per input for a\n"
            "784-256-256-10 network.\n\n"
@@ -174,7 +175,7 @@ static lg_status lg_check_load(const char *inputs, const char *data, int n_in, d
 
 int lg_cmd_check(int argc, char **argv)
 {
-    enum { O_REF = 256, O_DATA, O_INPUTS, O_EPS, O_MAXDEV, O_NOCC, O_JSON, O_N };
+    enum { O_REF = 256, O_DATA, O_INPUTS, O_EPS, O_MAXDEV, O_NOCC, O_JSON, O_N, O_PROGRESS };
     static const struct option lo[] = {{"ref", required_argument, 0, O_REF},
                                        {"data", required_argument, 0, O_DATA},
                                        {"inputs", required_argument, 0, O_INPUTS},
@@ -183,6 +184,7 @@ int lg_cmd_check(int argc, char **argv)
                                        {"no-class-change", no_argument, 0, O_NOCC},
                                        {"json", no_argument, 0, O_JSON},
                                        {"n", required_argument, 0, O_N},
+                                       {"progress", no_argument, 0, O_PROGRESS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *ref_path = NULL, *data = NULL, *inputs = NULL;
@@ -206,6 +208,7 @@ int lg_cmd_check(int argc, char **argv)
             break;
         case O_NOCC: nocc = 1; break;
         case O_JSON: json = 1; break;
+        case O_PROGRESS: lg_cli_progress_force(); break;
         case 'h': lg_check_help(); return 0;
         default: return lg_cli_usage("check", "unknown option");
         }

@@ -29,7 +29,7 @@ static void lg_eval_help(void)
            "  --input FILE evaluate the vectors in FILE: a .npy array of shape (n, n_in), or text ('-' =\n"
            "               stdin) with one input per line, n_in numbers separated by spaces, tabs or\n"
            "               commas; '#' starts a comment; blank lines are skipped. Prints one line per\n"
-           "               input: the outputs as %%.17g, space-separated.\n"
+           "               input: the outputs (shortest round-trip decimals), space-separated.\n"
            "  -h, --help   show this help\n",
            LG_DATA_DEFAULT_DIR);
 }
@@ -44,7 +44,8 @@ static lg_status lg_eval_inputs(const lg_net *net, const char *path)
     lg_status st = !y || !scratch ? lg_fail(LG_ERR_NOMEM, "out of memory") : lg_cli_inputs_read(path, ni, &X, &n);
     for (size_t i = 0; st == LG_OK && i < n; i++) {
         lg_net_forward(net, X + i * (size_t)ni, y, scratch);
-        for (int j = 0; j < no; j++) printf(j ? " %.17g" : "%.17g", y[j]);
+        char v[LG_NUM_BUFSIZE];
+        for (int j = 0; j < no; j++) printf(j ? " %s" : "%s", lg_num_shortest(v, y[j]));
         printf("\n");
     }
     free(X);

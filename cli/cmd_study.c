@@ -10,7 +10,7 @@
 
 static void lg_study_help(void)
 {
-    printf("usage: lgelu study GRID [--out DIR] [-j N] [--shard K/N] [--cache DIR] [--quiet]\n\n"
+    printf("usage: lgelu study GRID [--out DIR] [-j N] [--shard K/N] [--cache DIR] [--quiet] [--progress]\n\n"
            "Run the study described by the grid file GRID (INI; see benchmarks/small.ini and README \"The\n"
            "study\"): train or reuse every network (cached by a hash of its training options), substitute\n"
            "ReLU, certify the deviation, and verify every (network, test input, eps, mode) instance.\n"
@@ -25,15 +25,17 @@ static void lg_study_help(void)
            "                 shards' directories with `lgelu study-merge`\n"
            "  --cache DIR    network cache (default DIR/nets; shards on a shared file system may share one)\n"
            "  --quiet        no per-network lines\n"
+           "  --progress     progress lines with an ETA on stderr even when it is not a terminal (logs)\n"
            "  -h, --help     show this help\n\n"
            "Then: `lgelu study-report DIR` writes DIR/REPORT.md, CSVs and plots.\n");
 }
 
 int lg_cmd_study(int argc, char **argv)
 {
-    enum { O_OUT = 256, O_SHARD, O_CACHE, O_QUIET };
+    enum { O_OUT = 256, O_SHARD, O_CACHE, O_QUIET, O_PROGRESS };
     static const struct option lo[] = {{"out", required_argument, 0, O_OUT},     {"shard", required_argument, 0, O_SHARD},
                                        {"cache", required_argument, 0, O_CACHE}, {"quiet", no_argument, 0, O_QUIET},
+                                       {"progress", no_argument, 0, O_PROGRESS},
                                        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     lg_study_opts o = lg_study_opts_default();
     o.log = stdout;
@@ -46,6 +48,7 @@ int lg_cmd_study(int argc, char **argv)
         case O_OUT: o.out_dir = optarg; break;
         case O_CACHE: o.cache_dir = optarg; break;
         case O_QUIET: o.log = NULL; break;
+        case O_PROGRESS: lg_cli_progress_force(); break;
         case O_SHARD:
             if (lg_study_shard_parse(optarg, &o.shard_k, &o.shard_n) != 0)
                 return lg_cli_usage("study", "--shard: expected K/N with 1 <= K <= N, got '%s'", optarg);

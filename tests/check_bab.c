@@ -698,12 +698,12 @@ START_TEST(test_bab_bench_command)
     ck_assert_int_eq(lg_test_cli("bench", NULL), 2);
     ck_assert_int_eq(lg_test_cli("bench /nonexistent --bab sideways", NULL), 2);
     ck_assert_int_eq(lg_test_cli("bench /nonexistent --timeout-scale 0", NULL), 2);
-    ck_assert_int_eq(lg_test_cli("bench /nonexistent -j 0", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("bench /nonexistent -j -1", NULL), 2);
     ck_assert_int_eq(lg_test_cli("bench /nonexistent", NULL), 1);
     ck_assert_int_eq(lg_test_cli("bench --help", NULL), 0);
     ck_assert_int_eq(lg_test_cli("verify --help", NULL), 0);
     ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y --bab sideways", NULL), 2);
-    ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y -j 0", NULL), 2);
+    ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y -j -1", NULL), 2);
     ck_assert_int_eq(lg_test_cli("verify x.onnx --vnnlib y --alpha-steps -1", NULL), 2);
     snprintf(args, sizeof args, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(args), 0);

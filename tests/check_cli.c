@@ -407,6 +407,137 @@ START_TEST(test_cli_export_dtype)
 }
 END_TEST
 
+/* ---- docs/USAGE.md and --help in step ---- */
+
+#define LG_CLI_MAX_OPTS 128
+
+typedef struct lg_optset {
+    char name[LG_CLI_MAX_OPTS][40];
+    int n;
+} lg_optset;
+
+static void lg_optset_add(lg_optset *o, const char *s, size_t len)
+{
+    if (len >= sizeof o->name[0]) return;
+    for (int i = 0; i < o->n; i++)
+        if (strlen(o->name[i]) == len && strncmp(o->name[i], s, len) == 0) return;
+    ck_assert_int_lt(o->n, LG_CLI_MAX_OPTS);
+    memcpy(o->name[o->n], s, len);
+    o->name[o->n++][len] = '\0';
+}
+
+static int lg_optset_has(const lg_optset *o, const char *s)
+{
+    for (int i = 0; i < o->n; i++)
+        if (strcmp(o->name[i], s) == 0) return 1;
+    return 0;
+}
+
+/* Every option token (-x or --long-name) of text: a dash at a word start
+ * (after a blank, '[', '(', '|' or '/') followed by a letter. */
+static void lg_optset_scan(lg_optset *o, const char *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] != '-' || (i > 0 && !strchr(" \t[(|/", t[i - 1]))) continue;
+        size_t j = i + 1;
+        if (j < n && t[j] == '-') j++;
+        if (j >= n || !isalpha((unsigned char)t[j])) continue;
+        size_t k = j;
+        while (k < n && (isalnum((unsigned char)t[k]) || t[k] == '-')) k++;
+        if (j - i == 1 && k - j > 1) continue; /* "-abc" is not an option here */
+        lg_optset_add(o, t + i, k - i);
+        i = k - 1;
+    }
+}
+
+/* Options of `lgelu cmd --help`: its usage block and the first tokens of
+ * every option line ("  -o, --output FILE  ..."). */
+static void lg_help_options(const char *cmd, lg_optset *o)
+{
+    const char *tmp = lg_test_tmpfile(".help");
+    char args[256];
+    snprintf(args, sizeof args, "%s --help", cmd);
+    ck_assert_int_eq(lg_test_cli(args, tmp), 0);
+    FILE *f = fopen(tmp, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    int in_usage = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "usage:", 6) == 0) in_usage = 1;
+        else if (line[0] == '\n') in_usage = 0;
+        if (in_usage) {
+            lg_optset_scan(o, line, strlen(line));
+            continue;
+        }
+        const char *p = line;
+        while (*p == ' ') p++;
+        if (p - line < 2 || p[0] != '-' || !isalpha((unsigned char)p[p[1] == '-' ? 2 : 1])) continue;
+        size_t k = 0; /* the leading "-o, --output" part */
+        while (p[k] && !(p[k] == ' ' && (p[k + 1] == ' ' || (p[k + 1] != '-' && p[k - 1] != ',')))) k++;
+        lg_optset_scan(o, p, k);
+    }
+    fclose(f);
+    remove(tmp);
+}
+
+/* Options of the command lines of docs/USAGE.md for cmd: every indented
+ * line "lgelu CMD ..." and its deeper-indented continuation lines. */
+static void lg_doc_options(const char *cmd, lg_optset *o, int *n_lines)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/USAGE.md", LG_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char line[1024];
+    int in_cmd = 0;
+    *n_lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = line;
+        while (*p == ' ') p++;
+        size_t indent = (size_t)(p - line), cl = strlen(cmd);
+        if (indent >= 4 && strncmp(p, "lgelu ", 6) == 0) {
+            in_cmd = strncmp(p + 6, cmd, cl) == 0 && (p[6 + cl] == ' ' || p[6 + cl] == '\n');
+            if (in_cmd) {
+                (*n_lines)++;
+                const char *q = p + 6 + cl;
+                const char *hash = strstr(q, "  #"); /* a comment after the command */
+                lg_optset_scan(o, q, hash ? (size_t)(hash - q) : strlen(q));
+            }
+            continue;
+        }
+        if (in_cmd && indent > 4 && *p != '\0' && *p != '\n') {
+            const char *hash = strstr(p, "  #");
+            lg_optset_scan(o, p, hash ? (size_t)(hash - p) : strlen(p));
+            continue;
+        }
+        in_cmd = 0;
+    }
+    fclose(f);
+}
+
+START_TEST(test_cli_docs_match_help)
+{
+    static const char *const cmds[] = {"info",   "eval",   "train", "anneal", "relu",  "check",        "bound",
+                                       "export", "verify", "encode", "cex",   "bench", "study",        "study-report",
+                                       "study-merge"};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        lg_optset help = {0}, doc = {0};
+        int n_lines;
+        lg_help_options(cmds[c], &help);
+        lg_doc_options(cmds[c], &doc, &n_lines);
+        ck_assert_msg(n_lines > 0, "docs/USAGE.md has no command line for 'lgelu %s'", cmds[c]);
+        for (int i = 0; i < doc.n; i++)
+            ck_assert_msg(lg_optset_has(&help, doc.name[i]), "docs/USAGE.md: 'lgelu %s %s' is not in its --help",
+                          cmds[c], doc.name[i]);
+        for (int i = 0; i < help.n; i++) {
+            if (strcmp(help.name[i], "-h") == 0 || strcmp(help.name[i], "--help") == 0) continue;
+            ck_assert_msg(lg_optset_has(&doc, help.name[i]), "'lgelu %s --help' has %s, docs/USAGE.md does not",
+                          cmds[c], help.name[i]);
+        }
+    }
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -418,6 +549,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_vnncomp_scripts);
     tcase_add_test(tc, test_cli_bench_resumes);
     tcase_add_test(tc, test_cli_export_dtype);
+    tcase_add_test(tc, test_cli_docs_match_help);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
