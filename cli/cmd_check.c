@@ -274,7 +274,7 @@ int lg_cmd_check(int argc, char **argv)
                               "certified_same_class", (json_int_t)certified_same, "worst",
                               lg_check_row_json(rows, worst), "first_class_change", lg_check_row_json(rows, first_cc),
                               "relu_net", argv[optind], "ref", ref_path);
-        char *s = o ? lg_json_dumps(o) : NULL;
+        char *s = o ? lg_json_dumps(o, 0) : NULL;
         json_decref(o);
         if (!s) {
             st = lg_fail(LG_ERR_NOMEM, "cannot format the JSON result");

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "study/grid.h"
@@ -62,7 +63,7 @@ int lg_cmd_study(int argc, char **argv)
         }
     }
     if (optind != argc - 1) return lg_cli_usage("study", "expected exactly one grid file");
-    o.progress = lg_cli_progress_enabled();
+    o.progress = !lg_cli_progress_enabled() ? 0 : isatty(fileno(stderr)) ? 1 : 2;
     lg_study_grid g;
     lg_status st = lg_study_grid_load(&g, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("study", st);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "core/netfile.h"
@@ -174,7 +175,7 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
 {
     lg_status st;
     ct->tr.out = stdout;
-    ct->tr.progress = lg_cli_progress_enabled();
+    ct->tr.progress = !lg_cli_progress_enabled() ? 0 : isatty(fileno(stderr)) ? 1 : 2;
     if (anneal) {
         if ((st = lg_anneal_schedule_init(&ct->sched, ct->anneal_start, ct->lambda_target, net->n_layers)) != LG_OK)
             return st;

@@ -73,7 +73,7 @@ static void lg_json_real(lg_sb *b, double v)
     lg_sb_str(b, buf);
 }
 
-static void lg_json_walk(lg_sb *b, const json_t *j)
+static void lg_json_walk(lg_sb *b, const json_t *j, int compact)
 {
     switch (json_typeof(j)) {
     case JSON_OBJECT: {
@@ -84,7 +84,7 @@ static void lg_json_walk(lg_sb *b, const json_t *j)
         /* json_object_foreach needs a non-const object; iteration does not modify it */
         json_object_foreach((json_t *)j, k, v)
         {
-            if (!first) lg_sb_str(b, ",");
+            if (!first) lg_sb_str(b, compact ? "," : ", ");
             first = 0;
             json_t *key = json_string(k);
             char *ks = key ? json_dumps(key, JSON_ENCODE_ANY) : NULL;
@@ -95,8 +95,8 @@ static void lg_json_walk(lg_sb *b, const json_t *j)
             }
             lg_sb_str(b, ks);
             free(ks);
-            lg_sb_str(b, ":");
-            lg_json_walk(b, v);
+            lg_sb_str(b, compact ? ":" : ": ");
+            lg_json_walk(b, v, compact);
         }
         lg_sb_str(b, "}");
         break;
@@ -104,8 +104,8 @@ static void lg_json_walk(lg_sb *b, const json_t *j)
     case JSON_ARRAY:
         lg_sb_str(b, "[");
         for (size_t i = 0; i < json_array_size(j); i++) {
-            if (i) lg_sb_str(b, ",");
-            lg_json_walk(b, json_array_get(j, i));
+            if (i) lg_sb_str(b, compact ? "," : ", ");
+            lg_json_walk(b, json_array_get(j, i), compact);
         }
         lg_sb_str(b, "]");
         break;
@@ -123,11 +123,11 @@ static void lg_json_walk(lg_sb *b, const json_t *j)
     }
 }
 
-char *lg_json_dumps(const json_t *j)
+char *lg_json_dumps(const json_t *j, int compact)
 {
     lg_sb b = {0};
     if (!j) return NULL;
-    lg_json_walk(&b, j);
+    lg_json_walk(&b, j, compact);
     if (b.oom || !b.s) {
         free(b.s);
         return NULL;
@@ -137,7 +137,7 @@ char *lg_json_dumps(const json_t *j)
 
 int lg_json_print_line(FILE *f, json_t *j)
 {
-    char *s = lg_json_dumps(j);
+    char *s = lg_json_dumps(j, 0);
     json_decref(j);
     if (!s) return -1;
     int rc = fprintf(f, "%s\n", s) < 0 ? -1 : 0;

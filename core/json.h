@@ -7,7 +7,9 @@
  * are escaped by jansson. CSV files use the same number format (core/csv.h).
  *
  * Ownership: lg_json_dumps returns a malloc'd string the caller frees; the
- * json_t is borrowed. Output is compact: one line, no trailing newline.
+ * json_t is borrowed. Output is one line without a trailing newline:
+ * `{"a": 1, "b": [2.5, null]}` (the commands' --json), or with compact set
+ * `{"a":1,"b":[2.5,null]}` (JSON-lines files such as the study's results).
  */
 #ifndef LG_JSON_H
 #define LG_JSON_H
@@ -27,10 +29,10 @@ char *lg_num_shortest(char buf[LG_NUM_BUFSIZE], double v);
  * NaN and ±inf). New reference. */
 json_t *lg_json_num(double v);
 
-/* Compact JSON text of j (any value), or NULL when out of memory. */
-char *lg_json_dumps(const json_t *j);
+/* JSON text of j (any value), or NULL when out of memory. */
+char *lg_json_dumps(const json_t *j, int compact);
 
-/* Print lg_json_dumps(j) and a newline to f; decrefs j (so a freshly built
+/* Print lg_json_dumps(j, 0) and a newline to f; decrefs j (so a freshly built
  * document can be passed directly). 0 on success, -1 on failure. */
 int lg_json_print_line(FILE *f, json_t *j);
 

@@ -1,5 +1,6 @@
 /* results.c — JSON-lines logs with resume (results.h). */
 #include "study/results.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,7 +156,7 @@ lg_status lg_study_log_append(lg_study_log *L, json_t *obj, int *written)
 {
     const char *key = json_string_value(json_object_get(obj, "key"));
     if (!key) return lg_fail(LG_ERR_ARG, "results: object without a \"key\"");
-    char *line = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *line = lg_json_dumps(obj, 1);
     if (!line) return lg_fail(LG_ERR_NOMEM, "out of memory");
     size_t n = strlen(line);
     char *l2 = realloc(line, n + 2);

@@ -118,6 +118,12 @@ static void lg_run_progress(lg_run_ctx *C, const char *what)
     if (!C->o->progress) return;
     double el = lg_now() - C->t0;
     double eta = C->done > 0 ? el / (double)C->done * (double)(C->n_todo - C->done) : 0.0;
+    if (C->o->progress == 2) { /* a log: one line per 5% */
+        long step = C->n_todo / 20 > 0 ? C->n_todo / 20 : 1;
+        if (C->done % step != 0 && C->done != C->n_todo) return;
+        fprintf(stderr, "study: %s %ld/%ld, %.0f s elapsed, ETA %.0f s\n", what, C->done, C->n_todo, el, eta);
+        return;
+    }
     fprintf(stderr, "\rstudy: %s %ld/%ld, %.0f s elapsed, ETA %.0f s   ", what, C->done, C->n_todo, el, eta);
     if (C->done == C->n_todo) fprintf(stderr, "\n");
 }

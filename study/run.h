@@ -37,7 +37,7 @@ typedef struct lg_study_opts {
     const char *cache_dir; /* networks; NULL = OUT/nets */
     int jobs;              /* worker threads (≥ 1) */
     int shard_k, shard_n;  /* 1 ≤ K ≤ N; 1/1 = everything */
-    int progress;          /* 1: progress line with ETA on stderr */
+    int progress;          /* 1: progress line with ETA on stderr, redrawn; 2: one line per 5% (logs) */
     FILE *log;             /* one line per network and a closing line, or NULL */
     const char *grid_path; /* copied to OUT/grid.ini (provenance, report order), or NULL */
 } lg_study_opts;

@@ -80,12 +80,15 @@ START_TEST(test_cli_json_one_format)
 {
     json_t *o = json_pack("{s:f, s:f, s:i, s:s, s:n, s:[o,b]}", "eps", 0.05, "t", 30.0, "n", 3, "name", "a\"b\n",
                           "none", "list", lg_json_num(NAN), 1);
-    char *s = lg_json_dumps(o);
+    char *s = lg_json_dumps(o, 0);
     ck_assert_ptr_nonnull(s);
-    ck_assert_msg(strstr(s, "\"eps\":0.05") && strstr(s, "\"t\":30.0") && strstr(s, "\"n\":3") &&
-                      strstr(s, "\"name\":\"a\\\"b\\n\"") && strstr(s, "\"none\":null") &&
-                      strstr(s, "\"list\":[null,true]"),
+    ck_assert_msg(strstr(s, "\"eps\": 0.05") && strstr(s, "\"t\": 30.0") && strstr(s, "\"n\": 3") &&
+                      strstr(s, "\"name\": \"a\\\"b\\n\"") && strstr(s, "\"none\": null") &&
+                      strstr(s, "\"list\": [null, true]"),
                   "%s", s);
+    char *c = lg_json_dumps(o, 1);
+    ck_assert_msg(c && strstr(c, "\"eps\":0.05,") && strstr(c, "\"list\":[null,true]"), "%s", c);
+    free(c);
     /* it reads back as the same document (reals as reals) */
     json_error_t err;
     json_t *back = json_loads(s, 0, &err);

@@ -1,6 +1,7 @@
 /* loop.c — mini-batch training with seeded shuffling, hook, logging and a
  * NaN/Inf guard. */
 #include "train/loop.h"
+#include "core/csv.h"
 #include "core/clock.h"
 
 #include <math.h>
@@ -55,12 +56,27 @@ static lg_status lg_train_check_data(const lg_model *m, const lg_dataset *ds, co
     return LG_OK;
 }
 
-static void lg_train_progress(int epoch, int epochs, long done, long per_epoch)
+/* Progress on stderr: a bar redrawn in place (mode 1, a terminal) or, for
+ * logs (mode 2), one line at most every 10 s and at the end of each epoch;
+ * both with the time elapsed since t_start and the ETA of the whole run. */
+static void lg_train_progress(int mode, int epoch, int epochs, long done, long per_epoch, double t_start,
+                              double *t_last)
 {
+    double now = lg_now(), el = now - t_start;
+    double frac = ((double)(epoch - 1) * (double)per_epoch + (double)done) / ((double)epochs * (double)per_epoch);
+    double eta = frac > 0 ? el * (1.0 - frac) / frac : 0.0;
+    if (mode == 2) {
+        if (done < per_epoch && now - *t_last < 10.0) return;
+        *t_last = now;
+        fprintf(stderr, "train: epoch %d/%d, step %ld/%ld (%3.0f%% of the run), %.0f s elapsed, ETA %.0f s\n", epoch,
+                epochs, done, per_epoch, 100.0 * frac, el, eta);
+        fflush(stderr);
+        return;
+    }
     int width = 30, fill = (int)((double)width * (double)done / (double)per_epoch);
     fprintf(stderr, "\r  epoch %d/%d [", epoch, epochs);
     for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
-    fprintf(stderr, "] %3d%%", (int)(100.0 * (double)done / (double)per_epoch));
+    fprintf(stderr, "] %3d%%  ETA %.0f s ", (int)(100.0 * (double)done / (double)per_epoch), eta);
     fflush(stderr);
 }
 
@@ -83,11 +99,17 @@ static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m
         fflush(o->out);
     }
     if (csv) {
-        fprintf(csv, "%d,%ld,%.6f,%.6f,%.6f", epoch, step, r->loss, r->train_acc, r->test_acc);
-        for (int k = 0; k < nh; k++) fprintf(csv, ",%.9g", m->layers[k].lambda);
-        fprintf(csv, ",%.1f", r->samples_per_s);
-        if (r->val_acc >= 0) fprintf(csv, ",%.6f", r->val_acc);
-        fprintf(csv, "\n");
+        lg_csv_row row = {0};
+        lg_csv_int(&row, epoch);
+        lg_csv_int(&row, step);
+        lg_csv_num(&row, r->loss);
+        lg_csv_num(&row, r->train_acc);
+        lg_csv_num(&row, r->test_acc);
+        for (int k = 0; k < nh; k++) lg_csv_num(&row, m->layers[k].lambda);
+        lg_csv_num(&row, r->samples_per_s);
+        if (r->val_acc >= 0) lg_csv_num(&row, r->val_acc);
+        if (lg_csv_end(&row)) fputs(row.s, csv);
+        lg_csv_row_free(&row);
         fflush(csv);
     }
 }
@@ -128,6 +150,7 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
     lg_rng_init(&rng, o->seed, 2);
     for (size_t i = 0; i < train->n; i++) perm[i] = (uint32_t)i;
     long per_epoch = (long)((train->n + (size_t)o->batch - 1) / (size_t)o->batch);
+    double t_run = lg_now(), t_last = 0.0;
     long total = per_epoch * o->epochs, step = 0;
     for (int e = 1; e <= o->epochs; e++) {
         lg_rng_shuffle(&rng, perm, train->n);
@@ -154,10 +177,11 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
             lg_model_zero_grad(&m);
             lg_model_backward(&m, B, lab);
             lg_optim_step(&m, &o->optim, step + 1);
-            if (o->progress && (b % 16 == 0 || b + 1 == per_epoch)) lg_train_progress(e, o->epochs, b + 1, per_epoch);
+            if (o->progress && (b % 16 == 0 || b + 1 == per_epoch))
+                lg_train_progress(o->progress, e, o->epochs, b + 1, per_epoch, t_run, &t_last);
         }
         double dt = lg_now() - t0;
-        if (o->progress) fprintf(stderr, "\r%60s\r", "");
+        if (o->progress == 1) fprintf(stderr, "\r%72s\r", "");
         if (!lg_model_finite(&m)) {
             st = lg_fail(LG_ERR_NUMERIC, "training diverged: non-finite parameters after epoch %d; try a smaller --lr; "
                                          "nothing written", e);

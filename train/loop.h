@@ -29,7 +29,7 @@ typedef struct lg_train_opts {
     int threads;           /* OpenBLAS threads (default 1) */
     FILE *out;             /* per-epoch lines, or NULL for silence (default NULL) */
     const char *log_path;  /* CSV log file, or NULL */
-    int progress;          /* 1: progress bar on stderr */
+    int progress;          /* 1: progress bar on stderr (a terminal); 2: progress lines with an ETA (logs) */
     lg_train_hook_fn hook; /* or NULL */
     void *hook_ctx;
 } lg_train_opts;
