@@ -21,33 +21,6 @@
 #include "core/rng.h"
 #include "testutil.h"
 
-/* Run a shell command; its exit status (−1 if it did not exit). */
-static int lg_cli_sh(const char *cmd)
-{
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The whole of a small text file (static buffer). */
-static const char *lg_cli_slurp(const char *path)
-{
-    static char buf[1 << 16];
-    FILE *f = fopen(path, "r");
-    if (!f) return "";
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-static void lg_cli_write(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 START_TEST(test_cli_number_shortest)
 {
     static const struct {
@@ -150,7 +123,7 @@ static const char *lg_cli_tiny_prop(double x0lo, double x0hi, double x1lo, doubl
              "(assert (>= X_0 %g))\n(assert (<= X_0 %g))\n(assert (>= X_1 %g))\n(assert (<= X_1 %g))\n"
              "(assert (<= Y_0 Y_1))\n",
              x0lo, x0hi, x1lo, x1hi);
-    lg_cli_write(path, text);
+    lg_test_write(path, text);
     return path;
 }
 
@@ -166,50 +139,50 @@ START_TEST(test_cli_cex_closes_the_loop)
     char args[4096];
     snprintf(args, sizeof args, "encode %s", cmd);
     ck_assert_int_eq(lg_test_cli(args, NULL), 0);
-    const char *text = lg_cli_slurp(q);
+    const char *text = lg_test_slurp(q);
     ck_assert_msg(strstr(text, "(declare-fun X_0 () Real)") && strstr(text, "(declare-fun Y_1 () Real)") &&
                       strstr(text, "(check-sat)\n(get-model)"),
                   "%s", text);
     snprintf(cmd, sizeof cmd, "z3 %s > %s", q, model);
-    ck_assert_int_eq(lg_cli_sh(cmd), 0);
-    ck_assert_msg(strncmp(lg_cli_slurp(model), "sat", 3) == 0, "z3: %s", lg_cli_slurp(model));
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    ck_assert_msg(strncmp(lg_test_slurp(model), "sat", 3) == 0, "z3: %s", lg_test_slurp(model));
     snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, sat, model, res);
     ck_assert_int_eq(lg_test_cli(args, out), 0);
-    ck_assert_msg(strncmp(lg_cli_slurp(out), "violated", 8) == 0, "%s", lg_cli_slurp(out));
-    ck_assert_msg(strncmp(lg_cli_slurp(res), "sat\n((X_0 ", 10) == 0, "%s", lg_cli_slurp(res));
+    ck_assert_msg(strncmp(lg_test_slurp(out), "violated", 8) == 0, "%s", lg_test_slurp(out));
+    ck_assert_msg(strncmp(lg_test_slurp(res), "sat\n((X_0 ", 10) == 0, "%s", lg_test_slurp(res));
     /* glpsol on the CPLEX LP query */
     const char *lp = lg_test_tmpfile(".lp"), *sol = lg_test_tmpfile(".glp");
     snprintf(args, sizeof args, "encode %s --vnnlib %s --format lp -o %s", net, sat, lp);
     ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     snprintf(cmd, sizeof cmd, "glpsol --lp %s -o %s >/dev/null", lp, sol);
-    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, sat, sol, res);
     ck_assert_int_eq(lg_test_cli(args, out), 0);
-    ck_assert_msg(strncmp(lg_cli_slurp(out), "violated", 8) == 0, "%s", lg_cli_slurp(out));
+    ck_assert_msg(strncmp(lg_test_slurp(out), "violated", 8) == 0, "%s", lg_test_slurp(out));
     /* a point that does not satisfy the property (x1 < x0 + 0.1) is not a counterexample */
     const char *bogus = lg_test_tmpfile(".z3");
-    lg_cli_write(bogus, "sat\n(\n  (define-fun X_1 () Real\n    (/ 1.0 4.0))\n  (define-fun X_0 () Real\n    (- "
+    lg_test_write(bogus, "sat\n(\n  (define-fun X_1 () Real\n    (/ 1.0 4.0))\n  (define-fun X_0 () Real\n    (- "
                         "(/ 1.0 2.0) (/ 1.0 4.0))))\n");
     snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, sat, bogus, res);
     ck_assert_int_eq(lg_test_cli(args, out), 0);
-    ck_assert_msg(strncmp(lg_cli_slurp(out), "unknown", 7) == 0, "%s", lg_cli_slurp(out));
-    ck_assert_str_eq(lg_cli_slurp(res), "unknown\n");
+    ck_assert_msg(strncmp(lg_test_slurp(out), "unknown", 7) == 0, "%s", lg_test_slurp(out));
+    ck_assert_str_eq(lg_test_slurp(res), "unknown\n");
     /* exactly on the boundary x1 = x0 + 0.1 in rationals (Y_0 = Y_1): a counterexample only if the
      * doubles nearest to the rationals still satisfy it exactly; either way never a crash */
-    lg_cli_write(bogus, "sat\n((define-fun X_0 () Real 0.0)\n (define-fun X_1 () Real (/ 1.0 10.0)))\n");
+    lg_test_write(bogus, "sat\n((define-fun X_0 () Real 0.0)\n (define-fun X_1 () Real (/ 1.0 10.0)))\n");
     ck_assert_int_eq(lg_test_cli(args, out), 0);
     /* the unsat query: z3 says unsat, cex reports it without trusting it */
     const char *unsat = lg_cli_tiny_prop(0.5, 1, 0, 0.2);
     snprintf(args, sizeof args, "encode %s --vnnlib %s --format smt2 -o %s", net, unsat, q);
     ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     snprintf(cmd, sizeof cmd, "z3 %s > %s", q, model);
-    lg_cli_sh(cmd); /* z3 exits 1 on (get-model) after unsat */
-    ck_assert_msg(strncmp(lg_cli_slurp(model), "unsat", 5) == 0, "z3: %s", lg_cli_slurp(model));
+    lg_test_sh(cmd); /* z3 exits 1 on (get-model) after unsat */
+    ck_assert_msg(strncmp(lg_test_slurp(model), "unsat", 5) == 0, "z3: %s", lg_test_slurp(model));
     snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, unsat, model, res);
     ck_assert_int_eq(lg_test_cli(args, out), 0);
-    ck_assert_msg(strncmp(lg_cli_slurp(out), "unknown", 7) == 0, "%s", lg_cli_slurp(out));
+    ck_assert_msg(strncmp(lg_test_slurp(out), "unknown", 7) == 0, "%s", lg_test_slurp(out));
     /* a file with no X values: exit 1 */
-    lg_cli_write(bogus, "hello\n");
+    lg_test_write(bogus, "hello\n");
     snprintf(args, sizeof args, "cex %s --vnnlib %s %s", net, sat, bogus);
     ck_assert_int_eq(lg_test_cli(args, NULL), 1);
 }
@@ -248,8 +221,8 @@ START_TEST(test_cli_exit_two_names_the_range)
             snprintf(p, sizeof args - (size_t)(p - args), "%s%s", prop, rest);
         }
         snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, args, err);
-        int rc = lg_cli_sh(cmd);
-        const char *msg = lg_cli_slurp(err);
+        int rc = lg_test_sh(cmd);
+        const char *msg = lg_test_slurp(err);
         ck_assert_msg(rc == 2 && strstr(msg, cases[i].needle), "lgelu %s: exit %d, stderr: %s", args, rc, msg);
     }
     if (lg_test_have_data()) {
@@ -260,15 +233,15 @@ START_TEST(test_cli_exit_two_names_the_range)
         for (size_t i = 0; i < 2; i++) {
             char cmd[4096];
             snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, data_cases[i][0], err);
-            int rc = lg_cli_sh(cmd);
-            ck_assert_msg(rc == 2 && strstr(lg_cli_slurp(err), data_cases[i][1]), "lgelu %s: exit %d: %s",
-                          data_cases[i][0], rc, lg_cli_slurp(err));
+            int rc = lg_test_sh(cmd);
+            ck_assert_msg(rc == 2 && strstr(lg_test_slurp(err), data_cases[i][1]), "lgelu %s: exit %d: %s",
+                          data_cases[i][0], rc, lg_test_slurp(err));
         }
     }
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "'%s/lgelu' --version > '%s'", LG_BINARY_DIR, err);
-    ck_assert_int_eq(lg_cli_sh(cmd), 0);
-    ck_assert(strncmp(lg_cli_slurp(err), "lgelu ", 6) == 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    ck_assert(strncmp(lg_test_slurp(err), "lgelu ", 6) == 0);
 }
 END_TEST
 
@@ -286,7 +259,7 @@ static const char *lg_cli_bench_dir(void)
              "printf 'net.onnx.gz,prop_1.vnnlib.gz,60\\nmnist-net_256x2.onnx,prop_2_0.05.vnnlib,60\\n"
              "net.onnx.gz,prop_3.vnnlib.gz,60\\n' > %s/instances.csv",
              dir, F, dir, F, dir, F, dir, F, dir, F, dir, dir);
-    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     return dir;
 }
 
@@ -304,12 +277,12 @@ START_TEST(test_cli_vnncomp_scripts)
         snprintf(cmd, sizeof cmd,
                  "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/prepare_instance.sh' v1 test %s/%s %s/%s >/dev/null",
                  LG_BINARY_DIR, LG_SOURCE_DIR, dir, cases[i].onnx, dir, cases[i].vnnlib);
-        ck_assert_int_eq(lg_cli_sh(cmd), 0);
+        ck_assert_int_eq(lg_test_sh(cmd), 0);
         snprintf(cmd, sizeof cmd,
                  "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 test %s/%s %s/%s %s 60 >/dev/null",
                  LG_BINARY_DIR, LG_SOURCE_DIR, dir, cases[i].onnx, dir, cases[i].vnnlib, res);
-        ck_assert_int_eq(lg_cli_sh(cmd), 0);
-        const char *r = lg_cli_slurp(res);
+        ck_assert_int_eq(lg_test_sh(cmd), 0);
+        const char *r = lg_test_slurp(res);
         size_t n = strlen(cases[i].first);
         ck_assert_msg(strncmp(r, cases[i].first, n) == 0 && r[n] == '\n', "%s: %s", cases[i].vnnlib, r);
         if (strcmp(cases[i].first, "sat") == 0) {
@@ -319,23 +292,23 @@ START_TEST(test_cli_vnncomp_scripts)
     }
     /* wrong version string or argument count: refused */
     snprintf(cmd, sizeof cmd, "bash '%s/vnncomp_scripts/run_instance.sh' v2 a b c d 1 2>/dev/null", LG_SOURCE_DIR);
-    ck_assert_int_ne(lg_cli_sh(cmd), 0);
+    ck_assert_int_ne(lg_test_sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "bash '%s/vnncomp_scripts/prepare_instance.sh' v1 a b 2>/dev/null", LG_SOURCE_DIR);
-    ck_assert_int_ne(lg_cli_sh(cmd), 0);
+    ck_assert_int_ne(lg_test_sh(cmd), 0);
     /* an unreadable network: prepare fails, run writes unknown */
     const char *res = lg_test_tmpfile(".res");
     snprintf(cmd, sizeof cmd,
              "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 test /nonexistent.onnx %s/prop_1.vnnlib.gz "
              "%s 5 >/dev/null 2>&1",
              LG_BINARY_DIR, LG_SOURCE_DIR, dir, res);
-    ck_assert_int_eq(lg_cli_sh(cmd), 0);
-    ck_assert_str_eq(lg_cli_slurp(res), "unknown\n");
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    ck_assert_str_eq(lg_test_slurp(res), "unknown\n");
 }
 END_TEST
 
 static int lg_cli_lines(const char *path)
 {
-    const char *s = lg_cli_slurp(path);
+    const char *s = lg_test_slurp(path);
     int n = 0;
     for (; *s; s++) n += *s == '\n';
     return n;
@@ -350,7 +323,7 @@ START_TEST(test_cli_bench_resumes)
     snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 4);
-    const char *first = lg_cli_slurp(csv);
+    const char *first = lg_test_slurp(csv);
     ck_assert_msg(strstr(first, "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,60,violated,sat,") &&
                       strstr(first, "net__prop_3,net.onnx.gz,prop_3.vnnlib.gz,60,robust,unsat,"),
                   "%s", first);
@@ -358,20 +331,20 @@ START_TEST(test_cli_bench_resumes)
     ck_assert_ptr_nonnull(before);
     /* a re-run skips all three and leaves the file as it was */
     ck_assert_int_eq(lg_test_cli(args, log), 0);
-    ck_assert_str_eq(lg_cli_slurp(csv), before);
-    ck_assert_msg(strstr(lg_cli_slurp(log), "3 instances already in"), "%s", lg_cli_slurp(log));
+    ck_assert_str_eq(lg_test_slurp(csv), before);
+    ck_assert_msg(strstr(lg_test_slurp(log), "3 instances already in"), "%s", lg_test_slurp(log));
     /* one more line in instances.csv: only it runs */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "echo 'mnist-net_256x2.onnx,prop_3.vnnlib.gz,60' >> %s/instances.csv", dir);
-    ck_assert_int_eq(lg_cli_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 5);
-    ck_assert(strncmp(lg_cli_slurp(csv), before, strlen(before)) == 0);
+    ck_assert(strncmp(lg_test_slurp(csv), before, strlen(before)) == 0);
     /* --force runs everything again into a fresh file */
     snprintf(args, sizeof args, "bench %s --out %s -j 1 --force --timeout 30", dir, out);
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 5);
-    ck_assert_msg(strstr(lg_cli_slurp(csv), "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,30,"), "%s", lg_cli_slurp(csv));
+    ck_assert_msg(strstr(lg_test_slurp(csv), "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,30,"), "%s", lg_test_slurp(csv));
     free(before);
 }
 END_TEST

@@ -70,3 +70,30 @@ void lg_test_preacts(const lg_net *net, const double *x, double *z, double *y)
     }
     memcpy(y, a, (size_t)lg_net_n_out(net) * sizeof *y);
 }
+
+int lg_test_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
+
+int lg_test_sh(const char *cmd)
+{
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+const char *lg_test_slurp(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    if (!f) return "";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+void lg_test_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}

@@ -22,6 +22,15 @@ void lg_test_randomize(lg_net *net, lg_rng *r, double scale);
 int lg_test_cli(const char *args, const char *out_path);
 /* 1 if the Fashion-MNIST package data is installed. */
 int lg_test_have_data(void);
+/* 1 when LG_TEST_QUICK is set (sanitizer runs: fewer instances, same assertions). */
+int lg_test_quick(void);
+/* Run a shell command; its exit status, or −1 if it did not exit normally. */
+int lg_test_sh(const char *cmd);
+/* The whole of a text file of at most 64 KiB, NUL-terminated, in a static
+ * buffer valid until the next call; "" when it cannot be read. */
+const char *lg_test_slurp(const char *path);
+/* Write text to path (the test fails if it cannot). */
+void lg_test_write(const char *path, const char *text);
 
 /* Pre-activations of every layer of a small ReLU/linear net (widths ≤ 64) at
  * x, input normalisation applied: z [Σ widths, lg_alpha_offset layout] and
