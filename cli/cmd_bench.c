@@ -33,24 +33,25 @@
 
 static void lg_bench_help(void)
 {
+    const lg_verify_opts d = lg_verify_opts_default();
     printf("usage: lgelu bench DIR [--timeout-scale F] [--solver auto|glpk|z3|none] [--bab auto|input|relu|none]\n"
            "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB] [--force]\n"
            "                  [--progress]\n\n"
            "Run every instance of a VNN-COMP style benchmark folder: DIR/instances.csv holds lines\n"
            "`onnx,vnnlib,timeout` (paths relative to DIR, .onnx.gz and .vnnlib.gz read as they are;\n"
-           "lines starting with # are skipped). Each\n"
-           "instance is verified as `lgelu verify NET --vnnlib P --timeout T` would (T times the scale).\n"
+           "lines starting with # are skipped). Each instance is verified as `lgelu verify NET --vnnlib P\n"
+           "--timeout T` would (T: the line's timeout times the scale, or --timeout).\n"
            "Writes RESULTS_DIR/<onnx>__<vnnlib>.txt (VNN-COMP result: unsat, sat + counterexample,\n"
            "unknown or timeout) and RESULTS_DIR/results.csv (instance, onnx, vnnlib, timeout, verdict,\n"
            "result, seconds, nodes, solver_nodes, method), and prints a table. A re-run resumes: instances\n"
            "already in RESULTS_DIR/results.csv are skipped (--force runs them all again).\n\n"
            "options:\n"
            "  --timeout-scale F  multiply every instance timeout of instances.csv by F (default 1)\n"
-           "  --solver NAME      back-end as for `lgelu verify` (default auto)\n"
+           "  --solver NAME      back-end as for `lgelu verify` (default %s)\n"
            "  --bab MODE         branch and bound as for `lgelu verify` (default auto)\n"
            "  -j N               worker threads (default 0 = the number of cores)\n"
            "  --out DIR          results folder, created if missing (default bench_results)\n"
-           "  --seed S           attack seed (default 1)\n"
+           "  --seed S           attack seed (default %lu)\n"
            "  --timeout S        wall-clock limit of every instance in seconds, as for `lgelu verify`\n"
            "                     (replaces the timeouts of instances.csv; default: those, scaled)\n"
            "  --memory MB        memory cap of every back-end call (as for `lgelu verify`)\n"
@@ -65,7 +66,8 @@ static void lg_bench_help(void)
            "once. Either way every file holds only complete results.\n\n"
            "exit status: 0 when every instance ran (whatever its verdict), 1 if an instance or the\n"
            "list could not be read, 2 on bad usage, 128 + N when stopped by signal N (130 for SIGINT,\n"
-           "143 for SIGTERM).\n");
+           "143 for SIGTERM).\n",
+           d.solver, (unsigned long)d.seed);
 }
 
 /* The first SIGINT/SIGTERM asks the loop to stop after the instance in
