@@ -67,11 +67,16 @@ int lg_cmd_anneal(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) goto fail;
     if ((st = lg_anneal_prepare_net(&net, argv[optind])) != LG_OK) goto fail;
-    if ((st = lg_cli_train_load(&ct, net.n_in, "the network")) != LG_OK) goto fail;
+    if ((st = lg_cli_train_load(&ct, net.n_in, "the network")) != LG_OK) {
+        if (st != LG_ERR_ARG) goto fail;
+        rc = lg_cli_usage("anneal", "%s", lg_errmsg()); /* a bad --val or --data for this network */
+        goto done;
+    }
     if ((st = lg_cli_train_run("anneal", &ct, &net, 1)) != LG_OK) goto fail;
     rc = 0;
 fail:
     if (rc) lg_cli_fail("anneal", st);
+done:
     lg_net_free(&net);
     lg_cli_train_free(&ct);
     return rc;

@@ -164,7 +164,8 @@ lg_status lg_cli_train_load(lg_cli_train *ct, int n_in, const char *what)
     if (ct->subset > 0) lg_dataset_truncate(&ct->train, (size_t)ct->subset);
     if (ct->val > 0) {
         if ((size_t)ct->val >= ct->train.n)
-            return lg_fail(LG_ERR_ARG, "--val %ld leaves no training examples (%zu available)", ct->val, ct->train.n);
+            return lg_fail(LG_ERR_ARG, "--val: expected an integer in [0, %zu] (%zu training examples), got %ld",
+                           ct->train.n ? ct->train.n - 1 : 0, ct->train.n, ct->val);
         if ((st = lg_dataset_split(&ct->train, &ct->val_ds, (size_t)ct->val)) != LG_OK) return st;
     }
     if ((st = lg_data_load_spec(&ct->test, ct->dir, "test")) != LG_OK) return st; /* X.npy,y.npy: the same pair */

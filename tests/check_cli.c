@@ -226,16 +226,26 @@ START_TEST(test_cli_exit_two_names_the_range)
         ck_assert_msg(rc == 2 && strstr(msg, cases[i].needle), "lgelu %s: exit %d, stderr: %s", args, rc, msg);
     }
     if (lg_test_have_data()) {
+        const char *net2 = lg_cli_tiny_net(); /* 2 inputs: the images do not fit it */
         static const char *const data_cases[][2] = {
             {"train --arch 785,64,10 --epochs 1 -o x.lgnet", "784 features"},
             {"train --arch 784,64,5 --epochs 1 --subset 100 -o x.lgnet", "at least 10"},
+            {"train --arch 784,8,10 --epochs 1 --subset 100 --val 100 -o x.lgnet", "--val: expected an integer in [0, 99]"},
+            {"verify NET --index 0 --eps 0.1", "784 features"},
         };
-        for (size_t i = 0; i < 2; i++) {
-            char cmd[4096];
-            snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, data_cases[i][0], err);
+        for (size_t i = 0; i < sizeof data_cases / sizeof data_cases[0]; i++) {
+            char cmd[4096], args[1024];
+            snprintf(args, sizeof args, "%s", data_cases[i][0]);
+            char *p = strstr(args, "NET");
+            if (p) {
+                char rest[1024];
+                snprintf(rest, sizeof rest, "%s", p + 3);
+                snprintf(p, sizeof args - (size_t)(p - args), "%s%s", net2, rest);
+            }
+            snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, args, err);
             int rc = lg_test_sh(cmd);
-            ck_assert_msg(rc == 2 && strstr(lg_test_slurp(err), data_cases[i][1]), "lgelu %s: exit %d: %s",
-                          data_cases[i][0], rc, lg_test_slurp(err));
+            ck_assert_msg(rc == 2 && strstr(lg_test_slurp(err), data_cases[i][1]), "lgelu %s: exit %d: %s", args, rc,
+                          lg_test_slurp(err));
         }
     }
     char cmd[1024];
