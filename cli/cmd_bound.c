@@ -8,6 +8,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/clock.h"
 #include "core/csv.h"
 #include "core/json.h"
 #include "verify/bounds.h"
@@ -114,6 +115,7 @@ static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *re
     double *X = malloc(LG_BOUND_CHUNK * dim * sizeof *X);
     double *YR = malloc(LG_BOUND_CHUNK * (size_t)no * sizeof *YR), *YG = malloc(LG_BOUND_CHUNK * (size_t)no * sizeof *YG);
     lg_status st = LG_OK;
+    lg_cli_meter meter = {lg_now(), 0};
     if (!X || !YR || !YG) {
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate buffers for %d inputs", LG_BOUND_CHUNK);
         goto fail;
@@ -160,9 +162,8 @@ static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *re
                 }
             }
         }
-        if (lg_cli_progress_enabled()) fprintf(stderr, "\rbound: %zu/%zu inputs", s + m, ds->n);
+        lg_cli_progress(&meter, "bound", "inputs", s + m, ds->n);
     }
-    if (lg_cli_progress_enabled()) fprintf(stderr, "\n");
     if (csv && fflush(csv) != 0) st = lg_fail(LG_ERR_IO, "cannot write the per-input CSV");
 fail:
     free(X);

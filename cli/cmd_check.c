@@ -15,6 +15,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/clock.h"
 #include "core/json.h"
 #include "cli/inputs.h"
 #include "core/netfile.h"
@@ -87,7 +88,7 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
     double *lo = malloc(2 * dim * sizeof *lo), *hi = lo ? lo + dim : NULL; /* [dim] each */
     double *y = malloc(2 * (size_t)no * sizeof *y), *yr = y ? y + no : NULL; /* [no] each */
     double *scratch = malloc(2 * (size_t)lg_net_max_width(ref) * sizeof *scratch);
-    int progress = lg_cli_progress_enabled();
+    lg_cli_meter meter = {lg_now(), 0};
     lg_status st;
     if (!lo || !y || !scratch) {
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate buffers");
@@ -124,9 +125,8 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
             if (j != o->class_ref && y[j] > second) second = y[j];
         /* the reference's margin exceeds twice the bound: same class on the whole ball's centre */
         *certified_same += no > 1 && y[o->class_ref] - second > 2.0 * o->bound;
-        if (progress && (r % 16 == 15 || r + 1 == n)) fprintf(stderr, "\rcheck: %zu/%zu inputs", r + 1, n);
+        if (r % 16 == 15 || r + 1 == n) lg_cli_progress(&meter, "check", "inputs", r + 1, n);
     }
-    if (progress) fprintf(stderr, "\n");
 fail:
     lg_bounds_free(&b);
     lg_dev_free(&dev);
