@@ -31,7 +31,7 @@ static void lg_bound_help(void)
            "[0,1]^n and (b) over the L-inf ball of radius E around each of the first N test inputs,\n"
            "clipped to [0,1], by interval arithmetic on the ReLU net and the per-neuron gap\n"
            "sup |x Phi(lambda x) - max(0,x)| <= 0.16997/lambda (swish: |x sigma(beta x) - max(0,x)| <=\n"
-           "0.27846/beta; prelu: |a| max(0,-x), see README). Both networks are also run in\n"
+           "0.27846/beta; prelu: |a| max(0,-x), see docs/DESIGN.md). Both networks are also run in\n"
            "double precision on the N inputs to report the largest deviation actually observed and how\n"
            "many inputs change their predicted class. A robustness proof for the ReLU net with logit\n"
            "margin > 2D on a ball transfers to NET (this is what 'lgelu verify --ref' does).\n\n"

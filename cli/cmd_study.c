@@ -12,8 +12,8 @@
 static void lg_study_help(void)
 {
     printf("usage: lgelu study GRID [--out DIR] [-j N] [--shard K/N] [--cache DIR] [--quiet] [--progress]\n\n"
-           "Run the study described by the grid file GRID (INI; see benchmarks/small.ini and README \"The\n"
-           "study\"): train or reuse every network (cached by a hash of its training options), substitute\n"
+           "Run the study described by the grid file GRID (INI; see benchmarks/small.ini and\n"
+           "docs/STUDY.md): train or reuse every network (cached by a hash of its training options), substitute\n"
            "ReLU, certify the deviation, and verify every (network, test input, eps, mode) instance.\n"
            "Modes: auto (the full pipeline), z3 and glpk (back-end only: same bounds, no quick proof, no\n"
            "attack, no branch and bound), smooth (the trained smooth net, as `verify --ref`).\n"

@@ -1,6 +1,6 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
- * Layout (all little-endian; documented in README "Native network format"):
+ * Layout (all little-endian; documented in docs/FORMATS.md "Native network format"):
  *   magic "LGELUNET" (8 bytes), u32 version (1 or 2), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,

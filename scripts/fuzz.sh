@@ -12,7 +12,7 @@
 # needing more than 2 GB is written to build-fuzz/crashes/<parser>/ and makes
 # the script exit 1 after all parsers ran. Every run appends a line
 #   date  parser  seconds  executions  exec/s  crashes
-# to build-fuzz/fuzz-stats.tsv (the README's figures are sums over it).
+# to build-fuzz/fuzz-stats.tsv (benchmarks/FUZZING.md's figures are sums over it).
 #
 # --seed regenerates fuzz/corpus/*/gen_* (small networks, IDX pairs, .npy
 # files written by numpy, input vector files) and

@@ -1,5 +1,5 @@
 /* grid.h — the study's grid file: which networks to train, which instances
- * to verify (README "The study", format documented there and in
+ * to verify (docs/STUDY.md, format documented there and in
  * benchmarks/small.ini).
  *
  * INI through libinih. Sections: [study] (archs, seeds, eps, inputs,

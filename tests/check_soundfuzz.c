@@ -2,7 +2,7 @@
  * seed, a bounded number of cases (LG_SOUNDFUZZ_CASES in Release, fewer
  * under LG_TEST_QUICK), every --solver × --bab mode of the driver against
  * the exact oracle; any wrong robust / violated verdict or driver error
- * fails (soundfuzz.h). The long run is build/lgelu_soundfuzz (README
+ * fails (soundfuzz.h). The long run is build/lgelu_soundfuzz (docs/TESTING.md
  * "Differential soundness fuzzer"). */
 #include <check.h>
 #include <stdio.h>

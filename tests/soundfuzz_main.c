@@ -1,5 +1,5 @@
 /* soundfuzz_main.c — lgelu_soundfuzz: the differential soundness fuzzer as a
- * long-running command (README "Differential soundness fuzzer").
+ * long-running command (docs/TESTING.md "Differential soundness fuzzer").
  *
  *   lgelu_soundfuzz [--seed S] [--hours H | --cases N] [--start I]
  *                   [--case I [--dump DIR] [--print]] [--solver LIST] [--bab LIST]
