@@ -222,8 +222,11 @@ static lg_cex_answer lg_cex_parse(const char *buf, size_t len, int n_in, double 
                 }
                 continue;
             }
-            /* glpsol/CBC rows and VNN-COMP pairs: the next number ('*' marks integer columns) */
+            /* glpsol/CBC rows and VNN-COMP pairs: the next number ('*' marks integer
+             * columns; an LP solution of glpsol has a status B, NL, NU, NF or NS first) */
             while (r < end && (*r == '*' || *r == ' ' || *r == '\t')) r++;
+            if (r + 1 < end && r[0] == 'B' && (r[1] == ' ' || r[1] == '\t')) r++;
+            else if (r + 2 < end && r[0] == 'N' && strchr("LUFS", r[1]) && (r[2] == ' ' || r[2] == '\t')) r += 2;
             char *e;
             errno = 0;
             double v = strtod(r, &e);
