@@ -41,7 +41,10 @@ typedef struct lg_rep_groupst {
 
 typedef struct lg_rep {
     char dir[4096];
-    json_t *nets, *rows, *index; /* index: key → row (borrowed references of rows) */
+    json_t *nets, *rows, *index; /* the latest row of each network and each instance cell; index: cell → row */
+    int n_superseded;     /* instance rows replaced by a later row of the same cell (a --force re-run) */
+    int n_nets_superseded;
+    json_t *versions;     /* "lgelu VERSION (commit C)" → number of instance rows */
     int n_groups;
     lg_rep_groupst groups[LG_REP_MAX_GROUPS];
     int n_eps;
