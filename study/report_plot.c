@@ -92,7 +92,7 @@ static int lg_plot_unstable_time(lg_rep *R, const char *arch, const char *tag, c
     lg_plot_layout(np, &cols, &rows);
     int len = snprintf(body, cap,
                        "set multiplot layout %d,%d title 'unstable ReLUs vs seconds, %s (a point per instance)'\n"
-                       "set logscale y\nset grid\nset offsets graph 0.05, graph 0.05, 0, 0\nset xlabel 'unstable ReLUs'\nset ylabel 'seconds (log)'\n"
+                       "set logscale y\nset grid\nset xrange [-1:*]\nset xlabel 'unstable ReLUs'\nset ylabel 'seconds (log)'\n"
                        "set key top left\n",
                        rows, cols, arch);
     for (int k = 0; k < np && len > 0 && (size_t)len < cap; k++)
