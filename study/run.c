@@ -350,7 +350,11 @@ static lg_status lg_run_check_dir(lg_run_ctx *C)
     lg_study_grid old;
     lg_status st = lg_study_grid_load(&old, gp);
     if (st != LG_OK) {
-        if (!o->force) return lg_fail(LG_ERR_ARG, "%s (the grid of the earlier run) cannot be read: %s; %s", gp, lg_errmsg(), hint);
+        if (!o->force) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", lg_errmsg());
+            return lg_fail(LG_ERR_ARG, "%s (the grid of the earlier run) cannot be read: %s; %s", gp, why, hint);
+        }
     } else {
         char diff[2048];
         int nd = lg_study_grid_diff(&old, C->g, diff, sizeof diff);
