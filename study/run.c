@@ -35,8 +35,10 @@ lg_status lg_study_copy_file(const char *src, const char *dir, const char *name)
     return st;
 }
 
-void lg_study_verify_settings(lg_study_mode m, double timeout, lg_verify_opts *vo, char *desc, size_t n)
+void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg_study_mode m, lg_verify_opts *vo,
+                              char *desc, size_t n)
 {
+    double timeout = lg_study_arch_timeout(g, a);
     *vo = lg_verify_opts_default();
     vo->timeout_s = timeout;
     vo->bab.threads = 1; /* verdicts that do not depend on -j */
@@ -207,7 +209,7 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     lg_verify_opts vo;
     double timeout = lg_study_arch_timeout(C->g, N->a);
     char settings[256];
-    lg_study_verify_settings(I->mode, timeout, &vo, settings, sizeof settings);
+    lg_study_verify_settings(C->g, N->a, I->mode, &vo, settings, sizeof settings);
     double delta_tr = 0.0;
     if (I->mode == LG_STUDY_SMOOTH && n->smooth) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
     else st = lg_verify_run(relu, &prop, &vo, &rep);
@@ -418,7 +420,6 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                 const lg_study_mode *modes;
                 int n_modes = lg_study_arch_modes(g, N->a, &modes);
                 uint64_t hash = lg_study_train_hash(&N->r->tr, N->a, N->seed);
-                double timeout = lg_study_arch_timeout(g, N->a);
                 for (int i = 0; i < g->n_inputs; i++)
                     for (int e = 0; e < g->n_eps; e++)
                         for (int m = 0; m < n_modes; m++, p++) {
@@ -426,7 +427,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                             stats->n_instances++;
                             char key[1024], settings[256];
                             lg_verify_opts vo;
-                            lg_study_verify_settings(modes[m], timeout, &vo, settings, sizeof settings);
+                            lg_study_verify_settings(g, N->a, modes[m], &vo, settings, sizeof settings);
                             lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed,
                                                   g->input_offset + i, g->eps[e], modes[m], hash, settings);
                             if (lg_study_log_has(&C.results, key)) {

@@ -55,11 +55,13 @@ typedef struct lg_study_opts {
 
 lg_study_opts lg_study_opts_default(void);
 
-/* The verification options of an instance of mode m with the given timeout
- * (from lg_verify_opts_default), and their canonical text "timeout=10
- * bab_threads=1 ..." for the row key and the row's "settings": one function
- * decides both, so an option added here is in every key. */
-void lg_study_verify_settings(lg_study_mode m, double timeout, lg_verify_opts *vo, char *desc, size_t n);
+/* The verification options of an instance of mode m on architecture a of
+ * grid g (from lg_verify_opts_default, the architecture's timeout), and their
+ * canonical text "timeout=10 bab_threads=1 ..." for the row key and the row's
+ * "settings": one function decides both, so a grid option that changes how an
+ * instance is verified belongs here, and is then in every key. */
+void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg_study_mode m, lg_verify_opts *vo,
+                              char *desc, size_t n);
 
 /* Create directory d and its missing parents (mkdir -p). */
 lg_status lg_study_mkdir(const char *d);
