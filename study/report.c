@@ -348,6 +348,27 @@ int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf)
     return n;
 }
 
+void lg_rep_arch_mode_stats(lg_rep *R, const char *arch, lg_study_mode m, double *buf, int *n, int *decided,
+                            int *timeouts, double *median, double *mean)
+{
+    *n = *decided = *timeouts = 0;
+    double sum = 0.0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(R->rows, i, o)
+    {
+        if (strcmp(lg_rep_str(o, "arch"), arch) || strcmp(lg_rep_str(o, "mode"), lg_study_mode_name(m))) continue;
+        const char *v = lg_rep_str(o, "verdict");
+        double s = lg_rep_num(o, "seconds");
+        buf[(*n)++] = s;
+        sum += s;
+        *decided += strcmp(v, "robust") == 0 || strcmp(v, "violated") == 0;
+        *timeouts += json_is_true(json_object_get(o, "timed_out"));
+    }
+    *mean = *n ? sum / *n : NAN;
+    *median = lg_rep_median(buf, *n);
+}
+
 int lg_rep_arch_has_mode(const lg_rep *R, const char *arch, lg_study_mode m)
 {
     for (int g = 0; g < R->n_groups; g++)

@@ -1,6 +1,7 @@
 /* report_md.c — REPORT.md and the summary table of a study report (report.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "study/report_internal.h"
@@ -216,6 +217,43 @@ lg_status lg_rep_write_md(lg_rep *R, FILE *out)
                     R->groups[g].regime, lg_study_mode_name((lg_study_mode)m), S->n, S->robust, S->violated,
                     S->unknown, S->timeouts, S->median_s, S->total_s, S->nodes, sb);
         }
+    /* per architecture, every regime together: how each mode's time grows with the problem */
+    int n_arch = 0;
+    for (int g0 = 0; g0 < R->n_groups; g0++) {
+        int first = 1;
+        for (int h = 0; h < g0; h++) first &= strcmp(R->groups[h].arch, R->groups[g0].arch) != 0;
+        n_arch += first;
+    }
+    double *tb = n_arch > 1 ? malloc((json_array_size(R->rows) + 1) * sizeof *tb) : NULL;
+    if (tb) {
+        fprintf(f, "\n## Time per architecture and mode\n\nEvery regime together: decided / instances (timeouts), "
+                   "median and mean seconds per instance (a timeout counts its full time); the architectures in grid "
+                   "order, so an input-size sweep reads as how each back-end's time grows with the problem.\n\n"
+                   "| arch | inputs |");
+        for (int m = 0; m < LG_STUDY_N_MODES; m++)
+            if (R->has_mode[m]) fprintf(f, " %s decided | median s | mean s |", lg_study_mode_name((lg_study_mode)m));
+        fprintf(f, "\n|---|---|");
+        for (int m = 0; m < LG_STUDY_N_MODES; m++)
+            if (R->has_mode[m]) fprintf(f, "---|---|---|");
+        fprintf(f, "\n");
+        for (int g0 = 0; g0 < R->n_groups; g0++) {
+            const char *arch = R->groups[g0].arch;
+            int first = 1;
+            for (int h = 0; h < g0; h++) first &= strcmp(R->groups[h].arch, arch) != 0;
+            if (!first) continue;
+            fprintf(f, "| %s | %ld |", arch, strtol(arch, NULL, 10));
+            for (int m = 0; m < LG_STUDY_N_MODES; m++) {
+                if (!R->has_mode[m]) continue;
+                int n, dec, to;
+                double med, mean;
+                lg_rep_arch_mode_stats(R, arch, (lg_study_mode)m, tb, &n, &dec, &to, &med, &mean);
+                if (n) fprintf(f, " %d / %d (%d) | %.3g | %.3g |", dec, n, to, med, mean);
+                else fprintf(f, " - | - | - |");
+            }
+            fprintf(f, "\n");
+        }
+        free(tb);
+    }
     fprintf(f, "\n## Transfer to the smooth network (question 2)\n\n"
                "ReLU robust = `auto` rows robust; of which the smooth net is proved robust (`smooth` mode, margin "
                "2Δ), and of which the smooth net has a counterexample (`smooth` mode violated: a contradicted "
@@ -267,6 +305,7 @@ lg_status lg_rep_write_md(lg_rep *R, FILE *out)
         if (smooth) fprintf(f, "![lambda %s](plots/lambda_%s.png)\n", arch, tag);
         fprintf(f, "\n");
     }
+    if (n_arch > 1) fprintf(f, "![time per architecture](plots/arch_time.png)\n\n");
     fprintf(f, "CSV files: networks.csv, modes.csv, unstable.csv, transfer.csv, agreement.csv, lambda.csv.\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) return lg_fail(LG_ERR_IO, "%s: write error", path);

@@ -272,6 +272,49 @@ lg_status lg_rep_write_plots(lg_rep *R)
             ok &= lg_plot_render_size(R, name, body, 360 * cols, 280 * rows) == 0;
         }
     }
+    /* median seconds per instance by architecture (grid order), a line per mode: the input-size sweep's plot */
+    int n_arch = 0;
+    const char *archs[LG_REP_MAX_GROUPS];
+    for (int g0 = 0; g0 < R->n_groups; g0++) {
+        int first = 1;
+        for (int h = 0; h < g0; h++) first &= strcmp(R->groups[h].arch, R->groups[g0].arch) != 0;
+        if (first) archs[n_arch++] = R->groups[g0].arch;
+    }
+    if (n_arch > 1) {
+        snprintf(path, sizeof path, "%s/arch_time.dat", dir);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            st = lg_fail(LG_ERR_IO, "%s: %s", path, strerror(errno));
+            goto fail;
+        }
+        fprintf(f, "# arch_index arch");
+        for (int m = 0; m < LG_STUDY_N_MODES; m++) fprintf(f, " median_s_%s", lg_study_mode_name((lg_study_mode)m));
+        fprintf(f, "\n");
+        for (int a = 0; a < n_arch; a++) {
+            fprintf(f, "%d %s", a, archs[a]);
+            for (int m = 0; m < LG_STUDY_N_MODES; m++) {
+                int n, dec, to;
+                double med, mean;
+                lg_rep_arch_mode_stats(R, archs[a], (lg_study_mode)m, buf, &n, &dec, &to, &med, &mean);
+                fprintf(f, " %.6g", n ? fmax(med, 1e-4) : NAN);
+            }
+            fprintf(f, "\n");
+        }
+        fclose(f);
+        int len = snprintf(body, 1 << 16,
+                           "set title 'median seconds per instance by architecture (every regime), a line per mode'\n"
+                           "set logscale y\nset grid\nset ylabel 'seconds (log)'\nset xtics rotate by -20\n"
+                           "set key outside right\nset offsets 0.2, 0.2, 0, 0\nplot ");
+        int k = 0;
+        for (int m = 0; m < LG_STUDY_N_MODES; m++)
+            if (R->has_mode[m])
+                len += snprintf(body + len, (size_t)(1 << 16) - (size_t)len,
+                                "%s'%s' using 1:%d:xtic(2) with linespoints lw 2 pt 7 title '%s'", k++ ? ", " : "",
+                                path, 3 + m, lg_study_mode_name((lg_study_mode)m));
+        snprintf(body + len, (size_t)(1 << 16) - (size_t)len, "\n");
+        tried++;
+        ok &= lg_plot_render(R, "arch_time", body) == 0;
+    }
     R->plots = tried > 0 && ok;
 fail:
     free(buf);

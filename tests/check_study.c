@@ -786,6 +786,38 @@ START_TEST(test_study_report_fixture)
 }
 END_TEST
 
+
+/* Two architectures (the fixture's rows, and a copy of them under another architecture): the report's
+ * time-per-architecture table counts every regime of each (auto: all 18 decided; z3: 18 timeouts). */
+START_TEST(test_study_report_arch_table)
+{
+    const char *dir = lg_dir("rep3");
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    char cmd[4800], fr[700], fn[700];
+    snprintf(fr, sizeof fr, "%s", lg_test_fixture("study/results.jsonl"));
+    snprintf(fn, sizeof fn, "%s", lg_test_fixture("study/networks.jsonl"));
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s' '%s/' && sed 's/784,16,10/49,16,10/g' '%s' >> '%s/results.jsonl' && "
+             "sed 's/784,16,10/49,16,10/g' '%s' >> '%s/networks.jsonl'",
+             fr, fn, dir, fr, dir, fn, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    char p[700], line[4096];
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        found |= strcmp(line, "## Time per architecture and mode\n") == 0;
+        if (strncmp(line, "| 784,16,10 | 784 | 18 / 18 (0) |", 33) == 0 && strstr(line, "| 0 / 18 (18) |")) found |= 2;
+        if (strncmp(line, "| 49,16,10 | 49 | 18 / 18 (0) |", 31) == 0) found |= 4;
+        found |= strstr(line, "(plots/arch_time.png)") ? 8 : 0;
+    }
+    fclose(f);
+    ck_assert_int_eq(found, 15);
+}
+END_TEST
+
 /* Without an architecture's z3 rows (an [arch] section left the mode out):
  * no z3 cactus plot is linked, and the other modes are still read. */
 START_TEST(test_study_report_mode_left_out)
@@ -889,6 +921,7 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_force_adds_without_duplicates);
     tcase_add_test(tc, test_study_report_fixture);
     tcase_add_test(tc, test_study_report_mode_left_out);
+    tcase_add_test(tc, test_study_report_arch_table);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
