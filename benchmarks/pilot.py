@@ -133,7 +133,7 @@ def main():
         if r["mode"] == "auto":
             by[(r["arch"], r["eps"])].append(r)
     modes = sorted({r["mode"] for r in rows})
-    archs = sorted({r["arch"] for r in rows})
+    archs = sorted({r["arch"] for r in rows}, key=lambda a: [int(x) for x in a.split(",")])
     versions = sorted({"lgelu %s (commit %s)" % (r.get("version", "?"), r.get("commit", "?")) for r in rows})
     print("pilot rows by", "; ".join(versions))
     chosen = {}
@@ -174,6 +174,11 @@ def main():
         total = 0.0
         missing = set()
         print("\nsize of %s on %d jobs (from the pilot's mean seconds per instance):" % (a.size, a.jobs))
+        full_to = float(st.get("timeout", "30"))
+        pilot_to = sorted({float(r.get("timeout", 0)) for r in rows})
+        if any(t != full_to for t in pilot_to):
+            print("  (the pilot ran with timeout %s s, the grid has %g s: instances that time out are under-counted;"
+                  " run the pilot without --timeout to size)" % ("/".join("%g" % t for t in pilot_to), full_to))
         for arch in st["archs"].split():
             for m in arch_modes(full, arch):
                 for e in radii:
