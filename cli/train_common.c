@@ -122,6 +122,8 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
             return -1;
         }
         return 0;
+    case LG_OPT_RS: return lg_cli_train_num(cmd, "rs", arg, &o->rs_weight);
+    case LG_OPT_RS_EPS: return lg_cli_train_num(cmd, "rs-eps", arg, &o->rs_eps);
     case LG_OPT_ANNEAL_START:
         if (lg_cli_train_num(cmd, "anneal-start", arg, &ct->anneal_start)) return -1;
         if (ct->anneal_start == 0) {
@@ -203,6 +205,7 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     printf(" wd %g, t %g, c %g, s-update %s, seed %llu, threads %d", op->wd, net->t, op->c,
            op->s_update == LG_S_UPDATE_LAMBDA ? "lambda" : "s", (unsigned long long)ct->tr.seed, ct->tr.threads);
     if (ct->init_name) printf(", init %s", ct->init_name);
+    if (ct->tr.rs_weight > 0) printf(", RS loss weight %g on the eps-ball %g", ct->tr.rs_weight, ct->tr.rs_eps);
     printf("\n");
     fflush(stdout);
     lg_train_result res;

@@ -27,6 +27,8 @@ static const lg_opt_range lg_train_ranges[] = {
     {"anneal-start", 0, 1, 0, 0},
     {"lambda-target", 1, 1e12, 0, 0},
     {"tolerance", 0, 0.7978845608, 1, 0}, /* λ_target = 2/(E√(2π)) ≥ 1 */
+    {"rs", 0, 1e6, 0, 0},                 /* RS loss weight, 0 = off */
+    {"rs-eps", 0, 1, 0, 0},
 };
 
 const char *lg_train_opt_check(const char *name, double v)
