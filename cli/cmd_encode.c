@@ -14,7 +14,7 @@
 
 static void lg_encode_help(void)
 {
-    printf("usage: lgelu encode NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
+    printf("usage: lgelu encode NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE [--label L] --eps E)\n"
            "                    [--margin K] [--tighten none|lp] [--case C] --format smt2|lp -o FILE\n\n"
            "Compute pre-activation bounds of the piecewise-linear network NET over the property's input\n"
            "box and write the whole query (network, box, counterexample region, bounds; only unstable\n"
@@ -24,7 +24,7 @@ static void lg_encode_help(void)
            "  --vnnlib P      a VNN-LIB property file; one case is written (see --case)\n"
            "  --index I       local robustness of test-set image I ...\n"
            "  --data DIR      ... from the IDX files in DIR (default %s)\n"
-           "  --input FILE    local robustness around the n_in numbers in FILE\n"
+           "  --input FILE    local robustness around one input (.npy, or text with n_in numbers)\n"
            "  --label L       label for --input (default: the network's prediction)\n"
            "  --eps E         L-infinity radius (clipped to [0,1]) for --index/--input\n"
            "  --margin K      counterexample: the label does not beat some output by more than K (default 0)\n\n"

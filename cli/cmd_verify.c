@@ -15,7 +15,7 @@
 static void lg_verify_help(void)
 {
     const lg_verify_opts d = lg_verify_opts_default();
-    printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
+    printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE [--label L] --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--timeout S] [--memory MB] [--tighten none|lp]\n"
            "                    [--margin K]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
