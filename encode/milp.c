@@ -19,6 +19,7 @@ void lg_milp_free(lg_milp *m)
     free(m->y_col);
     free(m->y_lo);
     free(m->y_hi);
+    free(m->relu);
     memset(m, 0, sizeof *m);
 }
 
@@ -107,7 +108,14 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
         if (net->in_sub || net->in_div) {
             /* div·xn − x = −sub */
             snprintf(name, sizeof name, "xn_%d", i);
-            if ((st = lg_milp_add_col(m, name, -INFINITY, INFINITY, 0, &prev[i]))) goto fail;
+            /* xn's range from the box, widened by far more than the two roundings of (x − sub)/div */
+            double sub = net->in_sub ? net->in_sub[i] : 0.0, div = net->in_div ? net->in_div[i] : 1.0;
+            double e1 = (p->lo[i] - sub) / div, e2 = (p->hi[i] - sub) / div;
+            double nlo = fmin(e1, e2), nhi = fmax(e1, e2);
+            nlo -= fabs(nlo) * 0x1p-50 + 0x1p-1000;
+            nhi += fabs(nhi) * 0x1p-50 + 0x1p-1000;
+            if (!isfinite(nlo) || !isfinite(nhi)) nlo = -INFINITY, nhi = INFINITY;
+            if ((st = lg_milp_add_col(m, name, nlo, nhi, 0, &prev[i]))) goto fail;
             ind[0] = prev[i];
             val[0] = net->in_div ? net->in_div[i] : 1.0;
             ind[1] = m->x_col[i];
@@ -142,6 +150,11 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
                 if ((st = lg_milp_add_col(m, name, 0.0, u, 0, &a))) goto fail;
                 snprintf(name, sizeof name, "d_%d_%d", k, i);
                 if ((st = lg_milp_add_col(m, name, 0.0, 1.0, 1, &d))) goto fail;
+                if (grow((void **)&m->relu, &m->cap_relu, m->n_relu + 1, sizeof *m->relu)) {
+                    st = lg_fail(LG_ERR_NOMEM, "milp: cannot grow the relu list");
+                    goto fail;
+                }
+                m->relu[m->n_relu++] = (lg_milp_relu){z, a, d, k};
                 ind[0] = a, ind[1] = z, ind[2] = d;
                 val[0] = 1.0, val[1] = -1.0; /* a − z ≥ 0 */
                 snprintf(name, sizeof name, "ra_%d_%d", k, i);

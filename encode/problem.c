@@ -18,3 +18,11 @@ void lg_result_free(lg_result *r)
     free(r->x);
     memset(r, 0, sizeof *r);
 }
+
+void lg_lp_stats_add(lg_lp_stats *a, const lg_lp_stats *b)
+{
+    a->n_lp += b->n_lp;
+    a->lp_seconds += b->lp_seconds;
+    a->cert_seconds += b->cert_seconds;
+    a->n_open += b->n_open;
+}
