@@ -29,11 +29,21 @@
  * A node with every δ fixed that no certificate closes is left open: the
  * term's answer is then UNKNOWN, never UNSAT.
  *
- * Verdict per term: UNSAT when every node was closed (certified), SAT on
- * the first candidate, else UNKNOWN with a reason. SAT on the first
- * satisfiable term; UNSAT when every term is; else UNKNOWN with the first
- * reason. One deadline for the whole query (each simplex gets the time
- * left). The LP work is reported in lg_result.lp.
+ * Primal heuristic (a dive, still GLPK's work): at the roots and at nodes
+ * numbered by powers of two, while GLPK's LP value is ≤ 0, every free δ is
+ * fixed to the real network's activation pattern at the LP point and that
+ * linear region's LP is solved; its optimum is a candidate and seeds the
+ * next of three rounds.
+ *
+ * One GLPK problem holds the rows of every term; the term searched has its
+ * rows bound and the others free, so the basis carries over between terms.
+ * First every term's root (closed → that term is UNSAT; candidate, dive),
+ * then the tree of each term still open. Verdict per term: UNSAT when every
+ * node was closed (certified), SAT on the first candidate, else UNKNOWN
+ * with a reason. SAT on the first satisfiable term; UNSAT when every term
+ * is; else UNKNOWN with the first reason. One deadline for the whole query
+ * (each simplex gets the time left). The LP work is reported in
+ * lg_result.lp.
  *
  * Inputs are validated before any GLPK call; a GLPK fatal error is caught
  * with glp_error_hook + longjmp (then glp_free_env) and reported as
@@ -78,6 +88,12 @@ typedef struct glpq {
     double *scratch;
     glpk_node *stack;  /* [2·n_relu + 2] */
     int *path;         /* [n_relu] δ columns fixed on the current path */
+    int *dive;         /* [n_relu] δ columns fixed by a dive */
+    double *z;         /* [Σ layer widths] pre-activations of the real network at a point */
+    int zoff[LG_NET_MAX_LAYERS + 1];
+    int *term_row;     /* [n_terms] row before term t's first row (0-based) */
+    int *term_done;    /* [n_terms] 1 once certified UNSAT */
+    int depth;         /* δ fixings on the current path */
     long nodes;
     lg_lp_stats lp;
 } glpq;
@@ -91,8 +107,9 @@ static int glpk_to_stderr(void *info, const char *s)
     return 1;
 }
 
-/* Load q->m into a fresh q->P with the term rows and the t column. */
-static void glpk_load(glpq *q, const lg_term *T, double t_lo, double t_hi)
+/* Load q->m into a fresh q->P with the rows of every term (free until
+ * glpk_activate) and the t column. */
+static void glpk_load(glpq *q, const lg_problem *p)
 {
     const lg_milp *m = &q->m;
     glp_prob *P = q->P = glp_create_prob();
@@ -104,9 +121,11 @@ static void glpk_load(glpq *q, const lg_term *T, double t_lo, double t_hi)
         glp_set_col_bnds(P, j + 1, type, isinf(c->lo) ? 0.0 : c->lo, isinf(c->hi) ? 0.0 : c->hi);
     }
     int tc = m->n_cols + 1;
-    glp_set_col_bnds(P, tc, GLP_DB, t_lo, t_hi);
+    glp_set_col_bnds(P, tc, GLP_DB, -1.0, 1.0);
     glp_set_obj_coef(P, tc, 1.0);
-    glp_add_rows(P, m->n_rows + T->n_cons);
+    int n_term_rows = 0;
+    for (int t = 0; t < p->n_terms; t++) n_term_rows += p->terms[t].n_cons;
+    glp_add_rows(P, m->n_rows + n_term_rows);
     for (int i = 0; i < m->n_rows; i++) {
         const lg_milp_row *r = &m->rows[i];
         int type = r->sense == 'E' ? GLP_FX : r->sense == 'L' ? GLP_UP : GLP_LO;
@@ -117,23 +136,54 @@ static void glpk_load(glpq *q, const lg_term *T, double t_lo, double t_hi)
         }
         glp_set_mat_row(P, i + 1, r->n, q->ind, q->val);
     }
-    for (int c = 0; c < T->n_cons; c++) {
-        /* c·y − t ≤ −d */
-        int n = 0;
-        for (int j = 0; j < m->n_out; j++) {
-            if (m->y_col[j] < 0 || T->cons[c].coef[j] == 0) continue;
+    int row = m->n_rows;
+    for (int t = 0; t < p->n_terms; t++) {
+        const lg_term *T = &p->terms[t];
+        q->term_row[t] = row;
+        for (int c = 0; c < T->n_cons; c++) {
+            /* c·y − t ≤ −d (free while another term is searched) */
+            int n = 0;
+            for (int j = 0; j < m->n_out; j++) {
+                if (m->y_col[j] < 0 || T->cons[c].coef[j] == 0) continue;
+                n++;
+                q->ind[n] = m->y_col[j] + 1;
+                q->val[n] = T->cons[c].coef[j];
+            }
             n++;
-            q->ind[n] = m->y_col[j] + 1;
-            q->val[n] = T->cons[c].coef[j];
+            q->ind[n] = tc;
+            q->val[n] = -1.0;
+            row++;
+            glp_set_row_bnds(P, row, GLP_FR, 0.0, 0.0);
+            glp_set_mat_row(P, row, n, q->ind, q->val);
         }
-        n++;
-        q->ind[n] = tc;
-        q->val[n] = -1.0;
-        int row = m->n_rows + c + 1;
-        glp_set_row_bnds(P, row, GLP_UP, 0.0, -T->cons[c].d);
-        glp_set_mat_row(P, row, n, q->ind, q->val);
     }
     glp_scale_prob(P, GLP_SF_AUTO);
+}
+
+/* Make term t the one searched: its rows bind, the others are free; t's
+ * bounds [t_lo, t_hi] as in the header. */
+static void glpk_activate(glpq *q, const lg_problem *p, int t)
+{
+    const lg_milp *m = &q->m;
+    for (int u = 0; u < p->n_terms; u++) {
+        const lg_term *T = &p->terms[u];
+        for (int c = 0; c < T->n_cons; c++) {
+            int row = q->term_row[u] + c + 1;
+            if (u == t) glp_set_row_bnds(q->P, row, GLP_UP, 0.0, -T->cons[c].d);
+            else glp_set_row_bnds(q->P, row, GLP_FR, 0.0, 0.0);
+        }
+    }
+    const lg_term *T = &p->terms[t];
+    double max_lo = -INFINITY, max_hi = -INFINITY;
+    for (int c = 0; c < T->n_cons; c++) {
+        double lo, hi;
+        lg_milp_con_range(m, &T->cons[c], &lo, &hi);
+        if (lo > max_lo) max_lo = lo;
+        if (hi > max_hi) max_hi = hi;
+    }
+    double t_lo = isfinite(max_lo) ? fmin(max_lo - 1.0, -1.0) : -1.0;
+    double t_hi = isfinite(max_hi) && max_hi < 1e6 ? fmax(max_hi, 0.0) + 1.0 : 1e6;
+    glp_set_col_bnds(q->P, m->n_cols + 1, GLP_DB, t_lo, t_hi);
 }
 
 /* One simplex on the node's LP, warm from the current basis. The dual
@@ -213,6 +263,56 @@ static int glpk_branch(glpq *q, int have_point, int *first)
     return best < 0 ? -1 : m->relu[best].d;
 }
 
+/* Pre-activations of the real network at x (double forward pass) into q->z. */
+static void glpk_forward(glpq *q, const lg_net *net, const double *x)
+{
+    double *a = q->scratch, *tmp = q->scratch + lg_net_max_width(net);
+    for (int i = 0; i < net->n_in; i++)
+        a[i] = (x[i] - (net->in_sub ? net->in_sub[i] : 0.0)) / (net->in_div ? net->in_div[i] : 1.0);
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        double *z = q->z + q->zoff[k];
+        for (int o = 0; o < L->n_out; o++) {
+            double s = L->b[o];
+            const double *w = L->W + (size_t)o * (size_t)L->n_in;
+            for (int i = 0; i < L->n_in; i++) s += w[i] * a[i];
+            z[o] = s;
+            tmp[o] = L->act == LG_ACT_RELU && s < 0 ? 0.0 : s;
+        }
+        memcpy(a, tmp, (size_t)L->n_out * sizeof *a);
+    }
+}
+
+/* A primal heuristic, still GLPK's work: fix every free δ to the activation
+ * pattern of the real network at the node's LP point and solve that linear
+ * region's LP; its optimum is a witness candidate, and the next round starts
+ * from it. The dive's fixings are undone afterwards. 1 = candidate found. */
+static int glpk_dive(glpq *q, const lg_problem *p, double deadline, int rounds)
+{
+    const lg_milp *m = &q->m;
+    int n_dive = 0, found = 0;
+    for (int r = 0; r < m->n_relu; r++)
+        if (glp_get_col_type(q->P, m->relu[r].d + 1) != GLP_FX) q->dive[n_dive++] = r;
+    if (n_dive == 0) return 0;
+    for (int round = 0; round < rounds && !found; round++) {
+        if (deadline > 0 && lg_now() >= deadline) break;
+        glpk_forward(q, p->net, q->x);
+        int changed = round == 0;
+        for (int k = 0; k < n_dive; k++) {
+            const lg_milp_relu *R = &m->relu[q->dive[k]];
+            double v = q->z[q->zoff[R->layer] + R->neuron] > 0 ? 1.0 : 0.0;
+            if (round > 0 && glp_get_col_lb(q->P, R->d + 1) == v) continue;
+            glp_set_col_bnds(q->P, R->d + 1, GLP_FX, v, v);
+            changed = 1;
+        }
+        if (!changed) break; /* the same region again */
+        if (glpk_simplex(q, deadline, INFINITY) != 0 || glp_get_prim_stat(q->P) != GLP_FEAS) break;
+        found = glpk_candidate(q, p);
+    }
+    for (int k = 0; k < n_dive; k++) glp_set_col_bnds(q->P, m->relu[q->dive[k]].d + 1, GLP_DB, 0.0, 1.0);
+    return found;
+}
+
 /* Restore the path to n's parent and apply n's fixing. */
 static void glpk_goto(glpq *q, int *depth, const glpk_node *n)
 {
@@ -225,36 +325,26 @@ static void glpk_goto(glpq *q, int *depth, const glpk_node *n)
 }
 
 /* Solve term t; sets *ans and reason (if UNKNOWN). Returns 1 if out of time. */
-static int glpk_term(glpq *q, const lg_problem *p, int t, double deadline, lg_answer *ans, char *reason, size_t rsz)
+/* Search term t: its root only (probe = 1: closed → UNSAT, candidate and
+ * dive → SAT, else UNKNOWN) or the whole tree. Sets *ans and reason (if
+ * UNKNOWN). Returns 1 if out of time. */
+static int glpk_term(glpq *q, const lg_problem *p, int t, int probe, double deadline, lg_answer *ans, char *reason,
+                     size_t rsz)
 {
-    const lg_term *T = &p->terms[t];
-    double max_lo = -INFINITY, max_hi = -INFINITY;
-    for (int c = 0; c < T->n_cons; c++) {
-        double lo, hi;
-        lg_milp_con_range(&q->m, &T->cons[c], &lo, &hi);
-        if (lo > max_lo) max_lo = lo;
-        if (hi > max_hi) max_hi = hi;
-    }
-    double t_lo = isfinite(max_lo) ? fmin(max_lo - 1.0, -1.0) : -1.0;
-    double t_hi = isfinite(max_hi) && max_hi < 1e6 ? fmax(max_hi, 0.0) + 1.0 : 1e6;
-    glpk_load(q, T, t_lo, t_hi);
-    if (lg_lp_cert_init(&q->cert, q->P) != LG_OK) {
-        snprintf(reason, rsz, "glpk: out of memory for the certificate");
-        *ans = LG_ANSWER_UNKNOWN;
-        return 0;
-    }
-    q->have_cert = 1;
+    glpk_activate(q, p, t);
+    glpk_node root = {0, -1, 0};
+    glpk_goto(q, &q->depth, &root); /* every δ free again */
     *ans = LG_ANSWER_UNKNOWN;
-    int sp = 0, depth = 0, timed_out = 0;
+    int sp = 0, timed_out = 0;
     long open = 0;
-    q->stack[sp++] = (glpk_node){0, -1, 0};
+    q->stack[sp++] = root;
     while (sp > 0) {
         if (deadline > 0 && lg_now() >= deadline) {
             timed_out = 1;
             break;
         }
         glpk_node n = q->stack[--sp];
-        glpk_goto(q, &depth, &n);
+        glpk_goto(q, &q->depth, &n);
         q->nodes++;
         /* stop early once the dual objective passes a small positive level: the duals then
          * usually certify t > 0; if they do not, finish the LP and try again */
@@ -269,8 +359,17 @@ static int glpk_term(glpq *q, const lg_problem *p, int t, double deadline, lg_an
             *ans = LG_ANSWER_SAT;
             return 0;
         }
+        /* a dive at the first nodes and then at every power of two, while the LP still sees
+         * points with t ≤ 0 (GLPK's value steers the heuristic only) */
         int first = 1;
         int col = glpk_branch(q, have_point, &first);
+        if (have_point && glp_get_obj_val(q->P) <= 0 && (probe || !(q->nodes & (q->nodes - 1)))) {
+            if (glpk_dive(q, p, deadline, 3)) {
+                *ans = LG_ANSWER_SAT;
+                return 0;
+            }
+        }
+        if (probe) return 0;
         if (col < 0) { /* every δ fixed and nothing certified: this leaf stays open */
             if (!open)
                 snprintf(reason, rsz, "glpk: term %d: a leaf LP (every ReLU fixed) %s", t,
@@ -279,8 +378,8 @@ static int glpk_term(glpq *q, const lg_problem *p, int t, double deadline, lg_an
             open++;
             continue;
         }
-        q->stack[sp++] = (glpk_node){depth, col, !first};
-        q->stack[sp++] = (glpk_node){depth, col, first};
+        q->stack[sp++] = (glpk_node){q->depth, col, !first};
+        q->stack[sp++] = (glpk_node){q->depth, col, first};
     }
     if (timed_out) {
         snprintf(reason, rsz, "timeout");
@@ -290,8 +389,10 @@ static int glpk_term(glpq *q, const lg_problem *p, int t, double deadline, lg_an
     return 0;
 }
 
-static void glpk_term_done(glpq *q)
+static void glpk_done(glpq *q)
 {
+    q->lp.cert_seconds += q->cert.seconds;
+    q->lp.n_open += q->cert.n_open;
     if (q->have_cert) lg_lp_cert_free(&q->cert);
     q->have_cert = 0;
     if (q->P) glp_delete_prob(q->P);
@@ -309,36 +410,54 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
     q->scratch = malloc((2 * (size_t)lg_net_max_width(p->net) + (size_t)q->m.n_out) * sizeof *q->scratch);
     q->stack = malloc((2 * (size_t)q->m.n_relu + 2) * sizeof *q->stack);
     q->path = malloc(((size_t)q->m.n_relu + 1) * sizeof *q->path);
-    if (!q->ind || !q->val || !q->x || !q->scratch || !q->stack || !q->path)
+    q->dive = malloc(((size_t)q->m.n_relu + 1) * sizeof *q->dive);
+    int zn = 0;
+    for (int k = 0; k < p->net->n_layers; k++) {
+        q->zoff[k] = zn;
+        zn += p->net->layers[k].n_out;
+    }
+    q->zoff[p->net->n_layers] = zn;
+    q->z = malloc(((size_t)zn + 1) * sizeof *q->z);
+    q->term_row = malloc(((size_t)p->n_terms + 1) * sizeof *q->term_row);
+    q->term_done = calloc((size_t)p->n_terms + 1, sizeof *q->term_done);
+    if (!q->ind || !q->val || !q->x || !q->scratch || !q->stack || !q->path || !q->dive || !q->z || !q->term_row ||
+        !q->term_done)
         return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate buffers");
     if (o->run.verbose > 0)
         fprintf(stderr, "glpk: %d columns, %d rows, %d unstable relu, %d terms\n", q->m.n_cols, q->m.n_rows,
                 q->m.n_relu, p->n_terms);
     double deadline = o->run.deadline;
+    glpk_load(q, p);
+    if ((st = lg_lp_cert_init(&q->cert, q->P)) != LG_OK) return st;
+    q->have_cert = 1;
     int n_unsat = 0;
     r->answer = LG_ANSWER_UNKNOWN;
-    for (int t = 0; t < p->n_terms; t++) {
-        lg_answer a;
-        char why[200] = "";
-        int out = glpk_term(q, p, t, deadline, &a, why, sizeof why);
-        q->lp.cert_seconds += q->cert.seconds;
-        q->lp.n_open += q->cert.n_open;
-        glpk_term_done(q);
-        if (a == LG_ANSWER_SAT) {
-            r->answer = LG_ANSWER_SAT;
-            r->x = q->x;
-            q->x = NULL;
-            return LG_OK;
+    /* every term's root (and a dive) first: a counterexample of a later term is not kept
+     * waiting behind an earlier term's tree; then the trees of the terms left */
+    for (int pass = 0; pass < 2; pass++)
+        for (int t = 0; t < p->n_terms; t++) {
+            if (q->term_done[t]) continue;
+            lg_answer a;
+            char why[200] = "";
+            int out = glpk_term(q, p, t, pass == 0, deadline, &a, why, sizeof why);
+            if (a == LG_ANSWER_SAT) {
+                r->answer = LG_ANSWER_SAT;
+                r->x = q->x;
+                q->x = NULL;
+                return LG_OK;
+            }
+            if (a == LG_ANSWER_UNSAT) {
+                q->term_done[t] = 1;
+                n_unsat++;
+            } else if (pass == 1 && !r->reason[0]) {
+                snprintf(r->reason, sizeof r->reason, "%s", why[0] ? why : "glpk: undecided");
+            }
+            if (out) {
+                r->timed_out = 1;
+                snprintf(r->reason, sizeof r->reason, "timeout");
+                return LG_OK;
+            }
         }
-        if (a == LG_ANSWER_UNSAT)
-            n_unsat++;
-        else if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "%s", why[0] ? why : "glpk: undecided");
-        if (out) {
-            r->timed_out = 1;
-            break;
-        }
-    }
     if (n_unsat == p->n_terms) {
         r->answer = LG_ANSWER_UNSAT;
         r->reason[0] = '\0';
@@ -356,7 +475,7 @@ static lg_status glpk_guarded(glpq *q, const lg_problem *p, const lg_solve_opts 
         glpk_jmp = &jb;
         glp_error_hook(glpk_on_error, NULL);
         st = glpk_run(q, p, o, r);
-        glpk_term_done(q);
+        glpk_done(q);
         glp_error_hook(NULL, NULL);
     } else {
         /* GLPK hit a fatal error; its environment is unusable: free it all. */
@@ -396,6 +515,10 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     free(q->scratch);
     free(q->stack);
     free(q->path);
+    free(q->dive);
+    free(q->z);
+    free(q->term_row);
+    free(q->term_done);
     free(q);
     if (st) lg_result_free(r);
     r->seconds = lg_now() - t0;

@@ -154,7 +154,7 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
                     st = lg_fail(LG_ERR_NOMEM, "milp: cannot grow the relu list");
                     goto fail;
                 }
-                m->relu[m->n_relu++] = (lg_milp_relu){z, a, d, k};
+                m->relu[m->n_relu++] = (lg_milp_relu){z, a, d, k, i};
                 ind[0] = a, ind[1] = z, ind[2] = d;
                 val[0] = 1.0, val[1] = -1.0; /* a − z ≥ 0 */
                 snprintf(name, sizeof name, "ra_%d_%d", k, i);

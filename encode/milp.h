@@ -41,7 +41,7 @@ typedef struct lg_milp_row {
 
 typedef struct lg_milp_relu {
     int z, a, d;    /* columns of z, a and δ of one unstable ReLU */
-    int layer;
+    int layer, neuron;
 } lg_milp_relu;
 
 typedef struct lg_milp {

@@ -228,6 +228,11 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
                      timeout, "hash", hex);
     if (!*row) st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
+    else if (json_object_set_new(*row, "lps", json_integer((json_int_t)rep.lp.n_lp)) ||
+             json_object_set_new(*row, "seconds_lp", json_real(rep.lp.lp_seconds)) ||
+             json_object_set_new(*row, "seconds_cert", json_real(rep.lp.cert_seconds)) ||
+             json_object_set_new(*row, "seconds_solver", json_real(rep.t_solver)))
+        st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)"); /* GLPK's LP work (DESIGN.md §3) */
 fail:
     lg_verify_report_free(&rep);
     lg_prop_free(&prop);
