@@ -157,7 +157,16 @@ static void glpk_load(glpq *q, const lg_problem *p)
             glp_set_mat_row(P, row, n, q->ind, q->val);
         }
     }
-    glp_scale_prob(P, GLP_SF_AUTO);
+    /* scale by powers of two only (column bounds a few ulps apart must stay apart: GLPK
+     * asserts l < u for a double-bounded column), and not at all when coefficients are
+     * extreme (GLPK's geometric mean then underflows to a zero scale factor) */
+    double amin = INFINITY, amax = 0.0;
+    for (int k = 0; k < m->n_nz; k++) {
+        double v = fabs(m->val[k]);
+        if (v > 0 && v < amin) amin = v;
+        if (v > amax) amax = v;
+    }
+    if (amin > 1e-100 && amax < 1e100) glp_scale_prob(P, GLP_SF_GM | GLP_SF_EQ | GLP_SF_2N);
 }
 
 /* Make term t the one searched: its rows bind, the others are free; t's
