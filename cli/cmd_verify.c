@@ -138,7 +138,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     printf("  branch and bound: %s, %ld nodes, max depth %d; %.2f s in bounds, %.2f s in back-ends\n",
            r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
     if (r->lp.n_lp)
-        printf("  glpk: %ld LPs, %.2f s in the simplex, %.2f s checking certificates, %ld not certified\n",
+        printf("  glpk: %ld LPs, %.2f s in the simplex, %.2f s checking certificates, %ld left open (split or unknown)\n",
                r->lp.n_lp, r->lp.lp_seconds, r->lp.cert_seconds, r->lp.n_open);
     if (r->verdict == LG_VERDICT_VIOLATED) {
         int best = 0;

@@ -20,6 +20,7 @@ void lg_milp_free(lg_milp *m)
     free(m->y_lo);
     free(m->y_hi);
     free(m->relu);
+    free(m->mark);
     memset(m, 0, sizeof *m);
 }
 
@@ -66,12 +67,18 @@ lg_status lg_milp_add_row(lg_milp *m, const char *name, char sense, double rhs, 
     r->rhs = rhs;
     r->start = m->n_nz;
     r->n = 0;
+    /* duplicate columns: mark[c] holds the stamp of the last call that used column c */
+    if (grow((void **)&m->mark, &m->cap_mark, m->n_cols, sizeof *m->mark))
+        return lg_fail(LG_ERR_NOMEM, "milp: cannot grow rows");
+    for (int c = m->n_mark; c < m->cap_mark; c++) m->mark[c] = 0;
+    m->n_mark = m->cap_mark;
+    int stamp = ++m->stamp;
     for (int j = 0; j < n; j++) {
         if (val[j] == 0) continue;
         if (!isfinite(val[j])) return lg_fail(LG_ERR_ARG, "milp: row %s: non-finite coefficient", name);
         if (ind[j] < 0 || ind[j] >= m->n_cols) return lg_fail(LG_ERR_ARG, "milp: row %s: bad column %d", name, ind[j]);
-        for (int q = r->start; q < r->start + r->n; q++)
-            if (m->ind[q] == ind[j]) return lg_fail(LG_ERR_ARG, "milp: row %s: column %d twice", name, ind[j]);
+        if (m->mark[ind[j]] == stamp) return lg_fail(LG_ERR_ARG, "milp: row %s: column %d twice", name, ind[j]);
+        m->mark[ind[j]] = stamp;
         m->ind[r->start + r->n] = ind[j];
         m->val[r->start + r->n] = val[j];
         r->n++;

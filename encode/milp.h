@@ -58,6 +58,8 @@ typedef struct lg_milp {
     int n_in, n_out;
     lg_milp_relu *relu; /* [n_relu] the unstable ReLUs, in layer order */
     int n_relu, cap_relu;
+    int *mark;          /* [cap_mark] scratch of lg_milp_add_row (duplicate columns) */
+    int n_mark, cap_mark, stamp;
 } lg_milp;
 
 void lg_milp_init(lg_milp *m);

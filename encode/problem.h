@@ -53,8 +53,9 @@ typedef struct lg_solve_opts {
 lg_solve_opts lg_solve_opts_default(void);
 
 /* The LP work behind an answer (GLPK): LPs solved, seconds in the simplex,
- * seconds checking certificates (encode/lp_cert.h), LPs whose answer the
- * certificate could not close. Summed by whoever aggregates results. */
+ * seconds checking certificates (encode/lp_cert.h), certificate checks
+ * that did not close their LP (the node was split, or its term left
+ * unknown). Summed by whoever aggregates results. */
 typedef struct lg_lp_stats {
     long n_lp;
     double lp_seconds, cert_seconds;
