@@ -509,7 +509,6 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     if (!o) o = &defaults;
     memset(r, 0, sizeof *r);
     double t0 = lg_now();
-    if (!(o->safety >= 0) || !isfinite(o->safety)) return lg_fail(LG_ERR_ARG, "glpk: safety %g (expected >= 0)", o->safety);
     glpq *q = calloc(1, sizeof *q);
     if (!q) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate the query");
     lg_milp_init(&q->m);

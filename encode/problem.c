@@ -9,7 +9,6 @@ lg_solve_opts lg_solve_opts_default(void)
     memset(&o, 0, sizeof o);
     o.run = lg_runctx_none();
     o.run.seed = 0;
-    o.safety = 1e-6;
     return o;
 }
 

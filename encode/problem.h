@@ -37,19 +37,18 @@ typedef struct lg_problem {
 
 typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;
 
-/* The query's run context (core/runctx.h) and the back-end's own option.
+/* The query's run context (core/runctx.h).
  * run.deadline: the one deadline (lg_now() seconds; ≤ 0 none) — the
- * back-end's own limits (Z3 timeout + interrupt, GLPK tm_lim + callback)
+ * back-end's own limits (Z3 timeout + interrupt, GLPK tm_lim per simplex + a check per node)
  * and the isolation's kill (isolate.h) all aim at it; run.verbose > 0:
  * solver chatter on stderr; run.seed: the solver's random seed;
  * run.memory_mb: the solver's own memory limit (Z3 memory_max_size, GLPK
  * glp_mem_limit) and the isolated child's cap; ≤ 0 none. */
 typedef struct lg_solve_opts {
     lg_runctx run;
-    double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
 } lg_solve_opts;
 
-/* No deadline, seed 0, quiet, no memory cap, safety 1e-6. */
+/* No deadline, seed 0, quiet, no memory cap. */
 lg_solve_opts lg_solve_opts_default(void);
 
 /* The LP work behind an answer (GLPK): LPs solved, seconds in the simplex,
