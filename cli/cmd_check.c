@@ -16,6 +16,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/ball.h"
 #include "cli/inputs.h"
 #include "core/netfile.h"
 #include "core/npy.h"
@@ -97,10 +98,7 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
     *certified_same = 0;
     for (size_t r = 0; r < n; r++) {
         const double *x = X + r * dim;
-        for (size_t i = 0; i < dim; i++) {
-            lo[i] = x[i] - eps < 0.0 ? 0.0 : x[i] - eps;
-            hi[i] = x[i] + eps > 1.0 ? 1.0 : x[i] + eps;
-        }
+        lg_ball_boxes(x, dim, eps, 0.0, 1.0, lo, hi, NULL, NULL); /* outward (DESIGN.md §3) */
         lg_check_row *o = &rows[r];
         if ((st = lg_transfer_box_delta(&dev, rn, &b, lo, hi, &o->bound)) != LG_OK) goto fail;
         lg_net_forward(ref, x, y, scratch);
