@@ -200,7 +200,8 @@ int lg_cmd_bound(int argc, char **argv)
         st = lg_fail(LG_ERR_NUMERIC, "the bound over [0,1]^%d overflows double precision (weights too large)", rn.n_in);
         goto fail;
     }
-    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
+    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK || (st = lg_dataset_require_exact(&ds, dir)) != LG_OK)
+        goto fail;
     if ((st = lg_dataset_fit(&ds, rn.n_in, "the networks", dir)) != LG_OK) goto fail;
     if (nmax > 0) lg_dataset_truncate(&ds, (size_t)nmax);
     o.delta = malloc(ds.n * sizeof *o.delta);
