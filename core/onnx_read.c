@@ -343,8 +343,10 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
                        (long long)N, LG_NET_MAX_DIM);
     double *M = malloc((size_t)N * (size_t)K * sizeof *M), *c = NULL;
     if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    int exact = 1; /* alpha·B and beta·C must be the file's exact products (onnx_affine.c) */
     for (int64_t j = 0; j < N; j++)
-        for (int64_t k = 0; k < K; k++) M[j * K + k] = alpha * (tb ? Bc->v[j * K + k] : Bc->v[k * N + j]);
+        for (int64_t k = 0; k < K; k++)
+            exact &= lg_ox_mul_exact(alpha, tb ? Bc->v[j * K + k] : Bc->v[k * N + j], &M[j * K + k]);
     lg_ox_shape os = {2, {1, N}};
     if (nd->n_input >= 3 && in[2] >= 0) {
         if (R->G.vals[in[2]].kind != LG_OX_CONST) {
@@ -359,7 +361,15 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
             free(c);
             return st;
         }
-        for (int64_t j = 0; j < N; j++) c[j] *= beta;
+        for (int64_t j = 0; j < N; j++) exact &= lg_ox_mul_exact(beta, c[j], &c[j]);
+    }
+    if (!exact) {
+        free(M);
+        free(c);
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: %s: alpha = %.17g or beta = %.17g times a constant is not a double; the layer would not "
+                       "be the file's exact function",
+                       R->G.file, lg_ox_name(R, node), alpha, beta);
     }
     lg_status st = lg_ox_b_linear(B, M, (int)N, c);
     free(c);
