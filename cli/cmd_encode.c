@@ -124,6 +124,7 @@ int lg_cmd_encode(int argc, char **argv)
     /* the file is the complete query: every term, the bounds as extra facts */
     p.n_terms = prop.cases[case_ix].n_terms;
     p.terms = prop.cases[case_ix].terms;
+    p.rounded = lg_prop_rounded(&prop, (int)case_ix);
     f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
     if (!f) {
         st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", out, strerror(errno));

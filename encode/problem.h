@@ -33,6 +33,9 @@ typedef struct lg_problem {
     const lg_term *terms;    /* borrowed */
     double *const *pre_lo;   /* [n_layers][n_out_k] pre-activation bounds */
     double *const *pre_hi;
+    int rounded;             /* 1 when the property's box or a constant was not a double and was
+                                rounded toward the counterexample region (box outward, constants
+                                down): exports then say so (DESIGN.md §3) */
 } lg_problem;
 
 typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;

@@ -13,7 +13,10 @@
  *   (assert (or <term> ...)), term = (and (<= (+ d (* c_j y_j) ...) 0) ...)
  *   (check-sat)
  *
- * sat ⇔ a counterexample exists (given sound bounds). The triangle
+ * sat ⇔ a counterexample exists (given sound bounds) when every property
+ * constant is a double; otherwise (lg_problem.rounded) the file says that the
+ * box was rounded outward and the constants down: unsat still proves the
+ * property, sat may be spurious. The triangle
  * relaxation asserted by z3.c needs products of constants and is omitted
  * here (it is implied by the split). */
 #include <stdlib.h>
@@ -69,8 +72,13 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         goto fail;
     }
     smtw w = {f, LG_OK};
-    fprintf(f, "; lgelu verification query: sat <=> a counterexample exists in the input box\n"
-               "; (exact rationals of the double weights; %d unstable relu)\n(set-logic QF_LRA)\n",
+    if (p->rounded)
+        fprintf(f, "; lgelu verification query: the property's box or constants were not doubles and were\n"
+                   "; rounded toward the counterexample region (box outward, constants down):\n"
+                   "; unsat => no counterexample exists; sat may be spurious\n");
+    else
+        fprintf(f, "; lgelu verification query: sat <=> a counterexample exists in the input box\n");
+    fprintf(f, "; (exact rationals of the double weights; %d unstable relu)\n(set-logic QF_LRA)\n",
             lg_pwl_count_unstable(p));
     for (int i = 0; i < net->n_in; i++) {
         char x[32];

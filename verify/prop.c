@@ -95,6 +95,20 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "margin: out of memory");
 }
 
+int lg_prop_rounded(const lg_prop *p, int c)
+{
+    if (!p->inner) return 0;
+    const lg_prop_case *C = &p->cases[c];
+    const lg_prop_inner *I = &p->inner[c];
+    for (int i = 0; i < p->n_in; i++)
+        if ((I->lo && I->lo[i] != C->lo[i]) || (I->hi && I->hi[i] != C->hi[i])) return 1;
+    size_t m = 0;
+    for (int t = 0; t < C->n_terms; t++) m += (size_t)C->terms[t].n_cons;
+    for (size_t r = 0; I->slack && r < m; r++)
+        if (I->slack[r] != 0) return 1;
+    return 0;
+}
+
 int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y)
 {
     const lg_prop_case *C = &p->cases[c];

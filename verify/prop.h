@@ -58,6 +58,10 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
  * and its slack when absent). K must be finite. LG_OK or LG_ERR_NOMEM. */
 lg_status lg_prop_margin(lg_prop *p, double K);
 
+/* 1 if case c's proof box or constants differ from its witness ones (a
+ * number of the property was not a double and is kept rounded both ways). */
+int lg_prop_rounded(const lg_prop *p, int c);
+
 /* 1 if y satisfies some term of case c (a counterexample output), else 0.
  * Constraints are checked as coef·y + d ≤ 0 in double, with no tolerance. */
 int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y);
