@@ -41,6 +41,16 @@ static void lg_iv_scale(lg_iv *r, double a, const lg_iv *b, mpfr_t t)
     }
 }
 
+/* r = [p, next(p)]·[b] for p > 0: the parameter of a smooth activation
+ * stands for every real in its one-ulp interval (an imported file's λ or β
+ * need not be a double, DESIGN.md §3). r must not alias b. */
+static void lg_iv_param(lg_iv *r, double p, const lg_iv *b)
+{
+    double q = nextafter(p, INFINITY);
+    mpfr_mul_d(r->lo, b->lo, mpfr_sgn(b->lo) >= 0 ? p : q, MPFR_RNDD);
+    mpfr_mul_d(r->hi, b->hi, mpfr_sgn(b->hi) >= 0 ? q : p, MPFR_RNDU);
+}
+
 /* r = [a]·[b] (general signs); r must not alias a or b. t1, t2 scratch. */
 static void lg_iv_mul(lg_iv *r, const lg_iv *a, const lg_iv *b, mpfr_t t1, mpfr_t t2)
 {
@@ -108,11 +118,11 @@ static void lg_iv_act(lg_iv *z, lg_act act, double p, lg_iv *u, lg_iv *g, const 
         mpfr_set(z->hi, g->hi, MPFR_RNDU);
         return;
     case LG_ACT_SWISH:
-        lg_iv_scale(u, p, z, t1);
+        lg_iv_param(u, p, z);
         lg_iv_sigmoid(g, u, t1);
         break;
     default: /* gelu (λ = 1), lgelu: Φ(λz) = ½·erfc(−λz/√2) */
-        lg_iv_scale(u, act == LG_ACT_GELU ? 1.0 : p, z, t1);
+        lg_iv_param(u, act == LG_ACT_GELU ? 1.0 : p, z);
         /* u ← u·[1/√2] (r2 > 0): each end times the bound of r2 that moves it outward */
         mpfr_mul(u->lo, u->lo, mpfr_sgn(u->lo) >= 0 ? r2->lo : r2->hi, MPFR_RNDD);
         mpfr_mul(u->hi, u->hi, mpfr_sgn(u->hi) >= 0 ? r2->hi : r2->lo, MPFR_RNDU);
