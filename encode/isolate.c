@@ -21,7 +21,8 @@ typedef struct lg_iso_msg {
     int have_x;
     int timed_out, exact;
     double seconds;
-    long nodes;
+    long nodes, lps, lemmas;
+    char theory[8];
     char reason[256];
     char errmsg[512];
 } lg_iso_msg;
@@ -89,6 +90,9 @@ static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_
     m.answer = (int)r.answer;
     m.seconds = r.seconds;
     m.nodes = r.nodes;
+    m.lps = r.lps;
+    m.lemmas = r.lemmas;
+    memcpy(m.theory, r.theory, sizeof m.theory);
     m.timed_out = r.timed_out;
     m.exact = r.exact;
     memcpy(m.reason, r.reason, sizeof m.reason);
@@ -152,6 +156,9 @@ lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solv
     r->answer = (lg_answer)m.answer;
     r->seconds = m.seconds;
     r->nodes = m.nodes;
+    r->lps = m.lps;
+    r->lemmas = m.lemmas;
+    memcpy(r->theory, m.theory, sizeof r->theory);
     r->timed_out = m.timed_out;
     r->exact = m.exact;
     m.reason[sizeof m.reason - 1] = '\0';

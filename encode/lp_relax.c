@@ -21,9 +21,10 @@ lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max
     lp->rc = calloc(nc, sizeof *lp->rc);
     lp->rm = calloc(nc, sizeof *lp->rm);
     lp->rows = calloc((size_t)max_rows + 1, sizeof *lp->rows);
+    lp->y = calloc((size_t)max_rows + 1, sizeof *lp->y);
     lp->ind = malloc((max_nnz + 1) * sizeof *lp->ind);
     lp->val = malloc((max_nnz + 1) * sizeof *lp->val);
-    if (!lp->lo || !lp->hi || !lp->obj || !lp->rc || !lp->rm || !lp->rows || !lp->ind || !lp->val) {
+    if (!lp->lo || !lp->hi || !lp->obj || !lp->rc || !lp->rm || !lp->rows || !lp->y || !lp->ind || !lp->val) {
         lg_lp_relax_free(lp);
         return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
     }
@@ -39,6 +40,7 @@ void lg_lp_relax_free(lg_lp_relax *lp)
     free(lp->rc);
     free(lp->rm);
     free(lp->rows);
+    free(lp->y);
     free(lp->ind);
     free(lp->val);
     memset(lp, 0, sizeof *lp);
@@ -91,7 +93,7 @@ lg_status lg_lp_relax_load(lg_lp_relax *lp)
     if (lp->n_rows > 0) glp_add_rows(P, lp->n_rows);
     for (int i = 0; i < lp->n_rows; i++) {
         const lg_lp_relax_row *R = &lp->rows[i];
-        int type = R->sense == 'E' ? GLP_FX : R->sense == 'G' ? GLP_LO : GLP_UP;
+        int type = R->sense == 'E' ? GLP_FX : R->sense == 'G' ? GLP_LO : R->sense == 'F' ? GLP_FR : GLP_UP;
         glp_set_row_bnds(P, i + 1, type, R->rhs, R->rhs);
         /* glp_set_mat_row reads ind[1..n] (1-based columns), val[1..n] */
         for (int e = 0; e < R->n; e++) ind[e + 1] = R->col[e] + 1;
@@ -102,7 +104,7 @@ lg_status lg_lp_relax_load(lg_lp_relax *lp)
 }
 
 /* Sound lower bound of obj·v + c0 from the current GLPK duals. */
-static double lg_lp_relax_dual_bound(const lg_lp_relax *lp, double c0,
+static double lg_lp_relax_dual_bound(lg_lp_relax *lp, double c0,
                                      double (*margin)(double v, double mass, double n_terms))
 {
     glp_prob *P = lp->P;
@@ -118,7 +120,9 @@ static double lg_lp_relax_dual_bound(const lg_lp_relax *lp, double c0,
         double y = glp_get_row_dual(P, i + 1);
         if (R->sense == 'G' && y < 0) y = 0;
         if (R->sense == 'L' && y > 0) y = 0;
-        if (y == 0.0 || !isfinite(y)) continue;
+        if (R->sense == 'F' || !isfinite(y)) y = 0;
+        lp->y[i] = y;
+        if (y == 0.0) continue;
         double t = y * R->rhs;
         v += t;
         mass += fabs(t);
@@ -166,4 +170,28 @@ int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runc
     if (!isfinite(b)) return 0;
     *lb = b;
     return 1;
+}
+
+void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense)
+{
+    assert(i >= 0 && i < lp->n_rows && (sense == 'E' || sense == 'G' || sense == 'L' || sense == 'F'));
+    lg_lp_relax_row *R = &lp->rows[i];
+    if (R->sense == sense) return;
+    R->sense = sense;
+    if (lp->P) {
+        int type = sense == 'E' ? GLP_FX : sense == 'G' ? GLP_LO : sense == 'F' ? GLP_FR : GLP_UP;
+        glp_set_row_bnds(lp->P, i + 1, type, R->rhs, R->rhs);
+    }
+}
+
+double lg_lp_relax_mult(const lg_lp_relax *lp, int i)
+{
+    assert(i >= 0 && i < lp->n_rows);
+    return lp->y[i];
+}
+
+double lg_lp_relax_value(const lg_lp_relax *lp, int c)
+{
+    assert(lp->P && c >= 0 && c < lp->n_cols);
+    return glp_get_col_prim(lp->P, c + 1);
 }

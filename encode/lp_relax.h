@@ -29,7 +29,7 @@
 #include "core/status.h"
 
 typedef struct lg_lp_relax_row {
-    char sense;      /* 'E' (=), 'G' (≥), 'L' (≤) */
+    char sense;      /* 'E' (=), 'G' (≥), 'L' (≤), 'F' (free: switched off) */
     double rhs;
     int n;           /* entries */
     const int *col;  /* 0-based column indices (into the lg_lp_relax arrays) */
@@ -46,6 +46,7 @@ typedef struct lg_lp_relax {
     double *val;
     double *obj;           /* [n_cols] objective currently loaded */
     double *rc, *rm;       /* [n_cols] scratch of the dual bound */
+    double *y;             /* [max_rows] multipliers the last bound used (0: row not used) */
 } lg_lp_relax;
 
 /* Room for n_cols columns (bounds 0), max_rows rows and max_nnz entries.
@@ -64,11 +65,22 @@ void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val);
  * bound would be useless), LG_ERR_SOLVER if it is already loaded. */
 lg_status lg_lp_relax_load(lg_lp_relax *lp);
 
+/* Switch row i (0-based) of a loaded LP to sense 'E', 'G', 'L' or 'F'
+ * (free: the row is dropped until switched back; its multiplier is 0). The
+ * next lg_lp_relax_min starts from the current basis. */
+void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense);
+
 /* Minimise obj·v + c0 (obj [n_cols]) with the simplex stopped at run's
  * deadline (run NULL or without one: no limit). 1 and *lb = a sound lower
  * bound (finite) when GLPK reached an optimal basis, else 0 (no bound: keep
  * what you have). */
 int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run,
                     double (*margin)(double v, double mass, double n_terms), double *lb);
+
+/* After lg_lp_relax_min returned 1: the multiplier row i carried in the
+ * bound (0 when the bound does not use the row: the same bound holds for
+ * the LP without it), and GLPK's primal value of column c. */
+double lg_lp_relax_mult(const lg_lp_relax *lp, int i);
+double lg_lp_relax_value(const lg_lp_relax *lp, int c);
 
 #endif

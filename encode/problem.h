@@ -47,6 +47,10 @@ typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT }
 typedef struct lg_solve_opts {
     lg_runctx run;
     double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
+    /* Rounding margin of a sound LP bound computed in double (verify/bounds.h
+     * lg_bounds_margin): the Z3 back-end's LP theory needs it to certify a
+     * conflict; without it (NULL, the default) that theory closes nothing. */
+    double (*margin)(double v, double mass, double n_terms);
 } lg_solve_opts;
 
 /* No deadline, seed 0, quiet, no memory cap, safety 1e-6. */
@@ -60,7 +64,11 @@ typedef struct lg_result {
     int exact;             /* UNSAT decided in exact arithmetic (Z3); 0 for a floating-point
                               solver (GLPK), whose infeasibility verify/ must confirm */
     double seconds;
-    long nodes;            /* B&B nodes (GLPK) or decisions (Z3) */
+    long nodes;            /* B&B nodes (GLPK), decisions (Z3, exact theory) or theory
+                              conflicts (Z3, LP theory) */
+    char theory[8];        /* Z3: the theory that ran, "exact" or "lp"; "" for GLPK */
+    long lps;              /* Z3, LP theory: linear programs solved */
+    long lemmas;           /* Z3, LP theory: clauses learned from the theory */
 } lg_result;
 
 void lg_result_free(lg_result *r);
@@ -71,7 +79,8 @@ typedef struct lg_solver_ops {
     lg_status (*write)(const lg_problem *p, FILE *f);  /* NULL if no text form */
 } lg_solver_ops;
 
-/* "z3", "glpk", "smt2", "lp"; NULL if unknown. */
+/* "z3" (exact theory), "z3-exact", "z3-lp", "z3-auto" (z3lp.c), "glpk",
+ * "smt2", "lp"; NULL if unknown. */
 const lg_solver_ops *lg_solver_find(const char *name);
 
 /* Release the calling thread's solver state (GLPK keeps a thread-local

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "verify/attack.h"
+#include "verify/bounds.h"
 #include "verify/recheck.h"
 
 /* One back-end call under the limits of c. *skipped = 1 when no time is left. */
@@ -26,10 +27,13 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     lg_solve_opts so = lg_solve_opts_default();
     so.run = lg_runctx_sooner(run, c->max_s > 0 ? t0 + c->max_s : 0); /* a per-call budget inside the run's */
     so.run.verbose = run->verbose > 1;
+    so.margin = lg_bounds_margin; /* the Z3 back-end's LP theory certifies with it */
     if (run->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, lg_runctx_remaining(&so.run));
     lg_status st = ops->solve(c->p, &so, res); /* isolated by the solver table when limited */
     out->seconds += lg_now() - t0;
     out->nodes += res->nodes;
+    out->lps += res->lps;
+    out->lemmas += res->lemmas;
     out->calls++;
     if (run->verbose)
         fprintf(stderr, "%s: status %s, answer %d%s, %.2f s\n", name, lg_status_str(st), (int)res->answer,
@@ -107,6 +111,11 @@ lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_bac
             goto done;
         }
         const char *method = names[i];
+        char named[32];
+        if (strncmp(names[i], "z3-", 3) == 0 && res.theory[0]) { /* the theory that ran ("z3-auto" picks one) */
+            snprintf(named, sizeof named, "z3-%s", res.theory);
+            method = named;
+        }
         if (res.answer == LG_ANSWER_UNSAT && !res.exact) {
             /* a floating-point infeasibility: re-decide the same query exactly */
             lg_result_free(&res);

@@ -38,13 +38,15 @@ typedef struct lg_backend_out {
     lg_answer answer;     /* UNSAT: proved; SAT: x holds an accepted witness; else UNKNOWN */
     int timed_out;        /* UNKNOWN because of the deadline */
     char reason[256];     /* why UNKNOWN */
-    char method[32];      /* "glpk", "z3" or "glpk+z3" (GLPK's infeasibility confirmed by Z3) */
+    char method[32];      /* "glpk", "z3", "glpk+z3" (GLPK's infeasibility confirmed by Z3), or for the
+                             solvers "z3-exact", "z3-lp", "z3-auto" the theory that ran: "z3-exact", "z3-lp" */
     long nodes;           /* back-end nodes/decisions */
+    long lps, lemmas;     /* Z3's LP theory: LPs solved, clauses learned from it */
     double seconds;       /* wall-clock in back-ends */
     int calls;            /* back-end calls made */
 } lg_backend_out;
 
-/* solver: "glpk", "z3" or "auto". LG_ERR_ARG for an unknown name, LG_ERR_NOMEM;
+/* solver: "glpk", "z3", "z3-exact", "z3-lp", "z3-auto" or "auto". LG_ERR_ARG for an unknown name, LG_ERR_NOMEM;
  * every answer (including a back-end failure, which is UNKNOWN) is LG_OK. */
 lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x);
 
