@@ -47,10 +47,6 @@ typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT }
 typedef struct lg_solve_opts {
     lg_runctx run;
     double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
-    /* Rounding margin of a sound LP bound computed in double (verify/bounds.h
-     * lg_bounds_margin): the Z3 back-end's LP theory needs it to certify a
-     * conflict; without it (NULL, the default) that theory closes nothing. */
-    double (*margin)(double v, double mass, double n_terms);
 } lg_solve_opts;
 
 /* No deadline, seed 0, quiet, no memory cap, safety 1e-6. */

@@ -26,8 +26,8 @@
  * The LP minimises t. It is always feasible (the exact forward pass of any
  * x, with t the largest violation ≤ T), so GLPK returns an optimal basis and
  * its duals. The model is realisable iff min t ≤ 0. lg_lp_relax_min turns
- * the duals into a sound lower bound lb of t (Neumaier–Shcherbina with the
- * caller's rounding margin):
+ * the duals into a certified lower bound lb of t (lp_cert.h: the safe
+ * Lagrangian bound, rounding outward):
  *   lb > 0   conflict. The bound uses only the rows with a nonzero
  *            multiplier, so the LP of those rows alone has no point with
  *            t ≤ 0: the clause ∨ ¬(literals of those rows) holds for every
@@ -40,6 +40,11 @@
  *            no longer answer UNSAT ("incomplete"): nothing is robust that
  *            was not closed by a certified bound.
  * UNSAT of the abstraction with no incomplete model: UNSAT, r->exact = 1.
+ * Online (user propagator) the same check runs on partial models: an
+ * unassigned neuron keeps only its rows valid for both phases (a ≥ 0,
+ * a ≥ z, the chord: the triangle relaxation), an unassigned term is off;
+ * a conflict there is raised at once, a point that already passes is the
+ * candidate, anything else waits for more literals.
  *
  * Timeout: Z3's "timeout" parameter gets the time left before each check
  * (the checks are pure SAT), the LP's simplex stops at o->run.deadline, and
@@ -450,7 +455,7 @@ static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, 
 {
     zl_apply(q, p);
     double lb = -INFINITY;
-    int ok = o->margin ? lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, o->margin, &lb) : 0;
+    int ok = lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, &lb);
     q->lps++;
     *n = 0;
     *why = NULL;
@@ -464,8 +469,7 @@ static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, 
     int any_term = 0;
     for (int k = q->n_un; k < q->n_lit; k++) any_term |= q->val[k] == 1;
     if (ok && t <= 0 && any_term && zl_candidate(q, p)) return ZL_SAT;
-    *why = !o->margin ? "no rounding margin given"
-           : !ok      ? "the LP was not solved to optimality"
+    *why = !ok      ? "the LP bound was not certified"
            : t <= 0   ? "the LP point misses the region in double"
                       : "the LP bound does not certify infeasibility";
     return ZL_OPEN;

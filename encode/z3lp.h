@@ -7,7 +7,7 @@
  * a = 0) and one per term of the counterexample region (at least one term
  * holds). Each Boolean model is checked by an LP over the exact encoding
  * (lemmas on demand, z3lp.c): an infeasible LP, proved by the safe
- * Lagrangian bound of lp_relax.h, gives a conflict clause made of the
+ * Lagrangian bound of lp_cert.h (through lp_relax.h), gives a conflict clause made of the
  * literals whose rows carry a nonzero multiplier in that bound; a feasible
  * LP gives the candidate x. Literals are numbered 0 .. n_unstable − 1 for
  * the unstable neurons in layer-major order (layer k, then neuron i; the
@@ -18,7 +18,7 @@
  * the exact reals, given sound pre-activation bounds), SAT with a candidate
  * that passed the double forward pass (verify/ applies the exact witness
  * gate), else UNKNOWN. r->theory = "lp", r->nodes = r->lemmas = theory
- * conflicts, r->lps = LPs solved. o->margin must be set (problem.h).
+ * conflicts, r->lps = LPs solved.
  */
 #ifndef LG_Z3LP_H
 #define LG_Z3LP_H

@@ -7,7 +7,6 @@
 
 #include "core/clock.h"
 #include "verify/attack.h"
-#include "verify/bounds.h"
 #include "verify/recheck.h"
 
 /* One back-end call under the limits of c. *skipped = 1 when no time is left. */
@@ -27,7 +26,6 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     lg_solve_opts so = lg_solve_opts_default();
     so.run = lg_runctx_sooner(run, c->max_s > 0 ? t0 + c->max_s : 0); /* a per-call budget inside the run's */
     so.run.verbose = run->verbose > 1;
-    so.margin = lg_bounds_margin; /* the Z3 back-end's LP theory certifies with it */
     if (run->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, lg_runctx_remaining(&so.run));
     lg_status st = ops->solve(c->p, &so, res); /* isolated by the solver table when limited */
     out->seconds += lg_now() - t0;
