@@ -33,7 +33,8 @@
  *            t ≤ 0: the clause ∨ ¬(literals of those rows) holds for every
  *            counterexample. It is added and Z3 asked again.
  *   t* ≤ 0   x (GLPK's, clamped into the box) is the candidate when the
- *            double forward pass puts it in some term: SAT.
+ *            double forward pass and the exact one put it in some term:
+ *            SAT (verify/ still applies its witness gate).
  *   else     (t* within GLPK's tolerance of 0, the bound too weak, the
  *            candidate rounding out of the region, GLPK failing) the model
  *            is blocked by the clause of all its literals and the run can
@@ -60,6 +61,7 @@
 #include <z3.h>
 
 #include "core/clock.h"
+#include "core/exact.h"
 #include "encode/lp_relax.h"
 #include "encode/pwl.h"
 
@@ -433,7 +435,8 @@ static void zl_free(zl *q)
 }
 
 /* 1 if the LP point is a candidate: clamped into the box, some term holds in
- * the double forward pass. */
+ * the double forward pass and in exact arithmetic (core/exact.h: a point
+ * that rounding alone puts in the region is no candidate). */
 static int zl_candidate(zl *q, const lg_problem *p)
 {
     for (int i = 0; i < p->net->n_in; i++) {
@@ -441,7 +444,8 @@ static int zl_candidate(zl *q, const lg_problem *p)
         q->x[i] = v < p->lo[i] ? p->lo[i] : v > p->hi[i] ? p->hi[i] : v;
     }
     for (int t = 0; t < p->n_terms; t++)
-        if (lg_pwl_term_holds(p, t, q->x, 0.0, q->scratch)) return 1;
+        if (lg_pwl_term_holds(p, t, q->x, 0.0, q->scratch))
+            return lg_exact_first_holding(p->net, q->x, p->n_terms, p->terms, NULL) >= 0;
     return 0;
 }
 

@@ -190,8 +190,10 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     vo.timeout_s = timeout;
     vo.bab.threads = 1;
     double delta_tr = 0.0;
+    char z3_name[24];
+    snprintf(z3_name, sizeof z3_name, "z3-%s", C->g->z3_theory); /* verify --z3-theory */
     if (I->mode == LG_STUDY_Z3 || I->mode == LG_STUDY_GLPK) {
-        vo.solver = I->mode == LG_STUDY_Z3 ? "z3" : "glpk";
+        vo.solver = I->mode == LG_STUDY_Z3 ? z3_name : "glpk";
         vo.backend_only = 1;
         vo.attack = 0;
         vo.bab.mode = LG_BAB_NONE;
@@ -218,15 +220,19 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     for (int k = 0; k < rep.n_layers; k++) json_array_append_new(un, json_integer(rep.unstable[k]));
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, n->hash);
+    /* the z3 mode's theory that ran (its method z3-exact / z3-lp), null elsewhere */
+    json_t *theory = I->mode == LG_STUDY_Z3 && strncmp(rep.method, "z3-", 3) == 0 ? json_string(rep.method + 3)
+                     : I->mode == LG_STUDY_Z3 && strncmp(z3_name, "z3-auto", 7) != 0 ? json_string(z3_name + 3)
+                                                                                       : json_null();
     *row = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:f, s:s, s:s, s:s, s:b, s:f, s:o, s:i, s:I, s:I, s:s, s:f, "
-                     "s:f, s:o, s:f, s:s}",
+                     "s:f, s:o, s:f, s:s, s:o}",
                      "key", key, "regime", N->r->name, "arch", N->a->name, "seed", (json_int_t)N->seed, "input",
                      I->input, "label", label, "eps", eps, "mode", lg_study_mode_name(I->mode), "verdict",
                      lg_verdict_name(rep.verdict), "reason", rep.reason, "timed_out", rep.timed_out, "seconds",
                      rep.seconds, "unstable", un, "unstable_total", rep.unstable_total, "nodes",
                      (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
-                     timeout, "hash", hex);
+                     timeout, "hash", hex, "z3_theory", theory);
     if (!*row) st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
 fail:
     lg_verify_report_free(&rep);
