@@ -54,7 +54,9 @@
  */
 #include "encode/z3lp.h"
 
+#include <glpk.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,7 @@ typedef struct zl {
     void *fctx;
     long lps, lemmas, incomplete;
     int found;          /* q->x holds a candidate */
+    int lp_dead;        /* GLPK failed: no more LPs (zl_lp_min) */
     char why[160];      /* why the first incomplete model stayed open */
     /* user propagator: trail of fixed literals, scope limits, ids */
     int *trail, n_trail; /* [n_lit] */
@@ -449,6 +452,39 @@ static int zl_candidate(zl *q, const lg_problem *p)
     return 0;
 }
 
+/* GLPK stops on a failed internal assertion (seen: spxchuzr.c "teta >= 0"
+ * on near-degenerate warm starts): its error hook jumps back here, the
+ * environment is freed (it is unusable afterwards) and the theory is dead —
+ * every later check is open, so the answer can only be SAT or UNKNOWN. */
+static _Thread_local jmp_buf *zl_jmp;
+
+static void zl_glpk_error(void *info)
+{
+    (void)info;
+    if (zl_jmp) longjmp(*zl_jmp, 1);
+}
+
+static int zl_lp_min(zl *q, const lg_solve_opts *o, double *lb)
+{
+    if (q->lp_dead) return 0;
+    jmp_buf jb;
+    volatile int ok = 0;
+    if (setjmp(jb) == 0) {
+        zl_jmp = &jb;
+        glp_error_hook(zl_glpk_error, NULL);
+        ok = lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, lb);
+        glp_error_hook(NULL, NULL);
+    } else {
+        glp_error_hook(NULL, NULL);
+        glp_free_env();
+        q->lp.P = NULL; /* freed with the environment */
+        q->lp_dead = 1;
+        ok = 0;
+    }
+    zl_jmp = NULL;
+    return ok;
+}
+
 typedef enum zl_verdict { ZL_CONFLICT, ZL_SAT, ZL_OPEN } zl_verdict;
 
 /* The theory on the (partial) model q->val: ZL_CONFLICT with the
@@ -459,7 +495,7 @@ static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, 
 {
     zl_apply(q, p);
     double lb = -INFINITY;
-    int ok = lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, &lb);
+    int ok = zl_lp_min(q, o, &lb);
     q->lps++;
     *n = 0;
     *why = NULL;
@@ -473,7 +509,8 @@ static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, 
     int any_term = 0;
     for (int k = q->n_un; k < q->n_lit; k++) any_term |= q->val[k] == 1;
     if (ok && t <= 0 && any_term && zl_candidate(q, p)) return ZL_SAT;
-    *why = !ok      ? "the LP bound was not certified"
+    *why = q->lp_dead ? "GLPK failed an internal check"
+           : !ok      ? "the LP bound was not certified"
            : t <= 0   ? "the LP point misses the region in double"
                       : "the LP bound does not certify infeasibility";
     return ZL_OPEN;
@@ -511,6 +548,8 @@ static void zl_answer(zl *q, const lg_solve_opts *o, Z3_lbool res, lg_result *r)
         r->answer = LG_ANSWER_SAT;
         r->x = q->x;
         q->x = NULL;
+    } else if (q->lp_dead) {
+        snprintf(r->reason, sizeof r->reason, "z3-lp: GLPK failed an internal check");
     } else if (res == Z3_L_FALSE && !q->incomplete) {
         r->answer = LG_ANSWER_UNSAT;
         r->exact = 1; /* every model closed by a sound bound: a proof over the reals */
@@ -545,7 +584,7 @@ static lg_status zl_run_lemmas(zl *q, const lg_problem *p, const lg_solve_opts *
             break;
         }
         if (v == ZL_OPEN) {
-            if (o->run.deadline > 0 && lg_now() >= o->run.deadline) break; /* the LP was cut short */
+            if (q->lp_dead || (o->run.deadline > 0 && lg_now() >= o->run.deadline)) break; /* the LP was cut short */
             if (!q->incomplete++) snprintf(q->why, sizeof q->why, "%s", why);
             n = zl_all(q);
         }
@@ -605,6 +644,10 @@ static void zp_check(zl *q, Z3_solver_callback cb, int final)
     zl_verdict v = zl_theory(q, q->p, q->o, &n, &why);
     if (v == ZL_SAT) {
         q->found = 1;
+        Z3_interrupt(q->ctx);
+        return;
+    }
+    if (v == ZL_OPEN && q->lp_dead) {
         Z3_interrupt(q->ctx);
         return;
     }
