@@ -76,7 +76,8 @@ static void lg_verify_help(void)
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
-           "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
+           "                  unstable_per_layer, nodes (back-end), lps (Z3's LP theory), bound_method, margin,\n"
+           "                  method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
            "                  bab_max_depth, seconds_bounds, seconds_solver\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
@@ -110,8 +111,8 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         lg_verify_json_str(r->reason);
         printf(", \"seconds\": %.3f, \"unstable\": %d, \"unstable_per_layer\": [", r->seconds, r->unstable_total);
         for (int k = 0; k < r->n_layers; k++) printf("%s%d", k ? ", " : "", r->unstable[k]);
-        printf("], \"nodes\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ", r->nodes,
-               r->bound_method, a->margin);
+        printf("], \"nodes\": %ld, \"lps\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ",
+               r->nodes, r->solver_lps, r->bound_method, a->margin);
         lg_verify_json_str(r->method);
         if (!a->vnnlib) printf(", \"label\": %ld", a->label);
         if (ref) {

@@ -133,12 +133,13 @@ static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
 
 /* The whole case p to the back-end decision (backend.h); fills co, x when violated. */
 static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_runctx *run,
-                                   lg_case_out *co, double *x, long *nodes, double *t_solver)
+                                   lg_case_out *co, double *x, long *nodes, long *lps, double *t_solver)
 {
     lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, run, 0};
     lg_backend_out out;
     lg_status st = lg_backend_decide(name, &call, &out, x);
     *nodes += out.nodes;
+    *lps += out.lps;
     *t_solver += out.seconds;
     if (st != LG_OK) return st;
     snprintf(co->method, sizeof co->method, "%s", out.method);
@@ -229,7 +230,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
         memcpy(kept, prop->cases[c].terms, (size_t)prop->cases[c].n_terms * sizeof *kept);
         p.n_terms = prop->cases[c].n_terms;
-        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
+        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->solver_lps, &r->t_solver);
         goto done;
     }
     if (p.n_terms == 0) {
@@ -284,7 +285,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else {
-        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
+        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->solver_lps, &r->t_solver);
     }
 done:
     for (int k = 0; k < net->n_layers; k++) {

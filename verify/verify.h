@@ -70,7 +70,9 @@ typedef struct lg_verify_report {
     char method[32];          /* what decided: "bounds", "attack", "glpk", "z3", "" */
     const char *bound_method; /* "symbolic" or "symbolic+lp" (static string) */
     double seconds;
-    long nodes;               /* back-end nodes/decisions summed over cases */
+    long nodes;               /* back-end nodes/decisions summed over cases (Z3's LP theory: conflicts,
+                                 each a learned clause) */
+    long solver_lps;          /* LPs solved by Z3's LP theory on whole cases, summed */
     long n_lp;                /* LPs solved by --tighten lp */
     int n_layers;
     int *unstable;            /* [n_layers] unstable ReLUs per layer, summed over cases */
