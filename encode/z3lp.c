@@ -103,6 +103,8 @@ typedef struct zl {
     long lps, lemmas, incomplete;
     int found;          /* q->x holds a candidate */
     int lp_dead;        /* GLPK failed: no more LPs (zl_lp_min) */
+    double t_lp;        /* seconds in LPs (verbose line) */
+    long sum_expl;      /* literals over all explanations (verbose line) */
     char why[160];      /* why the first incomplete model stayed open */
     /* user propagator: trail of fixed literals, scope limits, ids */
     int *trail, n_trail; /* [n_lit] */
@@ -472,7 +474,9 @@ static int zl_lp_min(zl *q, const lg_solve_opts *o, double *lb)
     if (setjmp(jb) == 0) {
         zl_jmp = &jb;
         glp_error_hook(zl_glpk_error, NULL);
+        double t0 = lg_now();
         ok = lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, lb);
+        q->t_lp += lg_now() - t0;
         glp_error_hook(NULL, NULL);
     } else {
         glp_error_hook(NULL, NULL);
@@ -501,6 +505,7 @@ static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, 
     *why = NULL;
     if (ok && lb > 0) {
         *n = zl_explain(q, p);
+        q->sum_expl += *n;
         if (q->fn) q->fn(q->fctx, *n, q->ex_lit, q->ex_val);
         q->lemmas++;
         return ZL_CONFLICT;
@@ -738,8 +743,8 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
     r->nodes = r->lemmas;
     r->seconds = lg_now() - t0;
     if (o->run.verbose > 0)
-        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s\n", (int)r->answer, r->lemmas, r->lps,
-                r->seconds);
+        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals\n", (int)r->answer, r->lemmas, r->lps,
+                r->seconds, q.t_lp, r->lemmas ? (double)q.sum_expl / r->lemmas : 0.0);
     return st;
 }
 
