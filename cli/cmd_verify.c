@@ -14,7 +14,7 @@
 static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
-           "                    [--solver z3|glpk|auto|none] [--z3-theory auto|exact|lp] [--timeout S] [--memory MB] [--tighten none|lp]\n"
+           "                    [--solver z3|glpk|auto|none] [--z3-theory auto|exact|lp|lp-lemmas] [--timeout S] [--memory MB] [--tighten none|lp]\n"
            "                    [--margin K]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
@@ -48,7 +48,9 @@ static void lg_verify_help(void)
            "  --z3-theory T   the linear arithmetic under Z3 (with --solver z3): exact (Z3's own QF_LRA in\n"
            "                  exact rationals), lp (Z3 decides the ReLU phases and the property's terms,\n"
            "                  lgelu's LP with a certified bound is the theory), auto (default: exact up\n"
-           "                  to 16 inputs, lp above); the theory that ran is in `method` (z3-exact/z3-lp)\n"
+           "                  to 4 inputs, lp above); the theory that ran is in `method` (z3-exact/z3-lp);\n"
+           "                  lp-lemmas: the lp theory as lemmas on demand instead of Z3's user\n"
+           "                  propagator (slower; kept for the comparison in benchmarks/Z3.md)\n"
            "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none); honoured\n"
            "                  within about a second (back-ends run in a child killed 1 s after it)\n"
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
