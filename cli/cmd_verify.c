@@ -44,7 +44,8 @@ static void lg_verify_help(void)
            "options:\n"
            "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
            "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
-           "                  glpk (MILP), z3 (SMT), none (bounds, attack and branch and bound only)\n"
+           "                  glpk (certified MILP branch and bound: every pruned node closed by a checked\n"
+           "                  LP certificate), z3 (SMT), none (bounds, attack and branch and bound only)\n"
            "  --z3-theory T   the linear arithmetic under Z3 (with --solver z3): exact (Z3's own QF_LRA in\n"
            "                  exact rationals), lp (Z3 decides the ReLU phases and the property's terms,\n"
            "                  lgelu's LP with a certified bound is the theory), auto (default: exact up\n"
@@ -78,10 +79,10 @@ static void lg_verify_help(void)
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default 12; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
-           "                  unstable_per_layer, nodes (back-end), lps (Z3's LP theory), bound_method, margin,\n"
-           "                  method, label\n"
+           "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
-           "                  bab_max_depth, seconds_bounds, seconds_solver\n"
+           "                  bab_max_depth, seconds_bounds, seconds_solver, and the LP work (GLPK, Z3's\n"
+           "                  lp theory): lps, seconds_lp, seconds_cert, lps_uncertified\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
@@ -113,8 +114,8 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         lg_verify_json_str(r->reason);
         printf(", \"seconds\": %.3f, \"unstable\": %d, \"unstable_per_layer\": [", r->seconds, r->unstable_total);
         for (int k = 0; k < r->n_layers; k++) printf("%s%d", k ? ", " : "", r->unstable[k]);
-        printf("], \"nodes\": %ld, \"lps\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ",
-               r->nodes, r->solver_lps, r->bound_method, a->margin);
+        printf("], \"nodes\": %ld, \"bound_method\": \"%s\", \"margin\": %.17g, \"method\": ", r->nodes,
+               r->bound_method, a->margin);
         lg_verify_json_str(r->method);
         if (!a->vnnlib) printf(", \"label\": %ld", a->label);
         if (ref) {
@@ -123,8 +124,10 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
             printf(", \"delta\": %.17g", delta);
         }
         printf(", \"bab\": \"%s\", \"bab_nodes\": %ld, \"bab_max_depth\": %d, \"seconds_bounds\": %.3f, "
-               "\"seconds_solver\": %.3f}\n",
-               r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
+               "\"seconds_solver\": %.3f, \"lps\": %ld, \"seconds_lp\": %.3f, \"seconds_cert\": %.3f, "
+               "\"lps_uncertified\": %ld}\n",
+               r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver, r->lp.n_lp,
+               r->lp.lp_seconds, r->lp.cert_seconds, r->lp.n_open);
         return;
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
@@ -140,6 +143,9 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     printf(" (total %d)\n", r->unstable_total);
     printf("  branch and bound: %s, %ld nodes, max depth %d; %.2f s in bounds, %.2f s in back-ends\n",
            r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
+    if (r->lp.n_lp)
+        printf("  glpk: %ld LPs, %.2f s in the simplex, %.2f s checking certificates, %ld left open (split or unknown)\n",
+               r->lp.n_lp, r->lp.lp_seconds, r->lp.cert_seconds, r->lp.n_open);
     if (r->verdict == LG_VERDICT_VIOLATED) {
         int best = 0;
         for (int j = 1; j < r->n_out; j++)
@@ -205,8 +211,11 @@ int lg_cmd_verify(int argc, char **argv)
             o.seed = (unsigned long)v;
             break;
         case O_SOLVER:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "glpk") && strcmp(optarg, "z3") && strcmp(optarg, "none"))
-                return lg_cli_usage("verify", "--solver: expected auto, glpk, z3 or none, got '%s'", optarg);
+            if (!lg_solver_for_verify(optarg)) {
+                char names[64];
+                return lg_cli_usage("verify", "--solver: expected %s, got '%s'",
+                                    lg_solver_verify_names(names, sizeof names), optarg);
+            }
             o.solver = optarg;
             break;
         case O_Z3_THEORY:

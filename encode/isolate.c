@@ -19,9 +19,10 @@ typedef struct lg_iso_msg {
     int status;  /* lg_status of solve */
     int answer;  /* lg_answer */
     int have_x;
-    int timed_out, exact;
+    int timed_out;
+    lg_lp_stats lp;
     double seconds;
-    long nodes, lps, lemmas;
+    long nodes;
     char theory[8];
     char reason[256];
     char errmsg[512];
@@ -90,11 +91,9 @@ static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_
     m.answer = (int)r.answer;
     m.seconds = r.seconds;
     m.nodes = r.nodes;
-    m.lps = r.lps;
-    m.lemmas = r.lemmas;
     memcpy(m.theory, r.theory, sizeof m.theory);
     m.timed_out = r.timed_out;
-    m.exact = r.exact;
+    m.lp = r.lp;
     memcpy(m.reason, r.reason, sizeof m.reason);
     if (m.status != LG_OK) snprintf(m.errmsg, sizeof m.errmsg, "%s", lg_errmsg());
     m.have_x = r.x != NULL;
@@ -156,11 +155,9 @@ lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solv
     r->answer = (lg_answer)m.answer;
     r->seconds = m.seconds;
     r->nodes = m.nodes;
-    r->lps = m.lps;
-    r->lemmas = m.lemmas;
     memcpy(r->theory, m.theory, sizeof r->theory);
     r->timed_out = m.timed_out;
-    r->exact = m.exact;
+    r->lp = m.lp;
     m.reason[sizeof m.reason - 1] = '\0';
     m.errmsg[sizeof m.errmsg - 1] = '\0';
     memcpy(r->reason, m.reason, sizeof r->reason);

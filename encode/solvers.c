@@ -1,12 +1,16 @@
-/* solvers.c — the table of back-ends (problem.h: lg_solver_find).
+/* solvers.c — the one solver table (problem.h: lg_solver_find).
  *
  * "z3" and "glpk" are the two complete back-ends; their text forms are
- * SMT-LIB 2 and CPLEX LP. "smt2" and "lp" name the same back-ends by their
- * text form (so `lgelu encode --format smt2` and `--solver smt2` both work):
- * write emits the file, solve runs the native solver on the same encoding.
+ * SMT-LIB 2 and CPLEX LP. Z3's UNSAT is exact; GLPK's is certified (its
+ * own branch and bound closes every node with encode/lp_cert.h). "smt2"
+ * and "lp" name the same back-ends by their text form (so `lgelu encode
+ * --format smt2` and `--solver smt2` both work): write emits the file,
+ * solve runs the native solver on the same encoding. "auto" and "none" are
+ * verify/'s modes: a portfolio (GLPK, then Z3) and no back-end.
  * "z3-exact" is "z3" with its theory named in the result; "z3-lp" is Z3's
- * CDCL over lgelu's certified LP theory (z3lp.h); "z3-auto" picks one of
- * them by input dimension. */
+ * CDCL over lgelu's certified LP theory (z3lp.h; "z3-lp-lemmas" the same
+ * as lemmas on demand); "z3-auto" picks exact or lp by input dimension.
+ * `verify --solver z3 --z3-theory T` names "z3-T". */
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +35,11 @@ static lg_status lg_solve_limited(lg_solve_fn fn, const lg_problem *p, const lg_
 static lg_status lg_z3_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
     return lg_solve_limited(lg_z3_solve, p, o, r);
+}
+
+static lg_status lg_glpk_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
+{
+    return lg_solve_limited(lg_glpk_solve, p, o, r);
 }
 
 static lg_status lg_solve_theory(lg_solve_fn fn, const char *theory, const lg_problem *p, const lg_solve_opts *o,
@@ -64,26 +73,50 @@ static lg_status lg_z3_auto_limited(const lg_problem *p, const lg_solve_opts *o,
     return lg_z3_lp_limited(p, o, r);
 }
 
-static lg_status lg_glpk_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
-{
-    return lg_solve_limited(lg_glpk_solve, p, o, r);
-}
-
+/* The order of the verify choices here is the order of the usage text. */
 static const lg_solver_ops lg_solvers[] = {
-    {"z3", lg_z3_limited, lg_smt2_write},
-    {"z3-exact", lg_z3_exact_limited, lg_smt2_write},
-    {"z3-lp", lg_z3_lp_limited, NULL},
-    {"z3-lp-lemmas", lg_z3_lemmas_limited, NULL},
-    {"z3-auto", lg_z3_auto_limited, lg_smt2_write},
-    {"glpk", lg_glpk_limited, lg_lp_write},
-    {"smt2", lg_z3_limited, lg_smt2_write},
-    {"lp", lg_glpk_limited, lg_lp_write},
+    {"auto", NULL, NULL, LG_UNSAT_EXACT, NULL, {"glpk", "z3", NULL}, 1, 0},
+    {"glpk", lg_glpk_limited, lg_lp_write, LG_UNSAT_CERTIFIED, NULL, {"glpk", NULL, NULL}, 1, 1},
+    {"z3", lg_z3_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, {"z3", NULL, NULL}, 1, 2},
+    {"none", NULL, NULL, LG_UNSAT_EXACT, NULL, {NULL, NULL, NULL}, 1, 3},
+    {"smt2", lg_z3_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, {"z3", NULL, NULL}, 0, 4},
+    {"lp", lg_glpk_limited, lg_lp_write, LG_UNSAT_CERTIFIED, NULL, {"glpk", NULL, NULL}, 0, 5},
+    {"z3-exact", lg_z3_exact_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, {"z3-exact", NULL, NULL}, 0, 6},
+    {"z3-lp", lg_z3_lp_limited, NULL, LG_UNSAT_CERTIFIED, NULL, {"z3-lp", NULL, NULL}, 0, 7},
+    {"z3-lp-lemmas", lg_z3_lemmas_limited, NULL, LG_UNSAT_CERTIFIED, NULL, {"z3-lp-lemmas", NULL, NULL}, 0, 8},
+    {"z3-auto", lg_z3_auto_limited, lg_smt2_write, LG_UNSAT_CERTIFIED, NULL, {"z3-auto", NULL, NULL}, 0, 9},
 };
+#define LG_N_SOLVERS ((int)(sizeof lg_solvers / sizeof lg_solvers[0]))
 
 const lg_solver_ops *lg_solver_find(const char *name)
 {
     if (!name) return NULL;
-    for (size_t i = 0; i < sizeof lg_solvers / sizeof lg_solvers[0]; i++)
+    for (int i = 0; i < LG_N_SOLVERS; i++)
         if (strcmp(lg_solvers[i].name, name) == 0) return &lg_solvers[i];
     return NULL;
+}
+
+const lg_solver_ops *lg_solver_at(int i) { return i >= 0 && i < LG_N_SOLVERS ? &lg_solvers[i] : NULL; }
+
+int lg_solver_for_verify(const char *name)
+{
+    const lg_solver_ops *s = lg_solver_find(name);
+    return s && s->for_verify;
+}
+
+const char *lg_solver_verify_names(char *buf, size_t n)
+{
+    int k = 0, total = 0;
+    for (int i = 0; i < LG_N_SOLVERS; i++) total += lg_solvers[i].for_verify;
+    size_t used = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < LG_N_SOLVERS && used < n; i++) {
+        if (!lg_solvers[i].for_verify) continue;
+        const char *sep = k == 0 ? "" : k == total - 1 ? " or " : ", ";
+        int w = snprintf(buf + used, n - used, "%s%s", sep, lg_solvers[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+        k++;
+    }
+    return buf;
 }

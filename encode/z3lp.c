@@ -40,7 +40,8 @@
  *            is blocked by the clause of all its literals and the run can
  *            no longer answer UNSAT ("incomplete"): nothing is robust that
  *            was not closed by a certified bound.
- * UNSAT of the abstraction with no incomplete model: UNSAT, r->exact = 1.
+ * UNSAT of the abstraction with no incomplete model: UNSAT (certified:
+ * every model was closed by a checked bound; the solver table's kind).
  * Online (user propagator) the same check runs on partial models: an
  * unassigned neuron keeps only its rows valid for both phases (a ≥ 0,
  * a ≥ z, the chord: the triangle relaxation), an unassigned term is off;
@@ -64,6 +65,7 @@
 
 #include "core/clock.h"
 #include "core/exact.h"
+#include "encode/lp_cert.h"
 #include "encode/lp_relax.h"
 #include "encode/pwl.h"
 
@@ -556,8 +558,7 @@ static void zl_answer(zl *q, const lg_solve_opts *o, Z3_lbool res, lg_result *r)
     } else if (q->lp_dead) {
         snprintf(r->reason, sizeof r->reason, "z3-lp: GLPK failed an internal check");
     } else if (res == Z3_L_FALSE && !q->incomplete) {
-        r->answer = LG_ANSWER_UNSAT;
-        r->exact = 1; /* every model closed by a sound bound: a proof over the reals */
+        r->answer = LG_ANSWER_UNSAT; /* every model closed by a certified bound: a proof over the reals */
     } else if (res == Z3_L_FALSE) {
         snprintf(r->reason, sizeof r->reason, "z3-lp: %ld model(s) not closed by a certified bound (%s)",
                  q->incomplete, q->why);
@@ -735,16 +736,19 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
         st = mode == LG_Z3LP_LEMMAS ? zl_run_lemmas(&q, p, o, r) : zl_run_online(&q, p, o, r);
         if (!st && q.oom) st = lg_fail(LG_ERR_NOMEM, "z3-lp: out of memory in the propagator");
     }
-    r->lps = q.lps;
-    r->lemmas = q.lemmas;
+    r->lp.n_lp = q.lps;
+    r->lp.cert_seconds = q.lp.cert ? q.lp.cert->seconds : 0.0;
+    r->lp.lp_seconds = q.t_lp > r->lp.cert_seconds ? q.t_lp - r->lp.cert_seconds : 0.0;
+    r->lp.n_open = q.incomplete;
+    long lemmas = q.lemmas;
     zl_free(&q);
     if (st) lg_result_free(r);
     snprintf(r->theory, sizeof r->theory, "lp");
-    r->nodes = r->lemmas;
+    r->nodes = lemmas;
     r->seconds = lg_now() - t0;
     if (o->run.verbose > 0)
-        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals\n", (int)r->answer, r->lemmas, r->lps,
-                r->seconds, q.t_lp, r->lemmas ? (double)q.sum_expl / r->lemmas : 0.0);
+        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals\n",
+                (int)r->answer, lemmas, r->lp.n_lp, r->seconds, q.t_lp, lemmas ? (double)q.sum_expl / lemmas : 0.0);
     return st;
 }
 

@@ -14,11 +14,12 @@
  * order of lg_pwl_phase) and n_unstable + t for term t.
  *
  * lg_z3lp_solve answers as every back-end (problem.h): UNSAT only when every
- * Boolean model was closed by a certified bound (r->exact = 1: a proof about
- * the exact reals, given sound pre-activation bounds), SAT with a candidate
- * that passed the double forward pass (verify/ applies the exact witness
- * gate), else UNKNOWN. r->theory = "lp", r->nodes = r->lemmas = theory
- * conflicts, r->lps = LPs solved.
+ * Boolean model was closed by a certified bound (LG_UNSAT_CERTIFIED in the
+ * solver table: a proof about the exact reals, given sound pre-activation
+ * bounds), SAT with a candidate that holds in the double and the exact
+ * forward pass (verify/ applies the witness gate), else UNKNOWN.
+ * r->theory = "lp", r->nodes = theory conflicts (each one learned clause),
+ * r->lp = the LP work (LPs, seconds, models no certificate closed).
  */
 #ifndef LG_Z3LP_H
 #define LG_Z3LP_H

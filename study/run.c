@@ -225,15 +225,20 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
                      : I->mode == LG_STUDY_Z3 && strncmp(z3_name, "z3-auto", 7) != 0 ? json_string(z3_name + 3)
                                                                                        : json_null();
     *row = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:f, s:s, s:s, s:s, s:b, s:f, s:o, s:i, s:I, s:I, s:s, s:f, "
-                     "s:f, s:o, s:f, s:s, s:o, s:I}",
+                     "s:f, s:o, s:f, s:s, s:o}",
                      "key", key, "regime", N->r->name, "arch", N->a->name, "seed", (json_int_t)N->seed, "input",
                      I->input, "label", label, "eps", eps, "mode", lg_study_mode_name(I->mode), "verdict",
                      lg_verdict_name(rep.verdict), "reason", rep.reason, "timed_out", rep.timed_out, "seconds",
                      rep.seconds, "unstable", un, "unstable_total", rep.unstable_total, "nodes",
                      (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
-                     timeout, "hash", hex, "z3_theory", theory, "lps", (json_int_t)rep.solver_lps);
+                     timeout, "hash", hex, "z3_theory", theory);
     if (!*row) st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
+    else if (json_object_set_new(*row, "lps", json_integer((json_int_t)rep.lp.n_lp)) ||
+             json_object_set_new(*row, "seconds_lp", json_real(rep.lp.lp_seconds)) ||
+             json_object_set_new(*row, "seconds_cert", json_real(rep.lp.cert_seconds)) ||
+             json_object_set_new(*row, "seconds_solver", json_real(rep.t_solver)))
+        st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)"); /* the LP work of GLPK or Z3's lp theory */
 fail:
     lg_verify_report_free(&rep);
     lg_prop_free(&prop);

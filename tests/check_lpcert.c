@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/net.h"
 #include "core/rng.h"
+#include "encode/problem.h"
 #include "encode/lp_cert.h"
 #include "xlp.h"
 
@@ -259,6 +261,56 @@ START_TEST(test_lpcert_random_vs_exact)
 }
 END_TEST
 
+/* Robust by 2^-53 only: y = |x − 1.5| on x ∈ [1, 2] (two unstable ReLUs,
+ * relu = 1) with region y + 2^-53 ≤ 0, or y = x on [1, 2] (relu = 0) with
+ * region y − 1 + 2^-53 ≤ 0: min t = 2^-53 either way. The certificate's
+ * rounding allowance is larger than 2^-53, so GLPK's search cannot close
+ * the leaves: it must answer UNKNOWN — never UNSAT without a certificate,
+ * never SAT — while Z3 (exact) proves UNSAT. */
+static void tiny_margin_case(int relu)
+{
+    lg_net net;
+    int dims1[2] = {1, 1}, dims2[3] = {1, 2, 1};
+    ck_assert_int_eq(lg_net_init(&net, relu ? 2 : 1, relu ? dims2 : dims1, LG_ACT_RELU), LG_OK);
+    double lo = 1.0, hi = 2.0, pl0[2], ph0[2], pl1, ph1, coef = 1.0;
+    double *pre_lo[2] = {pl0, &pl1}, *pre_hi[2] = {ph0, &ph1};
+    lg_lincon con = {&coef, 0x1p-53};
+    if (relu) {
+        net.layers[0].W[0] = 1.0, net.layers[0].b[0] = -1.5; /* z0 = x − 1.5 */
+        net.layers[0].W[1] = -1.0, net.layers[0].b[1] = 1.5; /* z1 = 1.5 − x */
+        pl0[0] = pl0[1] = -0.5, ph0[0] = ph0[1] = 0.5;
+        net.layers[1].act = LG_ACT_IDENTITY;
+        net.layers[1].W[0] = net.layers[1].W[1] = 1.0, net.layers[1].b[0] = 0.0; /* y = |x − 1.5| */
+        pl1 = 0.0, ph1 = 1.0;
+    } else {
+        net.layers[0].act = LG_ACT_IDENTITY;
+        net.layers[0].W[0] = 1.0, net.layers[0].b[0] = 0.0; /* y = x */
+        pl0[0] = 1.0, ph0[0] = 2.0;
+        pre_lo[0] = pl0, pre_hi[0] = ph0;
+        con.d = -1.0 + 0x1p-53; /* y − 1 + 2^-53 ≤ 0 ⇔ y ≤ 1 − 2^-53: never on [1, 2], min t = 2^-53 */
+    }
+    lg_term term = {1, &con};
+    lg_problem p = {&net, &lo, &hi, 1, &term, pre_lo, pre_hi};
+    lg_result r;
+    ck_assert_int_eq(lg_solver_find("glpk")->solve(&p, NULL, &r), LG_OK);
+    ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "relu %d: glpk answered %d on a margin below its certificate", relu,
+                  (int)r.answer);
+    ck_assert_int_gt(r.lp.n_open, 0);
+    ck_assert_int_ge(r.nodes, relu ? 3 : 1); /* with ReLUs it split before giving up */
+    lg_result_free(&r);
+    ck_assert_int_eq(lg_solver_find("z3")->solve(&p, NULL, &r), LG_OK);
+    ck_assert_int_eq(r.answer, LG_ANSWER_UNSAT); /* the truth: robust */
+    lg_result_free(&r);
+    lg_net_free(&net);
+}
+
+START_TEST(test_lpcert_glpk_tiny_margin)
+{
+    tiny_margin_case(0);
+    tiny_margin_case(1);
+}
+END_TEST
+
 Suite *suite_lpcert(void)
 {
     Suite *s = suite_create("lpcert");
@@ -268,6 +320,7 @@ Suite *suite_lpcert(void)
     tcase_add_test(tc, test_lpcert_farkas);
     tcase_add_test(tc, test_lpcert_cannot_close);
     tcase_add_test(tc, test_lpcert_random_vs_exact);
+    tcase_add_test(tc, test_lpcert_glpk_tiny_margin);
     suite_add_tcase(s, tc);
     return s;
 }
