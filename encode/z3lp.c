@@ -1,5 +1,6 @@
 /* z3lp.c — Z3's CDCL over the phases of the unstable ReLUs, lgelu's LP as
- * the theory, lemmas on demand (z3lp.h).
+ * the theory: online through Z3's user propagator, or lemmas on demand
+ * (z3lp.h).
  *
  * Boolean abstraction (Z3, a simple solver, QF Boolean only):
  *   p_j  for unstable neuron j (true: active),   q_t  for term t,
@@ -83,13 +84,12 @@ static void zl_record_error(Z3_context c, Z3_error_code e)
 typedef struct zl {
     lg_lp_relax lp;
     int n_un, n_lit;
-    int *un_z, *un_a;   /* [n_un] columns of z_j and a_j */
     int *un_row;        /* [n_un] first of the four phase rows A1 A2 I1 I2 */
     int *term_row;      /* [n_terms + 1] term t owns rows term_row[t] .. term_row[t+1] */
     int *x_col;         /* [n_in] */
     int t_col;
     double *obj;        /* [n_cols] e_t */
-    int *val;           /* [n_lit] the current model */
+    int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
     double *x;          /* [n_in] candidate */
     double *scratch;    /* forward pass */
@@ -214,8 +214,6 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
             int a = col++;
             lg_lp_relax_col(lp, a, 0.0, u);
             cur[i] = a;
-            q->un_z[j] = z;
-            q->un_a[j] = a;
             if (-l + 1.0 > T) T = -l + 1.0;
             if (u + 1.0 > T) T = u + 1.0;
             lg_lp_relax_row_add(lp, 'G', 0.0); /* a − z ≥ 0 */
@@ -344,8 +342,6 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     q->n_un = lg_pwl_count_unstable(p);
     q->n_lit = q->n_un + p->n_terms;
     size_t nl = (size_t)q->n_lit + 1, nu = (size_t)q->n_un + 1;
-    q->un_z = malloc(nu * sizeof *q->un_z);
-    q->un_a = malloc(nu * sizeof *q->un_a);
     q->un_row = malloc(nu * sizeof *q->un_row);
     q->term_row = malloc(((size_t)p->n_terms + 1) * sizeof *q->term_row);
     q->x_col = malloc((size_t)n_in * sizeof *q->x_col);
@@ -362,7 +358,7 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     q->id2lit = malloc((2 * nl + 2) * sizeof *q->id2lit);
     if (!q->trail || !q->lit2id || !q->ids || !q->id2lit)
         return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
-    if (!q->un_z || !q->un_a || !q->un_row || !q->term_row || !q->x_col || !q->val || !q->ex_lit || !q->ex_val ||
+    if (!q->un_row || !q->term_row || !q->x_col || !q->val || !q->ex_lit || !q->ex_val ||
         !q->x || !q->scratch || !q->lits || !q->clause)
         return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     int n_cols, n_rows;
@@ -421,8 +417,6 @@ static void zl_free(zl *q)
     if (q->s) Z3_solver_dec_ref(q->ctx, q->s);
     if (q->ctx) Z3_del_context(q->ctx);
     lg_lp_relax_free(&q->lp);
-    free(q->un_z);
-    free(q->un_a);
     free(q->un_row);
     free(q->term_row);
     free(q->x_col);
