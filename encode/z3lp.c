@@ -221,7 +221,8 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
             lg_lp_relax_ent(lp, z, -1.0);
             /* chord A·a − u·z ≤ C, A ≤ u − l and C ≥ −u·l (rounded toward validity) */
             double A = nextafter(u - l, 0.0), C = nextafter(-u * l, INFINITY);
-            lg_lp_relax_row_add(lp, 'L', C);
+            if (isfinite(C)) lg_lp_relax_row_add(lp, 'L', C);
+            else lg_lp_relax_row_add(lp, 'F', 0.0); /* −u·l overflows: no chord (a relaxation stays sound) */
             lg_lp_relax_ent(lp, a, A);
             lg_lp_relax_ent(lp, z, -u);
             q->un_row[j] = lp->n_rows;
