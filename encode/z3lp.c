@@ -564,12 +564,37 @@ static void zl_answer(zl *q, const lg_solve_opts *o, Z3_lbool res, lg_result *r)
     }
 }
 
+/* The root pass: each term alone (no phase fixed, every unstable neuron
+ * with its triangle rows), as GLPK's search starts from its roots. A term
+ * whose LP is certified infeasible becomes the unit clause ¬q_t before Z3
+ * starts, so the search never branches on phases under a term the
+ * relaxation already refutes; a root point that passes is the answer.
+ * Returns 1 when the run is over (candidate found, time up, GLPK dead). */
+static int zl_roots(zl *q, const lg_problem *p, const lg_solve_opts *o)
+{
+    for (int t = 0; t < p->n_terms; t++) {
+        if ((o->run.deadline > 0 && lg_now() >= o->run.deadline) || q->lp_dead) return 1;
+        for (int i = 0; i < q->n_lit; i++) q->val[i] = -1;
+        q->val[q->n_un + t] = 1;
+        int n;
+        const char *why;
+        zl_verdict v = zl_theory(q, p, o, &n, &why);
+        if (v == ZL_SAT) {
+            q->found = 1;
+            return 1;
+        }
+        if (v == ZL_CONFLICT) zl_block(q, n);
+    }
+    for (int i = 0; i < q->n_lit; i++) q->val[i] = -1;
+    return 0;
+}
+
 /* Lemmas on demand: Z3 solves the abstraction, the theory checks each full
  * model and adds its explanation clause. */
 static lg_status zl_run_lemmas(zl *q, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
     Z3_lbool res = Z3_L_UNDEF;
-    for (;;) {
+    for (int over = zl_roots(q, p, o); !over;) {
         if (o->run.deadline > 0 && lg_now() >= o->run.deadline) break;
         zl_timeout(q, o);
         res = Z3_solver_check(q->ctx, q->s);
@@ -686,7 +711,10 @@ static lg_status zl_run_online(zl *q, const lg_problem *p, const lg_solve_opts *
 {
     q->p = p;
     q->o = o;
-    for (int i = 0; i < q->n_lit; i++) q->val[i] = -1;
+    if (zl_roots(q, p, o)) {
+        zl_answer(q, o, Z3_L_UNDEF, r);
+        return LG_OK;
+    }
     Z3_solver_propagate_init(q->ctx, q->s, q, zp_push, zp_pop, zp_fresh);
     Z3_solver_propagate_fixed(q->ctx, q->s, zp_fixed);
     Z3_solver_propagate_final(q->ctx, q->s, zp_final);
