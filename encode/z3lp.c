@@ -623,9 +623,7 @@ static lg_status zl_run_lemmas(zl *q, const lg_problem *p, const lg_solve_opts *
 
 /* Online: Z3's user propagator (4.8.12: a simple solver only). The theory
  * runs on every partial assignment Z3 fixes (unassigned neurons keep their
- * triangle rows, unassigned terms are off) and on the full one (final).
- * After the root pass Z3 searches once per term with that term assumed, so
- * the LP has the term's rows from the first decision on. */
+ * triangle rows, unassigned terms are off) and on the full one (final). */
 static void zp_push(void *c)
 {
     zl *q = c;
@@ -730,20 +728,11 @@ static lg_status zl_run_online(zl *q, const lg_problem *p, const lg_solve_opts *
     }
     for (int i = 0; i < q->n_ids; i++) q->id2lit[i] = -1;
     for (int i = 0; i < q->n_lit; i++) q->id2lit[q->lit2id[i]] = i;
-    /* one search per term, the term assumed (fixed before any phase is
-     * decided); a term refuted under its assumption becomes ¬q_t */
-    Z3_lbool res = Z3_L_FALSE;
-    for (int t = 0; t < p->n_terms && res == Z3_L_FALSE; t++) {
-        Z3_ast qt = q->lits[q->n_un + t];
-        for (int i = 0; i < q->n_lit; i++) q->val[i] = -1; /* Z3 reports every fixed literal afresh */
-        q->n_trail = q->n_lim = 0;
-        zl_timeout(q, o);
-        res = Z3_solver_check_assumptions(q->ctx, q->s, 1, &qt);
-        if (zl_err != Z3_OK && !q->found && !q->lp_dead && !(o->run.deadline > 0 && lg_now() >= o->run.deadline))
-            return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", zl_errmsg);
-        zl_err = Z3_OK;
-        if (res == Z3_L_FALSE) Z3_solver_assert(q->ctx, q->s, Z3_mk_not(q->ctx, qt));
-    }
+    zl_timeout(q, o);
+    Z3_lbool res = Z3_solver_check(q->ctx, q->s);
+    if (zl_err != Z3_OK && !q->found && !(o->run.deadline > 0 && lg_now() >= o->run.deadline))
+        return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", zl_errmsg);
+    zl_err = Z3_OK;
     if (res == Z3_L_TRUE && !q->found) res = Z3_L_UNDEF;
     zl_answer(q, o, res, r);
     return LG_OK;
