@@ -99,7 +99,7 @@ END_TEST
  * explanation's literals only, without the elastic column, solved exactly. */
 typedef struct expl_ctx {
     const lg_problem *p;
-    int n, n_checked, max_len, sum_len;
+    int n, n_checked, max_len, sum_len, n_phase; /* n_phase: explanations with a phase literal */
     lg_xlp xlp;
 } expl_ctx;
 
@@ -149,7 +149,12 @@ static void on_conflict(void *vctx, int n, const int *lit, const int *val)
     if (n > E->max_len) E->max_len = n;
     int n_un = lg_pwl_count_unstable(p), norm = net->in_sub || net->in_div;
     int *in_expl = calloc((size_t)n_un + (size_t)p->n_terms, sizeof *in_expl); /* 0 no, 1 false, 2 true */
-    for (int k = 0; k < n; k++) in_expl[lit[k]] = 1 + val[k];
+    int phase = 0;
+    for (int k = 0; k < n; k++) {
+        in_expl[lit[k]] = 1 + val[k];
+        phase |= lit[k] < n_un;
+    }
+    E->n_phase += phase;
     /* variables: x, xn, then z (non-zero neurons) and a (unstable) per layer */
     int n_var = net->n_in * (norm ? 2 : 1);
     for (int k = 0; k < net->n_layers; k++)
@@ -281,6 +286,7 @@ START_TEST(test_z3lp_explanations_valid)
     lg_xlp_init(&E.xlp);
     for (int i = 0; i < n_inst; i++) {
         lg_test_shape s = shape_of(&g);
+        s.box = 0.5 + 1.5 * lg_rng_uniform(&g); /* wide boxes: the root pass leaves phases to search */
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         E.p = &in.prob;
@@ -294,9 +300,10 @@ START_TEST(test_z3lp_explanations_valid)
         lg_test_inst_free(&in);
     }
     lg_xlp_free(&E.xlp);
-    fprintf(stderr, "z3lp explanations: %d conflicts checked exactly, mean length %.2f, max %d\n", E.n_checked,
-            E.n ? (double)E.sum_len / E.n : 0.0, E.max_len);
+    fprintf(stderr, "z3lp explanations: %d conflicts checked exactly (%d with phase literals), mean length %.2f, "
+            "max %d\n", E.n_checked, E.n_phase, E.n ? (double)E.sum_len / E.n : 0.0, E.max_len);
     ck_assert_int_gt(E.n_checked, 10);
+    ck_assert_int_gt(E.n_phase, 5);
     ck_assert_int_eq(E.n_checked, E.n);
 }
 END_TEST
