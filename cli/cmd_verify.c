@@ -82,7 +82,7 @@ static void lg_verify_help(void)
            "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
            "                  bab_max_depth, seconds_bounds, seconds_solver, and the LP work (GLPK, Z3's\n"
-           "                  lp theory): lps, seconds_lp, seconds_cert, lps_uncertified\n"
+           "                  lp theory): lps, seconds_lp, seconds_cert, lps_open\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
@@ -125,7 +125,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         }
         printf(", \"bab\": \"%s\", \"bab_nodes\": %ld, \"bab_max_depth\": %d, \"seconds_bounds\": %.3f, "
                "\"seconds_solver\": %.3f, \"lps\": %ld, \"seconds_lp\": %.3f, \"seconds_cert\": %.3f, "
-               "\"lps_uncertified\": %ld}\n",
+               "\"lps_open\": %ld}\n",
                r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver, r->lp.n_lp,
                r->lp.lp_seconds, r->lp.cert_seconds, r->lp.n_open);
         return;

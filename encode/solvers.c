@@ -22,7 +22,7 @@
 /* One isolation, one deadline for every back-end: with a time limit or a
  * memory cap the query runs in a child (isolate.h) that is killed
  * LG_SOLVE_GRACE_S after the deadline o->run.deadline; the back-end's own
- * limits (Z3 timeout + interrupt, GLPK tm_lim + callback) aim at the same
+ * limits (Z3 timeout + interrupt, GLPK tm_lim per simplex + a check per node) aim at the same
  * deadline. Without limits it runs in this process. */
 #define LG_SOLVE_GRACE_S 1.0
 
