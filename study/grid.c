@@ -653,6 +653,7 @@ static void lg_gd_items(const lg_study_grid *g, lg_gd_list *L)
     lg_gd_modes(b, sizeof b, g->modes, g->n_modes);
     lg_gd_add(L, "[study] modes", "%s", b);
     lg_gd_add(L, "[study] timeout", "%.15g", g->timeout);
+    lg_gd_add(L, "[study] z3_theory", "%s", g->z3_theory);
     for (int i = 0; i < g->n_archs; i++) {
         const lg_study_arch *a = &g->archs[i];
         char nm[LG_STUDY_NAME + 32];

@@ -713,9 +713,17 @@ START_TEST(test_study_z3_mode_row)
         ck_assert(json_is_integer(json_object_get(row, "lps")));
         json_decref(rows);
     }
-    lg_study_grid g;
+    lg_study_grid g, h;
     ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs = 4,2\nz3_theory = fast\n", "bad.ini"), LG_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(lg_errmsg(), "z3_theory"));
+    /* a resume cannot mix theories: the grid diff names the change */
+    ck_assert_int_eq(lg_study_grid_parse(&g, grids[0], "a.ini"), LG_OK);
+    ck_assert_int_eq(lg_study_grid_parse(&h, grids[1], "b.ini"), LG_OK);
+    char diff[256];
+    ck_assert_int_eq(lg_study_grid_diff(&g, &h, diff, sizeof diff), 1);
+    ck_assert_str_eq(diff, "[study] z3_theory: auto -> exact");
+    lg_study_grid_free(&g);
+    lg_study_grid_free(&h);
 }
 END_TEST
 
