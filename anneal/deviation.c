@@ -3,6 +3,8 @@
  * (DESIGN.md §1 "Deviation bound"). */
 #include "anneal/deviation.h"
 
+#include "core/ball.h"
+
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
@@ -431,9 +433,7 @@ lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, d
                 st = lg_fail(LG_ERR_ARG, "input %zu, feature %zu is not finite", s + i / ni, i % ni);
                 goto fail;
             }
-            double a = x - eps, b = x + eps;
-            lo[i] = a < clip_lo ? clip_lo : a > clip_hi ? clip_hi : a;
-            hi[i] = b > clip_hi ? clip_hi : b < clip_lo ? clip_lo : b;
+            lg_ball_boxes(&x, 1, eps, clip_lo, clip_hi, &lo[i], &hi[i], NULL, NULL);
         }
         if ((st = lg_dev_bound_boxes(d, lo, hi, m, delta + s, e_out ? e_out + s * no : NULL, stats)) != LG_OK)
             goto fail;

@@ -8,6 +8,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/ball.h"
 #include "verify/bounds.h"
 #include "verify/transfer.h"
 #include "core/atomic_file.h"
@@ -89,11 +90,7 @@ static lg_status lg_bound_symbolic(lg_dev *dev, const lg_net *rn, const double *
     lg_bounds b = {0};
     lg_status st = lo ? lg_bounds_init(&b, rn) : lg_fail(LG_ERR_NOMEM, "cannot allocate a box");
     for (size_t r = 0; r < m && st == LG_OK; r++) {
-        for (size_t i = 0; i < dim; i++) {
-            double x = X[r * dim + i];
-            lo[i] = x - eps < 0.0 ? 0.0 : x - eps;
-            hi[i] = x + eps > 1.0 ? 1.0 : x + eps;
-        }
+        lg_ball_boxes(X + r * dim, dim, eps, 0.0, 1.0, lo, hi, NULL, NULL); /* outward (DESIGN.md §3) */
         double d;
         if ((st = lg_transfer_box_delta(dev, rn, &b, lo, hi, &d)) != LG_OK) break;
         if (d < delta[r]) delta[r] = d;
@@ -203,7 +200,8 @@ int lg_cmd_bound(int argc, char **argv)
         st = lg_fail(LG_ERR_NUMERIC, "the bound over [0,1]^%d overflows double precision (weights too large)", rn.n_in);
         goto fail;
     }
-    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK) goto fail;
+    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK || (st = lg_dataset_require_exact(&ds, dir)) != LG_OK)
+        goto fail;
     if ((st = lg_dataset_fit(&ds, rn.n_in, "the networks", dir)) != LG_OK) goto fail;
     if (nmax > 0) lg_dataset_truncate(&ds, (size_t)nmax);
     o.delta = malloc(ds.n * sizeof *o.delta);

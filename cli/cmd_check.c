@@ -16,6 +16,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "core/ball.h"
 #include "cli/inputs.h"
 #include "core/netfile.h"
 #include "core/npy.h"
@@ -86,9 +87,11 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
     double *lo = malloc(2 * dim * sizeof *lo), *hi = lo ? lo + dim : NULL; /* [dim] each */
     double *y = malloc(2 * (size_t)no * sizeof *y), *yr = y ? y + no : NULL; /* [no] each */
     double *scratch = malloc(2 * (size_t)lg_net_max_width(ref) * sizeof *scratch);
+    double *C = malloc(((size_t)no * (size_t)no + 2 * (size_t)no) * sizeof *C); /* [no−1][no] rows e_c − e_j */
+    double *dz = C ? C + (size_t)no * (size_t)no : NULL, *lb = dz ? dz + no : NULL; /* [no] each */
     int progress = lg_cli_progress_enabled();
     lg_status st;
-    if (!lo || !y || !scratch) {
+    if (!lo || !y || !scratch || !C) {
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate buffers");
         goto fail;
     }
@@ -97,10 +100,7 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
     *certified_same = 0;
     for (size_t r = 0; r < n; r++) {
         const double *x = X + r * dim;
-        for (size_t i = 0; i < dim; i++) {
-            lo[i] = x[i] - eps < 0.0 ? 0.0 : x[i] - eps;
-            hi[i] = x[i] + eps > 1.0 ? 1.0 : x[i] + eps;
-        }
+        lg_ball_boxes(x, dim, eps, 0.0, 1.0, lo, hi, NULL, NULL); /* outward (DESIGN.md §3) */
         lg_check_row *o = &rows[r];
         if ((st = lg_transfer_box_delta(&dev, rn, &b, lo, hi, &o->bound)) != LG_OK) goto fail;
         lg_net_forward(ref, x, y, scratch);
@@ -121,8 +121,22 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
         double second = -HUGE_VAL;
         for (int j = 0; j < no; j++)
             if (j != o->class_ref && y[j] > second) second = y[j];
-        /* the reference's margin exceeds twice the bound: same class on the whole ball's centre */
-        *certified_same += no > 1 && y[o->class_ref] - second > 2.0 * o->bound;
+        /* class kept on the whole ball, proved: a sound lower bound lb_j of the ReLU net's margin
+         * y_c − y_j over the ball (b holds its symbolic bounds there) with lb_j > 2·bound gives
+         * ref's margin ≥ lb_j − 2·bound > 0 at every point; the centre's margin is only the filter */
+        if (no > 1 && y[o->class_ref] - second > 2.0 * o->bound) {
+            for (int j = 0, k = 0; j < no; j++) {
+                if (j == o->class_ref) continue;
+                for (int i = 0; i < no; i++) C[(size_t)k * (size_t)no + (size_t)i] = 0.0;
+                C[(size_t)k * (size_t)no + (size_t)o->class_ref] = 1.0;
+                C[(size_t)k * (size_t)no + (size_t)j] = -1.0;
+                dz[k++] = 0.0;
+            }
+            if ((st = lg_bounds_objective_lower(&b, rn, no - 1, C, dz, lb)) != LG_OK) goto fail;
+            int kept = 1;
+            for (int k = 0; k < no - 1; k++) kept &= lb[k] > 2.0 * o->bound;
+            *certified_same += kept;
+        }
         if (progress && (r % 16 == 15 || r + 1 == n)) fprintf(stderr, "\rcheck: %zu/%zu inputs", r + 1, n);
     }
     if (progress) fprintf(stderr, "\n");
@@ -132,6 +146,7 @@ fail:
     free(lo);
     free(y);
     free(scratch);
+    free(C);
     return st;
 }
 
@@ -156,7 +171,7 @@ static lg_status lg_check_load(const char *inputs, const char *data, int n_in, d
     lg_dataset ds;
     lg_status st = lg_data_load_spec(&ds, data, "test");
     if (st != LG_OK) return st;
-    if ((st = lg_dataset_fit(&ds, n_in, "the networks", data)) != LG_OK) {
+    if ((st = lg_dataset_require_exact(&ds, data)) != LG_OK || (st = lg_dataset_fit(&ds, n_in, "the networks", data)) != LG_OK) {
         lg_dataset_free(&ds);
         return st;
     }
@@ -290,7 +305,7 @@ int lg_cmd_check(int argc, char **argv)
             printf("  first class change: input #%ld, class %d (ref) -> %d (relu), certified bound %.6g, observed %.6g\n",
                    first_cc, rows[first_cc].class_ref, rows[first_cc].class_relu, rows[first_cc].bound,
                    rows[first_cc].observed);
-        printf("  reference margin > 2 x bound (class provably kept on the ball): %zu of %zu\n", certified_same, n);
+        printf("  class provably kept on the ball (ReLU margin lower bound > 2 x bound): %zu of %zu\n", certified_same, n);
     }
     fflush(stdout);
     if (!pass) {

@@ -63,8 +63,8 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
     if (a->vnnlib) {
         snprintf(a->instance, sizeof a->instance, "%s", a->vnnlib);
         if ((st = lg_vnnlib_read(prop, a->vnnlib, net->n_in, no)) != LG_OK) return st;
-        lg_verify_apply_margin(prop, a->margin);
-        return LG_OK;
+        if ((st = lg_verify_apply_margin(prop, a->margin)) != LG_OK) lg_prop_free(prop);
+        return st;
     }
     double *x0 = malloc((size_t)net->n_in * sizeof *x0);
     double *y = malloc(((size_t)2 * (size_t)lg_net_max_width(net) + (size_t)no) * sizeof *y);
@@ -91,6 +91,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
     } else {
         snprintf(a->instance, sizeof a->instance, "index=%ld eps=%g", a->index, a->eps);
         if ((st = lg_data_load_spec(&ds, a->data, "test")) != LG_OK) goto fail;
+        if ((st = lg_dataset_require_exact(&ds, a->data)) != LG_OK) goto fail;
         if ((st = lg_dataset_fit(&ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
         if ((size_t)a->index >= ds.n) {
             st = lg_fail(LG_ERR_ARG, "--index %ld: the test set has %zu examples", a->index, ds.n);

@@ -237,8 +237,8 @@ int lg_act_param_ok(lg_act a, double p)
 {
     switch (a) {
     case LG_ACT_GELU:
-    case LG_ACT_LGELU:
     case LG_ACT_SWISH: return p >= 1.0 && isfinite(p);
+    case LG_ACT_LGELU: return p > 0.0 && isfinite(p); /* an imported file's λ may lie just below 1 */
     case LG_ACT_PRELU: return isfinite(p);
     default: return 1;
     }

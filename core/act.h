@@ -105,8 +105,9 @@ int lg_act_has_param(lg_act a);
  * this is the one place that list lives. */
 int lg_act_relu_like(lg_act a);
 
-/* 1 if p is a valid parameter for kind a: λ, β ≥ 1 finite for lgelu/swish
- * (gelu: exactly what lg_net_validate accepts, ≥ 1), any finite slope for
+/* 1 if p is a valid parameter for kind a: λ > 0 finite for lgelu (training
+ * keeps it ≥ 1; an imported file's own constant may give a λ just below 1,
+ * DESIGN.md §3), β ≥ 1 finite for swish, ≥ 1 for gelu, any finite slope for
  * prelu; 1 for kinds without a parameter. */
 int lg_act_param_ok(lg_act a, double p);
 

@@ -231,6 +231,9 @@ int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, cons
                            const double *slack)
 {
     int n_out = lg_net_n_out(net);
+    for (int k = 0; k < net->n_layers; k++)
+        if (net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU)
+            return lg_enclose_first_holding(net, x, n_terms, terms, slack);
     if (!lg_exact_finite_terms(n_out, n_terms, terms, slack)) return -2;
     mpq_t *y = NULL;
     int rc = lg_exact_forward(net, x, &y);

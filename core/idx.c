@@ -252,9 +252,21 @@ lg_status lg_dataset_fit(lg_dataset *ds, int n_in, const char *what, const char 
     lg_dataset p;
     lg_status st = lg_dataset_pool(&p, ds, k);
     if (st != LG_OK) return st;
+    p.lossy = ds->lossy ? 1 : 0; /* pooled values of rounded inputs: no exact index */
     lg_dataset_free(ds);
     *ds = p;
     return LG_OK;
+}
+
+lg_status lg_dataset_require_exact(const lg_dataset *ds, const char *where)
+{
+    if (!ds->lossy) return LG_OK;
+    size_t i = ds->lossy - 1, d = ds->dim > 0 ? (size_t)ds->dim : 1;
+    return lg_fail(LG_ERR_FORMAT,
+                   "%s: example %zu, feature %zu holds a float64 value that float32 cannot (--data keeps float32, "
+                   "and a certificate about a rounded point is about another point); pass the same file with "
+                   "--inputs (kept in float64) or save X as float32",
+                   where, i / d, i % d);
 }
 
 void lg_dataset_free(lg_dataset *ds)

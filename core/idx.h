@@ -22,7 +22,15 @@ typedef struct lg_dataset {
     int n_classes;  /* 1 + largest label */
     float *x;       /* [n][dim], values in [0,1] */
     uint8_t *y;     /* [n] */
+    size_t lossy;   /* 0, or 1 + the index in x of the first value the file held in more
+                       precision than float32 (a float64 .npy): x is then rounded */
 } lg_dataset;
+
+/* A certificate about the points of ds must be about the file's points:
+ * LG_OK when x holds the file's values exactly (ds->lossy == 0), else
+ * LG_ERR_FORMAT with a message naming the example, feature and `where` and
+ * pointing to --inputs (kept in float64) or a float32 file. */
+lg_status lg_dataset_require_exact(const lg_dataset *ds, const char *where);
 
 /* Load one images/labels pair. Errors name the file and the problem. */
 lg_status lg_idx_load(lg_dataset *ds, const char *images_path, const char *labels_path);

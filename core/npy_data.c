@@ -46,6 +46,7 @@ lg_status lg_npy_load_dataset(lg_dataset *ds, const char *x_path, const char *y_
             goto fail;
         }
         ds->x[i] = (float)v;
+        if (!ds->lossy && (double)ds->x[i] != v) ds->lossy = i + 1;
     }
     int maxl = 0;
     for (size_t i = 0; i < Y.n; i++) {

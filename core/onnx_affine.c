@@ -1,7 +1,14 @@
 /* onnx_affine.c — the pending affine map of the ONNX importer (see
  * onnx_internal.h, lg_ox_b): z = W·a + b over the last layer boundary a,
- * composed op by op and closed into dense layers. */
-#include <cblas.h>
+ * composed op by op and closed into dense layers.
+ *
+ * The imported network must be the file's exact function (DESIGN.md §3
+ * "Which function is verified"): a constant is folded into the pending map
+ * only when every folded number is exact in double (checked with FMA /
+ * TwoSum); otherwise the pending map is closed as an identity layer and the
+ * constant starts a new map, and a division whose reciprocal is not a double
+ * is refused. Two matrices are never multiplied together. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,25 +38,86 @@ double *lg_ox_dup(const double *v, size_t n)
     return p;
 }
 
+/* Results below this magnitude may have lost bits to underflow, where the
+ * FMA residual is no longer exact: treated as inexact. */
+#define LG_OX_TINY 0x1p-969
+
+int lg_ox_mul_exact(double a, double b, double *r)
+{
+    *r = a * b;
+    if (a == 0 || b == 0) return 1;
+    return isfinite(*r) && fabs(*r) >= LG_OX_TINY && fma(a, b, -*r) == 0;
+}
+
+int lg_ox_div_exact(double a, double c, double *r)
+{
+    *r = a / c;
+    if (a == 0) return c != 0;
+    return isfinite(*r) && fabs(*r) >= LG_OX_TINY && fma(*r, c, -a) == 0;
+}
+
+int lg_ox_add_exact(double a, double b, double *r)
+{
+    double s = a + b, bb = s - a;
+    *r = s;
+    return isfinite(s) && (a - (s - bb)) + (b - bb) == 0;
+}
+
 /* z ← z + sign·c, c [n]. */
 lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
 {
     size_t n = (size_t)B->n;
+    lg_status st;
     if (sign < 0 && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
         if (!(B->in_sub = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
     }
-    if (!B->b && !(B->b = calloc(n, sizeof *B->b))) goto oom;
-    for (size_t i = 0; i < n; i++) B->b[i] += sign * c[i];
+    if (B->b) {
+        double *nb = malloc(n * sizeof *nb);
+        if (!nb) goto oom;
+        int exact = 1;
+        for (size_t i = 0; i < n && exact; i++) exact = lg_ox_add_exact(B->b[i], sign * c[i], &nb[i]);
+        if (exact) {
+            free(B->b);
+            B->b = nb;
+            return LG_OK;
+        }
+        free(nb); /* the sum is not a double: keep the pending map as its own exact layer */
+        if ((st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    }
+    if (!(B->b = calloc(n, sizeof *B->b))) goto oom;
+    for (size_t i = 0; i < n; i++) B->b[i] = sign * c[i];
     return LG_OK;
 oom:
     return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+}
+
+/* The pending map times c (divide = 0) or divided by c (divide = 1) into
+ * W2/d2/b2 (each allocated when the map has it); 1 if every entry is exact. */
+static int lg_ox_b_scaled(const lg_ox_b *B, const double *c, int divide, double *W2, double *d2, double *b2)
+{
+    size_t n = (size_t)B->n, m = (size_t)B->m;
+    for (size_t i = 0; i < n; i++) {
+        if (B->W)
+            for (size_t j = 0; j < m; j++)
+                if (!(divide ? lg_ox_div_exact(B->W[i * m + j], c[i], &W2[i * m + j])
+                             : lg_ox_mul_exact(B->W[i * m + j], c[i], &W2[i * m + j])))
+                    return 0;
+        if (!B->W) {
+            double dv = B->d ? B->d[i] : 1.0;
+            if (!(divide ? lg_ox_div_exact(dv, c[i], &d2[i]) : lg_ox_mul_exact(dv, c[i], &d2[i]))) return 0;
+        }
+        if (B->b && !(divide ? lg_ox_div_exact(B->b[i], c[i], &b2[i]) : lg_ox_mul_exact(B->b[i], c[i], &b2[i])))
+            return 0;
+    }
+    return 1;
 }
 
 /* z ← z·c (divide = 0) or z/c (divide = 1), c [n]. */
 lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
 {
     size_t n = (size_t)B->n, m = (size_t)B->m;
+    lg_status st;
     if (divide)
         for (size_t i = 0; i < n; i++)
             if (c[i] == 0.0) return lg_fail(LG_ERR_FORMAT, "%s: division by zero constant (element %zu)", B->file, i);
@@ -57,16 +125,47 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
         if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
     }
-    if (!B->W && !B->d) {
-        if (!(B->d = malloc(n * sizeof *B->d))) goto oom;
-        for (size_t i = 0; i < n; i++) B->d[i] = 1.0;
+    double *W2 = B->W ? malloc(n * m * sizeof *W2) : NULL, *d2 = malloc(n * sizeof *d2);
+    double *b2 = B->b ? malloc(n * sizeof *b2) : NULL;
+    if ((B->W && !W2) || !d2 || (B->b && !b2)) {
+        free(W2);
+        free(d2);
+        free(b2);
+        goto oom;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (B->W)
-            for (size_t j = 0; j < m; j++) B->W[i * m + j] = divide ? B->W[i * m + j] / c[i] : B->W[i * m + j] * c[i];
-        else
-            B->d[i] = divide ? B->d[i] / c[i] : B->d[i] * c[i];
-        if (B->b) B->b[i] = divide ? B->b[i] / c[i] : B->b[i] * c[i];
+    if (!lg_ox_b_scaled(B, c, divide, W2, d2, b2)) {
+        /* a product or quotient is not a double: the pending map becomes its own exact
+         * layer and the constant starts a new diagonal map (1/c must then be a double) */
+        free(W2);
+        free(b2);
+        W2 = b2 = NULL;
+        if ((st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
+            free(d2);
+            return st;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!(divide ? lg_ox_div_exact(1.0, c[i], &d2[i]) : lg_ox_mul_exact(1.0, c[i], &d2[i]))) {
+                free(d2);
+                return lg_fail(LG_ERR_UNSUPPORTED,
+                               "%s: division by %.17g: 1/%.17g is not a double, so the layer would not be the "
+                               "file's exact function (lgelu verifies only exact weights; divide at the input or "
+                               "by a power of two)",
+                               B->file, c[i], c[i]);
+            }
+    }
+    if (B->W) {
+        free(B->W);
+        B->W = W2;
+        free(d2);
+        free(B->d);
+        B->d = NULL;
+    } else {
+        free(B->d);
+        B->d = d2;
+    }
+    if (b2) {
+        free(B->b);
+        B->b = b2;
     }
     return LG_OK;
 oom:
@@ -77,45 +176,45 @@ oom:
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
 {
     size_t n = (size_t)B->n, m = (size_t)B->m, N = (size_t)n2;
-    double *nb = NULL;
-    if (N * m > LG_NET_MAX_PARAMS) {
+    lg_status st;
+    if (N * n > LG_NET_MAX_PARAMS) {
         free(M);
-        return lg_fail(LG_ERR_FORMAT, "%s: composed layer %zu x %zu exceeds %zu parameters", B->file, N, m,
+        return lg_fail(LG_ERR_FORMAT, "%s: composed layer %zu x %zu exceeds %zu parameters", B->file, N, n,
                        LG_NET_MAX_PARAMS);
     }
-    if (B->b || c) {
-        if (!(nb = calloc(N, sizeof *nb))) goto oom;
-        for (size_t i = 0; i < N; i++) {
-            double s = c ? c[i] : 0.0;
-            if (B->b)
-                for (size_t j = 0; j < n; j++) s += M[i * n + j] * B->b[j];
-            nb[i] = s;
+    /* fold a pending diagonal into M's columns only when every product is exact; a pending
+     * matrix or bias is never multiplied into M: it is closed as an exact identity layer */
+    int fold = !B->W && !B->b;
+    if (fold && B->d) {
+        double *M2 = malloc(N * n * sizeof *M2);
+        if (!M2) goto oom;
+        for (size_t i = 0; i < N && fold; i++)
+            for (size_t j = 0; j < n && fold; j++) fold = lg_ox_mul_exact(M[i * n + j], B->d[j], &M2[i * n + j]);
+        if (fold) {
+            free(M);
+            M = M2;
+        } else {
+            free(M2);
         }
     }
-    if (B->W) {
-        double *W2 = malloc(N * m * sizeof *W2);
-        if (!W2) goto oom;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)m, (int)n, 1.0, M, (int)n, B->W, (int)m,
-                    0.0, W2, (int)m);
+    if (!fold && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
         free(M);
-        free(B->W);
-        B->W = W2;
-    } else {
-        if (B->d)
-            for (size_t i = 0; i < N; i++)
-                for (size_t j = 0; j < n; j++) M[i * n + j] *= B->d[j];
-        B->W = M;
+        return st;
     }
+    double *nb = NULL;
+    if (c && !(nb = lg_ox_dup(c, N))) goto oom;
     free(B->d);
     B->d = NULL;
+    free(B->W);
+    B->W = M;
     free(B->b);
     B->b = nb;
     B->n = n2;
+    (void)m;
     return LG_OK;
 oom:
     free(M);
-    free(nb);
-    return lg_fail(LG_ERR_NOMEM, "%s: out of memory composing a %zu x %zu layer", B->file, N, m);
+    return lg_fail(LG_ERR_NOMEM, "%s: out of memory composing a %zu x %zu layer", B->file, N, n);
 }
 
 /* Close the current affine map into a layer with activation act. */

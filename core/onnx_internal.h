@@ -120,6 +120,11 @@ typedef struct lg_ox_b {
 } lg_ox_b;
 
 void lg_ox_b_free(lg_ox_b *B);
+/* r = a·b, a/c, a + b in double; 1 if r is the exact real result (FMA or
+ * TwoSum residual 0, no underflow), 0 otherwise (r is then rounded). */
+int lg_ox_mul_exact(double a, double b, double *r);
+int lg_ox_div_exact(double a, double c, double *r);
+int lg_ox_add_exact(double a, double b, double *r);
 /* 1 if the pending map is the identity (no W, d or b). */
 int lg_ox_b_identity(const lg_ox_b *B);
 double *lg_ox_dup(const double *v, size_t n);
@@ -127,7 +132,9 @@ double *lg_ox_dup(const double *v, size_t n);
 lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign);
 /* z ← z·c or z/c (divide = 1), c [n]; a first Div at the input becomes in_div. */
 lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide);
-/* z ← M·z + c; M [n2][n] is taken over (freed), c [n2] or NULL. */
+/* z ← M·z + c; M [n2][n] is taken over (freed), c [n2] or NULL. Only exact
+ * folds (onnx_affine.c); otherwise the pending map is closed as an identity
+ * layer first. */
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c);
 /* Close the map into a layer with activation act (λ for lgelu). */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);

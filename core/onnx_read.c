@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,6 @@
 #include "core/onnx.h"
 #include "core/onnx_internal.h"
 
-#define LG_SQRT2 1.41421356237309504880
-#define LG_OX_PATTERN_TOL 1e-6
 #define LG_OX_MAX_NESTING 64
 
 /* ---- interpreter ---- */
@@ -220,22 +219,65 @@ static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
                    R->G.file, lg_ox_name(R, node));
 }
 
-/* λ of Erf(k·z) with k = kmul/kdiv. */
-static void lg_ox_erf_lambda(const lg_ox_val *x, lg_ox_val *o)
+/* The parameter of a smooth activation from the file's own constants
+ * (DESIGN.md §3 "Which function is verified"): p = num/den (times √2 when
+ * sqrt2), an exact real number that need not be a double, held as the
+ * double p_lo ≤ p with p < next(p_lo); every bound uses p_lo (the gap to
+ * relu only shrinks as λ or β grows) and the witness enclosure the interval
+ * [p_lo, next(p_lo)] (core/enclose.c). 0, or −1 when p is not a positive
+ * finite number. */
+static int lg_ox_param_down(double num, double den, int sqrt2, double *p_lo)
 {
-    o->is_gelu = 0;
-    if (x->kdiv != 1.0 && fabs(x->kdiv - LG_SQRT2) <= LG_OX_PATTERN_TOL * LG_SQRT2) {
-        o->lambda = x->kmul;
-        o->is_gelu = !x->has_mul && x->kmul == 1.0;
-        return;
+    if (!(num / den > 0) || !isfinite(num) || !isfinite(den)) return -1;
+    mpfr_t lo, hi;
+    mpfr_init2(lo, 160);
+    mpfr_init2(hi, 160);
+    mpfr_set_d(lo, fabs(num), MPFR_RNDN); /* exact */
+    mpfr_set_d(hi, fabs(num), MPFR_RNDN);
+    mpfr_div_d(lo, lo, fabs(den), MPFR_RNDD);
+    mpfr_div_d(hi, hi, fabs(den), MPFR_RNDU);
+    if (sqrt2) {
+        mpfr_t r;
+        mpfr_init2(r, 160);
+        mpfr_set_ui(r, 2, MPFR_RNDN);
+        mpfr_sqrt(r, r, MPFR_RNDD);
+        mpfr_mul(lo, lo, r, MPFR_RNDD);
+        mpfr_set_ui(r, 2, MPFR_RNDN);
+        mpfr_sqrt(r, r, MPFR_RNDU);
+        mpfr_mul(hi, hi, r, MPFR_RNDU);
+        mpfr_clear(r);
     }
-    double q = x->kmul / x->kdiv;
-    if (fabs(q - 1.0 / LG_SQRT2) <= LG_OX_PATTERN_TOL / LG_SQRT2) {
-        o->lambda = 1.0;
-        o->is_gelu = 1;
-        return;
-    }
-    o->lambda = q * LG_SQRT2;
+    double l = mpfr_get_d(lo, MPFR_RNDD), h = mpfr_get_d(hi, MPFR_RNDU);
+    mpfr_clear(lo);
+    mpfr_clear(hi);
+    /* p ∈ [lo, hi] ⊆ [l, h]; the one-ulp interval must hold it */
+    if (!(l > 0) || !isfinite(h) || h > nextafter(l, INFINITY)) return -1;
+    *p_lo = l;
+    return 0;
+}
+
+/* λ of Erf(k·z) with k = kmul/kdiv: erf(k·z) = erf(λz/√2) for λ = √2·k.
+ * GELU is the layer whose λ interval [1, next(1)) holds it. */
+static lg_status lg_ox_erf_lambda(const lg_ox_run *R, int node, const lg_ox_val *x, lg_ox_val *o)
+{
+    if (lg_ox_param_down(x->kmul, x->kdiv, 1, &o->lambda))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Erf of %.17g/%.17g times the value: the GELU pattern needs a "
+                       "positive finite scale", R->G.file, lg_ox_name(R, node), x->kmul, x->kdiv);
+    o->is_gelu = o->lambda == 1.0;
+    return LG_OK;
+}
+
+/* k·s (divide = 0) or k/s into *r, only when exact: a pattern's constants are the file's. */
+static int lg_ox_pattern_scale(double k, double s, int divide, double *r)
+{
+    return divide ? lg_ox_div_exact(k, s, r) : lg_ox_mul_exact(k, s, r);
+}
+
+/* 1 if (kmul/kdiv)·k is exactly want. */
+static int lg_ox_pattern_is(double kmul, double kdiv, double k, double want)
+{
+    double p, q;
+    return lg_ox_mul_exact(kmul, k, &p) && lg_ox_div_exact(p, kdiv, &q) && q == want;
 }
 
 /* Add/Sub/Mul/Div with one dynamic operand x and one constant c. */
@@ -262,18 +304,24 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
         if (is_mul || is_div) {
             if (is_div && s == 0.0)
                 return lg_fail(LG_ERR_FORMAT, "%s: %s: division by zero", R->G.file, lg_ox_name(R, node));
+            int exact;
             if (x->form == LG_OX_LIN) {
-                if (is_mul) out->kmul *= s, out->has_mul = 1;
-                else out->kdiv *= s;
+                if (is_mul) exact = lg_ox_pattern_scale(out->kmul, s, 0, &out->kmul), out->has_mul = 1;
+                else exact = lg_ox_pattern_scale(out->kdiv, s, 0, &out->kdiv);
             } else {
-                out->k = is_mul ? out->k * s : out->k / s;
+                exact = lg_ox_pattern_scale(out->k, s, !is_mul, &out->k);
             }
+            if (!exact)
+                return lg_fail(LG_ERR_UNSUPPORTED,
+                               "%s: %s: the pattern's constants do not combine exactly in double (%.17g); lgelu "
+                               "verifies only the file's exact function",
+                               R->G.file, lg_ox_name(R, node), s);
         } else if (is_add && x->form == LG_OX_ERF && s == x->k) {
             out->form = LG_OX_HALF1;
         } else {
             return lg_ox_pattern_fail(R, node);
         }
-        if (out->form == LG_OX_PROD && fabs(out->k - 0.5) <= LG_OX_PATTERN_TOL * 0.5) {
+        if (out->form == LG_OX_PROD && out->k == 0.5) {
             if (!sole) return lg_ox_pattern_fail(R, node);
             if ((st = lg_ox_b_close(B, out->is_gelu ? LG_ACT_GELU : LG_ACT_LGELU, out->is_gelu ? 1.0 : out->lambda)) !=
                 LG_OK)
@@ -343,8 +391,10 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
                        (long long)N, LG_NET_MAX_DIM);
     double *M = malloc((size_t)N * (size_t)K * sizeof *M), *c = NULL;
     if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    int exact = 1; /* alpha·B and beta·C must be the file's exact products (onnx_affine.c) */
     for (int64_t j = 0; j < N; j++)
-        for (int64_t k = 0; k < K; k++) M[j * K + k] = alpha * (tb ? Bc->v[j * K + k] : Bc->v[k * N + j]);
+        for (int64_t k = 0; k < K; k++)
+            exact &= lg_ox_mul_exact(alpha, tb ? Bc->v[j * K + k] : Bc->v[k * N + j], &M[j * K + k]);
     lg_ox_shape os = {2, {1, N}};
     if (nd->n_input >= 3 && in[2] >= 0) {
         if (R->G.vals[in[2]].kind != LG_OX_CONST) {
@@ -359,7 +409,15 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
             free(c);
             return st;
         }
-        for (int64_t j = 0; j < N; j++) c[j] *= beta;
+        for (int64_t j = 0; j < N; j++) exact &= lg_ox_mul_exact(beta, c[j], &c[j]);
+    }
+    if (!exact) {
+        free(M);
+        free(c);
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: %s: alpha = %.17g or beta = %.17g times a constant is not a double; the layer would not "
+                       "be the file's exact function",
+                       R->G.file, lg_ox_name(R, node), alpha, beta);
     }
     lg_status st = lg_ox_b_linear(B, M, (int)N, c);
     free(c);
@@ -444,7 +502,7 @@ oom:
 static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_val *h, int sole)
 {
     double k = a->kmul / a->kdiv * h->k;
-    if (!sole || fabs(k - 1.0) > LG_OX_PATTERN_TOL)
+    if (!sole || !lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 1.0))
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: product of a network value and a sigmoid gate is not the Swish pattern x*Sigmoid(beta*x) "
                        "(factor %g, expected 1, or the value is used elsewhere too)",
@@ -513,7 +571,8 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         out->k = a->kmul / a->kdiv * h->k;
         out->lambda = h->lambda;
         out->is_gelu = h->is_gelu;
-        if (fabs(out->k - 0.5) <= LG_OX_PATTERN_TOL * 0.5) {
+        if (lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 0.5)) {
+            out->k = 0.5;
             if (!sole) return lg_ox_pattern_fail(R, node);
             if ((st = lg_ox_b_close(B, out->is_gelu ? LG_ACT_GELU : LG_ACT_LGELU, out->is_gelu ? 1.0 : out->lambda)) != LG_OK)
                 return st;
@@ -551,14 +610,15 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         if (x->form != LG_OX_LIN) return lg_ox_pattern_fail(R, node);
         out->form = LG_OX_ERF;
         out->k = 1.0;
-        lg_ox_erf_lambda(x, out);
-        return LG_OK;
+        return lg_ox_erf_lambda(R, node, x, out);
     }
     if (strcmp(op, "Sigmoid") == 0 && x->form == LG_OX_LIN && !sole) {
         /* the value forks into σ(β·z) and z: the gate of a Swish pattern */
         out->form = LG_OX_SIG;
         out->k = 1.0;
-        out->lambda = x->kmul / x->kdiv;
+        if (lg_ox_param_down(x->kmul, x->kdiv, 0, &out->lambda))
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Sigmoid of %.17g/%.17g times the value: the Swish pattern "
+                           "needs a positive finite beta", R->G.file, lg_ox_name(R, node), x->kmul, x->kdiv);
         return LG_OK;
     }
     if (strcmp(op, "PRelu") == 0 || strcmp(op, "LeakyRelu") == 0) return lg_ox_prelu(R, node, x, dpos, sole);

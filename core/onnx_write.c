@@ -11,7 +11,10 @@
 #include "core/onnx.h"
 #include "onnx.pb-c.h"
 
-#define LG_SQRT2 1.41421356237309504880
+/* The GELU pattern divides by the double just below √2: the file's exact
+ * function is then erf(λ'x/√2) with λ' = λ·√2/c ∈ (λ, next(λ)), which the
+ * importer reads back as λ itself (onnx_read.c, DESIGN.md §3). */
+#define LG_SQRT2 0x1.6a09e667f3bccp+0
 
 typedef struct lg_ow {
     void **ptrs;

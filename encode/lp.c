@@ -129,7 +129,12 @@ lg_status lg_lp_write(const lg_problem *p, FILE *f)
             if ((st = lg_milp_add_row(&m, name, 'L', rhs, n, ind, val))) goto fail;
         }
     }
-    fprintf(f, "\\ lgelu verification query (CPLEX LP): feasible <=> a counterexample exists;\n"
+    fprintf(f, "\\ lgelu verification query (CPLEX LP): numbers are doubles written with 17 digits;\n"
+               "\\ %s\n",
+            p->rounded ? "the property's box or constants were rounded toward the counterexample region\n"
+                         "\\ (box outward, constants down): infeasible => no counterexample; feasible may be spurious"
+                       : "every property constant is a double");
+    fprintf(f, "\\ feasible <=> a counterexample exists (up to the reading solver's tolerances);\n"
                "\\ optimum t* <= 0 is the deepest violation. %d unstable relu, %d terms.\n",
             lg_pwl_count_unstable(p), p->n_terms);
     fprintf(f, "Minimize\n obj: + 1 t\nSubject To\n");

@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config
       libopenblas-dev zlib1g-dev libz3-dev libglpk-dev check
-      libgmp-dev
+      libgmp-dev libmpfr-dev
       dataset-fashion-mnist
       libonnx-dev protobuf-c-compiler libprotobuf-c-dev
       z3 cvc5 glpk-utils python3 python3-onnx python3-numpy

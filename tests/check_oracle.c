@@ -41,7 +41,7 @@ static void absnet_init(absnet *a)
     a->con.coef = a->coef;
     a->term.n_cons = 1;
     a->term.cons = &a->con;
-    lg_problem p = {&a->net, &a->lo, &a->hi, 1, &a->term, a->pre_lo, a->pre_hi};
+    lg_problem p = {&a->net, &a->lo, &a->hi, 1, &a->term, a->pre_lo, a->pre_hi, 0, NULL};
     a->p = p;
 }
 
@@ -236,7 +236,7 @@ static void one_init(one *o, int n_layers, const int *dims)
     o->con.coef = &o->coef;
     o->term.n_cons = 1;
     o->term.cons = &o->con;
-    lg_problem p = {&o->net, o->lo, o->hi, 1, &o->term, NULL, NULL};
+    lg_problem p = {&o->net, o->lo, o->hi, 1, &o->term, NULL, NULL, 0, NULL};
     o->p = p;
 }
 

@@ -433,7 +433,7 @@ START_TEST(test_verify_margin)
     lg_prop a, b;
     ck_assert_int_eq(lg_prop_robustness(&a, x0, 2, 0.1, 0, 1, 0, 3, 0.0), LG_OK);
     ck_assert_int_eq(lg_prop_robustness(&b, x0, 2, 0.1, 0, 1, 0, 3, 0.75), LG_OK);
-    lg_verify_apply_margin(&a, 0.75);
+    ck_assert_int_eq(lg_verify_apply_margin(&a, 0.75), LG_OK);
     for (int t = 0; t < 2; t++) ck_assert(a.cases[0].terms[t].cons[0].d == b.cases[0].terms[t].cons[0].d);
     lg_prop_free(&a);
     lg_prop_free(&b);

@@ -1,18 +1,10 @@
 #include "verify/prop.h"
 
+#include "core/ball.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* a + b rounded down (dir < 0) or up (dir > 0): the nearest sum, moved one ulp
- * when the rounding went the wrong way (TwoSum gives the exact error). */
-static double lg_prop_add_dir(double a, double b, int dir)
-{
-    double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
-    if (dir < 0 && err < 0) return nextafter(s, -INFINITY);
-    if (dir > 0 && err > 0) return nextafter(s, INFINITY);
-    return s;
-}
 
 lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
                              int label, int n_out, double margin)
@@ -34,14 +26,7 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
     if (!p->inner || !(p->inner->lo = malloc((size_t)n_in * sizeof(double))) ||
         !(p->inner->hi = malloc((size_t)n_in * sizeof(double))))
         goto oom;
-    for (int i = 0; i < n_in; i++) {
-        double lo = lg_prop_add_dir(x0[i], -eps, -1), hi = lg_prop_add_dir(x0[i], eps, 1);
-        double li = lg_prop_add_dir(x0[i], -eps, 1), hinn = lg_prop_add_dir(x0[i], eps, -1);
-        c->lo[i] = lo < clip_lo ? clip_lo : (lo > clip_hi ? clip_hi : lo);
-        c->hi[i] = hi > clip_hi ? clip_hi : (hi < clip_lo ? clip_lo : hi);
-        p->inner->lo[i] = li < clip_lo ? clip_lo : (li > clip_hi ? clip_hi : li);
-        p->inner->hi[i] = hinn > clip_hi ? clip_hi : (hinn < clip_lo ? clip_lo : hinn);
-    }
+    lg_ball_boxes(x0, (size_t)n_in, eps, clip_lo, clip_hi, c->lo, c->hi, p->inner->lo, p->inner->hi);
     /* term j: y_label − y_j − margin ≤ 0 (label fails to beat j by more than margin) */
     for (int j = 0, t = 0; j < n_out; j++) {
         if (j == label) continue;
@@ -84,6 +69,44 @@ lg_status lg_prop_alloc(lg_prop *p, int n_in, int n_out, int n_terms, const int 
 oom:
     lg_prop_free(p);
     return LG_ERR_NOMEM;
+}
+
+lg_status lg_prop_margin(lg_prop *p, double K)
+{
+    if (K == 0) return LG_OK;
+    if (!p->inner && !(p->inner = calloc((size_t)p->n_cases, sizeof *p->inner))) goto oom;
+    for (int c = 0; c < p->n_cases; c++) {
+        lg_prop_case *C = &p->cases[c];
+        lg_prop_inner *I = &p->inner[c];
+        size_t m = 0;
+        for (int t = 0; t < C->n_terms; t++) m += (size_t)C->terms[t].n_cons;
+        if (!I->slack && !(I->slack = calloc(m + 1, sizeof *I->slack))) goto oom;
+        for (int t = 0, r = 0; t < C->n_terms; t++)
+            for (int k = 0; k < C->terms[t].n_cons; k++, r++) {
+                double d = C->terms[t].cons[k].d, sl = I->slack[r];
+                double dn = lg_add_dir(d, -K, -1);                         /* proofs: ≤ d − K */
+                double w = lg_add_dir(lg_add_dir(d, sl, 1), -K, 1);        /* ≥ d + slack − K */
+                C->terms[t].cons[k].d = dn;
+                I->slack[r] = lg_add_dir(w, -dn, 1);                       /* dn + slack ≥ w */
+            }
+    }
+    return LG_OK;
+oom:
+    return lg_fail(LG_ERR_NOMEM, "margin: out of memory");
+}
+
+int lg_prop_rounded(const lg_prop *p, int c)
+{
+    if (!p->inner) return 0;
+    const lg_prop_case *C = &p->cases[c];
+    const lg_prop_inner *I = &p->inner[c];
+    for (int i = 0; i < p->n_in; i++)
+        if ((I->lo && I->lo[i] != C->lo[i]) || (I->hi && I->hi[i] != C->hi[i])) return 1;
+    size_t m = 0;
+    for (int t = 0; t < C->n_terms; t++) m += (size_t)C->terms[t].n_cons;
+    for (size_t r = 0; I->slack && r < m; r++)
+        if (I->slack[r] != 0) return 1;
+    return 0;
 }
 
 int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y)

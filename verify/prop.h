@@ -51,6 +51,17 @@ lg_status lg_prop_alloc(lg_prop *p, int n_in, int n_out, int n_terms, const int 
 lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
                              int label, int n_out, double margin);
 
+/* Margin K on every constraint, kept both ways (DESIGN.md §3): the proof
+ * constant becomes d − K rounded down (the counterexample region only
+ * grows), and the witness constant (d + slack) − K rounded up, stored as the
+ * new slack so that d' + slack' ≥ the exact d − K (allocates prop->inner
+ * and its slack when absent). K must be finite. LG_OK or LG_ERR_NOMEM. */
+lg_status lg_prop_margin(lg_prop *p, double K);
+
+/* 1 if case c's proof box or constants differ from its witness ones (a
+ * number of the property was not a double and is kept rounded both ways). */
+int lg_prop_rounded(const lg_prop *p, int c);
+
 /* 1 if y satisfies some term of case c (a counterexample output), else 0.
  * Constraints are checked as coef·y + d ≤ 0 in double, with no tolerance. */
 int lg_prop_case_violated_by(const lg_prop *p, int c, const double *y);

@@ -40,12 +40,7 @@ const char *lg_verdict_name(lg_verdict v)
     }
 }
 
-void lg_verify_apply_margin(lg_prop *p, double K)
-{
-    for (int c = 0; c < p->n_cases; c++)
-        for (int t = 0; t < p->cases[c].n_terms; t++)
-            for (int k = 0; k < p->cases[c].terms[t].n_cons; k++) p->cases[c].terms[t].cons[k].d -= K;
-}
+lg_status lg_verify_apply_margin(lg_prop *p, double K) { return lg_prop_margin(p, K); }
 
 /* Keep the terms of case c that the bounds in b do not refute (a term is
  * refuted when one of its constraints has a CROWN lower bound > 0). kept has
@@ -208,6 +203,25 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     return LG_OK;
 }
 
+/* A term of case c that every output satisfies (no constraint, or only
+ * constraints 0·y + d ≤ 0 whose witness constant d + slack is ≤ 0 exactly):
+ * every point of the box is then a counterexample. Index or −1. */
+static int lg_verify_trivial_term(const lg_prop *prop, int c)
+{
+    const lg_prop_case *C = &prop->cases[c];
+    const double *slack = prop->inner ? prop->inner[c].slack : NULL;
+    for (int t = 0, r = 0; t < C->n_terms; r += C->terms[t].n_cons, t++) {
+        int all = 1;
+        for (int k = 0; k < C->terms[t].n_cons && all; k++) {
+            const lg_lincon *L = &C->terms[t].cons[k];
+            for (int j = 0; j < prop->n_out && all; j++) all = L->coef[j] == 0;
+            all = all && L->d <= -(slack ? slack[r + k] : 0.0); /* d + slack ≤ 0, exactly */
+        }
+        if (all) return t;
+    }
+    return -1;
+}
+
 static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
                                 const lg_runctx *run, lg_verify_report *r, lg_case_out *co, double *x)
 {
@@ -223,6 +237,14 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
+    if (lg_verify_trivial_term(prop, c) >= 0) { /* any point of the witness box; the gate checks it */
+        const lg_prop_inner *I = prop->inner ? &prop->inner[c] : NULL;
+        const double *lo = I && I->lo ? I->lo : p.lo;
+        memcpy(x, lo, (size_t)net->n_in * sizeof *x);
+        co->v = LG_VERDICT_VIOLATED;
+        snprintf(co->method, sizeof co->method, "trivial");
+        goto done;
+    }
     if (run->verbose)
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
                 prop->cases[c].n_terms, lg_now() - r->seconds);

@@ -106,9 +106,10 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
 
 /* Add margin K to a property: every constraint coef·y + d ≤ 0 becomes
  * coef·y + d − K ≤ 0 (a counterexample is any output that does not beat the
- * constraint by more than K). For robustness properties built with margin 0
- * this equals lg_prop_robustness with margin K. */
-void lg_verify_apply_margin(lg_prop *p, double K);
+ * constraint by more than K), kept both ways as lg_prop_margin does. For
+ * robustness properties built with margin 0 this equals lg_prop_robustness
+ * with margin K. LG_OK or LG_ERR_NOMEM. */
+lg_status lg_verify_apply_margin(lg_prop *p, double K);
 
 /* Bounds for case c of prop and the lg_problem a back-end receives (terms
  * that the bounds refute are dropped). LP tightening stops at run's deadline
