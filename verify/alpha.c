@@ -159,7 +159,9 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
                                const double *alpha, const double *beta, double *out, double *Ain, double *lam,
                                double *grad, double *gbeta)
 {
-    lg_status st = lg_bounds_check_net(net);
+    /* the bound alone is the back-substitution's, which relaxes smooth
+     * layers too; the α gradient is ReLU-only */
+    lg_status st = grad || gbeta ? lg_bounds_check_net(net) : lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
     lg_alpha_batch b1 = *bt;

@@ -178,7 +178,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     lg_bab_opts bo = o->bab; /* per case: the strategy picked and its node limit; the solver is verify's */
     bo.mode = bm;
     bo.max_nodes = max_nodes;
-    bo.solver = o->solver ? o->solver : "auto";
+    bo.solver = lg_bounds_net_smooth(net) ? "none" : o->solver ? o->solver : "auto"; /* smooth: no back-end */
     lg_bab_out bout;
     lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, bab_run, &bout, x);
     r->bab_nodes += bout.nodes;
@@ -237,6 +237,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
+    int smooth = lg_bounds_net_smooth(net); /* the direct route: no LP, no ReLU splitting, no back-end */
+    if (smooth && bm != LG_BAB_INPUT) bm = LG_BAB_NONE;
     if (lg_verify_trivial_term(prop, c) >= 0) { /* any point of the witness box; the gate checks it */
         const lg_prop_inner *I = prop->inner ? &prop->inner[c] : NULL;
         const double *lo = I && I->lo ? I->lo : p.lo;
@@ -303,7 +305,10 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             decided)
             goto done;
     }
-    if (strcmp(s, "none") == 0) {
+    if (smooth) {
+        if (!co->reason[0])
+            lg_case_unknown(co, 0, "not decided by the smooth relaxations, attack or input splitting");
+    } else if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else {
         st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
@@ -335,8 +340,22 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
     r->bab_mode = lg_bab_mode_name(lg_bab_pick(o->bab.mode, net ? net->n_in : 0));
-    lg_status st = lg_bounds_check_net(net);
+    int smooth = net && lg_bounds_net_smooth(net);
+    lg_status st = smooth ? lg_bounds_check_direct(net) : lg_bounds_check_net(net);
     if (st != LG_OK) return st;
+    if (smooth) { /* DESIGN.md §3 "Smooth activations": bounds, attack and input splitting only */
+        const char *s = o->solver ? o->solver : "auto";
+        if (strcmp(s, "z3") == 0 || strcmp(s, "glpk") == 0 || o->backend_only)
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "--solver %s encodes piecewise-linear (relu/identity) networks only; this network has "
+                           "smooth activations: verify it directly with --solver auto or none, or substitute ReLU "
+                           "with `lgelu relu` and verify that with --ref",
+                           s);
+        if (o->tighten == LG_TIGHTEN_LP)
+            return lg_fail(LG_ERR_UNSUPPORTED, "--tighten lp takes piecewise-linear (relu/identity) networks only");
+        int bm = lg_bab_pick(o->bab.mode, net->n_in);
+        r->bab_mode = lg_bab_mode_name(bm == LG_BAB_INPUT ? LG_BAB_INPUT : LG_BAB_NONE);
+    }
     int no = lg_net_n_out(net);
     if (prop->n_in != net->n_in || prop->n_out != no)
         return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,
