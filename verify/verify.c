@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify/bab_act.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
 
@@ -305,9 +306,24 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             decided)
             goto done;
     }
+    if (smooth && !lg_runctx_expired(&cc)) { /* activation splitting (bab_act.h) in the time left */
+        lg_bab_act_out ao;
+        double t1 = lg_now();
+        st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &cc, o->bab.max_nodes, &ao);
+        r->t_bounds += lg_now() - t1;
+        r->bab_nodes += ao.nodes;
+        if (ao.max_depth > r->bab_max_depth) r->bab_max_depth = ao.max_depth;
+        if (st != LG_OK) goto done;
+        if (ao.proved) {
+            co->v = LG_VERDICT_ROBUST;
+            snprintf(co->method, sizeof co->method, "bab-act");
+            goto done;
+        }
+    }
     if (smooth) {
         if (!co->reason[0])
-            lg_case_unknown(co, 0, "not decided by the smooth relaxations, attack or input splitting");
+            lg_case_unknown(co, lg_runctx_expired(run), lg_runctx_expired(run) ? "timeout"
+                                                         : "not decided by the smooth relaxations, attack or branch and bound");
     } else if (strcmp(s, "none") == 0) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else {
