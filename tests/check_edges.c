@@ -19,6 +19,7 @@
 #include "core/idx.h"
 #include "core/netfile.h"
 #include "core/npy.h"
+#include "soundfuzz.h"
 #include "testutil.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
@@ -377,6 +378,20 @@ START_TEST(test_edges_onnx_pattern_constants)
 }
 END_TEST
 
+/* Random foldable graphs (the fuzzer's ONNX class): each refused, or
+ * imported as exactly the file's function (Python Fractions vs GMP). */
+START_TEST(test_edges_onnx_fold_fuzz)
+{
+    lg_fuzz_stats s;
+    memset(&s, 0, sizeof s);
+    long bad = lg_fuzz_onnx_fold(7, 0, 40, &s, stdout);
+    ck_assert_msg(bad == 0, "%ld wrong imports or errors", bad);
+    ck_assert_int_eq(s.onnx_graphs, 40);
+    ck_assert_msg(s.onnx_imported > 5 && s.onnx_imported < 40, "%ld of 40 imported: the classes are not mixed",
+                  s.onnx_imported);
+}
+END_TEST
+
 /* ---- 6. float64 .npy datasets ---- */
 static void lg_edges_npy(const char *path, const char *descr, const void *data, size_t bytes, const char *shape)
 {
@@ -572,6 +587,7 @@ Suite *suite_edges(void)
     tcase_add_test(c, test_edges_margin_witness_side);
     tcase_add_test(c, test_edges_onnx_exact_folding);
     tcase_add_test(c, test_edges_onnx_pattern_constants);
+    tcase_add_test(c, test_edges_onnx_fold_fuzz);
     tcase_add_test(c, test_edges_npy_float64);
     tcase_add_test(c, test_edges_trivial_terms);
     tcase_add_test(c, test_edges_encode_exact);

@@ -369,6 +369,10 @@ START_TEST(test_oracle_fuzz_cases)
     for (int i = 0; i < n_cases; i++) {
         lg_fuzz_case fc;
         ck_assert_msg(lg_fuzz_case_make(&fc, 4242, i) == LG_OK, "case %d: %s", i, lg_errmsg());
+        if (strstr(fc.cls, "empty") || fc.margin > 0) { /* truth not from this oracle call alone (gen_fuzz.h) */
+            lg_fuzz_case_free(&fc);
+            continue;
+        }
         const lg_problem *p = &fc.prob;
         int n = fc.net.n_in;
         mpq_t *xq = malloc((size_t)n * sizeof *xq), gap;

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <gmp.h>
 
+#include "core/netfile.h"
 #include "oracle.h"
 #include "verify/recheck.h"
 #include "verify/transfer.h"
@@ -290,6 +293,84 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     return bad;
 }
 
+long lg_fuzz_onnx_fold(unsigned long seed, long batch, long n, lg_fuzz_stats *s, FILE *log)
+{
+    char dir[256], cmd[1024], path[512];
+    snprintf(dir, sizeof dir, "/tmp/lgelu_foldfuzz_%ld_%lu_%ld", (long)getpid(), seed, batch);
+    snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_foldfuzz.py %lu %ld %s >/dev/null", LG_PYTHON3, LG_SOURCE_DIR,
+             seed * 100003UL + (unsigned long)batch, n, dir);
+    if (system(cmd) != 0) {
+        fprintf(log, "soundfuzz: ERROR onnx: %s failed (needs python3-onnx, python3-numpy)\n", cmd);
+        s->errors++;
+        return 1;
+    }
+    long bad = 0;
+    for (long i = 0; i < n; i++) {
+        s->onnx_graphs++;
+        snprintf(path, sizeof path, "%s/g%ld.onnx", dir, i);
+        lg_net net;
+        lg_status st = lg_net_load(&net, path);
+        if (st == LG_ERR_UNSUPPORTED) continue; /* refused with a message: allowed */
+        if (st != LG_OK) {
+            fprintf(log, "soundfuzz: ERROR onnx seed=%lu batch=%ld graph %ld: %s\n", seed, batch, i, lg_errmsg());
+            s->errors++;
+            bad++;
+            continue;
+        }
+        s->onnx_imported++;
+        snprintf(path, sizeof path, "%s/g%ld.txt", dir, i);
+        FILE *f = fopen(path, "r");
+        char line[8192];
+        int no = lg_net_n_out(&net), ok = f != NULL;
+        mpq_t *x = malloc((size_t)net.n_in * sizeof *x), *y = malloc((size_t)lg_net_max_width(&net) * sizeof *y), e;
+        LG_ASSERT(x && y);
+        for (int k = 0; k < net.n_in; k++) mpq_init(x[k]);
+        for (int k = 0; k < lg_net_max_width(&net); k++) mpq_init(y[k]);
+        mpq_init(e);
+        while (ok && fgets(line, sizeof line, f)) {
+            char *p = line, *end;
+            for (int k = 0; k < net.n_in; k++, p = end) mpq_set_d(x[k], strtod(p, &end));
+            p = strchr(p, ':');
+            if (!p) break;
+            p++;
+            lg_oracle_forward(&net, x, y);
+            for (int j = 0; j < no && ok; j++) {
+                while (*p == ' ') p++;
+                end = strpbrk(p, " \n");
+                char tok[4096];
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                if (len >= sizeof tok) len = sizeof tok - 1;
+                memcpy(tok, p, len);
+                tok[len] = 0;
+                p += len;
+                ok = mpq_set_str(e, tok, 10) == 0;
+                if (ok) {
+                    mpq_canonicalize(e);
+                    ok = mpq_equal(e, y[j]);
+                }
+            }
+            if (!ok) break;
+        }
+        if (f) fclose(f);
+        if (!ok) {
+            s->onnx_wrong++;
+            bad++;
+            fprintf(log, "soundfuzz: WRONG-ONNX seed=%lu batch=%ld graph %ld: the imported net is not the file's "
+                         "function (reproduce: %s %s/tests/onnx_foldfuzz.py %lu %ld DIR)\n",
+                    seed, batch, i, LG_PYTHON3, LG_SOURCE_DIR, seed * 100003UL + (unsigned long)batch, n);
+        }
+        for (int k = 0; k < net.n_in; k++) mpq_clear(x[k]);
+        for (int k = 0; k < lg_net_max_width(&net); k++) mpq_clear(y[k]);
+        mpq_clear(e);
+        free(x);
+        free(y);
+        lg_net_free(&net);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(log, "soundfuzz: could not remove %s\n", dir);
+    return bad;
+}
+
 long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
 {
     long bad = 0;
@@ -361,9 +442,11 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             "soundfuzz: %ld cases (%ld violated, %ld robust by the oracle; %ld near-tie), %ld runs in %.1f s "
             "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown (%ld timeouts); "
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld; "
-            "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld\n",
+            "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
+            "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
-            s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth);
+            s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
+            s->onnx_imported, s->onnx_wrong);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

@@ -49,6 +49,7 @@ typedef struct lg_fuzz_stats {
     long ties;                         /* cases of a tie class */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
+    long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
     long bad_cases;                    /* cases with at least one wrong verdict or error */
     double t_oracle, t_verify;         /* seconds */
     int n_kinds;                       /* wrong verdicts by kind and deciding method */
@@ -74,6 +75,14 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
 /* The smooth near-tie runs of one case (above); called by lg_fuzz_run_case
  * for every third case. Returns the number of wrong answers. */
 long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* Foldable ONNX graphs: tests/onnx_foldfuzz.py writes n random float64
+ * graphs (Gemm/MatMul, Relu, constant Add/Sub/Mul/Div by foldable and
+ * unfoldable numbers, input normalisation) with exact outputs at three
+ * points (Python Fractions). Each must be refused, or imported as a net
+ * whose exact outputs (lg_oracle_forward) equal them. batch picks the
+ * graphs. Returns the number of wrong imports (and errors). */
+long lg_fuzz_onnx_fold(unsigned long seed, long batch, long n, lg_fuzz_stats *s, FILE *log);
 
 /* A summary line (cases, runs, cases/hour, verdict counts, wrong verdicts,
  * errors), then one line per kind of wrong verdict. */
