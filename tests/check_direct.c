@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "testutil.h"
+#include "verify/alpha.h"
 #include "verify/bounds.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
@@ -193,6 +194,57 @@ START_TEST(test_direct_verdicts_vs_oracle)
 }
 END_TEST
 
+/* α-CROWN with α as the tangent point: never below CROWN (its first
+ * iterate is CROWN's lines), never above the sampled minimum (sound), and
+ * above CROWN somewhere. */
+START_TEST(test_direct_alpha_tangent)
+{
+    lg_rng r;
+    lg_rng_init(&r, 31, 0);
+    int better = 0;
+    for (int a = 0; a < 5; a++)
+        for (int t = 0; t < 4; t++) {
+            lg_net net;
+            lg_dir_net(&net, lg_smooth[a], 3, 8, 3, &r, 1.0);
+            double lo[3], hi[3];
+            for (int i = 0; i < 3; i++) {
+                double c = 2 * lg_rng_uniform(&r) - 1;
+                lo[i] = c - 0.4;
+                hi[i] = c + 0.4;
+            }
+            lg_bounds b;
+            ck_assert(lg_bounds_init(&b, &net) == LG_OK);
+            ck_assert(lg_bounds_symbolic(&b, &net, lo, hi) == LG_OK);
+            double C[9] = {1, -1, 0, 0, 1, -1, -1, 0, 1}, d[3] = {0.1, 0, -0.2}, crown[3], opt[3];
+            double al[3 * 64];
+            ck_assert(lg_alpha_size(&net) <= 64);
+            ck_assert(lg_bounds_objective_lower(&b, &net, 3, C, d, crown) == LG_OK);
+            lg_alpha_default(&b, &net, 3, al);
+            lg_runctx run = lg_runctx_none();
+            ck_assert_msg(lg_alpha_optimize(&b, &net, 3, C, d, 30, 0.1, &run, al, opt, NULL) == LG_OK, "%s", lg_errmsg());
+            double smin[3] = {INFINITY, INFINITY, INFINITY}, x[3], y[3];
+            for (int s = 0; s < 5000; s++) {
+                for (int i = 0; i < 3; i++) x[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+                lg_dir_forward(&net, x, NULL, y);
+                for (int q = 0; q < 3; q++) {
+                    double v = d[q] + C[3 * q] * y[0] + C[3 * q + 1] * y[1] + C[3 * q + 2] * y[2];
+                    if (v < smin[q]) smin[q] = v;
+                }
+            }
+            for (int q = 0; q < 3; q++) {
+                ck_assert_msg(opt[q] >= crown[q] - 1e-12 * (1 + fabs(crown[q])), "%s: α-CROWN %g below CROWN %g",
+                              lg_act_name(lg_smooth[a]), opt[q], crown[q]);
+                ck_assert_msg(opt[q] <= smin[q] + 1e-12, "%s: α-CROWN %g above the sampled minimum %g",
+                              lg_act_name(lg_smooth[a]), opt[q], smin[q]);
+                better += opt[q] > crown[q] + 1e-9 * (1 + fabs(crown[q]));
+            }
+            lg_bounds_free(&b);
+            lg_net_free(&net);
+        }
+    ck_assert_msg(better >= 5, "α-CROWN improved on CROWN in only %d of 60 objectives", better);
+}
+END_TEST
+
 /* The complete back-ends encode piecewise-linear nets only: a clear refusal. */
 START_TEST(test_direct_backend_refused)
 {
@@ -270,6 +322,7 @@ Suite *suite_direct(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_direct_bounds_contain);
+    tcase_add_test(tc, test_direct_alpha_tangent);
     tcase_add_loop_test(tc, test_direct_verdicts_vs_oracle, 0, 2);
     tcase_add_test(tc, test_direct_onnx_exports);
     suite_add_tcase(s, tc);

@@ -199,7 +199,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
             /* relax (relax.h), then c += A·b_ℓ and the rounding of A·W_ℓ
              * below: γ'·Σ|A_j|·M_j + U_ℓ */
-            const double *al = alpha && relu ? alpha + (size_t)r * stride + off : NULL;
+            const double *al = alpha && relaxed ? alpha + (size_t)r * stride + off : NULL;
             /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
             const double *za = zadd ? zadd + (size_t)r * stride + off : NULL;
             double g = 0.0;
@@ -216,6 +216,14 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
                         if (al && lines[j].phase == LG_RELU_UNSTABLE) {
                             lg_relu_lines t = lines[j];
                             lg_relax_set_alpha(&t, al[j]);
+                            lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
+                        } else if (al && lines[j].phase == LG_RELU_SMOOTH && al[j] == al[j]) {
+                            /* α-CROWN on a smooth neuron: the tangent at l + α(u − l), certified */
+                            const lg_bounds *gbr = s->gb[s->grp[r]];
+                            lg_act_lines x;
+                            lg_act_relax(L->act, L->lambda, gbr->lo[l][j], gbr->hi[l][j], al[j], al[j], &x);
+                            lg_relu_lines t = lines[j];
+                            t.lo_s = x.lo_s, t.lo_c = x.lo_c, t.up_s = x.up_s, t.up_c = x.up_c;
                             lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
                         } else {
                             lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify/alpha.h"
 #include "verify/bab_act.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
@@ -207,6 +208,44 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
 /* A term of case c that every output satisfies (no constraint, or only
  * constraints 0·y + d ≤ 0 whose witness constant d + slack is ≤ 0 exactly):
  * every point of the box is then a counterexample. Index or −1. */
+/* α-CROWN on a smooth net's open terms (α = the tangent points, alpha.h):
+ * drop every term one of whose constraints it bounds above 0. */
+static lg_status lg_verify_alpha_smooth(const lg_net *net, const lg_bounds *b, lg_term *kept, int *n_kept, int steps,
+                                        double lr, const lg_runctx *run)
+{
+    int m = 0, no = lg_net_n_out(net);
+    for (int t = 0; t < *n_kept; t++) m += kept[t].n_cons;
+    if (m == 0) return LG_OK;
+    size_t size = (size_t)lg_alpha_size(net);
+    double *C = malloc((size_t)m * (size_t)no * sizeof *C), *d = malloc((size_t)m * sizeof *d);
+    double *al = malloc((size_t)m * size * sizeof *al), *out = malloc((size_t)m * sizeof *out);
+    lg_status st = LG_OK;
+    if (!C || !d || !al || !out) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto done;
+    }
+    for (int t = 0, r = 0; t < *n_kept; t++)
+        for (int k = 0; k < kept[t].n_cons; k++, r++) {
+            memcpy(C + (size_t)r * (size_t)no, kept[t].cons[k].coef, (size_t)no * sizeof *C);
+            d[r] = kept[t].cons[k].d;
+        }
+    lg_alpha_default(b, net, m, al);
+    if ((st = lg_alpha_optimize(b, net, m, C, d, steps, lr, run, al, out, NULL)) != LG_OK) goto done;
+    int n = 0;
+    for (int t = 0, r = 0; t < *n_kept; t++) {
+        int refuted = 0;
+        for (int k = 0; k < kept[t].n_cons; k++, r++) refuted |= out[r] > 0.0;
+        if (!refuted) kept[n++] = kept[t];
+    }
+    *n_kept = n;
+done:
+    free(C);
+    free(d);
+    free(al);
+    free(out);
+    return st;
+}
+
 static int lg_verify_trivial_term(const lg_prop *prop, int c)
 {
     const lg_prop_case *C = &prop->cases[c];
@@ -276,6 +315,17 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         if (found) {
             co->v = LG_VERDICT_VIOLATED;
             snprintf(co->method, sizeof co->method, "attack");
+            goto done;
+        }
+    }
+    if (smooth && o->bab.alpha_steps > 0 && lg_bounds_finite(&b)) {
+        int nk = p.n_terms;
+        if ((st = lg_verify_alpha_smooth(net, &b, kept, &nk, 2 * o->bab.alpha_steps, o->bab.alpha_lr, &cc)) != LG_OK)
+            goto done;
+        p.n_terms = nk;
+        if (nk == 0) {
+            co->v = LG_VERDICT_ROBUST;
+            snprintf(co->method, sizeof co->method, "alpha");
             goto done;
         }
     }
