@@ -120,6 +120,30 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
     return LG_OK;
 }
 
+/* Gap between neuron's lines at the middle of [lo, hi]. */
+static double lg_ba_gap(const lg_layer *L, double lo, double hi)
+{
+    lg_act_lines al;
+    lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
+    double mid = lo + 0.5 * (hi - lo), g = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
+    return isfinite(g) ? g : INFINITY;
+}
+
+/* The split point of [lo, hi] that tightens the relaxation most: of 0 (when
+ * inside), the middle and the quarter points, the one whose worse half has
+ * the smaller gap. */
+static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
+{
+    double w = hi - lo, cand[4] = {lo + 0.5 * w, lo + 0.25 * w, lo + 0.75 * w, 0.0}, best = cand[0], bs = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double t = cand[i];
+        if (!(t > lo && t < hi)) continue;
+        double a = lg_ba_gap(L, lo, t), b = lg_ba_gap(L, t, hi), sc = a > b ? a : b;
+        if (sc < bs) bs = sc, best = t;
+    }
+    return best;
+}
+
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
                          const lg_runctx *run, long max_nodes, lg_bab_act_out *out)
 {
@@ -180,7 +204,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             break;
         }
         double lo = b.lo[k][j], hi = b.hi[k][j], w = hi - lo;
-        double t = 0.0 > lo + 0.1 * w && 0.0 < hi - 0.1 * w ? 0.0 : lo + 0.5 * w;
+        double t = lg_ba_split_point(&net->layers[k], lo, hi);
         if (!(t > lo && t < hi)) t = lo + 0.5 * w;
         if (!(t > lo && t < hi)) { /* an interval of one or two doubles: cannot split */
             free(n);

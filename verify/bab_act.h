@@ -8,8 +8,9 @@
  *
  * Branching: the open term with the weakest bound picks the neuron whose
  * relaxation gap at its midpoint, weighted by the term's back-substitution
- * coefficient, is largest; its interval is split at 0 when 0 lies in its
- * middle 80 % (the curvature changes most around it), else at the middle.
+ * coefficient, is largest; its interval is split where the relaxation
+ * tightens most: of 0 (when inside), the middle and the quarter points, the
+ * one whose worse half has the smaller gap between its lines.
  * Depth first, so open nodes stay few; stops at the run's deadline or
  * max_nodes. Finds no counterexamples (the driver's attack does).
  *
