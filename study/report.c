@@ -223,7 +223,7 @@ static void lg_rep_mode_stats(lg_rep *R, int g, lg_study_mode m, lg_rep_modest *
             if (json_is_true(json_object_get(o, "timed_out"))) S->timeouts++;
         }
         const char *stage = lg_rep_str(o, "stage");
-        if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) /* "glpk+z3": GLPK's UNSAT confirmed by Z3 */
+        if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) /* the stage names the back-end that decided */
             S->stage_backend += strncmp(stage, lg_study_mode_name(m), strlen(lg_study_mode_name(m))) == 0;
     }
     S->median_s = lg_rep_median(tbuf, nt);
