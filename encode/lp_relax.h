@@ -70,7 +70,8 @@ void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense);
 /* Minimise obj·v + c0 (obj [n_cols]) with the simplex stopped at run's
  * deadline (run NULL or without one: no limit). 1 and *lb = a certified
  * lower bound (finite) from the duals GLPK left, else 0 (no bound: keep
- * what you have). */
+ * what you have). A GLPK fatal error is caught (glpk_guard.h): 0, and the LP
+ * is dead from then on (lp->P is NULL, every later call answers 0). */
 int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb);
 
 /* After lg_lp_relax_min returned 1: the multiplier of row i in the

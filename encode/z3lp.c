@@ -452,37 +452,16 @@ static int zl_candidate(zl *q, const lg_problem *p)
 }
 
 /* GLPK stops on a failed internal assertion (seen: spxchuzr.c "teta >= 0"
- * on near-degenerate warm starts): its error hook jumps back here, the
- * environment is freed (it is unusable afterwards) and the theory is dead —
- * every later check is open, so the answer can only be SAT or UNKNOWN. */
-static _Thread_local jmp_buf *zl_jmp;
-
-static void zl_glpk_error(void *info)
-{
-    (void)info;
-    if (zl_jmp) longjmp(*zl_jmp, 1);
-}
-
+ * on near-degenerate warm starts): lg_lp_relax_min catches it
+ * (glpk_guard.h) and the LP is dead — the theory is dead with it: every
+ * later check is open, so the answer can only be SAT or UNKNOWN. */
 static int zl_lp_min(zl *q, const lg_solve_opts *o, double *lb)
 {
     if (q->lp_dead) return 0;
-    jmp_buf jb;
-    volatile int ok = 0;
-    if (setjmp(jb) == 0) {
-        zl_jmp = &jb;
-        glp_error_hook(zl_glpk_error, NULL);
-        double t0 = lg_now();
-        ok = lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, lb);
-        q->t_lp += lg_now() - t0;
-        glp_error_hook(NULL, NULL);
-    } else {
-        glp_error_hook(NULL, NULL);
-        glp_free_env();
-        q->lp.P = NULL; /* freed with the environment */
-        q->lp_dead = 1;
-        ok = 0;
-    }
-    zl_jmp = NULL;
+    double t0 = lg_now();
+    int ok = lg_lp_relax_min(&q->lp, q->obj, 0.0, &o->run, lb);
+    q->t_lp += lg_now() - t0;
+    if (!q->lp.P) q->lp_dead = 1;
     return ok;
 }
 
