@@ -16,19 +16,23 @@ static void lg_verify_help(void)
 {
     const lg_verify_opts d = lg_verify_opts_default();
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE [--label L] --eps E)\n"
-           "                    [--solver z3|glpk|auto|none] [--timeout S] [--memory MB] [--tighten none|lp]\n"
+           "                    [--solver z3|glpk|auto|none] [--z3-theory auto|exact|lp|lp-lemmas]\n"
+           "                    [--timeout S] [--memory MB] [--tighten none|lp]\n"
            "                    [--margin K]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
            "                    [--bab-solver-relus N] [--progress]\n\n"
-           "Verify a piecewise-linear (relu/identity) network NET (native .lgnet or ONNX) and print\n"
+           "Verify a network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
            "`violated` comes with a counterexample that passed the exact re-check (rational arithmetic).\n"
            "Pipeline: symbolic bounds (CROWN/DeepPoly) -> proof from the bounds -> random sampling and\n"
            "PGD attack -> [LP tightening -> proof] -> branch and bound (sub-problems with few unstable\n"
            "ReLUs go to the complete back-end) -> re-check of every witness.\n"
-           "λ-GELU/GELU/Swish/PReLU networks are refused: substitute ReLU first with `lgelu relu`.\n\n"
+           "Smooth networks (gelu, lgelu, swish, sigmoid, prelu) are verified as they are: certified\n"
+           "linear relaxations in the bounds, the attack, input splitting (<= 16 inputs), and every\n"
+           "witness certified by an MPFR enclosure. --solver z3|glpk and --tighten lp take\n"
+           "piecewise-linear (relu/identity) networks only.\n\n"
            "property (one of):\n"
            "  --vnnlib P      a VNN-LIB property file (every case is checked; any violated => violated)\n"
            "  --index I       local robustness of test-set image I (label from the data) ...\n"
@@ -48,7 +52,13 @@ static void lg_verify_help(void)
            "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
            "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
            "                  glpk (certified MILP branch and bound: every pruned node closed by a checked\n"
-           "                  LP certificate), z3 (exact SMT), none (bounds, attack and branch and bound only)\n"
+           "                  LP certificate), z3 (SMT), none (bounds, attack and branch and bound only)\n"
+           "  --z3-theory T   the linear arithmetic under Z3 (with --solver z3): exact (Z3's own QF_LRA in\n"
+           "                  exact rationals), lp (Z3 decides the ReLU phases and the property's terms,\n"
+           "                  lgelu's LP with a certified bound is the theory), auto (default: exact up\n"
+           "                  to 4 inputs, lp above); the theory that ran is in `method` (z3-exact/z3-lp);\n"
+           "                  lp-lemmas: the lp theory as lemmas on demand instead of Z3's user\n"
+           "                  propagator (slower; kept for the comparison in benchmarks/Z3.md)\n"
            "  --timeout S     overall wall-clock limit in seconds (default %g; 0 = none); honoured\n"
            "                  within about a second (back-ends run in a child killed 1 s after it)\n"
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
@@ -79,8 +89,8 @@ static void lg_verify_help(void)
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
            "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
-           "                  bab_max_depth, seconds_bounds, seconds_solver, and GLPK's LP work: lps,\n"
-           "                  seconds_lp, seconds_cert, lps_open\n"
+           "                  bab_max_depth, seconds_bounds, seconds_solver, and the LP work (GLPK, Z3's\n"
+           "                  lp theory): lps, seconds_lp, seconds_cert, lps_open\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  --progress      progress lines on stderr even when it is not a terminal (logs)\n"
            "  -h, --help      show this help\n\n"
@@ -148,12 +158,13 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
         {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
         {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
+        {"z3-theory", required_argument, 0, O_Z3_THEORY},
         {"memory", required_argument, 0, O_MEMORY},
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"output", required_argument, 0, 'o'},
@@ -168,7 +179,7 @@ int lg_cmd_verify(int argc, char **argv)
     lg_verify_args a;
     lg_verify_args_default(&a);
     lg_verify_opts o = lg_verify_opts_default();
-    const char *out = NULL, *ref_path = NULL;
+    const char *out = NULL, *ref_path = NULL, *z3_theory = "auto";
     int json = 0, c;
     long v;
     optind = 1;
@@ -206,6 +217,11 @@ int lg_cmd_verify(int argc, char **argv)
                                     lg_solver_verify_names(names, sizeof names), optarg);
             }
             o.solver = optarg;
+            break;
+        case O_Z3_THEORY:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "exact") && strcmp(optarg, "lp") && strcmp(optarg, "lp-lemmas"))
+                return lg_cli_usage("verify", "--z3-theory: expected auto, exact, lp or lp-lemmas, got '%s'", optarg);
+            z3_theory = optarg;
             break;
         case O_TIGHTEN:
             if (strcmp(optarg, "none") == 0) o.tighten = LG_TIGHTEN_NONE;
@@ -260,6 +276,11 @@ int lg_cmd_verify(int argc, char **argv)
     if (lg_verify_args_check("verify", &a)) return 2;
     if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("verify", "-o/--output: %s", lg_errmsg());
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
+    char z3_name[24];
+    if (strcmp(o.solver, "z3") == 0) { /* the back-end named with its theory (encode/problem.h) */
+        snprintf(z3_name, sizeof z3_name, "z3-%s", z3_theory);
+        o.solver = z3_name;
+    }
     lg_net net, ref = {0};
     double delta = 0;
     lg_prop prop = {0};

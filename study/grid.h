@@ -32,10 +32,11 @@ typedef enum lg_study_mode {
     LG_STUDY_Z3,       /* back-end only: Z3 on the same bounds, nothing else */
     LG_STUDY_GLPK,     /* back-end only: GLPK MILP on the same bounds, nothing else */
     LG_STUDY_SMOOTH,   /* the smooth net through its substitution (verify --ref) */
+    LG_STUDY_DIRECT,   /* the smooth net itself (verify on it: its relaxations, attack, input splitting) */
     LG_STUDY_N_MODES
 } lg_study_mode;
 
-/* "auto", "z3", "glpk", "smooth". */
+/* "auto", "z3", "glpk", "smooth", "direct". */
 const char *lg_study_mode_name(lg_study_mode m);
 /* 0 and *m set, or −1 for an unknown name. */
 int lg_study_mode_parse(const char *s, lg_study_mode *m);
@@ -84,6 +85,8 @@ typedef struct lg_study_grid {
     int n_modes;
     lg_study_mode modes[LG_STUDY_N_MODES];
     double timeout;           /* seconds per instance (default 30) */
+    char z3_theory[16];       /* the z3 mode's theory: "auto" (default), "exact", "lp", "lp-lemmas"
+                                 (verify --z3-theory); the row records the one that ran */
 } lg_study_grid;
 
 lg_study_train lg_study_train_default(void);
