@@ -1,6 +1,6 @@
 /* fuzz_input.h — how a fuzzer input becomes a parser's input, shared by the
  * libFuzzer harnesses (fuzz/fuzz_*.c) and the regression suite
- * (tests/check_parsers_regress.c), so a crashing input replays the same way
+ * (tests/check_parsers.c), so a crashing input replays the same way
  * in both.
  *
  * One function per parser, lg_fuzz_<parser>(data, size): it feeds the bytes

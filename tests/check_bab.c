@@ -22,7 +22,6 @@
 #include "verify/vnnlib.h"
 #include "verify/worklist.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 /* ---- work list ---- */
 
@@ -143,7 +142,7 @@ START_TEST(test_bab_alpha_sound_for_random_slopes)
 {
     lg_rng r;
     lg_rng_init(&r, 11, 2);
-    int n_inst = lg_quick() ? 6 : 20;
+    int n_inst = lg_test_quick() ? 6 : 20;
     for (int t = 0; t < n_inst; t++) {
         lg_tb_obj o;
         lg_tb_obj_make(&o, &r, t % 2);
@@ -289,7 +288,7 @@ static int lg_tb_against_oracle(const lg_test_shape *s, int n, unsigned seed, lg
 
 START_TEST(test_bab_input_split_matches_oracle)
 {
-    int n = lg_quick() ? 12 : 40, sat = 0, unsat = 0;
+    int n = lg_test_quick() ? 12 : 40, sat = 0, unsat = 0;
     lg_test_shape s2 = {2, {3, 6, 3}, 0.4, 0};
     lg_test_shape s3 = {3, {2, 5, 5, 3}, 0.5, 1};
     /* pure branch and bound (no back-end): complete on these nets */
@@ -305,7 +304,7 @@ END_TEST
 
 START_TEST(test_bab_relu_split_matches_oracle)
 {
-    int n = lg_quick() ? 10 : 30, sat = 0, unsat = 0;
+    int n = lg_test_quick() ? 10 : 30, sat = 0, unsat = 0;
     lg_test_shape hi_dim = {3, {20, 6, 5, 3}, 0.08, 0};
     lg_test_shape lo_dim = {3, {3, 5, 5, 3}, 0.5, 1};
     /* ReLU splitting alone: sound (it may stop with nothing left to split) */
@@ -326,7 +325,7 @@ START_TEST(test_bab_threads_deterministic)
     lg_rng r;
     lg_rng_init(&r, 61, 7);
     lg_test_shape s = {3, {3, 8, 8, 3}, 0.5, 0};
-    int n = lg_quick() ? 4 : 10, split = 0;
+    int n = lg_test_quick() ? 4 : 10, split = 0;
     for (int t = 0; t < n; t++) {
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &r, &s), LG_OK);
@@ -444,7 +443,7 @@ START_TEST(test_bab_union_of_boxes)
     lg_rng r;
     lg_rng_init(&r, 81, 9);
     lg_test_shape s = {3, {3, 5, 5, 3}, 0.5, 0};
-    int n = lg_quick() ? 8 : 20, decided = 0;
+    int n = lg_test_quick() ? 8 : 20, decided = 0;
     for (int t = 0; t < n; t++) {
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &r, &s), LG_OK);
@@ -572,7 +571,7 @@ START_TEST(test_bab_acasxu_fixtures)
                 rep.seconds, rep.bab_nodes);
         ck_assert_msg(v == inst[i].known || v == LG_VERDICT_UNKNOWN, "%s %s: %s, known %s", inst[i].net, inst[i].prop,
                       lg_verdict_name(v), lg_verdict_name(inst[i].known));
-        if (inst[i].fast && !lg_quick())
+        if (inst[i].fast && !lg_test_quick())
             ck_assert_msg(v == inst[i].known, "%s %s: not decided (%s)", inst[i].net, inst[i].prop, rep.reason);
         lg_verify_report_free(&rep);
         lg_net_free(&net);
@@ -621,7 +620,7 @@ START_TEST(test_bab_vnncomp_fixtures)
         lg_verify_report rep;
         lg_verdict v = lg_tb_run_fixture(&net, inst[i].prop, 120, LG_BAB_RELU, &rep);
         ck_assert_str_eq(rep.bab_mode, "relu");
-        ck_assert_msg(v != LG_VERDICT_UNKNOWN || lg_quick(), "%s: unknown (%s)", inst[i].prop, rep.reason);
+        ck_assert_msg(v != LG_VERDICT_UNKNOWN || lg_test_quick(), "%s: unknown (%s)", inst[i].prop, rep.reason);
         ck_assert_msg(v == inst[i].known || v == LG_VERDICT_UNKNOWN, "%s: %s", inst[i].prop, lg_verdict_name(v));
         lg_verify_report_free(&rep);
     }

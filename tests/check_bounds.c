@@ -10,7 +10,6 @@
 #include "encode/lp_relax.h"
 #include "verify/bounds.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 /* Pre-activations z_k of every layer for input x, written layer after layer
  * into z (sum of widths). */
@@ -76,7 +75,7 @@ START_TEST(test_bounds_contain_samples)
 {
     lg_rng r;
     lg_rng_init(&r, 42, 1);
-    int n_nets = lg_quick() ? 8 : 30, n_samples = lg_quick() ? 300 : 1000;
+    int n_nets = lg_test_quick() ? 8 : 30, n_samples = lg_test_quick() ? 300 : 1000;
     double wi = 0, ws = 0;
     for (int t = 0; t < n_nets; t++) {
         lg_net net;
@@ -226,7 +225,7 @@ START_TEST(test_bounds_objective_sound)
 {
     lg_rng r;
     lg_rng_init(&r, 11, 3);
-    int n_nets = lg_quick() ? 6 : 20;
+    int n_nets = lg_test_quick() ? 6 : 20;
     double sum_obj = 0, sum_int = 0;
     for (int t = 0; t < n_nets; t++) {
         lg_net net;

@@ -22,7 +22,6 @@
 #include "train/loop.h"
 #include "train/model.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 /* ref: random net with hidden activation `act`, every smooth layer at
  * hardness lambda[k] (lambda may be NULL for gelu); rn: its substitution. */
@@ -321,7 +320,7 @@ START_TEST(test_deviation_bound_random_nets)
     } shapes[] = {{2, d0}, {3, d1}, {4, d2}, {5, d3}};
     const double lambdas[] = {1, 5, 50, 160};
     const double epss[] = {0.0, 0.01, 0.1};
-    const int n_centres = lg_quick() ? 4 : 12, n_samples = lg_quick() ? 8 : 24;
+    const int n_centres = lg_test_quick() ? 4 : 12, n_samples = lg_test_quick() ? 8 : 24;
     lg_rng r;
     lg_rng_init(&r, 2024, 5);
     double obs_max = 0.0;
@@ -475,7 +474,7 @@ START_TEST(test_deviation_fmnist)
     ref.in_sub = malloc(784 * sizeof(double));
     ref.in_div = malloc(784 * sizeof(double));
     for (int i = 0; i < 784; i++) ref.in_sub[i] = 0.2860, ref.in_div[i] = 0.3530;
-    lg_check_fmnist(&ref, "random 784-64-10, lambda 160", lg_quick() ? 200 : 1000);
+    lg_check_fmnist(&ref, "random 784-64-10, lambda 160", lg_test_quick() ? 200 : 1000);
     lg_net_free(&rn);
     lg_net_free(&ref);
 }
@@ -490,7 +489,7 @@ START_TEST(test_deviation_annealed_training_run)
     ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
     lg_dataset tr;
     ck_assert_int_eq(lg_data_load(&tr, LG_DATA_DEFAULT_DIR, "train"), LG_OK);
-    lg_dataset_truncate(&tr, lg_quick() ? 2000 : 6000);
+    lg_dataset_truncate(&tr, lg_test_quick() ? 2000 : 6000);
     const int dims[3] = {784, 64, 10};
     lg_net net;
     ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_LGELU), LG_OK);
@@ -504,7 +503,7 @@ START_TEST(test_deviation_annealed_training_run)
     o.hook_ctx = &sched;
     ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_OK);
     ck_assert_double_eq(net.layers[0].lambda, target);
-    lg_check_fmnist(&net, "annealed 784-64-10", lg_quick() ? 2000 : 10000);
+    lg_check_fmnist(&net, "annealed 784-64-10", lg_test_quick() ? 2000 : 10000);
     lg_net_free(&net);
     lg_dataset_free(&tr);
 }
@@ -518,7 +517,7 @@ START_TEST(test_deviation_fmnist_trained)
     if (!path || !*path || !lg_test_have_data()) return;
     lg_net ref;
     ck_assert_msg(lg_net_load(&ref, path) == LG_OK, "%s: %s", path, lg_errmsg());
-    lg_check_fmnist(&ref, path, lg_quick() ? 200 : 1000);
+    lg_check_fmnist(&ref, path, lg_test_quick() ? 200 : 1000);
     lg_net_free(&ref);
 }
 END_TEST

@@ -24,7 +24,6 @@
 #include "verify/relax.h"
 #include "verify/verify.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 /* Random-net count: LG_SOUNDNESS_BOUNDS_NETS=N overrides (long runs), with
  * LG_SOUNDNESS_BOUNDS_SEED=S for another sequence. */
@@ -32,7 +31,7 @@ static int lg_tsb_count(int quick, int full)
 {
     const char *e = getenv("LG_SOUNDNESS_BOUNDS_NETS");
     if (e && atoi(e) > 0) return atoi(e);
-    return lg_quick() ? quick : full;
+    return lg_test_quick() ? quick : full;
 }
 
 static unsigned long lg_tsb_seed(unsigned long s)
@@ -169,7 +168,7 @@ START_TEST(test_soundness_bounds_relax_exact)
 {
     lg_rng r;
     lg_rng_init(&r, 1101, 1);
-    int n = lg_quick() ? 3000 : 20000, bad = 0;
+    int n = lg_test_quick() ? 3000 : 20000, bad = 0;
     for (int t = 0; t < n; t++) {
         double l = -lg_tsb_logu(&r, -300, 300), u = lg_tsb_logu(&r, -300, 300);
         if (t % 7 == 0) u = 0x1p-1060 * (1 + lg_rng_below(&r, 100)); /* subnormal */

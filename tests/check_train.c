@@ -414,7 +414,7 @@ START_TEST(test_train_optim_by_hand)
         lg_optim_opts o = lg_optim_opts_default();
         o.kind = kind ? LG_OPTIM_ADAMW : LG_OPTIM_SGD;
         o.lr = 0.1, o.momentum = 0.9, o.wd = 0.01, o.c = 9;
-        o.s_update = LG_S_UPDATE_S; /* the plain step on s (check_hardness.c has the λ-space one) */
+        o.s_update = LG_S_UPDATE_S; /* the plain step on s (check_optim.c has the λ-space one) */
         lg_optim_step(&m, &o, 1);
         lg_optim_step(&m, &o, 2); /* same gradients twice */
         for (int k = 0; k < 3; k++) {
@@ -452,7 +452,6 @@ END_TEST
 
 /* ---- training runs on real data ----------------------------------------- */
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 static void lg_load_subset(lg_dataset *ds, const char *split, size_t n)
 {
@@ -471,7 +470,7 @@ static void lg_small_net(lg_net *net, int hidden, lg_act act, uint64_t seed)
 START_TEST(test_train_determinism)
 {
     lg_dataset tr = {0};
-    lg_load_subset(&tr, "train", lg_quick() ? 600 : 2000);
+    lg_load_subset(&tr, "train", lg_test_quick() ? 600 : 2000);
     lg_train_opts o = lg_train_opts_default();
     o.epochs = 1, o.batch = 50, o.seed = 7;
     lg_net a, b, c, d;
@@ -502,8 +501,8 @@ START_TEST(test_train_fashion_subset_accuracy)
 {
     /* 784-64-10 lgelu, 2 epochs, SGD 0.05/0.9: must reach 75% on the first
      * 2000 test images (10000 examples; quick mode 3000 examples and 65%) */
-    size_t n = lg_quick() ? 3000 : 10000;
-    double need = lg_quick() ? 0.65 : 0.75;
+    size_t n = lg_test_quick() ? 3000 : 10000;
+    double need = lg_test_quick() ? 0.65 : 0.75;
     lg_dataset tr = {0}, te = {0};
     lg_load_subset(&tr, "train", n);
     lg_load_subset(&te, "test", 2000);

@@ -15,7 +15,6 @@
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 /* A random relu net n_in → h → h → n_out and a random centre in [0,1]. */
 static void lg_tv_instance(lg_net *net, lg_rng *r, int n_in, int h, int n_out, double *x0)
@@ -70,7 +69,7 @@ START_TEST(test_verify_attack_finds_clear_counterexamples)
 {
     lg_rng r;
     lg_rng_init(&r, 5, 1);
-    int n_inst = lg_quick() ? 10 : 40, clear = 0;
+    int n_inst = lg_test_quick() ? 10 : 40, clear = 0;
     for (int t = 0; t < n_inst; t++) {
         lg_net net;
         double x0[6];
@@ -198,15 +197,15 @@ static void lg_tv_never_robust(const char *solver, int n_inst, unsigned seed)
 
 START_TEST(test_verify_never_robust_with_counterexample)
 {
-    lg_tv_never_robust("none", lg_quick() ? 25 : 100, 21);
+    lg_tv_never_robust("none", lg_test_quick() ? 25 : 100, 21);
 }
 END_TEST
 
 START_TEST(test_verify_solvers_decide_and_agree)
 {
-    lg_tv_never_robust("auto", lg_quick() ? 10 : 40, 22);
-    lg_tv_never_robust("glpk", lg_quick() ? 6 : 20, 23);
-    lg_tv_never_robust("z3", lg_quick() ? 6 : 20, 24);
+    lg_tv_never_robust("auto", lg_test_quick() ? 10 : 40, 22);
+    lg_tv_never_robust("glpk", lg_test_quick() ? 6 : 20, 23);
+    lg_tv_never_robust("z3", lg_test_quick() ? 6 : 20, 24);
 }
 END_TEST
 
@@ -322,10 +321,10 @@ static void lg_tv_oracle_check(const char *solver, int n_inst, unsigned seed)
 
 START_TEST(test_verify_enumeration_oracle)
 {
-    lg_tv_oracle_check("none", lg_quick() ? 8 : 30, 31);
-    lg_tv_oracle_check("glpk", lg_quick() ? 5 : 20, 32);
-    lg_tv_oracle_check("z3", lg_quick() ? 5 : 20, 33);
-    lg_tv_oracle_check("auto", lg_quick() ? 5 : 20, 34);
+    lg_tv_oracle_check("none", lg_test_quick() ? 8 : 30, 31);
+    lg_tv_oracle_check("glpk", lg_test_quick() ? 5 : 20, 32);
+    lg_tv_oracle_check("z3", lg_test_quick() ? 5 : 20, 33);
+    lg_tv_oracle_check("auto", lg_test_quick() ? 5 : 20, 34);
 }
 END_TEST
 
@@ -451,7 +450,7 @@ START_TEST(test_verify_vnncomp_fixtures)
     };
     lg_net net;
     ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("vnncomp/mnist-net_256x2.onnx")), LG_OK);
-    size_t n = lg_quick() ? 3 : 4;
+    size_t n = lg_test_quick() ? 3 : 4;
     for (size_t i = 0; i < n; i++) {
         lg_prop p;
         ck_assert_msg(lg_vnnlib_read(&p, lg_test_fixture(inst[i].prop), net.n_in, lg_net_n_out(&net)) == LG_OK, "%s: %s",
@@ -474,12 +473,6 @@ START_TEST(test_verify_vnncomp_fixtures)
 END_TEST
 
 /* Exit status of a shell command (−1 if it did not exit normally). */
-static int lg_tv_sh(const char *cmd)
-{
-    int rc = system(cmd);
-    return rc >= 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 /* The lgelu binary: verdict line, --json, --out, exit codes, encode. */
 START_TEST(test_verify_cli_contract)
 {
@@ -520,35 +513,35 @@ START_TEST(test_verify_cli_contract)
     else ck_assert(strcmp(first, "unknown") == 0 || strcmp(first, "timeout") == 0);
     /* usage errors → 2, runtime errors → 1 */
     snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.2 --bogus 2>/dev/null", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
     snprintf(cmd, sizeof cmd, "%s verify %s --input %s 2>/dev/null", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
     snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 --solver nope 2>/dev/null", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
     snprintf(cmd, sizeof cmd, "%s verify %s.missing --input %s --eps 0.1 2>/dev/null", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 1);
+    ck_assert_int_eq(lg_test_sh(cmd), 1);
     snprintf(cmd, sizeof cmd, "%s verify --help >/dev/null", bin);
-    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     /* encode writes a non-empty SMT-LIB file; without -o it is a usage error */
     snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format smt2 -o %s", bin, netp, xp, encp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     f = fopen(encp, "r");
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
     ck_assert_int_gt(ftell(f), 100);
     fclose(f);
     snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format smt2 2>/dev/null", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
     snprintf(cmd, sizeof cmd, "%s encode %s --input %s --eps 0.2 --format xml -o %s 2>/dev/null", bin, netp, xp, encp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 2);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
     /* a λ-GELU net is verified directly, but the z3 back-end refuses it (runtime error 1) */
     net.layers[0].act = LG_ACT_LGELU;
     net.layers[0].lambda = 2.0;
     ck_assert_int_eq(lg_netfile_write(&net, netp), LG_OK);
     snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 >/dev/null 2>&1", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 0);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s verify %s --input %s --eps 0.1 --solver z3 2>/dev/null", bin, netp, xp);
-    ck_assert_int_eq(lg_tv_sh(cmd), 1);
+    ck_assert_int_eq(lg_test_sh(cmd), 1);
     remove(netp);
     remove(xp);
     remove(outp);

@@ -15,7 +15,7 @@
  * erfc(z) = t·exp(−z² + P(t)), t = 1/(1 + z/2) (Numerical Recipes' erfcc,
  * fractional error < 1.2e-7 for z ≥ 0); Φ(u) = ½·erfc(|u|/√2) or 1 − that,
  * relative error ≤ 5e-7·(1 + u²) down to Φ = FLT_MIN (the float rounding of
- * z² in the exponent); both bounds are asserted in tests/check_hardness.c.
+ * z² in the exponent); both bounds are asserted in tests/check_optim.c, tests/check_init.c and tests/check_act_simd.c.
  *
  * All arrays are borrowed; nothing is allocated. n may be 0.
  */

@@ -1,4 +1,4 @@
-/* check_parsers_regress.c — reliability of the parsers:
+/* check_parsers.c — reliability of the parsers:
  * every input the fuzzers ever crashed on (tests/fixtures/fuzz-regress/
  * <parser>/) and every seed of the fuzz corpora (fuzz/corpus/<parser>/) is
  * replayed through the same entry points the libFuzzer harnesses use
@@ -60,7 +60,7 @@ static int lg_replay_dir(const char *dir, const lg_regress_parser *p)
     return n;
 }
 
-START_TEST(test_parsers_regress_crash_inputs)
+START_TEST(test_parsers_crash_inputs)
 {
     for (size_t i = 0; i < LG_N_PARSERS; i++) {
         char dir[4096];
@@ -70,7 +70,7 @@ START_TEST(test_parsers_regress_crash_inputs)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_seed_corpora)
+START_TEST(test_parsers_seed_corpora)
 {
     for (size_t i = 0; i < LG_N_PARSERS; i++) {
         char dir[4096];
@@ -129,7 +129,7 @@ static void lg_expect_refused(const unsigned char *img, size_t len, size_t off, 
     free(b);
 }
 
-START_TEST(test_parsers_regress_netfile_nonfinite)
+START_TEST(test_parsers_netfile_nonfinite)
 {
     size_t len;
     lg_net a;
@@ -158,7 +158,7 @@ START_TEST(test_parsers_regress_netfile_nonfinite)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_onnx_nonfinite)
+START_TEST(test_parsers_onnx_nonfinite)
 {
     /* a recognisable float weight in an exported file becomes NaN / Inf */
     static const int dims[] = {2, 3, 2};
@@ -197,7 +197,7 @@ START_TEST(test_parsers_regress_onnx_nonfinite)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_cli_refuses_nan_net)
+START_TEST(test_parsers_cli_refuses_nan_net)
 {
     /* the CLI stops with status 1 before any work on a NaN weight */
     size_t len;
@@ -247,7 +247,7 @@ static void lg_vnnlib_expect(const char *body, lg_status want, const char *msg)
     lg_prop_free(&p);
 }
 
-START_TEST(test_parsers_regress_vnnlib_nonfinite)
+START_TEST(test_parsers_vnnlib_nonfinite)
 {
     /* VNN-LIB constants are exact rationals (DESIGN.md §3); what cannot be
      * held as a finite double is refused at its line:column, never ±Inf */
@@ -275,7 +275,7 @@ START_TEST(test_parsers_regress_vnnlib_nonfinite)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_robustness_nonfinite)
+START_TEST(test_parsers_robustness_nonfinite)
 {
     double x0[3] = {0.5, 0.25, 0.75};
     lg_prop p;
@@ -300,7 +300,7 @@ END_TEST
 
 /* ---- size limits ---- */
 
-START_TEST(test_parsers_regress_netfile_limits)
+START_TEST(test_parsers_netfile_limits)
 {
     /* headers only: the limits are checked before the file size */
     unsigned char b[32 + 2 * 32 + 4];
@@ -328,7 +328,7 @@ START_TEST(test_parsers_regress_netfile_limits)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_idx_short_file)
+START_TEST(test_parsers_idx_short_file)
 {
     /* an IDX header claiming 10^8 images of 4096 x 4096 (1.6 PB) in a
      * 16-byte file: refused as truncated, without trying to allocate it */
@@ -339,7 +339,7 @@ START_TEST(test_parsers_regress_idx_short_file)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_vnnlib_coef_limit)
+START_TEST(test_parsers_vnnlib_coef_limit)
 {
     /* with 20000 outputs, 2^27 / 20000 = 6710 dense output constraints fit
      * the coefficient limit; 7000 disjuncts of one constraint each are
@@ -361,7 +361,7 @@ START_TEST(test_parsers_regress_vnnlib_coef_limit)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_vnnlib_dnf_limit)
+START_TEST(test_parsers_vnnlib_dnf_limit)
 {
     /* 2^12 conjunctions from 12 binary disjunctions, then one assert of 5000
      * atoms to be copied into each: 2·10^7 references, refused up front */
@@ -380,7 +380,7 @@ START_TEST(test_parsers_regress_vnnlib_dnf_limit)
 }
 END_TEST
 
-START_TEST(test_parsers_regress_vnnlib_many_boxes)
+START_TEST(test_parsers_vnnlib_many_boxes)
 {
     /* 20000 disjuncts with distinct boxes (the first repeated at the end):
      * cases are grouped through a hash table, not a quadratic scan */
@@ -407,25 +407,25 @@ START_TEST(test_parsers_regress_vnnlib_many_boxes)
 }
 END_TEST
 
-Suite *suite_parsers_regress(void)
+Suite *suite_parsers(void)
 {
-    Suite *s = suite_create("parsers_regress");
+    Suite *s = suite_create("parsers");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_parsers_regress_crash_inputs);
-    tcase_add_test(tc, test_parsers_regress_seed_corpora);
+    tcase_add_test(tc, test_parsers_crash_inputs);
+    tcase_add_test(tc, test_parsers_seed_corpora);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_add_test(tl, test_parsers_regress_netfile_nonfinite);
-    tcase_add_test(tl, test_parsers_regress_onnx_nonfinite);
-    tcase_add_test(tl, test_parsers_regress_cli_refuses_nan_net);
-    tcase_add_test(tl, test_parsers_regress_vnnlib_nonfinite);
-    tcase_add_test(tl, test_parsers_regress_robustness_nonfinite);
-    tcase_add_test(tl, test_parsers_regress_netfile_limits);
-    tcase_add_test(tl, test_parsers_regress_idx_short_file);
-    tcase_add_test(tl, test_parsers_regress_vnnlib_many_boxes);
-    tcase_add_test(tl, test_parsers_regress_vnnlib_coef_limit);
-    tcase_add_test(tl, test_parsers_regress_vnnlib_dnf_limit);
+    tcase_add_test(tl, test_parsers_netfile_nonfinite);
+    tcase_add_test(tl, test_parsers_onnx_nonfinite);
+    tcase_add_test(tl, test_parsers_cli_refuses_nan_net);
+    tcase_add_test(tl, test_parsers_vnnlib_nonfinite);
+    tcase_add_test(tl, test_parsers_robustness_nonfinite);
+    tcase_add_test(tl, test_parsers_netfile_limits);
+    tcase_add_test(tl, test_parsers_idx_short_file);
+    tcase_add_test(tl, test_parsers_vnnlib_many_boxes);
+    tcase_add_test(tl, test_parsers_vnnlib_coef_limit);
+    tcase_add_test(tl, test_parsers_vnnlib_dnf_limit);
     tcase_set_timeout(tl, 120);
     suite_add_tcase(s, tl);
     return s;

@@ -1,4 +1,4 @@
-/* check_baselines.c — the annealed baselines, Swish-β x·σ(βx)
+/* check_act_baseline.c — the annealed baselines, Swish-β x·σ(βx)
  * and PReLU: double definitions and flags, float kernels against finite
  * differences of the double definitions, whole-network gradients of β's raw
  * parameter and of the PReLU slope, the native format (version 2, version 1
@@ -30,11 +30,10 @@
 #define LG_LN2 0.69314718055994530942
 #define LG_SQRT_2PI 2.50662827463100050242
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 /* ---- double definitions ---------------------------------------------- */
 
-START_TEST(test_baselines_eval_and_flags)
+START_TEST(test_act_baseline_eval_and_flags)
 {
     lg_act a;
     ck_assert_int_eq(lg_act_parse("swish", &a), 0);
@@ -91,7 +90,7 @@ static double lg_fd(lg_act a, double x, double p, int in_param, double h)
     return (lg_act_eval(a, x + h, p) - lg_act_eval(a, x - h, p)) / (2 * h);
 }
 
-START_TEST(test_baselines_kernels_finite_differences)
+START_TEST(test_act_baseline_kernels_finite_differences)
 {
     static const struct {
         lg_act act;
@@ -176,7 +175,7 @@ static void lg_set_s(lg_layer *L, double s, double t)
     L->lambda = L->act == LG_ACT_PRELU ? s : lg_lambda_from_s(s, t);
 }
 
-START_TEST(test_baselines_network_gradients)
+START_TEST(test_act_baseline_network_gradients)
 {
     const int dims[] = {7, 9, 8, 4};
     const lg_act kinds[] = {LG_ACT_SWISH, LG_ACT_PRELU};
@@ -282,7 +281,7 @@ static void lg_patch_version(const char *path, uint32_t v)
     free(b);
 }
 
-START_TEST(test_baselines_netfile_versions)
+START_TEST(test_act_baseline_netfile_versions)
 {
     const int dims[] = {5, 6, 6, 6, 3};
     lg_rng r;
@@ -329,7 +328,7 @@ END_TEST
 
 /* ---- substitution, gap, bound ---------------------------------------- */
 
-START_TEST(test_baselines_relu_substitution)
+START_TEST(test_act_baseline_relu_substitution)
 {
     const int dims[] = {4, 5, 5, 5, 2};
     lg_rng r;
@@ -365,7 +364,7 @@ START_TEST(test_baselines_relu_substitution)
 }
 END_TEST
 
-START_TEST(test_baselines_gap_vs_sampling)
+START_TEST(test_act_baseline_gap_vs_sampling)
 {
     /* the constants: w_p solves 1 + e^w = w·e^w, and the peak value is w/(1+e^w) there */
     double w = LG_DEV_SWISH_PEAK_S;
@@ -379,7 +378,7 @@ START_TEST(test_baselines_gap_vs_sampling)
              {LG_ACT_PRELU, 0.25}, {LG_ACT_PRELU, -0.4}, {LG_ACT_PRELU, 0.0}, {LG_ACT_PRELU, 2.0}};
     lg_rng r;
     lg_rng_init(&r, 77, 1);
-    const int n_int = lg_quick() ? 40 : 200, n_pts = 4001;
+    const int n_int = lg_test_quick() ? 40 : 200, n_pts = 4001;
     for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
         double scale = C[c].act == LG_ACT_SWISH ? 1.0 / C[c].p : 1.0;
         int peaks = 0;
@@ -433,7 +432,7 @@ static double lg_observed(const lg_net *rn, const lg_net *ref, const double *x, 
     return m;
 }
 
-START_TEST(test_baselines_bound_sound_random_nets)
+START_TEST(test_act_baseline_bound_sound_random_nets)
 {
     const int dims[] = {6, 10, 10, 10, 4};
     /* per case the activation of the three hidden layers and their parameters */
@@ -447,7 +446,7 @@ START_TEST(test_baselines_bound_sound_random_nets)
              {{LG_ACT_PRELU, LG_ACT_PRELU, LG_ACT_PRELU}, {-0.3, 1.2, 0.01}},
              {{LG_ACT_SWISH, LG_ACT_PRELU, LG_ACT_LGELU}, {3.0, 0.1, 20.0}}};
     const double epss[] = {0.0, 0.02, 0.2};
-    const int n_centres = lg_quick() ? 4 : 10, n_samples = lg_quick() ? 8 : 24;
+    const int n_centres = lg_test_quick() ? 4 : 10, n_samples = lg_test_quick() ? 8 : 24;
     lg_rng r;
     lg_rng_init(&r, 2026, 5);
     lg_dev_stats stats = {0};
@@ -508,7 +507,7 @@ END_TEST
 
 /* ---- annealing ---------------------------------------------------------- */
 
-START_TEST(test_baselines_anneal_hook)
+START_TEST(test_act_baseline_anneal_hook)
 {
     const double LT = lg_anneal_lambda_target(0.005);
     ck_assert_double_eq_tol(lg_anneal_beta_target(0.005), 277.25887222397812, 1e-10);
@@ -559,7 +558,7 @@ START_TEST(test_baselines_anneal_hook)
 END_TEST
 
 /* A short training run learns β and a (they move from their initial values). */
-START_TEST(test_baselines_training_learns_parameters)
+START_TEST(test_act_baseline_training_learns_parameters)
 {
     ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
     lg_dataset tr = {0};
@@ -596,7 +595,7 @@ static void lg_read_all(const char *path, char *buf, size_t cap)
     fclose(f);
 }
 
-START_TEST(test_baselines_cli_train_relu_bound_verify)
+START_TEST(test_act_baseline_cli_train_relu_bound_verify)
 {
     ck_assert_msg(lg_test_have_data(), "Fashion-MNIST not installed at %s", LG_DATA_DEFAULT_DIR);
     static const char *acts[] = {"swish", "prelu"};
@@ -649,21 +648,21 @@ START_TEST(test_baselines_cli_train_relu_bound_verify)
 }
 END_TEST
 
-Suite *suite_baselines(void)
+Suite *suite_act_baseline(void)
 {
-    Suite *s = suite_create("baselines");
+    Suite *s = suite_create("act_baseline");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_baselines_eval_and_flags);
-    tcase_add_test(tc, test_baselines_kernels_finite_differences);
-    tcase_add_test(tc, test_baselines_network_gradients);
-    tcase_add_test(tc, test_baselines_netfile_versions);
-    tcase_add_test(tc, test_baselines_relu_substitution);
-    tcase_add_test(tc, test_baselines_gap_vs_sampling);
-    tcase_add_test(tc, test_baselines_bound_sound_random_nets);
-    tcase_add_test(tc, test_baselines_anneal_hook);
-    tcase_add_test(tc, test_baselines_training_learns_parameters);
-    tcase_add_test(tc, test_baselines_cli_train_relu_bound_verify);
+    tcase_add_test(tc, test_act_baseline_eval_and_flags);
+    tcase_add_test(tc, test_act_baseline_kernels_finite_differences);
+    tcase_add_test(tc, test_act_baseline_network_gradients);
+    tcase_add_test(tc, test_act_baseline_netfile_versions);
+    tcase_add_test(tc, test_act_baseline_relu_substitution);
+    tcase_add_test(tc, test_act_baseline_gap_vs_sampling);
+    tcase_add_test(tc, test_act_baseline_bound_sound_random_nets);
+    tcase_add_test(tc, test_act_baseline_anneal_hook);
+    tcase_add_test(tc, test_act_baseline_training_learns_parameters);
+    tcase_add_test(tc, test_act_baseline_cli_train_relu_bound_verify);
     suite_add_tcase(s, tc);
     return s;
 }

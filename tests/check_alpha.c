@@ -1,4 +1,4 @@
-/* check_beta.c — β-CROWN: split multipliers in the bound
+/* check_alpha.c — β-CROWN: split multipliers in the bound
  * (alpha.h lg_alpha_bound_beta / lg_alpha_optimize_beta, backsub.h
  * lg_backsub_lower_beta) and their use in ReLU branch and bound.
  *
@@ -25,7 +25,6 @@
 #include "verify/bab.h"
 #include "verify/recheck.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 #define TB_NI 4
 #define TB_NO 3
@@ -118,11 +117,11 @@ static int lg_tbb_sample_min(const lg_tbb *t, lg_rng *r, int n, double *mn)
     return kept;
 }
 
-START_TEST(test_beta_sound_for_random_alpha_beta_splits)
+START_TEST(test_alpha_sound_for_random_alpha_beta_splits)
 {
     lg_rng r;
     lg_rng_init(&r, 131, 1);
-    int n_inst = lg_quick() ? 10 : 40, improved = 0, tested = 0;
+    int n_inst = lg_test_quick() ? 10 : 40, improved = 0, tested = 0;
     for (int t = 0; t < n_inst; t++) {
         lg_tbb o;
         int ns = lg_tbb_make(&o, &r, 10, 1 + t % 5);
@@ -190,7 +189,7 @@ END_TEST
  * piecewise linear in β (signs of back-substituted coefficients switch), so
  * a coordinate is compared only where the forward and backward differences
  * agree (no kink within h). */
-START_TEST(test_beta_gradient)
+START_TEST(test_alpha_gradient)
 {
     lg_rng r;
     lg_rng_init(&r, 132, 2);
@@ -312,12 +311,12 @@ static int lg_tbb_boundary(lg_test_inst *in, lg_rng *r, int want_sat)
     return 1;
 }
 
-START_TEST(test_beta_bab_matches_oracle)
+START_TEST(test_alpha_bab_matches_oracle)
 {
     lg_rng r;
     lg_rng_init(&r, 133, 3);
     lg_test_shape shapes[2] = {{3, {20, 7, 6, 3}, 0.08, 0}, {3, {10, 8, 8, 3}, 0.15, 1}};
-    int n = lg_quick() ? 6 : 16, tried = 0, sat = 0, unsat = 0, decided[3] = {0, 0, 0};
+    int n = lg_test_quick() ? 6 : 16, tried = 0, sat = 0, unsat = 0, decided[3] = {0, 0, 0};
     long nodes[3] = {0, 0, 0}, tot[3] = {0, 0, 0};
     int n_dec[3] = {0, 0, 0};
     for (int t = 0; t < n; t++) {
@@ -396,14 +395,14 @@ START_TEST(test_beta_bab_matches_oracle)
 }
 END_TEST
 
-Suite *suite_beta(void)
+Suite *suite_alpha(void)
 {
-    Suite *s = suite_create("beta");
+    Suite *s = suite_create("alpha");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_beta_sound_for_random_alpha_beta_splits);
-    tcase_add_test(tc, test_beta_gradient);
-    tcase_add_test(tc, test_beta_bab_matches_oracle);
+    tcase_add_test(tc, test_alpha_sound_for_random_alpha_beta_splits);
+    tcase_add_test(tc, test_alpha_gradient);
+    tcase_add_test(tc, test_alpha_bab_matches_oracle);
     suite_add_tcase(s, tc);
     return s;
 }

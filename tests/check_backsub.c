@@ -1,4 +1,4 @@
-/* check_batch.c — batched bounds: several sub-problems
+/* check_backsub.c — batched bounds: several sub-problems
  * (each its own region: bounds and ReLU splits) in one back-substitution
  * (backsub.h groups, alpha.h lg_alpha_bound_batch / lg_alpha_optimize_batch)
  * and their use by branch and bound (lg_bab_process_batch, --bab-group);
@@ -31,7 +31,6 @@
 #include "verify/bab.h"
 #include "verify/recheck.h"
 
-static int lg_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 #define TG_NI 4
 #define TG_NO 3
@@ -101,11 +100,11 @@ static void lg_tg_sample_min(const lg_tg *g, const lg_net *net, const double *lo
     }
 }
 
-START_TEST(test_batch_bounds_equal_single_and_contain_samples)
+START_TEST(test_backsub_bounds_equal_single_and_contain_samples)
 {
     lg_rng r;
     lg_rng_init(&r, 151, 1);
-    int n_inst = lg_quick() ? 4 : 12, compared = 0;
+    int n_inst = lg_test_quick() ? 4 : 12, compared = 0;
     for (int t = 0; t < n_inst; t++) {
         lg_net net;
         int dims[4] = {TG_NI, 10, 10, TG_NO};
@@ -182,12 +181,12 @@ END_TEST
 /* ReLU branch and bound with node groups of 1, 3, 16 (16 = the whole round)
  * on 1 and 2 threads: verdicts as the oracle's; per group size the same
  * answer and node count for both thread counts (no deadline, no back-end). */
-START_TEST(test_batch_bab_groups_deterministic)
+START_TEST(test_backsub_bab_groups_deterministic)
 {
     lg_rng r;
     lg_rng_init(&r, 152, 2);
     lg_test_shape shape = {3, {10, 8, 8, 3}, 0.15, 1};
-    int n = lg_quick() ? 4 : 10, decided = 0, split = 0, tried = 0;
+    int n = lg_test_quick() ? 4 : 10, decided = 0, split = 0, tried = 0;
     static const int groups[3] = {1, 3, 16};
     for (int t = 0; t < n; t++) {
         lg_test_inst in;
@@ -257,11 +256,11 @@ END_TEST
  * followed by CROWN on the later layers as at the branch-and-bound root;
  * the bounds never loosen, get strictly tighter somewhere, and contain the
  * pre-activations of sampled inputs. */
-START_TEST(test_batch_alpha_tighten_intermediate)
+START_TEST(test_backsub_alpha_tighten_intermediate)
 {
     lg_rng r;
     lg_rng_init(&r, 153, 3);
-    int tighter = 0, n_inst = lg_quick() ? 3 : 8;
+    int tighter = 0, n_inst = lg_test_quick() ? 3 : 8;
     for (int t = 0; t < n_inst; t++) {
         lg_net net;
         int dims[5] = {TG_NI, 12, 12, 12, TG_NO};
@@ -312,7 +311,7 @@ END_TEST
  * ReLU is off, g has no gradient and the plain local search (repair) stays
  * put; steered into the node "z0 ≥ 0" (sign −1) the sub-domain attack walks
  * into it and finds the counterexample (re-checked). */
-START_TEST(test_batch_subdomain_attack_finds_planted)
+START_TEST(test_backsub_subdomain_attack_finds_planted)
 {
     lg_net net;
     int dims[3] = {2, 2, 1};
@@ -339,15 +338,15 @@ START_TEST(test_batch_subdomain_attack_finds_planted)
 }
 END_TEST
 
-Suite *suite_batch(void)
+Suite *suite_backsub(void)
 {
-    Suite *s = suite_create("batch");
+    Suite *s = suite_create("backsub");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_batch_bounds_equal_single_and_contain_samples);
-    tcase_add_test(tc, test_batch_bab_groups_deterministic);
-    tcase_add_test(tc, test_batch_subdomain_attack_finds_planted);
-    tcase_add_test(tc, test_batch_alpha_tighten_intermediate);
+    tcase_add_test(tc, test_backsub_bounds_equal_single_and_contain_samples);
+    tcase_add_test(tc, test_backsub_bab_groups_deterministic);
+    tcase_add_test(tc, test_backsub_subdomain_attack_finds_planted);
+    tcase_add_test(tc, test_backsub_alpha_tighten_intermediate);
     suite_add_tcase(s, tc);
     return s;
 }

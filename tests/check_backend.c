@@ -1,4 +1,4 @@
-/* Suite soundness_seam: the verify/encode seam never turns a floating-point
+/* Suite backend: the verify/encode seam never turns a floating-point
  * claim into a verdict (DESIGN.md §3: GLPK confirmed by Z3), the witness rule, and the
  * limits (--timeout, --memory, the run context). Every instance's truth is
  * known by construction. */
@@ -72,7 +72,7 @@ static void glpk_trap_init(glpk_trap *g)
     g->p = (lg_problem){&g->net, &g->lo, &g->hi, 1, &g->term, g->pre_lo, g->pre_hi, 0, NULL};
 }
 
-START_TEST(test_seam_glpk_infeasible_not_trusted)
+START_TEST(test_backend_glpk_infeasible_not_trusted)
 {
     glpk_trap g;
     glpk_trap_init(&g);
@@ -90,7 +90,7 @@ START_TEST(test_seam_glpk_infeasible_not_trusted)
     ck_assert_int_eq(lg_solver_find("glpk")->solve(&g.p, &so, &r), LG_OK);
     ck_assert_int_eq(lg_solver_find("glpk")->unsat, LG_UNSAT_CERTIFIED);
     ck_assert_msg(r.answer != LG_ANSWER_UNSAT, "GLPK's certified search proved a violated query");
-    fprintf(stderr, "soundness_seam: GLPK alone answers %s on the narrow-box instance\n",
+    fprintf(stderr, "backend: GLPK alone answers %s on the narrow-box instance\n",
             r.answer == LG_ANSWER_UNSAT ? "UNSAT (wrong)" : r.answer == LG_ANSWER_SAT ? "SAT" : "UNKNOWN");
     lg_result_free(&r);
     /* the one back-end decision, for every solver choice, with and without a deadline */
@@ -154,7 +154,7 @@ static void verdict_all(const lg_net *net, const char *text, lg_verdict want, in
 /* Defect C: (/ t c) is exact. y = x, x = 3, so Y_0 / 3 = 1 exactly; the region
  * (>= (/ Y_0 3) 1) contains it: violated (t·fl(1/3) = 0.99999999999999989 < 1
  * made every solver answer robust). */
-START_TEST(test_seam_vnnlib_division_exact)
+START_TEST(test_backend_vnnlib_division_exact)
 {
     lg_net net;
     net_scale(&net, 1.0);
@@ -186,7 +186,7 @@ END_TEST
 /* Decimal constants: the proof side rounds toward the larger region, the witness side
  * the other way. 0.1 is not a double: the box [0.1, 0.1] holds no double, so no
  * witness can exist; the property is not `robust` either (y = x = 0.1 ≥ 0.1). */
-START_TEST(test_seam_vnnlib_decimal_outward)
+START_TEST(test_backend_vnnlib_decimal_outward)
 {
     lg_net net;
     net_scale(&net, 1.0);
@@ -208,7 +208,7 @@ END_TEST
  * reaches the region y ≥ 0.30000000000000004441 (that double, written exactly), but
  * exactly 3·0.1₆₄ = 0.3000000000000000166 does not: the truth is robust; `violated`
  * (the double pass alone) is wrong. */
-START_TEST(test_seam_witness_exact_rule)
+START_TEST(test_backend_witness_exact_rule)
 {
     lg_net net;
     net_scale(&net, 0.1);
@@ -234,7 +234,7 @@ END_TEST
  * Weights span 1e-6…1e6; the constraint is a near-tie at the double output, so
  * the sign is decided by the exact value; checked against the double pass where
  * the double pass is exact enough to tell (|value| large). */
-START_TEST(test_seam_exact_paths_agree)
+START_TEST(test_backend_exact_paths_agree)
 {
     lg_rng r;
     lg_rng_init(&r, 11, 0);
@@ -273,7 +273,7 @@ END_TEST
 
 /* Robustness boxes: [x0 − eps, x0 + eps] over the reals, rounded outward for
  * proofs and inward for witnesses, checked in exact rationals. */
-START_TEST(test_seam_robustness_box_outward)
+START_TEST(test_backend_robustness_box_outward)
 {
     lg_rng r;
     lg_rng_init(&r, 5, 0);
@@ -337,20 +337,20 @@ static int cli_timed(const char *args, double *sec, char *line, size_t n)
 /* --timeout is a limit: a long Z3 run (MNIST 256x2 prop_3 without branch and bound,
  * > 10 s) and a long GLPK run (ACAS Xu 1_1 prop_1 without branch and bound, > 20 s)
  * are cut at the deadline: unknown (timeout) within timeout + 2 s. */
-START_TEST(test_seam_timeout_honoured)
+START_TEST(test_backend_timeout_honoured)
 {
     char args[8192], line[512];
     double sec;
     snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver z3 --timeout 2",
              fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b);
     ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
-    fprintf(stderr, "soundness_seam: z3 --timeout 2: %.2f s, %s", sec, line);
+    fprintf(stderr, "backend: z3 --timeout 2: %.2f s, %s", sec, line);
     ck_assert_msg(strncmp(line, "unknown (timeout)", 17) == 0 || strncmp(line, "robust", 6) == 0, "%s", line);
     ck_assert_msg(sec <= 2.0 + 2.0 + 1.0, "z3: %.2f s with --timeout 2", sec); /* + 1 s to load the net */
     snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --bab none --no-attack --solver glpk --timeout 2",
              fx2("acasxu/ACASXU_run2a_1_1_batch_2000.onnx", "acasxu/prop_1.vnnlib"), fx_b);
     ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
-    fprintf(stderr, "soundness_seam: glpk --timeout 2: %.2f s, %s", sec, line);
+    fprintf(stderr, "backend: glpk --timeout 2: %.2f s, %s", sec, line);
     ck_assert_msg(strncmp(line, "unknown (timeout)", 17) == 0 || strncmp(line, "robust", 6) == 0, "%s", line);
     ck_assert_msg(sec <= 2.0 + 2.0 + 1.0, "glpk: %.2f s with --timeout 2", sec);
 }
@@ -358,7 +358,7 @@ END_TEST
 
 /* --memory: a cap a back-end cannot live with yields unknown (exit 0), not a crash;
  * a generous cap changes nothing. Bench accepts --memory and --timeout too. */
-START_TEST(test_seam_memory_cap)
+START_TEST(test_backend_memory_cap)
 {
     char args[8192], line[512];
     double sec;
@@ -368,7 +368,7 @@ START_TEST(test_seam_memory_cap)
                  fx2("vnncomp/mnist-net_256x2.onnx", "vnncomp/prop_3_0.05.vnnlib"), fx_b,
                  solvers[s]);
         ck_assert_int_eq(cli_timed(args, &sec, line, sizeof line), 0);
-        fprintf(stderr, "soundness_seam: %s --memory 16: %.2f s, %s", solvers[s], sec, line);
+        fprintf(stderr, "backend: %s --memory 16: %.2f s, %s", solvers[s], sec, line);
         ck_assert_msg(strncmp(line, "unknown", 7) == 0 || strncmp(line, "robust", 6) == 0, "%s: %s", solvers[s], line);
     }
     snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --memory 2048 --timeout 60",
@@ -389,7 +389,7 @@ END_TEST
  * (attack, both splitting modes, LP tightening, the back-end decision).
  * Without a deadline the same seed gives the same verdict, witness and node
  * count twice (1 and 2 threads). About 1 s. */
-START_TEST(test_seam_runctx)
+START_TEST(test_backend_runctx)
 {
     lg_net net;
     lg_prop p;
@@ -474,23 +474,23 @@ START_TEST(test_seam_runctx)
 }
 END_TEST
 
-Suite *suite_soundness_seam(void)
+Suite *suite_backend(void)
 {
-    Suite *s = suite_create("soundness_seam");
+    Suite *s = suite_create("backend");
     TCase *tc = tcase_create("seam");
     tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_seam_glpk_infeasible_not_trusted);
-    tcase_add_test(tc, test_seam_vnnlib_division_exact);
-    tcase_add_test(tc, test_seam_vnnlib_decimal_outward);
-    tcase_add_test(tc, test_seam_witness_exact_rule);
-    tcase_add_test(tc, test_seam_exact_paths_agree);
-    tcase_add_test(tc, test_seam_robustness_box_outward);
+    tcase_add_test(tc, test_backend_glpk_infeasible_not_trusted);
+    tcase_add_test(tc, test_backend_vnnlib_division_exact);
+    tcase_add_test(tc, test_backend_vnnlib_decimal_outward);
+    tcase_add_test(tc, test_backend_witness_exact_rule);
+    tcase_add_test(tc, test_backend_exact_paths_agree);
+    tcase_add_test(tc, test_backend_robustness_box_outward);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);
-    tcase_add_test(tl, test_seam_timeout_honoured);
-    tcase_add_test(tl, test_seam_memory_cap);
-    tcase_add_test(tl, test_seam_runctx);
+    tcase_add_test(tl, test_backend_timeout_honoured);
+    tcase_add_test(tl, test_backend_memory_cap);
+    tcase_add_test(tl, test_backend_runctx);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -1,9 +1,8 @@
-/* check_gate.c — `lgelu check` (cli/cmd_check.c) end to end on tiny nets:
+/* check_cmd_check.c — `lgelu check` (cli/cmd_check.c) end to end on tiny nets:
  * an annealed net (λ = 160) passes at a threshold its direct-swap (GELU)
  * counterpart with the same weights fails, from .npy inputs written by
  * numpy; the JSON agrees with the library; usage and input errors exit 2.
- * Also the no-lost-results helpers (core/atomic_file.h) and `lgelu bench`
- * killed after its first row (SIGTERM and SIGKILL): files stay whole. */
+ * (The no-lost-results files: check_atomic_file.c.) */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -101,7 +100,7 @@ static double lg_gate_num(json_t *js, const char *key)
     return json_number_value(v);
 }
 
-START_TEST(test_gate_annealed_passes_direct_swap_fails)
+START_TEST(test_cmd_check_annealed_passes_direct_swap_fails)
 {
     lg_gate_files F;
     static double X[LG_GATE_N * 4];
@@ -157,7 +156,7 @@ START_TEST(test_gate_annealed_passes_direct_swap_fails)
 }
 END_TEST
 
-START_TEST(test_gate_usage_and_input_errors)
+START_TEST(test_cmd_check_usage_and_input_errors)
 {
     lg_gate_files F;
     static double X[LG_GATE_N * 4];
@@ -202,7 +201,7 @@ START_TEST(test_gate_usage_and_input_errors)
 END_TEST
 
 /* --data X.npy,y.npy for train, anneal and eval (numpy-written pair). */
-START_TEST(test_gate_npy_data_cli)
+START_TEST(test_cmd_check_npy_data_cli)
 {
     char x[256], y[256], net[256], net2[256], out[256], cmd[2048];
     snprintf(x, sizeof x, "%s", lg_test_tmpfile(".npy"));
@@ -245,163 +244,17 @@ START_TEST(test_gate_npy_data_cli)
 }
 END_TEST
 
-/* core/atomic_file.h: replace, discard, whole-line appends. */
-START_TEST(test_gate_atomic_file)
+Suite *suite_cmd_check(void)
 {
-    char path[256], buf[256];
-    snprintf(path, sizeof path, "%s", lg_test_tmpfile(".csv"));
-    ck_assert_int_eq(lg_atomic_write(path, "old\n", 4), LG_OK);
-    lg_atomic_file a;
-    ck_assert_int_eq(lg_atomic_open(&a, path), LG_OK);
-    fputs("new contents\n", a.f);
-    FILE *f = fopen(path, "r"); /* before the commit the target is the old file */
-    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
-    fclose(f);
-    ck_assert_str_eq(buf, "old\n");
-    lg_atomic_discard(&a);
-    f = fopen(path, "r");
-    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
-    fclose(f);
-    ck_assert_str_eq(buf, "old\n");
-    ck_assert_int_eq(lg_atomic_open(&a, path), LG_OK);
-    fputs("new contents\n", a.f);
-    ck_assert_int_eq(lg_atomic_commit(&a), LG_OK);
-    f = fopen(path, "r");
-    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
-    fclose(f);
-    ck_assert_str_eq(buf, "new contents\n");
-    lg_line_log l;
-    ck_assert_int_eq(lg_line_log_open(&l, path, "a,b\n"), LG_OK);
-    ck_assert_int_eq(lg_line_log_printf(&l, "%d,%s", 1, "x"), LG_OK);
-    ck_assert_int_eq(lg_line_log_printf(&l, "%d,%s\n", 2, "y"), LG_OK);
-    ck_assert_int_eq(lg_line_log_close(&l), LG_OK);
-    ck_assert_int_eq(lg_line_log_close(&l), LG_OK); /* closed twice: no-op */
-    f = fopen(path, "r");
-    size_t got = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[got] = '\0';
-    ck_assert_str_eq(buf, "a,b\n1,x\n2,y\n");
-    ck_assert_int_eq(lg_atomic_open(&a, "/nonexistent-dir/x.csv"), LG_ERR_IO);
-    ck_assert_msg(strstr(lg_errmsg(), "/nonexistent-dir/x.csv"), "%s", lg_errmsg());
-    remove(path);
-}
-END_TEST
-
-/* Check that out/results.csv holds only whole rows, each with its result
- * file; returns the number of rows. With tmp_ok = 0 no temporary file may
- * be left in out. */
-static int lg_gate_bench_files(const char *out, int tmp_ok)
-{
-    char p[512], rp[2048], line[4096];
-    snprintf(p, sizeof p, "%s/results.csv", out);
-    FILE *f = fopen(p, "r");
-    ck_assert_ptr_nonnull(f);
-    int rows = -1;
-    while (fgets(line, sizeof line, f)) {
-        size_t l = strlen(line);
-        ck_assert_msg(l > 0 && line[l - 1] == '\n', "partial row in %s: '%s'", p, line);
-        if (rows++ < 0) {
-            ck_assert_str_eq(line, "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n");
-            continue;
-        }
-        int commas = 0;
-        for (char *c = line; *c; c++) commas += *c == ',';
-        ck_assert_msg(commas == 9, "row %d has %d fields: %s", rows, commas + 1, line);
-        char inst[1024], verdict[64], result[64];
-        ck_assert_msg(sscanf(line, "%1023[^,],%*[^,],%*[^,],%*[^,],%63[^,],%63[^,],", inst, verdict, result) == 3,
-                      "unparsable row: %s", line);
-        ck_assert_msg(!strcmp(verdict, "robust") || !strcmp(verdict, "violated") || !strcmp(verdict, "unknown"),
-                      "verdict '%s'", verdict);
-        snprintf(rp, sizeof rp, "%s/%s.txt", out, inst);
-        FILE *r = fopen(rp, "r");
-        ck_assert_msg(r != NULL, "row %d has no result file %s", rows, rp);
-        char first[64] = {0};
-        ck_assert_ptr_nonnull(fgets(first, sizeof first, r));
-        fclose(r);
-        first[strcspn(first, "\n")] = '\0';
-        ck_assert_msg(strcmp(first, result) == 0, "%s says %s, the CSV %s", rp, first, result);
-    }
-    fclose(f);
-    if (!tmp_ok) {
-        snprintf(rp, sizeof rp, "ls -a '%s' | grep -q '\\.tmp\\.'", out);
-        ck_assert_msg(system(rp) != 0, "a temporary file was left in %s", out);
-    }
-    return rows;
-}
-
-/* Start `lgelu bench`, wait for its first row, send sig; the files must be
- * whole. SIGTERM: it stops early with exit 143; SIGKILL: killed. */
-static void lg_gate_bench_kill(int sig)
-{
-    char dir[256], out[300], p[600];
-    snprintf(dir, sizeof dir, "%s", lg_test_tmpfile("_bench"));
-    snprintf(out, sizeof out, "%s/out", dir);
-    ck_assert_int_eq(mkdir(dir, 0700), 0);
-    snprintf(p, sizeof p, "%s/instances.csv", dir);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    enum { LG_GATE_INST = 24 };
-    for (int i = 0; i < LG_GATE_INST; i++) /* about 0.5 s each */
-        fprintf(f, "%s,%s,60\n", lg_test_fixture(i % 2 ? "acasxu/ACASXU_run2a_1_1_batch_2000.onnx" : "vnncomp/mnist-net_256x2.onnx"),
-                i % 2 ? "acasxu/prop_2.vnnlib" : "vnncomp/prop_3_0.05.vnnlib");
-    fclose(f);
-    /* the vnnlib paths are relative to DIR: link the fixture folders there */
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "ln -s '%s/acasxu' '%s/acasxu' && ln -s '%s/vnncomp' '%s/vnncomp'", LG_FIXTURES, dir,
-             LG_FIXTURES, dir);
-    ck_assert_int_eq(system(cmd), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 1), dup2(devnull, 2);
-        execl(LG_BINARY_DIR "/lgelu", "lgelu", "bench", dir, "--out", out, "-j", "1", (char *)NULL);
-        _exit(127);
-    }
-    snprintf(p, sizeof p, "%s/results.csv", out);
-    int seen = 0;
-    for (int t = 0; t < 6000 && !seen; t++) { /* up to 120 s */
-        FILE *r = fopen(p, "r");
-        int lines = 0, ch;
-        if (r) {
-            while ((ch = fgetc(r)) != EOF) lines += ch == '\n';
-            fclose(r);
-        }
-        seen = lines >= 2;
-        if (!seen) nanosleep(&(struct timespec){0, 20000000L}, NULL);
-    }
-    ck_assert_msg(seen, "bench wrote no row in 120 s");
-    ck_assert_int_eq(kill(pid, sig), 0);
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    if (sig == SIGKILL) ck_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
-    else ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 128 + sig, "exit status %d", ws);
-    int rows = lg_gate_bench_files(out, sig == SIGKILL);
-    ck_assert_msg(rows >= 1 && rows < LG_GATE_INST, "%d rows: not stopped early", rows);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-START_TEST(test_gate_bench_sigterm_keeps_whole_files) { lg_gate_bench_kill(SIGTERM); }
-END_TEST
-
-START_TEST(test_gate_bench_sigkill_keeps_whole_files) { lg_gate_bench_kill(SIGKILL); }
-END_TEST
-
-Suite *suite_gate(void)
-{
-    Suite *s = suite_create("gate");
+    Suite *s = suite_create("cmd_check");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_gate_annealed_passes_direct_swap_fails);
-    tcase_add_test(tc, test_gate_npy_data_cli);
+    tcase_add_test(tc, test_cmd_check_annealed_passes_direct_swap_fails);
+    tcase_add_test(tc, test_cmd_check_npy_data_cli);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 120);
-    tcase_add_test(tl, test_gate_usage_and_input_errors);
-    tcase_add_test(tl, test_gate_atomic_file);
-    tcase_add_test(tl, test_gate_bench_sigterm_keeps_whole_files);
-    tcase_add_test(tl, test_gate_bench_sigkill_keeps_whole_files);
+    tcase_add_test(tl, test_cmd_check_usage_and_input_errors);
     suite_add_tcase(s, tl);
     return s;
 }
