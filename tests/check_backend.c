@@ -1,5 +1,6 @@
-/* Suite backend: the verify/encode seam never turns a floating-point
- * claim into a verdict (DESIGN.md §3: GLPK confirmed by Z3), the witness rule, and the
+/* Suite backend: the one back-end decision (verify/backend.c) and the exact
+ * re-check (core/exact.c): the verify/encode seam never turns a floating-point
+ * claim into a verdict (DESIGN.md §3), the witness rule, and the
  * limits (--timeout, --memory, the run context). Every instance's truth is
  * known by construction. */
 #include <check.h>
