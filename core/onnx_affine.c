@@ -273,3 +273,22 @@ lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v)
     return st;
 }
 
+
+/* z ← a·z + c elementwise, rounded to nearest (the BatchNormalization fold). */
+lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
+{
+    size_t n = (size_t)B->n, m = (size_t)B->m;
+    if (!B->b && !(B->b = calloc(n, sizeof *B->b))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    if (!B->W && !B->d) {
+        if (!(B->d = malloc(n * sizeof *B->d))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        for (size_t i = 0; i < n; i++) B->d[i] = 1.0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (B->W)
+            for (size_t j = 0; j < m; j++) B->W[i * m + j] *= a[i];
+        else
+            B->d[i] *= a[i];
+        B->b[i] = B->b[i] * a[i] + c[i];
+    }
+    return LG_OK;
+}
