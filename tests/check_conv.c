@@ -1,0 +1,310 @@
+/* check_conv.c — conv layers (core/net.h): forward against an independent
+ * reference, densification, the native format's version 3, the ONNX round
+ * trip, verification against the exact enumeration oracle on tiny convs,
+ * and the third-party collins_rul_cnn fixture. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/netfile.h"
+#include "core/onnx.h"
+#include "core/rng.h"
+#include "oracle.h"
+#include "testutil.h"
+#include "verify/prop.h"
+#include "verify/verify.h"
+#include "verify/vnnlib.h"
+
+/* A conv → conv → dense relu net on a c×h×w image; geometry from g[2]. */
+static void conv_net(lg_net *net, int c, int h, int w, const lg_conv *g1, const lg_conv *g2, int n_out, lg_act act)
+{
+    lg_conv a = *g1, b = *g2;
+    a.c_in = c, a.h_in = h, a.w_in = w;
+    a.h_out = lg_conv_out_size(h, a.kh, a.sh, a.ph);
+    a.w_out = lg_conv_out_size(w, a.kw, a.sw, a.pw);
+    b.c_in = a.c_out, b.h_in = a.h_out, b.w_in = a.w_out;
+    b.h_out = lg_conv_out_size(b.h_in, b.kh, b.sh, b.ph);
+    b.w_out = lg_conv_out_size(b.w_in, b.kw, b.sw, b.pw);
+    int dims[4] = {c * h * w, a.c_out * a.h_out * a.w_out, b.c_out * b.h_out * b.w_out, n_out};
+    const lg_conv *convs[3] = {&a, &b, NULL};
+    ck_assert_int_eq(lg_net_init_conv(net, 3, dims, convs, act), LG_OK);
+}
+
+/* Reference convolution: explicit zero-padded image, then the textbook sum. */
+static void ref_conv(const lg_layer *L, const double *x, double *out)
+{
+    const lg_conv *c = &L->conv;
+    int hp = c->h_in + 2 * c->ph, wp = c->w_in + 2 * c->pw;
+    double *pad = calloc((size_t)c->c_in * (size_t)hp * (size_t)wp, sizeof *pad);
+    ck_assert_ptr_nonnull(pad);
+    for (int ci = 0; ci < c->c_in; ci++)
+        for (int y = 0; y < c->h_in; y++)
+            for (int xx = 0; xx < c->w_in; xx++)
+                pad[((size_t)ci * hp + y + c->ph) * wp + xx + c->pw] = x[((size_t)ci * c->h_in + y) * c->w_in + xx];
+    for (int co = 0; co < c->c_out; co++)
+        for (int oy = 0; oy < c->h_out; oy++)
+            for (int ox = 0; ox < c->w_out; ox++) {
+                size_t o = ((size_t)co * c->h_out + oy) * c->w_out + ox;
+                double s = L->b[o];
+                for (int ci = 0; ci < c->c_in; ci++)
+                    for (int ky = 0; ky < c->kh; ky++)
+                        for (int kx = 0; kx < c->kw; kx++)
+                            s += L->W[(((size_t)co * c->c_in + ci) * c->kh + ky) * c->kw + kx] *
+                                 pad[((size_t)ci * hp + oy * c->sh + ky) * wp + ox * c->sw + kx];
+                out[o] = s;
+            }
+    free(pad);
+}
+
+static double max_abs_diff(const double *a, const double *b, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++) m = fmax(m, fabs(a[i] - b[i]));
+    return m;
+}
+
+/* geometries: non-square kernels, strides 1..2, padding 0..1 */
+static const lg_conv geoms[][2] = {
+    {{.c_out = 3, .kh = 3, .kw = 3, .sh = 1, .sw = 1}, {.c_out = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2}},
+    {{.c_out = 4, .kh = 3, .kw = 1, .sh = 2, .sw = 1, .ph = 1}, {.c_out = 2, .kh = 1, .kw = 3, .sh = 1, .sw = 2, .pw = 1}},
+    {{.c_out = 2, .kh = 5, .kw = 2, .sh = 1, .sw = 1, .ph = 2, .pw = 1}, {.c_out = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 1, .ph = 1, .pw = 1}},
+};
+
+START_TEST(test_conv_forward_reference)
+{
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
+        lg_net net, dense;
+        conv_net(&net, 2, 7, 6, &geoms[gi][0], &geoms[gi][1], 3, LG_ACT_IDENTITY);
+        lg_rng r;
+        lg_rng_init(&r, 11 + gi, 0);
+        lg_test_randomize(&net, &r, 0.5);
+        ck_assert_int_eq(lg_net_validate(&net), LG_OK);
+        double x[84], z[256], z2[256];
+        for (int i = 0; i < net.n_in; i++) x[i] = lg_rng_normal(&r);
+        /* layer 0 against the textbook convolution */
+        lg_conv_forward(&net.layers[0], x, z);
+        ref_conv(&net.layers[0], x, z2);
+        ck_assert_msg(max_abs_diff(z, z2, net.layers[0].n_out) < 1e-12, "geometry %zu: conv differs", gi);
+        /* the whole net: conv form, dense form, batched form */
+        ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+        ck_assert(!lg_net_has_conv(&dense) && lg_net_has_conv(&net));
+        int w = lg_net_max_width(&net);
+        double *scr = malloc(2 * (size_t)w * sizeof *scr), y1[3], y2[3], yb[6], X[168];
+        lg_net_forward(&net, x, y1, scr);
+        lg_net_forward(&dense, x, y2, scr);
+        memcpy(X, x, sizeof x);
+        memcpy(X + net.n_in, x, sizeof x);
+        ck_assert_int_eq(lg_net_forward_batch(&net, X, yb, 2), LG_OK);
+        ck_assert_msg(max_abs_diff(y1, y2, 3) < 1e-12, "geometry %zu: dense differs", gi);
+        ck_assert(max_abs_diff(y1, yb, 3) < 1e-12 && max_abs_diff(y1, yb + 3, 3) < 1e-12);
+        /* a dense entry is a kernel weight or 0: the dense net has every kernel weight */
+        const lg_layer *D = &dense.layers[1], *C = &net.layers[1];
+        size_t nz = 0;
+        for (size_t i = 0; i < (size_t)D->n_out * D->n_in; i++) nz += D->W[i] != 0.0;
+        ck_assert(nz <= (size_t)C->n_out * C->conv.c_in * C->conv.kh * C->conv.kw);
+        free(scr);
+        lg_net_free(&dense);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+START_TEST(test_conv_netfile_v3)
+{
+    lg_net net, back;
+    conv_net(&net, 1, 6, 5, &geoms[1][0], &geoms[1][1], 2, LG_ACT_PRELU);
+    lg_rng r;
+    lg_rng_init(&r, 3, 0);
+    lg_test_randomize(&net, &r, 1.0);
+    const char *path = lg_test_tmpfile(".lgnet");
+    ck_assert_int_eq(lg_netfile_write(&net, path), LG_OK);
+    unsigned char *buf;
+    size_t len;
+    ck_assert_int_eq(lg_file_slurp(path, 1 << 24, &buf, &len), LG_OK);
+    ck_assert_int_eq(buf[8], 3); /* version 3: a conv layer */
+    ck_assert_int_eq(lg_netfile_read(&back, path), LG_OK);
+    ck_assert_int_eq(back.n_params, net.n_params);
+    ck_assert_mem_eq(back.params, net.params, net.n_params * sizeof(double));
+    for (int k = 0; k < net.n_layers; k++) {
+        ck_assert_int_eq(back.layers[k].kind, net.layers[k].kind);
+        ck_assert_mem_eq(&back.layers[k].conv, &net.layers[k].conv, sizeof(lg_conv));
+    }
+    /* truncation anywhere and a geometry that does not match the sizes are refused */
+    lg_net bad;
+    for (size_t cut = 8; cut < len; cut += 37)
+        ck_assert_int_eq(lg_netfile_parse(&bad, buf, cut, "cut"), LG_ERR_FORMAT);
+    size_t geo = 8 + 4 * 4 + 8 + 32; /* layer 0's geometry: header, t, first layer header */
+    buf[geo + 4 * 4] ^= 1;           /* h_out */
+    ck_assert_int_eq(lg_netfile_parse(&bad, buf, len, "geometry"), LG_ERR_FORMAT);
+    free(buf);
+    /* a dense net still writes version 1, readable by older builds */
+    lg_net d;
+    int dims[3] = {4, 3, 2};
+    ck_assert_int_eq(lg_net_init(&d, 2, dims, LG_ACT_RELU), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&d, path), LG_OK);
+    ck_assert_int_eq(lg_file_slurp(path, 1 << 24, &buf, &len), LG_OK);
+    ck_assert_int_eq(buf[8], 1);
+    free(buf);
+    lg_net_free(&d);
+    lg_net_free(&back);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* conv → ONNX (Reshape, Conv, Flatten[, Add]) → import (dense): same function */
+START_TEST(test_conv_onnx_roundtrip)
+{
+    for (int tied = 0; tied < 2; tied++)
+        for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
+            lg_net net, back;
+            conv_net(&net, 2, 7, 6, &geoms[gi][0], &geoms[gi][1], 3, LG_ACT_RELU);
+            lg_rng r;
+            lg_rng_init(&r, 21 + gi, 0);
+            lg_test_randomize(&net, &r, 0.5);
+            for (int k = 0; tied && k < 2; k++) {
+                lg_layer *L = &net.layers[k];
+                size_t hw = (size_t)L->conv.h_out * L->conv.w_out;
+                for (int o = 0; o < L->n_out; o++) L->b[o] = L->b[(size_t)o / hw * hw];
+            }
+            const char *path = lg_test_tmpfile(".onnx");
+            ck_assert_int_eq(lg_onnx_write(&net, path), LG_OK);
+            ck_assert_msg(lg_net_load(&back, path) == LG_OK, "geometry %zu: %s", gi, lg_errmsg());
+            ck_assert_int_eq(back.n_in, net.n_in);
+            ck_assert_int_eq(lg_net_n_out(&back), 3);
+            double x[84], y1[3], y2[3], *scr = malloc(2 * (size_t)lg_net_max_width(&back) * sizeof *scr);
+            for (int t = 0; t < 5; t++) {
+                for (int i = 0; i < net.n_in; i++) x[i] = lg_rng_normal(&r);
+                lg_net_forward(&net, x, y1, scr);
+                lg_net_forward(&back, x, y2, scr);
+                /* float32 weights when exact, else double: same numbers either way */
+                ck_assert_msg(max_abs_diff(y1, y2, 3) < 1e-9, "geometry %zu tied %d: %g", gi, tied,
+                              max_abs_diff(y1, y2, 3));
+            }
+            free(scr);
+            lg_net_free(&back);
+            lg_net_free(&net);
+        }
+}
+END_TEST
+
+START_TEST(test_conv_densify_cap)
+{
+    lg_net net, dense;
+    conv_net(&net, 1, 8, 8, &geoms[0][0], &geoms[0][1], 2, LG_ACT_RELU);
+    size_t need = lg_net_dense_bytes(&net);
+    ck_assert(need > 0);
+    ck_assert_int_eq(lg_net_densify(&dense, &net, need - 1), LG_ERR_NOMEM);
+    ck_assert(strstr(lg_errmsg(), "cap") != NULL);
+    ck_assert_int_eq(lg_net_densify(&dense, &net, need), LG_OK);
+    lg_net_free(&dense);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* Tiny convs: lg_verify_run on the conv net agrees with the exact
+ * enumeration oracle on its dense form, for both verdicts. */
+START_TEST(test_conv_oracle)
+{
+    int decided = 0, sat = 0, unsat = 0;
+    for (int seed = 0; seed < 40; seed++) {
+        lg_conv g1 = {.c_out = 2, .kh = 2, .kw = 1, .sh = 1, .sw = 1};
+        lg_conv g2 = {.c_out = 1, .kh = 2, .kw = 2, .sh = 1, .sw = 1};
+        lg_net net, dense;
+        conv_net(&net, 1, 3, 2, &g1, &g2, 2, LG_ACT_RELU); /* 6 → 8 → 1 → 2: 9 ReLUs */
+        lg_rng r;
+        lg_rng_init(&r, 100 + (uint64_t)seed, 0);
+        lg_test_randomize(&net, &r, 1.0);
+        double x0[6];
+        for (int i = 0; i < 6; i++) x0[i] = lg_rng_uniform(&r);
+        ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+        double y[2], scr[64];
+        lg_net_forward(&net, x0, y, scr);
+        int label = y[1] > y[0];
+        lg_prop p;
+        double eps = 0.05 + 0.3 * lg_rng_uniform(&r);
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, 6, eps, -10, 10, label, 2, 0.0), LG_OK);
+        lg_problem prob = {&dense, p.cases[0].lo, p.cases[0].hi, p.cases[0].n_terms, p.cases[0].terms, NULL, NULL, 0};
+        lg_answer ans;
+        lg_status st = lg_oracle_solve(&prob, &ans, NULL, NULL);
+        if (st == LG_ERR_ARG) goto next; /* more unstable ReLUs than the oracle enumerates */
+        ck_assert_int_eq(st, LG_OK);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.timeout_s = 20;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
+        if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
+        decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        sat += ans == LG_ANSWER_SAT;
+        unsat += ans == LG_ANSWER_UNSAT;
+        lg_verify_report_free(&rep);
+    next:
+        lg_prop_free(&p);
+        lg_net_free(&dense);
+        lg_net_free(&net);
+    }
+    ck_assert_msg(sat > 0 && unsat > 0, "sat %d unsat %d", sat, unsat);
+    ck_assert_int_eq(decided, sat + unsat);
+}
+END_TEST
+
+/* VNN-COMP 2022 collins_rul_cnn (tests/fixtures/conv/README.md) */
+START_TEST(test_conv_collins)
+{
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, lg_test_fixture("conv/NN_rul_small_window_20.onnx")), LG_OK);
+    ck_assert_int_eq(net.n_in, 400);
+    ck_assert_int_eq(lg_net_n_out(&net), 1);
+    ck_assert_int_eq(net.n_layers, 6);
+    static const char *props[2] = {"conv/robustness_4perturbations_delta10_epsilon10_w20.vnnlib",
+                                   "conv/robustness_2perturbations_delta5_epsilon10_w20.vnnlib"};
+    for (int i = 0; i < 2; i++) {
+        lg_prop p;
+        ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture(props[i]), 400, 1), LG_OK);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.timeout_s = 60;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (i == 0) ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "unsat property: %s", lg_verdict_name(rep.verdict));
+        else ck_assert_msg(rep.verdict != LG_VERDICT_ROBUST, "sat property answered robust");
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
+START_TEST(test_conv_limits)
+{
+    lg_net net;
+    lg_conv bad = {.c_in = 1, .h_in = 3, .w_in = 3, .c_out = 1, .h_out = 2, .w_out = 2, .kh = 4, .kw = 1, .sh = 1, .sw = 1};
+    const lg_conv *convs[1] = {&bad};
+    int dims[2] = {9, 4};
+    ck_assert_int_eq(lg_net_init_conv(&net, 1, dims, convs, LG_ACT_IDENTITY), LG_ERR_ARG);
+    bad.kh = 2, bad.kw = 2;
+    ck_assert_int_eq(lg_net_init_conv(&net, 1, dims, convs, LG_ACT_IDENTITY), LG_OK);
+    net.layers[0].conv.h_out = 3; /* corrupt geometry */
+    ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
+    lg_net_free(&net);
+}
+END_TEST
+
+Suite *suite_conv(void)
+{
+    Suite *s = suite_create("conv");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_conv_forward_reference);
+    tcase_add_test(tc, test_conv_netfile_v3);
+    tcase_add_test(tc, test_conv_onnx_roundtrip);
+    tcase_add_test(tc, test_conv_densify_cap);
+    tcase_add_test(tc, test_conv_oracle);
+    tcase_add_test(tc, test_conv_collins);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_add_test(tl, test_conv_limits);
+    suite_add_tcase(s, tl);
+    return s;
+}
