@@ -276,6 +276,68 @@ START_TEST(test_conv_collins)
 }
 END_TEST
 
+/* Graph variants written by tests/onnx_conv_make.py, compared with its
+ * independent numpy evaluation; refused ops must name themselves. */
+static int conv_sh(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) {
+    }
+    return pclose(p);
+}
+
+START_TEST(test_conv_onnx_variants)
+{
+    const char *dir = lg_test_tmpfile("_conv_models");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_conv_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
+    ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
+    static const char *ok[] = {"conv_bn", "pad_avgpool", "nhwc", "global_avg"};
+    for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
+        lg_net net;
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", ok[m], lg_errmsg());
+        snprintf(path, sizeof path, "%s/%s.txt", dir, ok[m]);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        int no = lg_net_n_out(&net), rows = 0;
+        double *x = malloc((size_t)net.n_in * sizeof *x), y[8], want[8];
+        double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
+        for (;;) {
+            int got = 0;
+            for (int i = 0; i < net.n_in; i++) got += fscanf(f, "%lf", &x[i]);
+            if (got != net.n_in) break;
+            for (int j = 0; j < no; j++) ck_assert_int_eq(fscanf(f, "%lf", &want[j]), 1);
+            lg_net_forward(&net, x, y, scr);
+            for (int j = 0; j < no; j++)
+                ck_assert_msg(fabs(y[j] - want[j]) <= 1e-9 * (1 + fabs(want[j])), "%s row %d output %d: %.17g vs numpy %.17g",
+                              ok[m], rows, j, y[j], want[j]);
+            rows++;
+        }
+        ck_assert_int_eq(rows, 4);
+        fclose(f);
+        free(x);
+        free(scr);
+        lg_net_free(&net);
+    }
+    static const struct {
+        const char *name, *says;
+    } bad[] = {{"bad_maxpool", "MaxPool"}, {"bad_avg3", "1/9"}, {"bad_group", "group"}, {"bad_dilation", "dilation"}};
+    for (size_t m = 0; m < sizeof bad / sizeof bad[0]; m++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, bad[m].name);
+        lg_net net;
+        ck_assert_int_eq(lg_net_load(&net, path), LG_ERR_UNSUPPORTED);
+        ck_assert_msg(strstr(lg_errmsg(), bad[m].says) != NULL, "%s: %s", bad[m].name, lg_errmsg());
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    conv_sh(cmd);
+}
+END_TEST
+
 START_TEST(test_conv_limits)
 {
     lg_net net;
@@ -302,6 +364,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_densify_cap);
     tcase_add_test(tc, test_conv_oracle);
     tcase_add_test(tc, test_conv_collins);
+    tcase_add_test(tc, test_conv_onnx_variants);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_conv_limits);
