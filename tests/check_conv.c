@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "oracle.h"
 #include "testutil.h"
+#include "train/model.h"
 #include "verify/prop.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -338,6 +339,117 @@ START_TEST(test_conv_onnx_variants)
 }
 END_TEST
 
+/* ---- training: the float im2col model against finite differences of the
+ * double forward pass (tied biases: a channel's bias moves every position) */
+static double conv_loss(const lg_net *net, const float *X, const uint8_t *lab, int B)
+{
+    int C = lg_net_n_out(net);
+    double *scr = malloc(2 * (size_t)lg_net_max_width(net) * sizeof *scr), x[64], y[8], sum = 0;
+    for (int r = 0; r < B; r++) {
+        for (int i = 0; i < net->n_in; i++) x[i] = X[r * net->n_in + i];
+        lg_net_forward(net, x, y, scr);
+        double mx = y[0], z = 0;
+        for (int j = 1; j < C; j++) mx = fmax(mx, y[j]);
+        for (int j = 0; j < C; j++) z += exp(y[j] - mx);
+        sum += log(z) + mx - y[lab[r]];
+    }
+    free(scr);
+    return sum / B;
+}
+
+/* set the layer parameter `which` (s for λ/β layers, a for prelu) and its λ */
+static void conv_set_param(lg_net *net, lg_layer *L, double v)
+{
+    L->s = v;
+    if (L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH) L->lambda = lg_lambda_from_s(v, net->t);
+    if (L->act == LG_ACT_PRELU) L->lambda = v;
+}
+
+START_TEST(test_conv_train_finite_differences)
+{
+    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_RELU, LG_ACT_SWISH, LG_ACT_PRELU};
+    lg_conv g1 = {.c_out = 3, .kh = 3, .kw = 2, .sh = 2, .sw = 1, .ph = 1};
+    lg_conv g2 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 1, .sw = 1};
+    for (int a = 0; a < 5; a++) {
+        lg_net net;
+        conv_net(&net, 2, 5, 4, &g1, &g2, 4, kinds[a]);
+        lg_rng r;
+        lg_rng_init(&r, 40 + a, 0);
+        lg_test_randomize(&net, &r, 0.6);
+        for (int k = 0; k < net.n_layers; k++) {
+            lg_layer *L = &net.layers[k];
+            size_t hw = L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.h_out * L->conv.w_out : 1;
+            for (int o = 0; o < L->n_out; o++) L->b[o] = (float)L->b[(size_t)o / hw * hw];
+            conv_set_param(&net, L, (float)L->s);
+        }
+        for (size_t i = 0; i < net.n_params; i++) net.params[i] = (float)net.params[i];
+        float X[12 * 40];
+        uint8_t lab[12];
+        for (int i = 0; i < 12 * 40; i++) X[i] = (float)lg_rng_normal(&r);
+        for (int i = 0; i < 12; i++) lab[i] = (uint8_t)lg_rng_below(&r, 4);
+        lg_model m;
+        ck_assert_int_eq(lg_model_init(&m, &net, 12), LG_OK);
+        uint32_t idx[12];
+        for (int i = 0; i < 12; i++) idx[i] = (uint32_t)i;
+        lg_model_gather(&m, X, idx, 12);
+        double loss;
+        lg_model_forward(&m, 12, lab, &loss, NULL);
+        ck_assert_double_eq_tol(loss, conv_loss(&net, X, lab, 12), 1e-5);
+        lg_model_zero_grad(&m);
+        lg_model_backward(&m, 12, lab);
+        const double h = 1e-6;
+        int checked = 0;
+        for (int k = 0; k < net.n_layers; k++) {
+            lg_layer *L = &net.layers[k];
+            lg_mlayer *M = &m.layers[k];
+            size_t hw = L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.h_out * L->conv.w_out : 1;
+            size_t nw = M->n_w, nb = M->n_b;
+            for (size_t i = 0; i < nw + nb + 1; i++) {
+                float got;
+                double fd, lp, lm;
+                if (i < nw) {
+                    double save = L->W[i];
+                    L->W[i] = save + h, lp = conv_loss(&net, X, lab, 12);
+                    L->W[i] = save - h, lm = conv_loss(&net, X, lab, 12);
+                    L->W[i] = save;
+                    got = M->dW[i];
+                } else if (i < nw + nb) {
+                    size_t c = i - nw;
+                    double save = L->b[c * hw];
+                    for (size_t q = 0; q < hw; q++) L->b[c * hw + q] = save + h;
+                    lp = conv_loss(&net, X, lab, 12);
+                    for (size_t q = 0; q < hw; q++) L->b[c * hw + q] = save - h;
+                    lm = conv_loss(&net, X, lab, 12);
+                    for (size_t q = 0; q < hw; q++) L->b[c * hw + q] = save;
+                    got = M->db[c];
+                } else if (lg_act_has_param(L->act)) {
+                    double save = L->s;
+                    conv_set_param(&net, L, save + h), lp = conv_loss(&net, X, lab, 12);
+                    conv_set_param(&net, L, save - h), lm = conv_loss(&net, X, lab, 12);
+                    conv_set_param(&net, L, save);
+                    got = *M->ds;
+                } else {
+                    continue;
+                }
+                fd = (lp - lm) / (2 * h);
+                ck_assert_msg(fabs(fd - got) <= 1e-3 * fabs(fd) + 5e-6, "%s layer %d param %zu: backward %.9g, FD %.9g",
+                              lg_act_name(kinds[a]), k, i, got, fd);
+                checked++;
+            }
+        }
+        ck_assert_int_gt(checked, 60);
+        /* the model written back is the net it came from */
+        lg_net back;
+        ck_assert_int_eq(lg_net_copy(&back, &net), LG_OK);
+        ck_assert_int_eq(lg_model_to_net(&m, &back), LG_OK);
+        ck_assert_mem_eq(back.params, net.params, net.n_params * sizeof(double));
+        lg_net_free(&back);
+        lg_model_free(&m);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
 START_TEST(test_conv_limits)
 {
     lg_net net;
@@ -365,6 +477,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_oracle);
     tcase_add_test(tc, test_conv_collins);
     tcase_add_test(tc, test_conv_onnx_variants);
+    tcase_add_test(tc, test_conv_train_finite_differences);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_conv_limits);
