@@ -104,8 +104,20 @@ size_t lg_net_dense_bytes(const lg_net *net);
  * and a message when the dense parameters would take more than max_bytes
  * (0: no cap). dst must be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes);
+/* In place: replace a net that has conv layers by its dense form (no-op
+ * otherwise); on failure the net is unchanged. */
+lg_status lg_net_make_dense(lg_net *net, size_t max_bytes);
 /* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out);
+
+/* Parse an architecture "784,256,10" or, with conv layers,
+ * "1x28x28,c8k3s2,c16k3s2p1,10": the input is N or CxHxW; a hidden token is
+ * a dense width N or a conv c<C>k<KH>[x<KW>][s<SH>[x<SW>]][p<PH>[x<PW>]]
+ * (C output channels, kernel, stride 1 and padding 0 by default), which
+ * needs an image before it (the input or another conv; a dense layer
+ * flattens). Fills dims[0..n] and convs[0..n−1] (c_out = 0 for dense),
+ * n ≤ cap − 1, and returns n (the number of layers), or −1 with lg_fail set. */
+int lg_net_arch_parse(const char *s, int *dims, lg_conv *convs, int cap);
 
 /* Output dimension (n_out of the last layer). */
 int lg_net_n_out(const lg_net *net);
