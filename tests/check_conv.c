@@ -450,6 +450,31 @@ START_TEST(test_conv_train_finite_differences)
 }
 END_TEST
 
+START_TEST(test_conv_arch_parse)
+{
+    int dims[8];
+    lg_conv convs[8];
+    ck_assert_int_eq(lg_net_arch_parse("1x28x28,c8k3s2,c16k3s2,10", dims, convs, 8), 3);
+    ck_assert_int_eq(dims[0], 784);
+    ck_assert_int_eq(dims[1], 8 * 13 * 13);
+    ck_assert_int_eq(dims[2], 16 * 6 * 6);
+    ck_assert_int_eq(dims[3], 10);
+    ck_assert_int_eq(convs[1].c_in, 8);
+    ck_assert_int_eq(convs[1].h_in, 13);
+    ck_assert_int_eq(convs[2].c_out, 0);
+    ck_assert_int_eq(lg_net_arch_parse("3x20x20,c5k5x1p2x0,c4k2s2x1,7", dims, convs, 8), 3);
+    ck_assert_int_eq(convs[0].kh * 10 + convs[0].kw, 51);
+    ck_assert_int_eq(convs[0].h_out * 100 + convs[0].w_out, 2020);
+    ck_assert_int_eq(convs[1].h_out * 100 + convs[1].w_out, 1019); /* stride 2x1 */
+    ck_assert_int_eq(lg_net_arch_parse("784,256,10", dims, convs, 8), 2);
+    ck_assert_int_eq(convs[0].c_out + convs[1].c_out, 0);
+    static const char *bad[] = {"784,c8k3,10", "1x28x28,c8k30,10", "1x28x28,c8k3,10,c2k1", "1x28,10", "1x28x28,",
+                                "1x28x28,c0k3,10", "1x28x28,c8k3q,10", "10", "1x28x28,c8k3p3,10"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(lg_net_arch_parse(bad[i], dims, convs, 8) < 0, "accepted '%s'", bad[i]);
+}
+END_TEST
+
 START_TEST(test_conv_limits)
 {
     lg_net net;
@@ -481,6 +506,7 @@ Suite *suite_conv(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_conv_limits);
+    tcase_add_test(tl, test_conv_arch_parse);
     suite_add_tcase(s, tl);
     return s;
 }
