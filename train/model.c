@@ -45,6 +45,7 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             size_t K = (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw, hw = (size_t)c->h_out * (size_t)c->w_out;
             np += (size_t)c->c_out * (K + 1);
             if (K * hw * B > col) col = K * hw * B;
+            na += K * hw * B; /* the layer's own im2col, kept for the backward */
         } else {
             np += (size_t)L->n_out * ((size_t)L->n_in + 1);
         }
@@ -53,7 +54,7 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     }
     np += (size_t)nl;
     na += B * (size_t)lg_net_n_out(net) + 2 * B * (size_t)m->max_width;
-    if (col) na += 2 * col + B * (size_t)m->max_width;
+    if (col) na += col + B * (size_t)m->max_width;
     m->n_params = np;
     m->n_acts = na;
     m->params = calloc(np, sizeof(float));
@@ -91,6 +92,10 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
         for (size_t i = 0; i < M->n_b; i++) M->b[i] = (float)L->b[i * hw];
         M->z = a;
         a += B * (size_t)L->n_out;
+        if (M->conv.c_out) {
+            M->col = a;
+            a += (size_t)M->conv.c_in * (size_t)M->conv.kh * (size_t)M->conv.kw * hw * B;
+        }
         if (L->act == LG_ACT_IDENTITY) {
             M->a = M->z;
         } else {
@@ -117,8 +122,6 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     m->d1 = a;
     a += B * (size_t)m->max_width;
     if (col) {
-        m->col = a;
-        a += col;
         m->dcol = a;
         a += col;
         m->zt = a;
@@ -209,8 +212,8 @@ static void lg_conv_forward_f(lg_model *m, lg_mlayer *L, const float *in, int B)
     const lg_conv *c = &L->conv;
     int K = c->c_in * c->kh * c->kw;
     size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw;
-    lg_im2col(c, in, B, m->col);
-    lg_sgemm(0, 0, c->c_out, (int)N, K, 1.0f, L->W, K, m->col, (int)N, 0.0f, m->zt, (int)N);
+    lg_im2col(c, in, B, L->col);
+    lg_sgemm(0, 0, c->c_out, (int)N, K, 1.0f, L->W, K, L->col, (int)N, 0.0f, m->zt, (int)N);
     for (int r = 0; r < B; r++)
         for (int co = 0; co < c->c_out; co++) {
             const float *src = m->zt + (size_t)co * N + (size_t)r * hw;
@@ -219,9 +222,10 @@ static void lg_conv_forward_f(lg_model *m, lg_mlayer *L, const float *in, int B)
         }
 }
 
-/* Backward of a conv layer: dW += dZ·colᵀ, db += Σ dZ, and (da ≠ NULL)
- * da[B][n_in] = col2im(Wᵀ·dZ), with dZ = dz as [c_out][B·hw]. */
-static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *in, const float *dz, float *da, int B)
+/* Backward of a conv layer (its forward's im2col still in L->col):
+ * dW += dZ·colᵀ, db += Σ dZ, and (da ≠ NULL) da[B][n_in] = col2im(Wᵀ·dZ),
+ * with dZ = dz as [c_out][B·hw]. */
+static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *dz, float *da, int B)
 {
     const lg_conv *c = &L->conv;
     int K = c->c_in * c->kh * c->kw;
@@ -232,8 +236,7 @@ static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *in, const
             float *dst = m->zt + (size_t)co * N + (size_t)r * hw;
             memcpy(dst, src, hw * sizeof *dst);
         }
-    lg_im2col(c, in, B, m->col);
-    lg_sgemm(0, 1, c->c_out, K, (int)N, 1.0f, m->zt, (int)N, m->col, (int)N, 1.0f, L->dW, K);
+    lg_sgemm(0, 1, c->c_out, K, (int)N, 1.0f, m->zt, (int)N, L->col, (int)N, 1.0f, L->dW, K);
     for (int co = 0; co < c->c_out; co++) {
         const float *row = m->zt + (size_t)co * N;
         double s = 0.0;
@@ -314,7 +317,7 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
         lg_mlayer *L = &m->layers[k];
         const float *in = k > 0 ? m->layers[k - 1].a : m->x;
         if (L->conv.c_out) {
-            lg_conv_backward_f(m, L, in, dz, k > 0 ? da : NULL, B);
+            lg_conv_backward_f(m, L, dz, k > 0 ? da : NULL, B);
             if (k == 0) break;
             lg_mlayer *P = &m->layers[k - 1];
             size_t n = (size_t)B * (size_t)P->n_out;

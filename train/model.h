@@ -36,6 +36,7 @@ typedef struct lg_mlayer {
     float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
     float *dW, *db, *ds;  /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
+    float *col;           /* conv: into acts, [c_in·kh·kw][max_batch·h_out·w_out] im2col of the last forward */
     float *keep;          /* into acts: room for keep_count·max_batch·n_out floats, what the
                            * activation's backward needs (train/act.h; a batch of B uses
                            * [keep_count][B·n_out]), or NULL */
@@ -56,7 +57,7 @@ typedef struct lg_model {
     float *x;             /* [max_batch][n_in] the gathered, normalised input batch */
     float *probs;         /* [max_batch][n_out] softmax of the logits */
     float *d0, *d1;       /* [max_batch][max_width] backward scratch */
-    float *col, *dcol;    /* [max over conv layers of c_in·kh·kw · max_batch·h_out·w_out] im2col scratch */
+    float *dcol;          /* [max over conv layers of c_in·kh·kw · max_batch·h_out·w_out] backward scratch */
     float *zt;            /* [max_batch·max_width] a conv's z (or dz) as [c_out][batch·positions] */
 } lg_model;
 
