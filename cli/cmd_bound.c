@@ -247,7 +247,7 @@ int lg_cmd_bound(int argc, char **argv)
         printf("  max bound:                    %.6g\n", dmax);
         printf("observed max deviation:         %.6g   (both nets in double on the %zu inputs)\n", o.obs_max, ds.n);
         printf("class changes between the nets: %zu of %zu\n", o.class_changes, ds.n);
-        printf("reference margin > 2 x bound:   %zu of %zu (on these the two nets provably agree on the class at x)\n",
+        printf("reference margin > 2 x bound:   %zu of %zu (the reference margin in double at x only: not a claim about the ball)\n",
                o.certified_same, ds.n);
     }
     rc = 0;

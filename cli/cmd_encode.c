@@ -11,6 +11,8 @@
 #include "core/idx.h"
 #include "core/netfile.h"
 #include "verify/verify.h"
+#include "verify/vnnlib.h"
+#include "verify/vnnlib.h"
 
 static void lg_encode_help(void)
 {
@@ -103,6 +105,7 @@ int lg_cmd_encode(int argc, char **argv)
     lg_prop prop = {0};
     lg_bounds b = {0};
     lg_term *kept = NULL;
+    char *exact_text = NULL;
     lg_problem p;
     FILE *f = NULL;
     int rc = 1;
@@ -127,6 +130,19 @@ int lg_cmd_encode(int argc, char **argv)
     p.n_terms = prop.cases[case_ix].n_terms;
     p.terms = prop.cases[case_ix].terms;
     p.rounded = lg_prop_rounded(&prop, (int)case_ix);
+    /* the exact property for SMT-LIB: the file's own numbers as rationals (one case, no margin) */
+    if (a.vnnlib && prop.n_cases == 1 && a.margin == 0 && strcmp(format, "smt2") == 0) {
+        size_t sz = 0;
+        FILE *mf = open_memstream(&exact_text, &sz);
+        if (!mf) {
+            st = lg_fail(LG_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        st = lg_vnnlib_write_smt(a.vnnlib, mf);
+        if (fclose(mf) != 0 && st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "out of memory");
+        if (st != LG_OK) goto fail;
+        p.property_smt = exact_text;
+    }
     f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
     if (!f) {
         st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", out, strerror(errno));
@@ -152,6 +168,7 @@ fail:
     if (rc) lg_cli_fail("encode", st);
     if (f && f != stdout) fclose(f);
     free(kept);
+    free(exact_text);
     lg_bounds_free(&b);
     lg_prop_free(&prop);
     lg_net_free(&net);

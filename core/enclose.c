@@ -1,6 +1,6 @@
 /* enclose.c — certified enclosure of a smooth network's outputs (exact.h,
  * DESIGN.md §3 "A `violated` witness"): interval arithmetic on MPFR numbers
- * of LG_ENCLOSE_PREC bits in which every operation is rounded outward (the
+ * of LG_ENCLOSE_PREC bits (128: a product of two doubles is exact) in which every operation is rounded outward (the
  * lower end toward −∞, the upper toward +∞). MPFR's erfc, exp and division
  * are correctly rounded in the direction asked for, so each interval holds
  * the exact real value; nothing else is assumed about erf or exp. */
@@ -10,7 +10,7 @@
 #include <mpfr.h>
 #include <stdlib.h>
 
-#define LG_ENCLOSE_PREC 256
+#define LG_ENCLOSE_PREC 128
 
 typedef struct lg_iv {
     mpfr_t lo, hi;
@@ -31,6 +31,11 @@ static void lg_iv_clear(lg_iv *v)
 /* r = a·[b] for a finite double a (exact), b an interval; r may alias b. */
 static void lg_iv_scale(lg_iv *r, double a, const lg_iv *b, mpfr_t t)
 {
+    if (mpfr_equal_p(b->lo, b->hi) && r != b) { /* a point: one product, exact when it fits */
+        if (mpfr_mul_d(r->lo, b->lo, a, MPFR_RNDD) == 0) mpfr_set(r->hi, r->lo, MPFR_RNDN);
+        else mpfr_mul_d(r->hi, b->lo, a, MPFR_RNDU);
+        return;
+    }
     if (a >= 0) {
         mpfr_mul_d(r->lo, b->lo, a, MPFR_RNDD);
         mpfr_mul_d(r->hi, b->hi, a, MPFR_RNDU);
@@ -157,7 +162,7 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     mpfr_rec_sqrt(r2->hi, t1, MPFR_RNDU);
     int rc = 0, found = -1;
     for (int i = 0; i < net->n_in; i++) { /* (x − sub)/div, outward */
-        mpfr_set_d(a[i].lo, x[i], MPFR_RNDN); /* exact: 256 ≥ 53 bits */
+        mpfr_set_d(a[i].lo, x[i], MPFR_RNDN); /* exact: 128 ≥ 53 bits */
         mpfr_set_d(a[i].hi, x[i], MPFR_RNDN);
         if (net->in_sub) {
             if (!isfinite(net->in_sub[i])) rc = -2;

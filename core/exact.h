@@ -9,7 +9,7 @@
  * the truth about that network, not about its double evaluation. Networks
  * with a smooth activation (gelu, lgelu, sigmoid, swish, prelu) cannot be
  * evaluated in rationals; for them a term holds only when an outward-rounded
- * interval enclosure of f(x) (256-bit MPFR, correctly rounded erfc/exp)
+ * interval enclosure of f(x) (128-bit MPFR, correctly rounded erfc/exp)
  * proves it: a near-tie the enclosure cannot decide is not a witness.
  * Nothing is kept between calls; all memory is released before returning.
  */

@@ -36,6 +36,9 @@ typedef struct lg_problem {
     int rounded;             /* 1 when the property's box or a constant was not a double and was
                                 rounded toward the counterexample region (box outward, constants
                                 down): exports then say so (DESIGN.md §3) */
+    const char *property_smt; /* exports only, or NULL: the exact property as SMT-LIB text over
+                                 X_i and Y_j (declarations and assertions); the SMT-LIB writer
+                                 then asserts it instead of the box and terms above */
 } lg_problem;
 
 typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;

@@ -13,9 +13,12 @@
  *   (assert (or <term> ...)), term = (and (<= (+ d (* c_j y_j) ...) 0) ...)
  *   (check-sat)
  *
- * sat ⇔ a counterexample exists (given sound bounds) when every property
- * constant is a double; otherwise (lg_problem.rounded) the file says that the
- * box was rounded outward and the constants down: unsat still proves the
+ * sat ⇔ a counterexample exists (given sound bounds). When the problem
+ * carries the property's exact text (lg_problem.property_smt: VNN-LIB with
+ * every number an exact rational) it is asserted, linked by x_i = X_i and
+ * Y_j = output j, instead of the box and terms; otherwise, when a property
+ * number was not a double (lg_problem.rounded), the file says that the box
+ * was rounded outward and the constants down: unsat still proves the
  * property, sat may be spurious. The triangle
  * relaxation asserted by z3.c needs products of constants and is omitted
  * here (it is implied by the split). */
@@ -72,7 +75,10 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         goto fail;
     }
     smtw w = {f, LG_OK};
-    if (p->rounded)
+    if (p->property_smt)
+        fprintf(f, "; lgelu verification query: sat <=> a counterexample exists (the property's own numbers\n"
+                   "; as exact rationals)\n");
+    else if (p->rounded)
         fprintf(f, "; lgelu verification query: the property's box or constants were not doubles and were\n"
                    "; rounded toward the counterexample region (box outward, constants down):\n"
                    "; unsat => no counterexample exists; sat may be spurious\n");
@@ -80,6 +86,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         fprintf(f, "; lgelu verification query: sat <=> a counterexample exists in the input box\n");
     fprintf(f, "; (exact rationals of the double weights; %d unstable relu)\n(set-logic QF_LRA)\n",
             lg_pwl_count_unstable(p));
+    if (p->property_smt) fputs(p->property_smt, f);
     for (int i = 0; i < net->n_in; i++) {
         char x[32];
         snprintf(x, sizeof x, "x_%d", i);
@@ -90,6 +97,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         smt_num(&w, p->hi[i]);
         fputs("))\n", f);
         snprintf(prev[i], sizeof prev[i], "%s", x);
+        if (p->property_smt) fprintf(f, "(assert (= %s X_%d))\n", x, i);
         if (net->in_sub || net->in_div) {
             snprintf(prev[i], sizeof prev[i], "xn_%d", i);
             smt_declare(&w, prev[i]);
@@ -131,6 +139,11 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         prev = cur;
         cur = t;
     }
+    if (p->property_smt) {
+        for (int j = 0; j < n_out; j++) fprintf(f, "(assert (= Y_%d %s))\n", j, prev[j][0] ? prev[j] : "0.0");
+        fputs("(check-sat)\n(exit)\n", f);
+        goto done;
+    }
     fputs("(assert ", f);
     if (p->n_terms == 0) fputs("false", f);
     if (p->n_terms > 1) fputs("(or", f);
@@ -148,6 +161,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
     }
     if (p->n_terms > 1) fputc(')', f);
     fputs(")\n(check-sat)\n(exit)\n", f);
+done:
     st = w.st;
     if (!st && (fflush(f) != 0 || ferror(f))) st = lg_fail(LG_ERR_IO, "smt2: write failed");
 fail:

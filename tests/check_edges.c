@@ -19,6 +19,7 @@
 #include "core/idx.h"
 #include "core/netfile.h"
 #include "core/npy.h"
+#include "soundfuzz.h"
 #include "testutil.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
@@ -377,6 +378,20 @@ START_TEST(test_edges_onnx_pattern_constants)
 }
 END_TEST
 
+/* Random foldable graphs (the fuzzer's ONNX class): each refused, or
+ * imported as exactly the file's function (Python Fractions vs GMP). */
+START_TEST(test_edges_onnx_fold_fuzz)
+{
+    lg_fuzz_stats s;
+    memset(&s, 0, sizeof s);
+    long bad = lg_fuzz_onnx_fold(7, 0, 40, &s, stdout);
+    ck_assert_msg(bad == 0, "%ld wrong imports or errors", bad);
+    ck_assert_int_eq(s.onnx_graphs, 40);
+    ck_assert_msg(s.onnx_imported > 5 && s.onnx_imported < 40, "%ld of 40 imported: the classes are not mixed",
+                  s.onnx_imported);
+}
+END_TEST
+
 /* ---- 6. float64 .npy datasets ---- */
 static void lg_edges_npy(const char *path, const char *descr, const void *data, size_t bytes, const char *shape)
 {
@@ -459,8 +474,8 @@ START_TEST(test_edges_trivial_terms)
 }
 END_TEST
 
-/* ---- 8. exports say which way a constant was rounded ---- */
-START_TEST(test_edges_encode_rounded)
+/* ---- 8. exports: SMT-LIB exact, LP says which way it rounded ---- */
+START_TEST(test_edges_encode_exact)
 {
     const int dims[] = {1, 1};
     lg_net n;
@@ -468,11 +483,13 @@ START_TEST(test_edges_encode_rounded)
     n.layers[0].W[0] = 1.0;
     const char *np = lg_test_tmpfile(".lgnet"), *vp = lg_test_tmpfile(".vnnlib");
     ck_assert_int_eq(lg_netfile_write(&n, np), LG_OK);
-    /* Y0/3 ≥ 0.41666666666666667 on X0 ∈ [0, 5/4]: max Y0/3 = 5/12 = 0.41666…6 < the constant */
+    /* y = x, x ∈ [0, 5/4]: Y0/3 ≥ 0.41666666666666667 has no solution (max Y0/3 = 5/12 =
+     * 0.41666…6 < 0.41666666666666667, by hand), Y0 ≥ 1 has one */
     const char *texts[2] = {"(declare-const X_0 Real)(declare-const Y_0 Real)(assert (>= X_0 0))(assert (<= X_0 1.25))"
                             "(assert (>= (/ Y_0 3) 0.41666666666666667))",
                             "(declare-const X_0 Real)(declare-const Y_0 Real)(assert (>= X_0 0))(assert (<= X_0 1.25))"
-                            "(assert (>= Y_0 1.5))"};
+                            "(assert (>= Y_0 1.0))"};
+    const char *z3_says[2] = {"unsat", "sat"};
     for (int k = 0; k < 2; k++) {
         FILE *f = fopen(vp, "w");
         fputs(texts[k], f);
@@ -488,7 +505,19 @@ START_TEST(test_edges_encode_rounded)
             fclose(f);
             buf[got] = 0;
             int says = strstr(buf, "may be spurious") != NULL;
-            ck_assert_msg(says == (k == 0), "property %d format %d: rounding note %d", k, fm, says);
+            /* SMT-LIB holds the exact property; LP notes the rounding when there was one */
+            ck_assert_msg(says == (fm == 1 && k == 0), "property %d format %d: rounding note %d", k, fm, says);
+            if (fm == 0) {
+                char cmd[600], res[64] = {0};
+                snprintf(cmd, sizeof cmd, "z3 %s 2>&1", out);
+                FILE *z = popen(cmd, "r");
+                ck_assert_ptr_nonnull(z);
+                size_t r = fread(res, 1, sizeof res - 1, z);
+                pclose(z);
+                res[r] = 0;
+                ck_assert_msg(strncmp(res, z3_says[k], strlen(z3_says[k])) == 0 && (k == 1 || res[5] != 'a'),
+                              "property %d: z3 says %s on the export", k, res);
+            }
         }
     }
     lg_net_free(&n);
@@ -558,9 +587,10 @@ Suite *suite_edges(void)
     tcase_add_test(c, test_edges_margin_witness_side);
     tcase_add_test(c, test_edges_onnx_exact_folding);
     tcase_add_test(c, test_edges_onnx_pattern_constants);
+    tcase_add_test(c, test_edges_onnx_fold_fuzz);
     tcase_add_test(c, test_edges_npy_float64);
     tcase_add_test(c, test_edges_trivial_terms);
-    tcase_add_test(c, test_edges_encode_rounded);
+    tcase_add_test(c, test_edges_encode_exact);
     tcase_add_test(c, test_edges_check_class_claim);
     suite_add_tcase(s, c);
     return s;

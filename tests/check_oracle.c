@@ -41,7 +41,7 @@ static void absnet_init(absnet *a)
     a->con.coef = a->coef;
     a->term.n_cons = 1;
     a->term.cons = &a->con;
-    lg_problem p = {&a->net, &a->lo, &a->hi, 1, &a->term, a->pre_lo, a->pre_hi, 0};
+    lg_problem p = {&a->net, &a->lo, &a->hi, 1, &a->term, a->pre_lo, a->pre_hi, 0, NULL};
     a->p = p;
 }
 
@@ -236,7 +236,7 @@ static void one_init(one *o, int n_layers, const int *dims)
     o->con.coef = &o->coef;
     o->term.n_cons = 1;
     o->term.cons = &o->con;
-    lg_problem p = {&o->net, o->lo, o->hi, 1, &o->term, NULL, NULL, 0};
+    lg_problem p = {&o->net, o->lo, o->hi, 1, &o->term, NULL, NULL, 0, NULL};
     o->p = p;
 }
 
@@ -369,6 +369,10 @@ START_TEST(test_oracle_fuzz_cases)
     for (int i = 0; i < n_cases; i++) {
         lg_fuzz_case fc;
         ck_assert_msg(lg_fuzz_case_make(&fc, 4242, i) == LG_OK, "case %d: %s", i, lg_errmsg());
+        if (strstr(fc.cls, "empty") || fc.margin > 0) { /* truth not from this oracle call alone (gen_fuzz.h) */
+            lg_fuzz_case_free(&fc);
+            continue;
+        }
         const lg_problem *p = &fc.prob;
         int n = fc.net.n_in;
         mpq_t *xq = malloc((size_t)n * sizeof *xq), gap;

@@ -168,7 +168,7 @@ START_TEST(test_relu_refuses_unknown_activation)
     ck_assert_ptr_null(dst.params);
     ck_assert_msg(strstr(lg_errmsg(), "layer 2") != NULL, "message does not name the layer: %s", lg_errmsg());
     src.layers[2].act = LG_ACT_LGELU;
-    src.layers[2].lambda = 0.5; /* invalid hardness: refused as a format error */
+    src.layers[2].lambda = 0.0; /* invalid hardness (λ > 0 required): refused as a format error */
     ck_assert_int_eq(lg_anneal_to_relu(&dst, &src), LG_ERR_FORMAT);
     ck_assert_ptr_null(dst.params);
     lg_net_free(&src);

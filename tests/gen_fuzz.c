@@ -33,6 +33,8 @@ static void free_parts(lg_fuzz_case *fc)
 {
     lg_net_free(&fc->net);
     lg_prop_free(&fc->prop);
+    lg_prop_free(&fc->dprop);
+    fc->margin = 0;
     free(fc->witness);
     fc->witness = NULL;
     memset(&fc->prob, 0, sizeof fc->prob);
@@ -110,7 +112,7 @@ static lg_status alloc_prop(lg_prop *p, int n_in, int n_out, int n_terms, const 
 }
 
 /* Network, box and property shape; constants d relative to the centre. */
-static lg_status draw(lg_fuzz_case *fc, lg_rng *r)
+static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2)
 {
     int n_in = 1 + (int)lg_rng_below(r, 4), n_hid = 1 + (int)lg_rng_below(r, 3), n_out = 1 + (int)lg_rng_below(r, 3);
     int dims[5];
@@ -140,6 +142,11 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r)
         hw[i] = big ? fabs(x0[i]) * pow10u(r, -12, 0) : pow10u(r, -3, 0);
         if (lg_rng_below(r, 10) == 0 || (huge && lg_rng_below(r, 2))) hw[i] = 0; /* a pinned input */
     }
+    int point = !big && lg_rng_below(r2, 10) == 0, xdiv = lg_rng_below(r2, 3) == 0;
+    if (point) {
+        tag(fc, "point");
+        for (int i = 0; i < n_in; i++) hw[i] = 0;
+    }
     if (lg_rng_below(r, 3) == 0) {
         tag(fc, "norm");
         net->in_sub = malloc((size_t)n_in * sizeof *net->in_sub);
@@ -148,7 +155,11 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r)
         for (int i = 0; i < n_in; i++) {
             net->in_sub[i] = x0[i] + hw[i] * lg_rng_normal(r);
             net->in_div[i] = (lg_rng_below(r, 8) == 0 ? -1.0 : 1.0) * pow10u(r, -3, 3) * (hw[i] > 0 ? hw[i] : 1.0);
+            if (xdiv) /* an exact power of two far from the box's scale */
+                net->in_div[i] = ldexp(lg_rng_below(r2, 2) ? 1.0 : -1.0,
+                                       (lg_rng_below(r2, 2) ? 1 : -1) * (40 + (int)lg_rng_below(r2, 21)));
         }
+        if (xdiv) tag(fc, "xdiv");
     }
     /* property */
     double *y0 = calloc((size_t)n_out, sizeof *y0), *scr = calloc(2 * (size_t)lg_net_max_width(net), sizeof *scr);
@@ -239,9 +250,103 @@ static lg_status shift_constants(lg_fuzz_case *fc, const mpq_t gap, double delta
     return st;
 }
 
-static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
+/* Deep copy of a one-case property without inner data (the fuzzer's own). */
+static lg_status prop_copy(lg_prop *dst, const lg_prop *src)
 {
-    lg_status st = draw(fc, r);
+    const lg_prop_case *S = &src->cases[0];
+    int n_cons[3] = {0, 0, 0};
+    for (int t = 0; t < S->n_terms && t < 3; t++) n_cons[t] = S->terms[t].n_cons;
+    lg_status st = alloc_prop(dst, src->n_in, src->n_out, S->n_terms, n_cons);
+    if (st) return st;
+    lg_prop_case *D = &dst->cases[0];
+    memcpy(D->lo, S->lo, (size_t)src->n_in * sizeof *D->lo);
+    memcpy(D->hi, S->hi, (size_t)src->n_in * sizeof *D->hi);
+    for (int t = 0; t < S->n_terms; t++)
+        for (int k = 0; k < S->terms[t].n_cons; k++) {
+            memcpy(D->terms[t].cons[k].coef, S->terms[t].cons[k].coef, (size_t)src->n_out * sizeof(double));
+            D->terms[t].cons[k].d = S->terms[t].cons[k].d;
+        }
+    return LG_OK;
+}
+
+/* d − K rounded down, in rationals. */
+static double sub_down(double d, double K)
+{
+    mpq_t e, t;
+    mpq_inits(e, t, NULL);
+    mpq_set_d(e, d);
+    mpq_set_d(t, K);
+    mpq_sub(e, e, t);
+    double v = mpq_get_d(e); /* truncated toward zero */
+    mpq_set_d(t, v);
+    if (mpq_cmp(t, e) > 0) v = nextafter(v, -INFINITY);
+    mpq_clears(e, t, NULL);
+    return v;
+}
+
+/* The classes that act after the truth is known: trivial / empty terms and margins. */
+static lg_status late_classes(lg_fuzz_case *fc, lg_rng *r2)
+{
+    lg_prop_case *C = &fc->prop.cases[0];
+    int n_in = fc->net.n_in;
+    if (lg_rng_below(r2, 10) == 0) { /* a term true everywhere: truth violated, any point a witness */
+        int t = (int)lg_rng_below(r2, (uint32_t)C->n_terms), empty = lg_rng_below(r2, 2);
+        lg_term *T = &C->terms[t];
+        for (int k = 0; k < T->n_cons; k++) {
+            memset(T->cons[k].coef, 0, (size_t)fc->prop.n_out * sizeof(double));
+            T->cons[k].d = lg_rng_below(r2, 2) ? 0.0 : -pow10u(r2, -300, 0);
+        }
+        if (empty) {
+            for (int k = 0; k < T->n_cons; k++) free(T->cons[k].coef);
+            T->n_cons = 0;
+        }
+        tag(fc, empty ? "empty" : "trivial");
+        fc->truth = LG_ANSWER_SAT;
+        free(fc->witness);
+        fc->witness = malloc((size_t)n_in * sizeof *fc->witness);
+        LG_ASSERT(fc->witness);
+        memcpy(fc->witness, C->lo, (size_t)n_in * sizeof *fc->witness);
+        return LG_OK;
+    }
+    if (lg_rng_below(r2, 6) != 0) return LG_OK;
+    double dmax = 0;
+    for (int t = 0; t < C->n_terms; t++)
+        for (int k = 0; k < C->terms[t].n_cons; k++)
+            if (fabs(C->terms[t].cons[k].d) > dmax) dmax = fabs(C->terms[t].cons[k].d);
+    static const double f[] = {0.25, 0.5, 0.75, 1.0, 1.5, 3.0};
+    int kind = (int)lg_rng_below(r2, 8);
+    double K = kind == 0 ? 1e-17 : kind == 1 ? 3 * 0x1p-54 : ldexp(f[kind - 2], -53) * (dmax > 0 ? dmax : 1.0);
+    if (!(K > 0) || !isfinite(K)) return LG_OK;
+    tag(fc, "margin");
+    fc->margin = K;
+    lg_status st = prop_copy(&fc->dprop, &fc->prop);
+    if (st == LG_OK) st = lg_prop_margin(&fc->dprop, K);
+    if (st != LG_OK) return lg_fail(LG_ERR_NOMEM, "fuzz: out of memory");
+    if (fc->truth == LG_ANSWER_SAT) return LG_OK; /* the region only grew */
+    /* robust on d; robust on d − K too unless the oracle finds a point on d − K rounded down */
+    int m = 0;
+    for (int t = 0; t < C->n_terms; t++) m += C->terms[t].n_cons;
+    double *save = malloc(((size_t)m + 1) * sizeof *save);
+    LG_ASSERT(save);
+    for (int t = 0, i = 0; t < C->n_terms; t++)
+        for (int k = 0; k < C->terms[t].n_cons; k++, i++) {
+            save[i] = C->terms[t].cons[k].d;
+            C->terms[t].cons[k].d = sub_down(save[i], K);
+        }
+    lg_answer a;
+    long n = 0;
+    st = lg_oracle_decide(&fc->prob, &a, NULL, &n);
+    fc->n_lp += n;
+    for (int t = 0, i = 0; t < C->n_terms; t++)
+        for (int k = 0; k < C->terms[t].n_cons; k++, i++) C->terms[t].cons[k].d = save[i];
+    free(save);
+    if (st == LG_OK && a == LG_ANSWER_SAT) fc->truth = LG_ANSWER_UNKNOWN;
+    return st;
+}
+
+static lg_status try_make(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2)
+{
+    lg_status st = draw(fc, r, r2);
     if (st) return st;
     mpq_t gap;
     mpq_init(gap);
@@ -291,6 +396,7 @@ static lg_status try_make(lg_fuzz_case *fc, lg_rng *r)
     }
     fc->n_lp = n1 + n2;
     mpq_clear(gap);
+    if (st == LG_OK) st = late_classes(fc, r2);
     return st;
 }
 
@@ -299,10 +405,11 @@ lg_status lg_fuzz_case_make(lg_fuzz_case *fc, uint64_t seed, long index)
     memset(fc, 0, sizeof *fc);
     fc->seed = seed;
     fc->index = index;
-    lg_rng r;
+    lg_rng r, r2;
     lg_rng_init(&r, seed, (uint64_t)index);
+    lg_rng_init(&r2, seed ^ 0x5eed5eed5eedULL, (uint64_t)index); /* the newer classes' own stream */
     for (int attempt = 0; attempt < 200; attempt++) {
-        lg_status st = try_make(fc, &r);
+        lg_status st = try_make(fc, &r, &r2);
         if (st == LG_OK) return LG_OK;
         free_parts(fc);
         if (st != LG_ERR_ARG) return st; /* LG_ERR_ARG: too many unstable ReLUs, draw again */

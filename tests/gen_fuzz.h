@@ -23,7 +23,22 @@
  *   tie-E            constants shifted so the exact depth of the property
  *                    (lg_oracle_gap) is ±10^E·scale, E ∈ [−14, −3]; tie-0:
  *                    exactly 0 (a closed boundary point is a counterexample)
- * The truth is lg_oracle_decide on the final doubles.
+ *   xdiv             (with norm) divisors ±2^±[40, 60]: a tiny box becomes wide
+ *                    after normalisation and the reverse
+ *   point            every input pinned: a one-point box
+ *   trivial / empty  one term made true everywhere (constraints 0·y + d ≤ 0,
+ *                    d ≤ 0), or with no constraint at all: every point of the
+ *                    box is a counterexample
+ *   margin           the driver gets the property with margin K near the ulp
+ *                    of its constants (lg_prop_margin): the region is
+ *                    Σ coef·y + d − K ≤ 0 exactly, K 1e-17, 3·2⁻⁵⁴ or
+ *                    ¼…3 ulps of the largest |d|
+ * The truth is lg_oracle_decide on the final doubles; for margin cases, on
+ * d (a counterexample there is one of the larger region) and on d − K
+ * rounded down (none there: none in the region); LG_ANSWER_UNKNOWN when the
+ * two disagree (then only witnesses are judged). The new classes draw from
+ * their own random stream, so the other classes of a (seed, index) are
+ * unchanged.
  *
  * lg_fuzz_case owns its network, property and witness; lg_fuzz_case_free
  * releases them.
@@ -44,9 +59,11 @@ typedef struct lg_fuzz_case {
     lg_prop prop;         /* one case */
     lg_problem prob;      /* the oracle's view of case 0 (borrows net, prop) */
     char cls[128];        /* class tags, space separated */
-    lg_answer truth;      /* exact: SAT (violated) or UNSAT (robust) */
+    lg_answer truth;      /* exact: SAT (violated) or UNSAT (robust); UNKNOWN: margin undecided */
     double *witness;      /* [n_in] the oracle's witness rounded to double, or NULL */
     double tie;           /* |τ| when a tie class was used, else 0 */
+    double margin;        /* K > 0 for the margin class, else 0 */
+    lg_prop dprop;        /* margin class: the driver's property (prop with lg_prop_margin(K)) */
     long n_lp;            /* exact LPs the oracle solved for this case */
 } lg_fuzz_case;
 

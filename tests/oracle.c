@@ -633,7 +633,9 @@ void lg_oracle_forward(const lg_net *net, const mpq_t *x, mpq_t *y)
     mpq_clears(t, v, NULL);
 }
 
-int lg_oracle_is_counterexample(const lg_problem *p, const double *x)
+int lg_oracle_is_counterexample(const lg_problem *p, const double *x) { return lg_oracle_is_counterexample_k(p, x, 0.0); }
+
+int lg_oracle_is_counterexample_k(const lg_problem *p, const double *x, double K)
 {
     const lg_net *net = p->net;
     int n = net->n_in, n_out = lg_net_n_out(net), hit = 0;
@@ -648,6 +650,8 @@ int lg_oracle_is_counterexample(const lg_problem *p, const double *x)
         for (int c = 0; c < p->terms[k].n_cons && ok; c++) {
             const lg_lincon *C = &p->terms[k].cons[c];
             mpq_set_d(v, C->d);
+            mpq_set_d(t, K);
+            mpq_sub(v, v, t);
             for (int j = 0; j < n_out; j++) {
                 mpq_set_d(t, C->coef[j]);
                 mpq_mul(t, t, y[j]);

@@ -86,6 +86,9 @@ void lg_oracle_forward(const lg_net *net, const mpq_t *x, mpq_t *y);
 /* 1 if the double point x lies in the box and the exact forward pass
  * satisfies some term exactly (a true counterexample), else 0. */
 int lg_oracle_is_counterexample(const lg_problem *p, const double *x);
+/* The same for the region with every constant lowered by K ≥ 0 exactly:
+ * Σ coef·y + d − K ≤ 0 in rationals (K need not make d − K a double). */
+int lg_oracle_is_counterexample_k(const lg_problem *p, const double *x, double K);
 
 /* 1 if x is in the box and the double forward pass satisfies term t within
  * tol (coef·y + d ≤ tol). */

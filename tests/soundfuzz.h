@@ -11,6 +11,15 @@
  * the attack off (--no-attack), even ones with it on, so the proof paths
  * are exercised without the attack deciding first.
  *
+ * Smooth near ties: every third case is also run as a smooth network (the
+ * same weights with gelu, lgelu, swish or prelu hidden layers) through
+ * lg_verify_transfer, on the case's box and terms with constants moved so
+ * that the boundary passes within about an ulp of the box centre (by a
+ * 300-bit MPFR forward pass written here, independent of lgelu). The gate
+ * (lg_witness_accept) is asked about the centre directly, and every
+ * `violated` witness and every `robust` is judged by the same MPFR pass
+ * (points within 1e-40 of the boundary are not judged).
+ *
  * Everything passed in is borrowed.
  */
 #ifndef LG_SOUNDFUZZ_H
@@ -38,6 +47,9 @@ typedef struct lg_fuzz_stats {
     long timeouts;                     /* unknowns that came from the deadline */
     long wrong_robust, wrong_witness, errors;
     long ties;                         /* cases of a tie class */
+    long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
+    long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
+    long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
     long bad_cases;                    /* cases with at least one wrong verdict or error */
     double t_oracle, t_verify;         /* seconds */
     int n_kinds;                       /* wrong verdicts by kind and deciding method */
@@ -59,6 +71,18 @@ lg_status lg_fuzz_opts_select(lg_fuzz_opts *o, int which, const char *list);
  * or error to log (with the case and a reproducer command). Returns the
  * number of wrong verdicts plus errors for this case. */
 long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* The smooth near-tie runs of one case (above); called by lg_fuzz_run_case
+ * for every third case. Returns the number of wrong answers. */
+long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* Foldable ONNX graphs: tests/onnx_foldfuzz.py writes n random float64
+ * graphs (Gemm/MatMul, Relu, constant Add/Sub/Mul/Div by foldable and
+ * unfoldable numbers, input normalisation) with exact outputs at three
+ * points (Python Fractions). Each must be refused, or imported as a net
+ * whose exact outputs (lg_oracle_forward) equal them. batch picks the
+ * graphs. Returns the number of wrong imports (and errors). */
+long lg_fuzz_onnx_fold(unsigned long seed, long batch, long n, lg_fuzz_stats *s, FILE *log);
 
 /* A summary line (cases, runs, cases/hour, verdict counts, wrong verdicts,
  * errors), then one line per kind of wrong verdict. */

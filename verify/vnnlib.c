@@ -889,6 +889,67 @@ lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out)
     return st;
 }
 
+/* Node k and its subtree as SMT-LIB text, numbers as exact rationals. */
+static int lg_vp_smt_node(const lg_sx_tree *T, int k, FILE *out)
+{
+    const lg_sx *x = &T->sx[k];
+    if (x->is_list) {
+        fputc('(', out);
+        for (int c = x->first, first = 1; c >= 0; c = T->sx[c].next, first = 0) {
+            if (!first) fputc(' ', out);
+            if (lg_vp_smt_node(T, c, out)) return -1;
+        }
+        fputc(')', out);
+        return 0;
+    }
+    double v;
+    int ok;
+    if (!lg_sx_number(x, &v, &ok)) {
+        fprintf(out, "%.*s", x->len, x->s);
+        return 0;
+    }
+    mpq_t q;
+    mpq_init(q);
+    if (!ok || lg_vp_decimal(x, q)) {
+        mpq_clear(q);
+        return -1;
+    }
+    int neg = mpq_sgn(q) < 0;
+    mpq_abs(q, q);
+    char *num = mpz_get_str(NULL, 10, mpq_numref(q)), *den = mpz_get_str(NULL, 10, mpq_denref(q));
+    fprintf(out, neg ? "(- (/ %s %s))" : "(/ %s %s)", num, den);
+    free(num);
+    free(den);
+    mpq_clear(q);
+    return 0;
+}
+
+lg_status lg_vnnlib_write_smt(const char *path, FILE *out)
+{
+    unsigned char *buf;
+    size_t len;
+    lg_sx_tree T;
+    memset(&T, 0, sizeof T);
+    T.name = path;
+    lg_status st = lg_file_slurp(path, LG_VNNLIB_MAX_BYTES, &buf, &len);
+    if (st != LG_OK) return st;
+    if ((st = lg_sx_parse(&T, (const char *)buf, len)) != LG_OK) goto done;
+    for (int k = T.top; k >= 0; k = T.sx[k].next) {
+        const lg_sx *cmd = &T.sx[k];
+        const lg_sx *h = cmd->is_list ? lg_sx_at(&T, cmd->first) : NULL;
+        if (!h || !(lg_sx_is(h, "declare-const") || lg_sx_is(h, "assert"))) continue;
+        if (lg_vp_smt_node(&T, k, out)) {
+            st = lg_fail(LG_ERR_FORMAT, "%s:%d:%d: bad number", path, cmd->line, cmd->col);
+            goto done;
+        }
+        fputc('\n', out);
+    }
+done:
+    lg_sx_tree_free(&T);
+    free(buf);
+    return st;
+}
+
 lg_status lg_vnnlib_read_assignment(const char *path, int n_in, int n_out, double *x, double *y)
 {
     unsigned char *buf;

@@ -28,6 +28,8 @@
 
 #include <stddef.h>
 
+#include <stdio.h>
+
 #include "verify/prop.h"
 
 #define LG_VNNLIB_MAX_BYTES ((size_t)256 << 20)
@@ -44,6 +46,13 @@
 lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out);
 /* Same from a buffer (need not be NUL-terminated); `name` is used in messages. */
 lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out);
+
+/* Write the declarations and assertions of the property file at path to
+ * out as SMT-LIB 2 text with every number replaced by its exact rational
+ * ((/ p q), (- (/ p q)) with integer literals): the property exactly, for
+ * exports (DESIGN.md §3). Other commands (check-sat, set-logic, ...) are
+ * dropped. The file must already have been read by lg_vnnlib_read. */
+lg_status lg_vnnlib_write_smt(const char *path, FILE *out);
 
 /* Read a VNN-COMP counterexample / assignment file: an optional leading
  * `sat`, then ((X_0 v) ... (Y_j v)). Fills x[n_in] and y[n_out]; every X_i
