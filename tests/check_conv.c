@@ -226,7 +226,13 @@ START_TEST(test_conv_oracle)
         lg_prop p;
         double eps = 0.05 + 0.3 * lg_rng_uniform(&r);
         ck_assert_int_eq(lg_prop_robustness(&p, x0, 6, eps, -10, 10, label, 2, 0.0), LG_OK);
-        lg_problem prob = {&dense, p.cases[0].lo, p.cases[0].hi, p.cases[0].n_terms, p.cases[0].terms, NULL, NULL, 0};
+        lg_problem prob;
+        memset(&prob, 0, sizeof prob);
+        prob.net = &dense;
+        prob.lo = p.cases[0].lo;
+        prob.hi = p.cases[0].hi;
+        prob.n_terms = p.cases[0].n_terms;
+        prob.terms = p.cases[0].terms;
         lg_answer ans;
         lg_status st = lg_oracle_solve(&prob, &ans, NULL, NULL);
         if (st == LG_ERR_ARG) goto next; /* more unstable ReLUs than the oracle enumerates */
