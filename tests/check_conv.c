@@ -459,6 +459,46 @@ START_TEST(test_conv_train_finite_differences)
 }
 END_TEST
 
+/* lgelu encode on a conv net: each row holds only the kernel's support */
+START_TEST(test_conv_encode_sparse_rows)
+{
+    lg_conv g1 = {.c_out = 3, .kh = 2, .kw = 3, .sh = 1, .sw = 1};
+    lg_conv g2 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    lg_net net;
+    conv_net(&net, 2, 6, 7, &g1, &g2, 3, LG_ACT_RELU);
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    lg_test_randomize(&net, &r, 0.5);
+    const char *np = lg_test_tmpfile(".lgnet"), *xp = lg_test_tmpfile(".txt"), *lp = lg_test_tmpfile(".lp");
+    ck_assert_int_eq(lg_netfile_write(&net, np), LG_OK);
+    FILE *f = fopen(xp, "w");
+    for (int i = 0; i < net.n_in; i++) fprintf(f, "%.3f%c", lg_rng_uniform(&r), i + 1 < net.n_in ? ' ' : '\n');
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "encode %s --input %s --eps 0.05 --format lp -o %s", np, xp, lp);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    unsigned char *buf;
+    size_t len;
+    ck_assert_int_eq(lg_file_slurp(lp, 1 << 26, &buf, &len), LG_OK);
+    char *text = realloc(buf, len + 1);
+    text[len] = '\0';
+    /* rows r_0_0 and r_1_0: 1 + c_in·kh·kw terms (no zero coefficients; layer 1 also
+     * leaves out the inputs whose ReLU is off on the whole box) */
+    static const char *rows[2][2] = {{" r_0_0:", " r_0_1:"}, {" r_1_0:", " r_1_1:"}};
+    for (int k = 0; k < 2; k++) {
+        char *a = strstr(text, rows[k][0]), *b = strstr(text, rows[k][1]);
+        ck_assert(a && b && b > a);
+        int terms = 0;
+        for (char *q = a; q < b; q++) terms += (q[0] == 'x' || q[0] == 'z' || q[0] == 'a') && q[1] == '_' && q[-1] == ' ';
+        const lg_conv *c = &net.layers[k].conv;
+        int support = 1 + c->c_in * c->kh * c->kw;
+        ck_assert_msg(k == 0 ? terms == support : terms > 1 && terms <= support, "layer %d row 0: %d terms", k, terms);
+    }
+    free(text);
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_conv_arch_parse)
 {
     int dims[8];
@@ -512,6 +552,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_collins);
     tcase_add_test(tc, test_conv_onnx_variants);
     tcase_add_test(tc, test_conv_train_finite_differences);
+    tcase_add_test(tc, test_conv_encode_sparse_rows);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_conv_limits);
