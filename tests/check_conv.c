@@ -14,6 +14,8 @@
 #include "oracle.h"
 #include "testutil.h"
 #include "train/model.h"
+#include "anneal/deviation.h"
+#include "anneal/relu.h"
 #include "verify/prop.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -499,6 +501,52 @@ START_TEST(test_conv_encode_sparse_rows)
 }
 END_TEST
 
+/* Certified deviation through conv layers: the bound covers sampled
+ * |f_ReLU − f_λGELU| on every box, for lgelu, swish and prelu nets. */
+START_TEST(test_conv_deviation_covers_samples)
+{
+    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_PRELU};
+    lg_conv g1 = {.c_out = 3, .kh = 3, .kw = 2, .sh = 1, .sw = 1, .ph = 1};
+    lg_conv g2 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 1};
+    for (int a = 0; a < 3; a++) {
+        lg_net ref, rn;
+        conv_net(&ref, 1, 5, 4, &g1, &g2, 3, kinds[a]);
+        lg_rng r;
+        lg_rng_init(&r, 70 + a, 0);
+        lg_test_randomize(&ref, &r, 0.8);
+        for (int k = 0; k < ref.n_layers; k++)
+            if (ref.layers[k].act == LG_ACT_LGELU || ref.layers[k].act == LG_ACT_SWISH)
+                ref.layers[k].lambda = 3.0, ref.layers[k].s = lg_s_from_lambda(3.0, ref.t);
+        ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+        ck_assert(lg_net_has_conv(&rn));
+        lg_dev d;
+        ck_assert_int_eq(lg_dev_init(&d, &rn, &ref), LG_OK);
+        double lo[20], hi[20], x[20], y1[3], y2[3], delta, *scr = malloc(2 * (size_t)lg_net_max_width(&rn) * sizeof *scr);
+        for (int b = 0; b < 5; b++) {
+            for (int i = 0; i < 20; i++) {
+                double c = lg_rng_normal(&r), w = 0.05 + 0.5 * lg_rng_uniform(&r);
+                lo[i] = c - w, hi[i] = c + w;
+            }
+            ck_assert_int_eq(lg_dev_bound_boxes(&d, lo, hi, 1, &delta, NULL, NULL), LG_OK);
+            ck_assert(isfinite(delta));
+            double seen = 0;
+            for (int t = 0; t < 300; t++) {
+                for (int i = 0; i < 20; i++) x[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+                lg_net_forward(&rn, x, y1, scr);
+                lg_net_forward(&ref, x, y2, scr);
+                seen = fmax(seen, max_abs_diff(y1, y2, 3));
+            }
+            ck_assert_msg(seen <= delta, "%s box %d: observed %g above the bound %g", lg_act_name(kinds[a]), b, seen, delta);
+            ck_assert(kinds[a] == LG_ACT_PRELU || seen > 0);
+        }
+        free(scr);
+        lg_dev_free(&d);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+    }
+}
+END_TEST
+
 START_TEST(test_conv_arch_parse)
 {
     int dims[8];
@@ -553,6 +601,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_onnx_variants);
     tcase_add_test(tc, test_conv_train_finite_differences);
     tcase_add_test(tc, test_conv_encode_sparse_rows);
+    tcase_add_test(tc, test_conv_deviation_covers_samples);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_conv_limits);
