@@ -380,7 +380,7 @@ START_TEST(test_conv_train_finite_differences)
 {
     const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_RELU, LG_ACT_SWISH, LG_ACT_PRELU};
     lg_conv g1 = {.c_out = 3, .kh = 3, .kw = 2, .sh = 2, .sw = 1, .ph = 1};
-    lg_conv g2 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 1, .sw = 1};
+    lg_conv g2 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 1, .sw = 2, .pw = 1};
     for (int a = 0; a < 5; a++) {
         lg_net net;
         conv_net(&net, 2, 5, 4, &g1, &g2, 4, kinds[a]);

@@ -159,6 +159,16 @@ void lg_model_gather(lg_model *m, const float *X, const uint32_t *idx, int B)
     }
 }
 
+/* Output columns ox whose input column ox·s − p + k lies in [0, w): [*lo, *hi). */
+static void lg_conv_span(int w_out, int w_in, int s, int p, int k, int *lo, int *hi)
+{
+    int a = p - k > 0 ? (p - k + s - 1) / s : 0; /* first ox with ix ≥ 0 */
+    int b = w_in - 1 + p - k;                     /* ix ≤ w_in − 1 ⇔ ox·s ≤ b */
+    int e = b < 0 ? 0 : b / s + 1;
+    *lo = a < w_out ? a : w_out;
+    *hi = e < *lo ? *lo : e > w_out ? w_out : e;
+}
+
 /* col[K][B·hw] with K = c_in·kh·kw, row (ci, ky, kx), column (r, oy, ox):
  * in[r][ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in the padding. */
 static void lg_im2col(const lg_conv *c, const float *in, int B, float *col)
@@ -168,16 +178,24 @@ static void lg_im2col(const lg_conv *c, const float *in, int B, float *col)
         for (int ky = 0; ky < c->kh; ky++)
             for (int kx = 0; kx < c->kw; kx++) {
                 float *row = col + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * N;
+                int lo, hi;
+                lg_conv_span(c->w_out, c->w_in, c->sw, c->pw, kx, &lo, &hi);
                 for (int r = 0; r < B; r++) {
                     const float *img = in + (size_t)r * n_in + (size_t)ci * c->h_in * c->w_in;
                     float *dst = row + (size_t)r * hw;
                     for (int oy = 0; oy < c->h_out; oy++) {
                         int iy = oy * c->sh - c->ph + ky;
-                        for (int ox = 0; ox < c->w_out; ox++) {
-                            int ix = ox * c->sw - c->pw + kx;
-                            dst[oy * c->w_out + ox] =
-                                iy >= 0 && iy < c->h_in && ix >= 0 && ix < c->w_in ? img[iy * c->w_in + ix] : 0.0f;
+                        float *d = dst + oy * c->w_out;
+                        if (iy < 0 || iy >= c->h_in) {
+                            memset(d, 0, (size_t)c->w_out * sizeof *d);
+                            continue;
                         }
+                        int base = iy * c->w_in - c->pw + kx; /* input index of ox = 0 (maybe outside) */
+                        for (int ox = 0; ox < lo; ox++) d[ox] = 0.0f;
+                        if (c->sw == 1 && hi > lo) memcpy(d + lo, img + base + lo, (size_t)(hi - lo) * sizeof *d);
+                        else
+                            for (int ox = lo; ox < hi; ox++) d[ox] = img[base + ox * c->sw];
+                        for (int ox = hi; ox < c->w_out; ox++) d[ox] = 0.0f;
                     }
                 }
             }
@@ -191,16 +209,17 @@ static void lg_col2im(const lg_conv *c, const float *dcol, int B, float *din)
         for (int ky = 0; ky < c->kh; ky++)
             for (int kx = 0; kx < c->kw; kx++) {
                 const float *row = dcol + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * N;
+                int lo, hi;
+                lg_conv_span(c->w_out, c->w_in, c->sw, c->pw, kx, &lo, &hi);
                 for (int r = 0; r < B; r++) {
                     float *img = din + (size_t)r * n_in + (size_t)ci * c->h_in * c->w_in;
                     const float *src = row + (size_t)r * hw;
                     for (int oy = 0; oy < c->h_out; oy++) {
                         int iy = oy * c->sh - c->ph + ky;
                         if (iy < 0 || iy >= c->h_in) continue;
-                        for (int ox = 0; ox < c->w_out; ox++) {
-                            int ix = ox * c->sw - c->pw + kx;
-                            if (ix >= 0 && ix < c->w_in) img[iy * c->w_in + ix] += src[oy * c->w_out + ox];
-                        }
+                        int base = iy * c->w_in - c->pw + kx;
+                        const float *s = src + oy * c->w_out;
+                        for (int ox = lo; ox < hi; ox++) img[base + ox * c->sw] += s[ox];
                     }
                 }
             }
