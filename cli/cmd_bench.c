@@ -165,8 +165,11 @@ int lg_cmd_bench(int argc, char **argv)
             if (lg_opt_double("bench", "timeout-scale", optarg, 1e-6, 1e6, &scale)) return 2;
             break;
         case O_SOLVER:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "glpk") && strcmp(optarg, "z3") && strcmp(optarg, "none"))
-                return lg_cli_usage("bench", "--solver: expected auto, glpk, z3 or none, got '%s'", optarg);
+            if (!lg_solver_for_verify(optarg)) {
+                char names[64];
+                return lg_cli_usage("bench", "--solver: expected %s, got '%s'", lg_solver_verify_names(names, sizeof names),
+                                    optarg);
+            }
             o.solver = optarg;
             break;
         case O_BAB:

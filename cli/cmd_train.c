@@ -16,7 +16,8 @@ static void lg_train_help(void)
            "                   [--batch 128] [--lr 0.05] [--momentum 0.9] [--opt sgd|adamw] [--wd W]\n"
            "                   [--t 0.1] [--c 9] [--s-update lambda|s] [--init he|xavier|torch]\n"
            "                   [--seed S] [--threads T] [--val N] [--subset N]\n"
-           "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--log FILE] -o NET\n\n"
+           "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--rs W] [--rs-eps E]\n"
+           "                   [--log FILE] -o NET\n\n"
            "Train a dense or conv network (softmax cross-entropy) on the training split of an IDX\n"
            "dataset and write it in the native format. One line per epoch on stdout: loss, training accuracy, test\n"
            "accuracy, λ per hidden layer, samples/s. Same seed and thread count give identical weights.\n\n"
@@ -61,8 +62,14 @@ static void lg_train_help(void)
            "                      anneals to the β of the same E, β_target = ln2·√(2π)·L ≈ 277.3\n"
            "  --tolerance E       set λ_target = 2/(E√(2π)) (swish: β_target = 2·ln2/E) from the Heaviside\n"
            "                      tolerance E (default 0.005); prelu slopes always anneal to 0\n"
+           "  --rs W              verification-aware training: add W times the RS loss of Xiao et al.\n"
+           "                      (ICLR 2019), Σ over hidden neurons of −tanh(1 + l·u) with [l, u] the\n"
+           "                      interval bounds of each pre-activation of the ReLU substitution over\n"
+           "                      the training eps-ball (mean over the batch); it makes hidden ReLUs\n"
+           "                      stable on that ball (default 0: off)\n"
+           "  --rs-eps E          radius of that ball in [0,1] input units (default 0.03)\n"
            "  --log FILE          CSV per epoch: epoch,step,loss,train_acc,test_acc,lambda_0,...,\n"
-           "                      samples_per_s (and val_acc last with --val)\n"
+           "                      samples_per_s (and val_acc with --val; rs_loss,rs_unstable with --rs)\n"
            "  -o NET              output network file (required)\n"
            "  -h, --help          show this help\n",
            LG_DATA_DEFAULT_DIR);
@@ -82,6 +89,7 @@ int lg_cmd_train(int argc, char **argv)
         {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
         {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
         {"init", required_argument, 0, LG_OPT_INIT}, {"s-update", required_argument, 0, LG_OPT_S_UPDATE},
+        {"rs", required_argument, 0, LG_OPT_RS}, {"rs-eps", required_argument, 0, LG_OPT_RS_EPS},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);

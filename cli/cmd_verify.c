@@ -44,7 +44,8 @@ static void lg_verify_help(void)
            "options:\n"
            "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
            "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
-           "                  glpk (MILP), z3 (SMT), none (bounds, attack and branch and bound only)\n"
+           "                  glpk (certified MILP branch and bound: every pruned node closed by a checked\n"
+           "                  LP certificate), z3 (exact SMT), none (bounds, attack and branch and bound only)\n"
            "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none); honoured\n"
            "                  within about a second (back-ends run in a child killed 1 s after it)\n"
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
@@ -74,7 +75,8 @@ static void lg_verify_help(void)
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
            "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
-           "                  bab_max_depth, seconds_bounds, seconds_solver\n"
+           "                  bab_max_depth, seconds_bounds, seconds_solver, and GLPK's LP work: lps,\n"
+           "                  seconds_lp, seconds_cert, lps_open\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
@@ -116,8 +118,10 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
             printf(", \"delta\": %.17g", delta);
         }
         printf(", \"bab\": \"%s\", \"bab_nodes\": %ld, \"bab_max_depth\": %d, \"seconds_bounds\": %.3f, "
-               "\"seconds_solver\": %.3f}\n",
-               r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
+               "\"seconds_solver\": %.3f, \"lps\": %ld, \"seconds_lp\": %.3f, \"seconds_cert\": %.3f, "
+               "\"lps_open\": %ld}\n",
+               r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver, r->lp.n_lp,
+               r->lp.lp_seconds, r->lp.cert_seconds, r->lp.n_open);
         return;
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
@@ -133,6 +137,9 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     printf(" (total %d)\n", r->unstable_total);
     printf("  branch and bound: %s, %ld nodes, max depth %d; %.2f s in bounds, %.2f s in back-ends\n",
            r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
+    if (r->lp.n_lp)
+        printf("  glpk: %ld LPs, %.2f s in the simplex, %.2f s checking certificates, %ld left open (split or unknown)\n",
+               r->lp.n_lp, r->lp.lp_seconds, r->lp.cert_seconds, r->lp.n_open);
     if (r->verdict == LG_VERDICT_VIOLATED) {
         int best = 0;
         for (int j = 1; j < r->n_out; j++)
@@ -197,8 +204,11 @@ int lg_cmd_verify(int argc, char **argv)
             o.seed = (unsigned long)v;
             break;
         case O_SOLVER:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "glpk") && strcmp(optarg, "z3") && strcmp(optarg, "none"))
-                return lg_cli_usage("verify", "--solver: expected auto, glpk, z3 or none, got '%s'", optarg);
+            if (!lg_solver_for_verify(optarg)) {
+                char names[64];
+                return lg_cli_usage("verify", "--solver: expected %s, got '%s'",
+                                    lg_solver_verify_names(names, sizeof names), optarg);
+            }
             o.solver = optarg;
             break;
         case O_TIGHTEN:

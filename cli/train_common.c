@@ -87,6 +87,12 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
             return -1;
         }
         return 0;
+    case LG_OPT_RS:
+        if (lg_opt_double(cmd, "rs", arg, 0.0, 1e6, &o->rs_weight)) return -1;
+        return 0;
+    case LG_OPT_RS_EPS:
+        if (lg_opt_double(cmd, "rs-eps", arg, 0.0, 1.0, &o->rs_eps)) return -1;
+        return 0;
     case LG_OPT_ANNEAL_START:
         if (lg_opt_double(cmd, "anneal-start", arg, 1e-9, 1.0, &ct->anneal_start)) return -1;
         ct->anneal_set = 1;
@@ -158,6 +164,7 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     printf(" wd %g, t %g, c %g, s-update %s, seed %llu, threads %d", op->wd, net->t, op->c,
            op->s_update == LG_S_UPDATE_LAMBDA ? "lambda" : "s", (unsigned long long)ct->tr.seed, ct->tr.threads);
     if (ct->init_name) printf(", init %s", ct->init_name);
+    if (ct->tr.rs_weight > 0) printf(", RS loss weight %g on the eps-ball %g", ct->tr.rs_weight, ct->tr.rs_eps);
     printf("\n");
     fflush(stdout);
     lg_train_result res;

@@ -19,7 +19,8 @@ typedef struct lg_iso_msg {
     int status;  /* lg_status of solve */
     int answer;  /* lg_answer */
     int have_x;
-    int timed_out, exact;
+    int timed_out;
+    lg_lp_stats lp;
     double seconds;
     long nodes;
     char reason[256];
@@ -90,7 +91,7 @@ static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_
     m.seconds = r.seconds;
     m.nodes = r.nodes;
     m.timed_out = r.timed_out;
-    m.exact = r.exact;
+    m.lp = r.lp;
     memcpy(m.reason, r.reason, sizeof m.reason);
     if (m.status != LG_OK) snprintf(m.errmsg, sizeof m.errmsg, "%s", lg_errmsg());
     m.have_x = r.x != NULL;
@@ -153,7 +154,7 @@ lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solv
     r->seconds = m.seconds;
     r->nodes = m.nodes;
     r->timed_out = m.timed_out;
-    r->exact = m.exact;
+    r->lp = m.lp;
     m.reason[sizeof m.reason - 1] = '\0';
     m.errmsg[sizeof m.errmsg - 1] = '\0';
     memcpy(r->reason, m.reason, sizeof r->reason);

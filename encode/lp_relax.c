@@ -1,6 +1,7 @@
 /* lp_relax.c — a boxed LP loaded into GLPK and sound lower bounds from its
  * duals (lp_relax.h). */
 #include "encode/lp_relax.h"
+#include "encode/lp_cert.h"
 
 #include <assert.h>
 #include <glpk.h>
@@ -18,12 +19,10 @@ lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max
     lp->lo = calloc(nc, sizeof *lp->lo);
     lp->hi = calloc(nc, sizeof *lp->hi);
     lp->obj = calloc(nc, sizeof *lp->obj);
-    lp->rc = calloc(nc, sizeof *lp->rc);
-    lp->rm = calloc(nc, sizeof *lp->rm);
     lp->rows = calloc((size_t)max_rows + 1, sizeof *lp->rows);
     lp->ind = malloc((max_nnz + 1) * sizeof *lp->ind);
     lp->val = malloc((max_nnz + 1) * sizeof *lp->val);
-    if (!lp->lo || !lp->hi || !lp->obj || !lp->rc || !lp->rm || !lp->rows || !lp->ind || !lp->val) {
+    if (!lp->lo || !lp->hi || !lp->obj || !lp->rows || !lp->ind || !lp->val) {
         lg_lp_relax_free(lp);
         return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
     }
@@ -32,12 +31,12 @@ lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max
 
 void lg_lp_relax_free(lg_lp_relax *lp)
 {
+    if (lp->cert) lg_lp_cert_free(lp->cert);
+    free(lp->cert);
     if (lp->P) glp_delete_prob(lp->P);
     free(lp->lo);
     free(lp->hi);
     free(lp->obj);
-    free(lp->rc);
-    free(lp->rm);
     free(lp->rows);
     free(lp->ind);
     free(lp->val);
@@ -98,48 +97,17 @@ lg_status lg_lp_relax_load(lg_lp_relax *lp)
         glp_set_mat_row(P, i + 1, R->n, ind, R->val - 1);
     }
     free(ind);
-    return LG_OK;
+    lp->cert = malloc(sizeof *lp->cert);
+    if (!lp->cert) return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
+    lg_status st = lg_lp_cert_init(lp->cert, P);
+    if (st != LG_OK) {
+        free(lp->cert);
+        lp->cert = NULL;
+    }
+    return st;
 }
 
-/* Sound lower bound of obj·v + c0 from the current GLPK duals. */
-static double lg_lp_relax_dual_bound(const lg_lp_relax *lp, double c0,
-                                     double (*margin)(double v, double mass, double n_terms))
-{
-    glp_prob *P = lp->P;
-    double *rc = lp->rc, *rm = lp->rm;
-    double v = c0, mass = fabs(c0);
-    for (int c = 0; c < lp->n_cols; c++) {
-        rc[c] = lp->obj[c];
-        rm[c] = fabs(lp->obj[c]);
-    }
-    size_t terms = 0;
-    for (int i = 0; i < lp->n_rows; i++) {
-        const lg_lp_relax_row *R = &lp->rows[i];
-        double y = glp_get_row_dual(P, i + 1);
-        if (R->sense == 'G' && y < 0) y = 0;
-        if (R->sense == 'L' && y > 0) y = 0;
-        if (y == 0.0 || !isfinite(y)) continue;
-        double t = y * R->rhs;
-        v += t;
-        mass += fabs(t);
-        for (int e = 0; e < R->n; e++) {
-            double q = y * R->val[e];
-            rc[R->col[e]] -= q;
-            rm[R->col[e]] += fabs(q);
-        }
-        terms += (size_t)R->n;
-    }
-    for (int c = 0; c < lp->n_cols; c++) {
-        double p = rc[c] * lp->lo[c], q = rc[c] * lp->hi[c];
-        v += fmin(p, q);
-        double big = fmax(fabs(lp->lo[c]), fabs(lp->hi[c]));
-        mass += fmax(fabs(p), fabs(q)) + rm[c] * big;
-    }
-    return v - margin(v, mass, (double)terms + lp->n_cols + lp->n_rows);
-}
-
-int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run,
-                    double (*margin)(double v, double mass, double n_terms), double *lb)
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb)
 {
     glp_prob *P = lp->P;
     if (!P) return 0;
@@ -148,6 +116,7 @@ int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runc
             lp->obj[c] = obj[c];
             glp_set_obj_coef(P, c + 1, obj[c]);
         }
+    glp_set_obj_coef(P, 0, c0);
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
@@ -161,9 +130,10 @@ int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runc
         rc_s = glp_simplex(P, &parm);
     }
     glp_term_out(term_was);
-    if (rc_s != 0 || glp_get_status(P) != GLP_OPT) return 0;
-    double b = lg_lp_relax_dual_bound(lp, c0, margin);
-    if (!isfinite(b)) return 0;
+    if (rc_s != 0 && rc_s != GLP_ETMLIM) return 0;
+    /* whatever GLPK reached, its duals give a certified bound (lp_cert.h) */
+    double b;
+    if (lg_lp_cert_check(lp->cert, -INFINITY, &b) != LG_LP_CERT_BOUND || !isfinite(b)) return 0;
     *lb = b;
     return 1;
 }

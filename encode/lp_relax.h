@@ -8,13 +8,11 @@
  * row, lg_lp_relax_ent appends one entry to it). verify/bounds_lp.c builds
  * the triangle relaxation of a network with the ReLU chord of verify/relax.h.
  *
- * lg_lp_relax_min does not trust GLPK's optimum: its row duals y (signs
- * clipped to be dual feasible) give the Lagrangian bound
+ * lg_lp_relax_min does not trust GLPK's optimum: its row duals y give the
+ * safe Lagrangian bound of encode/lp_cert.h (the one certified-LP mechanism)
  *     yᵀrhs + Σ_c min over [lo_c, hi_c] of (obj − Aᵀy)_c·v_c + c0,
- * valid for every y, evaluated in double and widened by the caller's margin
- * rule margin(v, mass, N) (verify/bounds.h lg_bounds_margin) with mass the
- * sum of the absolute values of the terms and N their number
- * (entries + columns + rows).
+ * valid for every y, evaluated with its rounding error bounded and
+ * subtracted.
  *
  * The lg_lp_relax owns its arrays and the GLPK problem:
  * lg_lp_relax_init / lg_lp_relax_free. One object per thread; GLPK keeps
@@ -45,7 +43,7 @@ typedef struct lg_lp_relax {
     int *ind;              /* [max_nnz] row entries, carved per row */
     double *val;
     double *obj;           /* [n_cols] objective currently loaded */
-    double *rc, *rm;       /* [n_cols] scratch of the dual bound */
+    struct lg_lp_cert *cert; /* the certificate of P (lp_cert.h), made at load */
 } lg_lp_relax;
 
 /* Room for n_cols columns (bounds 0), max_rows rows and max_nnz entries.
@@ -65,10 +63,9 @@ void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val);
 lg_status lg_lp_relax_load(lg_lp_relax *lp);
 
 /* Minimise obj·v + c0 (obj [n_cols]) with the simplex stopped at run's
- * deadline (run NULL or without one: no limit). 1 and *lb = a sound lower
- * bound (finite) when GLPK reached an optimal basis, else 0 (no bound: keep
+ * deadline (run NULL or without one: no limit). 1 and *lb = a certified
+ * lower bound (finite) from the duals GLPK left, else 0 (no bound: keep
  * what you have). */
-int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run,
-                    double (*margin)(double v, double mass, double n_terms), double *lb);
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb);
 
 #endif

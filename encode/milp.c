@@ -19,6 +19,8 @@ void lg_milp_free(lg_milp *m)
     free(m->y_col);
     free(m->y_lo);
     free(m->y_hi);
+    free(m->relu);
+    free(m->mark);
     memset(m, 0, sizeof *m);
 }
 
@@ -65,12 +67,18 @@ lg_status lg_milp_add_row(lg_milp *m, const char *name, char sense, double rhs, 
     r->rhs = rhs;
     r->start = m->n_nz;
     r->n = 0;
+    /* duplicate columns: mark[c] holds the stamp of the last call that used column c */
+    if (grow((void **)&m->mark, &m->cap_mark, m->n_cols, sizeof *m->mark))
+        return lg_fail(LG_ERR_NOMEM, "milp: cannot grow rows");
+    for (int c = m->n_mark; c < m->cap_mark; c++) m->mark[c] = 0;
+    m->n_mark = m->cap_mark;
+    int stamp = ++m->stamp;
     for (int j = 0; j < n; j++) {
         if (val[j] == 0) continue;
         if (!isfinite(val[j])) return lg_fail(LG_ERR_ARG, "milp: row %s: non-finite coefficient", name);
         if (ind[j] < 0 || ind[j] >= m->n_cols) return lg_fail(LG_ERR_ARG, "milp: row %s: bad column %d", name, ind[j]);
-        for (int q = r->start; q < r->start + r->n; q++)
-            if (m->ind[q] == ind[j]) return lg_fail(LG_ERR_ARG, "milp: row %s: column %d twice", name, ind[j]);
+        if (m->mark[ind[j]] == stamp) return lg_fail(LG_ERR_ARG, "milp: row %s: column %d twice", name, ind[j]);
+        m->mark[ind[j]] = stamp;
         m->ind[r->start + r->n] = ind[j];
         m->val[r->start + r->n] = val[j];
         r->n++;
@@ -107,7 +115,14 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
         if (net->in_sub || net->in_div) {
             /* div·xn − x = −sub */
             snprintf(name, sizeof name, "xn_%d", i);
-            if ((st = lg_milp_add_col(m, name, -INFINITY, INFINITY, 0, &prev[i]))) goto fail;
+            /* xn's range from the box, widened by far more than the two roundings of (x − sub)/div */
+            double sub = net->in_sub ? net->in_sub[i] : 0.0, div = net->in_div ? net->in_div[i] : 1.0;
+            double e1 = (p->lo[i] - sub) / div, e2 = (p->hi[i] - sub) / div;
+            double nlo = fmin(e1, e2), nhi = fmax(e1, e2);
+            nlo -= fabs(nlo) * 0x1p-50 + 0x1p-1000;
+            nhi += fabs(nhi) * 0x1p-50 + 0x1p-1000;
+            if (!isfinite(nlo) || !isfinite(nhi)) nlo = -INFINITY, nhi = INFINITY;
+            if ((st = lg_milp_add_col(m, name, nlo, nhi, 0, &prev[i]))) goto fail;
             ind[0] = prev[i];
             val[0] = net->in_div ? net->in_div[i] : 1.0;
             ind[1] = m->x_col[i];
@@ -143,6 +158,11 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
                 if ((st = lg_milp_add_col(m, name, 0.0, u, 0, &a))) goto fail;
                 snprintf(name, sizeof name, "d_%d_%d", k, i);
                 if ((st = lg_milp_add_col(m, name, 0.0, 1.0, 1, &d))) goto fail;
+                if (grow((void **)&m->relu, &m->cap_relu, m->n_relu + 1, sizeof *m->relu)) {
+                    st = lg_fail(LG_ERR_NOMEM, "milp: cannot grow the relu list");
+                    goto fail;
+                }
+                m->relu[m->n_relu++] = (lg_milp_relu){z, a, d, k, i};
                 ind[0] = a, ind[1] = z, ind[2] = d;
                 val[0] = 1.0, val[1] = -1.0; /* a − z ≥ 0 */
                 snprintf(name, sizeof name, "ra_%d_%d", k, i);

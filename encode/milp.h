@@ -9,7 +9,8 @@
  *
  * Network encoding (lg_milp_add_net), l = pre_lo, u = pre_hi (finite):
  *   x_i ∈ [lo_i, hi_i]
- *   div_i·xn_i − x_i = −sub_i                          (only with normalisation)
+ *   div_i·xn_i − x_i = −sub_i                          (only with normalisation;
+ *                        xn_i boxed by its range over [lo_i, hi_i], widened outward)
  *   z_k,i − Σ_j W[i,j]·a_{k−1},j = b_i,   z_k,i ∈ [l, u]
  *   identity or relu with l ≥ 0: a = z (the z column itself)
  *   relu with u ≤ 0:             a = 0 (no column; dropped from sums)
@@ -38,6 +39,11 @@ typedef struct lg_milp_row {
     int start, n;  /* entries ind/val[start .. start+n) */
 } lg_milp_row;
 
+typedef struct lg_milp_relu {
+    int z, a, d;    /* columns of z, a and δ of one unstable ReLU */
+    int layer, neuron;
+} lg_milp_relu;
+
 typedef struct lg_milp {
     int n_cols, n_rows;
     lg_milp_col *cols;
@@ -50,6 +56,10 @@ typedef struct lg_milp {
     int *y_col;     /* [n_out] column of each output, −1 when the output is 0 */
     double *y_lo, *y_hi; /* [n_out] output bounds implied by pre-activation bounds */
     int n_in, n_out;
+    lg_milp_relu *relu; /* [n_relu] the unstable ReLUs, in layer order */
+    int n_relu, cap_relu;
+    int *mark;          /* [cap_mark] scratch of lg_milp_add_row (duplicate columns) */
+    int n_mark, cap_mark, stamp;
 } lg_milp;
 
 void lg_milp_init(lg_milp *m);
@@ -62,7 +72,7 @@ lg_status lg_milp_add_row(lg_milp *m, const char *name, char sense, double rhs, 
                           const double *val);
 
 /* Validate p (pwl.h) and append its network encoding (above); fills x_col,
- * y_col, y_lo, y_hi. */
+ * y_col, y_lo, y_hi and relu. */
 lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p);
 
 /* Interval bounds [*lo, *hi] of coef·y + d over the output bounds. */

@@ -9,7 +9,6 @@ lg_solve_opts lg_solve_opts_default(void)
     memset(&o, 0, sizeof o);
     o.run = lg_runctx_none();
     o.run.seed = 0;
-    o.safety = 1e-6;
     return o;
 }
 
@@ -17,4 +16,12 @@ void lg_result_free(lg_result *r)
 {
     free(r->x);
     memset(r, 0, sizeof *r);
+}
+
+void lg_lp_stats_add(lg_lp_stats *a, const lg_lp_stats *b)
+{
+    a->n_lp += b->n_lp;
+    a->lp_seconds += b->lp_seconds;
+    a->cert_seconds += b->cert_seconds;
+    a->n_open += b->n_open;
 }

@@ -11,8 +11,8 @@
  * (unstable) get a case split (Z3) or a binary (GLPK).
  *
  * A back-end answers with an lg_result: UNSAT (no counterexample exists;
- * `exact` says whether that claim was made in exact arithmetic — GLPK's is
- * not and is only a hint until verify/backend.h confirms it), SAT with a
+ * what that claim is worth — exact, certified, or a hint that needs
+ * confirmation — is the solver table's lg_solver_ops.unsat), SAT with a
  * candidate input x (to be re-checked by verify/ — only verify/ declares
  * "violated"), or UNKNOWN with a reason (timed_out set for the deadline). lg_result owns its x;
  * lg_result_free releases it. Nothing solver-typed leaves encode/.
@@ -43,42 +43,82 @@ typedef struct lg_problem {
 
 typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;
 
-/* The query's run context (core/runctx.h) and the back-end's own option.
+/* The query's run context (core/runctx.h).
  * run.deadline: the one deadline (lg_now() seconds; ≤ 0 none) — the
- * back-end's own limits (Z3 timeout + interrupt, GLPK tm_lim + callback)
+ * back-end's own limits (Z3 timeout + interrupt, GLPK tm_lim per simplex + a check per node)
  * and the isolation's kill (isolate.h) all aim at it; run.verbose > 0:
  * solver chatter on stderr; run.seed: the solver's random seed;
  * run.memory_mb: the solver's own memory limit (Z3 memory_max_size, GLPK
  * glp_mem_limit) and the isolated child's cap; ≤ 0 none. */
 typedef struct lg_solve_opts {
     lg_runctx run;
-    double safety;      /* GLPK: margin against its tolerances (default 1e-6) */
 } lg_solve_opts;
 
-/* No deadline, seed 0, quiet, no memory cap, safety 1e-6. */
+/* No deadline, seed 0, quiet, no memory cap. */
 lg_solve_opts lg_solve_opts_default(void);
+
+/* The LP work behind an answer (GLPK): LPs solved, seconds in the simplex,
+ * seconds checking certificates (encode/lp_cert.h), certificate checks
+ * that did not close their LP (the node was split, or its term left
+ * unknown). Summed by whoever aggregates results. */
+typedef struct lg_lp_stats {
+    long n_lp;
+    double lp_seconds, cert_seconds;
+    long n_open;
+} lg_lp_stats;
+
+/* a += b */
+void lg_lp_stats_add(lg_lp_stats *a, const lg_lp_stats *b);
 
 typedef struct lg_result {
     lg_answer answer;
     double *x;             /* [n_in] candidate counterexample when SAT, else NULL */
     char reason[256];      /* why UNKNOWN (timeout, tolerance, ...) */
     int timed_out;         /* UNKNOWN because the time limit was reached */
-    int exact;             /* UNSAT decided in exact arithmetic (Z3); 0 for a floating-point
-                              solver (GLPK), whose infeasibility verify/ must confirm */
     double seconds;
     long nodes;            /* B&B nodes (GLPK) or decisions (Z3) */
+    lg_lp_stats lp;        /* LP work of an LP-based back-end (GLPK); zero otherwise */
 } lg_result;
 
 void lg_result_free(lg_result *r);
 
+/* What a back-end's UNSAT proves. */
+typedef enum lg_unsat_kind {
+    LG_UNSAT_EXACT = 0,   /* decided in exact arithmetic (Z3: QF_LRA over the doubles as rationals) */
+    LG_UNSAT_CERTIFIED,   /* floating-point search, every pruned node closed by a checked
+                             certificate (GLPK, encode/lp_cert.h) */
+    LG_UNSAT_CONFIRM      /* a floating-point claim: a hint until the table's `confirm`
+                             back-end re-decides the same query */
+} lg_unsat_kind;
+
+/* The one solver table (solvers.c). Its entries are the back-ends and the
+ * two modes of verify/ that are not a back-end themselves:
+ *   "auto"  — a portfolio: verify/'s quick paths, then the back-ends in
+ *             `chain` in order while the answer stays unknown;
+ *   "none"  — no back-end (bounds, attack and branch and bound only).
+ * Everything that takes a solver name (CLI, bench, the back-end decision,
+ * branch-and-bound leaves) asks this table. */
 typedef struct lg_solver_ops {
     const char *name;
-    lg_status (*solve)(const lg_problem *p, const lg_solve_opts *o, lg_result *r);
+    lg_status (*solve)(const lg_problem *p, const lg_solve_opts *o, lg_result *r); /* NULL for a mode */
     lg_status (*write)(const lg_problem *p, FILE *f);  /* NULL if no text form */
+    lg_unsat_kind unsat;       /* what its UNSAT proves (back-ends) */
+    const char *confirm;       /* LG_UNSAT_CONFIRM: the back-end that re-decides; else NULL */
+    const char *chain[3];      /* the back-ends this name calls, in order (a back-end: itself;
+                                  "auto": glpk, z3; "none": none), NULL-terminated */
+    int for_verify;            /* a choice of `lgelu verify --solver` / `lgelu bench --solver` */
+    int index;                 /* position in the table (bit masks of back-ends used) */
 } lg_solver_ops;
 
-/* "z3", "glpk", "smt2", "lp"; NULL if unknown. */
+/* "z3", "glpk", "smt2", "lp", "auto", "none"; NULL if unknown. */
 const lg_solver_ops *lg_solver_find(const char *name);
+/* Table entry number i (0-based), NULL past the end. */
+const lg_solver_ops *lg_solver_at(int i);
+/* The names accepted by `verify --solver`, as "auto, glpk, z3 or none", into
+ * buf (n bytes). */
+const char *lg_solver_verify_names(char *buf, size_t n);
+/* 1 if name is a choice of `verify --solver`. */
+int lg_solver_for_verify(const char *name);
 
 /* Release the calling thread's solver state (GLPK keeps a thread-local
  * environment); a worker thread that used encode/ calls it before it ends. */

@@ -1,9 +1,13 @@
-/* solvers.c — the table of back-ends (problem.h: lg_solver_find).
+/* solvers.c — the one solver table (problem.h: lg_solver_find).
  *
  * "z3" and "glpk" are the two complete back-ends; their text forms are
- * SMT-LIB 2 and CPLEX LP. "smt2" and "lp" name the same back-ends by their
- * text form (so `lgelu encode --format smt2` and `--solver smt2` both work):
- * write emits the file, solve runs the native solver on the same encoding. */
+ * SMT-LIB 2 and CPLEX LP. Z3's UNSAT is exact; GLPK's is certified (its
+ * own branch and bound closes every node with encode/lp_cert.h). "smt2"
+ * and "lp" name the same back-ends by their text form (so `lgelu encode
+ * --format smt2` and `--solver smt2` both work): write emits the file,
+ * solve runs the native solver on the same encoding. "auto" and "none" are
+ * verify/'s modes: a portfolio (GLPK, then Z3) and no back-end. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/clock.h"
@@ -13,7 +17,7 @@
 /* One isolation, one deadline for every back-end: with a time limit or a
  * memory cap the query runs in a child (isolate.h) that is killed
  * LG_SOLVE_GRACE_S after the deadline o->run.deadline; the back-end's own
- * limits (Z3 timeout + interrupt, GLPK tm_lim + callback) aim at the same
+ * limits (Z3 timeout + interrupt, GLPK tm_lim per simplex + a check per node) aim at the same
  * deadline. Without limits it runs in this process. */
 #define LG_SOLVE_GRACE_S 1.0
 
@@ -33,17 +37,46 @@ static lg_status lg_glpk_limited(const lg_problem *p, const lg_solve_opts *o, lg
     return lg_solve_limited(lg_glpk_solve, p, o, r);
 }
 
+/* The order of the verify choices here is the order of the usage text. */
 static const lg_solver_ops lg_solvers[] = {
-    {"z3", lg_z3_limited, lg_smt2_write},
-    {"glpk", lg_glpk_limited, lg_lp_write},
-    {"smt2", lg_z3_limited, lg_smt2_write},
-    {"lp", lg_glpk_limited, lg_lp_write},
+    {"auto", NULL, NULL, LG_UNSAT_EXACT, NULL, {"glpk", "z3", NULL}, 1, 0},
+    {"glpk", lg_glpk_limited, lg_lp_write, LG_UNSAT_CERTIFIED, NULL, {"glpk", NULL, NULL}, 1, 1},
+    {"z3", lg_z3_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, {"z3", NULL, NULL}, 1, 2},
+    {"none", NULL, NULL, LG_UNSAT_EXACT, NULL, {NULL, NULL, NULL}, 1, 3},
+    {"smt2", lg_z3_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, {"z3", NULL, NULL}, 0, 4},
+    {"lp", lg_glpk_limited, lg_lp_write, LG_UNSAT_CERTIFIED, NULL, {"glpk", NULL, NULL}, 0, 5},
 };
+#define LG_N_SOLVERS ((int)(sizeof lg_solvers / sizeof lg_solvers[0]))
 
 const lg_solver_ops *lg_solver_find(const char *name)
 {
     if (!name) return NULL;
-    for (size_t i = 0; i < sizeof lg_solvers / sizeof lg_solvers[0]; i++)
+    for (int i = 0; i < LG_N_SOLVERS; i++)
         if (strcmp(lg_solvers[i].name, name) == 0) return &lg_solvers[i];
     return NULL;
+}
+
+const lg_solver_ops *lg_solver_at(int i) { return i >= 0 && i < LG_N_SOLVERS ? &lg_solvers[i] : NULL; }
+
+int lg_solver_for_verify(const char *name)
+{
+    const lg_solver_ops *s = lg_solver_find(name);
+    return s && s->for_verify;
+}
+
+const char *lg_solver_verify_names(char *buf, size_t n)
+{
+    int k = 0, total = 0;
+    for (int i = 0; i < LG_N_SOLVERS; i++) total += lg_solvers[i].for_verify;
+    size_t used = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < LG_N_SOLVERS && used < n; i++) {
+        if (!lg_solvers[i].for_verify) continue;
+        const char *sep = k == 0 ? "" : k == total - 1 ? " or " : ", ";
+        int w = snprintf(buf + used, n - used, "%s%s", sep, lg_solvers[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+        k++;
+    }
+    return buf;
 }

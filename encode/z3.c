@@ -389,7 +389,6 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     r->nodes = z3_decisions(q.ctx, q.s);
     if (res == Z3_L_FALSE) {
         r->answer = LG_ANSWER_UNSAT;
-        r->exact = 1; /* QF_LRA over exact rationals, every constant the double's exact value */
     } else if (res == Z3_L_TRUE) {
         r->x = malloc((size_t)n_in * sizeof *r->x);
         q.scratch = malloc((2 * (size_t)width + (size_t)lg_net_n_out(p->net)) * sizeof *q.scratch);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@ lg_study_train lg_study_train_default(void)
     t.wd = 0.0;
     t.t = 0.1;
     t.c = lg_train_opts_default().optim.c; /* the CLI's: λ (through s) learns at c·lr */
+    t.rs = 0.0;
+    t.rs_eps = lg_train_opts_default().rs_eps;
     return t;
 }
 
@@ -183,6 +186,12 @@ static const char *lg_grid_train_set(lg_study_train *t, const char *key, const c
         else if (key[0] == 'b') t->batch = (int)v;
         else if (key[0] == 't') t->threads = (int)v;
         else t->anneal_epochs = (int)v;
+    } else if (strcmp(key, "rs") == 0) {
+        if (lg_grid_double(val, &d) || d < 0 || d > 1e6) return "expected a weight in [0, 1e6] (0 = off)";
+        t->rs = d;
+    } else if (strcmp(key, "rs_eps") == 0) {
+        if (lg_grid_double(val, &d) || d < 0 || d > 1) return "expected a radius in [0, 1]";
+        t->rs_eps = d;
     } else if (strcmp(key, "subset") == 0) {
         if (lg_grid_long(val, &v) || v < 0) return "expected an integer >= 0 (0 = all)";
         t->subset = v;
@@ -555,5 +564,175 @@ uint64_t lg_study_train_hash(const lg_study_train *tr, const lg_study_arch *a, l
                      a->name, tr->act, tr->anneal_start, tr->anneal_start < 1.0 || tr->anneal_epochs > 0 ?
                      tr->lambda_target : 0.0, tr->anneal_epochs, tr->epochs, tr->batch, tr->threads, tr->opt,
                      tr->lr, tr->momentum, tr->wd, tr->t, tr->c, tr->subset, seed);
-    return lg_fnv(1469598103934665603ULL, buf, n > 0 ? (size_t)n : 0);
+    if (n > 0 && (size_t)n < sizeof buf && tr->rs > 0) /* only then: the networks of earlier grids keep their hash */
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " rs=%.17g rs_eps=%.17g", tr->rs, tr->rs_eps);
+    return lg_fnv(1469598103934665603ULL, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* ---- what changed between two grids ---- */
+
+typedef struct lg_gd_item {
+    char name[LG_STUDY_NAME + 32]; /* "[regime relu] epochs" */
+    char value[512];
+} lg_gd_item;
+
+typedef struct lg_gd_list {
+    lg_gd_item *v;
+    int n, cap;
+} lg_gd_list;
+
+static void lg_gd_add(lg_gd_list *L, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void lg_gd_add(lg_gd_list *L, const char *name, const char *fmt, ...)
+{
+    if (L->n == L->cap) {
+        int cap = L->cap ? 2 * L->cap : 64;
+        lg_gd_item *v = realloc(L->v, (size_t)cap * sizeof *v);
+        if (!v) return;
+        L->v = v;
+        L->cap = cap;
+    }
+    lg_gd_item *it = &L->v[L->n++];
+    snprintf(it->name, sizeof it->name, "%s", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->value, sizeof it->value, fmt, ap);
+    va_end(ap);
+}
+
+static void lg_gd_modes(char *b, size_t n, const lg_study_mode *m, int k)
+{
+    b[0] = '\0';
+    for (int i = 0; i < k; i++) {
+        size_t l = strlen(b);
+        snprintf(b + l, n - l, "%s%s", i ? " " : "", lg_study_mode_name(m[i]));
+    }
+}
+
+/* The settings of g that decide its rows, as (name, value) items in a fixed order. */
+static void lg_gd_items(const lg_study_grid *g, lg_gd_list *L)
+{
+    char b[512];
+    lg_gd_add(L, "[study] data", "%s", g->data);
+    b[0] = '\0';
+    for (int i = 0; i < g->n_archs; i++) {
+        size_t l = strlen(b);
+        snprintf(b + l, sizeof b - l, "%s%s", i ? " " : "", g->archs[i].name);
+    }
+    lg_gd_add(L, "[study] archs", "%s", b);
+    b[0] = '\0';
+    for (int i = 0; i < g->n_seeds; i++) {
+        size_t l = strlen(b);
+        snprintf(b + l, sizeof b - l, "%s%ld", i ? " " : "", g->seeds[i]);
+    }
+    lg_gd_add(L, "[study] seeds", "%s", b);
+    b[0] = '\0';
+    for (int i = 0; i < g->n_eps; i++) {
+        size_t l = strlen(b);
+        snprintf(b + l, sizeof b - l, "%s%.15g", i ? " " : "", g->eps[i]);
+    }
+    lg_gd_add(L, "[study] eps", "%s", b);
+    lg_gd_add(L, "[study] inputs", "%d", g->n_inputs);
+    lg_gd_add(L, "[study] input_offset", "%d", g->input_offset);
+    lg_gd_modes(b, sizeof b, g->modes, g->n_modes);
+    lg_gd_add(L, "[study] modes", "%s", b);
+    lg_gd_add(L, "[study] timeout", "%.15g", g->timeout);
+    for (int i = 0; i < g->n_archs; i++) {
+        const lg_study_arch *a = &g->archs[i];
+        char nm[LG_STUDY_NAME + 32];
+        if (a->n_modes) {
+            lg_gd_modes(b, sizeof b, a->modes, a->n_modes);
+            snprintf(nm, sizeof nm, "[arch %s] modes", a->name);
+            lg_gd_add(L, nm, "%s", b);
+        }
+        if (a->timeout > 0) {
+            snprintf(nm, sizeof nm, "[arch %s] timeout", a->name);
+            lg_gd_add(L, nm, "%.15g", a->timeout);
+        }
+    }
+    for (int r = 0; r < g->n_regimes; r++) {
+        const lg_study_train *t = &g->regimes[r].tr;
+        char p[LG_STUDY_NAME + 16], nm[LG_STUDY_NAME + 32];
+        snprintf(p, sizeof p, "[regime %s]", g->regimes[r].name);
+        lg_gd_add(L, p, "present");
+#define LG_GD(key, fmt, val)                                  \
+    do {                                                      \
+        snprintf(nm, sizeof nm, "%s %s", p, key);             \
+        lg_gd_add(L, nm, fmt, val);                           \
+    } while (0)
+        LG_GD("act", "%s", t->act);
+        LG_GD("anneal_start", "%.15g", t->anneal_start);
+        LG_GD("lambda_target", "%.15g", t->lambda_target);
+        LG_GD("anneal_epochs", "%d", t->anneal_epochs);
+        LG_GD("epochs", "%d", t->epochs);
+        LG_GD("batch", "%d", t->batch);
+        LG_GD("threads", "%d", t->threads);
+        LG_GD("opt", "%s", t->opt);
+        LG_GD("lr", "%.15g", t->lr);
+        LG_GD("momentum", "%.15g", t->momentum);
+        LG_GD("wd", "%.15g", t->wd);
+        LG_GD("t", "%.15g", t->t);
+        LG_GD("c", "%.15g", t->c);
+        LG_GD("subset", "%ld", t->subset);
+        LG_GD("rs", "%.15g", t->rs);
+        LG_GD("rs_eps", "%.15g", t->rs_eps);
+#undef LG_GD
+    }
+}
+
+static const lg_gd_item *lg_gd_find(const lg_gd_list *L, const char *name)
+{
+    for (int i = 0; i < L->n; i++)
+        if (strcmp(L->v[i].name, name) == 0) return &L->v[i];
+    return NULL;
+}
+
+/* 1 if name belongs to a regime section (prefix "[regime X] ") that has no "[regime X]" item in L. */
+static int lg_gd_regime_absent(const lg_gd_list *L, const char *name)
+{
+    if (strncmp(name, "[regime ", 8) != 0) return 0;
+    const char *e = strchr(name, ']');
+    if (!e || !e[1]) return 0;
+    char sec[LG_STUDY_NAME + 16];
+    snprintf(sec, sizeof sec, "%.*s", (int)(e - name + 1), name);
+    return lg_gd_find(L, sec) == NULL;
+}
+
+static void lg_gd_out(char *buf, size_t n, int *count, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void lg_gd_out(char *buf, size_t n, int *count, const char *fmt, ...)
+{
+    size_t l = strlen(buf);
+    if (l + 8 < n) {
+        if ((*count)++) l += (size_t)snprintf(buf + l, n - l, "; ");
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(buf + l, n - l, fmt, ap);
+        va_end(ap);
+        if (w < 0 || (size_t)w >= n - l) snprintf(buf + n - 4, 4, "...");
+    } else {
+        (*count)++;
+    }
+}
+
+int lg_study_grid_diff(const lg_study_grid *old, const lg_study_grid *g, char *buf, size_t n)
+{
+    lg_gd_list A = {0}, B = {0};
+    lg_gd_items(old, &A);
+    lg_gd_items(g, &B);
+    int count = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < A.n; i++) {
+        const lg_gd_item *b = lg_gd_find(&B, A.v[i].name);
+        if (!b) {
+            if (lg_gd_regime_absent(&B, A.v[i].name)) continue; /* said once, as "[regime x] removed" */
+            lg_gd_out(buf, n, &count, "%s removed", A.v[i].name);
+        } else if (strcmp(A.v[i].value, b->value) != 0) {
+            lg_gd_out(buf, n, &count, "%s: %s -> %s", A.v[i].name, A.v[i].value, b->value);
+        }
+    }
+    for (int i = 0; i < B.n; i++)
+        if (!lg_gd_find(&A, B.v[i].name) && !lg_gd_regime_absent(&A, B.v[i].name))
+            lg_gd_out(buf, n, &count, "%s added", B.v[i].name);
+    free(A.v);
+    free(B.v);
+    return count;
 }

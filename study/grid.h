@@ -8,7 +8,8 @@
  * option, overriding [train]) and optionally one [arch NAME] per listed
  * architecture (modes, timeout: overriding [study] for that architecture). In a regime, `anneal_start` and
  * `lambda_target` may list several values: the regime expands to their cross
- * product, named NAME_s<start>_l<target>. Lists are separated by blanks;
+ * product, named NAME_s<start>_l<target>. `rs` (weight) and `rs_eps` add the
+ * RS loss (train/rs.h) to a regime's training. Lists are separated by blanks;
  * an architecture is comma-separated sizes ("784,256,256,10").
  * Errors name the file, the line and the key.
  *
@@ -18,6 +19,7 @@
 #ifndef LG_STUDY_GRID_H
 #define LG_STUDY_GRID_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/status.h"
@@ -50,6 +52,7 @@ typedef struct lg_study_train {
     char opt[8];           /* sgd or adamw */
     double lr, momentum, wd, t, c;
     long subset;           /* first N training images (0 = all) */
+    double rs, rs_eps;     /* RS loss weight (0 = off) and its training radius (train/rs.h) */
 } lg_study_train;
 
 typedef struct lg_study_regime {
@@ -103,5 +106,12 @@ void lg_study_grid_free(lg_study_grid *g);
  * options, architecture and seed (not the regime's name). Equal options ⇒
  * equal hash ⇒ the cached network is reused. */
 uint64_t lg_study_train_hash(const lg_study_train *tr, const lg_study_arch *a, long seed);
+
+/* What differs between the grid old (e.g. OUT/grid.ini of an earlier run)
+ * and g, one item per changed setting ("[regime relu] epochs: 1 -> 2",
+ * "[study] timeout: 5 -> 2", "[regime x] added"), joined by "; " into buf
+ * (truncated with "..." if it does not fit). Layout and comments do not
+ * count, only parsed values. Returns the number of differences. */
+int lg_study_grid_diff(const lg_study_grid *old, const lg_study_grid *g, char *buf, size_t n);
 
 #endif

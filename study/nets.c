@@ -17,6 +17,8 @@
 #include "core/atomic_file.h"
 #include "core/eval.h"
 #include "core/netfile.h"
+#include "core/version.h"
+#include "study/results.h"
 #include "train/loop.h"
 #include "train/model.h"
 
@@ -63,6 +65,8 @@ static lg_status lg_nets_train(lg_net *net, const lg_study_train *tr, int epochs
     o.threads = tr->threads;
     o.seed = seed;
     o.log_path = log_path;
+    o.rs_weight = tr->rs;
+    o.rs_eps = tr->rs_eps;
     if (lg_optim_parse(tr->opt, &o.optim.kind) != 0) return lg_fail(LG_ERR_ARG, "unknown optimiser '%s'", tr->opt);
     o.optim.lr = tr->lr;
     o.optim.momentum = tr->momentum;
@@ -176,7 +180,7 @@ fail:
 json_t *lg_study_net_json(const lg_study_net *n, const lg_study_regime *r, const lg_study_arch *a, long seed)
 {
     char key[256], hex[17];
-    snprintf(key, sizeof key, "%s|%s|%ld", r->name, a->name, seed);
+    lg_study_key_net(key, sizeof key, r->name, a->name, seed, n->hash);
     snprintf(hex, sizeof hex, "%016" PRIx64, n->hash);
     json_t *lam = json_array();
     for (int k = 0; k + 1 < n->net.n_layers; k++) {
@@ -186,14 +190,14 @@ json_t *lg_study_net_json(const lg_study_net *n, const lg_study_regime *r, const
                                                                               : json_null());
     }
     const lg_study_train *t = &r->tr;
-    json_t *tr = json_pack("{s:s, s:f, s:f, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:i}", "act", t->act,
-                           "anneal_start", t->anneal_start, "lambda_target", t->lambda_target, "anneal_epochs",
-                           t->anneal_epochs, "epochs", t->epochs, "batch", t->batch, "opt", t->opt, "lr", t->lr,
-                           "momentum", t->momentum, "wd", t->wd, "t", t->t, "c", t->c, "subset",
-                           (json_int_t)t->subset, "threads", t->threads);
-    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:f, s:f, s:f, s:b, s:o, s:O, s:o, s:f}", "key", key, "regime",
-                     r->name, "arch", a->name, "seed", (json_int_t)seed, "hash", hex, "acc_before", n->acc_before,
-                     "acc_after", n->acc_after, "delta_global", n->delta_global, "smooth", n->smooth,
+    json_t *tr = json_pack("{s:s, s:f, s:f, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:f, s:f}", "act",
+                           t->act, "anneal_start", t->anneal_start, "lambda_target", t->lambda_target,
+                           "anneal_epochs", t->anneal_epochs, "epochs", t->epochs, "batch", t->batch, "opt", t->opt,
+                           "lr", t->lr, "momentum", t->momentum, "wd", t->wd, "t", t->t, "c", t->c, "subset",
+                           (json_int_t)t->subset, "threads", t->threads, "rs", t->rs, "rs_eps", t->rs_eps);
+    return json_pack("{s:s, s:s, s:s, s:I, s:s, s:f, s:f, s:f, s:b, s:o, s:O, s:o, s:f, s:s, s:s}", "key", key,
+                     "regime", r->name, "arch", a->name, "seed", (json_int_t)seed, "hash", hex, "acc_before",
+                     n->acc_before, "acc_after", n->acc_after, "delta_global", n->delta_global, "smooth", n->smooth,
                      "lambda_final", lam, "lambda_log", n->lambda_log, "train", tr, "train_seconds",
-                     n->train_seconds);
+                     n->train_seconds, "version", lg_version(), "commit", lg_commit());
 }

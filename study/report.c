@@ -59,6 +59,57 @@ static int lg_rep_eps_index(lg_rep *R, double e)
     return R->n_eps++;
 }
 
+/* The cell of an instance row (results.h), from its fields. */
+static void lg_rep_cell(json_t *o, char *buf, size_t n)
+{
+    lg_study_mode m;
+    if (lg_study_mode_parse(lg_rep_str(o, "mode"), &m) != 0) {
+        snprintf(buf, n, "%s", lg_rep_str(o, "key"));
+        return;
+    }
+    lg_study_key_cell(buf, n, lg_rep_str(o, "regime"), lg_rep_str(o, "arch"), (long)lg_rep_num(o, "seed"),
+                      (int)lg_rep_num(o, "input"), lg_rep_num(o, "eps"), m);
+}
+
+/* Keep the last row of each cell (file order is append order) in the position of its first; *n_dropped counts
+ * the rows replaced. cells (may be NULL) receives cell → row. Replaces *rows. */
+static lg_status lg_rep_latest(json_t **rows, int instance, int *n_dropped, json_t **cells)
+{
+    json_t *pos = json_object(), *kept = json_array();
+    if (!pos || !kept) {
+        json_decref(pos);
+        json_decref(kept);
+        return lg_fail(LG_ERR_NOMEM, "out of memory");
+    }
+    size_t i;
+    json_t *o;
+    *n_dropped = 0;
+    json_array_foreach(*rows, i, o)
+    {
+        char cell[1024];
+        if (instance) lg_rep_cell(o, cell, sizeof cell);
+        else snprintf(cell, sizeof cell, "%s|%s|%ld", lg_rep_str(o, "regime"), lg_rep_str(o, "arch"), (long)lg_rep_num(o, "seed"));
+        json_t *at = json_object_get(pos, cell);
+        if (at) {
+            json_array_set(kept, (size_t)json_integer_value(at), o);
+            (*n_dropped)++;
+        } else {
+            json_object_set_new(pos, cell, json_integer((json_int_t)json_array_size(kept)));
+            json_array_append(kept, o);
+        }
+    }
+    if (cells) {
+        const char *k;
+        json_t *v;
+        *cells = json_object();
+        json_object_foreach(pos, k, v) json_object_set(*cells, k, json_array_get(kept, (size_t)json_integer_value(v)));
+    }
+    json_decref(pos);
+    json_decref(*rows);
+    *rows = kept;
+    return LG_OK;
+}
+
 static lg_status lg_rep_load(lg_rep *R, const char *dir)
 {
     char path[4200];
@@ -70,9 +121,20 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
     snprintf(path, sizeof path, "%s/results.jsonl", dir);
     if ((st = lg_study_rows_read(path, &R->rows)) != LG_OK) return st;
     if (json_array_size(R->rows) == 0) return lg_fail(LG_ERR_ARG, "%s: no results (run `lgelu study` first)", path);
-    if (!(R->index = json_object())) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    if (!(R->versions = json_object())) return lg_fail(LG_ERR_NOMEM, "out of memory");
     size_t i;
     json_t *o;
+    json_array_foreach(R->rows, i, o)
+    {
+        char v[256];
+        if (json_is_string(json_object_get(o, "version")))
+            snprintf(v, sizeof v, "lgelu %s (commit %s)", lg_rep_str(o, "version"), lg_rep_str(o, "commit"));
+        else
+            snprintf(v, sizeof v, "no version recorded");
+        json_object_set_new(R->versions, v, json_integer(json_integer_value(json_object_get(R->versions, v)) + 1));
+    }
+    if ((st = lg_rep_latest(&R->rows, 1, &R->n_superseded, &R->index)) != LG_OK) return st;
+    if ((st = lg_rep_latest(&R->nets, 0, &R->n_nets_superseded, NULL)) != LG_OK) return st;
     json_array_foreach(R->nets, i, o)
     {
         int g = lg_rep_group(R, lg_rep_str(o, "arch"), lg_rep_str(o, "regime"));
@@ -118,7 +180,6 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
             return lg_fail(LG_ERR_ARG, "too many groups or radii in the results");
         lg_study_mode m;
         if (lg_study_mode_parse(lg_rep_str(o, "mode"), &m) == 0) R->has_mode[m] = 1;
-        if (json_object_set(R->index, lg_rep_str(o, "key"), o)) return lg_fail(LG_ERR_NOMEM, "out of memory");
     }
     return LG_OK;
 }
@@ -128,6 +189,7 @@ static void lg_rep_free(lg_rep *R)
     json_decref(R->nets);
     json_decref(R->rows);
     json_decref(R->index);
+    json_decref(R->versions);
     memset(R, 0, sizeof *R);
 }
 
@@ -161,7 +223,7 @@ static void lg_rep_mode_stats(lg_rep *R, int g, lg_study_mode m, lg_rep_modest *
             if (json_is_true(json_object_get(o, "timed_out"))) S->timeouts++;
         }
         const char *stage = lg_rep_str(o, "stage");
-        if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) /* "glpk+z3": GLPK's UNSAT confirmed by Z3 */
+        if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) /* the stage names the back-end that decided */
             S->stage_backend += strncmp(stage, lg_study_mode_name(m), strlen(lg_study_mode_name(m))) == 0;
     }
     S->median_s = lg_rep_median(tbuf, nt);
@@ -172,8 +234,8 @@ static json_t *lg_rep_find(lg_rep *R, int g, long seed, int input, double eps, c
 {
     lg_study_mode m;
     if (lg_study_mode_parse(mode, &m) != 0) return NULL;
-    char key[512];
-    lg_study_key_instance(key, sizeof key, R->groups[g].regime, R->groups[g].arch, seed, input, eps, m);
+    char key[1024];
+    lg_study_key_cell(key, sizeof key, R->groups[g].regime, R->groups[g].arch, seed, input, eps, m);
     return json_object_get(R->index, key);
 }
 
@@ -284,6 +346,27 @@ int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf)
     }
     lg_rep_median(buf, n); /* sorts */
     return n;
+}
+
+void lg_rep_arch_mode_stats(lg_rep *R, const char *arch, lg_study_mode m, double *buf, int *n, int *decided,
+                            int *timeouts, double *median, double *mean)
+{
+    *n = *decided = *timeouts = 0;
+    double sum = 0.0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(R->rows, i, o)
+    {
+        if (strcmp(lg_rep_str(o, "arch"), arch) || strcmp(lg_rep_str(o, "mode"), lg_study_mode_name(m))) continue;
+        const char *v = lg_rep_str(o, "verdict");
+        double s = lg_rep_num(o, "seconds");
+        buf[(*n)++] = s;
+        sum += s;
+        *decided += strcmp(v, "robust") == 0 || strcmp(v, "violated") == 0;
+        *timeouts += json_is_true(json_object_get(o, "timed_out"));
+    }
+    *mean = *n ? sum / *n : NAN;
+    *median = lg_rep_median(buf, *n);
 }
 
 int lg_rep_arch_has_mode(const lg_rep *R, const char *arch, lg_study_mode m)

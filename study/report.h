@@ -10,10 +10,15 @@
  * margin 2Δ, ReLU counterexamples that fool the smooth net, ReLU `robust`
  * verdicts contradicted by a smooth-net counterexample — the false-robust
  * rate), and a generated reading of which regime wins each measure.
+ * The header names the lgelu version and commit of the rows; only the
+ * latest row of each instance and network counts (a --force re-run appends
+ * rows of the same cell under new keys), and the number set aside is said.
  * Files written into DIR: REPORT.md, networks.csv, modes.csv, unstable.csv,
  * transfer.csv, agreement.csv, lambda.csv, plots/ (cactus per architecture
- * and mode, accuracy, unstable ReLUs, λ over training; PNG and SVG when
- * gnuplot is installed, else only the .dat/.gp inputs and a note).
+ * and mode, accuracy, unstable ReLUs, unstable ReLUs vs seconds per mode, λ
+ * over training as a panel per regime, median seconds per architecture and
+ * mode; PNG and SVG when gnuplot is installed, else only the .dat/.gp inputs
+ * and a note).
  * Nothing is owned by the caller.
  */
 #ifndef LG_STUDY_REPORT_H

@@ -41,7 +41,10 @@ typedef struct lg_rep_groupst {
 
 typedef struct lg_rep {
     char dir[4096];
-    json_t *nets, *rows, *index; /* index: key → row (borrowed references of rows) */
+    json_t *nets, *rows, *index; /* the latest row of each network and each instance cell; index: cell → row */
+    int n_superseded;     /* instance rows replaced by a later row of the same cell (a --force re-run) */
+    int n_nets_superseded;
+    json_t *versions;     /* "lgelu VERSION (commit C)" → number of instance rows */
     int n_groups;
     lg_rep_groupst groups[LG_REP_MAX_GROUPS];
     int n_eps;
@@ -58,6 +61,10 @@ double lg_rep_num(json_t *o, const char *k);
 double lg_rep_median(double *v, int n);
 /* The decided rows' seconds of group g in mode m, sorted (cactus), into buf; returns the count. */
 int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf);
+/* Every row of architecture arch in mode m, all regimes: *n rows, *decided robust or violated, *timeouts,
+ * the median and mean seconds (NAN without rows); buf holds at least the number of rows. */
+void lg_rep_arch_mode_stats(lg_rep *R, const char *arch, lg_study_mode m, double *buf, int *n, int *decided,
+                            int *timeouts, double *median, double *mean);
 /* 1 if some regime of arch has rows of mode m (an [arch] section may leave modes out). */
 int lg_rep_arch_has_mode(const lg_rep *R, const char *arch, lg_study_mode m);
 

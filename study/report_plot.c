@@ -1,6 +1,7 @@
 /* report_plot.c — gnuplot plots of a study report (report.h): cactus plot
  * per architecture and mode, accuracy before/after substitution, unstable
- * ReLUs per regime and ε, λ per layer over training. Each plot is a .dat
+ * ReLUs per regime and ε, unstable ReLUs against verification time (a panel
+ * per mode), λ per layer over training (a panel per regime). Each plot is a .dat
  * file, a .gp body and a driver that renders it as PNG and SVG. */
 #include <errno.h>
 #include <math.h>
@@ -18,8 +19,8 @@ static void lg_plot_tag(char *dst, size_t n, const char *arch)
         if (*p == ',') *p = '-';
 }
 
-/* Write plots/<name>.gp (PNG + SVG of body) and run gnuplot; 0 if rendered. */
-static int lg_plot_render(lg_rep *R, const char *name, const char *body)
+/* Write plots/<name>.gp (PNG + SVG of body, w × h pixels) and run gnuplot; 0 if rendered. */
+static int lg_plot_render_size(lg_rep *R, const char *name, const char *body, int w, int h)
 {
     char path[4400], bpath[4400], cmd[9200];
     snprintf(bpath, sizeof bpath, "%s/plots/%s.body.gp", R->dir, name);
@@ -30,12 +31,77 @@ static int lg_plot_render(lg_rep *R, const char *name, const char *body)
     fclose(f);
     if (!(f = fopen(path, "w"))) return -1;
     fprintf(f, "set termoption noenhanced\n"
-               "set terminal pngcairo size 960,600 noenhanced\nset output '%s/plots/%s.png'\nload '%s'\n"
-               "set terminal svg size 960,600 noenhanced\nset output '%s/plots/%s.svg'\nload '%s'\nunset output\n",
-            R->dir, name, bpath, R->dir, name, bpath);
+               "set terminal pngcairo size %d,%d noenhanced\nset output '%s/plots/%s.png'\nload '%s'\n"
+               "set terminal svg size %d,%d noenhanced\nset output '%s/plots/%s.svg'\nload '%s'\nunset output\n",
+            w, h, R->dir, name, bpath, w, h, R->dir, name, bpath);
     fclose(f);
     snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>>'%s/plots/gnuplot.log'", path, R->dir);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+static int lg_plot_render(lg_rep *R, const char *name, const char *body)
+{
+    return lg_plot_render_size(R, name, body, 960, 600);
+}
+
+/* Columns and rows of a grid of n panels (near square). */
+static void lg_plot_layout(int n, int *cols, int *rows)
+{
+    int c = 1;
+    while (c * c < n) c++;
+    *cols = c;
+    *rows = (n + c - 1) / c;
+}
+
+/* Unstable ReLUs (symbolic bounds) against verification seconds, one panel per mode of arch: every row a
+ * point, decided and unknown (timeouts included) apart. 0 rendered, −1 not, −2 I/O error (message set). */
+static int lg_plot_unstable_time(lg_rep *R, const char *arch, const char *tag, char *body, size_t cap)
+{
+    char name[200], path[4800];
+    snprintf(name, sizeof name, "unstable_time_%s", tag);
+    snprintf(path, sizeof path, "%s/plots/%s.dat", R->dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        lg_fail(LG_ERR_IO, "%s: %s", path, strerror(errno));
+        return -2;
+    }
+    int np = 0, block = 0, modes[LG_STUDY_N_MODES];
+    for (int m = 0; m < LG_STUDY_N_MODES; m++) {
+        if (!lg_rep_arch_has_mode(R, arch, (lg_study_mode)m)) continue;
+        modes[np++] = m;
+        for (int decided = 1; decided >= 0; decided--) {
+            fprintf(f, "# %s %s\n", lg_study_mode_name((lg_study_mode)m), decided ? "decided" : "unknown");
+            size_t i;
+            json_t *o;
+            json_array_foreach(R->rows, i, o)
+            {
+                if (strcmp(lg_rep_str(o, "arch"), arch) || strcmp(lg_rep_str(o, "mode"), lg_study_mode_name((lg_study_mode)m)))
+                    continue;
+                const char *v = lg_rep_str(o, "verdict");
+                int d = strcmp(v, "robust") == 0 || strcmp(v, "violated") == 0;
+                if (d != decided) continue;
+                fprintf(f, "%g %.6g\n", lg_rep_num(o, "unstable_total"), fmax(lg_rep_num(o, "seconds"), 1e-4));
+            }
+            fprintf(f, "0 NaN\n\n\n"); /* never an empty block: gnuplot's index counts stay fixed */
+            block++;
+        }
+    }
+    fclose(f);
+    if (np == 0) return -1;
+    int cols, rows;
+    lg_plot_layout(np, &cols, &rows);
+    int len = snprintf(body, cap,
+                       "set multiplot layout %d,%d title 'unstable ReLUs vs seconds, %s (a point per instance)'\n"
+                       "set logscale y\nset grid\nset xrange [-1:*]\nset xlabel 'unstable ReLUs'\nset ylabel 'seconds (log)'\n"
+                       "set key top left\n",
+                       rows, cols, arch);
+    for (int k = 0; k < np && len > 0 && (size_t)len < cap; k++)
+        len += snprintf(body + len, cap - (size_t)len,
+                        "set title 'mode %s'\nplot '%s' index %d using 1:2 with points pt 7 ps 0.5 title 'decided', "
+                        "'' index %d using 1:2 with points pt 6 ps 0.5 title 'unknown'\n",
+                        lg_study_mode_name((lg_study_mode)modes[k]), path, 2 * k, 2 * k + 1);
+    if (len > 0 && (size_t)len < cap) snprintf(body + len, cap - (size_t)len, "unset multiplot\n");
+    return lg_plot_render_size(R, name, body, 480 * cols, 400 * rows) == 0 ? 0 : -1;
 }
 
 lg_status lg_rep_write_plots(lg_rep *R)
@@ -140,15 +206,24 @@ lg_status lg_rep_write_plots(lg_rep *R)
         snprintf(body + len, (size_t)(1 << 16) - (size_t)len, "\n");
         tried++;
         ok &= lg_plot_render(R, name2, body) == 0;
-        /* λ per layer over training (first seed of each regime with a log) */
+        /* unstable ReLUs against verification time, a panel per mode */
+        int ut = lg_plot_unstable_time(R, arch, tag, body, 1 << 16);
+        if (ut == -2) {
+            st = LG_ERR_IO;
+            goto fail;
+        }
+        tried++;
+        ok &= ut == 0;
+        /* λ per layer over training (first seed of each regime with a log): small multiples, a panel per regime */
         snprintf(name, sizeof name, "lambda_%s", tag);
         snprintf(path, sizeof path, "%s/%s.dat", dir, name);
         if (!(f = fopen(path, "w"))) {
             st = lg_fail(LG_ERR_IO, "%s: %s", path, strerror(errno));
             goto fail;
         }
-        int nb = 0;
-        titles[0] = '\0';
+        int nb = 0, npan = 0;
+        int pan_first[LG_REP_MAX_GROUPS], pan_n[LG_REP_MAX_GROUPS];
+        const char *pan_name[LG_REP_MAX_GROUPS];
         size_t i;
         json_t *o;
         json_array_foreach(R->nets, i, o)
@@ -160,9 +235,13 @@ lg_status lg_rep_write_plots(lg_rep *R)
                 dup |= strcmp(lg_rep_str(p, "arch"), arch) == 0 &&
                        strcmp(lg_rep_str(p, "regime"), lg_rep_str(o, "regime")) == 0;
             }
-            if (dup) continue;
+            if (dup || npan == LG_REP_MAX_GROUPS) continue;
             json_t *log = json_object_get(o, "lambda_log");
             size_t nl = json_array_size(json_array_get(log, 0));
+            if (nl < 2) continue;
+            pan_first[npan] = nb;
+            pan_n[npan] = (int)nl - 1;
+            pan_name[npan++] = lg_rep_str(o, "regime");
             for (size_t k = 1; k < nl; k++) {
                 fprintf(f, "# %s layer %zu\n", lg_rep_str(o, "regime"), k - 1);
                 for (size_t r = 0; r < json_array_size(log); r++) {
@@ -171,22 +250,70 @@ lg_status lg_rep_write_plots(lg_rep *R)
                             json_number_value(json_array_get(row, k)));
                 }
                 fprintf(f, "\n\n");
-                size_t tl = strlen(titles);
-                snprintf(titles + tl, (1 << 14) - tl, "%s%s:L%zu", nb ? " " : "", lg_rep_str(o, "regime"), k - 1);
                 nb++;
             }
         }
         fclose(f);
-        if (nb) {
-            snprintf(body, 1 << 16,
-                     "set title 'lambda per hidden layer over training (%s, first seed; log scale)'\n"
-                     "set xlabel 'epoch'\nset ylabel 'lambda'\nset logscale y\nset key outside right\nset grid\n"
-                     "titles = '%s'\n"
-                     "plot for [i=1:%d] '%s' index (i-1) using 1:2 with linespoints title word(titles, i)\n",
-                     arch, titles, nb, path);
+        if (npan) {
+            int cols, rows;
+            lg_plot_layout(npan, &cols, &rows);
+            int ln = snprintf(body, 1 << 16,
+                               "set multiplot layout %d,%d title 'lambda per hidden layer over training (%s, first "
+                               "seed; log scale), a panel per regime'\n"
+                               "set xlabel 'epoch'\nset logscale y\nset grid\nset key top left\n",
+                               rows, cols, arch);
+            for (int k = 0; k < npan && ln > 0 && ln < (1 << 16); k++)
+                ln += snprintf(body + ln, (size_t)(1 << 16) - (size_t)ln,
+                                "set title '%s'\nplot for [i=%d:%d] '%s' index i using 1:2 with linespoints pt 7 "
+                                "ps 0.4 title sprintf('layer %%d', i - %d)\n",
+                                pan_name[k], pan_first[k], pan_first[k] + pan_n[k] - 1, path, pan_first[k]);
+            if (ln > 0 && ln < (1 << 16)) snprintf(body + ln, (size_t)(1 << 16) - (size_t)ln, "unset multiplot\n");
             tried++;
-            ok &= lg_plot_render(R, name, body) == 0;
+            ok &= lg_plot_render_size(R, name, body, 360 * cols, 280 * rows) == 0;
         }
+    }
+    /* median seconds per instance by architecture (grid order), a line per mode: the input-size sweep's plot */
+    int n_arch = 0;
+    const char *archs[LG_REP_MAX_GROUPS];
+    for (int g0 = 0; g0 < R->n_groups; g0++) {
+        int first = 1;
+        for (int h = 0; h < g0; h++) first &= strcmp(R->groups[h].arch, R->groups[g0].arch) != 0;
+        if (first) archs[n_arch++] = R->groups[g0].arch;
+    }
+    if (n_arch > 1) {
+        snprintf(path, sizeof path, "%s/arch_time.dat", dir);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            st = lg_fail(LG_ERR_IO, "%s: %s", path, strerror(errno));
+            goto fail;
+        }
+        fprintf(f, "# arch_index arch");
+        for (int m = 0; m < LG_STUDY_N_MODES; m++) fprintf(f, " median_s_%s", lg_study_mode_name((lg_study_mode)m));
+        fprintf(f, "\n");
+        for (int a = 0; a < n_arch; a++) {
+            fprintf(f, "%d %s", a, archs[a]);
+            for (int m = 0; m < LG_STUDY_N_MODES; m++) {
+                int n, dec, to;
+                double med, mean;
+                lg_rep_arch_mode_stats(R, archs[a], (lg_study_mode)m, buf, &n, &dec, &to, &med, &mean);
+                fprintf(f, " %.6g", n ? fmax(med, 1e-4) : NAN);
+            }
+            fprintf(f, "\n");
+        }
+        fclose(f);
+        int len = snprintf(body, 1 << 16,
+                           "set title 'median seconds per instance by architecture (every regime), a line per mode'\n"
+                           "set logscale y\nset grid\nset ylabel 'seconds (log)'\nset xtics rotate by -20\n"
+                           "set key outside right\nset offsets 0.2, 0.2, 0, 0\nplot ");
+        int k = 0;
+        for (int m = 0; m < LG_STUDY_N_MODES; m++)
+            if (R->has_mode[m])
+                len += snprintf(body + len, (size_t)(1 << 16) - (size_t)len,
+                                "%s'%s' using 1:%d:xtic(2) with linespoints lw 2 pt 7 title '%s'", k++ ? ", " : "",
+                                path, 3 + m, lg_study_mode_name((lg_study_mode)m));
+        snprintf(body + len, (size_t)(1 << 16) - (size_t)len, "\n");
+        tried++;
+        ok &= lg_plot_render(R, "arch_time", body) == 0;
     }
     R->plots = tried > 0 && ok;
 fail:

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,24 @@
 
 #include "core/atomic_file.h"
 #include "core/netfile.h"
+#include "core/version.h"
 
-void lg_study_key_instance(char *buf, size_t n, const char *regime, const char *arch, long seed, int input,
-                           double eps, lg_study_mode mode)
+void lg_study_key_cell(char *buf, size_t n, const char *regime, const char *arch, long seed, int input, double eps,
+                       lg_study_mode mode)
 {
     snprintf(buf, n, "%s|%s|%ld|%d|%.17g|%s", regime, arch, seed, input, eps, lg_study_mode_name(mode));
 }
 
-void lg_study_key_net(char *buf, size_t n, const char *regime, const char *arch, long seed)
+void lg_study_key_instance(char *buf, size_t n, const char *regime, const char *arch, long seed, int input,
+                           double eps, lg_study_mode mode, uint64_t hash, const char *settings)
 {
-    snprintf(buf, n, "%s|%s|%ld", regime, arch, seed);
+    snprintf(buf, n, "%s|%s|%ld|%d|%.17g|%s|%016" PRIx64 "|%s|lgelu %s", regime, arch, seed, input, eps,
+             lg_study_mode_name(mode), hash, settings, lg_version());
+}
+
+void lg_study_key_net(char *buf, size_t n, const char *regime, const char *arch, long seed, uint64_t hash)
+{
+    snprintf(buf, n, "%s|%s|%ld|%016" PRIx64 "|lgelu %s", regime, arch, seed, hash, lg_version());
 }
 
 static int lg_key_cmp(const void *a, const void *b)

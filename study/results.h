@@ -1,8 +1,12 @@
 /* results.h — the study's JSON-lines files (results.jsonl, networks.jsonl).
  *
  * Every line is one JSON object (jansson) with a string field "key" that
- * identifies it: "regime|arch|seed|input|eps|mode" for an instance,
- * "regime|arch|seed" for a network. lg_study_log_open reads the keys already
+ * identifies it. An instance's key is its cell "regime|arch|seed|input|eps|mode"
+ * followed by "|hash|settings|lgelu VERSION": the network's training hash,
+ * the verification settings of its mode (lg_study_verify_settings) and
+ * lgelu's version, so rows of different networks, settings or versions never
+ * share a key and a resume never takes one for another. A network's key is
+ * "regime|arch|seed|hash|lgelu VERSION". lg_study_log_open reads the keys already
  * present (so a resumed run skips them and never writes a key twice), cuts a
  * torn last line left by a kill, and appends new objects as one write of the
  * whole line followed by fsync (core/atomic.h). Appends are serialised by a
@@ -17,6 +21,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #include "core/status.h"
 #include "study/grid.h"
@@ -44,9 +49,12 @@ void lg_study_log_close(lg_study_log *L);
  * directory); neither gives an empty array. Errors name the line. */
 lg_status lg_study_rows_read(const char *path, json_t **rows);
 
-/* Instance and network keys. */
+/* Keys (see above). The cell names an instance of the grid whatever network,
+ * settings or version ran it (the report keeps the last row of each cell). */
+void lg_study_key_cell(char *buf, size_t n, const char *regime, const char *arch, long seed, int input, double eps,
+                       lg_study_mode mode);
 void lg_study_key_instance(char *buf, size_t n, const char *regime, const char *arch, long seed, int input,
-                           double eps, lg_study_mode mode);
-void lg_study_key_net(char *buf, size_t n, const char *regime, const char *arch, long seed);
+                           double eps, lg_study_mode mode, uint64_t hash, const char *settings);
+void lg_study_key_net(char *buf, size_t n, const char *regime, const char *arch, long seed, uint64_t hash);
 
 #endif

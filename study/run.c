@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/idx.h"
 #include "core/netfile.h"
+#include "core/version.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
 #include "verify/transfer.h"
@@ -33,6 +34,26 @@ lg_status lg_study_copy_file(const char *src, const char *dir, const char *name)
     st = lg_atomic_write(path, buf, len);
     free(buf);
     return st;
+}
+
+void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg_study_mode m, lg_verify_opts *vo,
+                              char *desc, size_t n)
+{
+    double timeout = lg_study_arch_timeout(g, a);
+    *vo = lg_verify_opts_default();
+    vo->timeout_s = timeout;
+    vo->bab.threads = 1; /* verdicts that do not depend on -j */
+    int w = snprintf(desc, n, "timeout=%g bab_threads=1", timeout);
+    if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) {
+        vo->solver = m == LG_STUDY_Z3 ? "z3" : "glpk";
+        vo->backend_only = 1;
+        vo->attack = 0;
+        vo->bab.mode = LG_BAB_NONE;
+        if (w > 0 && (size_t)w < n)
+            snprintf(desc + w, n - (size_t)w, " solver=%s backend_only=1 attack=0 bab=none", vo->solver);
+    } else if (m == LG_STUDY_SMOOTH && w > 0 && (size_t)w < n) {
+        snprintf(desc + w, n - (size_t)w, " transfer=1");
+    }
 }
 
 lg_study_opts lg_study_opts_default(void)
@@ -186,17 +207,11 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     for (int i = 0; i < n_in; i++) x0[i] = test->x[(size_t)I->input * (size_t)test->dim + (size_t)i];
     int label = test->y[I->input];
     if ((st = lg_prop_robustness(&prop, x0, n_in, eps, 0.0, 1.0, label, n_out, 0.0)) != LG_OK) goto fail;
-    lg_verify_opts vo = lg_verify_opts_default();
+    lg_verify_opts vo;
     double timeout = lg_study_arch_timeout(C->g, N->a);
-    vo.timeout_s = timeout;
-    vo.bab.threads = 1;
+    char settings[256];
+    lg_study_verify_settings(C->g, N->a, I->mode, &vo, settings, sizeof settings);
     double delta_tr = 0.0;
-    if (I->mode == LG_STUDY_Z3 || I->mode == LG_STUDY_GLPK) {
-        vo.solver = I->mode == LG_STUDY_Z3 ? "z3" : "glpk";
-        vo.backend_only = 1;
-        vo.attack = 0;
-        vo.bab.mode = LG_BAB_NONE;
-    }
     if (I->mode == LG_STUDY_SMOOTH && n->smooth) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
     else st = lg_verify_run(relu, &prop, &vo, &rep);
     if (st != LG_OK) goto fail;
@@ -213,8 +228,8 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
         /* the smooth net is fooled only if the one witness gate certifies it (DESIGN.md §3) */
         fools = json_boolean(lg_witness_accept(&n->net, &prop, 0, rep.x, y) == 1);
     }
-    char key[512];
-    lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed, I->input, eps, I->mode);
+    char key[1024];
+    lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed, I->input, eps, I->mode, n->hash, settings);
     json_t *un = json_array();
     for (int k = 0; k < rep.n_layers; k++) json_array_append_new(un, json_integer(rep.unstable[k]));
     char hex[17];
@@ -228,7 +243,19 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
                      (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
                      timeout, "hash", hex);
-    if (!*row) st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
+    if (!*row) {
+        st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
+        goto fail;
+    }
+    /* provenance: what ran it; GLPK's LP work (DESIGN.md §3) */
+    if (json_object_set_new(*row, "settings", json_string(settings)) ||
+        json_object_set_new(*row, "version", json_string(lg_version())) ||
+        json_object_set_new(*row, "commit", json_string(lg_commit())) ||
+        json_object_set_new(*row, "lps", json_integer((json_int_t)rep.lp.n_lp)) ||
+        json_object_set_new(*row, "seconds_lp", json_real(rep.lp.lp_seconds)) ||
+        json_object_set_new(*row, "seconds_cert", json_real(rep.lp.cert_seconds)) ||
+        json_object_set_new(*row, "seconds_solver", json_real(rep.t_solver)))
+        st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
 fail:
     lg_verify_report_free(&rep);
     lg_prop_free(&prop);
@@ -300,6 +327,61 @@ lg_status lg_study_mkdir(const char *d)
     return LG_OK;
 }
 
+/* 1 if key ends with "|lgelu <this version>". */
+static int lg_run_key_this_version(const char *key)
+{
+    char tail[96];
+    snprintf(tail, sizeof tail, "|lgelu %s", lg_version());
+    size_t k = strlen(key), t = strlen(tail);
+    return k >= t && strcmp(key + k - t, tail) == 0;
+}
+
+/* A directory with rows: the same grid (DIR/grid.ini) and the same lgelu version, or o->force. */
+static lg_status lg_run_check_dir(lg_run_ctx *C)
+{
+    const lg_study_opts *o = C->o;
+    if (C->results.n_keys == 0 && C->networks.n_keys == 0) return LG_OK;
+    static const char hint[] = "use a new --out directory, or --force to add only the new rows (the report then uses "
+                               "the latest row of each instance)";
+    int other = 0;
+    for (int i = 0; i < C->results.n_keys; i++) other += !lg_run_key_this_version(C->results.keys[i]);
+    for (int i = 0; i < C->networks.n_keys; i++) other += !lg_run_key_this_version(C->networks.keys[i]);
+    if (other && !o->force)
+        return lg_fail(LG_ERR_ARG, "%s: %d rows were made by another lgelu version (this is %s) or before rows "
+                                   "recorded it; %s",
+                       o->out_dir, other, lg_version(), hint);
+    if (!o->grid_path) return LG_OK;
+    char gp[4200];
+    snprintf(gp, sizeof gp, "%s/grid.ini", o->out_dir);
+    if (access(gp, R_OK) != 0) return LG_OK;
+    lg_study_grid old;
+    lg_status st = lg_study_grid_load(&old, gp);
+    if (st != LG_OK) {
+        if (!o->force) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", lg_errmsg());
+            return lg_fail(LG_ERR_ARG, "%s (the grid of the earlier run) cannot be read: %s; %s", gp, why, hint);
+        }
+    } else {
+        char diff[2048];
+        int nd = lg_study_grid_diff(&old, C->g, diff, sizeof diff);
+        lg_study_grid_free(&old);
+        if (nd == 0) return LG_OK;
+        if (!o->force)
+            return lg_fail(LG_ERR_ARG, "%s holds the rows of another grid: %d change%s against %s: %s; %s", o->out_dir,
+                           nd, nd == 1 ? "" : "s", gp, diff, hint);
+    }
+    /* --force: keep the earlier grid beside the new one */
+    for (int k = 1; k < 10000; k++) {
+        char name[64], p[4300];
+        snprintf(name, sizeof name, "grid-%d.ini", k);
+        snprintf(p, sizeof p, "%s/%s", o->out_dir, name);
+        if (access(p, F_OK) == 0) continue;
+        return lg_study_copy_file(gp, o->out_dir, name);
+    }
+    return LG_OK;
+}
+
 lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_stats *stats)
 {
     lg_run_ctx C;
@@ -316,11 +398,12 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     if (!o->cache_dir) snprintf(cache, sizeof cache, "%s/nets", o->out_dir);
     if ((st = lg_study_mkdir(cache)) != LG_OK) goto out;
     C.cache = cache;
-    if (o->grid_path && (st = lg_study_copy_file(o->grid_path, o->out_dir, "grid.ini")) != LG_OK) goto out;
     snprintf(path, sizeof path, "%s/results.jsonl", o->out_dir);
     if ((st = lg_study_log_open(&C.results, path)) != LG_OK) goto out;
     snprintf(path, sizeof path, "%s/networks.jsonl", o->out_dir);
     if ((st = lg_study_log_open(&C.networks, path)) != LG_OK) goto out;
+    if ((st = lg_run_check_dir(&C)) != LG_OK) goto out;
+    if (o->grid_path && (st = lg_study_copy_file(o->grid_path, o->out_dir, "grid.ini")) != LG_OK) goto out;
 
     C.n_nets = g->n_archs * g->n_regimes * g->n_seeds;
     long per_net = (long)g->n_inputs * g->n_eps * LG_STUDY_N_MODES;
@@ -341,14 +424,17 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                 N->seed = g->seeds[s];
                 const lg_study_mode *modes;
                 int n_modes = lg_study_arch_modes(g, N->a, &modes);
+                uint64_t hash = lg_study_train_hash(&N->r->tr, N->a, N->seed);
                 for (int i = 0; i < g->n_inputs; i++)
                     for (int e = 0; e < g->n_eps; e++)
                         for (int m = 0; m < n_modes; m++, p++) {
                             if (p % o->shard_n != o->shard_k - 1) continue;
                             stats->n_instances++;
-                            char key[512];
+                            char key[1024], settings[256];
+                            lg_verify_opts vo;
+                            lg_study_verify_settings(g, N->a, modes[m], &vo, settings, sizeof settings);
                             lg_study_key_instance(key, sizeof key, N->r->name, N->a->name, N->seed,
-                                                  g->input_offset + i, g->eps[e], modes[m]);
+                                                  g->input_offset + i, g->eps[e], modes[m], hash, settings);
                             if (lg_study_log_has(&C.results, key)) {
                                 stats->n_skipped++;
                                 continue;

@@ -145,11 +145,11 @@ START_TEST(test_lp_relax_known_optimum)
     lg_lp_relax_ent(&lp, 1, -1.0);
     ck_assert_int_eq(lg_lp_relax_load(&lp), LG_OK);
     double lb = NAN, obj[2] = {1.0, 2.0};
-    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.5, NULL, lg_bounds_margin, &lb), 1);
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.5, NULL, &lb), 1);
     ck_assert_msg(lb <= 2.0 && lb > 2.0 - 1e-9, "lb %.17g", lb);
     obj[0] = -1.0;
     obj[1] = -2.0;
-    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, NULL, lg_bounds_margin, &lb), 1);
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, NULL, &lb), 1);
     ck_assert_msg(lb <= -3.0 && lb > -3.0 - 1e-9, "lb %.17g", lb);
     lg_lp_relax_free(&lp);
     ck_assert_int_eq(lg_lp_relax_init(&lp, 1, 0, 0), LG_OK);

@@ -145,6 +145,26 @@ START_TEST(test_encode_solver_find)
     }
     ck_assert_ptr_null(lg_solver_find("cplex"));
     ck_assert_ptr_null(lg_solver_find(NULL));
+    /* the one table: what each UNSAT means, the modes and their chains */
+    ck_assert_int_eq(lg_solver_find("z3")->unsat, LG_UNSAT_EXACT);
+    ck_assert_int_eq(lg_solver_find("glpk")->unsat, LG_UNSAT_CERTIFIED);
+    ck_assert_ptr_null(lg_solver_find("auto")->solve);
+    ck_assert_str_eq(lg_solver_find("auto")->chain[0], "glpk");
+    ck_assert_str_eq(lg_solver_find("auto")->chain[1], "z3");
+    ck_assert_ptr_null(lg_solver_find("none")->chain[0]);
+    char buf[64];
+    ck_assert_str_eq(lg_solver_verify_names(buf, sizeof buf), "auto, glpk, z3 or none");
+    ck_assert(lg_solver_for_verify("glpk") && !lg_solver_for_verify("lp") && !lg_solver_for_verify("cplex"));
+    for (int i = 0; lg_solver_at(i); i++) {
+        const lg_solver_ops *o = lg_solver_at(i);
+        ck_assert_int_eq(o->index, i);
+        for (int k = 0; k < 3 && o->chain[k]; k++) { /* every chained name is a back-end of the table */
+            const lg_solver_ops *b = lg_solver_find(o->chain[k]);
+            ck_assert_msg(b && b->solve, "%s: chain entry %s", o->name, o->chain[k]);
+        }
+        if (o->unsat == LG_UNSAT_CONFIRM) /* a hint needs a back-end that can confirm it */
+            ck_assert(o->confirm && lg_solver_find(o->confirm) && lg_solver_find(o->confirm)->unsat != LG_UNSAT_CONFIRM);
+    }
 }
 END_TEST
 
@@ -461,8 +481,9 @@ START_TEST(test_encode_timeout_honoured)
     lg_test_shape s = {3, {20, 40, 40, 2}, 1.0, 0};
     lg_test_inst in;
     ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
-    /* a condition far from the centre's behaviour: hard to prove either way */
-    in.terms[0].cons[0].d = -in.margin;
+    /* a condition well beyond the centre's behaviour (y_l − y_j ≤ κ − 1): hard to prove either way
+     * (at κ itself GLPK's node LP points find a counterexample at once) */
+    in.terms[0].cons[0].d = -in.margin + 1.0;
     const char *names[2] = {"z3", "glpk"};
     lg_solve_opts o = lg_solve_opts_default();
     for (int b = 0; b < 2; b++) {

@@ -84,11 +84,12 @@ START_TEST(test_seam_glpk_infeasible_not_trusted)
         ck_assert_int_eq(lg_exact_first_holding(&g.net, &xs[i], 1, &g.term, NULL), 0);
         ck_assert(lg_exact_constraint_value(&g.net, &xs[i], &g.con) < -0.17);
     }
-    /* the back-end itself: an UNSAT from GLPK is never marked exact */
+    /* the back-end itself: GLPK's UNSAT is certified (encode/lp_cert.h), so GLPK alone must not claim it */
     lg_solve_opts so = lg_solve_opts_default(); /* no deadline: GLPK runs in this process */
     lg_result r;
     ck_assert_int_eq(lg_solver_find("glpk")->solve(&g.p, &so, &r), LG_OK);
-    if (r.answer == LG_ANSWER_UNSAT) ck_assert_int_eq(r.exact, 0);
+    ck_assert_int_eq(lg_solver_find("glpk")->unsat, LG_UNSAT_CERTIFIED);
+    ck_assert_msg(r.answer != LG_ANSWER_UNSAT, "GLPK's certified search proved a violated query");
     fprintf(stderr, "soundness_seam: GLPK alone answers %s on the narrow-box instance\n",
             r.answer == LG_ANSWER_UNSAT ? "UNSAT (wrong)" : r.answer == LG_ANSWER_SAT ? "SAT" : "UNKNOWN");
     lg_result_free(&r);

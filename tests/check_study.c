@@ -1,7 +1,9 @@
 /* check_study.c — the study subsystem (study/): grid parsing and its errors,
  * the back-end-only switch of the verify driver, resume after a kill (no
- * lost or duplicated rows), shard + merge equals one unsharded run, and the
- * report on a committed results file (tests/fixtures/study).
+ * lost or duplicated rows), shard + merge equals one unsharded run, a resume
+ * that cannot mix (a changed grid refused, --force adds without duplicates,
+ * rows of different networks never share a key, another version refused),
+ * and the report on a committed results file (tests/fixtures/study).
  * The runner tests train 784-8-10 nets for one epoch on 600 Fashion-MNIST
  * images (skipped without the data); the suite takes about 20 s. */
 #include <check.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/rng.h"
+#include "core/version.h"
 #include "study/grid.h"
 #include "study/report.h"
 #include "study/results.h"
@@ -203,9 +206,14 @@ START_TEST(test_study_backend_only_reaches_solver)
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "%s: verdict %s (%s)", solvers[s], lg_verdict_name(rep.verdict),
                       rep.reason);
-        /* the stage is the back-end ("glpk+z3" when GLPK's UNSAT was confirmed by Z3) */
+        /* the stage is the back-end (GLPK's UNSAT is certified: no Z3 in it) */
         ck_assert_msg(strncmp(rep.method, solvers[s], strlen(solvers[s])) == 0, "%s: stage %s", solvers[s], rep.method);
         ck_assert_msg(rep.t_solver > 0, "%s: no time in the back-end", solvers[s]);
+        if (strcmp(solvers[s], "glpk") == 0) { /* GLPK's own LP work, reported */
+            ck_assert_str_eq(rep.method, "glpk");
+            ck_assert_int_gt(rep.lp.n_lp, 0);
+            ck_assert(rep.lp.lp_seconds > 0 && rep.lp.lp_seconds <= rep.t_solver);
+        }
         lg_verify_report_free(&rep);
     }
     lg_prop_free(&p);
@@ -464,6 +472,222 @@ START_TEST(test_study_shard_merge_equals_single)
 }
 END_TEST
 
+
+/* ---- a resume that cannot mix ---- */
+
+/* Two regimes, 2 inputs, 1 radius, 2 modes: 8 rows. */
+static const char *lg_grid_mix =
+    "[study]\narchs = 784,8,10\neps = 0.02\ninputs = 2\nmodes = auto smooth\ntimeout = 5\n"
+    "[train]\nepochs = 1\nsubset = 600\n"
+    "[regime relu]\nact = relu\n"
+    "[regime anneal]\nact = lgelu\nanneal_start = 0.5\nlambda_target = 160\n";
+
+/* Run grid text (written to a file, so OUT/grid.ini is compared and kept) into out. */
+static lg_status lg_run_file(const char *grid_text, const char *name, const char *out, int force, lg_study_stats *s)
+{
+    const char *path = lg_dir(name);
+    lg_write(path, grid_text);
+    lg_study_grid g;
+    ck_assert_int_eq(lg_study_grid_load(&g, path), LG_OK);
+    lg_study_opts o = lg_study_opts_default();
+    o.out_dir = out;
+    o.grid_path = path;
+    o.force = force;
+    o.jobs = 2;
+    lg_status st = lg_study_run(&g, &o, s);
+    lg_study_grid_free(&g);
+    return st;
+}
+
+/* A copy of text with the first occurrence of from replaced by to (static buffer). */
+static const char *lg_replace(const char *text, const char *from, const char *to)
+{
+    static char b[2048];
+    char in[2048];
+    snprintf(in, sizeof in, "%s", text);
+    const char *at = strstr(in, from);
+    ck_assert_ptr_nonnull(at);
+    snprintf(b, sizeof b, "%.*s%s%s", (int)(at - in), in, to, at + strlen(from));
+    return b;
+}
+
+START_TEST(test_study_grid_diff)
+{
+    lg_study_grid a, b;
+    char buf[2048];
+    ck_assert_int_eq(lg_study_grid_parse(&a, lg_grid_mix, "a.ini"), LG_OK);
+    /* layout and comments do not count */
+    const char *same = lg_replace(lg_grid_mix, "timeout = 5\n", "timeout=5.0   ; seconds\n\n; comment\n");
+    ck_assert_int_eq(lg_study_grid_parse(&b, same, "b.ini"), LG_OK);
+    ck_assert_int_eq(lg_study_grid_diff(&a, &b, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "");
+    lg_study_grid_free(&b);
+    /* a training option of one regime, the timeout, a regime removed and one added: each named */
+    const char *t = lg_replace(lg_grid_mix, "timeout = 5", "timeout = 2");
+    t = lg_replace(t, "[regime relu]\nact = relu\n", "[regime relu]\nact = relu\nepochs = 2\n");
+    t = lg_replace(t, "[regime anneal]", "[regime annealed]");
+    char t2[2048];
+    snprintf(t2, sizeof t2, "%s[regime rs]\nact = relu\nrs = 0.1\n", t);
+    ck_assert_int_eq(lg_study_grid_parse(&b, t2, "b.ini"), LG_OK);
+    ck_assert_int_eq(lg_study_grid_diff(&a, &b, buf, sizeof buf), 5);
+    static const char *want[] = {"[study] timeout: 5 -> 2", "[regime relu] epochs: 1 -> 2", "[regime anneal] removed",
+                                 "[regime annealed] added", "[regime rs] added"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) ck_assert_msg(strstr(buf, want[i]), "'%s' not in '%s'", want[i], buf);
+    ck_assert_ptr_null(strstr(buf, "[regime anneal] act")); /* a removed regime is said once */
+    /* a tiny buffer is cut, not overrun */
+    char small[24];
+    ck_assert_int_eq(lg_study_grid_diff(&a, &b, small, sizeof small), 5);
+    ck_assert_int_lt(strlen(small), sizeof small);
+    /* the rs options change the network hash only when the RS loss is on */
+    lg_study_train tr = lg_study_train_default();
+    uint64_t h0 = lg_study_train_hash(&tr, &a.archs[0], 1);
+    tr.rs_eps = 0.1;
+    ck_assert(lg_study_train_hash(&tr, &a.archs[0], 1) == h0);
+    tr.rs = 0.01;
+    uint64_t h1 = lg_study_train_hash(&tr, &a.archs[0], 1);
+    ck_assert(h1 != h0);
+    tr.rs_eps = 0.2;
+    ck_assert(lg_study_train_hash(&tr, &a.archs[0], 1) != h1);
+    lg_study_grid_free(&a);
+    lg_study_grid_free(&b);
+}
+END_TEST
+
+START_TEST(test_study_resume_changed_grid_refused)
+{
+    if (!lg_test_have_data()) return;
+    const char *out = lg_dir("mix");
+    char out_s[512];
+    snprintf(out_s, sizeof out_s, "%s", out);
+    lg_study_stats s;
+    ck_assert_int_eq(lg_run_file(lg_grid_mix, "g0.ini", out_s, 0, &s), LG_OK);
+    ck_assert_int_eq(s.n_run, 8);
+    /* the same grid resumes (nothing to do) */
+    ck_assert_int_eq(lg_run_file(lg_grid_mix, "g0b.ini", out_s, 0, &s), LG_OK);
+    ck_assert_int_eq(s.n_run, 0);
+    ck_assert_int_eq(s.n_skipped, 8);
+    /* epochs of one regime, or the timeout: refused, naming the change; nothing written */
+    const char *epochs = lg_replace(lg_grid_mix, "[regime relu]\nact = relu\n", "[regime relu]\nact = relu\nepochs = 2\n");
+    ck_assert_int_eq(lg_run_file(epochs, "g1.ini", out_s, 0, &s), LG_ERR_ARG);
+    ck_assert_msg(strstr(lg_errmsg(), "[regime relu] epochs: 1 -> 2"), "message: %s", lg_errmsg());
+    ck_assert_msg(strstr(lg_errmsg(), "--force"), "message: %s", lg_errmsg());
+    ck_assert_int_eq(lg_run_file(lg_replace(lg_grid_mix, "timeout = 5", "timeout = 2"), "g2.ini", out_s, 0, &s),
+                     LG_ERR_ARG);
+    ck_assert_msg(strstr(lg_errmsg(), "[study] timeout: 5 -> 2"), "message: %s", lg_errmsg());
+    json_t *rows = lg_rows(out_s);
+    ck_assert_int_eq(lg_unique(rows), 8);
+    json_decref(rows);
+    char p[700], line[512];
+    snprintf(p, sizeof p, "%s/grid.ini", out_s); /* still the grid of the rows */
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int epochs_line = 0;
+    while (fgets(line, sizeof line, f)) epochs_line |= strcmp(line, "epochs = 2\n") == 0;
+    fclose(f);
+    ck_assert_int_eq(epochs_line, 0);
+    /* the CLI too: exit status 1 */
+    char args[1600];
+    snprintf(args, sizeof args, "study '%s' --out '%s' --quiet", lg_dir("g1.ini"), out_s);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+}
+END_TEST
+
+START_TEST(test_study_force_adds_without_duplicates)
+{
+    if (!lg_test_have_data()) return;
+    char out[512];
+    snprintf(out, sizeof out, "%s", lg_dir("force"));
+    lg_study_stats s;
+    ck_assert_int_eq(lg_run_file(lg_grid_mix, "g0.ini", out, 0, &s), LG_OK);
+    json_t *before = lg_rows(out);
+    /* one regime's recipe changes: --force runs exactly that regime's 4 instances again, under new keys */
+    const char *epochs = lg_replace(lg_grid_mix, "[regime relu]\nact = relu\n", "[regime relu]\nact = relu\nepochs = 2\n");
+    ck_assert_int_eq(lg_run_file(epochs, "g1.ini", out, 1, &s), LG_OK);
+    ck_assert_int_eq(s.n_run, 4);
+    ck_assert_int_eq(s.n_skipped, 4);
+    /* again: nothing new */
+    ck_assert_int_eq(lg_run_file(epochs, "g1b.ini", out, 1, &s), LG_OK);
+    ck_assert_int_eq(s.n_run, 0);
+    json_t *after = lg_rows(out);
+    ck_assert_int_eq(lg_unique(after), 12);
+    /* the earlier rows are untouched, and the earlier grid is kept */
+    for (size_t i = 0; i < json_array_size(before); i++)
+        ck_assert(json_equal(json_array_get(before, i), json_array_get(after, i)));
+    char p[700];
+    snprintf(p, sizeof p, "%s/grid-1.ini", out);
+    ck_assert_int_eq(access(p, R_OK), 0);
+    /* rows of different networks never share a key: key → one hash; the relu cells now have two rows with
+     * two hashes; every row carries settings, version and commit */
+    json_t *hash_of = json_object(), *cells = json_object();
+    size_t i;
+    json_t *o;
+    json_array_foreach(after, i, o)
+    {
+        const char *k = json_string_value(json_object_get(o, "key")), *h = json_string_value(json_object_get(o, "hash"));
+        ck_assert_ptr_nonnull(h);
+        ck_assert_msg(strstr(k, h) != NULL, "key %s does not hold its hash %s", k, h);
+        json_t *prev = json_object_get(hash_of, k);
+        ck_assert(!prev || strcmp(json_string_value(prev), h) == 0);
+        json_object_set_new(hash_of, k, json_string(h));
+        ck_assert_str_eq(json_string_value(json_object_get(o, "version")), lg_version());
+        ck_assert_str_eq(json_string_value(json_object_get(o, "commit")), lg_commit());
+        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(o, "settings")), "timeout=5"));
+        char cell[512];
+        lg_study_mode m;
+        ck_assert_int_eq(lg_study_mode_parse(json_string_value(json_object_get(o, "mode")), &m), 0);
+        lg_study_key_cell(cell, sizeof cell, json_string_value(json_object_get(o, "regime")),
+                          json_string_value(json_object_get(o, "arch")), (long)json_integer_value(json_object_get(o, "seed")),
+                          (int)json_integer_value(json_object_get(o, "input")), json_number_value(json_object_get(o, "eps")), m);
+        json_t *hs = json_object_get(cells, cell);
+        if (!hs) json_object_set_new(cells, cell, hs = json_object());
+        json_object_set_new(hs, h, json_true());
+    }
+    int two = 0;
+    const char *ck;
+    json_t *hs;
+    json_object_foreach(cells, ck, hs)
+    {
+        int n = (int)json_object_size(hs);
+        ck_assert_int_eq(n, strncmp(ck, "relu|", 5) == 0 ? 2 : 1);
+        two += n == 2;
+    }
+    ck_assert_int_eq(two, 4);
+    /* the report counts the latest row of each cell: 8 instances, 4 superseded */
+    ck_assert_int_eq(lg_study_report(out, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/REPORT.md", out);
+    FILE *f = fopen(p, "r");
+    char line[1024];
+    int sup = 0;
+    while (fgets(line, sizeof line, f)) sup |= strncmp(line, "4 instance rows and 1 network rows were superseded", 50) == 0;
+    fclose(f);
+    ck_assert_int_eq(sup, 1);
+    json_decref(hash_of);
+    json_decref(cells);
+    json_decref(before);
+    json_decref(after);
+}
+END_TEST
+
+/* Rows of another lgelu version in OUT: refused (keys would not collide, but the report would mix builds). */
+START_TEST(test_study_other_version_refused)
+{
+    char out[512], p[700];
+    snprintf(out, sizeof out, "%s", lg_dir("ver"));
+    ck_assert_int_eq(mkdir(out, 0755), 0);
+    snprintf(p, sizeof p, "%s/results.jsonl", out);
+    lg_write(p, "{\"key\":\"relu|784,8,10|1|0|0.02|auto|0123456789abcdef|timeout=5 bab_threads=1|lgelu 0.0.1\"}\n");
+    lg_study_grid g;
+    ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs = 784,8,10\neps = 0.02\ninputs = 1\nmodes = auto\n"
+                                             "[regime relu]\nact = relu\n", "v.ini"), LG_OK);
+    lg_study_opts o = lg_study_opts_default();
+    o.out_dir = out;
+    lg_study_stats s;
+    ck_assert_int_eq(lg_study_run(&g, &o, &s), LG_ERR_ARG);
+    ck_assert_msg(strstr(lg_errmsg(), "another lgelu version"), "message: %s", lg_errmsg());
+    lg_study_grid_free(&g);
+}
+END_TEST
+
 /* z3 back-end-only rows through the runner: the stage is z3 (decided or timed out). */
 START_TEST(test_study_z3_mode_row)
 {
@@ -498,7 +722,8 @@ START_TEST(test_study_report_fixture)
         /* gelu_swap smooth: 2 robust, 0 violated, 1 unknown of 3; z3 (back-end only) decides none */
         if (strncmp(line, "\"784,16,10\",gelu_swap,smooth,3,2,0,1,", 37) == 0) found |= 1;
         if (strncmp(line, "\"784,16,10\",relu,z3,3,0,0,3,3,", 30) == 0) found |= 2;
-        if (strncmp(line, "\"784,16,10\",relu,glpk,3,3,0,0,0,", 32) == 0 && strstr(line, ",3\n")) found |= 4;
+        /* glpk (back-end only): its UNSAT must be confirmed by Z3, which times out here: 3 unknown, stage glpk */
+        if (strncmp(line, "\"784,16,10\",relu,glpk,3,0,0,3,3,", 32) == 0 && strstr(line, ",3\n")) found |= 4;
     }
     fclose(f);
     ck_assert_int_eq(found, 7);
@@ -519,12 +744,18 @@ START_TEST(test_study_report_fixture)
         found |= strstr(line, "## Transfer to the smooth network") ? 1 : 0;
         found |= strstr(line, "No two ReLU-net modes disagreed") ? 2 : 0;
         found |= strstr(line, "| 784,16,10 | gelu_swap | 59.28 | 57.79 |") ? 4 : 0;
+        /* the new fields: versions in the header, the RS regime, the new plots */
+        found |= strncmp(line, "Made by: lgelu ", 15) == 0 && strstr(line, "(commit ") && strstr(line, "(72 rows") ? 8 : 0;
+        found |= strstr(line, "fewest unstable ReLUs at ε = 0.01: **rs_anneal** (0.3 per instance)") ? 16 : 0;
+        found |= strstr(line, "(plots/unstable_time_784-16-10.png)") ? 32 : 0;
+        found |= strstr(line, "(plots/lambda_784-16-10.png)") ? 64 : 0;
+        found |= strstr(line, "superseded") ? 128 : 0;
     }
     fclose(f);
-    ck_assert_int_eq(found, 7);
+    ck_assert_int_eq(found, 127);
     /* a planted disagreement (glpk says violated where auto proved robust) is reported */
     snprintf(cmd, sizeof cmd,
-             "sed -i 's/\\(\"key\":\"relu|784,16,10|1|0|0.01|glpk\".*\"verdict\":\\)\"robust\"/\\1\"violated\"/' "
+             "sed -i 's/\\(\"key\":\"relu|784,16,10|1|0|0.01|glpk|[^\"]*\".*\"verdict\":\\)\"[a-z]*\"/\\1\"violated\"/' "
              "'%s/results.jsonl'",
              dir);
     ck_assert_int_eq(system(cmd), 0);
@@ -535,6 +766,60 @@ START_TEST(test_study_report_fixture)
     while (fgets(line, sizeof line, f)) found |= strncmp(line, "\"784,16,10\",relu,", 17) == 0 && strstr(line, ",1\n");
     fclose(f);
     ck_assert_int_eq(found, 1);
+    /* a --force re-run appends a row of the same instance under another key (another network hash): the
+     * report counts only the latest row of each instance and says how many it set aside */
+    snprintf(cmd, sizeof cmd,
+             "grep '\"key\":\"gelu_swap|784,16,10|1|1|0.01|smooth|' '%s/results.jsonl' | "
+             "sed 's/|smooth|[0-9a-f]*|/|smooth|00000000deadbeef|/; s/\"verdict\":\"[a-z]*\"/\"verdict\":\"robust\"/' "
+             ">> '%s/results.jsonl'",
+             dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    snprintf(p, sizeof p, "%s/modes.csv", dir);
+    f = fopen(p, "r");
+    found = 0;
+    while (fgets(line, sizeof line, f)) /* was 2 robust 1 unknown of 3; the latest row of input 1 is robust */
+        found |= strncmp(line, "\"784,16,10\",gelu_swap,smooth,3,3,0,0,", 37) == 0;
+    fclose(f);
+    ck_assert_int_eq(found, 1);
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    f = fopen(p, "r");
+    found = 0;
+    while (fgets(line, sizeof line, f)) found |= strncmp(line, "1 instance rows and 0 network rows were superseded", 50) == 0;
+    fclose(f);
+    ck_assert_int_eq(found, 1);
+}
+END_TEST
+
+
+/* Two architectures (the fixture's rows, and a copy of them under another architecture): the report's
+ * time-per-architecture table counts every regime of each (auto: all 18 decided; z3: 18 timeouts). */
+START_TEST(test_study_report_arch_table)
+{
+    const char *dir = lg_dir("rep3");
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    char cmd[4800], fr[700], fn[700];
+    snprintf(fr, sizeof fr, "%s", lg_test_fixture("study/results.jsonl"));
+    snprintf(fn, sizeof fn, "%s", lg_test_fixture("study/networks.jsonl"));
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s' '%s/' && sed 's/784,16,10/49,16,10/g' '%s' >> '%s/results.jsonl' && "
+             "sed 's/784,16,10/49,16,10/g' '%s' >> '%s/networks.jsonl'",
+             fr, fn, dir, fr, dir, fn, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    char p[700], line[4096];
+    snprintf(p, sizeof p, "%s/REPORT.md", dir);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        found |= strcmp(line, "## Time per architecture and mode\n") == 0;
+        if (strncmp(line, "| 784,16,10 | 784 | 18 / 18 (0) |", 33) == 0 && strstr(line, "| 0 / 18 (18) |")) found |= 2;
+        if (strncmp(line, "| 49,16,10 | 49 | 18 / 18 (0) |", 31) == 0) found |= 4;
+        found |= strstr(line, "(plots/arch_time.png)") ? 8 : 0;
+    }
+    fclose(f);
+    ck_assert_int_eq(found, 15);
 }
 END_TEST
 
@@ -636,8 +921,12 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_resume_after_kill);
     tcase_add_test(tc, test_study_shard_merge_equals_single);
     tcase_add_test(tc, test_study_z3_mode_row);
+    tcase_add_test(tc, test_study_grid_diff);
+    tcase_add_test(tc, test_study_resume_changed_grid_refused);
+    tcase_add_test(tc, test_study_force_adds_without_duplicates);
     tcase_add_test(tc, test_study_report_fixture);
     tcase_add_test(tc, test_study_report_mode_left_out);
+    tcase_add_test(tc, test_study_report_arch_table);
     tcase_set_timeout(tc, 600);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
@@ -645,6 +934,7 @@ Suite *suite_study(void)
     tcase_add_loop_test(tl, test_study_grid_errors, 0, (int)(sizeof lg_grid_bad / sizeof lg_grid_bad[0]));
     tcase_add_test(tl, test_study_grid_file_missing);
     tcase_add_test(tl, test_study_report_empty_dir);
+    tcase_add_test(tl, test_study_other_version_refused);
     tcase_add_test(tl, test_study_mkdir_parents);
     suite_add_tcase(s, tl);
     return s;

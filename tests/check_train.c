@@ -1,7 +1,8 @@
 /* check_train.c — train/model, optim, loop and anneal/schedule: the golden
  * 6-5-4-3 network (logits, loss, every gradient), finite differences of the
  * loss through the double-precision core forward, hand-computed optimiser
- * steps, determinism, divergence, the annealing schedule, and a short real
+ * steps, the RS loss against a double oracle and finite differences,
+ * determinism, divergence, the annealing schedule, and a short real
  * Fashion-MNIST run that must reach a stated accuracy. */
 #include <check.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include "train/loop.h"
 #include "train/model.h"
 #include "train/optim.h"
+#include "train/rs.h"
 #include "testutil.h"
 
 /* ---- golden tiny net -------------------------------------------------- */
@@ -232,6 +234,160 @@ START_TEST(test_train_finite_differences)
         lg_fd_check(&net, X, lab, 12, lg_act_name(kinds[a]));
         lg_net_free(&net);
     }
+}
+END_TEST
+
+
+/* ---- the RS loss: a double-precision oracle and finite differences ------ */
+
+/* Σ_examples Σ_hidden −tanh(1 + l·u) · w/B by interval arithmetic in double
+ * on net's ReLU substitution (rs.h), written independently of train/rs.c;
+ * *unst = interval-unstable hidden neurons. */
+static double lg_rs_oracle(const lg_net *net, const float *X, int B, double eps, double w, long *unst)
+{
+    static double lo[1024], hi[1024], nlo[1024], nhi[1024];
+    double loss = 0.0;
+    ck_assert_int_le(lg_net_max_width(net), 1024);
+    *unst = 0;
+    for (int r = 0; r < B; r++) {
+        int n = net->n_in;
+        for (int i = 0; i < n; i++) {
+            double x = X[r * n + i], a = fmax(x - eps, 0.0), b = fmin(x + eps, 1.0);
+            if (net->in_sub) a -= net->in_sub[i], b -= net->in_sub[i];
+            if (net->in_div) a /= net->in_div[i], b /= net->in_div[i];
+            lo[i] = a, hi[i] = b;
+        }
+        for (int k = 0; k + 1 < net->n_layers; k++) {
+            const lg_layer *L = &net->layers[k];
+            for (int j = 0; j < L->n_out; j++) {
+                double l = L->b[j], u = L->b[j];
+                for (int i = 0; i < L->n_in; i++) {
+                    double wv = L->W[j * L->n_in + i];
+                    l += wv > 0 ? wv * lo[i] : wv * hi[i];
+                    u += wv > 0 ? wv * hi[i] : wv * lo[i];
+                }
+                loss -= tanh(1.0 + l * u);
+                *unst += l < 0 && u > 0;
+                nlo[j] = fmax(l, 0.0), nhi[j] = fmax(u, 0.0);
+            }
+            memcpy(lo, nlo, sizeof lo);
+            memcpy(hi, nhi, sizeof hi);
+        }
+    }
+    return w * loss / B;
+}
+
+START_TEST(test_train_rs_loss_gradient)
+{
+    /* random nets (hidden lgelu: the RS loss sees their ReLU substitution), with and without input
+     * normalisation; radii that leave some neurons unstable and some stable */
+    const int dims[4] = {9, 8, 7, 4};
+    const double radii[] = {0.05, 0.3};
+    lg_rng r;
+    lg_rng_init(&r, 11, 3);
+    int n_checked = 0;
+    long unst_seen = 0, stable_seen = 0;
+    for (int t = 0; t < 4; t++) {
+        lg_net net;
+        ck_assert_int_eq(lg_net_init(&net, 3, dims, LG_ACT_LGELU), LG_OK);
+        lg_test_randomize(&net, &r, 0.8);
+        for (size_t i = 0; i < net.n_params; i++) net.params[i] = (float)net.params[i];
+        if (t % 2) {
+            net.in_sub = malloc(9 * sizeof(double));
+            net.in_div = malloc(9 * sizeof(double));
+            for (int i = 0; i < 9; i++) net.in_sub[i] = 0.25, net.in_div[i] = 0.5; /* exact in float */
+        }
+        const int B = 6;
+        float X[6 * 9];
+        for (int i = 0; i < B * 9; i++) X[i] = (float)lg_rng_uniform(&r);
+        double eps = radii[t / 2], w = 0.7;
+        lg_model m;
+        ck_assert_int_eq(lg_model_init(&m, &net, B), LG_OK);
+        lg_rs rs;
+        ck_assert_int_eq(lg_rs_init(&rs, &m), LG_OK);
+        uint32_t idx[6] = {0, 1, 2, 3, 4, 5};
+        lg_model_gather(&m, X, idx, B);
+        lg_model_zero_grad(&m);
+        long un = 0, un_o = 0;
+        double got = lg_rs_loss(&rs, &m, B, eps, w, 1, &un);
+        double want = lg_rs_oracle(&net, X, B, eps, w, &un_o);
+        ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "net %d: RS loss %.9g, oracle %.9g", t, got, want);
+        ck_assert_int_eq(un, un_o);
+        unst_seen += un;
+        stable_seen += (long)B * (8 + 7) - un;
+        /* every W and b: the float backward against central differences of the double oracle */
+        const double h = 1e-5;
+        for (int k = 0; k < net.n_layers; k++) {
+            lg_layer *L = &net.layers[k];
+            const lg_mlayer *M = &m.layers[k];
+            int nw = L->n_in * L->n_out;
+            for (int i = 0; i < nw + L->n_out; i++) {
+                double *p = i < nw ? &L->W[i] : &L->b[i - nw];
+                double g = i < nw ? M->dW[i] : M->db[i - nw];
+                double save = *p;
+                long dummy;
+                *p = save + h;
+                double lp = lg_rs_oracle(&net, X, B, eps, w, &dummy);
+                *p = save - h;
+                double lm = lg_rs_oracle(&net, X, B, eps, w, &dummy);
+                *p = save;
+                double fd = (lp - lm) / (2 * h);
+                ck_assert_msg(fabs(fd - g) <= 1e-3 * fabs(fd) + 1e-5, "net %d layer %d param %d: RS backward %.9g, FD %.9g",
+                              t, k, i, g, fd);
+                if (k == net.n_layers - 1) ck_assert_msg(g == 0.0, "output layer param %d has RS gradient %g", i, g);
+                n_checked++;
+            }
+        }
+        /* accumulates: a second call adds the same gradient again */
+        float g0 = m.layers[0].dW[3];
+        lg_rs_loss(&rs, &m, B, eps, w, 1, NULL);
+        ck_assert_double_eq_tol(m.layers[0].dW[3], 2.0 * g0, 1e-5 * (1 + fabs(g0)));
+        lg_rs_free(&rs);
+        lg_model_free(&m);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(n_checked, 400);
+    ck_assert_int_gt(unst_seen, 10);   /* both branches of the ReLU bounds were exercised */
+    ck_assert_int_gt(stable_seen, 10);
+}
+END_TEST
+
+/* Training with the RS loss on real data leaves fewer interval-unstable
+ * ReLUs on the training ball than the same training without it. */
+START_TEST(test_train_rs_cuts_unstable)
+{
+    if (!lg_test_have_data()) return;
+    lg_dataset tr, te;
+    ck_assert_int_eq(lg_data_load(&tr, LG_DATA_DEFAULT_DIR, "train"), LG_OK);
+    ck_assert_int_eq(lg_data_load(&te, LG_DATA_DEFAULT_DIR, "test"), LG_OK);
+    tr.n = 2000;
+    te.n = 500;
+    double unst[2], acc[2];
+    for (int a = 0; a < 2; a++) {
+        int dims[3] = {784, 32, 10};
+        lg_net net;
+        ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+        lg_model_init_weights(&net, 3);
+        lg_train_opts o = lg_train_opts_default();
+        o.epochs = 2;
+        o.rs_eps = 0.02;
+        o.rs_weight = a ? 0.05 : 0.0;
+        lg_train_result res;
+        ck_assert_int_eq(lg_train_run(&net, &tr, NULL, &te, &o, &res), LG_OK);
+        /* measured afterwards the same way for both nets: the oracle on 200 test images */
+        float *X = malloc(200 * 784 * sizeof *X);
+        for (int i = 0; i < 200 * 784; i++) X[i] = te.x[i];
+        long u = 0;
+        lg_rs_oracle(&net, X, 200, 0.02, 1.0, &u);
+        free(X);
+        unst[a] = u / 200.0;
+        acc[a] = res.test_acc;
+        lg_net_free(&net);
+    }
+    ck_assert_msg(unst[1] < 0.5 * unst[0], "unstable ReLUs per image: %.2f without RS, %.2f with", unst[0], unst[1]);
+    ck_assert_msg(acc[1] > 0.6, "accuracy with RS %.3f", acc[1]);
+    lg_dataset_free(&tr);
+    lg_dataset_free(&te);
 }
 END_TEST
 
@@ -637,6 +793,8 @@ Suite *suite_train(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_train_golden_tiny_net);
     tcase_add_test(tc, test_train_finite_differences);
+    tcase_add_test(tc, test_train_rs_loss_gradient);
+    tcase_add_test(tc, test_train_rs_cuts_unstable);
     tcase_add_test(tc, test_train_optim_by_hand);
     tcase_add_test(tc, test_train_determinism);
     tcase_add_test(tc, test_train_fashion_subset_accuracy);

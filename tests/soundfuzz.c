@@ -16,7 +16,7 @@
 #include "verify/transfer.h"
 #include "verify/verify.h"
 
-const char *const lg_fuzz_solver_names[LG_FUZZ_N_SOLVERS] = {"auto", "glpk", "z3", "none"};
+const char *const lg_fuzz_solver_names[LG_FUZZ_N_SOLVERS] = {"auto", "glpk", "z3", "none", "glpk-only"};
 const char *const lg_fuzz_bab_names[LG_FUZZ_N_BABS] = {"none", "input", "relu", "auto"};
 static const lg_bab_mode bab_modes[LG_FUZZ_N_BABS] = {LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU, LG_BAB_AUTO};
 
@@ -383,8 +383,11 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
         if (!o->solver_on[si]) continue;
         for (int bi = 0; bi < LG_FUZZ_N_BABS; bi++) {
             if (!o->bab_on[bi]) continue;
+            int only = strcmp(lg_fuzz_solver_names[si], "glpk-only") == 0;
+            if (only && bi != 0) continue; /* back-end only: no branch and bound to vary */
             lg_verify_opts vo = lg_verify_opts_default();
-            vo.solver = lg_fuzz_solver_names[si];
+            vo.solver = only ? "glpk" : lg_fuzz_solver_names[si];
+            vo.backend_only = only;
             vo.timeout_s = o->timeout_s;
             vo.attack = attack;
             vo.seed = (unsigned long)fc->index;

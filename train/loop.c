@@ -10,6 +10,7 @@
 
 #include "core/linalg.h"
 #include "core/rng.h"
+#include "train/rs.h"
 
 lg_train_opts lg_train_opts_default(void)
 {
@@ -20,6 +21,7 @@ lg_train_opts lg_train_opts_default(void)
     o.optim = lg_optim_opts_default();
     o.seed = 1;
     o.threads = 1;
+    o.rs_eps = 0.03;
     return o;
 }
 
@@ -79,6 +81,7 @@ static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m
             if (a == LG_ACT_GELU || lg_act_has_param(a)) fprintf(o->out, " %.4g", m->layers[k].lambda);
             else fprintf(o->out, " -");
         }
+        if (o->rs_weight > 0) fprintf(o->out, "  rs %.4g unstable %.1f", r->rs_loss, r->rs_unstable);
         fprintf(o->out, "  %.0f samples/s\n", r->samples_per_s);
         fflush(o->out);
     }
@@ -87,6 +90,7 @@ static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m
         for (int k = 0; k < nh; k++) fprintf(csv, ",%.9g", m->layers[k].lambda);
         fprintf(csv, ",%.1f", r->samples_per_s);
         if (r->val_acc >= 0) fprintf(csv, ",%.6f", r->val_acc);
+        if (o->rs_weight > 0) fprintf(csv, ",%.6f,%.3f", r->rs_loss, r->rs_unstable);
         fprintf(csv, "\n");
         fflush(csv);
     }
@@ -96,18 +100,22 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
                        const lg_train_opts *o, lg_train_result *res)
 {
     lg_model m = {0};
+    lg_rs rs = {0};
     uint32_t *perm = NULL;
     uint8_t *lab = NULL;
     FILE *csv = NULL;
     lg_status st = LG_OK;
-    lg_train_result r = {0, 0.0, 0.0, -1.0, -1.0, 0.0};
+    lg_train_result r = {0, 0.0, 0.0, -1.0, -1.0, 0.0, 0.0, 0.0};
     if (o->epochs < 1 || o->batch < 1 || o->threads < 1 || !(o->optim.lr > 0) || !isfinite(o->optim.lr))
         return lg_fail(LG_ERR_ARG, "training needs epochs ≥ 1, batch ≥ 1, threads ≥ 1 and lr > 0");
+    if (!(o->rs_weight >= 0) || !isfinite(o->rs_weight) || (o->rs_weight > 0 && !(o->rs_eps >= 0 && o->rs_eps <= 1)))
+        return lg_fail(LG_ERR_ARG, "the RS loss needs a weight ≥ 0 and a radius in [0, 1]");
     if (train->n == 0 || train->n > UINT32_MAX) return lg_fail(LG_ERR_ARG, "training set has %zu examples", train->n);
     if ((st = lg_model_init(&m, net, o->batch)) != LG_OK) return st;
     if ((st = lg_train_check_data(&m, train, "training")) != LG_OK) goto fail;
     if ((st = lg_train_check_data(&m, val, "validation")) != LG_OK) goto fail;
     if ((st = lg_train_check_data(&m, test, "test")) != LG_OK) goto fail;
+    if (o->rs_weight > 0 && (st = lg_rs_init(&rs, &m)) != LG_OK) goto fail;
     perm = malloc(train->n * sizeof *perm);
     lab = malloc((size_t)o->batch);
     if (!perm || !lab) {
@@ -121,7 +129,7 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
         }
         fprintf(csv, "epoch,step,loss,train_acc,test_acc");
         for (int k = 0; k + 1 < m.n_layers; k++) fprintf(csv, ",lambda_%d", k);
-        fprintf(csv, ",samples_per_s%s\n", val ? ",val_acc" : "");
+        fprintf(csv, ",samples_per_s%s%s\n", val ? ",val_acc" : "", o->rs_weight > 0 ? ",rs_loss,rs_unstable" : "");
     }
     lg_blas_set_threads(o->threads);
     lg_rng rng;
@@ -131,7 +139,8 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
     long total = per_epoch * o->epochs, step = 0;
     for (int e = 1; e <= o->epochs; e++) {
         lg_rng_shuffle(&rng, perm, train->n);
-        double sum_loss = 0.0, t0 = lg_now();
+        double sum_loss = 0.0, sum_rs = 0.0, t0 = lg_now();
+        long sum_unst = 0;
         size_t hits = 0;
         for (long b = 0; b < per_epoch; b++, step++) {
             size_t s0 = (size_t)b * (size_t)o->batch;
@@ -153,6 +162,17 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
             hits += (size_t)c;
             lg_model_zero_grad(&m);
             lg_model_backward(&m, B, lab);
+            if (o->rs_weight > 0) {
+                long un = 0;
+                double l = lg_rs_loss(&rs, &m, B, o->rs_eps, o->rs_weight, 1, &un);
+                if (!isfinite(l)) {
+                    st = lg_fail(LG_ERR_NUMERIC, "training diverged: RS loss is not finite at step %ld; nothing written",
+                                 step + 1);
+                    goto fail;
+                }
+                sum_rs += l * B;
+                sum_unst += un;
+            }
             lg_optim_step(&m, &o->optim, step + 1);
             if (o->progress && (b % 16 == 0 || b + 1 == per_epoch)) lg_train_progress(e, o->epochs, b + 1, per_epoch);
         }
@@ -167,6 +187,8 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
         r.loss = sum_loss / (double)train->n;
         r.train_acc = (double)hits / (double)train->n;
         r.samples_per_s = dt > 0 ? (double)train->n / dt : 0.0;
+        r.rs_loss = sum_rs / (double)train->n;
+        r.rs_unstable = (double)sum_unst / (double)train->n;
         if (val) r.val_acc = lg_model_accuracy(&m, val);
         if (test) r.test_acc = lg_model_accuracy(&m, test);
         lg_train_report(o, csv, &m, e, step, &r);
@@ -183,6 +205,7 @@ fail:
     if (csv) fclose(csv);
     free(perm);
     free(lab);
+    lg_rs_free(&rs);
     lg_model_free(&m);
     return st;
 }

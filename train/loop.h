@@ -1,6 +1,7 @@
 /* loop.h — the training loop: seeded shuffling, mini-batches, per-step hook
  * (annealing lives outside train/ and plugs in here), per-epoch report and
- * CSV log, NaN/Inf guard, write-back into the lg_net.
+ * CSV log, NaN/Inf guard, write-back into the lg_net. Optionally the RS
+ * loss on the training ε-ball (train/rs.h) is added to the cross-entropy.
  *
  * Same seed and same thread count ⇒ bit-identical weights. The datasets and
  * the options are borrowed; the net is updated in place only on success
@@ -32,6 +33,8 @@ typedef struct lg_train_opts {
     int progress;          /* 1: progress bar on stderr */
     lg_train_hook_fn hook; /* or NULL */
     void *hook_ctx;
+    double rs_weight;      /* > 0: add the RS loss (train/rs.h) with this weight (default 0: off) */
+    double rs_eps;         /* its ε-ball radius in input units (default 0.03) */
 } lg_train_opts;
 
 lg_train_opts lg_train_opts_default(void);
@@ -43,6 +46,8 @@ typedef struct lg_train_result {
     double val_acc;       /* −1 when no validation set */
     double test_acc;      /* −1 when no test set */
     double samples_per_s; /* of the last epoch, training steps only */
+    double rs_loss;       /* mean RS loss per example over the last epoch (weight included; 0 when off) */
+    double rs_unstable;   /* mean interval-unstable hidden ReLUs per example on the ε-ball, last epoch */
 } lg_train_result;
 
 /* Train net on train, reporting accuracy on val and test (either may be

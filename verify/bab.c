@@ -233,6 +233,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             out->t_solver += rs->t_solver;
             out->solver_calls += rs->solver_calls;
             out->solver_nodes += rs->solver_nodes;
+            lg_lp_stats_add(&out->lp, &rs->lp);
             solver_used |= rs->solver_closed;
             if (st == LG_OK && found_i < 0 && rs->kind == LG_BK_FOUND) {
                 found_i = i;
@@ -281,9 +282,12 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         if (stuck) snprintf(out->reason, sizeof out->reason, "bab: %s with the property still open", stuck_why);
         else out->answer = LG_BAB_PROVED;
     }
-    if (solver_used) {
+    if (solver_used) { /* the last back-end in the table that closed a node */
+        const lg_solver_ops *by = NULL;
+        for (int i = 0; lg_solver_at(i); i++)
+            if (solver_used & (1 << i)) by = lg_solver_at(i);
         size_t l = strlen(out->method);
-        snprintf(out->method + l, sizeof out->method - l, "+%s", solver_used & 2 ? "z3" : "glpk");
+        if (by) snprintf(out->method + l, sizeof out->method - l, "+%s", by->name);
     }
 fail:
     for (void *p; (p = lg_worklist_pop(&wl)) != NULL;) lg_bab_node_free(p);

@@ -110,6 +110,7 @@ typedef struct lg_bab_out {
     long root_stabilised;   /* neurons made stable by root_alpha_steps */
     double t_bounds;        /* seconds spent bounding (summed over threads) */
     double t_solver;        /* seconds spent in back-ends (summed over threads) */
+    lg_lp_stats lp;         /* LP work of the back-ends (GLPK), summed */
 } lg_bab_out;
 
 /* Branch and bound on the box [lo, hi] against the terms (a disjunction).

@@ -53,8 +53,9 @@ typedef struct lg_bab_res {
     double key;                 /* children's key */
     double pkey;                /* node's worst bound with the plain slopes */
     double *x;                  /* FOUND: [n_in] (owned) */
-    int solver_closed;          /* a back-end closed it (1 glpk, 2 z3) */
+    int solver_closed;          /* back-ends that closed it: bit i = solver table entry i (encode/problem.h) */
     long solver_calls, solver_nodes;
+    lg_lp_stats lp;             /* LP work of the back-ends */
     double t_bounds, t_solver;
 } lg_bab_res;
 

@@ -314,8 +314,8 @@ static int lg_bab_open_terms(const lg_bab_ctx *cx, const lg_bab_node *n, lg_term
     return k;
 }
 
-/* Hand the node to the back-end decision (backend.h): *closed = 1 on a
- * proved UNSAT (1 glpk, 2 z3 or glpk+z3), *found = 1 with an accepted
+/* Hand the node to the back-end decision (backend.h): *closed = the bit of
+ * the deciding back-end's table entry on a proved UNSAT, *found = 1 with an accepted
  * witness in x. Unknown leaves the node open (it is split further). */
 static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, int n_open,
                                const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
@@ -329,8 +329,9 @@ static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const
     rs->t_solver += out.seconds;
     rs->solver_calls += out.calls;
     rs->solver_nodes += out.nodes;
+    lg_lp_stats_add(&rs->lp, &out.lp);
     if (st != LG_OK) return st;
-    if (out.answer == LG_ANSWER_UNSAT) *closed = strcmp(out.method, "glpk") == 0 ? 1 : 2;
+    if (out.answer == LG_ANSWER_UNSAT) *closed = out.by ? 1 << out.by->index : 1;
     *found = out.answer == LG_ANSWER_SAT;
     return LG_OK;
 }
@@ -530,8 +531,8 @@ static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const 
                               int n_open, double *cand, lg_bab_res *rs)
 {
     const lg_bab_opts *o = cx->o;
-    if (o->solver_unstable <= 0 || !o->solver || strcmp(o->solver, "none") == 0 ||
-        lg_bab_unstable(b, cx->net) > o->solver_unstable)
+    const lg_solver_ops *mode = lg_solver_find(o->solver);
+    if (o->solver_unstable <= 0 || !mode || !mode->chain[0] || lg_bab_unstable(b, cx->net) > o->solver_unstable)
         return LG_OK;
     int closed = 0, found = 0;
     lg_status st = lg_bab_solver(cx, n, b, n_open, s->open_terms, rs, cand, &closed, &found);

@@ -16,6 +16,7 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     memset(res, 0, sizeof *res);
     *skipped = 0;
     const lg_solver_ops *ops = lg_solver_find(name);
+    static const char *kinds[] = {" (exact)", " (certified)", " (needs confirmation)"};
     if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
     const lg_runctx *run = c->run;
     if (run->deadline > 0 && lg_runctx_remaining(run) < 0.05) {
@@ -31,10 +32,10 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     out->seconds += lg_now() - t0;
     out->nodes += res->nodes;
     out->calls++;
+    lg_lp_stats_add(&out->lp, &res->lp);
     if (run->verbose)
         fprintf(stderr, "%s: status %s, answer %d%s, %.2f s\n", name, lg_status_str(st), (int)res->answer,
-                res->answer == LG_ANSWER_UNSAT ? (res->exact ? " (exact)" : " (floating point)") : "",
-                lg_now() - t0);
+                res->answer == LG_ANSWER_UNSAT ? kinds[ops->unsat] : "", lg_now() - t0);
     if (st == LG_ERR_TIMEOUT) {
         lg_result_free(res);
         res->answer = LG_ANSWER_UNKNOWN;
@@ -91,48 +92,54 @@ static void lg_backend_unknown(lg_backend_out *out, const char *method, int time
 lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
 {
     memset(out, 0, sizeof *out);
-    const char *names[2] = {solver, NULL};
-    if (strcmp(solver, "auto") == 0) {
-        names[0] = "glpk";
-        names[1] = "z3";
-    }
+    const lg_solver_ops *mode = lg_solver_find(solver);
+    if (!mode) return lg_fail(LG_ERR_ARG, "verify: no solver named '%s'", solver ? solver : "(null)");
     lg_status st = LG_OK;
     lg_result res;
     memset(&res, 0, sizeof res);
-    for (int i = 0; i < 2 && names[i]; i++) {
+    for (int i = 0; i < 3 && mode->chain[i]; i++) {
+        const char *name = mode->chain[i];
+        const lg_solver_ops *ops = lg_solver_find(name);
         int skipped = 0;
-        if ((st = lg_backend_call1(names[i], c, out, &res, &skipped)) != LG_OK) goto done;
+        if ((st = lg_backend_call1(name, c, out, &res, &skipped)) != LG_OK) goto done;
         if (skipped) {
-            lg_backend_unknown(out, names[i], 1, "timeout");
+            lg_backend_unknown(out, name, 1, "timeout");
             goto done;
         }
-        const char *method = names[i];
-        if (res.answer == LG_ANSWER_UNSAT && !res.exact) {
-            /* a floating-point infeasibility: re-decide the same query exactly */
+        char method[32];
+        snprintf(method, sizeof method, "%s", name);
+        const lg_solver_ops *by = ops;
+        if (res.answer == LG_ANSWER_UNSAT && ops->unsat == LG_UNSAT_CONFIRM) {
+            /* a claim that is only a hint: re-decide the same query with the confirming back-end */
             lg_result_free(&res);
             /* with a per-call limit (branch-and-bound leaves) the confirmation gets a fifth of it,
              * at least 1 s: an unconfirmed leaf is split further, which is cheaper than waiting */
             lg_backend_call cc = *c;
             if (cc.max_s > 0) cc.max_s = cc.max_s / 5 > 1.0 ? cc.max_s / 5 : 1.0;
-            if ((st = lg_backend_call1("z3", &cc, out, &res, &skipped)) != LG_OK) goto done;
-            method = "glpk+z3";
+            by = lg_solver_find(ops->confirm);
+            if (!by || by->unsat == LG_UNSAT_CONFIRM) {
+                st = lg_fail(LG_ERR_ARG, "verify: solver '%s' has no confirming back-end", name);
+                goto done;
+            }
+            if ((st = lg_backend_call1(by->name, &cc, out, &res, &skipped)) != LG_OK) goto done;
+            snprintf(method, sizeof method, "%.12s+%.12s", name, by->name);
             if (skipped) {
                 lg_backend_unknown(out, method, 1, "timeout");
                 goto done;
             }
-            if (res.answer == LG_ANSWER_UNSAT && !res.exact) res.answer = LG_ANSWER_UNKNOWN; /* cannot happen */
-            if (res.answer == LG_ANSWER_UNKNOWN) {
+            if (res.answer != LG_ANSWER_UNSAT) {
                 char why[256];
-                snprintf(why, sizeof why, "%.16s: infeasible in floating point, not confirmed exactly (z3: %.160s)",
-                         names[i], res.reason[0] ? res.reason : "no answer");
+                snprintf(why, sizeof why, "%.16s: infeasible in floating point, not confirmed (%.16s: %.160s)", name,
+                         by->name, res.reason[0] ? res.reason : "no answer");
                 lg_backend_unknown(out, method, res.timed_out, why);
-                goto done; /* z3 has had its turn */
+                goto done; /* the confirming back-end has had its turn */
             }
         }
         if (res.answer == LG_ANSWER_UNSAT) {
             out->answer = LG_ANSWER_UNSAT;
             out->timed_out = 0;
             out->reason[0] = '\0';
+            out->by = by;
             snprintf(out->method, sizeof out->method, "%s", method);
             goto done;
         }
@@ -143,20 +150,21 @@ lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_bac
                 out->answer = LG_ANSWER_SAT;
                 out->timed_out = 0;
                 out->reason[0] = '\0';
+                out->by = by;
                 snprintf(out->method, sizeof out->method, "%s", method);
                 goto done;
             }
             lg_backend_unknown(out, method, 0, "witness failed re-check");
         } else {
             char why[256];
-            if (strncmp(res.reason, names[i], strlen(names[i])) == 0) snprintf(why, sizeof why, "%.250s", res.reason);
-            else snprintf(why, sizeof why, "%.16s: %.200s", names[i], res.reason[0] ? res.reason : "no answer");
+            if (strncmp(res.reason, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", res.reason);
+            else snprintf(why, sizeof why, "%.16s: %.200s", name, res.reason[0] ? res.reason : "no answer");
             lg_backend_unknown(out, method, res.timed_out, why);
         }
-        if (strcmp(method, "glpk+z3") == 0) goto done; /* z3 has had its turn */
         lg_result_free(&res);
         if (out->timed_out) goto done;
     }
+    if (!mode->chain[0]) lg_backend_unknown(out, mode->name, 0, "no back-end");
 done:
     lg_result_free(&res);
     return st;

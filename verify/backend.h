@@ -6,15 +6,17 @@
  *   - the back-end runs isolated (isolate.h) in a child process whenever
  *     there is a deadline or a memory cap, killed one second after the
  *     deadline; its own limits (time, memory_mb) are set too;
- *   - UNSAT counts only if made in exact arithmetic (lg_result.exact): a
- *     floating-point infeasibility (GLPK) is re-decided by Z3 on the same
- *     query (QF_LRA over the file's doubles as exact rationals) in the time
- *     left, and is `unknown` if Z3 does not confirm it;
+ *   - UNSAT counts as the solver table says (encode/problem.h,
+ *     lg_solver_ops.unsat): exact (Z3) and certified (GLPK: every node
+ *     closed by encode/lp_cert.h) count as they are; a back-end whose UNSAT
+ *     needs confirmation is re-decided by the table's `confirm` back-end on
+ *     the same query in the time left, and is `unknown` if not confirmed;
  *   - SAT counts only with a witness that passes lg_recheck on the case's
  *     box and terms, as given or after the nudges below (clip into the
  *     query box and a few repair steps of sizes 1e-6, 1e-4, 1e-2); the
  *     exact rational check of the final verdict is verify.c's witness gate;
- *   - "auto" is GLPK, then Z3 when GLPK leaves it open.
+ *   - a name calls the back-ends of its table entry's chain in order while
+ *     the answer is unknown ("auto": GLPK, then Z3).
  * Everything is borrowed; x [n_in] is the caller's.
  */
 #ifndef LG_BACKEND_H
@@ -38,13 +40,16 @@ typedef struct lg_backend_out {
     lg_answer answer;     /* UNSAT: proved; SAT: x holds an accepted witness; else UNKNOWN */
     int timed_out;        /* UNKNOWN because of the deadline */
     char reason[256];     /* why UNKNOWN */
-    char method[32];      /* "glpk", "z3" or "glpk+z3" (GLPK's infeasibility confirmed by Z3) */
+    char method[32];      /* the back-end that decided ("glpk", "z3"; "A+B" when B confirmed A's UNSAT) */
+    const lg_solver_ops *by; /* the table entry of the back-end that decided (NULL if none) */
     long nodes;           /* back-end nodes/decisions */
+    lg_lp_stats lp;       /* LP work of the back-ends (GLPK) */
     double seconds;       /* wall-clock in back-ends */
     int calls;            /* back-end calls made */
 } lg_backend_out;
 
-/* solver: "glpk", "z3" or "auto". LG_ERR_ARG for an unknown name, LG_ERR_NOMEM;
+/* solver: a name of the solver table ("glpk", "z3", "auto", …). LG_ERR_ARG for
+ * an unknown name, LG_ERR_NOMEM;
  * every answer (including a back-end failure, which is UNKNOWN) is LG_OK. */
 lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x);
 

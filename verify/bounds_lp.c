@@ -10,8 +10,8 @@
  *     a fixed to 0               (relu, u ≤ 0: column bounds)
  *     a − z ≥ 0,  a − s·z ≤ −s·l,  s the chord of relax.h   (relu unstable, a ≥ 0 by bounds)
  * and minimises ±(W_k[i]·a_{k−1}) + b_k[i]. The solver's optimum is not
- * trusted as such: lg_lp_relax_min returns the Lagrangian bound of its row
- * duals, evaluated in double and widened by the margin rule (bounds.h).
+ * trusted as such: lg_lp_relax_min returns the certified Lagrangian bound
+ * of its row duals (encode/lp_cert.h).
  */
 #include "encode/lp_relax.h"
 #include "verify/bounds.h"
@@ -115,7 +115,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
                 const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
                 for (int i = 0; i < P->n_out; i++) obj[base + i] = g * Wr[i];
                 double lb;
-                int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], run, lg_bounds_margin, &lb); /* the time left */
+                int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], run, &lb); /* the time left */
                 count++;
                 if (!ok) continue;
                 if (sign == 0 && lb > b->lo[k][o]) b->lo[k][o] = lb;

@@ -128,13 +128,14 @@ static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
 
 /* The whole case p to the back-end decision (backend.h); fills co, x when violated. */
 static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_runctx *run,
-                                   lg_case_out *co, double *x, long *nodes, double *t_solver)
+                                   lg_case_out *co, double *x, lg_verify_report *r)
 {
     lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, run, 0};
     lg_backend_out out;
     lg_status st = lg_backend_decide(name, &call, &out, x);
-    *nodes += out.nodes;
-    *t_solver += out.seconds;
+    r->nodes += out.nodes;
+    r->t_solver += out.seconds;
+    lg_lp_stats_add(&r->lp, &out.lp);
     if (st != LG_OK) return st;
     snprintf(co->method, sizeof co->method, "%s", out.method);
     if (out.answer == LG_ANSWER_UNSAT) co->v = LG_VERDICT_ROBUST;
@@ -186,6 +187,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     r->t_bounds += bout.t_bounds;
     r->t_solver += bout.t_solver;
     r->nodes += bout.solver_nodes;
+    lg_lp_stats_add(&r->lp, &bout.lp);
     if (st != LG_OK) return st;
     if (run->verbose)
         fprintf(stderr, "case %d: %s: %ld nodes, depth %d, %s%s\n", c, bout.method, bout.nodes, bout.max_depth,
@@ -251,7 +253,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
         memcpy(kept, prop->cases[c].terms, (size_t)prop->cases[c].n_terms * sizeof *kept);
         p.n_terms = prop->cases[c].n_terms;
-        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
+        st = lg_verify_backend(s, net, &p, run, co, x, r);
         goto done;
     }
     if (p.n_terms == 0) {
@@ -280,7 +282,12 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         lg_case_unknown(co, 0, "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
         goto done;
     }
-    int auto_mode = strcmp(s, "auto") == 0;
+    const lg_solver_ops *mode = lg_solver_find(s);
+    if (!mode) {
+        st = lg_fail(LG_ERR_ARG, "verify: no solver named '%s'", s);
+        goto done;
+    }
+    int auto_mode = !mode->solve && mode->chain[0]; /* a portfolio: quick paths first */
     if (o->tighten == LG_TIGHTEN_LP) {
         /* at most half the remaining time, so branch and bound / the back-end still get their
          * turn; before branch and bound, whose root it tightens */
@@ -303,10 +310,10 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             decided)
             goto done;
     }
-    if (strcmp(s, "none") == 0) {
+    if (!mode->chain[0]) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else {
-        st = lg_verify_backend(s, net, &p, run, co, x, &r->nodes, &r->t_solver);
+        st = lg_verify_backend(s, net, &p, run, co, x, r);
     }
 done:
     for (int k = 0; k < net->n_layers; k++) {

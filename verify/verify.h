@@ -84,6 +84,7 @@ typedef struct lg_verify_report {
     int bab_max_depth;        /* deepest branch-and-bound node */
     double t_bounds;          /* seconds in bound computations (B&B: summed over threads) */
     double t_solver;          /* seconds in complete back-ends (B&B: summed over threads) */
+    lg_lp_stats lp;           /* LP work inside them (GLPK): LPs, LP seconds, certificate seconds */
 } lg_verify_report;
 
 void lg_verify_report_free(lg_verify_report *r);

@@ -1,0 +1,326 @@
+/* check_lpcert.c — encode/lp_cert.h: certified LP answers against the exact
+ * rational LP solver (xlp.h), the cases where the safe bound cannot close,
+ * and the support it reports. */
+#include <check.h>
+#include <glpk.h>
+#include <gmp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/net.h"
+#include "core/rng.h"
+#include "encode/problem.h"
+#include "encode/lp_cert.h"
+#include "xlp.h"
+
+/* A small boxed LP: min obj·x s.t. rows; GLPK loaded, quiet. */
+typedef struct tlp {
+    int n, m;
+    double lo[6], hi[6], obj[6];
+    double A[8][6], rhs[8];
+    char sense[8];
+} tlp;
+
+static glp_prob *tlp_load(const tlp *t)
+{
+    glp_prob *P = glp_create_prob();
+    glp_set_obj_dir(P, GLP_MIN);
+    glp_add_cols(P, t->n);
+    for (int j = 0; j < t->n; j++) {
+        glp_set_col_bnds(P, j + 1, t->lo[j] == t->hi[j] ? GLP_FX : GLP_DB, t->lo[j], t->hi[j]);
+        glp_set_obj_coef(P, j + 1, t->obj[j]);
+    }
+    if (t->m) glp_add_rows(P, t->m);
+    int ind[7];
+    double val[7];
+    for (int i = 0; i < t->m; i++) {
+        int type = t->sense[i] == 'E' ? GLP_FX : t->sense[i] == 'G' ? GLP_LO : GLP_UP;
+        glp_set_row_bnds(P, i + 1, type, t->rhs[i], t->rhs[i]);
+        int k = 0;
+        for (int j = 0; j < t->n; j++)
+            if (t->A[i][j] != 0) {
+                k++;
+                ind[k] = j + 1;
+                val[k] = t->A[i][j];
+            }
+        glp_set_mat_row(P, i + 1, k, ind, val);
+    }
+    return P;
+}
+
+static void tlp_simplex(glp_prob *P)
+{
+    glp_smcp parm;
+    glp_init_smcp(&parm);
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.meth = GLP_DUALP;
+    glp_simplex(P, &parm);
+}
+
+/* Exact answer of t: LG_XLP_OPTIMAL with opt, or LG_XLP_INFEASIBLE. */
+static lg_xlp_result tlp_exact(const tlp *t, mpq_t opt)
+{
+    lg_xlp s;
+    lg_xlp_init(&s);
+    mpq_t lo[6], hi[6], obj[6], x[6], store[16][7];
+    mpq_t *rows[16];
+    int r = 0;
+    for (int j = 0; j < t->n; j++) {
+        mpq_inits(lo[j], hi[j], obj[j], x[j], NULL);
+        mpq_set_d(lo[j], t->lo[j]);
+        mpq_set_d(hi[j], t->hi[j]);
+        mpq_set_d(obj[j], t->obj[j]);
+    }
+    for (int i = 0; i < t->m; i++)
+        for (int s2 = 0; s2 < 2; s2++) {
+            /* ≤ row: a·x − b ≤ 0; ≥ row: −a·x + b ≤ 0 */
+            int le = s2 == 0;
+            if (t->sense[i] == 'L' && !le) continue;
+            if (t->sense[i] == 'G' && le) continue;
+            double sg = le ? 1.0 : -1.0;
+            for (int j = 0; j <= t->n; j++) mpq_init(store[r][j]);
+            for (int j = 0; j < t->n; j++) mpq_set_d(store[r][j], sg * t->A[i][j]);
+            mpq_set_d(store[r][t->n], -sg * t->rhs[i]);
+            rows[r] = store[r];
+            r++;
+        }
+    lg_xlp_result res = lg_xlp_solve(&s, t->n, lo, hi, NULL, NULL, r, rows, obj, x, opt);
+    for (int q = 0; q < r; q++)
+        for (int j = 0; j <= t->n; j++) mpq_clear(store[q][j]);
+    for (int j = 0; j < t->n; j++) mpq_clears(lo[j], hi[j], obj[j], x[j], NULL);
+    lg_xlp_free(&s);
+    return res;
+}
+
+/* min x + y, x + y ≥ 1, x − y = 0, box [0, 1]²: optimum 1; rows and sides. */
+START_TEST(test_lpcert_known_optimum)
+{
+    tlp t = {.n = 2, .m = 2, .lo = {0, 0}, .hi = {1, 1}, .obj = {1, 1}};
+    t.A[0][0] = t.A[0][1] = 1;
+    t.rhs[0] = 1;
+    t.sense[0] = 'G';
+    t.A[1][0] = 1;
+    t.A[1][1] = -1;
+    t.sense[1] = 'E';
+    glp_prob *P = tlp_load(&t);
+    tlp_simplex(P);
+    lg_lp_cert c;
+    ck_assert_int_eq(lg_lp_cert_init(&c, P), LG_OK);
+    double lb = NAN;
+    ck_assert_int_eq(lg_lp_cert_check(&c, 0.999, &lb), LG_LP_CERT_BOUND);
+    ck_assert(lb <= 1.0 && lb > 1.0 - 1e-12);
+    ck_assert_int_eq(lg_lp_cert_check(&c, 1.0 + 1e-9, &lb), LG_LP_CERT_NONE); /* beyond the optimum */
+    int rows[2], side[2];
+    ck_assert_int_eq(lg_lp_cert_check(&c, 0.5, &lb), LG_LP_CERT_BOUND);
+    int k = lg_lp_cert_rows(&c, rows, side);
+    ck_assert_int_ge(k, 1);
+    ck_assert_int_eq(rows[0], 0); /* x + y ≥ 1 carries the bound, on its lower side */
+    ck_assert_int_eq(side[0], -1);
+    lg_lp_cert_free(&c);
+    glp_delete_prob(P);
+}
+END_TEST
+
+/* x + y ≥ 3 in [0, 1]²: infeasible; the certificate uses that row and both
+ * upper bounds. */
+START_TEST(test_lpcert_farkas)
+{
+    tlp t = {.n = 3, .m = 2, .lo = {0, 0, -5}, .hi = {1, 1, 5}, .obj = {0, 0, 1}};
+    t.A[0][0] = t.A[0][1] = 1;
+    t.rhs[0] = 3;
+    t.sense[0] = 'G';
+    t.A[1][2] = 1;
+    t.A[1][0] = 1;
+    t.rhs[1] = 0.5;
+    t.sense[1] = 'L';
+    glp_prob *P = tlp_load(&t);
+    tlp_simplex(P);
+    ck_assert_int_eq(glp_get_prim_stat(P), GLP_NOFEAS);
+    lg_lp_cert c;
+    ck_assert_int_eq(lg_lp_cert_init(&c, P), LG_OK);
+    double lb;
+    ck_assert_int_eq(lg_lp_cert_check(&c, 0.0, &lb), LG_LP_CERT_INFEASIBLE);
+    int rows[2], cols[3], side[3];
+    int k = lg_lp_cert_rows(&c, rows, NULL);
+    ck_assert_int_eq(k, 1);
+    ck_assert_int_eq(rows[0], 0);
+    k = lg_lp_cert_cols(&c, cols, side);
+    ck_assert_int_eq(k, 2);
+    ck_assert_int_eq(cols[0], 0);
+    ck_assert_int_eq(cols[1], 1);
+    ck_assert_int_eq(side[0], 1);
+    ck_assert_int_eq(side[1], 1);
+    lg_lp_cert_free(&c);
+    glp_delete_prob(P);
+}
+END_TEST
+
+/* Where the safe bound cannot close: min x s.t. x ≥ 0.1 has optimum exactly
+ * 0.1 (the double); "≥ 0.1" is true but the certificate must leave room for
+ * its rounding and says NONE, never a bound above the optimum. And the
+ * feasible narrow-box LP at magnitude 1e5: never INFEASIBLE. */
+START_TEST(test_lpcert_cannot_close)
+{
+    tlp t = {.n = 1, .m = 1, .lo = {0}, .hi = {1}, .obj = {1}};
+    t.A[0][0] = 1;
+    t.rhs[0] = 0.1;
+    t.sense[0] = 'G';
+    glp_prob *P = tlp_load(&t);
+    tlp_simplex(P);
+    lg_lp_cert c;
+    ck_assert_int_eq(lg_lp_cert_init(&c, P), LG_OK);
+    double lb = NAN;
+    ck_assert_int_eq(lg_lp_cert_check(&c, 0.1, &lb), LG_LP_CERT_NONE);
+    ck_assert_int_eq(lg_lp_cert_check(&c, -INFINITY, &lb), LG_LP_CERT_BOUND);
+    ck_assert(lb < 0.1);
+    lg_lp_cert_free(&c);
+    glp_delete_prob(P);
+    /* z = w·x + b with x in a box of width 2^-30 at 1e5, z's bounds a hair
+     * wider than its range: feasible; whatever GLPK says, no Farkas proof */
+    tlp u = {.n = 2, .m = 1, .lo = {0x1.86ap+16, 0x1.869fffffffffdp+16}, .hi = {0x1.86a00000a7c5bp+16, 0x1.86a000000338dp+16}};
+    u.A[0][0] = -0x1.3a92a30553261p-6;
+    u.A[0][1] = -1;
+    u.rhs[0] = -0x1.8e2000000338ap+16;
+    u.sense[0] = 'E';
+    P = tlp_load(&u);
+    tlp_simplex(P);
+    ck_assert_int_eq(lg_lp_cert_init(&c, P), LG_OK);
+    ck_assert_int_ne(lg_lp_cert_check(&c, 0.0, &lb), LG_LP_CERT_INFEASIBLE);
+    mpq_t opt;
+    mpq_init(opt);
+    ck_assert_int_eq(tlp_exact(&u, opt), LG_XLP_OPTIMAL);
+    mpq_clear(opt);
+    lg_lp_cert_free(&c);
+    glp_delete_prob(P);
+}
+END_TEST
+
+/* Random boxed LPs (coefficients with long mantissas, some at large
+ * magnitude): every BOUND is ≤ the exact optimum, every INFEASIBLE is
+ * exactly infeasible, and both kinds occur. */
+START_TEST(test_lpcert_random_vs_exact)
+{
+    lg_rng r;
+    lg_rng_init(&r, 11, 0);
+    int n_bound = 0, n_inf = 0, n_open = 0;
+    mpq_t opt, lbq;
+    mpq_inits(opt, lbq, NULL);
+    for (int it = 0; it < 400; it++) {
+        tlp t = {0};
+        t.n = 2 + (int)(lg_rng_uniform(&r) * 4);
+        t.m = 1 + (int)(lg_rng_uniform(&r) * 6);
+        double scale = it % 4 == 3 ? 1e5 : 1.0;
+        for (int j = 0; j < t.n; j++) {
+            double a = scale * (2 * lg_rng_uniform(&r) - 1), w = lg_rng_uniform(&r) * (it % 5 == 4 ? 1e-9 : 2);
+            t.lo[j] = a;
+            t.hi[j] = a + w;
+            t.obj[j] = 2 * lg_rng_uniform(&r) - 1;
+        }
+        for (int i = 0; i < t.m; i++) {
+            double s = 0;
+            for (int j = 0; j < t.n; j++) {
+                t.A[i][j] = lg_rng_uniform(&r) < 0.3 ? 0.0 : 2 * lg_rng_uniform(&r) - 1;
+                s += t.A[i][j] * (t.lo[j] + t.hi[j]) / 2;
+            }
+            double u = lg_rng_uniform(&r);
+            t.sense[i] = u < 0.4 ? 'L' : u < 0.8 ? 'G' : 'E';
+            t.rhs[i] = s + (2 * lg_rng_uniform(&r) - 1) * (it % 3 == 0 ? 1.0 : 0.05) * scale;
+        }
+        glp_prob *P = tlp_load(&t);
+        tlp_simplex(P);
+        lg_lp_cert c;
+        ck_assert_int_eq(lg_lp_cert_init(&c, P), LG_OK);
+        double lb = NAN;
+        lg_lp_cert_res res = lg_lp_cert_check(&c, INFINITY, &lb); /* only a Farkas proof can answer */
+        if (res == LG_LP_CERT_NONE) res = lg_lp_cert_check(&c, -INFINITY, &lb);
+        lg_xlp_result ex = tlp_exact(&t, opt);
+        if (getenv("LPCERT_DEBUG"))
+            fprintf(stderr, "it %d: glpk status %d prim %d ray %d cert %d exact %d\n", it, glp_get_status(P),
+                    glp_get_prim_stat(P), glp_get_unbnd_ray(P), (int)res, (int)ex);
+        if (res == LG_LP_CERT_INFEASIBLE) {
+            ck_assert_msg(ex == LG_XLP_INFEASIBLE, "LP %d: certified infeasible but feasible", it);
+            n_inf++;
+        } else if (res == LG_LP_CERT_BOUND) {
+            if (ex == LG_XLP_OPTIMAL) {
+                mpq_set_d(lbq, lb);
+                ck_assert_msg(mpq_cmp(lbq, opt) <= 0, "LP %d: bound %.17g above the optimum %.17g", it, lb,
+                              mpq_get_d(opt));
+            }
+            n_bound++;
+        } else {
+            n_open++;
+        }
+        lg_lp_cert_free(&c);
+        glp_delete_prob(P);
+    }
+    mpq_clears(opt, lbq, NULL);
+    fprintf(stderr, "lpcert: %d bound, %d infeasible, %d open\n", n_bound, n_inf, n_open);
+    ck_assert_int_gt(n_bound, 50);
+    ck_assert_int_gt(n_inf, 20);
+}
+END_TEST
+
+/* Robust by 2^-53 only: y = |x − 1.5| on x ∈ [1, 2] (two unstable ReLUs,
+ * relu = 1) with region y + 2^-53 ≤ 0, or y = x on [1, 2] (relu = 0) with
+ * region y − 1 + 2^-53 ≤ 0: min t = 2^-53 either way. The certificate's
+ * rounding allowance is larger than 2^-53, so GLPK's search cannot close
+ * the leaves: it must answer UNKNOWN — never UNSAT without a certificate,
+ * never SAT — while Z3 (exact) proves UNSAT. */
+static void tiny_margin_case(int relu)
+{
+    lg_net net;
+    int dims1[2] = {1, 1}, dims2[3] = {1, 2, 1};
+    ck_assert_int_eq(lg_net_init(&net, relu ? 2 : 1, relu ? dims2 : dims1, LG_ACT_RELU), LG_OK);
+    double lo = 1.0, hi = 2.0, pl0[2], ph0[2], pl1, ph1, coef = 1.0;
+    double *pre_lo[2] = {pl0, &pl1}, *pre_hi[2] = {ph0, &ph1};
+    lg_lincon con = {&coef, 0x1p-53};
+    if (relu) {
+        net.layers[0].W[0] = 1.0, net.layers[0].b[0] = -1.5; /* z0 = x − 1.5 */
+        net.layers[0].W[1] = -1.0, net.layers[0].b[1] = 1.5; /* z1 = 1.5 − x */
+        pl0[0] = pl0[1] = -0.5, ph0[0] = ph0[1] = 0.5;
+        net.layers[1].act = LG_ACT_IDENTITY;
+        net.layers[1].W[0] = net.layers[1].W[1] = 1.0, net.layers[1].b[0] = 0.0; /* y = |x − 1.5| */
+        pl1 = 0.0, ph1 = 1.0;
+    } else {
+        net.layers[0].act = LG_ACT_IDENTITY;
+        net.layers[0].W[0] = 1.0, net.layers[0].b[0] = 0.0; /* y = x */
+        pl0[0] = 1.0, ph0[0] = 2.0;
+        pre_lo[0] = pl0, pre_hi[0] = ph0;
+        con.d = -1.0 + 0x1p-53; /* y − 1 + 2^-53 ≤ 0 ⇔ y ≤ 1 − 2^-53: never on [1, 2], min t = 2^-53 */
+    }
+    lg_term term = {1, &con};
+    lg_problem p = {&net, &lo, &hi, 1, &term, pre_lo, pre_hi, 0, NULL};
+    lg_result r;
+    ck_assert_int_eq(lg_solver_find("glpk")->solve(&p, NULL, &r), LG_OK);
+    ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "relu %d: glpk answered %d on a margin below its certificate", relu,
+                  (int)r.answer);
+    ck_assert_int_gt(r.lp.n_open, 0);
+    ck_assert_int_ge(r.nodes, relu ? 3 : 1); /* with ReLUs it split before giving up */
+    lg_result_free(&r);
+    ck_assert_int_eq(lg_solver_find("z3")->solve(&p, NULL, &r), LG_OK);
+    ck_assert_int_eq(r.answer, LG_ANSWER_UNSAT); /* the truth: robust */
+    lg_result_free(&r);
+    lg_net_free(&net);
+}
+
+START_TEST(test_lpcert_glpk_tiny_margin)
+{
+    tiny_margin_case(0);
+    tiny_margin_case(1);
+}
+END_TEST
+
+Suite *suite_lpcert(void)
+{
+    Suite *s = suite_create("lpcert");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_lpcert_known_optimum);
+    tcase_add_test(tc, test_lpcert_farkas);
+    tcase_add_test(tc, test_lpcert_cannot_close);
+    tcase_add_test(tc, test_lpcert_random_vs_exact);
+    tcase_add_test(tc, test_lpcert_glpk_tiny_margin);
+    suite_add_tcase(s, tc);
+    return s;
+}
