@@ -18,39 +18,19 @@
 /* γ_n for a dot product of length n (deviation.h "Floating point"). */
 static double lg_dev_gamma(int n) { return 1e-12 + ((double)n + 2.0) * LG_DEV_EPS; }
 
-double lg_dev_gap_mag(double lambda, double a, double b)
-{
-    double peak = LG_DEV_PEAK_S / lambda;
-    if (a <= peak && peak <= b) return LG_DEV_PEAK_V / lambda;
-    double t = b < peak ? b : a; /* the end closest to the peak (h_λ unimodal) */
-    return t * lg_Phi(-lambda * t);
-}
+double lg_dev_gap_mag(double lambda, double a, double b) { return lg_act_gap_mag_gelu(lambda, a, b); }
 
+double lg_dev_gap_mag_swish(double beta, double a, double b) { return lg_act_gap_mag_swish(beta, a, b); }
 
-/* sup over t ∈ [a,b] of t·σ(−βt) (deviation.h "Swish-β"). σ(−βt) is
- * e/(1+e) with e = e^{−βt}, so a huge βt gives 0 rather than ∞/∞. */
-double lg_dev_gap_mag_swish(double beta, double a, double b)
-{
-    double peak = LG_DEV_SWISH_PEAK_S / beta;
-    if (a <= peak && peak <= b) return LG_DEV_SWISH_PEAK_V / beta;
-    double t = b < peak ? b : a; /* the end closest to the peak (unimodal) */
-    double e = exp(-beta * t);
-    return t * e / (1.0 + e);
-}
-
+/* The gap is the activation table's (core/act.h). */
 double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak)
 {
     int dummy;
     if (!at_peak) at_peak = &dummy;
     *at_peak = 0;
-    if (act == LG_ACT_PRELU) return l < 0.0 ? fabs(p) * -l : 0.0; /* |a·min(x,0)| grows with −x */
-    if (act != LG_ACT_GELU && act != LG_ACT_LGELU && act != LG_ACT_SWISH) return NAN;
-    double lam = act == LG_ACT_GELU ? 1.0 : p;
-    double a = l > 0.0 ? l : u < 0.0 ? -u : 0.0; /* |x| over [l, u] is [a, b] */
-    double b = -l > u ? -l : u;
-    double peak = (act == LG_ACT_SWISH ? LG_DEV_SWISH_PEAK_S : LG_DEV_PEAK_S) / lam;
-    *at_peak = a <= peak && peak <= b;
-    return act == LG_ACT_SWISH ? lg_dev_gap_mag_swish(lam, a, b) : lg_dev_gap_mag(lam, a, b);
+    const lg_act_info *i = lg_act_info_of(act);
+    if (!i || !i->gap) return NAN;
+    return i->gap(p, l, u, at_peak);
 }
 
 double lg_dev_gap(double lambda, double l, double u) { return lg_dev_act_gap(LG_ACT_LGELU, lambda, l, u, NULL); }

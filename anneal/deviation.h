@@ -100,16 +100,16 @@
 #include "core/net.h"
 
 /* s_p = argmax_s sΦ(−s) and the maximum s_p·Φ(−s_p) (40-digit mpmath, rounded). */
-#define LG_DEV_PEAK_S 0.75179152469356445746
-#define LG_DEV_PEAK_V 0.16997120747990366169
+#define LG_DEV_PEAK_S LG_ACT_GELU_PEAK_S
+#define LG_DEV_PEAK_V LG_ACT_GELU_PEAK_V
 
 /* Most boxes processed per BLAS call. */
 #define LG_DEV_CHUNK 256
 
 /* w_p = 1 + W(1/e) = argmax_w w/(1+e^w) and the maximum W(1/e) (mpmath, 40
  * digits, rounded): the Swish-β gap peaks at |x| = w_p/β with value W(1/e)/β. */
-#define LG_DEV_SWISH_PEAK_S 1.27846454276107379511
-#define LG_DEV_SWISH_PEAK_V 0.27846454276107379511
+#define LG_DEV_SWISH_PEAK_S LG_ACT_SWISH_PEAK_S
+#define LG_DEV_SWISH_PEAK_V LG_ACT_SWISH_PEAK_V
 
 /* sup over x ∈ [l,u] of |f(x) − max(0,x)| for a relu-like activation act
  * (lg_act_relu_like) with parameter p (λ for lgelu, β for swish, slope a

@@ -5,16 +5,8 @@
 
 int lg_anneal_act_substitutable(lg_act a)
 {
-    switch (a) {
-    case LG_ACT_IDENTITY:
-    case LG_ACT_RELU:
-    case LG_ACT_GELU:
-    case LG_ACT_LGELU:
-    case LG_ACT_SWISH:
-    case LG_ACT_PRELU: return 1;
-    case LG_ACT_SIGMOID: return 0; /* bounded and saturating: no ReLU stands for it */
-    }
-    return 0;
+    /* sigmoid is bounded and saturating: no ReLU stands for it */
+    return a == LG_ACT_IDENTITY || a == LG_ACT_RELU || lg_act_relu_like(a);
 }
 
 int lg_anneal_count_smooth(const lg_net *net)

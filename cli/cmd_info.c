@@ -39,8 +39,9 @@ int lg_cmd_info(int argc, char **argv)
     for (int k = 0; k < net.n_layers; k++) {
         const lg_layer *L = &net.layers[k];
         printf("%-6d %-8d %-8d %-9s ", k, L->n_in, L->n_out, lg_act_name(L->act));
-        if (L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH) printf("%-12.6g %-12.6g\n", L->lambda, L->s);
-        else if (L->act == LG_ACT_PRELU) printf("%-12.6g %-12s\n", L->lambda, "-");
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (ai->softplus) printf("%-12.6g %-12.6g\n", L->lambda, L->s);
+        else if (ai->has_param) printf("%-12.6g %-12s\n", L->lambda, "-");
         else if (L->act == LG_ACT_GELU) printf("%-12s %-12s\n", "1", "-");
         else printf("%-12s %-12s\n", "-", "-");
         if (L->kind == LG_LAYER_CONV2D) {

@@ -33,10 +33,10 @@ int lg_cmd_relu(int argc, char **argv)
     if ((st = lg_netfile_write(&dst, out)) != LG_OK) goto fail;
     for (int k = 0; k < src.n_layers; k++) {
         const lg_layer *L = &src.layers[k];
-        if (L->act == LG_ACT_LGELU) printf("layer %d: lgelu (lambda %.6g) -> relu\n", k, L->lambda);
-        else if (L->act == LG_ACT_GELU) printf("layer %d: gelu -> relu\n", k);
-        else if (L->act == LG_ACT_SWISH) printf("layer %d: swish (beta %.6g) -> relu\n", k, L->lambda);
-        else if (L->act == LG_ACT_PRELU) printf("layer %d: prelu (slope %.6g) -> relu\n", k, L->lambda);
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (ai->relu_like && ai->param_name)
+            printf("layer %d: %s (%s %.6g) -> relu\n", k, ai->name, ai->param_name, L->lambda);
+        else if (ai->relu_like) printf("layer %d: %s -> relu\n", k, ai->name);
         else printf("layer %d: %s (kept)\n", k, lg_act_name(L->act));
     }
     printf("wrote %s (%d of %d layers substituted, %zu parameters unchanged)\n", out, lg_anneal_count_smooth(&src),

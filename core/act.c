@@ -1,26 +1,8 @@
+/* act.c — the activation table (act.h): one entry per lg_act. */
 #include "core/act.h"
 
 #include <math.h>
 #include <string.h>
-
-static const char *const lg_act_names[LG_ACT_COUNT] = {"identity", "relu", "gelu", "lgelu", "sigmoid",
-                                                               "swish", "prelu"};
-
-const char *lg_act_name(lg_act a)
-{
-    if ((int)a < 0 || (int)a >= LG_ACT_COUNT) return NULL;
-    return lg_act_names[a];
-}
-
-int lg_act_parse(const char *name, lg_act *out)
-{
-    for (int i = 0; i < LG_ACT_COUNT; i++)
-        if (strcmp(name, lg_act_names[i]) == 0) {
-            *out = (lg_act)i;
-            return 0;
-        }
-    return -1;
-}
 
 double lg_Phi(double z) { return 0.5 * erfc(-z * 0.70710678118654752440); }
 
@@ -28,32 +10,227 @@ double lg_phi(double z) { return 0.39894228040143267794 * exp(-0.5 * z * z); }
 
 /* σ(x): e^{−|x|} never overflows; the x < 0 branch keeps relative accuracy
  * in the lower tail (σ(−700) ≈ e^{−700}; σ(−800) underflows to 0). NaN stays NaN. */
-static double lg_sigmoid(double x)
+double lg_sigmoid(double x)
 {
     if (x >= 0) return 1.0 / (1.0 + exp(-x));
     double e = exp(x);
     return e / (1.0 + e);
 }
 
-double lg_act_eval(lg_act a, double x, double lambda)
+/* σ'(x) = σ(x)σ(−x), evaluated without cancellation. */
+static double lg_dsigmoid(double x) { return lg_sigmoid(x) * lg_sigmoid(-x); }
+
+/* ---- identity and relu ------------------------------------------------ */
+
+static double lg_id_f(double x, double p) { (void)p; return x; }
+static double lg_id_df(double x, double p) { (void)x; (void)p; return 1.0; }
+static double lg_relu_f(double x, double p) { (void)p; return x > 0 ? x : 0; }
+static double lg_relu_df(double x, double p) { (void)p; return x > 0 ? 1.0 : 0.0; }
+
+/* ---- λ-GELU (DESIGN.md §1): f = xΦ(λx), f' = Φ(λx) + λxφ(λx),
+ * f'' = λφ(λx)(2 − λ²x²), ∂f/∂λ = x²φ(λx); inflections at ±√2/λ. -------- */
+
+static double lg_gelu_p(lg_act a, double p) { return a == LG_ACT_GELU ? 1.0 : p; }
+static double lg_lgelu_f(double x, double p) { return x * lg_Phi(p * x); }
+static double lg_lgelu_df(double x, double p) { return lg_Phi(p * x) + p * x * lg_phi(p * x); }
+static double lg_lgelu_dp(double x, double p) { return x * x * lg_phi(p * x); }
+static double lg_gelu_f(double x, double p) { (void)p; return lg_lgelu_f(x, 1.0); }
+static double lg_gelu_df(double x, double p) { (void)p; return lg_lgelu_df(x, 1.0); }
+
+double lg_act_gap_mag_gelu(double lambda, double a, double b)
 {
-    switch (a) {
-    case LG_ACT_IDENTITY: return x;
-    case LG_ACT_RELU: return x > 0 ? x : 0;
-    case LG_ACT_GELU: return x * lg_Phi(x);
-    case LG_ACT_LGELU: return x * lg_Phi(lambda * x);
-    case LG_ACT_SIGMOID: return lg_sigmoid(x);
-    case LG_ACT_SWISH: return x * lg_sigmoid(lambda * x);
-    case LG_ACT_PRELU: return x > 0 ? x : lambda * x;
-    }
-    return x;
+    double peak = LG_ACT_GELU_PEAK_S / lambda;
+    if (a <= peak && peak <= b) return LG_ACT_GELU_PEAK_V / lambda;
+    double t = b < peak ? b : a; /* the end closest to the peak (h_λ unimodal) */
+    return t * lg_Phi(-lambda * t);
 }
 
-int lg_act_has_param(lg_act a) { return a == LG_ACT_LGELU || a == LG_ACT_SWISH || a == LG_ACT_PRELU; }
+/* sup over t ∈ [a,b] of t·σ(−βt). σ(−βt) is e/(1+e) with e = e^{−βt}, so a
+ * huge βt gives 0 rather than ∞/∞. */
+double lg_act_gap_mag_swish(double beta, double a, double b)
+{
+    double peak = LG_ACT_SWISH_PEAK_S / beta;
+    if (a <= peak && peak <= b) return LG_ACT_SWISH_PEAK_V / beta;
+    double t = b < peak ? b : a; /* the end closest to the peak (unimodal) */
+    double e = exp(-beta * t);
+    return t * e / (1.0 + e);
+}
+
+/* |x| over [l, u] is [*a, *b]. */
+static void lg_act_mag(double l, double u, double *a, double *b)
+{
+    *a = l > 0.0 ? l : u < 0.0 ? -u : 0.0;
+    *b = -l > u ? -l : u;
+}
+
+static double lg_lgelu_gap(double p, double l, double u, int *at_peak)
+{
+    double a, b;
+    lg_act_mag(l, u, &a, &b);
+    double peak = LG_ACT_GELU_PEAK_S / p;
+    if (at_peak) *at_peak = a <= peak && peak <= b;
+    return lg_act_gap_mag_gelu(p, a, b);
+}
+static double lg_gelu_gap(double p, double l, double u, int *at_peak)
+{
+    (void)p;
+    return lg_lgelu_gap(1.0, l, u, at_peak);
+}
+
+/* |f''| = λφ(λx)|2 − λ²x²| ≤ λ·φ(λ·min|x|)·max(2, λ²·max|x|² − 2); ×(1 + 2^-40) for rounding. */
+static double lg_lgelu_d2max(double p, double l, double u)
+{
+    double a, b;
+    lg_act_mag(l, u, &a, &b);
+    double q = p * p * b * b - 2.0;
+    return p * lg_phi(p * a) * (q > 2.0 ? q : 2.0) * (1.0 + 0x1p-40);
+}
+static double lg_gelu_d2max(double p, double l, double u)
+{
+    (void)p;
+    return lg_lgelu_d2max(1.0, l, u);
+}
+
+static int lg_lgelu_curv(double p, double pts[2], int *left)
+{
+    pts[0] = -1.41421356237309504880 / p;
+    pts[1] = 1.41421356237309504880 / p;
+    *left = -1; /* concave, convex on |λx| < √2, concave */
+    return 2;
+}
+static int lg_gelu_curv(double p, double pts[2], int *left)
+{
+    (void)p;
+    return lg_lgelu_curv(1.0, pts, left);
+}
+
+/* ---- sigmoid: σ'' = σ'(1 − 2σ), |σ''| ≤ 1/(6√3) ≈ 0.0962; inflection 0. */
+
+static double lg_sig_f(double x, double p) { (void)p; return lg_sigmoid(x); }
+static double lg_sig_df(double x, double p) { (void)p; return lg_dsigmoid(x); }
+static double lg_sig_d2max(double p, double l, double u)
+{
+    (void)p;
+    double a, b;
+    lg_act_mag(l, u, &a, &b);
+    (void)b;
+    /* |σ''(x)| = σ'(x)·|tanh(x/2)| ≤ min(0.0963, σ'(min|x|)) */
+    double d = lg_dsigmoid(a) * (1.0 + 0x1p-40);
+    return d < 0.0963 ? d : 0.0963;
+}
+static int lg_sig_curv(double p, double pts[2], int *left)
+{
+    (void)p;
+    pts[0] = 0.0;
+    *left = 1;
+    return 1;
+}
+
+/* ---- Swish-β: f = xσ(βx), f' = σ(βx) + βxσ'(βx),
+ * f'' = βσ'(βx)(2 + βx(1 − 2σ(βx))), ∂f/∂β = x²σ'(βx); inflections at
+ * ±2.3993572805154676/β (root of 2 + w·tanh(−w/2)... = 0). ------------- */
+
+static double lg_swish_f(double x, double p) { return x * lg_sigmoid(p * x); }
+static double lg_swish_df(double x, double p) { return lg_sigmoid(p * x) + p * x * lg_dsigmoid(p * x); }
+static double lg_swish_dp(double x, double p) { return x * x * lg_dsigmoid(p * x); }
+static double lg_swish_gap(double p, double l, double u, int *at_peak)
+{
+    double a, b;
+    lg_act_mag(l, u, &a, &b);
+    double peak = LG_ACT_SWISH_PEAK_S / p;
+    if (at_peak) *at_peak = a <= peak && peak <= b;
+    return lg_act_gap_mag_swish(p, a, b);
+}
+/* |f''| = βσ'(w)|2 − w·tanh(w/2)| (w = βx) ≤ β·σ'(β·min|x|)·max(2, β·max|x| − 2). */
+static double lg_swish_d2max(double p, double l, double u)
+{
+    double a, b;
+    lg_act_mag(l, u, &a, &b);
+    double q = p * b - 2.0;
+    return p * lg_dsigmoid(p * a) * (q > 2.0 ? q : 2.0) * (1.0 + 0x1p-40);
+}
+static int lg_swish_curv(double p, double pts[2], int *left)
+{
+    pts[0] = -2.39935728051546750 / p;
+    pts[1] = 2.39935728051546750 / p;
+    *left = -1;
+    return 2;
+}
+
+/* ---- PReLU: x for x > 0, a·x below; gap |a|·max(0, −x). --------------- */
+
+static double lg_prelu_f(double x, double p) { return x > 0 ? x : p * x; }
+static double lg_prelu_df(double x, double p) { return x >= 0 ? 1.0 : p; }
+static double lg_prelu_dp(double x, double p) { (void)p; return x < 0 ? x : 0.0; }
+static double lg_prelu_gap(double p, double l, double u, int *at_peak)
+{
+    (void)u;
+    if (at_peak) *at_peak = 0;
+    return l < 0.0 ? fabs(p) * -l : 0.0; /* |a·min(x,0)| grows with −x */
+}
+static double lg_prelu_d2max(double p, double l, double u)
+{
+    (void)p;
+    return l < 0.0 && u > 0.0 ? INFINITY : 0.0;
+}
+static int lg_prelu_curv(double p, double pts[2], int *left)
+{
+    pts[0] = 0.0;
+    *left = p <= 1.0 ? 1 : -1; /* convex kink iff a ≤ 1 */
+    return 1;
+}
+
+static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
+    [LG_ACT_IDENTITY] = {"identity", NULL, 0, 0, 0, 0, lg_id_f, lg_id_df, NULL, NULL, NULL, NULL},
+    [LG_ACT_RELU] = {"relu", NULL, 0, 0, 0, 0, lg_relu_f, lg_relu_df, NULL, NULL, NULL, NULL},
+    [LG_ACT_GELU] = {"gelu", NULL, 0, 0, 1, 1, lg_gelu_f, lg_gelu_df, NULL, lg_gelu_gap, lg_gelu_d2max, lg_gelu_curv},
+    [LG_ACT_LGELU] = {"lgelu", "lambda", 1, 1, 1, 1, lg_lgelu_f, lg_lgelu_df, lg_lgelu_dp, lg_lgelu_gap,
+                      lg_lgelu_d2max, lg_lgelu_curv},
+    [LG_ACT_SIGMOID] = {"sigmoid", NULL, 0, 0, 0, 1, lg_sig_f, lg_sig_df, NULL, NULL, lg_sig_d2max, lg_sig_curv},
+    [LG_ACT_SWISH] = {"swish", "beta", 1, 1, 1, 1, lg_swish_f, lg_swish_df, lg_swish_dp, lg_swish_gap,
+                      lg_swish_d2max, lg_swish_curv},
+    [LG_ACT_PRELU] = {"prelu", "slope", 1, 0, 1, 1, lg_prelu_f, lg_prelu_df, lg_prelu_dp, lg_prelu_gap,
+                      lg_prelu_d2max, lg_prelu_curv},
+};
+
+const lg_act_info *lg_act_info_of(lg_act a)
+{
+    if ((int)a < 0 || (int)a >= LG_ACT_COUNT) return NULL;
+    return &lg_act_table[a];
+}
+
+const char *lg_act_name(lg_act a)
+{
+    const lg_act_info *i = lg_act_info_of(a);
+    return i ? i->name : NULL;
+}
+
+int lg_act_parse(const char *name, lg_act *out)
+{
+    for (int i = 0; i < LG_ACT_COUNT; i++)
+        if (strcmp(name, lg_act_table[i].name) == 0) {
+            *out = (lg_act)i;
+            return 0;
+        }
+    return -1;
+}
+
+double lg_act_eval(lg_act a, double x, double lambda)
+{
+    const lg_act_info *i = lg_act_info_of(a);
+    return i ? i->f(x, lg_gelu_p(a, lambda)) : x;
+}
+
+int lg_act_has_param(lg_act a)
+{
+    const lg_act_info *i = lg_act_info_of(a);
+    return i && i->has_param;
+}
 
 int lg_act_relu_like(lg_act a)
 {
-    return a == LG_ACT_GELU || a == LG_ACT_LGELU || a == LG_ACT_SWISH || a == LG_ACT_PRELU;
+    const lg_act_info *i = lg_act_info_of(a);
+    return i && i->relu_like;
 }
 
 int lg_act_param_ok(lg_act a, double p)
@@ -65,6 +242,16 @@ int lg_act_param_ok(lg_act a, double p)
     case LG_ACT_PRELU: return isfinite(p);
     default: return 1;
     }
+}
+
+double lg_act_param_init(lg_act a, double t, double *s)
+{
+    const lg_act_info *i = lg_act_info_of(a);
+    double p = 1.0, raw = 0.0;
+    if (i && i->softplus) p = lg_lambda_from_s(0.0, t);
+    else if (i && i->has_param) p = raw = LG_PRELU_INIT_SLOPE;
+    if (s) *s = raw;
+    return p;
 }
 
 /* softplus(z) = log(1 + e^z), stable for large |z|. */

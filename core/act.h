@@ -1,4 +1,9 @@
-/* act.h — activation kinds and their scalar definitions in double precision.
+/* act.h — activation kinds and their scalar definitions in double precision:
+ * ONE table (lg_act_info) holds, per activation, its name, its parameter's
+ * role, its forward value and derivatives, its gap to ReLU (DESIGN.md §1
+ * "Deviation bound") and its sound linear relaxation (act_relax.h); adding
+ * an activation is one entry there plus its float training kernel
+ * (train/act.c) and its ONNX pattern (core/onnx_*.c).
  *
  * The formulas are DESIGN.md §1: λ-GELU f(x;λ) = x·Φ(λx), Φ the standard
  * normal CDF. GELU is λ = 1. Sigmoid σ(x) = 1/(1+e^{−x}) is also available
@@ -23,6 +28,57 @@ typedef enum lg_act {
 } lg_act;
 
 #define LG_ACT_COUNT 7
+
+/* One activation's entry. Every function takes the parameter p as stored in
+ * lg_layer.lambda (ignored by kinds without one; gelu reads 1). */
+typedef struct lg_act_info {
+    const char *name;       /* "identity", "relu", ... (lg_act_name) */
+    const char *param_name; /* "lambda", "beta", "slope"; NULL without a parameter */
+    int has_param;          /* a per-layer parameter lives in lg_layer.lambda */
+    int softplus;           /* learned as 1 + softplus(s/t) (lgelu, swish); else p = s (prelu) */
+    int relu_like;          /* ReLU substitution replaces it; gap() is its certified deviation */
+    int smooth;             /* verified directly through its relaxation (not relu/identity) */
+    double (*f)(double x, double p);   /* forward value */
+    double (*df)(double x, double p);  /* ∂f/∂x (prelu: the right derivative at 0) */
+    double (*dp)(double x, double p);  /* ∂f/∂p; NULL without a parameter */
+    /* sup over x ∈ [l, u] of |f(x) − max(0, x)| (relu-like kinds; else NULL),
+     * in double with no safety margin; *at_peak = 1 when [l, u] reaches the
+     * largest gap. */
+    double (*gap)(double p, double l, double u, int *at_peak);
+    /* ≥ sup over x ∈ [l, u] of |f''(x)|, rounded up (smooth kinds; prelu 0
+     * away from its kink, +∞ across it — act_relax.c handles the kink). */
+    double (*d2max)(double p, double l, double u);
+    /* The inflection points of f in increasing order (at most 2) and the
+     * sign of f'' left of the first: used only to choose lines, never for
+     * their soundness. Returns how many. */
+    int (*curv)(double p, double pts[2], int *left_sign);
+} lg_act_info;
+
+/* The entry of kind a; NULL for an out-of-range value. */
+const lg_act_info *lg_act_info_of(lg_act a);
+
+/* Initial negative slope of a prelu layer (PyTorch's nn.PReLU default). */
+#define LG_PRELU_INIT_SLOPE 0.25
+
+/* The parameter of a fresh layer of kind a with temperature t, and its raw
+ * s (may be NULL): 1 + softplus(0) = 1 + log 2 with s = 0 for softplus
+ * kinds, LG_PRELU_INIT_SLOPE with s = the slope for prelu, else 1, s = 0. */
+double lg_act_param_init(lg_act a, double t, double *s);
+
+/* Largest gaps (DESIGN.md §1, 40-digit mpmath, rounded): λ-GELU's
+ * |x|Φ(−λ|x|) peaks at |x| = GELU_PEAK_S/λ with GELU_PEAK_V/λ, Swish-β's
+ * |x|σ(−β|x|) at SWISH_PEAK_S/β with SWISH_PEAK_V/β. */
+#define LG_ACT_GELU_PEAK_S 0.75179152469356445746
+#define LG_ACT_GELU_PEAK_V 0.16997120747990366169
+#define LG_ACT_SWISH_PEAK_S 1.27846454276107379511
+#define LG_ACT_SWISH_PEAK_V 0.27846454276107379511
+
+/* Gap by magnitude: sup over t ∈ [a,b] (0 ≤ a ≤ b) of tΦ(−λt), of tσ(−βt). */
+double lg_act_gap_mag_gelu(double lambda, double a, double b);
+double lg_act_gap_mag_swish(double beta, double a, double b);
+
+/* σ(x) without overflow for any |x|. */
+double lg_sigmoid(double x);
 
 /* "identity", "relu", "gelu", "lgelu", "sigmoid", "swish", "prelu"; NULL for
  * an out-of-range value. */

@@ -96,11 +96,7 @@ lg_status lg_net_init_conv(lg_net *net, int n_layers, const int *dims, const lg_
         L->n_in = dims[k];
         L->n_out = dims[k + 1];
         L->act = k + 1 < n_layers ? hidden : LG_ACT_IDENTITY;
-        L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH ? lg_lambda_from_s(0.0, net->t)
-                    : L->act == LG_ACT_PRELU                       ? LG_PRELU_INIT_SLOPE
-                                                                   : 1.0;
-        if (L->act == LG_ACT_PRELU) L->s = L->lambda;
+        L->lambda = lg_act_param_init(L->act, net->t, &L->s);
     }
     lg_net_carve(net);
     return LG_OK;

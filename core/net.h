@@ -66,9 +66,6 @@ typedef struct lg_net {
     size_t n_params;
 } lg_net;
 
-/* Initial negative slope of a prelu layer (PyTorch's nn.PReLU default). */
-#define LG_PRELU_INIT_SLOPE 0.25
-
 /* Hard limits that keep hostile files from causing giant allocations. */
 #define LG_NET_MAX_DIM (1 << 24)
 #define LG_NET_MAX_LAYERS 4096

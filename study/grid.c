@@ -13,7 +13,7 @@
 #include "core/idx.h"
 #include "train/loop.h"
 
-static const char *const lg_study_mode_names[LG_STUDY_N_MODES] = {"auto", "z3", "glpk", "smooth"};
+static const char *const lg_study_mode_names[LG_STUDY_N_MODES] = {"auto", "z3", "glpk", "smooth", "direct"};
 
 const char *lg_study_mode_name(lg_study_mode m)
 {
@@ -215,7 +215,7 @@ static const char *lg_grid_modes(const char *value, lg_study_mode *modes, int *n
     for (int i = 0; i < nt && i < LG_STUDY_N_MODES + 1; i++) {
         lg_study_mode m;
         snprintf(bad, nbad, "%s", tok[i]);
-        if (lg_study_mode_parse(tok[i], &m) != 0) return "is not a mode (auto, z3, glpk, smooth)";
+        if (lg_study_mode_parse(tok[i], &m) != 0) return "is not a mode (auto, z3, glpk, smooth, direct)";
         for (int j = 0; j < *n; j++)
             if (modes[j] == m) return "is given twice";
         if (*n == LG_STUDY_N_MODES) return "is one mode too many";

@@ -34,10 +34,11 @@ typedef enum lg_study_mode {
     LG_STUDY_Z3,       /* back-end only: Z3 on the same bounds, nothing else */
     LG_STUDY_GLPK,     /* back-end only: GLPK MILP on the same bounds, nothing else */
     LG_STUDY_SMOOTH,   /* the smooth net through its substitution (verify --ref) */
+    LG_STUDY_DIRECT,   /* the smooth net itself (verify on it: its relaxations, attack, input splitting) */
     LG_STUDY_N_MODES
 } lg_study_mode;
 
-/* "auto", "z3", "glpk", "smooth". */
+/* "auto", "z3", "glpk", "smooth", "direct". */
 const char *lg_study_mode_name(lg_study_mode m);
 /* 0 and *m set, or −1 for an unknown name. */
 int lg_study_mode_parse(const char *s, lg_study_mode *m);

@@ -185,7 +185,7 @@ json_t *lg_study_net_json(const lg_study_net *n, const lg_study_regime *r, const
     json_t *lam = json_array();
     for (int k = 0; k + 1 < n->net.n_layers; k++) {
         lg_act act = n->net.layers[k].act;
-        json_array_append_new(lam, act == LG_ACT_LGELU || act == LG_ACT_GELU || act == LG_ACT_SWISH || act == LG_ACT_PRELU
+        json_array_append_new(lam, lg_act_relu_like(act)
                                        ? json_real(n->net.layers[k].lambda)
                                                                               : json_null());
     }

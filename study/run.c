@@ -213,7 +213,7 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     lg_study_verify_settings(C->g, N->a, I->mode, &vo, settings, sizeof settings);
     double delta_tr = 0.0;
     if (I->mode == LG_STUDY_SMOOTH && n->smooth) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
-    else st = lg_verify_run(relu, &prop, &vo, &rep);
+    else st = lg_verify_run(I->mode == LG_STUDY_DIRECT ? &n->net : relu, &prop, &vo, &rep);
     if (st != LG_OK) goto fail;
     double delta_ball = 0.0;
     if (n->smooth) {
@@ -224,7 +224,7 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
         if (st != LG_OK) goto fail;
     }
     json_t *fools = json_null();
-    if (rep.verdict == LG_VERDICT_VIOLATED && I->mode != LG_STUDY_SMOOTH && n->smooth) {
+    if (rep.verdict == LG_VERDICT_VIOLATED && I->mode != LG_STUDY_SMOOTH && I->mode != LG_STUDY_DIRECT && n->smooth) {
         /* the smooth net is fooled only if the one witness gate certifies it (DESIGN.md §3) */
         fools = json_boolean(lg_witness_accept(&n->net, &prop, 0, rep.x, y) == 1);
     }

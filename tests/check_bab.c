@@ -792,8 +792,14 @@ START_TEST(test_bab_bad_arguments)
     lg_status st = lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x);
     /* decided before any back-end is needed, or refused: never a verdict from nowhere */
     if (st != LG_OK) ck_assert_int_eq(st, LG_ERR_ARG);
+    /* a smooth net is split on its inputs without a back-end, and refused otherwise */
     net.layers[0].act = LG_ACT_GELU;
     o.solver = "none";
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_OK);
+    o.solver = "glpk";
+    ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_UNSUPPORTED);
+    o.solver = "none";
+    o.mode = LG_BAB_RELU;
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_UNSUPPORTED);
     lg_net_free(&net);
 }

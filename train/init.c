@@ -53,8 +53,6 @@ void lg_init_weights(lg_net *net, uint64_t seed, lg_init_kind kind)
             for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
             for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;
         }
-        L->s = 0.0;
-        L->lambda = L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH ? lg_lambda_from_s(0.0, net->t) : 1.0;
-        if (L->act == LG_ACT_PRELU) L->lambda = L->s = LG_PRELU_INIT_SLOPE;
+        L->lambda = lg_act_param_init(L->act, net->t, &L->s);
     }
 }

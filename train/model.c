@@ -12,7 +12,7 @@
 
 /* Layers whose parameter is λ (β) = 1 + softplus(s/t): lgelu and swish.
  * A prelu layer's parameter is its slope a = s itself. */
-static int lg_model_softplus_param(lg_act a) { return a == LG_ACT_LGELU || a == LG_ACT_SWISH; }
+static int lg_model_softplus_param(lg_act a) { return lg_act_info_of(a)->softplus; }
 
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/act_relax.h"
 #include "verify/backsub.h"
 #include "verify/relax.h"
 
@@ -35,7 +36,9 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
 {
     int size = lg_alpha_size(net);
     for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++)
-        for (int j = 0; j < net->layers[k].n_out; j++) alpha[off + j] = lg_relax_alpha_default(b->lo[k][j], b->hi[k][j]);
+        for (int j = 0; j < net->layers[k].n_out; j++) /* smooth: NaN = the area-best lines (act_relax.h) */
+            alpha[off + j] = lg_act_info_of(net->layers[k].act)->smooth ? NAN
+                                                                         : lg_relax_alpha_default(b->lo[k][j], b->hi[k][j]);
     for (int r = 1; r < m; r++) memcpy(alpha + (size_t)r * (size_t)size, alpha, (size_t)size * sizeof *alpha);
 }
 
@@ -76,6 +79,26 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, const lg_net *net, int m, co
             if (sign && gbeta)
                 for (int j = 0; j < n; j++)
                     if (sign[off + j]) gbeta[(size_t)r * gs + (size_t)(off + j)] = sign[off + j] * h[j];
+            if (lg_act_info_of(Ly->act)->smooth) {
+                /* α_j is the tangent point d = l + α(u − l) (NaN: the middle) of the line
+                 * the coefficient's sign picks: coef·(f'(d)·z + f(d) − d·f'(d)), so
+                 * ∂/∂α = coef·f''(d)·(z − d)·(u − l) and a_j = f'(d)·z + f(d) − d·f'(d) */
+                const lg_act_info *ai = lg_act_info_of(Ly->act);
+                double pp = Ly->act == LG_ACT_GELU ? 1.0 : Ly->lambda;
+                const double *lm = lam + (size_t)r * ls + off;
+                const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
+                double *gr = grad + (size_t)r * gs + off;
+                for (int j = 0; j < n; j++) {
+                    double lo = b->lo[l][j], hi = b->hi[l][j];
+                    if (!isfinite(lo) || !isfinite(hi) || !(hi > lo)) continue;
+                    double t = al && al[j] == al[j] ? al[j] : 0.5, dd = lo + t * (hi - lo);
+                    double e = 1e-6 * (fabs(dd) > 1 ? fabs(dd) : 1);
+                    double s1 = ai->df(dd, pp), f2 = (ai->df(dd + e, pp) - ai->df(dd - e, pp)) / (2 * e);
+                    gr[j] = lm[j] * f2 * (h[j] - dd) * (hi - lo);
+                    h[j] = s1 * h[j] + ai->f(dd, pp) - dd * s1;
+                }
+                continue;
+            }
             if (Ly->act != LG_ACT_RELU) continue;
             const double *lm = lam + (size_t)r * ls + off;
             const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
@@ -159,7 +182,9 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
                                const double *alpha, const double *beta, double *out, double *Ain, double *lam,
                                double *grad, double *gbeta)
 {
-    lg_status st = lg_bounds_check_net(net);
+    /* the bound alone is the back-substitution's, which relaxes smooth
+     * layers too; the α gradient is ReLU-only */
+    lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
     lg_alpha_batch b1 = *bt;
@@ -267,7 +292,8 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
                 m1[q] = b1 * m1[q] + (1 - b1) * grad[q];
                 m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
                 double step = c1 * m1[q] / (sqrt(m2[q] * c2) + 1e-12);
-                double x = a[q] + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 */
+                double x = (a[q] == a[q] ? a[q] : 0.5) + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0
+                                                                   (a smooth α starts at NaN: the area-best lines) */
                 a[q] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
             }
     }
@@ -284,7 +310,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
                                   int steps, double lr, const lg_runctx *run, double *alpha, double *beta, double *out,
                                   double *Ain)
 {
-    lg_status st = lg_bounds_check_net(net);
+    lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
     lg_alpha_batch b1 = *bt;

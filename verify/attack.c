@@ -68,7 +68,10 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         /* z[n_out] = W[n_out][n_in]·a + b (one dgemv: the attack is a heuristic, every hit is re-checked) */
         memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
         cblas_dgemv(CblasRowMajor, CblasNoTrans, L->n_out, L->n_in, 1.0, L->W, L->n_in, a, 1, 1.0, z, 1);
-        for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
+        if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY)
+            for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
+        else /* a smooth activation: the table's forward (core/act.h) */
+            for (int o = 0; o < L->n_out; o++) an[o] = lg_act_eval(L->act, z[o], L->lambda);
         a = an;
         p = an + L->n_out;
     }
@@ -108,7 +111,13 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         off -= 2 * (size_t)L->n_out;
         soff -= (size_t)L->n_out;
         const double *z = w->act + off;
-        for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
+        if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY) {
+            for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
+        } else {
+            const lg_act_info *info = lg_act_info_of(L->act);
+            double pp = L->act == LG_ACT_GELU ? 1.0 : L->lambda;
+            for (int o = 0; o < L->n_out; o++) dz[o] = info->df(z[o], pp) * da[o];
+        }
         if (w->sign) /* + μ·max(0, σ·z): σ = +1 wants z ≤ 0, σ = −1 wants z ≥ 0 */
             for (int o = 0; o < L->n_out; o++) {
                 signed char sg = w->sign[soff + (size_t)o];

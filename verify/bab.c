@@ -153,8 +153,22 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
                      const lg_bounds *root, const lg_bab_opts *o, const lg_runctx *run, lg_bab_out *out, double *x)
 {
     memset(out, 0, sizeof *out);
-    lg_status st = lg_bounds_check_net(net);
+    /* a smooth net is split on its inputs only (bounds through the certified
+     * relaxations, no back-end: DESIGN.md §3 "Smooth activations") */
+    int smooth = net && lg_bounds_net_smooth(net);
+    lg_status st = smooth ? lg_bounds_check_direct(net) : lg_bounds_check_net(net);
     if (st != LG_OK) return st;
+    if (smooth && lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT)
+        return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network is split on its inputs only");
+    if (smooth && o->solver && strcmp(o->solver, "none") != 0)
+        return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
+    lg_bab_opts so;
+    if (smooth) { /* CROWN bounds through the smooth lines; α-CROWN's gradient is ReLU-only */
+        so = *o;
+        so.alpha_steps = 0;
+        so.root_alpha_steps = 0;
+        o = &so;
+    }
     lg_bab_ctx cx;
     lg_worklist wl;
     lg_worklist_init(&wl);

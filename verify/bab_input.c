@@ -49,7 +49,24 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
     }
     for (int l = net->n_layers - 1; l >= 0; l--) {
         const lg_layer *L = &net->layers[l];
-        if (L->act == LG_ACT_RELU) {
+        if (L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY) {
+            /* smooth: the derivative over [lo, hi] taken from its ends and
+             * middle (a split heuristic, not a bound) */
+            const lg_act_info *info = lg_act_info_of(L->act);
+            double pp = L->act == LG_ACT_GELU ? 1.0 : L->lambda;
+            for (int j = 0; j < L->n_out; j++) {
+                double lo = b->lo[l][j], hi = b->hi[l][j];
+                if (!isfinite(lo) || !isfinite(hi)) lo = -10, hi = 10;
+                double d0 = info->df(lo, pp), d1 = info->df(hi, pp), d2 = info->df(0.5 * (lo + hi), pp);
+                double dl = fmin(d0, fmin(d1, d2)), dh = fmax(d0, fmax(d1, d2));
+                if (lo < 0 && hi > 0) dl = fmin(dl, info->df(0.0, pp)), dh = fmax(dh, info->df(0.0, pp));
+                double c = cen[j], r = rad[j];
+                double e[4] = {dl * (c - r), dl * (c + r), dh * (c - r), dh * (c + r)};
+                double gl = fmin(fmin(e[0], e[1]), fmin(e[2], e[3])), gh = fmax(fmax(e[0], e[1]), fmax(e[2], e[3]));
+                cen[j] = 0.5 * (gl + gh);
+                rad[j] = 0.5 * (gh - gl);
+            }
+        } else if (L->act == LG_ACT_RELU) {
             for (int j = 0; j < L->n_out; j++) {
                 double lo = b->lo[l][j], hi = b->hi[l][j];
                 if (lo >= 0) continue;

@@ -8,9 +8,26 @@
 #include <string.h>
 
 #include "verify/relax.h"
+#include "core/act_relax.h"
 
-/* max |a| over [lo, hi] after the activation (relu or identity); a NaN
- * bound means "no bound". */
+/* max |a| over [lo, hi] after the activation of L (relu, identity, or a
+ * smooth one through its certified image); a NaN bound means "no bound". */
+static double lg_bs_amax_act(double lo, double hi, const lg_layer *L)
+{
+    if (isnan(lo) || isnan(hi)) return INFINITY;
+    if (lg_act_info_of(L->act)->smooth) {
+        double fl, fh;
+        lg_act_image(L->act, L->lambda, lo, hi, &fl, &fh);
+        fl = fabs(fl), fh = fabs(fh);
+        return fh > fl ? fh : fl;
+    }
+    lo = L->act == LG_ACT_RELU && lo < 0.0 ? 0.0 : lo;
+    hi = L->act == LG_ACT_RELU && hi < 0.0 ? 0.0 : hi;
+    lo = fabs(lo), hi = fabs(hi);
+    return hi > lo ? hi : lo;
+}
+
+/* max |a| over [lo, hi] (relu or identity). */
 static double lg_bs_amax(double lo, double hi, int relu)
 {
     if (isnan(lo) || isnan(hi)) return INFINITY;
@@ -26,15 +43,31 @@ void lg_backsub_changed(lg_backsub *s, int l)
     if (l + 1 < s->net->n_layers) s->mag_ok[l + 1] = 0;
 }
 
-/* The relaxation of every neuron of relu layer l in group g (area-heuristic slopes). */
+/* The relaxation of every neuron of relu layer l in group g (area-heuristic
+ * slopes), or of smooth layer l (core/act_relax.h, area-best lines). */
 static void lg_bs_lines(lg_backsub *s, int g, int l)
 {
     const lg_bounds *b = s->gb[g];
+    const lg_layer *L = &s->net->layers[l];
     lg_relu_lines *ln = s->lines + (size_t)g * s->size + (size_t)s->off[l];
     s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 1;
-    for (int j = 0; j < s->net->layers[l].n_out; j++) {
+    for (int j = 0; j < L->n_out; j++) {
         double lo = b->lo[l][j], hi = b->hi[l][j];
-        lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &ln[j]);
+        if (L->act == LG_ACT_RELU) {
+            lg_relax_relu_lines(lo, hi, lg_relax_alpha_default(lo, hi), &ln[j]);
+            continue;
+        }
+        lg_act_lines al;
+        lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
+        double a = fabs(lo), h = fabs(hi);
+        ln[j].phase = LG_RELU_SMOOTH;
+        ln[j].lo_s = al.lo_s;
+        ln[j].lo_c = al.lo_c;
+        ln[j].up_s = al.up_s;
+        ln[j].up_c = al.up_c;
+        ln[j].up_x0 = 0.0;
+        ln[j].zmax = h > a ? h : a;
+        if (isnan(ln[j].zmax)) ln[j].zmax = INFINITY;
     }
 }
 
@@ -53,7 +86,7 @@ static void lg_bs_mag(lg_backsub *s, int l)
         for (int g = 0; g < s->ng; g++) {
             const lg_bounds *b = s->gb[g];
             double a = l == 0 ? lg_bs_amax(b->xlo[i], b->xhi[i], 0)
-                              : lg_bs_amax(b->lo[l - 1][i], b->hi[l - 1][i], net->layers[l - 1].act == LG_ACT_RELU);
+                              : lg_bs_amax_act(b->lo[l - 1][i], b->hi[l - 1][i], &net->layers[l - 1]);
             if (!(a <= v)) v = a; /* NaN-safe max; amax never returns NaN */
         }
         am[i] = v;
@@ -151,11 +184,12 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
     }
     for (int l = level; l >= 0; l--) {
         const lg_layer *L = &net->layers[l];
-        int n = L->n_out, ni = L->n_in, relu = L->act == LG_ACT_RELU, off = s->off[l];
+        int n = L->n_out, ni = L->n_in, off = s->off[l];
+        int relu = L->act == LG_ACT_RELU, relaxed = relu || lg_act_info_of(L->act)->smooth;
         if (!s->mag_ok[l]) lg_bs_mag(s, l);
         const double *M = s->mag[l];
         double gam = ((double)n + 2.0) * 0x1p-51; /* γ'_n ≥ 2γ_n */
-        if (relu)
+        if (relaxed)
             for (int g = 0; g < s->ng; g++)
                 if (!s->lines_ok[(size_t)g * (size_t)net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
         for (int r = 0; r < m; r++) {
@@ -165,7 +199,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
             /* relax (relax.h), then c += A·b_ℓ and the rounding of A·W_ℓ
              * below: γ'·Σ|A_j|·M_j + U_ℓ */
-            const double *al = alpha && relu ? alpha + (size_t)r * stride + off : NULL;
+            const double *al = alpha && relaxed ? alpha + (size_t)r * stride + off : NULL;
             /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
             const double *za = zadd ? zadd + (size_t)r * stride + off : NULL;
             double g = 0.0;
@@ -173,15 +207,23 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             for (int j = 0; j < n; j++) {
                 double aj = Ar[j], zj = za ? za[j] : 0.0;
                 if (aj == 0.0 && zj == 0.0) continue;
-                if (aj != 0.0 && relu && lines[j].phase != LG_RELU_ACTIVE) {
+                if (aj != 0.0 && relaxed && lines[j].phase != LG_RELU_ACTIVE) {
                     if (lines[j].phase == LG_RELU_INACTIVE) {
                         Ar[j] = aj = 0.0;
                         if (zj == 0.0) continue;
                     } else {
                         double icpt, e;
-                        if (al) {
+                        if (al && lines[j].phase == LG_RELU_UNSTABLE) {
                             lg_relu_lines t = lines[j];
                             lg_relax_set_alpha(&t, al[j]);
+                            lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
+                        } else if (al && lines[j].phase == LG_RELU_SMOOTH && al[j] == al[j]) {
+                            /* α-CROWN on a smooth neuron: the tangent at l + α(u − l), certified */
+                            const lg_bounds *gbr = s->gb[s->grp[r]];
+                            lg_act_lines x;
+                            lg_act_relax(L->act, L->lambda, gbr->lo[l][j], gbr->hi[l][j], al[j], al[j], &x);
+                            lg_relu_lines t = lines[j];
+                            t.lo_s = x.lo_s, t.lo_c = x.lo_c, t.up_s = x.up_s, t.up_c = x.up_c;
                             lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
                         } else {
                             lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);

@@ -57,6 +57,16 @@ void lg_bounds_free(lg_bounds *b);
  * LG_ERR_UNSUPPORTED with a message pointing to `lgelu relu`. */
 lg_status lg_bounds_check_net(const lg_net *net);
 
+/* LG_OK if every activation is relu, identity or smooth (gelu, lgelu,
+ * swish, sigmoid, prelu: lg_act_info.smooth) on dense layers: what interval
+ * bounds, CROWN back-substitution (bounds_symbolic.c, backsub.c) and the
+ * direct route of lg_verify_run accept (DESIGN.md §3 "Smooth
+ * activations"). */
+lg_status lg_bounds_check_direct(const lg_net *net);
+
+/* 1 if some layer of net has a smooth activation (verified directly). */
+int lg_bounds_net_smooth(const lg_net *net);
+
 /* Interval bounds over the raw input box [lo, hi] (n_in values). */
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
 

@@ -2,6 +2,8 @@
  * input box, and interval-arithmetic bounds (bounds.h). */
 #include "verify/bounds.h"
 
+#include "core/act_relax.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +35,30 @@ lg_status lg_bounds_check_net(const lg_net *net)
                            "layer %d is a conv layer: bounds take dense layers (lg_net_densify; lg_verify_run does it)", k);
     }
     return LG_OK;
+}
+
+lg_status lg_bounds_check_direct(const lg_net *net)
+{
+    if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_act a = net->layers[k].act;
+        const lg_act_info *info = lg_act_info_of(a);
+        if (!info || (a != LG_ACT_RELU && a != LG_ACT_IDENTITY && !info->smooth))
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d has activation %s, which has no relaxation", k,
+                           info ? info->name : "?");
+        if (net->layers[k].kind != LG_LAYER_DENSE)
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be verified", k);
+    }
+    return LG_OK;
+}
+
+int lg_bounds_net_smooth(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_act_info *info = lg_act_info_of(net->layers[k].act);
+        if (info && info->smooth) return 1;
+    }
+    return 0;
 }
 
 lg_status lg_bounds_init(lg_bounds *b, const lg_net *net)
@@ -120,6 +146,8 @@ static void lg_bounds_post(const lg_layer *L, double l, double h, double *al, do
     if (L->act == LG_ACT_RELU) {
         *al = l > 0 ? l : 0;
         *ah = h > 0 ? h : 0;
+    } else if (lg_act_info_of(L->act)->smooth) {
+        lg_act_image(L->act, L->lambda, l, h, al, ah); /* certified (core/act_relax.h) */
     } else {
         *al = l;
         *ah = h;
@@ -128,7 +156,7 @@ static void lg_bounds_post(const lg_layer *L, double l, double h, double *al, do
 
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
 {
-    lg_status st = lg_bounds_check_net(net);
+    lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
     int w = lg_net_max_width(net);

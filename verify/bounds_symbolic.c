@@ -65,10 +65,11 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->act != LG_ACT_RELU) continue;
+        int smooth = lg_act_info_of(L->act)->smooth;
+        if (L->act != LG_ACT_RELU && !smooth) continue;
         int n = 0;
-        for (int o = 0; o < L->n_out; o++)
-            if (b->lo[k][o] < 0.0 && b->hi[k][o] > 0.0) idx[n++] = o;
+        for (int o = 0; o < L->n_out; o++) /* smooth: every neuron not fixed to a point */
+            if (smooth ? b->lo[k][o] < b->hi[k][o] : b->lo[k][o] < 0.0 && b->hi[k][o] > 0.0) idx[n++] = o;
         if (n == 0) continue;
         size_t ni = (size_t)L->n_in;
         for (int sign = 0; sign < 2; sign++) {
@@ -95,7 +96,7 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out)
 {
-    lg_status st = lg_bounds_check_net(net);
+    lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
     lg_backsub s;

@@ -34,6 +34,11 @@
  * nothing was rounded (stable neurons, α ∈ {0, 1}). An upper bound of λ·a
  * is minus the lower bound of (−λ)·a.
  *
+ * A smooth activation's neuron (gelu, lgelu, swish, sigmoid, prelu) has the
+ * phase LG_RELU_SMOOTH and the two certified lines of core/act_relax.h,
+ * a ≥ lo_s·z + lo_c and a ≤ up_s·z + up_c; lg_relax_relu_apply applies them
+ * the same way (the intercept λ·c rounded, its error added to err).
+ *
  * Pure functions of their arguments; nothing is allocated.
  */
 #ifndef LG_RELAX_H
@@ -41,7 +46,7 @@
 
 #include <math.h>
 
-typedef enum lg_relu_phase { LG_RELU_ACTIVE = 0, LG_RELU_INACTIVE, LG_RELU_UNSTABLE } lg_relu_phase;
+typedef enum lg_relu_phase { LG_RELU_ACTIVE = 0, LG_RELU_INACTIVE, LG_RELU_UNSTABLE, LG_RELU_SMOOTH } lg_relu_phase;
 
 typedef struct lg_relu_lines {
     lg_relu_phase phase;
@@ -49,6 +54,7 @@ typedef struct lg_relu_lines {
     double up_s;  /* a ≤ up_s·(z − up_x0) */
     double up_x0;
     double zmax;  /* max(|l|, |u|) (+∞ if unbounded or NaN): scale of the rounding terms */
+    double lo_c, up_c; /* LG_RELU_SMOOTH only: a ≥ lo_s·z + lo_c, a ≤ up_s·z + up_c */
 } lg_relu_lines;
 
 /* The chord slope: the s used with a ≤ s·(z − l) on [l, u] (l < 0 < u),
@@ -109,6 +115,20 @@ static inline void lg_relax_relu_apply(const lg_relu_lines *r, double lam, doubl
 {
     *icpt = 0.0;
     *err = 0.0;
+    if (r->phase == LG_RELU_SMOOTH) {
+        /* λs·z + λc = coef·z + icpt + (λs − coef)·z + (λc − icpt) */
+        double s = lam > 0.0 ? r->lo_s : r->up_s, c = lam > 0.0 ? r->lo_c : r->up_c;
+        *coef = lam * s;
+        *icpt = lam * c;
+        if (lam == 0.0) {
+            *coef = *icpt = 0.0;
+            return;
+        }
+        double ac = *coef < 0 ? -*coef : *coef, ai = *icpt < 0 ? -*icpt : *icpt;
+        *err = (ac * 0x1p-51 + 0x1p-1073) * r->zmax + ai * 0x1p-51 + 0x1p-1072;
+        if (!(*err < INFINITY) || !(ac < INFINITY) || !(ai < INFINITY)) *err = INFINITY;
+        return;
+    }
     double s = lam > 0.0 ? r->lo_s : r->up_s;
     if (lam == 0.0 || s == 0.0) {
         *coef = 0.0;

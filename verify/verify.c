@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify/alpha.h"
+#include "verify/bab_act.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
 
@@ -179,7 +181,7 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
     lg_bab_opts bo = o->bab; /* per case: the strategy picked and its node limit; the solver is verify's */
     bo.mode = bm;
     bo.max_nodes = max_nodes;
-    bo.solver = o->solver ? o->solver : "auto";
+    bo.solver = lg_bounds_net_smooth(net) ? "none" : o->solver ? o->solver : "auto"; /* smooth: no back-end */
     lg_bab_out bout;
     lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, bab_run, &bout, x);
     r->bab_nodes += bout.nodes;
@@ -208,6 +210,44 @@ static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_
 /* A term of case c that every output satisfies (no constraint, or only
  * constraints 0·y + d ≤ 0 whose witness constant d + slack is ≤ 0 exactly):
  * every point of the box is then a counterexample. Index or −1. */
+/* α-CROWN on a smooth net's open terms (α = the tangent points, alpha.h):
+ * drop every term one of whose constraints it bounds above 0. */
+static lg_status lg_verify_alpha_smooth(const lg_net *net, const lg_bounds *b, lg_term *kept, int *n_kept, int steps,
+                                        double lr, const lg_runctx *run)
+{
+    int m = 0, no = lg_net_n_out(net);
+    for (int t = 0; t < *n_kept; t++) m += kept[t].n_cons;
+    if (m == 0) return LG_OK;
+    size_t size = (size_t)lg_alpha_size(net);
+    double *C = malloc((size_t)m * (size_t)no * sizeof *C), *d = malloc((size_t)m * sizeof *d);
+    double *al = malloc((size_t)m * size * sizeof *al), *out = malloc((size_t)m * sizeof *out);
+    lg_status st = LG_OK;
+    if (!C || !d || !al || !out) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto done;
+    }
+    for (int t = 0, r = 0; t < *n_kept; t++)
+        for (int k = 0; k < kept[t].n_cons; k++, r++) {
+            memcpy(C + (size_t)r * (size_t)no, kept[t].cons[k].coef, (size_t)no * sizeof *C);
+            d[r] = kept[t].cons[k].d;
+        }
+    lg_alpha_default(b, net, m, al);
+    if ((st = lg_alpha_optimize(b, net, m, C, d, steps, lr, run, al, out, NULL)) != LG_OK) goto done;
+    int n = 0;
+    for (int t = 0, r = 0; t < *n_kept; t++) {
+        int refuted = 0;
+        for (int k = 0; k < kept[t].n_cons; k++, r++) refuted |= out[r] > 0.0;
+        if (!refuted) kept[n++] = kept[t];
+    }
+    *n_kept = n;
+done:
+    free(C);
+    free(d);
+    free(al);
+    free(out);
+    return st;
+}
+
 static int lg_verify_trivial_term(const lg_prop *prop, int c)
 {
     const lg_prop_case *C = &prop->cases[c];
@@ -239,6 +279,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     r->t_bounds += lg_now() - t0;
     if (st != LG_OK) return st;
     lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
+    int smooth = lg_bounds_net_smooth(net); /* the direct route: no LP, no ReLU splitting, no back-end */
+    if (smooth && bm != LG_BAB_INPUT) bm = LG_BAB_NONE;
     if (lg_verify_trivial_term(prop, c) >= 0) { /* any point of the witness box; the gate checks it */
         const lg_prop_inner *I = prop->inner ? &prop->inner[c] : NULL;
         const double *lo = I && I->lo ? I->lo : p.lo;
@@ -278,6 +320,17 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
+    if (smooth && o->bab.alpha_steps > 0 && lg_bounds_finite(&b)) {
+        int nk = p.n_terms;
+        if ((st = lg_verify_alpha_smooth(net, &b, kept, &nk, 2 * o->bab.alpha_steps, o->bab.alpha_lr, &cc)) != LG_OK)
+            goto done;
+        p.n_terms = nk;
+        if (nk == 0) {
+            co->v = LG_VERDICT_ROBUST;
+            snprintf(co->method, sizeof co->method, "alpha");
+            goto done;
+        }
+    }
     if (!lg_bounds_finite(&b)) { /* doubles overflowed: no back-end can take ±∞ bounds */
         lg_case_unknown(co, 0, "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
         goto done;
@@ -310,7 +363,25 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             decided)
             goto done;
     }
-    if (!mode->chain[0]) {
+    if (smooth && !lg_runctx_expired(&cc)) { /* activation splitting (bab_act.h) in the time left */
+        lg_bab_act_out ao;
+        double t1 = lg_now();
+        st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &cc, o->bab.max_nodes, &ao);
+        r->t_bounds += lg_now() - t1;
+        r->bab_nodes += ao.nodes;
+        if (ao.max_depth > r->bab_max_depth) r->bab_max_depth = ao.max_depth;
+        if (st != LG_OK) goto done;
+        if (ao.proved) {
+            co->v = LG_VERDICT_ROBUST;
+            snprintf(co->method, sizeof co->method, "bab-act");
+            goto done;
+        }
+    }
+    if (smooth) {
+        if (!co->reason[0])
+            lg_case_unknown(co, lg_runctx_expired(run), lg_runctx_expired(run) ? "timeout"
+                                                         : "not decided by the smooth relaxations, attack or branch and bound");
+    } else if (!mode->chain[0]) {
         if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
     } else {
         st = lg_verify_backend(s, net, &p, run, co, x, r);
@@ -353,8 +424,23 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
     r->bab_mode = lg_bab_mode_name(lg_bab_pick(o->bab.mode, net ? net->n_in : 0));
-    lg_status st = lg_bounds_check_net(net);
+    int smooth = net && lg_bounds_net_smooth(net);
+    lg_status st = smooth ? lg_bounds_check_direct(net) : lg_bounds_check_net(net);
     if (st != LG_OK) return st;
+    if (smooth) { /* DESIGN.md §3 "Smooth activations": bounds, attack and input splitting only */
+        const char *s = o->solver ? o->solver : "auto";
+        const lg_solver_ops *so = lg_solver_find(s);
+        if ((so && so->solve) || o->backend_only) /* a back-end: z3, glpk */
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "--solver %s encodes piecewise-linear (relu/identity) networks only; this network has "
+                           "smooth activations: verify it directly with --solver auto or none, or substitute ReLU "
+                           "with `lgelu relu` and verify that with --ref",
+                           s);
+        if (o->tighten == LG_TIGHTEN_LP)
+            return lg_fail(LG_ERR_UNSUPPORTED, "--tighten lp takes piecewise-linear (relu/identity) networks only");
+        int bm = lg_bab_pick(o->bab.mode, net->n_in);
+        r->bab_mode = lg_bab_mode_name(bm == LG_BAB_INPUT ? LG_BAB_INPUT : LG_BAB_NONE);
+    }
     int no = lg_net_n_out(net);
     if (prop->n_in != net->n_in || prop->n_out != no)
         return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,

@@ -1,0 +1,263 @@
+/* bab_act.c — activation-splitting branch and bound for smooth networks
+ * (bab_act.h). */
+#include "verify/bab_act.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/act_relax.h"
+#include "verify/alpha.h"
+#include "verify/backsub.h"
+
+typedef struct lg_ba_node {
+    double *pre;          /* [2·size]: lo then hi of every neuron (lg_alpha_offset layout) */
+    unsigned char *open;  /* [n_terms] */
+    int depth;
+} lg_ba_node;
+
+typedef struct lg_ba_ctx {
+    const lg_net *net;
+    const lg_bounds *root;
+    int n_terms, size, m;  /* m: constraints over all terms */
+    const lg_term *terms;
+    double *C, *d;         /* [m][n_out], [m] */
+    int *term_of;          /* [m] */
+} lg_ba_ctx;
+
+static void lg_ba_load(const lg_ba_ctx *cx, const double *pre, lg_bounds *b)
+{
+    memcpy(b->xlo, cx->root->xlo, (size_t)cx->net->n_in * sizeof *b->xlo);
+    memcpy(b->xhi, cx->root->xhi, (size_t)cx->net->n_in * sizeof *b->xhi);
+    for (int k = 0, off = 0; k < cx->net->n_layers; k++) {
+        int n = cx->net->layers[k].n_out;
+        memcpy(b->lo[k], pre + off, (size_t)n * sizeof *pre);
+        memcpy(b->hi[k], pre + cx->size + off, (size_t)n * sizeof *pre);
+        off += n;
+    }
+}
+
+static void lg_ba_save(const lg_ba_ctx *cx, const lg_bounds *b, double *pre)
+{
+    for (int k = 0, off = 0; k < cx->net->n_layers; k++) {
+        int n = cx->net->layers[k].n_out;
+        memcpy(pre + off, b->lo[k], (size_t)n * sizeof *pre);
+        memcpy(pre + cx->size + off, b->hi[k], (size_t)n * sizeof *pre);
+        off += n;
+    }
+}
+
+static lg_ba_node *lg_ba_new(const lg_ba_ctx *cx)
+{
+    lg_ba_node *n = malloc(sizeof *n + 2 * (size_t)cx->size * sizeof(double) + (size_t)cx->n_terms + 1);
+    if (!n) return NULL;
+    n->pre = (double *)(n + 1);
+    n->open = (unsigned char *)(n->pre + 2 * (size_t)cx->size);
+    n->depth = 0;
+    return n;
+}
+
+/* Bound node b: close refuted terms; *closed = 1 when none is left or the
+ * bounds are empty. Otherwise pick the split (*layer, *neuron). lam: [m][size]. */
+static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, double *lam, double *lb, int *closed,
+                             int *layer, int *neuron)
+{
+    const lg_net *net = cx->net;
+    *closed = 0;
+    for (int k = 0; k < net->n_layers; k++)
+        for (int j = 0; j < net->layers[k].n_out; j++)
+            if (b->lo[k][j] > b->hi[k][j]) { /* no input reaches this node: nothing to refute */
+                *closed = 1;
+                return LG_OK;
+            }
+    lg_backsub s;
+    lg_status st = lg_backsub_init(&s, b, net, cx->m);
+    if (st != LG_OK) return st;
+    int no = lg_net_n_out(net);
+    memcpy(s.A, cx->C, (size_t)cx->m * (size_t)no * sizeof *s.A);
+    memcpy(s.c, cx->d, (size_t)cx->m * sizeof *s.c);
+    lg_backsub_lower_beta(&s, net->n_layers - 1, cx->m, NULL, NULL, lam, (size_t)cx->size, NULL, lb);
+    lg_backsub_free(&s);
+    /* a term is refuted when one of its constraints is > 0 everywhere */
+    int worst_row = -1, left = 0;
+    double worst = INFINITY;
+    for (int t = 0, r = 0; t < cx->n_terms; t++) {
+        double best = -INFINITY;
+        int arg = -1;
+        for (int k = 0; k < cx->terms[t].n_cons; k++, r++)
+            if (lb[r] > best || arg < 0) best = lb[r], arg = r;
+        if (!n->open[t]) continue;
+        if (best > 0.0) {
+            n->open[t] = 0;
+            continue;
+        }
+        left++;
+        if (best < worst) worst = best, worst_row = arg;
+    }
+    if (!left) {
+        *closed = 1;
+        return LG_OK;
+    }
+    /* branching score |λ_j|·(gap of neuron j's lines at its midpoint) */
+    double best_score = 0.0;
+    *layer = *neuron = -1;
+    const double *lr = lam + (size_t)worst_row * (size_t)cx->size;
+    for (int k = 0, off = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (lg_act_info_of(L->act)->smooth)
+            for (int j = 0; j < L->n_out; j++) {
+                double lo = b->lo[k][j], hi = b->hi[k][j];
+                if (!(hi > lo) || lr[off + j] == 0.0) continue;
+                lg_act_lines al;
+                lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
+                double mid = lo + 0.5 * (hi - lo);
+                double gap = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
+                double sc = fabs(lr[off + j]) * (isfinite(gap) ? gap : 1e300);
+                if (sc > best_score) best_score = sc, *layer = k, *neuron = j;
+            }
+        off += L->n_out;
+    }
+    return LG_OK;
+}
+
+/* Gap between neuron's lines at the middle of [lo, hi]. */
+static double lg_ba_gap(const lg_layer *L, double lo, double hi)
+{
+    lg_act_lines al;
+    lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
+    double mid = lo + 0.5 * (hi - lo), g = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
+    return isfinite(g) ? g : INFINITY;
+}
+
+/* The split point of [lo, hi] that tightens the relaxation most: of 0 (when
+ * inside), the middle and the quarter points, the one whose worse half has
+ * the smaller gap. */
+static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
+{
+    double w = hi - lo, cand[4] = {lo + 0.5 * w, lo + 0.25 * w, lo + 0.75 * w, 0.0}, best = cand[0], bs = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double t = cand[i];
+        if (!(t > lo && t < hi)) continue;
+        double a = lg_ba_gap(L, lo, t), b = lg_ba_gap(L, t, hi), sc = a > b ? a : b;
+        if (sc < bs) bs = sc, best = t;
+    }
+    return best;
+}
+
+lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
+                         const lg_runctx *run, long max_nodes, lg_bab_act_out *out)
+{
+    memset(out, 0, sizeof *out);
+    lg_status st = lg_bounds_check_direct(net);
+    if (st != LG_OK) return st;
+    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL};
+    for (int t = 0; t < n_terms; t++) cx.m += terms[t].n_cons;
+    if (cx.m == 0 || n_terms == 0) return LG_OK; /* an empty conjunction holds: nothing to prove */
+    int no = lg_net_n_out(net);
+    long cap = 64, top = 0;
+    lg_ba_node **stack = malloc((size_t)cap * sizeof *stack);
+    cx.C = malloc((size_t)cx.m * (size_t)no * sizeof *cx.C);
+    cx.d = malloc((size_t)cx.m * sizeof *cx.d);
+    double *lam = malloc((size_t)cx.m * (size_t)cx.size * sizeof *lam);
+    double *lb = malloc((size_t)cx.m * sizeof *lb);
+    lg_bounds b;
+    memset(&b, 0, sizeof b);
+    if (!stack || !cx.C || !cx.d || !lam || !lb || (st = lg_bounds_init(&b, net)) != LG_OK) {
+        if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        goto done;
+    }
+    for (int t = 0, r = 0; t < n_terms; t++)
+        for (int k = 0; k < terms[t].n_cons; k++, r++) {
+            memcpy(cx.C + (size_t)r * (size_t)no, terms[t].cons[k].coef, (size_t)no * sizeof *cx.C);
+            cx.d[r] = terms[t].cons[k].d;
+        }
+    lg_ba_node *r0 = lg_ba_new(&cx);
+    if (!r0) {
+        st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        goto done;
+    }
+    lg_ba_save(&cx, root, r0->pre);
+    memset(r0->open, 1, (size_t)n_terms);
+    stack[top++] = r0;
+    int gave_up = 0;
+    while (top > 0) {
+        if (lg_runctx_expired(run) || (max_nodes > 0 && out->nodes >= max_nodes)) {
+            gave_up = 1;
+            break;
+        }
+        lg_ba_node *n = stack[--top];
+        lg_ba_load(&cx, n->pre, &b);
+        out->nodes++;
+        if (n->depth > out->max_depth) out->max_depth = n->depth;
+        int closed, k, j;
+        if ((st = lg_ba_bound(&cx, &b, n, lam, lb, &closed, &k, &j)) != LG_OK) {
+            free(n);
+            goto done;
+        }
+        if (closed) {
+            free(n);
+            continue;
+        }
+        if (k < 0) { /* nothing left to split: this node cannot be refuted by splitting */
+            free(n);
+            gave_up = 1;
+            break;
+        }
+        double lo = b.lo[k][j], hi = b.hi[k][j], w = hi - lo;
+        double t = lg_ba_split_point(&net->layers[k], lo, hi);
+        if (!(t > lo && t < hi)) t = lo + 0.5 * w;
+        if (!(t > lo && t < hi)) { /* an interval of one or two doubles: cannot split */
+            free(n);
+            gave_up = 1;
+            break;
+        }
+        if (top + 2 > cap) {
+            lg_ba_node **ns = realloc(stack, (size_t)(cap * 2) * sizeof *stack);
+            if (!ns) {
+                free(n);
+                st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+                goto done;
+            }
+            stack = ns;
+            cap *= 2;
+        }
+        /* the parent's bounds hold on each half; the later layers are
+         * re-bounded from the narrowed interval (only ever tightened) */
+        lg_ba_node *c = lg_ba_new(&cx);
+        if (!c) {
+            free(n);
+            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            goto done;
+        }
+        memcpy(c->open, n->open, (size_t)n_terms);
+        c->depth = n->depth + 1;
+        for (int side = 0; side < 2; side++) {
+            lg_ba_node *dst = side ? n : c;
+            lg_ba_load(&cx, n->pre, &b);
+            if (side) b.lo[k][j] = t;
+            else b.hi[k][j] = t;
+            if (k + 1 < net->n_layers && (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK) {
+                free(c);
+                free(n);
+                goto done;
+            }
+            if (side) { /* n's own storage is reused for the second child */
+                lg_ba_save(&cx, &b, n->pre);
+                n->depth = c->depth;
+            } else {
+                lg_ba_save(&cx, &b, c->pre);
+            }
+            stack[top++] = dst;
+        }
+    }
+    out->proved = !gave_up && top == 0 && st == LG_OK;
+done:
+    while (top > 0) free(stack[--top]);
+    free(stack);
+    free(cx.C);
+    free(cx.d);
+    free(lam);
+    free(lb);
+    lg_bounds_free(&b);
+    return st;
+}

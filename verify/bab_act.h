@@ -1,0 +1,36 @@
+/* bab_act.h — branch and bound on a smooth network's activations
+ * (DESIGN.md §3 "Smooth activations"): a node is the root's pre-activation
+ * bounds with some neurons' input intervals cut in two; its bound is CROWN
+ * through the certified relaxations of its (narrower, hence tighter)
+ * intervals, valid on the inputs whose pre-activations lie in them. The
+ * children of a node cover its region, so a case whose every leaf refutes
+ * every term is `robust`; a node whose bounds become empty is closed.
+ *
+ * Branching: the open term with the weakest bound picks the neuron whose
+ * relaxation gap at its midpoint, weighted by the term's back-substitution
+ * coefficient, is largest; its interval is split where the relaxation
+ * tightens most: of 0 (when inside), the middle and the quarter points, the
+ * one whose worse half has the smaller gap between its lines.
+ * Depth first, so open nodes stay few; stops at the run's deadline or
+ * max_nodes. Finds no counterexamples (the driver's attack does).
+ *
+ * net, terms and root are borrowed; everything else is freed on return.
+ */
+#ifndef LG_BAB_ACT_H
+#define LG_BAB_ACT_H
+
+#include "core/net.h"
+#include "core/runctx.h"
+#include "core/term.h"
+#include "verify/bounds.h"
+
+typedef struct lg_bab_act_out {
+    int proved;   /* 1: every node closed: no term holds anywhere in the box */
+    long nodes;   /* nodes bounded */
+    int max_depth;
+} lg_bab_act_out;
+
+lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
+                         const lg_runctx *run, long max_nodes, lg_bab_act_out *out);
+
+#endif
