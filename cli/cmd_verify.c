@@ -14,7 +14,7 @@
 static void lg_verify_help(void)
 {
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE --eps E)\n"
-           "                    [--solver z3|glpk|auto|none] [--timeout S] [--memory MB] [--tighten none|lp]\n"
+           "                    [--solver z3|glpk|auto|none] [--z3-theory auto|exact|lp|lp-lemmas] [--timeout S] [--memory MB] [--tighten none|lp]\n"
            "                    [--margin K]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [--out FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
@@ -48,7 +48,13 @@ static void lg_verify_help(void)
            "  --solver NAME   auto (default: bounds, attack, branch and bound whose small sub-problems go\n"
            "                  to GLPK, then Z3; if still open, GLPK then Z3 on the whole case),\n"
            "                  glpk (certified MILP branch and bound: every pruned node closed by a checked\n"
-           "                  LP certificate), z3 (exact SMT), none (bounds, attack and branch and bound only)\n"
+           "                  LP certificate), z3 (SMT), none (bounds, attack and branch and bound only)\n"
+           "  --z3-theory T   the linear arithmetic under Z3 (with --solver z3): exact (Z3's own QF_LRA in\n"
+           "                  exact rationals), lp (Z3 decides the ReLU phases and the property's terms,\n"
+           "                  lgelu's LP with a certified bound is the theory), auto (default: exact up\n"
+           "                  to 4 inputs, lp above); the theory that ran is in `method` (z3-exact/z3-lp);\n"
+           "                  lp-lemmas: the lp theory as lemmas on demand instead of Z3's user\n"
+           "                  propagator (slower; kept for the comparison in benchmarks/Z3.md)\n"
            "  --timeout S     overall wall-clock limit in seconds (default 60; 0 = none); honoured\n"
            "                  within about a second (back-ends run in a child killed 1 s after it)\n"
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
@@ -78,8 +84,8 @@ static void lg_verify_help(void)
            "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
            "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
            "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
-           "                  bab_max_depth, seconds_bounds, seconds_solver, and GLPK's LP work: lps,\n"
-           "                  seconds_lp, seconds_cert, lps_open\n"
+           "                  bab_max_depth, seconds_bounds, seconds_solver, and the LP work (GLPK, Z3's\n"
+           "                  lp theory): lps, seconds_lp, seconds_cert, lps_open\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
@@ -156,12 +162,13 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_OUT, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
         {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
         {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
+        {"z3-theory", required_argument, 0, O_Z3_THEORY},
         {"memory", required_argument, 0, O_MEMORY},
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"out", required_argument, 0, O_OUT},
@@ -175,7 +182,7 @@ int lg_cmd_verify(int argc, char **argv)
     lg_verify_args a;
     lg_verify_args_default(&a);
     lg_verify_opts o = lg_verify_opts_default();
-    const char *out = NULL, *ref_path = NULL;
+    const char *out = NULL, *ref_path = NULL, *z3_theory = "auto";
     int json = 0, c;
     long v;
     optind = 1;
@@ -213,6 +220,11 @@ int lg_cmd_verify(int argc, char **argv)
                                     lg_solver_verify_names(names, sizeof names), optarg);
             }
             o.solver = optarg;
+            break;
+        case O_Z3_THEORY:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "exact") && strcmp(optarg, "lp") && strcmp(optarg, "lp-lemmas"))
+                return lg_cli_usage("verify", "--z3-theory: expected auto, exact, lp or lp-lemmas, got '%s'", optarg);
+            z3_theory = optarg;
             break;
         case O_TIGHTEN:
             if (strcmp(optarg, "none") == 0) o.tighten = LG_TIGHTEN_NONE;
@@ -265,6 +277,11 @@ int lg_cmd_verify(int argc, char **argv)
     if (optind != argc - 1) return lg_cli_usage("verify", "expected exactly one network file");
     if (lg_verify_args_check("verify", &a)) return 2;
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
+    char z3_name[24];
+    if (strcmp(o.solver, "z3") == 0) { /* the back-end named with its theory (encode/problem.h) */
+        snprintf(z3_name, sizeof z3_name, "z3-%s", z3_theory);
+        o.solver = z3_name;
+    }
     lg_net net, ref = {0};
     double delta = 0;
     lg_prop prop = {0};

@@ -49,28 +49,20 @@
  * lg_result.lp.
  *
  * Inputs are validated before any GLPK call; a GLPK fatal error is caught
- * with glp_error_hook + longjmp (then glp_free_env) and reported as
+ * by lg_glpk_guard (glpk_guard.h) and reported as
  * LG_ERR_SOLVER instead of aborting.
  */
 #include <glpk.h>
 #include <math.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
 #include "encode/backends.h"
+#include "encode/glpk_guard.h"
 #include "encode/lp_cert.h"
 #include "encode/milp.h"
 #include "encode/pwl.h"
-
-static _Thread_local jmp_buf *glpk_jmp;
-
-static void glpk_on_error(void *info)
-{
-    (void)info;
-    if (glpk_jmp) longjmp(*glpk_jmp, 1);
-}
 
 /* One branch-and-bound node: fix column col (0-based δ) to val, with the
  * fixings path[0 .. depth) of its parent. The root has col −1. */
@@ -490,29 +482,31 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
     return LG_OK;
 }
 
-/* glpk_run under an error hook: a GLPK fatal error longjmps back here. */
+/* glpk_run under lg_glpk_guard: a GLPK fatal error frees GLPK's
+ * environment and becomes LG_ERR_SOLVER. */
+typedef struct glpk_call {
+    glpq *q;
+    const lg_problem *p;
+    const lg_solve_opts *o;
+    lg_result *r;
+    lg_status st;
+} glpk_call;
+
+static void glpk_call_run(void *arg)
+{
+    glpk_call *c = arg;
+    c->st = glpk_run(c->q, c->p, c->o, c->r);
+    glpk_done(c->q);
+}
+
 static lg_status glpk_guarded(glpq *q, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
-    jmp_buf jb;
-    jmp_buf *volatile saved = glpk_jmp;
-    volatile lg_status st = LG_OK;
-    if (setjmp(jb) == 0) {
-        glpk_jmp = &jb;
-        glp_error_hook(glpk_on_error, NULL);
-        st = glpk_run(q, p, o, r);
-        glpk_done(q);
-        glp_error_hook(NULL, NULL);
-    } else {
-        /* GLPK hit a fatal error; its environment is unusable: free it all. */
-        glp_error_hook(NULL, NULL);
-        glp_free_env();
-        q->P = NULL;
-        if (q->have_cert) lg_lp_cert_free(&q->cert);
-        q->have_cert = 0;
-        st = lg_fail(LG_ERR_SOLVER, "glpk: internal error (see the GLPK message above)");
-    }
-    glpk_jmp = saved;
-    return st;
+    glpk_call c = {q, p, o, r, LG_OK};
+    if (!lg_glpk_guard(glpk_call_run, &c)) return c.st;
+    q->P = NULL; /* freed with the environment */
+    if (q->have_cert) lg_lp_cert_free(&q->cert);
+    q->have_cert = 0;
+    return lg_fail(LG_ERR_SOLVER, "glpk: internal error (see the GLPK message above)");
 }
 
 lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)

@@ -23,6 +23,7 @@ typedef struct lg_iso_msg {
     lg_lp_stats lp;
     double seconds;
     long nodes;
+    char theory[8];
     char reason[256];
     char errmsg[512];
 } lg_iso_msg;
@@ -90,6 +91,7 @@ static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_
     m.answer = (int)r.answer;
     m.seconds = r.seconds;
     m.nodes = r.nodes;
+    memcpy(m.theory, r.theory, sizeof m.theory);
     m.timed_out = r.timed_out;
     m.lp = r.lp;
     memcpy(m.reason, r.reason, sizeof m.reason);
@@ -153,6 +155,7 @@ lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solv
     r->answer = (lg_answer)m.answer;
     r->seconds = m.seconds;
     r->nodes = m.nodes;
+    memcpy(r->theory, m.theory, sizeof r->theory);
     r->timed_out = m.timed_out;
     r->lp = m.lp;
     m.reason[sizeof m.reason - 1] = '\0';

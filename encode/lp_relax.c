@@ -1,6 +1,7 @@
 /* lp_relax.c — a boxed LP loaded into GLPK and sound lower bounds from its
  * duals (lp_relax.h). */
 #include "encode/lp_relax.h"
+#include "encode/glpk_guard.h"
 #include "encode/lp_cert.h"
 
 #include <assert.h>
@@ -70,6 +71,36 @@ void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val)
     lp->rows[lp->n_rows - 1].n++;
 }
 
+/* The GLPK part of lg_lp_relax_load, run under lg_glpk_guard. */
+typedef struct lp_relax_load_call {
+    lg_lp_relax *lp;
+    int *ind; /* [max row length + 1] */
+    lg_status st;
+} lp_relax_load_call;
+
+static void lp_relax_load_run(void *arg)
+{
+    lp_relax_load_call *m = arg;
+    lg_lp_relax *lp = m->lp;
+    int *ind = m->ind;
+    glp_prob *P = glp_create_prob();
+    lp->P = P;
+    glp_set_obj_dir(P, GLP_MIN);
+    if (lp->n_cols > 0) glp_add_cols(P, lp->n_cols);
+    for (int c = 0; c < lp->n_cols; c++)
+        glp_set_col_bnds(P, c + 1, lp->lo[c] == lp->hi[c] ? GLP_FX : GLP_DB, lp->lo[c], lp->hi[c]);
+    if (lp->n_rows > 0) glp_add_rows(P, lp->n_rows);
+    for (int i = 0; i < lp->n_rows; i++) {
+        const lg_lp_relax_row *R = &lp->rows[i];
+        int type = R->sense == 'E' ? GLP_FX : R->sense == 'G' ? GLP_LO : R->sense == 'F' ? GLP_FR : GLP_UP;
+        glp_set_row_bnds(P, i + 1, type, R->rhs, R->rhs);
+        /* glp_set_mat_row reads ind[1..n] (1-based columns), val[1..n] */
+        for (int e = 0; e < R->n; e++) ind[e + 1] = R->col[e] + 1;
+        glp_set_mat_row(P, i + 1, R->n, ind, R->val - 1);
+    }
+    m->st = lg_lp_cert_init(lp->cert, P);
+}
+
 lg_status lg_lp_relax_load(lg_lp_relax *lp)
 {
     if (lp->P) return lg_fail(LG_ERR_SOLVER, "lp relaxation: already loaded");
@@ -80,49 +111,53 @@ lg_status lg_lp_relax_load(lg_lp_relax *lp)
     for (int i = 0; i < lp->n_rows; i++)
         if (lp->rows[i].n > max_n) max_n = lp->rows[i].n;
     int *ind = malloc(((size_t)max_n + 1) * sizeof *ind);
-    if (!ind) return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
-    glp_prob *P = glp_create_prob();
-    lp->P = P;
-    glp_set_obj_dir(P, GLP_MIN);
-    if (lp->n_cols > 0) glp_add_cols(P, lp->n_cols);
-    for (int c = 0; c < lp->n_cols; c++)
-        glp_set_col_bnds(P, c + 1, lp->lo[c] == lp->hi[c] ? GLP_FX : GLP_DB, lp->lo[c], lp->hi[c]);
-    if (lp->n_rows > 0) glp_add_rows(P, lp->n_rows);
-    for (int i = 0; i < lp->n_rows; i++) {
-        const lg_lp_relax_row *R = &lp->rows[i];
-        int type = R->sense == 'E' ? GLP_FX : R->sense == 'G' ? GLP_LO : GLP_UP;
-        glp_set_row_bnds(P, i + 1, type, R->rhs, R->rhs);
-        /* glp_set_mat_row reads ind[1..n] (1-based columns), val[1..n] */
-        for (int e = 0; e < R->n; e++) ind[e + 1] = R->col[e] + 1;
-        glp_set_mat_row(P, i + 1, R->n, ind, R->val - 1);
-    }
-    free(ind);
     lp->cert = malloc(sizeof *lp->cert);
-    if (!lp->cert) return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
-    lg_status st = lg_lp_cert_init(lp->cert, P);
-    if (st != LG_OK) {
+    if (!ind || !lp->cert) {
+        free(ind);
         free(lp->cert);
         lp->cert = NULL;
+        return lg_fail(LG_ERR_NOMEM, "lp relaxation: out of memory");
     }
-    return st;
+    lp_relax_load_call m = {lp, ind, LG_OK};
+    if (lg_glpk_guard(lp_relax_load_run, &m)) {
+        lp->P = NULL; /* freed with GLPK's environment */
+        m.st = lg_fail(LG_ERR_SOLVER, "lp relaxation: GLPK internal error (see the GLPK message above)");
+    }
+    free(ind);
+    if (m.st != LG_OK) {
+        free(lp->cert); /* lg_lp_cert_init cleans up after itself when it fails */
+        lp->cert = NULL;
+    }
+    return m.st;
 }
 
-int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb)
+/* The simplex and certificate of lg_lp_relax_min, run under lg_glpk_guard. */
+typedef struct lp_relax_min_call {
+    lg_lp_relax *lp;
+    const double *obj;
+    double c0;
+    const lg_runctx *run;
+    double lb;
+    int ok;
+} lp_relax_min_call;
+
+static void lp_relax_min_run(void *arg)
 {
+    lp_relax_min_call *m = arg;
+    lg_lp_relax *lp = m->lp;
     glp_prob *P = lp->P;
-    if (!P) return 0;
     for (int c = 0; c < lp->n_cols; c++)
-        if (obj[c] != lp->obj[c]) {
-            lp->obj[c] = obj[c];
-            glp_set_obj_coef(P, c + 1, obj[c]);
+        if (m->obj[c] != lp->obj[c]) {
+            lp->obj[c] = m->obj[c];
+            glp_set_obj_coef(P, c + 1, m->obj[c]);
         }
-    glp_set_obj_coef(P, 0, c0);
+    glp_set_obj_coef(P, 0, m->c0);
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_OFF;
-    if (run && run->deadline > 0) /* the time left until the deadline, at least 1 ms */
-        parm.tm_lim = (int)fmin(1e9, 1000.0 * lg_runctx_remaining(run)) + 1;
+    if (m->run && m->run->deadline > 0) /* the time left until the deadline, at least 1 ms */
+        parm.tm_lim = (int)fmin(1e9, 1000.0 * lg_runctx_remaining(m->run)) + 1;
     int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
     int rc_s = glp_simplex(P, &parm);
     if (rc_s != 0) { /* bad basis etc.: rebuild the basis once */
@@ -130,10 +165,46 @@ int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runc
         rc_s = glp_simplex(P, &parm);
     }
     glp_term_out(term_was);
-    if (rc_s != 0 && rc_s != GLP_ETMLIM) return 0;
+    if (rc_s != 0 && rc_s != GLP_ETMLIM) return;
     /* whatever GLPK reached, its duals give a certified bound (lp_cert.h) */
     double b;
-    if (lg_lp_cert_check(lp->cert, -INFINITY, &b) != LG_LP_CERT_BOUND || !isfinite(b)) return 0;
-    *lb = b;
-    return 1;
+    if (lg_lp_cert_check(lp->cert, -INFINITY, &b) != LG_LP_CERT_BOUND || !isfinite(b)) return;
+    m->lb = b;
+    m->ok = 1;
+}
+
+int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb)
+{
+    if (!lp->P) return 0;
+    lp_relax_min_call m = {lp, obj, c0, run, -INFINITY, 0};
+    if (lg_glpk_guard(lp_relax_min_run, &m)) {
+        lp->P = NULL; /* freed with GLPK's environment: this LP is dead */
+        return 0;
+    }
+    if (m.ok) *lb = m.lb;
+    return m.ok;
+}
+
+void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense)
+{
+    assert(i >= 0 && i < lp->n_rows && (sense == 'E' || sense == 'G' || sense == 'L' || sense == 'F'));
+    lg_lp_relax_row *R = &lp->rows[i];
+    if (R->sense == sense) return;
+    R->sense = sense;
+    if (lp->P) {
+        int type = sense == 'E' ? GLP_FX : sense == 'G' ? GLP_LO : sense == 'F' ? GLP_FR : GLP_UP;
+        glp_set_row_bnds(lp->P, i + 1, type, R->rhs, R->rhs);
+    }
+}
+
+double lg_lp_relax_mult(const lg_lp_relax *lp, int i)
+{
+    assert(lp->cert && i >= 0 && i < lp->n_rows);
+    return lp->cert->y[i];
+}
+
+double lg_lp_relax_value(const lg_lp_relax *lp, int c)
+{
+    assert(lp->P && c >= 0 && c < lp->n_cols);
+    return glp_get_col_prim(lp->P, c + 1);
 }

@@ -27,7 +27,7 @@
 #include "core/status.h"
 
 typedef struct lg_lp_relax_row {
-    char sense;      /* 'E' (=), 'G' (≥), 'L' (≤) */
+    char sense;      /* 'E' (=), 'G' (≥), 'L' (≤), 'F' (free: switched off) */
     double rhs;
     int n;           /* entries */
     const int *col;  /* 0-based column indices (into the lg_lp_relax arrays) */
@@ -62,10 +62,23 @@ void lg_lp_relax_ent(lg_lp_relax *lp, int col, double val);
  * bound would be useless), LG_ERR_SOLVER if it is already loaded. */
 lg_status lg_lp_relax_load(lg_lp_relax *lp);
 
+/* Switch row i (0-based) of a loaded LP to sense 'E', 'G', 'L' or 'F'
+ * (free: the row is dropped until switched back; its multiplier is 0). The
+ * next lg_lp_relax_min starts from the current basis. */
+void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense);
+
 /* Minimise obj·v + c0 (obj [n_cols]) with the simplex stopped at run's
  * deadline (run NULL or without one: no limit). 1 and *lb = a certified
  * lower bound (finite) from the duals GLPK left, else 0 (no bound: keep
- * what you have). */
+ * what you have). A GLPK fatal error is caught (glpk_guard.h): 0, and the LP
+ * is dead from then on (lp->P is NULL, every later call answers 0). */
 int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb);
+
+/* After lg_lp_relax_min returned 1: the multiplier of row i in the
+ * certificate of that bound (0 when it does not use the row: the same bound
+ * holds for the LP without it; lp_cert.h), and GLPK's primal value of
+ * column c. */
+double lg_lp_relax_mult(const lg_lp_relax *lp, int i);
+double lg_lp_relax_value(const lg_lp_relax *lp, int c);
 
 #endif

@@ -76,8 +76,10 @@ typedef struct lg_result {
     char reason[256];      /* why UNKNOWN (timeout, tolerance, ...) */
     int timed_out;         /* UNKNOWN because the time limit was reached */
     double seconds;
-    long nodes;            /* B&B nodes (GLPK) or decisions (Z3) */
-    lg_lp_stats lp;        /* LP work of an LP-based back-end (GLPK); zero otherwise */
+    long nodes;            /* B&B nodes (GLPK), decisions (Z3, exact theory) or theory
+                              conflicts (Z3, LP theory: each a learned clause) */
+    lg_lp_stats lp;        /* LP work of an LP-based back-end (GLPK, Z3's LP theory); zero otherwise */
+    char theory[8];        /* Z3: the theory that ran, "exact" or "lp"; "" otherwise */
 } lg_result;
 
 void lg_result_free(lg_result *r);
@@ -110,7 +112,8 @@ typedef struct lg_solver_ops {
     int index;                 /* position in the table (bit masks of back-ends used) */
 } lg_solver_ops;
 
-/* "z3", "glpk", "smt2", "lp", "auto", "none"; NULL if unknown. */
+/* "z3", "glpk", "smt2", "lp", "auto", "none", and Z3 by theory (encode/z3lp.h):
+ * "z3-exact" (= "z3"), "z3-lp", "z3-lp-lemmas", "z3-auto"; NULL if unknown. */
 const lg_solver_ops *lg_solver_find(const char *name);
 /* Table entry number i (0-based), NULL past the end. */
 const lg_solver_ops *lg_solver_at(int i);

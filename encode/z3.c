@@ -456,6 +456,7 @@ lg_status lg_z3_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
     lg_status st = lg_pwl_validate(p);
     if (st) return st;
     st = z3_solve_here(p, o, t0, r);
+    snprintf(r->theory, sizeof r->theory, "exact");
     r->seconds = lg_now() - t0;
     return st;
 }

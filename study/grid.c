@@ -253,6 +253,13 @@ static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *valu
         }
         return 1;
     }
+    if (strcmp(key, "z3_theory") == 0) {
+        if (n != 1 || (strcmp(tok[0], "auto") && strcmp(tok[0], "exact") && strcmp(tok[0], "lp") &&
+                       strcmp(tok[0], "lp-lemmas")))
+            LG_GRID_FAIL(P, "study", key, "expected one of auto, exact, lp, lp-lemmas");
+        snprintf(g->z3_theory, sizeof g->z3_theory, "%s", tok[0]);
+        return 1;
+    }
     if (n == 0) LG_GRID_FAIL(P, "study", key, "empty list");
     if (strcmp(key, "archs") == 0) {
         lg_study_arch *a = realloc(g->archs, (size_t)(g->n_archs + n) * sizeof *a);
@@ -289,7 +296,7 @@ static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *valu
         const char *why = lg_grid_modes(value, g->modes, &g->n_modes, bad, sizeof bad);
         if (why) LG_GRID_FAIL(P, "study", key, "'%s' %s", bad, why);
     } else {
-        LG_GRID_FAIL(P, "study", key, "unknown key (archs, seeds, eps, inputs, input_offset, modes, timeout, data)");
+        LG_GRID_FAIL(P, "study", key, "unknown key (archs, seeds, eps, inputs, input_offset, modes, timeout, data, z3_theory)");
     }
     return 1;
 }
@@ -432,6 +439,7 @@ static lg_status lg_grid_run(lg_study_grid *g, FILE *f, const char *name)
     memset(g, 0, sizeof *g);
     snprintf(g->data, sizeof g->data, "%s", LG_DATA_DEFAULT_DIR);
     g->timeout = 30.0;
+    snprintf(g->z3_theory, sizeof g->z3_theory, "auto");
     lg_grid_parse P;
     memset(&P, 0, sizeof P);
     P.g = g;
@@ -636,6 +644,7 @@ static void lg_gd_items(const lg_study_grid *g, lg_gd_list *L)
     lg_gd_modes(b, sizeof b, g->modes, g->n_modes);
     lg_gd_add(L, "[study] modes", "%s", b);
     lg_gd_add(L, "[study] timeout", "%.15g", g->timeout);
+    lg_gd_add(L, "[study] z3_theory", "%s", g->z3_theory);
     for (int i = 0; i < g->n_archs; i++) {
         const lg_study_arch *a = &g->archs[i];
         char nm[LG_STUDY_NAME + 32];

@@ -88,6 +88,8 @@ typedef struct lg_study_grid {
     int n_modes;
     lg_study_mode modes[LG_STUDY_N_MODES];
     double timeout;           /* seconds per instance (default 30) */
+    char z3_theory[16];       /* the z3 mode's theory: "auto" (default), "exact", "lp", "lp-lemmas"
+                                 (verify --z3-theory); the row records the one that ran */
 } lg_study_grid;
 
 lg_study_train lg_study_train_default(void);

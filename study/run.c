@@ -45,7 +45,15 @@ void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg
     vo->bab.threads = 1; /* verdicts that do not depend on -j */
     int w = snprintf(desc, n, "timeout=%g bab_threads=1", timeout);
     if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) {
-        vo->solver = m == LG_STUDY_Z3 ? "z3" : "glpk";
+        /* the z3 mode names its theory (grid key z3_theory, verify --z3-theory) */
+        static const char *const z3_names[][2] = {
+            {"auto", "z3-auto"}, {"exact", "z3-exact"}, {"lp", "z3-lp"}, {"lp-lemmas", "z3-lp-lemmas"}};
+        vo->solver = "glpk";
+        if (m == LG_STUDY_Z3) {
+            vo->solver = "z3-auto";
+            for (size_t i = 0; i < sizeof z3_names / sizeof z3_names[0]; i++)
+                if (strcmp(g->z3_theory, z3_names[i][0]) == 0) vo->solver = z3_names[i][1];
+        }
         vo->backend_only = 1;
         vo->attack = 0;
         vo->bab.mode = LG_BAB_NONE;
@@ -234,20 +242,24 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     for (int k = 0; k < rep.n_layers; k++) json_array_append_new(un, json_integer(rep.unstable[k]));
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, n->hash);
+    /* the z3 mode's theory that ran (its method z3-exact / z3-lp), null elsewhere */
+    json_t *theory = I->mode == LG_STUDY_Z3 && strncmp(rep.method, "z3-", 3) == 0 ? json_string(rep.method + 3)
+                     : I->mode == LG_STUDY_Z3 && strcmp(vo.solver, "z3-auto") != 0 ? json_string(vo.solver + 3)
+                                                                                       : json_null();
     *row = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:f, s:s, s:s, s:s, s:b, s:f, s:o, s:i, s:I, s:I, s:s, s:f, "
-                     "s:f, s:o, s:f, s:s}",
+                     "s:f, s:o, s:f, s:s, s:o}",
                      "key", key, "regime", N->r->name, "arch", N->a->name, "seed", (json_int_t)N->seed, "input",
                      I->input, "label", label, "eps", eps, "mode", lg_study_mode_name(I->mode), "verdict",
                      lg_verdict_name(rep.verdict), "reason", rep.reason, "timed_out", rep.timed_out, "seconds",
                      rep.seconds, "unstable", un, "unstable_total", rep.unstable_total, "nodes",
                      (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",
-                     timeout, "hash", hex);
+                     timeout, "hash", hex, "z3_theory", theory);
     if (!*row) {
         st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
         goto fail;
     }
-    /* provenance: what ran it; GLPK's LP work (DESIGN.md §3) */
+    /* provenance: what ran it; the LP work of GLPK or Z3's lp theory (DESIGN.md §3) */
     if (json_object_set_new(*row, "settings", json_string(settings)) ||
         json_object_set_new(*row, "version", json_string(lg_version())) ||
         json_object_set_new(*row, "commit", json_string(lg_commit())) ||

@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "encode/problem.h"
 #include "encode/lp_cert.h"
+#include "encode/lp_relax.h"
 #include "xlp.h"
 
 /* A small boxed LP: min obj·x s.t. rows; GLPK loaded, quiet. */
@@ -311,6 +312,37 @@ START_TEST(test_lpcert_glpk_tiny_margin)
 }
 END_TEST
 
+/* A row that names one column twice is a fatal error inside GLPK
+ * (glp_set_mat_row: duplicate indices). The guard turns it into an error
+ * status instead of an abort, and GLPK works again afterwards: the same LP
+ * without the duplicate is loaded and solved, min x = 1 on x ∈ [1, 2]. */
+static void lp_one_col(lg_lp_relax *lp, int dup)
+{
+    ck_assert_int_eq(lg_lp_relax_init(lp, 1, 1, 2), LG_OK);
+    lg_lp_relax_col(lp, 0, 1.0, 2.0);
+    lg_lp_relax_row_add(lp, 'G', 0.0);
+    lg_lp_relax_ent(lp, 0, 1.0);
+    if (dup) lg_lp_relax_ent(lp, 0, 1.0);
+}
+
+START_TEST(test_lpcert_glpk_fatal_error_caught)
+{
+    lg_lp_relax lp;
+    lp_one_col(&lp, 1);
+    ck_assert_int_eq(lg_lp_relax_load(&lp), LG_ERR_SOLVER);
+    ck_assert_ptr_null(lp.P);
+    double obj[1] = {1.0}, lb = -1.0;
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, NULL, &lb), 0); /* dead, answers 0 */
+    lg_lp_relax_free(&lp);
+    lp_one_col(&lp, 0);
+    ck_assert_int_eq(lg_lp_relax_load(&lp), LG_OK);
+    ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, NULL, &lb), 1);
+    ck_assert(lb <= 1.0 && lb > 1.0 - 1e-9);
+    lg_lp_relax_free(&lp);
+    glp_free_env();
+}
+END_TEST
+
 Suite *suite_lpcert(void)
 {
     Suite *s = suite_create("lpcert");
@@ -321,6 +353,7 @@ Suite *suite_lpcert(void)
     tcase_add_test(tc, test_lpcert_cannot_close);
     tcase_add_test(tc, test_lpcert_random_vs_exact);
     tcase_add_test(tc, test_lpcert_glpk_tiny_margin);
+    tcase_add_test(tc, test_lpcert_glpk_fatal_error_caught);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -17,7 +17,7 @@
 #define LG_SOUNDFUZZ_CASES_QUICK 24
 /* Modes the CI slice runs (comma lists for lg_fuzz_opts_select): every
  * solver and every B&B mode. */
-#define LG_SOUNDFUZZ_SOLVERS "auto,glpk,z3,none,glpk-only"
+#define LG_SOUNDFUZZ_SOLVERS "auto,glpk,z3,none,glpk-only,z3-lp"
 #define LG_SOUNDFUZZ_BABS "none,input,relu,auto"
 
 /* The generator is deterministic and covers its classes. */

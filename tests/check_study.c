@@ -688,17 +688,42 @@ START_TEST(test_study_other_version_refused)
 }
 END_TEST
 
-/* z3 back-end-only rows through the runner: the stage is z3 (decided or timed out). */
+/* z3 back-end-only rows through the runner: the stage names the theory that
+ * ran (auto: the LP theory at 784 inputs; exact when the grid asks), and so
+ * does the row's z3_theory; an unknown theory is refused. */
 START_TEST(test_study_z3_mode_row)
 {
     if (!lg_test_have_data()) return;
-    static const char *grid = "[study]\narchs = 784,8,10\neps = 0.01\ninputs = 1\nmodes = z3\ntimeout = 2\n"
-                              "[train]\nepochs = 1\nsubset = 600\n[regime relu]\nact = relu\n";
-    ck_assert_int_eq(lg_run(grid, lg_dir("z3"), NULL, 1, 1, 1), LG_OK);
-    json_t *rows = lg_rows(lg_dir("z3"));
-    ck_assert_int_eq(lg_unique(rows), 1);
-    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "stage")), "z3");
-    json_decref(rows);
+    static const char *grids[2] = {
+        "[study]\narchs = 784,8,10\neps = 0.01\ninputs = 1\nmodes = z3\ntimeout = 2\n"
+        "[train]\nepochs = 1\nsubset = 600\n[regime relu]\nact = relu\n",
+        "[study]\narchs = 784,8,10\neps = 0.01\ninputs = 1\nmodes = z3\ntimeout = 2\nz3_theory = exact\n"
+        "[train]\nepochs = 1\nsubset = 600\n[regime relu]\nact = relu\n"};
+    static const char *const theory[2] = {"lp", "exact"};
+    for (int g = 0; g < 2; g++) {
+        const char *dir = lg_dir(g ? "z3x" : "z3");
+        ck_assert_int_eq(lg_run(grids[g], dir, NULL, 1, 1, 1), LG_OK);
+        json_t *rows = lg_rows(dir);
+        ck_assert_int_eq(lg_unique(rows), 1);
+        json_t *row = json_array_get(rows, 0);
+        char stage[16];
+        snprintf(stage, sizeof stage, "z3-%s", theory[g]);
+        ck_assert_str_eq(json_string_value(json_object_get(row, "stage")), stage);
+        ck_assert_str_eq(json_string_value(json_object_get(row, "z3_theory")), theory[g]);
+        ck_assert(json_is_integer(json_object_get(row, "lps")));
+        json_decref(rows);
+    }
+    lg_study_grid g, h;
+    ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs = 4,2\nz3_theory = fast\n", "bad.ini"), LG_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(lg_errmsg(), "z3_theory"));
+    /* a resume cannot mix theories: the grid diff names the change */
+    ck_assert_int_eq(lg_study_grid_parse(&g, grids[0], "a.ini"), LG_OK);
+    ck_assert_int_eq(lg_study_grid_parse(&h, grids[1], "b.ini"), LG_OK);
+    char diff[256];
+    ck_assert_int_eq(lg_study_grid_diff(&g, &h, diff, sizeof diff), 1);
+    ck_assert_str_eq(diff, "[study] z3_theory: auto -> exact");
+    lg_study_grid_free(&g);
+    lg_study_grid_free(&h);
 }
 END_TEST
 

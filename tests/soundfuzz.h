@@ -29,15 +29,16 @@
 
 #include "gen_fuzz.h"
 
-#define LG_FUZZ_N_SOLVERS 5
+#define LG_FUZZ_N_SOLVERS 6
 #define LG_FUZZ_N_BABS 4
 #define LG_FUZZ_MAX_KINDS 48
 
 typedef struct lg_fuzz_opts {
     double timeout_s;                  /* per lg_verify_run (default 2) */
-    int solver_on[LG_FUZZ_N_SOLVERS];  /* auto, glpk, z3, none, glpk-only (default all 1); glpk-only is
+    int solver_on[LG_FUZZ_N_SOLVERS];  /* auto, glpk, z3, none, glpk-only, z3-lp (default all 1); glpk-only is
                                           GLPK's certified search alone (backend_only, the study's glpk
-                                          mode), run once per case (bab none) */
+                                          mode), run once per case (bab none); z3-lp is Z3 over the
+                                          certified LP theory (verify --solver z3 --z3-theory lp) */
     int bab_on[LG_FUZZ_N_BABS];        /* none, input, relu, auto (default all 1) */
     int verbose;                       /* 1: a line per run */
 } lg_fuzz_opts;

@@ -22,7 +22,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: lgelu_soundfuzz [--seed S] [--hours H | --cases N] [--start I]\n"
-                    "                       [--case I [--dump DIR] [--print]] [--solver auto,glpk,z3,none,glpk-only]\n"
+                    "                       [--case I [--dump DIR] [--print]] [--solver auto,glpk,z3,none,glpk-only,z3-lp]\n"
                     "                       [--bab none,input,relu,auto] [--timeout T] [--verbose]\n");
     return 2;
 }

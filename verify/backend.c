@@ -107,7 +107,10 @@ lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_bac
             goto done;
         }
         char method[32];
-        snprintf(method, sizeof method, "%s", name);
+        if (strncmp(name, "z3-", 3) == 0 && res.theory[0]) /* Z3 by theory: the one that ran ("z3-auto" picks) */
+            snprintf(method, sizeof method, "z3-%.8s", res.theory);
+        else
+            snprintf(method, sizeof method, "%s", name);
         const lg_solver_ops *by = ops;
         if (res.answer == LG_ANSWER_UNSAT && ops->unsat == LG_UNSAT_CONFIRM) {
             /* a claim that is only a hint: re-decide the same query with the confirming back-end */

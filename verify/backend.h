@@ -40,7 +40,8 @@ typedef struct lg_backend_out {
     lg_answer answer;     /* UNSAT: proved; SAT: x holds an accepted witness; else UNKNOWN */
     int timed_out;        /* UNKNOWN because of the deadline */
     char reason[256];     /* why UNKNOWN */
-    char method[32];      /* the back-end that decided ("glpk", "z3"; "A+B" when B confirmed A's UNSAT) */
+    char method[32];      /* the back-end that decided ("glpk", "z3"; "A+B" when B confirmed A's UNSAT;
+                             Z3 by theory: "z3-exact" or "z3-lp", the theory that ran) */
     const lg_solver_ops *by; /* the table entry of the back-end that decided (NULL if none) */
     long nodes;           /* back-end nodes/decisions */
     lg_lp_stats lp;       /* LP work of the back-ends (GLPK) */

@@ -70,7 +70,8 @@ typedef struct lg_verify_report {
     char method[32];          /* what decided: "bounds", "attack", "glpk", "z3", "" */
     const char *bound_method; /* "symbolic" or "symbolic+lp" (static string) */
     double seconds;
-    long nodes;               /* back-end nodes/decisions summed over cases */
+    long nodes;               /* back-end nodes/decisions summed over cases (Z3's LP theory: conflicts,
+                                 each a learned clause) */
     long n_lp;                /* LPs solved by --tighten lp */
     int n_layers;
     int *unstable;            /* [n_layers] unstable ReLUs per layer, summed over cases */
@@ -84,7 +85,8 @@ typedef struct lg_verify_report {
     int bab_max_depth;        /* deepest branch-and-bound node */
     double t_bounds;          /* seconds in bound computations (B&B: summed over threads) */
     double t_solver;          /* seconds in complete back-ends (B&B: summed over threads) */
-    lg_lp_stats lp;           /* LP work inside them (GLPK): LPs, LP seconds, certificate seconds */
+    lg_lp_stats lp;           /* LP work inside them (GLPK, Z3's LP theory): LPs, LP seconds, certificate
+                                 seconds */
 } lg_verify_report;
 
 void lg_verify_report_free(lg_verify_report *r);
