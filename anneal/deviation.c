@@ -51,7 +51,8 @@ lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
         return lg_fail(LG_ERR_ARG, "the ReLU net has %d layers but the reference net %d", rn->n_layers, ref->n_layers);
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *A = &rn->layers[k], *B = &ref->layers[k];
-        if (A->kind != B->kind || A->n_in != B->n_in || A->n_out != B->n_out)
+        if (A->kind != B->kind || A->n_in != B->n_in || A->n_out != B->n_out ||
+            memcmp(&A->conv, &B->conv, sizeof A->conv) != 0)
             return lg_fail(LG_ERR_ARG, "layer %d: shapes differ (ReLU net %dx%d, reference net %dx%d)", k, A->n_out,
                            A->n_in, B->n_out, B->n_in);
         if (A->act != LG_ACT_RELU && A->act != LG_ACT_IDENTITY)
@@ -85,6 +86,17 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
+    if (lg_net_has_conv(rn)) {
+        /* conv layers: the bound runs on the same nets with dense matrices
+         * (lg_net_densify; its rounding analysis is the dense one) */
+        if ((st = lg_net_densify(&d->dense_rn, rn, LG_DEV_DENSE_MAX_BYTES)) != LG_OK ||
+            (st = lg_net_densify(&d->dense_ref, ref, LG_DEV_DENSE_MAX_BYTES)) != LG_OK) {
+            lg_dev_free(d);
+            return st;
+        }
+        rn = &d->dense_rn;
+        ref = &d->dense_ref;
+    }
     size_t w = (size_t)lg_net_max_width(rn), no = (size_t)lg_net_n_out(rn), tot = 0;
     for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;
     /* chunk: boxes per forward pass, so that the per-neuron records stay
@@ -120,6 +132,8 @@ void lg_dev_free(lg_dev *d)
     free(d->slope);
     free(d->back);
     free(d->err);
+    lg_net_free(&d->dense_rn);
+    lg_net_free(&d->dense_ref);
     memset(d, 0, sizeof *d);
 }
 

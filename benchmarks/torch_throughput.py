@@ -13,7 +13,11 @@ reports them); the best variant's median is PyTorch's number:
          forward keeps Φ and φ for the backward.
   gelu:  F.gelu (ATen's fused kernel).  relu: F.relu.
 
-usage: torch_throughput.py [--data DIR] [--act lgelu|gelu|relu] [--epochs N]
+With --cnn the model is the small CNN of `lgelu train --arch
+1x28x28,c8k3s2,c16k3s2,10`: Conv2d(1, 8, 3, stride 2) → act → Conv2d(8, 16,
+3, stride 2) → act → Linear(576, 10), one λ per conv layer.
+
+usage: torch_throughput.py [--data DIR] [--act lgelu|gelu|relu] [--epochs N] [--cnn]
 """
 import argparse
 import gzip
@@ -95,9 +99,28 @@ class MLP(torch.nn.Module):
         return self.l[2](x)
 
 
-def run(act, X, Y, epochs, batch=128, lr=0.05):
+class CNN(MLP):
+    def __init__(self, act):
+        torch.nn.Module.__init__(self)
+        self.l = torch.nn.ModuleList([torch.nn.Conv2d(1, 8, 3, stride=2), torch.nn.Conv2d(8, 16, 3, stride=2),
+                                      torch.nn.Linear(576, 10)])
+        self.s = torch.nn.Parameter(torch.zeros(2))
+        self.act = act
+
+    def forward(self, x):
+        x = x.reshape(-1, 1, 28, 28)
+        for k in range(2):
+            z = self.l[k](x)
+            if self.act in (F.gelu, F.relu):
+                x = self.act(z)
+            else:
+                x = self.act(z, self.s[k:k + 1])
+        return self.l[2](x.flatten(1))
+
+
+def run(act, X, Y, epochs, batch=128, lr=0.05, cnn=False):
     torch.manual_seed(1)
-    m = MLP(act)
+    m = CNN(act) if cnn else MLP(act)
     params = [p for n, p in m.named_parameters() if n != "s"]
     groups = [{"params": params}]
     if act not in (F.gelu, F.relu):
@@ -123,6 +146,7 @@ def main():
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--act", default="lgelu", choices=["lgelu", "gelu", "relu"])
     ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--cnn", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(1)
     X = torch.from_numpy(load_idx(f"{a.data}/train-images-idx3-ubyte.gz").reshape(-1, 784).astype(np.float32) / 255.0)
@@ -131,7 +155,7 @@ def main():
                 "gelu": {"F.gelu": F.gelu}, "relu": {"F.relu": F.relu}}[a.act]
     best = 0.0
     for name, fn in variants.items():
-        rates = run(fn, X, Y, a.epochs)
+        rates = run(fn, X, Y, a.epochs, cnn=a.cnn)
         med = statistics.median(rates)
         best = max(best, med)
         print(f"torch {torch.__version__} {a.act} {name}: " + " ".join(f"{r:.0f}" for r in rates) +

@@ -44,6 +44,11 @@ int lg_cmd_info(int argc, char **argv)
         else if (ai->has_param) printf("%-12.6g %-12s\n", L->lambda, "-");
         else if (L->act == LG_ACT_GELU) printf("%-12s %-12s\n", "1", "-");
         else printf("%-12s %-12s\n", "-", "-");
+        if (L->kind == LG_LAYER_CONV2D) {
+            const lg_conv *g = &L->conv;
+            printf("       conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d\n", g->c_in, g->h_in,
+                   g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
+        }
     }
     lg_net_free(&net);
     return 0;

@@ -19,8 +19,8 @@ static void lg_train_help(void)
            "                   [--seed S] [--threads T] [--val N] [--subset N] [--progress]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--rs W] [--rs-eps E]\n"
            "                   [--log FILE] -o NET\n\n"
-           "Train a dense network (softmax cross-entropy) on the training split of an IDX dataset and\n"
-           "write it in the native format. One line per epoch on stdout: loss, training accuracy, test\n"
+           "Train a dense or conv network (softmax cross-entropy) on the training split of an IDX\n"
+           "dataset and write it in the native format. One line per epoch on stdout: loss, training accuracy, test\n"
            "accuracy, λ per hidden layer, samples/s. Same seed and thread count give identical weights.\n\n"
            "options:\n"
            "  --data DIR          directory with the four IDX files (default %s); or NumPy files\n"
@@ -28,7 +28,10 @@ static void lg_train_help(void)
            "                      integer labels (n,)); X.npy,y.npy alone is both train and test data\n"
            "  --arch A,B,...      layer sizes, input first (default 784,256,256,10); the first must equal\n"
            "                      the data's features, or (rows/k)*(cols/k) to train on k x k average-\n"
-           "                      pooled images (196 = 14x14, 49 = 7x7); the last must cover every label\n"
+           "                      pooled images (196 = 14x14, 49 = 7x7); the last must cover every label.\n"
+           "                      Conv layers: an image input CxHxW, then c<C>k<K>[s<S>][p<P>] tokens\n"
+           "                      (C channels, K x K kernel, stride S, zero padding P; KxK2 etc. for\n"
+           "                      non-square), e.g. 1x28x28,c8k3s2,c16k3s2,10\n"
            "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
            "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear.\n"
            "                      Annealed baselines: swish (x·σ(βx), β = 1 + softplus(s/t) learned like λ,\n"
@@ -66,30 +69,6 @@ static void lg_train_help(void)
            lg_train_opts_default().rs_weight, lg_train_opts_default().rs_eps);
 }
 
-/* Parse "784,256,10" into dims (at most cap entries); returns the count or −1. */
-static int lg_train_parse_arch(const char *s, int *dims, int cap)
-{
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        char buf[32];
-        size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof buf || n >= cap) return -1;
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        char *end;
-        long v = strtol(buf, &end, 10);
-        if (*end != '\0' || v < 1 || v > LG_NET_MAX_DIM) return -1;
-        dims[n++] = (int)v;
-        p += len;
-        if (*p == ',') {
-            p++;
-            if (!*p) return -1;
-        }
-    }
-    return n >= 2 ? n : -1;
-}
-
 int lg_cmd_train(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -110,6 +89,8 @@ int lg_cmd_train(int argc, char **argv)
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);
     int dims[64] = {784, 256, 256, 10}, nd = 4, c;
+    lg_conv convs[64] = {{0}};
+    const lg_conv *convp[64];
     lg_act act = LG_ACT_LGELU;
     lg_init_kind init = LG_INIT_TORCH;
     optind = 1;
@@ -119,9 +100,8 @@ int lg_cmd_train(int argc, char **argv)
         if (r == 0) continue;
         switch (c) {
         case LG_OPT_ARCH:
-            if ((nd = lg_train_parse_arch(optarg, dims, 64)) < 0)
-                return lg_cli_usage("train", "--arch: expected 2 to 64 comma-separated sizes in [1, %d], got '%s'",
-                                    LG_NET_MAX_DIM, optarg);
+            if ((nd = lg_net_arch_parse(optarg, dims, convs, 64) + 1) < 2)
+                return lg_cli_usage("train", "--arch: %s", lg_errmsg());
             break;
         case LG_OPT_ACT:
             if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
@@ -160,7 +140,8 @@ int lg_cmd_train(int argc, char **argv)
                           max_label + 1, max_label, dims[nd - 1]);
         goto done;
     }
-    if ((st = lg_net_init(&net, nd - 1, dims, act)) != LG_OK) goto fail;
+    for (int k = 0; k < 64; k++) convp[k] = &convs[k];
+    if ((st = lg_net_init_conv(&net, nd - 1, dims, convp, act)) != LG_OK) goto fail;
     net.t = ct.t;
     lg_init_weights(&net, ct.tr.seed, init);
     ct.init_name = lg_init_name(init);

@@ -231,5 +231,6 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     mpfr_clear(t1);
     mpfr_clear(t2);
     free(base);
+    mpfr_free_cache(); /* MPFR's constant caches (π, log 2 for erf/exp) would outlive the call */
     return rc ? rc : found;
 }

@@ -12,9 +12,17 @@
  * layer shapes (W of layer k then b of layer k, in order). The net owns
  * params, layers and the normalisation arrays; lg_net_free releases them.
  *
- * Layer kinds other than dense (convolutions) will be added as new
- * lg_layer_kind values with their own shape fields; callers that walk layers
- * through lg_layer's n_in/n_out and lg_net_forward keep working.
+ * A conv layer (LG_LAYER_CONV2D) is the same affine map written compactly:
+ * its input is the flat [c_in][h_in][w_in] image (NCHW, batch 1, so Flatten
+ * is the identity), its output the flat [c_out][h_out][w_out] map, W holds
+ * the kernel [c_out][c_in][kh][kw] and b one bias per output *position*
+ * [n_out] (constant per channel when it comes from a conv's bias). One
+ * group, no dilation, zero padding. Average pooling is a conv layer whose
+ * kernel is 1/(kh·kw) on the diagonal channel pair (c, c) and 0 elsewhere.
+ * Stages that need an explicit matrix (bounds, encodings, the certified
+ * deviation, the exact re-check) call lg_net_densify, which refuses when the
+ * dense matrices would exceed a memory cap; every dense entry is a kernel
+ * weight or 0, so the dense net is the same real function.
  */
 #ifndef LG_NET_H
 #define LG_NET_H
@@ -24,13 +32,22 @@
 #include "core/act.h"
 #include "core/status.h"
 
-typedef enum lg_layer_kind { LG_LAYER_DENSE = 0 } lg_layer_kind;
+typedef enum lg_layer_kind { LG_LAYER_DENSE = 0, LG_LAYER_CONV2D = 1 } lg_layer_kind;
+
+/* Geometry of a conv layer: h_out = (h_in + 2·ph − kh)/sh + 1 (likewise w). */
+typedef struct lg_conv {
+    int c_in, h_in, w_in;
+    int c_out, h_out, w_out;
+    int kh, kw, sh, sw, ph, pw;
+} lg_conv;
 
 typedef struct lg_layer {
     lg_layer_kind kind;
     int n_in, n_out;
-    double *W;      /* [n_out][n_in] row-major, points into net->params */
+    double *W;      /* dense: [n_out][n_in] row-major; conv: [c_out][c_in][kh][kw];
+                       points into net->params */
     double *b;      /* [n_out], points into net->params */
+    lg_conv conv;   /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); dense: zero */
     lg_act act;     /* applied to z = W·x + b */
     double lambda;  /* hardness λ for LG_ACT_LGELU (≥ 1), β for LG_ACT_SWISH (≥ 1),
                        negative slope a for LG_ACT_PRELU; 1 for GELU; else 1 */
@@ -65,6 +82,40 @@ void lg_net_free(lg_net *net);
 /* Deep copy: dst must be uninitialised or zeroed; caller frees dst. */
 lg_status lg_net_copy(lg_net *dst, const lg_net *src);
 
+/* Allocate like lg_net_init, but layer k is a conv layer when convs[k] is
+ * non-NULL and convs[k]->c_out > 0 (geometry checked: kernel inside the padded input,
+ * h_out/w_out as above; dims[k] and dims[k+1] must be its n_in and n_out).
+ * convs may be NULL (all dense). */
+lg_status lg_net_init_conv(lg_net *net, int n_layers, const int *dims, const lg_conv *const *convs, lg_act hidden);
+/* Number of weights of layer L (n_out·n_in dense; c_out·c_in·kh·kw conv). */
+size_t lg_layer_n_weights(const lg_layer *L);
+/* 1 if some layer is a conv layer. */
+int lg_net_has_conv(const lg_net *net);
+/* Fill out[n] with h_out or w_out for input size n_in, kernel k, stride s,
+ * padding p; returns 0 when the kernel does not fit (no output). */
+int lg_conv_out_size(int n_in, int k, int s, int p);
+/* Bytes of the dense matrices lg_net_densify would allocate (saturating). */
+size_t lg_net_dense_bytes(const lg_net *net);
+/* dst = src with every conv layer written as a dense layer (the same real
+ * function: each entry is a kernel weight or 0). Refuses with LG_ERR_NOMEM
+ * and a message when the dense parameters would take more than max_bytes
+ * (0: no cap). dst must be uninitialised or zeroed; caller frees it. */
+lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes);
+/* In place: replace a net that has conv layers by its dense form (no-op
+ * otherwise); on failure the net is unchanged. */
+lg_status lg_net_make_dense(lg_net *net, size_t max_bytes);
+/* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
+void lg_conv_forward(const lg_layer *L, const double *x, double *out);
+
+/* Parse an architecture "784,256,10" or, with conv layers,
+ * "1x28x28,c8k3s2,c16k3s2p1,10": the input is N or CxHxW; a hidden token is
+ * a dense width N or a conv c<C>k<KH>[x<KW>][s<SH>[x<SW>]][p<PH>[x<PW>]]
+ * (C output channels, kernel, stride 1 and padding 0 by default), which
+ * needs an image before it (the input or another conv; a dense layer
+ * flattens). Fills dims[0..n] and convs[0..n−1] (c_out = 0 for dense),
+ * n ≤ cap − 1, and returns n (the number of layers), or −1 with lg_fail set. */
+int lg_net_arch_parse(const char *s, int *dims, lg_conv *convs, int cap);
+
 /* Output dimension (n_out of the last layer). */
 int lg_net_n_out(const lg_net *net);
 /* Widest layer (max over n_in of the first layer and every n_out). */
@@ -78,7 +129,7 @@ void lg_net_forward(const lg_net *net, const double *x, double *y, double *scrat
  * Allocates its own scratch. */
 lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, size_t n);
 
-/* Check internal consistency (dims chain, finite values, λ ≥ 1 where used,
+/* Check internal consistency (dims chain, conv geometry, finite values, λ ≥ 1 where used,
  * β ≥ 1 for swish, a finite prelu slope).
  * Returns LG_ERR_FORMAT with a message naming the layer on failure. */
 lg_status lg_net_validate(const lg_net *net);

@@ -61,7 +61,9 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
     lg_wbuf w = {0};
     uint32_t version = LG_NETFILE_VERSION_MIN;
     for (int k = 0; k < net->n_layers; k++)
-        if ((uint32_t)net->layers[k].act >= LG_NETFILE_V1_ACT_COUNT) version = 2u;
+        if ((uint32_t)net->layers[k].act >= LG_NETFILE_V1_ACT_COUNT && version < 2u) version = 2u;
+    for (int k = 0; k < net->n_layers; k++)
+        if (net->layers[k].kind == LG_LAYER_CONV2D) version = 3u;
     lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
     lg_put_u32(&w, version);
     lg_put_u32(&w, (uint32_t)net->n_in);
@@ -76,6 +78,12 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_u32(&w, (uint32_t)L->act);
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
+        if (L->kind == LG_LAYER_CONV2D) {
+            const lg_conv *c = &L->conv;
+            const int g[LG_NETFILE_CONV_FIELDS] = {c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out,
+                                                  c->kh,   c->kw,   c->sh,   c->sw,    c->ph,    c->pw};
+            for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) lg_put_u32(&w, (uint32_t)g[i]);
+        }
     }
     for (int i = 0; net->in_sub && i < net->n_in; i++) lg_put_f64(&w, net->in_sub[i]);
     for (int i = 0; net->in_div && i < net->n_in; i++) lg_put_f64(&w, net->in_div[i]);
@@ -147,17 +155,51 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         return lg_fail(LG_ERR_FORMAT, "%s: truncated: %zu bytes cannot hold %u layer headers", name, len, n_layers);
     /* read dims first so the expected size is known before any big allocation */
     int *dims = malloc(((size_t)n_layers + 1) * sizeof *dims);
-    if (!dims) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+    lg_conv *convs = calloc(n_layers, sizeof *convs);
+    const lg_conv **convp = calloc(n_layers, sizeof *convp);
+    if (!dims || !convs || !convp) {
+        free(dims);
+        free(convs);
+        free(convp);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+    }
     dims[0] = (int)n_in;
     size_t lpos = r.pos;
     size_t n_params = 0;
     lg_status st = LG_OK;
     for (uint32_t k = 0; k < n_layers; k++) {
+        if (len - 4 - r.pos < LG_NETFILE_LAYER_BYTES) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's header", name, k);
+            goto fail;
+        }
         uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
         r.pos += 16;
-        if (kind != LG_LAYER_DENSE) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u", name, k, kind);
+        if (kind != LG_LAYER_DENSE && !(kind == LG_LAYER_CONV2D && version >= 3u)) {
+            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
+                         version);
             goto fail;
+        }
+        if (kind == LG_LAYER_CONV2D) {
+            if (len - 4 - r.pos < 4u * LG_NETFILE_CONV_FIELDS) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's conv geometry", name, k);
+                goto fail;
+            }
+            uint32_t g[LG_NETFILE_CONV_FIELDS];
+            for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) {
+                g[i] = lg_get_u32(&r);
+                if (g[i] > LG_NET_MAX_DIM) {
+                    st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: conv geometry field %d = %u out of range", name, k, i, g[i]);
+                    goto fail;
+                }
+            }
+            lg_conv *c = &convs[k];
+            *c = (lg_conv){(int)g[0], (int)g[1], (int)g[2], (int)g[3], (int)g[4],  (int)g[5],
+                           (int)g[6], (int)g[7], (int)g[8], (int)g[9], (int)g[10], (int)g[11]};
+            if (c->c_out < 1) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: conv with no output channel", name, k);
+                goto fail;
+            }
+            convp[k] = c;
         }
         if (li != (uint32_t)dims[k]) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u takes %u inputs, previous layer gives %d", name, k, li, dims[k]);
@@ -173,7 +215,11 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
             goto fail;
         }
         dims[k + 1] = (int)lo;
-        n_params += (size_t)lo * ((size_t)li + 1);
+        if (convp[k])
+            n_params += (size_t)convs[k].c_out * (size_t)convs[k].c_in * (size_t)convs[k].kh * (size_t)convs[k].kw +
+                        (size_t)lo;
+        else
+            n_params += (size_t)lo * ((size_t)li + 1);
         if (n_params > LG_NET_MAX_PARAMS) {
             st = lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", name, LG_NET_MAX_PARAMS);
             goto fail;
@@ -195,8 +241,13 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         st = lg_fail(LG_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", name);
         goto fail;
     }
-    st = lg_net_init(net, (int)n_layers, dims, LG_ACT_IDENTITY);
-    if (st != LG_OK) goto fail;
+    st = lg_net_init_conv(net, (int)n_layers, dims, convp, LG_ACT_IDENTITY);
+    if (st != LG_OK) {
+        char msg[900];
+        snprintf(msg, sizeof msg, "%s", lg_errmsg());
+        st = lg_fail(LG_ERR_FORMAT, "%s: %s", name, msg);
+        goto fail;
+    }
     net->t = t;
     r.pos = lpos;
     for (uint32_t k = 0; k < n_layers; k++) {
@@ -205,6 +256,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         L->act = (lg_act)lg_get_u32(&r);
         L->lambda = lg_get_f64(&r);
         L->s = lg_get_f64(&r);
+        if (L->kind == LG_LAYER_CONV2D) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
     }
     if (flags & 1u) {
         if (!(net->in_sub = malloc(n_in * sizeof(double)))) goto oom;
@@ -216,6 +268,8 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
     }
     for (size_t i = 0; i < n_params; i++) net->params[i] = lg_get_f64(&r);
     free(dims);
+    free(convs);
+    free(convp);
     st = lg_net_validate(net);
     if (st != LG_OK) {
         char msg[900];
@@ -228,6 +282,8 @@ oom:
     st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
 fail:
     free(dims);
+    free(convs);
+    free(convp);
     lg_net_free(net);
     return st;
 }

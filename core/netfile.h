@@ -13,6 +13,11 @@
  * or prelu), so files without the new activations stay readable by older
  * lgelu builds; the reader accepts both and refuses codes 5 and 6 in a
  * version-1 file.
+ * Version 3 adds layer kind 1 (conv, core/net.h): right after such a
+ * layer's 32-byte header come 12 u32 of geometry (c_in, h_in, w_in, c_out,
+ * h_out, w_out, kh, kw, sh, sw, ph, pw), and its parameters are the kernel
+ * [c_out][c_in][kh][kw] then b[n_out]. The writer emits version 3 only when
+ * a layer is a conv layer.
  * The reader checks every field and the file size against the header before
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
@@ -28,7 +33,8 @@
 
 #include "core/net.h"
 
-#define LG_NETFILE_VERSION 2u    /* newest version written and read */
+#define LG_NETFILE_VERSION 3u    /* newest version written and read */
+#define LG_NETFILE_CONV_FIELDS 12 /* u32 geometry fields after a conv layer's header */
 #define LG_NETFILE_VERSION_MIN 1u /* oldest version read */
 /* Activation codes below this are the only ones a version-1 file may hold. */
 #define LG_NETFILE_V1_ACT_COUNT 5u

@@ -172,6 +172,69 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
 }
 
+/* 1 if A [rows][cols] is a selection: every row holds at most one nonzero,
+ * which is 1, and no column holds two; src[r] = its column or −1. */
+static int lg_ox_selection(const double *A, size_t rows, size_t cols, long *src)
+{
+    unsigned char *used = calloc(cols ? cols : 1, 1);
+    if (!used) return 0;
+    int ok = 1;
+    for (size_t r = 0; r < rows && ok; r++) {
+        src[r] = -1;
+        for (size_t j = 0; j < cols && ok; j++) {
+            double v = A[r * cols + j];
+            if (v == 0.0) continue;
+            if (v != 1.0 || src[r] >= 0 || used[j]) ok = 0;
+            else src[r] = (long)j, used[j] = 1;
+        }
+    }
+    free(used);
+    return ok;
+}
+
+/* Compose M [N][n] with the pending matrix W [n][m] exactly when one of
+ * them is a selection (zero Pad, Transpose): the product then copies
+ * entries and adds nothing. Returns the new W [N][m] and bias, or NULL
+ * (nothing composed; *oom set when allocation failed). */
+static double *lg_ox_compose_selection(const lg_ox_b *B, const double *M, size_t N, const double *c, double **nb,
+                                       int *oom)
+{
+    size_t n = (size_t)B->n, m = (size_t)B->m;
+    *nb = NULL;
+    *oom = 0;
+    if (!B->W || B->d || N * m > LG_NET_MAX_PARAMS) return NULL;
+    long *src = malloc((N > n ? N : n) * sizeof *src);
+    double *W2 = calloc(N * m, sizeof *W2), *b2 = calloc(N, sizeof *b2);
+    if (!src || !W2 || !b2) goto oom;
+    int zero_b = 1;
+    for (size_t i = 0; B->b && i < n; i++) zero_b &= B->b[i] == 0.0;
+    if (lg_ox_selection(M, N, n, src)) { /* rows of W gathered: W2[i] = W[src(i)], b2[i] = b[src(i)] + c[i] */
+        for (size_t i = 0; i < N; i++) {
+            double bi = src[i] >= 0 && B->b ? B->b[src[i]] : 0.0, ci = c ? c[i] : 0.0;
+            if (!lg_ox_add_exact(bi, ci, &b2[i])) goto none;
+            if (src[i] >= 0) memcpy(W2 + i * m, B->W + (size_t)src[i] * m, m * sizeof *W2);
+        }
+    } else if (zero_b && lg_ox_selection(B->W, n, m, src)) { /* W's row k is the unit row e_src(k): columns scattered */
+        for (size_t i = 0; i < N; i++) {
+            for (size_t k = 0; k < n; k++)
+                if (src[k] >= 0) W2[i * m + (size_t)src[k]] = M[i * n + k];
+            b2[i] = c ? c[i] : 0.0;
+        }
+    } else {
+        goto none;
+    }
+    free(src);
+    *nb = b2;
+    return W2;
+oom:
+    *oom = 1;
+none:
+    free(src);
+    free(W2);
+    free(b2);
+    return NULL;
+}
+
 /* z ← M·z + c; M [n2][n] is taken over (freed here), c [n2] or NULL. */
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
 {
@@ -195,6 +258,20 @@ lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
             M = M2;
         } else {
             free(M2);
+        }
+    }
+    if (!fold) {
+        int oom;
+        double *nb2, *W2 = lg_ox_compose_selection(B, M, N, c, &nb2, &oom);
+        if (oom) goto oom;
+        if (W2) {
+            free(M);
+            free(B->W);
+            free(B->b);
+            B->W = W2;
+            B->b = nb2;
+            B->n = n2;
+            return LG_OK;
         }
     }
     if (!fold && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
@@ -273,3 +350,22 @@ lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v)
     return st;
 }
 
+
+/* z ← a·z + c elementwise, rounded to nearest (the BatchNormalization fold). */
+lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
+{
+    size_t n = (size_t)B->n, m = (size_t)B->m;
+    if (!B->b && !(B->b = calloc(n, sizeof *B->b))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    if (!B->W && !B->d) {
+        if (!(B->d = malloc(n * sizeof *B->d))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        for (size_t i = 0; i < n; i++) B->d[i] = 1.0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (B->W)
+            for (size_t j = 0; j < m; j++) B->W[i * m + j] *= a[i];
+        else
+            B->d[i] *= a[i];
+        B->b[i] = B->b[i] * a[i] + c[i];
+    }
+    return LG_OK;
+}

@@ -141,4 +141,17 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
 /* Apply a LIN value's pending scalar kmul/kdiv to the map (v becomes 1·z). */
 lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v);
 
+/* z ← a·z + c, a and c [n], rounded to nearest (BatchNormalization only). */
+lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c);
+
+/* ---- image ops (onnx_conv.c), each on the pending map of node `node` ---- */
+/* Largest dense matrix an image op may become (bytes). */
+#define LG_OX_DENSE_MAX_BYTES ((size_t)1 << 30)
+lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node);
+/* AveragePool, or GlobalAveragePool when global = 1. */
+lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
+lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node);
+lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);
+lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);
+
 #endif

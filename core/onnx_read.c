@@ -31,8 +31,9 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and LeakyRelu (one slope per "
-    "layer), Flatten, Reshape, Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
+    "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, BatchNormalization "
+    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and "
+    "LeakyRelu (one slope per layer), Flatten, Reshape, Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
@@ -584,7 +585,21 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     if (nd_dyn != 1)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: uses %d network values; only one (a chain) is supported",
                        R->G.file, lg_ox_name(R, node), nd_dyn);
-    if (nd->n_output != 1)
+    if (strcmp(op, "Dropout") == 0) {
+        /* the identity at inference; a constant true training_mode is refused */
+        if (dpos != 0 || (nd->n_input >= 3 && in[2] >= 0 && (R->G.vals[in[2]].kind != LG_OX_CONST ||
+                                                          (R->G.vals[in[2]].c.iv && R->G.vals[in[2]].c.iv[0]) ||
+                                                          (R->G.vals[in[2]].c.v && R->G.vals[in[2]].c.v[0] != 0.0))))
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Dropout in training mode is not supported", R->G.file,
+                           lg_ox_name(R, node));
+        lg_ox_val keep = *out;
+        *out = *x;
+        out->name = keep.name;
+        out->uses = keep.uses;
+        out->producer = keep.producer;
+        return LG_OK;
+    }
+    if (nd->n_output != 1 && strcmp(op, "BatchNormalization") != 0)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: has %zu outputs, expected 1", R->G.file, lg_ox_name(R, node),
                        nd->n_output);
     int is_arith = strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0;
@@ -627,6 +642,26 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
                        "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid, "
                        "swish, prelu); %s",
                        R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
+    if (strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0)
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: %s: %s is not supported: lgelu verifies piecewise-linear nets through linear layers and "
+                       "ReLU and has no relaxation of a max over a window (use AveragePool or a strided Conv)",
+                       R->G.file, lg_ox_name(R, node), op);
+    int image = strcmp(op, "Conv") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
+                strcmp(op, "Pad") == 0 || strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
+    if (image) {
+        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
+        if (dpos != 0)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be the first input", R->G.file,
+                           lg_ox_name(R, node));
+        if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
+        if (strcmp(op, "Conv") == 0) return lg_ox_conv(&R->G, B, node);
+        if (strcmp(op, "AveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 0);
+        if (strcmp(op, "GlobalAveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 1);
+        if (strcmp(op, "Pad") == 0) return lg_ox_pad(&R->G, B, node);
+        if (strcmp(op, "Transpose") == 0) return lg_ox_transpose(&R->G, B, node);
+        return lg_ox_batchnorm(&R->G, B, node);
+    }
     int known = strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 ||
                 strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
     if (!known)

@@ -98,6 +98,55 @@ static const char *lg_ow_tensor(lg_ow *w, const char *name, const double *v, siz
     return name;
 }
 
+/* Int64 initializer `name` with values v[n] (1-D). */
+static const char *lg_ow_tensor_i64(lg_ow *w, const char *name, const int64_t *v, size_t n)
+{
+    Onnx__TensorProto *t = lg_ow_alloc(w, sizeof *t);
+    int64_t *d = lg_ow_alloc(w, sizeof *d);
+    uint8_t *raw = lg_ow_alloc(w, n * 8);
+    if (!t || !d || !raw || !name) return NULL;
+    onnx__tensor_proto__init(t);
+    t->name = (char *)name;
+    t->n_dims = 1;
+    d[0] = (int64_t)n;
+    t->dims = d;
+    t->has_data_type = 1;
+    t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < 8; b++) raw[i * 8 + b] = (uint8_t)((uint64_t)v[i] >> (8 * b));
+    t->has_raw_data = 1;
+    t->raw_data.len = n * 8;
+    t->raw_data.data = raw;
+    w->inits[w->n_inits++] = t;
+    return name;
+}
+
+/* Append an attribute to node nd: ints v[n] (n > 0) or one int (n = 0). */
+static int lg_ow_attr_ints(lg_ow *w, Onnx__NodeProto *nd, const char *name, const int64_t *v, size_t n)
+{
+    Onnx__AttributeProto *a = lg_ow_alloc(w, sizeof *a);
+    Onnx__AttributeProto **ap = lg_ow_alloc(w, (nd->n_attribute + 1) * sizeof *ap);
+    int64_t *vv = lg_ow_alloc(w, (n ? n : 1) * sizeof *vv);
+    if (!a || !ap || !vv) return 0;
+    onnx__attribute_proto__init(a);
+    a->name = (char *)name;
+    a->has_type = 1;
+    if (n) {
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        memcpy(vv, v, n * sizeof *vv);
+        a->n_ints = n;
+        a->ints = vv;
+    } else {
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        a->has_i = 1;
+        a->i = v[0];
+    }
+    if (nd->n_attribute) memcpy(ap, nd->attribute, nd->n_attribute * sizeof *ap);
+    ap[nd->n_attribute++] = a;
+    nd->attribute = ap;
+    return 1;
+}
+
 static const char *lg_ow_scalar(lg_ow *w, const char *name, double v) { return lg_ow_tensor(w, name, &v, 1, NULL, 0); }
 
 /* Node op(in0, in1[, in2]) → out. */
@@ -124,6 +173,39 @@ static Onnx__NodeProto *lg_ow_node(lg_ow *w, const char *op, const char *out, co
     nd->name = name;
     w->nodes[w->n_nodes++] = nd;
     return nd;
+}
+
+/* Conv layer k on the flat value x: Reshape to [1, c_in, h_in, w_in], Conv
+ * (per-channel bias when b is constant per channel), Flatten, and an Add of
+ * b otherwise. Returns the flat pre-activation z. */
+static const char *lg_ow_conv(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *z)
+{
+    const lg_conv *c = &Ly->conv;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    int tied = 1;
+    for (int co = 0; co < c->c_out && tied; co++)
+        for (size_t f = 1; f < hw && tied; f++) tied = Ly->b[(size_t)co * hw + f] == Ly->b[(size_t)co * hw];
+    double *cb = lg_ow_alloc(w, (size_t)c->c_out * sizeof *cb);
+    if (!cb) return NULL;
+    for (int co = 0; co < c->c_out; co++) cb[co] = Ly->b[(size_t)co * hw];
+    int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, kd[4] = {c->c_out, c->c_in, c->kh, c->kw}, cd = c->c_out;
+    int64_t strides[2] = {c->sh, c->sw}, pads[4] = {c->ph, c->pw, c->ph, c->pw}, one = 1;
+    int64_t bd = Ly->n_out;
+    const char *sn = lg_ow_tensor_i64(w, lg_ow_str(w, "L%d_shape", k), shape, 4);
+    const char *img = lg_ow_str(w, "L%d_image", k), *cv = lg_ow_str(w, "L%d_conv", k);
+    const char *Wn = lg_ow_tensor(w, lg_ow_str(w, "L%d_W", k), Ly->W, lg_layer_n_weights(Ly), kd, 4);
+    const char *bn = tied ? lg_ow_tensor(w, lg_ow_str(w, "L%d_b", k), cb, (size_t)c->c_out, &cd, 1) : NULL;
+    const char *flat = tied ? z : lg_ow_str(w, "L%d_flat", k);
+    lg_ow_node(w, "Reshape", img, x, sn, NULL);
+    Onnx__NodeProto *nd = lg_ow_node(w, "Conv", cv, img, Wn, bn);
+    if (!nd || !lg_ow_attr_ints(w, nd, "strides", strides, 2) || !lg_ow_attr_ints(w, nd, "pads", pads, 4)) return NULL;
+    Onnx__NodeProto *fl = lg_ow_node(w, "Flatten", flat, cv, NULL, NULL);
+    if (!fl || !lg_ow_attr_ints(w, fl, "axis", &one, 0)) return NULL;
+    if (!tied) {
+        const char *ba = lg_ow_tensor(w, lg_ow_str(w, "L%d_b", k), Ly->b, (size_t)Ly->n_out, &bd, 1);
+        lg_ow_node(w, "Add", z, flat, ba, NULL);
+    }
+    return w->oom ? NULL : z;
 }
 
 static Onnx__ValueInfoProto *lg_ow_value_info(lg_ow *w, const char *name, int n)
@@ -249,8 +331,8 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         for (int k = 0; k < L; k++)
             *n_rounded += lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda);
     }
-    w.nodes = lg_ow_alloc(&w, (2 + 6 * (size_t)L) * sizeof *w.nodes);
-    w.inits = lg_ow_alloc(&w, (5 + 3 * (size_t)L) * sizeof *w.inits);
+    w.nodes = lg_ow_alloc(&w, (2 + 9 * (size_t)L) * sizeof *w.nodes);
+    w.inits = lg_ow_alloc(&w, (5 + 5 * (size_t)L) * sizeof *w.inits);
     Onnx__StringStringEntryProto **meta = lg_ow_alloc(&w, (1 + (size_t)L) * sizeof *meta);
     if (!w.nodes || !w.inits || !meta) goto oom;
     int any_gelu = 0;
@@ -277,10 +359,21 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     meta[n_meta++] = lg_ow_meta(&w, "lgelu.t", net->t);
     for (int k = 0; k < L; k++) {
         const lg_layer *Ly = &net->layers[k];
+        int last = k == L - 1;
+        if (Ly->kind == LG_LAYER_CONV2D) {
+            const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
+            if (!lg_ow_conv(&w, Ly, k, x, z)) goto oom;
+            x = last && Ly->act == LG_ACT_IDENTITY
+                    ? z
+                    : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k), half, one, sqrt2);
+            if (!x) goto oom;
+            if (Ly->act == LG_ACT_LGELU || Ly->act == LG_ACT_SWISH)
+                meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
+            continue;
+        }
         int64_t wd[2] = {Ly->n_out, Ly->n_in}, bd = Ly->n_out;
         const char *Wn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_W", k), Ly->W, (size_t)Ly->n_out * (size_t)Ly->n_in, wd, 2);
         const char *bn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_b", k), Ly->b, (size_t)Ly->n_out, &bd, 1);
-        int last = k == L - 1;
         const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
         Onnx__NodeProto *g = lg_ow_node(&w, "Gemm", z, x, Wn, bn);
         Onnx__AttributeProto *a = lg_ow_alloc(&w, sizeof *a), **ap = lg_ow_alloc(&w, sizeof *ap);

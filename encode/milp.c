@@ -143,7 +143,8 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
             ind[n] = z;
             val[n++] = 1.0;
             for (int j = 0; j < L->n_in; j++) {
-                if (prev[j] < 0) continue;
+                /* zero weights are left out: a conv layer's dense row is sparse */
+                if (prev[j] < 0 || L->W[(size_t)i * (size_t)L->n_in + (size_t)j] == 0.0) continue;
                 ind[n] = prev[j];
                 val[n++] = -L->W[(size_t)i * (size_t)L->n_in + (size_t)j];
             }

@@ -136,21 +136,12 @@ static int lg_grid_arch(const char *s, lg_study_arch *a)
     memset(a, 0, sizeof *a);
     if (strlen(s) >= sizeof a->name) return -1;
     snprintf(a->name, sizeof a->name, "%s", s);
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 1 || v > 100000 || a->n_dims >= LG_STUDY_MAX_DIMS) return -1;
-        a->dims[a->n_dims++] = (int)v;
-        p = end;
-        if (*p == ',') {
-            if (!*++p) return -1;
-        } else if (*p) {
-            return -1;
-        }
-    }
-    return a->n_dims >= 2 ? 0 : -1;
+    int n = lg_net_arch_parse(s, a->dims, a->convs, LG_STUDY_MAX_DIMS);
+    for (int k = 0; n >= 1 && k <= n; k++)
+        if (a->dims[k] > 100000) n = -1;
+    if (n < 1) return -1;
+    a->n_dims = n + 1;
+    return 0;
 }
 
 /* Set one training option from one value. Returns NULL or a problem description. */
@@ -287,7 +278,7 @@ static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *valu
         g->archs = a;
         for (int i = 0; i < n; i++)
             if (lg_grid_arch(tok[i], &g->archs[g->n_archs++]) != 0)
-                LG_GRID_FAIL(P, "study", key, "'%s' is not an architecture (2 to %d comma-separated sizes)", tok[i],
+                LG_GRID_FAIL(P, "study", key, "'%s' is not an architecture (2 to %d comma-separated sizes or conv tokens)", tok[i],
                              LG_STUDY_MAX_DIMS);
         P->seen |= SEEN_ARCHS;
     } else if (strcmp(key, "seeds") == 0) {

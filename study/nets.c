@@ -128,7 +128,9 @@ static lg_status lg_nets_obtain(lg_study_net *n, const char *cache, const lg_stu
         if (lg_act_parse(tr->act, &act) != 0) return lg_fail(LG_ERR_ARG, "unknown activation '%s'", tr->act);
         int dims[LG_STUDY_MAX_DIMS];
         memcpy(dims, a->dims, sizeof dims);
-        if ((st = lg_net_init(&n->net, a->n_dims - 1, dims, act)) != LG_OK) return st;
+        const lg_conv *convs[LG_STUDY_MAX_DIMS];
+        for (int k = 0; k < LG_STUDY_MAX_DIMS; k++) convs[k] = &a->convs[k];
+        if ((st = lg_net_init_conv(&n->net, a->n_dims - 1, dims, convs, act)) != LG_OK) return st;
         n->net.t = tr->t;
         lg_model_init_weights(&n->net, (uint64_t)seed);
         st = lg_nets_train(&n->net, tr, tr->epochs, tr->anneal_start < 1.0, (uint64_t)seed, logtmp, train, test);

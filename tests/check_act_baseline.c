@@ -308,9 +308,9 @@ START_TEST(test_act_baseline_netfile_versions)
     lg_patch_version(p, 1);
     ck_assert_int_eq(lg_netfile_read(&m, p), LG_ERR_FORMAT);
     ck_assert_msg(strstr(lg_errmsg(), "unknown activation code 5 in a version 1 file"), "%s", lg_errmsg());
-    lg_patch_version(p, 3);
+    lg_patch_version(p, LG_NETFILE_VERSION + 1);
     ck_assert_int_eq(lg_netfile_read(&m, p), LG_ERR_FORMAT);
-    ck_assert_msg(strstr(lg_errmsg(), "reads versions 1 to 2"), "%s", lg_errmsg());
+    ck_assert_msg(strstr(lg_errmsg(), "reads versions 1 to"), "%s", lg_errmsg());
     /* a net without the new activations is still written as version 1 (old
      * builds read it) and version 1 is read */
     n.layers[0].act = LG_ACT_RELU;

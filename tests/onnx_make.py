@@ -153,7 +153,7 @@ save("bad_unknown_op", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softpl
      expect="op type 'Softplus' is not supported")
 save("bad_out_shape", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], base_init, out_dim=7,
      expect="declared with 7 elements but the graph computes 5", check=False)
-save("bad_conv", [n("Conv", ["x", "w1"], ["y"])], base_init, expect="'Conv' is not supported")
+save("bad_conv", [n("Conv", ["x", "w1"], ["y"])], base_init, expect="expected a [1, C, H, W] image")
 save("bad_shape", [n("Gemm", ["x", "w2", "b2"], ["y"], transB=1)], base_init, expect="columns", check=False)
 save("bad_attr_type", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1.0)], base_init, expect="must be an int",
      check=False)

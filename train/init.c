@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/act.h"
+#include "core/net.h"
 #include "core/rng.h"
 
 int lg_init_parse(const char *name, lg_init_kind *out)
@@ -32,15 +33,22 @@ void lg_init_weights(lg_net *net, uint64_t seed, lg_init_kind kind)
     lg_rng_init(&r, seed, 1);
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        size_t nw = lg_layer_n_weights(L);
+        /* a conv's fan-in is c_in·kh·kw, its fan-out c_out·kh·kw, its bias one per channel */
+        const lg_conv *c = &L->conv;
+        int conv = L->kind == LG_LAYER_CONV2D;
+        double fan_in = conv ? (double)c->c_in * c->kh * c->kw : (double)L->n_in;
+        double fan_out = conv ? (double)c->c_out * c->kh * c->kw : (double)L->n_out;
+        size_t hw = conv ? (size_t)c->h_out * (size_t)c->w_out : 1;
         if (kind == LG_INIT_TORCH) {
-            /* U(−a, a), a = 1/√n_in, for W and b: (2u − 1)·a, u ∈ [0, 1) */
-            double a = 1.0 / sqrt((double)L->n_in);
+            /* U(−a, a), a = 1/√fan_in, for W and b: (2u − 1)·a, u ∈ [0, 1) */
+            double a = 1.0 / sqrt(fan_in);
             for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)((2.0 * lg_rng_uniform(&r) - 1.0) * a);
-            for (int i = 0; i < L->n_out; i++) L->b[i] = (double)(float)((2.0 * lg_rng_uniform(&r) - 1.0) * a);
+            for (int i = 0; i < L->n_out; i++)
+                L->b[i] = (size_t)i % hw ? L->b[i - 1] : (double)(float)((2.0 * lg_rng_uniform(&r) - 1.0) * a);
         } else {
             int xavier = kind == LG_INIT_XAVIER || L->act == LG_ACT_IDENTITY;
-            double var = xavier ? 2.0 / (L->n_in + L->n_out) : 2.0 / L->n_in;
+            double var = xavier ? 2.0 / (fan_in + fan_out) : 2.0 / fan_in;
             double sd = sqrt(var);
             for (size_t i = 0; i < nw; i++) L->W[i] = (double)(float)(sd * lg_rng_normal(&r));
             for (int i = 0; i < L->n_out; i++) L->b[i] = 0.0;

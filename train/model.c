@@ -28,24 +28,33 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     m->max_width = lg_net_max_width(net);
     m->t = net->t;
     /* size table: parameters (W, b per layer, then s per layer) and activations */
-    size_t np = 0, na = B * (size_t)net->n_in;
+    size_t np = 0, na = B * (size_t)net->n_in, col = 0;
     for (int k = 0; k < nl; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_DENSE) {
+        if (L->kind != LG_LAYER_DENSE && L->kind != LG_LAYER_CONV2D) {
             lg_model_free(m);
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be trained", k);
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: unknown layer kind %d cannot be trained", k, (int)L->kind);
         }
         if (!lg_act_name(L->act)) {
             lg_model_free(m);
             return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: unknown activation code %d cannot be trained", k,
                            (int)L->act);
         }
-        np += (size_t)L->n_out * ((size_t)L->n_in + 1);
+        if (L->kind == LG_LAYER_CONV2D) {
+            const lg_conv *c = &L->conv;
+            size_t K = (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw, hw = (size_t)c->h_out * (size_t)c->w_out;
+            np += (size_t)c->c_out * (K + 1);
+            if (K * hw * B > col) col = K * hw * B;
+            na += K * hw * B; /* the layer's own im2col, kept for the backward */
+        } else {
+            np += (size_t)L->n_out * ((size_t)L->n_in + 1);
+        }
         na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 1u : 2u);
         na += B * (size_t)L->n_out * lg_act_keep_count(L->act);
     }
     np += (size_t)nl;
     na += B * (size_t)lg_net_n_out(net) + 2 * B * (size_t)m->max_width;
+    if (col) na += col + B * (size_t)m->max_width;
     m->n_params = np;
     m->n_acts = na;
     m->params = calloc(np, sizeof(float));
@@ -67,18 +76,26 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     for (int k = 0; k < nl; k++) {
         const lg_layer *L = &net->layers[k];
         lg_mlayer *M = &m->layers[k];
-        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        size_t nw = lg_layer_n_weights(L);
         M->n_in = L->n_in;
         M->n_out = L->n_out;
         M->act = L->act;
+        if (L->kind == LG_LAYER_CONV2D) M->conv = L->conv;
+        size_t hw = M->conv.c_out ? (size_t)M->conv.h_out * (size_t)M->conv.w_out : 1;
+        M->n_w = nw;
+        M->n_b = M->conv.c_out ? (size_t)M->conv.c_out : (size_t)L->n_out;
         M->W = p, M->dW = g;
         p += nw, g += nw;
         M->b = p, M->db = g;
-        p += L->n_out, g += L->n_out;
+        p += M->n_b, g += M->n_b;
         for (size_t i = 0; i < nw; i++) M->W[i] = (float)L->W[i];
-        for (int i = 0; i < L->n_out; i++) M->b[i] = (float)L->b[i];
+        for (size_t i = 0; i < M->n_b; i++) M->b[i] = (float)L->b[i * hw];
         M->z = a;
         a += B * (size_t)L->n_out;
+        if (M->conv.c_out) {
+            M->col = a;
+            a += (size_t)M->conv.c_in * (size_t)M->conv.kh * (size_t)M->conv.kw * hw * B;
+        }
         if (L->act == LG_ACT_IDENTITY) {
             M->a = M->z;
         } else {
@@ -103,6 +120,12 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     m->d0 = a;
     a += B * (size_t)m->max_width;
     m->d1 = a;
+    a += B * (size_t)m->max_width;
+    if (col) {
+        m->dcol = a;
+        a += col;
+        m->zt = a;
+    }
     return LG_OK;
 nomem:
     lg_model_free(m);
@@ -136,12 +159,127 @@ void lg_model_gather(lg_model *m, const float *X, const uint32_t *idx, int B)
     }
 }
 
+/* Output columns ox whose input column ox·s − p + k lies in [0, w): [*lo, *hi). */
+static void lg_conv_span(int w_out, int w_in, int s, int p, int k, int *lo, int *hi)
+{
+    int a = p - k > 0 ? (p - k + s - 1) / s : 0; /* first ox with ix ≥ 0 */
+    int b = w_in - 1 + p - k;                     /* ix ≤ w_in − 1 ⇔ ox·s ≤ b */
+    int e = b < 0 ? 0 : b / s + 1;
+    *lo = a < w_out ? a : w_out;
+    *hi = e < *lo ? *lo : e > w_out ? w_out : e;
+}
+
+/* col[K][B·hw] with K = c_in·kh·kw, row (ci, ky, kx), column (r, oy, ox):
+ * in[r][ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in the padding. */
+static void lg_im2col(const lg_conv *c, const float *in, int B, float *col)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw, n_in = (size_t)c->c_in * c->h_in * c->w_in;
+    for (int ci = 0; ci < c->c_in; ci++)
+        for (int ky = 0; ky < c->kh; ky++)
+            for (int kx = 0; kx < c->kw; kx++) {
+                float *row = col + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * N;
+                int lo, hi;
+                lg_conv_span(c->w_out, c->w_in, c->sw, c->pw, kx, &lo, &hi);
+                for (int r = 0; r < B; r++) {
+                    const float *img = in + (size_t)r * n_in + (size_t)ci * c->h_in * c->w_in;
+                    float *dst = row + (size_t)r * hw;
+                    for (int oy = 0; oy < c->h_out; oy++) {
+                        int iy = oy * c->sh - c->ph + ky;
+                        float *d = dst + oy * c->w_out;
+                        if (iy < 0 || iy >= c->h_in) {
+                            memset(d, 0, (size_t)c->w_out * sizeof *d);
+                            continue;
+                        }
+                        int base = iy * c->w_in - c->pw + kx; /* input index of ox = 0 (maybe outside) */
+                        for (int ox = 0; ox < lo; ox++) d[ox] = 0.0f;
+                        if (c->sw == 1 && hi > lo) memcpy(d + lo, img + base + lo, (size_t)(hi - lo) * sizeof *d);
+                        else
+                            for (int ox = lo; ox < hi; ox++) d[ox] = img[base + ox * c->sw];
+                        for (int ox = hi; ox < c->w_out; ox++) d[ox] = 0.0f;
+                    }
+                }
+            }
+}
+
+/* The adjoint of lg_im2col: din[r][ci][iy][ix] += Σ dcol over the entries that read it. */
+static void lg_col2im(const lg_conv *c, const float *dcol, int B, float *din)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw, n_in = (size_t)c->c_in * c->h_in * c->w_in;
+    for (int ci = 0; ci < c->c_in; ci++)
+        for (int ky = 0; ky < c->kh; ky++)
+            for (int kx = 0; kx < c->kw; kx++) {
+                const float *row = dcol + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * N;
+                int lo, hi;
+                lg_conv_span(c->w_out, c->w_in, c->sw, c->pw, kx, &lo, &hi);
+                for (int r = 0; r < B; r++) {
+                    float *img = din + (size_t)r * n_in + (size_t)ci * c->h_in * c->w_in;
+                    const float *src = row + (size_t)r * hw;
+                    for (int oy = 0; oy < c->h_out; oy++) {
+                        int iy = oy * c->sh - c->ph + ky;
+                        if (iy < 0 || iy >= c->h_in) continue;
+                        int base = iy * c->w_in - c->pw + kx;
+                        const float *s = src + oy * c->w_out;
+                        for (int ox = lo; ox < hi; ox++) img[base + ox * c->sw] += s[ox];
+                    }
+                }
+            }
+}
+
+/* z[B][c_out][hw] = W[c_out][K] · im2col(in) + b (per channel). */
+static void lg_conv_forward_f(lg_model *m, lg_mlayer *L, const float *in, int B)
+{
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw;
+    lg_im2col(c, in, B, L->col);
+    lg_sgemm(0, 0, c->c_out, (int)N, K, 1.0f, L->W, K, L->col, (int)N, 0.0f, m->zt, (int)N);
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++) {
+            const float *src = m->zt + (size_t)co * N + (size_t)r * hw;
+            float *dst = L->z + (size_t)r * (size_t)L->n_out + (size_t)co * hw;
+            for (size_t p = 0; p < hw; p++) dst[p] = src[p] + L->b[co];
+        }
+}
+
+/* Backward of a conv layer (its forward's im2col still in L->col):
+ * dW += dZ·colᵀ, db += Σ dZ, and (da ≠ NULL) da[B][n_in] = col2im(Wᵀ·dZ),
+ * with dZ = dz as [c_out][B·hw]. */
+static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *dz, float *da, int B)
+{
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw;
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++) {
+            const float *src = dz + (size_t)r * (size_t)L->n_out + (size_t)co * hw;
+            float *dst = m->zt + (size_t)co * N + (size_t)r * hw;
+            memcpy(dst, src, hw * sizeof *dst);
+        }
+    lg_sgemm(0, 1, c->c_out, K, (int)N, 1.0f, m->zt, (int)N, L->col, (int)N, 1.0f, L->dW, K);
+    for (int co = 0; co < c->c_out; co++) {
+        const float *row = m->zt + (size_t)co * N;
+        double s = 0.0;
+        for (size_t i = 0; i < N; i++) s += row[i];
+        L->db[co] += (float)s;
+    }
+    if (!da) return;
+    lg_sgemm(1, 0, K, (int)N, c->c_out, 1.0f, L->W, K, m->zt, (int)N, 0.0f, m->dcol, (int)N);
+    memset(da, 0, (size_t)B * (size_t)L->n_in * sizeof *da);
+    lg_col2im(c, m->dcol, B, da);
+}
+
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
 {
     const float *in = m->x;
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
         size_t no = (size_t)L->n_out;
+        if (L->conv.c_out) {
+            lg_conv_forward_f(m, L, in, B);
+            lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
+            in = L->a;
+            continue;
+        }
         /* z[B][n_out] = b (broadcast) + in[B][n_in] · Wᵀ */
         for (int r = 0; r < B; r++) memcpy(L->z + (size_t)r * no, L->b, no * sizeof(float));
         lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, in, L->n_in, L->W, L->n_in, 1.0f, L->z, L->n_out);
@@ -197,6 +335,15 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
     for (int k = nl - 1; k >= 0; k--) {
         lg_mlayer *L = &m->layers[k];
         const float *in = k > 0 ? m->layers[k - 1].a : m->x;
+        if (L->conv.c_out) {
+            lg_conv_backward_f(m, L, dz, k > 0 ? da : NULL, B);
+            if (k == 0) break;
+            lg_mlayer *P = &m->layers[k - 1];
+            size_t n = (size_t)B * (size_t)P->n_out;
+            memset(dz, 0, n * sizeof(float));
+            lg_act_backward_kept(dz, &P->dlambda, da, P->keep, P->z, P->act, (float)P->lambda, n);
+            continue;
+        }
         /* dW[n_out][n_in] += dzᵀ[n_out][B] · in[B][n_in];  db += Σ_rows dz */
         lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, dz, L->n_out, in, L->n_in, 1.0f, L->dW, L->n_in);
         for (int r = 0; r < B; r++) {
@@ -263,9 +410,11 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     for (int k = 0; k < m->n_layers; k++) {
         const lg_mlayer *M = &m->layers[k];
         lg_layer *L = &net->layers[k];
-        size_t nw = (size_t)M->n_out * (size_t)M->n_in;
-        for (size_t i = 0; i < nw; i++) L->W[i] = (double)M->W[i];
-        for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[i];
+        if (L->kind != (M->conv.c_out ? LG_LAYER_CONV2D : LG_LAYER_DENSE))
+            return lg_fail(LG_ERR_ARG, "layer %d: network and model differ in layer kind", k);
+        size_t hw = M->conv.c_out ? (size_t)M->conv.h_out * (size_t)M->conv.w_out : 1;
+        for (size_t i = 0; i < M->n_w; i++) L->W[i] = (double)M->W[i];
+        for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[(size_t)i / hw];
         L->act = M->act;
         if (M->act == LG_ACT_PRELU) {
             L->lambda = M->lambda_fixed ? M->lambda : (double)*M->s; /* float → double exact */

@@ -4,6 +4,10 @@
  * cross-entropy (mean over the batch).
  *
  * Flat parameter layout: W_0 [n_out][n_in] row-major, b_0 [n_out], W_1, b_1,
+ * (a conv layer: its kernel [c_out][c_in·kh·kw] and one bias per channel
+ * [c_out] — the bias is tied over positions; lg_model_init takes each
+ * channel's first position from the net and lg_model_to_net writes it to
+ * every position),
  * ..., then s [n_layers] (one raw hardness parameter per layer; lgelu and
  * swish layers use theirs through λ (β) = 1 + softplus(s/t), prelu layers
  * hold their slope a = s directly; the others ignore it). grads, mom1 and
@@ -27,9 +31,12 @@
 typedef struct lg_mlayer {
     int n_in, n_out;
     lg_act act;
+    lg_conv conv;         /* conv layer geometry (c_out = 0: dense) */
+    size_t n_w, n_b;      /* sizes of W and b */
     float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
     float *dW, *db, *ds;  /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
+    float *col;           /* conv: into acts, [c_in·kh·kw][max_batch·h_out·w_out] im2col of the last forward */
     float *keep;          /* into acts: room for keep_count·max_batch·n_out floats, what the
                            * activation's backward needs (train/act.h; a batch of B uses
                            * [keep_count][B·n_out]), or NULL */
@@ -50,10 +57,13 @@ typedef struct lg_model {
     float *x;             /* [max_batch][n_in] the gathered, normalised input batch */
     float *probs;         /* [max_batch][n_out] softmax of the logits */
     float *d0, *d1;       /* [max_batch][max_width] backward scratch */
+    float *dcol;          /* [max over conv layers of c_in·kh·kw · max_batch·h_out·w_out] backward scratch */
+    float *zt;            /* [max_batch·max_width] a conv's z (or dz) as [c_out][batch·positions] */
 } lg_model;
 
-/* Build a model for batches of up to max_batch rows from net (dense layers
- * only). λ and s are taken from the net as they are. */
+/* Build a model for batches of up to max_batch rows from net (dense and
+ * conv layers; a conv is im2col + sgemm over the whole batch). λ and s are
+ * taken from the net as they are. */
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch);
 void lg_model_free(lg_model *m);
 

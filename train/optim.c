@@ -92,8 +92,8 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
     }
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
-        lg_optim_range(m, o, L->W, (size_t)L->n_out * (size_t)L->n_in, lr, wd, bc1, bc2);
-        lg_optim_range(m, o, L->b, (size_t)L->n_out, lr, 0.0f, bc1, bc2);
+        lg_optim_range(m, o, L->W, L->n_w, lr, wd, bc1, bc2);
+        lg_optim_range(m, o, L->b, L->n_b, lr, 0.0f, bc1, bc2);
         if (L->act != LG_ACT_LGELU || L->lambda_fixed) continue;
         if (o->s_update == LG_S_UPDATE_LAMBDA) lg_optim_lambda(m, L, o, bc1, bc2);
         else lg_optim_range(m, o, L->s, 1, (float)(o->c * o->lr), 0.0f, bc1, bc2);

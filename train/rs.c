@@ -13,6 +13,9 @@ lg_status lg_rs_init(lg_rs *rs, const lg_model *m)
     memset(rs, 0, sizeof *rs);
     int nh = m->n_layers - 1;
     if (nh < 1) return LG_OK;
+    for (int k = 0; k < m->n_layers; k++)
+        if (m->layers[k].conv.c_out)
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d is a conv layer: the RS loss takes dense layers only", k);
     size_t B = (size_t)m->max_batch, W = (size_t)m->max_width, n = 0, maxw = 0;
     for (int k = 0; k < nh; k++) {
         const lg_mlayer *L = &m->layers[k];

@@ -31,7 +31,8 @@ lg_status lg_bounds_check_net(const lg_net *net)
                            "network; substitute ReLU first with `lgelu relu`",
                            k, lg_act_name(a) ? lg_act_name(a) : "?");
         if (net->layers[k].kind != LG_LAYER_DENSE)
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be verified", k);
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "layer %d is a conv layer: bounds take dense layers (lg_net_densify; lg_verify_run does it)", k);
     }
     return LG_OK;
 }

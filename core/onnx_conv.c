@@ -1,0 +1,393 @@
+/* onnx_conv.c — the image ops of the ONNX importer (onnx_internal.h):
+ * Conv, AveragePool / GlobalAveragePool, zero Pad, Transpose and
+ * BatchNormalization, each applied to the pending affine map of onnx_read.c.
+ *
+ * Conv, AveragePool, Pad and Transpose are linear maps of the flat NCHW
+ * value; each is written as a dense matrix M (every entry a kernel weight,
+ * 1 or 0, so M is the file's exact function) and composed by
+ * lg_ox_b_linear. The matrix must fit LG_OX_DENSE_MAX_BYTES. AveragePool
+ * sums with M and then divides by the window's count (lg_ox_b_scale: exact
+ * for a power-of-two count, otherwise refused). BatchNormalization is the
+ * one op that cannot be exact (a square root): it is folded into the
+ * pending map z ← a·z + (B − mean·a) with a = scale/sqrt(var + eps) per
+ * channel, every operation rounded to nearest in double: the verified
+ * network is this folded one (DESIGN.md §3 "Semantics").
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/onnx_internal.h"
+
+/* Int-list attribute: 1 with *n values in out[0..max), 0 absent, -1 error. */
+static int lg_ox_attr_ints(const lg_ox_graph *G, int node, const char *name, int64_t *out, int max, int *n)
+{
+    const Onnx__AttributeProto *a = lg_ox_attr(G->g->node[node], name);
+    if (!a) return 0;
+    if ((a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS) || (int)a->n_ints > max) {
+        lg_fail(LG_ERR_FORMAT, "%s: %s: attribute '%s' must be a list of at most %d ints", G->file,
+                lg_ox_node_desc(G, node), name, max);
+        return -1;
+    }
+    for (size_t i = 0; i < a->n_ints; i++) out[i] = a->ints[i];
+    *n = (int)a->n_ints;
+    return 1;
+}
+
+/* C, H, W of a [1, C, H, W] (or [C, H, W]) value. */
+static lg_status lg_ox_chw(const lg_ox_graph *G, int node, const lg_ox_shape *s, int64_t *C, int64_t *H, int64_t *W)
+{
+    if (!((s->rank == 4 && s->d[0] == 1) || s->rank == 3))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: expected a [1, C, H, W] image, got rank %d", G->file,
+                       lg_ox_node_desc(G, node), s->rank);
+    int o = s->rank - 3;
+    *C = s->d[o];
+    *H = s->d[o + 1];
+    *W = s->d[o + 2];
+    return LG_OK;
+}
+
+/* A dense n2 × n matrix within the import cap, zeroed; NULL with lg_fail set. */
+static double *lg_ox_dense(const lg_ox_graph *G, int node, size_t n2, size_t n)
+{
+    if (n2 == 0 || n == 0 || n2 > LG_OX_DENSE_MAX_BYTES / sizeof(double) / n) {
+        lg_fail(LG_ERR_UNSUPPORTED,
+                "%s: %s: the op as a dense %zu x %zu matrix would exceed %zu MB (lgelu imports image ops as dense "
+                "layers)",
+                G->file, lg_ox_node_desc(G, node), n2, n, LG_OX_DENSE_MAX_BYTES >> 20);
+        return NULL;
+    }
+    double *M = calloc(n2 * n, sizeof *M);
+    if (!M) lg_fail(LG_ERR_NOMEM, "%s: out of memory for a %zu x %zu matrix", G->file, n2, n);
+    return M;
+}
+
+/* Window geometry shared by Conv and AveragePool: kernel kh×kw, strides,
+ * pads [top, left, bottom, right]; output size. Refuses dilation ≠ 1,
+ * auto_pad other than NOTSET/VALID and ceil_mode. */
+typedef struct lg_ox_win {
+    int64_t kh, kw, sh, sw, pt, pl, pb, pr, ho, wo;
+} lg_ox_win;
+
+static lg_status lg_ox_window(const lg_ox_graph *G, int node, int64_t H, int64_t W, int64_t kh, int64_t kw,
+                              lg_ox_win *w)
+{
+    int64_t v[8];
+    int n = 0, r;
+    *w = (lg_ox_win){kh, kw, 1, 1, 0, 0, 0, 0, 0, 0};
+    const Onnx__AttributeProto *ap = lg_ox_attr(G->g->node[node], "auto_pad");
+    if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
+        !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: auto_pad '%.*s' is not supported (use explicit pads)", G->file,
+                       lg_ox_node_desc(G, node), (int)ap->s.len, (const char *)ap->s.data);
+    if ((r = lg_ox_attr_ints(G, node, "kernel_shape", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+    if (r && (n != 2 || v[0] != kh || v[1] != kw))
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel_shape does not match a %lldx%lld kernel", G->file,
+                       lg_ox_node_desc(G, node), (long long)kh, (long long)kw);
+    if ((r = lg_ox_attr_ints(G, node, "dilations", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+    for (int i = 0; r && i < n; i++)
+        if (v[i] != 1)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: dilation %lld is not supported (only 1)", G->file,
+                           lg_ox_node_desc(G, node), (long long)v[i]);
+    if ((r = lg_ox_attr_ints(G, node, "strides", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+    if (r) {
+        if (n != 2 || v[0] < 1 || v[1] < 1)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: strides must be two positive ints", G->file, lg_ox_node_desc(G, node));
+        w->sh = v[0];
+        w->sw = v[1];
+    }
+    if ((r = lg_ox_attr_ints(G, node, "pads", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+    if (r) {
+        if (n != 4 || v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || v[0] >= kh || v[2] >= kh || v[1] >= kw ||
+            v[3] >= kw)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: pads must be four ints in 0..kernel-1", G->file,
+                           lg_ox_node_desc(G, node));
+        w->pt = v[0], w->pl = v[1], w->pb = v[2], w->pr = v[3];
+    }
+    int64_t ceil_mode = 0;
+    if (lg_ox_attr_int(G, node, "ceil_mode", &ceil_mode) < 0) return LG_ERR_FORMAT;
+    if (ceil_mode) return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: ceil_mode is not supported", G->file, lg_ox_node_desc(G, node));
+    if (kh < 1 || kw < 1 || H + w->pt + w->pb < kh || W + w->pl + w->pr < kw || kh > LG_NET_MAX_DIM || kw > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: a %lldx%lld window does not fit the %lldx%lld input", G->file,
+                       lg_ox_node_desc(G, node), (long long)kh, (long long)kw, (long long)H, (long long)W);
+    w->ho = (H + w->pt + w->pb - kh) / w->sh + 1;
+    w->wo = (W + w->pl + w->pr - kw) / w->sw + 1;
+    return LG_OK;
+}
+
+static lg_ox_shape lg_ox_image_shape(const lg_ox_shape *in, int64_t C, int64_t H, int64_t W)
+{
+    lg_ox_shape s = *in;
+    int o = s.rank - 3;
+    s.d[o] = C, s.d[o + 1] = H, s.d[o + 2] = W;
+    return s;
+}
+
+lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    int64_t C = 0, H = 0, W = 0, group = 1;
+    lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
+    if (st != LG_OK) return st;
+    if (nd->n_input < 2 || in[1] < 0 || G->vals[in[1]].kind != LG_OX_CONST || !G->vals[in[1]].c.v ||
+        G->vals[in[1]].c.shape.rank != 4)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the kernel must be a 4-D float constant", G->file,
+                       lg_ox_node_desc(G, node));
+    if (lg_ox_attr_int(G, node, "group", &group) < 0) return LG_ERR_FORMAT;
+    if (group != 1)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: group = %lld is not supported (only 1)", G->file,
+                       lg_ox_node_desc(G, node), (long long)group);
+    const lg_ox_const *K = &G->vals[in[1]].c;
+    int64_t M = K->shape.d[0];
+    if (K->shape.d[1] != C)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel has %lld input channels, the value has %lld", G->file,
+                       lg_ox_node_desc(G, node), (long long)K->shape.d[1], (long long)C);
+    const double *bias = NULL;
+    if (nd->n_input >= 3 && in[2] >= 0) {
+        const lg_ox_val *bv = &G->vals[in[2]];
+        if (bv->kind != LG_OX_CONST || !bv->c.v || bv->c.n != (size_t)M)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: bias must be a constant of %lld values", G->file,
+                           lg_ox_node_desc(G, node), (long long)M);
+        bias = bv->c.v;
+    }
+    lg_ox_win w;
+    if ((st = lg_ox_window(G, node, H, W, K->shape.d[2], K->shape.d[3], &w)) != LG_OK) return st;
+    size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
+    if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
+    double *A = lg_ox_dense(G, node, n2, n), *c = bias ? malloc(n2 * sizeof *c) : NULL;
+    if (!A || (bias && !c)) {
+        free(A);
+        free(c);
+        return A ? lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file) : LG_ERR_UNSUPPORTED;
+    }
+    /* row (m, oy, ox), column (ci, iy, ix) with iy = oy·sh − pt + ky: the kernel weight */
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t oy = 0; oy < w.ho; oy++)
+            for (int64_t ox = 0; ox < w.wo; ox++) {
+                size_t row = (size_t)m * hw + (size_t)(oy * w.wo + ox);
+                if (c) c[row] = bias[m];
+                for (int64_t ci = 0; ci < C; ci++)
+                    for (int64_t ky = 0; ky < w.kh; ky++) {
+                        int64_t iy = oy * w.sh - w.pt + ky;
+                        if (iy < 0 || iy >= H) continue;
+                        for (int64_t kx = 0; kx < w.kw; kx++) {
+                            int64_t ix = ox * w.sw - w.pl + kx;
+                            if (ix < 0 || ix >= W) continue;
+                            A[row * n + (size_t)((ci * H + iy) * W + ix)] = K->v[((m * C + ci) * w.kh + ky) * w.kw + kx];
+                        }
+                    }
+            }
+    st = lg_ox_b_linear(B, A, (int)n2, c);
+    free(c);
+    if (st == LG_OK) B->shape = lg_ox_image_shape(&B->shape, M, w.ho, w.wo);
+    return st;
+}
+
+lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
+{
+    int64_t C = 0, H = 0, W = 0, v[8], include = 0;
+    int n_k = 0;
+    lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
+    if (st != LG_OK) return st;
+    int64_t kh = H, kw = W;
+    if (!global) {
+        if (lg_ox_attr_ints(G, node, "kernel_shape", v, 8, &n_k) != 1 || n_k != 2)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel_shape must be two ints", G->file, lg_ox_node_desc(G, node));
+        kh = v[0], kw = v[1];
+        if (lg_ox_attr_int(G, node, "count_include_pad", &include) < 0) return LG_ERR_FORMAT;
+    }
+    lg_ox_win w = {kh, kw, 1, 1, 0, 0, 0, 0, 1, 1};
+    if (!global && (st = lg_ox_window(G, node, H, W, kh, kw, &w)) != LG_OK) return st;
+    size_t n = (size_t)B->n, hw = (size_t)w.ho * (size_t)w.wo, n2 = (size_t)C * hw;
+    double *A = lg_ox_dense(G, node, n2, n), *cnt = malloc(n2 * sizeof *cnt);
+    if (!A || !cnt) {
+        free(A);
+        free(cnt);
+        return A ? lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file) : LG_ERR_UNSUPPORTED;
+    }
+    for (int64_t ch = 0; ch < C; ch++)
+        for (int64_t oy = 0; oy < w.ho; oy++)
+            for (int64_t ox = 0; ox < w.wo; ox++) {
+                size_t row = (size_t)ch * hw + (size_t)(oy * w.wo + ox);
+                int64_t count = 0;
+                for (int64_t ky = 0; ky < kh; ky++)
+                    for (int64_t kx = 0; kx < kw; kx++) {
+                        int64_t iy = oy * w.sh - w.pt + ky, ix = ox * w.sw - w.pl + kx;
+                        if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                        A[row * n + (size_t)((ch * H + iy) * W + ix)] = 1.0;
+                        count++;
+                    }
+                cnt[row] = include ? (double)(kh * kw) : (double)count;
+            }
+    /* the window's sum (exact), then the division by its count */
+    st = lg_ox_b_linear(B, A, (int)n2, NULL);
+    if (st == LG_OK) {
+        B->shape = lg_ox_image_shape(&B->shape, C, w.ho, w.wo);
+        st = lg_ox_b_scale(B, cnt, 1);
+    }
+    free(cnt);
+    return st;
+}
+
+lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const lg_ox_shape *s = &B->shape;
+    int64_t pads[2 * LG_OX_MAX_RANK];
+    int n_p = 0;
+    const Onnx__AttributeProto *mode = lg_ox_attr(nd, "mode");
+    if (mode && mode->s.len && !(mode->s.len == 8 && memcmp(mode->s.data, "constant", 8) == 0))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: only constant (zero) padding is supported", G->file,
+                       lg_ox_node_desc(G, node));
+    if (nd->n_input >= 2 && in[1] >= 0) {
+        const lg_ox_val *pv = &G->vals[in[1]];
+        if (pv->kind != LG_OX_CONST || !pv->c.iv || pv->c.n > 2 * LG_OX_MAX_RANK)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: pads must be an int64 constant", G->file, lg_ox_node_desc(G, node));
+        n_p = (int)pv->c.n;
+        memcpy(pads, pv->c.iv, (size_t)n_p * sizeof *pads);
+    } else if (lg_ox_attr_ints(G, node, "pads", pads, 2 * LG_OX_MAX_RANK, &n_p) != 1) {
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: no pads", G->file, lg_ox_node_desc(G, node));
+    }
+    double value = 0.0;
+    if (lg_ox_attr_float(G, node, "value", &value) < 0) return LG_ERR_FORMAT;
+    if (nd->n_input >= 3 && in[2] >= 0) {
+        const lg_ox_val *cv = &G->vals[in[2]];
+        if (cv->kind != LG_OX_CONST || !cv->c.v || cv->c.n != 1)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the pad value must be a scalar constant", G->file,
+                           lg_ox_node_desc(G, node));
+        value = cv->c.v[0];
+    }
+    if (nd->n_input >= 4 && in[3] >= 0)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Pad with axes is not supported", G->file, lg_ox_node_desc(G, node));
+    if (value != 0.0)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: pad value %g is not supported (only zero padding)", G->file,
+                       lg_ox_node_desc(G, node), value);
+    if (n_p != 2 * s->rank)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: %d pads for rank %d", G->file, lg_ox_node_desc(G, node), n_p, s->rank);
+    lg_ox_shape o = *s;
+    for (int a = 0; a < s->rank; a++) {
+        if (pads[a] < 0 || pads[a + s->rank] < 0 || pads[a] > LG_NET_MAX_DIM || pads[a + s->rank] > LG_NET_MAX_DIM)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: negative or huge pads are not supported", G->file,
+                           lg_ox_node_desc(G, node));
+        o.d[a] = s->d[a] + pads[a] + pads[a + s->rank];
+    }
+    size_t n = (size_t)B->n, n2 = lg_ox_shape_count(&o);
+    if (n2 == 0 || n2 > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: padded value too large", G->file, lg_ox_node_desc(G, node));
+    double *A = lg_ox_dense(G, node, n2, n);
+    if (!A) return LG_ERR_UNSUPPORTED;
+    int64_t idx[LG_OX_MAX_RANK] = {0};
+    for (size_t f = 0; f < n; f++) {
+        size_t g = 0;
+        for (int a = 0; a < s->rank; a++) g = g * (size_t)o.d[a] + (size_t)(idx[a] + pads[a]);
+        A[g * n + f] = 1.0;
+        for (int a = s->rank - 1; a >= 0; a--) {
+            if (++idx[a] < s->d[a]) break;
+            idx[a] = 0;
+        }
+    }
+    lg_status st = lg_ox_b_linear(B, A, (int)n2, NULL);
+    if (st == LG_OK) B->shape = o;
+    return st;
+}
+
+lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node)
+{
+    const lg_ox_shape *s = &B->shape;
+    int64_t perm[LG_OX_MAX_RANK];
+    int n_p = 0, r = lg_ox_attr_ints(G, node, "perm", perm, LG_OX_MAX_RANK, &n_p);
+    if (r < 0) return LG_ERR_FORMAT;
+    if (!r) {
+        n_p = s->rank;
+        for (int a = 0; a < s->rank; a++) perm[a] = s->rank - 1 - a;
+    }
+    int seen[LG_OX_MAX_RANK] = {0};
+    if (n_p != s->rank)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: perm has %d entries for rank %d", G->file, lg_ox_node_desc(G, node), n_p,
+                       s->rank);
+    for (int a = 0; a < n_p; a++) {
+        if (perm[a] < 0 || perm[a] >= s->rank || seen[perm[a]]++)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: perm is not a permutation", G->file, lg_ox_node_desc(G, node));
+    }
+    lg_ox_shape o = {s->rank, {0}};
+    for (int a = 0; a < s->rank; a++) o.d[a] = s->d[perm[a]];
+    size_t n = (size_t)B->n;
+    double *A = lg_ox_dense(G, node, n, n);
+    if (!A) return LG_ERR_UNSUPPORTED;
+    /* in-strides of the source axes; walk the output in order */
+    size_t stride[LG_OX_MAX_RANK];
+    size_t acc = 1;
+    for (int a = s->rank - 1; a >= 0; a--) {
+        stride[a] = acc;
+        acc *= (size_t)s->d[a];
+    }
+    int64_t idx[LG_OX_MAX_RANK] = {0};
+    for (size_t g = 0; g < n; g++) {
+        size_t f = 0;
+        for (int a = 0; a < o.rank; a++) f += (size_t)idx[a] * stride[perm[a]];
+        A[g * n + f] = 1.0;
+        for (int a = o.rank - 1; a >= 0; a--) {
+            if (++idx[a] < o.d[a]) break;
+            idx[a] = 0;
+        }
+    }
+    lg_status st = lg_ox_b_linear(B, A, (int)n, NULL);
+    if (st == LG_OK) B->shape = o;
+    return st;
+}
+
+lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const lg_ox_shape *s = &B->shape;
+    double eps = 1e-5;
+    int64_t training = 0;
+    if (lg_ox_attr_float(G, node, "epsilon", &eps) < 0 || lg_ox_attr_int(G, node, "training_mode", &training) < 0)
+        return LG_ERR_FORMAT;
+    if (training || nd->n_output > 1)
+        if (training || (nd->n_output > 1 && G->out_idx[node][1] >= 0 && G->vals[G->out_idx[node][1]].uses > 0))
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: BatchNormalization in training mode is not supported", G->file,
+                           lg_ox_node_desc(G, node));
+    if (s->rank < 2 || s->d[0] != 1)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: expected a [1, C, ...] value", G->file, lg_ox_node_desc(G, node));
+    int64_t C = s->d[1];
+    size_t n = (size_t)B->n, per = n / (size_t)C;
+    const double *p[4];
+    for (int j = 0; j < 4; j++) {
+        const lg_ox_val *v = nd->n_input > (size_t)j + 1 && in[j + 1] >= 0 ? &G->vals[in[j + 1]] : NULL;
+        if (!v || v->kind != LG_OX_CONST || !v->c.v || v->c.n != (size_t)C)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: scale, B, mean and var must be constants of %lld values",
+                           G->file, lg_ox_node_desc(G, node), (long long)C);
+        p[j] = v->c.v;
+    }
+    double *a = malloc(n * sizeof *a), *sh = malloc(n * sizeof *sh);
+    if (!a || !sh) {
+        free(a);
+        free(sh);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+    }
+    lg_status st = LG_OK;
+    for (int64_t ch = 0; ch < C && st == LG_OK; ch++) {
+        double den = sqrt(p[3][ch] + eps), ac = p[0][ch] / den;
+        if (!(p[3][ch] + eps > 0) || !isfinite(ac))
+            st = lg_fail(LG_ERR_FORMAT, "%s: %s: channel %lld has variance + epsilon %g", G->file,
+                         lg_ox_node_desc(G, node), (long long)ch, p[3][ch] + eps);
+        for (size_t f = 0; f < per; f++) {
+            a[(size_t)ch * per + f] = ac;
+            sh[(size_t)ch * per + f] = p[1][ch];
+        }
+    }
+    /* y = (z − mean)·a + B: fold into the pending map, rounded to nearest */
+    if (st == LG_OK) {
+        for (int64_t ch = 0; ch < C; ch++)
+            for (size_t f = 0; f < per; f++) sh[(size_t)ch * per + f] -= p[2][ch] * a[(size_t)ch * per + f];
+        st = lg_ox_b_affine_rounded(B, a, sh);
+    }
+    free(a);
+    free(sh);
+    return st;
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Conv graph variants for the Check suite `conv` (test-only; PyTorch-free).
+
+  onnx_conv_make.py OUTDIR
+
+writes OUTDIR/NAME.onnx for each model below and, for the models lgelu must
+import, OUTDIR/NAME.txt: pairs of lines (input vector, output vector, %.17g)
+computed by an independent float64 numpy evaluation (explicit zero padding
+and window sums, BatchNormalization as written in the ONNX spec).
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(7)
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def init(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def conv_ref(x, W, b, strides=(1, 1), pads=(0, 0, 0, 0)):
+    x = np.pad(x, ((0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    C, H, Wd = x.shape
+    M, _, kh, kw = W.shape
+    ho, wo = (H - kh) // strides[0] + 1, (Wd - kw) // strides[1] + 1
+    y = np.zeros((M, ho, wo))
+    for m in range(M):
+        for i in range(ho):
+            for j in range(wo):
+                win = x[:, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
+                y[m, i, j] = np.sum(win * W[m]) + (b[m] if b is not None else 0.0)
+    return y
+
+
+def avg_ref(x, k, s):
+    C, H, W = x.shape
+    ho, wo = (H - k[0]) // s[0] + 1, (W - k[1]) // s[1] + 1
+    y = np.zeros((C, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            y[:, i, j] = x[:, i * s[0]:i * s[0] + k[0], j * s[1]:j * s[1] + k[1]].mean(axis=(1, 2))
+    return y
+
+
+def save(out, name, graph, ref=None, shape=None, opset=13):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    if ref is not None:
+        onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(out, name + ".onnx"))
+    if ref is None:
+        return
+    with open(os.path.join(out, name + ".txt"), "w") as f:
+        for _ in range(4):
+            x = RNG.uniform(-1, 1, size=shape)
+            y = np.ravel(ref(x.astype(np.float64)))
+            f.write(" ".join("%.17g" % v for v in np.ravel(x)) + "\n")
+            f.write(" ".join("%.17g" % v for v in y) + "\n")
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    # 1. Sub/Div normalisation, Conv 3@3x2 stride (2,1) pads (1,0), BatchNorm, Relu, Dropout, Flatten, Gemm
+    mean = f32(RNG.uniform(-0.2, 0.2, (1, 2, 1, 1)))
+    W1, b1 = f32(RNG.normal(0, 0.5, (3, 2, 3, 2))), f32(RNG.normal(0, 0.1, 3))
+    g, be, mu, var = (f32(RNG.uniform(0.5, 1.5, 3)), f32(RNG.normal(0, 0.1, 3)), f32(RNG.normal(0, 0.1, 3)),
+                      f32(RNG.uniform(0.5, 2.0, 3)))
+    G = f32(RNG.normal(0, 0.3, (3 * 3 * 4, 2)))
+    nodes = [
+        helper.make_node("Sub", ["x", "mean"], ["xs"]),
+        helper.make_node("Div", ["xs", "four"], ["xn"]),
+        helper.make_node("Conv", ["xn", "W1", "b1"], ["c1"], strides=[2, 1], pads=[1, 0, 1, 0], kernel_shape=[3, 2]),
+        helper.make_node("BatchNormalization", ["c1", "g", "be", "mu", "var"], ["bn"], epsilon=1e-3),
+        helper.make_node("Relu", ["bn"], ["r1"]),
+        helper.make_node("Dropout", ["r1", "ratio"], ["d1"]),
+        helper.make_node("Flatten", ["d1"], ["f1"]),
+        helper.make_node("Gemm", ["f1", "G"], ["y"]),
+    ]
+    inits = [init("mean", mean), init("four", f32(4.0)), init("W1", W1), init("b1", b1), init("g", g), init("be", be),
+             init("mu", mu), init("var", var), init("ratio", f32(0.5)), init("G", G)]
+
+    def ref1(x):
+        z = conv_ref((x[0] - mean[0]) / 4.0, W1.astype(float), b1.astype(float), (2, 1), (1, 0, 1, 0))
+        d = lambda a: a.astype(np.float64)[:, None, None]
+        z = (z - d(mu)) / np.sqrt(d(var) + float(np.float32(1e-3))) * d(g) + d(be)
+        return np.maximum(z, 0).reshape(1, -1) @ G.astype(float)
+
+    save(out, "conv_bn", helper.make_graph(nodes, "conv_bn", [vi("x", [1, 2, 6, 5])], [vi("y", [1, 2])], inits),
+         ref1, (1, 2, 6, 5))
+
+    # 2. zero Pad, Conv 2@3x3, Relu, AveragePool 2x2 s2, Flatten, Gemm
+    W2 = f32(RNG.normal(0, 0.4, (2, 1, 3, 3)))
+    G2 = f32(RNG.normal(0, 0.3, (2 * 3 * 3, 3)))
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["p"], mode="constant"),
+        helper.make_node("Conv", ["p", "W2"], ["c"]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("AveragePool", ["r"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["a"], ["f"]),
+        helper.make_node("Gemm", ["f", "G2"], ["y"]),
+    ]
+    inits = [init("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64)), init("W2", W2), init("G2", G2)]
+
+    def ref2(x):
+        z = conv_ref(np.pad(x[0], ((0, 0), (1, 1), (1, 1))), W2.astype(float), None)
+        return avg_ref(np.maximum(z, 0), (2, 2), (2, 2)).reshape(1, -1) @ G2.astype(float)
+
+    save(out, "pad_avgpool", helper.make_graph(nodes, "pad_avgpool", [vi("x", [1, 1, 6, 6])], [vi("y", [1, 3])],
+                                               inits), ref2, (1, 1, 6, 6))
+
+    # 3. NHWC input: Transpose to NCHW, Conv, Relu, Transpose back, Reshape, MatMul
+    W3 = f32(RNG.normal(0, 0.4, (3, 2, 2, 3)))
+    M3 = f32(RNG.normal(0, 0.3, (4 * 3 * 3, 2)))
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]),
+        helper.make_node("Conv", ["t", "W3"], ["c"], pads=[0, 1, 0, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["tb"], perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["tb", "shape"], ["f"]),
+        helper.make_node("MatMul", ["f", "M3"], ["y"]),
+    ]
+    inits = [init("W3", W3), init("shape", np.array([1, -1], dtype=np.int64)), init("M3", M3)]
+
+    def ref3(x):
+        z = conv_ref(np.transpose(x[0], (2, 0, 1)), W3.astype(float), None, (1, 1), (0, 1, 0, 1))
+        return np.transpose(np.maximum(z, 0), (1, 2, 0)).reshape(1, -1) @ M3.astype(float)
+
+    save(out, "nhwc", helper.make_graph(nodes, "nhwc", [vi("x", [1, 5, 3, 2])], [vi("y", [1, 2])], inits), ref3,
+         (1, 5, 3, 2))
+
+    # 4. GlobalAveragePool (16 = 4x4 positions: an exact division)
+    W4 = f32(RNG.normal(0, 0.4, (3, 1, 3, 3)))
+    nodes = [
+        helper.make_node("Conv", ["x", "W4"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["a"]),
+        helper.make_node("Flatten", ["a"], ["y"]),
+    ]
+
+    def ref4(x):
+        z = np.maximum(conv_ref(x[0], W4.astype(float), None, (1, 1), (1, 1, 1, 1)), 0)
+        return z.mean(axis=(1, 2))
+
+    save(out, "global_avg", helper.make_graph(nodes, "global_avg", [vi("x", [1, 1, 4, 4])], [vi("y", [1, 3])],
+                                              [init("W4", W4)]), ref4, (1, 1, 4, 4))
+
+    # refused: MaxPool, group 2, a 3x3 average (1/9 is not a double), dilation 2
+    def refused(name, node, inits, shape):
+        g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Relu", ["c"], ["r"]), node],
+                              name, [vi("x", shape)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [init("W", W4)] + inits)
+        save(out, name, g)
+
+    refused("bad_maxpool", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2]), [], [1, 1, 6, 6])
+    refused("bad_avg3", helper.make_node("AveragePool", ["r"], ["y"], kernel_shape=[3, 3]), [], [1, 1, 6, 6])
+    refused("bad_group", helper.make_node("Conv", ["r", "Wg"], ["y"], group=3),
+            [init("Wg", f32(RNG.normal(0, 1, (3, 1, 1, 1))))], [1, 1, 6, 6])
+    refused("bad_dilation", helper.make_node("Conv", ["r", "Wd"], ["y"], dilations=[2, 2]),
+            [init("Wd", f32(RNG.normal(0, 1, (2, 3, 2, 2))))], [1, 1, 6, 6])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
