@@ -42,19 +42,8 @@
 #include "encode/backends.h"
 #include "core/clock.h"
 #include "encode/pwl.h"
+#include "encode/z3_err.h"
 #include "encode/rational.h"
-
-/* First Z3 error raised on this thread since the last reset. */
-static _Thread_local Z3_error_code z3_err;
-static _Thread_local char z3_errmsg[256];
-
-static void z3_record_error(Z3_context c, Z3_error_code e)
-{
-    if (z3_err != Z3_OK) return;
-    z3_err = e;
-    const char *m = Z3_get_error_msg(c, e);
-    snprintf(z3_errmsg, sizeof z3_errmsg, "%s", m ? m : "?");
-}
 
 /* Watchdog: interrupts ctx every 50 ms once the deadline has passed, but
  * only while a check runs (armed): an interrupt while the encoding is built
@@ -123,7 +112,7 @@ static Z3_ast z3_var(z3q *q, const char *prefix, int a, int b)
 
 static void z3_assert(z3q *q, Z3_ast f)
 {
-    if (f && z3_err == Z3_OK) Z3_solver_assert(q->ctx, q->s, f);
+    if (f && lg_z3_err == Z3_OK) Z3_solver_assert(q->ctx, q->s, f);
 }
 
 /* Z3_solver_check with the watchdog armed (w may be NULL). */
@@ -201,7 +190,7 @@ static void z3_build(z3q *q, const lg_problem *p)
 {
     Z3_context c = q->ctx;
     const lg_net *net = p->net;
-    for (int i = 0; i < net->n_in && z3_err == Z3_OK; i++) {
+    for (int i = 0; i < net->n_in && lg_z3_err == Z3_OK; i++) {
         q->x[i] = z3_var(q, "x", i, -1);
         z3_assert(q, Z3_mk_ge(c, q->x[i], z3_num(q, p->lo[i])));
         z3_assert(q, Z3_mk_le(c, q->x[i], z3_num(q, p->hi[i])));
@@ -217,7 +206,7 @@ static void z3_build(z3q *q, const lg_problem *p)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *Ly = &net->layers[k];
         for (int i = 0; i < Ly->n_out; i++) {
-            if (z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
+            if (lg_z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
             z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, Ly->W + (size_t)i * (size_t)Ly->n_in, q->prev, Ly->n_in, Ly->b[i])));
@@ -273,7 +262,7 @@ static double z3_model_double(Z3_context c, Z3_model m, Z3_ast v, double lo, dou
 static lg_status z3_candidate(z3q *q, const lg_problem *p, double *x)
 {
     Z3_model m = Z3_solver_get_model(q->ctx, q->s);
-    if (!m) return lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", z3_errmsg);
+    if (!m) return lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", lg_z3_errmsg);
     Z3_model_inc_ref(q->ctx, m);
     for (int i = 0; i < p->net->n_in; i++) x[i] = z3_model_double(q->ctx, m, q->x[i], p->lo[i], p->hi[i]);
     Z3_model_dec_ref(q->ctx, m);
@@ -309,7 +298,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate encoding buffers");
         goto fail;
     }
-    z3_err = Z3_OK;
+    lg_z3_err = Z3_OK;
     Z3_config cfg = Z3_mk_config();
     if (!cfg) {
         st = lg_fail(LG_ERR_SOLVER, "z3: cannot create configuration");
@@ -327,12 +316,12 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         st = lg_fail(LG_ERR_SOLVER, "z3: cannot create context");
         goto fail;
     }
-    Z3_set_error_handler(q.ctx, z3_record_error);
+    Z3_set_error_handler(q.ctx, lg_z3_record_error);
     q.real = Z3_mk_real_sort(q.ctx);
     q.zero = Z3_mk_numeral(q.ctx, "0", q.real);
     q.s = Z3_mk_solver_for_logic(q.ctx, Z3_mk_string_symbol(q.ctx, "QF_LRA"));
-    if (!q.s || z3_err != Z3_OK) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create solver: %s", z3_errmsg);
+    if (!q.s || lg_z3_err != Z3_OK) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create solver: %s", lg_z3_errmsg);
         goto fail;
     }
     Z3_solver_inc_ref(q.ctx, q.s);
@@ -356,14 +345,14 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     }
     z3_build(&q, p);
     if (o->run.verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_now() - t0);
-    if (z3_err != Z3_OK) {
+    if (lg_z3_err != Z3_OK) {
         if (o->run.deadline > 0 && lg_now() >= o->run.deadline) { /* interrupted by the watchdog */
             r->answer = LG_ANSWER_UNKNOWN;
             r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
             st = LG_OK;
         } else {
-            st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", z3_errmsg);
+            st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", lg_z3_errmsg);
         }
         goto fail;
     }
@@ -380,10 +369,10 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     if (o->run.verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
     if (!(o->run.deadline > 0) || lg_now() < o->run.deadline) res = z3_check(&q, have_thr ? &w : NULL);
-    if (z3_err != Z3_OK && res == Z3_L_UNDEF && o->run.deadline > 0 && lg_now() >= o->run.deadline) {
-        z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
-    } else if (z3_err != Z3_OK) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", z3_errmsg);
+    if (lg_z3_err != Z3_OK && res == Z3_L_UNDEF && o->run.deadline > 0 && lg_now() >= o->run.deadline) {
+        lg_z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
+    } else if (lg_z3_err != Z3_OK) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", lg_z3_errmsg);
         goto fail;
     }
     r->nodes = z3_decisions(q.ctx, q.s);
@@ -404,7 +393,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
              * may reject: ask for a point 1e-9 inside. If there is none,
              * keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
-            if (z3_err == Z3_OK && (!(o->run.deadline > 0) || lg_now() < o->run.deadline) &&
+            if (lg_z3_err == Z3_OK && (!(o->run.deadline > 0) || lg_now() < o->run.deadline) &&
                 z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
                 if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2, 0.0))

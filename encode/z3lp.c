@@ -69,17 +69,7 @@
 #include "encode/lp_cert.h"
 #include "encode/lp_relax.h"
 #include "encode/pwl.h"
-
-static _Thread_local Z3_error_code zl_err;
-static _Thread_local char zl_errmsg[256];
-
-static void zl_record_error(Z3_context c, Z3_error_code e)
-{
-    if (zl_err != Z3_OK) return;
-    zl_err = e;
-    const char *m = Z3_get_error_msg(c, e);
-    snprintf(zl_errmsg, sizeof zl_errmsg, "%s", m ? m : "?");
-}
+#include "encode/z3_err.h"
 
 typedef struct zl {
     lg_lp_relax lp;
@@ -320,14 +310,14 @@ static void zl_block(zl *q, int n)
         q->clause[i] = q->ex_val[i] ? Z3_mk_not(c, l) : l;
     }
     Z3_ast cl = n == 0 ? Z3_mk_false(c) : n == 1 ? q->clause[0] : Z3_mk_or(c, (unsigned)n, q->clause);
-    if (cl && zl_err == Z3_OK) Z3_solver_assert(c, q->s, cl);
+    if (cl && lg_z3_err == Z3_OK) Z3_solver_assert(c, q->s, cl);
 }
 
 /* The Z3 model's values of every literal into q->val. */
 static lg_status zl_model(zl *q)
 {
     Z3_model m = Z3_solver_get_model(q->ctx, q->s);
-    if (!m) return lg_fail(LG_ERR_SOLVER, "z3-lp: sat but no model: %s", zl_errmsg);
+    if (!m) return lg_fail(LG_ERR_SOLVER, "z3-lp: sat but no model: %s", lg_z3_errmsg);
     Z3_model_inc_ref(q->ctx, m);
     for (int i = 0; i < q->n_lit; i++) {
         Z3_ast v = NULL;
@@ -370,18 +360,18 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     lg_status st = zl_build_lp(q, p);
     if (st) return st;
 
-    zl_err = Z3_OK;
+    lg_z3_err = Z3_OK;
     Z3_config cfg = Z3_mk_config();
     if (!cfg) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create configuration");
     Z3_set_param_value(cfg, "model", "true");
     q->ctx = Z3_mk_context(cfg);
     Z3_del_config(cfg);
     if (!q->ctx) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create context");
-    Z3_set_error_handler(q->ctx, zl_record_error);
+    Z3_set_error_handler(q->ctx, lg_z3_record_error);
     q->s = Z3_mk_simple_solver(q->ctx);
-    if (!q->s || zl_err != Z3_OK) {
+    if (!q->s || lg_z3_err != Z3_OK) {
         q->s = NULL;
-        return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create solver: %s", zl_errmsg);
+        return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create solver: %s", lg_z3_errmsg);
     }
     Z3_solver_inc_ref(q->ctx, q->s);
     Z3_params prm = Z3_mk_params(q->ctx);
@@ -409,7 +399,7 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
         q->ex_val[t] = 0;
     }
     zl_block(q, p->n_terms);
-    if (zl_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: building the abstraction failed: %s", zl_errmsg);
+    if (lg_z3_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: building the abstraction failed: %s", lg_z3_errmsg);
     return LG_OK;
 }
 
@@ -577,7 +567,7 @@ static lg_status zl_run_lemmas(zl *q, const lg_problem *p, const lg_solve_opts *
         if (o->run.deadline > 0 && lg_now() >= o->run.deadline) break;
         zl_timeout(q, o);
         res = Z3_solver_check(q->ctx, q->s);
-        if (zl_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", zl_errmsg);
+        if (lg_z3_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", lg_z3_errmsg);
         if (res != Z3_L_TRUE) break;
         lg_status st = zl_model(q);
         if (st) return st;
@@ -700,7 +690,7 @@ static lg_status zl_run_online(zl *q, const lg_problem *p, const lg_solve_opts *
     q->n_ids = 0;
     for (int i = 0; i < q->n_lit; i++) {
         unsigned id = Z3_solver_propagate_register(q->ctx, q->s, q->lits[i]);
-        if (zl_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot register literal: %s", zl_errmsg);
+        if (lg_z3_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot register literal: %s", lg_z3_errmsg);
         if (id >= (unsigned)(2 * q->n_lit + 2)) return lg_fail(LG_ERR_SOLVER, "z3-lp: literal id %u out of range", id);
         q->lit2id[i] = id;
         if ((int)id + 1 > q->n_ids) q->n_ids = (int)id + 1;
@@ -709,9 +699,9 @@ static lg_status zl_run_online(zl *q, const lg_problem *p, const lg_solve_opts *
     for (int i = 0; i < q->n_lit; i++) q->id2lit[q->lit2id[i]] = i;
     zl_timeout(q, o);
     Z3_lbool res = Z3_solver_check(q->ctx, q->s);
-    if (zl_err != Z3_OK && !q->found && !(o->run.deadline > 0 && lg_now() >= o->run.deadline))
-        return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", zl_errmsg);
-    zl_err = Z3_OK;
+    if (lg_z3_err != Z3_OK && !q->found && !(o->run.deadline > 0 && lg_now() >= o->run.deadline))
+        return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", lg_z3_errmsg);
+    lg_z3_err = Z3_OK;
     if (res == Z3_L_TRUE && !q->found) res = Z3_L_UNDEF;
     zl_answer(q, o, res, r);
     return LG_OK;
