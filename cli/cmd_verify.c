@@ -149,7 +149,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         int best = 0;
         for (int j = 1; j < r->n_out; j++)
             if (r->y[j] > r->y[best]) best = j;
-        printf("  counterexample (case %d) re-checked in double: top output %d = %.6g\n", r->violated_case, best,
+        printf("  counterexample (case %d) passed the exact witness gate: top output %d = %.6g\n", r->violated_case, best,
                r->y[best]);
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The first README command: install, build, run the main study job (benchmarks/small.ini:
 # train ReLU, GELU and annealed λ-GELU networks on Fashion-MNIST; substitute ReLU; certify
-# the deviation; verify every instance in the modes auto, z3, glpk and smooth), write the
+# the deviation; verify every instance in the modes auto, z3, glpk, smooth and direct), write the
 # report (out/study/REPORT.md, CSVs, plots) and print the summary table.
 # Arguments: an optional grid file (default benchmarks/small.ini), then options for
 # `lgelu study` (default: --out out/study -j 2). Re-running resumes where it stopped.
