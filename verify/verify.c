@@ -479,7 +479,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
             }
             free(r->y);
             r->y = NULL;
-            lg_case_unknown(&co, 0, "counterexample fails the exact re-check (near-tie)");
+            lg_case_unknown(&co, 0, "counterexample fails the exact re-check (a near tie, or an input box that holds no double)");
         }
         if (co.v == LG_VERDICT_ROBUST) {
             r->n_cases_robust++;
