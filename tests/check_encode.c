@@ -14,29 +14,6 @@
 #include "oracle.h"
 #include "testutil.h"
 
-static int quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
-
-
-static const char *ans_name(lg_answer a)
-{
-    return a == LG_ANSWER_SAT ? "sat" : a == LG_ANSWER_UNSAT ? "unsat" : "unknown";
-}
-
-/* Shape of random instance i: 2–4 inputs, 1–2 hidden layers of 3–6, 2–3 outputs. */
-static lg_test_shape shape_of(lg_rng *r)
-{
-    lg_test_shape s;
-    memset(&s, 0, sizeof s);
-    int hidden = 1 + (int)lg_rng_below(r, 2);
-    s.n_layers = hidden + 1;
-    s.dims[0] = 2 + (int)lg_rng_below(r, 3);
-    for (int k = 1; k <= hidden; k++) s.dims[k] = 3 + (int)lg_rng_below(r, 4);
-    s.dims[hidden + 1] = 2 + (int)lg_rng_below(r, 2);
-    s.box = 0.05 + 0.6 * lg_rng_uniform(r);
-    s.normalise = lg_rng_below(r, 3) == 0;
-    return s;
-}
-
 /* Run a shell command, return its whole output (caller frees). */
 static char *run_cmd(const char *cmd)
 {
@@ -253,13 +230,13 @@ END_TEST
 /* Z3, GLPK and the oracle on seeded random instances. */
 START_TEST(test_encode_random_agree)
 {
-    int n_inst = quick() ? 30 : 100;
+    int n_inst = lg_test_quick() ? 30 : 100;
     int n_sat = 0, n_unsat = 0, glpk_unknown = 0, z3_unknown = 0, z3_exact = 0, glpk_exact = 0;
     lg_rng g;
     lg_rng_init(&g, 20261121, 3);
     lg_solve_opts o = lg_solve_opts_default();
     for (int i = 0; i < n_inst; i++) {
-        lg_test_shape s = shape_of(&g);
+        lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         const lg_problem *p = &in.prob;
@@ -277,16 +254,16 @@ START_TEST(test_encode_random_agree)
             o0.run.deadline = 0;
             lg_result r0;
             ck_assert_int_eq(lg_solver_find("z3")->solve(p, &o0, &r0), LG_OK);
-            ck_assert_msg(r0.answer == rz.answer, "instance %d: z3 in-process %s, forked %s", i, ans_name(r0.answer),
-                          ans_name(rz.answer));
+            ck_assert_msg(r0.answer == rz.answer, "instance %d: z3 in-process %s, forked %s", i, lg_test_answer_name(r0.answer),
+                          lg_test_answer_name(rz.answer));
             ck_assert_int_eq(r0.x != NULL, rz.x != NULL);
             lg_result_free(&r0);
         }
-        ck_assert_msg(rz.answer == oa, "instance %d: z3 %s, oracle %s", i, ans_name(rz.answer), ans_name(oa));
+        ck_assert_msg(rz.answer == oa, "instance %d: z3 %s, oracle %s", i, lg_test_answer_name(rz.answer), lg_test_answer_name(oa));
         if (rg.answer == LG_ANSWER_UNKNOWN)
             glpk_unknown++;
         else
-            ck_assert_msg(rg.answer == oa, "instance %d: glpk %s, oracle %s", i, ans_name(rg.answer), ans_name(oa));
+            ck_assert_msg(rg.answer == oa, "instance %d: glpk %s, oracle %s", i, lg_test_answer_name(rg.answer), lg_test_answer_name(oa));
         if (oa == LG_ANSWER_SAT) {
             n_sat++;
             ck_assert_msg(lg_test_any_term_holds(p, ox, 1e-9), "instance %d: oracle witness fails", i);
@@ -317,13 +294,13 @@ END_TEST
 /* The exported texts, read by the command-line tools, reach the C-API answer. */
 START_TEST(test_encode_export_cli_agree)
 {
-    int n_inst = quick() ? 4 : 10;
+    int n_inst = lg_test_quick() ? 4 : 10;
     lg_rng g;
     lg_rng_init(&g, 4242, 5);
     lg_solve_opts o = lg_solve_opts_default();
     int seen[3] = {0, 0, 0};
     for (int i = 0; i < n_inst; i++) {
-        lg_test_shape s = shape_of(&g);
+        lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         const lg_problem *p = &in.prob;
@@ -339,19 +316,19 @@ START_TEST(test_encode_export_cli_agree)
         snprintf(cmd, sizeof cmd, "z3 -T:60 %s 2>&1", smt);
         char *out = run_cmd(cmd);
         ck_assert_msg(smt_verdict(out) == rz.answer, "instance %d: z3 CLI says '%.60s', C API %s", i, out,
-                      ans_name(rz.answer));
+                      lg_test_answer_name(rz.answer));
         free(out);
         snprintf(cmd, sizeof cmd, "cvc5 --lang smt2 --tlimit=60000 %s 2>&1", smt);
         out = run_cmd(cmd);
         ck_assert_msg(smt_verdict(out) == rz.answer, "instance %d: cvc5 CLI says '%.60s', C API %s", i, out,
-                      ans_name(rz.answer));
+                      lg_test_answer_name(rz.answer));
         free(out);
         snprintf(cmd, sizeof cmd, "glpsol --tmlim 60 --lp %s 2>&1", lp);
         out = run_cmd(cmd);
         lg_answer ga = glpsol_verdict(out);
         ck_assert_msg(ga != LG_ANSWER_UNKNOWN, "instance %d: glpsol output not understood:\n%s", i, out);
         if (rg.answer != LG_ANSWER_UNKNOWN) /* decided by GLPK with margin: glpsol must agree */
-            ck_assert_msg(ga == rz.answer, "instance %d: glpsol %s, z3 %s", i, ans_name(ga), ans_name(rz.answer));
+            ck_assert_msg(ga == rz.answer, "instance %d: glpsol %s, z3 %s", i, lg_test_answer_name(ga), lg_test_answer_name(rz.answer));
         free(out);
         remove(smt);
         remove(lp);
@@ -399,12 +376,12 @@ START_TEST(test_encode_trivial_conditions)
         lg_result r;
         p.n_terms = 0;
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&p, NULL, &r), LG_OK);
-        ck_assert_msg(r.answer == LG_ANSWER_UNSAT, "%s: no terms gives %s", names[b], ans_name(r.answer));
+        ck_assert_msg(r.answer == LG_ANSWER_UNSAT, "%s: no terms gives %s", names[b], lg_test_answer_name(r.answer));
         lg_result_free(&r);
         p.n_terms = 1;
         p.terms = &empty;
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&p, NULL, &r), LG_OK);
-        ck_assert_msg(r.answer == LG_ANSWER_SAT, "%s: empty term gives %s", names[b], ans_name(r.answer));
+        ck_assert_msg(r.answer == LG_ANSWER_SAT, "%s: empty term gives %s", names[b], lg_test_answer_name(r.answer));
         ck_assert(lg_test_term_holds(&p, 0, r.x, 0));
         lg_result_free(&r);
         p.terms = in.terms;
@@ -492,8 +469,8 @@ START_TEST(test_encode_timeout_honoured)
         o.run.deadline = t0 + 1.0;
         ck_assert_int_eq(lg_solver_find(names[b])->solve(&in.prob, &o, &r), LG_OK);
         double dt = lg_now() - t0;
-        fprintf(stderr, "encode timeout: %s answered %s (%s) after %.2f s\n", names[b], ans_name(r.answer), r.reason, dt);
-        ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "%s decided the hard instance (%s)", names[b], ans_name(r.answer));
+        fprintf(stderr, "encode timeout: %s answered %s (%s) after %.2f s\n", names[b], lg_test_answer_name(r.answer), r.reason, dt);
+        ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "%s decided the hard instance (%s)", names[b], lg_test_answer_name(r.answer));
         ck_assert_str_eq(r.reason, "timeout");
         ck_assert_msg(dt < 5.0, "%s took %.2f s with a 1 s limit", names[b], dt);
         lg_result_free(&r);
@@ -519,7 +496,7 @@ START_TEST(test_encode_timeout_hard_kill)
     lg_status st = lg_solver_find("z3")->solve(&in.prob, &o, &r);
     ck_assert_msg(st == LG_OK, "z3: %s", lg_errmsg());
     double dt = lg_now() - t0;
-    fprintf(stderr, "encode hard kill: z3 answered %s (%s) after %.2f s\n", ans_name(r.answer), r.reason, dt);
+    fprintf(stderr, "encode hard kill: z3 answered %s (%s) after %.2f s\n", lg_test_answer_name(r.answer), r.reason, dt);
     ck_assert_int_eq(r.answer, LG_ANSWER_UNKNOWN);
     ck_assert_str_eq(r.reason, "timeout");
     ck_assert_msg(dt < 4.0, "z3 took %.2f s with a 2 s limit", dt);

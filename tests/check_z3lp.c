@@ -18,37 +18,15 @@
 #include "testutil.h"
 #include "xlp.h"
 
-static int quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
-
-static const char *ans_name(lg_answer a)
-{
-    return a == LG_ANSWER_SAT ? "sat" : a == LG_ANSWER_UNSAT ? "unsat" : "unknown";
-}
-
-/* 2–4 inputs, 1–2 hidden layers of 3–6, 2–3 outputs (as check_encode.c). */
-static lg_test_shape shape_of(lg_rng *r)
-{
-    lg_test_shape s;
-    memset(&s, 0, sizeof s);
-    int hidden = 1 + (int)lg_rng_below(r, 2);
-    s.n_layers = hidden + 1;
-    s.dims[0] = 2 + (int)lg_rng_below(r, 3);
-    for (int k = 1; k <= hidden; k++) s.dims[k] = 3 + (int)lg_rng_below(r, 4);
-    s.dims[hidden + 1] = 2 + (int)lg_rng_below(r, 2);
-    s.box = 0.05 + 0.6 * lg_rng_uniform(r);
-    s.normalise = lg_rng_below(r, 3) == 0;
-    return s;
-}
-
 /* Both ways the theory talks to Z3, each with and without the isolation. */
 START_TEST(test_z3lp_oracle_agree)
 {
-    int n_inst = quick() ? 30 : 80;
+    int n_inst = lg_test_quick() ? 30 : 80;
     int n_sat = 0, n_unsat = 0, n_unknown = 0;
     lg_rng g;
     lg_rng_init(&g, 20261125, 19);
     for (int i = 0; i < n_inst; i++) {
-        lg_test_shape s = shape_of(&g);
+        lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         const lg_problem *p = &in.prob;
@@ -64,10 +42,10 @@ START_TEST(test_z3lp_oracle_agree)
             if (r.answer == LG_ANSWER_UNKNOWN) {
                 n_unknown++;
                 fprintf(stderr, "z3lp oracle: instance %d: %s unknown (%s), oracle %s\n", i, name, r.reason,
-                        ans_name(oa));
+                        lg_test_answer_name(oa));
             } else {
-                ck_assert_msg(r.answer == oa, "instance %d: %s %s, oracle %s", i, name, ans_name(r.answer),
-                              ans_name(oa));
+                ck_assert_msg(r.answer == oa, "instance %d: %s %s, oracle %s", i, name, lg_test_answer_name(r.answer),
+                              lg_test_answer_name(oa));
             }
             if (r.answer == LG_ANSWER_SAT) {
                 ck_assert_ptr_nonnull(r.x);
@@ -278,14 +256,14 @@ static void on_conflict(void *vctx, int n, const int *lit, const int *val)
 
 START_TEST(test_z3lp_explanations_valid)
 {
-    int n_inst = quick() ? 15 : 40;
+    int n_inst = lg_test_quick() ? 15 : 40;
     lg_rng g;
     lg_rng_init(&g, 20261125, 7);
     expl_ctx E;
     memset(&E, 0, sizeof E);
     lg_xlp_init(&E.xlp);
     for (int i = 0; i < n_inst; i++) {
-        lg_test_shape s = shape_of(&g);
+        lg_test_shape s = lg_test_shape_small(&g);
         s.box = 0.5 + 1.5 * lg_rng_uniform(&g); /* wide boxes: the root pass leaves phases to search */
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
@@ -315,7 +293,7 @@ START_TEST(test_z3lp_deterministic)
     lg_rng_init(&g, 20261125, 11);
     int n_sat = 0;
     for (int i = 0; i < 12; i++) {
-        lg_test_shape s = shape_of(&g);
+        lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         for (int m = 0; m < 2; m++) {
@@ -325,7 +303,7 @@ START_TEST(test_z3lp_deterministic)
             lg_z3lp_mode mode = m ? LG_Z3LP_LEMMAS : LG_Z3LP_ONLINE;
             ck_assert_int_eq(lg_z3lp_solve_traced(&in.prob, &o, mode, &a, NULL, NULL), LG_OK);
             ck_assert_int_eq(lg_z3lp_solve_traced(&in.prob, &o, mode, &b, NULL, NULL), LG_OK);
-            ck_assert_msg(a.answer == b.answer, "instance %d: %s then %s", i, ans_name(a.answer), ans_name(b.answer));
+            ck_assert_msg(a.answer == b.answer, "instance %d: %s then %s", i, lg_test_answer_name(a.answer), lg_test_answer_name(b.answer));
             ck_assert_int_eq(a.lp.n_lp, b.lp.n_lp);
             ck_assert_int_eq(a.nodes, b.nodes);
             ck_assert_int_eq(a.x != NULL, b.x != NULL);

@@ -666,3 +666,22 @@ int lg_oracle_is_counterexample_k(const lg_problem *p, const double *x, double K
     mpq_clears(v, t, NULL);
     return hit;
 }
+
+lg_test_shape lg_test_shape_small(lg_rng *r)
+{
+    lg_test_shape s;
+    memset(&s, 0, sizeof s);
+    int hidden = 1 + (int)lg_rng_below(r, 2);
+    s.n_layers = hidden + 1;
+    s.dims[0] = 2 + (int)lg_rng_below(r, 3);
+    for (int k = 1; k <= hidden; k++) s.dims[k] = 3 + (int)lg_rng_below(r, 4);
+    s.dims[hidden + 1] = 2 + (int)lg_rng_below(r, 2);
+    s.box = 0.05 + 0.6 * lg_rng_uniform(r);
+    s.normalise = lg_rng_below(r, 3) == 0;
+    return s;
+}
+
+const char *lg_test_answer_name(lg_answer a)
+{
+    return a == LG_ANSWER_SAT ? "sat" : a == LG_ANSWER_UNSAT ? "unsat" : "unknown";
+}

@@ -47,6 +47,14 @@ typedef struct lg_test_shape {
     int normalise;  /* give the net a random in_sub/in_div */
 } lg_test_shape;
 
+/* The shape of the back-end suites' random instances: 2–4 inputs, 1–2 hidden
+ * layers of 3–6, 2–3 outputs, a box of half-width 0.05–0.65, normalised one
+ * time in three. */
+lg_test_shape lg_test_shape_small(lg_rng *r);
+
+/* "sat", "unsat" or "unknown" (for test messages). */
+const char *lg_test_answer_name(lg_answer a);
+
 /* A random relu net of shape s (weights N(0,1/fan_in)), a box around a
  * random centre, interval-arithmetic pre-activation bounds (widened outward
  * by 1e-9 relative so rounding cannot make them unsound) and a
