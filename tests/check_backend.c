@@ -475,6 +475,40 @@ START_TEST(test_backend_runctx)
 }
 END_TEST
 
+/* Pre-activation bounds that overflow to ±∞ (weights 1e308 on inputs near 1):
+ * no back-end can take them, so every solver, with and without
+ * backend_only, answers unknown naming the overflow, never an error. */
+START_TEST(test_backend_overflow_unknown)
+{
+    const int dims[] = {1, 2, 2};
+    lg_net net;
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    net.layers[0].W[0] = net.layers[0].W[1] = 1e308;
+    net.layers[1].W[0] = 10.0; /* y0 = 10·relu(1e308·x) > y1 = 9·relu(1e308·x): robust in the reals */
+    net.layers[1].W[3] = 9.0;
+    const double x0 = 0.95;
+    lg_prop p;
+    ck_assert_int_eq(lg_prop_robustness(&p, &x0, 1, 0.05, 0.0, 1.0, 0, 2, 0.0), LG_OK);
+    const char *solvers[] = {"z3", "glpk", "auto"};
+    for (int s = 0; s < 3; s++)
+        for (int only = 0; only < 2; only++) {
+            lg_verify_opts o = lg_verify_opts_default();
+            o.solver = solvers[s];
+            o.backend_only = only;
+            o.bab.threads = 1;
+            lg_runctx none = lg_runctx_none();
+            lg_verify_report r;
+            ck_assert_msg(lg_verify_run_in(&net, &p, &o, &none, &r) == LG_OK, "%s, backend_only %d: %s", solvers[s], only,
+                          lg_errmsg());
+            ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && strstr(r.reason, "overflow"),
+                          "%s, backend_only %d: %s (%s)", solvers[s], only, lg_verdict_name(r.verdict), r.reason);
+            lg_verify_report_free(&r);
+        }
+    lg_prop_free(&p);
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_backend(void)
 {
     Suite *s = suite_create("backend");
@@ -492,6 +526,7 @@ Suite *suite_backend(void)
     tcase_add_test(tl, test_backend_timeout_honoured);
     tcase_add_test(tl, test_backend_memory_cap);
     tcase_add_test(tl, test_backend_runctx);
+    tcase_add_test(tl, test_backend_overflow_unknown);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -128,6 +128,12 @@ static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
     snprintf(co->reason, sizeof co->reason, "%s", reason);
 }
 
+/* Doubles overflowed: no bound method or back-end can take ±∞ bounds. */
+static void lg_case_overflow(lg_case_out *co)
+{
+    lg_case_unknown(co, 0, "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
+}
+
 /* The whole case p to the back-end decision (backend.h); fills co, x when violated. */
 static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_runctx *run,
                                    lg_case_out *co, double *x, lg_verify_report *r)
@@ -293,6 +299,10 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
                 prop->cases[c].n_terms, lg_now() - r->seconds);
     if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
+        if (!lg_bounds_finite(&b)) {
+            lg_case_overflow(co);
+            goto done;
+        }
         memcpy(kept, prop->cases[c].terms, (size_t)prop->cases[c].n_terms * sizeof *kept);
         p.n_terms = prop->cases[c].n_terms;
         st = lg_verify_backend(s, net, &p, run, co, x, r);
@@ -331,8 +341,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    if (!lg_bounds_finite(&b)) { /* doubles overflowed: no back-end can take ±∞ bounds */
-        lg_case_unknown(co, 0, "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
+    if (!lg_bounds_finite(&b)) {
+        lg_case_overflow(co);
         goto done;
     }
     const lg_solver_ops *mode = lg_solver_find(s);
