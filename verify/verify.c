@@ -417,17 +417,6 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
 lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
                            lg_verify_report *r)
 {
-    if (net && lg_net_has_conv(net)) {
-        /* conv layers are verified as the same net with dense matrices
-         * (lg_net_densify), within the run's memory cap */
-        lg_net dense;
-        double cap_mb = run->memory_mb > 0 ? run->memory_mb : LG_VERIFY_DENSE_MAX_MB;
-        lg_status st = lg_net_densify(&dense, net, (size_t)(cap_mb * 1048576.0));
-        if (st != LG_OK) return st;
-        st = lg_verify_run_in(&dense, prop, o, run, r);
-        lg_net_free(&dense);
-        return st;
-    }
     double t0 = lg_now();
     memset(r, 0, sizeof *r);
     r->seconds = t0; /* start time while running; elapsed seconds at the end */
