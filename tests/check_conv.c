@@ -450,6 +450,7 @@ START_TEST(test_conv_collins)
     ck_assert_int_eq(net.n_in, 400);
     ck_assert_int_eq(lg_net_n_out(&net), 1);
     ck_assert_int_eq(net.n_layers, 6);
+    for (int k = 0; k < 3; k++) ck_assert(net.layers[k].kind == LG_LAYER_CONV2D); /* imported as convs, not dense */
     static const char *props[2] = {"conv/robustness_4perturbations_delta10_epsilon10_w20.vnnlib",
                                    "conv/robustness_2perturbations_delta5_epsilon10_w20.vnnlib"};
     for (int i = 0; i < 2; i++) {
@@ -487,14 +488,17 @@ START_TEST(test_conv_onnx_variants)
     snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_conv_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *ok[] = {"conv_bn", "pad_avgpool", "nhwc", "global_avg"};
-    /* a Pad or Transpose next to a Conv composes into its layer (a selection is exact) */
+    /* a Pad or Transpose next to a Conv composes into its layer (a selection is exact);
+     * a Conv with nothing pending stays a conv layer through BatchNormalization */
     static const int layers[] = {2, 3, 2, 2};
+    static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_DENSE, LG_LAYER_DENSE, LG_LAYER_CONV2D};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
         lg_net net;
         ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", ok[m], lg_errmsg());
         ck_assert_msg(net.n_layers == layers[m], "%s: %d layers", ok[m], net.n_layers);
+        ck_assert_msg(net.layers[0].kind == kind0[m], "%s: layer 0 kind %d", ok[m], (int)net.layers[0].kind);
         snprintf(path, sizeof path, "%s/%s.txt", dir, ok[m]);
         FILE *f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);
