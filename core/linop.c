@@ -3,7 +3,74 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* col[K][hw] of one image x (K = c_in·kh·kw, row (ci, ky, kx), column (oy, ox)):
+ * x[ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in the padding. */
+static void lg_lo_im2col(const lg_conv *c, const double *x, double *col)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    for (int ci = 0; ci < c->c_in; ci++)
+        for (int ky = 0; ky < c->kh; ky++)
+            for (int kx = 0; kx < c->kw; kx++) {
+                double *row = col + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * hw;
+                const double *img = x + (size_t)ci * (size_t)c->h_in * (size_t)c->w_in;
+                for (int oy = 0; oy < c->h_out; oy++) {
+                    int iy = oy * c->sh - c->ph + ky;
+                    double *d = row + (size_t)oy * (size_t)c->w_out;
+                    for (int ox = 0; ox < c->w_out; ox++) {
+                        int ix = ox * c->sw - c->pw + kx;
+                        d[ox] = iy < 0 || iy >= c->h_in || ix < 0 || ix >= c->w_in ? 0.0 : img[(size_t)iy * c->w_in + ix];
+                    }
+                }
+            }
+}
+
+/* y[ci][iy][ix] += the entries of col that lg_lo_im2col would read from there. */
+static void lg_lo_col2im(const lg_conv *c, const double *col, double *y)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    for (int ci = 0; ci < c->c_in; ci++)
+        for (int ky = 0; ky < c->kh; ky++)
+            for (int kx = 0; kx < c->kw; kx++) {
+                const double *row = col + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * hw;
+                double *img = y + (size_t)ci * (size_t)c->h_in * (size_t)c->w_in;
+                for (int oy = 0; oy < c->h_out; oy++) {
+                    int iy = oy * c->sh - c->ph + ky;
+                    if (iy < 0 || iy >= c->h_in) continue;
+                    const double *d = row + (size_t)oy * (size_t)c->w_out;
+                    for (int ox = 0; ox < c->w_out; ox++) {
+                        int ix = ox * c->sw - c->pw + kx;
+                        if (ix >= 0 && ix < c->w_in) img[(size_t)iy * c->w_in + ix] += d[ox];
+                    }
+                }
+            }
+}
+
+/* Scratch of the BLAS path: col [K][hw] and, for absw, |kernel|; NULL when
+ * out of memory (the caller falls back to the direct loops). */
+static double *lg_lo_scratch(const lg_conv *c, const double *W, int absw)
+{
+    size_t K = (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw, hw = (size_t)c->h_out * (size_t)c->w_out;
+    size_t nk = absw ? (size_t)c->c_out * K : 0;
+    double *s = malloc((K * hw + nk + 1) * sizeof *s);
+    if (s && absw)
+        for (size_t i = 0; i < nk; i++) s[K * hw + i] = fabs(W[i]);
+    return s;
+}
+
+/* Kernels with fewer weights per output (c_in·kh·kw) than this run as direct
+ * loops, which also skip the zero entries of the rows: faster than im2col and
+ * a dgemm there (measured on 1- and 8-channel 3x3 convs). */
+#define LG_LO_BLAS_K 32
+
+static int lg_lo_finite(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
 
 /* y[n_out] (+)= conv(x) without bias, |W| when absw. Sums run over
  * ci, ky, kx ascending (input indices ascending). */
@@ -72,8 +139,24 @@ void lg_layer_mul(const lg_layer *L, int m, const double *X, double *Y, int absw
 {
     int n = L->n_out, ni = L->n_in;
     if (L->kind == LG_LAYER_CONV2D) {
-        for (int r = 0; r < m; r++)
-            lg_conv_mul1(&L->conv, L->W, X + (size_t)r * (size_t)ni, Y + (size_t)r * (size_t)n, absw, accumulate);
+        /* per image: Y[c_out][hw] = kernel[c_out][K]·im2col(x)[K][hw] (one dgemm); the direct
+         * loops when out of memory, or with |W| when x is not finite (they skip zero weights) */
+        const lg_conv *c = &L->conv;
+        int K = c->c_in * c->kh * c->kw, hw = c->h_out * c->w_out;
+        double *sc = K < LG_LO_BLAS_K || (absw && !lg_lo_finite(X, (size_t)m * (size_t)ni)) ? NULL
+                                                                                         : lg_lo_scratch(c, L->W, absw);
+        for (int r = 0; r < m; r++) {
+            const double *x = X + (size_t)r * (size_t)ni;
+            double *y = Y + (size_t)r * (size_t)n;
+            if (!sc) {
+                lg_conv_mul1(c, L->W, x, y, absw, accumulate);
+                continue;
+            }
+            lg_lo_im2col(c, x, sc);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->c_out, hw, K, 1.0,
+                        absw ? sc + (size_t)K * (size_t)hw : L->W, K, sc, hw, accumulate ? 1.0 : 0.0, y, hw);
+        }
+        free(sc);
         return;
     }
     if (absw) {
@@ -101,8 +184,23 @@ void lg_layer_mul_t(const lg_layer *L, int m, const double *A, double *Y, int ab
 {
     int n = L->n_out, ni = L->n_in;
     if (L->kind == LG_LAYER_CONV2D) {
-        for (int r = 0; r < m; r++)
-            lg_conv_mul1_t(&L->conv, L->W, A + (size_t)r * (size_t)n, Y + (size_t)r * (size_t)ni, absw);
+        /* per row: col[K][hw] = kernelᵀ[K][c_out]·a[c_out][hw] (one dgemm), then col2im */
+        const lg_conv *c = &L->conv;
+        int K = c->c_in * c->kh * c->kw, hw = c->h_out * c->w_out;
+        double *sc = K < LG_LO_BLAS_K ? NULL : lg_lo_scratch(c, L->W, absw);
+        for (int r = 0; r < m; r++) {
+            const double *a = A + (size_t)r * (size_t)n;
+            double *y = Y + (size_t)r * (size_t)ni;
+            if (!sc) {
+                lg_conv_mul1_t(c, L->W, a, y, absw);
+                continue;
+            }
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, hw, c->c_out, 1.0,
+                        absw ? sc + (size_t)K * (size_t)hw : L->W, K, a, hw, 0.0, sc, hw);
+            memset(y, 0, (size_t)ni * sizeof *y);
+            lg_lo_col2im(c, sc, y);
+        }
+        free(sc);
         return;
     }
     if (absw) {
