@@ -212,24 +212,29 @@ END_TEST
  * enumeration oracle on its dense form, for both verdicts. */
 START_TEST(test_conv_oracle)
 {
-    int decided = 0, sat = 0, unsat = 0;
-    for (int seed = 0; seed < 40; seed++) {
+    int decided = 0, sat = 0, unsat = 0, strided = 0;
+    for (int seed = 0; seed < 70; seed++) {
+        /* seeds 0..39: 1x3x2 → 2x2x2 → 1x1x1; 40..69: strided, padded 1x3x3 → 2x2x2 → 1x1x2 */
         lg_conv g1 = {.c_out = 2, .kh = 2, .kw = 1, .sh = 1, .sw = 1};
         lg_conv g2 = {.c_out = 1, .kh = 2, .kw = 2, .sh = 1, .sw = 1};
+        lg_conv g3 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+        lg_conv g4 = {.c_out = 1, .kh = 2, .kw = 1, .sh = 1, .sw = 1};
+        int second = seed >= 40, n_in = second ? 9 : 6;
         lg_net net, dense;
-        conv_net(&net, 1, 3, 2, &g1, &g2, 2, LG_ACT_RELU); /* 6 → 8 → 1 → 2: 9 ReLUs */
+        if (second) conv_net(&net, 1, 3, 3, &g3, &g4, 2, LG_ACT_RELU); /* 9 → 8 → 2 → 2: 10 ReLUs */
+        else conv_net(&net, 1, 3, 2, &g1, &g2, 2, LG_ACT_RELU);       /* 6 → 8 → 1 → 2: 9 ReLUs */
         lg_rng r;
         lg_rng_init(&r, 100 + (uint64_t)seed, 0);
         lg_test_randomize(&net, &r, 1.0);
-        double x0[6];
-        for (int i = 0; i < 6; i++) x0[i] = lg_rng_uniform(&r);
+        double x0[9];
+        for (int i = 0; i < n_in; i++) x0[i] = lg_rng_uniform(&r);
         ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
         double y[2], scr[64];
         lg_net_forward(&net, x0, y, scr);
         int label = y[1] > y[0];
         lg_prop p;
         double eps = 0.05 + 0.3 * lg_rng_uniform(&r);
-        ck_assert_int_eq(lg_prop_robustness(&p, x0, 6, eps, -10, 10, label, 2, 0.0), LG_OK);
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, n_in, eps, -10, 10, label, 2, 0.0), LG_OK);
         lg_problem prob;
         memset(&prob, 0, sizeof prob);
         prob.net = &dense;
@@ -248,6 +253,7 @@ START_TEST(test_conv_oracle)
         if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
         if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
         decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        strided += second && rep.verdict != LG_VERDICT_UNKNOWN;
         sat += ans == LG_ANSWER_SAT;
         unsat += ans == LG_ANSWER_UNSAT;
         lg_verify_report_free(&rep);
@@ -258,6 +264,7 @@ START_TEST(test_conv_oracle)
     }
     ck_assert_msg(sat > 0 && unsat > 0, "sat %d unsat %d", sat, unsat);
     ck_assert_int_eq(decided, sat + unsat);
+    ck_assert_msg(strided >= 10, "only %d strided, padded cases decided", strided);
 }
 END_TEST
 
