@@ -106,7 +106,7 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             M->keep = a;
             a += B * (size_t)L->n_out * lg_act_keep_count(L->act);
         }
-        M->lambda = L->act == LG_ACT_LGELU ? L->lambda : 1.0;
+        M->lambda = lg_act_has_param(L->act) ? L->lambda : 1.0;
     }
     for (int k = 0; k < nl; k++) {
         m->layers[k].s = p++;
