@@ -15,6 +15,7 @@
 #include "core/act.h"
 #include "core/net.h"
 #include "core/netfile.h"
+#include "core/npy.h"
 #include "core/rng.h"
 #include "core/status.h"
 #include "testutil.h"
@@ -23,6 +24,7 @@
 #include "verify/prop.h"
 #include "verify/recheck.h"
 #include "verify/verify.h"
+#include "verify/vnnlib.h"
 
 static const lg_act lg_smooth[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_SIGMOID, LG_ACT_PRELU};
 
@@ -338,6 +340,78 @@ START_TEST(test_direct_beta_split)
 }
 END_TEST
 
+/* The PyTorch exports of tests/fixtures/torch_smooth (gen.py: torch.nn.GELU,
+ * Sigmoid and SiLU MLPs from torch.onnx.export) import as smooth nets whose
+ * double forward pass matches the outputs torch recorded (float32, so to
+ * ~1e-5), and verify directly: the small-radius property is decided and
+ * agrees with dense sampling; the large-radius one, where torch's own
+ * sampling found a counterexample, is `violated` with a witness that passes
+ * the MPFR gate — never `robust`. */
+START_TEST(test_direct_torch_fixtures)
+{
+    const char *names[] = {"gelu", "sigmoid", "silu"};
+    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_SIGMOID, LG_ACT_SWISH}; /* the file's √2 is fl32(√2): an lgelu λ ≈ 1 */
+    lg_rng r;
+    lg_rng_init(&r, 13, 0);
+    char path[1024];
+    lg_npy X, Y;
+    snprintf(path, sizeof path, "%s/torch_smooth/X.npy", LG_FIXTURES);
+    ck_assert_msg(lg_npy_load(&X, path) == LG_OK, "%s: %s", path, lg_errmsg());
+    ck_assert(X.n == 8 && X.cols == 4);
+    for (int v = 0; v < 3; v++) {
+        lg_net net;
+        snprintf(path, sizeof path, "%s/torch_smooth/%s.onnx", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert(lg_bounds_net_smooth(&net));
+        ck_assert_int_eq(net.n_in, 4);
+        ck_assert_int_eq(lg_net_n_out(&net), 3);
+        for (int k = 0; k < net.n_layers - 1; k++)
+            ck_assert_msg(net.layers[k].act == kinds[v], "%s: layer %d is %s", names[v], k,
+                          lg_act_name(net.layers[k].act));
+        snprintf(path, sizeof path, "%s/torch_smooth/%s_y.npy", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_npy_load(&Y, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert(Y.n == 8 && Y.cols == 3);
+        double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr), y[3];
+        ck_assert(scr);
+        for (size_t i = 0; i < 8; i++) {
+            lg_net_forward(&net, X.data + 4 * i, y, scr);
+            for (int j = 0; j < 3; j++) {
+                double t = Y.data[3 * i + (size_t)j];
+                ck_assert_msg(fabs(y[j] - t) <= 1e-5 * (1 + fabs(t)), "%s: input %zu output %d: lgelu %.9g, torch %.9g",
+                              names[v], i, j, y[j], t);
+            }
+        }
+        free(scr);
+        lg_npy_free(&Y);
+        for (int q = 0; q < 2; q++) {
+            snprintf(path, sizeof path, "%s/torch_smooth/%s_%s.vnnlib", LG_FIXTURES, names[v], q ? "large" : "small");
+            lg_prop p;
+            ck_assert_msg(lg_vnnlib_read(&p, path, 4, 3) == LG_OK, "%s: %s", path, lg_errmsg());
+            lg_verify_opts o = lg_verify_opts_default();
+            o.timeout_s = 30;
+            o.bab.threads = 1;
+            lg_verify_report rep;
+            ck_assert_msg(lg_verify_run(&net, &p, &o, &rep) == LG_OK, "%s: %s", path, lg_errmsg());
+            double w = lg_dir_oracle(&net, &p, &r);
+            ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && w < -1e-9), "%s: robust but sampling finds %g", path, w);
+            ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s: unknown (%s)", path, rep.reason);
+            if (rep.verdict == LG_VERDICT_VIOLATED) {
+                double yw[3];
+                ck_assert_msg(lg_witness_accept(&net, &p, 0, rep.x, yw) == 1, "%s: witness fails the gate", path);
+            }
+            if (q == 1) {
+                ck_assert_msg(w < 0.0, "%s: torch found a counterexample, the sampling here none (%g)", path, w);
+                ck_assert_msg(rep.verdict == LG_VERDICT_VIOLATED, "%s: %s", path, lg_verdict_name(rep.verdict));
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+        }
+        lg_net_free(&net);
+    }
+    lg_npy_free(&X);
+}
+END_TEST
+
 /* The complete back-ends encode piecewise-linear nets only: a clear refusal. */
 START_TEST(test_direct_backend_refused)
 {
@@ -419,6 +493,7 @@ Suite *suite_direct(void)
     tcase_add_test(tc, test_direct_beta_split);
     tcase_add_loop_test(tc, test_direct_verdicts_vs_oracle, 0, 2);
     tcase_add_test(tc, test_direct_onnx_exports);
+    tcase_add_test(tc, test_direct_torch_fixtures);
     suite_add_tcase(s, tc);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_direct_backend_refused);
