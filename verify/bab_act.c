@@ -200,6 +200,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL, beta_steps, lr, run, NULL};
     for (int t = 0; t < n_terms; t++) cx.m += terms[t].n_cons;
     if (cx.m == 0 || n_terms == 0) return LG_OK; /* an empty conjunction holds: nothing to prove */
+    if ((size_t)cx.m * (size_t)cx.size > LG_BAB_ACT_BETA_MAX) cx.beta_steps = 0; /* per-node β too large */
     int no = lg_net_n_out(net);
     long cap = 64, top = 0;
     lg_ba_node **stack = malloc((size_t)cap * sizeof *stack);
@@ -207,11 +208,11 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     cx.d = malloc((size_t)cx.m * sizeof *cx.d);
     double *lam = malloc((size_t)cx.m * (size_t)cx.size * sizeof *lam);
     double *lb = malloc(2 * (size_t)cx.m * sizeof *lb);
-    if (beta_steps > 0 && (cx.alpha = malloc((size_t)cx.m * (size_t)cx.size * sizeof *cx.alpha)) != NULL)
+    if (cx.beta_steps > 0 && (cx.alpha = malloc((size_t)cx.m * (size_t)cx.size * sizeof *cx.alpha)) != NULL)
         for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) cx.alpha[i] = NAN;
     lg_bounds b;
     memset(&b, 0, sizeof b);
-    if (!stack || !cx.C || !cx.d || !lam || !lb || (beta_steps > 0 && !cx.alpha) ||
+    if (!stack || !cx.C || !cx.d || !lam || !lb || (cx.beta_steps > 0 && !cx.alpha) ||
         (st = lg_bounds_init(&b, net)) != LG_OK) {
         if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         goto done;
@@ -230,7 +231,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     memset(r0->open, 1, (size_t)n_terms);
     memset(r0->sign, 0, (size_t)cx.size);
     memset(r0->thr, 0, (size_t)cx.size * sizeof *r0->thr);
-    if (beta_steps > 0) memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
+    if (cx.beta_steps > 0) memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
     stack[top++] = r0;
     int gave_up = 0;
     while (top > 0) {

@@ -34,7 +34,10 @@ typedef struct lg_bab_act_out {
 
 /* beta_steps > 0: every node below the root optimises multipliers β ≥ 0 of
  * its split constraints (β-CROWN, alpha.h) by that many projected Adam
- * steps of rate lr, warm-started from its parent's; 0: plain CROWN. */
+ * steps of rate lr, warm-started from its parent's (each open node keeps
+ * its rows' β: constraints × neurons doubles, so above
+ * LG_BAB_ACT_BETA_MAX of them β is off); 0: plain CROWN. */
+#define LG_BAB_ACT_BETA_MAX ((size_t)1 << 17)
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
                          const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out);
 
