@@ -88,7 +88,7 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                  * the coefficient's sign picks: coef·(f'(d)·z + f(d) − d·f'(d)), so
                  * ∂/∂α = coef·f''(d)·(z − d)·(u − l) and a_j = f'(d)·z + f(d) − d·f'(d) */
                 const lg_act_info *ai = lg_act_info_of(Ly->act);
-                double pp = Ly->act == LG_ACT_GELU ? 1.0 : Ly->lambda;
+                double pp = Ly->lambda; /* the table reads its own parameter (gelu: 1) */
                 const double *lm = lam + (size_t)r * ls + off;
                 const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
                 double *gr = grad + (size_t)r * gs + off;
