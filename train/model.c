@@ -106,13 +106,14 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             M->keep = a;
             a += B * (size_t)L->n_out * lg_act_keep_count(L->act);
         }
-        M->lambda = L->act == LG_ACT_LGELU ? L->lambda : 1.0;
+        M->lambda = lg_act_has_param(L->act) ? L->lambda : 1.0;
     }
     for (int k = 0; k < nl; k++) {
         m->layers[k].s = p++;
         m->layers[k].ds = g++;
         const lg_layer *L = &net->layers[k];
-        *m->layers[k].s = lg_model_softplus_param(L->act) ? (float)L->s : L->act == LG_ACT_PRELU ? (float)L->lambda : 0.0f;
+        /* s: softplus kinds keep their raw s; a parameter learned as itself (prelu) is s */
+        *m->layers[k].s = lg_model_softplus_param(L->act) ? (float)L->s : lg_act_has_param(L->act) ? (float)L->lambda : 0.0f;
         if (lg_act_has_param(L->act)) m->layers[k].lambda = L->lambda; /* swish β, prelu a too */
     }
     m->probs = a;
@@ -268,6 +269,77 @@ static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *dz, float
     lg_col2im(c, m->dcol, B, da);
 }
 
+/* [B][c_out][hw] ↔ [c_out][B·hw]: a conv map batch as rows and as the channel-major layout of its sgemm. */
+static void lg_conv_to_cb(const lg_conv *c, const float *src, int B, float *dst)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw, no = (size_t)c->c_out * hw;
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++)
+            memcpy(dst + (size_t)co * N + (size_t)r * hw, src + (size_t)r * no + (size_t)co * hw, hw * sizeof *dst);
+}
+
+static void lg_conv_from_cb(const lg_conv *c, const float *src, int B, float *dst)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw, no = (size_t)c->c_out * hw;
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++)
+            memcpy(dst + (size_t)r * no + (size_t)co * hw, src + (size_t)co * N + (size_t)r * hw, hw * sizeof *dst);
+}
+
+void lg_model_linear(lg_model *m, const lg_mlayer *L, const float *W, const float *x, int B, float *y)
+{
+    if (!L->conv.c_out) {
+        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, x, L->n_in, W, L->n_in, 0.0f, y, L->n_out);
+        return;
+    }
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
+    lg_im2col(c, x, B, m->dcol);
+    lg_sgemm(0, 0, c->c_out, N, K, 1.0f, W, K, m->dcol, N, 0.0f, m->zt, N);
+    lg_conv_from_cb(c, m->zt, B, y);
+}
+
+void lg_model_linear_t(lg_model *m, const lg_mlayer *L, const float *W, const float *gy, int B, float *gx)
+{
+    if (!L->conv.c_out) {
+        lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, gy, L->n_out, W, L->n_in, 0.0f, gx, L->n_in);
+        return;
+    }
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
+    lg_conv_to_cb(c, gy, B, m->zt);
+    lg_sgemm(1, 0, K, N, c->c_out, 1.0f, W, K, m->zt, N, 0.0f, m->dcol, N);
+    memset(gx, 0, (size_t)B * (size_t)L->n_in * sizeof *gx);
+    lg_col2im(c, m->dcol, B, gx);
+}
+
+void lg_model_linear_dw(lg_model *m, const lg_mlayer *L, const float *gy, const float *x, int B, float *G)
+{
+    if (!L->conv.c_out) {
+        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, gy, L->n_out, x, L->n_in, 0.0f, G, L->n_in);
+        return;
+    }
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
+    lg_conv_to_cb(c, gy, B, m->zt);
+    lg_im2col(c, x, B, m->dcol);
+    lg_sgemm(0, 1, c->c_out, K, N, 1.0f, m->zt, N, m->dcol, N, 0.0f, G, K);
+}
+
+void lg_model_bias_add(const lg_mlayer *L, int B, float *y)
+{
+    size_t no = (size_t)L->n_out, hw = L->conv.c_out ? no / (size_t)L->conv.c_out : 1;
+    for (int r = 0; r < B; r++)
+        for (size_t j = 0; j < no; j++) y[(size_t)r * no + j] += L->b[j / hw];
+}
+
+void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B)
+{
+    size_t no = (size_t)L->n_out, hw = L->conv.c_out ? no / (size_t)L->conv.c_out : 1;
+    for (int r = 0; r < B; r++)
+        for (size_t j = 0; j < no; j++) L->db[j / hw] += gy[(size_t)r * no + j];
+}
+
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
 {
     const float *in = m->x;
@@ -358,22 +430,16 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
         memset(dz, 0, n * sizeof(float));
         lg_act_backward_kept(dz, &P->dlambda, da, P->keep, P->z, P->act, (float)P->lambda, n);
     }
-    /* ∂L/∂s = ∂L/∂λ · σ(s/t)/t for learned lgelu layers */
+    /* a learned parameter p (the table's has_param): ∂L/∂s = ∂L/∂p · σ(s/t)/t when
+     * p = 1 + softplus(s/t) (lgelu λ, swish β), ∂L/∂s = ∂L/∂p when p = s (prelu a) */
     for (int k = 0; k < nl; k++) {
         lg_mlayer *L = &m->layers[k];
-        if (L->act == LG_ACT_LGELU && !L->lambda_fixed) {
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (L->lambda_fixed || !ai || !ai->has_param) continue;
+        if (ai->softplus) {
             double u = (double)*L->s / m->t;
             *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
-        }
-    }
-    /* the baselines: swish ∂L/∂s = ∂L/∂β · σ(s/t)/t; prelu s = a, ∂L/∂s = ∂L/∂a */
-    for (int k = 0; k < nl; k++) {
-        lg_mlayer *L = &m->layers[k];
-        if (L->lambda_fixed) continue;
-        if (L->act == LG_ACT_SWISH) {
-            double u = (double)*L->s / m->t;
-            *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
-        } else if (L->act == LG_ACT_PRELU) {
+        } else {
             *L->ds += L->dlambda;
         }
     }
@@ -383,9 +449,9 @@ void lg_model_sync_lambda(lg_model *m)
 {
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
-        if (L->act == LG_ACT_LGELU && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
-        if (L->act == LG_ACT_SWISH && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
-        if (L->act == LG_ACT_PRELU && !L->lambda_fixed) L->lambda = (double)*L->s;
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (L->lambda_fixed || !ai || !ai->has_param) continue;
+        L->lambda = ai->softplus ? lg_lambda_from_s((double)*L->s, m->t) : (double)*L->s;
     }
 }
 
@@ -416,7 +482,7 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
         for (size_t i = 0; i < M->n_w; i++) L->W[i] = (double)M->W[i];
         for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[(size_t)i / hw];
         L->act = M->act;
-        if (M->act == LG_ACT_PRELU) {
+        if (lg_act_has_param(M->act) && !lg_model_softplus_param(M->act)) { /* p = s (prelu) */
             L->lambda = M->lambda_fixed ? M->lambda : (double)*M->s; /* float → double exact */
             L->s = L->lambda;
         } else if (!lg_model_softplus_param(M->act)) {

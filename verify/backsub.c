@@ -200,6 +200,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             const double *al = alpha && relaxed ? alpha + (size_t)r * stride + off : NULL;
             /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
             const double *za = zadd ? zadd + (size_t)r * stride + off : NULL;
+            const double *tz = za && s->thr && s->thr[s->grp[r]] ? s->thr[s->grp[r]] + off : NULL;
             double g = 0.0;
             int any = 0;
             for (int j = 0; j < n; j++) {
@@ -232,7 +233,16 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
                         er += e;
                     }
                 }
-                if (zj != 0.0) Ar[j] = aj += zj;
+                if (zj != 0.0) {
+                    double a0 = aj;
+                    Ar[j] = aj += zj;
+                    if (tz && tz[j] != 0.0) { /* the split's constant −δ·t (backsub.h) */
+                        double k = -(aj - a0) * tz[j];
+                        cr += k;
+                        ms += fabs(k);
+                        er += fabs(k) * 0x1p-50 + 0x1p-1070;
+                    }
+                }
                 if (aj == 0.0) continue;
                 double t = aj * L->b[j];
                 cr += t;
@@ -248,7 +258,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
         /* tmp[m][ni] = A[m][n] · W_ℓ[n][ni], through the layer's structure (core/linop.h) */
         lg_layer_mul_t(L, m, A, tmp, 0);
         memcpy(A, tmp, (size_t)m * (size_t)ni * sizeof *A);
-        nterms += 2.0 * n + 1.0;
+        nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
     }
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)net->n_in;
