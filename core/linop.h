@@ -5,14 +5,18 @@
  * the encodings, the exact re-check) goes through these calls, so a conv
  * layer (core/net.h) is never written out as its dense matrix there. For a
  * dense layer they are the BLAS products on the stored matrix; for a conv
- * layer, direct loops over the kernel. Both compute the same real products
+ * layer, im2col and one dgemm per row when the kernel has at least 32
+ * weights per output, else direct loops over the kernel that skip the zero
+ * entries of a row (and fall back to them if the im2col scratch cannot be
+ * allocated). All compute the same real products
  * (a conv's dense matrix has a kernel weight or 0 in each entry): only the
  * order of the floating-point additions differs, and every sum here has at
  * most n_in terms (forward) or n_out terms (transpose) — the counts the
  * dense path's rounding margins (verify/bounds.h, verify/backsub.h) are
  * taken with, so those margins stay valid for both.
  *
- * Nothing here allocates; every buffer is the caller's. No bias is added.
+ * Buffers are the caller's; the conv path allocates its im2col scratch per
+ * call (not per row). No bias is added.
  */
 #ifndef LG_LINOP_H
 #define LG_LINOP_H
