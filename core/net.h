@@ -19,11 +19,11 @@
  * [n_out] (constant per channel when it comes from a conv's bias). One
  * group, no dilation, zero padding. Average pooling is a conv layer whose
  * kernel is 1/(kh·kw) on the diagonal channel pair (c, c) and 0 elsewhere.
- * Bounds, the certified deviation, the attack and the exact re-check apply a
- * conv through its structure (core/linop.h); only the solver back-ends and
- * the encodings call lg_net_densify, which refuses when the dense matrices
- * would exceed a memory cap; every dense entry is a kernel weight or 0, so
- * the dense net is the same real function.
+ * Every stage applies a conv through its structure (core/linop.h: bounds,
+ * the certified deviation, the attack, the exact re-check, the encodings
+ * row by row). lg_net_densify (tests, and whoever wants the matrix) refuses
+ * when the dense matrices would exceed a memory cap; every dense entry is a
+ * kernel weight or 0, so the dense net is the same real function.
  */
 #ifndef LG_NET_H
 #define LG_NET_H

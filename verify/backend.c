@@ -8,7 +8,6 @@
 #include "core/clock.h"
 #include "verify/attack.h"
 #include "verify/recheck.h"
-#include "verify/verify.h"
 
 /* One back-end call under the limits of c. *skipped = 1 when no time is left. */
 static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg_backend_out *out, lg_result *res,
@@ -29,23 +28,7 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     so.run = lg_runctx_sooner(run, c->max_s > 0 ? t0 + c->max_s : 0); /* a per-call budget inside the run's */
     so.run.verbose = run->verbose > 1;
     if (run->verbose) fprintf(stderr, "%s: solving with %.1f s left\n", name, lg_runctx_remaining(&so.run));
-    /* the back-ends encode a conv layer by the rows of its dense form (zero
-     * weights left out, so each row is sparse), written for this call within
-     * the run's memory cap; a refusal is an unknown */
-    lg_net dense;
-    lg_problem pd = *c->p;
-    memset(&dense, 0, sizeof dense);
-    if (lg_net_has_conv(c->p->net)) {
-        double cap_mb = run->memory_mb > 0 ? run->memory_mb : LG_VERIFY_DENSE_MAX_MB;
-        if (lg_net_densify(&dense, c->p->net, (size_t)(cap_mb * 1048576.0)) != LG_OK) {
-            res->answer = LG_ANSWER_UNKNOWN;
-            snprintf(res->reason, sizeof res->reason, "%.16s: %.200s", name, lg_errmsg());
-            return LG_OK;
-        }
-        pd.net = &dense;
-    }
-    lg_status st = ops->solve(&pd, &so, res); /* isolated by the solver table when limited */
-    lg_net_free(&dense);
+    lg_status st = ops->solve(c->p, &so, res); /* isolated by the solver table when limited */
     out->seconds += lg_now() - t0;
     out->nodes += res->nodes;
     out->calls++;

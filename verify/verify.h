@@ -94,12 +94,6 @@ void lg_verify_report_free(lg_verify_report *r);
 /* "robust", "violated", "unknown". */
 const char *lg_verdict_name(lg_verdict v);
 
-/* Bounds, attack and branch and bound apply a conv layer through its
- * structure (core/linop.h); only a back-end call (Z3, GLPK) writes the
- * conv's dense rows (lg_net_densify, zero weights left out of each row),
- * for that call, within the run's memory cap or this many MB without one. */
-#define LG_VERIFY_DENSE_MAX_MB 2048.0
-
 /* Run the driver. Returns an error only for bad input (non piecewise-linear
  * net, shape mismatch), out of memory or a back-end failure that is not a
  * plain unknown; every verdict (including unknown) is LG_OK. r is
