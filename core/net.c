@@ -321,17 +321,6 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "out of memory");
 }
 
-lg_status lg_net_make_dense(lg_net *net, size_t max_bytes)
-{
-    if (!lg_net_has_conv(net)) return LG_OK;
-    lg_net d;
-    lg_status st = lg_net_densify(&d, net, max_bytes);
-    if (st != LG_OK) return st;
-    lg_net_free(net);
-    *net = d;
-    return LG_OK;
-}
-
 int lg_net_n_out(const lg_net *net) { return net->layers[net->n_layers - 1].n_out; }
 
 int lg_net_max_width(const lg_net *net)

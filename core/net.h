@@ -102,9 +102,6 @@ size_t lg_net_dense_bytes(const lg_net *net);
  * and a message when the dense parameters would take more than max_bytes
  * (0: no cap). dst must be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes);
-/* In place: replace a net that has conv layers by its dense form (no-op
- * otherwise); on failure the net is unchanged. */
-lg_status lg_net_make_dense(lg_net *net, size_t max_bytes);
 /* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out);
 
