@@ -49,6 +49,7 @@ void lg_lp_relax_col(lg_lp_relax *lp, int c, double lo, double hi)
     assert(c >= 0 && c < lp->n_cols);
     lp->lo[c] = lo;
     lp->hi[c] = hi;
+    if (lp->P) glp_set_col_bnds(lp->P, c + 1, lo == hi ? GLP_FX : GLP_DB, lo, hi);
 }
 
 void lg_lp_relax_row_add(lg_lp_relax *lp, char sense, double rhs)
@@ -156,6 +157,7 @@ static void lp_relax_min_run(void *arg)
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_OFF;
+    if (lp->dual) parm.meth = GLP_DUALP; /* dual simplex, primal where the basis is not dual feasible */
     if (m->run && m->run->deadline > 0) /* the time left until the deadline, at least 1 ms */
         parm.tm_lim = (int)fmin(1e9, 1000.0 * lg_runctx_remaining(m->run)) + 1;
     int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */

@@ -44,6 +44,9 @@ typedef struct lg_lp_relax {
     double *val;
     double *obj;           /* [n_cols] objective currently loaded */
     struct lg_lp_cert *cert; /* the certificate of P (lp_cert.h), made at load */
+    int dual;              /* 1: lg_lp_relax_min starts with the dual simplex (GLPK's GLP_DUALP;
+                            * the right start when rows were tightened since the last solve
+                            * and the objective kept), 0 (lg_lp_relax_init): primal */
 } lg_lp_relax;
 
 /* Room for n_cols columns (bounds 0), max_rows rows and max_nnz entries.
@@ -51,7 +54,8 @@ typedef struct lg_lp_relax {
 lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max_nnz);
 void lg_lp_relax_free(lg_lp_relax *lp);
 
-/* Bounds of column c. */
+/* Bounds of column c (lo ≤ hi, finite once loaded); on a loaded LP the
+ * next lg_lp_relax_min starts from the current basis. */
 void lg_lp_relax_col(lg_lp_relax *lp, int c, double lo, double hi);
 /* Start a row; entries follow with lg_lp_relax_ent. The caller keeps within
  * the room given to lg_lp_relax_init (checked by assert). */

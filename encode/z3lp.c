@@ -75,10 +75,18 @@ typedef struct zl {
     lg_lp_relax lp;
     int n_un, n_lit;
     int *un_row;        /* [n_un] first of the four phase rows A1 A2 I1 I2 */
+    int *un_z;          /* [n_un] the column z of each unstable neuron */
+    double *un_lo, *un_hi; /* [n_un] its pre-activation bounds */
     int *term_row;      /* [n_terms + 1] term t owns rows term_row[t] .. term_row[t+1] */
     int *x_col;         /* [n_in] */
     int t_col;
     double *obj;        /* [n_cols] e_t */
+    double *pobj;       /* [n_cols] ±e_z of a propagation LP (0 elsewhere) */
+    double T;           /* the elastic column's range [−T, T] */
+    double t_last;      /* GLPK's min t of the last theory LP (INFINITY: none) */
+    int prop_max;       /* propagation LPs per partial check (LG_Z3LP_PROPAGATE) */
+    int *cand;          /* [n_un] propagation candidates */
+    double *score;      /* [n_un] */
     int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
     double *x;          /* [n_in] candidate */
@@ -92,7 +100,7 @@ typedef struct zl {
     const lg_solve_opts *o;
     lg_z3lp_conflict_fn fn;
     void *fctx;
-    long lps, lemmas, incomplete;
+    long lps, lemmas, incomplete, props, prop_lps;
     int found;          /* q->x holds a candidate */
     int lp_dead;        /* GLPK failed: no more LPs (zl_lp_min) */
     double t_lp;        /* seconds in LPs (verbose line) */
@@ -216,6 +224,9 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
             lg_lp_relax_ent(lp, a, A);
             lg_lp_relax_ent(lp, z, -u);
             q->un_row[j] = lp->n_rows;
+            q->un_z[j] = z;
+            q->un_lo[j] = l;
+            q->un_hi[j] = u;
             lg_lp_relax_row_add(lp, 'F', 0.0); /* A1: z + t ≥ 0 */
             lg_lp_relax_ent(lp, z, 1.0);
             lg_lp_relax_ent(lp, q->t_col, 1.0);
@@ -259,7 +270,9 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
     free(cur);
     if (!isfinite(T)) return lg_fail(LG_ERR_NUMERIC, "z3-lp: the elastic column's range overflows");
     lg_lp_relax_col(lp, q->t_col, -T, T);
+    q->T = T;
     q->obj[q->t_col] = 1.0;
+    lp->dual = 1; /* a model only tightens rows under the same objective: the dual simplex restarts */
     return lg_lp_relax_load(lp);
 }
 
@@ -332,8 +345,17 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     int n_in = p->net->n_in, width = lg_net_max_width(p->net);
     q->n_un = lg_pwl_count_unstable(p);
     q->n_lit = q->n_un + p->n_terms;
+    q->t_last = INFINITY;
+    q->prop_max = LG_Z3LP_PROPAGATE_DEFAULT;
+    const char *env = getenv("LG_Z3LP_PROPAGATE");
+    if (env && *env) q->prop_max = atoi(env) > 0 ? atoi(env) : 0;
     size_t nl = (size_t)q->n_lit + 1, nu = (size_t)q->n_un + 1;
     q->un_row = malloc(nu * sizeof *q->un_row);
+    q->un_z = malloc(nu * sizeof *q->un_z);
+    q->un_lo = malloc(nu * sizeof *q->un_lo);
+    q->un_hi = malloc(nu * sizeof *q->un_hi);
+    q->cand = malloc(nu * sizeof *q->cand);
+    q->score = malloc(nu * sizeof *q->score);
     q->term_row = malloc(((size_t)p->n_terms + 1) * sizeof *q->term_row);
     q->x_col = malloc((size_t)n_in * sizeof *q->x_col);
     q->val = calloc(nl, sizeof *q->val);
@@ -347,7 +369,8 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     q->lit2id = malloc(nl * sizeof *q->lit2id);
     q->ids = malloc(nl * sizeof *q->ids);
     q->id2lit = malloc((2 * nl + 2) * sizeof *q->id2lit);
-    if (!q->trail || !q->lit2id || !q->ids || !q->id2lit)
+    if (!q->trail || !q->lit2id || !q->ids || !q->id2lit || !q->un_z || !q->un_lo || !q->un_hi || !q->cand ||
+        !q->score)
         return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     if (!q->un_row || !q->term_row || !q->x_col || !q->val || !q->ex_lit || !q->ex_val ||
         !q->x || !q->scratch || !q->lits || !q->clause)
@@ -356,7 +379,8 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     size_t nnz;
     zl_sizes(p, &n_cols, &n_rows, &nnz);
     q->obj = calloc((size_t)n_cols, sizeof *q->obj);
-    if (!q->obj) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
+    q->pobj = calloc((size_t)n_cols, sizeof *q->pobj);
+    if (!q->obj || !q->pobj) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     lg_status st = zl_build_lp(q, p);
     if (st) return st;
 
@@ -409,6 +433,12 @@ static void zl_free(zl *q)
     if (q->ctx) Z3_del_context(q->ctx);
     lg_lp_relax_free(&q->lp);
     free(q->un_row);
+    free(q->un_z);
+    free(q->un_lo);
+    free(q->un_hi);
+    free(q->cand);
+    free(q->score);
+    free(q->pobj);
     free(q->term_row);
     free(q->x_col);
     free(q->obj);
@@ -469,14 +499,16 @@ static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, 
     q->lps++;
     *n = 0;
     *why = NULL;
+    q->t_last = INFINITY;
     if (ok && lb > 0) {
         *n = zl_explain(q, p);
         q->sum_expl += *n;
-        if (q->fn) q->fn(q->fctx, *n, q->ex_lit, q->ex_val);
+        if (q->fn) q->fn(q->fctx, *n, q->ex_lit, q->ex_val, 0);
         q->lemmas++;
         return ZL_CONFLICT;
     }
     double t = ok ? lg_lp_relax_value(&q->lp, q->t_col) : INFINITY;
+    q->t_last = t;
     int any_term = 0;
     for (int k = q->n_un; k < q->n_lit; k++) any_term |= q->val[k] == 1;
     if (ok && t <= 0 && any_term && zl_candidate(q, p)) return ZL_SAT;
@@ -626,6 +658,73 @@ static void *zp_fresh(void *c, Z3_context nc)
     return c;
 }
 
+/* Phase propagation (DESIGN.md §3 "Z3's theory"): after a partial check
+ * that neither closed nor passed, with the LP point at t ≤ 0, the
+ * unassigned neurons whose z sits farthest from 0 on the scale of its
+ * bounds (z/u above, z/l below) are tried, at most prop_max of them: min z
+ * (or min −z) over the same LP with t ∈ [−T, 0], from the current basis.
+ * A certified bound lb > 0 (lp_cert.h) proves z > 0 (or z < 0) for every
+ * point of the rows with a nonzero multiplier — the phase rows of the
+ * explanation's literals, with t = 0 the exact encoding among them — so
+ * the other phase is infeasible with them and Z3 gets the phase as a
+ * consequence of those literals. Strict on both sides, so the clause holds
+ * for every labelling of every counterexample, as a conflict clause does. */
+static void zl_propagate(zl *q, Z3_solver_callback cb)
+{
+    if (q->prop_max <= 0 || q->lp_dead || !(q->t_last <= 0)) return;
+    int nc = 0;
+    for (int j = 0; j < q->n_un; j++) {
+        if (q->val[j] >= 0) continue;
+        double z = lg_lp_relax_value(&q->lp, q->un_z[j]);
+        double s = z > 0 ? z / q->un_hi[j] : z < 0 ? z / q->un_lo[j] : 0.0;
+        if (!(s > 0)) continue;
+        q->score[j] = z > 0 ? s : -s; /* the sign carries the direction */
+        q->cand[nc++] = j;
+    }
+    if (!nc) return;
+    /* the prop_max largest |score| first (selection; ties: the lower index) */
+    if (nc > q->prop_max) {
+        for (int c = 0; c < q->prop_max; c++) {
+            int best = c;
+            for (int d = c + 1; d < nc; d++)
+                if (fabs(q->score[q->cand[d]]) > fabs(q->score[q->cand[best]])) best = d;
+            int tmp = q->cand[c];
+            q->cand[c] = q->cand[best];
+            q->cand[best] = tmp;
+        }
+        nc = q->prop_max;
+    }
+    lg_lp_relax_col(&q->lp, q->t_col, -q->T, 0.0);
+    q->lp.dual = 0; /* a new objective over the same rows: the current point stays primal feasible */
+    for (int c = 0; c < nc && !q->lp_dead; c++) {
+        if (q->o->run.deadline > 0 && lg_now() >= q->o->run.deadline) break;
+        int j = q->cand[c], dir = q->score[j] > 0 ? 1 : -1;
+        q->pobj[q->un_z[j]] = dir;
+        double lb = -INFINITY;
+        double t0 = lg_now();
+        int ok = lg_lp_relax_min(&q->lp, q->pobj, 0.0, &q->o->run, &lb);
+        q->t_lp += lg_now() - t0;
+        if (!q->lp.P) q->lp_dead = 1;
+        q->pobj[q->un_z[j]] = 0.0;
+        q->lps++;
+        q->prop_lps++;
+        if (!ok || !(lb > 0)) continue;
+        int n = zl_explain(q, q->p);
+        if (q->fn) { /* the explanation plus the phase it excludes: infeasible together */
+            q->ex_lit[n] = j;
+            q->ex_val[n] = dir < 0;
+            q->fn(q->fctx, n + 1, q->ex_lit, q->ex_val, 1);
+        }
+        for (int i = 0; i < n; i++) q->ids[i] = q->lit2id[q->ex_lit[i]];
+        Z3_ast l = q->lits[j];
+        Z3_solver_propagate_consequence(q->ctx, cb, (unsigned)n, q->ids, 0, NULL, NULL,
+                                        dir > 0 ? l : Z3_mk_not(q->ctx, l));
+        q->props++;
+    }
+    lg_lp_relax_col(&q->lp, q->t_col, -q->T, q->T);
+    q->lp.dual = 1;
+}
+
 /* Run the theory; on a conflict tell Z3 (consequence false from the
  * explanation's literals). final: a full model, which must not stay open. */
 static void zp_check(zl *q, Z3_solver_callback cb, int final)
@@ -646,7 +745,10 @@ static void zp_check(zl *q, Z3_solver_callback cb, int final)
         Z3_interrupt(q->ctx);
         return;
     }
-    if (v == ZL_OPEN && !final) return;
+    if (v == ZL_OPEN && !final) {
+        zl_propagate(q, cb);
+        return;
+    }
     if (v == ZL_OPEN) {
         if (q->o->run.deadline > 0 && lg_now() >= q->o->run.deadline) {
             Z3_interrupt(q->ctx);
@@ -732,15 +834,16 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
     r->lp.cert_seconds = q.lp.cert ? q.lp.cert->seconds : 0.0;
     r->lp.lp_seconds = q.t_lp > r->lp.cert_seconds ? q.t_lp - r->lp.cert_seconds : 0.0;
     r->lp.n_open = q.incomplete;
-    long lemmas = q.lemmas;
+    long lemmas = q.lemmas, props = q.props, prop_lps = q.prop_lps;
     zl_free(&q);
     if (st) lg_result_free(r);
     snprintf(r->theory, sizeof r->theory, "lp");
     r->nodes = lemmas;
     r->seconds = lg_now() - t0;
     if (o->run.verbose > 0)
-        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals\n",
-                (int)r->answer, lemmas, r->lp.n_lp, r->seconds, q.t_lp, lemmas ? (double)q.sum_expl / lemmas : 0.0);
+        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals, "
+                "%ld phases propagated (%ld LPs)\n", (int)r->answer, lemmas, r->lp.n_lp, r->seconds, q.t_lp,
+                lemmas ? (double)q.sum_expl / lemmas : 0.0, props, prop_lps);
     return st;
 }
 

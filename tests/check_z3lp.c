@@ -78,6 +78,7 @@ END_TEST
 typedef struct expl_ctx {
     const lg_problem *p;
     int n, n_checked, max_len, sum_len, n_phase; /* n_phase: explanations with a phase literal */
+    int n_prop;                                 /* of n: phase propagations */
     lg_xlp xlp;
 } expl_ctx;
 
@@ -117,12 +118,13 @@ static void xrow_eq(xrows *R, int n, const int *js, const double *vs, double c)
     }
 }
 
-static void on_conflict(void *vctx, int n, const int *lit, const int *val)
+static void on_conflict(void *vctx, int n, const int *lit, const int *val, int propagated)
 {
     expl_ctx *E = vctx;
     const lg_problem *p = E->p;
     const lg_net *net = p->net;
     E->n++;
+    E->n_prop += propagated;
     E->sum_len += n;
     if (n > E->max_len) E->max_len = n;
     int n_un = lg_pwl_count_unstable(p), norm = net->in_sub || net->in_div;
@@ -234,7 +236,8 @@ static void on_conflict(void *vctx, int n, const int *lit, const int *val)
         }
     }
     lg_xlp_result res = lg_xlp_solve(&E->xlp, n_var, lo, hi, has_lo, has_hi, R.m, R.rows, NULL, x, NULL);
-    ck_assert_msg(res == LG_XLP_INFEASIBLE, "conflict %d: the LP of its %d literals is feasible", E->n, n);
+    ck_assert_msg(res == LG_XLP_INFEASIBLE, "%s %d: the LP of its %d literals is feasible",
+                  propagated ? "propagation (with the excluded phase)" : "conflict", E->n, n);
     E->n_checked++;
     for (int r = 0; r < R.m; r++) {
         for (int c = 0; c <= n_var; c++) mpq_clear(R.rows[r][c]);
@@ -278,9 +281,11 @@ START_TEST(test_z3lp_explanations_valid)
         lg_test_inst_free(&in);
     }
     lg_xlp_free(&E.xlp);
-    fprintf(stderr, "z3lp explanations: %d conflicts checked exactly (%d with phase literals), mean length %.2f, "
-            "max %d\n", E.n_checked, E.n_phase, E.n ? (double)E.sum_len / E.n : 0.0, E.max_len);
-    ck_assert_int_gt(E.n_checked, 10);
+    fprintf(stderr, "z3lp explanations: %d conflicts and propagations checked exactly (%d propagations, %d with "
+            "phase literals), mean length %.2f, max %d\n", E.n_checked, E.n_prop, E.n_phase,
+            E.n ? (double)E.sum_len / E.n : 0.0, E.max_len);
+    ck_assert_int_gt(E.n_checked - E.n_prop, 10);
+    ck_assert_int_gt(E.n_prop, 5);
     ck_assert_int_gt(E.n_phase, 5);
     ck_assert_int_eq(E.n_checked, E.n);
 }
