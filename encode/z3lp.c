@@ -85,7 +85,12 @@ typedef struct zl {
     double T;           /* the elastic column's range [−T, T] */
     double t_last;      /* GLPK's min t of the last theory LP (INFINITY: none) */
     int prop_max;       /* propagation LPs per partial check (LG_Z3LP_PROPAGATE) */
+    int prop_it;        /* simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT) */
     int *cand;          /* [n_un] propagation candidates */
+    int *bases;         /* [(n_terms + 1) · (rows + cols)] the last theory basis of each slot (zl_slot) */
+    char *has_basis;    /* [n_terms + 1] */
+    int basis_slot;     /* the slot whose basis GLPK holds now, −1 none */
+    int bases_on;       /* LG_Z3LP_BASES (default 1) */
     double *score;      /* [n_un] */
     int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
@@ -342,6 +347,8 @@ static lg_status zl_model(zl *q)
 
 static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
 {
+    q->basis_slot = -1;
+    q->bases_on = !getenv("LG_Z3LP_BASES") || atoi(getenv("LG_Z3LP_BASES")) != 0;
     int n_in = p->net->n_in, width = lg_net_max_width(p->net);
     q->n_un = lg_pwl_count_unstable(p);
     q->n_lit = q->n_un + p->n_terms;
@@ -349,6 +356,9 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     q->prop_max = LG_Z3LP_PROPAGATE_DEFAULT;
     const char *env = getenv("LG_Z3LP_PROPAGATE");
     if (env && *env) q->prop_max = atoi(env) > 0 ? atoi(env) : 0;
+    q->prop_it = LG_Z3LP_PROPAGATE_IT_DEFAULT;
+    env = getenv("LG_Z3LP_PROPAGATE_IT");
+    if (env && *env) q->prop_it = atoi(env) > 0 ? atoi(env) : 0;
     size_t nl = (size_t)q->n_lit + 1, nu = (size_t)q->n_un + 1;
     q->un_row = malloc(nu * sizeof *q->un_row);
     q->un_z = malloc(nu * sizeof *q->un_z);
@@ -383,6 +393,10 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     if (!q->obj || !q->pobj) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     lg_status st = zl_build_lp(q, p);
     if (st) return st;
+    size_t nb = (size_t)q->lp.n_rows + (size_t)q->lp.n_cols;
+    q->bases = malloc(((size_t)p->n_terms + 1) * nb * sizeof *q->bases);
+    q->has_basis = calloc((size_t)p->n_terms + 1, 1);
+    if (!q->bases || !q->has_basis) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the bases");
 
     lg_z3_err = Z3_OK;
     Z3_config cfg = Z3_mk_config();
@@ -439,6 +453,8 @@ static void zl_free(zl *q)
     free(q->cand);
     free(q->score);
     free(q->pobj);
+    free(q->bases);
+    free(q->has_basis);
     free(q->term_row);
     free(q->x_col);
     free(q->obj);
@@ -491,11 +507,33 @@ typedef enum zl_verdict { ZL_CONFLICT, ZL_SAT, ZL_OPEN } zl_verdict;
  * explanation in ex_lit/ex_val (*n literals), ZL_SAT with the candidate in
  * q->x, else ZL_OPEN (*why set when it is not the mere absence of a
  * conflict: see the header comment). */
+/* The basis slot of the model q->val: the term when exactly one term
+ * literal is true, else n_terms. Switching terms changes the LP most (its
+ * rows and the point it pulls toward), so each term restarts from the last
+ * basis seen under it instead of the last basis of any term. */
+static int zl_slot(const zl *q, const lg_problem *p)
+{
+    int slot = -1;
+    for (int t = 0; t < p->n_terms; t++)
+        if (q->val[q->n_un + t] == 1) {
+            if (slot >= 0) return p->n_terms;
+            slot = t;
+        }
+    return slot >= 0 ? slot : p->n_terms;
+}
+
 static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, int *n, const char **why)
 {
     zl_apply(q, p);
+    int slot = zl_slot(q, p);
+    size_t nb = (size_t)q->lp.n_rows + (size_t)q->lp.n_cols;
+    if (q->bases_on && slot != q->basis_slot && q->has_basis[slot])
+        lg_lp_relax_basis_set(&q->lp, q->bases + (size_t)slot * nb);
     double lb = -INFINITY;
     int ok = zl_lp_min(q, o, &lb);
+    lg_lp_relax_basis_get(&q->lp, q->bases + (size_t)slot * nb);
+    q->has_basis[slot] = 1;
+    q->basis_slot = slot;
     q->lps++;
     *n = 0;
     *why = NULL;
@@ -695,7 +733,9 @@ static void zl_propagate(zl *q, Z3_solver_callback cb)
         nc = q->prop_max;
     }
     lg_lp_relax_col(&q->lp, q->t_col, -q->T, 0.0);
+    q->basis_slot = -1; /* GLPK's basis is a propagation LP's from here on */
     q->lp.dual = 0; /* a new objective over the same rows: the current point stays primal feasible */
+    q->lp.it_lim = q->prop_it; /* a cheap bound: the duals of any basis certify one */
     for (int c = 0; c < nc && !q->lp_dead; c++) {
         if (q->o->run.deadline > 0 && lg_now() >= q->o->run.deadline) break;
         int j = q->cand[c], dir = q->score[j] > 0 ? 1 : -1;
@@ -723,6 +763,7 @@ static void zl_propagate(zl *q, Z3_solver_callback cb)
     }
     lg_lp_relax_col(&q->lp, q->t_col, -q->T, q->T);
     q->lp.dual = 1;
+    q->lp.it_lim = 0;
 }
 
 /* Run the theory; on a conflict tell Z3 (consequence false from the

@@ -61,5 +61,8 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
  * "Z3's theory"). The environment variable LG_Z3LP_PROPAGATE overrides it
  * (0: off). */
 #define LG_Z3LP_PROPAGATE_DEFAULT 4
+/* Simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT overrides it;
+ * 0: no limit): the duals of the basis reached still certify a bound. */
+#define LG_Z3LP_PROPAGATE_IT_DEFAULT 30
 
 #endif
