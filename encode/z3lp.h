@@ -58,9 +58,11 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
 
 /* Phase propagation (online only): LPs per partial check that try to prove
  * an unassigned neuron's phase from the fixed ones (z3lp.c, DESIGN.md §3
- * "Z3's theory"). The environment variable LG_Z3LP_PROPAGATE overrides it
- * (0: off). */
-#define LG_Z3LP_PROPAGATE_DEFAULT 4
+ * "Z3's theory"); the environment variable LG_Z3LP_PROPAGATE sets it. Off
+ * by default: measured (benchmarks/Z3.md), it proves about one phase in a
+ * hundred tries on the main job and costs a third of the conflicts per
+ * second. */
+#define LG_Z3LP_PROPAGATE_DEFAULT 0
 /* Simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT overrides it;
  * 0: no limit): the duals of the basis reached still certify a bound. */
 #define LG_Z3LP_PROPAGATE_IT_DEFAULT 30

@@ -30,6 +30,8 @@ START_TEST(test_z3lp_oracle_agree)
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         const lg_problem *p = &in.prob;
+        if (i % 3 == 2) setenv("LG_Z3LP_PROPAGATE", "4", 1); /* phase propagation on a third of them */
+        else unsetenv("LG_Z3LP_PROPAGATE");
         lg_answer oa;
         ck_assert_msg(lg_oracle_solve(p, &oa, NULL, NULL) == LG_OK, "instance %d: oracle: %s", i, lg_errmsg());
         for (int m = 0; m < 2; m++) {
@@ -265,6 +267,7 @@ START_TEST(test_z3lp_explanations_valid)
     expl_ctx E;
     memset(&E, 0, sizeof E);
     lg_xlp_init(&E.xlp);
+    setenv("LG_Z3LP_PROPAGATE", "4", 1); /* propagations are checked as conflicts are */
     for (int i = 0; i < n_inst; i++) {
         lg_test_shape s = lg_test_shape_small(&g);
         s.box = 0.5 + 1.5 * lg_rng_uniform(&g); /* wide boxes: the root pass leaves phases to search */
@@ -280,6 +283,7 @@ START_TEST(test_z3lp_explanations_valid)
         }
         lg_test_inst_free(&in);
     }
+    unsetenv("LG_Z3LP_PROPAGATE");
     lg_xlp_free(&E.xlp);
     fprintf(stderr, "z3lp explanations: %d conflicts and propagations checked exactly (%d propagations, %d with "
             "phase literals), mean length %.2f, max %d\n", E.n_checked, E.n_prop, E.n_phase,
@@ -301,6 +305,8 @@ START_TEST(test_z3lp_deterministic)
         lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+        if (i % 2) setenv("LG_Z3LP_PROPAGATE", "4", 1); /* with phase propagation too */
+        else unsetenv("LG_Z3LP_PROPAGATE");
         for (int m = 0; m < 2; m++) {
             lg_solve_opts o = lg_solve_opts_default();
             o.run.seed = 5;
