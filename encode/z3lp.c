@@ -48,6 +48,12 @@
  * a ≥ z, the chord: the triangle relaxation), an unassigned term is off;
  * a conflict there is raised at once, a point that already passes is the
  * candidate, anything else waits for more literals.
+ * Warm starts: the theory LP restarts with the dual simplex, and from the
+ * last basis seen under the same single true term (zl_slot; one basis per
+ * term, LG_Z3LP_BASES=0 turns the restore off for measurement).
+ * Phase propagation (online, LG_Z3LP_PROPAGATE LPs per partial check, off
+ * by default; zl_propagate): certified min ±z of unassigned neurons over
+ * the rows of the fixed literals, each proof a consequence for Z3.
  *
  * Timeout: Z3's "timeout" parameter gets the time left before each check
  * (the checks are pure SAT), the LP's simplex stops at o->run.deadline, and
