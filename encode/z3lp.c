@@ -51,6 +51,10 @@
  * Warm starts: the theory LP restarts with the dual simplex, and from the
  * last basis seen under the same single true term (zl_slot; one basis per
  * term, LG_Z3LP_BASES=0 turns the restore off for measurement).
+ * Online, no LP runs while no term is true (the phases alone rarely
+ * conflict without the property's rows) nor when a term turns false (its
+ * rows were off already); the final check always runs (LG_Z3LP_LAZY=0
+ * checks every literal, for measurement).
  * Phase propagation (online, LG_Z3LP_PROPAGATE LPs per partial check, off
  * by default; zl_propagate): certified min ±z of unassigned neurons over
  * the rows of the fixed literals, each proof a consequence for Z3.
@@ -97,6 +101,7 @@ typedef struct zl {
     char *has_basis;    /* [n_terms + 1] */
     int basis_slot;     /* the slot whose basis GLPK holds now, −1 none */
     int bases_on;       /* LG_Z3LP_BASES (default 1) */
+    int lazy;           /* online: no LP before a term is true (LG_Z3LP_LAZY, default 1) */
     double *score;      /* [n_un] */
     int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
@@ -355,6 +360,7 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
 {
     q->basis_slot = -1;
     q->bases_on = !getenv("LG_Z3LP_BASES") || atoi(getenv("LG_Z3LP_BASES")) != 0;
+    q->lazy = !getenv("LG_Z3LP_LAZY") || atoi(getenv("LG_Z3LP_LAZY")) != 0;
     int n_in = p->net->n_in, width = lg_net_max_width(p->net);
     q->n_un = lg_pwl_count_unstable(p);
     q->n_lit = q->n_un + p->n_terms;
@@ -816,6 +822,15 @@ static void zp_fixed(void *c, Z3_solver_callback cb, unsigned id, Z3_ast value)
     if (q->val[lit] >= 0) return;
     q->val[lit] = Z3_get_bool_value(q->ctx, value) == Z3_L_TRUE;
     q->trail[q->n_trail++] = lit;
+    if (q->lazy) {
+        /* a false term switches no row on: the LP is the one just checked */
+        if (lit >= q->n_un && !q->val[lit]) return;
+        /* no term true yet: without the property's rows the phases alone
+         * rarely conflict, so the check waits for a term (or the final one) */
+        int any_term = 0;
+        for (int k = q->n_un; k < q->n_lit && !any_term; k++) any_term = q->val[k] == 1;
+        if (!any_term) return;
+    }
     zp_check(q, cb, 0);
 }
 
