@@ -133,7 +133,7 @@ def main():
         if r["mode"] == "auto":
             by[(r["arch"], r["eps"])].append(r)
     modes = sorted({r["mode"] for r in rows})
-    archs = sorted({r["arch"] for r in rows}, key=lambda a: [int(x) for x in a.split(",")])
+    archs = list(dict.fromkeys(r["arch"] for r in rows))  # first-seen order (conv archs are not numbers)
     versions = sorted({"lgelu %s (commit %s)" % (r.get("version", "?"), r.get("commit", "?")) for r in rows})
     print("pilot rows by", "; ".join(versions))
     chosen = {}

@@ -352,6 +352,98 @@ START_TEST(test_train_rs_loss_gradient)
 }
 END_TEST
 
+/* The RS loss through conv layers: the trainer's im2col path against the
+ * dense oracle on lg_net_densify of the same net, and its gradient (kernel
+ * weights and the per-channel tied bias) against central differences. */
+static double lg_rs_oracle_conv(const lg_net *net, const float *X, int B, double eps, double w, long *unst)
+{
+    lg_net d = {0};
+    ck_assert_int_eq(lg_net_densify(&d, net, 0), LG_OK);
+    double v = lg_rs_oracle(&d, X, B, eps, w, unst);
+    lg_net_free(&d);
+    return v;
+}
+
+START_TEST(test_train_rs_loss_gradient_conv)
+{
+    int dims[8];
+    lg_conv convs[8];
+    /* non-square kernel, stride, padding; two convs then dense */
+    int nl = lg_net_arch_parse("2x5x5,c3k3x2s2p1,c4k2,6,4", dims, convs, 8);
+    ck_assert_int_eq(nl, 4);
+    const lg_conv *cp[4] = {&convs[0], &convs[1], &convs[2], &convs[3]};
+    lg_rng r;
+    lg_rng_init(&r, 12, 5);
+    int n_checked = 0;
+    long unst_seen = 0;
+    for (int t = 0; t < 2; t++) {
+        lg_net net;
+        ck_assert_int_eq(lg_net_init_conv(&net, nl, dims, cp, LG_ACT_LGELU), LG_OK);
+        lg_test_randomize(&net, &r, 0.8);
+        for (size_t i = 0; i < net.n_params; i++) net.params[i] = (float)net.params[i];
+        for (int k = 0; k < nl; k++) { /* a conv's bias is one per channel */
+            lg_layer *L = &net.layers[k];
+            if (!convs[k].c_out) continue;
+            int hw = L->n_out / convs[k].c_out;
+            for (int j = 0; j < L->n_out; j++) L->b[j] = L->b[j / hw * hw];
+        }
+        const int B = 3, n0 = dims[0];
+        float X[3 * 50];
+        for (int i = 0; i < B * n0; i++) X[i] = (float)lg_rng_uniform(&r);
+        double eps = t ? 0.3 : 0.05, w = 0.7;
+        lg_model m;
+        ck_assert_int_eq(lg_model_init(&m, &net, B), LG_OK);
+        lg_rs rs;
+        ck_assert_int_eq(lg_rs_init(&rs, &m), LG_OK);
+        uint32_t idx[3] = {0, 1, 2};
+        lg_model_gather(&m, X, idx, B);
+        lg_model_zero_grad(&m);
+        long un = 0, un_o = 0;
+        double got = lg_rs_loss(&rs, &m, B, eps, w, 1, &un);
+        double want = lg_rs_oracle_conv(&net, X, B, eps, w, &un_o);
+        ck_assert_msg(fabs(got - want) <= 1e-5 * (1 + fabs(want)), "conv net %d: RS loss %.9g, oracle %.9g", t, got, want);
+        ck_assert_int_eq(un, un_o);
+        unst_seen += un;
+        const double h = 1e-5;
+        for (int k = 0; k < nl; k++) {
+            lg_layer *L = &net.layers[k];
+            const lg_mlayer *M = &m.layers[k];
+            int nw = (int)lg_layer_n_weights(L), nb = convs[k].c_out ? convs[k].c_out : L->n_out;
+            int hw = L->n_out / nb;
+            for (int i = 0; i < nw + nb; i++) {
+                double g = i < nw ? M->dW[i] : M->db[i - nw];
+                double fd, lp, lm;
+                long dummy;
+                if (i < nw) {
+                    double save = L->W[i];
+                    L->W[i] = save + h;
+                    lp = lg_rs_oracle_conv(&net, X, B, eps, w, &dummy);
+                    L->W[i] = save - h;
+                    lm = lg_rs_oracle_conv(&net, X, B, eps, w, &dummy);
+                    L->W[i] = save;
+                } else { /* the tied bias: every position of channel (or unit) i − nw moves together */
+                    int c = i - nw;
+                    for (int j = c * hw; j < (c + 1) * hw; j++) L->b[j] += h;
+                    lp = lg_rs_oracle_conv(&net, X, B, eps, w, &dummy);
+                    for (int j = c * hw; j < (c + 1) * hw; j++) L->b[j] -= 2 * h;
+                    lm = lg_rs_oracle_conv(&net, X, B, eps, w, &dummy);
+                    for (int j = c * hw; j < (c + 1) * hw; j++) L->b[j] += h;
+                }
+                fd = (lp - lm) / (2 * h);
+                ck_assert_msg(fabs(fd - g) <= 1e-3 * fabs(fd) + 1e-5, "conv net %d layer %d param %d: RS backward %.9g, FD %.9g",
+                              t, k, i, g, fd);
+                n_checked++;
+            }
+        }
+        lg_rs_free(&rs);
+        lg_model_free(&m);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(n_checked, 200);
+    ck_assert_int_gt(unst_seen, 5);
+}
+END_TEST
+
 /* Training with the RS loss on real data leaves fewer interval-unstable
  * ReLUs on the training ball than the same training without it. */
 START_TEST(test_train_rs_cuts_unstable)
@@ -793,6 +885,7 @@ Suite *suite_train(void)
     tcase_add_test(tc, test_train_golden_tiny_net);
     tcase_add_test(tc, test_train_finite_differences);
     tcase_add_test(tc, test_train_rs_loss_gradient);
+    tcase_add_test(tc, test_train_rs_loss_gradient_conv);
     tcase_add_test(tc, test_train_rs_cuts_unstable);
     tcase_add_test(tc, test_train_optim_by_hand);
     tcase_add_test(tc, test_train_determinism);

@@ -268,6 +268,77 @@ static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *dz, float
     lg_col2im(c, m->dcol, B, da);
 }
 
+/* [B][c_out][hw] ↔ [c_out][B·hw]: a conv map batch as rows and as the channel-major layout of its sgemm. */
+static void lg_conv_to_cb(const lg_conv *c, const float *src, int B, float *dst)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw, no = (size_t)c->c_out * hw;
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++)
+            memcpy(dst + (size_t)co * N + (size_t)r * hw, src + (size_t)r * no + (size_t)co * hw, hw * sizeof *dst);
+}
+
+static void lg_conv_from_cb(const lg_conv *c, const float *src, int B, float *dst)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw, no = (size_t)c->c_out * hw;
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++)
+            memcpy(dst + (size_t)r * no + (size_t)co * hw, src + (size_t)co * N + (size_t)r * hw, hw * sizeof *dst);
+}
+
+void lg_model_linear(lg_model *m, const lg_mlayer *L, const float *W, const float *x, int B, float *y)
+{
+    if (!L->conv.c_out) {
+        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, x, L->n_in, W, L->n_in, 0.0f, y, L->n_out);
+        return;
+    }
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
+    lg_im2col(c, x, B, m->dcol);
+    lg_sgemm(0, 0, c->c_out, N, K, 1.0f, W, K, m->dcol, N, 0.0f, m->zt, N);
+    lg_conv_from_cb(c, m->zt, B, y);
+}
+
+void lg_model_linear_t(lg_model *m, const lg_mlayer *L, const float *W, const float *gy, int B, float *gx)
+{
+    if (!L->conv.c_out) {
+        lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, gy, L->n_out, W, L->n_in, 0.0f, gx, L->n_in);
+        return;
+    }
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
+    lg_conv_to_cb(c, gy, B, m->zt);
+    lg_sgemm(1, 0, K, N, c->c_out, 1.0f, W, K, m->zt, N, 0.0f, m->dcol, N);
+    memset(gx, 0, (size_t)B * (size_t)L->n_in * sizeof *gx);
+    lg_col2im(c, m->dcol, B, gx);
+}
+
+void lg_model_linear_dw(lg_model *m, const lg_mlayer *L, const float *gy, const float *x, int B, float *G)
+{
+    if (!L->conv.c_out) {
+        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, gy, L->n_out, x, L->n_in, 0.0f, G, L->n_in);
+        return;
+    }
+    const lg_conv *c = &L->conv;
+    int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
+    lg_conv_to_cb(c, gy, B, m->zt);
+    lg_im2col(c, x, B, m->dcol);
+    lg_sgemm(0, 1, c->c_out, K, N, 1.0f, m->zt, N, m->dcol, N, 0.0f, G, K);
+}
+
+void lg_model_bias_add(const lg_mlayer *L, int B, float *y)
+{
+    size_t no = (size_t)L->n_out, hw = L->conv.c_out ? no / (size_t)L->conv.c_out : 1;
+    for (int r = 0; r < B; r++)
+        for (size_t j = 0; j < no; j++) y[(size_t)r * no + j] += L->b[j / hw];
+}
+
+void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B)
+{
+    size_t no = (size_t)L->n_out, hw = L->conv.c_out ? no / (size_t)L->conv.c_out : 1;
+    for (int r = 0; r < B; r++)
+        for (size_t j = 0; j < no; j++) L->db[j / hw] += gy[(size_t)r * no + j];
+}
+
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
 {
     const float *in = m->x;

@@ -76,6 +76,22 @@ void lg_model_gather(lg_model *m, const float *X, const uint32_t *idx, int B);
  * the number of argmax hits. Logits end in layers[n_layers−1].a. */
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct);
 
+/* The linear part of layer L with the weights W (L's shape: L->W, or a
+ * same-shaped array such as |W|), over B rows, for terms other than the
+ * network's own pass (the RS loss). A conv goes through im2col into m->dcol
+ * and m->zt, which these overwrite (the forward's L->col is kept):
+ *   lg_model_linear:    y[B][n_out] = W·x (no bias);
+ *   lg_model_linear_t:  gx[B][n_in] = Wᵀ·gy;
+ *   lg_model_linear_dw: G[n_w] = Σ_rows gy ⊗ x, the gradient of Σ gy·(W·x)
+ *                       with respect to W (overwrites G);
+ *   lg_model_bias_add:  y += b (a conv's per channel);
+ *   lg_model_bias_grad: L->db += the bias gradient of gy. */
+void lg_model_linear(lg_model *m, const lg_mlayer *L, const float *W, const float *x, int B, float *y);
+void lg_model_linear_t(lg_model *m, const lg_mlayer *L, const float *W, const float *gy, int B, float *gx);
+void lg_model_linear_dw(lg_model *m, const lg_mlayer *L, const float *gy, const float *x, int B, float *G);
+void lg_model_bias_add(const lg_mlayer *L, int B, float *y);
+void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B);
+
 /* Set every gradient (and dlambda) to zero. */
 void lg_model_zero_grad(lg_model *m);
 

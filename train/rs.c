@@ -13,14 +13,11 @@ lg_status lg_rs_init(lg_rs *rs, const lg_model *m)
     memset(rs, 0, sizeof *rs);
     int nh = m->n_layers - 1;
     if (nh < 1) return LG_OK;
-    for (int k = 0; k < m->n_layers; k++)
-        if (m->layers[k].conv.c_out)
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d is a conv layer: the RS loss takes dense layers only", k);
     size_t B = (size_t)m->max_batch, W = (size_t)m->max_width, n = 0, maxw = 0;
     for (int k = 0; k < nh; k++) {
         const lg_mlayer *L = &m->layers[k];
         n += 2 * B * (size_t)L->n_in + 2 * B * (size_t)L->n_out;
-        if ((size_t)L->n_in * (size_t)L->n_out > maxw) maxw = (size_t)L->n_in * (size_t)L->n_out;
+        if (L->n_w > maxw) maxw = L->n_w;
     }
     n += 4 * B * W + maxw;
     rs->n_hidden = nh;
@@ -81,13 +78,13 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
     double loss = 0.0;
     for (int k = 0; k < nh; k++) {
         const lg_mlayer *L = &m->layers[k];
-        size_t no = (size_t)L->n_out, nw = no * (size_t)L->n_in, n = (size_t)B * no;
+        size_t no = (size_t)L->n_out, nw = L->n_w, n = (size_t)B * no;
         for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(L->W[i]);
         float *lo = rs->lo[k], *hi = rs->hi[k];
-        for (int r = 0; r < B; r++) memcpy(lo + (size_t)r * no, L->b, no * sizeof *lo);
-        /* lo[B][n_out] = b + μ[B][n_in] · Wᵀ (the centre);  hi = ρ · |W|ᵀ (the radius) */
-        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, rs->mu[k], L->n_in, L->W, L->n_in, 1.0f, lo, L->n_out);
-        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, rs->rho[k], L->n_in, rs->absw, L->n_in, 0.0f, hi, L->n_out);
+        /* lo[B][n_out] = W·μ + b (the centre);  hi = |W|·ρ (the radius) */
+        lg_model_linear(m, L, L->W, rs->mu[k], B, lo);
+        lg_model_bias_add(L, B, lo);
+        lg_model_linear(m, L, rs->absw, rs->rho[k], B, hi);
         for (size_t i = 0; i < n; i++) {
             float c = lo[i], rad = hi[i];
             lo[i] = c - rad;
@@ -111,7 +108,7 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
      * the layer above sent through a⁻ = max(l,0), a⁺ = max(u,0) (held in t0 = ∂L/∂a⁻, t1 = ∂L/∂a⁺) */
     for (int k = nh - 1; k >= 0; k--) {
         lg_mlayer *L = &m->layers[k];
-        size_t no = (size_t)L->n_out, nw = no * (size_t)L->n_in, n = (size_t)B * no;
+        size_t no = (size_t)L->n_out, n = (size_t)B * no;
         const float *lo = rs->lo[k], *hi = rs->hi[k];
         for (size_t i = 0; i < n; i++) {
             double th = tanh(1.0 + (double)lo[i] * (double)hi[i]);
@@ -126,12 +123,13 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
             rs->g_hi[i] = (float)(gu - gl);
         }
         const float *gc = rs->g_lo, *gr = rs->g_hi;
+        size_t nw = L->n_w;
         for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(L->W[i]);
         if (k > 0) {
-            /* ∂L/∂μ[B][n_in] = gc · W, ∂L/∂ρ = gr · |W|; then ∂L/∂a⁻ = (∂μ − ∂ρ)/2, ∂L/∂a⁺ = (∂μ + ∂ρ)/2 */
+            /* ∂L/∂μ[B][n_in] = Wᵀ·gc, ∂L/∂ρ = |W|ᵀ·gr; then ∂L/∂a⁻ = (∂μ − ∂ρ)/2, ∂L/∂a⁺ = (∂μ + ∂ρ)/2 */
             float *dmu = rs->t0, *drho = rs->t1;
-            lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, gc, L->n_out, L->W, L->n_in, 0.0f, dmu, L->n_in);
-            lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, gr, L->n_out, rs->absw, L->n_in, 0.0f, drho, L->n_in);
+            lg_model_linear_t(m, L, L->W, gc, B, dmu);
+            lg_model_linear_t(m, L, rs->absw, gr, B, drho);
             size_t ni = (size_t)B * (size_t)L->n_in;
             for (size_t i = 0; i < ni; i++) {
                 float a = dmu[i], b = drho[i];
@@ -139,12 +137,12 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
                 drho[i] = 0.5f * (a + b);
             }
         }
-        /* dW += gcᵀ · μ + sign(W) ⊙ (grᵀ · ρ);  db += Σ_rows gc */
-        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, gc, L->n_out, rs->mu[k], L->n_in, 1.0f, L->dW, L->n_in);
-        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, gr, L->n_out, rs->rho[k], L->n_in, 0.0f, rs->absw, L->n_in);
+        /* dW += gc ⊗ μ + sign(W) ⊙ (gr ⊗ ρ);  db += the bias gradient of gc */
+        lg_model_linear_dw(m, L, gc, rs->mu[k], B, rs->absw);
+        for (size_t i = 0; i < nw; i++) L->dW[i] += rs->absw[i];
+        lg_model_linear_dw(m, L, gr, rs->rho[k], B, rs->absw);
         for (size_t i = 0; i < nw; i++) L->dW[i] += L->W[i] > 0.0f ? rs->absw[i] : L->W[i] < 0.0f ? -rs->absw[i] : 0.0f;
-        for (int r = 0; r < B; r++)
-            for (size_t j = 0; j < no; j++) L->db[j] += gc[(size_t)r * no + j];
+        lg_model_bias_grad(L, gc, B);
     }
     return scale * loss;
 }

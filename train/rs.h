@@ -18,6 +18,9 @@
  * stable one. Its gradient reaches W and b of every hidden layer (not λ or s,
  * and not the output layer, whose bounds do not enter the loss).
  *
+ * Dense and conv layers alike: each layer's linear part is the model's
+ * (lg_model_linear and its adjoints), applied to μ with W and to ρ with |W|.
+ *
  * Ownership: lg_rs_init allocates the scratch, sized once from the model's
  * shapes and batch (one allocation); lg_rs_free releases it. The model is
  * borrowed.
@@ -36,7 +39,7 @@ typedef struct lg_rs {
     float **lo, **hi;      /* [n_hidden] → [max_batch][n_out of layer k]: pre-activation bounds l, u */
     float *g_lo, *g_hi;    /* [max_batch][max_width]: ∂L/∂l, ∂L/∂u of the current layer */
     float *t0, *t1;        /* [max_batch][max_width] scratch */
-    float *absw;           /* [max n_out·n_in over hidden layers]: |W|, then a gradient product */
+    float *absw;           /* [max n_w over hidden layers]: |W|, then a gradient product */
 } lg_rs;
 
 lg_status lg_rs_init(lg_rs *rs, const lg_model *m);
