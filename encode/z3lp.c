@@ -97,12 +97,12 @@ typedef struct zl {
     int prop_max;       /* propagation LPs per partial check (LG_Z3LP_PROPAGATE) */
     int prop_it;        /* simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT) */
     int *cand;          /* [n_un] propagation candidates */
+    double *score;      /* [n_un] their z/u or −z/l, signed by the direction to prove */
     int *bases;         /* [(n_terms + 1) · (rows + cols)] the last theory basis of each slot (zl_slot) */
     char *has_basis;    /* [n_terms + 1] */
     int basis_slot;     /* the slot whose basis GLPK holds now, −1 none */
     int bases_on;       /* LG_Z3LP_BASES (default 1) */
     int lazy;           /* online: no LP before a term is true (LG_Z3LP_LAZY, default 1) */
-    double *score;      /* [n_un] */
     int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
     double *x;          /* [n_in] candidate */
@@ -515,10 +515,6 @@ static int zl_lp_min(zl *q, const lg_solve_opts *o, double *lb)
 
 typedef enum zl_verdict { ZL_CONFLICT, ZL_SAT, ZL_OPEN } zl_verdict;
 
-/* The theory on the (partial) model q->val: ZL_CONFLICT with the
- * explanation in ex_lit/ex_val (*n literals), ZL_SAT with the candidate in
- * q->x, else ZL_OPEN (*why set when it is not the mere absence of a
- * conflict: see the header comment). */
 /* The basis slot of the model q->val: the term when exactly one term
  * literal is true, else n_terms. Switching terms changes the LP most (its
  * rows and the point it pulls toward), so each term restarts from the last
@@ -534,6 +530,10 @@ static int zl_slot(const zl *q, const lg_problem *p)
     return slot >= 0 ? slot : p->n_terms;
 }
 
+/* The theory on the (partial) model q->val: ZL_CONFLICT with the
+ * explanation in ex_lit/ex_val (*n literals), ZL_SAT with the candidate in
+ * q->x, else ZL_OPEN (*why set when it is not the mere absence of a
+ * conflict: see the header comment). */
 static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, int *n, const char **why)
 {
     zl_apply(q, p);
