@@ -1,5 +1,5 @@
 /* bench_train.c — training throughput of 784-256-256-10 at batch 128 on one
- * thread (relu, gelu, lgelu) on real Fashion-MNIST, the cblas_sgemm GFLOP/s
+ * thread (relu, gelu, lgelu, swish, prelu, sigmoid) on real Fashion-MNIST, the cblas_sgemm GFLOP/s
  * at the shapes one training step uses, and the fraction of that rate the
  * whole step achieves. Prints numbers only, asserts nothing.
  *
@@ -14,7 +14,7 @@
 #include "core/clock.h"
 #include "core/linalg.h"
 #include "core/rng.h"
-#include "train/act_simd.h"
+#include "core/act_simd.h"
 #include "train/model.h"
 #include "train/optim.h"
 
@@ -150,9 +150,9 @@ int main(int argc, char **argv)
     double peak = step_flops / step_secs * 1e-9, fps = lg_flops_per_sample();
     printf("sgemm at the step's shapes: %.2f GFLOP/s (%.3f MFLOP per sample; GEMM-only bound %.0f samples/s)\n", peak,
            fps * 1e-6, peak * 1e9 / fps);
-    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU};
-    for (int a = 0; a < 3; a++) {
-        double lo, hi, sps = lg_bench_act(&ds, acts[a], steps, chunks, &lo, &hi);
+    const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_PRELU, LG_ACT_SIGMOID};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        double lo = 0, hi = 0, sps = lg_bench_act(&ds, acts[a], steps, chunks, &lo, &hi);
         printf("%-6s %9.0f samples/s (chunks %.0f..%.0f)  %6.2f GFLOP/s  %5.1f%% of sgemm\n", lg_act_name(acts[a]),
                sps, lo, hi, sps * fps * 1e-9, 100.0 * sps * fps * 1e-9 / peak);
     }

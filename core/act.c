@@ -1,5 +1,6 @@
 /* act.c — the activation table (act.h): one entry per lg_act. */
 #include "core/act.h"
+#include "core/act_float.h"
 
 #include <math.h>
 #include <string.h>
@@ -181,16 +182,20 @@ static int lg_prelu_curv(double p, double pts[2], int *left)
 }
 
 static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
-    [LG_ACT_IDENTITY] = {"identity", NULL, 0, 0, 0, 0, lg_id_f, lg_id_df, NULL, NULL, NULL, NULL},
-    [LG_ACT_RELU] = {"relu", NULL, 0, 0, 0, 0, lg_relu_f, lg_relu_df, NULL, NULL, NULL, NULL},
-    [LG_ACT_GELU] = {"gelu", NULL, 0, 0, 1, 1, lg_gelu_f, lg_gelu_df, NULL, lg_gelu_gap, lg_gelu_d2max, lg_gelu_curv},
+    [LG_ACT_IDENTITY] = {"identity", NULL, 0, 0, 0, 0, lg_id_f, lg_id_df, NULL, NULL, NULL, NULL, 0,
+                         lg_actf_identity_fwd, lg_actf_identity_bwd},
+    [LG_ACT_RELU] = {"relu", NULL, 0, 0, 0, 0, lg_relu_f, lg_relu_df, NULL, NULL, NULL, NULL, 0, lg_actf_relu_fwd,
+                     lg_actf_relu_bwd},
+    [LG_ACT_GELU] = {"gelu", NULL, 0, 0, 1, 1, lg_gelu_f, lg_gelu_df, NULL, lg_gelu_gap, lg_gelu_d2max, lg_gelu_curv, 2,
+                     lg_actf_gelu_fwd, lg_actf_gelu_bwd},
     [LG_ACT_LGELU] = {"lgelu", "lambda", 1, 1, 1, 1, lg_lgelu_f, lg_lgelu_df, lg_lgelu_dp, lg_lgelu_gap,
-                      lg_lgelu_d2max, lg_lgelu_curv},
-    [LG_ACT_SIGMOID] = {"sigmoid", NULL, 0, 0, 0, 1, lg_sig_f, lg_sig_df, NULL, NULL, lg_sig_d2max, lg_sig_curv},
+                      lg_lgelu_d2max, lg_lgelu_curv, 2, lg_actf_lgelu_fwd, lg_actf_lgelu_bwd},
+    [LG_ACT_SIGMOID] = {"sigmoid", NULL, 0, 0, 0, 1, lg_sig_f, lg_sig_df, NULL, NULL, lg_sig_d2max, lg_sig_curv, 0,
+                        lg_actf_sigmoid_fwd, lg_actf_sigmoid_bwd},
     [LG_ACT_SWISH] = {"swish", "beta", 1, 1, 1, 1, lg_swish_f, lg_swish_df, lg_swish_dp, lg_swish_gap,
-                      lg_swish_d2max, lg_swish_curv},
+                      lg_swish_d2max, lg_swish_curv, 0, lg_actf_swish_fwd, lg_actf_swish_bwd},
     [LG_ACT_PRELU] = {"prelu", "slope", 1, 0, 1, 1, lg_prelu_f, lg_prelu_df, lg_prelu_dp, lg_prelu_gap,
-                      lg_prelu_d2max, lg_prelu_curv},
+                      lg_prelu_d2max, lg_prelu_curv, 0, lg_actf_prelu_fwd, lg_actf_prelu_bwd},
 };
 
 const lg_act_info *lg_act_info_of(lg_act a)

@@ -1,9 +1,10 @@
 /* act.h — activation kinds and their scalar definitions in double precision:
  * ONE table (lg_act_info) holds, per activation, its name, its parameter's
  * role, its forward value and derivatives, its gap to ReLU (DESIGN.md §1
- * "Deviation bound") and its sound linear relaxation (act_relax.h); adding
- * an activation is one entry there plus its float training kernel
- * (train/act.c) and its ONNX pattern (core/onnx_*.c).
+ * "Deviation bound"), what its sound linear relaxation needs (act_relax.h)
+ * and its batched float forward/backward for training (act_float.h);
+ * adding an activation is one entry there plus its ONNX pattern
+ * (core/onnx_*.c).
  *
  * The formulas are DESIGN.md §1: λ-GELU f(x;λ) = x·Φ(λx), Φ the standard
  * normal CDF. GELU is λ = 1. Sigmoid σ(x) = 1/(1+e^{−x}) is also available
@@ -11,11 +12,13 @@
  * x·σ(βx), β ≥ 1 learned like λ (β = 1 + softplus(s/t)), and PReLU
  * max(0,x) + a·min(0,x) with a learned slope a (DESIGN.md §1 "Annealed
  * baselines"). These double versions are the reference used by
- * evaluation, bounds and re-checks; train/ has batched float forward/backward
- * pairs of its own. Stateless; nothing to free.
+ * evaluation, bounds and re-checks; the float kernels of the same entry are
+ * what training runs (train/act.h). Stateless; nothing to free.
  */
 #ifndef LG_ACT_H
 #define LG_ACT_H
+
+#include <stddef.h>
 
 typedef enum lg_act {
     LG_ACT_IDENTITY = 0,
@@ -52,6 +55,11 @@ typedef struct lg_act_info {
      * sign of f'' left of the first: used only to choose lines, never for
      * their soundness. Returns how many. */
     int (*curv)(double p, double pts[2], int *left_sign);
+    /* Training (act_float.h): floats per element the forward keeps for the
+     * backward (0: none), and the batched float forward and backward. */
+    int keep;
+    void (*fwd)(float *out, float *keep, const float *inp, float p, size_t n);
+    void (*bwd)(float *dinp, float *dp, const float *dout, const float *keep, const float *inp, float p, size_t n);
 } lg_act_info;
 
 /* The entry of kind a; NULL for an out-of-range value. */

@@ -20,6 +20,65 @@ static int lg_close(double got, double ref, double rel, double abs_floor)
     return fabs(got - ref) <= rel * fabs(ref) + abs_floor;
 }
 
+/* Every entry of the activation table (core/act.h) carries its training
+ * kernels: the float forward matches the entry's double f, the backward's
+ * ∂f/∂x its df and its parameter gradient its dp (both also against central
+ * differences of the float forward), and the kept-values path gives the
+ * same as recomputing. A new entry is checked here without a new test. */
+START_TEST(test_act_table_kernels)
+{
+    for (int a = 0; a < LG_ACT_COUNT; a++) {
+        const lg_act_info *ai = lg_act_info_of((lg_act)a);
+        ck_assert_msg(ai && ai->fwd && ai->bwd, "%d: no training kernels", a);
+        float p = a == LG_ACT_PRELU ? 0.3f : ai->has_param ? 1.7f : 1.0f;
+        enum { N = 97 };
+        float x[N], y[N], yk[N], keep[2 * N], d1[N], d2[N], one[N];
+        for (int i = 0; i < N; i++) {
+            x[i] = -6.0f + 12.0f * (float)i / (N - 1) + 0.01f; /* avoids the kinks at 0 */
+            one[i] = 1.0f;
+            d1[i] = d2[i] = 0.0f;
+        }
+        ck_assert_int_le(ai->keep, 2);
+        ai->fwd(y, NULL, x, p, N);
+        ai->fwd(yk, ai->keep ? keep : NULL, x, p, N);
+        float dp1 = 0.0f, dp2 = 0.0f;
+        ai->bwd(d1, &dp1, one, NULL, x, p, N);
+        ai->bwd(d2, &dp2, one, ai->keep ? keep : NULL, x, p, N);
+        double dsum = 0.0;
+        for (int i = 0; i < N; i++) {
+            double f = ai->f(x[i], p), df = ai->df(x[i], p);
+            ck_assert_msg(fabs(y[i] - f) <= 2e-6 * (1 + fabs(f)), "%s: f(%g) float %g, double %g", ai->name, x[i], y[i], f);
+            ck_assert_msg(yk[i] == y[i], "%s: keeping changed f(%g)", ai->name, x[i]);
+            ck_assert_msg(fabs(d1[i] - df) <= 2e-5 * (1 + fabs(df)), "%s: f'(%g) float %g, double %g", ai->name, x[i],
+                          d1[i], df);
+            ck_assert_msg(fabs(d2[i] - d1[i]) <= 1e-6 * (1 + fabs(df)), "%s: kept f'(%g) %g vs %g", ai->name, x[i], d2[i],
+                          d1[i]);
+            /* central difference of the float forward in x (step 1e-2, f smooth away from 0) */
+            float xp = x[i] + 1e-2f, xm = x[i] - 1e-2f, fp, fm;
+            ai->fwd(&fp, NULL, &xp, p, 1);
+            ai->fwd(&fm, NULL, &xm, p, 1);
+            if (fabs(x[i]) > 0.05)
+                ck_assert_msg(fabs((fp - fm) / (xp - xm) - df) <= 2e-3 * (1 + fabs(df)), "%s: FD f'(%g) %g vs %g", ai->name,
+                              x[i], (fp - fm) / (xp - xm), df);
+            if (ai->dp) dsum += ai->dp(x[i], p);
+        }
+        if (ai->dp) {
+            ck_assert_msg(fabs(dp1 - dsum) <= 1e-4 * (1 + fabs(dsum)), "%s: Σ∂f/∂p float %g, double %g", ai->name, dp1, dsum);
+            ck_assert_msg(fabs(dp2 - dp1) <= 1e-5 * (1 + fabs(dsum)), "%s: kept Σ∂f/∂p %g vs %g", ai->name, dp2, dp1);
+            /* central difference in p of Σ f */
+            float yp[N], ym[N], h = 1e-2f;
+            ai->fwd(yp, NULL, x, p + h, N);
+            ai->fwd(ym, NULL, x, p - h, N);
+            double fd = 0.0;
+            for (int i = 0; i < N; i++) fd += ((double)yp[i] - ym[i]) / (2.0 * h);
+            ck_assert_msg(fabs(fd - dsum) <= 2e-3 * (1 + fabs(dsum)), "%s: FD Σ∂f/∂p %g vs %g", ai->name, fd, dsum);
+        } else {
+            ck_assert_msg(dp1 == 0.0f && dp2 == 0.0f, "%s: no parameter, but a gradient %g", ai->name, dp1);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_act_golden)
 {
     FILE *f = fopen(lg_test_fixture("golden/activation.txt"), "r");
@@ -221,6 +280,7 @@ Suite *suite_act(void)
     Suite *s = suite_create("act");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_act_golden);
+    tcase_add_test(tc, test_act_table_kernels);
     tcase_add_test(tc, test_act_finite_differences);
     tcase_add_test(tc, test_act_other_kinds);
     tcase_add_test(tc, test_act_sigmoid);

@@ -11,7 +11,7 @@
 #include "core/idx.h"
 #include "core/rng.h"
 #include "train/act.h"
-#include "train/act_simd.h"
+#include "core/act_simd.h"
 #include "train/init.h"
 #include "train/loop.h"
 #include "train/model.h"

@@ -140,7 +140,7 @@ START_TEST(test_backsub_bounds_equal_single_and_contain_samples)
         double *al = malloc((size_t)M * sz * sizeof *al), *be = malloc((size_t)M * sz * sizeof *be);
         double lb[2 * TG_G], one[2 * TG_G], start[2 * TG_G], mn[TG_G][2];
         for (int k = 0; k < TG_G; k++) lg_tg_sample_min(&g[k], &net, lo, hi, Cg[k], dg[k], &r, mn[k]);
-        lg_alpha_batch bt = {TG_G, pb, ps, grp};
+        lg_alpha_batch bt = {TG_G, pb, ps, grp, NULL, 0};
         for (int rep = 0; rep < 10; rep++) {
             for (size_t j = 0; j < (size_t)M * sz; j++) {
                 al[j] = lg_rng_uniform(&r);

@@ -15,6 +15,7 @@
 #include "core/act.h"
 #include "core/net.h"
 #include "core/netfile.h"
+#include "core/npy.h"
 #include "core/rng.h"
 #include "core/status.h"
 #include "testutil.h"
@@ -23,6 +24,7 @@
 #include "verify/prop.h"
 #include "verify/recheck.h"
 #include "verify/verify.h"
+#include "verify/vnnlib.h"
 
 static const lg_act lg_smooth[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_SIGMOID, LG_ACT_PRELU};
 
@@ -245,6 +247,171 @@ START_TEST(test_direct_alpha_tangent)
 }
 END_TEST
 
+/* β multipliers of activation splits at t ≠ 0 (verify/alpha.h, thr): on
+ * the region z ≤ t (or z ≥ t) of one hidden neuron, every β ≥ 0 — random
+ * ones up to 20, and the optimised ones — gives a bound below the sampled
+ * minimum over that region, the optimised bound is never below CROWN's on
+ * the narrowed intervals (β = 0), and it is above it somewhere. */
+START_TEST(test_direct_beta_split)
+{
+    lg_rng r;
+    lg_rng_init(&r, 77, 0);
+    int better = 0, checked = 0;
+    for (int a = 0; a < 5; a++)
+        for (int t = 0; t < 6; t++) {
+            lg_net net;
+            lg_dir_net(&net, lg_smooth[a], 3, 8, 3, &r, 1.0);
+            int sz = lg_alpha_size(&net);
+            ck_assert(sz <= 64);
+            double lo[3], hi[3];
+            for (int i = 0; i < 3; i++) {
+                double c = 2 * lg_rng_uniform(&r) - 1;
+                lo[i] = c - 0.5;
+                hi[i] = c + 0.5;
+            }
+            lg_bounds b;
+            ck_assert(lg_bounds_init(&b, &net) == LG_OK);
+            ck_assert(lg_bounds_symbolic(&b, &net, lo, hi) == LG_OK);
+            /* split neuron j of layer k at a point strictly inside its interval, away from 0 */
+            int k = t % 2, j = (int)(lg_rng_uniform(&r) * 8) % 8, side = (t / 2) % 2;
+            double l0 = b.lo[k][j], h0 = b.hi[k][j], th = l0 + (0.3 + 0.4 * lg_rng_uniform(&r)) * (h0 - l0);
+            if (!(th > l0 && th < h0) || th == 0.0) {
+                lg_bounds_free(&b);
+                lg_net_free(&net);
+                continue;
+            }
+            if (side) b.lo[k][j] = th;
+            else b.hi[k][j] = th;
+            if (k + 1 < net.n_layers) ck_assert(lg_bounds_symbolic_unstable_from(&b, &net, k + 1) == LG_OK);
+            signed char sign[64] = {0};
+            double thr[64] = {0}, al[3 * 64], be[3 * 64] = {0}, crown[3], opt[3], rnd[3];
+            int si = lg_alpha_offset(&net, k) + j;
+            sign[si] = side ? -1 : +1;
+            thr[si] = th;
+            const lg_bounds *bp = &b;
+            const signed char *sg = sign;
+            const double *tp = thr;
+            lg_alpha_batch bt = {1, &bp, &sg, NULL, &tp, 1};
+            double C[9] = {1, -1, 0, 0, 1, -1, -1, 0, 1}, d[3] = {0.1, 0, -0.2};
+            for (int q = 0; q < 3 * sz; q++) al[q] = NAN;
+            ck_assert(lg_alpha_bound_batch(&bt, &net, 3, C, d, al, be, crown, NULL, NULL, NULL, NULL) == LG_OK);
+            /* the sampled minimum over the region */
+            double smin[3] = {INFINITY, INFINITY, INFINITY}, x[3], z[64], y[3];
+            int in = 0;
+            for (int s = 0; s < 20000; s++) {
+                for (int i = 0; i < 3; i++) x[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+                lg_dir_forward(&net, x, z, y);
+                if (side ? z[si] < th : z[si] > th) continue;
+                in++;
+                for (int q = 0; q < 3; q++) {
+                    double v = d[q] + C[3 * q] * y[0] + C[3 * q + 1] * y[1] + C[3 * q + 2] * y[2];
+                    if (v < smin[q]) smin[q] = v;
+                }
+            }
+            if (in < 50) {
+                lg_bounds_free(&b);
+                lg_net_free(&net);
+                continue;
+            }
+            for (int rep = 0; rep < 20; rep++) {
+                for (int q = 0; q < 3 * sz; q++) be[q] = 20.0 * lg_rng_uniform(&r) * lg_rng_uniform(&r);
+                ck_assert(lg_alpha_bound_batch(&bt, &net, 3, C, d, al, be, rnd, NULL, NULL, NULL, NULL) == LG_OK);
+                for (int q = 0; q < 3; q++)
+                    ck_assert_msg(rnd[q] <= smin[q] + 1e-12, "%s: bound %g with β %g above the region's sampled minimum %g",
+                                  lg_act_name(lg_smooth[a]), rnd[q], be[q * sz + si], smin[q]);
+            }
+            memset(be, 0, sizeof be);
+            lg_runctx run = lg_runctx_none();
+            ck_assert(lg_alpha_optimize_batch(&bt, &net, 3, C, d, 40, 0.1, &run, al, be, opt, NULL) == LG_OK);
+            for (int q = 0; q < 3; q++) {
+                ck_assert_msg(al[q * sz + si] != al[q * sz + si], "β-only optimisation moved α");
+                ck_assert_msg(opt[q] >= crown[q] - 1e-12 * (1 + fabs(crown[q])), "%s: β bound %g below CROWN %g",
+                              lg_act_name(lg_smooth[a]), opt[q], crown[q]);
+                ck_assert_msg(opt[q] <= smin[q] + 1e-12, "%s: β bound %g above the region's sampled minimum %g",
+                              lg_act_name(lg_smooth[a]), opt[q], smin[q]);
+                better += opt[q] > crown[q] + 1e-6 * (1 + fabs(crown[q]));
+            }
+            checked++;
+            lg_bounds_free(&b);
+            lg_net_free(&net);
+        }
+    ck_assert_msg(checked >= 10, "only %d splits checked", checked);
+    ck_assert_msg(better >= 3, "β improved on CROWN in only %d of %d objectives", better, 3 * checked);
+}
+END_TEST
+
+/* The PyTorch exports of tests/fixtures/torch_smooth (gen.py: torch.nn.GELU,
+ * Sigmoid and SiLU MLPs from torch.onnx.export) import as smooth nets whose
+ * double forward pass matches the outputs torch recorded (float32, so to
+ * ~1e-5), and verify directly: the small-radius property is decided and
+ * agrees with dense sampling; the large-radius one, where torch's own
+ * sampling found a counterexample, is `violated` with a witness that passes
+ * the MPFR gate — never `robust`. */
+START_TEST(test_direct_torch_fixtures)
+{
+    const char *names[] = {"gelu", "sigmoid", "silu"};
+    const lg_act kinds[] = {LG_ACT_LGELU, LG_ACT_SIGMOID, LG_ACT_SWISH}; /* the file's √2 is fl32(√2): an lgelu λ ≈ 1 */
+    lg_rng r;
+    lg_rng_init(&r, 13, 0);
+    char path[1024];
+    lg_npy X, Y;
+    snprintf(path, sizeof path, "%s/torch_smooth/X.npy", LG_FIXTURES);
+    ck_assert_msg(lg_npy_load(&X, path) == LG_OK, "%s: %s", path, lg_errmsg());
+    ck_assert(X.n == 8 && X.cols == 4);
+    for (int v = 0; v < 3; v++) {
+        lg_net net;
+        snprintf(path, sizeof path, "%s/torch_smooth/%s.onnx", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert(lg_bounds_net_smooth(&net));
+        ck_assert_int_eq(net.n_in, 4);
+        ck_assert_int_eq(lg_net_n_out(&net), 3);
+        for (int k = 0; k < net.n_layers - 1; k++)
+            ck_assert_msg(net.layers[k].act == kinds[v], "%s: layer %d is %s", names[v], k,
+                          lg_act_name(net.layers[k].act));
+        snprintf(path, sizeof path, "%s/torch_smooth/%s_y.npy", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_npy_load(&Y, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert(Y.n == 8 && Y.cols == 3);
+        double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr), y[3];
+        ck_assert(scr);
+        for (size_t i = 0; i < 8; i++) {
+            lg_net_forward(&net, X.data + 4 * i, y, scr);
+            for (int j = 0; j < 3; j++) {
+                double t = Y.data[3 * i + (size_t)j];
+                ck_assert_msg(fabs(y[j] - t) <= 1e-5 * (1 + fabs(t)), "%s: input %zu output %d: lgelu %.9g, torch %.9g",
+                              names[v], i, j, y[j], t);
+            }
+        }
+        free(scr);
+        lg_npy_free(&Y);
+        for (int q = 0; q < 2; q++) {
+            snprintf(path, sizeof path, "%s/torch_smooth/%s_%s.vnnlib", LG_FIXTURES, names[v], q ? "large" : "small");
+            lg_prop p;
+            ck_assert_msg(lg_vnnlib_read(&p, path, 4, 3) == LG_OK, "%s: %s", path, lg_errmsg());
+            lg_verify_opts o = lg_verify_opts_default();
+            o.timeout_s = 30;
+            o.bab.threads = 1;
+            lg_verify_report rep;
+            ck_assert_msg(lg_verify_run(&net, &p, &o, &rep) == LG_OK, "%s: %s", path, lg_errmsg());
+            double w = lg_dir_oracle(&net, &p, &r);
+            ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && w < -1e-9), "%s: robust but sampling finds %g", path, w);
+            ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s: unknown (%s)", path, rep.reason);
+            if (rep.verdict == LG_VERDICT_VIOLATED) {
+                double yw[3];
+                ck_assert_msg(lg_witness_accept(&net, &p, 0, rep.x, yw) == 1, "%s: witness fails the gate", path);
+            }
+            if (q == 1) {
+                ck_assert_msg(w < 0.0, "%s: torch found a counterexample, the sampling here none (%g)", path, w);
+                ck_assert_msg(rep.verdict == LG_VERDICT_VIOLATED, "%s: %s", path, lg_verdict_name(rep.verdict));
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+        }
+        lg_net_free(&net);
+    }
+    lg_npy_free(&X);
+}
+END_TEST
+
 /* The complete back-ends encode piecewise-linear nets only: a clear refusal. */
 START_TEST(test_direct_backend_refused)
 {
@@ -323,8 +490,10 @@ Suite *suite_direct(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_direct_bounds_contain);
     tcase_add_test(tc, test_direct_alpha_tangent);
+    tcase_add_test(tc, test_direct_beta_split);
     tcase_add_loop_test(tc, test_direct_verdicts_vs_oracle, 0, 2);
     tcase_add_test(tc, test_direct_onnx_exports);
+    tcase_add_test(tc, test_direct_torch_fixtures);
     suite_add_tcase(s, tc);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_direct_backend_refused);

@@ -1,11 +1,7 @@
 /* act.h — batched float forward/backward of the hidden activations, for
- * training (DESIGN.md §1).
- *
- * f(x;λ) = x·Φ(λx) (lgelu; gelu is λ = 1), ∂f/∂x = Φ(λx) + λx·φ(λx),
- * ∂f/∂λ = x²·φ(λx); relu max(0,x) (derivative 0 at x = 0); identity x;
- * sigmoid σ(x) = 1/(1+e^{−x}), σ' = σ(1−σ) (no λ); swish x·σ(λx) and prelu
- * (slope λ below 0), whose λ-gradients are in train/act_baseline.h. Unknown
- * kinds act as identity.
+ * training (DESIGN.md §1), through the activation table of core/act.h:
+ * each kind's kernels are its entry's fwd/bwd (core/act_float.h has their
+ * formulas). Unknown kinds act as identity.
  * Outputs first, as llm.c: forward writes out[n]; backward ACCUMULATES into
  * dinp[n] and *dlambda (zeroing is the caller's job). dlambda may be NULL
  * when the λ-gradient is not needed. No allocation, nothing to free; the
@@ -24,8 +20,8 @@ void lg_act_backward(float *dinp, float *dlambda, const float *dout, const float
                      size_t n);
 
 /* What the backward of a kind needs, kept by the forward: floats per
- * element of a keep array (2 for lgelu and gelu: ∂f/∂x and ∂f/∂λ; 0 for
- * the rest, whose backward is cheap from inp alone). */
+ * element of a keep array (the entry's keep: 2 for lgelu and gelu, ∂f/∂x
+ * and ∂f/∂λ; 0 for the rest, whose backward is cheap from inp alone). */
 size_t lg_act_keep_count(lg_act kind);
 
 /* lg_act_forward that also fills keep[lg_act_keep_count(kind)·n] (may be

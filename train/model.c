@@ -106,13 +106,14 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             M->keep = a;
             a += B * (size_t)L->n_out * lg_act_keep_count(L->act);
         }
-        M->lambda = L->act == LG_ACT_LGELU ? L->lambda : 1.0;
+        M->lambda = lg_act_has_param(L->act) ? L->lambda : 1.0;
     }
     for (int k = 0; k < nl; k++) {
         m->layers[k].s = p++;
         m->layers[k].ds = g++;
         const lg_layer *L = &net->layers[k];
-        *m->layers[k].s = lg_model_softplus_param(L->act) ? (float)L->s : L->act == LG_ACT_PRELU ? (float)L->lambda : 0.0f;
+        /* s: softplus kinds keep their raw s; a parameter learned as itself (prelu) is s */
+        *m->layers[k].s = lg_model_softplus_param(L->act) ? (float)L->s : lg_act_has_param(L->act) ? (float)L->lambda : 0.0f;
         if (lg_act_has_param(L->act)) m->layers[k].lambda = L->lambda; /* swish β, prelu a too */
     }
     m->probs = a;
@@ -429,22 +430,16 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
         memset(dz, 0, n * sizeof(float));
         lg_act_backward_kept(dz, &P->dlambda, da, P->keep, P->z, P->act, (float)P->lambda, n);
     }
-    /* ∂L/∂s = ∂L/∂λ · σ(s/t)/t for learned lgelu layers */
+    /* a learned parameter p (the table's has_param): ∂L/∂s = ∂L/∂p · σ(s/t)/t when
+     * p = 1 + softplus(s/t) (lgelu λ, swish β), ∂L/∂s = ∂L/∂p when p = s (prelu a) */
     for (int k = 0; k < nl; k++) {
         lg_mlayer *L = &m->layers[k];
-        if (L->act == LG_ACT_LGELU && !L->lambda_fixed) {
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (L->lambda_fixed || !ai || !ai->has_param) continue;
+        if (ai->softplus) {
             double u = (double)*L->s / m->t;
             *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
-        }
-    }
-    /* the baselines: swish ∂L/∂s = ∂L/∂β · σ(s/t)/t; prelu s = a, ∂L/∂s = ∂L/∂a */
-    for (int k = 0; k < nl; k++) {
-        lg_mlayer *L = &m->layers[k];
-        if (L->lambda_fixed) continue;
-        if (L->act == LG_ACT_SWISH) {
-            double u = (double)*L->s / m->t;
-            *L->ds += (float)((double)L->dlambda / (1.0 + exp(-u)) / m->t);
-        } else if (L->act == LG_ACT_PRELU) {
+        } else {
             *L->ds += L->dlambda;
         }
     }
@@ -454,9 +449,9 @@ void lg_model_sync_lambda(lg_model *m)
 {
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
-        if (L->act == LG_ACT_LGELU && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
-        if (L->act == LG_ACT_SWISH && !L->lambda_fixed) L->lambda = lg_lambda_from_s((double)*L->s, m->t);
-        if (L->act == LG_ACT_PRELU && !L->lambda_fixed) L->lambda = (double)*L->s;
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (L->lambda_fixed || !ai || !ai->has_param) continue;
+        L->lambda = ai->softplus ? lg_lambda_from_s((double)*L->s, m->t) : (double)*L->s;
     }
 }
 
@@ -487,7 +482,7 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
         for (size_t i = 0; i < M->n_w; i++) L->W[i] = (double)M->W[i];
         for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[(size_t)i / hw];
         L->act = M->act;
-        if (M->act == LG_ACT_PRELU) {
+        if (lg_act_has_param(M->act) && !lg_model_softplus_param(M->act)) { /* p = s (prelu) */
             L->lambda = M->lambda_fixed ? M->lambda : (double)*M->s; /* float → double exact */
             L->s = L->lambda;
         } else if (!lg_model_softplus_param(M->act)) {

@@ -99,12 +99,13 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
         else lg_optim_range(m, o, L->s, 1, (float)(o->c * o->lr), 0.0f, bc1, bc2);
     }
 
-    /* the annealed baselines: swish's s steps like lgelu's (rate
-     * c·lr), a prelu slope a = s with lr */
+    /* the other learned parameters (the table's has_param): a softplus s (swish β) steps
+     * like lgelu's plain s (rate c·lr), a parameter learned as itself (prelu a = s) with lr */
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
-        if ((L->act == LG_ACT_SWISH || L->act == LG_ACT_PRELU) && !L->lambda_fixed)
-            lg_optim_range(m, o, L->s, 1, (float)((L->act == LG_ACT_SWISH ? o->c : 1.0) * o->lr), 0.0f, bc1, bc2);
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (L->act != LG_ACT_LGELU && ai && ai->has_param && !L->lambda_fixed)
+            lg_optim_range(m, o, L->s, 1, (float)((ai->softplus ? o->c : 1.0) * o->lr), 0.0f, bc1, bc2);
     }
     lg_model_sync_lambda(m);
 }

@@ -47,12 +47,14 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
  * [m][n_in]: the reverse pass of its linear steps with the corner and the
  * signs held fixed, all rows at once (one dgemm per layer over the stacked
  * rows). gbeta (optional, same stride gs): ∂out/∂β where row r's group has
- * splits. alpha [m][as] (NULL: default slopes). G, H: [m][max width]
- * scratch. The rounding terms are left out (they are ~1e-16 of the bound
+ * splits (sign·(z − t) at the corner, t the split point). alpha [m][as]
+ * (NULL: default slopes). s: the back-substitution that computed lam, whose
+ * cached lines of a smooth neuron without α are the ones its bound used.
+ * G, H: [m][max width] scratch. The rounding terms are left out (they are ~1e-16 of the bound
  * and only steer the ascent). */
-static void lg_alpha_grad(const lg_alpha_batch *bt, const lg_net *net, int m, const double *alpha, size_t as,
-                          const double *lam, size_t ls, const double *ain, double *grad, double *gbeta, size_t gs,
-                          double *G, double *H)
+static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net *net, int m, const double *alpha,
+                          size_t as, const double *lam, size_t ls, const double *ain, double *grad, double *gbeta,
+                          size_t gs, double *G, double *H)
 {
     size_t size = (size_t)lg_alpha_size(net), ni0 = (size_t)net->n_in;
     for (int r = 0; r < m; r++) {
@@ -74,20 +76,23 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, const lg_net *net, int m, co
             int g = bt->grp ? bt->grp[r] : 0;
             const lg_bounds *b = bt->b[g];
             const signed char *sign = bt->sign ? bt->sign[g] : NULL;
+            const double *tg = sign && bt->thr && bt->thr[g] ? bt->thr[g] + off : NULL;
             double *h = H + (size_t)r * (size_t)n;
-            /* ∂/∂β_j: the coefficient of z_ℓ[j] moved by σ_j·β_j */
+            /* ∂/∂β_j: the row gained σ_j·β_j·(z_ℓ[j] − t_j) */
             if (sign && gbeta)
                 for (int j = 0; j < n; j++)
-                    if (sign[off + j]) gbeta[(size_t)r * gs + (size_t)(off + j)] = sign[off + j] * h[j];
+                    if (sign[off + j])
+                        gbeta[(size_t)r * gs + (size_t)(off + j)] = sign[off + j] * (h[j] - (tg ? tg[j] : 0.0));
             if (lg_act_info_of(Ly->act)->smooth) {
                 /* α_j is the tangent point d = l + α(u − l) (NaN: the middle) of the line
                  * the coefficient's sign picks: coef·(f'(d)·z + f(d) − d·f'(d)), so
                  * ∂/∂α = coef·f''(d)·(z − d)·(u − l) and a_j = f'(d)·z + f(d) − d·f'(d) */
                 const lg_act_info *ai = lg_act_info_of(Ly->act);
-                double pp = Ly->act == LG_ACT_GELU ? 1.0 : Ly->lambda;
+                double pp = Ly->lambda; /* the table reads its own parameter (gelu: 1) */
                 const double *lm = lam + (size_t)r * ls + off;
                 const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
                 double *gr = grad + (size_t)r * gs + off;
+                const lg_relu_lines *ln = s ? s->lines + (size_t)g * s->size + (size_t)off : NULL;
                 for (int j = 0; j < n; j++) {
                     double lo = b->lo[l][j], hi = b->hi[l][j];
                     if (!isfinite(lo) || !isfinite(hi) || !(hi > lo)) continue;
@@ -95,7 +100,11 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, const lg_net *net, int m, co
                     double e = 1e-6 * (fabs(dd) > 1 ? fabs(dd) : 1);
                     double s1 = ai->df(dd, pp), f2 = (ai->df(dd + e, pp) - ai->df(dd - e, pp)) / (2 * e);
                     gr[j] = lm[j] * f2 * (h[j] - dd) * (hi - lo);
-                    h[j] = s1 * h[j] + ai->f(dd, pp) - dd * s1;
+                    if (ln && !(al && al[j] == al[j]) && ln[j].phase == LG_RELU_SMOOTH)
+                        /* no α: the area-best line the bound used, picked by the coefficient's sign */
+                        h[j] = lm[j] >= 0.0 ? ln[j].lo_s * h[j] + ln[j].lo_c : ln[j].up_s * h[j] + ln[j].up_c;
+                    else
+                        h[j] = s1 * h[j] + ai->f(dd, pp) - dd * s1;
                 }
                 continue;
             }
@@ -161,6 +170,7 @@ static lg_status lg_alpha_bs(lg_backsub *s, const lg_alpha_batch *bt, const lg_n
     lg_status st = lg_backsub_init_batch(s, bt->ng, bt->b, net, m);
     if (st != LG_OK) return st;
     for (int r = 0; r < m; r++) s->grp[r] = bt->grp ? bt->grp[r0 + r] : 0;
+    s->thr = bt->sign ? bt->thr : NULL;
     return LG_OK;
 }
 
@@ -174,7 +184,7 @@ lg_status lg_alpha_bound_beta(const lg_bounds *b, const lg_net *net, int m, cons
                               const double *alpha, const signed char *sign, const double *beta, double *out,
                               double *Ain, double *lam, double *grad, double *gbeta)
 {
-    lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL};
+    lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL, NULL, 0};
     return lg_alpha_bound_batch(&bt, net, m, C, d, alpha, beta, out, Ain, lam, grad, gbeta);
 }
 
@@ -201,7 +211,7 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
         int k = m - r0 < ch ? m - r0 : ch;
         lg_backsub s;
         if ((st = lg_alpha_bs(&s, &b1, net, r0, k)) != LG_OK) break;
-        lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL};
+        lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL, b1.thr, b1.beta_only};
         double *lm = lam ? lam + (size_t)r0 * size : lmb, *ai = Ain ? Ain + (size_t)r0 * n_in : aib;
         const double *al = alpha ? alpha + (size_t)r0 * size : NULL;
         for (int r = 0; r < k; r++) {
@@ -211,13 +221,13 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
         memcpy(s.A, C + (size_t)r0 * no, (size_t)k * no * sizeof *s.A);
         memcpy(s.c, d + r0, (size_t)k * sizeof *s.c);
         lg_backsub_lower_beta(&s, net->n_layers - 1, k, al, b1.sign ? zab : NULL, lm, size, ai, out + r0);
-        lg_backsub_free(&s);
         if (grad || gbeta) {
             double *gr = grad ? grad + (size_t)r0 * size : zab; /* zab is no longer needed */
             double *gb = gbeta ? gbeta + (size_t)r0 * size : NULL;
-            lg_alpha_grad(&sub, net, k, al, size, lm, size, ai, gr, b1.sign ? gb : NULL, size, G, H);
+            lg_alpha_grad(&sub, &s, net, k, al, size, lm, size, ai, gr, b1.sign ? gb : NULL, size, G, H);
             if (gb && !b1.sign) memset(gb, 0, (size_t)k * size * sizeof *gb);
         }
+        lg_backsub_free(&s);
     }
     free(buf);
     return st;
@@ -233,7 +243,7 @@ lg_status lg_alpha_optimize_beta(const lg_bounds *b, const lg_net *net, int m, c
                                  const signed char *sign, int steps, double lr, const lg_runctx *run, double *alpha,
                                  double *beta, double *out, double *Ain)
 {
-    lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL};
+    lg_alpha_batch bt = {1, &b, sign && beta ? &sign : NULL, NULL, NULL, 0};
     return lg_alpha_optimize_batch(&bt, net, m, C, d, steps, lr, run, alpha, beta, out, Ain);
 }
 
@@ -281,14 +291,14 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
             }
         }
         if (it == steps || (run && lg_runctx_expired(run))) break;
-        lg_alpha_grad(bt, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, G, H);
+        lg_alpha_grad(bt, &s, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, G, H);
         p1 *= b1;
         p2 *= b2;
         double c1 = lr / (1 - p1), c2 = 1 / (1 - p2);
         for (size_t r = 0; r < K; r++)
             for (size_t j = 0; j < np; j++) {
                 size_t q = r * np + j;
-                if (grad[q] == 0.0 && m1[q] == 0.0) continue;
+                if ((grad[q] == 0.0 && m1[q] == 0.0) || (j < size && bt->beta_only)) continue;
                 m1[q] = b1 * m1[q] + (1 - b1) * grad[q];
                 m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
                 double step = c1 * m1[q] / (sqrt(m2[q] * c2) + 1e-12);
@@ -322,7 +332,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
         int k = m - r0 < ch ? m - r0 : ch;
-        lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL};
+        lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL, b1.thr, b1.beta_only};
         st = lg_alpha_opt_chunk(&sub, net, k, C + (size_t)r0 * no, d + r0, steps, lr, run,
                                 alpha + (size_t)r0 * size, b1.sign ? beta + (size_t)r0 * size : NULL, out + r0,
                                 Ain ? Ain + (size_t)r0 * n_in : NULL, buf);
@@ -367,7 +377,7 @@ lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, do
         q++;
     }
     lg_alpha_default(b, &sub, (int)M, al);
-    lg_alpha_batch bt = {1, (const lg_bounds *const *)&b, NULL, NULL};
+    lg_alpha_batch bt = {1, (const lg_bounds *const *)&b, NULL, NULL, NULL, 0};
     if ((st = lg_alpha_optimize_batch(&bt, &sub, (int)M, C, d, steps, lr, run, al, NULL, out, NULL)) != LG_OK)
         goto done;
     for (int q = 0; q < u; q++) {

@@ -79,6 +79,10 @@ typedef struct lg_alpha_batch {
     const lg_bounds *const *b;          /* [ng] */
     const signed char *const *sign;     /* [ng] or NULL (no splits in any group) */
     const int *grp;                     /* [m] or NULL */
+    const double *const *thr;           /* [ng] or NULL: split points t ([size] each, NULL entry: all 0);
+                                         * sign +1 then means z ≤ t holds on the region, −1 z ≥ t, and
+                                         * the row gets + β·sign·(z − t) (activation splits, bab_act.h) */
+    int beta_only;                      /* 1: the optimisers keep α as given and move β only */
 } lg_alpha_batch;
 
 /* Rows are processed in chunks of at most LG_ALPHA_BATCH_MB megabytes of

@@ -115,7 +115,7 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
             for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
         } else {
             const lg_act_info *info = lg_act_info_of(L->act);
-            double pp = L->act == LG_ACT_GELU ? 1.0 : L->lambda;
+            double pp = L->lambda; /* the table reads its own parameter (gelu: 1) */
             for (int o = 0; o < L->n_out; o++) dz[o] = info->df(z[o], pp) * da[o];
         }
         if (w->sign) /* + μ·max(0, σ·z): σ = +1 wants z ≤ 0, σ = −1 wants z ≥ 0 */

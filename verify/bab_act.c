@@ -12,6 +12,9 @@
 
 typedef struct lg_ba_node {
     double *pre;          /* [2·size]: lo then hi of every neuron (lg_alpha_offset layout) */
+    double *thr;          /* [size] split point of each split neuron */
+    double *beta;         /* [m][size] split multipliers (warm start for the children) */
+    signed char *sign;    /* [size] +1: z ≤ thr holds on the node, −1: z ≥ thr, 0: not split */
     unsigned char *open;  /* [n_terms] */
     int depth;
 } lg_ba_node;
@@ -23,6 +26,10 @@ typedef struct lg_ba_ctx {
     const lg_term *terms;
     double *C, *d;         /* [m][n_out], [m] */
     int *term_of;          /* [m] */
+    int beta_steps;        /* projected-gradient steps on β per node (0: no β) */
+    double lr;
+    const lg_runctx *run;
+    double *alpha;         /* [m][size] NaN: the area-best lines, held fixed */
 } lg_ba_ctx;
 
 static void lg_ba_load(const lg_ba_ctx *cx, const double *pre, lg_bounds *b)
@@ -49,12 +56,35 @@ static void lg_ba_save(const lg_ba_ctx *cx, const lg_bounds *b, double *pre)
 
 static lg_ba_node *lg_ba_new(const lg_ba_ctx *cx)
 {
-    lg_ba_node *n = malloc(sizeof *n + 2 * (size_t)cx->size * sizeof(double) + (size_t)cx->n_terms + 1);
+    size_t sz = (size_t)cx->size, nb = cx->beta_steps > 0 ? (size_t)cx->m * sz : 0;
+    lg_ba_node *n = malloc(sizeof *n + (3 * sz + nb) * sizeof(double) + sz + (size_t)cx->n_terms + 1);
     if (!n) return NULL;
     n->pre = (double *)(n + 1);
-    n->open = (unsigned char *)(n->pre + 2 * (size_t)cx->size);
+    n->thr = n->pre + 2 * sz;
+    n->beta = n->thr + sz;
+    n->sign = (signed char *)(n->beta + nb);
+    n->open = (unsigned char *)(n->sign + sz);
     n->depth = 0;
     return n;
+}
+
+/* dst (a child of src) inherits src's splits and multipliers. */
+static void lg_ba_copy_splits(const lg_ba_ctx *cx, const lg_ba_node *src, lg_ba_node *dst)
+{
+    size_t sz = (size_t)cx->size;
+    memcpy(dst->thr, src->thr, sz * sizeof *dst->thr);
+    memcpy(dst->sign, src->sign, sz);
+    if (cx->beta_steps > 0) memcpy(dst->beta, src->beta, (size_t)cx->m * sz * sizeof *dst->beta);
+}
+
+/* Node n's region gains z_i ≤ t (sign +1) or z_i ≥ t (−1); a multiplier of
+ * an earlier split of i on the other side restarts at 0. */
+static void lg_ba_add_split(const lg_ba_ctx *cx, lg_ba_node *n, int i, int sign, double t)
+{
+    if (n->sign[i] != sign && cx->beta_steps > 0)
+        for (int r = 0; r < cx->m; r++) n->beta[(size_t)r * (size_t)cx->size + (size_t)i] = 0.0;
+    n->sign[i] = (signed char)sign;
+    n->thr[i] = t;
 }
 
 /* Bound node b: close refuted terms; *closed = 1 when none is left or the
@@ -70,14 +100,31 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
                 *closed = 1;
                 return LG_OK;
             }
-    lg_backsub s;
-    lg_status st = lg_backsub_init(&s, b, net, cx->m);
-    if (st != LG_OK) return st;
-    int no = lg_net_n_out(net);
-    memcpy(s.A, cx->C, (size_t)cx->m * (size_t)no * sizeof *s.A);
-    memcpy(s.c, cx->d, (size_t)cx->m * sizeof *s.c);
-    lg_backsub_lower_beta(&s, net->n_layers - 1, cx->m, NULL, NULL, lam, (size_t)cx->size, NULL, lb);
-    lg_backsub_free(&s);
+    lg_status st;
+    if (cx->beta_steps > 0 && n->depth > 0) {
+        /* β-CROWN on the node's split constraints (alpha.h): β from the parent's optimum, the
+         * lines held at the area-best ones; then the bound of the best β, with its coefficients */
+        const lg_bounds *bp = b;
+        const signed char *sg = n->sign;
+        const double *th = n->thr;
+        lg_alpha_batch bt = {1, &bp, &sg, NULL, &th, 1};
+        double *lb2 = lb + cx->m;
+        if ((st = lg_alpha_optimize_batch(&bt, net, cx->m, cx->C, cx->d, cx->beta_steps, cx->lr, cx->run, cx->alpha,
+                                          n->beta, lb2, NULL)) != LG_OK ||
+            (st = lg_alpha_bound_batch(&bt, net, cx->m, cx->C, cx->d, cx->alpha, n->beta, lb, NULL, lam, NULL, NULL)) !=
+                LG_OK)
+            return st;
+        for (int r = 0; r < cx->m; r++) /* both are sound bounds on the node's region */
+            if (lb2[r] > lb[r]) lb[r] = lb2[r];
+    } else {
+        lg_backsub s;
+        if ((st = lg_backsub_init(&s, b, net, cx->m)) != LG_OK) return st;
+        int no = lg_net_n_out(net);
+        memcpy(s.A, cx->C, (size_t)cx->m * (size_t)no * sizeof *s.A);
+        memcpy(s.c, cx->d, (size_t)cx->m * sizeof *s.c);
+        lg_backsub_lower_beta(&s, net->n_layers - 1, cx->m, NULL, NULL, lam, (size_t)cx->size, NULL, lb);
+        lg_backsub_free(&s);
+    }
     /* a term is refuted when one of its constraints is > 0 everywhere */
     int worst_row = -1, left = 0;
     double worst = INFINITY;
@@ -145,24 +192,28 @@ static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
 }
 
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
-                         const lg_runctx *run, long max_nodes, lg_bab_act_out *out)
+                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out)
 {
     memset(out, 0, sizeof *out);
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
-    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL};
+    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL, beta_steps, lr, run, NULL};
     for (int t = 0; t < n_terms; t++) cx.m += terms[t].n_cons;
     if (cx.m == 0 || n_terms == 0) return LG_OK; /* an empty conjunction holds: nothing to prove */
+    if ((size_t)cx.m * (size_t)cx.size > LG_BAB_ACT_BETA_MAX) cx.beta_steps = 0; /* per-node β too large */
     int no = lg_net_n_out(net);
     long cap = 64, top = 0;
     lg_ba_node **stack = malloc((size_t)cap * sizeof *stack);
     cx.C = malloc((size_t)cx.m * (size_t)no * sizeof *cx.C);
     cx.d = malloc((size_t)cx.m * sizeof *cx.d);
     double *lam = malloc((size_t)cx.m * (size_t)cx.size * sizeof *lam);
-    double *lb = malloc((size_t)cx.m * sizeof *lb);
+    double *lb = malloc(2 * (size_t)cx.m * sizeof *lb);
+    if (cx.beta_steps > 0 && (cx.alpha = malloc((size_t)cx.m * (size_t)cx.size * sizeof *cx.alpha)) != NULL)
+        for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) cx.alpha[i] = NAN;
     lg_bounds b;
     memset(&b, 0, sizeof b);
-    if (!stack || !cx.C || !cx.d || !lam || !lb || (st = lg_bounds_init(&b, net)) != LG_OK) {
+    if (!stack || !cx.C || !cx.d || !lam || !lb || (cx.beta_steps > 0 && !cx.alpha) ||
+        (st = lg_bounds_init(&b, net)) != LG_OK) {
         if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         goto done;
     }
@@ -178,6 +229,9 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     }
     lg_ba_save(&cx, root, r0->pre);
     memset(r0->open, 1, (size_t)n_terms);
+    memset(r0->sign, 0, (size_t)cx.size);
+    memset(r0->thr, 0, (size_t)cx.size * sizeof *r0->thr);
+    if (cx.beta_steps > 0) memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
     stack[top++] = r0;
     int gave_up = 0;
     while (top > 0) {
@@ -230,7 +284,11 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             goto done;
         }
         memcpy(c->open, n->open, (size_t)n_terms);
+        lg_ba_copy_splits(&cx, n, c);
         c->depth = n->depth + 1;
+        int si = lg_alpha_offset(net, k) + j;
+        lg_ba_add_split(&cx, c, si, +1, t); /* c: z ≤ t */
+        lg_ba_add_split(&cx, n, si, -1, t); /* n: z ≥ t */
         for (int side = 0; side < 2; side++) {
             lg_ba_node *dst = side ? n : c;
             lg_ba_load(&cx, n->pre, &b);
@@ -258,6 +316,7 @@ done:
     free(cx.d);
     free(lam);
     free(lb);
+    free(cx.alpha);
     lg_bounds_free(&b);
     return st;
 }

@@ -2,7 +2,9 @@
  * (DESIGN.md §3 "Smooth activations"): a node is the root's pre-activation
  * bounds with some neurons' input intervals cut in two; its bound is CROWN
  * through the certified relaxations of its (narrower, hence tighter)
- * intervals, valid on the inputs whose pre-activations lie in them. The
+ * intervals, valid on the inputs whose pre-activations lie in them, plus
+ * β·σ·(z − t) ≤ 0 for every split constraint z ≤ t (σ = +1) or z ≥ t
+ * (σ = −1) of the node, β ≥ 0 optimised (β-CROWN, as GenBaB). The
  * children of a node cover its region, so a case whose every leaf refutes
  * every term is `robust`; a node whose bounds become empty is closed.
  *
@@ -30,7 +32,13 @@ typedef struct lg_bab_act_out {
     int max_depth;
 } lg_bab_act_out;
 
+/* beta_steps > 0: every node below the root optimises multipliers β ≥ 0 of
+ * its split constraints (β-CROWN, alpha.h) by that many projected Adam
+ * steps of rate lr, warm-started from its parent's (each open node keeps
+ * its rows' β: constraints × neurons doubles, so above
+ * LG_BAB_ACT_BETA_MAX of them β is off); 0: plain CROWN. */
+#define LG_BAB_ACT_BETA_MAX ((size_t)1 << 17)
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
-                         const lg_runctx *run, long max_nodes, lg_bab_act_out *out);
+                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out);
 
 #endif

@@ -53,7 +53,7 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
             /* smooth: the derivative over [lo, hi] taken from its ends and
              * middle (a split heuristic, not a bound) */
             const lg_act_info *info = lg_act_info_of(L->act);
-            double pp = L->act == LG_ACT_GELU ? 1.0 : L->lambda;
+            double pp = L->lambda; /* the table reads its own parameter (gelu: 1) */
             for (int j = 0; j < L->n_out; j++) {
                 double lo = b->lo[l][j], hi = b->hi[l][j];
                 if (!isfinite(lo) || !isfinite(hi)) lo = -10, hi = 10;

@@ -468,7 +468,7 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         r0 += (int)m;
         ng++;
     }
-    lg_alpha_batch bt = {ng, pb, beta ? ps : NULL, grp};
+    lg_alpha_batch bt = {ng, pb, beta ? ps : NULL, grp, NULL, 0};
     if ((st = lg_alpha_optimize_batch(&bt, net, M, C, d, o->alpha_steps, o->alpha_lr, cx->run, al,
                                       beta ? be : NULL, lb, ain)) != LG_OK)
         goto done;

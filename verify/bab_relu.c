@@ -74,7 +74,7 @@ static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, con
         d[g] = drow;
     }
     for (int g = 0; g < G; g++) gi[g] = g; /* row g: child g */
-    lg_alpha_batch bt = {G, pb, beta ? ps : NULL, gi};
+    lg_alpha_batch bt = {G, pb, beta ? ps : NULL, gi, NULL, 0};
     st = lg_alpha_bound_batch(&bt, net, G, C, d, alpha ? al : NULL, beta ? be : NULL, v, NULL, NULL, NULL, NULL);
     if (st == LG_OK)
         for (int c = 0; c < nc; c++) score[c] = fmin(v[2 * c], v[2 * c + 1]);

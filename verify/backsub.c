@@ -202,6 +202,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             const double *al = alpha && relaxed ? alpha + (size_t)r * stride + off : NULL;
             /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
             const double *za = zadd ? zadd + (size_t)r * stride + off : NULL;
+            const double *tz = za && s->thr && s->thr[s->grp[r]] ? s->thr[s->grp[r]] + off : NULL;
             double g = 0.0;
             int any = 0;
             for (int j = 0; j < n; j++) {
@@ -234,7 +235,16 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
                         er += e;
                     }
                 }
-                if (zj != 0.0) Ar[j] = aj += zj;
+                if (zj != 0.0) {
+                    double a0 = aj;
+                    Ar[j] = aj += zj;
+                    if (tz && tz[j] != 0.0) { /* the split's constant −δ·t (backsub.h) */
+                        double k = -(aj - a0) * tz[j];
+                        cr += k;
+                        ms += fabs(k);
+                        er += fabs(k) * 0x1p-50 + 0x1p-1070;
+                    }
+                }
                 if (aj == 0.0) continue;
                 double t = aj * L->b[j];
                 cr += t;
@@ -253,7 +263,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
         else
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, n, 1.0, A, n, L->W, ni, 0.0, tmp, ni);
         memcpy(A, tmp, (size_t)m * (size_t)ni * sizeof *A);
-        nterms += 2.0 * n + 1.0;
+        nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
     }
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)net->n_in;

@@ -66,6 +66,8 @@ typedef struct lg_backsub {
     size_t size;       /* neurons over all layers */
     unsigned char *mag_ok, *lines_ok; /* [n_layers], [ng][n_layers] computed yet */
     int *off;          /* [n_layers] lg_alpha_offset of each layer */
+    const double *const *thr; /* NULL, or [ng] split points ([size] each, NULL entry: all 0) of the
+                               * split constraints z ≤ t / z ≥ t (lg_backsub_lower_beta); the caller sets it */
     void *store;
 } lg_backsub;
 
@@ -92,15 +94,19 @@ void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, doub
 
 /* The same with split multipliers (β-CROWN). zadd: NULL or, at
  * zadd[r·stride + off[ℓ] + j], a term added to the coefficient of the
- * pre-activation z_ℓ[j] after layer ℓ's ReLU is relaxed. It must be ≥ 0
- * only where z_ℓ[j] ≤ 0 holds on the region the bounds describe and ≤ 0
- * only where z_ℓ[j] ≥ 0 holds (a split); then the added term is ≤ 0 on the
- * region and out[r] bounds min of the row over the region (not the whole
- * box). No rounding mass is needed for the addition itself: fl is
- * monotone, so fl(coef + t) − coef is a real multiplier of the same sign as
- * t, i.e. the bound computed is exactly the one for β' = |fl(coef+t) − coef|
- * ≥ 0, and the new coefficient then enters the bias mass and the
- * γ'·Σ|A_j|·M_j term of the product with W_ℓ like any other. */
+ * pre-activation z_ℓ[j] after layer ℓ's activation is relaxed, for the
+ * split constraint z_ℓ[j] ≤ t (zadd ≥ 0) or z_ℓ[j] ≥ t (zadd ≤ 0), t the
+ * split point of s->thr (0 for ReLU splits and when s->thr is NULL). The
+ * constraint must hold on the region the bounds describe; then the added
+ * term zadd·(z − t) is ≤ 0 on the region and out[r] bounds min of the row
+ * over the region (not the whole box). The coefficient needs no rounding
+ * mass: fl is monotone, so δ = fl(coef + zadd) − coef is a real multiplier
+ * of the sign of zadd, i.e. the bound computed is exactly the one for
+ * β' = |δ| ≥ 0, and the new coefficient then enters the bias mass and the
+ * γ'·Σ|A_j|·M_j term of the product with W_ℓ like any other. The constant
+ * −δ·t (t ≠ 0) is k = fl(−fl(fl(coef + zadd) − coef)·t), within
+ * 2u(1 + 2u)·|δ·t| + 2^-1074 of the real −δ·t; E gets |k|·2^-50 + 2^-1070
+ * for that, and k enters c with its mass like the other terms. */
 void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
                            size_t stride, double *Ain, double *out);
 

@@ -376,7 +376,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (smooth && !lg_runctx_expired(&cc)) { /* activation splitting (bab_act.h) in the time left */
         lg_bab_act_out ao;
         double t1 = lg_now();
-        st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &cc, o->bab.max_nodes, &ao);
+        st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &cc, o->bab.max_nodes,
+                            o->bab.beta ? o->bab.alpha_steps : 0, o->bab.alpha_lr, &ao);
         r->t_bounds += lg_now() - t1;
         r->bab_nodes += ao.nodes;
         if (ao.max_depth > r->bab_max_depth) r->bab_max_depth = ao.max_depth;

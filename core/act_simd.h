@@ -1,5 +1,6 @@
 /* act_simd.h — the λ-GELU kernels of training (DESIGN.md §1), vectorised
- * with runtime CPU dispatch. Internal to train/ (and its tests).
+ * with runtime CPU dispatch. Reached through the activation table
+ * (core/act.h, act_float.h); public only for tests and benchmarks.
  *
  * Each kernel is compiled three times from one source: for the x86-64
  * baseline (SSE2, runs anywhere), for AVX2 and for AVX-512F (through

@@ -3,8 +3,8 @@
  * DESIGN.md §1). The element loops have no calls and no branches (the
  * helpers are always inlined, selects are if-converted under
  * -fno-trapping-math), so GCC vectorises them at each level's width. */
-#include "train/act_simd.h"
-#include "train/expf.h"
+#include "core/act_simd.h"
+#include "core/expf.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
