@@ -49,6 +49,7 @@ void lg_lp_relax_col(lg_lp_relax *lp, int c, double lo, double hi)
     assert(c >= 0 && c < lp->n_cols);
     lp->lo[c] = lo;
     lp->hi[c] = hi;
+    if (lp->P) glp_set_col_bnds(lp->P, c + 1, lo == hi ? GLP_FX : GLP_DB, lo, hi);
 }
 
 void lg_lp_relax_row_add(lg_lp_relax *lp, char sense, double rhs)
@@ -156,16 +157,18 @@ static void lp_relax_min_run(void *arg)
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_OFF;
+    if (lp->dual) parm.meth = GLP_DUALP; /* dual simplex, primal where the basis is not dual feasible */
+    if (lp->it_lim > 0) parm.it_lim = lp->it_lim;
     if (m->run && m->run->deadline > 0) /* the time left until the deadline, at least 1 ms */
         parm.tm_lim = (int)fmin(1e9, 1000.0 * lg_runctx_remaining(m->run)) + 1;
     int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
     int rc_s = glp_simplex(P, &parm);
-    if (rc_s != 0) { /* bad basis etc.: rebuild the basis once */
+    if (rc_s != 0 && rc_s != GLP_EITLIM && rc_s != GLP_ETMLIM) { /* bad basis etc.: rebuild the basis once */
         glp_adv_basis(P, 0);
         rc_s = glp_simplex(P, &parm);
     }
     glp_term_out(term_was);
-    if (rc_s != 0 && rc_s != GLP_ETMLIM) return;
+    if (rc_s != 0 && rc_s != GLP_ETMLIM && rc_s != GLP_EITLIM) return;
     /* whatever GLPK reached, its duals give a certified bound (lp_cert.h) */
     double b;
     if (lg_lp_cert_check(lp->cert, -INFINITY, &b) != LG_LP_CERT_BOUND || !isfinite(b)) return;
@@ -195,6 +198,20 @@ void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense)
         int type = sense == 'E' ? GLP_FX : sense == 'G' ? GLP_LO : sense == 'F' ? GLP_FR : GLP_UP;
         glp_set_row_bnds(lp->P, i + 1, type, R->rhs, R->rhs);
     }
+}
+
+void lg_lp_relax_basis_get(const lg_lp_relax *lp, int *stat)
+{
+    if (!lp->P) return;
+    for (int i = 0; i < lp->n_rows; i++) stat[i] = glp_get_row_stat(lp->P, i + 1);
+    for (int c = 0; c < lp->n_cols; c++) stat[lp->n_rows + c] = glp_get_col_stat(lp->P, c + 1);
+}
+
+void lg_lp_relax_basis_set(lg_lp_relax *lp, const int *stat)
+{
+    if (!lp->P) return;
+    for (int i = 0; i < lp->n_rows; i++) glp_set_row_stat(lp->P, i + 1, stat[i]);
+    for (int c = 0; c < lp->n_cols; c++) glp_set_col_stat(lp->P, c + 1, stat[lp->n_rows + c]);
 }
 
 double lg_lp_relax_mult(const lg_lp_relax *lp, int i)

@@ -44,6 +44,12 @@ typedef struct lg_lp_relax {
     double *val;
     double *obj;           /* [n_cols] objective currently loaded */
     struct lg_lp_cert *cert; /* the certificate of P (lp_cert.h), made at load */
+    int dual;              /* 1: lg_lp_relax_min starts with the dual simplex (GLPK's GLP_DUALP;
+                            * the right start when rows were tightened since the last solve
+                            * and the objective kept), 0 (lg_lp_relax_init): primal */
+    int it_lim;            /* > 0: lg_lp_relax_min stops the simplex after that many
+                            * iterations (the bound of the duals reached is still
+                            * certified, only weaker); 0: no limit */
 } lg_lp_relax;
 
 /* Room for n_cols columns (bounds 0), max_rows rows and max_nnz entries.
@@ -51,7 +57,8 @@ typedef struct lg_lp_relax {
 lg_status lg_lp_relax_init(lg_lp_relax *lp, int n_cols, int max_rows, size_t max_nnz);
 void lg_lp_relax_free(lg_lp_relax *lp);
 
-/* Bounds of column c. */
+/* Bounds of column c (lo ≤ hi, finite once loaded); on a loaded LP the
+ * next lg_lp_relax_min starts from the current basis. */
 void lg_lp_relax_col(lg_lp_relax *lp, int c, double lo, double hi);
 /* Start a row; entries follow with lg_lp_relax_ent. The caller keeps within
  * the room given to lg_lp_relax_init (checked by assert). */
@@ -73,6 +80,14 @@ void lg_lp_relax_row_sense(lg_lp_relax *lp, int i, char sense);
  * what you have). A GLPK fatal error is caught (glpk_guard.h): 0, and the LP
  * is dead from then on (lp->P is NULL, every later call answers 0). */
 int lg_lp_relax_min(lg_lp_relax *lp, const double *obj, double c0, const lg_runctx *run, double *lb);
+
+/* The basis of a loaded LP: the status of every row, then every column,
+ * into stat [n_rows + n_cols] (GLPK's codes, opaque to the caller), and
+ * back. A saved basis may be set again after row senses or bounds changed;
+ * the next lg_lp_relax_min starts from it (or from a fresh basis when it is
+ * singular). No-ops on a dead LP. */
+void lg_lp_relax_basis_get(const lg_lp_relax *lp, int *stat);
+void lg_lp_relax_basis_set(lg_lp_relax *lp, const int *stat);
 
 /* After lg_lp_relax_min returned 1: the multiplier of row i in the
  * certificate of that bound (0 when it does not use the row: the same bound

@@ -48,6 +48,16 @@
  * a ≥ z, the chord: the triangle relaxation), an unassigned term is off;
  * a conflict there is raised at once, a point that already passes is the
  * candidate, anything else waits for more literals.
+ * Warm starts: the theory LP restarts with the dual simplex, and from the
+ * last basis seen under the same single true term (zl_slot; one basis per
+ * term, LG_Z3LP_BASES=0 turns the restore off for measurement).
+ * Online, no LP runs while no term is true (the phases alone rarely
+ * conflict without the property's rows) nor when a term turns false (its
+ * rows were off already); the final check always runs (LG_Z3LP_LAZY=0
+ * checks every literal, for measurement).
+ * Phase propagation (online, LG_Z3LP_PROPAGATE LPs per partial check, off
+ * by default; zl_propagate): certified min ±z of unassigned neurons over
+ * the rows of the fixed literals, each proof a consequence for Z3.
  *
  * Timeout: Z3's "timeout" parameter gets the time left before each check
  * (the checks are pure SAT), the LP's simplex stops at o->run.deadline, and
@@ -76,10 +86,24 @@ typedef struct zl {
     lg_lp_relax lp;
     int n_un, n_lit;
     int *un_row;        /* [n_un] first of the four phase rows A1 A2 I1 I2 */
+    int *un_z;          /* [n_un] the column z of each unstable neuron */
+    double *un_lo, *un_hi; /* [n_un] its pre-activation bounds */
     int *term_row;      /* [n_terms + 1] term t owns rows term_row[t] .. term_row[t+1] */
     int *x_col;         /* [n_in] */
     int t_col;
     double *obj;        /* [n_cols] e_t */
+    double *pobj;       /* [n_cols] ±e_z of a propagation LP (0 elsewhere) */
+    double T;           /* the elastic column's range [−T, T] */
+    double t_last;      /* GLPK's min t of the last theory LP (INFINITY: none) */
+    int prop_max;       /* propagation LPs per partial check (LG_Z3LP_PROPAGATE) */
+    int prop_it;        /* simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT) */
+    int *cand;          /* [n_un] propagation candidates */
+    double *score;      /* [n_un] their z/u or −z/l, signed by the direction to prove */
+    int *bases;         /* [(n_terms + 1) · (rows + cols)] the last theory basis of each slot (zl_slot) */
+    char *has_basis;    /* [n_terms + 1] */
+    int basis_slot;     /* the slot whose basis GLPK holds now, −1 none */
+    int bases_on;       /* LG_Z3LP_BASES (default 1) */
+    int lazy;           /* online: no LP before a term is true (LG_Z3LP_LAZY, default 1) */
     int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
     double *x;          /* [n_in] candidate */
@@ -93,7 +117,7 @@ typedef struct zl {
     const lg_solve_opts *o;
     lg_z3lp_conflict_fn fn;
     void *fctx;
-    long lps, lemmas, incomplete;
+    long lps, lemmas, incomplete, props, prop_lps;
     int found;          /* q->x holds a candidate */
     int lp_dead;        /* GLPK failed: no more LPs (zl_lp_min) */
     double t_lp;        /* seconds in LPs (verbose line) */
@@ -219,6 +243,9 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
             lg_lp_relax_ent(lp, a, A);
             lg_lp_relax_ent(lp, z, -u);
             q->un_row[j] = lp->n_rows;
+            q->un_z[j] = z;
+            q->un_lo[j] = l;
+            q->un_hi[j] = u;
             lg_lp_relax_row_add(lp, 'F', 0.0); /* A1: z + t ≥ 0 */
             lg_lp_relax_ent(lp, z, 1.0);
             lg_lp_relax_ent(lp, q->t_col, 1.0);
@@ -263,7 +290,9 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
     free(row);
     if (!isfinite(T)) return lg_fail(LG_ERR_NUMERIC, "z3-lp: the elastic column's range overflows");
     lg_lp_relax_col(lp, q->t_col, -T, T);
+    q->T = T;
     q->obj[q->t_col] = 1.0;
+    lp->dual = 1; /* a model only tightens rows under the same objective: the dual simplex restarts */
     return lg_lp_relax_load(lp);
 }
 
@@ -333,11 +362,26 @@ static lg_status zl_model(zl *q)
 
 static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
 {
+    q->basis_slot = -1;
+    q->bases_on = !getenv("LG_Z3LP_BASES") || atoi(getenv("LG_Z3LP_BASES")) != 0;
+    q->lazy = !getenv("LG_Z3LP_LAZY") || atoi(getenv("LG_Z3LP_LAZY")) != 0;
     int n_in = p->net->n_in, width = lg_net_max_width(p->net);
     q->n_un = lg_pwl_count_unstable(p);
     q->n_lit = q->n_un + p->n_terms;
+    q->t_last = INFINITY;
+    q->prop_max = LG_Z3LP_PROPAGATE_DEFAULT;
+    const char *env = getenv("LG_Z3LP_PROPAGATE");
+    if (env && *env) q->prop_max = atoi(env) > 0 ? atoi(env) : 0;
+    q->prop_it = LG_Z3LP_PROPAGATE_IT_DEFAULT;
+    env = getenv("LG_Z3LP_PROPAGATE_IT");
+    if (env && *env) q->prop_it = atoi(env) > 0 ? atoi(env) : 0;
     size_t nl = (size_t)q->n_lit + 1, nu = (size_t)q->n_un + 1;
     q->un_row = malloc(nu * sizeof *q->un_row);
+    q->un_z = malloc(nu * sizeof *q->un_z);
+    q->un_lo = malloc(nu * sizeof *q->un_lo);
+    q->un_hi = malloc(nu * sizeof *q->un_hi);
+    q->cand = malloc(nu * sizeof *q->cand);
+    q->score = malloc(nu * sizeof *q->score);
     q->term_row = malloc(((size_t)p->n_terms + 1) * sizeof *q->term_row);
     q->x_col = malloc((size_t)n_in * sizeof *q->x_col);
     q->val = calloc(nl, sizeof *q->val);
@@ -351,7 +395,8 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     q->lit2id = malloc(nl * sizeof *q->lit2id);
     q->ids = malloc(nl * sizeof *q->ids);
     q->id2lit = malloc((2 * nl + 2) * sizeof *q->id2lit);
-    if (!q->trail || !q->lit2id || !q->ids || !q->id2lit)
+    if (!q->trail || !q->lit2id || !q->ids || !q->id2lit || !q->un_z || !q->un_lo || !q->un_hi || !q->cand ||
+        !q->score)
         return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     if (!q->un_row || !q->term_row || !q->x_col || !q->val || !q->ex_lit || !q->ex_val ||
         !q->x || !q->scratch || !q->lits || !q->clause)
@@ -360,9 +405,14 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     size_t nnz;
     zl_sizes(p, &n_cols, &n_rows, &nnz);
     q->obj = calloc((size_t)n_cols, sizeof *q->obj);
-    if (!q->obj) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
+    q->pobj = calloc((size_t)n_cols, sizeof *q->pobj);
+    if (!q->obj || !q->pobj) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     lg_status st = zl_build_lp(q, p);
     if (st) return st;
+    size_t nb = (size_t)q->lp.n_rows + (size_t)q->lp.n_cols;
+    q->bases = malloc(((size_t)p->n_terms + 1) * nb * sizeof *q->bases);
+    q->has_basis = calloc((size_t)p->n_terms + 1, 1);
+    if (!q->bases || !q->has_basis) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the bases");
 
     lg_z3_err = Z3_OK;
     Z3_config cfg = Z3_mk_config();
@@ -413,6 +463,14 @@ static void zl_free(zl *q)
     if (q->ctx) Z3_del_context(q->ctx);
     lg_lp_relax_free(&q->lp);
     free(q->un_row);
+    free(q->un_z);
+    free(q->un_lo);
+    free(q->un_hi);
+    free(q->cand);
+    free(q->score);
+    free(q->pobj);
+    free(q->bases);
+    free(q->has_basis);
     free(q->term_row);
     free(q->x_col);
     free(q->obj);
@@ -461,6 +519,21 @@ static int zl_lp_min(zl *q, const lg_solve_opts *o, double *lb)
 
 typedef enum zl_verdict { ZL_CONFLICT, ZL_SAT, ZL_OPEN } zl_verdict;
 
+/* The basis slot of the model q->val: the term when exactly one term
+ * literal is true, else n_terms. Switching terms changes the LP most (its
+ * rows and the point it pulls toward), so each term restarts from the last
+ * basis seen under it instead of the last basis of any term. */
+static int zl_slot(const zl *q, const lg_problem *p)
+{
+    int slot = -1;
+    for (int t = 0; t < p->n_terms; t++)
+        if (q->val[q->n_un + t] == 1) {
+            if (slot >= 0) return p->n_terms;
+            slot = t;
+        }
+    return slot >= 0 ? slot : p->n_terms;
+}
+
 /* The theory on the (partial) model q->val: ZL_CONFLICT with the
  * explanation in ex_lit/ex_val (*n literals), ZL_SAT with the candidate in
  * q->x, else ZL_OPEN (*why set when it is not the mere absence of a
@@ -468,19 +541,28 @@ typedef enum zl_verdict { ZL_CONFLICT, ZL_SAT, ZL_OPEN } zl_verdict;
 static zl_verdict zl_theory(zl *q, const lg_problem *p, const lg_solve_opts *o, int *n, const char **why)
 {
     zl_apply(q, p);
+    int slot = zl_slot(q, p);
+    size_t nb = (size_t)q->lp.n_rows + (size_t)q->lp.n_cols;
+    if (q->bases_on && slot != q->basis_slot && q->has_basis[slot])
+        lg_lp_relax_basis_set(&q->lp, q->bases + (size_t)slot * nb);
     double lb = -INFINITY;
     int ok = zl_lp_min(q, o, &lb);
+    lg_lp_relax_basis_get(&q->lp, q->bases + (size_t)slot * nb);
+    q->has_basis[slot] = 1;
+    q->basis_slot = slot;
     q->lps++;
     *n = 0;
     *why = NULL;
+    q->t_last = INFINITY;
     if (ok && lb > 0) {
         *n = zl_explain(q, p);
         q->sum_expl += *n;
-        if (q->fn) q->fn(q->fctx, *n, q->ex_lit, q->ex_val);
+        if (q->fn) q->fn(q->fctx, *n, q->ex_lit, q->ex_val, 0);
         q->lemmas++;
         return ZL_CONFLICT;
     }
     double t = ok ? lg_lp_relax_value(&q->lp, q->t_col) : INFINITY;
+    q->t_last = t;
     int any_term = 0;
     for (int k = q->n_un; k < q->n_lit; k++) any_term |= q->val[k] == 1;
     if (ok && t <= 0 && any_term && zl_candidate(q, p)) return ZL_SAT;
@@ -630,6 +712,76 @@ static void *zp_fresh(void *c, Z3_context nc)
     return c;
 }
 
+/* Phase propagation (DESIGN.md §3 "Z3's theory"): after a partial check
+ * that neither closed nor passed, with the LP point at t ≤ 0, the
+ * unassigned neurons whose z sits farthest from 0 on the scale of its
+ * bounds (z/u above, z/l below) are tried, at most prop_max of them: min z
+ * (or min −z) over the same LP with t ∈ [−T, 0], from the current basis.
+ * A certified bound lb > 0 (lp_cert.h) proves z > 0 (or z < 0) for every
+ * point of the rows with a nonzero multiplier — the phase rows of the
+ * explanation's literals, with t = 0 the exact encoding among them — so
+ * the other phase is infeasible with them and Z3 gets the phase as a
+ * consequence of those literals. Strict on both sides, so the clause holds
+ * for every labelling of every counterexample, as a conflict clause does. */
+static void zl_propagate(zl *q, Z3_solver_callback cb)
+{
+    if (q->prop_max <= 0 || q->lp_dead || !(q->t_last <= 0)) return;
+    int nc = 0;
+    for (int j = 0; j < q->n_un; j++) {
+        if (q->val[j] >= 0) continue;
+        double z = lg_lp_relax_value(&q->lp, q->un_z[j]);
+        double s = z > 0 ? z / q->un_hi[j] : z < 0 ? z / q->un_lo[j] : 0.0;
+        if (!(s > 0)) continue;
+        q->score[j] = z > 0 ? s : -s; /* the sign carries the direction */
+        q->cand[nc++] = j;
+    }
+    if (!nc) return;
+    /* the prop_max largest |score| first (selection; ties: the lower index) */
+    if (nc > q->prop_max) {
+        for (int c = 0; c < q->prop_max; c++) {
+            int best = c;
+            for (int d = c + 1; d < nc; d++)
+                if (fabs(q->score[q->cand[d]]) > fabs(q->score[q->cand[best]])) best = d;
+            int tmp = q->cand[c];
+            q->cand[c] = q->cand[best];
+            q->cand[best] = tmp;
+        }
+        nc = q->prop_max;
+    }
+    lg_lp_relax_col(&q->lp, q->t_col, -q->T, 0.0);
+    q->basis_slot = -1; /* GLPK's basis is a propagation LP's from here on */
+    q->lp.dual = 0; /* a new objective over the same rows: the current point stays primal feasible */
+    q->lp.it_lim = q->prop_it; /* a cheap bound: the duals of any basis certify one */
+    for (int c = 0; c < nc && !q->lp_dead; c++) {
+        if (q->o->run.deadline > 0 && lg_now() >= q->o->run.deadline) break;
+        int j = q->cand[c], dir = q->score[j] > 0 ? 1 : -1;
+        q->pobj[q->un_z[j]] = dir;
+        double lb = -INFINITY;
+        double t0 = lg_now();
+        int ok = lg_lp_relax_min(&q->lp, q->pobj, 0.0, &q->o->run, &lb);
+        q->t_lp += lg_now() - t0;
+        if (!q->lp.P) q->lp_dead = 1;
+        q->pobj[q->un_z[j]] = 0.0;
+        q->lps++;
+        q->prop_lps++;
+        if (!ok || !(lb > 0)) continue;
+        int n = zl_explain(q, q->p);
+        if (q->fn) { /* the explanation plus the phase it excludes: infeasible together */
+            q->ex_lit[n] = j;
+            q->ex_val[n] = dir < 0;
+            q->fn(q->fctx, n + 1, q->ex_lit, q->ex_val, 1);
+        }
+        for (int i = 0; i < n; i++) q->ids[i] = q->lit2id[q->ex_lit[i]];
+        Z3_ast l = q->lits[j];
+        Z3_solver_propagate_consequence(q->ctx, cb, (unsigned)n, q->ids, 0, NULL, NULL,
+                                        dir > 0 ? l : Z3_mk_not(q->ctx, l));
+        q->props++;
+    }
+    lg_lp_relax_col(&q->lp, q->t_col, -q->T, q->T);
+    q->lp.dual = 1;
+    q->lp.it_lim = 0;
+}
+
 /* Run the theory; on a conflict tell Z3 (consequence false from the
  * explanation's literals). final: a full model, which must not stay open. */
 static void zp_check(zl *q, Z3_solver_callback cb, int final)
@@ -650,7 +802,10 @@ static void zp_check(zl *q, Z3_solver_callback cb, int final)
         Z3_interrupt(q->ctx);
         return;
     }
-    if (v == ZL_OPEN && !final) return;
+    if (v == ZL_OPEN && !final) {
+        zl_propagate(q, cb);
+        return;
+    }
     if (v == ZL_OPEN) {
         if (q->o->run.deadline > 0 && lg_now() >= q->o->run.deadline) {
             Z3_interrupt(q->ctx);
@@ -671,6 +826,15 @@ static void zp_fixed(void *c, Z3_solver_callback cb, unsigned id, Z3_ast value)
     if (q->val[lit] >= 0) return;
     q->val[lit] = Z3_get_bool_value(q->ctx, value) == Z3_L_TRUE;
     q->trail[q->n_trail++] = lit;
+    if (q->lazy) {
+        /* a false term switches no row on: the LP is the one just checked */
+        if (lit >= q->n_un && !q->val[lit]) return;
+        /* no term true yet: without the property's rows the phases alone
+         * rarely conflict, so the check waits for a term (or the final one) */
+        int any_term = 0;
+        for (int k = q->n_un; k < q->n_lit && !any_term; k++) any_term = q->val[k] == 1;
+        if (!any_term) return;
+    }
     zp_check(q, cb, 0);
 }
 
@@ -736,15 +900,16 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
     r->lp.cert_seconds = q.lp.cert ? q.lp.cert->seconds : 0.0;
     r->lp.lp_seconds = q.t_lp > r->lp.cert_seconds ? q.t_lp - r->lp.cert_seconds : 0.0;
     r->lp.n_open = q.incomplete;
-    long lemmas = q.lemmas;
+    long lemmas = q.lemmas, props = q.props, prop_lps = q.prop_lps;
     zl_free(&q);
     if (st) lg_result_free(r);
     snprintf(r->theory, sizeof r->theory, "lp");
     r->nodes = lemmas;
     r->seconds = lg_now() - t0;
     if (o->run.verbose > 0)
-        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals\n",
-                (int)r->answer, lemmas, r->lp.n_lp, r->seconds, q.t_lp, lemmas ? (double)q.sum_expl / lemmas : 0.0);
+        fprintf(stderr, "z3-lp: answer %d, %ld conflicts, %ld LPs, %.3f s (%.3f s in LPs), mean explanation %.1f literals, "
+                "%ld phases propagated (%ld LPs)\n", (int)r->answer, lemmas, r->lp.n_lp, r->seconds, q.t_lp,
+                lemmas ? (double)q.sum_expl / lemmas : 0.0, props, prop_lps);
     return st;
 }
 

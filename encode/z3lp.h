@@ -29,8 +29,12 @@
 /* Called once per certified conflict with its explanation: n literals
  * lit[0..n) (numbered as above) and the values val[0..n) (1 true, 0 false)
  * they had; the LP restricted to their rows (and the rows no literal
- * controls) is infeasible. Both arrays are borrowed for the call. */
-typedef void (*lg_z3lp_conflict_fn)(void *ctx, int n, const int *lit, const int *val);
+ * controls) is infeasible. propagated 1: a phase propagation (online mode):
+ * lit[n−1] is the propagated neuron with the phase it excludes, lit[0..n−1)
+ * the literals Z3 got as its explanation, and the same holds: their rows
+ * and the excluded phase's are infeasible together. Both arrays are
+ * borrowed for the call. */
+typedef void (*lg_z3lp_conflict_fn)(void *ctx, int n, const int *lit, const int *val, int propagated);
 
 /* How the theory talks to Z3: ONLINE through Z3's user propagator (the
  * theory sees every partial assignment and raises conflicts during the
@@ -51,5 +55,16 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
  * fuzzer's 1–4-input near-ties and none of the 64-64 Fashion-MNIST nets at
  * 16 inputs or more, nor ACAS Xu (5 inputs) without splitting. */
 #define LG_Z3_AUTO_EXACT_MAX_IN 4
+
+/* Phase propagation (online only): LPs per partial check that try to prove
+ * an unassigned neuron's phase from the fixed ones (z3lp.c, DESIGN.md §3
+ * "Z3's theory"); the environment variable LG_Z3LP_PROPAGATE sets it. Off
+ * by default: measured (benchmarks/Z3.md), it proves about one phase in a
+ * hundred tries on the main job and costs a third of the conflicts per
+ * second. */
+#define LG_Z3LP_PROPAGATE_DEFAULT 0
+/* Simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT overrides it;
+ * 0: no limit): the duals of the basis reached still certify a bound. */
+#define LG_Z3LP_PROPAGATE_IT_DEFAULT 30
 
 #endif

@@ -343,6 +343,108 @@ START_TEST(test_lpcert_glpk_fatal_error_caught)
 }
 END_TEST
 
+/* lg_lp_relax warm starts (the z3-lp theory's use): a saved basis set back
+ * after the rows changed, the dual simplex, column bounds changed after the
+ * load and an iteration limit. Every certified bound stays ≤ the exact
+ * optimum of the LP it was asked about, and setting back the basis of an
+ * LP solved before gives its bound again. */
+static int relax_of(lg_lp_relax *lp, const tlp *t)
+{
+    ck_assert_int_eq(lg_lp_relax_init(lp, t->n, t->m, (size_t)t->n * (size_t)t->m), LG_OK);
+    for (int j = 0; j < t->n; j++) lg_lp_relax_col(lp, j, t->lo[j], t->hi[j]);
+    for (int i = 0; i < t->m; i++) {
+        lg_lp_relax_row_add(lp, t->sense[i], t->rhs[i]);
+        for (int j = 0; j < t->n; j++)
+            if (t->A[i][j] != 0) lg_lp_relax_ent(lp, j, t->A[i][j]);
+    }
+    return lg_lp_relax_load(lp) == LG_OK;
+}
+
+/* 1 when lb is at most the exact optimum of t (t infeasible: any bound). */
+static int below_exact(const tlp *t, double lb, mpq_t opt, mpq_t lbq, int *feasible)
+{
+    lg_xlp_result ex = tlp_exact(t, opt);
+    *feasible = ex == LG_XLP_OPTIMAL;
+    if (!*feasible) return 1;
+    mpq_set_d(lbq, lb);
+    return mpq_cmp(lbq, opt) <= 0;
+}
+
+START_TEST(test_lpcert_relax_warm_starts)
+{
+    lg_rng r;
+    lg_rng_init(&r, 19, 0);
+    mpq_t opt, lbq;
+    mpq_inits(opt, lbq, NULL);
+    int n_same = 0, n_checked = 0;
+    for (int it = 0; it < 150; it++) {
+        tlp t = {0};
+        t.n = 3 + (int)(lg_rng_uniform(&r) * 4);
+        t.m = 2 + (int)(lg_rng_uniform(&r) * 5);
+        for (int j = 0; j < t.n; j++) {
+            t.lo[j] = 2 * lg_rng_uniform(&r) - 1;
+            t.hi[j] = t.lo[j] + 0.1 + lg_rng_uniform(&r);
+            t.obj[j] = 2 * lg_rng_uniform(&r) - 1;
+        }
+        for (int i = 0; i < t.m; i++) {
+            double s = 0;
+            for (int j = 0; j < t.n; j++) {
+                t.A[i][j] = 2 * lg_rng_uniform(&r) - 1;
+                s += t.A[i][j] * (t.lo[j] + t.hi[j]) / 2;
+            }
+            t.sense[i] = lg_rng_uniform(&r) < 0.5 ? 'L' : 'G';
+            t.rhs[i] = s + (2 * lg_rng_uniform(&r) - 1) * 0.3;
+        }
+        lg_lp_relax lp;
+        ck_assert(relax_of(&lp, &t));
+        lp.dual = 1;
+        int *basis = malloc(((size_t)t.n + (size_t)t.m) * sizeof *basis);
+        double lb1 = NAN, lb = NAN;
+        int f, ok1 = lg_lp_relax_min(&lp, t.obj, 0.0, NULL, &lb1);
+        if (ok1) {
+            ck_assert_msg(below_exact(&t, lb1, opt, lbq, &f), "LP %d: bound above the optimum", it);
+            n_checked += f;
+        }
+        lg_lp_relax_basis_get(&lp, basis);
+        /* row 0 off, then a column tightened after the load */
+        char s0 = t.sense[0];
+        lg_lp_relax_row_sense(&lp, 0, 'F');
+        tlp u = t;
+        for (int j = 0; j < t.n; j++) u.A[0][j] = 0.0; /* a free row: no constraint */
+        u.rhs[0] = 0.0;
+        u.sense[0] = 'L';
+        if (lg_lp_relax_min(&lp, t.obj, 0.0, NULL, &lb))
+            ck_assert_msg(below_exact(&u, lb, opt, lbq, &f), "LP %d: bound above the optimum without row 0", it);
+        u.hi[0] = u.lo[0] + 0.5 * (u.hi[0] - u.lo[0]);
+        lg_lp_relax_col(&lp, 0, u.lo[0], u.hi[0]);
+        if (lg_lp_relax_min(&lp, t.obj, 0.0, NULL, &lb))
+            ck_assert_msg(below_exact(&u, lb, opt, lbq, &f), "LP %d: bound above the optimum, column 0 cut", it);
+        /* one iteration on another objective: weaker, still certified */
+        lp.it_lim = 1;
+        for (int j = 0; j < t.n; j++) u.obj[j] = 2 * lg_rng_uniform(&r) - 1;
+        if (lg_lp_relax_min(&lp, u.obj, 0.0, NULL, &lb))
+            ck_assert_msg(below_exact(&u, lb, opt, lbq, &f), "LP %d: bound above the optimum after 1 iteration", it);
+        lp.it_lim = 0;
+        /* everything back, and the first basis: the first bound again */
+        lg_lp_relax_col(&lp, 0, t.lo[0], t.hi[0]);
+        lg_lp_relax_row_sense(&lp, 0, s0);
+        lg_lp_relax_basis_set(&lp, basis);
+        if (ok1 && lg_lp_relax_min(&lp, t.obj, 0.0, NULL, &lb)) {
+            ck_assert_msg(fabs(lb - lb1) <= 1e-9 * (1 + fabs(lb1)), "LP %d: %.17g then %.17g from the same basis", it,
+                          lb1, lb);
+            n_same++;
+        }
+        free(basis);
+        lg_lp_relax_free(&lp);
+    }
+    mpq_clears(opt, lbq, NULL);
+    glp_free_env();
+    fprintf(stderr, "lpcert warm starts: %d bounds checked exactly, %d restored bases\n", n_checked, n_same);
+    ck_assert_int_gt(n_checked, 30);
+    ck_assert_int_gt(n_same, 30);
+}
+END_TEST
+
 Suite *suite_lpcert(void)
 {
     Suite *s = suite_create("lpcert");
@@ -354,6 +456,7 @@ Suite *suite_lpcert(void)
     tcase_add_test(tc, test_lpcert_random_vs_exact);
     tcase_add_test(tc, test_lpcert_glpk_tiny_margin);
     tcase_add_test(tc, test_lpcert_glpk_fatal_error_caught);
+    tcase_add_test(tc, test_lpcert_relax_warm_starts);
     suite_add_tcase(s, tc);
     return s;
 }

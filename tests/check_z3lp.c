@@ -30,6 +30,8 @@ START_TEST(test_z3lp_oracle_agree)
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         const lg_problem *p = &in.prob;
+        if (i % 3 == 2) setenv("LG_Z3LP_PROPAGATE", "4", 1); /* phase propagation on a third of them */
+        else unsetenv("LG_Z3LP_PROPAGATE");
         lg_answer oa;
         ck_assert_msg(lg_oracle_solve(p, &oa, NULL, NULL) == LG_OK, "instance %d: oracle: %s", i, lg_errmsg());
         for (int m = 0; m < 2; m++) {
@@ -78,6 +80,7 @@ END_TEST
 typedef struct expl_ctx {
     const lg_problem *p;
     int n, n_checked, max_len, sum_len, n_phase; /* n_phase: explanations with a phase literal */
+    int n_prop;                                 /* of n: phase propagations */
     lg_xlp xlp;
 } expl_ctx;
 
@@ -117,12 +120,13 @@ static void xrow_eq(xrows *R, int n, const int *js, const double *vs, double c)
     }
 }
 
-static void on_conflict(void *vctx, int n, const int *lit, const int *val)
+static void on_conflict(void *vctx, int n, const int *lit, const int *val, int propagated)
 {
     expl_ctx *E = vctx;
     const lg_problem *p = E->p;
     const lg_net *net = p->net;
     E->n++;
+    E->n_prop += propagated;
     E->sum_len += n;
     if (n > E->max_len) E->max_len = n;
     int n_un = lg_pwl_count_unstable(p), norm = net->in_sub || net->in_div;
@@ -234,7 +238,8 @@ static void on_conflict(void *vctx, int n, const int *lit, const int *val)
         }
     }
     lg_xlp_result res = lg_xlp_solve(&E->xlp, n_var, lo, hi, has_lo, has_hi, R.m, R.rows, NULL, x, NULL);
-    ck_assert_msg(res == LG_XLP_INFEASIBLE, "conflict %d: the LP of its %d literals is feasible", E->n, n);
+    ck_assert_msg(res == LG_XLP_INFEASIBLE, "%s %d: the LP of its %d literals is feasible",
+                  propagated ? "propagation (with the excluded phase)" : "conflict", E->n, n);
     E->n_checked++;
     for (int r = 0; r < R.m; r++) {
         for (int c = 0; c <= n_var; c++) mpq_clear(R.rows[r][c]);
@@ -262,6 +267,7 @@ START_TEST(test_z3lp_explanations_valid)
     expl_ctx E;
     memset(&E, 0, sizeof E);
     lg_xlp_init(&E.xlp);
+    setenv("LG_Z3LP_PROPAGATE", "4", 1); /* propagations are checked as conflicts are */
     for (int i = 0; i < n_inst; i++) {
         lg_test_shape s = lg_test_shape_small(&g);
         s.box = 0.5 + 1.5 * lg_rng_uniform(&g); /* wide boxes: the root pass leaves phases to search */
@@ -277,10 +283,13 @@ START_TEST(test_z3lp_explanations_valid)
         }
         lg_test_inst_free(&in);
     }
+    unsetenv("LG_Z3LP_PROPAGATE");
     lg_xlp_free(&E.xlp);
-    fprintf(stderr, "z3lp explanations: %d conflicts checked exactly (%d with phase literals), mean length %.2f, "
-            "max %d\n", E.n_checked, E.n_phase, E.n ? (double)E.sum_len / E.n : 0.0, E.max_len);
-    ck_assert_int_gt(E.n_checked, 10);
+    fprintf(stderr, "z3lp explanations: %d conflicts and propagations checked exactly (%d propagations, %d with "
+            "phase literals), mean length %.2f, max %d\n", E.n_checked, E.n_prop, E.n_phase,
+            E.n ? (double)E.sum_len / E.n : 0.0, E.max_len);
+    ck_assert_int_gt(E.n_checked - E.n_prop, 10);
+    ck_assert_int_gt(E.n_prop, 5);
     ck_assert_int_gt(E.n_phase, 5);
     ck_assert_int_eq(E.n_checked, E.n);
 }
@@ -296,6 +305,8 @@ START_TEST(test_z3lp_deterministic)
         lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
+        if (i % 2) setenv("LG_Z3LP_PROPAGATE", "4", 1); /* with phase propagation too */
+        else unsetenv("LG_Z3LP_PROPAGATE");
         for (int m = 0; m < 2; m++) {
             lg_solve_opts o = lg_solve_opts_default();
             o.run.seed = 5;
