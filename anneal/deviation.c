@@ -4,6 +4,7 @@
 #include "anneal/deviation.h"
 
 #include "core/ball.h"
+#include "core/linop.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -86,17 +87,6 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
-    if (lg_net_has_conv(rn)) {
-        /* conv layers: the bound runs on the same nets with dense matrices
-         * (lg_net_densify; its rounding analysis is the dense one) */
-        if ((st = lg_net_densify(&d->dense_rn, rn, LG_DEV_DENSE_MAX_BYTES)) != LG_OK ||
-            (st = lg_net_densify(&d->dense_ref, ref, LG_DEV_DENSE_MAX_BYTES)) != LG_OK) {
-            lg_dev_free(d);
-            return st;
-        }
-        rn = &d->dense_rn;
-        ref = &d->dense_ref;
-    }
     size_t w = (size_t)lg_net_max_width(rn), no = (size_t)lg_net_n_out(rn), tot = 0;
     for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;
     /* chunk: boxes per forward pass, so that the per-neuron records stay
@@ -132,8 +122,6 @@ void lg_dev_free(lg_dev *d)
     free(d->slope);
     free(d->back);
     free(d->err);
-    lg_net_free(&d->dense_rn);
-    lg_net_free(&d->dense_ref);
     memset(d, 0, sizeof *d);
 }
 
@@ -144,10 +132,33 @@ static void lg_dev_recentre(double lo, double hi, double *c, double *r)
     *r = (0.5 * (hi - lo) + LG_DEV_EPS * (fabs(lo) + fabs(hi))) * (1.0 + LG_DEV_EPS);
 }
 
-/* Z[m][no] = A[m][ni] · Wᵀ (+ Z if beta = 1); W is [no][ni] row-major. */
-static void lg_dev_gemm(int m, int no, int ni, const double *A, const double *W, double beta, double *Z)
+/* Z[m][n_out] = A[m][n_in]·Wᵀ (+ Z if beta = 1), with |W| when absw: one
+ * dgemm on the stored matrix (or its copy d->absW) for a dense layer, the
+ * conv's structure otherwise (core/linop.h; at most n_in terms per sum, so
+ * γ_{n_in} covers it). */
+static void lg_dev_gemm(const lg_dev *d, const lg_layer *L, int m, const double *A, int absw, double beta, double *Z)
 {
+    if (L->kind != LG_LAYER_DENSE) {
+        lg_layer_mul(L, m, A, Z, absw, beta != 0.0);
+        return;
+    }
+    const double *W = absw ? d->absW + (L->W - d->relu_net->params) : L->W;
+    int no = L->n_out, ni = L->n_in;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, no, ni, 1.0, A, ni, W, ni, beta, Z, no);
+}
+
+/* Z[m][n_in] = A[m][n_out]·W, or (1 + g)·A·|W| when absw (as lg_dev_gemm). */
+static void lg_dev_gemm_t(const lg_dev *d, const lg_layer *L, int m, const double *A, int absw, double g, double *Z)
+{
+    int no = L->n_out, ni = L->n_in;
+    if (L->kind != LG_LAYER_DENSE) {
+        lg_layer_mul_t(L, m, A, Z, absw);
+        if (absw)
+            for (size_t i = 0; i < (size_t)m * (size_t)ni; i++) Z[i] *= 1.0 + g;
+        return;
+    }
+    const double *W = absw ? d->absW + (L->W - d->relu_net->params) : L->W;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, no, absw ? 1.0 + g : 1.0, A, no, W, ni, 0.0, Z, ni);
 }
 
 /* Slope codes of relu(z_R) − relu(z_G) = s·(z_R − z_G). */
@@ -204,19 +215,18 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
         const lg_layer *L = &rn->layers[k];
         const lg_act ga = ref->layers[k].act;
         const double lambda = lg_act_has_param(ga) ? ref->layers[k].lambda : 1.0; /* λ, β or slope a */
-        const double *aW = d->absW + (L->W - rn->params);
         const int ni = L->n_in, no = L->n_out;
         const double g = lg_dev_gamma(ni);
         size_t nin = (size_t)m * (size_t)ni, nout = (size_t)m * (size_t)no;
 
         for (size_t i = 0; i < nin; i++) T[i] = fabs(C[i]) + R[i];
         for (int r = 0; r < m; r++) memcpy(Zc + (size_t)r * (size_t)no, L->b, (size_t)no * sizeof *Zc);
-        lg_dev_gemm(m, no, ni, C, L->W, 1.0, Zc);  /* W·c + b */
-        lg_dev_gemm(m, no, ni, R, aW, 0.0, Zr);    /* |W|·r */
-        lg_dev_gemm(m, no, ni, T, aW, 0.0, Mt);    /* |W|·(|c| + r) */
+        lg_dev_gemm(d, L, m, C, 0, 1.0, Zc); /* W·c + b */
+        lg_dev_gemm(d, L, m, R, 1, 0.0, Zr); /* |W|·r */
+        lg_dev_gemm(d, L, m, T, 1, 0.0, Mt); /* |W|·(|c| + r) */
         if (e_zero) memset(P, 0, nout * sizeof *P);
-        else lg_dev_gemm(m, no, ni, E, aW, 0.0, P); /* |W|·e */
-        if (use_pre) lg_dev_gemm(1, no, ni, err, aW, 0.0, errz); /* |W|·err */
+        else lg_dev_gemm(d, L, m, E, 1, 0.0, P);          /* |W|·e */
+        if (use_pre) lg_dev_gemm(d, L, 1, err, 1, 0.0, errz); /* |W|·err */
 
         int gap_layer = L->act == LG_ACT_RELU && ga != LG_ACT_RELU;
         if (gap_layer && first_gap < 0) first_gap = k;
@@ -321,7 +331,7 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
     size_t off = tot;
     for (int k = rn->n_layers - 1; k >= first_gap; k--) {
         const lg_layer *L = &rn->layers[k];
-        const size_t n = (size_t)L->n_out, ni = (size_t)L->n_in;
+        const size_t n = (size_t)L->n_out;
         const double g = lg_dev_gamma(L->n_out);
         off -= n;
         for (size_t q = 0; q < rows; q++) {
@@ -344,11 +354,8 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
         }
         if (k == first_gap) break;
         /* Λ ← Λ·W_k: [rows][n]·[n][ni] */
-        const double *aW = d->absW + (L->W - rn->params);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)ni, (int)n, 1.0, C, (int)n, L->W,
-                    (int)ni, 0.0, C2, (int)ni);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)ni, (int)n, 1.0 + g, R, (int)n, aW,
-                    (int)ni, 0.0, R2, (int)ni);
+        lg_dev_gemm_t(d, L, (int)rows, C, 0, g, C2);
+        lg_dev_gemm_t(d, L, (int)rows, R, 1, g, R2);
         double *tmp;
         tmp = C, C = C2, C2 = tmp;
         tmp = R, R = R2, R2 = tmp;

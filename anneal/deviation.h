@@ -158,12 +158,7 @@ typedef struct lg_dev {
     int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
     int group;      /* boxes per backward pass (≤ chunk) */
     size_t n_neurons; /* Σ n_out over the layers */
-    lg_net dense_rn, dense_ref; /* owned dense forms when the nets have conv layers
-                                   (relu_net and ref then point here), else zeroed */
 } lg_dev;
-
-/* Cap on the dense matrices of a conv pair (bytes per net). */
-#define LG_DEV_DENSE_MAX_BYTES ((size_t)2 << 30)
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.
  * On failure d is zeroed. */

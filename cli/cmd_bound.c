@@ -214,9 +214,6 @@ int lg_cmd_bound(int argc, char **argv)
     lg_status st;
     if ((st = lg_net_load(&rn, argv[optind])) != LG_OK) goto fail;
     if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
-    if ((st = lg_net_make_dense(&rn, (size_t)LG_VERIFY_DENSE_MAX_MB << 20)) != LG_OK ||
-        (st = lg_net_make_dense(&ref, (size_t)LG_VERIFY_DENSE_MAX_MB << 20)) != LG_OK)
-        goto fail;
     if ((st = lg_dev_init(&dev, &rn, &ref)) != LG_OK) goto fail;
     if ((st = lg_dev_bound_global(&dev, 0.0, 1.0, &o.global, NULL, &gs)) != LG_OK) goto fail;
     if (!isfinite(o.global)) {

@@ -241,9 +241,6 @@ int lg_cmd_check(int argc, char **argv)
     lg_status st;
     if ((st = lg_net_load(&rn, argv[optind])) != LG_OK) goto fail;
     if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
-    if ((st = lg_net_make_dense(&rn, (size_t)LG_VERIFY_DENSE_MAX_MB << 20)) != LG_OK ||
-        (st = lg_net_make_dense(&ref, (size_t)LG_VERIFY_DENSE_MAX_MB << 20)) != LG_OK)
-        goto fail;
     if ((st = lg_dev_check_pair(&rn, &ref)) != LG_OK) goto fail;
     if ((st = lg_check_load(inputs, data, rn.n_in, &X, &n)) != LG_OK) goto fail;
     if (nmax > 0 && (size_t)nmax < n) n = (size_t)nmax;

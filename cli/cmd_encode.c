@@ -112,8 +112,7 @@ int lg_cmd_encode(int argc, char **argv)
     int rc = 1;
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("encode", st);
-    /* conv layers are encoded as their dense rows (only the kernel's nonzeros) */
-    if ((st = lg_net_make_dense(&net, (size_t)LG_VERIFY_DENSE_MAX_MB << 20)) != LG_OK) goto fail;
+    /* conv layers are encoded row by row (core/linop.h): only the kernel's nonzeros */
     if ((st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
         if (st == LG_ERR_ARG) { /* a bad --index/--label value */

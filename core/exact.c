@@ -1,10 +1,25 @@
 /* exact.c — exact rational evaluation (exact.h). */
 #include "core/exact.h"
+#include "core/linop.h"
 
 #include <gmp.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+
+/* Scratch for one row's structural nonzeros (core/linop.h) of any layer. */
+static int lg_ex_row_alloc(const lg_net *net, int **idx, double **wv)
+{
+    int cap = 1;
+    for (int k = 0; k < net->n_layers; k++)
+        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
+    *idx = malloc((size_t)cap * sizeof **idx);
+    *wv = malloc((size_t)cap * sizeof **wv);
+    if (*idx && *wv) return 0;
+    free(*idx);
+    free(*wv);
+    return -3;
+}
 
 /* A finite double as M·2^k with M an integer (|M| < 2^53); k = LONG_MAX for 0. */
 static long lg_dy_split(double v, double *M)
@@ -33,10 +48,15 @@ static void lg_dy_set(mpz_t z, double M, long k, long base)
 static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
 {
     int w = lg_net_max_width(net);
+    int *idx;
+    double *wv;
+    if (lg_ex_row_alloc(net, &idx, &wv)) return -3;
     mpz_t *a = malloc((size_t)w * sizeof *a), *z = malloc((size_t)w * sizeof *z);
     if (!a || !z) {
         free(a);
         free(z);
+        free(idx);
+        free(wv);
         return -3;
     }
     for (int i = 0; i < w; i++) {
@@ -68,7 +88,7 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             break;
         }
         long kw = LONG_MAX; /* smallest weight / bias exponent of the layer */
-        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
+        size_t nw = lg_layer_n_weights(L); /* the stored weights (a conv's kernel) */
         for (size_t j = 0; j < nw; j++) {
             long kk = lg_dy_split(L->W[j], &M);
             if (kk < kw) kw = kk;
@@ -79,12 +99,13 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             if (kb < Ez) Ez = kb;
         }
         for (int o = 0; o < L->n_out; o++) {
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            int nz = lg_layer_row_nz(L, o, idx, wv);
             long kb = lg_dy_split(L->b[o], &M);
             lg_dy_set(z[o], M, kb, Ez);
-            for (int i = 0; i < L->n_in; i++) {
-                if (Wr[i] == 0 || mpz_sgn(a[i]) == 0) continue;
-                long kk = lg_dy_split(Wr[i], &M);
+            for (int t2 = 0; t2 < nz; t2++) {
+                int i = idx[t2];
+                if (wv[t2] == 0 || mpz_sgn(a[i]) == 0) continue;
+                long kk = lg_dy_split(wv[t2], &M);
                 mpz_set_d(c, M);
                 mpz_mul(t, c, a[i]); /* value t·2^(kk + E) */
                 mpz_mul_2exp(t, t, (mp_bitcnt_t)(kk + E - Ez));
@@ -110,6 +131,8 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
     }
     free(a);
     free(z);
+    free(idx);
+    free(wv);
     return rc;
 }
 
@@ -139,6 +162,17 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
         *out = a;
         return 0;
     }
+    int *idx;
+    double *wv;
+    if (lg_ex_row_alloc(net, &idx, &wv)) {
+        for (int i = 0; i < w; i++) {
+            mpq_clear(a[i]);
+            mpq_clear(z[i]);
+        }
+        free(a);
+        free(z);
+        return -3;
+    }
     mpq_t t, c;
     mpq_init(t);
     mpq_init(c);
@@ -162,11 +196,12 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
             break;
         }
         for (int o = 0; o < L->n_out; o++) {
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            int nz = lg_layer_row_nz(L, o, idx, wv);
             mpq_set_d(z[o], L->b[o]);
-            for (int i = 0; i < L->n_in; i++) {
-                if (Wr[i] == 0 || mpq_sgn(a[i]) == 0) continue;
-                mpq_set_d(c, Wr[i]);
+            for (int t2 = 0; t2 < nz; t2++) {
+                int i = idx[t2];
+                if (wv[t2] == 0 || mpq_sgn(a[i]) == 0) continue;
+                mpq_set_d(c, wv[t2]);
                 mpq_mul(t, c, a[i]);
                 mpq_add(z[o], z[o], t);
             }
@@ -178,6 +213,8 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
     }
     mpq_clear(t);
     mpq_clear(c);
+    free(idx);
+    free(wv);
     for (int i = 0; i < w; i++) mpq_clear(z[i]);
     free(z);
     if (rc) {

@@ -321,17 +321,6 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "out of memory");
 }
 
-lg_status lg_net_make_dense(lg_net *net, size_t max_bytes)
-{
-    if (!lg_net_has_conv(net)) return LG_OK;
-    lg_net d;
-    lg_status st = lg_net_densify(&d, net, max_bytes);
-    if (st != LG_OK) return st;
-    lg_net_free(net);
-    *net = d;
-    return LG_OK;
-}
-
 int lg_net_n_out(const lg_net *net) { return net->layers[net->n_layers - 1].n_out; }
 
 int lg_net_max_width(const lg_net *net)
@@ -382,14 +371,42 @@ void lg_net_forward(const lg_net *net, const double *x, double *y, double *scrat
     memcpy(y, a, (size_t)lg_net_n_out(net) * sizeof *y);
 }
 
+/* col[K][hw] (K = c_in·kh·kw, row (ci, ky, kx), column (oy, ox)) of one
+ * image x: x[ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in the padding. */
+static void lg_conv_im2col(const lg_conv *c, const double *x, double *col)
+{
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    for (int ci = 0; ci < c->c_in; ci++)
+        for (int ky = 0; ky < c->kh; ky++)
+            for (int kx = 0; kx < c->kw; kx++) {
+                double *row = col + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * hw;
+                const double *img = x + (size_t)ci * (size_t)c->h_in * (size_t)c->w_in;
+                for (int oy = 0; oy < c->h_out; oy++) {
+                    int iy = oy * c->sh - c->ph + ky;
+                    double *d = row + (size_t)oy * (size_t)c->w_out;
+                    for (int ox = 0; ox < c->w_out; ox++) {
+                        int ix = ox * c->sw - c->pw + kx;
+                        d[ox] = iy < 0 || iy >= c->h_in || ix < 0 || ix >= c->w_in ? 0.0 : img[(size_t)iy * c->w_in + ix];
+                    }
+                }
+            }
+}
+
 lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, size_t n)
 {
     if (n == 0) return LG_OK;
-    size_t w = (size_t)lg_net_max_width(net);
-    double *a = malloc(n * w * sizeof *a), *z = malloc(n * w * sizeof *z);
-    if (!a || !z) {
+    size_t w = (size_t)lg_net_max_width(net), ncol = 1;
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_conv *c = &net->layers[k].conv;
+        if (net->layers[k].kind != LG_LAYER_CONV2D) continue;
+        size_t q = (size_t)c->c_in * c->kh * c->kw * (size_t)c->h_out * c->w_out;
+        if (q > ncol) ncol = q;
+    }
+    double *a = malloc(n * w * sizeof *a), *z = malloc(n * w * sizeof *z), *col = malloc(ncol * sizeof *col);
+    if (!a || !z || !col) {
         free(a);
         free(z);
+        free(col);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate forward buffers for %zu inputs", n);
     }
     lg_net_normalise(net, X, a, n);
@@ -397,7 +414,15 @@ lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, si
         const lg_layer *L = &net->layers[k];
         size_t no = (size_t)L->n_out;
         if (L->kind == LG_LAYER_CONV2D) {
-            for (size_t r = 0; r < n; r++) lg_conv_forward(L, a + r * (size_t)L->n_in, z + r * no);
+            /* per image: z[c_out][hw] = b + kernel[c_out][K] · im2col(a)[K][hw] (one dgemm) */
+            const lg_conv *c = &L->conv;
+            int K = c->c_in * c->kh * c->kw, hw = c->h_out * c->w_out;
+            for (size_t r = 0; r < n; r++) {
+                lg_conv_im2col(c, a + r * (size_t)L->n_in, col);
+                memcpy(z + r * no, L->b, no * sizeof *z);
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->c_out, hw, K, 1.0, L->W, K, col, hw, 1.0,
+                            z + r * no, hw);
+            }
         } else {
             /* z[n][n_out] = b (broadcast), then z += a[n][n_in] · Wᵀ */
             for (size_t r = 0; r < n; r++) memcpy(z + r * no, L->b, no * sizeof *z);
@@ -412,6 +437,7 @@ lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, si
     memcpy(Y, a, n * (size_t)lg_net_n_out(net) * sizeof *Y);
     free(a);
     free(z);
+    free(col);
     return LG_OK;
 }
 

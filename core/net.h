@@ -19,10 +19,11 @@
  * [n_out] (constant per channel when it comes from a conv's bias). One
  * group, no dilation, zero padding. Average pooling is a conv layer whose
  * kernel is 1/(kh·kw) on the diagonal channel pair (c, c) and 0 elsewhere.
- * Stages that need an explicit matrix (bounds, encodings, the certified
- * deviation, the exact re-check) call lg_net_densify, which refuses when the
- * dense matrices would exceed a memory cap; every dense entry is a kernel
- * weight or 0, so the dense net is the same real function.
+ * Every stage applies a conv through its structure (core/linop.h: bounds,
+ * the certified deviation, the attack, the exact re-check, the encodings
+ * row by row). lg_net_densify (tests, and whoever wants the matrix) refuses
+ * when the dense matrices would exceed a memory cap; every dense entry is a
+ * kernel weight or 0, so the dense net is the same real function.
  */
 #ifndef LG_NET_H
 #define LG_NET_H
@@ -101,9 +102,6 @@ size_t lg_net_dense_bytes(const lg_net *net);
  * and a message when the dense parameters would take more than max_bytes
  * (0: no cap). dst must be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes);
-/* In place: replace a net that has conv layers by its dense form (no-op
- * otherwise); on failure the net is unchanged. */
-lg_status lg_net_make_dense(lg_net *net, size_t max_bytes);
 /* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out);
 

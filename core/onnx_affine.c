@@ -19,6 +19,7 @@ void lg_ox_b_free(lg_ox_b *B)
     free(B->W);
     free(B->d);
     free(B->b);
+    free(B->K);
     free(B->in_sub);
     free(B->in_div);
     for (int k = 0; k < B->n_layers; k++) {
@@ -29,7 +30,42 @@ void lg_ox_b_free(lg_ox_b *B)
     memset(B, 0, sizeof *B);
 }
 
-int lg_ox_b_identity(const lg_ox_b *B) { return !B->W && !B->d && !B->b; }
+int lg_ox_b_identity(const lg_ox_b *B) { return !B->W && !B->d && !B->b && !B->K; }
+
+lg_status lg_ox_b_materialize(lg_ox_b *B)
+{
+    if (!B->K) return LG_OK;
+    const lg_conv *c = &B->conv;
+    size_t n = (size_t)B->n, m = (size_t)B->m;
+    if (n > LG_OX_DENSE_MAX_BYTES / sizeof(double) / m)
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: a conv followed by a linear op before its activation would be a dense %zu x %zu matrix "
+                       "above %zu MB",
+                       B->file, n, m, LG_OX_DENSE_MAX_BYTES >> 20);
+    double *W = calloc(n * m, sizeof *W);
+    if (!W) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    for (int co = 0; co < c->c_out; co++)
+        for (int oy = 0; oy < c->h_out; oy++)
+            for (int ox = 0; ox < c->w_out; ox++) {
+                double *row = W + ((size_t)(co * c->h_out + oy) * (size_t)c->w_out + (size_t)ox) * m;
+                for (int ci = 0; ci < c->c_in; ci++)
+                    for (int ky = 0; ky < c->kh; ky++) {
+                        int iy = oy * c->sh - c->ph + ky;
+                        if (iy < 0 || iy >= c->h_in) continue;
+                        for (int kx = 0; kx < c->kw; kx++) {
+                            int ix = ox * c->sw - c->pw + kx;
+                            if (ix < 0 || ix >= c->w_in) continue;
+                            row[(size_t)(ci * c->h_in + iy) * (size_t)c->w_in + (size_t)ix] =
+                                B->K[((size_t)(co * c->c_in + ci) * (size_t)c->kh + (size_t)ky) * (size_t)c->kw + (size_t)kx];
+                        }
+                    }
+            }
+    free(B->K);
+    B->K = NULL;
+    B->W = W;
+    memset(&B->conv, 0, sizeof B->conv);
+    return LG_OK;
+}
 
 double *lg_ox_dup(const double *v, size_t n)
 {
@@ -121,6 +157,7 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
     if (divide)
         for (size_t i = 0; i < n; i++)
             if (c[i] == 0.0) return lg_fail(LG_ERR_FORMAT, "%s: division by zero constant (element %zu)", B->file, i);
+    if ((st = lg_ox_b_materialize(B)) != LG_OK) return st;
     if (divide && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_div) {
         if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
@@ -238,8 +275,12 @@ none:
 /* z ← M·z + c; M [n2][n] is taken over (freed here), c [n2] or NULL. */
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
 {
-    size_t n = (size_t)B->n, m = (size_t)B->m, N = (size_t)n2;
     lg_status st;
+    if ((st = lg_ox_b_materialize(B)) != LG_OK) {
+        free(M);
+        return st;
+    }
+    size_t n = (size_t)B->n, m = (size_t)B->m, N = (size_t)n2;
     if (N * n > LG_NET_MAX_PARAMS) {
         free(M);
         return lg_fail(LG_ERR_FORMAT, "%s: composed layer %zu x %zu exceeds %zu parameters", B->file, N, n,
@@ -298,9 +339,11 @@ oom:
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
 {
     size_t n = (size_t)B->n, m = (size_t)B->m;
+    /* stored weights: the kernel of a pending conv, else the dense matrix */
+    size_t nw = B->K ? (size_t)B->conv.c_out * (size_t)B->conv.c_in * (size_t)B->conv.kh * (size_t)B->conv.kw : n * m;
     if (B->n_layers >= LG_NET_MAX_LAYERS)
         return lg_fail(LG_ERR_FORMAT, "%s: more than %d layers", B->file, LG_NET_MAX_LAYERS);
-    if (n * m > LG_NET_MAX_PARAMS || B->n_params + n * (m + 1) > LG_NET_MAX_PARAMS)
+    if (nw > LG_NET_MAX_PARAMS || B->n_params + nw + n > LG_NET_MAX_PARAMS)
         return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
     if (B->n_layers == B->cap_layers) {
         int cap = B->cap_layers ? 2 * B->cap_layers : 8;
@@ -309,7 +352,7 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
         B->layers = nl;
         B->cap_layers = cap;
     }
-    if (!B->W) {
+    if (!B->W && !B->K) {
         if (!(B->W = calloc(n * m, sizeof *B->W))) goto oom;
         for (size_t i = 0; i < n; i++) B->W[i * m + i] = B->d ? B->d[i] : 1.0;
     }
@@ -317,13 +360,15 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
     lg_ox_layer *L = &B->layers[B->n_layers++];
     L->n_in = B->m;
     L->n_out = B->n;
-    L->W = B->W;
+    L->W = B->K ? B->K : B->W;
+    L->conv = B->conv; /* zero unless a conv */
     L->b = B->b;
     L->act = act;
     L->lambda = lambda;
-    B->n_params += n * (m + 1);
+    B->n_params += nw + n;
     free(B->d);
-    B->W = B->d = B->b = NULL;
+    B->W = B->d = B->b = B->K = NULL;
+    memset(&B->conv, 0, sizeof B->conv);
     B->m = B->n;
     return LG_OK;
 oom:
@@ -355,6 +400,25 @@ lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v)
 lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
 {
     size_t n = (size_t)B->n, m = (size_t)B->m;
+    if (B->K) {
+        /* a pending conv keeps its structure when a is constant over each output channel
+         * (BatchNormalization's is): kernel rows of channel co times a, the same roundings
+         * as the dense rows, whose other entries are 0 */
+        const lg_conv *cv = &B->conv;
+        size_t hw = (size_t)cv->h_out * (size_t)cv->w_out, kk = (size_t)cv->c_in * (size_t)cv->kh * (size_t)cv->kw;
+        int per_channel = 1;
+        for (size_t i = 0; i < n && per_channel; i++) per_channel = a[i] == a[(i / hw) * hw];
+        if (!per_channel) {
+            lg_status st = lg_ox_b_materialize(B);
+            if (st != LG_OK) return st;
+        } else {
+            for (int co = 0; co < cv->c_out; co++)
+                for (size_t j = 0; j < kk; j++) B->K[(size_t)co * kk + j] *= a[(size_t)co * hw];
+            if (!B->b && !(B->b = calloc(n, sizeof *B->b))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+            for (size_t i = 0; i < n; i++) B->b[i] = B->b[i] * a[i] + c[i];
+            return LG_OK;
+        }
+    }
     if (!B->b && !(B->b = calloc(n, sizeof *B->b))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
     if (!B->W && !B->d) {
         if (!(B->d = malloc(n * sizeof *B->d))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);

@@ -2,6 +2,10 @@
  * Conv, AveragePool / GlobalAveragePool, zero Pad, Transpose and
  * BatchNormalization, each applied to the pending affine map of onnx_read.c.
  *
+ * A Conv met with nothing pending (at the input, or right after an
+ * activation) stays a structured conv (lg_ox_b.K) through a bias shift and a
+ * BatchNormalization fold and becomes a conv layer at its activation; any
+ * other op on it writes it out dense first (lg_ox_b_materialize). Otherwise
  * Conv, AveragePool, Pad and Transpose are linear maps of the flat NCHW
  * value; each is written as a dense matrix M (every entry a kernel weight,
  * 1 or 0, so M is the file's exact function) and composed by
@@ -156,6 +160,26 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
     size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
     if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
+    if (lg_ox_b_identity(B) && lg_conv_out_size((int)H, (int)w.kh, (int)w.sh, (int)w.pt) == w.ho &&
+        lg_conv_out_size((int)W, (int)w.kw, (int)w.sw, (int)w.pl) == w.wo) {
+        /* nothing pending: the conv stays a structured conv (core/net.h) until its activation;
+         * padding bottom/right only needs to give the same output size as top/left */
+        size_t nk = (size_t)M * (size_t)C * (size_t)w.kh * (size_t)w.kw;
+        double *Kc = lg_ox_dup(K->v, nk), *c = bias ? malloc(n2 * sizeof *c) : NULL;
+        if (!Kc || (bias && !c)) {
+            free(Kc);
+            free(c);
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+        }
+        for (size_t i = 0; c && i < n2; i++) c[i] = bias[i / hw];
+        B->K = Kc;
+        B->b = c;
+        B->conv = (lg_conv){(int)C, (int)H, (int)W, (int)M, (int)w.ho, (int)w.wo,
+                            (int)w.kh, (int)w.kw, (int)w.sh, (int)w.sw, (int)w.pt, (int)w.pl};
+        B->n = (int)n2;
+        B->shape = lg_ox_image_shape(&B->shape, M, w.ho, w.wo);
+        return LG_OK;
+    }
     double *A = lg_ox_dense(G, node, n2, n), *c = bias ? malloc(n2 * sizeof *c) : NULL;
     if (!A || (bias && !c)) {
         free(A);

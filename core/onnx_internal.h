@@ -100,7 +100,8 @@ const char *lg_ox_node_desc(const lg_ox_graph *G, int node);
  * onnx_read.c copies them into the lg_net; lg_ox_b_free releases all. */
 typedef struct lg_ox_layer {
     int n_in, n_out;
-    double *W, *b;  /* [n_out][n_in], [n_out]; owned */
+    double *W, *b;  /* [n_out][n_in] (conv: the kernel), [n_out]; owned */
+    lg_conv conv;   /* c_out > 0: a conv layer (core/net.h) */
     lg_act act;
     double lambda;
 } lg_ox_layer;
@@ -113,6 +114,8 @@ typedef struct lg_ox_b {
     double *W;                /* [n][m] or NULL (diagonal) */
     double *d;                /* [n] diagonal, NULL = ones */
     double *b;                /* [n] or NULL = zeros */
+    double *K;                /* a pending conv: z = conv_K(a) + b with geometry conv (W, d NULL); else NULL */
+    lg_conv conv;
     double *in_sub, *in_div;  /* [n_in] or NULL */
     int n_layers, cap_layers;
     lg_ox_layer *layers;
@@ -125,7 +128,7 @@ void lg_ox_b_free(lg_ox_b *B);
 int lg_ox_mul_exact(double a, double b, double *r);
 int lg_ox_div_exact(double a, double c, double *r);
 int lg_ox_add_exact(double a, double b, double *r);
-/* 1 if the pending map is the identity (no W, d or b). */
+/* 1 if the pending map is the identity (no W, d, b or conv). */
 int lg_ox_b_identity(const lg_ox_b *B);
 double *lg_ox_dup(const double *v, size_t n);
 /* z ← z + sign·c, c [n]; a first Sub at the input becomes in_sub. */
@@ -136,7 +139,13 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide);
  * folds (onnx_affine.c); otherwise the pending map is closed as an identity
  * layer first. */
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c);
-/* Close the map into a layer with activation act (λ for lgelu). */
+/* A pending conv written as the dense W (every entry a kernel weight or 0),
+ * within LG_OX_DENSE_MAX_BYTES; no-op without one. Every op other than a
+ * bias shift, the BatchNormalization fold and the close calls it first, so
+ * a conv stays structured exactly when it meets its activation. */
+lg_status lg_ox_b_materialize(lg_ox_b *B);
+/* Close the map into a layer with activation act (λ for lgelu); a pending
+ * conv becomes a conv layer. */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
 /* Apply a LIN value's pending scalar kmul/kdiv to the map (v becomes 1·z). */
 lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v);

@@ -610,7 +610,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     }
     if (strcmp(op, "Identity") == 0) {
         /* closes a layer after a matrix op (keeps identity layers apart) */
-        if (x->form == LG_OX_LIN && sole && B->W) {
+        if (x->form == LG_OX_LIN && sole && (B->W || B->K)) {
             if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
             return lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
         }
@@ -749,9 +749,18 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     int *dims = malloc(((size_t)L + 1) * sizeof *dims);
     if (!dims) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
     dims[0] = B->n_in;
-    for (int k = 0; k < L; k++) dims[k + 1] = B->layers[k].n_out;
-    lg_status st = lg_net_init(net, L, dims, LG_ACT_IDENTITY);
+    const lg_conv **convs = calloc((size_t)L + 1, sizeof *convs);
+    if (!convs) {
+        free(dims);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    }
+    for (int k = 0; k < L; k++) {
+        dims[k + 1] = B->layers[k].n_out;
+        convs[k] = B->layers[k].conv.c_out > 0 ? &B->layers[k].conv : NULL;
+    }
+    lg_status st = lg_net_init_conv(net, L, dims, convs, LG_ACT_IDENTITY);
     free(dims);
+    free(convs);
     if (st != LG_OK) return st;
     double t = 0.1;
     for (size_t i = 0; i < mp->n_metadata_props; i++) {
@@ -770,7 +779,7 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     for (int k = 0; k < L; k++) {
         lg_layer *Ln = &net->layers[k];
         lg_ox_layer *Lb = &B->layers[k];
-        memcpy(Ln->W, Lb->W, (size_t)Lb->n_out * (size_t)Lb->n_in * sizeof(double));
+        memcpy(Ln->W, Lb->W, lg_layer_n_weights(Ln) * sizeof(double));
         memcpy(Ln->b, Lb->b, (size_t)Lb->n_out * sizeof(double));
         Ln->act = Lb->act;
         Ln->lambda = lg_act_has_param(Lb->act) ? Lb->lambda : 1.0;

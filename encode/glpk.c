@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/linop.h"
 #include "encode/backends.h"
 #include "encode/glpk_guard.h"
 #include "encode/lp_cert.h"
@@ -281,10 +282,9 @@ static void glpk_forward(glpq *q, const lg_net *net, const double *x)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         double *z = q->z + q->zoff[k];
+        lg_layer_mul(L, 1, a, z, 0, 0); /* W·a through the layer's structure (core/linop.h) */
         for (int o = 0; o < L->n_out; o++) {
-            double s = L->b[o];
-            const double *w = L->W + (size_t)o * (size_t)L->n_in;
-            for (int i = 0; i < L->n_in; i++) s += w[i] * a[i];
+            double s = z[o] + L->b[o];
             z[o] = s;
             tmp[o] = L->act == LG_ACT_RELU && s < 0 ? 0.0 : s;
         }

@@ -1,5 +1,6 @@
 /* milp.c — the neutral big-M model of an lg_problem (milp.h). */
 #include "encode/milp.h"
+#include "core/linop.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,13 +98,14 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
     int *prev = malloc((size_t)width * sizeof *prev), *cur = malloc((size_t)width * sizeof *cur);
     int *ind = malloc(((size_t)width + 2) * sizeof *ind);
     double *val = malloc(((size_t)width + 2) * sizeof *val);
+    double *row = malloc(((size_t)width + 1) * sizeof *row); /* a conv's row written out (core/linop.h) */
     m->n_in = n_in;
     m->n_out = n_out;
     m->x_col = malloc((size_t)n_in * sizeof *m->x_col);
     m->y_col = malloc((size_t)n_out * sizeof *m->y_col);
     m->y_lo = malloc((size_t)n_out * sizeof *m->y_lo);
     m->y_hi = malloc((size_t)n_out * sizeof *m->y_hi);
-    if (!prev || !cur || !ind || !val || !m->x_col || !m->y_col || !m->y_lo || !m->y_hi) {
+    if (!prev || !cur || !ind || !val || !row || !m->x_col || !m->y_col || !m->y_lo || !m->y_hi) {
         st = lg_fail(LG_ERR_NOMEM, "milp: cannot allocate the encoding");
         goto fail;
     }
@@ -142,11 +144,12 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
             int n = 0;
             ind[n] = z;
             val[n++] = 1.0;
+            const double *Wr = lg_layer_row(L, i, row);
             for (int j = 0; j < L->n_in; j++) {
-                /* zero weights are left out: a conv layer's dense row is sparse */
-                if (prev[j] < 0 || L->W[(size_t)i * (size_t)L->n_in + (size_t)j] == 0.0) continue;
+                /* zero weights are left out: a conv layer's row is sparse */
+                if (prev[j] < 0 || Wr[j] == 0.0) continue;
                 ind[n] = prev[j];
-                val[n++] = -L->W[(size_t)i * (size_t)L->n_in + (size_t)j];
+                val[n++] = -Wr[j];
             }
             snprintf(name, sizeof name, "r_%d_%d", k, i);
             if ((st = lg_milp_add_row(m, name, 'E', L->b[i], n, ind, val))) goto fail;
@@ -194,6 +197,7 @@ fail:
     free(cur);
     free(ind);
     free(val);
+    free(row);
     return st;
 }
 

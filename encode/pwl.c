@@ -22,8 +22,6 @@ lg_status lg_pwl_validate(const lg_problem *p)
             return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: activation '%s' is not supported by the solver back-ends "
                            "(identity or relu only; substitute ReLU first)", k, nm ? nm : "?");
         }
-        if (net->layers[k].kind != LG_LAYER_DENSE)
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers are supported", k);
     }
     lg_status st = lg_net_validate(net);
     if (st) return st;

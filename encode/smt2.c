@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "encode/backends.h"
+#include "core/linop.h"
 #include "encode/pwl.h"
 #include "encode/rational.h"
 
@@ -71,7 +72,8 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
     int width = lg_net_max_width(net), n_out = lg_net_n_out(net);
     char(*prev)[32] = calloc((size_t)width, sizeof *prev);
     char(*cur)[32] = calloc((size_t)width, sizeof *cur);
-    if (!prev || !cur) {
+    double *row = malloc(((size_t)width + 1) * sizeof *row); /* a conv's row written out (core/linop.h) */
+    if (!prev || !cur || !row) {
         st = lg_fail(LG_ERR_NOMEM, "smt2: cannot allocate names");
         goto fail;
     }
@@ -118,7 +120,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
             snprintf(z, sizeof z, "z_%d_%d", k, i);
             smt_declare(&w, z);
             fprintf(f, "(assert (= %s ", z);
-            smt_affine(&w, L->W + (size_t)i * (size_t)L->n_in, prev, L->n_in, L->b[i]);
+            smt_affine(&w, lg_layer_row(L, i, row), prev, L->n_in, L->b[i]);
             fprintf(f, "))\n(assert (<= ");
             smt_num(&w, p->pre_lo[k][i]);
             fprintf(f, " %s))\n(assert (<= %s ", z, z);
@@ -178,6 +180,7 @@ done:
     if (!st && (fflush(f) != 0 || ferror(f))) st = lg_fail(LG_ERR_IO, "smt2: write failed");
 fail:
     free(prev);
+    free(row);
     free(cur);
     return st;
 }

@@ -41,6 +41,7 @@
 
 #include "encode/backends.h"
 #include "core/clock.h"
+#include "core/linop.h"
 #include "encode/pwl.h"
 #include "encode/z3_err.h"
 #include "encode/rational.h"
@@ -89,6 +90,7 @@ typedef struct z3q {
     Z3_ast *cur;  /* [max_width] */
     Z3_ast *args; /* [max_width + 2] scratch for sums */
     double *scratch; /* forward-pass scratch for candidate checks */
+    double *row;  /* [max_width] a conv's row written out (core/linop.h) */
 } z3q;
 
 static Z3_ast z3_num(z3q *q, double v)
@@ -209,7 +211,7 @@ static void z3_build(z3q *q, const lg_problem *p)
             if (lg_z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
-            z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, Ly->W + (size_t)i * (size_t)Ly->n_in, q->prev, Ly->n_in, Ly->b[i])));
+            z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, lg_layer_row(Ly, i, q->row), q->prev, Ly->n_in, Ly->b[i])));
             z3_assert(q, Z3_mk_ge(c, z, z3_num(q, l)));
             z3_assert(q, Z3_mk_le(c, z, z3_num(q, u)));
             switch (lg_pwl_phase(p, k, i)) {
@@ -294,7 +296,8 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     q.prev = calloc((size_t)width, sizeof *q.prev);
     q.cur = calloc((size_t)width, sizeof *q.cur);
     q.args = calloc((size_t)width + 2, sizeof *q.args);
-    if (!q.x || !q.prev || !q.cur || !q.args) {
+    q.row = malloc(((size_t)width + 1) * sizeof *q.row);
+    if (!q.x || !q.prev || !q.cur || !q.args || !q.row) {
         st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate encoding buffers");
         goto fail;
     }
@@ -431,6 +434,7 @@ fail:
     free(q.prev);
     free(q.cur);
     free(q.args);
+    free(q.row);
     free(q.scratch);
     if (st) lg_result_free(r);
     return st;

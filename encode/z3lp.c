@@ -75,6 +75,7 @@
 #include <z3.h>
 
 #include "core/clock.h"
+#include "core/linop.h"
 #include "core/exact.h"
 #include "encode/lp_cert.h"
 #include "encode/lp_relax.h"
@@ -175,9 +176,11 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
     int width = lg_net_max_width(net), n_in = net->n_in;
     int w0 = width > n_in ? width : n_in;
     int *prev = malloc((size_t)w0 * sizeof *prev), *cur = malloc((size_t)w0 * sizeof *cur);
-    if (!prev || !cur) {
+    double *row = malloc(((size_t)w0 + 1) * sizeof *row); /* a conv's row written out (core/linop.h) */
+    if (!prev || !cur || !row) {
         free(prev);
         free(cur);
+        free(row);
         return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the LP");
     }
     int col = 0;
@@ -218,7 +221,7 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
             lg_lp_relax_col(lp, z, l, u);
             lg_lp_relax_row_add(lp, 'E', L->b[i]); /* z − Σ W·a = b */
             lg_lp_relax_ent(lp, z, 1.0);
-            const double *w = L->W + (size_t)i * (size_t)L->n_in;
+            const double *w = lg_layer_row(L, i, row);
             for (int m = 0; m < L->n_in; m++)
                 if (prev[m] >= 0 && w[m] != 0) lg_lp_relax_ent(lp, prev[m], -w[m]);
             if (ph == LG_PHASE_LINEAR) {
@@ -284,6 +287,7 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
     q->term_row[p->n_terms] = lp->n_rows;
     free(prev);
     free(cur);
+    free(row);
     if (!isfinite(T)) return lg_fail(LG_ERR_NUMERIC, "z3-lp: the elastic column's range overflows");
     lg_lp_relax_col(lp, q->t_col, -T, T);
     q->T = T;

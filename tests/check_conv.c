@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/linop.h"
 #include "core/netfile.h"
 #include "core/onnx.h"
 #include "core/rng.h"
@@ -16,6 +17,7 @@
 #include "train/model.h"
 #include "anneal/deviation.h"
 #include "anneal/relu.h"
+#include "verify/bounds.h"
 #include "verify/prop.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -210,24 +212,29 @@ END_TEST
  * enumeration oracle on its dense form, for both verdicts. */
 START_TEST(test_conv_oracle)
 {
-    int decided = 0, sat = 0, unsat = 0;
-    for (int seed = 0; seed < 40; seed++) {
+    int decided = 0, sat = 0, unsat = 0, strided = 0;
+    for (int seed = 0; seed < 70; seed++) {
+        /* seeds 0..39: 1x3x2 → 2x2x2 → 1x1x1; 40..69: strided, padded 1x3x3 → 2x2x2 → 1x1x2 */
         lg_conv g1 = {.c_out = 2, .kh = 2, .kw = 1, .sh = 1, .sw = 1};
         lg_conv g2 = {.c_out = 1, .kh = 2, .kw = 2, .sh = 1, .sw = 1};
+        lg_conv g3 = {.c_out = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .ph = 1, .pw = 1};
+        lg_conv g4 = {.c_out = 1, .kh = 2, .kw = 1, .sh = 1, .sw = 1};
+        int second = seed >= 40, n_in = second ? 9 : 6;
         lg_net net, dense;
-        conv_net(&net, 1, 3, 2, &g1, &g2, 2, LG_ACT_RELU); /* 6 → 8 → 1 → 2: 9 ReLUs */
+        if (second) conv_net(&net, 1, 3, 3, &g3, &g4, 2, LG_ACT_RELU); /* 9 → 8 → 2 → 2: 10 ReLUs */
+        else conv_net(&net, 1, 3, 2, &g1, &g2, 2, LG_ACT_RELU);       /* 6 → 8 → 1 → 2: 9 ReLUs */
         lg_rng r;
         lg_rng_init(&r, 100 + (uint64_t)seed, 0);
         lg_test_randomize(&net, &r, 1.0);
-        double x0[6];
-        for (int i = 0; i < 6; i++) x0[i] = lg_rng_uniform(&r);
+        double x0[9];
+        for (int i = 0; i < n_in; i++) x0[i] = lg_rng_uniform(&r);
         ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
         double y[2], scr[64];
         lg_net_forward(&net, x0, y, scr);
         int label = y[1] > y[0];
         lg_prop p;
         double eps = 0.05 + 0.3 * lg_rng_uniform(&r);
-        ck_assert_int_eq(lg_prop_robustness(&p, x0, 6, eps, -10, 10, label, 2, 0.0), LG_OK);
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, n_in, eps, -10, 10, label, 2, 0.0), LG_OK);
         lg_problem prob;
         memset(&prob, 0, sizeof prob);
         prob.net = &dense;
@@ -246,6 +253,7 @@ START_TEST(test_conv_oracle)
         if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
         if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
         decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        strided += second && rep.verdict != LG_VERDICT_UNKNOWN;
         sat += ans == LG_ANSWER_SAT;
         unsat += ans == LG_ANSWER_UNSAT;
         lg_verify_report_free(&rep);
@@ -256,6 +264,188 @@ START_TEST(test_conv_oracle)
     }
     ck_assert_msg(sat > 0 && unsat > 0, "sat %d unsat %d", sat, unsat);
     ck_assert_int_eq(decided, sat + unsat);
+    ck_assert_msg(strided >= 10, "only %d strided, padded cases decided", strided);
+}
+END_TEST
+
+
+/* 1 when |a − b| ≤ tol·(1 + |a| + |b|). */
+static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * (1.0 + fabs(a) + fabs(b)); }
+
+/* The structured products (core/linop.h) against the dense matrix of the
+ * same conv: forward, transpose, |W|, sparse and written-out rows. */
+START_TEST(test_conv_linop_matches_dense)
+{
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
+        lg_net net, dense;
+        conv_net(&net, 2, 7, 6, &geoms[gi][0], &geoms[gi][1], 3, LG_ACT_RELU);
+        lg_rng r;
+        lg_rng_init(&r, 300 + gi, 0);
+        lg_test_randomize(&net, &r, 0.7);
+        ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+        for (int k = 0; k < 2; k++) {
+            const lg_layer *C = &net.layers[k], *D = &dense.layers[k];
+            int m = 3, ni = C->n_in, no = C->n_out;
+            double *X = malloc((size_t)m * ni * sizeof *X), *A = malloc((size_t)m * no * sizeof *A);
+            double *Y1 = malloc((size_t)m * (ni + no) * sizeof *Y1), *Y2 = malloc((size_t)m * (ni + no) * sizeof *Y2);
+            double *row = malloc((size_t)ni * sizeof *row), *wv = malloc((size_t)ni * sizeof *wv);
+            int *idx = malloc((size_t)ni * sizeof *idx);
+            for (int i = 0; i < m * ni; i++) X[i] = lg_rng_normal(&r);
+            for (int i = 0; i < m * no; i++) A[i] = lg_rng_uniform(&r) < 0.2 ? 0.0 : lg_rng_normal(&r);
+            for (int absw = 0; absw < 2; absw++) {
+                lg_layer_mul(C, m, X, Y1, absw, 0);
+                lg_layer_mul(D, m, X, Y2, absw, 0);
+                for (int i = 0; i < m * no; i++) ck_assert_msg(close_rel(Y1[i], Y2[i], 1e-13), "geometry %zu layer %d mul", gi, k);
+                lg_layer_mul(C, m, X, Y1, absw, 1); /* accumulate: twice the product */
+                for (int i = 0; i < m * no; i++) ck_assert(close_rel(Y1[i], 2 * Y2[i], 1e-13));
+                lg_layer_mul_t(C, m, A, Y1, absw);
+                lg_layer_mul_t(D, m, A, Y2, absw);
+                for (int i = 0; i < m * ni; i++) ck_assert_msg(close_rel(Y1[i], Y2[i], 1e-13), "geometry %zu layer %d mul_t", gi, k);
+            }
+            ck_assert_int_eq(lg_layer_row_cap(C), C->conv.c_in * C->conv.kh * C->conv.kw);
+            for (int o = 0; o < no; o++) {
+                const double *Dr = D->W + (size_t)o * ni, *Cr = lg_layer_row(C, o, row);
+                for (int i = 0; i < ni; i++) ck_assert(Cr[i] == Dr[i]);
+                int nz = lg_layer_row_nz(C, o, idx, wv), seen = 0;
+                ck_assert(nz <= lg_layer_row_cap(C));
+                for (int t = 0; t < nz; t++) {
+                    ck_assert(t == 0 || idx[t] > idx[t - 1]);
+                    ck_assert(wv[t] == Dr[idx[t]]);
+                }
+                for (int i = 0; i < ni; i++) seen += Dr[i] != 0.0;
+                int nzw = 0;
+                for (int t = 0; t < nz; t++) nzw += wv[t] != 0.0;
+                ck_assert_int_eq(nzw, seen); /* every nonzero of the dense row is listed */
+            }
+            free(X), free(A), free(Y1), free(Y2), free(row), free(wv), free(idx);
+        }
+        lg_net_free(&dense);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+/* Pre-activations z_k of net at x (k < n_layers), into z (offsets by layer). */
+static void conv_preacts(const lg_net *net, const double *x, double *z)
+{
+    double a[512], t[512];
+    memcpy(a, x, (size_t)net->n_in * sizeof *a);
+    for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->kind == LG_LAYER_CONV2D) lg_conv_forward(L, a, t);
+        else
+            for (int o = 0; o < L->n_out; o++) {
+                double s = L->b[o];
+                for (int i = 0; i < L->n_in; i++) s += L->W[(size_t)o * L->n_in + i] * a[i];
+                t[o] = s;
+            }
+        for (int o = 0; o < L->n_out; o++) {
+            z[off + o] = t[o];
+            a[o] = L->act == LG_ACT_RELU && t[o] < 0 ? 0 : t[o];
+        }
+    }
+}
+
+/* Bounds through the conv's structure and through its dense matrix: the
+ * interval bounds are the same doubles (same sums, same order, same
+ * margins), the CROWN bounds and objective bounds agree within rounding, and
+ * both contain the pre-activations of sampled inputs. */
+START_TEST(test_conv_bounds_structured)
+{
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
+        for (int rep = 0; rep < 3; rep++) {
+            lg_net net, dense;
+            conv_net(&net, 2, 7, 6, &geoms[gi][0], &geoms[gi][1], 3, LG_ACT_RELU);
+            lg_rng r;
+            lg_rng_init(&r, 500 + 10 * gi + (uint64_t)rep, 0);
+            lg_test_randomize(&net, &r, 0.8);
+            ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+            int n = net.n_in;
+            double lo[84], hi[84], x[84];
+            double eps = 0.05 + 0.2 * rep;
+            for (int i = 0; i < n; i++) {
+                double c = lg_rng_normal(&r);
+                lo[i] = c - eps, hi[i] = c + eps;
+            }
+            lg_bounds bi, bd, si, sd;
+            ck_assert_int_eq(lg_bounds_init(&bi, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_init(&bd, &dense), LG_OK);
+            ck_assert_int_eq(lg_bounds_init(&si, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_init(&sd, &dense), LG_OK);
+            ck_assert_int_eq(lg_bounds_interval(&bi, &net, lo, hi), LG_OK);
+            ck_assert_int_eq(lg_bounds_interval(&bd, &dense, lo, hi), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&si, &net, lo, hi), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&sd, &dense, lo, hi), LG_OK);
+            int unstable = 0;
+            for (int k = 0; k < net.n_layers; k++)
+                for (int o = 0; o < net.layers[k].n_out; o++) {
+                    ck_assert(bi.lo[k][o] == bd.lo[k][o] && bi.hi[k][o] == bd.hi[k][o]);
+                    ck_assert_msg(close_rel(si.lo[k][o], sd.lo[k][o], 1e-12) && close_rel(si.hi[k][o], sd.hi[k][o], 1e-12),
+                                  "geometry %zu layer %d neuron %d: [%g, %g] vs [%g, %g]", gi, k, o, si.lo[k][o],
+                                  si.hi[k][o], sd.lo[k][o], sd.hi[k][o]);
+                    ck_assert(si.lo[k][o] >= bi.lo[k][o] && si.hi[k][o] <= bi.hi[k][o]);
+                    unstable += si.lo[k][o] < 0 && si.hi[k][o] > 0;
+                }
+            /* objective bounds y_0 − y_j through CROWN */
+            double C[6] = {1, -1, 0, 1, 0, -1}, d[2] = {0, 0}, oi[2], od[2];
+            ck_assert_int_eq(lg_bounds_objective_lower(&si, &net, 2, C, d, oi), LG_OK);
+            ck_assert_int_eq(lg_bounds_objective_lower(&sd, &dense, 2, C, d, od), LG_OK);
+            for (int j = 0; j < 2; j++) ck_assert(close_rel(oi[j], od[j], 1e-12));
+            double z[512];
+            for (int s2 = 0; s2 < 200; s2++) {
+                for (int i = 0; i < n; i++) {
+                    double u = lg_rng_uniform(&r);
+                    x[i] = s2 % 3 == 0 ? (u < 0.5 ? lo[i] : hi[i]) : lo[i] + u * (hi[i] - lo[i]);
+                }
+                conv_preacts(&net, x, z);
+                for (int k = 0, off = 0; k < net.n_layers; off += net.layers[k].n_out, k++)
+                    for (int o = 0; o < net.layers[k].n_out; o++) {
+                        ck_assert(si.lo[k][o] <= z[off + o] && z[off + o] <= si.hi[k][o]);
+                        ck_assert(sd.lo[k][o] <= z[off + o] && z[off + o] <= sd.hi[k][o]);
+                    }
+                int off2 = net.layers[0].n_out + net.layers[1].n_out;
+                ck_assert(z[off2] - z[off2 + 1] >= oi[0] && z[off2] - z[off2 + 2] >= oi[1]);
+            }
+            ck_assert(rep < 2 || unstable > 0); /* the wide boxes exercise the relaxations */
+            lg_bounds_free(&bi), lg_bounds_free(&bd), lg_bounds_free(&si), lg_bounds_free(&sd);
+            lg_net_free(&dense);
+            lg_net_free(&net);
+        }
+}
+END_TEST
+
+/* A conv whose dense matrices would take more than the run's memory cap is
+ * still verified (bounds, attack and branch and bound go through the
+ * structure); only a back-end call would need the dense rows. */
+START_TEST(test_conv_verify_under_cap)
+{
+    lg_conv g1 = {.c_out = 8, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1};
+    lg_conv g2 = {.c_out = 8, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .ph = 1, .pw = 1};
+    lg_net net;
+    conv_net(&net, 1, 28, 28, &g1, &g2, 10, LG_ACT_RELU); /* 784 → 6272 → 6272 → 10 */
+    lg_rng r;
+    lg_rng_init(&r, 77, 0);
+    lg_test_randomize(&net, &r, 0.3);
+    ck_assert(lg_net_dense_bytes(&net) > ((size_t)300 << 20)); /* the dense form takes over 300 MB */
+    double x0[784], y[10];
+    for (int i = 0; i < 784; i++) x0[i] = lg_rng_uniform(&r);
+    double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
+    lg_net_forward(&net, x0, y, scr);
+    free(scr);
+    int label = 0;
+    for (int j = 1; j < 10; j++)
+        if (y[j] > y[label]) label = j;
+    lg_prop p;
+    ck_assert_int_eq(lg_prop_robustness(&p, x0, 784, 1e-6, 0, 1, label, 10, 0.0), LG_OK);
+    lg_verify_opts o = lg_verify_opts_default();
+    o.timeout_s = 60;
+    o.memory_mb = 64; /* far below the dense form */
+    lg_verify_report rep;
+    ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+    ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "tiny radius: %s (%s)", lg_verdict_name(rep.verdict), rep.reason);
+    lg_verify_report_free(&rep);
+    lg_prop_free(&p);
+    lg_net_free(&net);
 }
 END_TEST
 
@@ -267,6 +457,7 @@ START_TEST(test_conv_collins)
     ck_assert_int_eq(net.n_in, 400);
     ck_assert_int_eq(lg_net_n_out(&net), 1);
     ck_assert_int_eq(net.n_layers, 6);
+    for (int k = 0; k < 3; k++) ck_assert(net.layers[k].kind == LG_LAYER_CONV2D); /* imported as convs, not dense */
     static const char *props[2] = {"conv/robustness_4perturbations_delta10_epsilon10_w20.vnnlib",
                                    "conv/robustness_2perturbations_delta5_epsilon10_w20.vnnlib"};
     for (int i = 0; i < 2; i++) {
@@ -304,14 +495,17 @@ START_TEST(test_conv_onnx_variants)
     snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_conv_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *ok[] = {"conv_bn", "pad_avgpool", "nhwc", "global_avg"};
-    /* a Pad or Transpose next to a Conv composes into its layer (a selection is exact) */
+    /* a Pad or Transpose next to a Conv composes into its layer (a selection is exact);
+     * a Conv with nothing pending stays a conv layer through BatchNormalization */
     static const int layers[] = {2, 3, 2, 2};
+    static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_DENSE, LG_LAYER_DENSE, LG_LAYER_CONV2D};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
         lg_net net;
         ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", ok[m], lg_errmsg());
         ck_assert_msg(net.n_layers == layers[m], "%s: %d layers", ok[m], net.n_layers);
+        ck_assert_msg(net.layers[0].kind == kind0[m], "%s: layer 0 kind %d", ok[m], (int)net.layers[0].kind);
         snprintf(path, sizeof path, "%s/%s.txt", dir, ok[m]);
         FILE *f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);
@@ -462,6 +656,27 @@ START_TEST(test_conv_train_finite_differences)
 END_TEST
 
 /* lgelu encode on a conv net: each row holds only the kernel's support */
+/* Keep only the affine rows of an encoding, in place: LP rows " r_k_i: ..." with
+ * their continuation lines, SMT-LIB "(assert (= z_k_i ...))". */
+static void conv_affine_rows(char *t, int lp)
+{
+    char *w = t, *line = t;
+    int in_row = 0;
+    while (*line) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+        int keep = lp ? (strncmp(line, " r_", 3) == 0 || (in_row && strncmp(line, "    ", 4) == 0))
+                      : strncmp(line, "(assert (= z_", 13) == 0;
+        if (lp) in_row = keep;
+        if (keep) {
+            memmove(w, line, n);
+            w += n;
+        }
+        line += n;
+    }
+    *w = '\0';
+}
+
 START_TEST(test_conv_encode_sparse_rows)
 {
     lg_conv g1 = {.c_out = 3, .kh = 2, .kw = 3, .sh = 1, .sw = 1};
@@ -497,6 +712,30 @@ START_TEST(test_conv_encode_sparse_rows)
         ck_assert_msg(k == 0 ? terms == support : terms > 1 && terms <= support, "layer %d row 0: %d terms", k, terms);
     }
     free(text);
+    /* the conv net and its dense form give the same affine rows, byte for byte (the
+     * encoders take a conv's rows through core/linop.h, zeros left out either way);
+     * the bounds in the encodings come from CROWN and agree only within rounding */
+    lg_net dense;
+    ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+    const char *dp = lg_test_tmpfile("_dense.lgnet");
+    ck_assert_int_eq(lg_netfile_write(&dense, dp), LG_OK);
+    static const char *fmts[2] = {"lp", "smt2"};
+    for (int fi = 0; fi < 2; fi++) {
+        char *t[2];
+        for (int d = 0; d < 2; d++) {
+            const char *out = lg_test_tmpfile(d ? "_d.enc" : "_c.enc");
+            snprintf(args, sizeof args, "encode %s --input %s --eps 0.05 --format %s -o %s", d ? dp : np, xp, fmts[fi], out);
+            ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+            ck_assert_int_eq(lg_file_slurp(out, 1 << 26, &buf, &len), LG_OK);
+            t[d] = realloc(buf, len + 1);
+            t[d][len] = '\0';
+            conv_affine_rows(t[d], fi == 0);
+        }
+        ck_assert_msg(strlen(t[0]) > 1000 && strcmp(t[0], t[1]) == 0, "%s: the conv and dense rows differ", fmts[fi]);
+        free(t[0]);
+        free(t[1]);
+    }
+    lg_net_free(&dense);
     lg_net_free(&net);
 }
 END_TEST
@@ -597,6 +836,9 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_onnx_roundtrip);
     tcase_add_test(tc, test_conv_densify_cap);
     tcase_add_test(tc, test_conv_oracle);
+    tcase_add_test(tc, test_conv_linop_matches_dense);
+    tcase_add_test(tc, test_conv_bounds_structured);
+    tcase_add_test(tc, test_conv_verify_under_cap);
     tcase_add_test(tc, test_conv_collins);
     tcase_add_test(tc, test_conv_onnx_variants);
     tcase_add_test(tc, test_conv_train_finite_differences);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/act_relax.h"
+#include "core/linop.h"
 #include "verify/backsub.h"
 #include "verify/relax.h"
 
@@ -65,13 +66,10 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
     }
     for (int l = 0; l < net->n_layers; l++) {
         const lg_layer *Ly = &net->layers[l];
-        int n = Ly->n_out, ni = Ly->n_in, off = lg_alpha_offset(net, l);
+        int n = Ly->n_out, off = lg_alpha_offset(net, l);
         /* H[m][n] = G[m][ni]·W_ℓ^T + b_ℓ : gradient w.r.t. the relaxed coefficients */
         for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
-        if (m == 1)
-            cblas_dgemv(CblasRowMajor, CblasNoTrans, n, ni, 1.0, Ly->W, ni, G, 1, 1.0, H, 1);
-        else
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, ni, 1.0, G, ni, Ly->W, ni, 1.0, H, n);
+        lg_layer_mul(Ly, m, G, H, 0, 1); /* through the layer's structure (core/linop.h) */
         for (int r = 0; r < m; r++) {
             int g = bt->grp ? bt->grp[r] : 0;
             const lg_bounds *b = bt->b[g];

@@ -1,11 +1,11 @@
 /* attack.c — random sampling and PGD with restarts (attack.h). */
 #include "verify/attack.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/linop.h"
 #include "core/rng.h"
 #include "verify/bounds.h"
 #include "verify/recheck.h"
@@ -67,7 +67,7 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         double *z = p, *an = p + L->n_out;
         /* z[n_out] = W[n_out][n_in]·a + b (one dgemv: the attack is a heuristic, every hit is re-checked) */
         memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, L->n_out, L->n_in, 1.0, L->W, L->n_in, a, 1, 1.0, z, 1);
+        lg_layer_mul(L, 1, a, z, 0, 1); /* core/linop.h */
         if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY)
             for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
         else /* a smooth activation: the table's forward (core/act.h) */
@@ -124,7 +124,7 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
                 if ((sg > 0 && z[o] > 0) || (sg < 0 && z[o] < 0)) dz[o] += sg * w->mu;
             }
         double *dst = k == 0 ? w->grad : da; /* dst[n_in] = W^T·dz */
-        cblas_dgemv(CblasRowMajor, CblasTrans, L->n_out, L->n_in, 1.0, L->W, L->n_in, dz, 1, 0.0, dst, 1);
+        lg_layer_mul_t(L, 1, dz, dst, 0);
     }
     if (net->in_div)
         for (int i = 0; i < net->n_in; i++) w->grad[i] /= net->in_div[i];

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "verify/bab_internal.h"
+#include "core/linop.h"
 
 lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
@@ -79,17 +80,8 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
                 rad[j] = 0.5 * (gh - gl);
             }
         }
-        int ni = L->n_in;
-        for (int i = 0; i < ni; i++) nc[i] = nr[i] = 0;
-        for (int j = 0; j < L->n_out; j++) {
-            const double *Wr = L->W + (size_t)j * (size_t)ni;
-            double c = cen[j], r = rad[j];
-            if (c == 0 && r == 0) continue;
-            for (int i = 0; i < ni; i++) {
-                nc[i] += Wr[i] * c;
-                nr[i] += fabs(Wr[i]) * r;
-            }
-        }
+        lg_layer_mul_t(L, 1, cen, nc, 0); /* Wᵀc, |W|ᵀr (core/linop.h) */
+        lg_layer_mul_t(L, 1, rad, nr, 1);
         double *t = cen;
         cen = nc;
         nc = t;

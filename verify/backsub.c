@@ -2,13 +2,13 @@
  * along (backsub.h; DESIGN.md §3 "Floating point"). */
 #include "verify/backsub.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "verify/relax.h"
 #include "core/act_relax.h"
+#include "core/linop.h"
 
 /* max |a| over [lo, hi] after the activation of L (relu, identity, or a
  * smooth one through its certified image); a NaN bound means "no bound". */
@@ -96,11 +96,9 @@ static void lg_bs_mag(lg_backsub *s, int l)
     s->under[l] = (double)L->n_out * 0x1p-1073 * sum;
     /* M_l[j] = Σ_i |W[j][i]|·am[i], ×(1 + (ni + 2)·2^-52) for its own rounding */
     double up = 1.0 + ((double)ni + 2.0) * 0x1p-52;
+    lg_layer_mul(L, 1, am, s->mag[l], 1, 0); /* |W|·am through the layer's structure (core/linop.h) */
     for (int j = 0; j < L->n_out; j++) {
-        const double *Wr = L->W + (size_t)j * (size_t)ni;
-        double m = 0.0;
-        for (int i = 0; i < ni; i++)
-            if (Wr[i] != 0.0) m += fabs(Wr[i]) * am[i];
+        double m = s->mag[l][j];
         s->mag[l][j] = isnan(m) ? INFINITY : m * up;
     }
 }
@@ -257,11 +255,8 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             mass[r] = ms;
             err[r] = er;
         }
-        /* tmp[m][ni] = A[m][n] · W_ℓ[n][ni] */
-        if (m == 1)
-            cblas_dgemv(CblasRowMajor, CblasTrans, n, ni, 1.0, L->W, ni, A, 1, 0.0, tmp, 1);
-        else
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, n, 1.0, A, n, L->W, ni, 0.0, tmp, ni);
+        /* tmp[m][ni] = A[m][n] · W_ℓ[n][ni], through the layer's structure (core/linop.h) */
+        lg_layer_mul_t(L, m, A, tmp, 0);
         memcpy(A, tmp, (size_t)m * (size_t)ni * sizeof *A);
         nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
     }

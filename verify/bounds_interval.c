@@ -3,6 +3,7 @@
 #include "verify/bounds.h"
 
 #include "core/act_relax.h"
+#include "core/linop.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -30,9 +31,6 @@ lg_status lg_bounds_check_net(const lg_net *net)
                            "layer %d has activation %s: verification needs a piecewise-linear (relu/identity) "
                            "network; substitute ReLU first with `lgelu relu`",
                            k, lg_act_name(a) ? lg_act_name(a) : "?");
-        if (net->layers[k].kind != LG_LAYER_DENSE)
-            return lg_fail(LG_ERR_UNSUPPORTED,
-                           "layer %d is a conv layer: bounds take dense layers (lg_net_densify; lg_verify_run does it)", k);
     }
     return LG_OK;
 }
@@ -46,8 +44,6 @@ lg_status lg_bounds_check_direct(const lg_net *net)
         if (!info || (a != LG_ACT_RELU && a != LG_ACT_IDENTITY && !info->smooth))
             return lg_fail(LG_ERR_UNSUPPORTED, "layer %d has activation %s, which has no relaxation", k,
                            info ? info->name : "?");
-        if (net->layers[k].kind != LG_LAYER_DENSE)
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: only dense layers can be verified", k);
     }
     return LG_OK;
 }
@@ -159,19 +155,30 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
-    int w = lg_net_max_width(net);
-    double *buf = malloc(4 * (size_t)w * sizeof *buf);
-    if (!buf) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    int w = lg_net_max_width(net), cap = 1;
+    for (int k = 0; k < net->n_layers; k++)
+        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
+    double *buf = malloc((4 * (size_t)w + (size_t)cap) * sizeof *buf);
+    int *idx = malloc((size_t)cap * sizeof *idx);
+    if (!buf || !idx) {
+        free(buf);
+        free(idx);
+        return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    }
     double *al = buf, *ah = buf + w, *nl = buf + 2 * w, *nh = buf + 3 * w; /* [w] each */
+    double *wv = buf + 4 * w;                                              /* [cap] a row's nonzeros */
     memcpy(al, b->xlo, (size_t)net->n_in * sizeof *al);
     memcpy(ah, b->xhi, (size_t)net->n_in * sizeof *ah);
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         for (int o = 0; o < L->n_out; o++) {
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            /* the row's structural nonzeros (core/linop.h), inputs ascending;
+             * the margin counts n_in terms, as for the dense row */
+            int nz = lg_layer_row_nz(L, o, idx, wv);
             double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
-            for (int i = 0; i < L->n_in; i++) {
-                double wi = Wr[i];
+            for (int t = 0; t < nz; t++) {
+                double wi = wv[t];
+                int i = idx[t];
                 if (wi == 0.0) continue; /* 0·∞ */
                 double wl = wi > 0.0 ? wi * al[i] : wi * ah[i], wh = wi > 0.0 ? wi * ah[i] : wi * al[i];
                 sl += wl;
@@ -189,6 +196,7 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
         memcpy(al, nl, (size_t)L->n_out * sizeof *al);
         memcpy(ah, nh, (size_t)L->n_out * sizeof *ah);
     }
+    free(idx);
     free(buf);
     return LG_OK;
 }

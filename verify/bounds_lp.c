@@ -13,6 +13,7 @@
  * trusted as such: lg_lp_relax_min returns the certified Lagrangian bound
  * of its row duals (encode/lp_cert.h).
  */
+#include "core/linop.h"
 #include "encode/lp_relax.h"
 #include "verify/bounds.h"
 #include "verify/relax.h"
@@ -41,14 +42,28 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             base_a[j] = base_z[j];
         }
         rows += L->n_out;
-        nnz += (size_t)L->n_out * ((size_t)L->n_in + 1);
+        nnz += (size_t)L->n_out * ((size_t)lg_layer_row_cap(L) + 1);
         if (L->act == LG_ACT_RELU) {
             rows += 2 * L->n_out;
             nnz += 4 * (size_t)L->n_out;
         }
     }
+    int cap = 1;
+    for (int j = 0; j < k; j++)
+        if (lg_layer_row_cap(&net->layers[j]) > cap) cap = lg_layer_row_cap(&net->layers[j]);
+    int *idx = malloc((size_t)cap * sizeof *idx);
+    double *wv = malloc((size_t)cap * sizeof *wv); /* a row's nonzeros (core/linop.h) */
+    if (!idx || !wv) {
+        free(idx);
+        free(wv);
+        return lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
+    }
     lg_status st = lg_lp_relax_init(lp, col, rows, nnz);
-    if (st != LG_OK) return st;
+    if (st != LG_OK) {
+        free(idx);
+        free(wv);
+        return st;
+    }
     for (int i = 0; i < net->n_in; i++) lg_lp_relax_col(lp, i, b->xlo[i], b->xhi[i]);
     for (int j = 0; j < k; j++) {
         const lg_layer *L = &net->layers[j];
@@ -58,9 +73,9 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             lg_lp_relax_col(lp, zc, l, u);
             lg_lp_relax_row_add(lp, 'E', L->b[o]);
             lg_lp_relax_ent(lp, zc, 1.0);
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
-            for (int i = 0; i < L->n_in; i++)
-                if (Wr[i] != 0.0) lg_lp_relax_ent(lp, lg_lp_acol(base_a, j - 1, i), -Wr[i]);
+            int nz = lg_layer_row_nz(L, o, idx, wv);
+            for (int t = 0; t < nz; t++)
+                if (wv[t] != 0.0) lg_lp_relax_ent(lp, lg_lp_acol(base_a, j - 1, idx[t]), -wv[t]);
             if (L->act != LG_ACT_RELU) continue;
             int ac = base_a[j] + o;
             lg_lp_relax_col(lp, ac, l > 0 ? l : 0, u > 0 ? u : 0);
@@ -81,6 +96,8 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             }
         }
     }
+    free(idx);
+    free(wv);
     if ((st = lg_lp_relax_load(lp)) != LG_OK) lg_lp_relax_free(lp);
     return st;
 }
@@ -100,7 +117,9 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
             goto fail;
         }
         double *obj = calloc((size_t)lp.n_cols + 1, sizeof *obj);
-        if (!obj) {
+        double *row = malloc(((size_t)L->n_in + 1) * sizeof *row); /* a conv row written out (core/linop.h) */
+        if (!obj || !row) {
+            free(row);
             lg_lp_relax_free(&lp);
             st = lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
             goto fail;
@@ -112,7 +131,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
             for (int sign = 0; sign < 2; sign++) {
                 if (run && lg_runctx_expired(run)) break;
                 double g = sign ? -1.0 : 1.0;
-                const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+                const double *Wr = lg_layer_row(L, o, row);
                 for (int i = 0; i < P->n_out; i++) obj[base + i] = g * Wr[i];
                 double lb;
                 int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], run, &lb); /* the time left */
@@ -123,6 +142,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
             }
         }
         free(obj);
+        free(row);
         lg_lp_relax_free(&lp);
         if ((st = lg_bounds_symbolic_from(b, net, k + 1)) != LG_OK) goto fail;
     }

@@ -10,7 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/linop.h"
 #include "verify/backsub.h"
+
+/* Rows pushed back per batch: the back-substitution holds two [rows][max
+ * width] matrices, so a wide layer (a conv's output) goes in chunks of at
+ * most LG_SYM_CHUNK_BYTES of rows. */
+#define LG_SYM_CHUNK_BYTES ((size_t)64 << 20)
+
+static int lg_sym_chunk(const lg_net *net)
+{
+    size_t w = (size_t)lg_net_max_width(net), m = LG_SYM_CHUNK_BYTES / (2 * w * sizeof(double));
+    if (m < 1) m = 1;
+    return m < w ? (int)m : (int)w;
+}
+
+/* Row r of s.A = g·W[o] (lg_layer_row), s.c[r] = g·b[o]. */
+static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
+{
+    double *Ar = s->A + (size_t)r * (size_t)L->n_in;
+    const double *Wr = lg_layer_row(L, o, Ar);
+    for (int i = 0; i < L->n_in; i++) Ar[i] = g * Wr[i];
+    s->c[r] = g * L->b[o];
+}
 
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
 {
@@ -22,7 +44,7 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
 lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
-    int m = lg_net_max_width(net);
+    int m = lg_sym_chunk(net);
     lg_status st = lg_backsub_init(&s, b, net, m);
     if (st != LG_OK) return st;
     double *out = malloc((size_t)m * sizeof *out); /* [m] */
@@ -32,15 +54,17 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        size_t n = (size_t)L->n_out * (size_t)L->n_in;
-        for (int sign = 0; sign < 2; sign++) {
-            double g = sign ? -1.0 : 1.0;
-            for (size_t i = 0; i < n; i++) s.A[i] = g * L->W[i];
-            for (int o = 0; o < L->n_out; o++) s.c[o] = g * L->b[o];
-            lg_backsub_lower(&s, k - 1, L->n_out, NULL, NULL, 0, NULL, out);
-            for (int o = 0; o < L->n_out; o++) {
-                if (sign == 0 && out[o] > b->lo[k][o]) b->lo[k][o] = out[o];
-                if (sign == 1 && -out[o] < b->hi[k][o]) b->hi[k][o] = -out[o];
+        for (int o0 = 0; o0 < L->n_out; o0 += m) {
+            int n = L->n_out - o0 < m ? L->n_out - o0 : m;
+            for (int sign = 0; sign < 2; sign++) {
+                double g = sign ? -1.0 : 1.0;
+                for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, o0 + r, g);
+                lg_backsub_lower(&s, k - 1, n, NULL, NULL, 0, NULL, out);
+                for (int r = 0; r < n; r++) {
+                    int o = o0 + r;
+                    if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
+                    if (sign == 1 && -out[r] < b->hi[k][o]) b->hi[k][o] = -out[r];
+                }
             }
         }
     }
@@ -52,10 +76,10 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
 lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
-    int m = lg_net_max_width(net);
+    int m = lg_sym_chunk(net), w = lg_net_max_width(net);
     lg_status st = lg_backsub_init(&s, b, net, m);
     if (st != LG_OK) return st;
-    int *idx = malloc((size_t)m * sizeof *idx); /* [m] unstable neurons of layer k */
+    int *idx = malloc((size_t)w * sizeof *idx); /* [w] unstable neurons of layer k */
     double *out = malloc((size_t)m * sizeof *out); /* [m] */
     if (!idx || !out) {
         free(idx);
@@ -71,19 +95,17 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
         for (int o = 0; o < L->n_out; o++) /* smooth: every neuron not fixed to a point */
             if (smooth ? b->lo[k][o] < b->hi[k][o] : b->lo[k][o] < 0.0 && b->hi[k][o] > 0.0) idx[n++] = o;
         if (n == 0) continue;
-        size_t ni = (size_t)L->n_in;
-        for (int sign = 0; sign < 2; sign++) {
-            double g = sign ? -1.0 : 1.0;
-            for (int r = 0; r < n; r++) {
-                const double *Wr = L->W + (size_t)idx[r] * ni;
-                for (size_t i = 0; i < ni; i++) s.A[(size_t)r * ni + i] = g * Wr[i];
-                s.c[r] = g * L->b[idx[r]];
-            }
-            lg_backsub_lower(&s, k - 1, n, NULL, NULL, 0, NULL, out);
-            for (int r = 0; r < n; r++) {
-                int o = idx[r];
-                if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
-                if (sign == 1 && -out[r] < b->hi[k][o]) b->hi[k][o] = -out[r];
+        for (int r0 = 0; r0 < n; r0 += m) {
+            int nr = n - r0 < m ? n - r0 : m;
+            for (int sign = 0; sign < 2; sign++) {
+                double g = sign ? -1.0 : 1.0;
+                for (int r = 0; r < nr; r++) lg_sym_row(&s, L, r, idx[r0 + r], g);
+                lg_backsub_lower(&s, k - 1, nr, NULL, NULL, 0, NULL, out);
+                for (int r = 0; r < nr; r++) {
+                    int o = idx[r0 + r];
+                    if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
+                    if (sign == 1 && -out[r] < b->hi[k][o]) b->hi[k][o] = -out[r];
+                }
             }
         }
     }

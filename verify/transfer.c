@@ -92,17 +92,6 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
                              lg_verify_report *r, double *delta)
 {
     memset(r, 0, sizeof *r);
-    if (lg_net_has_conv(relu) || lg_net_has_conv(ref)) {
-        /* conv layers: the same pair with dense matrices (lg_net_densify) */
-        lg_net dr = {0}, dref = {0};
-        size_t cap = (size_t)((o->memory_mb > 0 ? o->memory_mb : LG_VERIFY_DENSE_MAX_MB) * 1048576.0);
-        lg_status st = lg_net_densify(&dr, relu, cap);
-        if (st == LG_OK) st = lg_net_densify(&dref, ref, cap);
-        if (st == LG_OK) st = lg_verify_transfer(&dr, &dref, prop, o, r, delta);
-        lg_net_free(&dr);
-        lg_net_free(&dref);
-        return st;
-    }
     /* one deadline for the whole command: the deviation bound's time counts against --timeout */
     lg_runctx run = lg_runctx_start(o->timeout_s, o->seed, o->verbose, o->memory_mb);
     lg_prop big = {0};

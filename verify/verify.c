@@ -11,6 +11,10 @@
 #include "verify/backend.h"
 #include "verify/recheck.h"
 
+/* Share of a case's time that ReLU branch and bound gets first in auto mode
+ * on a net with conv layers (the rest goes to the whole-case back-end). */
+#define LG_VERIFY_CONV_BAB_SHARE 0.8
+
 lg_verify_opts lg_verify_opts_default(void)
 {
     lg_verify_opts o;
@@ -360,12 +364,19 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (bm != LG_BAB_NONE) {
         /* auto with ReLU splitting is a first, cheap pass (α-CROWN, shallow splits: a tenth of the
          * remaining time, at most 32 nodes); the whole-case MILP, which wins on wide MNIST-like
-         * nets, follows. Input splitting and forced modes get all the time. */
+         * nets, follows. On a net with conv layers the order is reversed in weight: β-CROWN
+         * through the structured convs gets LG_VERIFY_CONV_BAB_SHARE of the time without a node
+         * cap, the MILP (dense rows of every conv, large LPs) the rest. Input splitting and
+         * forced modes get all the time. */
         lg_runctx bab_run = cc;
         long max_nodes = o->bab.max_nodes;
         if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
-            bab_run = lg_runctx_share(&cc, 0.1);
-            if (max_nodes > 32) max_nodes = 32;
+            if (lg_net_has_conv(net)) {
+                bab_run = lg_runctx_share(&cc, LG_VERIFY_CONV_BAB_SHARE);
+            } else {
+                bab_run = lg_runctx_share(&cc, 0.1);
+                if (max_nodes > 32) max_nodes = 32;
+            }
         }
         int decided = 0;
         if ((st = lg_verify_bab(net, &p, &b, o, bm, c, &bab_run, run, max_nodes, r, co, x, &decided)) !=
@@ -418,17 +429,6 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
 lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
                            lg_verify_report *r)
 {
-    if (net && lg_net_has_conv(net)) {
-        /* conv layers are verified as the same net with dense matrices
-         * (lg_net_densify), within the run's memory cap */
-        lg_net dense;
-        double cap_mb = run->memory_mb > 0 ? run->memory_mb : LG_VERIFY_DENSE_MAX_MB;
-        lg_status st = lg_net_densify(&dense, net, (size_t)(cap_mb * 1048576.0));
-        if (st != LG_OK) return st;
-        st = lg_verify_run_in(&dense, prop, o, run, r);
-        lg_net_free(&dense);
-        return st;
-    }
     double t0 = lg_now();
     memset(r, 0, sizeof *r);
     r->seconds = t0; /* start time while running; elapsed seconds at the end */

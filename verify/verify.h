@@ -94,11 +94,6 @@ void lg_verify_report_free(lg_verify_report *r);
 /* "robust", "violated", "unknown". */
 const char *lg_verdict_name(lg_verdict v);
 
-/* A network with conv layers is verified as its dense equivalent
- * (lg_net_densify); the dense matrices may take at most the run's memory
- * cap, or this many MB without one. */
-#define LG_VERIFY_DENSE_MAX_MB 2048.0
-
 /* Run the driver. Returns an error only for bad input (non piecewise-linear
  * net, shape mismatch), out of memory or a back-end failure that is not a
  * plain unknown; every verdict (including unknown) is LG_OK. r is
