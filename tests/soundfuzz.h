@@ -50,6 +50,7 @@ typedef struct lg_fuzz_stats {
     long timeouts;                     /* unknowns that came from the deadline */
     long wrong_robust, wrong_witness, errors;
     long ties;                         /* cases of a tie class */
+    long convs;                        /* cases of the conv class */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
     long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
