@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exact.h"
 #include "core/linop.h"
 #include "core/netfile.h"
 #include "core/onnx.h"
@@ -113,6 +114,49 @@ START_TEST(test_conv_forward_reference)
         lg_net_free(&dense);
         lg_net_free(&net);
     }
+}
+END_TEST
+
+/* The certified enclosure of a smooth net (the witness gate's exact step for
+ * non-ReLU activations) reads a conv layer through its kernel: on the conv
+ * net it certifies exactly the constraints it certifies on the dense form,
+ * y_j − v ≤ 0 for v a little above the double output and not for v a little
+ * below. */
+START_TEST(test_conv_enclose_matches_dense)
+{
+    static const lg_act acts[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_PRELU};
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
+        for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+            lg_net net, dense;
+            conv_net(&net, 2, 7, 6, &geoms[gi][0], &geoms[gi][1], 2, acts[ai]);
+            lg_rng r;
+            lg_rng_init(&r, 31 + gi, ai);
+            lg_test_randomize(&net, &r, 1.0);
+            for (int k = 0; k + 1 < net.n_layers; k++)
+                if (acts[ai] == LG_ACT_LGELU || acts[ai] == LG_ACT_SWISH) net.layers[k].lambda = 3.0;
+            ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+            double x[84], y[2], coef[2];
+            double *scr = malloc(2 * (size_t)lg_net_max_width(&dense) * sizeof *scr);
+            ck_assert_ptr_nonnull(scr);
+            for (int i = 0; i < net.n_in; i++) x[i] = lg_rng_normal(&r);
+            lg_net_forward(&dense, x, y, scr);
+            for (int j = 0; j < 2; j++)
+                for (int above = 0; above < 2; above++) {
+                    lg_lincon L = {coef, 0.0};
+                    lg_term T = {1, &L};
+                    coef[j] = 1.0, coef[1 - j] = 0.0;
+                    double delta = 1e-6 * (1.0 + fabs(y[j]));
+                    L.d = -(y[j] + (above ? delta : -delta)); /* y_j − (y_j ± δ) ≤ 0 */
+                    int want = above ? 0 : -1;
+                    ck_assert_int_eq(lg_exact_first_holding(&dense, x, 1, &T, NULL), want);
+                    ck_assert_msg(lg_exact_first_holding(&net, x, 1, &T, NULL) == want,
+                                  "geometry %zu act %s output %d: the conv enclosure disagrees with the dense one", gi,
+                                  lg_act_name(acts[ai]), j);
+                }
+            free(scr);
+            lg_net_free(&dense);
+            lg_net_free(&net);
+        }
 }
 END_TEST
 
@@ -832,6 +876,7 @@ Suite *suite_conv(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_conv_forward_reference);
+    tcase_add_test(tc, test_conv_enclose_matches_dense);
     tcase_add_test(tc, test_conv_netfile_v3);
     tcase_add_test(tc, test_conv_onnx_roundtrip);
     tcase_add_test(tc, test_conv_densify_cap);
