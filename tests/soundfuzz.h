@@ -18,7 +18,9 @@
  * 300-bit MPFR forward pass written here, independent of lgelu). The gate
  * (lg_witness_accept) is asked about the centre directly, and every
  * `violated` witness and every `robust` is judged by the same MPFR pass
- * (points within 1e-40 of the boundary are not judged).
+ * (points within 1e-40 of the boundary are not judged). For a conv case
+ * the driver and the gate get the conv net, the MPFR pass its dense form
+ * (lg_net_densify), like the exact oracle (gen_fuzz.h).
  *
  * Everything passed in is borrowed.
  */
