@@ -151,14 +151,11 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
         if (L->act < 0 || L->act >= LG_ACT_COUNT || !isfinite(L->lambda)) return -2;
         if ((L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH) && !(L->lambda > 0)) return -2;
     }
-    int cap = 1; /* one row's structural nonzeros (a conv layer through its kernel, core/linop.h) */
-    for (int k = 0; k < net->n_layers; k++)
-        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
+    int *idx;
+    double *wv;
+    if (lg_net_row_alloc(net, &idx, &wv)) return -3;
     lg_iv *a = malloc(((size_t)2 * (size_t)w + 4) * sizeof *a);
-    int *idx = malloc((size_t)cap * sizeof *idx);
-    double *wv = malloc((size_t)cap * sizeof *wv);
-    if (!a || !idx || !wv) {
-        free(a);
+    if (!a) {
         free(idx);
         free(wv);
         return -3;
@@ -196,7 +193,7 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     for (int k = 0; k < net->n_layers && !rc; k++) {
         const lg_layer *L = &net->layers[k];
         for (int o = 0; o < L->n_out && !rc; o++) {
-            int nz = lg_layer_row_nz(L, o, idx, wv);
+            int nz = lg_layer_row_nz(L, o, idx, wv); /* a conv's row through its structure (core/linop.h) */
             if (!isfinite(L->b[o])) rc = -2;
             mpfr_set_d(z[o].lo, L->b[o], MPFR_RNDN);
             mpfr_set_d(z[o].hi, L->b[o], MPFR_RNDN);
