@@ -166,16 +166,19 @@ static void inject_cancel_conv(lg_net *net, lg_rng *r, int kc, int kind)
 }
 
 /* A small conv net drawn from r3: a C×H×W image (C 1–2, H, W 2–4, at most
- * 16 pixels), 1–2
+ * 9 values), 1–2
  * conv layers (1–3 channels, kernels 1–3 each way, strides 1–2, padding
- * 0–1, at most 12 outputs unless the cancellation needs a second
+ * 0–1, at most 8 outputs unless the cancellation needs a second
  * channel), 0–1 dense hidden layers of width 1–4, then n_out. Layer kc
  * (< *n_hid) gets a second channel or width 2 when cancel > 0. */
 static lg_status draw_conv_net(lg_net *net, lg_rng *r3, int n_out, int cancel, int *kc, int *n_hid)
 {
     int c = 1 + (int)lg_rng_below(r3, 2), h = 2 + (int)lg_rng_below(r3, 3), w = 2 + (int)lg_rng_below(r3, 3);
     int n_conv = 1 + (int)lg_rng_below(r3, 2), n_dense = (int)lg_rng_below(r3, 2);
-    while (c * h * w > 16) w--; /* the exact oracle's LPs grow with the inputs */
+    while (c * h * w > 9) { /* the exact oracle's LPs grow with the inputs */
+        if (w > 2) w--;
+        else h--;
+    }
     *n_hid = n_conv + n_dense;
     *kc = (int)lg_rng_below(r3, (uint32_t)*n_hid);
     lg_conv cv[2];
@@ -194,7 +197,7 @@ static lg_status draw_conv_net(lg_net *net, lg_rng *r3, int n_out, int cancel, i
         if (g->kw > w + 2 * g->pw) g->kw = w + 2 * g->pw;
         g->h_out = lg_conv_out_size(h, g->kh, g->sh, g->ph);
         g->w_out = lg_conv_out_size(w, g->kw, g->sw, g->pw);
-        while (g->c_out > 1 && g->c_out * g->h_out * g->w_out > 12) g->c_out--;
+        while (g->c_out > 1 && g->c_out * g->h_out * g->w_out > 8) g->c_out--;
         if (cancel > 0 && k == *kc && g->c_out < 2) g->c_out = 2;
         c = g->c_out, h = g->h_out, w = g->w_out;
         dims[k + 1] = c * h * w;

@@ -2,7 +2,7 @@
  * for the differential soundness fuzzer (soundfuzz.h).
  *
  * Case (seed, index) is a pure function of the two numbers: a tiny ReLU
- * network (1–4 inputs, or a conv image of up to 16, 1–3 hidden layers, at most LG_ORACLE_MAX_UNSTABLE
+ * network (1–4 inputs, or a conv image of up to 9, 1–3 hidden layers, at most LG_ORACLE_MAX_UNSTABLE
  * unstable ReLUs under exact interval bounds), one input box and a property
  * (a disjunction of conjunctions of linear output constraints). Each case
  * draws from these classes (the tag in `cls` lists the ones used):
@@ -30,7 +30,7 @@
  *                    d ≤ 0), or with no constraint at all: every point of the
  *                    box is a counterexample
  *   conv / pos-bias  (a fifth of the cases, from their own stream) a C×H×W
- *                    image (C 1–2, H, W 2–4, ≤ 16 values) through 1–2 conv layers (1–3
+ *                    image (C 1–2, H, W 2–4, ≤ 9 values) through 1–2 conv layers (1–3
  *                    channels, kernels 1–3 each way so often non-square,
  *                    strides 1–2, padding 0–1), 0–1 dense hidden layers,
  *                    a dense output; bias constant per channel, or one per
