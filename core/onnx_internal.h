@@ -159,6 +159,9 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c);
 lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node);
 /* AveragePool, or GlobalAveragePool when global = 1. */
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
+/* MaxPool, or GlobalMaxPool when global = 1: rewritten exactly into ReLU
+ * conv layers (onnx_conv.c); the max stays pending as a 1x1 conv. */
+lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
 lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);
