@@ -675,6 +675,45 @@ START_TEST(test_maxpool_oracle)
 }
 END_TEST
 
+/* A MaxPool after a smooth activation (tests/fixtures/maxpool/gelu_pool.onnx):
+ * ReLU substitution replaces only the GELU layer (the rewrite's layers are
+ * exact ReLU layers, kept), and the certified deviation bound of the pair
+ * holds the deviation of sampled inputs. */
+START_TEST(test_maxpool_after_gelu)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/maxpool/gelu_pool.onnx", LG_FIXTURES);
+    lg_net ref, rn;
+    ck_assert_msg(lg_net_load(&ref, path) == LG_OK, "%s", lg_errmsg());
+    ck_assert_int_eq(lg_anneal_count_smooth(&ref), 1);
+    ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+    ck_assert_int_eq(lg_anneal_count_smooth(&rn), 0);
+    for (int k = 1; k < ref.n_layers; k++) ck_assert_int_eq(rn.layers[k].act, ref.layers[k].act);
+    lg_dev d;
+    ck_assert_msg(lg_dev_init(&d, &rn, &ref) == LG_OK, "%s", lg_errmsg());
+    lg_rng r;
+    lg_rng_init(&r, 77, 0);
+    double lo[36], hi[36], x[36], delta, e[3], y1[3], y2[3], worst = 0;
+    double *scr = malloc(2 * (size_t)lg_net_max_width(&ref) * sizeof *scr);
+    for (int i = 0; i < 36; i++) {
+        double c = 2 * lg_rng_uniform(&r) - 1;
+        lo[i] = c - 0.2, hi[i] = c + 0.2;
+    }
+    ck_assert_int_eq(lg_dev_bound_boxes(&d, lo, hi, 1, &delta, e, NULL), LG_OK);
+    for (int t = 0; t < 2000; t++) {
+        for (int i = 0; i < 36; i++) x[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+        lg_net_forward(&rn, x, y1, scr);
+        lg_net_forward(&ref, x, y2, scr);
+        for (int j = 0; j < 3; j++) worst = fmax(worst, fabs(y1[j] - y2[j]));
+    }
+    ck_assert_msg(worst > 0 && worst <= delta, "sampled %.17g, bound %.17g", worst, delta);
+    free(scr);
+    lg_dev_free(&d);
+    lg_net_free(&rn);
+    lg_net_free(&ref);
+}
+END_TEST
+
 /* ---- training: the float im2col model against finite differences of the
  * double forward pass (tied biases: a channel's bias moves every position) */
 static double conv_loss(const lg_net *net, const float *X, const uint8_t *lab, int B)
@@ -969,6 +1008,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_oracle);
     tcase_add_test(tc, test_maxpool_torch);
     tcase_add_test(tc, test_maxpool_oracle);
+    tcase_add_test(tc, test_maxpool_after_gelu);
     tcase_add_test(tc, test_conv_linop_matches_dense);
     tcase_add_test(tc, test_conv_bounds_structured);
     tcase_add_test(tc, test_conv_verify_under_cap);
