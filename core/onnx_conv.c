@@ -5,8 +5,10 @@
  *
  * A Conv met with nothing pending (at the input, or right after an
  * activation) stays a structured conv (lg_ox_b.K) through a bias shift and a
- * BatchNormalization fold and becomes a conv layer at its activation; any
- * other op on it writes it out dense first (lg_ox_b_materialize). Otherwise
+ * BatchNormalization fold and becomes a conv layer at its activation; a
+ * Conv or another linear op met before that closes it as an identity conv
+ * layer, except a selection (Pad, Transpose, Flatten), which writes it out
+ * dense (lg_ox_b_materialize) and composes exactly. Otherwise
  * Conv, AveragePool, Pad and Transpose are linear maps of the flat NCHW
  * value; each is written as a dense matrix M (every entry a kernel weight,
  * 1 or 0, so M is the file's exact function) and composed by
@@ -162,6 +164,9 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
     size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
     if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
+    /* a pending conv (no activation between two convs, or a MaxPool's sum) becomes its own
+     * identity conv layer, so this conv stays structured too */
+    if (B->K && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     if (lg_ox_b_identity(B) && lg_conv_out_size((int)H, (int)w.kh, (int)w.sh, (int)w.pt) == w.ho &&
         lg_conv_out_size((int)W, (int)w.kw, (int)w.sw, (int)w.pl) == w.wo) {
         /* nothing pending: the conv stays a structured conv (core/net.h) until its activation;
