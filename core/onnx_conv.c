@@ -527,9 +527,11 @@ lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
         /* the level as a conv layer: output channel c·J2 + j reads input channel c (level 0) or c·J + q */
         int cin = level == 0 ? (int)C : (int)C * J, jin = level == 0 ? 1 : J, kk = level == 0 ? K : 1;
         size_t nk = (size_t)C * (size_t)J2 * (size_t)cin * (size_t)kk, nout = (size_t)C * (size_t)J2 * (size_t)(ho * wo);
-        if (nout > LG_NET_MAX_DIM) {
-            st = lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the MaxPool rewrite needs more than %d neurons per layer",
-                         G->file, lg_ox_node_desc(G, node), LG_NET_MAX_DIM);
+        if (nout > LG_NET_MAX_DIM || nk > LG_NET_MAX_PARAMS) {
+            st = lg_fail(LG_ERR_UNSUPPORTED,
+                         "%s: %s: the MaxPool rewrite of %lld channels would need more than %d neurons or %zu "
+                         "kernel weights per layer",
+                         G->file, lg_ox_node_desc(G, node), (long long)C, LG_NET_MAX_DIM, (size_t)LG_NET_MAX_PARAMS);
             goto fail;
         }
         if (!(Kc = calloc(nk, sizeof *Kc))) goto oom;
