@@ -5,6 +5,7 @@
  * are correctly rounded in the direction asked for, so each interval holds
  * the exact real value; nothing else is assumed about erf or exp. */
 #include "core/exact.h"
+#include "core/linop.h"
 
 #include <math.h>
 #include <mpfr.h>
@@ -150,8 +151,15 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
         if (L->act < 0 || L->act >= LG_ACT_COUNT || !isfinite(L->lambda)) return -2;
         if ((L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH) && !(L->lambda > 0)) return -2;
     }
+    int *idx;
+    double *wv;
+    if (lg_net_row_alloc(net, &idx, &wv)) return -3;
     lg_iv *a = malloc(((size_t)2 * (size_t)w + 4) * sizeof *a);
-    if (!a) return -3;
+    if (!a) {
+        free(idx);
+        free(wv);
+        return -3;
+    }
     lg_iv *z = a + w, *u = z + w, *g = u + 1, *r2 = g + 1, *s = r2 + 1;
     for (int i = 0; i < 2 * w + 4; i++) lg_iv_init(&a[i]);
     mpfr_t t1, t2;
@@ -185,14 +193,15 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     for (int k = 0; k < net->n_layers && !rc; k++) {
         const lg_layer *L = &net->layers[k];
         for (int o = 0; o < L->n_out && !rc; o++) {
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            int nz = lg_layer_row_nz(L, o, idx, wv); /* a conv's row through its structure (core/linop.h) */
             if (!isfinite(L->b[o])) rc = -2;
             mpfr_set_d(z[o].lo, L->b[o], MPFR_RNDN);
             mpfr_set_d(z[o].hi, L->b[o], MPFR_RNDN);
-            for (int i = 0; i < L->n_in; i++) {
-                if (Wr[i] == 0) continue;
-                if (!isfinite(Wr[i])) rc = -2;
-                lg_iv_scale(u, Wr[i], &a[i], t1);
+            for (int q = 0; q < nz; q++) {
+                int i = idx[q];
+                if (wv[q] == 0) continue;
+                if (!isfinite(wv[q])) rc = -2;
+                lg_iv_scale(u, wv[q], &a[i], t1);
                 mpfr_add(z[o].lo, z[o].lo, u->lo, MPFR_RNDD);
                 mpfr_add(z[o].hi, z[o].hi, u->hi, MPFR_RNDU);
             }
@@ -231,6 +240,8 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     mpfr_clear(t1);
     mpfr_clear(t2);
     free(base);
+    free(idx);
+    free(wv);
     mpfr_free_cache(); /* MPFR's constant caches (π, log 2 for erf/exp) would outlive the call */
     return rc ? rc : found;
 }

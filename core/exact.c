@@ -7,20 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Scratch for one row's structural nonzeros (core/linop.h) of any layer. */
-static int lg_ex_row_alloc(const lg_net *net, int **idx, double **wv)
-{
-    int cap = 1;
-    for (int k = 0; k < net->n_layers; k++)
-        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
-    *idx = malloc((size_t)cap * sizeof **idx);
-    *wv = malloc((size_t)cap * sizeof **wv);
-    if (*idx && *wv) return 0;
-    free(*idx);
-    free(*wv);
-    return -3;
-}
-
 /* A finite double as M·2^k with M an integer (|M| < 2^53); k = LONG_MAX for 0. */
 static long lg_dy_split(double v, double *M)
 {
@@ -50,7 +36,7 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
     int w = lg_net_max_width(net);
     int *idx;
     double *wv;
-    if (lg_ex_row_alloc(net, &idx, &wv)) return -3;
+    if (lg_net_row_alloc(net, &idx, &wv)) return -3;
     mpz_t *a = malloc((size_t)w * sizeof *a), *z = malloc((size_t)w * sizeof *z);
     if (!a || !z) {
         free(a);
@@ -164,7 +150,7 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
     }
     int *idx;
     double *wv;
-    if (lg_ex_row_alloc(net, &idx, &wv)) {
+    if (lg_net_row_alloc(net, &idx, &wv)) {
         for (int i = 0; i < w; i++) {
             mpq_clear(a[i]);
             mpq_clear(z[i]);

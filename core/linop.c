@@ -228,6 +228,21 @@ int lg_layer_row_cap(const lg_layer *L)
     return L->n_in;
 }
 
+int lg_net_row_alloc(const lg_net *net, int **idx, double **w)
+{
+    int cap = 1;
+    for (int k = 0; k < net->n_layers; k++)
+        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
+    *idx = malloc((size_t)cap * sizeof **idx);
+    *w = malloc((size_t)cap * sizeof **w);
+    if (*idx && *w) return 0;
+    free(*idx);
+    free(*w);
+    *idx = NULL;
+    *w = NULL;
+    return -1;
+}
+
 int lg_layer_row_nz(const lg_layer *L, int o, int *idx, double *w)
 {
     if (L->kind != LG_LAYER_CONV2D) {

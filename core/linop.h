@@ -40,6 +40,10 @@ int lg_layer_row_cap(const lg_layer *L);
  * input, zeros included). idx and w hold lg_layer_row_cap(L) entries. */
 int lg_layer_row_nz(const lg_layer *L, int o, int *idx, double *w);
 
+/* Allocate idx and w with room for the largest row of any layer of net
+ * (the caller frees both): 0, or −1 out of memory (both NULL). */
+int lg_net_row_alloc(const lg_net *net, int **idx, double **w);
+
 /* Row o of W as n_in doubles: a pointer into the stored matrix for a dense
  * layer; for a conv layer, row (n_in doubles of the caller) filled with the
  * kernel weights at the receptive field and 0 elsewhere, and returned. */

@@ -4,7 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/net.h"
 #include "study/report_internal.h"
+
+/* Input dimension of an architecture name ("784,256,10" or "1x28x28,c8k3s2,10"); 0 if unparsable. */
+static int lg_rep_arch_inputs(const char *arch)
+{
+    int dims[LG_STUDY_MAX_DIMS + 1];
+    lg_conv convs[LG_STUDY_MAX_DIMS + 1];
+    return lg_net_arch_parse(arch, dims, convs, LG_STUDY_MAX_DIMS + 1) > 0 ? dims[0] : 0;
+}
 
 static const char *const lg_md_modes_help[LG_STUDY_N_MODES] = {
     "full pipeline on the ReLU net (bounds, attack, branch and bound, GLPK then Z3)",
@@ -264,7 +273,7 @@ lg_status lg_rep_write_md(lg_rep *R, FILE *out)
             int first = 1;
             for (int h = 0; h < g0; h++) first &= strcmp(R->groups[h].arch, arch) != 0;
             if (!first) continue;
-            fprintf(f, "| %s | %ld |", arch, strtol(arch, NULL, 10));
+            fprintf(f, "| %s | %d |", arch, lg_rep_arch_inputs(arch));
             for (int m = 0; m < LG_STUDY_N_MODES; m++) {
                 if (!R->has_mode[m]) continue;
                 int n, dec, to;

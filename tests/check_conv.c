@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exact.h"
 #include "core/linop.h"
 #include "core/netfile.h"
 #include "core/npy.h"
@@ -275,6 +276,52 @@ static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol
 
 /* The structured products (core/linop.h) against the dense matrix of the
  * same conv: forward, transpose, |W|, sparse and written-out rows. */
+/* The smooth-net witness gate (the MPFR enclosure, core/exact.h) reads a
+ * conv layer through its structure: on random smooth conv nets, for the
+ * term "y_j − y_k + d ≤ 0" at constants d on both sides of the double
+ * value, it answers as on the densified net, and certifies the clear
+ * cases the double forward pass decides with room. */
+START_TEST(test_conv_enclosure_matches_dense)
+{
+    const lg_act acts[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_SIGMOID};
+    int n_cert = 0, n_refused = 0;
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
+        for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+            lg_net net, dense;
+            conv_net(&net, 2, 7, 6, &geoms[gi][0], &geoms[gi][1], 3, acts[ai]);
+            lg_rng r;
+            lg_rng_init(&r, 700 + gi, ai);
+            lg_test_randomize(&net, &r, 0.7);
+            for (int k = 0; k < net.n_layers; k++) net.layers[k].lambda = 1.5;
+            ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+            double x[256], y[3], buf[2 * 256 + 8];
+            ck_assert_int_le(lg_net_max_width(&net), 256);
+            for (int i = 0; i < net.n_in; i++) x[i] = lg_rng_uniform(&r);
+            lg_net_forward(&net, x, y, buf);
+            double coef[3] = {1.0, -1.0, 0.0};
+            double v = y[0] - y[1];
+            for (int side = 0; side < 2; side++) {
+                /* side 0: y0 − y1 + d ≤ 0 holds with room (d = −v − 0.25); side 1: fails with room */
+                lg_lincon c = {coef, side ? -v + 0.25 : -v - 0.25};
+                lg_term t = {1, &c};
+                int a = lg_enclose_first_holding(&net, x, 1, &t, NULL);
+                int b = lg_enclose_first_holding(&dense, x, 1, &t, NULL);
+                ck_assert_msg(a == b, "geometry %zu act %zu side %d: conv %d, dense %d", gi, ai, side, a, b);
+                if (side == 0) {
+                    ck_assert_int_eq(a, 0);
+                    n_cert++;
+                } else {
+                    ck_assert_int_eq(a, -1);
+                    n_refused++;
+                }
+            }
+            lg_net_free(&dense);
+            lg_net_free(&net);
+        }
+    ck_assert_int_eq(n_cert, n_refused);
+}
+END_TEST
+
 START_TEST(test_conv_linop_matches_dense)
 {
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
@@ -1017,6 +1064,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_train_finite_differences);
     tcase_add_test(tc, test_conv_encode_sparse_rows);
     tcase_add_test(tc, test_conv_deviation_covers_samples);
+    tcase_add_test(tc, test_conv_enclosure_matches_dense);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_conv_limits);

@@ -5,4 +5,4 @@ set xtics rotate by -30
 set key top right
 set yrange [0:*]
 set grid ytics
-plot 'benchmarks/results/plots/accuracy_784-256-256-10.dat' using 2:xtic(1) title 'trained (smooth)', '' using 3 title 'after ReLU substitution'
+plot 'out/full/plots/accuracy_784-256-256-10.dat' using 2:xtic(1) title 'trained (smooth)', '' using 3 title 'after ReLU substitution'

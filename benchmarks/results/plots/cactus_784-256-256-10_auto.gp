@@ -1,8 +1,8 @@
 set termoption noenhanced
 set terminal pngcairo size 960,600 noenhanced
-set output 'benchmarks/results/plots/cactus_784-256-256-10_auto.png'
-load 'benchmarks/results/plots/cactus_784-256-256-10_auto.body.gp'
+set output 'out/full/plots/cactus_784-256-256-10_auto.png'
+load 'out/full/plots/cactus_784-256-256-10_auto.body.gp'
 set terminal svg size 960,600 noenhanced
-set output 'benchmarks/results/plots/cactus_784-256-256-10_auto.svg'
-load 'benchmarks/results/plots/cactus_784-256-256-10_auto.body.gp'
+set output 'out/full/plots/cactus_784-256-256-10_auto.svg'
+load 'out/full/plots/cactus_784-256-256-10_auto.body.gp'
 unset output

@@ -1,8 +1,8 @@
 set termoption noenhanced
 set terminal pngcairo size 960,600 noenhanced
-set output 'benchmarks/results/plots/cactus_784-256-256-10_smooth.png'
-load 'benchmarks/results/plots/cactus_784-256-256-10_smooth.body.gp'
+set output 'out/full/plots/cactus_784-256-256-10_smooth.png'
+load 'out/full/plots/cactus_784-256-256-10_smooth.body.gp'
 set terminal svg size 960,600 noenhanced
-set output 'benchmarks/results/plots/cactus_784-256-256-10_smooth.svg'
-load 'benchmarks/results/plots/cactus_784-256-256-10_smooth.body.gp'
+set output 'out/full/plots/cactus_784-256-256-10_smooth.svg'
+load 'out/full/plots/cactus_784-256-256-10_smooth.body.gp'
 unset output

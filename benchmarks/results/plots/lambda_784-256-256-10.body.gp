@@ -1,8 +1,20 @@
-set title 'lambda per hidden layer over training (784,256,256,10, first seed; log scale)'
+set multiplot layout 3,3 title 'lambda per hidden layer over training (784,256,256,10, first seed; log scale), a panel per regime'
 set xlabel 'epoch'
-set ylabel 'lambda'
 set logscale y
-set key outside right
 set grid
-titles = 'gelu_swap:L0 gelu_swap:L1 lgelu_learned:L0 lgelu_learned:L1 anneal_s0.1_l160:L0 anneal_s0.1_l160:L1 anneal_s0.25_l160:L0 anneal_s0.25_l160:L1 anneal_s0.5_l160:L0 anneal_s0.5_l160:L1 gelu_anneal:L0 gelu_anneal:L1 anneal_s0.1_l40:L0 anneal_s0.1_l40:L1 anneal_s0.1_l640:L0 anneal_s0.1_l640:L1 anneal_s0.25_l40:L0 anneal_s0.25_l40:L1 anneal_s0.25_l640:L0 anneal_s0.25_l640:L1 anneal_s0.5_l40:L0 anneal_s0.5_l40:L1 anneal_s0.5_l640:L0 anneal_s0.5_l640:L1 swish_anneal:L0 swish_anneal:L1 prelu_anneal:L0 prelu_anneal:L1'
-plot for [i=1:28] 'benchmarks/results/plots/lambda_784-256-256-10.dat' index (i-1) using 1:2 with linespoints title word(titles, i)
+set key top left
+set title 'gelu_swap'
+plot for [i=0:1] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 0)
+set title 'lgelu_learned'
+plot for [i=2:3] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 2)
+set title 'anneal_s0.25_l160'
+plot for [i=4:5] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 4)
+set title 'anneal_s0.25_l640'
+plot for [i=6:7] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 6)
+set title 'gelu_anneal'
+plot for [i=8:9] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 8)
+set title 'rs_lgelu'
+plot for [i=10:11] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 10)
+set title 'rs_anneal'
+plot for [i=12:13] 'out/full/plots/lambda_784-256-256-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 12)
+unset multiplot

@@ -5,4 +5,4 @@ set xtics rotate by -30
 set key top right
 set yrange [0:*]
 set grid ytics
-plot 'benchmarks/results/plots/accuracy_784-256-256-10.dat' using 5:xtic(1) title 'eps 0.005', 'benchmarks/results/plots/accuracy_784-256-256-10.dat' using 6 title 'eps 0.01'
+plot 'out/full/plots/accuracy_784-256-256-10.dat' using 5:xtic(1) title 'eps 0.01', 'out/full/plots/accuracy_784-256-256-10.dat' using 6 title 'eps 0.02'

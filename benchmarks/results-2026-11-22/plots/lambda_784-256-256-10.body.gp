@@ -1,0 +1,8 @@
+set title 'lambda per hidden layer over training (784,256,256,10, first seed; log scale)'
+set xlabel 'epoch'
+set ylabel 'lambda'
+set logscale y
+set key outside right
+set grid
+titles = 'gelu_swap:L0 gelu_swap:L1 lgelu_learned:L0 lgelu_learned:L1 anneal_s0.1_l160:L0 anneal_s0.1_l160:L1 anneal_s0.25_l160:L0 anneal_s0.25_l160:L1 anneal_s0.5_l160:L0 anneal_s0.5_l160:L1 gelu_anneal:L0 gelu_anneal:L1 anneal_s0.1_l40:L0 anneal_s0.1_l40:L1 anneal_s0.1_l640:L0 anneal_s0.1_l640:L1 anneal_s0.25_l40:L0 anneal_s0.25_l40:L1 anneal_s0.25_l640:L0 anneal_s0.25_l640:L1 anneal_s0.5_l40:L0 anneal_s0.5_l40:L1 anneal_s0.5_l640:L0 anneal_s0.5_l640:L1 swish_anneal:L0 swish_anneal:L1 prelu_anneal:L0 prelu_anneal:L1'
+plot for [i=1:28] 'benchmarks/results/plots/lambda_784-256-256-10.dat' index (i-1) using 1:2 with linespoints title word(titles, i)

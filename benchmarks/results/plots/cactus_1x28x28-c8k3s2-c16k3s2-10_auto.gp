@@ -1,0 +1,8 @@
+set termoption noenhanced
+set terminal pngcairo size 960,600 noenhanced
+set output 'out/full/plots/cactus_1x28x28-c8k3s2-c16k3s2-10_auto.png'
+load 'out/full/plots/cactus_1x28x28-c8k3s2-c16k3s2-10_auto.body.gp'
+set terminal svg size 960,600 noenhanced
+set output 'out/full/plots/cactus_1x28x28-c8k3s2-c16k3s2-10_auto.svg'
+load 'out/full/plots/cactus_1x28x28-c8k3s2-c16k3s2-10_auto.body.gp'
+unset output

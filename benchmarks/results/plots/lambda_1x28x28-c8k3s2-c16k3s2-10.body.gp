@@ -1,0 +1,20 @@
+set multiplot layout 3,3 title 'lambda per hidden layer over training (1x28x28,c8k3s2,c16k3s2,10, first seed; log scale), a panel per regime'
+set xlabel 'epoch'
+set logscale y
+set grid
+set key top left
+set title 'gelu_swap'
+plot for [i=0:1] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 0)
+set title 'lgelu_learned'
+plot for [i=2:3] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 2)
+set title 'anneal_s0.25_l160'
+plot for [i=4:5] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 4)
+set title 'anneal_s0.25_l640'
+plot for [i=6:7] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 6)
+set title 'gelu_anneal'
+plot for [i=8:9] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 8)
+set title 'rs_lgelu'
+plot for [i=10:11] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 10)
+set title 'rs_anneal'
+plot for [i=12:13] 'out/full/plots/lambda_1x28x28-c8k3s2-c16k3s2-10.dat' index i using 1:2 with linespoints pt 7 ps 0.4 title sprintf('layer %d', i - 12)
+unset multiplot
