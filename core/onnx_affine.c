@@ -276,6 +276,21 @@ none:
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
 {
     lg_status st;
+    if (B->K) {
+        /* a pending conv composes with M only when M is a selection; otherwise it would be
+         * closed as an identity layer after being written out: close it as a conv layer */
+        long *src = malloc((size_t)n2 * sizeof *src);
+        if (!src) {
+            free(M);
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        int sel = lg_ox_selection(M, (size_t)n2, (size_t)B->n, src);
+        free(src);
+        if (!sel && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
+            free(M);
+            return st;
+        }
+    }
     if ((st = lg_ox_b_materialize(B)) != LG_OK) {
         free(M);
         return st;

@@ -1,11 +1,14 @@
 /* onnx_conv.c — the image ops of the ONNX importer (onnx_internal.h):
- * Conv, AveragePool / GlobalAveragePool, zero Pad, Transpose and
+ * Conv, AveragePool / GlobalAveragePool, MaxPool / GlobalMaxPool (rewritten
+ * into ReLU layers, see lg_ox_maxpool), zero Pad, Transpose and
  * BatchNormalization, each applied to the pending affine map of onnx_read.c.
  *
  * A Conv met with nothing pending (at the input, or right after an
  * activation) stays a structured conv (lg_ox_b.K) through a bias shift and a
- * BatchNormalization fold and becomes a conv layer at its activation; any
- * other op on it writes it out dense first (lg_ox_b_materialize). Otherwise
+ * BatchNormalization fold and becomes a conv layer at its activation; a
+ * Conv or another linear op met before that closes it as an identity conv
+ * layer, except a selection (Pad, Transpose, Flatten), which writes it out
+ * dense (lg_ox_b_materialize) and composes exactly. Otherwise
  * Conv, AveragePool, Pad and Transpose are linear maps of the flat NCHW
  * value; each is written as a dense matrix M (every entry a kernel weight,
  * 1 or 0, so M is the file's exact function) and composed by
@@ -18,6 +21,7 @@
  * network is this folded one (DESIGN.md §3 "Semantics").
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +164,9 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
     size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
     if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
+    /* a pending conv (no activation between two convs, or a MaxPool's sum) becomes its own
+     * identity conv layer, so this conv stays structured too */
+    if (B->K && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     if (lg_ox_b_identity(B) && lg_conv_out_size((int)H, (int)w.kh, (int)w.sh, (int)w.pt) == w.ho &&
         lg_conv_out_size((int)W, (int)w.kw, (int)w.sw, (int)w.pl) == w.wo) {
         /* nothing pending: the conv stays a structured conv (core/net.h) until its activation;
@@ -413,5 +420,159 @@ lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node)
     }
     free(a);
     free(sh);
+    return st;
+}
+
+/* MaxPool / GlobalMaxPool rewritten exactly into ReLU layers (DESIGN.md §3
+ * "Semantics"): max(a, b) = b + relu(a − b) with b carried as relu(b) −
+ * relu(−b), or as relu(b) = b when the pool's input is the output of a ReLU
+ * layer (then every partial max is ≥ 0). The window's values are reduced
+ * pairwise, one level per layer, ceil(log2(kh·kw)) levels. Each level is a
+ * conv layer whose kernel is channel-diagonal with entries ±1 or 0 (the
+ * first reads the window: kernel kh×kw, stride kh×kw; the next are 1×1),
+ * and the last level's sum stays pending as a 1×1 ±1 conv for the next op.
+ * Every coefficient is ±1 or 0 and each value's coefficients live on its
+ * own neurons, so the layers compute max exactly in the reals. Only
+ * non-overlapping windows (strides = kernel_shape), zero pads, no dilation
+ * and ceil_mode 0 are accepted. */
+static lg_status lg_ox_maxpool_refuse(const lg_ox_graph *G, int node, const char *what)
+{
+    return lg_fail(LG_ERR_UNSUPPORTED,
+                   "%s: %s: MaxPool %s is not supported; lgelu rewrites MaxPool exactly into ReLU layers for "
+                   "non-overlapping windows only: strides equal to kernel_shape, zero pads, dilations 1, "
+                   "ceil_mode 0",
+                   G->file, lg_ox_node_desc(G, node), what);
+}
+
+lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
+{
+    int64_t C = 0, H = 0, W = 0, v[8];
+    int n = 0, r;
+    char what[160];
+    lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
+    if (st != LG_OK) return st;
+    int64_t kh = H, kw = W;
+    if (!global) {
+        if (lg_ox_attr_ints(G, node, "kernel_shape", v, 8, &n) != 1 || n != 2 || v[0] < 1 || v[1] < 1)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel_shape must be two positive ints (2-D MaxPool)", G->file,
+                           lg_ox_node_desc(G, node));
+        kh = v[0], kw = v[1];
+        const Onnx__AttributeProto *ap = lg_ox_attr(G->g->node[node], "auto_pad");
+        if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
+            !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0)) {
+            snprintf(what, sizeof what, "auto_pad '%.*s'", (int)(ap->s.len > 40 ? 40 : ap->s.len),
+                     (const char *)ap->s.data);
+            return lg_ox_maxpool_refuse(G, node, what);
+        }
+        if ((r = lg_ox_attr_ints(G, node, "strides", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+        int64_t sh = r ? (n == 2 ? v[0] : -1) : 1, sw = r ? (n == 2 ? v[1] : -1) : 1;
+        if (sh != kh || sw != kw) {
+            snprintf(what, sizeof what, "strides %lldx%lld with kernel_shape %lldx%lld (overlapping or gapped windows)",
+                     (long long)sh, (long long)sw, (long long)kh, (long long)kw);
+            return lg_ox_maxpool_refuse(G, node, what);
+        }
+        if ((r = lg_ox_attr_ints(G, node, "pads", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+        for (int i = 0; r && i < n; i++)
+            if (v[i] != 0) return lg_ox_maxpool_refuse(G, node, "with nonzero pads");
+        if ((r = lg_ox_attr_ints(G, node, "dilations", v, 8, &n)) < 0) return LG_ERR_FORMAT;
+        for (int i = 0; r && i < n; i++)
+            if (v[i] != 1) return lg_ox_maxpool_refuse(G, node, "with dilations other than 1");
+        int64_t ceil_mode = 0;
+        if (lg_ox_attr_int(G, node, "ceil_mode", &ceil_mode) < 0) return LG_ERR_FORMAT;
+        if (ceil_mode) return lg_ox_maxpool_refuse(G, node, "with ceil_mode 1");
+        if (kh > H || kw > W)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: a %lldx%lld window does not fit the %lldx%lld input", G->file,
+                           lg_ox_node_desc(G, node), (long long)kh, (long long)kw, (long long)H, (long long)W);
+    }
+    if (kh * kw > 4096)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: a MaxPool window of %lld values is too large (at most 4096)",
+                       G->file, lg_ox_node_desc(G, node), (long long)(kh * kw));
+    int64_t ho = H / kh, wo = W / kw;
+    int K = (int)(kh * kw);
+    if (K == 1) return LG_OK; /* a 1x1 window is the identity */
+    /* the input is ≥ 0 when it is a ReLU layer's output with nothing pending */
+    int nonneg = lg_ox_b_identity(B) && B->n_layers > 0 && B->layers[B->n_layers - 1].act == LG_ACT_RELU;
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    /* cur[i][q]: value i as a combination of the previous level's neurons q < J (level 0: window pixels) */
+    int nv = K, J = K, per = nonneg ? 2 : 3;
+    signed char *cur = calloc((size_t)K * (size_t)K, 1), *nc = NULL, *nxt = NULL;
+    double *Kc = NULL;
+    if (!cur) goto oom;
+    for (int i = 0; i < K; i++) cur[(size_t)i * (size_t)K + (size_t)i] = 1;
+    for (int level = 0; nv > 1; level++) {
+        int pairs = nv / 2, odd = nv % 2, nv2 = pairs + odd;
+        int J2 = pairs * per + odd * (per - 1);
+        nc = calloc((size_t)J2 * (size_t)J, 1);
+        nxt = calloc((size_t)nv2 * (size_t)J2, 1);
+        if (!nc || !nxt) goto oom;
+        int j = 0;
+        for (int i = 0; i < nv2; i++) {
+            const signed char *b = cur + (size_t)(2 * i + (i < pairs)) * (size_t)J;
+            signed char *row;
+            if (i < pairs) { /* r = relu(a − b) */
+                const signed char *a = cur + (size_t)(2 * i) * (size_t)J;
+                row = nc + (size_t)j * (size_t)J;
+                for (int q = 0; q < J; q++) row[q] = (signed char)(a[q] - b[q]);
+                nxt[(size_t)i * (size_t)J2 + (size_t)j++] = 1;
+            }
+            row = nc + (size_t)j * (size_t)J; /* relu(b) */
+            for (int q = 0; q < J; q++) row[q] = b[q];
+            nxt[(size_t)i * (size_t)J2 + (size_t)j++] = 1;
+            if (!nonneg) { /* − relu(−b) */
+                row = nc + (size_t)j * (size_t)J;
+                for (int q = 0; q < J; q++) row[q] = (signed char)-b[q];
+                nxt[(size_t)i * (size_t)J2 + (size_t)j++] = -1;
+            }
+        }
+        /* the level as a conv layer: output channel c·J2 + j reads input channel c (level 0) or c·J + q */
+        int cin = level == 0 ? (int)C : (int)C * J, jin = level == 0 ? 1 : J, kk = level == 0 ? K : 1;
+        size_t nk = (size_t)C * (size_t)J2 * (size_t)cin * (size_t)kk, nout = (size_t)C * (size_t)J2 * (size_t)(ho * wo);
+        if (nout > LG_NET_MAX_DIM || nk > LG_NET_MAX_PARAMS) {
+            st = lg_fail(LG_ERR_UNSUPPORTED,
+                         "%s: %s: the MaxPool rewrite of %lld channels would need more than %d neurons or %zu "
+                         "kernel weights per layer",
+                         G->file, lg_ox_node_desc(G, node), (long long)C, LG_NET_MAX_DIM, (size_t)LG_NET_MAX_PARAMS);
+            goto fail;
+        }
+        if (!(Kc = calloc(nk, sizeof *Kc))) goto oom;
+        for (int c = 0; c < C; c++)
+            for (int jj = 0; jj < J2; jj++)
+                for (int q = 0; q < J; q++) {
+                    size_t ci = (size_t)c * (size_t)jin + (size_t)(level == 0 ? 0 : q), p = level == 0 ? (size_t)q : 0;
+                    Kc[(((size_t)c * (size_t)J2 + (size_t)jj) * (size_t)cin + ci) * (size_t)kk + p] =
+                        nc[(size_t)jj * (size_t)J + (size_t)q];
+                }
+        B->K = Kc;
+        Kc = NULL;
+        B->conv = level == 0 ? (lg_conv){(int)C, (int)H, (int)W, (int)C * J2, (int)ho, (int)wo, (int)kh, (int)kw,
+                                         (int)kh, (int)kw, 0, 0}
+                             : (lg_conv){cin, (int)ho, (int)wo, (int)C * J2, (int)ho, (int)wo, 1, 1, 1, 1, 0, 0};
+        B->n = (int)nout;
+        if ((st = lg_ox_b_close(B, LG_ACT_RELU, 1.0)) != LG_OK) goto fail;
+        free(cur);
+        free(nc);
+        nc = NULL;
+        cur = nxt;
+        nxt = NULL;
+        nv = nv2;
+        J = J2;
+    }
+    /* the max: value 0 over the last level's J neurons, pending as a 1×1 conv */
+    if (!(Kc = calloc((size_t)C * (size_t)C * (size_t)J, sizeof *Kc))) goto oom;
+    for (int c = 0; c < C; c++)
+        for (int q = 0; q < J; q++) Kc[((size_t)c * (size_t)C + (size_t)c) * (size_t)J + (size_t)q] = cur[q];
+    free(cur);
+    B->K = Kc;
+    B->conv = (lg_conv){(int)C * J, (int)ho, (int)wo, (int)C, (int)ho, (int)wo, 1, 1, 1, 1, 0, 0};
+    B->n = (int)(C * ho * wo);
+    B->shape = lg_ox_image_shape(&B->shape, C, ho, wo);
+    return LG_OK;
+oom:
+    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+fail:
+    free(cur);
+    free(nc);
+    free(nxt);
+    free(Kc);
     return st;
 }

@@ -137,12 +137,14 @@ lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign);
 lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide);
 /* z ← M·z + c; M [n2][n] is taken over (freed), c [n2] or NULL. Only exact
  * folds (onnx_affine.c); otherwise the pending map is closed as an identity
- * layer first. */
+ * layer first (a pending conv as a conv layer). */
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c);
 /* A pending conv written as the dense W (every entry a kernel weight or 0),
  * within LG_OX_DENSE_MAX_BYTES; no-op without one. Every op other than a
- * bias shift, the BatchNormalization fold and the close calls it first, so
- * a conv stays structured exactly when it meets its activation. */
+ * bias shift, the BatchNormalization fold and the close calls it first;
+ * lg_ox_b_linear first closes a pending conv as an identity conv layer
+ * unless M is a selection, so a conv stays structured unless a selection
+ * composes into it. */
 lg_status lg_ox_b_materialize(lg_ox_b *B);
 /* Close the map into a layer with activation act (λ for lgelu); a pending
  * conv becomes a conv layer. */
@@ -159,6 +161,9 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c);
 lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node);
 /* AveragePool, or GlobalAveragePool when global = 1. */
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
+/* MaxPool, or GlobalMaxPool when global = 1: rewritten exactly into ReLU
+ * conv layers (onnx_conv.c); the max stays pending as a 1x1 conv. */
+lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
 lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);

@@ -31,7 +31,8 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, BatchNormalization "
+    "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
+    "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
     "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and "
     "LeakyRelu (one slope per layer), Flatten, Reshape, Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
@@ -642,13 +643,9 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
                        "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid, "
                        "swish, prelu); %s",
                        R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
-    if (strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0)
-        return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: %s is not supported: lgelu verifies piecewise-linear nets through linear layers and "
-                       "ReLU and has no relaxation of a max over a window (use AveragePool or a strided Conv)",
-                       R->G.file, lg_ox_name(R, node), op);
     int image = strcmp(op, "Conv") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
-                strcmp(op, "Pad") == 0 || strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
+                strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
+                strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
     if (image) {
         if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
         if (dpos != 0)
@@ -658,6 +655,8 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         if (strcmp(op, "Conv") == 0) return lg_ox_conv(&R->G, B, node);
         if (strcmp(op, "AveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 0);
         if (strcmp(op, "GlobalAveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 1);
+        if (strcmp(op, "MaxPool") == 0) return lg_ox_maxpool(&R->G, B, node, 0);
+        if (strcmp(op, "GlobalMaxPool") == 0) return lg_ox_maxpool(&R->G, B, node, 1);
         if (strcmp(op, "Pad") == 0) return lg_ox_pad(&R->G, B, node);
         if (strcmp(op, "Transpose") == 0) return lg_ox_transpose(&R->G, B, node);
         return lg_ox_batchnorm(&R->G, B, node);

@@ -11,6 +11,7 @@
 #include "core/exact.h"
 #include "core/linop.h"
 #include "core/netfile.h"
+#include "core/npy.h"
 #include "core/onnx.h"
 #include "core/rng.h"
 #include "oracle.h"
@@ -541,11 +542,14 @@ START_TEST(test_conv_onnx_variants)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_conv_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
-    static const char *ok[] = {"conv_bn", "pad_avgpool", "nhwc", "global_avg"};
+    static const char *ok[] = {"conv_bn", "pad_avgpool", "nhwc", "global_avg", "maxpool_in", "maxpool_relu",
+                               "maxpool_global"};
     /* a Pad or Transpose next to a Conv composes into its layer (a selection is exact);
      * a Conv with nothing pending stays a conv layer through BatchNormalization */
-    static const int layers[] = {2, 3, 2, 2};
-    static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_DENSE, LG_LAYER_DENSE, LG_LAYER_CONV2D};
+    /* a MaxPool is ceil(log2(window)) ReLU conv layers and its pending ±1 sum (lg_ox_maxpool) */
+    static const int layers[] = {2, 3, 2, 2, 4, 7, 6};
+    static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_DENSE, LG_LAYER_DENSE, LG_LAYER_CONV2D,
+                                          LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_CONV2D};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
@@ -578,7 +582,9 @@ START_TEST(test_conv_onnx_variants)
     }
     static const struct {
         const char *name, *says;
-    } bad[] = {{"bad_maxpool", "MaxPool"}, {"bad_avg3", "1/9"}, {"bad_group", "group"}, {"bad_dilation", "dilation"}};
+    } bad[] = {{"bad_maxpool", "overlapping"}, {"bad_maxpool_pads", "pads"}, {"bad_maxpool_dil", "dilations"},
+               {"bad_maxpool_ceil", "ceil_mode"}, {"bad_avg3", "1/9"}, {"bad_group", "group"},
+               {"bad_dilation", "dilation"}};
     for (size_t m = 0; m < sizeof bad / sizeof bad[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, bad[m].name);
@@ -588,6 +594,170 @@ START_TEST(test_conv_onnx_variants)
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     conv_sh(cmd);
+}
+END_TEST
+
+/* PyTorch exports with nn.MaxPool2d (tests/fixtures/maxpool/gen.py): after
+ * Conv+ReLU (inputs ≥ 0) and after a Conv alone (either sign); the imported
+ * rewrite reproduces torch's float32 outputs. */
+START_TEST(test_maxpool_torch)
+{
+    static const char *names[] = {"relu_pool", "conv_pool"};
+    char path[600];
+    lg_npy X, Y;
+    snprintf(path, sizeof path, "%s/maxpool/X.npy", LG_FIXTURES);
+    ck_assert_msg(lg_npy_load(&X, path) == LG_OK, "%s", lg_errmsg());
+    for (size_t v = 0; v < sizeof names / sizeof names[0]; v++) {
+        lg_net net;
+        snprintf(path, sizeof path, "%s/maxpool/%s.onnx", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", names[v], lg_errmsg());
+        snprintf(path, sizeof path, "%s/maxpool/%s_y.npy", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_npy_load(&Y, path) == LG_OK, "%s", lg_errmsg());
+        ck_assert_int_eq((int)X.cols, net.n_in);
+        ck_assert_int_eq((int)Y.cols, lg_net_n_out(&net));
+        ck_assert_int_eq((int)X.n, (int)Y.n);
+        int relu_layers = 0;
+        for (int k = 0; k < net.n_layers; k++) relu_layers += net.layers[k].act == LG_ACT_RELU;
+        ck_assert_msg(relu_layers >= 3, "%s: %d ReLU layers", names[v], relu_layers);
+        double y[8], *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
+        for (size_t r = 0; r < X.n; r++) {
+            lg_net_forward(&net, X.data + r * X.cols, y, scr);
+            for (size_t j = 0; j < Y.cols; j++) {
+                double w = Y.data[r * Y.cols + j];
+                ck_assert_msg(fabs(y[j] - w) <= 1e-6 * (1 + fabs(w)), "%s row %zu out %zu: %.17g vs torch %.17g",
+                              names[v], r, j, y[j], w);
+            }
+        }
+        free(scr);
+        lg_npy_free(&Y);
+        lg_net_free(&net);
+    }
+    lg_npy_free(&X);
+}
+END_TEST
+
+/* The rewrite of tests/fixtures/maxpool/tiny_pool.onnx (Conv 1x1, MaxPool
+ * 1x2 on values of either sign, Linear) with random conv and linear weights:
+ * lg_verify_run agrees with the exact enumeration oracle, both verdicts. */
+START_TEST(test_maxpool_oracle)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/maxpool/tiny_pool.onnx", LG_FIXTURES);
+    lg_net base;
+    ck_assert_msg(lg_net_load(&base, path) == LG_OK, "%s", lg_errmsg());
+    ck_assert_int_eq(base.n_in, 4);
+    ck_assert_int_eq(lg_net_n_out(&base), 2);
+    int decided = 0, sat = 0, unsat = 0;
+    for (int seed = 0; seed < 40; seed++) {
+        lg_net net, dense;
+        ck_assert_int_eq(lg_net_copy(&net, &base), LG_OK);
+        lg_rng r;
+        lg_rng_init(&r, 500 + (uint64_t)seed, 0);
+        /* only the file's own Conv (first) and Linear (last) layers: the pool layers stay the rewrite */
+        int ends[2] = {0, net.n_layers - 1};
+        for (int e = 0; e < 2; e++) {
+            lg_layer *L = &net.layers[ends[e]];
+            size_t nw = lg_layer_n_weights(L);
+            for (size_t i = 0; i < nw; i++) L->W[i] = lg_rng_normal(&r);
+            if (L->kind == LG_LAYER_CONV2D) {
+                int hw = L->conv.h_out * L->conv.w_out;
+                for (int c = 0; c < L->conv.c_out; c++) {
+                    double bc = 0.3 * lg_rng_normal(&r);
+                    for (int i = 0; i < hw; i++) L->b[c * hw + i] = bc;
+                }
+            } else {
+                for (int i = 0; i < L->n_out; i++) L->b[i] = 0.3 * lg_rng_normal(&r);
+            }
+        }
+        double x0[4], y[2], scr[64];
+        for (int i = 0; i < 4; i++) x0[i] = 2 * lg_rng_uniform(&r) - 1;
+        /* the imported layers compute the max exactly: compare with a direct max */
+        {
+            const lg_layer *C0 = &net.layers[0], *Ln = &net.layers[net.n_layers - 1];
+            double z[8], m[4], want[2];
+            lg_conv_forward(C0, x0, z);
+            for (int c = 0; c < 2; c++)
+                for (int row = 0; row < 2; row++) m[c * 2 + row] = fmax(z[c * 4 + row * 2], z[c * 4 + row * 2 + 1]);
+            for (int j = 0; j < 2; j++) {
+                want[j] = Ln->b[j];
+                for (int i = 0; i < 4; i++) want[j] += Ln->W[j * 4 + i] * m[i];
+            }
+            lg_net_forward(&net, x0, y, scr);
+            for (int j = 0; j < 2; j++) ck_assert_msg(fabs(y[j] - want[j]) <= 1e-12 * (1 + fabs(want[j])), "seed %d", seed);
+        }
+        int label = y[1] > y[0];
+        lg_prop p;
+        double eps = 0.05 + 0.4 * lg_rng_uniform(&r);
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, eps, -10, 10, label, 2, 0.0), LG_OK);
+        ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+        lg_problem prob;
+        memset(&prob, 0, sizeof prob);
+        prob.net = &dense;
+        prob.lo = p.cases[0].lo;
+        prob.hi = p.cases[0].hi;
+        prob.n_terms = p.cases[0].n_terms;
+        prob.terms = p.cases[0].terms;
+        lg_answer ans;
+        lg_status st = lg_oracle_solve(&prob, &ans, NULL, NULL);
+        if (st == LG_ERR_ARG) goto next; /* more unstable ReLUs than the oracle enumerates */
+        ck_assert_int_eq(st, LG_OK);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.timeout_s = 20;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
+        if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
+        decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        sat += ans == LG_ANSWER_SAT;
+        unsat += ans == LG_ANSWER_UNSAT;
+        lg_verify_report_free(&rep);
+    next:
+        lg_prop_free(&p);
+        lg_net_free(&dense);
+        lg_net_free(&net);
+    }
+    lg_net_free(&base);
+    ck_assert_msg(sat > 0 && unsat > 0, "sat %d unsat %d", sat, unsat);
+    ck_assert_int_eq(decided, sat + unsat);
+}
+END_TEST
+
+/* A MaxPool after a smooth activation (tests/fixtures/maxpool/gelu_pool.onnx):
+ * ReLU substitution replaces only the GELU layer (the rewrite's layers are
+ * exact ReLU layers, kept), and the certified deviation bound of the pair
+ * holds the deviation of sampled inputs. */
+START_TEST(test_maxpool_after_gelu)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/maxpool/gelu_pool.onnx", LG_FIXTURES);
+    lg_net ref, rn;
+    ck_assert_msg(lg_net_load(&ref, path) == LG_OK, "%s", lg_errmsg());
+    ck_assert_int_eq(lg_anneal_count_smooth(&ref), 1);
+    ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+    ck_assert_int_eq(lg_anneal_count_smooth(&rn), 0);
+    for (int k = 1; k < ref.n_layers; k++) ck_assert_int_eq(rn.layers[k].act, ref.layers[k].act);
+    lg_dev d;
+    ck_assert_msg(lg_dev_init(&d, &rn, &ref) == LG_OK, "%s", lg_errmsg());
+    lg_rng r;
+    lg_rng_init(&r, 77, 0);
+    double lo[36], hi[36], x[36], delta, e[3], y1[3], y2[3], worst = 0;
+    double *scr = malloc(2 * (size_t)lg_net_max_width(&ref) * sizeof *scr);
+    for (int i = 0; i < 36; i++) {
+        double c = 2 * lg_rng_uniform(&r) - 1;
+        lo[i] = c - 0.2, hi[i] = c + 0.2;
+    }
+    ck_assert_int_eq(lg_dev_bound_boxes(&d, lo, hi, 1, &delta, e, NULL), LG_OK);
+    for (int t = 0; t < 2000; t++) {
+        for (int i = 0; i < 36; i++) x[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+        lg_net_forward(&rn, x, y1, scr);
+        lg_net_forward(&ref, x, y2, scr);
+        for (int j = 0; j < 3; j++) worst = fmax(worst, fabs(y1[j] - y2[j]));
+    }
+    ck_assert_msg(worst > 0 && worst <= delta, "sampled %.17g, bound %.17g", worst, delta);
+    free(scr);
+    lg_dev_free(&d);
+    lg_net_free(&rn);
+    lg_net_free(&ref);
 }
 END_TEST
 
@@ -883,6 +1053,9 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_onnx_roundtrip);
     tcase_add_test(tc, test_conv_densify_cap);
     tcase_add_test(tc, test_conv_oracle);
+    tcase_add_test(tc, test_maxpool_torch);
+    tcase_add_test(tc, test_maxpool_oracle);
+    tcase_add_test(tc, test_maxpool_after_gelu);
     tcase_add_test(tc, test_conv_linop_matches_dense);
     tcase_add_test(tc, test_conv_bounds_structured);
     tcase_add_test(tc, test_conv_verify_under_cap);

@@ -156,7 +156,43 @@ def main(out):
     save(out, "global_avg", helper.make_graph(nodes, "global_avg", [vi("x", [1, 1, 4, 4])], [vi("y", [1, 3])],
                                               [init("W4", W4)]), ref4, (1, 1, 4, 4))
 
-    # refused: MaxPool, group 2, a 3x3 average (1/9 is not a double), dilation 2
+    # 5. MaxPool (rewritten exactly into ReLU layers) on values of either sign and after a ReLU,
+    #    against a direct float64 max over each window
+    def max_ref(x, k):
+        C, H, W = x.shape
+        ho, wo = H // k[0], W // k[1]
+        y = np.zeros((C, ho, wo))
+        for i in range(ho):
+            for j in range(wo):
+                y[:, i, j] = x[:, i * k[0]:(i + 1) * k[0], j * k[1]:(j + 1) * k[1]].max(axis=(1, 2))
+        return y
+
+    # 5a. at the input (no layer before it), a 2x3 window (6 values: an odd level), H, W not multiples
+    nodes = [helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[2, 3], strides=[2, 3], pads=[0, 0, 0, 0]),
+             helper.make_node("Flatten", ["m"], ["y"])]
+    save(out, "maxpool_in", helper.make_graph(nodes, "maxpool_in", [vi("x", [1, 2, 5, 7])], [vi("y", [1, 8])], []),
+         lambda x: max_ref(x[0], (2, 3)), (1, 2, 5, 7))
+    # 5b. Conv, Relu, MaxPool 3x3 (9 values, inputs >= 0), Flatten, Gemm
+    W5 = f32(RNG.normal(0, 0.5, (2, 1, 3, 3)))
+    G5 = f32(RNG.normal(0, 0.4, (2 * 2 * 2, 3)))
+    nodes = [helper.make_node("Conv", ["x", "W5"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[3, 3], strides=[3, 3]),
+             helper.make_node("Flatten", ["m"], ["f"]),
+             helper.make_node("Gemm", ["f", "G5"], ["y"])]
+    save(out, "maxpool_relu", helper.make_graph(nodes, "maxpool_relu", [vi("x", [1, 1, 6, 7])], [vi("y", [1, 3])],
+                                                [init("W5", W5), init("G5", G5)]),
+         lambda x: max_ref(np.maximum(conv_ref(x[0], W5.astype(float), None, (1, 1), (1, 1, 1, 1)), 0),
+                           (3, 3)).reshape(1, -1) @ G5.astype(float), (1, 1, 6, 7))
+    # 5c. Conv (no activation), GlobalMaxPool over 4x4 = 16 values of either sign
+    nodes = [helper.make_node("Conv", ["x", "W4"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalMaxPool", ["c"], ["m"]),
+             helper.make_node("Flatten", ["m"], ["y"])]
+    save(out, "maxpool_global", helper.make_graph(nodes, "maxpool_global", [vi("x", [1, 1, 4, 4])], [vi("y", [1, 3])],
+                                                  [init("W4", W4)]),
+         lambda x: conv_ref(x[0], W4.astype(float), None, (1, 1), (1, 1, 1, 1)).max(axis=(1, 2)), (1, 1, 4, 4))
+
+    # refused: overlapping, padded, dilated and ceil_mode MaxPool, group 2, a 3x3 average (1/9 is not a double), dilation 2
     def refused(name, node, inits, shape):
         g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Relu", ["c"], ["r"]), node],
                               name, [vi("x", shape)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
@@ -164,6 +200,12 @@ def main(out):
         save(out, name, g)
 
     refused("bad_maxpool", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2]), [], [1, 1, 6, 6])
+    refused("bad_maxpool_pads", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                                                 pads=[1, 1, 1, 1]), [], [1, 1, 6, 6])
+    refused("bad_maxpool_dil", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                                                dilations=[2, 2]), [], [1, 1, 6, 6])
+    refused("bad_maxpool_ceil", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                                                 ceil_mode=1), [], [1, 1, 7, 7])
     refused("bad_avg3", helper.make_node("AveragePool", ["r"], ["y"], kernel_shape=[3, 3]), [], [1, 1, 6, 6])
     refused("bad_group", helper.make_node("Conv", ["r", "Wg"], ["y"], group=3),
             [init("Wg", f32(RNG.normal(0, 1, (3, 1, 1, 1))))], [1, 1, 6, 6])
