@@ -32,6 +32,7 @@ static void tag(lg_fuzz_case *fc, const char *t)
 static void free_parts(lg_fuzz_case *fc)
 {
     lg_net_free(&fc->net);
+    lg_net_free(&fc->dnet);
     lg_prop_free(&fc->prop);
     lg_prop_free(&fc->dprop);
     fc->margin = 0;
@@ -48,13 +49,19 @@ void lg_fuzz_case_free(lg_fuzz_case *fc)
     memset(fc, 0, sizeof *fc);
 }
 
-/* Weights and biases of every layer by the class wc (0 unit, 1 layer, 2 wide). */
-static void fill_weights(lg_net *net, lg_rng *r, int wc, int dyadic)
+/* Weights and biases of every layer by the class wc (0 unit, 1 layer, 2 wide).
+ * A conv layer's fan-in is c_in·kh·kw; its bias is constant per output
+ * channel unless pos_bias (one bias per position). */
+static void fill_weights(lg_net *net, lg_rng *r, int wc, int dyadic, int pos_bias)
 {
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        double ls = wc == 1 ? pow10u(r, -3, 3) : 1.0, fan = 1.0 / sqrt((double)L->n_in);
-        for (int i = 0; i < L->n_out * L->n_in; i++) {
+        const lg_conv *g = &L->conv;
+        int conv = L->kind == LG_LAYER_CONV2D;
+        double ls = wc == 1 ? pow10u(r, -3, 3) : 1.0,
+               fan = 1.0 / sqrt((double)(conv ? g->c_in * g->kh * g->kw : L->n_in));
+        size_t nw = lg_layer_n_weights(L);
+        for (size_t i = 0; i < nw; i++) {
             double v = wc == 2 ? sgn(r) * pow10u(r, -6, 6) : ls * fan * lg_rng_normal(r);
             L->W[i] = dyadic ? few_bits(v, 1 + (int)lg_rng_below(r, 6)) : v;
         }
@@ -62,6 +69,8 @@ static void fill_weights(lg_net *net, lg_rng *r, int wc, int dyadic)
             double v = wc == 2 ? sgn(r) * pow10u(r, -6, 6) * (double)lg_rng_below(r, 2) : 0.3 * ls * lg_rng_normal(r);
             L->b[i] = dyadic ? few_bits(v, 1 + (int)lg_rng_below(r, 6)) : v;
         }
+        if (conv && !pos_bias)
+            for (int i = 0; i < L->n_out; i++) L->b[i] = L->b[i - i % (g->h_out * g->w_out)];
     }
 }
 
@@ -105,6 +114,103 @@ static void inject_cancel(lg_net *net, lg_rng *r, int kc, int kind)
     }
 }
 
+/* The conv form of inject_cancel: conv layer kc's channel 1 kernel (and
+ * biases) is channel 0's times 2^e, or channels 0 and 1 are 0.1·v and 0.3·v;
+ * the next layer (dense or conv) combines every position of the two
+ * channels so that they cancel; its other weights shrink. */
+static void inject_cancel_conv(lg_net *net, lg_rng *r, int kc, int kind)
+{
+    lg_layer *L = &net->layers[kc], *N = &net->layers[kc + 1];
+    const lg_conv *g = &L->conv;
+    int ksz = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
+    double f = ldexp(1.0, (int)lg_rng_below(r, 21) - 10);
+    for (int i = 0; i < ksz; i++) {
+        double v = L->W[i];
+        if (kind == 1) {
+            L->W[ksz + i] = v * f;
+        } else {
+            L->W[i] = 0.1 * v;
+            L->W[ksz + i] = 0.3 * v;
+        }
+    }
+    for (int p = 0; p < P; p++) {
+        double beta = L->b[p];
+        L->b[p] = kind == 1 ? beta : 0.1 * beta;
+        L->b[P + p] = kind == 1 ? beta * f : 0.3 * beta;
+    }
+    double shrink = lg_rng_below(r, 2) ? pow10u(r, -8, 0) : 1.0;
+    for (int o = 0; o < N->n_out; o++) N->b[o] *= shrink;
+    if (N->kind == LG_LAYER_CONV2D) {
+        const lg_conv *G = &N->conv;
+        int nk = G->kh * G->kw;
+        for (int o = 0; o < G->c_out; o++) {
+            double *blk = N->W + (size_t)o * (size_t)G->c_in * (size_t)nk;
+            for (int i = 2 * nk; i < G->c_in * nk; i++) blk[i] *= shrink;
+            double c = ldexp(1.0, (int)lg_rng_below(r, 13) - 6) * sgn(r);
+            for (int u = 0; u < nk; u++) {
+                blk[u] = kind == 1 ? c * f : 3.0 * c;
+                blk[nk + u] = -c;
+            }
+        }
+        return;
+    }
+    for (int o = 0; o < N->n_out; o++) {
+        double *row = N->W + (size_t)o * (size_t)N->n_in;
+        for (int i = 2 * P; i < N->n_in; i++) row[i] *= shrink;
+        double c = ldexp(1.0, (int)lg_rng_below(r, 13) - 6) * sgn(r);
+        for (int p = 0; p < P; p++) {
+            row[p] = kind == 1 ? c * f : 3.0 * c;
+            row[P + p] = -c;
+        }
+    }
+}
+
+/* A small conv net drawn from r3: a C×H×W image (C 1–2, H, W 2–4, at most
+ * 9 values), 1–2
+ * conv layers (1–3 channels, kernels 1–3 each way, strides 1–2, padding
+ * 0–1, at most 8 outputs unless the cancellation needs a second
+ * channel), 0–1 dense hidden layers of width 1–4, then n_out. Layer kc
+ * (< *n_hid) gets a second channel or width 2 when cancel > 0. */
+static lg_status draw_conv_net(lg_net *net, lg_rng *r3, int n_out, int cancel, int *kc, int *n_hid)
+{
+    int c = 1 + (int)lg_rng_below(r3, 2), h = 2 + (int)lg_rng_below(r3, 3), w = 2 + (int)lg_rng_below(r3, 3);
+    int n_conv = 1 + (int)lg_rng_below(r3, 2), n_dense = (int)lg_rng_below(r3, 2);
+    while (c * h * w > 9) { /* the exact oracle's LPs grow with the inputs */
+        if (w > 2) w--;
+        else h--;
+    }
+    *n_hid = n_conv + n_dense;
+    *kc = (int)lg_rng_below(r3, (uint32_t)*n_hid);
+    lg_conv cv[2];
+    const lg_conv *cp[4] = {NULL, NULL, NULL, NULL};
+    int dims[5];
+    dims[0] = c * h * w;
+    for (int k = 0; k < n_conv; k++) {
+        lg_conv *g = &cv[k];
+        memset(g, 0, sizeof *g);
+        g->c_in = c, g->h_in = h, g->w_in = w;
+        g->c_out = 1 + (int)lg_rng_below(r3, 3);
+        g->kh = 1 + (int)lg_rng_below(r3, 3), g->kw = 1 + (int)lg_rng_below(r3, 3);
+        g->sh = 1 + (int)lg_rng_below(r3, 2), g->sw = 1 + (int)lg_rng_below(r3, 2);
+        g->ph = (int)lg_rng_below(r3, 2), g->pw = (int)lg_rng_below(r3, 2);
+        if (g->kh > h + 2 * g->ph) g->kh = h + 2 * g->ph;
+        if (g->kw > w + 2 * g->pw) g->kw = w + 2 * g->pw;
+        g->h_out = lg_conv_out_size(h, g->kh, g->sh, g->ph);
+        g->w_out = lg_conv_out_size(w, g->kw, g->sw, g->pw);
+        while (g->c_out > 1 && g->c_out * g->h_out * g->w_out > 8) g->c_out--;
+        if (cancel > 0 && k == *kc && g->c_out < 2) g->c_out = 2;
+        c = g->c_out, h = g->h_out, w = g->w_out;
+        dims[k + 1] = c * h * w;
+        cp[k] = g;
+    }
+    for (int k = n_conv; k < *n_hid; k++) {
+        dims[k + 1] = 1 + (int)lg_rng_below(r3, 4);
+        if (cancel > 0 && k == *kc && dims[k + 1] < 2) dims[k + 1] = 2;
+    }
+    dims[*n_hid + 1] = n_out;
+    return lg_net_init_conv(net, *n_hid + 1, dims, cp, LG_ACT_RELU);
+}
+
 static lg_status alloc_prop(lg_prop *p, int n_in, int n_out, int n_terms, const int *n_cons)
 {
     lg_status st = lg_prop_alloc(p, n_in, n_out, n_terms, n_cons);
@@ -112,7 +218,7 @@ static lg_status alloc_prop(lg_prop *p, int n_in, int n_out, int n_terms, const 
 }
 
 /* Network, box and property shape; constants d relative to the centre. */
-static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2)
+static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, int conv)
 {
     int n_in = 1 + (int)lg_rng_below(r, 4), n_hid = 1 + (int)lg_rng_below(r, 3), n_out = 1 + (int)lg_rng_below(r, 3);
     int dims[5];
@@ -121,15 +227,22 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2)
     dims[n_hid + 1] = n_out;
     int cancel = (int)lg_rng_below(r, 5) - 2, kc = (int)lg_rng_below(r, (uint32_t)n_hid); /* cancel ≤ 0: none */
     if (cancel > 0 && dims[kc + 1] < 2) dims[kc + 1] = 2;
-    lg_status st = lg_net_init(&fc->net, n_hid + 1, dims, LG_ACT_RELU);
+    int pos_bias = conv && lg_rng_below(r3, 3) == 0;
+    lg_status st = conv ? draw_conv_net(&fc->net, r3, n_out, cancel, &kc, &n_hid)
+                        : lg_net_init(&fc->net, n_hid + 1, dims, LG_ACT_RELU);
     if (st) return st;
     lg_net *net = &fc->net;
+    n_in = net->n_in;
+    if (conv) tag(fc, pos_bias ? "conv pos-bias" : "conv");
     int wc = (int)lg_rng_below(r, 3), dyadic = lg_rng_below(r, 4) == 0;
     tag(fc, wc == 0 ? "w-unit" : wc == 1 ? "w-layer" : "w-wide");
     if (dyadic) tag(fc, "dyadic");
-    fill_weights(net, r, wc, dyadic);
+    fill_weights(net, r, wc, dyadic, pos_bias);
     if (cancel > 0) {
-        inject_cancel(net, r, kc, cancel);
+        if (net->layers[kc].kind == LG_LAYER_CONV2D)
+            inject_cancel_conv(net, r, kc, cancel);
+        else
+            inject_cancel(net, r, kc, cancel);
         tag(fc, cancel == 1 ? "cancel2" : "cancel10");
     }
     /* box */
@@ -213,7 +326,9 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2)
                 L->d = robust ? 0.0 : -v + 0.1 * (1.0 + fabs(v)) * lg_rng_normal(r);
             }
         }
-        fc->prob.net = net;
+        if (conv) /* the oracle's own dense form: structured-vs-dense mistakes show as wrong verdicts */
+            st = lg_net_densify(&fc->dnet, net, 0);
+        fc->prob.net = conv ? &fc->dnet : net;
         fc->prob.lo = C->lo;
         fc->prob.hi = C->hi;
         fc->prob.n_terms = C->n_terms;
@@ -344,9 +459,9 @@ static lg_status late_classes(lg_fuzz_case *fc, lg_rng *r2)
     return st;
 }
 
-static lg_status try_make(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2)
+static lg_status try_make(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, int conv)
 {
-    lg_status st = draw(fc, r, r2);
+    lg_status st = draw(fc, r, r2, r3, conv);
     if (st) return st;
     mpq_t gap;
     mpq_init(gap);
@@ -405,11 +520,13 @@ lg_status lg_fuzz_case_make(lg_fuzz_case *fc, uint64_t seed, long index)
     memset(fc, 0, sizeof *fc);
     fc->seed = seed;
     fc->index = index;
-    lg_rng r, r2;
+    lg_rng r, r2, r3;
     lg_rng_init(&r, seed, (uint64_t)index);
     lg_rng_init(&r2, seed ^ 0x5eed5eed5eedULL, (uint64_t)index); /* the newer classes' own stream */
+    lg_rng_init(&r3, seed ^ 0xc0c0c0c0c0c0ULL, (uint64_t)index); /* the conv class's own stream */
+    int conv = lg_rng_below(&r3, 5) == 0;
     for (int attempt = 0; attempt < 200; attempt++) {
-        lg_status st = try_make(fc, &r, &r2);
+        lg_status st = try_make(fc, &r, &r2, &r3, conv && attempt < 150); /* conv: a dense net after 150 draws */
         if (st == LG_OK) return LG_OK;
         free_parts(fc);
         if (st != LG_ERR_ARG) return st; /* LG_ERR_ARG: too many unstable ReLUs, draw again */
@@ -472,8 +589,24 @@ void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f)
     }
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        const char *act = L->act == LG_ACT_RELU ? "relu" : "id";
+        if (L->kind == LG_LAYER_CONV2D) {
+            const lg_conv *g = &L->conv;
+            fprintf(f, "  L%d conv %dx%dx%d -> %dx%dx%d kernel %dx%d stride %dx%d pad %dx%d %s\n", k, g->c_in, g->h_in,
+                    g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, act);
+            size_t nk = (size_t)g->c_in * (size_t)g->kh * (size_t)g->kw;
+            for (int o = 0; o < g->c_out; o++) {
+                fprintf(f, "  L%d ch%d: K=", k, o);
+                for (size_t i = 0; i < nk; i++) fprintf(f, "%s%a", i ? "," : "", L->W[(size_t)o * nk + i]);
+                fprintf(f, " b=");
+                for (int p = 0; p < g->h_out * g->w_out; p++)
+                    fprintf(f, "%s%a", p ? "," : "", L->b[o * g->h_out * g->w_out + p]);
+                fprintf(f, "\n");
+            }
+            continue;
+        }
         for (int o = 0; o < L->n_out; o++) {
-            fprintf(f, "  L%d n%d %s: b=%a W=", k, o, L->act == LG_ACT_RELU ? "relu" : "id", L->b[o]);
+            fprintf(f, "  L%d n%d %s: b=%a W=", k, o, act, L->b[o]);
             for (int i = 0; i < L->n_in; i++) fprintf(f, "%s%a", i ? "," : "", L->W[(size_t)o * (size_t)L->n_in + (size_t)i]);
             fprintf(f, "\n");
         }

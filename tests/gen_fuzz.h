@@ -2,7 +2,7 @@
  * for the differential soundness fuzzer (soundfuzz.h).
  *
  * Case (seed, index) is a pure function of the two numbers: a tiny ReLU
- * network (1–4 inputs, 1–3 hidden layers, at most LG_ORACLE_MAX_UNSTABLE
+ * network (1–4 inputs, or a conv image of up to 9, 1–3 hidden layers, at most LG_ORACLE_MAX_UNSTABLE
  * unstable ReLUs under exact interval bounds), one input box and a property
  * (a disjunction of conjunctions of linear output constraints). Each case
  * draws from these classes (the tag in `cls` lists the ones used):
@@ -29,6 +29,17 @@
  *   trivial / empty  one term made true everywhere (constraints 0·y + d ≤ 0,
  *                    d ≤ 0), or with no constraint at all: every point of the
  *                    box is a counterexample
+ *   conv / pos-bias  (a fifth of the cases, from their own stream) a C×H×W
+ *                    image (C 1–2, H, W 2–4, ≤ 9 values) through 1–2 conv layers (1–3
+ *                    channels, kernels 1–3 each way so often non-square,
+ *                    strides 1–2, padding 0–1), 0–1 dense hidden layers,
+ *                    a dense output; bias constant per channel, or one per
+ *                    position (pos-bias). cancel2 / cancel10 then make two
+ *                    channels' kernels proportional and the next layer
+ *                    cancel them at every position. The driver gets the conv
+ *                    net; the oracle (prob, the exact re-check of witnesses,
+ *                    the smooth MPFR pass) works on lg_net_densify of it, so a
+ *                    structured-vs-dense mistake shows as a wrong verdict
  *   margin           the driver gets the property with margin K near the ulp
  *                    of its constants (lg_prop_margin): the region is
  *                    Σ coef·y + d − K ≤ 0 exactly, K 1e-17, 3·2⁻⁵⁴ or
@@ -55,9 +66,10 @@
 typedef struct lg_fuzz_case {
     uint64_t seed;
     long index;
-    lg_net net;
+    lg_net net;           /* what the driver runs (conv layers kept as conv) */
+    lg_net dnet;          /* conv class: lg_net_densify(net), the oracle's net; else zeroed */
     lg_prop prop;         /* one case */
-    lg_problem prob;      /* the oracle's view of case 0 (borrows net, prop) */
+    lg_problem prob;      /* the oracle's view of case 0 (borrows dnet or net, prop) */
     char cls[128];        /* class tags, space separated */
     lg_answer truth;      /* exact: SAT (violated) or UNSAT (robust); UNKNOWN: margin undecided */
     double *witness;      /* [n_in] the oracle's witness rounded to double, or NULL */

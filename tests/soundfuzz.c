@@ -126,7 +126,7 @@ static void fz_forward(const lg_net *net, const double *x, mpfr_t *y)
 {
     int w = lg_net_max_width(net);
     mpfr_t *a = malloc(2 * (size_t)w * sizeof *a), *z = a + w, t, u, q;
-    LG_ASSERT(a);
+    LG_ASSERT(a && !lg_net_has_conv(net)); /* the oracle's own dense form only */
     for (int i = 0; i < 2 * w; i++) mpfr_init2(a[i], FZ_PREC);
     mpfr_inits2(FZ_PREC, t, u, q, (mpfr_ptr)0);
     for (int i = 0; i < net->n_in; i++) {
@@ -208,7 +208,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     static const lg_act acts[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_PRELU};
     static const double params[] = {1.0, 7.0, 3.0, 0.1};
     int which = (int)((fc->index / 3) % 4);
-    lg_net ref;
+    lg_net ref, dref; /* the driver's smooth net (conv kept) and the MPFR pass's dense form */
     lg_prop p;
     long bad = 0;
     if (lg_net_copy(&ref, &fc->net) != LG_OK) return 0;
@@ -216,12 +216,18 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         ref.layers[k].act = acts[which];
         ref.layers[k].lambda = params[which];
     }
+    memset(&dref, 0, sizeof dref);
+    if ((lg_net_has_conv(&ref) ? lg_net_densify(&dref, &ref, 0) : lg_net_copy(&dref, &ref)) != LG_OK) {
+        lg_net_free(&ref);
+        return 0;
+    }
     int n_in = fc->net.n_in, no = fc->prop.n_out;
     const lg_prop_case *S = &fc->prop.cases[0];
     int n_cons[3] = {0, 0, 0};
     for (int t = 0; t < S->n_terms && t < 3; t++) n_cons[t] = S->terms[t].n_cons;
     if (lg_prop_alloc(&p, n_in, no, S->n_terms, n_cons) != LG_OK) {
         lg_net_free(&ref);
+        lg_net_free(&dref);
         return 0;
     }
     lg_prop_case *C = &p.cases[0];
@@ -236,7 +242,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     }
     for (int j = 0; j < no; j++) mpfr_init2(y[j], FZ_PREC);
     mpfr_inits2(FZ_PREC, v, t, (mpfr_ptr)0);
-    fz_forward(&ref, xc, y);
+    fz_forward(&dref, xc, y);
     /* constants: the boundary through the centre, moved by 0, ±1 or ±2 ulps of the value */
     for (int k = 0; k < S->n_terms; k++)
         for (int c = 0; c < S->terms[k].n_cons; c++) {
@@ -253,7 +259,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
             for (; steps < 0; steps++) d = nextafter(d, -INFINITY);
             L->d = isfinite(d) ? d : 0.0;
         }
-    double depth = fz_depth(&ref, &p, xc);
+    double depth = fz_depth(&dref, &p, xc);
     s->smooth_runs++;
     /* the gate at the centre itself */
     double *x = malloc((size_t)n_in * sizeof *x);
@@ -262,7 +268,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     int gate = lg_witness_accept(&ref, &p, 0, x, NULL);
     s->smooth_gate_yes += gate == 1;
     if (gate == 1) {
-        double dx = fz_depth(&ref, &p, x);
+        double dx = fz_depth(&dref, &p, x);
         if (dx > 1e-40) bad += fz_smooth_wrong(fc, s, log, "gate", acts[which], params[which], x, dx);
     }
     /* the driver through the substitution */
@@ -277,7 +283,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     s->t_verify += lg_now() - t0;
     if (st == LG_OK) {
         if (r.verdict == LG_VERDICT_VIOLATED) {
-            double dx = r.x ? fz_depth(&ref, &p, r.x) : INFINITY;
+            double dx = r.x ? fz_depth(&dref, &p, r.x) : INFINITY;
             if (dx > 1e-40) bad += fz_smooth_wrong(fc, s, log, "violated", acts[which], params[which], r.x, dx);
         } else if (r.verdict == LG_VERDICT_ROBUST && depth < -1e-40) {
             bad += fz_smooth_wrong(fc, s, log, "robust", acts[which], params[which], xc, depth);
@@ -291,6 +297,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     free(xc);
     lg_prop_free(&p);
     lg_net_free(&ref);
+    lg_net_free(&dref);
     return bad;
 }
 
@@ -380,6 +387,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
     s->truth_sat += fc->truth == LG_ANSWER_SAT;
     s->truth_unsat += fc->truth == LG_ANSWER_UNSAT;
     s->ties += fc->tie > 0 || strstr(fc->cls, "tie") != NULL;
+    s->convs += fc->dnet.n_layers > 0;
     for (int si = 0; si < LG_FUZZ_N_SOLVERS; si++) {
         if (!o->solver_on[si]) continue;
         for (int bi = 0; bi < LG_FUZZ_N_BABS; bi++) {
@@ -443,12 +451,12 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
 {
     double h = seconds / 3600.0;
     fprintf(f,
-            "soundfuzz: %ld cases (%ld violated, %ld robust by the oracle; %ld near-tie), %ld runs in %.1f s "
+            "soundfuzz: %ld cases (%ld violated, %ld robust by the oracle; %ld near-tie; %ld conv), %ld runs in %.1f s "
             "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown (%ld timeouts); "
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld; "
             "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
             "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld\n",
-            s->cases, s->truth_sat, s->truth_unsat, s->ties, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
+            s->cases, s->truth_sat, s->truth_unsat, s->ties, s->convs, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
             s->onnx_imported, s->onnx_wrong);

@@ -18,7 +18,9 @@
  * 300-bit MPFR forward pass written here, independent of lgelu). The gate
  * (lg_witness_accept) is asked about the centre directly, and every
  * `violated` witness and every `robust` is judged by the same MPFR pass
- * (points within 1e-40 of the boundary are not judged).
+ * (points within 1e-40 of the boundary are not judged). For a conv case
+ * the driver and the gate get the conv net, the MPFR pass its dense form
+ * (lg_net_densify), like the exact oracle (gen_fuzz.h).
  *
  * Everything passed in is borrowed.
  */
@@ -50,6 +52,7 @@ typedef struct lg_fuzz_stats {
     long timeouts;                     /* unknowns that came from the deadline */
     long wrong_robust, wrong_witness, errors;
     long ties;                         /* cases of a tie class */
+    long convs;                        /* cases of the conv class */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
     long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
