@@ -6,28 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* col[K][hw] of one image x (K = c_in·kh·kw, row (ci, ky, kx), column (oy, ox)):
- * x[ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in the padding. */
-static void lg_lo_im2col(const lg_conv *c, const double *x, double *col)
-{
-    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
-    for (int ci = 0; ci < c->c_in; ci++)
-        for (int ky = 0; ky < c->kh; ky++)
-            for (int kx = 0; kx < c->kw; kx++) {
-                double *row = col + ((size_t)(ci * c->kh + ky) * (size_t)c->kw + (size_t)kx) * hw;
-                const double *img = x + (size_t)ci * (size_t)c->h_in * (size_t)c->w_in;
-                for (int oy = 0; oy < c->h_out; oy++) {
-                    int iy = oy * c->sh - c->ph + ky;
-                    double *d = row + (size_t)oy * (size_t)c->w_out;
-                    for (int ox = 0; ox < c->w_out; ox++) {
-                        int ix = ox * c->sw - c->pw + kx;
-                        d[ox] = iy < 0 || iy >= c->h_in || ix < 0 || ix >= c->w_in ? 0.0 : img[(size_t)iy * c->w_in + ix];
-                    }
-                }
-            }
-}
-
-/* y[ci][iy][ix] += the entries of col that lg_lo_im2col would read from there. */
+/* y[ci][iy][ix] += the entries of col that lg_conv_im2col would read from there. */
 static void lg_lo_col2im(const lg_conv *c, const double *col, double *y)
 {
     size_t hw = (size_t)c->h_out * (size_t)c->w_out;
@@ -152,7 +131,7 @@ void lg_layer_mul(const lg_layer *L, int m, const double *X, double *Y, int absw
                 lg_conv_mul1(c, L->W, x, y, absw, accumulate);
                 continue;
             }
-            lg_lo_im2col(c, x, sc);
+            lg_conv_im2col(c, x, sc);
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->c_out, hw, K, 1.0,
                         absw ? sc + (size_t)K * (size_t)hw : L->W, K, sc, hw, accumulate ? 1.0 : 0.0, y, hw);
         }

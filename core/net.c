@@ -265,6 +265,29 @@ size_t lg_net_dense_bytes(const lg_net *net)
     return total;
 }
 
+void lg_conv_kernel_dense(const lg_conv *c, const double *K, double *W)
+{
+    size_t n_in = (size_t)c->c_in * (size_t)c->h_in * (size_t)c->w_in;
+    for (int co = 0; co < c->c_out; co++)
+        for (int oy = 0; oy < c->h_out; oy++)
+            for (int ox = 0; ox < c->w_out; ox++) {
+                size_t o = ((size_t)co * (size_t)c->h_out + (size_t)oy) * (size_t)c->w_out + (size_t)ox;
+                double *row = W + o * n_in;
+                for (int ci = 0; ci < c->c_in; ci++)
+                    for (int ky = 0; ky < c->kh; ky++) {
+                        int iy = oy * c->sh - c->ph + ky;
+                        if (iy < 0 || iy >= c->h_in) continue;
+                        for (int kx = 0; kx < c->kw; kx++) {
+                            int ix = ox * c->sw - c->pw + kx;
+                            if (ix < 0 || ix >= c->w_in) continue;
+                            row[((size_t)ci * (size_t)c->h_in + (size_t)iy) * (size_t)c->w_in + (size_t)ix] =
+                                K[(((size_t)co * (size_t)c->c_in + (size_t)ci) * (size_t)c->kh + (size_t)ky) * (size_t)c->kw +
+                                  (size_t)kx];
+                        }
+                    }
+            }
+}
+
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
 {
     memset(dst, 0, sizeof *dst);
@@ -293,25 +316,7 @@ lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
             memcpy(D->W, S->W, (size_t)S->n_out * (size_t)S->n_in * sizeof *D->W);
             continue;
         }
-        const lg_conv *c = &S->conv;
-        for (int co = 0; co < c->c_out; co++)
-            for (int oy = 0; oy < c->h_out; oy++)
-                for (int ox = 0; ox < c->w_out; ox++) {
-                    size_t o = ((size_t)co * (size_t)c->h_out + (size_t)oy) * (size_t)c->w_out + (size_t)ox;
-                    double *row = D->W + o * (size_t)S->n_in;
-                    for (int ci = 0; ci < c->c_in; ci++)
-                        for (int ky = 0; ky < c->kh; ky++) {
-                            int iy = oy * c->sh - c->ph + ky;
-                            if (iy < 0 || iy >= c->h_in) continue;
-                            for (int kx = 0; kx < c->kw; kx++) {
-                                int ix = ox * c->sw - c->pw + kx;
-                                if (ix < 0 || ix >= c->w_in) continue;
-                                row[((size_t)ci * (size_t)c->h_in + (size_t)iy) * (size_t)c->w_in + (size_t)ix] =
-                                    S->W[(((size_t)co * (size_t)c->c_in + (size_t)ci) * (size_t)c->kh + (size_t)ky) *
-                                             (size_t)c->kw + (size_t)kx];
-                            }
-                        }
-                }
+        lg_conv_kernel_dense(&S->conv, S->W, D->W);
     }
     if (src->in_sub && !(dst->in_sub = lg_dup(src->in_sub, (size_t)src->n_in))) goto oom;
     if (src->in_div && !(dst->in_div = lg_dup(src->in_div, (size_t)src->n_in))) goto oom;
@@ -373,7 +378,7 @@ void lg_net_forward(const lg_net *net, const double *x, double *y, double *scrat
 
 /* col[K][hw] (K = c_in·kh·kw, row (ci, ky, kx), column (oy, ox)) of one
  * image x: x[ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in the padding. */
-static void lg_conv_im2col(const lg_conv *c, const double *x, double *col)
+void lg_conv_im2col(const lg_conv *c, const double *x, double *col)
 {
     size_t hw = (size_t)c->h_out * (size_t)c->w_out;
     for (int ci = 0; ci < c->c_in; ci++)

@@ -102,6 +102,14 @@ size_t lg_net_dense_bytes(const lg_net *net);
  * and a message when the dense parameters would take more than max_bytes
  * (0: no cap). dst must be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes);
+/* Write the kernel K [c_out][c_in][kh][kw] of conv geometry c into the
+ * zeroed dense matrix W [n_out][n_in] (entries outside the receptive
+ * fields are left as they are). */
+void lg_conv_kernel_dense(const lg_conv *c, const double *K, double *W);
+/* col[K][hw] (K = c_in·kh·kw, row (ci, ky, kx), column (oy, ox)) of one
+ * image x of conv geometry c: x[ci][oy·sh − ph + ky][ox·sw − pw + kx], 0 in
+ * the padding. col holds K·h_out·w_out doubles (the caller's). */
+void lg_conv_im2col(const lg_conv *c, const double *x, double *col);
 /* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out);
 

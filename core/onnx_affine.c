@@ -44,22 +44,7 @@ lg_status lg_ox_b_materialize(lg_ox_b *B)
                        B->file, n, m, LG_OX_DENSE_MAX_BYTES >> 20);
     double *W = calloc(n * m, sizeof *W);
     if (!W) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-    for (int co = 0; co < c->c_out; co++)
-        for (int oy = 0; oy < c->h_out; oy++)
-            for (int ox = 0; ox < c->w_out; ox++) {
-                double *row = W + ((size_t)(co * c->h_out + oy) * (size_t)c->w_out + (size_t)ox) * m;
-                for (int ci = 0; ci < c->c_in; ci++)
-                    for (int ky = 0; ky < c->kh; ky++) {
-                        int iy = oy * c->sh - c->ph + ky;
-                        if (iy < 0 || iy >= c->h_in) continue;
-                        for (int kx = 0; kx < c->kw; kx++) {
-                            int ix = ox * c->sw - c->pw + kx;
-                            if (ix < 0 || ix >= c->w_in) continue;
-                            row[(size_t)(ci * c->h_in + iy) * (size_t)c->w_in + (size_t)ix] =
-                                B->K[((size_t)(co * c->c_in + ci) * (size_t)c->kh + (size_t)ky) * (size_t)c->kw + (size_t)kx];
-                        }
-                    }
-            }
+    lg_conv_kernel_dense(c, B->K, W); /* m = c_in·h_in·w_in */
     free(B->K);
     B->K = NULL;
     B->W = W;
