@@ -212,6 +212,34 @@ END_TEST
 
 /* Tiny convs: lg_verify_run on the conv net agrees with the exact
  * enumeration oracle on its dense form, for both verdicts. */
+/* Verify net on case 0 of p and check the verdict against the exact-LP
+ * enumeration oracle run on dense (the same net written out dense).
+ * Returns 0 when the oracle cannot enumerate it (too many unstable ReLUs),
+ * else 1 with *ans the oracle's answer and *decided 1 for robust/violated. */
+static int conv_oracle_check(const lg_net *net, const lg_net *dense, const lg_prop *p, int seed, lg_answer *ans,
+                             int *decided)
+{
+    lg_problem prob;
+    memset(&prob, 0, sizeof prob);
+    prob.net = dense;
+    prob.lo = p->cases[0].lo;
+    prob.hi = p->cases[0].hi;
+    prob.n_terms = p->cases[0].n_terms;
+    prob.terms = p->cases[0].terms;
+    lg_status st = lg_oracle_solve(&prob, ans, NULL, NULL);
+    if (st == LG_ERR_ARG) return 0; /* more unstable ReLUs than the oracle enumerates */
+    ck_assert_int_eq(st, LG_OK);
+    lg_verify_opts o = lg_verify_opts_default();
+    o.timeout_s = 20;
+    lg_verify_report rep;
+    ck_assert_int_eq(lg_verify_run(net, p, &o, &rep), LG_OK);
+    if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(*ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
+    if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(*ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
+    *decided = rep.verdict != LG_VERDICT_UNKNOWN;
+    lg_verify_report_free(&rep);
+    return 1;
+}
+
 START_TEST(test_conv_oracle)
 {
     int decided = 0, sat = 0, unsat = 0, strided = 0;
@@ -237,28 +265,13 @@ START_TEST(test_conv_oracle)
         lg_prop p;
         double eps = 0.05 + 0.3 * lg_rng_uniform(&r);
         ck_assert_int_eq(lg_prop_robustness(&p, x0, n_in, eps, -10, 10, label, 2, 0.0), LG_OK);
-        lg_problem prob;
-        memset(&prob, 0, sizeof prob);
-        prob.net = &dense;
-        prob.lo = p.cases[0].lo;
-        prob.hi = p.cases[0].hi;
-        prob.n_terms = p.cases[0].n_terms;
-        prob.terms = p.cases[0].terms;
         lg_answer ans;
-        lg_status st = lg_oracle_solve(&prob, &ans, NULL, NULL);
-        if (st == LG_ERR_ARG) goto next; /* more unstable ReLUs than the oracle enumerates */
-        ck_assert_int_eq(st, LG_OK);
-        lg_verify_opts o = lg_verify_opts_default();
-        o.timeout_s = 20;
-        lg_verify_report rep;
-        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
-        if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
-        if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
-        decided += rep.verdict != LG_VERDICT_UNKNOWN;
-        strided += second && rep.verdict != LG_VERDICT_UNKNOWN;
+        int dec;
+        if (!conv_oracle_check(&net, &dense, &p, seed, &ans, &dec)) goto next;
+        decided += dec;
+        strided += second && dec;
         sat += ans == LG_ANSWER_SAT;
         unsat += ans == LG_ANSWER_UNSAT;
-        lg_verify_report_free(&rep);
     next:
         lg_prop_free(&p);
         lg_net_free(&dense);
@@ -690,27 +703,12 @@ START_TEST(test_maxpool_oracle)
         double eps = 0.05 + 0.4 * lg_rng_uniform(&r);
         ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, eps, -10, 10, label, 2, 0.0), LG_OK);
         ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
-        lg_problem prob;
-        memset(&prob, 0, sizeof prob);
-        prob.net = &dense;
-        prob.lo = p.cases[0].lo;
-        prob.hi = p.cases[0].hi;
-        prob.n_terms = p.cases[0].n_terms;
-        prob.terms = p.cases[0].terms;
         lg_answer ans;
-        lg_status st = lg_oracle_solve(&prob, &ans, NULL, NULL);
-        if (st == LG_ERR_ARG) goto next; /* more unstable ReLUs than the oracle enumerates */
-        ck_assert_int_eq(st, LG_OK);
-        lg_verify_opts o = lg_verify_opts_default();
-        o.timeout_s = 20;
-        lg_verify_report rep;
-        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
-        if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
-        if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
-        decided += rep.verdict != LG_VERDICT_UNKNOWN;
+        int dec;
+        if (!conv_oracle_check(&net, &dense, &p, seed, &ans, &dec)) goto next;
+        decided += dec;
         sat += ans == LG_ANSWER_SAT;
         unsat += ans == LG_ANSWER_UNSAT;
-        lg_verify_report_free(&rep);
     next:
         lg_prop_free(&p);
         lg_net_free(&dense);
