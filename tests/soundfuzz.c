@@ -10,11 +10,14 @@
 #include <unistd.h>
 #include <gmp.h>
 
+#include "core/act.h"
 #include "core/netfile.h"
+#include "core/rng.h"
 #include "oracle.h"
 #include "verify/recheck.h"
 #include "verify/transfer.h"
 #include "verify/verify.h"
+#include "verify/vnnlib.h"
 
 const char *const lg_fuzz_solver_names[LG_FUZZ_N_SOLVERS] = {"auto", "glpk", "z3", "none", "glpk-only",
                                                                  "z3-lp"};
@@ -27,6 +30,7 @@ lg_fuzz_opts lg_fuzz_opts_default(void)
     lg_fuzz_opts o;
     memset(&o, 0, sizeof o);
     o.timeout_s = 2.0;
+    o.direct = 1;
     for (int i = 0; i < LG_FUZZ_N_SOLVERS; i++) o.solver_on[i] = 1;
     for (int i = 0; i < LG_FUZZ_N_BABS; i++) o.bab_on[i] = 1;
     return o;
@@ -109,7 +113,14 @@ static void fz_act(mpfr_t v, lg_act a, double p, mpfr_t t, mpfr_t u)
         mpfr_add_ui(t, t, 1, MPFR_RNDN);
         mpfr_div(v, v, t, MPFR_RNDN);
         return;
-    default: /* gelu / lgelu: v·Φ(λv) = v·½·erfc(−λv/√2) */
+    case LG_ACT_SIGMOID: /* 1/(1 + e^{−v}) */
+        mpfr_neg(t, v, MPFR_RNDN);
+        mpfr_exp(t, t, MPFR_RNDN);
+        mpfr_add_ui(t, t, 1, MPFR_RNDN);
+        mpfr_ui_div(v, 1, t, MPFR_RNDN);
+        return;
+    case LG_ACT_GELU:
+    case LG_ACT_LGELU: /* v·Φ(λv) = v·½·erfc(−λv/√2) */
         mpfr_set_ui(u, 2, MPFR_RNDN);
         mpfr_sqrt(u, u, MPFR_RNDN);
         mpfr_mul_d(t, v, a == LG_ACT_GELU ? -1.0 : -p, MPFR_RNDN);
@@ -118,6 +129,7 @@ static void fz_act(mpfr_t v, lg_act a, double p, mpfr_t t, mpfr_t u)
         mpfr_mul(v, v, t, MPFR_RNDN);
         mpfr_div_2ui(v, v, 1, MPFR_RNDN);
         return;
+    default: LG_ASSERT(0 && "soundfuzz: an activation the MPFR pass does not know");
     }
 }
 
@@ -152,12 +164,13 @@ static void fz_forward(const lg_net *net, const double *x, mpfr_t *y)
     free(a);
 }
 
-/* Depth of x in case 0 of p on net: min over terms of max over constraints
+/* Depth of x in case ci of p on net: min over terms of max over constraints
  * of Σ coef·y + d (≤ 0: a counterexample), at FZ_PREC bits; +inf outside
- * the box. */
-static double fz_depth(const lg_net *net, const lg_prop *p, const double *x)
+ * the box. dstr (NULL: the doubles d) gives the case's constants, in term
+ * and constraint order, as the decimal text of a VNN-LIB file. */
+static double fz_depth_c(const lg_net *net, const lg_prop *p, int ci, const double *x, const char *const *dstr)
 {
-    const lg_prop_case *C = &p->cases[0];
+    const lg_prop_case *C = &p->cases[ci];
     for (int i = 0; i < p->n_in; i++)
         if (!(x[i] >= C->lo[i] && x[i] <= C->hi[i])) return INFINITY;
     int no = p->n_out;
@@ -171,7 +184,10 @@ static double fz_depth(const lg_net *net, const lg_prop *p, const double *x)
         double worst = -INFINITY;
         for (int c = 0; c < C->terms[k].n_cons; c++) {
             const lg_lincon *L = &C->terms[k].cons[c];
-            mpfr_set_d(v, L->d, MPFR_RNDN);
+            if (dstr)
+                mpfr_set_str(v, *dstr++, 10, MPFR_RNDN);
+            else
+                mpfr_set_d(v, L->d, MPFR_RNDN);
             for (int j = 0; j < no; j++) {
                 mpfr_mul_d(t, y[j], L->coef[j], MPFR_RNDN);
                 mpfr_add(v, v, t, MPFR_RNDN);
@@ -186,6 +202,8 @@ static double fz_depth(const lg_net *net, const lg_prop *p, const double *x)
     free(y);
     return best;
 }
+
+static double fz_depth(const lg_net *net, const lg_prop *p, const double *x) { return fz_depth_c(net, p, 0, x, NULL); }
 
 static long fz_smooth_wrong(const lg_fuzz_case *fc, lg_fuzz_stats *s, FILE *log, const char *what, lg_act act,
                             double lambda, const double *x, double depth)
@@ -298,6 +316,440 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     lg_prop_free(&p);
     lg_net_free(&ref);
     lg_net_free(&dref);
+    return bad;
+}
+
+/* ---- smooth nets verified directly (soundfuzz.h) ---- */
+
+/* f(v) in double with libm (the search's own evaluator, not lgelu's). */
+static double fzd_act(lg_act a, double v, double p)
+{
+    switch (a) {
+    case LG_ACT_IDENTITY: return v;
+    case LG_ACT_RELU: return v > 0 ? v : 0;
+    case LG_ACT_PRELU: return v > 0 ? v : p * v;
+    case LG_ACT_SIGMOID: return v >= 0 ? 1 / (1 + exp(-v)) : exp(v) / (1 + exp(v));
+    case LG_ACT_SWISH: return v * (p * v >= 0 ? 1 / (1 + exp(-p * v)) : exp(p * v) / (1 + exp(p * v)));
+    case LG_ACT_GELU: return v * 0.5 * erfc(-v / sqrt(2.0));
+    case LG_ACT_LGELU: return v * 0.5 * erfc(-p * v / sqrt(2.0));
+    default: LG_ASSERT(0 && "soundfuzz: an activation the search does not know"); return 0;
+    }
+}
+
+/* Double depth of x in case ci (a dense net; +inf when not finite), the search's objective. */
+static double fzd_depth(const lg_net *net, const lg_prop *p, int ci, const double *x, double *buf)
+{
+    int w = lg_net_max_width(net);
+    double *a = buf, *z = buf + w;
+    for (int i = 0; i < net->n_in; i++) {
+        a[i] = x[i];
+        if (net->in_sub) a[i] = (a[i] - net->in_sub[i]) / net->in_div[i];
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        for (int o = 0; o < L->n_out; o++) {
+            double v = L->b[o];
+            for (int i = 0; i < L->n_in; i++) v += L->W[(size_t)o * (size_t)L->n_in + (size_t)i] * a[i];
+            z[o] = fzd_act(L->act, v, L->lambda);
+        }
+        memcpy(a, z, (size_t)L->n_out * sizeof *a);
+    }
+    const lg_prop_case *C = &p->cases[ci];
+    double best = INFINITY;
+    for (int k = 0; k < C->n_terms; k++) {
+        double worst = -INFINITY;
+        for (int c = 0; c < C->terms[k].n_cons; c++) {
+            double v = C->terms[k].cons[c].d;
+            for (int j = 0; j < p->n_out; j++) v += C->terms[k].cons[c].coef[j] * a[j];
+            if (v > worst) worst = v;
+        }
+        if (worst < best) best = worst;
+    }
+    return isfinite(best) || best < 0 ? best : INFINITY;
+}
+
+/* The oracle's counterexample search on case ci of p for the dense smooth
+ * net: the centre, up to 64 corners, hint (may be NULL), 192 uniform points,
+ * then a pattern search from the 3 best; the 4 best points are judged by
+ * the MPFR pass. Returns the least MPFR depth (≤ −1e-40: a known
+ * counterexample, written to xbest[n_in]). */
+#define FZ_SEARCH_KEEP 4
+static double fz_search(const lg_net *net, const lg_prop *p, int ci, const double *hint, lg_rng *r, double *xbest,
+                        const char *const *dstr)
+{
+    int n = p->n_in;
+    const lg_prop_case *C = &p->cases[ci];
+    double *buf = malloc((2 * (size_t)lg_net_max_width(net) + (FZ_SEARCH_KEEP + 2) * (size_t)n) * sizeof *buf);
+    LG_ASSERT(buf);
+    double *keep = buf + 2 * lg_net_max_width(net), *x = keep + FZ_SEARCH_KEEP * n, *y = x + n;
+    double kd[FZ_SEARCH_KEEP];
+    for (int q = 0; q < FZ_SEARCH_KEEP; q++) kd[q] = INFINITY;
+    for (int q = 0; q < FZ_SEARCH_KEEP; q++) memcpy(keep + (size_t)q * n, C->lo, (size_t)n * sizeof *x);
+    int n_corner = n <= 6 ? 1 << n : 64;
+    for (int it = 0; it < 1 + n_corner + 1 + 192; it++) {
+        for (int i = 0; i < n; i++) {
+            double lo = C->lo[i], hi = C->hi[i];
+            if (it == 0) x[i] = lo + (hi - lo) / 2;
+            else if (it <= n_corner) x[i] = (n <= 6 ? ((it - 1) >> i) & 1 : lg_rng_below(r, 2)) ? hi : lo;
+            else if (it == n_corner + 1) x[i] = hint ? hint[i] : lo;
+            else x[i] = lo + (hi - lo) * lg_rng_uniform(r);
+            if (!(x[i] >= lo && x[i] <= hi)) x[i] = lo;
+        }
+        double d = fzd_depth(net, p, ci, x, buf);
+        int worst = 0;
+        for (int q = 1; q < FZ_SEARCH_KEEP; q++)
+            if (kd[q] > kd[worst]) worst = q;
+        if (d < kd[worst]) {
+            kd[worst] = d;
+            memcpy(keep + (size_t)worst * n, x, (size_t)n * sizeof *x);
+        }
+    }
+    for (int q = 0; q < FZ_SEARCH_KEEP - 1; q++) { /* pattern search: ± a step per coordinate, halved when stuck */
+        double *xq = keep + (size_t)q * n, step = 0.25, d = kd[q];
+        for (int it = 0; it < 40 && step > 1e-9; it++) {
+            int moved = 0;
+            for (int i = 0; i < n; i++)
+                for (int sg = -1; sg <= 1; sg += 2) {
+                    memcpy(y, xq, (size_t)n * sizeof *y);
+                    y[i] += sg * step * (C->hi[i] - C->lo[i]);
+                    if (y[i] < C->lo[i]) y[i] = C->lo[i];
+                    if (y[i] > C->hi[i]) y[i] = C->hi[i];
+                    double dy = fzd_depth(net, p, ci, y, buf);
+                    if (dy < d) {
+                        d = dy;
+                        memcpy(xq, y, (size_t)n * sizeof *y);
+                        moved = 1;
+                    }
+                }
+            if (!moved) step /= 2;
+        }
+        kd[q] = d;
+    }
+    double best = INFINITY;
+    for (int q = 0; q < FZ_SEARCH_KEEP; q++) {
+        double d = fz_depth_c(net, p, ci, keep + (size_t)q * n, dstr);
+        if (d < best) {
+            best = d;
+            memcpy(xbest, keep + (size_t)q * n, (size_t)n * sizeof *xbest);
+        }
+    }
+    free(buf);
+    return best;
+}
+
+/* How far from 0 an MPFR depth must be to be judged (the pass's own error is far below). */
+#define FZ_JUDGE 1e-40
+
+static void fz_count_class(lg_fuzz_stats *s, const char *name)
+{
+    for (int i = 0; i < s->n_dclass; i++)
+        if (!strcmp(s->dclass[i], name)) {
+            s->dclass_n[i]++;
+            return;
+        }
+    if (s->n_dclass == LG_FUZZ_MAX_DCLASS) return;
+    snprintf(s->dclass[s->n_dclass], sizeof s->dclass[0], "%s", name);
+    s->dclass_n[s->n_dclass++] = 1;
+}
+
+static void fz_direct_wrong(const lg_fuzz_case *fc, lg_fuzz_stats *s, FILE *log, const char *what, const char *cls,
+                            const lg_net *net, const char *mode, const double *x, double depth)
+{
+    s->wrong_direct++;
+    fprintf(log, "soundfuzz: WRONG-DIRECT %s seed=%lu case=%ld [%s] %s depth %.3g at", what, (unsigned long)fc->seed,
+            fc->index, cls, mode, depth);
+    for (int i = 0; x && i < net->n_in; i++) fprintf(log, " %.17g", x[i]);
+    fprintf(log, "\n  smooth layers:");
+    for (int k = 0; k < net->n_layers; k++) fprintf(log, " %s(%.17g)", lg_act_name(net->layers[k].act), net->layers[k].lambda);
+    fprintf(log, "\n");
+    lg_fuzz_case_print(fc, log);
+    fprintf(log, "  reproduce: build/lgelu_soundfuzz --seed %lu --case %ld\n", (unsigned long)fc->seed, fc->index);
+    count_kind(s, "WRONG-DIRECT", 0, NULL);
+}
+
+/* One direct run of the smooth net (the driver gets net and p, the MPFR
+ * pass dnet and the oracle's own property: the one-case properties
+ * ex[0..n_ex) with constants dstr, NULL: their doubles), judged: `robust` is
+ * wrong when known ≤ −FZ_JUDGE (the oracle's search holds a counterexample),
+ * `violated` when its witness lies in no box of ex or its MPFR depth there
+ * is > FZ_JUDGE. mode picks solver (auto / none), B&B mode and attack.
+ * Returns wrong answers. */
+static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_net *dnet, const lg_prop *p,
+                          const lg_prop *ex, int n_ex, const char *const *dstr, double known, const char *cls,
+                          int mode, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
+{
+    static const lg_bab_mode bm[3] = {LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_AUTO};
+    lg_verify_opts vo = lg_verify_opts_default();
+    vo.solver = mode % 2 ? "none" : "auto";
+    vo.bab.mode = bm[(mode / 2) % 3];
+    vo.attack = (mode / 6) % 2 == 0;
+    vo.timeout_s = o->timeout_s;
+    vo.seed = (unsigned long)fc->index;
+    vo.bab.threads = 1;
+    char mstr[64];
+    snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s", vo.solver, lg_bab_mode_name(vo.bab.mode),
+             vo.attack ? "" : " --no-attack");
+    lg_verify_report r;
+    double t0 = lg_now();
+    lg_status st = lg_verify_run(net, p, &vo, &r);
+    s->t_verify += lg_now() - t0;
+    s->direct_runs++;
+    fz_count_class(s, cls);
+    if (st != LG_OK) {
+        s->errors++;
+        fprintf(log, "soundfuzz: ERROR direct seed=%lu case=%ld [%s] %s: %s\n", (unsigned long)fc->seed, fc->index, cls,
+                mstr, lg_errmsg());
+        count_kind(s, "ERROR-DIRECT", 0, NULL);
+        return 1;
+    }
+    long bad = 0;
+    if (r.verdict == LG_VERDICT_ROBUST) {
+        s->direct_robust++;
+        if (known <= -FZ_JUDGE) {
+            fz_direct_wrong(fc, s, log, "robust", cls, net, mstr, NULL, known);
+            bad++;
+        }
+    } else if (r.verdict == LG_VERDICT_VIOLATED) {
+        s->direct_violated++;
+        double dx = INFINITY;
+        for (int c = 0; r.x && c < n_ex; c++) {
+            double d = fz_depth_c(dnet, &ex[c], 0, r.x, dstr);
+            if (d < dx) dx = d;
+        }
+        if (!(dx <= FZ_JUDGE)) {
+            fz_direct_wrong(fc, s, log, "violated", cls, net, mstr, r.x, dx);
+            bad++;
+        }
+    } else {
+        s->direct_unknown++;
+    }
+    if (o->verbose)
+        fprintf(log, "soundfuzz: case %ld direct [%s] %s: %s (%s, %.3f s; oracle depth %.3g)\n", fc->index, cls, mstr,
+                lg_verdict_name(r.verdict), r.method[0] ? r.method : r.reason, lg_now() - t0, known);
+    lg_verify_report_free(&r);
+    /* the back-ends refuse a smooth net with a message, never a wrong answer */
+    vo.solver = mode % 4 < 2 ? "z3" : "glpk";
+    vo.timeout_s = 0.5;
+    st = lg_verify_run(net, p, &vo, &r);
+    if (st != LG_ERR_UNSUPPORTED) {
+        s->errors++;
+        fprintf(log, "soundfuzz: ERROR direct seed=%lu case=%ld [%s]: --solver %s on a smooth net returned %s, not a "
+                     "refusal\n", (unsigned long)fc->seed, fc->index, cls, vo.solver, lg_status_str(st));
+        count_kind(s, "ERROR-DIRECT-REFUSAL", 0, NULL);
+        if (st == LG_OK) lg_verify_report_free(&r);
+        bad++;
+    }
+    return bad;
+}
+
+/* Deep copy of a one-case property's case 0 (no inner data). */
+static lg_status fz_prop_copy(lg_prop *dst, const lg_prop *src)
+{
+    const lg_prop_case *S = &src->cases[0];
+    int n_cons[3] = {0, 0, 0};
+    for (int t = 0; t < S->n_terms && t < 3; t++) n_cons[t] = S->terms[t].n_cons;
+    lg_status st = lg_prop_alloc(dst, src->n_in, src->n_out, S->n_terms, n_cons);
+    if (st) return st;
+    lg_prop_case *D = &dst->cases[0];
+    memcpy(D->lo, S->lo, (size_t)src->n_in * sizeof *D->lo);
+    memcpy(D->hi, S->hi, (size_t)src->n_in * sizeof *D->hi);
+    for (int t = 0; t < S->n_terms; t++)
+        for (int k = 0; k < S->terms[t].n_cons; k++) {
+            memcpy(D->terms[t].cons[k].coef, S->terms[t].cons[k].coef, (size_t)src->n_out * sizeof(double));
+            D->terms[t].cons[k].d = S->terms[t].cons[k].d;
+        }
+    return LG_OK;
+}
+
+/* The smooth form of fc's net: hidden layer k gets acts[k] with params[k]. */
+static lg_status fz_smooth_net(lg_net *net, lg_net *dnet, const lg_fuzz_case *fc, const lg_act *acts,
+                               const double *params)
+{
+    memset(dnet, 0, sizeof *dnet);
+    lg_status st = lg_net_copy(net, &fc->net);
+    if (st) return st;
+    for (int k = 0; k + 1 < net->n_layers; k++) {
+        net->layers[k].act = acts[k];
+        net->layers[k].lambda = params[k];
+    }
+    st = lg_net_has_conv(net) ? lg_net_densify(dnet, net, 0) : lg_net_copy(dnet, net);
+    if (st) lg_net_free(net);
+    return st;
+}
+
+/* A random smooth activation and its parameter. */
+static lg_act fz_pick_act(lg_rng *r, double *param)
+{
+    static const lg_act acts[] = {LG_ACT_SIGMOID, LG_ACT_PRELU, LG_ACT_SWISH, LG_ACT_GELU, LG_ACT_LGELU};
+    static const double prelu[] = {0.1, 0.25, -0.5, 2.0, 0.0, 1e-3};
+    lg_act a = acts[lg_rng_below(r, 5)];
+    *param = a == LG_ACT_PRELU ? prelu[lg_rng_below(r, 6)]
+             : a == LG_ACT_SWISH ? (lg_rng_below(r, 2) ? 1.0 : 1.0 + 4.0 * lg_rng_uniform(r))
+             : a == LG_ACT_LGELU ? 1.0 + 8.0 * lg_rng_uniform(r)
+                                 : 1.0;
+    return a;
+}
+
+/* v (finite) as VNN-LIB text that denotes exactly the double: an integer,
+ * or M / 2^k as nested divisions by powers of two ≤ 2^1000. */
+static void fz_exact_text(char *out, size_t cap, double v)
+{
+    int e;
+    double m = frexp(v, &e), M = ldexp(m, 53);
+    int k = 53 - e; /* v = M / 2^k */
+    while (k > 0 && M == 2 * trunc(M / 2)) M /= 2, k--;
+    if (k <= 0) {
+        snprintf(out, cap, "%.0f", v);
+        return;
+    }
+    size_t n = 0;
+    for (int r = k; r > 1000; r -= 1000) n += (size_t)snprintf(out + n, cap - n, "(/ ");
+    n += (size_t)snprintf(out + n, cap - n, "(/ %.0f %.0f)", M, ldexp(1.0, k % 1000 ? k % 1000 : 1000));
+    for (int r = k; r > 1000; r -= 1000) n += (size_t)snprintf(out + n, cap - n, " %.0f)", ldexp(1.0, 1000));
+    LG_ASSERT(n < cap);
+}
+
+/* Write p's case 0 as VNN-LIB text with k boxes (case 0's box and k − 1
+ * others inside the same outer box) in one disjunction, box bounds and
+ * coefficients exactly (fz_exact_text), and output constants as decimals of 3–17 significant digits (often not doubles);
+ * dstr[i] receives each constant's text. */
+static char *fz_vnnlib_text(const lg_prop *p, int k, lg_rng *r, double *boxes, char dstr[][40], int *n_d)
+{
+    const lg_prop_case *C = &p->cases[0];
+    int n = p->n_in;
+    size_t cap = 1 << 16, len = 0;
+    char *t = malloc(cap), a[1200], bb[1200];
+    LG_ASSERT(t);
+#define FZ_PUT(...)                                                                                                    \
+    do {                                                                                                               \
+        len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__);                                                      \
+        LG_ASSERT(len < cap);                                                                                          \
+    } while (0)
+    for (int i = 0; i < n; i++) FZ_PUT("(declare-const X_%d Real)\n", i);
+    for (int j = 0; j < p->n_out; j++) FZ_PUT("(declare-const Y_%d Real)\n", j);
+    FZ_PUT("(assert (or");
+    for (int b = 0; b < k; b++) {
+        double *lo = boxes + (size_t)b * 2 * n, *hi = lo + n;
+        for (int i = 0; i < n; i++) {
+            if (b == 0) {
+                lo[i] = C->lo[i], hi[i] = C->hi[i];
+            } else { /* a sub-box of case 0's box, sometimes a point */
+                double u = lg_rng_uniform(r), v = lg_rng_uniform(r);
+                if (u > v) { double w = u; u = v; v = w; }
+                if (lg_rng_below(r, 4) == 0) v = u;
+                lo[i] = C->lo[i] + (C->hi[i] - C->lo[i]) * u;
+                hi[i] = C->lo[i] + (C->hi[i] - C->lo[i]) * v;
+                if (!(lo[i] >= C->lo[i] && lo[i] <= C->hi[i])) lo[i] = C->lo[i];
+                if (!(hi[i] >= lo[i] && hi[i] <= C->hi[i])) hi[i] = lo[i];
+            }
+        }
+        FZ_PUT("\n  (and");
+        for (int i = 0; i < n; i++) {
+            fz_exact_text(a, sizeof a, lo[i]);
+            fz_exact_text(bb, sizeof bb, hi[i]);
+            FZ_PUT(" (>= X_%d %s) (<= X_%d %s)", i, a, i, bb);
+        }
+        FZ_PUT(")");
+    }
+    FZ_PUT("))\n(assert (or");
+    *n_d = 0;
+    for (int q = 0; q < C->n_terms; q++) {
+        FZ_PUT("\n  (and");
+        for (int c = 0; c < C->terms[q].n_cons; c++) {
+            const lg_lincon *L = &C->terms[q].cons[c];
+            FZ_PUT(" (<= (+");
+            for (int j = 0; j < p->n_out; j++)
+                if (L->coef[j] != 0) {
+                    fz_exact_text(a, sizeof a, L->coef[j]);
+                    FZ_PUT(" (* %s Y_%d)", a, j);
+                }
+            snprintf(dstr[*n_d], sizeof dstr[0], "%.*g", 3 + (int)lg_rng_below(r, 15), L->d);
+            FZ_PUT(" 0) %s%s)", dstr[*n_d][0] == '-' ? "" : "-", dstr[*n_d][0] == '-' ? dstr[*n_d] + 1 : dstr[*n_d]);
+            (*n_d)++;
+        }
+        FZ_PUT(")");
+    }
+    FZ_PUT("))\n");
+#undef FZ_PUT
+    return t;
+}
+
+long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
+{
+    const lg_prop_case *S = &fc->prop.cases[0];
+    if (S->n_terms < 1 || S->n_terms > 3) return 0;
+    lg_rng r;
+    lg_rng_init(&r, fc->seed ^ 0xd1ec7d1ec7ULL, (uint64_t)fc->index); /* the direct class's own stream */
+    int nh = fc->net.n_layers - 1, mix = nh >= 2 && lg_rng_below(&r, 3) == 0;
+    lg_act acts[4];
+    double params[4];
+    acts[0] = fz_pick_act(&r, &params[0]);
+    for (int k = 1; k < nh; k++) {
+        if (mix) {
+            acts[k] = lg_rng_below(&r, 5) == 0 ? LG_ACT_RELU : fz_pick_act(&r, &params[k]);
+            if (acts[k] == LG_ACT_RELU) params[k] = 1.0;
+        } else {
+            acts[k] = acts[0], params[k] = params[0];
+        }
+    }
+    if (mix && acts[0] == acts[1]) acts[1] = acts[0] == LG_ACT_SIGMOID ? LG_ACT_GELU : LG_ACT_SIGMOID, params[1] = 1.0;
+    lg_net net, dnet;
+    if (fz_smooth_net(&net, &dnet, fc, acts, params) != LG_OK) return 0;
+    char cls[64];
+    snprintf(cls, sizeof cls, "%s%s", mix ? "mix" : lg_act_name(acts[0]), lg_net_has_conv(&net) ? " conv" : "");
+    int n_in = net.n_in;
+    double *xb = malloc((size_t)n_in * sizeof *xb);
+    LG_ASSERT(xb);
+    long bad = 0;
+    int vnn = fc->index % 2 == 1; /* every other direct case: a VNN-LIB text with several boxes */
+    for (int t = 0; t < S->n_terms; t++) vnn &= S->terms[t].n_cons > 0;
+    if (!vnn) {
+        double known = fz_search(&dnet, &fc->prop, 0, fc->witness, &r, xb, NULL);
+        s->direct_known += known <= -FZ_JUDGE;
+        bad += fz_direct_run(fc, &net, &dnet, &fc->prop, &fc->prop, 1, NULL, known, cls, (int)lg_rng_below(&r, 12), o,
+                             s, log);
+    } else {
+        int k = 2 + (int)lg_rng_below(&r, 2), n_d = 0;
+        double *boxes = malloc((size_t)k * 2 * (size_t)n_in * sizeof *boxes);
+        char(*dstr)[40] = malloc(16 * sizeof *dstr);
+        lg_prop ex[3];
+        LG_ASSERT(boxes && dstr);
+        char *text = fz_vnnlib_text(&fc->prop, k, &r, boxes, dstr, &n_d);
+        const char *dptr[16];
+        for (int i = 0; i < n_d; i++) dptr[i] = dstr[i];
+        lg_prop p;
+        lg_status st = lg_vnnlib_parse(&p, text, strlen(text), "soundfuzz.vnnlib", n_in, fc->prop.n_out);
+        int n_ex = 0;
+        for (; st == LG_OK && n_ex < k; n_ex++) { /* the oracle's own property: box b with case 0's terms */
+            if (fz_prop_copy(&ex[n_ex], &fc->prop) != LG_OK) break;
+            memcpy(ex[n_ex].cases[0].lo, boxes + (size_t)n_ex * 2 * n_in, (size_t)n_in * sizeof(double));
+            memcpy(ex[n_ex].cases[0].hi, boxes + ((size_t)n_ex * 2 + 1) * n_in, (size_t)n_in * sizeof(double));
+        }
+        if (st != LG_OK) {
+            s->errors++;
+            bad++;
+            fprintf(log, "soundfuzz: ERROR direct seed=%lu case=%ld: the VNN-LIB text does not parse: %s\n%s",
+                    (unsigned long)fc->seed, fc->index, lg_errmsg(), text);
+        } else if (n_ex == k) {
+            double known = INFINITY;
+            for (int b = 0; b < k; b++) {
+                double kb = fz_search(&dnet, &ex[b], 0, b ? NULL : fc->witness, &r, xb, dptr);
+                if (kb < known) known = kb;
+            }
+            s->direct_known += known <= -FZ_JUDGE;
+            char vcls[80];
+            snprintf(vcls, sizeof vcls, "%s vnnlib", cls);
+            bad += fz_direct_run(fc, &net, &dnet, &p, ex, k, dptr, known, vcls, (int)lg_rng_below(&r, 12), o, s, log);
+        }
+        for (int b = 0; b < n_ex; b++) lg_prop_free(&ex[b]);
+        if (st == LG_OK) lg_prop_free(&p);
+        free(text);
+        free(boxes);
+        free(dstr);
+    }
+    free(xb);
+    lg_net_free(&net);
+    lg_net_free(&dnet);
     return bad;
 }
 
@@ -443,6 +895,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
         }
     }
     if (fc->index % 3 == 0) bad += lg_fuzz_smooth(fc, o, s, log);
+    if (fc->index % 3 == 1 && o->direct) bad += lg_fuzz_direct(fc, o, s, log);
     s->bad_cases += bad > 0;
     return bad;
 }
@@ -455,10 +908,13 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown (%ld timeouts); "
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld; "
             "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
-            "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld\n",
+            "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld; "
+            "direct smooth runs: %ld (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->convs, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
-            s->onnx_imported, s->onnx_wrong);
+            s->onnx_imported, s->onnx_wrong, s->direct_runs, s->direct_robust, s->direct_violated, s->direct_unknown,
+            s->direct_known, s->wrong_direct);
+    for (int i = 0; i < s->n_dclass; i++) fprintf(f, "soundfuzz:   direct %6ld  %s\n", s->dclass_n[i], s->dclass[i]);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

@@ -34,6 +34,7 @@
 #define LG_FUZZ_N_SOLVERS 6
 #define LG_FUZZ_N_BABS 4
 #define LG_FUZZ_MAX_KINDS 48
+#define LG_FUZZ_MAX_DCLASS 48
 
 typedef struct lg_fuzz_opts {
     double timeout_s;                  /* per lg_verify_run (default 2) */
@@ -43,6 +44,7 @@ typedef struct lg_fuzz_opts {
                                           certified LP theory (verify --solver z3 --z3-theory lp) */
     int bab_on[LG_FUZZ_N_BABS];        /* none, input, relu, auto (default all 1) */
     int verbose;                       /* 1: a line per run */
+    int direct;                        /* 1: the smooth direct class (lg_fuzz_direct; default 1) */
 } lg_fuzz_opts;
 
 typedef struct lg_fuzz_stats {
@@ -55,6 +57,12 @@ typedef struct lg_fuzz_stats {
     long convs;                        /* cases of the conv class */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
+    long direct_runs, direct_robust, direct_violated, direct_unknown; /* lg_fuzz_direct */
+    long direct_known;                 /* direct cases where the oracle's search found a counterexample */
+    long wrong_direct;                 /* wrong direct verdicts */
+    int n_dclass;                      /* direct runs by class ("sigmoid", "mix conv", "prelu vnnlib", ...) */
+    char dclass[LG_FUZZ_MAX_DCLASS][32];
+    long dclass_n[LG_FUZZ_MAX_DCLASS];
     long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
     long bad_cases;                    /* cases with at least one wrong verdict or error */
     double t_oracle, t_verify;         /* seconds */
@@ -81,6 +89,25 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
 /* The smooth near-tie runs of one case (above); called by lg_fuzz_run_case
  * for every third case. Returns the number of wrong answers. */
 long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* Smooth nets verified directly (lg_verify_run on the smooth net itself):
+ * called by lg_fuzz_run_case for case indices ≡ 1 mod 3. The case's net
+ * gets sigmoid, prelu, swish, gelu or lgelu hidden layers (random
+ * parameters, prelu slopes of either sign), or, for a third of the nets
+ * with ≥ 2 hidden layers, a mix across layers (relu among them); conv
+ * cases stay conv. Even indices use the case's property; odd ones write it
+ * as VNN-LIB text with 2–3 boxes in one disjunction (the case's box and
+ * sub-boxes of it, some points) and the output constants as decimals of
+ * 3–17 digits, often not doubles, read back by lg_vnnlib_parse. The oracle
+ * (no lgelu code): the centre, corners, 192 uniform points and a pattern
+ * search in double, the best judged by the MPFR pass with the file's
+ * decimal constants. `robust` is wrong when that found a counterexample;
+ * `violated` when the witness is in no written box or its MPFR depth is
+ * > 1e-40. One run per case, the mode (--solver auto / none, --bab none /
+ * input / auto, attack on / off) drawn from the case; then --solver z3 or
+ * glpk must refuse the smooth net (LG_ERR_UNSUPPORTED). Returns the number
+ * of wrong answers and errors. */
+long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
 
 /* Foldable ONNX graphs: tests/onnx_foldfuzz.py writes n random float64
  * graphs (Gemm/MatMul, Relu, constant Add/Sub/Mul/Div by foldable and
