@@ -95,6 +95,8 @@ static void report(const lg_fuzz_case *fc, const char *what, int s, int b, int a
 
 /* ---- smooth near ties (soundfuzz.h) ---- */
 #define FZ_PREC 300
+/* How far from 0 an MPFR depth must be to be judged (the pass's own error is far below). */
+#define FZ_JUDGE 1e-40
 
 /* v ← f(v) for the smooth activation a with parameter p, RNDN at FZ_PREC bits. */
 static void fz_act(mpfr_t v, lg_act a, double p, mpfr_t t, mpfr_t u)
@@ -218,21 +220,29 @@ static long fz_smooth_wrong(const lg_fuzz_case *fc, lg_fuzz_stats *s, FILE *log,
     return 1;
 }
 
+static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_net *dnet, const lg_prop *p,
+                          const lg_prop *ex, int n_ex, const char *const *dstr, double known, const char *cls,
+                          int mode, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
 long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
 {
     if (strstr(fc->cls, "big") || strstr(fc->cls, "huge") || fc->prop.cases[0].n_terms < 1) return 0;
     for (int t = 0; t < fc->prop.cases[0].n_terms; t++)
         if (fc->prop.cases[0].terms[t].n_cons < 1) return 0;
-    static const lg_act acts[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_PRELU};
-    static const double params[] = {1.0, 7.0, 3.0, 0.1};
-    int which = (int)((fc->index / 3) % 4);
+    /* the last entry mixes: hidden layers alternate sigmoid and prelu 0.25 */
+    static const lg_act acts[] = {LG_ACT_GELU,  LG_ACT_LGELU,   LG_ACT_SWISH,   LG_ACT_PRELU,
+                                  LG_ACT_SIGMOID, LG_ACT_PRELU, LG_ACT_SIGMOID, LG_ACT_SIGMOID};
+    static const double params[] = {1.0, 7.0, 3.0, 0.1, 1.0, -0.5, 1.0, 1.0};
+    int which = (int)((fc->index / 3) % 8), relu_like = 1;
     lg_net ref, dref; /* the driver's smooth net (conv kept) and the MPFR pass's dense form */
     lg_prop p;
     long bad = 0;
     if (lg_net_copy(&ref, &fc->net) != LG_OK) return 0;
     for (int k = 0; k + 1 < ref.n_layers; k++) {
-        ref.layers[k].act = acts[which];
-        ref.layers[k].lambda = params[which];
+        int alt = which == 7 && k % 2 == 1;
+        ref.layers[k].act = alt ? LG_ACT_PRELU : acts[which];
+        ref.layers[k].lambda = alt ? 0.25 : params[which];
+        relu_like &= lg_act_relu_like(ref.layers[k].act);
     }
     memset(&dref, 0, sizeof dref);
     if ((lg_net_has_conv(&ref) ? lg_net_densify(&dref, &ref, 0) : lg_net_copy(&dref, &ref)) != LG_OK) {
@@ -272,7 +282,11 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
                 mpfr_add(v, v, t, MPFR_RNDN);
             }
             double d = -mpfr_get_d(v, MPFR_RNDN);
-            int steps = (int)((fc->index / 12 + c + k) % 5) - 2;
+            int m = (int)((fc->index / 24 + c + k) % 9), steps = m - 2;
+            if (m >= 5) { /* ±1e-12 … ±1e-15 relative instead of ulps */
+                d += (m % 2 ? 1.0 : -1.0) * pow(10.0, -7.0 - m) * (1.0 + fabs(d));
+                steps = 0;
+            }
             for (; steps > 0; steps--) d = nextafter(d, INFINITY);
             for (; steps < 0; steps++) d = nextafter(d, -INFINITY);
             L->d = isfinite(d) ? d : 0.0;
@@ -289,6 +303,13 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         double dx = fz_depth(&dref, &p, x);
         if (dx > 1e-40) bad += fz_smooth_wrong(fc, s, log, "gate", acts[which], params[which], x, dx);
     }
+    /* the direct route on the same net and property; the centre is the oracle's point */
+    char cls[48];
+    snprintf(cls, sizeof cls, "tie %s%s", which == 7 ? "mix" : lg_act_name(acts[which]),
+             lg_net_has_conv(&ref) ? " conv" : "");
+    s->direct_known += o->direct && depth <= -FZ_JUDGE;
+    if (o->direct) bad += fz_direct_run(fc, &ref, &dref, &p, &p, 1, NULL, depth, cls, (int)(fc->index / 3 % 12), o, s, log);
+    if (!relu_like) goto done; /* sigmoid: no ReLU substitute */
     /* the driver through the substitution */
     lg_verify_opts vo = lg_verify_opts_default();
     vo.timeout_s = o->timeout_s;
@@ -308,6 +329,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         }
         lg_verify_report_free(&r);
     }
+done:
     free(x);
     for (int j = 0; j < no; j++) mpfr_clear(y[j]);
     mpfr_clears(v, t, (mpfr_ptr)0);
@@ -437,8 +459,6 @@ static double fz_search(const lg_net *net, const lg_prop *p, int ci, const doubl
     return best;
 }
 
-/* How far from 0 an MPFR depth must be to be judged (the pass's own error is far below). */
-#define FZ_JUDGE 1e-40
 
 static void fz_count_class(lg_fuzz_stats *s, const char *name)
 {
