@@ -935,6 +935,11 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
             s->onnx_imported, s->onnx_wrong, s->direct_runs, s->direct_robust, s->direct_violated, s->direct_unknown,
             s->direct_known, s->wrong_direct);
+    if (s->pool_graphs)
+        fprintf(f, "soundfuzz: MaxPool graphs: %ld (%ld decided by the exact oracle, %ld with a known counterexample), "
+                   "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",
+                s->pool_graphs, s->pool_decided, s->pool_known, s->pool_runs, s->pool_robust, s->pool_violated,
+                s->pool_wrong);
     for (int i = 0; i < s->n_dclass; i++) fprintf(f, "soundfuzz:   direct %6ld  %s\n", s->dclass_n[i], s->dclass[i]);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

@@ -63,6 +63,9 @@ typedef struct lg_fuzz_stats {
     int n_dclass;                      /* direct runs by class ("sigmoid", "mix conv", "prelu vnnlib", ...) */
     char dclass[LG_FUZZ_MAX_DCLASS][32];
     long dclass_n[LG_FUZZ_MAX_DCLASS];
+    long pool_graphs, pool_decided, pool_known; /* lg_fuzz_pool: graphs, decided by the exact oracle, with a
+                                                  known counterexample */
+    long pool_runs, pool_robust, pool_violated, pool_wrong;
     long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
     long bad_cases;                    /* cases with at least one wrong verdict or error */
     double t_oracle, t_verify;         /* seconds */
@@ -108,6 +111,23 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
  * glpk must refuse the smooth net (LG_ERR_UNSUPPORTED). Returns the number
  * of wrong answers and errors. */
 long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* MaxPool graphs: tests/onnx_poolfuzz.py writes n random ONNX graphs
+ * (Conv, Relu, MaxPool with strides = kernel and floor-dropped rows, or
+ * GlobalMaxPool, Flatten, Gemm; float64 or float32) and a description of
+ * each, which an exact rational evaluator here (soundfuzz_pool.c) runs on
+ * the graph's own semantics. Each graph must import (they are all within
+ * what the importer rewrites exactly); the import must equal the evaluator
+ * exactly at 24 points of a random box; a property of 1–2 terms through a
+ * sampled anchor point (on it, inside by 5 %, outside by 1e-3 or 1e-13)
+ * is decided by the exact oracle on the imported net when it has ≤ 12
+ * unstable ReLUs, and that answer is cross-checked on the graph (a robust
+ * answer where the anchor is a counterexample, or a witness that is none
+ * on the graph, is wrong); then three driver runs (auto/auto, glpk/relu,
+ * z3/input, attack alternating) are judged on the graph: `robust` with a
+ * known counterexample, or a `violated` witness that is not one exactly.
+ * Returns wrong answers plus errors. batch picks the graphs. */
+long lg_fuzz_pool(unsigned long seed, long batch, long n, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
 
 /* Foldable ONNX graphs: tests/onnx_foldfuzz.py writes n random float64
  * graphs (Gemm/MatMul, Relu, constant Add/Sub/Mul/Div by foldable and
