@@ -19,6 +19,12 @@
  * solver and every B&B mode. */
 #define LG_SOUNDFUZZ_SOLVERS "auto,glpk,z3,none,glpk-only,z3-lp"
 #define LG_SOUNDFUZZ_BABS "none,input,relu,auto"
+/* The smooth direct runs (every third case and the smooth near ties) get a
+ * shorter deadline: most are decided by the attack or the bounds at once,
+ * near ties run to it. */
+#define LG_SOUNDFUZZ_DIRECT_TIMEOUT 0.3
+/* MaxPool graphs (lg_fuzz_pool) in CI: one batch. */
+#define LG_SOUNDFUZZ_POOL_GRAPHS 6
 
 /* The generator is deterministic and covers its classes. */
 START_TEST(test_soundfuzz_generator)
@@ -63,6 +69,7 @@ START_TEST(test_soundfuzz_all_modes)
     long n = getenv("LG_TEST_QUICK") ? LG_SOUNDFUZZ_CASES_QUICK : LG_SOUNDFUZZ_CASES;
     lg_fuzz_opts o = lg_fuzz_opts_default();
     o.timeout_s = 1.0; /* per run: near-ties keep B&B busy until the deadline */
+    o.direct_timeout_s = LG_SOUNDFUZZ_DIRECT_TIMEOUT;
     ck_assert_int_eq(lg_fuzz_opts_select(&o, 0, LG_SOUNDFUZZ_SOLVERS), LG_OK);
     ck_assert_int_eq(lg_fuzz_opts_select(&o, 1, LG_SOUNDFUZZ_BABS), LG_OK);
     lg_fuzz_stats s;
@@ -74,9 +81,24 @@ START_TEST(test_soundfuzz_all_modes)
         bad += lg_fuzz_run_case(&fc, &o, &s, stdout);
         lg_fuzz_case_free(&fc);
     }
+    bad += lg_fuzz_pool(LG_SOUNDFUZZ_SEED, 0, getenv("LG_TEST_QUICK") ? 2 : LG_SOUNDFUZZ_POOL_GRAPHS, &o, &s, stdout);
     lg_fuzz_stats_print(&s, s.t_verify, stdout);
     fflush(stdout);
     ck_assert_msg(bad == 0, "%ld wrong verdicts or errors (seed %lu; see the lines above)", bad, LG_SOUNDFUZZ_SEED);
+    /* the smooth direct class ran, with both verdicts, on the activations and shapes it is for */
+    ck_assert_int_gt(s.direct_robust, 0);
+    ck_assert_int_gt(s.direct_violated, 0);
+    ck_assert_int_gt(s.direct_known, 0);
+    ck_assert_int_eq(s.pool_graphs, getenv("LG_TEST_QUICK") ? 2 : LG_SOUNDFUZZ_POOL_GRAPHS);
+    ck_assert_int_gt(s.pool_runs, 0);
+    if (!getenv("LG_TEST_QUICK")) {
+        static const char *const need[] = {"sigmoid", "prelu", "mix", "conv", "vnnlib", "tie sigmoid"};
+        for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
+            int hit = 0;
+            for (int i = 0; i < s.n_dclass; i++) hit |= strstr(s.dclass[i], need[k]) != NULL;
+            ck_assert_msg(hit, "no direct run of class '%s' in the slice", need[k]);
+        }
+    }
     /* the check could fail: both truths occurred and the driver decided most runs */
     ck_assert_int_gt(s.truth_sat, 0);
     ck_assert_int_gt(s.truth_unsat, 0);

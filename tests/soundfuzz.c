@@ -503,7 +503,7 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
     vo.solver = mode % 2 ? "none" : "auto";
     vo.bab.mode = bm[(mode / 2) % 3];
     vo.attack = (mode / 6) % 2 == 0;
-    vo.timeout_s = o->timeout_s;
+    vo.timeout_s = o->direct_timeout_s > 0 ? o->direct_timeout_s : o->timeout_s;
     vo.seed = (unsigned long)fc->index;
     vo.bab.threads = 1;
     char mstr[64];
@@ -513,6 +513,7 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
     double t0 = lg_now();
     lg_status st = lg_verify_run(net, p, &vo, &r);
     s->t_verify += lg_now() - t0;
+    s->t_direct += lg_now() - t0;
     s->direct_runs++;
     fz_count_class(s, cls);
     if (st != LG_OK) {
@@ -929,11 +930,11 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld; "
             "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
             "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld; "
-            "direct smooth runs: %ld (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld\n",
+            "direct smooth runs: %ld in %.1f s (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->convs, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
-            s->onnx_imported, s->onnx_wrong, s->direct_runs, s->direct_robust, s->direct_violated, s->direct_unknown,
+            s->onnx_imported, s->onnx_wrong, s->direct_runs, s->t_direct, s->direct_robust, s->direct_violated, s->direct_unknown,
             s->direct_known, s->wrong_direct);
     if (s->pool_graphs)
         fprintf(f, "soundfuzz: MaxPool graphs: %ld (%ld decided by the exact oracle, %ld with a known counterexample), "

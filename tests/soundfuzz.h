@@ -45,6 +45,7 @@ typedef struct lg_fuzz_opts {
     int bab_on[LG_FUZZ_N_BABS];        /* none, input, relu, auto (default all 1) */
     int verbose;                       /* 1: a line per run */
     int direct;                        /* 1: the smooth direct class (lg_fuzz_direct; default 1) */
+    double direct_timeout_s;           /* per direct run; ≤ 0: timeout_s (default 0) */
 } lg_fuzz_opts;
 
 typedef struct lg_fuzz_stats {
@@ -60,6 +61,7 @@ typedef struct lg_fuzz_stats {
     long direct_runs, direct_robust, direct_violated, direct_unknown; /* lg_fuzz_direct */
     long direct_known;                 /* direct cases where the oracle's search found a counterexample */
     long wrong_direct;                 /* wrong direct verdicts */
+    double t_direct;                   /* seconds in direct runs */
     int n_dclass;                      /* direct runs by class ("sigmoid", "mix conv", "prelu vnnlib", ...) */
     char dclass[LG_FUZZ_MAX_DCLASS][32];
     long dclass_n[LG_FUZZ_MAX_DCLASS];
