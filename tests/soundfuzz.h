@@ -12,15 +12,19 @@
  * are exercised without the attack deciding first.
  *
  * Smooth near ties: every third case is also run as a smooth network (the
- * same weights with gelu, lgelu, swish or prelu hidden layers) through
- * lg_verify_transfer, on the case's box and terms with constants moved so
- * that the boundary passes within about an ulp of the box centre (by a
+ * same weights with gelu, lgelu, swish, sigmoid or prelu hidden layers, or
+ * sigmoid and prelu alternating) directly (lg_verify_run on the smooth net)
+ * and, for the ReLU-like activations, through lg_verify_transfer, on the
+ * case's box and terms with constants moved so that the boundary passes
+ * within a few ulps, or 1e-12 … 1e-15 relative, of the box centre (by a
  * 300-bit MPFR forward pass written here, independent of lgelu). The gate
  * (lg_witness_accept) is asked about the centre directly, and every
  * `violated` witness and every `robust` is judged by the same MPFR pass
  * (points within 1e-40 of the boundary are not judged). For a conv case
  * the driver and the gate get the conv net, the MPFR pass its dense form
- * (lg_net_densify), like the exact oracle (gen_fuzz.h).
+ * (lg_net_densify), like the exact oracle (gen_fuzz.h). The next third of
+ * the cases run directly as smooth nets (lg_fuzz_direct), and batches of
+ * MaxPool ONNX graphs (lg_fuzz_pool) are judged on the graph's semantics.
  *
  * Everything passed in is borrowed.
  */
