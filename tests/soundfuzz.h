@@ -110,7 +110,9 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
  * 3–17 digits, often not doubles, read back by lg_vnnlib_parse. The oracle
  * (no lgelu code): the centre, corners, 192 uniform points and a pattern
  * search in double, the best judged by the MPFR pass with the file's
- * decimal constants. `robust` is wrong when that found a counterexample;
+ * decimal constants; every fourth case (`tight`) moves the constants by
+ * the best depth found ± 10^[−15, −9] relative and searches again.
+ * `robust` is wrong when that found a counterexample;
  * `violated` when the witness is in no written box or its MPFR depth is
  * > 1e-40. One run per case, the mode (--solver auto / none, --bab none /
  * input / auto, attack on / off) drawn from the case; then --solver z3 or
@@ -125,8 +127,10 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
  * the graph's own semantics. Each graph must import (they are all within
  * what the importer rewrites exactly); the import must equal the evaluator
  * exactly at 24 points of a random box; a property of 1–2 terms through a
- * sampled anchor point (on it, inside by 5 %, outside by 1e-3 or 1e-13)
- * is decided by the exact oracle on the imported net when it has ≤ 12
+ * sampled anchor point (on it, inside by 5 %, outside by 1e-3 or 1e-13,
+ * or moved by the exact depth lg_oracle_gap of the import to a margin of
+ * +1e-13 relative or to 0) is decided by the exact oracle on the imported
+ * net when it has ≤ 12
  * unstable ReLUs, and that answer is cross-checked on the graph (a robust
  * answer where the anchor is a counterexample, or a witness that is none
  * on the graph, is wrong); then three driver runs (auto/auto, glpk/relu,

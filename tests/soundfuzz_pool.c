@@ -311,7 +311,7 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
     memcpy(C->lo, lo, (size_t)n * sizeof *lo);
     memcpy(C->hi, hi, (size_t)n * sizeof *hi);
     fp_eval(&g, xs, ry);
-    int mode = (int)lg_rng_below(&r, 4);
+    int mode = (int)lg_rng_below(&r, 6);
     mpq_t v, t;
     mpq_inits(v, t, NULL);
     for (int k = 0; k < n_terms; k++)
@@ -328,14 +328,28 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
             /* 0: through the anchor (a near-tie there); 1: anchor inside; 2, 3: anchor outside by 1e-3 or 1e-13 */
             L->d = -a + (mode == 0 ? 0.0 : mode == 1 ? -0.05 : mode == 2 ? 1e-3 : 1e-13) * (1.0 + fabs(a));
         }
-    mpq_clears(v, t, NULL);
-    /* truth: the anchor and the exact oracle on the imported net, checked against each other on the graph */
-    int known = fp_is_cex(&g, lo, hi, n_terms, C->terms, xs);
     lg_problem prob;
     memset(&prob, 0, sizeof prob);
     prob.net = &dnet, prob.lo = lo, prob.hi = hi, prob.n_terms = n_terms, prob.terms = C->terms;
-    lg_answer ans = LG_ANSWER_UNKNOWN;
     double t0 = lg_now();
+    if (mode >= 4 && lg_oracle_gap(&prob, v, NULL, NULL) == LG_OK) {
+        /* 4: every constant moved by −gap + 1e-13·(1 + |d|) (robust on the import by that margin);
+         * 5: by −gap exactly where the doubles allow (the exact depth 0: a closed tie) */
+        for (int k = 0; k < n_terms; k++)
+            for (int c = 0; c < n_cons[k]; c++) {
+                lg_lincon *L = &C->terms[k].cons[c];
+                mpq_set_d(t, L->d);
+                mpq_sub(t, t, v);
+                double d = mpq_get_d(t);
+                L->d = isfinite(d) ? d + (mode == 4 ? 1e-13 * (1.0 + fabs(d)) : 0.0) : L->d;
+            }
+    }
+    s->t_oracle += lg_now() - t0;
+    mpq_clears(v, t, NULL);
+    /* truth: the anchor and the exact oracle on the imported net, checked against each other on the graph */
+    int known = fp_is_cex(&g, lo, hi, n_terms, C->terms, xs);
+    lg_answer ans = LG_ANSWER_UNKNOWN;
+    t0 = lg_now();
     st = lg_oracle_decide(&prob, &ans, qx, NULL);
     s->t_oracle += lg_now() - t0;
     if (st == LG_OK) {
