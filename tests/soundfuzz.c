@@ -606,7 +606,7 @@ static lg_act fz_pick_act(lg_rng *r, double *param)
     lg_act a = acts[lg_rng_below(r, 5)];
     *param = a == LG_ACT_PRELU ? prelu[lg_rng_below(r, 6)]
              : a == LG_ACT_SWISH ? (lg_rng_below(r, 2) ? 1.0 : 1.0 + 4.0 * lg_rng_uniform(r))
-             : a == LG_ACT_LGELU ? 1.0 + 8.0 * lg_rng_uniform(r)
+             : a == LG_ACT_LGELU ? (lg_rng_below(r, 4) ? 1.0 + 8.0 * lg_rng_uniform(r) : 0.25 + 0.75 * lg_rng_uniform(r))
                                  : 1.0;
     return a;
 }
@@ -724,7 +724,29 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     long bad = 0;
     int vnn = fc->index % 2 == 1; /* every other direct case: a VNN-LIB text with several boxes */
     for (int t = 0; t < S->n_terms; t++) vnn &= S->terms[t].n_cons > 0;
-    if (!vnn) {
+    if (!vnn && fc->margin > 0) {
+        /* the margin class: the driver gets dprop (K kept both ways, lg_prop_margin), the oracle
+         * the region Σ coef·y + d − K ≤ 0 with d − K at 300 bits */
+        char *ks[16];
+        const char *kp[16];
+        int m = 0;
+        mpfr_t v;
+        mpfr_init2(v, FZ_PREC);
+        for (int t = 0; t < S->n_terms; t++)
+            for (int c = 0; c < S->terms[t].n_cons && m < 16; c++, m++) {
+                mpfr_set_d(v, S->terms[t].cons[c].d, MPFR_RNDN);
+                mpfr_sub_d(v, v, fc->margin, MPFR_RNDN);
+                LG_ASSERT(mpfr_asprintf(&ks[m], "%.95Re", v) > 0);
+                kp[m] = ks[m];
+            }
+        mpfr_clear(v);
+        double known = fz_search(&dnet, &fc->prop, 0, fc->witness, &r, xb, kp);
+        s->direct_known += known <= -FZ_JUDGE;
+        strncat(cls, " margin", sizeof cls - strlen(cls) - 1);
+        bad += fz_direct_run(fc, &net, &dnet, &fc->dprop, &fc->prop, 1, kp, known, cls, (int)lg_rng_below(&r, 12), o,
+                             s, log);
+        for (int i = 0; i < m; i++) mpfr_free_str(ks[i]);
+    } else if (!vnn) {
         double known = fz_search(&dnet, &fc->prop, 0, fc->witness, &r, xb, NULL);
         lg_prop tp;
         const lg_prop *p = &fc->prop;

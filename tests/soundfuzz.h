@@ -110,7 +110,8 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
  * 3–17 digits, often not doubles, read back by lg_vnnlib_parse. The oracle
  * (no lgelu code): the centre, corners, 192 uniform points and a pattern
  * search in double, the best judged by the MPFR pass with the file's
- * decimal constants; every fourth case (`tight`) moves the constants by
+ * decimal constants; margin cases (gen_fuzz.h) give the driver dprop and
+ * the oracle d − K at 300 bits; every fourth other case (`tight`) moves the constants by
  * the best depth found ± 10^[−15, −9] relative and searches again.
  * `robust` is wrong when that found a counterexample;
  * `violated` when the witness is in no written box or its MPFR depth is
