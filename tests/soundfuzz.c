@@ -750,16 +750,22 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         double known = fz_search(&dnet, &fc->prop, 0, fc->witness, &r, xb, NULL);
         lg_prop tp;
         const lg_prop *p = &fc->prop;
-        if (fc->index % 4 == 0 && isfinite(known) && fz_prop_copy(&tp, &fc->prop) == LG_OK) {
+        if (fc->index % 2 == 0 && isfinite(known) && fz_prop_copy(&tp, &fc->prop) == LG_OK) {
             /* tight: every constant moved by −known ± 10^[−15,−9] relative, so the search's best point
-             * lies just inside or just outside the region; searched again on the moved property */
-            double delta = (lg_rng_below(&r, 2) ? 1.0 : -1.0) * pow(10.0, -15.0 + 6.0 * lg_rng_uniform(&r)) *
-                           (1.0 + fabs(known));
+             * lies just inside or just outside the region; searched again on the moved property.
+             * point (half of them): the box shrunk to that point first, offsets ± 10^[−16,−10] */
+            int point = fc->index % 4 == 2;
+            if (point) {
+                memcpy(tp.cases[0].lo, xb, (size_t)n_in * sizeof *xb);
+                memcpy(tp.cases[0].hi, xb, (size_t)n_in * sizeof *xb);
+            }
+            double delta = (lg_rng_below(&r, 2) ? 1.0 : -1.0) *
+                           pow(10.0, (point ? -16.0 : -15.0) + 6.0 * lg_rng_uniform(&r)) * (1.0 + fabs(known));
             for (int t = 0; t < tp.cases[0].n_terms; t++)
                 for (int c = 0; c < tp.cases[0].terms[t].n_cons; c++) tp.cases[0].terms[t].cons[c].d += delta - known;
             p = &tp;
-            known = fz_search(&dnet, p, 0, xb, &r, xb, NULL);
-            strncat(cls, " tight", sizeof cls - strlen(cls) - 1);
+            known = point ? fz_depth_c(&dnet, p, 0, xb, NULL) : fz_search(&dnet, p, 0, xb, &r, xb, NULL);
+            strncat(cls, point ? " point" : " tight", sizeof cls - strlen(cls) - 1);
         }
         s->direct_known += known <= -FZ_JUDGE;
         bad += fz_direct_run(fc, &net, &dnet, p, p, 1, NULL, known, cls, (int)lg_rng_below(&r, 12), o, s, log);

@@ -112,7 +112,8 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
  * search in double, the best judged by the MPFR pass with the file's
  * decimal constants; margin cases (gen_fuzz.h) give the driver dprop and
  * the oracle d − K at 300 bits; every fourth other case (`tight`) moves the constants by
- * the best depth found ± 10^[−15, −9] relative and searches again.
+ * the best depth found ± 10^[−15, −9] relative and searches again, or
+ * (`point`) shrinks the box to that point first (± 10^[−16, −10]).
  * `robust` is wrong when that found a counterexample;
  * `violated` when the witness is in no written box or its MPFR depth is
  * > 1e-40. One run per case, the mode (--solver auto / none, --bab none /
