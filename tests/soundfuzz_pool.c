@@ -442,7 +442,10 @@ long lg_fuzz_pool(unsigned long seed, long batch, long n, const lg_fuzz_opts *o,
     snprintf(dir, sizeof dir, "/tmp/lgelu_poolfuzz_%ld_%lu_%ld", (long)getpid(), seed, batch);
     snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_poolfuzz.py %lu %ld %s >/dev/null", LG_PYTHON3, LG_SOURCE_DIR, pyseed,
              n, dir);
-    snprintf(hint, sizeof hint, "%s %s/tests/onnx_poolfuzz.py %lu %ld DIR", LG_PYTHON3, LG_SOURCE_DIR, pyseed, n);
+    snprintf(hint, sizeof hint,
+             "build/lgelu_soundfuzz --seed %lu --start %ld --cases 1 --solver '' (this batch); the graphs: %s "
+             "%s/tests/onnx_poolfuzz.py %lu %ld DIR",
+             seed, batch * 50 + 24, LG_PYTHON3, LG_SOURCE_DIR, pyseed, n);
     if (system(cmd) != 0) {
         fprintf(log, "soundfuzz: ERROR pool: %s failed (needs python3-onnx, python3-numpy)\n", cmd);
         s->errors++;
