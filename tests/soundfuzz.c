@@ -608,6 +608,8 @@ static lg_act fz_pick_act(lg_rng *r, double *param)
              : a == LG_ACT_SWISH ? (lg_rng_below(r, 2) ? 1.0 : 1.0 + 4.0 * lg_rng_uniform(r))
              : a == LG_ACT_LGELU ? (lg_rng_below(r, 4) ? 1.0 + 8.0 * lg_rng_uniform(r) : 0.25 + 0.75 * lg_rng_uniform(r))
                                  : 1.0;
+    if ((a == LG_ACT_SWISH || a == LG_ACT_LGELU) && lg_rng_below(r, 8) == 0)
+        *param = pow(10.0, 1.0 + 2.0 * lg_rng_uniform(r)); /* steep: 10 … 1000, nearly relu */
     return a;
 }
 
