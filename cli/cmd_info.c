@@ -42,7 +42,7 @@ int lg_cmd_info(int argc, char **argv)
         const lg_act_info *ai = lg_act_info_of(L->act);
         if (ai->softplus) printf("%-12.6g %-12.6g\n", L->lambda, L->s);
         else if (ai->has_param) printf("%-12.6g %-12s\n", L->lambda, "-");
-        else if (L->act == LG_ACT_GELU) printf("%-12s %-12s\n", "1", "-");
+        else if (ai->param_sym) printf("%-12s %-12s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-12s %-12s\n", "-", "-");
         if (L->kind == LG_LAYER_CONV2D) {
             const lg_conv *g = &L->conv;
