@@ -61,6 +61,9 @@ typedef struct lg_act_info {
     double (*f)(double x, double p);   /* forward value */
     double (*df)(double x, double p);  /* ∂f/∂x (prelu: the right derivative at 0) */
     double (*dp)(double x, double p);  /* ∂f/∂p; NULL without a parameter */
+    /* ≥ sup over x ≠ 0 of |f(x)|/|x| (relu-like kinds: scales the rounding
+     * of a computed gap, anneal/deviation.c); NULL: 1. */
+    double (*fmag)(double p);
     /* sup over x ∈ [l, u] of |f(x) − max(0, x)| (relu-like kinds; else NULL),
      * in double with no safety margin; *at_peak = 1 when [l, u] reaches the
      * largest gap. */

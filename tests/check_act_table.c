@@ -122,6 +122,47 @@ START_TEST(test_act_table_interval_image)
 }
 END_TEST
 
+/* The gap to ReLU is the sup of |f − relu| on sampled intervals (it holds
+ * every sample of an interval and the samples come within their spacing of
+ * it), and |f(x)| ≤ fmag(p)·|x|, which scales the gap's
+ * rounding in the deviation bound. */
+START_TEST(test_act_table_gap)
+{
+    static const double box[][2] = {{-3.0, -1.0}, {-1.0, 0.5}, {-0.2, 2.0}, {1.0, 4.0}, {-40.0, 30.0}};
+    for (int a = 0; a < LG_ACT_COUNT; a++) {
+        const lg_act_info *ai = lg_act_info_of((lg_act)a);
+        if (!ai->relu_like) continue;
+        double ps[8];
+        int np = lg_tab_params((lg_act)a, ps);
+        for (int ip = 0; ip < np; ip++)
+            for (size_t b = 0; b < sizeof box / sizeof box[0]; b++) {
+                double l = box[b][0], u = box[b][1], p = ps[ip], best = 0.0;
+                int at_peak = -1;
+                double g = ai->gap(p, l, u, &at_peak);
+                double fm = ai->fmag ? ai->fmag(p) : 1.0;
+                enum { N = 20000 };
+                for (int i = 0; i <= N; i++) {
+                    double x = i == N ? u : l + (u - l) * i / N;
+                    double f = ai->f(x, p), d = fabs(f - (x > 0 ? x : 0.0));
+                    /* asserted only on failure: a Check assertion per sample is slow */
+                    if (!(d <= g * (1.0 + 1e-12) + 1e-300))
+                        ck_abort_msg("%s p=%g: |f − relu|(%g) = %g above the gap %g", ai->name, p, x, d, g);
+                    if (!(fabs(f) <= fm * fabs(x) * (1.0 + 1e-15)))
+                        ck_abort_msg("%s p=%g: |f(%g)| = %g above %g·|x|", ai->name, p, x, f, fm);
+                    best = d > best ? d : best;
+                }
+                ck_assert_msg(at_peak == 0 || at_peak == 1, "%s: at_peak not set", ai->name);
+                /* |f − relu| changes by at most fmag·|Δx| between samples
+                 * (slope ≤ 1 for the gated kinds); f − relu is computed with
+                 * an error of ~1e-16·|x| */
+                double slack = 1.25 * fm * (u - l) / N + 1e-15 * (fabs(l) > fabs(u) ? fabs(l) : fabs(u));
+                ck_assert_msg(best >= g - slack, "%s p=%g [%g, %g]: gap %g far above the samples' %g",
+                              ai->name, p, l, u, g, best);
+            }
+    }
+}
+END_TEST
+
 /* The annealing target is a valid parameter of its kind and brings the
  * largest gap to ReLU below the fresh layer's; anneal_as computes the same
  * function at p = 1. */
@@ -271,6 +312,7 @@ Suite *suite_act_table(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_act_table_hooks);
     tcase_add_test(tc, test_act_table_interval_image);
+    tcase_add_test(tc, test_act_table_gap);
     tcase_add_test(tc, test_act_table_anneal);
     tcase_add_test(tc, test_act_table_onnx_roundtrip);
     tcase_add_test(tc, test_act_table_onnx_lookup);
