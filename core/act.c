@@ -170,6 +170,7 @@ static double lg_prelu_gap(double p, double l, double u, int *at_peak)
     if (at_peak) *at_peak = 0;
     return l < 0.0 ? fabs(p) * -l : 0.0; /* |a·min(x,0)| grows with −x */
 }
+static double lg_prelu_fmag(double p) { return fabs(p) > 1.0 ? fabs(p) : 1.0; } /* |f(x)| ≤ max(1, |a|)·|x| */
 static double lg_prelu_d2max(double p, double l, double u)
 {
     (void)p;
@@ -235,8 +236,8 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
                       .iv = lg_iv_swish, .onnx_write = lg_act_onnx_swish, .onnx_pattern = LG_ACT_ONNX_GATE},
     [LG_ACT_PRELU] = {.name = "prelu", .param_name = "slope", .param_sym = "slope", .param_range = "a finite slope",
                       .param_ok = lg_p_finite, .has_param = 1, .relu_like = 1, .smooth = 1, .f = lg_prelu_f,
-                      .df = lg_prelu_df, .dp = lg_prelu_dp, .gap = lg_prelu_gap, .d2max = lg_prelu_d2max,
-                      .curv = lg_prelu_curv, .fwd = lg_actf_prelu_fwd, .bwd = lg_actf_prelu_bwd,
+                      .df = lg_prelu_df, .dp = lg_prelu_dp, .fmag = lg_prelu_fmag, .gap = lg_prelu_gap,
+                      .d2max = lg_prelu_d2max, .curv = lg_prelu_curv, .fwd = lg_actf_prelu_fwd, .bwd = lg_actf_prelu_bwd,
                       .anneal_target = lg_prelu_anneal, .anneal_as = LG_ACT_PRELU, .iv = lg_iv_prelu,
                       .onnx_write = lg_act_onnx_prelu, .onnx_op = "PRelu", .onnx_op_alias = "LeakyRelu"},
 };
