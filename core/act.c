@@ -219,7 +219,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
                      .bwd = lg_actf_gelu_bwd, .anneal_as = LG_ACT_LGELU, .iv = lg_iv_gelu,
                      .onnx_write = lg_act_onnx_gelu, .onnx_pattern = LG_ACT_ONNX_ERF},
     [LG_ACT_LGELU] = {.name = "lgelu", .param_name = "lambda", .param_sym = "λ", .param_range = "a finite value > 0",
-                      .param_ok = lg_p_pos, .has_param = 1, .softplus = 1, .relu_like = 1, .smooth = 1,
+                      .param_ok = lg_p_pos, .has_param = 1, .softplus = 1, .lambda_step = 1, .relu_like = 1, .smooth = 1,
                       .f = lg_lgelu_f, .df = lg_lgelu_df, .dp = lg_lgelu_dp, .gap = lg_lgelu_gap,
                       .d2max = lg_lgelu_d2max, .curv = lg_lgelu_curv, .keep = 2, .fwd = lg_actf_lgelu_fwd,
                       .bwd = lg_actf_lgelu_bwd, .anneal_target = lg_lgelu_anneal, .anneal_as = LG_ACT_LGELU,

@@ -56,6 +56,7 @@ typedef struct lg_act_info {
     int (*param_ok)(double p); /* 1 if p is a valid stored parameter (lg_act_param_ok); NULL: any p */
     int has_param;          /* a per-layer parameter lives in lg_layer.lambda */
     int softplus;           /* learned as 1 + softplus(s/t) (lgelu, swish); else p = s (prelu) */
+    int lambda_step;        /* `--s-update lambda` applies: the step may be taken on p itself (lgelu) */
     int relu_like;          /* ReLU substitution replaces it; gap() is its certified deviation */
     int smooth;             /* verified directly through its relaxation (not relu/identity) */
     double (*f)(double x, double p);   /* forward value */

@@ -70,6 +70,7 @@ START_TEST(test_act_table_hooks)
                           ai->name);
         if (ai->param_ok) ck_assert_msg(ai->param_range && ai->param_sym, "%s: parameter range text", ai->name);
         if (ai->softplus) ck_assert_msg(ai->has_param, "%s: softplus without a parameter", ai->name);
+        if (ai->lambda_step) ck_assert_msg(ai->softplus, "%s: λ-space step without softplus", ai->name);
         if (ai->anneal_target) ck_assert_msg(ai->has_param, "%s: anneal target without a parameter", ai->name);
     }
     ck_assert_ptr_null(lg_act_info_of((lg_act)LG_ACT_COUNT));
