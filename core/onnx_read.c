@@ -649,11 +649,13 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     int alias = 0;
     if (lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, &alias, &op_act) == 0 && lg_act_has_param(op_act))
         return lg_ox_act_param_op(R, node, x, dpos, sole, op_act, alias);
-    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0)
-        return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid, "
-                       "swish, prelu); %s",
-                       R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
+    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0) {
+        char kinds[256] = ""; /* the table's names */
+        for (int a = 0; a < LG_ACT_COUNT; a++)
+            snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", a ? ", " : "", lg_act_name((lg_act)a));
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: activation %s cannot be represented (lg_net has %s); %s", R->G.file,
+                       lg_ox_name(R, node), op, kinds, lg_ox_supported);
+    }
     int image = strcmp(op, "Conv") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
                 strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
                 strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
