@@ -44,7 +44,7 @@ int lg_cmd_info(int argc, char **argv)
         char lam[LG_NUM_BUFSIZE], sv[LG_NUM_BUFSIZE]; /* every digit: an imported 1.0000000084 is not 1 */
         if (ai->softplus) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), lg_num_shortest(sv, L->s));
         else if (ai->has_param) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), "-");
-        else if (L->act == LG_ACT_GELU) printf("%-20s %-20s\n", "1", "-");
+        else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
         if (L->kind == LG_LAYER_CONV2D) {
             const lg_conv *g = &L->conv;
