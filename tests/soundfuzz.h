@@ -38,7 +38,7 @@
 #define LG_FUZZ_N_SOLVERS 6
 #define LG_FUZZ_N_BABS 4
 #define LG_FUZZ_MAX_KINDS 48
-#define LG_FUZZ_MAX_DCLASS 48
+#define LG_FUZZ_MAX_DCLASS 128
 
 typedef struct lg_fuzz_opts {
     double timeout_s;                  /* per lg_verify_run (default 2) */
