@@ -14,6 +14,7 @@ typedef struct lg_ba_node {
     double *pre;          /* [2·size]: lo then hi of every neuron (lg_alpha_offset layout) */
     double *thr;          /* [size] split point of each split neuron */
     double *beta;         /* [m][size] split multipliers (warm start for the children) */
+    double *alpha;        /* [m][size] lower-line positions α (backsub.h; NaN: area-best), warm start */
     signed char *sign;    /* [size] +1: z ≤ thr holds on the node, −1: z ≥ thr, 0: not split */
     unsigned char *open;  /* [n_terms] */
     int depth;
@@ -29,7 +30,6 @@ typedef struct lg_ba_ctx {
     int beta_steps;        /* projected-gradient steps on β per node (0: no β) */
     double lr;
     const lg_runctx *run;
-    double *alpha;         /* [m][size] NaN: the area-best lines, held fixed */
 } lg_ba_ctx;
 
 static void lg_ba_load(const lg_ba_ctx *cx, const double *pre, lg_bounds *b)
@@ -57,12 +57,13 @@ static void lg_ba_save(const lg_ba_ctx *cx, const lg_bounds *b, double *pre)
 static lg_ba_node *lg_ba_new(const lg_ba_ctx *cx)
 {
     size_t sz = (size_t)cx->size, nb = cx->beta_steps > 0 ? (size_t)cx->m * sz : 0;
-    lg_ba_node *n = malloc(sizeof *n + (3 * sz + nb) * sizeof(double) + sz + (size_t)cx->n_terms + 1);
+    lg_ba_node *n = malloc(sizeof *n + (3 * sz + 2 * nb) * sizeof(double) + sz + (size_t)cx->n_terms + 1);
     if (!n) return NULL;
     n->pre = (double *)(n + 1);
     n->thr = n->pre + 2 * sz;
     n->beta = n->thr + sz;
-    n->sign = (signed char *)(n->beta + nb);
+    n->alpha = n->beta + nb;
+    n->sign = (signed char *)(n->alpha + nb);
     n->open = (unsigned char *)(n->sign + sz);
     n->depth = 0;
     return n;
@@ -74,7 +75,10 @@ static void lg_ba_copy_splits(const lg_ba_ctx *cx, const lg_ba_node *src, lg_ba_
     size_t sz = (size_t)cx->size;
     memcpy(dst->thr, src->thr, sz * sizeof *dst->thr);
     memcpy(dst->sign, src->sign, sz);
-    if (cx->beta_steps > 0) memcpy(dst->beta, src->beta, (size_t)cx->m * sz * sizeof *dst->beta);
+    if (cx->beta_steps > 0) {
+        memcpy(dst->beta, src->beta, (size_t)cx->m * sz * sizeof *dst->beta);
+        memcpy(dst->alpha, src->alpha, (size_t)cx->m * sz * sizeof *dst->alpha);
+    }
 }
 
 /* Node n's region gains z_i ≤ t (sign +1) or z_i ≥ t (−1); a multiplier of
@@ -101,17 +105,17 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
                 return LG_OK;
             }
     lg_status st;
-    if (cx->beta_steps > 0 && n->depth > 0) {
-        /* β-CROWN on the node's split constraints (alpha.h): β from the parent's optimum, the
-         * lines held at the area-best ones; then the bound of the best β, with its coefficients */
+    if (cx->beta_steps > 0) {
+        /* α,β-CROWN on the node's lines and split constraints (alpha.h): α and β from the
+         * parent's optimum; then the bound of the best α, β, with its coefficients */
         const lg_bounds *bp = b;
         const signed char *sg = n->sign;
         const double *th = n->thr;
-        lg_alpha_batch bt = {1, &bp, &sg, NULL, &th, 1};
+        lg_alpha_batch bt = {1, &bp, &sg, NULL, &th, 0};
         double *lb2 = lb + cx->m;
-        if ((st = lg_alpha_optimize_batch(&bt, net, cx->m, cx->C, cx->d, cx->beta_steps, cx->lr, cx->run, cx->alpha,
+        if ((st = lg_alpha_optimize_batch(&bt, net, cx->m, cx->C, cx->d, cx->beta_steps, cx->lr, cx->run, n->alpha,
                                           n->beta, lb2, NULL)) != LG_OK ||
-            (st = lg_alpha_bound_batch(&bt, net, cx->m, cx->C, cx->d, cx->alpha, n->beta, lb, NULL, lam, NULL, NULL)) !=
+            (st = lg_alpha_bound_batch(&bt, net, cx->m, cx->C, cx->d, n->alpha, n->beta, lb, NULL, lam, NULL, NULL)) !=
                 LG_OK)
             return st;
         for (int r = 0; r < cx->m; r++) /* both are sound bounds on the node's region */
@@ -197,7 +201,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     memset(out, 0, sizeof *out);
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
-    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL, beta_steps, lr, run, NULL};
+    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL, beta_steps, lr, run};
     for (int t = 0; t < n_terms; t++) cx.m += terms[t].n_cons;
     if (cx.m == 0 || n_terms == 0) return LG_OK; /* an empty conjunction holds: nothing to prove */
     if ((size_t)cx.m * (size_t)cx.size > LG_BAB_ACT_BETA_MAX) cx.beta_steps = 0; /* per-node β too large */
@@ -208,11 +212,9 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     cx.d = malloc((size_t)cx.m * sizeof *cx.d);
     double *lam = malloc((size_t)cx.m * (size_t)cx.size * sizeof *lam);
     double *lb = malloc(2 * (size_t)cx.m * sizeof *lb);
-    if (cx.beta_steps > 0 && (cx.alpha = malloc((size_t)cx.m * (size_t)cx.size * sizeof *cx.alpha)) != NULL)
-        for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) cx.alpha[i] = NAN;
     lg_bounds b;
     memset(&b, 0, sizeof b);
-    if (!stack || !cx.C || !cx.d || !lam || !lb || (cx.beta_steps > 0 && !cx.alpha) ||
+    if (!stack || !cx.C || !cx.d || !lam || !lb ||
         (st = lg_bounds_init(&b, net)) != LG_OK) {
         if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         goto done;
@@ -231,7 +233,10 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     memset(r0->open, 1, (size_t)n_terms);
     memset(r0->sign, 0, (size_t)cx.size);
     memset(r0->thr, 0, (size_t)cx.size * sizeof *r0->thr);
-    if (cx.beta_steps > 0) memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
+    if (cx.beta_steps > 0) {
+        memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
+        for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) r0->alpha[i] = NAN; /* area-best */
+    }
     stack[top++] = r0;
     int gave_up = 0;
     while (top > 0) {
@@ -316,7 +321,6 @@ done:
     free(cx.d);
     free(lam);
     free(lb);
-    free(cx.alpha);
     lg_bounds_free(&b);
     return st;
 }
