@@ -243,7 +243,9 @@ START_TEST(test_direct_alpha_tangent)
             lg_bounds_free(&b);
             lg_net_free(&net);
         }
-    ck_assert_msg(better >= 5, "α-CROWN improved on CROWN in only %d of 60 objectives", better);
+    /* the lines of the family (verify/backsub.h) move every objective the lower lines enter;
+     * tangents alone, jumping away from the area-best lines, improved 14 of 60 */
+    ck_assert_msg(better >= 40, "α-CROWN improved on CROWN in only %d of 60 objectives", better);
 }
 END_TEST
 
