@@ -207,6 +207,9 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     if ((size_t)cx.m * (size_t)cx.size > LG_BAB_ACT_BETA_MAX) cx.beta_steps = 0; /* per-node β too large */
     int no = lg_net_n_out(net);
     long cap = 64, top = 0;
+    size_t node_bytes = sizeof(lg_ba_node) +
+                        (3 + (cx.beta_steps > 0 ? 2 * (size_t)cx.m : 0)) * (size_t)cx.size * sizeof(double) +
+                        (size_t)cx.size + (size_t)n_terms + 1;
     lg_ba_node **stack = malloc((size_t)cap * sizeof *stack);
     cx.C = malloc((size_t)cx.m * (size_t)no * sizeof *cx.C);
     cx.d = malloc((size_t)cx.m * sizeof *cx.d);
@@ -241,6 +244,11 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     int gave_up = 0;
     while (top > 0) {
         if (lg_runctx_expired(run) || (max_nodes > 0 && out->nodes >= max_nodes)) {
+            gave_up = 1;
+            break;
+        }
+        if (run && run->memory_mb > 0 && (double)(top + 2) * (double)node_bytes > run->memory_mb * 1048576.0) {
+            out->out_of_memory = 1;
             gave_up = 1;
             break;
         }

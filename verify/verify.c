@@ -398,6 +398,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             snprintf(co->method, sizeof co->method, "bab-act");
             goto done;
         }
+        if (ao.out_of_memory) lg_case_unknown(co, 0, "memory limit (branch and bound's open nodes)");
     }
     if (smooth) {
         if (!co->reason[0])
