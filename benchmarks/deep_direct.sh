@@ -13,7 +13,8 @@
 # usage: benchmarks/deep_direct.sh LGELU [NETS_DIR] [ARCH] [-- extra verify options]
 #   NETS_DIR  the study's network cache (default out/full/nets)
 #   ARCH      deep (784,256,256,256,256,10; default) or shallow (784,256,256,10)
-# env: TIMEOUT (10), INPUTS (5), EPS ("0.01 0.02")
+# env: TIMEOUT (10), INPUTS (5), EPS ("0.01 0.02"), HASHES_OVERRIDE (: the two nets' hashes in
+#      networks.csv instead of ARCH's gelu_swap ones, e.g. another regime)
 set -euo pipefail
 LG=${1:?usage: deep_direct.sh LGELU [NETS_DIR] [ARCH] [-- options]}
 NETS=${2:-out/full/nets}
@@ -28,6 +29,7 @@ case $ARCH in
   shallow) HASHES="543c222a8d882708 543c252a8d882c21" ;;
   *) echo "ARCH: deep or shallow" >&2; exit 2 ;;
 esac
+HASHES=${HASHES_OVERRIDE:-$HASHES}
 TMP=$(mktemp)
 trap 'rm -f "$TMP"' EXIT
 seed=0
