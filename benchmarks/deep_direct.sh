@@ -13,7 +13,7 @@
 # usage: benchmarks/deep_direct.sh LGELU [NETS_DIR] [ARCH] [-- extra verify options]
 #   NETS_DIR  the study's network cache (default out/full/nets)
 #   ARCH      deep (784,256,256,256,256,10; default) or shallow (784,256,256,10)
-# env: TIMEOUT (10), INPUTS (5), EPS ("0.01 0.02"), HASHES_OVERRIDE (: the two nets' hashes in
+# env: TIMEOUT (10), INPUTS (5), EPS ("0.01 0.02"), HASHES_OVERRIDE (the two nets' hashes in
 #      networks.csv instead of ARCH's gelu_swap ones, e.g. another regime)
 set -euo pipefail
 LG=${1:?usage: deep_direct.sh LGELU [NETS_DIR] [ARCH] [-- options]}
