@@ -3,7 +3,11 @@
 #include "core/act_relax.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define LG_AR_ETA 0x1p-39   /* trusted relative error of a computed f(x) (erfc, exp) */
 #define LG_AR_TINY 0x1p-1000 /* absolute margin for underflow */
@@ -192,7 +196,7 @@ static void lg_ar_side(const lg_act_info *I, const lg_ar_s *S, double pp, double
     }
 }
 
-void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
+static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
 {
     const lg_act_info *I = lg_act_info_of(a);
     lg_ar_vacuous(a, r);
@@ -288,4 +292,60 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
     }
     if (lo.ok) *flo = lo.c;
     if (up.ok) *fhi = up.c;
+}
+
+/* A memo of lg_act_relax per thread: branch and bound asks for the lines
+ * of the same neuron on the same interval node after node (only the split
+ * neuron's and the re-bounded layers' intervals change). Direct mapped,
+ * keyed by every argument bit for bit; a hit returns the lines computed
+ * for those arguments, so results do not depend on the memo. Each thread's
+ * memo is freed when the thread exits. */
+#define LG_AR_MEMO 16384
+typedef struct lg_ar_memo_e {
+    double key[5];
+    int a, used;
+    lg_act_lines r;
+} lg_ar_memo_e;
+
+static pthread_key_t lg_ar_memo_key;
+static pthread_once_t lg_ar_memo_once = PTHREAD_ONCE_INIT;
+static int lg_ar_memo_ok;
+
+static void lg_ar_memo_make(void) { lg_ar_memo_ok = pthread_key_create(&lg_ar_memo_key, free) == 0; }
+
+static lg_ar_memo_e *lg_ar_memo(void)
+{
+    pthread_once(&lg_ar_memo_once, lg_ar_memo_make);
+    if (!lg_ar_memo_ok) return NULL;
+    lg_ar_memo_e *m = pthread_getspecific(lg_ar_memo_key);
+    if (!m && (m = calloc(LG_AR_MEMO, sizeof *m)) != NULL && pthread_setspecific(lg_ar_memo_key, m) != 0) {
+        free(m);
+        m = NULL;
+    }
+    return m;
+}
+
+void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
+{
+    double key[5] = {p, l, u, tlo, tup};
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 5; i++) {
+        uint64_t b;
+        memcpy(&b, &key[i], sizeof b);
+        h = (h ^ b) * 0xff51afd7ed558ccdu;
+        h ^= h >> 33;
+    }
+    lg_ar_memo_e *m = lg_ar_memo();
+    lg_ar_memo_e *e = m ? &m[h % LG_AR_MEMO] : NULL;
+    if (e && e->used && e->a == (int)a && memcmp(e->key, key, sizeof key) == 0) {
+        *r = e->r;
+        return;
+    }
+    lg_ar_relax(a, p, l, u, tlo, tup, r);
+    if (e) {
+        memcpy(e->key, key, sizeof key);
+        e->a = (int)a;
+        e->r = *r;
+        e->used = 1;
+    }
 }

@@ -9,6 +9,7 @@
 #include <float.h>
 #include <math.h>
 #include <mpfr.h>
+#include <string.h>
 
 #include "core/act_relax.h"
 #include "core/net.h"
@@ -297,6 +298,38 @@ START_TEST(test_relax_smooth_family)
 }
 END_TEST
 
+
+/* The per-thread memo of lg_act_relax (act_relax.c): asked again, in another
+ * order and after evictions, every argument tuple gets bit for bit the
+ * lines it got the first time, and tuples that differ in one bit of one
+ * argument (l, tlo) are not confused. */
+START_TEST(test_relax_smooth_memo)
+{
+    enum { N = 20000 };
+    static double arg[N][5];
+    static lg_act_lines first[N];
+    static int kind[N];
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    for (int i = 0; i < N; i++) {
+        kind[i] = lg_smooth[i % 5];
+        double x0 = 4 * (2 * lg_rng_uniform(&r) - 1), w = 3 * lg_rng_uniform(&r);
+        if (i % 7 == 1) x0 = nextafter(arg[i - 1][1], INFINITY), w = arg[i - 1][2] - arg[i - 1][1]; /* one bit of l */
+        double t = i % 3 == 0 ? NAN : lg_rng_uniform(&r);
+        if (i % 7 == 2 && arg[i - 1][3] == arg[i - 1][3]) t = nextafter(arg[i - 1][3], 2.0); /* one bit of tlo */
+        double a[5] = {kind[i] == LG_ACT_PRELU ? 0.25 : 1.5, x0, x0 + w, t, t};
+        memcpy(arg[i], a, sizeof a);
+        lg_act_relax(kind[i], a[0], a[1], a[2], a[3], a[4], &first[i]);
+    }
+    for (int k = 0; k < N; k++) {
+        int i = (int)(((long)k * 7919) % N);
+        lg_act_lines again;
+        lg_act_relax(kind[i], arg[i][0], arg[i][1], arg[i][2], arg[i][3], arg[i][4], &again);
+        ck_assert_msg(memcmp(&again, &first[i], sizeof again) == 0, "tuple %d: lines differ when asked again", i);
+    }
+}
+END_TEST
+
 Suite *suite_relax_smooth(void)
 {
     Suite *s = suite_create("relax_smooth");
@@ -307,6 +340,7 @@ Suite *suite_relax_smooth(void)
     tcase_add_test(tc, test_relax_smooth_hard);
     tcase_add_test(tc, test_relax_smooth_tight);
     tcase_add_test(tc, test_relax_smooth_family);
+    tcase_add_test(tc, test_relax_smooth_memo);
     suite_add_tcase(s, tc);
     return s;
 }

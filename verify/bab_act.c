@@ -3,10 +3,12 @@
 #include "verify/bab_act.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/act_relax.h"
+#include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/backsub.h"
 
@@ -91,10 +93,34 @@ static void lg_ba_add_split(const lg_ba_ctx *cx, lg_ba_node *n, int i, int sign,
     n->thr[i] = t;
 }
 
+/* Gap between neuron's lines at the middle of [lo, hi]. */
+static double lg_ba_gap(const lg_layer *L, double lo, double hi)
+{
+    lg_act_lines al;
+    lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
+    double mid = lo + 0.5 * (hi - lo), g = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
+    return isfinite(g) ? g : INFINITY;
+}
+
+/* The split point of [lo, hi] that tightens the relaxation most: of 0 (when
+ * inside), the middle and the quarter points, the one whose worse half has
+ * the smaller gap. */
+static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
+{
+    double w = hi - lo, cand[4] = {lo + 0.5 * w, lo + 0.25 * w, lo + 0.75 * w, 0.0}, best = cand[0], bs = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double t = cand[i];
+        if (!(t > lo && t < hi)) continue;
+        double a = lg_ba_gap(L, lo, t), b = lg_ba_gap(L, t, hi), sc = a > b ? a : b;
+        if (sc < bs) bs = sc, best = t;
+    }
+    return best;
+}
+
 /* Bound node b: close refuted terms; *closed = 1 when none is left or the
  * bounds are empty. Otherwise pick the split (*layer, *neuron). lam: [m][size]. */
 static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, double *lam, double *lb, int *closed,
-                             int *layer, int *neuron)
+                             int *layer, int *neuron, double *worst_out)
 {
     const lg_net *net = cx->net;
     *closed = 0;
@@ -145,6 +171,7 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
         left++;
         if (best < worst) worst = best, worst_row = arg;
     }
+    *worst_out = worst;
     if (!left) {
         *closed = 1;
         return LG_OK;
@@ -169,30 +196,6 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
         off += L->n_out;
     }
     return LG_OK;
-}
-
-/* Gap between neuron's lines at the middle of [lo, hi]. */
-static double lg_ba_gap(const lg_layer *L, double lo, double hi)
-{
-    lg_act_lines al;
-    lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
-    double mid = lo + 0.5 * (hi - lo), g = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
-    return isfinite(g) ? g : INFINITY;
-}
-
-/* The split point of [lo, hi] that tightens the relaxation most: of 0 (when
- * inside), the middle and the quarter points, the one whose worse half has
- * the smaller gap. */
-static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
-{
-    double w = hi - lo, cand[4] = {lo + 0.5 * w, lo + 0.25 * w, lo + 0.75 * w, 0.0}, best = cand[0], bs = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        double t = cand[i];
-        if (!(t > lo && t < hi)) continue;
-        double a = lg_ba_gap(L, lo, t), b = lg_ba_gap(L, t, hi), sc = a > b ? a : b;
-        if (sc < bs) bs = sc, best = t;
-    }
-    return best;
 }
 
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
@@ -242,6 +245,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     }
     stack[top++] = r0;
     int gave_up = 0;
+    double t_print = lg_now();
     while (top > 0) {
         if (lg_runctx_expired(run) || (max_nodes > 0 && out->nodes >= max_nodes)) {
             gave_up = 1;
@@ -257,9 +261,15 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
         out->nodes++;
         if (n->depth > out->max_depth) out->max_depth = n->depth;
         int closed, k, j;
-        if ((st = lg_ba_bound(&cx, &b, n, lam, lb, &closed, &k, &j)) != LG_OK) {
+        double worst = INFINITY;
+        if ((st = lg_ba_bound(&cx, &b, n, lam, lb, &closed, &k, &j, &worst)) != LG_OK) {
             free(n);
             goto done;
+        }
+        if (run && run->verbose && (out->nodes == 1 || lg_now() - t_print >= 1.0)) {
+            t_print = lg_now();
+            fprintf(stderr, "bab-act: %ld nodes, %ld open, depth %d, this node's worst open bound %.4g\n", out->nodes,
+                    top, n->depth, closed ? 0.0 : worst);
         }
         if (closed) {
             free(n);
