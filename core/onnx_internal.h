@@ -168,4 +168,12 @@ lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);
 
+/* ---- shape arithmetic (onnx_shape.c) ---- */
+/* 1 if op is one of the shape ops folded by lg_ox_shape_fold. */
+int lg_ox_is_shape_op(const char *op);
+/* Fold node (Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast) on
+ * constant inputs into out (owned by the caller, lg_ox_const_free). dyn is the
+ * known shape of a dynamic first input (only Shape may read one), else NULL. */
+lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out);
+
 #endif

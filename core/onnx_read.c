@@ -201,10 +201,14 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
         if ((st = lg_ox_flatten_shape(R, node, &src->shape, &s)) != LG_OK) return st;
     } else if (strcmp(op, "Reshape") == 0 && nd->n_input == 2 && in[1] >= 0) {
         if ((st = lg_ox_reshape_shape(R, node, &src->shape, &R->G.vals[in[1]].c, &s)) != LG_OK) return st;
+    } else if (lg_ox_is_shape_op(op)) {
+        if ((st = lg_ox_shape_fold(&R->G, node, NULL, &out->c)) != LG_OK) return st;
+        out->kind = LG_OX_CONST;
+        return LG_OK;
     } else {
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: computes on constants only; constant folding is supported for Constant, Identity, "
-                       "Flatten and Reshape",
+                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice and Cast",
                        R->G.file, lg_ox_name(R, node));
     }
     if ((st = lg_ox_const_copy(&out->c, src)) != LG_OK) return st;
@@ -559,6 +563,11 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         }
     lg_ox_val *x = dyn[0];
     int sole = R->live == 0;
+    if (strcmp(op, "Shape") == 0) { /* the value's known shape, a constant (onnx_shape.c) */
+        if ((st = lg_ox_shape_fold(&R->G, node, &B->shape, &out->c)) != LG_OK) return st;
+        out->kind = LG_OX_CONST;
+        return LG_OK;
+    }
     out->kind = LG_OX_DYN;
     out->form = LG_OX_LIN;
     out->kmul = out->kdiv = 1.0;
