@@ -34,7 +34,8 @@ static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
     "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and "
-    "LeakyRelu (one slope per layer), Flatten, Reshape, Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
+    "LeakyRelu (one slope per layer), Flatten, Reshape (its shape may be computed by Shape, Gather, Unsqueeze, "
+    "Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }

@@ -1,0 +1,261 @@
+/* check_thirdparty.c — smooth networks in the ONNX styles other tools publish
+ * (tests/fixtures/sigmoid3p, written by its gen.py from PyTorch-trained
+ * Fashion-MNIST MLPs and a conv net): ERAN-like Sub/Div normalisation with
+ * MatMul+Add or Gemm layers, torch.onnx.export at opset 11 and 13,
+ * x.view(x.size(0), -1) with a dynamic batch axis (Shape, Gather, Unsqueeze,
+ * Concat, Reshape), weights as Constant nodes, tf2onnx-style GELU and
+ * Keras-style SiLU. Each imports with the activations it has, matches torch's
+ * float64 forward pass, and verifies directly (DESIGN.md §3 "Smooth
+ * activations"): `robust` at a tiny radius (cross-checked by sampling the
+ * box), `violated` at the radius where torch's PGD found a counterexample,
+ * its witness re-checked by the MPFR gate. Graphs lgelu cannot represent
+ * (Tanh, a Gather of the network value, a Reshape that does not fit) are
+ * refused with a message naming the file and node. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/act.h"
+#include "core/net.h"
+#include "core/netfile.h"
+#include "core/npy.h"
+#include "core/rng.h"
+#include "core/status.h"
+#include "testutil.h"
+#include "verify/prop.h"
+#include "verify/recheck.h"
+#include "verify/verify.h"
+#include "verify/vnnlib.h"
+
+#define TP_DIR LG_FIXTURES "/sigmoid3p"
+
+typedef struct tp_case {
+    char name[64];
+    int image, label;
+    double eps_robust, eps_attack;
+} tp_case;
+
+/* cases.txt: name image label robust_eps attack_eps, '#' comments. */
+static int tp_cases(tp_case *c, int max)
+{
+    FILE *f = fopen(TP_DIR "/cases.txt", "r");
+    ck_assert_msg(f, "%s/cases.txt missing", TP_DIR);
+    char line[256];
+    int n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        ck_assert_msg(sscanf(line, "%63s %d %d %lf %lf", c[n].name, &c[n].image, &c[n].label, &c[n].eps_robust,
+                             &c[n].eps_attack) == 5,
+                      "cases.txt: bad line '%s'", line);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static lg_act tp_expected_act(const char *name)
+{
+    if (strncmp(name, "gelu", 4) == 0) return LG_ACT_LGELU; /* the file's 0.70710677 is fl32(1/√2): λ ≈ 1 */
+    if (strncmp(name, "silu", 4) == 0) return LG_ACT_SWISH;
+    return LG_ACT_SIGMOID;
+}
+
+/* Every third-party style imports with its activation on every hidden layer
+ * and matches torch's float64 outputs on the 8 stored images. */
+START_TEST(test_thirdparty_import_matches_torch)
+{
+    tp_case c[16];
+    int n = tp_cases(c, 16);
+    ck_assert_int_ge(n, 9);
+    lg_npy X;
+    ck_assert_msg(lg_npy_load(&X, TP_DIR "/X.npy") == LG_OK, "%s", lg_errmsg());
+    ck_assert(X.n == 8 && X.cols == 784);
+    for (int k = 0; k < n; k++) {
+        char path[4096];
+        lg_net net;
+        snprintf(path, sizeof path, "%s/%s.onnx", TP_DIR, c[k].name);
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert_int_eq(net.n_in, 784);
+        ck_assert_int_eq(lg_net_n_out(&net), 10);
+        ck_assert_msg(net.in_sub && net.in_div, "%s: the Sub/Div normalisation did not become in_sub/in_div", c[k].name);
+        int smooth = 0;
+        for (int l = 0; l < net.n_layers - 1; l++) {
+            lg_act a = net.layers[l].act;
+            ck_assert_msg(a == tp_expected_act(c[k].name) || (a == LG_ACT_IDENTITY && net.layers[l].conv.c_out > 0),
+                          "%s: layer %d is %s", c[k].name, l, lg_act_name(a));
+            smooth += a != LG_ACT_IDENTITY;
+        }
+        ck_assert_msg(smooth >= 2, "%s: %d smooth layers", c[k].name, smooth);
+        lg_npy Y;
+        snprintf(path, sizeof path, "%s/%s_y.npy", TP_DIR, c[k].name);
+        ck_assert_msg(lg_npy_load(&Y, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert(Y.n == 8 && Y.cols == 10);
+        double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr), y[10];
+        ck_assert(scr);
+        for (size_t i = 0; i < 8; i++) {
+            lg_net_forward(&net, X.data + 784 * i, y, scr);
+            for (int j = 0; j < 10; j++) {
+                double t = Y.data[10 * i + (size_t)j];
+                ck_assert_msg(fabs(y[j] - t) <= 1e-5 * (1 + fabs(t)), "%s: image %zu output %d: lgelu %.9g, torch %.9g",
+                              c[k].name, i, j, y[j], t);
+            }
+        }
+        free(scr);
+        lg_npy_free(&Y);
+        lg_net_free(&net);
+    }
+    lg_npy_free(&X);
+}
+END_TEST
+
+/* Smallest margin (label output minus the largest other) over the box's
+ * centre, corners of random sign patterns and uniform samples. */
+static double tp_sample_margin(const lg_net *net, const lg_prop *p, int label, lg_rng *r)
+{
+    int n = net->n_in;
+    double *x = malloc((size_t)n * sizeof *x), *scr = malloc(2 * (size_t)lg_net_max_width(net) * sizeof *scr), y[10];
+    ck_assert(x && scr);
+    double worst = INFINITY;
+    for (int s = 0; s < 300; s++) {
+        for (int i = 0; i < n; i++) {
+            double lo = p->cases[0].lo[i], hi = p->cases[0].hi[i], u = lg_rng_uniform(r);
+            x[i] = s == 0 ? 0.5 * (lo + hi) : s < 150 ? (u < 0.5 ? lo : hi) : lo + (hi - lo) * u;
+        }
+        lg_net_forward(net, x, y, scr);
+        for (int j = 0; j < 10; j++)
+            if (j != label && y[label] - y[j] < worst) worst = y[label] - y[j];
+    }
+    free(x);
+    free(scr);
+    return worst;
+}
+
+/* Each net: `robust` at the tiny radius (never where sampling finds a
+ * counterexample), `violated` at the radius where torch's PGD found one, the
+ * witness inside the box, misclassified and accepted by the MPFR gate. */
+START_TEST(test_thirdparty_verify_known_answers)
+{
+    tp_case c[16];
+    int n = tp_cases(c, 16);
+    lg_npy X;
+    ck_assert_msg(lg_npy_load(&X, TP_DIR "/X.npy") == LG_OK, "%s", lg_errmsg());
+    lg_rng r;
+    lg_rng_init(&r, 21, 0);
+    for (int k = 0; k < n; k++) {
+        char path[4096];
+        lg_net net;
+        snprintf(path, sizeof path, "%s/%s.onnx", TP_DIR, c[k].name);
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", path, lg_errmsg());
+        for (int q = 0; q < 2; q++) {
+            double eps = q ? c[k].eps_attack : c[k].eps_robust;
+            lg_prop p;
+            ck_assert(lg_prop_robustness(&p, X.data + 784 * (size_t)c[k].image, 784, eps, 0.0, 1.0, c[k].label, 10,
+                                         0.0) == LG_OK);
+            lg_verify_opts o = lg_verify_opts_default();
+            o.timeout_s = 20;
+            o.bab.threads = 1;
+            lg_verify_report rep;
+            ck_assert_msg(lg_verify_run(&net, &p, &o, &rep) == LG_OK, "%s: %s", c[k].name, lg_errmsg());
+            double w = tp_sample_margin(&net, &p, c[k].label, &r);
+            ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && w <= 0), "%s eps %g: robust but sampling finds margin %g",
+                          c[k].name, eps, w);
+            if (q == 0) {
+                ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "%s eps %g: %s (%s)", c[k].name, eps,
+                              lg_verdict_name(rep.verdict), rep.reason);
+            } else {
+                ck_assert_msg(rep.verdict == LG_VERDICT_VIOLATED, "%s eps %g: %s (%s), torch PGD found a counterexample",
+                              c[k].name, eps, lg_verdict_name(rep.verdict), rep.reason);
+                ck_assert(rep.x && rep.y);
+                ck_assert_msg(lg_prop_case_contains(&p, 0, rep.x), "%s: witness outside the box", c[k].name);
+                double y[10], *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
+                ck_assert(scr);
+                lg_net_forward(&net, rep.x, y, scr);
+                free(scr);
+                int other = 0;
+                for (int j = 0; j < 10; j++) other |= j != c[k].label && y[j] >= y[c[k].label];
+                ck_assert_msg(other, "%s: the witness keeps the label", c[k].name);
+                double xw[784], yw[10];
+                memcpy(xw, rep.x, sizeof xw);
+                ck_assert_msg(lg_witness_accept(&net, &p, 0, xw, yw) == 1, "%s: witness fails the gate", c[k].name);
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+        }
+        lg_net_free(&net);
+    }
+    lg_npy_free(&X);
+}
+END_TEST
+
+/* The two VNN-COMP 2021 eran-style property files (8-decimal bounds, the
+ * (or (and (>= Y_j Y_t)) ...) disjunction) of the ERAN-like MatMul net. */
+START_TEST(test_thirdparty_vnnlib_eran_style)
+{
+    lg_net net;
+    ck_assert_msg(lg_net_load(&net, TP_DIR "/sig_eran_mm.onnx") == LG_OK, "%s", lg_errmsg());
+    const char *names[] = {"small", "large"};
+    const lg_verdict want[] = {LG_VERDICT_ROBUST, LG_VERDICT_VIOLATED};
+    for (int q = 0; q < 2; q++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/sig_eran_mm_%s.vnnlib", TP_DIR, names[q]);
+        lg_prop p;
+        ck_assert_msg(lg_vnnlib_read(&p, path, 784, 10) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert_int_eq(p.n_cases, 1);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.timeout_s = 20;
+        o.bab.threads = 1;
+        lg_verify_report rep;
+        ck_assert_msg(lg_verify_run(&net, &p, &o, &rep) == LG_OK, "%s: %s", path, lg_errmsg());
+        ck_assert_msg(rep.verdict == want[q], "%s: %s (%s)", path, lg_verdict_name(rep.verdict), rep.reason);
+        if (rep.verdict == LG_VERDICT_VIOLATED) {
+            double xw[784], yw[10];
+            memcpy(xw, rep.x, sizeof xw);
+            ck_assert_msg(lg_witness_accept(&net, &p, 0, xw, yw) == 1, "%s: witness fails the gate", path);
+        }
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
+/* Refusals name the file and the node and say why; nothing is loaded. */
+START_TEST(test_thirdparty_refusals)
+{
+    struct {
+        const char *file, *expect[3];
+    } bad[] = {
+        {"tanh_eran_mm.onnx", {"tanh_eran_mm.onnx", "a0_tanh", "Tanh cannot be represented"}},
+        {"bad_reshape_mismatch.onnx", {"bad_reshape_mismatch.onnx", "reshape_bad", "does not fit"}},
+        {"bad_gather_value.onnx", {"bad_gather_value.onnx", "gather_x", "Gather"}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", TP_DIR, bad[i].file);
+        lg_net net;
+        lg_status st = lg_net_load(&net, path);
+        ck_assert_msg(st == LG_ERR_UNSUPPORTED || st == LG_ERR_FORMAT, "%s: status %d", path, (int)st);
+        for (int e = 0; e < 3; e++)
+            ck_assert_msg(strstr(lg_errmsg(), bad[i].expect[e]), "%s: message '%s' lacks '%s'", path, lg_errmsg(),
+                          bad[i].expect[e]);
+        ck_assert(net.n_layers == 0 && net.layers == NULL);
+    }
+}
+END_TEST
+
+Suite *suite_thirdparty(void)
+{
+    Suite *s = suite_create("thirdparty");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_thirdparty_import_matches_torch);
+    tcase_add_test(tc, test_thirdparty_verify_known_answers);
+    tcase_add_test(tc, test_thirdparty_vnnlib_eran_style);
+    suite_add_tcase(s, tc);
+    TCase *lim = tcase_create("limits");
+    tcase_add_test(lim, test_thirdparty_refusals);
+    suite_add_tcase(s, lim);
+    return s;
+}
