@@ -221,6 +221,38 @@ START_TEST(test_thirdparty_vnnlib_eran_style)
 }
 END_TEST
 
+/* The VNN-COMP scripts on a smooth net: prepare_instance.sh accepts it (it
+ * has no LP encoding; the direct route checks it), run_instance.sh writes
+ * unsat / sat with the counterexample; a Tanh net is refused by prepare and
+ * run writes unknown. */
+START_TEST(test_thirdparty_vnncomp_scripts)
+{
+    static const struct {
+        const char *onnx, *vnnlib, *first;
+        int prepare_ok;
+    } cases[] = {{"sig_eran_mm.onnx", "sig_eran_mm_small.vnnlib", "unsat", 1},
+                 {"sig_eran_mm.onnx", "sig_eran_mm_large.vnnlib", "sat", 1},
+                 {"tanh_eran_mm.onnx", "sig_eran_mm_small.vnnlib", "unknown", 0}};
+    char cmd[8192];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *res = lg_test_tmpfile(".res");
+        snprintf(cmd, sizeof cmd,
+                 "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/prepare_instance.sh' v1 eran %s/%s %s/%s >/dev/null 2>&1",
+                 LG_BINARY_DIR, LG_SOURCE_DIR, TP_DIR, cases[i].onnx, TP_DIR, cases[i].vnnlib);
+        ck_assert_msg((lg_test_sh(cmd) == 0) == cases[i].prepare_ok, "prepare %s %s", cases[i].onnx, cases[i].vnnlib);
+        snprintf(cmd, sizeof cmd,
+                 "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 eran %s/%s %s/%s %s 30 >/dev/null 2>&1",
+                 LG_BINARY_DIR, LG_SOURCE_DIR, TP_DIR, cases[i].onnx, TP_DIR, cases[i].vnnlib, res);
+        ck_assert_int_eq(lg_test_sh(cmd), 0);
+        const char *r = lg_test_slurp(res);
+        size_t n = strlen(cases[i].first);
+        ck_assert_msg(strncmp(r, cases[i].first, n) == 0 && r[n] == '\n', "%s %s: %s", cases[i].onnx, cases[i].vnnlib,
+                      r);
+        if (strcmp(cases[i].first, "sat") == 0) ck_assert_msg(strstr(r, "(X_783 ") && strstr(r, "(Y_9 "), "%s", r);
+    }
+}
+END_TEST
+
 /* Refusals name the file and the node and say why; nothing is loaded. */
 START_TEST(test_thirdparty_refusals)
 {
@@ -253,6 +285,7 @@ Suite *suite_thirdparty(void)
     tcase_add_test(tc, test_thirdparty_import_matches_torch);
     tcase_add_test(tc, test_thirdparty_verify_known_answers);
     tcase_add_test(tc, test_thirdparty_vnnlib_eran_style);
+    tcase_add_test(tc, test_thirdparty_vnncomp_scripts);
     suite_add_tcase(s, tc);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_thirdparty_refusals);
