@@ -5,6 +5,7 @@
  * chain over ONE dynamic input (graph inputs that also have an initializer
  * are constants, as in MATLAB exports). Supported ops: Gemm (transA, transB,
  * alpha, beta), MatMul, Add, Sub, Mul, Div (with constant operands), Relu,
+ * Sigmoid, Tanh (read as 2·Sigmoid(2x) − 1, the same real function),
  * Flatten, Reshape (whose target shape may be computed from the value's
  * Shape by Gather, Unsqueeze, Squeeze, Concat, Slice and Cast, as torch
  * exports x.view(x.size(0), -1); folded in onnx_shape.c), Identity, Constant, PRelu (one slope for the whole

@@ -433,3 +433,23 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
     }
     return LG_OK;
 }
+
+/* tanh(z) = 2·σ(2z) − 1 in the reals, so a Tanh layer is a sigmoid layer:
+ * the map is scaled by 2 (exact in binary; where a product is not a double
+ * lg_ox_b_scale keeps an identity layer, as for any scale), closed with
+ * LG_ACT_SIGMOID, and 2·a − 1 stays pending for the next linear op (folded
+ * only where exact, like every affine op). */
+lg_status lg_ox_b_tanh(lg_ox_b *B)
+{
+    size_t n = (size_t)B->n;
+    double *c = calloc(n ? n : 1, sizeof *c);
+    if (!c) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    for (size_t i = 0; i < n; i++) c[i] = 2.0;
+    lg_status st = lg_ox_b_scale(B, c, 0);
+    if (st == LG_OK) st = lg_ox_b_close(B, LG_ACT_SIGMOID, 1.0);
+    if (st == LG_OK) st = lg_ox_b_scale(B, c, 0);
+    for (size_t i = 0; i < n; i++) c[i] = 1.0;
+    if (st == LG_OK) st = lg_ox_b_shift(B, c, -1.0);
+    free(c);
+    return st;
+}

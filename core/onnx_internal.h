@@ -149,6 +149,9 @@ lg_status lg_ox_b_materialize(lg_ox_b *B);
 /* Close the map into a layer with activation act (λ for lgelu); a pending
  * conv becomes a conv layer. */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
+/* A Tanh layer as 2·σ(2z) − 1 (exact in the reals): scale, close as a
+ * sigmoid layer, 2·a − 1 pending. */
+lg_status lg_ox_b_tanh(lg_ox_b *B);
 /* Apply a LIN value's pending scalar kmul/kdiv to the map (v becomes 1·z). */
 lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v);
 

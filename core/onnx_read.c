@@ -33,7 +33,8 @@ typedef struct lg_ox_run {
 static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
-    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and "
+    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Tanh "
+    "(as 2*Sigmoid(2x)-1), PRelu and "
     "LeakyRelu (one slope per layer), Flatten, Reshape (its shape may be computed by Shape, Gather, Unsqueeze, "
     "Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
@@ -648,10 +649,15 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         return LG_OK;
     }
     if (strcmp(op, "PRelu") == 0 || strcmp(op, "LeakyRelu") == 0) return lg_ox_prelu(R, node, x, dpos, sole);
-    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0)
+    if (strcmp(op, "Tanh") == 0) { /* 2·σ(2z) − 1 (onnx_affine.c) */
+        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
+        if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
+        return lg_ox_b_tanh(B);
+    }
+    if (strcmp(op, "Softmax") == 0)
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid, "
-                       "swish, prelu); %s",
+                       "swish, prelu; Tanh is read as 2*sigmoid(2x)-1); %s",
                        R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
     int image = strcmp(op, "Conv") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
                 strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
