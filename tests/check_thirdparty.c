@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/act.h"
+#include "core/act_relax.h"
 #include "core/net.h"
 #include "core/netfile.h"
 #include "core/npy.h"
@@ -258,6 +259,60 @@ START_TEST(test_thirdparty_vnncomp_scripts)
 }
 END_TEST
 
+/* σ on [l, u] with l < 0 < u: the lines are at least as tight at the middle
+ * as the tangents through the far ends (CROWN's S-shape lines: below, the
+ * tangent at d ≤ 0 through (u, σ(u)); above, at d ≥ 0 through (l, σ(l))),
+ * located here by long-double bisection (up to the certification's
+ * lowering), and still contain σ on dense samples. */
+static long double tp_sig(long double x) { return 1.0L / (1.0L + expl(-x)); }
+
+static int tp_through(long double a, long double b, long double e, long double *d)
+{
+    long double fe = tp_sig(e);
+#define TP_G(t) (tp_sig(t) + tp_sig(t) * (1 - tp_sig(t)) * (e - (t)) - fe)
+    long double ga = TP_G(a);
+    if (!(ga * TP_G(b) < 0)) return 0;
+    for (int it = 0; it < 100; it++) {
+        long double m = a + (b - a) / 2, gm = TP_G(m);
+        if ((gm < 0) == (ga < 0)) a = m, ga = gm;
+        else b = m;
+    }
+#undef TP_G
+    *d = a;
+    return 1;
+}
+
+START_TEST(test_thirdparty_sigmoid_s_lines)
+{
+    const double L[] = {-1, -2, -4, -8, -0.5, -6, -3}, U[] = {1, 2, 4, 8, 3, 2, 0.25};
+    int tighter = 0;
+    for (int k = 0; k < 7; k++) {
+        lg_act_lines r;
+        lg_act_relax(LG_ACT_SIGMOID, 1.0, L[k], U[k], NAN, NAN, &r);
+        /* certification lowers a line by up to sup|σ''|·h²/8 between its (u − l)/48-spaced samples */
+        long double mid = (L[k] + U[k]) / 2.0L, d, tol = 1e-5L * (U[k] - L[k]) * (U[k] - L[k]);
+        if (tp_through(L[k], 0, U[k], &d)) {
+            long double s = tp_sig(d) * (1 - tp_sig(d)), ref = tp_sig(d) + s * (mid - d);
+            ck_assert_msg(r.lo_s * mid + r.lo_c >= ref - tol, "[%g, %g]: lower line %.12Lg at the middle, S-line %.12Lg",
+                          L[k], U[k], r.lo_s * mid + r.lo_c, ref);
+            tighter++;
+        }
+        if (tp_through(U[k], 0, L[k], &d)) {
+            long double s = tp_sig(d) * (1 - tp_sig(d)), ref = tp_sig(d) + s * (mid - d);
+            ck_assert_msg(r.up_s * mid + r.up_c <= ref + tol, "[%g, %g]: upper line %.12Lg at the middle, S-line %.12Lg",
+                          L[k], U[k], r.up_s * mid + r.up_c, ref);
+            tighter++;
+        }
+        for (int i = 0; i <= 4000; i++) {
+            long double x = L[k] + (U[k] - L[k]) * (long double)i / 4000, f = tp_sig(x);
+            ck_assert_msg(r.lo_s * x + r.lo_c <= f && f <= r.up_s * x + r.up_c, "[%g, %g]: lines miss σ(%Lg)", L[k], U[k],
+                          x);
+        }
+    }
+    ck_assert_int_ge(tighter, 8);
+}
+END_TEST
+
 /* Refusals name the file and the node and say why; nothing is loaded. */
 START_TEST(test_thirdparty_refusals)
 {
@@ -291,6 +346,7 @@ Suite *suite_thirdparty(void)
     tcase_add_test(tc, test_thirdparty_verify_known_answers);
     tcase_add_test(tc, test_thirdparty_vnnlib_eran_style);
     tcase_add_test(tc, test_thirdparty_vnncomp_scripts);
+    tcase_add_test(tc, test_thirdparty_sigmoid_s_lines);
     suite_add_tcase(s, tc);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_thirdparty_refusals);
