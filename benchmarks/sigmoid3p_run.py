@@ -5,7 +5,7 @@
 
 For every instance of NAME_pgd.csv (written by gen.py: VNN-COMP 2021 eran-style properties and the best margin
 of a 50-restart torch PGD attack) it runs `lgelu verify NET --vnnlib P --timeout T -j 1 --json -o RES` and
-checks: no `robust` where PGD found a counterexample; every `violated` counterexample (from the VNN-COMP result
+checks: lgelu's forward pass matches torch's on the stored images (1e-5); no `robust` where PGD found a counterexample; every `violated` counterexample (from the VNN-COMP result
 file) lies in the box and misclassifies when evaluated by torch in float64 with the net's state_dict. The first
 K instances of each radius also go through vnncomp_scripts/prepare_instance.sh and run_instance.sh, whose
 result must agree with `verify`. Prints one CSV row per instance and a summary per radius (decided counts,
@@ -70,6 +70,17 @@ def main():
     a = ap.parse_args()
     gen = load_gen()
     net = torch_net(gen, a.dir, a.name)
+    # the import first: lgelu's double forward pass against torch's float64 one on the stored images
+    p = subprocess.run([a.lgelu, "eval", os.path.join(a.dir, a.name + ".onnx"), "--input",
+                        os.path.join(a.dir, a.name + "_x.npy")], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{a.name}: lgelu eval failed: {p.stderr.strip()}")
+    ref = np.load(os.path.join(a.dir, a.name + "_y.npy"))
+    got = np.array([[float(v) for v in line.split()] for line in p.stdout.strip().splitlines()])
+    err = float(np.max(np.abs(got - ref) / (1 + np.abs(ref))))
+    print(f"{a.name}: import matches torch to {err:.1e} (relative, {ref.shape[0]} images)")
+    if err > 1e-5:
+        sys.exit(f"{a.name}: lgelu's outputs differ from torch's by {err}")
     rows = list(csv.DictReader(open(os.path.join(a.dir, a.name + "_pgd.csv"))))
     if a.eps:
         keep = {float(e) for e in a.eps.split(",")}
