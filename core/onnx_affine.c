@@ -84,6 +84,40 @@ int lg_ox_add_exact(double a, double b, double *r)
     return isfinite(s) && (a - (s - bb)) + (b - bb) == 0;
 }
 
+/* 1 if nothing but a permutation of the input is pending before the first
+ * layer (a Transpose at the input, NHWC → NCHW): z_i = x_{pi[i]}, pi [n]
+ * filled; then a Sub or Div of z moves to the input exactly, element pi[i]
+ * taking c[i]. */
+static int lg_ox_b_input_perm(const lg_ox_b *B, size_t *pi)
+{
+    size_t n = (size_t)B->n;
+    if (B->n_layers != 0 || B->K || !B->W || B->d || B->b || B->n != B->m || B->n != B->n_in) return 0;
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    if (!seen) return 0;
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        size_t hit = n;
+        for (size_t j = 0; j < n && ok; j++) {
+            double w = B->W[i * n + j];
+            if (w == 1.0 && hit == n && !seen[j]) hit = j;
+            else if (w != 0.0) ok = 0;
+        }
+        if (hit == n) ok = 0;
+        else seen[hit] = 1, pi[i] = hit;
+    }
+    free(seen);
+    return ok;
+}
+
+/* in_sub or in_div [n_in] from c [n] through the pending permutation pi. */
+static double *lg_ox_permuted(const double *c, const size_t *pi, size_t n)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (v)
+        for (size_t i = 0; i < n; i++) v[pi[i]] = c[i];
+    return v;
+}
+
 /* z ← z + sign·c, c [n]. */
 lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
 {
@@ -92,6 +126,16 @@ lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
     if (sign < 0 && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
         if (!(B->in_sub = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
+    }
+    if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && B->W) {
+        size_t *pi = malloc((n ? n : 1) * sizeof *pi);
+        if (!pi) goto oom;
+        if (lg_ox_b_input_perm(B, pi)) {
+            B->in_sub = lg_ox_permuted(c, pi, n);
+            free(pi);
+            return B->in_sub ? LG_OK : lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        free(pi);
     }
     if (B->b) {
         double *nb = malloc(n * sizeof *nb);
@@ -146,6 +190,16 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
     if (divide && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_div) {
         if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
+    }
+    if (divide && B->n_layers == 0 && B->W && !B->in_div) {
+        size_t *pi = malloc((n ? n : 1) * sizeof *pi);
+        if (!pi) goto oom;
+        if (lg_ox_b_input_perm(B, pi)) {
+            B->in_div = lg_ox_permuted(c, pi, n);
+            free(pi);
+            return B->in_div ? LG_OK : lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        free(pi);
     }
     double *W2 = B->W ? malloc(n * m * sizeof *W2) : NULL, *d2 = malloc(n * sizeof *d2);
     double *b2 = B->b ? malloc(n * sizeof *b2) : NULL;

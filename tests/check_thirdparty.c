@@ -116,6 +116,35 @@ START_TEST(test_thirdparty_import_matches_torch)
 }
 END_TEST
 
+/* A channels-last input transposed to NCHW and then normalised per channel:
+ * the Sub/Div move through the permutation to in_sub/in_div exactly, so the
+ * net is one sigmoid layer and the output layer, matching numpy. */
+START_TEST(test_thirdparty_nhwc_normalisation)
+{
+    lg_net net;
+    ck_assert_msg(lg_net_load(&net, TP_DIR "/nhwc_perm.onnx") == LG_OK, "%s", lg_errmsg());
+    ck_assert_int_eq(net.n_in, 48);
+    ck_assert_int_eq(net.n_layers, 2);
+    ck_assert(net.in_sub && net.in_div);
+    /* input element (h, w, c) = 12h + 3w + c takes channel c's constants */
+    for (int i = 0; i < 48; i++)
+        ck_assert_msg(net.in_div[i] == (double)(float)(i % 3 == 0 ? 0.229 : i % 3 == 1 ? 0.224 : 0.225),
+                      "in_div[%d] = %.17g", i, net.in_div[i]);
+    lg_npy X, Y;
+    ck_assert(lg_npy_load(&X, TP_DIR "/nhwc_perm_x.npy") == LG_OK && lg_npy_load(&Y, TP_DIR "/nhwc_perm_y.npy") == LG_OK);
+    double y[3], scr[2 * 48];
+    for (size_t i = 0; i < X.n; i++) {
+        lg_net_forward(&net, X.data + 48 * i, y, scr);
+        for (int j = 0; j < 3; j++)
+            ck_assert_msg(fabs(y[j] - Y.data[3 * i + (size_t)j]) <= 1e-12, "input %zu output %d: %.17g vs %.17g", i, j,
+                          y[j], Y.data[3 * i + (size_t)j]);
+    }
+    lg_npy_free(&X);
+    lg_npy_free(&Y);
+    lg_net_free(&net);
+}
+END_TEST
+
 /* Smallest margin (label output minus the largest other) over the box's
  * centre, corners of random sign patterns and uniform samples. */
 static double tp_sample_margin(const lg_net *net, const lg_prop *p, int label, lg_rng *r)
@@ -343,6 +372,7 @@ Suite *suite_thirdparty(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_thirdparty_import_matches_torch);
+    tcase_add_test(tc, test_thirdparty_nhwc_normalisation);
     tcase_add_test(tc, test_thirdparty_verify_known_answers);
     tcase_add_test(tc, test_thirdparty_vnnlib_eran_style);
     tcase_add_test(tc, test_thirdparty_vnncomp_scripts);
