@@ -281,7 +281,8 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                     /* sup of |f(x) − relu(x)| over the z_G interval [lg, ug];
                      * b = max |x| there scales the rounding of computed f(x) */
                     double b = -lg > ug ? -lg : ug;
-                    double fs = ga == LG_ACT_PRELU && fabs(lambda) > 1.0 ? fabs(lambda) : 1.0;
+                    const lg_act_info *gi = lg_act_info_of(ga);
+                    double fs = gi->fmag ? gi->fmag(lambda) : 1.0; /* |f(x)| ≤ fs·|x| */
                     int at_peak = 0;
                     double gap = lg_dev_act_gap(ga, lambda, lg, ug, &at_peak) * (1.0 + LG_DEV_GAP_REL) +
                                  16.0 * LG_DEV_EPS * b * fs + LG_DEV_ABS;

@@ -13,12 +13,8 @@ double lg_anneal_beta_target(double tolerance) { return 2.0 * LG_LN2 / tolerance
 
 double lg_anneal_target_for(lg_act a, double lambda_target)
 {
-    switch (a) {
-    case LG_ACT_LGELU: return lambda_target;
-    case LG_ACT_SWISH: return lg_anneal_beta_target(2.0 / (lambda_target * LG_SQRT_2PI));
-    case LG_ACT_PRELU: return 0.0;
-    default: return NAN;
-    }
+    const lg_act_info *ai = lg_act_info_of(a);
+    return ai && ai->anneal_target ? ai->anneal_target(lambda_target) : NAN;
 }
 
 lg_status lg_anneal_schedule_init(lg_anneal_schedule *s, double start, double lambda_target, int n_layers)
@@ -75,8 +71,9 @@ lg_status lg_anneal_prepare_net(lg_net *net, const char *name)
     int smooth = 0;
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        if (L->act == LG_ACT_GELU) {
-            L->act = LG_ACT_LGELU;
+        lg_act as = lg_act_info_of(L->act)->anneal_as;
+        if (as != L->act) { /* the same function with a learned parameter at p = 1 (gelu → lgelu) */
+            L->act = as;
             L->lambda = 1.0;
             L->s = -50.0 * net->t; /* λ(s) rounds to 1; s stays frozen */
         }

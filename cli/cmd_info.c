@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "core/json.h"
 #include "core/netfile.h"
 
 static void lg_info_help(void)
@@ -35,15 +36,16 @@ int lg_cmd_info(int argc, char **argv)
     printf("network: %s\ninputs: %d\nlayers: %d\nparameters: %zu\ntemperature t: %g\n", argv[optind], net.n_in,
            net.n_layers, net.n_params, net.t);
     if (net.in_sub || net.in_div) printf("input normalisation: x' = (x - sub) / div\n");
-    printf("%-6s %-8s %-8s %-9s %-12s %-12s\n", "layer", "in", "out", "act", "lambda", "s");
+    printf("%-6s %-8s %-8s %-9s %-20s %-20s\n", "layer", "in", "out", "act", "lambda", "s");
     for (int k = 0; k < net.n_layers; k++) {
         const lg_layer *L = &net.layers[k];
         printf("%-6d %-8d %-8d %-9s ", k, L->n_in, L->n_out, lg_act_name(L->act));
         const lg_act_info *ai = lg_act_info_of(L->act);
-        if (ai->softplus) printf("%-12.6g %-12.6g\n", L->lambda, L->s);
-        else if (ai->has_param) printf("%-12.6g %-12s\n", L->lambda, "-");
-        else if (L->act == LG_ACT_GELU) printf("%-12s %-12s\n", "1", "-");
-        else printf("%-12s %-12s\n", "-", "-");
+        char lam[LG_NUM_BUFSIZE], sv[LG_NUM_BUFSIZE]; /* every digit: an imported 1.0000000084 is not 1 */
+        if (ai->softplus) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), lg_num_shortest(sv, L->s));
+        else if (ai->has_param) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), "-");
+        else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
+        else printf("%-20s %-20s\n", "-", "-");
         if (L->kind == LG_LAYER_CONV2D) {
             const lg_conv *g = &L->conv;
             printf("       conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d\n", g->c_in, g->h_in,

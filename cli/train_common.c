@@ -187,14 +187,16 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
         if (ct->anneal_start > 0)
             printf("annealing: λ learned for the first %.3g of the steps, then linear to λ_target = %.6g\n",
                    ct->anneal_start, ct->lambda_target);
-        int other = 0;
-        for (int k = 0; k < net->n_layers && !other; k++)
-            if (net->layers[k].act == LG_ACT_SWISH || net->layers[k].act == LG_ACT_PRELU) {
-                lg_act a = net->layers[k].act;
-                printf("annealing: %s layers move to %s = %.6g\n", lg_act_name(a), a == LG_ACT_SWISH ? "β" : "slope",
-                       lg_anneal_target_for(a, ct->lambda_target));
+        int other = 0; /* the first kind annealed to a target other than λ_target itself says where it goes */
+        for (int k = 0; k < net->n_layers && !other; k++) {
+            lg_act a = net->layers[k].act;
+            const lg_act_info *ai = lg_act_info_of(a);
+            double target = lg_anneal_target_for(a, ct->lambda_target);
+            if (ai->anneal_target && target != ct->lambda_target) {
+                printf("annealing: %s layers move to %s = %.6g\n", ai->name, ai->param_sym, target);
                 other = 1;
             }
+        }
         if (!other && ct->anneal_start == 0)
             printf("annealing: every λ moves linearly from its current value to λ_target = %.6g\n", ct->lambda_target);
     }
@@ -218,7 +220,7 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     printf("λ per hidden layer:");
     for (int k = 0; k + 1 < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->act == LG_ACT_RELU || L->act == LG_ACT_SIGMOID) printf(" %s", lg_act_name(L->act));
+        if (!lg_act_info_of(L->act)->param_sym) printf(" %s", lg_act_name(L->act));
         else printf(" %s %.6g", lg_act_name(L->act), L->lambda);
     }
     printf("\n");

@@ -1,6 +1,8 @@
 /* act.c — the activation table (act.h): one entry per lg_act. */
 #include "core/act.h"
 #include "core/act_float.h"
+#include "core/act_mpfr.h"
+#include "core/act_onnx.h"
 
 #include <math.h>
 #include <string.h>
@@ -31,7 +33,6 @@ static double lg_relu_df(double x, double p) { (void)p; return x > 0 ? 1.0 : 0.0
 /* ---- λ-GELU (DESIGN.md §1): f = xΦ(λx), f' = Φ(λx) + λxφ(λx),
  * f'' = λφ(λx)(2 − λ²x²), ∂f/∂λ = x²φ(λx); inflections at ±√2/λ. -------- */
 
-static double lg_gelu_p(lg_act a, double p) { return a == LG_ACT_GELU ? 1.0 : p; }
 static double lg_lgelu_f(double x, double p) { return x * lg_Phi(p * x); }
 static double lg_lgelu_df(double x, double p) { return lg_Phi(p * x) + p * x * lg_phi(p * x); }
 static double lg_lgelu_dp(double x, double p) { return x * x * lg_phi(p * x); }
@@ -169,6 +170,7 @@ static double lg_prelu_gap(double p, double l, double u, int *at_peak)
     if (at_peak) *at_peak = 0;
     return l < 0.0 ? fabs(p) * -l : 0.0; /* |a·min(x,0)| grows with −x */
 }
+static double lg_prelu_fmag(double p) { return fabs(p) > 1.0 ? fabs(p) : 1.0; } /* |f(x)| ≤ max(1, |a|)·|x| */
 static double lg_prelu_d2max(double p, double l, double u)
 {
     (void)p;
@@ -181,21 +183,96 @@ static int lg_prelu_curv(double p, double pts[2], int *left)
     return 1;
 }
 
+/* ---- parameters: valid ranges and annealing targets (DESIGN.md §1) ---- */
+
+static int lg_p_ge1(double p) { return p >= 1.0 && isfinite(p); }
+static int lg_p_pos(double p) { return p > 0.0 && isfinite(p); } /* an imported file's λ may lie just below 1 */
+static int lg_p_finite(double p) { return isfinite(p); }
+
+#define LG_SQRT_2PI 2.50662827463100050242
+#define LG_LN2 0.69314718055994530942
+
+/* λ-GELU anneals to λ_target itself. */
+static double lg_lgelu_anneal(double lambda_target) { return lambda_target; }
+/* Swish: the β of the same Heaviside tolerance E = 2/(λ_target·√(2π)), β = 2·ln2/E. */
+static double lg_swish_anneal(double lambda_target)
+{
+    double tolerance = 2.0 / (lambda_target * LG_SQRT_2PI);
+    return 2.0 * LG_LN2 / tolerance;
+}
+/* PReLU: the slope goes to 0 (relu itself). */
+static double lg_prelu_anneal(double lambda_target)
+{
+    (void)lambda_target;
+    return 0.0;
+}
+
+/* One entry per kind, one line per role: name and parameter; class;
+ * double math; relaxation data; training kernels; annealing; witness-gate
+ * interval image; ONNX form. */
 static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
-    [LG_ACT_IDENTITY] = {"identity", NULL, 0, 0, 0, 0, lg_id_f, lg_id_df, NULL, NULL, NULL, NULL, 0,
-                         lg_actf_identity_fwd, lg_actf_identity_bwd},
-    [LG_ACT_RELU] = {"relu", NULL, 0, 0, 0, 0, lg_relu_f, lg_relu_df, NULL, NULL, NULL, NULL, 0, lg_actf_relu_fwd,
-                     lg_actf_relu_bwd},
-    [LG_ACT_GELU] = {"gelu", NULL, 0, 0, 1, 1, lg_gelu_f, lg_gelu_df, NULL, lg_gelu_gap, lg_gelu_d2max, lg_gelu_curv, 2,
-                     lg_actf_gelu_fwd, lg_actf_gelu_bwd},
-    [LG_ACT_LGELU] = {"lgelu", "lambda", 1, 1, 1, 1, lg_lgelu_f, lg_lgelu_df, lg_lgelu_dp, lg_lgelu_gap,
-                      lg_lgelu_d2max, lg_lgelu_curv, 2, lg_actf_lgelu_fwd, lg_actf_lgelu_bwd},
-    [LG_ACT_SIGMOID] = {"sigmoid", NULL, 0, 0, 0, 1, lg_sig_f, lg_sig_df, NULL, NULL, lg_sig_d2max, lg_sig_curv, 0,
-                        lg_actf_sigmoid_fwd, lg_actf_sigmoid_bwd},
-    [LG_ACT_SWISH] = {"swish", "beta", 1, 1, 1, 1, lg_swish_f, lg_swish_df, lg_swish_dp, lg_swish_gap,
-                      lg_swish_d2max, lg_swish_curv, 0, lg_actf_swish_fwd, lg_actf_swish_bwd},
-    [LG_ACT_PRELU] = {"prelu", "slope", 1, 0, 1, 1, lg_prelu_f, lg_prelu_df, lg_prelu_dp, lg_prelu_gap,
-                      lg_prelu_d2max, lg_prelu_curv, 0, lg_actf_prelu_fwd, lg_actf_prelu_bwd},
+    [LG_ACT_IDENTITY] = {
+        .name = "identity",
+        .f = lg_id_f, .df = lg_id_df,
+        .fwd = lg_actf_identity_fwd, .bwd = lg_actf_identity_bwd,
+        .anneal_as = LG_ACT_IDENTITY,
+        .iv = lg_iv_identity,
+        .onnx_write = lg_act_onnx_identity, .onnx_op = "Identity"},
+    [LG_ACT_RELU] = {
+        .name = "relu",
+        .f = lg_relu_f, .df = lg_relu_df,
+        .fwd = lg_actf_relu_fwd, .bwd = lg_actf_relu_bwd,
+        .anneal_as = LG_ACT_RELU,
+        .iv = lg_iv_relu,
+        .onnx_write = lg_act_onnx_relu, .onnx_op = "Relu"},
+    [LG_ACT_GELU] = {
+        .name = "gelu", .param_sym = "λ", .param_range = "a finite value ≥ 1", .param_ok = lg_p_ge1,
+        .relu_like = 1, .smooth = 1,
+        .f = lg_gelu_f, .df = lg_gelu_df, .gap = lg_gelu_gap,
+        .d2max = lg_gelu_d2max, .curv = lg_gelu_curv,
+        .keep = 2, .fwd = lg_actf_gelu_fwd, .bwd = lg_actf_gelu_bwd,
+        .anneal_as = LG_ACT_LGELU,
+        .iv = lg_iv_gelu,
+        .onnx_write = lg_act_onnx_gelu, .onnx_pattern = LG_ACT_ONNX_ERF},
+    [LG_ACT_LGELU] = {
+        .name = "lgelu", .param_name = "lambda", .param_sym = "λ", .param_range = "a finite value > 0",
+        .param_ok = lg_p_pos, .has_param = 1, .softplus = 1, .lambda_step = 1,
+        .relu_like = 1, .smooth = 1,
+        .f = lg_lgelu_f, .df = lg_lgelu_df, .dp = lg_lgelu_dp, .gap = lg_lgelu_gap,
+        .d2max = lg_lgelu_d2max, .curv = lg_lgelu_curv,
+        .keep = 2, .fwd = lg_actf_lgelu_fwd, .bwd = lg_actf_lgelu_bwd,
+        .anneal_target = lg_lgelu_anneal, .anneal_as = LG_ACT_LGELU,
+        .iv = lg_iv_lgelu,
+        .onnx_write = lg_act_onnx_lgelu, .onnx_pattern = LG_ACT_ONNX_ERF},
+    [LG_ACT_SIGMOID] = {
+        .name = "sigmoid",
+        .smooth = 1,
+        .f = lg_sig_f, .df = lg_sig_df,
+        .d2max = lg_sig_d2max, .curv = lg_sig_curv,
+        .fwd = lg_actf_sigmoid_fwd, .bwd = lg_actf_sigmoid_bwd,
+        .anneal_as = LG_ACT_SIGMOID,
+        .iv = lg_iv_sigmoid,
+        .onnx_write = lg_act_onnx_sigmoid, .onnx_op = "Sigmoid"},
+    [LG_ACT_SWISH] = {
+        .name = "swish", .param_name = "beta", .param_sym = "β", .param_range = "a finite β ≥ 1",
+        .param_ok = lg_p_ge1, .has_param = 1, .softplus = 1,
+        .relu_like = 1, .smooth = 1,
+        .f = lg_swish_f, .df = lg_swish_df, .dp = lg_swish_dp, .gap = lg_swish_gap,
+        .d2max = lg_swish_d2max, .curv = lg_swish_curv,
+        .fwd = lg_actf_swish_fwd, .bwd = lg_actf_swish_bwd,
+        .anneal_target = lg_swish_anneal, .anneal_as = LG_ACT_SWISH,
+        .iv = lg_iv_swish,
+        .onnx_write = lg_act_onnx_swish, .onnx_pattern = LG_ACT_ONNX_GATE},
+    [LG_ACT_PRELU] = {
+        .name = "prelu", .param_name = "slope", .param_sym = "slope", .param_range = "a finite slope",
+        .param_ok = lg_p_finite, .has_param = 1,
+        .relu_like = 1, .smooth = 1,
+        .f = lg_prelu_f, .df = lg_prelu_df, .dp = lg_prelu_dp, .fmag = lg_prelu_fmag, .gap = lg_prelu_gap,
+        .d2max = lg_prelu_d2max, .curv = lg_prelu_curv,
+        .fwd = lg_actf_prelu_fwd, .bwd = lg_actf_prelu_bwd,
+        .anneal_target = lg_prelu_anneal, .anneal_as = LG_ACT_PRELU,
+        .iv = lg_iv_prelu,
+        .onnx_write = lg_act_onnx_prelu, .onnx_op = "PRelu", .onnx_op_alias = "LeakyRelu"},
 };
 
 const lg_act_info *lg_act_info_of(lg_act a)
@@ -223,7 +300,7 @@ int lg_act_parse(const char *name, lg_act *out)
 double lg_act_eval(lg_act a, double x, double lambda)
 {
     const lg_act_info *i = lg_act_info_of(a);
-    return i ? i->f(x, lg_gelu_p(a, lambda)) : x;
+    return i ? i->f(x, lambda) : x;
 }
 
 int lg_act_has_param(lg_act a)
@@ -240,13 +317,27 @@ int lg_act_relu_like(lg_act a)
 
 int lg_act_param_ok(lg_act a, double p)
 {
-    switch (a) {
-    case LG_ACT_GELU:
-    case LG_ACT_SWISH: return p >= 1.0 && isfinite(p);
-    case LG_ACT_LGELU: return p > 0.0 && isfinite(p); /* an imported file's λ may lie just below 1 */
-    case LG_ACT_PRELU: return isfinite(p);
-    default: return 1;
+    const lg_act_info *i = lg_act_info_of(a);
+    return !i || !i->param_ok || i->param_ok(p);
+}
+
+int lg_act_onnx_kind(lg_act_onnx_pattern pat, double p, const char *op, int *alias, lg_act *out)
+{
+    for (int k = 0; k < LG_ACT_COUNT; k++) {
+        const lg_act_info *i = &lg_act_table[k];
+        if (i->onnx_pattern != pat) continue;
+        int is_alias = 0;
+        if (pat == LG_ACT_ONNX_OP) {
+            is_alias = op && i->onnx_op_alias && strcmp(op, i->onnx_op_alias) == 0;
+            if (!op || !(is_alias || (i->onnx_op && strcmp(op, i->onnx_op) == 0))) continue;
+        } else if (!i->has_param && p != 1.0) {
+            continue;
+        }
+        if (alias) *alias = is_alias;
+        *out = (lg_act)k;
+        return 0;
     }
+    return -1;
 }
 
 double lg_act_param_init(lg_act a, double t, double *s)

@@ -1,10 +1,12 @@
 /* act.h — activation kinds and their scalar definitions in double precision:
  * ONE table (lg_act_info) holds, per activation, its name, its parameter's
- * role, its forward value and derivatives, its gap to ReLU (DESIGN.md §1
- * "Deviation bound"), what its sound linear relaxation needs (act_relax.h)
- * and its batched float forward/backward for training (act_float.h);
- * adding an activation is one entry there plus its ONNX pattern
- * (core/onnx_*.c).
+ * role, valid range and annealing target, its forward value and
+ * derivatives, its gap to ReLU (DESIGN.md §1 "Deviation bound"), what its
+ * sound linear relaxation needs (act_relax.h), its outward MPFR interval
+ * image for the witness gate (act_mpfr.h), its ONNX form (act_onnx.h) and
+ * its batched float forward/backward for training (act_float.h). Adding an
+ * activation is one entry there plus the functions it points to; the rest
+ * of lgelu reads the entry (tests/check_act_table.c checks every entry).
  *
  * The formulas are DESIGN.md §1: λ-GELU f(x;λ) = x·Φ(λx), Φ the standard
  * normal CDF. GELU is λ = 1. Sigmoid σ(x) = 1/(1+e^{−x}) is also available
@@ -32,18 +34,37 @@ typedef enum lg_act {
 
 #define LG_ACT_COUNT 7
 
+struct lg_iv;      /* act_mpfr.h */
+struct lg_iv_work; /* act_mpfr.h */
+struct lg_ow;      /* act_onnx.h: an ONNX graph being written */
+
+/* The ONNX pattern (several nodes) an activation is read back from
+ * (onnx_read.c); single-op kinds name their op in onnx_op instead. */
+typedef enum lg_act_onnx_pattern {
+    LG_ACT_ONNX_OP = 0, /* one node: onnx_op (or onnx_op_alias) */
+    LG_ACT_ONNX_ERF,    /* x·½·(1 + erf(p·x/√2)) */
+    LG_ACT_ONNX_GATE    /* x·Sigmoid(p·x) */
+} lg_act_onnx_pattern;
+
 /* One activation's entry. Every function takes the parameter p as stored in
  * lg_layer.lambda (ignored by kinds without one; gelu reads 1). */
 typedef struct lg_act_info {
     const char *name;       /* "identity", "relu", ... (lg_act_name) */
     const char *param_name; /* "lambda", "beta", "slope"; NULL without a parameter */
+    const char *param_sym;  /* in messages: "λ", "β", "slope"; NULL when no p is shown (gelu shows its λ = 1) */
+    const char *param_range; /* what param_ok accepts, in words ("a finite β ≥ 1"); NULL without param_ok */
+    int (*param_ok)(double p); /* 1 if p is a valid stored parameter (lg_act_param_ok); NULL: any p */
     int has_param;          /* a per-layer parameter lives in lg_layer.lambda */
     int softplus;           /* learned as 1 + softplus(s/t) (lgelu, swish); else p = s (prelu) */
+    int lambda_step;        /* `--s-update lambda` applies: the step may be taken on p itself (lgelu) */
     int relu_like;          /* ReLU substitution replaces it; gap() is its certified deviation */
     int smooth;             /* verified directly through its relaxation (not relu/identity) */
     double (*f)(double x, double p);   /* forward value */
     double (*df)(double x, double p);  /* ∂f/∂x (prelu: the right derivative at 0) */
     double (*dp)(double x, double p);  /* ∂f/∂p; NULL without a parameter */
+    /* ≥ sup over x ≠ 0 of |f(x)|/|x| (relu-like kinds: scales the rounding
+     * of a computed gap, anneal/deviation.c); NULL: 1. */
+    double (*fmag)(double p);
     /* sup over x ∈ [l, u] of |f(x) − max(0, x)| (relu-like kinds; else NULL),
      * in double with no safety margin; *at_peak = 1 when [l, u] reaches the
      * largest gap. */
@@ -60,10 +81,37 @@ typedef struct lg_act_info {
     int keep;
     void (*fwd)(float *out, float *keep, const float *inp, float p, size_t n);
     void (*bwd)(float *dinp, float *dp, const float *dout, const float *keep, const float *inp, float p, size_t n);
+    /* Annealing (anneal/schedule.h, DESIGN.md §1): the parameter a layer
+     * reaches at the end for a λ_target (the same Heaviside tolerance E);
+     * NULL when the kind is not annealed as it is. anneal_as: the kind a
+     * layer becomes before annealing, computing the same function at p = 1
+     * (gelu → lgelu); the kind itself otherwise. */
+    double (*anneal_target)(double lambda_target);
+    lg_act anneal_as;
+    /* Witness gate (act_mpfr.h): z ← an outward interval holding f(x; q)
+     * for every x ∈ z and q ∈ [p, next(p)]; 0, or −1 when p is outside what
+     * it handles. */
+    int (*iv)(struct lg_iv *z, double p, struct lg_iv_work *w);
+    /* ONNX (act_onnx.h): append the nodes computing f(z) into out; returns
+     * out, or NULL out of memory. k names the layer's constants. Reading:
+     * onnx_pattern, and for LG_ACT_ONNX_OP the op (and an alias with an
+     * "alpha" attribute as the parameter, LeakyRelu) that closes a layer of
+     * this kind; a pattern closes the first entry whose pattern it is and
+     * that has a parameter or whose fixed p = 1 it matches. */
+    const char *(*onnx_write)(struct lg_ow *w, double p, int k, const char *z, const char *out);
+    lg_act_onnx_pattern onnx_pattern;
+    const char *onnx_op;
+    const char *onnx_op_alias;
 } lg_act_info;
 
 /* The entry of kind a; NULL for an out-of-range value. */
 const lg_act_info *lg_act_info_of(lg_act a);
+
+/* The kind an ONNX reader closes for pattern pat with parameter p (see
+ * onnx_pattern above), or for the single op named op (pat ==
+ * LG_ACT_ONNX_OP; *alias = 1 when op is the entry's onnx_op_alias, may be
+ * NULL). Returns 0 and sets *out, or −1 when no entry matches. */
+int lg_act_onnx_kind(lg_act_onnx_pattern pat, double p, const char *op, int *alias, lg_act *out);
 
 /* Initial negative slope of a prelu layer (PyTorch's nn.PReLU default). */
 #define LG_PRELU_INIT_SLOPE 0.25

@@ -461,12 +461,11 @@ lg_status lg_net_validate(const lg_net *net)
         if (L->n_in != prev)
             return lg_fail(LG_ERR_FORMAT, "layer %d: takes %d inputs but the previous layer gives %d", k, L->n_in, prev);
         if (!lg_act_name(L->act)) return lg_fail(LG_ERR_FORMAT, "layer %d: unknown activation %d", k, (int)L->act);
-        if ((L->act == LG_ACT_LGELU || L->act == LG_ACT_GELU) && !lg_act_param_ok(L->act, L->lambda))
-            return lg_fail(LG_ERR_FORMAT, "layer %d: hardness λ = %g, expected a finite value %s", k, L->lambda,
-                           L->act == LG_ACT_GELU ? "≥ 1" : "> 0");
-        if (!lg_act_param_ok(L->act, L->lambda))
-            return lg_fail(LG_ERR_FORMAT, "layer %d: %s parameter %g, expected %s", k, lg_act_name(L->act), L->lambda,
-                           L->act == LG_ACT_PRELU ? "a finite slope" : "a finite β ≥ 1");
+        if (!lg_act_param_ok(L->act, L->lambda)) {
+            const lg_act_info *ai = lg_act_info_of(L->act);
+            return lg_fail(LG_ERR_FORMAT, "layer %d: %s parameter %s = %g, expected %s", k, ai->name, ai->param_sym,
+                           L->lambda, ai->param_range);
+        }
         if (!isfinite(L->s))
             return lg_fail(LG_ERR_FORMAT, "layer %d: raw hardness parameter s = %g; NaN/Inf refused", k, L->s);
         prev = L->n_out;

@@ -50,8 +50,8 @@ typedef struct lg_layer {
     double *b;      /* [n_out], points into net->params */
     lg_conv conv;   /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); dense: zero */
     lg_act act;     /* applied to z = W·x + b */
-    double lambda;  /* hardness λ for LG_ACT_LGELU (≥ 1), β for LG_ACT_SWISH (≥ 1),
-                       negative slope a for LG_ACT_PRELU; 1 for GELU; else 1 */
+    double lambda;  /* the activation's parameter (act.h entry: param_sym, param_ok):
+                       λ for lgelu, β for swish, the negative slope a for prelu; else 1 */
     double s;       /* raw parameter: λ (β) = 1 + softplus(s/t) while learned;
                        prelu: s = a (no reparameterisation) */
 } lg_layer;

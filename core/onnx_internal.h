@@ -52,7 +52,7 @@ typedef struct lg_ox_val {
     lg_ox_const c;     /* when CONST */
     lg_ox_form form;   /* when DYN */
     double kmul, kdiv, k, lambda;
-    int has_mul, is_gelu;
+    int has_mul;
 } lg_ox_val;
 
 typedef struct lg_ox_graph {

@@ -265,13 +265,12 @@ static int lg_ox_param_down(double num, double den, int sqrt2, double *p_lo)
 }
 
 /* λ of Erf(k·z) with k = kmul/kdiv: erf(k·z) = erf(λz/√2) for λ = √2·k.
- * GELU is the layer whose λ interval [1, next(1)) holds it. */
+ * GELU is the layer whose λ interval [1, next(1)) holds it (λ_lo = 1). */
 static lg_status lg_ox_erf_lambda(const lg_ox_run *R, int node, const lg_ox_val *x, lg_ox_val *o)
 {
     if (lg_ox_param_down(x->kmul, x->kdiv, 1, &o->lambda))
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Erf of %.17g/%.17g times the value: the GELU pattern needs a "
                        "positive finite scale", R->G.file, lg_ox_name(R, node), x->kmul, x->kdiv);
-    o->is_gelu = o->lambda == 1.0;
     return LG_OK;
 }
 
@@ -286,6 +285,15 @@ static int lg_ox_pattern_is(double kmul, double kdiv, double k, double want)
 {
     double p, q;
     return lg_ox_mul_exact(kmul, k, &p) && lg_ox_div_exact(p, kdiv, &q) && q == want;
+}
+
+/* Close a layer of the kind whose ONNX pattern pat (act.h) was recognised
+ * with parameter p (a kind without a parameter matches only p = 1). */
+static lg_status lg_ox_close_pattern(const lg_ox_run *R, lg_ox_b *B, int node, lg_act_onnx_pattern pat, double p)
+{
+    lg_act a;
+    if (lg_act_onnx_kind(pat, p, NULL, NULL, &a) != 0) return lg_ox_pattern_fail(R, node);
+    return lg_ox_b_close(B, a, lg_act_has_param(a) ? p : 1.0);
 }
 
 /* Add/Sub/Mul/Div with one dynamic operand x and one constant c. */
@@ -331,9 +339,7 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
         }
         if (out->form == LG_OX_PROD && out->k == 0.5) {
             if (!sole) return lg_ox_pattern_fail(R, node);
-            if ((st = lg_ox_b_close(B, out->is_gelu ? LG_ACT_GELU : LG_ACT_LGELU, out->is_gelu ? 1.0 : out->lambda)) !=
-                LG_OK)
-                return st;
+            if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
             out->form = LG_OX_LIN;
             out->kmul = out->kdiv = 1.0;
             out->has_mul = 0;
@@ -515,19 +521,22 @@ static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const l
                        "%s: %s: product of a network value and a sigmoid gate is not the Swish pattern x*Sigmoid(beta*x) "
                        "(factor %g, expected 1, or the value is used elsewhere too)",
                        R->G.file, lg_ox_name(R, node), k);
-    return lg_ox_b_close(&R->B, LG_ACT_SWISH, h->lambda);
+    return lg_ox_close_pattern(R, &R->B, node, LG_ACT_ONNX_GATE, h->lambda);
 }
 
-/* PRelu(z, slope) with one slope value for the whole layer, or
- * LeakyRelu(z) with attribute alpha (default 0.01): a prelu layer. */
-static lg_status lg_ox_prelu(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole)
+/* A single-op activation of kind act with a parameter (its entry's
+ * onnx_op, act.h): the op's second input, one constant value for the whole
+ * layer (PRelu's slope), or for the entry's alias the attribute alpha,
+ * default 0.01 (LeakyRelu). Kinds without a parameter close in
+ * lg_ox_dyn_node. */
+static lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole, lg_act act, int alias)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const int *in = R->G.in_idx[node];
     lg_status st;
     double a = 0.01;
     if (x->form != LG_OX_LIN || !sole || dpos != 0) return lg_ox_pattern_fail(R, node);
-    if (strcmp(nd->op_type, "LeakyRelu") == 0) {
+    if (alias) {
         if (lg_ox_attr_float(&R->G, node, "alpha", &a) < 0) return LG_ERR_FORMAT;
     } else {
         if (nd->n_input != 2 || in[1] < 0 || R->G.vals[in[1]].kind != LG_OX_CONST || !R->G.vals[in[1]].c.v)
@@ -538,14 +547,15 @@ static lg_status lg_ox_prelu(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int
         for (size_t i = 1; i < c->n; i++)
             if (c->v[i] != a)
                 return lg_fail(LG_ERR_UNSUPPORTED,
-                               "%s: %s: slope differs between neurons (%g and %g); lg_net has one prelu slope per layer",
-                               R->G.file, lg_ox_name(R, node), a, c->v[i]);
+                               "%s: %s: slope differs between neurons (%g and %g); lg_net has one %s %s per layer",
+                               R->G.file, lg_ox_name(R, node), a, c->v[i], lg_act_name(act),
+                               lg_act_info_of(act)->param_sym);
         if (c->n > (size_t)R->B.n)
             return lg_fail(LG_ERR_FORMAT, "%s: %s: slope has %zu values for %d neurons", R->G.file,
                            lg_ox_name(R, node), c->n, R->B.n);
     }
     if ((st = lg_ox_b_fold(&R->B, x)) != LG_OK) return st;
-    return lg_ox_b_close(&R->B, LG_ACT_PRELU, a);
+    return lg_ox_b_close(&R->B, act, a);
 }
 
 static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
@@ -583,12 +593,10 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         out->form = LG_OX_PROD;
         out->k = a->kmul / a->kdiv * h->k;
         out->lambda = h->lambda;
-        out->is_gelu = h->is_gelu;
         if (lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 0.5)) {
             out->k = 0.5;
             if (!sole) return lg_ox_pattern_fail(R, node);
-            if ((st = lg_ox_b_close(B, out->is_gelu ? LG_ACT_GELU : LG_ACT_LGELU, out->is_gelu ? 1.0 : out->lambda)) != LG_OK)
-                return st;
+            if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
             out->form = LG_OX_LIN;
             out->kmul = out->kdiv = 1.0;
         }
@@ -648,17 +656,23 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
                            "needs a positive finite beta", R->G.file, lg_ox_name(R, node), x->kmul, x->kdiv);
         return LG_OK;
     }
-    if (strcmp(op, "PRelu") == 0 || strcmp(op, "LeakyRelu") == 0) return lg_ox_prelu(R, node, x, dpos, sole);
+    lg_act op_act;
+    int alias = 0;
+    if (lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, &alias, &op_act) == 0 && lg_act_has_param(op_act))
+        return lg_ox_act_param_op(R, node, x, dpos, sole, op_act, alias);
     if (strcmp(op, "Tanh") == 0) { /* 2·σ(2z) − 1 (onnx_affine.c) */
         if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
         if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
         return lg_ox_b_tanh(B);
     }
-    if (strcmp(op, "Softmax") == 0)
+    if (strcmp(op, "Softmax") == 0) {
+        char kinds[256] = ""; /* the table's names */
+        for (int a = 0; a < LG_ACT_COUNT; a++)
+            snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", a ? ", " : "", lg_act_name((lg_act)a));
         return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: activation %s cannot be represented (lg_net has identity, relu, gelu, lgelu, sigmoid, "
-                       "swish, prelu; Tanh is read as 2*sigmoid(2x)-1); %s",
-                       R->G.file, lg_ox_name(R, node), op, lg_ox_supported);
+                       "%s: %s: activation %s cannot be represented (lg_net has %s; Tanh is read as 2*sigmoid(2x)-1); %s",
+                       R->G.file, lg_ox_name(R, node), op, kinds, lg_ox_supported);
+    }
     int image = strcmp(op, "Conv") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
                 strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
                 strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
@@ -677,8 +691,9 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         if (strcmp(op, "Transpose") == 0) return lg_ox_transpose(&R->G, B, node);
         return lg_ox_batchnorm(&R->G, B, node);
     }
-    int known = strcmp(op, "Relu") == 0 || strcmp(op, "Sigmoid") == 0 || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 ||
-                strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
+    int is_act = lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, NULL, &op_act) == 0;
+    int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 ||
+                strcmp(op, "MatMul") == 0;
     if (!known)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: op type '%s' is not supported; %s", R->G.file,
                        lg_ox_name(R, node), op, lg_ox_supported);
@@ -697,8 +712,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         return LG_OK;
     }
     if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
-    if (strcmp(op, "Relu") == 0) return lg_ox_b_close(B, LG_ACT_RELU, 1.0);
-    if (strcmp(op, "Sigmoid") == 0) return lg_ox_b_close(B, LG_ACT_SIGMOID, 1.0);
+    if (is_act) return lg_ox_b_close(B, op_act, 1.0);
     if (strcmp(op, "Gemm") == 0) {
         if (dpos != 0)
             return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be input A", R->G.file,
@@ -799,9 +813,9 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
         Ln->act = Lb->act;
         Ln->lambda = lg_act_has_param(Lb->act) ? Lb->lambda : 1.0;
         Ln->s = 0.0;
-        if (Lb->act == LG_ACT_LGELU || Lb->act == LG_ACT_SWISH)
-            Ln->s = Lb->lambda > 1.0 ? lg_s_from_lambda(Lb->lambda, t) : -700.0 * t;
-        if (Lb->act == LG_ACT_PRELU) Ln->s = Lb->lambda;
+        const lg_act_info *ai = lg_act_info_of(Lb->act);
+        if (ai->softplus) Ln->s = Lb->lambda > 1.0 ? lg_s_from_lambda(Lb->lambda, t) : -700.0 * t;
+        else if (ai->has_param) Ln->s = Lb->lambda;
         char key[32];
         snprintf(key, sizeof key, "lgelu.s.%d", k);
         for (size_t i = 0; i < mp->n_metadata_props; i++) {
@@ -813,7 +827,7 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
                     st = lg_fail(LG_ERR_FORMAT, "%s: metadata %s = '%s', expected a number", B->file, key, e->value);
                     goto fail;
                 }
-                if (Lb->act == LG_ACT_LGELU || Lb->act == LG_ACT_SWISH) Ln->s = v;
+                if (ai->softplus) Ln->s = v;
             }
         }
     }

@@ -8,13 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/act_onnx.h"
 #include "core/onnx.h"
 #include "onnx.pb-c.h"
-
-/* The GELU pattern divides by the double just below √2: the file's exact
- * function is then erf(λ'x/√2) with λ' = λ·√2/c ∈ (λ, next(λ)), which the
- * importer reads back as λ itself (onnx_read.c, DESIGN.md §3). */
-#define LG_SQRT2 0x1.6a09e667f3bccp+0
 
 typedef struct lg_ow {
     void **ptrs;
@@ -49,7 +45,7 @@ static void *lg_ow_alloc(lg_ow *w, size_t size)
     return p;
 }
 
-static char *lg_ow_str(lg_ow *w, const char *fmt, int k)
+char *lg_ow_str(lg_ow *w, const char *fmt, int k)
 {
     char tmp[64];
     snprintf(tmp, sizeof tmp, fmt, k);
@@ -175,6 +171,24 @@ static Onnx__NodeProto *lg_ow_node(lg_ow *w, const char *op, const char *out, co
     return nd;
 }
 
+int lg_ow_op(lg_ow *w, const char *op, const char *out, const char *in0, const char *in1)
+{
+    return lg_ow_node(w, op, out, in0, in1, NULL) != NULL && !w->oom;
+}
+
+const char *lg_ow_value(lg_ow *w, const char *name, double v, int vec1)
+{
+    int64_t one_dim = 1;
+    return lg_ow_tensor(w, name, &v, 1, vec1 ? &one_dim : NULL, vec1);
+}
+
+const char *lg_ow_shared(lg_ow *w, const char *name, double v)
+{
+    for (size_t i = 0; i < w->n_inits; i++)
+        if (strcmp(w->inits[i]->name, name) == 0) return w->inits[i]->name;
+    return lg_ow_scalar(w, name, v);
+}
+
 /* Conv layer k on the flat value x: Reshape to [1, c_in, h_in, w_in], Conv
  * (per-channel bias when b is constant per channel), Flatten, and an Add of
  * b otherwise. Returns the flat pre-activation z. */
@@ -267,43 +281,11 @@ static Onnx__StringStringEntryProto *lg_ow_meta(lg_ow *w, char *key, double v)
     return e;
 }
 
-/* Append the activation of layer k on z; returns the activation output. */
-static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, const char *out, const char *half,
-                             const char *one, const char *sqrt2)
+/* Append the activation of layer k on z through its entry's ONNX form
+ * (act_onnx.h); returns the activation output. */
+static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, const char *out)
 {
-    /* an explicit Identity keeps the layer boundary (the reader closes a
-     * layer there) so a hidden identity layer survives the round trip */
-    if (L->act == LG_ACT_IDENTITY) return lg_ow_node(w, "Identity", out, z, NULL, NULL) ? out : NULL;
-    if (L->act == LG_ACT_RELU) return lg_ow_node(w, "Relu", out, z, NULL, NULL) ? out : NULL;
-    if (L->act == LG_ACT_SIGMOID) return lg_ow_node(w, "Sigmoid", out, z, NULL, NULL) ? out : NULL;
-    if (L->act == LG_ACT_PRELU) {
-        int64_t one_dim = 1;
-        const char *a = lg_ow_tensor(w, lg_ow_str(w, "L%d_slope", k), &L->lambda, 1, &one_dim, 1);
-        return lg_ow_node(w, "PRelu", out, z, a, NULL) ? out : NULL;
-    }
-    if (L->act == LG_ACT_SWISH) { /* x·σ(β·x): Mul(x, β), Sigmoid, Mul */
-        const char *beta = lg_ow_scalar(w, lg_ow_str(w, "L%d_beta", k), L->lambda);
-        const char *u = lg_ow_str(w, "L%d_scaled", k), *g = lg_ow_str(w, "L%d_gate", k);
-        lg_ow_node(w, "Mul", u, z, beta, NULL);
-        lg_ow_node(w, "Sigmoid", g, u, NULL, NULL);
-        lg_ow_node(w, "Mul", out, z, g, NULL);
-        return w->oom ? NULL : out;
-    }
-    /* x·0.5·(1 + erf(λ·x/√2)): Mul(x, λ) only for lgelu */
-    const char *u = z;
-    if (L->act == LG_ACT_LGELU) {
-        const char *lam = lg_ow_scalar(w, lg_ow_str(w, "L%d_lambda", k), L->lambda);
-        u = lg_ow_str(w, "L%d_scaled", k);
-        lg_ow_node(w, "Mul", u, z, lam, NULL);
-    }
-    const char *q = lg_ow_str(w, "L%d_erf_in", k), *e = lg_ow_str(w, "L%d_erf", k);
-    const char *h = lg_ow_str(w, "L%d_one_plus_erf", k), *p = lg_ow_str(w, "L%d_x_one_plus_erf", k);
-    lg_ow_node(w, "Div", q, u, sqrt2, NULL);
-    lg_ow_node(w, "Erf", e, q, NULL, NULL);
-    lg_ow_node(w, "Add", h, e, one, NULL);
-    lg_ow_node(w, "Mul", p, z, h, NULL);
-    lg_ow_node(w, "Mul", out, p, half, NULL);
-    return w->oom ? NULL : out;
+    return lg_act_info_of(L->act)->onnx_write(w, L->lambda, k, z, out);
 }
 
 lg_status lg_onnx_write(const lg_net *net, const char *path)
@@ -335,14 +317,6 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     w.inits = lg_ow_alloc(&w, (5 + 5 * (size_t)L) * sizeof *w.inits);
     Onnx__StringStringEntryProto **meta = lg_ow_alloc(&w, (1 + (size_t)L) * sizeof *meta);
     if (!w.nodes || !w.inits || !meta) goto oom;
-    int any_gelu = 0;
-    for (int k = 0; k < L; k++) any_gelu |= net->layers[k].act == LG_ACT_GELU || net->layers[k].act == LG_ACT_LGELU;
-    const char *half = NULL, *one = NULL, *sqrt2 = NULL;
-    if (any_gelu) {
-        half = lg_ow_scalar(&w, "c_half", 0.5);
-        one = lg_ow_scalar(&w, "c_one", 1.0);
-        sqrt2 = lg_ow_scalar(&w, "c_sqrt2", LG_SQRT2);
-    }
     const char *x = "input";
     int64_t nin = net->n_in;
     if (net->in_sub) {
@@ -365,9 +339,9 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
             if (!lg_ow_conv(&w, Ly, k, x, z)) goto oom;
             x = last && Ly->act == LG_ACT_IDENTITY
                     ? z
-                    : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k), half, one, sqrt2);
+                    : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
             if (!x) goto oom;
-            if (Ly->act == LG_ACT_LGELU || Ly->act == LG_ACT_SWISH)
+            if (lg_act_info_of(Ly->act)->softplus)
                 meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
             continue;
         }
@@ -388,11 +362,10 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         g->n_attribute = 1;
         g->attribute = ap;
         x = last && Ly->act == LG_ACT_IDENTITY ? z
-                                                : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k),
-                                                            half, one, sqrt2);
+                                                : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
         if (!x) goto oom;
         /* s describes the exact λ; a λ rounded to float32 gets s solved back on reading */
-        if ((Ly->act == LG_ACT_LGELU || Ly->act == LG_ACT_SWISH) && (!use_float || lg_ow_float_ok(Ly->lambda)))
+        if (lg_act_info_of(Ly->act)->softplus && (!use_float || lg_ow_float_ok(Ly->lambda)))
             meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
     }
     if (w.oom) goto oom;

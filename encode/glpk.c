@@ -96,13 +96,6 @@ typedef struct glpq {
 
 /* GLPK writes to stdout; route its chatter (verbose only) to stderr so that
  * machine-readable output on stdout stays clean. */
-static int glpk_to_stderr(void *info, const char *s)
-{
-    (void)info;
-    fputs(s, stderr);
-    return 1;
-}
-
 /* Load q->m into a fresh q->P with the rows of every term (free until
  * glpk_activate) and the t column. */
 static void glpk_load(glpq *q, const lg_problem *p)
@@ -207,13 +200,11 @@ static int glpk_simplex(glpq *q, double deadline, double obj_ul)
         parm.tm_lim = left < 1 ? 1 : left > 2e9 ? 2000000000 : (int)left;
     }
     double t0 = lg_now();
-    int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
     int rc = glp_simplex(q->P, &parm);
     if (rc != 0 && rc != GLP_EOBJUL && rc != GLP_ETMLIM && rc != GLP_EITLIM) { /* bad basis etc.: rebuild once */
         glp_adv_basis(q->P, 0);
         rc = glp_simplex(q->P, &parm);
     }
-    glp_term_out(term_was);
     q->lp.lp_seconds += lg_now() - t0;
     q->lp.n_lp++;
     return rc == GLP_EOBJUL || rc == GLP_ETMLIM || rc == GLP_EITLIM ? 0 : rc;
@@ -441,9 +432,7 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
         /* a triangular crash basis: on deep nets (ACAS Xu's 7 layers) a quarter of the cold
          * start's pivots and half the leaf time; on the 2-hidden-layer MNIST nets it made the
          * first LPs 2–3× slower than the slack basis, on 784-256-256-10 no difference */
-        int term_was = glp_term_out(GLP_OFF);
         glp_adv_basis(q->P, 0);
-        glp_term_out(term_was);
     }
     if ((st = lg_lp_cert_init(&q->cert, q->P)) != LG_OK) return st;
     q->have_cert = 1;
@@ -506,7 +495,7 @@ static lg_status glpk_guarded(glpq *q, const lg_problem *p, const lg_solve_opts 
     q->P = NULL; /* freed with the environment */
     if (q->have_cert) lg_lp_cert_free(&q->cert);
     q->have_cert = 0;
-    return lg_fail(LG_ERR_SOLVER, "glpk: internal error (see the GLPK message above)");
+    return lg_fail(LG_ERR_SOLVER, "glpk: internal error: %s", lg_glpk_guard_message());
 }
 
 lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
@@ -519,11 +508,9 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     if (!q) return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate the query");
     lg_milp_init(&q->m);
     if (o->run.memory_mb > 0) glp_mem_limit(o->run.memory_mb >= 2e9 ? 2000000000 : (int)o->run.memory_mb);
-    int term = glp_term_out(o->run.verbose > 0 ? GLP_ON : GLP_OFF);
-    glp_term_hook(glpk_to_stderr, NULL);
+    int echo = lg_glpk_guard_echo(o->run.verbose > 1);
     lg_status st = glpk_guarded(q, p, o, r);
-    glp_term_hook(NULL, NULL);
-    glp_term_out(term);
+    lg_glpk_guard_echo(echo);
     r->nodes = q->nodes;
     r->lp = q->lp;
     lg_milp_free(&q->m);

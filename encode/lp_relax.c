@@ -122,7 +122,7 @@ lg_status lg_lp_relax_load(lg_lp_relax *lp)
     lp_relax_load_call m = {lp, ind, LG_OK};
     if (lg_glpk_guard(lp_relax_load_run, &m)) {
         lp->P = NULL; /* freed with GLPK's environment */
-        m.st = lg_fail(LG_ERR_SOLVER, "lp relaxation: GLPK internal error (see the GLPK message above)");
+        m.st = lg_fail(LG_ERR_SOLVER, "lp relaxation: GLPK internal error: %s", lg_glpk_guard_message());
     }
     free(ind);
     if (m.st != LG_OK) {
@@ -161,13 +161,11 @@ static void lp_relax_min_run(void *arg)
     if (lp->it_lim > 0) parm.it_lim = lp->it_lim;
     if (m->run && m->run->deadline > 0) /* the time left until the deadline, at least 1 ms */
         parm.tm_lim = (int)fmin(1e9, 1000.0 * lg_runctx_remaining(m->run)) + 1;
-    int term_was = glp_term_out(GLP_OFF); /* glp_adv_basis talks even with msg_lev off */
     int rc_s = glp_simplex(P, &parm);
     if (rc_s != 0 && rc_s != GLP_EITLIM && rc_s != GLP_ETMLIM) { /* bad basis etc.: rebuild the basis once */
         glp_adv_basis(P, 0);
         rc_s = glp_simplex(P, &parm);
     }
-    glp_term_out(term_was);
     if (rc_s != 0 && rc_s != GLP_ETMLIM && rc_s != GLP_EITLIM) return;
     /* whatever GLPK reached, its duals give a certified bound (lp_cert.h) */
     double b;

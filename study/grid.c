@@ -1,5 +1,6 @@
 /* grid.c — parse the study's grid file with libinih (grid.h). */
 #include "study/grid.h"
+#include "train/init.h"
 #include "train/options.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ lg_study_train lg_study_train_default(void)
     memset(&t, 0, sizeof t);
     snprintf(t.act, sizeof t.act, "lgelu");
     snprintf(t.opt, sizeof t.opt, "sgd");
+    snprintf(t.init, sizeof t.init, "he");
     t.anneal_start = 1.0;
     t.lambda_target = 159.57691216057307; /* 2/(0.005·√(2π)), the CLI default */
     t.epochs = 5;
@@ -158,6 +160,10 @@ static const char *lg_grid_train_set(lg_study_train *t, const char *key, const c
     } else if (strcmp(key, "opt") == 0) {
         if (strcmp(val, "sgd") != 0 && strcmp(val, "adamw") != 0) return "expected sgd or adamw";
         snprintf(t->opt, sizeof t->opt, "%s", val);
+    } else if (strcmp(key, "init") == 0) {
+        lg_init_kind kind;
+        if (lg_init_parse(val, &kind) != 0) return "expected he, xavier or torch";
+        snprintf(t->init, sizeof t->init, "%s", lg_init_name(kind));
     } else if (strcmp(key, "anneal_start") == 0) {
         if (lg_grid_double(val, &d)) return "expected a number";
         if ((why = lg_train_opt_check(key, d))) return why;
@@ -585,6 +591,8 @@ uint64_t lg_study_train_hash(const lg_study_train *tr, const lg_study_arch *a, l
                      tr->lr, tr->momentum, tr->wd, tr->t, tr->c, tr->subset, seed);
     if (n > 0 && (size_t)n < sizeof buf && tr->rs > 0) /* only then: the networks of earlier grids keep their hash */
         n += snprintf(buf + n, sizeof buf - (size_t)n, " rs=%.17g rs_eps=%.17g", tr->rs, tr->rs_eps);
+    if (n > 0 && (size_t)n < sizeof buf && strcmp(tr->init, "he") != 0) /* likewise */
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " init=%s", tr->init);
     return lg_fnv(1469598103934665603ULL, buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
@@ -687,6 +695,7 @@ static void lg_gd_items(const lg_study_grid *g, lg_gd_list *L)
         LG_GD("batch", "%d", t->batch);
         LG_GD("threads", "%d", t->threads);
         LG_GD("opt", "%s", t->opt);
+        LG_GD("init", "%s", t->init);
         LG_GD("lr", "%.15g", t->lr);
         LG_GD("momentum", "%.15g", t->momentum);
         LG_GD("wd", "%.15g", t->wd);

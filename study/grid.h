@@ -51,6 +51,7 @@ typedef struct lg_study_train {
     int anneal_epochs;     /* > 0: afterwards `lgelu anneal` for this many epochs (post-hoc route) */
     int epochs, batch, threads;
     char opt[8];           /* sgd or adamw */
+    char init[8];          /* weight initialisation: he (the default), xavier or torch (train/init.h) */
     double lr, momentum, wd, t, c;
     long subset;           /* first N training images (0 = all) */
     double rs, rs_eps;     /* RS loss weight (0 = off) and its training radius (train/rs.h) */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "anneal/deviation.h"
+#include "train/init.h"
 #include "anneal/relu.h"
 #include "anneal/schedule.h"
 #include "core/act.h"
@@ -132,7 +133,9 @@ static lg_status lg_nets_obtain(lg_study_net *n, const char *cache, const lg_stu
         for (int k = 0; k < LG_STUDY_MAX_DIMS; k++) convs[k] = &a->convs[k];
         if ((st = lg_net_init_conv(&n->net, a->n_dims - 1, dims, convs, act)) != LG_OK) return st;
         n->net.t = tr->t;
-        lg_model_init_weights(&n->net, (uint64_t)seed);
+        lg_init_kind kind = LG_INIT_HE;
+        if (lg_init_parse(tr->init, &kind) != 0) return lg_fail(LG_ERR_ARG, "unknown initialisation '%s'", tr->init);
+        lg_init_weights(&n->net, (uint64_t)seed, kind);
         st = lg_nets_train(&n->net, tr, tr->epochs, tr->anneal_start < 1.0, (uint64_t)seed, logtmp, train, test);
     }
     if (st != LG_OK) goto fail;
@@ -190,9 +193,10 @@ json_t *lg_study_net_json(const lg_study_net *n, const lg_study_regime *r, const
                                                                               : json_null());
     }
     const lg_study_train *t = &r->tr;
-    json_t *tr = json_pack("{s:s, s:f, s:f, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:f, s:f}", "act",
+    json_t *tr = json_pack("{s:s, s:f, s:f, s:i, s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:i, s:f, s:f}", "act",
                            t->act, "anneal_start", t->anneal_start, "lambda_target", t->lambda_target,
                            "anneal_epochs", t->anneal_epochs, "epochs", t->epochs, "batch", t->batch, "opt", t->opt,
+                           "init", t->init,
                            "lr", t->lr, "momentum", t->momentum, "wd", t->wd, "t", t->t, "c", t->c, "subset",
                            (json_int_t)t->subset, "threads", t->threads, "rs", t->rs, "rs_eps", t->rs_eps);
     return json_pack("{s:s, s:s, s:s, s:I, s:s, s:f, s:f, s:f, s:b, s:o, s:O, s:o, s:f, s:s, s:s}", "key", key,

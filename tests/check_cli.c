@@ -516,6 +516,27 @@ static void lg_doc_options(const char *cmd, lg_optset *o, int *n_lines)
     fclose(f);
 }
 
+/* `lgelu info` prints a parameter with every digit it has: PyTorch's GELU
+ * export imports with λ just above 1 (its float32 √2), and "1" would hide
+ * that the verified net is not exactly GELU. */
+START_TEST(test_cli_info_every_digit)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/torch_smooth/gelu.onnx", LG_FIXTURES);
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, path), LG_OK);
+    ck_assert(net.layers[0].act == LG_ACT_LGELU && net.layers[0].lambda != 1.0);
+    char want[LG_NUM_BUFSIZE], args[1200];
+    lg_num_shortest(want, net.layers[0].lambda);
+    lg_net_free(&net);
+    const char *out = lg_test_tmpfile(".txt");
+    snprintf(args, sizeof args, "info '%s'", path);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    const char *text = lg_test_slurp(out);
+    ck_assert_msg(strstr(text, want) != NULL, "info does not show lambda %s:\n%s", want, text);
+}
+END_TEST
+
 START_TEST(test_cli_docs_match_help)
 {
     static const char *const cmds[] = {"info",   "eval",   "train", "anneal", "relu",  "check",        "bound",
@@ -551,6 +572,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_bench_resumes);
     tcase_add_test(tc, test_cli_export_dtype);
     tcase_add_test(tc, test_cli_docs_match_help);
+    tcase_add_test(tc, test_cli_info_every_digit);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "core/net.h"
 #include "core/rng.h"
@@ -315,7 +317,9 @@ END_TEST
 /* A row that names one column twice is a fatal error inside GLPK
  * (glp_set_mat_row: duplicate indices). The guard turns it into an error
  * status instead of an abort, and GLPK works again afterwards: the same LP
- * without the duplicate is loaded and solved, min x = 1 on x ∈ [1, 2]. */
+ * without the duplicate is loaded and solved, min x = 1 on x ∈ [1, 2].
+ * GLPK's message reaches the error status, and nothing reaches stdout
+ * (where results and JSON go). */
 static void lp_one_col(lg_lp_relax *lp, int dup)
 {
     ck_assert_int_eq(lg_lp_relax_init(lp, 1, 1, 2), LG_OK);
@@ -329,7 +333,21 @@ START_TEST(test_lpcert_glpk_fatal_error_caught)
 {
     lg_lp_relax lp;
     lp_one_col(&lp, 1);
-    ck_assert_int_eq(lg_lp_relax_load(&lp), LG_ERR_SOLVER);
+    fflush(stdout);
+    FILE *cap = tmpfile();
+    ck_assert_ptr_nonnull(cap);
+    int out_fd = dup(STDOUT_FILENO);
+    ck_assert_int_ge(out_fd, 0);
+    ck_assert_int_ge(dup2(fileno(cap), STDOUT_FILENO), 0);
+    lg_status st = lg_lp_relax_load(&lp);
+    fflush(stdout);
+    ck_assert_int_ge(dup2(out_fd, STDOUT_FILENO), 0);
+    close(out_fd);
+    long printed = ftell(cap) >= 0 && fseek(cap, 0, SEEK_END) == 0 ? ftell(cap) : -1;
+    fclose(cap);
+    ck_assert_int_eq(st, LG_ERR_SOLVER);
+    ck_assert_int_eq(printed, 0);
+    ck_assert_msg(strstr(lg_errmsg(), "glp_set_mat_row") && strstr(lg_errmsg(), "Error detected"), "%s", lg_errmsg());
     ck_assert_ptr_null(lp.P);
     double obj[1] = {1.0}, lb = -1.0;
     ck_assert_int_eq(lg_lp_relax_min(&lp, obj, 0.0, NULL, &lb), 0); /* dead, answers 0 */

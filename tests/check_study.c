@@ -89,6 +89,17 @@ START_TEST(test_study_grid_parse)
     ck_assert(h != lg_study_train_hash(&t, &g.archs[1], 1));
     t.lr = 0.02;
     ck_assert(h != lg_study_train_hash(&t, &g.archs[0], 1));
+    t = g.regimes[0].tr; /* the initialisation: he by default, and part of the key when it is not */
+    ck_assert_str_eq(t.init, "he");
+    snprintf(t.init, sizeof t.init, "torch");
+    ck_assert(h != lg_study_train_hash(&t, &g.archs[0], 1));
+    lg_study_grid_free(&g);
+    ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs=4,2\neps=0.1\ninputs=1\n[train]\ninit=xavier\n"
+                                             "[regime r]\nact=relu\n[regime s]\nact=relu\ninit=torch\n",
+                                         "init.ini"),
+                     LG_OK);
+    ck_assert_str_eq(g.regimes[0].tr.init, "xavier");
+    ck_assert_str_eq(g.regimes[1].tr.init, "torch");
     lg_study_grid_free(&g);
     /* [arch NAME]: modes and timeout for one architecture, the rest from [study] */
     ck_assert_int_eq(lg_study_grid_parse(&g,
@@ -134,6 +145,8 @@ static const struct {
      "bad.ini:7: [regime a] anneal_start: '1.5': expected a number in [0, 1]"},
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[regime a]\nact=relu\n[regime a]\nact=gelu\n",
      "bad.ini:8: [regime a] act: regime 'a' defined twice"},
+    {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[train]\ninit = zeros\n",
+     "bad.ini:6: [train] init: 'zeros': expected he, xavier or torch"},
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\n[extra]\nx=1\n", "bad.ini:6: [extra] x: unknown section"},
     {"[study]\narchs=784,8\neps=0.1\ninputs=1\nthis line has no equals sign\n", "bad.ini:5: syntax error"},
     {"[study]\narchs=784,8\ninputs=1\n[regime a]\nact=relu\n", "bad.ini: [study] needs the keys archs, eps and inputs"},

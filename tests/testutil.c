@@ -31,10 +31,11 @@ void lg_test_randomize(lg_net *net, lg_rng *r, double scale)
     for (size_t i = 0; i < net->n_params; i++) net->params[i] = scale * lg_rng_normal(r);
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        if (L->act == LG_ACT_LGELU || L->act == LG_ACT_SWISH) {
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        if (ai && ai->softplus) {
             L->s = 0.1 * lg_rng_normal(r);
             L->lambda = lg_lambda_from_s(L->s, net->t);
-        } else if (L->act == LG_ACT_PRELU) {
+        } else if (ai && ai->has_param) { /* learned as itself (prelu's slope) */
             L->lambda = L->s = 0.25 + 0.1 * lg_rng_normal(r);
         }
     }

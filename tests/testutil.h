@@ -13,8 +13,9 @@
 const char *lg_test_fixture(const char *rel);
 /* A fresh temporary file path (in a static ring of 8 buffers). */
 const char *lg_test_tmpfile(const char *suffix);
-/* Fill every parameter of net with N(0, scale²), lgelu and swish s with
- * N(0,0.1²) (λ, β from it) and prelu slopes a = s with N(0.25, 0.1²). */
+/* Fill every parameter of net with N(0, scale²), a softplus kind's s
+ * (lgelu, swish) with N(0,0.1²) (λ, β from it) and a parameter learned as
+ * itself (prelu's slope a = s) with N(0.25, 0.1²): read from the act.h entry. */
 void lg_test_randomize(lg_net *net, lg_rng *r, double scale);
 /* Run `<build dir>/lgelu ARGS` (a shell command tail) with stdout to
  * out_path (NULL: discarded) and stderr discarded; returns its exit code and

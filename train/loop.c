@@ -93,8 +93,8 @@ static void lg_train_report(const lg_train_opts *o, FILE *csv, const lg_model *m
         if (r->test_acc >= 0) fprintf(o->out, "  test %.2f%%", 100.0 * r->test_acc);
         fprintf(o->out, "  λ");
         for (int k = 0; k < nh; k++) {
-            lg_act a = m->layers[k].act;
-            if (a == LG_ACT_GELU || lg_act_has_param(a)) fprintf(o->out, " %.4g", m->layers[k].lambda);
+            const lg_act_info *ai = lg_act_info_of(m->layers[k].act);
+            if (ai && ai->param_sym) fprintf(o->out, " %.4g", m->layers[k].lambda);
             else fprintf(o->out, " -");
         }
         if (o->rs_weight > 0) fprintf(o->out, "  rs %.4g unstable %.1f", r->rs_loss, r->rs_unstable);

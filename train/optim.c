@@ -94,18 +94,13 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
         lg_mlayer *L = &m->layers[k];
         lg_optim_range(m, o, L->W, L->n_w, lr, wd, bc1, bc2);
         lg_optim_range(m, o, L->b, L->n_b, lr, 0.0f, bc1, bc2);
-        if (L->act != LG_ACT_LGELU || L->lambda_fixed) continue;
-        if (o->s_update == LG_S_UPDATE_LAMBDA) lg_optim_lambda(m, L, o, bc1, bc2);
-        else lg_optim_range(m, o, L->s, 1, (float)(o->c * o->lr), 0.0f, bc1, bc2);
-    }
-
-    /* the other learned parameters (the table's has_param): a softplus s (swish β) steps
-     * like lgelu's plain s (rate c·lr), a parameter learned as itself (prelu a = s) with lr */
-    for (int k = 0; k < m->n_layers; k++) {
-        lg_mlayer *L = &m->layers[k];
+        /* the learned parameter (the table's has_param): in λ-space where the entry allows it
+         * and asked, else a softplus s (lgelu λ, swish β) with rate c·lr, a parameter learned
+         * as itself (prelu a = s) with lr */
         const lg_act_info *ai = lg_act_info_of(L->act);
-        if (L->act != LG_ACT_LGELU && ai && ai->has_param && !L->lambda_fixed)
-            lg_optim_range(m, o, L->s, 1, (float)((ai->softplus ? o->c : 1.0) * o->lr), 0.0f, bc1, bc2);
+        if (!ai || !ai->has_param || L->lambda_fixed) continue;
+        if (ai->lambda_step && o->s_update == LG_S_UPDATE_LAMBDA) lg_optim_lambda(m, L, o, bc1, bc2);
+        else lg_optim_range(m, o, L->s, 1, (float)((ai->softplus ? o->c : 1.0) * o->lr), 0.0f, bc1, bc2);
     }
     lg_model_sync_lambda(m);
 }

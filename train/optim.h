@@ -11,7 +11,8 @@
  *                       LG_LAMBDA_FLOOR) and s = t·log(e^{λ−1} − 1) is solved
  *                       back (the default). A step clipped at the floor resets
  *                       the moments of that entry (no wind-up against it).
- * After the step λ = 1 + softplus(s/t) is recomputed. Swish's s steps
+ * (only for kinds whose act.h entry has lambda_step: lgelu). After the step
+ * λ = 1 + softplus(s/t) is recomputed. Swish's s steps
  * like lgelu's plain update (rate c·lr); a prelu slope a = s steps with
  * lr. Layers with
  * lambda_fixed keep s frozen. Moments live in the model (mom1, mom2).
