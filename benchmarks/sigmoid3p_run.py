@@ -40,7 +40,7 @@ def torch_net(gen, d, name):
         net = gen.convsmall("sigmoid")
     else:
         depth, width = (int(v) for v in name.split("_")[1].split("x"))
-        net = gen.mlp("sigmoid", depth, width)
+        net = gen.mlp(name.split("_")[0], depth, width)
     net.load_state_dict(torch.load(os.path.join(d, name + ".pt")))
     return net.double().eval()
 
