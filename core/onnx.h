@@ -6,7 +6,7 @@
  * are constants, as in MATLAB exports). Supported ops: Gemm (transA, transB,
  * alpha, beta), MatMul, Add, Sub, Mul, Div (with constant operands), Relu,
  * Sigmoid, Tanh (read as 2·Sigmoid(2x) − 1, the same real function),
- * Flatten, Reshape (whose target shape may be computed from the value's
+ * Flatten, Squeeze, Unsqueeze, Reshape (whose target shape may be computed from the value's
  * Shape by Gather, Unsqueeze, Squeeze, Concat, Slice and Cast, as torch
  * exports x.view(x.size(0), -1); folded in onnx_shape.c), Identity, Constant, PRelu (one slope for the whole
  * layer: a scalar or a tensor whose values are all equal), the Swish pattern

@@ -178,5 +178,8 @@ int lg_ox_is_shape_op(const char *op);
  * constant inputs into out (owned by the caller, lg_ox_const_free). dyn is the
  * known shape of a dynamic first input (only Shape may read one), else NULL. */
 lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out);
+/* The shape after Squeeze or Unsqueeze node (axes as attribute or input) of
+ * a value of shape in; in and o may alias. */
+lg_status lg_ox_squeeze_shape(const lg_ox_graph *G, int node, const lg_ox_shape *in, lg_ox_shape *o);
 
 #endif

@@ -35,8 +35,8 @@ static const char lg_ox_supported[] =
     "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
     "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Tanh "
     "(as 2*Sigmoid(2x)-1), PRelu and "
-    "LeakyRelu (one slope per layer), Flatten, Reshape (its shape may be computed by Shape, Gather, Unsqueeze, "
-    "Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
+    "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
+    "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
@@ -692,8 +692,8 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         return lg_ox_batchnorm(&R->G, B, node);
     }
     int is_act = lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, NULL, &op_act) == 0;
-    int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 ||
-                strcmp(op, "MatMul") == 0;
+    int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0 ||
+                strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
     if (!known)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: op type '%s' is not supported; %s", R->G.file,
                        lg_ox_name(R, node), op, lg_ox_supported);
@@ -701,6 +701,13 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     if (strcmp(op, "Flatten") == 0) {
         out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
         return lg_ox_flatten_shape(R, node, &B->shape, &B->shape);
+    }
+    if (strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0) { /* reshapes (onnx_shape.c) */
+        if (dpos != 0)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be the data input", R->G.file,
+                           lg_ox_name(R, node));
+        out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
+        return lg_ox_squeeze_shape(&R->G, node, &B->shape, &B->shape);
     }
     if (strcmp(op, "Reshape") == 0) {
         if (dpos != 0 || nd->n_input != 2 || in[1] < 0)

@@ -5,8 +5,9 @@
  * Shape → Gather → Unsqueeze → Concat → Reshape. The Shape of the dynamic
  * value is its known shape (a symbolic batch dimension is 1, as at the graph
  * input, see onnx_read.c), and the ops below are folded on constants: Shape,
- * Gather, Unsqueeze, Squeeze, Concat and Slice on tensors of rank ≤ 1 (shape
- * vectors and scalars), Cast between int64 and float/double. The result only
+ * Gather, Concat and Slice on tensors of rank ≤ 1 (shape vectors and
+ * scalars), Unsqueeze and Squeeze (also of the network value itself, as the
+ * reshapes they are), Cast between int64 and float/double. The result only
  * feeds a Reshape, whose element count is checked against the value's, so a
  * wrong fold is refused, never silently wrong.
  */
@@ -99,6 +100,43 @@ static lg_status lg_ox_rank1(const lg_ox_graph *G, int node, const lg_ox_const *
     return LG_OK;
 }
 
+lg_status lg_ox_squeeze_shape(const lg_ox_graph *G, int node, const lg_ox_shape *in, lg_ox_shape *o)
+{
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    int unsq = G->g->node[node]->op_type[0] == 'U';
+    int64_t axes[LG_OX_MAX_RANK];
+    int na = lg_ox_axes(G, node, "axes", 1, axes, LG_OX_MAX_RANK);
+    if (na < 0) return LG_ERR_FORMAT;
+    if (unsq && na == 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: Unsqueeze needs axes", f, desc);
+    lg_ox_shape s = {0, {0}};
+    if (unsq) {
+        int r = in->rank + na;
+        if (r > LG_OX_MAX_RANK) return lg_fail(LG_ERR_FORMAT, "%s: %s: rank %d above %d", f, desc, r, LG_OX_MAX_RANK);
+        int one[LG_OX_MAX_RANK] = {0};
+        for (int i = 0; i < na; i++) {
+            int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+            if (a < 0 || a >= r || one[a])
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld out of range or repeated", f, desc, (long long)axes[i]);
+            one[a] = 1;
+        }
+        s.rank = r;
+        for (int i = 0, j = 0; i < r; i++) s.d[i] = one[i] ? 1 : in->d[j++];
+    } else {
+        int drop[LG_OX_MAX_RANK] = {0};
+        for (int i = 0; i < na; i++) {
+            int64_t a = axes[i] < 0 ? axes[i] + in->rank : axes[i];
+            if (a < 0 || a >= in->rank || in->d[a] != 1)
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld is not a dimension of size 1", f, desc,
+                               (long long)axes[i]);
+            drop[a] = 1;
+        }
+        for (int i = 0; i < in->rank; i++)
+            if (!(na ? drop[i] : in->d[i] == 1)) s.d[s.rank++] = in->d[i];
+    }
+    *o = s;
+    return LG_OK;
+}
+
 lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
@@ -160,37 +198,8 @@ lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dy
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to element type %lld is not supported", f, desc, (long long)to);
     }
     if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
-        int unsq = op[0] == 'U';
-        int64_t axes[LG_OX_MAX_RANK];
-        int na = lg_ox_axes(G, node, "axes", 1, axes, LG_OX_MAX_RANK);
-        if (na < 0) return LG_ERR_FORMAT;
-        if (unsq && na == 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: Unsqueeze needs axes", f, desc);
-        lg_ox_shape s = {0, {0}};
-        if (unsq) {
-            int r = x->shape.rank + na;
-            if (r > LG_OX_MAX_RANK) return lg_fail(LG_ERR_FORMAT, "%s: %s: rank %d above %d", f, desc, r, LG_OX_MAX_RANK);
-            int one[LG_OX_MAX_RANK] = {0};
-            for (int i = 0; i < na; i++) {
-                int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-                if (a < 0 || a >= r || one[a])
-                    return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld out of range or repeated", f, desc,
-                                   (long long)axes[i]);
-                one[a] = 1;
-            }
-            s.rank = r;
-            for (int i = 0, j = 0; i < r; i++) s.d[i] = one[i] ? 1 : x->shape.d[j++];
-        } else {
-            int drop[LG_OX_MAX_RANK] = {0};
-            for (int i = 0; i < na; i++) {
-                int64_t a = axes[i] < 0 ? axes[i] + x->shape.rank : axes[i];
-                if (a < 0 || a >= x->shape.rank || x->shape.d[a] != 1)
-                    return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld is not a dimension of size 1", f, desc,
-                                   (long long)axes[i]);
-                drop[a] = 1;
-            }
-            for (int i = 0; i < x->shape.rank; i++)
-                if (!(na ? drop[i] : x->shape.d[i] == 1)) s.d[s.rank++] = x->shape.d[i];
-        }
+        lg_ox_shape s;
+        if ((st = lg_ox_squeeze_shape(G, node, &x->shape, &s)) != LG_OK) return st;
         return lg_ox_reshaped(out, x, &s);
     }
     if ((st = lg_ox_rank1(G, node, x, "the data")) != LG_OK) return st;

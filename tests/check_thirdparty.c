@@ -145,6 +145,31 @@ START_TEST(test_thirdparty_nhwc_normalisation)
 }
 END_TEST
 
+/* Squeeze and Unsqueeze of the network value are reshapes: [1, 12, 1] in,
+ * [1, 3] out through a [1, 1, 6] hidden value, matching numpy. */
+START_TEST(test_thirdparty_squeeze_value)
+{
+    lg_net net;
+    ck_assert_msg(lg_net_load(&net, TP_DIR "/squeeze.onnx") == LG_OK, "%s", lg_errmsg());
+    ck_assert_int_eq(net.n_in, 12);
+    ck_assert_int_eq(lg_net_n_out(&net), 3);
+    ck_assert_int_eq(net.n_layers, 2);
+    ck_assert(net.layers[0].act == LG_ACT_SIGMOID);
+    lg_npy X, Y;
+    ck_assert(lg_npy_load(&X, TP_DIR "/squeeze_x.npy") == LG_OK && lg_npy_load(&Y, TP_DIR "/squeeze_y.npy") == LG_OK);
+    double y[3], scr[2 * 12];
+    for (size_t i = 0; i < X.n; i++) {
+        lg_net_forward(&net, X.data + 12 * i, y, scr);
+        for (int j = 0; j < 3; j++)
+            ck_assert_msg(fabs(y[j] - Y.data[3 * i + (size_t)j]) <= 1e-12, "input %zu output %d: %.17g vs %.17g", i, j,
+                          y[j], Y.data[3 * i + (size_t)j]);
+    }
+    lg_npy_free(&X);
+    lg_npy_free(&Y);
+    lg_net_free(&net);
+}
+END_TEST
+
 /* Smallest margin (label output minus the largest other) over the box's
  * centre, corners of random sign patterns and uniform samples. */
 static double tp_sample_margin(const lg_net *net, const lg_prop *p, int label, lg_rng *r)
@@ -373,6 +398,7 @@ Suite *suite_thirdparty(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_thirdparty_import_matches_torch);
     tcase_add_test(tc, test_thirdparty_nhwc_normalisation);
+    tcase_add_test(tc, test_thirdparty_squeeze_value);
     tcase_add_test(tc, test_thirdparty_verify_known_answers);
     tcase_add_test(tc, test_thirdparty_vnnlib_eran_style);
     tcase_add_test(tc, test_thirdparty_vnncomp_scripts);
