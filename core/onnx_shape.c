@@ -262,7 +262,7 @@ lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dy
     int64_t b = sv[0][0] < 0 ? sv[0][0] + len : sv[0][0], e = sv[1][0] < 0 ? sv[1][0] + len : sv[1][0];
     b = b < 0 ? 0 : b > len ? len : b;
     e = e < 0 ? 0 : e > len ? len : e;
-    size_t n = e > b ? (size_t)((e - b + step - 1) / step) : 0;
+    size_t n = e > b ? (size_t)((e - b - 1) / step + 1) : 0; /* no overflow for any step ≥ 1 */
     lg_ox_shape s = {1, {(int64_t)n}};
     if ((st = lg_ox_alloc_like(out, x, &s, n)) != LG_OK) return st;
     for (size_t i = 0; i < n; i++) {
