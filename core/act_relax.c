@@ -170,6 +170,23 @@ static void lg_ar_vacuous(lg_act a, lg_act_lines *r)
     r->up_c = a == LG_ACT_SIGMOID ? 1.0 : INFINITY;
 }
 
+/* The point d between a and b (the tangent point's side of the inflection
+ * at b) whose tangent passes through (e, f(e)): a sign change of
+ * f(d) + f'(d)(e − d) − f(e) between a and b, bisected. 0 if none. */
+static int lg_ar_through(const lg_act_info *I, double p, double a, double b, double e, double *d)
+{
+    double fe = I->f(e, p);
+    double ga = I->f(a, p) + I->df(a, p) * (e - a) - fe, gb = I->f(b, p) + I->df(b, p) * (e - b) - fe;
+    if (!(ga * gb < 0.0)) return 0;
+    for (int it = 0; it < 60; it++) {
+        double m = a + 0.5 * (b - a), gm = I->f(m, p) + I->df(m, p) * (e - m) - fe;
+        if ((gm < 0.0) == (ga < 0.0)) a = m, ga = gm;
+        else b = m;
+    }
+    *d = a;
+    return isfinite(a);
+}
+
 /* The flat, tangent and chord candidates of one side. */
 static void lg_ar_side(const lg_act_info *I, const lg_ar_s *S, double pp, double l, double u, double mid,
                        const double *tp, int ntp, int sg, int only_tangent, lg_ar_best *B)
@@ -227,6 +244,14 @@ static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, doub
         for (int i = 0; i < nc; i++) {
             if (tlo != tlo) tl[nl++] = cand[i];
             if (tup != tup) tu[nu++] = cand[i];
+        }
+        /* sigmoid across its inflection: the tangents through the far end
+         * (CROWN's S-shape lines), below through (u, σ(u)) and above
+         * through (l, σ(l)); located by bisection, certified like any */
+        if (a == LG_ACT_SIGMOID && l < 0.0 && u > 0.0) {
+            double d;
+            if (tlo != tlo && lg_ar_through(I, p, l, 0.0, u, &d)) tl[nl++] = d;
+            if (tup != tup && lg_ar_through(I, p, u, 0.0, l, &d)) tu[nu++] = d;
         }
     }
     double extra[16];
