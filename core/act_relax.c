@@ -135,16 +135,17 @@ static void lg_ar_keep(double s, double c, int sg, double mid, lg_ar_best *B)
  * relu(x) + G with G the table's gap on [l, u] (sup|f − relu|, decreasing
  * in λ and β, so the gap at p covers [p, next(p)]), widened by the trusted
  * relative error; relu ≥ 0, relu ≥ x, relu ≤ s·(x − l) with s ≥ u/(u − l).
- * Sigmoid: σ(l) ≤ σ ≤ σ(u) (increasing). */
-static void lg_ar_presets(const lg_act_info *I, lg_act a, double p, double l, double u, double mid, lg_ar_best *lo,
+ * Increasing kinds: f(l) ≤ f ≤ f(u), widened by the trusted relative error. */
+static void lg_ar_presets(const lg_act_info *I, double p, double l, double u, double mid, lg_ar_best *lo,
                           lg_ar_best *up)
 {
-    if (a == LG_ACT_SIGMOID) {
-        lg_ar_keep(0.0, lg_ar_down(lg_sigmoid(l) * (1.0 - LG_AR_ETA)), 1, mid, lo);
-        lg_ar_keep(0.0, lg_ar_up(lg_sigmoid(u) * (1.0 + LG_AR_ETA)), -1, mid, up);
+    if (I->increasing) {
+        double fl = I->f(l, p), fu = I->f(u, p);
+        lg_ar_keep(0.0, lg_ar_down(fl - fabs(fl) * LG_AR_ETA), 1, mid, lo);
+        lg_ar_keep(0.0, lg_ar_up(fu + fabs(fu) * LG_AR_ETA), -1, mid, up);
         return;
     }
-    if (!I->relu_like || a == LG_ACT_PRELU) return; /* prelu's samples are exact (f'' = 0 off the kink) */
+    if (!I->relu_like || I->pwl) return; /* a piecewise-linear kind's samples are exact */
     double G = I->gap(p, l, u, NULL);
     if (!(G >= 0) || !isfinite(G)) return;
     G = lg_ar_up(G * (1.0 + LG_AR_ETA));
@@ -163,11 +164,11 @@ static void lg_ar_presets(const lg_act_info *I, lg_act a, double p, double l, do
     }
 }
 
-static void lg_ar_vacuous(lg_act a, lg_act_lines *r)
+static void lg_ar_vacuous(const lg_act_info *I, lg_act_lines *r)
 {
     r->lo_s = r->up_s = 0.0;
-    r->lo_c = a == LG_ACT_SIGMOID ? 0.0 : -INFINITY;
-    r->up_c = a == LG_ACT_SIGMOID ? 1.0 : INFINITY;
+    r->lo_c = I && I->bounded ? I->range_lo : -INFINITY;
+    r->up_c = I && I->bounded ? I->range_hi : INFINITY;
 }
 
 /* The point d between a and b (the tangent point's side of the inflection
@@ -216,9 +217,9 @@ static void lg_ar_side(const lg_act_info *I, const lg_ar_s *S, double pp, double
 static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
 {
     const lg_act_info *I = lg_act_info_of(a);
-    lg_ar_vacuous(a, r);
+    lg_ar_vacuous(I, r);
     if (!I || !I->smooth || !isfinite(l) || !isfinite(u) || !(l <= u) || !isfinite(u - l)) return;
-    if (a == LG_ACT_GELU) p = 1.0;
+    if (!I->has_param) p = 1.0; /* gelu: λ = 1 */
     double pu = I->softplus ? nextafter(p, INFINITY) : p;
     double mid = l + 0.5 * (u - l);
     /* tangent points: the caller's, else the middle of [l, u], its ends and
@@ -234,6 +235,7 @@ static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, doub
         cand[nc++] = l;
         cand[nc++] = u;
         int k = I->curv ? I->curv(p, pts, &left) : 0;
+        double infl = k == 1 && left > 0 ? pts[0] : NAN; /* an S shape's one inflection */
         double a0 = l;
         for (int i = 0; i <= k; i++) {
             double b0 = i < k ? pts[i] : u;
@@ -245,13 +247,13 @@ static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, doub
             if (tlo != tlo) tl[nl++] = cand[i];
             if (tup != tup) tu[nu++] = cand[i];
         }
-        /* sigmoid across its inflection: the tangents through the far end
-         * (CROWN's S-shape lines), below through (u, σ(u)) and above
-         * through (l, σ(l)); located by bisection, certified like any */
-        if (a == LG_ACT_SIGMOID && l < 0.0 && u > 0.0) {
+        /* an increasing S shape across its inflection: the tangents through
+         * the far end (CROWN's S-shape lines), below through (u, f(u)) and
+         * above through (l, f(l)); located by bisection, certified like any */
+        if (I->increasing && l < infl && u > infl) {
             double d;
-            if (tlo != tlo && lg_ar_through(I, p, l, 0.0, u, &d)) tl[nl++] = d;
-            if (tup != tup && lg_ar_through(I, p, u, 0.0, l, &d)) tu[nu++] = d;
+            if (tlo != tlo && lg_ar_through(I, p, l, infl, u, &d)) tl[nl++] = d;
+            if (tup != tup && lg_ar_through(I, p, u, infl, l, &d)) tu[nu++] = d;
         }
     }
     double extra[16];
@@ -261,10 +263,10 @@ static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, doub
     lg_ar_s S;
     lg_ar_sample(I, p, pu, l, u, extra, ne, &S);
     lg_ar_best lo = {0, 0, 0, 0}, up = {0, 0, 0, 0};
-    if (tlo != tlo) lg_ar_presets(I, a, p, l, u, mid, &lo, &up);
+    if (tlo != tlo) lg_ar_presets(I, p, l, u, mid, &lo, &up);
     else if (tup != tup) {
         lg_ar_best dummy = {0, 0, 0, 0};
-        lg_ar_presets(I, a, p, l, u, mid, &dummy, &up);
+        lg_ar_presets(I, p, l, u, mid, &dummy, &up);
     }
     lg_ar_side(I, &S, p, l, u, mid, tl, nl, 1, tlo == tlo, &lo);
     lg_ar_side(I, &S, pu, l, u, mid, tu, nu, -1, tup == tup, &up);
@@ -282,11 +284,11 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
 {
     const lg_act_info *I = lg_act_info_of(a);
     lg_act_lines r;
-    lg_ar_vacuous(a, &r);
+    lg_ar_vacuous(I, &r);
     *flo = r.lo_c;
     *fhi = r.up_c;
     if (!I || !I->smooth || !isfinite(l) || !isfinite(u) || !(l <= u) || !isfinite(u - l)) return;
-    if (a == LG_ACT_GELU) p = 1.0;
+    if (!I->has_param) p = 1.0; /* gelu: λ = 1 */
     double pu = I->softplus ? nextafter(p, INFINITY) : p;
     double mid = l + 0.5 * (u - l);
     lg_ar_s S;
@@ -294,7 +296,7 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
     lg_ar_best lo = {0, 0, 0, 0}, up = {0, 0, 0, 0};
     /* flat presets only: the relu ± gap and monotone bounds at slope 0 */
     lg_ar_best plo = {0, 0, 0, 0}, pup = {0, 0, 0, 0};
-    lg_ar_presets(I, a, p, l, u, mid, &plo, &pup);
+    lg_ar_presets(I, p, l, u, mid, &plo, &pup);
     double ext = S.flo[0], exu = S.fup[0];
     for (int i = 1; i < S.n; i++) {
         if (S.flo[i] < ext) ext = S.flo[i];
@@ -303,7 +305,7 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
     lg_ar_try(&S, 0.0, ext, 1, mid, &lo);
     lg_ar_try(&S, 0.0, exu, -1, mid, &up);
     /* relu ± G at slope 0 is −G below; above it is relu(u) + G */
-    if (I->relu_like && a != LG_ACT_PRELU && I->gap) {
+    if (I->relu_like && !I->pwl && I->gap) {
         double G = I->gap(p, l, u, NULL);
         if (G >= 0 && isfinite(G)) {
             G = lg_ar_up(G * (1.0 + LG_AR_ETA));
@@ -311,7 +313,7 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
             lg_ar_keep(0.0, lg_ar_down(rl - G), 1, mid, &lo);
             lg_ar_keep(0.0, lg_ar_up(ru + G), -1, mid, &up);
         }
-    } else if (a == LG_ACT_SIGMOID) {
+    } else if (I->increasing) {
         lo = lo.ok && lo.c > plo.c ? lo : plo;
         up = up.ok && up.c < pup.c ? up : pup;
     }
