@@ -76,6 +76,16 @@ typedef struct lg_act_info {
      * sign of f'' left of the first: used only to choose lines, never for
      * their soundness. Returns how many. */
     int (*curv)(double p, double pts[2], int *left_sign);
+    /* Shape facts the relaxation (act_relax.c) uses instead of naming kinds:
+     * bounded: range_lo ≤ f ≤ range_hi for every x (sigmoid: 0, 1), the
+     * vacuous lines otherwise −∞ / +∞; increasing: f is non-decreasing in x
+     * (sigmoid), so f(l) ≤ f ≤ f(u) on [l, u] — only for kinds whose p is
+     * not rounded (not softplus); with one inflection, convex left of it,
+     * the tangents through the far ends are candidates too (CROWN's S-shape
+     * lines); pwl: piecewise linear with its one kink at 0 (prelu), so
+     * lines fitted to samples are exact and no gap preset is needed. */
+    int bounded, increasing, pwl;
+    double range_lo, range_hi;
     /* Training (act_float.h): floats per element the forward keeps for the
      * backward (0: none), and the batched float forward and backward. */
     int keep;

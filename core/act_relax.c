@@ -3,7 +3,11 @@
 #include "core/act_relax.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define LG_AR_ETA 0x1p-39   /* trusted relative error of a computed f(x) (erfc, exp) */
 #define LG_AR_TINY 0x1p-1000 /* absolute margin for underflow */
@@ -131,16 +135,17 @@ static void lg_ar_keep(double s, double c, int sg, double mid, lg_ar_best *B)
  * relu(x) + G with G the table's gap on [l, u] (sup|f − relu|, decreasing
  * in λ and β, so the gap at p covers [p, next(p)]), widened by the trusted
  * relative error; relu ≥ 0, relu ≥ x, relu ≤ s·(x − l) with s ≥ u/(u − l).
- * Sigmoid: σ(l) ≤ σ ≤ σ(u) (increasing). */
-static void lg_ar_presets(const lg_act_info *I, lg_act a, double p, double l, double u, double mid, lg_ar_best *lo,
+ * Increasing kinds: f(l) ≤ f ≤ f(u), widened by the trusted relative error. */
+static void lg_ar_presets(const lg_act_info *I, double p, double l, double u, double mid, lg_ar_best *lo,
                           lg_ar_best *up)
 {
-    if (a == LG_ACT_SIGMOID) {
-        lg_ar_keep(0.0, lg_ar_down(lg_sigmoid(l) * (1.0 - LG_AR_ETA)), 1, mid, lo);
-        lg_ar_keep(0.0, lg_ar_up(lg_sigmoid(u) * (1.0 + LG_AR_ETA)), -1, mid, up);
+    if (I->increasing) {
+        double fl = I->f(l, p), fu = I->f(u, p);
+        lg_ar_keep(0.0, lg_ar_down(fl - fabs(fl) * LG_AR_ETA), 1, mid, lo);
+        lg_ar_keep(0.0, lg_ar_up(fu + fabs(fu) * LG_AR_ETA), -1, mid, up);
         return;
     }
-    if (!I->relu_like || a == LG_ACT_PRELU) return; /* prelu's samples are exact (f'' = 0 off the kink) */
+    if (!I->relu_like || I->pwl) return; /* a piecewise-linear kind's samples are exact */
     double G = I->gap(p, l, u, NULL);
     if (!(G >= 0) || !isfinite(G)) return;
     G = lg_ar_up(G * (1.0 + LG_AR_ETA));
@@ -159,11 +164,28 @@ static void lg_ar_presets(const lg_act_info *I, lg_act a, double p, double l, do
     }
 }
 
-static void lg_ar_vacuous(lg_act a, lg_act_lines *r)
+static void lg_ar_vacuous(const lg_act_info *I, lg_act_lines *r)
 {
     r->lo_s = r->up_s = 0.0;
-    r->lo_c = a == LG_ACT_SIGMOID ? 0.0 : -INFINITY;
-    r->up_c = a == LG_ACT_SIGMOID ? 1.0 : INFINITY;
+    r->lo_c = I && I->bounded ? I->range_lo : -INFINITY;
+    r->up_c = I && I->bounded ? I->range_hi : INFINITY;
+}
+
+/* The point d between a and b (the tangent point's side of the inflection
+ * at b) whose tangent passes through (e, f(e)): a sign change of
+ * f(d) + f'(d)(e − d) − f(e) between a and b, bisected. 0 if none. */
+static int lg_ar_through(const lg_act_info *I, double p, double a, double b, double e, double *d)
+{
+    double fe = I->f(e, p);
+    double ga = I->f(a, p) + I->df(a, p) * (e - a) - fe, gb = I->f(b, p) + I->df(b, p) * (e - b) - fe;
+    if (!(ga * gb < 0.0)) return 0;
+    for (int it = 0; it < 60; it++) {
+        double m = a + 0.5 * (b - a), gm = I->f(m, p) + I->df(m, p) * (e - m) - fe;
+        if ((gm < 0.0) == (ga < 0.0)) a = m, ga = gm;
+        else b = m;
+    }
+    *d = a;
+    return isfinite(a);
 }
 
 /* The flat, tangent and chord candidates of one side. */
@@ -192,12 +214,12 @@ static void lg_ar_side(const lg_act_info *I, const lg_ar_s *S, double pp, double
     }
 }
 
-void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
+static void lg_ar_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
 {
     const lg_act_info *I = lg_act_info_of(a);
-    lg_ar_vacuous(a, r);
+    lg_ar_vacuous(I, r);
     if (!I || !I->smooth || !isfinite(l) || !isfinite(u) || !(l <= u) || !isfinite(u - l)) return;
-    if (a == LG_ACT_GELU) p = 1.0;
+    if (!I->has_param) p = 1.0; /* gelu: λ = 1 */
     double pu = I->softplus ? nextafter(p, INFINITY) : p;
     double mid = l + 0.5 * (u - l);
     /* tangent points: the caller's, else the middle of [l, u], its ends and
@@ -213,6 +235,7 @@ void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup
         cand[nc++] = l;
         cand[nc++] = u;
         int k = I->curv ? I->curv(p, pts, &left) : 0;
+        double infl = k == 1 && left > 0 ? pts[0] : NAN; /* an S shape's one inflection */
         double a0 = l;
         for (int i = 0; i <= k; i++) {
             double b0 = i < k ? pts[i] : u;
@@ -224,6 +247,14 @@ void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup
             if (tlo != tlo) tl[nl++] = cand[i];
             if (tup != tup) tu[nu++] = cand[i];
         }
+        /* an increasing S shape across its inflection: the tangents through
+         * the far end (CROWN's S-shape lines), below through (u, f(u)) and
+         * above through (l, f(l)); located by bisection, certified like any */
+        if (I->increasing && l < infl && u > infl) {
+            double d;
+            if (tlo != tlo && lg_ar_through(I, p, l, infl, u, &d)) tl[nl++] = d;
+            if (tup != tup && lg_ar_through(I, p, u, infl, l, &d)) tu[nu++] = d;
+        }
     }
     double extra[16];
     int ne = 0;
@@ -232,10 +263,10 @@ void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup
     lg_ar_s S;
     lg_ar_sample(I, p, pu, l, u, extra, ne, &S);
     lg_ar_best lo = {0, 0, 0, 0}, up = {0, 0, 0, 0};
-    if (tlo != tlo) lg_ar_presets(I, a, p, l, u, mid, &lo, &up);
+    if (tlo != tlo) lg_ar_presets(I, p, l, u, mid, &lo, &up);
     else if (tup != tup) {
         lg_ar_best dummy = {0, 0, 0, 0};
-        lg_ar_presets(I, a, p, l, u, mid, &dummy, &up);
+        lg_ar_presets(I, p, l, u, mid, &dummy, &up);
     }
     lg_ar_side(I, &S, p, l, u, mid, tl, nl, 1, tlo == tlo, &lo);
     lg_ar_side(I, &S, pu, l, u, mid, tu, nu, -1, tup == tup, &up);
@@ -253,11 +284,11 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
 {
     const lg_act_info *I = lg_act_info_of(a);
     lg_act_lines r;
-    lg_ar_vacuous(a, &r);
+    lg_ar_vacuous(I, &r);
     *flo = r.lo_c;
     *fhi = r.up_c;
     if (!I || !I->smooth || !isfinite(l) || !isfinite(u) || !(l <= u) || !isfinite(u - l)) return;
-    if (a == LG_ACT_GELU) p = 1.0;
+    if (!I->has_param) p = 1.0; /* gelu: λ = 1 */
     double pu = I->softplus ? nextafter(p, INFINITY) : p;
     double mid = l + 0.5 * (u - l);
     lg_ar_s S;
@@ -265,7 +296,7 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
     lg_ar_best lo = {0, 0, 0, 0}, up = {0, 0, 0, 0};
     /* flat presets only: the relu ± gap and monotone bounds at slope 0 */
     lg_ar_best plo = {0, 0, 0, 0}, pup = {0, 0, 0, 0};
-    lg_ar_presets(I, a, p, l, u, mid, &plo, &pup);
+    lg_ar_presets(I, p, l, u, mid, &plo, &pup);
     double ext = S.flo[0], exu = S.fup[0];
     for (int i = 1; i < S.n; i++) {
         if (S.flo[i] < ext) ext = S.flo[i];
@@ -274,7 +305,7 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
     lg_ar_try(&S, 0.0, ext, 1, mid, &lo);
     lg_ar_try(&S, 0.0, exu, -1, mid, &up);
     /* relu ± G at slope 0 is −G below; above it is relu(u) + G */
-    if (I->relu_like && a != LG_ACT_PRELU && I->gap) {
+    if (I->relu_like && !I->pwl && I->gap) {
         double G = I->gap(p, l, u, NULL);
         if (G >= 0 && isfinite(G)) {
             G = lg_ar_up(G * (1.0 + LG_AR_ETA));
@@ -282,10 +313,66 @@ void lg_act_image(lg_act a, double p, double l, double u, double *flo, double *f
             lg_ar_keep(0.0, lg_ar_down(rl - G), 1, mid, &lo);
             lg_ar_keep(0.0, lg_ar_up(ru + G), -1, mid, &up);
         }
-    } else if (a == LG_ACT_SIGMOID) {
+    } else if (I->increasing) {
         lo = lo.ok && lo.c > plo.c ? lo : plo;
         up = up.ok && up.c < pup.c ? up : pup;
     }
     if (lo.ok) *flo = lo.c;
     if (up.ok) *fhi = up.c;
+}
+
+/* A memo of lg_act_relax per thread: branch and bound asks for the lines
+ * of the same neuron on the same interval node after node (only the split
+ * neuron's and the re-bounded layers' intervals change). Direct mapped,
+ * keyed by every argument bit for bit; a hit returns the lines computed
+ * for those arguments, so results do not depend on the memo. Each thread's
+ * memo is freed when the thread exits. */
+#define LG_AR_MEMO 16384
+typedef struct lg_ar_memo_e {
+    double key[5];
+    int a, used;
+    lg_act_lines r;
+} lg_ar_memo_e;
+
+static pthread_key_t lg_ar_memo_key;
+static pthread_once_t lg_ar_memo_once = PTHREAD_ONCE_INIT;
+static int lg_ar_memo_ok;
+
+static void lg_ar_memo_make(void) { lg_ar_memo_ok = pthread_key_create(&lg_ar_memo_key, free) == 0; }
+
+static lg_ar_memo_e *lg_ar_memo(void)
+{
+    pthread_once(&lg_ar_memo_once, lg_ar_memo_make);
+    if (!lg_ar_memo_ok) return NULL;
+    lg_ar_memo_e *m = pthread_getspecific(lg_ar_memo_key);
+    if (!m && (m = calloc(LG_AR_MEMO, sizeof *m)) != NULL && pthread_setspecific(lg_ar_memo_key, m) != 0) {
+        free(m);
+        m = NULL;
+    }
+    return m;
+}
+
+void lg_act_relax(lg_act a, double p, double l, double u, double tlo, double tup, lg_act_lines *r)
+{
+    double key[5] = {p, l, u, tlo, tup};
+    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 5; i++) {
+        uint64_t b;
+        memcpy(&b, &key[i], sizeof b);
+        h = (h ^ b) * 0xff51afd7ed558ccdu;
+        h ^= h >> 33;
+    }
+    lg_ar_memo_e *m = lg_ar_memo();
+    lg_ar_memo_e *e = m ? &m[h % LG_AR_MEMO] : NULL;
+    if (e && e->used && e->a == (int)a && memcmp(e->key, key, sizeof key) == 0) {
+        *r = e->r;
+        return;
+    }
+    lg_ar_relax(a, p, l, u, tlo, tup, r);
+    if (e) {
+        memcpy(e->key, key, sizeof key);
+        e->a = (int)a;
+        e->r = *r;
+        e->used = 1;
+    }
 }

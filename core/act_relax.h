@@ -31,7 +31,9 @@
  * tests check the lines against 256-bit MPFR.
  *
  * Infinite or NaN bounds give the vacuous lines (constants ∓∞, slopes 0),
- * except for sigmoid (0 ≤ σ ≤ 1). Pure; nothing is allocated.
+ * except for sigmoid (0 ≤ σ ≤ 1). Pure functions of their arguments;
+ * lg_act_relax keeps a per-thread memo of recent results (one allocation per
+ * thread, freed when the thread exits), which never changes what it returns.
  */
 #ifndef LG_ACT_RELAX_H
 #define LG_ACT_RELAX_H

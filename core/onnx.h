@@ -5,7 +5,10 @@
  * chain over ONE dynamic input (graph inputs that also have an initializer
  * are constants, as in MATLAB exports). Supported ops: Gemm (transA, transB,
  * alpha, beta), MatMul, Add, Sub, Mul, Div (with constant operands), Relu,
- * Flatten, Reshape, Identity, Constant, PRelu (one slope for the whole
+ * Sigmoid, Tanh (read as 2·Sigmoid(2x) − 1, the same real function),
+ * Flatten, Squeeze, Unsqueeze, Reshape (whose target shape may be computed from the value's
+ * Shape by Gather, Unsqueeze, Squeeze, Concat, Slice and Cast, as torch
+ * exports x.view(x.size(0), -1); folded in onnx_shape.c), Identity, Constant, PRelu (one slope for the whole
  * layer: a scalar or a tensor whose values are all equal), the Swish pattern
  * x·Sigmoid(β·x) (β = 1: SiLU, in either operand order), and Erf inside the GELU pattern
  * x·0.5·(1 + erf(x/√2)) in its usual node orders, or the λ-GELU pattern

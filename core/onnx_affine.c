@@ -84,6 +84,40 @@ int lg_ox_add_exact(double a, double b, double *r)
     return isfinite(s) && (a - (s - bb)) + (b - bb) == 0;
 }
 
+/* 1 if nothing but a permutation of the input is pending before the first
+ * layer (a Transpose at the input, NHWC → NCHW): z_i = x_{pi[i]}, pi [n]
+ * filled; then a Sub or Div of z moves to the input exactly, element pi[i]
+ * taking c[i]. */
+static int lg_ox_b_input_perm(const lg_ox_b *B, size_t *pi)
+{
+    size_t n = (size_t)B->n;
+    if (B->n_layers != 0 || B->K || !B->W || B->d || B->b || B->n != B->m || B->n != B->n_in) return 0;
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    if (!seen) return 0;
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        size_t hit = n;
+        for (size_t j = 0; j < n && ok; j++) {
+            double w = B->W[i * n + j];
+            if (w == 1.0 && hit == n && !seen[j]) hit = j;
+            else if (w != 0.0) ok = 0;
+        }
+        if (hit == n) ok = 0;
+        else seen[hit] = 1, pi[i] = hit;
+    }
+    free(seen);
+    return ok;
+}
+
+/* in_sub or in_div [n_in] from c [n] through the pending permutation pi. */
+static double *lg_ox_permuted(const double *c, const size_t *pi, size_t n)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (v)
+        for (size_t i = 0; i < n; i++) v[pi[i]] = c[i];
+    return v;
+}
+
 /* z ← z + sign·c, c [n]. */
 lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
 {
@@ -92,6 +126,16 @@ lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
     if (sign < 0 && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
         if (!(B->in_sub = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
+    }
+    if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && B->W) {
+        size_t *pi = malloc((n ? n : 1) * sizeof *pi);
+        if (!pi) goto oom;
+        if (lg_ox_b_input_perm(B, pi)) {
+            B->in_sub = lg_ox_permuted(c, pi, n);
+            free(pi);
+            return B->in_sub ? LG_OK : lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        free(pi);
     }
     if (B->b) {
         double *nb = malloc(n * sizeof *nb);
@@ -146,6 +190,16 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
     if (divide && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_div) {
         if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
+    }
+    if (divide && B->n_layers == 0 && B->W && !B->in_div) {
+        size_t *pi = malloc((n ? n : 1) * sizeof *pi);
+        if (!pi) goto oom;
+        if (lg_ox_b_input_perm(B, pi)) {
+            B->in_div = lg_ox_permuted(c, pi, n);
+            free(pi);
+            return B->in_div ? LG_OK : lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        free(pi);
     }
     double *W2 = B->W ? malloc(n * m * sizeof *W2) : NULL, *d2 = malloc(n * sizeof *d2);
     double *b2 = B->b ? malloc(n * sizeof *b2) : NULL;
@@ -432,4 +486,24 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
         B->b[i] = B->b[i] * a[i] + c[i];
     }
     return LG_OK;
+}
+
+/* tanh(z) = 2·σ(2z) − 1 in the reals, so a Tanh layer is a sigmoid layer:
+ * the map is scaled by 2 (exact in binary; where a product is not a double
+ * lg_ox_b_scale keeps an identity layer, as for any scale), closed with
+ * LG_ACT_SIGMOID, and 2·a − 1 stays pending for the next linear op (folded
+ * only where exact, like every affine op). */
+lg_status lg_ox_b_tanh(lg_ox_b *B)
+{
+    size_t n = (size_t)B->n;
+    double *c = calloc(n ? n : 1, sizeof *c);
+    if (!c) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    for (size_t i = 0; i < n; i++) c[i] = 2.0;
+    lg_status st = lg_ox_b_scale(B, c, 0);
+    if (st == LG_OK) st = lg_ox_b_close(B, LG_ACT_SIGMOID, 1.0);
+    if (st == LG_OK) st = lg_ox_b_scale(B, c, 0);
+    for (size_t i = 0; i < n; i++) c[i] = 1.0;
+    if (st == LG_OK) st = lg_ox_b_shift(B, c, -1.0);
+    free(c);
+    return st;
 }

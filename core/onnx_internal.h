@@ -149,6 +149,9 @@ lg_status lg_ox_b_materialize(lg_ox_b *B);
 /* Close the map into a layer with activation act (λ for lgelu); a pending
  * conv becomes a conv layer. */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
+/* A Tanh layer as 2·σ(2z) − 1 (exact in the reals): scale, close as a
+ * sigmoid layer, 2·a − 1 pending. */
+lg_status lg_ox_b_tanh(lg_ox_b *B);
 /* Apply a LIN value's pending scalar kmul/kdiv to the map (v becomes 1·z). */
 lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v);
 
@@ -167,5 +170,16 @@ lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
 lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);
+
+/* ---- shape arithmetic (onnx_shape.c) ---- */
+/* 1 if op is one of the shape ops folded by lg_ox_shape_fold. */
+int lg_ox_is_shape_op(const char *op);
+/* Fold node (Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast) on
+ * constant inputs into out (owned by the caller, lg_ox_const_free). dyn is the
+ * known shape of a dynamic first input (only Shape may read one), else NULL. */
+lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out);
+/* The shape after Squeeze or Unsqueeze node (axes as attribute or input) of
+ * a value of shape in; in and o may alias. */
+lg_status lg_ox_squeeze_shape(const lg_ox_graph *G, int node, const lg_ox_shape *in, lg_ox_shape *o);
 
 #endif

@@ -33,8 +33,10 @@ typedef struct lg_ox_run {
 static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
-    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, PRelu and "
-    "LeakyRelu (one slope per layer), Flatten, Reshape, Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
+    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Tanh "
+    "(as 2*Sigmoid(2x)-1), PRelu and "
+    "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
+    "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
@@ -201,10 +203,14 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
         if ((st = lg_ox_flatten_shape(R, node, &src->shape, &s)) != LG_OK) return st;
     } else if (strcmp(op, "Reshape") == 0 && nd->n_input == 2 && in[1] >= 0) {
         if ((st = lg_ox_reshape_shape(R, node, &src->shape, &R->G.vals[in[1]].c, &s)) != LG_OK) return st;
+    } else if (lg_ox_is_shape_op(op)) {
+        if ((st = lg_ox_shape_fold(&R->G, node, NULL, &out->c)) != LG_OK) return st;
+        out->kind = LG_OX_CONST;
+        return LG_OK;
     } else {
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: computes on constants only; constant folding is supported for Constant, Identity, "
-                       "Flatten and Reshape",
+                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice and Cast",
                        R->G.file, lg_ox_name(R, node));
     }
     if ((st = lg_ox_const_copy(&out->c, src)) != LG_OK) return st;
@@ -569,6 +575,11 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         }
     lg_ox_val *x = dyn[0];
     int sole = R->live == 0;
+    if (strcmp(op, "Shape") == 0) { /* the value's known shape, a constant (onnx_shape.c) */
+        if ((st = lg_ox_shape_fold(&R->G, node, &B->shape, &out->c)) != LG_OK) return st;
+        out->kind = LG_OX_CONST;
+        return LG_OK;
+    }
     out->kind = LG_OX_DYN;
     out->form = LG_OX_LIN;
     out->kmul = out->kdiv = 1.0;
@@ -649,12 +660,18 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     int alias = 0;
     if (lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, &alias, &op_act) == 0 && lg_act_has_param(op_act))
         return lg_ox_act_param_op(R, node, x, dpos, sole, op_act, alias);
-    if (strcmp(op, "Tanh") == 0 || strcmp(op, "Softmax") == 0) {
+    if (strcmp(op, "Tanh") == 0) { /* 2·σ(2z) − 1 (onnx_affine.c) */
+        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
+        if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
+        return lg_ox_b_tanh(B);
+    }
+    if (strcmp(op, "Softmax") == 0) {
         char kinds[256] = ""; /* the table's names */
         for (int a = 0; a < LG_ACT_COUNT; a++)
             snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", a ? ", " : "", lg_act_name((lg_act)a));
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: activation %s cannot be represented (lg_net has %s); %s", R->G.file,
-                       lg_ox_name(R, node), op, kinds, lg_ox_supported);
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: %s: activation %s cannot be represented (lg_net has %s; Tanh is read as 2*sigmoid(2x)-1); %s",
+                       R->G.file, lg_ox_name(R, node), op, kinds, lg_ox_supported);
     }
     int image = strcmp(op, "Conv") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
                 strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
@@ -675,8 +692,8 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         return lg_ox_batchnorm(&R->G, B, node);
     }
     int is_act = lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, NULL, &op_act) == 0;
-    int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 ||
-                strcmp(op, "MatMul") == 0;
+    int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0 ||
+                strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
     if (!known)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: op type '%s' is not supported; %s", R->G.file,
                        lg_ox_name(R, node), op, lg_ox_supported);
@@ -684,6 +701,13 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     if (strcmp(op, "Flatten") == 0) {
         out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
         return lg_ox_flatten_shape(R, node, &B->shape, &B->shape);
+    }
+    if (strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0) { /* reshapes (onnx_shape.c) */
+        if (dpos != 0)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be the data input", R->G.file,
+                           lg_ox_name(R, node));
+        out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
+        return lg_ox_squeeze_shape(&R->G, node, &B->shape, &B->shape);
     }
     if (strcmp(op, "Reshape") == 0) {
         if (dpos != 0 || nd->n_input != 2 || in[1] < 0)

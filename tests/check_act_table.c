@@ -167,6 +167,43 @@ END_TEST
 /* The annealing target is a valid parameter of its kind and brings the
  * largest gap to ReLU below the fresh layer's; anneal_as computes the same
  * function at p = 1. */
+/* The shape facts the relaxation reads instead of kind names: a bounded
+ * kind stays in its range, an increasing one never decreases, a
+ * piecewise-linear one is linear on each side of 0; each checked on dense
+ * samples for every accepted parameter. */
+START_TEST(test_act_table_shape)
+{
+    int n_bounded = 0, n_increasing = 0, n_pwl = 0;
+    for (int a = 0; a < LG_ACT_COUNT; a++) {
+        const lg_act_info *ai = lg_act_info_of((lg_act)a);
+        if (!ai->smooth) continue;
+        n_bounded += ai->bounded;
+        n_increasing += ai->increasing;
+        n_pwl += ai->pwl;
+        if (ai->increasing) ck_assert_msg(!ai->softplus, "%s: increasing presets need an unrounded p", ai->name);
+        double ps[8];
+        int np = lg_tab_params((lg_act)a, ps);
+        for (int ip = 0; ip < np; ip++) {
+            double p = ps[ip], prev = -INFINITY;
+            enum { N = 40000 };
+            for (int i = 0; i <= N; i++) {
+                double x = -60.0 + 120.0 * i / N, f = ai->f(x, p);
+                if (ai->bounded && !(f >= ai->range_lo && f <= ai->range_hi))
+                    ck_abort_msg("%s p=%g: f(%g) = %g outside [%g, %g]", ai->name, p, x, f, ai->range_lo, ai->range_hi);
+                if (ai->increasing && !(f >= prev)) ck_abort_msg("%s p=%g: f decreases at %g", ai->name, p, x);
+                if (ai->pwl && x != 0.0) {
+                    double s = x > 0 ? ai->f(1.0, p) : -ai->f(-1.0, p);
+                    if (!(fabs(f - s * x) <= 1e-15 * fabs(x)))
+                        ck_abort_msg("%s p=%g: f(%g) = %g, not linear (slope %g)", ai->name, p, x, f, s);
+                }
+                prev = f;
+            }
+        }
+    }
+    ck_assert_int_ge(n_bounded + n_increasing + n_pwl, 3); /* the facts are set somewhere (sigmoid, prelu) */
+}
+END_TEST
+
 START_TEST(test_act_table_anneal)
 {
     static const double targets[] = {1.0, 10.0, 159.57691216057307, 1e4};
@@ -314,6 +351,7 @@ Suite *suite_act_table(void)
     tcase_add_test(tc, test_act_table_hooks);
     tcase_add_test(tc, test_act_table_interval_image);
     tcase_add_test(tc, test_act_table_gap);
+    tcase_add_test(tc, test_act_table_shape);
     tcase_add_test(tc, test_act_table_anneal);
     tcase_add_test(tc, test_act_table_onnx_roundtrip);
     tcase_add_test(tc, test_act_table_onnx_lookup);

@@ -505,6 +505,17 @@ START_TEST(test_bab_memory_guard)
     ck_assert_int_le(small.peak_open, (long)((1 << 18) / node) + (long)(small.max_depth + 1) * o.batch);
     ck_assert_int_lt(small.peak_open, big.peak_open);
     fprintf(stderr, "memory guard: peak open nodes %ld (best first) vs %ld (0.25 MB)\n", big.peak_open, small.peak_open);
+    /* a memory cap (--memory) below what the search needs: it stops, OPEN for lack of memory,
+     * with the list within the cap (one round of children past the depth-first guard) */
+    lg_bab_out capped;
+    o = lg_tb_opts(LG_BAB_INPUT, "glpk", 2);
+    lg_runctx tiny = lg_runctx_start(120, 1, 0, 0.05);
+    ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &tiny, &capped, x), LG_OK);
+    ck_assert_msg(capped.answer == LG_BAB_OPEN && capped.out_of_memory && strstr(capped.reason, "memory"),
+                  "answer %d, out_of_memory %d, reason '%s' (peak %ld open)", capped.answer, capped.out_of_memory,
+                  capped.reason, capped.peak_open);
+    ck_assert_int_le(capped.peak_open, 32 + 2 * o.batch + 1);
+    ck_assert_int_lt(capped.nodes, big.nodes);
     lg_prop_free(&p);
     /* refuting a conjunction by a combination of its constraints saves nodes, same verdict */
     ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture("acasxu/prop_4.vnnlib"), 5, 5), LG_OK);

@@ -243,7 +243,9 @@ START_TEST(test_direct_alpha_tangent)
             lg_bounds_free(&b);
             lg_net_free(&net);
         }
-    ck_assert_msg(better >= 5, "α-CROWN improved on CROWN in only %d of 60 objectives", better);
+    /* the lines of the family (verify/backsub.h) move every objective the lower lines enter;
+     * tangents alone, jumping away from the area-best lines, improved 14 of 60 */
+    ck_assert_msg(better >= 40, "α-CROWN improved on CROWN in only %d of 60 objectives", better);
 }
 END_TEST
 
@@ -483,6 +485,52 @@ START_TEST(test_direct_onnx_exports)
 }
 END_TEST
 
+
+/* Activation splitting under a memory cap (verify --memory): cases it
+ * proves with several nodes become unknown, reason memory, when the cap
+ * cannot hold its open nodes; never a different verdict. */
+START_TEST(test_direct_bab_act_memory)
+{
+    lg_rng r;
+    lg_rng_init(&r, 2027, 0);
+    int hit = 0;
+    for (int a = 0; a < 5; a++)
+        for (int t = 0; t < 12; t++) {
+            lg_net net;
+            lg_dir_net(&net, lg_smooth[a], 3, 6, 3, &r, 1.0);
+            double x0[3], y0[3];
+            for (int i = 0; i < 3; i++) x0[i] = 2 * lg_rng_uniform(&r) - 1;
+            lg_dir_forward(&net, x0, NULL, y0);
+            int label = 0;
+            for (int j = 1; j < 3; j++)
+                if (y0[j] > y0[label]) label = j;
+            double eps = t % 3 == 0 ? 0.02 : t % 3 == 1 ? 0.15 : 0.6;
+            lg_prop p;
+            ck_assert(lg_prop_robustness(&p, x0, 3, eps, -10, 10, label, 3, 0.0) == LG_OK);
+            lg_verify_opts o = lg_verify_opts_default();
+            o.timeout_s = 5;
+            o.bab.threads = 1;
+            o.bab.mode = LG_BAB_NONE;
+            lg_verify_report rep;
+            ck_assert(lg_verify_run(&net, &p, &o, &rep) == LG_OK);
+            if (strcmp(rep.method, "bab-act") == 0 && rep.bab_nodes > 2) {
+                lg_verify_report cap;
+                o.memory_mb = 1e-6; /* not even two nodes */
+                ck_assert(lg_verify_run(&net, &p, &o, &cap) == LG_OK);
+                ck_assert_msg(cap.verdict == LG_VERDICT_UNKNOWN && strstr(cap.reason, "memory"),
+                              "%s t=%d: %s (%s) under a 1-byte cap", lg_act_name(lg_smooth[a]), t,
+                              lg_verdict_name(cap.verdict), cap.reason);
+                hit++;
+                lg_verify_report_free(&cap);
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+            lg_net_free(&net);
+        }
+    ck_assert_msg(hit >= 1, "no case needed activation splitting");
+}
+END_TEST
+
 Suite *suite_direct(void)
 {
     Suite *s = suite_create("direct");
@@ -492,6 +540,7 @@ Suite *suite_direct(void)
     tcase_add_test(tc, test_direct_alpha_tangent);
     tcase_add_test(tc, test_direct_beta_split);
     tcase_add_loop_test(tc, test_direct_verdicts_vs_oracle, 0, 2);
+    tcase_add_test(tc, test_direct_bab_act_memory);
     tcase_add_test(tc, test_direct_onnx_exports);
     tcase_add_test(tc, test_direct_torch_fixtures);
     suite_add_tcase(s, tc);

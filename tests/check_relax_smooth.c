@@ -9,9 +9,12 @@
 #include <float.h>
 #include <math.h>
 #include <mpfr.h>
+#include <string.h>
 
 #include "core/act_relax.h"
+#include "core/net.h"
 #include "core/rng.h"
+#include "verify/backsub.h"
 
 #define LG_TP 256
 
@@ -238,6 +241,95 @@ START_TEST(test_relax_smooth_table)
 }
 END_TEST
 
+
+/* α-CROWN's lower lines of a smooth neuron (verify/backsub.h): every α of
+ * [0, 1] (family lines and their convex combinations, rounding included)
+ * gives a line below the exact f on the neuron's interval, against MPFR at
+ * dense samples and the ends; NaN α is the area-best line, which sits in the
+ * family at lg_backsub_alpha0; and on a wide interval some α beats it at
+ * one end (the family is not a constant). */
+START_TEST(test_relax_smooth_family)
+{
+    const double gm = -0.75179152469356445746;
+    const double iv[][2] = {{-0.3, 0.3}, {-1.5, 4}, {-6, 1}, {gm, 2}, {-40, -38}, {-3, gm}, {0.5, 0.5 + 1e-9}, {-12, 12}};
+    const int ni = (int)(sizeof iv / sizeof iv[0]);
+    lg_rng r;
+    lg_rng_init(&r, 77, 0);
+    for (int k = 0; k < 5; k++) {
+        lg_act a = lg_smooth[k];
+        lg_net net;
+        int dims[3] = {1, ni, 1};
+        ck_assert(lg_net_init(&net, 2, dims, a) == LG_OK);
+        double p = a == LG_ACT_PRELU ? 0.25 : a == LG_ACT_GELU || a == LG_ACT_SIGMOID ? 1.0 : 2.5;
+        net.layers[0].lambda = p;
+        lg_bounds b;
+        ck_assert(lg_bounds_init(&b, &net) == LG_OK);
+        b.xlo[0] = -1, b.xhi[0] = 1;
+        for (int j = 0; j < ni; j++) b.lo[0][j] = iv[j][0], b.hi[0][j] = iv[j][1];
+        lg_backsub bs;
+        ck_assert(lg_backsub_init(&bs, &b, &net, 1) == LG_OK);
+        int moved = 0;
+        for (int j = 0; j < ni; j++) {
+            double l = iv[j][0], u = iv[j][1], s0, c0, s1, c1;
+            ck_assert(lg_backsub_fam_line(&bs, 0, j, NAN, &s0, &c0, NULL, NULL));
+            ck_assert(lg_backsub_fam_line(&bs, 0, j, lg_backsub_alpha0(&bs, 0, j), &s1, &c1, NULL, NULL));
+            ck_assert_msg(s0 == s1 && c0 == c1, "%s [%g, %g]: NaN α is not the family's area-best line", lg_act_name(a),
+                          l, u);
+            for (int q = 0; q <= 20; q++) {
+                double al = q < 17 ? q / 16.0 : lg_rng_uniform(&r), sl, cl;
+                ck_assert(lg_backsub_fam_line(&bs, 0, j, al, &sl, &cl, NULL, NULL));
+                const int n = 60;
+                for (int i = 0; i <= n + 1; i++) {
+                    double x = i == n + 1 ? u : l + (u - l) * i / n, line[2] = {sl, cl};
+                    int side = 1, ok;
+                    if (x > u) x = u;
+                    lg_mp_check(a, p, x, line, &side, 1, &ok);
+                    ck_assert_msg(ok, "%s [%g, %g] α=%g: %.17g·x%+.17g above f at %.17g", lg_act_name(a), l, u, al, sl,
+                                  cl, x);
+                }
+                if (u - l > 1 && (sl * l + cl > s0 * l + c0 + 1e-6 || sl * u + cl > s0 * u + c0 + 1e-6)) moved = 1;
+            }
+        }
+        ck_assert_msg(moved || a == LG_ACT_PRELU, "%s: no α beats the area-best line at an end", lg_act_name(a));
+        lg_backsub_free(&bs);
+        lg_bounds_free(&b);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+
+/* The per-thread memo of lg_act_relax (act_relax.c): asked again, in another
+ * order and after evictions, every argument tuple gets bit for bit the
+ * lines it got the first time, and tuples that differ in one bit of one
+ * argument (l, tlo) are not confused. */
+START_TEST(test_relax_smooth_memo)
+{
+    enum { N = 20000 };
+    static double arg[N][5];
+    static lg_act_lines first[N];
+    static int kind[N];
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    for (int i = 0; i < N; i++) {
+        kind[i] = lg_smooth[i % 5];
+        double x0 = 4 * (2 * lg_rng_uniform(&r) - 1), w = 3 * lg_rng_uniform(&r);
+        if (i % 7 == 1) x0 = nextafter(arg[i - 1][1], INFINITY), w = arg[i - 1][2] - arg[i - 1][1]; /* one bit of l */
+        double t = i % 3 == 0 ? NAN : lg_rng_uniform(&r);
+        if (i % 7 == 2 && arg[i - 1][3] == arg[i - 1][3]) t = nextafter(arg[i - 1][3], 2.0); /* one bit of tlo */
+        double a[5] = {kind[i] == LG_ACT_PRELU ? 0.25 : 1.5, x0, x0 + w, t, t};
+        memcpy(arg[i], a, sizeof a);
+        lg_act_relax(kind[i], a[0], a[1], a[2], a[3], a[4], &first[i]);
+    }
+    for (int k = 0; k < N; k++) {
+        int i = (int)(((long)k * 7919) % N);
+        lg_act_lines again;
+        lg_act_relax(kind[i], arg[i][0], arg[i][1], arg[i][2], arg[i][3], arg[i][4], &again);
+        ck_assert_msg(memcmp(&again, &first[i], sizeof again) == 0, "tuple %d: lines differ when asked again", i);
+    }
+}
+END_TEST
+
 Suite *suite_relax_smooth(void)
 {
     Suite *s = suite_create("relax_smooth");
@@ -247,6 +339,8 @@ Suite *suite_relax_smooth(void)
     tcase_add_test(tc, test_relax_smooth_random);
     tcase_add_test(tc, test_relax_smooth_hard);
     tcase_add_test(tc, test_relax_smooth_tight);
+    tcase_add_test(tc, test_relax_smooth_family);
+    tcase_add_test(tc, test_relax_smooth_memo);
     suite_add_tcase(s, tc);
     return s;
 }

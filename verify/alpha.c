@@ -82,27 +82,23 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                     if (sign[off + j])
                         gbeta[(size_t)r * gs + (size_t)(off + j)] = sign[off + j] * (h[j] - (tg ? tg[j] : 0.0));
             if (lg_act_info_of(Ly->act)->smooth) {
-                /* α_j is the tangent point d = l + α(u − l) (NaN: the middle) of the line
-                 * the coefficient's sign picks: coef·(f'(d)·z + f(d) − d·f'(d)), so
-                 * ∂/∂α = coef·f''(d)·(z − d)·(u − l) and a_j = f'(d)·z + f(d) − d·f'(d) */
-                const lg_act_info *ai = lg_act_info_of(Ly->act);
-                double pp = Ly->lambda; /* the table reads its own parameter (gelu: 1) */
+                /* a positive coefficient takes the lower line of the family at α_j (NaN: the
+                 * area-best one), s(α)·z + c(α), so ∂/∂α = coef·(s'(α)·z + c'(α)); a negative
+                 * one the area-best upper line, which α does not move (backsub.h) */
                 const double *lm = lam + (size_t)r * ls + off;
                 const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
                 double *gr = grad + (size_t)r * gs + off;
                 const lg_relu_lines *ln = s ? s->lines + (size_t)g * s->size + (size_t)off : NULL;
                 for (int j = 0; j < n; j++) {
-                    double lo = b->lo[l][j], hi = b->hi[l][j];
-                    if (!isfinite(lo) || !isfinite(hi) || !(hi > lo)) continue;
-                    double t = al && al[j] == al[j] ? al[j] : 0.5, dd = lo + t * (hi - lo);
-                    double e = 1e-6 * (fabs(dd) > 1 ? fabs(dd) : 1);
-                    double s1 = ai->df(dd, pp), f2 = (ai->df(dd + e, pp) - ai->df(dd - e, pp)) / (2 * e);
-                    gr[j] = lm[j] * f2 * (h[j] - dd) * (hi - lo);
-                    if (ln && !(al && al[j] == al[j]) && ln[j].phase == LG_RELU_SMOOTH)
-                        /* no α: the area-best line the bound used, picked by the coefficient's sign */
+                    double sl, cl, dsl, dcl;
+                    if (!ln || ln[j].phase != LG_RELU_SMOOTH) continue;
+                    if (lm[j] > 0.0 && s &&
+                        lg_backsub_fam_line(s, g, off + j, al ? al[j] : NAN, &sl, &cl, &dsl, &dcl)) {
+                        gr[j] = lm[j] * (dsl * h[j] + dcl);
+                        h[j] = sl * h[j] + cl;
+                    } else {
                         h[j] = lm[j] >= 0.0 ? ln[j].lo_s * h[j] + ln[j].lo_c : ln[j].up_s * h[j] + ln[j].up_c;
-                    else
-                        h[j] = s1 * h[j] + ai->f(dd, pp) - dd * s1;
+                    }
                 }
                 continue;
             }
@@ -300,8 +296,9 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
                 m1[q] = b1 * m1[q] + (1 - b1) * grad[q];
                 m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
                 double step = c1 * m1[q] / (sqrt(m2[q] * c2) + 1e-12);
-                double x = (a[q] == a[q] ? a[q] : 0.5) + step; /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0
-                                                                   (a smooth α starts at NaN: the area-best lines) */
+                /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 (a smooth α starts at NaN: the
+                 * area-best lines, at lg_backsub_alpha0 in its family) */
+                double x = (a[q] == a[q] ? a[q] : lg_backsub_alpha0(&s, s.grp[r], (int)j)) + step;
                 a[q] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
             }
     }
@@ -343,11 +340,14 @@ lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, do
                            int *n_tight)
 {
     *n_tight = 0;
-    lg_status st = lg_bounds_check_net(net);
+    lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
-    if (k < 1 || k >= net->n_layers || net->layers[k].act != LG_ACT_RELU) return LG_OK;
+    int smooth = k >= 1 && k < net->n_layers && lg_act_info_of(net->layers[k].act)->smooth;
+    if (k < 1 || k >= net->n_layers || (net->layers[k].act != LG_ACT_RELU && !smooth)) return LG_OK;
     int n = net->layers[k].n_out, u = 0;
-    for (int j = 0; j < n; j++) u += b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0;
+    /* relu: the unstable neurons; smooth: every neuron (a narrower interval tightens its lines) */
+#define LG_AT_OPEN(j) (smooth ? b->lo[k][j] < b->hi[k][j] : b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0)
+    for (int j = 0; j < n; j++) u += LG_AT_OPEN(j);
     if (u == 0) return LG_OK;
     /* the sub-network of layers 0..k whose output is z_k (layer k's ReLU dropped) */
     lg_layer *Ls = malloc((size_t)(k + 1) * sizeof *Ls);
@@ -368,7 +368,7 @@ lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, do
     }
     double *d = C + M * (size_t)n, *out = d + M, *al = out + M;
     for (int j = 0, q = 0; j < n; j++) {
-        if (!(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0)) continue;
+        if (!LG_AT_OPEN(j)) continue;
         idx[q] = j;
         C[(2 * (size_t)q) * (size_t)n + (size_t)j] = 1.0;
         C[(2 * (size_t)q + 1) * (size_t)n + (size_t)j] = -1.0;
@@ -386,6 +386,7 @@ lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, do
         if (h < b->hi[k][j]) b->hi[k][j] = h;
         *n_tight += was && !(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0);
     }
+#undef LG_AT_OPEN
 done:
     free(C);
     free(idx);

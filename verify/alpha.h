@@ -4,6 +4,9 @@
  * For an unstable ReLU (l < 0 < u) every α ∈ [0, 1] gives a sound lower
  * relaxation a ≥ α·z, so the bound below is sound for ANY α in [0, 1]; the
  * upper relaxation stays the chord a ≤ s(z − l), s ≥ u/(u − l) (relax.h).
+ * A smooth neuron's α ∈ [0, 1] picks its lower line from the certified
+ * family of backsub.h (NaN: the area-best line), its upper line is the
+ * area-best one; any α gives a sound bound there too.
  * Pre-activation bounds of the hidden layers come from the caller's
  * lg_bounds (they are not re-optimised). The bound is computed by the one
  * back-substitution of backsub.h, rounding of the whole chain included, as
@@ -103,7 +106,8 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
                                   double *Ain);
 
 /* Intermediate-layer α-CROWN: tighten the
- * bounds of the unstable neurons of relu layer k (1 ≤ k < n_layers) in b by
+ * bounds of the unstable neurons of relu layer k, or of every neuron of a
+ * smooth layer k (1 ≤ k < n_layers), in b by
  * optimising the slopes of layers < k for each bound (rows ±e_j of z_k,
  * `steps` Adam steps, one batch). Sound: every bound is an α-CROWN bound
  * (any α ∈ [0, 1]) of z_k over the box described by b; b's own values are

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,7 +164,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     if (smooth && o->solver && strcmp(o->solver, "none") != 0)
         return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
     lg_bab_opts so;
-    if (smooth) { /* CROWN bounds through the smooth lines; α-CROWN's gradient is ReLU-only */
+    if (smooth) { /* CROWN bounds through the smooth lines per input box (α off: not measured there) */
         so = *o;
         so.alpha_steps = 0;
         so.root_alpha_steps = 0;
@@ -215,11 +216,19 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         free(r0);
         goto fail;
     }
-    /* open nodes kept at most: max_queue_mb of node memory */
+    /* open nodes kept at most: max_queue_mb of node memory, and half the run's memory cap
+     * (bab.h); the whole cap is a hard stop (at least one round past the guard) */
     size_t node_bytes = lg_bab_node_bytes(&cx) + 64;
     double mb = o->max_queue_mb > 0 ? o->max_queue_mb : 1024;
+    if (run->memory_mb > 0 && run->memory_mb / 2 < mb) mb = run->memory_mb / 2;
     size_t max_queue = (size_t)(mb * 1048576.0 / (double)node_bytes);
     if (max_queue < 32) max_queue = 32;
+    size_t hard_queue = SIZE_MAX;
+    if (run->memory_mb > 0) {
+        double h = run->memory_mb * 1048576.0 / (double)node_bytes;
+        hard_queue = h < (double)(SIZE_MAX / 2) ? (size_t)h : SIZE_MAX / 2;
+        if (hard_queue < max_queue + 2 * (size_t)batch + 1) hard_queue = max_queue + 2 * (size_t)batch + 1;
+    }
     int stuck = 0, solver_used = 0;
     const char *stuck_why = NULL;
     double t_start = lg_now(), t_print = t_start;
@@ -231,6 +240,12 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         if (out->nodes >= o->max_nodes) {
             snprintf(out->reason, sizeof out->reason, "node limit (%ld)", o->max_nodes);
+            break;
+        }
+        if (lg_worklist_size(&wl) + 2 * (size_t)batch > hard_queue) { /* a round adds up to 2·batch */
+            out->out_of_memory = 1;
+            snprintf(out->reason, sizeof out->reason, "memory limit (%zu open nodes, %.0f MB)", lg_worklist_size(&wl),
+                     run->memory_mb);
             break;
         }
         int nb = 0;

@@ -28,8 +28,11 @@
  * answer (and, without a deadline, every count) does not depend on the
  * number of threads.
  *
- * The deadline, seed, verbosity and back-end memory cap come from the run
- * context (core/runctx.h): the search stops at run->deadline; node n's
+ * The deadline, seed, verbosity and memory cap come from the run context
+ * (core/runctx.h): the search stops at run->deadline; with a memory cap
+ * (run->memory_mb > 0) the open nodes go depth first past half of it
+ * (max_queue_mb, if smaller, still applies) and the search stops, OPEN with
+ * out_of_memory set, when they would exceed it; node n's
  * back-end call uses seed run->seed + n's id; run->verbose 1 prints a
  * progress line per round, 2 also solver chatter.
  *
@@ -100,6 +103,7 @@ typedef enum lg_bab_answer { LG_BAB_OPEN = 0, LG_BAB_PROVED, LG_BAB_FOUND } lg_b
 typedef struct lg_bab_out {
     lg_bab_answer answer;
     int timed_out;          /* OPEN because of the deadline */
+    int out_of_memory;      /* OPEN because the open nodes reached the run's memory cap (run->memory_mb) */
     char reason[128];       /* why OPEN */
     char method[32];        /* "bab-input" or "bab-relu" (+ "+glpk"/"+z3" if a back-end closed nodes) */
     long nodes;             /* nodes bounded */

@@ -3,10 +3,12 @@
 #include "verify/bab_act.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/act_relax.h"
+#include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/backsub.h"
 
@@ -14,6 +16,7 @@ typedef struct lg_ba_node {
     double *pre;          /* [2·size]: lo then hi of every neuron (lg_alpha_offset layout) */
     double *thr;          /* [size] split point of each split neuron */
     double *beta;         /* [m][size] split multipliers (warm start for the children) */
+    double *alpha;        /* [m][size] lower-line positions α (backsub.h; NaN: area-best), warm start */
     signed char *sign;    /* [size] +1: z ≤ thr holds on the node, −1: z ≥ thr, 0: not split */
     unsigned char *open;  /* [n_terms] */
     int depth;
@@ -29,7 +32,6 @@ typedef struct lg_ba_ctx {
     int beta_steps;        /* projected-gradient steps on β per node (0: no β) */
     double lr;
     const lg_runctx *run;
-    double *alpha;         /* [m][size] NaN: the area-best lines, held fixed */
 } lg_ba_ctx;
 
 static void lg_ba_load(const lg_ba_ctx *cx, const double *pre, lg_bounds *b)
@@ -57,12 +59,13 @@ static void lg_ba_save(const lg_ba_ctx *cx, const lg_bounds *b, double *pre)
 static lg_ba_node *lg_ba_new(const lg_ba_ctx *cx)
 {
     size_t sz = (size_t)cx->size, nb = cx->beta_steps > 0 ? (size_t)cx->m * sz : 0;
-    lg_ba_node *n = malloc(sizeof *n + (3 * sz + nb) * sizeof(double) + sz + (size_t)cx->n_terms + 1);
+    lg_ba_node *n = malloc(sizeof *n + (3 * sz + 2 * nb) * sizeof(double) + sz + (size_t)cx->n_terms + 1);
     if (!n) return NULL;
     n->pre = (double *)(n + 1);
     n->thr = n->pre + 2 * sz;
     n->beta = n->thr + sz;
-    n->sign = (signed char *)(n->beta + nb);
+    n->alpha = n->beta + nb;
+    n->sign = (signed char *)(n->alpha + nb);
     n->open = (unsigned char *)(n->sign + sz);
     n->depth = 0;
     return n;
@@ -74,7 +77,10 @@ static void lg_ba_copy_splits(const lg_ba_ctx *cx, const lg_ba_node *src, lg_ba_
     size_t sz = (size_t)cx->size;
     memcpy(dst->thr, src->thr, sz * sizeof *dst->thr);
     memcpy(dst->sign, src->sign, sz);
-    if (cx->beta_steps > 0) memcpy(dst->beta, src->beta, (size_t)cx->m * sz * sizeof *dst->beta);
+    if (cx->beta_steps > 0) {
+        memcpy(dst->beta, src->beta, (size_t)cx->m * sz * sizeof *dst->beta);
+        memcpy(dst->alpha, src->alpha, (size_t)cx->m * sz * sizeof *dst->alpha);
+    }
 }
 
 /* Node n's region gains z_i ≤ t (sign +1) or z_i ≥ t (−1); a multiplier of
@@ -87,10 +93,34 @@ static void lg_ba_add_split(const lg_ba_ctx *cx, lg_ba_node *n, int i, int sign,
     n->thr[i] = t;
 }
 
+/* Gap between neuron's lines at the middle of [lo, hi]. */
+static double lg_ba_gap(const lg_layer *L, double lo, double hi)
+{
+    lg_act_lines al;
+    lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
+    double mid = lo + 0.5 * (hi - lo), g = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
+    return isfinite(g) ? g : INFINITY;
+}
+
+/* The split point of [lo, hi] that tightens the relaxation most: of 0 (when
+ * inside), the middle and the quarter points, the one whose worse half has
+ * the smaller gap. */
+static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
+{
+    double w = hi - lo, cand[4] = {lo + 0.5 * w, lo + 0.25 * w, lo + 0.75 * w, 0.0}, best = cand[0], bs = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        double t = cand[i];
+        if (!(t > lo && t < hi)) continue;
+        double a = lg_ba_gap(L, lo, t), b = lg_ba_gap(L, t, hi), sc = a > b ? a : b;
+        if (sc < bs) bs = sc, best = t;
+    }
+    return best;
+}
+
 /* Bound node b: close refuted terms; *closed = 1 when none is left or the
  * bounds are empty. Otherwise pick the split (*layer, *neuron). lam: [m][size]. */
 static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, double *lam, double *lb, int *closed,
-                             int *layer, int *neuron)
+                             int *layer, int *neuron, double *worst_out)
 {
     const lg_net *net = cx->net;
     *closed = 0;
@@ -101,17 +131,17 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
                 return LG_OK;
             }
     lg_status st;
-    if (cx->beta_steps > 0 && n->depth > 0) {
-        /* β-CROWN on the node's split constraints (alpha.h): β from the parent's optimum, the
-         * lines held at the area-best ones; then the bound of the best β, with its coefficients */
+    if (cx->beta_steps > 0) {
+        /* α,β-CROWN on the node's lines and split constraints (alpha.h): α and β from the
+         * parent's optimum; then the bound of the best α, β, with its coefficients */
         const lg_bounds *bp = b;
         const signed char *sg = n->sign;
         const double *th = n->thr;
-        lg_alpha_batch bt = {1, &bp, &sg, NULL, &th, 1};
+        lg_alpha_batch bt = {1, &bp, &sg, NULL, &th, 0};
         double *lb2 = lb + cx->m;
-        if ((st = lg_alpha_optimize_batch(&bt, net, cx->m, cx->C, cx->d, cx->beta_steps, cx->lr, cx->run, cx->alpha,
+        if ((st = lg_alpha_optimize_batch(&bt, net, cx->m, cx->C, cx->d, cx->beta_steps, cx->lr, cx->run, n->alpha,
                                           n->beta, lb2, NULL)) != LG_OK ||
-            (st = lg_alpha_bound_batch(&bt, net, cx->m, cx->C, cx->d, cx->alpha, n->beta, lb, NULL, lam, NULL, NULL)) !=
+            (st = lg_alpha_bound_batch(&bt, net, cx->m, cx->C, cx->d, n->alpha, n->beta, lb, NULL, lam, NULL, NULL)) !=
                 LG_OK)
             return st;
         for (int r = 0; r < cx->m; r++) /* both are sound bounds on the node's region */
@@ -141,6 +171,7 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
         left++;
         if (best < worst) worst = best, worst_row = arg;
     }
+    *worst_out = worst;
     if (!left) {
         *closed = 1;
         return LG_OK;
@@ -167,52 +198,29 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
     return LG_OK;
 }
 
-/* Gap between neuron's lines at the middle of [lo, hi]. */
-static double lg_ba_gap(const lg_layer *L, double lo, double hi)
-{
-    lg_act_lines al;
-    lg_act_relax(L->act, L->lambda, lo, hi, NAN, NAN, &al);
-    double mid = lo + 0.5 * (hi - lo), g = (al.up_s * mid + al.up_c) - (al.lo_s * mid + al.lo_c);
-    return isfinite(g) ? g : INFINITY;
-}
-
-/* The split point of [lo, hi] that tightens the relaxation most: of 0 (when
- * inside), the middle and the quarter points, the one whose worse half has
- * the smaller gap. */
-static double lg_ba_split_point(const lg_layer *L, double lo, double hi)
-{
-    double w = hi - lo, cand[4] = {lo + 0.5 * w, lo + 0.25 * w, lo + 0.75 * w, 0.0}, best = cand[0], bs = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        double t = cand[i];
-        if (!(t > lo && t < hi)) continue;
-        double a = lg_ba_gap(L, lo, t), b = lg_ba_gap(L, t, hi), sc = a > b ? a : b;
-        if (sc < bs) bs = sc, best = t;
-    }
-    return best;
-}
-
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
                          const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out)
 {
     memset(out, 0, sizeof *out);
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
-    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL, beta_steps, lr, run, NULL};
+    lg_ba_ctx cx = {net, root, n_terms, lg_alpha_size(net), 0, terms, NULL, NULL, NULL, beta_steps, lr, run};
     for (int t = 0; t < n_terms; t++) cx.m += terms[t].n_cons;
     if (cx.m == 0 || n_terms == 0) return LG_OK; /* an empty conjunction holds: nothing to prove */
     if ((size_t)cx.m * (size_t)cx.size > LG_BAB_ACT_BETA_MAX) cx.beta_steps = 0; /* per-node β too large */
     int no = lg_net_n_out(net);
     long cap = 64, top = 0;
+    size_t node_bytes = sizeof(lg_ba_node) +
+                        (3 + (cx.beta_steps > 0 ? 2 * (size_t)cx.m : 0)) * (size_t)cx.size * sizeof(double) +
+                        (size_t)cx.size + (size_t)n_terms + 1;
     lg_ba_node **stack = malloc((size_t)cap * sizeof *stack);
     cx.C = malloc((size_t)cx.m * (size_t)no * sizeof *cx.C);
     cx.d = malloc((size_t)cx.m * sizeof *cx.d);
     double *lam = malloc((size_t)cx.m * (size_t)cx.size * sizeof *lam);
     double *lb = malloc(2 * (size_t)cx.m * sizeof *lb);
-    if (cx.beta_steps > 0 && (cx.alpha = malloc((size_t)cx.m * (size_t)cx.size * sizeof *cx.alpha)) != NULL)
-        for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) cx.alpha[i] = NAN;
     lg_bounds b;
     memset(&b, 0, sizeof b);
-    if (!stack || !cx.C || !cx.d || !lam || !lb || (cx.beta_steps > 0 && !cx.alpha) ||
+    if (!stack || !cx.C || !cx.d || !lam || !lb ||
         (st = lg_bounds_init(&b, net)) != LG_OK) {
         if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         goto done;
@@ -231,11 +239,20 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     memset(r0->open, 1, (size_t)n_terms);
     memset(r0->sign, 0, (size_t)cx.size);
     memset(r0->thr, 0, (size_t)cx.size * sizeof *r0->thr);
-    if (cx.beta_steps > 0) memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
+    if (cx.beta_steps > 0) {
+        memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
+        for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) r0->alpha[i] = NAN; /* area-best */
+    }
     stack[top++] = r0;
     int gave_up = 0;
+    double t_print = lg_now();
     while (top > 0) {
         if (lg_runctx_expired(run) || (max_nodes > 0 && out->nodes >= max_nodes)) {
+            gave_up = 1;
+            break;
+        }
+        if (run && run->memory_mb > 0 && (double)(top + 2) * (double)node_bytes > run->memory_mb * 1048576.0) {
+            out->out_of_memory = 1;
             gave_up = 1;
             break;
         }
@@ -244,9 +261,15 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
         out->nodes++;
         if (n->depth > out->max_depth) out->max_depth = n->depth;
         int closed, k, j;
-        if ((st = lg_ba_bound(&cx, &b, n, lam, lb, &closed, &k, &j)) != LG_OK) {
+        double worst = INFINITY;
+        if ((st = lg_ba_bound(&cx, &b, n, lam, lb, &closed, &k, &j, &worst)) != LG_OK) {
             free(n);
             goto done;
+        }
+        if (run && run->verbose && (out->nodes == 1 || lg_now() - t_print >= 1.0)) {
+            t_print = lg_now();
+            fprintf(stderr, "bab-act: %ld nodes, %ld open, depth %d, this node's worst open bound %.4g\n", out->nodes,
+                    top, n->depth, closed ? 0.0 : worst);
         }
         if (closed) {
             free(n);
@@ -316,7 +339,6 @@ done:
     free(cx.d);
     free(lam);
     free(lb);
-    free(cx.alpha);
     lg_bounds_free(&b);
     return st;
 }

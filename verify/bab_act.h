@@ -13,8 +13,8 @@
  * coefficient, is largest; its interval is split where the relaxation
  * tightens most: of 0 (when inside), the middle and the quarter points, the
  * one whose worse half has the smaller gap between its lines.
- * Depth first, so open nodes stay few; stops at the run's deadline or
- * max_nodes. Finds no counterexamples (the driver's attack does).
+ * Depth first, so open nodes stay few; stops at the run's deadline,
+ * max_nodes, or when the open nodes would exceed the run's memory cap. Finds no counterexamples (the driver's attack does).
  *
  * net, terms and root are borrowed; everything else is freed on return.
  */
@@ -30,13 +30,15 @@ typedef struct lg_bab_act_out {
     int proved;   /* 1: every node closed: no term holds anywhere in the box */
     long nodes;   /* nodes bounded */
     int max_depth;
+    int out_of_memory; /* stopped because the open nodes reached the run's memory cap (run->memory_mb) */
 } lg_bab_act_out;
 
-/* beta_steps > 0: every node below the root optimises multipliers β ≥ 0 of
- * its split constraints (β-CROWN, alpha.h) by that many projected Adam
- * steps of rate lr, warm-started from its parent's (each open node keeps
- * its rows' β: constraints × neurons doubles, so above
- * LG_BAB_ACT_BETA_MAX of them β is off); 0: plain CROWN. */
+/* beta_steps > 0: every node optimises the lower-line positions α of its
+ * smooth neurons (verify/backsub.h) and the multipliers β ≥ 0 of its split
+ * constraints (α,β-CROWN, alpha.h) by that many projected Adam steps of
+ * rate lr, warm-started from its parent's (each open node keeps its rows'
+ * α and β: 2 × constraints × neurons doubles, so above LG_BAB_ACT_BETA_MAX
+ * of them both are off); 0: plain CROWN. */
 #define LG_BAB_ACT_BETA_MAX ((size_t)1 << 17)
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
                          const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out);

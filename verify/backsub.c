@@ -39,7 +39,10 @@ static double lg_bs_amax(double lo, double hi, int relu)
 void lg_backsub_changed(lg_backsub *s, int l)
 {
     if (l >= 0)
-        for (int g = 0; g < s->ng; g++) s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
+        for (int g = 0; g < s->ng; g++) {
+            s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
+            if (s->fam) s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
+        }
     if (l + 1 < s->net->n_layers) s->mag_ok[l + 1] = 0;
 }
 
@@ -69,6 +72,109 @@ static void lg_bs_lines(lg_backsub *s, int g, int l)
         ln[j].zmax = h > a ? h : a;
         if (isnan(ln[j].zmax)) ln[j].zmax = INFINITY;
     }
+}
+
+/* The lower-line family of every neuron of smooth layer l in group g
+ * (backsub.h): certified tangents and the area-best line, sorted by slope. */
+static void lg_bs_family(lg_backsub *s, int g, int l)
+{
+    const lg_bounds *b = s->gb[g];
+    const lg_layer *L = &s->net->layers[l];
+    if (!s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
+    s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 1;
+    const int F = LG_BACKSUB_FAM;
+    for (int j = 0; j < L->n_out; j++) {
+        size_t i = (size_t)g * s->size + (size_t)s->off[l] + (size_t)j;
+        double *fm = s->fam + i * 2 * (size_t)F; /* [F][2] */
+        const lg_relu_lines *ln = &s->lines[i];
+        double lo = b->lo[l][j], hi = b->hi[l][j];
+        int n = 0, ok = isfinite(ln->lo_s) && isfinite(ln->lo_c) && isfinite(lo) && isfinite(hi) && hi > lo;
+        for (int q = 0; ok && q < F - 1; q++) {
+            lg_act_lines x;
+            lg_act_relax(L->act, L->lambda, lo, hi, (double)q / (F - 2), (double)q / (F - 2), &x);
+            if (!isfinite(x.lo_s) || !isfinite(x.lo_c)) continue;
+            fm[2 * n] = x.lo_s, fm[2 * n + 1] = x.lo_c;
+            n++;
+        }
+        /* the area-best line last, then all sorted by slope (it is tracked); missing
+         * tangents are copies of it */
+        fm[2 * n] = ln->lo_s, fm[2 * n + 1] = ln->lo_c;
+        int at = n++;
+        for (int q = 1; q < n; q++)
+            for (int r = q; r > 0 && fm[2 * r - 2] > fm[2 * r]; r--) {
+                double ts = fm[2 * r], tc = fm[2 * r + 1];
+                fm[2 * r] = fm[2 * r - 2], fm[2 * r + 1] = fm[2 * r - 1];
+                fm[2 * r - 2] = ts, fm[2 * r - 1] = tc;
+                if (at == r) at = r - 1;
+                else if (at == r - 1) at = r;
+            }
+        for (int q = n; q < F; q++) fm[2 * q] = fm[2 * n - 2], fm[2 * q + 1] = fm[2 * n - 1];
+        if (!ok) {
+            for (int q = 0; q < F; q++) fm[2 * q] = ln->lo_s, fm[2 * q + 1] = ln->lo_c;
+            at = 0;
+        }
+        s->fam0[i] = (double)at / (F - 1);
+    }
+}
+
+/* The family's scratch, on first use; 0 if it cannot be allocated. */
+static int lg_bs_fam_alloc(lg_backsub *s)
+{
+    if (s->fam) return 1;
+    size_t G = (size_t)s->ng, L = (size_t)s->net->n_layers;
+    s->fam = malloc(G * s->size * (2 * (size_t)LG_BACKSUB_FAM + 1) * sizeof *s->fam + G * L);
+    if (!s->fam) return 0;
+    s->fam0 = s->fam + G * s->size * 2 * (size_t)LG_BACKSUB_FAM;
+    s->fam_ok = (unsigned char *)(s->fam0 + G * s->size);
+    memset(s->fam_ok, 0, G * L);
+    return 1;
+}
+
+static int lg_bs_layer_of(const lg_backsub *s, int i)
+{
+    int l = 0;
+    while (l + 1 < s->net->n_layers && s->off[l + 1] <= i) l++;
+    return l;
+}
+
+int lg_backsub_fam_line(lg_backsub *s, int g, int i, double alpha, double *ls, double *lc, double *ds, double *dc)
+{
+    int l = lg_bs_layer_of(s, i);
+    const lg_layer *L = &s->net->layers[l];
+    if (!lg_act_info_of(L->act)->smooth || !lg_bs_fam_alloc(s)) return 0;
+    if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
+    size_t gi = (size_t)g * s->size + (size_t)i;
+    const int F = LG_BACKSUB_FAM;
+    const double *fm = s->fam + gi * 2 * (size_t)F;
+    if (alpha != alpha) alpha = s->fam0[gi];
+    double pos = (alpha > 0.0 ? (alpha < 1.0 ? alpha : 1.0) : 0.0) * (F - 1);
+    int p = (int)pos;
+    if (p > F - 2) p = F - 2;
+    double th = pos - p, s0 = fm[2 * p], c0 = fm[2 * p + 1], s1 = fm[2 * p + 2], c1 = fm[2 * p + 3];
+    if (ds) *ds = (s1 - s0) * (F - 1);
+    if (dc) *dc = (c1 - c0) * (F - 1);
+    if (th == 0.0) { /* a family line itself: certified as it is */
+        *ls = s0, *lc = c0;
+        return 1;
+    }
+    /* (1 − θ)·line_p + θ·line_{p+1}, its rounding subtracted from the constant (backsub.h) */
+    double sl = (1.0 - th) * s0 + th * s1, c = (1.0 - th) * c0 + th * c1;
+    double lo = s->gb[g]->lo[l][i - s->off[l]], hi = s->gb[g]->hi[l][i - s->off[l]];
+    double zm = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
+    double E = ((fabs(s0) + fabs(s1)) * 0x1p-51 + 0x1p-1070) * zm + (fabs(c0) + fabs(c1)) * 0x1p-51 + 0x1p-1070;
+    c = c - E * (1.0 + 0x1p-50);
+    c -= fabs(c) * 0x1p-51 + 0x1p-1070;
+    if (!isfinite(sl) || !isfinite(c)) return 0;
+    *ls = sl, *lc = c;
+    return 1;
+}
+
+double lg_backsub_alpha0(lg_backsub *s, int g, int i)
+{
+    int l = lg_bs_layer_of(s, i);
+    if (!lg_act_info_of(s->net->layers[l].act)->smooth || !lg_bs_fam_alloc(s)) return 0.5;
+    if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
+    return s->fam0[(size_t)g * s->size + (size_t)i];
 }
 
 /* M_l, U_l from the current bounds of layer l − 1 (or the box), over the
@@ -160,6 +266,7 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
 
 void lg_backsub_free(lg_backsub *s)
 {
+    free(s->fam);
     free(s->store);
     memset(s, 0, sizeof *s);
 }
@@ -216,13 +323,11 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
                             lg_relu_lines t = lines[j];
                             lg_relax_set_alpha(&t, al[j]);
                             lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
-                        } else if (al && lines[j].phase == LG_RELU_SMOOTH && al[j] == al[j]) {
-                            /* α-CROWN on a smooth neuron: the tangent at l + α(u − l), certified */
-                            const lg_bounds *gbr = s->gb[s->grp[r]];
-                            lg_act_lines x;
-                            lg_act_relax(L->act, L->lambda, gbr->lo[l][j], gbr->hi[l][j], al[j], al[j], &x);
+                        } else if (al && lines[j].phase == LG_RELU_SMOOTH && al[j] == al[j] && aj > 0.0) {
+                            /* α-CROWN on a smooth neuron: the lower line of its family at α (backsub.h) */
                             lg_relu_lines t = lines[j];
-                            t.lo_s = x.lo_s, t.lo_c = x.lo_c, t.up_s = x.up_s, t.up_c = x.up_c;
+                            if (!lg_backsub_fam_line(s, s->grp[r], off + j, al[j], &t.lo_s, &t.lo_c, NULL, NULL))
+                                t = lines[j];
                             lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
                         } else {
                             lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);

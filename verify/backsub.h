@@ -66,10 +66,37 @@ typedef struct lg_backsub {
     size_t size;       /* neurons over all layers */
     unsigned char *mag_ok, *lines_ok; /* [n_layers], [ng][n_layers] computed yet */
     int *off;          /* [n_layers] lg_alpha_offset of each layer */
+    double *fam;       /* NULL, or [ng][size][LG_BACKSUB_FAM][2]: the lower-line families of smooth
+                        * neurons (α-CROWN, below), allocated and computed on first use */
+    double *fam0;      /* [ng][size] α of the area-best lower line in its family */
+    unsigned char *fam_ok; /* [ng][n_layers] */
     const double *const *thr; /* NULL, or [ng] split points ([size] each, NULL entry: all 0) of the
                                * split constraints z ≤ t / z ≥ t (lg_backsub_lower_beta); the caller sets it */
     void *store;
 } lg_backsub;
+
+/* α-CROWN on a smooth neuron (DESIGN.md §3 "Smooth activations"). Its
+ * lower line is picked by α ∈ [0, 1] from a family of LG_BACKSUB_FAM lines,
+ * each certified by core/act_relax.h on the neuron's [l, u]: the tangents at
+ * l + i·(u − l)/(LG_BACKSUB_FAM − 2), i = 0 … LG_BACKSUB_FAM − 2 (moved down
+ * by their certified minimum where f is not convex), and the area-best line,
+ * sorted by slope. α = p/(F − 1) + θ/(F − 1) (F = LG_BACKSUB_FAM, 0 ≤ θ < 1)
+ * is the convex combination (1 − θ)·line_p + θ·line_{p+1}, below f on [l, u]
+ * because both are; the rounding of the combination (≤ 2^-51·(|s_p| +
+ * |s_{p+1}|) in the slope, the same in the constant) times max(|l|, |u|) is
+ * subtracted from the constant, outward. The upper line stays the area-best
+ * one (as the ReLU's chord: only the lower line is optimised). NaN α: the
+ * area-best lines, i.e. α = lg_backsub_alpha0. */
+#define LG_BACKSUB_FAM 9
+
+/* The lower line of smooth neuron i (lg_alpha_offset layout) of group g at α
+ * (clamped to [0, 1]; NaN: the area-best one): f(z) ≥ *ls·z + *lc on its
+ * interval; *ds, *dc (optional) their derivatives in α. Computes the
+ * family on first use. Returns 0 (and leaves the outputs alone) when the
+ * family is not available (out of memory, non-finite bounds). */
+int lg_backsub_fam_line(lg_backsub *s, int g, int i, double alpha, double *ls, double *lc, double *ds, double *dc);
+/* α of the area-best lower line of smooth neuron i of group g (0.5 when no family). */
+double lg_backsub_alpha0(lg_backsub *s, int g, int i);
 
 /* Scratch for up to m rows over one region (bounds b). */
 lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m);

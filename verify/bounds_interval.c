@@ -21,11 +21,12 @@ lg_status lg_bounds_check_net(const lg_net *net)
     if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
-        if (a == LG_ACT_SIGMOID)
+        const lg_act_info *info = lg_act_info_of(a);
+        if (info && info->smooth && !info->relu_like)
             return lg_fail(LG_ERR_UNSUPPORTED,
-                           "layer %d has activation sigmoid: verification needs a piecewise-linear (relu/identity) "
-                           "network, and sigmoid has no ReLU substitution",
-                           k);
+                           "layer %d has activation %s: verification needs a piecewise-linear (relu/identity) "
+                           "network, and %s has no ReLU substitution",
+                           k, info->name, info->name);
         if (a != LG_ACT_RELU && a != LG_ACT_IDENTITY)
             return lg_fail(LG_ERR_UNSUPPORTED,
                            "layer %d has activation %s: verification needs a piecewise-linear (relu/identity) "

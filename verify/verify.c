@@ -334,6 +334,16 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
+    if (smooth && o->bab.root_alpha_steps > 0 && lg_bounds_finite(&b)) {
+        /* intermediate α-CROWN (alpha.h: lg_alpha_tighten) on every hidden smooth layer, each
+         * followed by CROWN on the later ones: narrower intervals, tighter lines */
+        for (int k = 1; k + 1 < net->n_layers && !lg_runctx_expired(&cc); k++) {
+            int nt;
+            if ((st = lg_alpha_tighten(&b, net, k, o->bab.root_alpha_steps, o->bab.alpha_lr, &cc, &nt)) != LG_OK ||
+                (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK)
+                goto done;
+        }
+    }
     if (smooth && o->bab.alpha_steps > 0 && lg_bounds_finite(&b)) {
         int nk = p.n_terms;
         if ((st = lg_verify_alpha_smooth(net, &b, kept, &nk, 2 * o->bab.alpha_steps, o->bab.alpha_lr, &cc)) != LG_OK)
@@ -398,6 +408,7 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             snprintf(co->method, sizeof co->method, "bab-act");
             goto done;
         }
+        if (ao.out_of_memory) lg_case_unknown(co, 0, "memory limit (branch and bound's open nodes)");
     }
     if (smooth) {
         if (!co->reason[0])

@@ -1,0 +1,274 @@
+/* onnx_shape.c — the shape arithmetic of an imported graph (import only).
+ *
+ * Exporters often compute a Reshape's target from the running value's shape:
+ * torch's x.view(x.size(0), -1) with a dynamic batch axis becomes
+ * Shape → Gather → Unsqueeze → Concat → Reshape. The Shape of the dynamic
+ * value is its known shape (a symbolic batch dimension is 1, as at the graph
+ * input, see onnx_read.c), and the ops below are folded on constants: Shape,
+ * Gather, Concat and Slice on tensors of rank ≤ 1 (shape vectors and
+ * scalars), Unsqueeze and Squeeze (also of the network value itself, as the
+ * reshapes they are), Cast between int64 and float/double. The result only
+ * feeds a Reshape, whose element count is checked against the value's, so a
+ * wrong fold is refused, never silently wrong.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/onnx_internal.h"
+
+int lg_ox_is_shape_op(const char *op)
+{
+    static const char *ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(op, ops[i]) == 0) return 1;
+    return 0;
+}
+
+/* out = a 1-D (rank 1) or scalar (rank 0) int64 tensor of n values. */
+static lg_status lg_ox_int_alloc(lg_ox_const *out, int rank, size_t n)
+{
+    memset(out, 0, sizeof *out);
+    out->shape.rank = rank;
+    if (rank == 1) out->shape.d[0] = (int64_t)n;
+    out->n = n;
+    out->dtype = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    if (!(out->iv = malloc((n ? n : 1) * sizeof *out->iv))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    return LG_OK;
+}
+
+/* A copy of src's values under a new shape (element count unchanged). */
+static lg_status lg_ox_reshaped(lg_ox_const *out, const lg_ox_const *src, const lg_ox_shape *s)
+{
+    *out = *src;
+    out->shape = *s;
+    out->v = NULL;
+    out->iv = NULL;
+    size_t n = src->n ? src->n : 1;
+    if (src->v) {
+        if (!(out->v = malloc(n * sizeof *out->v))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+        memcpy(out->v, src->v, src->n * sizeof *out->v);
+    }
+    if (src->iv) {
+        if (!(out->iv = malloc(n * sizeof *out->iv))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+        memcpy(out->iv, src->iv, src->n * sizeof *out->iv);
+    }
+    return LG_OK;
+}
+
+/* out: x's element type and dtype under shape s, n values allocated, not filled. */
+static lg_status lg_ox_alloc_like(lg_ox_const *out, const lg_ox_const *x, const lg_ox_shape *s, size_t n)
+{
+    memset(out, 0, sizeof *out);
+    out->shape = *s;
+    out->n = n;
+    out->dtype = x->dtype;
+    if (x->iv && !(out->iv = malloc((n ? n : 1) * sizeof *out->iv))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    if (x->v && !(out->v = malloc((n ? n : 1) * sizeof *out->v))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    return LG_OK;
+}
+
+/* The int64 list of an `axes`-like attribute or constant input (opset ≥ 13
+ * moved axes from attributes to inputs). Returns the count, 0 if absent, -1
+ * on error (message set). */
+static int lg_ox_axes(const lg_ox_graph *G, int node, const char *attr, int input, int64_t *axes, int max)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const Onnx__AttributeProto *a = lg_ox_attr(nd, attr);
+    if (a) {
+        if ((int)a->n_ints > max) goto bad;
+        for (size_t i = 0; i < a->n_ints; i++) axes[i] = a->ints[i];
+        return (int)a->n_ints;
+    }
+    if ((int)nd->n_input > input && G->in_idx[node][input] >= 0) {
+        const lg_ox_const *c = &G->vals[G->in_idx[node][input]].c;
+        if (!c->iv || c->shape.rank > 1 || (int)c->n > max) goto bad;
+        for (size_t i = 0; i < c->n; i++) axes[i] = c->iv[i];
+        return (int)c->n;
+    }
+    return 0;
+bad:
+    lg_fail(LG_ERR_FORMAT, "%s: %s: '%s' must be at most %d int64 values", G->file, lg_ox_node_desc(G, node), attr, max);
+    return -1;
+}
+
+static lg_status lg_ox_rank1(const lg_ox_graph *G, int node, const lg_ox_const *c, const char *what)
+{
+    if (c->shape.rank > 1)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s has rank %d; shape arithmetic is folded on scalars and 1-D "
+                       "tensors only", G->file, lg_ox_node_desc(G, node), what, c->shape.rank);
+    return LG_OK;
+}
+
+lg_status lg_ox_squeeze_shape(const lg_ox_graph *G, int node, const lg_ox_shape *in, lg_ox_shape *o)
+{
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    int unsq = G->g->node[node]->op_type[0] == 'U';
+    int64_t axes[LG_OX_MAX_RANK];
+    int na = lg_ox_axes(G, node, "axes", 1, axes, LG_OX_MAX_RANK);
+    if (na < 0) return LG_ERR_FORMAT;
+    if (unsq && na == 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: Unsqueeze needs axes", f, desc);
+    lg_ox_shape s = {0, {0}};
+    if (unsq) {
+        int r = in->rank + na;
+        if (r > LG_OX_MAX_RANK) return lg_fail(LG_ERR_FORMAT, "%s: %s: rank %d above %d", f, desc, r, LG_OX_MAX_RANK);
+        int one[LG_OX_MAX_RANK] = {0};
+        for (int i = 0; i < na; i++) {
+            int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+            if (a < 0 || a >= r || one[a])
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld out of range or repeated", f, desc, (long long)axes[i]);
+            one[a] = 1;
+        }
+        s.rank = r;
+        for (int i = 0, j = 0; i < r; i++) s.d[i] = one[i] ? 1 : in->d[j++];
+    } else {
+        int drop[LG_OX_MAX_RANK] = {0};
+        for (int i = 0; i < na; i++) {
+            int64_t a = axes[i] < 0 ? axes[i] + in->rank : axes[i];
+            if (a < 0 || a >= in->rank || in->d[a] != 1)
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld is not a dimension of size 1", f, desc,
+                               (long long)axes[i]);
+            drop[a] = 1;
+        }
+        for (int i = 0; i < in->rank; i++)
+            if (!(na ? drop[i] : in->d[i] == 1)) s.d[s.rank++] = in->d[i];
+    }
+    *o = s;
+    return LG_OK;
+}
+
+lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const char *op = nd->op_type;
+    const int *in = G->in_idx[node];
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    lg_status st;
+    memset(out, 0, sizeof *out);
+    if (nd->n_input < 1 || in[0] < 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: missing input", f, desc);
+    const lg_ox_const *x = &G->vals[in[0]].c;
+    if (strcmp(op, "Shape") == 0) {
+        const lg_ox_shape *s = dyn ? dyn : &x->shape;
+        int64_t start = 0, end = s->rank;
+        if (lg_ox_attr_int(G, node, "start", &start) < 0 || lg_ox_attr_int(G, node, "end", &end) < 0)
+            return LG_ERR_FORMAT;
+        if (start < 0) start += s->rank;
+        if (end < 0) end += s->rank;
+        start = start < 0 ? 0 : start > s->rank ? s->rank : start;
+        end = end < start ? start : end > s->rank ? s->rank : end;
+        if ((st = lg_ox_int_alloc(out, 1, (size_t)(end - start))) != LG_OK) return st;
+        for (int64_t i = start; i < end; i++) out->iv[i - start] = s->d[i];
+        return LG_OK;
+    }
+    if (dyn)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the network value is not supported (only Shape reads it)", f,
+                       desc, op);
+    if (strcmp(op, "Cast") == 0) {
+        int64_t to = 0;
+        if (lg_ox_attr_int(G, node, "to", &to) != 1)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: Cast needs an int 'to' attribute", f, desc);
+        lg_ox_shape s = x->shape;
+        if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
+            if ((st = lg_ox_int_alloc(out, 1, x->n)) != LG_OK) return st;
+            out->shape = s;
+            for (size_t i = 0; i < x->n; i++) {
+                double v = x->iv ? (double)x->iv[i] : x->v[i];
+                if (!x->iv && (v != floor(v) || fabs(v) > 9007199254740992.0))
+                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast of %g to int64 is not exact", f, desc, v);
+                out->iv[i] = x->iv ? x->iv[i] : (int64_t)v;
+            }
+            return LG_OK;
+        }
+        if (to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || to == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
+            if (x->v && x->dtype == to) return lg_ox_reshaped(out, x, &s);
+            if (!x->iv || to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to type %lld is folded from int64 to double only", f,
+                               desc, (long long)to);
+            *out = *x;
+            out->iv = NULL;
+            out->dtype = (int)to;
+            if (!(out->v = malloc((x->n ? x->n : 1) * sizeof *out->v))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+            for (size_t i = 0; i < x->n; i++) {
+                if (llabs(x->iv[i]) > (1LL << 53))
+                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast of %lld is not exact", f, desc, (long long)x->iv[i]);
+                out->v[i] = (double)x->iv[i];
+            }
+            return LG_OK;
+        }
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to element type %lld is not supported", f, desc, (long long)to);
+    }
+    if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
+        lg_ox_shape s;
+        if ((st = lg_ox_squeeze_shape(G, node, &x->shape, &s)) != LG_OK) return st;
+        return lg_ox_reshaped(out, x, &s);
+    }
+    if ((st = lg_ox_rank1(G, node, x, "the data")) != LG_OK) return st;
+    if (strcmp(op, "Gather") == 0) {
+        int64_t axis = 0;
+        if (lg_ox_attr_int(G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+        if (nd->n_input != 2 || in[1] < 0 || x->shape.rank != 1 || (axis != 0 && axis != -1))
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Gather is folded on a 1-D constant along axis 0 only", f, desc);
+        const lg_ox_const *ix = &G->vals[in[1]].c;
+        if (!ix->iv || ix->shape.rank > 1)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: indices must be a scalar or 1-D int64 constant", f, desc);
+        if ((st = lg_ox_alloc_like(out, x, &ix->shape, ix->n)) != LG_OK) return st;
+        for (size_t i = 0; i < ix->n; i++) {
+            int64_t k = ix->iv[i] < 0 ? ix->iv[i] + (int64_t)x->n : ix->iv[i];
+            if (k < 0 || k >= (int64_t)x->n)
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: index %lld out of range for %zu values", f, desc,
+                               (long long)ix->iv[i], x->n);
+            if (out->iv) out->iv[i] = x->iv[k];
+            if (out->v) out->v[i] = x->v[k];
+        }
+        return LG_OK;
+    }
+    if (strcmp(op, "Concat") == 0) {
+        int64_t axis = 0;
+        if (lg_ox_attr_int(G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+        size_t n = 0;
+        for (size_t j = 0; j < nd->n_input; j++) {
+            const lg_ox_const *c = in[j] >= 0 ? &G->vals[in[j]].c : NULL;
+            if (!c || !c->iv || c->shape.rank != 1 || (axis != 0 && axis != -1))
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Concat is folded on 1-D int64 constants only", f, desc);
+            n += c->n;
+        }
+        if (n > LG_OX_MAX_RANK * 64) return lg_fail(LG_ERR_FORMAT, "%s: %s: %zu values", f, desc, n);
+        if ((st = lg_ox_int_alloc(out, 1, n)) != LG_OK) return st;
+        n = 0;
+        for (size_t j = 0; j < nd->n_input; j++) {
+            const lg_ox_const *c = &G->vals[in[j]].c;
+            memcpy(out->iv + n, c->iv, c->n * sizeof *c->iv);
+            n += c->n;
+        }
+        return LG_OK;
+    }
+    /* Slice: starts/ends/axes/steps as inputs (opset ≥ 10) or attributes */
+    int64_t sv[4][1];
+    int has[4];
+    const char *names[4] = {"starts", "ends", "axes", "steps"};
+    for (int k = 0; k < 4; k++) {
+        int64_t tmp[LG_OX_MAX_RANK];
+        int c = lg_ox_axes(G, node, names[k], k + 1, tmp, LG_OX_MAX_RANK);
+        if (c < 0) return LG_ERR_FORMAT;
+        if (c > 1) return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Slice of a 1-D constant takes one %s", f, desc, names[k]);
+        has[k] = c;
+        sv[k][0] = c ? tmp[0] : 0;
+    }
+    if (!has[0] || !has[1] || x->shape.rank != 1 || (has[2] && sv[2][0] != 0 && sv[2][0] != -1) ||
+        (has[3] && sv[3][0] < 1))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Slice is folded on a 1-D constant with a positive step only", f,
+                       desc);
+    int64_t len = (int64_t)x->n, step = has[3] ? sv[3][0] : 1;
+    int64_t b = sv[0][0] < 0 ? sv[0][0] + len : sv[0][0], e = sv[1][0] < 0 ? sv[1][0] + len : sv[1][0];
+    b = b < 0 ? 0 : b > len ? len : b;
+    e = e < 0 ? 0 : e > len ? len : e;
+    size_t n = e > b ? (size_t)((e - b - 1) / step + 1) : 0; /* no overflow for any step ≥ 1 */
+    lg_ox_shape s = {1, {(int64_t)n}};
+    if ((st = lg_ox_alloc_like(out, x, &s, n)) != LG_OK) return st;
+    for (size_t i = 0; i < n; i++) {
+        int64_t k = b + (int64_t)i * step;
+        if (out->iv) out->iv[i] = x->iv[k];
+        if (out->v) out->v[i] = x->v[k];
+    }
+    return LG_OK;
+}
