@@ -143,6 +143,22 @@ static double lg_dir_oracle(const lg_net *net, const lg_prop *p, lg_rng *r)
     return best;
 }
 
+/* Case t of the oracle loops: a random 3-6-3 net of kind a, a random
+ * centre, its top class, radius 0.02, 0.15 or 0.6 by t; returns the radius. */
+static double lg_dir_case(lg_net *net, lg_prop *p, lg_act a, int t, lg_rng *r)
+{
+    lg_dir_net(net, a, 3, 6, 3, r, 1.0);
+    double x0[3], y0[3];
+    for (int i = 0; i < 3; i++) x0[i] = 2 * lg_rng_uniform(r) - 1;
+    lg_dir_forward(net, x0, NULL, y0);
+    int label = 0;
+    for (int j = 1; j < 3; j++)
+        if (y0[j] > y0[label]) label = j;
+    double eps = t % 3 == 0 ? 0.02 : t % 3 == 1 ? 0.15 : 0.6;
+    ck_assert(lg_prop_robustness(p, x0, 3, eps, -10, 10, label, 3, 0.0) == LG_OK);
+    return eps;
+}
+
 /* _i = 0: input splitting (3 inputs); _i = 1: no input splitting, so what
  * CROWN cannot prove goes to activation splitting (verify/bab_act.h). */
 START_TEST(test_direct_verdicts_vs_oracle)
@@ -153,16 +169,8 @@ START_TEST(test_direct_verdicts_vs_oracle)
     for (int a = 0; a < 5; a++)
         for (int t = 0; t < 12; t++) {
             lg_net net;
-            lg_dir_net(&net, lg_smooth[a], 3, 6, 3, &r, 1.0);
-            double x0[3], y0[3];
-            for (int i = 0; i < 3; i++) x0[i] = 2 * lg_rng_uniform(&r) - 1;
-            lg_dir_forward(&net, x0, NULL, y0);
-            int label = 0;
-            for (int j = 1; j < 3; j++)
-                if (y0[j] > y0[label]) label = j;
-            double eps = t % 3 == 0 ? 0.02 : t % 3 == 1 ? 0.15 : 0.6;
             lg_prop p;
-            ck_assert(lg_prop_robustness(&p, x0, 3, eps, -10, 10, label, 3, 0.0) == LG_OK);
+            double eps = lg_dir_case(&net, &p, lg_smooth[a], t, &r);
             lg_verify_opts o = lg_verify_opts_default();
             o.timeout_s = 5;
             o.bab.threads = 1;
@@ -497,16 +505,8 @@ START_TEST(test_direct_bab_act_memory)
     for (int a = 0; a < 5; a++)
         for (int t = 0; t < 12; t++) {
             lg_net net;
-            lg_dir_net(&net, lg_smooth[a], 3, 6, 3, &r, 1.0);
-            double x0[3], y0[3];
-            for (int i = 0; i < 3; i++) x0[i] = 2 * lg_rng_uniform(&r) - 1;
-            lg_dir_forward(&net, x0, NULL, y0);
-            int label = 0;
-            for (int j = 1; j < 3; j++)
-                if (y0[j] > y0[label]) label = j;
-            double eps = t % 3 == 0 ? 0.02 : t % 3 == 1 ? 0.15 : 0.6;
             lg_prop p;
-            ck_assert(lg_prop_robustness(&p, x0, 3, eps, -10, 10, label, 3, 0.0) == LG_OK);
+            lg_dir_case(&net, &p, lg_smooth[a], t, &r);
             lg_verify_opts o = lg_verify_opts_default();
             o.timeout_s = 5;
             o.bab.threads = 1;

@@ -365,8 +365,7 @@ static lg_status shift_constants(lg_fuzz_case *fc, const mpq_t gap, double delta
     return st;
 }
 
-/* Deep copy of a one-case property without inner data (the fuzzer's own). */
-static lg_status prop_copy(lg_prop *dst, const lg_prop *src)
+lg_status lg_fuzz_prop_copy(lg_prop *dst, const lg_prop *src)
 {
     const lg_prop_case *S = &src->cases[0];
     int n_cons[3] = {0, 0, 0};
@@ -434,7 +433,7 @@ static lg_status late_classes(lg_fuzz_case *fc, lg_rng *r2)
     if (!(K > 0) || !isfinite(K)) return LG_OK;
     tag(fc, "margin");
     fc->margin = K;
-    lg_status st = prop_copy(&fc->dprop, &fc->prop);
+    lg_status st = lg_fuzz_prop_copy(&fc->dprop, &fc->prop);
     if (st == LG_OK) st = lg_prop_margin(&fc->dprop, K);
     if (st != LG_OK) return lg_fail(LG_ERR_NOMEM, "fuzz: out of memory");
     if (fc->truth == LG_ANSWER_SAT) return LG_OK; /* the region only grew */

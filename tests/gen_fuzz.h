@@ -88,6 +88,10 @@ void lg_fuzz_case_free(lg_fuzz_case *fc);
  * which read back as the same doubles) for `lgelu verify`. dir must exist. */
 lg_status lg_fuzz_case_dump(const lg_fuzz_case *fc, const char *dir);
 
+/* Deep copy of a one-case property without inner data (the fuzzer's
+ * own: at most 3 terms); dst is the caller's to free. */
+lg_status lg_fuzz_prop_copy(lg_prop *dst, const lg_prop *src);
+
 /* The case in readable text (weights in %a, exact). */
 void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f);
 

@@ -563,25 +563,6 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
     return bad;
 }
 
-/* Deep copy of a one-case property's case 0 (no inner data). */
-static lg_status fz_prop_copy(lg_prop *dst, const lg_prop *src)
-{
-    const lg_prop_case *S = &src->cases[0];
-    int n_cons[3] = {0, 0, 0};
-    for (int t = 0; t < S->n_terms && t < 3; t++) n_cons[t] = S->terms[t].n_cons;
-    lg_status st = lg_prop_alloc(dst, src->n_in, src->n_out, S->n_terms, n_cons);
-    if (st) return st;
-    lg_prop_case *D = &dst->cases[0];
-    memcpy(D->lo, S->lo, (size_t)src->n_in * sizeof *D->lo);
-    memcpy(D->hi, S->hi, (size_t)src->n_in * sizeof *D->hi);
-    for (int t = 0; t < S->n_terms; t++)
-        for (int k = 0; k < S->terms[t].n_cons; k++) {
-            memcpy(D->terms[t].cons[k].coef, S->terms[t].cons[k].coef, (size_t)src->n_out * sizeof(double));
-            D->terms[t].cons[k].d = S->terms[t].cons[k].d;
-        }
-    return LG_OK;
-}
-
 /* The smooth form of fc's net: hidden layer k gets acts[k] with params[k]. */
 static lg_status fz_smooth_net(lg_net *net, lg_net *dnet, const lg_fuzz_case *fc, const lg_act *acts,
                                const double *params)
@@ -752,7 +733,7 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         double known = fz_search(&dnet, &fc->prop, 0, fc->witness, &r, xb, NULL);
         lg_prop tp;
         const lg_prop *p = &fc->prop;
-        if (fc->index % 2 == 0 && isfinite(known) && fz_prop_copy(&tp, &fc->prop) == LG_OK) {
+        if (fc->index % 2 == 0 && isfinite(known) && lg_fuzz_prop_copy(&tp, &fc->prop) == LG_OK) {
             /* tight: every constant moved by −known ± 10^[−15,−9] relative, so the search's best point
              * lies just inside or just outside the region; searched again on the moved property.
              * point (half of them): the box shrunk to that point first, offsets ± 10^[−16,−10] */
@@ -785,7 +766,7 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         lg_status st = lg_vnnlib_parse(&p, text, strlen(text), "soundfuzz.vnnlib", n_in, fc->prop.n_out);
         int n_ex = 0;
         for (; st == LG_OK && n_ex < k; n_ex++) { /* the oracle's own property: box b with case 0's terms */
-            if (fz_prop_copy(&ex[n_ex], &fc->prop) != LG_OK) break;
+            if (lg_fuzz_prop_copy(&ex[n_ex], &fc->prop) != LG_OK) break;
             memcpy(ex[n_ex].cases[0].lo, boxes + (size_t)n_ex * 2 * n_in, (size_t)n_in * sizeof(double));
             memcpy(ex[n_ex].cases[0].hi, boxes + ((size_t)n_ex * 2 + 1) * n_in, (size_t)n_in * sizeof(double));
         }
