@@ -116,6 +116,30 @@ START_TEST(test_thirdparty_import_matches_torch)
 }
 END_TEST
 
+/* net's outputs on NAME_x.npy are NAME_y.npy's (numpy's float64) to 1e-12. */
+static void tp_matches_numpy(const lg_net *net, const char *name)
+{
+    char xp[1024], yp[1024];
+    snprintf(xp, sizeof xp, "%s/%s_x.npy", TP_DIR, name);
+    snprintf(yp, sizeof yp, "%s/%s_y.npy", TP_DIR, name);
+    lg_npy X, Y;
+    ck_assert(lg_npy_load(&X, xp) == LG_OK && lg_npy_load(&Y, yp) == LG_OK);
+    int n_in = net->n_in, n_out = lg_net_n_out(net);
+    ck_assert(X.cols == (size_t)n_in && Y.cols == (size_t)n_out && X.n == Y.n && X.n > 0);
+    double *y = malloc((size_t)n_out * sizeof *y), *scr = malloc(2 * (size_t)lg_net_max_width(net) * sizeof *scr);
+    ck_assert(y && scr);
+    for (size_t i = 0; i < X.n; i++) {
+        lg_net_forward(net, X.data + (size_t)n_in * i, y, scr);
+        for (int j = 0; j < n_out; j++)
+            ck_assert_msg(fabs(y[j] - Y.data[(size_t)n_out * i + (size_t)j]) <= 1e-12, "%s input %zu output %d: %.17g vs %.17g",
+                          name, i, j, y[j], Y.data[(size_t)n_out * i + (size_t)j]);
+    }
+    free(y);
+    free(scr);
+    lg_npy_free(&X);
+    lg_npy_free(&Y);
+}
+
 /* A channels-last input transposed to NCHW and then normalised per channel:
  * the Sub/Div move through the permutation to in_sub/in_div exactly, so the
  * net is one sigmoid layer and the output layer, matching numpy. */
@@ -130,17 +154,7 @@ START_TEST(test_thirdparty_nhwc_normalisation)
     for (int i = 0; i < 48; i++)
         ck_assert_msg(net.in_div[i] == (double)(float)(i % 3 == 0 ? 0.229 : i % 3 == 1 ? 0.224 : 0.225),
                       "in_div[%d] = %.17g", i, net.in_div[i]);
-    lg_npy X, Y;
-    ck_assert(lg_npy_load(&X, TP_DIR "/nhwc_perm_x.npy") == LG_OK && lg_npy_load(&Y, TP_DIR "/nhwc_perm_y.npy") == LG_OK);
-    double y[3], scr[2 * 48];
-    for (size_t i = 0; i < X.n; i++) {
-        lg_net_forward(&net, X.data + 48 * i, y, scr);
-        for (int j = 0; j < 3; j++)
-            ck_assert_msg(fabs(y[j] - Y.data[3 * i + (size_t)j]) <= 1e-12, "input %zu output %d: %.17g vs %.17g", i, j,
-                          y[j], Y.data[3 * i + (size_t)j]);
-    }
-    lg_npy_free(&X);
-    lg_npy_free(&Y);
+    tp_matches_numpy(&net, "nhwc_perm");
     lg_net_free(&net);
 }
 END_TEST
@@ -155,17 +169,7 @@ START_TEST(test_thirdparty_squeeze_value)
     ck_assert_int_eq(lg_net_n_out(&net), 3);
     ck_assert_int_eq(net.n_layers, 2);
     ck_assert(net.layers[0].act == LG_ACT_SIGMOID);
-    lg_npy X, Y;
-    ck_assert(lg_npy_load(&X, TP_DIR "/squeeze_x.npy") == LG_OK && lg_npy_load(&Y, TP_DIR "/squeeze_y.npy") == LG_OK);
-    double y[3], scr[2 * 12];
-    for (size_t i = 0; i < X.n; i++) {
-        lg_net_forward(&net, X.data + 12 * i, y, scr);
-        for (int j = 0; j < 3; j++)
-            ck_assert_msg(fabs(y[j] - Y.data[3 * i + (size_t)j]) <= 1e-12, "input %zu output %d: %.17g vs %.17g", i, j,
-                          y[j], Y.data[3 * i + (size_t)j]);
-    }
-    lg_npy_free(&X);
-    lg_npy_free(&Y);
+    tp_matches_numpy(&net, "squeeze");
     lg_net_free(&net);
 }
 END_TEST
