@@ -109,13 +109,22 @@ static int lg_ox_b_input_perm(const lg_ox_b *B, size_t *pi)
     return ok;
 }
 
-/* in_sub or in_div [n_in] from c [n] through the pending permutation pi. */
-static double *lg_ox_permuted(const double *c, const size_t *pi, size_t n)
+/* When only a permutation of the input is pending (lg_ox_b_input_perm),
+ * *slot (in_sub or in_div) ← c [n] moved through it to the input: 1. 0 when
+ * something else is pending, −1 out of memory. */
+static int lg_ox_b_perm_const(const lg_ox_b *B, const double *c, double **slot)
 {
-    double *v = malloc((n ? n : 1) * sizeof *v);
+    size_t n = (size_t)B->n;
+    size_t *pi = malloc((n ? n : 1) * sizeof *pi);
+    if (!pi) return -1;
+    int perm = lg_ox_b_input_perm(B, pi);
+    double *v = perm ? malloc((n ? n : 1) * sizeof *v) : NULL;
     if (v)
         for (size_t i = 0; i < n; i++) v[pi[i]] = c[i];
-    return v;
+    free(pi);
+    if (!perm) return 0;
+    *slot = v;
+    return v ? 1 : -1;
 }
 
 /* z ← z + sign·c, c [n]. */
@@ -128,14 +137,9 @@ lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
         return LG_OK;
     }
     if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && B->W) {
-        size_t *pi = malloc((n ? n : 1) * sizeof *pi);
-        if (!pi) goto oom;
-        if (lg_ox_b_input_perm(B, pi)) {
-            B->in_sub = lg_ox_permuted(c, pi, n);
-            free(pi);
-            return B->in_sub ? LG_OK : lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-        }
-        free(pi);
+        int moved = lg_ox_b_perm_const(B, c, &B->in_sub);
+        if (moved < 0) goto oom;
+        if (moved) return LG_OK;
     }
     if (B->b) {
         double *nb = malloc(n * sizeof *nb);
@@ -192,14 +196,9 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
         return LG_OK;
     }
     if (divide && B->n_layers == 0 && B->W && !B->in_div) {
-        size_t *pi = malloc((n ? n : 1) * sizeof *pi);
-        if (!pi) goto oom;
-        if (lg_ox_b_input_perm(B, pi)) {
-            B->in_div = lg_ox_permuted(c, pi, n);
-            free(pi);
-            return B->in_div ? LG_OK : lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-        }
-        free(pi);
+        int moved = lg_ox_b_perm_const(B, c, &B->in_div);
+        if (moved < 0) goto oom;
+        if (moved) return LG_OK;
     }
     double *W2 = B->W ? malloc(n * m * sizeof *W2) : NULL, *d2 = malloc(n * sizeof *d2);
     double *b2 = B->b ? malloc(n * sizeof *b2) : NULL;
