@@ -108,6 +108,16 @@ START_TEST(test_direct_bounds_contain)
 }
 END_TEST
 
+/* A box of radius rad around a uniform centre in [−1, 1]³. */
+static void lg_dir_box(double lo[3], double hi[3], double rad, lg_rng *r)
+{
+    for (int i = 0; i < 3; i++) {
+        double c = 2 * lg_rng_uniform(r) - 1;
+        lo[i] = c - rad;
+        hi[i] = c + rad;
+    }
+}
+
 /* min over terms (max over the term's constraints) of coef·y + d: ≤ 0 means
  * the point is a counterexample of the case (double evaluation). */
 static double lg_dir_worst(const lg_prop *p, const double *y)
@@ -217,11 +227,7 @@ START_TEST(test_direct_alpha_tangent)
             lg_net net;
             lg_dir_net(&net, lg_smooth[a], 3, 8, 3, &r, 1.0);
             double lo[3], hi[3];
-            for (int i = 0; i < 3; i++) {
-                double c = 2 * lg_rng_uniform(&r) - 1;
-                lo[i] = c - 0.4;
-                hi[i] = c + 0.4;
-            }
+            lg_dir_box(lo, hi, 0.4, &r);
             lg_bounds b;
             ck_assert(lg_bounds_init(&b, &net) == LG_OK);
             ck_assert(lg_bounds_symbolic(&b, &net, lo, hi) == LG_OK);
@@ -274,11 +280,7 @@ START_TEST(test_direct_beta_split)
             int sz = lg_alpha_size(&net);
             ck_assert(sz <= 64);
             double lo[3], hi[3];
-            for (int i = 0; i < 3; i++) {
-                double c = 2 * lg_rng_uniform(&r) - 1;
-                lo[i] = c - 0.5;
-                hi[i] = c + 0.5;
-            }
+            lg_dir_box(lo, hi, 0.5, &r);
             lg_bounds b;
             ck_assert(lg_bounds_init(&b, &net) == LG_OK);
             ck_assert(lg_bounds_symbolic(&b, &net, lo, hi) == LG_OK);
