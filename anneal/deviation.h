@@ -158,6 +158,13 @@ typedef struct lg_dev {
     int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
     int group;      /* boxes per backward pass (≤ chunk) */
     size_t n_neurons; /* Σ n_out over the layers */
+    int chain;        /* lg_net_is_chain: two nodes' intervals live at a time (else every node's) */
+    size_t nodes_len; /* lg_net_nodes_len */
+    size_t *node_off; /* [n_layers + 1] lg_net_node_offset of node k − 1 */
+    int *n_sum;       /* [n_layers] terms of one pre-activation sum: Σ_t n_in (1 for an index map) */
+    int *n_back;      /* [n_layers] terms of one coefficient sum of the backward pass: Σ n_out of
+                         the layers that read the node, once per term */
+    unsigned char *flag; /* [n_layers + 1] per-node flags of one pass */
 } lg_dev;
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.
