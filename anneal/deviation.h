@@ -42,6 +42,10 @@
  *     (with e_0 = 0 this is e_1 = g_1, e_{k+1} = |W_{k+1}|·e_k + g_{k+1}).
  *   equal layers: relu/relu: e_k = d_k (1-Lipschitz); identity: e_k = d_k.
  *   output: e_L = |W_out|·e_{L−1} and Δ = max_j e_L,j.
+ *   A graph (core/net.h: z_k = Σ_t A_t·a^{src(t)} + b_k): d_k := Σ_t
+ *   |A_t|·e_{src(t)} with e of the input 0, then the same rules; the
+ *   backward refinement adds Λ_k·S_k·A_t to every source's coefficients
+ *   (DESIGN.md §1 "The network as a graph").
  * Refinement (sound, never larger): relu(z_R) and relu(z_G) both lie in
  * [0, max(0, u_G)] with u_G = u + d_k the top of the z_G interval, so the
  * first term is ≤ min(d_k, max(0, u_G)); a neuron that is inactive in both
@@ -66,6 +70,9 @@
  * lg_net_forward_batch), so Δ is never below an observed deviation. With
  * u = 2^−53 and γ_n = 1e−12 + (n+2)·DBL_EPSILON ≥ n·u/(1 − n·u) for a dot
  * product of length n (any summation order, with or without FMA):
+ *   - n is the length of the whole sum: Σ_t n_in(t) over a layer's terms
+ *     (an index map counts 1) forward, the consumers' output widths summed
+ *     for a source's coefficients backward (a chain: n_in and n_out);
  *   - every nonnegative product |W|·v is multiplied by (1 + γ_n);
  *   - a computed dot product W·a + b differs from the exact one by at most
  *     γ_n·M with M = |b| + |W|·(|c| + r); z intervals get ±3γ_n·M and d_k
