@@ -101,10 +101,11 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     size_t len = lg_net_nodes_len(rn), nl = (size_t)rn->n_layers;
     for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;
     int chain = lg_net_is_chain(rn);
-    /* chunk: boxes per forward pass, so that the per-neuron records (a graph: every node's
-     * intervals) stay ≤ 2^22 entries; group: boxes per backward pass (rows no·group ≤ 2^18/w,
-     * a graph: ≤ 2^18/(Σ widths + w)) */
-    size_t chunk = ((size_t)1 << 22) / (chain ? tot : len), group = ((size_t)1 << 18) / (no * (chain ? w : tot + w));
+    /* chunk: boxes per forward pass, so that the per-neuron records stay ≤ 2^22 entries (a
+     * graph: every node's three interval arrays ≤ 3·2^20); group: boxes per backward pass
+     * (rows no·group ≤ 2^18/w, a graph: ≤ 2^18/(Σ widths + w)) */
+    size_t chunk = chain ? ((size_t)1 << 22) / tot : ((size_t)1 << 20) / len;
+    size_t group = ((size_t)1 << 18) / (no * (chain ? w : tot + w));
     chunk = chunk < 1 ? 1 : chunk > LG_DEV_CHUNK ? LG_DEV_CHUNK : chunk;
     group = group < 1 ? 1 : group > chunk ? chunk : group;
     d->width = (int)w;
