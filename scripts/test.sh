@@ -14,3 +14,4 @@ cmake --build build-asan -j"$(nproc)"
 bash scripts/valgrind.sh build
 bash scripts/fuzz.sh "${LG_FUZZ_SECONDS:-15}"
 bash scripts/install_check.sh build
+bash scripts/python_check.sh build
