@@ -5,6 +5,8 @@
 #include "lib/lgelu.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,15 +38,17 @@ struct lgelu_result {
 
 static lgelu_status lgelu_st(lg_status s) { return (lgelu_status)s; }
 
+static char lgelu_version_buf[128];
+static void lgelu_version_init(void)
+{
+    snprintf(lgelu_version_buf, sizeof lgelu_version_buf, "%s (%s)", lg_version(), lg_commit());
+}
+
 const char *lgelu_version(void)
 {
-    static char buf[128];
-    static int done;
-    if (!done) { /* benign: every thread writes the same bytes */
-        snprintf(buf, sizeof buf, "%s (%s)", lg_version(), lg_commit());
-        done = 1;
-    }
-    return buf;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, lgelu_version_init);
+    return lgelu_version_buf;
 }
 
 const char *lgelu_status_str(lgelu_status s) { return lg_status_str((lg_status)s); }

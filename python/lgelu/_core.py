@@ -134,17 +134,23 @@ def _dptr(a):
     return a.ctypes.data_as(_DP)
 
 
-def _run(fn, *args):
-    """fn(*args) in a worker thread; the caller waits in 0.1 s slices so a
-    KeyboardInterrupt is raised promptly. Returns fn's value or raises its
-    exception."""
+def _run(nets, fn, *args):
+    """fn(*args) in a worker thread that holds the Nets it uses (they are
+    not freed before it ends, even if the caller closes them); the caller
+    waits in 0.1 s slices so a KeyboardInterrupt is raised promptly. Returns
+    fn's value or raises its exception."""
     box = {}
+    for n in nets:
+        n._acquire()
 
     def work():
         try:
             box["v"] = fn(*args)
         except BaseException as e:  # handed to the caller
             box["e"] = e
+        finally:
+            for n in nets:
+                n._release()
 
     t = threading.Thread(target=work, name="lgelu-call", daemon=True)
     t.start()
@@ -161,14 +167,38 @@ class Net:
 
     def __init__(self, handle):
         self._h = _P(handle)
+        self._users = 0  # calls running in worker threads
+        self._closing = False
+        self._lock = threading.Lock()
         lib = _load_lib()
         self.n_in = lib.lgelu_net_n_in(self._h)
         self.n_out = lib.lgelu_net_n_out(self._h)
 
-    def close(self):
+    def _acquire(self):
+        with self._lock:
+            if not self._h or self._closing:
+                raise LgeluError("arg", "the network was closed")
+            self._users += 1
+
+    def _release(self):
+        with self._lock:
+            self._users -= 1
+            free = self._closing and self._users == 0
+        if free:
+            self._free()
+
+    def _free(self):
         if self._h:
             _load_lib().lgelu_net_free(self._h)
             self._h = _P()
+
+    def close(self):
+        """Free the network; deferred until calls still running on it end."""
+        with self._lock:
+            self._closing = True
+            busy = self._users > 0
+        if not busy:
+            self._free()
 
     def __del__(self):
         try:
@@ -183,7 +213,7 @@ class Net:
         self.close()
 
     def _handle(self):
-        if not self._h:
+        if not self._h or self._closing:
             raise LgeluError("arg", "the network was closed")
         return self._h
 
@@ -313,7 +343,7 @@ def verify(net, x, eps, label=None, timeout=60.0, solver="auto", margin=0.0, see
     lab = -1 if label is None else int(label)
     lib = _load_lib()
     h = net._handle()
-    return _run(_result_of, lambda out: lib.lgelu_verify_robust(h, _dptr(X), float(eps), lab, ctypes.byref(o), out))
+    return _run([net], _result_of, lambda out: lib.lgelu_verify_robust(h, _dptr(X), float(eps), lab, ctypes.byref(o), out))
 
 
 def verify_vnnlib(net, path, timeout=60.0, solver="auto", margin=0.0, seed=1, attack=True, threads=0, verbose=0):
@@ -322,7 +352,7 @@ def verify_vnnlib(net, path, timeout=60.0, solver="auto", margin=0.0, seed=1, at
     lib = _load_lib()
     h = net._handle()
     p = os.fsencode(path)
-    return _run(_result_of, lambda out: lib.lgelu_verify_vnnlib(h, p, ctypes.byref(o), out))
+    return _run([net], _result_of, lambda out: lib.lgelu_verify_vnnlib(h, p, ctypes.byref(o), out))
 
 
 def deviation(relu_net, ref_net, x, eps, clip=(0.0, 1.0)):
@@ -336,7 +366,7 @@ def deviation(relu_net, ref_net, x, eps, clip=(0.0, 1.0)):
     lo, hi = (float(clip[0]), float(clip[1])) if clip is not None else (-np.inf, np.inf)
     lib = _load_lib()
     hr, hg = relu_net._handle(), ref_net._handle()
-    _run(lambda: _check(lib.lgelu_deviation(hr, hg, _dptr(X), X.shape[0], float(eps), lo, hi, _dptr(d))))
+    _run([relu_net, ref_net], lambda: _check(lib.lgelu_deviation(hr, hg, _dptr(X), X.shape[0], float(eps), lo, hi, _dptr(d))))
     return float(d[0]) if single else d
 
 

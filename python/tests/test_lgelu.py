@@ -194,6 +194,19 @@ class TestThreads(unittest.TestCase):
             t.join()
         self.assertEqual([out[p] for p in props], ["violated", "violated", "robust", "robust"])
 
+    def test_ctrl_c_interrupts_the_wait(self):
+        """SIGINT during a long verification raises KeyboardInterrupt at once (the C call
+        finishes in its worker thread within its own timeout)."""
+        import signal
+        net = lgelu.load(acas_net("1_1"))
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        t0 = time.monotonic()
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            lgelu.verify_vnnlib(net, fixture("acasxu", "prop_3.vnnlib"), timeout=3, attack=False, threads=1)
+        self.assertLess(time.monotonic() - t0, 2.0)
+        timer.join()
+
     def test_timeout_bounds_a_call(self):
         net = lgelu.load(acas_net("1_1"))
         t0 = time.monotonic()
