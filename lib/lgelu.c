@@ -340,11 +340,11 @@ lgelu_status lgelu_hardness_step(const char *optim, const char *s_update, double
     lg_model m = {0};
     lg_status st = lg_net_init(&net, 2, dims, LG_ACT_LGELU);
     if (st != LG_OK) return lgelu_st(st);
-    net.t = t;
-    net.layers[0].s = s0;
-    net.layers[0].lambda = lg_lambda_from_s(s0, t);
     if ((st = lg_model_init(&m, &net, 1)) != LG_OK) goto fail;
     lg_mlayer *L = &m.layers[0];
+    m.t = t;
+    *L->s = (float)s0; /* the trainer keeps s in float */
+    lg_model_sync_lambda(&m);
     for (int k = 0; k < n_steps; k++) {
         lg_model_zero_grad(&m);
         /* what lg_model_backward leaves for this layer: ∂L/∂λ and ∂L/∂s = ∂L/∂λ·σ(s/t)/t */
