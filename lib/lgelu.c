@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,10 @@ _Static_assert((int)LGELU_VIOLATED == (int)LG_VERDICT_VIOLATED && (int)LGELU_ROB
 
 struct lgelu_net {
     lg_net net; /* owned */
+};
+
+struct lgelu_cancel {
+    _Atomic int flag; /* read by the run context of every call that has the token (core/runctx.h) */
 };
 
 struct lgelu_result {
@@ -171,8 +176,25 @@ lgelu_verify_opts lgelu_verify_opts_default(void)
     o.attack = d.attack;
     o.threads = d.bab.threads;
     o.verbose = 0;
+    o.cancel = NULL;
     return o;
 }
+
+lgelu_status lgelu_cancel_new(lgelu_cancel **out)
+{
+    if (!out) return lgelu_st(lg_fail(LG_ERR_ARG, "lgelu_cancel_new: NULL argument"));
+    *out = malloc(sizeof **out);
+    if (!*out) return lgelu_st(lg_fail(LG_ERR_NOMEM, "out of memory"));
+    atomic_init(&(*out)->flag, 0);
+    return LGELU_OK;
+}
+
+void lgelu_cancel_request(lgelu_cancel *c)
+{
+    if (c) atomic_store(&c->flag, 1);
+}
+
+void lgelu_cancel_free(lgelu_cancel *c) { free(c); }
 
 /* The internal options for o (as `lgelu verify` fills them); z3_name holds
  * the back-end name "z3-auto" when o names z3 (cmd_verify.c does the same). */
@@ -200,12 +222,15 @@ static lg_status lgelu_opts_internal(const lgelu_verify_opts *o, lg_verify_opts 
     return LG_OK;
 }
 
-static lgelu_status lgelu_run(const lgelu_net *net, lg_prop *prop, const lg_verify_opts *v, int label,
-                              lgelu_result **out)
+/* lg_verify_run with the caller's cancel token in the run context. */
+static lgelu_status lgelu_run(const lgelu_net *net, lg_prop *prop, const lg_verify_opts *v, lgelu_cancel *cancel,
+                              int label, lgelu_result **out)
 {
     lgelu_result *r = calloc(1, sizeof *r);
     if (!r) return lgelu_st(lg_fail(LG_ERR_NOMEM, "out of memory"));
-    lg_status st = lg_verify_run(&net->net, prop, v, &r->rep);
+    lg_runctx run = lg_runctx_start(v->timeout_s, v->seed, v->verbose, v->memory_mb);
+    run.cancel = cancel ? &cancel->flag : NULL;
+    lg_status st = lg_verify_run_in(&net->net, prop, v, &run, &r->rep);
     if (st != LG_OK) {
         lgelu_result_free(r);
         return lgelu_st(st);
@@ -250,7 +275,7 @@ lgelu_status lgelu_verify_robust(const lgelu_net *net, const double *x, double e
     lg_prop prop = {0};
     if ((st = lg_prop_robustness(&prop, x, ni, eps, o->clip_lo, o->clip_hi, label, no, o->margin)) != LG_OK)
         return lgelu_st(st);
-    lgelu_status s = lgelu_run(net, &prop, &v, label, out);
+    lgelu_status s = lgelu_run(net, &prop, &v, o->cancel, label, out);
     lg_prop_free(&prop);
     return s;
 }
@@ -272,7 +297,7 @@ lgelu_status lgelu_verify_vnnlib(const lgelu_net *net, const char *path, const l
         lg_prop_free(&prop);
         return lgelu_st(st);
     }
-    lgelu_status s = lgelu_run(net, &prop, &v, -1, out);
+    lgelu_status s = lgelu_run(net, &prop, &v, o->cancel, -1, out);
     lg_prop_free(&prop);
     return s;
 }

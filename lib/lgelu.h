@@ -65,6 +65,7 @@ typedef enum lgelu_verdict { LGELU_UNKNOWN = 0, LGELU_ROBUST = 1, LGELU_VIOLATED
 
 typedef struct lgelu_net lgelu_net;       /* a network (opaque) */
 typedef struct lgelu_result lgelu_result; /* the outcome of one verification (opaque) */
+typedef struct lgelu_cancel lgelu_cancel; /* a cancel token (opaque) */
 
 /* "0.4.0 (commit)" — static. */
 LGELU_API const char *lgelu_version(void);
@@ -114,10 +115,22 @@ typedef struct lgelu_verify_opts {
     int attack;          /* 1: sampling + PGD before the solvers (default 1) */
     int threads;         /* branch-and-bound threads, 0 = automatic (default 0) */
     int verbose;         /* 0 quiet (default), 1 progress on stderr, 2 solver chatter */
+    lgelu_cancel *cancel; /* NULL (default) or a token: once lgelu_cancel_request is called the run
+                             stops as at its deadline — the bounds, attack and branch-and-bound
+                             loops at their next check; a back-end solver already started in a
+                             child process runs to its own time limit — and the verdict is unknown
+                             with timed_out = 1. Borrowed; it must outlive the call. */
 } lgelu_verify_opts;
 
 /* The defaults above (the CLI's). */
 LGELU_API lgelu_verify_opts lgelu_verify_opts_default(void);
+
+/* A cancel token, initially not requested; free it with lgelu_cancel_free
+ * once no call uses it. lgelu_cancel_request may be called from any thread
+ * (or a signal handler) while a call runs; a token stays requested. */
+LGELU_API lgelu_status lgelu_cancel_new(lgelu_cancel **out);
+LGELU_API void lgelu_cancel_request(lgelu_cancel *c);
+LGELU_API void lgelu_cancel_free(lgelu_cancel *c);
 
 /* Local robustness: the box [x − eps, x + eps] ∩ [clip_lo, clip_hi] around
  * x [n_in]; label must beat every other output by more than the margin.

@@ -169,6 +169,32 @@ START_TEST(test_lib_verify_robust)
 }
 END_TEST
 
+START_TEST(test_lib_cancel)
+{
+    /* ACAS Xu 1_1 prop_3 needs seconds of branch and bound with no attack and no solver: a
+     * requested token ends it as a deadline would (unknown, timed out) at once */
+    lgelu_net *h = NULL;
+    ck_assert_int_eq(lgelu_net_load(lg_test_fixture("acasxu/ACASXU_run2a_1_1_batch_2000.onnx"), &h), LGELU_OK);
+    lgelu_cancel *tok = NULL;
+    ck_assert_int_eq(lgelu_cancel_new(&tok), LGELU_OK);
+    lgelu_verify_opts o = lgelu_verify_opts_default();
+    o.solver = "none";
+    o.attack = 0;
+    o.threads = 1;
+    o.timeout_s = 120;
+    o.cancel = tok;
+    lgelu_cancel_request(tok);
+    lgelu_result *r = NULL;
+    ck_assert_int_eq(lgelu_verify_vnnlib(h, lg_test_fixture("acasxu/prop_3.vnnlib"), &o, &r), LGELU_OK);
+    ck_assert_int_eq(lgelu_result_verdict(r), LGELU_UNKNOWN);
+    ck_assert(lgelu_result_timed_out(r));
+    ck_assert_msg(lgelu_result_seconds(r) < 5.0, "cancelled run took %g s", lgelu_result_seconds(r));
+    lgelu_result_free(r);
+    lgelu_cancel_free(tok);
+    lgelu_net_free(h);
+}
+END_TEST
+
 START_TEST(test_lib_hardness_step)
 {
     /* SGD, λ-space: one step from s = 0 (λ = 1 + ln 2) with ∂L/∂λ = g moves λ by −c·lr·g
@@ -244,6 +270,7 @@ Suite *suite_lib(void)
     tcase_add_test(c, test_lib_verify_fixtures);
     tcase_add_test(c, test_lib_verify_robust);
     tcase_add_test(c, test_lib_hardness_step);
+    tcase_add_test(c, test_lib_cancel);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     tcase_add_test(l, test_lib_errors);

@@ -4,9 +4,9 @@ Every call goes to the C library, which runs the same code as the `lgelu`
 executable. Long calls (verify, deviation) run in a worker thread while
 the calling thread waits in short slices, so Ctrl-C (KeyboardInterrupt)
 returns control at once; ctypes releases the GIL during the C call. An
-interrupted verification keeps running in its thread until its own
-timeout and its result is then discarded (the C API has no cancel flag;
-the timeout bounds it).
+interrupted verification is cancelled through its cancel token (lgelu.h):
+bounds, attack and branch and bound stop at their next check; a back-end
+solver already running in its child process stops at its own time limit.
 """
 import ctypes
 import ctypes.util
@@ -35,7 +35,8 @@ class LgeluError(Exception):
 class _Opts(ctypes.Structure):
     _fields_ = [("solver", ctypes.c_char_p), ("timeout_s", ctypes.c_double), ("seed", ctypes.c_ulong),
                 ("margin", ctypes.c_double), ("clip_lo", ctypes.c_double), ("clip_hi", ctypes.c_double),
-                ("attack", ctypes.c_int), ("threads", ctypes.c_int), ("verbose", ctypes.c_int)]
+                ("attack", ctypes.c_int), ("threads", ctypes.c_int), ("verbose", ctypes.c_int),
+                ("cancel", ctypes.c_void_p)]
 
 
 _lib = None
@@ -73,6 +74,9 @@ _SIGS = {
     "lgelu_result_unstable_total": (ctypes.c_int, [_P]),
     "lgelu_result_unstable": (_IP, [_P, _IP]),
     "lgelu_result_write": (ctypes.c_int, [_P, ctypes.c_char_p]),
+    "lgelu_cancel_new": (ctypes.c_int, [ctypes.POINTER(_P)]),
+    "lgelu_cancel_request": (None, [_P]),
+    "lgelu_cancel_free": (None, [_P]),
     "lgelu_hardness_step": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, _D, _D, _D, _D, _D, _DP, ctypes.c_int,
                                            _DP, _DP]),
 }
@@ -134,14 +138,17 @@ def _dptr(a):
     return a.ctypes.data_as(_DP)
 
 
-def _run(nets, fn, *args):
+def _run(nets, fn, *args, cancel=None):
     """fn(*args) in a worker thread that holds the Nets it uses (they are
     not freed before it ends, even if the caller closes them); the caller
-    waits in 0.1 s slices so a KeyboardInterrupt is raised promptly. Returns
+    waits in 0.1 s slices so a KeyboardInterrupt is raised promptly. On an
+    interrupt the C call's cancel token (if any) is requested, so the call
+    stops at its next deadline check; the worker frees the token. Returns
     fn's value or raises its exception."""
     box = {}
     for n in nets:
         n._acquire()
+    lib = _load_lib()
 
     def work():
         try:
@@ -151,14 +158,27 @@ def _run(nets, fn, *args):
         finally:
             for n in nets:
                 n._release()
+            if cancel:
+                lib.lgelu_cancel_free(cancel)
 
     t = threading.Thread(target=work, name="lgelu-call", daemon=True)
     t.start()
-    while t.is_alive():
-        t.join(0.1)
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    except BaseException:
+        if cancel:
+            lib.lgelu_cancel_request(cancel)
+        raise
     if "e" in box:
         raise box["e"]
     return box["v"]
+
+
+def _cancel_token():
+    h = _P()
+    _check(_load_lib().lgelu_cancel_new(ctypes.byref(h)))
+    return h
 
 
 class Net:
@@ -318,6 +338,7 @@ def _opts(timeout, solver, margin, seed, clip, attack, threads, verbose):
     o.attack = 1 if attack else 0
     o.threads = int(threads)
     o.verbose = int(verbose)
+    o.cancel = None
     return o
 
 
@@ -343,7 +364,10 @@ def verify(net, x, eps, label=None, timeout=60.0, solver="auto", margin=0.0, see
     lab = -1 if label is None else int(label)
     lib = _load_lib()
     h = net._handle()
-    return _run([net], _result_of, lambda out: lib.lgelu_verify_robust(h, _dptr(X), float(eps), lab, ctypes.byref(o), out))
+    tok = _cancel_token()
+    o.cancel = tok
+    return _run([net], _result_of, lambda out: lib.lgelu_verify_robust(h, _dptr(X), float(eps), lab, ctypes.byref(o),
+                                                                     out), cancel=tok)
 
 
 def verify_vnnlib(net, path, timeout=60.0, solver="auto", margin=0.0, seed=1, attack=True, threads=0, verbose=0):
@@ -352,7 +376,9 @@ def verify_vnnlib(net, path, timeout=60.0, solver="auto", margin=0.0, seed=1, at
     lib = _load_lib()
     h = net._handle()
     p = os.fsencode(path)
-    return _run([net], _result_of, lambda out: lib.lgelu_verify_vnnlib(h, p, ctypes.byref(o), out))
+    tok = _cancel_token()
+    o.cancel = tok
+    return _run([net], _result_of, lambda out: lib.lgelu_verify_vnnlib(h, p, ctypes.byref(o), out), cancel=tok)
 
 
 def deviation(relu_net, ref_net, x, eps, clip=(0.0, 1.0)):
