@@ -11,7 +11,7 @@
  * message read with lgelu_errmsg(), valid until the next failing call on
  * the same thread.
  *
- * Ownership. Handles (lgelu_net, lgelu_result) are opaque: whoever receives
+ * Ownership. Handles (lgelu_net, lgelu_result, lgelu_cancel) are opaque: whoever receives
  * one from a call (`**out`) owns it and frees it with the matching _free
  * (NULL is a no-op). Arrays passed in (`const double *`) are borrowed for
  * the call only. Pointers returned by result accessors (counterexample,
