@@ -11,9 +11,12 @@ PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3   # Debian's, not a p
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 "$PY" -m venv --system-site-packages "$T/venv"
-"$T/venv/bin/pip" install -q --no-build-isolation --no-deps --no-index "$R/python"
+# from a copy, so that setuptools' build/ and egg-info stay out of the source tree
+cp -r "$R/python" "$T/src"
+rm -rf "$T/src/build" "$T/src"/*.egg-info
+"$T/venv/bin/pip" install -q --no-build-isolation --no-deps --no-index "$T/src"
 export LGELU_LIB="$B/liblgelu.so" LGELU_CLI="$B/lgelu" LGELU_FIXTURES="$R/tests/fixtures"
 # from an empty directory, so that `import lgelu` is the installed package
 cd "$T"
-"$T/venv/bin/python" -c "import lgelu, sys; assert lgelu.__file__.startswith('$T/venv'), lgelu.__file__"
+"$T/venv/bin/python" -c "import lgelu; assert lgelu.__file__.startswith('$T/venv'), lgelu.__file__"
 "$T/venv/bin/python" -m pytest -q -p no:cacheprovider "$R/python/tests"
