@@ -102,6 +102,21 @@ void lgelu_net_free(lgelu_net *net)
 int lgelu_net_n_in(const lgelu_net *net) { return net ? net->net.n_in : 0; }
 int lgelu_net_n_out(const lgelu_net *net) { return net ? lg_net_n_out(&net->net) : 0; }
 
+int lgelu_net_n_layers(const lgelu_net *net) { return net ? net->net.n_layers : 0; }
+
+lgelu_status lgelu_net_layer(const lgelu_net *net, int k, const char **act, int *n_out, double *param)
+{
+    if (!net || k < 0 || k >= net->net.n_layers)
+        return lgelu_st(lg_fail(LG_ERR_ARG, "layer: expected an index in [0, %d], got %d",
+                                net ? net->net.n_layers - 1 : -1, k));
+    const lg_layer *L = &net->net.layers[k];
+    const lg_act_info *ai = lg_act_info_of(L->act); /* as cli/cmd_info.c prints them */
+    if (act) *act = lg_act_name(L->act);
+    if (n_out) *n_out = L->n_out;
+    if (param) *param = ai->has_param ? L->lambda : ai->param_sym ? 1.0 : NAN;
+    return LGELU_OK;
+}
+
 lgelu_status lgelu_net_eval(const lgelu_net *net, const double *X, size_t n, double *Y)
 {
     if (!net || (n && (!X || !Y))) return lgelu_st(lg_fail(LG_ERR_ARG, "lgelu_net_eval: NULL argument"));

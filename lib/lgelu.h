@@ -88,6 +88,13 @@ LGELU_API void lgelu_net_free(lgelu_net *net);
 /* Input and output dimensions. */
 LGELU_API int lgelu_net_n_in(const lgelu_net *net);
 LGELU_API int lgelu_net_n_out(const lgelu_net *net);
+/* Layers (`lgelu info`): their number, and layer k's activation name
+ * ("lgelu", "relu", "swish", "prelu", "identity", ...; static), output
+ * width and parameter (λ for lgelu, β for swish, the slope for prelu, 1
+ * for gelu, NAN for activations without one). act, n_out and param may
+ * be NULL. LGELU_ERR_ARG for k out of range. */
+LGELU_API int lgelu_net_n_layers(const lgelu_net *net);
+LGELU_API lgelu_status lgelu_net_layer(const lgelu_net *net, int k, const char **act, int *n_out, double *param);
 /* Y [n][n_out] = f(X [n][n_in]) in double precision (the `lgelu eval`
  * forward pass). */
 LGELU_API lgelu_status lgelu_net_eval(const lgelu_net *net, const double *X, size_t n, double *Y);

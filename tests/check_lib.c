@@ -39,6 +39,18 @@ START_TEST(test_lib_eval_equals_forward)
     ck_assert_int_eq(lgelu_net_load(path, &h), LGELU_OK);
     ck_assert_int_eq(lgelu_net_n_in(h), 6);
     ck_assert_int_eq(lgelu_net_n_out(h), 3);
+    ck_assert_int_eq(lgelu_net_n_layers(h), 3);
+    const char *act = NULL;
+    int nout = 0;
+    double p = 0;
+    ck_assert_int_eq(lgelu_net_layer(h, 1, &act, &nout, &p), LGELU_OK);
+    ck_assert_str_eq(act, "lgelu");
+    ck_assert_int_eq(nout, 4);
+    ck_assert_double_eq(p, 7.0);
+    ck_assert_int_eq(lgelu_net_layer(h, 2, &act, NULL, &p), LGELU_OK);
+    ck_assert_str_eq(act, "identity");
+    ck_assert(isnan(p));
+    ck_assert_int_eq(lgelu_net_layer(h, 3, NULL, NULL, NULL), LGELU_ERR_ARG);
     lg_net ref;
     ck_assert_int_eq(lg_net_load(&ref, path), LG_OK);
     double X[4][6], Y[4][3], y[3], scratch[16];

@@ -56,6 +56,8 @@ _SIGS = {
     "lgelu_net_free": (None, [_P]),
     "lgelu_net_n_in": (ctypes.c_int, [_P]),
     "lgelu_net_n_out": (ctypes.c_int, [_P]),
+    "lgelu_net_n_layers": (ctypes.c_int, [_P]),
+    "lgelu_net_layer": (ctypes.c_int, [_P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), _IP, _DP]),
     "lgelu_net_eval": (ctypes.c_int, [_P, _DP, ctypes.c_size_t, _DP]),
     "lgelu_net_relu": (ctypes.c_int, [_P, ctypes.POINTER(_P)]),
     "lgelu_deviation": (ctypes.c_int, [_P, _P, _DP, ctypes.c_size_t, _D, _D, _D, _DP]),
@@ -245,6 +247,20 @@ class Net:
             return a, False
         raise LgeluError("arg", f"{what}: expected shape ({self.n_in},) or (n, {self.n_in}) for a network of "
                                 f"{self.n_in} inputs, got {a.shape}")
+
+    @property
+    def layers(self):
+        """[(activation, n_out, parameter)] per layer, as `lgelu info` lists
+        them: parameter is λ (lgelu), β (swish), the slope (prelu), 1.0
+        (gelu) or None."""
+        lib = _load_lib()
+        h = self._handle()
+        out = []
+        for k in range(lib.lgelu_net_n_layers(h)):
+            a, n, p = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_double()
+            _check(lib.lgelu_net_layer(h, k, ctypes.byref(a), ctypes.byref(n), ctypes.byref(p)))
+            out.append((a.value.decode(), n.value, None if p.value != p.value else p.value))
+        return out
 
     def eval(self, x):
         """Outputs in double precision: x of shape (n_in,) → (n_out,), or

@@ -106,6 +106,7 @@ class TestTrainExport(unittest.TestCase):
         lams = lt.export_onnx(model, path, ex)
         got = info_params(path)
         self.assertEqual(len(got), len(lams), f"{name}: {got}")
+        self.assertEqual([(a, v) for a, _, v in lgelu.load(path).layers if a == "lgelu"], got)  # the API agrees
         for (act, v), lam, m in zip(got, lams, lt.hardness_modules(model)):
             self.assertEqual(act, "lgelu")
             self.assertEqual(lam, m.lam)
