@@ -345,14 +345,21 @@ def _export_copy(m, dtype):
     return m
 
 
-def export_onnx(model, path, example_input, opset=13):
+def export_onnx(model, path, example_input=None, opset=13):
     """Write model as ONNX that lgelu imports with each λ-GELU layer's λ
     (within one float32 ulp for float32 models, docs/FORMATS.md), Swish-β's
     β and PReLU's slope. example_input: a tensor of the input shape with
-    batch 1 (e.g. torch.zeros(1, 784) or torch.zeros(1, 1, 28, 28)).
+    batch 1 (e.g. torch.zeros(1, 784) or torch.zeros(1, 1, 28, 28); None
+    for a model whose first layer is nn.Linear).
     Returns the list of exported parameters (λ, β or a) in layer order."""
     import onnx
 
+    if example_input is None:  # an MLP: the first Linear's width
+        first = next((c for c in model.modules() if isinstance(c, (nn.Linear, nn.Conv2d))), None)
+        if not isinstance(first, nn.Linear):
+            raise ValueError("export_onnx: give example_input (e.g. torch.zeros(1, 1, 28, 28)) for a model that "
+                             "does not start with nn.Linear")
+        example_input = torch.zeros(1, first.in_features, dtype=first.weight.dtype)
     m = _export_copy(copy.deepcopy(model), example_input.dtype).eval()
     params = [h.value() for h in hardness_modules(model)]
     with torch.no_grad():
