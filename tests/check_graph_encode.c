@@ -388,7 +388,7 @@ START_TEST(test_graph_encode_exact_gate)
 {
     lg_rng r;
     lg_rng_init(&r, 99u, 5);
-    int n = 0, undecidable_in_double = 0, norm = 0;
+    int n = 0, undecidable_in_double = 0, norm = 0, perturbed_rejected = 0;
     for (int it = 0; it < 60; it++) {
         lg_test_dag_opts o = {.max_nodes = 5, .max_width = 4, .conv = it % 3 == 0, .act = LG_ACT_RELU};
         lg_test_inst in;
@@ -423,6 +423,24 @@ START_TEST(test_graph_encode_exact_gate)
             c.d = below ? -Y2 : Y2;
             ck_assert_msg(lg_exact_first_holding(net, x, 1, &T, NULL) == -1, "DAG %d, y_%d: one ulp off is accepted", it, j);
             undecidable_in_double += (coef[j] * y[j] + c.d <= 0) != 0; /* the double pass would accept it */
+            /* the tie's witness perturbed: x' = x with every input moved by ±2^-30 (relative);
+             * the gate accepts x' exactly when the oracle's exact y'_j is on the term's side */
+            c.d = below ? -Y : Y;
+            double xp[32];
+            mpq_t xpq[32], ypq[8];
+            for (int i = 0; i < ni; i++) {
+                xp[i] = x[i] + (lg_rng_below(&r, 2) ? 1 : -1) * 0x1p-30 * (1.0 + fabs(x[i]));
+                mpq_init(xpq[i]);
+                mpq_set_d(xpq[i], xp[i]);
+            }
+            for (int q = 0; q < no; q++) mpq_init(ypq[q]);
+            lg_oracle_forward(net, xpq, ypq);
+            int want = below ? mpq_cmp(ypq[j], Yq) <= 0 : mpq_cmp(ypq[j], Yq) >= 0;
+            int got = lg_exact_first_holding(net, xp, 1, &T, NULL);
+            ck_assert_msg(got == (want ? 0 : -1), "DAG %d, y_%d: perturbed witness: gate %d, exact side %d", it, j, got, want);
+            perturbed_rejected += !want;
+            for (int i = 0; i < ni; i++) mpq_clear(xpq[i]);
+            for (int q = 0; q < no; q++) mpq_clear(ypq[q]);
             n++;
         }
         for (int i = 0; i < ni; i++) mpq_clear(xq[i]);
@@ -430,9 +448,12 @@ START_TEST(test_graph_encode_exact_gate)
         mpq_clear(Yq);
         lg_test_inst_free(&in);
     }
-    fprintf(stderr, "graph_encode exact gate: %d ties on 60 DAGs (%d normalised), %d the double pass gets wrong\n", n,
-            norm, undecidable_in_double);
+    fprintf(stderr,
+            "graph_encode exact gate: %d ties on 60 DAGs (%d normalised), %d the double pass gets wrong, "
+            "%d perturbed witnesses rejected\n",
+            n, norm, undecidable_in_double, perturbed_rejected);
     ck_assert_int_gt(norm, 0);
+    ck_assert_int_gt(perturbed_rejected, 20);
     ck_assert_int_gt(n, 100);
 }
 END_TEST
