@@ -58,7 +58,6 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/linop.h"
 #include "encode/backends.h"
 #include "encode/glpk_guard.h"
 #include "encode/lp_cert.h"

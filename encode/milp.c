@@ -1,6 +1,5 @@
 /* milp.c — the neutral big-M model of an lg_problem (milp.h). */
 #include "encode/milp.h"
-#include "core/linop.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 
 #include "encode/backends.h"
-#include "core/linop.h"
 #include "encode/pwl.h"
 #include "encode/rational.h"
 

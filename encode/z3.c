@@ -42,7 +42,6 @@
 
 #include "encode/backends.h"
 #include "core/clock.h"
-#include "core/linop.h"
 #include "encode/pwl.h"
 #include "encode/z3_err.h"
 #include "encode/rational.h"
