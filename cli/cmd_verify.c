@@ -113,6 +113,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
                               "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
                               r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
         if (o && !a->vnnlib) json_object_set_new(o, "label", json_integer(a->label));
+        if (o) json_object_set_new(o, "misclassified", json_boolean(r->misclassified));
         if (o && ref) {
             json_object_set_new(o, "ref", json_string(ref));
             json_object_set_new(o, "delta", lg_json_num(delta));
@@ -132,6 +133,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         return;
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
+    else if (r->misclassified) printf("violated (misclassified: the clean input itself is a counterexample)\n");
     else printf("%s\n", lg_verdict_name(r->verdict));
     if (ref)
         printf("  for the smooth network %s (certified deviation on the box: %.6g, margin used per\n"
@@ -154,6 +156,17 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         printf("  counterexample (case %d) passed the exact witness gate: top output %d = %.6g\n", r->violated_case, best,
                r->y[best]);
     }
+}
+
+/* One line per instance of a batch (--index LIST without --json). */
+static void lg_verify_print_line(const lg_verify_args *a, const lg_verify_report *r)
+{
+    if (r->verdict == LG_VERDICT_UNKNOWN)
+        printf("%s: unknown (%s)", a->instance, r->reason[0] ? r->reason : "undecided");
+    else
+        printf("%s: %s%s", a->instance, lg_verdict_name(r->verdict), r->misclassified ? " (misclassified)" : "");
+    printf(", label %ld, %s %s, %.3f s\n", a->label, r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by",
+           r->method[0] ? r->method : "-", r->seconds);
 }
 
 int lg_cmd_verify(int argc, char **argv)
@@ -191,7 +204,7 @@ int lg_cmd_verify(int argc, char **argv)
         case O_DATA: a.data = optarg; break;
         case O_INPUT: a.input = optarg; break;
         case O_INDEX:
-            if (lg_opt_int("verify", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            if (lg_verify_args_index(&a, "verify", optarg)) return 2;
             break;
         case O_LABEL:
             if (lg_opt_int("verify", "label", optarg, 0, 1L << 20, &a.label)) return 2;
@@ -274,9 +287,21 @@ int lg_cmd_verify(int argc, char **argv)
         default: return lg_cli_usage("verify", "unknown option");
         }
     }
-    if (optind != argc - 1) return lg_cli_usage("verify", "expected exactly one network file");
-    if (lg_verify_args_check("verify", &a)) return 2;
-    if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("verify", "-o/--output: %s", lg_errmsg());
+    int rc = 2;
+    if (optind != argc - 1) {
+        rc = lg_cli_usage("verify", "expected exactly one network file");
+        goto usage;
+    }
+    if (lg_verify_args_check("verify", &a)) goto usage;
+    int batch = a.n_indices > 1, n_runs = a.n_indices > 0 ? a.n_indices : 1;
+    if (batch && out) {
+        rc = lg_cli_usage("verify", "-o/--output writes the result file of one instance; give one --index");
+        goto usage;
+    }
+    if (lg_cli_check_output(out) != LG_OK) {
+        rc = lg_cli_usage("verify", "-o/--output: %s", lg_errmsg());
+        goto usage;
+    }
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
     char z3_name[24];
     if (strcmp(o.solver, "z3") == 0) { /* the back-end named with its theory (encode/problem.h) */
@@ -287,24 +312,55 @@ int lg_cmd_verify(int argc, char **argv)
     double delta = 0;
     lg_prop prop = {0};
     lg_verify_report r = {0};
-    int rc = 1;
+    int n_verdict[3] = {0}, n_mis = 0, n_timeout = 0;
+    double seconds = 0;
+    rc = 1;
     lg_status st = lg_net_load(&net, argv[optind]);
-    if (st != LG_OK) return lg_cli_fail("verify", st);
-    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
-        if (st == LG_ERR_ARG) { /* a bad --index/--label value */
-            rc = lg_cli_usage("verify", "%s", lg_errmsg());
-            goto done;
+    if (st != LG_OK) {
+        lg_verify_args_free(&a);
+        return lg_cli_fail("verify", st);
+    }
+    if (ref_path && (st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
+    for (int k = 0; k < n_runs; k++) {
+        if (a.indices) a.index = a.indices[k];
+        if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
+            if (st == LG_ERR_ARG) { /* a bad --index/--label value */
+                rc = lg_cli_usage("verify", "%s", lg_errmsg());
+                goto done;
+            }
+            goto fail;
         }
-        goto fail;
+        if (k == 0 && batch) { /* every index of the batch is checked before the first run */
+            for (int i = 1; i < a.n_indices; i++)
+                if ((size_t)a.indices[i] >= a.ds.n) {
+                    rc = lg_cli_usage("verify",
+                                      "--index: expected integers in [0, %zu] (the test set of %s has %zu examples), "
+                                      "got %ld",
+                                      a.ds.n ? a.ds.n - 1 : 0, a.data, a.ds.n, a.indices[i]);
+                    goto done;
+                }
+        }
+        delta = 0;
+        if (ref_path) {
+            if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
+        } else if ((st = lg_verify_run(&net, &prop, &o, &r)) != LG_OK) {
+            goto fail;
+        }
+        if (batch && !json) lg_verify_print_line(&a, &r);
+        else lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
+        fflush(stdout);
+        if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+        n_verdict[r.verdict]++;
+        n_mis += r.misclassified;
+        n_timeout += r.verdict == LG_VERDICT_UNKNOWN && r.timed_out;
+        seconds += r.seconds;
+        lg_verify_report_free(&r);
+        lg_prop_free(&prop);
     }
-    if (ref_path) {
-        if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
-        if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
-    } else if ((st = lg_verify_run(&net, &prop, &o, &r)) != LG_OK) {
-        goto fail;
-    }
-    lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
-    if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+    if (batch && !json)
+        printf("%d instances: %d robust, %d violated (%d of them misclassified), %d unknown (%d timeouts); %.2f s\n",
+               n_runs, n_verdict[LG_VERDICT_ROBUST], n_verdict[LG_VERDICT_VIOLATED], n_mis,
+               n_verdict[LG_VERDICT_UNKNOWN], n_timeout, seconds);
     rc = 0;
 fail:
     if (rc) lg_cli_fail("verify", st);
@@ -313,5 +369,7 @@ done:
     lg_prop_free(&prop);
     lg_net_free(&ref);
     lg_net_free(&net);
+usage:
+    lg_verify_args_free(&a);
     return rc;
 }

@@ -462,7 +462,7 @@ START_TEST(test_bab_union_of_boxes)
         hi0[d] = mid;
         lo1[d] = mid;
         lg_prop_case pc[2] = {{lo0, hi0, in.n_terms, in.terms}, {lo1, hi1, in.n_terms, in.terms}};
-        lg_prop p = {3, 3, 2, pc, NULL};
+        lg_prop p = {3, 3, 2, pc, NULL, NULL};
         lg_verify_opts vo = lg_verify_opts_default();
         vo.solver = "none";
         vo.bab.mode = LG_BAB_INPUT;

@@ -430,6 +430,17 @@ done:
     return st;
 }
 
+int lg_verify_misclassified(const lg_net *net, const lg_prop *prop, double *x, double *y)
+{
+    if (!prop->center || prop->n_cases != 1 || prop->n_in != net->n_in) return 0;
+    const lg_prop_inner *I = prop->inner ? &prop->inner[0] : NULL;
+    const double *lo = I && I->lo ? I->lo : prop->cases[0].lo, *hi = I && I->hi ? I->hi : prop->cases[0].hi;
+    for (int i = 0; i < prop->n_in; i++)
+        if (!(prop->center[i] >= lo[i] && prop->center[i] <= hi[i])) return 0; /* clipped away: not the clean input */
+    memcpy(x, prop->center, (size_t)prop->n_in * sizeof *x);
+    return lg_witness_accept(net, prop, 0, x, y);
+}
+
 lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r)
 {
     /* the one deadline source of the run: every stage gets it or a sub-budget of it */
@@ -477,6 +488,26 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
         st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
         goto fail;
     }
+    if (!(r->y = malloc((size_t)no * sizeof *r->y))) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto fail;
+    }
+    int mis = lg_verify_misclassified(net, prop, x, r->y);
+    if (mis < 0) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory in the witness check");
+        goto fail;
+    }
+    if (mis) { /* the clean input is already a counterexample: nothing else to run */
+        r->verdict = LG_VERDICT_VIOLATED;
+        r->violated_case = 0;
+        r->misclassified = 1;
+        snprintf(r->method, sizeof r->method, "clean input");
+        r->x = x;
+        x = NULL;
+        goto done;
+    }
+    free(r->y);
+    r->y = NULL;
     lg_case_out first_unknown;
     int n_unknown = 0;
     memset(&first_unknown, 0, sizeof first_unknown);
