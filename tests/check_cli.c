@@ -19,6 +19,8 @@
 #include "core/netfile.h"
 #include "core/onnx.h"
 #include "core/rng.h"
+#include "verify/prop.h"
+#include "verify/vnnlib.h"
 #include "testutil.h"
 
 START_TEST(test_cli_number_shortest)
@@ -126,6 +128,151 @@ static const char *lg_cli_tiny_prop(double x0lo, double x0hi, double x1lo, doubl
     lg_test_write(path, text);
     return path;
 }
+
+/* A NumPy file (format 1.0) of rows × cols values (cols 0: a vector). */
+static void lg_cli_npy(const char *path, const char *descr, int rows, int cols, const void *data, size_t bytes)
+{
+    char dict[160], hdr[256];
+    if (cols) snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }", descr, rows, cols);
+    else snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }", descr, rows);
+    size_t len = strlen(dict), total = (10 + len + 1 + 63) / 64 * 64;
+    memset(hdr, ' ', sizeof hdr);
+    memcpy(hdr, dict, len);
+    hdr[total - 10 - 1] = '\n';
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    unsigned short hl = (unsigned short)(total - 10);
+    unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xff), (unsigned char)(hl >> 8)};
+    ck_assert(fwrite(head, 1, 10, f) == 10 && fwrite(hdr, 1, total - 10, f) == total - 10 &&
+              fwrite(data, 1, bytes, f) == bytes);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Five test points for the tiny net (class 0 iff x1 < x0 + 0.1), as the
+ * data spec "X.npy,y.npy": 0 robust at ε = 0.02, 1 misclassified, 2 violated
+ * near its clean input, 3 robust for class 1, 4 against both clip ends. */
+static const float lg_cli_pts[5][2] = {{0.5f, 0.5f}, {0.2f, 0.6f}, {0.3f, 0.375f}, {0.3f, 0.6f}, {0.005f, 0.99f}};
+static const char *lg_cli_tiny_data(void)
+{
+    static char spec[600];
+    const char *X = lg_test_tmpfile("_X.npy"), *Y = lg_test_tmpfile("_y.npy");
+    const long long y[5] = {0, 0, 0, 1, 1};
+    lg_cli_npy(X, "<f4", 5, 2, lg_cli_pts, sizeof lg_cli_pts);
+    lg_cli_npy(Y, "<i8", 5, 0, y, sizeof y);
+    snprintf(spec, sizeof spec, "%s,%s", X, Y);
+    return spec;
+}
+
+/* verify --index LIST: one process, one JSON line per instance in the order
+ * given, or a text line each and a summary; misclassified inputs named. */
+START_TEST(test_cli_verify_batch)
+{
+    const char *net = lg_cli_tiny_net();
+    const char *data = lg_cli_tiny_data();
+    const char *out = lg_test_tmpfile(".out");
+    char args[2048];
+    snprintf(args, sizeof args, "verify %s --data %s --index 2,0-1,3 --eps 0.02 --json", net, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    static const struct {
+        long index;
+        const char *verdict;
+        int misclassified;
+    } want[] = {{2, "violated", 0}, {0, "robust", 0}, {1, "violated", 1}, {3, "robust", 0}};
+    const char *p = lg_test_slurp(out);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *nl = strchr(p, '\n');
+        ck_assert_msg(nl != NULL, "line %zu missing:\n%s", i, lg_test_slurp(out));
+        json_error_t je;
+        json_t *o = json_loadb(p, (size_t)(nl - p), 0, &je);
+        ck_assert_msg(o != NULL, "line %zu: %s", i, je.text);
+        char inst[64];
+        snprintf(inst, sizeof inst, "index=%ld eps=0.02", want[i].index);
+        ck_assert_str_eq(json_string_value(json_object_get(o, "instance")), inst);
+        ck_assert_msg(strcmp(json_string_value(json_object_get(o, "verdict")), want[i].verdict) == 0, "%s: %s", inst,
+                      json_string_value(json_object_get(o, "verdict")));
+        ck_assert_msg(json_is_true(json_object_get(o, "misclassified")) == want[i].misclassified, "%s: misclassified",
+                      inst);
+        json_decref(o);
+        p = nl + 1;
+    }
+    ck_assert_str_eq(p, "");
+    /* text: a line per instance and a summary */
+    snprintf(args, sizeof args, "verify %s --data %s --index 0-3 --eps 0.02", net, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    const char *t = lg_test_slurp(out);
+    ck_assert_msg(strstr(t, "index=0 eps=0.02: robust") && strstr(t, "index=1 eps=0.02: violated (misclassified)") &&
+                      strstr(t, "index=2 eps=0.02: violated,") &&
+                      strstr(t, "4 instances: 2 robust, 2 violated (1 of them misclassified), 0 unknown"),
+                  "%s", t);
+    /* one instance: the full summary, misclassified named on its first line */
+    snprintf(args, sizeof args, "verify %s --data %s --index 1 --eps 0.02", net, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    ck_assert_msg(strncmp(lg_test_slurp(out), "violated (misclassified", 23) == 0, "%s", lg_test_slurp(out));
+    /* bad lists exit 2 before anything runs */
+    static const char *const bad[] = {"3-1", "0-9", "0,x", "1,", "-1", "0--2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "verify %s --data %s --index %s --eps 0.02", net, data, bad[i]);
+        ck_assert_msg(lg_test_cli(args, out) == 2, "--index %s", bad[i]);
+        ck_assert_msg(strstr(lg_test_slurp(out), "index=") == NULL, "--index %s ran: %s", bad[i], lg_test_slurp(out));
+    }
+    snprintf(args, sizeof args, "verify %s --data %s --index 0-1 --eps 0.02 -o %s", net, data, lg_test_tmpfile(".r"));
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+}
+END_TEST
+
+/* encode --format vnnlib: the file read back is the same property — the
+ * same outward and inward boxes bit for bit (each bound the exact decimal
+ * of the clipped ball's end) and the same verdict as --index. */
+START_TEST(test_cli_vnnlib_written_reads_back)
+{
+    const char *net = lg_cli_tiny_net();
+    char netp[256];
+    snprintf(netp, sizeof netp, "%s", net);
+    const char *data = lg_cli_tiny_data();
+    const long labels[5] = {0, 0, 0, 1, 1};
+    int inexact = 0;
+    for (int ix = 0; ix < 5; ix++) {
+        const char *vnn = lg_test_tmpfile(".vnnlib"), *out = lg_test_tmpfile(".out");
+        char args[2048], v1[32] = "", v2[32] = "";
+        snprintf(args, sizeof args, "encode %s --data %s --index %d --eps 0.02 --format vnnlib -o %s", netp, data, ix,
+                 vnn);
+        ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+        lg_prop back, want;
+        ck_assert_int_eq(lg_vnnlib_read(&back, vnn, 2, 2), LG_OK);
+        double x0[2] = {lg_cli_pts[ix][0], lg_cli_pts[ix][1]};
+        ck_assert_int_eq(lg_prop_robustness(&want, x0, 2, 0.02, 0, 1, (int)labels[ix], 2, 0), LG_OK);
+        ck_assert_int_eq(back.n_cases, 1);
+        for (int i = 0; i < 2; i++) {
+            const double *bl = back.inner ? back.inner[0].lo : back.cases[0].lo;
+            const double *bh = back.inner ? back.inner[0].hi : back.cases[0].hi;
+            ck_assert_msg(back.cases[0].lo[i] == want.cases[0].lo[i] && back.cases[0].hi[i] == want.cases[0].hi[i],
+                          "index %d X_%d: outward [%.17g, %.17g], expected [%.17g, %.17g]", ix, i, back.cases[0].lo[i],
+                          back.cases[0].hi[i], want.cases[0].lo[i], want.cases[0].hi[i]);
+            ck_assert_msg(bl[i] == want.inner[0].lo[i] && bh[i] == want.inner[0].hi[i],
+                          "index %d X_%d: inward [%.17g, %.17g], expected [%.17g, %.17g]", ix, i, bl[i], bh[i],
+                          want.inner[0].lo[i], want.inner[0].hi[i]);
+            inexact += want.inner[0].lo[i] != want.cases[0].lo[i];
+        }
+        if (ix == 4) ck_assert(back.cases[0].lo[0] == 0 && back.cases[0].hi[1] == 1);
+        lg_prop_free(&back);
+        lg_prop_free(&want);
+        /* the same verdict both ways */
+        snprintf(args, sizeof args, "verify %s --vnnlib %s --json", netp, vnn);
+        ck_assert_int_eq(lg_test_cli(args, out), 0);
+        sscanf(strstr(lg_test_slurp(out), "\"verdict\": \"") + 12, "%31[a-z]", v1);
+        snprintf(args, sizeof args, "verify %s --data %s --index %d --eps 0.02 --json", netp, data, ix);
+        ck_assert_int_eq(lg_test_cli(args, out), 0);
+        sscanf(strstr(lg_test_slurp(out), "\"verdict\": \"") + 12, "%31[a-z]", v2);
+        ck_assert_msg(strcmp(v1, v2) == 0 && v1[0], "index %d: --vnnlib %s, --index %s", ix, v1, v2);
+    }
+    ck_assert_msg(inexact > 0, "no bound of the test is off the doubles: it checks nothing");
+    /* a VNN-LIB property is already one */
+    char args[1024];
+    snprintf(args, sizeof args, "encode %s --vnnlib %s --format vnnlib -o %s", netp, lg_cli_tiny_prop(0, 1, 0, 1),
+             lg_test_tmpfile(".vnnlib"));
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+}
+END_TEST
 
 START_TEST(test_cli_cex_closes_the_loop)
 {
@@ -579,5 +726,10 @@ Suite *suite_cli(void)
     tcase_add_test(tl, test_cli_exit_two_names_the_range);
     tcase_set_timeout(tl, 120);
     suite_add_tcase(s, tl);
+    TCase *tq = tcase_create("queries");
+    tcase_add_test(tq, test_cli_verify_batch);
+    tcase_add_test(tq, test_cli_vnnlib_written_reads_back);
+    tcase_set_timeout(tq, 120);
+    suite_add_tcase(s, tq);
     return s;
 }
