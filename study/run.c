@@ -57,8 +57,7 @@ void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg
         vo->backend_only = 1;
         vo->attack = 0;
         vo->bab.mode = LG_BAB_NONE;
-        if (w > 0 && (size_t)w < n)
-            snprintf(desc + w, n - (size_t)w, " solver=%s backend_only=1 attack=0 bab=none", vo->solver);
+        if (w > 0 && (size_t)w < n) lg_verify_opts_settings(vo, desc + w, n - (size_t)w); /* verify.h */
     } else if (m == LG_STUDY_SMOOTH && w > 0 && (size_t)w < n) {
         snprintf(desc + w, n - (size_t)w, " transfer=1");
     }

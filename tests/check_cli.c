@@ -518,6 +518,85 @@ START_TEST(test_cli_bench_resumes)
 }
 END_TEST
 
+/* Rows are keyed by their settings and build: a re-run with other ones
+ * refuses naming the change and leaves results.csv as it was;
+ * --redo-changed runs only the changed rows, --retry only the rows with
+ * those results; the summary counts every instance by its latest row. */
+START_TEST(test_cli_bench_resume_keys)
+{
+    const char *dir = lg_cli_bench_dir();
+    const char *out = lg_test_tmpfile("_res"), *log = lg_test_tmpfile(".log");
+    char args[2048], csv[512], cmd[2048];
+    snprintf(csv, sizeof csv, "%s/results.csv", out);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 4);
+    char *before = strdup(lg_test_slurp(csv));
+    ck_assert_ptr_nonnull(before);
+    ck_assert_msg(strstr(before, ",settings,build\n") && strstr(before, ",timeout=60,lgelu "), "%s", before);
+    /* other settings: refused, naming what changed, nothing run */
+    static const struct {
+        const char *opts, *change;
+    } changed[] = {{"--timeout 30", "timeout: 60 -> 30"},
+                   {"--timeout-scale 2", "timeout: 60 -> 120"},
+                   {"--solver glpk", "solver: default -> glpk"},
+                   {"--bab input --seed 5", "bab: default -> input; seed: default -> 5"}};
+    for (size_t i = 0; i < sizeof changed / sizeof changed[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' bench %s --out %s -j 1 %s > %s 2>&1", LG_BINARY_DIR, dir, out,
+                 changed[i].opts, log);
+        ck_assert_msg(lg_test_sh(cmd) == 2, "%s ran", changed[i].opts);
+        ck_assert_msg(strstr(lg_test_slurp(log), changed[i].change) && strstr(lg_test_slurp(log), "net__prop_1"),
+                      "%s: %s", changed[i].opts, lg_test_slurp(log));
+        ck_assert_str_eq(lg_test_slurp(csv), before);
+    }
+    /* -j does not change a verdict: kept */
+    snprintf(args, sizeof args, "bench %s --out %s -j 2", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_str_eq(lg_test_slurp(csv), before);
+    /* another build made one row: refused naming it; --redo-changed runs that one only */
+    snprintf(cmd, sizeof cmd, "sed -i '/^net__prop_3,/s/,lgelu [^,]*$/,lgelu 0.0.1 0123abc/' %s", csv);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "'%s/lgelu' bench %s --out %s -j 1 > %s 2>&1", LG_BINARY_DIR, dir, out, log);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
+    ck_assert_msg(strstr(lg_test_slurp(log), "1 instance run with other settings (net__prop_3)") &&
+                      strstr(lg_test_slurp(log), "build: lgelu 0.0.1 0123abc -> lgelu "),
+                  "%s", lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --redo-changed", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 5);
+    ck_assert_msg(strstr(lg_test_slurp(log), "3 instances in") && strstr(lg_test_slurp(log), "1 unsat, 2 sat") &&
+                      strstr(lg_test_slurp(log), "1 run now"),
+                  "%s", lg_test_slurp(log));
+    /* a kept timeout counts in the summary; --retry timeout runs it alone */
+    snprintf(cmd, sizeof cmd, "sed -i '$s/,robust,unsat,/,unknown,timeout,/' %s", csv);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "0 unsat, 2 sat, 1 undecided (1 timeouts), 0 errors; 0 run now"), "%s",
+                  lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --retry unknown,timeout", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 6);
+    ck_assert_msg(strstr(lg_test_slurp(log), "1 unsat, 2 sat, 0 undecided (0 timeouts), 0 errors; 1 run now"), "%s",
+                  lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --retry later", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    /* a results.csv without the settings columns (an older lgelu's): refused, --force starts afresh */
+    snprintf(cmd, sizeof cmd, "sed -i '1s/,settings,build$//' %s", csv);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    char *old = strdup(lg_test_slurp(csv));
+    ck_assert_ptr_nonnull(old);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    ck_assert_str_eq(lg_test_slurp(csv), old);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --force", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 4);
+    free(old);
+    free(before);
+}
+END_TEST
+
 START_TEST(test_cli_export_dtype)
 {
     int dims[3] = {3, 4, 2};
@@ -728,6 +807,7 @@ Suite *suite_cli(void)
     suite_add_tcase(s, tl);
     TCase *tq = tcase_create("queries");
     tcase_add_test(tq, test_cli_verify_batch);
+    tcase_add_test(tq, test_cli_bench_resume_keys);
     tcase_add_test(tq, test_cli_vnnlib_written_reads_back);
     tcase_set_timeout(tq, 120);
     suite_add_tcase(s, tq);

@@ -63,6 +63,23 @@ typedef struct lg_verify_opts {
 
 lg_verify_opts lg_verify_opts_default(void);
 
+/* The options of o that can change a verdict, as canonical text: every one
+ * that differs from lg_verify_opts_default() as " key=value", in a fixed
+ * order (solver, backend_only, attack, bab, tighten, seed, memory,
+ * bab_nodes, alpha_steps, bab_branch, beta, bab_group, bab_root_alpha,
+ * bab_solver_relus); "" for the defaults. Threads and verbosity are left
+ * out (verdicts do not depend on them) and so is the timeout, which callers
+ * put first. The study's row keys (study/run.h) and bench's results.csv
+ * rows (cli/cmd_bench.c) are made of it, so a resume never takes a row
+ * made with other options for one of these. Returns the length snprintf
+ * would have written. */
+int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n);
+
+/* Compare two settings texts ("key=value" words): "" and 0 when equal, else
+ * "key: old -> new" for every key whose value differs ("default" where a key
+ * is absent), joined by "; ", into buf, and the number of such keys. */
+int lg_verify_settings_diff(const char *old_s, const char *new_s, char *buf, size_t n);
+
 typedef struct lg_verify_report {
     lg_verdict verdict;
     char reason[256];         /* why unknown ("timeout", "witness failed re-check", ...) */
