@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "anneal/relu.h"
 #include "core/csv.h"
 #include "core/json.h"
 #include "core/netfile.h"
@@ -763,6 +764,93 @@ START_TEST(test_cli_info_every_digit)
 }
 END_TEST
 
+/* The keys of every JSON line of a file, added to set (no duplicates). */
+static void lg_cli_json_keys(const char *path, lg_optset *set)
+{
+    const char *p = lg_test_slurp(path);
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        json_error_t je;
+        json_t *o = json_loadb(p, len, 0, &je);
+        ck_assert_msg(json_is_object(o), "%s: not a JSON object: %.*s", path, (int)len, p);
+        const char *k;
+        json_t *v;
+        json_object_foreach(o, k, v)
+        {
+            (void)v;
+            lg_optset_add(set, k, strlen(k));
+        }
+        json_decref(o);
+        p += len + (nl != NULL);
+    }
+}
+
+/* docs/USAGE.md lists exactly the keys `verify --json` prints: a
+ * robustness query (label, misclassified) and a --ref query (ref, delta). */
+START_TEST(test_cli_docs_verify_json_keys)
+{
+    lg_optset emitted = {0}, doc = {0};
+    char args[2048], netp[256];
+    snprintf(netp, sizeof netp, "%s", lg_cli_tiny_net());
+    const char *data = lg_cli_tiny_data(), *out = lg_test_tmpfile(".json");
+    snprintf(args, sizeof args, "verify %s --data %s --index 0-1 --eps 0.02 --json", netp, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    lg_cli_json_keys(out, &emitted);
+    snprintf(args, sizeof args, "verify %s --vnnlib %s --json", netp, lg_cli_tiny_prop(0, 1, 0, 1));
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    lg_cli_json_keys(out, &emitted);
+    /* a smooth net and its ReLU substitution */
+    int dims[3] = {2, 3, 2};
+    lg_net g, rl;
+    ck_assert_int_eq(lg_net_init(&g, 2, dims, LG_ACT_LGELU), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 11, 0);
+    lg_test_randomize(&g, &r, 1.0);
+    ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+    const char *pg = lg_test_tmpfile(".lgnet"), *pr = lg_test_tmpfile(".lgnet");
+    ck_assert_int_eq(lg_netfile_write(&g, pg), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&rl, pr), LG_OK);
+    lg_net_free(&g);
+    lg_net_free(&rl);
+    snprintf(args, sizeof args, "verify %s --ref %s --data %s --index 0 --eps 0.02 --json", pr, pg, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    lg_cli_json_keys(out, &emitted);
+    /* the paragraph of docs/USAGE.md that lists them */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/USAGE.md", LG_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    static const char lead[] = "`--json` prints one JSON object per instance with the keys";
+    const char *start = strstr(text, lead);
+    ck_assert_msg(start != NULL, "docs/USAGE.md: no paragraph listing the keys of verify --json");
+    start += strlen(lead);
+    const char *end = strstr(start, "\n\n");
+    for (const char *p = strchr(start, '`'); p && (!end || p < end); p = strchr(p + 1, '`')) {
+        const char *q = strchr(p + 1, '`');
+        if (!q || (end && q > end)) break;
+        char key[64];
+        size_t kl = (size_t)(q - p - 1);
+        if (kl > 0 && kl < sizeof key && p[1] != '-') {
+            memcpy(key, p + 1, kl);
+            key[kl] = '\0';
+            if (strspn(key, "abcdefghijklmnopqrstuvwxyz_") == kl) lg_optset_add(&doc, key, kl);
+        }
+        p = q;
+    }
+    for (int i = 0; i < emitted.n; i++)
+        ck_assert_msg(lg_optset_has(&doc, emitted.name[i]), "verify --json prints '%s'; docs/USAGE.md does not list it",
+                      emitted.name[i]);
+    for (int i = 0; i < doc.n; i++)
+        ck_assert_msg(lg_optset_has(&emitted, doc.name[i]), "docs/USAGE.md lists '%s'; verify --json never printed it",
+                      doc.name[i]);
+}
+END_TEST
+
 START_TEST(test_cli_docs_match_help)
 {
     static const char *const cmds[] = {"info",   "eval",   "train", "anneal", "relu",  "check",        "bound",
@@ -808,6 +896,7 @@ Suite *suite_cli(void)
     TCase *tq = tcase_create("queries");
     tcase_add_test(tq, test_cli_verify_batch);
     tcase_add_test(tq, test_cli_bench_resume_keys);
+    tcase_add_test(tq, test_cli_docs_verify_json_keys);
     tcase_add_test(tq, test_cli_vnnlib_written_reads_back);
     tcase_set_timeout(tq, 120);
     suite_add_tcase(s, tq);
