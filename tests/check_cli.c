@@ -761,6 +761,19 @@ START_TEST(test_cli_info_every_digit)
     ck_assert_int_eq(lg_test_cli(args, out), 0);
     const char *text = lg_test_slurp(out);
     ck_assert_msg(strstr(text, want) != NULL, "info does not show lambda %s:\n%s", want, text);
+    /* docs/USAGE.md says how such an export imports, with this λ */
+    char doc[1024], says[160];
+    snprintf(doc, sizeof doc, "%s/docs/USAGE.md", LG_SOURCE_DIR);
+    FILE *f = fopen(doc, "r");
+    ck_assert_ptr_nonnull(f);
+    static char usage[1 << 17];
+    size_t n = fread(usage, 1, sizeof usage - 1, f);
+    fclose(f);
+    usage[n] = '\0';
+    for (char *p = usage; *p; p++)
+        if (*p == '\n') *p = ' ';
+    snprintf(says, sizeof says, "imports as an `lgelu` layer with λ = √2/fl32(√2) = %s", want);
+    ck_assert_msg(strstr(usage, says) != NULL, "docs/USAGE.md does not say '%s'", says);
 }
 END_TEST
 
