@@ -98,7 +98,8 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
     double *E = malloc((size_t)prop->n_cases * (size_t)prop->n_out * sizeof *E);
     double *yg = NULL;
     if (!E) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
-    lg_status st = LG_OK;
+    lg_status st = lg_transfer_deviation(relu, ref, prop, E, delta);
+    if (st != LG_OK) goto done;
     if (prop->center) { /* the smooth net already misclassifies the clean input: violated for it */
         r->x = malloc((size_t)prop->n_in * sizeof *r->x);
         r->y = malloc((size_t)prop->n_out * sizeof *r->y);
@@ -122,7 +123,6 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
         free(r->y);
         r->x = r->y = NULL;
     }
-    if ((st = lg_transfer_deviation(relu, ref, prop, E, delta)) != LG_OK) goto done;
     if ((st = lg_transfer_enlarge(prop, E, &big)) != LG_OK) goto done;
     if ((st = lg_verify_run_in(relu, &big, o, &run, r)) != LG_OK) goto done;
     if (r->verdict != LG_VERDICT_VIOLATED) goto done;
