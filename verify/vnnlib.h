@@ -59,7 +59,8 @@ lg_status lg_vnnlib_write_smt(const char *path, FILE *out);
  * input bound is the exact decimal of the real ball's end max(clip_lo,
  * x0_i − eps) / min(clip_hi, x0_i + eps) (a sum of two doubles, written with
  * all its digits, so reading the file back gives the same outward and
- * inward boxes), and the counterexample region is one disjunct per j ≠ label,
+ * inward boxes; where the ball misses [clip_lo, clip_hi] the written box is
+ * empty, as the inward one is), and the counterexample region is one disjunct per j ≠ label,
  * Y_label − Y_j ≤ margin (margin written exactly). `comment` (may be NULL)
  * opens the file as `; ` lines. LG_OK, LG_ERR_ARG for a label outside
  * [0, n_out) or a non-finite number, LG_ERR_IO on a write error. */
