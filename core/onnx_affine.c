@@ -600,6 +600,7 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
     B->xt = NULL;
     B->n_xt = 0;
     B->is_pad = 0;
+    B->bn_rounded = 0;
     memset(&B->conv, 0, sizeof B->conv);
     B->m = B->n;
     B->src = B->n_layers - 1;
@@ -761,6 +762,7 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
         lg_status st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
         if (st != LG_OK) return st;
     }
+    B->bn_rounded = 1;
     size_t n = (size_t)B->n, m = (size_t)B->m;
     if (B->K) {
         /* a pending conv keeps its structure when a is constant over each output channel

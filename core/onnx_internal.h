@@ -143,7 +143,8 @@ typedef struct lg_ox_layer {
     int is_pad;        /* map is a zero Pad of an image by pad_h, pad_w on each side (a conv folds it) */ \
     int pad_h, pad_w;                                                                               \
     int n_xt;          /* further terms (a residual sum, a Concat) */                               \
-    lg_ox_term *xt;
+    lg_ox_term *xt;                                                                                 \
+    int bn_rounded;    /* b holds a BatchNormalization fold (rounded to nearest) */
 typedef struct lg_ox_pm {
     LG_OX_PM_FIELDS
 } lg_ox_pm;

@@ -492,8 +492,27 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
         for (int64_t j = 0; j < N; j++)
             for (int64_t k = 0; k < K; k++) M[j * K + k] = W->v[k * N + j];
+    } else if (rw == 1) {
+        /* numpy: w[K] @ x[K] is a scalar; w[K] @ x[..., K, C] is [..., C], out[c] = Σ_k w[k]·x[k][c] */
+        K = W->shape.d[0];
+        if (s.rank < 1 || K != (s.rank == 1 ? s.d[0] : s.d[s.rank - 2])) goto shape;
+        int64_t C = s.rank == 1 ? 1 : s.d[s.rank - 1];
+        for (int i = 0; i + 2 < s.rank; i++)
+            if (s.d[i] != 1) goto batched;
+        N = C;
+        os = s;
+        if (s.rank == 1) {
+            os.rank = 0;
+        } else {
+            os.d[s.rank - 2] = C;
+            os.rank--;
+        }
+        if (K * C != B->n || (size_t)C * (size_t)K * (size_t)C > LG_NET_MAX_PARAMS) goto shape;
+        if (!(M = calloc((size_t)C * (size_t)K * (size_t)C, sizeof *M))) goto oom;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t k = 0; k < K; k++) M[c * K * C + k * C + c] = W->v[k];
+        K = K * C;
     } else {
-        if (rw < 2) goto shape;
         N = W->shape.d[rw - 2];
         K = W->shape.d[rw - 1];
         os = s;
@@ -505,8 +524,8 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
             for (int i = 0; i + 2 < s.rank; i++)
                 if (s.d[i] != 1) goto batched;
             os.d[s.rank - 2] = N;
+            if (rw > s.rank) goto shape;
         }
-        if (rw > s.rank) goto shape;
         if (K != B->n || N > LG_NET_MAX_DIM) goto shape;
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
         memcpy(M, W->v, (size_t)N * (size_t)K * sizeof *M);
@@ -721,6 +740,7 @@ static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, i
     lg_ox_val t = *b;
     t.pm = NULL;
     if ((st = lg_ox_b_fold(B, &t)) != LG_OK) return st;
+    int rounded = B->bn_rounded;
     if ((st = lg_ox_b_take_terms(B, &tb, &ntb, &bb)) != LG_OK) return st;
     int n = B->n;
     if (sub) { /* −b: every weight and the bias negated (exact) */
@@ -748,12 +768,16 @@ static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, i
     }
     if (st == LG_OK && B->n != n)
         st = lg_fail(LG_ERR_FORMAT, "%s: %s: operands of %d and %d values", R->G.file, lg_ox_name(R, node), B->n, n);
-    if (st == LG_OK && bb && B->b) { /* the biases add exactly, or a's map closes into a layer first */
+    if (st == LG_OK && bb && B->b) {
+        /* the biases add exactly, or a's map closes into a layer first; two biases of which
+         * one is a BatchNormalization fold (already rounded) add rounded to nearest */
         int exact = 1;
+        rounded |= B->bn_rounded;
         double *s2 = malloc((size_t)n * sizeof *s2);
         if (!s2) st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
-        for (int i = 0; s2 && i < n && exact; i++) exact = lg_ox_add_exact(B->b[i], bb[i], &s2[i]);
-        if (s2 && exact) {
+        for (int i = 0; s2 && i < n && (exact || rounded); i++) exact &= lg_ox_add_exact(B->b[i], bb[i], &s2[i]);
+        if (s2 && (exact || rounded)) {
+            B->bn_rounded = rounded;
             free(bb);
             free(B->b);
             B->b = s2;
@@ -790,6 +814,7 @@ static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, i
     B->shape = os;
     out->form = LG_OX_LIN;
     out->kmul = out->kdiv = 1.0;
+    out->gen = R->gen;
     return LG_OK;
 }
 
@@ -890,6 +915,7 @@ static lg_status lg_ox_concat(lg_ox_run *R, int node, lg_ox_val *out)
     if (st != LG_OK) return st;
     out->form = LG_OX_LIN;
     out->kmul = out->kdiv = 1.0;
+    out->gen = R->gen;
     return LG_OK;
 shape:
     return lg_fail(LG_ERR_FORMAT, "%s: %s: parts of shapes that do not concatenate along axis %lld", R->G.file,
@@ -1074,6 +1100,58 @@ static lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x)
     return st;
 }
 
+/* Gather of the network value with constant indices along axis: an index map. */
+static lg_status lg_ox_gather(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    lg_ox_b *B = &R->B;
+    const lg_ox_shape *s = &B->shape;
+    int64_t axis = 0;
+    if (lg_ox_attr_int(&R->G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+    if (axis < 0) axis += s->rank;
+    const lg_ox_val *iv = nd->n_input == 2 && in[1] >= 0 ? &R->G.vals[in[1]] : NULL;
+    if (!iv || iv->kind != LG_OX_CONST || !iv->c.iv)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the indices must be an int64 constant", R->G.file,
+                       lg_ox_name(R, node));
+    if (axis < 0 || axis >= s->rank || s->rank - 1 + iv->c.shape.rank > LG_OX_MAX_RANK)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis out of range for rank %d", R->G.file, lg_ox_name(R, node),
+                       s->rank);
+    size_t outer = 1, inner = 1, ni = iv->c.n, dim = (size_t)s->d[axis];
+    for (int a = 0; a < axis; a++) outer *= (size_t)s->d[a];
+    for (int a = (int)axis + 1; a < s->rank; a++) inner *= (size_t)s->d[a];
+    size_t n2 = outer * ni * inner;
+    if (n2 == 0 || n2 > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %zu gathered values (expected 1..%d)", R->G.file,
+                       lg_ox_name(R, node), n2, LG_NET_MAX_DIM);
+    int *map = malloc(n2 * sizeof *map);
+    if (!map) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    for (size_t j = 0; j < ni; j++) {
+        int64_t q = iv->c.iv[j] < 0 ? iv->c.iv[j] + (int64_t)dim : iv->c.iv[j];
+        if (q < 0 || q >= (int64_t)dim) {
+            free(map);
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: index %lld out of range for a dimension of %zu", R->G.file,
+                           lg_ox_name(R, node), (long long)iv->c.iv[j], dim);
+        }
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++) map[(o * ni + j) * inner + i] = (int)((o * dim + (size_t)q) * inner + i);
+    }
+    lg_ox_shape os = {0, {0}};
+    for (int a = 0; a < axis; a++) os.d[os.rank++] = s->d[a];
+    for (int a = 0; a < iv->c.shape.rank; a++) os.d[os.rank++] = iv->c.shape.d[a];
+    for (int a = (int)axis + 1; a < s->rank; a++) os.d[os.rank++] = s->d[a];
+    lg_status st = lg_ox_b_fold(B, x);
+    if (st != LG_OK) {
+        free(map);
+        return st;
+    }
+    if ((st = lg_ox_b_index(B, map, (int)n2)) != LG_OK) return st;
+    B->shape = os;
+    out->form = LG_OX_LIN;
+    out->kmul = out->kdiv = 1.0;
+    return LG_OK;
+}
+
 /* 1 if the node may continue a GELU or Swish pattern on a value that
  * other nodes also read: Erf, Sigmoid, or arithmetic with a scalar constant. */
 static int lg_ox_pattern_op(const lg_ox_run *R, int node)
@@ -1143,9 +1221,9 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         out->gen = R->gen;
     }
     int sole = lg_ox_live_gen(R) == 0;
-    if (strcmp(op, "Slice") == 0 && nd_dyn == 1 && dpos == 0) {
+    if ((strcmp(op, "Slice") == 0 || strcmp(op, "Gather") == 0) && nd_dyn == 1 && dpos == 0) {
         if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
-        return lg_ox_slice(R, node, x, out);
+        return op[0] == 'S' ? lg_ox_slice(R, node, x, out) : lg_ox_gather(R, node, x, out);
     }
     if (strcmp(op, "Mul") == 0 && nd_dyn == 2 && nd->n_input == 2) {
         lg_ox_val *a = dyn[0], *h = dyn[1];
@@ -1194,7 +1272,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     }
     if (strcmp(op, "Identity") == 0) {
         /* closes a layer after a matrix op (keeps identity layers apart) */
-        if (x->form == LG_OX_LIN && sole && (B->W || B->K)) {
+        if (x->form == LG_OX_LIN && sole && (B->W || B->K || B->map || B->n_xt)) {
             if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
             return lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
         }
