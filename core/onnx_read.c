@@ -740,19 +740,25 @@ static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, i
     lg_ox_val t = *b;
     t.pm = NULL;
     if ((st = lg_ox_b_fold(B, &t)) != LG_OK) return st;
+    /* −b: a matrix or conv (and dense or conv further terms) negated in place after taking
+     * the terms (exact); anything else (a node read as it is, an index map) is scaled by −1
+     * and so closed into a layer of its own */
+    int neg_direct = sub && (B->W || B->K);
+    for (int k = 0; neg_direct && k < B->n_xt; k++) neg_direct = B->xt[k].kind != LG_LAYER_INDEX;
+    if (sub && !neg_direct) {
+        double *neg = malloc((size_t)B->n * sizeof *neg);
+        if (!neg) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+        for (int i = 0; i < B->n; i++) neg[i] = -1.0;
+        st = lg_ox_b_scale(B, neg, 0);
+        free(neg);
+        if (st != LG_OK) return st;
+    }
     int rounded = B->bn_rounded;
     if ((st = lg_ox_b_take_terms(B, &tb, &ntb, &bb)) != LG_OK) return st;
     int n = B->n;
-    if (sub) { /* −b: every weight and the bias negated (exact) */
+    if (neg_direct) { /* −b: every weight and the bias negated (exact) */
         for (int k = 0; k < ntb && st == LG_OK; k++) {
             lg_ox_term *A = &tb[k];
-            if (A->kind == LG_LAYER_INDEX) {
-                st = lg_fail(LG_ERR_UNSUPPORTED,
-                             "%s: %s: Sub of a network value that is a plain node output (no linear op of its own) "
-                             "is not supported; write it as Add of a value multiplied by -1 in a linear op",
-                             R->G.file, lg_ox_name(R, node));
-                break;
-            }
             size_t nw = A->kind == LG_LAYER_CONV2D
                             ? (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw
                             : (size_t)n * (size_t)A->n_in;

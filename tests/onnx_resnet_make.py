@@ -21,7 +21,12 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   mm_tiny            VNN-COMP test_tiny style: 1-D input [1], MatMul(W, x), Add, Relu, MatMul
   mm_small           1-D input [2]: MatMul(x, W), Add, Relu, MatMul with a 1-D weight (scalar out)
   pad_conv           Pad then Conv on a 3x32x32 input, Relu, Flatten, Gemm
+  gemm_conv          Gemm, Reshape to an image, Conv, Relu, Flatten, Gemm (the conv stays a conv)
+  gelu_res           a residual sum into the GELU pattern x*0.5*(1+erf(x/sqrt(2))), and a sum
+                     of two Gemm values over different nodes
+  sub_nodes          Sub of two plain node outputs (the subtracted one a layer of its own, times -1)
 """
+import math
 import os
 import sys
 
@@ -80,6 +85,12 @@ def run(graph, x):
             r = a[0] + a[1]
         elif op == "Sub":
             r = a[0] - a[1]
+        elif op == "Mul":
+            r = a[0] * a[1]
+        elif op == "Div":
+            r = a[0] / a[1]
+        elif op == "Erf":
+            r = np.vectorize(math.erf)(a[0])
         elif op == "Pad":
             p = a[1].astype(np.int64)
             k = len(p) // 2
@@ -265,6 +276,36 @@ def pad_conv(out):
     save(out, "pad_conv", g, "x", y, [1, 3, 32, 32], [1, 10], rows=2)
 
 
+def gemm_conv(out):
+    g = G()
+    h = g.op("Reshape", [g.gemm("x", 48, 3 * 8 * 8), g.c([1, 3, 8, 8], np.int64)])
+    h = g.op("Relu", [g.conv(h, 3, 4, 3)])
+    y = g.gemm(g.op("Flatten", [h], axis=1), 4 * 8 * 8, 3)
+    save(out, "gemm_conv", g, "x", y, [1, 48], [1, 3])
+
+
+def gelu(g, z):
+    e = g.op("Erf", [g.op("Div", [z, g.c(np.float32(math.sqrt(2)))])])
+    return g.op("Mul", [g.op("Mul", [z, g.c(np.float32(0.5))]), g.op("Add", [e, g.c(np.float32(1.0))])])
+
+
+def gelu_res(out):
+    g = G()
+    h0 = g.op("Relu", [g.gemm("x", 6, 5)])
+    s = g.op("Add", [g.gemm(h0, 5, 5), h0])
+    a = gelu(g, s)
+    y = g.op("Add", [g.gemm(a, 5, 3), g.gemm(h0, 5, 3)])
+    save(out, "gelu_res", g, "x", y, [1, 6], [1, 3])
+
+
+def sub_nodes(out):
+    g = G()
+    h0 = g.op("Relu", [g.gemm("x", 4, 3)])
+    h1 = g.op("Relu", [g.gemm(h0, 3, 3)])
+    y = g.op("Sub", [h1, h0])
+    save(out, "sub_nodes", g, "x", y, [1, 4], [1, 3])
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     resnet_torch(out, False)
@@ -275,6 +316,9 @@ def main(out):
     mm_tiny(out)
     mm_small(out)
     pad_conv(out)
+    gemm_conv(out)
+    gelu_res(out)
+    sub_nodes(out)
 
 
 if __name__ == "__main__":
