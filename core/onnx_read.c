@@ -240,6 +240,30 @@ static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
                    R->G.file, lg_ox_name(R, node));
 }
 
+/* A GELU or Swish pattern closes while other nodes still read its input z
+ * (a graph node read elsewhere too): z becomes a node first (an identity
+ * layer unless it is one already) and those readers are set aside on it. */
+static lg_status lg_ox_release(lg_ox_run *R, int node)
+{
+    lg_ox_b *B = &R->B;
+    lg_status st;
+    for (int i = 0; i < R->n_cur; i++) {
+        const lg_ox_val *v = &R->G.vals[R->cur[i]];
+        if (v->kind == LG_OX_DYN && v->gen == R->gen && v->uses > 0 && v->form != LG_OX_LIN)
+            return lg_ox_pattern_fail(R, node);
+    }
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    for (int i = 0; i < R->n_cur; i++) {
+        lg_ox_val *v = &R->G.vals[R->cur[i]];
+        if (v->kind == LG_OX_DYN && v->gen == R->gen && v->uses > 0) {
+            v->gen = 0;
+            v->node = B->src;
+            v->shape = B->shape;
+        }
+    }
+    return LG_OK;
+}
+
 /* The parameter of a smooth activation from the file's own constants
  * (DESIGN.md §3 "Which function is verified"): p = num/den (times √2 when
  * sqrt2), an exact real number that need not be a double, held as the
@@ -351,7 +375,7 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
             return lg_ox_pattern_fail(R, node);
         }
         if (out->form == LG_OX_PROD && out->k == 0.5) {
-            if (!sole) return lg_ox_pattern_fail(R, node);
+            if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
             if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
             out->form = LG_OX_LIN;
             out->kmul = out->kdiv = 1.0;
@@ -548,11 +572,13 @@ oom:
 static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_val *h, int sole)
 {
     double k = a->kmul / a->kdiv * h->k;
-    if (!sole || !lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 1.0))
+    if (!lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 1.0))
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: product of a network value and a sigmoid gate is not the Swish pattern x*Sigmoid(beta*x) "
                        "(factor %g, expected 1, or the value is used elsewhere too)",
                        R->G.file, lg_ox_name(R, node), k);
+    lg_status st;
+    if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
     return lg_ox_close_pattern(R, &R->B, node, LG_ACT_ONNX_GATE, h->lambda);
 }
 
@@ -728,9 +754,9 @@ static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, i
     if ((st = lg_ox_settle(R, node, keep, 2)) != LG_OK) return st;
     if (!lg_ox_same_shape(&a->shape, &b->shape))
         return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: the two network values have different shapes (%d and %d dimensions); a sum of network "
+                       "%s: %s: the two network values have different shapes (%zu and %zu values); a sum of network "
                        "values must not broadcast",
-                       R->G.file, lg_ox_name(R, node), a->shape.rank, b->shape.rank);
+                       R->G.file, lg_ox_name(R, node), lg_ox_shape_count(&a->shape), lg_ox_shape_count(&b->shape));
     lg_ox_shape os = a->shape.rank >= b->shape.rank ? a->shape : b->shape;
     /* the second operand's terms and bias */
     lg_ox_term *tb = NULL;
@@ -1243,7 +1269,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         out->lambda = h->lambda;
         if (lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 0.5)) {
             out->k = 0.5;
-            if (!sole) return lg_ox_pattern_fail(R, node);
+            if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
             if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
             out->form = LG_OX_LIN;
             out->kmul = out->kdiv = 1.0;

@@ -252,7 +252,7 @@ START_TEST(test_graph_onnx_thirdparty_match_numpy)
     ck_assert_msg(go_rc == 0, "tests/onnx_resnet_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *models[] = {"resnet_torch", "resnet_torch_flat", "resnet_vnn", "resnet_keras", "mscn",
                                    "mm_tiny",      "mm_small",          "pad_conv",   "gemm_conv",    "gelu_res",
-                                   "sub_nodes"};
+                                   "sub_nodes",    "gelu_fork"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         char path[700];
         snprintf(path, sizeof path, "%s/%s.onnx", go_dir, models[m]);
@@ -353,6 +353,29 @@ START_TEST(test_graph_onnx_structure)
 }
 END_TEST
 
+/* Graphs lgelu cannot hold are refused naming the file, the node and the op. */
+START_TEST(test_graph_onnx_refusals)
+{
+    go_make();
+    ck_assert_msg(go_rc == 0, "tests/onnx_resnet_make.py failed");
+    static const struct {
+        const char *name, *says;
+    } bad[] = {{"bad_mul2", "(Mul): product of two network values"},
+               {"bad_concat_const", "(Concat): Concat of a network value with a constant"},
+               {"bad_add_bcast", "(Add): the two network values have different shapes (3 and 1 values)"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s.onnx", go_dir, bad[i].name);
+        lg_net net;
+        lg_status st = lg_net_load(&net, path);
+        ck_assert_msg(st == LG_ERR_UNSUPPORTED, "%s: status %d", bad[i].name, (int)st);
+        ck_assert_msg(strstr(lg_errmsg(), bad[i].says) && strstr(lg_errmsg(), path), "%s: message '%s'", bad[i].name,
+                      lg_errmsg());
+        ck_assert(net.layers == NULL);
+    }
+}
+END_TEST
+
 Suite *suite_graph_onnx(void)
 {
     Suite *s = suite_create("graph_onnx");
@@ -365,6 +388,7 @@ Suite *suite_graph_onnx(void)
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);
     tcase_add_test(tl, test_graph_onnx_netfile_corrupt);
+    tcase_add_test(tl, test_graph_onnx_refusals);
     suite_add_tcase(s, tl);
     return s;
 }

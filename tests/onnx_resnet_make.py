@@ -24,6 +24,8 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   gemm_conv          Gemm, Reshape to an image, Conv, Relu, Flatten, Gemm (the conv stays a conv)
   gelu_res           a residual sum into the GELU pattern x*0.5*(1+erf(x/sqrt(2))), and a sum
                      of two Gemm values over different nodes
+  gelu_fork          the GELU pattern on a node another Gemm reads too
+  bad_*              refused: Mul of two network values, Concat with a constant, Add that broadcasts
   sub_nodes          Sub of two plain node outputs (the subtracted one a layer of its own, times -1)
 """
 import math
@@ -298,6 +300,36 @@ def gelu_res(out):
     save(out, "gelu_res", g, "x", y, [1, 6], [1, 3])
 
 
+def gelu_fork(out):
+    g = G()
+    h0 = g.op("Relu", [g.gemm("x", 6, 5)])
+    y = g.op("Add", [g.gemm(gelu(g, h0), 5, 3), g.gemm(h0, 5, 3)])
+    save(out, "gelu_fork", g, "x", y, [1, 6], [1, 3])
+
+
+def bad_models(out):
+    """Refused graphs: each message names the node and its op."""
+    g = G()
+    h0 = g.op("Relu", [g.gemm("x", 4, 3)])
+    h1 = g.op("Relu", [g.gemm(h0, 3, 3)])
+    y = g.op("Mul", [h1, h0])
+    graph = helper.make_graph(g.nodes, "bad_mul2", [vi("x", [1, 4])], [vi(y, [1, 3])], g.inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "bad_mul2.onnx"))
+    g = G()
+    h0 = g.op("Relu", [g.gemm("x", 4, 3)])
+    y = g.op("Concat", [h0, g.c(f32([[1.0, 2.0]]))], axis=1)
+    graph = helper.make_graph(g.nodes, "bad_concat_const", [vi("x", [1, 4])], [vi(y, [1, 5])], g.inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, "bad_concat_const.onnx"))
+    g = G()
+    h0 = g.op("Relu", [g.gemm("x", 4, 3)])
+    h1 = g.op("Relu", [g.gemm("x", 4, 1)])
+    y = g.op("Add", [h0, h1])
+    graph = helper.make_graph(g.nodes, "bad_add_bcast", [vi("x", [1, 4])], [vi(y, [1, 3])], g.inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, "bad_add_bcast.onnx"))
+
+
 def sub_nodes(out):
     g = G()
     h0 = g.op("Relu", [g.gemm("x", 4, 3)])
@@ -319,6 +351,8 @@ def main(out):
     gemm_conv(out)
     gelu_res(out)
     sub_nodes(out)
+    gelu_fork(out)
+    bad_models(out)
 
 
 if __name__ == "__main__":
