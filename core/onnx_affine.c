@@ -202,11 +202,11 @@ lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
 {
     size_t n = (size_t)B->n;
     lg_status st;
-    if (sign < 0 && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
+    if (sign < 0 && B->n_layers == 0 && !B->input_shared && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
         if (!(B->in_sub = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
     }
-    if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && (B->W || B->map)) {
+    if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && !B->input_shared && (B->W || B->map)) {
         int moved = lg_ox_b_perm_const(B, c, &B->in_sub);
         if (moved < 0) goto oom;
         if (moved) return LG_OK;
@@ -261,11 +261,11 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
         for (size_t i = 0; i < n; i++)
             if (c[i] == 0.0) return lg_fail(LG_ERR_FORMAT, "%s: division by zero constant (element %zu)", B->file, i);
     if ((st = lg_ox_b_materialize(B)) != LG_OK) return st;
-    if (divide && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_div) {
+    if (divide && B->n_layers == 0 && !B->input_shared && lg_ox_b_identity(B) && !B->in_div) {
         if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
     }
-    if (divide && B->n_layers == 0 && (B->W || B->map) && !B->in_div) {
+    if (divide && B->n_layers == 0 && !B->input_shared && (B->W || B->map) && !B->in_div) {
         int moved = lg_ox_b_perm_const(B, c, &B->in_div);
         if (moved < 0) goto oom;
         if (moved) return LG_OK;

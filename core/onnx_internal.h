@@ -159,6 +159,7 @@ typedef struct lg_ox_b {
         lg_ox_pm pm; /* the pending map as a value of its own (set aside and taken back) */
     };
     double *in_sub, *in_div;  /* [n_in] or NULL */
+    int input_shared;         /* several nodes read the input: no Sub/Div becomes in_sub/in_div */
     int n_layers, cap_layers;
     lg_ox_layer *layers;
     size_t n_params;

@@ -1578,6 +1578,13 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     if (!(R->cur = malloc((2 * G->n_vals + 8) * sizeof *R->cur)))
         return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
     R->gen = 1;
+    /* in_sub/in_div would change what every reader of the input sees: only for one reader (a
+     * Shape reads no value) */
+    int readers = 0;
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t j = 0; j < g->node[i]->n_input; j++)
+            readers += G->in_idx[i][j] == (int)vin && g->node[i]->op_type && strcmp(g->node[i]->op_type, "Shape") != 0;
+    R->B.input_shared = readers > 1;
     G->vals[vin].gen = R->gen;
     G->vals[vin].shape = R->B.shape;
     R->cur[R->n_cur++] = (int)vin;

@@ -24,6 +24,7 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   gemm_conv          Gemm, Reshape to an image, Conv, Relu, Flatten, Gemm (the conv stays a conv)
   gelu_res           a residual sum into the GELU pattern x*0.5*(1+erf(x/sqrt(2))), and a sum
                      of two Gemm values over different nodes
+  norm_fork          a Sub of the input read by one branch while another reads the raw input
   gelu_fork          the GELU pattern on a node another Gemm reads too
   bad_*              refused: Mul of two network values, Concat with a constant, Add that broadcasts
   sub_nodes          Sub of two plain node outputs (the subtracted one a layer of its own, times -1)
@@ -330,6 +331,13 @@ def bad_models(out):
               os.path.join(out, "bad_add_bcast.onnx"))
 
 
+def norm_fork(out):
+    g = G()
+    a = g.op("Relu", [g.gemm(g.op("Sub", ["x", g.c(f32(RNG.uniform(-0.5, 0.5, (1, 4))))]), 4, 3)])
+    y = g.op("Add", [g.gemm(a, 3, 2), g.gemm("x", 4, 2)])
+    save(out, "norm_fork", g, "x", y, [1, 4], [1, 2])
+
+
 def sub_nodes(out):
     g = G()
     h0 = g.op("Relu", [g.gemm("x", 4, 3)])
@@ -352,6 +360,7 @@ def main(out):
     gelu_res(out)
     sub_nodes(out)
     gelu_fork(out)
+    norm_fork(out)
     bad_models(out)
 
 
