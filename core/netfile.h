@@ -1,7 +1,7 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
  * Layout (all little-endian; documented in docs/FORMATS.md "Native network format"):
- *   magic "LGELUNET" (8 bytes), u32 version (1 or 2), u32 n_in, u32 n_layers,
+ *   magic "LGELUNET" (8 bytes), u32 version (1 to 4), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],

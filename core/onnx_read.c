@@ -1,13 +1,15 @@
 /* onnx_read.c — ONNX model → lg_net (see onnx.h).
  *
- * The graph is interpreted symbolically in topological order. Constants are
- * decoded tensors. The one dynamic chain is kept as a pending affine map of
- * the last layer boundary a:  z = W·a + b  (W [n][m] dense, or a diagonal
- * d [n] when no matrix op has been seen since the boundary). Linear ops
- * compose into the map; Relu, Sigmoid or a recognised GELU pattern closes a layer.
- * While the chain forks (only inside a GELU pattern) values are tracked in
- * closed forms relative to z (lg_ox_form), so the pattern is matched in any
- * node order; any other fork is refused.
+ * The graph is interpreted symbolically in topological order (file order
+ * when the file is sorted). Constants are decoded tensors. One affine map is
+ * pending at a time, over one node a (the input or a layer):
+ * z = A·a + Σ further terms + b (A dense W [n][m], a diagonal d, a conv, an
+ * index map, or the identity). Linear ops compose into the map; Relu, Sigmoid
+ * or a recognised GELU pattern closes a layer. Inside a GELU or Swish pattern
+ * values are tracked in closed forms relative to z (lg_ox_form), so the
+ * pattern is matched in any node order. Any other value that several nodes
+ * read is set aside as a node (lg_ox_settle) and taken back by each reader
+ * (lg_ox_attach); Add/Sub of two network values sum their terms (lg_ox_sum).
  */
 #include <errno.h>
 #include <math.h>
