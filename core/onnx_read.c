@@ -37,7 +37,8 @@ typedef struct lg_ox_run {
 static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
-    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Tanh "
+    "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
+    "Sub (of constants or of two network values), Mul, Div (by constants), Relu, Sigmoid, Tanh "
     "(as 2*Sigmoid(2x)-1), PRelu and "
     "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
     "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
@@ -237,8 +238,9 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
 static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
 {
     return lg_fail(LG_ERR_UNSUPPORTED,
-                   "%s: %s: the network forks here; only the GELU pattern x*0.5*(1+erf(lambda*x/sqrt(2))) and the "
-                   "Swish pattern x*Sigmoid(beta*x) may use a value twice (incomplete or different pattern)",
+                   "%s: %s: the network forks here inside a pattern; only the GELU pattern "
+                   "x*0.5*(1+erf(lambda*x/sqrt(2))) and the Swish pattern x*Sigmoid(beta*x) may use an intermediate "
+                   "value twice (incomplete or different pattern)",
                    R->G.file, lg_ox_name(R, node));
 }
 
@@ -652,9 +654,9 @@ static lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
         return LG_OK;
     }
     lg_ox_val *v1 = &R->G.vals[one];
-    int kept1 = 0;
-    for (int j = 0; j < nk; j++) kept1 |= keep[j] == one;
-    if (n == 1 && !lg_ox_b_identity(B) && (v1->uses == 0 || (v1->uses == 1 && !kept1))) {
+    int kept1 = 0; /* times the node reads it now (Add(x, x) reads it twice) */
+    for (int j = 0; j < nk; j++) kept1 += keep[j] == one;
+    if (n == 1 && !lg_ox_b_identity(B) && ((v1->uses == 0 && kept1 <= 1) || (v1->uses == 1 && !kept1))) {
         /* one reader left: the pending map goes with the value */
         if (!(v1->pm = malloc(sizeof *v1->pm))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
         *v1->pm = B->pm;

@@ -252,7 +252,8 @@ START_TEST(test_graph_onnx_thirdparty_match_numpy)
     ck_assert_msg(go_rc == 0, "tests/onnx_resnet_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *models[] = {"resnet_torch", "resnet_torch_flat", "resnet_vnn", "resnet_keras", "mscn",
                                    "mm_tiny",      "mm_small",          "pad_conv",   "gemm_conv",    "gelu_res",
-                                   "sub_nodes",    "gelu_fork",         "norm_fork"};
+                                   "sub_nodes",    "gelu_fork",         "norm_fork",
+                                   "twice"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         char path[700];
         snprintf(path, sizeof path, "%s/%s.onnx", go_dir, models[m]);

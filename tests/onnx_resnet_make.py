@@ -25,6 +25,7 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   gelu_res           a residual sum into the GELU pattern x*0.5*(1+erf(x/sqrt(2))), and a sum
                      of two Gemm values over different nodes
   norm_fork          a Sub of the input read by one branch while another reads the raw input
+  twice              Add(z, z) of a pending map, Concat(h, h) of one node
   gelu_fork          the GELU pattern on a node another Gemm reads too
   bad_*              refused: Mul of two network values, Concat with a constant, Add that broadcasts
   sub_nodes          Sub of two plain node outputs (the subtracted one a layer of its own, times -1)
@@ -338,6 +339,15 @@ def norm_fork(out):
     save(out, "norm_fork", g, "x", y, [1, 4], [1, 2])
 
 
+def twice(out):
+    g = G()
+    z = g.gemm("x", 4, 3)
+    h = g.op("Relu", [g.op("Add", [z, z])])
+    c = g.op("Concat", [h, h], axis=1)
+    y = g.gemm(g.op("Relu", [g.op("Add", [g.gemm(c, 6, 3), h])]), 3, 2)
+    save(out, "twice", g, "x", y, [1, 4], [1, 2])
+
+
 def sub_nodes(out):
     g = G()
     h0 = g.op("Relu", [g.gemm("x", 4, 3)])
@@ -361,6 +371,7 @@ def main(out):
     sub_nodes(out)
     gelu_fork(out)
     norm_fork(out)
+    twice(out)
     bad_models(out)
 
 
