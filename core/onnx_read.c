@@ -636,16 +636,49 @@ static int lg_ox_node_width(const lg_ox_b *B, int node) { return node < 0 ? B->n
 static lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
 {
     lg_ox_b *B = &R->B;
-    int n = 0, one = -1;
+    int n = 0, one = -1, sig = 0;
+    lg_status st;
     for (int i = 0; i < R->n_cur; i++) {
         int vi = R->cur[i];
         lg_ox_val *v = &R->G.vals[vi];
         int kept = 0;
         for (int j = 0; j < nk; j++) kept |= keep[j] == vi;
         if (v->kind != LG_OX_DYN || v->gen != R->gen || (v->uses <= 0 && !kept)) continue;
-        if (v->form != LG_OX_LIN) return lg_ox_pattern_fail(R, node);
+        /* a Sigmoid of a value others read too is a sigmoid layer (it looked like a Swish gate) */
+        if (v->form == LG_OX_SIG && v->lambda == 1.0) sig = 1;
+        else if (v->form != LG_OX_LIN) return lg_ox_pattern_fail(R, node);
         if (one != vi) n++;
         one = vi;
+    }
+    if (sig) {
+        if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+        int z = B->src;
+        lg_ox_shape zs = B->shape;
+        for (size_t i = 0; i < R->G.n_vals; i++) {
+            lg_ox_val *v = &R->G.vals[i];
+            if (v->kind != LG_OX_DYN || v->gen != R->gen) continue;
+            v->gen = 0;
+            if (v->form != LG_OX_SIG) {
+                v->node = z;
+                v->shape = zs;
+                continue;
+            }
+            /* k·σ(out(z)): a sigmoid layer over z, its factor k kept on the value */
+            lg_ox_pm_free(&B->pm);
+            B->src = z;
+            B->n = B->m = lg_ox_node_width(B, z);
+            B->shape = zs;
+            if ((st = lg_ox_b_close(B, LG_ACT_SIGMOID, 1.0)) != LG_OK) return st;
+            v->form = LG_OX_LIN;
+            v->node = B->src;
+            v->shape = zs;
+            v->kmul = v->k;
+            v->kdiv = 1.0;
+        }
+        lg_ox_pm_free(&B->pm);
+        R->n_cur = 0;
+        R->gen++;
+        return LG_OK;
     }
     R->n_cur = 0;
     if (n == 0) {
@@ -666,7 +699,6 @@ static lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
         R->gen++;
         return LG_OK;
     }
-    lg_status st;
     if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     for (size_t i = 0; i < R->G.n_vals; i++) {
         lg_ox_val *v = &R->G.vals[i];

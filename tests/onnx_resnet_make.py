@@ -25,6 +25,7 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   gelu_res           a residual sum into the GELU pattern x*0.5*(1+erf(x/sqrt(2))), and a sum
                      of two Gemm values over different nodes
   norm_fork          a Sub of the input read by one branch while another reads the raw input
+  sig_fork           a Sigmoid of a value another Gemm reads too (a sigmoid layer, not a Swish gate)
   twice              Add(z, z) of a pending map, Concat(h, h) of one node
   gelu_fork          the GELU pattern on a node another Gemm reads too
   bad_*              refused: Mul of two network values, Concat with a constant, Add that broadcasts
@@ -93,6 +94,8 @@ def run(graph, x):
             r = a[0] * a[1]
         elif op == "Div":
             r = a[0] / a[1]
+        elif op == "Sigmoid":
+            r = 1.0 / (1.0 + np.exp(-a[0]))
         elif op == "Erf":
             r = np.vectorize(math.erf)(a[0])
         elif op == "Pad":
@@ -348,6 +351,13 @@ def twice(out):
     save(out, "twice", g, "x", y, [1, 4], [1, 2])
 
 
+def sig_fork(out):
+    g = G()
+    z = g.gemm("x", 4, 3)
+    y = g.op("Add", [g.gemm(g.op("Sigmoid", [z]), 3, 2), g.gemm(z, 3, 2)])
+    save(out, "sig_fork", g, "x", y, [1, 4], [1, 2])
+
+
 def sub_nodes(out):
     g = G()
     h0 = g.op("Relu", [g.gemm("x", 4, 3)])
@@ -372,6 +382,7 @@ def main(out):
     gelu_fork(out)
     norm_fork(out)
     twice(out)
+    sig_fork(out)
     bad_models(out)
 
 
