@@ -377,6 +377,50 @@ START_TEST(test_graph_onnx_refusals)
 }
 END_TEST
 
+/* Mutated graph models (flipped bytes, truncations) never crash the importer,
+ * and whatever it accepts is a valid net. */
+START_TEST(test_graph_onnx_fuzz)
+{
+    go_make();
+    ck_assert_msg(go_rc == 0, "tests/onnx_resnet_make.py failed");
+    static const char *models[] = {"resnet_torch", "resnet_keras", "mscn", "twice", "mm_small"};
+    lg_rng r;
+    lg_rng_init(&r, 31u, 0);
+    int accepted = 0, tries = 0;
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s.onnx", go_dir, models[m]);
+        FILE *f = fopen(path, "rb");
+        ck_assert_ptr_nonnull(f);
+        fseek(f, 0, SEEK_END);
+        size_t len = (size_t)ftell(f);
+        rewind(f);
+        unsigned char *img = malloc(len), *buf = malloc(len);
+        ck_assert_uint_eq(fread(img, 1, len, f), len);
+        fclose(f);
+        for (int t = 0; t < (lg_test_quick() ? 100 : 800); t++) {
+            memcpy(buf, img, len);
+            size_t n = len;
+            int flips = 1 + (int)(lg_rng_uniform(&r) * 4);
+            for (int k = 0; k < flips; k++) buf[(size_t)(lg_rng_uniform(&r) * (double)len) % len] ^= (unsigned char)(1u << (t % 8));
+            if (t % 5 == 0) n = (size_t)(lg_rng_uniform(&r) * (double)len);
+            lg_net net;
+            tries++;
+            if (lg_onnx_parse(&net, buf, n, "fuzz") == LG_OK) {
+                ck_assert_msg(lg_net_validate(&net) == LG_OK, "%s try %d: accepted an invalid net: %s", models[m], t,
+                              lg_errmsg());
+                accepted++;
+                lg_net_free(&net);
+            }
+        }
+        free(img);
+        free(buf);
+    }
+    ck_assert_int_gt(tries, 0);
+    (void)accepted;
+}
+END_TEST
+
 Suite *suite_graph_onnx(void)
 {
     Suite *s = suite_create("graph_onnx");
@@ -390,6 +434,7 @@ Suite *suite_graph_onnx(void)
     tcase_set_timeout(tl, 300);
     tcase_add_test(tl, test_graph_onnx_netfile_corrupt);
     tcase_add_test(tl, test_graph_onnx_refusals);
+    tcase_add_test(tl, test_graph_onnx_fuzz);
     suite_add_tcase(s, tl);
     return s;
 }
