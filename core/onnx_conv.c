@@ -3,16 +3,18 @@
  * into ReLU layers, see lg_ox_maxpool), zero Pad, Transpose and
  * BatchNormalization, each applied to the pending affine map of onnx_read.c.
  *
- * A Conv met with nothing pending (at the input, or right after an
- * activation) stays a structured conv (lg_ox_b.K) through a bias shift and a
+ * A Conv is always a structured conv (lg_ox_b.K): whatever is pending before
+ * it (a matrix, an index map, a sum, another conv) is closed into a layer of
+ * its own first, except a symmetric zero Pad of the image, which becomes the
+ * conv's padding. The conv stays structured through a bias shift and a
  * BatchNormalization fold and becomes a conv layer at its activation; a
  * Conv or another linear op met before that closes it as an identity conv
- * layer, except a selection (Pad, Transpose, Flatten), which writes it out
- * dense (lg_ox_b_materialize) and composes exactly. Otherwise
- * Conv, AveragePool, Pad and Transpose are linear maps of the flat NCHW
- * value; each is written as a dense matrix M (every entry a kernel weight,
- * 1 or 0, so M is the file's exact function) and composed by
- * lg_ox_b_linear. The matrix must fit LG_OX_DENSE_MAX_BYTES. AveragePool
+ * layer. Pad and Transpose are index maps (lg_ox_b_index), never matrices.
+ * A Conv whose bottom/right padding differs from its top/left and
+ * AveragePool are linear maps of the flat NCHW value written as a dense
+ * matrix M (every entry a kernel weight, 1 or 0, so M is the file's exact
+ * function) and composed by lg_ox_b_linear. The matrix must fit
+ * LG_OX_DENSE_MAX_BYTES. AveragePool
  * sums with M and then divides by the window's count (lg_ox_b_scale: exact
  * for a power-of-two count, otherwise refused). BatchNormalization is the
  * one op that cannot be exact (a square root): it is folded into the
