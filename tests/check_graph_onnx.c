@@ -3,7 +3,7 @@
  * of third-party graph styles (tests/onnx_resnet_make.py: torchvision and
  * VNN-COMP ResNets, Keras NHWC, MSCN-like Slice/Split/Concat, 1-D MatMul,
  * Pad before Conv) against an independent numpy evaluation, and the
- * export → import round trip of each. */
+ * export → import round trip of each (the export passing onnx.checker). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -264,6 +264,9 @@ START_TEST(test_graph_onnx_thirdparty_match_numpy)
         /* export → import: the same graph, bit for bit */
         const char *po = lg_test_tmpfile(".onnx");
         ck_assert_msg(lg_onnx_write(&net, po) == LG_OK, "%s: export: %s", models[m], lg_errmsg());
+        char cmd[1600];
+        snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_eval.py check %s >/dev/null 2>&1", LG_PYTHON3, LG_SOURCE_DIR, po);
+        ck_assert_msg(lg_test_sh(cmd) == 0, "%s: the export fails onnx.checker (full_check)", models[m]);
         ck_assert_msg(lg_net_load(&back, po) == LG_OK, "%s: re-import: %s", models[m], lg_errmsg());
         go_same(&net, &back, models[m]);
         go_same_forward(&net, &back, models[m]);
