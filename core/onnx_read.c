@@ -1227,12 +1227,16 @@ static int lg_ox_pattern_op(const lg_ox_run *R, int node)
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const char *op = nd->op_type;
     if (strcmp(op, "Erf") == 0 || strcmp(op, "Sigmoid") == 0) return 1;
-    if (strcmp(op, "Add") && strcmp(op, "Sub") && strcmp(op, "Mul") && strcmp(op, "Div")) return 0;
+    int add = !strcmp(op, "Add") || !strcmp(op, "Sub");
+    if (!add && strcmp(op, "Mul") && strcmp(op, "Div")) return 0;
+    int scalar = 0, lin = 0;
     for (size_t j = 0; j < nd->n_input; j++) {
         int v = R->G.in_idx[node][j];
-        if (v >= 0 && R->G.vals[v].kind == LG_OX_CONST) return lg_ox_is_scalar(&R->G.vals[v].c);
+        if (v >= 0 && R->G.vals[v].kind == LG_OX_CONST) scalar = lg_ox_is_scalar(&R->G.vals[v].c);
+        if (v >= 0 && R->G.vals[v].kind == LG_OX_DYN) lin = R->G.vals[v].form == LG_OX_LIN;
     }
-    return 0;
+    /* an Add of a constant continues a pattern only on erf(·) (the 1 + erf step) */
+    return scalar && !(add && lin);
 }
 
 static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)

@@ -253,7 +253,7 @@ START_TEST(test_graph_onnx_thirdparty_match_numpy)
     static const char *models[] = {"resnet_torch", "resnet_torch_flat", "resnet_vnn", "resnet_keras", "mscn",
                                    "mm_tiny",      "mm_small",          "pad_conv",   "gemm_conv",    "gelu_res",
                                    "sub_nodes",    "gelu_fork",         "norm_fork",
-                                   "twice",        "sig_fork"};
+                                   "twice",        "sig_fork",          "const_fork"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         char path[700];
         snprintf(path, sizeof path, "%s/%s.onnx", go_dir, models[m]);

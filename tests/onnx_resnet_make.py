@@ -25,6 +25,7 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   gelu_res           a residual sum into the GELU pattern x*0.5*(1+erf(x/sqrt(2))), and a sum
                      of two Gemm values over different nodes
   norm_fork          a Sub of the input read by one branch while another reads the raw input
+  const_fork         Add and Mul of a scalar constant on a node two nodes read
   sig_fork           a Sigmoid of a value another Gemm reads too (a sigmoid layer, not a Swish gate)
   twice              Add(z, z) of a pending map, Concat(h, h) of one node
   gelu_fork          the GELU pattern on a node another Gemm reads too
@@ -351,6 +352,15 @@ def twice(out):
     save(out, "twice", g, "x", y, [1, 4], [1, 2])
 
 
+def const_fork(out):
+    g = G()
+    z = g.op("Relu", [g.gemm("x", 4, 3)])
+    a = g.op("Add", [z, g.c(np.float32(0.5))])
+    m = g.op("Mul", [z, g.c(np.float32(2.0))])
+    y = g.op("Add", [g.gemm(a, 3, 2), g.gemm(m, 3, 2)])
+    save(out, "const_fork", g, "x", y, [1, 4], [1, 2])
+
+
 def sig_fork(out):
     g = G()
     z = g.gemm("x", 4, 3)
@@ -383,6 +393,7 @@ def main(out):
     norm_fork(out)
     twice(out)
     sig_fork(out)
+    const_fork(out)
     bad_models(out)
 
 
