@@ -663,32 +663,6 @@ done:
     return st;
 }
 
-lg_status lg_ox_b_push_index_layer(lg_ox_b *B, int n, int parts, int **maps, const int *srcs, const int *widths)
-{
-    lg_status st = LG_OK;
-    lg_ox_pm_free(&B->pm);
-    lg_ox_term *xt = parts > 1 ? calloc((size_t)parts - 1, sizeof *xt) : NULL;
-    if (parts > 1 && !xt) {
-        st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-        goto fail;
-    }
-    for (int p = 1; p < parts; p++) {
-        xt[p - 1] = (lg_ox_term){LG_LAYER_INDEX, srcs[p], widths[p], NULL, maps[p], {0}};
-        maps[p] = NULL;
-    }
-    B->n = n;
-    B->m = widths[0];
-    B->src = srcs[0];
-    B->map = maps[0];
-    maps[0] = NULL;
-    B->xt = xt;
-    B->n_xt = parts - 1;
-    return lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
-fail:
-    for (int p = 0; p < parts; p++) free(maps[p]);
-    return st;
-}
-
 lg_status lg_ox_b_take_terms(lg_ox_b *B, lg_ox_term **terms, int *n_terms, double **bias)
 {
     lg_status st;

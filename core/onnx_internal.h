@@ -171,9 +171,6 @@ void lg_ox_pm_free(lg_ox_pm *p);
 lg_status lg_ox_pm_copy(lg_ox_pm *dst, const lg_ox_pm *src);
 /* z ← op(z) for an index map op [n2] (op[o] in −1..n−1; taken over). */
 lg_status lg_ox_b_index(lg_ox_b *B, int *op, int n2);
-/* Append a layer of identity activation whose terms are index maps
- * (Concat): maps[p] [n] over node srcs[p] of width widths[p] (taken over). */
-lg_status lg_ox_b_push_index_layer(lg_ox_b *B, int n, int parts, int **maps, const int *srcs, const int *widths);
 /* Make the pending map a list of terms over nodes plus a bias (a diagonal
  * d is closed into a layer first): the map becomes empty (terms and bias
  * returned, owned by the caller: *bias may be NULL). */
