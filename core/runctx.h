@@ -18,6 +18,7 @@
 #ifndef LG_RUNCTX_H
 #define LG_RUNCTX_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef struct lg_runctx {
@@ -25,6 +26,9 @@ typedef struct lg_runctx {
     uint64_t seed;    /* seed of every randomised step (attack, back-end) */
     int verbose;      /* 0 quiet; 1 progress lines on stderr; 2 also solver chatter */
     double memory_mb; /* memory cap of each back-end call (MB); ≤ 0 none */
+    const _Atomic int *cancel; /* NULL, or a caller's flag (lib/lgelu.h's cancel token): once it is
+                                  nonzero the run counts as past its deadline (expired, no time
+                                  remaining); borrowed, it must outlive the run */
 } lg_runctx;
 
 /* No deadline, seed 1, quiet, no memory cap. */
@@ -32,9 +36,9 @@ lg_runctx lg_runctx_none(void);
 /* A run starting now: deadline lg_now() + timeout_s (none if timeout_s ≤ 0). */
 lg_runctx lg_runctx_start(double timeout_s, uint64_t seed, int verbose, double memory_mb);
 
-/* 1 once the deadline has passed (never without one). */
+/* 1 once the deadline has passed (never without one) or the cancel flag is set. */
 int lg_runctx_expired(const lg_runctx *c);
-/* Seconds left (≥ 0), or INFINITY without a deadline. */
+/* Seconds left (≥ 0; 0 once cancelled), or INFINITY without a deadline. */
 double lg_runctx_remaining(const lg_runctx *c);
 
 /* The same run with seed + salt (a case, a node: a derived stream). */
