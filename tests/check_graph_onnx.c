@@ -15,6 +15,7 @@
 #include "core/netfile.h"
 #include "core/onnx.h"
 #include "core/rng.h"
+#include "gen_graph.h"
 #include "testutil.h"
 
 /* x[4] → L0 = relu(W0·x + b0) [3]
@@ -123,6 +124,43 @@ START_TEST(test_graph_onnx_netfile_roundtrip)
     remove(p);
     remove(po);
     lg_net_free(&a);
+}
+END_TEST
+
+/* Random DAGs (tests/gen_graph.h: residual sums, Concat, Slice, conv terms,
+ * skip terms) through the native format and through ONNX: the same graph and
+ * the same forward pass, bit for bit. */
+START_TEST(test_graph_onnx_random_dags)
+{
+    lg_rng r;
+    lg_rng_init(&r, 2027u, 0);
+    static const lg_act acts[] = {LG_ACT_RELU, LG_ACT_LGELU, LG_ACT_SIGMOID, LG_ACT_IDENTITY};
+    int n = lg_test_quick() ? 30 : 150;
+    const char *pn = lg_test_tmpfile(".lgnet"), *po = lg_test_tmpfile(".onnx");
+    int made = 0;
+    for (int i = 0; i < n; i++) {
+        lg_test_dag_opts o = {.max_nodes = 2 + i % 5, .max_width = 3 + i % 4, .conv = i % 3 == 0, .act = acts[i % 4]};
+        lg_net a, b;
+        if (lg_test_dag_random(&a, &r, &o) != LG_OK) continue; /* the generator's own refusal: not under test */
+        made++;
+        char what[64];
+        snprintf(what, sizeof what, "dag %d (native)", i);
+        ck_assert_msg(lg_netfile_write(&a, pn) == LG_OK, "%s: %s", what, lg_errmsg());
+        ck_assert_msg(lg_net_load(&b, pn) == LG_OK, "%s: %s", what, lg_errmsg());
+        go_same(&a, &b, what);
+        go_same_forward(&a, &b, what);
+        lg_net_free(&b);
+        snprintf(what, sizeof what, "dag %d (onnx)", i);
+        ck_assert_msg(lg_onnx_write(&a, po) == LG_OK, "%s: %s", what, lg_errmsg());
+        ck_assert_msg(lg_net_load(&b, po) == LG_OK, "%s: %s", what, lg_errmsg());
+        go_same(&a, &b, what);
+        go_same_forward(&a, &b, what);
+        lg_net_free(&b);
+        lg_net_free(&a);
+    }
+    ck_assert_int_ge(made, n * 3 / 4);
+    remove(pn);
+    remove(po);
 }
 END_TEST
 
@@ -430,6 +468,7 @@ Suite *suite_graph_onnx(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_graph_onnx_netfile_roundtrip);
+    tcase_add_test(tc, test_graph_onnx_random_dags);
     tcase_add_test(tc, test_graph_onnx_thirdparty_match_numpy);
     tcase_add_test(tc, test_graph_onnx_structure);
     suite_add_tcase(s, tc);
