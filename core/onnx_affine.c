@@ -411,9 +411,79 @@ oom:
     return NULL;
 }
 
+/* M [N][n] applied to a pending sum of index maps (a Concat): one dense term
+ * per index term, M·P_t with columns scattered as lg_ox_compose_map (each
+ * entry a copy: exact). Only without bias, when every map reads each
+ * source at most once and the terms take at most about twice M's weights.
+ * 1 when composed (M taken over), 0 when not, −1 out of memory. */
+static int lg_ox_compose_sum(lg_ox_b *B, double *M, size_t N, const double *c)
+{
+    size_t n = (size_t)B->n, total = 0;
+    if (!B->map || B->b) return 0;
+    for (int t = 0; t < B->n_xt; t++)
+        if (B->xt[t].kind != LG_LAYER_INDEX) return 0;
+    int nt = 1 + B->n_xt;
+    for (int t = 0; t < nt; t++) {
+        const int *map = t == 0 ? B->map : B->xt[t - 1].map;
+        size_t m = (size_t)(t == 0 ? B->m : B->xt[t - 1].n_in);
+        unsigned char *seen = calloc(m ? m : 1, 1);
+        if (!seen) return -1;
+        int inj = 1;
+        for (size_t o = 0; o < n && inj; o++)
+            if (map[o] >= 0 && seen[map[o]]++) inj = 0;
+        free(seen);
+        if (!inj) return 0;
+        total += N * m;
+    }
+    if (total > 2 * N * n + 64 || total > LG_NET_MAX_PARAMS) return 0;
+    double **Wt = calloc((size_t)nt, sizeof *Wt);
+    double *nb = c ? lg_ox_dup(c, N) : NULL;
+    if (!Wt || (c && !nb)) {
+        free(Wt);
+        free(nb);
+        return -1;
+    }
+    for (int t = 0; t < nt; t++) {
+        const int *map = t == 0 ? B->map : B->xt[t - 1].map;
+        size_t m = (size_t)(t == 0 ? B->m : B->xt[t - 1].n_in);
+        if (!(Wt[t] = calloc(N * m > 0 ? N * m : 1, sizeof **Wt))) {
+            for (int q = 0; q < t; q++) free(Wt[q]);
+            free(Wt);
+            free(nb);
+            return -1;
+        }
+        for (size_t i = 0; i < N; i++)
+            for (size_t o = 0; o < n; o++)
+                if (map[o] >= 0) Wt[t][i * m + (size_t)map[o]] = M[i * n + o];
+    }
+    free(B->map);
+    B->map = NULL;
+    B->W = Wt[0];
+    for (int t = 1; t < nt; t++) {
+        free(B->xt[t - 1].map);
+        B->xt[t - 1].map = NULL;
+        B->xt[t - 1].kind = LG_LAYER_DENSE;
+        B->xt[t - 1].W = Wt[t];
+    }
+    free(Wt);
+    free(M);
+    B->b = nb;
+    B->n = (int)N;
+    B->is_pad = 0;
+    return 1;
+}
+
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
 {
     lg_status st;
+    if (B->n_xt) {
+        int r = lg_ox_compose_sum(B, M, (size_t)n2, c);
+        if (r < 0) {
+            free(M);
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        if (r) return LG_OK;
+    }
     if (B->n_xt && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
         free(M);
         return st;

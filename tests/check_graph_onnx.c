@@ -359,12 +359,18 @@ START_TEST(test_graph_onnx_structure)
     ck_assert_int_eq(go_count(&net, LG_LAYER_CONV2D), 6);
     ck_assert_int_eq(net.layers[4].n_terms, 1);
     lg_net_free(&net);
-    /* MSCN: the Concat is one layer of three index-map terms */
+    /* MSCN: the Gemm after the Concat takes its three parts as dense terms of one layer */
     snprintf(path, sizeof path, "%s/mscn.onnx", go_dir);
     ck_assert_int_eq(lg_net_load(&net, path), LG_OK);
-    int concat = 0;
-    for (int k = 0; k < net.n_layers; k++) concat |= net.layers[k].kind == LG_LAYER_INDEX && net.layers[k].n_terms == 2;
-    ck_assert(concat);
+    ck_assert_int_eq(net.n_layers, 6);
+    ck_assert_int_eq(net.layers[4].n_terms, 2);
+    ck_assert_int_eq(go_count(&net, LG_LAYER_INDEX), 1);
+    ck_assert(net.layers[4].src != net.layers[4].terms[0].src && net.layers[4].terms[0].src != net.layers[4].terms[1].src);
+    lg_net_free(&net);
+    /* a Concat followed by a Relu (twice.onnx) is one layer of index-map terms */
+    snprintf(path, sizeof path, "%s/twice.onnx", go_dir);
+    ck_assert_int_eq(lg_net_load(&net, path), LG_OK);
+    ck_assert_int_ge(go_count(&net, LG_LAYER_INDEX), 2);
     lg_net_free(&net);
     /* Pad before Conv on 3x32x32: the conv's own padding, no dense matrix */
     snprintf(path, sizeof path, "%s/pad_conv.onnx", go_dir);
