@@ -6,6 +6,7 @@
  * docs (docs/USAGE.md) in step with every command's --help. */
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +561,50 @@ START_TEST(test_cli_docs_match_help)
 }
 END_TEST
 
+/* Every test case of every suite gets its time limit from lg_tcase_timeout
+ * (tests/testutil.h), so no case runs under Check's 4-second default and one
+ * factor (LG_TEST_TIME_FACTOR) scales them all on a slow or busy machine. */
+START_TEST(test_cli_every_tcase_has_a_limit)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests", LG_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot list %s", dir);
+    int n_files = 0, n_cases = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "check_", 6) != 0 || n < 3 || strcmp(e->d_name + n - 2, ".c") != 0) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        ck_assert_msg(f != NULL, "cannot read %s", path);
+        static char text[1 << 20];
+        size_t len = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        n_files++;
+        ck_assert_msg(!strstr(text, "tcase_set" "_timeout(") /* split: this file is read too */, "%s sets a time limit directly; use lg_tcase_timeout",
+                      e->d_name);
+        for (const char *p = text; (p = strstr(p, "tcase_" "create(")); p++) {
+            /* the TCase variable is named just before " = " */
+            const char *q = p;
+            while (q > text && (q[-1] == ' ' || q[-1] == '=')) q--;
+            const char *end = q;
+            while (q > text && (isalnum((unsigned char)q[-1]) || q[-1] == '_')) q--;
+            ck_assert_msg(end > q, "%s: a tcase_create whose TCase has no name", e->d_name);
+            char call[128];
+            snprintf(call, sizeof call, "lg_tcase_timeout(%.*s,", (int)(end - q), q);
+            ck_assert_msg(strstr(p, call) != NULL, "%s: test case '%.*s' has no lg_tcase_timeout (Check's 4 s default)",
+                          e->d_name, (int)(end - q), q);
+            n_cases++;
+        }
+    }
+    closedir(d);
+    ck_assert_msg(n_files > 30 && n_cases > 60, "found only %d suites and %d test cases in %s", n_files, n_cases, dir);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -573,11 +618,12 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_export_dtype);
     tcase_add_test(tc, test_cli_docs_match_help);
     tcase_add_test(tc, test_cli_info_every_digit);
-    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_cli_every_tcase_has_a_limit);
+    lg_tcase_timeout(tc, 300);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_cli_exit_two_names_the_range);
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     suite_add_tcase(s, tl);
     return s;
 }

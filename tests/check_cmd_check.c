@@ -248,12 +248,12 @@ Suite *suite_cmd_check(void)
 {
     Suite *s = suite_create("cmd_check");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_cmd_check_annealed_passes_direct_swap_fails);
     tcase_add_test(tc, test_cmd_check_npy_data_cli);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_cmd_check_usage_and_input_errors);
     suite_add_tcase(s, tl);
     return s;

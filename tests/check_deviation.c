@@ -723,7 +723,7 @@ Suite *suite_deviation(void)
 {
     Suite *s = suite_create("deviation");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_deviation_gap_constants);
     tcase_add_test(tc, test_deviation_gap_bruteforce);
     tcase_add_test(tc, test_deviation_single_neuron_tight);
@@ -739,6 +739,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_cli);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_deviation_refuses_mismatch);
     tcase_add_test(tl, test_deviation_overflow_is_infinite);
     suite_add_tcase(s, tl);

@@ -577,7 +577,7 @@ Suite *suite_onnx(void)
 {
     Suite *s = suite_create("onnx");
     TCase *c = tcase_create("core");
-    tcase_set_timeout(c, 120);
+    lg_tcase_timeout(c, 120);
     tcase_add_unchecked_fixture(c, lg_make_models, lg_rm_models);
     tcase_add_test(c, test_onnx_roundtrip_native_bits);
     tcase_add_test(c, test_onnx_export_dtype);
@@ -588,7 +588,7 @@ Suite *suite_onnx(void)
     tcase_add_test(c, test_onnx_cli_sigmoid);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
-    tcase_set_timeout(l, 120);
+    lg_tcase_timeout(l, 120);
     tcase_add_unchecked_fixture(l, lg_make_models, lg_rm_models);
     tcase_add_test(l, test_onnx_refuses_bad_models);
     tcase_add_test(l, test_onnx_not_a_model);

@@ -965,9 +965,10 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_report_fixture);
     tcase_add_test(tc, test_study_report_mode_left_out);
     tcase_add_test(tc, test_study_report_arch_table);
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_checked_fixture(tl, lg_study_setup, lg_study_teardown);
     tcase_add_loop_test(tl, test_study_grid_errors, 0, (int)(sizeof lg_grid_bad / sizeof lg_grid_bad[0]));
     tcase_add_test(tl, test_study_grid_file_missing);

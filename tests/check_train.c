@@ -881,7 +881,7 @@ Suite *suite_train(void)
 {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_train_golden_tiny_net);
     tcase_add_test(tc, test_train_finite_differences);
     tcase_add_test(tc, test_train_rs_loss_gradient);
@@ -895,7 +895,7 @@ Suite *suite_train(void)
     tcase_add_test(tc, test_anneal_gelu_net);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_train_nan_stops);
     tcase_add_test(tl, test_train_bad_arguments);
     tcase_add_test(tl, test_train_cli);

@@ -173,10 +173,11 @@ Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_transfer_sound_on_random_nets);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_transfer_refuses_mismatched_pair);
     tcase_add_test(tl, test_transfer_cli);
     suite_add_tcase(s, tl);

@@ -361,7 +361,7 @@ Suite *suite_vnnlib(void)
 {
     Suite *s = suite_create("vnnlib");
     TCase *c = tcase_create("core");
-    tcase_set_timeout(c, 60);
+    lg_tcase_timeout(c, 60);
     tcase_add_test(c, test_vnnlib_acasxu_props);
     tcase_add_test(c, test_vnnlib_mnist_props);
     tcase_add_test(c, test_vnnlib_counterexamples_reproduce);
@@ -370,7 +370,7 @@ Suite *suite_vnnlib(void)
     tcase_add_test(c, test_vnnlib_linear_terms);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
-    tcase_set_timeout(l, 120);
+    lg_tcase_timeout(l, 120);
     tcase_add_test(l, test_vnnlib_counterexample_reader_limits);
     tcase_add_test(l, test_vnnlib_rejects_malformed);
     tcase_add_test(l, test_vnnlib_truncated_files);
