@@ -63,7 +63,7 @@ int lg_cmd_encode(int argc, char **argv)
         case O_DATA: a.data = optarg; break;
         case O_INPUT: a.input = optarg; break;
         case O_INDEX:
-            if (lg_opt_int("encode", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            if (lg_verify_args_index("encode", optarg, &a)) return 2;
             break;
         case O_LABEL:
             if (lg_opt_int("encode", "label", optarg, 0, 1L << 20, &a.label)) return 2;
@@ -113,7 +113,11 @@ int lg_cmd_encode(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("encode", st);
     /* conv layers are encoded row by row (core/linop.h): only the kernel's nonzeros */
-    if ((st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
+    if ((st = lg_bounds_check_net(&net)) != LG_OK) {
+        if (st != LG_ERR_UNSUPPORTED) goto fail;
+        rc = lg_cli_usage("encode", "%s: %s", argv[optind], lg_errmsg()); /* a network of the wrong kind */
+        goto done;
+    }
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
         if (st == LG_ERR_ARG) { /* a bad --index/--label value */
             rc = lg_cli_usage("encode", "%s", lg_errmsg());
@@ -172,7 +176,7 @@ int lg_cmd_encode(int argc, char **argv)
     if (lg_cli_progress_enabled()) fprintf(stderr, "lgelu encode: wrote %s (%s, %d unstable ReLUs)\n", out, format, u);
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("encode", st);
+    if (rc) rc = lg_cli_fail("encode", st);
 done:
     if (f && f != stdout) fclose(f);
     free(kept);

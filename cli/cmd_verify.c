@@ -191,7 +191,7 @@ int lg_cmd_verify(int argc, char **argv)
         case O_DATA: a.data = optarg; break;
         case O_INPUT: a.input = optarg; break;
         case O_INDEX:
-            if (lg_opt_int("verify", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            if (lg_verify_args_index("verify", optarg, &a)) return 2;
             break;
         case O_LABEL:
             if (lg_opt_int("verify", "label", optarg, 0, 1L << 20, &a.label)) return 2;
@@ -307,7 +307,7 @@ int lg_cmd_verify(int argc, char **argv)
     if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("verify", st);
+    if (rc) rc = lg_cli_fail("verify", st);
 done:
     lg_verify_report_free(&r);
     lg_prop_free(&prop);

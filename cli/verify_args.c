@@ -18,19 +18,30 @@ void lg_verify_args_default(lg_verify_args *a)
 {
     memset(a, 0, sizeof *a);
     a->data = LG_DATA_DEFAULT_DIR;
-    a->index = -1;
+    a->index = LG_VA_UNSET;
     a->label = -1;
     a->eps = -1;
+}
+
+int lg_verify_args_index(const char *cmd, const char *val, lg_verify_args *a)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (*val == '\0' || *end != '\0' || errno != 0 || v <= LG_VA_UNSET)
+        return lg_cli_usage(cmd, "--index: expected an integer (an example of the test set), got '%s'", val);
+    a->index = v;
+    return 0;
 }
 
 int lg_verify_args_check(const char *cmd, const lg_verify_args *a)
 {
     if (a->vnnlib) {
-        if (a->index >= 0 || a->eps >= 0 || a->input)
+        if (a->index != LG_VA_UNSET || a->eps >= 0 || a->input)
             return lg_cli_usage(cmd, "--vnnlib cannot be combined with --index, --input or --eps");
         return 0;
     }
-    if ((a->index >= 0) == (a->input != NULL))
+    if ((a->index != LG_VA_UNSET) == (a->input != NULL))
         return lg_cli_usage(cmd, "give either --vnnlib P, or --index I (or --input FILE) with --eps E");
     if (a->eps < 0) return lg_cli_usage(cmd, "--eps E is required with --index/--input");
     if (a->label >= 0 && !a->input) return lg_cli_usage(cmd, "--label only applies to --input");
@@ -59,7 +70,7 @@ static lg_status lg_va_read_vector(const char *path, int n, double *x)
         size_t rows = 0;
         lg_status st = lg_cli_inputs_read(path, n, &X, &rows);
         if (st != LG_OK) return st;
-        if (rows != 1) st = lg_fail(LG_ERR_FORMAT, "%s: expected one input of %d values, got %zu", path, n, rows);
+        if (rows != 1) st = lg_fail(LG_ERR_ARG, "%s: expected one input of %d values, got %zu", path, n, rows);
         else memcpy(x, X, (size_t)n * sizeof *x);
         free(X);
         return st;
@@ -68,13 +79,19 @@ static lg_status lg_va_read_vector(const char *path, int n, double *x)
     if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     lg_status st = LG_OK;
     for (int i = 0; i < n; i++) {
-        if (fscanf(f, "%lf", &x[i]) != 1 || !isfinite(x[i])) {
+        int got = fscanf(f, "%lf", &x[i]);
+        if (got == EOF && !ferror(f)) { /* too short: the file does not fit the network */
+            st = lg_fail(LG_ERR_ARG, "%s: %d numbers, expected %d (the network has %d inputs)", path, i, n, n);
+            goto done;
+        }
+        if (got != 1 || !isfinite(x[i])) {
             st = lg_fail(LG_ERR_FORMAT, "%s: value %d: expected %d finite numbers", path, i, n);
             goto done;
         }
     }
     double extra;
-    if (fscanf(f, "%lf", &extra) == 1) st = lg_fail(LG_ERR_FORMAT, "%s: more than %d numbers", path, n);
+    if (fscanf(f, "%lf", &extra) == 1)
+        st = lg_fail(LG_ERR_ARG, "%s: more than %d numbers (the network has %d inputs)", path, n, n);
 done:
     fclose(f);
     return st;
@@ -119,7 +136,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
         if ((st = lg_data_load_spec(&ds, a->data, "test")) != LG_OK) goto fail;
         if ((st = lg_dataset_require_exact(&ds, a->data)) != LG_OK) goto fail;
         if ((st = lg_dataset_fit(&ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
-        if ((size_t)a->index >= ds.n) {
+        if (a->index < 0 || (size_t)a->index >= ds.n) {
             st = lg_fail(LG_ERR_ARG, "--index: expected an integer in [0, %zu] (the test set of %s has %zu examples), got %ld",
                          ds.n ? ds.n - 1 : 0, a->data, ds.n, a->index);
             goto fail;

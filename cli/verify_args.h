@@ -13,7 +13,7 @@ typedef struct lg_verify_args {
     const char *vnnlib;   /* --vnnlib P */
     const char *data;     /* --data DIR */
     const char *input;    /* --input FILE (one input: .npy or text, cli/inputs.h) */
-    long index;           /* --index I (−1 unset) */
+    long index;           /* --index I (LG_VA_UNSET unset; a negative value is refused with the data's range) */
     long label;           /* --label L for --input (−1: the network's prediction); set to the
                              label used once the robustness property is built */
     double eps;           /* --eps E (< 0 unset) */
@@ -21,7 +21,14 @@ typedef struct lg_verify_args {
     char instance[512];   /* name for reports: the vnnlib path or "index=I eps=E" */
 } lg_verify_args;
 
+#define LG_VA_UNSET (-(1L << 62))
+
 void lg_verify_args_default(lg_verify_args *a);
+
+/* Parse the value of --index: any integer is kept (its range is checked
+ * against the test set once it is read, so --index -1 and --index 10000
+ * name the same range); 0, or a usage error for `cmd` and 2. */
+int lg_verify_args_index(const char *cmd, const char *val, lg_verify_args *a);
 
 /* Check the combination of options: 0 ok, else prints a usage error for
  * `cmd` and returns 2. */

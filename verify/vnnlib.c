@@ -593,9 +593,9 @@ static lg_status lg_vp_check_decls(lg_vp *P, int *n_in, int *n_out)
         return lg_fail(LG_ERR_FORMAT, "%s: expected declarations of X_0.. and Y_0.. (found %d inputs, %d outputs)",
                        P->name, P->n_x, P->n_y);
     if (*n_in > 0 && P->n_x != *n_in)
-        return lg_fail(LG_ERR_FORMAT, "%s: declares %d inputs X_i but the network has %d", P->name, P->n_x, *n_in);
+        return lg_fail(LG_ERR_ARG, "%s: declares %d inputs X_i but the network has %d", P->name, P->n_x, *n_in);
     if (*n_out > 0 && P->n_y != *n_out)
-        return lg_fail(LG_ERR_FORMAT, "%s: declares %d outputs Y_j but the network has %d", P->name, P->n_y, *n_out);
+        return lg_fail(LG_ERR_ARG, "%s: declares %d outputs Y_j but the network has %d", P->name, P->n_y, *n_out);
     *n_in = P->n_x;
     *n_out = P->n_y;
     return LG_OK;
