@@ -400,7 +400,10 @@ int lg_cmd_cex(int argc, char **argv)
                      sol, n_in);
         goto fail;
     }
-    if (ans.kind == LG_CEX_POINT) {
+    if (prop.n_cases == 0) { /* every input box of P is empty: nothing can violate, whatever the solver said */
+        r.verdict = LG_VERDICT_ROBUST;
+        snprintf(ans.said, sizeof ans.said, "every input box of the property is empty");
+    } else if (ans.kind == LG_CEX_POINT) {
         lg_cex_values((const char *)buf, len, n_in, x, have);
         int missing = -1;
         for (int i = n_in - 1; i >= 0; i--)
@@ -437,7 +440,8 @@ int lg_cmd_cex(int argc, char **argv)
     if (r.verdict == LG_VERDICT_VIOLATED)
         printf("violated\n  the point of %s passes the exact re-check (case %d of %s)\n", sol, r.violated_case, vnn);
     else if (r.verdict == LG_VERDICT_ROBUST)
-        printf("unsat (%s: no point violates %s; the solver's answer, not re-checked)\n", ans.said, vnn);
+        printf("unsat (%s: no point violates %s%s)\n", ans.said, vnn,
+               prop.n_cases ? "; the solver's answer, not re-checked" : "");
     else printf("%s (%s)\n", r.timed_out ? "timeout" : "unknown", r.reason);
     if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
     rc = 0;

@@ -125,6 +125,11 @@ int lg_cmd_encode(int argc, char **argv)
         }
         goto fail;
     }
+    if (prop.n_cases == 0) {
+        rc = lg_cli_usage("encode", "%s: every input box is empty: no point can violate the property (lgelu verify "
+                          "answers robust); there is no query to write", a.vnnlib ? a.vnnlib : "the property");
+        goto done;
+    }
     if (case_ix >= prop.n_cases) {
         rc = lg_cli_usage("encode", "--case: expected an integer in [0, %d] (the property has %d case%s), got %ld",
                           prop.n_cases - 1, prop.n_cases, prop.n_cases == 1 ? "" : "s", case_ix);

@@ -466,6 +466,17 @@ START_TEST(test_cli_vnncomp_scripts)
     ck_assert_int_ne(lg_test_sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "bash '%s/vnncomp_scripts/prepare_instance.sh' v1 a b 2>/dev/null", LG_SOURCE_DIR);
     ck_assert_int_ne(lg_test_sh(cmd), 0);
+    /* a timeout that is not a positive number is refused (exit 2), never run without a limit */
+    static const char *const bad_timeouts[] = {"abc", "10s", "0", "-5", ""};
+    for (size_t i = 0; i < sizeof bad_timeouts / sizeof bad_timeouts[0]; i++) {
+        const char *r = lg_test_tmpfile(".res");
+        snprintf(cmd, sizeof cmd,
+                 "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 test %s/net.onnx.gz "
+                 "%s/prop_1.vnnlib.gz %s '%s' >/dev/null 2>&1",
+                 LG_BINARY_DIR, LG_SOURCE_DIR, dir, dir, r, bad_timeouts[i]);
+        ck_assert_msg(lg_test_sh(cmd) == 2, "run_instance.sh with timeout '%s' was not refused", bad_timeouts[i]);
+        ck_assert_msg(access(r, F_OK) != 0, "run_instance.sh with timeout '%s' wrote a result", bad_timeouts[i]);
+    }
     /* an unreadable network: prepare fails, run writes unknown */
     const char *res = lg_test_tmpfile(".res");
     snprintf(cmd, sizeof cmd,

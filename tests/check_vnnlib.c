@@ -208,6 +208,63 @@ START_TEST(test_vnnlib_dnf_cases_and_terms)
 }
 END_TEST
 
+/* An input region that holds no point: no point can violate, so the property
+ * holds (`robust`, VNN-COMP `unsat`), decided on the exact numbers of the
+ * file — a lower bound above the upper one by less than a double's spacing
+ * empties the box, and a box of one exact point that is no double does not. */
+START_TEST(test_vnnlib_empty_box_holds)
+{
+    static const struct {
+        const char *body;
+        int n_cases;
+    } T[] = {
+        {"(assert (>= X_0 0.5)) (assert (<= X_0 0.4)) (assert (>= X_1 0)) (assert (<= X_1 1)) (assert (<= Y_0 Y_1))", 0},
+        {"(assert (>= X_0 0.3)) (assert (<= X_0 0.7)) (assert (>= X_1 0)) (assert (<= X_1 1))\n"
+         "(assert (>= X_0 0.8)) (assert (<= Y_0 Y_1))", 0},
+        /* exactly empty, though both bounds round to the same doubles */
+        {"(assert (>= X_0 0.10000000000000000001)) (assert (<= X_0 0.1)) (assert (>= X_1 0)) (assert (<= X_1 1))"
+         "(assert (<= Y_0 Y_1))", 0},
+        /* not empty: [0.1, 0.1 + 1e-20] holds points (though no double) */
+        {"(assert (>= X_0 0.1)) (assert (<= X_0 0.10000000000000000001)) (assert (>= X_1 0)) (assert (<= X_1 1))"
+         "(assert (<= Y_0 Y_1))", 1},
+        /* one empty case of two: the other stays */
+        {"(assert (or (and (>= X_0 0.5) (<= X_0 0.4) (>= X_1 0) (<= X_1 1))\n"
+         "            (and (>= X_0 0) (<= X_0 1) (>= X_1 0) (<= X_1 1))))\n(assert (<= Y_0 Y_1))", 1},
+    };
+    char text[2048];
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        lg_prop p;
+        snprintf(text, sizeof text, "%s%s", lg_decl2, T[i].body);
+        ck_assert_msg(lg_vnnlib_parse(&p, text, strlen(text), "empty", 2, 2) == LG_OK, "case %zu: %s", i, lg_errmsg());
+        ck_assert_msg(p.n_cases == T[i].n_cases, "case %zu: %d cases, expected %d", i, p.n_cases, T[i].n_cases);
+        lg_prop_free(&p);
+    }
+    /* verify: robust, result file unsat, exit 0 */
+    const char *net = lg_test_tmpfile(".lgnet");
+    int dims[3] = {2, 3, 2};
+    lg_net n;
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    ck_assert_int_eq(lg_net_init(&n, 2, dims, LG_ACT_RELU), LG_OK);
+    lg_test_randomize(&n, &r, 1.0);
+    ck_assert_int_eq(lg_netfile_write(&n, net), LG_OK);
+    lg_net_free(&n);
+    char prop[256], res[256], out[256], args[2048];
+    snprintf(prop, sizeof prop, "%s", lg_test_tmpfile(".vnnlib"));
+    snprintf(res, sizeof res, "%s", lg_test_tmpfile(".res"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".out"));
+    snprintf(text, sizeof text, "%s%s", lg_decl2, T[0].body);
+    lg_test_write(prop, text);
+    for (int solver = 0; solver < 3; solver++) {
+        static const char *const names[] = {"auto", "z3", "glpk"};
+        snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --solver %s -o '%s'", net, prop, names[solver], res);
+        ck_assert_int_eq(lg_test_cli(args, out), 0);
+        ck_assert_msg(strncmp(lg_test_slurp(out), "robust", 6) == 0, "%s: %s", names[solver], lg_test_slurp(out));
+        ck_assert_str_eq(lg_test_slurp(res), "unsat\n");
+    }
+}
+END_TEST
+
 START_TEST(test_vnnlib_linear_terms)
 {
     lg_prop p;
@@ -368,6 +425,7 @@ Suite *suite_vnnlib(void)
     tcase_add_test(c, test_vnnlib_acasxu_sampling_agrees_with_verdicts);
     tcase_add_test(c, test_vnnlib_dnf_cases_and_terms);
     tcase_add_test(c, test_vnnlib_linear_terms);
+    tcase_add_test(c, test_vnnlib_empty_box_holds);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     lg_tcase_timeout(l, 120);

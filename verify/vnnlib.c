@@ -30,6 +30,8 @@ typedef struct lg_vp {
         double *coef;  /* exact: the atom scaled by a positive rational (see lg_vp_atom) */
         double c_lo, c_hi; /* the scaled constant rounded down and up (equal when exact) */
         int c_sign;    /* sign of the exact constant */
+        int has_cq;    /* cq holds the exact constant (only when c_lo < c_hi) */
+        mpq_t cq;
     } *atoms;
 } lg_vp;
 
@@ -346,6 +348,11 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
         return -2;
     }
     a->c_sign = mpq_sgn(l->c);
+    if (a->c_lo != a->c_hi) { /* kept exactly: deciding whether a box is empty needs it */
+        mpq_init(a->cq);
+        mpq_set(a->cq, l->c);
+        a->has_cq = 1;
+    }
     a->n = l->n;
     a->line = where->line;
     a->col = where->col;
@@ -601,8 +608,48 @@ static lg_status lg_vp_check_decls(lg_vp *P, int *n_in, int *n_out)
     return LG_OK;
 }
 
+/* The exact constant of atom a into q. */
+static void lg_vp_atom_const(const lg_vatom *a, mpq_t q)
+{
+    if (a->has_cq) mpq_set(q, a->cq);
+    else mpq_set_d(q, a->c_lo);
+}
+
+/* 1 if the bounds of conjunction c on input xv leave no point, in exact
+ * arithmetic on the file's numbers: the largest lower bound (atoms −x + c ≤ 0,
+ * x ≥ c) above the smallest upper bound (atoms x + c ≤ 0, x ≤ −c). Called only
+ * when the doubles cannot tell (the outward box is not empty, the inward one
+ * is). */
+static int lg_vp_empty_exact(const lg_vp *P, const lg_conj *c, int xv)
+{
+    mpq_t lo, hi, q;
+    mpq_inits(lo, hi, q, NULL);
+    int have_lo = 0, have_hi = 0;
+    for (int k = 0; k < c->n; k++) {
+        const lg_vatom *a = &P->atoms[c->a[k]];
+        int nx = 0, ny = 0, v = -1;
+        double xc = 0;
+        for (int i = 0; i < a->n; i++) {
+            if (a->coef[i] == 0.0) continue;
+            if (a->var[i] & 1) ny++;
+            else nx++, v = a->var[i] / 2, xc = a->coef[i];
+        }
+        if (ny || nx != 1 || v != xv) continue;
+        lg_vp_atom_const(a, q);
+        if (xc == 1.0) { /* x ≤ −c */
+            mpq_neg(q, q);
+            if (!have_hi++ || mpq_cmp(q, hi) < 0) mpq_set(hi, q);
+        } else if (!have_lo++ || mpq_cmp(q, lo) > 0) { /* x ≥ c */
+            mpq_set(lo, q);
+        }
+    }
+    int empty = have_lo && have_hi && mpq_cmp(lo, hi) > 0;
+    mpq_clears(lo, hi, q, NULL);
+    return empty;
+}
+
 /* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false
- * or empty box), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
+ * or empty box: no point of it can violate, decided exactly), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
  * constraints. */
 static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, double *lo_in,
                       double *hi_in, lg_term *T, double **slack, size_t *n_coefs)
@@ -653,7 +700,8 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
                     P->name, a ? a->line : 1, a ? a->col : 1, i, isfinite(lo[i]) ? "upper" : "lower");
             return -1;
         }
-        if (lo[i] > hi[i]) return 1;
+        if (lo[i] > hi[i]) return 1; /* the outward box is empty: so is the exact one */
+        if (lo_in[i] > hi_in[i] && lg_vp_empty_exact(P, c, i)) return 1;
     }
     /* every output constraint is stored densely: bound the total up front */
     *n_coefs += (size_t)n_y * (size_t)n_out;
@@ -815,6 +863,7 @@ static void lg_vp_free(lg_vp *P)
     for (int i = 0; i < P->n_atoms; i++) {
         free(P->atoms[i].var);
         free(P->atoms[i].coef);
+        if (P->atoms[i].has_cq) mpq_clear(P->atoms[i].cq);
     }
     free(P->atoms);
     lg_sx_tree_free(&P->t);
