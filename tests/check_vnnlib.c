@@ -2,6 +2,7 @@
  * 1–4, MNIST), their counterexamples evaluated through the imported ONNX
  * networks, DNF normalisation, linear terms, and refusal of malformed text. */
 #include <check.h>
+#include <gmp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,49 @@ START_TEST(test_vnnlib_linear_terms)
 }
 END_TEST
 
+/* Decimals that are not doubles, also as the coefficient of a bound on one
+ * variable: read as exact rationals (X_0 ≥ 0.01 / 0.10000000000000001 is the
+ * rational 10^15/(10^16 + 1)), the box rounded outward for proofs and
+ * inward for witnesses, never refused. */
+START_TEST(test_vnnlib_inexact_decimals)
+{
+    lg_prop p;
+    lg_parse_ok(&p,
+                "(assert (>= (* 0.10000000000000001 X_0) 0.01)) (assert (<= X_0 0.70000000000000001))\n"
+                "(assert (>= X_1 0)) (assert (<= (* 2 X_1) 1))\n"
+                "(assert (<= (* 0.10000000000000001 Y_0) 1))\n",
+                2, 2);
+    ck_assert_int_eq(p.n_cases, 1);
+    const lg_prop_case *C = &p.cases[0];
+    ck_assert_ptr_nonnull(p.inner);
+    /* lo of X_0: the exact bound b = 10^15 / (10^16 + 1) lies in [lo, inner lo], adjacent doubles */
+    mpq_t b, t;
+    mpq_inits(b, t, NULL);
+    mpq_set_str(b, "1000000000000000/10000000000000001", 10);
+    mpq_canonicalize(b);
+    mpq_set_d(t, C->lo[0]);
+    ck_assert_msg(mpq_cmp(t, b) < 0, "lo %a is not below the exact bound", C->lo[0]);
+    mpq_set_d(t, p.inner[0].lo[0]);
+    ck_assert_msg(mpq_cmp(t, b) > 0, "inner lo %a is not above the exact bound", p.inner[0].lo[0]);
+    ck_assert(nextafter(C->lo[0], 1.0) == p.inner[0].lo[0]);
+    /* X_0 ≤ 0.70000000000000001: outward up, inward down */
+    ck_assert(C->hi[0] > 0.7 || (C->hi[0] == 0.7 && p.inner[0].hi[0] < 0.7));
+    ck_assert(p.inner[0].hi[0] <= C->hi[0] && nextafter(p.inner[0].hi[0], 1.0) == C->hi[0]);
+    /* 2·X_1 ≤ 1 is X_1 ≤ 0.5 exactly */
+    ck_assert_double_eq(C->hi[1], 0.5);
+    ck_assert_double_eq(p.inner[0].hi[1], 0.5);
+    /* 0.10000000000000001·Y_0 ≤ 1  ⇔  Y_0 ≤ 10^17 / (10^16 + 1) = 10 − 9.99…e-16 (proofs: up to 10) */
+    ck_assert_int_eq(C->n_terms, 1);
+    ck_assert_int_eq(C->terms[0].n_cons, 1);
+    ck_assert_double_eq(C->terms[0].cons[0].coef[0], 1.0);
+    double y_in[2] = {9.99, 0}, y_out[2] = {10.01, 0};
+    ck_assert(lg_prop_case_violated_by(&p, 0, y_in));
+    ck_assert(!lg_prop_case_violated_by(&p, 0, y_out));
+    mpq_clears(b, t, NULL);
+    lg_prop_free(&p);
+}
+END_TEST
+
 START_TEST(test_vnnlib_counterexample_reader_limits)
 {
     const char *path = lg_test_tmpfile(".cex");
@@ -346,7 +390,7 @@ START_TEST(test_vnnlib_rejects_malformed)
         {"(assert (< Y_0 1))", "strict comparison"},
         {"(assert (<= (+ X_0 Y_0) 1))", "mixes inputs X and outputs Y"},
         {"(assert (<= (+ X_0 X_1) 1))", "single X_i"},
-        {"(assert (<= (* 2 X_0) 1))", "single X_i"},
+        {"(assert (<= (- X_0 (* 2 X_1)) 1))", "single X_i"},
         {"(assert (<= (/ Y_0 0) 1))", "nonzero constant"},
         {"(declare-const X_0 Real)", "declared twice"},
         {"(declare-const X_2 Int)", "expected sort Real"},
@@ -426,6 +470,7 @@ Suite *suite_vnnlib(void)
     tcase_add_test(c, test_vnnlib_dnf_cases_and_terms);
     tcase_add_test(c, test_vnnlib_linear_terms);
     tcase_add_test(c, test_vnnlib_empty_box_holds);
+    tcase_add_test(c, test_vnnlib_inexact_decimals);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     lg_tcase_timeout(l, 120);

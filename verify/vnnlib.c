@@ -287,9 +287,12 @@ static int lg_vp_is_double(const mpq_t q)
 
 /* Record atom lin ≤ 0 (lin exact); returns its index, -1 out of memory, -2
  * (lg_fail set) when the coefficients cannot be held exactly. The atom is
- * first multiplied by a positive rational s (1 when every coefficient is a
- * double; else the lcm of their denominators, which makes them integers —
- * (/ Y_0 3) ≥ 1 becomes 3 − Y_0 ≤ 0), which keeps its meaning; then every
+ * first multiplied by a positive rational s, which keeps its meaning: on one
+ * variable, 1/|its coefficient| (a bound: (* 0.10000000000000001 X_0) ≥ 0.01
+ * becomes X_0 ≥ 10^15/(10^16 + 1), exactly; a bound on an input always, on
+ * an output when its coefficient is not a double); else 1 when every
+ * coefficient is a double, or the lcm of their denominators, which makes
+ * them integers — (/ Y_0 3) ≥ Y_1 becomes 3·Y_1 − Y_0 ≤ 0. Then every
  * coefficient must be a double exactly, and the constant is kept rounded
  * down and up (DESIGN.md §3: provers take the larger region, witnesses the
  * smaller). */
@@ -306,6 +309,18 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
         if (!n) return -1;
         P->atoms = n;
         P->cap_atoms = cap;
+    }
+    int nz = 0, one = -1;
+    for (int i = 0; i < l->n; i++)
+        if (mpq_sgn(l->coef[i]) != 0) nz++, one = i;
+    int unit = nz == 1 && mpz_cmpabs_ui(mpq_numref(l->coef[one]), 1) == 0 && mpz_cmp_ui(mpq_denref(l->coef[one]), 1) == 0;
+    if (nz == 1 && ((l->var[one] & 1) == 0 ? !unit : !lg_vp_is_double(l->coef[one]))) {
+        mpq_t s;
+        mpq_init(s);
+        mpq_abs(s, l->coef[one]);
+        mpq_inv(s, s);
+        lg_lin_scale(l, s);
+        mpq_clear(s);
     }
     int exact = 1;
     for (int i = 0; i < l->n && exact; i++) exact = lg_vp_is_double(l->coef[i]);
@@ -673,7 +688,7 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
         }
         if (nx > 1 || (nx == 1 && xc != 1.0 && xc != -1.0)) {
             lg_fail(LG_ERR_UNSUPPORTED,
-                    "%s:%d:%d: unsupported input constraint: only bounds on a single X_i (coefficient 1) are allowed",
+                    "%s:%d:%d: unsupported input constraint: only bounds on a single X_i are allowed",
                     P->name, a->line, a->col);
             return -1;
         }
