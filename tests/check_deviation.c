@@ -626,9 +626,10 @@ START_TEST(test_deviation_cli)
     ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &G2, NULL, NULL), LG_OK);
     ck_assert_double_eq_tol(G, G2, 1e-12 * G2);
     lg_dev_free(&dev);
-    /* refusals: swapped nets (1), missing --ref, bad eps, unknown option (2) */
+    /* refusals, all usage or value errors (2): swapped nets (a network of the wrong kind),
+     * missing --ref, bad eps, unknown option */
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 5", pg, pr);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "bound '%s' --n 5", pr);
     ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --eps -1", pr, pg);

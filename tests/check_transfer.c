@@ -158,9 +158,9 @@ START_TEST(test_transfer_cli)
     char want[64];
     snprintf(want, sizeof want, "\"verdict\": \"%s\"", lg_verdict_name(rep.verdict));
     ck_assert_msg(strstr(line, want), "CLI and library disagree: %s vs %s", line, want);
-    /* a mismatched pair is refused with exit code 1 */
+    /* a mismatched pair does not fit: refused with exit code 2 */
     snprintf(args, sizeof args, "verify '%s' --ref '%s' --input '%s' --eps 0.01 --json", pg, pg, px);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     remove(pg), remove(pr), remove(px), remove(pj);
     lg_verify_report_free(&rep);
     lg_prop_free(&p);
