@@ -196,7 +196,7 @@ typedef enum { LG_CEX_POINT, LG_CEX_UNSAT, LG_CEX_UNKNOWN, LG_CEX_TIMEOUT, LG_CE
 
 typedef struct lg_cex_answer {
     lg_cex_kind kind;
-    char said[160]; /* "glpsol: INTEGER EMPTY", "z3/SMT-LIB: unsat", ... */
+    char said[160]; /* "glpsol: INTEGER EMPTY", "SMT-LIB solver: unsat", "CBC: Infeasible", ... */
 } lg_cex_answer;
 
 /* The line at p (up to its end or max bytes) without trailing blanks, into out. */

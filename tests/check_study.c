@@ -598,10 +598,10 @@ START_TEST(test_study_resume_changed_grid_refused)
     while (fgets(line, sizeof line, f)) epochs_line |= strcmp(line, "epochs = 2\n") == 0;
     fclose(f);
     ck_assert_int_eq(epochs_line, 0);
-    /* the CLI too: exit status 1 */
+    /* the CLI too: a usage error (another --out, or --force), exit status 2 */
     char args[1600];
     snprintf(args, sizeof args, "study '%s' --out '%s' --quiet", lg_dir("g1.ini"), out_s);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
 }
 END_TEST
 
