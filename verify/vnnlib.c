@@ -663,9 +663,9 @@ static int lg_vp_empty_exact(const lg_vp *P, const lg_conj *c, int xv)
     return empty;
 }
 
-/* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false
- * or empty box: no point of it can violate, decided exactly), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
- * constraints. */
+/* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false,
+ * or an empty box, decided exactly: no point of it can violate), or -1 with
+ * lg_fail set. lo/hi [n_in]; T gets n_out-dense constraints. */
 static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, double *lo_in,
                       double *hi_in, lg_term *T, double **slack, size_t *n_coefs)
 {
