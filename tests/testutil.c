@@ -90,8 +90,10 @@ double lg_test_time_factor(void)
     char *end;
     double f = strtod(s, &end);
     if (*end || !(f >= 1.0) || f > 1000.0) {
-        fprintf(stderr, "LG_TEST_TIME_FACTOR: expected a number in [1, 1000], got '%s'; using %g\n", s,
-                LG_TEST_TIME_FACTOR_DEFAULT);
+        static int warned;
+        if (!warned++)
+            fprintf(stderr, "LG_TEST_TIME_FACTOR: expected a number in [1, 1000], got '%s'; using %g\n", s,
+                    LG_TEST_TIME_FACTOR_DEFAULT);
         return LG_TEST_TIME_FACTOR_DEFAULT;
     }
     return f;
