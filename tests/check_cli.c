@@ -761,6 +761,15 @@ START_TEST(test_cli_every_tcase_has_a_limit)
     }
     closedir(d);
     ck_assert_msg(n_files > 30 && n_cases > 60, "found only %d suites and %d test cases in %s", n_files, n_cases, dir);
+    /* the one factor: from the environment, else the build's default (this test runs in its own process) */
+    unsetenv("LG_TEST_TIME_FACTOR");
+    double dflt = lg_test_time_factor();
+    ck_assert(dflt == 1.0 || dflt == 4.0);
+    setenv("LG_TEST_TIME_FACTOR", "2.5", 1);
+    ck_assert_double_eq(lg_test_time_factor(), 2.5);
+    setenv("LG_TEST_TIME_FACTOR", "0.1", 1); /* below 1: refused, the default stays */
+    ck_assert_double_eq(lg_test_time_factor(), dflt);
+    unsetenv("LG_TEST_TIME_FACTOR");
 }
 END_TEST
 
