@@ -120,13 +120,16 @@ double *lg_ox_dup(const double *v, size_t n)
 }
 
 /* Results below this magnitude may have lost bits to underflow, where the
- * FMA residual is no longer exact: treated as inexact. */
+ * FMA residual is no longer exact: treated as inexact. A factor or divisor of
+ * ±1 needs no test at any magnitude (the result is ±the other number), so a
+ * Gemm's alpha = beta = 1 keeps weights down to the subnormals exact. */
 #define LG_OX_TINY 0x1p-969
 
 int lg_ox_mul_exact(double a, double b, double *r)
 {
     *r = a * b;
     if (a == 0 || b == 0) return 1;
+    if (fabs(a) == 1.0 || fabs(b) == 1.0) return isfinite(*r);
     return isfinite(*r) && fabs(*r) >= LG_OX_TINY && fma(a, b, -*r) == 0;
 }
 
@@ -134,6 +137,7 @@ int lg_ox_div_exact(double a, double c, double *r)
 {
     *r = a / c;
     if (a == 0) return c != 0;
+    if (fabs(c) == 1.0) return isfinite(*r);
     return isfinite(*r) && fabs(*r) >= LG_OX_TINY && fma(*r, c, -a) == 0;
 }
 

@@ -1046,7 +1046,7 @@ Suite *suite_conv(void)
 {
     Suite *s = suite_create("conv");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_conv_forward_reference);
     tcase_add_test(tc, test_conv_netfile_v3);
     tcase_add_test(tc, test_conv_onnx_roundtrip);
@@ -1066,6 +1066,7 @@ Suite *suite_conv(void)
     tcase_add_test(tc, test_conv_enclosure_matches_dense);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_conv_limits);
     tcase_add_test(tl, test_conv_arch_parse);
     suite_add_tcase(s, tl);

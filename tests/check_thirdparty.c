@@ -405,7 +405,7 @@ Suite *suite_thirdparty(void)
 {
     Suite *s = suite_create("thirdparty");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_thirdparty_import_matches_torch);
     tcase_add_test(tc, test_thirdparty_nhwc_normalisation);
     tcase_add_test(tc, test_thirdparty_squeeze_value);
@@ -415,6 +415,7 @@ Suite *suite_thirdparty(void)
     tcase_add_test(tc, test_thirdparty_sigmoid_s_lines);
     suite_add_tcase(s, tc);
     TCase *lim = tcase_create("limits");
+    lg_tcase_timeout(lim, 120);
     tcase_add_test(lim, test_thirdparty_refusals);
     suite_add_tcase(s, lim);
     return s;
