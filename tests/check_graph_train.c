@@ -446,6 +446,38 @@ START_TEST(test_graph_train_end_to_end)
 }
 END_TEST
 
+/* `lgelu anneal`'s route on a residual net: a gelu net made lgelu at λ = 1 (lg_anneal_prepare_net),
+ * then annealed from the first step; every λ ends at the target, the MLP block's sum stays identity. */
+START_TEST(test_graph_train_anneal_gelu)
+{
+    lg_dataset tr;
+    gt_data(&tr, 300, 3);
+    lg_net net;
+    ck_assert_int_eq(lg_arch_net(&net, "36,16,r16,m16:32,3", LG_ACT_GELU), LG_OK);
+    lg_model_init_weights(&net, 5);
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 2;
+    o.batch = 32;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_OK);
+    ck_assert_int_eq(lg_anneal_prepare_net(&net, "gelu net"), LG_OK);
+    lg_anneal_schedule sch;
+    ck_assert_int_eq(lg_anneal_schedule_init(&sch, 0.0, 160.0, net.n_layers), LG_OK);
+    o.hook = lg_anneal_hook;
+    o.hook_ctx = &sch;
+    ck_assert_int_eq(lg_train_run(&net, &tr, NULL, NULL, &o, NULL), LG_OK);
+    static const lg_act want[6] = {LG_ACT_LGELU, LG_ACT_LGELU, LG_ACT_LGELU, LG_ACT_LGELU, LG_ACT_IDENTITY,
+                                   LG_ACT_IDENTITY};
+    ck_assert_int_eq(net.n_layers, 6);
+    for (int k = 0; k < 6; k++) {
+        ck_assert_int_eq(net.layers[k].act, want[k]);
+        if (want[k] == LG_ACT_LGELU) ck_assert_double_eq_tol(net.layers[k].lambda, 160.0, 1e-9);
+    }
+    ck_assert_int_eq(lg_net_validate(&net), LG_OK);
+    lg_net_free(&net);
+    lg_dataset_free(&tr);
+}
+END_TEST
+
 /* The study grid of benchmarks/full.ini reads its residual architecture and builds its net. */
 START_TEST(test_graph_train_study_grid)
 {
@@ -482,6 +514,7 @@ Suite *suite_graph_train(void)
     tcase_add_test(tc, test_graph_train_gradients);
     tcase_add_test(tc, test_graph_train_rs_gradient);
     tcase_add_test(tc, test_graph_train_end_to_end);
+    tcase_add_test(tc, test_graph_train_anneal_gelu);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);
