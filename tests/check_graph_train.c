@@ -338,6 +338,10 @@ START_TEST(test_graph_train_arch_grammar)
                {"784,,10", "token 2: empty"},           {"1x8x8,rc4k3x,10", "rc<C>k<K>"},
                {"784", "at least one layer"},           {"1x28x28,c8k3x,10", "expected a conv"},
                {"784,m64:,10", "m<N>:<H>"},             {"1x4x4,c2k5,3", "does not fit"}};
+    /* the CLI: a bad token is a usage error (exit 2) before any data is read */
+    char args[256];
+    snprintf(args, sizeof args, "train --arch 784,r256x0,10 --epochs 1 -o %s", lg_test_tmpfile(".lgnet"));
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_msg(lg_arch_parse(&a, bad[i].text) == LG_ERR_ARG, "accepted '%s'", bad[i].text);
         ck_assert_msg(strstr(lg_errmsg(), bad[i].needle), "'%s': message '%s' lacks '%s'", bad[i].text, lg_errmsg(),
