@@ -10,7 +10,8 @@
  * `lambda_target` may list several values: the regime expands to their cross
  * product, named NAME_s<start>_l<target>. `rs` (weight) and `rs_eps` add the
  * RS loss (train/rs.h) to a regime's training. Lists are separated by blanks;
- * an architecture is comma-separated sizes ("784,256,256,10").
+ * an architecture is an --arch text (core/arch.h: "784,256,256,10",
+ * "1x28x28,c8k3s2,10", "784,256,r256x2,10").
  * Errors name the file, the line and the key.
  *
  * Ownership: lg_study_grid_load initialises the grid; lg_study_grid_free
