@@ -9,6 +9,7 @@
  * the study grid reading benchmarks/full.ini. */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "study/grid.h"
 #include "train/loop.h"
 #include "train/model.h"
+#include "train/optim.h"
 #include "train/rs.h"
 #include "testutil.h"
 
@@ -450,6 +452,45 @@ START_TEST(test_graph_train_end_to_end)
 }
 END_TEST
 
+/* One optimiser step moves every weight of every term — a projection shortcut's and a skip's too —
+ * and leaves index maps alone; a graph with an index-map term 0 (a Concat layer) trains. */
+START_TEST(test_graph_train_step_moves_terms)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        lg_net net;
+        gt_make(&net, LG_ACT_LGELU, 31u);
+        lg_model m;
+        ck_assert_int_eq(lg_model_init(&m, &net, 4), LG_OK);
+        float X[4 * 32];
+        uint8_t y[4] = {0, 1, 2, 1};
+        for (int i = 0; i < 4 * 32; i++) X[i] = (float)((i * 37 % 101) / 101.0);
+        uint32_t idx[4] = {0, 1, 2, 3};
+        lg_model_gather(&m, X, idx, 4);
+        lg_model_forward(&m, 4, y, NULL, NULL);
+        lg_model_zero_grad(&m);
+        lg_model_backward(&m, 4, y);
+        float *before = malloc(m.n_params * sizeof *before);
+        memcpy(before, m.params, m.n_params * sizeof *before);
+        lg_optim_opts o = lg_optim_opts_default();
+        o.kind = kind ? LG_OPTIM_ADAMW : LG_OPTIM_SGD;
+        lg_optim_step(&m, &o, 1);
+        for (int k = 0; k < m.n_layers; k++)
+            for (int t = 0; t < lg_mlayer_n_lin(&m.layers[k]); t++) {
+                const lg_mterm *T = lg_mlayer_term(&m.layers[k], t);
+                size_t moved = 0;
+                for (size_t i = 0; i < T->n_w; i++) moved += T->W[i] != before[T->W - m.params + (ptrdiff_t)i];
+                ck_assert_msg(T->n_w == 0 || moved > T->n_w / 2, "%s: layer %d term %d: %zu of %zu weights moved",
+                              kind ? "adamw" : "sgd", k, t, moved, T->n_w);
+            }
+        ck_assert_int_eq(lg_model_to_net(&m, &net), LG_OK);
+        ck_assert_double_eq(net.layers[1].terms[1].W[0], (double)m.layers[1].terms[1].W[0]);
+        free(before);
+        lg_model_free(&m);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
 /* `lgelu anneal`'s route on a residual net: a gelu net made lgelu at λ = 1 (lg_anneal_prepare_net),
  * then annealed from the first step; every λ ends at the target, the MLP block's sum stays identity. */
 START_TEST(test_graph_train_anneal_gelu)
@@ -519,6 +560,7 @@ Suite *suite_graph_train(void)
     tcase_add_test(tc, test_graph_train_rs_gradient);
     tcase_add_test(tc, test_graph_train_end_to_end);
     tcase_add_test(tc, test_graph_train_anneal_gelu);
+    tcase_add_test(tc, test_graph_train_step_moves_terms);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 300);
