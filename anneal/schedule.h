@@ -18,7 +18,7 @@
 
 #include "train/model.h"
 
-#define LG_ANNEAL_MAX_LAYERS 64
+#define LG_ANNEAL_MAX_LAYERS LG_NET_MAX_LAYERS /* every net lg_net_build allows (deep residual nets) */
 /* Default Heaviside tolerance E and the λ_target = 2/(E·√(2π)) it gives. */
 #define LG_ANNEAL_DEFAULT_TOLERANCE 0.005
 

@@ -7,6 +7,7 @@
 #include "cli/cmd.h"
 #include "cli/train_common.h"
 #include "anneal/schedule.h"
+#include "core/arch.h"
 #include "core/netfile.h"
 #include "train/init.h"
 
@@ -31,7 +32,11 @@ static void lg_train_help(void)
            "                      pooled images (196 = 14x14, 49 = 7x7); the last must cover every label.\n"
            "                      Conv layers: an image input CxHxW, then c<C>k<K>[s<S>][p<P>] tokens\n"
            "                      (C channels, K x K kernel, stride S, zero padding P; KxK2 etc. for\n"
-           "                      non-square), e.g. 1x28x28,c8k3s2,c16k3s2,10\n"
+           "                      non-square), e.g. 1x28x28,c8k3s2,c16k3s2,10. Residual blocks (R times):\n"
+           "                      r<N>[x<R>] dense (identity shortcut, or a projection when the width\n"
+           "                      changes), m<N>:<H>[x<R>] Transformer-style MLP x + W2 act(W1 x),\n"
+           "                      rc<C>k<K>[s<S>][x<R>] conv (1x1 stride-S projection when the shape\n"
+           "                      changes), e.g. 784,256,r256x4,10 (docs/USAGE.md \"Architectures\")\n"
            "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
            "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear.\n"
            "                      Annealed baselines: swish (x·σ(βx), β = 1 + softplus(s/t) learned like λ,\n"
@@ -88,45 +93,69 @@ int lg_cmd_train(int argc, char **argv)
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);
-    int dims[64] = {784, 256, 256, 10}, nd = 4, c;
-    lg_conv convs[64] = {{0}};
-    const lg_conv *convp[64];
+    const char *arch_text = "784,256,256,10";
+    lg_arch arch = {0};
+    lg_net net = {0};
+    lg_status st = LG_OK;
+    int c, rc = 2;
     lg_act act = LG_ACT_LGELU;
     lg_init_kind init = LG_INIT_TORCH;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
         int r = lg_cli_train_option("train", &ct, c, optarg);
-        if (r < 0) return 2;
+        if (r < 0) goto done;
         if (r == 0) continue;
         switch (c) {
         case LG_OPT_ARCH:
-            if ((nd = lg_net_arch_parse(optarg, dims, convs, 64) + 1) < 2)
-                return lg_cli_usage("train", "--arch: %s", lg_errmsg());
+            lg_arch_free(&arch);
+            if (lg_arch_parse(&arch, optarg) != LG_OK) {
+                lg_cli_usage("train", "--arch: %s", lg_errmsg());
+                goto done;
+            }
+            arch_text = optarg;
             break;
         case LG_OPT_ACT:
-            if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY)
-                return lg_cli_usage("train", "--act: expected lgelu, gelu, relu, sigmoid, swish or prelu, got '%s'",
-                                    optarg);
+            if (lg_act_parse(optarg, &act) != 0 || act == LG_ACT_IDENTITY) {
+                lg_cli_usage("train", "--act: expected lgelu, gelu, relu, sigmoid, swish or prelu, got '%s'", optarg);
+                goto done;
+            }
             break;
         case LG_OPT_INIT:
-            if (lg_init_parse(optarg, &init) != 0)
-                return lg_cli_usage("train", "--init: expected he, xavier or torch, got '%s'", optarg);
+            if (lg_init_parse(optarg, &init) != 0) {
+                lg_cli_usage("train", "--init: expected he, xavier or torch, got '%s'", optarg);
+                goto done;
+            }
             break;
-        case 'h': lg_train_help(); return 0;
-        default: return lg_cli_usage("train", "unknown option");
+        case 'h':
+            lg_train_help();
+            rc = 0;
+            goto done;
+        default:
+            lg_cli_usage("train", "unknown option");
+            goto done;
         }
     }
-    if (optind != argc) return lg_cli_usage("train", "unexpected argument '%s'", argv[optind]);
-    if (lg_cli_train_finish_args("train", &ct)) return 2;
+    if (!arch.specs && lg_arch_parse(&arch, arch_text) != LG_OK) {
+        lg_cli_usage("train", "--arch: %s", lg_errmsg());
+        goto done;
+    }
+    int n_out = arch.specs[arch.n_layers - 1].n_out;
+    if (optind != argc) {
+        lg_cli_usage("train", "unexpected argument '%s'", argv[optind]);
+        goto done;
+    }
+    if (lg_cli_train_finish_args("train", &ct)) goto done;
     int anneal = ct.anneal_start < 1.0;
-    if (anneal && !lg_act_has_param(act))
-        return lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
-    if (!ct.anneal_set && (ct.target_set || ct.tolerance_set))
-        return lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
-    lg_net net = {0};
-    lg_status st;
-    int rc = 1;
-    if ((st = lg_cli_train_load(&ct, dims[0], "--arch")) != LG_OK) {
+    if (anneal && !lg_act_has_param(act)) {
+        lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
+        goto done;
+    }
+    if (!ct.anneal_set && (ct.target_set || ct.tolerance_set)) {
+        lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
+        goto done;
+    }
+    rc = 1;
+    if ((st = lg_cli_train_load(&ct, arch.n_in, "--arch")) != LG_OK) {
         if (st != LG_ERR_ARG) goto fail;
         /* the data does not fit the sizes: a bad --arch value, exit 2 */
         rc = lg_cli_usage("train", "%s", lg_errmsg());
@@ -135,13 +164,12 @@ int lg_cmd_train(int argc, char **argv)
     int max_label = 0;
     for (size_t i = 0; i < ct.train.n; i++)
         if (ct.train.y[i] > max_label) max_label = ct.train.y[i];
-    if (dims[nd - 1] <= max_label) {
+    if (n_out <= max_label) {
         rc = lg_cli_usage("train", "--arch: the last size must be at least %d (the data has labels 0..%d), got %d",
-                          max_label + 1, max_label, dims[nd - 1]);
+                          max_label + 1, max_label, n_out);
         goto done;
     }
-    for (int k = 0; k < 64; k++) convp[k] = &convs[k];
-    if ((st = lg_net_init_conv(&net, nd - 1, dims, convp, act)) != LG_OK) goto fail;
+    if ((st = lg_arch_build(&net, &arch, act)) != LG_OK) goto fail;
     net.t = ct.t;
     lg_init_weights(&net, ct.tr.seed, init);
     ct.init_name = lg_init_name(init);
@@ -151,6 +179,7 @@ fail:
     if (rc) rc = lg_cli_fail("train", st);
 done:
     lg_net_free(&net);
+    lg_arch_free(&arch);
     lg_cli_train_free(&ct);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "anneal/relu.h"
 #include "cli/cmd.h"
 #include "core/netfile.h"
 #include "core/npy.h"
@@ -216,6 +217,13 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     double acc = 0.0;
     if ((st = lg_eval_accuracy(net, &ct->test, &acc)) != LG_OK) return st;
     printf("final test accuracy: %.2f%% (%zu examples, double precision)\n", 100.0 * acc, ct->test.n);
+    if (anneal) { /* what annealing is for: the accuracy of the ReLU net `lgelu relu` will make */
+        lg_net rn;
+        double racc = 0.0;
+        if (lg_anneal_to_relu(&rn, net) == LG_OK && lg_eval_accuracy(&rn, &ct->test, &racc) == LG_OK)
+            printf("ReLU substitution test accuracy: %.2f%% (%+.2f points)\n", 100.0 * racc, 100.0 * (racc - acc));
+        lg_net_free(&rn);
+    }
     if (res.val_acc >= 0) printf("final validation accuracy: %.2f%%\n", 100.0 * res.val_acc);
     printf("λ per hidden layer:");
     for (int k = 0; k + 1 < net->n_layers; k++) {

@@ -1,5 +1,6 @@
 #include "core/net.h"
 
+#include "core/arch.h"
 #include "core/linop.h"
 
 #include <cblas.h>
@@ -243,85 +244,29 @@ fail:
     return lg_fail(LG_ERR_NOMEM, "cannot copy a network of %zu parameters", src->n_params);
 }
 
-/* Read an int ≥ 1 at *p, advancing it; −1 when there is none. */
-static long lg_arch_int(const char **p)
-{
-    char *end;
-    if (**p < '0' || **p > '9') return -1;
-    long v = strtol(*p, &end, 10);
-    *p = end;
-    return v >= 0 && v <= LG_NET_MAX_DIM ? v : -1;
-}
-
-/* "A" or "AxB" into a, b (b = a when absent); 0 on success. */
-static int lg_arch_pair(const char **p, long *a, long *b)
-{
-    if ((*a = lg_arch_int(p)) < 0) return -1;
-    *b = *a;
-    if (**p == 'x') {
-        (*p)++;
-        if ((*b = lg_arch_int(p)) < 0) return -1;
-    }
-    return 0;
-}
-
 int lg_net_arch_parse(const char *s, int *dims, lg_conv *convs, int cap)
 {
-    int n = -1;
-    long C = 0, H = 0, W = 0; /* current image, C = 0 when flat */
-    const char *p = s;
-    while (*p) {
-        char tok[64];
-        size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof tok || n + 2 >= cap) goto bad;
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        const char *q = tok;
-        if (n < 0) { /* the input: N or CxHxW */
-            long v[3];
-            int k = 0;
-            while (k < 3 && (v[k] = lg_arch_int(&q)) >= 1) {
-                k++;
-                if (*q != 'x') break;
-                q++;
-            }
-            if (*q || (k != 1 && k != 3)) goto bad;
-            if (k == 3) C = v[0], H = v[1], W = v[2];
-            long total = k == 3 ? v[0] * v[1] * v[2] : v[0];
-            if (total < 1 || total > LG_NET_MAX_DIM) goto bad;
-            dims[0] = (int)total;
-            n = 0;
-        } else if (*q == 'c') {
-            long co, kh, kw, sh = 1, sw = 1, ph = 0, pw = 0;
-            q++;
-            if ((co = lg_arch_int(&q)) < 1 || *q++ != 'k' || lg_arch_pair(&q, &kh, &kw)) goto bad;
-            if (*q == 's' && (q++, lg_arch_pair(&q, &sh, &sw))) goto bad;
-            if (*q == 'p' && (q++, lg_arch_pair(&q, &ph, &pw))) goto bad;
-            if (*q || C == 0) goto bad;
-            lg_conv c = {(int)C, (int)H, (int)W, (int)co, 0, 0, (int)kh, (int)kw, (int)sh, (int)sw, (int)ph, (int)pw};
-            c.h_out = lg_conv_out_size(c.h_in, c.kh, c.sh, c.ph);
-            c.w_out = lg_conv_out_size(c.w_in, c.kw, c.sw, c.pw);
-            if (!lg_conv_ok(&c)) goto bad;
-            convs[n] = c;
-            C = co, H = c.h_out, W = c.w_out;
-            dims[++n] = (int)(C * H * W);
-        } else {
-            long v = lg_arch_int(&q);
-            if (v < 1 || *q) goto bad;
-            memset(&convs[n], 0, sizeof convs[n]);
-            C = 0;
-            dims[++n] = (int)v;
-        }
-        p += len;
-        if (*p == ',' && !*++p) goto bad;
+    lg_arch a;
+    if (lg_arch_parse(&a, s) != LG_OK) return -1;
+    int n = a.n_layers;
+    if (!a.chain || n > cap - 1) {
+        lg_fail(LG_ERR_ARG,
+                a.chain ? "architecture '%s': more than %d layers"
+                        : "architecture '%s': residual blocks make a graph, not a chain of at most %d layers "
+                          "(lg_arch_parse builds it)",
+                s, cap - 1);
+        lg_arch_free(&a);
+        return -1;
     }
-    if (n >= 1) return n;
-bad:
-    lg_fail(LG_ERR_ARG,
-            "architecture '%s': expected N or CxHxW, then widths N or convs c<C>k<K>[x<K>][s<S>[x<S>]][p<P>[x<P>]] "
-            "(a conv needs an image before it; at most %d layers)",
-            s, cap - 1);
-    return -1;
+    dims[0] = a.n_in;
+    for (int k = 0; k < n; k++) {
+        const lg_linear *t = a.specs[k].terms;
+        dims[k + 1] = a.specs[k].n_out;
+        if (t->kind == LG_LAYER_CONV2D) convs[k] = t->conv;
+        else memset(&convs[k], 0, sizeof convs[k]);
+    }
+    lg_arch_free(&a);
+    return n;
 }
 
 int lg_net_has_conv(const lg_net *net)

@@ -202,7 +202,9 @@ void lg_conv_forward(const lg_layer *L, const double *x, double *out);
  * (C output channels, kernel, stride 1 and padding 0 by default), which
  * needs an image before it (the input or another conv; a dense layer
  * flattens). Fills dims[0..n] and convs[0..n−1] (c_out = 0 for dense),
- * n ≤ cap − 1, and returns n (the number of layers), or −1 with lg_fail set. */
+ * n ≤ cap − 1, and returns n (the number of layers), or −1 with lg_fail set.
+ * The chain case of core/arch.h (lg_arch_parse), which also parses residual
+ * blocks; a text with blocks is refused here. */
 int lg_net_arch_parse(const char *s, int *dims, lg_conv *convs, int cap);
 
 /* Output dimension (n_out of the last layer). */

@@ -1,5 +1,7 @@
 /* grid.c — parse the study's grid file with libinih (grid.h). */
 #include "study/grid.h"
+
+#include "core/arch.h"
 #include "train/init.h"
 #include "train/options.h"
 
@@ -136,12 +138,22 @@ static int lg_grid_split(char *s, char **tok, int cap)
 static int lg_grid_arch(const char *s, lg_study_arch *a)
 {
     memset(a, 0, sizeof *a);
-    if (strlen(s) >= sizeof a->name) return -1;
+    if (strlen(s) >= sizeof a->name) {
+        lg_fail(LG_ERR_ARG, "longer than %d characters", LG_STUDY_NAME - 1);
+        return -1;
+    }
     snprintf(a->name, sizeof a->name, "%s", s);
-    int n = lg_net_arch_parse(s, a->dims, a->convs, LG_STUDY_MAX_DIMS);
-    for (int k = 0; n >= 1 && k <= n; k++)
-        if (a->dims[k] > 100000) n = -1;
-    if (n < 1) return -1;
+    lg_arch ar;
+    if (lg_arch_parse(&ar, s) != LG_OK) return -1;
+    int n = ar.n_layers, bad = n + 1 > LG_STUDY_MAX_DIMS;
+    a->dims[0] = ar.n_in;
+    for (int k = 0; !bad && k < n; k++) a->dims[k + 1] = ar.specs[k].n_out;
+    for (int k = 0; !bad && k <= n; k++) bad = a->dims[k] > 100000;
+    lg_arch_free(&ar);
+    if (bad) {
+        lg_fail(LG_ERR_ARG, "more than %d layers or a layer wider than 100000", LG_STUDY_MAX_DIMS - 1);
+        return -1;
+    }
     a->n_dims = n + 1;
     return 0;
 }
@@ -284,8 +296,8 @@ static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *valu
         g->archs = a;
         for (int i = 0; i < n; i++)
             if (lg_grid_arch(tok[i], &g->archs[g->n_archs++]) != 0)
-                LG_GRID_FAIL(P, "study", key, "'%s' is not an architecture (2 to %d comma-separated sizes or conv tokens)", tok[i],
-                             LG_STUDY_MAX_DIMS);
+                LG_GRID_FAIL(P, "study", key, "'%s' is not an architecture (docs/USAGE.md \"Architectures\"): %s", tok[i],
+                             lg_errmsg());
         P->seen |= SEEN_ARCHS;
     } else if (strcmp(key, "seeds") == 0) {
         long *s = realloc(g->seeds, (size_t)(g->n_seeds + n) * sizeof *s);

@@ -10,7 +10,8 @@
  * `lambda_target` may list several values: the regime expands to their cross
  * product, named NAME_s<start>_l<target>. `rs` (weight) and `rs_eps` add the
  * RS loss (train/rs.h) to a regime's training. Lists are separated by blanks;
- * an architecture is comma-separated sizes ("784,256,256,10").
+ * an architecture is an --arch text (core/arch.h: "784,256,256,10",
+ * "1x28x28,c8k3s2,10", "784,256,r256x2,10").
  * Errors name the file, the line and the key.
  *
  * Ownership: lg_study_grid_load initialises the grid; lg_study_grid_free
@@ -26,7 +27,7 @@
 
 #include "core/net.h"
 
-#define LG_STUDY_MAX_DIMS 16
+#define LG_STUDY_MAX_DIMS 64
 #define LG_STUDY_NAME 64
 
 typedef enum lg_study_mode {
@@ -63,10 +64,10 @@ typedef struct lg_study_regime {
 } lg_study_regime;
 
 typedef struct lg_study_arch {
-    int n_dims;
-    int dims[LG_STUDY_MAX_DIMS];
-    lg_conv convs[LG_STUDY_MAX_DIMS]; /* layer k's conv geometry, c_out = 0 for dense */
-    char name[LG_STUDY_NAME]; /* "784,256,256,10" or "1x28x28,c8k3s2,c16k3s2,10" (lg_net_arch_parse) */
+    int n_dims;               /* layers + 1 */
+    int dims[LG_STUDY_MAX_DIMS]; /* the input width, then each layer's width */
+    char name[LG_STUDY_NAME]; /* "784,256,256,10", "1x28x28,c8k3s2,c16k3s2,10" or "784,256,r256x2,10"
+                               * (core/arch.h; the net is built from it) */
     /* from an optional [arch NAME] section: the modes and the timeout for
      * this architecture (n_modes = 0 / timeout = 0: the [study] ones) */
     int n_modes;

@@ -1,5 +1,7 @@
 /* nets.c — train or reuse the study's networks (nets.h). */
 #include "study/nets.h"
+
+#include "core/arch.h"
 #include "core/clock.h"
 
 #include <inttypes.h>
@@ -127,11 +129,7 @@ static lg_status lg_nets_obtain(lg_study_net *n, const char *cache, const lg_stu
     } else {
         lg_act act;
         if (lg_act_parse(tr->act, &act) != 0) return lg_fail(LG_ERR_ARG, "unknown activation '%s'", tr->act);
-        int dims[LG_STUDY_MAX_DIMS];
-        memcpy(dims, a->dims, sizeof dims);
-        const lg_conv *convs[LG_STUDY_MAX_DIMS];
-        for (int k = 0; k < LG_STUDY_MAX_DIMS; k++) convs[k] = &a->convs[k];
-        if ((st = lg_net_init_conv(&n->net, a->n_dims - 1, dims, convs, act)) != LG_OK) return st;
+        if ((st = lg_arch_net(&n->net, a->name, act)) != LG_OK) return st;
         n->net.t = tr->t;
         lg_init_kind kind = LG_INIT_HE;
         if (lg_init_parse(tr->init, &kind) != 0) return lg_fail(LG_ERR_ARG, "unknown initialisation '%s'", tr->init);

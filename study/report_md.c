@@ -4,15 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arch.h"
 #include "core/net.h"
 #include "study/report_internal.h"
 
-/* Input dimension of an architecture name ("784,256,10" or "1x28x28,c8k3s2,10"); 0 if unparsable. */
+/* Input dimension of an architecture name ("784,256,10", "1x28x28,c8k3s2,10", "784,r256x2,10"); 0 if unparsable. */
 static int lg_rep_arch_inputs(const char *arch)
 {
-    int dims[LG_STUDY_MAX_DIMS + 1];
-    lg_conv convs[LG_STUDY_MAX_DIMS + 1];
-    return lg_net_arch_parse(arch, dims, convs, LG_STUDY_MAX_DIMS + 1) > 0 ? dims[0] : 0;
+    lg_arch a;
+    if (lg_arch_parse(&a, arch) != LG_OK) return 0;
+    int n = a.n_in;
+    lg_arch_free(&a);
+    return n;
 }
 
 static const char *const lg_md_modes_help[LG_STUDY_N_MODES] = {

@@ -813,7 +813,7 @@ START_TEST(test_train_bad_arguments)
     ck_assert_int_eq(lg_anneal_schedule_init(&s, 1.5, 100, 3), LG_ERR_ARG);
     ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, 0.5, 3), LG_ERR_ARG);
     ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, NAN, 3), LG_ERR_ARG);
-    ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, 100, 1000), LG_ERR_UNSUPPORTED);
+    ck_assert_int_eq(lg_anneal_schedule_init(&s, 0.25, 100, LG_ANNEAL_MAX_LAYERS + 1), LG_ERR_UNSUPPORTED);
     lg_small_net(&net, 8, LG_ACT_RELU, 1);
     ck_assert_int_eq(lg_anneal_prepare_net(&net, "relu.lgnet"), LG_ERR_ARG);
     ck_assert_msg(strstr(lg_errmsg(), "relu.lgnet") != NULL, "message: %s", lg_errmsg());

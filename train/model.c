@@ -1,5 +1,6 @@
-/* model.c — float MLP forward/backward over one flat parameter array
- * (DESIGN.md §1 for the activation and λ formulas). */
+/* model.c — float forward/backward of a chain or a graph over one flat
+ * parameter array (DESIGN.md §1 for the activation and λ formulas, "The
+ * network as a graph" and "Training through a sum node"). */
 #include "train/model.h"
 
 #include <math.h>
@@ -14,48 +15,71 @@
  * A prelu layer's parameter is its slope a = s itself. */
 static int lg_model_softplus_param(lg_act a) { return lg_act_info_of(a)->softplus; }
 
+/* The float term of a net's term (shapes only; W, dW, map and col are carved later). */
+static lg_mterm lg_model_term_of(const lg_linear *A)
+{
+    lg_mterm T;
+    memset(&T, 0, sizeof T);
+    T.kind = A->kind;
+    T.n_in = A->n_in;
+    T.n_out = A->n_out;
+    T.src = A->src;
+    if (A->kind == LG_LAYER_CONV2D) T.conv = A->conv;
+    T.n_w = lg_linear_n_weights(A);
+    return T;
+}
+
+/* Floats of the im2col a conv term keeps for a batch of B (0 otherwise). */
+static size_t lg_model_col_len(const lg_linear *A, size_t B)
+{
+    if (A->kind != LG_LAYER_CONV2D) return 0;
+    const lg_conv *c = &A->conv;
+    return (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw * (size_t)c->h_out * (size_t)c->w_out * B;
+}
+
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     memset(m, 0, sizeof *m);
     if (max_batch < 1) return lg_fail(LG_ERR_ARG, "batch size must be at least 1, got %d", max_batch);
-    lg_status gst = lg_net_require_chain(net, "training");
-    if (gst != LG_OK) return gst;
     int nl = net->n_layers;
     size_t B = (size_t)max_batch;
     m->layers = calloc((size_t)nl, sizeof *m->layers);
     if (!m->layers) goto nomem;
+    if (net->n_terms > 0 && !(m->terms = calloc((size_t)net->n_terms, sizeof *m->terms))) goto nomem;
+    if (net->n_maps > 0 && !(m->maps = malloc(net->n_maps * sizeof *m->maps))) goto nomem;
+    if (net->n_maps > 0) memcpy(m->maps, net->maps, net->n_maps * sizeof *m->maps);
     m->n_in = net->n_in;
     m->n_layers = nl;
     m->max_batch = max_batch;
     m->max_width = lg_net_max_width(net);
     m->t = net->t;
-    /* size table: parameters (W, b per layer, then s per layer) and activations */
+    /* size table: parameters (W_0, b, further W per layer, then s per layer) and activations */
     size_t np = 0, na = B * (size_t)net->n_in, col = 0;
     for (int k = 0; k < nl; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_DENSE && L->kind != LG_LAYER_CONV2D) {
-            lg_model_free(m);
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: unknown layer kind %d cannot be trained", k, (int)L->kind);
-        }
         if (!lg_act_name(L->act)) {
             lg_model_free(m);
             return lg_fail(LG_ERR_UNSUPPORTED, "layer %d: unknown activation code %d cannot be trained", k,
                            (int)L->act);
         }
-        if (L->kind == LG_LAYER_CONV2D) {
-            const lg_conv *c = &L->conv;
-            size_t K = (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw, hw = (size_t)c->h_out * (size_t)c->w_out;
-            np += (size_t)c->c_out * (K + 1);
-            if (K * hw * B > col) col = K * hw * B;
-            na += K * hw * B; /* the layer's own im2col, kept for the backward */
-        } else {
-            np += (size_t)L->n_out * ((size_t)L->n_in + 1);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_CONV2D && A->kind != LG_LAYER_INDEX) {
+                lg_model_free(m);
+                return lg_fail(LG_ERR_UNSUPPORTED, "layer %d, term %d: unknown operator kind %d cannot be trained", k,
+                               t, (int)A->kind);
+            }
+            np += lg_linear_n_weights(A);
+            size_t q = lg_model_col_len(A, B);
+            if (q > col) col = q;
+            na += q; /* the term's own im2col, kept for the backward */
         }
-        na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 1u : 2u);
+        np += L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.c_out : (size_t)L->n_out;
+        na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 2u : 3u); /* z, (a), da */
         na += B * (size_t)L->n_out * lg_act_keep_count(L->act);
     }
     np += (size_t)nl;
-    na += B * (size_t)lg_net_n_out(net) + 2 * B * (size_t)m->max_width;
+    na += B * (size_t)lg_net_n_out(net) + B * (size_t)m->max_width;
     if (col) na += col + B * (size_t)m->max_width;
     m->n_params = np;
     m->n_acts = na;
@@ -73,30 +97,42 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     }
     /* carve */
     float *p = m->params, *g = m->grads, *a = m->acts;
+    lg_mterm *tp = m->terms;
     m->x = a;
     a += B * (size_t)net->n_in;
     for (int k = 0; k < nl; k++) {
         const lg_layer *L = &net->layers[k];
         lg_mlayer *M = &m->layers[k];
-        size_t nw = lg_layer_n_weights(L);
-        M->n_in = L->n_in;
-        M->n_out = L->n_out;
+        M->lin = lg_model_term_of(&L->lin);
+        M->n_terms = L->n_terms;
+        M->terms = L->n_terms ? tp : NULL;
+        tp += L->n_terms;
         M->act = L->act;
-        if (L->kind == LG_LAYER_CONV2D) M->conv = L->conv;
         size_t hw = M->conv.c_out ? (size_t)M->conv.h_out * (size_t)M->conv.w_out : 1;
-        M->n_w = nw;
         M->n_b = M->conv.c_out ? (size_t)M->conv.c_out : (size_t)L->n_out;
-        M->W = p, M->dW = g;
-        p += nw, g += nw;
-        M->b = p, M->db = g;
-        p += M->n_b, g += M->n_b;
-        for (size_t i = 0; i < nw; i++) M->W[i] = (float)L->W[i];
-        for (size_t i = 0; i < M->n_b; i++) M->b[i] = (float)L->b[i * hw];
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            lg_mterm *T = lg_mlayer_term(M, t);
+            if (t > 0) *T = lg_model_term_of(A);
+            if (A->kind != LG_LAYER_INDEX) {
+                T->W = p, T->dW = g;
+                p += T->n_w, g += T->n_w;
+                for (size_t i = 0; i < T->n_w; i++) T->W[i] = (float)A->W[i];
+            } else {
+                T->map = m->maps + (A->map - net->maps);
+            }
+            if (t == 0) { /* the bias follows term 0's weights */
+                M->b = p, M->db = g;
+                p += M->n_b, g += M->n_b;
+                for (size_t i = 0; i < M->n_b; i++) M->b[i] = (float)L->b[i * hw];
+            }
+        }
         M->z = a;
         a += B * (size_t)L->n_out;
-        if (M->conv.c_out) {
-            M->col = a;
-            a += (size_t)M->conv.c_in * (size_t)M->conv.kh * (size_t)M->conv.kw * hw * B;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            lg_mterm *T = lg_mlayer_term(M, t);
+            size_t q = lg_model_col_len(lg_layer_lin(L, t), B);
+            if (q) T->col = a, a += q;
         }
         if (L->act == LG_ACT_IDENTITY) {
             M->a = M->z;
@@ -104,6 +140,8 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             M->a = a;
             a += B * (size_t)L->n_out;
         }
+        M->da = a;
+        a += B * (size_t)L->n_out;
         if (lg_act_keep_count(L->act)) {
             M->keep = a;
             a += B * (size_t)L->n_out * lg_act_keep_count(L->act);
@@ -122,8 +160,6 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     a += B * (size_t)lg_net_n_out(net);
     m->d0 = a;
     a += B * (size_t)m->max_width;
-    m->d1 = a;
-    a += B * (size_t)m->max_width;
     if (col) {
         m->dcol = a;
         a += col;
@@ -138,6 +174,8 @@ nomem:
 void lg_model_free(lg_model *m)
 {
     free(m->layers);
+    free(m->terms);
+    free(m->maps);
     free(m->in_sub);
     free(m->in_div);
     free(m->params);
@@ -228,49 +266,6 @@ static void lg_col2im(const lg_conv *c, const float *dcol, int B, float *din)
             }
 }
 
-/* z[B][c_out][hw] = W[c_out][K] · im2col(in) + b (per channel). */
-static void lg_conv_forward_f(lg_model *m, lg_mlayer *L, const float *in, int B)
-{
-    const lg_conv *c = &L->conv;
-    int K = c->c_in * c->kh * c->kw;
-    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw;
-    lg_im2col(c, in, B, L->col);
-    lg_sgemm(0, 0, c->c_out, (int)N, K, 1.0f, L->W, K, L->col, (int)N, 0.0f, m->zt, (int)N);
-    for (int r = 0; r < B; r++)
-        for (int co = 0; co < c->c_out; co++) {
-            const float *src = m->zt + (size_t)co * N + (size_t)r * hw;
-            float *dst = L->z + (size_t)r * (size_t)L->n_out + (size_t)co * hw;
-            for (size_t p = 0; p < hw; p++) dst[p] = src[p] + L->b[co];
-        }
-}
-
-/* Backward of a conv layer (its forward's im2col still in L->col):
- * dW += dZ·colᵀ, db += Σ dZ, and (da ≠ NULL) da[B][n_in] = col2im(Wᵀ·dZ),
- * with dZ = dz as [c_out][B·hw]. */
-static void lg_conv_backward_f(lg_model *m, lg_mlayer *L, const float *dz, float *da, int B)
-{
-    const lg_conv *c = &L->conv;
-    int K = c->c_in * c->kh * c->kw;
-    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw;
-    for (int r = 0; r < B; r++)
-        for (int co = 0; co < c->c_out; co++) {
-            const float *src = dz + (size_t)r * (size_t)L->n_out + (size_t)co * hw;
-            float *dst = m->zt + (size_t)co * N + (size_t)r * hw;
-            memcpy(dst, src, hw * sizeof *dst);
-        }
-    lg_sgemm(0, 1, c->c_out, K, (int)N, 1.0f, m->zt, (int)N, L->col, (int)N, 1.0f, L->dW, K);
-    for (int co = 0; co < c->c_out; co++) {
-        const float *row = m->zt + (size_t)co * N;
-        double s = 0.0;
-        for (size_t i = 0; i < N; i++) s += row[i];
-        L->db[co] += (float)s;
-    }
-    if (!da) return;
-    lg_sgemm(1, 0, K, (int)N, c->c_out, 1.0f, L->W, K, m->zt, (int)N, 0.0f, m->dcol, (int)N);
-    memset(da, 0, (size_t)B * (size_t)L->n_in * sizeof *da);
-    lg_col2im(c, m->dcol, B, da);
-}
-
 /* [B][c_out][hw] ↔ [c_out][B·hw]: a conv map batch as rows and as the channel-major layout of its sgemm. */
 static void lg_conv_to_cb(const lg_conv *c, const float *src, int B, float *dst)
 {
@@ -288,40 +283,119 @@ static void lg_conv_from_cb(const lg_conv *c, const float *src, int B, float *ds
             memcpy(dst + (size_t)r * no + (size_t)co * hw, src + (size_t)co * N + (size_t)r * hw, hw * sizeof *dst);
 }
 
-void lg_model_linear(lg_model *m, const lg_mlayer *L, const float *W, const float *x, int B, float *y)
+/* y[B][n_out] (+)= in[B][n_in] gathered through the index map (0 where map[o] = −1). */
+static void lg_index_forward(const lg_mterm *T, const float *in, int B, float *y, int accumulate)
 {
-    if (!L->conv.c_out) {
-        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, x, L->n_in, W, L->n_in, 0.0f, y, L->n_out);
+    size_t no = (size_t)T->n_out, ni = (size_t)T->n_in;
+    for (int r = 0; r < B; r++) {
+        const float *x = in + (size_t)r * ni;
+        float *d = y + (size_t)r * no;
+        for (size_t o = 0; o < no; o++) {
+            float v = T->map[o] >= 0 ? x[T->map[o]] : 0.0f;
+            d[o] = accumulate ? d[o] + v : v;
+        }
+    }
+}
+
+/* gx[B][n_in] += the scatter of gy[B][n_out] (the index map's transpose). */
+static void lg_index_backward(const lg_mterm *T, const float *gy, int B, float *gx)
+{
+    size_t no = (size_t)T->n_out, ni = (size_t)T->n_in;
+    for (int r = 0; r < B; r++)
+        for (size_t o = 0; o < no; o++)
+            if (T->map[o] >= 0) gx[(size_t)r * ni + (size_t)T->map[o]] += gy[(size_t)r * no + o];
+}
+
+/* Forward of one conv term: T->col = im2col(in), then z[B][c_out][hw] = W·col + b (per channel; bias NULL:
+ * z += W·col). */
+static void lg_conv_forward_f(lg_model *m, lg_mterm *T, const float *bias, const float *in, int B, float *z)
+{
+    const lg_conv *c = &T->conv;
+    int K = c->c_in * c->kh * c->kw;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, N = (size_t)B * hw;
+    lg_im2col(c, in, B, T->col);
+    lg_sgemm(0, 0, c->c_out, (int)N, K, 1.0f, T->W, K, T->col, (int)N, 0.0f, m->zt, (int)N);
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++) {
+            const float *src = m->zt + (size_t)co * N + (size_t)r * hw;
+            float *dst = z + (size_t)r * (size_t)T->n_out + (size_t)co * hw;
+            if (bias)
+                for (size_t p = 0; p < hw; p++) dst[p] = src[p] + bias[co];
+            else
+                for (size_t p = 0; p < hw; p++) dst[p] += src[p];
+        }
+}
+
+/* Backward of one conv term (its forward's im2col still in T->col), with m->zt holding dz as
+ * [c_out][B·hw]: dW += dZ·colᵀ and, da ≠ NULL, da[B][n_in] (+)= col2im(Wᵀ·dZ) (overwritten
+ * unless accumulate). */
+static void lg_conv_backward_f(lg_model *m, lg_mterm *T, float *da, int B, int accumulate)
+{
+    const lg_conv *c = &T->conv;
+    int K = c->c_in * c->kh * c->kw;
+    size_t N = (size_t)B * (size_t)c->h_out * (size_t)c->w_out;
+    lg_sgemm(0, 1, c->c_out, K, (int)N, 1.0f, m->zt, (int)N, T->col, (int)N, 1.0f, T->dW, K);
+    if (!da) return;
+    lg_sgemm(1, 0, K, (int)N, c->c_out, 1.0f, T->W, K, m->zt, (int)N, 0.0f, m->dcol, (int)N);
+    if (!accumulate) memset(da, 0, (size_t)B * (size_t)T->n_in * sizeof *da);
+    lg_col2im(c, m->dcol, B, da);
+}
+
+void lg_model_linear(lg_model *m, const lg_mterm *T, const float *W, const float *x, int B, float *y, int accumulate)
+{
+    if (T->kind == LG_LAYER_INDEX) {
+        lg_index_forward(T, x, B, y, accumulate);
         return;
     }
-    const lg_conv *c = &L->conv;
+    if (T->kind == LG_LAYER_DENSE) {
+        lg_sgemm(0, 1, B, T->n_out, T->n_in, 1.0f, x, T->n_in, W, T->n_in, accumulate ? 1.0f : 0.0f, y, T->n_out);
+        return;
+    }
+    const lg_conv *c = &T->conv;
     int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
     lg_im2col(c, x, B, m->dcol);
     lg_sgemm(0, 0, c->c_out, N, K, 1.0f, W, K, m->dcol, N, 0.0f, m->zt, N);
-    lg_conv_from_cb(c, m->zt, B, y);
-}
-
-void lg_model_linear_t(lg_model *m, const lg_mlayer *L, const float *W, const float *gy, int B, float *gx)
-{
-    if (!L->conv.c_out) {
-        lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, gy, L->n_out, W, L->n_in, 0.0f, gx, L->n_in);
+    if (!accumulate) {
+        lg_conv_from_cb(c, m->zt, B, y);
         return;
     }
-    const lg_conv *c = &L->conv;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, no = (size_t)T->n_out;
+    for (int r = 0; r < B; r++)
+        for (int co = 0; co < c->c_out; co++) {
+            const float *src = m->zt + (size_t)co * (size_t)N + (size_t)r * hw;
+            float *dst = y + (size_t)r * no + (size_t)co * hw;
+            for (size_t q = 0; q < hw; q++) dst[q] += src[q];
+        }
+}
+
+void lg_model_linear_t(lg_model *m, const lg_mterm *T, const float *W, const float *gy, int B, float *gx,
+                       int accumulate)
+{
+    if (T->kind == LG_LAYER_INDEX) {
+        if (!accumulate) memset(gx, 0, (size_t)B * (size_t)T->n_in * sizeof *gx);
+        lg_index_backward(T, gy, B, gx);
+        return;
+    }
+    if (T->kind == LG_LAYER_DENSE) {
+        lg_sgemm(0, 0, B, T->n_in, T->n_out, 1.0f, gy, T->n_out, W, T->n_in, accumulate ? 1.0f : 0.0f, gx, T->n_in);
+        return;
+    }
+    const lg_conv *c = &T->conv;
     int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
     lg_conv_to_cb(c, gy, B, m->zt);
     lg_sgemm(1, 0, K, N, c->c_out, 1.0f, W, K, m->zt, N, 0.0f, m->dcol, N);
-    memset(gx, 0, (size_t)B * (size_t)L->n_in * sizeof *gx);
+    if (!accumulate) memset(gx, 0, (size_t)B * (size_t)T->n_in * sizeof *gx);
     lg_col2im(c, m->dcol, B, gx);
 }
 
-void lg_model_linear_dw(lg_model *m, const lg_mlayer *L, const float *gy, const float *x, int B, float *G)
+void lg_model_linear_dw(lg_model *m, const lg_mterm *T, const float *gy, const float *x, int B, float *G)
 {
-    if (!L->conv.c_out) {
-        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, gy, L->n_out, x, L->n_in, 0.0f, G, L->n_in);
+    if (T->kind == LG_LAYER_INDEX) return;
+    if (T->kind == LG_LAYER_DENSE) {
+        lg_sgemm(1, 0, T->n_out, T->n_in, B, 1.0f, gy, T->n_out, x, T->n_in, 0.0f, G, T->n_in);
         return;
     }
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &T->conv;
     int K = c->c_in * c->kh * c->kw, N = B * c->h_out * c->w_out;
     lg_conv_to_cb(c, gy, B, m->zt);
     lg_im2col(c, x, B, m->dcol);
@@ -344,23 +418,31 @@ void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B)
 
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
 {
-    const float *in = m->x;
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
         size_t no = (size_t)L->n_out;
-        if (L->conv.c_out) {
-            lg_conv_forward_f(m, L, in, B);
-            lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
-            in = L->a;
-            continue;
+        /* z[B][n_out] = b + Σ_t A_t·out(src_t) (DESIGN.md §1 "The network as a graph") */
+        if (L->kind == LG_LAYER_CONV2D) {
+            lg_conv_forward_f(m, &L->lin, L->b, lg_model_node(m, L->src), B, L->z);
+        } else {
+            /* z[B][n_out] = b (broadcast) + in[B][n_in] · Wᵀ (or the index map's gather) */
+            for (int r = 0; r < B; r++) memcpy(L->z + (size_t)r * no, L->b, no * sizeof(float));
+            if (L->kind == LG_LAYER_DENSE)
+                lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, lg_model_node(m, L->src), L->n_in, L->W, L->n_in, 1.0f,
+                         L->z, L->n_out);
+            else
+                lg_index_forward(&L->lin, lg_model_node(m, L->src), B, L->z, 1);
         }
-        /* z[B][n_out] = b (broadcast) + in[B][n_in] · Wᵀ */
-        for (int r = 0; r < B; r++) memcpy(L->z + (size_t)r * no, L->b, no * sizeof(float));
-        lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, in, L->n_in, L->W, L->n_in, 1.0f, L->z, L->n_out);
+        for (int t = 0; t < L->n_terms; t++) {
+            lg_mterm *T = &L->terms[t];
+            const float *in = lg_model_node(m, T->src);
+            if (T->kind == LG_LAYER_CONV2D) lg_conv_forward_f(m, T, NULL, in, B, L->z);
+            else lg_model_linear(m, T, T->W, in, B, L->z, 1);
+        }
         lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
-        in = L->a;
     }
     /* probs = softmax(logits); loss = mean −log p[label] */
+    const float *in = m->layers[m->n_layers - 1].a;
     int C = m->layers[m->n_layers - 1].n_out;
     double sum_loss = 0.0;
     int hits = 0;
@@ -394,11 +476,36 @@ void lg_model_zero_grad(lg_model *m)
     for (int k = 0; k < m->n_layers; k++) m->layers[k].dlambda = 0.0f;
 }
 
+/* One term's backward with dz = ∂L/∂z of its layer: dW += dz ⊗ in; the term's share of ∂L/∂out(src)
+ * into layers[src].da, which the first consumer (in backward order) overwrites and the others add
+ * to (*set[src] records which). Nothing flows into the input. */
+static void lg_model_term_backward(lg_model *m, lg_mterm *T, const float *dz, int B, unsigned char *set)
+{
+    float *da = T->src >= 0 ? m->layers[T->src].da : NULL;
+    int acc = T->src >= 0 && set[T->src];
+    if (T->kind == LG_LAYER_CONV2D) {
+        lg_conv_to_cb(&T->conv, dz, B, m->zt);
+        lg_conv_backward_f(m, T, da, B, acc);
+    } else if (T->kind == LG_LAYER_DENSE) {
+        /* dW[n_out][n_in] += dzᵀ[n_out][B] · in[B][n_in];  da[B][n_in] (+)= dz[B][n_out] · W[n_out][n_in] */
+        lg_sgemm(1, 0, T->n_out, T->n_in, B, 1.0f, dz, T->n_out, lg_model_node(m, T->src), T->n_in, 1.0f, T->dW,
+                 T->n_in);
+        if (da) lg_sgemm(0, 0, B, T->n_in, T->n_out, 1.0f, dz, T->n_out, T->W, T->n_in, acc ? 1.0f : 0.0f, da, T->n_in);
+    } else if (da) {
+        if (!acc) memset(da, 0, (size_t)B * (size_t)T->n_in * sizeof *da);
+        lg_index_backward(T, dz, B, da);
+    }
+    if (T->src >= 0) set[T->src] = 1;
+}
+
 void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
 {
     int nl = m->n_layers;
     int C = m->layers[nl - 1].n_out;
-    float *dz = m->d0, *da = m->d1;
+    float *dz = m->d0;
+    /* set[k]: layers[k].da holds a gradient (some consumer wrote it); a layer nothing reads gets none */
+    unsigned char set[LG_NET_MAX_LAYERS];
+    memset(set, 0, (size_t)nl);
     /* dz_last[B][C] = (probs − onehot(label)) / B */
     float invB = 1.0f / (float)B;
     for (int r = 0; r < B; r++)
@@ -408,29 +515,34 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
         }
     for (int k = nl - 1; k >= 0; k--) {
         lg_mlayer *L = &m->layers[k];
-        const float *in = k > 0 ? m->layers[k - 1].a : m->x;
-        if (L->conv.c_out) {
-            lg_conv_backward_f(m, L, dz, k > 0 ? da : NULL, B);
-            if (k == 0) break;
-            lg_mlayer *P = &m->layers[k - 1];
-            size_t n = (size_t)B * (size_t)P->n_out;
+        if (k < nl - 1) {
+            if (!set[k]) continue;
+            /* dz = act'(z) ⊙ da (and ∂L/∂λ), da summed over every consumer of layer k */
+            size_t n = (size_t)B * (size_t)L->n_out;
             memset(dz, 0, n * sizeof(float));
-            lg_act_backward_kept(dz, &P->dlambda, da, P->keep, P->z, P->act, (float)P->lambda, n);
-            continue;
+            lg_act_backward_kept(dz, &L->dlambda, L->da, L->keep, L->z, L->act, (float)L->lambda, n);
         }
-        /* dW[n_out][n_in] += dzᵀ[n_out][B] · in[B][n_in];  db += Σ_rows dz */
-        lg_sgemm(1, 0, L->n_out, L->n_in, B, 1.0f, dz, L->n_out, in, L->n_in, 1.0f, L->dW, L->n_in);
-        for (int r = 0; r < B; r++) {
-            const float *row = dz + (size_t)r * (size_t)L->n_out;
-            for (int j = 0; j < L->n_out; j++) L->db[j] += row[j];
+        if (L->kind == LG_LAYER_CONV2D) {
+            lg_conv_to_cb(&L->conv, dz, B, m->zt);
+            lg_conv_backward_f(m, &L->lin, L->src >= 0 ? m->layers[L->src].da : NULL, B,
+                               L->src >= 0 && set[L->src]);
+            /* db (one per channel) += Σ dz */
+            size_t N = (size_t)B * (size_t)L->conv.h_out * (size_t)L->conv.w_out;
+            for (int co = 0; co < L->conv.c_out; co++) {
+                const float *row = m->zt + (size_t)co * N;
+                double s = 0.0;
+                for (size_t i = 0; i < N; i++) s += row[i];
+                L->db[co] += (float)s;
+            }
+            if (L->src >= 0) set[L->src] = 1;
+        } else {
+            for (int r = 0; r < B; r++) {
+                const float *row = dz + (size_t)r * (size_t)L->n_out;
+                for (int j = 0; j < L->n_out; j++) L->db[j] += row[j];
+            }
+            lg_model_term_backward(m, &L->lin, dz, B, set);
         }
-        if (k == 0) break;
-        /* da[B][n_in] = dz[B][n_out] · W[n_out][n_in], then dz_prev = act'(z_prev) ⊙ da */
-        lg_mlayer *P = &m->layers[k - 1];
-        lg_sgemm(0, 0, B, L->n_in, L->n_out, 1.0f, dz, L->n_out, L->W, L->n_in, 0.0f, da, L->n_in);
-        size_t n = (size_t)B * (size_t)P->n_out;
-        memset(dz, 0, n * sizeof(float));
-        lg_act_backward_kept(dz, &P->dlambda, da, P->keep, P->z, P->act, (float)P->lambda, n);
+        for (int t = 0; t < L->n_terms; t++) lg_model_term_backward(m, &L->terms[t], dz, B, set);
     }
     /* a learned parameter p (the table's has_param): ∂L/∂s = ∂L/∂p · σ(s/t)/t when
      * p = 1 + softplus(s/t) (lgelu λ, swish β), ∂L/∂s = ∂L/∂p when p = s (prelu a) */
@@ -469,19 +581,34 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     if (net->n_layers != m->n_layers || net->n_in != m->n_in)
         return lg_fail(LG_ERR_ARG, "network shape differs from the model (%d layers, %d inputs expected)",
                        m->n_layers, m->n_in);
-    for (int k = 0; k < m->n_layers; k++)
-        if (net->layers[k].n_in != m->layers[k].n_in || net->layers[k].n_out != m->layers[k].n_out)
-            return lg_fail(LG_ERR_ARG, "layer %d: network is %dx%d, model %dx%d", k, net->layers[k].n_out,
-                           net->layers[k].n_in, m->layers[k].n_out, m->layers[k].n_in);
+    for (int k = 0; k < m->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        lg_mlayer *M = &m->layers[k];
+        if (L->n_in != M->n_in || L->n_out != M->n_out)
+            return lg_fail(LG_ERR_ARG, "layer %d: network is %dx%d, model %dx%d", k, L->n_out, L->n_in, M->n_out,
+                           M->n_in);
+        if (L->n_terms != M->n_terms)
+            return lg_fail(LG_ERR_ARG, "layer %d: network has %d terms, model %d", k, lg_layer_n_lin(L),
+                           lg_mlayer_n_lin(M));
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            const lg_mterm *T = lg_mlayer_term(M, t);
+            if (A->kind != T->kind || A->n_in != T->n_in || A->src != T->src || lg_linear_n_weights(A) != T->n_w)
+                return lg_fail(LG_ERR_ARG, "layer %d, term %d: network and model differ in kind, source or shape", k,
+                               t);
+        }
+    }
     if (!lg_model_finite(m)) return lg_fail(LG_ERR_NUMERIC, "model has non-finite parameters; nothing written");
     net->t = m->t;
     for (int k = 0; k < m->n_layers; k++) {
-        const lg_mlayer *M = &m->layers[k];
+        lg_mlayer *M = &m->layers[k];
         lg_layer *L = &net->layers[k];
-        if (L->kind != (M->conv.c_out ? LG_LAYER_CONV2D : LG_LAYER_DENSE))
-            return lg_fail(LG_ERR_ARG, "layer %d: network and model differ in layer kind", k);
         size_t hw = M->conv.c_out ? (size_t)M->conv.h_out * (size_t)M->conv.w_out : 1;
-        for (size_t i = 0; i < M->n_w; i++) L->W[i] = (double)M->W[i];
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_mterm *T = lg_mlayer_term(M, t);
+            double *W = lg_layer_lin_mut(L, t)->W;
+            for (size_t i = 0; i < T->n_w; i++) W[i] = (double)T->W[i];
+        }
         for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[(size_t)i / hw];
         L->act = M->act;
         if (lg_act_has_param(M->act) && !lg_model_softplus_param(M->act)) { /* p = s (prelu) */

@@ -3,7 +3,9 @@
  * malloc_and_point_parameters), plus MLP forward/backward with softmax
  * cross-entropy (mean over the batch).
  *
- * Flat parameter layout: W_0 [n_out][n_in] row-major, b_0 [n_out], W_1, b_1,
+ * Flat parameter layout: W_0 [n_out][n_in] row-major, b_0 [n_out], the
+ * weights of layer 0's further terms (a graph's shortcuts, in term order;
+ * none for a chain or an index map), W_1, b_1,
  * (a conv layer: its kernel [c_out][c_in·kh·kw] and one bias per channel
  * [c_out] — the bias is tied over positions; lg_model_init takes each
  * channel's first position from the net and lg_model_to_net writes it to
@@ -18,7 +20,8 @@
  *
  * The model owns every array; lg_model_free releases them. The lg_net it is
  * built from is only read; lg_model_to_net writes back (float → double is
- * exact).
+ * exact). A graph (core/net.h) trains through the same calls: each layer
+ * sums its terms, each node's gradient sums over its consumers.
  */
 #ifndef LG_TRAIN_MODEL_H
 #define LG_TRAIN_MODEL_H
@@ -28,15 +31,42 @@
 
 #include "core/net.h"
 
+/* One linear term of a layer (core/net.h lg_linear) in float: a dense
+ * matrix, a conv kernel or an index map, applied to the output of node src
+ * (LG_NET_INPUT: the normalised input batch m->x). */
+#define LG_MTERM_FIELDS                                                                            \
+    lg_layer_kind kind;                                                                            \
+    int n_in, n_out;                                                                               \
+    int src;          /* LG_NET_INPUT or an earlier layer */                                       \
+    lg_conv conv;     /* conv: geometry; else zero (c_out = 0) */                                  \
+    size_t n_w;       /* weights: n_out·n_in dense, c_out·c_in·kh·kw conv, 0 index */              \
+    float *W, *dW;    /* into params, grads: [n_out][n_in] or [c_out][c_in·kh·kw]; NULL index */   \
+    const int *map;   /* index: [n_out] into m->maps (out[o] = in[map[o]], 0 where −1); else NULL */ \
+    float *col;       /* conv: into acts, [c_in·kh·kw][max_batch·h_out·w_out] im2col of the last forward */
+typedef struct lg_mterm {
+    LG_MTERM_FIELDS
+} lg_mterm;
+
+/* A layer: z = Σ_t A_t·out(src_t) + b, a = act(z) (core/net.h). Term 0 is
+ * the layer's own (its fields are the layer's: L->W, L->conv, L->n_in, …,
+ * or L->lin as an lg_mterm), so a chain layer reads as it always has;
+ * further terms (residual shortcuts, Concat parts, skips) are
+ * terms[0..n_terms). The bias is one per channel when term 0 is a conv. */
 typedef struct lg_mlayer {
-    int n_in, n_out;
+    union {
+        lg_mterm lin; /* term 0 */
+        struct {
+            LG_MTERM_FIELDS
+        };
+    };
+    int n_terms;          /* further terms (0 for a chain layer) */
+    lg_mterm *terms;      /* [n_terms] into m->terms, or NULL */
     lg_act act;
-    lg_conv conv;         /* conv layer geometry (c_out = 0: dense) */
-    size_t n_w, n_b;      /* sizes of W and b */
-    float *W, *b, *s;     /* into params: [n_out][n_in], [n_out], [1] */
-    float *dW, *db, *ds;  /* into grads, same shapes */
+    size_t n_b;           /* size of b */
+    float *b, *s;         /* into params: [n_b], [1] */
+    float *db, *ds;       /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
-    float *col;           /* conv: into acts, [c_in·kh·kw][max_batch·h_out·w_out] im2col of the last forward */
+    float *da;            /* into acts: [max_batch][n_out] ∂L/∂a, summed over the layer's consumers (backward) */
     float *keep;          /* into acts: room for keep_count·max_batch·n_out floats, what the
                            * activation's backward needs (train/act.h; a batch of B uses
                            * [keep_count][B·n_out]), or NULL */
@@ -45,25 +75,34 @@ typedef struct lg_mlayer {
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
 } lg_mlayer;
 
+/* Number of linear terms of L (1 + L->n_terms) and term t of it (0: &L->lin). */
+static inline int lg_mlayer_n_lin(const lg_mlayer *L) { return 1 + L->n_terms; }
+static inline lg_mterm *lg_mlayer_term(lg_mlayer *L, int t) { return t == 0 ? &L->lin : &L->terms[t - 1]; }
+
 typedef struct lg_model {
     int n_in, n_layers, max_batch, max_width;
     double t;             /* temperature of λ = 1 + softplus(s/t) */
     lg_mlayer *layers;    /* [n_layers] */
+    lg_mterm *terms;      /* every layer's further terms, layer by layer, or NULL */
+    int *maps;            /* every index map (copied from the net), or NULL */
     float *in_sub, *in_div; /* [n_in] or NULL: input normalisation copied from the net */
     size_t n_params;      /* all W, b and the n_layers s entries */
     float *params, *grads, *mom1, *mom2; /* [n_params] each */
     size_t n_acts;
-    float *acts;          /* one allocation: x, every z and a, probs, two deltas */
+    float *acts;          /* one allocation: x, every z, a, da, probs, one delta */
     float *x;             /* [max_batch][n_in] the gathered, normalised input batch */
     float *probs;         /* [max_batch][n_out] softmax of the logits */
-    float *d0, *d1;       /* [max_batch][max_width] backward scratch */
-    float *dcol;          /* [max over conv layers of c_in·kh·kw · max_batch·h_out·w_out] backward scratch */
+    float *d0;            /* [max_batch][max_width] backward scratch (∂L/∂z of the current layer) */
+    float *dcol;          /* [max over conv terms of c_in·kh·kw · max_batch·h_out·w_out] backward scratch */
     float *zt;            /* [max_batch·max_width] a conv's z (or dz) as [c_out][batch·positions] */
 } lg_model;
 
-/* Build a model for batches of up to max_batch rows from net (dense and
- * conv layers; a conv is im2col + sgemm over the whole batch). λ and s are
- * taken from the net as they are. */
+/* Output of node `node` over the batch: m->x for LG_NET_INPUT, else layers[node].a. */
+static inline float *lg_model_node(lg_model *m, int node) { return node < 0 ? m->x : m->layers[node].a; }
+
+/* Build a model for batches of up to max_batch rows from net, a chain or a
+ * graph (dense, conv and index-map terms; a conv is im2col + sgemm over the
+ * whole batch). λ and s are taken from the net as they are. */
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch);
 void lg_model_free(lg_model *m);
 
@@ -76,19 +115,21 @@ void lg_model_gather(lg_model *m, const float *X, const uint32_t *idx, int B);
  * the number of argmax hits. Logits end in layers[n_layers−1].a. */
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct);
 
-/* The linear part of layer L with the weights W (L's shape: L->W, or a
- * same-shaped array such as |W|), over B rows, for terms other than the
- * network's own pass (the RS loss). A conv goes through im2col into m->dcol
- * and m->zt, which these overwrite (the forward's L->col is kept):
- *   lg_model_linear:    y[B][n_out] = W·x (no bias);
- *   lg_model_linear_t:  gx[B][n_in] = Wᵀ·gy;
+/* One linear term T with the weights W (T's shape: T->W, or a same-shaped
+ * array such as |W|; an index map ignores W and is its own |A|), over B
+ * rows, for passes other than the network's own (the RS loss). A conv goes
+ * through im2col into m->dcol and m->zt, which these overwrite (the
+ * forward's T->col is kept):
+ *   lg_model_linear:    y[B][n_out] = W·x (no bias), or y += W·x with accumulate;
+ *   lg_model_linear_t:  gx[B][n_in] = Wᵀ·gy, or gx += Wᵀ·gy with accumulate;
  *   lg_model_linear_dw: G[n_w] = Σ_rows gy ⊗ x, the gradient of Σ gy·(W·x)
- *                       with respect to W (overwrites G);
+ *                       with respect to W (overwrites G; nothing for an index map);
  *   lg_model_bias_add:  y += b (a conv's per channel);
  *   lg_model_bias_grad: L->db += the bias gradient of gy. */
-void lg_model_linear(lg_model *m, const lg_mlayer *L, const float *W, const float *x, int B, float *y);
-void lg_model_linear_t(lg_model *m, const lg_mlayer *L, const float *W, const float *gy, int B, float *gx);
-void lg_model_linear_dw(lg_model *m, const lg_mlayer *L, const float *gy, const float *x, int B, float *G);
+void lg_model_linear(lg_model *m, const lg_mterm *T, const float *W, const float *x, int B, float *y, int accumulate);
+void lg_model_linear_t(lg_model *m, const lg_mterm *T, const float *W, const float *gy, int B, float *gx,
+                       int accumulate);
+void lg_model_linear_dw(lg_model *m, const lg_mterm *T, const float *gy, const float *x, int B, float *G);
 void lg_model_bias_add(const lg_mlayer *L, int B, float *y);
 void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B);
 
@@ -96,6 +137,8 @@ void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B);
 void lg_model_zero_grad(lg_model *m);
 
 /* Backward of the last forward (same B, labels): ACCUMULATES into grads;
+ * a node read by several layers sums its gradient from all of them before
+ * its own backward (DESIGN.md §1 "Training through a sum node");
  * ds = ∂L/∂λ · σ(s/t)/t for learned lgelu and swish layers, ∂L/∂a for
  * learned prelu layers, 0 otherwise. */
 void lg_model_backward(lg_model *m, int B, const uint8_t *labels);

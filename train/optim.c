@@ -56,6 +56,7 @@ static void lg_adamw_update(float *p, const float *g, float *m, float *v, size_t
 static void lg_optim_range(lg_model *m, const lg_optim_opts *o, float *p, size_t n, float lr, float wd,
                            float bc1, float bc2)
 {
+    if (n == 0) return; /* an index map has no weights (p is NULL) */
     size_t off = (size_t)(p - m->params);
     if (o->kind == LG_OPTIM_SGD)
         lg_sgd_update(p, m->grads + off, m->mom1 + off, n, lr, (float)o->momentum, wd);
@@ -94,6 +95,8 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
         lg_mlayer *L = &m->layers[k];
         lg_optim_range(m, o, L->W, L->n_w, lr, wd, bc1, bc2);
         lg_optim_range(m, o, L->b, L->n_b, lr, 0.0f, bc1, bc2);
+        for (int t = 0; t < L->n_terms; t++) /* a graph's further terms: shortcut projections, skips */
+            lg_optim_range(m, o, L->terms[t].W, L->terms[t].n_w, lr, wd, bc1, bc2);
         /* the learned parameter (the table's has_param): in λ-space where the entry allows it
          * and asked, else a softplus s (lgelu λ, swish β) with rate c·lr, a parameter learned
          * as itself (prelu a = s) with lr */

@@ -8,6 +8,12 @@
 
 #include "core/linalg.h"
 
+/* Width of node j (LG_NET_INPUT: the input). */
+static int lg_rs_width(const lg_model *m, int j) { return j < 0 ? m->n_in : m->layers[j].n_out; }
+
+/* 1 when layer L's activation becomes a ReLU in the substitution (every hidden kind but identity). */
+static int lg_rs_clamps(const lg_mlayer *L) { return L->act != LG_ACT_IDENTITY; }
+
 lg_status lg_rs_init(lg_rs *rs, const lg_model *m)
 {
     memset(rs, 0, sizeof *rs);
@@ -16,32 +22,39 @@ lg_status lg_rs_init(lg_rs *rs, const lg_model *m)
     size_t B = (size_t)m->max_batch, W = (size_t)m->max_width, n = 0, maxw = 0;
     for (int k = 0; k < nh; k++) {
         const lg_mlayer *L = &m->layers[k];
-        n += 2 * B * (size_t)L->n_in + 2 * B * (size_t)L->n_out;
-        if (L->n_w > maxw) maxw = L->n_w;
+        n += 4 * B * (size_t)lg_rs_width(m, k - 1) + 2 * B * (size_t)L->n_out;
+        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
+            size_t nw = t == 0 ? L->n_w : L->terms[t - 1].n_w;
+            if (nw > maxw) maxw = nw;
+        }
     }
-    n += 4 * B * W + maxw;
+    n += 2 * B * W + maxw;
     rs->n_hidden = nh;
     rs->buf = malloc(n * sizeof *rs->buf);
-    rs->mu = malloc(4 * (size_t)nh * sizeof *rs->mu);
-    if (!rs->buf || !rs->mu) {
+    rs->mu = malloc(6 * (size_t)nh * sizeof *rs->mu);
+    rs->set = malloc((size_t)nh);
+    if (!rs->buf || !rs->mu || !rs->set) {
         lg_rs_free(rs);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate the RS loss scratch");
     }
     rs->rho = rs->mu + nh;
-    rs->lo = rs->rho + nh;
+    rs->dmu = rs->rho + nh;
+    rs->drho = rs->dmu + nh;
+    rs->lo = rs->drho + nh;
     rs->hi = rs->lo + nh;
     float *p = rs->buf;
     for (int k = 0; k < nh; k++) {
         const lg_mlayer *L = &m->layers[k];
-        rs->mu[k] = p, p += B * (size_t)L->n_in;
-        rs->rho[k] = p, p += B * (size_t)L->n_in;
+        size_t w = B * (size_t)lg_rs_width(m, k - 1);
+        rs->mu[k] = p, p += w;
+        rs->rho[k] = p, p += w;
+        rs->dmu[k] = p, p += w;
+        rs->drho[k] = p, p += w;
         rs->lo[k] = p, p += B * (size_t)L->n_out;
         rs->hi[k] = p, p += B * (size_t)L->n_out;
     }
     rs->g_lo = p, p += B * W;
     rs->g_hi = p, p += B * W;
-    rs->t0 = p, p += B * W;
-    rs->t1 = p, p += B * W;
     rs->absw = p;
     return LG_OK;
 }
@@ -50,6 +63,7 @@ void lg_rs_free(lg_rs *rs)
 {
     free(rs->buf);
     free(rs->mu);
+    free(rs->set);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -74,28 +88,35 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
             rs->mu[0][q] = (float)(0.5 * (hi + lo));
             rs->rho[0][q] = (float)(0.5 * (hi - lo));
         }
-    /* forward: l = Wμ + b − |W|ρ, u = Wμ + b + |W|ρ per hidden layer; the next box is ReLU of [l, u] */
+    /* forward: l = Σ_t W_t·μ_t + b − Σ_t |W_t|·ρ_t, u = … + …, per hidden layer, μ_t, ρ_t the box of term t's
+     * source; the layer's own box is ReLU of [l, u] (or [l, u] itself for an identity layer) */
     double loss = 0.0;
     for (int k = 0; k < nh; k++) {
-        const lg_mlayer *L = &m->layers[k];
-        size_t no = (size_t)L->n_out, nw = L->n_w, n = (size_t)B * no;
-        for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(L->W[i]);
+        lg_mlayer *L = &m->layers[k];
+        size_t no = (size_t)L->n_out, n = (size_t)B * no;
         float *lo = rs->lo[k], *hi = rs->hi[k];
-        /* lo[B][n_out] = W·μ + b (the centre);  hi = |W|·ρ (the radius) */
-        lg_model_linear(m, L, L->W, rs->mu[k], B, lo);
-        lg_model_bias_add(L, B, lo);
-        lg_model_linear(m, L, rs->absw, rs->rho[k], B, hi);
+        /* lo[B][n_out] = Σ W·μ + b (the centre);  hi = Σ |W|·ρ (the radius) */
+        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
+            const lg_mterm *T = lg_mlayer_term(L, t);
+            for (size_t i = 0; i < T->n_w; i++) rs->absw[i] = fabsf(T->W[i]);
+            lg_model_linear(m, T, T->W, rs->mu[T->src + 1], B, lo, t > 0);
+            if (t == 0) lg_model_bias_add(L, B, lo);
+            lg_model_linear(m, T, rs->absw, rs->rho[T->src + 1], B, hi, t > 0);
+        }
+        int clamp = lg_rs_clamps(L);
         for (size_t i = 0; i < n; i++) {
             float c = lo[i], rad = hi[i];
             lo[i] = c - rad;
             hi[i] = c + rad;
+            if (!clamp) continue;
             loss -= tanh(1.0 + (double)lo[i] * (double)hi[i]);
             n_unst += lo[i] < 0.0f && hi[i] > 0.0f;
         }
         if (k + 1 < nh) {
             float *mu = rs->mu[k + 1], *rho = rs->rho[k + 1];
             for (size_t i = 0; i < n; i++) {
-                float a = lo[i] > 0.0f ? lo[i] : 0.0f, b = hi[i] > 0.0f ? hi[i] : 0.0f;
+                float a = lo[i], b = hi[i];
+                if (clamp) a = a > 0.0f ? a : 0.0f, b = b > 0.0f ? b : 0.0f;
                 mu[i] = 0.5f * (b + a);
                 rho[i] = 0.5f * (b - a);
             }
@@ -105,43 +126,53 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
     double scale = w / (double)B;
     if (!grad) return scale * loss;
     /* backward. g_lo, g_hi = ∂L/∂l, ∂L/∂u of layer k: the local term −w/B · sech²(1 + lu) · (u, l), plus what
-     * the layer above sent through a⁻ = max(l,0), a⁺ = max(u,0) (held in t0 = ∂L/∂a⁻, t1 = ∂L/∂a⁺) */
+     * its consumers sent through its box (dmu, drho of node k, summed over them): ∂L/∂a⁻ = (∂μ − ∂ρ)/2
+     * reaches l where a⁻ = max(l,0) passes it (always for an identity layer), ∂L/∂a⁺ = (∂μ + ∂ρ)/2 likewise u */
+    memset(rs->set, 0, (size_t)nh);
     for (int k = nh - 1; k >= 0; k--) {
         lg_mlayer *L = &m->layers[k];
         size_t no = (size_t)L->n_out, n = (size_t)B * no;
         const float *lo = rs->lo[k], *hi = rs->hi[k];
+        int clamp = lg_rs_clamps(L), up = k + 1 < nh && rs->set[k + 1];
+        if (!clamp && !up) continue; /* no loss term and nothing reads it: no gradient */
         for (size_t i = 0; i < n; i++) {
-            double th = tanh(1.0 + (double)lo[i] * (double)hi[i]);
-            double s = -scale * (1.0 - th * th);
-            double gl = s * hi[i], gu = s * lo[i];
-            if (k + 1 < nh) {
-                if (lo[i] > 0.0f) gl += rs->t0[i];
-                if (hi[i] > 0.0f) gu += rs->t1[i];
+            double gl = 0.0, gu = 0.0;
+            if (clamp) {
+                double th = tanh(1.0 + (double)lo[i] * (double)hi[i]);
+                double s = -scale * (1.0 - th * th);
+                gl = s * hi[i], gu = s * lo[i];
+            }
+            if (up) {
+                float a = rs->dmu[k + 1][i], b = rs->drho[k + 1][i];
+                float am = 0.5f * (a - b), ap = 0.5f * (a + b);
+                if (!clamp || lo[i] > 0.0f) gl += am;
+                if (!clamp || hi[i] > 0.0f) gu += ap;
             }
             /* l = c − r, u = c + r: ∂L/∂c = gl + gu (kept in g_lo), ∂L/∂r = gu − gl (in g_hi) */
             rs->g_lo[i] = (float)(gl + gu);
             rs->g_hi[i] = (float)(gu - gl);
         }
         const float *gc = rs->g_lo, *gr = rs->g_hi;
-        size_t nw = L->n_w;
-        for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(L->W[i]);
-        if (k > 0) {
-            /* ∂L/∂μ[B][n_in] = Wᵀ·gc, ∂L/∂ρ = |W|ᵀ·gr; then ∂L/∂a⁻ = (∂μ − ∂ρ)/2, ∂L/∂a⁺ = (∂μ + ∂ρ)/2 */
-            float *dmu = rs->t0, *drho = rs->t1;
-            lg_model_linear_t(m, L, L->W, gc, B, dmu);
-            lg_model_linear_t(m, L, rs->absw, gr, B, drho);
-            size_t ni = (size_t)B * (size_t)L->n_in;
-            for (size_t i = 0; i < ni; i++) {
-                float a = dmu[i], b = drho[i];
-                dmu[i] = 0.5f * (a - b);
-                drho[i] = 0.5f * (a + b);
+        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
+            lg_mterm *T = lg_mlayer_term(L, t);
+            size_t nw = T->n_w;
+            int j = T->src + 1; /* the box of the term's source */
+            for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(T->W[i]);
+            if (j > 0) {
+                /* ∂L/∂μ[B][n_in] (+)= Wᵀ·gc, ∂L/∂ρ (+)= |W|ᵀ·gr */
+                lg_model_linear_t(m, T, T->W, gc, B, rs->dmu[j], rs->set[j]);
+                lg_model_linear_t(m, T, rs->absw, gr, B, rs->drho[j], rs->set[j]);
+                rs->set[j] = 1;
             }
+            /* dW += gc ⊗ μ + sign(W) ⊙ (gr ⊗ ρ) */
+            if (!nw) continue;
+            lg_model_linear_dw(m, T, gc, rs->mu[j], B, rs->absw);
+            for (size_t i = 0; i < nw; i++) T->dW[i] += rs->absw[i];
+            lg_model_linear_dw(m, T, gr, rs->rho[j], B, rs->absw);
+            for (size_t i = 0; i < nw; i++)
+                T->dW[i] += T->W[i] > 0.0f ? rs->absw[i] : T->W[i] < 0.0f ? -rs->absw[i] : 0.0f;
         }
-        /* dW += gc ⊗ μ + sign(W) ⊙ (gr ⊗ ρ);  db += the bias gradient of gc */
-        lg_model_linear_dw(m, L, gc, rs->mu[k], B, rs->absw);
-        for (size_t i = 0; i < nw; i++) L->dW[i] += rs->absw[i];
-        lg_model_linear_dw(m, L, gr, rs->rho[k], B, rs->absw);
-        for (size_t i = 0; i < nw; i++) L->dW[i] += L->W[i] > 0.0f ? rs->absw[i] : L->W[i] < 0.0f ? -rs->absw[i] : 0.0f;
+        /* db += the bias gradient of gc */
         lg_model_bias_grad(L, gc, B);
     }
     return scale * loss;

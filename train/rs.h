@@ -20,6 +20,12 @@
  *
  * Dense and conv layers alike: each layer's linear part is the model's
  * (lg_model_linear and its adjoints), applied to μ with W and to ρ with |W|.
+ * A graph (core/net.h): a layer's centre and radius are the sums over its
+ * terms of A_t·μ and |A_t|·ρ of each term's source node, and a node read by
+ * several layers sums the gradients of its box from all of them. A hidden
+ * layer with the identity activation (the sum of a Transformer-style MLP
+ * block) has no ReLU in the substitution: it adds no loss term and passes
+ * its box [l, u] on unclamped.
  *
  * Ownership: lg_rs_init allocates the scratch, sized once from the model's
  * shapes and batch (one allocation); lg_rs_free releases it. The model is
@@ -35,11 +41,13 @@
 typedef struct lg_rs {
     int n_hidden;          /* model layers − 1 */
     float *buf;            /* the one allocation */
-    float **mu, **rho;     /* [n_hidden] → [max_batch][n_in of layer k]: centre and radius of its input box */
+    float **mu, **rho;     /* [n_hidden] → [max_batch][width of node k − 1]: centre and radius of the box of
+                            * node k − 1 (k = 0: the input), the input box of a chain's layer k */
+    float **dmu, **drho;   /* [n_hidden] → same shapes: ∂L/∂μ, ∂L/∂ρ summed over the node's consumers */
     float **lo, **hi;      /* [n_hidden] → [max_batch][n_out of layer k]: pre-activation bounds l, u */
     float *g_lo, *g_hi;    /* [max_batch][max_width]: ∂L/∂l, ∂L/∂u of the current layer */
-    float *t0, *t1;        /* [max_batch][max_width] scratch */
-    float *absw;           /* [max n_w over hidden layers]: |W|, then a gradient product */
+    float *absw;           /* [max n_w over the hidden layers' terms]: |W|, then a gradient product */
+    unsigned char *set;    /* [n_hidden]: dmu[k], drho[k] hold a gradient */
 } lg_rs;
 
 lg_status lg_rs_init(lg_rs *rs, const lg_model *m);
