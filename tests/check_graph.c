@@ -9,6 +9,8 @@
 #include "core/linop.h"
 #include "core/net.h"
 #include "core/rng.h"
+#include "gen_graph.h"
+#include "oracle.h"
 #include "testutil.h"
 
 /* x[4] → L0 = relu(W0·x + b0) [3]
@@ -154,14 +156,79 @@ START_TEST(test_graph_validate_refuses)
 }
 END_TEST
 
+/* Random DAGs: the exact forward pass (GMP) and the double one agree, and
+ * the exact enumeration oracle's verdicts agree with dense sampling: an
+ * exact witness satisfies the property exactly, and UNSAT means no sampled
+ * point of the box violates it (with a margin for rounding). */
+START_TEST(test_graph_oracle_random_dags)
+{
+    lg_rng r;
+    lg_rng_init(&r, 2026u, 1);
+    int n_sat = 0, n_unsat = 0, kinds[3] = {0, 0, 0};
+    for (int it = 0; it < 120; it++) {
+        lg_test_dag_opts o = {.max_nodes = 4, .max_width = 4, .conv = it % 3 == 0, .act = LG_ACT_RELU};
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random_dag(&in, &r, &o), LG_OK);
+        const lg_net *net = &in.net;
+        for (int k = 0; k < net->n_layers; k++)
+            for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) kinds[lg_layer_lin(&net->layers[k], t)->kind]++;
+        int n = net->n_in, no = lg_net_n_out(net);
+        mpq_t *xq = malloc((size_t)n * sizeof *xq), *yq = malloc((size_t)no * sizeof *yq);
+        for (int i = 0; i < n; i++) mpq_init(xq[i]);
+        for (int j = 0; j < no; j++) mpq_init(yq[j]);
+        double x[32], y[8], scr[256];
+        for (int i = 0; i < n; i++) {
+            x[i] = in.lo[i] + (in.hi[i] - in.lo[i]) * lg_rng_uniform(&r);
+            mpq_set_d(xq[i], x[i]);
+        }
+        lg_net_forward(net, x, y, scr);
+        lg_oracle_forward(net, xq, yq);
+        for (int j = 0; j < no; j++)
+            ck_assert_msg(fabs(mpq_get_d(yq[j]) - y[j]) <= 1e-9 * (1 + fabs(y[j])), "it %d: y[%d] %.17g vs exact %.17g",
+                          it, j, y[j], mpq_get_d(yq[j]));
+        lg_answer ans;
+        lg_status st = lg_oracle_decide(&in.prob, &ans, xq, NULL);
+        if (st == LG_ERR_ARG) { /* too many unstable neurons for enumeration */
+            for (int i = 0; i < n; i++) mpq_clear(xq[i]);
+            for (int j = 0; j < no; j++) mpq_clear(yq[j]);
+            free(xq);
+            free(yq);
+            lg_test_inst_free(&in);
+            continue;
+        }
+        ck_assert_int_eq(st, LG_OK);
+        if (ans == LG_ANSWER_SAT) {
+            n_sat++;
+            for (int i = 0; i < n; i++) x[i] = mpq_get_d(xq[i]);
+            ck_assert_msg(lg_test_any_term_holds(&in.prob, x, 1e-9), "it %d: oracle witness does not violate", it);
+        } else {
+            n_unsat++;
+            for (int s = 0; s < 300; s++) {
+                for (int i = 0; i < n; i++) x[i] = in.lo[i] + (in.hi[i] - in.lo[i]) * lg_rng_uniform(&r);
+                ck_assert_msg(!lg_test_any_term_holds(&in.prob, x, -1e-9), "it %d: UNSAT but a sample violates", it);
+            }
+        }
+        for (int i = 0; i < n; i++) mpq_clear(xq[i]);
+        for (int j = 0; j < no; j++) mpq_clear(yq[j]);
+        free(xq);
+        free(yq);
+        lg_test_inst_free(&in);
+    }
+    ck_assert_msg(n_sat >= 10 && n_unsat >= 10, "both verdicts occur: %d sat, %d unsat", n_sat, n_unsat);
+    ck_assert_msg(kinds[LG_LAYER_INDEX] >= 20 && kinds[LG_LAYER_CONV2D] >= 5, "index maps %d, convs %d",
+                  kinds[LG_LAYER_INDEX], kinds[LG_LAYER_CONV2D]);
+}
+END_TEST
+
 Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("graph");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_graph_forward);
     tcase_add_test(tc, test_graph_linop_adjoint);
     tcase_add_test(tc, test_graph_validate_refuses);
+    tcase_add_test(tc, test_graph_oracle_random_dags);
     suite_add_tcase(s, tc);
     return s;
 }
