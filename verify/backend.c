@@ -92,8 +92,10 @@ static void lg_backend_unknown(lg_backend_out *out, const char *method, int time
 lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
 {
     memset(out, 0, sizeof *out);
-    lg_status gst = lg_net_require_chain(c->net, "the complete back-ends");
-    if (gst != LG_OK) return gst;
+    if (!lg_net_is_chain(c->net)) { /* bounds, attack and branch and bound take graphs; the encoders not yet */
+        lg_backend_unknown(out, solver ? solver : "auto", 0, "the complete back-ends do not take graphs yet");
+        return LG_OK;
+    }
     const lg_solver_ops *mode = lg_solver_find(solver);
     if (!mode) return lg_fail(LG_ERR_ARG, "verify: no solver named '%s'", solver ? solver : "(null)");
     lg_status st = LG_OK;
