@@ -18,6 +18,7 @@
 #include "oracle.h"
 #include "testutil.h"
 #include "verify/alpha.h"
+#include "verify/backsub.h"
 #include "verify/bounds.h"
 #include "verify/prop.h"
 #include "verify/verify.h"
@@ -358,6 +359,12 @@ START_TEST(test_gb_residual_two_ways)
         int n = 2 + t % 2, m = 3 + t % 3, no = 2 + t % 2;
         gb_residual(&g, &c, &r, n, m, no);
         ck_assert_int_eq(lg_net_validate(&g), LG_OK);
+        /* node buffers a pass holds (backsub.h): the chain 2; the graph 3 (x is still read by
+         * layer 1 while layer 0's coefficients are made), x read twice */
+        ck_assert_int_eq(lg_backsub_live(&c), 2);
+        ck_assert_int_eq(lg_backsub_shared(&c), 0);
+        ck_assert_int_eq(lg_backsub_live(&g), 3);
+        ck_assert_int_eq(lg_backsub_shared(&g), 1);
         double x0[4], y0[4], scratch[64], yg[4], yc[4];
         for (int i = 0; i < n; i++) x0[i] = lg_rng_uniform(&r) * 2 - 1;
         lg_net_forward(&g, x0, yg, scratch);

@@ -231,15 +231,20 @@ int lg_backsub_live(const lg_net *net)
      * buffers alive are l's and those of the earlier nodes some layer ≥ l
      * reads: last[j] = the last layer reading node j */
     int L = net->n_layers, best = 2;
-    int *last = malloc(((size_t)L + 1) * sizeof *last);
+    int *last = malloc(2 * ((size_t)L + 1) * sizeof *last), *delta = last + L + 1;
     if (!last) return L + 1; /* every node (the caller's allocation then fails or fits) */
-    for (int j = 0; j <= L; j++) last[j] = -1;
+    for (int j = 0; j <= L; j++) last[j] = -1, delta[j] = 0;
     for (int k = 0; k < L; k++)
         for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) last[lg_layer_lin(&net->layers[k], t)->src + 1] = k;
-    for (int l = 0; l < L; l++) {
-        int live = 1;
-        for (int j = -1; j < l; j++) live += last[j + 1] >= l;
-        if (live > best) best = live;
+    /* node j (at j + 1) is alive for the layers l in (j, last[j]]: +1 at l = j + 1, −1 after last[j] */
+    for (int j = -1; j < L; j++)
+        if (last[j + 1] > j) {
+            delta[j + 1]++;
+            if (last[j + 1] + 1 <= L) delta[last[j + 1] + 1]--;
+        }
+    for (int l = 0, live = 0; l < L; l++) {
+        live += delta[l];
+        if (live + 1 > best) best = live + 1;
     }
     free(last);
     return best;
