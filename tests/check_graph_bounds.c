@@ -236,6 +236,58 @@ START_TEST(test_gb_bounds_smooth)
 }
 END_TEST
 
+/* Smooth DAGs through lg_verify_run (the direct route: CROWN with smooth
+ * relaxations, input or activation splitting): robust only when no sampled
+ * point violates (a point deeper than the double forward pass's rounding),
+ * and some instances are proved. */
+START_TEST(test_gb_verdicts_smooth)
+{
+    lg_rng r;
+    lg_rng_init(&r, 31337u, 5);
+    static const lg_act acts[] = {LG_ACT_GELU, LG_ACT_SWISH, LG_ACT_SIGMOID, LG_ACT_LGELU};
+    int n = lg_test_quick() ? 12 : 30, n_rob = 0;
+    for (int t = 0; t < n; t++) {
+        lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = t % 5 == 4, .act = acts[t % 4]};
+        lg_net net;
+        ck_assert_int_eq(lg_test_dag_random(&net, &r, &go), LG_OK);
+        int no = lg_net_n_out(&net), label = 0;
+        double x0[64], y0[8], eps = 0.01 + 0.2 * lg_rng_uniform(&r);
+        for (int i = 0; i < net.n_in; i++) x0[i] = lg_rng_uniform(&r) * 2 - 1;
+        size_t nl = lg_net_nodes_len(&net);
+        double *vals = malloc(nl * sizeof *vals);
+        lg_net_forward_nodes(&net, x0, vals, NULL);
+        memcpy(y0, vals + lg_net_node_offset(&net, net.n_layers - 1), (size_t)no * sizeof *y0);
+        for (int j = 1; j < no; j++)
+            if (y0[j] > y0[label]) label = j;
+        lg_prop p;
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, net.n_in, eps, -10, 10, label, no, 0.0), LG_OK);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.solver = "none";
+        o.timeout_s = 10;
+        o.seed = (unsigned long)t;
+        o.bab.mode = t % 2 ? LG_BAB_INPUT : LG_BAB_AUTO;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        int bad = 0;
+        double x[64];
+        for (int q = 0; q < 400 && !bad; q++) {
+            gb_point(&r, net.n_in, p.cases[0].lo, p.cases[0].hi, x);
+            lg_net_forward_nodes(&net, x, vals, NULL);
+            const double *y = vals + lg_net_node_offset(&net, net.n_layers - 1);
+            for (int j = 0; j < no; j++)
+                if (j != label && y[j] - y[label] > 1e-9 * (1 + fabs(y[label]))) bad = 1;
+        }
+        ck_assert_msg(!(bad && rep.verdict == LG_VERDICT_ROBUST), "smooth DAG %d: robust but a sample violates", t);
+        n_rob += rep.verdict == LG_VERDICT_ROBUST;
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+        free(vals);
+        lg_net_free(&net);
+    }
+    ck_assert_msg(n_rob > 0, "no smooth DAG proved");
+}
+END_TEST
+
 /* The one-case property of a test instance. */
 static void gb_prop(const lg_test_inst *in, lg_prop *p)
 {
@@ -434,6 +486,7 @@ Suite *suite_graph_bounds(void)
     tcase_add_test(tc, test_gb_bounds_contain_exact);
     tcase_add_test(tc, test_gb_bounds_smooth);
     tcase_add_test(tc, test_gb_verdicts_oracle);
+    tcase_add_test(tc, test_gb_verdicts_smooth);
     tcase_add_test(tc, test_gb_residual_two_ways);
     suite_add_tcase(s, tc);
     return s;
