@@ -288,6 +288,83 @@ START_TEST(test_gb_verdicts_smooth)
 }
 END_TEST
 
+/* A random dense chain and the same chain as a graph: every layer k ≥ 1
+ * gets a second term, a zero dense skip from the input (and layer k ≥ 2 a
+ * zero index map from layer k − 2), so the function is the chain's and
+ * every graph path runs (sums of several terms, nodes read twice, bounds
+ * of a layer with several terms from its pre-activation). Interval,
+ * CROWN and objective bounds agree up to the rounding margins. */
+START_TEST(test_gb_chain_as_graph)
+{
+    lg_rng r;
+    lg_rng_init(&r, 5151u, 6);
+    static const lg_act acts[] = {LG_ACT_RELU, LG_ACT_GELU};
+    for (int t = 0; t < 20; t++) {
+        int L = 2 + t % 3, dims[5];
+        dims[0] = 2 + t % 3;
+        for (int k = 1; k < L; k++) dims[k] = 3 + (t + k) % 4;
+        dims[L] = 2;
+        lg_net c, g;
+        ck_assert_int_eq(lg_net_init(&c, L, dims, acts[t % 2]), LG_OK);
+        for (size_t i = 0; i < c.n_params; i++) c.params[i] = lg_rng_normal(&r) * 0.7;
+        lg_linear tm[5][3];
+        lg_layer_spec sp[5];
+        for (int k = 0; k < L; k++) {
+            int nt = 1;
+            tm[k][0] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = dims[k], .src = k - 1};
+            if (k >= 1) tm[k][nt++] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = dims[0], .src = LG_NET_INPUT};
+            if (k >= 2) tm[k][nt++] = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = dims[k - 1], .src = k - 2};
+            sp[k] = (lg_layer_spec){dims[k + 1], c.layers[k].act, nt, tm[k]};
+        }
+        ck_assert_int_eq(lg_net_build(&g, dims[0], L, sp), LG_OK); /* further terms zero, maps set below */
+        for (int k = 0; k < L; k++) {
+            memcpy(g.layers[k].W, c.layers[k].W, (size_t)dims[k + 1] * (size_t)dims[k] * sizeof(double));
+            memcpy(g.layers[k].b, c.layers[k].b, (size_t)dims[k + 1] * sizeof(double));
+            g.layers[k].lambda = c.layers[k].lambda;
+            if (k >= 2)
+                for (int o = 0; o < dims[k + 1]; o++) g.layers[k].terms[1].map[o] = -1;
+        }
+        ck_assert_int_eq(lg_net_validate(&g), LG_OK);
+        ck_assert(!lg_net_is_chain(&g));
+        double lo[4], hi[4];
+        for (int i = 0; i < dims[0]; i++) {
+            double m = lg_rng_uniform(&r) * 2 - 1, w = 0.05 + 0.4 * lg_rng_uniform(&r);
+            lo[i] = m - w;
+            hi[i] = m + w;
+        }
+        lg_bounds bc, bg, ic, ig;
+        ck_assert_int_eq(lg_bounds_init(&bc, &c), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&bg, &g), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&ic, &c), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&ig, &g), LG_OK);
+        ck_assert_int_eq(lg_bounds_interval(&ic, &c, lo, hi), LG_OK);
+        ck_assert_int_eq(lg_bounds_interval(&ig, &g, lo, hi), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&bc, &c, lo, hi), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&bg, &g, lo, hi), LG_OK);
+#define GB_NEAR(a, b) (fabs((a) - (b)) <= 1e-9 * (1 + fabs(a)))
+        for (int k = 0; k < L; k++)
+            for (int i = 0; i < dims[k + 1]; i++) {
+                ck_assert_msg(GB_NEAR(ic.lo[k][i], ig.lo[k][i]) && GB_NEAR(ic.hi[k][i], ig.hi[k][i]),
+                              "net %d interval layer %d neuron %d", t, k, i);
+                ck_assert_msg(GB_NEAR(bc.lo[k][i], bg.lo[k][i]) && GB_NEAR(bc.hi[k][i], bg.hi[k][i]),
+                              "net %d CROWN layer %d neuron %d: chain [%.17g, %.17g], graph [%.17g, %.17g]", t, k, i,
+                              bc.lo[k][i], bc.hi[k][i], bg.lo[k][i], bg.hi[k][i]);
+            }
+        double C[4] = {1, -1, -0.5, 2}, d[2] = {0.1, -0.2}, oc[2], og[2];
+        ck_assert_int_eq(lg_bounds_objective_lower(&bc, &c, 2, C, d, oc), LG_OK);
+        ck_assert_int_eq(lg_bounds_objective_lower(&bg, &g, 2, C, d, og), LG_OK);
+        for (int q = 0; q < 2; q++) ck_assert_msg(GB_NEAR(oc[q], og[q]), "net %d objective %d: %.17g vs %.17g", t, q, oc[q], og[q]);
+#undef GB_NEAR
+        lg_bounds_free(&bc);
+        lg_bounds_free(&bg);
+        lg_bounds_free(&ic);
+        lg_bounds_free(&ig);
+        lg_net_free(&c);
+        lg_net_free(&g);
+    }
+}
+END_TEST
+
 /* The one-case property of a test instance. */
 static void gb_prop(const lg_test_inst *in, lg_prop *p)
 {
@@ -485,6 +562,7 @@ Suite *suite_graph_bounds(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_gb_bounds_contain_exact);
     tcase_add_test(tc, test_gb_bounds_smooth);
+    tcase_add_test(tc, test_gb_chain_as_graph);
     tcase_add_test(tc, test_gb_verdicts_oracle);
     tcase_add_test(tc, test_gb_verdicts_smooth);
     tcase_add_test(tc, test_gb_residual_two_ways);
