@@ -940,6 +940,10 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                 count_kind(s, "ERROR", si, NULL);
                 continue;
             }
+            int dag = !lg_net_is_chain(&fc->net);
+            s->dag_runs += dag;
+            s->dag_robust += dag && r.verdict == LG_VERDICT_ROBUST;
+            s->dag_violated += dag && r.verdict == LG_VERDICT_VIOLATED;
             if (r.verdict == LG_VERDICT_ROBUST) {
                 s->robust++;
                 if (fc->truth == LG_ANSWER_SAT) { /* UNKNOWN (an undecided margin case) is not judged */
@@ -994,8 +998,8 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",
                 s->pool_graphs, s->pool_decided, s->pool_known, s->pool_runs, s->pool_robust, s->pool_violated,
                 s->pool_wrong);
-    fprintf(f, "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms): %ld\n", s->dags);
-    fprintf(f, "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms): %ld\n", s->dags);
+    fprintf(f, "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms): %ld, %ld driver runs (%ld robust, %ld violated)\n",
+            s->dags, s->dag_runs, s->dag_robust, s->dag_violated);
     for (int i = 0; i < s->n_dclass; i++) fprintf(f, "soundfuzz:   direct %6ld  %s\n", s->dclass_n[i], s->dclass[i]);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }
