@@ -108,7 +108,7 @@ static void gb_point(lg_rng *r, int n, const double *lo, const double *hi, doubl
 }
 
 /* Every sampled point's exact pre-activations lie inside the interval,
- * CROWN (symbolic) and LP-tightened bounds, and the exact value of random
+ * CROWN (symbolic), LP-tightened and intermediate α-CROWN bounds, and the exact value of random
  * output objectives is above their CROWN and α-CROWN lower bounds, on
  * random DAGs with and without conv terms. CROWN is tighter than interval
  * arithmetic on some of them (the back-substitution through the graph does
@@ -132,6 +132,15 @@ START_TEST(test_gb_bounds_contain_exact)
         ck_assert_int_eq(lg_bounds_symbolic(&bl, net, in.lo, in.hi), LG_OK);
         long nlp = 0;
         ck_assert_int_eq(lg_bounds_lp(&bl, net, NULL, &nlp), LG_OK);
+        /* intermediate α-CROWN (lg_alpha_tighten: the sub-network up to layer k), then CROWN after it */
+        lg_bounds ba;
+        ck_assert_int_eq(lg_bounds_init(&ba, net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&ba, net, in.lo, in.hi), LG_OK);
+        for (int k = 1; k < net->n_layers; k++) {
+            int nt;
+            ck_assert_int_eq(lg_alpha_tighten(&ba, net, k, 10, 0.2, NULL, &nt), LG_OK);
+            if (k + 1 < net->n_layers) ck_assert_int_eq(lg_bounds_symbolic_unstable_from(&ba, net, k + 1), LG_OK);
+        }
         n_lp_nets += nlp > 0;
         tighter += gb_width(&bs) < gb_width(&bi) * (1 - 1e-9);
         /* objectives: 3 random rows over the outputs */
@@ -162,6 +171,7 @@ START_TEST(test_gb_bounds_contain_exact)
                                   "net %d: CROWN layer %d neuron %d: %.17g not in [%.17g, %.17g]", t, k, i,
                                   mpq_get_d(z[ko + i]), bs.lo[k][i], bs.hi[k][i]);
                     ck_assert_msg(gb_inside(z[ko + i], bl.lo[k][i], bl.hi[k][i]), "net %d: LP layer %d neuron %d", t, k, i);
+                    ck_assert_msg(gb_inside(z[ko + i], ba.lo[k][i], ba.hi[k][i]), "net %d: alpha layer %d neuron %d", t, k, i);
                 }
             }
             size_t oo = lg_net_node_offset(net, net->n_layers - 1);
@@ -185,6 +195,7 @@ START_TEST(test_gb_bounds_contain_exact)
         lg_bounds_free(&bi);
         lg_bounds_free(&bs);
         lg_bounds_free(&bl);
+        lg_bounds_free(&ba);
         lg_test_inst_free(&in);
     }
     ck_assert_msg(tighter > n_nets / 10, "CROWN tighter than interval on only %d of %d DAGs", tighter, n_nets);
