@@ -238,7 +238,7 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rn
     n_in = net->n_in;
     n_out = lg_net_n_out(net);
     if (conv) tag(fc, pos_bias ? "conv pos-bias" : "conv");
-    if (dag) tag(fc, go.conv ? "dag dag-conv" : "dag");
+    if (dag) tag(fc, lg_net_has_conv(net) ? "dag dag-conv" : "dag");
     int wc = (int)lg_rng_below(r, 3), dyadic = lg_rng_below(r, 4) == 0;
     if (dag) { /* gen_graph's weights, N(0, 1/fan_in) over every term; no weight class, no cancel */
         cancel = 0;
