@@ -197,10 +197,13 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
                 const lg_linear *A = lg_layer_lin(L, t);
                 size_t so = noff[A->src + 1];
                 const double *sal = al + so, *sah = ah + so;
-                int nz = lg_linear_row_nz(A, o, idx, wv);
+                /* a dense row is read in place (every input, ascending: the same order) */
+                int dense = A->kind == LG_LAYER_DENSE;
+                const double *Wr = dense ? A->W + (size_t)o * (size_t)A->n_in : wv;
+                int nz = dense ? A->n_in : lg_linear_row_nz(A, o, idx, wv);
                 for (int q = 0; q < nz; q++) {
-                    double wi = wv[q];
-                    int i = idx[q];
+                    double wi = Wr[q];
+                    int i = dense ? q : idx[q];
                     if (wi == 0.0) continue; /* 0·∞ */
                     double wl = wi > 0.0 ? wi * sal[i] : wi * sah[i], wh = wi > 0.0 ? wi * sah[i] : wi * sal[i];
                     sl += wl;
