@@ -30,7 +30,7 @@
 /* The generator is deterministic and covers its classes. */
 START_TEST(test_soundfuzz_generator)
 {
-    int n = 60, conv = 0, sat = 0, tie = 0, cancel = 0, norm = 0, big = 0, conj = 0, disj = 0, wide = 0;
+    int n = 60, conv = 0, dag = 0, sat = 0, tie = 0, cancel = 0, norm = 0, big = 0, conj = 0, disj = 0, wide = 0;
     for (int i = 0; i < n; i++) {
         lg_fuzz_case a, b;
         ck_assert_msg(lg_fuzz_case_make(&a, 7, i) == LG_OK, "case %d: %s", i, lg_errmsg());
@@ -45,9 +45,13 @@ START_TEST(test_soundfuzz_generator)
             ck_assert(strstr(a.cls, "conv") != NULL && a.prob.net == &a.dnet && !lg_net_has_conv(&a.dnet));
             ck_assert_int_eq(a.dnet.n_in, a.net.n_in);
             ck_assert_int_eq(lg_net_n_out(&a.dnet), lg_net_n_out(&a.net));
+        } else if (strstr(a.cls, "dag")) { /* a graph (gen_graph.h): 2–4 inputs or a small image */
+            ck_assert(a.net.n_in >= 2 && a.net.n_in <= 18 && a.prob.net == &a.net && strstr(a.cls, "conv") == NULL);
         } else {
             ck_assert(a.net.n_in >= 1 && a.net.n_in <= 4 && a.prob.net == &a.net && strstr(a.cls, "conv") == NULL);
+            ck_assert(lg_net_is_chain(&a.net));
         }
+        dag += strstr(a.cls, "dag") != NULL;
         sat += a.truth == LG_ANSWER_SAT;
         tie += strstr(a.cls, "tie") != NULL;
         cancel += strstr(a.cls, "cancel") != NULL;
@@ -61,7 +65,7 @@ START_TEST(test_soundfuzz_generator)
     }
     ck_assert_int_gt(sat, 5);
     ck_assert_int_gt(n - sat, 5);
-    ck_assert(tie > 5 && conv > 3 && cancel > 3 && norm > 3 && big > 3 && conj > 3 && disj > 3 && wide > 3);
+    ck_assert(tie > 5 && conv > 3 && dag > 3 && cancel > 3 && norm > 3 && big > 3 && conj > 3 && disj > 3 && wide > 3);
 }
 END_TEST
 

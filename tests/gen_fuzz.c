@@ -218,7 +218,7 @@ static lg_status alloc_prop(lg_prop *p, int n_in, int n_out, int n_terms, const 
 }
 
 /* Network, box and property shape; constants d relative to the centre. */
-static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, int conv)
+static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rng *r4, int conv, int dag)
 {
     int n_in = 1 + (int)lg_rng_below(r, 4), n_hid = 1 + (int)lg_rng_below(r, 3), n_out = 1 + (int)lg_rng_below(r, 3);
     int dims[5];
@@ -228,16 +228,25 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, int c
     int cancel = (int)lg_rng_below(r, 5) - 2, kc = (int)lg_rng_below(r, (uint32_t)n_hid); /* cancel ≤ 0: none */
     if (cancel > 0 && dims[kc + 1] < 2) dims[kc + 1] = 2;
     int pos_bias = conv && lg_rng_below(r3, 3) == 0;
-    lg_status st = conv ? draw_conv_net(&fc->net, r3, n_out, cancel, &kc, &n_hid)
-                        : lg_net_init(&fc->net, n_hid + 1, dims, LG_ACT_RELU);
+    lg_test_dag_opts go = {.max_nodes = 3, .max_width = 4, .conv = dag && lg_rng_below(r4, 3) == 0,
+                           .act = LG_ACT_RELU, .n_out = n_out};
+    lg_status st = dag    ? lg_test_dag_random(&fc->net, r4, &go)
+                   : conv ? draw_conv_net(&fc->net, r3, n_out, cancel, &kc, &n_hid)
+                          : lg_net_init(&fc->net, n_hid + 1, dims, LG_ACT_RELU);
     if (st) return st;
     lg_net *net = &fc->net;
     n_in = net->n_in;
+    n_out = lg_net_n_out(net);
     if (conv) tag(fc, pos_bias ? "conv pos-bias" : "conv");
+    if (dag) tag(fc, lg_net_has_conv(net) ? "dag dag-conv" : "dag");
     int wc = (int)lg_rng_below(r, 3), dyadic = lg_rng_below(r, 4) == 0;
-    tag(fc, wc == 0 ? "w-unit" : wc == 1 ? "w-layer" : "w-wide");
-    if (dyadic) tag(fc, "dyadic");
-    fill_weights(net, r, wc, dyadic, pos_bias);
+    if (dag) { /* gen_graph's weights, N(0, 1/fan_in) over every term; no weight class, no cancel */
+        cancel = 0;
+    } else {
+        tag(fc, wc == 0 ? "w-unit" : wc == 1 ? "w-layer" : "w-wide");
+        if (dyadic) tag(fc, "dyadic");
+        fill_weights(net, r, wc, dyadic, pos_bias);
+    }
     if (cancel > 0) {
         if (net->layers[kc].kind == LG_LAYER_CONV2D)
             inject_cancel_conv(net, r, kc, cancel);
@@ -326,9 +335,10 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, int c
                 L->d = robust ? 0.0 : -v + 0.1 * (1.0 + fabs(v)) * lg_rng_normal(r);
             }
         }
-        if (conv) /* the oracle's own dense form: structured-vs-dense mistakes show as wrong verdicts */
+        int dense = conv || lg_net_has_conv(net);
+        if (dense) /* the oracle's own dense form: structured-vs-dense mistakes show as wrong verdicts */
             st = lg_net_densify(&fc->dnet, net, 0);
-        fc->prob.net = conv ? &fc->dnet : net;
+        fc->prob.net = dense ? &fc->dnet : net;
         fc->prob.lo = C->lo;
         fc->prob.hi = C->hi;
         fc->prob.n_terms = C->n_terms;
@@ -458,9 +468,9 @@ static lg_status late_classes(lg_fuzz_case *fc, lg_rng *r2)
     return st;
 }
 
-static lg_status try_make(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, int conv)
+static lg_status try_make(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rng *r4, int conv, int dag)
 {
-    lg_status st = draw(fc, r, r2, r3, conv);
+    lg_status st = draw(fc, r, r2, r3, r4, conv, dag);
     if (st) return st;
     mpq_t gap;
     mpq_init(gap);
@@ -519,13 +529,15 @@ lg_status lg_fuzz_case_make(lg_fuzz_case *fc, uint64_t seed, long index)
     memset(fc, 0, sizeof *fc);
     fc->seed = seed;
     fc->index = index;
-    lg_rng r, r2, r3;
+    lg_rng r, r2, r3, r4;
     lg_rng_init(&r, seed, (uint64_t)index);
     lg_rng_init(&r2, seed ^ 0x5eed5eed5eedULL, (uint64_t)index); /* the newer classes' own stream */
     lg_rng_init(&r3, seed ^ 0xc0c0c0c0c0c0ULL, (uint64_t)index); /* the conv class's own stream */
-    int conv = lg_rng_below(&r3, 5) == 0;
+    lg_rng_init(&r4, seed ^ 0xda9da9da9da9ULL, (uint64_t)index); /* the dag class's own stream */
+    int conv = lg_rng_below(&r3, 5) == 0, dag = !conv && lg_rng_below(&r4, 4) == 0;
     for (int attempt = 0; attempt < 200; attempt++) {
-        lg_status st = try_make(fc, &r, &r2, &r3, conv && attempt < 150); /* conv: a dense net after 150 draws */
+        /* conv, dag: a dense chain after 150 draws */
+        lg_status st = try_make(fc, &r, &r2, &r3, &r4, conv && attempt < 150, dag && attempt < 150);
         if (st == LG_OK) return LG_OK;
         free_parts(fc);
         if (st != LG_ERR_ARG) return st; /* LG_ERR_ARG: too many unstable ReLUs, draw again */

@@ -1,5 +1,7 @@
 /* soundfuzz.c — every mode of the driver against the exact oracle (soundfuzz.h). */
 #include "soundfuzz.h"
+
+#include "core/linop.h"
 #include "core/clock.h"
 
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <gmp.h>
 
 #include "core/act.h"
+#include "core/linop.h"
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "oracle.h"
@@ -138,10 +141,14 @@ static void fz_act(mpfr_t v, lg_act a, double p, mpfr_t t, mpfr_t u)
 /* y[n_out] (initialised) = f(x) of net at FZ_PREC bits. */
 static void fz_forward(const lg_net *net, const double *x, mpfr_t *y)
 {
-    int w = lg_net_max_width(net);
-    mpfr_t *a = malloc(2 * (size_t)w * sizeof *a), *z = a + w, t, u, q;
+    /* every node's value (node layout, core/net.h): a layer sums its terms' rows over their sources */
+    size_t nl = lg_net_nodes_len(net);
+    mpfr_t *a = malloc(nl * sizeof *a), t, u, q;
+    int *idx;
+    double *wv;
     LG_ASSERT(a && !lg_net_has_conv(net)); /* the oracle's own dense form only */
-    for (int i = 0; i < 2 * w; i++) mpfr_init2(a[i], FZ_PREC);
+    LG_ASSERT(lg_net_row_alloc(net, &idx, &wv) == 0);
+    for (size_t i = 0; i < nl; i++) mpfr_init2(a[i], FZ_PREC);
     mpfr_inits2(FZ_PREC, t, u, q, (mpfr_ptr)0);
     for (int i = 0; i < net->n_in; i++) {
         mpfr_set_d(a[i], x[i], MPFR_RNDN);
@@ -150,20 +157,28 @@ static void fz_forward(const lg_net *net, const double *x, mpfr_t *y)
     }
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        mpfr_t *z = a + lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++) {
             mpfr_set_d(z[o], L->b[o], MPFR_RNDN);
-            for (int i = 0; i < L->n_in; i++) {
-                mpfr_mul_d(q, a[i], L->W[(size_t)o * (size_t)L->n_in + (size_t)i], MPFR_RNDN);
-                mpfr_add(z[o], z[o], q, MPFR_RNDN);
+            for (int tm = 0; tm < lg_layer_n_lin(L); tm++) {
+                const lg_linear *A = lg_layer_lin(L, tm);
+                const mpfr_t *src = (const mpfr_t *)a + lg_net_node_offset(net, A->src);
+                int nz = lg_linear_row_nz(A, o, idx, wv);
+                for (int e = 0; e < nz; e++) {
+                    mpfr_mul_d(q, src[idx[e]], wv[e], MPFR_RNDN);
+                    mpfr_add(z[o], z[o], q, MPFR_RNDN);
+                }
             }
             fz_act(z[o], L->act, L->lambda, t, u);
         }
-        for (int o = 0; o < L->n_out; o++) mpfr_set(a[o], z[o], MPFR_RNDN);
     }
-    for (int j = 0; j < lg_net_n_out(net); j++) mpfr_set(y[j], a[j], MPFR_RNDN);
-    for (int i = 0; i < 2 * w; i++) mpfr_clear(a[i]);
+    const mpfr_t *out = (const mpfr_t *)a + lg_net_node_offset(net, net->n_layers - 1);
+    for (int j = 0; j < lg_net_n_out(net); j++) mpfr_set(y[j], out[j], MPFR_RNDN);
+    for (size_t i = 0; i < nl; i++) mpfr_clear(a[i]);
     mpfr_clears(t, u, q, (mpfr_ptr)0);
     free(a);
+    free(idx);
+    free(wv);
 }
 
 /* Depth of x in case ci of p on net: min over terms of max over constraints
@@ -226,7 +241,9 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
 
 long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
 {
-    if (strstr(fc->cls, "big") || strstr(fc->cls, "huge") || fc->prop.cases[0].n_terms < 1) return 0;
+    /* dag: the ReLU substitution's deviation bound does not take graphs yet */
+    if (strstr(fc->cls, "big") || strstr(fc->cls, "huge") || strstr(fc->cls, "dag") || fc->prop.cases[0].n_terms < 1)
+        return 0;
     for (int t = 0; t < fc->prop.cases[0].n_terms; t++)
         if (fc->prop.cases[0].terms[t].n_cons < 1) return 0;
     /* the last entry mixes: hidden layers alternate sigmoid and prelu 0.25 */
@@ -358,23 +375,33 @@ static double fzd_act(lg_act a, double v, double p)
     }
 }
 
-/* Double depth of x in case ci (a dense net; +inf when not finite), the search's objective. */
+/* Double depth of x in case ci (a dense net, chain or graph; +inf when not
+ * finite), the search's objective. buf: lg_net_nodes_len doubles. */
 static double fzd_depth(const lg_net *net, const lg_prop *p, int ci, const double *x, double *buf)
 {
-    int w = lg_net_max_width(net);
-    double *a = buf, *z = buf + w;
+    double *v0 = buf;
     for (int i = 0; i < net->n_in; i++) {
-        a[i] = x[i];
-        if (net->in_sub) a[i] = (a[i] - net->in_sub[i]) / net->in_div[i];
+        v0[i] = x[i];
+        if (net->in_sub) v0[i] = (v0[i] - net->in_sub[i]) / net->in_div[i];
     }
+    const double *a = v0;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        double *z = buf + lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++) {
             double v = L->b[o];
-            for (int i = 0; i < L->n_in; i++) v += L->W[(size_t)o * (size_t)L->n_in + (size_t)i] * a[i];
+            for (int tm = 0; tm < lg_layer_n_lin(L); tm++) {
+                const lg_linear *A = lg_layer_lin(L, tm);
+                const double *src = buf + lg_net_node_offset(net, A->src);
+                if (A->kind == LG_LAYER_INDEX) {
+                    v += A->map[o] >= 0 ? src[A->map[o]] : 0.0;
+                    continue;
+                }
+                for (int i = 0; i < A->n_in; i++) v += A->W[(size_t)o * (size_t)A->n_in + (size_t)i] * src[i];
+            }
             z[o] = fzd_act(L->act, v, L->lambda);
         }
-        memcpy(a, z, (size_t)L->n_out * sizeof *a);
+        a = z;
     }
     const lg_prop_case *C = &p->cases[ci];
     double best = INFINITY;
@@ -401,9 +428,10 @@ static double fz_search(const lg_net *net, const lg_prop *p, int ci, const doubl
 {
     int n = p->n_in;
     const lg_prop_case *C = &p->cases[ci];
-    double *buf = malloc((2 * (size_t)lg_net_max_width(net) + (FZ_SEARCH_KEEP + 2) * (size_t)n) * sizeof *buf);
+    size_t nl = lg_net_nodes_len(net); /* fzd_depth's node values */
+    double *buf = malloc((nl + (FZ_SEARCH_KEEP + 2) * (size_t)n) * sizeof *buf);
     LG_ASSERT(buf);
-    double *keep = buf + 2 * lg_net_max_width(net), *x = keep + FZ_SEARCH_KEEP * n, *y = x + n;
+    double *keep = buf + nl, *x = keep + FZ_SEARCH_KEEP * n, *y = x + n;
     double kd[FZ_SEARCH_KEEP];
     for (int q = 0; q < FZ_SEARCH_KEEP; q++) kd[q] = INFINITY;
     for (int q = 0; q < FZ_SEARCH_KEEP; q++) memcpy(keep + (size_t)q * n, C->lo, (size_t)n * sizeof *x);
@@ -884,7 +912,8 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
     s->truth_sat += fc->truth == LG_ANSWER_SAT;
     s->truth_unsat += fc->truth == LG_ANSWER_UNSAT;
     s->ties += fc->tie > 0 || strstr(fc->cls, "tie") != NULL;
-    s->convs += fc->dnet.n_layers > 0;
+    s->convs += fc->dnet.n_layers > 0 && lg_net_is_chain(&fc->net);
+    s->dags += !lg_net_is_chain(&fc->net);
     for (int si = 0; si < LG_FUZZ_N_SOLVERS; si++) {
         if (!o->solver_on[si]) continue;
         for (int bi = 0; bi < LG_FUZZ_N_BABS; bi++) {
@@ -911,6 +940,10 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                 count_kind(s, "ERROR", si, NULL);
                 continue;
             }
+            int dag = !lg_net_is_chain(&fc->net);
+            s->dag_runs += dag;
+            s->dag_robust += dag && r.verdict == LG_VERDICT_ROBUST;
+            s->dag_violated += dag && r.verdict == LG_VERDICT_VIOLATED;
             if (r.verdict == LG_VERDICT_ROBUST) {
                 s->robust++;
                 if (fc->truth == LG_ANSWER_SAT) { /* UNKNOWN (an undecided margin case) is not judged */
@@ -965,6 +998,8 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",
                 s->pool_graphs, s->pool_decided, s->pool_known, s->pool_runs, s->pool_robust, s->pool_violated,
                 s->pool_wrong);
+    fprintf(f, "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms): %ld, %ld driver runs (%ld robust, %ld violated)\n",
+            s->dags, s->dag_runs, s->dag_robust, s->dag_violated);
     for (int i = 0; i < s->n_dclass; i++) fprintf(f, "soundfuzz:   direct %6ld  %s\n", s->dclass_n[i], s->dclass[i]);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

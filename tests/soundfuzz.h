@@ -60,6 +60,8 @@ typedef struct lg_fuzz_stats {
     long wrong_robust, wrong_witness, errors;
     long ties;                         /* cases of a tie class */
     long convs;                        /* cases of the conv class */
+    long dags;                         /* cases of the dag class (graphs: gen_graph.h) */
+    long dag_runs, dag_robust, dag_violated; /* driver runs on them */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
     long direct_runs, direct_robust, direct_violated, direct_unknown; /* lg_fuzz_direct */

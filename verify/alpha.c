@@ -51,25 +51,66 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
  * splits (sign·(z − t) at the corner, t the split point). alpha [m][as]
  * (NULL: default slopes). s: the back-substitution that computed lam, whose
  * cached lines of a smooth neuron without α are the ones its bound used.
- * G, H: [m][max width] scratch. The rounding terms are left out (they are ~1e-16 of the bound
- * and only steer the ascent). */
+ * F: lg_backsub_live(net) buffers of [m][max width] scratch, one per node
+ * alive in the forward pass through the relaxed network (a chain: two).
+ * The rounding terms are left out (they are ~1e-16 of the bound and only
+ * steer the ascent). */
 static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net *net, int m, const double *alpha,
                           size_t as, const double *lam, size_t ls, const double *ain, double *grad, double *gbeta,
-                          size_t gs, double *G, double *H)
+                          size_t gs, double *F)
 {
-    size_t size = (size_t)lg_alpha_size(net), ni0 = (size_t)net->n_in;
+    size_t size = (size_t)lg_alpha_size(net), ni0 = (size_t)net->n_in, w = (size_t)lg_net_max_width(net);
+    int P = s->npool, NL = net->n_layers;
+    /* valv[j + 1]: the value of node j at the corner through the relaxed lines; lastv[j + 1]: its last
+     * reader; usedv[P]: the buffers of F in use. The scratch of s (its node buffers are free now). */
+    double **valv = s->nb;
+    int *lastv = s->nsum2;
+    int *usedv = s->used;
+    memset(usedv, 0, (size_t)P * sizeof *usedv);
+    for (int j = 0; j <= NL; j++) {
+        valv[j] = NULL;
+        lastv[j] = j - 1; /* no reader: free once computed */
+    }
+    for (int k = 0; k < NL; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) lastv[lg_layer_lin(&net->layers[k], t)->src + 1] = k;
+#define LG_AG_GET(dst)                                                  \
+    do {                                                                \
+        int q_ = 0;                                                     \
+        while (q_ < P - 1 && usedv[q_]) q_++;                           \
+        LG_ASSERT(!usedv[q_]);                                          \
+        usedv[q_] = 1;                                                  \
+        (dst) = F + (size_t)q_ * (size_t)m * w;                         \
+    } while (0)
+#define LG_AG_PUT(buf) (usedv[((buf) - F) / ((ptrdiff_t)m * (ptrdiff_t)w)] = 0)
+    double *G;
+    LG_AG_GET(G);
+    valv[0] = G;
     for (int r = 0; r < m; r++) {
         const lg_bounds *b = bt->b[bt->grp ? bt->grp[r] : 0];
         memset(grad + (size_t)r * gs, 0, size * sizeof *grad);
         if (gbeta) memset(gbeta + (size_t)r * gs, 0, size * sizeof *gbeta);
         for (size_t i = 0; i < ni0; i++) G[(size_t)r * ni0 + i] = ain[(size_t)r * ni0 + i] >= 0.0 ? b->xlo[i] : b->xhi[i];
     }
-    for (int l = 0; l < net->n_layers; l++) {
+    if (lastv[0] < 0) LG_AG_PUT(G);
+    for (int l = 0, off = 0; l < net->n_layers; off += net->layers[l].n_out, l++) {
         const lg_layer *Ly = &net->layers[l];
-        int n = Ly->n_out, off = lg_alpha_offset(net, l);
-        /* H[m][n] = G[m][ni]·W_ℓ^T + b_ℓ : gradient w.r.t. the relaxed coefficients */
+        int n = Ly->n_out;
+        /* H[m][n] = Σ_t G_src(t)[m][ni]·A_t^T + b_ℓ : gradient w.r.t. the relaxed coefficients */
+        double *H;
+        LG_AG_GET(H);
         for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
-        lg_layer_mul(Ly, m, G, H, 0, 1); /* through the layer's structure (core/linop.h) */
+        for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* through each term's structure (core/linop.h) */
+            const lg_linear *T = lg_layer_lin(Ly, t);
+            lg_linear_mul(T, m, valv[T->src + 1], H, 0, 1);
+        }
+        for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* sources read for the last time */
+            int q = lg_layer_lin(Ly, t)->src + 1;
+            if (lastv[q] == l && valv[q]) {
+                LG_AG_PUT(valv[q]);
+                valv[q] = NULL;
+            }
+        }
+        valv[l + 1] = H;
         for (int r = 0; r < m; r++) {
             int g = bt->grp ? bt->grp[r] : 0;
             const lg_bounds *b = bt->b[g];
@@ -122,10 +163,13 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                 }
             }
         }
-        double *sw = G;
-        G = H;
-        H = sw;
+        if (lastv[l + 1] < l + 1) { /* no reader (the output) */
+            LG_AG_PUT(H);
+            valv[l + 1] = NULL;
+        }
     }
+#undef LG_AG_GET
+#undef LG_AG_PUT
 }
 
 /* zadd[size] = σ·max(β, 0) (NaN → 0): the terms lg_backsub_lower_beta adds. */
@@ -137,8 +181,10 @@ static void lg_alpha_zadd(size_t size, const signed char *sign, const double *be
 size_t lg_alpha_row_bytes(const lg_net *net)
 {
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net);
-    /* backsub A, tmp [w]; grad G, H [w]; a, grad, best, m1, m2, lam, za [2·size]; ain [n_in] */
-    return (4 * w + 14 * size + (size_t)net->n_in + 8) * sizeof(double);
+    /* backsub node buffers (+ acc) [w] each; the gradient's as many [w]; a, grad, best, m1, m2, lam,
+     * za [2·size]; ain [n_in] (a chain: 4·w) */
+    size_t P = (size_t)lg_backsub_live(net), acc = (size_t)lg_backsub_shared(net);
+    return ((2 * P + acc) * w + 14 * size + (size_t)net->n_in + 8) * sizeof(double);
 }
 
 /* Rows per call within the documented cap (alpha.h): LG_ALPHA_BATCH_MB, or
@@ -196,11 +242,11 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in;
     int ch = lg_alpha_chunk(net, m, NULL);
-    /* per chunk row: lam, zadd [size], ain [n_in]; G, H [w] */
-    double *buf = malloc((size_t)ch * (2 * size + n_in + 2 * w) * sizeof *buf);
+    /* per chunk row: lam, zadd [size], ain [n_in]; the gradient's node buffers F [P][w] */
+    size_t P = (size_t)lg_backsub_live(net);
+    double *buf = malloc((size_t)ch * (2 * size + n_in + P * w) * sizeof *buf);
     if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
-    double *lmb = buf, *zab = lmb + (size_t)ch * size, *aib = zab + (size_t)ch * size, *G = aib + (size_t)ch * n_in;
-    double *H = G + (size_t)ch * w;
+    double *lmb = buf, *zab = lmb + (size_t)ch * size, *aib = zab + (size_t)ch * size, *F = aib + (size_t)ch * n_in;
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
         int k = m - r0 < ch ? m - r0 : ch;
         lg_backsub s;
@@ -218,7 +264,7 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
         if (grad || gbeta) {
             double *gr = grad ? grad + (size_t)r0 * size : zab; /* zab is no longer needed */
             double *gb = gbeta ? gbeta + (size_t)r0 * size : NULL;
-            lg_alpha_grad(&sub, &s, net, k, al, size, lm, size, ai, gr, b1.sign ? gb : NULL, size, G, H);
+            lg_alpha_grad(&sub, &s, net, k, al, size, lm, size, ai, gr, b1.sign ? gb : NULL, size, F);
             if (gb && !b1.sign) memset(gb, 0, (size_t)k * size * sizeof *gb);
         }
         lg_backsub_free(&s);
@@ -250,10 +296,12 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in, np = bt->sign ? 2 * size : size; /* parameters of a row: α, then β */
     size_t K = (size_t)k;
-    /* a, grad, best, m1, m2, lam, za [k][np]; ain [k][n_in]; G, H [k][w]; p1 [1] */
+    /* a, grad, best, m1, m2, lam, za [k][np]; ain [k][n_in]; F [P][k][w] (the gradient's node buffers);
+     * bestv [k] */
+    size_t P = (size_t)lg_backsub_live(net);
     double *a = buf, *grad = a + K * np, *best = grad + K * np, *m1 = best + K * np, *m2 = m1 + K * np;
-    double *lam = m2 + K * np, *za = lam + K * np, *ain = za + K * np, *G = ain + K * n_in, *H = G + K * w;
-    double *bestv = H + K * w; /* [k] */
+    double *lam = m2 + K * np, *za = lam + K * np, *ain = za + K * np, *F = ain + K * n_in;
+    double *bestv = F + P * K * w; /* [k] */
     const double b1 = 0.9, b2 = 0.999;
     lg_backsub s;
     lg_status st = lg_alpha_bs(&s, bt, net, 0, k);
@@ -275,7 +323,7 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
         memcpy(s.c, d, K * sizeof *s.c);
         if (bt->sign)
             for (size_t r = 0; r < K; r++) lg_alpha_zadd(size, lg_alpha_sign(bt, (int)r), a + r * np + size, za + r * np);
-        double *v = H; /* [k]: H is free until the gradient */
+        double *v = F; /* [k]: F is free until the gradient */
         lg_backsub_lower_beta(&s, net->n_layers - 1, k, a, bt->sign ? za : NULL, lam, np, ain, v);
         for (size_t r = 0; r < K; r++) {
             if (v[r] > bestv[r] || it == 0) {
@@ -285,7 +333,7 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
             }
         }
         if (it == steps || (run && lg_runctx_expired(run))) break;
-        lg_alpha_grad(bt, &s, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, G, H);
+        lg_alpha_grad(bt, &s, net, k, a, np, lam, np, ain, grad, bt->sign ? grad + size : NULL, np, F);
         p1 *= b1;
         p2 *= b2;
         double c1 = lr / (1 - p1), c2 = 1 / (1 - p2);
@@ -323,7 +371,8 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     size_t size = (size_t)lg_alpha_size(net), w = (size_t)lg_net_max_width(net), no = (size_t)lg_net_n_out(net);
     size_t n_in = (size_t)net->n_in, np = b1.sign ? 2 * size : size;
     int ch = lg_alpha_chunk(net, m, run);
-    double *buf = malloc((size_t)ch * (7 * np + n_in + 2 * w + 1) * sizeof *buf);
+    size_t P = (size_t)lg_backsub_live(net);
+    double *buf = malloc((size_t)ch * (7 * np + n_in + P * w + 1) * sizeof *buf);
     if (!buf) return lg_fail(LG_ERR_NOMEM, "alpha: out of memory");
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
         int k = m - r0 < ch ? m - r0 : ch;

@@ -24,10 +24,14 @@ lg_attack_opts lg_attack_opts_default(void)
 /* Scratch sized once from the shapes. */
 typedef struct lg_atk_ws {
     double *act;   /* x' [n_in], then z_k [n_k], a_k [n_k] for every layer */
-    double *da;    /* [maxw] */
+    double *da;    /* [nodes_len] ∂g/∂(node value), node layout (core/net.h lg_net_node_offset) */
     double *dz;    /* [maxw] */
-    double *grad;  /* [n_in] */
+    double *tmp;   /* [maxw] a term's transpose product before it is added */
+    double *grad;  /* [n_in] = da of the input */
     double *y;     /* [n_out] recheck output */
+    size_t *zoff;  /* [n_layers] offset of z_k in act */
+    size_t *doff;  /* [n_layers + 1] offset of node j's da at doff[j + 1] */
+    unsigned char *touched; /* [n_layers + 1] da of node j written */
     double *buf;
     const signed char *sign; /* NULL or [Σ n_out] split signs steering the search (attack.h) */
     double mu;     /* weight of the split penalty */
@@ -35,19 +39,36 @@ typedef struct lg_atk_ws {
 
 static lg_status lg_atk_ws_init(lg_atk_ws *w, const lg_net *net)
 {
-    size_t n = (size_t)net->n_in;
+    size_t n = (size_t)net->n_in, nl = lg_net_nodes_len(net), L = (size_t)net->n_layers;
     for (int k = 0; k < net->n_layers; k++) n += 2 * (size_t)net->layers[k].n_out;
     size_t mw = (size_t)lg_net_max_width(net);
-    size_t total = n + 2 * mw + (size_t)net->n_in + (size_t)lg_net_n_out(net);
+    size_t total = n + nl + 2 * mw + (size_t)lg_net_n_out(net) + (2 * L + 1);
     memset(w, 0, sizeof *w);
-    w->buf = malloc(total * sizeof(double));
+    w->buf = malloc(total * sizeof(double) + L + 1);
     if (!w->buf) return lg_fail(LG_ERR_NOMEM, "attack: cannot allocate %zu doubles", total);
     w->act = w->buf;
     w->da = w->act + n;
-    w->dz = w->da + mw;
-    w->grad = w->dz + mw;
-    w->y = w->grad + net->n_in;
+    w->dz = w->da + nl;
+    w->tmp = w->dz + mw;
+    w->y = w->tmp + mw;
+    w->zoff = (size_t *)(w->y + lg_net_n_out(net));
+    w->doff = w->zoff + L;
+    w->touched = (unsigned char *)(w->doff + L + 1);
+    w->grad = w->da;
+    size_t zo = (size_t)net->n_in;
+    w->doff[0] = 0;
+    for (int k = 0; k < net->n_layers; k++) {
+        w->zoff[k] = zo;
+        zo += 2 * (size_t)net->layers[k].n_out;
+        w->doff[k + 1] = lg_net_node_offset(net, k);
+    }
     return LG_OK;
+}
+
+/* The value of node j (after its activation) in the forward store. */
+static const double *lg_atk_node(const lg_net *net, const lg_atk_ws *w, int j)
+{
+    return j < 0 ? w->act : w->act + w->zoff[j] + (size_t)net->layers[j].n_out;
 }
 
 /* g(x) (attack.h); gradient into w->grad when want_grad. */
@@ -61,19 +82,20 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         if (net->in_div) v /= net->in_div[i];
         a[i] = v;
     }
-    double *p = a + net->n_in;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        double *z = p, *an = p + L->n_out;
-        /* z[n_out] = W[n_out][n_in]·a + b (one dgemv: the attack is a heuristic, every hit is re-checked) */
+        double *z = w->act + w->zoff[k], *an = z + L->n_out;
+        /* z[n_out] = Σ_t A_t·a_src(t) + b (dgemv per term: the attack is a heuristic, every hit is re-checked) */
         memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
-        lg_layer_mul(L, 1, a, z, 0, 1); /* core/linop.h */
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *T = lg_layer_lin(L, t);
+            lg_linear_mul(T, 1, lg_atk_node(net, w, T->src), z, 0, 1); /* core/linop.h */
+        }
         if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY)
             for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
         else /* a smooth activation: the table's forward (core/act.h) */
             for (int o = 0; o < L->n_out; o++) an[o] = lg_act_eval(L->act, z[o], L->lambda);
         a = an;
-        p = an + L->n_out;
     }
     int no = lg_net_n_out(net);
     const double *y = a;
@@ -98,19 +120,21 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         }
     }
     if (!want_grad) return best;
-    /* backward: dy = coef of the active constraint */
-    double *da = w->da, *dz = w->dz;
-    for (int j = 0; j < no; j++) da[j] = arg ? arg->coef[j] : 0.0;
-    /* walk back: z_k of each layer sits before a_k in the activation store */
-    size_t off_end = (size_t)net->n_in;
-    for (int k = 0; k < net->n_layers; k++) off_end += 2 * (size_t)net->layers[k].n_out;
-    size_t off = off_end, soff = 0;
+    /* backward: dy = coef of the active constraint; every node's da collects
+     * Λ·A_t from each term reading it (the first written, the others added) */
+    double *dz = w->dz;
+    memset(w->touched, 0, (size_t)net->n_layers + 1);
+    double *dout = w->da + w->doff[net->n_layers];
+    for (int j = 0; j < no; j++) dout[j] = arg ? arg->coef[j] : 0.0;
+    w->touched[net->n_layers] = 1;
+    size_t soff = 0;
     for (int k = 0; k < net->n_layers; k++) soff += (size_t)net->layers[k].n_out;
     for (int k = net->n_layers - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
-        off -= 2 * (size_t)L->n_out;
         soff -= (size_t)L->n_out;
-        const double *z = w->act + off;
+        const double *z = w->act + w->zoff[k];
+        double *da = w->da + w->doff[k + 1];
+        if (!w->touched[k + 1]) memset(da, 0, (size_t)L->n_out * sizeof *da); /* no reader reached it */
         if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY) {
             for (int o = 0; o < L->n_out; o++) dz[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? da[o] : 0.0) : da[o];
         } else {
@@ -123,9 +147,19 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
                 signed char sg = w->sign[soff + (size_t)o];
                 if ((sg > 0 && z[o] > 0) || (sg < 0 && z[o] < 0)) dz[o] += sg * w->mu;
             }
-        double *dst = k == 0 ? w->grad : da; /* dst[n_in] = W^T·dz */
-        lg_layer_mul_t(L, 1, dz, dst, 0);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) { /* da_src += A_tᵀ·dz */
+            const lg_linear *T = lg_layer_lin(L, t);
+            double *dst = w->da + w->doff[T->src + 1];
+            if (!w->touched[T->src + 1]) {
+                lg_linear_mul_t(T, 1, dz, dst, 0);
+                w->touched[T->src + 1] = 1;
+            } else {
+                lg_linear_mul_t(T, 1, dz, w->tmp, 0);
+                for (int i = 0; i < T->n_in; i++) dst[i] += w->tmp[i];
+            }
+        }
     }
+    if (!w->touched[0]) memset(w->grad, 0, (size_t)net->n_in * sizeof *w->grad);
     if (net->in_div)
         for (int i = 0; i < net->n_in; i++) w->grad[i] /= net->in_div[i];
     return best;

@@ -37,19 +37,29 @@ lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_boun
 /* Smear of objective row crow over the node: for each normalised input i,
  * width_i × max |∂(crow·y)/∂x'_i| over the box, the gradient bounded by
  * interval back-propagation (ReLU derivative 1 if active, 0 if inactive,
- * [0, 1] if unstable), in centre/radius form: c ← Wᵀc, r ← |W|ᵀr.
- * score [n_in]; buf: 4 × max width scratch. */
-static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double *crow, double *score, double *buf)
+ * [0, 1] if unstable), in centre/radius form: c_src += A_tᵀc, r_src +=
+ * |A_t|ᵀr for every term of a node (the radii add; the centres' sum is
+ * the centre of the sum). score [n_in]; buf: 2·nodes_len + 2 × max width
+ * scratch; seen [n_layers + 1]. */
+static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double *crow, double *score, double *buf,
+                         unsigned char *seen)
 {
     const lg_net *net = cx->net;
-    size_t w = (size_t)lg_net_max_width(net);
-    double *cen = buf, *rad = buf + w, *nc = buf + 2 * w, *nr = buf + 3 * w;
+    size_t w = (size_t)lg_net_max_width(net), nl = lg_net_nodes_len(net);
+    double *cn = buf, *rd = buf + nl, *tc = buf + 2 * nl, *tr = tc + w; /* node layout (core/net.h) */
+    memset(seen, 0, (size_t)net->n_layers + 1);
+    size_t oout = lg_net_node_offset(net, net->n_layers - 1);
     for (int j = 0; j < cx->n_out; j++) {
-        cen[j] = crow[j];
-        rad[j] = 0;
+        cn[oout + j] = crow[j];
+        rd[oout + j] = 0;
     }
+    seen[net->n_layers] = 1;
+    size_t ol = nl;
     for (int l = net->n_layers - 1; l >= 0; l--) {
         const lg_layer *L = &net->layers[l];
+        ol -= (size_t)L->n_out;
+        double *cen = cn + ol, *rad = rd + ol;
+        if (!seen[l + 1]) continue; /* the objective does not read this node */
         if (L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY) {
             /* smooth: the derivative over [lo, hi] taken from its ends and
              * middle (a split heuristic, not a bound) */
@@ -80,27 +90,33 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
                 rad[j] = 0.5 * (gh - gl);
             }
         }
-        lg_layer_mul_t(L, 1, cen, nc, 0); /* Wᵀc, |W|ᵀr (core/linop.h) */
-        lg_layer_mul_t(L, 1, rad, nr, 1);
-        double *t = cen;
-        cen = nc;
-        nc = t;
-        t = rad;
-        rad = nr;
-        nr = t;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) { /* Aᵀc, |A|ᵀr (core/linop.h) */
+            const lg_linear *T = lg_layer_lin(L, t);
+            size_t so = lg_net_node_offset(net, T->src);
+            if (!seen[T->src + 1]) {
+                lg_linear_mul_t(T, 1, cen, cn + so, 0);
+                lg_linear_mul_t(T, 1, rad, rd + so, 1);
+                seen[T->src + 1] = 1;
+            } else {
+                lg_linear_mul_t(T, 1, cen, tc, 0);
+                lg_linear_mul_t(T, 1, rad, tr, 1);
+                for (int i = 0; i < T->n_in; i++) cn[so + i] += tc[i], rd[so + i] += tr[i];
+            }
+        }
     }
-    for (int i = 0; i < cx->n_in; i++) score[i] = (fabs(cen[i]) + rad[i]) * (b->xhi[i] - b->xlo[i]);
+    for (int i = 0; i < cx->n_in; i++)
+        score[i] = seen[0] ? (fabs(cn[i]) + rd[i]) * (b->xhi[i] - b->xlo[i]) : 0.0;
 }
 
 lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *crow,
                              double key, lg_bab_node **c0, lg_bab_node **c1, const char **why)
 {
     *c0 = *c1 = NULL;
-    size_t w = (size_t)lg_net_max_width(cx->net);
-    double *buf = malloc((4 * w + (size_t)cx->n_in) * sizeof *buf);
+    size_t w = (size_t)lg_net_max_width(cx->net), nl = lg_net_nodes_len(cx->net);
+    double *buf = malloc((2 * nl + 2 * w + (size_t)cx->n_in) * sizeof *buf + (size_t)cx->net->n_layers + 1);
     if (!buf) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-    double *score = buf + 4 * w;
-    lg_bab_smear(cx, b, crow, score, buf);
+    double *score = buf + 2 * nl + 2 * w;
+    lg_bab_smear(cx, b, crow, score, buf, (unsigned char *)(score + cx->n_in));
     int best = -1, widest = -1;
     double best_s = 0, widest_r = 0;
     for (int i = 0; i < cx->n_in; i++) {

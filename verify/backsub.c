@@ -43,7 +43,10 @@ void lg_backsub_changed(lg_backsub *s, int l)
             s->lines_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
             if (s->fam) s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
         }
-    if (l + 1 < s->net->n_layers) s->mag_ok[l + 1] = 0;
+    /* M_k of every layer with a term reading node l (a chain: layer l + 1) */
+    for (int k = l + 1; k < s->net->n_layers; k++)
+        for (int t = 0; t < lg_layer_n_lin(&s->net->layers[k]); t++)
+            if (lg_layer_lin(&s->net->layers[k], t)->src == l) s->mag_ok[k] = 0;
 }
 
 /* The relaxation of every neuron of relu layer l in group g (area-heuristic
@@ -177,36 +180,89 @@ double lg_backsub_alpha0(lg_backsub *s, int g, int i)
     return s->fam0[(size_t)g * s->size + (size_t)i];
 }
 
-/* M_l, U_l from the current bounds of layer l − 1 (or the box), over the
- * hull of the groups: am[i] = max_g max|a_{l−1}[i]| on group g's bounds. */
+/* M_l, U_l, γ'_l from the current bounds of the sources of layer l's
+ * terms (or the box), over the hull of the groups: am[i] = max_g
+ * max|h_src[i]| on group g's bounds; M_l[j] = Σ_t (|A_t|·am_t)[j] rounded
+ * up, U_l = Σ_t n_out·2^-1073·Σ_i am_t[i], and γ'_l = (N + 2)·2^-51 with N
+ * the largest number of products summed into one coefficient of a source
+ * (lg_backsub_init: s->nsum). A chain: the one term, N = n_out. */
 static void lg_bs_mag(lg_backsub *s, int l)
 {
     s->mag_ok[l] = 1;
     const lg_net *net = s->net;
     const lg_layer *L = &net->layers[l];
-    int ni = L->n_in;
-    double sum = 0.0;
-    double *am = s->tmp; /* [ni] scratch */
-    for (int i = 0; i < ni; i++) {
-        double v = 0.0;
-        for (int g = 0; g < s->ng; g++) {
-            const lg_bounds *b = s->gb[g];
-            double a = l == 0 ? lg_bs_amax(b->xlo[i], b->xhi[i], 0)
-                              : lg_bs_amax_act(b->lo[l - 1][i], b->hi[l - 1][i], &net->layers[l - 1]);
-            if (!(a <= v)) v = a; /* NaN-safe max; amax never returns NaN */
+    double under = 0.0, nin = 0.0, N = 0.0;
+    double *am = s->am; /* [width of the source] scratch */
+    for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        const lg_linear *T = lg_layer_lin(L, t);
+        int ni = T->n_in, src = T->src;
+        double sum = 0.0;
+        for (int i = 0; i < ni; i++) {
+            double v = 0.0;
+            for (int g = 0; g < s->ng; g++) {
+                const lg_bounds *b = s->gb[g];
+                double a = src < 0 ? lg_bs_amax(b->xlo[i], b->xhi[i], 0)
+                                   : lg_bs_amax_act(b->lo[src][i], b->hi[src][i], &net->layers[src]);
+                if (!(a <= v)) v = a; /* NaN-safe max; amax never returns NaN */
+            }
+            am[i] = v;
+            sum += am[i];
         }
-        am[i] = v;
-        sum += am[i];
+        /* n·2^-1074 per unit of |a|: the underflow of n products per entry, ×2 */
+        under += (double)L->n_out * 0x1p-1073 * sum;
+        nin += (double)ni;
+        if ((double)s->nsum[src + 1] > N) N = (double)s->nsum[src + 1];
+        /* |A_t|·am through the term's structure (core/linop.h), summed over the terms */
+        lg_linear_mul(T, 1, am, s->mag[l], 1, t > 0);
     }
-    /* n·2^-1074 per unit of |a|: the underflow of n products per entry, ×2 */
-    s->under[l] = (double)L->n_out * 0x1p-1073 * sum;
-    /* M_l[j] = Σ_i |W[j][i]|·am[i], ×(1 + (ni + 2)·2^-52) for its own rounding */
-    double up = 1.0 + ((double)ni + 2.0) * 0x1p-52;
-    lg_layer_mul(L, 1, am, s->mag[l], 1, 0); /* |W|·am through the layer's structure (core/linop.h) */
+    s->under[l] = under;
+    s->gam[l] = (N + 2.0) * 0x1p-51; /* γ'_N ≥ 2γ_N */
+    /* ×(1 + (n + 2)·2^-52) for its own rounding, n the products summed */
+    double up = 1.0 + (nin + 2.0) * 0x1p-52;
     for (int j = 0; j < L->n_out; j++) {
         double m = s->mag[l][j];
         s->mag[l][j] = isnan(m) ? INFINITY : m * up;
     }
+}
+
+int lg_backsub_live(const lg_net *net)
+{
+    /* while node l is processed (backward) or computed (forward), the
+     * buffers alive are l's and those of the earlier nodes some layer ≥ l
+     * reads: last[j] = the last layer reading node j */
+    int L = net->n_layers, best = 2;
+    int *last = malloc(2 * ((size_t)L + 1) * sizeof *last), *delta = last + L + 1;
+    if (!last) return L + 1; /* every node (the caller's allocation then fails or fits) */
+    for (int j = 0; j <= L; j++) last[j] = -1, delta[j] = 0;
+    for (int k = 0; k < L; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) last[lg_layer_lin(&net->layers[k], t)->src + 1] = k;
+    /* node j (at j + 1) is alive for the layers l in (j, last[j]]: +1 at l = j + 1, −1 after last[j] */
+    for (int j = -1; j < L; j++)
+        if (last[j + 1] > j) {
+            delta[j + 1]++;
+            if (last[j + 1] + 1 <= L) delta[last[j + 1] + 1]--;
+        }
+    for (int l = 0, live = 0; l < L; l++) {
+        live += delta[l];
+        if (live + 1 > best) best = live + 1;
+    }
+    free(last);
+    return best;
+}
+
+int lg_backsub_shared(const lg_net *net)
+{
+    int L = net->n_layers, shared = 0;
+    unsigned char *seen = calloc((size_t)L + 1, 1);
+    if (!seen) return 1;
+    for (int k = 0; k < L && !shared; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) {
+            int q = lg_layer_lin(&net->layers[k], t)->src + 1;
+            if (seen[q]) shared = 1;
+            seen[q] = 1;
+        }
+    free(seen);
+    return shared;
 }
 
 lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m)
@@ -226,33 +282,50 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     for (size_t k = 0; k < L; k++) tot += (size_t)net->layers[k].n_out;
     if (m < 1) m = 1;
     if (ng < 1) ng = 1;
-    size_t G = (size_t)ng;
-    /* doubles: A, tmp [m][w]; c, mass, err [m]; mag [tot]; under [L];
-     * then lines [ng][tot], the pointer table, off [L], grp [m], the flag arrays */
-    size_t nd = 2 * (size_t)m * w + 3 * (size_t)m + tot + L;
-    size_t bytes = nd * sizeof(double) + G * tot * sizeof(lg_relu_lines) + L * sizeof(void *) +
-                   (L + (size_t)m) * sizeof(int) + L + G * L;
+    size_t G = (size_t)ng, P = (size_t)lg_backsub_live(net), acc = lg_backsub_shared(net) ? 1 : 0;
+    /* doubles: the node buffers [P][m][w] (A the first, tmp the second), acc [m][w] when some node is read
+     * by several terms; c, mass, err [m]; mag [tot]; under, gam [L]; am [w];
+     * then lines [ng][tot], the pointer tables (mag [L], pool [P], nb [L + 1]), off [L], grp [m],
+     * nsum [L + 1], used [P], the flag arrays */
+    size_t nd = (P + acc) * (size_t)m * w + 3 * (size_t)m + tot + 2 * L + w;
+    size_t bytes = nd * sizeof(double) + G * tot * sizeof(lg_relu_lines) + (L + P + L + 1) * sizeof(void *) +
+                   (L + (size_t)m + 2 * (L + 1) + P) * sizeof(int) + L + G * L;
     unsigned char *p = malloc(bytes);
     if (!p) return lg_fail(LG_ERR_NOMEM, "bounds: cannot allocate %zu bytes for back-substitution", bytes);
     s->store = p;
     double *d = (double *)p;
     s->A = d;
     s->tmp = d + (size_t)m * w;
-    s->c = s->tmp + (size_t)m * w;
+    s->acc = acc ? d + P * (size_t)m * w : NULL;
+    s->c = d + (P + acc) * (size_t)m * w;
     s->mass = s->c + m;
     s->err = s->mass + m;
     double *mg = s->err + m;
     s->under = mg + tot;
+    s->gam = s->under + L;
+    s->am = s->gam + L;
     s->lines = (lg_relu_lines *)(p + nd * sizeof(double));
     s->mag = (double **)(s->lines + G * tot);
-    s->off = (int *)(s->mag + L);
+    s->pool = s->mag + L;
+    s->nb = s->pool + P;
+    s->off = (int *)(s->nb + L + 1);
     s->grp = s->off + L;
-    s->mag_ok = (unsigned char *)(s->grp + m);
+    s->nsum = s->grp + m;
+    s->nsum2 = s->nsum + L + 1;
+    s->used = s->nsum2 + L + 1;
+    s->mag_ok = (unsigned char *)(s->used + P);
     s->lines_ok = s->mag_ok + L;
+    s->npool = (int)P;
+    for (size_t q = 0; q < P; q++) s->pool[q] = d + q * (size_t)m * w;
     for (size_t k = 0, o = 0; k < L; o += (size_t)net->layers[k].n_out, k++) {
         s->mag[k] = mg + o;
         s->off[k] = (int)o;
     }
+    /* products summed into one coefficient of node j: n_out of every term reading it */
+    memset(s->nsum, 0, (L + 1) * sizeof *s->nsum);
+    for (size_t k = 0; k < L; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
+            s->nsum[lg_layer_lin(&net->layers[k], t)->src + 1] += net->layers[k].n_out;
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;
     s->b = gb ? gb[0] : NULL;
@@ -277,23 +350,55 @@ void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, doub
     lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
 }
 
-void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
-                           size_t stride, double *Ain, double *out)
+/* A free node buffer of the pool (sized by lg_backsub_live, so one is free). */
+static double *lg_bs_get(lg_backsub *s)
+{
+    for (int q = 0; q < s->npool; q++)
+        if (!s->used[q]) {
+            s->used[q] = 1;
+            return s->pool[q];
+        }
+    LG_ASSERT(!"back-substitution: node buffers exhausted");
+    return NULL;
+}
+
+static void lg_bs_put(lg_backsub *s, const double *buf)
+{
+    for (int q = 0; q < s->npool; q++)
+        if (s->pool[q] == buf) s->used[q] = 0;
+}
+
+/* The reverse pass over the nodes level, level − 1, …, 0, then the input
+ * box. Node l's coefficients (its buffer, [m][n_out]) are complete when it
+ * is reached: every consumer k > l has added Λ_k·A_t. pre: node `level`
+ * carries coefficients on its pre-activation z (not relaxed). */
+static void lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd, double *lam,
+                      size_t stride, double *Ain, double *out)
 {
     const lg_net *net = s->net;
-    double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
+    double *c = s->c, *mass = s->mass, *err = s->err;
     double nterms = 0;
     for (int r = 0; r < m; r++) {
         mass[r] = fabs(c[r]);
         err[r] = 0.0;
     }
+    memset(s->used, 0, (size_t)s->npool * sizeof *s->used);
+    for (int q = 0; q <= net->n_layers; q++) s->nb[q] = NULL;
+    s->used[0] = 1;
+    s->nb[level + 1] = s->A;
     for (int l = level; l >= 0; l--) {
         const lg_layer *L = &net->layers[l];
-        int n = L->n_out, ni = L->n_in, off = s->off[l];
-        int relu = L->act == LG_ACT_RELU, relaxed = relu || lg_act_info_of(L->act)->smooth;
+        int n = L->n_out, off = s->off[l];
+        double *A = s->nb[l + 1];
+        if (!A) { /* no consumer reached this node: its coefficients are 0 */
+            if (lam)
+                for (int r = 0; r < m; r++) memset(lam + (size_t)r * stride + off, 0, (size_t)n * sizeof *lam);
+            continue;
+        }
+        int relu = L->act == LG_ACT_RELU, relaxed = (relu || lg_act_info_of(L->act)->smooth) && !(pre && l == level);
         if (!s->mag_ok[l]) lg_bs_mag(s, l);
         const double *M = s->mag[l];
-        double gam = ((double)n + 2.0) * 0x1p-51; /* γ'_n ≥ 2γ_n */
+        double gam = s->gam[l]; /* γ'_N ≥ 2γ_N */
         if (relaxed)
             for (int g = 0; g < s->ng; g++)
                 if (!s->lines_ok[(size_t)g * (size_t)net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
@@ -302,7 +407,7 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             const lg_relu_lines *lines = s->lines + (size_t)s->grp[r] * s->size + (size_t)off; /* [n] of row r's group */
             double cr = c[r], ms = mass[r], er = err[r];
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
-            /* relax (relax.h), then c += A·b_ℓ and the rounding of A·W_ℓ
+            /* relax (relax.h), then c += A·b_ℓ and the rounding of A·A_t
              * below: γ'·Σ|A_j|·M_j + U_ℓ */
             const double *al = alpha && relaxed ? alpha + (size_t)r * stride + off : NULL;
             /* β-CROWN: + σβ·z_ℓ[j] after the relaxation; exact by monotone rounding (backsub.h) */
@@ -360,23 +465,52 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
             mass[r] = ms;
             err[r] = er;
         }
-        /* tmp[m][ni] = A[m][n] · W_ℓ[n][ni], through the layer's structure (core/linop.h) */
-        lg_layer_mul_t(L, m, A, tmp, 0);
-        memcpy(A, tmp, (size_t)m * (size_t)ni * sizeof *A);
+        /* Λ_src(t) += Λ_ℓ·A_t for every term, through its structure (core/linop.h): the
+         * first contribution is written, later ones are added (s->acc) */
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *T = lg_layer_lin(L, t);
+            double **dst = &s->nb[T->src + 1];
+            if (!*dst) {
+                *dst = lg_bs_get(s);
+                lg_linear_mul_t(T, m, A, *dst, 0);
+            } else {
+                size_t len = (size_t)m * (size_t)T->n_in;
+                lg_linear_mul_t(T, m, A, s->acc, 0);
+                double *D = *dst;
+                for (size_t q = 0; q < len; q++) D[q] += s->acc[q];
+            }
+        }
+        lg_bs_put(s, A);
+        s->nb[l + 1] = NULL;
         nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
     }
+    const double *X = s->nb[0]; /* [m][n_in] over x', NULL: no path from the input */
     for (int r = 0; r < m; r++) {
-        const double *Ar = A + (size_t)r * (size_t)net->n_in;
+        const double *Ar = X ? X + (size_t)r * (size_t)net->n_in : NULL;
         const lg_bounds *b = s->gb[s->grp[r]];
         double v = c[r], ms = mass[r];
-        for (int i = 0; i < net->n_in; i++) {
+        for (int i = 0; Ar && i < net->n_in; i++) {
             double p = Ar[i] >= 0.0 ? Ar[i] * b->xlo[i] : Ar[i] * b->xhi[i];
             if (Ar[i] == 0.0) p = 0.0; /* 0·∞ */
             v += p;
             ms += fabs(p);
         }
-        if (Ain) memcpy(Ain + (size_t)r * (size_t)net->n_in, Ar, (size_t)net->n_in * sizeof *Ain);
+        if (Ain) {
+            if (Ar) memcpy(Ain + (size_t)r * (size_t)net->n_in, Ar, (size_t)net->n_in * sizeof *Ain);
+            else memset(Ain + (size_t)r * (size_t)net->n_in, 0, (size_t)net->n_in * sizeof *Ain);
+        }
         double o = v - err[r] - lg_bounds_margin(v, ms + err[r], nterms + net->n_in);
         out[r] = isfinite(o) && isfinite(err[r]) ? o : -INFINITY;
     }
+}
+
+void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
+                           size_t stride, double *Ain, double *out)
+{
+    lg_bs_run(s, level, 0, m, alpha, zadd, lam, stride, Ain, out);
+}
+
+void lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out)
+{
+    lg_bs_run(s, k, 1, m, NULL, NULL, NULL, 0, NULL, out);
 }

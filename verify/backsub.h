@@ -25,6 +25,16 @@
  * v the computed corner value. Any non-finite intermediate (bounds at ±∞,
  * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
  *
+ * A graph (core/net.h, DESIGN.md §1 "The network as a graph"): the pass
+ * visits the nodes in reverse order; node ℓ's coefficients are complete
+ * when it is reached (every consumer k > ℓ has added Λ_k·A_t to them), it is
+ * relaxed, and Λ_ℓ·A_t goes to the source of each of its terms. A
+ * coefficient of node j is then a sum of N_j = Σ n_out over the terms reading
+ * j of products, in some order; γ'_ℓ = (N + 2)·2^-51 with N the largest
+ * N_src of layer ℓ's terms and M_ℓ[j] = Σ_t (|A_t|·max|h_src(t)|)[j], so
+ * the rounding term above bounds the error of every summation order. A
+ * chain is the case N = n_out, one term.
+ *
  * Batches of sub-problems (batched bounds): the rows may belong
  * to ng groups, group g bounded on its own region (bounds gb[g], e.g. one
  * branch-and-bound node each, or the children an FSB estimate compares).
@@ -57,7 +67,16 @@ typedef struct lg_backsub {
     int *grp;                /* [m] group of each row; the caller fills it (all 0 after init) */
     const lg_net *net;
     int m;             /* row capacity */
-    double *A, *tmp;   /* [m][max width] rows; the caller fills A before a call */
+    double *A, *tmp;   /* [m][max width] rows; the caller fills A before a call (the first two node buffers) */
+    double **pool;     /* [npool] node buffers [m][max width] (lg_backsub_live), pool[0] = A */
+    int npool;
+    int *used;         /* [npool] 1 while a node holds the buffer */
+    double **nb;       /* [n_layers + 1] buffer of node j at nb[j + 1] during a call, or NULL */
+    double *acc;       /* [m][max width] a term's product before it is added, or NULL (no node read twice) */
+    int *nsum;         /* [n_layers + 1] products summed into one coefficient of node j: Σ n_out of its readers */
+    int *nsum2;        /* [n_layers + 1] scratch of the α gradient (alpha.c) */
+    double *gam;       /* [n_layers] γ'_ℓ (lg_bs_mag) */
+    double *am;        /* [max width] scratch of M_ℓ */
     double *c;         /* [m] constants; the caller fills c before a call */
     double *mass, *err; /* [m] */
     double **mag;      /* [n_layers][n_out(ℓ)] M_ℓ over the groups' hull, computed on first use */
@@ -118,6 +137,18 @@ void lg_backsub_changed(lg_backsub *s, int l);
  * Ain:   NULL or [m][n_in]: the final coefficients over x'. */
 void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
                       double *out);
+
+/* out[r] ≤ min over the box of s->A[r]·z_k + s->c[r]: rows over the
+ * pre-activation of layer k (A: [m][n_out(k)]), whose activation is not
+ * relaxed (the bounds of a graph layer with several terms, bounds_symbolic.c). */
+void lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out);
+
+/* Buffers of [m][max width] a pass over net's nodes holds at once (2 for a
+ * chain): while node ℓ is processed, its own and those of the earlier
+ * nodes (input included) that some layer ≥ ℓ reads. */
+int lg_backsub_live(const lg_net *net);
+/* 1 if some node (or the input) is read by more than one term. */
+int lg_backsub_shared(const lg_net *net);
 
 /* The same with split multipliers (β-CROWN). zadd: NULL or, at
  * zadd[r·stride + off[ℓ] + j], a term added to the coefficient of the

@@ -2,8 +2,10 @@
  * an input box, and sound lower bounds of linear objectives of its outputs.
  *
  * For every layer k and neuron i: lo[k][i] ≤ z_k[i] ≤ hi[k][i] for all x in
- * the box, z_k = W_k·a_{k−1} + b_k before the activation, a_{−1} the input
- * after the in-graph normalisation x' = (x − in_sub)/in_div.
+ * the box, z_k = Σ_t A_t·a_src(t) + b_k before the activation (a chain:
+ * W_k·a_{k−1} + b_k; a graph sums every term, core/net.h), a_{−1} the input
+ * after the in-graph normalisation x' = (x − in_sub)/in_div. The rules at a
+ * sum node, rounding included: DESIGN.md §3 "Floating point", *Sum nodes*.
  *
  *   lg_bounds_interval  interval arithmetic, layer by layer;
  *   lg_bounds_symbolic  DeepPoly/CROWN back-substitution to the input box

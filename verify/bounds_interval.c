@@ -151,53 +151,78 @@ static void lg_bounds_post(const lg_layer *L, double l, double h, double *al, do
     }
 }
 
+/* Terms of the sum z_k[o] (the margin rule's N): every term's row length
+ * counted together (an index map adds at most one per output). */
+static double lg_bounds_row_terms(const lg_layer *L)
+{
+    double n = 0;
+    for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        const lg_linear *A = lg_layer_lin(L, t);
+        n += A->kind == LG_LAYER_INDEX ? 1.0 : (double)A->n_in;
+    }
+    return n;
+}
+
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
 {
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
-    int w = lg_net_max_width(net), cap = 1;
-    for (int k = 0; k < net->n_layers; k++)
-        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
-    double *buf = malloc((4 * (size_t)w + (size_t)cap) * sizeof *buf);
-    int *idx = malloc((size_t)cap * sizeof *idx);
-    if (!buf || !idx) {
-        free(buf);
-        free(idx);
+    /* post-activation intervals of every node (input at 0, layer k at
+     * lg_net_node_offset): a sum node reads any earlier node */
+    size_t nl = lg_net_nodes_len(net);
+    int *idx = NULL;
+    double *wv = NULL;
+    double *al = malloc(2 * nl * sizeof *al);
+    size_t *noff = malloc(((size_t)net->n_layers + 1) * sizeof *noff); /* [node + 1] offsets */
+    if (!al || !noff || lg_net_row_alloc(net, &idx, &wv) != 0) {
+        free(al);
+        free(noff);
         return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
     }
-    double *al = buf, *ah = buf + w, *nl = buf + 2 * w, *nh = buf + 3 * w; /* [w] each */
-    double *wv = buf + 4 * w;                                              /* [cap] a row's nonzeros */
+    double *ah = al + nl;
     memcpy(al, b->xlo, (size_t)net->n_in * sizeof *al);
     memcpy(ah, b->xhi, (size_t)net->n_in * sizeof *ah);
+    noff[0] = 0;
+    for (int k = 0; k < net->n_layers; k++) noff[k + 1] = k ? noff[k] + (size_t)net->layers[k - 1].n_out : (size_t)net->n_in;
     for (int k = 0; k < net->n_layers; k++) {
+        size_t koff = noff[k + 1];
         const lg_layer *L = &net->layers[k];
+        double nterm = lg_bounds_row_terms(L);
         for (int o = 0; o < L->n_out; o++) {
-            /* the row's structural nonzeros (core/linop.h), inputs ascending;
-             * the margin counts n_in terms, as for the dense row */
-            int nz = lg_layer_row_nz(L, o, idx, wv);
             double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
-            for (int t = 0; t < nz; t++) {
-                double wi = wv[t];
-                int i = idx[t];
-                if (wi == 0.0) continue; /* 0·∞ */
-                double wl = wi > 0.0 ? wi * al[i] : wi * ah[i], wh = wi > 0.0 ? wi * ah[i] : wi * al[i];
-                sl += wl;
-                sh += wh;
-                double fl = fabs(wl), fh = fabs(wh);
-                mass += fh > fl ? fh : fl;
+            for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                /* the row's structural nonzeros (core/linop.h), inputs ascending;
+                 * the margin counts every term's row length, as for the dense rows */
+                const lg_linear *A = lg_layer_lin(L, t);
+                size_t so = noff[A->src + 1];
+                const double *sal = al + so, *sah = ah + so;
+                /* a dense row is read in place (every input, ascending: the same order) */
+                int dense = A->kind == LG_LAYER_DENSE;
+                const double *Wr = dense ? A->W + (size_t)o * (size_t)A->n_in : wv;
+                int nz = dense ? A->n_in : lg_linear_row_nz(A, o, idx, wv);
+                for (int q = 0; q < nz; q++) {
+                    double wi = Wr[q];
+                    int i = dense ? q : idx[q];
+                    if (wi == 0.0) continue; /* 0·∞ */
+                    double wl = wi > 0.0 ? wi * sal[i] : wi * sah[i], wh = wi > 0.0 ? wi * sah[i] : wi * sal[i];
+                    sl += wl;
+                    sh += wh;
+                    double fl = fabs(wl), fh = fabs(wh);
+                    mass += fh > fl ? fh : fl;
+                }
             }
-            double l = sl - lg_bounds_margin(sl, mass, L->n_in), h = sh + lg_bounds_margin(sh, mass, L->n_in);
+            double l = sl - lg_bounds_margin(sl, mass, nterm), h = sh + lg_bounds_margin(sh, mass, nterm);
             /* overflow, ∞ − ∞: a non-finite end is no bound (never finite,
              * never the wrong infinity) */
             b->lo[k][o] = isfinite(l) ? l : -INFINITY;
             b->hi[k][o] = isfinite(h) ? h : INFINITY;
-            lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &nl[o], &nh[o]);
+            lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &al[koff + o], &ah[koff + o]);
         }
-        memcpy(al, nl, (size_t)L->n_out * sizeof *al);
-        memcpy(ah, nh, (size_t)L->n_out * sizeof *ah);
     }
     free(idx);
-    free(buf);
+    free(wv);
+    free(al);
+    free(noff);
     return LG_OK;
 }

@@ -5,11 +5,14 @@
  * For target layer k the LP has columns x' (normalised input), z_j and a_j
  * for every layer j < k (a_j is z_j itself for identity layers), each boxed
  * by the current bounds, and rows
- *     z_j − W_j·a_{j−1} = b_j                          (affine layers)
+ *     z_j − Σ_t A_t·a_src(t) = b_j                    (affine layers; a chain: W_j·a_{j−1})
  *     a − z = 0                  (relu, l ≥ 0)
  *     a fixed to 0               (relu, u ≤ 0: column bounds)
  *     a − z ≥ 0,  a − s·z ≤ −s·l,  s the chord of relax.h   (relu unstable, a ≥ 0 by bounds)
- * and minimises ±(W_k[i]·a_{k−1}) + b_k[i]. The solver's optimum is not
+ * and minimises ±(Σ_t A_t[i]·a_src(t)) + b_k[i]. Where two terms of a
+ * layer read one node, their weights on one column are summed when the
+ * double sum is exact; else that LP (or bound) is not solved and the bounds
+ * stay as they are. The solver's optimum is not
  * trusted as such: lg_lp_relax_min returns the certified Lagrangian bound
  * of its row duals (encode/lp_cert.h).
  */
@@ -24,6 +27,45 @@
 
 /* Column of a_j[o] (j = −1: input). */
 static int lg_lp_acol(const int *base_a, int j, int o) { return (j < 0 ? 0 : base_a[j]) + o; }
+
+/* base_a[j] for j < k as lg_lp_build lays the columns out. */
+static void lg_lp_bases(const lg_net *net, int k, int *base_a)
+{
+    int col = net->n_in;
+    for (int j = 0; j < k; j++) {
+        const lg_layer *L = &net->layers[j];
+        int bz = col;
+        col += L->n_out;
+        if (L->act == LG_ACT_RELU) {
+            base_a[j] = col;
+            col += L->n_out;
+        } else {
+            base_a[j] = bz;
+        }
+    }
+}
+
+/* 1 if the terms of layer L read distinct nodes: each LP row then lists
+ * every column once, with its weight as stored. */
+static int lg_lp_distinct(const lg_layer *L)
+{
+    for (int t = 1; t < lg_layer_n_lin(L); t++)
+        for (int u = 0; u < t; u++)
+            if (lg_layer_lin(L, t)->src == lg_layer_lin(L, u)->src) return 0;
+    return 1;
+}
+
+/* *acc += v when the double sum is exact (two-sum error 0): 1, else 0 and
+ * *acc unchanged. Two terms reading one node put two weights on one column;
+ * the LP row (and objective) must be the real sum, and GLPK refuses a
+ * column twice in a row. */
+static int lg_lp_add_exact(double *acc, double v)
+{
+    double a = *acc, sum = a + v, bv = sum - a, err = (a - (sum - bv)) + (v - bv);
+    if (err != 0.0 || !isfinite(sum)) return 0;
+    *acc = sum;
+    return 1;
+}
 
 static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *net, int k)
 {
@@ -42,26 +84,44 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             base_a[j] = base_z[j];
         }
         rows += L->n_out;
-        nnz += (size_t)L->n_out * ((size_t)lg_layer_row_cap(L) + 1);
+        size_t rl = 1;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) rl += (size_t)lg_linear_row_cap(lg_layer_lin(L, t));
+        nnz += (size_t)L->n_out * rl;
         if (L->act == LG_ACT_RELU) {
             rows += 2 * L->n_out;
             nnz += 4 * (size_t)L->n_out;
         }
     }
-    int cap = 1;
-    for (int j = 0; j < k; j++)
-        if (lg_layer_row_cap(&net->layers[j]) > cap) cap = lg_layer_row_cap(&net->layers[j]);
-    int *idx = malloc((size_t)cap * sizeof *idx);
-    double *wv = malloc((size_t)cap * sizeof *wv); /* a row's nonzeros (core/linop.h) */
-    if (!idx || !wv) {
+    int *idx;
+    double *wv; /* a row's nonzeros (core/linop.h) */
+    if (lg_net_row_alloc(net, &idx, &wv) != 0) return lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
+    /* a row of a layer whose terms share a source: its entries, merged by column */
+    size_t rcap = 1;
+    for (int j = 0; j < k; j++) {
+        size_t r = 0;
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[j]); t++)
+            r += (size_t)lg_linear_row_cap(lg_layer_lin(&net->layers[j], t));
+        if (r > rcap) rcap = r;
+    }
+    int *ecol = malloc(rcap * sizeof *ecol);    /* the row's columns in first-seen order */
+    double *cval = calloc((size_t)col, sizeof *cval); /* [col] the row's merged weight of each column */
+    unsigned char *cset = calloc((size_t)col, 1);     /* [col] 1 while the row has the column */
+    if (!ecol || !cval || !cset) {
         free(idx);
         free(wv);
+        free(ecol);
+        free(cval);
+        free(cset);
         return lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
     }
+    int inexact = 0;
     lg_status st = lg_lp_relax_init(lp, col, rows, nnz);
     if (st != LG_OK) {
         free(idx);
         free(wv);
+        free(ecol);
+        free(cval);
+        free(cset);
         return st;
     }
     for (int i = 0; i < net->n_in; i++) lg_lp_relax_col(lp, i, b->xlo[i], b->xhi[i]);
@@ -73,9 +133,34 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             lg_lp_relax_col(lp, zc, l, u);
             lg_lp_relax_row_add(lp, 'E', L->b[o]);
             lg_lp_relax_ent(lp, zc, 1.0);
-            int nz = lg_layer_row_nz(L, o, idx, wv);
-            for (int t = 0; t < nz; t++)
-                if (wv[t] != 0.0) lg_lp_relax_ent(lp, lg_lp_acol(base_a, j - 1, idx[t]), -wv[t]);
+            /* every term's row over its source's columns; where terms share a source, the
+             * entries of one column merged (exactly, else no LP: lg_lp_add_exact) */
+            int ne = 0, dist = lg_lp_distinct(L);
+            for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                const lg_linear *T = lg_layer_lin(L, t);
+                int nz = lg_linear_row_nz(T, o, idx, wv);
+                for (int q = 0; q < nz; q++) {
+                    if (wv[q] == 0.0) continue;
+                    int c = lg_lp_acol(base_a, T->src, idx[q]);
+                    if (dist) {
+                        lg_lp_relax_ent(lp, c, -wv[q]);
+                        continue;
+                    }
+                    if (!cset[c]) {
+                        cset[c] = 1;
+                        cval[c] = -wv[q];
+                        ecol[ne++] = c;
+                    } else if (!lg_lp_add_exact(&cval[c], -wv[q])) {
+                        inexact = 1;
+                    }
+                }
+            }
+            for (int e = 0; e < ne; e++) {
+                int c = ecol[e];
+                if (cval[c] != 0.0) lg_lp_relax_ent(lp, c, cval[c]);
+                cset[c] = 0;
+                cval[c] = 0.0;
+            }
             if (L->act != LG_ACT_RELU) continue;
             int ac = base_a[j] + o;
             lg_lp_relax_col(lp, ac, l > 0 ? l : 0, u > 0 ? u : 0);
@@ -98,6 +183,13 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
     }
     free(idx);
     free(wv);
+    free(ecol);
+    free(cval);
+    free(cset);
+    if (inexact) {
+        lg_lp_relax_free(lp);
+        return lg_fail(LG_ERR_NUMERIC, "bounds lp: two weights on one column do not sum exactly");
+    }
     if ((st = lg_lp_relax_load(lp)) != LG_OK) lg_lp_relax_free(lp);
     return st;
 }
@@ -117,22 +209,31 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
             goto fail;
         }
         double *obj = calloc((size_t)lp.n_cols + 1, sizeof *obj);
-        double *row = malloc(((size_t)L->n_in + 1) * sizeof *row); /* a conv row written out (core/linop.h) */
-        if (!obj || !row) {
-            free(row);
+        int *idx = NULL;
+        double *wv = NULL; /* a row's nonzeros (core/linop.h) */
+        if (!obj || lg_net_row_alloc(net, &idx, &wv) != 0) {
+            free(obj);
             lg_lp_relax_free(&lp);
             st = lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
             goto fail;
         }
-        const lg_layer *P = &net->layers[k - 1];
-        int base = lp.n_cols - P->n_out; /* a_{k−1} (z_{k−1} for identity) are the last columns */
+        int base_a[LG_NET_MAX_LAYERS];
+        lg_lp_bases(net, k, base_a);
         for (int o = 0; o < L->n_out; o++) {
             if (!(b->lo[k][o] < 0 && b->hi[k][o] > 0)) continue;
             for (int sign = 0; sign < 2; sign++) {
                 if (run && lg_runctx_expired(run)) break;
                 double g = sign ? -1.0 : 1.0;
-                const double *Wr = lg_layer_row(L, o, row);
-                for (int i = 0; i < P->n_out; i++) obj[base + i] = g * Wr[i];
+                /* ±(Σ_t A_t[o]·a_src(t)) + b[o]: every term's row on its source's columns,
+                 * a column two terms share summed exactly (else no LP for this bound) */
+                memset(obj, 0, (size_t)lp.n_cols * sizeof *obj);
+                int ok_obj = 1;
+                for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                    const lg_linear *T = lg_layer_lin(L, t);
+                    int nz = lg_linear_row_nz(T, o, idx, wv);
+                    for (int q = 0; q < nz; q++) ok_obj &= lg_lp_add_exact(&obj[lg_lp_acol(base_a, T->src, idx[q])], g * wv[q]);
+                }
+                if (!ok_obj) continue;
                 double lb;
                 int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], run, &lb); /* the time left */
                 count++;
@@ -142,7 +243,8 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
             }
         }
         free(obj);
-        free(row);
+        free(idx);
+        free(wv);
         lg_lp_relax_free(&lp);
         if ((st = lg_bounds_symbolic_from(b, net, k + 1)) != LG_OK) goto fail;
     }

@@ -1,8 +1,9 @@
 /* bounds_symbolic.c — symbolic (CROWN/DeepPoly) pre-activation and
  * objective bounds (bounds.h) on top of the one back-substitution of
  * backsub.h: rows ±W_k[o], ±b_k[o] for neuron o of layer k, pushed back
- * from layer k − 1 to the input box; an upper bound is minus the lower
- * bound of the negated row.
+ * from the node its one term reads (layer k − 1 in a chain) to the input
+ * box, or, for a layer with several terms, ±e_o over z_k pushed back from
+ * z_k itself; an upper bound is minus the lower bound of the negated row.
  */
 #include "verify/bounds.h"
 
@@ -20,18 +21,35 @@
 
 static int lg_sym_chunk(const lg_net *net)
 {
-    size_t w = (size_t)lg_net_max_width(net), m = LG_SYM_CHUNK_BYTES / (2 * w * sizeof(double));
+    size_t w = (size_t)lg_net_max_width(net), nbuf = (size_t)lg_backsub_live(net) + (size_t)lg_backsub_shared(net);
+    size_t m = LG_SYM_CHUNK_BYTES / (nbuf * w * sizeof(double));
     if (m < 1) m = 1;
     return m < w ? (int)m : (int)w;
 }
 
-/* Row r of s.A = g·W[o] (lg_layer_row), s.c[r] = g·b[o]. */
+/* Row r of s.A = g·W[o] (lg_linear_row of the layer's one term, over its
+ * source), s.c[r] = g·b[o]; a layer with several terms: g·e_o over z
+ * (lg_backsub_lower_pre). */
 static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 {
+    if (L->n_terms > 0) {
+        double *Ar = s->A + (size_t)r * (size_t)L->n_out;
+        memset(Ar, 0, (size_t)L->n_out * sizeof *Ar);
+        Ar[o] = g;
+        s->c[r] = 0.0; /* the pass adds the bias at z */
+        return;
+    }
     double *Ar = s->A + (size_t)r * (size_t)L->n_in;
     const double *Wr = lg_layer_row(L, o, Ar);
     for (int i = 0; i < L->n_in; i++) Ar[i] = g * Wr[i];
     s->c[r] = g * L->b[o];
+}
+
+/* The pass for n rows of layer k set by lg_sym_row. */
+static void lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, double *out)
+{
+    if (L->n_terms > 0) lg_backsub_lower_pre(s, k, n, out);
+    else lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
 }
 
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
@@ -59,7 +77,7 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
             for (int sign = 0; sign < 2; sign++) {
                 double g = sign ? -1.0 : 1.0;
                 for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, o0 + r, g);
-                lg_backsub_lower(&s, k - 1, n, NULL, NULL, 0, NULL, out);
+                lg_sym_lower(&s, L, k, n, out);
                 for (int r = 0; r < n; r++) {
                     int o = o0 + r;
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
@@ -100,7 +118,7 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
             for (int sign = 0; sign < 2; sign++) {
                 double g = sign ? -1.0 : 1.0;
                 for (int r = 0; r < nr; r++) lg_sym_row(&s, L, r, idx[r0 + r], g);
-                lg_backsub_lower(&s, k - 1, nr, NULL, NULL, 0, NULL, out);
+                lg_sym_lower(&s, L, k, nr, out);
                 for (int r = 0; r < nr; r++) {
                     int o = idx[r0 + r];
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
