@@ -288,6 +288,9 @@ int lg_cmd_verify(int argc, char **argv)
     lg_prop prop = {0};
     lg_verify_report r = {0};
     int rc = 1;
+    /* the run's one deadline starts before the network and the property are read: their
+     * time counts against --timeout (a run past it answers timeout) */
+    lg_runctx run = lg_runctx_start(o.timeout_s, o.seed, o.verbose, o.memory_mb);
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("verify", st);
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
@@ -300,7 +303,7 @@ int lg_cmd_verify(int argc, char **argv)
     if (ref_path) {
         if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
         if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
-    } else if ((st = lg_verify_run(&net, &prop, &o, &r)) != LG_OK) {
+    } else if ((st = lg_verify_run_in(&net, &prop, &o, &run, &r)) != LG_OK) {
         goto fail;
     }
     lg_verify_print(&a, o.solver, &r, json, ref_path, delta);

@@ -17,7 +17,13 @@ lg_runctx lg_runctx_start(double timeout_s, uint64_t seed, int verbose, double m
     return c;
 }
 
-int lg_runctx_expired(const lg_runctx *c) { return c->deadline > 0 && lg_now() >= c->deadline; }
+int lg_runctx_expired(const lg_runctx *c) { return c && c->deadline > 0 && lg_now() >= c->deadline; }
+
+lg_status lg_runctx_check(const lg_runctx *c, const char *stage)
+{
+    if (!lg_runctx_expired(c)) return LG_OK;
+    return lg_fail(LG_ERR_TIMEOUT, "%s: deadline passed", stage);
+}
 
 double lg_runctx_remaining(const lg_runctx *c)
 {

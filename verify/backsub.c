@@ -215,6 +215,7 @@ lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, 
     if (st == LG_OK) {
         s->b = b;
         s->gb = &s->b; /* the batch of one group; s is not moved while in use */
+        s->run = b ? b->run : NULL;
     }
     return st;
 }
@@ -256,6 +257,7 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;
     s->b = gb ? gb[0] : NULL;
+    s->run = s->b ? s->b->run : NULL;
     s->ng = ng;
     s->size = tot;
     s->net = net;
@@ -271,14 +273,14 @@ void lg_backsub_free(lg_backsub *s)
     memset(s, 0, sizeof *s);
 }
 
-void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
-                      double *out)
+lg_status lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride,
+                           double *Ain, double *out)
 {
-    lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
+    return lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
 }
 
-void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
-                           size_t stride, double *Ain, double *out)
+lg_status lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd,
+                                double *lam, size_t stride, double *Ain, double *out)
 {
     const lg_net *net = s->net;
     double *A = s->A, *tmp = s->tmp, *c = s->c, *mass = s->mass, *err = s->err;
@@ -288,6 +290,10 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
         err[r] = 0.0;
     }
     for (int l = level; l >= 0; l--) {
+        if (lg_runctx_check(s->run, "bounds: back-substitution") != LG_OK) { /* unfinished: no bound */
+            for (int r = 0; r < m; r++) out[r] = -INFINITY;
+            return LG_ERR_TIMEOUT;
+        }
         const lg_layer *L = &net->layers[l];
         int n = L->n_out, ni = L->n_in, off = s->off[l];
         int relu = L->act == LG_ACT_RELU, relaxed = relu || lg_act_info_of(L->act)->smooth;
@@ -379,4 +385,5 @@ void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha,
         double o = v - err[r] - lg_bounds_margin(v, ms + err[r], nterms + net->n_in);
         out[r] = isfinite(o) && isfinite(err[r]) ? o : -INFINITY;
     }
+    return LG_OK;
 }

@@ -172,6 +172,11 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     memcpy(ah, b->xhi, (size_t)net->n_in * sizeof *ah);
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        if ((st = lg_runctx_check(b->run, "bounds: interval")) != LG_OK) { /* this and later layers: no bound */
+            for (int q = k; q < net->n_layers; q++)
+                for (int o = 0; o < net->layers[q].n_out; o++) b->lo[q][o] = -INFINITY, b->hi[q][o] = INFINITY;
+            break;
+        }
         for (int o = 0; o < L->n_out; o++) {
             /* the row's structural nonzeros (core/linop.h), inputs ascending;
              * the margin counts n_in terms, as for the dense row */
@@ -199,5 +204,5 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     }
     free(idx);
     free(buf);
-    return LG_OK;
+    return st;
 }

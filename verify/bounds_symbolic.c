@@ -2,7 +2,8 @@
  * objective bounds (bounds.h) on top of the one back-substitution of
  * backsub.h: rows ±W_k[o], ±b_k[o] for neuron o of layer k, pushed back
  * from layer k − 1 to the input box; an upper bound is minus the lower
- * bound of the negated row.
+ * bound of the negated row. A batch interrupted by b->run's deadline
+ * (backsub.h) updates nothing and the function returns LG_ERR_TIMEOUT.
  */
 #include "verify/bounds.h"
 
@@ -59,7 +60,7 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
             for (int sign = 0; sign < 2; sign++) {
                 double g = sign ? -1.0 : 1.0;
                 for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, o0 + r, g);
-                lg_backsub_lower(&s, k - 1, n, NULL, NULL, 0, NULL, out);
+                if ((st = lg_backsub_lower(&s, k - 1, n, NULL, NULL, 0, NULL, out)) != LG_OK) goto done;
                 for (int r = 0; r < n; r++) {
                     int o = o0 + r;
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
@@ -68,9 +69,10 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
             }
         }
     }
+done:
     free(out);
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
 
 lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int k0)
@@ -100,7 +102,7 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
             for (int sign = 0; sign < 2; sign++) {
                 double g = sign ? -1.0 : 1.0;
                 for (int r = 0; r < nr; r++) lg_sym_row(&s, L, r, idx[r0 + r], g);
-                lg_backsub_lower(&s, k - 1, nr, NULL, NULL, 0, NULL, out);
+                if ((st = lg_backsub_lower(&s, k - 1, nr, NULL, NULL, 0, NULL, out)) != LG_OK) goto done;
                 for (int r = 0; r < nr; r++) {
                     int o = idx[r0 + r];
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
@@ -109,10 +111,11 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
             }
         }
     }
+done:
     free(idx);
     free(out);
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
 
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
@@ -126,7 +129,7 @@ lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m
     int no = lg_net_n_out(net);
     memcpy(s.A, C, (size_t)m * (size_t)no * sizeof *s.A);
     memcpy(s.c, d, (size_t)m * sizeof *s.c);
-    lg_backsub_lower(&s, net->n_layers - 1, m, NULL, NULL, 0, NULL, out);
+    st = lg_backsub_lower(&s, net->n_layers - 1, m, NULL, NULL, 0, NULL, out);
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
