@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "core/clock.h"
 #include "core/json.h"
 #include "cli/verify_args.h"
 #include "core/idx.h"
@@ -290,8 +291,17 @@ int lg_cmd_verify(int argc, char **argv)
     int rc = 1;
     /* the run's one deadline starts before the network and the property are read: their
      * time counts against --timeout (a run past it answers timeout) */
+    double t0 = lg_now();
     lg_runctx run = lg_runctx_start(o.timeout_s, o.seed, o.verbose, o.memory_mb);
-    lg_status st = lg_net_load(&net, argv[optind]);
+    lg_status st = lg_net_load_in(&net, argv[optind], &run);
+    if (st == LG_ERR_TIMEOUT) { /* the import itself ran past the deadline */
+        snprintf(a.instance, sizeof a.instance, "%s", a.vnnlib ? a.vnnlib : argv[optind]);
+        snprintf(r.reason, sizeof r.reason, "timeout");
+        r.timed_out = 1;
+        r.bound_method = "symbolic";
+        r.seconds = lg_now() - t0;
+        goto report;
+    }
     if (st != LG_OK) return lg_cli_fail("verify", st);
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
         if (st == LG_ERR_ARG) { /* a bad --index/--label value */
@@ -306,6 +316,7 @@ int lg_cmd_verify(int argc, char **argv)
     } else if ((st = lg_verify_run_in(&net, &prop, &o, &run, &r)) != LG_OK) {
         goto fail;
     }
+report:
     lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
     if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
     rc = 0;

@@ -28,6 +28,7 @@ typedef struct lg_ox_run {
     lg_ox_graph G;
     lg_ox_b B;
     int live;  /* dynamic values with remaining uses */
+    const lg_runctx *run; /* deadline checked per initializer and per node (NULL none) */
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
@@ -865,6 +866,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     const Onnx__GraphProto *g = G->g;
     lg_status st;
     for (size_t i = 0; i < g->n_initializer; i++) {
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
         lg_ox_val *v = &G->vals[lg_ox_find(G, g->initializer[i]->name)];
         if ((st = lg_ox_const_decode(&v->c, g->initializer[i], G->file, v->name)) != LG_OK) return st;
         v->kind = LG_OX_CONST;
@@ -877,6 +879,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     G->vals[vin].kmul = G->vals[vin].kdiv = 1.0;
     R->live = G->vals[vin].uses > 0;
     for (size_t oi = 0; oi < g->n_node; oi++) {
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
         int node = G->order[oi];
         const Onnx__NodeProto *nd = g->node[node];
         if (!nd->op_type || !*nd->op_type)
@@ -938,12 +941,18 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
                            G->file, y->name, (unsigned long long)prod, R->B.n);
     }
     if ((st = lg_ox_b_fold(&R->B, y)) != LG_OK) return st;
+    if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
     if (R->B.n_layers == 0 || !lg_ox_b_identity(&R->B))
         if ((st = lg_ox_b_close(&R->B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     return lg_ox_finish(R, mp, net);
 }
 
 lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
+{
+    return lg_onnx_parse_in(net, buf, len, name, NULL);
+}
+
+lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run)
 {
     memset(net, 0, sizeof *net);
     if (!lg_ox_nesting_ok(buf, len, LG_OX_MAX_NESTING))
@@ -959,6 +968,8 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
     lg_ox_run R;
     memset(&R, 0, sizeof R);
     R.B.file = name;
+    R.run = run;
+    if ((st = lg_runctx_check(run, "onnx import")) != LG_OK) goto done; /* after the protobuf decode */
     if (!mp->graph || mp->graph->n_node == 0) {
         st = lg_fail(LG_ERR_FORMAT, "%s: ONNX model has no graph nodes", name);
         goto done;
