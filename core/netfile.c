@@ -288,7 +288,18 @@ fail:
     return st;
 }
 
+/* lg_file_slurp, with run's deadline checked every LG_SLURP_CHECK_BYTES read (run NULL: none). */
+#define LG_SLURP_CHECK_BYTES ((size_t)16 << 20)
+static lg_status lg_file_slurp_in(const char *path, size_t max_bytes, const lg_runctx *run, unsigned char **buf,
+                                  size_t *len);
+
 lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len)
+{
+    return lg_file_slurp_in(path, max_bytes, NULL, buf, len);
+}
+
+static lg_status lg_file_slurp_in(const char *path, size_t max_bytes, const lg_runctx *run, unsigned char **buf,
+                                  size_t *len)
 {
     *buf = NULL;
     *len = 0;
@@ -317,6 +328,10 @@ lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf,
             p = np;
         }
         size_t want = cap - n > (size_t)1 << 30 ? (size_t)1 << 30 : cap - n;
+        if (run) {
+            if ((st = lg_runctx_check(run, "reading the network")) != LG_OK) goto done;
+            if (want > LG_SLURP_CHECK_BYTES) want = LG_SLURP_CHECK_BYTES;
+        }
         int got = gzread(f, p + n, (unsigned)want);
         if (got < 0) {
             int zerr;
@@ -373,7 +388,7 @@ lg_status lg_net_load_in(lg_net *net, const char *path, const lg_runctx *run)
     /* anything else is tried as ONNX (a protobuf has no magic number) */
     unsigned char *buf;
     size_t len;
-    lg_status st = lg_file_slurp(path, LG_ONNX_MAX_BYTES, &buf, &len);
+    lg_status st = lg_file_slurp_in(path, LG_ONNX_MAX_BYTES, run, &buf, &len);
     if (st != LG_OK) return st;
     if ((st = lg_runctx_check(run, "onnx import")) == LG_OK) st = lg_onnx_parse_in(net, buf, len, path, run);
     free(buf);

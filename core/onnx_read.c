@@ -816,6 +816,7 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     for (int k = 0; k < L; k++) {
         lg_layer *Ln = &net->layers[k];
         lg_ox_layer *Lb = &B->layers[k];
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) goto fail;
         memcpy(Ln->W, Lb->W, lg_layer_n_weights(Ln) * sizeof(double));
         memcpy(Ln->b, Lb->b, (size_t)Lb->n_out * sizeof(double));
         Ln->act = Lb->act;
