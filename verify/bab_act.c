@@ -320,7 +320,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             if (side) b.lo[k][j] = t;
             else b.hi[k][j] = t;
             if (k + 1 < net->n_layers && (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK) {
-                free(c);
+                if (!side) free(c); /* the second side's c is on the stack already */
                 free(n);
                 goto done;
             }
