@@ -16,9 +16,14 @@
  *  - the driver on a smooth net (the direct route): unknown, timed_out;
  *  - ONNX and native import (lg_net_load_in): LG_ERR_TIMEOUT, net zeroed;
  *  - `lgelu verify --timeout 1e-6 -o FILE`: `unknown (timeout)` and the
- *    VNN-COMP result file `timeout`.
+ *    VNN-COMP result file `timeout`;
+ *  - limits: deadlines swept across whole runs (a violated ACAS Xu
+ *    property, a sigmoid MLP in activation splitting), so that they fall
+ *    inside every stage: whatever stage the deadline stops, the answer is
+ *    LG_OK and never the wrong verdict (the assertions hold for any timing;
+ *    under ASan the error paths are checked for leaks and double frees).
  * The ReLU driver under an expired run, every solver and splitting mode,
- * is test_backend_runctx (check_backend.c). About 1 s. */
+ * is test_backend_runctx (check_backend.c). About 5 s. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +40,7 @@
 #include "verify/backsub.h"
 #include "verify/bounds.h"
 #include "verify/verify.h"
+#include "verify/vnnlib.h"
 
 /* A context whose deadline has passed. */
 static lg_runctx lg_dl_past(void)
@@ -285,6 +291,49 @@ START_TEST(test_deadline_cli)
 }
 END_TEST
 
+/* The driver under deadlines from 0 to 0.4 s after its start: every run is
+ * LG_OK; ACAS Xu 1_7 prop_3 (violated) is never robust; the sigmoid MLP
+ * (mm_large, violated; no attack, so activation splitting and CROWN run
+ * until the deadline) is never robust either. */
+START_TEST(test_deadline_sweep)
+{
+    static const struct {
+        const char *onnx, *vnnlib;
+        int n_in, n_out, attack;
+        lg_bab_mode bab;
+    } cases[] = {{"acasxu/ACASXU_run2a_1_7_batch_2000.onnx", "acasxu/prop_3.vnnlib", 5, 5, 0, LG_BAB_RELU},
+                 {"acasxu/ACASXU_run2a_1_7_batch_2000.onnx", "acasxu/prop_3.vnnlib", 5, 5, 0, LG_BAB_INPUT},
+                 {"sigmoid3p/sig_eran_mm.onnx", "sigmoid3p/sig_eran_mm_large.vnnlib", 784, 10, 0, LG_BAB_NONE}};
+    int n_timed = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        lg_net net;
+        lg_prop p;
+        ck_assert_int_eq(lg_net_load(&net, lg_test_fixture(cases[c].onnx)), LG_OK);
+        ck_assert_int_eq(lg_vnnlib_read(&p, lg_test_fixture(cases[c].vnnlib), cases[c].n_in, cases[c].n_out), LG_OK);
+        for (int k = 0; k <= 16; k++) {
+            lg_verify_opts o = lg_verify_opts_default();
+            o.attack = cases[c].attack;
+            o.solver = "none";
+            o.bab.mode = cases[c].bab;
+            o.bab.threads = 1 + k % 2;
+            lg_runctx run = lg_runctx_start(100, 1, 0, 0);
+            run.deadline = lg_now() + 0.025 * k;
+            lg_verify_report r;
+            lg_status st = lg_verify_run_in(&net, &p, &o, &run, &r);
+            ck_assert_msg(st == LG_OK, "%s, deadline +%g s: status %s (%s)", cases[c].vnnlib, 0.025 * k,
+                          lg_status_str(st), lg_errmsg());
+            ck_assert_msg(r.verdict != LG_VERDICT_ROBUST, "%s (violated), deadline +%g s: robust", cases[c].vnnlib,
+                          0.025 * k);
+            n_timed += r.timed_out;
+            lg_verify_report_free(&r);
+        }
+        lg_prop_free(&p);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(n_timed, 0);
+}
+END_TEST
+
 Suite *suite_deadline(void)
 {
     Suite *s = suite_create("deadline");
@@ -298,5 +347,9 @@ Suite *suite_deadline(void)
     tcase_add_test(tc, test_deadline_cli);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_add_test(tl, test_deadline_sweep);
+    tcase_set_timeout(tl, 300);
+    suite_add_tcase(s, tl);
     return s;
 }
