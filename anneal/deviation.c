@@ -86,6 +86,9 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     memset(d, 0, sizeof *d);
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
+    if ((st = lg_net_require_chain(rn, "the deviation bound")) != LG_OK ||
+        (st = lg_net_require_chain(ref, "the deviation bound")) != LG_OK)
+        return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
     size_t w = (size_t)lg_net_max_width(rn), no = (size_t)lg_net_n_out(rn), tot = 0;
     for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;

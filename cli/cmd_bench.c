@@ -28,6 +28,7 @@
 #include "core/clock.h"
 #include "core/csv.h"
 #include "core/netfile.h"
+#include "core/version.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 
@@ -36,15 +37,18 @@ static void lg_bench_help(void)
     const lg_verify_opts d = lg_verify_opts_default();
     printf("usage: lgelu bench DIR [--timeout-scale F] [--solver auto|glpk|z3|none] [--bab auto|input|relu|none]\n"
            "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB] [--force]\n"
-           "                  [--progress]\n\n"
+           "                  [--retry RESULTS] [--redo-changed] [--progress]\n\n"
            "Run every instance of a VNN-COMP style benchmark folder: DIR/instances.csv holds lines\n"
            "`onnx,vnnlib,timeout` (paths relative to DIR, .onnx.gz and .vnnlib.gz read as they are;\n"
            "lines starting with # are skipped). Each instance is verified as `lgelu verify NET --vnnlib P\n"
            "--timeout T` would (T: the line's timeout times the scale, or --timeout).\n"
            "Writes RESULTS_DIR/<onnx>__<vnnlib>.txt (VNN-COMP result: unsat, sat + counterexample,\n"
            "unknown or timeout) and RESULTS_DIR/results.csv (instance, onnx, vnnlib, timeout, verdict,\n"
-           "result, seconds, nodes, solver_nodes, method), and prints a table. A re-run resumes: instances\n"
-           "already in RESULTS_DIR/results.csv are skipped (--force runs them all again).\n\n"
+           "result, seconds, nodes, solver_nodes, method, settings, build), and prints a table.\n"
+           "A re-run resumes: an instance already in results.csv with the same settings (its timeout and\n"
+           "every option that can change a verdict) and build (lgelu version and commit) is kept; one run\n"
+           "with other settings or another build makes bench refuse, naming what changed (--redo-changed\n"
+           "runs those again). The summary counts every instance by its latest row, kept or run now.\n\n"
            "options:\n"
            "  --timeout-scale F  multiply every instance timeout of instances.csv by F (default 1)\n"
            "  --solver NAME      back-end as for `lgelu verify` (default %s)\n"
@@ -57,6 +61,10 @@ static void lg_bench_help(void)
            "  --memory MB        memory cap of every back-end call (as for `lgelu verify`)\n"
            "  --force            run every instance, also those already in results.csv (which is\n"
            "                     started afresh)\n"
+           "  --retry RESULTS    run again the kept instances whose result is in this comma list of\n"
+           "                     unsat, sat, unknown, timeout, error (e.g. unknown,timeout)\n"
+           "  --redo-changed     run again the instances results.csv holds with other settings or from\n"
+           "                     another build (their new rows are appended and count from then on)\n"
            "  --progress         progress lines with an ETA on stderr even when it is not a terminal\n"
            "  -h, --help         show this help\n\n"
            "Results are never half-written: each result file is written to a temporary file and renamed,\n"
@@ -187,13 +195,6 @@ static lg_status lg_bench_lines_add(lg_bench_lines *L, const char *s, size_t lin
     return LG_OK;
 }
 
-static int lg_bench_lines_has(const lg_bench_lines *L, const char *s)
-{
-    for (size_t i = 0; i < L->n; i++)
-        if (strcmp(L->s[i], s) == 0) return 1;
-    return 0;
-}
-
 static char *lg_bench_trim(char *s);
 
 static lg_status lg_bench_lines_read(lg_bench_lines *L, const char *path)
@@ -215,44 +216,148 @@ static lg_status lg_bench_lines_read(lg_bench_lines *L, const char *path)
     return st;
 }
 
-/* The instance (first field, CSV-quoted or not) of every row of an existing
- * results.csv with this header; nothing when the file is missing or has
- * another header (it is then started afresh). */
-static lg_status lg_bench_done_read(lg_bench_lines *done, const char *path, const char *header)
+/* The rows of an existing results.csv, the latest row of each instance
+ * (a later row replaces an earlier one: --retry and --redo-changed append). */
+typedef struct lg_bench_row {
+    char *inst, *result, *settings, *build;
+} lg_bench_row;
+
+typedef struct lg_bench_rows {
+    lg_bench_row *r;
+    size_t n, cap;
+} lg_bench_rows;
+
+static void lg_bench_rows_free(lg_bench_rows *R)
+{
+    for (size_t i = 0; i < R->n; i++) {
+        free(R->r[i].inst);
+        free(R->r[i].result);
+        free(R->r[i].settings);
+        free(R->r[i].build);
+    }
+    free(R->r);
+    memset(R, 0, sizeof *R);
+}
+
+static lg_bench_row *lg_bench_rows_find(const lg_bench_rows *R, const char *inst)
+{
+    for (size_t i = 0; i < R->n; i++)
+        if (strcmp(R->r[i].inst, inst) == 0) return &R->r[i];
+    return NULL;
+}
+
+/* Set inst's latest row. 0, or −1 out of memory. */
+static int lg_bench_rows_set(lg_bench_rows *R, const char *inst, const char *result, const char *settings,
+                             const char *build)
+{
+    lg_bench_row *w = lg_bench_rows_find(R, inst);
+    if (!w) {
+        if (R->n == R->cap) {
+            size_t cap = R->cap ? 2 * R->cap : 64;
+            lg_bench_row *nr = realloc(R->r, cap * sizeof *nr);
+            if (!nr) return -1;
+            R->r = nr;
+            R->cap = cap;
+        }
+        w = &R->r[R->n++];
+        memset(w, 0, sizeof *w);
+        if (!(w->inst = strdup(inst))) return -1;
+    }
+    free(w->result);
+    free(w->settings);
+    free(w->build);
+    w->result = strdup(result);
+    w->settings = strdup(settings);
+    w->build = strdup(build);
+    return w->result && w->settings && w->build ? 0 : -1;
+}
+
+/* Split one CSV line (RFC 4180, as core/csv.h writes it) in place into at
+ * most max fields; returns the number of fields. */
+static int lg_bench_fields(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) return n;
+        if (*p == '"') {
+            char *w = ++p;
+            f[n++] = w;
+            for (; *p; p++) {
+                if (*p == '"' && p[1] == '"') *w++ = *p++;
+                else if (*p == '"') break;
+                else *w++ = *p;
+            }
+            if (*p == '"') p++;
+            *w = '\0';
+            if (*p != ',') return n;
+            p++;
+        } else {
+            f[n++] = p;
+            p += strcspn(p, ",\r\n");
+            if (*p != ',') {
+                *p = '\0';
+                return n;
+            }
+            *p++ = '\0';
+        }
+    }
+}
+
+/* The rows of path (header must be exactly header); a missing or empty
+ * file gives none. Another header: LG_ERR_ARG naming it (the rows of an
+ * older lgelu, without their settings). */
+static lg_status lg_bench_rows_read(lg_bench_rows *R, const char *path, const char *header)
 {
     FILE *in = fopen(path, "r");
     if (!in) return LG_OK;
-    char line[8192];
+    char line[16384];
     size_t lineno = 0;
     lg_status st = LG_OK;
     while (st == LG_OK && fgets(line, sizeof line, in)) {
         if (++lineno == 1) {
-            if (strcmp(line, header) != 0) break;
+            if (strcmp(line, header) != 0)
+                st = lg_fail(LG_ERR_ARG, "%s has other columns than this lgelu writes (an older lgelu's rows, without "
+                                         "the settings they were run with); use --force to start it afresh, or another --out",
+                             path);
             continue;
         }
-        char name[4096];
-        size_t k = 0;
-        const char *p = line;
-        if (*p == '"') {
-            for (p++; *p && k + 1 < sizeof name; p++) {
-                if (*p == '"' && p[1] == '"') name[k++] = *p++;
-                else if (*p == '"') break;
-                else name[k++] = *p;
-            }
-        } else {
-            for (; *p && *p != ',' && *p != '\n' && k + 1 < sizeof name; p++) name[k++] = *p;
-        }
-        name[k] = '\0';
-        if (k) st = lg_bench_lines_add(done, name, lineno);
+        char *f[12];
+        if (lg_bench_fields(line, f, 12) != 12 || !f[0][0]) continue; /* not a row this lgelu wrote */
+        if (lg_bench_rows_set(R, f[0], f[5], f[10], f[11])) st = lg_fail(LG_ERR_NOMEM, "out of memory");
     }
     fclose(in);
-    if (st != LG_OK) lg_bench_lines_free(done);
+    if (st != LG_OK) lg_bench_rows_free(R);
     return st;
+}
+
+/* --retry LIST: a bit per result word of results.csv. 0, or −1 for a bad word. */
+static const char *const lg_bench_results[] = {"unsat", "sat", "unknown", "timeout", "error"};
+enum { LG_BENCH_N_RESULTS = 5 };
+
+static int lg_bench_result_index(const char *w)
+{
+    for (int i = 0; i < LG_BENCH_N_RESULTS; i++)
+        if (strcmp(w, lg_bench_results[i]) == 0) return i;
+    return -1;
+}
+
+static int lg_bench_retry_parse(const char *s, unsigned *mask)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    *mask = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = lg_bench_result_index(t);
+        if (k < 0) return -1;
+        *mask |= 1u << k;
+    }
+    return *mask ? 0 : -1;
 }
 
 int lg_cmd_bench(int argc, char **argv)
 {
-    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
+    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_RETRY, O_REDO, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
     static const struct option lo[] = {{"timeout-scale", required_argument, 0, O_SCALE},
                                        {"solver", required_argument, 0, O_SOLVER},
                                        {"bab", required_argument, 0, O_BAB},
@@ -261,12 +366,15 @@ int lg_cmd_bench(int argc, char **argv)
                                        {"memory", required_argument, 0, O_MEMORY},
                                        {"timeout", required_argument, 0, O_TIMEOUT},
                                        {"force", no_argument, 0, O_FORCE},
+                                       {"retry", required_argument, 0, O_RETRY},
+                                       {"redo-changed", no_argument, 0, O_REDO},
                                        {"progress", no_argument, 0, O_PROGRESS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     lg_verify_opts o = lg_verify_opts_default();
     double scale = 1.0, fixed_timeout = 0; /* --timeout: every instance's limit (0: the CSV's, scaled) */
-    int force = 0;
+    int force = 0, redo_changed = 0;
+    unsigned retry = 0; /* --retry: bits of lg_bench_results */
     const char *out_dir = "bench_results";
     long v;
     int c;
@@ -300,6 +408,12 @@ int lg_cmd_bench(int argc, char **argv)
             if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &fixed_timeout)) return 2;
             break;
         case O_FORCE: force = 1; break;
+        case O_REDO: redo_changed = 1; break;
+        case O_RETRY:
+            if (lg_bench_retry_parse(optarg, &retry))
+                return lg_cli_usage("bench", "--retry: expected a comma list of unsat, sat, unknown, timeout, error, "
+                                    "got '%s'", optarg);
+            break;
         case O_PROGRESS: lg_cli_progress_force(); break;
         case O_SEED:
             if (lg_opt_int("bench", "seed", optarg, 0, 2147483647L, &v)) return 2;
@@ -324,27 +438,101 @@ int lg_cmd_bench(int argc, char **argv)
         return 1;
     }
     snprintf(res, sizeof res, "%s/results.csv", out_dir);
-    static const char header[] = "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n";
-    lg_bench_lines done = {0}; /* instances already in results.csv */
-    if (!force && lg_bench_done_read(&done, res, header) != LG_OK) {
-        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+    static const char header[] =
+        "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build\n";
+    /* what a row's verdict depends on besides its instance: the options (verify.h, the same text as the
+     * study's row keys) with this timeout, and the build */
+    char tail[512], build[160], settings[600];
+    lg_verify_opts_settings(&o, tail, sizeof tail);
+    snprintf(build, sizeof build, "lgelu %s %s", lg_version(), lg_commit());
+    lg_bench_rows rows = {0}; /* results.csv: the latest row of each instance */
+    lg_status rst = force ? LG_OK : lg_bench_rows_read(&rows, res, header);
+    if (rst != LG_OK) {
         lg_bench_lines_free(&L);
+        lg_cli_fail("bench", rst);
+        return rst == LG_ERR_ARG ? 2 : 1;
+    }
+    /* each line of instances.csv: its name, limit and settings; run, keep, or changed (refused) */
+    typedef struct {
+        char inst[1100], settings[600];
+        double limit;
+        int ok, run;
+    } lg_bench_plan;
+    lg_bench_plan *plan = calloc(L.n ? L.n : 1, sizeof *plan);
+    if (!plan) {
+        fprintf(stderr, "lgelu bench: out of memory\n");
+        lg_bench_lines_free(&L);
+        lg_bench_rows_free(&rows);
         return 1;
+    }
+    int n_changed = 0;
+    char changes[1024] = "", first_changed[3][1100];
+    for (size_t li = 0; li < L.n; li++) {
+        char t[8192], *f2, *f3, *end;
+        snprintf(t, sizeof t, "%s", L.s[li]);
+        if (!(f2 = strchr(t, ',')) || !(f3 = strchr(f2 + 1, ','))) continue;
+        *f2++ = '\0';
+        *f3++ = '\0';
+        errno = 0;
+        double timeout = strtod(lg_bench_trim(f3), &end);
+        if (*end != '\0' || errno || !(timeout > 0) || timeout > 1e7) continue; /* reported when its turn comes */
+        lg_bench_plan *P = &plan[li];
+        P->limit = fixed_timeout > 0 ? fixed_timeout : timeout * scale;
+        lg_bench_path(onnx, sizeof onnx, dir, lg_bench_trim(t));
+        lg_bench_path(vnn, sizeof vnn, dir, lg_bench_trim(f2));
+        lg_bench_stem(s1, sizeof s1, onnx);
+        lg_bench_stem(s2, sizeof s2, vnn);
+        snprintf(P->inst, sizeof P->inst, "%s__%s", s1, s2);
+        snprintf(P->settings, sizeof P->settings, "timeout=%g%s", P->limit, tail);
+        P->ok = P->run = 1;
+        const lg_bench_row *w = lg_bench_rows_find(&rows, P->inst);
+        if (!w) continue;
+        if (strcmp(w->settings, P->settings) != 0 || strcmp(w->build, build) != 0) {
+            if (redo_changed) continue;
+            char d[600] = "";
+            lg_verify_settings_diff(w->settings, P->settings, d, sizeof d);
+            if (strcmp(w->build, build) != 0) {
+                size_t l = strlen(d);
+                snprintf(d + l, sizeof d - l, "%sbuild: %s -> %s", l ? "; " : "", w->build, build);
+            }
+            if (n_changed < 3) snprintf(first_changed[n_changed], sizeof first_changed[0], "%s", P->inst);
+            if (!strstr(changes, d) && strlen(changes) + strlen(d) + 3 < sizeof changes) {
+                size_t l = strlen(changes);
+                snprintf(changes + l, sizeof changes - l, "%s%s", l ? "; " : "", d);
+            }
+            n_changed++;
+            continue;
+        }
+        int k = lg_bench_result_index(w->result);
+        P->run = k >= 0 && (retry >> k & 1u);
+    }
+    if (n_changed) {
+        lg_fail(LG_ERR_ARG,
+                "%s holds %d instance%s run with other settings (%s%s%s%s): %s; use --redo-changed to run %s again "
+                "with these, --force to start afresh, or another --out",
+                res, n_changed, n_changed == 1 ? "" : "s", first_changed[0], n_changed > 1 ? ", " : "",
+                n_changed > 1 ? first_changed[1] : "", n_changed > 2 ? ", ..." : "", changes,
+                n_changed == 1 ? "it" : "them");
+        free(plan);
+        lg_bench_lines_free(&L);
+        lg_bench_rows_free(&rows);
+        lg_cli_fail("bench", LG_ERR_ARG);
+        return 2;
     }
     lg_line_log csv;
     int resumed = 0;
     lg_status cst = force ? lg_line_log_open(&csv, res, header) : lg_line_log_resume(&csv, res, header, &resumed);
     if (cst != LG_OK) {
         fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+        free(plan);
         lg_bench_lines_free(&L);
-        lg_bench_lines_free(&done);
+        lg_bench_rows_free(&rows);
         return 1;
     }
-    if (!resumed) lg_bench_lines_free(&done);
     lg_bench_stop = 0;
     lg_bench_signals(lg_bench_on_signal);
     printf("%-4s %-44s %-9s %9s %10s  %s\n", "#", "instance", "result", "seconds", "nodes", "method");
-    int n = 0, n_err = 0, n_run_err = 0, n_unsat = 0, n_sat = 0, n_skip = 0;
+    int n = 0, n_err = 0, n_skip = 0;
     double total = 0;
     int n_dropped = 0;
     lg_cli_meter meter = {lg_now(), 0};
@@ -352,8 +540,6 @@ int lg_cmd_bench(int argc, char **argv)
         size_t lineno = L.lineno[li];
         char *t = L.s[li];
         char *f1 = t, *f2 = strchr(f1, ','), *f3 = f2 ? strchr(f2 + 1, ',') : NULL;
-        double timeout;
-        char *end;
         if (!f2 || !f3) {
             fprintf(stderr, "lgelu bench: %s:%zu: expected onnx,vnnlib,timeout\n", path, lineno);
             n_err++;
@@ -364,26 +550,24 @@ int lg_cmd_bench(int argc, char **argv)
         f1 = lg_bench_trim(f1);
         f2 = lg_bench_trim(f2);
         f3 = lg_bench_trim(f3);
-        errno = 0;
-        timeout = strtod(f3, &end);
-        if (*f3 == '\0' || *end != '\0' || errno || !(timeout > 0) || timeout > 1e7) {
+        const lg_bench_plan *P = &plan[li];
+        if (!P->ok) {
             fprintf(stderr, "lgelu bench: %s:%zu: timeout: expected a positive number of seconds, got '%s'\n", path,
                     lineno, f3);
             n_err++;
             continue;
         }
-        double limit = fixed_timeout > 0 ? fixed_timeout : timeout * scale;
-        lg_bench_path(onnx, sizeof onnx, dir, f1);
-        lg_bench_path(vnn, sizeof vnn, dir, f2);
-        lg_bench_stem(s1, sizeof s1, onnx);
-        lg_bench_stem(s2, sizeof s2, vnn);
-        char inst[1100], rpath[5200];
-        snprintf(inst, sizeof inst, "%s__%s", s1, s2);
+        double limit = P->limit;
+        const char *inst = P->inst;
+        char rpath[5200];
         snprintf(rpath, sizeof rpath, "%s/%s.txt", out_dir, inst);
-        if (lg_bench_lines_has(&done, inst)) {
+        if (!P->run) {
             n_skip++;
             continue;
         }
+        lg_bench_path(onnx, sizeof onnx, dir, f1);
+        lg_bench_path(vnn, sizeof vnn, dir, f2);
+        snprintf(settings, sizeof settings, "%s", P->settings);
         n++;
         if (lg_cli_progress_enabled()) fprintf(stderr, "[%d] %s (timeout %.1f s)...\n", n, inst, limit);
         lg_verify_report rep;
@@ -394,62 +578,75 @@ int lg_cmd_bench(int argc, char **argv)
         lg_csv_str(&row, f1);
         lg_csv_str(&row, f2);
         lg_csv_num(&row, limit);
+        const char *word;
         if (st != LG_OK) {
             fprintf(stderr, "lgelu bench: %s:%zu: %s: %s\n", path, lineno, lg_status_str(st), lg_errmsg());
+            word = "error";
             lg_csv_str(&row, "error");
             lg_csv_str(&row, "error");
             lg_csv_int(&row, 0);
             lg_csv_int(&row, 0);
             lg_csv_int(&row, 0);
             lg_csv_str(&row, "");
-            if (!lg_csv_end(&row) || lg_line_log_printf(&csv, "%s", row.s) != LG_OK)
-                fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
-            lg_csv_row_free(&row);
             printf("%-4d %-44.44s %-9s %9s %10s  %s\n", n, inst, "error", "-", "-", lg_status_str(st));
             n_err++;
-            n_run_err++;
-            lg_verify_report_free(&rep);
-            continue;
-        }
-        if (lg_bench_stop && rep.verdict != LG_VERDICT_ROBUST && rep.verdict != LG_VERDICT_VIOLATED) {
+        } else if (lg_bench_stop && rep.verdict != LG_VERDICT_ROBUST && rep.verdict != LG_VERDICT_VIOLATED) {
             n_dropped++; /* undecided while interrupted: not a result */
             n--;
             lg_verify_report_free(&rep);
             lg_csv_row_free(&row);
             break;
+        } else {
+            word = lg_bench_result_word(&rep);
+            total += rep.seconds;
+            lg_csv_str(&row, lg_verdict_name(rep.verdict));
+            lg_csv_str(&row, word);
+            lg_csv_num(&row, rep.seconds);
+            lg_csv_int(&row, rep.bab_nodes);
+            lg_csv_int(&row, rep.nodes);
+            lg_csv_str(&row, rep.method);
+            printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
+                   rep.method[0] ? rep.method : "-");
         }
-        const char *word = lg_bench_result_word(&rep);
-        n_unsat += rep.verdict == LG_VERDICT_ROBUST;
-        n_sat += rep.verdict == LG_VERDICT_VIOLATED;
-        total += rep.seconds;
-        lg_csv_str(&row, lg_verdict_name(rep.verdict));
-        lg_csv_str(&row, word);
-        lg_csv_num(&row, rep.seconds);
-        lg_csv_int(&row, rep.bab_nodes);
-        lg_csv_int(&row, rep.nodes);
-        lg_csv_str(&row, rep.method);
+        lg_csv_str(&row, settings);
+        lg_csv_str(&row, build);
         if (!lg_csv_end(&row) || lg_line_log_printf(&csv, "%s", row.s) != LG_OK) {
             fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
             n_err++;
         }
+        if (lg_bench_rows_set(&rows, inst, word, settings, build)) {
+            fprintf(stderr, "lgelu bench: out of memory\n");
+            n_err++;
+        }
         lg_csv_row_free(&row);
-        printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
-               rep.method[0] ? rep.method : "-");
         fflush(stdout);
         lg_verify_report_free(&rep);
     }
     int rc = n_err ? 1 : 0;
+    /* the summary counts every instance of instances.csv by its latest row: run now or already there */
+    int count[LG_BENCH_N_RESULTS] = {0}, n_listed = 0;
+    for (size_t li = 0; li < L.n; li++) {
+        const lg_bench_row *w = plan[li].ok ? lg_bench_rows_find(&rows, plan[li].inst) : NULL;
+        int k = w ? lg_bench_result_index(w->result) : -1;
+        if (k < 0) continue;
+        count[k]++;
+        n_listed++;
+    }
+    free(plan);
     lg_bench_lines_free(&L);
-    lg_bench_lines_free(&done);
+    lg_bench_rows_free(&rows);
     if (lg_line_log_close(&csv) != LG_OK) {
         fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         rc = 1;
     }
     int stop = lg_bench_stop;
     lg_bench_signals(SIG_DFL);
-    printf("%d instances: %d unsat, %d sat, %d undecided, %d errors; %.2f s in all; results in %s\n", n, n_unsat,
-           n_sat, n - n_unsat - n_sat - n_run_err, n_err, total, out_dir);
-    if (n_skip) printf("%d instances already in %s were skipped (--force runs them again)\n", n_skip, res);
+    printf("%d instances in %s: %d unsat, %d sat, %d undecided (%d timeouts), %d errors; %d run now (%.2f s), %d "
+           "already there\n",
+           n_listed, res, count[0], count[1], count[2] + count[3], count[3], count[4], n, total, n_skip);
+    if (n_skip)
+        printf("%d instances already in %s were kept (--retry RESULTS, --redo-changed or --force run them again)\n",
+               n_skip, res);
     if (stop) {
         printf("stopped by signal %d%s; every result above is complete\n", stop,
                n_dropped ? " (the undecided instance in flight was dropped)" : "");

@@ -1,5 +1,6 @@
-/* cmd_encode.c — `lgelu encode NET ... --format smt2|lp -o FILE`: the
- * verification query as SMT-LIB 2 or CPLEX LP text, with bounds. */
+/* cmd_encode.c — `lgelu encode NET ... --format smt2|lp|vnnlib -o FILE`: the
+ * verification query as SMT-LIB 2 or CPLEX LP text, with bounds, or an
+ * --index/--input robustness property as a VNN-LIB file. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -12,16 +13,18 @@
 #include "core/netfile.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
-#include "verify/vnnlib.h"
 
 static void lg_encode_help(void)
 {
     printf("usage: lgelu encode NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE [--label L] --eps E)\n"
-           "                    [--margin K] [--tighten none|lp] [--case C] --format smt2|lp -o FILE\n\n"
+           "                    [--margin K] [--tighten none|lp] [--case C] --format smt2|lp|vnnlib -o FILE\n\n"
            "Compute pre-activation bounds of the piecewise-linear network NET over the property's input\n"
            "box and write the whole query (network, box, counterexample region, bounds; only unstable\n"
            "ReLUs get a case split / binary) as text for an external solver: SMT-LIB 2 (cvc5, z3, ...)\n"
-           "or CPLEX LP (GLPK, CBC, HiGHS, Gurobi). The query is satisfiable iff a counterexample exists.\n\n"
+           "or CPLEX LP (GLPK, CBC, HiGHS, Gurobi). The query is satisfiable iff a counterexample exists.\n"
+           "--format vnnlib writes an --index/--input robustness property itself as a VNN-LIB file (every\n"
+           "bound the exact decimal of the clipped box's end), for --vnnlib of verify, encode and cex or\n"
+           "any other verifier.\n\n"
            "property (one of):\n"
            "  --vnnlib P      a VNN-LIB property file; one case is written (see --case)\n"
            "  --index I       local robustness of test-set image I ...\n"
@@ -33,7 +36,7 @@ static void lg_encode_help(void)
            "options:\n"
            "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs first\n"
            "  --case C        which case of a multi-case VNN-LIB property to write (default 0)\n"
-           "  --format F      smt2 or lp (required)\n"
+           "  --format F      smt2, lp or vnnlib (required)\n"
            "  -o, --output F  output file (required; '-' for standard output)\n"
            "  -h, --help      show this help\n",
            LG_DATA_DEFAULT_DIR);
@@ -83,8 +86,8 @@ int lg_cmd_encode(int argc, char **argv)
             else return lg_cli_usage("encode", "--tighten: expected none or lp, got '%s'", optarg);
             break;
         case O_FORMAT:
-            if (strcmp(optarg, "smt2") && strcmp(optarg, "lp"))
-                return lg_cli_usage("encode", "--format: expected smt2 or lp, got '%s'", optarg);
+            if (strcmp(optarg, "smt2") && strcmp(optarg, "lp") && strcmp(optarg, "vnnlib"))
+                return lg_cli_usage("encode", "--format: expected smt2, lp or vnnlib, got '%s'", optarg);
             format = optarg;
             break;
         case 'o': out = optarg; break;
@@ -93,12 +96,15 @@ int lg_cmd_encode(int argc, char **argv)
         }
     }
     if (optind != argc - 1) return lg_cli_usage("encode", "expected exactly one network file");
-    if (!format) return lg_cli_usage("encode", "--format smt2|lp is required");
+    if (!format) return lg_cli_usage("encode", "--format smt2|lp|vnnlib is required");
     if (!out) return lg_cli_usage("encode", "-o FILE is required");
     if (lg_verify_args_check("encode", &a)) return 2;
+    int to_vnnlib = strcmp(format, "vnnlib") == 0;
+    if (to_vnnlib && a.vnnlib)
+        return lg_cli_usage("encode", "--format vnnlib writes an --index/--input property; --vnnlib P already is one");
     if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("encode", "-o/--output: %s", lg_errmsg());
-    const lg_solver_ops *ops = lg_solver_find(format);
-    if (!ops || !ops->write) {
+    const lg_solver_ops *ops = to_vnnlib ? NULL : lg_solver_find(format);
+    if (!to_vnnlib && (!ops || !ops->write)) {
         fprintf(stderr, "lgelu encode: no writer for format '%s' in this build\n", format);
         return 1;
     }
@@ -113,13 +119,29 @@ int lg_cmd_encode(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("encode", st);
     /* conv layers are encoded row by row (core/linop.h): only the kernel's nonzeros */
-    if ((st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
+    if (!to_vnnlib && (st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
         if (st == LG_ERR_ARG) { /* a bad --index/--label value */
             rc = lg_cli_usage("encode", "%s", lg_errmsg());
             goto done;
         }
         goto fail;
+    }
+    if (to_vnnlib) { /* the property itself, for --vnnlib of any verifier */
+        char note[700];
+        snprintf(note, sizeof note,
+                 "local robustness: %s, label %ld, margin %.17g\nwritten by lgelu encode --format vnnlib: every "
+                 "bound is exact (the L-infinity ball clipped to [0, 1])",
+                 a.instance, a.label, a.margin);
+        f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+        if (!f) {
+            st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", out, strerror(errno));
+            goto fail;
+        }
+        if ((st = lg_vnnlib_write_robustness(f, prop.center, net.n_in, a.eps, 0.0, 1.0, (int)a.label,
+                                             lg_net_n_out(&net), a.margin, note)) != LG_OK)
+            goto fail;
+        goto close;
     }
     if (case_ix >= prop.n_cases) {
         rc = lg_cli_usage("encode", "--case: expected an integer in [0, %d] (the property has %d case%s), got %ld",
@@ -156,6 +178,7 @@ int lg_cmd_encode(int argc, char **argv)
         goto fail;
     }
     if ((st = ops->write(&p, f)) != LG_OK) goto fail;
+close:
     if (f != stdout) {
         int e = fclose(f);
         f = NULL;
@@ -167,9 +190,12 @@ int lg_cmd_encode(int argc, char **argv)
         st = lg_fail(LG_ERR_IO, "standard output: write error");
         goto fail;
     }
-    int u = 0;
-    for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
-    if (lg_cli_progress_enabled()) fprintf(stderr, "lgelu encode: wrote %s (%s, %d unstable ReLUs)\n", out, format, u);
+    if (!to_vnnlib) {
+        int u = 0;
+        for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
+        if (lg_cli_progress_enabled())
+            fprintf(stderr, "lgelu encode: wrote %s (%s, %d unstable ReLUs)\n", out, format, u);
+    }
     rc = 0;
 fail:
     if (rc) lg_cli_fail("encode", st);
@@ -179,6 +205,7 @@ done:
     free(exact_text);
     lg_bounds_free(&b);
     lg_prop_free(&prop);
+    lg_verify_args_free(&a);
     lg_net_free(&net);
     return rc;
 }

@@ -26,7 +26,8 @@ static void lg_verify_help(void)
            "                    [--bab-solver-relus N] [--progress]\n\n"
            "Verify a network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
-           "`violated` comes with a counterexample that passed the exact re-check (rational arithmetic).\n"
+           "`violated` comes with a counterexample that passed the exact re-check (rational arithmetic);\n"
+           "`violated (misclassified ...)` when the clean input of --index/--input is already one.\n"
            "Pipeline: symbolic bounds (CROWN/DeepPoly) -> proof from the bounds -> random sampling and\n"
            "PGD attack -> [LP tightening -> proof] -> branch and bound (sub-problems with few unstable\n"
            "ReLUs go to the complete back-end) -> re-check of every witness.\n"
@@ -36,7 +37,9 @@ static void lg_verify_help(void)
            "piecewise-linear (relu/identity) networks only.\n\n"
            "property (one of):\n"
            "  --vnnlib P      a VNN-LIB property file (every case is checked; any violated => violated)\n"
-           "  --index I       local robustness of test-set image I (label from the data) ...\n"
+           "  --index I       local robustness of test-set image I (label from the data) ...; a range\n"
+           "                  A-B or a comma list of both (0-9,15,20-22) verifies each in one run: a line\n"
+           "                  per instance and a summary (with --json one JSON line per instance)\n"
            "  --data DIR      ... from the IDX files in DIR (default %s)\n"
            "  --input FILE    local robustness around one input: a .npy array of n_in values, or text\n"
            "                  with n_in numbers (see 'lgelu eval --help')\n"
@@ -90,9 +93,9 @@ static void lg_verify_help(void)
            "                  tightening the hidden layers' pre-activation bounds at the root (default 0 = off)\n"
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default %d; 0 = never)\n"
-           "  --json          print one JSON line: instance, solver, verdict, reason, seconds, unstable,\n"
-           "                  unstable_per_layer, nodes (back-end), bound_method, margin, method, label\n"
-           "                  (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
+           "  --json          print one JSON line: instance, solver, verdict, reason, misclassified,\n"
+           "                  seconds, unstable, unstable_per_layer, nodes (back-end), bound_method, margin,\n"
+           "                  method, label (robustness queries), with --ref also ref and delta, and bab, bab_nodes,\n"
            "                  bab_max_depth, seconds_bounds, seconds_solver, and the LP work (GLPK, Z3's\n"
            "                  lp theory): lps, seconds_lp, seconds_cert, lps_open\n"
            "  --verbose       solver output on stderr (progress lines are shown when stderr is a terminal)\n"
@@ -115,6 +118,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
                               "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
                               r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
         if (o && !a->vnnlib) json_object_set_new(o, "label", json_integer(a->label));
+        if (o) json_object_set_new(o, "misclassified", json_boolean(r->misclassified));
         if (o && ref) {
             json_object_set_new(o, "ref", json_string(ref));
             json_object_set_new(o, "delta", lg_json_num(delta));
@@ -134,6 +138,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         return;
     }
     if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
+    else if (r->misclassified) printf("violated (misclassified: the clean input itself is a counterexample)\n");
     else printf("%s\n", lg_verdict_name(r->verdict));
     if (ref)
         printf("  for the smooth network %s (certified deviation on the box: %.6g, margin used per\n"
@@ -156,6 +161,17 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         printf("  counterexample (case %d) passed the exact witness gate: top output %d = %.6g\n", r->violated_case, best,
                r->y[best]);
     }
+}
+
+/* One line per instance of a batch (--index LIST without --json). */
+static void lg_verify_print_line(const lg_verify_args *a, const lg_verify_report *r)
+{
+    if (r->verdict == LG_VERDICT_UNKNOWN)
+        printf("%s: unknown (%s)", a->instance, r->reason[0] ? r->reason : "undecided");
+    else
+        printf("%s: %s%s", a->instance, lg_verdict_name(r->verdict), r->misclassified ? " (misclassified)" : "");
+    printf(", label %ld, %s %s, %.3f s\n", a->label, r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by",
+           r->method[0] ? r->method : "-", r->seconds);
 }
 
 int lg_cmd_verify(int argc, char **argv)
@@ -193,7 +209,7 @@ int lg_cmd_verify(int argc, char **argv)
         case O_DATA: a.data = optarg; break;
         case O_INPUT: a.input = optarg; break;
         case O_INDEX:
-            if (lg_opt_int("verify", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            if (lg_verify_args_index(&a, "verify", optarg)) return 2;
             break;
         case O_LABEL:
             if (lg_opt_int("verify", "label", optarg, 0, 1L << 20, &a.label)) return 2;
@@ -276,9 +292,21 @@ int lg_cmd_verify(int argc, char **argv)
         default: return lg_cli_usage("verify", "unknown option");
         }
     }
-    if (optind != argc - 1) return lg_cli_usage("verify", "expected exactly one network file");
-    if (lg_verify_args_check("verify", &a)) return 2;
-    if (lg_cli_check_output(out) != LG_OK) return lg_cli_usage("verify", "-o/--output: %s", lg_errmsg());
+    int rc = 2;
+    if (optind != argc - 1) {
+        rc = lg_cli_usage("verify", "expected exactly one network file");
+        goto usage;
+    }
+    if (lg_verify_args_check("verify", &a)) goto usage;
+    int batch = a.n_indices > 1, n_runs = a.n_indices > 0 ? a.n_indices : 1;
+    if (batch && out) {
+        rc = lg_cli_usage("verify", "-o/--output writes the result file of one instance; give one --index");
+        goto usage;
+    }
+    if (lg_cli_check_output(out) != LG_OK) {
+        rc = lg_cli_usage("verify", "-o/--output: %s", lg_errmsg());
+        goto usage;
+    }
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
     char z3_name[24];
     if (strcmp(o.solver, "z3") == 0) { /* the back-end named with its theory (encode/problem.h) */
@@ -289,7 +317,9 @@ int lg_cmd_verify(int argc, char **argv)
     double delta = 0;
     lg_prop prop = {0};
     lg_verify_report r = {0};
-    int rc = 1;
+    int n_verdict[3] = {0}, n_mis = 0, n_timeout = 0;
+    double seconds = 0;
+    rc = 1;
     /* the run's one deadline starts before the network and the property are read: their
      * time counts against --timeout (a run past it answers timeout) */
     double t0 = lg_now();
@@ -301,25 +331,57 @@ int lg_cmd_verify(int argc, char **argv)
         r.timed_out = 1;
         r.bound_method = "symbolic";
         r.seconds = lg_now() - t0;
-        goto report;
+        lg_verify_print(&a, o.solver, &r, json, ref_path, 0);
+        if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+        rc = 0;
+        goto done;
     }
-    if (st != LG_OK) return lg_cli_fail("verify", st);
-    if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
-        if (st == LG_ERR_ARG) { /* a bad --index/--label value */
-            rc = lg_cli_usage("verify", "%s", lg_errmsg());
-            goto done;
+    if (st != LG_OK) {
+        lg_verify_args_free(&a);
+        return lg_cli_fail("verify", st);
+    }
+    if (ref_path && (st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
+    for (int k = 0; k < n_runs; k++) {
+        if (a.indices) a.index = a.indices[k];
+        if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
+            if (st == LG_ERR_ARG) { /* a bad --index/--label value */
+                rc = lg_cli_usage("verify", "%s", lg_errmsg());
+                goto done;
+            }
+            goto fail;
         }
-        goto fail;
+        if (k == 0 && batch) { /* every index of the batch is checked before the first run */
+            for (int i = 1; i < a.n_indices; i++)
+                if ((size_t)a.indices[i] >= a.ds.n) {
+                    rc = lg_cli_usage("verify",
+                                      "--index: expected integers in [0, %zu] (the test set of %s has %zu examples), "
+                                      "got %ld",
+                                      a.ds.n ? a.ds.n - 1 : 0, a.data, a.ds.n, a.indices[i]);
+                    goto done;
+                }
+        }
+        delta = 0;
+        if (k > 0) run = lg_runctx_start(o.timeout_s, o.seed, o.verbose, o.memory_mb); /* per instance */
+        if (ref_path) {
+            if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
+        } else if ((st = lg_verify_run_in(&net, &prop, &o, &run, &r)) != LG_OK) {
+            goto fail;
+        }
+        if (batch && !json) lg_verify_print_line(&a, &r);
+        else lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
+        fflush(stdout);
+        if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+        n_verdict[r.verdict]++;
+        n_mis += r.misclassified;
+        n_timeout += r.verdict == LG_VERDICT_UNKNOWN && r.timed_out;
+        seconds += r.seconds;
+        lg_verify_report_free(&r);
+        lg_prop_free(&prop);
     }
-    if (ref_path) {
-        if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
-        if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
-    } else if ((st = lg_verify_run_in(&net, &prop, &o, &run, &r)) != LG_OK) {
-        goto fail;
-    }
-report:
-    lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
-    if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
+    if (batch && !json)
+        printf("%d instances: %d robust, %d violated (%d of them misclassified), %d unknown (%d timeouts); %.2f s\n",
+               n_runs, n_verdict[LG_VERDICT_ROBUST], n_verdict[LG_VERDICT_VIOLATED], n_mis,
+               n_verdict[LG_VERDICT_UNKNOWN], n_timeout, seconds);
     rc = 0;
 fail:
     if (rc) lg_cli_fail("verify", st);
@@ -328,5 +390,7 @@ done:
     lg_prop_free(&prop);
     lg_net_free(&ref);
     lg_net_free(&net);
+usage:
+    lg_verify_args_free(&a);
     return rc;
 }

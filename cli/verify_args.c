@@ -23,6 +23,72 @@ void lg_verify_args_default(lg_verify_args *a)
     a->eps = -1;
 }
 
+void lg_verify_args_free(lg_verify_args *a)
+{
+    free(a->indices);
+    a->indices = NULL;
+    a->n_indices = 0;
+    if (a->ds_loaded) lg_dataset_free(&a->ds);
+    a->ds_loaded = 0;
+}
+
+int lg_verify_args_index(lg_verify_args *a, const char *cmd, const char *spec)
+{
+    static const long max_ix = 1L << 30;
+    long *ix = NULL;
+    size_t n = 0, cap = 0;
+    const char *p = spec;
+    for (;;) {
+        long lo, hi;
+        char *end;
+        errno = 0;
+        if (!(*p >= '0' && *p <= '9')) goto bad;
+        lo = strtol(p, &end, 10);
+        if (errno || lo > max_ix) goto bad;
+        hi = lo;
+        if (*end == '-') {
+            p = end + 1;
+            if (!(*p >= '0' && *p <= '9')) goto bad;
+            hi = strtol(p, &end, 10);
+            if (errno || hi > max_ix) goto bad;
+            if (hi < lo) {
+                free(ix);
+                return lg_cli_usage(cmd, "--index: range %ld-%ld ends before it starts (in '%s')", lo, hi, spec);
+            }
+        }
+        if ((size_t)(hi - lo) + n >= LG_VERIFY_MAX_INDICES) {
+            free(ix);
+            return lg_cli_usage(cmd, "--index: at most %d instances in one run, '%s' has more", LG_VERIFY_MAX_INDICES,
+                                spec);
+        }
+        for (long v = lo; v <= hi; v++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 16;
+                long *nx = realloc(ix, cap * sizeof *nx);
+                if (!nx) {
+                    free(ix);
+                    fprintf(stderr, "lgelu %s: out of memory\n", cmd);
+                    return 2;
+                }
+                ix = nx;
+            }
+            ix[n++] = v;
+        }
+        if (*end == '\0') break;
+        if (*end != ',') goto bad;
+        p = end + 1;
+    }
+    free(a->indices);
+    a->indices = ix;
+    a->n_indices = (int)n;
+    a->index = ix[0];
+    return 0;
+bad:
+    free(ix);
+    return lg_cli_usage(cmd, "--index: expected an integer in [0, %ld], a range A-B or a comma list of both "
+                        "(e.g. 0-9,15,20-22), got '%s'", max_ix, spec);
+}
+
 int lg_verify_args_check(const char *cmd, const lg_verify_args *a)
 {
     if (a->vnnlib) {
@@ -93,7 +159,6 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
     }
     double *x0 = malloc((size_t)net->n_in * sizeof *x0);
     double *y = malloc(((size_t)2 * (size_t)lg_net_max_width(net) + (size_t)no) * sizeof *y);
-    lg_dataset ds = {0};
     int label = (int)a->label;
     if (!x0 || !y) {
         st = lg_fail(LG_ERR_NOMEM, "out of memory");
@@ -116,9 +181,14 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
         }
     } else {
         snprintf(a->instance, sizeof a->instance, "index=%ld eps=%g", a->index, a->eps);
-        if ((st = lg_data_load_spec(&ds, a->data, "test")) != LG_OK) goto fail;
-        if ((st = lg_dataset_require_exact(&ds, a->data)) != LG_OK) goto fail;
-        if ((st = lg_dataset_fit(&ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
+        if (!a->ds_loaded) {
+            memset(&a->ds, 0, sizeof a->ds);
+            if ((st = lg_data_load_spec(&a->ds, a->data, "test")) != LG_OK) goto fail;
+            a->ds_loaded = 1;
+            if ((st = lg_dataset_require_exact(&a->ds, a->data)) != LG_OK) goto fail;
+            if ((st = lg_dataset_fit(&a->ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
+        }
+        const lg_dataset ds = a->ds;
         if ((size_t)a->index >= ds.n) {
             st = lg_fail(LG_ERR_ARG, "--index: expected an integer in [0, %zu] (the test set of %s has %zu examples), got %ld",
                          ds.n ? ds.n - 1 : 0, a->data, ds.n, a->index);
@@ -134,7 +204,10 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
     a->label = label;
     st = lg_prop_robustness(prop, x0, net->n_in, a->eps, 0.0, 1.0, label, no, a->margin);
 fail:
-    lg_dataset_free(&ds);
+    if (st != LG_OK && a->ds_loaded) { /* not a usable data set: read it again next time */
+        lg_dataset_free(&a->ds);
+        a->ds_loaded = 0;
+    }
     free(x0);
     free(y);
     return st;

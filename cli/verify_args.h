@@ -6,6 +6,7 @@
 #ifndef LG_CLI_VERIFY_ARGS_H
 #define LG_CLI_VERIFY_ARGS_H
 
+#include "core/idx.h"
 #include "core/net.h"
 #include "verify/prop.h"
 
@@ -13,15 +14,28 @@ typedef struct lg_verify_args {
     const char *vnnlib;   /* --vnnlib P */
     const char *data;     /* --data DIR */
     const char *input;    /* --input FILE (one input: .npy or text, cli/inputs.h) */
-    long index;           /* --index I (−1 unset) */
+    long index;           /* --index I (−1 unset); in a batch, the instance being built */
+    long *indices;        /* --index LIST (lg_verify_args_index): every index in the order given, owned */
+    int n_indices;
     long label;           /* --label L for --input (−1: the network's prediction); set to the
                              label used once the robustness property is built */
     double eps;           /* --eps E (< 0 unset) */
     double margin;        /* --margin K */
     char instance[512];   /* name for reports: the vnnlib path or "index=I eps=E" */
+    lg_dataset ds;        /* the --data test split, loaded by the first --index property and kept */
+    int ds_loaded;
 } lg_verify_args;
 
 void lg_verify_args_default(lg_verify_args *a);
+/* Release indices and the kept data set. */
+void lg_verify_args_free(lg_verify_args *a);
+
+/* Parse --index: an integer, a range A-B (A ≤ B) or a comma list of both
+ * ("0-9,15,20-22"), at most LG_VERIFY_MAX_INDICES in all. Sets indices,
+ * n_indices and index (the first). 0, or prints a usage error for `cmd` and
+ * returns 2. */
+#define LG_VERIFY_MAX_INDICES (1 << 20)
+int lg_verify_args_index(lg_verify_args *a, const char *cmd, const char *spec);
 
 /* Check the combination of options: 0 ok, else prints a usage error for
  * `cmd` and returns 2. */

@@ -13,6 +13,7 @@
 int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
                              const double *slack)
 {
+    if (!lg_net_is_chain(net)) return -1; /* graphs: none certified until the enclosure takes them */
     int w = lg_net_max_width(net), n_out = lg_net_n_out(net);
     for (int i = 0; i < net->n_in; i++)
         if (!isfinite(x[i])) return -2;

@@ -253,6 +253,7 @@ static int lg_exact_finite_terms(int n_out, int n_terms, const lg_term *terms, c
 int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
                            const double *slack)
 {
+    if (!lg_net_is_chain(net)) return -1; /* graphs: no witness accepted until the exact pass takes them */
     int n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++)
         if (net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU)

@@ -114,9 +114,21 @@ static void lg_conv_mul1_t(const lg_conv *c, const double *W, const double *a, d
         }
 }
 
-void lg_layer_mul(const lg_layer *L, int m, const double *X, double *Y, int absw, int accumulate)
+void lg_linear_mul(const lg_linear *L, int m, const double *X, double *Y, int absw, int accumulate)
 {
     int n = L->n_out, ni = L->n_in;
+    if (L->kind == LG_LAYER_INDEX) {
+        /* y[o] = x[map[o]], 0 where map[o] < 0; |W| = W (entries 0 or 1) */
+        for (int r = 0; r < m; r++) {
+            const double *x = X + (size_t)r * (size_t)ni;
+            double *y = Y + (size_t)r * (size_t)n;
+            for (int o = 0; o < n; o++) {
+                double v = L->map[o] >= 0 ? x[L->map[o]] : 0.0;
+                y[o] = accumulate ? y[o] + v : v;
+            }
+        }
+        return;
+    }
     if (L->kind == LG_LAYER_CONV2D) {
         /* per image: Y[c_out][hw] = kernel[c_out][K]·im2col(x)[K][hw] (one dgemm); the direct
          * loops when out of memory, or with |W| when x is not finite (they skip zero weights) */
@@ -159,9 +171,20 @@ void lg_layer_mul(const lg_layer *L, int m, const double *X, double *Y, int absw
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, ni, 1.0, X, ni, L->W, ni, beta, Y, n);
 }
 
-void lg_layer_mul_t(const lg_layer *L, int m, const double *A, double *Y, int absw)
+void lg_linear_mul_t(const lg_linear *L, int m, const double *A, double *Y, int absw)
 {
     int n = L->n_out, ni = L->n_in;
+    if (L->kind == LG_LAYER_INDEX) {
+        /* y[i] = Σ_{o: map[o] = i} a[o] */
+        for (int r = 0; r < m; r++) {
+            const double *a = A + (size_t)r * (size_t)n;
+            double *y = Y + (size_t)r * (size_t)ni;
+            memset(y, 0, (size_t)ni * sizeof *y);
+            for (int o = 0; o < n; o++)
+                if (L->map[o] >= 0) y[L->map[o]] += a[o];
+        }
+        return;
+    }
     if (L->kind == LG_LAYER_CONV2D) {
         /* per row: col[K][hw] = kernelᵀ[K][c_out]·a[c_out][hw] (one dgemm), then col2im */
         const lg_conv *c = &L->conv;
@@ -201,8 +224,9 @@ void lg_layer_mul_t(const lg_layer *L, int m, const double *A, double *Y, int ab
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, n, 1.0, A, n, L->W, ni, 0.0, Y, ni);
 }
 
-int lg_layer_row_cap(const lg_layer *L)
+int lg_linear_row_cap(const lg_linear *L)
 {
+    if (L->kind == LG_LAYER_INDEX) return 1;
     if (L->kind == LG_LAYER_CONV2D) return L->conv.c_in * L->conv.kh * L->conv.kw;
     return L->n_in;
 }
@@ -211,7 +235,9 @@ int lg_net_row_alloc(const lg_net *net, int **idx, double **w)
 {
     int cap = 1;
     for (int k = 0; k < net->n_layers; k++)
-        if (lg_layer_row_cap(&net->layers[k]) > cap) cap = lg_layer_row_cap(&net->layers[k]);
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
+            if (lg_linear_row_cap(lg_layer_lin(&net->layers[k], t)) > cap)
+                cap = lg_linear_row_cap(lg_layer_lin(&net->layers[k], t));
     *idx = malloc((size_t)cap * sizeof **idx);
     *w = malloc((size_t)cap * sizeof **w);
     if (*idx && *w) return 0;
@@ -222,8 +248,14 @@ int lg_net_row_alloc(const lg_net *net, int **idx, double **w)
     return -1;
 }
 
-int lg_layer_row_nz(const lg_layer *L, int o, int *idx, double *w)
+int lg_linear_row_nz(const lg_linear *L, int o, int *idx, double *w)
 {
+    if (L->kind == LG_LAYER_INDEX) {
+        if (L->map[o] < 0) return 0;
+        idx[0] = L->map[o];
+        w[0] = 1.0;
+        return 1;
+    }
     if (L->kind != LG_LAYER_CONV2D) {
         const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
         for (int i = 0; i < L->n_in; i++) {
@@ -250,8 +282,13 @@ int lg_layer_row_nz(const lg_layer *L, int o, int *idx, double *w)
     return n;
 }
 
-const double *lg_layer_row(const lg_layer *L, int o, double *row)
+const double *lg_linear_row(const lg_linear *L, int o, double *row)
 {
+    if (L->kind == LG_LAYER_INDEX) {
+        memset(row, 0, (size_t)L->n_in * sizeof *row);
+        if (L->map[o] >= 0) row[L->map[o]] = 1.0;
+        return row;
+    }
     if (L->kind != LG_LAYER_CONV2D) return L->W + (size_t)o * (size_t)L->n_in;
     const lg_conv *c = &L->conv;
     memset(row, 0, (size_t)L->n_in * sizeof *row);
@@ -271,3 +308,12 @@ const double *lg_layer_row(const lg_layer *L, int o, double *row)
         }
     return row;
 }
+
+void lg_layer_mul(const lg_layer *L, int m, const double *X, double *Y, int absw, int accumulate)
+{
+    lg_linear_mul(&L->lin, m, X, Y, absw, accumulate);
+}
+void lg_layer_mul_t(const lg_layer *L, int m, const double *A, double *Y, int absw) { lg_linear_mul_t(&L->lin, m, A, Y, absw); }
+int lg_layer_row_cap(const lg_layer *L) { return lg_linear_row_cap(&L->lin); }
+int lg_layer_row_nz(const lg_layer *L, int o, int *idx, double *w) { return lg_linear_row_nz(&L->lin, o, idx, w); }
+const double *lg_layer_row(const lg_layer *L, int o, double *row) { return lg_linear_row(&L->lin, o, row); }

@@ -1,4 +1,10 @@
-/* linop.h — a layer's linear part W applied through its structure.
+/* linop.h — a linear operator (core/net.h lg_linear: a layer's own term or
+ * a further term of a graph layer) applied through its structure.
+ *
+ * The lg_linear_* calls take one term; the lg_layer_* calls are the same on
+ * a layer's own term (L->lin). An index map (Pad, Slice, Concat part, …) is
+ * applied as its table: its |W| is itself, its rows have at most one entry
+ * (a 1), and its transpose scatters.
  *
  * Every stage that needs W of a layer as a matrix (bounds, back-
  * substitution, α/β-CROWN, the certified deviation, the attack's gradient,
@@ -23,6 +29,12 @@
 
 #include "core/net.h"
 
+void lg_linear_mul(const lg_linear *L, int m, const double *X, double *Y, int absw, int accumulate);
+void lg_linear_mul_t(const lg_linear *L, int m, const double *A, double *Y, int absw);
+int lg_linear_row_cap(const lg_linear *L);
+int lg_linear_row_nz(const lg_linear *L, int o, int *idx, double *w);
+const double *lg_linear_row(const lg_linear *L, int o, double *row);
+
 /* Y[m][n_out] = X[m][n_in]·Wᵀ (+ Y when accumulate); with absw, |W| in place
  * of W and zero weights skipped (an infinite x times a zero weight adds 0). */
 void lg_layer_mul(const lg_layer *L, int m, const double *X, double *Y, int absw, int accumulate);
@@ -40,7 +52,7 @@ int lg_layer_row_cap(const lg_layer *L);
  * input, zeros included). idx and w hold lg_layer_row_cap(L) entries. */
 int lg_layer_row_nz(const lg_layer *L, int o, int *idx, double *w);
 
-/* Allocate idx and w with room for the largest row of any layer of net
+/* Allocate idx and w with room for the largest row of any term of any layer of net
  * (the caller frees both): 0, or −1 out of memory (both NULL). */
 int lg_net_row_alloc(const lg_net *net, int **idx, double **w);
 

@@ -1,30 +1,50 @@
 #include "core/net.h"
 
+#include "core/linop.h"
+
 #include <cblas.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Point each layer's W and b into net->params (W_k then b_k, in order). */
+/* Point each layer's W and b, its further terms, their weights and every
+ * index map into the net's allocations (layer by layer: W_0, b, then the
+ * further terms' weights; maps in the same order). */
 static void lg_net_carve(lg_net *net)
 {
     double *p = net->params;
+    int *m = net->maps;
+    lg_linear *tp = net->terms;
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        L->W = p;
-        p += lg_layer_n_weights(L);
-        L->b = p;
-        p += (size_t)L->n_out;
+        L->terms = L->n_terms > 0 ? tp : NULL;
+        tp += L->n_terms;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            lg_linear *A = lg_layer_lin_mut(L, t);
+            size_t nw = lg_linear_n_weights(A);
+            A->W = A->kind == LG_LAYER_INDEX ? NULL : p;
+            p += nw;
+            if (t == 0) {
+                L->b = p;
+                p += (size_t)L->n_out;
+            }
+            A->map = A->kind == LG_LAYER_INDEX ? m : NULL;
+            if (A->kind == LG_LAYER_INDEX) m += A->n_out;
+        }
     }
 }
 
-size_t lg_layer_n_weights(const lg_layer *L)
+size_t lg_linear_n_weights(const lg_linear *A)
 {
-    if (L->kind == LG_LAYER_CONV2D)
-        return (size_t)L->conv.c_out * (size_t)L->conv.c_in * (size_t)L->conv.kh * (size_t)L->conv.kw;
-    return (size_t)L->n_out * (size_t)L->n_in;
+    if (A->kind == LG_LAYER_INDEX) return 0;
+    if (A->kind == LG_LAYER_CONV2D)
+        return (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw;
+    return (size_t)A->n_out * (size_t)A->n_in;
 }
+
+size_t lg_layer_n_weights(const lg_layer *L) { return lg_linear_n_weights(&L->lin); }
 
 int lg_conv_out_size(int n_in, int k, int s, int p)
 {
@@ -56,50 +76,123 @@ lg_status lg_net_init_conv(lg_net *net, int n_layers, const int *dims, const lg_
     memset(net, 0, sizeof *net);
     if (n_layers < 1 || n_layers > LG_NET_MAX_LAYERS)
         return lg_fail(LG_ERR_ARG, "network needs 1..%d layers, got %d", LG_NET_MAX_LAYERS, n_layers);
-    size_t total = 0;
     for (int k = 0; k <= n_layers; k++)
         if (dims[k] < 1 || dims[k] > LG_NET_MAX_DIM)
             return lg_fail(LG_ERR_ARG, "layer size %d is %d, expected 1..%d", k, dims[k], LG_NET_MAX_DIM);
+    lg_layer_spec *sp = malloc((size_t)n_layers * sizeof *sp);
+    lg_linear *tm = calloc((size_t)n_layers, sizeof *tm);
+    if (!sp || !tm) {
+        free(sp);
+        free(tm);
+        return lg_fail(LG_ERR_NOMEM, "out of memory");
+    }
     for (int k = 0; k < n_layers; k++) {
         const lg_conv *c = convs && convs[k] && convs[k]->c_out > 0 ? convs[k] : NULL;
-        if (c) {
-            if (!lg_conv_ok(c) || c->c_in * c->h_in * c->w_in != dims[k] || c->c_out * c->h_out * c->w_out != dims[k + 1])
-                return lg_fail(LG_ERR_ARG,
-                               "layer %d: conv geometry %dx%dx%d -> %dx%dx%d (kernel %dx%d, stride %dx%d, padding %dx%d) "
-                               "is inconsistent or does not match sizes %d -> %d",
-                               k, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
-                               c->ph, c->pw, dims[k], dims[k + 1]);
-            total += (size_t)c->c_out * (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw + (size_t)dims[k + 1];
-        } else {
-            total += (size_t)dims[k + 1] * ((size_t)dims[k] + 1);
-        }
-        if (total > LG_NET_MAX_PARAMS)
-            return lg_fail(LG_ERR_ARG, "network has more than %zu parameters", LG_NET_MAX_PARAMS);
+        tm[k].kind = c ? LG_LAYER_CONV2D : LG_LAYER_DENSE;
+        if (c) tm[k].conv = *c;
+        tm[k].n_in = dims[k];
+        tm[k].src = k - 1;
+        sp[k] = (lg_layer_spec){dims[k + 1], k + 1 < n_layers ? hidden : LG_ACT_IDENTITY, 1, &tm[k]};
     }
+    lg_status st = lg_net_build(net, dims[0], n_layers, sp);
+    free(sp);
+    free(tm);
+    return st;
+}
+
+/* Check one term of layer k against the shapes so far; LG_OK or a message. */
+static lg_status lg_term_check(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code)
+{
+    if (A->src < LG_NET_INPUT || A->src >= k)
+        return lg_fail(code, "layer %d, term %d: reads node %d, expected the input (%d) or an earlier layer (0..%d)", k,
+                       t, A->src, LG_NET_INPUT, k - 1);
+    int w = A->src == LG_NET_INPUT ? net->n_in : net->layers[A->src].n_out;
+    if (A->n_in != w)
+        return lg_fail(code, "layer %d, term %d: takes %d inputs but node %d gives %d", k, t, A->n_in, A->src, w);
+    if (A->kind == LG_LAYER_CONV2D) {
+        const lg_conv *c = &A->conv;
+        if (!lg_conv_ok(c) || c->c_in * c->h_in * c->w_in != A->n_in || c->c_out * c->h_out * c->w_out != n_out)
+            return lg_fail(code,
+                           "layer %d, term %d: conv geometry %dx%dx%d -> %dx%dx%d (kernel %dx%d, stride %dx%d, "
+                           "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
+                           k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
+                           c->ph, c->pw, A->n_in, n_out);
+    } else if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_INDEX) {
+        return lg_fail(code, "layer %d, term %d: unknown operator kind %d", k, t, (int)A->kind);
+    }
+    return LG_OK;
+}
+
+lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec *specs)
+{
+    memset(net, 0, sizeof *net);
+    if (n_layers < 1 || n_layers > LG_NET_MAX_LAYERS)
+        return lg_fail(LG_ERR_ARG, "network needs 1..%d layers, got %d", LG_NET_MAX_LAYERS, n_layers);
+    if (n_in < 1 || n_in > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_ARG, "input size is %d, expected 1..%d", n_in, LG_NET_MAX_DIM);
     net->layers = calloc((size_t)n_layers, sizeof *net->layers);
-    net->params = calloc(total, sizeof *net->params);
-    if (!net->layers || !net->params) {
-        lg_net_free(net);
-        return lg_fail(LG_ERR_NOMEM, "cannot allocate a network of %zu parameters", total);
-    }
-    net->n_in = dims[0];
+    if (!net->layers) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    net->n_in = n_in;
     net->n_layers = n_layers;
-    net->n_params = total;
     net->t = 0.1;
+    size_t total = 0, nmap = 0, nterm = 0;
+    lg_status st = LG_OK;
     for (int k = 0; k < n_layers; k++) {
+        const lg_layer_spec *sp = &specs[k];
         lg_layer *L = &net->layers[k];
-        L->kind = LG_LAYER_DENSE;
-        if (convs && convs[k] && convs[k]->c_out > 0) {
-            L->kind = LG_LAYER_CONV2D;
-            L->conv = *convs[k];
+        if (sp->n_out < 1 || sp->n_out > LG_NET_MAX_DIM) {
+            st = lg_fail(LG_ERR_ARG, "layer %d: size %d, expected 1..%d", k, sp->n_out, LG_NET_MAX_DIM);
+            goto fail;
         }
-        L->n_in = dims[k];
-        L->n_out = dims[k + 1];
-        L->act = k + 1 < n_layers ? hidden : LG_ACT_IDENTITY;
+        if (sp->n_terms < 1 || sp->n_terms > LG_NET_MAX_LAYERS + 1) {
+            st = lg_fail(LG_ERR_ARG, "layer %d: %d linear terms, expected 1..%d", k, sp->n_terms, LG_NET_MAX_LAYERS + 1);
+            goto fail;
+        }
+        L->n_out = sp->n_out;
+        for (int t = 0; t < sp->n_terms; t++) {
+            lg_linear A = sp->terms[t];
+            A.n_out = sp->n_out;
+            A.W = NULL;
+            A.map = NULL;
+            if (A.kind != LG_LAYER_CONV2D) memset(&A.conv, 0, sizeof A.conv);
+            if ((st = lg_term_check(net, k, t, &A, sp->n_out, LG_ERR_ARG)) != LG_OK) goto fail;
+            total += lg_linear_n_weights(&A);
+            if (A.kind == LG_LAYER_INDEX) nmap += (size_t)A.n_out;
+            if (t == 0) L->lin = A;
+        }
+        total += (size_t)sp->n_out;
+        nterm += (size_t)sp->n_terms - 1;
+        L->n_terms = sp->n_terms - 1;
+        L->act = sp->act;
         L->lambda = lg_act_param_init(L->act, net->t, &L->s);
+        if (total > LG_NET_MAX_PARAMS || nmap > LG_NET_MAX_PARAMS) {
+            st = lg_fail(LG_ERR_ARG, "network has more than %zu parameters", LG_NET_MAX_PARAMS);
+            goto fail;
+        }
     }
+    net->params = calloc(total ? total : 1, sizeof *net->params);
+    net->maps = nmap ? calloc(nmap, sizeof *net->maps) : NULL;
+    net->terms = nterm ? calloc(nterm, sizeof *net->terms) : NULL;
+    if (!net->params || (nmap && !net->maps) || (nterm && !net->terms)) {
+        st = lg_fail(LG_ERR_NOMEM, "cannot allocate a network of %zu parameters", total);
+        goto fail;
+    }
+    net->n_params = total;
+    net->n_maps = nmap;
+    net->n_terms = (int)nterm;
+    lg_linear *tp = net->terms;
+    for (int k = 0; k < n_layers; k++)
+        for (int t = 1; t < specs[k].n_terms; t++) {
+            *tp = specs[k].terms[t];
+            tp->n_out = specs[k].n_out;
+            if (tp->kind != LG_LAYER_CONV2D) memset(&tp->conv, 0, sizeof tp->conv);
+            tp++;
+        }
     lg_net_carve(net);
     return LG_OK;
+fail:
+    lg_net_free(net);
+    return st;
 }
 
 void lg_net_free(lg_net *net)
@@ -108,6 +201,8 @@ void lg_net_free(lg_net *net)
     free(net->params);
     free(net->in_sub);
     free(net->in_div);
+    free(net->terms);
+    free(net->maps);
     memset(net, 0, sizeof *net);
 }
 
@@ -125,12 +220,22 @@ lg_status lg_net_copy(lg_net *dst, const lg_net *src)
     dst->params = lg_dup(src->params, src->n_params);
     if (!dst->layers || !dst->params) goto fail;
     memcpy(dst->layers, src->layers, (size_t)src->n_layers * sizeof *dst->layers);
+    if (src->n_terms) {
+        if (!(dst->terms = malloc((size_t)src->n_terms * sizeof *dst->terms))) goto fail;
+        memcpy(dst->terms, src->terms, (size_t)src->n_terms * sizeof *dst->terms);
+    }
+    if (src->n_maps) {
+        if (!(dst->maps = malloc(src->n_maps * sizeof *dst->maps))) goto fail;
+        memcpy(dst->maps, src->maps, src->n_maps * sizeof *dst->maps);
+    }
     if (src->in_sub && !(dst->in_sub = lg_dup(src->in_sub, (size_t)src->n_in))) goto fail;
     if (src->in_div && !(dst->in_div = lg_dup(src->in_div, (size_t)src->n_in))) goto fail;
     dst->n_in = src->n_in;
     dst->n_layers = src->n_layers;
     dst->t = src->t;
     dst->n_params = src->n_params;
+    dst->n_terms = src->n_terms;
+    dst->n_maps = src->n_maps;
     lg_net_carve(dst);
     return LG_OK;
 fail:
@@ -222,8 +327,36 @@ bad:
 int lg_net_has_conv(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++)
-        if (net->layers[k].kind == LG_LAYER_CONV2D) return 1;
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
+            if (lg_layer_lin(&net->layers[k], t)->kind == LG_LAYER_CONV2D) return 1;
     return 0;
+}
+
+int lg_net_node_width(const lg_net *net, int node) { return node < 0 ? net->n_in : net->layers[node].n_out; }
+
+int lg_net_is_chain(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX) return 0;
+    }
+    return 1;
+}
+
+lg_status lg_net_require_chain(const lg_net *net, const char *stage)
+{
+    if (lg_net_is_chain(net)) return LG_OK;
+    return lg_fail(LG_ERR_ARG, "%s does not take networks with skip connections, sums or index maps yet", stage);
+}
+
+size_t lg_net_nodes_len(const lg_net *net) { return lg_net_node_offset(net, net->n_layers); }
+
+size_t lg_net_node_offset(const lg_net *net, int node)
+{
+    size_t off = (size_t)net->n_in;
+    if (node < 0) return 0;
+    for (int k = 0; k < node; k++) off += (size_t)net->layers[k].n_out;
+    return off;
 }
 
 /* Direct convolution: out[co][oy][ox] = b[.] + Σ W[co][ci][ky][kx]·x[ci][iy][ix],
@@ -257,11 +390,13 @@ void lg_conv_forward(const lg_layer *L, const double *x, double *out)
 size_t lg_net_dense_bytes(const lg_net *net)
 {
     size_t total = 0;
-    for (int k = 0; k < net->n_layers; k++) {
-        size_t n = ((size_t)net->layers[k].n_out) * ((size_t)net->layers[k].n_in + 1);
-        if (n > SIZE_MAX / sizeof(double) - total / sizeof(double)) return SIZE_MAX;
-        total += n * sizeof(double);
-    }
+    for (int k = 0; k < net->n_layers; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) {
+            const lg_linear *A = lg_layer_lin(&net->layers[k], t);
+            size_t n = (size_t)A->n_out * ((size_t)A->n_in + (t == 0));
+            if (n > SIZE_MAX / sizeof(double) - total / sizeof(double)) return SIZE_MAX;
+            total += n * sizeof(double);
+        }
     return total;
 }
 
@@ -297,12 +432,27 @@ lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
                        "the convolutions written as dense matrices would take %.1f MB, above the cap of %.1f MB; "
                        "this network is too large to verify as a dense net",
                        (double)need / 1048576.0, (double)max_bytes / 1048576.0);
-    int *dims = malloc(((size_t)src->n_layers + 1) * sizeof *dims);
-    if (!dims) return lg_fail(LG_ERR_NOMEM, "out of memory");
-    dims[0] = src->n_in;
-    for (int k = 0; k < src->n_layers; k++) dims[k + 1] = src->layers[k].n_out;
-    lg_status st = lg_net_init(dst, src->n_layers, dims, LG_ACT_IDENTITY);
-    free(dims);
+    int nt = src->n_layers + src->n_terms;
+    lg_layer_spec *sp = malloc((size_t)src->n_layers * sizeof *sp);
+    lg_linear *tm = malloc((size_t)nt * sizeof *tm);
+    if (!sp || !tm) {
+        free(sp);
+        free(tm);
+        return lg_fail(LG_ERR_NOMEM, "out of memory");
+    }
+    lg_linear *tp = tm;
+    for (int k = 0; k < src->n_layers; k++) {
+        const lg_layer *S = &src->layers[k];
+        sp[k] = (lg_layer_spec){S->n_out, LG_ACT_IDENTITY, lg_layer_n_lin(S), tp};
+        for (int t = 0; t < lg_layer_n_lin(S); t++) {
+            *tp = *lg_layer_lin(S, t);
+            tp->kind = LG_LAYER_DENSE;
+            tp++;
+        }
+    }
+    lg_status st = lg_net_build(dst, src->n_in, src->n_layers, sp);
+    free(sp);
+    free(tm);
     if (st != LG_OK) return st;
     dst->t = src->t;
     for (int k = 0; k < src->n_layers; k++) {
@@ -312,11 +462,18 @@ lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
         D->lambda = S->lambda;
         D->s = S->s;
         memcpy(D->b, S->b, (size_t)S->n_out * sizeof *D->b);
-        if (S->kind != LG_LAYER_CONV2D) {
-            memcpy(D->W, S->W, (size_t)S->n_out * (size_t)S->n_in * sizeof *D->W);
-            continue;
+        for (int t = 0; t < lg_layer_n_lin(S); t++) {
+            const lg_linear *A = lg_layer_lin(S, t);
+            double *W = lg_layer_lin_mut(D, t)->W;
+            if (A->kind == LG_LAYER_CONV2D)
+                lg_conv_kernel_dense(&A->conv, A->W, W);
+            else if (A->kind == LG_LAYER_INDEX)
+                for (int o = 0; o < A->n_out; o++) {
+                    if (A->map[o] >= 0) W[(size_t)o * (size_t)A->n_in + (size_t)A->map[o]] = 1.0;
+                }
+            else
+                memcpy(W, A->W, (size_t)A->n_out * (size_t)A->n_in * sizeof *W);
         }
-        lg_conv_kernel_dense(&S->conv, S->W, D->W);
     }
     if (src->in_sub && !(dst->in_sub = lg_dup(src->in_sub, (size_t)src->n_in))) goto oom;
     if (src->in_div && !(dst->in_div = lg_dup(src->in_div, (size_t)src->n_in))) goto oom;
@@ -348,8 +505,39 @@ static void lg_net_normalise(const lg_net *net, const double *x, double *out, si
         }
 }
 
+void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, double *pre)
+{
+    lg_net_normalise(net, x, vals, 1);
+    size_t off = (size_t)net->n_in;
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        double *z = vals + off;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            lg_linear_mul(A, 1, vals + lg_net_node_offset(net, A->src), z, 0, t > 0);
+        }
+        for (int o = 0; o < L->n_out; o++) {
+            z[o] += L->b[o];
+            if (pre) pre[off + (size_t)o] = z[o];
+            z[o] = lg_act_eval(L->act, z[o], L->lambda);
+        }
+        off += (size_t)L->n_out;
+    }
+}
+
 void lg_net_forward(const lg_net *net, const double *x, double *y, double *scratch)
 {
+    if (!lg_net_is_chain(net)) {
+        double *vals = malloc(lg_net_nodes_len(net) * sizeof *vals);
+        if (!vals) {
+            for (int o = 0; o < lg_net_n_out(net); o++) y[o] = NAN;
+            return;
+        }
+        lg_net_forward_nodes(net, x, vals, NULL);
+        memcpy(y, vals + lg_net_node_offset(net, net->n_layers - 1), (size_t)lg_net_n_out(net) * sizeof *y);
+        free(vals);
+        return;
+    }
     int w = lg_net_max_width(net);
     double *a = scratch, *z = scratch + w;
     lg_net_normalise(net, x, a, 1);
@@ -400,6 +588,17 @@ void lg_conv_im2col(const lg_conv *c, const double *x, double *col)
 lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, size_t n)
 {
     if (n == 0) return LG_OK;
+    if (!lg_net_is_chain(net)) {
+        size_t len = lg_net_nodes_len(net), no = (size_t)lg_net_n_out(net);
+        double *vals = malloc(len * sizeof *vals);
+        if (!vals) return lg_fail(LG_ERR_NOMEM, "cannot allocate forward buffers for %zu values", len);
+        for (size_t r = 0; r < n; r++) {
+            lg_net_forward_nodes(net, X + r * (size_t)net->n_in, vals, NULL);
+            memcpy(Y + r * no, vals + len - no, no * sizeof *Y);
+        }
+        free(vals);
+        return LG_OK;
+    }
     size_t w = (size_t)lg_net_max_width(net), ncol = 1;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_conv *c = &net->layers[k].conv;
@@ -449,17 +648,22 @@ lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, si
 lg_status lg_net_validate(const lg_net *net)
 {
     if (net->n_layers < 1 || net->n_in < 1) return lg_fail(LG_ERR_FORMAT, "network has no layers or no inputs");
-    int prev = net->n_in;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_DENSE && L->kind != LG_LAYER_CONV2D)
-            return lg_fail(LG_ERR_FORMAT, "layer %d: unknown layer kind %d", k, (int)L->kind);
-        if (L->kind == LG_LAYER_CONV2D &&
-            (!lg_conv_ok(&L->conv) || L->conv.c_in * L->conv.h_in * L->conv.w_in != L->n_in ||
-             L->conv.c_out * L->conv.h_out * L->conv.w_out != L->n_out))
-            return lg_fail(LG_ERR_FORMAT, "layer %d: inconsistent conv geometry", k);
-        if (L->n_in != prev)
-            return lg_fail(LG_ERR_FORMAT, "layer %d: takes %d inputs but the previous layer gives %d", k, L->n_in, prev);
+        if (L->n_terms < 0) return lg_fail(LG_ERR_FORMAT, "layer %d: %d further terms", k, L->n_terms);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            lg_status st = lg_term_check(net, k, t, A, L->n_out, LG_ERR_FORMAT);
+            if (st != LG_OK) return st;
+            if (A->n_out != L->n_out)
+                return lg_fail(LG_ERR_FORMAT, "layer %d, term %d: gives %d values, the layer has %d", k, t, A->n_out,
+                               L->n_out);
+            if (A->kind == LG_LAYER_INDEX)
+                for (int o = 0; o < A->n_out; o++)
+                    if (A->map[o] < -1 || A->map[o] >= A->n_in)
+                        return lg_fail(LG_ERR_FORMAT, "layer %d, term %d: index map entry %d = %d, expected -1..%d", k,
+                                       t, o, A->map[o], A->n_in - 1);
+        }
         if (!lg_act_name(L->act)) return lg_fail(LG_ERR_FORMAT, "layer %d: unknown activation %d", k, (int)L->act);
         if (!lg_act_param_ok(L->act, L->lambda)) {
             const lg_act_info *ai = lg_act_info_of(L->act);
@@ -468,20 +672,25 @@ lg_status lg_net_validate(const lg_net *net)
         }
         if (!isfinite(L->s))
             return lg_fail(LG_ERR_FORMAT, "layer %d: raw hardness parameter s = %g; NaN/Inf refused", k, L->s);
-        prev = L->n_out;
     }
     if (!(net->t > 0) || !isfinite(net->t))
         return lg_fail(LG_ERR_FORMAT, "temperature t = %g, expected a finite value > 0", net->t);
     /* name the field of the first non-finite parameter (W_k[o][i] or b_k[o]) */
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        size_t nw = lg_layer_n_weights(L);
-        for (size_t i = 0; i < nw; i++)
-            if (!isfinite(L->W[i]) && L->kind == LG_LAYER_CONV2D)
-                return lg_fail(LG_ERR_FORMAT, "layer %d: kernel weight %zu = %g; NaN/Inf refused", k, i, L->W[i]);
-            else if (!isfinite(L->W[i]))
-                return lg_fail(LG_ERR_FORMAT, "layer %d: weight W[%zu][%zu] = %g; NaN/Inf refused", k,
-                               i / (size_t)L->n_in, i % (size_t)L->n_in, L->W[i]);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            size_t nw = lg_linear_n_weights(A);
+            char tn[32] = "";
+            if (t > 0) snprintf(tn, sizeof tn, ", term %d", t);
+            for (size_t i = 0; i < nw; i++)
+                if (!isfinite(A->W[i]) && A->kind == LG_LAYER_CONV2D)
+                    return lg_fail(LG_ERR_FORMAT, "layer %d%s: kernel weight %zu = %g; NaN/Inf refused", k, tn, i,
+                                   A->W[i]);
+                else if (!isfinite(A->W[i]))
+                    return lg_fail(LG_ERR_FORMAT, "layer %d%s: weight W[%zu][%zu] = %g; NaN/Inf refused", k, tn,
+                                   i / (size_t)A->n_in, i % (size_t)A->n_in, A->W[i]);
+        }
         for (int o = 0; o < L->n_out; o++)
             if (!isfinite(L->b[o]))
                 return lg_fail(LG_ERR_FORMAT, "layer %d: bias b[%d] = %g; NaN/Inf refused", k, o, L->b[o]);

@@ -1,8 +1,14 @@
 /* net.h — the network type shared by every stage.
  *
- * An lg_net is a feed-forward chain of layers. Each layer is an affine map
- * (today: dense, z = W·x + b) followed by an activation (identity, relu, gelu,
- * lgelu with its hardness λ and raw parameter s, DESIGN.md §1). An optional
+ * An lg_net is a graph over one input, its layers in topological order
+ * (DESIGN.md §1 "The network as a graph"). Layer k computes
+ *   z_k = Σ_t A_t·out(src_t) + b_k,   out_k = act_k(z_k),
+ * a sum of linear operators (dense, conv, or an index map: Pad, Slice,
+ * Concat part, Transpose, …) applied to the input or to earlier layers'
+ * outputs. A chain is the case of one term per layer reading the layer
+ * before it; its layers read as they always have (L->W, L->conv, …). Every
+ * stage takes this one type. Activations: identity, relu, gelu, lgelu with
+ * its hardness λ and raw parameter s (DESIGN.md §1), … An optional
  * per-input normalisation x' = (x − in_sub)/in_div precedes the first layer
  * (kept separate so imported ONNX constants stay exact).
  *
@@ -10,7 +16,8 @@
  * initialisers) and verification encodings are exact; the trainer keeps its
  * own float copy. All W and b live in one allocation `params`, carved by the
  * layer shapes (W of layer k then b of layer k, in order). The net owns
- * params, layers and the normalisation arrays; lg_net_free releases them.
+ * params, layers, terms, maps and the normalisation arrays; lg_net_free
+ * releases them.
  *
  * A conv layer (LG_LAYER_CONV2D) is the same affine map written compactly:
  * its input is the flat [c_in][h_in][w_in] image (NCHW, batch 1, so Flatten
@@ -33,7 +40,11 @@
 #include "core/act.h"
 #include "core/status.h"
 
-typedef enum lg_layer_kind { LG_LAYER_DENSE = 0, LG_LAYER_CONV2D = 1 } lg_layer_kind;
+/* The kind of a linear operator (lg_linear). An index map (Identity,
+ * Flatten, Reshape in NCHW order, Pad, Slice, Split, Transpose, one part of a
+ * Concat) is stored as a table, never as a matrix: out[o] = in[map[o]], or 0
+ * where map[o] < 0 (padding). */
+typedef enum lg_layer_kind { LG_LAYER_DENSE = 0, LG_LAYER_CONV2D = 1, LG_LAYER_INDEX = 2 } lg_layer_kind;
 
 /* Geometry of a conv layer: h_out = (h_in + 2·ph − kh)/sh + 1 (likewise w). */
 typedef struct lg_conv {
@@ -42,14 +53,41 @@ typedef struct lg_conv {
     int kh, kw, sh, sw, ph, pw;
 } lg_conv;
 
+/* The input of a term: LG_NET_INPUT (the normalised network input) or the
+ * index of an earlier layer whose output (after its activation) it reads. */
+#define LG_NET_INPUT (-1)
+
+/* One linear operator A: R^n_in → R^n_out applied to the output of node src
+ * (no bias: the bias belongs to the layer). W and map point into the net's
+ * params and maps allocations. */
+#define LG_LINEAR_FIELDS                                                                             \
+    lg_layer_kind kind;                                                                              \
+    int n_in, n_out;                                                                                 \
+    double *W;    /* dense: [n_out][n_in] row-major; conv: [c_out][c_in][kh][kw]; index: NULL */     \
+    lg_conv conv; /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); else zero */ \
+    int *map;     /* index: [n_out], input index read by output o or −1 (a zero); else NULL */      \
+    int src;      /* LG_NET_INPUT or an earlier layer's index */
+typedef struct lg_linear {
+    LG_LINEAR_FIELDS
+} lg_linear;
+
+/* A layer (a node of the graph): z = Σ_t A_t·out(src_t) + b, out = act(z).
+ * The first term A_0 is the layer's own linear part, kept in the layer
+ * itself (L->kind, L->W, L->conv, L->src, … or L->lin as an lg_linear), so
+ * a chain (every src = k − 1, no further terms) reads as it always has; a
+ * residual Add, a Concat or a skip connection adds terms 1..n_terms in
+ * L->terms. Every term has n_out = L->n_out. */
 typedef struct lg_layer {
-    lg_layer_kind kind;
-    int n_in, n_out;
-    double *W;      /* dense: [n_out][n_in] row-major; conv: [c_out][c_in][kh][kw];
-                       points into net->params */
-    double *b;      /* [n_out], points into net->params */
-    lg_conv conv;   /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); dense: zero */
-    lg_act act;     /* applied to z = W·x + b */
+    union {
+        lg_linear lin; /* term 0 as a value of its own */
+        struct {
+            LG_LINEAR_FIELDS
+        };
+    };
+    double *b;         /* [n_out], points into net->params */
+    int n_terms;       /* further terms (0 for a chain layer) */
+    lg_linear *terms;  /* [n_terms] or NULL, points into net->terms */
+    lg_act act;     /* applied to z */
     double lambda;  /* the activation's parameter (act.h entry: param_sym, param_ok):
                        λ for lgelu, β for swish, the negative slope a for prelu; else 1 */
     double s;       /* raw parameter: λ (β) = 1 + softplus(s/t) while learned;
@@ -59,18 +97,63 @@ typedef struct lg_layer {
 typedef struct lg_net {
     int n_in;          /* input dimension */
     int n_layers;
-    lg_layer *layers;  /* [n_layers] */
+    lg_layer *layers;  /* [n_layers], topologically ordered; the last is the output */
     double *in_sub;    /* [n_in] or NULL: x' = (x − in_sub)/in_div */
     double *in_div;    /* [n_in] or NULL */
     double t;          /* temperature of the λ reparameterisation (default 0.1) */
     double *params;    /* one allocation: all W and b */
     size_t n_params;
+    lg_linear *terms;  /* one allocation: every layer's further terms, layer by layer */
+    int n_terms;
+    int *maps;         /* one allocation: every index map, layer by layer */
+    size_t n_maps;
 } lg_net;
+
+/* The shape of one layer before allocation (lg_net_build): n_out, the
+ * activation (its parameter starts as in lg_net_init) and 1 + the number of
+ * further terms; terms[t] gives kind, n_in, conv and src (W, map, n_out are
+ * ignored and set by the build). */
+typedef struct lg_layer_spec {
+    int n_out;
+    lg_act act;
+    int n_terms;             /* ≥ 1: terms[0] is the layer's own linear part */
+    const lg_linear *terms;  /* [n_terms], borrowed */
+} lg_layer_spec;
 
 /* Hard limits that keep hostile files from causing giant allocations. */
 #define LG_NET_MAX_DIM (1 << 24)
 #define LG_NET_MAX_LAYERS 4096
 #define LG_NET_MAX_PARAMS ((size_t)1 << 30)
+
+/* Allocate a graph: n_layers layers shaped by specs (checked: every src
+ * earlier than its layer, every term's n_in the width of its src, conv
+ * geometry as lg_net_init_conv, index maps of length n_out). Parameters and
+ * maps are zero (fill every map before use: lg_net_validate checks them);
+ * t = 0.1 and each activation's parameter as lg_net_init. */
+lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec *specs);
+/* Number of linear terms of L (1 + L->n_terms) and term t of it (0: L->lin). */
+static inline int lg_layer_n_lin(const lg_layer *L) { return 1 + L->n_terms; }
+static inline const lg_linear *lg_layer_lin(const lg_layer *L, int t) { return t == 0 ? &L->lin : &L->terms[t - 1]; }
+static inline lg_linear *lg_layer_lin_mut(lg_layer *L, int t) { return t == 0 ? &L->lin : &L->terms[t - 1]; }
+/* Width of node `node` (LG_NET_INPUT: n_in; else layers[node].n_out). */
+int lg_net_node_width(const lg_net *net, int node);
+/* LG_OK for a chain; for a graph, LG_ERR_ARG naming `stage` (a stage that
+ * does not take graphs yet refuses rather than misread one). */
+lg_status lg_net_require_chain(const lg_net *net, const char *stage);
+/* 1 when the net is a chain of dense and conv layers (every layer one term
+ * reading the layer before it): the shape every pre-graph file had. */
+int lg_net_is_chain(const lg_net *net);
+/* Doubles that hold every node's value: n_in + Σ n_out (saturating). */
+size_t lg_net_nodes_len(const lg_net *net);
+/* Offset of node `node`'s value in such a buffer (input at 0, layer k after
+ * the input and the layers before it). */
+size_t lg_net_node_offset(const lg_net *net, int node);
+/* Number of weights of one linear term (0 for an index map). */
+size_t lg_linear_n_weights(const lg_linear *A);
+/* Forward pass keeping every node: vals[lg_net_nodes_len] receives the
+ * normalised input and each layer's output; pre (may be NULL) receives each
+ * layer's pre-activation z at the same offsets (its first n_in unused). */
+void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, double *pre);
 
 /* Allocate a dense chain with sizes dims[0..n_layers] (dims[0] = input),
  * hidden activation `hidden` on layers 0..n_layers−2 and identity on the last.
@@ -88,7 +171,7 @@ lg_status lg_net_copy(lg_net *dst, const lg_net *src);
  * h_out/w_out as above; dims[k] and dims[k+1] must be its n_in and n_out).
  * convs may be NULL (all dense). */
 lg_status lg_net_init_conv(lg_net *net, int n_layers, const int *dims, const lg_conv *const *convs, lg_act hidden);
-/* Number of weights of layer L (n_out·n_in dense; c_out·c_in·kh·kw conv). */
+/* Number of weights of layer L's own term (n_out·n_in dense; c_out·c_in·kh·kw conv; 0 index). */
 size_t lg_layer_n_weights(const lg_layer *L);
 /* 1 if some layer is a conv layer. */
 int lg_net_has_conv(const lg_net *net);
@@ -128,7 +211,8 @@ int lg_net_n_out(const lg_net *net);
 int lg_net_max_width(const lg_net *net);
 
 /* Forward pass in double for one input x[n_in] into y[n_out].
- * scratch must hold 2·lg_net_max_width(net) doubles. */
+ * scratch must hold 2·lg_net_max_width(net) doubles (a graph that is not a
+ * chain allocates the node buffer it needs; on allocation failure y is NaN). */
 void lg_net_forward(const lg_net *net, const double *x, double *y, double *scratch);
 
 /* Batched forward in double (cblas_dgemm): X [n][n_in] → Y [n][n_out].

@@ -58,6 +58,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
 {
     lg_status st = lg_net_validate(net);
     if (st != LG_OK) return st;
+    if ((st = lg_net_require_chain(net, "the native format")) != LG_OK) return st;
     lg_wbuf w = {0};
     uint32_t version = LG_NETFILE_VERSION_MIN;
     for (int k = 0; k < net->n_layers; k++)

@@ -13,9 +13,10 @@
  * lg_runctx_child): a sub-budget is never later than its parent's deadline,
  * and no stage starts a second clock.
  *
- * Check-points (DESIGN.md §3 "One run context, one deadline"): a long loop asks lg_runctx_check
- * at a granularity that keeps the clock reads below 1% of its work (per
- * layer, per chunk of rows, per LP, per node); past the deadline the stage
+ * Check-points (DESIGN.md §3 "One run context, one deadline"): a long loop
+ * asks lg_runctx_check at a granularity that keeps the clock reads below 1%
+ * of its work (per layer, per block of rows, per LP, per node); past the
+ * deadline (or once cancelled) the stage
  * stops, leaves its outputs sound but unfinished and returns
  * LG_ERR_TIMEOUT, which its callers pass up unchanged: an interrupted bound
  * is never used as if complete. The verdict driver (verify/verify.c) and
@@ -27,6 +28,7 @@
 #ifndef LG_RUNCTX_H
 #define LG_RUNCTX_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/status.h"
@@ -36,6 +38,9 @@ typedef struct lg_runctx {
     uint64_t seed;    /* seed of every randomised step (attack, back-end) */
     int verbose;      /* 0 quiet; 1 progress lines on stderr; 2 also solver chatter */
     double memory_mb; /* memory cap of each back-end call (MB); ≤ 0 none */
+    const _Atomic int *cancel; /* NULL, or a caller's flag (lib/lgelu.h's cancel token): once it is
+                                  nonzero the run counts as past its deadline (expired, no time
+                                  remaining); borrowed, it must outlive the run */
 } lg_runctx;
 
 /* No deadline, seed 1, quiet, no memory cap. */
@@ -43,12 +48,14 @@ lg_runctx lg_runctx_none(void);
 /* A run starting now: deadline lg_now() + timeout_s (none if timeout_s ≤ 0). */
 lg_runctx lg_runctx_start(double timeout_s, uint64_t seed, int verbose, double memory_mb);
 
-/* 1 once the deadline has passed (never without one; never for c NULL). */
+/* 1 once the deadline has passed (never without one) or the cancel flag is
+ * set; never for c NULL. */
 int lg_runctx_expired(const lg_runctx *c);
-/* The one check-point: LG_OK before the deadline (or c NULL, or none),
- * else LG_ERR_TIMEOUT with the message "<stage>: deadline passed". */
+/* The one check-point: LG_OK before the deadline (or c NULL, or none, and
+ * not cancelled), else LG_ERR_TIMEOUT with the message "<stage>: deadline
+ * passed" (or "<stage>: cancelled"). */
 lg_status lg_runctx_check(const lg_runctx *c, const char *stage);
-/* Seconds left (≥ 0), or INFINITY without a deadline. */
+/* Seconds left (≥ 0; 0 once cancelled), or INFINITY without a deadline. */
 double lg_runctx_remaining(const lg_runctx *c);
 
 /* The same run with seed + salt (a case, a node: a derived stream). */

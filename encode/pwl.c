@@ -15,6 +15,8 @@ lg_status lg_pwl_validate(const lg_problem *p)
     if (!p || !p->net) return lg_fail(LG_ERR_ARG, "problem: no network");
     const lg_net *net = p->net;
     if (net->n_layers < 1 || !net->layers) return lg_fail(LG_ERR_ARG, "problem: network has no layers");
+    lg_status gst = lg_net_require_chain(net, "the encoders");
+    if (gst != LG_OK) return gst;
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
         if (a != LG_ACT_IDENTITY && a != LG_ACT_RELU) {

@@ -8,6 +8,7 @@ PKGS=(build-essential cmake pkg-config
       dataset-fashion-mnist
       libonnx-dev protobuf-c-compiler libprotobuf-c-dev
       z3 cvc5 glpk-utils python3 python3-onnx python3-numpy
+      python3-venv python3-pip python3-setuptools python3-wheel python3-pytest python3-torch
       gnuplot-nox valgrind
       libjansson-dev libinih-dev slurm-wlm munge
       clang-14 libfuzzer-14-dev libclang-rt-14-dev)

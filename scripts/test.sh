@@ -13,3 +13,5 @@ cmake --build build-asan -j"$(nproc)"
 # each parser fuzzed for a short bounded time (LG_FUZZ_SECONDS, default 15 s).
 bash scripts/valgrind.sh build
 bash scripts/fuzz.sh "${LG_FUZZ_SECONDS:-15}"
+bash scripts/install_check.sh build
+bash scripts/python_check.sh build

@@ -23,6 +23,12 @@ double lg_rep_num(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+int lg_rep_noise_count(int n)
+{
+    int k = (int)ceil(0.05 * n);
+    return k > 2 ? k : 2;
+}
+
 static int lg_rep_dcmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -121,7 +127,8 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
     snprintf(path, sizeof path, "%s/results.jsonl", dir);
     if ((st = lg_study_rows_read(path, &R->rows)) != LG_OK) return st;
     if (json_array_size(R->rows) == 0) return lg_fail(LG_ERR_ARG, "%s: no results (run `lgelu study` first)", path);
-    if (!(R->versions = json_object())) return lg_fail(LG_ERR_NOMEM, "out of memory");
+    if (!(R->versions = json_object()) || !(R->z3_theories = json_object()))
+        return lg_fail(LG_ERR_NOMEM, "out of memory");
     size_t i;
     json_t *o;
     json_array_foreach(R->rows, i, o)
@@ -134,6 +141,15 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
         json_object_set_new(R->versions, v, json_integer(json_integer_value(json_object_get(R->versions, v)) + 1));
     }
     if ((st = lg_rep_latest(&R->rows, 1, &R->n_superseded, &R->index)) != LG_OK) return st;
+    json_array_foreach(R->rows, i, o)
+    {
+        if (strcmp(lg_rep_str(o, "mode"), "z3") != 0) continue;
+        /* the theory that ran: the row's z3_theory, else its stage (z3-exact / z3-lp) */
+        const char *th = json_is_string(json_object_get(o, "z3_theory")) ? lg_rep_str(o, "z3_theory")
+                         : strncmp(lg_rep_str(o, "stage"), "z3-", 3) == 0 ? lg_rep_str(o, "stage") + 3
+                                                                            : "not recorded";
+        json_object_set_new(R->z3_theories, th, json_integer(json_integer_value(json_object_get(R->z3_theories, th)) + 1));
+    }
     if ((st = lg_rep_latest(&R->nets, 0, &R->n_nets_superseded, NULL)) != LG_OK) return st;
     json_array_foreach(R->nets, i, o)
     {
@@ -190,6 +206,7 @@ static void lg_rep_free(lg_rep *R)
     json_decref(R->rows);
     json_decref(R->index);
     json_decref(R->versions);
+    json_decref(R->z3_theories);
     memset(R, 0, sizeof *R);
 }
 
@@ -217,8 +234,10 @@ static void lg_rep_mode_stats(lg_rep *R, int g, lg_study_mode m, lg_rep_modest *
         tbuf[nt++] = s;
         S->nodes += (long)lg_rep_num(o, "nodes");
         if (strcmp(v, "robust") == 0) S->robust++;
-        else if (strcmp(v, "violated") == 0) S->violated++;
-        else {
+        else if (strcmp(v, "violated") == 0) {
+            S->violated++;
+            S->misclassified += json_is_true(json_object_get(o, "misclassified"));
+        } else {
             S->unknown++;
             if (json_is_true(json_object_get(o, "timed_out"))) S->timeouts++;
         }
@@ -250,18 +269,21 @@ static void lg_rep_cross(lg_rep *R, int g, lg_rep_groupst *G, double *buf)
         if (strcmp(lg_rep_str(o, "arch"), G->arch) || strcmp(lg_rep_str(o, "regime"), G->regime)) continue;
         const char *mode = lg_rep_str(o, "mode"), *v = lg_rep_str(o, "verdict");
         int e = lg_rep_eps_index(R, lg_rep_num(o, "eps"));
-        json_t *f = json_object_get(o, "cex_fools_smooth");
-        if (strcmp(v, "violated") == 0 && strcmp(mode, "smooth") != 0 && !json_is_null(f) && f) {
-            G->cex_n++;
-            G->cex_fool += json_is_true(f);
-        }
         if (strcmp(mode, "auto") == 0) {
-            G->unstable_sum[e] += lg_rep_num(o, "unstable_total");
-            G->unstable_n[e]++;
-            json_t *u = json_object_get(o, "unstable");
-            for (size_t k = 0; k < json_array_size(u) && k < LG_REP_MAX_LAYERS; k++)
-                G->unstable_layer[e][k] += json_number_value(json_array_get(u, k));
-            if ((int)json_array_size(u) > G->n_layers) G->n_layers = (int)json_array_size(u);
+            /* the transfer table counts auto rows only: robust and violated over the same rows */
+            json_t *f = json_object_get(o, "cex_fools_smooth");
+            if (strcmp(v, "violated") == 0) {
+                G->cex_n++;
+                G->cex_fool += json_is_true(f);
+            }
+            if (!json_is_true(json_object_get(o, "misclassified"))) { /* no bounds ran on a misclassified input */
+                G->unstable_sum[e] += lg_rep_num(o, "unstable_total");
+                G->unstable_n[e]++;
+                json_t *u = json_object_get(o, "unstable");
+                for (size_t k = 0; k < json_array_size(u) && k < LG_REP_MAX_LAYERS; k++)
+                    G->unstable_layer[e][k] += json_number_value(json_array_get(u, k));
+                if ((int)json_array_size(u) > G->n_layers) G->n_layers = (int)json_array_size(u);
+            }
             buf[nd++] = lg_rep_num(o, "delta_ball");
             long seed = (long)lg_rep_num(o, "seed");
             int input = (int)lg_rep_num(o, "input");

@@ -77,7 +77,7 @@ lg_status lg_rep_write_csv(lg_rep *R)
 
     if (!(f = lg_csv_open(R, "modes.csv", &st))) goto done;
     fprintf(f, "arch,regime,mode,instances,robust,violated,unknown,timeouts,median_s,total_s,backend_nodes,"
-               "stage_is_backend\n");
+               "stage_is_backend,misclassified\n");
     for (int g = 0; g < R->n_groups; g++)
         for (int m = 0; m < LG_STUDY_N_MODES; m++) {
             lg_rep_modest *S = &R->groups[g].mode[m];
@@ -94,6 +94,7 @@ lg_status lg_rep_write_csv(lg_rep *R)
             lg_csv_num(&r, S->total_s);
             lg_csv_int(&r, S->nodes);
             lg_csv_int(&r, S->stage_backend);
+            lg_csv_int(&r, S->misclassified);
             lg_rep_row(f, &r);
         }
     if ((st = lg_csv_close(f, "modes.csv")) != LG_OK) goto done;
@@ -118,8 +119,8 @@ lg_status lg_rep_write_csv(lg_rep *R)
     if ((st = lg_csv_close(f, "unstable.csv")) != LG_OK) goto done;
 
     if (!(f = lg_csv_open(R, "transfer.csv", &st))) goto done;
-    fprintf(f, "arch,regime,delta_global,delta_ball_median,delta_ball_max,relu_robust,transfer_robust,"
-               "false_robust,relu_cex,relu_cex_fooling_smooth\n");
+    fprintf(f, "arch,regime,delta_global,delta_ball_median,delta_ball_max,auto_robust,auto_robust_smooth_robust,"
+               "auto_robust_smooth_violated,auto_violated,auto_violated_fooling_smooth\n");
     for (int g = 0; g < R->n_groups; g++) {
         lg_rep_groupst *G = &R->groups[g];
         lg_csv_str(&r, G->arch);

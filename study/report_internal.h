@@ -17,6 +17,7 @@
 
 typedef struct lg_rep_modest {
     int n, robust, violated, unknown, timeouts;
+    int misclassified;  /* violated rows whose clean input is itself a counterexample (counted in violated) */
     int stage_backend;  /* z3/glpk rows whose recorded stage is that back-end */
     double median_s, total_s;
     long nodes;
@@ -35,7 +36,8 @@ typedef struct lg_rep_groupst {
     int relu_robust;      /* auto rows robust */
     int transfer_robust;  /* ... of which the smooth mode is robust too (margin 2Δ) */
     int false_robust;     /* ... of which the smooth mode found a smooth-net counterexample */
-    int cex_n, cex_fool;  /* ReLU-net counterexamples (auto/z3/glpk) and how many fool the smooth net */
+    int cex_n, cex_fool;  /* auto rows violated (the same rows as relu_robust's mode) and how many of their
+                             counterexamples fool the smooth net */
     int both_decided, disagree; /* pairs of ReLU-net modes that both decided; of which disagree */
 } lg_rep_groupst;
 
@@ -45,6 +47,7 @@ typedef struct lg_rep {
     int n_superseded;     /* instance rows replaced by a later row of the same cell (a --force re-run) */
     int n_nets_superseded;
     json_t *versions;     /* "lgelu VERSION (commit C)" → number of instance rows */
+    json_t *z3_theories;  /* the theory under Z3 that ran in the z3 mode's rows → number of rows */
     int n_groups;
     lg_rep_groupst groups[LG_REP_MAX_GROUPS];
     int n_eps;
@@ -67,6 +70,15 @@ void lg_rep_arch_mode_stats(lg_rep *R, const char *arch, lg_study_mode m, double
                             int *timeouts, double *median, double *mean);
 /* 1 if some regime of arch has rows of mode m (an [arch] section may leave modes out). */
 int lg_rep_arch_has_mode(const lg_rep *R, const char *arch, lg_study_mode m);
+
+/* Run-to-run noise (docs/STUDY.md "Reading the report"): two regimes differ
+ * on a measure only beyond it. Instance counts: fewer than
+ * max(2, ⌈5 % of n⌉) instances apart is noise; seconds and mean unstable
+ * ReLUs: a ratio under LG_REP_NOISE_RATIO; accuracy: under
+ * LG_REP_NOISE_ACC percentage points. */
+#define LG_REP_NOISE_RATIO 1.2
+#define LG_REP_NOISE_ACC 0.5
+int lg_rep_noise_count(int n);
 
 lg_status lg_rep_write_csv(lg_rep *R);
 lg_status lg_rep_write_plots(lg_rep *R);

@@ -91,7 +91,7 @@ static int lg_plot_unstable_time(lg_rep *R, const char *arch, const char *tag, c
     int cols, rows;
     lg_plot_layout(np, &cols, &rows);
     int len = snprintf(body, cap,
-                       "set multiplot layout %d,%d title 'unstable ReLUs vs seconds, %s (a point per instance)'\n"
+                       "set multiplot layout %d,%d title \"unstable ReLUs vs seconds, %s\\na point per instance\"\n"
                        "set logscale y\nset grid\nset xrange [-1:*]\nset xlabel 'unstable ReLUs'\nset ylabel 'seconds (log)'\n"
                        "set key top left\n",
                        rows, cols, arch);
@@ -101,7 +101,7 @@ static int lg_plot_unstable_time(lg_rep *R, const char *arch, const char *tag, c
                         "'' index %d using 1:2 with points pt 6 ps 0.5 title 'unknown'\n",
                         lg_study_mode_name((lg_study_mode)modes[k]), path, 2 * k, 2 * k + 1);
     if (len > 0 && (size_t)len < cap) snprintf(body + len, cap - (size_t)len, "unset multiplot\n");
-    return lg_plot_render_size(R, name, body, 480 * cols, 400 * rows) == 0 ? 0 : -1;
+    return lg_plot_render_size(R, name, body, cols > 1 ? 480 * cols : 960, 400 * rows + 40) == 0 ? 0 : -1;
 }
 
 lg_status lg_rep_write_plots(lg_rep *R)
@@ -135,32 +135,42 @@ lg_status lg_rep_write_plots(lg_rep *R)
                 st = lg_fail(LG_ERR_IO, "%s: %s", path, strerror(errno));
                 goto fail;
             }
-            int nb = 0;
-            titles[0] = '\0';
+            /* one colour per regime, the same in every mode's plot: the regime's place among the arch's */
+            int nb = 0, max_n = 0, pos = 0, len = 0;
+            char *plot = titles; /* the plot command's curves */
+            plot[0] = '\0';
             for (int g = 0; g < R->n_groups; g++) {
                 if (strcmp(R->groups[g].arch, arch) != 0) continue;
+                pos++;
                 int n = lg_rep_solved_times(R, g, (lg_study_mode)m, buf);
                 if (n == 0) continue; /* nothing decided: no curve */
                 fprintf(f, "# %s\n", R->groups[g].regime);
                 for (int k = 0; k < n; k++) fprintf(f, "%d %.6g\n", k + 1, fmax(buf[k], 1e-4));
                 fprintf(f, "\n\n");
-                size_t tl = strlen(titles);
-                snprintf(titles + tl, (1 << 14) - tl, "%s%s", nb ? " " : "", R->groups[g].regime);
+                if (n > max_n) max_n = n;
+                if (len >= 0 && len < (1 << 14))
+                    len += snprintf(plot + len, (size_t)(1 << 14) - (size_t)len,
+                                    "%s'%s' index %d using 1:2 with steps lw 2 lc %d title '%s'", nb ? ", " : "", path,
+                                    nb, pos, R->groups[g].regime);
                 nb++;
             }
             fclose(f);
+            /* integer ticks on the instance axis: a step of 1, 2, 5, 10, ... giving at most 10 ticks */
+            int step = 1;
+            for (int dec = 1; max_n / step > 10; dec *= 10)
+                step = max_n / (2 * dec) <= 10 ? 2 * dec : max_n / (5 * dec) <= 10 ? 5 * dec : 10 * dec;
             if (nb == 0)
                 snprintf(body, 1 << 16,
-                         "set title 'cactus: %s, mode %s: no instance decided'\nset xrange [0:1]\nset yrange [0:1]\n"
-                         "set label 'no instance decided by any regime' at graph 0.3, graph 0.5\nplot -1 notitle\n",
+                         "set title \"cactus: %s, mode %s\\nno instance decided by any regime\"\n"
+                         "set xrange [0:1]\nset yrange [0:1]\nunset xtics\nunset ytics\nplot -1 notitle\n",
                          arch, lg_study_mode_name((lg_study_mode)m));
             else
-            snprintf(body, 1 << 16,
-                     "set title 'cactus: %s, mode %s (instances decided vs seconds per instance)'\n"
-                     "set xlabel 'instances decided'\nset ylabel 'seconds (log)'\nset logscale y\n"
-                     "set key outside right\nset grid\ntitles = '%s'\n"
-                     "plot for [i=1:%d] '%s' index (i-1) using 1:2 with steps lw 2 title word(titles, i)\n",
-                     arch, lg_study_mode_name((lg_study_mode)m), titles, nb, path);
+                snprintf(body, 1 << 16,
+                         "set title \"cactus: %s, mode %s\\ninstances decided vs seconds per instance\"\n"
+                         "set xlabel 'instances decided'\nset ylabel 'seconds (log)'\nset logscale y\n"
+                         "set xrange [0:%d]\nset xtics %d\nset mxtics 1\nset format x '%%.0f'\n"
+                         "set key outside right\nset grid\nplot %s\n",
+                         arch, lg_study_mode_name((lg_study_mode)m), max_n + 1, step, plot);
             tried++;
             ok &= lg_plot_render(R, name, body) == 0;
         }
@@ -186,7 +196,7 @@ lg_status lg_rep_write_plots(lg_rep *R)
         }
         fclose(f);
         snprintf(body, 1 << 16,
-                 "set title 'test accuracy (%%) of %s: trained net and its ReLU substitution'\n"
+                 "set title \"test accuracy (%%%%) of %s\\ntrained net and its ReLU substitution\"\n"
                  "set style data histograms\nset style fill solid 0.8\nset xtics rotate by -30\nset key top right\n"
                  "set yrange [0:*]\nset grid ytics\n"
                  "plot '%s' using 2:xtic(1) title 'trained (smooth)', '' using 3 title 'after ReLU substitution'\n",
@@ -196,7 +206,7 @@ lg_status lg_rep_write_plots(lg_rep *R)
         char name2[200];
         snprintf(name2, sizeof name2, "unstable_%s", tag);
         int len = snprintf(body, 1 << 16,
-                           "set title 'mean unstable ReLUs per instance (%s, symbolic bounds)'\n"
+                           "set title \"mean unstable ReLUs per instance, %s\\nsymbolic bounds\"\n"
                            "set style data histograms\nset style fill solid 0.8\nset xtics rotate by -30\n"
                            "set key top right\nset yrange [0:*]\nset grid ytics\nplot ",
                            arch);
@@ -258,8 +268,8 @@ lg_status lg_rep_write_plots(lg_rep *R)
             int cols, rows;
             lg_plot_layout(npan, &cols, &rows);
             int ln = snprintf(body, 1 << 16,
-                               "set multiplot layout %d,%d title 'lambda per hidden layer over training (%s, first "
-                               "seed; log scale), a panel per regime'\n"
+                               "set multiplot layout %d,%d title \"lambda per hidden layer over training, %s\\n"
+                               "first seed, log scale, a panel per regime\"\n"
                                "set xlabel 'epoch'\nset logscale y\nset grid\nset key top left\n",
                                rows, cols, arch);
             for (int k = 0; k < npan && ln > 0 && ln < (1 << 16); k++)
@@ -269,7 +279,7 @@ lg_status lg_rep_write_plots(lg_rep *R)
                                 pan_name[k], pan_first[k], pan_first[k] + pan_n[k] - 1, path, pan_first[k]);
             if (ln > 0 && ln < (1 << 16)) snprintf(body + ln, (size_t)(1 << 16) - (size_t)ln, "unset multiplot\n");
             tried++;
-            ok &= lg_plot_render_size(R, name, body, 360 * cols, 280 * rows) == 0;
+            ok &= lg_plot_render_size(R, name, body, cols > 2 ? 360 * cols : 960, 280 * rows + 40) == 0;
         }
     }
     /* median seconds per instance by architecture (grid order), a line per mode: the input-size sweep's plot */
@@ -302,7 +312,7 @@ lg_status lg_rep_write_plots(lg_rep *R)
         }
         fclose(f);
         int len = snprintf(body, 1 << 16,
-                           "set title 'median seconds per instance by architecture (every regime), a line per mode'\n"
+                           "set title \"median seconds per instance by architecture\\nevery regime, a line per mode\"\n"
                            "set logscale y\nset grid\nset ylabel 'seconds (log)'\nset xtics rotate by -20\n"
                            "set key outside right\nset offsets 0.2, 0.2, 0, 0\nplot ");
         int k = 0;

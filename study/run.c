@@ -57,8 +57,7 @@ void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg
         vo->backend_only = 1;
         vo->attack = 0;
         vo->bab.mode = LG_BAB_NONE;
-        if (w > 0 && (size_t)w < n)
-            snprintf(desc + w, n - (size_t)w, " solver=%s backend_only=1 attack=0 bab=none", vo->solver);
+        if (w > 0 && (size_t)w < n) lg_verify_opts_settings(vo, desc + w, n - (size_t)w); /* verify.h */
     } else if (m == LG_STUDY_SMOOTH && w > 0 && (size_t)w < n) {
         snprintf(desc + w, n - (size_t)w, " transfer=1");
     }
@@ -269,6 +268,7 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     if (json_object_set_new(*row, "settings", json_string(settings)) ||
         json_object_set_new(*row, "version", json_string(lg_version())) ||
         json_object_set_new(*row, "commit", json_string(lg_commit())) ||
+        json_object_set_new(*row, "misclassified", json_boolean(rep.misclassified)) ||
         json_object_set_new(*row, "lps", json_integer((json_int_t)rep.lp.n_lp)) ||
         json_object_set_new(*row, "seconds_lp", json_real(rep.lp.lp_seconds)) ||
         json_object_set_new(*row, "seconds_cert", json_real(rep.lp.cert_seconds)) ||

@@ -24,7 +24,10 @@
  * nets), delta_transfer (smooth mode: the Δ the transfer used), cex_fools_smooth
  * (violated rows of smooth regimes in auto/z3/glpk: does the ReLU net's
  * counterexample fool the smooth net; null otherwise), timeout, hash,
- * settings (lg_study_verify_settings), version and commit (core/version.h).
+ * settings (lg_study_verify_settings), version and commit (core/version.h),
+ * misclassified (the clean input is itself a counterexample: violated, stage
+ * "clean input", nothing else ran; verify.h), the LP work (lps, seconds_lp,
+ * seconds_cert) and seconds_solver.
  *
  * Modes (grid.h): auto = lg_verify_run with the default pipeline; z3/glpk =
  * lg_verify_run with backend_only (same symbolic bounds, then that back-end

@@ -78,12 +78,13 @@ static int lg_atomic_bench_files(const char *out, int tmp_ok)
         size_t l = strlen(line);
         ck_assert_msg(l > 0 && line[l - 1] == '\n', "partial row in %s: '%s'", p, line);
         if (rows++ < 0) {
-            ck_assert_str_eq(line, "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method\n");
+            ck_assert_str_eq(line,
+                             "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build\n");
             continue;
         }
         int commas = 0;
         for (char *c = line; *c; c++) commas += *c == ',';
-        ck_assert_msg(commas == 9, "row %d has %d fields: %s", rows, commas + 1, line);
+        ck_assert_msg(commas == 11, "row %d has %d fields: %s", rows, commas + 1, line);
         char inst[1024], verdict[64], result[64];
         ck_assert_msg(sscanf(line, "%1023[^,],%*[^,],%*[^,],%*[^,],%63[^,],%63[^,],", inst, verdict, result) == 3,
                       "unparsable row: %s", line);

@@ -14,11 +14,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "anneal/relu.h"
 #include "core/csv.h"
 #include "core/json.h"
 #include "core/netfile.h"
 #include "core/onnx.h"
 #include "core/rng.h"
+#include "verify/prop.h"
+#include "verify/vnnlib.h"
 #include "testutil.h"
 
 START_TEST(test_cli_number_shortest)
@@ -126,6 +129,151 @@ static const char *lg_cli_tiny_prop(double x0lo, double x0hi, double x1lo, doubl
     lg_test_write(path, text);
     return path;
 }
+
+/* A NumPy file (format 1.0) of rows × cols values (cols 0: a vector). */
+static void lg_cli_npy(const char *path, const char *descr, int rows, int cols, const void *data, size_t bytes)
+{
+    char dict[160], hdr[256];
+    if (cols) snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }", descr, rows, cols);
+    else snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }", descr, rows);
+    size_t len = strlen(dict), total = (10 + len + 1 + 63) / 64 * 64;
+    memset(hdr, ' ', sizeof hdr);
+    memcpy(hdr, dict, len);
+    hdr[total - 10 - 1] = '\n';
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    unsigned short hl = (unsigned short)(total - 10);
+    unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xff), (unsigned char)(hl >> 8)};
+    ck_assert(fwrite(head, 1, 10, f) == 10 && fwrite(hdr, 1, total - 10, f) == total - 10 &&
+              fwrite(data, 1, bytes, f) == bytes);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Five test points for the tiny net (class 0 iff x1 < x0 + 0.1), as the
+ * data spec "X.npy,y.npy": 0 robust at ε = 0.02, 1 misclassified, 2 violated
+ * near its clean input, 3 robust for class 1, 4 against both clip ends. */
+static const float lg_cli_pts[5][2] = {{0.5f, 0.5f}, {0.2f, 0.6f}, {0.3f, 0.375f}, {0.3f, 0.6f}, {0.005f, 0.99f}};
+static const char *lg_cli_tiny_data(void)
+{
+    static char spec[600];
+    const char *X = lg_test_tmpfile("_X.npy"), *Y = lg_test_tmpfile("_y.npy");
+    const long long y[5] = {0, 0, 0, 1, 1};
+    lg_cli_npy(X, "<f4", 5, 2, lg_cli_pts, sizeof lg_cli_pts);
+    lg_cli_npy(Y, "<i8", 5, 0, y, sizeof y);
+    snprintf(spec, sizeof spec, "%s,%s", X, Y);
+    return spec;
+}
+
+/* verify --index LIST: one process, one JSON line per instance in the order
+ * given, or a text line each and a summary; misclassified inputs named. */
+START_TEST(test_cli_verify_batch)
+{
+    const char *net = lg_cli_tiny_net();
+    const char *data = lg_cli_tiny_data();
+    const char *out = lg_test_tmpfile(".out");
+    char args[2048];
+    snprintf(args, sizeof args, "verify %s --data %s --index 2,0-1,3 --eps 0.02 --json", net, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    static const struct {
+        long index;
+        const char *verdict;
+        int misclassified;
+    } want[] = {{2, "violated", 0}, {0, "robust", 0}, {1, "violated", 1}, {3, "robust", 0}};
+    const char *p = lg_test_slurp(out);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *nl = strchr(p, '\n');
+        ck_assert_msg(nl != NULL, "line %zu missing:\n%s", i, lg_test_slurp(out));
+        json_error_t je;
+        json_t *o = json_loadb(p, (size_t)(nl - p), 0, &je);
+        ck_assert_msg(o != NULL, "line %zu: %s", i, je.text);
+        char inst[64];
+        snprintf(inst, sizeof inst, "index=%ld eps=0.02", want[i].index);
+        ck_assert_str_eq(json_string_value(json_object_get(o, "instance")), inst);
+        ck_assert_msg(strcmp(json_string_value(json_object_get(o, "verdict")), want[i].verdict) == 0, "%s: %s", inst,
+                      json_string_value(json_object_get(o, "verdict")));
+        ck_assert_msg(json_is_true(json_object_get(o, "misclassified")) == want[i].misclassified, "%s: misclassified",
+                      inst);
+        json_decref(o);
+        p = nl + 1;
+    }
+    ck_assert_str_eq(p, "");
+    /* text: a line per instance and a summary */
+    snprintf(args, sizeof args, "verify %s --data %s --index 0-3 --eps 0.02", net, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    const char *t = lg_test_slurp(out);
+    ck_assert_msg(strstr(t, "index=0 eps=0.02: robust") && strstr(t, "index=1 eps=0.02: violated (misclassified)") &&
+                      strstr(t, "index=2 eps=0.02: violated,") &&
+                      strstr(t, "4 instances: 2 robust, 2 violated (1 of them misclassified), 0 unknown"),
+                  "%s", t);
+    /* one instance: the full summary, misclassified named on its first line */
+    snprintf(args, sizeof args, "verify %s --data %s --index 1 --eps 0.02", net, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    ck_assert_msg(strncmp(lg_test_slurp(out), "violated (misclassified", 23) == 0, "%s", lg_test_slurp(out));
+    /* bad lists exit 2 before anything runs */
+    static const char *const bad[] = {"3-1", "0-9", "0,x", "1,", "-1", "0--2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "verify %s --data %s --index %s --eps 0.02", net, data, bad[i]);
+        ck_assert_msg(lg_test_cli(args, out) == 2, "--index %s", bad[i]);
+        ck_assert_msg(strstr(lg_test_slurp(out), "index=") == NULL, "--index %s ran: %s", bad[i], lg_test_slurp(out));
+    }
+    snprintf(args, sizeof args, "verify %s --data %s --index 0-1 --eps 0.02 -o %s", net, data, lg_test_tmpfile(".r"));
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+}
+END_TEST
+
+/* encode --format vnnlib: the file read back is the same property — the
+ * same outward and inward boxes bit for bit (each bound the exact decimal
+ * of the clipped ball's end) and the same verdict as --index. */
+START_TEST(test_cli_vnnlib_written_reads_back)
+{
+    const char *net = lg_cli_tiny_net();
+    char netp[256];
+    snprintf(netp, sizeof netp, "%s", net);
+    const char *data = lg_cli_tiny_data();
+    const long labels[5] = {0, 0, 0, 1, 1};
+    int inexact = 0;
+    for (int ix = 0; ix < 5; ix++) {
+        const char *vnn = lg_test_tmpfile(".vnnlib"), *out = lg_test_tmpfile(".out");
+        char args[2048], v1[32] = "", v2[32] = "";
+        snprintf(args, sizeof args, "encode %s --data %s --index %d --eps 0.02 --format vnnlib -o %s", netp, data, ix,
+                 vnn);
+        ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+        lg_prop back, want;
+        ck_assert_int_eq(lg_vnnlib_read(&back, vnn, 2, 2), LG_OK);
+        double x0[2] = {lg_cli_pts[ix][0], lg_cli_pts[ix][1]};
+        ck_assert_int_eq(lg_prop_robustness(&want, x0, 2, 0.02, 0, 1, (int)labels[ix], 2, 0), LG_OK);
+        ck_assert_int_eq(back.n_cases, 1);
+        for (int i = 0; i < 2; i++) {
+            const double *bl = back.inner ? back.inner[0].lo : back.cases[0].lo;
+            const double *bh = back.inner ? back.inner[0].hi : back.cases[0].hi;
+            ck_assert_msg(back.cases[0].lo[i] == want.cases[0].lo[i] && back.cases[0].hi[i] == want.cases[0].hi[i],
+                          "index %d X_%d: outward [%.17g, %.17g], expected [%.17g, %.17g]", ix, i, back.cases[0].lo[i],
+                          back.cases[0].hi[i], want.cases[0].lo[i], want.cases[0].hi[i]);
+            ck_assert_msg(bl[i] == want.inner[0].lo[i] && bh[i] == want.inner[0].hi[i],
+                          "index %d X_%d: inward [%.17g, %.17g], expected [%.17g, %.17g]", ix, i, bl[i], bh[i],
+                          want.inner[0].lo[i], want.inner[0].hi[i]);
+            inexact += want.inner[0].lo[i] != want.cases[0].lo[i];
+        }
+        if (ix == 4) ck_assert(back.cases[0].lo[0] == 0 && back.cases[0].hi[1] == 1);
+        lg_prop_free(&back);
+        lg_prop_free(&want);
+        /* the same verdict both ways */
+        snprintf(args, sizeof args, "verify %s --vnnlib %s --json", netp, vnn);
+        ck_assert_int_eq(lg_test_cli(args, out), 0);
+        sscanf(strstr(lg_test_slurp(out), "\"verdict\": \"") + 12, "%31[a-z]", v1);
+        snprintf(args, sizeof args, "verify %s --data %s --index %d --eps 0.02 --json", netp, data, ix);
+        ck_assert_int_eq(lg_test_cli(args, out), 0);
+        sscanf(strstr(lg_test_slurp(out), "\"verdict\": \"") + 12, "%31[a-z]", v2);
+        ck_assert_msg(strcmp(v1, v2) == 0 && v1[0], "index %d: --vnnlib %s, --index %s", ix, v1, v2);
+    }
+    ck_assert_msg(inexact > 0, "no bound of the test is off the doubles: it checks nothing");
+    /* a VNN-LIB property is already one */
+    char args[1024];
+    snprintf(args, sizeof args, "encode %s --vnnlib %s --format vnnlib -o %s", netp, lg_cli_tiny_prop(0, 1, 0, 1),
+             lg_test_tmpfile(".vnnlib"));
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+}
+END_TEST
 
 START_TEST(test_cli_cex_closes_the_loop)
 {
@@ -371,6 +519,85 @@ START_TEST(test_cli_bench_resumes)
 }
 END_TEST
 
+/* Rows are keyed by their settings and build: a re-run with other ones
+ * refuses naming the change and leaves results.csv as it was;
+ * --redo-changed runs only the changed rows, --retry only the rows with
+ * those results; the summary counts every instance by its latest row. */
+START_TEST(test_cli_bench_resume_keys)
+{
+    const char *dir = lg_cli_bench_dir();
+    const char *out = lg_test_tmpfile("_res"), *log = lg_test_tmpfile(".log");
+    char args[2048], csv[512], cmd[2048];
+    snprintf(csv, sizeof csv, "%s/results.csv", out);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 4);
+    char *before = strdup(lg_test_slurp(csv));
+    ck_assert_ptr_nonnull(before);
+    ck_assert_msg(strstr(before, ",settings,build\n") && strstr(before, ",timeout=60,lgelu "), "%s", before);
+    /* other settings: refused, naming what changed, nothing run */
+    static const struct {
+        const char *opts, *change;
+    } changed[] = {{"--timeout 30", "timeout: 60 -> 30"},
+                   {"--timeout-scale 2", "timeout: 60 -> 120"},
+                   {"--solver glpk", "solver: default -> glpk"},
+                   {"--bab input --seed 5", "bab: default -> input; seed: default -> 5"}};
+    for (size_t i = 0; i < sizeof changed / sizeof changed[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' bench %s --out %s -j 1 %s > %s 2>&1", LG_BINARY_DIR, dir, out,
+                 changed[i].opts, log);
+        ck_assert_msg(lg_test_sh(cmd) == 2, "%s ran", changed[i].opts);
+        ck_assert_msg(strstr(lg_test_slurp(log), changed[i].change) && strstr(lg_test_slurp(log), "net__prop_1"),
+                      "%s: %s", changed[i].opts, lg_test_slurp(log));
+        ck_assert_str_eq(lg_test_slurp(csv), before);
+    }
+    /* -j does not change a verdict: kept */
+    snprintf(args, sizeof args, "bench %s --out %s -j 2", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_str_eq(lg_test_slurp(csv), before);
+    /* another build made one row: refused naming it; --redo-changed runs that one only */
+    snprintf(cmd, sizeof cmd, "sed -i '/^net__prop_3,/s/,lgelu [^,]*$/,lgelu 0.0.1 0123abc/' %s", csv);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "'%s/lgelu' bench %s --out %s -j 1 > %s 2>&1", LG_BINARY_DIR, dir, out, log);
+    ck_assert_int_eq(lg_test_sh(cmd), 2);
+    ck_assert_msg(strstr(lg_test_slurp(log), "1 instance run with other settings (net__prop_3)") &&
+                      strstr(lg_test_slurp(log), "build: lgelu 0.0.1 0123abc -> lgelu "),
+                  "%s", lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --redo-changed", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 5);
+    ck_assert_msg(strstr(lg_test_slurp(log), "3 instances in") && strstr(lg_test_slurp(log), "1 unsat, 2 sat") &&
+                      strstr(lg_test_slurp(log), "1 run now"),
+                  "%s", lg_test_slurp(log));
+    /* a kept timeout counts in the summary; --retry timeout runs it alone */
+    snprintf(cmd, sizeof cmd, "sed -i '$s/,robust,unsat,/,unknown,timeout,/' %s", csv);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "0 unsat, 2 sat, 1 undecided (1 timeouts), 0 errors; 0 run now"), "%s",
+                  lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --retry unknown,timeout", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 6);
+    ck_assert_msg(strstr(lg_test_slurp(log), "1 unsat, 2 sat, 0 undecided (0 timeouts), 0 errors; 1 run now"), "%s",
+                  lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --retry later", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    /* a results.csv without the settings columns (an older lgelu's): refused, --force starts afresh */
+    snprintf(cmd, sizeof cmd, "sed -i '1s/,settings,build$//' %s", csv);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    char *old = strdup(lg_test_slurp(csv));
+    ck_assert_ptr_nonnull(old);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    ck_assert_str_eq(lg_test_slurp(csv), old);
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --force", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+    ck_assert_int_eq(lg_cli_lines(csv), 4);
+    free(old);
+    free(before);
+}
+END_TEST
+
 START_TEST(test_cli_export_dtype)
 {
     int dims[3] = {3, 4, 2};
@@ -534,6 +761,106 @@ START_TEST(test_cli_info_every_digit)
     ck_assert_int_eq(lg_test_cli(args, out), 0);
     const char *text = lg_test_slurp(out);
     ck_assert_msg(strstr(text, want) != NULL, "info does not show lambda %s:\n%s", want, text);
+    /* docs/USAGE.md says how such an export imports, with this λ */
+    char doc[1024], says[160];
+    snprintf(doc, sizeof doc, "%s/docs/USAGE.md", LG_SOURCE_DIR);
+    FILE *f = fopen(doc, "r");
+    ck_assert_ptr_nonnull(f);
+    static char usage[1 << 17];
+    size_t n = fread(usage, 1, sizeof usage - 1, f);
+    fclose(f);
+    usage[n] = '\0';
+    for (char *p = usage; *p; p++)
+        if (*p == '\n') *p = ' ';
+    snprintf(says, sizeof says, "imports as an `lgelu` layer with λ = √2/fl32(√2) = %s", want);
+    ck_assert_msg(strstr(usage, says) != NULL, "docs/USAGE.md does not say '%s'", says);
+}
+END_TEST
+
+/* The keys of every JSON line of a file, added to set (no duplicates). */
+static void lg_cli_json_keys(const char *path, lg_optset *set)
+{
+    const char *p = lg_test_slurp(path);
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        json_error_t je;
+        json_t *o = json_loadb(p, len, 0, &je);
+        ck_assert_msg(json_is_object(o), "%s: not a JSON object: %.*s", path, (int)len, p);
+        const char *k;
+        json_t *v;
+        json_object_foreach(o, k, v)
+        {
+            (void)v;
+            lg_optset_add(set, k, strlen(k));
+        }
+        json_decref(o);
+        p += len + (nl != NULL);
+    }
+}
+
+/* docs/USAGE.md lists exactly the keys `verify --json` prints: a
+ * robustness query (label, misclassified) and a --ref query (ref, delta). */
+START_TEST(test_cli_docs_verify_json_keys)
+{
+    lg_optset emitted = {0}, doc = {0};
+    char args[2048], netp[256];
+    snprintf(netp, sizeof netp, "%s", lg_cli_tiny_net());
+    const char *data = lg_cli_tiny_data(), *out = lg_test_tmpfile(".json");
+    snprintf(args, sizeof args, "verify %s --data %s --index 0-1 --eps 0.02 --json", netp, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    lg_cli_json_keys(out, &emitted);
+    snprintf(args, sizeof args, "verify %s --vnnlib %s --json", netp, lg_cli_tiny_prop(0, 1, 0, 1));
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    lg_cli_json_keys(out, &emitted);
+    /* a smooth net and its ReLU substitution */
+    int dims[3] = {2, 3, 2};
+    lg_net g, rl;
+    ck_assert_int_eq(lg_net_init(&g, 2, dims, LG_ACT_LGELU), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 11, 0);
+    lg_test_randomize(&g, &r, 1.0);
+    ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+    const char *pg = lg_test_tmpfile(".lgnet"), *pr = lg_test_tmpfile(".lgnet");
+    ck_assert_int_eq(lg_netfile_write(&g, pg), LG_OK);
+    ck_assert_int_eq(lg_netfile_write(&rl, pr), LG_OK);
+    lg_net_free(&g);
+    lg_net_free(&rl);
+    snprintf(args, sizeof args, "verify %s --ref %s --data %s --index 0 --eps 0.02 --json", pr, pg, data);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    lg_cli_json_keys(out, &emitted);
+    /* the paragraph of docs/USAGE.md that lists them */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/USAGE.md", LG_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    static const char lead[] = "`--json` prints one JSON object per instance with the keys";
+    const char *start = strstr(text, lead);
+    ck_assert_msg(start != NULL, "docs/USAGE.md: no paragraph listing the keys of verify --json");
+    start += strlen(lead);
+    const char *end = strstr(start, "\n\n");
+    for (const char *p = strchr(start, '`'); p && (!end || p < end); p = strchr(p + 1, '`')) {
+        const char *q = strchr(p + 1, '`');
+        if (!q || (end && q > end)) break;
+        char key[64];
+        size_t kl = (size_t)(q - p - 1);
+        if (kl > 0 && kl < sizeof key && p[1] != '-') {
+            memcpy(key, p + 1, kl);
+            key[kl] = '\0';
+            if (strspn(key, "abcdefghijklmnopqrstuvwxyz_") == kl) lg_optset_add(&doc, key, kl);
+        }
+        p = q;
+    }
+    for (int i = 0; i < emitted.n; i++)
+        ck_assert_msg(lg_optset_has(&doc, emitted.name[i]), "verify --json prints '%s'; docs/USAGE.md does not list it",
+                      emitted.name[i]);
+    for (int i = 0; i < doc.n; i++)
+        ck_assert_msg(lg_optset_has(&emitted, doc.name[i]), "docs/USAGE.md lists '%s'; verify --json never printed it",
+                      doc.name[i]);
 }
 END_TEST
 
@@ -579,5 +906,12 @@ Suite *suite_cli(void)
     tcase_add_test(tl, test_cli_exit_two_names_the_range);
     tcase_set_timeout(tl, 120);
     suite_add_tcase(s, tl);
+    TCase *tq = tcase_create("queries");
+    tcase_add_test(tq, test_cli_verify_batch);
+    tcase_add_test(tq, test_cli_bench_resume_keys);
+    tcase_add_test(tq, test_cli_docs_verify_json_keys);
+    tcase_add_test(tq, test_cli_vnnlib_written_reads_back);
+    tcase_set_timeout(tq, 300); /* a dozen bench runs: generous for sanitizer builds on a busy machine */
+    suite_add_tcase(s, tq);
     return s;
 }

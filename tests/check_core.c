@@ -199,7 +199,17 @@ START_TEST(test_core_runctx)
     lg_runctx past = lg_runctx_sooner(&c, lg_now() - 1);
     ck_assert(lg_runctx_expired(&past));
     ck_assert_double_eq(lg_runctx_remaining(&past), 0);
-    ck_assert(lg_runctx_expired(&(lg_runctx){lg_runctx_share(&past, 0.5).deadline, 1, 0, 0}));
+    ck_assert(lg_runctx_expired(&(lg_runctx){lg_runctx_share(&past, 0.5).deadline, 1, 0, 0, NULL}));
+    /* a cancel flag (lib/lgelu.h's token) ends the run as its deadline would, in every derived context */
+    _Atomic int flag = 0;
+    lg_runctx can = c, none = lg_runctx_none();
+    can.cancel = none.cancel = &flag;
+    ck_assert(!lg_runctx_expired(&can) && !lg_runctx_expired(&none));
+    atomic_store(&flag, 1);
+    lg_runctx sub = lg_runctx_share(&can, 0.5), kid = lg_runctx_child(&none, 3);
+    ck_assert(lg_runctx_expired(&can) && lg_runctx_expired(&none) && lg_runctx_expired(&sub) && lg_runctx_expired(&kid));
+    ck_assert_double_eq(lg_runctx_remaining(&can), 0);
+    ck_assert_double_eq(lg_runctx_remaining(&none), 0);
 }
 END_TEST
 

@@ -448,9 +448,12 @@ START_TEST(test_study_shard_merge_equals_single)
         ck_assert_msg(t && lg_same_row(o, t), "row %s differs between the merged shards and the single run", k);
         n_violated += strcmp(json_string_value(json_object_get(o, "verdict")), "violated") == 0;
         if (strcmp(json_string_value(json_object_get(o, "mode")), "glpk") == 0) {
-            /* back-end only: the recorded stage is the back-end, never bounds/attack */
-            ck_assert_msg(strncmp(json_string_value(json_object_get(o, "stage")), "glpk", 4) == 0, "%s: stage %s", k,
-                          json_string_value(json_object_get(o, "stage")));
+            /* back-end only: the recorded stage is the back-end, never bounds/attack (a misclassified clean
+             * input is decided before any stage runs) */
+            const char *stage = json_string_value(json_object_get(o, "stage"));
+            int mis = json_is_true(json_object_get(o, "misclassified"));
+            ck_assert_msg(mis ? strcmp(stage, "clean input") == 0 : strncmp(stage, "glpk", 4) == 0,
+                          "%s: stage %s (misclassified %d)", k, stage, mis);
             n_backend++;
         }
     }
@@ -761,7 +764,7 @@ START_TEST(test_study_report_fixture)
         if (strncmp(line, "\"784,16,10\",gelu_swap,smooth,3,2,0,1,", 37) == 0) found |= 1;
         if (strncmp(line, "\"784,16,10\",relu,z3,3,0,0,3,3,", 30) == 0) found |= 2;
         /* glpk (back-end only): its UNSAT must be confirmed by Z3, which times out here: 3 unknown, stage glpk */
-        if (strncmp(line, "\"784,16,10\",relu,glpk,3,0,0,3,3,", 32) == 0 && strstr(line, ",3\n")) found |= 4;
+        if (strncmp(line, "\"784,16,10\",relu,glpk,3,0,0,3,3,", 32) == 0 && strstr(line, ",3,0\n")) found |= 4;
     }
     fclose(f);
     ck_assert_int_eq(found, 7);
@@ -949,6 +952,209 @@ START_TEST(test_study_report_empty_dir)
 }
 END_TEST
 
+/* A small synthetic study directory: architecture 16,8,10, regimes relu,
+ * gelu_swap and anneal, 20 inputs at ε = 0.01, modes auto, z3 (its lp
+ * theory), glpk and smooth; input 0 is misclassified everywhere (violated,
+ * stage "clean input", no unstable ReLUs). auto: anneal and relu decide all
+ * 20 and gelu_swap 19, within noise; glpk: anneal 20, gelu_swap 10, relu 12;
+ * z3: 5 each; smooth: anneal transfers 18 of its 19 robust, gelu_swap 5. */
+static void lg_synthetic_study(const char *dir)
+{
+    static const char *const regimes[3] = {"relu", "gelu_swap", "anneal"};
+    static const double acc[3][2] = {{0.85, 0.85}, {0.86, 0.85}, {0.853, 0.853}};
+    static const int unstable[3] = {30, 11, 10}, glpk_dec[3] = {12, 10, 20}, smooth_rob[3] = {19, 5, 18};
+    char path[700];
+    snprintf(path, sizeof path, "%s/networks.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int r = 0; r < 3; r++)
+        fprintf(f,
+                "{\"key\":\"%s|16,8,10|1|%016x|lgelu 0.4.0\",\"regime\":\"%s\",\"arch\":\"16,8,10\",\"seed\":1,"
+                "\"acc_before\":%g,\"acc_after\":%g,\"delta_global\":%g,\"smooth\":%s,\"order\":%d,"
+                "\"lambda_log\":[[0,1.5],[1,160]],\"version\":\"0.4.0\",\"commit\":\"abc\"}\n",
+                regimes[r], r + 1, regimes[r], acc[r][0], acc[r][1], r ? 0.5 : 0.0, r ? "true" : "false", r);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/results.jsonl", dir);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    static const char *const modes[4] = {"auto", "z3", "glpk", "smooth"};
+    for (int r = 0; r < 3; r++)
+        for (int in = 0; in < 20; in++)
+            for (int m = 0; m < 4; m++) {
+                const char *v = "robust", *stage = m == 1 ? "z3-lp" : m == 2 ? "glpk" : "bab-relu";
+                int mis = in == 0, to = 0;
+                double sec = m == 0 ? 1.0 + 0.05 * r : m == 2 ? 0.5 + r : 1.0;
+                if (mis) v = "violated", stage = "clean input", sec = 0.001;
+                else if ((m == 0 && r == 1 && in == 19) || (m == 1 && in >= 5) || (m == 2 && in >= glpk_dec[r]) ||
+                         (m == 3 && in > smooth_rob[r]))
+                    v = "unknown", to = 1, sec = 10;
+                int fools = mis && r > 0 && m < 3;
+                fprintf(f,
+                        "{\"key\":\"%s|16,8,10|1|%d|0.01|%s|%016x|timeout=10|lgelu 0.4.0\",\"regime\":\"%s\","
+                        "\"arch\":\"16,8,10\",\"seed\":1,\"input\":%d,\"label\":1,\"eps\":0.01,\"mode\":\"%s\","
+                        "\"verdict\":\"%s\",\"reason\":\"%s\",\"timed_out\":%s,\"seconds\":%g,\"unstable\":[%d,0],"
+                        "\"unstable_total\":%d,\"nodes\":0,\"bab_nodes\":0,\"stage\":\"%s\",\"delta_ball\":0.1,"
+                        "\"delta_transfer\":0,\"cex_fools_smooth\":%s,\"timeout\":10,\"z3_theory\":%s,"
+                        "\"misclassified\":%s,\"version\":\"0.4.0\",\"commit\":\"abc\"}\n",
+                        regimes[r], in, modes[m], r + 1, regimes[r], in, modes[m], v, to ? "timeout" : "",
+                        to ? "true" : "false", sec, mis ? 0 : unstable[r], mis ? 0 : unstable[r], stage,
+                        fools ? "true" : r > 0 && m < 3 && !strcmp(v, "violated") ? "false" : "null",
+                        m == 1 ? "\"lp\"" : "null", mis ? "true" : "false");
+            }
+    fclose(f);
+}
+
+/* A line of path holding every one of the NULL-terminated strings, or NULL. */
+static const char *lg_line_with(const char *path, const char *const *parts)
+{
+    static char line[16384];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    while (fgets(line, sizeof line, f)) {
+        int all = 1;
+        for (int i = 0; parts[i] && all; i++) all = strstr(line, parts[i]) != NULL;
+        if (all) {
+            fclose(f);
+            return line;
+        }
+    }
+    fclose(f);
+    return NULL;
+}
+
+#define LG_LINE(path, ...) lg_line_with(path, (const char *const[]){__VA_ARGS__, NULL})
+
+/* The report reads right: an answer on top, one set of rows per column, the
+ * Z3 theory that ran, misclassified counted apart, no bold winner inside
+ * run-to-run noise, and plots with integer ticks and one colour per regime. */
+START_TEST(test_study_report_reads_right)
+{
+    const char *dir = lg_dir("synth");
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    lg_synthetic_study(dir);
+    ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
+    char md[700], p[700];
+    snprintf(md, sizeof md, "%s/REPORT.md", dir);
+    /* the answer comes before everything but the title and the source line */
+    FILE *f = fopen(md, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[16384];
+    int row = 0, answer = 0, made = 0;
+    while (fgets(line, sizeof line, f)) {
+        row++;
+        if (!answer && strncmp(line, "**Answer", 8) == 0) answer = row;
+        if (!made && strncmp(line, "Made by:", 8) == 0) made = row;
+    }
+    fclose(f);
+    ck_assert_msg(answer > 0 && answer < made, "answer at line %d, header at %d", answer, made);
+    const char *a = LG_LINE(md, "**Answer");
+    ck_assert_msg(strstr(a, "annealing does not make the ReLU net faster to verify: `auto` decided 20 of 20 for the "
+                            "best annealed regime anneal and 19 of 20 for the direct swap gelu_swap, within run-to-run "
+                            "noise") &&
+                      strstr(a, "unstable ReLUs per instance at ε = 0.01: 10.0 vs 11.0") &&
+                      strstr(a, "smooth net: 18 of 19 vs 5 of 18") && strstr(a, "3 `auto` instances were misclassified"),
+                  "%s", a);
+    /* the mode list names the theory that ran */
+    ck_assert_ptr_nonnull(LG_LINE(md, "- `z3`: ", "the theory that ran: `lp` (lgelu's certified LP as Z3's theory) in 60 rows"));
+    /* inside noise no bold; beyond it bold */
+    const char *l = LG_LINE(md, "- auto: ");
+    ck_assert_msg(l && strstr(l, "no clear winner") && !strstr(l, "**"), "%s", l ? l : "no auto line");
+    ck_assert_ptr_nonnull(LG_LINE(md, "- glpk: most instances decided by **anneal**, beyond run-to-run noise (20 of 20"));
+    l = LG_LINE(md, "- z3: ");
+    ck_assert_msg(l && strstr(l, "no clear winner") && !strstr(l, "**"), "%s", l ? l : "no z3 line");
+    ck_assert_ptr_nonnull(LG_LINE(md, "fewest unstable ReLUs at ε = 0.01: anneal (10.0 per instance), within "
+                                      "run-to-run noise of gelu_swap (11.0)"));
+    l = LG_LINE(md, "best accuracy after substitution");
+    ck_assert_msg(l && strstr(l, "within run-to-run noise") && !strstr(l, "**"), "%s", l ? l : "no accuracy line");
+    ck_assert_ptr_nonnull(LG_LINE(md, "best transfer of ReLU-net `robust` to the smooth net: **anneal** (18 of 19)"));
+    /* transfer: every count over the auto rows (z3 and glpk have counterexamples too) */
+    ck_assert_ptr_nonnull(LG_LINE(md, "| auto robust | of which smooth robust | of which smooth violated | auto violated |"));
+    ck_assert_ptr_nonnull(LG_LINE(md, "| 16,8,10 | anneal | 0.5 |", "| 19 | 18 | 0 | 1 | 1 |"));
+    snprintf(p, sizeof p, "%s/transfer.csv", dir);
+    ck_assert_ptr_nonnull(LG_LINE(p, "\"16,8,10\",gelu_swap,", ",18,5,0,1,1\n"));
+    /* misclassified apart: the mode table, modes.csv */
+    ck_assert_ptr_nonnull(LG_LINE(md, "| 16,8,10 | anneal | auto | 20 | 19 | 1 | 1 | 0 (0) |"));
+    snprintf(p, sizeof p, "%s/modes.csv", dir);
+    ck_assert_ptr_nonnull(LG_LINE(p, "\"16,8,10\",anneal,glpk,20,19,1,0,0,"));
+    ck_assert_msg(strcmp(LG_LINE(p, "\"16,8,10\",anneal,glpk,") + strlen(LG_LINE(p, "\"16,8,10\",anneal,glpk,")) - 3,
+                         ",1\n") == 0,
+                  "misclassified column: %s", LG_LINE(p, "\"16,8,10\",anneal,glpk,"));
+    /* plots: integer ticks on the instance axis; anneal has the same colour in every cactus plot, even where
+     * another regime has no curve */
+    static const char *const cm[] = {"auto", "z3", "glpk"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/plots/cactus_16-8-10_%s.body.gp", dir, cm[i]);
+        ck_assert_msg(LG_LINE(p, "set xtics ") && LG_LINE(p, "set format x '%.0f'"), "%s", p);
+        ck_assert_msg(LG_LINE(p, "lc 3 title 'anneal'") != NULL, "%s: anneal's colour", p);
+    }
+    snprintf(p, sizeof p, "%s/plots/cactus_16-8-10_glpk.body.gp", dir);
+    ck_assert_ptr_nonnull(LG_LINE(p, "set xtics 2\n"));
+    /* every title line fits its 960-pixel canvas (at most 60 characters per line) */
+    char cmd[1500];
+    snprintf(cmd, sizeof cmd,
+             "grep -ho 'title \"[^\"]*\"' '%s'/plots/*.body.gp | sed 's/^title \"//; s/\"$//; s/\\\\n/\\n/g' | "
+             "awk 'length($0) > 60 { print; bad = 1 } END { exit bad }'",
+             dir);
+    ck_assert_msg(system(cmd) == 0, "a plot title line is longer than 60 characters");
+}
+END_TEST
+
+/* The whole of a text file with every run of whitespace made one blank (static buffer). */
+static const char *lg_flat(const char *path)
+{
+    static char text[1 << 18];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    size_t n = 0;
+    for (int c, blank = 0; (c = fgetc(f)) != EOF && n + 1 < sizeof text;) {
+        int b = c == ' ' || c == '\n' || c == '\t';
+        if (b && blank) continue;
+        text[n++] = b ? ' ' : (char)c;
+        blank = b;
+    }
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* docs/STUDY.md and README.md state the main job (benchmarks/small.ini) as
+ * the program runs it: its modes, regimes, images, timeout and instances. */
+START_TEST(test_study_docs_main_job)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/benchmarks/small.ini", LG_SOURCE_DIR);
+    lg_study_grid g;
+    ck_assert_int_eq(lg_study_grid_load(&g, path), LG_OK);
+    long n = 0;
+    for (int a = 0; a < g.n_archs; a++) {
+        const lg_study_mode *modes;
+        n += (long)g.n_regimes * g.n_seeds * g.n_inputs * g.n_eps * lg_study_arch_modes(&g, &g.archs[a], &modes);
+    }
+    char want[6][160];
+    snprintf(want[0], sizeof want[0], "%ld instances", n);
+    snprintf(want[1], sizeof want[1], "%d regimes", g.n_regimes);
+    snprintf(want[2], sizeof want[2], "%d test images", g.n_inputs);
+    snprintf(want[3], sizeof want[3], "%g s per instance", g.timeout);
+    int w = snprintf(want[4], sizeof want[4], "`");
+    for (int m = 0; m < g.n_modes; m++)
+        w += snprintf(want[4] + w, sizeof want[4] - (size_t)w, "%s%s", m ? " " : "", lg_study_mode_name(g.modes[m]));
+    snprintf(want[4] + w, sizeof want[4] - (size_t)w, "`");
+    snprintf(want[5], sizeof want[5], "%s modes", g.n_modes == 5 ? "five" : g.n_modes == 4 ? "four" : "?");
+    lg_study_grid_free(&g);
+    snprintf(path, sizeof path, "%s/docs/STUDY.md", LG_SOURCE_DIR);
+    const char *t = strstr(lg_flat(path), "**Main job**");
+    ck_assert_msg(t != NULL, "docs/STUDY.md: no **Main job** paragraph");
+    char para[4096];
+    snprintf(para, sizeof para, "%s", t);
+    for (int i = 0; i < 5; i++)
+        ck_assert_msg(strstr(para, want[i]) != NULL, "docs/STUDY.md's main job does not say '%s' (small.ini): %.600s",
+                      want[i], para);
+    snprintf(path, sizeof path, "%s/README.md", LG_SOURCE_DIR);
+    const char *r = lg_flat(path);
+    ck_assert_msg(strstr(r, want[0]) && strstr(r, want[5]), "README.md's main job does not say '%s' and '%s'", want[0],
+                  want[5]);
+}
+END_TEST
+
 Suite *suite_study(void)
 {
     Suite *s = suite_create("study");
@@ -975,5 +1181,11 @@ Suite *suite_study(void)
     tcase_add_test(tl, test_study_other_version_refused);
     tcase_add_test(tl, test_study_mkdir_parents);
     suite_add_tcase(s, tl);
+    TCase *tr = tcase_create("report");
+    tcase_add_checked_fixture(tr, lg_study_setup, lg_study_teardown);
+    tcase_add_test(tr, test_study_report_reads_right);
+    tcase_add_test(tr, test_study_docs_main_job);
+    tcase_set_timeout(tr, 120);
+    suite_add_tcase(s, tr);
     return s;
 }

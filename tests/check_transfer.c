@@ -169,6 +169,51 @@ START_TEST(test_transfer_cli)
 }
 END_TEST
 
+/* A clean input the smooth net already misclassifies is violated for it,
+ * flagged misclassified, with the clean input as the counterexample; with
+ * the net's own label the flag stays off. */
+START_TEST(test_transfer_misclassified_clean_input)
+{
+    lg_rng r;
+    lg_rng_init(&r, 77, 1);
+    for (int t = 0; t < 6; t++) {
+        const int dims[] = {4, 8, 3};
+        lg_net g, rl;
+        ck_assert_int_eq(lg_net_init(&g, 2, dims, LG_ACT_LGELU), LG_OK);
+        lg_test_randomize(&g, &r, 0.8);
+        g.layers[0].lambda = 160;
+        ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+        double x0[4], y0[3], scr[16];
+        for (int i = 0; i < 4; i++) x0[i] = lg_rng_uniform(&r);
+        lg_net_forward(&g, x0, y0, scr);
+        int best = 0;
+        for (int j = 1; j < 3; j++)
+            if (y0[j] > y0[best]) best = j;
+        for (int wrong = 0; wrong < 2; wrong++) {
+            int label = wrong ? (best + 1) % 3 : best;
+            lg_prop p;
+            ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 0.001, 0.0, 1.0, label, 3, 0.0), LG_OK);
+            lg_verify_opts o = lg_verify_opts_default();
+            o.timeout_s = 20;
+            lg_verify_report rep;
+            double delta = 0;
+            ck_assert_int_eq(lg_verify_transfer(&rl, &g, &p, &o, &rep, &delta), LG_OK);
+            ck_assert_msg(rep.misclassified == wrong, "net %d label %d (smooth net's class %d): misclassified %d", t,
+                          label, best, rep.misclassified);
+            if (wrong) {
+                ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
+                ck_assert_str_eq(rep.method, "clean input");
+                for (int i = 0; i < 4; i++) ck_assert(rep.x[i] == x0[i]);
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+        }
+        lg_net_free(&rl);
+        lg_net_free(&g);
+    }
+}
+END_TEST
+
 Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
@@ -180,5 +225,9 @@ Suite *suite_transfer(void)
     tcase_add_test(tl, test_transfer_refuses_mismatched_pair);
     tcase_add_test(tl, test_transfer_cli);
     suite_add_tcase(s, tl);
+    TCase *tm = tcase_create("misclassified");
+    tcase_add_test(tm, test_transfer_misclassified_clean_input);
+    tcase_set_timeout(tm, 120);
+    suite_add_tcase(s, tm);
     return s;
 }

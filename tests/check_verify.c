@@ -426,6 +426,44 @@ START_TEST(test_verify_result_file)
 }
 END_TEST
 
+/* A clean input that is already a counterexample: violated, flagged
+ * misclassified, decided before anything else runs, the clean input as the
+ * witness; every back-end mode the same. The net's own label: no flag. */
+START_TEST(test_verify_misclassified_clean_input)
+{
+    static const char *const solvers[] = {"auto", "none", "glpk"};
+    lg_rng r;
+    lg_rng_init(&r, 5, 9);
+    for (int t = 0; t < 9; t++) {
+        lg_net net;
+        double x0[4];
+        lg_tv_instance(&net, &r, 4, 6, 3, x0);
+        int best = lg_tv_argmax(&net, x0);
+        for (int wrong = 0; wrong < 2; wrong++) {
+            int label = wrong ? (best + 1 + t % 2) % 3 : best;
+            lg_prop p;
+            ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 0.02, 0, 1, label, 3, 0), LG_OK);
+            lg_verify_opts o = lg_verify_opts_default();
+            o.solver = solvers[t % 3];
+            o.backend_only = t % 3 == 2;
+            lg_verify_report rep;
+            ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+            ck_assert_msg(rep.misclassified == wrong, "instance %d label %d (class %d, %s): misclassified %d", t, label,
+                          best, o.solver, rep.misclassified);
+            if (wrong) {
+                ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
+                ck_assert_str_eq(rep.method, "clean input");
+                for (int i = 0; i < 4; i++) ck_assert(rep.x[i] == x0[i]);
+                lg_tv_assert_witness(&net, &p, &rep, "clean input");
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+        }
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
 START_TEST(test_verify_margin)
 {
     const double x0[2] = {0.5, 0.5};
@@ -603,5 +641,9 @@ Suite *suite_verify(void)
     tcase_add_test(tl, test_verify_refuse_smooth_and_shapes);
     tcase_add_test(tl, test_verify_cli_contract);
     suite_add_tcase(s, tl);
+    TCase *tm = tcase_create("misclassified");
+    tcase_add_test(tm, test_verify_misclassified_clean_input);
+    tcase_set_timeout(tm, 120);
+    suite_add_tcase(s, tm);
     return s;
 }

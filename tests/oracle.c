@@ -3,6 +3,8 @@
 
 #include "xlp.h"
 
+#include "core/linop.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,33 +17,41 @@ static double widen_hi(double v) { return v + 1e-9 * (1.0 + fabs(v)); }
 void lg_test_inst_bounds(lg_test_inst *in)
 {
     const lg_net *net = &in->net;
-    int w = lg_net_max_width(net);
-    double *al = malloc((size_t)w * sizeof *al), *ah = malloc((size_t)w * sizeof *ah);
+    size_t nodes = lg_net_nodes_len(net);
+    double *al = malloc(nodes * sizeof *al), *ah = malloc(nodes * sizeof *ah);
     LG_ASSERT(al && ah);
+    lg_net dn;
+    LG_ASSERT(lg_net_densify(&dn, net, 0) == LG_OK);
     for (int i = 0; i < net->n_in; i++) {
         double s = net->in_sub ? net->in_sub[i] : 0.0, d = net->in_div ? net->in_div[i] : 1.0;
         double p = (in->lo[i] - s) / d, q = (in->hi[i] - s) / d;
         al[i] = widen_lo(p < q ? p : q);
         ah[i] = widen_hi(p < q ? q : p);
     }
-    for (int k = 0; k < net->n_layers; k++) {
-        const lg_layer *L = &net->layers[k];
+    for (int k = 0; k < dn.n_layers; k++) {
+        const lg_layer *L = &dn.layers[k];
+        size_t off = lg_net_node_offset(&dn, k);
         for (int o = 0; o < L->n_out; o++) {
             double lo = L->b[o], hi = L->b[o];
-            for (int i = 0; i < L->n_in; i++) {
-                double wv = L->W[(size_t)o * (size_t)L->n_in + (size_t)i];
-                lo += wv > 0 ? wv * al[i] : wv * ah[i];
-                hi += wv > 0 ? wv * ah[i] : wv * al[i];
+            for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                const lg_linear *A = lg_layer_lin(L, t);
+                size_t so = lg_net_node_offset(&dn, A->src);
+                for (int i = 0; i < A->n_in; i++) {
+                    double wv = A->W[(size_t)o * (size_t)A->n_in + (size_t)i];
+                    lo += wv > 0 ? wv * al[so + i] : wv * ah[so + i];
+                    hi += wv > 0 ? wv * ah[so + i] : wv * al[so + i];
+                }
             }
             in->pre_lo[k][o] = widen_lo(lo);
             in->pre_hi[k][o] = widen_hi(hi);
         }
         for (int o = 0; o < L->n_out; o++) {
             double lo = in->pre_lo[k][o], hi = in->pre_hi[k][o];
-            al[o] = L->act == LG_ACT_RELU ? (lo > 0 ? lo : 0.0) : lo;
-            ah[o] = L->act == LG_ACT_RELU ? (hi > 0 ? hi : 0.0) : hi;
+            al[off + o] = L->act == LG_ACT_RELU ? (lo > 0 ? lo : 0.0) : lo;
+            ah[off + o] = L->act == LG_ACT_RELU ? (hi > 0 ? hi : 0.0) : hi;
         }
     }
+    lg_net_free(&dn);
     free(al);
     free(ah);
 }
@@ -82,13 +92,29 @@ lg_status lg_test_inst_random(lg_test_inst *in, lg_rng *r, const lg_test_shape *
     lg_status st = lg_net_init(&in->net, s->n_layers, s->dims, LG_ACT_RELU);
     if (st) return st;
     lg_net *net = &in->net;
-    int n_in = net->n_in, n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
         double sc = 1.0 / sqrt((double)L->n_in);
         for (int i = 0; i < L->n_out * L->n_in; i++) L->W[i] = sc * lg_rng_normal(r);
         for (int i = 0; i < L->n_out; i++) L->b[i] = 0.3 * lg_rng_normal(r);
     }
+    lg_test_inst_finish(in, r, s->box, s->normalise);
+    return LG_OK;
+}
+
+lg_status lg_test_inst_random_dag(lg_test_inst *in, lg_rng *r, const lg_test_dag_opts *o)
+{
+    memset(in, 0, sizeof *in);
+    lg_status st = lg_test_dag_random(&in->net, r, o);
+    if (st) return st;
+    lg_test_inst_finish(in, r, 0.05 + 0.6 * lg_rng_uniform(r), lg_rng_below(r, 3) == 0);
+    return LG_OK;
+}
+
+void lg_test_inst_finish(lg_test_inst *in, lg_rng *r, double box, int normalise)
+{
+    lg_net *net = &in->net;
+    int n_in = net->n_in, n_out = lg_net_n_out(net);
     in->lo = malloc((size_t)n_in * sizeof *in->lo);
     in->hi = malloc((size_t)n_in * sizeof *in->hi);
     double *x0 = malloc((size_t)n_in * sizeof *x0);
@@ -102,7 +128,7 @@ lg_status lg_test_inst_random(lg_test_inst *in, lg_rng *r, const lg_test_shape *
         in->pre_hi[k] = malloc((size_t)net->layers[k].n_out * sizeof **in->pre_hi);
         LG_ASSERT(in->pre_lo[k] && in->pre_hi[k]);
     }
-    if (s->normalise) {
+    if (normalise) {
         net->in_sub = malloc((size_t)n_in * sizeof *net->in_sub);
         net->in_div = malloc((size_t)n_in * sizeof *net->in_div);
         LG_ASSERT(net->in_sub && net->in_div);
@@ -111,7 +137,7 @@ lg_status lg_test_inst_random(lg_test_inst *in, lg_rng *r, const lg_test_shape *
             net->in_div[i] = 0.3 + 1.7 * lg_rng_uniform(r);
         }
     }
-    double w = s->box * (0.5 + 0.5 * lg_rng_uniform(r));
+    double w = box * (0.5 + 0.5 * lg_rng_uniform(r));
     for (int i = 0; i < n_in; i++) {
         x0[i] = 2.0 * lg_rng_uniform(r) - 1.0;
         in->lo[i] = x0[i] - w;
@@ -158,7 +184,6 @@ lg_status lg_test_inst_random(lg_test_inst *in, lg_rng *r, const lg_test_shape *
     free(x0);
     free(y0);
     free(scratch);
-    return LG_OK;
 }
 
 int lg_test_term_holds(const lg_problem *p, int t, const double *x, double tol)
@@ -196,11 +221,13 @@ enum { MODE_DECIDE, MODE_GAP };
 /* Affine forms over the inputs: n+1 rationals, coefficients then constant. */
 typedef struct orc {
     const lg_problem *p;
-    const lg_net *net;
+    const lg_net *net;    /* lg_net_densify of the problem's net: every term dense */
+    lg_net dn;
+    int *tb;              /* [n_layers] index of layer k's first term in W */
     int n, nv, mode;      /* inputs; LP variables (n, or n+1 with t in gap mode) */
     mpq_t *lo, *hi;       /* [nv] variable bounds (t free) */
     char *has_lo, *has_hi;
-    mpq_t **W, **b;       /* [n_layers][n_out·n_in], [n_layers][n_out] */
+    mpq_t **W, **b;       /* [terms][n_out·n_in] (every term of every layer), [n_layers][n_out] */
     int *phase;           /* [n_neur] flat: stable phase or PH_UNFIXED */
     int n_unstable;
     mpq_t *in;            /* [n_in][n+1] normalised inputs */
@@ -272,22 +299,25 @@ static lg_xlp_result orc_lp(orc *o, int minimise)
                         minimise ? o->obj : NULL, o->xs, o->opt);
 }
 
-/* z[k] = W_k·a[k−1] + b_k as forms (a[−1] = normalised inputs). */
+/* z[k] = Σ_t W_t·a[src(t)] + b_k as forms (a[−1] = normalised inputs). */
 static void layer_forms(orc *o, int k)
 {
     const lg_layer *L = &o->net->layers[k];
     size_t F = form_len(o);
-    const mpq_t *prev = k == 0 ? o->in : o->a[k - 1];
     for (int q = 0; q < L->n_out; q++) {
         mpq_t *zq = o->z[k] + (size_t)q * F;
         for (size_t i = 0; i < F; i++) mpq_set_ui(zq[i], 0, 1);
         mpq_set(zq[o->n], o->b[k][q]);
-        for (int i = 0; i < L->n_in; i++) {
-            const mpq_t *w = &o->W[k][(size_t)q * (size_t)L->n_in + (size_t)i];
-            if (mpq_sgn(*w) == 0) continue;
-            for (size_t j = 0; j < F; j++) {
-                mpq_mul(o->tmp, *w, prev[(size_t)i * F + j]);
-                mpq_add(zq[j], zq[j], o->tmp);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            const mpq_t *prev = A->src < 0 ? o->in : o->a[A->src];
+            for (int i = 0; i < A->n_in; i++) {
+                const mpq_t *w = &o->W[o->tb[k] + t][(size_t)q * (size_t)A->n_in + (size_t)i];
+                if (mpq_sgn(*w) == 0) continue;
+                for (size_t j = 0; j < F; j++) {
+                    mpq_mul(o->tmp, *w, prev[(size_t)i * F + j]);
+                    mpq_add(zq[j], zq[j], o->tmp);
+                }
             }
         }
     }
@@ -392,12 +422,15 @@ static void orc_free(orc *o)
     size_t F = form_len(o);
     for (int k = 0; net && k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (o->W) arr_free(o->W[k], (size_t)L->n_out * (size_t)L->n_in);
+        for (int t = 0; o->W && o->tb && t < lg_layer_n_lin(L); t++)
+            arr_free(o->W[o->tb[k] + t], (size_t)L->n_out * (size_t)lg_layer_lin(L, t)->n_in);
         if (o->b) arr_free(o->b[k], (size_t)L->n_out);
         if (o->z) arr_free(o->z[k], (size_t)L->n_out * F);
         if (o->a) arr_free(o->a[k], (size_t)L->n_out * F);
     }
     free(o->W);
+    free(o->tb);
+    lg_net_free(&o->dn);
     free(o->b);
     free(o->z);
     free(o->a);
@@ -421,14 +454,16 @@ static void orc_free(orc *o)
 static lg_status orc_init(orc *o, const lg_problem *p, int mode)
 {
     memset(o, 0, sizeof *o);
-    const lg_net *net = p->net;
     o->p = p;
+    mpq_inits(o->opt, o->tmp, o->tmp2, o->best, NULL);
+    lg_xlp_init(&o->lp);
+    lg_status dst = lg_net_densify(&o->dn, p->net, 0);
+    if (dst != LG_OK) return dst;
+    const lg_net *net = &o->dn;
     o->net = net;
     o->mode = mode;
     o->n = net->n_in;
     o->nv = net->n_in + (mode == MODE_GAP);
-    mpq_inits(o->opt, o->tmp, o->tmp2, o->best, NULL);
-    lg_xlp_init(&o->lp);
     size_t F = form_len(o);
     int n = o->n, n_neur = 0, max_cons = 0;
     for (int k = 0; k < net->n_layers; k++) n_neur += net->layers[k].n_out;
@@ -440,7 +475,10 @@ static lg_status orc_init(orc *o, const lg_problem *p, int mode)
     o->has_hi = calloc((size_t)o->nv, 1);
     o->phase = calloc((size_t)n_neur + 1, sizeof *o->phase);
     o->in = arr((size_t)n * F);
-    o->W = calloc((size_t)net->n_layers, sizeof *o->W);
+    o->W = calloc((size_t)(net->n_layers + net->n_terms), sizeof *o->W);
+    o->tb = malloc((size_t)net->n_layers * sizeof *o->tb);
+    LG_ASSERT(o->tb);
+    for (int k = 0, g = 0; k < net->n_layers; g += lg_layer_n_lin(&net->layers[k]), k++) o->tb[k] = g;
     o->b = calloc((size_t)net->n_layers, sizeof *o->b);
     o->z = calloc((size_t)net->n_layers, sizeof *o->z);
     o->a = calloc((size_t)net->n_layers, sizeof *o->a);
@@ -456,16 +494,20 @@ static lg_status orc_init(orc *o, const lg_problem *p, int mode)
     if (mode == MODE_GAP) mpq_set_ui(o->obj[n], 1, 1); /* minimise t */
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        size_t nw = (size_t)L->n_out * (size_t)L->n_in;
-        o->W[k] = arr(nw);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            size_t nw = (size_t)L->n_out * (size_t)A->n_in;
+            o->W[o->tb[k] + t] = arr(nw);
+            if (!all_finite(A->W, nw)) return lg_fail(LG_ERR_ARG, "oracle: layer %d has a non-finite parameter", k);
+            for (size_t i = 0; i < nw; i++) mpq_set_d(o->W[o->tb[k] + t][i], A->W[i]);
+        }
         o->b[k] = arr((size_t)L->n_out);
         o->z[k] = arr((size_t)L->n_out * F);
         o->a[k] = arr((size_t)L->n_out * F);
         if (L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY)
             return lg_fail(LG_ERR_UNSUPPORTED, "oracle: layer %d is not relu/identity", k);
-        if (!all_finite(L->W, nw) || !all_finite(L->b, (size_t)L->n_out))
+        if (!all_finite(L->b, (size_t)L->n_out))
             return lg_fail(LG_ERR_ARG, "oracle: layer %d has a non-finite parameter", k);
-        for (size_t i = 0; i < nw; i++) mpq_set_d(o->W[k][i], L->W[i]);
         for (int i = 0; i < L->n_out; i++) mpq_set_d(o->b[k][i], L->b[i]);
     }
     if (!all_finite(p->lo, (size_t)n) || !all_finite(p->hi, (size_t)n))
@@ -491,23 +533,28 @@ static lg_status orc_init(orc *o, const lg_problem *p, int mode)
     /* exact interval bounds → stable phases */
     mpq_t zl, zh;
     mpq_inits(zl, zh, NULL);
-    int W_ = lg_net_max_width(net);
-    mpq_t *al = arr((size_t)W_), *ah = arr((size_t)W_), *nl = arr((size_t)W_), *nh = arr((size_t)W_);
+    size_t W_ = lg_net_nodes_len(net);
+    mpq_t *al = arr(W_), *ah = arr(W_);
     for (int j = 0; j < n; j++) form_range(o, o->in + (size_t)j * F, al[j], ah[j]);
     int flat = 0;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        mpq_t *nl = al + lg_net_node_offset(net, k), *nh = ah + lg_net_node_offset(net, k);
         for (int q = 0; q < L->n_out; q++, flat++) {
             mpq_set(zl, o->b[k][q]);
             mpq_set(zh, o->b[k][q]);
-            for (int i = 0; i < L->n_in; i++) {
-                const mpq_t *w = &o->W[k][(size_t)q * (size_t)L->n_in + (size_t)i];
-                int s = mpq_sgn(*w);
-                if (s == 0) continue;
-                mpq_mul(o->tmp, *w, s > 0 ? al[i] : ah[i]);
-                mpq_add(zl, zl, o->tmp);
-                mpq_mul(o->tmp, *w, s > 0 ? ah[i] : al[i]);
-                mpq_add(zh, zh, o->tmp);
+            for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                const lg_linear *A = lg_layer_lin(L, t);
+                size_t so = lg_net_node_offset(net, A->src);
+                for (int i = 0; i < A->n_in; i++) {
+                    const mpq_t *w = &o->W[o->tb[k] + t][(size_t)q * (size_t)A->n_in + (size_t)i];
+                    int s = mpq_sgn(*w);
+                    if (s == 0) continue;
+                    mpq_mul(o->tmp, *w, s > 0 ? al[so + i] : ah[so + i]);
+                    mpq_add(zl, zl, o->tmp);
+                    mpq_mul(o->tmp, *w, s > 0 ? ah[so + i] : al[so + i]);
+                    mpq_add(zh, zh, o->tmp);
+                }
             }
             int ph = PH_ACTIVE;
             if (L->act == LG_ACT_RELU) {
@@ -520,15 +567,9 @@ static lg_status orc_init(orc *o, const lg_problem *p, int mode)
             if (ph == PH_INACTIVE || (L->act == LG_ACT_RELU && mpq_sgn(nl[q]) < 0)) mpq_set_ui(nl[q], 0, 1);
             if (ph == PH_INACTIVE) mpq_set_ui(nh[q], 0, 1);
         }
-        for (int q = 0; q < L->n_out; q++) {
-            mpq_set(al[q], nl[q]);
-            mpq_set(ah[q], nh[q]);
-        }
     }
-    arr_free(al, (size_t)W_);
-    arr_free(ah, (size_t)W_);
-    arr_free(nl, (size_t)W_);
-    arr_free(nh, (size_t)W_);
+    arr_free(al, W_);
+    arr_free(ah, W_);
     mpq_clears(zl, zh, NULL);
     if (o->n_unstable > LG_ORACLE_MAX_UNSTABLE)
         return lg_fail(LG_ERR_ARG, "oracle: %d unstable neurons (at most %d)", o->n_unstable,
@@ -597,39 +638,46 @@ lg_status lg_oracle_gap(const lg_problem *p, mpq_t gap, mpq_t *x, long *n_lp)
 
 void lg_oracle_forward(const lg_net *net, const mpq_t *x, mpq_t *y)
 {
-    int w = lg_net_max_width(net);
-    mpq_t *cur = arr((size_t)w), *nxt = arr((size_t)w), t, v;
+    size_t nodes = lg_net_nodes_len(net);
+    mpq_t *val = arr(nodes), t, v;
     mpq_inits(t, v, NULL);
     for (int i = 0; i < net->n_in; i++) {
-        mpq_set(cur[i], x[i]);
+        mpq_set(val[i], x[i]);
         if (net->in_sub) {
             mpq_set_d(t, net->in_sub[i]);
-            mpq_sub(cur[i], cur[i], t);
+            mpq_sub(val[i], val[i], t);
         }
         if (net->in_div) {
             mpq_set_d(t, net->in_div[i]);
-            mpq_div(cur[i], cur[i], t);
+            mpq_div(val[i], val[i], t);
         }
     }
+    double *row = malloc(((size_t)lg_net_max_width(net) + 1) * sizeof *row);
+    LG_ASSERT(row);
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        mpq_t *out = val + lg_net_node_offset(net, k);
         for (int q = 0; q < L->n_out; q++) {
             mpq_set_d(v, L->b[q]);
-            for (int i = 0; i < L->n_in; i++) {
-                mpq_set_d(t, L->W[(size_t)q * (size_t)L->n_in + (size_t)i]);
-                mpq_mul(t, t, cur[i]);
-                mpq_add(v, v, t);
+            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
+                const lg_linear *A = lg_layer_lin(L, tt);
+                const mpq_t *in = val + lg_net_node_offset(net, A->src);
+                const double *w = lg_linear_row(A, q, row);
+                for (int i = 0; i < A->n_in; i++) {
+                    if (w[i] == 0.0) continue;
+                    mpq_set_d(t, w[i]);
+                    mpq_mul(t, t, in[i]);
+                    mpq_add(v, v, t);
+                }
             }
             if (L->act == LG_ACT_RELU && mpq_sgn(v) < 0) mpq_set_ui(v, 0, 1);
-            mpq_set(nxt[q], v);
+            mpq_set(out[q], v);
         }
-        mpq_t *s = cur;
-        cur = nxt;
-        nxt = s;
     }
-    for (int j = 0; j < lg_net_n_out(net); j++) mpq_set(y[j], cur[j]);
-    arr_free(cur, (size_t)w);
-    arr_free(nxt, (size_t)w);
+    const mpq_t *last = val + lg_net_node_offset(net, net->n_layers - 1);
+    for (int j = 0; j < lg_net_n_out(net); j++) mpq_set(y[j], last[j]);
+    free(row);
+    arr_free(val, nodes);
     mpq_clears(t, v, NULL);
 }
 

@@ -25,6 +25,7 @@
 
 #include "core/rng.h"
 #include "encode/problem.h"
+#include "gen_graph.h"
 
 #define LG_ORACLE_MAX_UNSTABLE 12
 
@@ -62,6 +63,13 @@ const char *lg_test_answer_name(lg_answer a);
  * y_ℓ − y_j − κ ≤ 0 per j ≠ ℓ (sometimes one term of two such constraints),
  * with κ drawn around the centre's gap so that both verdicts occur. */
 lg_status lg_test_inst_random(lg_test_inst *in, lg_rng *r, const lg_test_shape *s);
+/* The same over a random DAG (gen_graph.h: residual sums, Concat, Slice,
+ * conv terms); a box of half-width 0.05–0.65, normalised one time in three. */
+lg_status lg_test_inst_random_dag(lg_test_inst *in, lg_rng *r, const lg_test_dag_opts *o);
+/* Give in->net (already built, weights set) a box of half-width about
+ * `box` around a random centre, optionally a random normalisation, interval
+ * pre-activation bounds and the robustness-style property above. */
+void lg_test_inst_finish(lg_test_inst *in, lg_rng *r, double box, int normalise);
 
 /* Recompute pre_lo/pre_hi by interval arithmetic from the box. */
 void lg_test_inst_bounds(lg_test_inst *in);

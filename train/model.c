@@ -18,6 +18,8 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     memset(m, 0, sizeof *m);
     if (max_batch < 1) return lg_fail(LG_ERR_ARG, "batch size must be at least 1, got %d", max_batch);
+    lg_status gst = lg_net_require_chain(net, "training");
+    if (gst != LG_OK) return gst;
     int nl = net->n_layers;
     size_t B = (size_t)max_batch;
     m->layers = calloc((size_t)nl, sizeof *m->layers);

@@ -27,6 +27,8 @@ lg_status lg_prop_robustness(lg_prop *p, const double *x0, int n_in, double eps,
         !(p->inner->hi = malloc((size_t)n_in * sizeof(double))))
         goto oom;
     lg_ball_boxes(x0, (size_t)n_in, eps, clip_lo, clip_hi, c->lo, c->hi, p->inner->lo, p->inner->hi);
+    if (!(p->center = malloc((size_t)n_in * sizeof *p->center))) goto oom;
+    memcpy(p->center, x0, (size_t)n_in * sizeof *p->center);
     /* term j: y_label − y_j − margin ≤ 0 (label fails to beat j by more than margin) */
     for (int j = 0, t = 0; j < n_out; j++) {
         if (j == label) continue;
@@ -174,5 +176,6 @@ void lg_prop_free(lg_prop *p)
     }
     free(p->inner);
     free(p->cases);
+    free(p->center);
     memset(p, 0, sizeof *p);
 }

@@ -38,6 +38,8 @@ typedef struct lg_prop {
     int n_cases;
     lg_prop_case *cases;  /* boxes and constants rounded outward: what a proof covers */
     lg_prop_inner *inner; /* [n_cases], or NULL when every constant is exact */
+    double *center;       /* [n_in] the clean input of a robustness property (lg_prop_robustness), else NULL:
+                             the driver first asks whether it is itself a counterexample (misclassified) */
 } lg_prop;
 
 /* Local robustness: box = [x0 − eps, x0 + eps] ∩ [clip_lo, clip_hi], label

@@ -106,6 +106,29 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
         goto done;
     }
     if (st != LG_OK) goto done;
+    if (prop->center) { /* the smooth net already misclassifies the clean input: violated for it */
+        r->x = malloc((size_t)prop->n_in * sizeof *r->x);
+        r->y = malloc((size_t)prop->n_out * sizeof *r->y);
+        int mis = r->x && r->y ? lg_verify_misclassified(ref, prop, r->x, r->y) : -1;
+        if (mis < 0) {
+            st = lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+            goto done;
+        }
+        if (mis) {
+            r->verdict = LG_VERDICT_VIOLATED;
+            r->violated_case = 0;
+            r->misclassified = 1;
+            r->n_in = prop->n_in;
+            r->n_out = prop->n_out;
+            r->bound_method = "symbolic";
+            r->bab_mode = "none";
+            snprintf(r->method, sizeof r->method, "clean input");
+            goto done;
+        }
+        free(r->x);
+        free(r->y);
+        r->x = r->y = NULL;
+    }
     if ((st = lg_transfer_enlarge(prop, E, &big)) != LG_OK) goto done;
     if ((st = lg_verify_run_in(relu, &big, o, &run, r)) != LG_OK) goto done;
     if (r->verdict != LG_VERDICT_VIOLATED) goto done;

@@ -29,6 +29,81 @@ lg_verify_opts lg_verify_opts_default(void)
     return o;
 }
 
+int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n)
+{
+    const lg_verify_opts d = lg_verify_opts_default();
+    char tmp[512];
+    int w = 0;
+#define LG_SET(...) w += snprintf(tmp + w, w < (int)sizeof tmp ? sizeof tmp - (size_t)w : 0, __VA_ARGS__)
+    const char *solver = o->solver ? o->solver : "auto";
+    if (strcmp(solver, d.solver) != 0) LG_SET(" solver=%s", solver);
+    if (o->backend_only) LG_SET(" backend_only=1");
+    if (!o->attack) LG_SET(" attack=0");
+    if (o->bab.mode != d.bab.mode) LG_SET(" bab=%s", lg_bab_mode_name(o->bab.mode));
+    if (o->tighten == LG_TIGHTEN_LP) LG_SET(" tighten=lp");
+    if (o->seed != d.seed) LG_SET(" seed=%lu", o->seed);
+    if (o->memory_mb > 0) LG_SET(" memory=%g", o->memory_mb);
+    if (o->bab.max_nodes != d.bab.max_nodes) LG_SET(" bab_nodes=%ld", o->bab.max_nodes);
+    if (o->bab.alpha_steps != d.bab.alpha_steps) LG_SET(" alpha_steps=%d", o->bab.alpha_steps);
+    if (o->bab.branch != d.bab.branch) LG_SET(" bab_branch=%s", o->bab.branch == LG_BAB_BRANCH_BABSR ? "babsr" : "fsb");
+    if (o->bab.beta != d.bab.beta) LG_SET(" beta=%d", o->bab.beta);
+    if (o->bab.group != d.bab.group) LG_SET(" bab_group=%d", o->bab.group);
+    if (o->bab.root_alpha_steps != d.bab.root_alpha_steps) LG_SET(" bab_root_alpha=%d", o->bab.root_alpha_steps);
+    if (o->bab.solver_unstable != d.bab.solver_unstable) LG_SET(" bab_solver_relus=%d", o->bab.solver_unstable);
+#undef LG_SET
+    return snprintf(buf, n, "%s", w ? tmp : "");
+}
+
+/* The value of key in a settings text, or NULL; *len its length. */
+static const char *lg_settings_get(const char *s, const char *key, size_t klen, size_t *len)
+{
+    for (const char *p = s; *p;) {
+        while (*p == ' ') p++;
+        const char *e = p + strcspn(p, " ");
+        const char *eq = memchr(p, '=', (size_t)(e - p));
+        if (eq && (size_t)(eq - p) == klen && strncmp(p, key, klen) == 0) {
+            *len = (size_t)(e - eq - 1);
+            return eq + 1;
+        }
+        p = e;
+    }
+    return NULL;
+}
+
+int lg_verify_settings_diff(const char *old_s, const char *new_s, char *buf, size_t n)
+{
+    int nd = 0;
+    size_t w = 0;
+    if (n) buf[0] = '\0';
+    for (int pass = 0; pass < 2; pass++) { /* keys of the new text, then those only in the old one */
+        const char *s = pass ? old_s : new_s, *other = pass ? new_s : old_s;
+        for (const char *p = s; *p;) {
+            while (*p == ' ') p++;
+            const char *e = p + strcspn(p, " ");
+            const char *eq = memchr(p, '=', (size_t)(e - p));
+            if (eq) {
+                size_t klen = (size_t)(eq - p), vlen = (size_t)(e - eq - 1), olen = 0;
+                const char *ov = lg_settings_get(other, p, klen, &olen);
+                if (pass == 1 && ov) {
+                    p = e;
+                    continue;
+                }
+                if (!ov || olen != vlen || strncmp(ov, eq + 1, vlen) != 0) {
+                    const char *a = pass ? eq + 1 : ov, *b = pass ? ov : eq + 1;
+                    int al = (int)(pass ? vlen : olen), bl = (int)(pass ? olen : vlen);
+                    int k = snprintf(buf + w, w < n ? n - w : 0, "%s%.*s: %.*s -> %.*s", nd ? "; " : "", (int)klen, p,
+                                     a ? al : 7, a ? a : "default", b ? bl : 7, b ? b : "default");
+                    if (k > 0) w += (size_t)k;
+                    if (w >= n) w = n ? n - 1 : 0;
+                    nd++;
+                }
+            }
+            p = e;
+        }
+    }
+    return nd;
+}
+
 void lg_verify_report_free(lg_verify_report *r)
 {
     free(r->unstable);
@@ -90,6 +165,8 @@ lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_ti
 {
     const lg_prop_case *C = &prop->cases[c];
     *kept = NULL;
+    lg_status gst = lg_net_require_chain(net, "verification");
+    if (gst != LG_OK) return gst;
     memset(prob, 0, sizeof *prob);
     lg_status st = lg_bounds_init(b, net);
     if (st != LG_OK) return st;
@@ -440,6 +517,17 @@ done:
     return st;
 }
 
+int lg_verify_misclassified(const lg_net *net, const lg_prop *prop, double *x, double *y)
+{
+    if (!prop->center || prop->n_cases != 1 || prop->n_in != net->n_in) return 0;
+    const lg_prop_inner *I = prop->inner ? &prop->inner[0] : NULL;
+    const double *lo = I && I->lo ? I->lo : prop->cases[0].lo, *hi = I && I->hi ? I->hi : prop->cases[0].hi;
+    for (int i = 0; i < prop->n_in; i++)
+        if (!(prop->center[i] >= lo[i] && prop->center[i] <= hi[i])) return 0; /* clipped away: not the clean input */
+    memcpy(x, prop->center, (size_t)prop->n_in * sizeof *x);
+    return lg_witness_accept(net, prop, 0, x, y);
+}
+
 lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, lg_verify_report *r)
 {
     /* the one deadline source of the run: every stage gets it or a sub-budget of it */
@@ -452,6 +540,8 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
 {
     double t0 = lg_now();
     memset(r, 0, sizeof *r);
+    lg_status gst = lg_net_require_chain(net, "verification");
+    if (gst != LG_OK) return gst;
     r->seconds = t0; /* start time while running; elapsed seconds at the end */
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
@@ -487,6 +577,26 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
         st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
         goto fail;
     }
+    if (!(r->y = malloc((size_t)no * sizeof *r->y))) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
+        goto fail;
+    }
+    int mis = lg_verify_misclassified(net, prop, x, r->y);
+    if (mis < 0) {
+        st = lg_fail(LG_ERR_NOMEM, "verify: out of memory in the witness check");
+        goto fail;
+    }
+    if (mis) { /* the clean input is already a counterexample: nothing else to run */
+        r->verdict = LG_VERDICT_VIOLATED;
+        r->violated_case = 0;
+        r->misclassified = 1;
+        snprintf(r->method, sizeof r->method, "clean input");
+        r->x = x;
+        x = NULL;
+        goto done;
+    }
+    free(r->y);
+    r->y = NULL;
     lg_case_out first_unknown;
     int n_unknown = 0;
     memset(&first_unknown, 0, sizeof first_unknown);

@@ -63,6 +63,23 @@ typedef struct lg_verify_opts {
 
 lg_verify_opts lg_verify_opts_default(void);
 
+/* The options of o that can change a verdict, as canonical text: every one
+ * that differs from lg_verify_opts_default() as " key=value", in a fixed
+ * order (solver, backend_only, attack, bab, tighten, seed, memory,
+ * bab_nodes, alpha_steps, bab_branch, beta, bab_group, bab_root_alpha,
+ * bab_solver_relus); "" for the defaults. Threads and verbosity are left
+ * out (verdicts do not depend on them) and so is the timeout, which callers
+ * put first. The study's row keys (study/run.h) and bench's results.csv
+ * rows (cli/cmd_bench.c) are made of it, so a resume never takes a row
+ * made with other options for one of these. Returns the length snprintf
+ * would have written. */
+int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n);
+
+/* Compare two settings texts ("key=value" words): "" and 0 when equal, else
+ * "key: old -> new" for every key whose value differs ("default" where a key
+ * is absent), joined by "; ", into buf, and the number of such keys. */
+int lg_verify_settings_diff(const char *old_s, const char *new_s, char *buf, size_t n);
+
 typedef struct lg_verify_report {
     lg_verdict verdict;
     char reason[256];         /* why unknown ("timeout", "witness failed re-check", ...) */
@@ -78,6 +95,9 @@ typedef struct lg_verify_report {
     int unstable_total;
     int n_cases_robust;
     int violated_case;        /* case index of the counterexample, −1 if none */
+    int misclassified;        /* 1: violated because the clean input (prop->center) is itself a counterexample
+                                 (misclassified, or not beating another output by the margin); method
+                                 "clean input", nothing else ran */
     int n_in, n_out;
     double *x, *y;            /* counterexample [n_in] and its outputs [n_out], or NULL */
     const char *bab_mode;     /* "none", "input" or "relu" (static string): the strategy used */
@@ -106,6 +126,15 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
  * from now). E.g. several properties under one budget. */
 lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
                            lg_verify_report *r);
+
+/* The clean-input check of a robustness property: 1 if prop->center lies in
+ * case 0's witness box and passes the one witness gate on net
+ * (lg_witness_accept) — the unperturbed input is already a counterexample;
+ * x[n_in] and y[n_out] then hold it and its double outputs. 0 otherwise
+ * (always without a center), −1 out of memory. lg_verify_run_in and
+ * lg_verify_transfer call it first and report such an instance violated with
+ * misclassified = 1, as ERAN and alpha-beta-CROWN count them apart. */
+int lg_verify_misclassified(const lg_net *net, const lg_prop *prop, double *x, double *y);
 
 /* Add margin K to a property: every constraint coef·y + d ≤ 0 becomes
  * coef·y + d − K ≤ 0 (a counterexample is any output that does not beat the

@@ -54,6 +54,19 @@ lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *
  * dropped. The file must already have been read by lg_vnnlib_read. */
 lg_status lg_vnnlib_write_smt(const char *path, FILE *out);
 
+/* Write the local-robustness property that lg_prop_robustness(x0, n_in, eps,
+ * clip_lo, clip_hi, label, n_out, margin) builds, as a VNN-LIB file: every
+ * input bound is the exact decimal of the real ball's end max(clip_lo,
+ * x0_i − eps) / min(clip_hi, x0_i + eps) (a sum of two doubles, written with
+ * all its digits, so reading the file back gives the same outward and
+ * inward boxes; where the ball misses [clip_lo, clip_hi] the written box is
+ * empty, as the inward one is), and the counterexample region is one disjunct per j ≠ label,
+ * Y_label − Y_j ≤ margin (margin written exactly). `comment` (may be NULL)
+ * opens the file as `; ` lines. LG_OK, LG_ERR_ARG for a label outside
+ * [0, n_out) or a non-finite number, LG_ERR_IO on a write error. */
+lg_status lg_vnnlib_write_robustness(FILE *f, const double *x0, int n_in, double eps, double clip_lo, double clip_hi,
+                                     int label, int n_out, double margin, const char *comment);
+
 /* Read a VNN-COMP counterexample / assignment file: an optional leading
  * `sat`, then ((X_0 v) ... (Y_j v)). Fills x[n_in] and y[n_out]; every X_i
  * and Y_j must appear exactly once. y may be NULL (Y entries then ignored). */
