@@ -48,8 +48,8 @@
  * *net is left zeroed. */
 lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name);
 /* The same under run's deadline (NULL: none), checked after the protobuf
- * decode, per initializer, per node and before the layers are built: past
- * it, LG_ERR_TIMEOUT and *net zeroed. */
+ * decode, per initializer, per node, per 64 rows of a Gemm/MatMul weight
+ * and per layer built: past it, LG_ERR_TIMEOUT and *net zeroed. */
 lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run);
 /* Read an ONNX file. */
 lg_status lg_onnx_read(lg_net *net, const char *path);

@@ -407,9 +407,15 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
     double *M = malloc((size_t)N * (size_t)K * sizeof *M), *c = NULL;
     if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
     int exact = 1; /* alpha·B and beta·C must be the file's exact products (onnx_affine.c) */
-    for (int64_t j = 0; j < N; j++)
+    for (int64_t j = 0; j < N; j++) {
+        lg_status sj = (j & 63) ? LG_OK : lg_runctx_check(R->run, "onnx import"); /* per 64 rows */
+        if (sj != LG_OK) {
+            free(M);
+            return sj;
+        }
         for (int64_t k = 0; k < K; k++)
             exact &= lg_ox_mul_exact(alpha, tb ? Bc->v[j * K + k] : Bc->v[k * N + j], &M[j * K + k]);
+    }
     lg_ox_shape os = {2, {1, N}};
     if (nd->n_input >= 3 && in[2] >= 0) {
         if (R->G.vals[in[2]].kind != LG_OX_CONST) {
@@ -478,8 +484,14 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
         }
         if (K != B->n || N > LG_NET_MAX_DIM) goto shape;
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
-        for (int64_t j = 0; j < N; j++)
+        for (int64_t j = 0; j < N; j++) { /* the transpose: 0.3 s for 4096 x 3072, so the deadline per 64 rows */
+            lg_status sj = (j & 63) ? LG_OK : lg_runctx_check(R->run, "onnx import");
+            if (sj != LG_OK) {
+                free(M);
+                return sj;
+            }
             for (int64_t k = 0; k < K; k++) M[j * K + k] = W->v[k * N + j];
+        }
     } else {
         if (rw < 2) goto shape;
         N = W->shape.d[rw - 2];
