@@ -56,6 +56,16 @@ lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
             memcmp(&A->conv, &B->conv, sizeof A->conv) != 0)
             return lg_fail(LG_ERR_ARG, "layer %d: shapes differ (ReLU net %dx%d, reference net %dx%d)", k, A->n_out,
                            A->n_in, B->n_out, B->n_in);
+        if (A->n_terms != B->n_terms)
+            return lg_fail(LG_ERR_ARG, "layer %d: the ReLU net sums %d terms, the reference net %d", k,
+                           lg_layer_n_lin(A), lg_layer_n_lin(B));
+        for (int t = 0; t < lg_layer_n_lin(A); t++) {
+            const lg_linear *P = lg_layer_lin(A, t), *Q = lg_layer_lin(B, t);
+            if (P->kind != Q->kind || P->src != Q->src || P->n_in != Q->n_in || memcmp(&P->conv, &Q->conv, sizeof P->conv) ||
+                (P->kind == LG_LAYER_INDEX && memcmp(P->map, Q->map, (size_t)P->n_out * sizeof *P->map) != 0))
+                return lg_fail(LG_ERR_ARG, "layer %d, term %d: the operator or its source node differs between the nets",
+                               k, t);
+        }
         if (A->act != LG_ACT_RELU && A->act != LG_ACT_IDENTITY)
             return lg_fail(LG_ERR_ARG,
                            "layer %d: the ReLU net has activation '%s', expected relu or identity (is the ReLU net "
@@ -86,32 +96,53 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     memset(d, 0, sizeof *d);
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
-    if ((st = lg_net_require_chain(rn, "the deviation bound")) != LG_OK ||
-        (st = lg_net_require_chain(ref, "the deviation bound")) != LG_OK)
-        return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
     size_t w = (size_t)lg_net_max_width(rn), no = (size_t)lg_net_n_out(rn), tot = 0;
+    size_t len = lg_net_nodes_len(rn), nl = (size_t)rn->n_layers;
     for (int k = 0; k < rn->n_layers; k++) tot += (size_t)rn->layers[k].n_out;
-    /* chunk: boxes per forward pass, so that the per-neuron records stay
-     * ≤ 2^22 entries; group: boxes per backward pass (rows no·group ≤ 2^18/w) */
-    size_t chunk = ((size_t)1 << 22) / tot, group = ((size_t)1 << 18) / (no * w);
+    int chain = lg_net_is_chain(rn);
+    /* chunk: boxes per forward pass, so that the per-neuron records stay ≤ 2^22 entries (a
+     * graph: every node's three interval arrays ≤ 3·2^20); group: boxes per backward pass
+     * (rows no·group ≤ 2^18/w, a graph: ≤ 2^18/(Σ widths + w)) */
+    size_t chunk = chain ? ((size_t)1 << 22) / tot : ((size_t)1 << 20) / len;
+    size_t group = ((size_t)1 << 18) / (no * (chain ? w : tot + w));
     chunk = chunk < 1 ? 1 : chunk > LG_DEV_CHUNK ? LG_DEV_CHUNK : chunk;
     group = group < 1 ? 1 : group > chunk ? chunk : group;
     d->width = (int)w;
     d->chunk = (int)chunk;
     d->group = (int)group;
     d->n_neurons = tot;
+    d->chain = chain;
+    d->nodes_len = len;
+    size_t n_fw = chain ? (size_t)9 * chunk * w : (size_t)3 * chunk * len + (size_t)2 * chunk * w + chunk * no;
+    size_t n_bk = chain ? (size_t)5 * group * no * w : group * no * ((size_t)2 * tot + (size_t)2 * w + 1);
     d->absW = malloc(rn->n_params * sizeof *d->absW);
-    d->buf = malloc((size_t)9 * chunk * w * sizeof *d->buf);
+    d->buf = malloc(n_fw * sizeof *d->buf);
     d->slack = malloc(chunk * tot * sizeof *d->slack);
     d->slope = malloc(chunk * tot);
-    d->back = malloc((size_t)5 * group * no * w * sizeof *d->back);
-    d->err = malloc((size_t)2 * w * sizeof *d->err);
-    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err) {
+    d->back = malloc(n_bk * sizeof *d->back);
+    d->err = malloc((chain ? (size_t)2 * w : len) * sizeof *d->err);
+    d->node_off = malloc((nl + 1) * sizeof *d->node_off);
+    d->n_sum = malloc(nl * sizeof *d->n_sum);
+    d->n_back = calloc(nl, sizeof *d->n_back);
+    d->flag = malloc(nl + 1);
+    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err || !d->node_off || !d->n_sum ||
+        !d->n_back || !d->flag) {
         lg_dev_free(d);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %zu", w);
     }
     for (size_t i = 0; i < rn->n_params; i++) d->absW[i] = fabs(rn->params[i]);
+    for (int k = -1; k < rn->n_layers; k++) d->node_off[k + 1] = lg_net_node_offset(rn, k);
+    for (int k = 0; k < rn->n_layers; k++) {
+        const lg_layer *L = &rn->layers[k];
+        int n = 0;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            n += A->kind == LG_LAYER_INDEX ? 1 : A->n_in; /* an index map adds one term per output */
+            if (A->src >= 0) d->n_back[A->src] += L->n_out;
+        }
+        d->n_sum[k] = n;
+    }
     d->relu_net = rn;
     d->ref = ref;
     return LG_OK;
@@ -125,6 +156,10 @@ void lg_dev_free(lg_dev *d)
     free(d->slope);
     free(d->back);
     free(d->err);
+    free(d->node_off);
+    free(d->n_sum);
+    free(d->n_back);
+    free(d->flag);
     memset(d, 0, sizeof *d);
 }
 
@@ -135,101 +170,149 @@ static void lg_dev_recentre(double lo, double hi, double *c, double *r)
     *r = (0.5 * (hi - lo) + LG_DEV_EPS * (fabs(lo) + fabs(hi))) * (1.0 + LG_DEV_EPS);
 }
 
-/* Z[m][n_out] = A[m][n_in]·Wᵀ (+ Z if beta = 1), with |W| when absw: one
- * dgemm on the stored matrix (or its copy d->absW) for a dense layer, the
- * conv's structure otherwise (core/linop.h; at most n_in terms per sum, so
- * γ_{n_in} covers it). */
-static void lg_dev_gemm(const lg_dev *d, const lg_layer *L, int m, const double *A, int absw, double beta, double *Z)
+/* Z[m][n_out] = X[m][n_in]·Aᵀ (+ Z if beta = 1), with |A| when absw: one
+ * dgemm on the stored matrix (or its copy d->absW) for a dense term, the
+ * structure otherwise (core/linop.h; at most n_in terms per sum for a conv,
+ * one for an index map, so γ of the layer's n_sum covers it). */
+static void lg_dev_gemm(const lg_dev *d, const lg_linear *A, int m, const double *X, int absw, double beta, double *Z)
 {
-    if (L->kind != LG_LAYER_DENSE) {
-        lg_layer_mul(L, m, A, Z, absw, beta != 0.0);
+    if (A->kind != LG_LAYER_DENSE) {
+        lg_linear_mul(A, m, X, Z, absw, beta != 0.0);
         return;
     }
-    const double *W = absw ? d->absW + (L->W - d->relu_net->params) : L->W;
-    int no = L->n_out, ni = L->n_in;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, no, ni, 1.0, A, ni, W, ni, beta, Z, no);
+    const double *W = absw ? d->absW + (A->W - d->relu_net->params) : A->W;
+    int no = A->n_out, ni = A->n_in;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, no, ni, 1.0, X, ni, W, ni, beta, Z, no);
 }
 
-/* Z[m][n_in] = A[m][n_out]·W, or (1 + g)·A·|W| when absw (as lg_dev_gemm). */
-static void lg_dev_gemm_t(const lg_dev *d, const lg_layer *L, int m, const double *A, int absw, double g, double *Z)
+/* Z[m][n_in] = X[m][n_out]·A, or (1 + g)·X·|A| when absw (as lg_dev_gemm). */
+static void lg_dev_gemm_t(const lg_dev *d, const lg_linear *A, int m, const double *X, int absw, double g, double *Z)
 {
-    int no = L->n_out, ni = L->n_in;
-    if (L->kind != LG_LAYER_DENSE) {
-        lg_layer_mul_t(L, m, A, Z, absw);
+    int no = A->n_out, ni = A->n_in;
+    if (A->kind != LG_LAYER_DENSE) {
+        lg_linear_mul_t(A, m, X, Z, absw);
         if (absw)
             for (size_t i = 0; i < (size_t)m * (size_t)ni; i++) Z[i] *= 1.0 + g;
         return;
     }
-    const double *W = absw ? d->absW + (L->W - d->relu_net->params) : L->W;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, no, absw ? 1.0 + g : 1.0, A, no, W, ni, 0.0, Z, ni);
+    const double *W = absw ? d->absW + (A->W - d->relu_net->params) : A->W;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, ni, no, absw ? 1.0 + g : 1.0, X, no, W, ni, 0.0, Z, ni);
 }
 
 /* Slope codes of relu(z_R) − relu(z_G) = s·(z_R − z_G). */
 enum { LG_DEV_S0 = 0, LG_DEV_S1 = 1, LG_DEV_S01 = 2 };
 
-/* Forward pass over m boxes: interval arithmetic on the ReLU net and the
- * recursion e_k (deviation.h "Propagation"); writes e_L to E_out [m][n_out]
- * and per neuron the slope code and slack t (deviation.h "Backward
- * refinement") to d->slope / d->slack [m][n_neurons]. Sets *first_gap_out
- * to the index of the first substituted layer, or −1 if there is none.
- * pre_lo/pre_hi (m = 1 only, else NULL): external bounds to intersect. */
+/* Forward storage of node j (LG_NET_INPUT or a layer), [m][width of j]:
+ * which = 0 centre C, 1 radius R, 2 deviation bound E of the ReLU-net
+ * node's output. A chain needs two nodes at a time, in two sets of slots
+ * of d->buf (slots 0, 1, 2 and 4, 5, 7, alternating from the input; 3, 6
+ * and 8 are the scratch T, Mt and the output e_L); a graph keeps every
+ * node, node-major after offset chunk·node_offset. */
+static double *lg_dev_fw(const lg_dev *d, int which, int node)
+{
+    size_t slot = (size_t)d->chunk * (size_t)d->width;
+    if (d->chain) {
+        static const int set[2][3] = {{0, 1, 2}, {4, 5, 7}};
+        return d->buf + (size_t)set[(node + 1) % 2][which] * slot;
+    }
+    return d->buf + (size_t)which * (size_t)d->chunk * d->nodes_len + (size_t)d->chunk * d->node_off[node + 1];
+}
+
+/* Scratch of the forward pass: 0 T = |C| + R of a term's source, 1 Mt, 2 the output e_L [m][n_out]. */
+static double *lg_dev_fw_scratch(const lg_dev *d, int which)
+{
+    size_t slot = (size_t)d->chunk * (size_t)d->width;
+    if (d->chain) return d->buf + (size_t)(which == 0 ? 3 : which == 1 ? 6 : 8) * slot;
+    return d->buf + (size_t)3 * (size_t)d->chunk * d->nodes_len + (size_t)which * slot;
+}
+
+/* Rounding of the ReLU net's computed values of node j (external bounds, m = 1). */
+static double *lg_dev_err(const lg_dev *d, int node)
+{
+    if (d->chain) return d->err + ((node + 1) % 2) * (size_t)d->width;
+    return d->err + d->node_off[node + 1];
+}
+
+/* Forward pass over m boxes through the graph: interval arithmetic on the
+ * ReLU net and the recursion e_k (deviation.h "Propagation"; at a sum node
+ * every term's |A_t|·e_src(t) adds); writes e_L to E_out [m][n_out] and per
+ * neuron the slope code and slack t (deviation.h "Backward refinement") to
+ * d->slope / d->slack [m][n_neurons]. Sets *first_gap_out to the index of
+ * the first substituted layer, or −1 if there is none. pre_lo/pre_hi
+ * (m = 1 only, else NULL): external bounds to intersect. */
 static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
                                 double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
                                 int *first_gap_out)
 {
     const lg_net *rn = d->relu_net, *ref = d->ref;
-    size_t slot = (size_t)d->chunk * (size_t)d->width, tot = d->n_neurons, off = 0;
-    /* C, R: centre/radius of the ReLU-net layer output; E: deviation bound;
-     * T: |C| + R; Zc, Zr, Mt, P: centre, radius, |W|·T, |W|·E of z. */
-    double *C = d->buf, *R = C + slot, *E = R + slot, *T = E + slot;
-    double *Zc = T + slot, *Zr = Zc + slot, *Mt = Zr + slot, *P = Mt + slot;
+    size_t tot = d->n_neurons, off = 0;
+    /* per node: C, R centre/radius of the ReLU-net output, E deviation bound (lg_dev_fw);
+     * T: |C| + R of a term's source; Mt: |A|·T summed over the terms of z */
+    double *T = lg_dev_fw_scratch(d, 0), *Mt = lg_dev_fw_scratch(d, 1);
+    unsigned char *e_zero = d->flag; /* [n_layers + 1] node j's E is all zero (at j + 1) */
     int n = rn->n_in, first_gap = -1;
     /* With external bounds (m = 1): err bounds |computed − exact| of the
      * ReLU net's values, so that bounds on the exact z_R can be widened to
      * hold the computed ẑ_R too. */
-    double *err = d->err, *errz = d->err + d->width;
     int use_pre = pre_lo && pre_hi;
 
     /* Input box through the shared normalisation x' = (x − sub)/div. Rounding
      * is monotone, so the computed x' of every x in the box lies between the
      * computed ends; widen by one ulp-ish for the exact x'. */
-    for (int r = 0; r < m; r++)
-        for (int i = 0; i < n; i++) {
-            size_t at = (size_t)r * (size_t)n + (size_t)i;
-            double a = lo[at], b = hi[at];
-            if (rn->in_sub) a -= rn->in_sub[i], b -= rn->in_sub[i];
-            if (rn->in_div) {
-                a /= rn->in_div[i], b /= rn->in_div[i];
-                if (a > b) {
-                    double t = a;
-                    a = b;
-                    b = t;
+    {
+        double *C = lg_dev_fw(d, 0, LG_NET_INPUT), *R = lg_dev_fw(d, 1, LG_NET_INPUT), *E = lg_dev_fw(d, 2, LG_NET_INPUT);
+        double *err = lg_dev_err(d, LG_NET_INPUT);
+        for (int r = 0; r < m; r++)
+            for (int i = 0; i < n; i++) {
+                size_t at = (size_t)r * (size_t)n + (size_t)i;
+                double a = lo[at], b = hi[at];
+                if (rn->in_sub) a -= rn->in_sub[i], b -= rn->in_sub[i];
+                if (rn->in_div) {
+                    a /= rn->in_div[i], b /= rn->in_div[i];
+                    if (a > b) {
+                        double t = a;
+                        a = b;
+                        b = t;
+                    }
                 }
+                a -= LG_DEV_EPS * fabs(a);
+                b += LG_DEV_EPS * fabs(b);
+                lg_dev_recentre(a, b, &C[at], &R[at]);
+                E[at] = 0.0;
+                if (use_pre) err[i] = rn->in_sub || rn->in_div ? LG_DEV_EPS * fmax(fabs(a), fabs(b)) : 0.0;
             }
-            a -= LG_DEV_EPS * fabs(a);
-            b += LG_DEV_EPS * fabs(b);
-            lg_dev_recentre(a, b, &C[at], &R[at]);
-            E[at] = 0.0;
-            if (use_pre) err[i] = rn->in_sub || rn->in_div ? LG_DEV_EPS * fmax(fabs(a), fabs(b)) : 0.0;
-        }
-    int e_zero = 1; /* E is all zero: skip |W|·E */
+    }
+    e_zero[0] = 1; /* skip |A|·E for a source whose E is all zero */
 
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
         const lg_act ga = ref->layers[k].act;
         const double lambda = lg_act_has_param(ga) ? ref->layers[k].lambda : 1.0; /* λ, β or slope a */
-        const int ni = L->n_in, no = L->n_out;
-        const double g = lg_dev_gamma(ni);
-        size_t nin = (size_t)m * (size_t)ni, nout = (size_t)m * (size_t)no;
+        const int no = L->n_out;
+        const double g = lg_dev_gamma(d->n_sum[k]); /* every term's products and the bias: one sum */
+        size_t nout = (size_t)m * (size_t)no;
+        /* z of this node: centre Zc, radius Zr, |A|·E in P (each then becomes the node's C, R, E) */
+        double *Zc = lg_dev_fw(d, 0, k), *Zr = lg_dev_fw(d, 1, k), *P = lg_dev_fw(d, 2, k);
+        double *errz = lg_dev_err(d, k);
+        int ez = 1; /* every source's E is zero: both nets computed the same z bit for bit */
 
-        for (size_t i = 0; i < nin; i++) T[i] = fabs(C[i]) + R[i];
         for (int r = 0; r < m; r++) memcpy(Zc + (size_t)r * (size_t)no, L->b, (size_t)no * sizeof *Zc);
-        lg_dev_gemm(d, L, m, C, 0, 1.0, Zc); /* W·c + b */
-        lg_dev_gemm(d, L, m, R, 1, 0.0, Zr); /* |W|·r */
-        lg_dev_gemm(d, L, m, T, 1, 0.0, Mt); /* |W|·(|c| + r) */
-        if (e_zero) memset(P, 0, nout * sizeof *P);
-        else lg_dev_gemm(d, L, m, E, 1, 0.0, P);          /* |W|·e */
-        if (use_pre) lg_dev_gemm(d, L, 1, err, 1, 0.0, errz); /* |W|·err */
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            const double *C = lg_dev_fw(d, 0, A->src), *R = lg_dev_fw(d, 1, A->src), *E = lg_dev_fw(d, 2, A->src);
+            size_t nin = (size_t)m * (size_t)A->n_in;
+            double beta = t > 0 ? 1.0 : 0.0;
+            for (size_t i = 0; i < nin; i++) T[i] = fabs(C[i]) + R[i];
+            lg_dev_gemm(d, A, m, C, 0, 1.0, Zc);  /* Σ A·c + b */
+            lg_dev_gemm(d, A, m, R, 1, beta, Zr); /* Σ |A|·r */
+            lg_dev_gemm(d, A, m, T, 1, beta, Mt); /* Σ |A|·(|c| + r) */
+            if (!e_zero[A->src + 1]) {
+                lg_dev_gemm(d, A, m, E, 1, ez ? 0.0 : 1.0, P); /* Σ |A|·e */
+                ez = 0;
+            }
+            if (use_pre) lg_dev_gemm(d, A, 1, lg_dev_err(d, A->src), 1, beta, errz); /* Σ |A|·err */
+        }
+        if (ez) memset(P, 0, nout * sizeof *P);
 
         int gap_layer = L->act == LG_ACT_RELU && ga != LG_ACT_RELU;
         if (gap_layer && first_gap < 0) first_gap = k;
@@ -243,8 +326,8 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
             double p = P[i] * (1.0 + g);
             /* rounding of both nets' dot products; 0 while both nets have
              * computed the same values bit for bit (no substituted layer yet) */
-            double eta = e_zero ? 0.0 : 2.0 * g * (M + p) * (1.0 + g);
-            double dk = e_zero ? 0.0 : (p + eta) * (1.0 + g); /* ≥ |z_R − z_G| */
+            double eta = ez ? 0.0 : 2.0 * g * (M + p) * (1.0 + g);
+            double dk = ez ? 0.0 : (p + eta) * (1.0 + g); /* ≥ |z_R − z_G| */
             double e = dk, t = eta;
             unsigned char s = LG_DEV_S1;
             if (!isfinite(zc) || !isfinite(zr) || !isfinite(dk)) blown[r] = 1;
@@ -253,7 +336,7 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
             if (use_pre) {
                 /* computed ẑ_R is within w of the exact z_R */
                 double w = (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
-                errz[o] = w;
+                errz[o] = w; /* relu and identity are 1-Lipschitz: the node's output error */
                 if (pre_lo[k] && pre_hi[k]) {
                     double pl = pre_lo[k][o], ph = pre_hi[k][o];
                     if (!(pl <= ph) || !isfinite(pl) || !isfinite(ph))
@@ -302,35 +385,54 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
             d->slope[r * tot + off + (size_t)o] = s;
             d->slack[r * tot + off + (size_t)o] = t;
         }
-        e_zero = !any_e;
+        e_zero[k + 1] = !any_e;
         off += (size_t)no;
-        if (use_pre) {
-            double *tmp = err;
-            err = errz, errz = tmp; /* relu and identity are 1-Lipschitz */
-        }
-        double *tmp;
-        tmp = C, C = Zc, Zc = tmp;
-        tmp = R, R = Zr, Zr = tmp;
-        tmp = E, E = P, P = tmp;
     }
-    memcpy(E_out, E, (size_t)m * (size_t)lg_net_n_out(rn) * sizeof *E_out);
+    memcpy(E_out, lg_dev_fw(d, 2, rn->n_layers - 1), (size_t)m * (size_t)lg_net_n_out(rn) * sizeof *E_out);
     *first_gap_out = first_gap;
     return LG_OK;
 }
 
+/* Backward storage: the coefficients Λ_k on δ_k of layer k, centre (which
+ * = 0) and radius (1), [rows][n_out(k)]. A chain needs two layers at a
+ * time (slots 0, 1 and 2, 3 of d->back, alternating from the output; slot
+ * 4 holds the sums B); a graph keeps every layer, layer-major, then two
+ * scratch blocks and B. */
+static double *lg_dev_bk(const lg_dev *d, int which, int k)
+{
+    const lg_net *rn = d->relu_net;
+    size_t rows = (size_t)d->group * (size_t)lg_net_n_out(rn);
+    if (d->chain) return d->back + (size_t)(2 * ((rn->n_layers - 1 - k) % 2) + which) * rows * (size_t)d->width;
+    return d->back + (size_t)which * rows * d->n_neurons + rows * (d->node_off[k + 1] - (size_t)rn->n_in);
+}
+
+/* Graph scratch blocks 0, 1 [rows][width] and (which = 2) the sums B [rows]. */
+static double *lg_dev_bk_scratch(const lg_dev *d, int which)
+{
+    size_t rows = (size_t)d->group * (size_t)lg_net_n_out(d->relu_net);
+    if (d->chain) return d->back + (size_t)4 * rows * (size_t)d->width; /* B only */
+    return d->back + (size_t)2 * rows * d->n_neurons + (size_t)which * rows * (size_t)d->width;
+}
+
 /* Backward refinement for boxes [b0, b0 + mb) of the chunk: B[mb][n_out]
- * gets Σ_k Σ_i |Λ_k[j,i]|·t_k,i (deviation.h). */
+ * gets Σ_k Σ_i |Λ_k[j,i]|·t_k,i (deviation.h). Layers are visited in
+ * reverse; Λ_k·S_k·A_t is added to the coefficients of every term's source
+ * node (one not below the first substituted layer: the values before it
+ * agree bit for bit), so a node read by several layers has all of them
+ * before it is itself visited. Each source's products form one sum of
+ * n_back terms (every consumer's n_out), whose rounding γ covers. */
 static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
 {
     const lg_net *rn = d->relu_net;
     const int no = lg_net_n_out(rn);
     const size_t tot = d->n_neurons, rows = (size_t)mb * (size_t)no;
-    const size_t slot = (size_t)d->group * (size_t)no * (size_t)d->width;
-    /* C, R: centre/radius of the coefficients of δ_k, [rows][n_out(k)] */
-    double *C = d->back, *R = C + slot, *C2 = R + slot, *R2 = C2 + slot;
+    unsigned char *set = d->flag; /* [n_layers] Λ_k written (else 0) */
+    memset(set, 0, (size_t)rn->n_layers);
+    double *C = lg_dev_bk(d, 0, rn->n_layers - 1), *R = lg_dev_bk(d, 1, rn->n_layers - 1);
     memset(C, 0, rows * (size_t)no * sizeof *C);
     memset(R, 0, rows * (size_t)no * sizeof *R);
     for (size_t q = 0; q < rows; q++) C[q * (size_t)no + q % (size_t)no] = 1.0; /* δ_out = I·δ_out */
+    set[rn->n_layers - 1] = 1;
     memset(B, 0, rows * sizeof *B);
     size_t off = tot;
     for (int k = rn->n_layers - 1; k >= first_gap; k--) {
@@ -338,6 +440,12 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
         const size_t n = (size_t)L->n_out;
         const double g = lg_dev_gamma(L->n_out);
         off -= n;
+        if (!set[k]) continue; /* no path to the output: Λ_k = 0 */
+        C = lg_dev_bk(d, 0, k);
+        R = lg_dev_bk(d, 1, k);
+        /* one term: the radius takes its product's rounding in place (below) */
+        const int one = lg_layer_n_lin(L) == 1;
+        const double g1 = one && L->src >= first_gap ? lg_dev_gamma(d->n_back[L->src]) : 0.0;
         for (size_t q = 0; q < rows; q++) {
             const size_t b = (size_t)b0 + q / (size_t)no;
             const double *t = d->slack + b * tot + off;
@@ -353,16 +461,36 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
                     double a = c[i] - r[i], z = c[i] + r[i];
                     lg_dev_recentre(a < 0.0 ? a : 0.0, z > 0.0 ? z : 0.0, &c[i], &r[i]);
                 }
-                r[i] += g * fabs(c[i]); /* rounding of the product Λ·W below */
+                if (one) r[i] += g1 * fabs(c[i]); /* rounding of the product Λ·A below */
             }
         }
         if (k == first_gap) break;
-        /* Λ ← Λ·W_k: [rows][n]·[n][ni] */
-        lg_dev_gemm_t(d, L, (int)rows, C, 0, g, C2);
-        lg_dev_gemm_t(d, L, (int)rows, R, 1, g, R2);
-        double *tmp;
-        tmp = C, C = C2, C2 = tmp;
-        tmp = R, R = R2, R2 = tmp;
+        /* Λ_src ← Λ_src + Λ·A_t: [rows][n]·[n][n_in] for every term whose source may deviate */
+        for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
+            const lg_linear *A = lg_layer_lin(L, tt);
+            const int sk = A->src;
+            if (sk < first_gap) continue; /* the input, or a node before the first gap: δ = 0 */
+            const double gs = lg_dev_gamma(d->n_back[sk]);
+            const double *Rp = R;
+            if (!one) { /* r + γ·|c|, the rounding of this term's product, in scratch */
+                double *S = lg_dev_bk_scratch(d, 1);
+                for (size_t i = 0; i < rows * n; i++) S[i] = R[i] + gs * fabs(C[i]);
+                Rp = S;
+            }
+            double *Cs = lg_dev_bk(d, 0, sk), *Rs = lg_dev_bk(d, 1, sk);
+            size_t ns = rows * (size_t)A->n_in;
+            if (!set[sk]) {
+                lg_dev_gemm_t(d, A, (int)rows, C, 0, gs, Cs);
+                lg_dev_gemm_t(d, A, (int)rows, Rp, 1, gs, Rs);
+                set[sk] = 1;
+                continue;
+            }
+            double *P = lg_dev_bk_scratch(d, 0);
+            lg_dev_gemm_t(d, A, (int)rows, C, 0, gs, P);
+            for (size_t i = 0; i < ns; i++) Cs[i] += P[i];
+            lg_dev_gemm_t(d, A, (int)rows, Rp, 1, gs, P);
+            for (size_t i = 0; i < ns; i++) Rs[i] += P[i];
+        }
     }
 }
 
@@ -373,9 +501,9 @@ static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int
     const lg_net *rn = d->relu_net;
     const int no = lg_net_n_out(rn);
     unsigned char blown[LG_DEV_CHUNK] = {0}; /* row overflowed: its bound is +∞ */
-    /* slot 8 of buf: forward e_L [m][no]; slot 4 of back: backward sums */
-    double *E = d->buf + (size_t)8 * (size_t)d->chunk * (size_t)d->width;
-    double *B = d->back + (size_t)4 * (size_t)d->group * (size_t)no * (size_t)d->width;
+    /* forward e_L [m][no]; backward sums */
+    double *E = lg_dev_fw_scratch(d, 2);
+    double *B = lg_dev_bk_scratch(d, 2);
     int first_gap = -1;
     lg_status st = lg_dev_forward(d, lo, hi, m, pre_lo, pre_hi, E, blown, stats, &first_gap);
     if (st != LG_OK) return st;

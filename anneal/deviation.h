@@ -42,6 +42,10 @@
  *     (with e_0 = 0 this is e_1 = g_1, e_{k+1} = |W_{k+1}|·e_k + g_{k+1}).
  *   equal layers: relu/relu: e_k = d_k (1-Lipschitz); identity: e_k = d_k.
  *   output: e_L = |W_out|·e_{L−1} and Δ = max_j e_L,j.
+ *   A graph (core/net.h: z_k = Σ_t A_t·a^{src(t)} + b_k): d_k := Σ_t
+ *   |A_t|·e_{src(t)} with e of the input 0, then the same rules; the
+ *   backward refinement adds Λ_k·S_k·A_t to every source's coefficients
+ *   (DESIGN.md §1 "The network as a graph").
  * Refinement (sound, never larger): relu(z_R) and relu(z_G) both lie in
  * [0, max(0, u_G)] with u_G = u + d_k the top of the z_G interval, so the
  * first term is ≤ min(d_k, max(0, u_G)); a neuron that is inactive in both
@@ -66,6 +70,9 @@
  * lg_net_forward_batch), so Δ is never below an observed deviation. With
  * u = 2^−53 and γ_n = 1e−12 + (n+2)·DBL_EPSILON ≥ n·u/(1 − n·u) for a dot
  * product of length n (any summation order, with or without FMA):
+ *   - n is the length of the whole sum: Σ_t n_in(t) over a layer's terms
+ *     (an index map counts 1) forward, the consumers' output widths summed
+ *     for a source's coefficients backward (a chain: n_in and n_out);
  *   - every nonnegative product |W|·v is multiplied by (1 + γ_n);
  *   - a computed dot product W·a + b differs from the exact one by at most
  *     γ_n·M with M = |b| + |W|·(|c| + r); z intervals get ±3γ_n·M and d_k
@@ -158,6 +165,13 @@ typedef struct lg_dev {
     int chunk;      /* boxes per forward pass (≤ LG_DEV_CHUNK) */
     int group;      /* boxes per backward pass (≤ chunk) */
     size_t n_neurons; /* Σ n_out over the layers */
+    int chain;        /* lg_net_is_chain: two nodes' intervals live at a time (else every node's) */
+    size_t nodes_len; /* lg_net_nodes_len */
+    size_t *node_off; /* [n_layers + 1] lg_net_node_offset of node k − 1 */
+    int *n_sum;       /* [n_layers] terms of one pre-activation sum: Σ_t n_in (1 for an index map) */
+    int *n_back;      /* [n_layers] terms of one coefficient sum of the backward pass: Σ n_out of
+                         the layers that read the node, once per term */
+    unsigned char *flag; /* [n_layers + 1] per-node flags of one pass */
 } lg_dev;
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.

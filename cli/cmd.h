@@ -40,7 +40,13 @@ int lg_cmd_study_merge(int argc, char **argv);
 int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long hi, long *out);
 int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, double hi, double *out);
 
-/* Print "lgelu <cmd>: <status>: <message>" for a failed call; returns 1. */
+/* The one exit-code rule of every command (docs/USAGE.md "Exit status"):
+ * print "lgelu <cmd>: <status>: <message>" for a failed call and return 2
+ * for a usage or value error (LG_ERR_ARG: an option value out of range, or
+ * a file named on the command line of the wrong shape or kind, such as a
+ * property or input vector whose size does not fit the network), 1 for a
+ * failure while running (missing, unreadable or corrupt file, numerical
+ * failure, out of memory). */
 int lg_cli_fail(const char *cmd, lg_status st);
 
 /* Usage error: print message and "try 'lgelu <cmd> --help'"; returns 2. */

@@ -75,7 +75,7 @@ int lg_cmd_anneal(int argc, char **argv)
     if ((st = lg_cli_train_run("anneal", &ct, &net, 1)) != LG_OK) goto fail;
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("anneal", st);
+    if (rc) rc = lg_cli_fail("anneal", st);
 done:
     lg_net_free(&net);
     lg_cli_train_free(&ct);

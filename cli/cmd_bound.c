@@ -271,7 +271,7 @@ int lg_cmd_bound(int argc, char **argv)
     }
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("bound", st);
+    if (rc) rc = lg_cli_fail("bound", st);
     lg_atomic_discard(&csvf);
     free(o.delta);
     free(o.margin);

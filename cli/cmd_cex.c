@@ -1,14 +1,17 @@
 /* cmd_cex.c — `lgelu cex NET --vnnlib P FILE`: close the loop of
  * `lgelu encode`. FILE is what an external solver answered for the encoded
- * query: a z3 (or any SMT-LIB 2 solver's) `sat` + (get-model), a glpsol
- * solution (`glpsol --lp Q.lp -o FILE`), a CBC solution (`solu FILE`) or a
- * VNN-COMP counterexample. The values of X_0..X_{n-1} are read (SMT-LIB
- * rationals exactly, then rounded to the nearest double), and the point goes
- * through the one witness gate, lg_witness_accept (DESIGN.md §3): `violated`
- * only when it satisfies a case of the property in exact rational
- * arithmetic on the network, else `unknown`. The VNN-COMP result file is
- * written with -o. A solver's `unsat`/`infeasible` is reported but never
- * trusted: `robust` needs `lgelu verify`.
+ * query: a z3 or cvc5 output (sat + (get-model), unsat, unknown, timeout), a
+ * glpsol solution (`glpsol --lp Q.lp -o FILE`), a CBC solution (`solu FILE`)
+ * or a VNN-COMP counterexample. First the solver's own status is read
+ * (lg_cex_classify: its status words, never the values it printed). For a
+ * point, the values of X_0..X_{n-1} are read (SMT-LIB rationals exactly, then
+ * rounded to the nearest double) and the point goes through the one witness
+ * gate, lg_witness_accept (DESIGN.md §3): `violated` only when it satisfies a
+ * case of the property in exact rational arithmetic on the network, else
+ * `unknown`. A complete solver's unsat/infeasible answer to the query of a
+ * one-case property is reported as `unsat` (the solver's word, not re-checked
+ * by lgelu); unknown and undefined answers as `unknown`, a solver time limit
+ * as `timeout`. The VNN-COMP result file is written with -o.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -32,21 +35,30 @@ static void lg_cex_help(void)
     printf("usage: lgelu cex NET --vnnlib P FILE [-o RESULT]\n\n"
            "Read the answer of an external solver to a query written by `lgelu encode NET --vnnlib P`\n"
            "and re-check it exactly. FILE is one of:\n"
-           "  - an SMT-LIB 2 model: `z3 query.smt2 > FILE` (sat, then (define-fun X_i () Real v)\n"
-           "    for every input; rationals such as (/ 1.0 3.0) are read exactly);\n"
-           "  - a glpsol solution: `glpsol --lp query.lp -o FILE` (6 significant digits);\n"
+           "  - an SMT-LIB 2 solver's output: `z3 query.smt2 > FILE` or cvc5 (sat, then\n"
+           "    (define-fun X_i () Real v) for every input, rationals such as (/ 1.0 3.0) read\n"
+           "    exactly; or unsat, unknown, timeout);\n"
+           "  - a glpsol solution: `glpsol --lp query.lp -o FILE` (its Status: line; values with 6\n"
+           "    significant digits);\n"
            "  - a CBC solution: `cbc query.lp solve solu FILE`;\n"
            "  - a VNN-COMP counterexample ((X_0 v) ... (Y_j v)).\n"
-           "The input point X is rounded to the nearest doubles and must pass the witness gate every\n"
+           "The solver's own status decides what is read. A point X (sat, OPTIMAL, INTEGER OPTIMAL or\n"
+           "NON-OPTIMAL) is rounded to the nearest doubles and must pass the witness gate every\n"
            "`violated` of lgelu passes: inside the box, and some case of P satisfied in exact rational\n"
-           "arithmetic on the network. Then the verdict is `violated`; otherwise `unknown`. An\n"
-           "unsat/infeasible answer is reported as `unknown` (run `lgelu verify` for a proof).\n\n"
+           "arithmetic on the network. Then the verdict is `violated`; otherwise `unknown`. An unsat\n"
+           "or infeasible answer (unsat, INTEGER EMPTY, INFEASIBLE (FINAL), CBC Infeasible) is\n"
+           "printed as `unsat` with the solver's words, for a property of one case (the query holds\n"
+           "one case); it is the solver's answer, not re-checked by lgelu (`lgelu verify` proves\n"
+           "robustness itself). unknown, UNDEFINED or INTEGER UNDEFINED give `unknown`, a solver's\n"
+           "timeout `timeout`.\n\n"
            "options:\n"
            "  --vnnlib P          the property the query was written for (required; .gz is read)\n"
-           "  -o, --output FILE   write the VNN-COMP result file (sat + counterexample, or unknown)\n"
+           "  -o, --output FILE   write the VNN-COMP result file (sat + counterexample, unsat,\n"
+           "                      unknown or timeout)\n"
            "  -h, --help          show this help\n\n"
-           "exit status: 0 for either verdict, 1 when FILE holds no value for some X_i or cannot be\n"
-           "read, 2 on bad usage.\n");
+           "exit status: 0 for every verdict; 1 when a file cannot be read; 2 on bad usage or a\n"
+           "file that does not fit (a property of other sizes than NET, a FILE that is no solver\n"
+           "answer).\n");
 }
 
 /* Nearest double to q (ties: either). */
@@ -177,27 +189,118 @@ static int lg_cex_xname(const char *p, size_t n, int n_in, int *i)
     return 1;
 }
 
-static int lg_cex_contains(const char *buf, size_t len, const char *w)
+/* What the solver said, read from its own status words (never from the
+ * values it printed): a point to re-check, no point (unsat, infeasible),
+ * no answer (unknown, an undefined solution), or its time limit. */
+typedef enum { LG_CEX_POINT, LG_CEX_UNSAT, LG_CEX_UNKNOWN, LG_CEX_TIMEOUT, LG_CEX_NONE } lg_cex_kind;
+
+typedef struct lg_cex_answer {
+    lg_cex_kind kind;
+    char said[160]; /* "glpsol: INTEGER EMPTY", "SMT-LIB solver: unsat", "CBC: Infeasible", ... */
+} lg_cex_answer;
+
+/* The line at p (up to its end or max bytes) without trailing blanks, into out. */
+static void lg_cex_line(const char *p, const char *end, char *out, size_t max)
 {
-    size_t n = strlen(w);
-    for (size_t i = 0; i + n <= len; i++)
-        if (memcmp(buf + i, w, n) == 0) return 1;
-    return 0;
+    size_t n = 0;
+    while (p + n < end && p[n] != '\n' && p[n] != '\r' && n + 1 < max) n++;
+    while (n > 0 && isspace((unsigned char)p[n - 1])) n--;
+    memcpy(out, p, n);
+    out[n] = '\0';
 }
 
-typedef enum { LG_CEX_SAT, LG_CEX_UNSAT, LG_CEX_OTHER } lg_cex_answer;
+static int lg_cex_starts(const char *p, const char *end, const char *w)
+{
+    size_t n = strlen(w);
+    return (size_t)(end - p) >= n && strncmp(p, w, n) == 0;
+}
 
-/* Fill x[n_in] from the solver output in buf; have[i] marks values found. */
-static lg_cex_answer lg_cex_parse(const char *buf, size_t len, int n_in, double *x, char *have)
+/* A word that ends at p + n (a space, a parenthesis or the end follows). */
+static int lg_cex_word(const char *p, const char *end, const char *w)
+{
+    size_t n = strlen(w);
+    return lg_cex_starts(p, end, w) && (p + n == end || isspace((unsigned char)p[n]) || p[n] == '(' || p[n] == ')');
+}
+
+/* Classify the solver output in buf (see lg_cex_kind). */
+static lg_cex_answer lg_cex_classify(const char *buf, size_t len)
 {
     const char *end = buf + len;
-    lg_cex_answer ans = LG_CEX_OTHER;
-    const char *first = lg_cex_ws(buf, end);
-    if ((size_t)(end - first) >= 5 && strncmp(first, "unsat", 5) == 0) ans = LG_CEX_UNSAT;
-    else if ((size_t)(end - first) >= 3 && strncmp(first, "sat", 3) == 0) ans = LG_CEX_SAT;
-    static const char *const no[] = {"INFEASIBLE", "Infeasible", "infeasible", "NO PRIMAL", "EMPTY"};
-    for (size_t k = 0; k < sizeof no / sizeof no[0] && ans == LG_CEX_OTHER; k++)
-        if (lg_cex_contains(buf, len, no[k])) ans = LG_CEX_UNSAT;
+    lg_cex_answer a = {LG_CEX_NONE, ""};
+    char line[128];
+    /* glpsol -o: "Status:     INTEGER EMPTY" (MIP) or "Status:     OPTIMAL" (LP) */
+    for (const char *p = buf; p < end; p++) {
+        if ((p != buf && p[-1] != '\n') || !lg_cex_starts(p, end, "Status:")) continue;
+        const char *v = p + 7;
+        while (v < end && (*v == ' ' || *v == '\t')) v++;
+        lg_cex_line(v, end, line, sizeof line);
+        snprintf(a.said, sizeof a.said, "glpsol: %s", line);
+        if (!strcmp(line, "INTEGER OPTIMAL") || !strcmp(line, "INTEGER NON-OPTIMAL") || !strcmp(line, "OPTIMAL") ||
+            !strcmp(line, "FEASIBLE"))
+            a.kind = LG_CEX_POINT;
+        else if (!strcmp(line, "INTEGER EMPTY") || !strcmp(line, "INFEASIBLE (FINAL)"))
+            a.kind = LG_CEX_UNSAT;
+        else
+            a.kind = LG_CEX_UNKNOWN; /* UNDEFINED, INTEGER UNDEFINED, INFEASIBLE (INTERMEDIATE), ... */
+        return a;
+    }
+    /* the first token, after blank lines and ';' comments */
+    const char *p = buf;
+    for (;;) {
+        p = lg_cex_ws(p, end);
+        if (p < end && *p == ';') {
+            while (p < end && *p != '\n') p++;
+            continue;
+        }
+        break;
+    }
+    if (p >= end) return a;
+    lg_cex_line(p, end, line, sizeof line);
+    /* CBC's solu file: "Optimal - objective value ...", "Infeasible - ...", "Stopped on time - ..." */
+    static const struct {
+        const char *head;
+        lg_cex_kind kind;
+    } cbc[] = {{"Optimal", LG_CEX_POINT},           {"Infeasible", LG_CEX_UNSAT},
+               {"Integer infeasible", LG_CEX_UNSAT}, {"Stopped on time", LG_CEX_TIMEOUT},
+               {"Stopped", LG_CEX_UNKNOWN},          {"Unbounded", LG_CEX_UNKNOWN}};
+    for (size_t k = 0; k < sizeof cbc / sizeof cbc[0]; k++)
+        if (lg_cex_starts(p, end, cbc[k].head)) {
+            char *dash = strstr(line, " - ");
+            if (dash) *dash = '\0';
+            snprintf(a.said, sizeof a.said, "CBC: %s", line);
+            a.kind = cbc[k].kind;
+            return a;
+        }
+    /* an SMT-LIB 2 solver (z3, cvc5) or a VNN-COMP result/counterexample */
+    static const struct {
+        const char *word;
+        lg_cex_kind kind;
+    } smt[] = {{"sat", LG_CEX_POINT},
+               {"unsat", LG_CEX_UNSAT},
+               {"unknown", LG_CEX_UNKNOWN},
+               {"timeout", LG_CEX_TIMEOUT}};
+    for (size_t k = 0; k < sizeof smt / sizeof smt[0]; k++)
+        if (lg_cex_word(p, end, smt[k].word)) {
+            snprintf(a.said, sizeof a.said, "SMT-LIB solver: %s", smt[k].word);
+            a.kind = smt[k].kind;
+            return a;
+        }
+    if (lg_cex_starts(p, end, "(error")) {
+        snprintf(a.said, sizeof a.said, "SMT-LIB solver: %s", line);
+        a.kind = LG_CEX_UNKNOWN;
+        return a;
+    }
+    if (*p == '(') { /* a model or a VNN-COMP assignment without its "sat" line */
+        snprintf(a.said, sizeof a.said, "a model without a status line");
+        a.kind = LG_CEX_POINT;
+    }
+    return a;
+}
+
+/* Fill x[n_in] from the solver output in buf; have[i] marks values found. */
+static void lg_cex_values(const char *buf, size_t len, int n_in, double *x, char *have)
+{
+    const char *end = buf + len;
     mpq_t q;
     mpq_init(q);
     const char *p = buf;
@@ -238,7 +341,6 @@ static lg_cex_answer lg_cex_parse(const char *buf, size_t len, int n_in, double 
         }
     }
     mpq_clear(q);
-    return ans;
 }
 
 int lg_cmd_cex(int argc, char **argv)
@@ -289,42 +391,62 @@ int lg_cmd_cex(int argc, char **argv)
     r.n_out = n_out;
     r.violated_case = -1;
     r.verdict = LG_VERDICT_UNKNOWN;
-    lg_cex_answer ans = lg_cex_parse((const char *)buf, len, n_in, x, have);
-    int missing = -1;
-    for (int i = n_in - 1; i >= 0; i--)
-        if (!have[i]) missing = i;
-    if (missing >= 0 && ans == LG_CEX_UNSAT) {
-        snprintf(r.reason, sizeof r.reason, "the solver answered unsat/infeasible; not re-checked (run lgelu verify)");
-    } else if (missing >= 0) {
-        st = lg_fail(LG_ERR_FORMAT, "%s: no value of X_%d (expected a z3 model, a glpsol or CBC solution, or a "
-                                    "VNN-COMP counterexample for %d inputs)",
-                     sol, missing, n_in);
+    snprintf(r.method, sizeof r.method, "external");
+    lg_cex_answer ans = lg_cex_classify((const char *)buf, len);
+    if (ans.kind == LG_CEX_NONE) { /* a file of the wrong kind: a usage error (exit 2) */
+        st = lg_fail(LG_ERR_ARG, "%s: not a solver answer: no status (sat, unsat, unknown, timeout; glpsol's Status:; "
+                                 "CBC's first line) and no value of X_0 (expected a z3 or cvc5 output, a glpsol or CBC "
+                                 "solution, or a VNN-COMP counterexample for %d inputs)",
+                     sol, n_in);
         goto fail;
-    } else {
-        for (int k = 0; k < prop.n_cases && r.verdict != LG_VERDICT_VIOLATED; k++) {
-            memcpy(xc, x, (size_t)n_in * sizeof *xc);
-            int ok = lg_witness_accept(&net, &prop, k, xc, r.y);
-            if (ok < 0) {
-                st = lg_fail(LG_ERR_NOMEM, "out of memory in the exact re-check");
-                goto fail;
+    }
+    if (prop.n_cases == 0) { /* every input box of P is empty: nothing can violate, whatever the solver said */
+        r.verdict = LG_VERDICT_ROBUST;
+        snprintf(ans.said, sizeof ans.said, "every input box of the property is empty");
+    } else if (ans.kind == LG_CEX_POINT) {
+        lg_cex_values((const char *)buf, len, n_in, x, have);
+        int missing = -1;
+        for (int i = n_in - 1; i >= 0; i--)
+            if (!have[i]) missing = i;
+        if (missing >= 0) {
+            snprintf(r.reason, sizeof r.reason, "%s, but no value of X_%d: nothing to re-check", ans.said, missing);
+        } else {
+            for (int k = 0; k < prop.n_cases && r.verdict != LG_VERDICT_VIOLATED; k++) {
+                memcpy(xc, x, (size_t)n_in * sizeof *xc);
+                int ok = lg_witness_accept(&net, &prop, k, xc, r.y);
+                if (ok < 0) {
+                    st = lg_fail(LG_ERR_NOMEM, "out of memory in the exact re-check");
+                    goto fail;
+                }
+                if (ok) {
+                    r.verdict = LG_VERDICT_VIOLATED;
+                    r.violated_case = k;
+                    memcpy(r.x, xc, (size_t)n_in * sizeof *r.x);
+                }
             }
-            if (ok) {
-                r.verdict = LG_VERDICT_VIOLATED;
-                r.violated_case = k;
-                memcpy(r.x, xc, (size_t)n_in * sizeof *r.x);
-            }
+            if (r.verdict != LG_VERDICT_VIOLATED)
+                snprintf(r.reason, sizeof r.reason, "%s, but its point fails the exact re-check of every case", ans.said);
         }
-        if (r.verdict != LG_VERDICT_VIOLATED)
-            snprintf(r.reason, sizeof r.reason, "the point fails the exact re-check of every case");
-        snprintf(r.method, sizeof r.method, "external");
+    } else if (ans.kind == LG_CEX_UNSAT && prop.n_cases == 1) {
+        /* the solver's complete answer to the whole query: no point of the box violates */
+        r.verdict = LG_VERDICT_ROBUST;
+    } else if (ans.kind == LG_CEX_UNSAT) {
+        snprintf(r.reason, sizeof r.reason, "%s for the one case of the query; the property has %d cases", ans.said,
+                 prop.n_cases);
+    } else {
+        r.timed_out = ans.kind == LG_CEX_TIMEOUT;
+        snprintf(r.reason, sizeof r.reason, "%s", ans.said);
     }
     if (r.verdict == LG_VERDICT_VIOLATED)
         printf("violated\n  the point of %s passes the exact re-check (case %d of %s)\n", sol, r.violated_case, vnn);
-    else printf("unknown (%s)\n", r.reason);
+    else if (r.verdict == LG_VERDICT_ROBUST)
+        printf("unsat (%s: no point violates %s%s)\n", ans.said, vnn,
+               prop.n_cases ? "; the solver's answer, not re-checked" : "");
+    else printf("%s (%s)\n", r.timed_out ? "timeout" : "unknown", r.reason);
     if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("cex", st);
+    if (rc) rc = lg_cli_fail("cex", st);
     free(buf);
     free(have);
     free(x);

@@ -2,8 +2,9 @@
  * --max-deviation D`: a CI gate. Passes (exit 0) when the certified bound
  * on ‖f_ReLU(x) − f_ref(x)‖∞ over every input's ε-ball is ≤ D (and, with
  * --no-class-change, no input changes its predicted class); fails (exit 1)
- * naming the worst input; 2 when nothing could be decided (bad usage or
- * unreadable/mismatched inputs). The per-input bound is the tightest the
+ * naming the worst input, and 1 as well on a failure while running (a
+ * file that cannot be read); 2 on bad usage or a file that does not fit
+ * (docs/USAGE.md "Exit status"). The per-input bound is the tightest the
  * project has: anneal/deviation.h with the ReLU net's symbolic (CROWN)
  * pre-activation bounds on the ball (as `lgelu bound --symbolic`), never
  * above the plain interval bound. */
@@ -17,6 +18,7 @@
 #include "cli/cmd.h"
 #include "core/ball.h"
 #include "core/clock.h"
+#include "core/idx.h"
 #include "core/json.h"
 #include "cli/inputs.h"
 #include "core/netfile.h"
@@ -26,7 +28,7 @@
 
 static void lg_check_help(void)
 {
-    printf("usage: lgelu check RELU_NET --ref NET (--data D | --inputs FILE) --max-deviation D\n"
+    printf("usage: lgelu check RELU_NET --ref NET [--data D | --inputs FILE] --max-deviation D\n"
            "                  [--eps E] [--n N] [--no-class-change] [--json] [--progress]\n\n"
            "CI gate for a ReLU-ized network. RELU_NET is the substitution ('lgelu relu') of NET, the\n"
            "lambda-GELU, GELU, Swish-beta or PReLU network before substitution (native or ONNX; same\n"
@@ -40,11 +42,12 @@ static void lg_check_help(void)
            "options:\n"
            "  --ref NET            the reference network before substitution (required)\n"
            "  --data D             labelled data: a directory of Fashion-MNIST IDX files (its test split)\n"
-           "                       or X.npy,y.npy (X of shape (n, n_in); see 'lgelu eval --help')\n"
+           "                       or X.npy,y.npy (X of shape (n, n_in); see 'lgelu eval --help');\n"
+           "                       default " LG_DATA_DEFAULT_DIR "\n"
            "  --inputs FILE        the inputs alone: a NumPy .npy array of shape (n, n_in), float32 or\n"
            "                       float64 (or integer), C order; or text, one input per line, n_in\n"
            "                       numbers separated by spaces, tabs or commas ('#' comments; '-' = stdin)\n"
-           "                       Exactly one of --data and --inputs. Every value must lie in [0,1].\n"
+           "                       At most one of --data and --inputs. Every value must lie in [0,1].\n"
            "  --max-deviation D    the threshold on the certified bound, D >= 0 (required)\n"
            "  --eps E              radius of the L-inf ball around each input, 0 <= E <= 1 (default\n"
            "                       0.01; 0 checks the inputs themselves)\n"
@@ -60,8 +63,9 @@ static void lg_check_help(void)
            "Progress goes to stderr when it is a terminal. Cost: about 10 ms per input for a\n"
            "784-256-256-10 network.\n\n"
            "exit status: 0 the check passed; 1 it failed (the worst input is named: its index, its\n"
-           "certified bound and its observed deviation); 2 bad usage or inputs that cannot be read\n"
-           "or compared (nothing was decided).\n");
+           "certified bound and its observed deviation) or a file could not be read; 2 bad usage, a\n"
+           "bad value or a file that does not fit (a network of the wrong kind, inputs of the wrong\n"
+           "size).\n");
 }
 
 /* One input's outcome. */
@@ -230,15 +234,16 @@ int lg_cmd_check(int argc, char **argv)
     }
     if (optind != argc - 1) return lg_cli_usage("check", "expected exactly one network file (the ReLU net)");
     if (!ref_path) return lg_cli_usage("check", "missing --ref NET (the network before substitution)");
-    if (!data == !inputs) return lg_cli_usage("check", "give exactly one of --data D and --inputs FILE");
+    if (data && inputs) return lg_cli_usage("check", "give at most one of --data D and --inputs FILE");
+    if (!inputs) data = LG_DATA_DEFAULT_DIR;
     if (maxdev < 0) return lg_cli_usage("check", "missing --max-deviation D");
 
     lg_net rn = {0}, ref = {0};
     double *X = NULL, *sorted = NULL;
     lg_check_row *rows = NULL;
     size_t n = 0, certified_same = 0;
-    int rc = 2;
-    lg_status st;
+    int rc = 1;
+    lg_status st = LG_OK;
     if ((st = lg_net_load(&rn, argv[optind])) != LG_OK) goto fail;
     if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
     if ((st = lg_dev_check_pair(&rn, &ref)) != LG_OK) goto fail;
@@ -260,10 +265,7 @@ int lg_cmd_check(int argc, char **argv)
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate results for %zu inputs", n);
         goto fail;
     }
-    if ((st = lg_check_rows(&rn, &ref, X, n, eps, rows, &certified_same)) != LG_OK) {
-        rc = st == LG_ERR_NUMERIC ? 1 : 2; /* an unsound bound never passes */
-        goto fail;
-    }
+    if ((st = lg_check_rows(&rn, &ref, X, n, eps, rows, &certified_same)) != LG_OK) goto fail; /* never a pass */
     long worst = 0, first_cc = -1;
     size_t n_over = 0, class_changes = 0;
     double obs_max = 0.0;
@@ -324,7 +326,7 @@ int lg_cmd_check(int argc, char **argv)
     }
     rc = pass ? 0 : 1;
 fail:
-    if (rc == 2 || (rc == 1 && st != LG_OK)) lg_cli_fail("check", st);
+    if (rc && st != LG_OK) rc = lg_cli_fail("check", st);
     free(X);
     free(rows);
     free(sorted);

@@ -66,7 +66,7 @@ int lg_cmd_encode(int argc, char **argv)
         case O_DATA: a.data = optarg; break;
         case O_INPUT: a.input = optarg; break;
         case O_INDEX:
-            if (lg_opt_int("encode", "index", optarg, 0, 1L << 30, &a.index)) return 2;
+            if (lg_verify_args_index(&a, "encode", optarg)) return 2;
             break;
         case O_LABEL:
             if (lg_opt_int("encode", "label", optarg, 0, 1L << 20, &a.label)) return 2;
@@ -119,13 +119,22 @@ int lg_cmd_encode(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("encode", st);
     /* conv layers are encoded row by row (core/linop.h): only the kernel's nonzeros */
-    if (!to_vnnlib && (st = lg_bounds_check_net(&net)) != LG_OK) goto fail;
+    if (!to_vnnlib && (st = lg_bounds_check_net(&net)) != LG_OK) {
+        if (st != LG_ERR_UNSUPPORTED) goto fail;
+        rc = lg_cli_usage("encode", "%s: %s", argv[optind], lg_errmsg()); /* a network of the wrong kind */
+        goto done;
+    }
     if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
         if (st == LG_ERR_ARG) { /* a bad --index/--label value */
             rc = lg_cli_usage("encode", "%s", lg_errmsg());
             goto done;
         }
         goto fail;
+    }
+    if (prop.n_cases == 0) {
+        rc = lg_cli_usage("encode", "%s: every input box is empty: no point can violate the property (lgelu verify "
+                          "answers robust); there is no query to write", a.vnnlib ? a.vnnlib : "the property");
+        goto done;
     }
     if (to_vnnlib) { /* the property itself, for --vnnlib of any verifier */
         char note[700];
@@ -198,7 +207,7 @@ close:
     }
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("encode", st);
+    if (rc) rc = lg_cli_fail("encode", st);
 done:
     if (f && f != stdout) fclose(f);
     free(kept);

@@ -93,7 +93,7 @@ int lg_cmd_eval(int argc, char **argv)
     else printf("test accuracy: %.2f%% (%zu examples)\n", 100.0 * acc, ds.n);
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("eval", st);
+    if (rc) rc = lg_cli_fail("eval", st);
     lg_dataset_free(&ds);
     lg_net_free(&net);
     return rc;

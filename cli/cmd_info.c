@@ -12,6 +12,8 @@ static void lg_info_help(void)
     printf("usage: lgelu info NET\n\n"
            "Print the architecture of NET (native .lgnet or ONNX): input size, one line per layer with its\n"
            "shape, activation and hardness λ (for lgelu layers also the raw parameter s and temperature t),\n"
+           "for a conv layer its geometry, for a layer of a graph (a sum, a skip connection, an index map) each\n"
+           "linear term: its kind (dense, conv, index map), the node it reads (input or layer) and its shape,\n"
            "input normalisation if any, and the parameter count.\n\n"
            "options:\n"
            "  -h, --help   show this help\n");
@@ -46,10 +48,21 @@ int lg_cmd_info(int argc, char **argv)
         else if (ai->has_param) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), "-");
         else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
-        if (L->kind == LG_LAYER_CONV2D) {
-            const lg_conv *g = &L->conv;
-            printf("       conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d\n", g->c_in, g->h_in,
-                   g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
+        int graph = L->n_terms > 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            char from[32];
+            if (A->src < 0) snprintf(from, sizeof from, "input");
+            else snprintf(from, sizeof from, "layer %d", A->src);
+            if (graph)
+                printf("       term %d: %s from %s, %d -> %d\n", t,
+                       A->kind == LG_LAYER_CONV2D ? "conv" : A->kind == LG_LAYER_INDEX ? "index map" : "dense", from,
+                       A->n_in, A->n_out);
+            if (A->kind == LG_LAYER_CONV2D) {
+                const lg_conv *g = &A->conv;
+                printf("       conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d\n", g->c_in, g->h_in,
+                       g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
+            }
         }
     }
     lg_net_free(&net);

@@ -43,7 +43,7 @@ int lg_cmd_relu(int argc, char **argv)
            src.n_layers, src.n_params);
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("relu", st);
+    if (rc) rc = lg_cli_fail("relu", st);
     lg_net_free(&dst);
     lg_net_free(&src);
     return rc;

@@ -148,7 +148,7 @@ int lg_cmd_train(int argc, char **argv)
     if ((st = lg_cli_train_run("train", &ct, &net, anneal)) != LG_OK) goto fail;
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("train", st);
+    if (rc) rc = lg_cli_fail("train", st);
 done:
     lg_net_free(&net);
     lg_cli_train_free(&ct);

@@ -352,7 +352,7 @@ int lg_cmd_verify(int argc, char **argv)
         }
         if (k == 0 && batch) { /* every index of the batch is checked before the first run */
             for (int i = 1; i < a.n_indices; i++)
-                if ((size_t)a.indices[i] >= a.ds.n) {
+                if (a.indices[i] < 0 || (size_t)a.indices[i] >= a.ds.n) {
                     rc = lg_cli_usage("verify",
                                       "--index: expected integers in [0, %zu] (the test set of %s has %zu examples), "
                                       "got %ld",
@@ -384,7 +384,7 @@ int lg_cmd_verify(int argc, char **argv)
                n_verdict[LG_VERDICT_UNKNOWN], n_timeout, seconds);
     rc = 0;
 fail:
-    if (rc) lg_cli_fail("verify", st);
+    if (rc) rc = lg_cli_fail("verify", st);
 done:
     lg_verify_report_free(&r);
     lg_prop_free(&prop);

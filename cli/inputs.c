@@ -10,7 +10,8 @@
 #include "core/npy.h"
 
 /* Parse one text line into x[n_in]; returns the count of values (0 for a
- * blank/comment line) or -1 with lg_fail set. */
+ * blank/comment line), or with lg_fail set -1 (not a number) or -2 (a row
+ * of the wrong size: the file does not fit the network). */
 static int lg_inputs_parse_line(char *line, double *x, int n_in, const char *path, size_t lineno)
 {
     char *hash = strchr(line, '#');
@@ -25,14 +26,14 @@ static int lg_inputs_parse_line(char *line, double *x, int n_in, const char *pat
             return -1;
         }
         if (n == n_in) {
-            lg_fail(LG_ERR_FORMAT, "%s:%zu: more than %d values (the network has %d inputs)", path, lineno, n_in, n_in);
-            return -1;
+            lg_fail(LG_ERR_ARG, "%s:%zu: more than %d values (the network has %d inputs)", path, lineno, n_in, n_in);
+            return -2;
         }
         x[n++] = v;
     }
     if (n != 0 && n != n_in) {
-        lg_fail(LG_ERR_FORMAT, "%s:%zu: expected %d values, got %d", path, lineno, n_in, n);
-        return -1;
+        lg_fail(LG_ERR_ARG, "%s:%zu: expected %d values, got %d (the network has %d inputs)", path, lineno, n_in, n, n_in);
+        return -2;
     }
     return n;
 }
@@ -56,7 +57,7 @@ static lg_status lg_inputs_text(FILE *f, const char *path, int n_in, double **X,
         }
         int k = lg_inputs_parse_line(line, A + rows * (size_t)n_in, n_in, path, lineno);
         if (k < 0) {
-            st = LG_ERR_FORMAT;
+            st = k == -2 ? LG_ERR_ARG : LG_ERR_FORMAT;
             goto fail;
         }
         rows += k > 0;
@@ -80,7 +81,7 @@ static lg_status lg_inputs_npy(const char *path, int n_in, double **X, size_t *n
     lg_status st = lg_npy_load(&a, path);
     if (st != LG_OK) return st;
     if (a.ndim < 2 || a.cols != (size_t)n_in) {
-        st = lg_fail(LG_ERR_FORMAT, "%s: 'shape' must be (n, %d) for a network with %d inputs (got %zu values per row%s)",
+        st = lg_fail(LG_ERR_ARG, "%s: 'shape' must be (n, %d) for a network with %d inputs (got %zu values per row%s)",
                      path, n_in, n_in, a.ndim < 2 ? (size_t)1 : a.cols, a.ndim < 2 ? ", a 1-d array" : "");
         lg_npy_free(&a);
         return st;

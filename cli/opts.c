@@ -41,7 +41,7 @@ int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, 
 int lg_cli_fail(const char *cmd, lg_status st)
 {
     fprintf(stderr, "lgelu %s: %s: %s\n", cmd, lg_status_str(st), lg_errmsg());
-    return 1;
+    return st == LG_ERR_ARG ? 2 : 1;
 }
 
 int lg_cli_usage(const char *cmd, const char *fmt, ...)

@@ -18,7 +18,7 @@ void lg_verify_args_default(lg_verify_args *a)
 {
     memset(a, 0, sizeof *a);
     a->data = LG_DATA_DEFAULT_DIR;
-    a->index = -1;
+    a->index = LG_VA_UNSET;
     a->label = -1;
     a->eps = -1;
 }
@@ -38,6 +38,19 @@ int lg_verify_args_index(lg_verify_args *a, const char *cmd, const char *spec)
     long *ix = NULL;
     size_t n = 0, cap = 0;
     const char *p = spec;
+    {
+        /* one negative integer: kept, so the range check names the data's range */
+        char *e;
+        errno = 0;
+        long v = strtol(spec, &e, 10);
+        if (*spec == '-' && e != spec + 1 && *e == '\0' && errno == 0 && v > LG_VA_UNSET) {
+            ix = malloc(sizeof *ix);
+            if (!ix) return lg_cli_usage(cmd, "out of memory");
+            ix[0] = v;
+            n = 1;
+            goto done;
+        }
+    }
     for (;;) {
         long lo, hi;
         char *end;
@@ -78,6 +91,7 @@ int lg_verify_args_index(lg_verify_args *a, const char *cmd, const char *spec)
         if (*end != ',') goto bad;
         p = end + 1;
     }
+done:
     free(a->indices);
     a->indices = ix;
     a->n_indices = (int)n;
@@ -92,11 +106,11 @@ bad:
 int lg_verify_args_check(const char *cmd, const lg_verify_args *a)
 {
     if (a->vnnlib) {
-        if (a->index >= 0 || a->eps >= 0 || a->input)
+        if (a->index != LG_VA_UNSET || a->eps >= 0 || a->input)
             return lg_cli_usage(cmd, "--vnnlib cannot be combined with --index, --input or --eps");
         return 0;
     }
-    if ((a->index >= 0) == (a->input != NULL))
+    if ((a->index != LG_VA_UNSET) == (a->input != NULL))
         return lg_cli_usage(cmd, "give either --vnnlib P, or --index I (or --input FILE) with --eps E");
     if (a->eps < 0) return lg_cli_usage(cmd, "--eps E is required with --index/--input");
     if (a->label >= 0 && !a->input) return lg_cli_usage(cmd, "--label only applies to --input");
@@ -125,7 +139,7 @@ static lg_status lg_va_read_vector(const char *path, int n, double *x)
         size_t rows = 0;
         lg_status st = lg_cli_inputs_read(path, n, &X, &rows);
         if (st != LG_OK) return st;
-        if (rows != 1) st = lg_fail(LG_ERR_FORMAT, "%s: expected one input of %d values, got %zu", path, n, rows);
+        if (rows != 1) st = lg_fail(LG_ERR_ARG, "%s: expected one input of %d values, got %zu", path, n, rows);
         else memcpy(x, X, (size_t)n * sizeof *x);
         free(X);
         return st;
@@ -134,13 +148,19 @@ static lg_status lg_va_read_vector(const char *path, int n, double *x)
     if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     lg_status st = LG_OK;
     for (int i = 0; i < n; i++) {
-        if (fscanf(f, "%lf", &x[i]) != 1 || !isfinite(x[i])) {
+        int got = fscanf(f, "%lf", &x[i]);
+        if (got == EOF && !ferror(f)) { /* too short: the file does not fit the network */
+            st = lg_fail(LG_ERR_ARG, "%s: %d numbers, expected %d (the network has %d inputs)", path, i, n, n);
+            goto done;
+        }
+        if (got != 1 || !isfinite(x[i])) {
             st = lg_fail(LG_ERR_FORMAT, "%s: value %d: expected %d finite numbers", path, i, n);
             goto done;
         }
     }
     double extra;
-    if (fscanf(f, "%lf", &extra) == 1) st = lg_fail(LG_ERR_FORMAT, "%s: more than %d numbers", path, n);
+    if (fscanf(f, "%lf", &extra) == 1)
+        st = lg_fail(LG_ERR_ARG, "%s: more than %d numbers (the network has %d inputs)", path, n, n);
 done:
     fclose(f);
     return st;
@@ -189,7 +209,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
             if ((st = lg_dataset_fit(&a->ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
         }
         const lg_dataset ds = a->ds;
-        if ((size_t)a->index >= ds.n) {
+        if (a->index < 0 || (size_t)a->index >= ds.n) {
             st = lg_fail(LG_ERR_ARG, "--index: expected an integer in [0, %zu] (the test set of %s has %zu examples), got %ld",
                          ds.n ? ds.n - 1 : 0, a->data, ds.n, a->index);
             goto fail;

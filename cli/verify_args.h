@@ -14,7 +14,7 @@ typedef struct lg_verify_args {
     const char *vnnlib;   /* --vnnlib P */
     const char *data;     /* --data DIR */
     const char *input;    /* --input FILE (one input: .npy or text, cli/inputs.h) */
-    long index;           /* --index I (−1 unset); in a batch, the instance being built */
+    long index;           /* --index I (LG_VA_UNSET unset; a negative value is refused with the data's range); in a batch, the instance being built */
     long *indices;        /* --index LIST (lg_verify_args_index): every index in the order given, owned */
     int n_indices;
     long label;           /* --label L for --input (−1: the network's prediction); set to the
@@ -26,12 +26,15 @@ typedef struct lg_verify_args {
     int ds_loaded;
 } lg_verify_args;
 
+#define LG_VA_UNSET (-(1L << 62))
+
 void lg_verify_args_default(lg_verify_args *a);
 /* Release indices and the kept data set. */
 void lg_verify_args_free(lg_verify_args *a);
 
 /* Parse --index: an integer, a range A-B (A ≤ B) or a comma list of both
- * ("0-9,15,20-22"), at most LG_VERIFY_MAX_INDICES in all. Sets indices,
+ * ("0-9,15,20-22"), at most LG_VERIFY_MAX_INDICES in all; one negative integer
+ * is kept, so that its range check names the data set's range. Sets indices,
  * n_indices and index (the first). 0, or prints a usage error for `cmd` and
  * returns 2. */
 #define LG_VERIFY_MAX_INDICES (1 << 20)

@@ -1,7 +1,9 @@
 /* enclose.c — certified enclosure of a smooth network's outputs (exact.h,
  * DESIGN.md §3 "A `violated` witness"): outward MPFR interval arithmetic
- * (act_mpfr.h) through the affine maps, and each layer's activation through
- * its entry's interval image (the `iv` hook of act.h). */
+ * (act_mpfr.h) through the affine maps of the graph (each layer's
+ * pre-activation sums every term's products over its source node's
+ * enclosure), and each layer's activation through its entry's interval
+ * image (the `iv` hook of act.h). */
 #include "core/act_mpfr.h"
 #include "core/exact.h"
 #include "core/linop.h"
@@ -13,8 +15,8 @@
 int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
                              const double *slack)
 {
-    if (!lg_net_is_chain(net)) return -1; /* graphs: none certified until the enclosure takes them */
-    int w = lg_net_max_width(net), n_out = lg_net_n_out(net);
+    size_t len = lg_net_nodes_len(net);
+    int n_out = lg_net_n_out(net);
     for (int i = 0; i < net->n_in; i++)
         if (!isfinite(x[i])) return -2;
     for (int k = 0; k < net->n_layers; k++) {
@@ -24,14 +26,20 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     int *idx;
     double *wv;
     if (lg_net_row_alloc(net, &idx, &wv)) return -3;
-    lg_iv *a = malloc(((size_t)2 * (size_t)w + 2) * sizeof *a);
-    if (!a) {
+    /* v: [nodes_len] every node's enclosure (the normalised input at 0, then each layer's
+     * outputs at lg_net_node_offset), then two scratch intervals u, s */
+    lg_iv *v = malloc((len + 2) * sizeof *v);
+    size_t *off = malloc(((size_t)net->n_layers + 1) * sizeof *off);
+    if (!v || !off) {
+        free(v);
+        free(off);
         free(idx);
         free(wv);
         return -3;
     }
-    lg_iv *z = a + w, *u = z + w, *s = u + 1;
-    for (int i = 0; i < 2 * w + 2; i++) lg_iv_init(&a[i]);
+    for (int k = -1; k < net->n_layers; k++) off[k + 1] = lg_net_node_offset(net, k);
+    lg_iv *a = v, *u = v + len, *s = u + 1;
+    for (size_t i = 0; i < len + 2; i++) lg_iv_init(&v[i]);
     lg_iv_work work;
     lg_iv_work_init(&work);
     mpfr_ptr t1 = work.t1;
@@ -60,25 +68,28 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     for (int k = 0; k < net->n_layers && !rc; k++) {
         const lg_layer *L = &net->layers[k];
         const lg_act_info *I = lg_act_info_of(L->act);
+        lg_iv *z = v + off[k + 1];
         for (int o = 0; o < L->n_out && !rc; o++) {
-            int nz = lg_layer_row_nz(L, o, idx, wv); /* a conv's row through its structure (core/linop.h) */
             if (!isfinite(L->b[o])) rc = -2;
             mpfr_set_d(z[o].lo, L->b[o], MPFR_RNDN);
             mpfr_set_d(z[o].hi, L->b[o], MPFR_RNDN);
-            for (int q = 0; q < nz; q++) {
-                int i = idx[q];
-                if (wv[q] == 0) continue;
-                if (!isfinite(wv[q])) rc = -2;
-                lg_iv_scale(u, wv[q], &a[i], t1);
-                mpfr_add(z[o].lo, z[o].lo, u->lo, MPFR_RNDD);
-                mpfr_add(z[o].hi, z[o].hi, u->hi, MPFR_RNDU);
+            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
+                const lg_linear *A = lg_layer_lin(L, tt);
+                const lg_iv *in = v + off[A->src + 1];
+                int nz = lg_linear_row_nz(A, o, idx, wv); /* a conv's row through its structure (core/linop.h) */
+                for (int q = 0; q < nz; q++) {
+                    int i = idx[q];
+                    if (wv[q] == 0) continue;
+                    if (!isfinite(wv[q])) rc = -2;
+                    lg_iv_scale(u, wv[q], &in[i], t1);
+                    mpfr_add(z[o].lo, z[o].lo, u->lo, MPFR_RNDD);
+                    mpfr_add(z[o].hi, z[o].hi, u->hi, MPFR_RNDU);
+                }
             }
             if (I->iv(&z[o], L->lambda, &work)) rc = -2;
         }
-        lg_iv *sw = a;
-        a = z;
-        z = sw;
     }
+    a = v + off[net->n_layers]; /* the outputs */
     /* a term is certified when the upper end of every Σ coef·y + d + slack is ≤ 0 */
     for (int t = 0, r = 0; t < n_terms && !rc && found < 0; r += terms[t].n_cons, t++) {
         int all = 1;
@@ -102,11 +113,10 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
         }
         if (all && !rc) found = t;
     }
-    /* a and z were swapped once per layer: free from whichever holds the block start */
-    lg_iv *base = a < z ? a : z;
-    for (int i = 0; i < 2 * w + 2; i++) lg_iv_clear(&base[i]);
+    for (size_t i = 0; i < len + 2; i++) lg_iv_clear(&v[i]);
     lg_iv_work_clear(&work);
-    free(base);
+    free(v);
+    free(off);
     free(idx);
     free(wv);
     mpfr_free_cache(); /* MPFR's constant caches (π, log 2 for erf/exp) would outlive the call */

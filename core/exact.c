@@ -27,45 +27,60 @@ static void lg_dy_set(mpz_t z, double M, long k, long base)
     if (M != 0) mpz_mul_2exp(z, z, (mp_bitcnt_t)(k - base));
 }
 
-/* Forward pass without input normalisation in dyadic fixed point: layer
- * values share one exponent (a_i = A_i·2^E), so every step is an exact
- * integer multiply-add. y (mpq, [w] entries, initialised) gets the outputs.
- * 0 ok, −2 unsupported / not finite, −3 no memory. */
+/* A weight of term A as M·2^k (lg_dy_split); an index map's 1 is M = 1, k = 0. */
+static long lg_dy_weight(const lg_linear *A, double w, double *M)
+{
+    if (A->kind == LG_LAYER_INDEX) {
+        *M = 1.0;
+        return 0;
+    }
+    return lg_dy_split(w, M);
+}
+
+/* Forward pass through the graph without input normalisation, in dyadic
+ * fixed point: the values of node j share one exponent (v_i = V_i·2^E_j), so
+ * every step is an exact integer multiply-add. Layer k's sums take the
+ * smallest exponent any of its products or biases has (E_src + a weight's
+ * exponent), so every product is shifted left, never rounded. y (mpq,
+ * [n_out], initialised) gets the outputs. 0 ok, −2 unsupported / not
+ * finite, −3 no memory. */
 static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
 {
-    int w = lg_net_max_width(net);
+    size_t len = lg_net_nodes_len(net);
     int *idx;
     double *wv;
     if (lg_net_row_alloc(net, &idx, &wv)) return -3;
-    mpz_t *a = malloc((size_t)w * sizeof *a), *z = malloc((size_t)w * sizeof *z);
-    if (!a || !z) {
-        free(a);
-        free(z);
+    mpz_t *v = malloc(len * sizeof *v);         /* [nodes_len] every node's values */
+    long *E = malloc(((size_t)net->n_layers + 1) * sizeof *E); /* exponent of node j at E[j + 1] */
+    size_t *off = malloc(((size_t)net->n_layers + 1) * sizeof *off);
+    if (!v || !E || !off) {
+        free(v);
+        free(E);
+        free(off);
         free(idx);
         free(wv);
         return -3;
     }
-    for (int i = 0; i < w; i++) {
-        mpz_init(a[i]);
-        mpz_init(z[i]);
-    }
+    for (size_t i = 0; i < len; i++) mpz_init(v[i]);
+    for (int k = -1; k < net->n_layers; k++) off[k + 1] = lg_net_node_offset(net, k);
     mpz_t t, c;
     mpz_init(t);
     mpz_init(c);
     int rc = 0;
-    long E = LONG_MAX;
+    long E0 = LONG_MAX;
     double M;
     for (int i = 0; i < net->n_in; i++) {
         if (!isfinite(x[i])) rc = -2;
         else {
             long k = lg_dy_split(x[i], &M);
-            if (k < E) E = k;
+            if (k < E0) E0 = k;
         }
     }
-    if (E == LONG_MAX) E = 0;
+    if (E0 == LONG_MAX) E0 = 0;
+    E[0] = E0;
     for (int i = 0; i < net->n_in && !rc; i++) {
         long k = lg_dy_split(x[i], &M);
-        lg_dy_set(a[i], M, k, E);
+        lg_dy_set(v[i], M, k, E0);
     }
     for (int k = 0; k < net->n_layers && !rc; k++) {
         const lg_layer *L = &net->layers[k];
@@ -73,106 +88,110 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             rc = -2;
             break;
         }
-        long kw = LONG_MAX; /* smallest weight / bias exponent of the layer */
-        size_t nw = lg_layer_n_weights(L); /* the stored weights (a conv's kernel) */
-        for (size_t j = 0; j < nw; j++) {
-            long kk = lg_dy_split(L->W[j], &M);
-            if (kk < kw) kw = kk;
+        long Ez = LONG_MAX; /* exponent of this layer's sums */
+        for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
+            const lg_linear *A = lg_layer_lin(L, tt);
+            long kw = A->kind == LG_LAYER_INDEX ? 0 : LONG_MAX; /* smallest weight exponent of the term */
+            size_t nw = lg_linear_n_weights(A); /* the stored weights (a conv's kernel) */
+            for (size_t j = 0; j < nw; j++) {
+                long kk = lg_dy_split(A->W[j], &M);
+                if (kk < kw) kw = kk;
+            }
+            if (kw != LONG_MAX && E[A->src + 1] + kw < Ez) Ez = E[A->src + 1] + kw;
         }
-        long Ez = kw == LONG_MAX ? E : E + kw; /* exponent of this layer's sums */
+        if (Ez == LONG_MAX) Ez = E[L->src + 1]; /* every weight 0 */
         for (int o = 0; o < L->n_out; o++) {
             long kb = lg_dy_split(L->b[o], &M);
             if (kb < Ez) Ez = kb;
         }
+        mpz_t *z = v + off[k + 1];
         for (int o = 0; o < L->n_out; o++) {
-            int nz = lg_layer_row_nz(L, o, idx, wv);
             long kb = lg_dy_split(L->b[o], &M);
             lg_dy_set(z[o], M, kb, Ez);
-            for (int t2 = 0; t2 < nz; t2++) {
-                int i = idx[t2];
-                if (wv[t2] == 0 || mpz_sgn(a[i]) == 0) continue;
-                long kk = lg_dy_split(wv[t2], &M);
-                mpz_set_d(c, M);
-                mpz_mul(t, c, a[i]); /* value t·2^(kk + E) */
-                mpz_mul_2exp(t, t, (mp_bitcnt_t)(kk + E - Ez));
-                mpz_add(z[o], z[o], t);
+            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
+                const lg_linear *A = lg_layer_lin(L, tt);
+                const mpz_t *a = (const mpz_t *)(v + off[A->src + 1]);
+                long Es = E[A->src + 1];
+                int nz = lg_linear_row_nz(A, o, idx, wv);
+                for (int t2 = 0; t2 < nz; t2++) {
+                    int i = idx[t2];
+                    if (wv[t2] == 0 || mpz_sgn(a[i]) == 0) continue;
+                    long kk = lg_dy_weight(A, wv[t2], &M);
+                    mpz_set_d(c, M);
+                    mpz_mul(t, c, a[i]); /* value t·2^(kk + Es) */
+                    mpz_mul_2exp(t, t, (mp_bitcnt_t)(kk + Es - Ez));
+                    mpz_add(z[o], z[o], t);
+                }
             }
             if (L->act == LG_ACT_RELU && mpz_sgn(z[o]) < 0) mpz_set_ui(z[o], 0);
         }
-        mpz_t *s = a;
-        a = z;
-        z = s;
-        E = Ez;
+        E[k + 1] = Ez;
     }
+    const mpz_t *out = (const mpz_t *)(v + off[net->n_layers]);
+    long Eo = E[net->n_layers];
     for (int j = 0; j < lg_net_n_out(net) && !rc; j++) {
-        mpq_set_z(y[j], a[j]);
-        if (E >= 0) mpq_mul_2exp(y[j], y[j], (mp_bitcnt_t)E);
-        else mpq_div_2exp(y[j], y[j], (mp_bitcnt_t)(-E));
+        mpq_set_z(y[j], out[j]);
+        if (Eo >= 0) mpq_mul_2exp(y[j], y[j], (mp_bitcnt_t)Eo);
+        else mpq_div_2exp(y[j], y[j], (mp_bitcnt_t)(-Eo));
     }
     mpz_clear(t);
     mpz_clear(c);
-    for (int i = 0; i < w; i++) {
-        mpz_clear(a[i]);
-        mpz_clear(z[i]);
-    }
-    free(a);
-    free(z);
+    for (size_t i = 0; i < len; i++) mpz_clear(v[i]);
+    free(v);
+    free(E);
+    free(off);
     free(idx);
     free(wv);
     return rc;
 }
 
-/* y[n_out] = f(x) exactly; 0 ok, −2 unsupported / not finite, −3 no memory. */
+/* y[n_out] = f(x) exactly through the graph (each node's value from its
+ * terms); 0 ok, −2 unsupported / not finite, −3 no memory. *out: n_out
+ * entries, released by lg_exact_release. */
 static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
 {
-    int w = lg_net_max_width(net);
-    mpq_t *a = malloc((size_t)w * sizeof *a), *z = malloc((size_t)w * sizeof *z);
-    if (!a || !z) {
-        free(a);
-        free(z);
-        return -3;
-    }
-    for (int i = 0; i < w; i++) {
-        mpq_init(a[i]);
-        mpq_init(z[i]);
-    }
+    int no = lg_net_n_out(net);
+    mpq_t *y = malloc((size_t)no * sizeof *y);
+    if (!y) return -3;
+    for (int j = 0; j < no; j++) mpq_init(y[j]);
+    int rc;
     if (!net->in_sub && !net->in_div) { /* all dyadic: integer fixed point, no gcds */
-        int rc = lg_exact_forward_dyadic(net, x, a);
-        for (int i = 0; i < w; i++) mpq_clear(z[i]);
-        free(z);
-        if (rc) {
-            for (int i = 0; i < w; i++) mpq_clear(a[i]);
-            free(a);
-            return rc;
-        }
-        *out = a;
-        return 0;
+        rc = lg_exact_forward_dyadic(net, x, y);
+        goto done;
     }
+    size_t len = lg_net_nodes_len(net);
     int *idx;
     double *wv;
     if (lg_net_row_alloc(net, &idx, &wv)) {
-        for (int i = 0; i < w; i++) {
-            mpq_clear(a[i]);
-            mpq_clear(z[i]);
-        }
-        free(a);
-        free(z);
-        return -3;
+        rc = -3;
+        goto done;
     }
+    mpq_t *v = malloc(len * sizeof *v); /* [nodes_len] every node's values */
+    size_t *off = malloc(((size_t)net->n_layers + 1) * sizeof *off);
+    if (!v || !off) {
+        free(v);
+        free(off);
+        free(idx);
+        free(wv);
+        rc = -3;
+        goto done;
+    }
+    for (size_t i = 0; i < len; i++) mpq_init(v[i]);
+    for (int k = -1; k < net->n_layers; k++) off[k + 1] = lg_net_node_offset(net, k);
     mpq_t t, c;
     mpq_init(t);
     mpq_init(c);
-    int rc = 0;
+    rc = 0;
     for (int i = 0; i < net->n_in && !rc; i++) {
         if (!isfinite(x[i])) rc = -2;
-        else mpq_set_d(a[i], x[i]);
+        else mpq_set_d(v[i], x[i]);
         if (!rc && net->in_sub) {
             mpq_set_d(c, net->in_sub[i]);
-            mpq_sub(a[i], a[i], c);
+            mpq_sub(v[i], v[i], c);
         }
         if (!rc && net->in_div) {
             mpq_set_d(c, net->in_div[i]);
-            mpq_div(a[i], a[i], c);
+            mpq_div(v[i], v[i], c);
         }
     }
     for (int k = 0; k < net->n_layers && !rc; k++) {
@@ -181,41 +200,50 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
             rc = -2;
             break;
         }
+        mpq_t *z = v + off[k + 1];
         for (int o = 0; o < L->n_out; o++) {
-            int nz = lg_layer_row_nz(L, o, idx, wv);
             mpq_set_d(z[o], L->b[o]);
-            for (int t2 = 0; t2 < nz; t2++) {
-                int i = idx[t2];
-                if (wv[t2] == 0 || mpq_sgn(a[i]) == 0) continue;
-                mpq_set_d(c, wv[t2]);
-                mpq_mul(t, c, a[i]);
-                mpq_add(z[o], z[o], t);
+            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
+                const lg_linear *A = lg_layer_lin(L, tt);
+                const mpq_t *a = (const mpq_t *)(v + off[A->src + 1]);
+                int nz = lg_linear_row_nz(A, o, idx, wv);
+                for (int t2 = 0; t2 < nz; t2++) {
+                    int i = idx[t2];
+                    if (wv[t2] == 0 || mpq_sgn(a[i]) == 0) continue;
+                    if (A->kind == LG_LAYER_INDEX) { /* a 1: the value itself */
+                        mpq_add(z[o], z[o], a[i]);
+                        continue;
+                    }
+                    mpq_set_d(c, wv[t2]);
+                    mpq_mul(t, c, a[i]);
+                    mpq_add(z[o], z[o], t);
+                }
             }
             if (L->act == LG_ACT_RELU && mpq_sgn(z[o]) < 0) mpq_set_ui(z[o], 0, 1);
         }
-        mpq_t *s = a;
-        a = z;
-        z = s;
     }
+    const mpq_t *yo = (const mpq_t *)(v + off[net->n_layers]);
+    for (int j = 0; j < no && !rc; j++) mpq_set(y[j], yo[j]);
     mpq_clear(t);
     mpq_clear(c);
+    for (size_t i = 0; i < len; i++) mpq_clear(v[i]);
+    free(v);
+    free(off);
     free(idx);
     free(wv);
-    for (int i = 0; i < w; i++) mpq_clear(z[i]);
-    free(z);
+done:
     if (rc) {
-        for (int i = 0; i < w; i++) mpq_clear(a[i]);
-        free(a);
+        for (int j = 0; j < no; j++) mpq_clear(y[j]);
+        free(y);
         return rc;
     }
-    *out = a; /* first n_out entries are y; caller clears all w */
+    *out = y;
     return 0;
 }
 
 static void lg_exact_release(const lg_net *net, mpq_t *y)
 {
-    int w = lg_net_max_width(net);
-    for (int i = 0; i < w; i++) mpq_clear(y[i]);
+    for (int j = 0; j < lg_net_n_out(net); j++) mpq_clear(y[j]);
     free(y);
 }
 
@@ -253,7 +281,6 @@ static int lg_exact_finite_terms(int n_out, int n_terms, const lg_term *terms, c
 int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
                            const double *slack)
 {
-    if (!lg_net_is_chain(net)) return -1; /* graphs: no witness accepted until the exact pass takes them */
     int n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++)
         if (net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU)

@@ -5,7 +5,9 @@
  *
  * The network is the real-valued one whose weights, biases and input
  * normalisation are the file's doubles taken as exact values; x is a vector
- * of doubles, also exact. Every product and sum is exact, so the answer is
+ * of doubles, also exact. The network may be a graph (core/net.h): each
+ * node's value is the sum of its terms over their sources' values. Every
+ * product and sum is exact, so the answer is
  * the truth about that network, not about its double evaluation. Networks
  * with a smooth activation (gelu, lgelu, sigmoid, swish, prelu) cannot be
  * evaluated in rationals; for them a term holds only when an outward-rounded

@@ -54,17 +54,25 @@ static void lg_put_f64(lg_wbuf *w, double d)
     lg_wbuf_put(w, b, 8);
 }
 
+/* Geometry of a conv term as the 12 u32 fields of the file. */
+static void lg_put_conv(lg_wbuf *w, const lg_conv *c)
+{
+    const int g[LG_NETFILE_CONV_FIELDS] = {c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out,
+                                          c->kh,   c->kw,   c->sh,   c->sw,    c->ph,    c->pw};
+    for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) lg_put_u32(w, (uint32_t)g[i]);
+}
+
 lg_status lg_netfile_write(const lg_net *net, const char *path)
 {
     lg_status st = lg_net_validate(net);
     if (st != LG_OK) return st;
-    if ((st = lg_net_require_chain(net, "the native format")) != LG_OK) return st;
     lg_wbuf w = {0};
     uint32_t version = LG_NETFILE_VERSION_MIN;
     for (int k = 0; k < net->n_layers; k++)
         if ((uint32_t)net->layers[k].act >= LG_NETFILE_V1_ACT_COUNT && version < 2u) version = 2u;
-    for (int k = 0; k < net->n_layers; k++)
-        if (net->layers[k].kind == LG_LAYER_CONV2D) version = 3u;
+    if (lg_net_has_conv(net)) version = 3u;
+    int graph = !lg_net_is_chain(net);
+    if (graph) version = 4u; /* the lowest version that holds the net: chains keep writing 1 to 3 */
     lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
     lg_put_u32(&w, version);
     lg_put_u32(&w, (uint32_t)net->n_in);
@@ -79,16 +87,22 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_u32(&w, (uint32_t)L->act);
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
-        if (L->kind == LG_LAYER_CONV2D) {
-            const lg_conv *c = &L->conv;
-            const int g[LG_NETFILE_CONV_FIELDS] = {c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out,
-                                                  c->kh,   c->kw,   c->sh,   c->sw,    c->ph,    c->pw};
-            for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) lg_put_u32(&w, (uint32_t)g[i]);
+        if (L->kind == LG_LAYER_CONV2D) lg_put_conv(&w, &L->conv);
+        if (!graph) continue;
+        lg_put_u32(&w, (uint32_t)(int32_t)L->src);
+        lg_put_u32(&w, (uint32_t)L->n_terms);
+        for (int t = 0; t < L->n_terms; t++) {
+            const lg_linear *A = &L->terms[t];
+            lg_put_u32(&w, (uint32_t)A->kind);
+            lg_put_u32(&w, (uint32_t)A->n_in);
+            lg_put_u32(&w, (uint32_t)(int32_t)A->src);
+            if (A->kind == LG_LAYER_CONV2D) lg_put_conv(&w, &A->conv);
         }
     }
     for (int i = 0; net->in_sub && i < net->n_in; i++) lg_put_f64(&w, net->in_sub[i]);
     for (int i = 0; net->in_div && i < net->n_in; i++) lg_put_f64(&w, net->in_div[i]);
     for (size_t i = 0; i < net->n_params; i++) lg_put_f64(&w, net->params[i]);
+    for (size_t i = 0; graph && i < net->n_maps; i++) lg_put_u32(&w, (uint32_t)(int32_t)net->maps[i]);
     if (!w.oom) lg_put_u32(&w, (uint32_t)crc32_z(0L, w.p, w.len));
     if (w.oom) {
         free(w.p);
@@ -131,6 +145,58 @@ static double lg_get_f64(lg_rbuf *r)
     return d;
 }
 
+/* Read 12 u32 of conv geometry into *c (each at most LG_NET_MAX_DIM, c_out ≥ 1);
+ * LG_OK or a message naming the layer and term. */
+static lg_status lg_get_conv(lg_rbuf *r, lg_conv *c, const char *name, uint32_t k, int t)
+{
+    uint32_t g[LG_NETFILE_CONV_FIELDS];
+    if (r->len - 4 - r->pos < 4u * LG_NETFILE_CONV_FIELDS)
+        return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u, term %d: conv geometry", name, k, t);
+    for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) {
+        g[i] = lg_get_u32(r);
+        if (g[i] > LG_NET_MAX_DIM)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: conv geometry field %d = %u out of range", name, k, t,
+                           i, g[i]);
+    }
+    *c = (lg_conv){(int)g[0], (int)g[1], (int)g[2], (int)g[3], (int)g[4],  (int)g[5],
+                   (int)g[6], (int)g[7], (int)g[8], (int)g[9], (int)g[10], (int)g[11]};
+    if (c->c_out < 1) return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: conv with no output channel", name, k, t);
+    return LG_OK;
+}
+
+/* Check one term read from the file against the layers before it (no
+ * allocation): kind allowed by the version, src earlier, n_in the width of
+ * src, conv geometry consistent with the sizes (lg_net_build checks the
+ * geometry itself again). */
+static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uint32_t k, int t, const int *widths,
+                                       int n_out, const char *name)
+{
+    int kind_ok = A->kind == LG_LAYER_DENSE || (A->kind == LG_LAYER_CONV2D && version >= 3u) ||
+                  (A->kind == LG_LAYER_INDEX && version >= 4u);
+    if (!kind_ok)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: unknown layer kind %u in a version %u file", name, k, t,
+                       (unsigned)A->kind, version);
+    if (A->src < LG_NET_INPUT || A->src >= (int)k)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: reads node %d, expected the input (-1) or an earlier "
+                       "layer (0..%d)", name, k, t, A->src, (int)k - 1);
+    int w = widths[A->src + 1];
+    if (A->n_in != w) {
+        if (version < 4u)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u takes %d inputs, previous layer gives %d", name, k, A->n_in, w);
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: takes %d inputs but node %d gives %d", name, k, t, A->n_in,
+                       A->src, w);
+    }
+    if (A->kind == LG_LAYER_CONV2D) {
+        const lg_conv *c = &A->conv;
+        if ((size_t)c->c_in * c->h_in * c->w_in != (size_t)A->n_in ||
+            (size_t)c->c_out * c->h_out * c->w_out != (size_t)n_out)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: conv geometry %dx%dx%d -> %dx%dx%d does not match "
+                           "sizes %d -> %d", name, k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out,
+                           A->n_in, n_out);
+    }
+    return LG_OK;
+}
+
 lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
 {
     memset(net, 0, sizeof *net);
@@ -154,58 +220,39 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
     if (!(t > 0) || !isfinite(t)) return lg_fail(LG_ERR_FORMAT, "%s: temperature t = %g, expected > 0", name, t);
     if (len - r.pos < (size_t)n_layers * LG_NETFILE_LAYER_BYTES + 4)
         return lg_fail(LG_ERR_FORMAT, "%s: truncated: %zu bytes cannot hold %u layer headers", name, len, n_layers);
-    /* read dims first so the expected size is known before any big allocation */
-    int *dims = malloc(((size_t)n_layers + 1) * sizeof *dims);
-    lg_conv *convs = calloc(n_layers, sizeof *convs);
-    const lg_conv **convp = calloc(n_layers, sizeof *convp);
-    if (!dims || !convs || !convp) {
-        free(dims);
-        free(convs);
-        free(convp);
+    /* read every header first so the expected size is known before any big allocation */
+    int *widths = malloc(((size_t)n_layers + 1) * sizeof *widths); /* [1 + k]: width of node k */
+    lg_layer_spec *sp = calloc(n_layers, sizeof *sp);
+    lg_linear **tm = calloc(n_layers, sizeof *tm);
+    if (!widths || !sp || !tm) {
+        free(widths);
+        free(sp);
+        free(tm);
         return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
     }
-    dims[0] = (int)n_in;
+    widths[0] = (int)n_in;
     size_t lpos = r.pos;
-    size_t n_params = 0;
+    size_t n_params = 0, n_maps = 0, n_terms = 0;
     lg_status st = LG_OK;
     for (uint32_t k = 0; k < n_layers; k++) {
         if (len - 4 - r.pos < LG_NETFILE_LAYER_BYTES) {
             st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's header", name, k);
             goto fail;
         }
+        lg_linear A0 = {0};
         uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
         r.pos += 16;
-        if (kind != LG_LAYER_DENSE && !(kind == LG_LAYER_CONV2D && version >= 3u)) {
+        if (kind > LG_LAYER_INDEX || li > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
                          version);
+            if (kind <= LG_LAYER_INDEX)
+                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: input size %u out of range", name, k, li);
             goto fail;
         }
-        if (kind == LG_LAYER_CONV2D) {
-            if (len - 4 - r.pos < 4u * LG_NETFILE_CONV_FIELDS) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's conv geometry", name, k);
-                goto fail;
-            }
-            uint32_t g[LG_NETFILE_CONV_FIELDS];
-            for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) {
-                g[i] = lg_get_u32(&r);
-                if (g[i] > LG_NET_MAX_DIM) {
-                    st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: conv geometry field %d = %u out of range", name, k, i, g[i]);
-                    goto fail;
-                }
-            }
-            lg_conv *c = &convs[k];
-            *c = (lg_conv){(int)g[0], (int)g[1], (int)g[2], (int)g[3], (int)g[4],  (int)g[5],
-                           (int)g[6], (int)g[7], (int)g[8], (int)g[9], (int)g[10], (int)g[11]};
-            if (c->c_out < 1) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: conv with no output channel", name, k);
-                goto fail;
-            }
-            convp[k] = c;
-        }
-        if (li != (uint32_t)dims[k]) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u takes %u inputs, previous layer gives %d", name, k, li, dims[k]);
-            goto fail;
-        }
+        A0.kind = (lg_layer_kind)kind;
+        A0.n_in = (int)li;
+        A0.src = (int)k - 1;
+        if (kind == LG_LAYER_CONV2D && version >= 3u && (st = lg_get_conv(&r, &A0.conv, name, k, 0)) != LG_OK) goto fail;
         if (lo < 1 || lo > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, lo);
             goto fail;
@@ -215,19 +262,62 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
                          version);
             goto fail;
         }
-        dims[k + 1] = (int)lo;
-        if (convp[k])
-            n_params += (size_t)convs[k].c_out * (size_t)convs[k].c_in * (size_t)convs[k].kh * (size_t)convs[k].kw +
-                        (size_t)lo;
-        else
-            n_params += (size_t)lo * ((size_t)li + 1);
-        if (n_params > LG_NET_MAX_PARAMS) {
+        uint32_t nt = 0;
+        if (version >= 4u) {
+            if (len - 4 - r.pos < 8) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's source and term count", name, k);
+                goto fail;
+            }
+            A0.src = (int)(int32_t)lg_get_u32(&r);
+            nt = lg_get_u32(&r);
+            /* each further term takes at least 12 bytes of the file */
+            if (nt > LG_NET_MAX_LAYERS || (size_t)nt * 12u > len - 4 - r.pos) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: %u further terms, expected at most %d (or truncated)", name,
+                             k, nt, LG_NET_MAX_LAYERS);
+                goto fail;
+            }
+        }
+        if (!(tm[k] = calloc((size_t)nt + 1, sizeof *tm[k]))) {
+            st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+            goto fail;
+        }
+        tm[k][0] = A0;
+        for (uint32_t j = 1; j <= nt; j++) {
+            lg_linear *A = &tm[k][j];
+            if (len - 4 - r.pos < 12) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u, term %u", name, k, j);
+                goto fail;
+            }
+            uint32_t tk = lg_get_u32(&r), ti = lg_get_u32(&r);
+            A->src = (int)(int32_t)lg_get_u32(&r);
+            if (tk > LG_LAYER_INDEX || ti > LG_NET_MAX_DIM) {
+                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %u: kind %u or input size %u out of range", name, k, j,
+                             tk, ti);
+                goto fail;
+            }
+            A->kind = (lg_layer_kind)tk;
+            A->n_in = (int)ti;
+            if (tk == LG_LAYER_CONV2D && (st = lg_get_conv(&r, &A->conv, name, k, (int)j)) != LG_OK) goto fail;
+        }
+        for (uint32_t j = 0; j <= nt; j++) {
+            lg_linear *A = &tm[k][j];
+            A->n_out = (int)lo;
+            if ((st = lg_netfile_term_check(A, version, k, (int)j, widths, (int)lo, name)) != LG_OK) goto fail;
+            n_params += lg_linear_n_weights(A);
+            if (A->kind == LG_LAYER_INDEX) n_maps += lo;
+        }
+        n_params += lo;
+        n_terms += nt;
+        widths[k + 1] = (int)lo;
+        sp[k] = (lg_layer_spec){(int)lo, (lg_act)act, (int)nt + 1, tm[k]};
+        if (n_params > LG_NET_MAX_PARAMS || n_maps > LG_NET_MAX_PARAMS) {
             st = lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", name, LG_NET_MAX_PARAMS);
             goto fail;
         }
     }
     size_t nnorm = (size_t)((flags & 1u) + ((flags >> 1) & 1u)) * n_in;
-    size_t expect = r.pos + 8 * (nnorm + n_params) + 4;
+    size_t pos_params = r.pos + 8 * nnorm, pos_maps = pos_params + 8 * n_params;
+    size_t expect = pos_maps + 4 * n_maps + 4;
     if (len != expect) {
         st = lg_fail(LG_ERR_FORMAT, "%s: %s: file has %zu bytes, header implies %zu", name,
                      len < expect ? "truncated" : "trailing data", len, expect);
@@ -242,7 +332,25 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         st = lg_fail(LG_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", name);
         goto fail;
     }
-    st = lg_net_init_conv(net, (int)n_layers, dims, convp, LG_ACT_IDENTITY);
+    /* every index map entry in range before the net is allocated */
+    {
+        lg_rbuf mr = {buf, len, pos_maps};
+        for (uint32_t k = 0; k < n_layers; k++)
+            for (int j = 0; j < sp[k].n_terms; j++) {
+                const lg_linear *A = &tm[k][j];
+                if (A->kind != LG_LAYER_INDEX) continue;
+                for (int o = 0; o < A->n_out; o++) {
+                    int32_t v = (int32_t)lg_get_u32(&mr);
+                    if (v < -1 || v >= A->n_in) {
+                        st = lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: index map entry %d = %d, expected -1..%d",
+                                     name, k, j, o, (int)v, A->n_in - 1);
+                        goto fail;
+                    }
+                }
+            }
+    }
+    (void)n_terms;
+    st = lg_net_build(net, (int)n_in, (int)n_layers, sp);
     if (st != LG_OK) {
         char msg[900];
         snprintf(msg, sizeof msg, "%s", lg_errmsg());
@@ -258,6 +366,10 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         L->lambda = lg_get_f64(&r);
         L->s = lg_get_f64(&r);
         if (L->kind == LG_LAYER_CONV2D) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
+        if (version < 4u) continue;
+        r.pos += 8;
+        for (int j = 0; j < L->n_terms; j++)
+            r.pos += 12u + (L->terms[j].kind == LG_LAYER_CONV2D ? 4u * LG_NETFILE_CONV_FIELDS : 0u);
     }
     if (flags & 1u) {
         if (!(net->in_sub = malloc(n_in * sizeof(double)))) goto oom;
@@ -268,9 +380,11 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         for (uint32_t i = 0; i < n_in; i++) net->in_div[i] = lg_get_f64(&r);
     }
     for (size_t i = 0; i < n_params; i++) net->params[i] = lg_get_f64(&r);
-    free(dims);
-    free(convs);
-    free(convp);
+    for (size_t i = 0; i < n_maps; i++) net->maps[i] = (int)(int32_t)lg_get_u32(&r);
+    for (uint32_t k = 0; k < n_layers; k++) free(tm[k]);
+    free(tm);
+    free(sp);
+    free(widths);
     st = lg_net_validate(net);
     if (st != LG_OK) {
         char msg[900];
@@ -282,9 +396,10 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
 oom:
     st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
 fail:
-    free(dims);
-    free(convs);
-    free(convp);
+    for (uint32_t k = 0; k < n_layers; k++) free(tm[k]);
+    free(tm);
+    free(sp);
+    free(widths);
     lg_net_free(net);
     return st;
 }

@@ -1,7 +1,7 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
  * Layout (all little-endian; documented in docs/FORMATS.md "Native network format"):
- *   magic "LGELUNET" (8 bytes), u32 version (1 or 2), u32 n_in, u32 n_layers,
+ *   magic "LGELUNET" (8 bytes), u32 version (1 to 4), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
@@ -18,6 +18,14 @@
  * h_out, w_out, kh, kw, sh, sw, ph, pw), and its parameters are the kernel
  * [c_out][c_in][kh][kw] then b[n_out]. The writer emits version 3 only when
  * a layer is a conv layer.
+ * Version 4 holds a graph (core/net.h): after each layer's header (and its
+ * conv geometry) come i32 src (−1: the input) and u32 n_terms, then per
+ * further term u32 kind (0 dense, 1 conv, 2 index map), u32 n_in, i32 src
+ * and, for a conv, its 12 geometry fields; a layer's own term may be kind 2.
+ * The parameters are in the net's order (per layer W_0, b, then the further
+ * terms' weights), then every index map as i32[n_out] (−1 = a zero), layer
+ * by layer, term by term, before the CRC. The writer emits version 4 only
+ * for a net that is not a chain (lg_net_is_chain).
  * The reader checks every field and the file size against the header before
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
@@ -34,7 +42,7 @@
 #include "core/net.h"
 #include "core/runctx.h"
 
-#define LG_NETFILE_VERSION 3u    /* newest version written and read */
+#define LG_NETFILE_VERSION 4u    /* newest version written and read */
 #define LG_NETFILE_CONV_FIELDS 12 /* u32 geometry fields after a conv layer's header */
 #define LG_NETFILE_VERSION_MIN 1u /* oldest version read */
 /* Activation codes below this are the only ones a version-1 file may hold. */

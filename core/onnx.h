@@ -2,8 +2,11 @@
  *
  * Reading: the ModelProto is decoded with protoc-c bindings generated at
  * build time from the system onnx.proto. The graph must be a feed-forward
- * chain over ONE dynamic input (graph inputs that also have an initializer
- * are constants, as in MATLAB exports). Supported ops: Gemm (transA, transB,
+ * graph over ONE dynamic input (graph inputs that also have an initializer
+ * are constants, as in MATLAB exports); it becomes an lg_net graph
+ * (core/net.h): Add/Sub of two network values sum their terms into one
+ * layer, Concat, Slice, Split, Gather, Transpose and Pad are index maps
+ * (docs/FORMATS.md has the table). Supported ops: Gemm (transA, transB,
  * alpha, beta), MatMul, Add, Sub, Mul, Div (with constant operands), Relu,
  * Sigmoid, Tanh (read as 2·Sigmoid(2x) − 1, the same real function),
  * Flatten, Squeeze, Unsqueeze, Reshape (whose target shape may be computed from the value's
@@ -23,7 +26,8 @@
  * refused with a message naming the file, node and op.
  *
  * Writing: input "input" [1, n_in], optional Sub/Div normalisation, one Gemm
- * (transB = 1) per layer, then Relu, the (λ-)GELU pattern with Mul, Div,
+ * (transB = 1) per layer (a graph layer: one Gemm, Conv or Gather per term on
+ * its source, summed by Add), then Relu, the (λ-)GELU pattern with Mul, Div,
  * Erf, Add, Sigmoid, Swish as Mul(z, β)·Sigmoid·Mul(z, ·), PRelu with a
  * [1] slope, or Identity for a hidden identity layer; output "output"
  * [1, n_out]. IR version 7, opset 13. Tensors are

@@ -14,23 +14,83 @@
 
 #include "core/onnx_internal.h"
 
+static void lg_ox_terms_free(lg_ox_term *xt, int n)
+{
+    for (int t = 0; t < n; t++) {
+        free(xt[t].W);
+        free(xt[t].map);
+    }
+    free(xt);
+}
+
+void lg_ox_pm_free(lg_ox_pm *p)
+{
+    free(p->W);
+    free(p->d);
+    free(p->b);
+    free(p->K);
+    free(p->map);
+    lg_ox_terms_free(p->xt, p->n_xt);
+    memset(p, 0, sizeof *p);
+}
+
+static int *lg_ox_idup(const int *v, size_t n)
+{
+    int *p = malloc((n ? n : 1) * sizeof *p);
+    if (p && n) memcpy(p, v, n * sizeof *p);
+    return p;
+}
+
+lg_status lg_ox_pm_copy(lg_ox_pm *dst, const lg_ox_pm *src)
+{
+    *dst = *src;
+    dst->W = dst->d = dst->b = dst->K = NULL;
+    dst->map = NULL;
+    dst->xt = NULL;
+    dst->n_xt = 0;
+    size_t n = (size_t)src->n, m = (size_t)src->m;
+    size_t nk = (size_t)src->conv.c_out * (size_t)src->conv.c_in * (size_t)src->conv.kh * (size_t)src->conv.kw;
+    if ((src->W && !(dst->W = lg_ox_dup(src->W, n * m))) || (src->d && !(dst->d = lg_ox_dup(src->d, n))) ||
+        (src->b && !(dst->b = lg_ox_dup(src->b, n))) || (src->K && !(dst->K = lg_ox_dup(src->K, nk))) ||
+        (src->map && !(dst->map = lg_ox_idup(src->map, n))))
+        goto oom;
+    if (src->n_xt) {
+        if (!(dst->xt = calloc((size_t)src->n_xt, sizeof *dst->xt))) goto oom;
+        dst->n_xt = src->n_xt;
+        for (int t = 0; t < src->n_xt; t++) {
+            const lg_ox_term *a = &src->xt[t];
+            lg_ox_term *c = &dst->xt[t];
+            *c = *a;
+            c->W = NULL;
+            c->map = NULL;
+            size_t nw = a->kind == LG_LAYER_CONV2D
+                            ? (size_t)a->conv.c_out * (size_t)a->conv.c_in * (size_t)a->conv.kh * (size_t)a->conv.kw
+                            : n * (size_t)a->n_in;
+            if ((a->W && !(c->W = lg_ox_dup(a->W, nw))) || (a->map && !(c->map = lg_ox_idup(a->map, n)))) goto oom;
+        }
+    }
+    return LG_OK;
+oom:
+    lg_ox_pm_free(dst);
+    return lg_fail(LG_ERR_NOMEM, "out of memory copying a pending map");
+}
+
 void lg_ox_b_free(lg_ox_b *B)
 {
-    free(B->W);
-    free(B->d);
-    free(B->b);
-    free(B->K);
+    lg_ox_pm_free(&B->pm);
     free(B->in_sub);
     free(B->in_div);
     for (int k = 0; k < B->n_layers; k++) {
         free(B->layers[k].W);
         free(B->layers[k].b);
+        free(B->layers[k].map);
+        lg_ox_terms_free(B->layers[k].xt, B->layers[k].n_xt);
     }
     free(B->layers);
     memset(B, 0, sizeof *B);
 }
 
-int lg_ox_b_identity(const lg_ox_b *B) { return !B->W && !B->d && !B->b && !B->K; }
+int lg_ox_b_identity(const lg_ox_b *B) { return !B->W && !B->d && !B->b && !B->K && !B->map && !B->n_xt; }
 
 lg_status lg_ox_b_materialize(lg_ox_b *B)
 {
@@ -60,13 +120,16 @@ double *lg_ox_dup(const double *v, size_t n)
 }
 
 /* Results below this magnitude may have lost bits to underflow, where the
- * FMA residual is no longer exact: treated as inexact. */
+ * FMA residual is no longer exact: treated as inexact. A factor or divisor of
+ * ±1 needs no test at any magnitude (the result is ±the other number), so a
+ * Gemm's alpha = beta = 1 keeps weights down to the subnormals exact. */
 #define LG_OX_TINY 0x1p-969
 
 int lg_ox_mul_exact(double a, double b, double *r)
 {
     *r = a * b;
     if (a == 0 || b == 0) return 1;
+    if (fabs(a) == 1.0 || fabs(b) == 1.0) return isfinite(*r);
     return isfinite(*r) && fabs(*r) >= LG_OX_TINY && fma(a, b, -*r) == 0;
 }
 
@@ -74,6 +137,7 @@ int lg_ox_div_exact(double a, double c, double *r)
 {
     *r = a / c;
     if (a == 0) return c != 0;
+    if (fabs(c) == 1.0) return isfinite(*r);
     return isfinite(*r) && fabs(*r) >= LG_OX_TINY && fma(*r, c, -a) == 0;
 }
 
@@ -91,10 +155,20 @@ int lg_ox_add_exact(double a, double b, double *r)
 static int lg_ox_b_input_perm(const lg_ox_b *B, size_t *pi)
 {
     size_t n = (size_t)B->n;
-    if (B->n_layers != 0 || B->K || !B->W || B->d || B->b || B->n != B->m || B->n != B->n_in) return 0;
+    if (B->n_layers != 0 || B->K || B->n_xt || !(B->W || B->map) || B->d || B->b || B->n != B->m || B->n != B->n_in)
+        return 0;
     unsigned char *seen = calloc(n ? n : 1, 1);
     if (!seen) return 0;
     int ok = 1;
+    if (B->map) {
+        for (size_t i = 0; i < n && ok; i++) {
+            int j = B->map[i];
+            if (j < 0 || seen[j]) ok = 0;
+            else seen[j] = 1, pi[i] = (size_t)j;
+        }
+        free(seen);
+        return ok;
+    }
     for (size_t i = 0; i < n && ok; i++) {
         size_t hit = n;
         for (size_t j = 0; j < n && ok; j++) {
@@ -132,11 +206,11 @@ lg_status lg_ox_b_shift(lg_ox_b *B, const double *c, double sign)
 {
     size_t n = (size_t)B->n;
     lg_status st;
-    if (sign < 0 && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
+    if (sign < 0 && B->n_layers == 0 && !B->input_shared && lg_ox_b_identity(B) && !B->in_sub && !B->in_div) {
         if (!(B->in_sub = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
     }
-    if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && B->W) {
+    if (sign < 0 && !B->in_sub && !B->in_div && B->n_layers == 0 && !B->input_shared && (B->W || B->map)) {
         int moved = lg_ox_b_perm_const(B, c, &B->in_sub);
         if (moved < 0) goto oom;
         if (moved) return LG_OK;
@@ -191,15 +265,17 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
         for (size_t i = 0; i < n; i++)
             if (c[i] == 0.0) return lg_fail(LG_ERR_FORMAT, "%s: division by zero constant (element %zu)", B->file, i);
     if ((st = lg_ox_b_materialize(B)) != LG_OK) return st;
-    if (divide && B->n_layers == 0 && lg_ox_b_identity(B) && !B->in_div) {
+    if (divide && B->n_layers == 0 && !B->input_shared && lg_ox_b_identity(B) && !B->in_div) {
         if (!(B->in_div = lg_ox_dup(c, n))) goto oom;
         return LG_OK;
     }
-    if (divide && B->n_layers == 0 && B->W && !B->in_div) {
+    if (divide && B->n_layers == 0 && !B->input_shared && (B->W || B->map) && !B->in_div) {
         int moved = lg_ox_b_perm_const(B, c, &B->in_div);
         if (moved < 0) goto oom;
         if (moved) return LG_OK;
     }
+    /* a scale does not compose with an index map or further terms: they close first */
+    if ((B->map || B->n_xt) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     double *W2 = B->W ? malloc(n * m * sizeof *W2) : NULL, *d2 = malloc(n * sizeof *d2);
     double *b2 = B->b ? malloc(n * sizeof *b2) : NULL;
     if ((B->W && !W2) || !d2 || (B->b && !b2)) {
@@ -311,9 +387,134 @@ none:
 }
 
 /* z ← M·z + c; M [n2][n] is taken over (freed here), c [n2] or NULL. */
+/* M [N][n] composed with a pending index map (no bias): columns of M
+ * scattered to the map's sources, M'[·][map[o]] = M[·][o] (each source read
+ * once, so every entry is a copy: exact). Only when M' is at most twice
+ * M's size; NULL otherwise (*oom set when allocation failed). */
+static double *lg_ox_compose_map(const lg_ox_b *B, const double *M, size_t N, int *oom)
+{
+    size_t n = (size_t)B->n, m = (size_t)B->m;
+    *oom = 0;
+    if (B->b || m > 2 * n + 16 || N * m > LG_NET_MAX_PARAMS) return NULL;
+    unsigned char *seen = calloc(m ? m : 1, 1);
+    if (!seen) goto oom;
+    for (size_t o = 0; o < n; o++)
+        if (B->map[o] >= 0 && seen[B->map[o]]++) {
+            free(seen);
+            return NULL;
+        }
+    free(seen);
+    double *W2 = calloc(N * m > 0 ? N * m : 1, sizeof *W2);
+    if (!W2) goto oom;
+    for (size_t i = 0; i < N; i++)
+        for (size_t o = 0; o < n; o++)
+            if (B->map[o] >= 0) W2[i * m + (size_t)B->map[o]] = M[i * n + o];
+    return W2;
+oom:
+    *oom = 1;
+    return NULL;
+}
+
+/* M [N][n] applied to a pending sum of index maps (a Concat): one dense term
+ * per index term, M·P_t with columns scattered as lg_ox_compose_map (each
+ * entry a copy: exact). Only without bias, when every map reads each
+ * source at most once and the terms take at most about twice M's weights.
+ * 1 when composed (M taken over), 0 when not, −1 out of memory. */
+static int lg_ox_compose_sum(lg_ox_b *B, double *M, size_t N, const double *c)
+{
+    size_t n = (size_t)B->n, total = 0;
+    if (!B->map || B->b) return 0;
+    for (int t = 0; t < B->n_xt; t++)
+        if (B->xt[t].kind != LG_LAYER_INDEX) return 0;
+    int nt = 1 + B->n_xt;
+    for (int t = 0; t < nt; t++) {
+        const int *map = t == 0 ? B->map : B->xt[t - 1].map;
+        size_t m = (size_t)(t == 0 ? B->m : B->xt[t - 1].n_in);
+        unsigned char *seen = calloc(m ? m : 1, 1);
+        if (!seen) return -1;
+        int inj = 1;
+        for (size_t o = 0; o < n && inj; o++)
+            if (map[o] >= 0 && seen[map[o]]++) inj = 0;
+        free(seen);
+        if (!inj) return 0;
+        total += N * m;
+    }
+    if (total > 2 * N * n + 64 || total > LG_NET_MAX_PARAMS) return 0;
+    double **Wt = calloc((size_t)nt, sizeof *Wt);
+    double *nb = c ? lg_ox_dup(c, N) : NULL;
+    if (!Wt || (c && !nb)) {
+        free(Wt);
+        free(nb);
+        return -1;
+    }
+    for (int t = 0; t < nt; t++) {
+        const int *map = t == 0 ? B->map : B->xt[t - 1].map;
+        size_t m = (size_t)(t == 0 ? B->m : B->xt[t - 1].n_in);
+        if (!(Wt[t] = calloc(N * m > 0 ? N * m : 1, sizeof **Wt))) {
+            for (int q = 0; q < t; q++) free(Wt[q]);
+            free(Wt);
+            free(nb);
+            return -1;
+        }
+        for (size_t i = 0; i < N; i++)
+            for (size_t o = 0; o < n; o++)
+                if (map[o] >= 0) Wt[t][i * m + (size_t)map[o]] = M[i * n + o];
+    }
+    free(B->map);
+    B->map = NULL;
+    B->W = Wt[0];
+    for (int t = 1; t < nt; t++) {
+        free(B->xt[t - 1].map);
+        B->xt[t - 1].map = NULL;
+        B->xt[t - 1].kind = LG_LAYER_DENSE;
+        B->xt[t - 1].W = Wt[t];
+    }
+    free(Wt);
+    free(M);
+    B->b = nb;
+    B->n = (int)N;
+    B->is_pad = 0;
+    return 1;
+}
+
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
 {
     lg_status st;
+    if (B->n_xt) {
+        int r = lg_ox_compose_sum(B, M, (size_t)n2, c);
+        if (r < 0) {
+            free(M);
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        if (r) return LG_OK;
+    }
+    if (B->n_xt && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
+        free(M);
+        return st;
+    }
+    if (B->map) {
+        int oom;
+        double *W2 = lg_ox_compose_map(B, M, (size_t)n2, &oom);
+        if (oom) {
+            free(M);
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        }
+        if (W2) {
+            free(M);
+            free(B->map);
+            B->map = NULL;
+            B->is_pad = 0;
+            B->W = W2;
+            B->b = NULL;
+            if (c && !(B->b = lg_ox_dup(c, (size_t)n2))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+            B->n = n2;
+            return LG_OK;
+        }
+        if ((st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
+            free(M);
+            return st;
+        }
+    }
     if (B->K) {
         /* a pending conv composes with M only when M is a selection; otherwise it would be
          * closed as an identity layer after being written out: close it as a conv layer */
@@ -388,16 +589,26 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "%s: out of memory composing a %zu x %zu layer", B->file, N, n);
 }
 
-/* Close the current affine map into a layer with activation act. */
+/* 1 if v [n] holds only ones (NULL counts as ones). */
+static int lg_ox_all_ones(const double *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        if (v[i] != 1.0) return 0;
+    return 1;
+}
+
+/* Dense matrices of the identity or a diagonal a close may write (entries). */
+#define LG_OX_DIAG_DENSE_MAX ((size_t)1 << 24)
+
+/* Close the current affine map into a layer with activation act. A pending
+ * identity or diagonal becomes a dense diagonal matrix where that is small
+ * (as a chain always had it), else an index map (the identity) or a 1x1
+ * conv (a diagonal constant per channel of an image). */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
 {
     size_t n = (size_t)B->n, m = (size_t)B->m;
-    /* stored weights: the kernel of a pending conv, else the dense matrix */
-    size_t nw = B->K ? (size_t)B->conv.c_out * (size_t)B->conv.c_in * (size_t)B->conv.kh * (size_t)B->conv.kw : n * m;
     if (B->n_layers >= LG_NET_MAX_LAYERS)
         return lg_fail(LG_ERR_FORMAT, "%s: more than %d layers", B->file, LG_NET_MAX_LAYERS);
-    if (nw > LG_NET_MAX_PARAMS || B->n_params + nw + n > LG_NET_MAX_PARAMS)
-        return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
     if (B->n_layers == B->cap_layers) {
         int cap = B->cap_layers ? 2 * B->cap_layers : 8;
         lg_ox_layer *nl = realloc(B->layers, (size_t)cap * sizeof *nl);
@@ -405,27 +616,170 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
         B->layers = nl;
         B->cap_layers = cap;
     }
-    if (!B->W && !B->K) {
-        if (!(B->W = calloc(n * m, sizeof *B->W))) goto oom;
-        for (size_t i = 0; i < n; i++) B->W[i * m + i] = B->d ? B->d[i] : 1.0;
+    if (!B->W && !B->K && !B->map) {
+        int ones = lg_ox_all_ones(B->d, n);
+        const lg_ox_shape *s = &B->shape;
+        int image = s->rank >= 3 && n == m;
+        size_t C = image ? (size_t)s->d[s->rank - 3] : 0, hw = image && C ? n / C : 0;
+        for (int a = 0; image && a + 3 < s->rank; a++) image = s->d[a] == 1;
+        int per_channel = image && C * hw == n;
+        for (size_t i = 0; per_channel && B->d && i < n; i++) per_channel = B->d[i] == B->d[(i / hw) * hw];
+        if (n * m <= LG_OX_DIAG_DENSE_MAX && (!ones || (B->src == B->n_layers - 1 && !B->n_xt))) {
+            if (!(B->W = calloc(n * m, sizeof *B->W))) goto oom;
+            for (size_t i = 0; i < n; i++) B->W[i * m + i] = B->d ? B->d[i] : 1.0;
+        } else if (ones) {
+            if (!(B->map = malloc(n * sizeof *B->map))) goto oom;
+            for (size_t i = 0; i < n; i++) B->map[i] = (int)i;
+        } else if (per_channel && C * C <= LG_NET_MAX_PARAMS) {
+            if (!(B->K = calloc(C * C, sizeof *B->K))) goto oom;
+            for (size_t c = 0; c < C; c++) B->K[c * C + c] = B->d[c * hw];
+            B->conv = (lg_conv){(int)C, (int)(hw / (size_t)s->d[s->rank - 1]), (int)s->d[s->rank - 1], (int)C,
+                                (int)(hw / (size_t)s->d[s->rank - 1]), (int)s->d[s->rank - 1], 1, 1, 1, 1, 0, 0};
+        } else {
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "%s: a per-element scale of %zu values would be a dense %zu x %zu layer (too large)",
+                           B->file, n, n, n);
+        }
+        free(B->d);
+        B->d = NULL;
     }
+    /* stored weights: the kernel of a pending conv, none for an index map, else the dense matrix */
+    size_t nw = B->K ? (size_t)B->conv.c_out * (size_t)B->conv.c_in * (size_t)B->conv.kh * (size_t)B->conv.kw
+                     : B->map ? 0 : n * m;
+    for (int t = 0; t < B->n_xt; t++) {
+        const lg_ox_term *a = &B->xt[t];
+        nw += a->kind == LG_LAYER_CONV2D
+                  ? (size_t)a->conv.c_out * (size_t)a->conv.c_in * (size_t)a->conv.kh * (size_t)a->conv.kw
+                  : a->kind == LG_LAYER_DENSE ? n * (size_t)a->n_in : 0;
+    }
+    if (nw > LG_NET_MAX_PARAMS || B->n_params + nw + n > LG_NET_MAX_PARAMS)
+        return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
     if (!B->b && !(B->b = calloc(n, sizeof *B->b))) goto oom;
     lg_ox_layer *L = &B->layers[B->n_layers++];
     L->n_in = B->m;
     L->n_out = B->n;
     L->W = B->K ? B->K : B->W;
     L->conv = B->conv; /* zero unless a conv */
+    L->map = B->map;
+    L->src = B->src;
+    L->n_xt = B->n_xt;
+    L->xt = B->xt;
     L->b = B->b;
     L->act = act;
     L->lambda = lambda;
     B->n_params += nw + n;
     free(B->d);
     B->W = B->d = B->b = B->K = NULL;
+    B->map = NULL;
+    B->xt = NULL;
+    B->n_xt = 0;
+    B->is_pad = 0;
+    B->bn_rounded = 0;
     memset(&B->conv, 0, sizeof B->conv);
     B->m = B->n;
+    B->src = B->n_layers - 1;
     return LG_OK;
 oom:
     return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+}
+
+lg_status lg_ox_b_index(lg_ox_b *B, int *op, int n2)
+{
+    lg_status st = LG_OK;
+    size_t n = (size_t)B->n, N = (size_t)n2;
+    /* a conv, a diagonal or further terms are closed first (never written out) */
+    if ((B->K || B->n_xt || (B->d && !lg_ox_all_ones(B->d, n))) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK)
+        goto done;
+    free(B->d);
+    B->d = NULL;
+    double *b2 = NULL;
+    if (B->b) {
+        if (!(b2 = calloc(N ? N : 1, sizeof *b2))) goto oom;
+        for (size_t o = 0; o < N; o++) b2[o] = op[o] >= 0 ? B->b[op[o]] : 0.0;
+    }
+    if (B->W) { /* rows of W gathered (a zero row for a padding entry): copies only */
+        size_t m = (size_t)B->m;
+        if (N * m > LG_NET_MAX_PARAMS) {
+            free(b2);
+            st = lg_fail(LG_ERR_FORMAT, "%s: composed layer %zu x %zu exceeds %zu parameters", B->file, N, m,
+                         LG_NET_MAX_PARAMS);
+            goto done;
+        }
+        double *W2 = calloc(N * m > 0 ? N * m : 1, sizeof *W2);
+        if (!W2) {
+            free(b2);
+            goto oom;
+        }
+        for (size_t o = 0; o < N; o++)
+            if (op[o] >= 0) memcpy(W2 + o * m, B->W + (size_t)op[o] * m, m * sizeof *W2);
+        free(B->W);
+        B->W = W2;
+        free(op);
+        op = NULL;
+    } else if (B->map) { /* map2[o] = map[op[o]] */
+        for (size_t o = 0; o < N; o++) op[o] = op[o] >= 0 ? B->map[op[o]] : -1;
+        free(B->map);
+        B->map = op;
+        op = NULL;
+    } else {
+        B->map = op;
+        op = NULL;
+    }
+    free(B->b);
+    B->b = b2;
+    B->n = n2;
+    B->is_pad = 0;
+    goto done;
+oom:
+    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+done:
+    free(op);
+    return st;
+}
+
+lg_status lg_ox_b_take_terms(lg_ox_b *B, lg_ox_term **terms, int *n_terms, double **bias)
+{
+    lg_status st;
+    size_t n = (size_t)B->n;
+    *terms = NULL;
+    *n_terms = 0;
+    *bias = NULL;
+    if (B->d && !lg_ox_all_ones(B->d, n) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    free(B->d);
+    B->d = NULL;
+    lg_ox_term *t = calloc((size_t)B->n_xt + 1, sizeof *t);
+    if (!t) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    t[0] = (lg_ox_term){LG_LAYER_DENSE, B->src, B->m, NULL, NULL, {0}};
+    if (B->K) {
+        t[0].kind = LG_LAYER_CONV2D;
+        t[0].W = B->K;
+        t[0].conv = B->conv;
+    } else if (B->W) {
+        t[0].W = B->W;
+    } else {
+        t[0].kind = LG_LAYER_INDEX;
+        if (B->map) {
+            t[0].map = B->map;
+        } else {
+            if (!(t[0].map = malloc(n * sizeof *t[0].map))) {
+                free(t);
+                return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+            }
+            for (size_t i = 0; i < n; i++) t[0].map[i] = (int)i;
+        }
+    }
+    for (int k = 0; k < B->n_xt; k++) t[k + 1] = B->xt[k];
+    *n_terms = B->n_xt + 1;
+    *terms = t;
+    *bias = B->b;
+    free(B->xt);
+    B->W = B->K = B->b = NULL;
+    B->map = NULL;
+    B->xt = NULL;
+    B->n_xt = 0;
+    B->is_pad = 0;
+    memset(&B->conv, 0, sizeof B->conv);
+    return LG_OK;
 }
 
 /* Apply a pending scalar factor kmul/kdiv of a LIN value to the base map. */
@@ -452,6 +806,11 @@ lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v)
 /* z ← a·z + c elementwise, rounded to nearest (the BatchNormalization fold). */
 lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
 {
+    if (B->map || B->n_xt) { /* an index map or a sum does not scale: closed first */
+        lg_status st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
+        if (st != LG_OK) return st;
+    }
+    B->bn_rounded = 1;
     size_t n = (size_t)B->n, m = (size_t)B->m;
     if (B->K) {
         /* a pending conv keeps its structure when a is constant over each output channel

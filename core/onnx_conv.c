@@ -3,16 +3,18 @@
  * into ReLU layers, see lg_ox_maxpool), zero Pad, Transpose and
  * BatchNormalization, each applied to the pending affine map of onnx_read.c.
  *
- * A Conv met with nothing pending (at the input, or right after an
- * activation) stays a structured conv (lg_ox_b.K) through a bias shift and a
+ * A Conv is always a structured conv (lg_ox_b.K): whatever is pending before
+ * it (a matrix, an index map, a sum, another conv) is closed into a layer of
+ * its own first, except a symmetric zero Pad of the image, which becomes the
+ * conv's padding. The conv stays structured through a bias shift and a
  * BatchNormalization fold and becomes a conv layer at its activation; a
  * Conv or another linear op met before that closes it as an identity conv
- * layer, except a selection (Pad, Transpose, Flatten), which writes it out
- * dense (lg_ox_b_materialize) and composes exactly. Otherwise
- * Conv, AveragePool, Pad and Transpose are linear maps of the flat NCHW
- * value; each is written as a dense matrix M (every entry a kernel weight,
- * 1 or 0, so M is the file's exact function) and composed by
- * lg_ox_b_linear. The matrix must fit LG_OX_DENSE_MAX_BYTES. AveragePool
+ * layer. Pad and Transpose are index maps (lg_ox_b_index), never matrices.
+ * A Conv whose bottom/right padding differs from its top/left and
+ * AveragePool are linear maps of the flat NCHW value written as a dense
+ * matrix M (every entry a kernel weight, 1 or 0, so M is the file's exact
+ * function) and composed by lg_ox_b_linear. The matrix must fit
+ * LG_OX_DENSE_MAX_BYTES. AveragePool
  * sums with M and then divides by the window's count (lg_ox_b_scale: exact
  * for a power-of-two count, otherwise refused). BatchNormalization is the
  * one op that cannot be exact (a square root): it is folded into the
@@ -164,9 +166,22 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
     size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
     if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
-    /* a pending conv (no activation between two convs, or a MaxPool's sum) becomes its own
-     * identity conv layer, so this conv stays structured too */
-    if (B->K && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    /* a zero Pad of the image right before (nothing else pending) is the conv's own padding */
+    if (B->map && B->is_pad && !B->b && !B->n_xt) {
+        int64_t H0 = H - 2 * B->pad_h, W0 = W - 2 * B->pad_w, pt = w.pt + B->pad_h, pl = w.pl + B->pad_w;
+        if (H0 >= 1 && W0 >= 1 && lg_conv_out_size((int)H0, (int)w.kh, (int)w.sh, (int)pt) == w.ho &&
+            lg_conv_out_size((int)W0, (int)w.kw, (int)w.sw, (int)pl) == w.wo) {
+            free(B->map);
+            B->map = NULL;
+            B->is_pad = 0;
+            B->n = B->m;
+            H = H0, W = W0, w.pt = pt, w.pl = pl;
+            n = (size_t)(C * H * W);
+        }
+    }
+    /* whatever else is pending (a matrix, a conv with no activation after it, an index map, a
+     * sum) becomes its own identity layer, so this conv stays a structured conv */
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     if (lg_ox_b_identity(B) && lg_conv_out_size((int)H, (int)w.kh, (int)w.sh, (int)w.pt) == w.ho &&
         lg_conv_out_size((int)W, (int)w.kw, (int)w.sw, (int)w.pl) == w.wo) {
         /* nothing pending: the conv stays a structured conv (core/net.h) until its activation;
@@ -308,20 +323,30 @@ lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node)
     size_t n = (size_t)B->n, n2 = lg_ox_shape_count(&o);
     if (n2 == 0 || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: padded value too large", G->file, lg_ox_node_desc(G, node));
-    double *A = lg_ox_dense(G, node, n2, n);
-    if (!A) return LG_ERR_UNSUPPORTED;
+    int *A = malloc(n2 * sizeof *A);
+    if (!A) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+    for (size_t g = 0; g < n2; g++) A[g] = -1;
     int64_t idx[LG_OX_MAX_RANK] = {0};
     for (size_t f = 0; f < n; f++) {
         size_t g = 0;
         for (int a = 0; a < s->rank; a++) g = g * (size_t)o.d[a] + (size_t)(idx[a] + pads[a]);
-        A[g * n + f] = 1.0;
+        A[g] = (int)f;
         for (int a = s->rank - 1; a >= 0; a--) {
             if (++idx[a] < s->d[a]) break;
             idx[a] = 0;
         }
     }
-    lg_status st = lg_ox_b_linear(B, A, (int)n2, NULL);
-    if (st == LG_OK) B->shape = o;
+    /* a symmetric zero pad of the last two axes of an image, with nothing pending: a conv
+     * right after takes it as its padding (lg_ox_conv) */
+    int fresh = lg_ox_b_identity(B), sym = s->rank >= 3;
+    for (int a = 0; sym && a < s->rank - 2; a++) sym = pads[a] == 0 && pads[a + s->rank] == 0;
+    sym = sym && pads[s->rank - 2] == pads[2 * s->rank - 2] && pads[s->rank - 1] == pads[2 * s->rank - 1];
+    int64_t ph = pads[s->rank - 2], pw = pads[s->rank - 1];
+    lg_status st = lg_ox_b_index(B, A, (int)n2);
+    if (st == LG_OK) {
+        B->shape = o;
+        if (fresh && sym) B->is_pad = 1, B->pad_h = (int)ph, B->pad_w = (int)pw;
+    }
     return st;
 }
 
@@ -346,8 +371,8 @@ lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node)
     lg_ox_shape o = {s->rank, {0}};
     for (int a = 0; a < s->rank; a++) o.d[a] = s->d[perm[a]];
     size_t n = (size_t)B->n;
-    double *A = lg_ox_dense(G, node, n, n);
-    if (!A) return LG_ERR_UNSUPPORTED;
+    int *A = malloc((n ? n : 1) * sizeof *A);
+    if (!A) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
     /* in-strides of the source axes; walk the output in order */
     size_t stride[LG_OX_MAX_RANK];
     size_t acc = 1;
@@ -359,13 +384,13 @@ lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node)
     for (size_t g = 0; g < n; g++) {
         size_t f = 0;
         for (int a = 0; a < o.rank; a++) f += (size_t)idx[a] * stride[perm[a]];
-        A[g * n + f] = 1.0;
+        A[g] = (int)f;
         for (int a = o.rank - 1; a >= 0; a--) {
             if (++idx[a] < o.d[a]) break;
             idx[a] = 0;
         }
     }
-    lg_status st = lg_ox_b_linear(B, A, (int)n, NULL);
+    lg_status st = lg_ox_b_index(B, A, (int)n);
     if (st == LG_OK) B->shape = o;
     return st;
 }
@@ -491,7 +516,7 @@ lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
     int K = (int)(kh * kw);
     if (K == 1) return LG_OK; /* a 1x1 window is the identity */
     /* the input is ≥ 0 when it is a ReLU layer's output with nothing pending */
-    int nonneg = lg_ox_b_identity(B) && B->n_layers > 0 && B->layers[B->n_layers - 1].act == LG_ACT_RELU;
+    int nonneg = lg_ox_b_identity(B) && B->src >= 0 && B->layers[B->src].act == LG_ACT_RELU;
     if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     /* cur[i][q]: value i as a combination of the previous level's neurons q < J (level 0: window pixels) */
     int nv = K, J = K, per = nonneg ? 2 : 3;

@@ -325,19 +325,44 @@ lg_status lg_ox_graph_init(lg_ox_graph *G, const Onnx__GraphProto *g, const char
             }
         free(fill);
     }
-    /* Kahn's algorithm; ties keep file order (queue in G->order) */
-    size_t head = 0, tail = 0;
+    /* Kahn's algorithm taking the ready node that comes first in the file (a min-heap), so a
+     * file in topological order, as ONNX requires, is read in its own order */
+    size_t tail = 0, nh = 0;
+    int *heap = malloc((n_node + 1) * sizeof *heap);
+    if (!heap) goto oom;
     for (size_t i = 0; i < n_node; i++)
-        if (pending[i] == 0) G->order[tail++] = (int)i;
-    while (head < tail) {
-        int i = G->order[head++];
+        if (pending[i] == 0) heap[nh++] = (int)i; /* ascending: already a heap */
+    while (nh > 0) {
+        int i = heap[0];
+        heap[0] = heap[--nh];
+        for (size_t q = 0;;) { /* sift down */
+            size_t l = 2 * q + 1, r = l + 1, sm = q;
+            if (l < nh && heap[l] < heap[sm]) sm = l;
+            if (r < nh && heap[r] < heap[sm]) sm = r;
+            if (sm == q) break;
+            int t = heap[q];
+            heap[q] = heap[sm];
+            heap[sm] = t;
+            q = sm;
+        }
+        G->order[tail++] = i;
         for (size_t o = 0; o < g->node[i]->n_output; o++) {
             int v = G->out_idx[i][o];
             if (v < 0) continue;
             for (size_t c = cons_start[v]; c < cons_start[v + 1]; c++)
-                if (--pending[cons[c]] == 0) G->order[tail++] = cons[c];
+                if (--pending[cons[c]] == 0) { /* sift up */
+                    size_t q = nh++;
+                    heap[q] = cons[c];
+                    while (q > 0 && heap[(q - 1) / 2] > heap[q]) {
+                        int t = heap[q];
+                        heap[q] = heap[(q - 1) / 2];
+                        heap[(q - 1) / 2] = t;
+                        q = (q - 1) / 2;
+                    }
+                }
         }
     }
+    free(heap);
     if (tail != n_node) {
         size_t bad = 0;
         while (bad < n_node && pending[bad] == 0) bad++;

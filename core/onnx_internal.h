@@ -53,6 +53,14 @@ typedef struct lg_ox_val {
     lg_ox_form form;   /* when DYN */
     double kmul, kdiv, k, lambda;
     int has_mul;
+    /* where a DYN value lives (onnx_read.c): gen == the run's current
+     * generation: relative to the pending map z of lg_ox_b; gen == 0: set
+     * aside, (kmul/kdiv)·v with v = pm's map (owned, when pm) or the output of
+     * node `node` (LG_NET_INPUT or a layer), of shape `shape` */
+    int gen;
+    int node;
+    struct lg_ox_pm *pm;
+    lg_ox_shape shape;
 } lg_ox_val;
 
 typedef struct lg_ox_graph {
@@ -98,29 +106,75 @@ const char *lg_ox_node_desc(const lg_ox_graph *G, int node);
 /* ---- the pending affine map (onnx_affine.c) ----
  * Owns W, d, b, in_sub, in_div and every layer's W and b until
  * onnx_read.c copies them into the lg_net; lg_ox_b_free releases all. */
+/* A further linear term A·out(src) of a pending map or a layer (core/net.h
+ * lg_linear): dense W [n][n_in], a conv kernel, or an index map [n]; owned. */
+typedef struct lg_ox_term {
+    lg_layer_kind kind;
+    int src, n_in;
+    double *W;
+    int *map;
+    lg_conv conv;
+} lg_ox_term;
+
 typedef struct lg_ox_layer {
     int n_in, n_out;
     double *W, *b;  /* [n_out][n_in] (conv: the kernel), [n_out]; owned */
     lg_conv conv;   /* c_out > 0: a conv layer (core/net.h) */
+    int *map;       /* an index-map term 0 [n_out] (W NULL), owned; else NULL */
+    int src;        /* node term 0 reads: LG_NET_INPUT or an earlier layer */
+    int n_xt;       /* further terms, owned */
+    lg_ox_term *xt;
     lg_act act;
     double lambda;
 } lg_ox_layer;
 
+/* The pending affine map z = A·out(src) + Σ xt + b, A one of: nothing (the
+ * identity), a diagonal d, a dense W [n][m], a conv K, an index map. */
+#define LG_OX_PM_FIELDS                                                                              \
+    lg_ox_shape shape; /* shape of z */                                                             \
+    int n, m;          /* width of z; width of node src */                                          \
+    double *W;         /* [n][m] or NULL (diagonal) */                                              \
+    double *d;         /* [n] diagonal, NULL = ones */                                              \
+    double *b;         /* [n] or NULL = zeros */                                                    \
+    double *K;         /* a pending conv: z = conv_K(a) + b with geometry conv (W, d NULL) */       \
+    lg_conv conv;                                                                                   \
+    int src;           /* the node A reads: LG_NET_INPUT or a layer */                              \
+    int *map;          /* [n] an index map (W, d, K NULL) or NULL */                                \
+    int is_pad;        /* map is a zero Pad of an image by pad_h, pad_w on each side (a conv folds it) */ \
+    int pad_h, pad_w;                                                                               \
+    int n_xt;          /* further terms (a residual sum, a Concat) */                               \
+    lg_ox_term *xt;                                                                                 \
+    int bn_rounded;    /* b holds a BatchNormalization fold (rounded to nearest) */
+typedef struct lg_ox_pm {
+    LG_OX_PM_FIELDS
+} lg_ox_pm;
+
 typedef struct lg_ox_b {
     const char *file;
     int n_in;
-    lg_ox_shape shape;        /* shape of z */
-    int n, m;                 /* width of z; width at the last boundary */
-    double *W;                /* [n][m] or NULL (diagonal) */
-    double *d;                /* [n] diagonal, NULL = ones */
-    double *b;                /* [n] or NULL = zeros */
-    double *K;                /* a pending conv: z = conv_K(a) + b with geometry conv (W, d NULL); else NULL */
-    lg_conv conv;
+    union {
+        struct {
+            LG_OX_PM_FIELDS
+        };
+        lg_ox_pm pm; /* the pending map as a value of its own (set aside and taken back) */
+    };
     double *in_sub, *in_div;  /* [n_in] or NULL */
+    int input_shared;         /* several nodes read the input: no Sub/Div becomes in_sub/in_div */
     int n_layers, cap_layers;
     lg_ox_layer *layers;
     size_t n_params;
 } lg_ox_b;
+
+/* Free a pending map's arrays and zero it. */
+void lg_ox_pm_free(lg_ox_pm *p);
+/* Deep copy (dst zeroed on failure): LG_OK or LG_ERR_NOMEM. */
+lg_status lg_ox_pm_copy(lg_ox_pm *dst, const lg_ox_pm *src);
+/* z ← op(z) for an index map op [n2] (op[o] in −1..n−1; taken over). */
+lg_status lg_ox_b_index(lg_ox_b *B, int *op, int n2);
+/* Make the pending map a list of terms over nodes plus a bias (a diagonal
+ * d is closed into a layer first): the map becomes empty (terms and bias
+ * returned, owned by the caller: *bias may be NULL). */
+lg_status lg_ox_b_take_terms(lg_ox_b *B, lg_ox_term **terms, int *n_terms, double **bias);
 
 void lg_ox_b_free(lg_ox_b *B);
 /* r = a·b, a/c, a + b in double; 1 if r is the exact real result (FMA or

@@ -1,13 +1,15 @@
 /* onnx_read.c — ONNX model → lg_net (see onnx.h).
  *
- * The graph is interpreted symbolically in topological order. Constants are
- * decoded tensors. The one dynamic chain is kept as a pending affine map of
- * the last layer boundary a:  z = W·a + b  (W [n][m] dense, or a diagonal
- * d [n] when no matrix op has been seen since the boundary). Linear ops
- * compose into the map; Relu, Sigmoid or a recognised GELU pattern closes a layer.
- * While the chain forks (only inside a GELU pattern) values are tracked in
- * closed forms relative to z (lg_ox_form), so the pattern is matched in any
- * node order; any other fork is refused.
+ * The graph is interpreted symbolically in topological order (file order
+ * when the file is sorted). Constants are decoded tensors. One affine map is
+ * pending at a time, over one node a (the input or a layer):
+ * z = A·a + Σ further terms + b (A dense W [n][m], a diagonal d, a conv, an
+ * index map, or the identity). Linear ops compose into the map; Relu, Sigmoid
+ * or a recognised GELU pattern closes a layer. Inside a GELU or Swish pattern
+ * values are tracked in closed forms relative to z (lg_ox_form), so the
+ * pattern is matched in any node order. Any other value that several nodes
+ * read is set aside as a node (lg_ox_settle) and taken back by each reader
+ * (lg_ox_attach); Add/Sub of two network values sum their terms (lg_ox_sum).
  */
 #include <errno.h>
 #include <math.h>
@@ -27,20 +29,34 @@
 typedef struct lg_ox_run {
     lg_ox_graph G;
     lg_ox_b B;
-    int live;  /* dynamic values with remaining uses */
+    int gen;   /* generation of the pending map: values with this gen are relative to its z */
+    int *cur;  /* [n_vals] values produced in this generation */
+    int n_cur;
     const lg_runctx *run; /* deadline checked per initializer and per node (NULL none) */
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
-    "(folded), zero Pad, Transpose, Dropout (identity), Add, Sub, Mul, Div (by constants), Relu, Sigmoid, Tanh "
+    "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
+    "Sub (of constants or of two network values), Mul, Div (by constants), Relu, Sigmoid, Tanh "
     "(as 2*Sigmoid(2x)-1), PRelu and "
     "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
     "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
 
 static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
+
+/* Dynamic values of the current generation that later nodes still read. */
+static int lg_ox_live_gen(const lg_ox_run *R)
+{
+    int n = 0;
+    for (int i = 0; i < R->n_cur; i++) {
+        const lg_ox_val *v = &R->G.vals[R->cur[i]];
+        n += v->kind == LG_OX_DYN && v->gen == R->gen && v->uses > 0;
+    }
+    return n;
+}
 
 /* Broadcast constant c against the dynamic shape D (result must have D's
  * element count); fills vec[n(D)] and *out with the broadcast shape. */
@@ -223,9 +239,34 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
 static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
 {
     return lg_fail(LG_ERR_UNSUPPORTED,
-                   "%s: %s: the network forks here; only the GELU pattern x*0.5*(1+erf(lambda*x/sqrt(2))) and the "
-                   "Swish pattern x*Sigmoid(beta*x) may use a value twice (incomplete or different pattern)",
+                   "%s: %s: the network forks here inside a pattern; only the GELU pattern "
+                   "x*0.5*(1+erf(lambda*x/sqrt(2))) and the Swish pattern x*Sigmoid(beta*x) may use an intermediate "
+                   "value twice (incomplete or different pattern)",
                    R->G.file, lg_ox_name(R, node));
+}
+
+/* A GELU or Swish pattern closes while other nodes still read its input z
+ * (a graph node read elsewhere too): z becomes a node first (an identity
+ * layer unless it is one already) and those readers are set aside on it. */
+static lg_status lg_ox_release(lg_ox_run *R, int node)
+{
+    lg_ox_b *B = &R->B;
+    lg_status st;
+    for (int i = 0; i < R->n_cur; i++) {
+        const lg_ox_val *v = &R->G.vals[R->cur[i]];
+        if (v->kind == LG_OX_DYN && v->gen == R->gen && v->uses > 0 && v->form != LG_OX_LIN)
+            return lg_ox_pattern_fail(R, node);
+    }
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    for (int i = 0; i < R->n_cur; i++) {
+        lg_ox_val *v = &R->G.vals[R->cur[i]];
+        if (v->kind == LG_OX_DYN && v->gen == R->gen && v->uses > 0) {
+            v->gen = 0;
+            v->node = B->src;
+            v->shape = B->shape;
+        }
+    }
+    return LG_OK;
 }
 
 /* The parameter of a smooth activation from the file's own constants
@@ -303,12 +344,12 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
 {
     lg_ox_b *B = &R->B;
     lg_status st;
-    int sole = R->live == 0;
+    int sole = lg_ox_live_gen(R) == 0;
     int is_mul = strcmp(op, "Mul") == 0, is_div = strcmp(op, "Div") == 0, is_add = strcmp(op, "Add") == 0;
     if (is_div && !x_first)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: division by a network value is not linear", R->G.file,
                        lg_ox_name(R, node));
-    *out = (lg_ox_val){.name = out->name, .uses = out->uses, .producer = out->producer, .kind = LG_OX_DYN};
+    *out = (lg_ox_val){.name = out->name, .uses = out->uses, .producer = out->producer, .kind = LG_OX_DYN, .gen = R->gen};
     if (x->form != LG_OX_LIN || !sole) {
         /* inside a GELU pattern: scalar constants only */
         if (!lg_ox_is_scalar(c)) return lg_ox_pattern_fail(R, node);
@@ -339,7 +380,7 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
             return lg_ox_pattern_fail(R, node);
         }
         if (out->form == LG_OX_PROD && out->k == 0.5) {
-            if (!sole) return lg_ox_pattern_fail(R, node);
+            if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
             if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
             out->form = LG_OX_LIN;
             out->kmul = out->kdiv = 1.0;
@@ -492,8 +533,27 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
             }
             for (int64_t k = 0; k < K; k++) M[j * K + k] = W->v[k * N + j];
         }
+    } else if (rw == 1) {
+        /* numpy: w[K] @ x[K] is a scalar; w[K] @ x[..., K, C] is [..., C], out[c] = Σ_k w[k]·x[k][c] */
+        K = W->shape.d[0];
+        if (s.rank < 1 || K != (s.rank == 1 ? s.d[0] : s.d[s.rank - 2])) goto shape;
+        int64_t C = s.rank == 1 ? 1 : s.d[s.rank - 1];
+        for (int i = 0; i + 2 < s.rank; i++)
+            if (s.d[i] != 1) goto batched;
+        N = C;
+        os = s;
+        if (s.rank == 1) {
+            os.rank = 0;
+        } else {
+            os.d[s.rank - 2] = C;
+            os.rank--;
+        }
+        if (K * C != B->n || (size_t)C * (size_t)K * (size_t)C > LG_NET_MAX_PARAMS) goto shape;
+        if (!(M = calloc((size_t)C * (size_t)K * (size_t)C, sizeof *M))) goto oom;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t k = 0; k < K; k++) M[c * K * C + k * C + c] = W->v[k];
+        K = K * C;
     } else {
-        if (rw < 2) goto shape;
         N = W->shape.d[rw - 2];
         K = W->shape.d[rw - 1];
         os = s;
@@ -505,8 +565,8 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
             for (int i = 0; i + 2 < s.rank; i++)
                 if (s.d[i] != 1) goto batched;
             os.d[s.rank - 2] = N;
+            if (rw > s.rank) goto shape;
         }
-        if (rw > s.rank) goto shape;
         if (K != B->n || N > LG_NET_MAX_DIM) goto shape;
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
         memcpy(M, W->v, (size_t)N * (size_t)K * sizeof *M);
@@ -529,11 +589,13 @@ oom:
 static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_val *h, int sole)
 {
     double k = a->kmul / a->kdiv * h->k;
-    if (!sole || !lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 1.0))
+    if (!lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 1.0))
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: product of a network value and a sigmoid gate is not the Swish pattern x*Sigmoid(beta*x) "
                        "(factor %g, expected 1, or the value is used elsewhere too)",
                        R->G.file, lg_ox_name(R, node), k);
+    lg_status st;
+    if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
     return lg_ox_close_pattern(R, &R->B, node, LG_ACT_ONNX_GATE, h->lambda);
 }
 
@@ -571,6 +633,625 @@ static lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dp
     return lg_ox_b_close(&R->B, act, a);
 }
 
+/* ---- the graph: values set aside, sums, Concat, Slice, Split ----
+ * One pending map (R->B) at a time. A node reading a value of another
+ * generation first sets aside the values still needing the current z
+ * (lg_ox_settle), then takes the value back (lg_ox_attach). A value set
+ * aside is (kmul/kdiv)·v with v the output of a node, or, when one value
+ * alone needs z, the pending map itself (carried in v->pm, so a conv
+ * followed by a residual Add is one term of the sum layer, not a layer of
+ * its own). */
+
+static int lg_ox_node_width(const lg_ox_b *B, int node) { return node < 0 ? B->n_in : B->layers[node].n_out; }
+
+/* Set aside every value of the current generation that is still needed,
+ * and the values keep[0..nk) read now. */
+static lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
+{
+    lg_ox_b *B = &R->B;
+    int n = 0, one = -1, sig = 0;
+    lg_status st;
+    for (int i = 0; i < R->n_cur; i++) {
+        int vi = R->cur[i];
+        lg_ox_val *v = &R->G.vals[vi];
+        int kept = 0;
+        for (int j = 0; j < nk; j++) kept |= keep[j] == vi;
+        if (v->kind != LG_OX_DYN || v->gen != R->gen || (v->uses <= 0 && !kept)) continue;
+        /* a Sigmoid of a value others read too is a sigmoid layer (it looked like a Swish gate) */
+        if (v->form == LG_OX_SIG && v->lambda == 1.0) sig = 1;
+        else if (v->form != LG_OX_LIN) return lg_ox_pattern_fail(R, node);
+        if (one != vi) n++;
+        one = vi;
+    }
+    if (sig) {
+        if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+        int z = B->src;
+        lg_ox_shape zs = B->shape;
+        for (size_t i = 0; i < R->G.n_vals; i++) {
+            lg_ox_val *v = &R->G.vals[i];
+            if (v->kind != LG_OX_DYN || v->gen != R->gen) continue;
+            v->gen = 0;
+            if (v->form != LG_OX_SIG) {
+                v->node = z;
+                v->shape = zs;
+                continue;
+            }
+            /* k·σ(out(z)): a sigmoid layer over z, its factor k kept on the value */
+            lg_ox_pm_free(&B->pm);
+            B->src = z;
+            B->n = B->m = lg_ox_node_width(B, z);
+            B->shape = zs;
+            if ((st = lg_ox_b_close(B, LG_ACT_SIGMOID, 1.0)) != LG_OK) return st;
+            v->form = LG_OX_LIN;
+            v->node = B->src;
+            v->shape = zs;
+            v->kmul = v->k;
+            v->kdiv = 1.0;
+        }
+        lg_ox_pm_free(&B->pm);
+        R->n_cur = 0;
+        R->gen++;
+        return LG_OK;
+    }
+    R->n_cur = 0;
+    if (n == 0) {
+        lg_ox_pm_free(&B->pm);
+        R->gen++;
+        return LG_OK;
+    }
+    lg_ox_val *v1 = &R->G.vals[one];
+    int kept1 = 0; /* times the node reads it now (Add(x, x) reads it twice) */
+    for (int j = 0; j < nk; j++) kept1 += keep[j] == one;
+    if (n == 1 && !lg_ox_b_identity(B) && ((v1->uses == 0 && kept1 <= 1) || (v1->uses == 1 && !kept1))) {
+        /* one reader left: the pending map goes with the value */
+        if (!(v1->pm = malloc(sizeof *v1->pm))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+        *v1->pm = B->pm;
+        memset(&B->pm, 0, sizeof B->pm);
+        v1->gen = 0;
+        v1->shape = v1->pm->shape;
+        R->gen++;
+        return LG_OK;
+    }
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    for (size_t i = 0; i < R->G.n_vals; i++) {
+        lg_ox_val *v = &R->G.vals[i];
+        if (v->kind == LG_OX_DYN && v->gen == R->gen) {
+            v->gen = 0;
+            v->node = B->src;
+            v->shape = B->shape;
+        }
+    }
+    lg_ox_pm_free(&B->pm);
+    R->gen++;
+    return LG_OK;
+}
+
+/* Make the pending map the set-aside value v: its map (copied when later
+ * nodes read v too) or the identity over its node. The caller folds v's
+ * factor. */
+static lg_status lg_ox_attach(lg_ox_run *R, int node, lg_ox_val *v)
+{
+    lg_ox_b *B = &R->B;
+    lg_status st = lg_ox_settle(R, node, NULL, 0);
+    if (st != LG_OK) return st;
+    if (v->pm) {
+        if (v->uses > 0) {
+            if ((st = lg_ox_pm_copy(&B->pm, v->pm)) != LG_OK) return st;
+        } else {
+            B->pm = *v->pm;
+            free(v->pm);
+            v->pm = NULL;
+        }
+    } else {
+        memset(&B->pm, 0, sizeof B->pm);
+        B->src = v->node;
+        B->n = B->m = lg_ox_node_width(B, v->node);
+        B->shape = v->shape;
+    }
+    return LG_OK;
+}
+
+/* The value v as the output of a node with factor 1 (closing its map, or
+ * folding its factor, into a layer when needed): *node; or, when v is an
+ * index map alone over a node, that node and the map (*map, owned by the
+ * caller, else NULL). */
+static lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map)
+{
+    lg_ox_b *B = &R->B;
+    lg_status st;
+    *map = NULL;
+    if (!v->pm && v->kmul == 1.0 && v->kdiv == 1.0) {
+        *src = v->node;
+        return LG_OK;
+    }
+    const lg_ox_pm *p = v->pm;
+    if (p && p->map && !p->W && !p->d && !p->b && !p->K && !p->n_xt && v->kmul == 1.0 && v->kdiv == 1.0) {
+        if (!(*map = malloc((size_t)p->n * sizeof **map))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+        memcpy(*map, p->map, (size_t)p->n * sizeof **map);
+        *src = p->src;
+        return LG_OK;
+    }
+    if ((st = lg_ox_attach(R, node, v)) != LG_OK) return st;
+    lg_ox_val t = *v;
+    t.pm = NULL;
+    if ((st = lg_ox_b_fold(B, &t)) != LG_OK) return st;
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    *src = B->src;
+    return LG_OK;
+}
+
+/* Flat element counts equal and the shapes equal up to leading 1s. */
+static int lg_ox_same_shape(const lg_ox_shape *a, const lg_ox_shape *b)
+{
+    int i = 0, j = 0;
+    while (i < a->rank && a->d[i] == 1 && a->rank - i > b->rank) i++;
+    while (j < b->rank && b->d[j] == 1 && b->rank - j > a->rank) j++;
+    if (a->rank - i != b->rank - j) return 0;
+    for (; i < a->rank; i++, j++)
+        if (a->d[i] != b->d[j]) return 0;
+    return 1;
+}
+
+/* Add or Sub of two network values: one layer-to-be summing the terms of both. */
+static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int sub, lg_ox_val *out)
+{
+    lg_ox_b *B = &R->B;
+    lg_status st;
+    const int *in = R->G.in_idx[node];
+    if (a->form != LG_OX_LIN || b->form != LG_OX_LIN) return lg_ox_pattern_fail(R, node);
+    int keep[2] = {in[0], in[1]};
+    if ((st = lg_ox_settle(R, node, keep, 2)) != LG_OK) return st;
+    if (!lg_ox_same_shape(&a->shape, &b->shape))
+        return lg_fail(LG_ERR_UNSUPPORTED,
+                       "%s: %s: the two network values have different shapes (%zu and %zu values); a sum of network "
+                       "values must not broadcast",
+                       R->G.file, lg_ox_name(R, node), lg_ox_shape_count(&a->shape), lg_ox_shape_count(&b->shape));
+    lg_ox_shape os = a->shape.rank >= b->shape.rank ? a->shape : b->shape;
+    /* the second operand's terms and bias */
+    lg_ox_term *tb = NULL;
+    int ntb = 0;
+    double *bb = NULL;
+    if ((st = lg_ox_attach(R, node, b)) != LG_OK) return st;
+    lg_ox_val t = *b;
+    t.pm = NULL;
+    if ((st = lg_ox_b_fold(B, &t)) != LG_OK) return st;
+    /* −b: a matrix or conv (and dense or conv further terms) negated in place after taking
+     * the terms (exact); anything else (a node read as it is, an index map) is scaled by −1
+     * and so closed into a layer of its own */
+    int neg_direct = sub && (B->W || B->K);
+    for (int k = 0; neg_direct && k < B->n_xt; k++) neg_direct = B->xt[k].kind != LG_LAYER_INDEX;
+    if (sub && !neg_direct) {
+        double *neg = malloc((size_t)B->n * sizeof *neg);
+        if (!neg) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+        for (int i = 0; i < B->n; i++) neg[i] = -1.0;
+        st = lg_ox_b_scale(B, neg, 0);
+        free(neg);
+        if (st != LG_OK) return st;
+    }
+    int rounded = B->bn_rounded;
+    if ((st = lg_ox_b_take_terms(B, &tb, &ntb, &bb)) != LG_OK) return st;
+    int n = B->n;
+    if (neg_direct) { /* −b: every weight and the bias negated (exact) */
+        for (int k = 0; k < ntb && st == LG_OK; k++) {
+            lg_ox_term *A = &tb[k];
+            size_t nw = A->kind == LG_LAYER_CONV2D
+                            ? (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw
+                            : (size_t)n * (size_t)A->n_in;
+            for (size_t i = 0; i < nw; i++) A->W[i] = -A->W[i];
+        }
+        for (int i = 0; bb && i < n; i++) bb[i] = -bb[i];
+    }
+    if (st == LG_OK) st = lg_ox_attach(R, node, a);
+    if (st == LG_OK) {
+        t = *a;
+        t.pm = NULL;
+        st = lg_ox_b_fold(B, &t);
+    }
+    if (st == LG_OK && B->n != n)
+        st = lg_fail(LG_ERR_FORMAT, "%s: %s: operands of %d and %d values", R->G.file, lg_ox_name(R, node), B->n, n);
+    if (st == LG_OK && bb && B->b) {
+        /* the biases add exactly, or a's map closes into a layer first; two biases of which
+         * one is a BatchNormalization fold (already rounded) add rounded to nearest */
+        int exact = 1;
+        rounded |= B->bn_rounded;
+        double *s2 = malloc((size_t)n * sizeof *s2);
+        if (!s2) st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+        for (int i = 0; s2 && i < n && (exact || rounded); i++) exact &= lg_ox_add_exact(B->b[i], bb[i], &s2[i]);
+        if (s2 && (exact || rounded)) {
+            B->bn_rounded = rounded;
+            free(bb);
+            free(B->b);
+            B->b = s2;
+            bb = NULL;
+        } else {
+            free(s2);
+            if (st == LG_OK) st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
+        }
+    }
+    if (st == LG_OK && bb) {
+        B->b = bb;
+        bb = NULL;
+    }
+    if (st == LG_OK) {
+        lg_ox_term *nx = realloc(B->xt, (size_t)(B->n_xt + ntb) * sizeof *nx);
+        if (!nx) {
+            st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+        } else {
+            memcpy(nx + B->n_xt, tb, (size_t)ntb * sizeof *nx);
+            B->xt = nx;
+            B->n_xt += ntb;
+            free(tb);
+            tb = NULL;
+            ntb = 0;
+        }
+    }
+    for (int k = 0; k < ntb; k++) {
+        free(tb[k].W);
+        free(tb[k].map);
+    }
+    free(tb);
+    free(bb);
+    if (st != LG_OK) return st;
+    B->shape = os;
+    out->form = LG_OX_LIN;
+    out->kmul = out->kdiv = 1.0;
+    out->gen = R->gen;
+    return LG_OK;
+}
+
+/* Concat of network values along axis: the pending map is a sum of one
+ * index-map term per part (a layer of its own when the next op needs one). */
+static lg_status lg_ox_concat(lg_ox_run *R, int node, lg_ox_val *out)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    lg_ox_b *B = &R->B;
+    lg_status st;
+    int np = (int)nd->n_input;
+    int64_t axis = 0;
+    if (lg_ox_attr_int(&R->G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+    for (int p = 0; p < np; p++)
+        if (in[p] < 0 || R->G.vals[in[p]].kind != LG_OX_DYN || R->G.vals[in[p]].form != LG_OX_LIN)
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "%s: %s: Concat of a network value with a constant (or inside a GELU pattern) is not "
+                           "supported",
+                           R->G.file, lg_ox_name(R, node));
+    if ((st = lg_ox_settle(R, node, in, np)) != LG_OK) return st;
+    const lg_ox_shape *s0 = &R->G.vals[in[0]].shape;
+    int rank = s0->rank;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis out of range for rank %d", R->G.file, lg_ox_name(R, node), rank);
+    lg_ox_shape os = *s0;
+    os.d[axis] = 0;
+    for (int p = 0; p < np; p++) {
+        const lg_ox_shape *sp = &R->G.vals[in[p]].shape;
+        if (sp->rank != rank) goto shape;
+        for (int a = 0; a < rank; a++)
+            if (a != axis && sp->d[a] != s0->d[a]) goto shape;
+        os.d[axis] += sp->d[axis];
+    }
+    size_t nout = lg_ox_shape_count(&os);
+    if (nout == 0 || nout > LG_NET_MAX_DIM) goto shape;
+    size_t outer = 1, inner = 1;
+    for (int a = 0; a < axis; a++) outer *= (size_t)os.d[a];
+    for (int a = (int)axis + 1; a < rank; a++) inner *= (size_t)os.d[a];
+    int **maps = calloc((size_t)np, sizeof *maps), *srcs = calloc((size_t)np, sizeof *srcs),
+        *widths = calloc((size_t)np, sizeof *widths);
+    if (!maps || !srcs || !widths) {
+        free(maps);
+        free(srcs);
+        free(widths);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    }
+    size_t off = 0;
+    for (int p = 0; p < np && st == LG_OK; p++) {
+        lg_ox_val *v = &R->G.vals[in[p]];
+        int *pmap = NULL;
+        if ((st = lg_ox_as_node(R, node, v, &srcs[p], &pmap)) != LG_OK) break;
+        widths[p] = lg_ox_node_width(B, srcs[p]);
+        if (!(maps[p] = malloc(nout * sizeof *maps[p]))) {
+            free(pmap);
+            st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+            break;
+        }
+        for (size_t o = 0; o < nout; o++) maps[p][o] = -1;
+        size_t ap = (size_t)v->shape.d[axis], A = (size_t)os.d[axis];
+        for (size_t o = 0; o < outer; o++)
+            for (size_t j = 0; j < ap; j++)
+                for (size_t i = 0; i < inner; i++) {
+                    size_t f = (o * ap + j) * inner + i, g = (o * A + off + j) * inner + i;
+                    maps[p][g] = pmap ? pmap[f] : (int)f;
+                }
+        off += ap;
+        free(pmap);
+    }
+    if (st == LG_OK) {
+        if ((st = lg_ox_settle(R, node, NULL, 0)) == LG_OK) {
+            /* the pending map: part 0's index map over its node plus the others' as further terms */
+            lg_ox_pm_free(&B->pm);
+            lg_ox_term *xt = np > 1 ? calloc((size_t)np - 1, sizeof *xt) : NULL;
+            if (np > 1 && !xt) {
+                st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+            } else {
+                for (int p = 1; p < np; p++) {
+                    xt[p - 1] = (lg_ox_term){LG_LAYER_INDEX, srcs[p], widths[p], NULL, maps[p], {0}};
+                    maps[p] = NULL;
+                }
+                B->n = (int)nout;
+                B->m = widths[0];
+                B->src = srcs[0];
+                B->map = maps[0];
+                maps[0] = NULL;
+                B->xt = xt;
+                B->n_xt = np - 1;
+                B->shape = os;
+            }
+        }
+    }
+    for (int p = 0; p < np; p++) free(maps[p]);
+    free(maps);
+    free(srcs);
+    free(widths);
+    if (st != LG_OK) return st;
+    out->form = LG_OX_LIN;
+    out->kmul = out->kdiv = 1.0;
+    out->gen = R->gen;
+    return LG_OK;
+shape:
+    return lg_fail(LG_ERR_FORMAT, "%s: %s: parts of shapes that do not concatenate along axis %lld", R->G.file,
+                   lg_ox_name(R, node), (long long)axis);
+}
+
+/* Index map of a box of the value of shape s: output element (multi-index
+ * over lens) reads s at start[a] + step[a]·i[a] on every axis a. */
+static int *lg_ox_box_map(const lg_ox_shape *s, const int64_t *start, const int64_t *step, const int64_t *lens,
+                          size_t *n2)
+{
+    size_t n = 1;
+    for (int a = 0; a < s->rank; a++) n *= (size_t)lens[a];
+    *n2 = n;
+    int *map = malloc((n ? n : 1) * sizeof *map);
+    if (!map) return NULL;
+    int64_t idx[LG_OX_MAX_RANK] = {0};
+    for (size_t o = 0; o < n; o++) {
+        size_t f = 0;
+        for (int a = 0; a < s->rank; a++) f = f * (size_t)s->d[a] + (size_t)(start[a] + step[a] * idx[a]);
+        map[o] = (int)f;
+        for (int a = s->rank - 1; a >= 0; a--) {
+            if (++idx[a] < lens[a]) break;
+            idx[a] = 0;
+        }
+    }
+    return map;
+}
+
+/* Int64 list from a constant input j or (older opsets) an attribute. */
+static int lg_ox_ints_in(const lg_ox_run *R, int node, size_t j, const char *attr, int64_t *v, int *n)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    if (nd->n_input > j && in[j] >= 0) {
+        const lg_ox_val *c = &R->G.vals[in[j]];
+        if (c->kind != LG_OX_CONST || !c->c.iv || c->c.n > LG_OX_MAX_RANK) return -1;
+        for (size_t i = 0; i < c->c.n; i++) v[i] = c->c.iv[i];
+        *n = (int)c->c.n;
+        return 1;
+    }
+    const Onnx__AttributeProto *a = attr ? lg_ox_attr(nd, attr) : NULL;
+    if (!a) return 0;
+    if (a->n_ints > LG_OX_MAX_RANK) return -1;
+    for (size_t i = 0; i < a->n_ints; i++) v[i] = a->ints[i];
+    *n = (int)a->n_ints;
+    return 1;
+}
+
+/* Slice of the network value (constant starts, ends, axes, steps): an index map. */
+static lg_status lg_ox_slice(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
+{
+    lg_ox_b *B = &R->B;
+    const lg_ox_shape *s = &B->shape;
+    int64_t st_[LG_OX_MAX_RANK], en[LG_OX_MAX_RANK], ax[LG_OX_MAX_RANK], sp[LG_OX_MAX_RANK];
+    int ns = 0, ne = 0, na = 0, nsp = 0;
+    if (lg_ox_ints_in(R, node, 1, "starts", st_, &ns) != 1 || lg_ox_ints_in(R, node, 2, "ends", en, &ne) != 1 ||
+        ns != ne || lg_ox_ints_in(R, node, 3, "axes", ax, &na) < 0 || lg_ox_ints_in(R, node, 4, NULL, sp, &nsp) < 0 ||
+        (na && na != ns) || (nsp && nsp != ns))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: starts, ends, axes and steps must be int64 constants of one length",
+                       R->G.file, lg_ox_name(R, node));
+    int64_t start[LG_OX_MAX_RANK], step[LG_OX_MAX_RANK], lens[LG_OX_MAX_RANK];
+    for (int a = 0; a < s->rank; a++) start[a] = 0, step[a] = 1, lens[a] = s->d[a];
+    for (int i = 0; i < ns; i++) {
+        int64_t a = na ? ax[i] : i, dim, k = nsp ? sp[i] : 1;
+        if (a < 0) a += s->rank;
+        if (a < 0 || a >= s->rank || k == 0)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: axis or step out of range", R->G.file, lg_ox_name(R, node));
+        dim = s->d[a];
+        int64_t b = st_[i], e = en[i];
+        if (b < 0) b += dim;
+        if (e < 0 && e > INT64_MIN / 2) e += dim;
+        if (k > 0) {
+            b = b < 0 ? 0 : b > dim ? dim : b;
+            e = e < 0 ? 0 : e > dim ? dim : e;
+            lens[a] = e > b ? (e - b + k - 1) / k : 0;
+        } else {
+            b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
+            e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+            lens[a] = b > e ? (b - e - k - 1) / (-k) : 0;
+        }
+        start[a] = b;
+        step[a] = k;
+        if (lens[a] < 1)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: an empty slice is not supported", R->G.file,
+                           lg_ox_name(R, node));
+    }
+    size_t n2;
+    int *map = lg_ox_box_map(s, start, step, lens, &n2);
+    if (!map) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    lg_status st = lg_ox_b_fold(B, x);
+    if (st != LG_OK) {
+        free(map);
+        return st;
+    }
+    if ((st = lg_ox_b_index(B, map, (int)n2)) != LG_OK) return st;
+    for (int a = 0; a < B->shape.rank; a++) B->shape.d[a] = lens[a];
+    out->form = LG_OX_LIN;
+    out->kmul = out->kdiv = 1.0;
+    return LG_OK;
+}
+
+/* Split of the network value: each output an index map over the value's node, set aside. */
+static lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    lg_ox_b *B = &R->B;
+    lg_status st;
+    lg_ox_shape s = x->gen == R->gen ? B->shape : x->shape;
+    int64_t axis = 0, num = 0, parts[64];
+    int np = 0, r;
+    if (lg_ox_attr_int(&R->G, node, "axis", &axis) < 0 || lg_ox_attr_int(&R->G, node, "num_outputs", &num) < 0)
+        return LG_ERR_FORMAT;
+    if (axis < 0) axis += s.rank;
+    if (axis < 0 || axis >= s.rank)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis out of range", R->G.file, lg_ox_name(R, node));
+    const int *in = R->G.in_idx[node];
+    if (nd->n_input > 1 && in[1] >= 0) {
+        const lg_ox_val *c = &R->G.vals[in[1]];
+        if (c->kind != LG_OX_CONST || !c->c.iv || c->c.n != nd->n_output || c->c.n > 64)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: split must be an int64 constant, one size per output",
+                           R->G.file, lg_ox_name(R, node));
+        np = (int)c->c.n;
+        for (int i = 0; i < np; i++) parts[i] = c->c.iv[i];
+    } else if ((r = lg_ox_ints_in(R, node, 99, "split", parts, &np)) != 0) {
+        if (r < 0 || np != (int)nd->n_output)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: split must list one size per output", R->G.file,
+                           lg_ox_name(R, node));
+    } else {
+        np = (int)nd->n_output;
+        int64_t q = (s.d[axis] + np - 1) / np;
+        for (int i = 0; i < np; i++) parts[i] = i < np - 1 ? q : s.d[axis] - q * (np - 1);
+    }
+    int64_t tot = 0;
+    for (int i = 0; i < np; i++) {
+        if (parts[i] < 1) return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: empty split part", R->G.file, lg_ox_name(R, node));
+        tot += parts[i];
+    }
+    if (tot != s.d[axis])
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: split sizes add up to %lld, the axis has %lld", R->G.file,
+                       lg_ox_name(R, node), (long long)tot, (long long)s.d[axis]);
+    int keep = in[0];
+    if ((st = lg_ox_settle(R, node, &keep, 1)) != LG_OK) return st;
+    int src;
+    int *pmap = NULL;
+    if ((st = lg_ox_as_node(R, node, x, &src, &pmap)) != LG_OK) return st;
+    int64_t start[LG_OX_MAX_RANK] = {0}, step[LG_OX_MAX_RANK], lens[LG_OX_MAX_RANK];
+    for (int a = 0; a < s.rank; a++) step[a] = 1, lens[a] = s.d[a];
+    for (int i = 0; i < np && st == LG_OK; i++) {
+        lens[axis] = parts[i];
+        size_t n2;
+        int *map = lg_ox_box_map(&s, start, step, lens, &n2);
+        start[axis] += parts[i];
+        int oi = R->G.out_idx[node][i];
+        if (!map) {
+            st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+            break;
+        }
+        if (oi < 0) {
+            free(map);
+            continue;
+        }
+        for (size_t o = 0; pmap && o < n2; o++) map[o] = pmap[map[o]];
+        lg_ox_val *o = &R->G.vals[oi];
+        lg_ox_pm *p = calloc(1, sizeof *p);
+        if (!p) {
+            free(map);
+            st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+            break;
+        }
+        p->src = src;
+        p->n = (int)n2;
+        p->m = lg_ox_node_width(B, src);
+        p->map = map;
+        p->shape = s;
+        p->shape.d[axis] = parts[i];
+        *o = (lg_ox_val){.name = o->name, .uses = o->uses, .producer = o->producer, .kind = LG_OX_DYN,
+                         .form = LG_OX_LIN, .kmul = 1.0, .kdiv = 1.0, .gen = 0, .node = src, .pm = p,
+                         .shape = p->shape};
+    }
+    free(pmap);
+    return st;
+}
+
+/* Gather of the network value with constant indices along axis: an index map. */
+static lg_status lg_ox_gather(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    lg_ox_b *B = &R->B;
+    const lg_ox_shape *s = &B->shape;
+    int64_t axis = 0;
+    if (lg_ox_attr_int(&R->G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+    if (axis < 0) axis += s->rank;
+    const lg_ox_val *iv = nd->n_input == 2 && in[1] >= 0 ? &R->G.vals[in[1]] : NULL;
+    if (!iv || iv->kind != LG_OX_CONST || !iv->c.iv)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the indices must be an int64 constant", R->G.file,
+                       lg_ox_name(R, node));
+    if (axis < 0 || axis >= s->rank || s->rank - 1 + iv->c.shape.rank > LG_OX_MAX_RANK)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis out of range for rank %d", R->G.file, lg_ox_name(R, node),
+                       s->rank);
+    size_t outer = 1, inner = 1, ni = iv->c.n, dim = (size_t)s->d[axis];
+    for (int a = 0; a < axis; a++) outer *= (size_t)s->d[a];
+    for (int a = (int)axis + 1; a < s->rank; a++) inner *= (size_t)s->d[a];
+    size_t n2 = outer * ni * inner;
+    if (n2 == 0 || n2 > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %zu gathered values (expected 1..%d)", R->G.file,
+                       lg_ox_name(R, node), n2, LG_NET_MAX_DIM);
+    int *map = malloc(n2 * sizeof *map);
+    if (!map) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    for (size_t j = 0; j < ni; j++) {
+        int64_t q = iv->c.iv[j] < 0 ? iv->c.iv[j] + (int64_t)dim : iv->c.iv[j];
+        if (q < 0 || q >= (int64_t)dim) {
+            free(map);
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: index %lld out of range for a dimension of %zu", R->G.file,
+                           lg_ox_name(R, node), (long long)iv->c.iv[j], dim);
+        }
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++) map[(o * ni + j) * inner + i] = (int)((o * dim + (size_t)q) * inner + i);
+    }
+    lg_ox_shape os = {0, {0}};
+    for (int a = 0; a < axis; a++) os.d[os.rank++] = s->d[a];
+    for (int a = 0; a < iv->c.shape.rank; a++) os.d[os.rank++] = iv->c.shape.d[a];
+    for (int a = (int)axis + 1; a < s->rank; a++) os.d[os.rank++] = s->d[a];
+    lg_status st = lg_ox_b_fold(B, x);
+    if (st != LG_OK) {
+        free(map);
+        return st;
+    }
+    if ((st = lg_ox_b_index(B, map, (int)n2)) != LG_OK) return st;
+    B->shape = os;
+    out->form = LG_OX_LIN;
+    out->kmul = out->kdiv = 1.0;
+    return LG_OK;
+}
+
+/* 1 if the node may continue a GELU or Swish pattern on a value that
+ * other nodes also read: Erf, Sigmoid, or arithmetic with a scalar constant. */
+static int lg_ox_pattern_op(const lg_ox_run *R, int node)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const char *op = nd->op_type;
+    if (strcmp(op, "Erf") == 0 || strcmp(op, "Sigmoid") == 0) return 1;
+    int add = !strcmp(op, "Add") || !strcmp(op, "Sub");
+    if (!add && strcmp(op, "Mul") && strcmp(op, "Div")) return 0;
+    int scalar = 0, lin = 0;
+    for (size_t j = 0; j < nd->n_input; j++) {
+        int v = R->G.in_idx[node][j];
+        if (v >= 0 && R->G.vals[v].kind == LG_OX_CONST) scalar = lg_ox_is_scalar(&R->G.vals[v].c);
+        if (v >= 0 && R->G.vals[v].kind == LG_OX_DYN) lin = R->G.vals[v].form == LG_OX_LIN;
+    }
+    /* an Add of a constant continues a pattern only on erf(·) (the 1 + erf step) */
+    return scalar && !(add && lin);
+}
+
 static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
@@ -586,16 +1267,49 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
             if (dpos < 0) dpos = (int)j;
             nd_dyn++;
         }
-    lg_ox_val *x = dyn[0];
-    int sole = R->live == 0;
+    lg_ox_val *x = dyn[0], tmp;
     if (strcmp(op, "Shape") == 0) { /* the value's known shape, a constant (onnx_shape.c) */
-        if ((st = lg_ox_shape_fold(&R->G, node, &B->shape, &out->c)) != LG_OK) return st;
+        if ((st = lg_ox_shape_fold(&R->G, node, x->gen == R->gen ? &B->shape : &x->shape, &out->c)) != LG_OK)
+            return st;
         out->kind = LG_OX_CONST;
         return LG_OK;
     }
     out->kind = LG_OX_DYN;
     out->form = LG_OX_LIN;
     out->kmul = out->kdiv = 1.0;
+    out->gen = R->gen;
+    out->pm = NULL;
+    if ((strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0) && nd_dyn == 2 && nd->n_input == 2)
+        return lg_ox_sum(R, node, dyn[0], dyn[1], strcmp(op, "Sub") == 0, out);
+    if (strcmp(op, "Concat") == 0) return lg_ox_concat(R, node, out);
+    if (strcmp(op, "Split") == 0 && nd_dyn == 1 && dpos == 0) return lg_ox_split(R, node, x);
+    if (nd_dyn == 1) {
+        /* a value set aside is taken back; a value others still read is set aside first
+         * (except inside a GELU or Swish pattern, which forks the value on purpose) */
+        int pat = lg_ox_pattern_op(R, node);
+        if (x->gen == R->gen && lg_ox_live_gen(R) > 0 && !pat) {
+            int keep = in[dpos];
+            if ((st = lg_ox_settle(R, node, &keep, 1)) != LG_OK) return st;
+        }
+        if (x->gen != R->gen) {
+            if ((st = lg_ox_attach(R, node, x)) != LG_OK) return st;
+            if (!x->pm && x->uses > 0 && pat) { /* a pattern starts on a node that others read too */
+                x->gen = R->gen;
+                R->cur[R->n_cur++] = in[dpos];
+            } else {
+                tmp = *x;
+                tmp.pm = NULL;
+                tmp.gen = R->gen;
+                x = &tmp;
+            }
+        }
+        out->gen = R->gen;
+    }
+    int sole = lg_ox_live_gen(R) == 0;
+    if ((strcmp(op, "Slice") == 0 || strcmp(op, "Gather") == 0) && nd_dyn == 1 && dpos == 0) {
+        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
+        return op[0] == 'S' ? lg_ox_slice(R, node, x, out) : lg_ox_gather(R, node, x, out);
+    }
     if (strcmp(op, "Mul") == 0 && nd_dyn == 2 && nd->n_input == 2) {
         lg_ox_val *a = dyn[0], *h = dyn[1];
         if (a->form != LG_OX_LIN) a = dyn[1], h = dyn[0];
@@ -608,7 +1322,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         out->lambda = h->lambda;
         if (lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 0.5)) {
             out->k = 0.5;
-            if (!sole) return lg_ox_pattern_fail(R, node);
+            if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
             if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
             out->form = LG_OX_LIN;
             out->kmul = out->kdiv = 1.0;
@@ -643,7 +1357,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     }
     if (strcmp(op, "Identity") == 0) {
         /* closes a layer after a matrix op (keeps identity layers apart) */
-        if (x->form == LG_OX_LIN && sole && (B->W || B->K)) {
+        if (x->form == LG_OX_LIN && sole && (B->W || B->K || B->map || B->n_xt)) {
             if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
             return lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
         }
@@ -785,6 +1499,7 @@ static lg_status lg_ox_input(lg_ox_run *R, long *vin)
     if (n == 0 || n > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: input '%s' has more than %d elements", R->G.file, vi->name, LG_NET_MAX_DIM);
     *vin = lg_ox_find(&R->G, vi->name);
+    R->B.src = LG_NET_INPUT;
     R->B.shape = s;
     R->B.n = R->B.m = R->B.n_in = (int)n;
     return LG_OK;
@@ -795,22 +1510,52 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
 {
     lg_ox_b *B = &R->B;
     int L = B->n_layers;
-    int *dims = malloc(((size_t)L + 1) * sizeof *dims);
-    if (!dims) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-    dims[0] = B->n_in;
-    const lg_conv **convs = calloc((size_t)L + 1, sizeof *convs);
-    if (!convs) {
-        free(dims);
+    size_t nt = 0;
+    for (int k = 0; k < L; k++) nt += 1 + (size_t)B->layers[k].n_xt;
+    lg_layer_spec *sp = calloc((size_t)L, sizeof *sp);
+    lg_linear *tm = calloc(nt, sizeof *tm);
+    if (!sp || !tm) {
+        free(sp);
+        free(tm);
         return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
     }
+    lg_linear *tp = tm;
     for (int k = 0; k < L; k++) {
-        dims[k + 1] = B->layers[k].n_out;
-        convs[k] = B->layers[k].conv.c_out > 0 ? &B->layers[k].conv : NULL;
+        const lg_ox_layer *Lb = &B->layers[k];
+        sp[k] = (lg_layer_spec){Lb->n_out, LG_ACT_IDENTITY, 1 + Lb->n_xt, tp};
+        tp->kind = Lb->map ? LG_LAYER_INDEX : Lb->conv.c_out > 0 ? LG_LAYER_CONV2D : LG_LAYER_DENSE;
+        tp->n_in = Lb->n_in;
+        tp->conv = Lb->conv;
+        tp->src = Lb->src;
+        tp++;
+        for (int t = 0; t < Lb->n_xt; t++, tp++) {
+            tp->kind = Lb->xt[t].kind;
+            tp->n_in = Lb->xt[t].n_in;
+            tp->conv = Lb->xt[t].conv;
+            tp->src = Lb->xt[t].src;
+        }
     }
-    lg_status st = lg_net_init_conv(net, L, dims, convs, LG_ACT_IDENTITY);
-    free(dims);
-    free(convs);
+    lg_status st = lg_net_build(net, B->n_in, L, sp);
+    free(sp);
+    free(tm);
     if (st != LG_OK) return st;
+    for (int k = 0; k < L; k++) {
+        lg_layer *Ln = &net->layers[k];
+        const lg_ox_layer *Lb = &B->layers[k];
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) {
+            lg_net_free(net);
+            return st;
+        }
+        for (int t = 0; t < lg_layer_n_lin(Ln); t++) {
+            lg_linear *A = lg_layer_lin_mut(Ln, t);
+            const double *W = t == 0 ? Lb->W : Lb->xt[t - 1].W;
+            const int *map = t == 0 ? Lb->map : Lb->xt[t - 1].map;
+            if (A->kind == LG_LAYER_INDEX)
+                memcpy(A->map, map, (size_t)A->n_out * sizeof *A->map);
+            else
+                memcpy(A->W, W, lg_linear_n_weights(A) * sizeof *A->W);
+        }
+    }
     double t = 0.1;
     for (size_t i = 0; i < mp->n_metadata_props; i++) {
         const Onnx__StringStringEntryProto *e = mp->metadata_props[i];
@@ -828,8 +1573,6 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     for (int k = 0; k < L; k++) {
         lg_layer *Ln = &net->layers[k];
         lg_ox_layer *Lb = &B->layers[k];
-        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) goto fail;
-        memcpy(Ln->W, Lb->W, lg_layer_n_weights(Ln) * sizeof(double));
         memcpy(Ln->b, Lb->b, (size_t)Lb->n_out * sizeof(double));
         Ln->act = Lb->act;
         Ln->lambda = lg_act_has_param(Lb->act) ? Lb->lambda : 1.0;
@@ -890,7 +1633,19 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph has %zu outputs, expected 1", G->file, g->n_output);
     G->vals[vin].kind = LG_OX_DYN;
     G->vals[vin].kmul = G->vals[vin].kdiv = 1.0;
-    R->live = G->vals[vin].uses > 0;
+    if (!(R->cur = malloc((2 * G->n_vals + 8) * sizeof *R->cur)))
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+    R->gen = 1;
+    /* in_sub/in_div would change what every reader of the input sees: only for one reader (a
+     * Shape reads no value) */
+    int readers = 0;
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t j = 0; j < g->node[i]->n_input; j++)
+            readers += G->in_idx[i][j] == (int)vin && g->node[i]->op_type && strcmp(g->node[i]->op_type, "Shape") != 0;
+    R->B.input_shared = readers > 1;
+    G->vals[vin].gen = R->gen;
+    G->vals[vin].shape = R->B.shape;
+    R->cur[R->n_cur++] = (int)vin;
     for (size_t oi = 0; oi < g->n_node; oi++) {
         if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
         int node = G->order[oi];
@@ -902,7 +1657,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
                            G->file, lg_ox_node_desc(G, node), nd->domain);
         if (nd->n_output < 1 || G->out_idx[node][0] < 0)
             return lg_fail(LG_ERR_FORMAT, "%s: %s has no output", G->file, lg_ox_node_desc(G, node));
-        for (size_t o = 1; o < nd->n_output; o++)
+        for (size_t o = 1; o < nd->n_output && strcmp(nd->op_type, "Split") != 0; o++)
             if (G->out_idx[node][o] >= 0 && G->vals[G->out_idx[node][o]].uses > 0)
                 return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: only one output per node is supported", G->file,
                                lg_ox_node_desc(G, node));
@@ -914,12 +1669,8 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
             if (iv->kind == LG_OX_UNDEF)
                 return lg_fail(LG_ERR_FORMAT, "%s: %s: input '%s' has no value (graph input without data?)",
                                G->file, lg_ox_node_desc(G, node), iv->name);
-            if (iv->kind == LG_OX_DYN) {
-                any_dyn = 1;
-                if (--iv->uses == 0) R->live--;
-            } else {
-                iv->uses--;
-            }
+            if (iv->kind == LG_OX_DYN) any_dyn = 1;
+            iv->uses--;
         }
         lg_ox_val *out = &G->vals[G->out_idx[node][0]];
         st = any_dyn ? lg_ox_dyn_node(R, node, out) : lg_ox_const_node(R, node, out);
@@ -927,14 +1678,27 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
             if (!*lg_errmsg()) lg_fail(st, "%s: %s failed", G->file, lg_ox_node_desc(G, node));
             return st;
         }
-        if (out->kind == LG_OX_DYN && out->uses > 0) R->live++;
+        if (out->kind == LG_OX_DYN && out->gen == R->gen) {
+            out->shape = R->B.shape;
+            if (R->n_cur < (int)(2 * G->n_vals + 8)) R->cur[R->n_cur++] = G->out_idx[node][0];
+        }
     }
     lg_ox_val *y = &G->vals[lg_ox_find(G, g->output[0]->name)];
     if (y->kind != LG_OX_DYN)
         return lg_fail(LG_ERR_FORMAT, "%s: graph output '%s' does not depend on the input", G->file, y->name);
-    if (y->form != LG_OX_LIN || R->live != 1)
+    int dangling = 0;
+    for (size_t i = 0; i < G->n_vals; i++)
+        dangling |= G->vals[i].kind == LG_OX_DYN && G->vals[i].uses > 0 && &G->vals[i] != y;
+    if (y->form != LG_OX_LIN || dangling)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph output '%s' ends inside an incomplete GELU pattern or a fork",
                        G->file, y->name);
+    lg_ox_val ytmp = *y;
+    if (y->gen != R->gen) {
+        if ((st = lg_ox_attach(R, G->order[g->n_node - 1], y)) != LG_OK) return st;
+        ytmp.pm = NULL;
+        ytmp.gen = R->gen;
+        y = &ytmp;
+    }
     const Onnx__TypeProto *tp = g->output[0]->type;
     if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type && tp->tensor_type->shape) {
         const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
@@ -955,7 +1719,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     }
     if ((st = lg_ox_b_fold(&R->B, y)) != LG_OK) return st;
     if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
-    if (R->B.n_layers == 0 || !lg_ox_b_identity(&R->B))
+    if (R->B.n_layers == 0 || !lg_ox_b_identity(&R->B) || R->B.src != R->B.n_layers - 1)
         if ((st = lg_ox_b_close(&R->B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     return lg_ox_finish(R, mp, net);
 }
@@ -990,6 +1754,12 @@ lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, co
     if ((st = lg_ox_graph_init(&R.G, mp->graph, name)) != LG_OK) goto done;
     st = lg_ox_run_graph(&R, mp, net);
 done:
+    for (size_t i = 0; i < R.G.n_vals; i++)
+        if (R.G.vals[i].pm) {
+            lg_ox_pm_free(R.G.vals[i].pm);
+            free(R.G.vals[i].pm);
+        }
+    free(R.cur);
     lg_ox_graph_free(&R.G);
     lg_ox_b_free(&R.B);
     onnx__model_proto__free_unpacked(mp, NULL);

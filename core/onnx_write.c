@@ -189,36 +189,98 @@ const char *lg_ow_shared(lg_ow *w, const char *name, double v)
     return lg_ow_scalar(w, name, v);
 }
 
-/* Conv layer k on the flat value x: Reshape to [1, c_in, h_in, w_in], Conv
- * (per-channel bias when b is constant per channel), Flatten, and an Add of
- * b otherwise. Returns the flat pre-activation z. */
-static const char *lg_ow_conv(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *z)
+/* Conv term A of layer k (tag "L%d" or "L%d_t%d" names its tensors) on the
+ * flat value x: Reshape to [1, c_in, h_in, w_in], Conv (per-channel bias
+ * when b is constant per channel), Flatten, and an Add of b otherwise; b
+ * may be NULL (a further term). Returns the flat value z. */
+static const char *lg_ow_conv_term(lg_ow *w, const lg_linear *A, const double *b, const char *tag, int k, const char *x,
+                                   const char *z)
 {
-    const lg_conv *c = &Ly->conv;
+    const lg_conv *c = &A->conv;
+    char nm[64];
     size_t hw = (size_t)c->h_out * (size_t)c->w_out;
     int tied = 1;
-    for (int co = 0; co < c->c_out && tied; co++)
-        for (size_t f = 1; f < hw && tied; f++) tied = Ly->b[(size_t)co * hw + f] == Ly->b[(size_t)co * hw];
+    for (int co = 0; b && co < c->c_out && tied; co++)
+        for (size_t f = 1; f < hw && tied; f++) tied = b[(size_t)co * hw + f] == b[(size_t)co * hw];
     double *cb = lg_ow_alloc(w, (size_t)c->c_out * sizeof *cb);
     if (!cb) return NULL;
-    for (int co = 0; co < c->c_out; co++) cb[co] = Ly->b[(size_t)co * hw];
+    for (int co = 0; b && co < c->c_out; co++) cb[co] = b[(size_t)co * hw];
     int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, kd[4] = {c->c_out, c->c_in, c->kh, c->kw}, cd = c->c_out;
     int64_t strides[2] = {c->sh, c->sw}, pads[4] = {c->ph, c->pw, c->ph, c->pw}, one = 1;
-    int64_t bd = Ly->n_out;
-    const char *sn = lg_ow_tensor_i64(w, lg_ow_str(w, "L%d_shape", k), shape, 4);
-    const char *img = lg_ow_str(w, "L%d_image", k), *cv = lg_ow_str(w, "L%d_conv", k);
-    const char *Wn = lg_ow_tensor(w, lg_ow_str(w, "L%d_W", k), Ly->W, lg_layer_n_weights(Ly), kd, 4);
-    const char *bn = tied ? lg_ow_tensor(w, lg_ow_str(w, "L%d_b", k), cb, (size_t)c->c_out, &cd, 1) : NULL;
-    const char *flat = tied ? z : lg_ow_str(w, "L%d_flat", k);
+    int64_t bd = A->n_out;
+#define LG_OW_NAME(suffix) (snprintf(nm, sizeof nm, "%s" suffix, tag), lg_ow_str(w, nm, k))
+    const char *sn = lg_ow_tensor_i64(w, LG_OW_NAME("_shape"), shape, 4);
+    const char *img = LG_OW_NAME("_image"), *cv = LG_OW_NAME("_conv");
+    const char *Wn = lg_ow_tensor(w, LG_OW_NAME("_W"), A->W, lg_linear_n_weights(A), kd, 4);
+    const char *bn = b && tied ? lg_ow_tensor(w, LG_OW_NAME("_b"), cb, (size_t)c->c_out, &cd, 1) : NULL;
+    const char *flat = !b || tied ? z : LG_OW_NAME("_flat");
     lg_ow_node(w, "Reshape", img, x, sn, NULL);
     Onnx__NodeProto *nd = lg_ow_node(w, "Conv", cv, img, Wn, bn);
     if (!nd || !lg_ow_attr_ints(w, nd, "strides", strides, 2) || !lg_ow_attr_ints(w, nd, "pads", pads, 4)) return NULL;
     Onnx__NodeProto *fl = lg_ow_node(w, "Flatten", flat, cv, NULL, NULL);
     if (!fl || !lg_ow_attr_ints(w, fl, "axis", &one, 0)) return NULL;
-    if (!tied) {
-        const char *ba = lg_ow_tensor(w, lg_ow_str(w, "L%d_b", k), Ly->b, (size_t)Ly->n_out, &bd, 1);
+    if (b && !tied) {
+        const char *ba = lg_ow_tensor(w, LG_OW_NAME("_b"), b, (size_t)A->n_out, &bd, 1);
         lg_ow_node(w, "Add", z, flat, ba, NULL);
     }
+#undef LG_OW_NAME
+    return w->oom ? NULL : z;
+}
+
+static const char *lg_ow_conv(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *z)
+{
+    return lg_ow_conv_term(w, &Ly->lin, Ly->b, "L%d", k, x, z);
+}
+
+/* Gemm(x, W, b) with transB = 1 → z (b may be NULL). */
+static int lg_ow_gemm(lg_ow *w, const char *z, const char *x, const char *Wn, const char *bn)
+{
+    Onnx__NodeProto *g = lg_ow_node(w, "Gemm", z, x, Wn, bn);
+    int64_t one = 1;
+    return g && lg_ow_attr_ints(w, g, "transB", &one, 0);
+}
+
+/* Term t of layer k (t ≥ 1, or t = 0 of an index-map layer, with bias b)
+ * on the flat [1, n_in] value x → z: a dense Gemm, a conv, or an index
+ * map as Gather over axis 1 (a zero entry reads one zero padded on by Pad). */
+static const char *lg_ow_term(lg_ow *w, const lg_linear *A, const double *b, int k, int t, const char *x, const char *z)
+{
+    char tag[32];
+    snprintf(tag, sizeof tag, "L%%d_t%d", t);
+    char nm[64];
+#define LG_OW_NAME(suffix) (snprintf(nm, sizeof nm, "%s" suffix, tag), lg_ow_str(w, nm, k))
+    int64_t bd = A->n_out;
+    if (A->kind == LG_LAYER_CONV2D) return lg_ow_conv_term(w, A, b, tag, k, x, z);
+    if (A->kind == LG_LAYER_DENSE) {
+        int64_t wd[2] = {A->n_out, A->n_in};
+        const char *Wn = lg_ow_tensor(w, LG_OW_NAME("_W"), A->W, (size_t)A->n_out * (size_t)A->n_in, wd, 2);
+        const char *bn = b ? lg_ow_tensor(w, LG_OW_NAME("_b"), b, (size_t)A->n_out, &bd, 1) : NULL;
+        return lg_ow_gemm(w, z, x, Wn, bn) && !w->oom ? z : NULL;
+    }
+    int zeros = 0;
+    int64_t *idx = lg_ow_alloc(w, (size_t)A->n_out * sizeof *idx);
+    if (!idx) return NULL;
+    for (int o = 0; o < A->n_out; o++) {
+        zeros |= A->map[o] < 0;
+        idx[o] = A->map[o] < 0 ? A->n_in : A->map[o];
+    }
+    const char *src = x;
+    if (zeros) {
+        int64_t pads[4] = {0, 0, 0, 1};
+        const char *pn = lg_ow_tensor_i64(w, LG_OW_NAME("_pads"), pads, 4);
+        src = LG_OW_NAME("_padded");
+        lg_ow_node(w, "Pad", src, x, pn, NULL);
+    }
+    const char *in = lg_ow_tensor_i64(w, LG_OW_NAME("_index"), idx, (size_t)A->n_out);
+    const char *g = b ? LG_OW_NAME("_gather") : z;
+    Onnx__NodeProto *nd = lg_ow_node(w, "Gather", g, src, in, NULL);
+    int64_t one = 1;
+    if (!nd || !lg_ow_attr_ints(w, nd, "axis", &one, 0)) return NULL;
+    if (b) {
+        const char *bn = lg_ow_tensor(w, LG_OW_NAME("_b"), b, (size_t)A->n_out, &bd, 1);
+        lg_ow_node(w, "Add", z, g, bn, NULL);
+    }
+#undef LG_OW_NAME
     return w->oom ? NULL : z;
 }
 
@@ -298,7 +360,6 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     lg_status st = lg_net_validate(net);
     if (n_rounded) *n_rounded = 0;
     if (st != LG_OK) return st;
-    if ((st = lg_net_require_chain(net, "ONNX export")) != LG_OK) return st;
     lg_ow w;
     memset(&w, 0, sizeof w);
     uint8_t *buf = NULL;
@@ -314,10 +375,12 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         for (int k = 0; k < L; k++)
             *n_rounded += lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda);
     }
-    w.nodes = lg_ow_alloc(&w, (2 + 9 * (size_t)L) * sizeof *w.nodes);
-    w.inits = lg_ow_alloc(&w, (5 + 5 * (size_t)L) * sizeof *w.inits);
+    size_t T = (size_t)net->n_terms + (size_t)L;
+    w.nodes = lg_ow_alloc(&w, (2 + 9 * (size_t)L + 6 * T) * sizeof *w.nodes);
+    w.inits = lg_ow_alloc(&w, (5 + 5 * (size_t)L + 5 * T) * sizeof *w.inits);
     Onnx__StringStringEntryProto **meta = lg_ow_alloc(&w, (1 + (size_t)L) * sizeof *meta);
-    if (!w.nodes || !w.inits || !meta) goto oom;
+    const char **outs = lg_ow_alloc(&w, (size_t)L * sizeof *outs); /* each layer's output value */
+    if (!w.nodes || !w.inits || !meta || !outs) goto oom;
     const char *x = "input";
     int64_t nin = net->n_in;
     if (net->in_sub) {
@@ -332,9 +395,39 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     }
     size_t n_meta = 0;
     meta[n_meta++] = lg_ow_meta(&w, "lgelu.t", net->t);
+    const char *x_in = x;
     for (int k = 0; k < L; k++) {
         const lg_layer *Ly = &net->layers[k];
         int last = k == L - 1;
+        x = Ly->src < 0 ? x_in : outs[Ly->src];
+        if (Ly->n_terms > 0 || Ly->kind == LG_LAYER_INDEX) {
+            /* a graph layer: its terms summed by Add (term 0 carries the bias), then the activation */
+            const char *z = last && Ly->act == LG_ACT_IDENTITY && Ly->n_terms == 0 ? "output" : lg_ow_str(&w, "L%d_z", k);
+            const char *zt = Ly->n_terms ? lg_ow_str(&w, "L%d_t0_z", k) : z;
+            if (Ly->kind == LG_LAYER_CONV2D) zt = lg_ow_conv(&w, Ly, k, x, zt);
+            else zt = lg_ow_term(&w, &Ly->lin, Ly->b, k, 0, x, zt);
+            if (!zt) goto oom;
+            for (int t = 1; t <= Ly->n_terms; t++) {
+                const lg_linear *A = &Ly->terms[t - 1];
+                char nm[48];
+                snprintf(nm, sizeof nm, "L%%d_t%d_z", t);
+                const char *zi = lg_ow_term(&w, A, NULL, k, t, A->src < 0 ? x_in : outs[A->src], lg_ow_str(&w, nm, k));
+                snprintf(nm, sizeof nm, "L%%d_s%d", t);
+                const char *sum = t == Ly->n_terms ? (last && Ly->act == LG_ACT_IDENTITY ? "output" : z)
+                                                   : lg_ow_str(&w, nm, k);
+                if (!zi || !lg_ow_op(&w, "Add", sum, zt, zi)) goto oom;
+                zt = sum;
+            }
+            z = zt;
+            x = last && Ly->act == LG_ACT_IDENTITY
+                    ? z
+                    : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
+            if (!x) goto oom;
+            outs[k] = x;
+            if (lg_act_info_of(Ly->act)->softplus && (!use_float || lg_ow_float_ok(Ly->lambda)))
+                meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
+            continue;
+        }
         if (Ly->kind == LG_LAYER_CONV2D) {
             const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
             if (!lg_ow_conv(&w, Ly, k, x, z)) goto oom;
@@ -342,6 +435,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
                     ? z
                     : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
             if (!x) goto oom;
+            outs[k] = x;
             if (lg_act_info_of(Ly->act)->softplus)
                 meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
             continue;
@@ -365,6 +459,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         x = last && Ly->act == LG_ACT_IDENTITY ? z
                                                 : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
         if (!x) goto oom;
+        outs[k] = x;
         /* s describes the exact λ; a λ rounded to float32 gets s solved back on reading */
         if (lg_act_info_of(Ly->act)->softplus && (!use_float || lg_ow_float_ok(Ly->lambda)))
             meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);

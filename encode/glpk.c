@@ -58,7 +58,6 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/linop.h"
 #include "encode/backends.h"
 #include "encode/glpk_guard.h"
 #include "encode/lp_cert.h"
@@ -85,8 +84,9 @@ typedef struct glpq {
     glpk_node *stack;  /* [2·n_relu + 2] */
     int *path;         /* [n_relu] δ columns fixed on the current path */
     int *dive;         /* [n_relu] δ columns fixed by a dive */
-    double *z;         /* [Σ layer widths] pre-activations of the real network at a point */
-    int zoff[LG_NET_MAX_LAYERS + 1];
+    double *z;         /* [lg_net_nodes_len] pre-activations of the real network at a point, node by node */
+    double *vals;      /* [lg_net_nodes_len] its node values */
+    int zoff[LG_NET_MAX_LAYERS + 1]; /* lg_net_node_offset of each layer */
     int *term_row;     /* [n_terms] row before term t's first row (0-based) */
     int *term_done;    /* [n_terms] 1 once certified UNSAT */
     int depth;         /* δ fixings on the current path */
@@ -264,23 +264,10 @@ static int glpk_branch(glpq *q, int have_point, int *first)
     return best < 0 ? -1 : m->relu[best].d;
 }
 
-/* Pre-activations of the real network at x (double forward pass) into q->z. */
+/* Pre-activations of the real network at x (double forward pass through the graph) into q->z. */
 static void glpk_forward(glpq *q, const lg_net *net, const double *x)
 {
-    double *a = q->scratch, *tmp = q->scratch + lg_net_max_width(net);
-    for (int i = 0; i < net->n_in; i++)
-        a[i] = (x[i] - (net->in_sub ? net->in_sub[i] : 0.0)) / (net->in_div ? net->in_div[i] : 1.0);
-    for (int k = 0; k < net->n_layers; k++) {
-        const lg_layer *L = &net->layers[k];
-        double *z = q->z + q->zoff[k];
-        lg_layer_mul(L, 1, a, z, 0, 0); /* W·a through the layer's structure (core/linop.h) */
-        for (int o = 0; o < L->n_out; o++) {
-            double s = z[o] + L->b[o];
-            z[o] = s;
-            tmp[o] = L->act == LG_ACT_RELU && s < 0 ? 0.0 : s;
-        }
-        memcpy(a, tmp, (size_t)L->n_out * sizeof *a);
-    }
+    lg_net_forward_nodes(net, x, q->vals, q->z);
 }
 
 /* A primal heuristic, still GLPK's work: fix every free δ to the activation
@@ -411,16 +398,13 @@ static lg_status glpk_run(glpq *q, const lg_problem *p, const lg_solve_opts *o, 
     q->stack = malloc((2 * (size_t)q->m.n_relu + 2) * sizeof *q->stack);
     q->path = malloc(((size_t)q->m.n_relu + 1) * sizeof *q->path);
     q->dive = malloc(((size_t)q->m.n_relu + 1) * sizeof *q->dive);
-    int zn = 0;
-    for (int k = 0; k < p->net->n_layers; k++) {
-        q->zoff[k] = zn;
-        zn += p->net->layers[k].n_out;
-    }
-    q->zoff[p->net->n_layers] = zn;
-    q->z = malloc(((size_t)zn + 1) * sizeof *q->z);
+    size_t zn = lg_net_nodes_len(p->net);
+    for (int k = 0; k < p->net->n_layers; k++) q->zoff[k] = (int)lg_net_node_offset(p->net, k);
+    q->z = malloc((zn + 1) * sizeof *q->z);
+    q->vals = malloc((zn + 1) * sizeof *q->vals);
     q->term_row = malloc(((size_t)p->n_terms + 1) * sizeof *q->term_row);
     q->term_done = calloc((size_t)p->n_terms + 1, sizeof *q->term_done);
-    if (!q->ind || !q->val || !q->x || !q->scratch || !q->stack || !q->path || !q->dive || !q->z || !q->term_row ||
+    if (!q->ind || !q->val || !q->x || !q->scratch || !q->stack || !q->path || !q->dive || !q->z || !q->vals || !q->term_row ||
         !q->term_done)
         return lg_fail(LG_ERR_NOMEM, "glpk: cannot allocate buffers");
     if (o->run.verbose > 0)
@@ -522,6 +506,7 @@ lg_status lg_glpk_solve(const lg_problem *p, const lg_solve_opts *o, lg_result *
     free(q->path);
     free(q->dive);
     free(q->z);
+    free(q->vals);
     free(q->term_row);
     free(q->term_done);
     free(q);

@@ -1,6 +1,5 @@
 /* milp.c — the neutral big-M model of an lg_problem (milp.h). */
 #include "encode/milp.h"
-#include "core/linop.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -89,31 +88,75 @@ lg_status lg_milp_add_row(lg_milp *m, const char *name, char sense, double rhs, 
     return LG_OK;
 }
 
+/* The column of copy c ≥ 1 of position pos (pwl.h): made on first use as
+ * v' with the bounds of v and the row v' − v = 0. al_col/al_next: records
+ * of the copies, al_head[pos] the first (copy 1) of pos, −1 none. */
+typedef struct milp_copies {
+    int *head;          /* [nodes_len] */
+    int *col, *next, n, cap_col, cap_next;
+} milp_copies;
+
+static lg_status milp_copy_col(lg_milp *m, milp_copies *cp, const int *colmap, int pos, int c, int *out)
+{
+    int *link = &cp->head[pos], v = colmap[pos];
+    for (int level = 1;; level++) {
+        if (*link < 0) {
+            if (grow((void **)&cp->col, &cp->cap_col, cp->n + 1, sizeof *cp->col) ||
+                grow((void **)&cp->next, &cp->cap_next, cp->n + 1, sizeof *cp->next))
+                return lg_fail(LG_ERR_NOMEM, "milp: cannot grow the copies");
+            char name[32];
+            int col, ind[2];
+            double val[2] = {1.0, -1.0};
+            snprintf(name, sizeof name, "c%d_%.17s", level, m->cols[v].name);
+            lg_status st = lg_milp_add_col(m, name, m->cols[v].lo, m->cols[v].hi, 0, &col);
+            if (st) return st;
+            ind[0] = col, ind[1] = v;
+            snprintf(name, sizeof name, "rc%d_%.17s", level, m->cols[v].name);
+            if ((st = lg_milp_add_row(m, name, 'E', 0.0, 2, ind, val))) return st; /* v' − v = 0 */
+            cp->col[cp->n] = col;
+            cp->next[cp->n] = -1;
+            *link = cp->n++;
+        }
+        if (level == c) {
+            *out = cp->col[*link];
+            return LG_OK;
+        }
+        link = &cp->next[*link];
+    }
+}
+
 lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
 {
     lg_status st = lg_pwl_validate(p);
     if (st) return st;
     const lg_net *net = p->net;
-    int n_in = net->n_in, width = lg_net_max_width(net), n_out = lg_net_n_out(net);
-    int *prev = malloc((size_t)width * sizeof *prev), *cur = malloc((size_t)width * sizeof *cur);
-    int *ind = malloc(((size_t)width + 2) * sizeof *ind);
-    double *val = malloc(((size_t)width + 2) * sizeof *val);
-    double *row = malloc(((size_t)width + 1) * sizeof *row); /* a conv's row written out (core/linop.h) */
+    int n_in = net->n_in, n_out = lg_net_n_out(net);
+    size_t len = lg_net_nodes_len(net);
+    lg_pwl_row R;
+    milp_copies cp = {0};
+    if ((st = lg_pwl_row_init(&R, net))) return st;
+    /* colmap[pos]: the column holding node value pos (input: x or its normalised xn; a layer
+     * output: z, a, or −1 for a stably inactive ReLU, whose value 0 is dropped from sums) */
+    int *colmap = malloc(len * sizeof *colmap);
+    int *ind = malloc(((size_t)R.cap + 2) * sizeof *ind);
+    double *val = malloc(((size_t)R.cap + 2) * sizeof *val);
+    cp.head = malloc(len * sizeof *cp.head);
     m->n_in = n_in;
     m->n_out = n_out;
     m->x_col = malloc((size_t)n_in * sizeof *m->x_col);
     m->y_col = malloc((size_t)n_out * sizeof *m->y_col);
     m->y_lo = malloc((size_t)n_out * sizeof *m->y_lo);
     m->y_hi = malloc((size_t)n_out * sizeof *m->y_hi);
-    if (!prev || !cur || !ind || !val || !row || !m->x_col || !m->y_col || !m->y_lo || !m->y_hi) {
+    if (!colmap || !ind || !val || !cp.head || !m->x_col || !m->y_col || !m->y_lo || !m->y_hi) {
         st = lg_fail(LG_ERR_NOMEM, "milp: cannot allocate the encoding");
         goto fail;
     }
+    for (size_t q = 0; q < len; q++) cp.head[q] = -1;
     char name[32];
     for (int i = 0; i < n_in; i++) {
         snprintf(name, sizeof name, "X_%d", i); /* VNN-LIB input names */
         if ((st = lg_milp_add_col(m, name, p->lo[i], p->hi[i], 0, &m->x_col[i]))) goto fail;
-        prev[i] = m->x_col[i];
+        colmap[i] = m->x_col[i];
         if (net->in_sub || net->in_div) {
             /* div·xn − x = −sub */
             snprintf(name, sizeof name, "xn_%d", i);
@@ -124,8 +167,8 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
             nlo -= fabs(nlo) * 0x1p-50 + 0x1p-1000;
             nhi += fabs(nhi) * 0x1p-50 + 0x1p-1000;
             if (!isfinite(nlo) || !isfinite(nhi)) nlo = -INFINITY, nhi = INFINITY;
-            if ((st = lg_milp_add_col(m, name, nlo, nhi, 0, &prev[i]))) goto fail;
-            ind[0] = prev[i];
+            if ((st = lg_milp_add_col(m, name, nlo, nhi, 0, &colmap[i]))) goto fail;
+            ind[0] = colmap[i];
             val[0] = net->in_div ? net->in_div[i] : 1.0;
             ind[1] = m->x_col[i];
             val[1] = -1.0;
@@ -135,21 +178,24 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
     }
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        int *cur = colmap + lg_pwl_node_off(&R, k);
         for (int i = 0; i < L->n_out; i++) {
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             int z, a, d;
             snprintf(name, sizeof name, "z_%d_%d", k, i);
             if ((st = lg_milp_add_col(m, name, l, u, 0, &z))) goto fail;
-            /* z − Σ_j W[i,j]·a_j = b */
+            /* z − Σ_t Σ_j A_t[i,j]·v_src(t),j = b  (one row over every term's source; zero
+             * weights and stably inactive inputs left out: a conv's row is sparse) */
+            lg_pwl_row_get(&R, k, i, colmap);
             int n = 0;
             ind[n] = z;
             val[n++] = 1.0;
-            const double *Wr = lg_layer_row(L, i, row);
-            for (int j = 0; j < L->n_in; j++) {
-                /* zero weights are left out: a conv layer's row is sparse */
-                if (prev[j] < 0 || Wr[j] == 0.0) continue;
-                ind[n] = prev[j];
-                val[n++] = -Wr[j];
+            for (int q = 0; q < R.n; q++) {
+                if (R.w[q] == 0.0) continue;
+                int c = colmap[R.pos[q]];
+                if (R.copy[q] > 0 && (st = milp_copy_col(m, &cp, colmap, R.pos[q], R.copy[q], &c))) goto fail;
+                ind[n] = c;
+                val[n++] = -R.w[q];
             }
             snprintf(name, sizeof name, "r_%d_%d", k, i);
             if ((st = lg_milp_add_row(m, name, 'E', L->b[i], n, ind, val))) goto fail;
@@ -187,17 +233,16 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
                 m->y_hi[i] = ph == LG_PHASE_ZERO ? 0.0 : u;
             }
         }
-        int *t = prev;
-        prev = cur;
-        cur = t;
     }
     st = LG_OK;
 fail:
-    free(prev);
-    free(cur);
+    lg_pwl_row_free(&R);
+    free(colmap);
     free(ind);
     free(val);
-    free(row);
+    free(cp.head);
+    free(cp.col);
+    free(cp.next);
     return st;
 }
 

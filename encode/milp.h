@@ -11,7 +11,11 @@
  *   x_i ∈ [lo_i, hi_i]
  *   div_i·xn_i − x_i = −sub_i                          (only with normalisation;
  *                        xn_i boxed by its range over [lo_i, hi_i], widened outward)
- *   z_k,i − Σ_j W[i,j]·a_{k−1},j = b_i,   z_k,i ∈ [l, u]
+ *   z_k,i − Σ_t Σ_j A_t[i,j]·a_{src(t)},j = b_i,   z_k,i ∈ [l, u]
+ *                        (one row over every term's source node, a_{−1} = xn or x;
+ *                         pwl.h lg_pwl_row: a position two terms read with an
+ *                         inexact weight sum goes on a copy column v' ∈ [v's bounds],
+ *                         v' − v = 0, made once and named c<copy>_<v>)
  *   identity or relu with l ≥ 0: a = z (the z column itself)
  *   relu with u ≤ 0:             a = 0 (no column; dropped from sums)
  *   relu with l < 0 < u (Marabou MILPEncoder::encodeReLUConstraint style),

@@ -7,7 +7,8 @@
  * one input box, the output condition (a disjunction of conjunctions, the
  * counterexample region as in verify/prop.h, a disjunction of lg_term), and sound pre-activation
  * bounds pre_lo[k][i] ≤ z_k[i] ≤ pre_hi[k][i] for every layer k and neuron i
- * (z = W·a + b before the activation). Only neurons with pre_lo < 0 < pre_hi
+ * (z = Σ_t A_t·a_src(t) + b before the activation; the net may be a graph,
+ * core/net.h). Only neurons with pre_lo < 0 < pre_hi
  * (unstable) get a case split (Z3) or a binary (GLPK).
  *
  * A back-end answers with an lg_result: UNSAT (no counterexample exists;

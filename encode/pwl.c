@@ -2,6 +2,10 @@
 #include "encode/pwl.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/linop.h"
 
 static int all_finite(const double *v, int n)
 {
@@ -15,8 +19,6 @@ lg_status lg_pwl_validate(const lg_problem *p)
     if (!p || !p->net) return lg_fail(LG_ERR_ARG, "problem: no network");
     const lg_net *net = p->net;
     if (net->n_layers < 1 || !net->layers) return lg_fail(LG_ERR_ARG, "problem: network has no layers");
-    lg_status gst = lg_net_require_chain(net, "the encoders");
-    if (gst != LG_OK) return gst;
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
         if (a != LG_ACT_IDENTITY && a != LG_ACT_RELU) {
@@ -87,4 +89,125 @@ int lg_pwl_term_holds(const lg_problem *p, int t, const double *x, double tol, d
         if (!(x[i] >= p->lo[i] && x[i] <= p->hi[i])) return 0;
     lg_net_forward(p->net, x, y, scratch);
     return lg_term_holds(n_out, &p->terms[t], y, tol, NULL);
+}
+
+lg_status lg_pwl_row_init(lg_pwl_row *r, const lg_net *net)
+{
+    memset(r, 0, sizeof *r);
+    size_t len = lg_net_nodes_len(net);
+    int cap = 1, tcap = 1;
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        long c = 0;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            int q = lg_linear_row_cap(lg_layer_lin(L, t));
+            c += q;
+            if (q > tcap) tcap = q;
+        }
+        if (c > (long)LG_NET_MAX_DIM * 4) return lg_fail(LG_ERR_NOMEM, "layer %d: rows of %ld entries", k, c);
+        if (c > cap) cap = (int)c;
+    }
+    r->net = net;
+    r->cap = cap;
+    r->node_off = malloc(((size_t)net->n_layers + 1) * sizeof *r->node_off);
+    r->pos = malloc((size_t)cap * sizeof *r->pos);
+    r->copy = malloc((size_t)cap * sizeof *r->copy);
+    r->w = malloc((size_t)cap * sizeof *r->w);
+    r->next = malloc((size_t)cap * sizeof *r->next);
+    r->slot = malloc((len ? len : 1) * sizeof *r->slot);
+    r->stamp = calloc(len ? len : 1, sizeof *r->stamp);
+    r->idx = malloc((size_t)tcap * sizeof *r->idx);
+    r->tw = malloc((size_t)tcap * sizeof *r->tw);
+    if (!r->node_off || !r->pos || !r->copy || !r->w || !r->next || !r->slot || !r->stamp || !r->idx || !r->tw) {
+        lg_pwl_row_free(r);
+        return lg_fail(LG_ERR_NOMEM, "encoder: cannot allocate row scratch");
+    }
+    for (int k = -1; k < net->n_layers; k++) r->node_off[k + 1] = lg_net_node_offset(net, k);
+    return LG_OK;
+}
+
+void lg_pwl_row_free(lg_pwl_row *r)
+{
+    free(r->node_off);
+    free(r->pos);
+    free(r->copy);
+    free(r->w);
+    free(r->next);
+    free(r->slot);
+    free(r->stamp);
+    free(r->idx);
+    free(r->tw);
+    memset(r, 0, sizeof *r);
+}
+
+/* 1 when a + b is a double (TwoSum: the rounding error is 0) and finite. */
+static int lg_pwl_sum_exact(double a, double b, double *s)
+{
+    *s = a + b;
+    if (!isfinite(*s)) return 0;
+    double bb = *s - a;
+    return (a - (*s - bb)) + (b - bb) == 0.0;
+}
+
+int lg_pwl_row_get(lg_pwl_row *r, int k, int i, const int *col)
+{
+    const lg_layer *L = &r->net->layers[k];
+    int n = 0, one = lg_layer_n_lin(L) == 1;
+    if (++r->row_no == 0) { /* wrapped: clear the stamps */
+        memset(r->stamp, 0, lg_net_nodes_len(r->net) * sizeof *r->stamp);
+        r->row_no = 1;
+    }
+    for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        const lg_linear *A = lg_layer_lin(L, t);
+        int off = (int)lg_pwl_node_off(r, A->src);
+        int nz = lg_linear_row_nz(A, i, r->idx, r->tw);
+        for (int q = 0; q < nz; q++) {
+            int pos = off + r->idx[q];
+            double w = r->tw[q];
+            if (w == 0.0 || (col && col[pos] < 0)) continue;
+            if (!one && r->stamp[pos] == r->row_no) { /* the position is in the row already */
+                int e = r->slot[pos];
+                for (;;) {
+                    double s;
+                    if (lg_pwl_sum_exact(r->w[e], w, &s)) {
+                        r->w[e] = s; /* may cancel to 0: the entry stays, encoders skip zeros */
+                        break;
+                    }
+                    if (r->next[e] >= 0) {
+                        e = r->next[e];
+                        continue;
+                    }
+                    r->next[e] = n;
+                    r->pos[n] = pos, r->copy[n] = r->copy[e] + 1, r->w[n] = w, r->next[n] = -1;
+                    n++;
+                    break;
+                }
+                continue;
+            }
+            r->stamp[pos] = r->row_no;
+            r->slot[pos] = n;
+            r->pos[n] = pos, r->copy[n] = 0, r->w[n] = w, r->next[n] = -1;
+            n++;
+        }
+    }
+    r->n = n;
+    return n;
+}
+
+int lg_pwl_row_copies(lg_pwl_row *r, const int *col, int *copies)
+{
+    const lg_net *net = r->net;
+    int most = 0;
+    if (copies) memset(copies, 0, lg_net_nodes_len(net) * sizeof *copies);
+    for (int k = 0; k < net->n_layers; k++) {
+        if (net->layers[k].n_terms == 0) continue; /* one term: no position twice */
+        for (int i = 0; i < net->layers[k].n_out; i++) {
+            lg_pwl_row_get(r, k, i, col);
+            for (int q = 0; q < r->n; q++) {
+                if (r->copy[q] > most) most = r->copy[q];
+                if (copies && r->copy[q] > copies[r->pos[q]]) copies[r->pos[q]] = r->copy[q];
+            }
+        }
+    }
+    return most;
 }

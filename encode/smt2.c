@@ -7,6 +7,8 @@
  *   (<= lo_i X_i) (<= X_i hi_i)                            VNN-LIB names X_i, Y_j
  *   (= (* div_i xn_i) (- X_i sub_i))                       normalisation, if any
  *   (= z_k_i (+ b (* W_ij a_j) ...))  (<= l z_k_i) (<= z_k_i u)
+ *                 one row over every term's source node (pwl.h lg_pwl_row; a
+ *                 position two terms read may appear twice, added exactly)
  *   unstable relu: (or (and (<= z 0) (= a 0)) (and (>= z 0) (= a z))),
  *                  (>= a 0), (>= a z)
  *   stable relu / identity: a is z itself, or the constant 0 (dropped)
@@ -26,7 +28,6 @@
 #include <stdlib.h>
 
 #include "encode/backends.h"
-#include "core/linop.h"
 #include "encode/pwl.h"
 #include "encode/rational.h"
 
@@ -62,6 +63,26 @@ static void smt_affine(smtw *w, const double *c, char (*names)[32], int n, doubl
     fputc(')', w->f);
 }
 
+/* Row r of pwl.h: b + Σ w·v over the node variables named by names[pos] ("" = zero). */
+static void smt_row(smtw *w, const lg_pwl_row *r, char (*names)[32], double b)
+{
+    int m = 0;
+    for (int j = 0; j < r->n; j++) m += names[r->pos[j]][0] && r->w[j] != 0;
+    if (m == 0) {
+        smt_num(w, b);
+        return;
+    }
+    fputs("(+ ", w->f);
+    smt_num(w, b);
+    for (int j = 0; j < r->n; j++) {
+        if (!names[r->pos[j]][0] || r->w[j] == 0) continue;
+        fputs(" (* ", w->f);
+        smt_num(w, r->w[j]);
+        fprintf(w->f, " %s)", names[r->pos[j]]);
+    }
+    fputc(')', w->f);
+}
+
 static void smt_declare(smtw *w, const char *name) { fprintf(w->f, "(declare-fun %s () Real)\n", name); }
 
 lg_status lg_smt2_write(const lg_problem *p, FILE *f)
@@ -69,11 +90,13 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
     lg_status st = lg_pwl_validate(p);
     if (st) return st;
     const lg_net *net = p->net;
-    int width = lg_net_max_width(net), n_out = lg_net_n_out(net);
-    char(*prev)[32] = calloc((size_t)width, sizeof *prev);
-    char(*cur)[32] = calloc((size_t)width, sizeof *cur);
-    double *row = malloc(((size_t)width + 1) * sizeof *row); /* a conv's row written out (core/linop.h) */
-    if (!prev || !cur || !row) {
+    int n_out = lg_net_n_out(net);
+    lg_pwl_row R;
+    if ((st = lg_pwl_row_init(&R, net))) return st;
+    /* node[pos]: the name of every node value (normalised input, layer outputs; "" = 0) */
+    char(*node)[32] = calloc(lg_net_nodes_len(net), sizeof *node);
+    char(*prev)[32] = NULL;
+    if (!node) {
         st = lg_fail(LG_ERR_NOMEM, "smt2: cannot allocate names");
         goto fail;
     }
@@ -101,26 +124,28 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
         fprintf(f, " %s))\n(assert (<= %s ", x, x);
         smt_num(&w, p->hi[i]);
         fputs("))\n", f);
-        snprintf(prev[i], sizeof prev[i], "%s", x);
+        snprintf(node[i], sizeof node[i], "%s", x);
         if (p->property_smt) fprintf(f, "(assert (= %s X_%d))\n", x, i);
         if (net->in_sub || net->in_div) {
-            snprintf(prev[i], sizeof prev[i], "xn_%d", i);
-            smt_declare(&w, prev[i]);
+            snprintf(node[i], sizeof node[i], "xn_%d", i);
+            smt_declare(&w, node[i]);
             fputs("(assert (= (* ", f);
             smt_num(&w, net->in_div ? net->in_div[i] : 1.0);
-            fprintf(f, " %s) (- %s ", prev[i], x);
+            fprintf(f, " %s) (- %s ", node[i], x);
             smt_num(&w, net->in_sub ? net->in_sub[i] : 0.0);
             fputs(")))\n", f);
         }
     }
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        char(*cur)[32] = node + lg_pwl_node_off(&R, k);
         for (int i = 0; i < L->n_out; i++) {
             char z[32], a[32];
             snprintf(z, sizeof z, "z_%d_%d", k, i);
             smt_declare(&w, z);
             fprintf(f, "(assert (= %s ", z);
-            smt_affine(&w, lg_layer_row(L, i, row), prev, L->n_in, L->b[i]);
+            lg_pwl_row_get(&R, k, i, NULL);
+            smt_row(&w, &R, node, L->b[i]);
             fprintf(f, "))\n(assert (<= ");
             smt_num(&w, p->pre_lo[k][i]);
             fprintf(f, " %s))\n(assert (<= %s ", z, z);
@@ -140,10 +165,8 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
                 break;
             }
         }
-        char(*t)[32] = prev;
-        prev = cur;
-        cur = t;
     }
+    prev = node + lg_pwl_node_off(&R, net->n_layers - 1); /* the outputs */
     if (p->property_smt) { /* Y_j are the property's own declarations */
         for (int j = 0; j < n_out; j++) fprintf(f, "(assert (= Y_%d %s))\n", j, prev[j][0] ? prev[j] : "0.0");
         fputs("(check-sat)\n(get-model)\n(exit)\n", f);
@@ -179,8 +202,7 @@ done:
     st = w.st;
     if (!st && (fflush(f) != 0 || ferror(f))) st = lg_fail(LG_ERR_IO, "smt2: write failed");
 fail:
-    free(prev);
-    free(row);
-    free(cur);
+    free(node);
+    lg_pwl_row_free(&R);
     return st;
 }

@@ -5,8 +5,9 @@
  *
  *   inputs        lo_i ≤ x_i ≤ hi_i
  *   normalisation div_i·x'_i = x_i − sub_i          (only if the net has one)
- *   layer k       z_k,i = Σ_j W_k[i,j]·a_{k−1},j + b_k,i,   l_k,i ≤ z_k,i ≤ u_k,i
- *                 (a_{−1} = x' ; stable-zero inputs a = 0 are dropped)
+ *   layer k       z_k,i = Σ_t Σ_j A_t[i,j]·a_{src(t)},j + b_k,i,   l_k,i ≤ z_k,i ≤ u_k,i
+ *                 (one row over every term's source node, pwl.h lg_pwl_row;
+ *                 a_{−1} = x' ; stable-zero inputs a = 0 are dropped)
  *   identity      a_k,i = z_k,i
  *   relu, u ≤ 0   a_k,i = 0
  *   relu, l ≥ 0   a_k,i = z_k,i
@@ -41,7 +42,6 @@
 
 #include "encode/backends.h"
 #include "core/clock.h"
-#include "core/linop.h"
 #include "encode/pwl.h"
 #include "encode/z3_err.h"
 #include "encode/rational.h"
@@ -86,11 +86,12 @@ typedef struct z3q {
     Z3_sort real;
     Z3_ast zero;
     Z3_ast *x;    /* [n_in] input variables */
-    Z3_ast *prev; /* [max_width] activations of the previous layer, NULL = 0 */
-    Z3_ast *cur;  /* [max_width] */
-    Z3_ast *args; /* [max_width + 2] scratch for sums */
+    Z3_ast *node; /* [lg_net_nodes_len] the value of every node (normalised input, each
+                     layer's output), NULL = 0 */
+    Z3_ast *y;    /* the outputs: node + offset of the last layer */
+    Z3_ast *args; /* [max(row cap, n_out) + 2] scratch for sums */
     double *scratch; /* forward-pass scratch for candidate checks */
-    double *row;  /* [max_width] a conv's row written out (core/linop.h) */
+    lg_pwl_row row; /* rows over the graph (pwl.h) */
 } z3q;
 
 static Z3_ast z3_num(z3q *q, double v)
@@ -166,7 +167,22 @@ static void z3_build_relu(z3q *q, Z3_ast z, Z3_ast a, double l, double u)
     z3_assert(q, Z3_mk_le(c, Z3_mk_mul(c, 2, lhs_m), Z3_mk_sub(c, 2, rhs_s)));
 }
 
-/* ∨_t ∧_c (coef_c·y + d_c + eta ≤ 0) over the outputs y = q->prev. */
+/* Σ_q w[q]·node[pos[q]] + b over row r (every copy of a position is the
+ * position's own variable: Z3 adds the products exactly). */
+static Z3_ast z3_row(z3q *q, const lg_pwl_row *r, double b)
+{
+    int m = 0;
+    q->args[m++] = z3_num(q, b);
+    for (int j = 0; j < r->n; j++) {
+        Z3_ast v = q->node[r->pos[j]];
+        if (!v || r->w[j] == 0) continue;
+        Z3_ast mul[2] = {z3_num(q, r->w[j]), v};
+        q->args[m++] = Z3_mk_mul(q->ctx, 2, mul);
+    }
+    return m == 1 ? q->args[0] : Z3_mk_add(q->ctx, (unsigned)m, q->args);
+}
+
+/* ∨_t ∧_c (coef_c·y + d_c + eta ≤ 0) over the outputs q->y. */
 static Z3_ast z3_condition(z3q *q, const lg_problem *p, double eta)
 {
     Z3_context c = q->ctx;
@@ -176,7 +192,7 @@ static Z3_ast z3_condition(z3q *q, const lg_problem *p, double eta)
         const lg_term *T = &p->terms[t];
         Z3_ast conj = Z3_mk_true(c);
         for (int j = 0; j < T->n_cons; j++) {
-            Z3_ast lhs = z3_affine(q, T->cons[j].coef, q->prev, n_out, T->cons[j].d);
+            Z3_ast lhs = z3_affine(q, T->cons[j].coef, q->y, n_out, T->cons[j].d);
             Z3_ast le = Z3_mk_le(c, lhs, eta == 0 ? q->zero : z3_num(q, -eta));
             Z3_ast both[2] = {conj, le};
             conj = j == 0 ? le : Z3_mk_and(c, 2, both);
@@ -187,7 +203,7 @@ static Z3_ast z3_condition(z3q *q, const lg_problem *p, double eta)
     return disj;
 }
 
-/* Assert the whole encoding; on return q->prev holds the outputs y. */
+/* Assert the whole encoding; on return q->y holds the outputs. */
 static void z3_build(z3q *q, const lg_problem *p)
 {
     Z3_context c = q->ctx;
@@ -196,37 +212,37 @@ static void z3_build(z3q *q, const lg_problem *p)
         q->x[i] = z3_var(q, "x", i, -1);
         z3_assert(q, Z3_mk_ge(c, q->x[i], z3_num(q, p->lo[i])));
         z3_assert(q, Z3_mk_le(c, q->x[i], z3_num(q, p->hi[i])));
-        q->prev[i] = q->x[i];
+        q->node[i] = q->x[i];
         if (net->in_sub || net->in_div) {
             Z3_ast xn = z3_var(q, "xn", i, -1);
             Z3_ast dx[2] = {z3_num(q, net->in_div ? net->in_div[i] : 1.0), xn};
             Z3_ast xs[2] = {q->x[i], z3_num(q, net->in_sub ? net->in_sub[i] : 0.0)};
             z3_assert(q, Z3_mk_eq(c, Z3_mk_mul(c, 2, dx), Z3_mk_sub(c, 2, xs)));
-            q->prev[i] = xn;
+            q->node[i] = xn;
         }
     }
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *Ly = &net->layers[k];
+        Z3_ast *cur = q->node + lg_pwl_node_off(&q->row, k);
         for (int i = 0; i < Ly->n_out; i++) {
             if (lg_z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
-            z3_assert(q, Z3_mk_eq(c, z, z3_affine(q, lg_layer_row(Ly, i, q->row), q->prev, Ly->n_in, Ly->b[i])));
+            lg_pwl_row_get(&q->row, k, i, NULL);
+            z3_assert(q, Z3_mk_eq(c, z, z3_row(q, &q->row, Ly->b[i])));
             z3_assert(q, Z3_mk_ge(c, z, z3_num(q, l)));
             z3_assert(q, Z3_mk_le(c, z, z3_num(q, u)));
             switch (lg_pwl_phase(p, k, i)) {
-            case LG_PHASE_LINEAR: q->cur[i] = z; break;
-            case LG_PHASE_ZERO: q->cur[i] = NULL; break;
+            case LG_PHASE_LINEAR: cur[i] = z; break;
+            case LG_PHASE_ZERO: cur[i] = NULL; break;
             case LG_PHASE_UNSTABLE:
-                q->cur[i] = z3_var(q, "a", k, i);
-                z3_build_relu(q, z, q->cur[i], l, u);
+                cur[i] = z3_var(q, "a", k, i);
+                z3_build_relu(q, z, cur[i], l, u);
                 break;
             }
         }
-        Z3_ast *t = q->prev;
-        q->prev = q->cur;
-        q->cur = t;
     }
+    q->y = q->node + lg_pwl_node_off(&q->row, net->n_layers - 1);
     z3_assert(q, z3_condition(q, p, 0.0));
 }
 
@@ -291,13 +307,13 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     watchdog w;
     pthread_t thr;
     int have_thr = 0;
-    int n_in = p->net->n_in, width = lg_net_max_width(p->net);
+    int n_in = p->net->n_in, width = lg_net_max_width(p->net), n_out = lg_net_n_out(p->net);
+    if ((st = lg_pwl_row_init(&q.row, p->net))) goto fail;
+    int n_args = q.row.cap > n_out ? q.row.cap : n_out;
     q.x = calloc((size_t)n_in, sizeof *q.x);
-    q.prev = calloc((size_t)width, sizeof *q.prev);
-    q.cur = calloc((size_t)width, sizeof *q.cur);
-    q.args = calloc((size_t)width + 2, sizeof *q.args);
-    q.row = malloc(((size_t)width + 1) * sizeof *q.row);
-    if (!q.x || !q.prev || !q.cur || !q.args || !q.row) {
+    q.node = calloc(lg_net_nodes_len(p->net), sizeof *q.node);
+    q.args = calloc((size_t)n_args + 2, sizeof *q.args);
+    if (!q.x || !q.node || !q.args) {
         st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate encoding buffers");
         goto fail;
     }
@@ -431,10 +447,9 @@ fail:
     if (q.s) Z3_solver_dec_ref(q.ctx, q.s);
     if (q.ctx) Z3_del_context(q.ctx);
     free(q.x);
-    free(q.prev);
-    free(q.cur);
+    free(q.node);
     free(q.args);
-    free(q.row);
+    lg_pwl_row_free(&q.row);
     free(q.scratch);
     if (st) lg_result_free(r);
     return st;

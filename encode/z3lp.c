@@ -14,7 +14,10 @@
  *   a_j ∈ [0, u_j] for every unstable neuron j;  t ∈ [−T, T]
  * Rows that hold for every model (the exact network, bounds sound):
  *   div_i·xn_i − x_i = −sub_i
- *   z_k,i − Σ_j W[i,j]·a_{k−1},j = b_i      (a = z for linear neurons, 0 for zero)
+ *   z_k,i − Σ_t Σ_j A_t[i,j]·a_{src(t)},j = b_i   (a = z for linear neurons, 0 for zero;
+ *                               one row over every term's source node, pwl.h;
+ *                               a copy column v' ∈ [v's bounds], v' − v = 0,
+ *                               where two terms meet with an inexact sum)
  *   a_j − z_j ≥ 0
  *   A_j·a_j − u_j·z_j ≤ C_j    (the chord, A_j ≤ u_j − l_j and C_j ≥ −u_j·l_j
  *                               rounded toward validity: the convex
@@ -131,21 +134,24 @@ typedef struct zl {
     int *id2lit, n_ids;     /* [2·n_lit + 2] */
 } zl;
 
-/* Count columns, rows and entries of the theory LP (exact upper bounds). */
-static void zl_sizes(const lg_problem *p, int *n_cols, int *n_rows, size_t *nnz)
+/* Count columns, rows and entries of the theory LP (exact upper bounds);
+ * n_copy copy columns (pwl.h) each with its row v' − v = 0. */
+static void zl_sizes(const lg_problem *p, long n_copy, int *n_cols, int *n_rows, size_t *nnz)
 {
     const lg_net *net = p->net;
     int norm = net->in_sub || net->in_div;
-    int c = net->n_in * (norm ? 2 : 1) + 1, r = norm ? net->n_in : 0;
-    size_t e = norm ? 2 * (size_t)net->n_in : 0;
+    int c = net->n_in * (norm ? 2 : 1) + 1 + (int)n_copy, r = (norm ? net->n_in : 0) + (int)n_copy;
+    size_t e = (norm ? 2 * (size_t)net->n_in : 0) + 2 * (size_t)n_copy;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        size_t row = 1; /* z and every term's row entries */
+        for (int t = 0; t < lg_layer_n_lin(L); t++) row += (size_t)lg_linear_row_cap(lg_layer_lin(L, t));
         for (int i = 0; i < L->n_out; i++) {
             lg_phase ph = lg_pwl_phase(p, k, i);
             if (ph == LG_PHASE_ZERO) continue;
             c++;
             r++;
-            e += (size_t)L->n_in + 1;
+            e += row;
             if (ph == LG_PHASE_UNSTABLE) {
                 c++;
                 r += 6;
@@ -167,28 +173,44 @@ static void zl_sizes(const lg_problem *p, int *n_cols, int *n_rows, size_t *nnz)
 static lg_status zl_build_lp(zl *q, const lg_problem *p)
 {
     const lg_net *net = p->net;
+    size_t len = lg_net_nodes_len(net);
+    lg_pwl_row R;
+    lg_status st = lg_pwl_row_init(&R, net);
+    if (st) return st;
+    /* colmap[pos]: the column of node value pos (x or xn; z or a; −1: a stably inactive
+     * ReLU, 0); copies[pos] the copies of pos the rows use (pwl.h), their columns from
+     * copy_col[pos] on */
+    int *colmap = malloc(len * sizeof *colmap), *copies = malloc(len * sizeof *copies);
+    int *copy_col = malloc(len * sizeof *copy_col);
+    if (!colmap || !copies || !copy_col) {
+        st = lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the LP");
+        goto done;
+    }
+    memset(colmap, 0, len * sizeof *colmap);
+    for (int k = 0; k < net->n_layers; k++)
+        for (int i = 0; i < net->layers[k].n_out; i++)
+            if (lg_pwl_phase(p, k, i) == LG_PHASE_ZERO) colmap[lg_pwl_node_off(&R, k) + (size_t)i] = -1;
+    long n_copy = 0;
+    if (lg_pwl_row_copies(&R, colmap, copies) > 0)
+        for (size_t i = 0; i < len; i++) n_copy += copies[i];
     int n_cols, n_rows;
     size_t nnz;
-    zl_sizes(p, &n_cols, &n_rows, &nnz);
-    lg_status st = lg_lp_relax_init(&q->lp, n_cols, n_rows, nnz);
-    if (st) return st;
-    lg_lp_relax *lp = &q->lp;
-    int width = lg_net_max_width(net), n_in = net->n_in;
-    int w0 = width > n_in ? width : n_in;
-    int *prev = malloc((size_t)w0 * sizeof *prev), *cur = malloc((size_t)w0 * sizeof *cur);
-    double *row = malloc(((size_t)w0 + 1) * sizeof *row); /* a conv's row written out (core/linop.h) */
-    if (!prev || !cur || !row) {
-        free(prev);
-        free(cur);
-        free(row);
-        return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the LP");
+    zl_sizes(p, n_copy, &n_cols, &n_rows, &nnz);
+    q->obj = calloc((size_t)n_cols, sizeof *q->obj);
+    q->pobj = calloc((size_t)n_cols, sizeof *q->pobj);
+    if (!q->obj || !q->pobj) {
+        st = lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
+        goto done;
     }
+    if ((st = lg_lp_relax_init(&q->lp, n_cols, n_rows, nnz))) goto done;
+    lg_lp_relax *lp = &q->lp;
+    int n_in = net->n_in;
     int col = 0;
     double T = 1.0;
     for (int i = 0; i < n_in; i++) {
         q->x_col[i] = col;
         lg_lp_relax_col(lp, col++, p->lo[i], p->hi[i]);
-        prev[i] = q->x_col[i];
+        colmap[i] = q->x_col[i];
     }
     if (net->in_sub || net->in_div) {
         for (int i = 0; i < n_in; i++) {
@@ -203,69 +225,85 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
             lg_lp_relax_row_add(lp, 'E', -sub); /* div·xn − x = −sub */
             lg_lp_relax_ent(lp, xn, div);
             lg_lp_relax_ent(lp, q->x_col[i], -1.0);
-            prev[i] = xn;
+            colmap[i] = xn;
         }
     }
     q->t_col = n_cols - 1;
     int j = 0;
-    for (int k = 0; k < net->n_layers; k++) {
-        const lg_layer *L = &net->layers[k];
-        for (int i = 0; i < L->n_out; i++) {
-            double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
-            lg_phase ph = lg_pwl_phase(p, k, i);
-            if (ph == LG_PHASE_ZERO) {
-                cur[i] = -1;
-                continue;
+    for (int k = -1; k < net->n_layers; k++) {
+        if (k >= 0) {
+            const lg_layer *L = &net->layers[k];
+            int *cur = colmap + lg_pwl_node_off(&R, k);
+            for (int i = 0; i < L->n_out; i++) {
+                double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
+                lg_phase ph = lg_pwl_phase(p, k, i);
+                if (ph == LG_PHASE_ZERO) {
+                    cur[i] = -1;
+                    continue;
+                }
+                int z = col++;
+                lg_lp_relax_col(lp, z, l, u);
+                lg_lp_relax_row_add(lp, 'E', L->b[i]); /* z − Σ_t A_t·a_src(t) = b */
+                lg_lp_relax_ent(lp, z, 1.0);
+                lg_pwl_row_get(&R, k, i, colmap);
+                for (int m = 0; m < R.n; m++)
+                    if (R.w[m] != 0)
+                        lg_lp_relax_ent(lp, R.copy[m] ? copy_col[R.pos[m]] + R.copy[m] - 1 : colmap[R.pos[m]],
+                                        -R.w[m]);
+                if (ph == LG_PHASE_LINEAR) {
+                    cur[i] = z;
+                    continue;
+                }
+                int a = col++;
+                lg_lp_relax_col(lp, a, 0.0, u);
+                cur[i] = a;
+                if (-l + 1.0 > T) T = -l + 1.0;
+                if (u + 1.0 > T) T = u + 1.0;
+                lg_lp_relax_row_add(lp, 'G', 0.0); /* a − z ≥ 0 */
+                lg_lp_relax_ent(lp, a, 1.0);
+                lg_lp_relax_ent(lp, z, -1.0);
+                /* chord A·a − u·z ≤ C, A ≤ u − l and C ≥ −u·l (rounded toward validity) */
+                double A = nextafter(u - l, 0.0), C = nextafter(-u * l, INFINITY);
+                if (isfinite(C)) lg_lp_relax_row_add(lp, 'L', C);
+                else lg_lp_relax_row_add(lp, 'F', 0.0); /* −u·l overflows: no chord (a relaxation stays sound) */
+                lg_lp_relax_ent(lp, a, A);
+                lg_lp_relax_ent(lp, z, -u);
+                q->un_row[j] = lp->n_rows;
+                q->un_z[j] = z;
+                q->un_lo[j] = l;
+                q->un_hi[j] = u;
+                lg_lp_relax_row_add(lp, 'F', 0.0); /* A1: z + t ≥ 0 */
+                lg_lp_relax_ent(lp, z, 1.0);
+                lg_lp_relax_ent(lp, q->t_col, 1.0);
+                lg_lp_relax_row_add(lp, 'F', 0.0); /* A2: a − z − t ≤ 0 */
+                lg_lp_relax_ent(lp, a, 1.0);
+                lg_lp_relax_ent(lp, z, -1.0);
+                lg_lp_relax_ent(lp, q->t_col, -1.0);
+                lg_lp_relax_row_add(lp, 'F', 0.0); /* I1: z − t ≤ 0 */
+                lg_lp_relax_ent(lp, z, 1.0);
+                lg_lp_relax_ent(lp, q->t_col, -1.0);
+                lg_lp_relax_row_add(lp, 'F', 0.0); /* I2: a − t ≤ 0 */
+                lg_lp_relax_ent(lp, a, 1.0);
+                lg_lp_relax_ent(lp, q->t_col, -1.0);
+                j++;
             }
-            int z = col++;
-            lg_lp_relax_col(lp, z, l, u);
-            lg_lp_relax_row_add(lp, 'E', L->b[i]); /* z − Σ W·a = b */
-            lg_lp_relax_ent(lp, z, 1.0);
-            const double *w = lg_layer_row(L, i, row);
-            for (int m = 0; m < L->n_in; m++)
-                if (prev[m] >= 0 && w[m] != 0) lg_lp_relax_ent(lp, prev[m], -w[m]);
-            if (ph == LG_PHASE_LINEAR) {
-                cur[i] = z;
-                continue;
-            }
-            int a = col++;
-            lg_lp_relax_col(lp, a, 0.0, u);
-            cur[i] = a;
-            if (-l + 1.0 > T) T = -l + 1.0;
-            if (u + 1.0 > T) T = u + 1.0;
-            lg_lp_relax_row_add(lp, 'G', 0.0); /* a − z ≥ 0 */
-            lg_lp_relax_ent(lp, a, 1.0);
-            lg_lp_relax_ent(lp, z, -1.0);
-            /* chord A·a − u·z ≤ C, A ≤ u − l and C ≥ −u·l (rounded toward validity) */
-            double A = nextafter(u - l, 0.0), C = nextafter(-u * l, INFINITY);
-            if (isfinite(C)) lg_lp_relax_row_add(lp, 'L', C);
-            else lg_lp_relax_row_add(lp, 'F', 0.0); /* −u·l overflows: no chord (a relaxation stays sound) */
-            lg_lp_relax_ent(lp, a, A);
-            lg_lp_relax_ent(lp, z, -u);
-            q->un_row[j] = lp->n_rows;
-            q->un_z[j] = z;
-            q->un_lo[j] = l;
-            q->un_hi[j] = u;
-            lg_lp_relax_row_add(lp, 'F', 0.0); /* A1: z + t ≥ 0 */
-            lg_lp_relax_ent(lp, z, 1.0);
-            lg_lp_relax_ent(lp, q->t_col, 1.0);
-            lg_lp_relax_row_add(lp, 'F', 0.0); /* A2: a − z − t ≤ 0 */
-            lg_lp_relax_ent(lp, a, 1.0);
-            lg_lp_relax_ent(lp, z, -1.0);
-            lg_lp_relax_ent(lp, q->t_col, -1.0);
-            lg_lp_relax_row_add(lp, 'F', 0.0); /* I1: z − t ≤ 0 */
-            lg_lp_relax_ent(lp, z, 1.0);
-            lg_lp_relax_ent(lp, q->t_col, -1.0);
-            lg_lp_relax_row_add(lp, 'F', 0.0); /* I2: a − t ≤ 0 */
-            lg_lp_relax_ent(lp, a, 1.0);
-            lg_lp_relax_ent(lp, q->t_col, -1.0);
-            j++;
         }
-        int *tmp = prev;
-        prev = cur;
-        cur = tmp;
+        if (n_copy == 0) continue;
+        /* the copies of this node's values: v' ∈ v's bounds, v' − v = 0 */
+        size_t off = lg_pwl_node_off(&R, k), w = (size_t)lg_net_node_width(net, k);
+        for (size_t i = off; i < off + w; i++) {
+            copy_col[i] = col;
+            for (int c = 0; c < copies[i]; c++) {
+                int v = colmap[i], cc = col++;
+                lg_lp_relax_col(lp, cc, lp->lo[v], lp->hi[v]);
+                lg_lp_relax_row_add(lp, 'E', 0.0);
+                lg_lp_relax_ent(lp, cc, 1.0);
+                lg_lp_relax_ent(lp, v, -1.0);
+            }
+        }
     }
-    /* prev: the output columns y (−1 = 0) */
+    /* the output columns y (−1 = 0) */
+    const int *prev = colmap + lg_pwl_node_off(&R, net->n_layers - 1);
     int n_out = lg_net_n_out(net);
     const double *ylo = p->pre_lo[net->n_layers - 1], *yhi = p->pre_hi[net->n_layers - 1];
     for (int t = 0; t < p->n_terms; t++) {
@@ -285,15 +323,21 @@ static lg_status zl_build_lp(zl *q, const lg_problem *p)
         }
     }
     q->term_row[p->n_terms] = lp->n_rows;
-    free(prev);
-    free(cur);
-    free(row);
-    if (!isfinite(T)) return lg_fail(LG_ERR_NUMERIC, "z3-lp: the elastic column's range overflows");
+    if (!isfinite(T)) {
+        st = lg_fail(LG_ERR_NUMERIC, "z3-lp: the elastic column's range overflows");
+        goto done;
+    }
     lg_lp_relax_col(lp, q->t_col, -T, T);
     q->T = T;
     q->obj[q->t_col] = 1.0;
     lp->dual = 1; /* a model only tightens rows under the same objective: the dual simplex restarts */
-    return lg_lp_relax_load(lp);
+    st = lg_lp_relax_load(lp);
+done:
+    lg_pwl_row_free(&R);
+    free(colmap);
+    free(copies);
+    free(copy_col);
+    return st;
 }
 
 /* Switch the LP's rows to the (partial) model q->val (−1: unassigned, rows off). */
@@ -401,12 +445,6 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     if (!q->un_row || !q->term_row || !q->x_col || !q->val || !q->ex_lit || !q->ex_val ||
         !q->x || !q->scratch || !q->lits || !q->clause)
         return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
-    int n_cols, n_rows;
-    size_t nnz;
-    zl_sizes(p, &n_cols, &n_rows, &nnz);
-    q->obj = calloc((size_t)n_cols, sizeof *q->obj);
-    q->pobj = calloc((size_t)n_cols, sizeof *q->pobj);
-    if (!q->obj || !q->pobj) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the query");
     lg_status st = zl_build_lp(q, p);
     if (st) return st;
     size_t nb = (size_t)q->lp.n_rows + (size_t)q->lp.n_cols;

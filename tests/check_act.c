@@ -279,6 +279,7 @@ Suite *suite_act(void)
 {
     Suite *s = suite_create("act");
     TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_act_golden);
     tcase_add_test(tc, test_act_table_kernels);
     tcase_add_test(tc, test_act_finite_differences);
@@ -287,6 +288,7 @@ Suite *suite_act(void)
     tcase_add_test(tc, test_act_backward_accumulates);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_act_extreme_inputs);
     suite_add_tcase(s, tl);
     return s;

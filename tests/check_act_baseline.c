@@ -652,7 +652,7 @@ Suite *suite_act_baseline(void)
 {
     Suite *s = suite_create("act_baseline");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_act_baseline_eval_and_flags);
     tcase_add_test(tc, test_act_baseline_kernels_finite_differences);
     tcase_add_test(tc, test_act_baseline_network_gradients);

@@ -136,7 +136,7 @@ Suite *suite_act_simd(void)
 {
     Suite *s = suite_create("act_simd");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_act_simd_accuracy);
     tcase_add_test(tc, test_act_simd_golden);
     tcase_add_test(tc, test_act_simd_levels_agree);

@@ -348,6 +348,7 @@ Suite *suite_act_table(void)
 {
     Suite *s = suite_create("act_table");
     TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_act_table_hooks);
     tcase_add_test(tc, test_act_table_interval_image);
     tcase_add_test(tc, test_act_table_gap);
@@ -357,6 +358,7 @@ Suite *suite_act_table(void)
     tcase_add_test(tc, test_act_table_onnx_lookup);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_act_table_limits);
     suite_add_tcase(s, tl);
     return s;

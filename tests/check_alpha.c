@@ -399,7 +399,7 @@ Suite *suite_alpha(void)
 {
     Suite *s = suite_create("alpha");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_alpha_sound_for_random_alpha_beta_splits);
     tcase_add_test(tc, test_alpha_gradient);
     tcase_add_test(tc, test_alpha_bab_matches_oracle);

@@ -170,7 +170,7 @@ Suite *suite_atomic_file(void)
 {
     Suite *s = suite_create("atomic_file");
     TCase *tc = tcase_create("limits");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_atomic_file_replace_and_append);
     tcase_add_test(tc, test_atomic_file_bench_sigterm_keeps_whole_files);
     tcase_add_test(tc, test_atomic_file_bench_sigkill_keeps_whole_files);

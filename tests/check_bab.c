@@ -820,7 +820,7 @@ Suite *suite_bab(void)
 {
     Suite *s = suite_create("bab");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 900);
+    lg_tcase_timeout(tc, 900);
     tcase_add_test(tc, test_bab_worklist_order);
     tcase_add_test(tc, test_bab_worklist_run_every_item_once);
     tcase_add_test(tc, test_bab_alpha_sound_for_random_slopes);
@@ -837,7 +837,7 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_bench_command);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 300);
+    lg_tcase_timeout(tl, 300);
     tcase_add_test(tl, test_bab_limits_give_unknown);
     tcase_add_test(tl, test_bab_bad_arguments);
     suite_add_tcase(s, tl);

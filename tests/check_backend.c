@@ -518,7 +518,7 @@ Suite *suite_backend(void)
 {
     Suite *s = suite_create("backend");
     TCase *tc = tcase_create("seam");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_backend_glpk_infeasible_not_trusted);
     tcase_add_test(tc, test_backend_vnnlib_division_exact);
     tcase_add_test(tc, test_backend_vnnlib_decimal_outward);
@@ -527,7 +527,7 @@ Suite *suite_backend(void)
     tcase_add_test(tc, test_backend_robustness_box_outward);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 300);
+    lg_tcase_timeout(tl, 300);
     tcase_add_test(tl, test_backend_timeout_honoured);
     tcase_add_test(tl, test_backend_memory_cap);
     tcase_add_test(tl, test_backend_runctx);

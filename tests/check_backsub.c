@@ -342,7 +342,7 @@ Suite *suite_backsub(void)
 {
     Suite *s = suite_create("backsub");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_backsub_bounds_equal_single_and_contain_samples);
     tcase_add_test(tc, test_backsub_bab_groups_deterministic);
     tcase_add_test(tc, test_backsub_subdomain_attack_finds_planted);

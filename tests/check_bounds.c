@@ -328,7 +328,7 @@ Suite *suite_bounds(void)
 {
     Suite *s = suite_create("bounds");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_bounds_contain_samples);
     tcase_add_test(tc, test_bounds_lp_tightens);
     tcase_add_test(tc, test_lp_relax_known_optimum);
@@ -336,6 +336,7 @@ Suite *suite_bounds(void)
     tcase_add_test(tc, test_bounds_objective_sound);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_bounds_refuse_smooth);
     tcase_add_test(tl, test_bounds_refuse_sigmoid);
     tcase_add_test(tl, test_bounds_bad_box);

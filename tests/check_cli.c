@@ -6,6 +6,7 @@
  * docs (docs/USAGE.md) in step with every command's --help. */
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,30 +322,84 @@ START_TEST(test_cli_cex_closes_the_loop)
      * doubles nearest to the rationals still satisfy it exactly; either way never a crash */
     lg_test_write(bogus, "sat\n((define-fun X_0 () Real 0.0)\n (define-fun X_1 () Real (/ 1.0 10.0)))\n");
     ck_assert_int_eq(lg_test_cli(args, out), 0);
-    /* the unsat query: z3 says unsat, cex reports it without trusting it */
-    const char *unsat = lg_cli_tiny_prop(0.5, 1, 0, 0.2);
-    snprintf(args, sizeof args, "encode %s --vnnlib %s --format smt2 -o %s", net, unsat, q);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
-    snprintf(cmd, sizeof cmd, "z3 %s > %s", q, model);
-    lg_test_sh(cmd); /* z3 exits 1 on (get-model) after unsat */
-    ck_assert_msg(strncmp(lg_test_slurp(model), "unsat", 5) == 0, "z3: %s", lg_test_slurp(model));
-    snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, unsat, model, res);
-    ck_assert_int_eq(lg_test_cli(args, out), 0);
-    ck_assert_msg(strncmp(lg_test_slurp(out), "unknown", 7) == 0, "%s", lg_test_slurp(out));
-    /* no counterexample on this box: the LP query is infeasible (t <= 0 cannot hold),
-     * glpsol says INTEGER EMPTY and prints zeros, which cex must not re-check as a point */
-    const char *lp_only = lg_cli_tiny_prop(0.6, 0.7, 0, 0.3);
-    snprintf(args, sizeof args, "encode %s --vnnlib %s --format lp -o %s", net, lp_only, lp);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 0);
-    snprintf(cmd, sizeof cmd, "glpsol --lp %s -o %s >/dev/null", lp, sol);
-    ck_assert_int_eq(lg_test_sh(cmd), 0);
-    snprintf(args, sizeof args, "cex %s --vnnlib %s %s", net, lp_only, sol);
-    ck_assert_int_eq(lg_test_cli(args, out), 0);
-    ck_assert_msg(strncmp(lg_test_slurp(out), "unknown", 7) == 0, "%s", lg_test_slurp(out));
-    /* a file with no X values: exit 1 */
+    /* a file that is no solver answer: a file of the wrong kind, exit 2 */
     lg_test_write(bogus, "hello\n");
     snprintf(args, sizeof args, "cex %s --vnnlib %s %s", net, sat, bogus);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+}
+END_TEST
+
+/* `cex` reports what the solver said. Real z3, cvc5 and glpsol outputs on
+ * encoded queries of the tiny net (no counterexample on the boxes
+ * [0.5,1]×[0,0.2] and [0.6,0.7]×[0,0.3]; [0.6,0.7]×[0,0.2] has no unstable
+ * ReLU, so its query is a plain LP), and the exact text z3 prints for
+ * unknown and for its -T time limit (seen on a query of the 784-256-256
+ * fixture net, too slow to produce in a test). */
+START_TEST(test_cli_cex_every_outcome)
+{
+    const char *net = lg_cli_tiny_net();
+    char unsat[256], lp_only[256], pure[256], two[256], cmd[4096], args[4096];
+    snprintf(unsat, sizeof unsat, "%s", lg_cli_tiny_prop(0.5, 1, 0, 0.2));
+    snprintf(lp_only, sizeof lp_only, "%s", lg_cli_tiny_prop(0.6, 0.7, 0, 0.3));
+    snprintf(pure, sizeof pure, "%s", lg_cli_tiny_prop(0.6, 0.7, 0, 0.2));
+    /* a property of two cases (two boxes): the query of one case says nothing about the other */
+    snprintf(two, sizeof two, "%s", lg_test_tmpfile(".vnnlib"));
+    lg_test_write(two, "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(declare-const Y_0 Real)\n"
+                       "(declare-const Y_1 Real)\n(assert (<= Y_0 Y_1))\n(assert (or (and (>= X_0 0.5) (<= X_0 1) "
+                       "(>= X_1 0) (<= X_1 0.2)) (and (>= X_0 0) (<= X_0 1) (>= X_1 0) (<= X_1 1))))\n");
+    char q[256], lp[256], res[256], ans[256], out[256]; /* copies: lg_test_tmpfile's ring is reused */
+    snprintf(q, sizeof q, "%s", lg_test_tmpfile(".smt2"));
+    snprintf(lp, sizeof lp, "%s", lg_test_tmpfile(".lp"));
+    snprintf(res, sizeof res, "%s", lg_test_tmpfile(".res"));
+    snprintf(ans, sizeof ans, "%s", lg_test_tmpfile(".ans"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".out"));
+    static const struct {
+        const char *prop; /* U unsat box, L lp_only box, P pure-LP box, T two cases */
+        const char *make; /* shell producing the answer in $A from the query ($Q smt2, $P lp), or NULL */
+        const char *text; /* else the answer's exact text */
+        const char *first, *needle, *result;
+    } cases[] = {
+        {"U", "z3 $Q > $A", NULL, "unsat", "SMT-LIB solver: unsat", "unsat\n"},
+        {"U", "cvc5 --produce-models $Q > $A", NULL, "unsat", "SMT-LIB solver: unsat", "unsat\n"},
+        {"L", "glpsol --lp $P -o $A >/dev/null", NULL, "unsat", "glpsol: INTEGER EMPTY", "unsat\n"},
+        {"U", "glpsol --lp $P -o $A >/dev/null", NULL, "unsat", "glpsol: INTEGER EMPTY", "unsat\n"},
+        {"P", "glpsol --lp $P --nopresol -o $A >/dev/null", NULL, "unsat", "glpsol: INFEASIBLE (FINAL)", "unsat\n"},
+        /* glpsol's presolver leaves an infeasible LP UNDEFINED: no answer */
+        {"P", "glpsol --lp $P -o $A >/dev/null", NULL, "unknown", "glpsol: UNDEFINED", "unknown\n"},
+        {"U", NULL, "unknown\n(error \"line 7748 column 10: model is not available\")\n", "unknown",
+         "SMT-LIB solver: unknown", "unknown\n"},
+        {"U", NULL, "timeout\n", "timeout", "SMT-LIB solver: timeout", "timeout\n"},
+        {"U", NULL, "sat\n(\n  (define-fun X_1 () Real 0.0)\n)\n", "unknown", "no value of X_0", "unknown\n"},
+        {"U", NULL, "(error \"line 3 column 1: unknown constant X_9\")\n", "unknown", "error", "unknown\n"},
+        {"U", NULL, "Stopped on time - objective value 0\n", "timeout", "CBC: Stopped on time", "timeout\n"},
+        {"U", NULL, "Infeasible - objective value 0\n", "unsat", "CBC: Infeasible", "unsat\n"},
+        {"T", "z3 $Q > $A", NULL, "unknown", "2 cases", "unknown\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *prop = cases[i].prop[0] == 'U' ? unsat : cases[i].prop[0] == 'L' ? lp_only
+                         : cases[i].prop[0] == 'P' ? pure : two;
+        unlink(ans);
+        unlink(res);
+        if (cases[i].make) {
+            snprintf(args, sizeof args, "encode %s --vnnlib %s --format smt2 -o %s", net, prop, q);
+            ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+            snprintf(args, sizeof args, "encode %s --vnnlib %s --format lp -o %s", net, prop, lp);
+            ck_assert_int_eq(lg_test_cli(args, NULL), 0);
+            snprintf(cmd, sizeof cmd, "Q='%s' P='%s' A='%s'; %s", q, lp, ans, cases[i].make);
+            lg_test_sh(cmd); /* z3 exits 1 on (get-model) after unsat */
+        } else {
+            lg_test_write(ans, cases[i].text);
+        }
+        snprintf(args, sizeof args, "cex %s --vnnlib %s %s -o %s", net, prop, ans, res);
+        int rc = lg_test_cli(args, out);
+        const char *o = lg_test_slurp(out);
+        ck_assert_msg(rc == 0 && strncmp(o, cases[i].first, strlen(cases[i].first)) == 0 && strstr(o, cases[i].needle),
+                      "case %zu (%s): exit %d, cex said: %s\nsolver said: %s", i, cases[i].make ? cases[i].make : "text",
+                      rc, o, lg_test_slurp(ans));
+        ck_assert_msg(!strstr(o, "re-check of every case"), "case %zu: %s", i, o);
+        ck_assert_msg(strcmp(lg_test_slurp(res), cases[i].result) == 0, "case %zu: result file %s", i,
+                      lg_test_slurp(res));
+    }
 }
 END_TEST
 
@@ -415,6 +470,100 @@ START_TEST(test_cli_exit_two_names_the_range)
 }
 END_TEST
 
+/* The one exit-code rule (docs/USAGE.md "Exit status") for every command that
+ * reads networks, properties and inputs: 2 for a usage or value error,
+ * including a file named on the command line of the wrong shape or kind; 1
+ * for a failure while running (a file missing, unreadable or corrupt). */
+START_TEST(test_cli_exit_codes_one_rule)
+{
+    const char *net = lg_cli_tiny_net(); /* 2 inputs, 2 outputs, ReLU */
+    char sat[256], p3[256], in2[256], in3[256], junk[256], trunc[256], sol[256];
+    snprintf(sat, sizeof sat, "%s", lg_cli_tiny_prop(0, 1, 0, 1));
+    snprintf(p3, sizeof p3, "%s", lg_test_tmpfile(".vnnlib"));
+    lg_test_write(p3, "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(declare-const X_2 Real)\n"
+                      "(declare-const Y_0 Real)\n(declare-const Y_1 Real)\n(assert (>= X_0 0))\n(assert (<= X_0 1))\n"
+                      "(assert (>= X_1 0))\n(assert (<= X_1 1))\n(assert (>= X_2 0))\n(assert (<= X_2 1))\n"
+                      "(assert (<= Y_0 Y_1))\n");
+    snprintf(in2, sizeof in2, "%s", lg_test_tmpfile(".txt"));
+    lg_test_write(in2, "0.25 0.5\n");
+    snprintf(in3, sizeof in3, "%s", lg_test_tmpfile(".txt"));
+    lg_test_write(in3, "0.25 0.5 0.75\n");
+    snprintf(junk, sizeof junk, "%s", lg_test_tmpfile(".txt"));
+    lg_test_write(junk, "hello\n");
+    snprintf(sol, sizeof sol, "%s", lg_test_tmpfile(".z3"));
+    lg_test_write(sol, "sat\n((define-fun X_0 () Real 0.0)\n (define-fun X_1 () Real 0.5))\n");
+    snprintf(trunc, sizeof trunc, "%s", lg_test_tmpfile(".lgnet"));
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "head -c 20 '%s' > '%s'", net, trunc);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    char mnist[1024], gelu[1024], gelu_prop[1024];
+    snprintf(mnist, sizeof mnist, "%s", lg_test_fixture("vnncomp/mnist-net_256x2.onnx"));
+    snprintf(gelu, sizeof gelu, "%s", lg_test_fixture("torch_smooth/gelu.onnx"));
+    snprintf(gelu_prop, sizeof gelu_prop, "%s", lg_test_fixture("torch_smooth/gelu_small.vnnlib"));
+    const char *lp = lg_test_tmpfile(".lp"), *err = lg_test_tmpfile(".err");
+    static const struct {
+        int data; /* needs the Fashion-MNIST test set */
+        int rc;
+        const char *args, *needle;
+    } cases[] = {
+        /* 2: a value or a file that does not fit */
+        {0, 2, "eval NET --input IN3", "2 inputs"},
+        {1, 2, "eval NET", "784 features"},
+        {0, 2, "verify NET --vnnlib P3", "declares 3 inputs"},
+        {0, 2, "verify NET --input IN3 --eps 0.1", "2"},
+        {0, 2, "verify NET --vnnlib SAT --ref MNIST", "784"},
+        {1, 2, "verify MNIST --index -1 --eps 0.1", "[0, 9999]"},
+        {1, 2, "verify MNIST --index 10000 --eps 0.1", "[0, 9999]"},
+        {0, 2, "encode NET --vnnlib P3 --format lp -o LP", "declares 3 inputs"},
+        {0, 2, "encode NET --input IN3 --eps 0.1 --format lp -o LP", "2"},
+        {0, 2, "encode GELU --vnnlib GPROP --format lp -o LP", "lgelu relu"},
+        {1, 2, "encode MNIST --index -1 --eps 0.1 --format lp -o LP", "[0, 9999]"},
+        {0, 2, "cex NET --vnnlib P3 SOL", "declares 3 inputs"},
+        {0, 2, "cex NET --vnnlib SAT JUNK", "X_0"},
+        {0, 2, "check NET --ref MNIST --inputs IN2 --max-deviation 1", "784"},
+        {0, 2, "check NET --ref NET --inputs IN3 --max-deviation 1", "2 inputs"},
+        {0, 2, "check GELU --ref GELU --inputs IN2 --max-deviation 1", "relu"},
+        {0, 2, "bound NET --ref MNIST", "784"},
+        {0, 2, "bound GELU --ref GELU", "relu"},
+        {1, 2, "bound NET --ref NET", "784 features"},
+        /* 1: a failure while running */
+        {0, 1, "eval /nonexistent.lgnet --input IN2", "/nonexistent.lgnet"},
+        {0, 1, "eval TRUNC --input IN2", "truncated"},
+        {0, 1, "verify NET --vnnlib /nonexistent.vnnlib", "/nonexistent.vnnlib"},
+        {0, 1, "verify NET --vnnlib JUNK", "expected a command"},
+        {0, 1, "encode NET --vnnlib /nonexistent.vnnlib --format lp -o LP", "/nonexistent.vnnlib"},
+        {0, 1, "cex NET --vnnlib SAT /nonexistent.txt", "/nonexistent.txt"},
+        {0, 1, "cex TRUNC --vnnlib SAT SOL", "truncated"},
+        {0, 1, "check /nonexistent.lgnet --ref NET --inputs IN2 --max-deviation 1", "/nonexistent.lgnet"},
+        {0, 1, "check NET --ref NET --inputs /nonexistent.txt --max-deviation 1", "/nonexistent.txt"},
+        {0, 1, "bound /nonexistent.lgnet --ref NET", "/nonexistent.lgnet"},
+        {0, 1, "bound TRUNC --ref NET", "truncated"},
+    };
+    const char *keys[] = {"NET", "P3", "SAT", "IN2", "IN3", "JUNK", "SOL", "TRUNC", "MNIST", "GELU", "GPROP", "LP"};
+    const char *vals[] = {net, p3, sat, in2, in3, junk, sol, trunc, mnist, gelu, gelu_prop, lp};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].data && !lg_test_have_data()) continue;
+        char args[4096] = "";
+        /* substitute the placeholders word by word */
+        char words[1024];
+        snprintf(words, sizeof words, "%s", cases[i].args);
+        char *save = NULL;
+        for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+            const char *v = w;
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                if (strcmp(w, keys[k]) == 0) v = vals[k];
+            size_t n = strlen(args);
+            snprintf(args + n, sizeof args - n, "%s'%s'", n ? " " : "", v);
+        }
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' %s >/dev/null 2>'%s'", LG_BINARY_DIR, args, err);
+        int rc = lg_test_sh(cmd);
+        const char *msg = lg_test_slurp(err);
+        ck_assert_msg(rc == cases[i].rc && strstr(msg, cases[i].needle), "lgelu %s: exit %d (expected %d), stderr: %s",
+                      cases[i].args, rc, cases[i].rc, msg);
+    }
+}
+END_TEST
+
 /* A folder with the four VNN-COMP fixture instances, .gz copies of some. */
 static const char *lg_cli_bench_dir(void)
 {
@@ -465,6 +614,17 @@ START_TEST(test_cli_vnncomp_scripts)
     ck_assert_int_ne(lg_test_sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "bash '%s/vnncomp_scripts/prepare_instance.sh' v1 a b 2>/dev/null", LG_SOURCE_DIR);
     ck_assert_int_ne(lg_test_sh(cmd), 0);
+    /* a timeout that is not a positive number is refused (exit 2), never run without a limit */
+    static const char *const bad_timeouts[] = {"abc", "10s", "0", "-5", ""};
+    for (size_t i = 0; i < sizeof bad_timeouts / sizeof bad_timeouts[0]; i++) {
+        const char *r = lg_test_tmpfile(".res");
+        snprintf(cmd, sizeof cmd,
+                 "LGELU='%s/lgelu' bash '%s/vnncomp_scripts/run_instance.sh' v1 test %s/net.onnx.gz "
+                 "%s/prop_1.vnnlib.gz %s '%s' >/dev/null 2>&1",
+                 LG_BINARY_DIR, LG_SOURCE_DIR, dir, dir, r, bad_timeouts[i]);
+        ck_assert_msg(lg_test_sh(cmd) == 2, "run_instance.sh with timeout '%s' was not refused", bad_timeouts[i]);
+        ck_assert_msg(access(r, F_OK) != 0, "run_instance.sh with timeout '%s' wrote a result", bad_timeouts[i]);
+    }
     /* an unreadable network: prepare fails, run writes unknown */
     const char *res = lg_test_tmpfile(".res");
     snprintf(cmd, sizeof cmd,
@@ -887,6 +1047,59 @@ START_TEST(test_cli_docs_match_help)
 }
 END_TEST
 
+/* Every test case of every suite gets its time limit from lg_tcase_timeout
+ * (tests/testutil.h), so no case runs under Check's 4-second default and one
+ * factor (LG_TEST_TIME_FACTOR) scales them all on a slow or busy machine. */
+START_TEST(test_cli_every_tcase_has_a_limit)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests", LG_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot list %s", dir);
+    int n_files = 0, n_cases = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "check_", 6) != 0 || n < 3 || strcmp(e->d_name + n - 2, ".c") != 0) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        ck_assert_msg(f != NULL, "cannot read %s", path);
+        static char text[1 << 20];
+        size_t len = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        n_files++;
+        ck_assert_msg(!strstr(text, "tcase_set" "_timeout(") /* split: this file is read too */, "%s sets a time limit directly; use lg_tcase_timeout",
+                      e->d_name);
+        for (const char *p = text; (p = strstr(p, "tcase_" "create(")); p++) {
+            /* the TCase variable is named just before " = " */
+            const char *q = p;
+            while (q > text && (q[-1] == ' ' || q[-1] == '=')) q--;
+            const char *end = q;
+            while (q > text && (isalnum((unsigned char)q[-1]) || q[-1] == '_')) q--;
+            ck_assert_msg(end > q, "%s: a tcase_create whose TCase has no name", e->d_name);
+            char call[128];
+            snprintf(call, sizeof call, "lg_tcase_timeout(%.*s,", (int)(end - q), q);
+            ck_assert_msg(strstr(p, call) != NULL, "%s: test case '%.*s' has no lg_tcase_timeout (Check's 4 s default)",
+                          e->d_name, (int)(end - q), q);
+            n_cases++;
+        }
+    }
+    closedir(d);
+    ck_assert_msg(n_files > 30 && n_cases > 60, "found only %d suites and %d test cases in %s", n_files, n_cases, dir);
+    /* the one factor: from the environment, else the build's default (this test runs in its own process) */
+    unsetenv("LG_TEST_TIME_FACTOR");
+    double dflt = lg_test_time_factor();
+    ck_assert(dflt == 1.0 || dflt == 4.0);
+    setenv("LG_TEST_TIME_FACTOR", "2.5", 1);
+    ck_assert_double_eq(lg_test_time_factor(), 2.5);
+    setenv("LG_TEST_TIME_FACTOR", "0.1", 1); /* below 1: refused, the default stays */
+    ck_assert_double_eq(lg_test_time_factor(), dflt);
+    unsetenv("LG_TEST_TIME_FACTOR");
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -895,16 +1108,19 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_json_one_format);
     tcase_add_test(tc, test_cli_csv_quoting);
     tcase_add_test(tc, test_cli_cex_closes_the_loop);
+    tcase_add_test(tc, test_cli_cex_every_outcome);
     tcase_add_test(tc, test_cli_vnncomp_scripts);
     tcase_add_test(tc, test_cli_bench_resumes);
     tcase_add_test(tc, test_cli_export_dtype);
     tcase_add_test(tc, test_cli_docs_match_help);
     tcase_add_test(tc, test_cli_info_every_digit);
-    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_cli_every_tcase_has_a_limit);
+    lg_tcase_timeout(tc, 300);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_cli_exit_two_names_the_range);
-    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, test_cli_exit_codes_one_rule);
+    lg_tcase_timeout(tl, 120);
     suite_add_tcase(s, tl);
     TCase *tq = tcase_create("queries");
     tcase_add_test(tq, test_cli_verify_batch);

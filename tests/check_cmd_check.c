@@ -1,7 +1,8 @@
 /* check_cmd_check.c — `lgelu check` (cli/cmd_check.c) end to end on tiny nets:
  * an annealed net (λ = 160) passes at a threshold its direct-swap (GELU)
  * counterpart with the same weights fails, from .npy inputs written by
- * numpy; the JSON agrees with the library; usage and input errors exit 2.
+ * numpy; the JSON agrees with the library; usage errors and inputs that do
+ * not fit exit 2, a file that cannot be read 1; --data has a default.
  * (The no-lost-results files: check_atomic_file.c.) */
 #include <check.h>
 #include <jansson.h>
@@ -171,7 +172,7 @@ START_TEST(test_cmd_check_usage_and_input_errors)
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --data /tmp", 2},     /* both sources */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --eps 2", 2},         /* eps out of range */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --bogus", 2},         /* unknown option */
-        {"check '%s' --ref '%s' --inputs '%s'.missing --max-deviation 1", 2},         /* unreadable */
+        {"check '%s' --ref '%s' --inputs '%s'.missing --max-deviation 1", 1},         /* unreadable: a failure while running */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --n 5", 0},           /* fine */
         {"check --help '%s' '%s' '%s'", 0},
     };
@@ -197,6 +198,25 @@ START_TEST(test_cmd_check_usage_and_input_errors)
     ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     lg_net_free(&n5), lg_net_free(&n5r);
     lg_gate_cleanup(&F);
+}
+END_TEST
+
+/* Without --data or --inputs, check reads the test split of the default
+ * data folder, as train, eval and verify do. */
+START_TEST(test_cmd_check_default_data)
+{
+    if (!lg_test_have_data()) return;
+    char args[2048];
+    const char *net = lg_test_fixture("vnncomp/mnist-net_256x2.onnx"), *out = lg_test_tmpfile(".json");
+    snprintf(args, sizeof args, "check '%s' --ref '%s' --n 3 --max-deviation 0.5 --json", net, net);
+    ck_assert_int_eq(lg_test_cli(args, out), 0);
+    json_error_t err;
+    json_t *js = json_load_file(out, 0, &err);
+    ck_assert_msg(js != NULL, "check printed no JSON: %s", err.text);
+    ck_assert(json_is_true(json_object_get(js, "pass")));
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "n")), 3);
+    json_decref(js);
+    remove(out);
 }
 END_TEST
 
@@ -248,12 +268,13 @@ Suite *suite_cmd_check(void)
 {
     Suite *s = suite_create("cmd_check");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_cmd_check_annealed_passes_direct_swap_fails);
     tcase_add_test(tc, test_cmd_check_npy_data_cli);
+    tcase_add_test(tc, test_cmd_check_default_data);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_cmd_check_usage_and_input_errors);
     suite_add_tcase(s, tl);
     return s;

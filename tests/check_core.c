@@ -217,6 +217,7 @@ Suite *suite_core(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_core_act_golden);
     tcase_add_test(tc, test_core_act_kinds);
     tcase_add_test(tc, test_core_act_sigmoid);
@@ -227,6 +228,7 @@ Suite *suite_core(void)
     tcase_add_test(tc, test_core_runctx);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_core_net_init_limits);
     suite_add_tcase(s, tl);
     return s;

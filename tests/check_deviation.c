@@ -626,9 +626,10 @@ START_TEST(test_deviation_cli)
     ck_assert_int_eq(lg_dev_bound_global(&dev, 0.0, 1.0, &G2, NULL, NULL), LG_OK);
     ck_assert_double_eq_tol(G, G2, 1e-12 * G2);
     lg_dev_free(&dev);
-    /* refusals: swapped nets (1), missing --ref, bad eps, unknown option (2) */
+    /* refusals, all usage or value errors (2): swapped nets (a network of the wrong kind),
+     * missing --ref, bad eps, unknown option */
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --n 5", pg, pr);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "bound '%s' --n 5", pr);
     ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     snprintf(args, sizeof args, "bound '%s' --ref '%s' --eps -1", pr, pg);
@@ -723,7 +724,7 @@ Suite *suite_deviation(void)
 {
     Suite *s = suite_create("deviation");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_deviation_gap_constants);
     tcase_add_test(tc, test_deviation_gap_bruteforce);
     tcase_add_test(tc, test_deviation_single_neuron_tight);
@@ -739,6 +740,7 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_cli);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_deviation_refuses_mismatch);
     tcase_add_test(tl, test_deviation_overflow_is_infinite);
     suite_add_tcase(s, tl);

@@ -537,7 +537,7 @@ Suite *suite_direct(void)
 {
     Suite *s = suite_create("direct");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_direct_bounds_contain);
     tcase_add_test(tc, test_direct_alpha_tangent);
     tcase_add_test(tc, test_direct_beta_split);
@@ -547,6 +547,7 @@ Suite *suite_direct(void)
     tcase_add_test(tc, test_direct_torch_fixtures);
     suite_add_tcase(s, tc);
     TCase *lim = tcase_create("limits");
+    lg_tcase_timeout(lim, 120);
     tcase_add_test(lim, test_direct_backend_refused);
     suite_add_tcase(s, lim);
     return s;

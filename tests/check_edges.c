@@ -576,7 +576,7 @@ Suite *suite_edges(void)
 {
     Suite *s = suite_create("edges");
     TCase *c = tcase_create("core");
-    tcase_set_timeout(c, 120);
+    lg_tcase_timeout(c, 120);
     tcase_add_unchecked_fixture(c, lg_edges_setup, lg_edges_teardown);
     tcase_add_test(c, test_edges_ball_rounding);
     tcase_add_test(c, test_edges_ball_deviation_normalised);

@@ -509,7 +509,7 @@ Suite *suite_encode(void)
 {
     Suite *s = suite_create("encode");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_encode_rational_exact);
     tcase_add_test(tc, test_encode_solver_find);
     tcase_add_test(tc, test_encode_z3_exact_rationals);
@@ -519,7 +519,7 @@ Suite *suite_encode(void)
     tcase_add_test(tc, test_encode_trivial_conditions);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_encode_refuse_non_relu);
     tcase_add_test(tl, test_encode_reject_bad_problem);
     tcase_add_test(tl, test_encode_timeout_honoured);

@@ -224,7 +224,7 @@ Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("graph");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_graph_forward);
     tcase_add_test(tc, test_graph_linop_adjoint);
     tcase_add_test(tc, test_graph_validate_refuses);

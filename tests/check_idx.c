@@ -170,12 +170,13 @@ Suite *suite_idx(void)
 {
     Suite *s = suite_create("idx");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
+    lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_idx_real_fashion_mnist);
     tcase_add_test(tc, test_idx_synthetic_plain_and_gz);
     tcase_add_test(tc, test_idx_pool);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_idx_bad_files);
     suite_add_tcase(s, tl);
     return s;

@@ -103,7 +103,7 @@ Suite *suite_init(void)
 {
     Suite *s = suite_create("init");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_init_parse);
     tcase_add_test(tc, test_init_moments);
     suite_add_tcase(s, tc);

@@ -16,6 +16,7 @@
 #include "encode/lp_cert.h"
 #include "encode/lp_relax.h"
 #include "xlp.h"
+#include "testutil.h"
 
 /* A small boxed LP: min obj·x s.t. rows; GLPK loaded, quiet. */
 typedef struct tlp {
@@ -467,7 +468,7 @@ Suite *suite_lpcert(void)
 {
     Suite *s = suite_create("lpcert");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_lpcert_known_optimum);
     tcase_add_test(tc, test_lpcert_farkas);
     tcase_add_test(tc, test_lpcert_cannot_close);

@@ -124,9 +124,11 @@ Suite *suite_netfile(void)
 {
     Suite *s = suite_create("netfile");
     TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_netfile_roundtrip);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_netfile_truncated);
     tcase_add_test(tl, test_netfile_corrupt_byte);
     tcase_add_test(tl, test_netfile_version_and_hostile_dims);

@@ -239,10 +239,11 @@ Suite *suite_npy(void)
 {
     Suite *s = suite_create("npy");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
+    lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_npy_numpy_files);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_npy_hostile_headers);
     suite_add_tcase(s, tl);
     return s;

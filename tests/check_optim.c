@@ -179,13 +179,13 @@ Suite *suite_optim(void)
 {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_optim_lambda_step_by_hand);
     tcase_add_test(tc, test_optim_lambda_floor);
     tcase_add_test(tc, test_optim_unstuck_on_data);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_optim_cli_options);
     suite_add_tcase(s, tl);
     return s;

@@ -11,6 +11,7 @@
 #include "gen_fuzz.h"
 #include "oracle.h"
 #include "xlp.h"
+#include "testutil.h"
 
 /* y0 = relu(x) + relu(−x) = |x|, y1 = 0.5 on x ∈ [−1, 1]. */
 typedef struct absnet {
@@ -435,7 +436,7 @@ Suite *suite_oracle(void)
 {
     Suite *s = suite_create("oracle");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_oracle_abs_network);
     tcase_add_test(tc, test_oracle_vs_sampling);
     tcase_add_test(tc, test_oracle_xlp);
@@ -445,6 +446,7 @@ Suite *suite_oracle(void)
     tcase_add_test(tc, test_oracle_fuzz_cases);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_oracle_limits);
     suite_add_tcase(s, tl);
     return s;

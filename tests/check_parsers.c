@@ -413,7 +413,7 @@ Suite *suite_parsers(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_parsers_crash_inputs);
     tcase_add_test(tc, test_parsers_seed_corpora);
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_parsers_netfile_nonfinite);
@@ -426,7 +426,7 @@ Suite *suite_parsers(void)
     tcase_add_test(tl, test_parsers_vnnlib_many_boxes);
     tcase_add_test(tl, test_parsers_vnnlib_coef_limit);
     tcase_add_test(tl, test_parsers_vnnlib_dnf_limit);
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -2,6 +2,7 @@
 #include <check.h>
 
 #include "verify/prop.h"
+#include "testutil.h"
 
 START_TEST(test_prop_robustness_box_and_terms)
 {
@@ -41,9 +42,11 @@ Suite *suite_prop(void)
 {
     Suite *s = suite_create("prop");
     TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_prop_robustness_box_and_terms);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_prop_robustness_bad_args);
     suite_add_tcase(s, tl);
     return s;

@@ -15,6 +15,7 @@
 #include "core/net.h"
 #include "core/rng.h"
 #include "verify/backsub.h"
+#include "testutil.h"
 
 #define LG_TP 256
 
@@ -334,7 +335,7 @@ Suite *suite_relax_smooth(void)
 {
     Suite *s = suite_create("relax_smooth");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_relax_smooth_table);
     tcase_add_test(tc, test_relax_smooth_random);
     tcase_add_test(tc, test_relax_smooth_hard);

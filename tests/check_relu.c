@@ -195,12 +195,14 @@ Suite *suite_relu(void)
 {
     Suite *s = suite_create("relu");
     TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_relu_only_activations_change);
     tcase_add_test(tc, test_relu_file_roundtrip);
     tcase_add_test(tc, test_relu_cli);
     tcase_add_test(tc, test_relu_info_shows_lambda);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_relu_refuses_unknown_activation);
     tcase_add_test(tl, test_relu_refuses_sigmoid);
     suite_add_tcase(s, tl);

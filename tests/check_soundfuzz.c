@@ -11,6 +11,7 @@
 
 #include "gen_fuzz.h"
 #include "soundfuzz.h"
+#include "testutil.h"
 
 #define LG_SOUNDFUZZ_SEED 20261122UL
 #define LG_SOUNDFUZZ_CASES 160
@@ -111,7 +112,7 @@ Suite *suite_soundfuzz(void)
 {
     Suite *s = suite_create("soundfuzz");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 900);
+    lg_tcase_timeout(tc, 900);
     tcase_add_test(tc, test_soundfuzz_generator);
     tcase_add_test(tc, test_soundfuzz_all_modes);
     suite_add_tcase(s, tc);

@@ -743,7 +743,7 @@ Suite *suite_soundness_bounds(void)
 {
     Suite *s = suite_create("soundness_bounds");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_soundness_bounds_relax_exact);
     tcase_add_test(tc, test_soundness_bounds_cancel_direct);
     tcase_add_test(tc, test_soundness_bounds_cancel_verdict);
@@ -751,7 +751,7 @@ Suite *suite_soundness_bounds(void)
     tcase_add_test(tc, test_soundness_bounds_random_verdict);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 600);
+    lg_tcase_timeout(tl, 600);
     tcase_add_test(tl, test_soundness_bounds_extreme_input);
     tcase_add_test(tl, test_soundness_bounds_extreme_random);
     tcase_add_test(tl, test_soundness_bounds_extreme_cli);

@@ -601,10 +601,10 @@ START_TEST(test_study_resume_changed_grid_refused)
     while (fgets(line, sizeof line, f)) epochs_line |= strcmp(line, "epochs = 2\n") == 0;
     fclose(f);
     ck_assert_int_eq(epochs_line, 0);
-    /* the CLI too: exit status 1 */
+    /* the CLI too: a usage error (another --out, or --force), exit status 2 */
     char args[1600];
     snprintf(args, sizeof args, "study '%s' --out '%s' --quiet", lg_dir("g1.ini"), out_s);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
 }
 END_TEST
 
@@ -1171,9 +1171,10 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_report_fixture);
     tcase_add_test(tc, test_study_report_mode_left_out);
     tcase_add_test(tc, test_study_report_arch_table);
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_checked_fixture(tl, lg_study_setup, lg_study_teardown);
     tcase_add_loop_test(tl, test_study_grid_errors, 0, (int)(sizeof lg_grid_bad / sizeof lg_grid_bad[0]));
     tcase_add_test(tl, test_study_grid_file_missing);

@@ -861,7 +861,7 @@ START_TEST(test_train_cli)
     ck_assert_int_eq(net.layers[0].act, LG_ACT_LGELU);
     ck_assert_double_eq(net.layers[0].lambda, 30.0);
     lg_net_free(&net);
-    /* anneal continues it; a relu net is refused with exit 1 */
+    /* anneal continues it; a relu net is a network of the wrong kind, refused with exit 2 */
     snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 --lambda-target 60 -o %s", out, out2);
     ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     ck_assert_int_eq(lg_net_load(&net, out2), LG_OK);
@@ -870,7 +870,7 @@ START_TEST(test_train_cli)
     snprintf(args, sizeof args, "train --arch 784,8,10 --act relu --epochs 1 --subset 300 -o %s", relu);
     ck_assert_int_eq(lg_test_cli(args, NULL), 0);
     snprintf(args, sizeof args, "anneal %s --epochs 1 --subset 300 -o %s", relu, out2);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     remove(out);
     remove(out2);
     remove(relu);
@@ -881,7 +881,7 @@ Suite *suite_train(void)
 {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_train_golden_tiny_net);
     tcase_add_test(tc, test_train_finite_differences);
     tcase_add_test(tc, test_train_rs_loss_gradient);
@@ -895,7 +895,7 @@ Suite *suite_train(void)
     tcase_add_test(tc, test_anneal_gelu_net);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 120);
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_train_nan_stops);
     tcase_add_test(tl, test_train_bad_arguments);
     tcase_add_test(tl, test_train_cli);

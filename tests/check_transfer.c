@@ -158,9 +158,9 @@ START_TEST(test_transfer_cli)
     char want[64];
     snprintf(want, sizeof want, "\"verdict\": \"%s\"", lg_verdict_name(rep.verdict));
     ck_assert_msg(strstr(line, want), "CLI and library disagree: %s vs %s", line, want);
-    /* a mismatched pair is refused with exit code 1 */
+    /* a mismatched pair does not fit: refused with exit code 2 */
     snprintf(args, sizeof args, "verify '%s' --ref '%s' --input '%s' --eps 0.01 --json", pg, pg, px);
-    ck_assert_int_eq(lg_test_cli(args, NULL), 1);
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     remove(pg), remove(pr), remove(px), remove(pj);
     lg_verify_report_free(&rep);
     lg_prop_free(&p);
@@ -218,10 +218,11 @@ Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_transfer_sound_on_random_nets);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_transfer_refuses_mismatched_pair);
     tcase_add_test(tl, test_transfer_cli);
     suite_add_tcase(s, tl);

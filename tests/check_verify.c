@@ -626,7 +626,7 @@ Suite *suite_verify(void)
 {
     Suite *s = suite_create("verify");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_verify_attack_finds_clear_counterexamples);
     tcase_add_test(tc, test_verify_attack_gradient);
     tcase_add_test(tc, test_verify_never_robust_with_counterexample);
@@ -638,6 +638,7 @@ Suite *suite_verify(void)
     tcase_add_test(tc, test_verify_vnncomp_fixtures);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_verify_refuse_smooth_and_shapes);
     tcase_add_test(tl, test_verify_cli_contract);
     suite_add_tcase(s, tl);

@@ -2,6 +2,7 @@
  * 1–4, MNIST), their counterexamples evaluated through the imported ONNX
  * networks, DNF normalisation, linear terms, and refusal of malformed text. */
 #include <check.h>
+#include <gmp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,63 @@ START_TEST(test_vnnlib_dnf_cases_and_terms)
 }
 END_TEST
 
+/* An input region that holds no point: no point can violate, so the property
+ * holds (`robust`, VNN-COMP `unsat`), decided on the exact numbers of the
+ * file — a lower bound above the upper one by less than a double's spacing
+ * empties the box, and a box of one exact point that is no double does not. */
+START_TEST(test_vnnlib_empty_box_holds)
+{
+    static const struct {
+        const char *body;
+        int n_cases;
+    } T[] = {
+        {"(assert (>= X_0 0.5)) (assert (<= X_0 0.4)) (assert (>= X_1 0)) (assert (<= X_1 1)) (assert (<= Y_0 Y_1))", 0},
+        {"(assert (>= X_0 0.3)) (assert (<= X_0 0.7)) (assert (>= X_1 0)) (assert (<= X_1 1))\n"
+         "(assert (>= X_0 0.8)) (assert (<= Y_0 Y_1))", 0},
+        /* exactly empty, though both bounds round to the same doubles */
+        {"(assert (>= X_0 0.10000000000000000001)) (assert (<= X_0 0.1)) (assert (>= X_1 0)) (assert (<= X_1 1))"
+         "(assert (<= Y_0 Y_1))", 0},
+        /* not empty: [0.1, 0.1 + 1e-20] holds points (though no double) */
+        {"(assert (>= X_0 0.1)) (assert (<= X_0 0.10000000000000000001)) (assert (>= X_1 0)) (assert (<= X_1 1))"
+         "(assert (<= Y_0 Y_1))", 1},
+        /* one empty case of two: the other stays */
+        {"(assert (or (and (>= X_0 0.5) (<= X_0 0.4) (>= X_1 0) (<= X_1 1))\n"
+         "            (and (>= X_0 0) (<= X_0 1) (>= X_1 0) (<= X_1 1))))\n(assert (<= Y_0 Y_1))", 1},
+    };
+    char text[2048];
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        lg_prop p;
+        snprintf(text, sizeof text, "%s%s", lg_decl2, T[i].body);
+        ck_assert_msg(lg_vnnlib_parse(&p, text, strlen(text), "empty", 2, 2) == LG_OK, "case %zu: %s", i, lg_errmsg());
+        ck_assert_msg(p.n_cases == T[i].n_cases, "case %zu: %d cases, expected %d", i, p.n_cases, T[i].n_cases);
+        lg_prop_free(&p);
+    }
+    /* verify: robust, result file unsat, exit 0 */
+    const char *net = lg_test_tmpfile(".lgnet");
+    int dims[3] = {2, 3, 2};
+    lg_net n;
+    lg_rng r;
+    lg_rng_init(&r, 5, 0);
+    ck_assert_int_eq(lg_net_init(&n, 2, dims, LG_ACT_RELU), LG_OK);
+    lg_test_randomize(&n, &r, 1.0);
+    ck_assert_int_eq(lg_netfile_write(&n, net), LG_OK);
+    lg_net_free(&n);
+    char prop[256], res[256], out[256], args[2048];
+    snprintf(prop, sizeof prop, "%s", lg_test_tmpfile(".vnnlib"));
+    snprintf(res, sizeof res, "%s", lg_test_tmpfile(".res"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".out"));
+    snprintf(text, sizeof text, "%s%s", lg_decl2, T[0].body);
+    lg_test_write(prop, text);
+    for (int solver = 0; solver < 3; solver++) {
+        static const char *const names[] = {"auto", "z3", "glpk"};
+        snprintf(args, sizeof args, "verify '%s' --vnnlib '%s' --solver %s -o '%s'", net, prop, names[solver], res);
+        ck_assert_int_eq(lg_test_cli(args, out), 0);
+        ck_assert_msg(strncmp(lg_test_slurp(out), "robust", 6) == 0, "%s: %s", names[solver], lg_test_slurp(out));
+        ck_assert_str_eq(lg_test_slurp(res), "unsat\n");
+    }
+}
+END_TEST
+
 START_TEST(test_vnnlib_linear_terms)
 {
     lg_prop p;
@@ -235,6 +293,49 @@ START_TEST(test_vnnlib_linear_terms)
     ck_assert_double_eq(T->cons[1].d, -1.0);
     ck_assert_double_eq(T->cons[2].coef[0], -2.0);
     ck_assert_double_eq(T->cons[2].d, 1.0);
+    lg_prop_free(&p);
+}
+END_TEST
+
+/* Decimals that are not doubles, also as the coefficient of a bound on one
+ * variable: read as exact rationals (X_0 ≥ 0.01 / 0.10000000000000001 is the
+ * rational 10^15/(10^16 + 1)), the box rounded outward for proofs and
+ * inward for witnesses, never refused. */
+START_TEST(test_vnnlib_inexact_decimals)
+{
+    lg_prop p;
+    lg_parse_ok(&p,
+                "(assert (>= (* 0.10000000000000001 X_0) 0.01)) (assert (<= X_0 0.70000000000000001))\n"
+                "(assert (>= X_1 0)) (assert (<= (* 2 X_1) 1))\n"
+                "(assert (<= (* 0.10000000000000001 Y_0) 1))\n",
+                2, 2);
+    ck_assert_int_eq(p.n_cases, 1);
+    const lg_prop_case *C = &p.cases[0];
+    ck_assert_ptr_nonnull(p.inner);
+    /* lo of X_0: the exact bound b = 10^15 / (10^16 + 1) lies in [lo, inner lo], adjacent doubles */
+    mpq_t b, t;
+    mpq_inits(b, t, NULL);
+    mpq_set_str(b, "1000000000000000/10000000000000001", 10);
+    mpq_canonicalize(b);
+    mpq_set_d(t, C->lo[0]);
+    ck_assert_msg(mpq_cmp(t, b) < 0, "lo %a is not below the exact bound", C->lo[0]);
+    mpq_set_d(t, p.inner[0].lo[0]);
+    ck_assert_msg(mpq_cmp(t, b) > 0, "inner lo %a is not above the exact bound", p.inner[0].lo[0]);
+    ck_assert(nextafter(C->lo[0], 1.0) == p.inner[0].lo[0]);
+    /* X_0 ≤ 0.70000000000000001: outward up, inward down */
+    ck_assert(C->hi[0] > 0.7 || (C->hi[0] == 0.7 && p.inner[0].hi[0] < 0.7));
+    ck_assert(p.inner[0].hi[0] <= C->hi[0] && nextafter(p.inner[0].hi[0], 1.0) == C->hi[0]);
+    /* 2·X_1 ≤ 1 is X_1 ≤ 0.5 exactly */
+    ck_assert_double_eq(C->hi[1], 0.5);
+    ck_assert_double_eq(p.inner[0].hi[1], 0.5);
+    /* 0.10000000000000001·Y_0 ≤ 1  ⇔  Y_0 ≤ 10^17 / (10^16 + 1) = 10 − 9.99…e-16 (proofs: up to 10) */
+    ck_assert_int_eq(C->n_terms, 1);
+    ck_assert_int_eq(C->terms[0].n_cons, 1);
+    ck_assert_double_eq(C->terms[0].cons[0].coef[0], 1.0);
+    double y_in[2] = {9.99, 0}, y_out[2] = {10.01, 0};
+    ck_assert(lg_prop_case_violated_by(&p, 0, y_in));
+    ck_assert(!lg_prop_case_violated_by(&p, 0, y_out));
+    mpq_clears(b, t, NULL);
     lg_prop_free(&p);
 }
 END_TEST
@@ -289,7 +390,7 @@ START_TEST(test_vnnlib_rejects_malformed)
         {"(assert (< Y_0 1))", "strict comparison"},
         {"(assert (<= (+ X_0 Y_0) 1))", "mixes inputs X and outputs Y"},
         {"(assert (<= (+ X_0 X_1) 1))", "single X_i"},
-        {"(assert (<= (* 2 X_0) 1))", "single X_i"},
+        {"(assert (<= (- X_0 (* 2 X_1)) 1))", "single X_i"},
         {"(assert (<= (/ Y_0 0) 1))", "nonzero constant"},
         {"(declare-const X_0 Real)", "declared twice"},
         {"(declare-const X_2 Int)", "expected sort Real"},
@@ -361,16 +462,18 @@ Suite *suite_vnnlib(void)
 {
     Suite *s = suite_create("vnnlib");
     TCase *c = tcase_create("core");
-    tcase_set_timeout(c, 60);
+    lg_tcase_timeout(c, 60);
     tcase_add_test(c, test_vnnlib_acasxu_props);
     tcase_add_test(c, test_vnnlib_mnist_props);
     tcase_add_test(c, test_vnnlib_counterexamples_reproduce);
     tcase_add_test(c, test_vnnlib_acasxu_sampling_agrees_with_verdicts);
     tcase_add_test(c, test_vnnlib_dnf_cases_and_terms);
     tcase_add_test(c, test_vnnlib_linear_terms);
+    tcase_add_test(c, test_vnnlib_empty_box_holds);
+    tcase_add_test(c, test_vnnlib_inexact_decimals);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
-    tcase_set_timeout(l, 120);
+    lg_tcase_timeout(l, 120);
     tcase_add_test(l, test_vnnlib_counterexample_reader_limits);
     tcase_add_test(l, test_vnnlib_rejects_malformed);
     tcase_add_test(l, test_vnnlib_truncated_files);

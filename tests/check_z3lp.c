@@ -388,13 +388,14 @@ Suite *suite_z3lp(void)
 {
     Suite *s = suite_create("z3lp");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    lg_tcase_timeout(tc, 600);
     tcase_add_test(tc, test_z3lp_oracle_agree);
     tcase_add_test(tc, test_z3lp_explanations_valid);
     tcase_add_test(tc, test_z3lp_deterministic);
     tcase_add_test(tc, test_z3lp_auto_choice);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
+    lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_z3lp_limits);
     suite_add_tcase(s, tl);
     return s;

@@ -430,7 +430,6 @@ static void orc_free(orc *o)
     }
     free(o->W);
     free(o->tb);
-    lg_net_free(&o->dn);
     free(o->b);
     free(o->z);
     free(o->a);
@@ -448,6 +447,7 @@ static void orc_free(orc *o)
     mpq_clears(o->opt, o->tmp, o->tmp2, o->best, NULL);
     arr_free(o->f, form_len(o));
     lg_xlp_free(&o->lp);
+    lg_net_free(&o->dn); /* last: o->net points to it, and the sizes above are read from it */
 }
 
 /* Everything up to the search: exact data, interval phases, row stack. */

@@ -72,6 +72,35 @@ void lg_test_preacts(const lg_net *net, const double *x, double *z, double *y)
     memcpy(y, a, (size_t)lg_net_n_out(net) * sizeof *y);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LG_TEST_TIME_FACTOR_DEFAULT 4.0 /* ASan/UBSan: solver children and CLI runs are 2–5× slower */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LG_TEST_TIME_FACTOR_DEFAULT 4.0
+#endif
+#endif
+#ifndef LG_TEST_TIME_FACTOR_DEFAULT
+#define LG_TEST_TIME_FACTOR_DEFAULT 1.0
+#endif
+
+double lg_test_time_factor(void)
+{
+    const char *s = getenv("LG_TEST_TIME_FACTOR");
+    if (!s || !*s) return LG_TEST_TIME_FACTOR_DEFAULT;
+    char *end;
+    double f = strtod(s, &end);
+    if (*end || !(f >= 1.0) || f > 1000.0) {
+        static int warned;
+        if (!warned++)
+            fprintf(stderr, "LG_TEST_TIME_FACTOR: expected a number in [1, 1000], got '%s'; using %g\n", s,
+                    LG_TEST_TIME_FACTOR_DEFAULT);
+        return LG_TEST_TIME_FACTOR_DEFAULT;
+    }
+    return f;
+}
+
+void lg_tcase_timeout(TCase *tc, double seconds) { tcase_set_timeout(tc, seconds * lg_test_time_factor()); }
+
 int lg_test_quick(void) { return getenv("LG_TEST_QUICK") != NULL; }
 
 int lg_test_sh(const char *cmd)

@@ -4,6 +4,7 @@
 #ifndef LG_TESTUTIL_H
 #define LG_TESTUTIL_H
 
+#include <check.h>
 #include <stddef.h>
 
 #include "core/net.h"
@@ -32,6 +33,15 @@ int lg_test_sh(const char *cmd);
 const char *lg_test_slurp(const char *path);
 /* Write text to path (the test fails if it cannot). */
 void lg_test_write(const char *path, const char *text);
+
+/* The time limit of every test case, set in this one place: tc may run for
+ * seconds × the time factor. The factor is LG_TEST_TIME_FACTOR (a number
+ * ≥ 1) when set, else 4 in a sanitizer build and 1 otherwise. Every TCase
+ * calls this (the cli suite checks it), so no case runs under Check's
+ * 4-second default. */
+void lg_tcase_timeout(TCase *tc, double seconds);
+/* The factor lg_tcase_timeout applies. */
+double lg_test_time_factor(void);
 
 /* Pre-activations of every layer of a small ReLU/linear net (widths ≤ 64) at
  * x, input normalisation applied: z [Σ widths, lg_alpha_offset layout] and

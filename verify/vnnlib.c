@@ -30,6 +30,8 @@ typedef struct lg_vp {
         double *coef;  /* exact: the atom scaled by a positive rational (see lg_vp_atom) */
         double c_lo, c_hi; /* the scaled constant rounded down and up (equal when exact) */
         int c_sign;    /* sign of the exact constant */
+        int has_cq;    /* cq holds the exact constant (only when c_lo < c_hi) */
+        mpq_t cq;
     } *atoms;
 } lg_vp;
 
@@ -285,9 +287,12 @@ static int lg_vp_is_double(const mpq_t q)
 
 /* Record atom lin ≤ 0 (lin exact); returns its index, -1 out of memory, -2
  * (lg_fail set) when the coefficients cannot be held exactly. The atom is
- * first multiplied by a positive rational s (1 when every coefficient is a
- * double; else the lcm of their denominators, which makes them integers —
- * (/ Y_0 3) ≥ 1 becomes 3 − Y_0 ≤ 0), which keeps its meaning; then every
+ * first multiplied by a positive rational s, which keeps its meaning: on one
+ * variable, 1/|its coefficient| (a bound: (* 0.10000000000000001 X_0) ≥ 0.01
+ * becomes X_0 ≥ 10^15/(10^16 + 1), exactly; a bound on an input always, on
+ * an output when its coefficient is not a double); else 1 when every
+ * coefficient is a double, or the lcm of their denominators, which makes
+ * them integers — (/ Y_0 3) ≥ Y_1 becomes 3·Y_1 − Y_0 ≤ 0. Then every
  * coefficient must be a double exactly, and the constant is kept rounded
  * down and up (DESIGN.md §3: provers take the larger region, witnesses the
  * smaller). */
@@ -304,6 +309,18 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
         if (!n) return -1;
         P->atoms = n;
         P->cap_atoms = cap;
+    }
+    int nz = 0, one = -1;
+    for (int i = 0; i < l->n; i++)
+        if (mpq_sgn(l->coef[i]) != 0) nz++, one = i;
+    int unit = nz == 1 && mpz_cmpabs_ui(mpq_numref(l->coef[one]), 1) == 0 && mpz_cmp_ui(mpq_denref(l->coef[one]), 1) == 0;
+    if (nz == 1 && ((l->var[one] & 1) == 0 ? !unit : !lg_vp_is_double(l->coef[one]))) {
+        mpq_t s;
+        mpq_init(s);
+        mpq_abs(s, l->coef[one]);
+        mpq_inv(s, s);
+        lg_lin_scale(l, s);
+        mpq_clear(s);
     }
     int exact = 1;
     for (int i = 0; i < l->n && exact; i++) exact = lg_vp_is_double(l->coef[i]);
@@ -346,6 +363,11 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
         return -2;
     }
     a->c_sign = mpq_sgn(l->c);
+    if (a->c_lo != a->c_hi) { /* kept exactly: deciding whether a box is empty needs it */
+        mpq_init(a->cq);
+        mpq_set(a->cq, l->c);
+        a->has_cq = 1;
+    }
     a->n = l->n;
     a->line = where->line;
     a->col = where->col;
@@ -593,17 +615,57 @@ static lg_status lg_vp_check_decls(lg_vp *P, int *n_in, int *n_out)
         return lg_fail(LG_ERR_FORMAT, "%s: expected declarations of X_0.. and Y_0.. (found %d inputs, %d outputs)",
                        P->name, P->n_x, P->n_y);
     if (*n_in > 0 && P->n_x != *n_in)
-        return lg_fail(LG_ERR_FORMAT, "%s: declares %d inputs X_i but the network has %d", P->name, P->n_x, *n_in);
+        return lg_fail(LG_ERR_ARG, "%s: declares %d inputs X_i but the network has %d", P->name, P->n_x, *n_in);
     if (*n_out > 0 && P->n_y != *n_out)
-        return lg_fail(LG_ERR_FORMAT, "%s: declares %d outputs Y_j but the network has %d", P->name, P->n_y, *n_out);
+        return lg_fail(LG_ERR_ARG, "%s: declares %d outputs Y_j but the network has %d", P->name, P->n_y, *n_out);
     *n_in = P->n_x;
     *n_out = P->n_y;
     return LG_OK;
 }
 
-/* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false
- * or empty box), or -1 with lg_fail set. lo/hi [n_in]; T gets n_out-dense
- * constraints. */
+/* The exact constant of atom a into q. */
+static void lg_vp_atom_const(const lg_vatom *a, mpq_t q)
+{
+    if (a->has_cq) mpq_set(q, a->cq);
+    else mpq_set_d(q, a->c_lo);
+}
+
+/* 1 if the bounds of conjunction c on input xv leave no point, in exact
+ * arithmetic on the file's numbers: the largest lower bound (atoms −x + c ≤ 0,
+ * x ≥ c) above the smallest upper bound (atoms x + c ≤ 0, x ≤ −c). Called only
+ * when the doubles cannot tell (the outward box is not empty, the inward one
+ * is). */
+static int lg_vp_empty_exact(const lg_vp *P, const lg_conj *c, int xv)
+{
+    mpq_t lo, hi, q;
+    mpq_inits(lo, hi, q, NULL);
+    int have_lo = 0, have_hi = 0;
+    for (int k = 0; k < c->n; k++) {
+        const lg_vatom *a = &P->atoms[c->a[k]];
+        int nx = 0, ny = 0, v = -1;
+        double xc = 0;
+        for (int i = 0; i < a->n; i++) {
+            if (a->coef[i] == 0.0) continue;
+            if (a->var[i] & 1) ny++;
+            else nx++, v = a->var[i] / 2, xc = a->coef[i];
+        }
+        if (ny || nx != 1 || v != xv) continue;
+        lg_vp_atom_const(a, q);
+        if (xc == 1.0) { /* x ≤ −c */
+            mpq_neg(q, q);
+            if (!have_hi++ || mpq_cmp(q, hi) < 0) mpq_set(hi, q);
+        } else if (!have_lo++ || mpq_cmp(q, lo) > 0) { /* x ≥ c */
+            mpq_set(lo, q);
+        }
+    }
+    int empty = have_lo && have_hi && mpq_cmp(lo, hi) > 0;
+    mpq_clears(lo, hi, q, NULL);
+    return empty;
+}
+
+/* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false,
+ * or an empty box, decided exactly: no point of it can violate), or -1 with
+ * lg_fail set. lo/hi [n_in]; T gets n_out-dense constraints. */
 static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *lo, double *hi, double *lo_in,
                       double *hi_in, lg_term *T, double **slack, size_t *n_coefs)
 {
@@ -626,7 +688,7 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
         }
         if (nx > 1 || (nx == 1 && xc != 1.0 && xc != -1.0)) {
             lg_fail(LG_ERR_UNSUPPORTED,
-                    "%s:%d:%d: unsupported input constraint: only bounds on a single X_i (coefficient 1) are allowed",
+                    "%s:%d:%d: unsupported input constraint: only bounds on a single X_i are allowed",
                     P->name, a->line, a->col);
             return -1;
         }
@@ -653,7 +715,8 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
                     P->name, a ? a->line : 1, a ? a->col : 1, i, isfinite(lo[i]) ? "upper" : "lower");
             return -1;
         }
-        if (lo[i] > hi[i]) return 1;
+        if (lo[i] > hi[i]) return 1; /* the outward box is empty: so is the exact one */
+        if (lo_in[i] > hi_in[i] && lg_vp_empty_exact(P, c, i)) return 1;
     }
     /* every output constraint is stored densely: bound the total up front */
     *n_coefs += (size_t)n_y * (size_t)n_out;
@@ -815,6 +878,7 @@ static void lg_vp_free(lg_vp *P)
     for (int i = 0; i < P->n_atoms; i++) {
         free(P->atoms[i].var);
         free(P->atoms[i].coef);
+        if (P->atoms[i].has_cq) mpq_clear(P->atoms[i].cq);
     }
     free(P->atoms);
     lg_sx_tree_free(&P->t);

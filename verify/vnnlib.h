@@ -41,8 +41,9 @@
 #define LG_VNNLIB_MAX_DNF_ENTRIES (1 << 24)
 
 /* Read a property file. n_in, n_out: the network's sizes; the file must
- * declare exactly X_0..X_{n_in−1} and Y_0..Y_{n_out−1}. Pass 0 for either to
- * take the size from the declarations instead. */
+ * declare exactly X_0..X_{n_in−1} and Y_0..Y_{n_out−1} (else LG_ERR_ARG: the
+ * file does not fit the network). Pass 0 for either to take the size from
+ * the declarations instead. */
 lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out);
 /* Same from a buffer (need not be NUL-terminated); `name` is used in messages. */
 lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out);

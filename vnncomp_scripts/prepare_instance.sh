@@ -7,7 +7,7 @@ set -uo pipefail
 VERSION_STRING=v1
 if [ "$#" -ne 4 ] || [ "$1" != "$VERSION_STRING" ]; then
   echo "usage: $0 $VERSION_STRING CATEGORY ONNX VNNLIB (got: $*)" >&2
-  exit 1
+  exit 2
 fi
 CATEGORY=$2
 ONNX=$3
@@ -18,7 +18,8 @@ echo "preparing lgelu for category '$CATEGORY', network '$ONNX', property '$VNNL
 # the property and fails (naming the problem) when they do not fit. A smooth
 # network (sigmoid, gelu, ...) has no LP encoding and is verified directly:
 # `verify` then reads the pair (a one-second bounds pass; every verdict,
-# unknown included, exits 0; a file it cannot read exits 1)
+# unknown included, exits 0; a file it cannot read or that does not fit exits
+# non-zero)
 if ! "$LGELU" encode "$ONNX" --vnnlib "$VNNLIB" --format lp -o /dev/null 2>/dev/null; then
   "$LGELU" verify "$ONNX" --vnnlib "$VNNLIB" --solver none --no-attack --bab none --alpha-steps 0 --timeout 1 >/dev/null || exit 1
 fi

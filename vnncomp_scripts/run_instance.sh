@@ -5,12 +5,19 @@
 # RESULTS_FILE` and leaves in RESULTS_FILE one of: unsat, sat followed by the
 # counterexample ((X_i v) ... (Y_j v)), unknown, timeout. The file is written
 # atomically; a run that fails writes `unknown`. The tool stops itself about
-# one second after TIMEOUT (the competition kills it later).
+# one second after TIMEOUT (the competition kills it later). Bad usage (the
+# argument count, the version, a TIMEOUT that is not a positive number of
+# seconds) exits 2 without running anything.
 set -uo pipefail
 VERSION_STRING=v1
 if [ "$#" -ne 6 ] || [ "$1" != "$VERSION_STRING" ]; then
   echo "usage: $0 $VERSION_STRING CATEGORY ONNX VNNLIB RESULTS_FILE TIMEOUT (got: $*)" >&2
-  exit 1
+  exit 2
+fi
+if ! [[ "$6" =~ ^([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$ ]] ||
+   ! awk -v t="$6" 'BEGIN { exit !(t + 0 > 0 && t + 0 <= 1e7) }'; then
+  echo "$0: TIMEOUT: expected a number of seconds in (0, 1e7], got '$6'" >&2
+  exit 2
 fi
 CATEGORY=$2
 ONNX=$3
