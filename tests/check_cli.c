@@ -1127,7 +1127,7 @@ Suite *suite_cli(void)
     tcase_add_test(tq, test_cli_bench_resume_keys);
     tcase_add_test(tq, test_cli_docs_verify_json_keys);
     tcase_add_test(tq, test_cli_vnnlib_written_reads_back);
-    tcase_set_timeout(tq, 300); /* a dozen bench runs: generous for sanitizer builds on a busy machine */
+    lg_tcase_timeout(tq, 300); /* a dozen bench runs: generous for sanitizer builds on a busy machine */
     suite_add_tcase(s, tq);
     return s;
 }

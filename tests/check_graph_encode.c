@@ -670,7 +670,7 @@ Suite *suite_graph_encode(void)
 {
     Suite *s = suite_create("graph_encode");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_graph_encode_row_exact);
     tcase_add_test(tc, test_graph_encode_backends_agree);
     tcase_add_test(tc, test_graph_encode_same_source);

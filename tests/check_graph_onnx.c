@@ -472,14 +472,14 @@ Suite *suite_graph_onnx(void)
 {
     Suite *s = suite_create("graph_onnx");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_graph_onnx_netfile_roundtrip);
     tcase_add_test(tc, test_graph_onnx_random_dags);
     tcase_add_test(tc, test_graph_onnx_thirdparty_match_numpy);
     tcase_add_test(tc, test_graph_onnx_structure);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 300);
+    lg_tcase_timeout(tl, 300);
     tcase_add_test(tl, test_graph_onnx_netfile_corrupt);
     tcase_add_test(tl, test_graph_onnx_refusals);
     tcase_add_test(tl, test_graph_onnx_fuzz);

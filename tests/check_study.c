@@ -1186,7 +1186,7 @@ Suite *suite_study(void)
     tcase_add_checked_fixture(tr, lg_study_setup, lg_study_teardown);
     tcase_add_test(tr, test_study_report_reads_right);
     tcase_add_test(tr, test_study_docs_main_job);
-    tcase_set_timeout(tr, 120);
+    lg_tcase_timeout(tr, 120);
     suite_add_tcase(s, tr);
     return s;
 }

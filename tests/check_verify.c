@@ -644,7 +644,7 @@ Suite *suite_verify(void)
     suite_add_tcase(s, tl);
     TCase *tm = tcase_create("misclassified");
     tcase_add_test(tm, test_verify_misclassified_clean_input);
-    tcase_set_timeout(tm, 120);
+    lg_tcase_timeout(tm, 120);
     suite_add_tcase(s, tm);
     return s;
 }
