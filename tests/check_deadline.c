@@ -345,11 +345,11 @@ Suite *suite_deadline(void)
     tcase_add_test(tc, test_deadline_verify_smooth);
     tcase_add_test(tc, test_deadline_import);
     tcase_add_test(tc, test_deadline_cli);
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 120);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_deadline_sweep);
-    tcase_set_timeout(tl, 300);
+    lg_tcase_timeout(tl, 300);
     suite_add_tcase(s, tl);
     return s;
 }
