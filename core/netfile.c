@@ -404,7 +404,18 @@ fail:
     return st;
 }
 
+/* lg_file_slurp, with run's deadline checked every LG_SLURP_CHECK_BYTES read (run NULL: none). */
+#define LG_SLURP_CHECK_BYTES ((size_t)16 << 20)
+static lg_status lg_file_slurp_in(const char *path, size_t max_bytes, const lg_runctx *run, unsigned char **buf,
+                                  size_t *len);
+
 lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len)
+{
+    return lg_file_slurp_in(path, max_bytes, NULL, buf, len);
+}
+
+static lg_status lg_file_slurp_in(const char *path, size_t max_bytes, const lg_runctx *run, unsigned char **buf,
+                                  size_t *len)
 {
     *buf = NULL;
     *len = 0;
@@ -433,6 +444,10 @@ lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf,
             p = np;
         }
         size_t want = cap - n > (size_t)1 << 30 ? (size_t)1 << 30 : cap - n;
+        if (run) {
+            if ((st = lg_runctx_check(run, "reading the network")) != LG_OK) goto done;
+            if (want > LG_SLURP_CHECK_BYTES) want = LG_SLURP_CHECK_BYTES;
+        }
         int got = gzread(f, p + n, (unsigned)want);
         if (got < 0) {
             int zerr;
@@ -471,7 +486,9 @@ lg_status lg_netfile_read(lg_net *net, const char *path)
     return lg_net_read_with(net, path, LG_NETFILE_MAX_BYTES, lg_netfile_parse);
 }
 
-lg_status lg_net_load(lg_net *net, const char *path)
+lg_status lg_net_load(lg_net *net, const char *path) { return lg_net_load_in(net, path, NULL); }
+
+lg_status lg_net_load_in(lg_net *net, const char *path, const lg_runctx *run)
 {
     memset(net, 0, sizeof *net);
     unsigned char head[8] = {0};
@@ -479,7 +496,17 @@ lg_status lg_net_load(lg_net *net, const char *path)
     if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     int got = gzread(f, head, sizeof head);
     gzclose(f);
-    if (got == 8 && memcmp(head, LG_NETFILE_MAGIC, 8) == 0) return lg_netfile_read(net, path);
+    if (got == 8 && memcmp(head, LG_NETFILE_MAGIC, 8) == 0) {
+        lg_status st = lg_netfile_read(net, path);
+        if (st == LG_OK && (st = lg_runctx_check(run, "network file")) != LG_OK) lg_net_free(net);
+        return st;
+    }
     /* anything else is tried as ONNX (a protobuf has no magic number) */
-    return lg_onnx_read(net, path);
+    unsigned char *buf;
+    size_t len;
+    lg_status st = lg_file_slurp_in(path, LG_ONNX_MAX_BYTES, run, &buf, &len);
+    if (st != LG_OK) return st;
+    if ((st = lg_runctx_check(run, "onnx import")) == LG_OK) st = lg_onnx_parse_in(net, buf, len, path, run);
+    free(buf);
+    return st;
 }

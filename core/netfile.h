@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "core/net.h"
+#include "core/runctx.h"
 
 #define LG_NETFILE_VERSION 4u    /* newest version written and read */
 #define LG_NETFILE_CONV_FIELDS 12 /* u32 geometry fields after a conv layer's header */
@@ -66,5 +67,9 @@ lg_status lg_net_read_with(lg_net *net, const char *path, size_t max_bytes, lg_n
 /* Load a network from `path` in any supported format (native or ONNX,
  * detected by content). */
 lg_status lg_net_load(lg_net *net, const char *path);
+/* The same under run's deadline (NULL: none; core/runctx.h), checked after
+ * the file is read and through the ONNX import (lg_onnx_parse_in): past it,
+ * LG_ERR_TIMEOUT and *net zeroed. */
+lg_status lg_net_load_in(lg_net *net, const char *path, const lg_runctx *run);
 
 #endif

@@ -43,6 +43,7 @@
 #include <stddef.h>
 
 #include "core/net.h"
+#include "core/runctx.h"
 
 /* Largest ONNX file read (bytes). */
 #define LG_ONNX_MAX_BYTES ((size_t)2 << 30)
@@ -50,6 +51,10 @@
 /* Parse an in-memory ONNX model; `name` is used in messages. On failure
  * *net is left zeroed. */
 lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name);
+/* The same under run's deadline (NULL: none), checked after the protobuf
+ * decode, per initializer, per node, per 64 rows of a Gemm/MatMul weight
+ * and per layer built: past it, LG_ERR_TIMEOUT and *net zeroed. */
+lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run);
 /* Read an ONNX file. */
 lg_status lg_onnx_read(lg_net *net, const char *path);
 /* Write net as ONNX to path (see above). */

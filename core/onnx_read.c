@@ -32,6 +32,7 @@ typedef struct lg_ox_run {
     int gen;   /* generation of the pending map: values with this gen are relative to its z */
     int *cur;  /* [n_vals] values produced in this generation */
     int n_cur;
+    const lg_runctx *run; /* deadline checked per initializer and per node (NULL none) */
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
@@ -447,9 +448,15 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
     double *M = malloc((size_t)N * (size_t)K * sizeof *M), *c = NULL;
     if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
     int exact = 1; /* alpha·B and beta·C must be the file's exact products (onnx_affine.c) */
-    for (int64_t j = 0; j < N; j++)
+    for (int64_t j = 0; j < N; j++) {
+        lg_status sj = (j & 63) ? LG_OK : lg_runctx_check(R->run, "onnx import"); /* per 64 rows */
+        if (sj != LG_OK) {
+            free(M);
+            return sj;
+        }
         for (int64_t k = 0; k < K; k++)
             exact &= lg_ox_mul_exact(alpha, tb ? Bc->v[j * K + k] : Bc->v[k * N + j], &M[j * K + k]);
+    }
     lg_ox_shape os = {2, {1, N}};
     if (nd->n_input >= 3 && in[2] >= 0) {
         if (R->G.vals[in[2]].kind != LG_OX_CONST) {
@@ -518,8 +525,14 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
         }
         if (K != B->n || N > LG_NET_MAX_DIM) goto shape;
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
-        for (int64_t j = 0; j < N; j++)
+        for (int64_t j = 0; j < N; j++) { /* the transpose: 0.3 s for 4096 x 3072, so the deadline per 64 rows */
+            lg_status sj = (j & 63) ? LG_OK : lg_runctx_check(R->run, "onnx import");
+            if (sj != LG_OK) {
+                free(M);
+                return sj;
+            }
             for (int64_t k = 0; k < K; k++) M[j * K + k] = W->v[k * N + j];
+        }
     } else if (rw == 1) {
         /* numpy: w[K] @ x[K] is a scalar; w[K] @ x[..., K, C] is [..., C], out[c] = Σ_k w[k]·x[k][c] */
         K = W->shape.d[0];
@@ -1529,6 +1542,10 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     for (int k = 0; k < L; k++) {
         lg_layer *Ln = &net->layers[k];
         const lg_ox_layer *Lb = &B->layers[k];
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) {
+            lg_net_free(net);
+            return st;
+        }
         for (int t = 0; t < lg_layer_n_lin(Ln); t++) {
             lg_linear *A = lg_layer_lin_mut(Ln, t);
             const double *W = t == 0 ? Lb->W : Lb->xt[t - 1].W;
@@ -1605,6 +1622,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     const Onnx__GraphProto *g = G->g;
     lg_status st;
     for (size_t i = 0; i < g->n_initializer; i++) {
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
         lg_ox_val *v = &G->vals[lg_ox_find(G, g->initializer[i]->name)];
         if ((st = lg_ox_const_decode(&v->c, g->initializer[i], G->file, v->name)) != LG_OK) return st;
         v->kind = LG_OX_CONST;
@@ -1629,6 +1647,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     G->vals[vin].shape = R->B.shape;
     R->cur[R->n_cur++] = (int)vin;
     for (size_t oi = 0; oi < g->n_node; oi++) {
+        if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
         int node = G->order[oi];
         const Onnx__NodeProto *nd = g->node[node];
         if (!nd->op_type || !*nd->op_type)
@@ -1699,12 +1718,18 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
                            G->file, y->name, (unsigned long long)prod, R->B.n);
     }
     if ((st = lg_ox_b_fold(&R->B, y)) != LG_OK) return st;
+    if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
     if (R->B.n_layers == 0 || !lg_ox_b_identity(&R->B) || R->B.src != R->B.n_layers - 1)
         if ((st = lg_ox_b_close(&R->B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
     return lg_ox_finish(R, mp, net);
 }
 
 lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
+{
+    return lg_onnx_parse_in(net, buf, len, name, NULL);
+}
+
+lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run)
 {
     memset(net, 0, sizeof *net);
     if (!lg_ox_nesting_ok(buf, len, LG_OX_MAX_NESTING))
@@ -1720,6 +1745,8 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
     lg_ox_run R;
     memset(&R, 0, sizeof R);
     R.B.file = name;
+    R.run = run;
+    if ((st = lg_runctx_check(run, "onnx import")) != LG_OK) goto done; /* after the protobuf decode */
     if (!mp->graph || mp->graph->n_node == 0) {
         st = lg_fail(LG_ERR_FORMAT, "%s: ONNX model has no graph nodes", name);
         goto done;

@@ -25,7 +25,13 @@ static int lg_runctx_cancelled(const lg_runctx *c)
 
 int lg_runctx_expired(const lg_runctx *c)
 {
-    return lg_runctx_cancelled(c) || (c->deadline > 0 && lg_now() >= c->deadline);
+    return c && (lg_runctx_cancelled(c) || (c->deadline > 0 && lg_now() >= c->deadline));
+}
+
+lg_status lg_runctx_check(const lg_runctx *c, const char *stage)
+{
+    if (!lg_runctx_expired(c)) return LG_OK;
+    return lg_fail(LG_ERR_TIMEOUT, "%s: %s", stage, lg_runctx_cancelled(c) ? "cancelled" : "deadline passed");
 }
 
 double lg_runctx_remaining(const lg_runctx *c)

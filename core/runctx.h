@@ -13,6 +13,16 @@
  * lg_runctx_child): a sub-budget is never later than its parent's deadline,
  * and no stage starts a second clock.
  *
+ * Check-points (DESIGN.md §3 "One run context, one deadline"): a long loop
+ * asks lg_runctx_check at a granularity that keeps the clock reads below 1%
+ * of its work (per layer, per block of rows, per LP, per node); past the
+ * deadline (or once cancelled) the stage
+ * stops, leaves its outputs sound but unfinished and returns
+ * LG_ERR_TIMEOUT, which its callers pass up unchanged: an interrupted bound
+ * is never used as if complete. The verdict driver (verify/verify.c) and
+ * branch and bound (verify/bab.c) turn it into an unknown with timed_out
+ * set (the `timeout` result).
+ *
  * A plain value: copy it freely; it owns nothing and borrows nothing.
  */
 #ifndef LG_RUNCTX_H
@@ -20,6 +30,8 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+
+#include "core/status.h"
 
 typedef struct lg_runctx {
     double deadline;  /* lg_now() seconds to stop at; ≤ 0 none */
@@ -36,8 +48,13 @@ lg_runctx lg_runctx_none(void);
 /* A run starting now: deadline lg_now() + timeout_s (none if timeout_s ≤ 0). */
 lg_runctx lg_runctx_start(double timeout_s, uint64_t seed, int verbose, double memory_mb);
 
-/* 1 once the deadline has passed (never without one) or the cancel flag is set. */
+/* 1 once the deadline has passed (never without one) or the cancel flag is
+ * set; never for c NULL. */
 int lg_runctx_expired(const lg_runctx *c);
+/* The one check-point: LG_OK before the deadline (or c NULL, or none, and
+ * not cancelled), else LG_ERR_TIMEOUT with the message "<stage>: deadline
+ * passed" (or "<stage>: cancelled"). */
+lg_status lg_runctx_check(const lg_runctx *c, const char *stage);
 /* Seconds left (≥ 0; 0 once cancelled), or INFINITY without a deadline. */
 double lg_runctx_remaining(const lg_runctx *c);
 

@@ -23,8 +23,11 @@
  * memory cap the query runs in a child (isolate.h) that is killed
  * LG_SOLVE_GRACE_S after the deadline o->run.deadline; the back-end's own
  * limits (Z3 timeout + interrupt, GLPK tm_lim per simplex + a check per node) aim at the same
- * deadline. Without limits it runs in this process. */
-#define LG_SOLVE_GRACE_S 1.0
+ * deadline. Without limits it runs in this process. The grace is the time a back-end that
+ * stopped at its own limit has to ship its result: 0.5 s, so that a whole run, start-up,
+ * clean-up and the killed child included, stays within about a second of its deadline
+ * (benchmarks/VERIFY.md "Deadline"). */
+#define LG_SOLVE_GRACE_S 0.5
 
 static lg_status lg_solve_limited(lg_solve_fn fn, const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {

@@ -28,7 +28,7 @@
  * deadline has passed. Z3 4.8.12 does not always
  * listen (measured: a 784-256-256-10 query ignored both for > 90 s), so the
  * hard limit is the one isolation of every back-end: lg_solver_find("z3")
- * runs this in a child process killed 1 s after the same deadline
+ * runs this in a child process killed 0.5 s after the same deadline
  * (isolate.h, solvers.c). run.memory_mb sets Z3's memory_max_size. Z3 errors
  * are caught by a recording handler (never exit) → LG_ERR_SOLVER, or a
  * timeout when the watchdog caused them.

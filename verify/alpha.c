@@ -204,11 +204,14 @@ static const signed char *lg_alpha_sign(const lg_alpha_batch *bt, int r)
     return bt->sign ? bt->sign[bt->grp ? bt->grp[r] : 0] : NULL;
 }
 
-/* The backsub for rows [r0, r0 + m) of the batch. */
-static lg_status lg_alpha_bs(lg_backsub *s, const lg_alpha_batch *bt, const lg_net *net, int r0, int m)
+/* The backsub for rows [r0, r0 + m) of the batch; its deadline is run's,
+ * else (run NULL) that of group 0's bounds (bounds.h). */
+static lg_status lg_alpha_bs(lg_backsub *s, const lg_alpha_batch *bt, const lg_net *net, int r0, int m,
+                             const lg_runctx *run)
 {
     lg_status st = lg_backsub_init_batch(s, bt->ng, bt->b, net, m);
     if (st != LG_OK) return st;
+    if (run) s->run = run;
     for (int r = 0; r < m; r++) s->grp[r] = bt->grp ? bt->grp[r0 + r] : 0;
     s->thr = bt->sign ? bt->thr : NULL;
     return LG_OK;
@@ -250,7 +253,7 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
         int k = m - r0 < ch ? m - r0 : ch;
         lg_backsub s;
-        if ((st = lg_alpha_bs(&s, &b1, net, r0, k)) != LG_OK) break;
+        if ((st = lg_alpha_bs(&s, &b1, net, r0, k, NULL)) != LG_OK) break;
         lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL, b1.thr, b1.beta_only};
         double *lm = lam ? lam + (size_t)r0 * size : lmb, *ai = Ain ? Ain + (size_t)r0 * n_in : aib;
         const double *al = alpha ? alpha + (size_t)r0 * size : NULL;
@@ -260,7 +263,12 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
         }
         memcpy(s.A, C + (size_t)r0 * no, (size_t)k * no * sizeof *s.A);
         memcpy(s.c, d + r0, (size_t)k * sizeof *s.c);
-        lg_backsub_lower_beta(&s, net->n_layers - 1, k, al, b1.sign ? zab : NULL, lm, size, ai, out + r0);
+        if ((st = lg_backsub_lower_beta(&s, net->n_layers - 1, k, al, b1.sign ? zab : NULL, lm, size, ai,
+                                        out + r0)) != LG_OK) {
+            for (int r = r0 + k; r < m; r++) out[r] = -INFINITY; /* the rows not reached: no bound */
+            lg_backsub_free(&s);
+            break;
+        }
         if (grad || gbeta) {
             double *gr = grad ? grad + (size_t)r0 * size : zab; /* zab is no longer needed */
             double *gb = gbeta ? gbeta + (size_t)r0 * size : NULL;
@@ -304,7 +312,7 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
     double *bestv = F + P * K * w; /* [k] */
     const double b1 = 0.9, b2 = 0.999;
     lg_backsub s;
-    lg_status st = lg_alpha_bs(&s, bt, net, 0, k);
+    lg_status st = lg_alpha_bs(&s, bt, net, 0, k, run);
     if (st != LG_OK) return st;
     for (size_t r = 0; r < K; r++) {
         double *ar = a + r * np;
@@ -324,7 +332,14 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
         if (bt->sign)
             for (size_t r = 0; r < K; r++) lg_alpha_zadd(size, lg_alpha_sign(bt, (int)r), a + r * np + size, za + r * np);
         double *v = F; /* [k]: F is free until the gradient */
-        lg_backsub_lower_beta(&s, net->n_layers - 1, k, a, bt->sign ? za : NULL, lam, np, ain, v);
+        if ((st = lg_backsub_lower_beta(&s, net->n_layers - 1, k, a, bt->sign ? za : NULL, lam, np, ain, v)) !=
+            LG_OK) {
+            /* the deadline: a later step keeps the best finished bounds (each is complete for its
+             * α); without a finished one the chunk has no bound and says so */
+            if (it > 0) st = LG_OK;
+            else memcpy(best, a, K * np * sizeof *a); /* α, β as given; out −∞ */
+            break;
+        }
         for (size_t r = 0; r < K; r++) {
             if (v[r] > bestv[r] || it == 0) {
                 bestv[r] = v[r];
@@ -356,7 +371,7 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
         out[r] = bestv[r];
     }
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
 
 lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
@@ -377,6 +392,10 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
     for (int r0 = 0; r0 < m && st == LG_OK; r0 += ch) {
         int k = m - r0 < ch ? m - r0 : ch;
         lg_alpha_batch sub = {b1.ng, b1.b, b1.sign, b1.grp ? b1.grp + r0 : NULL, b1.thr, b1.beta_only};
+        if ((st = lg_runctx_check(run ? run : b1.b[0]->run, "alpha")) != LG_OK) { /* rows not reached: no bound */
+            for (int r = r0; r < m; r++) out[r] = -INFINITY;
+            break;
+        }
         st = lg_alpha_opt_chunk(&sub, net, k, C + (size_t)r0 * no, d + r0, steps, lr, run,
                                 alpha + (size_t)r0 * size, b1.sign ? beta + (size_t)r0 * size : NULL, out + r0,
                                 Ain ? Ain + (size_t)r0 * n_in : NULL, buf);

@@ -47,7 +47,10 @@ lg_status lg_alpha_bound(const lg_bounds *b, const lg_net *net, int m, const dou
  * [m][size] (initialised by the caller, e.g. lg_alpha_default), each row
  * separately. out[r] = best bound seen (never below the starting one); alpha
  * is left at the slopes that gave it, and Ain (optional) is their
- * coefficient vector. Stops early at run's deadline (run NULL: none). */
+ * coefficient vector. Stops early at run's deadline (run NULL: b's,
+ * bounds.h): LG_OK with the best finished bound of every row once each row
+ * has one (the later steps are an improvement only), else LG_ERR_TIMEOUT
+ * and out = −∞ where no bound was finished. */
 lg_status lg_alpha_optimize(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d, int steps,
                             double lr, const lg_runctx *run, double *alpha, double *out, double *Ain);
 
@@ -95,7 +98,9 @@ typedef struct lg_alpha_batch {
 #define LG_ALPHA_BATCH_MB 64
 size_t lg_alpha_row_bytes(const lg_net *net);
 
-/* lg_alpha_bound_beta over a batch: alpha, beta, lam, grad, gbeta [m][size], Ain [m][n_in]. */
+/* lg_alpha_bound_beta over a batch: alpha, beta, lam, grad, gbeta [m][size], Ain [m][n_in].
+ * The bound functions stop at the deadline of group 0's bounds (bounds.h:
+ * LG_ERR_TIMEOUT, out −∞ where unfinished). */
 lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int m, const double *C, const double *d,
                                const double *alpha, const double *beta, double *out, double *Ain, double *lam,
                                double *grad, double *gbeta);

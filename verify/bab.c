@@ -133,6 +133,7 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     *done = 0;
     lg_status st = lg_bounds_init(&b, net);
     if (st != LG_OK) return st;
+    b.run = cx->run;
     if (have_root) lg_bab_bounds_load(cx, &b, pre);
     else st = lg_bounds_symbolic(&b, net, cx->lo, cx->hi);
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
@@ -319,6 +320,12 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         if (by) snprintf(out->method + l, sizeof out->method - l, "+%s", by->name);
     }
 fail:
+    if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline: open, nothing of it used */
+        st = LG_OK;
+        out->answer = LG_BAB_OPEN;
+        out->timed_out = 1;
+        snprintf(out->reason, sizeof out->reason, "timeout");
+    }
     for (void *p; (p = lg_worklist_pop(&wl)) != NULL;) lg_bab_node_free(p);
     lg_worklist_free(&wl);
     free(nodes);

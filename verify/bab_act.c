@@ -152,8 +152,9 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
         int no = lg_net_n_out(net);
         memcpy(s.A, cx->C, (size_t)cx->m * (size_t)no * sizeof *s.A);
         memcpy(s.c, cx->d, (size_t)cx->m * sizeof *s.c);
-        lg_backsub_lower_beta(&s, net->n_layers - 1, cx->m, NULL, NULL, lam, (size_t)cx->size, NULL, lb);
+        st = lg_backsub_lower_beta(&s, net->n_layers - 1, cx->m, NULL, NULL, lam, (size_t)cx->size, NULL, lb);
         lg_backsub_free(&s);
+        if (st != LG_OK) return st;
     }
     /* a term is refuted when one of its constraints is > 0 everywhere */
     int worst_row = -1, left = 0;
@@ -225,6 +226,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
         if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         goto done;
     }
+    b.run = run; /* every node's bounds stop at the deadline (LG_ERR_TIMEOUT, passed up) */
     for (int t = 0, r = 0; t < n_terms; t++)
         for (int k = 0; k < terms[t].n_cons; k++, r++) {
             memcpy(cx.C + (size_t)r * (size_t)no, terms[t].cons[k].coef, (size_t)no * sizeof *cx.C);
@@ -318,7 +320,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             if (side) b.lo[k][j] = t;
             else b.hi[k][j] = t;
             if (k + 1 < net->n_layers && (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK) {
-                free(c);
+                if (!side) free(c); /* the second side's c is on the stack already */
                 free(n);
                 goto done;
             }

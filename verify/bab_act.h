@@ -15,6 +15,8 @@
  * one whose worse half has the smaller gap between its lines.
  * Depth first, so open nodes stay few; stops at the run's deadline,
  * max_nodes, or when the open nodes would exceed the run's memory cap. Finds no counterexamples (the driver's attack does).
+ * A node's bounds interrupted by the deadline make it return LG_ERR_TIMEOUT
+ * (not proved; the driver answers timeout).
  *
  * net, terms and root are borrowed; everything else is freed on return.
  */

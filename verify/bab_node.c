@@ -609,6 +609,7 @@ static lg_status lg_bab_phase1(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_work
     w->key = INFINITY;
     w->hard = -1;
     if ((st = lg_bounds_init(&w->b, cx->net)) != LG_OK) return st;
+    w->b.run = cx->run; /* interrupted bounds: LG_ERR_TIMEOUT up to lg_bab_run */
     st = lg_bab_bound(cx, n, &w->b, &w->s, &w->m, &w->n_open, &w->hard, &w->key, &empty);
     rs->t_bounds = lg_now() - t0;
     if (st != LG_OK) return st;

@@ -61,6 +61,7 @@ static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, con
     for (int g = 0; g < G; g++) {
         int c = g / 2, side = g % 2, k = ck[c], j = cj[c], off = lg_alpha_offset(net, k);
         if ((st = lg_bounds_init(&cb[g], net)) != LG_OK) goto fail;
+        cb[g].run = cx->run;
         lg_bab_bounds_load(cx, &cb[g], pre);
         if (side) cb[g].lo[k][j] = 0; /* active */
         else cb[g].hi[k][j] = 0;      /* inactive */

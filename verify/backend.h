@@ -4,7 +4,7 @@
  * Used for whole cases (verify.c) and for branch-and-bound leaves
  * (bab_node.c) alike, so the rule cannot drift between them:
  *   - the back-end runs isolated (isolate.h) in a child process whenever
- *     there is a deadline or a memory cap, killed one second after the
+ *     there is a deadline or a memory cap, killed 0.5 s after the
  *     deadline; its own limits (time, memory_mb) are set too;
  *   - UNSAT counts as the solver table says (encode/problem.h,
  *     lg_solver_ops.unsat): exact (Z3) and certified (GLPK: every node

@@ -10,6 +10,14 @@
 #include "core/act_relax.h"
 #include "core/linop.h"
 
+/* Multiply-adds of one product A·W_ℓ between two deadline checks: the rows
+ * go in blocks of at most this much work (about 0.1 s), so a wide layer
+ * times a large batch never runs long past the deadline; but never fewer
+ * than LG_BACKSUB_CHECK_ROWS rows, where dgemm is still near its peak (a
+ * 4096 x 3072 layer: 24 GFlop/s at 64 rows, 29 at 256, 17 at 21). */
+#define LG_BACKSUB_CHECK_WORK ((double)(1 << 30))
+#define LG_BACKSUB_CHECK_ROWS 128
+
 /* max |a| over [lo, hi] after the activation of L (relu, identity, or a
  * smooth one through its certified image); a NaN bound means "no bound". */
 static double lg_bs_amax_act(double lo, double hi, const lg_layer *L)
@@ -271,6 +279,7 @@ lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, 
     if (st == LG_OK) {
         s->b = b;
         s->gb = &s->b; /* the batch of one group; s is not moved while in use */
+        s->run = b ? b->run : NULL;
     }
     return st;
 }
@@ -329,6 +338,7 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;
     s->b = gb ? gb[0] : NULL;
+    s->run = s->b ? s->b->run : NULL;
     s->ng = ng;
     s->size = tot;
     s->net = net;
@@ -344,10 +354,10 @@ void lg_backsub_free(lg_backsub *s)
     memset(s, 0, sizeof *s);
 }
 
-void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
-                      double *out)
+lg_status lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride,
+                           double *Ain, double *out)
 {
-    lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
+    return lg_backsub_lower_beta(s, level, m, alpha, NULL, lam, stride, Ain, out);
 }
 
 /* A free node buffer of the pool (sized by lg_backsub_live, so one is free). */
@@ -372,8 +382,23 @@ static void lg_bs_put(lg_backsub *s, const double *buf)
  * box. Node l's coefficients (its buffer, [m][n_out]) are complete when it
  * is reached: every consumer k > l has added Λ_k·A_t. pre: node `level`
  * carries coefficients on its pre-activation z (not relaxed). */
-static void lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd, double *lam,
-                      size_t stride, double *Ain, double *out)
+/* Y[m][n_in] = A[m][n_out]·T through its structure, in blocks of rows with
+ * a deadline check between them (LG_BACKSUB_CHECK_WORK above). */
+static lg_status lg_bs_mul_t(lg_backsub *s, const lg_linear *T, int m, const double *A, double *Y)
+{
+    double per_row = (double)T->n_out * (double)lg_linear_row_cap(T);
+    int blk = per_row * m <= LG_BACKSUB_CHECK_WORK ? m : (int)(LG_BACKSUB_CHECK_WORK / per_row);
+    if (blk < LG_BACKSUB_CHECK_ROWS) blk = LG_BACKSUB_CHECK_ROWS;
+    for (int r0 = 0; r0 < m; r0 += blk) {
+        if (r0 > 0 && lg_runctx_check(s->run, "bounds: back-substitution") != LG_OK) return LG_ERR_TIMEOUT;
+        int nr = m - r0 < blk ? m - r0 : blk;
+        lg_linear_mul_t(T, nr, A + (size_t)r0 * (size_t)T->n_out, Y + (size_t)r0 * (size_t)T->n_in, 0);
+    }
+    return LG_OK;
+}
+
+static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
+                           double *lam, size_t stride, double *Ain, double *out)
 {
     const lg_net *net = s->net;
     double *c = s->c, *mass = s->mass, *err = s->err;
@@ -387,6 +412,10 @@ static void lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *al
     s->used[0] = 1;
     s->nb[level + 1] = s->A;
     for (int l = level; l >= 0; l--) {
+        if (lg_runctx_check(s->run, "bounds: back-substitution") != LG_OK) { /* unfinished: no bound */
+            for (int r = 0; r < m; r++) out[r] = -INFINITY;
+            return LG_ERR_TIMEOUT;
+        }
         const lg_layer *L = &net->layers[l];
         int n = L->n_out, off = s->off[l];
         double *A = s->nb[l + 1];
@@ -470,12 +499,14 @@ static void lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *al
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *T = lg_layer_lin(L, t);
             double **dst = &s->nb[T->src + 1];
-            if (!*dst) {
-                *dst = lg_bs_get(s);
-                lg_linear_mul_t(T, m, A, *dst, 0);
-            } else {
+            int first = !*dst;
+            if (first) *dst = lg_bs_get(s);
+            if (lg_bs_mul_t(s, T, m, A, first ? *dst : s->acc) != LG_OK) { /* unfinished: no bound */
+                for (int r = 0; r < m; r++) out[r] = -INFINITY;
+                return LG_ERR_TIMEOUT;
+            }
+            if (!first) {
                 size_t len = (size_t)m * (size_t)T->n_in;
-                lg_linear_mul_t(T, m, A, s->acc, 0);
                 double *D = *dst;
                 for (size_t q = 0; q < len; q++) D[q] += s->acc[q];
             }
@@ -502,15 +533,16 @@ static void lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *al
         double o = v - err[r] - lg_bounds_margin(v, ms + err[r], nterms + net->n_in);
         out[r] = isfinite(o) && isfinite(err[r]) ? o : -INFINITY;
     }
+    return LG_OK;
 }
 
-void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
-                           size_t stride, double *Ain, double *out)
+lg_status lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd,
+                                double *lam, size_t stride, double *Ain, double *out)
 {
-    lg_bs_run(s, level, 0, m, alpha, zadd, lam, stride, Ain, out);
+    return lg_bs_run(s, level, 0, m, alpha, zadd, lam, stride, Ain, out);
 }
 
-void lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out)
+lg_status lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out)
 {
-    lg_bs_run(s, k, 1, m, NULL, NULL, NULL, 0, NULL, out);
+    return lg_bs_run(s, k, 1, m, NULL, NULL, NULL, 0, NULL, out);
 }

@@ -91,6 +91,8 @@ typedef struct lg_backsub {
     unsigned char *fam_ok; /* [ng][n_layers] */
     const double *const *thr; /* NULL, or [ng] split points ([size] each, NULL entry: all 0) of the
                                * split constraints z ≤ t / z ≥ t (lg_backsub_lower_beta); the caller sets it */
+    const lg_runctx *run;     /* deadline checked per layer of every call (borrowed; NULL none);
+                               * init sets group 0's bounds' run, the caller may replace it */
     void *store;
 } lg_backsub;
 
@@ -134,14 +136,17 @@ void lg_backsub_changed(lg_backsub *s, int l);
  *        alpha[r·stride + off[ℓ] + j];
  * lam:   NULL or, at lam[r·stride + off[ℓ] + j], the coefficient of a_ℓ[j]
  *        before layer ℓ is relaxed;
- * Ain:   NULL or [m][n_in]: the final coefficients over x'. */
-void lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride, double *Ain,
-                      double *out);
+ * Ain:   NULL or [m][n_in]: the final coefficients over x'.
+ * LG_OK, or LG_ERR_TIMEOUT when s->run's deadline passed before a layer: the
+ * call stops there and sets every out[r] = −∞ (sound, and proves nothing;
+ * A, lam and Ain are then unfinished). */
+lg_status lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha, double *lam, size_t stride,
+                           double *Ain, double *out);
 
 /* out[r] ≤ min over the box of s->A[r]·z_k + s->c[r]: rows over the
  * pre-activation of layer k (A: [m][n_out(k)]), whose activation is not
  * relaxed (the bounds of a graph layer with several terms, bounds_symbolic.c). */
-void lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out);
+lg_status lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out); /* LG_ERR_TIMEOUT as lg_backsub_lower */
 
 /* Buffers of [m][max width] a pass over net's nodes holds at once (2 for a
  * chain): while node ℓ is processed, its own and those of the earlier
@@ -165,7 +170,7 @@ int lg_backsub_shared(const lg_net *net);
  * −δ·t (t ≠ 0) is k = fl(−fl(fl(coef + zadd) − coef)·t), within
  * 2u(1 + 2u)·|δ·t| + 2^-1074 of the real −δ·t; E gets |k|·2^-50 + 2^-1070
  * for that, and k enters c with its mass like the other terms. */
-void lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd, double *lam,
-                           size_t stride, double *Ain, double *out);
+lg_status lg_backsub_lower_beta(lg_backsub *s, int level, int m, const double *alpha, const double *zadd,
+                                double *lam, size_t stride, double *Ain, double *out);
 
 #endif

@@ -33,8 +33,17 @@
  * Networks must be piecewise-linear (relu or identity); other activations
  * make every function here return LG_ERR_UNSUPPORTED.
  *
+ * Deadline: b->run (NULL after lg_bounds_init; the caller sets it) is the
+ * run context every computation on b checks (core/runctx.h): interval per
+ * layer, back-substitution per layer of every batch of rows, LP per layer
+ * and per LP. Past its deadline a function stops and returns
+ * LG_ERR_TIMEOUT; the bounds it leaves are still sound (each neuron keeps
+ * the tighter of its old bound and a finished new one) but unfinished —
+ * later layers were not tightened — so the caller must not take them for
+ * the result and answers timeout.
+ *
  * An lg_bounds owns its arrays (one allocation); lg_bounds_free releases it.
- * The net is borrowed.
+ * The net and run are borrowed.
  */
 #ifndef LG_BOUNDS_H
 #define LG_BOUNDS_H
@@ -48,10 +57,11 @@ typedef struct lg_bounds {
     double **lo, **hi;     /* [n_layers][width[k]] pre-activation bounds */
     double *xlo, *xhi;     /* [n_in] normalised input box */
     int n_in;
+    const lg_runctx *run;  /* deadline of the computations on b (borrowed; NULL none) */
     void *store;           /* single allocation behind every array above */
 } lg_bounds;
 
-/* Allocate for net's shapes (bounds set to ∓∞). */
+/* Allocate for net's shapes (bounds set to ∓∞, run NULL). */
 lg_status lg_bounds_init(lg_bounds *b, const lg_net *net);
 void lg_bounds_free(lg_bounds *b);
 
@@ -100,7 +110,8 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
 /* Sound lower bounds of m objectives over the box of b:
  * out[r] ≤ min_x  C[r]·y(x) + d[r],  C is [m][n_out] row-major, by
  * back-substitution through the output layer (CROWN-style, not interval on
- * y). Uses the bounds in b for the relaxations. */
+ * y). Uses the bounds in b for the relaxations. LG_ERR_TIMEOUT past
+ * b->run's deadline (out then −∞: sound, and no proof). */
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out);
 

@@ -188,6 +188,11 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     for (int k = 0; k < net->n_layers; k++) {
         size_t koff = noff[k + 1];
         const lg_layer *L = &net->layers[k];
+        if ((st = lg_runctx_check(b->run, "bounds: interval")) != LG_OK) { /* this and later layers: no bound */
+            for (int q = k; q < net->n_layers; q++)
+                for (int o = 0; o < net->layers[q].n_out; o++) b->lo[q][o] = -INFINITY, b->hi[q][o] = INFINITY;
+            break;
+        }
         double nterm = lg_bounds_row_terms(L);
         for (int o = 0; o < L->n_out; o++) {
             double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
@@ -224,5 +229,5 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     free(wv);
     free(al);
     free(noff);
-    return LG_OK;
+    return st;
 }

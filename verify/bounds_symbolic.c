@@ -3,7 +3,9 @@
  * backsub.h: rows ±W_k[o], ±b_k[o] for neuron o of layer k, pushed back
  * from the node its one term reads (layer k − 1 in a chain) to the input
  * box, or, for a layer with several terms, ±e_o over z_k pushed back from
- * z_k itself; an upper bound is minus the lower bound of the negated row.
+ * z_k itself; an upper bound is minus the lower bound of the negated row. A
+ * batch interrupted by b->run's deadline (backsub.h) updates nothing and the
+ * function returns LG_ERR_TIMEOUT.
  */
 #include "verify/bounds.h"
 
@@ -46,10 +48,10 @@ static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 }
 
 /* The pass for n rows of layer k set by lg_sym_row. */
-static void lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, double *out)
+static lg_status lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, double *out)
 {
-    if (L->n_terms > 0) lg_backsub_lower_pre(s, k, n, out);
-    else lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
+    if (L->n_terms > 0) return lg_backsub_lower_pre(s, k, n, out);
+    return lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
 }
 
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
@@ -77,7 +79,7 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
             for (int sign = 0; sign < 2; sign++) {
                 double g = sign ? -1.0 : 1.0;
                 for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, o0 + r, g);
-                lg_sym_lower(&s, L, k, n, out);
+                if ((st = lg_sym_lower(&s, L, k, n, out)) != LG_OK) goto done;
                 for (int r = 0; r < n; r++) {
                     int o = o0 + r;
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
@@ -86,9 +88,10 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
             }
         }
     }
+done:
     free(out);
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
 
 lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int k0)
@@ -118,7 +121,7 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
             for (int sign = 0; sign < 2; sign++) {
                 double g = sign ? -1.0 : 1.0;
                 for (int r = 0; r < nr; r++) lg_sym_row(&s, L, r, idx[r0 + r], g);
-                lg_sym_lower(&s, L, k, nr, out);
+                if ((st = lg_sym_lower(&s, L, k, nr, out)) != LG_OK) goto done;
                 for (int r = 0; r < nr; r++) {
                     int o = idx[r0 + r];
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
@@ -127,10 +130,11 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
             }
         }
     }
+done:
     free(idx);
     free(out);
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }
 
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
@@ -144,7 +148,7 @@ lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m
     int no = lg_net_n_out(net);
     memcpy(s.A, C, (size_t)m * (size_t)no * sizeof *s.A);
     memcpy(s.c, d, (size_t)m * sizeof *s.c);
-    lg_backsub_lower(&s, net->n_layers - 1, m, NULL, NULL, 0, NULL, out);
+    st = lg_backsub_lower(&s, net->n_layers - 1, m, NULL, NULL, 0, NULL, out);
     lg_backsub_free(&s);
-    return LG_OK;
+    return st;
 }

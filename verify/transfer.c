@@ -60,8 +60,8 @@ oom:
 
 /* Per-output deviation bounds E[c][n_out] for every case box of prop, from
  * relu's symbolic pre-activation bounds on that box. */
-static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, const lg_prop *prop, double *E,
-                                       double *delta)
+static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, const lg_prop *prop,
+                                       const lg_runctx *run, double *E, double *delta)
 {
     lg_dev d;
     lg_bounds b = {0};
@@ -72,6 +72,7 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
         const lg_prop_case *C = &prop->cases[c];
         double dc;
         if ((st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
+        b.run = run;
         if ((st = lg_bounds_symbolic(&b, relu, C->lo, C->hi)) != LG_OK) goto done;
         st = lg_dev_bound_box_pre(&d, C->lo, C->hi, b.lo, b.hi, &dc, E + (size_t)c * (size_t)prop->n_out, NULL);
         lg_bounds_free(&b);
@@ -98,7 +99,12 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
     double *E = malloc((size_t)prop->n_cases * (size_t)prop->n_out * sizeof *E);
     double *yg = NULL;
     if (!E) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
-    lg_status st = lg_transfer_deviation(relu, ref, prop, E, delta);
+    lg_status st = lg_transfer_deviation(relu, ref, prop, &run, E, delta);
+    if (st == LG_ERR_TIMEOUT) { /* no deviation bound in time: the driver, under the expired run,
+                                 * answers timeout for every case (its report as for any run) */
+        st = lg_verify_run_in(relu, prop, o, &run, r);
+        goto done;
+    }
     if (st != LG_OK) goto done;
     if (prop->center) { /* the smooth net already misclassifies the clean input: violated for it */
         r->x = malloc((size_t)prop->n_in * sizeof *r->x);

@@ -168,6 +168,7 @@ lg_status lg_verify_prepare(const lg_net *net, const lg_prop *prop, int c, lg_ti
     memset(prob, 0, sizeof *prob);
     lg_status st = lg_bounds_init(b, net);
     if (st != LG_OK) return st;
+    b->run = run; /* every bound on b stops at the deadline (LG_ERR_TIMEOUT) */
     if ((st = lg_bounds_symbolic(b, net, C->lo, C->hi)) != LG_OK) goto fail;
     if (tighten == LG_TIGHTEN_LP && (st = lg_bounds_lp(b, net, run, n_lp)) != LG_OK) goto fail;
     *kept = malloc(((size_t)C->n_terms + 1) * sizeof **kept);
@@ -362,6 +363,10 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     double t0 = lg_now();
     lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, run, &b, &kept, &p, NULL);
     r->t_bounds += lg_now() - t0;
+    if (st == LG_ERR_TIMEOUT) { /* the bounds did not finish: nothing to decide from */
+        lg_case_unknown(co, 1, "timeout");
+        return LG_OK;
+    }
     if (st != LG_OK) return st;
     lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
     int smooth = lg_bounds_net_smooth(net); /* the direct route: no LP, no ReLU splitting, no back-end */
@@ -495,6 +500,11 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         st = lg_verify_backend(s, net, &p, run, co, x, r);
     }
 done:
+    if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
+        lg_case_unknown(co, 1, "timeout");
+        co->method[0] = 0;
+        st = LG_OK;
+    }
     for (int k = 0; k < net->n_layers; k++) {
         int u = lg_bounds_unstable(&b, net, k);
         r->unstable[k] += u;

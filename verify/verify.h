@@ -20,7 +20,7 @@
  * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
  * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
  * "none" (quick paths only). The back-end receives the remaining time and,
- * with a timeout, runs in a child process killed 1 s after the deadline
+ * with a timeout, runs in a child process killed 0.5 s after the deadline
  * (encode/isolate.h), so the deadline holds whatever the native solver does.
  *
  * The report owns x, y and unstable; lg_verify_report_free releases them.
