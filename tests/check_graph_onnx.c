@@ -18,28 +18,8 @@
 #include "gen_graph.h"
 #include "testutil.h"
 
-/* x[4] → L0 = relu(W0·x + b0) [3]
- *      → L1 = relu(W1·L0 + x[0..2] + b1) [3]
- *      → L2 = concat(L0, L1) [6] (identity)
- *      → L3 = W3·L2 + W3s·x + b3 [2]   (the net of tests/check_graph.c) */
-static void go_graph(lg_net *net, unsigned seed)
-{
-    lg_linear t0[1] = {{.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT}};
-    lg_linear t1[2] = {{.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0}, {.kind = LG_LAYER_INDEX, .n_in = 4, .src = LG_NET_INPUT}};
-    lg_linear t2[2] = {{.kind = LG_LAYER_INDEX, .n_in = 3, .src = 0}, {.kind = LG_LAYER_INDEX, .n_in = 3, .src = 1}};
-    lg_linear t3[2] = {{.kind = LG_LAYER_DENSE, .n_in = 6, .src = 2}, {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT}};
-    lg_layer_spec sp[4] = {{3, LG_ACT_RELU, 1, t0}, {3, LG_ACT_RELU, 2, t1}, {6, LG_ACT_IDENTITY, 2, t2},
-                           {2, LG_ACT_IDENTITY, 2, t3}};
-    ck_assert_int_eq(lg_net_build(net, 4, 4, sp), LG_OK);
-    lg_rng r;
-    lg_rng_init(&r, seed, 0);
-    for (size_t i = 0; i < net->n_params; i++) net->params[i] = lg_rng_uniform(&r) * 2.0 - 1.0;
-    for (int o = 0; o < 3; o++) net->layers[1].terms[0].map[o] = o;
-    for (int o = 0; o < 6; o++) {
-        net->layers[2].map[o] = o < 3 ? o : -1;
-        net->layers[2].terms[0].map[o] = o < 3 ? -1 : o - 3;
-    }
-}
+/* The fixed DAG of gen_graph.h (lg_test_dag_fixed). */
+static void go_graph(lg_net *net, unsigned seed) { ck_assert_int_eq(lg_test_dag_fixed(net, seed), LG_OK); }
 
 /* The two nets have the same structure, bit-identical parameters and maps. */
 static void go_same(const lg_net *a, const lg_net *b, const char *what)

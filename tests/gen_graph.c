@@ -154,3 +154,24 @@ lg_status lg_test_dag_random(lg_net *net, lg_rng *r, const lg_test_dag_opts *o)
     if (vs != LG_OK) lg_net_free(net);
     return vs;
 }
+
+lg_status lg_test_dag_fixed(lg_net *net, unsigned seed)
+{
+    lg_linear t0[1] = {{.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT}};
+    lg_linear t1[2] = {{.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0}, {.kind = LG_LAYER_INDEX, .n_in = 4, .src = LG_NET_INPUT}};
+    lg_linear t2[2] = {{.kind = LG_LAYER_INDEX, .n_in = 3, .src = 0}, {.kind = LG_LAYER_INDEX, .n_in = 3, .src = 1}};
+    lg_linear t3[2] = {{.kind = LG_LAYER_DENSE, .n_in = 6, .src = 2}, {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT}};
+    lg_layer_spec sp[4] = {{3, LG_ACT_RELU, 1, t0}, {3, LG_ACT_RELU, 2, t1}, {6, LG_ACT_IDENTITY, 2, t2},
+                           {2, LG_ACT_IDENTITY, 2, t3}};
+    lg_status st = lg_net_build(net, 4, 4, sp);
+    if (st != LG_OK) return st;
+    lg_rng r;
+    lg_rng_init(&r, seed, 0);
+    for (size_t i = 0; i < net->n_params; i++) net->params[i] = lg_rng_uniform(&r) * 2.0 - 1.0;
+    for (int o = 0; o < 3; o++) net->layers[1].terms[0].map[o] = o;
+    for (int o = 0; o < 6; o++) {
+        net->layers[2].map[o] = o < 3 ? o : -1;
+        net->layers[2].terms[0].map[o] = o < 3 ? -1 : o - 3;
+    }
+    return LG_OK;
+}

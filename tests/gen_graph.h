@@ -30,4 +30,11 @@ typedef struct lg_test_dag_opts {
  * skip from another node. */
 lg_status lg_test_dag_random(lg_net *net, lg_rng *r, const lg_test_dag_opts *o);
 
+/* One fixed DAG with every kind of sum, parameters U(−1, 1) from seed:
+ *   x[4] → L0 = relu(W0·x + b0) [3]
+ *        → L1 = relu(W1·L0 + x[0..2] (index map) + b1) [3]   (residual: slice of the input)
+ *        → L2 = identity(concat(L0, L1) + b2) [6]            (two index maps)
+ *        → L3 = W3·L2 + W3s·x + b3 [2]                       (dense skip from the input) */
+lg_status lg_test_dag_fixed(lg_net *net, unsigned seed);
+
 #endif
