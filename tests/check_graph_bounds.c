@@ -570,7 +570,7 @@ Suite *suite_graph_bounds(void)
 {
     Suite *s = suite_create("graph_bounds");
     TCase *tc = tcase_create("graph_bounds");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_gb_bounds_contain_exact);
     tcase_add_test(tc, test_gb_bounds_smooth);
     tcase_add_test(tc, test_gb_chain_as_graph);

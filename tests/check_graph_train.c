@@ -555,7 +555,7 @@ Suite *suite_graph_train(void)
 {
     Suite *s = suite_create("graph_train");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_graph_train_gradients);
     tcase_add_test(tc, test_graph_train_rs_gradient);
     tcase_add_test(tc, test_graph_train_end_to_end);
@@ -563,7 +563,7 @@ Suite *suite_graph_train(void)
     tcase_add_test(tc, test_graph_train_step_moves_terms);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 300);
+    lg_tcase_timeout(tl, 300);
     tcase_add_test(tl, test_graph_train_arch_grammar);
     tcase_add_test(tl, test_graph_train_study_grid);
     suite_add_tcase(s, tl);
