@@ -394,9 +394,9 @@ static void gb_prop(const lg_test_inst *in, lg_prop *p)
 }
 
 /* Verdicts of lg_verify_run on DAG instances agree with the exact oracle
- * (robust only when UNSAT, violated only when SAT), with input splitting,
- * ReLU splitting (β-CROWN) and the default route; enough of them are
- * decided. */
+ * (robust only when UNSAT, violated only when SAT, the witness exact), with
+ * input splitting, ReLU splitting (β-CROWN) and the default route, no
+ * back-end; nearly all of them are decided. */
 START_TEST(test_gb_verdicts_oracle)
 {
     lg_rng r;
@@ -443,8 +443,8 @@ START_TEST(test_gb_verdicts_oracle)
     ck_assert_msg(n_cases >= n / 2, "only %d of %d DAG instances within the oracle's reach", n_cases, n);
     /* the mix has both answers, and most UNSAT ones are proved (3 modes each) */
     ck_assert_msg(n_sat > 0 && n_unsat > 0, "%d sat, %d unsat", n_sat, n_unsat);
-    ck_assert_msg(n_rob >= 3 * n_unsat / 2, "%d robust verdicts for %d UNSAT instances (3 modes)", n_rob, n_unsat);
-    (void)n_vio;
+    ck_assert_msg(n_rob >= 3 * n_unsat * 9 / 10, "%d robust verdicts for %d UNSAT instances (3 modes)", n_rob, n_unsat);
+    ck_assert_msg(n_vio >= 3 * n_sat * 9 / 10, "%d violated verdicts for %d SAT instances (3 modes)", n_vio, n_sat);
 }
 END_TEST
 
@@ -485,8 +485,8 @@ static void gb_residual(lg_net *g, lg_net *c, lg_rng *r, int n, int m, int no)
 }
 
 /* The residual net as a graph and as its chain: the same outputs, the same
- * robust verdicts, none contradicting the exact oracle (run on the chain),
- * and nearly every UNSAT instance proved (bounds, attack and splitting, no
+ * verdicts, none contradicting the exact oracle (run on the chain), and
+ * nearly every UNSAT instance proved (bounds, attack and splitting, no
  * back-end). */
 START_TEST(test_gb_residual_two_ways)
 {
@@ -547,12 +547,9 @@ START_TEST(test_gb_residual_two_ways)
             ck_assert_msg(!(rg.verdict == LG_VERDICT_ROBUST && truth == LG_ANSWER_SAT), "residual %d: graph robust, oracle SAT", t);
             ck_assert_msg(!(rg.verdict == LG_VERDICT_VIOLATED && truth == LG_ANSWER_UNSAT), "residual %d: graph violated, oracle UNSAT", t);
         }
-        /* the same proofs both ways (tiny nets: bounds and splitting decide them); a graph's
-         * violated needs the exact witness gate on graphs (core/exact.c), so the chain may
-         * show a counterexample where the graph is unknown, never the other way round */
-        ck_assert_msg((rg.verdict == LG_VERDICT_ROBUST) == (rc.verdict == LG_VERDICT_ROBUST) &&
-                          (rg.verdict != LG_VERDICT_VIOLATED || rc.verdict == LG_VERDICT_VIOLATED),
-                      "residual %d: graph %s, chain %s", t, lg_verdict_name(rg.verdict), lg_verdict_name(rc.verdict));
+        /* the same verdict both ways (tiny nets: bounds, splitting and the attack decide them) */
+        ck_assert_msg(rg.verdict == rc.verdict, "residual %d: graph %s, chain %s", t, lg_verdict_name(rg.verdict),
+                      lg_verdict_name(rc.verdict));
         n_g += rg.verdict == LG_VERDICT_ROBUST;
         n_c += rc.verdict == LG_VERDICT_ROBUST;
         lg_verify_report_free(&rg);
