@@ -20,8 +20,11 @@ static void lg_net_carve(lg_net *net)
     lg_linear *tp = net->terms;
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        L->terms = L->n_terms > 0 ? tp : NULL;
-        tp += L->n_terms;
+        L->terms = NULL;
+        if (L->n_terms > 0) { /* tp is NULL when no layer has further terms */
+            L->terms = tp;
+            tp += L->n_terms;
+        }
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             lg_linear *A = lg_layer_lin_mut(L, t);
             size_t nw = lg_linear_n_weights(A);
