@@ -160,9 +160,9 @@ class TestErrors(unittest.TestCase):
         with self.assertRaises(lgelu.LgeluError) as cm:
             lgelu.verify_vnnlib(net, "/nonexistent/p.vnnlib")
         self.assertIn("/nonexistent/p.vnnlib", str(cm.exception))
-        with self.assertRaises(lgelu.LgeluError) as cm:  # mnist property on a 5-input net
+        with self.assertRaises(lgelu.LgeluError) as cm:  # mnist property on a 5-input net: a value error
             lgelu.verify_vnnlib(net, fixture("vnncomp", "prop_1_0.05.vnnlib"))
-        self.assertEqual(cm.exception.status, "format")
+        self.assertEqual(cm.exception.status, "arg")
         with self.assertRaises(lgelu.LgeluError) as cm:
             lgelu.verify(net, np.zeros(5), 0.1, solver="cplex")
         self.assertIn("cplex", str(cm.exception))
