@@ -15,49 +15,6 @@
 #include "testutil.h"
 
 /* Run a shell command, return its whole output (caller frees). */
-static char *run_cmd(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    ck_assert_msg(f != NULL, "cannot run %s", cmd);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    ck_assert_ptr_nonnull(buf);
-    size_t k;
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ck_assert_ptr_nonnull(buf);
-        }
-    }
-    buf[n] = '\0';
-    int rc = pclose(f);
-    ck_assert_msg(rc != -1, "pclose failed for %s", cmd);
-    return buf;
-}
-
-/* Verdict of an SMT solver's output: first line sat / unsat. */
-static lg_answer smt_verdict(const char *out)
-{
-    if (strncmp(out, "unsat", 5) == 0) return LG_ANSWER_UNSAT;
-    if (strncmp(out, "sat", 3) == 0) return LG_ANSWER_SAT;
-    return LG_ANSWER_UNKNOWN;
-}
-
-/* Verdict of glpsol --lp output (feasible ⇔ sat). */
-static lg_answer glpsol_verdict(const char *out)
-{
-    if (strstr(out, "LIMIT EXCEEDED")) return LG_ANSWER_UNKNOWN;
-    if (strstr(out, "NO PRIMAL FEASIBLE SOLUTION") || strstr(out, "NO INTEGER FEASIBLE SOLUTION"))
-        return LG_ANSWER_UNSAT;
-    if (strstr(out, "Integer Optimizer")) /* a MIP: the relaxation's optimum is not enough */
-        return strstr(out, "INTEGER OPTIMAL SOLUTION FOUND") ? LG_ANSWER_SAT : LG_ANSWER_UNKNOWN;
-    /* "OPTIMAL LP SOLUTION FOUND", "OPTIMAL SOLUTION FOUND BY LP PREPROCESSOR" */
-    if (strstr(out, "OPTIMAL") && strstr(out, "SOLUTION FOUND")) return LG_ANSWER_SAT;
-    return LG_ANSWER_UNKNOWN;
-}
-
 static void write_file(const lg_solver_ops *ops, const lg_problem *p, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -178,12 +135,12 @@ START_TEST(test_encode_z3_exact_rationals)
     write_file(lg_solver_find("smt2"), &p, path);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "z3 -T:30 %s 2>&1", path);
-    char *out = run_cmd(cmd);
-    ck_assert_msg(smt_verdict(out) == LG_ANSWER_UNSAT, "z3 CLI: %s", out);
+    char *out = lg_test_run_output(cmd);
+    ck_assert_msg(lg_test_smt_verdict(out) == LG_ANSWER_UNSAT, "z3 CLI: %s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "cvc5 --lang smt2 --tlimit=30000 %s 2>&1", path);
-    out = run_cmd(cmd);
-    ck_assert_msg(smt_verdict(out) == LG_ANSWER_UNSAT, "cvc5 CLI: %s", out);
+    out = lg_test_run_output(cmd);
+    ck_assert_msg(lg_test_smt_verdict(out) == LG_ANSWER_UNSAT, "cvc5 CLI: %s", out);
     free(out);
     remove(path);
     /* with the threshold 0.30000000000000004 (= 3·0.1 rounded up) it is sat */
@@ -314,18 +271,18 @@ START_TEST(test_encode_export_cli_agree)
         write_file(lg_solver_find("lp"), p, lp);
         char cmd[600];
         snprintf(cmd, sizeof cmd, "z3 -T:60 %s 2>&1", smt);
-        char *out = run_cmd(cmd);
-        ck_assert_msg(smt_verdict(out) == rz.answer, "instance %d: z3 CLI says '%.60s', C API %s", i, out,
+        char *out = lg_test_run_output(cmd);
+        ck_assert_msg(lg_test_smt_verdict(out) == rz.answer, "instance %d: z3 CLI says '%.60s', C API %s", i, out,
                       lg_test_answer_name(rz.answer));
         free(out);
         snprintf(cmd, sizeof cmd, "cvc5 --lang smt2 --tlimit=60000 %s 2>&1", smt);
-        out = run_cmd(cmd);
-        ck_assert_msg(smt_verdict(out) == rz.answer, "instance %d: cvc5 CLI says '%.60s', C API %s", i, out,
+        out = lg_test_run_output(cmd);
+        ck_assert_msg(lg_test_smt_verdict(out) == rz.answer, "instance %d: cvc5 CLI says '%.60s', C API %s", i, out,
                       lg_test_answer_name(rz.answer));
         free(out);
         snprintf(cmd, sizeof cmd, "glpsol --tmlim 60 --lp %s 2>&1", lp);
-        out = run_cmd(cmd);
-        lg_answer ga = glpsol_verdict(out);
+        out = lg_test_run_output(cmd);
+        lg_answer ga = lg_test_glpsol_verdict(out);
         ck_assert_msg(ga != LG_ANSWER_UNKNOWN, "instance %d: glpsol output not understood:\n%s", i, out);
         if (rg.answer != LG_ANSWER_UNKNOWN) /* decided by GLPK with margin: glpsol must agree */
             ck_assert_msg(ga == rz.answer, "instance %d: glpsol %s, z3 %s", i, lg_test_answer_name(ga), lg_test_answer_name(rz.answer));
@@ -361,12 +318,12 @@ START_TEST(test_encode_trivial_conditions)
         write_file(lg_solver_find("lp"), &p, lp);
         char cmd[600];
         snprintf(cmd, sizeof cmd, "z3 -T:30 %s 2>&1", smt);
-        char *out = run_cmd(cmd);
-        ck_assert_msg(smt_verdict(out) == want, "%d terms: z3 CLI says %s", k, out);
+        char *out = lg_test_run_output(cmd);
+        ck_assert_msg(lg_test_smt_verdict(out) == want, "%d terms: z3 CLI says %s", k, out);
         free(out);
         snprintf(cmd, sizeof cmd, "glpsol --lp %s 2>&1", lp);
-        out = run_cmd(cmd);
-        ck_assert_msg(glpsol_verdict(out) == want, "%d terms: glpsol says\n%s", k, out);
+        out = lg_test_run_output(cmd);
+        ck_assert_msg(lg_test_glpsol_verdict(out) == want, "%d terms: glpsol says\n%s", k, out);
         free(out);
         remove(smt);
         remove(lp);

@@ -30,46 +30,6 @@
 #include "verify/backend.h"
 #include "verify/bounds.h"
 
-/* Run a shell command, return its whole output (caller frees). */
-static char *ge_run(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    ck_assert_msg(f != NULL, "cannot run %s", cmd);
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    ck_assert_ptr_nonnull(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ck_assert_ptr_nonnull(buf);
-        }
-    }
-    buf[n] = '\0';
-    ck_assert_msg(pclose(f) != -1, "pclose failed for %s", cmd);
-    return buf;
-}
-
-static lg_answer ge_smt_verdict(const char *out)
-{
-    if (strncmp(out, "unsat", 5) == 0) return LG_ANSWER_UNSAT;
-    if (strncmp(out, "sat", 3) == 0) return LG_ANSWER_SAT;
-    return LG_ANSWER_UNKNOWN;
-}
-
-/* glpsol --lp: feasible ⇔ sat (as check_encode.c). */
-static lg_answer ge_glpsol_verdict(const char *out)
-{
-    if (strstr(out, "LIMIT EXCEEDED")) return LG_ANSWER_UNKNOWN;
-    if (strstr(out, "NO PRIMAL FEASIBLE SOLUTION") || strstr(out, "NO INTEGER FEASIBLE SOLUTION"))
-        return LG_ANSWER_UNSAT;
-    if (strstr(out, "Integer Optimizer"))
-        return strstr(out, "INTEGER OPTIMAL SOLUTION FOUND") ? LG_ANSWER_SAT : LG_ANSWER_UNKNOWN;
-    if (strstr(out, "OPTIMAL") && strstr(out, "SOLUTION FOUND")) return LG_ANSWER_SAT;
-    return LG_ANSWER_UNKNOWN;
-}
-
 /* Number of copy columns the encoders add for p (pwl.h): positions two
  * terms of one layer read with an inexact weight sum. */
 static int ge_copies(const lg_net *net)
@@ -324,13 +284,13 @@ START_TEST(test_graph_encode_exports_cli)
         ck_assert_int_eq(fclose(f), 0);
         char cmd[700];
         snprintf(cmd, sizeof cmd, "z3 -T:60 %s 2>&1", smt);
-        char *out = ge_run(cmd);
-        ck_assert_msg(ge_smt_verdict(out) == oa, "DAG %d: z3 binary says '%.60s', oracle %s", tries, out,
+        char *out = lg_test_run_output(cmd);
+        ck_assert_msg(lg_test_smt_verdict(out) == oa, "DAG %d: z3 binary says '%.60s', oracle %s", tries, out,
                       lg_test_answer_name(oa));
         free(out);
         snprintf(cmd, sizeof cmd, "glpsol --tmlim 60 --lp %s 2>&1", lp);
-        out = ge_run(cmd);
-        lg_answer ga = ge_glpsol_verdict(out);
+        out = lg_test_run_output(cmd);
+        lg_answer ga = lg_test_glpsol_verdict(out);
         ck_assert_msg(ga == oa, "DAG %d: glpsol %s, oracle %s:\n%.400s", tries, lg_test_answer_name(ga),
                       lg_test_answer_name(oa), out);
         free(out);

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,3 +128,49 @@ void lg_test_write(const char *path, const char *text)
     fputs(text, f);
     fclose(f);
 }
+
+/* ---------------------------------------------- external solvers */
+
+char *lg_test_run_output(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    ck_assert_msg(f != NULL, "cannot run %s", cmd);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    buf[n] = '\0';
+    int rc = pclose(f);
+    ck_assert_msg(rc != -1, "pclose failed for %s", cmd);
+    return buf;
+}
+
+/* Verdict of an SMT solver's output: first line sat / unsat. */
+lg_answer lg_test_smt_verdict(const char *out)
+{
+    if (strncmp(out, "unsat", 5) == 0) return LG_ANSWER_UNSAT;
+    if (strncmp(out, "sat", 3) == 0) return LG_ANSWER_SAT;
+    return LG_ANSWER_UNKNOWN;
+}
+
+/* Verdict of glpsol --lp output (feasible ⇔ sat). */
+lg_answer lg_test_glpsol_verdict(const char *out)
+{
+    if (strstr(out, "LIMIT EXCEEDED")) return LG_ANSWER_UNKNOWN;
+    if (strstr(out, "NO PRIMAL FEASIBLE SOLUTION") || strstr(out, "NO INTEGER FEASIBLE SOLUTION"))
+        return LG_ANSWER_UNSAT;
+    if (strstr(out, "Integer Optimizer")) /* a MIP: the relaxation's optimum is not enough */
+        return strstr(out, "INTEGER OPTIMAL SOLUTION FOUND") ? LG_ANSWER_SAT : LG_ANSWER_UNKNOWN;
+    /* "OPTIMAL LP SOLUTION FOUND", "OPTIMAL SOLUTION FOUND BY LP PREPROCESSOR" */
+    if (strstr(out, "OPTIMAL") && strstr(out, "SOLUTION FOUND")) return LG_ANSWER_SAT;
+    return LG_ANSWER_UNKNOWN;
+}
+

@@ -9,6 +9,7 @@
 
 #include "core/net.h"
 #include "core/rng.h"
+#include "encode/problem.h"
 
 /* "<fixtures>/<rel>" in a static buffer (valid until the next call). */
 const char *lg_test_fixture(const char *rel);
@@ -47,5 +48,12 @@ double lg_test_time_factor(void);
  * x, input normalisation applied: z [Σ widths, lg_alpha_offset layout] and
  * the outputs y. */
 void lg_test_preacts(const lg_net *net, const double *x, double *z, double *y);
+
+/* Run a shell command and return its whole output (the caller frees). */
+char *lg_test_run_output(const char *cmd);
+/* Verdict of an SMT solver's output (first line sat / unsat), and of
+ * glpsol --lp output (feasible ⇔ sat; a MIP needs an integer optimum). */
+lg_answer lg_test_smt_verdict(const char *out);
+lg_answer lg_test_glpsol_verdict(const char *out);
 
 #endif
