@@ -152,7 +152,7 @@ static lg_status lg_bench_one(const char *onnx, const char *vnnlib, double timeo
     lg_runctx run = lg_runctx_start(o.timeout_s, o.seed, o.verbose, o.memory_mb);
     lg_status st = lg_net_load(&net, onnx);
     if (st != LG_OK) return st;
-    if ((st = lg_vnnlib_read(&prop, vnnlib, net.n_in, lg_net_n_out(&net))) != LG_OK) goto fail;
+    if ((st = lg_vnnlib_read_net(&prop, vnnlib, &net)) != LG_OK) goto fail;
     if ((st = lg_verify_run_in(&net, &prop, &o, &run, rep)) != LG_OK) goto fail;
     if (lg_bench_stop && rep->verdict != LG_VERDICT_ROBUST && rep->verdict != LG_VERDICT_VIOLATED) goto fail;
     st = lg_verify_write_result_path(rep, result_path);

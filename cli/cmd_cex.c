@@ -376,7 +376,7 @@ int lg_cmd_cex(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) return lg_cli_fail("cex", st);
     int n_in = net.n_in, n_out = lg_net_n_out(&net);
-    if ((st = lg_vnnlib_read(&prop, vnn, n_in, n_out)) != LG_OK) goto fail;
+    if ((st = lg_vnnlib_read_net(&prop, vnn, &net)) != LG_OK) goto fail;
     if ((st = lg_file_slurp(sol, LG_CEX_MAX_BYTES, &buf, &len)) != LG_OK) goto fail;
     have = calloc((size_t)n_in, 1);
     x = calloc((size_t)n_in, sizeof *x);

@@ -284,7 +284,7 @@ int lg_cmd_verify(int argc, char **argv)
             break;
         case 'o': out = optarg; break;
         case O_PROGRESS: lg_cli_progress_force(); break;
-        case O_REF: ref_path = optarg; break;
+        case O_REF: ref_path = optarg, a.for_ref = 1; break;
         case O_JSON: json = 1; break;
         case O_VERBOSE: o.verbose = 2; break;
         case O_NOATK: o.attack = 0; break;

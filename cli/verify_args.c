@@ -173,7 +173,8 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
     memset(prop, 0, sizeof *prop);
     if (a->vnnlib) {
         snprintf(a->instance, sizeof a->instance, "%s", a->vnnlib);
-        if ((st = lg_vnnlib_read(prop, a->vnnlib, net->n_in, no)) != LG_OK) return st;
+        st = a->for_ref ? lg_vnnlib_read(prop, a->vnnlib, net->n_in, no) : lg_vnnlib_read_net(prop, a->vnnlib, net);
+        if (st != LG_OK) return st;
         if ((st = lg_verify_apply_margin(prop, a->margin)) != LG_OK) lg_prop_free(prop);
         return st;
     }

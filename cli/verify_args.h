@@ -21,6 +21,8 @@ typedef struct lg_verify_args {
                              label used once the robustness property is built */
     double eps;           /* --eps E (< 0 unset) */
     double margin;        /* --margin K */
+    int for_ref;          /* --ref: the property is decided for another network than net, so no
+                             constraint may lean on net's output bounds (verify/vnnlib.h) */
     char instance[512];   /* name for reports: the vnnlib path or "index=I eps=E" */
     lg_dataset ds;        /* the --data test split, loaded by the first --index property and kept */
     int ds_loaded;

@@ -307,7 +307,7 @@ lgelu_status lgelu_verify_vnnlib(const lgelu_net *net, const char *path, const l
     lg_status st = lgelu_opts_internal(o, &v, z3_name, sizeof z3_name);
     if (st != LG_OK) return lgelu_st(st);
     lg_prop prop = {0};
-    if ((st = lg_vnnlib_read(&prop, path, net->net.n_in, lg_net_n_out(&net->net))) != LG_OK) return lgelu_st(st);
+    if ((st = lg_vnnlib_read_net(&prop, path, &net->net)) != LG_OK) return lgelu_st(st);
     if ((st = lg_verify_apply_margin(&prop, o->margin)) != LG_OK) {
         lg_prop_free(&prop);
         return lgelu_st(st);

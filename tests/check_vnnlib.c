@@ -11,6 +11,7 @@
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "verify/vnnlib.h"
+#include "verify/verify.h"
 #include "testutil.h"
 
 static const char *lg_acas_props[] = {"acasxu/prop_1.vnnlib", "acasxu/prop_2.vnnlib", "acasxu/prop_3.vnnlib",
@@ -340,6 +341,65 @@ START_TEST(test_vnnlib_inexact_decimals)
 }
 END_TEST
 
+/* A constraint over several outputs whose coefficients no scale makes
+ * doubles: refused without the network; read for a network, its constant is
+ * widened by the coefficients' rounding times the output bounds, so proofs
+ * and witnesses stay exact. Net y0 = x, y1 = w·x on x ∈ [0.5, 1]; the
+ * region 0.10000000000000001·y0 ≤ y1 holds nowhere for w = 0.05 and for the
+ * double w = 0.1 (0.1000000000000000055… < 0.10000000000000001), everywhere
+ * for w = 0.2. */
+START_TEST(test_vnnlib_inexact_coefficients)
+{
+    static const char txt[] = "(declare-const X_0 Real)(declare-const Y_0 Real)(declare-const Y_1 Real)\n"
+                              "(assert (>= X_0 0.5)) (assert (<= X_0 1))\n"
+                              "(assert (<= (* 0.10000000000000001 Y_0) Y_1))\n";
+    lg_prop p;
+    ck_assert_int_ne(lg_vnnlib_parse(&p, txt, strlen(txt), "c.vnnlib", 1, 2), LG_OK);
+    ck_assert_msg(strstr(lg_errmsg(), "c.vnnlib:3:") && strstr(lg_errmsg(), "not doubles"), "%s", lg_errmsg());
+    static const double w[3] = {0.05, 0.1, 0.2};
+    for (int k = 0; k < 3; k++) {
+        int dims[2] = {1, 2};
+        lg_net net;
+        ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
+        net.layers[0].act = LG_ACT_IDENTITY;
+        net.layers[0].W[0] = 1.0;
+        net.layers[0].W[1] = w[k];
+        ck_assert_msg(lg_vnnlib_parse_net(&p, txt, strlen(txt), "c.vnnlib", &net) == LG_OK, "%s", lg_errmsg());
+        const lg_lincon *L = &p.cases[0].terms[0].cons[0];
+        ck_assert(L->coef[0] == 0.1 && L->coef[1] == -1.0); /* nearest doubles, file's scale */
+        ck_assert(L->d < 0.0 && L->d > -1e-15);              /* proofs: a slightly larger region */
+        ck_assert(L->d + p.inner[0].slack[0] > 0.0);         /* witnesses: a slightly smaller one */
+        lg_verify_opts o = lg_verify_opts_default();
+        o.solver = "none";
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+        if (k == 0) ck_assert_int_eq(rep.verdict, LG_VERDICT_ROBUST);
+        if (k == 1) ck_assert_int_ne(rep.verdict, LG_VERDICT_VIOLATED); /* robust in the reals */
+        if (k == 2) {
+            ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
+            /* the witness, exactly: 10^-17·(10^16 + 1)·y0 ≤ y1 with y = (x, fl(0.2)·x) */
+            mpq_t a, b;
+            mpq_inits(a, b, NULL);
+            mpq_set_str(a, "10000000000000001/100000000000000000", 10);
+            mpq_canonicalize(a);
+            mpq_set_d(b, rep.x[0]);
+            mpq_mul(a, a, b);
+            mpq_set_d(b, w[k]);
+            mpq_t x;
+            mpq_init(x);
+            mpq_set_d(x, rep.x[0]);
+            mpq_mul(b, b, x);
+            ck_assert(mpq_cmp(a, b) <= 0);
+            ck_assert(rep.x[0] >= 0.5 && rep.x[0] <= 1.0);
+            mpq_clears(a, b, x, NULL);
+        }
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
 START_TEST(test_vnnlib_counterexample_reader_limits)
 {
     const char *path = lg_test_tmpfile(".cex");
@@ -471,6 +531,7 @@ Suite *suite_vnnlib(void)
     tcase_add_test(c, test_vnnlib_linear_terms);
     tcase_add_test(c, test_vnnlib_empty_box_holds);
     tcase_add_test(c, test_vnnlib_inexact_decimals);
+    tcase_add_test(c, test_vnnlib_inexact_coefficients);
     suite_add_tcase(s, c);
     TCase *l = tcase_create("limits");
     lg_tcase_timeout(l, 120);

@@ -82,6 +82,11 @@ int lg_bounds_net_smooth(const lg_net *net);
 /* Interval bounds over the raw input box [lo, hi] (n_in values). */
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
 
+/* Interval bounds of the network's outputs (after the last layer's
+ * activation) over the raw input box [lo, hi]: ylo/yhi [n_out]. LG_OK, or
+ * the error of lg_bounds_interval; bounds that overflow are ±∞. */
+lg_status lg_bounds_output_box(const lg_net *net, const double *lo, const double *hi, double *ylo, double *yhi);
+
 /* Symbolic back-substitution bounds (also runs interval and keeps the
  * tighter of the two per neuron). */
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);

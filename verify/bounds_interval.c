@@ -231,3 +231,16 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     free(noff);
     return st;
 }
+
+lg_status lg_bounds_output_box(const lg_net *net, const double *lo, const double *hi, double *ylo, double *yhi)
+{
+    lg_bounds b;
+    lg_status st = lg_bounds_init(&b, net);
+    if (st != LG_OK) return st;
+    if ((st = lg_bounds_interval(&b, net, lo, hi)) == LG_OK) {
+        int k = net->n_layers - 1;
+        for (int o = 0; o < net->layers[k].n_out; o++) lg_bounds_post(&net->layers[k], b.lo[k][o], b.hi[k][o], &ylo[o], &yhi[o]);
+    }
+    lg_bounds_free(&b);
+    return st;
+}

@@ -13,11 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ball.h"
 #include "core/net.h"
 #include "core/netfile.h"
+#include "verify/bounds.h"
 
 typedef struct lg_vp {
     const char *name;
+    const lg_net *net; /* the network the property is read for (output bounds), or NULL */
     lg_sx_tree t;
     /* declarations */
     int n_x, n_y, cap_x, cap_y;
@@ -27,7 +30,8 @@ typedef struct lg_vp {
     struct lg_vatom {
         int n, line, col;
         int *var;
-        double *coef;  /* exact: the atom scaled by a positive rational (see lg_vp_atom) */
+        double *coef;  /* the atom scaled by a positive rational (see lg_vp_atom): exact, or nearest */
+        double *cerr;  /* [n] |exact − coef| rounded up when some coefficient is no double, else NULL */
         double c_lo, c_hi; /* the scaled constant rounded down and up (equal when exact) */
         int c_sign;    /* sign of the exact constant */
         int has_cq;    /* cq holds the exact constant (only when c_lo < c_hi) */
@@ -292,10 +296,11 @@ static int lg_vp_is_double(const mpq_t q)
  * becomes X_0 ≥ 10^15/(10^16 + 1), exactly; a bound on an input always, on
  * an output when its coefficient is not a double); else 1 when every
  * coefficient is a double, or the lcm of their denominators, which makes
- * them integers — (/ Y_0 3) ≥ Y_1 becomes 3·Y_1 − Y_0 ≤ 0. Then every
- * coefficient must be a double exactly, and the constant is kept rounded
- * down and up (DESIGN.md §3: provers take the larger region, witnesses the
- * smaller). */
+ * them integers — (/ Y_0 3) ≥ Y_1 becomes 3·Y_1 − Y_0 ≤ 0. If some
+ * coefficient is still no double, the atom is kept at the file's scale with
+ * nearest doubles and their errors in cerr (lg_vp_conj widens its constant
+ * by them). The constant is kept rounded down and up (DESIGN.md §3 "The
+ * property": provers take the larger region, witnesses the smaller). */
 static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
 {
     if (P->n_atoms >= LG_VNNLIB_MAX_ATOMS) {
@@ -332,6 +337,12 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
         mpq_init(s);
         mpq_set_z(s, L);
         lg_lin_scale(l, s);
+        exact = 1;
+        for (int i = 0; i < l->n && exact; i++) exact = lg_vp_is_double(l->coef[i]);
+        if (!exact) { /* no scale makes them doubles: back to the file's scale, nearest doubles below */
+            mpq_inv(s, s);
+            lg_lin_scale(l, s);
+        }
         mpq_clear(s);
         mpz_clear(L);
     }
@@ -339,26 +350,44 @@ static int lg_vp_atom(lg_vp *P, lg_lin *l, const lg_sx *where)
     memset(a, 0, sizeof *a);
     a->var = malloc(((size_t)l->n + 1) * sizeof *a->var);
     a->coef = malloc(((size_t)l->n + 1) * sizeof *a->coef);
-    if (!a->var || !a->coef) {
+    if (!exact) a->cerr = malloc(((size_t)l->n + 1) * sizeof *a->cerr);
+    if (!a->var || !a->coef || (!exact && !a->cerr)) {
         free(a->var);
         free(a->coef);
+        free(a->cerr);
         return -1;
     }
     for (int i = 0; i < l->n; i++) {
         double lo, hi;
-        if (lg_vp_round(l->coef[i], &lo, &hi) || lo != hi) {
+        if (lg_vp_round(l->coef[i], &lo, &hi)) {
             free(a->var);
             free(a->coef);
-            lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: a coefficient of this constraint cannot be represented exactly "
-                    "in double precision", P->name, where->line, where->col);
+            free(a->cerr);
+            lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: a coefficient of this constraint is out of the double range",
+                    P->name, where->line, where->col);
             return -2;
         }
         a->var[i] = l->var[i];
         a->coef[i] = lo;
+        if (!exact) { /* the nearest double and the distance to it, rounded up (lg_vp_conj) */
+            mpq_t t, u;
+            mpq_inits(t, u, NULL);
+            mpq_set_d(t, lo);
+            mpq_set_d(u, hi);
+            mpq_sub(t, l->coef[i], t); /* exact − lo ≥ 0 */
+            mpq_sub(u, u, l->coef[i]); /* hi − exact ≥ 0 */
+            int up = mpq_cmp(u, t) < 0;
+            if (up) a->coef[i] = hi;
+            double el, eh;
+            lg_vp_round(up ? u : t, &el, &eh);
+            a->cerr[i] = eh;
+            mpq_clears(t, u, NULL);
+        }
     }
     if (lg_vp_round(l->c, &a->c_lo, &a->c_hi)) {
         free(a->var);
         free(a->coef);
+        free(a->cerr);
         lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: constant out of the double range", P->name, where->line, where->col);
         return -2;
     }
@@ -630,6 +659,13 @@ static void lg_vp_atom_const(const lg_vatom *a, mpq_t q)
     else mpq_set_d(q, a->c_lo);
 }
 
+/* 1 if variable i of atom a is present: a nonzero coefficient, or one that
+ * is no double and rounds to 0. */
+static int lg_vp_nonzero(const lg_vatom *a, int i)
+{
+    return a->coef[i] != 0.0 || (a->cerr && a->cerr[i] > 0.0);
+}
+
 /* 1 if the bounds of conjunction c on input xv leave no point, in exact
  * arithmetic on the file's numbers: the largest lower bound (atoms −x + c ≤ 0,
  * x ≥ c) above the smallest upper bound (atoms x + c ≤ 0, x ≤ −c). Called only
@@ -645,7 +681,7 @@ static int lg_vp_empty_exact(const lg_vp *P, const lg_conj *c, int xv)
         int nx = 0, ny = 0, v = -1;
         double xc = 0;
         for (int i = 0; i < a->n; i++) {
-            if (a->coef[i] == 0.0) continue;
+            if (!lg_vp_nonzero(a, i)) continue;
             if (a->var[i] & 1) ny++;
             else nx++, v = a->var[i] / 2, xc = a->coef[i];
         }
@@ -663,6 +699,45 @@ static int lg_vp_empty_exact(const lg_vp *P, const lg_conj *c, int xv)
     return empty;
 }
 
+/* *e ≥ Σ_i cerr_i·|y_i| for every output y of P->net on the box [lo, hi]
+ * (DESIGN.md §3 "The property"): the output box is computed
+ * once per conjunction into ylo, yhi (allocated here, [2·n_out]). 0, or -1
+ * with lg_fail set: no network to bound the outputs, or unbounded outputs. */
+static int lg_vp_coef_error(lg_vp *P, const lg_vatom *a, int n_out, const double *lo, const double *hi,
+                            double **ylo, double **yhi, double *e)
+{
+    if (!P->net) {
+        lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: the coefficients of this constraint are not doubles and no scale makes "
+                "them doubles; such a constraint is read with the network's output bounds (lgelu verify, encode, cex "
+                "and bench do; verify --ref does not)", P->name, a->line, a->col);
+        return -1;
+    }
+    if (!*ylo) {
+        if (!(*ylo = malloc(2 * (size_t)n_out * sizeof **ylo))) {
+            lg_vp_oom(P);
+            return -1;
+        }
+        *yhi = *ylo + n_out;
+        if (lg_bounds_output_box(P->net, lo, hi, *ylo, *yhi) != LG_OK) return -1;
+    }
+    double s = 0.0;
+    for (int i = 0; i < a->n; i++) {
+        if (!(a->var[i] & 1) || a->cerr[i] == 0.0) continue;
+        int j = a->var[i] / 2;
+        double m = fmax(fabs((*ylo)[j]), fabs((*yhi)[j]));
+        double p = a->cerr[i] * m; /* both ≥ 0: one step up covers the rounding */
+        s = lg_add_dir(s, p == 0.0 ? 0.0 : nextafter(p, INFINITY), 1);
+    }
+    if (!isfinite(s)) {
+        lg_fail(LG_ERR_UNSUPPORTED, "%s:%d:%d: the coefficients of this constraint are not doubles, and the network's "
+                "outputs it reads are not bounded on the input box, so the constraint cannot be held soundly",
+                P->name, a->line, a->col);
+        return -1;
+    }
+    *e = s;
+    return 0;
+}
+
 /* Turn one conjunction into (box, term); returns 0 = keep, 1 = drop (false,
  * or an empty box, decided exactly: no point of it can violate), or -1 with
  * lg_fail set. lo/hi [n_in]; T gets n_out-dense constraints. */
@@ -671,13 +746,14 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
 {
     for (int i = 0; i < n_in; i++) lo[i] = lo_in[i] = -INFINITY, hi[i] = hi_in[i] = INFINITY;
     *slack = NULL;
+    double *ylo = NULL, *yhi = NULL; /* output bounds over the box, when a coefficient is no double */
     int n_y = 0;
     for (int k = 0; k < c->n; k++) {
         const lg_vatom *a = &P->atoms[c->a[k]];
         int nx = 0, ny = 0, xv = -1;
         double xc = 0;
         for (int i = 0; i < a->n; i++) {
-            if (a->coef[i] == 0.0) continue;
+            if (!lg_vp_nonzero(a, i)) continue;
             if (a->var[i] & 1) ny++;
             else nx++, xv = a->var[i] / 2, xc = a->coef[i];
         }
@@ -686,7 +762,7 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
                     a->line, a->col);
             return -1;
         }
-        if (nx > 1 || (nx == 1 && xc != 1.0 && xc != -1.0)) {
+        if (nx > 1 || (nx == 1 && ((xc != 1.0 && xc != -1.0) || a->cerr))) {
             lg_fail(LG_ERR_UNSUPPORTED,
                     "%s:%d:%d: unsupported input constraint: only bounds on a single X_i are allowed",
                     P->name, a->line, a->col);
@@ -731,17 +807,24 @@ static int lg_vp_conj(lg_vp *P, const lg_conj *c, int n_in, int n_out, double *l
     for (int k = 0, t = 0; k < c->n; k++) {
         const lg_vatom *a = &P->atoms[c->a[k]];
         int ny = 0;
-        for (int i = 0; i < a->n; i++) ny += a->coef[i] != 0.0 && (a->var[i] & 1);
+        for (int i = 0; i < a->n; i++) ny += lg_vp_nonzero(a, i) && (a->var[i] & 1);
         if (!ny) continue;
         lg_lincon *L = &T->cons[t++];
         if (!(L->coef = calloc((size_t)n_out, sizeof *L->coef))) goto oom;
         for (int i = 0; i < a->n; i++)
             if (a->var[i] & 1) L->coef[a->var[i] / 2] += a->coef[i];
-        L->d = a->c_lo;                /* the larger region: what a proof must cover */
-        (*slack)[t - 1] = a->c_hi - a->c_lo; /* exact: adjacent doubles (or 0) */
+        double e = 0.0; /* ≥ Σ_i |exact_i − coef_i|·|y_i| over the box */
+        if (a->cerr && lg_vp_coef_error(P, a, n_out, lo, hi, &ylo, &yhi, &e)) {
+            free(ylo);
+            return -1;
+        }
+        L->d = lg_add_dir(a->c_lo, -e, -1);                       /* the larger region: what a proof must cover */
+        (*slack)[t - 1] = lg_add_dir(lg_add_dir(a->c_hi, e, 1), -L->d, 1); /* d + slack ≥ c_hi + e */
     }
+    free(ylo);
     return 0;
 oom:
+    free(ylo);
     lg_vp_oom(P);
     return -1;
 }
@@ -878,6 +961,7 @@ static void lg_vp_free(lg_vp *P)
     for (int i = 0; i < P->n_atoms; i++) {
         free(P->atoms[i].var);
         free(P->atoms[i].coef);
+        free(P->atoms[i].cerr);
         if (P->atoms[i].has_cq) mpq_clear(P->atoms[i].cq);
     }
     free(P->atoms);
@@ -886,12 +970,14 @@ static void lg_vp_free(lg_vp *P)
     free(P->dy);
 }
 
-lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out)
+static lg_status lg_vp_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out,
+                             const lg_net *net)
 {
     memset(p, 0, sizeof *p);
     lg_vp P;
     memset(&P, 0, sizeof P);
     P.name = P.t.name = name;
+    P.net = net;
     lg_dnf acc = {0, NULL, 0};
     lg_status st = lg_sx_parse(&P.t, text, len);
     if (st != LG_OK) goto done;
@@ -941,16 +1027,36 @@ done:
     return st;
 }
 
-lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out)
+lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out)
+{
+    return lg_vp_parse(p, text, len, name, n_in, n_out, NULL);
+}
+
+lg_status lg_vnnlib_parse_net(lg_prop *p, const char *text, size_t len, const char *name, const lg_net *net)
+{
+    return lg_vp_parse(p, text, len, name, net->n_in, lg_net_n_out(net), net);
+}
+
+static lg_status lg_vp_read(lg_prop *p, const char *path, int n_in, int n_out, const lg_net *net)
 {
     unsigned char *buf;
     size_t len;
     memset(p, 0, sizeof *p);
     lg_status st = lg_file_slurp(path, LG_VNNLIB_MAX_BYTES, &buf, &len);
     if (st != LG_OK) return st;
-    st = lg_vnnlib_parse(p, (const char *)buf, len, path, n_in, n_out);
+    st = lg_vp_parse(p, (const char *)buf, len, path, n_in, n_out, net);
     free(buf);
     return st;
+}
+
+lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out)
+{
+    return lg_vp_read(p, path, n_in, n_out, NULL);
+}
+
+lg_status lg_vnnlib_read_net(lg_prop *p, const char *path, const lg_net *net)
+{
+    return lg_vp_read(p, path, net->n_in, lg_net_n_out(net), net);
 }
 
 /* Node k and its subtree as SMT-LIB text, numbers as exact rationals. */

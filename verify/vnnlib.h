@@ -48,6 +48,19 @@ lg_status lg_vnnlib_read(lg_prop *p, const char *path, int n_in, int n_out);
 /* Same from a buffer (need not be NUL-terminated); `name` is used in messages. */
 lg_status lg_vnnlib_parse(lg_prop *p, const char *text, size_t len, const char *name, int n_in, int n_out);
 
+/* As lg_vnnlib_read / lg_vnnlib_parse for the network net (its sizes), which
+ * also admits a constraint over outputs whose coefficients no scale makes
+ * doubles (`(<= (* 0.10000000000000001 Y_0) Y_1)`): each coefficient becomes
+ * its nearest double c_j with |exact_j − c_j| ≤ r_j, and the constraint's
+ * constant is widened by E = Σ_j r_j·max|y_j| over the case's box (interval
+ * bounds of net's outputs, verify/bounds.h) — outward for proofs, inward for
+ * witnesses, as a constant that is no double (DESIGN.md §3 "Numbers that are
+ * not doubles"). The property then holds for net only: a property for
+ * another network (verify --ref) is read with lg_vnnlib_read, which refuses
+ * such a constraint. net is borrowed. */
+lg_status lg_vnnlib_read_net(lg_prop *p, const char *path, const lg_net *net);
+lg_status lg_vnnlib_parse_net(lg_prop *p, const char *text, size_t len, const char *name, const lg_net *net);
+
 /* Write the declarations and assertions of the property file at path to
  * out as SMT-LIB 2 text with every number replaced by its exact rational
  * ((/ p q), (- (/ p q)) with integer literals): the property exactly, for
