@@ -17,7 +17,8 @@ for tag, res in rows.items():
     how = defaultdict(int)
     for r in res.values():
         v[r['verdict']] += 1
-        m = 'clean input' if r.get('misclassified') else (r.get('method') or r.get('reason', ''))
+        m = 'clean input' if r.get('misclassified') else (r.get('method') or '?') if r['verdict'] != 'unknown' \
+            else 'unknown: ' + r.get('reason', '')
         how[m] += 1
     secs = [r['seconds'] for r in res.values()]
     dec = [r['seconds'] for r in res.values() if r['verdict'] != 'unknown' and not r.get('misclassified')]
