@@ -122,9 +122,10 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
     return LG_OK;
 }
 
-int lg_bab_root_alpha_steps(const lg_bab_opts *o)
+int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net)
 {
-    return o->root_alpha_steps < 0 ? LG_BAB_ROOT_ALPHA_AUTO : o->root_alpha_steps;
+    if (o->root_alpha_steps >= 0) return o->root_alpha_steps;
+    return lg_net_has_conv(net) ? 0 : LG_BAB_ROOT_ALPHA_AUTO; /* conv nets: not measured, kept off */
 }
 
 /* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps): the
@@ -149,7 +150,7 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
         if (lg_runctx_expired(&share)) break;
         int nt = 0;
-        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o), o->alpha_lr, &share, &nt);
+        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o, net), o->alpha_lr, &share, &nt);
         if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(cx->run)) { /* the share is over, not the run */
             st = LG_OK;
             break;
@@ -214,7 +215,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     double *pre = r0->pre; /* the node's own storage */
     if (root) lg_bab_bounds_save(&cx, root, pre);
     else r0->pre = NULL;
-    if (cx.mode == LG_BAB_RELU && lg_bab_root_alpha_steps(o) > 0) {
+    if (cx.mode == LG_BAB_RELU && lg_bab_root_alpha_steps(o, net) > 0) {
         int done = 0;
         double t_tight = lg_now();
         if ((st = lg_bab_root_tighten(&cx, root != NULL, pre, &done, out)) != LG_OK) {
