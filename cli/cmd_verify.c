@@ -90,7 +90,9 @@ static void lg_verify_help(void)
            "  --bab-group N   branch-and-bound nodes bounded together in one batched back-substitution\n"
            "                  per worker (default %d; rows per call capped at 64 MB of scratch)\n"
            "  --bab-root-alpha N  ReLU branch and bound, and smooth networks: N alpha-CROWN steps\n"
-           "                  tightening the hidden layers' pre-activation bounds at the root (default 0 = off)\n"
+           "                  tightening the hidden layers' pre-activation bounds at the root, within half\n"
+           "                  of branch and bound's time (default: %d for ReLU splitting, off on conv\n"
+           "                  and smooth networks; 0 = off)\n"
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default %d; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, misclassified,\n"
@@ -103,7 +105,7 @@ static void lg_verify_help(void)
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
            LG_DATA_DEFAULT_DIR, d.timeout_s, (unsigned long)d.seed, (long)d.bab.max_nodes, d.bab.alpha_steps,
-           d.bab.group, d.bab.solver_unstable);
+           d.bab.group, LG_BAB_ROOT_ALPHA_AUTO, d.bab.solver_unstable);
 }
 
 static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,

@@ -448,6 +448,50 @@ START_TEST(test_gb_verdicts_oracle)
 }
 END_TEST
 
+/* ReLU splitting with an intermediate α-CROWN at the root far too long for
+ * the run (10^7 steps per layer, 4 s): the tightening stops at its share of
+ * the time (LG_BAB_ROOT_ALPHA_SHARE) with the layers done so far and the
+ * search still runs, so the DAG instances that reach branch and bound are
+ * decided, and no verdict contradicts the exact oracle. */
+START_TEST(test_gb_root_alpha_share)
+{
+    lg_rng r;
+    lg_rng_init(&r, 9191u, 5);
+    int n = lg_test_quick() ? 16 : 40, n_bab = 0, n_timeout = 0;
+    for (int t = 0; t < n; t++) {
+        lg_test_dag_opts go = {.max_nodes = 3 + t % 2, .max_width = 4 + t % 3, .act = LG_ACT_RELU};
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random_dag(&in, &r, &go), LG_OK);
+        lg_answer truth;
+        lg_status ost = lg_oracle_solve(&in.prob, &truth, NULL, NULL);
+        if (ost == LG_ERR_ARG) {
+            lg_test_inst_free(&in);
+            continue;
+        }
+        ck_assert_int_eq(ost, LG_OK);
+        lg_prop p;
+        gb_prop(&in, &p);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.solver = "none";
+        o.timeout_s = 4;
+        o.seed = (unsigned long)t;
+        o.bab.mode = LG_BAB_RELU;
+        o.bab.root_alpha_steps = 10000000;
+        lg_verify_report rep;
+        ck_assert_int_eq(lg_verify_run(&in.net, &p, &o, &rep), LG_OK);
+        ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && truth == LG_ANSWER_SAT), "DAG %d: robust, oracle SAT", t);
+        ck_assert_msg(!(rep.verdict == LG_VERDICT_VIOLATED && truth == LG_ANSWER_UNSAT), "DAG %d: violated, oracle UNSAT", t);
+        n_bab += rep.bab_nodes > 0 && rep.verdict != LG_VERDICT_UNKNOWN;
+        n_timeout += rep.verdict == LG_VERDICT_UNKNOWN && rep.timed_out;
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+        lg_test_inst_free(&in);
+    }
+    ck_assert_msg(n_bab > 0, "no DAG decided by branch and bound after the root tightening");
+    ck_assert_msg(n_timeout <= n / 10, "%d of %d DAGs timed out in the root tightening", n_timeout, n);
+}
+END_TEST
+
 /* The residual net x[n] → h1 = relu(W1·x + b1) [m] → h2 = relu(W2·h1 + x + b2) [n]
  * → y = W3·h2 + b3, written as a graph (the skip an identity index map) and
  * as the chain x → [relu(W1·x + b1); relu(x); relu(−x)] → relu(W2·h1 + p − q + b2)
@@ -574,6 +618,7 @@ Suite *suite_graph_bounds(void)
     tcase_add_test(tc, test_gb_verdicts_oracle);
     tcase_add_test(tc, test_gb_verdicts_smooth);
     tcase_add_test(tc, test_gb_residual_two_ways);
+    tcase_add_test(tc, test_gb_root_alpha_share);
     suite_add_tcase(s, tc);
     return s;
 }

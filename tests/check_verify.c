@@ -622,6 +622,30 @@ START_TEST(test_verify_refuse_smooth_and_shapes)
 }
 END_TEST
 
+/* Auto mode's time split (lg_verify_auto_bab_share): on a dense net the
+ * cheap first pass (a tenth, at most 32 nodes) up to LG_VERIFY_MILP_UNSTABLE
+ * unstable ReLUs, β-CROWN's share without a cap past it; never a cap raised. */
+START_TEST(test_verify_auto_bab_share)
+{
+    lg_net net;
+    int dims[3] = {4, 8, 2};
+    ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
+    long cap = 2000000;
+    double f = lg_verify_auto_bab_share(&net, LG_VERIFY_MILP_UNSTABLE, &cap);
+    ck_assert_double_eq(f, 0.1);
+    ck_assert_int_eq(cap, 32);
+    cap = 10;
+    lg_verify_auto_bab_share(&net, 0, &cap);
+    ck_assert_int_eq(cap, 10);
+    cap = 2000000;
+    f = lg_verify_auto_bab_share(&net, LG_VERIFY_MILP_UNSTABLE + 1, &cap);
+    ck_assert_double_eq(f, LG_VERIFY_BAB_SHARE);
+    ck_assert_int_eq(cap, 2000000);
+    ck_assert(LG_VERIFY_BAB_SHARE > 0.1 && LG_VERIFY_BAB_SHARE < 1); /* the back-end still gets a turn */
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_verify(void)
 {
     Suite *s = suite_create("verify");
@@ -641,6 +665,7 @@ Suite *suite_verify(void)
     lg_tcase_timeout(tl, 120);
     tcase_add_test(tl, test_verify_refuse_smooth_and_shapes);
     tcase_add_test(tl, test_verify_cli_contract);
+    tcase_add_test(tl, test_verify_auto_bab_share);
     suite_add_tcase(s, tl);
     TCase *tm = tcase_create("misclassified");
     tcase_add_test(tm, test_verify_misclassified_clean_input);

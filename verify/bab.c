@@ -36,6 +36,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.solver_timeout = 10;
     o.attack_steps = 10;
     o.max_queue_mb = 1024;
+    o.root_alpha_steps = -1;
     o.conj = 1;
     return o;
 }
@@ -121,14 +122,24 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
     return LG_OK;
 }
 
-/* Intermediate-layer α-CROWN at the root (opts root_alpha_steps): the
+int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net)
+{
+    if (o->root_alpha_steps >= 0) return o->root_alpha_steps;
+    return lg_net_has_conv(net) ? 0 : LG_BAB_ROOT_ALPHA_AUTO; /* conv nets: not measured, kept off */
+}
+
+/* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps): the
  * unstable neurons of every hidden relu layer after the first, layer by
- * layer (lg_alpha_tighten), each followed by CROWN on the later layers; the
- * result becomes the root's inherited bounds. */
+ * layer (lg_alpha_tighten), each followed by CROWN on the later ones; the
+ * result becomes the root's inherited bounds. The α steps get
+ * LG_BAB_ROOT_ALPHA_SHARE of the search's time: past it the layers left keep
+ * their CROWN bounds (a layer's tightening that did not finish changes
+ * nothing, alpha.h) and the search starts. */
 static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double *pre, int *done, lg_bab_out *out)
 {
     const lg_net *net = cx->net;
     const lg_bab_opts *o = cx->o;
+    lg_runctx share = lg_runctx_share(cx->run, LG_BAB_ROOT_ALPHA_SHARE);
     lg_bounds b;
     *done = 0;
     lg_status st = lg_bounds_init(&b, net);
@@ -137,9 +148,14 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     if (have_root) lg_bab_bounds_load(cx, &b, pre);
     else st = lg_bounds_symbolic(&b, net, cx->lo, cx->hi);
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
-        if (lg_runctx_expired(cx->run)) break;
+        if (lg_runctx_expired(&share)) break;
         int nt = 0;
-        if ((st = lg_alpha_tighten(&b, net, k, o->root_alpha_steps, o->alpha_lr, cx->run, &nt)) != LG_OK) break;
+        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o, net), o->alpha_lr, &share, &nt);
+        if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(cx->run)) { /* the share is over, not the run */
+            st = LG_OK;
+            break;
+        }
+        if (st != LG_OK) break;
         out->root_stabilised += nt;
         if (nt > 0 && k + 1 < net->n_layers) st = lg_bounds_symbolic_unstable_from(&b, net, k + 1);
     }
@@ -199,7 +215,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     double *pre = r0->pre; /* the node's own storage */
     if (root) lg_bab_bounds_save(&cx, root, pre);
     else r0->pre = NULL;
-    if (cx.mode == LG_BAB_RELU && o->root_alpha_steps > 0) {
+    if (cx.mode == LG_BAB_RELU && lg_bab_root_alpha_steps(o, net) > 0) {
         int done = 0;
         double t_tight = lg_now();
         if ((st = lg_bab_root_tighten(&cx, root != NULL, pre, &done, out)) != LG_OK) {
@@ -251,6 +267,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         int nb = 0;
         while (nb < batch && lg_worklist_size(&wl) > 0) nodes[nb++] = lg_worklist_pop(&wl);
+        double worst = nodes[0]->key; /* best first: the lowest open bound (progress line) */
         /* jobs of `group` nodes: the grouping depends on the round only, never on the threads */
         lg_bab_round rd = {&cx, nodes, res, nb, group};
         st = lg_worklist_run((nb + group - 1) / group, threads, lg_bab_job, &rd);
@@ -300,8 +317,9 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         if ((long)lg_worklist_size(&wl) > out->peak_open) out->peak_open = (long)lg_worklist_size(&wl);
         if (run->verbose && lg_now() - t_print >= 1.0) {
             t_print = lg_now();
-            fprintf(stderr, "bab-%s: %ld nodes, %zu open, depth %d, %.1f s\n", lg_bab_mode_name(cx.mode), out->nodes,
-                    lg_worklist_size(&wl), out->max_depth, t_print - t_start);
+            fprintf(stderr, "bab-%s: %ld nodes, %zu open, depth %d, worst bound %.4g, %.1f s\n",
+                    lg_bab_mode_name(cx.mode), out->nodes, lg_worklist_size(&wl), out->max_depth, worst,
+                    t_print - t_start);
         }
         if (found_i >= 0) {
             out->answer = LG_BAB_FOUND;
@@ -326,7 +344,13 @@ fail:
         out->timed_out = 1;
         snprintf(out->reason, sizeof out->reason, "timeout");
     }
-    for (void *p; (p = lg_worklist_pop(&wl)) != NULL;) lg_bab_node_free(p);
+    double worst = INFINITY; /* the lowest bound still open (verbose) */
+    for (lg_bab_node *p; (p = lg_worklist_pop(&wl)) != NULL;) {
+        if (p->key < worst) worst = p->key;
+        lg_bab_node_free(p);
+    }
+    if (run->verbose && isfinite(worst))
+        fprintf(stderr, "bab-%s: %ld nodes, lowest open bound %.4g\n", lg_bab_mode_name(cx.mode), out->nodes, worst);
     lg_worklist_free(&wl);
     free(nodes);
     free(res);

@@ -75,8 +75,10 @@ typedef struct lg_bab_opts {
     lg_bab_branch branch;  /* ReLU choice (default FSB) */
     int branch_k;          /* FSB candidates (default 8) */
     int root_alpha_steps;  /* ReLU splitting: α-CROWN steps tightening the intermediate bounds of
-                              every hidden layer's unstable neurons at the root (lg_alpha_tighten;
-                              default 0 = off) */
+                              every hidden layer's unstable neurons at the root (lg_alpha_tighten),
+                              within LG_BAB_ROOT_ALPHA_SHARE of the search's time; default −1:
+                              LG_BAB_ROOT_ALPHA_AUTO steps, none on conv nets (0 = off). Smooth nets (verify.c):
+                              only when > 0 */
     int beta;              /* 1 (default): ReLU splitting optimises split multipliers β ≥ 0 jointly
                               with α (β-CROWN), warm-started from the parent node; 0: α only */
     int solver_unstable;   /* hand a node to the back-end when ≤ this many unstable ReLUs remain
@@ -90,6 +92,13 @@ typedef struct lg_bab_opts {
 } lg_bab_opts;
 
 lg_bab_opts lg_bab_opts_default(void);
+
+/* Root α steps of the ReLU search on net: opts root_alpha_steps, −1 read as
+ * LG_BAB_ROOT_ALPHA_AUTO on a net without conv layers and 0 on one with them.
+ * Measured in benchmarks/VERIFY.md "Residual networks". */
+#define LG_BAB_ROOT_ALPHA_AUTO 5
+#define LG_BAB_ROOT_ALPHA_SHARE 0.5
+int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net);
 
 /* AUTO resolved for a network with n_in inputs (NONE/INPUT/RELU unchanged). */
 lg_bab_mode lg_bab_pick(lg_bab_mode m, int n_in);

@@ -11,10 +11,6 @@
 #include "verify/backend.h"
 #include "verify/recheck.h"
 
-/* Share of a case's time that ReLU branch and bound gets first in auto mode
- * on a net with conv layers (the rest goes to the whole-case back-end). */
-#define LG_VERIFY_CONV_BAB_SHARE 0.8
-
 lg_verify_opts lg_verify_opts_default(void)
 {
     lg_verify_opts o;
@@ -452,21 +448,15 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         if ((st = lg_verify_tighten(net, prop, c, &lp_run, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
     }
     if (bm != LG_BAB_NONE) {
-        /* auto with ReLU splitting is a first, cheap pass (α-CROWN, shallow splits: a tenth of the
-         * remaining time, at most 32 nodes); the whole-case MILP, which wins on wide MNIST-like
-         * nets, follows. On a net with conv layers the order is reversed in weight: β-CROWN
-         * through the structured convs gets LG_VERIFY_CONV_BAB_SHARE of the time without a node
-         * cap, the MILP (dense rows of every conv, large LPs) the rest. Input splitting and
+        /* auto with ReLU splitting: a pass of β-CROWN branch and bound, then the whole-case
+         * back-end; its share and node cap by lg_verify_auto_bab_share. Input splitting and
          * forced modes get all the time. */
         lg_runctx bab_run = cc;
         long max_nodes = o->bab.max_nodes;
         if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
-            if (lg_net_has_conv(net)) {
-                bab_run = lg_runctx_share(&cc, LG_VERIFY_CONV_BAB_SHARE);
-            } else {
-                bab_run = lg_runctx_share(&cc, 0.1);
-                if (max_nodes > 32) max_nodes = 32;
-            }
+            int unstable = 0;
+            for (int k = 0; k < net->n_layers; k++) unstable += lg_bounds_unstable(&b, net, k);
+            bab_run = lg_runctx_share(&cc, lg_verify_auto_bab_share(net, unstable, &max_nodes));
         }
         int decided = 0;
         if ((st = lg_verify_bab(net, &p, &b, o, bm, c, &bab_run, run, max_nodes, r, co, x, &decided)) !=
@@ -513,6 +503,16 @@ done:
     free(kept);
     lg_bounds_free(&b);
     return st;
+}
+
+double lg_verify_auto_bab_share(const lg_net *net, int unstable, long *max_nodes)
+{
+    /* dense nets with few unstable ReLUs: the MILP wins (benchmarks/VERIFY.md, 784-256-256-10);
+     * convs (dense rows of every conv: large LPs) and many binaries: β-CROWN does
+     * (VERIFY.md "Residual networks") */
+    if (lg_net_has_conv(net) || unstable > LG_VERIFY_MILP_UNSTABLE) return LG_VERIFY_BAB_SHARE;
+    if (*max_nodes > 32) *max_nodes = 32;
+    return 0.1;
 }
 
 int lg_verify_misclassified(const lg_net *net, const lg_prop *prop, double *x, double *y)

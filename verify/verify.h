@@ -127,6 +127,18 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
 lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
                            lg_verify_report *r);
 
+/* Auto mode's ReLU branch-and-bound pass before the whole-case back-end, on a
+ * net with `unstable` unstable ReLUs after the symbolic bounds: the share of
+ * the case's remaining time it gets (lg_runctx_share) and its node cap
+ * (*max_nodes lowered, never raised). A dense net with at most
+ * LG_VERIFY_MILP_UNSTABLE of them gets a cheap first pass (a tenth, 32
+ * nodes) and the MILP the rest; a conv net, or a dense net past that many
+ * (one binary each: the MILP does not close in the time), gives β-CROWN
+ * LG_VERIFY_BAB_SHARE of it without a cap. */
+#define LG_VERIFY_MILP_UNSTABLE 400
+#define LG_VERIFY_BAB_SHARE 0.8
+double lg_verify_auto_bab_share(const lg_net *net, int unstable, long *max_nodes);
+
 /* The clean-input check of a robustness property: 1 if prop->center lies in
  * case 0's witness box and passes the one witness gate on net
  * (lg_witness_accept) — the unperturbed input is already a counterexample;
