@@ -37,6 +37,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.attack_steps = 10;
     o.max_queue_mb = 1024;
     o.conj = 1;
+    o.root_alpha_steps = -1;
     return o;
 }
 

@@ -13,8 +13,16 @@
  * coefficient, is largest; its interval is split where the relaxation
  * tightens most: of 0 (when inside), the middle and the quarter points, the
  * one whose worse half has the smaller gap between its lines.
- * Depth first, so open nodes stay few; stops at the run's deadline,
- * max_nodes, or when the open nodes would exceed the run's memory cap. Finds no counterexamples (the driver's attack does).
+ * Order: best first (the open node whose parent's worst open bound is
+ * lowest, ties to the older node; LG_BAB_ACT_BEST, the default) or depth
+ * first (the newest node; LG_BAB_ACT_DEPTH). Best first spends the budget
+ * where the proof is furthest, which depth first can spend entirely under
+ * one subtree that cannot be closed; past LG_BAB_ACT_QUEUE_MB of open
+ * nodes (or half the run's memory cap) the search goes depth first, so
+ * the open set grows by at most two nodes per node bounded. Stops at the
+ * run's deadline (checked before every node, and inside every bound),
+ * max_nodes, or when the open nodes would exceed the run's memory cap.
+ * Finds no counterexamples (the driver's attack does).
  * A node's bounds interrupted by the deadline make it return LG_ERR_TIMEOUT
  * (not proved; the driver answers timeout).
  *
@@ -42,7 +50,13 @@ typedef struct lg_bab_act_out {
  * α and β: 2 × constraints × neurons doubles, so above LG_BAB_ACT_BETA_MAX
  * of them both are off); 0: plain CROWN. */
 #define LG_BAB_ACT_BETA_MAX ((size_t)1 << 17)
+typedef enum lg_bab_act_order { LG_BAB_ACT_BEST = 0, LG_BAB_ACT_DEPTH = 1 } lg_bab_act_order;
+#define LG_BAB_ACT_QUEUE_MB 512.0
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
-                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out);
+                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_order order,
+                         lg_bab_act_out *out);
+/* "best", "depth"; parse one of them (LG_ERR_ARG otherwise). */
+const char *lg_bab_act_order_name(lg_bab_act_order o);
+lg_status lg_bab_act_order_parse(const char *s, lg_bab_act_order *o);
 
 #endif
