@@ -86,8 +86,8 @@ typedef struct lg_bab_opts {
     double solver_timeout; /* seconds per back-end call (default 10) */
     int attack_steps;      /* sub-domain attack steps from each node's best candidate (default 10;
                               ×5 on each group's most promising node, ×20 on fully split leaves) */
-    int act_order;         /* smooth networks' activation splitting (bab_act.h): LG_BAB_ACT_BEST
-                              (default, best first) or LG_BAB_ACT_DEPTH (depth first) */
+    int act_order;         /* smooth networks' activation splitting (bab_act.h): LG_BAB_ACT_DEPTH
+                              (default, depth first) or LG_BAB_ACT_BEST (best first) */
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
 } lg_bab_opts;
