@@ -14,9 +14,6 @@
 /* Share of a case's time that ReLU branch and bound gets first in auto mode
  * on a net with conv layers (the rest goes to the whole-case back-end). */
 #define LG_VERIFY_CONV_BAB_SHARE 0.8
-/* A smooth net's first, short activation-splitting pass, before the root's
- * intermediate α-CROWN: this share of the case's remaining time. */
-#define LG_VERIFY_SMOOTH_FIRST_SHARE 0.15
 
 lg_verify_opts lg_verify_opts_default(void)
 {
@@ -420,30 +417,6 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         }
     }
     int root_alpha = o->bab.root_alpha_steps < 0 ? LG_BAB_SMOOTH_ROOT_ALPHA : o->bab.root_alpha_steps;
-    if (smooth && root_alpha > 0 && bm == LG_BAB_NONE && lg_bounds_finite(&b)) {
-        /* before the root's intermediate α-CROWN (seconds on a wide net): activation splitting
-         * on CROWN's intermediate bounds for LG_VERIFY_SMOOTH_FIRST_SHARE of the time left,
-         * which proves the instances that need only a few nodes; a pass its share cuts short
-         * proves nothing */
-        lg_runctx fr = lg_runctx_share(&cc, LG_VERIFY_SMOOTH_FIRST_SHARE);
-        lg_bab_act_out ao;
-        double t1 = lg_now();
-        st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &fr, o->bab.max_nodes, o->bab.beta ? o->bab.alpha_steps : 0,
-                            o->bab.alpha_lr, (lg_bab_act_order)o->bab.act_order, &ao);
-        r->t_bounds += lg_now() - t1;
-        r->bab_nodes += ao.nodes;
-        if (ao.max_depth > r->bab_max_depth) r->bab_max_depth = ao.max_depth;
-        if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(&cc)) st = LG_OK;
-        if (st != LG_OK) goto done;
-        if (ao.proved) {
-            co->v = LG_VERDICT_ROBUST;
-            snprintf(co->method, sizeof co->method, "bab-act");
-            goto done;
-        }
-        if (run->verbose)
-            fprintf(stderr, "case %d: first activation-splitting pass: %ld nodes (%.2f s elapsed)\n", c, ao.nodes,
-                    lg_now() - r->seconds);
-    }
     if (smooth && root_alpha > 0 && lg_bounds_finite(&b)) {
         /* intermediate α-CROWN (alpha.h: lg_alpha_tighten) on every hidden smooth layer, each
          * followed by CROWN on the later ones: narrower intervals, tighter lines. At most half
