@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "verify/bab_act.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "cli/verify_args.h"
@@ -23,6 +24,7 @@ static void lg_verify_help(void)
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
+           "                    [--bab-order best|depth]\n"
            "                    [--bab-solver-relus N] [--progress]\n\n"
            "Verify a network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
@@ -91,8 +93,10 @@ static void lg_verify_help(void)
            "                  per worker (default %d; rows per call capped at 64 MB of scratch)\n"
            "  --bab-root-alpha N  ReLU branch and bound, and smooth networks: N alpha-CROWN steps\n"
            "                  tightening the hidden layers' pre-activation bounds at the root, within half\n"
-           "                  of branch and bound's time (default: %d for ReLU splitting, off on conv\n"
-           "                  and smooth networks; 0 = off)\n"
+           "                  of the time left (default: %d for ReLU splitting, off on conv networks;\n"
+           "                  %d on smooth networks; 0 = off)\n"
+           "  --bab-order O   smooth networks' activation splitting: depth (default: depth first) or\n"
+           "                  best (the open node with the lowest bound first; more nodes open at once)\n"
            "  --bab-solver-relus N  hand a sub-problem to the back-end (glpk; z3 after it in auto mode)\n"
            "                  once at most N unstable ReLUs remain (default %d; 0 = never)\n"
            "  --json          print one JSON line: instance, solver, verdict, reason, misclassified,\n"
@@ -105,7 +109,7 @@ static void lg_verify_help(void)
            "  -h, --help      show this help\n\n"
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
            LG_DATA_DEFAULT_DIR, d.timeout_s, (unsigned long)d.seed, (long)d.bab.max_nodes, d.bab.alpha_steps,
-           d.bab.group, LG_BAB_ROOT_ALPHA_AUTO, d.bab.solver_unstable);
+           d.bab.group, LG_BAB_ROOT_ALPHA_AUTO, LG_BAB_SMOOTH_ROOT_ALPHA, d.bab.solver_unstable);
 }
 
 static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,
@@ -180,7 +184,7 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -197,6 +201,7 @@ int lg_cmd_verify(int argc, char **argv)
         {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
         {"bab-branch", required_argument, 0, O_BRANCH}, {"no-beta", no_argument, 0, O_NOBETA},
         {"bab-group", required_argument, 0, O_BAB_GROUP}, {"bab-root-alpha", required_argument, 0, O_ROOT_ALPHA},
+        {"bab-order", required_argument, 0, O_BAB_ORDER},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
@@ -276,6 +281,13 @@ int lg_cmd_verify(int argc, char **argv)
             else return lg_cli_usage("verify", "--bab-branch: expected fsb or babsr, got '%s'", optarg);
             break;
         case O_NOBETA: o.bab.beta = 0; break;
+        case O_BAB_ORDER: {
+            lg_bab_act_order ord;
+            if (lg_bab_act_order_parse(optarg, &ord) != LG_OK)
+                return lg_cli_usage("verify", "--bab-order: expected best or depth, got '%s'", optarg);
+            o.bab.act_order = (int)ord;
+            break;
+        }
         case O_ROOT_ALPHA:
             if (lg_opt_int("verify", "bab-root-alpha", optarg, 0, 10000, &v)) return 2;
             o.bab.root_alpha_steps = (int)v;

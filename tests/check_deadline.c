@@ -224,9 +224,9 @@ START_TEST(test_deadline_bab)
     L.d = 1e6; /* y0 − y1 + 1e6 ≤ 0 holds nowhere: without the deadline, proved at the root */
     lg_bab_act_out ao;
     lg_runctx none = lg_runctx_none();
-    ck_assert_int_eq(lg_bab_act_run(&net, &b, 1, &t, &none, 100, 5, 0.1, &ao), LG_OK);
+    ck_assert_int_eq(lg_bab_act_run(&net, &b, 1, &t, &none, 100, 5, 0.1, LG_BAB_ACT_BEST, &ao), LG_OK);
     ck_assert(ao.proved);
-    lg_status st = lg_bab_act_run(&net, &b, 1, &t, &past, 100, 5, 0.1, &ao);
+    lg_status st = lg_bab_act_run(&net, &b, 1, &t, &past, 100, 5, 0.1, LG_BAB_ACT_BEST, &ao);
     ck_assert(st == LG_OK || st == LG_ERR_TIMEOUT);
     ck_assert(!ao.proved);
     lg_bounds_free(&b);

@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "testutil.h"
 #include "verify/alpha.h"
+#include "verify/bab_act.h"
 #include "verify/bounds.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
@@ -260,6 +261,115 @@ START_TEST(test_direct_alpha_tangent)
     /* the lines of the family (verify/backsub.h) move every objective the lower lines enter;
      * tangents alone, jumping away from the area-best lines, improved 14 of 60 */
     ck_assert_msg(better >= 40, "α-CROWN improved on CROWN in only %d of 60 objectives", better);
+}
+END_TEST
+
+/* α-optimised bounds with both line families (verify/backsub.h): from
+ * random starting α (a third at the ends 0 and 1, a third NaN), with rates
+ * up to 2 and the hidden layers first tightened by intermediate α-CROWN
+ * (lg_alpha_tighten), every objective's bound stays below its sampled
+ * minimum over the box; rows with negative output weights move the upper
+ * lines. The bound of each row is also never below the bound at its own
+ * starting α (the optimiser keeps the best bound seen). */
+START_TEST(test_direct_alpha_families_oracle)
+{
+    lg_rng r;
+    lg_rng_init(&r, 4242, 0);
+    for (int a = 0; a < 5; a++)
+        for (int t = 0; t < 6; t++) {
+            lg_net net;
+            lg_dir_net(&net, lg_smooth[a], 3, 8, 3, &r, 1.0 + t % 3);
+            double lo[3], hi[3];
+            lg_dir_box(lo, hi, t % 2 ? 0.5 : 0.1, &r);
+            lg_bounds b;
+            ck_assert(lg_bounds_init(&b, &net) == LG_OK);
+            ck_assert(lg_bounds_symbolic(&b, &net, lo, hi) == LG_OK);
+            double lr = t < 3 ? 0.1 : 2.0;
+            int nt;
+            ck_assert(lg_alpha_tighten(&b, &net, 1, 8, lr, NULL, &nt) == LG_OK);
+            ck_assert(lg_bounds_symbolic_unstable_from(&b, &net, 2) == LG_OK);
+            double C[9], d[3], start[3], opt[3], al[3 * 64], al0[3 * 64];
+            for (int q = 0; q < 9; q++) C[q] = 2 * lg_rng_uniform(&r) - 1;
+            for (int q = 0; q < 3; q++) d[q] = lg_rng_uniform(&r) - 0.5;
+            int size = lg_alpha_size(&net);
+            ck_assert(size <= 64);
+            lg_alpha_default(&b, &net, 3, al);
+            for (int i = 0; i < 3 * size; i++) {
+                unsigned k = (unsigned)lg_rng_below(&r, 6);
+                al[i] = k == 0 ? 0.0 : k == 1 ? 1.0 : k < 4 ? NAN : lg_rng_uniform(&r);
+            }
+            memcpy(al0, al, sizeof al);
+            ck_assert(lg_alpha_bound(&b, &net, 3, C, d, al0, start, NULL, NULL, NULL) == LG_OK);
+            lg_runctx run = lg_runctx_none();
+            ck_assert(lg_alpha_optimize(&b, &net, 3, C, d, 25, lr, &run, al, opt, NULL) == LG_OK);
+            double smin[3] = {INFINITY, INFINITY, INFINITY}, x[3], y[3];
+            for (int sm = 0; sm < 6000; sm++) {
+                for (int i = 0; i < 3; i++)
+                    x[i] = sm < 8 ? ((sm >> i) & 1 ? hi[i] : lo[i]) : lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+                lg_dir_forward(&net, x, NULL, y);
+                for (int q = 0; q < 3; q++) {
+                    double v = d[q] + C[3 * q] * y[0] + C[3 * q + 1] * y[1] + C[3 * q + 2] * y[2];
+                    if (v < smin[q]) smin[q] = v;
+                }
+            }
+            for (int q = 0; q < 3; q++) {
+                ck_assert_msg(opt[q] <= smin[q] + 1e-12, "%s t=%d: α-CROWN %.17g above the sampled minimum %.17g",
+                              lg_act_name(lg_smooth[a]), t, opt[q], smin[q]);
+                ck_assert_msg(start[q] <= smin[q] + 1e-12, "%s t=%d: the bound at random α %.17g above the sampled "
+                              "minimum %.17g", lg_act_name(lg_smooth[a]), t, start[q], smin[q]);
+                ck_assert_msg(opt[q] >= start[q], "%s t=%d: optimised %g below its start %g",
+                              lg_act_name(lg_smooth[a]), t, opt[q], start[q]);
+            }
+            lg_bounds_free(&b);
+            lg_net_free(&net);
+        }
+}
+END_TEST
+
+/* Activation branch and bound's order (verify/bab_act.h): a node's
+ * children depend only on the node, so best first and depth first bound
+ * the same tree — on cases that need splitting both prove with the same
+ * number of nodes (≥ 5); cut short at half of them, depth first has gone deeper
+ * (one level per node until a leaf closes), best first no deeper in total. */
+START_TEST(test_direct_bab_act_order)
+{
+    lg_rng r;
+    lg_rng_init(&r, 99, 0);
+    int cases = 0, deep_depth = 0, deep_best = 0;
+    for (int a = 0; a < 5 && cases < 4; a++)
+        for (int t = 0; t < 30 && cases < 4; t++) {
+            lg_net net;
+            lg_prop p;
+            lg_dir_case(&net, &p, lg_smooth[a], t, &r);
+            lg_bounds b;
+            ck_assert(lg_bounds_init(&b, &net) == LG_OK);
+            const lg_prop_case *C = &p.cases[0];
+            ck_assert(lg_bounds_symbolic(&b, &net, C->lo, C->hi) == LG_OK);
+            lg_runctx run = lg_runctx_none();
+            lg_bab_act_out ob, od;
+            ck_assert(lg_bab_act_run(&net, &b, C->n_terms, C->terms, &run, 400, 5, 0.1, LG_BAB_ACT_BEST, &ob) == LG_OK);
+            if (ob.proved && ob.nodes >= 5) {
+                ck_assert(lg_bab_act_run(&net, &b, C->n_terms, C->terms, &run, 400, 5, 0.1, LG_BAB_ACT_DEPTH, &od) ==
+                          LG_OK);
+                ck_assert_msg(od.proved && od.nodes == ob.nodes, "%s t=%d: depth first %s in %ld nodes, best first "
+                              "proved in %ld", lg_act_name(lg_smooth[a]), t, od.proved ? "proved" : "did not prove",
+                              od.nodes, ob.nodes);
+                long half = ob.nodes / 2;
+                ck_assert(lg_bab_act_run(&net, &b, C->n_terms, C->terms, &run, half, 5, 0.1, LG_BAB_ACT_BEST, &ob) ==
+                          LG_OK);
+                ck_assert(lg_bab_act_run(&net, &b, C->n_terms, C->terms, &run, half, 5, 0.1, LG_BAB_ACT_DEPTH, &od) ==
+                          LG_OK);
+                ck_assert(!ob.proved && !od.proved && ob.nodes == half && od.nodes == half);
+                deep_best += ob.max_depth;
+                deep_depth += od.max_depth;
+                cases++;
+            }
+            lg_bounds_free(&b);
+            lg_prop_free(&p);
+            lg_net_free(&net);
+        }
+    ck_assert_msg(cases >= 2, "only %d cases needed activation splitting", cases);
+    ck_assert_msg(deep_depth > deep_best, "depth first reached total depth %d, best first %d", deep_depth, deep_best);
 }
 END_TEST
 
@@ -543,6 +653,8 @@ Suite *suite_direct(void)
     tcase_add_test(tc, test_direct_beta_split);
     tcase_add_loop_test(tc, test_direct_verdicts_vs_oracle, 0, 2);
     tcase_add_test(tc, test_direct_bab_act_memory);
+    tcase_add_test(tc, test_direct_alpha_families_oracle);
+    tcase_add_test(tc, test_direct_bab_act_order);
     tcase_add_test(tc, test_direct_onnx_exports);
     tcase_add_test(tc, test_direct_torch_fixtures);
     suite_add_tcase(s, tc);

@@ -243,59 +243,78 @@ START_TEST(test_relax_smooth_table)
 END_TEST
 
 
-/* α-CROWN's lower lines of a smooth neuron (verify/backsub.h): every α of
- * [0, 1] (family lines and their convex combinations, rounding included)
- * gives a line below the exact f on the neuron's interval, against MPFR at
- * dense samples and the ends; NaN α is the area-best line, which sits in the
- * family at lg_backsub_alpha0; and on a wide interval some α beats it at
- * one end (the family is not a constant). */
+/* α-CROWN's lines of a smooth neuron (verify/backsub.h), for every smooth
+ * kind of the activation table: every α of [0, 1] (family lines and their
+ * convex combinations, rounding included) gives a lower line below and an
+ * upper line above the exact f on the neuron's interval — fixed intervals
+ * and random ones, random parameters, the upper line also at next(p) (the
+ * parameter's rounding, act_relax.h) — against MPFR at dense samples and the
+ * ends; NaN α is the area-best line of each side, which sits in its family at
+ * lg_backsub_alpha0; and on a wide interval some α beats it at one end (the
+ * families are not constant). */
 START_TEST(test_relax_smooth_family)
 {
     const double gm = -0.75179152469356445746;
-    const double iv[][2] = {{-0.3, 0.3}, {-1.5, 4}, {-6, 1}, {gm, 2}, {-40, -38}, {-3, gm}, {0.5, 0.5 + 1e-9}, {-12, 12}};
-    const int ni = (int)(sizeof iv / sizeof iv[0]);
+    enum { NF = 8, NR = 10, NI = NF + NR };
+    const double iv0[NF][2] = {{-0.3, 0.3}, {-1.5, 4}, {-6, 1}, {gm, 2}, {-40, -38}, {-3, gm}, {0.5, 0.5 + 1e-9}, {-12, 12}};
     lg_rng r;
     lg_rng_init(&r, 77, 0);
-    for (int k = 0; k < 5; k++) {
-        lg_act a = lg_smooth[k];
+    int kinds = 0;
+    for (int ak = 0; ak < LG_ACT_COUNT; ak++) {
+        lg_act a = (lg_act)ak;
+        const lg_act_info *I = lg_act_info_of(a);
+        if (!I->smooth) continue;
+        kinds++;
+        double iv[NI][2];
+        memcpy(iv, iv0, sizeof iv0);
+        for (int j = NF; j < NI; j++) { /* random intervals of every scale */
+            double c = 16 * (2 * lg_rng_uniform(&r) - 1), w = pow(10.0, 3 * lg_rng_uniform(&r) - 2);
+            iv[j][0] = c - w * lg_rng_uniform(&r), iv[j][1] = iv[j][0] + w;
+        }
         lg_net net;
-        int dims[3] = {1, ni, 1};
+        int dims[3] = {1, NI, 1};
         ck_assert(lg_net_init(&net, 2, dims, a) == LG_OK);
-        double p = a == LG_ACT_PRELU ? 0.25 : a == LG_ACT_GELU || a == LG_ACT_SIGMOID ? 1.0 : 2.5;
+        double p = a == LG_ACT_PRELU ? 0.25 : !I->has_param ? 1.0 : 1.0 + 4 * lg_rng_uniform(&r);
         net.layers[0].lambda = p;
+        double pu = I->softplus ? nextafter(p, INFINITY) : p;
         lg_bounds b;
         ck_assert(lg_bounds_init(&b, &net) == LG_OK);
         b.xlo[0] = -1, b.xhi[0] = 1;
-        for (int j = 0; j < ni; j++) b.lo[0][j] = iv[j][0], b.hi[0][j] = iv[j][1];
+        for (int j = 0; j < NI; j++) b.lo[0][j] = iv[j][0], b.hi[0][j] = iv[j][1];
         lg_backsub bs;
         ck_assert(lg_backsub_init(&bs, &b, &net, 1) == LG_OK);
-        int moved = 0;
-        for (int j = 0; j < ni; j++) {
-            double l = iv[j][0], u = iv[j][1], s0, c0, s1, c1;
-            ck_assert(lg_backsub_fam_line(&bs, 0, j, NAN, &s0, &c0, NULL, NULL));
-            ck_assert(lg_backsub_fam_line(&bs, 0, j, lg_backsub_alpha0(&bs, 0, j), &s1, &c1, NULL, NULL));
-            ck_assert_msg(s0 == s1 && c0 == c1, "%s [%g, %g]: NaN α is not the family's area-best line", lg_act_name(a),
-                          l, u);
-            for (int q = 0; q <= 20; q++) {
-                double al = q < 17 ? q / 16.0 : lg_rng_uniform(&r), sl, cl;
-                ck_assert(lg_backsub_fam_line(&bs, 0, j, al, &sl, &cl, NULL, NULL));
-                const int n = 60;
-                for (int i = 0; i <= n + 1; i++) {
-                    double x = i == n + 1 ? u : l + (u - l) * i / n, line[2] = {sl, cl};
-                    int side = 1, ok;
-                    if (x > u) x = u;
-                    lg_mp_check(a, p, x, line, &side, 1, &ok);
-                    ck_assert_msg(ok, "%s [%g, %g] α=%g: %.17g·x%+.17g above f at %.17g", lg_act_name(a), l, u, al, sl,
-                                  cl, x);
+        int moved[2] = {0, 0};
+        for (int j = 0; j < NI; j++)
+            for (int up = 0; up < 2; up++) {
+                double l = iv[j][0], u = iv[j][1], s0, c0, s1, c1, sg = up ? -1 : 1;
+                ck_assert(lg_backsub_fam_line(&bs, 0, j, up, NAN, &s0, &c0, NULL, NULL));
+                ck_assert(lg_backsub_fam_line(&bs, 0, j, up, lg_backsub_alpha0(&bs, 0, j, up), &s1, &c1, NULL, NULL));
+                ck_assert_msg(s0 == s1 && c0 == c1, "%s [%g, %g] %s: NaN α is not the family's area-best line",
+                              lg_act_name(a), l, u, up ? "upper" : "lower");
+                for (int q = 0; q <= 12; q++) {
+                    double al = q < 9 ? q / 8.0 : lg_rng_uniform(&r), sl, cl;
+                    ck_assert(lg_backsub_fam_line(&bs, 0, j, up, al, &sl, &cl, NULL, NULL));
+                    const int n = 24;
+                    for (int i = 0; i <= n + 1; i++) {
+                        double x = i == n + 1 ? u : l + (u - l) * i / n, line[2] = {sl, cl};
+                        int side = up ? -1 : 1, ok;
+                        if (x > u) x = u;
+                        lg_mp_check(a, up ? pu : p, x, line, &side, 1, &ok);
+                        ck_assert_msg(ok, "%s p=%.17g [%.17g, %.17g] α=%g: %.17g·x%+.17g %s f at %.17g", lg_act_name(a),
+                                      up ? pu : p, l, u, al, sl, cl, up ? "below" : "above", x);
+                    }
+                    if (u - l > 1 && (sg * (sl * l + cl) > sg * (s0 * l + c0) + 1e-6 ||
+                                      sg * (sl * u + cl) > sg * (s0 * u + c0) + 1e-6))
+                        moved[up] = 1;
                 }
-                if (u - l > 1 && (sl * l + cl > s0 * l + c0 + 1e-6 || sl * u + cl > s0 * u + c0 + 1e-6)) moved = 1;
             }
-        }
-        ck_assert_msg(moved || a == LG_ACT_PRELU, "%s: no α beats the area-best line at an end", lg_act_name(a));
+        ck_assert_msg((moved[0] && moved[1]) || a == LG_ACT_PRELU, "%s: no α beats the area-best %s line at an end",
+                      lg_act_name(a), moved[0] ? "upper" : "lower");
         lg_backsub_free(&bs);
         lg_bounds_free(&b);
         lg_net_free(&net);
     }
+    ck_assert_int_ge(kinds, 5);
 }
 END_TEST
 
@@ -340,8 +359,11 @@ Suite *suite_relax_smooth(void)
     tcase_add_test(tc, test_relax_smooth_random);
     tcase_add_test(tc, test_relax_smooth_hard);
     tcase_add_test(tc, test_relax_smooth_tight);
-    tcase_add_test(tc, test_relax_smooth_family);
     tcase_add_test(tc, test_relax_smooth_memo);
     suite_add_tcase(s, tc);
+    TCase *tf = tcase_create("family");
+    lg_tcase_timeout(tf, 120);
+    tcase_add_test(tf, test_relax_smooth_family);
+    suite_add_tcase(s, tf);
     return s;
 }

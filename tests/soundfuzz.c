@@ -17,6 +17,9 @@
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "oracle.h"
+#include "verify/alpha.h"
+#include "verify/bab_act.h"
+#include "verify/bounds.h"
 #include "verify/recheck.h"
 #include "verify/transfer.h"
 #include "verify/verify.h"
@@ -532,9 +535,18 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
     vo.timeout_s = o->direct_timeout_s > 0 ? o->direct_timeout_s : o->timeout_s;
     vo.seed = (unsigned long)fc->index;
     vo.bab.threads = 1;
-    char mstr[64];
-    snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s", vo.solver, lg_bab_mode_name(vo.bab.mode),
-             vo.attack ? "" : " --no-attack");
+    /* the smooth pipeline's options, from the case index: root intermediate α-CROWN (default,
+     * off, few steps), the activation-splitting order, α steps */
+    static const int ras[3] = {-1, 0, 4};
+    unsigned long ix = (unsigned long)fc->index / 3;
+    vo.bab.root_alpha_steps = ras[ix % 3];
+    vo.bab.act_order = (int)((ix / 3) % 2 ? LG_BAB_ACT_DEPTH : LG_BAB_ACT_BEST);
+    if ((ix / 6) % 2) vo.bab.alpha_steps = 25;
+    char mstr[160];
+    snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s --bab-root-alpha %d --bab-order %s --alpha-steps %d",
+             vo.solver, lg_bab_mode_name(vo.bab.mode), vo.attack ? "" : " --no-attack",
+             vo.bab.root_alpha_steps < 0 ? LG_BAB_SMOOTH_ROOT_ALPHA : vo.bab.root_alpha_steps,
+             lg_bab_act_order_name((lg_bab_act_order)vo.bab.act_order), vo.bab.alpha_steps);
     lg_verify_report r;
     double t0 = lg_now();
     lg_status st = lg_verify_run(net, p, &vo, &r);
@@ -704,6 +716,96 @@ static char *fz_vnnlib_text(const lg_prop *p, int k, lg_rng *r, double *boxes, c
     return t;
 }
 
+/* α-optimised bounds of case 0's constraint rows on the smooth net (soundfuzz.h):
+ * the hidden layers tightened by lg_alpha_tighten (random steps and rate),
+ * then lg_alpha_optimize from random α; every row's bound must be ≤ the
+ * row's exact value at 24 random points of the box (corners among them) and
+ * at xbest (NULL: none). dnet: the dense form for the MPFR pass. Returns
+ * wrong bounds. */
+static long fz_alpha_check(const lg_fuzz_case *fc, const lg_net *net, const lg_net *dnet, const lg_prop *p,
+                           const double *xbest, lg_rng *r, lg_fuzz_stats *s, FILE *log)
+{
+    const lg_prop_case *C = &p->cases[0];
+    int m = 0, no = lg_net_n_out(net), n_in = net->n_in;
+    for (int t = 0; t < C->n_terms; t++) m += C->terms[t].n_cons;
+    if (m == 0) return 0;
+    lg_bounds b;
+    if (lg_bounds_init(&b, net) != LG_OK) return 0;
+    long bad = 0;
+    size_t size = (size_t)lg_alpha_size(net);
+    double *Cm = malloc((size_t)m * ((size_t)no + 2 + size) * sizeof *Cm), *x = malloc((size_t)n_in * sizeof *x);
+    LG_ASSERT(Cm && x);
+    double *d = Cm + (size_t)m * (size_t)no, *out = d + m, *al = out + m;
+    lg_status st = lg_bounds_symbolic(&b, net, C->lo, C->hi);
+    int steps = 1 + (int)lg_rng_below(r, 30), tsteps = (int)lg_rng_below(r, 8);
+    double lr = 0.05 * pow(40.0, lg_rng_uniform(r)); /* 0.05 … 2 */
+    for (int k = 1; st == LG_OK && tsteps > 0 && k + 1 < net->n_layers; k++) {
+        int nt;
+        st = lg_alpha_tighten(&b, net, k, tsteps, lr, NULL, &nt);
+        if (st == LG_OK) st = lg_bounds_symbolic_unstable_from(&b, net, k + 1);
+    }
+    if (st != LG_OK || !lg_bounds_finite(&b)) goto done;
+    for (int t = 0, q = 0; t < C->n_terms; t++)
+        for (int c = 0; c < C->terms[t].n_cons; c++, q++) {
+            memcpy(Cm + (size_t)q * (size_t)no, C->terms[t].cons[c].coef, (size_t)no * sizeof *Cm);
+            d[q] = C->terms[t].cons[c].d;
+        }
+    lg_alpha_default(&b, net, m, al);
+    for (size_t i = 0; i < (size_t)m * size; i++) /* random starting lines, some left at the area-best */
+        if (lg_rng_below(r, 2)) al[i] = lg_rng_below(r, 4) == 0 ? (double)lg_rng_below(r, 2) : lg_rng_uniform(r);
+    if (lg_alpha_optimize(&b, net, m, Cm, d, steps, lr, NULL, al, out, NULL) != LG_OK) goto done;
+    s->alpha_checks++;
+    mpfr_t *y = malloc((size_t)no * sizeof *y), v, t;
+    LG_ASSERT(y);
+    for (int j = 0; j < no; j++) mpfr_init2(y[j], FZ_PREC);
+    mpfr_inits2(FZ_PREC, v, t, (mpfr_ptr)0);
+    for (int pt = 0; pt <= 24 && !bad; pt++) {
+        if (pt == 24) {
+            if (!xbest) break;
+            memcpy(x, xbest, (size_t)n_in * sizeof *x);
+        } else {
+            for (int i = 0; i < n_in; i++) {
+                double u = pt < 4 ? (double)lg_rng_below(r, 2) : lg_rng_uniform(r);
+                x[i] = C->lo[i] + u * (C->hi[i] - C->lo[i]);
+                if (!(x[i] >= C->lo[i])) x[i] = C->lo[i];
+                if (!(x[i] <= C->hi[i])) x[i] = C->hi[i];
+            }
+        }
+        int inside = 1;
+        for (int i = 0; i < n_in; i++) inside &= x[i] >= C->lo[i] && x[i] <= C->hi[i];
+        if (!inside) continue;
+        s->alpha_points++;
+        fz_forward(dnet, x, y);
+        for (int q = 0; q < m && !bad; q++) {
+            mpfr_set_d(v, d[q], MPFR_RNDN);
+            for (int j = 0; j < no; j++) {
+                mpfr_mul_d(t, y[j], Cm[(size_t)q * (size_t)no + (size_t)j], MPFR_RNDN);
+                mpfr_add(v, v, t, MPFR_RNDN);
+            }
+            mpfr_sub_d(v, v, out[q], MPFR_RNDN); /* value − bound: must be ≥ 0 */
+            if (mpfr_cmp_d(v, -FZ_JUDGE) < 0) {
+                s->wrong_alpha++;
+                bad++;
+                fprintf(log, "soundfuzz: WRONG-ALPHA seed=%lu case=%ld row %d: bound %.17g above the row's value by %.3g "
+                             "(steps %d, rate %g, tighten %d) at",
+                        (unsigned long)fc->seed, fc->index, q, out[q], -mpfr_get_d(v, MPFR_RNDN), steps, lr, tsteps);
+                for (int i = 0; i < n_in; i++) fprintf(log, " %.17g", x[i]);
+                fprintf(log, "\n");
+                lg_fuzz_case_print(fc, log);
+                count_kind(s, "WRONG-ALPHA", 0, NULL);
+            }
+        }
+    }
+    for (int j = 0; j < no; j++) mpfr_clear(y[j]);
+    mpfr_clears(v, t, (mpfr_ptr)0);
+    free(y);
+done:
+    free(Cm);
+    free(x);
+    lg_bounds_free(&b);
+    return bad;
+}
+
 long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
 {
     const lg_prop_case *S = &fc->prop.cases[0];
@@ -778,6 +880,7 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         }
         s->direct_known += known <= -FZ_JUDGE;
         bad += fz_direct_run(fc, &net, &dnet, p, p, 1, NULL, known, cls, (int)lg_rng_below(&r, 12), o, s, log);
+        bad += fz_alpha_check(fc, &net, &dnet, p, isfinite(known) ? xb : NULL, &r, s, log);
         if (p == &tp) lg_prop_free(&tp);
     } else {
         int k = 2 + (int)lg_rng_below(&r, 2), n_d = 0;
@@ -985,12 +1088,13 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld; "
             "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
             "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld; "
-            "direct smooth runs: %ld in %.1f s (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld\n",
+            "direct smooth runs: %ld in %.1f s (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld; "
+            "alpha-optimised smooth bounds: %ld checks at %ld points, WRONG alpha: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->convs, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
             s->onnx_imported, s->onnx_wrong, s->direct_runs, s->t_direct, s->direct_robust, s->direct_violated, s->direct_unknown,
-            s->direct_known, s->wrong_direct);
+            s->direct_known, s->wrong_direct, s->alpha_checks, s->alpha_points, s->wrong_alpha);
     if (s->pool_graphs)
         fprintf(f, "soundfuzz: MaxPool graphs: %ld (%ld decided by the exact oracle, %ld with a known counterexample), "
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",

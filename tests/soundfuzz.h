@@ -11,6 +11,16 @@
  * the attack off (--no-attack), even ones with it on, so the proof paths
  * are exercised without the attack deciding first.
  *
+ * Direct runs vary the smooth pipeline's options (root intermediate α-CROWN
+ * steps, activation branch and bound order, α steps and rate). Each direct
+ * case with its own property (not VNN-LIB) also checks α-optimised bounds
+ * themselves: the hidden layers tightened by lg_alpha_tighten and every
+ * constraint row bounded by lg_alpha_optimize from random α (both the lower
+ * and the upper line families of backsub.h, random rates up to 2, so α
+ * reaches the ends of [0, 1]) must lie below the row's exact 300-bit value at
+ * 24 sample points of the box and the oracle search's best point
+ * (WRONG-ALPHA otherwise).
+ *
  * Smooth near ties: every third case is also run as a smooth network (the
  * same weights with gelu, lgelu, swish, sigmoid or prelu hidden layers, or
  * sigmoid and prelu alternating) directly (lg_verify_run on the smooth net)
@@ -67,6 +77,8 @@ typedef struct lg_fuzz_stats {
     long direct_runs, direct_robust, direct_violated, direct_unknown; /* lg_fuzz_direct */
     long direct_known;                 /* direct cases where the oracle's search found a counterexample */
     long wrong_direct;                 /* wrong direct verdicts */
+    long alpha_checks, alpha_points;   /* α-optimised bounds of direct cases (lg_fuzz_direct), sample points */
+    long wrong_alpha;                  /* bounds above the exact value of their row at a sample point */
     double t_direct;                   /* seconds in direct runs */
     int n_dclass;                      /* direct runs by class ("sigmoid", "mix conv", "prelu vnnlib", ...) */
     char dclass[LG_FUZZ_MAX_DCLASS][32];

@@ -124,8 +124,8 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                         gbeta[(size_t)r * gs + (size_t)(off + j)] = sign[off + j] * (h[j] - (tg ? tg[j] : 0.0));
             if (lg_act_info_of(Ly->act)->smooth) {
                 /* a positive coefficient takes the lower line of the family at α_j (NaN: the
-                 * area-best one), s(α)·z + c(α), so ∂/∂α = coef·(s'(α)·z + c'(α)); a negative
-                 * one the area-best upper line, which α does not move (backsub.h) */
+                 * area-best one), s(α)·z + c(α), so ∂/∂α = coef·(s'(α)·z + c'(α)); a negative one
+                 * the upper line of the upper family at α_j the same way (backsub.h) */
                 const double *lm = lam + (size_t)r * ls + off;
                 const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
                 double *gr = grad + (size_t)r * gs + off;
@@ -133,8 +133,8 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                 for (int j = 0; j < n; j++) {
                     double sl, cl, dsl, dcl;
                     if (!ln || ln[j].phase != LG_RELU_SMOOTH) continue;
-                    if (lm[j] > 0.0 && s &&
-                        lg_backsub_fam_line(s, g, off + j, al ? al[j] : NAN, &sl, &cl, &dsl, &dcl)) {
+                    if (lm[j] != 0.0 && s &&
+                        lg_backsub_fam_line(s, g, off + j, lm[j] < 0.0, al ? al[j] : NAN, &sl, &cl, &dsl, &dcl)) {
                         gr[j] = lm[j] * (dsl * h[j] + dcl);
                         h[j] = sl * h[j] + cl;
                     } else {
@@ -360,8 +360,8 @@ static lg_status lg_alpha_opt_chunk(const lg_alpha_batch *bt, const lg_net *net,
                 m2[q] = b2 * m2[q] + (1 - b2) * grad[q] * grad[q];
                 double step = c1 * m1[q] / (sqrt(m2[q] * c2) + 1e-12);
                 /* ascent: maximise the bound; α ∈ [0, 1], β ≥ 0 (a smooth α starts at NaN: the
-                 * area-best lines, at lg_backsub_alpha0 in its family) */
-                double x = (a[q] == a[q] ? a[q] : lg_backsub_alpha0(&s, s.grp[r], (int)j)) + step;
+                 * area-best lines, at lg_backsub_alpha0 in the family its coefficient's sign uses) */
+                double x = (a[q] == a[q] ? a[q] : lg_backsub_alpha0(&s, s.grp[r], (int)j, lam[q] < 0.0)) + step;
                 a[q] = x < 0 ? 0 : (j < size && x > 1) ? 1 : x;
             }
     }

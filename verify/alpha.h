@@ -4,9 +4,10 @@
  * For an unstable ReLU (l < 0 < u) every α ∈ [0, 1] gives a sound lower
  * relaxation a ≥ α·z, so the bound below is sound for ANY α in [0, 1]; the
  * upper relaxation stays the chord a ≤ s(z − l), s ≥ u/(u − l) (relax.h).
- * A smooth neuron's α ∈ [0, 1] picks its lower line from the certified
- * family of backsub.h (NaN: the area-best line), its upper line is the
- * area-best one; any α gives a sound bound there too.
+ * A smooth neuron's α ∈ [0, 1] picks, in each row, the line that row uses
+ * (lower where its coefficient is positive, upper where negative) from the
+ * certified lower or upper family of backsub.h (NaN: the area-best line);
+ * any α gives a sound bound there too.
  * Pre-activation bounds of the hidden layers come from the caller's
  * lg_bounds (they are not re-optimised). The bound is computed by the one
  * back-substitution of backsub.h, rounding of the whole chain included, as

@@ -38,6 +38,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.max_queue_mb = 1024;
     o.root_alpha_steps = -1;
     o.conj = 1;
+    o.root_alpha_steps = -1;
     return o;
 }
 
@@ -181,9 +182,9 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     if (smooth && o->solver && strcmp(o->solver, "none") != 0)
         return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
     lg_bab_opts so;
-    if (smooth) { /* CROWN bounds through the smooth lines per input box (α off: not measured there) */
+    if (smooth) { /* CROWN bounds through the smooth lines per input box, α-CROWN (both line families,
+                   * warm-started from the parent) on the boxes they leave open */
         so = *o;
-        so.alpha_steps = 0;
         so.root_alpha_steps = 0;
         o = &so;
     }

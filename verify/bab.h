@@ -74,11 +74,11 @@ typedef struct lg_bab_opts {
     double alpha_lr;       /* Adam rate for α (default 0.1) */
     lg_bab_branch branch;  /* ReLU choice (default FSB) */
     int branch_k;          /* FSB candidates (default 8) */
-    int root_alpha_steps;  /* ReLU splitting: α-CROWN steps tightening the intermediate bounds of
-                              every hidden layer's unstable neurons at the root (lg_alpha_tighten),
-                              within LG_BAB_ROOT_ALPHA_SHARE of the search's time; default −1:
-                              LG_BAB_ROOT_ALPHA_AUTO steps, none on conv nets (0 = off). Smooth nets (verify.c):
-                              only when > 0 */
+    int root_alpha_steps;  /* α-CROWN steps tightening the intermediate bounds of every hidden
+                              layer at the root (lg_alpha_tighten): ReLU splitting's unstable
+                              neurons, a smooth network's every neuron; 0 = off; −1 (default):
+                              LG_BAB_ROOT_ALPHA_AUTO for ReLU splitting on a net without conv
+                              layers (none with them), LG_BAB_SMOOTH_ROOT_ALPHA on smooth networks */
     int beta;              /* 1 (default): ReLU splitting optimises split multipliers β ≥ 0 jointly
                               with α (β-CROWN), warm-started from the parent node; 0: α only */
     int solver_unstable;   /* hand a node to the back-end when ≤ this many unstable ReLUs remain
@@ -87,9 +87,15 @@ typedef struct lg_bab_opts {
     double solver_timeout; /* seconds per back-end call (default 10) */
     int attack_steps;      /* sub-domain attack steps from each node's best candidate (default 10;
                               ×5 on each group's most promising node, ×20 on fully split leaves) */
+    int act_order;         /* smooth networks' activation splitting (bab_act.h): LG_BAB_ACT_DEPTH
+                              (default, depth first) or LG_BAB_ACT_BEST (best first) */
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
 } lg_bab_opts;
+
+/* Root intermediate α-CROWN steps on a smooth network when root_alpha_steps
+ * is −1 (verify.c gives them at most half the case's remaining time). */
+#define LG_BAB_SMOOTH_ROOT_ALPHA 20
 
 lg_bab_opts lg_bab_opts_default(void);
 

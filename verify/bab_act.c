@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/backsub.h"
+#include "verify/worklist.h"
 
 typedef struct lg_ba_node {
     double *pre;          /* [2·size]: lo then hi of every neuron (lg_alpha_offset layout) */
@@ -20,6 +21,7 @@ typedef struct lg_ba_node {
     signed char *sign;    /* [size] +1: z ≤ thr holds on the node, −1: z ≥ thr, 0: not split */
     unsigned char *open;  /* [n_terms] */
     int depth;
+    double key;           /* the parent's worst open bound (−∞ at the root): best-first order */
 } lg_ba_node;
 
 typedef struct lg_ba_ctx {
@@ -68,6 +70,7 @@ static lg_ba_node *lg_ba_new(const lg_ba_ctx *cx)
     n->sign = (signed char *)(n->alpha + nb);
     n->open = (unsigned char *)(n->sign + sz);
     n->depth = 0;
+    n->key = -INFINITY;
     return n;
 }
 
@@ -200,7 +203,8 @@ static lg_status lg_ba_bound(const lg_ba_ctx *cx, lg_bounds *b, lg_ba_node *n, d
 }
 
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
-                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out)
+                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_order order,
+                         lg_bab_act_out *out)
 {
     memset(out, 0, sizeof *out);
     lg_status st = lg_bounds_check_direct(net);
@@ -210,18 +214,24 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
     if (cx.m == 0 || n_terms == 0) return LG_OK; /* an empty conjunction holds: nothing to prove */
     if ((size_t)cx.m * (size_t)cx.size > LG_BAB_ACT_BETA_MAX) cx.beta_steps = 0; /* per-node β too large */
     int no = lg_net_n_out(net);
-    long cap = 64, top = 0;
+    long next_id = 0;
     size_t node_bytes = sizeof(lg_ba_node) +
                         (3 + (cx.beta_steps > 0 ? 2 * (size_t)cx.m : 0)) * (size_t)cx.size * sizeof(double) +
                         (size_t)cx.size + (size_t)n_terms + 1;
-    lg_ba_node **stack = malloc((size_t)cap * sizeof *stack);
+    lg_worklist wl;
+    lg_worklist_init(&wl);
+    /* open nodes kept in best-first order at most: LG_BAB_ACT_QUEUE_MB, or half the memory cap */
+    double qmb = LG_BAB_ACT_QUEUE_MB;
+    if (run && run->memory_mb > 0 && run->memory_mb / 2 < qmb) qmb = run->memory_mb / 2;
+    size_t max_queue = (size_t)(qmb * 1048576.0 / (double)node_bytes);
+    if (max_queue < 16) max_queue = 16;
     cx.C = malloc((size_t)cx.m * (size_t)no * sizeof *cx.C);
     cx.d = malloc((size_t)cx.m * sizeof *cx.d);
     double *lam = malloc((size_t)cx.m * (size_t)cx.size * sizeof *lam);
     double *lb = malloc(2 * (size_t)cx.m * sizeof *lb);
     lg_bounds b;
     memset(&b, 0, sizeof b);
-    if (!stack || !cx.C || !cx.d || !lam || !lb ||
+    if (!cx.C || !cx.d || !lam || !lb ||
         (st = lg_bounds_init(&b, net)) != LG_OK) {
         if (st == LG_OK) st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
         goto done;
@@ -245,10 +255,14 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
         memset(r0->beta, 0, (size_t)cx.m * (size_t)cx.size * sizeof *r0->beta);
         for (size_t i = 0; i < (size_t)cx.m * (size_t)cx.size; i++) r0->alpha[i] = NAN; /* area-best */
     }
-    stack[top++] = r0;
+    if ((st = lg_worklist_push(&wl, -INFINITY, next_id++, r0)) != LG_OK) {
+        free(r0);
+        goto done;
+    }
     int gave_up = 0;
     double t_print = lg_now();
-    while (top > 0) {
+    while (lg_worklist_size(&wl) > 0) {
+        long top = (long)lg_worklist_size(&wl);
         if (lg_runctx_expired(run) || (max_nodes > 0 && out->nodes >= max_nodes)) {
             gave_up = 1;
             break;
@@ -258,7 +272,8 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             gave_up = 1;
             break;
         }
-        lg_ba_node *n = stack[--top];
+        lg_ba_node *n = lg_worklist_pop(&wl);
+        top--;
         lg_ba_load(&cx, n->pre, &b);
         out->nodes++;
         if (n->depth > out->max_depth) out->max_depth = n->depth;
@@ -290,16 +305,6 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             gave_up = 1;
             break;
         }
-        if (top + 2 > cap) {
-            lg_ba_node **ns = realloc(stack, (size_t)(cap * 2) * sizeof *stack);
-            if (!ns) {
-                free(n);
-                st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
-                goto done;
-            }
-            stack = ns;
-            cap *= 2;
-        }
         /* the parent's bounds hold on each half; the later layers are
          * re-bounded from the narrowed interval (only ever tightened) */
         lg_ba_node *c = lg_ba_new(&cx);
@@ -311,6 +316,10 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
         memcpy(c->open, n->open, (size_t)n_terms);
         lg_ba_copy_splits(&cx, n, c);
         c->depth = n->depth + 1;
+        /* best first: the parent's worst open bound; depth first (or past the queue cap): the
+         * newest node first, the z ≥ t side before the z ≤ t side */
+        int dfs = order == LG_BAB_ACT_DEPTH || lg_worklist_size(&wl) >= max_queue;
+        double key = dfs ? -INFINITY : worst;
         int si = lg_alpha_offset(net, k) + j;
         lg_ba_add_split(&cx, c, si, +1, t); /* c: z ≤ t */
         lg_ba_add_split(&cx, n, si, -1, t); /* n: z ≥ t */
@@ -320,7 +329,7 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             if (side) b.lo[k][j] = t;
             else b.hi[k][j] = t;
             if (k + 1 < net->n_layers && (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK) {
-                if (!side) free(c); /* the second side's c is on the stack already */
+                if (!side) free(c); /* the second side's c is in the list already */
                 free(n);
                 goto done;
             }
@@ -330,17 +339,34 @@ lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, 
             } else {
                 lg_ba_save(&cx, &b, c->pre);
             }
-            stack[top++] = dst;
+            dst->key = key;
+            /* depth first: ids count down (the newest smallest), behind every best-first key */
+            long id = dfs ? -(next_id++) : next_id++;
+            if ((st = lg_worklist_push(&wl, dfs ? -INFINITY : key, id, dst)) != LG_OK) {
+                if (!side) free(c);
+                free(n);
+                goto done;
+            }
         }
     }
-    out->proved = !gave_up && top == 0 && st == LG_OK;
+    out->proved = !gave_up && lg_worklist_size(&wl) == 0 && st == LG_OK;
 done:
-    while (top > 0) free(stack[--top]);
-    free(stack);
+    for (void *q; (q = lg_worklist_pop(&wl)) != NULL;) free(q);
+    lg_worklist_free(&wl);
     free(cx.C);
     free(cx.d);
     free(lam);
     free(lb);
     lg_bounds_free(&b);
     return st;
+}
+
+const char *lg_bab_act_order_name(lg_bab_act_order o) { return o == LG_BAB_ACT_DEPTH ? "depth" : "best"; }
+
+lg_status lg_bab_act_order_parse(const char *s, lg_bab_act_order *o)
+{
+    if (s && strcmp(s, "best") == 0) *o = LG_BAB_ACT_BEST;
+    else if (s && strcmp(s, "depth") == 0) *o = LG_BAB_ACT_DEPTH;
+    else return lg_fail(LG_ERR_ARG, "bab: expected best or depth, got '%s'", s ? s : "(null)");
+    return LG_OK;
 }

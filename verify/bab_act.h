@@ -13,8 +13,18 @@
  * coefficient, is largest; its interval is split where the relaxation
  * tightens most: of 0 (when inside), the middle and the quarter points, the
  * one whose worse half has the smaller gap between its lines.
- * Depth first, so open nodes stay few; stops at the run's deadline,
- * max_nodes, or when the open nodes would exceed the run's memory cap. Finds no counterexamples (the driver's attack does).
+ * Order: depth first (the newest node; LG_BAB_ACT_DEPTH, the default) or
+ * best first (the open node whose parent's worst open bound is lowest,
+ * ties to the older node; LG_BAB_ACT_BEST). A node's children depend only
+ * on the node (its bounds, splits, and α, β warm start), so both orders
+ * bound the same tree and prove with the same nodes; the order decides
+ * which part of it a deadline or node cap leaves unexplored, and how many
+ * nodes are open at once (depth first: at most two per level; best first
+ * can hold a whole level, so past LG_BAB_ACT_QUEUE_MB of open nodes, or
+ * half the run's memory cap, it goes depth first). Stops at the
+ * run's deadline (checked before every node, and inside every bound),
+ * max_nodes, or when the open nodes would exceed the run's memory cap.
+ * Finds no counterexamples (the driver's attack does).
  * A node's bounds interrupted by the deadline make it return LG_ERR_TIMEOUT
  * (not proved; the driver answers timeout).
  *
@@ -42,7 +52,13 @@ typedef struct lg_bab_act_out {
  * α and β: 2 × constraints × neurons doubles, so above LG_BAB_ACT_BETA_MAX
  * of them both are off); 0: plain CROWN. */
 #define LG_BAB_ACT_BETA_MAX ((size_t)1 << 17)
+typedef enum lg_bab_act_order { LG_BAB_ACT_DEPTH = 0, LG_BAB_ACT_BEST = 1 } lg_bab_act_order;
+#define LG_BAB_ACT_QUEUE_MB 512.0
 lg_status lg_bab_act_run(const lg_net *net, const lg_bounds *root, int n_terms, const lg_term *terms,
-                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_out *out);
+                         const lg_runctx *run, long max_nodes, int beta_steps, double lr, lg_bab_act_order order,
+                         lg_bab_act_out *out);
+/* "best", "depth"; parse one of them (LG_ERR_ARG otherwise). */
+const char *lg_bab_act_order_name(lg_bab_act_order o);
+lg_status lg_bab_act_order_parse(const char *s, lg_bab_act_order *o);
 
 #endif

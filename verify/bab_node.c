@@ -19,11 +19,19 @@
 
 int lg_bab_use_beta(const lg_bab_ctx *cx) { return cx->mode == LG_BAB_RELU && cx->o->alpha_steps > 0 && cx->o->beta; }
 
+/* Nodes carry their parent's optimised α (and β) as a warm start: β-CROWN,
+ * and input splitting of a smooth network with α on. */
+static int lg_bab_use_warm(const lg_bab_ctx *cx)
+{
+    return lg_bab_use_beta(cx) ||
+           (cx->mode == LG_BAB_INPUT && cx->o->alpha_steps > 0 && lg_bounds_net_smooth(cx->net));
+}
+
 /* doubles (box, pre), then floats (warm), then bytes (sign, open) */
 static size_t lg_bab_node_nd(const lg_bab_ctx *cx) { return 2 * (size_t)cx->n_in + cx->n_pre; }
 static size_t lg_bab_node_nf(const lg_bab_ctx *cx)
 {
-    return lg_bab_use_beta(cx) ? 2 * (size_t)cx->m * (size_t)cx->size : 0;
+    return lg_bab_use_warm(cx) ? 2 * (size_t)cx->m * (size_t)cx->size : 0;
 }
 
 size_t lg_bab_node_bytes(const lg_bab_ctx *cx)
@@ -425,17 +433,16 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         w[i].m = m;
         lg_alpha_default(&w[i].b, net, m, s->alpha);
         s->m_alpha = m;
-        if (beta) { /* β-CROWN: α and β warm-started from the parent's optimum */
-            memset(s->beta, 0, (size_t)m * sz * sizeof *s->beta);
+        if (beta) memset(s->beta, 0, (size_t)m * sz * sizeof *s->beta);
+        if (lg_bab_use_warm(cx)) /* α (and β) warm-started from the parent's optimum */
             for (int r = 0; r < m && n->has_warm; r++) {
                 const float *wm = n->warm + (size_t)s->rows[r] * 2 * sz;
                 double *al = s->alpha + (size_t)r * sz, *be = s->beta + (size_t)r * sz;
                 for (size_t j = 0; j < sz; j++) {
-                    al[j] = wm[j];
-                    be[j] = n->sign[j] ? wm[sz + j] : 0.0;
+                    al[j] = wm[j]; /* a smooth neuron's NaN (area-best) stays NaN */
+                    if (beta) be[j] = n->sign[j] ? wm[sz + j] : 0.0;
                 }
             }
-        }
         M += m;
         n_live++;
         w[i].in_alpha = 1;
@@ -570,7 +577,7 @@ static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bou
                                                                                  : NULL,
                                            &rs->c0, &rs->c1, &why);
     if (st != LG_OK) return st;
-    if (rs->c0 && lg_bab_use_beta(cx) && s->m_alpha > 0) { /* warm start of the children */
+    if (rs->c0 && lg_bab_use_warm(cx) && s->m_alpha > 0) { /* warm start of the children */
         size_t sz = (size_t)cx->size;
         lg_bab_node *c[2] = {rs->c0, rs->c1};
         for (int i = 0; i < 2; i++) {
@@ -580,7 +587,7 @@ static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bou
                 const double *al = s->alpha + (size_t)r * sz, *be = s->beta + (size_t)r * sz;
                 for (size_t j = 0; j < sz; j++) {
                     w[j] = (float)al[j];
-                    w[sz + j] = (float)be[j];
+                    w[sz + j] = lg_bab_use_beta(cx) ? (float)be[j] : 0.0f;
                 }
             }
         }

@@ -85,8 +85,22 @@ static void lg_bs_lines(lg_backsub *s, int g, int l)
     }
 }
 
-/* The lower-line family of every neuron of smooth layer l in group g
- * (backsub.h): certified tangents and the area-best line, sorted by slope. */
+/* Sort the F lines fm[F][2] by slope, tracking index *at. */
+static void lg_bs_sort(double *fm, int n, int *at)
+{
+    for (int q = 1; q < n; q++)
+        for (int r = q; r > 0 && fm[2 * r - 2] > fm[2 * r]; r--) {
+            double ts = fm[2 * r], tc = fm[2 * r + 1];
+            fm[2 * r] = fm[2 * r - 2], fm[2 * r + 1] = fm[2 * r - 1];
+            fm[2 * r - 2] = ts, fm[2 * r - 1] = tc;
+            if (*at == r) *at = r - 1;
+            else if (*at == r - 1) *at = r;
+        }
+}
+
+/* The lower- and upper-line families of every neuron of smooth layer l in
+ * group g (backsub.h): certified tangents and the area-best line, each
+ * sorted by slope. */
 static void lg_bs_family(lg_backsub *s, int g, int l)
 {
     const lg_bounds *b = s->gb[g];
@@ -96,47 +110,44 @@ static void lg_bs_family(lg_backsub *s, int g, int l)
     const int F = LG_BACKSUB_FAM;
     for (int j = 0; j < L->n_out; j++) {
         size_t i = (size_t)g * s->size + (size_t)s->off[l] + (size_t)j;
-        double *fm = s->fam + i * 2 * (size_t)F; /* [F][2] */
         const lg_relu_lines *ln = &s->lines[i];
         double lo = b->lo[l][j], hi = b->hi[l][j];
-        int n = 0, ok = isfinite(ln->lo_s) && isfinite(ln->lo_c) && isfinite(lo) && isfinite(hi) && hi > lo;
-        for (int q = 0; ok && q < F - 1; q++) {
-            lg_act_lines x;
-            lg_act_relax(L->act, L->lambda, lo, hi, (double)q / (F - 2), (double)q / (F - 2), &x);
-            if (!isfinite(x.lo_s) || !isfinite(x.lo_c)) continue;
-            fm[2 * n] = x.lo_s, fm[2 * n + 1] = x.lo_c;
-            n++;
-        }
-        /* the area-best line last, then all sorted by slope (it is tracked); missing
-         * tangents are copies of it */
-        fm[2 * n] = ln->lo_s, fm[2 * n + 1] = ln->lo_c;
-        int at = n++;
-        for (int q = 1; q < n; q++)
-            for (int r = q; r > 0 && fm[2 * r - 2] > fm[2 * r]; r--) {
-                double ts = fm[2 * r], tc = fm[2 * r + 1];
-                fm[2 * r] = fm[2 * r - 2], fm[2 * r + 1] = fm[2 * r - 1];
-                fm[2 * r - 2] = ts, fm[2 * r - 1] = tc;
-                if (at == r) at = r - 1;
-                else if (at == r - 1) at = r;
+        for (int up = 0; up < 2; up++) {
+            double *fm = s->fam + (i * 2 + (size_t)up) * 2 * (size_t)F; /* [F][2] */
+            double bs = up ? ln->up_s : ln->lo_s, bc = up ? ln->up_c : ln->lo_c;
+            int n = 0, ok = isfinite(bs) && isfinite(bc) && isfinite(lo) && isfinite(hi) && hi > lo;
+            for (int q = 0; ok && q < F - 1; q++) {
+                lg_act_lines x;
+                lg_act_relax(L->act, L->lambda, lo, hi, (double)q / (F - 2), (double)q / (F - 2), &x);
+                double xs = up ? x.up_s : x.lo_s, xc = up ? x.up_c : x.lo_c;
+                if (!isfinite(xs) || !isfinite(xc)) continue;
+                fm[2 * n] = xs, fm[2 * n + 1] = xc;
+                n++;
             }
-        for (int q = n; q < F; q++) fm[2 * q] = fm[2 * n - 2], fm[2 * q + 1] = fm[2 * n - 1];
-        if (!ok) {
-            for (int q = 0; q < F; q++) fm[2 * q] = ln->lo_s, fm[2 * q + 1] = ln->lo_c;
-            at = 0;
+            /* the area-best line last, then all sorted by slope (it is tracked); missing
+             * tangents are copies of the last */
+            fm[2 * n] = bs, fm[2 * n + 1] = bc;
+            int at = n++;
+            lg_bs_sort(fm, n, &at);
+            for (int q = n; q < F; q++) fm[2 * q] = fm[2 * n - 2], fm[2 * q + 1] = fm[2 * n - 1];
+            if (!ok) {
+                for (int q = 0; q < F; q++) fm[2 * q] = bs, fm[2 * q + 1] = bc;
+                at = 0;
+            }
+            s->fam0[i * 2 + (size_t)up] = (double)at / (F - 1);
         }
-        s->fam0[i] = (double)at / (F - 1);
     }
 }
 
-/* The family's scratch, on first use; 0 if it cannot be allocated. */
+/* The families' scratch, on first use; 0 if it cannot be allocated. */
 static int lg_bs_fam_alloc(lg_backsub *s)
 {
     if (s->fam) return 1;
     size_t G = (size_t)s->ng, L = (size_t)s->net->n_layers;
-    s->fam = malloc(G * s->size * (2 * (size_t)LG_BACKSUB_FAM + 1) * sizeof *s->fam + G * L);
+    s->fam = malloc(G * s->size * 2 * (2 * (size_t)LG_BACKSUB_FAM + 1) * sizeof *s->fam + G * L);
     if (!s->fam) return 0;
-    s->fam0 = s->fam + G * s->size * 2 * (size_t)LG_BACKSUB_FAM;
-    s->fam_ok = (unsigned char *)(s->fam0 + G * s->size);
+    s->fam0 = s->fam + G * s->size * 2 * 2 * (size_t)LG_BACKSUB_FAM;
+    s->fam_ok = (unsigned char *)(s->fam0 + G * s->size * 2);
     memset(s->fam_ok, 0, G * L);
     return 1;
 }
@@ -148,13 +159,14 @@ static int lg_bs_layer_of(const lg_backsub *s, int i)
     return l;
 }
 
-int lg_backsub_fam_line(lg_backsub *s, int g, int i, double alpha, double *ls, double *lc, double *ds, double *dc)
+int lg_backsub_fam_line(lg_backsub *s, int g, int i, int up, double alpha, double *ls, double *lc, double *ds,
+                        double *dc)
 {
     int l = lg_bs_layer_of(s, i);
     const lg_layer *L = &s->net->layers[l];
     if (!lg_act_info_of(L->act)->smooth || !lg_bs_fam_alloc(s)) return 0;
     if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
-    size_t gi = (size_t)g * s->size + (size_t)i;
+    size_t gi = ((size_t)g * s->size + (size_t)i) * 2 + (up ? 1 : 0);
     const int F = LG_BACKSUB_FAM;
     const double *fm = s->fam + gi * 2 * (size_t)F;
     if (alpha != alpha) alpha = s->fam0[gi];
@@ -168,24 +180,30 @@ int lg_backsub_fam_line(lg_backsub *s, int g, int i, double alpha, double *ls, d
         *ls = s0, *lc = c0;
         return 1;
     }
-    /* (1 − θ)·line_p + θ·line_{p+1}, its rounding subtracted from the constant (backsub.h) */
+    /* (1 − θ)·line_p + θ·line_{p+1}, its rounding moved outward in the constant
+     * (down below f, up above; backsub.h) */
     double sl = (1.0 - th) * s0 + th * s1, c = (1.0 - th) * c0 + th * c1;
     double lo = s->gb[g]->lo[l][i - s->off[l]], hi = s->gb[g]->hi[l][i - s->off[l]];
     double zm = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
     double E = ((fabs(s0) + fabs(s1)) * 0x1p-51 + 0x1p-1070) * zm + (fabs(c0) + fabs(c1)) * 0x1p-51 + 0x1p-1070;
-    c = c - E * (1.0 + 0x1p-50);
-    c -= fabs(c) * 0x1p-51 + 0x1p-1070;
+    if (up) {
+        c = c + E * (1.0 + 0x1p-50);
+        c += fabs(c) * 0x1p-51 + 0x1p-1070;
+    } else {
+        c = c - E * (1.0 + 0x1p-50);
+        c -= fabs(c) * 0x1p-51 + 0x1p-1070;
+    }
     if (!isfinite(sl) || !isfinite(c)) return 0;
     *ls = sl, *lc = c;
     return 1;
 }
 
-double lg_backsub_alpha0(lg_backsub *s, int g, int i)
+double lg_backsub_alpha0(lg_backsub *s, int g, int i, int up)
 {
     int l = lg_bs_layer_of(s, i);
     if (!lg_act_info_of(s->net->layers[l].act)->smooth || !lg_bs_fam_alloc(s)) return 0.5;
     if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
-    return s->fam0[(size_t)g * s->size + (size_t)i];
+    return s->fam0[((size_t)g * s->size + (size_t)i) * 2 + (up ? 1 : 0)];
 }
 
 /* M_l, U_l, γ'_l from the current bounds of the sources of layer l's
@@ -457,11 +475,15 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
                             lg_relu_lines t = lines[j];
                             lg_relax_set_alpha(&t, al[j]);
                             lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
-                        } else if (al && lines[j].phase == LG_RELU_SMOOTH && al[j] == al[j] && aj > 0.0) {
-                            /* α-CROWN on a smooth neuron: the lower line of its family at α (backsub.h) */
+                        } else if (al && lines[j].phase == LG_RELU_SMOOTH && al[j] == al[j]) {
+                            /* α-CROWN on a smooth neuron: the line of its family at α that the
+                             * coefficient's sign uses, lower for aj > 0, upper for aj < 0 (backsub.h) */
                             lg_relu_lines t = lines[j];
-                            if (!lg_backsub_fam_line(s, s->grp[r], off + j, al[j], &t.lo_s, &t.lo_c, NULL, NULL))
-                                t = lines[j];
+                            int ok = aj > 0.0 ? lg_backsub_fam_line(s, s->grp[r], off + j, 0, al[j], &t.lo_s, &t.lo_c,
+                                                                    NULL, NULL)
+                                              : lg_backsub_fam_line(s, s->grp[r], off + j, 1, al[j], &t.up_s, &t.up_c,
+                                                                    NULL, NULL);
+                            if (!ok) t = lines[j];
                             lg_relax_relu_apply(&t, aj, &aj, &icpt, &e);
                         } else {
                             lg_relax_relu_apply(&lines[j], aj, &aj, &icpt, &e);

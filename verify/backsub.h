@@ -85,9 +85,9 @@ typedef struct lg_backsub {
     size_t size;       /* neurons over all layers */
     unsigned char *mag_ok, *lines_ok; /* [n_layers], [ng][n_layers] computed yet */
     int *off;          /* [n_layers] lg_alpha_offset of each layer */
-    double *fam;       /* NULL, or [ng][size][LG_BACKSUB_FAM][2]: the lower-line families of smooth
-                        * neurons (α-CROWN, below), allocated and computed on first use */
-    double *fam0;      /* [ng][size] α of the area-best lower line in its family */
+    double *fam;       /* NULL, or [ng][size][2][LG_BACKSUB_FAM][2]: the lower- then upper-line families
+                        * of smooth neurons (α-CROWN, below), allocated and computed on first use */
+    double *fam0;      /* [ng][size][2] α of the area-best lower / upper line in its family */
     unsigned char *fam_ok; /* [ng][n_layers] */
     const double *const *thr; /* NULL, or [ng] split points ([size] each, NULL entry: all 0) of the
                                * split constraints z ≤ t / z ≥ t (lg_backsub_lower_beta); the caller sets it */
@@ -105,19 +105,28 @@ typedef struct lg_backsub {
  * is the convex combination (1 − θ)·line_p + θ·line_{p+1}, below f on [l, u]
  * because both are; the rounding of the combination (≤ 2^-51·(|s_p| +
  * |s_{p+1}|) in the slope, the same in the constant) times max(|l|, |u|) is
- * subtracted from the constant, outward. The upper line stays the area-best
- * one (as the ReLU's chord: only the lower line is optimised). NaN α: the
- * area-best lines, i.e. α = lg_backsub_alpha0. */
+ * subtracted from the constant, outward. The upper line is picked the same
+ * way from the upper family (the tangents at the same points, moved up by
+ * their certified maximum where f is not concave, and the area-best upper
+ * line, sorted by slope; the rounding added to the constant). A row uses one
+ * line of a neuron, chosen by the sign of its coefficient there: the lower
+ * line where it is positive, the upper where negative; so one α per row and
+ * neuron places whichever line the row uses (as α-CROWN's tangent points of
+ * an S-shaped activation). NaN α: the area-best lines, i.e. α =
+ * lg_backsub_alpha0 of the side used. */
 #define LG_BACKSUB_FAM 9
 
-/* The lower line of smooth neuron i (lg_alpha_offset layout) of group g at α
- * (clamped to [0, 1]; NaN: the area-best one): f(z) ≥ *ls·z + *lc on its
- * interval; *ds, *dc (optional) their derivatives in α. Computes the
- * family on first use. Returns 0 (and leaves the outputs alone) when the
+/* The lower (up = 0) or upper (up = 1) line of smooth neuron i
+ * (lg_alpha_offset layout) of group g at α (clamped to [0, 1]; NaN: the
+ * area-best one): f(z) ≥ *ls·z + *lc (up = 0) or f(z) ≤ *ls·z + *lc (up = 1)
+ * on its interval; *ds, *dc (optional) their derivatives in α. Computes the
+ * families on first use. Returns 0 (and leaves the outputs alone) when the
  * family is not available (out of memory, non-finite bounds). */
-int lg_backsub_fam_line(lg_backsub *s, int g, int i, double alpha, double *ls, double *lc, double *ds, double *dc);
-/* α of the area-best lower line of smooth neuron i of group g (0.5 when no family). */
-double lg_backsub_alpha0(lg_backsub *s, int g, int i);
+int lg_backsub_fam_line(lg_backsub *s, int g, int i, int up, double alpha, double *ls, double *lc, double *ds,
+                        double *dc);
+/* α of the area-best lower (up = 0) or upper (up = 1) line of smooth neuron i
+ * of group g in its family (0.5 when no family). */
+double lg_backsub_alpha0(lg_backsub *s, int g, int i, int up);
 
 /* Scratch for up to m rows over one region (bounds b). */
 lg_status lg_backsub_init(lg_backsub *s, const lg_bounds *b, const lg_net *net, int m);

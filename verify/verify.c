@@ -46,6 +46,8 @@ int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n)
     if (o->bab.group != d.bab.group) LG_SET(" bab_group=%d", o->bab.group);
     if (o->bab.root_alpha_steps != d.bab.root_alpha_steps) LG_SET(" bab_root_alpha=%d", o->bab.root_alpha_steps);
     if (o->bab.solver_unstable != d.bab.solver_unstable) LG_SET(" bab_solver_relus=%d", o->bab.solver_unstable);
+    if (o->bab.act_order != d.bab.act_order)
+        LG_SET(" bab_order=%s", lg_bab_act_order_name((lg_bab_act_order)o->bab.act_order));
 #undef LG_SET
     return snprintf(buf, n, "%s", w ? tmp : "");
 }
@@ -410,15 +412,24 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
             goto done;
         }
     }
-    if (smooth && o->bab.root_alpha_steps > 0 && lg_bounds_finite(&b)) {
+    int root_alpha = o->bab.root_alpha_steps < 0 ? LG_BAB_SMOOTH_ROOT_ALPHA : o->bab.root_alpha_steps;
+    if (smooth && root_alpha > 0 && lg_bounds_finite(&b)) {
         /* intermediate α-CROWN (alpha.h: lg_alpha_tighten) on every hidden smooth layer, each
-         * followed by CROWN on the later ones: narrower intervals, tighter lines */
-        for (int k = 1; k + 1 < net->n_layers && !lg_runctx_expired(&cc); k++) {
+         * followed by CROWN on the later ones: narrower intervals, tighter lines. At most half
+         * the time left: a layer its share cuts short keeps its bounds (each row's best finished
+         * bound, or the ones it had), and the later layers theirs */
+        lg_runctx tr = lg_runctx_share(&cc, 0.5);
+        for (int k = 1; k + 1 < net->n_layers && !lg_runctx_expired(&tr); k++) {
             int nt;
-            if ((st = lg_alpha_tighten(&b, net, k, o->bab.root_alpha_steps, o->bab.alpha_lr, &cc, &nt)) != LG_OK ||
-                (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK)
-                goto done;
+            st = lg_alpha_tighten(&b, net, k, root_alpha, o->bab.alpha_lr, &tr, &nt);
+            if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(&cc)) {
+                st = LG_OK;
+                break;
+            }
+            if (st != LG_OK || (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK) goto done;
         }
+        if (run->verbose)
+            fprintf(stderr, "case %d: intermediate alpha-CROWN done (%.2f s elapsed)\n", c, lg_now() - r->seconds);
     }
     if (smooth && o->bab.alpha_steps > 0 && lg_bounds_finite(&b)) {
         int nk = p.n_terms;
@@ -468,7 +479,8 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
         lg_bab_act_out ao;
         double t1 = lg_now();
         st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &cc, o->bab.max_nodes,
-                            o->bab.beta ? o->bab.alpha_steps : 0, o->bab.alpha_lr, &ao);
+                            o->bab.beta ? o->bab.alpha_steps : 0, o->bab.alpha_lr,
+                            (lg_bab_act_order)o->bab.act_order, &ao);
         r->t_bounds += lg_now() - t1;
         r->bab_nodes += ao.nodes;
         if (ao.max_depth > r->bab_max_depth) r->bab_max_depth = ao.max_depth;
