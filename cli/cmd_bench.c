@@ -75,7 +75,7 @@ static void lg_bench_help(void)
            "exit status: 0 when every instance ran (whatever its verdict), 1 if an instance or the\n"
            "list could not be read, 2 on bad usage, 128 + N when stopped by signal N (130 for SIGINT,\n"
            "143 for SIGTERM).\n",
-           d.solver, (unsigned long)d.seed);
+           lg_solver_pick_name(&d.solver), (unsigned long)d.seed);
 }
 
 /* The first SIGINT/SIGTERM asks the loop to stop after the instance in
@@ -135,7 +135,7 @@ static const char *lg_bench_result_word(const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_ROBUST) return "unsat";
     if (r->verdict == LG_VERDICT_VIOLATED) return "sat";
-    return r->timed_out ? "timeout" : "unknown";
+    return r->how.timed_out ? "timeout" : "unknown";
 }
 
 /* One instance: load, verify, write its result file. *rep is filled. */
@@ -385,12 +385,7 @@ int lg_cmd_bench(int argc, char **argv)
             if (lg_opt_double("bench", "timeout-scale", optarg, 1e-6, 1e6, &scale)) return 2;
             break;
         case O_SOLVER:
-            if (!lg_solver_for_verify(optarg)) {
-                char names[64];
-                return lg_cli_usage("bench", "--solver: expected %s, got '%s'", lg_solver_verify_names(names, sizeof names),
-                                    optarg);
-            }
-            o.solver = optarg;
+            if (lg_solver_parse(optarg, &o.solver) != LG_OK) return lg_cli_usage("bench", "--solver: %s", lg_errmsg());
             break;
         case O_BAB:
             if (lg_bab_mode_parse(optarg, &o.bab.mode) != LG_OK)

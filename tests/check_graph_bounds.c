@@ -17,6 +17,7 @@
 #include "gen_graph.h"
 #include "oracle.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/backsub.h"
 #include "verify/bounds.h"
@@ -273,7 +274,7 @@ START_TEST(test_gb_verdicts_smooth)
         lg_prop p;
         ck_assert_int_eq(lg_prop_robustness(&p, x0, net.n_in, eps, -10, 10, label, no, 0.0), LG_OK);
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         o.timeout_s = 10;
         o.seed = (unsigned long)t;
         o.bab.mode = t % 2 ? LG_BAB_INPUT : LG_BAB_AUTO;
@@ -421,7 +422,7 @@ START_TEST(test_gb_verdicts_oracle)
         gb_prop(&in, &p);
         for (int mi = 0; mi < 3; mi++) {
             lg_verify_opts o = lg_verify_opts_default();
-            o.solver = "none";
+            o.solver = lg_test_solver("none");
             o.timeout_s = 20;
             o.seed = (unsigned long)t;
             o.bab.mode = modes[mi];
@@ -534,7 +535,7 @@ START_TEST(test_gb_residual_two_ways)
             n_unsat += truth == LG_ANSWER_UNSAT;
         }
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         o.timeout_s = 20;
         o.seed = (unsigned long)t;
         lg_verify_report rg, rc;

@@ -19,6 +19,7 @@
 #include "core/netfile.h"
 #include "core/clock.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/bounds.h"
 #include "verify/relax.h"
@@ -434,7 +435,7 @@ static const lg_tsb_mode lg_tsb_modes[] = {
 static lg_verdict lg_tsb_verify(const lg_net *net, const lg_prop *p, const lg_tsb_mode *md, const char *what)
 {
     lg_verify_opts o = lg_verify_opts_default();
-    o.solver = md->solver;
+    o.solver = lg_test_solver(md->solver);
     o.attack = md->attack;
     o.bab.mode = md->bab;
     o.bab.threads = 1;
