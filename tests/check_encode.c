@@ -73,7 +73,7 @@ START_TEST(test_encode_solver_find)
     for (int i = 0; i < 4; i++) {
         const lg_solver_ops *ops = lg_solver_find(names[i]);
         ck_assert_msg(ops != NULL, "%s not found", names[i]);
-        ck_assert_str_eq(ops->name, names[i]);
+        ck_assert_str_eq(ops->name, i % 2 ? "glpk" : "z3"); /* "smt2", "lp": the rows by their text form */
         ck_assert_ptr_nonnull(ops->solve);
         ck_assert_ptr_nonnull(ops->write);
     }
