@@ -9,6 +9,14 @@
 #include "verify/attack.h"
 #include "verify/recheck.h"
 
+/* msg prefixed with the row's name ("glpk: ..."), once: into why (n bytes). */
+static void lg_backend_msg(char *why, size_t n, const lg_solver_ops *row, const char *msg)
+{
+    size_t l = strlen(row->name);
+    if (strncmp(msg, row->name, l) == 0) snprintf(why, n, "%.250s", msg); /* says who already */
+    else snprintf(why, n, "%.16s: %.200s", row->name, msg);
+}
+
 /* One back-end call under the limits of c. *skipped = 1 when no time is left. */
 static lg_status lg_backend_call1(const lg_solver_ops *ops, const lg_backend_call *c, lg_backend_out *out,
                                   lg_result *res, int *skipped)
@@ -45,9 +53,7 @@ static lg_status lg_backend_call1(const lg_solver_ops *ops, const lg_backend_cal
     if (st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED || st == LG_ERR_NOMEM) {
         /* a back-end failure (including its memory limit) is an unknown, never a crash */
         char why[256];
-        const char *m = lg_errmsg();
-        if (strncmp(m, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", m);
-        else snprintf(why, sizeof why, "%.16s: %.200s", name, m);
+        lg_backend_msg(why, sizeof why, ops, lg_errmsg());
         lg_result_free(res);
         res->answer = LG_ANSWER_UNKNOWN;
         snprintf(res->reason, sizeof res->reason, "%s", why);
@@ -164,8 +170,7 @@ lg_status lg_backend_decide(const lg_solver_pick *solver, const lg_backend_call 
             lg_backend_unknown(out, ops, by, theory, LG_REASON_WITNESS, 0, "witness failed re-check");
         } else {
             char why[256];
-            if (strncmp(res.reason, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", res.reason);
-            else snprintf(why, sizeof why, "%.16s: %.200s", name, res.reason[0] ? res.reason : "no answer");
+            lg_backend_msg(why, sizeof why, ops, res.reason[0] ? res.reason : "no answer");
             lg_backend_unknown(out, ops, by, theory, LG_REASON_BACKEND, res.timed_out, why);
         }
         lg_result_free(&res);
