@@ -50,9 +50,19 @@ typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT }
  * and the isolation's kill (isolate.h) all aim at it; run.verbose > 0:
  * solver chatter on stderr; run.seed: the solver's random seed;
  * run.memory_mb: the solver's own memory limit (Z3 memory_max_size, GLPK
- * glp_mem_limit) and the isolated child's cap; ≤ 0 none. */
+ * glp_mem_limit) and the isolated child's cap; ≤ 0 none.
+ * z3lp: the knobs of Z3's LP theory (z3lp.h), for measurement; zeroed = the
+ * defaults. */
+typedef struct lg_z3lp_opts {
+    int no_bases;      /* 1: no per-term simplex bases (each term's LP restarts from GLPK's last) */
+    int no_lazy;       /* 1: online mode checks every literal, not only once a term is true */
+    int propagate;     /* phase-propagation LPs per partial check (default LG_Z3LP_PROPAGATE_DEFAULT: off) */
+    int propagate_it;  /* simplex iterations per propagation LP (0: LG_Z3LP_PROPAGATE_IT_DEFAULT; < 0 no limit) */
+} lg_z3lp_opts;
+
 typedef struct lg_solve_opts {
     lg_runctx run;
+    lg_z3lp_opts z3lp;
 } lg_solve_opts;
 
 /* No deadline, seed 0, quiet, no memory cap. */
