@@ -33,7 +33,6 @@ lg_status lg_fail(lg_status s, const char *fmt, ...)
 
 const char *lg_errmsg(void) { return lg_msg; }
 
-void lg_errclear(void) { lg_msg[0] = '\0'; }
 
 void lg_assert_fail(const char *expr, const char *file, int line)
 {
