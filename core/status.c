@@ -1,3 +1,4 @@
+/* status.c — error codes and the thread-local error message (status.h). */
 #include "core/status.h"
 
 #include <stdarg.h>
