@@ -25,7 +25,7 @@
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 
-/* Defect B. A 1-2-1 ReLU net with no unstable ReLU: x ∈ [1e5, 1e5·(1 + 1e-10)]
+/* A wrong infeasibility claim of GLPK must not become `robust`. A 1-2-1 ReLU net with no unstable ReLU: x ∈ [1e5, 1e5·(1 + 1e-10)]
  * (relative width 1e-10 at 1e5), both hidden neurons stable and active, the
  * output y = z0 + z1 + b1 ≈ 0 after cancellation; pre-activation bounds are
  * the exact images widened by a few ulps (sound). The counterexample region
@@ -155,7 +155,7 @@ static void verdict_all(const lg_net *net, const char *text, lg_verdict want, in
     lg_prop_free(&p);
 }
 
-/* Defect C: (/ t c) is exact. y = x, x = 3, so Y_0 / 3 = 1 exactly; the region
+/* VNN-LIB division is exact: (/ t c) is t·c⁻¹ in rationals. y = x, x = 3, so Y_0 / 3 = 1 exactly; the region
  * (>= (/ Y_0 3) 1) contains it: violated (t·fl(1/3) = 0.99999999999999989 < 1
  * made every solver answer robust). */
 START_TEST(test_backend_vnnlib_division_exact)
