@@ -156,20 +156,22 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
 {
     memset(out, 0, sizeof *out);
     /* a smooth net is split on its inputs only (bounds through the certified
-     * relaxations, no back-end: DESIGN.md §3 "Smooth activations") */
-    int smooth = net && lg_bounds_net_smooth(net);
-    lg_status st = smooth ? lg_bounds_check_direct(net) : lg_bounds_check_net(net);
-    if (st != LG_OK) return st;
-    if (smooth && lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT)
-        return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network is split on its inputs only");
-    if (smooth && o->solver.mode != LG_SOLVER_NONE)
-        return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
+     * relaxations, no back-end: DESIGN.md §3 "Smooth activations"), with CROWN
+     * bounds through the smooth lines per input box (α off: not measured there) */
     lg_bab_opts so;
-    if (smooth) { /* CROWN bounds through the smooth lines per input box (α off: not measured there) */
+    lg_status st;
+    if (net && lg_bounds_net_smooth(net)) {
+        if ((st = lg_bounds_check_direct(net)) != LG_OK) return st;
+        if (lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT)
+            return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network is split on its inputs only");
+        if (o->solver.mode != LG_SOLVER_NONE)
+            return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
         so = *o;
         so.alpha_steps = 0;
         so.root_alpha_steps = 0;
         o = &so;
+    } else if ((st = lg_bounds_check_net(net)) != LG_OK) {
+        return st;
     }
     lg_bab_ctx cx;
     lg_worklist wl;
