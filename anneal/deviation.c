@@ -19,10 +19,6 @@
 /* γ_n for a dot product of length n (deviation.h "Floating point"). */
 static double lg_dev_gamma(int n) { return 1e-12 + ((double)n + 2.0) * LG_DEV_EPS; }
 
-double lg_dev_gap_mag(double lambda, double a, double b) { return lg_act_gap_mag_gelu(lambda, a, b); }
-
-double lg_dev_gap_mag_swish(double beta, double a, double b) { return lg_act_gap_mag_swish(beta, a, b); }
-
 /* The gap is the activation table's (core/act.h). */
 double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak)
 {

@@ -20,7 +20,7 @@
  * (W the Lambert function), where the value is w_p·e^{−w_p}/w_p =
  * e^{−w_p} = W(1/e) = 0.2784645…; so k_β rises on [0, w_p/β], falls after,
  * peaks at LG_DEV_SWISH_PEAK_V/β, and its sup over [a,b] is taken exactly as
- * for h_λ (lg_dev_gap_mag_swish).
+ * for h_λ (lg_act_gap_mag_swish, core/act.h).
  * PReLU with slope a. |f(x) − max(0,x)| = |a|·max(0, −x), monotone in x, so
  * over [l,u] the sup is |a|·max(0, −l): exact, no peak.
  * lg_dev_act_gap dispatches on the activation; everything below is the same
@@ -126,15 +126,9 @@
  * bound adds it); NAN for any other activation. */
 double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak);
 
-/* sup over t ∈ [a,b] of t·σ(−βt), 0 ≤ a ≤ b, β > 0 (Swish-β gap by magnitude). */
-double lg_dev_gap_mag_swish(double beta, double a, double b);
-
 /* sup over x ∈ [l,u] of |xΦ(λx) − max(0,x)| (l ≤ u, λ > 0), evaluated with
  * erfc in double, no safety margin (the bound adds it). */
 double lg_dev_gap(double lambda, double l, double u);
-
-/* The same over magnitudes: sup over t ∈ [a,b] of tΦ(−λt), 0 ≤ a ≤ b. */
-double lg_dev_gap_mag(double lambda, double a, double b);
 
 /* Check that relu_net and ref may be compared: same n_in, layer count,
  * layer kinds and sizes, bit-identical params, in_sub, in_div; relu_net only

@@ -75,7 +75,7 @@ static void lg_bench_help(void)
            "exit status: 0 when every instance ran (whatever its verdict), 1 if an instance or the\n"
            "list could not be read, 2 on bad usage, 128 + N when stopped by signal N (130 for SIGINT,\n"
            "143 for SIGTERM).\n",
-           d.solver, (unsigned long)d.seed);
+           lg_solver_pick_name(&d.solver), (unsigned long)d.seed);
 }
 
 /* The first SIGINT/SIGTERM asks the loop to stop after the instance in
@@ -135,7 +135,7 @@ static const char *lg_bench_result_word(const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_ROBUST) return "unsat";
     if (r->verdict == LG_VERDICT_VIOLATED) return "sat";
-    return r->timed_out ? "timeout" : "unknown";
+    return r->how.timed_out ? "timeout" : "unknown";
 }
 
 /* One instance: load, verify, write its result file. *rep is filled. */
@@ -355,9 +355,39 @@ static int lg_bench_retry_parse(const char *s, unsigned *mask)
     return *mask ? 0 : -1;
 }
 
-int lg_cmd_bench(int argc, char **argv)
+/* Each line of instances.csv: its name, limit and settings; run, keep, or changed (refused). */
+typedef struct lg_bench_plan {
+    char inst[1100], settings[600];
+    double limit;
+    int ok, run;
+} lg_bench_plan;
+
+/* One run of `lgelu bench`: its options, files and counts. */
+typedef struct lg_bench {
+    lg_verify_opts o;
+    double scale, fixed_timeout; /* --timeout: every instance's limit (0: the CSV's, scaled) */
+    int force, redo_changed;
+    unsigned retry; /* --retry: bits of lg_bench_results */
+    const char *out_dir, *dir;
+    char path[4096], res[4096]; /* instances.csv, results.csv */
+    char tail[512], build[160]; /* the options' settings text (verify.h) and the build */
+    lg_bench_lines L;
+    lg_bench_rows rows; /* results.csv: the latest row of each instance */
+    lg_bench_plan *plan; /* [L.n] */
+    lg_line_log csv;
+    int n, n_err, n_skip, n_dropped;
+    double total;
+    lg_cli_meter meter;
+} lg_bench;
+
+static const char lg_bench_header[] =
+    "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build\n";
+
+/* The options into B; −1 to go on, else the exit status. */
+static int lg_bench_args(int argc, char **argv, lg_bench *B)
 {
     enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_RETRY, O_REDO, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
+    lg_verify_opts *o = &B->o;
     static const struct option lo[] = {{"timeout-scale", required_argument, 0, O_SCALE},
                                        {"solver", required_argument, 0, O_SOLVER},
                                        {"bab", required_argument, 0, O_BAB},
@@ -371,129 +401,89 @@ int lg_cmd_bench(int argc, char **argv)
                                        {"progress", no_argument, 0, O_PROGRESS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    lg_verify_opts o = lg_verify_opts_default();
-    double scale = 1.0, fixed_timeout = 0; /* --timeout: every instance's limit (0: the CSV's, scaled) */
-    int force = 0, redo_changed = 0;
-    unsigned retry = 0; /* --retry: bits of lg_bench_results */
-    const char *out_dir = "bench_results";
     long v;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hj:", lo, NULL)) != -1) {
         switch (c) {
         case O_SCALE:
-            if (lg_opt_double("bench", "timeout-scale", optarg, 1e-6, 1e6, &scale)) return 2;
+            if (lg_opt_double("bench", "timeout-scale", optarg, 1e-6, 1e6, &B->scale)) return 2;
             break;
         case O_SOLVER:
-            if (!lg_solver_for_verify(optarg)) {
-                char names[64];
-                return lg_cli_usage("bench", "--solver: expected %s, got '%s'", lg_solver_verify_names(names, sizeof names),
-                                    optarg);
-            }
-            o.solver = optarg;
+            if (lg_solver_parse(optarg, &o->solver) != LG_OK) return lg_cli_usage("bench", "--solver: %s", lg_errmsg());
             break;
         case O_BAB:
-            if (lg_bab_mode_parse(optarg, &o.bab.mode) != LG_OK)
+            if (lg_bab_mode_parse(optarg, &o->bab.mode) != LG_OK)
                 return lg_cli_usage("bench", "--bab: expected auto, input, relu or none, got '%s'", optarg);
             break;
         case 'j':
             if (lg_opt_int("bench", "-j", optarg, 0, 1024, &v)) return 2;
-            o.bab.threads = (int)v;
+            o->bab.threads = (int)v;
             break;
-        case O_OUT: out_dir = optarg; break;
+        case O_OUT: B->out_dir = optarg; break;
         case O_MEMORY:
-            if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
+            if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o->memory_mb)) return 2;
             break;
         case O_TIMEOUT:
-            if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &fixed_timeout)) return 2;
+            if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &B->fixed_timeout)) return 2;
             break;
-        case O_FORCE: force = 1; break;
-        case O_REDO: redo_changed = 1; break;
+        case O_FORCE: B->force = 1; break;
+        case O_REDO: B->redo_changed = 1; break;
         case O_RETRY:
-            if (lg_bench_retry_parse(optarg, &retry))
+            if (lg_bench_retry_parse(optarg, &B->retry))
                 return lg_cli_usage("bench", "--retry: expected a comma list of unsat, sat, unknown, timeout, error, "
                                     "got '%s'", optarg);
             break;
         case O_PROGRESS: lg_cli_progress_force(); break;
         case O_SEED:
             if (lg_opt_int("bench", "seed", optarg, 0, 2147483647L, &v)) return 2;
-            o.seed = (unsigned long)v;
+            o->seed = (unsigned long)v;
             break;
         case 'h': lg_bench_help(); return 0;
         default: return lg_cli_usage("bench", "unknown option");
         }
     }
     if (optind != argc - 1) return lg_cli_usage("bench", "expected exactly one benchmark folder");
-    const char *dir = argv[optind];
-    char path[4096], onnx[4096], vnn[4096], res[4096], s1[512], s2[512];
-    snprintf(path, sizeof path, "%s/instances.csv", dir);
-    lg_bench_lines L = {0};
-    if (lg_bench_lines_read(&L, path) != LG_OK) {
-        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
-        return 1;
-    }
-    if (mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "lgelu bench: %s: cannot create: %s\n", out_dir, strerror(errno));
-        lg_bench_lines_free(&L);
-        return 1;
-    }
-    snprintf(res, sizeof res, "%s/results.csv", out_dir);
-    static const char header[] =
-        "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build\n";
-    /* what a row's verdict depends on besides its instance: the options (verify.h, the same text as the
-     * study's row keys) with this timeout, and the build */
-    char tail[512], build[160], settings[600];
-    lg_verify_opts_settings(&o, tail, sizeof tail);
-    snprintf(build, sizeof build, "lgelu %s %s", lg_version(), lg_commit());
-    lg_bench_rows rows = {0}; /* results.csv: the latest row of each instance */
-    lg_status rst = force ? LG_OK : lg_bench_rows_read(&rows, res, header);
-    if (rst != LG_OK) {
-        lg_bench_lines_free(&L);
-        lg_cli_fail("bench", rst);
-        return rst == LG_ERR_ARG ? 2 : 1;
-    }
-    /* each line of instances.csv: its name, limit and settings; run, keep, or changed (refused) */
-    typedef struct {
-        char inst[1100], settings[600];
-        double limit;
-        int ok, run;
-    } lg_bench_plan;
-    lg_bench_plan *plan = calloc(L.n ? L.n : 1, sizeof *plan);
-    if (!plan) {
-        fprintf(stderr, "lgelu bench: out of memory\n");
-        lg_bench_lines_free(&L);
-        lg_bench_rows_free(&rows);
-        return 1;
-    }
+    B->dir = argv[optind];
+    return -1;
+}
+
+/* What each line of instances.csv will do (run, keep its row) from the rows
+ * results.csv holds; LG_ERR_ARG when a row was made with other settings or
+ * another build (unless --redo-changed). */
+static lg_status lg_bench_plan_make(lg_bench *B)
+{
+    char onnx[4096], vnn[4096], s1[512], s2[512];
+    if (!(B->plan = calloc(B->L.n ? B->L.n : 1, sizeof *B->plan))) return lg_fail(LG_ERR_NOMEM, "out of memory");
     int n_changed = 0;
     char changes[1024] = "", first_changed[3][1100];
-    for (size_t li = 0; li < L.n; li++) {
+    for (size_t li = 0; li < B->L.n; li++) {
         char t[8192], *f2, *f3, *end;
-        snprintf(t, sizeof t, "%s", L.s[li]);
+        snprintf(t, sizeof t, "%s", B->L.s[li]);
         if (!(f2 = strchr(t, ',')) || !(f3 = strchr(f2 + 1, ','))) continue;
         *f2++ = '\0';
         *f3++ = '\0';
         errno = 0;
         double timeout = strtod(lg_bench_trim(f3), &end);
         if (*end != '\0' || errno || !(timeout > 0) || timeout > 1e7) continue; /* reported when its turn comes */
-        lg_bench_plan *P = &plan[li];
-        P->limit = fixed_timeout > 0 ? fixed_timeout : timeout * scale;
-        lg_bench_path(onnx, sizeof onnx, dir, lg_bench_trim(t));
-        lg_bench_path(vnn, sizeof vnn, dir, lg_bench_trim(f2));
+        lg_bench_plan *P = &B->plan[li];
+        P->limit = B->fixed_timeout > 0 ? B->fixed_timeout : timeout * B->scale;
+        lg_bench_path(onnx, sizeof onnx, B->dir, lg_bench_trim(t));
+        lg_bench_path(vnn, sizeof vnn, B->dir, lg_bench_trim(f2));
         lg_bench_stem(s1, sizeof s1, onnx);
         lg_bench_stem(s2, sizeof s2, vnn);
         snprintf(P->inst, sizeof P->inst, "%s__%s", s1, s2);
-        snprintf(P->settings, sizeof P->settings, "timeout=%g%s", P->limit, tail);
+        snprintf(P->settings, sizeof P->settings, "timeout=%g%s", P->limit, B->tail);
         P->ok = P->run = 1;
-        const lg_bench_row *w = lg_bench_rows_find(&rows, P->inst);
+        const lg_bench_row *w = lg_bench_rows_find(&B->rows, P->inst);
         if (!w) continue;
-        if (strcmp(w->settings, P->settings) != 0 || strcmp(w->build, build) != 0) {
-            if (redo_changed) continue;
+        if (strcmp(w->settings, P->settings) != 0 || strcmp(w->build, B->build) != 0) {
+            if (B->redo_changed) continue;
             char d[600] = "";
             lg_verify_settings_diff(w->settings, P->settings, d, sizeof d);
-            if (strcmp(w->build, build) != 0) {
+            if (strcmp(w->build, B->build) != 0) {
                 size_t l = strlen(d);
-                snprintf(d + l, sizeof d - l, "%sbuild: %s -> %s", l ? "; " : "", w->build, build);
+                snprintf(d + l, sizeof d - l, "%sbuild: %s -> %s", l ? "; " : "", w->build, B->build);
             }
             if (n_changed < 3) snprintf(first_changed[n_changed], sizeof first_changed[0], "%s", P->inst);
             if (!strstr(changes, d) && strlen(changes) + strlen(d) + 3 < sizeof changes) {
@@ -504,153 +494,188 @@ int lg_cmd_bench(int argc, char **argv)
             continue;
         }
         int k = lg_bench_result_index(w->result);
-        P->run = k >= 0 && (retry >> k & 1u);
+        P->run = k >= 0 && (B->retry >> k & 1u);
     }
-    if (n_changed) {
-        lg_fail(LG_ERR_ARG,
-                "%s holds %d instance%s run with other settings (%s%s%s%s): %s; use --redo-changed to run %s again "
-                "with these, --force to start afresh, or another --out",
-                res, n_changed, n_changed == 1 ? "" : "s", first_changed[0], n_changed > 1 ? ", " : "",
-                n_changed > 1 ? first_changed[1] : "", n_changed > 2 ? ", ..." : "", changes,
-                n_changed == 1 ? "it" : "them");
-        free(plan);
-        lg_bench_lines_free(&L);
-        lg_bench_rows_free(&rows);
-        lg_cli_fail("bench", LG_ERR_ARG);
-        return 2;
+    if (n_changed)
+        return lg_fail(LG_ERR_ARG,
+                       "%s holds %d instance%s run with other settings (%s%s%s%s): %s; use --redo-changed to run %s "
+                       "again with these, --force to start afresh, or another --out",
+                       B->res, n_changed, n_changed == 1 ? "" : "s", first_changed[0], n_changed > 1 ? ", " : "",
+                       n_changed > 1 ? first_changed[1] : "", n_changed > 2 ? ", ..." : "", changes,
+                       n_changed == 1 ? "it" : "them");
+    return LG_OK;
+}
+
+/* Line li of instances.csv: verify it (or skip it as planned), print its
+ * table line, append its row. 1 when an interruption dropped it (stop). */
+static int lg_bench_line(lg_bench *B, size_t li)
+{
+    char onnx[4096], vnn[4096], settings[600];
+    size_t lineno = B->L.lineno[li];
+    char *t = B->L.s[li];
+    char *f1 = t, *f2 = strchr(f1, ','), *f3 = f2 ? strchr(f2 + 1, ',') : NULL;
+    if (!f2 || !f3) {
+        fprintf(stderr, "lgelu bench: %s:%zu: expected onnx,vnnlib,timeout\n", B->path, lineno);
+        B->n_err++;
+        return 0;
     }
-    lg_line_log csv;
-    int resumed = 0;
-    lg_status cst = force ? lg_line_log_open(&csv, res, header) : lg_line_log_resume(&csv, res, header, &resumed);
-    if (cst != LG_OK) {
-        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
-        free(plan);
-        lg_bench_lines_free(&L);
-        lg_bench_rows_free(&rows);
-        return 1;
+    *f2++ = '\0';
+    *f3++ = '\0';
+    f1 = lg_bench_trim(f1);
+    f2 = lg_bench_trim(f2);
+    f3 = lg_bench_trim(f3);
+    const lg_bench_plan *P = &B->plan[li];
+    if (!P->ok) {
+        fprintf(stderr, "lgelu bench: %s:%zu: timeout: expected a positive number of seconds, got '%s'\n", B->path,
+                lineno, f3);
+        B->n_err++;
+        return 0;
     }
-    lg_bench_stop = 0;
-    lg_bench_signals(lg_bench_on_signal);
-    printf("%-4s %-44s %-9s %9s %10s  %s\n", "#", "instance", "result", "seconds", "nodes", "method");
-    int n = 0, n_err = 0, n_skip = 0;
-    double total = 0;
-    int n_dropped = 0;
-    lg_cli_meter meter = {lg_now(), 0};
-    for (size_t li = 0; li < L.n && !lg_bench_stop; li++) {
-        size_t lineno = L.lineno[li];
-        char *t = L.s[li];
-        char *f1 = t, *f2 = strchr(f1, ','), *f3 = f2 ? strchr(f2 + 1, ',') : NULL;
-        if (!f2 || !f3) {
-            fprintf(stderr, "lgelu bench: %s:%zu: expected onnx,vnnlib,timeout\n", path, lineno);
-            n_err++;
-            continue;
-        }
-        *f2++ = '\0';
-        *f3++ = '\0';
-        f1 = lg_bench_trim(f1);
-        f2 = lg_bench_trim(f2);
-        f3 = lg_bench_trim(f3);
-        const lg_bench_plan *P = &plan[li];
-        if (!P->ok) {
-            fprintf(stderr, "lgelu bench: %s:%zu: timeout: expected a positive number of seconds, got '%s'\n", path,
-                    lineno, f3);
-            n_err++;
-            continue;
-        }
-        double limit = P->limit;
-        const char *inst = P->inst;
-        char rpath[5200];
-        snprintf(rpath, sizeof rpath, "%s/%s.txt", out_dir, inst);
-        if (!P->run) {
-            n_skip++;
-            continue;
-        }
-        lg_bench_path(onnx, sizeof onnx, dir, f1);
-        lg_bench_path(vnn, sizeof vnn, dir, f2);
-        snprintf(settings, sizeof settings, "%s", P->settings);
-        n++;
-        if (lg_cli_progress_enabled()) fprintf(stderr, "[%d] %s (timeout %.1f s)...\n", n, inst, limit);
-        lg_verify_report rep;
-        lg_status st = lg_bench_one(onnx, vnn, limit, &o, rpath, &rep);
-        lg_cli_progress(&meter, "bench", "lines of instances.csv", li + 1, L.n);
-        lg_csv_row row = {0};
-        lg_csv_str(&row, inst);
-        lg_csv_str(&row, f1);
-        lg_csv_str(&row, f2);
-        lg_csv_num(&row, limit);
-        const char *word;
-        if (st != LG_OK) {
-            fprintf(stderr, "lgelu bench: %s:%zu: %s: %s\n", path, lineno, lg_status_str(st), lg_errmsg());
-            word = "error";
-            lg_csv_str(&row, "error");
-            lg_csv_str(&row, "error");
-            lg_csv_int(&row, 0);
-            lg_csv_int(&row, 0);
-            lg_csv_int(&row, 0);
-            lg_csv_str(&row, "");
-            printf("%-4d %-44.44s %-9s %9s %10s  %s\n", n, inst, "error", "-", "-", lg_status_str(st));
-            n_err++;
-        } else if (lg_bench_stop && rep.verdict != LG_VERDICT_ROBUST && rep.verdict != LG_VERDICT_VIOLATED) {
-            n_dropped++; /* undecided while interrupted: not a result */
-            n--;
-            lg_verify_report_free(&rep);
-            lg_csv_row_free(&row);
-            break;
-        } else {
-            word = lg_bench_result_word(&rep);
-            total += rep.seconds;
-            lg_csv_str(&row, lg_verdict_name(rep.verdict));
-            lg_csv_str(&row, word);
-            lg_csv_num(&row, rep.seconds);
-            lg_csv_int(&row, rep.bab_nodes);
-            lg_csv_int(&row, rep.nodes);
-            lg_csv_str(&row, rep.method);
-            printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
-                   rep.method[0] ? rep.method : "-");
-        }
-        lg_csv_str(&row, settings);
-        lg_csv_str(&row, build);
-        if (!lg_csv_end(&row) || lg_line_log_printf(&csv, "%s", row.s) != LG_OK) {
-            fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
-            n_err++;
-        }
-        if (lg_bench_rows_set(&rows, inst, word, settings, build)) {
-            fprintf(stderr, "lgelu bench: out of memory\n");
-            n_err++;
-        }
-        lg_csv_row_free(&row);
-        fflush(stdout);
+    double limit = P->limit;
+    const char *inst = P->inst;
+    char rpath[5200];
+    snprintf(rpath, sizeof rpath, "%s/%s.txt", B->out_dir, inst);
+    if (!P->run) {
+        B->n_skip++;
+        return 0;
+    }
+    lg_bench_path(onnx, sizeof onnx, B->dir, f1);
+    lg_bench_path(vnn, sizeof vnn, B->dir, f2);
+    snprintf(settings, sizeof settings, "%s", P->settings);
+    int n = ++B->n;
+    if (lg_cli_progress_enabled()) fprintf(stderr, "[%d] %s (timeout %.1f s)...\n", n, inst, limit);
+    lg_verify_report rep;
+    lg_status st = lg_bench_one(onnx, vnn, limit, &B->o, rpath, &rep);
+    lg_cli_progress(&B->meter, "bench", "lines of instances.csv", li + 1, B->L.n);
+    lg_csv_row row = {0};
+    lg_csv_str(&row, inst);
+    lg_csv_str(&row, f1);
+    lg_csv_str(&row, f2);
+    lg_csv_num(&row, limit);
+    const char *word;
+    if (st != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s:%zu: %s: %s\n", B->path, lineno, lg_status_str(st), lg_errmsg());
+        word = "error";
+        lg_csv_str(&row, "error");
+        lg_csv_str(&row, "error");
+        lg_csv_int(&row, 0);
+        lg_csv_int(&row, 0);
+        lg_csv_int(&row, 0);
+        lg_csv_str(&row, "");
+        printf("%-4d %-44.44s %-9s %9s %10s  %s\n", n, inst, "error", "-", "-", lg_status_str(st));
+        B->n_err++;
+    } else if (lg_bench_stop && rep.verdict != LG_VERDICT_ROBUST && rep.verdict != LG_VERDICT_VIOLATED) {
+        B->n_dropped++; /* undecided while interrupted: not a result */
+        B->n--;
         lg_verify_report_free(&rep);
+        lg_csv_row_free(&row);
+        return 1;
+    } else {
+        word = lg_bench_result_word(&rep);
+        B->total += rep.seconds;
+        lg_csv_str(&row, lg_verdict_name(rep.verdict));
+        lg_csv_str(&row, word);
+        lg_csv_num(&row, rep.seconds);
+        lg_csv_int(&row, rep.bab_nodes);
+        lg_csv_int(&row, rep.nodes);
+        lg_csv_str(&row, rep.method);
+        printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
+               rep.method[0] ? rep.method : "-");
     }
-    int rc = n_err ? 1 : 0;
-    /* the summary counts every instance of instances.csv by its latest row: run now or already there */
+    lg_csv_str(&row, settings);
+    lg_csv_str(&row, B->build);
+    if (!lg_csv_end(&row) || lg_line_log_printf(&B->csv, "%s", row.s) != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+        B->n_err++;
+    }
+    if (lg_bench_rows_set(&B->rows, inst, word, settings, B->build)) {
+        fprintf(stderr, "lgelu bench: out of memory\n");
+        B->n_err++;
+    }
+    lg_csv_row_free(&row);
+    fflush(stdout);
+    lg_verify_report_free(&rep);
+    return 0;
+}
+
+/* The summary: every instance of instances.csv by its latest row, run now or already there. */
+static void lg_bench_summary(const lg_bench *B, int stop)
+{
     int count[LG_BENCH_N_RESULTS] = {0}, n_listed = 0;
-    for (size_t li = 0; li < L.n; li++) {
-        const lg_bench_row *w = plan[li].ok ? lg_bench_rows_find(&rows, plan[li].inst) : NULL;
+    for (size_t li = 0; li < B->L.n; li++) {
+        const lg_bench_row *w = B->plan[li].ok ? lg_bench_rows_find(&B->rows, B->plan[li].inst) : NULL;
         int k = w ? lg_bench_result_index(w->result) : -1;
         if (k < 0) continue;
         count[k]++;
         n_listed++;
     }
-    free(plan);
-    lg_bench_lines_free(&L);
-    lg_bench_rows_free(&rows);
-    if (lg_line_log_close(&csv) != LG_OK) {
+    printf("%d instances in %s: %d unsat, %d sat, %d undecided (%d timeouts), %d errors; %d run now (%.2f s), %d "
+           "already there\n",
+           n_listed, B->res, count[0], count[1], count[2] + count[3], count[3], count[4], B->n, B->total, B->n_skip);
+    if (B->n_skip)
+        printf("%d instances already in %s were kept (--retry RESULTS, --redo-changed or --force run them again)\n",
+               B->n_skip, B->res);
+    if (stop)
+        printf("stopped by signal %d%s; every result above is complete\n", stop,
+               B->n_dropped ? " (the undecided instance in flight was dropped)" : "");
+}
+
+static void lg_bench_free(lg_bench *B)
+{
+    free(B->plan);
+    lg_bench_lines_free(&B->L);
+    lg_bench_rows_free(&B->rows);
+}
+
+int lg_cmd_bench(int argc, char **argv)
+{
+    lg_bench B = {.o = lg_verify_opts_default(), .scale = 1.0, .out_dir = "bench_results"};
+    int rc = lg_bench_args(argc, argv, &B);
+    if (rc >= 0) return rc;
+    snprintf(B.path, sizeof B.path, "%s/instances.csv", B.dir);
+    if (lg_bench_lines_read(&B.L, B.path) != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+        return 1;
+    }
+    if (mkdir(B.out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "lgelu bench: %s: cannot create: %s\n", B.out_dir, strerror(errno));
+        lg_bench_free(&B);
+        return 1;
+    }
+    snprintf(B.res, sizeof B.res, "%s/results.csv", B.out_dir);
+    /* what a row's verdict depends on besides its instance: the options (verify.h, the same text as the
+     * study's row keys) with this timeout, and the build */
+    lg_verify_opts_settings(&B.o, B.tail, sizeof B.tail);
+    snprintf(B.build, sizeof B.build, "lgelu %s %s", lg_version(), lg_commit());
+    lg_status st = B.force ? LG_OK : lg_bench_rows_read(&B.rows, B.res, lg_bench_header);
+    if (st == LG_OK) st = lg_bench_plan_make(&B);
+    if (st != LG_OK) {
+        lg_bench_free(&B);
+        lg_cli_fail("bench", st);
+        return st == LG_ERR_ARG ? 2 : 1;
+    }
+    int resumed = 0;
+    st = B.force ? lg_line_log_open(&B.csv, B.res, lg_bench_header)
+                 : lg_line_log_resume(&B.csv, B.res, lg_bench_header, &resumed);
+    if (st != LG_OK) {
+        fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
+        lg_bench_free(&B);
+        return 1;
+    }
+    lg_bench_stop = 0;
+    lg_bench_signals(lg_bench_on_signal);
+    printf("%-4s %-44s %-9s %9s %10s  %s\n", "#", "instance", "result", "seconds", "nodes", "method");
+    B.meter = (lg_cli_meter){lg_now(), 0};
+    for (size_t li = 0; li < B.L.n && !lg_bench_stop; li++)
+        if (lg_bench_line(&B, li)) break;
+    rc = B.n_err ? 1 : 0;
+    if (lg_line_log_close(&B.csv) != LG_OK) {
         fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         rc = 1;
     }
     int stop = lg_bench_stop;
     lg_bench_signals(SIG_DFL);
-    printf("%d instances in %s: %d unsat, %d sat, %d undecided (%d timeouts), %d errors; %d run now (%.2f s), %d "
-           "already there\n",
-           n_listed, res, count[0], count[1], count[2] + count[3], count[3], count[4], n, total, n_skip);
-    if (n_skip)
-        printf("%d instances already in %s were kept (--retry RESULTS, --redo-changed or --force run them again)\n",
-               n_skip, res);
-    if (stop) {
-        printf("stopped by signal %d%s; every result above is complete\n", stop,
-               n_dropped ? " (the undecided instance in flight was dropped)" : "");
-        rc = 128 + stop;
-    }
-    return rc;
+    lg_bench_summary(&B, stop);
+    lg_bench_free(&B);
+    return stop ? 128 + stop : rc;
 }

@@ -391,7 +391,8 @@ int lg_cmd_cex(int argc, char **argv)
     r.n_out = n_out;
     r.violated_case = -1;
     r.verdict = LG_VERDICT_UNKNOWN;
-    snprintf(r.method, sizeof r.method, "external");
+    r.how.stage = LG_STAGE_EXTERNAL;
+    lg_verify_report_method(&r);
     lg_cex_answer ans = lg_cex_classify((const char *)buf, len);
     if (ans.kind == LG_CEX_NONE) { /* a file of the wrong kind: a usage error (exit 2) */
         st = lg_fail(LG_ERR_ARG, "%s: not a solver answer: no status (sat, unsat, unknown, timeout; glpsol's Status:; "
@@ -409,7 +410,8 @@ int lg_cmd_cex(int argc, char **argv)
         for (int i = n_in - 1; i >= 0; i--)
             if (!have[i]) missing = i;
         if (missing >= 0) {
-            snprintf(r.reason, sizeof r.reason, "%s, but no value of X_%d: nothing to re-check", ans.said, missing);
+            lg_outcome_unknown(&r.how, LG_REASON_EXTERNAL, 0, "%s, but no value of X_%d: nothing to re-check", ans.said,
+                               missing);
         } else {
             for (int k = 0; k < prop.n_cases && r.verdict != LG_VERDICT_VIOLATED; k++) {
                 memcpy(xc, x, (size_t)n_in * sizeof *xc);
@@ -425,24 +427,25 @@ int lg_cmd_cex(int argc, char **argv)
                 }
             }
             if (r.verdict != LG_VERDICT_VIOLATED)
-                snprintf(r.reason, sizeof r.reason, "%s, but its point fails the exact re-check of every case", ans.said);
+                lg_outcome_unknown(&r.how, LG_REASON_WITNESS, 0, "%s, but its point fails the exact re-check of every case",
+                                   ans.said);
         }
     } else if (ans.kind == LG_CEX_UNSAT && prop.n_cases == 1) {
         /* the solver's complete answer to the whole query: no point of the box violates */
         r.verdict = LG_VERDICT_ROBUST;
     } else if (ans.kind == LG_CEX_UNSAT) {
-        snprintf(r.reason, sizeof r.reason, "%s for the one case of the query; the property has %d cases", ans.said,
-                 prop.n_cases);
+        lg_outcome_unknown(&r.how, LG_REASON_EXTERNAL, 0, "%s for the one case of the query; the property has %d cases",
+                           ans.said, prop.n_cases);
     } else {
-        r.timed_out = ans.kind == LG_CEX_TIMEOUT;
-        snprintf(r.reason, sizeof r.reason, "%s", ans.said);
+        int late = ans.kind == LG_CEX_TIMEOUT;
+        lg_outcome_unknown(&r.how, late ? LG_REASON_TIMEOUT : LG_REASON_EXTERNAL, late, "%s", ans.said);
     }
     if (r.verdict == LG_VERDICT_VIOLATED)
         printf("violated\n  the point of %s passes the exact re-check (case %d of %s)\n", sol, r.violated_case, vnn);
     else if (r.verdict == LG_VERDICT_ROBUST)
         printf("unsat (%s: no point violates %s%s)\n", ans.said, vnn,
                prop.n_cases ? "; the solver's answer, not re-checked" : "");
-    else printf("%s (%s)\n", r.timed_out ? "timeout" : "unknown", r.reason);
+    else printf("%s (%s)\n", r.how.timed_out ? "timeout" : "unknown", r.how.reason);
     if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
     rc = 0;
 fail:

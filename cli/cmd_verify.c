@@ -119,7 +119,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         json_t *per = json_array();
         for (int k = 0; k < r->n_layers; k++) json_array_append_new(per, json_integer(r->unstable[k]));
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:I, s:s, s:o, s:s}", "instance", a->instance,
-                              "solver", solver, "verdict", lg_verdict_name(r->verdict), "reason", r->reason,
+                              "solver", solver, "verdict", lg_verdict_name(r->verdict), "reason", r->how.reason,
                               "seconds", lg_json_num(r->seconds), "unstable", r->unstable_total,
                               "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
                               r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
@@ -143,7 +143,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         if (lg_json_print_line(stdout, o)) fprintf(stderr, "lgelu verify: cannot print JSON (out of memory)\n");
         return;
     }
-    if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->reason[0] ? r->reason : "undecided");
+    if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->how.reason[0] ? r->how.reason : "undecided");
     else if (r->misclassified) printf("violated (misclassified: the clean input itself is a counterexample)\n");
     else printf("%s\n", lg_verdict_name(r->verdict));
     if (ref)
@@ -173,7 +173,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 static void lg_verify_print_line(const lg_verify_args *a, const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_UNKNOWN)
-        printf("%s: unknown (%s)", a->instance, r->reason[0] ? r->reason : "undecided");
+        printf("%s: unknown (%s)", a->instance, r->how.reason[0] ? r->how.reason : "undecided");
     else
         printf("%s: %s%s", a->instance, lg_verdict_name(r->verdict), r->misclassified ? " (misclassified)" : "");
     printf(", label %ld, %s %s, %.3f s\n", a->label, r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by",
@@ -238,16 +238,14 @@ int lg_cmd_verify(int argc, char **argv)
             o.seed = (unsigned long)v;
             break;
         case O_SOLVER:
-            if (!lg_solver_for_verify(optarg)) {
-                char names[64];
-                return lg_cli_usage("verify", "--solver: expected %s, got '%s'",
-                                    lg_solver_verify_names(names, sizeof names), optarg);
-            }
-            o.solver = optarg;
+            if (lg_solver_parse(optarg, &o.solver) != LG_OK) return lg_cli_usage("verify", "--solver: %s", lg_errmsg());
             break;
         case O_Z3_THEORY:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "exact") && strcmp(optarg, "lp") && strcmp(optarg, "lp-lemmas"))
-                return lg_cli_usage("verify", "--z3-theory: expected auto, exact, lp or lp-lemmas, got '%s'", optarg);
+            if (!lg_solver_theory(lg_solver_z3, optarg)) {
+                char names[64];
+                return lg_cli_usage("verify", "--z3-theory: expected %s, got '%s'",
+                                    lg_solver_theory_names(lg_solver_z3, names, sizeof names), optarg);
+            }
             z3_theory = optarg;
             break;
         case O_TIGHTEN:
@@ -322,11 +320,8 @@ int lg_cmd_verify(int argc, char **argv)
         goto usage;
     }
     if (!o.verbose && lg_cli_progress_enabled()) o.verbose = 1; /* progress lines only */
-    char z3_name[24];
-    if (strcmp(o.solver, "z3") == 0) { /* the back-end named with its theory (encode/problem.h) */
-        snprintf(z3_name, sizeof z3_name, "z3-%s", z3_theory);
-        o.solver = z3_name;
-    }
+    if (o.solver.mode == LG_SOLVER_ONE && o.solver.row->theories) /* the back-end's row of that theory */
+        o.solver.row = lg_solver_theory(o.solver.row, z3_theory);
     lg_net net, ref = {0};
     double delta = 0;
     lg_prop prop = {0};
@@ -341,11 +336,10 @@ int lg_cmd_verify(int argc, char **argv)
     lg_status st = lg_net_load_in(&net, argv[optind], &run);
     if (st == LG_ERR_TIMEOUT) { /* the import itself ran past the deadline */
         snprintf(a.instance, sizeof a.instance, "%s", a.vnnlib ? a.vnnlib : argv[optind]);
-        snprintf(r.reason, sizeof r.reason, "timeout");
-        r.timed_out = 1;
+        lg_outcome_unknown(&r.how, LG_REASON_TIMEOUT, 1, "timeout");
         r.bound_method = "symbolic";
         r.seconds = lg_now() - t0;
-        lg_verify_print(&a, o.solver, &r, json, ref_path, 0);
+        lg_verify_print(&a, lg_solver_pick_name(&o.solver), &r, json, ref_path, 0);
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         rc = 0;
         goto done;
@@ -382,12 +376,12 @@ int lg_cmd_verify(int argc, char **argv)
             goto fail;
         }
         if (batch && !json) lg_verify_print_line(&a, &r);
-        else lg_verify_print(&a, o.solver, &r, json, ref_path, delta);
+        else lg_verify_print(&a, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
         fflush(stdout);
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         n_verdict[r.verdict]++;
         n_mis += r.misclassified;
-        n_timeout += r.verdict == LG_VERDICT_UNKNOWN && r.timed_out;
+        n_timeout += r.verdict == LG_VERDICT_UNKNOWN && r.how.timed_out;
         seconds += r.seconds;
         lg_verify_report_free(&r);
         lg_prop_free(&prop);

@@ -1,3 +1,4 @@
+/* opts.c — the option readers every subcommand shares (numbers with ranges, usage and error exits, progress lines; cmd.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

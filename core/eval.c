@@ -1,3 +1,4 @@
+/* eval.c — classification accuracy of a network on a dataset (eval.h). */
 #include "core/eval.h"
 
 #include <stdlib.h>

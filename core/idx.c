@@ -1,3 +1,4 @@
+/* idx.c — reading IDX datasets, gzip or plain (idx.h). */
 #include "core/idx.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* linalg.c — dense float matrix products: cblas_sgemm and the naive oracle kernel (linalg.h). */
 #include "core/linalg.h"
 
 #include <cblas.h>

@@ -1,3 +1,4 @@
+/* net.c — the network type: building, shapes, the forward pass (net.h). */
 #include "core/net.h"
 
 #include "core/arch.h"

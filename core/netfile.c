@@ -1,3 +1,4 @@
+/* netfile.c — the native network file format, read and write (netfile.h). */
 #include "core/netfile.h"
 #include "core/onnx.h"
 

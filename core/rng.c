@@ -1,3 +1,4 @@
+/* rng.c — seeded PCG32 random numbers (rng.h). */
 #include "core/rng.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* status.c — error codes and the thread-local error message (status.h). */
 #include "core/status.h"
 
 #include <stdarg.h>
@@ -33,7 +34,6 @@ lg_status lg_fail(lg_status s, const char *fmt, ...)
 
 const char *lg_errmsg(void) { return lg_msg; }
 
-void lg_errclear(void) { lg_msg[0] = '\0'; }
 
 void lg_assert_fail(const char *expr, const char *file, int line)
 {

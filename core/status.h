@@ -33,8 +33,6 @@ lg_status lg_fail(lg_status s, const char *fmt, ...)
 /* The last message recorded by lg_fail() on this thread ("" if none). */
 const char *lg_errmsg(void);
 
-/* Clear the message. */
-void lg_errclear(void);
 
 /* Broken invariant (never for input validation): print and abort. */
 #define LG_ASSERT(c)                                                            \

@@ -14,17 +14,12 @@
 
 #include "core/clock.h"
 
-/* Message from child to parent: this header, then x[n_in] if have_x. */
+/* Message from child to parent: this header (the child's lg_result, its
+ * pointer x meaningless here), then x[n_in] if have_x. */
 typedef struct lg_iso_msg {
     int status;  /* lg_status of solve */
-    int answer;  /* lg_answer */
     int have_x;
-    int timed_out;
-    lg_lp_stats lp;
-    double seconds;
-    long nodes;
-    char theory[8];
-    char reason[256];
+    lg_result r;
     char errmsg[512];
 } lg_iso_msg;
 
@@ -88,13 +83,8 @@ static void lg_iso_child(lg_solve_fn solve, const lg_problem *p, const lg_solve_
     lg_iso_msg m;
     memset(&m, 0, sizeof m);
     m.status = (int)solve(p, o, &r);
-    m.answer = (int)r.answer;
-    m.seconds = r.seconds;
-    m.nodes = r.nodes;
-    memcpy(m.theory, r.theory, sizeof m.theory);
-    m.timed_out = r.timed_out;
-    m.lp = r.lp;
-    memcpy(m.reason, r.reason, sizeof m.reason);
+    m.r = r;
+    m.r.x = NULL;
     if (m.status != LG_OK) snprintf(m.errmsg, sizeof m.errmsg, "%s", lg_errmsg());
     m.have_x = r.x != NULL;
     int bad = lg_iso_write_all(fd, &m, sizeof m);
@@ -152,15 +142,12 @@ lg_status lg_isolate_solve(lg_solve_fn solve, const lg_problem *p, const lg_solv
         else snprintf(r->reason, sizeof r->reason, "back-end exited without an answer");
         return LG_OK;
     }
-    r->answer = (lg_answer)m.answer;
-    r->seconds = m.seconds;
-    r->nodes = m.nodes;
-    memcpy(r->theory, m.theory, sizeof r->theory);
-    r->timed_out = m.timed_out;
-    r->lp = m.lp;
-    m.reason[sizeof m.reason - 1] = '\0';
+    double *x = r->x;
+    *r = m.r;
+    r->x = x;
+    r->reason[sizeof r->reason - 1] = '\0';
+    r->theory[sizeof r->theory - 1] = '\0';
     m.errmsg[sizeof m.errmsg - 1] = '\0';
-    memcpy(r->reason, m.reason, sizeof r->reason);
     if (m.status != LG_OK) {
         lg_result_free(r);
         return lg_fail((lg_status)m.status, "%s", m.errmsg);

@@ -151,12 +151,6 @@ static double lg_lp_cert_bound(lg_lp_cert *c, const double *y, double c0)
     return nextafter(lb, -INFINITY);
 }
 
-double lg_lp_cert_lagrange(lg_lp_cert *c, const double *y, int use_obj)
-{
-    lg_lp_cert_read(c, use_obj);
-    return lg_lp_cert_bound(c, y, use_obj ? glp_get_obj_coef(c->P, 0) : 0.0);
-}
-
 /* Try y = ± row p of B⁻¹ (p 1-based basis position) as a Farkas multiplier. */
 static int lg_lp_cert_farkas_row(lg_lp_cert *c, int p)
 {

@@ -74,12 +74,6 @@ typedef struct lg_lp_cert {
 lg_status lg_lp_cert_init(lg_lp_cert *c, glp_prob *P);
 void lg_lp_cert_free(lg_lp_cert *c);
 
-/* The core: a safe lower bound of min obj·x + c0 over P's current bounds
- * with multipliers y [m] (0-based; entries whose row side is infinite are
- * ignored). use_obj 0: objective 0 (the Farkas form). −INFINITY when some
- * needed bound is infinite or a value overflows. Records the support. */
-double lg_lp_cert_lagrange(lg_lp_cert *c, const double *y, int use_obj);
-
 /* Certify what GLPK's last glp_simplex on P left: BOUND when its duals
  * give a safe bound ≥ t (*lb set; t = −INFINITY asks for any finite bound),
  * INFEASIBLE when a Farkas multiplier from its basis proves the rows

@@ -1,3 +1,4 @@
+/* problem.c — the back-end query's helpers: default solve options, results, LP statistics (problem.h). */
 #include "encode/problem.h"
 
 #include <stdlib.h>

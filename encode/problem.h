@@ -50,9 +50,19 @@ typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT }
  * and the isolation's kill (isolate.h) all aim at it; run.verbose > 0:
  * solver chatter on stderr; run.seed: the solver's random seed;
  * run.memory_mb: the solver's own memory limit (Z3 memory_max_size, GLPK
- * glp_mem_limit) and the isolated child's cap; ≤ 0 none. */
+ * glp_mem_limit) and the isolated child's cap; ≤ 0 none.
+ * z3lp: the knobs of Z3's LP theory (z3lp.h), for measurement; zeroed = the
+ * defaults. */
+typedef struct lg_z3lp_opts {
+    int no_bases;      /* 1: no per-term simplex bases (each term's LP restarts from GLPK's last) */
+    int no_lazy;       /* 1: online mode checks every literal, not only once a term is true */
+    int propagate;     /* phase-propagation LPs per partial check (default LG_Z3LP_PROPAGATE_DEFAULT: off) */
+    int propagate_it;  /* simplex iterations per propagation LP (0: LG_Z3LP_PROPAGATE_IT_DEFAULT; < 0 no limit) */
+} lg_z3lp_opts;
+
 typedef struct lg_solve_opts {
     lg_runctx run;
+    lg_z3lp_opts z3lp;
 } lg_solve_opts;
 
 /* No deadline, seed 0, quiet, no memory cap. */
@@ -94,35 +104,86 @@ typedef enum lg_unsat_kind {
                              back-end re-decides the same query */
 } lg_unsat_kind;
 
-/* The one solver table (solvers.c). Its entries are the back-ends and the
- * two modes of verify/ that are not a back-end themselves:
- *   "auto"  — a portfolio: verify/'s quick paths, then the back-ends in
- *             `chain` in order while the answer stays unknown;
- *   "none"  — no back-end (bounds, attack and branch and bound only).
- * Everything that takes a solver name (CLI, bench, the back-end decision,
- * branch-and-bound leaves) asks this table. */
-typedef struct lg_solver_ops {
-    const char *name;
-    lg_status (*solve)(const lg_problem *p, const lg_solve_opts *o, lg_result *r); /* NULL for a mode */
-    lg_status (*write)(const lg_problem *p, FILE *f);  /* NULL if no text form */
-    lg_unsat_kind unsat;       /* what its UNSAT proves (back-ends) */
-    const char *confirm;       /* LG_UNSAT_CONFIRM: the back-end that re-decides; else NULL */
-    const char *chain[3];      /* the back-ends this name calls, in order (a back-end: itself;
-                                  "auto": glpk, z3; "none": none), NULL-terminated */
-    int for_verify;            /* a choice of `lgelu verify --solver` / `lgelu bench --solver` */
-    int index;                 /* position in the table (bit masks of back-ends used) */
-} lg_solver_ops;
+/* What a back-end row of the solver table can do (bits of lg_solver_ops.caps). */
+enum {
+    LG_SOLVER_PWL_ONLY = 1 << 0, /* encodes piecewise-linear (relu/identity) networks only */
+    LG_SOLVER_COMPLETE = 1 << 1, /* decides every query given the time (UNSAT or a candidate) */
+    LG_SOLVER_FORK = 1 << 2,     /* under a time or memory limit it runs in a child process
+                                    (isolate.h): its native library may not stop when asked */
+    LG_SOLVER_PICKS_THEORY = 1 << 3 /* chooses its theory per query (the result's theory says which ran) */
+};
 
-/* "z3", "glpk", "smt2", "lp", "auto", "none", and Z3 by theory (encode/z3lp.h):
- * "z3-exact" (= "z3"), "z3-lp", "z3-lp-lemmas", "z3-auto"; NULL if unknown. */
+/* The one solver table (solvers.c): one row per back-end. Rows refer to
+ * rows by pointer. Verify's modes ("auto": a portfolio; "none": no
+ * back-end) are not rows (lg_solver_pick below), and neither are the
+ * names that only alias a row ("smt2" = z3, "lp" = glpk: the text forms
+ * `lgelu encode --format` takes). A name is resolved once, at the edge
+ * (CLI, the study's grid), into a row pointer; past that nobody compares
+ * solver names. */
+typedef struct lg_solver_ops lg_solver_ops;
+struct lg_solver_ops {
+    const char *name;
+    lg_status (*solve)(const lg_problem *p, const lg_solve_opts *o, lg_result *r);
+    lg_status (*write)(const lg_problem *p, FILE *f);  /* NULL if no text form */
+    lg_unsat_kind unsat;           /* what its UNSAT proves */
+    const lg_solver_ops *confirm;  /* LG_UNSAT_CONFIRM: the row that re-decides; else NULL */
+    unsigned caps;                 /* LG_SOLVER_* bits */
+    const char *family;            /* rows that name their theory: the family ("z3"), else NULL */
+    const char *theory;            /* the theory's name in that family ("auto", "exact", "lp", "lp-lemmas");
+                                      the result is labelled "<family>-<theory that ran>" (z3-exact, z3-lp) */
+    const lg_solver_ops *const *theories; /* a family's rows by theory (z3: auto, exact, lp, lp-lemmas),
+                                             NULL-terminated, or NULL */
+    int for_verify;                /* a choice of `lgelu verify --solver` / `lgelu bench --solver` */
+    int index;                     /* position in the table (bit masks of back-ends used) */
+};
+
+/* The rows named "glpk" and "z3" (the portfolio's back-ends; the defaults
+ * of a branch-and-bound leaf and of `--z3-theory`). */
+extern const lg_solver_ops *const lg_solver_glpk;
+extern const lg_solver_ops *const lg_solver_z3;
+
+/* A row by name: a row's own name ("z3", "glpk", "z3-exact", "z3-lp",
+ * "z3-lp-lemmas", "z3-auto") or an alias ("smt2", "lp"); NULL if unknown.
+ * For the edges only (CLI, grid, tests). */
 const lg_solver_ops *lg_solver_find(const char *name);
-/* Table entry number i (0-based), NULL past the end. */
+/* Table row number i (0-based), NULL past the end. */
 const lg_solver_ops *lg_solver_at(int i);
+/* The row of family's theory named theory ("auto", "exact", "lp",
+ * "lp-lemmas" for z3); NULL if family has no such theory. */
+const lg_solver_ops *lg_solver_theory(const lg_solver_ops *family, const char *theory);
+/* The names of family's theories as "auto, exact, lp or lp-lemmas" into buf. */
+const char *lg_solver_theory_names(const lg_solver_ops *family, char *buf, size_t n);
+/* What names the result of row when theory_ran ("exact", "lp" or "") ran:
+ * "<family>-<theory>" for a row that names its theory, else the row's name.
+ * Into buf (n bytes); returns buf. */
+const char *lg_solver_label(const lg_solver_ops *row, const char *theory_ran, char *buf, size_t n);
+
+/* Verify's use of the table: a mode, and for LG_SOLVER_ONE the row. The
+ * zeroed pick is "auto". */
+typedef enum lg_solver_mode {
+    LG_SOLVER_AUTO = 0, /* a portfolio: verify/'s quick paths, then the portfolio's rows in order while
+                           the answer stays unknown (GLPK, then Z3) */
+    LG_SOLVER_NONE,     /* no back-end (bounds, attack and branch and bound only) */
+    LG_SOLVER_ONE       /* one back-end: row */
+} lg_solver_mode;
+
+typedef struct lg_solver_pick {
+    lg_solver_mode mode;
+    const lg_solver_ops *row; /* LG_SOLVER_ONE: the back-end; else NULL */
+} lg_solver_pick;
+
+/* Resolve a `verify --solver` name ("auto", "none", or a row with
+ * for_verify) into *p. LG_ERR_ARG ("expected auto, glpk, z3 or none, got
+ * 'x'") otherwise. */
+lg_status lg_solver_parse(const char *name, lg_solver_pick *p);
+/* The back-ends p calls, in order (auto: the portfolio; one: its row;
+ * none: none), into chain[3]; returns how many. */
+int lg_solver_chain(const lg_solver_pick *p, const lg_solver_ops *chain[3]);
+/* "auto", "none", or the row's name. */
+const char *lg_solver_pick_name(const lg_solver_pick *p);
 /* The names accepted by `verify --solver`, as "auto, glpk, z3 or none", into
  * buf (n bytes). */
 const char *lg_solver_verify_names(char *buf, size_t n);
-/* 1 if name is a choice of `verify --solver`. */
-int lg_solver_for_verify(const char *name);
 
 /* Release the calling thread's solver state (GLPK keeps a thread-local
  * environment); a worker thread that used encode/ calls it before it ends. */

@@ -24,65 +24,29 @@
  * more for a point inside (kept only if it passes).
  *
  * Timeout: the solver's "timeout" parameter (the time left until
- * o->run.deadline) and a watchdog thread that calls Z3_interrupt once that
- * deadline has passed. Z3 4.8.12 does not always
+ * o->run.deadline) and the session's watchdog (z3_session.h), which calls
+ * Z3_interrupt once that deadline has passed. Z3 4.8.12 does not always
  * listen (measured: a 784-256-256-10 query ignored both for > 90 s), so the
- * hard limit is the one isolation of every back-end: lg_solver_find("z3")
- * runs this in a child process killed 0.5 s after the same deadline
+ * hard limit is the one isolation of every back-end: the table's z3 rows
+ * run this in a child process killed 0.5 s after the same deadline
  * (isolate.h, solvers.c). run.memory_mb sets Z3's memory_max_size. Z3 errors
  * are caught by a recording handler (never exit) → LG_ERR_SOLVER, or a
  * timeout when the watchdog caused them.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <z3.h>
 
 #include "encode/backends.h"
 #include "core/clock.h"
 #include "encode/pwl.h"
-#include "encode/z3_err.h"
+#include "encode/z3_session.h"
 #include "encode/rational.h"
 
-/* Watchdog: interrupts ctx every 50 ms once the deadline has passed, but
- * only while a check runs (armed): an interrupt while the encoding is built
- * makes Z3 return NULL terms, which later calls would dereference. */
-typedef struct watchdog {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done, fired, armed;
-    double deadline; /* lg_now() seconds */
-    Z3_context ctx;
-} watchdog;
-
-static void *watchdog_main(void *arg)
-{
-    watchdog *w = arg;
-    pthread_mutex_lock(&w->mu);
-    while (!w->done) {
-        double now = lg_now(), wake = w->deadline;
-        if (now >= w->deadline) {
-            if (w->armed) {
-                w->fired = 1;
-                Z3_interrupt(w->ctx);
-            }
-            wake = now + 0.05;
-        }
-        struct timespec ts;
-        ts.tv_sec = (time_t)wake;
-        ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
-        if (ts.tv_nsec >= 1000000000L) ts.tv_nsec = 999999999L;
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
-}
-
 typedef struct z3q {
-    Z3_context ctx;
-    Z3_solver s;
+    lg_z3_session z; /* context, solver, error record, watchdog (z3_session.h) */
+    Z3_context ctx;  /* z.ctx */
     Z3_sort real;
     Z3_ast zero;
     Z3_ast *x;    /* [n_in] input variables */
@@ -115,24 +79,7 @@ static Z3_ast z3_var(z3q *q, const char *prefix, int a, int b)
 
 static void z3_assert(z3q *q, Z3_ast f)
 {
-    if (f && lg_z3_err == Z3_OK) Z3_solver_assert(q->ctx, q->s, f);
-}
-
-/* Z3_solver_check with the watchdog armed (w may be NULL). */
-static Z3_lbool z3_check(z3q *q, watchdog *w)
-{
-    if (w) {
-        pthread_mutex_lock(&w->mu);
-        w->armed = 1;
-        pthread_mutex_unlock(&w->mu);
-    }
-    Z3_lbool res = Z3_solver_check(q->ctx, q->s);
-    if (w) {
-        pthread_mutex_lock(&w->mu);
-        w->armed = 0;
-        pthread_mutex_unlock(&w->mu);
-    }
-    return res;
+    if (f && q->z.err == Z3_OK) Z3_solver_assert(q->ctx, q->z.s, f);
 }
 
 /* Σ_j c[j]·v[j] + d over the non-NULL v[j] with c[j] ≠ 0. */
@@ -208,7 +155,7 @@ static void z3_build(z3q *q, const lg_problem *p)
 {
     Z3_context c = q->ctx;
     const lg_net *net = p->net;
-    for (int i = 0; i < net->n_in && lg_z3_err == Z3_OK; i++) {
+    for (int i = 0; i < net->n_in && q->z.err == Z3_OK; i++) {
         q->x[i] = z3_var(q, "x", i, -1);
         z3_assert(q, Z3_mk_ge(c, q->x[i], z3_num(q, p->lo[i])));
         z3_assert(q, Z3_mk_le(c, q->x[i], z3_num(q, p->hi[i])));
@@ -225,7 +172,7 @@ static void z3_build(z3q *q, const lg_problem *p)
         const lg_layer *Ly = &net->layers[k];
         Z3_ast *cur = q->node + lg_pwl_node_off(&q->row, k);
         for (int i = 0; i < Ly->n_out; i++) {
-            if (lg_z3_err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
+            if (q->z.err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
             lg_pwl_row_get(&q->row, k, i, NULL);
@@ -279,8 +226,8 @@ static double z3_model_double(Z3_context c, Z3_model m, Z3_ast v, double lo, dou
 /* The model's inputs as doubles into x. */
 static lg_status z3_candidate(z3q *q, const lg_problem *p, double *x)
 {
-    Z3_model m = Z3_solver_get_model(q->ctx, q->s);
-    if (!m) return lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", lg_z3_errmsg);
+    Z3_model m = Z3_solver_get_model(q->ctx, q->z.s);
+    if (!m) return lg_fail(LG_ERR_SOLVER, "z3: sat but no model: %s", q->z.errmsg);
     Z3_model_inc_ref(q->ctx, m);
     for (int i = 0; i < p->net->n_in; i++) x[i] = z3_model_double(q->ctx, m, q->x[i], p->lo[i], p->hi[i]);
     Z3_model_dec_ref(q->ctx, m);
@@ -304,9 +251,6 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     memset(r, 0, sizeof *r);
     z3q q;
     memset(&q, 0, sizeof q);
-    watchdog w;
-    pthread_t thr;
-    int have_thr = 0;
     int n_in = p->net->n_in, width = lg_net_max_width(p->net), n_out = lg_net_n_out(p->net);
     if ((st = lg_pwl_row_init(&q.row, p->net))) goto fail;
     int n_args = q.row.cap > n_out ? q.row.cap : n_out;
@@ -317,84 +261,32 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
         st = lg_fail(LG_ERR_NOMEM, "z3: cannot allocate encoding buffers");
         goto fail;
     }
-    lg_z3_err = Z3_OK;
-    Z3_config cfg = Z3_mk_config();
-    if (!cfg) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create configuration");
-        goto fail;
-    }
-    Z3_set_param_value(cfg, "model", "true");
-    if (o->run.memory_mb > 0) { /* a global parameter: set per query (the back-end runs isolated) */
-        char mb[32];
-        snprintf(mb, sizeof mb, "%u", o->run.memory_mb >= 4e9 ? 4000000000u : (unsigned)o->run.memory_mb);
-        Z3_global_param_set("memory_max_size", mb);
-    }
-    q.ctx = Z3_mk_context(cfg);
-    Z3_del_config(cfg);
-    if (!q.ctx) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create context");
-        goto fail;
-    }
-    Z3_set_error_handler(q.ctx, lg_z3_record_error);
+    if ((st = lg_z3_session_open(&q.z, "z3", "QF_LRA", o)) != LG_OK) goto fail;
+    q.ctx = q.z.ctx;
     q.real = Z3_mk_real_sort(q.ctx);
     q.zero = Z3_mk_numeral(q.ctx, "0", q.real);
-    q.s = Z3_mk_solver_for_logic(q.ctx, Z3_mk_string_symbol(q.ctx, "QF_LRA"));
-    if (!q.s || lg_z3_err != Z3_OK) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: cannot create solver: %s", lg_z3_errmsg);
-        goto fail;
-    }
-    Z3_solver_inc_ref(q.ctx, q.s);
-    if (o->run.deadline > 0) {
-        memset(&w, 0, sizeof w);
-        w.deadline = o->run.deadline;
-        w.ctx = q.ctx;
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_mutex_init(&w.mu, NULL);
-        pthread_cond_init(&w.cv, &ca);
-        pthread_condattr_destroy(&ca);
-        if (pthread_create(&thr, NULL, watchdog_main, &w) != 0) {
-            pthread_cond_destroy(&w.cv);
-            pthread_mutex_destroy(&w.mu);
-            st = lg_fail(LG_ERR_SOLVER, "z3: cannot start the timeout watchdog");
-            goto fail;
-        }
-        have_thr = 1;
-    }
     z3_build(&q, p);
     if (o->run.verbose > 0) fprintf(stderr, "z3: encoding built in %.2f s\n", lg_now() - t0);
-    if (lg_z3_err != Z3_OK) {
-        if (o->run.deadline > 0 && lg_now() >= o->run.deadline) { /* interrupted by the watchdog */
+    if (q.z.err != Z3_OK) {
+        if (lg_z3_session_late(&q.z)) { /* interrupted by the watchdog */
             r->answer = LG_ANSWER_UNKNOWN;
             r->timed_out = 1;
             snprintf(r->reason, sizeof r->reason, "timeout");
             st = LG_OK;
         } else {
-            st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", lg_z3_errmsg);
+            st = lg_fail(LG_ERR_SOLVER, "z3: building the encoding failed: %s", q.z.errmsg);
         }
         goto fail;
     }
-    Z3_params prm = Z3_mk_params(q.ctx);
-    Z3_params_inc_ref(q.ctx, prm);
-    if (o->run.deadline > 0) {
-        double left_ms = (o->run.deadline - lg_now()) * 1000.0;
-        unsigned ms = left_ms < 1 ? 1u : left_ms > 4e9 ? 4000000000u : (unsigned)left_ms;
-        Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "timeout"), ms);
-    }
-    Z3_params_set_uint(q.ctx, prm, Z3_mk_string_symbol(q.ctx, "random_seed"), (unsigned)o->run.seed);
-    Z3_solver_set_params(q.ctx, q.s, prm);
-    Z3_params_dec_ref(q.ctx, prm);
+    lg_z3_session_timeout(&q.z);
     if (o->run.verbose > 0) fprintf(stderr, "z3: %d unstable relu, solving\n", lg_pwl_count_unstable(p));
     Z3_lbool res = Z3_L_UNDEF;
-    if (!(o->run.deadline > 0) || lg_now() < o->run.deadline) res = z3_check(&q, have_thr ? &w : NULL);
-    if (lg_z3_err != Z3_OK && res == Z3_L_UNDEF && o->run.deadline > 0 && lg_now() >= o->run.deadline) {
-        lg_z3_err = Z3_OK; /* cancelled by the watchdog: a timeout, handled below */
-    } else if (lg_z3_err != Z3_OK) {
-        st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", lg_z3_errmsg);
+    if (!lg_z3_session_late(&q.z)) res = lg_z3_session_check(&q.z); /* past the deadline: a timeout, below */
+    if (q.z.err != Z3_OK) {
+        st = lg_fail(LG_ERR_SOLVER, "z3: check failed: %s", q.z.errmsg);
         goto fail;
     }
-    r->nodes = z3_decisions(q.ctx, q.s);
+    r->nodes = z3_decisions(q.ctx, q.z.s);
     if (res == Z3_L_FALSE) {
         r->answer = LG_ANSWER_UNSAT;
     } else if (res == Z3_L_TRUE) {
@@ -412,8 +304,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
              * may reject: ask for a point 1e-9 inside. If there is none,
              * keep the boundary point (verify/ decides). */
             z3_assert(&q, z3_condition(&q, p, LG_Z3_INSIDE));
-            if (lg_z3_err == Z3_OK && (!(o->run.deadline > 0) || lg_now() < o->run.deadline) &&
-                z3_check(&q, have_thr ? &w : NULL) == Z3_L_TRUE) {
+            if (q.z.err == Z3_OK && !lg_z3_session_late(&q.z) && lg_z3_session_check(&q.z) == Z3_L_TRUE) {
                 double *x2 = malloc((size_t)n_in * sizeof *x2);
                 if (x2 && z3_candidate(&q, p, x2) == LG_OK && z3_candidate_holds(&q, p, x2, 0.0))
                     memcpy(r->x, x2, (size_t)n_in * sizeof *x2);
@@ -421,7 +312,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
             }
         }
     } else {
-        const char *why = Z3_solver_get_reason_unknown(q.ctx, q.s);
+        const char *why = Z3_solver_get_reason_unknown(q.ctx, q.z.s);
         int timed_out = o->run.deadline > 0 && lg_now() >= o->run.deadline - 1e-3;
         if (timed_out || (why && (strstr(why, "timeout") || strstr(why, "canceled")))) {
             r->timed_out = 1;
@@ -435,17 +326,7 @@ static lg_status z3_solve_here(const lg_problem *p, const lg_solve_opts *o, doub
     }
     st = LG_OK;
 fail:
-    if (have_thr) {
-        pthread_mutex_lock(&w.mu);
-        w.done = 1;
-        pthread_cond_signal(&w.cv);
-        pthread_mutex_unlock(&w.mu);
-        pthread_join(thr, NULL);
-        pthread_cond_destroy(&w.cv);
-        pthread_mutex_destroy(&w.mu);
-    }
-    if (q.s) Z3_solver_dec_ref(q.ctx, q.s);
-    if (q.ctx) Z3_del_context(q.ctx);
+    lg_z3_session_close(&q.z);
     free(q.x);
     free(q.node);
     free(q.args);

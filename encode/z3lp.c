@@ -83,7 +83,7 @@
 #include "encode/lp_cert.h"
 #include "encode/lp_relax.h"
 #include "encode/pwl.h"
-#include "encode/z3_err.h"
+#include "encode/z3_session.h"
 
 typedef struct zl {
     lg_lp_relax lp;
@@ -98,21 +98,21 @@ typedef struct zl {
     double *pobj;       /* [n_cols] ±e_z of a propagation LP (0 elsewhere) */
     double T;           /* the elastic column's range [−T, T] */
     double t_last;      /* GLPK's min t of the last theory LP (INFINITY: none) */
-    int prop_max;       /* propagation LPs per partial check (LG_Z3LP_PROPAGATE) */
-    int prop_it;        /* simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT) */
+    int prop_max;       /* propagation LPs per partial check (lg_solve_opts.z3lp.propagate) */
+    int prop_it;        /* simplex iterations per propagation LP (lg_solve_opts.z3lp.propagate_it) */
     int *cand;          /* [n_un] propagation candidates */
     double *score;      /* [n_un] their z/u or −z/l, signed by the direction to prove */
     int *bases;         /* [(n_terms + 1) · (rows + cols)] the last theory basis of each slot (zl_slot) */
     char *has_basis;    /* [n_terms + 1] */
     int basis_slot;     /* the slot whose basis GLPK holds now, −1 none */
-    int bases_on;       /* LG_Z3LP_BASES (default 1) */
-    int lazy;           /* online: no LP before a term is true (LG_Z3LP_LAZY, default 1) */
+    int bases_on;       /* per-term bases (default 1; lg_solve_opts.z3lp.no_bases) */
+    int lazy;           /* online: no LP before a term is true (default 1; lg_solve_opts.z3lp.no_lazy) */
     int *val;           /* [n_lit] the current (partial) model: 1 true, 0 false, −1 unassigned */
     int *ex_lit, *ex_val; /* [n_lit] explanation scratch */
     double *x;          /* [n_in] candidate */
     double *scratch;    /* forward pass */
-    Z3_context ctx;
-    Z3_solver s;
+    lg_z3_session z;    /* context, solver, error record, watchdog (z3_session.h) */
+    Z3_context ctx;     /* z.ctx */
     Z3_ast *lits;       /* [n_lit] */
     Z3_ast *clause;     /* [n_lit] */
     /* run state */
@@ -387,14 +387,14 @@ static void zl_block(zl *q, int n)
         q->clause[i] = q->ex_val[i] ? Z3_mk_not(c, l) : l;
     }
     Z3_ast cl = n == 0 ? Z3_mk_false(c) : n == 1 ? q->clause[0] : Z3_mk_or(c, (unsigned)n, q->clause);
-    if (cl && lg_z3_err == Z3_OK) Z3_solver_assert(c, q->s, cl);
+    if (cl && q->z.err == Z3_OK) Z3_solver_assert(c, q->z.s, cl);
 }
 
 /* The Z3 model's values of every literal into q->val. */
 static lg_status zl_model(zl *q)
 {
-    Z3_model m = Z3_solver_get_model(q->ctx, q->s);
-    if (!m) return lg_fail(LG_ERR_SOLVER, "z3-lp: sat but no model: %s", lg_z3_errmsg);
+    Z3_model m = Z3_solver_get_model(q->ctx, q->z.s);
+    if (!m) return lg_fail(LG_ERR_SOLVER, "z3-lp: sat but no model: %s", q->z.errmsg);
     Z3_model_inc_ref(q->ctx, m);
     for (int i = 0; i < q->n_lit; i++) {
         Z3_ast v = NULL;
@@ -407,18 +407,14 @@ static lg_status zl_model(zl *q)
 static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
 {
     q->basis_slot = -1;
-    q->bases_on = !getenv("LG_Z3LP_BASES") || atoi(getenv("LG_Z3LP_BASES")) != 0;
-    q->lazy = !getenv("LG_Z3LP_LAZY") || atoi(getenv("LG_Z3LP_LAZY")) != 0;
+    q->bases_on = !o->z3lp.no_bases;
+    q->lazy = !o->z3lp.no_lazy;
     int n_in = p->net->n_in, width = lg_net_max_width(p->net);
     q->n_un = lg_pwl_count_unstable(p);
     q->n_lit = q->n_un + p->n_terms;
     q->t_last = INFINITY;
-    q->prop_max = LG_Z3LP_PROPAGATE_DEFAULT;
-    const char *env = getenv("LG_Z3LP_PROPAGATE");
-    if (env && *env) q->prop_max = atoi(env) > 0 ? atoi(env) : 0;
-    q->prop_it = LG_Z3LP_PROPAGATE_IT_DEFAULT;
-    env = getenv("LG_Z3LP_PROPAGATE_IT");
-    if (env && *env) q->prop_it = atoi(env) > 0 ? atoi(env) : 0;
+    q->prop_max = o->z3lp.propagate > 0 ? o->z3lp.propagate : LG_Z3LP_PROPAGATE_DEFAULT;
+    q->prop_it = o->z3lp.propagate_it > 0 ? o->z3lp.propagate_it : o->z3lp.propagate_it < 0 ? 0 : LG_Z3LP_PROPAGATE_IT_DEFAULT;
     size_t nl = (size_t)q->n_lit + 1, nu = (size_t)q->n_un + 1;
     q->un_row = malloc(nu * sizeof *q->un_row);
     q->un_z = malloc(nu * sizeof *q->un_z);
@@ -452,25 +448,9 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
     q->has_basis = calloc((size_t)p->n_terms + 1, 1);
     if (!q->bases || !q->has_basis) return lg_fail(LG_ERR_NOMEM, "z3-lp: cannot allocate the bases");
 
-    lg_z3_err = Z3_OK;
-    Z3_config cfg = Z3_mk_config();
-    if (!cfg) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create configuration");
-    Z3_set_param_value(cfg, "model", "true");
-    q->ctx = Z3_mk_context(cfg);
-    Z3_del_config(cfg);
-    if (!q->ctx) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create context");
-    Z3_set_error_handler(q->ctx, lg_z3_record_error);
-    q->s = Z3_mk_simple_solver(q->ctx);
-    if (!q->s || lg_z3_err != Z3_OK) {
-        q->s = NULL;
-        return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot create solver: %s", lg_z3_errmsg);
-    }
-    Z3_solver_inc_ref(q->ctx, q->s);
-    Z3_params prm = Z3_mk_params(q->ctx);
-    Z3_params_inc_ref(q->ctx, prm);
-    Z3_params_set_uint(q->ctx, prm, Z3_mk_string_symbol(q->ctx, "random_seed"), (unsigned)o->run.seed);
-    Z3_solver_set_params(q->ctx, q->s, prm);
-    Z3_params_dec_ref(q->ctx, prm);
+    lg_status zst = lg_z3_session_open(&q->z, "z3-lp", NULL, o);
+    if (zst != LG_OK) return zst;
+    q->ctx = q->z.ctx;
     Z3_sort b = Z3_mk_bool_sort(q->ctx);
     int j = 0;
     for (int k = 0; k < p->net->n_layers; k++)
@@ -491,14 +471,13 @@ static lg_status zl_setup(zl *q, const lg_problem *p, const lg_solve_opts *o)
         q->ex_val[t] = 0;
     }
     zl_block(q, p->n_terms);
-    if (lg_z3_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: building the abstraction failed: %s", lg_z3_errmsg);
+    if (q->z.err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: building the abstraction failed: %s", q->z.errmsg);
     return LG_OK;
 }
 
 static void zl_free(zl *q)
 {
-    if (q->s) Z3_solver_dec_ref(q->ctx, q->s);
-    if (q->ctx) Z3_del_context(q->ctx);
+    lg_z3_session_close(&q->z);
     lg_lp_relax_free(&q->lp);
     free(q->un_row);
     free(q->un_z);
@@ -623,19 +602,6 @@ static int zl_all(zl *q)
     return n;
 }
 
-/* Z3's "timeout" parameter: the time left until o->run.deadline. */
-static void zl_timeout(zl *q, const lg_solve_opts *o)
-{
-    if (!(o->run.deadline > 0)) return;
-    double left_ms = (o->run.deadline - lg_now()) * 1000.0;
-    Z3_params prm = Z3_mk_params(q->ctx);
-    Z3_params_inc_ref(q->ctx, prm);
-    Z3_params_set_uint(q->ctx, prm, Z3_mk_string_symbol(q->ctx, "timeout"),
-                       left_ms < 1 ? 1u : left_ms > 4e9 ? 4000000000u : (unsigned)left_ms);
-    Z3_solver_set_params(q->ctx, q->s, prm);
-    Z3_params_dec_ref(q->ctx, prm);
-}
-
 /* The answer once Z3's check is over (res) or the loop gave up. */
 static void zl_answer(zl *q, const lg_solve_opts *o, Z3_lbool res, lg_result *r)
 {
@@ -651,7 +617,7 @@ static void zl_answer(zl *q, const lg_solve_opts *o, Z3_lbool res, lg_result *r)
         snprintf(r->reason, sizeof r->reason, "z3-lp: %ld model(s) not closed by a certified bound (%s)",
                  q->incomplete, q->why);
     } else {
-        const char *w = res == Z3_L_UNDEF ? Z3_solver_get_reason_unknown(q->ctx, q->s) : NULL;
+        const char *w = res == Z3_L_UNDEF ? Z3_solver_get_reason_unknown(q->ctx, q->z.s) : NULL;
         r->timed_out = o->run.deadline > 0 && lg_now() >= o->run.deadline - 1e-3;
         snprintf(r->reason, sizeof r->reason, "%s", r->timed_out ? "timeout" : w ? w : "z3-lp: no answer");
     }
@@ -689,9 +655,9 @@ static lg_status zl_run_lemmas(zl *q, const lg_problem *p, const lg_solve_opts *
     Z3_lbool res = Z3_L_UNDEF;
     for (int over = zl_roots(q, p, o); !over;) {
         if (o->run.deadline > 0 && lg_now() >= o->run.deadline) break;
-        zl_timeout(q, o);
-        res = Z3_solver_check(q->ctx, q->s);
-        if (lg_z3_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", lg_z3_errmsg);
+        lg_z3_session_timeout(&q->z);
+        res = lg_z3_session_check(&q->z);
+        if (q->z.err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", q->z.errmsg);
         if (res != Z3_L_TRUE) break;
         lg_status st = zl_model(q);
         if (st) return st;
@@ -890,24 +856,24 @@ static lg_status zl_run_online(zl *q, const lg_problem *p, const lg_solve_opts *
         zl_answer(q, o, Z3_L_UNDEF, r);
         return LG_OK;
     }
-    Z3_solver_propagate_init(q->ctx, q->s, q, zp_push, zp_pop, zp_fresh);
-    Z3_solver_propagate_fixed(q->ctx, q->s, zp_fixed);
-    Z3_solver_propagate_final(q->ctx, q->s, zp_final);
+    Z3_solver_propagate_init(q->ctx, q->z.s, q, zp_push, zp_pop, zp_fresh);
+    Z3_solver_propagate_fixed(q->ctx, q->z.s, zp_fixed);
+    Z3_solver_propagate_final(q->ctx, q->z.s, zp_final);
     q->n_ids = 0;
     for (int i = 0; i < q->n_lit; i++) {
-        unsigned id = Z3_solver_propagate_register(q->ctx, q->s, q->lits[i]);
-        if (lg_z3_err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot register literal: %s", lg_z3_errmsg);
+        unsigned id = Z3_solver_propagate_register(q->ctx, q->z.s, q->lits[i]);
+        if (q->z.err != Z3_OK) return lg_fail(LG_ERR_SOLVER, "z3-lp: cannot register literal: %s", q->z.errmsg);
         if (id >= (unsigned)(2 * q->n_lit + 2)) return lg_fail(LG_ERR_SOLVER, "z3-lp: literal id %u out of range", id);
         q->lit2id[i] = id;
         if ((int)id + 1 > q->n_ids) q->n_ids = (int)id + 1;
     }
     for (int i = 0; i < q->n_ids; i++) q->id2lit[i] = -1;
     for (int i = 0; i < q->n_lit; i++) q->id2lit[q->lit2id[i]] = i;
-    zl_timeout(q, o);
-    Z3_lbool res = Z3_solver_check(q->ctx, q->s);
-    if (lg_z3_err != Z3_OK && !q->found && !(o->run.deadline > 0 && lg_now() >= o->run.deadline))
-        return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", lg_z3_errmsg);
-    lg_z3_err = Z3_OK;
+    lg_z3_session_timeout(&q->z);
+    Z3_lbool res = lg_z3_session_check(&q->z);
+    if (q->z.err != Z3_OK && !q->found && !(o->run.deadline > 0 && lg_now() >= o->run.deadline))
+        return lg_fail(LG_ERR_SOLVER, "z3-lp: check failed: %s", q->z.errmsg);
+    q->z.err = Z3_OK;
     if (res == Z3_L_TRUE && !q->found) res = Z3_L_UNDEF;
     zl_answer(q, o, res, r);
     return LG_OK;

@@ -1,6 +1,6 @@
 /* z3lp.h — the Z3 back-end with lgelu's linear arithmetic as its theory
- * (internal to encode/ and its tests; callers outside use lg_solver_find
- * with "z3-lp", "z3-exact" or "z3-auto").
+ * (internal to encode/ and its tests; callers outside use the solver
+ * table's rows z3-lp, z3-lp-lemmas, z3-auto).
  *
  * Z3's CDCL engine decides the Boolean structure alone: one literal per
  * unstable ReLU (true = active: z ≥ 0, a = z; false = inactive: z ≤ 0,
@@ -58,13 +58,13 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
 
 /* Phase propagation (online only): LPs per partial check that try to prove
  * an unassigned neuron's phase from the fixed ones (z3lp.c, DESIGN.md §3
- * "Z3's theory"); the environment variable LG_Z3LP_PROPAGATE sets it. Off
+ * "Z3's theory"); lg_solve_opts.z3lp.propagate sets it. Off
  * by default: measured (benchmarks/Z3.md), it proves about one phase in a
  * hundred tries on the main job and costs a third of the conflicts per
  * second. */
 #define LG_Z3LP_PROPAGATE_DEFAULT 0
-/* Simplex iterations per propagation LP (LG_Z3LP_PROPAGATE_IT overrides it;
- * 0: no limit): the duals of the basis reached still certify a bound. */
+/* Simplex iterations per propagation LP (lg_solve_opts.z3lp.propagate_it
+ * overrides it): the duals of the basis reached still certify a bound. */
 #define LG_Z3LP_PROPAGATE_IT_DEFAULT 30
 
 #endif

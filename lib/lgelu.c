@@ -211,24 +211,21 @@ void lgelu_cancel_request(lgelu_cancel *c)
 
 void lgelu_cancel_free(lgelu_cancel *c) { free(c); }
 
-/* The internal options for o (as `lgelu verify` fills them); z3_name holds
- * the back-end name "z3-auto" when o names z3 (cmd_verify.c does the same). */
-static lg_status lgelu_opts_internal(const lgelu_verify_opts *o, lg_verify_opts *v, char *z3_name, size_t cap)
+/* The internal options for o (as `lgelu verify` fills them: z3 is the row
+ * of its auto theory, as in cmd_verify.c). */
+static lg_status lgelu_opts_internal(const lgelu_verify_opts *o, lg_verify_opts *v)
 {
     *v = lg_verify_opts_default();
     const char *solver = o->solver ? o->solver : "auto";
-    if (!lg_solver_for_verify(solver)) {
-        char names[64];
-        return lg_fail(LG_ERR_ARG, "solver: expected %s, got '%s'", lg_solver_verify_names(names, sizeof names),
-                       solver);
+    if (lg_solver_parse(solver, &v->solver) != LG_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", lg_errmsg());
+        return lg_fail(LG_ERR_ARG, "solver: %s", why);
     }
-    if (strcmp(solver, "z3") == 0) {
-        snprintf(z3_name, cap, "z3-auto");
-        solver = z3_name;
-    }
+    if (v->solver.mode == LG_SOLVER_ONE && v->solver.row->theories) /* z3: its auto theory, as `lgelu verify` */
+        v->solver.row = lg_solver_theory(v->solver.row, "auto");
     if (!isfinite(o->margin) || isnan(o->timeout_s))
         return lg_fail(LG_ERR_ARG, "margin and timeout must be numbers, got %g and %g", o->margin, o->timeout_s);
-    v->solver = solver;
     v->timeout_s = o->timeout_s;
     v->seed = o->seed;
     v->attack = o->attack;
@@ -274,8 +271,7 @@ lgelu_status lgelu_verify_robust(const lgelu_net *net, const double *x, double e
     for (int i = 0; i < ni; i++)
         if (!isfinite(x[i])) return lgelu_st(lg_fail(LG_ERR_ARG, "x[%d] is not finite", i));
     lg_verify_opts v;
-    char z3_name[24];
-    lg_status st = lgelu_opts_internal(o, &v, z3_name, sizeof z3_name);
+    lg_status st = lgelu_opts_internal(o, &v);
     if (st != LG_OK) return lgelu_st(st);
     if (label < 0) { /* the network's own prediction at x (cli/verify_args.c) */
         double *y = malloc(((size_t)2 * (size_t)lg_net_max_width(g) + (size_t)no) * sizeof *y);
@@ -303,8 +299,7 @@ lgelu_status lgelu_verify_vnnlib(const lgelu_net *net, const char *path, const l
     lgelu_verify_opts d = lgelu_verify_opts_default();
     if (!o) o = &d;
     lg_verify_opts v;
-    char z3_name[24];
-    lg_status st = lgelu_opts_internal(o, &v, z3_name, sizeof z3_name);
+    lg_status st = lgelu_opts_internal(o, &v);
     if (st != LG_OK) return lgelu_st(st);
     lg_prop prop = {0};
     if ((st = lg_vnnlib_read_net(&prop, path, &net->net)) != LG_OK) return lgelu_st(st);
@@ -325,9 +320,9 @@ void lgelu_result_free(lgelu_result *r)
 }
 
 lgelu_verdict lgelu_result_verdict(const lgelu_result *r) { return r ? (lgelu_verdict)r->rep.verdict : LGELU_UNKNOWN; }
-const char *lgelu_result_reason(const lgelu_result *r) { return r ? r->rep.reason : ""; }
+const char *lgelu_result_reason(const lgelu_result *r) { return r ? r->rep.how.reason : ""; }
 const char *lgelu_result_method(const lgelu_result *r) { return r ? r->rep.method : ""; }
-int lgelu_result_timed_out(const lgelu_result *r) { return r ? r->rep.timed_out : 0; }
+int lgelu_result_timed_out(const lgelu_result *r) { return r ? r->rep.how.timed_out : 0; }
 double lgelu_result_seconds(const lgelu_result *r) { return r ? r->rep.seconds : 0.0; }
 int lgelu_result_label(const lgelu_result *r) { return r ? r->label : -1; }
 int lgelu_result_unstable_total(const lgelu_result *r) { return r ? r->rep.unstable_total : 0; }

@@ -283,8 +283,7 @@ static int lg_grid_study_key(lg_grid_parse *P, const char *key, const char *valu
         return 1;
     }
     if (strcmp(key, "z3_theory") == 0) {
-        if (n != 1 || (strcmp(tok[0], "auto") && strcmp(tok[0], "exact") && strcmp(tok[0], "lp") &&
-                       strcmp(tok[0], "lp-lemmas")))
+        if (n != 1 || !(g->z3_row = lg_solver_theory(lg_solver_z3, tok[0])))
             LG_GRID_FAIL(P, "study", key, "expected one of auto, exact, lp, lp-lemmas");
         snprintf(g->z3_theory, sizeof g->z3_theory, "%s", tok[0]);
         return 1;
@@ -469,6 +468,7 @@ static lg_status lg_grid_run(lg_study_grid *g, FILE *f, const char *name)
     snprintf(g->data, sizeof g->data, "%s", LG_DATA_DEFAULT_DIR);
     g->timeout = 30.0;
     snprintf(g->z3_theory, sizeof g->z3_theory, "auto");
+    g->z3_row = lg_solver_theory(lg_solver_z3, g->z3_theory);
     lg_grid_parse P;
     memset(&P, 0, sizeof P);
     P.g = g;

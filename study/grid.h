@@ -26,6 +26,7 @@
 #include "core/status.h"
 
 #include "core/net.h"
+#include "encode/problem.h"
 
 #define LG_STUDY_MAX_DIMS 64
 #define LG_STUDY_NAME 64
@@ -92,6 +93,7 @@ typedef struct lg_study_grid {
     double timeout;           /* seconds per instance (default 30) */
     char z3_theory[16];       /* the z3 mode's theory: "auto" (default), "exact", "lp", "lp-lemmas"
                                  (verify --z3-theory); the row records the one that ran */
+    const lg_solver_ops *z3_row; /* the solver table's row of that theory (resolved by the parser) */
 } lg_study_grid;
 
 lg_study_train lg_study_train_default(void);

@@ -45,15 +45,8 @@ void lg_study_verify_settings(const lg_study_grid *g, const lg_study_arch *a, lg
     vo->bab.threads = 1; /* verdicts that do not depend on -j */
     int w = snprintf(desc, n, "timeout=%g bab_threads=1", timeout);
     if (m == LG_STUDY_Z3 || m == LG_STUDY_GLPK) {
-        /* the z3 mode names its theory (grid key z3_theory, verify --z3-theory) */
-        static const char *const z3_names[][2] = {
-            {"auto", "z3-auto"}, {"exact", "z3-exact"}, {"lp", "z3-lp"}, {"lp-lemmas", "z3-lp-lemmas"}};
-        vo->solver = "glpk";
-        if (m == LG_STUDY_Z3) {
-            vo->solver = "z3-auto";
-            for (size_t i = 0; i < sizeof z3_names / sizeof z3_names[0]; i++)
-                if (strcmp(g->z3_theory, z3_names[i][0]) == 0) vo->solver = z3_names[i][1];
-        }
+        /* the z3 mode's row is its theory's (grid key z3_theory, verify --z3-theory) */
+        vo->solver = (lg_solver_pick){LG_SOLVER_ONE, m == LG_STUDY_Z3 ? g->z3_row : lg_solver_glpk};
         vo->backend_only = 1;
         vo->attack = 0;
         vo->bab.mode = LG_BAB_NONE;
@@ -247,15 +240,20 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     for (int k = 0; k < rep.n_layers; k++) json_array_append_new(un, json_integer(rep.unstable[k]));
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, n->hash);
-    /* the z3 mode's theory that ran (its method z3-exact / z3-lp), null elsewhere */
-    json_t *theory = I->mode == LG_STUDY_Z3 && strncmp(rep.method, "z3-", 3) == 0 ? json_string(rep.method + 3)
-                     : I->mode == LG_STUDY_Z3 && strcmp(vo.solver, "z3-auto") != 0 ? json_string(vo.solver + 3)
-                                                                                       : json_null();
+    /* the z3 mode's theory: the one that ran (the back-end's label z3-exact / z3-lp), else the one
+     * asked for unless the row picks per query; null in the other modes */
+    const lg_solver_ops *z3 = I->mode == LG_STUDY_Z3 ? vo.solver.row : NULL;
+    const lg_outcome *h = &rep.how;
+    json_t *theory = !z3 ? json_null()
+                     : h->stage == LG_STAGE_BACKEND && h->by && h->by->family && !h->confirm
+                         ? json_string(h->theory[0] ? h->theory : h->by->theory)
+                     : !(z3->caps & LG_SOLVER_PICKS_THEORY) ? json_string(z3->theory)
+                                                            : json_null();
     *row = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:f, s:s, s:s, s:s, s:b, s:f, s:o, s:i, s:I, s:I, s:s, s:f, "
                      "s:f, s:o, s:f, s:s, s:o}",
                      "key", key, "regime", N->r->name, "arch", N->a->name, "seed", (json_int_t)N->seed, "input",
                      I->input, "label", label, "eps", eps, "mode", lg_study_mode_name(I->mode), "verdict",
-                     lg_verdict_name(rep.verdict), "reason", rep.reason, "timed_out", rep.timed_out, "seconds",
+                     lg_verdict_name(rep.verdict), "reason", rep.how.reason, "timed_out", rep.how.timed_out, "seconds",
                      rep.seconds, "unstable", un, "unstable_total", rep.unstable_total, "nodes",
                      (json_int_t)rep.nodes, "bab_nodes", (json_int_t)rep.bab_nodes, "stage", rep.method,
                      "delta_ball", delta_ball, "delta_transfer", delta_tr, "cex_fools_smooth", fools, "timeout",

@@ -21,6 +21,7 @@
 
 #include "oracle.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/bab.h"
 #include "verify/recheck.h"
@@ -242,7 +243,7 @@ static lg_bab_opts lg_tbb_opts(const char *solver, int threads, int beta, int br
 {
     lg_bab_opts o = lg_bab_opts_default();
     o.mode = LG_BAB_RELU;
-    o.solver = solver;
+    o.solver = lg_test_solver(solver);
     o.threads = threads;
     o.beta = beta;
     o.branch = (lg_bab_branch)branch;
@@ -378,7 +379,7 @@ START_TEST(test_alpha_bab_matches_oracle)
             lg_bab_out out;
             double x[32];
             ck_assert_int_eq(lg_bab_run(&in.net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
-            ck_assert_msg(out.answer != LG_BAB_OPEN, "inst %d: open with a back-end (%s)", t, out.reason);
+            ck_assert_msg(out.answer != LG_BAB_OPEN, "inst %d: open with a back-end (%s)", t, out.how.reason);
             ck_assert_int_eq(out.answer == LG_BAB_PROVED, ans == LG_ANSWER_UNSAT);
         }
         lg_test_inst_free(&in);

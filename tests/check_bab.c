@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "oracle.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/bab.h"
 #include "verify/recheck.h"
@@ -218,7 +219,7 @@ static lg_bab_opts lg_tb_opts(lg_bab_mode mode, const char *solver, int threads)
 {
     lg_bab_opts o = lg_bab_opts_default();
     o.mode = mode;
-    o.solver = solver;
+    o.solver = lg_test_solver(solver);
     o.threads = threads;
     o.max_nodes = 200000;
     return o;
@@ -416,7 +417,7 @@ START_TEST(test_bab_needs_splitting)
                 lg_prop_case pc = {in.lo, in.hi, in.n_terms, in.terms};
                 p.cases = &pc;
                 lg_verify_opts vo = lg_verify_opts_default();
-                vo.solver = "none";
+                vo.solver = lg_test_solver("none");
                 vo.bab.mode = LG_BAB_NONE;
                 lg_verify_report rep;
                 ck_assert_int_eq(lg_verify_run(&in.net, &p, &vo, &rep), LG_OK);
@@ -464,7 +465,7 @@ START_TEST(test_bab_union_of_boxes)
         lg_prop_case pc[2] = {{lo0, hi0, in.n_terms, in.terms}, {lo1, hi1, in.n_terms, in.terms}};
         lg_prop p = {3, 3, 2, pc, NULL, NULL};
         lg_verify_opts vo = lg_verify_opts_default();
-        vo.solver = "none";
+        vo.solver = lg_test_solver("none");
         vo.bab.mode = LG_BAB_INPUT;
         vo.bab.threads = 2;
         lg_verify_report rep;
@@ -511,9 +512,9 @@ START_TEST(test_bab_memory_guard)
     o = lg_tb_opts(LG_BAB_INPUT, "glpk", 2);
     lg_runctx tiny = lg_runctx_start(120, 1, 0, 0.05);
     ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &tiny, &capped, x), LG_OK);
-    ck_assert_msg(capped.answer == LG_BAB_OPEN && capped.out_of_memory && strstr(capped.reason, "memory"),
+    ck_assert_msg(capped.answer == LG_BAB_OPEN && capped.out_of_memory && strstr(capped.how.reason, "memory"),
                   "answer %d, out_of_memory %d, reason '%s' (peak %ld open)", capped.answer, capped.out_of_memory,
-                  capped.reason, capped.peak_open);
+                  capped.how.reason, capped.peak_open);
     ck_assert_int_le(capped.peak_open, 32 + 2 * o.batch + 1);
     ck_assert_int_lt(capped.nodes, big.nodes);
     lg_prop_free(&p);
@@ -578,12 +579,12 @@ START_TEST(test_bab_acasxu_fixtures)
         /* the slow one gets a short timeout: known verdict or unknown */
         lg_verdict v = lg_tb_run_fixture(&net, inst[i].prop, inst[i].fast ? 120 : 3, LG_BAB_AUTO, &rep);
         fprintf(stderr, "fixture %s %s: %s%s%s%s by %s in %.2f s, %ld nodes\n", inst[i].net + 7, inst[i].prop + 7,
-                lg_verdict_name(v), rep.reason[0] ? " (" : "", rep.reason, rep.reason[0] ? ")" : "", rep.method,
+                lg_verdict_name(v), rep.how.reason[0] ? " (" : "", rep.how.reason, rep.how.reason[0] ? ")" : "", rep.method,
                 rep.seconds, rep.bab_nodes);
         ck_assert_msg(v == inst[i].known || v == LG_VERDICT_UNKNOWN, "%s %s: %s, known %s", inst[i].net, inst[i].prop,
                       lg_verdict_name(v), lg_verdict_name(inst[i].known));
         if (inst[i].fast && !lg_test_quick())
-            ck_assert_msg(v == inst[i].known, "%s %s: not decided (%s)", inst[i].net, inst[i].prop, rep.reason);
+            ck_assert_msg(v == inst[i].known, "%s %s: not decided (%s)", inst[i].net, inst[i].prop, rep.how.reason);
         lg_verify_report_free(&rep);
         lg_net_free(&net);
     }
@@ -606,7 +607,7 @@ START_TEST(test_bab_acasxu_finds_counterexamples)
         lg_bab_opts o = lg_tb_opts(LG_BAB_INPUT, "none", 2);
         lg_runctx run = lg_runctx_start(60, 1, 0, 0);
         ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
-        ck_assert_msg(out.answer == LG_BAB_FOUND, "%s: answer %d (%s)", props[i], (int)out.answer, out.reason);
+        ck_assert_msg(out.answer == LG_BAB_FOUND, "%s: answer %d (%s)", props[i], (int)out.answer, out.how.reason);
         ck_assert_int_eq(lg_recheck(&net, C->lo, C->hi, C->n_terms, C->terms, x, NULL), 1);
         lg_prop_free(&p);
     }
@@ -631,7 +632,7 @@ START_TEST(test_bab_vnncomp_fixtures)
         lg_verify_report rep;
         lg_verdict v = lg_tb_run_fixture(&net, inst[i].prop, 120, LG_BAB_RELU, &rep);
         ck_assert_str_eq(rep.bab_mode, "relu");
-        ck_assert_msg(v != LG_VERDICT_UNKNOWN || lg_test_quick(), "%s: unknown (%s)", inst[i].prop, rep.reason);
+        ck_assert_msg(v != LG_VERDICT_UNKNOWN || lg_test_quick(), "%s: unknown (%s)", inst[i].prop, rep.how.reason);
         ck_assert_msg(v == inst[i].known || v == LG_VERDICT_UNKNOWN, "%s: %s", inst[i].prop, lg_verdict_name(v));
         lg_verify_report_free(&rep);
     }
@@ -736,30 +737,30 @@ START_TEST(test_bab_limits_give_unknown)
     lg_bab_opts o = lg_bab_opts_default();
     lg_runctx run = lg_runctx_none();
     o.mode = LG_BAB_INPUT;
-    o.solver = "none";
+    o.solver = lg_test_solver("none");
     o.threads = 2;
     o.max_depth = 3;
     ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
-    ck_assert_ptr_nonnull(strstr(out.reason, "depth"));
+    ck_assert_ptr_nonnull(strstr(out.how.reason, "depth"));
     o = lg_bab_opts_default();
     o.mode = LG_BAB_INPUT;
     o.max_nodes = 50;
     ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
-    ck_assert_ptr_nonnull(strstr(out.reason, "node limit"));
+    ck_assert_ptr_nonnull(strstr(out.how.reason, "node limit"));
     ck_assert_int_le(out.nodes, 50 + o.batch);
     o.max_nodes = 2000000;
     o.min_width = 0.3; /* every side may be halved only twice */
-    o.solver = "none";
+    o.solver = lg_test_solver("none");
     ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
-    ck_assert_ptr_nonnull(strstr(out.reason, "minimum width"));
+    ck_assert_ptr_nonnull(strstr(out.how.reason, "minimum width"));
     o.min_width = 1e-9;
     run.deadline = lg_now() - 1;
     ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &o, &run, &out, x), LG_OK);
     ck_assert_int_eq(out.answer, LG_BAB_OPEN);
-    ck_assert_int_eq(out.timed_out, 1);
+    ck_assert_int_eq(out.how.timed_out, 1);
     /* the driver honours its timeout within a couple of seconds */
     lg_verify_opts vo = lg_verify_opts_default();
     vo.timeout_s = 0.5;
@@ -768,7 +769,7 @@ START_TEST(test_bab_limits_give_unknown)
     double t0 = lg_now();
     ck_assert_int_eq(lg_verify_run(&net, &p, &vo, &rep), LG_OK);
     ck_assert_int_ne(rep.verdict, LG_VERDICT_VIOLATED);
-    if (rep.verdict == LG_VERDICT_UNKNOWN) ck_assert_int_eq(rep.timed_out, 1);
+    if (rep.verdict == LG_VERDICT_UNKNOWN) ck_assert_int_eq(rep.how.timed_out, 1);
     ck_assert_double_le(lg_now() - t0, 2.5);
     lg_verify_report_free(&rep);
     lg_prop_free(&p);
@@ -798,18 +799,14 @@ START_TEST(test_bab_bad_arguments)
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_ARG);
     o.mode = LG_BAB_INPUT;
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 2, terms, NULL, &o, &run, &out, x), LG_ERR_ARG); /* empty term */
-    o.solver = "nosuch";
-    o.solver_unstable = 1000;
-    lg_status st = lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x);
-    /* decided before any back-end is needed, or refused: never a verdict from nowhere */
-    if (st != LG_OK) ck_assert_int_eq(st, LG_ERR_ARG);
+    ck_assert_int_eq(lg_solver_parse("nosuch", &o.solver), LG_ERR_ARG); /* refused at the edge */
     /* a smooth net is split on its inputs without a back-end, and refused otherwise */
     net.layers[0].act = LG_ACT_GELU;
-    o.solver = "none";
+    o.solver = lg_test_solver("none");
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_OK);
-    o.solver = "glpk";
+    o.solver = lg_test_solver("glpk");
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_UNSUPPORTED);
-    o.solver = "none";
+    o.solver = lg_test_solver("none");
     o.mode = LG_BAB_RELU;
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, terms, NULL, &o, &run, &out, x), LG_ERR_UNSUPPORTED);
     lg_net_free(&net);

@@ -17,6 +17,7 @@
 #include "core/runctx.h"
 #include "encode/problem.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/attack.h"
 #include "verify/backend.h"
 #include "verify/prop.h"
@@ -24,7 +25,7 @@
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 
-/* Defect B. A 1-2-1 ReLU net with no unstable ReLU: x ∈ [1e5, 1e5·(1 + 1e-10)]
+/* A wrong infeasibility claim of GLPK must not become `robust`. A 1-2-1 ReLU net with no unstable ReLU: x ∈ [1e5, 1e5·(1 + 1e-10)]
  * (relative width 1e-10 at 1e5), both hidden neurons stable and active, the
  * output y = z0 + z1 + b1 ≈ 0 after cancellation; pre-activation bounds are
  * the exact images widened by a few ulps (sound). The counterexample region
@@ -102,11 +103,13 @@ START_TEST(test_backend_glpk_infeasible_not_trusted)
             lg_backend_call c = {&g.net, &g.p, &g.lo, &g.hi, 1, &g.term, &run, 0};
             lg_backend_out out;
             double x = NAN;
-            ck_assert_int_eq(lg_backend_decide(solvers[s], &c, &out, &x), LG_OK);
+            lg_solver_pick pick = lg_test_solver(solvers[s]);
+            char m[32];
+            ck_assert_int_eq(lg_backend_decide(&pick, &c, &out, &x), LG_OK);
             ck_assert_msg(out.answer != LG_ANSWER_UNSAT, "%s (timed %d): a violated query proved by %s", solvers[s],
-                          timed, out.method);
+                          timed, lg_outcome_method(&out.how, m, sizeof m));
             ck_assert_msg(out.answer == LG_ANSWER_SAT, "%s: expected the witness, got unknown (%s)", solvers[s],
-                          out.reason);
+                          out.how.reason);
             ck_assert_int_eq(lg_recheck(&g.net, &g.lo, &g.hi, 1, &g.term, &x, NULL), 1);
         }
     lg_net_free(&g.net);
@@ -135,7 +138,7 @@ static void verdict_all(const lg_net *net, const char *text, lg_verdict want, in
         for (int m = 0; m < 3; m++)
             for (int atk = 0; atk < 2; atk++) {
                 lg_verify_opts o = lg_verify_opts_default();
-                o.solver = solvers[s];
+                o.solver = lg_test_solver(solvers[s]);
                 o.bab.mode = modes[m];
                 o.attack = atk;
                 o.timeout_s = 20;
@@ -145,14 +148,14 @@ static void verdict_all(const lg_net *net, const char *text, lg_verdict want, in
                 int ok = r.verdict == want || (may_unknown && r.verdict == LG_VERDICT_UNKNOWN);
                 if (s == 3 && r.verdict == LG_VERDICT_UNKNOWN) ok = 1; /* no complete back-end */
                 ck_assert_msg(ok, "%s, bab %d, attack %d: %s (%s) expected %s on\n%s", solvers[s], m, atk,
-                              lg_verdict_name(r.verdict), r.reason, lg_verdict_name(want), text);
+                              lg_verdict_name(r.verdict), r.how.reason, lg_verdict_name(want), text);
                 if (r.verdict == LG_VERDICT_VIOLATED) ck_assert_ptr_nonnull(r.x);
                 lg_verify_report_free(&r);
             }
     lg_prop_free(&p);
 }
 
-/* Defect C: (/ t c) is exact. y = x, x = 3, so Y_0 / 3 = 1 exactly; the region
+/* VNN-LIB division is exact: (/ t c) is t·c⁻¹ in rationals. y = x, x = 3, so Y_0 / 3 = 1 exactly; the region
  * (>= (/ Y_0 3) 1) contains it: violated (t·fl(1/3) = 0.99999999999999989 < 1
  * made every solver answer robust). */
 START_TEST(test_backend_vnnlib_division_exact)
@@ -404,15 +407,15 @@ START_TEST(test_backend_runctx)
         for (int m = 0; m < 4; m++)
             for (int only = 0; only < (s < 3 ? 2 : 1); only++) {
                 lg_verify_opts o = lg_verify_opts_default();
-                o.solver = solvers[s];
+                o.solver = lg_test_solver(solvers[s]);
                 o.bab.mode = modes[m];
                 o.bab.threads = 1;
                 o.backend_only = only;
                 lg_verify_report r;
                 ck_assert_int_eq(lg_verify_run_in(&net, &p, &o, &expired, &r), LG_OK);
-                ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && r.timed_out == 1,
+                ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && r.how.timed_out == 1,
                               "%s, bab %s, backend_only %d, expired run: %s (%s), timed_out %d", solvers[s],
-                              lg_bab_mode_name(modes[m]), only, lg_verdict_name(r.verdict), r.reason, r.timed_out);
+                              lg_bab_mode_name(modes[m]), only, lg_verdict_name(r.verdict), r.how.reason, r.how.timed_out);
                 lg_verify_report_free(&r);
             }
     /* each stage alone */
@@ -431,7 +434,7 @@ START_TEST(test_backend_runctx)
         bo.threads = 1;
         lg_bab_out out;
         ck_assert_int_eq(lg_bab_run(&net, C->lo, C->hi, C->n_terms, C->terms, NULL, &bo, &expired, &out, x), LG_OK);
-        ck_assert_msg(out.answer == LG_BAB_OPEN && out.timed_out == 1 && out.nodes == 0, "bab %s: answer %d, %ld nodes",
+        ck_assert_msg(out.answer == LG_BAB_OPEN && out.how.timed_out == 1 && out.nodes == 0, "bab %s: answer %d, %ld nodes",
                       lg_bab_mode_name(bo.mode), (int)out.answer, out.nodes);
     }
     lg_bounds b;
@@ -449,9 +452,10 @@ START_TEST(test_backend_runctx)
     for (int s = 0; s < 3; s++) {
         lg_backend_call c = {&net, &prob, C->lo, C->hi, C->n_terms, C->terms, &expired, 0};
         lg_backend_out out;
-        ck_assert_int_eq(lg_backend_decide(solvers[s], &c, &out, x), LG_OK);
-        ck_assert_msg(out.answer == LG_ANSWER_UNKNOWN && out.timed_out == 1 && out.calls == 0,
-                      "%s, expired: answer %d, timed_out %d, %d calls", solvers[s], (int)out.answer, out.timed_out,
+        lg_solver_pick pick = lg_test_solver(solvers[s]);
+        ck_assert_int_eq(lg_backend_decide(&pick, &c, &out, x), LG_OK);
+        ck_assert_msg(out.answer == LG_ANSWER_UNKNOWN && out.how.timed_out == 1 && out.calls == 0,
+                      "%s, expired: answer %d, timed_out %d, %d calls", solvers[s], (int)out.answer, out.how.timed_out,
                       out.calls);
     }
     free(kept);
@@ -462,12 +466,12 @@ START_TEST(test_backend_runctx)
         for (int k = 0; k < 2; k++) {
             lg_verify_opts o = lg_verify_opts_default();
             o.attack = atk;
-            o.solver = "glpk";
+            o.solver = lg_test_solver("glpk");
             o.bab.threads = k + 1;
             lg_runctx run = lg_runctx_start(0, 12345, 0, 0);
             ck_assert_int_eq(lg_verify_run_in(&net, &p, &o, &run, &r[k]), LG_OK);
             ck_assert_msg(r[k].verdict == LG_VERDICT_VIOLATED, "attack %d, %d threads: %s (%s)", atk, k + 1,
-                          lg_verdict_name(r[k].verdict), r[k].reason);
+                          lg_verdict_name(r[k].verdict), r[k].how.reason);
         }
         ck_assert_str_eq(r[0].method, r[1].method);
         ck_assert_int_eq(r[0].bab_nodes, r[1].bab_nodes);
@@ -498,15 +502,15 @@ START_TEST(test_backend_overflow_unknown)
     for (int s = 0; s < 3; s++)
         for (int only = 0; only < 2; only++) {
             lg_verify_opts o = lg_verify_opts_default();
-            o.solver = solvers[s];
+            o.solver = lg_test_solver(solvers[s]);
             o.backend_only = only;
             o.bab.threads = 1;
             lg_runctx none = lg_runctx_none();
             lg_verify_report r;
             ck_assert_msg(lg_verify_run_in(&net, &p, &o, &none, &r) == LG_OK, "%s, backend_only %d: %s", solvers[s], only,
                           lg_errmsg());
-            ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && strstr(r.reason, "overflow"),
-                          "%s, backend_only %d: %s (%s)", solvers[s], only, lg_verdict_name(r.verdict), r.reason);
+            ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && strstr(r.how.reason, "overflow"),
+                          "%s, backend_only %d: %s (%s)", solvers[s], only, lg_verdict_name(r.verdict), r.how.reason);
             lg_verify_report_free(&r);
         }
     lg_prop_free(&p);

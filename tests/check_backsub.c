@@ -26,6 +26,7 @@
 #include "core/rng.h"
 #include "oracle.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/attack.h"
 #include "verify/bab.h"
@@ -203,7 +204,7 @@ START_TEST(test_backsub_bab_groups_deterministic)
             for (int th = 1; th <= 2; th++) {
                 lg_bab_opts o = lg_bab_opts_default();
                 o.mode = LG_BAB_RELU;
-                o.solver = "none";
+                o.solver = lg_test_solver("none");
                 o.threads = th;
                 o.group = groups[gi];
                 o.max_nodes = 3000;
@@ -232,7 +233,7 @@ START_TEST(test_backsub_bab_groups_deterministic)
         { /* with the root's intermediate bounds tightened by α (--bab-root-alpha) */
             lg_bab_opts o = lg_bab_opts_default();
             o.mode = LG_BAB_RELU;
-            o.solver = "none";
+            o.solver = lg_test_solver("none");
             o.threads = 1;
             o.root_alpha_steps = 10;
             o.max_nodes = 3000;

@@ -503,7 +503,7 @@ START_TEST(test_conv_verify_under_cap)
     o.memory_mb = 64; /* far below the dense form */
     lg_verify_report rep;
     ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
-    ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "tiny radius: %s (%s)", lg_verdict_name(rep.verdict), rep.reason);
+    ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "tiny radius: %s (%s)", lg_verdict_name(rep.verdict), rep.how.reason);
     lg_verify_report_free(&rep);
     lg_prop_free(&p);
     lg_net_free(&net);

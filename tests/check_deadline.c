@@ -34,6 +34,7 @@
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/bab.h"
 #include "verify/bab_act.h"
@@ -206,11 +207,11 @@ START_TEST(test_deadline_bab)
     bo.mode = LG_BAB_RELU;
     bo.threads = 1;
     bo.root_alpha_steps = 5;
-    bo.solver = "none";
+    bo.solver = lg_test_solver("none");
     lg_bab_out out;
     ck_assert_int_eq(lg_bab_run(&net, lo, hi, 1, &t, NULL, &bo, &past, &out, x), LG_OK);
-    ck_assert_msg(out.answer == LG_BAB_OPEN && out.timed_out == 1, "answer %d, timed_out %d", (int)out.answer,
-                  out.timed_out);
+    ck_assert_msg(out.answer == LG_BAB_OPEN && out.how.timed_out == 1, "answer %d, timed_out %d", (int)out.answer,
+                  out.how.timed_out);
     lg_net_free(&net);
 
     /* activation splitting on a smooth net: not proved under an expired run */
@@ -250,8 +251,8 @@ START_TEST(test_deadline_verify_smooth)
     o.bab.threads = 1;
     lg_verify_report r;
     ck_assert_int_eq(lg_verify_run_in(&net, &p, &o, &past, &r), LG_OK);
-    ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && r.timed_out == 1, "%s (%s), timed_out %d",
-                  lg_verdict_name(r.verdict), r.reason, r.timed_out);
+    ck_assert_msg(r.verdict == LG_VERDICT_UNKNOWN && r.how.timed_out == 1, "%s (%s), timed_out %d",
+                  lg_verdict_name(r.verdict), r.how.reason, r.how.timed_out);
     lg_verify_report_free(&r);
     lg_prop_free(&p);
     lg_net_free(&net);
@@ -313,7 +314,7 @@ START_TEST(test_deadline_sweep)
         for (int k = 0; k <= 16; k++) {
             lg_verify_opts o = lg_verify_opts_default();
             o.attack = cases[c].attack;
-            o.solver = "none";
+            o.solver = lg_test_solver("none");
             o.bab.mode = cases[c].bab;
             o.bab.threads = 1 + k % 2;
             lg_runctx run = lg_runctx_start(100, 1, 0, 0);
@@ -324,7 +325,7 @@ START_TEST(test_deadline_sweep)
                           lg_status_str(st), lg_errmsg());
             ck_assert_msg(r.verdict != LG_VERDICT_ROBUST, "%s (violated), deadline +%g s: robust", cases[c].vnnlib,
                           0.025 * k);
-            n_timed += r.timed_out;
+            n_timed += r.how.timed_out;
             lg_verify_report_free(&r);
         }
         lg_prop_free(&p);

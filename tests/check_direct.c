@@ -19,6 +19,7 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/bab_act.h"
 #include "verify/bounds.h"
@@ -516,7 +517,7 @@ START_TEST(test_direct_torch_fixtures)
             ck_assert_msg(lg_verify_run(&net, &p, &o, &rep) == LG_OK, "%s: %s", path, lg_errmsg());
             double w = lg_dir_oracle(&net, &p, &r);
             ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && w < -1e-9), "%s: robust but sampling finds %g", path, w);
-            ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s: unknown (%s)", path, rep.reason);
+            ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s: unknown (%s)", path, rep.how.reason);
             if (rep.verdict == LG_VERDICT_VIOLATED) {
                 double yw[3];
                 ck_assert_msg(lg_witness_accept(&net, &p, 0, rep.x, yw) == 1, "%s: witness fails the gate", path);
@@ -547,7 +548,7 @@ START_TEST(test_direct_backend_refused)
     const char *solvers[] = {"z3", "glpk"};
     for (int s = 0; s < 2; s++) {
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = solvers[s];
+        o.solver = lg_test_solver(solvers[s]);
         lg_verify_report rep;
         ck_assert(lg_verify_run(&net, &p, &o, &rep) == LG_ERR_UNSUPPORTED);
         ck_assert_msg(strstr(lg_errmsg(), "piecewise-linear") && strstr(lg_errmsg(), solvers[s]), "%s", lg_errmsg());
@@ -629,9 +630,9 @@ START_TEST(test_direct_bab_act_memory)
                 lg_verify_report cap;
                 o.memory_mb = 1e-6; /* not even two nodes */
                 ck_assert(lg_verify_run(&net, &p, &o, &cap) == LG_OK);
-                ck_assert_msg(cap.verdict == LG_VERDICT_UNKNOWN && strstr(cap.reason, "memory"),
+                ck_assert_msg(cap.verdict == LG_VERDICT_UNKNOWN && strstr(cap.how.reason, "memory"),
                               "%s t=%d: %s (%s) under a 1-byte cap", lg_act_name(lg_smooth[a]), t,
-                              lg_verdict_name(cap.verdict), cap.reason);
+                              lg_verdict_name(cap.verdict), cap.how.reason);
                 hit++;
                 lg_verify_report_free(&cap);
             }

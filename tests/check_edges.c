@@ -21,6 +21,7 @@
 #include "core/npy.h"
 #include "soundfuzz.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/prop.h"
 #include "verify/recheck.h"
 #include "verify/verify.h"
@@ -252,7 +253,7 @@ START_TEST(test_edges_margin_proof_side)
     const char *solvers[] = {"z3", "auto"};
     for (int s = 0; s < 2; s++) {
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = solvers[s];
+        o.solver = lg_test_solver(solvers[s]);
         o.attack = 0;
         o.bab.mode = LG_BAB_NONE;
         o.timeout_s = 20;
@@ -464,7 +465,7 @@ START_TEST(test_edges_trivial_terms)
             lg_verify_report rep;
             ck_assert_msg(lg_verify_run(&n, &p, &o, &rep) == LG_OK, "property %d mode %d: %s", k, m, lg_errmsg());
             ck_assert_msg(rep.verdict == LG_VERDICT_VIOLATED, "property %d mode %d: %s (%s)", k, m,
-                          lg_verdict_name(rep.verdict), rep.reason);
+                          lg_verdict_name(rep.verdict), rep.how.reason);
             ck_assert(rep.x[0] >= 0.1 && rep.x[0] <= 0.3 && rep.x[1] >= -1 && rep.x[1] <= 1);
             lg_verify_report_free(&rep);
         }

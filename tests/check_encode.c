@@ -73,32 +73,70 @@ START_TEST(test_encode_solver_find)
     for (int i = 0; i < 4; i++) {
         const lg_solver_ops *ops = lg_solver_find(names[i]);
         ck_assert_msg(ops != NULL, "%s not found", names[i]);
-        ck_assert_str_eq(ops->name, names[i]);
+        ck_assert_str_eq(ops->name, i % 2 ? "glpk" : "z3"); /* "smt2", "lp": the rows by their text form */
         ck_assert_ptr_nonnull(ops->solve);
         ck_assert_ptr_nonnull(ops->write);
     }
     ck_assert_ptr_null(lg_solver_find("cplex"));
     ck_assert_ptr_null(lg_solver_find(NULL));
-    /* the one table: what each UNSAT means, the modes and their chains */
+    /* the one table: what each UNSAT means */
     ck_assert_int_eq(lg_solver_find("z3")->unsat, LG_UNSAT_EXACT);
     ck_assert_int_eq(lg_solver_find("glpk")->unsat, LG_UNSAT_CERTIFIED);
-    ck_assert_ptr_null(lg_solver_find("auto")->solve);
-    ck_assert_str_eq(lg_solver_find("auto")->chain[0], "glpk");
-    ck_assert_str_eq(lg_solver_find("auto")->chain[1], "z3");
-    ck_assert_ptr_null(lg_solver_find("none")->chain[0]);
+    /* aliases name rows, they are not rows */
+    ck_assert_ptr_eq(lg_solver_find("smt2"), lg_solver_z3);
+    ck_assert_ptr_eq(lg_solver_find("lp"), lg_solver_glpk);
+    ck_assert_ptr_null(lg_solver_find("auto"));
+    ck_assert_ptr_null(lg_solver_find("none"));
+    /* modes are picks, resolved once at the edge */
+    lg_solver_pick pk;
+    const lg_solver_ops *chain[3];
+    ck_assert_int_eq(lg_solver_parse("auto", &pk), LG_OK);
+    ck_assert_int_eq(pk.mode, LG_SOLVER_AUTO);
+    ck_assert_int_eq(lg_solver_chain(&pk, chain), 2);
+    ck_assert_ptr_eq(chain[0], lg_solver_glpk);
+    ck_assert_ptr_eq(chain[1], lg_solver_z3);
+    ck_assert_int_eq(lg_solver_parse("none", &pk), LG_OK);
+    ck_assert_int_eq(lg_solver_chain(&pk, chain), 0);
+    ck_assert_str_eq(lg_solver_pick_name(&pk), "none");
+    ck_assert_int_eq(lg_solver_parse("glpk", &pk), LG_OK);
+    ck_assert(pk.mode == LG_SOLVER_ONE && pk.row == lg_solver_glpk && lg_solver_chain(&pk, chain) == 1);
+    ck_assert_int_eq(lg_solver_parse("lp", &pk), LG_ERR_ARG);      /* an alias is no verify choice */
+    ck_assert_int_eq(lg_solver_parse("z3-lp", &pk), LG_ERR_ARG);   /* a theory row is reached by its theory */
+    ck_assert_int_eq(lg_solver_parse("cplex", &pk), LG_ERR_ARG);
     char buf[64];
     ck_assert_str_eq(lg_solver_verify_names(buf, sizeof buf), "auto, glpk, z3 or none");
-    ck_assert(lg_solver_for_verify("glpk") && !lg_solver_for_verify("lp") && !lg_solver_for_verify("cplex"));
+    /* theories: the family's rows, and the label each row's result gets */
+    ck_assert_str_eq(lg_solver_theory_names(lg_solver_z3, buf, sizeof buf), "auto, exact, lp or lp-lemmas");
+    ck_assert_ptr_eq(lg_solver_theory(lg_solver_z3, "lp"), lg_solver_find("z3-lp"));
+    ck_assert_ptr_eq(lg_solver_theory(lg_solver_z3, "exact"), lg_solver_find("z3-exact"));
+    ck_assert_ptr_null(lg_solver_theory(lg_solver_z3, "simplex"));
+    ck_assert_ptr_null(lg_solver_theory(lg_solver_glpk, "lp"));
+    ck_assert_str_eq(lg_solver_label(lg_solver_theory(lg_solver_z3, "auto"), "lp", buf, sizeof buf), "z3-lp");
+    ck_assert_str_eq(lg_solver_label(lg_solver_theory(lg_solver_z3, "auto"), "", buf, sizeof buf), "z3-auto");
+    ck_assert_str_eq(lg_solver_label(lg_solver_theory(lg_solver_z3, "lp-lemmas"), "lp", buf, sizeof buf), "z3-lp");
+    ck_assert_str_eq(lg_solver_label(lg_solver_z3, "exact", buf, sizeof buf), "z3");
+    ck_assert_str_eq(lg_solver_label(lg_solver_glpk, "", buf, sizeof buf), "glpk");
+    /* capabilities: every row answers each one */
     for (int i = 0; lg_solver_at(i); i++) {
         const lg_solver_ops *o = lg_solver_at(i);
         ck_assert_int_eq(o->index, i);
-        for (int k = 0; k < 3 && o->chain[k]; k++) { /* every chained name is a back-end of the table */
-            const lg_solver_ops *b = lg_solver_find(o->chain[k]);
-            ck_assert_msg(b && b->solve, "%s: chain entry %s", o->name, o->chain[k]);
-        }
-        if (o->unsat == LG_UNSAT_CONFIRM) /* a hint needs a back-end that can confirm it */
-            ck_assert(o->confirm && lg_solver_find(o->confirm) && lg_solver_find(o->confirm)->unsat != LG_UNSAT_CONFIRM);
+        ck_assert_ptr_nonnull(o->solve);
+        ck_assert_msg(o->caps & LG_SOLVER_PWL_ONLY, "%s: piecewise-linear only", o->name);
+        ck_assert_msg(o->caps & LG_SOLVER_COMPLETE, "%s: complete", o->name);
+        ck_assert_msg(o->caps & LG_SOLVER_FORK, "%s: runs in a child under limits", o->name);
+        /* a row that picks its theory per query belongs to a family that names theories */
+        if (o->caps & LG_SOLVER_PICKS_THEORY) ck_assert(o->family && o->theory);
+        if (o->family) ck_assert_ptr_eq(lg_solver_theory(lg_solver_z3, o->theory), o);
+        ck_assert_ptr_eq(lg_solver_find(o->name), o);
+        if (o->unsat == LG_UNSAT_CONFIRM) /* a hint needs a row that can confirm it */
+            ck_assert(o->confirm && o->confirm->unsat != LG_UNSAT_CONFIRM);
+        else
+            ck_assert_ptr_null(o->confirm);
     }
+    ck_assert(lg_solver_find("z3-auto")->caps & LG_SOLVER_PICKS_THEORY);
+    ck_assert(!(lg_solver_find("z3-lp")->caps & LG_SOLVER_PICKS_THEORY));
+    ck_assert_int_eq(lg_solver_find("z3-lp")->unsat, LG_UNSAT_CERTIFIED);
+    ck_assert_ptr_null(lg_solver_find("z3-lp")->write); /* no text form */
 }
 END_TEST
 

@@ -17,6 +17,7 @@
 #include "gen_graph.h"
 #include "oracle.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/backsub.h"
 #include "verify/bounds.h"
@@ -273,7 +274,7 @@ START_TEST(test_gb_verdicts_smooth)
         lg_prop p;
         ck_assert_int_eq(lg_prop_robustness(&p, x0, net.n_in, eps, -10, 10, label, no, 0.0), LG_OK);
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         o.timeout_s = 10;
         o.seed = (unsigned long)t;
         o.bab.mode = t % 2 ? LG_BAB_INPUT : LG_BAB_AUTO;
@@ -421,7 +422,7 @@ START_TEST(test_gb_verdicts_oracle)
         gb_prop(&in, &p);
         for (int mi = 0; mi < 3; mi++) {
             lg_verify_opts o = lg_verify_opts_default();
-            o.solver = "none";
+            o.solver = lg_test_solver("none");
             o.timeout_s = 20;
             o.seed = (unsigned long)t;
             o.bab.mode = modes[mi];
@@ -472,7 +473,7 @@ START_TEST(test_gb_root_alpha_share)
         lg_prop p;
         gb_prop(&in, &p);
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         o.timeout_s = 4;
         o.seed = (unsigned long)t;
         o.bab.mode = LG_BAB_RELU;
@@ -482,7 +483,7 @@ START_TEST(test_gb_root_alpha_share)
         ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && truth == LG_ANSWER_SAT), "DAG %d: robust, oracle SAT", t);
         ck_assert_msg(!(rep.verdict == LG_VERDICT_VIOLATED && truth == LG_ANSWER_UNSAT), "DAG %d: violated, oracle UNSAT", t);
         n_bab += rep.bab_nodes > 0 && rep.verdict != LG_VERDICT_UNKNOWN;
-        n_timeout += rep.verdict == LG_VERDICT_UNKNOWN && rep.timed_out;
+        n_timeout += rep.verdict == LG_VERDICT_UNKNOWN && rep.how.timed_out;
         lg_verify_report_free(&rep);
         lg_prop_free(&p);
         lg_test_inst_free(&in);
@@ -578,7 +579,7 @@ START_TEST(test_gb_residual_two_ways)
             n_unsat += truth == LG_ANSWER_UNSAT;
         }
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         o.timeout_s = 20;
         o.seed = (unsigned long)t;
         lg_verify_report rg, rc;

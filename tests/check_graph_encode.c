@@ -328,9 +328,11 @@ START_TEST(test_graph_encode_backend_decide)
         lg_backend_call c = {&in.net, &in.prob, in.lo, in.hi, in.n_terms, in.terms, &run, 0};
         lg_backend_out out;
         double x[32];
-        ck_assert_int_eq(lg_backend_decide(it % 2 ? "glpk" : "z3", &c, &out, x), LG_OK);
-        ck_assert_msg(out.answer == oa, "DAG %d: %s says %s (%s), oracle %s", it, out.method,
-                      lg_test_answer_name(out.answer), out.reason, lg_test_answer_name(oa));
+        lg_solver_pick pick = {LG_SOLVER_ONE, it % 2 ? lg_solver_glpk : lg_solver_z3};
+        char m[32];
+        ck_assert_int_eq(lg_backend_decide(&pick, &c, &out, x), LG_OK);
+        ck_assert_msg(out.answer == oa, "DAG %d: %s says %s (%s), oracle %s", it, lg_outcome_method(&out.how, m, sizeof m),
+                      lg_test_answer_name(out.answer), out.how.reason, lg_test_answer_name(oa));
         if (oa == LG_ANSWER_SAT) ck_assert(lg_test_any_term_holds(&in.prob, x, 1e-9));
         done++;
         lg_test_inst_free(&in);

@@ -19,6 +19,7 @@
 #include "core/netfile.h"
 #include "core/clock.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/alpha.h"
 #include "verify/bounds.h"
 #include "verify/relax.h"
@@ -340,7 +341,8 @@ static int lg_tsb_all_bounds(const char *what, const lg_net *net, const double *
     return bad;
 }
 
-/* y = 3·relu(0.1x) − relu(0.3x) (defect A's example), 1 → 2 → 1. */
+/* y = 3·relu(0.1x) − relu(0.3x), 1 → 2 → 1: exactly 0 for x ≥ 0, but
+ * fl(3·fl(0.1x)) − fl(0.3x) is not (cancellation in the back-substitution). */
 static void lg_tsb_net_a1(lg_net *net)
 {
     int dims[3] = {1, 2, 1};
@@ -434,7 +436,7 @@ static const lg_tsb_mode lg_tsb_modes[] = {
 static lg_verdict lg_tsb_verify(const lg_net *net, const lg_prop *p, const lg_tsb_mode *md, const char *what)
 {
     lg_verify_opts o = lg_verify_opts_default();
-    o.solver = md->solver;
+    o.solver = lg_test_solver(md->solver);
     o.attack = md->attack;
     o.bab.mode = md->bab;
     o.bab.threads = 1;
@@ -460,8 +462,9 @@ static void lg_tsb_never_robust(const lg_net *net, const lg_prop *p, const char 
     }
 }
 
-/* Defect A end to end: "y ≤ κ" with κ between the true value and the value
- * float back-substitution computes. */
+/* Cancellation end to end: "y ≤ κ" with κ between the true value and the
+ * value float back-substitution computes; every verdict must match the
+ * exact one. */
 START_TEST(test_soundness_bounds_cancel_verdict)
 {
     lg_net net;
@@ -612,7 +615,7 @@ START_TEST(test_soundness_bounds_random_verdict)
 }
 END_TEST
 
-/* ---- defect D: extreme valid input ---- */
+/* ---- extreme valid input: intermediate values overflow a double ---- */
 
 /* y = 0.5·relu(2x) − 1e308 at x = 1e308: z = 2e308 overflows a double, the
  * exact y is 0. "y ≤ 0" has a counterexample (never robust); "y ≤ −1" has

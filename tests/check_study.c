@@ -23,6 +23,7 @@
 #include "study/results.h"
 #include "study/run.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "train/loop.h"
 #include "verify/verify.h"
 
@@ -212,13 +213,13 @@ START_TEST(test_study_backend_only_reaches_solver)
     ck_assert_double_eq(rep.t_solver, 0);
     lg_verify_report_free(&rep);
     for (int s = 0; s < 2; s++) {
-        o.solver = solvers[s];
+        o.solver = lg_test_solver(solvers[s]);
         o.backend_only = 1;
         o.attack = 0;
         o.bab.mode = LG_BAB_NONE;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "%s: verdict %s (%s)", solvers[s], lg_verdict_name(rep.verdict),
-                      rep.reason);
+                      rep.how.reason);
         /* the stage is the back-end (GLPK's UNSAT is certified: no Z3 in it) */
         ck_assert_msg(strncmp(rep.method, solvers[s], strlen(solvers[s])) == 0, "%s: stage %s", solvers[s], rep.method);
         ck_assert_msg(rep.t_solver > 0, "%s: no time in the back-end", solvers[s]);

@@ -227,10 +227,10 @@ START_TEST(test_thirdparty_verify_known_answers)
                           c[k].name, eps, w);
             if (q == 0) {
                 ck_assert_msg(rep.verdict == LG_VERDICT_ROBUST, "%s eps %g: %s (%s)", c[k].name, eps,
-                              lg_verdict_name(rep.verdict), rep.reason);
+                              lg_verdict_name(rep.verdict), rep.how.reason);
             } else {
                 ck_assert_msg(rep.verdict == LG_VERDICT_VIOLATED, "%s eps %g: %s (%s), torch PGD found a counterexample",
-                              c[k].name, eps, lg_verdict_name(rep.verdict), rep.reason);
+                              c[k].name, eps, lg_verdict_name(rep.verdict), rep.how.reason);
                 ck_assert(rep.x && rep.y);
                 ck_assert_msg(lg_prop_case_contains(&p, 0, rep.x), "%s: witness outside the box", c[k].name);
                 double y[10], *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
@@ -272,7 +272,7 @@ START_TEST(test_thirdparty_vnnlib_eran_style)
         o.bab.threads = 1;
         lg_verify_report rep;
         ck_assert_msg(lg_verify_run(&net, &p, &o, &rep) == LG_OK, "%s: %s", path, lg_errmsg());
-        ck_assert_msg(rep.verdict == want[q], "%s: %s (%s)", path, lg_verdict_name(rep.verdict), rep.reason);
+        ck_assert_msg(rep.verdict == want[q], "%s: %s (%s)", path, lg_verdict_name(rep.verdict), rep.how.reason);
         if (rep.verdict == LG_VERDICT_VIOLATED) {
             double xw[784], yw[10];
             memcpy(xw, rep.x, sizeof xw);

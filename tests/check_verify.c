@@ -11,6 +11,7 @@
 
 #include "core/netfile.h"
 #include "testutil.h"
+#include "test_solver.h"
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
@@ -159,7 +160,7 @@ static void lg_tv_never_robust(const char *solver, int n_inst, unsigned seed)
         lg_prop p;
         ck_assert_int_eq(lg_prop_robustness(&p, x0, 5, eps, 0, 1, lg_tv_argmax(&net, x0), 3, 0.05), LG_OK);
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = solver;
+        o.solver = lg_test_solver(solver);
         /* 120 s: GLPK's infeasibility at a branch-and-bound leaf is only a hint until Z3
          * confirms it exactly (verify/backend.c); on a few of these nets that takes ~30 s */
         o.timeout_s = 120;
@@ -170,13 +171,13 @@ static void lg_tv_never_robust(const char *solver, int n_inst, unsigned seed)
         ck_assert_msg(!(cex && rep.verdict == LG_VERDICT_ROBUST), "%s instance %d: robust but a sample violates", solver, t);
         if (rep.verdict == LG_VERDICT_VIOLATED) lg_tv_assert_witness(&net, &p, &rep, solver);
         if (strcmp(solver, "none") != 0)
-            ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s instance %d: unknown (%s)", solver, t, rep.reason);
+            ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "%s instance %d: unknown (%s)", solver, t, rep.how.reason);
         /* quick paths against the complete solvers */
         if (strcmp(solver, "none") == 0 && rep.verdict != LG_VERDICT_UNKNOWN) {
             static const char *const full[] = {"glpk", "z3"};
             for (int s = 0; s < 2; s++) {
                 lg_verify_opts o2 = o;
-                o2.solver = full[s];
+                o2.solver = lg_test_solver(full[s]);
                 o2.attack = 0;
                 lg_verify_report r2;
                 ck_assert_int_eq(lg_verify_run(&net, &p, &o2, &r2), LG_OK);
@@ -301,7 +302,7 @@ static void lg_tv_oracle_check(const char *solver, int n_inst, unsigned seed)
         ck_assert_int_eq(lg_prop_robustness(&p, x0, 3, eps, 0, 1, lg_tv_argmax(&net, x0), 3, 0), LG_OK);
         double m = lg_tv_oracle(&net, &p);
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = solver;
+        o.solver = lg_test_solver(solver);
         o.seed = (unsigned long)t;
         lg_verify_report rep;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
@@ -309,7 +310,7 @@ static void lg_tv_oracle_check(const char *solver, int n_inst, unsigned seed)
         if (m > 1e-7) ck_assert_msg(rep.verdict != LG_VERDICT_VIOLATED, "%s %d: oracle min %g but violated", solver, t, m);
         if (strcmp(solver, "none") != 0 && fabs(m) > 1e-7)
             ck_assert_msg(rep.verdict == (m < 0 ? LG_VERDICT_VIOLATED : LG_VERDICT_ROBUST), "%s %d: oracle %g, got %s (%s)",
-                          solver, t, m, lg_verdict_name(rep.verdict), rep.reason);
+                          solver, t, m, lg_verdict_name(rep.verdict), rep.how.reason);
         decided += rep.verdict != LG_VERDICT_UNKNOWN;
         if (getenv("LG_TV_DEBUG")) fprintf(stderr, "%s %d: oracle %g verdict %s\n", solver, t, m, lg_verdict_name(rep.verdict));
         lg_verify_report_free(&rep);
@@ -354,7 +355,7 @@ START_TEST(test_verify_multi_case)
         ck_assert_msg(lg_vnnlib_parse(&p, txt[k], strlen(txt[k]), "multi", 1, 2) == LG_OK, "%s", lg_errmsg());
         ck_assert_int_eq(p.n_cases, 2);
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         lg_verify_report rep;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         if (k == 0) {
@@ -383,7 +384,7 @@ START_TEST(test_verify_result_file)
     lg_prop p;
     ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 0.05, 0, 1, wrong, 3, 0), LG_OK);
     lg_verify_opts o = lg_verify_opts_default();
-    o.solver = "none";
+    o.solver = lg_test_solver("none");
     lg_verify_report rep;
     ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
     ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
@@ -412,7 +413,7 @@ START_TEST(test_verify_result_file)
     lg_verify_report z;
     memset(&z, 0, sizeof z);
     z.verdict = LG_VERDICT_UNKNOWN;
-    z.timed_out = 1;
+    z.how.timed_out = 1;
     path = lg_test_tmpfile(".txt");
     ck_assert_int_eq(lg_verify_write_result_path(&z, path), LG_OK);
     f = fopen(path, "r");
@@ -444,12 +445,12 @@ START_TEST(test_verify_misclassified_clean_input)
             lg_prop p;
             ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 0.02, 0, 1, label, 3, 0), LG_OK);
             lg_verify_opts o = lg_verify_opts_default();
-            o.solver = solvers[t % 3];
+            o.solver = lg_test_solver(solvers[t % 3]);
             o.backend_only = t % 3 == 2;
             lg_verify_report rep;
             ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
             ck_assert_msg(rep.misclassified == wrong, "instance %d label %d (class %d, %s): misclassified %d", t, label,
-                          best, o.solver, rep.misclassified);
+                          best, lg_solver_pick_name(&o.solver), rep.misclassified);
             if (wrong) {
                 ck_assert_int_eq(rep.verdict, LG_VERDICT_VIOLATED);
                 ck_assert_str_eq(rep.method, "clean input");
@@ -498,7 +499,7 @@ START_TEST(test_verify_vnncomp_fixtures)
         lg_verify_report rep;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         fprintf(stderr, "fixture %s: %s%s%s%s by %s in %.2f s, unstable %d\n", inst[i].prop, lg_verdict_name(rep.verdict),
-                rep.reason[0] ? " (" : "", rep.reason, rep.reason[0] ? ")" : "", rep.method, rep.seconds,
+                rep.how.reason[0] ? " (" : "", rep.how.reason, rep.how.reason[0] ? ")" : "", rep.method, rep.seconds,
                 rep.unstable_total);
         if (inst[i].known == LG_VERDICT_VIOLATED) ck_assert_int_ne(rep.verdict, LG_VERDICT_ROBUST);
         else ck_assert_int_ne(rep.verdict, LG_VERDICT_VIOLATED);
@@ -598,24 +599,18 @@ START_TEST(test_verify_refuse_smooth_and_shapes)
     ck_assert_int_eq(lg_prop_robustness(&p, x0, 2, 0.1, 0, 1, 0, 2, 0), LG_OK);
     lg_verify_opts o = lg_verify_opts_default();
     lg_verify_report rep;
-    o.solver = "glpk"; /* a smooth net is verified directly, but not by a back-end */
+    o.solver = lg_test_solver("glpk"); /* a smooth net is verified directly, but not by a back-end */
     ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_ERR_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(lg_errmsg(), "lgelu relu"));
-    o.solver = "auto";
+    o.solver = lg_test_solver("auto");
     net.layers[0].act = LG_ACT_RELU;
     lg_prop q;
     const double x1[3] = {0, 0, 0};
     ck_assert_int_eq(lg_prop_robustness(&q, x1, 3, 0.1, 0, 1, 0, 2, 0), LG_OK);
     ck_assert_int_eq(lg_verify_run(&net, &q, &o, &rep), LG_ERR_ARG);
-    o.solver = "nosuch";
-    o.attack = 0;
-    lg_test_randomize(&net, &(lg_rng){1, 1}, 1.0);
-    lg_verify_report r2;
-    lg_status st = lg_verify_run(&net, &p, &o, &r2);
-    /* decided by bounds, or refused for the unknown solver name — never a verdict from nowhere */
-    if (st == LG_OK) ck_assert_str_eq(r2.method, "bounds");
-    else ck_assert_int_eq(st, LG_ERR_ARG);
-    lg_verify_report_free(&r2);
+    /* an unknown solver name is refused where names are read (the edge), before any run */
+    ck_assert_int_eq(lg_solver_parse("nosuch", &o.solver), LG_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(lg_errmsg(), "auto, glpk, z3 or none"));
     lg_prop_free(&p);
     lg_prop_free(&q);
     lg_net_free(&net);

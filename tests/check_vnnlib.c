@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "verify/vnnlib.h"
 #include "verify/verify.h"
+#include "test_solver.h"
 #include "testutil.h"
 
 static const char *lg_acas_props[] = {"acasxu/prop_1.vnnlib", "acasxu/prop_2.vnnlib", "acasxu/prop_3.vnnlib",
@@ -370,7 +371,7 @@ START_TEST(test_vnnlib_inexact_coefficients)
         ck_assert(L->d < 0.0 && L->d > -1e-15);              /* proofs: a slightly larger region */
         ck_assert(L->d + p.inner[0].slack[0] > 0.0);         /* witnesses: a slightly smaller one */
         lg_verify_opts o = lg_verify_opts_default();
-        o.solver = "none";
+        o.solver = lg_test_solver("none");
         lg_verify_report rep;
         ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
         if (k == 0) ck_assert_int_eq(rep.verdict, LG_VERDICT_ROBUST);

@@ -30,13 +30,12 @@ START_TEST(test_z3lp_oracle_agree)
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
         const lg_problem *p = &in.prob;
-        if (i % 3 == 2) setenv("LG_Z3LP_PROPAGATE", "4", 1); /* phase propagation on a third of them */
-        else unsetenv("LG_Z3LP_PROPAGATE");
         lg_answer oa;
         ck_assert_msg(lg_oracle_solve(p, &oa, NULL, NULL) == LG_OK, "instance %d: oracle: %s", i, lg_errmsg());
         for (int m = 0; m < 2; m++) {
             const char *name = m == 0 ? "z3-lp" : "z3-lp-lemmas";
             lg_solve_opts o = lg_solve_opts_default();
+            o.z3lp.propagate = i % 3 == 2 ? 4 : 0; /* phase propagation on a third of them */
             if (i % 2) o.run.deadline = lg_now() + 60; /* isolated in a child (solvers.c) */
             lg_result r;
             ck_assert_msg(lg_solver_find(name)->solve(p, &o, &r) == LG_OK, "instance %d: %s: %s", i, name, lg_errmsg());
@@ -267,7 +266,8 @@ START_TEST(test_z3lp_explanations_valid)
     expl_ctx E;
     memset(&E, 0, sizeof E);
     lg_xlp_init(&E.xlp);
-    setenv("LG_Z3LP_PROPAGATE", "4", 1); /* propagations are checked as conflicts are */
+    lg_solve_opts po = lg_solve_opts_default();
+    po.z3lp.propagate = 4; /* propagations are checked as conflicts are */
     for (int i = 0; i < n_inst; i++) {
         lg_test_shape s = lg_test_shape_small(&g);
         s.box = 0.5 + 1.5 * lg_rng_uniform(&g); /* wide boxes: the root pass leaves phases to search */
@@ -276,14 +276,13 @@ START_TEST(test_z3lp_explanations_valid)
         E.p = &in.prob;
         for (int m = 0; m < 2; m++) {
             lg_result r;
-            ck_assert_int_eq(lg_z3lp_solve_traced(&in.prob, NULL, m ? LG_Z3LP_LEMMAS : LG_Z3LP_ONLINE, &r,
+            ck_assert_int_eq(lg_z3lp_solve_traced(&in.prob, &po, m ? LG_Z3LP_LEMMAS : LG_Z3LP_ONLINE, &r,
                                                   on_conflict, &E),
                              LG_OK);
             lg_result_free(&r);
         }
         lg_test_inst_free(&in);
     }
-    unsetenv("LG_Z3LP_PROPAGATE");
     lg_xlp_free(&E.xlp);
     fprintf(stderr, "z3lp explanations: %d conflicts and propagations checked exactly (%d propagations, %d with "
             "phase literals), mean length %.2f, max %d\n", E.n_checked, E.n_prop, E.n_phase,
@@ -305,11 +304,10 @@ START_TEST(test_z3lp_deterministic)
         lg_test_shape s = lg_test_shape_small(&g);
         lg_test_inst in;
         ck_assert_int_eq(lg_test_inst_random(&in, &g, &s), LG_OK);
-        if (i % 2) setenv("LG_Z3LP_PROPAGATE", "4", 1); /* with phase propagation too */
-        else unsetenv("LG_Z3LP_PROPAGATE");
         for (int m = 0; m < 2; m++) {
             lg_solve_opts o = lg_solve_opts_default();
             o.run.seed = 5;
+            o.z3lp.propagate = i % 2 ? 4 : 0; /* with phase propagation too */
             lg_result a, b;
             lg_z3lp_mode mode = m ? LG_Z3LP_LEMMAS : LG_Z3LP_ONLINE;
             ck_assert_int_eq(lg_z3lp_solve_traced(&in.prob, &o, mode, &a, NULL, NULL), LG_OK);

@@ -1,5 +1,6 @@
 /* soundfuzz.c — every mode of the driver against the exact oracle (soundfuzz.h). */
 #include "soundfuzz.h"
+#include "test_solver.h"
 
 #include "core/linop.h"
 #include "core/clock.h"
@@ -529,7 +530,7 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
 {
     static const lg_bab_mode bm[3] = {LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_AUTO};
     lg_verify_opts vo = lg_verify_opts_default();
-    vo.solver = mode % 2 ? "none" : "auto";
+    vo.solver = lg_test_solver(mode % 2 ? "none" : "auto");
     vo.bab.mode = bm[(mode / 2) % 3];
     vo.attack = (mode / 6) % 2 == 0;
     vo.timeout_s = o->direct_timeout_s > 0 ? o->direct_timeout_s : o->timeout_s;
@@ -544,7 +545,7 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
     if ((ix / 6) % 2) vo.bab.alpha_steps = 25;
     char mstr[160];
     snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s --bab-root-alpha %d --bab-order %s --alpha-steps %d",
-             vo.solver, lg_bab_mode_name(vo.bab.mode), vo.attack ? "" : " --no-attack",
+             lg_solver_pick_name(&vo.solver), lg_bab_mode_name(vo.bab.mode), vo.attack ? "" : " --no-attack",
              vo.bab.root_alpha_steps < 0 ? LG_BAB_SMOOTH_ROOT_ALPHA : vo.bab.root_alpha_steps,
              lg_bab_act_order_name((lg_bab_act_order)vo.bab.act_order), vo.bab.alpha_steps);
     lg_verify_report r;
@@ -584,16 +585,16 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
     }
     if (o->verbose)
         fprintf(log, "soundfuzz: case %ld direct [%s] %s: %s (%s, %.3f s; oracle depth %.3g)\n", fc->index, cls, mstr,
-                lg_verdict_name(r.verdict), r.method[0] ? r.method : r.reason, lg_now() - t0, known);
+                lg_verdict_name(r.verdict), r.method[0] ? r.method : r.how.reason, lg_now() - t0, known);
     lg_verify_report_free(&r);
     /* the back-ends refuse a smooth net with a message, never a wrong answer */
-    vo.solver = mode % 4 < 2 ? "z3" : "glpk";
+    vo.solver = lg_test_solver(mode % 4 < 2 ? "z3" : "glpk");
     vo.timeout_s = 0.5;
     st = lg_verify_run(net, p, &vo, &r);
     if (st != LG_ERR_UNSUPPORTED) {
         s->errors++;
         fprintf(log, "soundfuzz: ERROR direct seed=%lu case=%ld [%s]: --solver %s on a smooth net returned %s, not a "
-                     "refusal\n", (unsigned long)fc->seed, fc->index, cls, vo.solver, lg_status_str(st));
+                     "refusal\n", (unsigned long)fc->seed, fc->index, cls, lg_solver_pick_name(&vo.solver), lg_status_str(st));
         count_kind(s, "ERROR-DIRECT-REFUSAL", 0, NULL);
         if (st == LG_OK) lg_verify_report_free(&r);
         bad++;
@@ -1022,7 +1023,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
             int only = strcmp(lg_fuzz_solver_names[si], "glpk-only") == 0;
             if (only && bi != 0) continue; /* back-end only: no branch and bound to vary */
             lg_verify_opts vo = lg_verify_opts_default();
-            vo.solver = only ? "glpk" : lg_fuzz_solver_names[si];
+            vo.solver = lg_test_solver(only ? "glpk" : lg_fuzz_solver_names[si]);
             vo.backend_only = only;
             vo.timeout_s = o->timeout_s;
             vo.attack = attack;
@@ -1064,11 +1065,11 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
                 }
             } else {
                 s->unknown++;
-                s->timeouts += r.timed_out != 0;
+                s->timeouts += r.how.timed_out != 0;
             }
             if (o->verbose)
-                fprintf(log, "soundfuzz: case %ld %s/%s: %s (%s, %.3f s)\n", fc->index, vo.solver,
-                        lg_fuzz_bab_names[bi], lg_verdict_name(r.verdict), r.method[0] ? r.method : r.reason,
+                fprintf(log, "soundfuzz: case %ld %s/%s: %s (%s, %.3f s)\n", fc->index, lg_solver_pick_name(&vo.solver),
+                        lg_fuzz_bab_names[bi], lg_verdict_name(r.verdict), r.method[0] ? r.method : r.how.reason,
                         lg_now() - t0);
             lg_verify_report_free(&r);
         }

@@ -5,6 +5,7 @@
  * max over each window and gemm in exact rationals (GMP), sharing no code
  * with the importer's rewrite (core/onnx_conv.c) or lgelu's forward pass. */
 #include "soundfuzz.h"
+#include "test_solver.h"
 
 #include <gmp.h>
 #include <math.h>
@@ -380,14 +381,14 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
     static const lg_bab_mode babs[3] = {LG_BAB_AUTO, LG_BAB_RELU, LG_BAB_INPUT};
     for (int m = 0; m < 3; m++) {
         lg_verify_opts vo = lg_verify_opts_default();
-        vo.solver = solvers[m];
+        vo.solver = lg_test_solver(solvers[m]);
         vo.bab.mode = babs[(m + gi) % 3];
         vo.attack = (gi + m) % 2 == 0;
         vo.timeout_s = o->timeout_s;
         vo.seed = (unsigned long)gi;
         vo.bab.threads = 1;
         char mstr[96];
-        snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s", vo.solver, lg_bab_mode_name(vo.bab.mode),
+        snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s", lg_solver_pick_name(&vo.solver), lg_bab_mode_name(vo.bab.mode),
                  vo.attack ? "" : " --no-attack");
         lg_verify_report rep;
         t0 = lg_now();
@@ -418,7 +419,7 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
         }
         if (o->verbose)
             fprintf(log, "soundfuzz: pool batch %ld graph %ld %s: %s (%s; known %d)\n", batch, gi, mstr,
-                    lg_verdict_name(rep.verdict), rep.method[0] ? rep.method : rep.reason, known);
+                    lg_verdict_name(rep.verdict), rep.method[0] ? rep.method : rep.how.reason, known);
         lg_verify_report_free(&rep);
     }
     for (int i = 0; i < n; i++) mpq_clear(qx[i]);

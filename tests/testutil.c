@@ -1,3 +1,4 @@
+/* testutil.c — helpers shared by the Check suites (testutil.h). */
 #include "testutil.h"
 
 #include <check.h>

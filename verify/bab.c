@@ -32,7 +32,7 @@ lg_bab_opts lg_bab_opts_default(void)
     o.branch = LG_BAB_BRANCH_FSB;
     o.branch_k = 8;
     o.solver_unstable = 12;
-    o.solver = "glpk";
+    o.solver = (lg_solver_pick){LG_SOLVER_ONE, lg_solver_glpk};
     o.solver_timeout = 10;
     o.attack_steps = 10;
     o.max_queue_mb = 1024;
@@ -173,20 +173,22 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
 {
     memset(out, 0, sizeof *out);
     /* a smooth net is split on its inputs only (bounds through the certified
-     * relaxations, no back-end: DESIGN.md §3 "Smooth activations") */
-    int smooth = net && lg_bounds_net_smooth(net);
-    lg_status st = smooth ? lg_bounds_check_direct(net) : lg_bounds_check_net(net);
-    if (st != LG_OK) return st;
-    if (smooth && lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT)
-        return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network is split on its inputs only");
-    if (smooth && o->solver && strcmp(o->solver, "none") != 0)
-        return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
+     * relaxations, no back-end: DESIGN.md §3 "Smooth activations"): CROWN
+     * bounds through the smooth lines per input box, α-CROWN (both line
+     * families, warm-started from the parent) on the boxes they leave open */
     lg_bab_opts so;
-    if (smooth) { /* CROWN bounds through the smooth lines per input box, α-CROWN (both line families,
-                   * warm-started from the parent) on the boxes they leave open */
+    lg_status st;
+    if (net && lg_bounds_net_smooth(net)) {
+        if ((st = lg_bounds_check_direct(net)) != LG_OK) return st;
+        if (lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT)
+            return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network is split on its inputs only");
+        if (o->solver.mode != LG_SOLVER_NONE)
+            return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network has no back-end (solver none)");
         so = *o;
         so.root_alpha_steps = 0;
         o = &so;
+    } else if ((st = lg_bounds_check_net(net)) != LG_OK) {
+        return st;
     }
     lg_bab_ctx cx;
     lg_worklist wl;
@@ -201,7 +203,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         st = lg_fail(LG_ERR_ARG, "bab: mode %s is not a splitting strategy", lg_bab_mode_name(cx.mode));
         goto fail;
     }
-    snprintf(out->method, sizeof out->method, "bab-%s", lg_bab_mode_name(cx.mode));
+    out->how.stage = cx.mode == LG_BAB_INPUT ? LG_STAGE_INPUT_SPLIT : LG_STAGE_RELU_SPLIT;
     nodes = calloc((size_t)batch, sizeof *nodes);
     res = calloc((size_t)batch, sizeof *res);
     lg_bab_node *r0 = lg_bab_node_new(&cx);
@@ -252,18 +254,17 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
     double t_start = lg_now(), t_print = t_start;
     while (lg_worklist_size(&wl) > 0) {
         if (lg_runctx_expired(run)) {
-            out->timed_out = 1;
-            snprintf(out->reason, sizeof out->reason, "timeout");
+            lg_outcome_unknown(&out->how, LG_REASON_TIMEOUT, 1, "timeout");
             break;
         }
         if (out->nodes >= o->max_nodes) {
-            snprintf(out->reason, sizeof out->reason, "node limit (%ld)", o->max_nodes);
+            lg_outcome_unknown(&out->how, LG_REASON_LIMIT, 0, "node limit (%ld)", o->max_nodes);
             break;
         }
         if (lg_worklist_size(&wl) + 2 * (size_t)batch > hard_queue) { /* a round adds up to 2·batch */
             out->out_of_memory = 1;
-            snprintf(out->reason, sizeof out->reason, "memory limit (%zu open nodes, %.0f MB)", lg_worklist_size(&wl),
-                     run->memory_mb);
+            lg_outcome_unknown(&out->how, LG_REASON_MEMORY, 0, "memory limit (%zu open nodes, %.0f MB)",
+                               lg_worklist_size(&wl), run->memory_mb);
             break;
         }
         int nb = 0;
@@ -327,23 +328,17 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             break;
         }
     }
-    if (out->answer != LG_BAB_FOUND && lg_worklist_size(&wl) == 0 && !out->reason[0]) {
-        if (stuck) snprintf(out->reason, sizeof out->reason, "bab: %s with the property still open", stuck_why);
+    if (out->answer != LG_BAB_FOUND && lg_worklist_size(&wl) == 0 && !out->how.reason[0]) {
+        if (stuck) lg_outcome_unknown(&out->how, LG_REASON_LIMIT, 0, "bab: %s with the property still open", stuck_why);
         else out->answer = LG_BAB_PROVED;
     }
-    if (solver_used) { /* the last back-end in the table that closed a node */
-        const lg_solver_ops *by = NULL;
-        for (int i = 0; lg_solver_at(i); i++)
-            if (solver_used & (1 << i)) by = lg_solver_at(i);
-        size_t l = strlen(out->method);
-        if (by) snprintf(out->method + l, sizeof out->method - l, "+%s", by->name);
-    }
+    for (int i = 0; solver_used && lg_solver_at(i); i++) /* the last back-end in the table that closed a node */
+        if (solver_used & (1 << i)) out->how.by = lg_solver_at(i);
 fail:
     if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline: open, nothing of it used */
         st = LG_OK;
         out->answer = LG_BAB_OPEN;
-        out->timed_out = 1;
-        snprintf(out->reason, sizeof out->reason, "timeout");
+        lg_outcome_unknown(&out->how, LG_REASON_TIMEOUT, 1, "timeout");
     }
     double worst = INFINITY; /* the lowest bound still open (verbose) */
     for (lg_bab_node *p; (p = lg_worklist_pop(&wl)) != NULL;) {

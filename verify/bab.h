@@ -44,6 +44,7 @@
 #include "core/net.h"
 #include "encode/problem.h"
 #include "verify/bounds.h"
+#include "verify/outcome.h"
 
 typedef enum lg_bab_mode { LG_BAB_AUTO = 0, LG_BAB_NONE, LG_BAB_INPUT, LG_BAB_RELU } lg_bab_mode;
 
@@ -83,7 +84,8 @@ typedef struct lg_bab_opts {
                               with α (β-CROWN), warm-started from the parent node; 0: α only */
     int solver_unstable;   /* hand a node to the back-end when ≤ this many unstable ReLUs remain
                               (default 12; 0 = never) */
-    const char *solver;    /* back-end for those nodes: "glpk", "z3", "auto" (GLPK, then Z3), "none" */
+    lg_solver_pick solver; /* back-end for those nodes (encode/problem.h): one row (default glpk),
+                              auto (GLPK, then Z3) or none */
     double solver_timeout; /* seconds per back-end call (default 10) */
     int attack_steps;      /* sub-domain attack steps from each node's best candidate (default 10;
                               ×5 on each group's most promising node, ×20 on fully split leaves) */
@@ -117,10 +119,9 @@ typedef enum lg_bab_answer { LG_BAB_OPEN = 0, LG_BAB_PROVED, LG_BAB_FOUND } lg_b
 
 typedef struct lg_bab_out {
     lg_bab_answer answer;
-    int timed_out;          /* OPEN because of the deadline */
+    lg_outcome how;         /* stage INPUT_SPLIT or RELU_SPLIT; by: the last row of the solver table that
+                               closed a node (method "bab-relu+glpk"), else NULL; OPEN: why (timed_out) */
     int out_of_memory;      /* OPEN because the open nodes reached the run's memory cap (run->memory_mb) */
-    char reason[128];       /* why OPEN */
-    char method[32];        /* "bab-input" or "bab-relu" (+ "+glpk"/"+z3" if a back-end closed nodes) */
     long nodes;             /* nodes bounded */
     int max_depth;          /* deepest node bounded */
     long peak_open;         /* most open nodes in the work list at once */

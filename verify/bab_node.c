@@ -333,13 +333,14 @@ static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const
     if (run.verbose < 2) run.verbose = 0; /* solver chatter only */
     lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, &run, cx->o->solver_timeout};
     lg_backend_out out;
-    lg_status st = lg_backend_decide(cx->o->solver, &call, &out, x);
+    lg_status st = lg_backend_decide(&cx->o->solver, &call, &out, x);
     rs->t_solver += out.seconds;
     rs->solver_calls += out.calls;
     rs->solver_nodes += out.nodes;
     lg_lp_stats_add(&rs->lp, &out.lp);
     if (st != LG_OK) return st;
-    if (out.answer == LG_ANSWER_UNSAT) *closed = out.by ? 1 << out.by->index : 1;
+    const lg_solver_ops *by = out.how.confirm ? out.how.confirm : out.how.by; /* the row whose UNSAT counts */
+    if (out.answer == LG_ANSWER_UNSAT) *closed = by ? 1 << by->index : 1;
     *found = out.answer == LG_ANSWER_SAT;
     return LG_OK;
 }
@@ -538,8 +539,7 @@ static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const 
                               int n_open, double *cand, lg_bab_res *rs)
 {
     const lg_bab_opts *o = cx->o;
-    const lg_solver_ops *mode = lg_solver_find(o->solver);
-    if (o->solver_unstable <= 0 || !mode || !mode->chain[0] || lg_bab_unstable(b, cx->net) > o->solver_unstable)
+    if (o->solver_unstable <= 0 || o->solver.mode == LG_SOLVER_NONE || lg_bab_unstable(b, cx->net) > o->solver_unstable)
         return LG_OK;
     int closed = 0, found = 0;
     lg_status st = lg_bab_solver(cx, n, b, n_open, s->open_terms, rs, cand, &closed, &found);

@@ -9,15 +9,22 @@
 #include "verify/attack.h"
 #include "verify/recheck.h"
 
+/* msg prefixed with the row's name ("glpk: ..."), once: into why (n bytes). */
+static void lg_backend_msg(char *why, size_t n, const lg_solver_ops *row, const char *msg)
+{
+    size_t l = strlen(row->name);
+    if (strncmp(msg, row->name, l) == 0) snprintf(why, n, "%.250s", msg); /* says who already */
+    else snprintf(why, n, "%.16s: %.200s", row->name, msg);
+}
+
 /* One back-end call under the limits of c. *skipped = 1 when no time is left. */
-static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg_backend_out *out, lg_result *res,
-                                  int *skipped)
+static lg_status lg_backend_call1(const lg_solver_ops *ops, const lg_backend_call *c, lg_backend_out *out,
+                                  lg_result *res, int *skipped)
 {
     memset(res, 0, sizeof *res);
     *skipped = 0;
-    const lg_solver_ops *ops = lg_solver_find(name);
+    const char *name = ops->name;
     static const char *kinds[] = {" (exact)", " (certified)", " (needs confirmation)"};
-    if (!ops || !ops->solve) return lg_fail(LG_ERR_ARG, "verify: no solver back-end named '%s'", name);
     const lg_runctx *run = c->run;
     if (run->deadline > 0 && lg_runctx_remaining(run) < 0.05) {
         *skipped = 1;
@@ -46,9 +53,7 @@ static lg_status lg_backend_call1(const char *name, const lg_backend_call *c, lg
     if (st == LG_ERR_SOLVER || st == LG_ERR_NUMERIC || st == LG_ERR_UNSUPPORTED || st == LG_ERR_NOMEM) {
         /* a back-end failure (including its memory limit) is an unknown, never a crash */
         char why[256];
-        const char *m = lg_errmsg();
-        if (strncmp(m, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", m);
-        else snprintf(why, sizeof why, "%.16s: %.200s", name, m);
+        lg_backend_msg(why, sizeof why, ops, lg_errmsg());
         lg_result_free(res);
         res->answer = LG_ANSWER_UNKNOWN;
         snprintf(res->reason, sizeof res->reason, "%s", why);
@@ -80,38 +85,52 @@ static lg_status lg_backend_witness(const lg_backend_call *c, const double *wx, 
     return LG_OK;
 }
 
-static void lg_backend_unknown(lg_backend_out *out, const char *method, int timed_out, const char *why)
+/* UNKNOWN at row (confirmed by confirm, theory ran): the first reason is
+ * kept unless this one is the deadline. */
+static void lg_backend_unknown(lg_backend_out *out, const lg_solver_ops *row, const lg_solver_ops *confirm,
+                               const char *theory, lg_reason why, int timed_out, const char *msg)
 {
-    if (out->reason[0] && !timed_out) return; /* keep the first reason */
+    lg_outcome *h = &out->how;
+    if (h->reason[0] && !timed_out) return; /* keep the first reason */
     out->answer = LG_ANSWER_UNKNOWN;
-    out->timed_out = timed_out;
-    snprintf(out->method, sizeof out->method, "%s", method);
-    snprintf(out->reason, sizeof out->reason, "%s", timed_out ? "timeout" : why);
+    h->by = row;
+    h->confirm = confirm;
+    snprintf(h->theory, sizeof h->theory, "%s", theory ? theory : "");
+    lg_outcome_unknown(h, timed_out ? LG_REASON_TIMEOUT : why, timed_out, "%s", timed_out ? "timeout" : msg);
 }
 
-lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
+/* Decided by row (confirmed by confirm, theory ran). */
+static void lg_backend_answer(lg_backend_out *out, lg_answer a, const lg_solver_ops *row, const lg_solver_ops *confirm,
+                              const char *theory)
+{
+    out->answer = a;
+    lg_outcome_decided(&out->how, LG_STAGE_BACKEND);
+    out->how.by = row;
+    out->how.confirm = confirm;
+    snprintf(out->how.theory, sizeof out->how.theory, "%s", theory);
+}
+
+lg_status lg_backend_decide(const lg_solver_pick *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
 {
     memset(out, 0, sizeof *out);
-    const lg_solver_ops *mode = lg_solver_find(solver);
-    if (!mode) return lg_fail(LG_ERR_ARG, "verify: no solver named '%s'", solver ? solver : "(null)");
+    out->how.stage = LG_STAGE_BACKEND;
+    const lg_solver_ops *chain[3];
+    int n_chain = lg_solver_chain(solver, chain);
     lg_status st = LG_OK;
     lg_result res;
     memset(&res, 0, sizeof res);
-    for (int i = 0; i < 3 && mode->chain[i]; i++) {
-        const char *name = mode->chain[i];
-        const lg_solver_ops *ops = lg_solver_find(name);
+    for (int i = 0; i < n_chain; i++) {
+        const lg_solver_ops *ops = chain[i];
+        const char *name = ops->name;
         int skipped = 0;
-        if ((st = lg_backend_call1(name, c, out, &res, &skipped)) != LG_OK) goto done;
+        if ((st = lg_backend_call1(ops, c, out, &res, &skipped)) != LG_OK) goto done;
         if (skipped) {
-            lg_backend_unknown(out, name, 1, "timeout");
+            lg_backend_unknown(out, ops, NULL, "", LG_REASON_TIMEOUT, 1, "timeout");
             goto done;
         }
-        char method[32];
-        if (strncmp(name, "z3-", 3) == 0 && res.theory[0]) /* Z3 by theory: the one that ran ("z3-auto" picks) */
-            snprintf(method, sizeof method, "z3-%.8s", res.theory);
-        else
-            snprintf(method, sizeof method, "%s", name);
-        const lg_solver_ops *by = ops;
+        char theory[8]; /* the theory that ran (a row of the z3 family is labelled by it) */
+        snprintf(theory, sizeof theory, "%s", res.theory);
+        const lg_solver_ops *by = NULL;
         if (res.answer == LG_ANSWER_UNSAT && ops->unsat == LG_UNSAT_CONFIRM) {
             /* a claim that is only a hint: re-decide the same query with the confirming back-end */
             lg_result_free(&res);
@@ -119,55 +138,45 @@ lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_bac
              * at least 1 s: an unconfirmed leaf is split further, which is cheaper than waiting */
             lg_backend_call cc = *c;
             if (cc.max_s > 0) cc.max_s = cc.max_s / 5 > 1.0 ? cc.max_s / 5 : 1.0;
-            by = lg_solver_find(ops->confirm);
+            by = ops->confirm;
             if (!by || by->unsat == LG_UNSAT_CONFIRM) {
                 st = lg_fail(LG_ERR_ARG, "verify: solver '%s' has no confirming back-end", name);
                 goto done;
             }
-            if ((st = lg_backend_call1(by->name, &cc, out, &res, &skipped)) != LG_OK) goto done;
-            snprintf(method, sizeof method, "%.12s+%.12s", name, by->name);
+            if ((st = lg_backend_call1(by, &cc, out, &res, &skipped)) != LG_OK) goto done;
             if (skipped) {
-                lg_backend_unknown(out, method, 1, "timeout");
+                lg_backend_unknown(out, ops, by, "", LG_REASON_TIMEOUT, 1, "timeout");
                 goto done;
             }
             if (res.answer != LG_ANSWER_UNSAT) {
                 char why[256];
                 snprintf(why, sizeof why, "%.16s: infeasible in floating point, not confirmed (%.16s: %.160s)", name,
                          by->name, res.reason[0] ? res.reason : "no answer");
-                lg_backend_unknown(out, method, res.timed_out, why);
+                lg_backend_unknown(out, ops, by, "", LG_REASON_UNCONFIRMED, res.timed_out, why);
                 goto done; /* the confirming back-end has had its turn */
             }
         }
         if (res.answer == LG_ANSWER_UNSAT) {
-            out->answer = LG_ANSWER_UNSAT;
-            out->timed_out = 0;
-            out->reason[0] = '\0';
-            out->by = by;
-            snprintf(out->method, sizeof out->method, "%s", method);
+            lg_backend_answer(out, LG_ANSWER_UNSAT, ops, by, theory);
             goto done;
         }
         if (res.answer == LG_ANSWER_SAT && res.x) {
             int ok = 0;
             if ((st = lg_backend_witness(c, res.x, x, &ok)) != LG_OK) goto done;
             if (ok) {
-                out->answer = LG_ANSWER_SAT;
-                out->timed_out = 0;
-                out->reason[0] = '\0';
-                out->by = by;
-                snprintf(out->method, sizeof out->method, "%s", method);
+                lg_backend_answer(out, LG_ANSWER_SAT, ops, by, theory);
                 goto done;
             }
-            lg_backend_unknown(out, method, 0, "witness failed re-check");
+            lg_backend_unknown(out, ops, by, theory, LG_REASON_WITNESS, 0, "witness failed re-check");
         } else {
             char why[256];
-            if (strncmp(res.reason, name, strlen(name)) == 0) snprintf(why, sizeof why, "%.250s", res.reason);
-            else snprintf(why, sizeof why, "%.16s: %.200s", name, res.reason[0] ? res.reason : "no answer");
-            lg_backend_unknown(out, method, res.timed_out, why);
+            lg_backend_msg(why, sizeof why, ops, res.reason[0] ? res.reason : "no answer");
+            lg_backend_unknown(out, ops, by, theory, LG_REASON_BACKEND, res.timed_out, why);
         }
         lg_result_free(&res);
-        if (out->timed_out) goto done;
+        if (out->how.timed_out) goto done;
     }
-    if (!mode->chain[0]) lg_backend_unknown(out, mode->name, 0, "no back-end");
+    if (n_chain == 0) lg_backend_unknown(out, NULL, NULL, "", LG_REASON_NO_BACKEND, 0, "no back-end");
 done:
     lg_result_free(&res);
     return st;

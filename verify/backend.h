@@ -15,8 +15,8 @@
  *     box and terms, as given or after the nudges below (clip into the
  *     query box and a few repair steps of sizes 1e-6, 1e-4, 1e-2); the
  *     exact rational check of the final verdict is verify.c's witness gate;
- *   - a name calls the back-ends of its table entry's chain in order while
- *     the answer is unknown ("auto": GLPK, then Z3).
+ *   - a pick (encode/problem.h: lg_solver_pick) calls its rows in order
+ *     while the answer is unknown ("auto": GLPK, then Z3).
  * Everything is borrowed; x [n_in] is the caller's.
  */
 #ifndef LG_BACKEND_H
@@ -25,6 +25,7 @@
 #include "core/net.h"
 #include "core/runctx.h"
 #include "encode/problem.h"
+#include "verify/outcome.h"
 
 typedef struct lg_backend_call {
     const lg_net *net;
@@ -38,20 +39,17 @@ typedef struct lg_backend_call {
 
 typedef struct lg_backend_out {
     lg_answer answer;     /* UNSAT: proved; SAT: x holds an accepted witness; else UNKNOWN */
-    int timed_out;        /* UNKNOWN because of the deadline */
-    char reason[256];     /* why UNKNOWN */
-    char method[32];      /* the back-end that decided ("glpk", "z3"; "A+B" when B confirmed A's UNSAT;
-                             Z3 by theory: "z3-exact" or "z3-lp", the theory that ran) */
-    const lg_solver_ops *by; /* the table entry of the back-end that decided (NULL if none) */
+    lg_outcome how;       /* stage BACKEND: the row that decided (its confirming row, the theory that
+                             ran), or why UNKNOWN */
     long nodes;           /* back-end nodes/decisions */
     lg_lp_stats lp;       /* LP work of the back-ends (GLPK) */
     double seconds;       /* wall-clock in back-ends */
     int calls;            /* back-end calls made */
 } lg_backend_out;
 
-/* solver: a name of the solver table ("glpk", "z3", "auto", …). LG_ERR_ARG for
- * an unknown name, LG_ERR_NOMEM;
- * every answer (including a back-end failure, which is UNKNOWN) is LG_OK. */
-lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x);
+/* LG_ERR_NOMEM, LG_ERR_ARG for a row whose UNSAT needs a confirmation it
+ * has no row for; every answer (including a back-end failure, which is
+ * UNKNOWN) is LG_OK. */
+lg_status lg_backend_decide(const lg_solver_pick *solver, const lg_backend_call *c, lg_backend_out *out, double *x);
 
 #endif

@@ -1,3 +1,4 @@
+/* prop.c — properties: robustness boxes, margins, cases and terms (prop.h). */
 #include "verify/prop.h"
 
 #include "core/ball.h"

@@ -15,7 +15,7 @@ lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f)
             fprintf(f, " (Y_%d %s)%s", j, lg_num_shortest(v, r->y[j]), j + 1 < r->n_out ? "\n" : "");
         fprintf(f, ")\n");
     } else {
-        fprintf(f, "%s\n", r->timed_out ? "timeout" : "unknown");
+        fprintf(f, "%s\n", r->how.timed_out ? "timeout" : "unknown");
     }
     if (ferror(f)) return lg_fail(LG_ERR_IO, "result file: write error");
     return LG_OK;

@@ -122,7 +122,8 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
             r->n_out = prop->n_out;
             r->bound_method = "symbolic";
             r->bab_mode = "none";
-            snprintf(r->method, sizeof r->method, "clean input");
+            r->how.stage = LG_STAGE_CLEAN_INPUT;
+            lg_verify_report_method(r);
             goto done;
         }
         free(r->x);
@@ -150,8 +151,8 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
         goto done;
     }
     r->verdict = LG_VERDICT_UNKNOWN;
-    snprintf(r->reason, sizeof r->reason,
-             "the ReLU net misses the 2-delta margin but the reference net is not certified fooled at that input");
+    lg_outcome_unknown(&r->how, LG_REASON_TRANSFER, 0,
+                       "the ReLU net misses the 2-delta margin but the reference net is not certified fooled at that input");
     free(r->x);
     free(r->y);
     r->x = r->y = NULL;

@@ -15,7 +15,7 @@ lg_verify_opts lg_verify_opts_default(void)
 {
     lg_verify_opts o;
     memset(&o, 0, sizeof o);
-    o.solver = "auto";
+    o.solver = (lg_solver_pick){LG_SOLVER_AUTO, NULL};
     o.timeout_s = 60.0;
     o.tighten = LG_TIGHTEN_NONE;
     o.attack = 1;
@@ -31,8 +31,8 @@ int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n)
     char tmp[512];
     int w = 0;
 #define LG_SET(...) w += snprintf(tmp + w, w < (int)sizeof tmp ? sizeof tmp - (size_t)w : 0, __VA_ARGS__)
-    const char *solver = o->solver ? o->solver : "auto";
-    if (strcmp(solver, d.solver) != 0) LG_SET(" solver=%s", solver);
+    if (o->solver.mode != d.solver.mode || o->solver.row != d.solver.row)
+        LG_SET(" solver=%s", lg_solver_pick_name(&o->solver));
     if (o->backend_only) LG_SET(" backend_only=1");
     if (!o->attack) LG_SET(" attack=0");
     if (o->bab.mode != d.bab.mode) LG_SET(" bab=%s", lg_bab_mode_name(o->bab.mode));
@@ -191,116 +191,191 @@ fail:
     return st;
 }
 
-/* Outcome of one case. */
+/* Outcome of one case: its verdict and who decided it (outcome.h). */
 typedef struct lg_case_out {
     lg_verdict v;
-    int timed_out;
-    char reason[256];
-    char method[32];
+    lg_outcome how;
 } lg_case_out;
 
-static void lg_case_unknown(lg_case_out *co, int timed_out, const char *reason)
+typedef struct lg_route lg_route;
+
+/* One case on its way through the stages of its route. */
+typedef struct lg_case {
+    const lg_route *route;
+    const lg_net *net;
+    const lg_prop *prop;
+    int c;                   /* case index */
+    const lg_verify_opts *o;
+    const lg_runctx *run;    /* the run's context */
+    lg_runctx cc;            /* case c's: attack and branch and bound seeded seed + c */
+    double t0;               /* the run's start (lg_now()), for progress lines */
+    lg_bab_mode bm;          /* the splitting strategy of this case's route */
+    lg_bounds b;             /* the case's bounds */
+    lg_term *kept;           /* the terms the bounds do not refute (p.terms) */
+    lg_problem p;            /* the query a back-end receives */
+    lg_verify_report *r;     /* counters summed over cases */
+    lg_case_out *co;
+    double *x;               /* [n_in] the counterexample when violated */
+    int done;                /* a stage ended the route (co final) */
+} lg_case;
+
+/* A stage of a route: decides (co->v, done = 1), ends the route unknown
+ * (done = 1), or leaves the case to the next stage. */
+typedef lg_status (*lg_stage_fn)(lg_case *k);
+
+/* A route: the stages a case goes through, in order, and what the net
+ * allows (DESIGN.md §3). Chosen once per run from the net and the options. */
+struct lg_route {
+    lg_status (*check)(const lg_net *net); /* the nets the route takes */
+    int relu_split;                        /* ReLU branch and bound (else input splitting only) */
+    int backend;                           /* complete back-ends (piecewise-linear encodings) */
+    lg_stage_fn stages[12];                /* NULL-terminated */
+};
+
+static void lg_case_unknown(lg_case_out *co, lg_reason why, int timed_out, const char *reason)
 {
     co->v = LG_VERDICT_UNKNOWN;
-    co->timed_out = timed_out;
-    snprintf(co->reason, sizeof co->reason, "%s", reason);
+    lg_outcome_unknown(&co->how, why, timed_out, "%s", reason);
+}
+
+static void lg_case_decided(lg_case *k, lg_verdict v, lg_stage s)
+{
+    k->co->v = v;
+    k->co->how.stage = s;
+    k->done = 1;
 }
 
 /* Doubles overflowed: no bound method or back-end can take ±∞ bounds. */
 static void lg_case_overflow(lg_case_out *co)
 {
-    lg_case_unknown(co, 0, "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
+    lg_case_unknown(co, LG_REASON_OVERFLOW, 0,
+                    "bounds overflow: a pre-activation bound is infinite (input or weights too large)");
 }
 
 /* The whole case p to the back-end decision (backend.h); fills co, x when violated. */
-static lg_status lg_verify_backend(const char *name, const lg_net *net, const lg_problem *p, const lg_runctx *run,
-                                   lg_case_out *co, double *x, lg_verify_report *r)
+static lg_status lg_verify_backend(lg_case *k)
 {
-    lg_backend_call call = {net, p, p->lo, p->hi, p->n_terms, p->terms, run, 0};
+    const lg_problem *p = &k->p;
+    lg_backend_call call = {k->net, p, p->lo, p->hi, p->n_terms, p->terms, k->run, 0};
     lg_backend_out out;
-    lg_status st = lg_backend_decide(name, &call, &out, x);
-    r->nodes += out.nodes;
-    r->t_solver += out.seconds;
-    lg_lp_stats_add(&r->lp, &out.lp);
+    lg_status st = lg_backend_decide(&k->o->solver, &call, &out, k->x);
+    k->r->nodes += out.nodes;
+    k->r->t_solver += out.seconds;
+    lg_lp_stats_add(&k->r->lp, &out.lp);
     if (st != LG_OK) return st;
-    snprintf(co->method, sizeof co->method, "%s", out.method);
+    lg_case_out *co = k->co;
+    co->how = out.how;
+    k->done = 1;
     if (out.answer == LG_ANSWER_UNSAT) co->v = LG_VERDICT_ROBUST;
     else if (out.answer == LG_ANSWER_SAT) co->v = LG_VERDICT_VIOLATED;
-    else lg_case_unknown(co, out.timed_out || lg_runctx_expired(run), out.reason);
+    else co->how.timed_out = out.how.timed_out || lg_runctx_expired(k->run);
     return LG_OK;
 }
 
-/* LP tightening of b until lp_run's deadline, then the quick proof again
- * (sets co->v = ROBUST when every term is refuted). */
-static lg_status lg_verify_tighten(const lg_net *net, const lg_prop *prop, int c, const lg_runctx *lp_run,
-                                   lg_bounds *b, lg_term *kept, lg_problem *p, lg_verify_report *r, lg_case_out *co)
+/* Keep the terms of case c that the bounds refute no more (after b changed). */
+static lg_status lg_case_refilter(lg_case *k)
 {
-    long n_lp = 0;
-    double t0 = lg_now();
-    lg_status st = lg_bounds_lp(b, net, lp_run, &n_lp);
-    r->t_bounds += lg_now() - t0;
-    if (st != LG_OK) return st;
-    r->n_lp += n_lp;
-    r->bound_method = "symbolic+lp";
-    if ((st = lg_verify_filter(b, net, prop, c, kept, &p->n_terms)) != LG_OK) return st;
-    if (lp_run->verbose)
-        fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", c, p->n_terms, n_lp,
-                lg_now() - r->seconds);
-    if (p->n_terms == 0) {
-        co->v = LG_VERDICT_ROBUST;
-        snprintf(co->method, sizeof co->method, "bounds");
+    return lg_verify_filter(&k->b, k->net, k->prop, k->c, k->kept, &k->p.n_terms);
+}
+
+/* ---- the stages ---- */
+
+/* A term every output satisfies: any point of the witness box (the gate checks it). */
+static lg_status lg_stage_trivial(lg_case *k)
+{
+    const lg_prop *prop = k->prop;
+    const lg_prop_case *C = &prop->cases[k->c];
+    const double *slack = prop->inner ? prop->inner[k->c].slack : NULL;
+    for (int t = 0, r = 0; t < C->n_terms; r += C->terms[t].n_cons, t++) {
+        int all = 1;
+        for (int q = 0; q < C->terms[t].n_cons && all; q++) {
+            const lg_lincon *L = &C->terms[t].cons[q];
+            for (int j = 0; j < prop->n_out && all; j++) all = L->coef[j] == 0;
+            all = all && L->d <= -(slack ? slack[r + q] : 0.0); /* d + slack ≤ 0, exactly */
+        }
+        if (all) {
+            const lg_prop_inner *I = prop->inner ? &prop->inner[k->c] : NULL;
+            memcpy(k->x, I && I->lo ? I->lo : k->p.lo, (size_t)k->net->n_in * sizeof *k->x);
+            lg_case_decided(k, LG_VERDICT_VIOLATED, LG_STAGE_TRIVIAL);
+            return LG_OK;
+        }
+    }
+    if (k->run->verbose)
+        fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", k->c, k->p.n_terms,
+                C->n_terms, lg_now() - k->t0);
+    return LG_OK;
+}
+
+/* Every term, same bounds, straight to the back-end (verify.h: backend_only). */
+static lg_status lg_stage_backend_all(lg_case *k)
+{
+    const lg_prop_case *C = &k->prop->cases[k->c];
+    k->done = 1;
+    if (!lg_bounds_finite(&k->b)) {
+        lg_case_overflow(k->co);
+        return LG_OK;
+    }
+    memcpy(k->kept, C->terms, (size_t)C->n_terms * sizeof *k->kept);
+    k->p.n_terms = C->n_terms;
+    return lg_verify_backend(k);
+}
+
+/* The symbolic bounds refute every term; else stop at the deadline. */
+static lg_status lg_stage_bounds(lg_case *k)
+{
+    if (k->p.n_terms == 0) lg_case_decided(k, LG_VERDICT_ROBUST, LG_STAGE_BOUNDS);
+    else if (lg_runctx_expired(k->run)) {
+        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+        k->done = 1;
     }
     return LG_OK;
 }
 
-/* Branch and bound on the kept terms of case c from the bounds b (bab.h)
- * under bab_run (case c's context, or a sub-budget of it). *decided = 1
- * when co is final (robust, violated, or run's deadline passed); otherwise
- * (a limit or the sub-budget stopped it) co->reason says why and the caller
- * may still try the back-end on the whole case. */
-static lg_status lg_verify_bab(const lg_net *net, const lg_problem *p, const lg_bounds *b, const lg_verify_opts *o,
-                               lg_bab_mode bm, int c, const lg_runctx *bab_run, const lg_runctx *run, long max_nodes,
-                               lg_verify_report *r, lg_case_out *co, double *x, int *decided)
+static lg_status lg_stage_attack(lg_case *k)
 {
-    lg_bab_opts bo = o->bab; /* per case: the strategy picked and its node limit; the solver is verify's */
-    bo.mode = bm;
-    bo.max_nodes = max_nodes;
-    bo.solver = lg_bounds_net_smooth(net) ? "none" : o->solver ? o->solver : "auto"; /* smooth: no back-end */
-    lg_bab_out bout;
-    lg_status st = lg_bab_run(net, p->lo, p->hi, p->n_terms, p->terms, b, &bo, bab_run, &bout, x);
-    r->bab_nodes += bout.nodes;
-    if (bout.max_depth > r->bab_max_depth) r->bab_max_depth = bout.max_depth;
-    r->t_bounds += bout.t_bounds;
-    r->t_solver += bout.t_solver;
-    r->nodes += bout.solver_nodes;
-    lg_lp_stats_add(&r->lp, &bout.lp);
+    if (!k->o->attack) return LG_OK;
+    int found = 0;
+    lg_status st = lg_attack_run(k->net, k->p.lo, k->p.hi, k->p.n_terms, k->p.terms, &k->o->atk, &k->cc, k->x, &found);
     if (st != LG_OK) return st;
-    if (run->verbose)
-        fprintf(stderr, "case %d: %s: %ld nodes, depth %d, %s%s\n", c, bout.method, bout.nodes, bout.max_depth,
-                bout.answer == LG_BAB_PROVED ? "proved" : bout.answer == LG_BAB_FOUND ? "counterexample" : "open: ",
-                bout.answer == LG_BAB_OPEN ? bout.reason : "");
-    *decided = 1;
-    snprintf(co->method, sizeof co->method, "%s", bout.method);
-    if (bout.answer == LG_BAB_PROVED) co->v = LG_VERDICT_ROBUST;
-    else if (bout.answer == LG_BAB_FOUND) co->v = LG_VERDICT_VIOLATED;
-    else if (lg_runctx_expired(run)) lg_case_unknown(co, 1, "timeout");
-    else { /* a limit or its own time budget stopped it: the caller may go on */
-        lg_case_unknown(co, 0, bout.reason);
-        *decided = 0;
-    }
+    if (k->run->verbose)
+        fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", k->c, found ? "found a counterexample" : "found nothing",
+                lg_now() - k->t0);
+    if (found) lg_case_decided(k, LG_VERDICT_VIOLATED, LG_STAGE_ATTACK);
     return LG_OK;
 }
 
-/* A term of case c that every output satisfies (no constraint, or only
- * constraints 0·y + d ≤ 0 whose witness constant d + slack is ≤ 0 exactly):
- * every point of the box is then a counterexample. Index or −1. */
-/* α-CROWN on a smooth net's open terms (α = the tangent points, alpha.h):
+/* Smooth: intermediate α-CROWN (alpha.h: lg_alpha_tighten) on every hidden
+ * layer, each followed by CROWN on the later ones: narrower intervals,
+ * tighter lines. At most half the time left: a layer its share cuts short
+ * keeps its bounds (each row's best finished bound, or the ones it had), and
+ * the later layers theirs. */
+static lg_status lg_stage_alpha_layers(lg_case *k)
+{
+    const lg_net *net = k->net;
+    int steps = k->o->bab.root_alpha_steps < 0 ? LG_BAB_SMOOTH_ROOT_ALPHA : k->o->bab.root_alpha_steps;
+    if (steps <= 0 || !lg_bounds_finite(&k->b)) return LG_OK;
+    lg_status st = LG_OK;
+    lg_runctx tr = lg_runctx_share(&k->cc, 0.5);
+    for (int l = 1; l + 1 < net->n_layers && !lg_runctx_expired(&tr) && st == LG_OK; l++) {
+        int nt;
+        st = lg_alpha_tighten(&k->b, net, l, steps, k->o->bab.alpha_lr, &tr, &nt);
+        if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(&k->cc)) return LG_OK;
+        if (st == LG_OK) st = lg_bounds_symbolic_unstable_from(&k->b, net, l + 1);
+    }
+    if (st == LG_OK && k->run->verbose)
+        fprintf(stderr, "case %d: intermediate alpha-CROWN done (%.2f s elapsed)\n", k->c, lg_now() - k->t0);
+    return st;
+}
+
+/* Smooth: α-CROWN on the open terms (α = the tangent points, alpha.h):
  * drop every term one of whose constraints it bounds above 0. */
-static lg_status lg_verify_alpha_smooth(const lg_net *net, const lg_bounds *b, lg_term *kept, int *n_kept, int steps,
-                                        double lr, const lg_runctx *run)
+static lg_status lg_stage_alpha(lg_case *k)
 {
-    int m = 0, no = lg_net_n_out(net);
-    for (int t = 0; t < *n_kept; t++) m += kept[t].n_cons;
+    const lg_net *net = k->net;
+    if (k->o->bab.alpha_steps <= 0 || !lg_bounds_finite(&k->b)) return LG_OK;
+    lg_term *kept = k->kept;
+    int m = 0, no = lg_net_n_out(net), n_kept = k->p.n_terms;
+    for (int t = 0; t < n_kept; t++) m += kept[t].n_cons;
     if (m == 0) return LG_OK;
     size_t size = (size_t)lg_alpha_size(net);
     double *C = malloc((size_t)m * (size_t)no * sizeof *C), *d = malloc((size_t)m * sizeof *d);
@@ -310,20 +385,23 @@ static lg_status lg_verify_alpha_smooth(const lg_net *net, const lg_bounds *b, l
         st = lg_fail(LG_ERR_NOMEM, "verify: out of memory");
         goto done;
     }
-    for (int t = 0, r = 0; t < *n_kept; t++)
-        for (int k = 0; k < kept[t].n_cons; k++, r++) {
-            memcpy(C + (size_t)r * (size_t)no, kept[t].cons[k].coef, (size_t)no * sizeof *C);
-            d[r] = kept[t].cons[k].d;
+    for (int t = 0, r = 0; t < n_kept; t++)
+        for (int q = 0; q < kept[t].n_cons; q++, r++) {
+            memcpy(C + (size_t)r * (size_t)no, kept[t].cons[q].coef, (size_t)no * sizeof *C);
+            d[r] = kept[t].cons[q].d;
         }
-    lg_alpha_default(b, net, m, al);
-    if ((st = lg_alpha_optimize(b, net, m, C, d, steps, lr, run, al, out, NULL)) != LG_OK) goto done;
+    lg_alpha_default(&k->b, net, m, al);
+    if ((st = lg_alpha_optimize(&k->b, net, m, C, d, 2 * k->o->bab.alpha_steps, k->o->bab.alpha_lr, &k->cc, al, out,
+                                NULL)) != LG_OK)
+        goto done;
     int n = 0;
-    for (int t = 0, r = 0; t < *n_kept; t++) {
+    for (int t = 0, r = 0; t < n_kept; t++) {
         int refuted = 0;
-        for (int k = 0; k < kept[t].n_cons; k++, r++) refuted |= out[r] > 0.0;
+        for (int q = 0; q < kept[t].n_cons; q++, r++) refuted |= out[r] > 0.0;
         if (!refuted) kept[n++] = kept[t];
     }
-    *n_kept = n;
+    k->p.n_terms = n;
+    if (n == 0) lg_case_decided(k, LG_VERDICT_ROBUST, LG_STAGE_ALPHA);
 done:
     free(C);
     free(d);
@@ -332,188 +410,191 @@ done:
     return st;
 }
 
-static int lg_verify_trivial_term(const lg_prop *prop, int c)
+/* Doubles overflowed: nothing after this takes ±∞ bounds. */
+static lg_status lg_stage_finite(lg_case *k)
 {
-    const lg_prop_case *C = &prop->cases[c];
-    const double *slack = prop->inner ? prop->inner[c].slack : NULL;
-    for (int t = 0, r = 0; t < C->n_terms; r += C->terms[t].n_cons, t++) {
-        int all = 1;
-        for (int k = 0; k < C->terms[t].n_cons && all; k++) {
-            const lg_lincon *L = &C->terms[t].cons[k];
-            for (int j = 0; j < prop->n_out && all; j++) all = L->coef[j] == 0;
-            all = all && L->d <= -(slack ? slack[r + k] : 0.0); /* d + slack ≤ 0, exactly */
-        }
-        if (all) return t;
+    if (!lg_bounds_finite(&k->b)) {
+        lg_case_overflow(k->co);
+        k->done = 1;
     }
-    return -1;
+    return LG_OK;
 }
 
-static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
-                                const lg_runctx *run, lg_verify_report *r, lg_case_out *co, double *x)
+/* --tighten lp: LP tightening in at most half the remaining time (so branch
+ * and bound / the back-end still get their turn; before branch and bound,
+ * whose root it tightens), then the quick proof again. */
+static lg_status lg_stage_tighten(lg_case *k)
 {
-    lg_bounds b;
-    lg_term *kept = NULL;
-    lg_problem p;
-    memset(co, 0, sizeof *co);
-    const char *s = o->solver ? o->solver : "auto";
+    if (k->o->tighten != LG_TIGHTEN_LP) return LG_OK;
+    lg_runctx lp_run = lg_runctx_share(k->run, 0.5);
+    long n_lp = 0;
+    double t0 = lg_now();
+    lg_status st = lg_bounds_lp(&k->b, k->net, &lp_run, &n_lp);
+    k->r->t_bounds += lg_now() - t0;
+    if (st != LG_OK) return st;
+    k->r->n_lp += n_lp;
+    k->r->bound_method = "symbolic+lp";
+    if ((st = lg_case_refilter(k)) != LG_OK) return st;
+    if (lp_run.verbose)
+        fprintf(stderr, "case %d: %d terms left after %ld LPs (%.2f s elapsed)\n", k->c, k->p.n_terms, n_lp,
+                lg_now() - k->t0);
+    if (k->p.n_terms == 0) lg_case_decided(k, LG_VERDICT_ROBUST, LG_STAGE_BOUNDS);
+    return LG_OK;
+}
+
+/* Branch and bound on the kept terms (bab.h). Auto with ReLU splitting is a
+ * pass of β-CROWN branch and bound, then the whole-case back-end; its share
+ * of the time and node cap by lg_verify_auto_bab_share. Input splitting and
+ * forced modes get all the time. Decides the case when it proves, finds, or
+ * the run's deadline passed; otherwise (a limit or its sub-budget stopped it)
+ * co says why and the route goes on. */
+static lg_status lg_stage_split(lg_case *k)
+{
+    const lg_verify_opts *o = k->o;
+    if (k->bm == LG_BAB_NONE) return LG_OK;
+    lg_runctx bab_run = k->cc;
+    long max_nodes = o->bab.max_nodes;
+    if (o->solver.mode == LG_SOLVER_AUTO && k->bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE &&
+        o->bab.mode == LG_BAB_AUTO) {
+        int unstable = 0;
+        for (int l = 0; l < k->net->n_layers; l++) unstable += lg_bounds_unstable(&k->b, k->net, l);
+        bab_run = lg_runctx_share(&k->cc, lg_verify_auto_bab_share(k->net, unstable, &max_nodes));
+    }
+    lg_bab_opts bo = o->bab; /* per case: the strategy picked and its node limit; the solver is verify's */
+    bo.mode = k->bm;
+    bo.max_nodes = max_nodes;
+    bo.solver = o->solver;
+    if (!k->route->backend) bo.solver = (lg_solver_pick){LG_SOLVER_NONE, NULL}; /* smooth: no back-end */
+    lg_bab_out bout;
+    lg_verify_report *r = k->r;
+    lg_status st = lg_bab_run(k->net, k->p.lo, k->p.hi, k->p.n_terms, k->p.terms, &k->b, &bo, &bab_run, &bout, k->x);
+    r->bab_nodes += bout.nodes;
+    if (bout.max_depth > r->bab_max_depth) r->bab_max_depth = bout.max_depth;
+    r->t_bounds += bout.t_bounds;
+    r->t_solver += bout.t_solver;
+    r->nodes += bout.solver_nodes;
+    lg_lp_stats_add(&r->lp, &bout.lp);
+    if (st != LG_OK) return st;
+    if (k->run->verbose) {
+        char m[32];
+        fprintf(stderr, "case %d: %s: %ld nodes, depth %d, %s%s\n", k->c, lg_outcome_method(&bout.how, m, sizeof m),
+                bout.nodes, bout.max_depth,
+                bout.answer == LG_BAB_PROVED ? "proved" : bout.answer == LG_BAB_FOUND ? "counterexample" : "open: ",
+                bout.answer == LG_BAB_OPEN ? bout.how.reason : "");
+    }
+    lg_case_out *co = k->co;
+    co->how.stage = bout.how.stage;
+    co->how.by = bout.how.by;
+    k->done = 1;
+    if (bout.answer == LG_BAB_PROVED) co->v = LG_VERDICT_ROBUST;
+    else if (bout.answer == LG_BAB_FOUND) co->v = LG_VERDICT_VIOLATED;
+    else if (lg_runctx_expired(k->run)) lg_case_unknown(co, LG_REASON_TIMEOUT, 1, "timeout");
+    else { /* a limit or its own time budget stopped it: the route goes on */
+        lg_case_unknown(co, bout.how.why, 0, bout.how.reason);
+        k->done = 0;
+    }
+    return LG_OK;
+}
+
+/* Smooth: activation splitting (bab_act.h) in the time left. */
+static lg_status lg_stage_act_split(lg_case *k)
+{
+    const lg_verify_opts *o = k->o;
+    if (lg_runctx_expired(&k->cc)) return LG_OK;
+    lg_bab_act_out ao;
+    double t1 = lg_now();
+    lg_status st = lg_bab_act_run(k->net, &k->b, k->p.n_terms, k->p.terms, &k->cc, o->bab.max_nodes,
+                                  o->bab.beta ? o->bab.alpha_steps : 0, o->bab.alpha_lr,
+                                  (lg_bab_act_order)o->bab.act_order, &ao);
+    k->r->t_bounds += lg_now() - t1;
+    k->r->bab_nodes += ao.nodes;
+    if (ao.max_depth > k->r->bab_max_depth) k->r->bab_max_depth = ao.max_depth;
+    if (st != LG_OK) return st;
+    if (ao.proved) lg_case_decided(k, LG_VERDICT_ROBUST, LG_STAGE_ACT_SPLIT);
+    else if (ao.out_of_memory) lg_case_unknown(k->co, LG_REASON_MEMORY, 0, "memory limit (branch and bound's open nodes)");
+    return LG_OK;
+}
+
+/* Smooth: the route's end, undecided. */
+static lg_status lg_stage_smooth_end(lg_case *k)
+{
+    int late = lg_runctx_expired(k->run);
+    if (!k->co->how.reason[0])
+        lg_case_unknown(k->co, late ? LG_REASON_TIMEOUT : LG_REASON_UNDECIDED, late,
+                        late ? "timeout" : "not decided by the smooth relaxations, attack or branch and bound");
+    k->done = 1;
+    return LG_OK;
+}
+
+/* Piecewise-linear: the back-end on the whole case, or the route's end without one. */
+static lg_status lg_stage_backend(lg_case *k)
+{
+    if (k->o->solver.mode != LG_SOLVER_NONE) return lg_verify_backend(k);
+    if (!k->co->how.reason[0]) lg_case_unknown(k->co, LG_REASON_NO_BACKEND, 0, "not decided by bounds or attack (no solver)");
+    k->done = 1;
+    return LG_OK;
+}
+
+/* The routes (verify.h: the order per case). */
+static const lg_route lg_route_pwl = {lg_bounds_check_net, 1, 1,
+                                      {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
+                                       lg_stage_tighten, lg_stage_split, lg_stage_backend, NULL}};
+static const lg_route lg_route_backend_only = {lg_bounds_check_net, 1, 1, {lg_stage_trivial, lg_stage_backend_all, NULL}};
+/* DESIGN.md §3 "Smooth activations": bounds, attack, α, input and activation splitting */
+static const lg_route lg_route_smooth = {
+    lg_bounds_check_direct,
+    0,
+    0,
+    {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_alpha_layers, lg_stage_alpha, lg_stage_finite,
+     lg_stage_split, lg_stage_act_split, lg_stage_smooth_end, NULL}};
+
+/* The route of net under o: chosen once per run. */
+static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *o)
+{
+    if (net && lg_bounds_net_smooth(net)) return &lg_route_smooth;
+    return o->backend_only ? &lg_route_backend_only : &lg_route_pwl;
+}
+
+/* The splitting strategy of route for a net with n_in inputs. */
+static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
+{
+    lg_bab_mode bm = lg_bab_pick(m, n_in);
+    return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
+}
+
+static lg_status lg_verify_case(lg_case *k)
+{
+    const lg_route *route = k->route;
+    memset(k->co, 0, sizeof *k->co);
     /* symbolic bounds first; LP tightening (--tighten lp) only after the
      * attack: it is the expensive part and useless on violated instances */
     double t0 = lg_now();
-    lg_status st = lg_verify_prepare(net, prop, c, LG_TIGHTEN_NONE, run, &b, &kept, &p, NULL);
-    r->t_bounds += lg_now() - t0;
+    lg_status st = lg_verify_prepare(k->net, k->prop, k->c, LG_TIGHTEN_NONE, k->run, &k->b, &k->kept, &k->p, NULL);
+    k->r->t_bounds += lg_now() - t0;
     if (st == LG_ERR_TIMEOUT) { /* the bounds did not finish: nothing to decide from */
-        lg_case_unknown(co, 1, "timeout");
+        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
         return LG_OK;
     }
     if (st != LG_OK) return st;
-    lg_bab_mode bm = lg_bab_pick(o->bab.mode, net->n_in);
-    int smooth = lg_bounds_net_smooth(net); /* the direct route: no LP, no ReLU splitting, no back-end */
-    if (smooth && bm != LG_BAB_INPUT) bm = LG_BAB_NONE;
-    if (lg_verify_trivial_term(prop, c) >= 0) { /* any point of the witness box; the gate checks it */
-        const lg_prop_inner *I = prop->inner ? &prop->inner[c] : NULL;
-        const double *lo = I && I->lo ? I->lo : p.lo;
-        memcpy(x, lo, (size_t)net->n_in * sizeof *x);
-        co->v = LG_VERDICT_VIOLATED;
-        snprintf(co->method, sizeof co->method, "trivial");
-        goto done;
-    }
-    if (run->verbose)
-        fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
-                prop->cases[c].n_terms, lg_now() - r->seconds);
-    if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
-        if (!lg_bounds_finite(&b)) {
-            lg_case_overflow(co);
-            goto done;
-        }
-        memcpy(kept, prop->cases[c].terms, (size_t)prop->cases[c].n_terms * sizeof *kept);
-        p.n_terms = prop->cases[c].n_terms;
-        st = lg_verify_backend(s, net, &p, run, co, x, r);
-        goto done;
-    }
-    if (p.n_terms == 0) {
-        co->v = LG_VERDICT_ROBUST;
-        snprintf(co->method, sizeof co->method, "bounds");
-        goto done;
-    }
-    if (lg_runctx_expired(run)) {
-        lg_case_unknown(co, 1, "timeout");
-        goto done;
-    }
-    lg_runctx cc = lg_runctx_child(run, (uint64_t)c); /* case c: attack and branch and bound seeded seed + c */
-    if (o->attack) {
-        int found = 0;
-        if ((st = lg_attack_run(net, p.lo, p.hi, p.n_terms, p.terms, &o->atk, &cc, x, &found)) != LG_OK) goto done;
-        if (run->verbose)
-            fprintf(stderr, "case %d: attack %s (%.2f s elapsed)\n", c, found ? "found a counterexample" : "found nothing",
-                    lg_now() - r->seconds);
-        if (found) {
-            co->v = LG_VERDICT_VIOLATED;
-            snprintf(co->method, sizeof co->method, "attack");
-            goto done;
-        }
-    }
-    int root_alpha = o->bab.root_alpha_steps < 0 ? LG_BAB_SMOOTH_ROOT_ALPHA : o->bab.root_alpha_steps;
-    if (smooth && root_alpha > 0 && lg_bounds_finite(&b)) {
-        /* intermediate α-CROWN (alpha.h: lg_alpha_tighten) on every hidden smooth layer, each
-         * followed by CROWN on the later ones: narrower intervals, tighter lines. At most half
-         * the time left: a layer its share cuts short keeps its bounds (each row's best finished
-         * bound, or the ones it had), and the later layers theirs */
-        lg_runctx tr = lg_runctx_share(&cc, 0.5);
-        for (int k = 1; k + 1 < net->n_layers && !lg_runctx_expired(&tr); k++) {
-            int nt;
-            st = lg_alpha_tighten(&b, net, k, root_alpha, o->bab.alpha_lr, &tr, &nt);
-            if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(&cc)) {
-                st = LG_OK;
-                break;
-            }
-            if (st != LG_OK || (st = lg_bounds_symbolic_unstable_from(&b, net, k + 1)) != LG_OK) goto done;
-        }
-        if (run->verbose)
-            fprintf(stderr, "case %d: intermediate alpha-CROWN done (%.2f s elapsed)\n", c, lg_now() - r->seconds);
-    }
-    if (smooth && o->bab.alpha_steps > 0 && lg_bounds_finite(&b)) {
-        int nk = p.n_terms;
-        if ((st = lg_verify_alpha_smooth(net, &b, kept, &nk, 2 * o->bab.alpha_steps, o->bab.alpha_lr, &cc)) != LG_OK)
-            goto done;
-        p.n_terms = nk;
-        if (nk == 0) {
-            co->v = LG_VERDICT_ROBUST;
-            snprintf(co->method, sizeof co->method, "alpha");
-            goto done;
-        }
-    }
-    if (!lg_bounds_finite(&b)) {
-        lg_case_overflow(co);
-        goto done;
-    }
-    const lg_solver_ops *mode = lg_solver_find(s);
-    if (!mode) {
-        st = lg_fail(LG_ERR_ARG, "verify: no solver named '%s'", s);
-        goto done;
-    }
-    int auto_mode = !mode->solve && mode->chain[0]; /* a portfolio: quick paths first */
-    if (o->tighten == LG_TIGHTEN_LP) {
-        /* at most half the remaining time, so branch and bound / the back-end still get their
-         * turn; before branch and bound, whose root it tightens */
-        lg_runctx lp_run = lg_runctx_share(run, 0.5);
-        if ((st = lg_verify_tighten(net, prop, c, &lp_run, &b, kept, &p, r, co)) != LG_OK || co->v) goto done;
-    }
-    if (bm != LG_BAB_NONE) {
-        /* auto with ReLU splitting: a pass of β-CROWN branch and bound, then the whole-case
-         * back-end; its share and node cap by lg_verify_auto_bab_share. Input splitting and
-         * forced modes get all the time. */
-        lg_runctx bab_run = cc;
-        long max_nodes = o->bab.max_nodes;
-        if (auto_mode && bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
-            int unstable = 0;
-            for (int k = 0; k < net->n_layers; k++) unstable += lg_bounds_unstable(&b, net, k);
-            bab_run = lg_runctx_share(&cc, lg_verify_auto_bab_share(net, unstable, &max_nodes));
-        }
-        int decided = 0;
-        if ((st = lg_verify_bab(net, &p, &b, o, bm, c, &bab_run, run, max_nodes, r, co, x, &decided)) !=
-                LG_OK ||
-            decided)
-            goto done;
-    }
-    if (smooth && !lg_runctx_expired(&cc)) { /* activation splitting (bab_act.h) in the time left */
-        lg_bab_act_out ao;
-        double t1 = lg_now();
-        st = lg_bab_act_run(net, &b, p.n_terms, p.terms, &cc, o->bab.max_nodes,
-                            o->bab.beta ? o->bab.alpha_steps : 0, o->bab.alpha_lr,
-                            (lg_bab_act_order)o->bab.act_order, &ao);
-        r->t_bounds += lg_now() - t1;
-        r->bab_nodes += ao.nodes;
-        if (ao.max_depth > r->bab_max_depth) r->bab_max_depth = ao.max_depth;
-        if (st != LG_OK) goto done;
-        if (ao.proved) {
-            co->v = LG_VERDICT_ROBUST;
-            snprintf(co->method, sizeof co->method, "bab-act");
-            goto done;
-        }
-        if (ao.out_of_memory) lg_case_unknown(co, 0, "memory limit (branch and bound's open nodes)");
-    }
-    if (smooth) {
-        if (!co->reason[0])
-            lg_case_unknown(co, lg_runctx_expired(run), lg_runctx_expired(run) ? "timeout"
-                                                         : "not decided by the smooth relaxations, attack or branch and bound");
-    } else if (!mode->chain[0]) {
-        if (!co->reason[0]) lg_case_unknown(co, 0, "not decided by bounds or attack (no solver)");
-    } else {
-        st = lg_verify_backend(s, net, &p, run, co, x, r);
-    }
-done:
+    k->bm = lg_route_bab(route, k->o->bab.mode, k->net->n_in);
+    k->cc = lg_runctx_child(k->run, (uint64_t)k->c);
+    k->done = 0;
+    for (int i = 0; route->stages[i] && !k->done && st == LG_OK; i++) st = route->stages[i](k);
     if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
-        lg_case_unknown(co, 1, "timeout");
-        co->method[0] = 0;
+        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+        k->co->how.stage = LG_STAGE_NONE;
+        k->co->how.by = k->co->how.confirm = NULL;
+        k->co->how.theory[0] = '\0';
         st = LG_OK;
     }
-    for (int k = 0; k < net->n_layers; k++) {
-        int u = lg_bounds_unstable(&b, net, k);
-        r->unstable[k] += u;
-        r->unstable_total += u;
+    for (int l = 0; l < k->net->n_layers; l++) {
+        int u = lg_bounds_unstable(&k->b, k->net, l);
+        k->r->unstable[l] += u;
+        k->r->unstable_total += u;
     }
-    free(kept);
-    lg_bounds_free(&b);
+    free(k->kept);
+    k->kept = NULL;
+    lg_bounds_free(&k->b);
     return st;
 }
 
@@ -545,31 +626,38 @@ lg_status lg_verify_run(const lg_net *net, const lg_prop *prop, const lg_verify_
     return lg_verify_run_in(net, prop, o, &run, r);
 }
 
+/* The decider of a decided case into the report (its reason stays the report's). */
+static void lg_verify_take_decider(lg_outcome *dst, const lg_outcome *src)
+{
+    dst->stage = src->stage;
+    dst->by = src->by;
+    dst->confirm = src->confirm;
+    memcpy(dst->theory, src->theory, sizeof dst->theory);
+}
+
+void lg_verify_report_method(lg_verify_report *r) { lg_outcome_method(&r->how, r->method, sizeof r->method); }
+
 lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_verify_opts *o, const lg_runctx *run,
                            lg_verify_report *r)
 {
     double t0 = lg_now();
     memset(r, 0, sizeof *r);
-    r->seconds = t0; /* start time while running; elapsed seconds at the end */
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
-    r->bab_mode = lg_bab_mode_name(lg_bab_pick(o->bab.mode, net ? net->n_in : 0));
-    int smooth = net && lg_bounds_net_smooth(net);
-    lg_status st = smooth ? lg_bounds_check_direct(net) : lg_bounds_check_net(net);
+    const lg_route *route = lg_verify_route(net, o);
+    r->bab_mode = lg_bab_mode_name(lg_route_bab(route, o->bab.mode, net ? net->n_in : 0));
+    lg_status st = route->check(net);
     if (st != LG_OK) return st;
-    if (smooth) { /* DESIGN.md §3 "Smooth activations": bounds, attack and input splitting only */
-        const char *s = o->solver ? o->solver : "auto";
-        const lg_solver_ops *so = lg_solver_find(s);
-        if ((so && so->solve) || o->backend_only) /* a back-end: z3, glpk */
+    if (!route->backend) { /* DESIGN.md §3 "Smooth activations" */
+        const lg_solver_ops *row = o->solver.mode == LG_SOLVER_ONE ? o->solver.row : NULL;
+        if ((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only)
             return lg_fail(LG_ERR_UNSUPPORTED,
                            "--solver %s encodes piecewise-linear (relu/identity) networks only; this network has "
                            "smooth activations: verify it directly with --solver auto or none, or substitute ReLU "
                            "with `lgelu relu` and verify that with --ref",
-                           s);
+                           lg_solver_pick_name(&o->solver));
         if (o->tighten == LG_TIGHTEN_LP)
             return lg_fail(LG_ERR_UNSUPPORTED, "--tighten lp takes piecewise-linear (relu/identity) networks only");
-        int bm = lg_bab_pick(o->bab.mode, net->n_in);
-        r->bab_mode = lg_bab_mode_name(bm == LG_BAB_INPUT ? LG_BAB_INPUT : LG_BAB_NONE);
     }
     int no = lg_net_n_out(net);
     if (prop->n_in != net->n_in || prop->n_out != no)
@@ -599,7 +687,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
         r->verdict = LG_VERDICT_VIOLATED;
         r->violated_case = 0;
         r->misclassified = 1;
-        snprintf(r->method, sizeof r->method, "clean input");
+        r->how.stage = LG_STAGE_CLEAN_INPUT;
         r->x = x;
         x = NULL;
         goto done;
@@ -611,7 +699,9 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     memset(&first_unknown, 0, sizeof first_unknown);
     for (int c = 0; c < prop->n_cases; c++) {
         lg_case_out co;
-        if ((st = lg_verify_case(net, prop, c, o, run, r, &co, x)) != LG_OK) goto fail;
+        lg_case k = {.route = route, .net = net, .prop = prop, .c = c, .o = o, .run = run, .t0 = t0, .r = r,
+                     .co = &co, .x = x};
+        if ((st = lg_verify_case(&k)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
             /* the one witness gate: double forward pass and exact rational evaluation */
             r->y = malloc((size_t)no * sizeof *r->y);
@@ -623,34 +713,35 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
             if (ok) {
                 r->verdict = LG_VERDICT_VIOLATED;
                 r->violated_case = c;
-                snprintf(r->method, sizeof r->method, "%s", co.method);
+                lg_verify_take_decider(&r->how, &co.how);
                 r->x = x;
                 x = NULL;
                 goto done;
             }
             free(r->y);
             r->y = NULL;
-            lg_case_unknown(&co, 0, "counterexample fails the exact re-check (a near tie, or an input box that holds no double)");
+            lg_case_unknown(&co, LG_REASON_WITNESS, 0,
+                            "counterexample fails the exact re-check (a near tie, or an input box that holds no double)");
         }
         if (co.v == LG_VERDICT_ROBUST) {
             r->n_cases_robust++;
-            if (!r->method[0] || strcmp(co.method, "bounds") != 0) snprintf(r->method, sizeof r->method, "%s", co.method);
+            /* the report names the strongest stage: bounds only if every case was */
+            if (r->how.stage == LG_STAGE_NONE || co.how.stage != LG_STAGE_BOUNDS) lg_verify_take_decider(&r->how, &co.how);
         } else if (n_unknown++ == 0) {
             first_unknown = co;
         }
     }
     if (n_unknown == 0) {
         r->verdict = LG_VERDICT_ROBUST;
-        if (prop->n_cases == 0) snprintf(r->method, sizeof r->method, "empty box");
+        if (prop->n_cases == 0) r->how.stage = LG_STAGE_EMPTY_BOX;
     } else {
         r->verdict = LG_VERDICT_UNKNOWN;
-        r->timed_out = first_unknown.timed_out;
-        snprintf(r->reason, sizeof r->reason, "%s", first_unknown.reason);
-        snprintf(r->method, sizeof r->method, "%s", first_unknown.method);
+        r->how = first_unknown.how;
     }
 done:
     free(x);
     r->seconds = lg_now() - t0;
+    lg_verify_report_method(r);
     return LG_OK;
 fail:
     free(x);

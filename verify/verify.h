@@ -17,9 +17,14 @@
  * the back-end; with --solver auto and --bab auto, ReLU splitting is a first
  * pass of at most a tenth of the remaining time and 32 nodes) → if still
  * open and time remains: back-end on the whole case.
- * Solvers: "z3", "glpk" (back-ends from encode/ via lg_solver_find), "auto"
- * (quick paths, then GLPK, then Z3 if GLPK says unknown and time remains),
- * "none" (quick paths only). The back-end receives the remaining time and,
+ * The route — the list of stages a case goes through — is chosen once per
+ * run: piecewise-linear (the order above), smooth (DESIGN.md §3 "Smooth
+ * activations": bounds, attack, α-CROWN, input and activation splitting,
+ * no back-end) or back-end only (opts.backend_only).
+ * Solvers (opts.solver, an lg_solver_pick of encode/problem.h resolved at
+ * the edge): one row of the solver table (z3, glpk, …), auto (quick paths,
+ * then GLPK, then Z3 if GLPK says unknown and time remains), none (quick
+ * paths only). The back-end receives the remaining time and,
  * with a timeout, runs in a child process killed 0.5 s after the deadline
  * (encode/isolate.h), so the deadline holds whatever the native solver does.
  *
@@ -36,13 +41,14 @@
 #include "verify/attack.h"
 #include "verify/bab.h"
 #include "verify/bounds.h"
+#include "verify/outcome.h"
 #include "verify/prop.h"
 
 typedef enum lg_verdict { LG_VERDICT_UNKNOWN = 0, LG_VERDICT_ROBUST, LG_VERDICT_VIOLATED } lg_verdict;
 typedef enum lg_tighten { LG_TIGHTEN_NONE = 0, LG_TIGHTEN_LP } lg_tighten;
 
 typedef struct lg_verify_opts {
-    const char *solver;     /* "auto" (default), "glpk", "z3", "none" */
+    lg_solver_pick solver;  /* auto (default), none, or one row of the solver table (encode/problem.h) */
     double timeout_s;       /* overall wall-clock limit (default 60); ≤ 0 none */
     lg_tighten tighten;     /* LP tightening of the bounds (default none) */
     int attack;             /* run sampling + PGD before the solver (default 1) */
@@ -82,11 +88,13 @@ int lg_verify_settings_diff(const char *old_s, const char *new_s, char *buf, siz
 
 typedef struct lg_verify_report {
     lg_verdict verdict;
-    char reason[256];         /* why unknown ("timeout", "witness failed re-check", ...) */
-    int timed_out;            /* the unknown came from the deadline */
-    char method[32];          /* what decided: "bounds", "attack", "glpk", "z3", "" */
+    lg_outcome how;           /* what decided (stage, the solver table's row, the theory that ran), or why
+                                 unknown (reason code and message "timeout", "witness failed re-check", ...;
+                                 timed_out: the unknown came from the deadline) */
+    char method[32];          /* how as text ("bounds", "attack", "glpk", "z3-lp", "bab-relu+glpk", ""):
+                                 rendered from how (lg_verify_report_method) for printing, never parsed */
     const char *bound_method; /* "symbolic" or "symbolic+lp" (static string) */
-    double seconds;
+    double seconds;           /* elapsed wall-clock */
     long nodes;               /* back-end nodes/decisions summed over cases (Z3's LP theory: conflicts,
                                  each a learned clause) */
     long n_lp;                /* LPs solved by --tighten lp */
@@ -110,6 +118,9 @@ typedef struct lg_verify_report {
 } lg_verify_report;
 
 void lg_verify_report_free(lg_verify_report *r);
+/* Render r->how into r->method (lg_outcome_method); the driver does it at
+ * the end of a run, whoever changes r->how after calls it again. */
+void lg_verify_report_method(lg_verify_report *r);
 
 /* "robust", "violated", "unknown". */
 const char *lg_verdict_name(lg_verdict v);
