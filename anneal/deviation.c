@@ -616,3 +616,53 @@ lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double 
     free(hi);
     return st;
 }
+
+lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,
+                       double *xi_out)
+{
+    const size_t len = lg_net_nodes_len(net), ni = (size_t)net->n_in;
+    const int w = lg_net_max_width(net);
+    /* per node: xi ≥ |computed − f(computed pre-activation)| of its output, amag ≥ |computed output| */
+    double *xi = malloc((2 * len + 2 * (size_t)w) * sizeof *xi);
+    if (!xi) return lg_fail(LG_ERR_NOMEM, "cannot allocate rounding bounds of %zu values", len);
+    double *amag = xi + len, *sx = amag + len, *sm = sx + w;
+    for (size_t i = 0; i < ni; i++) {
+        double a = lo[i], b = hi[i];
+        if (net->in_sub) a -= net->in_sub[i], b -= net->in_sub[i];
+        if (net->in_div) a /= net->in_div[i], b /= net->in_div[i];
+        double m = fmax(fabs(a), fabs(b)) * (1.0 + 4.0 * LG_DEV_EPS); /* ≥ |exact x'| */
+        /* x' = (x − sub)/div: two roundings, |x̂' − x'| ≤ ε·|x'| */
+        xi[i] = net->in_sub || net->in_div ? LG_DEV_EPS * m * (1.0 + LG_DEV_EPS) : 0.0;
+        amag[i] = (m + xi[i]) * (1.0 + LG_DEV_EPS);
+    }
+    size_t at = 0; /* tau index */
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        int n = 0;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            n += A->kind == LG_LAYER_INDEX ? 1 : A->n_in;
+            lg_linear_mul(A, 1, xi + lg_net_node_offset(net, A->src), sx, 1, t > 0);   /* Σ |A|·ξ */
+            lg_linear_mul(A, 1, amag + lg_net_node_offset(net, A->src), sm, 1, t > 0); /* Σ |A|·|â| */
+        }
+        const double g = lg_dev_gamma(n);
+        const int smooth = lg_act_relu_like(L->act);
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        const double fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0; /* |f(x)| ≤ fs·|x| */
+        double *xo = xi + lg_net_node_offset(net, k), *mo = amag + lg_net_node_offset(net, k);
+        for (int o = 0; o < L->n_out; o++, at++) {
+            /* ẑ = fl(Σ A·â + b) = Σ A·f(ẑ_src) + b + η + Σ A·ξ_src, |η| ≤ γ·(|b| + Σ|A|·|â|) */
+            double M = (sm[o] * (1.0 + g) + fabs(L->b[o])) * (1.0 + g);
+            tau[at] = (g * M + sx[o] * (1.0 + g)) * (1.0 + g);
+            double zm = zmag[k][o]; /* ≥ |ẑ| */
+            /* relu and identity are computed exactly; f̂(ẑ) is within 16ε·fs·|ẑ| of f(ẑ) */
+            xo[o] = smooth ? (16.0 * LG_DEV_EPS * fs * zm + LG_DEV_ABS) * (1.0 + LG_DEV_EPS) : 0.0;
+            mo[o] = ((smooth ? fs * zm : zm) + xo[o]) * (1.0 + 2.0 * LG_DEV_EPS);
+            if (!(zm >= 0.0)) tau[at] = mo[o] = xo[o] = INFINITY; /* NaN guess: no claim */
+        }
+    }
+    if (xi_out) memcpy(xi_out, xi + lg_net_node_offset(net, net->n_layers - 1),
+                       (size_t)net->layers[net->n_layers - 1].n_out * sizeof *xi_out);
+    free(xi);
+    return LG_OK;
+}

@@ -207,6 +207,21 @@ lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, d
 lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
                                double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats);
 
+/* The rounding of net's double forward pass (lg_net_forward,
+ * lg_net_forward_batch) written as noise on the exact network (deviation.h
+ * "Difference network"): for every x in the raw box [lo, hi], if every
+ * computed pre-activation obeys |ẑ_k[i]| ≤ zmag[k][i] (zmag: per layer, the
+ * layout of lg_problem), then
+ *     ẑ_k = Σ_t A_t·f_src(ẑ_src) + b_k + ν_k,   |ν_k[i]| ≤ tau[i + Σ_{j<k} n_out(j)],
+ * with f_src(ẑ_src) the exact activation of the computed pre-activation (the
+ * input: the exact normalised x'), and the computed output is
+ * f_out(ẑ_out) + ξ, |ξ_j| ≤ xi_out[j] (0 for relu and identity; xi_out may
+ * be NULL). tau has Σ n_out entries. The rules of "Floating point" above:
+ * ν_k = η_k + Σ_t A_t·ξ_src, |η_k| ≤ γ·(|b| + Σ_t |A_t|·|â_src|), |ξ| ≤
+ * 16ε·fs·|ẑ| for a relu-like f, ε·|x'| for the normalisation. */
+lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,
+                       double *xi_out);
+
 /* The whole domain [clip_lo, clip_hi]^n_in (DESIGN: [0,1]^n for images). */
 lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double *delta, double *e_out,
                               lg_dev_stats *stats);

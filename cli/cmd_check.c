@@ -89,6 +89,7 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
     size_t dim = (size_t)rn->n_in;
     int no = lg_net_n_out(rn);
     lg_dev dev = {0};
+    lg_devnet v = {0};
     lg_bounds b = {0};
     double *lo = malloc(2 * dim * sizeof *lo), *hi = lo ? lo + dim : NULL; /* [dim] each */
     double *y = malloc(2 * (size_t)no * sizeof *y), *yr = y ? y + no : NULL; /* [no] each */
@@ -102,13 +103,14 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
         goto fail;
     }
     if ((st = lg_dev_init(&dev, rn, ref)) != LG_OK) goto fail;
+    if ((st = lg_devnet_init(&v, rn, ref)) != LG_OK) goto fail;
     if ((st = lg_bounds_init(&b, rn)) != LG_OK) goto fail;
     *certified_same = 0;
     for (size_t r = 0; r < n; r++) {
         const double *x = X + r * dim;
         lg_ball_boxes(x, dim, eps, 0.0, 1.0, lo, hi, NULL, NULL); /* outward (DESIGN.md §3) */
         lg_check_row *o = &rows[r];
-        if ((st = lg_transfer_box_delta(&dev, rn, &b, lo, hi, &o->bound)) != LG_OK) goto fail;
+        if ((st = lg_transfer_box_delta(&dev, &v, rn, &b, lo, hi, &o->bound)) != LG_OK) goto fail;
         lg_net_forward(ref, x, y, scratch);
         lg_net_forward(rn, x, yr, scratch);
         o->observed = 0.0;
@@ -147,6 +149,7 @@ static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double
     }
 fail:
     lg_bounds_free(&b);
+    lg_devnet_free(&v);
     lg_dev_free(&dev);
     free(lo);
     free(y);

@@ -9,6 +9,7 @@
 
 #include "anneal/deviation.h"
 #include "core/ball.h"
+#include "verify/devnet.h"
 #include "verify/recheck.h"
 
 /* Deep copy of prop with case c's constraints lowered by Σ_j |coef_j|·e_j,
@@ -65,8 +66,15 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
 {
     lg_dev d;
     lg_bounds b = {0};
+    lg_devnet v = {0};
+    double *ev = malloc((size_t)prop->n_out * sizeof *ev);
+    if (!ev) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
     lg_status st = lg_dev_init(&d, relu, ref);
-    if (st != LG_OK) return st;
+    if (st != LG_OK) {
+        free(ev);
+        return st;
+    }
+    if ((st = lg_devnet_init(&v, relu, ref)) != LG_OK) goto done;
     *delta = 0;
     for (int c = 0; c < prop->n_cases; c++) {
         const lg_prop_case *C = &prop->cases[c];
@@ -74,9 +82,17 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
         if ((st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
         b.run = run;
         if ((st = lg_bounds_symbolic(&b, relu, C->lo, C->hi)) != LG_OK) goto done;
-        st = lg_dev_bound_box_pre(&d, C->lo, C->hi, b.lo, b.hi, &dc, E + (size_t)c * (size_t)prop->n_out, NULL);
+        double *e = E + (size_t)c * (size_t)prop->n_out;
+        st = lg_dev_bound_box_pre(&d, C->lo, C->hi, b.lo, b.hi, &dc, e, NULL);
         lg_bounds_free(&b);
         if (st != LG_OK) goto done;
+        /* the difference network's bound: also sound, keep the smaller per output */
+        if ((st = lg_devnet_bound(&v, C->lo, C->hi, run, ev)) != LG_OK) goto done;
+        dc = 0;
+        for (int j = 0; j < prop->n_out; j++) {
+            if (ev[j] < e[j]) e[j] = ev[j];
+            if (!(e[j] <= dc)) dc = e[j];
+        }
         if (!(dc <= INFINITY) || isnan(dc)) {
             st = lg_fail(LG_ERR_NUMERIC, "transfer: deviation bound of case %d is not a number", c);
             goto done;
@@ -85,7 +101,9 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
     }
 done:
     lg_bounds_free(&b);
+    lg_devnet_free(&v);
     lg_dev_free(&d);
+    free(ev);
     return st;
 }
 
@@ -163,13 +181,24 @@ done:
     return st;
 }
 
-lg_status lg_transfer_box_delta(lg_dev *dev, const lg_net *relu, lg_bounds *b, const double *lo, const double *hi,
-                                double *delta)
+lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
+                                const double *hi, double *delta)
 {
-    double di, ds;
-    lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, NULL, NULL);
+    const size_t no = (size_t)lg_net_n_out(relu);
+    double di, ds, *ei = v ? v->e : NULL, *es = v ? v->e + no : NULL, *ev = v ? v->e + 2 * no : NULL;
+    lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, ei, NULL);
     if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
-    if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, NULL, NULL);
-    if (st == LG_OK) *delta = ds < di ? ds : di;
-    return st;
+    if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, es, NULL);
+    if (st != LG_OK) return st;
+    *delta = ds < di ? ds : di;
+    if (!v) return LG_OK;
+    /* the difference network's bound (devnet.h): also sound, keep the smallest per output */
+    if ((st = lg_devnet_bound(v, lo, hi, NULL, ev)) != LG_OK) return st;
+    double d = 0;
+    for (size_t j = 0; j < no; j++) {
+        double e = fmin(ev[j], fmin(ei[j], es[j]));
+        if (!(e <= d)) d = e;
+    }
+    if (d < *delta) *delta = d;
+    return LG_OK;
 }
