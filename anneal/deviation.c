@@ -238,12 +238,13 @@ static double *lg_dev_err(const lg_dev *d, int node)
  * every term's |A_t|·e_src(t) adds); writes e_L to E_out [m][n_out] and per
  * neuron the slope code and slack t (deviation.h "Backward refinement") to
  * d->slope / d->slack [m][n_neurons]. Sets *first_gap_out to the index of
- * the first substituted layer, or −1 if there is none. pre_lo/pre_hi
- * (m = 1 only, else NULL): external bounds to intersect. */
-static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
-                                double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
-                                int *first_gap_out)
+ * the first substituted layer, or −1 if there is none. x (m = 1 only,
+ * else NULL): external bounds to intersect. */
+static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, const lg_dev_ext *x,
+                                double *E_out, unsigned char *blown, lg_dev_stats *stats, int *first_gap_out)
 {
+    double *const *pre_lo = x ? x->r_lo : NULL, *const *pre_hi = x ? x->r_hi : NULL;
+    double *const *g_lo = x ? x->g_lo : NULL, *const *g_hi = x ? x->g_hi : NULL;
     const lg_net *rn = d->relu_net, *ref = d->ref;
     size_t tot = d->n_neurons, off = 0;
     /* per node: C, R centre/radius of the ReLU-net output, E deviation bound (lg_dev_fw);
@@ -334,8 +335,8 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
             double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
             double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
             if (use_pre) {
-                /* computed ẑ_R is within w of the exact z_R */
-                double w = (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
+                /* computed ẑ_R is within w of the exact z_R (0: the bounds hold for both) */
+                double w = x->computed ? 0.0 : (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
                 errz[o] = w; /* relu and identity are 1-Lipschitz: the node's output error */
                 if (pre_lo[k] && pre_hi[k]) {
                     double pl = pre_lo[k][o], ph = pre_hi[k][o];
@@ -352,17 +353,41 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                     if (ph < u) u = ph;
                 }
             }
+            /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G; with the
+             * reference net's own bounds it is their intersection and holds z_G */
+            double lg = (l - dk) - LG_DEV_EPS * (fabs(l) + dk);
+            double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
+            int own = g_lo && g_hi && g_lo[k] && g_hi[k];
+            if (own) {
+                double pl = g_lo[k][o], ph = g_hi[k][o];
+                if (!(pl <= ph) || !isfinite(pl) || !isfinite(ph) || pl > ug || ph < lg)
+                    return lg_fail(LG_ERR_ARG, "reference-net bounds of layer %d neuron %d: [%g, %g] is not a finite "
+                                   "interval meeting [%g, %g]: they are not bounds for this box", k, o, pl, ph, lg, ug);
+                if (pl > lg) lg = pl;
+                if (ph < ug) ug = ph;
+                /* |z_R − z_G| ≤ the widest gap between the two intervals */
+                double w = fmax(u - lg, ug - l) * (1.0 + LG_DEV_EPS);
+                if (w < e) e = w;
+            }
             if (L->act == LG_ACT_IDENTITY) {
                 if (use_pre) lg_dev_recentre(l, u, &Zc[i], &Zr[i]);
                 else Zc[i] = zc, Zr[i] = zr;
             } else {
                 lg_dev_recentre(l > 0.0 ? l : 0.0, u > 0.0 ? u : 0.0, &Zc[i], &Zr[i]);
-                /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G;
-                 * |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
-                double lg = (l - dk) - LG_DEV_EPS * (fabs(l) + dk);
-                double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
-                e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
-                s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                if (!own) {
+                    /* |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
+                    e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
+                    s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                } else {
+                    /* relu(z_R) ∈ [l⁺, u⁺], relu(z_G) ∈ [lg⁺, ug⁺]: their difference is at most
+                     * the widest gap, and at most d_k (relu is 1-Lipschitz) */
+                    double lp = l > 0.0 ? l : 0.0, up = u > 0.0 ? u : 0.0;
+                    double gp = lg > 0.0 ? lg : 0.0, hp = ug > 0.0 ? ug : 0.0;
+                    double w = fmax(up - gp, hp - lp) * (1.0 + LG_DEV_EPS);
+                    e = w < dk ? w : dk;
+                    /* s from the hull of both intervals */
+                    s = fmin(l, lg) >= 0.0 ? LG_DEV_S1 : fmax(u, ug) <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                }
                 if (gap_layer) {
                     /* sup of |f(x) − relu(x)| over the z_G interval [lg, ug];
                      * b = max |x| there scales the rounding of computed f(x) */
@@ -495,8 +520,8 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
 }
 
 /* One chunk of m ≤ d->chunk boxes. */
-static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
-                              double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, const lg_dev_ext *x,
+                              double *delta, double *e_out, lg_dev_stats *stats)
 {
     const lg_net *rn = d->relu_net;
     const int no = lg_net_n_out(rn);
@@ -505,7 +530,7 @@ static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int
     double *E = lg_dev_fw_scratch(d, 2);
     double *B = lg_dev_bk_scratch(d, 2);
     int first_gap = -1;
-    lg_status st = lg_dev_forward(d, lo, hi, m, pre_lo, pre_hi, E, blown, stats, &first_gap);
+    lg_status st = lg_dev_forward(d, lo, hi, m, x, E, blown, stats, &first_gap);
     if (st != LG_OK) return st;
     if (first_gap >= 0)
         for (int b0 = 0; b0 < m; b0 += d->group) {
@@ -545,7 +570,7 @@ lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size
                            i % ni, lo[i], hi[i]);
     for (size_t s = 0; s < n; s += (size_t)d->chunk) {
         int m = (int)(n - s < (size_t)d->chunk ? n - s : (size_t)d->chunk);
-        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, NULL, delta + s, e_out ? e_out + s * no : NULL,
+        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, delta + s, e_out ? e_out + s * no : NULL,
                                     stats);
         if (st != LG_OK) return st;
     }
@@ -561,7 +586,20 @@ lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, do
     for (size_t i = 0; i < ni; i++)
         if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
             return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
-    return lg_dev_chunk(d, lo, hi, 1, pre_lo, pre_hi, delta, e_out, stats);
+    lg_dev_ext x = {pre_lo, pre_hi, NULL, NULL, 0};
+    return lg_dev_chunk(d, lo, hi, 1, &x, delta, e_out, stats);
+}
+
+lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, const lg_dev_ext *x, double *delta,
+                                double *e_out, lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!x || !x->r_lo || !x->r_hi) return lg_fail(LG_ERR_ARG, "deviation bound: no bounds of the ReLU net given");
+    size_t ni = (size_t)d->relu_net->n_in;
+    for (size_t i = 0; i < ni; i++)
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
+            return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
+    return lg_dev_chunk(d, lo, hi, 1, x, delta, e_out, stats);
 }
 
 lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,

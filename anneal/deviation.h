@@ -207,6 +207,27 @@ lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, d
 lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
                                double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats);
 
+/* External pre-activation bounds of one box, in the layout of lg_problem
+ * (per layer k, NULL pointers skip a layer): r_lo/r_hi the ReLU net's, g_lo/
+ * g_hi (may be NULL) the reference net's. computed = 0: r_lo/r_hi bound the
+ * exact z_R only (this module widens them by the ReLU net's rounding, as
+ * lg_dev_bound_box_pre); computed = 1: both pairs hold for the exact and
+ * the computed pre-activations (verify/devnet.h gives such bounds). */
+typedef struct lg_dev_ext {
+    double *const *r_lo, *const *r_hi;
+    double *const *g_lo, *const *g_hi;
+    int computed;
+} lg_dev_ext;
+
+/* lg_dev_bound_box_pre with the reference net's own bounds as well
+ * ("Both nets' bounds" above): the z_G interval is [l − d_k, u + d_k] ∩
+ * [g_lo, g_hi], relu(z_R) − relu(z_G) is at most the widest gap between
+ * the two nets' relu intervals (and at most d_k), and the slope s is
+ * certain wherever both intervals have one sign. Bounds that miss the
+ * box's own intervals are refused with LG_ERR_ARG. */
+lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, const lg_dev_ext *x, double *delta,
+                                double *e_out, lg_dev_stats *stats);
+
 /* The rounding of net's double forward pass (lg_net_forward,
  * lg_net_forward_batch) written as noise on the exact network (deviation.h
  * "Difference network"): for every x in the raw box [lo, hi], if every

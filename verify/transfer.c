@@ -185,18 +185,31 @@ lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, l
                                 const double *hi, double *delta)
 {
     const size_t no = (size_t)lg_net_n_out(relu);
-    double di, ds, *ei = v ? v->e : NULL, *es = v ? v->e + no : NULL, *ev = v ? v->e + 2 * no : NULL;
+    double di, ds, dp, *ei = v ? v->e : NULL, *es = v ? v->e + no : NULL;
     lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, ei, NULL);
     if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
     if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, es, NULL);
     if (st != LG_OK) return st;
     *delta = ds < di ? ds : di;
     if (!v) return LG_OK;
-    /* the difference network's bound (devnet.h): also sound, keep the smallest per output */
+    /* the difference network's bound and, when it proved them, both nets' bounds for the
+     * propagation (devnet.h): all sound, keep the smallest per output */
+    double *ev = v->e + 2 * no, *ep = v->e + 3 * no;
     if ((st = lg_devnet_bound(v, lo, hi, NULL, ev)) != LG_OK) return st;
+    if (v->valid) {
+        lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1};
+        if ((st = lg_dev_bound_box_pair(dev, lo, hi, &x, &dp, ep, NULL)) != LG_OK) return st;
+    } else {
+        for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
+    }
+    if (getenv("LG_DEVNET_DEBUG")) {
+        double mv = 0;
+        for (size_t j = 0; j < no; j++) mv = fmax(mv, ev[j]);
+        fprintf(stderr, "di %g ds %g devnet %g pair %g valid %d\n", di, ds, mv, v->valid ? dp : NAN, v->valid);
+    }
     double d = 0;
     for (size_t j = 0; j < no; j++) {
-        double e = fmin(ev[j], fmin(ei[j], es[j]));
+        double e = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
         if (!(e <= d)) d = e;
     }
     if (d < *delta) *delta = d;
