@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -519,6 +520,111 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
     }
 }
 
+/* Most doubles the symbolic pass may hold (its coefficient matrices); above
+ * it the pass is skipped (the other bounds stand). */
+#define LG_DEV_SYM_CAP ((size_t)1 << 25)
+
+/* Symbolic pass for one box (deviation.h "Symbolic deviation"): δ_k of every
+ * node as a linear form C_k·ν over one noise symbol per neuron at or after
+ * the first substituted layer, |ν_i| ≤ ρ_i, plus a radius R_k for the
+ * rounding of the coefficients. With X = Σ_t A_t·δ_src (coefficients
+ * Σ_t C_src·A_tᵀ) and the forward's slope code s and slack t of each
+ * neuron: s = 1: δ = X + ν, ρ = t; s = 0: δ = ν, ρ = t; s ∈ [0,1]: δ =
+ * X/2 + ν, ρ = |X|/2 + t, |X| ≤ Σ|C|ρ + R. E[n_out] is lowered to the
+ * output's Σ|C|ρ + R where that is smaller. */
+static lg_status lg_dev_symbolic(lg_dev *d, int first_gap, double *E)
+{
+    const lg_net *rn = d->relu_net;
+    const int nl = rn->n_layers;
+    size_t *sym0 = malloc(((size_t)nl + 1) * sizeof *sym0); /* symbols before node k; [nl]: all */
+    size_t *coff = malloc(((size_t)nl + 1) * sizeof *coff); /* offset of C_k in the store */
+    double *store = NULL;
+    lg_status st = LG_OK;
+    if (!sym0 || !coff) {
+        st = lg_fail(LG_ERR_NOMEM, "deviation: out of memory");
+        goto done;
+    }
+    size_t ns = 0, nc = 0, nv = 0; /* symbols, coefficient doubles, per-neuron doubles */
+    for (int k = 0; k < nl; k++) {
+        sym0[k] = ns;
+        coff[k] = nc;
+        if (k < first_gap) continue;
+        size_t no = (size_t)rn->layers[k].n_out;
+        ns += no;
+        if (ns > LG_DEV_SYM_CAP / no) goto done; /* too large: skip */
+        nc += ns * no;
+        nv += no;
+        if (nc > LG_DEV_SYM_CAP) goto done;
+    }
+    sym0[nl] = ns;
+    /* store: every C_k, then ρ [ns], then R and Mg per neuron [nv] each, then |A|·v scratch [2][width] */
+    store = malloc((nc + ns + 2 * nv + 2 * (size_t)d->width) * sizeof *store);
+    if (!store) goto done; /* no memory for the refinement: skip it */
+    double *rho = store + nc, *Rall = rho + ns, *Mall = Rall + nv, *s1 = Mall + nv, *s2 = s1 + d->width;
+    size_t voff = 0, noff = 0;
+    for (int k = 0; k < first_gap; k++) noff += (size_t)rn->layers[k].n_out;
+    for (int k = first_gap; k < nl; k++) {
+        const lg_layer *L = &rn->layers[k];
+        const size_t no = (size_t)L->n_out, m0 = sym0[k];
+        const double g = lg_dev_gamma(d->n_sum[k]), gs = lg_dev_gamma((int)(m0 < INT32_MAX ? m0 : INT32_MAX));
+        double *C = store + coff[k], *R = Rall + voff, *Mg = Mall + voff;
+        memset(C, 0, (m0 + no) * no * sizeof *C);
+        int any = 0; /* some source may deviate */
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            if (A->src < first_gap) continue; /* the input or a node before the first gap: δ = 0 */
+            size_t ms = sym0[A->src] + (size_t)rn->layers[A->src].n_out;
+            size_t vs = (size_t)(lg_net_node_offset(rn, A->src) - lg_net_node_offset(rn, first_gap));
+            lg_dev_gemm(d, A, (int)ms, store + coff[A->src], 0, 1.0, C); /* X = Σ_t C_src·A_tᵀ, rows < ms */
+            lg_dev_gemm(d, A, 1, Rall + vs, 1, any ? 1.0 : 0.0, s1);     /* Σ |A|·R_src */
+            lg_dev_gemm(d, A, 1, Mall + vs, 1, any ? 1.0 : 0.0, s2);     /* Σ |A|·Mg_src */
+            any = 1;
+        }
+        for (size_t o = 0; o < no; o++) {
+            const unsigned char sc = d->slope[noff + o];
+            const double tt = d->slack[noff + o];
+            double rx = 0.0, mx = 0.0;
+            if (any) {
+                /* |X̃ − X| weighted by ρ: the products' rounding and the sources' radii */
+                rx = (s1[o] * (1.0 + g) + g * s2[o] * (1.0 + g)) * (1.0 + g);
+                for (size_t q = 0; q < m0; q++) mx += fabs(C[q * no + o]) * rho[q];
+                mx = mx * (1.0 + gs) + rx;
+                mx *= 1.0 + LG_DEV_EPS;
+            }
+            double r;
+            if (sc == LG_DEV_S1) {
+                R[o] = rx;
+                r = tt;
+            } else if (sc == LG_DEV_S0) {
+                for (size_t q = 0; q < m0; q++) C[q * no + o] = 0.0;
+                R[o] = 0.0;
+                r = tt;
+            } else {
+                for (size_t q = 0; q < m0; q++) C[q * no + o] *= 0.5; /* exact */
+                R[o] = 0.5 * rx;
+                r = (0.5 * mx + tt) * (1.0 + LG_DEV_EPS);
+            }
+            C[(m0 + o) * no + o] = 1.0;
+            rho[m0 + o] = r;
+            Mg[o] = ((sc == LG_DEV_S0 ? 0.0 : mx) + r) * (1.0 + LG_DEV_EPS); /* ≥ |δ| */
+            if (isnan(Mg[o])) Mg[o] = INFINITY;
+        }
+        voff += no;
+        noff += no;
+    }
+    {
+        const int out = nl - 1;
+        const double *Mg = Mall + voff - (size_t)rn->layers[out].n_out;
+        for (int j = 0; j < rn->layers[out].n_out; j++)
+            if (Mg[j] < E[j]) E[j] = Mg[j];
+    }
+done:
+    free(sym0);
+    free(coff);
+    free(store);
+    return st;
+}
+
 /* One chunk of m ≤ d->chunk boxes. */
 static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, const lg_dev_ext *x,
                               double *delta, double *e_out, lg_dev_stats *stats)
@@ -544,6 +650,9 @@ static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int
                 }
             }
         }
+    /* both nets' bounds (pair mode, one box): the symbolic pass as a third bound */
+    if (first_gap >= 0 && m == 1 && x && x->g_lo && x->g_hi && (st = lg_dev_symbolic(d, first_gap, E)) != LG_OK)
+        return st;
     for (int r = 0; r < m; r++) {
         double mx = 0.0;
         for (int o = 0; o < no; o++) {

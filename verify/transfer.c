@@ -185,17 +185,27 @@ lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, l
                                 const double *hi, double *delta)
 {
     const size_t no = (size_t)lg_net_n_out(relu);
-    double di, ds, dp, *ei = v ? v->e : NULL, *es = v ? v->e + no : NULL;
+    double di, ds, dp, *ei = v ? v->e : NULL, *es = v ? v->e + no : NULL, *ev = v ? v->e + 2 * no : NULL;
     lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, ei, NULL);
-    if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
-    if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, es, NULL);
     if (st != LG_OK) return st;
+    /* the difference network's bound (devnet.h); its bounds on the ReLU copy are relu's
+     * symbolic bounds (they hold for the computed values too), else relu's own run */
+    if (v && (st = lg_devnet_bound(v, lo, hi, b->run, ev)) != LG_OK) return st;
+    if (v && v->valid) {
+        for (int k = 0; k < relu->n_layers; k++) {
+            memcpy(b->lo[k], lg_devnet_pre_lo(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->lo[k]);
+            memcpy(b->hi[k], lg_devnet_pre_hi(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->hi[k]);
+        }
+        memcpy(b->xlo, v->b.xlo, (size_t)relu->n_in * sizeof *b->xlo);
+        memcpy(b->xhi, v->b.xhi, (size_t)relu->n_in * sizeof *b->xhi);
+    } else if ((st = lg_bounds_symbolic(b, relu, lo, hi)) != LG_OK) {
+        return st;
+    }
+    if ((st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, es, NULL)) != LG_OK) return st;
     *delta = ds < di ? ds : di;
     if (!v) return LG_OK;
-    /* the difference network's bound and, when it proved them, both nets' bounds for the
-     * propagation (devnet.h): all sound, keep the smallest per output */
-    double *ev = v->e + 2 * no, *ep = v->e + 3 * no;
-    if ((st = lg_devnet_bound(v, lo, hi, NULL, ev)) != LG_OK) return st;
+    /* both nets' bounds for the propagation: all sound, keep the smallest per output */
+    double *ep = v->e + 3 * no;
     if (v->valid) {
         lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1};
         if ((st = lg_dev_bound_box_pair(dev, lo, hi, &x, &dp, ep, NULL)) != LG_OK) return st;
