@@ -120,6 +120,7 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     d->absW = malloc(rn->n_params * sizeof *d->absW);
     d->buf = malloc(n_fw * sizeof *d->buf);
     d->slack = malloc(chunk * tot * sizeof *d->slack);
+    d->efw = malloc(tot * sizeof *d->efw);
     d->slope = malloc(chunk * tot);
     d->back = malloc(n_bk * sizeof *d->back);
     d->err = malloc((chain ? (size_t)2 * w : len) * sizeof *d->err);
@@ -127,7 +128,7 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     d->n_sum = malloc(nl * sizeof *d->n_sum);
     d->n_back = calloc(nl, sizeof *d->n_back);
     d->flag = malloc(nl + 1);
-    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err || !d->node_off || !d->n_sum ||
+    if (!d->absW || !d->buf || !d->slack || !d->efw || !d->slope || !d->back || !d->err || !d->node_off || !d->n_sum ||
         !d->n_back || !d->flag) {
         lg_dev_free(d);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %zu", w);
@@ -154,6 +155,7 @@ void lg_dev_free(lg_dev *d)
     free(d->absW);
     free(d->buf);
     free(d->slack);
+    free(d->efw);
     free(d->slope);
     free(d->back);
     free(d->err);
@@ -407,6 +409,7 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                 }
             }
             P[i] = e;
+            if (m == 1) d->efw[off + (size_t)o] = e;
             any_e |= e != 0.0;
             d->slope[r * tot + off + (size_t)o] = s;
             d->slack[r * tot + off + (size_t)o] = t;
@@ -607,6 +610,12 @@ static lg_status lg_dev_symbolic(lg_dev *d, int first_gap, double *E)
             C[(m0 + o) * no + o] = 1.0;
             rho[m0 + o] = r;
             Mg[o] = ((sc == LG_DEV_S0 ? 0.0 : mx) + r) * (1.0 + LG_DEV_EPS); /* ≥ |δ| */
+            const double ef = d->efw[noff + o];
+            if (ef < r) { /* the forward bound is below the new symbol's own radius: δ = ν, |ν| ≤ e_k */
+                for (size_t q = 0; q < m0; q++) C[q * no + o] = 0.0;
+                R[o] = 0.0;
+                rho[m0 + o] = Mg[o] = ef;
+            }
             if (isnan(Mg[o])) Mg[o] = INFINITY;
         }
         voff += no;

@@ -158,6 +158,7 @@ typedef struct lg_dev {
     double *absW;   /* |W_k| for every layer, carved like params */
     double *buf;    /* forward scratch: 9 arrays of [chunk][width] */
     double *slack;  /* [chunk][n_neurons] slack t per neuron */
+    double *efw;    /* [n_neurons] forward bound e per neuron of a one-box call */
     unsigned char *slope; /* [chunk][n_neurons] relu slope code per neuron */
     double *back;   /* backward scratch: 5 arrays of [group·n_out][width] */
     double *err;    /* [2][width]: rounding of the ReLU net (external bounds) */

@@ -212,11 +212,6 @@ lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, l
     } else {
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
     }
-    if (getenv("LG_DEVNET_DEBUG")) {
-        double mv = 0;
-        for (size_t j = 0; j < no; j++) mv = fmax(mv, ev[j]);
-        fprintf(stderr, "di %g ds %g devnet %g pair %g valid %d\n", di, ds, mv, v->valid ? dp : NAN, v->valid);
-    }
     double d = 0;
     for (size_t j = 0; j < no; j++) {
         double e = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
