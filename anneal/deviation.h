@@ -61,6 +61,48 @@
  * interval matrix (centre/radius; an uncertain s maps a coefficient range
  * to its hull with 0). Keeping the signs of W lets errors of opposite sign
  * cancel, which |W|·e cannot; for deep nets this is often far smaller.
+ * Both nets' bounds (lg_dev_bound_box_pair, sound, used as min with the
+ * above). The z_G interval [l − d_k, u + d_k] saturates on deep nets: d_k
+ * grows like |W|^depth, every gap reaches its peak and every slope s becomes
+ * uncertain. Given the reference net's own pre-activation bounds [l_G, u_G]
+ * (verify/devnet.h computes them with the ReLU net's, by the verified bound
+ * engine, for exact and computed values), the z_G interval is the
+ * intersection; |relu(z_R) − relu(z_G)| ≤ min(d_k, max(u⁺ − l_G⁺,
+ * u_G⁺ − l⁺)) (x⁺ = max(0, x): the widest gap between the two relu
+ * intervals), at an identity node min(d_k, max(u − l_G, u_G − l)); s = 1
+ * (0) where both intervals are ≥ 0 (≤ 0). The gaps g_k are then taken over
+ * the reference net's own interval.
+ * Symbolic deviation (pair mode, one box). The backward refinement's
+ * interval matrices lose the signs at every uncertain s, and so grow like
+ * |W| through the layers after it. Instead δ_k is carried forward as a
+ * linear form over one noise symbol per neuron, δ_k = C_k·ν + r with
+ * |ν_i| ≤ ρ_i and |r| ≤ R_k: with X = Σ_t A_t·δ_src (coefficients
+ * Σ_t C_src·A_tᵀ) and the neuron's slack t,
+ *   s = 1:      δ = X + ν,    ρ = t;
+ *   s = 0:      δ = ν,        ρ = t;
+ *   s ∈ [0,1]:  δ = X/2 + ν,  ρ = |X|/2 + t   (s·X = X/2 + (s − ½)·X),
+ * |X| ≤ Σ_i |C_i|·ρ_i + R; a neuron whose forward e_k is below its ρ
+ * takes δ = ν with ρ = e_k. The output's Σ|C|·ρ + R bounds |δ_out|. This
+ * is the zonotope of the linear system δ = S·(Σ A·δ) + τ, the McCormick
+ * relaxation of s·X over s ∈ [0,1] with |X| bounded by the form itself:
+ * signs survive uncertain neurons, and the relaxation's cost is |X|/2, small
+ * while the deviation is small. Rounding: R_k = (1 + γ)(Σ|A|·R_src +
+ * γ·Σ|A|·(Σ|C_src|ρ + R_src)) for the coefficient products (γ of the
+ * layer's sum), Σ|C|ρ is ×(1 + γ) of the symbol count, halving is exact.
+ * It is skipped (the other bounds stand) when its coefficient matrices
+ * would exceed 2^25 doubles: one per (symbol, neuron) of every node after
+ * the first substituted layer.
+ * Difference network (verify/devnet.h). A second bound altogether: the
+ * verified bound engine (CROWN) on one graph holding both nets and their
+ * output difference. It is sound for the exact reals; the double forward
+ * passes are reached by writing their rounding as noise on the exact
+ * network (lg_dev_noise): ẑ_k = Σ_t A_t·f(ẑ_src) + b_k + ν_k with
+ * |ν_k| ≤ γ·(|b| + Σ|A_t|·|â_src|) + Σ|A_t|·ξ_src, ξ the rounding of a
+ * computed activation (16ε·fs·|ẑ| for a relu-like f, 0 for relu and
+ * identity, ε·|x'| for the normalisation) — a bound that needs |ẑ|, which
+ * the noisy network's own bounds give (an induction over the layers,
+ * devnet.h). Injecting the noise rather than propagating |ẑ − z| forward
+ * keeps its growth to the network's actual gain instead of |W|^depth.
  * The ReLU-net intervals come from interval arithmetic on the box in
  * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
  * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).

@@ -5,9 +5,10 @@
  * naming the worst input, and 1 as well on a failure while running (a
  * file that cannot be read); 2 on bad usage or a file that does not fit
  * (docs/USAGE.md "Exit status"). The per-input bound is the tightest the
- * project has: anneal/deviation.h with the ReLU net's symbolic (CROWN)
- * pre-activation bounds on the ball (as `lgelu bound --symbolic`), never
- * above the plain interval bound. */
+ * project has (lg_transfer_box_delta, as `lgelu bound --symbolic`):
+ * anneal/deviation.h with the ReLU net's symbolic (CROWN) pre-activation
+ * bounds on the ball and the difference network's bound (verify/devnet.h),
+ * never above the plain interval bound. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +37,9 @@ static void lg_check_help(void)
            "every input x the check computes a certified upper bound on max |f_ReLU(x') - f_ref(x')|_inf\n"
            "over all x' in the L-inf ball of radius E around x, clipped to the input domain [0,1]: the\n"
            "deviation bound of anneal/deviation.h tightened with the ReLU net's symbolic (CROWN)\n"
-           "pre-activation bounds on the ball (the bound of 'lgelu bound --symbolic'). The check passes\n"
+           "pre-activation bounds on the ball, and per output the smaller of that and the CROWN bound of\n"
+           "the two nets' difference network (verify/devnet.h), which also tightens the former (the\n"
+           "bound of 'lgelu bound --symbolic'). The check passes\n"
            "when every bound is <= D. Both nets are also run in double precision on each x to report the\n"
            "deviation actually observed and whether the predicted class (argmax) changes.\n\n"
            "options:\n"
