@@ -98,7 +98,7 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     if ((st = lg_net_validate(D)) != LG_OK) goto fail;
     if ((st = lg_bounds_init(&v->b, D)) != LG_OK) goto fail;
     v->n_noise = (int)N;
-    v->lo = malloc(((size_t)2 * (size_t)ni + (size_t)4 * (size_t)N + (size_t)6 * (size_t)no) * sizeof *v->lo);
+    v->lo = malloc(((size_t)2 * (size_t)ni + (size_t)4 * (size_t)N + (size_t)7 * (size_t)no) * sizeof *v->lo);
     v->zp = malloc((size_t)2 * (size_t)L * sizeof *v->zp);
     if (!v->lo || !v->zp) {
         st = lg_fail(LG_ERR_NOMEM, "devnet: out of memory");

@@ -56,7 +56,7 @@ typedef struct lg_devnet {
     double *zmag;             /* [2][N] guessed |ẑ| per neuron */
     double **zp;              /* [2][L] zmag per layer */
     double *xi;               /* [2][n_out] rounding of each net's output activation */
-    double *e;                /* [4][n_out] per-output bounds, scratch of the callers (transfer.c) */
+    double *e;                /* [5][n_out] per-output bounds, scratch of the callers (transfer.c) */
 } lg_devnet;
 
 /* Build D for a pair (lg_dev_check_pair must accept it; checked here). */

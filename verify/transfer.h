@@ -36,8 +36,11 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
  * dev: per output the smallest of the interval bound, the bound tightened
  * with relu's symbolic (CROWN) pre-activation bounds on the box, and (v not
  * NULL, lg_devnet_init on the same pair) the difference network's bound
- * (devnet.h). b is a workspace from lg_bounds_init(relu), overwritten: it
- * holds relu's symbolic bounds on the box afterwards. The one routine behind
+ * and the propagation with both nets' bounds from it (devnet.h). b is a
+ * workspace from lg_bounds_init(relu), overwritten: it holds relu's
+ * symbolic bounds on the box afterwards (with v, the difference network's
+ * ReLU-copy bounds, which also hold the rounding noise). b->run is the
+ * deadline. The one routine behind
  * `lgelu bound --symbolic` and `lgelu check`. */
 lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
                                 const double *hi, double *delta);
