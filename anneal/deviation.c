@@ -525,7 +525,7 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
 
 /* Most doubles the symbolic pass may hold (its coefficient matrices); above
  * it the pass is skipped (the other bounds stand). */
-#define LG_DEV_SYM_CAP ((size_t)1 << 25)
+#define LG_DEV_SYM_CAP ((size_t)1 << 24)
 
 /* Symbolic pass for one box (deviation.h "Symbolic deviation"): δ_k of every
  * node as a linear form C_k·ν over one noise symbol per neuron at or after

@@ -90,7 +90,7 @@
  * γ·Σ|A|·(Σ|C_src|ρ + R_src)) for the coefficient products (γ of the
  * layer's sum), Σ|C|ρ is ×(1 + γ) of the symbol count, halving is exact.
  * It is skipped (the other bounds stand) when its coefficient matrices
- * would exceed 2^25 doubles: one per (symbol, neuron) of every node after
+ * would exceed 2^24 doubles: one per (symbol, neuron) of every node after
  * the first substituted layer.
  * Difference network (verify/devnet.h). A second bound altogether: the
  * verified bound engine (CROWN) on one graph holding both nets and their

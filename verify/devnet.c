@@ -10,6 +10,9 @@
 
 #include "anneal/deviation.h"
 
+/* Most doubles of one layer's coefficient rows over D's input (max width × input width). */
+#define LG_DEVNET_CAP ((size_t)1 << 25)
+
 /* n values of src (NULL: none) then m copies of fill, or NULL if src is NULL. */
 static lg_status lg_devnet_extend(double **dst, const double *src, int n, int m, double fill)
 {
@@ -114,6 +117,9 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
             v->zp[c * L + k] = v->zmag + at;
             at += relu->layers[k].n_out;
         }
+    /* the bound engine keeps a coefficient row over D's input per neuron of a layer: past
+     * LG_DEVNET_CAP doubles the pair is too large for this bound (lg_devnet_bound: no claim) */
+    v->off = (double)lg_net_max_width(D) * (double)ni > (double)LG_DEVNET_CAP;
     v->relu = relu;
     v->ref = ref;
     free(specs);
@@ -161,6 +167,7 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
     lg_status st;
     v->valid = 0;
     for (int j = 0; j < no; j++) e[j] = INFINITY;
+    if (v->off) return LG_OK;
     memcpy(v->lo, lo, (size_t)n0 * sizeof *lo);
     memcpy(v->hi, hi, (size_t)n0 * sizeof *hi);
     memset(v->lo + n0, 0, 2 * (size_t)N * sizeof *v->lo);
@@ -178,7 +185,10 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
         v->lo[n0 + i] = -v->tau[i];
         v->hi[n0 + i] = v->tau[i];
     }
-    if ((st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) goto done;
+    if ((st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) {
+        if (st == LG_ERR_NOMEM) st = LG_OK; /* no memory for this bound: no claim, the others stand */
+        goto done;
+    }
     if (!lg_devnet_mags(v, NULL, 0, 0)) goto done; /* a bound left its guess: no claim */
     const double *dl = b->lo[2 * L + 1], *dh = b->hi[2 * L + 1];
     for (int j = 0; j < no; j++) {
