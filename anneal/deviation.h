@@ -138,8 +138,10 @@
  * Ownership: an lg_dev borrows the two networks (they must outlive it) and
  * owns |W| copies and scratch sized once at lg_dev_init for chunks of up to
  * LG_DEV_CHUNK boxes (fewer for very large nets; about 26 MB for a
- * 784-256-256-256-10 net); lg_dev_free releases them. Not thread-safe per
- * object.
+ * 784-256-256-256-10 net); lg_dev_free releases them. The symbolic pass
+ * (pair mode) allocates its coefficient matrices per call and frees them
+ * (at most 2^24 doubles; about 24 MB for a net with nine hidden layers of
+ * 256). Not thread-safe per object.
  */
 #ifndef LG_ANNEAL_DEVIATION_H
 #define LG_ANNEAL_DEVIATION_H
