@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,7 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     d->absW = malloc(rn->n_params * sizeof *d->absW);
     d->buf = malloc(n_fw * sizeof *d->buf);
     d->slack = malloc(chunk * tot * sizeof *d->slack);
+    d->efw = malloc(tot * sizeof *d->efw);
     d->slope = malloc(chunk * tot);
     d->back = malloc(n_bk * sizeof *d->back);
     d->err = malloc((chain ? (size_t)2 * w : len) * sizeof *d->err);
@@ -122,7 +124,7 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     d->n_sum = malloc(nl * sizeof *d->n_sum);
     d->n_back = calloc(nl, sizeof *d->n_back);
     d->flag = malloc(nl + 1);
-    if (!d->absW || !d->buf || !d->slack || !d->slope || !d->back || !d->err || !d->node_off || !d->n_sum ||
+    if (!d->absW || !d->buf || !d->slack || !d->efw || !d->slope || !d->back || !d->err || !d->node_off || !d->n_sum ||
         !d->n_back || !d->flag) {
         lg_dev_free(d);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for width %zu", w);
@@ -149,6 +151,7 @@ void lg_dev_free(lg_dev *d)
     free(d->absW);
     free(d->buf);
     free(d->slack);
+    free(d->efw);
     free(d->slope);
     free(d->back);
     free(d->err);
@@ -234,12 +237,13 @@ static double *lg_dev_err(const lg_dev *d, int node)
  * every term's |A_t|·e_src(t) adds); writes e_L to E_out [m][n_out] and per
  * neuron the slope code and slack t (deviation.h "Backward refinement") to
  * d->slope / d->slack [m][n_neurons]. Sets *first_gap_out to the index of
- * the first substituted layer, or −1 if there is none. pre_lo/pre_hi
- * (m = 1 only, else NULL): external bounds to intersect. */
-static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
-                                double *const *pre_hi, double *E_out, unsigned char *blown, lg_dev_stats *stats,
-                                int *first_gap_out)
+ * the first substituted layer, or −1 if there is none. x (m = 1 only,
+ * else NULL): external bounds to intersect. */
+static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, int m, const lg_dev_ext *x,
+                                double *E_out, unsigned char *blown, lg_dev_stats *stats, int *first_gap_out)
 {
+    double *const *pre_lo = x ? x->r_lo : NULL, *const *pre_hi = x ? x->r_hi : NULL;
+    double *const *g_lo = x ? x->g_lo : NULL, *const *g_hi = x ? x->g_hi : NULL;
     const lg_net *rn = d->relu_net, *ref = d->ref;
     size_t tot = d->n_neurons, off = 0;
     /* per node: C, R centre/radius of the ReLU-net output, E deviation bound (lg_dev_fw);
@@ -330,8 +334,8 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
             double l = (zc - zr) - LG_DEV_EPS * (fabs(zc) + zr);
             double u = (zc + zr) + LG_DEV_EPS * (fabs(zc) + zr);
             if (use_pre) {
-                /* computed ẑ_R is within w of the exact z_R */
-                double w = (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
+                /* computed ẑ_R is within w of the exact z_R (0: the bounds hold for both) */
+                double w = x->computed ? 0.0 : (errz[o] * (1.0 + g) + g * M) * (1.0 + g);
                 errz[o] = w; /* relu and identity are 1-Lipschitz: the node's output error */
                 if (pre_lo[k] && pre_hi[k]) {
                     double pl = pre_lo[k][o], ph = pre_hi[k][o];
@@ -348,17 +352,41 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                     if (ph < u) u = ph;
                 }
             }
+            /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G; with the
+             * reference net's own bounds it is their intersection and holds z_G */
+            double lg = (l - dk) - LG_DEV_EPS * (fabs(l) + dk);
+            double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
+            int own = g_lo && g_hi && g_lo[k] && g_hi[k];
+            if (own) {
+                double pl = g_lo[k][o], ph = g_hi[k][o];
+                if (!(pl <= ph) || !isfinite(pl) || !isfinite(ph) || pl > ug || ph < lg)
+                    return lg_fail(LG_ERR_ARG, "reference-net bounds of layer %d neuron %d: [%g, %g] is not a finite "
+                                   "interval meeting [%g, %g]: they are not bounds for this box", k, o, pl, ph, lg, ug);
+                if (pl > lg) lg = pl;
+                if (ph < ug) ug = ph;
+                /* |z_R − z_G| ≤ the widest gap between the two intervals */
+                double w = fmax(u - lg, ug - l) * (1.0 + LG_DEV_EPS);
+                if (w < e) e = w;
+            }
             if (L->act == LG_ACT_IDENTITY) {
                 if (use_pre) lg_dev_recentre(l, u, &Zc[i], &Zr[i]);
                 else Zc[i] = zc, Zr[i] = zr;
             } else {
                 lg_dev_recentre(l > 0.0 ? l : 0.0, u > 0.0 ? u : 0.0, &Zc[i], &Zr[i]);
-                /* z_G interval [lg, ug] ⊇ [l − d_k, u + d_k] holds z_R and z_G;
-                 * |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
-                double lg = (l - dk) - LG_DEV_EPS * (fabs(l) + dk);
-                double ug = (u + dk) + LG_DEV_EPS * (fabs(u) + dk);
-                e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
-                s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                if (!own) {
+                    /* |relu(z_R) − relu(z_G)| ≤ min(d_k, max(0, ug)) */
+                    e = ug > 0.0 ? (ug < dk ? ug : dk) : 0.0;
+                    s = lg >= 0.0 ? LG_DEV_S1 : ug <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                } else {
+                    /* relu(z_R) ∈ [l⁺, u⁺], relu(z_G) ∈ [lg⁺, ug⁺]: their difference is at most
+                     * the widest gap, and at most d_k (relu is 1-Lipschitz) */
+                    double lp = l > 0.0 ? l : 0.0, up = u > 0.0 ? u : 0.0;
+                    double gp = lg > 0.0 ? lg : 0.0, hp = ug > 0.0 ? ug : 0.0;
+                    double w = fmax(up - gp, hp - lp) * (1.0 + LG_DEV_EPS);
+                    e = w < dk ? w : dk;
+                    /* s from the hull of both intervals */
+                    s = fmin(l, lg) >= 0.0 ? LG_DEV_S1 : fmax(u, ug) <= 0.0 ? LG_DEV_S0 : LG_DEV_S01;
+                }
                 if (gap_layer) {
                     /* sup of |f(x) − relu(x)| over the z_G interval [lg, ug];
                      * b = max |x| there scales the rounding of computed f(x) */
@@ -377,6 +405,7 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                 }
             }
             P[i] = e;
+            if (m == 1) d->efw[off + (size_t)o] = e;
             any_e |= e != 0.0;
             d->slope[r * tot + off + (size_t)o] = s;
             d->slack[r * tot + off + (size_t)o] = t;
@@ -490,9 +519,120 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
     }
 }
 
+/* Most doubles the symbolic pass may hold (its coefficient matrices); above
+ * it the pass is skipped (the other bounds stand). */
+#define LG_DEV_SYM_CAP ((size_t)1 << 24)
+
+/* Symbolic pass for one box (deviation.h "Symbolic deviation"): δ_k of every
+ * node as a linear form C_k·ν over one noise symbol per neuron at or after
+ * the first substituted layer, |ν_i| ≤ ρ_i, plus a radius R_k for the
+ * rounding of the coefficients. With X = Σ_t A_t·δ_src (coefficients
+ * Σ_t C_src·A_tᵀ) and the forward's slope code s and slack t of each
+ * neuron: s = 1: δ = X + ν, ρ = t; s = 0: δ = ν, ρ = t; s ∈ [0,1]: δ =
+ * X/2 + ν, ρ = |X|/2 + t, |X| ≤ Σ|C|ρ + R. E[n_out] is lowered to the
+ * output's Σ|C|ρ + R where that is smaller. */
+static lg_status lg_dev_symbolic(lg_dev *d, int first_gap, double *E)
+{
+    const lg_net *rn = d->relu_net;
+    const int nl = rn->n_layers;
+    size_t *sym0 = malloc(((size_t)nl + 1) * sizeof *sym0); /* symbols before node k; [nl]: all */
+    size_t *coff = malloc(((size_t)nl + 1) * sizeof *coff); /* offset of C_k in the store */
+    double *store = NULL;
+    lg_status st = LG_OK;
+    if (!sym0 || !coff) {
+        st = lg_fail(LG_ERR_NOMEM, "deviation: out of memory");
+        goto done;
+    }
+    size_t ns = 0, nc = 0, nv = 0; /* symbols, coefficient doubles, per-neuron doubles */
+    for (int k = 0; k < nl; k++) {
+        sym0[k] = ns;
+        coff[k] = nc;
+        if (k < first_gap) continue;
+        size_t no = (size_t)rn->layers[k].n_out;
+        ns += no;
+        if (ns > LG_DEV_SYM_CAP / no) goto done; /* too large: skip */
+        nc += ns * no;
+        nv += no;
+        if (nc > LG_DEV_SYM_CAP) goto done;
+    }
+    sym0[nl] = ns;
+    /* store: every C_k, then ρ [ns], then R and Mg per neuron [nv] each, then |A|·v scratch [2][width] */
+    store = malloc((nc + ns + 2 * nv + 2 * (size_t)d->width) * sizeof *store);
+    if (!store) goto done; /* no memory for the refinement: skip it */
+    double *rho = store + nc, *Rall = rho + ns, *Mall = Rall + nv, *s1 = Mall + nv, *s2 = s1 + d->width;
+    size_t voff = 0, noff = 0;
+    for (int k = 0; k < first_gap; k++) noff += (size_t)rn->layers[k].n_out;
+    for (int k = first_gap; k < nl; k++) {
+        const lg_layer *L = &rn->layers[k];
+        const size_t no = (size_t)L->n_out, m0 = sym0[k];
+        const double g = lg_dev_gamma(d->n_sum[k]), gs = lg_dev_gamma((int)(m0 < INT32_MAX ? m0 : INT32_MAX));
+        double *C = store + coff[k], *R = Rall + voff, *Mg = Mall + voff;
+        memset(C, 0, (m0 + no) * no * sizeof *C);
+        int any = 0; /* some source may deviate */
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            if (A->src < first_gap) continue; /* the input or a node before the first gap: δ = 0 */
+            size_t ms = sym0[A->src] + (size_t)rn->layers[A->src].n_out;
+            size_t vs = (size_t)(lg_net_node_offset(rn, A->src) - lg_net_node_offset(rn, first_gap));
+            lg_dev_gemm(d, A, (int)ms, store + coff[A->src], 0, 1.0, C); /* X = Σ_t C_src·A_tᵀ, rows < ms */
+            lg_dev_gemm(d, A, 1, Rall + vs, 1, any ? 1.0 : 0.0, s1);     /* Σ |A|·R_src */
+            lg_dev_gemm(d, A, 1, Mall + vs, 1, any ? 1.0 : 0.0, s2);     /* Σ |A|·Mg_src */
+            any = 1;
+        }
+        for (size_t o = 0; o < no; o++) {
+            const unsigned char sc = d->slope[noff + o];
+            const double tt = d->slack[noff + o];
+            double rx = 0.0, mx = 0.0;
+            if (any) {
+                /* |X̃ − X| weighted by ρ: the products' rounding and the sources' radii */
+                rx = (s1[o] * (1.0 + g) + g * s2[o] * (1.0 + g)) * (1.0 + g);
+                for (size_t q = 0; q < m0; q++) mx += fabs(C[q * no + o]) * rho[q];
+                mx = mx * (1.0 + gs) + rx;
+                mx *= 1.0 + LG_DEV_EPS;
+            }
+            double r;
+            if (sc == LG_DEV_S1) {
+                R[o] = rx;
+                r = tt;
+            } else if (sc == LG_DEV_S0) {
+                for (size_t q = 0; q < m0; q++) C[q * no + o] = 0.0;
+                R[o] = 0.0;
+                r = tt;
+            } else {
+                for (size_t q = 0; q < m0; q++) C[q * no + o] *= 0.5; /* exact */
+                R[o] = 0.5 * rx;
+                r = (0.5 * mx + tt) * (1.0 + LG_DEV_EPS);
+            }
+            C[(m0 + o) * no + o] = 1.0;
+            rho[m0 + o] = r;
+            Mg[o] = ((sc == LG_DEV_S0 ? 0.0 : mx) + r) * (1.0 + LG_DEV_EPS); /* ≥ |δ| */
+            const double ef = d->efw[noff + o];
+            if (ef < r) { /* the forward bound is below the new symbol's own radius: δ = ν, |ν| ≤ e_k */
+                for (size_t q = 0; q < m0; q++) C[q * no + o] = 0.0;
+                R[o] = 0.0;
+                rho[m0 + o] = Mg[o] = ef;
+            }
+            if (isnan(Mg[o])) Mg[o] = INFINITY;
+        }
+        voff += no;
+        noff += no;
+    }
+    {
+        const int out = nl - 1;
+        const double *Mg = Mall + voff - (size_t)rn->layers[out].n_out;
+        for (int j = 0; j < rn->layers[out].n_out; j++)
+            if (Mg[j] < E[j]) E[j] = Mg[j];
+    }
+done:
+    free(sym0);
+    free(coff);
+    free(store);
+    return st;
+}
+
 /* One chunk of m ≤ d->chunk boxes. */
-static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, double *const *pre_lo,
-                              double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats)
+static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int m, const lg_dev_ext *x,
+                              double *delta, double *e_out, lg_dev_stats *stats)
 {
     const lg_net *rn = d->relu_net;
     const int no = lg_net_n_out(rn);
@@ -501,7 +641,7 @@ static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int
     double *E = lg_dev_fw_scratch(d, 2);
     double *B = lg_dev_bk_scratch(d, 2);
     int first_gap = -1;
-    lg_status st = lg_dev_forward(d, lo, hi, m, pre_lo, pre_hi, E, blown, stats, &first_gap);
+    lg_status st = lg_dev_forward(d, lo, hi, m, x, E, blown, stats, &first_gap);
     if (st != LG_OK) return st;
     if (first_gap >= 0)
         for (int b0 = 0; b0 < m; b0 += d->group) {
@@ -515,6 +655,9 @@ static lg_status lg_dev_chunk(lg_dev *d, const double *lo, const double *hi, int
                 }
             }
         }
+    /* both nets' bounds (pair mode, one box): the symbolic pass as a third bound */
+    if (first_gap >= 0 && m == 1 && x && x->g_lo && x->g_hi && (st = lg_dev_symbolic(d, first_gap, E)) != LG_OK)
+        return st;
     for (int r = 0; r < m; r++) {
         double mx = 0.0;
         for (int o = 0; o < no; o++) {
@@ -541,7 +684,7 @@ lg_status lg_dev_bound_boxes(lg_dev *d, const double *lo, const double *hi, size
                            i % ni, lo[i], hi[i]);
     for (size_t s = 0; s < n; s += (size_t)d->chunk) {
         int m = (int)(n - s < (size_t)d->chunk ? n - s : (size_t)d->chunk);
-        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, NULL, delta + s, e_out ? e_out + s * no : NULL,
+        lg_status st = lg_dev_chunk(d, lo + s * ni, hi + s * ni, m, NULL, delta + s, e_out ? e_out + s * no : NULL,
                                     stats);
         if (st != LG_OK) return st;
     }
@@ -557,7 +700,20 @@ lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, do
     for (size_t i = 0; i < ni; i++)
         if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
             return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
-    return lg_dev_chunk(d, lo, hi, 1, pre_lo, pre_hi, delta, e_out, stats);
+    lg_dev_ext x = {pre_lo, pre_hi, NULL, NULL, 0};
+    return lg_dev_chunk(d, lo, hi, 1, &x, delta, e_out, stats);
+}
+
+lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, const lg_dev_ext *x, double *delta,
+                                double *e_out, lg_dev_stats *stats)
+{
+    if (!d->relu_net) return lg_fail(LG_ERR_ARG, "deviation bound used before lg_dev_init");
+    if (!x || !x->r_lo || !x->r_hi) return lg_fail(LG_ERR_ARG, "deviation bound: no bounds of the ReLU net given");
+    size_t ni = (size_t)d->relu_net->n_in;
+    for (size_t i = 0; i < ni; i++)
+        if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
+            return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
+    return lg_dev_chunk(d, lo, hi, 1, x, delta, e_out, stats);
 }
 
 lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, double clip_lo, double clip_hi,
@@ -611,4 +767,54 @@ lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double 
     free(lo);
     free(hi);
     return st;
+}
+
+lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,
+                       double *xi_out)
+{
+    const size_t len = lg_net_nodes_len(net), ni = (size_t)net->n_in;
+    const int w = lg_net_max_width(net);
+    /* per node: xi ≥ |computed − f(computed pre-activation)| of its output, amag ≥ |computed output| */
+    double *xi = malloc((2 * len + 2 * (size_t)w) * sizeof *xi);
+    if (!xi) return lg_fail(LG_ERR_NOMEM, "cannot allocate rounding bounds of %zu values", len);
+    double *amag = xi + len, *sx = amag + len, *sm = sx + w;
+    for (size_t i = 0; i < ni; i++) {
+        double a = lo[i], b = hi[i];
+        if (net->in_sub) a -= net->in_sub[i], b -= net->in_sub[i];
+        if (net->in_div) a /= net->in_div[i], b /= net->in_div[i];
+        double m = fmax(fabs(a), fabs(b)) * (1.0 + 4.0 * LG_DEV_EPS); /* ≥ |exact x'| */
+        /* x' = (x − sub)/div: two roundings, |x̂' − x'| ≤ ε·|x'| */
+        xi[i] = net->in_sub || net->in_div ? LG_DEV_EPS * m * (1.0 + LG_DEV_EPS) : 0.0;
+        amag[i] = (m + xi[i]) * (1.0 + LG_DEV_EPS);
+    }
+    size_t at = 0; /* tau index */
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        int n = 0;
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            const lg_linear *A = lg_layer_lin(L, t);
+            n += A->kind == LG_LAYER_INDEX ? 1 : A->n_in;
+            lg_linear_mul(A, 1, xi + lg_net_node_offset(net, A->src), sx, 1, t > 0);   /* Σ |A|·ξ */
+            lg_linear_mul(A, 1, amag + lg_net_node_offset(net, A->src), sm, 1, t > 0); /* Σ |A|·|â| */
+        }
+        const double g = lg_dev_gamma(n);
+        const int smooth = lg_act_relu_like(L->act);
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        const double fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0; /* |f(x)| ≤ fs·|x| */
+        double *xo = xi + lg_net_node_offset(net, k), *mo = amag + lg_net_node_offset(net, k);
+        for (int o = 0; o < L->n_out; o++, at++) {
+            /* ẑ = fl(Σ A·â + b) = Σ A·f(ẑ_src) + b + η + Σ A·ξ_src, |η| ≤ γ·(|b| + Σ|A|·|â|) */
+            double M = (sm[o] * (1.0 + g) + fabs(L->b[o])) * (1.0 + g);
+            tau[at] = (g * M + sx[o] * (1.0 + g)) * (1.0 + g);
+            double zm = zmag[k][o]; /* ≥ |ẑ| */
+            /* relu and identity are computed exactly; f̂(ẑ) is within 16ε·fs·|ẑ| of f(ẑ) */
+            xo[o] = smooth ? (16.0 * LG_DEV_EPS * fs * zm + LG_DEV_ABS) * (1.0 + LG_DEV_EPS) : 0.0;
+            mo[o] = ((smooth ? fs * zm : zm) + xo[o]) * (1.0 + 2.0 * LG_DEV_EPS);
+            if (!(zm >= 0.0)) tau[at] = mo[o] = xo[o] = INFINITY; /* NaN guess: no claim */
+        }
+    }
+    if (xi_out) memcpy(xi_out, xi + lg_net_node_offset(net, net->n_layers - 1),
+                       (size_t)net->layers[net->n_layers - 1].n_out * sizeof *xi_out);
+    free(xi);
+    return LG_OK;
 }

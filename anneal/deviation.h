@@ -61,6 +61,48 @@
  * interval matrix (centre/radius; an uncertain s maps a coefficient range
  * to its hull with 0). Keeping the signs of W lets errors of opposite sign
  * cancel, which |W|·e cannot; for deep nets this is often far smaller.
+ * Both nets' bounds (lg_dev_bound_box_pair, sound, used as min with the
+ * above). The z_G interval [l − d_k, u + d_k] saturates on deep nets: d_k
+ * grows like |W|^depth, every gap reaches its peak and every slope s becomes
+ * uncertain. Given the reference net's own pre-activation bounds [l_G, u_G]
+ * (verify/devnet.h computes them with the ReLU net's, by the verified bound
+ * engine, for exact and computed values), the z_G interval is the
+ * intersection; |relu(z_R) − relu(z_G)| ≤ min(d_k, max(u⁺ − l_G⁺,
+ * u_G⁺ − l⁺)) (x⁺ = max(0, x): the widest gap between the two relu
+ * intervals), at an identity node min(d_k, max(u − l_G, u_G − l)); s = 1
+ * (0) where both intervals are ≥ 0 (≤ 0). The gaps g_k are then taken over
+ * the reference net's own interval.
+ * Symbolic deviation (pair mode, one box). The backward refinement's
+ * interval matrices lose the signs at every uncertain s, and so grow like
+ * |W| through the layers after it. Instead δ_k is carried forward as a
+ * linear form over one noise symbol per neuron, δ_k = C_k·ν + r with
+ * |ν_i| ≤ ρ_i and |r| ≤ R_k: with X = Σ_t A_t·δ_src (coefficients
+ * Σ_t C_src·A_tᵀ) and the neuron's slack t,
+ *   s = 1:      δ = X + ν,    ρ = t;
+ *   s = 0:      δ = ν,        ρ = t;
+ *   s ∈ [0,1]:  δ = X/2 + ν,  ρ = |X|/2 + t   (s·X = X/2 + (s − ½)·X),
+ * |X| ≤ Σ_i |C_i|·ρ_i + R; a neuron whose forward e_k is below its ρ
+ * takes δ = ν with ρ = e_k. The output's Σ|C|·ρ + R bounds |δ_out|. This
+ * is the zonotope of the linear system δ = S·(Σ A·δ) + τ, the McCormick
+ * relaxation of s·X over s ∈ [0,1] with |X| bounded by the form itself:
+ * signs survive uncertain neurons, and the relaxation's cost is |X|/2, small
+ * while the deviation is small. Rounding: R_k = (1 + γ)(Σ|A|·R_src +
+ * γ·Σ|A|·(Σ|C_src|ρ + R_src)) for the coefficient products (γ of the
+ * layer's sum), Σ|C|ρ is ×(1 + γ) of the symbol count, halving is exact.
+ * It is skipped (the other bounds stand) when its coefficient matrices
+ * would exceed 2^24 doubles: one per (symbol, neuron) of every node after
+ * the first substituted layer.
+ * Difference network (verify/devnet.h). A second bound altogether: the
+ * verified bound engine (CROWN) on one graph holding both nets and their
+ * output difference. It is sound for the exact reals; the double forward
+ * passes are reached by writing their rounding as noise on the exact
+ * network (lg_dev_noise): ẑ_k = Σ_t A_t·f(ẑ_src) + b_k + ν_k with
+ * |ν_k| ≤ γ·(|b| + Σ|A_t|·|â_src|) + Σ|A_t|·ξ_src, ξ the rounding of a
+ * computed activation (16ε·fs·|ẑ| for a relu-like f, 0 for relu and
+ * identity, ε·|x'| for the normalisation) — a bound that needs |ẑ|, which
+ * the noisy network's own bounds give (an induction over the layers,
+ * devnet.h). Injecting the noise rather than propagating |ẑ − z| forward
+ * keeps its growth to the network's actual gain instead of |W|^depth.
  * The ReLU-net intervals come from interval arithmetic on the box in
  * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
  * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).
@@ -96,8 +138,10 @@
  * Ownership: an lg_dev borrows the two networks (they must outlive it) and
  * owns |W| copies and scratch sized once at lg_dev_init for chunks of up to
  * LG_DEV_CHUNK boxes (fewer for very large nets; about 26 MB for a
- * 784-256-256-256-10 net); lg_dev_free releases them. Not thread-safe per
- * object.
+ * 784-256-256-256-10 net); lg_dev_free releases them. The symbolic pass
+ * (pair mode) allocates its coefficient matrices per call and frees them
+ * (at most 2^24 doubles; about 24 MB for a net with nine hidden layers of
+ * 256). Not thread-safe per object.
  */
 #ifndef LG_ANNEAL_DEVIATION_H
 #define LG_ANNEAL_DEVIATION_H
@@ -152,6 +196,7 @@ typedef struct lg_dev {
     double *absW;   /* |W_k| for every layer, carved like params */
     double *buf;    /* forward scratch: 9 arrays of [chunk][width] */
     double *slack;  /* [chunk][n_neurons] slack t per neuron */
+    double *efw;    /* [n_neurons] forward bound e per neuron of a one-box call */
     unsigned char *slope; /* [chunk][n_neurons] relu slope code per neuron */
     double *back;   /* backward scratch: 5 arrays of [group·n_out][width] */
     double *err;    /* [2][width]: rounding of the ReLU net (external bounds) */
@@ -200,6 +245,42 @@ lg_status lg_dev_bound_balls(lg_dev *d, const double *X, size_t n, double eps, d
  * or pre_hi: same as lg_dev_bound_boxes with n = 1. */
 lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, double *const *pre_lo,
                                double *const *pre_hi, double *delta, double *e_out, lg_dev_stats *stats);
+
+/* External pre-activation bounds of one box, in the layout of lg_problem
+ * (per layer k, NULL pointers skip a layer): r_lo/r_hi the ReLU net's, g_lo/
+ * g_hi (may be NULL) the reference net's. computed = 0: r_lo/r_hi bound the
+ * exact z_R only (this module widens them by the ReLU net's rounding, as
+ * lg_dev_bound_box_pre); computed = 1: both pairs hold for the exact and
+ * the computed pre-activations (verify/devnet.h gives such bounds). */
+typedef struct lg_dev_ext {
+    double *const *r_lo, *const *r_hi;
+    double *const *g_lo, *const *g_hi;
+    int computed;
+} lg_dev_ext;
+
+/* lg_dev_bound_box_pre with the reference net's own bounds as well
+ * ("Both nets' bounds" above): the z_G interval is [l − d_k, u + d_k] ∩
+ * [g_lo, g_hi], relu(z_R) − relu(z_G) is at most the widest gap between
+ * the two nets' relu intervals (and at most d_k), and the slope s is
+ * certain wherever both intervals have one sign. Bounds that miss the
+ * box's own intervals are refused with LG_ERR_ARG. */
+lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, const lg_dev_ext *x, double *delta,
+                                double *e_out, lg_dev_stats *stats);
+
+/* The rounding of net's double forward pass (lg_net_forward,
+ * lg_net_forward_batch) written as noise on the exact network (deviation.h
+ * "Difference network"): for every x in the raw box [lo, hi], if every
+ * computed pre-activation obeys |ẑ_k[i]| ≤ zmag[k][i] (zmag: per layer, the
+ * layout of lg_problem), then
+ *     ẑ_k = Σ_t A_t·f_src(ẑ_src) + b_k + ν_k,   |ν_k[i]| ≤ tau[i + Σ_{j<k} n_out(j)],
+ * with f_src(ẑ_src) the exact activation of the computed pre-activation (the
+ * input: the exact normalised x'), and the computed output is
+ * f_out(ẑ_out) + ξ, |ξ_j| ≤ xi_out[j] (0 for relu and identity; xi_out may
+ * be NULL). tau has Σ n_out entries. The rules of "Floating point" above:
+ * ν_k = η_k + Σ_t A_t·ξ_src, |η_k| ≤ γ·(|b| + Σ_t |A_t|·|â_src|), |ξ| ≤
+ * 16ε·fs·|ẑ| for a relu-like f, ε·|x'| for the normalisation. */
+lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,
+                       double *xi_out);
 
 /* The whole domain [clip_lo, clip_hi]^n_in (DESIGN: [0,1]^n for images). */
 lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double *delta, double *e_out,

@@ -152,11 +152,13 @@ lgelu_status lgelu_deviation(const lgelu_net *relu, const lgelu_net *ref, const 
     const lg_net *rn = &relu->net, *gn = &ref->net;
     size_t dim = (size_t)rn->n_in;
     lg_dev dev = {0};
+    lg_devnet v = {0};
     lg_bounds b = {0};
     double *lo = malloc(2 * (dim ? dim : 1) * sizeof *lo), *hi = lo ? lo + dim : NULL; /* [dim] each */
     lg_status st;
     if (!lo) return lgelu_st(lg_fail(LG_ERR_NOMEM, "out of memory"));
     if ((st = lg_dev_init(&dev, rn, gn)) != LG_OK) goto fail;
+    if ((st = lg_devnet_init(&v, rn, gn)) != LG_OK) goto fail;
     if ((st = lg_bounds_init(&b, rn)) != LG_OK) goto fail;
     for (size_t r = 0; r < n; r++) {
         const double *x = X + r * dim;
@@ -166,10 +168,11 @@ lgelu_status lgelu_deviation(const lgelu_net *relu, const lgelu_net *ref, const 
                 goto fail;
             }
         lg_ball_boxes(x, dim, eps, clip_lo, clip_hi, lo, hi, NULL, NULL);
-        if ((st = lg_transfer_box_delta(&dev, rn, &b, lo, hi, &delta[r])) != LG_OK) goto fail;
+        if ((st = lg_transfer_box_delta(&dev, &v, rn, &b, lo, hi, &delta[r])) != LG_OK) goto fail;
     }
 fail:
     lg_bounds_free(&b);
+    lg_devnet_free(&v);
     lg_dev_free(&dev);
     free(lo);
     return lgelu_st(st);

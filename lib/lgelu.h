@@ -107,7 +107,8 @@ LGELU_API lgelu_status lgelu_net_relu(const lgelu_net *net, lgelu_net **out);
 /* Certified bound delta[i] ≥ sup ‖f_relu(x') − f_ref(x')‖∞ over the L∞ ball
  * of radius eps around row i of X [n][n_in], clipped to [clip_lo, clip_hi]
  * (the bound of `lgelu check`: the deviation bound tightened with relu's
- * symbolic bounds). relu must be the substitution of ref (same weights). */
+ * symbolic bounds and the difference network's bound). relu must be the
+ * substitution of ref (same weights). */
 LGELU_API lgelu_status lgelu_deviation(const lgelu_net *relu, const lgelu_net *ref, const double *X, size_t n,
                                        double eps, double clip_lo, double clip_hi, double *delta);
 

@@ -15,12 +15,17 @@
 #include "anneal/deviation.h"
 #include "anneal/relu.h"
 #include "anneal/schedule.h"
+#include "core/arch.h"
 #include "core/idx.h"
 #include "core/netfile.h"
 #include "core/rng.h"
+#include "gen_graph.h"
+#include "oracle.h"
 #include "testutil.h"
 #include "train/loop.h"
 #include "train/model.h"
+#include "verify/devnet.h"
+#include "verify/transfer.h"
 
 
 /* ref: random net with hidden activation `act`, every smooth layer at
@@ -720,6 +725,166 @@ START_TEST(test_deviation_overflow_is_infinite)
 }
 END_TEST
 
+/* ref: rn with every relu layer made act (λ, β, slope from the layer index). */
+static void lg_smooth_copy(lg_net *ref, const lg_net *rn, lg_act act, int salt)
+{
+    static const double lams[] = {2.0, 10.0, 60.0};
+    ck_assert_int_eq(lg_net_copy(ref, rn), LG_OK);
+    for (int k = 0; k < ref->n_layers; k++) {
+        lg_layer *L = &ref->layers[k];
+        if (L->act != LG_ACT_RELU) continue;
+        L->act = act;
+        L->lambda = act == LG_ACT_GELU ? 1.0 : act == LG_ACT_PRELU ? 0.05 * ((k + salt) % 4) : lams[(k + salt) % 3];
+        L->s = act == LG_ACT_PRELU ? L->lambda : 0.0;
+    }
+    ck_assert_int_eq(lg_net_validate(ref), LG_OK);
+}
+
+/* On random DAGs (residual sums, concats, slices, convs, skips to the output; every kind of
+ * substituted activation; with and without an input normalisation): the difference network's
+ * bound, the propagation with both nets' bounds and the combined bound of `lgelu check` are ≥
+ * every sampled |ŷ_relu − ŷ_ref| of the double forward passes, and the difference network's
+ * bounds hold every computed pre-activation of both nets. */
+START_TEST(test_deviation_devnet_dag_sound)
+{
+    lg_rng r;
+    lg_rng_init(&r, 4242u, 5);
+    static const lg_act acts[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_SWISH, LG_ACT_PRELU};
+    const int n_dags = lg_test_quick() ? 12 : 48;
+    int residual = 0, valid = 0, tighter = 0;
+    for (int it = 0; it < n_dags; it++) {
+        lg_test_dag_opts o = {.max_nodes = 5, .max_width = 4, .conv = it % 4 == 0, .act = LG_ACT_RELU};
+        lg_test_inst in;
+        lg_status gst = lg_test_inst_random_dag(&in, &r, &o);
+        ck_assert_msg(gst == LG_OK, "DAG %d: %s", it, lg_errmsg());
+        const lg_net *rn = &in.net;
+        lg_net ref;
+        lg_smooth_copy(&ref, rn, acts[it % 4], it);
+        for (int k = 0; k < rn->n_layers; k++) residual += rn->layers[k].n_terms > 0 && rn->layers[k].act == LG_ACT_RELU;
+        const int ni = rn->n_in, no = lg_net_n_out(rn);
+        /* a point (it % 3 == 0) or the instance's box */
+        double lo[64], hi[64];
+        for (int i = 0; i < ni; i++) {
+            lo[i] = in.lo[i];
+            hi[i] = it % 3 == 0 ? in.lo[i] : in.hi[i];
+        }
+        lg_dev dev;
+        lg_devnet v;
+        lg_bounds b;
+        ck_assert_int_eq(lg_dev_init(&dev, rn, &ref), LG_OK);
+        ck_assert_int_eq(lg_devnet_init(&v, rn, &ref), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&b, rn), LG_OK);
+        double D, Dold, ev[8], ep[8], Dp = INFINITY;
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, NULL, rn, &b, lo, hi, &Dold), LG_OK);
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, &v, rn, &b, lo, hi, &D), LG_OK);
+        /* the propagation then reads the difference network's ReLU bounds, which also hold the
+         * rounding noise: equal up to that */
+        ck_assert_msg(D <= Dold * (1 + 1e-9), "DAG %d: combined %.17g above the propagation alone %.17g", it, D, Dold);
+        tighter += D < Dold;
+        ck_assert_int_eq(lg_devnet_bound(&v, lo, hi, NULL, ev), LG_OK);
+        for (int j = 0; j < no; j++) ep[j] = INFINITY;
+        if (v.valid) {
+            valid++;
+            lg_dev_ext x = {lg_devnet_pre_lo(&v, 0), lg_devnet_pre_hi(&v, 0), lg_devnet_pre_lo(&v, 1),
+                            lg_devnet_pre_hi(&v, 1), 1};
+            ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, ep, NULL), LG_OK);
+        }
+        size_t len = lg_net_nodes_len(rn);
+        double x[64], yr[8], yg[8], scr[256], *vals = malloc(2 * len * sizeof *vals), *pre = vals + len;
+        ck_assert_ptr_nonnull(vals);
+        for (int s = 0; s < 400; s++) {
+            for (int i = 0; i < ni; i++) {
+                double u = s < 32 ? (double)((s >> (i % 5)) & 1) : lg_rng_uniform(&r);
+                x[i] = lo[i] + (hi[i] - lo[i]) * u;
+            }
+            lg_net_forward(rn, x, yr, scr);
+            lg_net_forward(&ref, x, yg, scr);
+            for (int j = 0; j < no; j++) {
+                double d = fabs(yr[j] - yg[j]);
+                ck_assert_msg(d <= D && d <= ev[j] && d <= ep[j],
+                              "DAG %d output %d: observed %.17g > bound (combined %.17g, devnet %.17g, pair %.17g)", it,
+                              j, d, D, ev[j], ep[j]);
+            }
+            if (!v.valid) continue;
+            for (int w = 0; w < 2; w++) {
+                const lg_net *net = w ? &ref : rn;
+                lg_net_forward_nodes(net, x, vals, pre);
+                for (int k = 0; k < net->n_layers; k++)
+                    for (int i = 0; i < net->layers[k].n_out; i++) {
+                        double z = pre[lg_net_node_offset(net, k) + (size_t)i];
+                        ck_assert_msg(lg_devnet_pre_lo(&v, w)[k][i] <= z && z <= lg_devnet_pre_hi(&v, w)[k][i],
+                                      "DAG %d net %d layer %d neuron %d: computed %.17g outside [%.17g, %.17g]", it, w,
+                                      k, i, z, lg_devnet_pre_lo(&v, w)[k][i], lg_devnet_pre_hi(&v, w)[k][i]);
+                    }
+            }
+        }
+        free(vals);
+        lg_bounds_free(&b);
+        lg_devnet_free(&v);
+        lg_dev_free(&dev);
+        lg_net_free(&ref);
+        lg_test_inst_free(&in);
+    }
+    fprintf(stderr, "deviation devnet: %d DAGs (%d residual relu layers), %d proved, %d tighter than the propagation\n",
+            n_dags, residual, valid, tighter);
+    ck_assert_int_gt(residual, 0);
+    ck_assert_int_eq(valid, n_dags); /* the magnitude check holds on every one of these */
+    ck_assert_int_gt(tighter, 0);
+}
+END_TEST
+
+/* A deep residual λ-GELU net (12 hidden layers in 6 blocks, λ = 60): at a point the certified
+ * deviation is within a factor 2 of the observed one (the propagation alone is far above it,
+ * each block adding its branch's |W| to the identity's), and on a small ball it is ≥ every
+ * sampled deviation and never above the propagation. */
+START_TEST(test_deviation_deep_residual_tight)
+{
+    lg_net ref, rn;
+    lg_rng r;
+    lg_rng_init(&r, 77u, 9);
+    ck_assert_int_eq(lg_arch_net(&ref, "6,8,r8x6,3", LG_ACT_LGELU), LG_OK);
+    lg_test_randomize(&ref, &r, 0.3);
+    for (int k = 0; k + 1 < ref.n_layers; k++) ref.layers[k].lambda = 60.0;
+    ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+    lg_dev dev;
+    lg_devnet v;
+    lg_bounds b;
+    ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
+    ck_assert_int_eq(lg_devnet_init(&v, &rn, &ref), LG_OK);
+    ck_assert_int_eq(lg_bounds_init(&b, &rn), LG_OK);
+    double worst = 0.0, worst_old = 0.0, x[6], lo[6], hi[6], yr[3], yg[3], scr[64];
+    for (int p = 0; p < 20; p++) {
+        for (int i = 0; i < 6; i++) x[i] = lg_rng_uniform(&r);
+        double obs = lg_observed(&rn, &ref, x, yr, yg, scr), D, Dold;
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, NULL, &rn, &b, x, x, &Dold), LG_OK);
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, &v, &rn, &b, x, x, &D), LG_OK);
+        ck_assert_msg(obs <= D && D <= Dold * (1 + 1e-9), "point %d: observed %.17g, bound %.17g, propagation %.17g", p, obs, D, Dold);
+        ck_assert_msg(obs > 0, "point %d: the nets agree exactly", p);
+        ck_assert_msg(D <= 2.0 * obs, "point %d: bound %.17g is not within 2x of the observed %.17g", p, D, obs);
+        worst = fmax(worst, D / obs);
+        worst_old = fmax(worst_old, Dold / obs);
+        /* a ball of radius 0.02 around x */
+        for (int i = 0; i < 6; i++) lo[i] = x[i] - 0.02, hi[i] = x[i] + 0.02;
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, NULL, &rn, &b, lo, hi, &Dold), LG_OK);
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, &v, &rn, &b, lo, hi, &D), LG_OK);
+        ck_assert_msg(D <= Dold * (1 + 1e-9), "ball %d: bound %.17g above the propagation %.17g", p, D, Dold);
+        for (int s = 0; s < 200; s++) {
+            double xs[6];
+            for (int i = 0; i < 6; i++) xs[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+            double o = lg_observed(&rn, &ref, xs, yr, yg, scr);
+            ck_assert_msg(o <= D, "ball %d: observed %.17g > bound %.17g", p, o, D);
+        }
+    }
+    fprintf(stderr, "deviation deep residual: bound/observed at points: max %.3f (propagation alone %.3g)\n", worst,
+            worst_old);
+    lg_bounds_free(&b);
+    lg_devnet_free(&v);
+    lg_dev_free(&dev);
+    lg_net_free(&rn);
+    lg_net_free(&ref);
+}
+END_TEST
+
 Suite *suite_deviation(void)
 {
     Suite *s = suite_create("deviation");
@@ -738,6 +903,8 @@ Suite *suite_deviation(void)
     tcase_add_test(tc, test_deviation_cli_symbolic);
     tcase_add_test(tc, test_deviation_fmnist_trained);
     tcase_add_test(tc, test_deviation_cli);
+    tcase_add_test(tc, test_deviation_devnet_dag_sound);
+    tcase_add_test(tc, test_deviation_deep_residual_tight);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     lg_tcase_timeout(tl, 120);

@@ -9,6 +9,7 @@
 
 #include "anneal/deviation.h"
 #include "core/ball.h"
+#include "verify/devnet.h"
 #include "verify/recheck.h"
 
 /* Deep copy of prop with case c's constraints lowered by Σ_j |coef_j|·e_j,
@@ -58,33 +59,37 @@ oom:
     return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
 }
 
-/* Per-output deviation bounds E[c][n_out] for every case box of prop, from
- * relu's symbolic pre-activation bounds on that box. */
+static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
+                                   const double *hi, double *e);
+
+/* Per-output deviation bounds E[c][n_out] for every case box of prop
+ * (lg_transfer_box_e). */
 static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, const lg_prop *prop,
                                        const lg_runctx *run, double *E, double *delta)
 {
     lg_dev d;
     lg_bounds b = {0};
+    lg_devnet v = {0};
     lg_status st = lg_dev_init(&d, relu, ref);
     if (st != LG_OK) return st;
+    if ((st = lg_devnet_init(&v, relu, ref)) != LG_OK || (st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
+    b.run = run;
     *delta = 0;
     for (int c = 0; c < prop->n_cases; c++) {
         const lg_prop_case *C = &prop->cases[c];
-        double dc;
-        if ((st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
-        b.run = run;
-        if ((st = lg_bounds_symbolic(&b, relu, C->lo, C->hi)) != LG_OK) goto done;
-        st = lg_dev_bound_box_pre(&d, C->lo, C->hi, b.lo, b.hi, &dc, E + (size_t)c * (size_t)prop->n_out, NULL);
-        lg_bounds_free(&b);
-        if (st != LG_OK) goto done;
-        if (!(dc <= INFINITY) || isnan(dc)) {
-            st = lg_fail(LG_ERR_NUMERIC, "transfer: deviation bound of case %d is not a number", c);
-            goto done;
+        double *e = E + (size_t)c * (size_t)prop->n_out;
+        if ((st = lg_transfer_box_e(&d, &v, relu, &b, C->lo, C->hi, e)) != LG_OK) goto done;
+        for (int j = 0; j < prop->n_out; j++) {
+            if (isnan(e[j])) {
+                st = lg_fail(LG_ERR_NUMERIC, "transfer: deviation bound of case %d is not a number", c);
+                goto done;
+            }
+            if (e[j] > *delta) *delta = e[j];
         }
-        if (dc > *delta) *delta = dc;
     }
 done:
     lg_bounds_free(&b);
+    lg_devnet_free(&v);
     lg_dev_free(&d);
     return st;
 }
@@ -164,13 +169,58 @@ done:
     return st;
 }
 
-lg_status lg_transfer_box_delta(lg_dev *dev, const lg_net *relu, lg_bounds *b, const double *lo, const double *hi,
-                                double *delta)
+/* Per-output bounds e[n_out] on one box: the smallest of the interval
+ * propagation, the propagation with relu's symbolic bounds, the difference
+ * network's bound and (when it proved its bounds) the propagation with both
+ * nets' bounds from it (devnet.h); all sound. b's run is the deadline; b
+ * holds relu's symbolic bounds afterwards. */
+static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
+                                   const double *hi, double *e)
 {
-    double di, ds;
-    lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, NULL, NULL);
-    if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
-    if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, NULL, NULL);
-    if (st == LG_OK) *delta = ds < di ? ds : di;
-    return st;
+    const size_t no = (size_t)lg_net_n_out(relu);
+    double dd, *ei = v->e, *es = v->e + no, *ev = v->e + 2 * no, *ep = v->e + 3 * no;
+    lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &dd, ei, NULL);
+    if (st != LG_OK) return st;
+    /* the difference network's bounds on the ReLU copy are relu's symbolic bounds
+     * (they hold for the computed values too), else relu's own run */
+    if ((st = lg_devnet_bound(v, lo, hi, b->run, ev)) != LG_OK) return st;
+    if (v->valid) {
+        for (int k = 0; k < relu->n_layers; k++) {
+            memcpy(b->lo[k], lg_devnet_pre_lo(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->lo[k]);
+            memcpy(b->hi[k], lg_devnet_pre_hi(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->hi[k]);
+        }
+        memcpy(b->xlo, v->b.xlo, (size_t)relu->n_in * sizeof *b->xlo);
+        memcpy(b->xhi, v->b.xhi, (size_t)relu->n_in * sizeof *b->xhi);
+    } else if ((st = lg_bounds_symbolic(b, relu, lo, hi)) != LG_OK) {
+        return st;
+    }
+    if ((st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &dd, es, NULL)) != LG_OK) return st;
+    if (v->valid) {
+        lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1};
+        if ((st = lg_dev_bound_box_pair(dev, lo, hi, &x, &dd, ep, NULL)) != LG_OK) return st;
+    } else {
+        for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
+    }
+    for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
+    return LG_OK;
+}
+
+lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
+                                const double *hi, double *delta)
+{
+    if (!v) { /* the propagation alone: interval and symbolic */
+        double di, ds;
+        lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, NULL, NULL);
+        if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
+        if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, NULL, NULL);
+        if (st == LG_OK) *delta = ds < di ? ds : di;
+        return st;
+    }
+    double *e = v->e + 4 * (size_t)lg_net_n_out(relu);
+    lg_status st = lg_transfer_box_e(dev, v, relu, b, lo, hi, e);
+    if (st != LG_OK) return st;
+    *delta = 0;
+    for (int j = 0; j < lg_net_n_out(relu); j++)
+        if (!(e[j] <= *delta)) *delta = e[j];
+    return LG_OK;
 }

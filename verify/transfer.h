@@ -3,7 +3,8 @@
  * DESIGN.md §1/§3: if R = lgelu relu(G) and, on a box B, every output obeys
  * |y_R,j(x) − y_G,j(x)| ≤ e_j (the certified per-output deviation of
  * anneal/deviation.h, computed here from R's symbolic pre-activation bounds
- * on B), then for any constraint coef·y + d ≤ 0
+ * on B, and the bound of the difference network, devnet.h; the smaller per
+ * output), then for any constraint coef·y + d ≤ 0
  *
  *     coef·y_G + d ≤ 0  ⇒  coef·y_R + d − Σ_j |coef_j|·e_j ≤ 0,
  *
@@ -21,6 +22,7 @@
 #define LG_TRANSFER_H
 
 #include "anneal/deviation.h"
+#include "verify/devnet.h"
 #include "verify/verify.h"
 
 /* Decide prop for the smooth network ref through its substitution relu.
@@ -31,11 +33,16 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
                              lg_verify_report *r, double *delta);
 
 /* Certified deviation ‖f_relu − f_ref‖∞ on one box [lo, hi] for the pair in
- * dev: the smaller of the interval bound and the bound tightened with relu's
- * symbolic (CROWN) pre-activation bounds on the box. b is a workspace from
- * lg_bounds_init(relu), overwritten. The one routine behind `lgelu bound
- * --symbolic` and `lgelu check`. */
-lg_status lg_transfer_box_delta(lg_dev *dev, const lg_net *relu, lg_bounds *b, const double *lo, const double *hi,
-                                double *delta);
+ * dev: per output the smallest of the interval bound, the bound tightened
+ * with relu's symbolic (CROWN) pre-activation bounds on the box, and (v not
+ * NULL, lg_devnet_init on the same pair) the difference network's bound
+ * and the propagation with both nets' bounds from it (devnet.h). b is a
+ * workspace from lg_bounds_init(relu), overwritten: it holds relu's
+ * symbolic bounds on the box afterwards (with v, the difference network's
+ * ReLU-copy bounds, which also hold the rounding noise). b->run is the
+ * deadline. The one routine behind
+ * `lgelu bound --symbolic` and `lgelu check`. */
+lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
+                                const double *hi, double *delta);
 
 #endif

@@ -1,0 +1,82 @@
+/* devnet.h — the deviation of a substitution pair bounded by the verified
+ * bound engine on their difference network (DESIGN.md §1 "Deviation bound",
+ * anneal/deviation.h "Difference network").
+ *
+ * For the pair (relu, ref) of anneal/deviation.h (same shapes and weights,
+ * L layers, N = Σ_k n_out(k) neurons each) the difference network D is one
+ * graph over the input (x, ν_relu, ν_ref) of n_in + 2N values:
+ *   layer 0          P = x' (identity; an index map of the normalised x),
+ *   layers 1..L      relu's layers (a source x' reads P),
+ *   layers L+1..2L   ref's layers (likewise),
+ *   layer 2L+1       y_relu − y_ref (identity; a dense I term on node L and
+ *                    a dense −I term on node 2L, bias 0);
+ * every copied layer k also adds its neurons' noise coordinates of ν (an
+ * index map of the input). With ν = 0, D is the exact difference; with ν in
+ * the box [−τ, τ] of lg_dev_noise, it also reaches the double forward passes
+ * of both nets (anneal/deviation.h), provided every computed pre-activation
+ * stays within the magnitudes τ was computed for. So one run of the bound
+ * engine (lg_bounds_symbolic: CROWN through both copies, sound for the exact
+ * reals under rounding) bounds the exact and the computed deviation, and
+ * its per-neuron bounds hold for exact and computed pre-activations alike.
+ *
+ * The magnitudes are an induction: they are guessed (twice the interval
+ * bounds of the noise-free D, plus 1), τ is computed from them, and after
+ * the run every neuron's bound must lie within its guess; then, layer by
+ * layer, each computed pre-activation is a value of the noisy D and so
+ * within its bound, hence within the guess the next layers' τ assumed. If
+ * the check fails the result is +∞ (no claim; callers keep their other
+ * bounds).
+ *
+ * It is a second sound bound beside anneal/deviation.c's propagation;
+ * callers keep the smaller per output. At a point (ε = 0) it is the exact
+ * difference up to the relaxation of the smooth activation over tiny
+ * intervals and the rounding noise; it does not grow with depth the way the
+ * propagated bound does. It loses the correlation of the two copies at
+ * every neuron the relaxation does not fix, which the propagation keeps:
+ * lg_dev_bound_box_pair gets both from these bounds.
+ *
+ * lg_devnet owns D, D's bounds workspace and the box; it borrows relu and
+ * ref, which must outlive it. lg_devnet_free of a zeroed lg_devnet is a
+ * no-op. Not thread-safe per object.
+ */
+#ifndef LG_DEVNET_H
+#define LG_DEVNET_H
+
+#include "core/net.h"
+#include "verify/bounds.h"
+
+typedef struct lg_devnet {
+    const lg_net *relu, *ref; /* borrowed */
+    lg_net diff;              /* D, owned */
+    lg_bounds b;              /* D's bounds over the last box, owned */
+    int n_noise;              /* N: neurons of one net */
+    int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞) */
+    int off;                  /* the pair is too large (widest layer × D's input > 2^25): no claim */
+    double *lo, *hi;          /* [n_in + 2N] D's input box */
+    double *tau;              /* [2][N] noise radius per neuron, relu then ref */
+    double *zmag;             /* [2][N] guessed |ẑ| per neuron */
+    double **zp;              /* [2][L] zmag per layer */
+    double *xi;               /* [2][n_out] rounding of each net's output activation */
+    double *e;                /* [5][n_out] per-output bounds, scratch of the callers (transfer.c) */
+} lg_devnet;
+
+/* Build D for a pair (lg_dev_check_pair must accept it; checked here). */
+lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref);
+void lg_devnet_free(lg_devnet *v);
+
+/* e[n_out] ≥ sup over x in the raw box [lo, hi] of |y_relu,j(x) − y_ref,j(x)|
+ * for the exact and for the computed outputs. run (may be NULL) is the
+ * deadline of the bound engine (LG_ERR_TIMEOUT past it; e is then
+ * unusable). Overflow, a failed magnitude check, a pair too large (v->off)
+ * or no memory for the bound engine give +∞ (never NaN).
+ * When v->valid after LG_OK, lg_devnet_pre gives the bounds of this box. */
+lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, const lg_runctx *run, double *e);
+
+/* Pre-activation bounds of layer k of net `which` (0 relu, 1 ref) from the
+ * last lg_devnet_bound (only when v->valid): lo[k][i] ≤ z_k[i] ≤ hi[k][i]
+ * for the exact and the computed z over the box. Arrays of L pointers into
+ * v->b, in the layout of lg_problem. */
+double *const *lg_devnet_pre_lo(const lg_devnet *v, int which);
+double *const *lg_devnet_pre_hi(const lg_devnet *v, int which);
+
+#endif
