@@ -25,6 +25,16 @@
  * v the computed corner value. Any non-finite intermediate (bounds at ±∞,
  * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
  *
+ * A max-pool node (core/net.h LG_LAYER_MAX; DESIGN.md §1 "The max-pool
+ * node"): per row and output j with coefficient a_j, in the row's group,
+ * let i* be the window input with the largest lower bound and U the largest
+ * upper bound of the window. a_j ≥ 0, or the window is decided (l_i* ≥ u_i
+ * for every other i, so h_j = x_i*): a_j moves to x_i* (h_j ≥ x_i*); a_j < 0
+ * otherwise: h_j ≤ U, a_j·U joins the constant with its rounding
+ * (|a_j·U|·2^-52 + 2^-1074 in E). The coefficients moved are sums of ones
+ * times a_j, so the product rounding term above holds with M_ℓ[j] = the
+ * largest max|x_i| of window j (the node read as the index map i*).
+ *
  * A graph (core/net.h, DESIGN.md §1 "The network as a graph"): the pass
  * visits the nodes in reverse order; node ℓ's coefficients are complete
  * when it is reached (every consumer k > ℓ has added Λ_k·A_t to them), it is
@@ -93,6 +103,10 @@ typedef struct lg_backsub {
                                * split constraints z ≤ t / z ≥ t (lg_backsub_lower_beta); the caller sets it */
     const lg_runctx *run;     /* deadline checked per layer of every call (borrowed; NULL none);
                                * init sets group 0's bounds' run, the caller may replace it */
+    int *msel;         /* NULL (no max-pool node), or [ng][size]: the input of each max-pool output's window
+                        * with the largest lower bound, in group g (recomputed at every call) */
+    double *mU;        /* [ng][size] the largest upper bound of that window */
+    unsigned char *mdom; /* [ng][size] 1 when msel's lower bound is ≥ every other input's upper bound */
     void *store;
 } lg_backsub;
 

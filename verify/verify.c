@@ -350,8 +350,13 @@ static int lg_verify_trivial_term(const lg_prop *prop, int c)
     return -1;
 }
 
-static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, const lg_verify_opts *o,
-                                const lg_runctx *run, lg_verify_report *r, lg_case_out *co, double *x)
+/* Case c of prop on net. low: NULL, or net's exact ReLU form (lg_net_lower_max) when net has
+ * max-pool nodes: the bounds are net's own (the max relaxation of backsub.h); what they leave
+ * open goes to low, the same real function, whose per-layer unstable counts are not reported
+ * (count = 0). */
+static lg_status lg_verify_case(const lg_net *net, const lg_net *low, int count, const lg_prop *prop, int c,
+                                const lg_verify_opts *o, const lg_runctx *run, lg_verify_report *r, lg_case_out *co,
+                                double *x)
 {
     lg_bounds b;
     lg_term *kept = NULL;
@@ -382,6 +387,17 @@ static lg_status lg_verify_case(const lg_net *net, const lg_prop *prop, int c, c
     if (run->verbose)
         fprintf(stderr, "case %d: %d of %d terms left after symbolic bounds (%.2f s elapsed)\n", c, p.n_terms,
                 prop->cases[c].n_terms, lg_now() - r->seconds);
+    if (low && (p.n_terms > 0 || o->backend_only)) { /* open: the rest on the ReLU form */
+        for (int k = 0; k < net->n_layers; k++) {
+            int u = lg_bounds_unstable(&b, net, k);
+            r->unstable[k] += u;
+            r->unstable_total += u;
+        }
+        free(kept);
+        lg_bounds_free(&b);
+        if (run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", c);
+        return lg_verify_case(low, NULL, 0, prop, c, o, run, r, co, x);
+    }
     if (o->backend_only) { /* every term, same bounds, straight to the back-end (verify.h) */
         if (!lg_bounds_finite(&b)) {
             lg_case_overflow(co);
@@ -505,7 +521,7 @@ done:
         co->method[0] = 0;
         st = LG_OK;
     }
-    for (int k = 0; k < net->n_layers; k++) {
+    for (int k = 0; count && k < net->n_layers; k++) {
         int u = lg_bounds_unstable(&b, net, k);
         r->unstable[k] += u;
         r->unstable_total += u;
@@ -563,6 +579,8 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     if (prop->n_in != net->n_in || prop->n_out != no)
         return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,
                        prop->n_out, net->n_in, no);
+    lg_net low = {0}; /* max-pool nodes: the exact ReLU form for what the bounds leave open */
+    if (lg_net_has_max(net) && (st = lg_net_lower_max(&low, net)) != LG_OK) return st;
     /* no case (every input box of the file is empty, or every conjunction false): no
      * point can violate, robust below with method "empty box" */
     r->n_layers = net->n_layers;
@@ -599,7 +617,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     memset(&first_unknown, 0, sizeof first_unknown);
     for (int c = 0; c < prop->n_cases; c++) {
         lg_case_out co;
-        if ((st = lg_verify_case(net, prop, c, o, run, r, &co, x)) != LG_OK) goto fail;
+        if ((st = lg_verify_case(net, low.n_layers ? &low : NULL, 1, prop, c, o, run, r, &co, x)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
             /* the one witness gate: double forward pass and exact rational evaluation */
             r->y = malloc((size_t)no * sizeof *r->y);
@@ -638,10 +656,12 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     }
 done:
     free(x);
+    lg_net_free(&low);
     r->seconds = lg_now() - t0;
     return LG_OK;
 fail:
     free(x);
+    lg_net_free(&low);
     lg_verify_report_free(r);
     return st;
 }
