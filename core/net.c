@@ -383,7 +383,7 @@ void lg_conv_kernel_dense(const lg_conv *c, const double *K, double *W)
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
 {
     memset(dst, 0, sizeof *dst);
-    if (lg_net_require_no_max(src, "writing a network as dense matrices") != LG_OK) return LG_ERR_ARG;
+    if (lg_net_require_no_max(src, "writing a network as dense matrices") != LG_OK) return LG_ERR_UNSUPPORTED;
     size_t need = lg_net_dense_bytes(src);
     if (max_bytes && need > max_bytes)
         return lg_fail(LG_ERR_NOMEM,

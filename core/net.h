@@ -215,7 +215,7 @@ int lg_net_has_max(const lg_net *net);
 int lg_max_window(const lg_conv *c, int o, int *idx);
 /* out[n_out] = the max over each window of x[n_in] (a max-pool term A). */
 void lg_max_forward(const lg_linear *A, const double *x, double *out);
-/* LG_OK when the net has no max-pool node; else LG_ERR_ARG naming `stage`
+/* LG_OK when the net has no max-pool node; else LG_ERR_UNSUPPORTED naming `stage`
  * (a stage that does not take max-pool nodes refuses rather than misread one). */
 lg_status lg_net_require_no_max(const lg_net *net, const char *stage);
 /* dst = src with every max-pool node replaced by its exact ReLU form
@@ -224,14 +224,12 @@ lg_status lg_net_require_no_max(const lg_net *net, const char *stage);
  * repeats its first one, which leaves the max unchanged), then
  * ceil(log2 K) ReLU layers that reduce pairs by max(a, b) = b + relu(a − b)
  * (b carried as relu(b) − relu(−b), or as relu(b) when the pool reads a
- * ReLU layer), and an identity 1×1 conv that sums the last level; every
+ * ReLU layer and any_sign is 0: a pair of nets that differ in that
+ * activation, lowered with any_sign = 1, get the same shapes), and an identity 1×1 conv that sums the last level; every
  * coefficient is ±1 or 0, so dst is the same real function. Later layers
  * read the last of them. A net without max-pool nodes is copied. dst must
  * be uninitialised or zeroed; caller frees it. */
-lg_status lg_net_lower_max(lg_net *dst, const lg_net *src);
-/* Index in lg_net_lower_max(src)'s layers of src's layer k (a lowered
- * max-pool node: its last layer). */
-int lg_net_lower_max_index(const lg_net *src, int k);
+lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign);
 
 /* Parse an architecture "784,256,10" or, with conv layers,
  * "1x28x28,c8k3s2,c16k3s2p1,10": the input is N or CxHxW; a hidden token is

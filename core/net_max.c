@@ -16,7 +16,7 @@ int lg_net_has_max(const lg_net *net)
 lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
 {
     if (!lg_net_has_max(net)) return LG_OK;
-    return lg_fail(LG_ERR_ARG, "%s does not take networks with max-pool nodes", stage);
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take networks with max-pool nodes", stage);
 }
 
 int lg_max_window(const lg_conv *c, int o, int *idx)
@@ -141,21 +141,7 @@ static int lg_max_span(const lg_net *net, int k, int *idx)
     return n + 2;
 }
 
-int lg_net_lower_max_index(const lg_net *src, int k)
-{
-    int kh = 1;
-    for (int j = 0; j < src->n_layers; j++)
-        if (src->layers[j].kind == LG_LAYER_MAX && src->layers[j].conv.kh * src->layers[j].conv.kw > kh)
-            kh = src->layers[j].conv.kh * src->layers[j].conv.kw;
-    int *idx = malloc((size_t)kh * sizeof *idx);
-    if (!idx) return -1;
-    int n = 0;
-    for (int j = 0; j <= k; j++) n += lg_max_span(src, j, idx);
-    free(idx);
-    return n - 1;
-}
-
-lg_status lg_net_lower_max(lg_net *dst, const lg_net *src)
+lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
 {
     memset(dst, 0, sizeof *dst);
     if (!lg_net_has_max(src)) return lg_net_copy(dst, src);
@@ -206,7 +192,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src)
         }
         const lg_conv *c = &S->conv;
         int K = lg_max_kmax(&S->lin, idx), C = c->c_in, ho = c->h_out, wo = c->w_out, nlev = span - 2;
-        int per = S->src >= 0 && src->layers[S->src].act == LG_ACT_RELU ? 2 : 3;
+        int per = !any_sign && S->src >= 0 && src->layers[S->src].act == LG_ACT_RELU ? 2 : 3;
         /* the gather: channel c·K + p, position (oy, ox) */
         *tp = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = S->n_in, .src = srcn};
         sp[q++] = (lg_layer_spec){C * K * ho * wo, LG_ACT_IDENTITY, 1, tp++};
@@ -253,7 +239,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src)
         }
         const lg_conv *c = &S->conv;
         int K = lg_max_kmax(&S->lin, idx), C = c->c_in, hw = c->h_out * c->w_out, nlev = span - 2;
-        int per = S->src >= 0 && src->layers[S->src].act == LG_ACT_RELU ? 2 : 3;
+        int per = !any_sign && S->src >= 0 && src->layers[S->src].act == LG_ACT_RELU ? 2 : 3;
         int *map = dst->layers[first].map;
         for (int o = 0; o < S->n_out; o++) {
             int n = lg_max_window(c, o, idx), ch = o / hw, pos = o % hw;

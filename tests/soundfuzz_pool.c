@@ -266,7 +266,7 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
     int n = net.n_in, no = lg_net_n_out(&net);
     /* the exact oracle enumerates ReLU patterns of dense layers: the max-pool nodes' ReLU form, densified */
     lg_net low = {0};
-    int shape_ok = n == g.c * g.h * g.w && no == g.n_out && lg_net_lower_max(&low, &net) == LG_OK &&
+    int shape_ok = n == g.c * g.h * g.w && no == g.n_out && lg_net_lower_max(&low, &net, 0) == LG_OK &&
                    (lg_net_has_conv(&low) ? lg_net_densify(&dnet, &low, 0) : lg_net_copy(&dnet, &low)) == LG_OK;
     lg_net_free(&low);
     if (!shape_ok) {

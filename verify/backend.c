@@ -91,6 +91,7 @@ static void lg_backend_unknown(lg_backend_out *out, const char *method, int time
 
 lg_status lg_backend_decide(const char *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
 {
+    if (lg_net_require_no_max(c->net, "the complete back-ends (encode lg_net_lower_max's ReLU form)") != LG_OK) return LG_ERR_UNSUPPORTED;
     memset(out, 0, sizeof *out);
     const lg_solver_ops *mode = lg_solver_find(solver);
     if (!mode) return lg_fail(LG_ERR_ARG, "verify: no solver named '%s'", solver ? solver : "(null)");

@@ -65,8 +65,21 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
 {
     lg_dev d;
     lg_bounds b = {0};
-    lg_status st = lg_dev_init(&d, relu, ref);
-    if (st != LG_OK) return st;
+    lg_net lrel = {0}, lref = {0}; /* max-pool nodes: the deviation bound runs on their exact ReLU form */
+    lg_status st = LG_OK;
+    if (lg_net_has_max(relu) || lg_net_has_max(ref)) {
+        if ((st = lg_net_lower_max(&lrel, relu, 1)) != LG_OK || (st = lg_net_lower_max(&lref, ref, 1)) != LG_OK) {
+            lg_net_free(&lrel);
+            return st;
+        }
+        relu = &lrel;
+        ref = &lref;
+    }
+    if ((st = lg_dev_init(&d, relu, ref)) != LG_OK) {
+        lg_net_free(&lrel);
+        lg_net_free(&lref);
+        return st;
+    }
     *delta = 0;
     for (int c = 0; c < prop->n_cases; c++) {
         const lg_prop_case *C = &prop->cases[c];
@@ -86,6 +99,8 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
 done:
     lg_bounds_free(&b);
     lg_dev_free(&d);
+    lg_net_free(&lrel);
+    lg_net_free(&lref);
     return st;
 }
 

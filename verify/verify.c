@@ -580,7 +580,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
         return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,
                        prop->n_out, net->n_in, no);
     lg_net low = {0}; /* max-pool nodes: the exact ReLU form for what the bounds leave open */
-    if (lg_net_has_max(net) && (st = lg_net_lower_max(&low, net)) != LG_OK) return st;
+    if (lg_net_has_max(net) && (st = lg_net_lower_max(&low, net, 0)) != LG_OK) return st;
     /* no case (every input box of the file is empty, or every conjunction false): no
      * point can violate, robust below with method "empty box" */
     r->n_layers = net->n_layers;
