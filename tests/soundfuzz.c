@@ -96,6 +96,21 @@ static void report(const lg_fuzz_case *fc, const char *what, int s, int b, int a
     fflush(log);
 }
 
+
+/* dst = src written out dense (the oracles' form): max-pool nodes as their exact ReLU form
+ * (core/net.h lg_net_lower_max, any sign: a smooth net and its substitution alike), convs
+ * as matrices; a plain copy when there is neither. */
+static lg_status fz_dense_form(lg_net *dst, const lg_net *src)
+{
+    memset(dst, 0, sizeof *dst);
+    if (!lg_net_has_conv(src) && !lg_net_has_max(src)) return lg_net_copy(dst, src);
+    lg_net low = {0};
+    lg_status st = lg_net_has_max(src) ? lg_net_lower_max(&low, src, 1) : LG_OK;
+    if (st == LG_OK) st = lg_net_densify(dst, low.n_layers ? &low : src, 0);
+    lg_net_free(&low);
+    return st;
+}
+
 /* ---- smooth near ties (soundfuzz.h) ---- */
 #define FZ_PREC 300
 /* How far from 0 an MPFR depth must be to be judged (the pass's own error is far below). */
@@ -254,13 +269,14 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     long bad = 0;
     if (lg_net_copy(&ref, &fc->net) != LG_OK) return 0;
     for (int k = 0; k + 1 < ref.n_layers; k++) {
+        if (ref.layers[k].kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
         int alt = which == 7 && k % 2 == 1;
         ref.layers[k].act = alt ? LG_ACT_PRELU : acts[which];
         ref.layers[k].lambda = alt ? 0.25 : params[which];
         relu_like &= lg_act_relu_like(ref.layers[k].act);
     }
     memset(&dref, 0, sizeof dref);
-    if ((lg_net_has_conv(&ref) ? lg_net_densify(&dref, &ref, 0) : lg_net_copy(&dref, &ref)) != LG_OK) {
+    if (fz_dense_form(&dref, &ref) != LG_OK) {
         lg_net_free(&ref);
         return 0;
     }
@@ -597,10 +613,11 @@ static lg_status fz_smooth_net(lg_net *net, lg_net *dnet, const lg_fuzz_case *fc
     lg_status st = lg_net_copy(net, &fc->net);
     if (st) return st;
     for (int k = 0; k + 1 < net->n_layers; k++) {
+        if (net->layers[k].kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
         net->layers[k].act = acts[k];
         net->layers[k].lambda = params[k];
     }
-    st = lg_net_has_conv(net) ? lg_net_densify(dnet, net, 0) : lg_net_copy(dnet, net);
+    st = fz_dense_form(dnet, net);
     if (st) lg_net_free(net);
     return st;
 }
@@ -737,7 +754,7 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         /* the margin class: the driver gets dprop (K kept both ways, lg_prop_margin), the oracle
          * the region Σ coef·y + d − K ≤ 0 with d − K at 300 bits */
         char *ks[16];
-        const char *kp[16];
+        const char *kp[16] = {0};
         int m = 0;
         mpfr_t v;
         mpfr_init2(v, FZ_PREC);
