@@ -368,7 +368,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         L->act = (lg_act)lg_get_u32(&r);
         L->lambda = lg_get_f64(&r);
         L->s = lg_get_f64(&r);
-        if (L->kind == LG_LAYER_CONV2D) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
+        if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
         if (version < 4u) continue;
         r.pos += 8;
         for (int j = 0; j < L->n_terms; j++)
