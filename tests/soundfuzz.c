@@ -929,6 +929,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
     s->ties += fc->tie > 0 || strstr(fc->cls, "tie") != NULL;
     s->convs += fc->dnet.n_layers > 0 && lg_net_is_chain(&fc->net);
     s->dags += !lg_net_is_chain(&fc->net);
+    s->dag_max += lg_net_has_max(&fc->net);
     for (int si = 0; si < LG_FUZZ_N_SOLVERS; si++) {
         if (!o->solver_on[si]) continue;
         for (int bi = 0; bi < LG_FUZZ_N_BABS; bi++) {
@@ -1013,8 +1014,10 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",
                 s->pool_graphs, s->pool_decided, s->pool_known, s->pool_runs, s->pool_robust, s->pool_violated,
                 s->pool_wrong);
-    fprintf(f, "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms): %ld, %ld driver runs (%ld robust, %ld violated)\n",
-            s->dags, s->dag_runs, s->dag_robust, s->dag_violated);
+    fprintf(f,
+            "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms, max-pool nodes in %ld): %ld, %ld driver runs "
+            "(%ld robust, %ld violated)\n",
+            s->dag_max, s->dags, s->dag_runs, s->dag_robust, s->dag_violated);
     for (int i = 0; i < s->n_dclass; i++) fprintf(f, "soundfuzz:   direct %6ld  %s\n", s->dclass_n[i], s->dclass[i]);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }
