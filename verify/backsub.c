@@ -231,7 +231,7 @@ static void lg_bs_mag(lg_backsub *s, int l)
                         if (!(a <= v)) v = a;
                     }
                 }
-                s->mag[l][j] = v;
+                s->mag[l][j] = v * (2.0 * (double)(c->kh * c->kw) + 2.0); /* the plane's |row| ≤ 2K + 2 */
             }
             under += (double)L->n_out * 0x1p-1073 * sum;
             nin += 1.0;
@@ -356,7 +356,10 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->nsum, 0, (L + 1) * sizeof *s->nsum);
     for (size_t k = 0; k < L; k++)
         for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
-            s->nsum[lg_layer_lin(&net->layers[k], t)->src + 1] += net->layers[k].n_out;
+            s->nsum[lg_layer_lin(&net->layers[k], t)->src + 1] +=
+                net->layers[k].kind == LG_LAYER_MAX /* up to kh·kw + 1 addends per window (backsub.h) */
+                    ? net->layers[k].n_out * (net->layers[k].conv.kh * net->layers[k].conv.kw + 1)
+                    : net->layers[k].n_out;
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;
     s->b = gb ? gb[0] : NULL;
@@ -487,6 +490,58 @@ static void lg_bs_max_planes(lg_backsub *s, int l)
     }
 }
 
+/* a < 0 on undecided window j of max-pool layer l (group g): with p the input of the largest
+ * upper bound, h_j ≤ x_p + Σ_i relu(x_i − x_p) over the other inputs i, each relu(d_i) by its
+ * chord on d_i ∈ [l_i − u_p, u_i − l_p] (rounded outward) through relax.h, so
+ * a·h_j ≥ a·x_p + Σ (c_i·(x_i − x_p) + icpt_i − err_i) (backsub.h). */
+static void lg_bs_max_upper(lg_backsub *s, int g, int l, int j, double a, double *Yr, double *cr, double *ms,
+                            double *er)
+{
+    const lg_layer *L = &s->net->layers[l];
+    const lg_conv *c = &L->conv;
+    int hw = c->h_out * c->w_out, ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out;
+    double lp = 0.0, up = 0.0;
+    int p = -1;
+    for (int ky = 0; ky < c->kh; ky++) {
+        int iy = oy * c->sh - c->ph + ky;
+        if (iy < 0 || iy >= c->h_in) continue;
+        for (int kx = 0; kx < c->kw; kx++) {
+            int ix = ox * c->sw - c->pw + kx;
+            if (ix < 0 || ix >= c->w_in) continue;
+            int i = (ch * c->h_in + iy) * c->w_in + ix;
+            double li, ui;
+            lg_bs_src_post(s, g, L->src, i, &li, &ui);
+            if (p < 0 || ui > up) p = i, lp = li, up = ui;
+        }
+    }
+    Yr[p] += a;
+    for (int ky = 0; ky < c->kh; ky++) {
+        int iy = oy * c->sh - c->ph + ky;
+        if (iy < 0 || iy >= c->h_in) continue;
+        for (int kx = 0; kx < c->kw; kx++) {
+            int ix = ox * c->sw - c->pw + kx;
+            if (ix < 0 || ix >= c->w_in) continue;
+            int i = (ch * c->h_in + iy) * c->w_in + ix;
+            if (i == p) continue;
+            double li, ui;
+            lg_bs_src_post(s, g, L->src, i, &li, &ui);
+            double dl = nextafter(li - up, -INFINITY), du = nextafter(ui - lp, INFINITY);
+            if (isnan(dl)) dl = -INFINITY;
+            if (isnan(du)) du = INFINITY;
+            if (du <= 0.0) continue; /* relu(d_i) = 0: x_i is never above x_p */
+            lg_relu_lines rl;
+            double ci, icpt, e;
+            lg_relax_relu_lines(dl, du, 0.0, &rl);
+            lg_relax_relu_apply(&rl, a, &ci, &icpt, &e);
+            Yr[i] += ci;
+            Yr[p] -= ci;
+            *cr += icpt;
+            *ms += fabs(icpt);
+            *er += e;
+        }
+    }
+}
+
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
                            double *lam, size_t stride, double *Ain, double *out)
 {
@@ -536,17 +591,6 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             const double *tz = za && s->thr && s->thr[s->grp[r]] ? s->thr[s->grp[r]] + off : NULL;
             double g = 0.0;
             int any = 0;
-            if (maxp) { /* a < 0 on an undecided window: the constant plane U (backsub.h) */
-                size_t base = (size_t)s->grp[r] * s->size + (size_t)off;
-                for (int j = 0; j < n; j++) {
-                    if (!(Ar[j] < 0.0) || s->mdom[base + (size_t)j]) continue;
-                    double t = Ar[j] * s->mU[base + (size_t)j];
-                    cr += t;
-                    ms += fabs(t);
-                    er += fabs(t) * 0x1p-52 + 0x1p-1074;
-                    Ar[j] = 0.0;
-                }
-            }
             for (int j = 0; j < n; j++) {
                 double aj = Ar[j], zj = za ? za[j] : 0.0;
                 if (aj == 0.0 && zj == 0.0) continue;
@@ -604,15 +648,20 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             double **dst = &s->nb[T->src + 1];
             int first = !*dst;
             if (first) *dst = lg_bs_get(s);
-            if (maxp) { /* the index map of each row's group: a_j to x_i* */
+            if (maxp) { /* the planes of each row's group (backsub.h) */
                 double *Y = first ? *dst : s->acc;
                 for (int r = 0; r < m; r++) {
                     const double *Ar = A + (size_t)r * (size_t)n;
                     double *Yr = Y + (size_t)r * (size_t)T->n_in;
-                    const int *sel = s->msel + (size_t)s->grp[r] * s->size + (size_t)off;
+                    size_t base = (size_t)s->grp[r] * s->size + (size_t)off;
                     memset(Yr, 0, (size_t)T->n_in * sizeof *Yr);
-                    for (int j = 0; j < n; j++)
-                        if (Ar[j] != 0.0) Yr[sel[j]] += Ar[j];
+                    for (int j = 0; j < n; j++) {
+                        if (Ar[j] == 0.0) continue;
+                        if (Ar[j] > 0.0 || s->mdom[base + (size_t)j]) /* h_j ≥ x_i* (= on a decided window) */
+                            Yr[s->msel[base + (size_t)j]] += Ar[j];
+                        else
+                            lg_bs_max_upper(s, s->grp[r], l, j, Ar[j], Yr, &c[r], &mass[r], &err[r]);
+                    }
                 }
             } else if (lg_bs_mul_t(s, T, m, A, first ? *dst : s->acc) != LG_OK) { /* unfinished: no bound */
                 for (int r = 0; r < m; r++) out[r] = -INFINITY;
@@ -627,6 +676,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         lg_bs_put(s, A);
         s->nb[l + 1] = NULL;
         nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
+        if (maxp) nterms += (double)(L->conv.kh * L->conv.kw) * n; /* the chords' intercepts */
     }
     const double *X = s->nb[0]; /* [m][n_in] over x', NULL: no path from the input */
     for (int r = 0; r < m; r++) {
