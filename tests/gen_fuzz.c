@@ -607,6 +607,15 @@ void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         const char *act = L->act == LG_ACT_RELU ? "relu" : "id";
+        if (L->kind == LG_LAYER_MAX || L->kind == LG_LAYER_INDEX || L->n_terms > 0) { /* graph nodes: the shape */
+            const lg_conv *g = &L->conv;
+            if (L->kind == LG_LAYER_MAX)
+                fprintf(f, "  L%d max-pool from %d: %dx%dx%d -> %dx%dx%d window %dx%d stride %dx%d pad %dx%d\n", k, L->src,
+                        g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
+            else
+                fprintf(f, "  L%d graph node: %d terms, %d -> %d %s\n", k, lg_layer_n_lin(L), L->n_in, L->n_out, act);
+            continue;
+        }
         if (L->kind == LG_LAYER_CONV2D) {
             const lg_conv *g = &L->conv;
             fprintf(f, "  L%d conv %dx%dx%d -> %dx%dx%d kernel %dx%d stride %dx%d pad %dx%d %s\n", k, g->c_in, g->h_in,

@@ -590,7 +590,9 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
         fprintf(log, "soundfuzz: case %ld direct [%s] %s: %s (%s, %.3f s; oracle depth %.3g)\n", fc->index, cls, mstr,
                 lg_verdict_name(r.verdict), r.method[0] ? r.method : r.reason, lg_now() - t0, known);
     lg_verify_report_free(&r);
-    /* the back-ends refuse a smooth net with a message, never a wrong answer */
+    /* the back-ends refuse a smooth net with a message, never a wrong answer (a dag whose only
+     * hidden node is a max-pool node keeps no smooth layer: nothing to refuse) */
+    if (!lg_bounds_net_smooth(net)) return bad;
     vo.solver = mode % 4 < 2 ? "z3" : "glpk";
     vo.timeout_s = 0.5;
     st = lg_verify_run(net, p, &vo, &r);
