@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "core/net.h"
 #include "core/status.h"
 
 typedef int (*lg_cmd_fn)(int argc, char **argv);
@@ -79,6 +80,12 @@ void lg_cli_progress(lg_cli_meter *m, const char *cmd, const char *what, size_t 
  * writable. Nothing is created. "-" (stdout) and NULL pass. LG_ERR_IO with
  * the reason otherwise. */
 lg_status lg_cli_check_output(const char *path);
+
+/* Load a network (lg_net_load) with every max-pool node written as its exact
+ * ReLU form (lg_net_lower_max): for the commands whose stages do not take
+ * the node (encode, cex, bound, check; any_sign as lg_net_lower_max: 1 for
+ * the two nets of a deviation bound). */
+lg_status lg_cli_load_lowered(lg_net *net, const char *path, int any_sign);
 
 /* The default of every -j option: the number of online cores. */
 int lg_cli_threads_default(void);

@@ -217,8 +217,8 @@ int lg_cmd_bound(int argc, char **argv)
     FILE *csv = NULL;
     int rc = 1;
     lg_status st;
-    if ((st = lg_net_load(&rn, argv[optind])) != LG_OK) goto fail;
-    if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
+    if ((st = lg_cli_load_lowered(&rn, argv[optind], 1)) != LG_OK) goto fail;
+    if ((st = lg_cli_load_lowered(&ref, ref_path, 1)) != LG_OK) goto fail;
     if ((st = lg_dev_init(&dev, &rn, &ref)) != LG_OK) goto fail;
     if ((st = lg_dev_bound_global(&dev, 0.0, 1.0, &o.global, NULL, &gs)) != LG_OK) goto fail;
     if (!isfinite(o.global)) {

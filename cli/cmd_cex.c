@@ -373,7 +373,7 @@ int lg_cmd_cex(int argc, char **argv)
     char *have = NULL;
     double *x = NULL, *xc = NULL;
     int rc = 1;
-    lg_status st = lg_net_load(&net, argv[optind]);
+    lg_status st = lg_cli_load_lowered(&net, argv[optind], 0);
     if (st != LG_OK) return lg_cli_fail("cex", st);
     int n_in = net.n_in, n_out = lg_net_n_out(&net);
     if ((st = lg_vnnlib_read_net(&prop, vnn, &net)) != LG_OK) goto fail;

@@ -250,8 +250,8 @@ int lg_cmd_check(int argc, char **argv)
     size_t n = 0, certified_same = 0;
     int rc = 1;
     lg_status st = LG_OK;
-    if ((st = lg_net_load(&rn, argv[optind])) != LG_OK) goto fail;
-    if ((st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
+    if ((st = lg_cli_load_lowered(&rn, argv[optind], 1)) != LG_OK) goto fail;
+    if ((st = lg_cli_load_lowered(&ref, ref_path, 1)) != LG_OK) goto fail;
     if ((st = lg_dev_check_pair(&rn, &ref)) != LG_OK) goto fail;
     if ((st = lg_check_load(inputs, data, rn.n_in, &X, &n)) != LG_OK) goto fail;
     if (nmax > 0 && (size_t)nmax < n) n = (size_t)nmax;

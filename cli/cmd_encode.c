@@ -116,7 +116,7 @@ int lg_cmd_encode(int argc, char **argv)
     lg_problem p;
     FILE *f = NULL;
     int rc = 1;
-    lg_status st = lg_net_load(&net, argv[optind]);
+    lg_status st = lg_cli_load_lowered(&net, argv[optind], 0);
     if (st != LG_OK) return lg_cli_fail("encode", st);
     /* conv layers are encoded row by row (core/linop.h): only the kernel's nonzeros */
     if (!to_vnnlib && (st = lg_bounds_check_net(&net)) != LG_OK) {

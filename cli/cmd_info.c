@@ -49,6 +49,7 @@ int lg_cmd_info(int argc, char **argv)
         else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
         int graph = L->n_terms > 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX;
+        if (L->kind == LG_LAYER_MAX) graph = 0; /* its own line below */
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
             char from[32];
@@ -58,6 +59,12 @@ int lg_cmd_info(int argc, char **argv)
                 printf("       term %d: %s from %s, %d -> %d\n", t,
                        A->kind == LG_LAYER_CONV2D ? "conv" : A->kind == LG_LAYER_INDEX ? "index map" : "dense", from,
                        A->n_in, A->n_out);
+            if (A->kind == LG_LAYER_MAX) {
+                const lg_conv *g = &A->conv;
+                printf("       max-pool from %s %dx%dx%d -> %dx%dx%d, window %dx%d, stride %dx%d, padding %dx%d\n",
+                       from, g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw,
+                       g->ph, g->pw);
+            }
             if (A->kind == LG_LAYER_CONV2D) {
                 const lg_conv *g = &A->conv;
                 printf("       conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d\n", g->c_in, g->h_in,

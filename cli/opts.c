@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "core/netfile.h"
 #include "core/clock.h"
 
 int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long hi, long *out)
@@ -77,6 +78,17 @@ void lg_cli_progress(lg_cli_meter *m, const char *cmd, const char *what, size_t 
     fprintf(stderr, "%slgelu %s: %s %zu/%zu (%.0f%%), %.0f s elapsed, ETA %.0f s%s", tty ? "\r" : "", cmd, what,
             done, total, total ? 100.0 * (double)done / (double)total : 100.0, el, eta, tty && !last ? "   " : "\n");
     fflush(stderr);
+}
+
+lg_status lg_cli_load_lowered(lg_net *net, const char *path, int any_sign)
+{
+    lg_status st = lg_net_load(net, path);
+    if (st != LG_OK || !lg_net_has_max(net)) return st;
+    lg_net low;
+    st = lg_net_lower_max(&low, net, any_sign);
+    lg_net_free(net);
+    if (st == LG_OK) *net = low;
+    return st;
 }
 
 lg_status lg_cli_check_output(const char *path)

@@ -69,6 +69,19 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
         const lg_layer *L = &net->layers[k];
         const lg_act_info *I = lg_act_info_of(L->act);
         lg_iv *z = v + off[k + 1];
+        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: max of the ends (exact) */
+            const lg_iv *in = v + off[L->src + 1];
+            for (int o = 0; o < L->n_out; o++) {
+                int n = lg_max_window(&L->conv, o, idx);
+                mpfr_set(z[o].lo, in[idx[0]].lo, MPFR_RNDD);
+                mpfr_set(z[o].hi, in[idx[0]].hi, MPFR_RNDU);
+                for (int p = 1; p < n; p++) {
+                    mpfr_max(z[o].lo, z[o].lo, in[idx[p]].lo, MPFR_RNDD);
+                    mpfr_max(z[o].hi, z[o].hi, in[idx[p]].hi, MPFR_RNDU);
+                }
+            }
+            continue;
+        }
         for (int o = 0; o < L->n_out && !rc; o++) {
             if (!isfinite(L->b[o])) rc = -2;
             mpfr_set_d(z[o].lo, L->b[o], MPFR_RNDN);

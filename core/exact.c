@@ -88,6 +88,18 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             rc = -2;
             break;
         }
+        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: the source's exponent, the largest value */
+            const mpz_t *a = (const mpz_t *)(v + off[L->src + 1]);
+            mpz_t *z = v + off[k + 1];
+            for (int o = 0; o < L->n_out; o++) {
+                int n = lg_max_window(&L->conv, o, idx);
+                mpz_set(z[o], a[idx[0]]);
+                for (int p = 1; p < n; p++)
+                    if (mpz_cmp(a[idx[p]], z[o]) > 0) mpz_set(z[o], a[idx[p]]);
+            }
+            E[k + 1] = E[L->src + 1];
+            continue;
+        }
         long Ez = LONG_MAX; /* exponent of this layer's sums */
         for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
             const lg_linear *A = lg_layer_lin(L, tt);
@@ -201,6 +213,16 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
             break;
         }
         mpq_t *z = v + off[k + 1];
+        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: the largest value of each window */
+            const mpq_t *a = (const mpq_t *)(v + off[L->src + 1]);
+            for (int o = 0; o < L->n_out; o++) {
+                int n = lg_max_window(&L->conv, o, idx);
+                mpq_set(z[o], a[idx[0]]);
+                for (int p = 1; p < n; p++)
+                    if (mpq_cmp(a[idx[p]], z[o]) > 0) mpq_set(z[o], a[idx[p]]);
+            }
+            continue;
+        }
         for (int o = 0; o < L->n_out; o++) {
             mpq_set_d(z[o], L->b[o]);
             for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {

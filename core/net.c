@@ -29,7 +29,7 @@ static void lg_net_carve(lg_net *net)
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             lg_linear *A = lg_layer_lin_mut(L, t);
             size_t nw = lg_linear_n_weights(A);
-            A->W = A->kind == LG_LAYER_INDEX ? NULL : p;
+            A->W = A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_MAX ? NULL : p;
             p += nw;
             if (t == 0) {
                 L->b = p;
@@ -43,7 +43,7 @@ static void lg_net_carve(lg_net *net)
 
 size_t lg_linear_n_weights(const lg_linear *A)
 {
-    if (A->kind == LG_LAYER_INDEX) return 0;
+    if (A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_MAX) return 0;
     if (A->kind == LG_LAYER_CONV2D)
         return (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw;
     return (size_t)A->n_out * (size_t)A->n_in;
@@ -122,6 +122,15 @@ static lg_status lg_term_check(const lg_net *net, int k, int t, const lg_linear 
                            "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
                            k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
                            c->ph, c->pw, A->n_in, n_out);
+    } else if (A->kind == LG_LAYER_MAX) {
+        const lg_conv *c = &A->conv;
+        if (!lg_conv_ok(c) || c->c_out != c->c_in || c->c_in * c->h_in * c->w_in != A->n_in ||
+            c->c_out * c->h_out * c->w_out != n_out || (size_t)c->kh * (size_t)c->kw > LG_NET_MAX_DIM)
+            return lg_fail(code,
+                           "layer %d, term %d: max-pool geometry %dx%dx%d -> %dx%dx%d (window %dx%d, stride %dx%d, "
+                           "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
+                           k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
+                           c->ph, c->pw, A->n_in, n_out);
     } else if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_INDEX) {
         return lg_fail(code, "layer %d, term %d: unknown operator kind %d", k, t, (int)A->kind);
     }
@@ -159,7 +168,7 @@ lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec 
             A.n_out = sp->n_out;
             A.W = NULL;
             A.map = NULL;
-            if (A.kind != LG_LAYER_CONV2D) memset(&A.conv, 0, sizeof A.conv);
+            if (A.kind != LG_LAYER_CONV2D && A.kind != LG_LAYER_MAX) memset(&A.conv, 0, sizeof A.conv);
             if ((st = lg_term_check(net, k, t, &A, sp->n_out, LG_ERR_ARG)) != LG_OK) goto fail;
             total += lg_linear_n_weights(&A);
             if (A.kind == LG_LAYER_INDEX) nmap += (size_t)A.n_out;
@@ -190,7 +199,7 @@ lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec 
         for (int t = 1; t < specs[k].n_terms; t++) {
             *tp = specs[k].terms[t];
             tp->n_out = specs[k].n_out;
-            if (tp->kind != LG_LAYER_CONV2D) memset(&tp->conv, 0, sizeof tp->conv);
+            if (tp->kind != LG_LAYER_CONV2D && tp->kind != LG_LAYER_MAX) memset(&tp->conv, 0, sizeof tp->conv);
             tp++;
         }
     lg_net_carve(net);
@@ -287,7 +296,7 @@ int lg_net_is_chain(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX) return 0;
+        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX || L->kind == LG_LAYER_MAX) return 0;
     }
     return 1;
 }
@@ -375,6 +384,7 @@ void lg_conv_kernel_dense(const lg_conv *c, const double *K, double *W)
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
 {
     memset(dst, 0, sizeof *dst);
+    if (lg_net_require_no_max(src, "writing a network as dense matrices") != LG_OK) return LG_ERR_UNSUPPORTED;
     size_t need = lg_net_dense_bytes(src);
     if (max_bytes && need > max_bytes)
         return lg_fail(LG_ERR_NOMEM,
@@ -461,6 +471,12 @@ void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, doub
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         double *z = vals + off;
+        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: identity activation, no bias */
+            lg_max_forward(&L->lin, vals + lg_net_node_offset(net, L->src), z);
+            if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
+            off += (size_t)L->n_out;
+            continue;
+        }
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
             lg_linear_mul(A, 1, vals + lg_net_node_offset(net, A->src), z, 0, t > 0);
@@ -607,6 +623,13 @@ lg_status lg_net_validate(const lg_net *net)
             if (A->n_out != L->n_out)
                 return lg_fail(LG_ERR_FORMAT, "layer %d, term %d: gives %d values, the layer has %d", k, t, A->n_out,
                                L->n_out);
+            if (A->kind == LG_LAYER_MAX && (t > 0 || L->n_terms > 0 || L->act != LG_ACT_IDENTITY))
+                return lg_fail(LG_ERR_FORMAT,
+                               "layer %d: a max-pool node must be its layer's only term, with the identity activation",
+                               k);
+            if (A->kind == LG_LAYER_MAX)
+                for (int o = 0; o < L->n_out; o++)
+                    if (L->b[o] != 0.0) return lg_fail(LG_ERR_FORMAT, "layer %d: a max-pool node has bias 0", k);
             if (A->kind == LG_LAYER_INDEX)
                 for (int o = 0; o < A->n_out; o++)
                     if (A->map[o] < -1 || A->map[o] >= A->n_in)

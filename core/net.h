@@ -44,7 +44,18 @@
  * Flatten, Reshape in NCHW order, Pad, Slice, Split, Transpose, one part of a
  * Concat) is stored as a table, never as a matrix: out[o] = in[map[o]], or 0
  * where map[o] < 0 (padding). */
-typedef enum lg_layer_kind { LG_LAYER_DENSE = 0, LG_LAYER_CONV2D = 1, LG_LAYER_INDEX = 2 } lg_layer_kind;
+typedef enum lg_layer_kind { LG_LAYER_DENSE = 0, LG_LAYER_CONV2D = 1, LG_LAYER_INDEX = 2, LG_LAYER_MAX = 3 } lg_layer_kind;
+
+/* A max-pool node (LG_LAYER_MAX, DESIGN.md §1 "The max-pool node") is the
+ * one operator that is not linear: out[c][oy][ox] = max over the window
+ * positions (ky, kx) that fall inside the input of
+ * in[c][oy·sh − ph + ky][ox·sw − pw + kx] (ONNX MaxPool: padding is −∞, so
+ * it is left out; overlapping windows, any stride; GlobalMaxPool is the
+ * window of the whole map). Its geometry is held in `conv` with
+ * c_out = c_in and ph < kh, pw < kw (every window meets the input); it has
+ * no weights (W NULL). It is a layer's only term, and that layer's
+ * activation is the identity and its bias 0 (lg_net_validate). Stages that
+ * do not take it natively run on lg_net_lower_max's exact ReLU form. */
 
 /* Geometry of a conv layer: h_out = (h_in + 2·ph − kh)/sh + 1 (likewise w). */
 typedef struct lg_conv {
@@ -195,6 +206,30 @@ void lg_conv_kernel_dense(const lg_conv *c, const double *K, double *W);
 void lg_conv_im2col(const lg_conv *c, const double *x, double *col);
 /* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out);
+
+/* Max-pool nodes (core/net_max.c). */
+/* 1 if some layer is a max-pool node. */
+int lg_net_has_max(const lg_net *net);
+/* The input positions of window o of max-pool geometry c, ascending, into
+ * idx (room for kh·kw); returns their count (≥ 1 for a valid geometry). */
+int lg_max_window(const lg_conv *c, int o, int *idx);
+/* out[n_out] = the max over each window of x[n_in] (a max-pool term A). */
+void lg_max_forward(const lg_linear *A, const double *x, double *out);
+/* LG_OK when the net has no max-pool node; else LG_ERR_UNSUPPORTED naming `stage`
+ * (a stage that does not take max-pool nodes refuses rather than misread one). */
+lg_status lg_net_require_no_max(const lg_net *net, const char *stage);
+/* dst = src with every max-pool node replaced by its exact ReLU form
+ * (DESIGN.md §1 "The max-pool node"): an identity layer gathering each
+ * window (an index map; a window with fewer positions than the largest
+ * repeats its first one, which leaves the max unchanged), then
+ * ceil(log2 K) ReLU layers that reduce pairs by max(a, b) = b + relu(a − b)
+ * (b carried as relu(b) − relu(−b), or as relu(b) when the pool reads a
+ * ReLU layer and any_sign is 0: a pair of nets that differ in that
+ * activation, lowered with any_sign = 1, get the same shapes), and an identity 1×1 conv that sums the last level; every
+ * coefficient is ±1 or 0, so dst is the same real function. Later layers
+ * read the last of them. A net without max-pool nodes is copied. dst must
+ * be uninitialised or zeroed; caller frees it. */
+lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign);
 
 /* Parse an architecture "784,256,10" or, with conv layers,
  * "1x28x28,c8k3s2,c16k3s2p1,10": the input is N or CxHxW; a hidden token is

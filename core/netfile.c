@@ -74,6 +74,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
     if (lg_net_has_conv(net)) version = 3u;
     int graph = !lg_net_is_chain(net);
     if (graph) version = 4u; /* the lowest version that holds the net: chains keep writing 1 to 3 */
+    if (lg_net_has_max(net)) version = 5u;
     lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
     lg_put_u32(&w, version);
     lg_put_u32(&w, (uint32_t)net->n_in);
@@ -88,7 +89,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_u32(&w, (uint32_t)L->act);
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
-        if (L->kind == LG_LAYER_CONV2D) lg_put_conv(&w, &L->conv);
+        if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) lg_put_conv(&w, &L->conv);
         if (!graph) continue;
         lg_put_u32(&w, (uint32_t)(int32_t)L->src);
         lg_put_u32(&w, (uint32_t)L->n_terms);
@@ -173,7 +174,7 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
                                        int n_out, const char *name)
 {
     int kind_ok = A->kind == LG_LAYER_DENSE || (A->kind == LG_LAYER_CONV2D && version >= 3u) ||
-                  (A->kind == LG_LAYER_INDEX && version >= 4u);
+                  (A->kind == LG_LAYER_INDEX && version >= 4u) || (A->kind == LG_LAYER_MAX && version >= 5u && t == 0);
     if (!kind_ok)
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: unknown layer kind %u in a version %u file", name, k, t,
                        (unsigned)A->kind, version);
@@ -187,7 +188,7 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: takes %d inputs but node %d gives %d", name, k, t, A->n_in,
                        A->src, w);
     }
-    if (A->kind == LG_LAYER_CONV2D) {
+    if (A->kind == LG_LAYER_CONV2D || A->kind == LG_LAYER_MAX) {
         const lg_conv *c = &A->conv;
         if ((size_t)c->c_in * c->h_in * c->w_in != (size_t)A->n_in ||
             (size_t)c->c_out * c->h_out * c->w_out != (size_t)n_out)
@@ -243,17 +244,19 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         lg_linear A0 = {0};
         uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
         r.pos += 16;
-        if (kind > LG_LAYER_INDEX || li > LG_NET_MAX_DIM) {
+        if (kind > LG_LAYER_MAX || (kind == LG_LAYER_MAX && version < 5u) || li > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
                          version);
-            if (kind <= LG_LAYER_INDEX)
+            if (kind <= LG_LAYER_MAX && !(kind == LG_LAYER_MAX && version < 5u))
                 st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: input size %u out of range", name, k, li);
             goto fail;
         }
         A0.kind = (lg_layer_kind)kind;
         A0.n_in = (int)li;
         A0.src = (int)k - 1;
-        if (kind == LG_LAYER_CONV2D && version >= 3u && (st = lg_get_conv(&r, &A0.conv, name, k, 0)) != LG_OK) goto fail;
+        if ((kind == LG_LAYER_CONV2D || kind == LG_LAYER_MAX) && version >= 3u &&
+            (st = lg_get_conv(&r, &A0.conv, name, k, 0)) != LG_OK)
+            goto fail;
         if (lo < 1 || lo > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, lo);
             goto fail;
@@ -366,7 +369,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         L->act = (lg_act)lg_get_u32(&r);
         L->lambda = lg_get_f64(&r);
         L->s = lg_get_f64(&r);
-        if (L->kind == LG_LAYER_CONV2D) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
+        if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
         if (version < 4u) continue;
         r.pos += 8;
         for (int j = 0; j < L->n_terms; j++)

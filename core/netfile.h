@@ -1,7 +1,7 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
  * Layout (all little-endian; documented in docs/FORMATS.md "Native network format"):
- *   magic "LGELUNET" (8 bytes), u32 version (1 to 4), u32 n_in, u32 n_layers,
+ *   magic "LGELUNET" (8 bytes), u32 version (1 to 5), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
@@ -26,6 +26,11 @@
  * terms' weights), then every index map as i32[n_out] (−1 = a zero), layer
  * by layer, term by term, before the CRC. The writer emits version 4 only
  * for a net that is not a chain (lg_net_is_chain).
+ * Version 5 adds layer kind 3, a max-pool node (core/net.h LG_LAYER_MAX),
+ * as a layer's own term only: its 12 geometry fields follow the header as
+ * a conv's do (c_out = c_in; kh, kw the window, sh, sw the stride, ph, pw
+ * the padding), it has no weights and its b[n_out] is 0. The writer emits
+ * version 5 only for a net with a max-pool node.
  * The reader checks every field and the file size against the header before
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
@@ -42,7 +47,7 @@
 #include "core/net.h"
 #include "core/runctx.h"
 
-#define LG_NETFILE_VERSION 4u    /* newest version written and read */
+#define LG_NETFILE_VERSION 5u    /* newest version written and read */
 #define LG_NETFILE_CONV_FIELDS 12 /* u32 geometry fields after a conv layer's header */
 #define LG_NETFILE_VERSION_MIN 1u /* oldest version read */
 /* Activation codes below this are the only ones a version-1 file may hold. */

@@ -661,6 +661,7 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
     L->W = B->K ? B->K : B->W;
     L->conv = B->conv; /* zero unless a conv */
     L->map = B->map;
+    L->is_max = 0;
     L->src = B->src;
     L->n_xt = B->n_xt;
     L->xt = B->xt;
@@ -681,6 +682,38 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
     return LG_OK;
 oom:
     return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+}
+
+lg_status lg_ox_b_max(lg_ox_b *B, const lg_conv *c)
+{
+    if (B->n_layers >= LG_NET_MAX_LAYERS)
+        return lg_fail(LG_ERR_FORMAT, "%s: more than %d layers", B->file, LG_NET_MAX_LAYERS);
+    size_t n = (size_t)c->c_out * (size_t)c->h_out * (size_t)c->w_out;
+    if (B->n_params + n > LG_NET_MAX_PARAMS)
+        return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
+    if (B->n_layers == B->cap_layers) {
+        int cap = B->cap_layers ? 2 * B->cap_layers : 8;
+        lg_ox_layer *nl = realloc(B->layers, (size_t)cap * sizeof *nl);
+        if (!nl) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+        B->layers = nl;
+        B->cap_layers = cap;
+    }
+    double *b = calloc(n ? n : 1, sizeof *b);
+    if (!b) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    lg_ox_layer *L = &B->layers[B->n_layers++];
+    memset(L, 0, sizeof *L);
+    L->n_in = B->n;
+    L->n_out = (int)n;
+    L->conv = *c;
+    L->is_max = 1;
+    L->src = B->src;
+    L->b = b;
+    L->act = LG_ACT_IDENTITY;
+    L->lambda = 1.0;
+    B->n_params += n;
+    B->n = B->m = (int)n;
+    B->src = B->n_layers - 1;
+    return LG_OK;
 }
 
 lg_status lg_ox_b_index(lg_ox_b *B, int *op, int n2)

@@ -1,6 +1,6 @@
 /* onnx_conv.c — the image ops of the ONNX importer (onnx_internal.h):
- * Conv, AveragePool / GlobalAveragePool, MaxPool / GlobalMaxPool (rewritten
- * into ReLU layers, see lg_ox_maxpool), zero Pad, Transpose and
+ * Conv, AveragePool / GlobalAveragePool, MaxPool / GlobalMaxPool (a
+ * max-pool node, see lg_ox_maxpool), zero Pad, Transpose and
  * BatchNormalization, each applied to the pending affine map of onnx_read.c.
  *
  * A Conv is always a structured conv (lg_ox_b.K): whatever is pending before
@@ -448,24 +448,17 @@ lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node)
     return st;
 }
 
-/* MaxPool / GlobalMaxPool rewritten exactly into ReLU layers (DESIGN.md §3
- * "Semantics"): max(a, b) = b + relu(a − b) with b carried as relu(b) −
- * relu(−b), or as relu(b) = b when the pool's input is the output of a ReLU
- * layer (then every partial max is ≥ 0). The window's values are reduced
- * pairwise, one level per layer, ceil(log2(kh·kw)) levels. Each level is a
- * conv layer whose kernel is channel-diagonal with entries ±1 or 0 (the
- * first reads the window: kernel kh×kw, stride kh×kw; the next are 1×1),
- * and the last level's sum stays pending as a 1×1 ±1 conv for the next op.
- * Every coefficient is ±1 or 0 and each value's coefficients live on its
- * own neurons, so the layers compute max exactly in the reals. Only
- * non-overlapping windows (strides = kernel_shape), zero pads, no dilation
- * and ceil_mode 0 are accepted. */
+/* MaxPool / GlobalMaxPool as a max-pool node (core/net.h LG_LAYER_MAX):
+ * whatever is pending is closed into a layer first (the node reads a node).
+ * Any kernel and stride; symmetric pads below the kernel (padding is −∞:
+ * left out of the max); dilations 1, ceil_mode 0, auto_pad NOTSET or VALID,
+ * no Indices output. */
 static lg_status lg_ox_maxpool_refuse(const lg_ox_graph *G, int node, const char *what)
 {
     return lg_fail(LG_ERR_UNSUPPORTED,
-                   "%s: %s: MaxPool %s is not supported; lgelu rewrites MaxPool exactly into ReLU layers for "
-                   "non-overlapping windows only: strides equal to kernel_shape, zero pads, dilations 1, "
-                   "ceil_mode 0",
+                   "%s: %s: MaxPool %s is not supported; lgelu takes 2-D MaxPool with any kernel_shape and strides, "
+                   "pads equal at both ends of an axis and below the kernel, dilations 1, ceil_mode 0 and no "
+                   "Indices output",
                    G->file, lg_ox_node_desc(G, node), what);
 }
 
@@ -476,13 +469,16 @@ lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
     char what[160];
     lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
     if (st != LG_OK) return st;
-    int64_t kh = H, kw = W;
+    int64_t kh = H, kw = W, sh = 1, sw = 1, ph = 0, pw = 0;
+    const Onnx__NodeProto *nd = G->g->node[node];
+    if (nd->n_output > 1 && nd->output[1] && nd->output[1][0])
+        return lg_ox_maxpool_refuse(G, node, "with an Indices output");
     if (!global) {
         if (lg_ox_attr_ints(G, node, "kernel_shape", v, 8, &n) != 1 || n != 2 || v[0] < 1 || v[1] < 1)
             return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel_shape must be two positive ints (2-D MaxPool)", G->file,
                            lg_ox_node_desc(G, node));
         kh = v[0], kw = v[1];
-        const Onnx__AttributeProto *ap = lg_ox_attr(G->g->node[node], "auto_pad");
+        const Onnx__AttributeProto *ap = lg_ox_attr(nd, "auto_pad");
         if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
             !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0)) {
             snprintf(what, sizeof what, "auto_pad '%.*s'", (int)(ap->s.len > 40 ? 40 : ap->s.len),
@@ -490,114 +486,38 @@ lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
             return lg_ox_maxpool_refuse(G, node, what);
         }
         if ((r = lg_ox_attr_ints(G, node, "strides", v, 8, &n)) < 0) return LG_ERR_FORMAT;
-        int64_t sh = r ? (n == 2 ? v[0] : -1) : 1, sw = r ? (n == 2 ? v[1] : -1) : 1;
-        if (sh != kh || sw != kw) {
-            snprintf(what, sizeof what, "strides %lldx%lld with kernel_shape %lldx%lld (overlapping or gapped windows)",
-                     (long long)sh, (long long)sw, (long long)kh, (long long)kw);
-            return lg_ox_maxpool_refuse(G, node, what);
-        }
+        if (r && (n != 2 || v[0] < 1 || v[1] < 1))
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: strides must be two positive ints (2-D MaxPool)", G->file,
+                           lg_ox_node_desc(G, node));
+        if (r) sh = v[0], sw = v[1];
         if ((r = lg_ox_attr_ints(G, node, "pads", v, 8, &n)) < 0) return LG_ERR_FORMAT;
-        for (int i = 0; r && i < n; i++)
-            if (v[i] != 0) return lg_ox_maxpool_refuse(G, node, "with nonzero pads");
+        if (r && n != 4)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: pads must be four ints (2-D MaxPool)", G->file,
+                           lg_ox_node_desc(G, node));
+        if (r) {
+            if (v[0] != v[2] || v[1] != v[3]) return lg_ox_maxpool_refuse(G, node, "with asymmetric pads");
+            if (v[0] < 0 || v[1] < 0 || v[0] >= kh || v[1] >= kw)
+                return lg_ox_maxpool_refuse(G, node, "with pads that are negative or not below the kernel");
+            ph = v[0], pw = v[1];
+        }
         if ((r = lg_ox_attr_ints(G, node, "dilations", v, 8, &n)) < 0) return LG_ERR_FORMAT;
         for (int i = 0; r && i < n; i++)
             if (v[i] != 1) return lg_ox_maxpool_refuse(G, node, "with dilations other than 1");
         int64_t ceil_mode = 0;
         if (lg_ox_attr_int(G, node, "ceil_mode", &ceil_mode) < 0) return LG_ERR_FORMAT;
         if (ceil_mode) return lg_ox_maxpool_refuse(G, node, "with ceil_mode 1");
-        if (kh > H || kw > W)
+        if (kh > H + 2 * ph || kw > W + 2 * pw)
             return lg_fail(LG_ERR_FORMAT, "%s: %s: a %lldx%lld window does not fit the %lldx%lld input", G->file,
                            lg_ox_node_desc(G, node), (long long)kh, (long long)kw, (long long)H, (long long)W);
     }
-    if (kh * kw > 4096)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: a MaxPool window of %lld values is too large (at most 4096)",
-                       G->file, lg_ox_node_desc(G, node), (long long)(kh * kw));
-    int64_t ho = H / kh, wo = W / kw;
-    int K = (int)(kh * kw);
-    if (K == 1) return LG_OK; /* a 1x1 window is the identity */
-    /* the input is ≥ 0 when it is a ReLU layer's output with nothing pending */
-    int nonneg = lg_ox_b_identity(B) && B->src >= 0 && B->layers[B->src].act == LG_ACT_RELU;
+    if (kh > LG_NET_MAX_DIM || kw > LG_NET_MAX_DIM || sh > LG_NET_MAX_DIM || sw > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: MaxPool window or stride too large", G->file,
+                       lg_ox_node_desc(G, node));
+    int64_t ho = (H + 2 * ph - kh) / sh + 1, wo = (W + 2 * pw - kw) / sw + 1;
+    if (kh * kw == 1 && sh == 1 && sw == 1) return LG_OK; /* a 1x1 window with stride 1 is the identity */
     if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
-    /* cur[i][q]: value i as a combination of the previous level's neurons q < J (level 0: window pixels) */
-    int nv = K, J = K, per = nonneg ? 2 : 3;
-    signed char *cur = calloc((size_t)K * (size_t)K, 1), *nc = NULL, *nxt = NULL;
-    double *Kc = NULL;
-    if (!cur) goto oom;
-    for (int i = 0; i < K; i++) cur[(size_t)i * (size_t)K + (size_t)i] = 1;
-    for (int level = 0; nv > 1; level++) {
-        int pairs = nv / 2, odd = nv % 2, nv2 = pairs + odd;
-        int J2 = pairs * per + odd * (per - 1);
-        nc = calloc((size_t)J2 * (size_t)J, 1);
-        nxt = calloc((size_t)nv2 * (size_t)J2, 1);
-        if (!nc || !nxt) goto oom;
-        int j = 0;
-        for (int i = 0; i < nv2; i++) {
-            const signed char *b = cur + (size_t)(2 * i + (i < pairs)) * (size_t)J;
-            signed char *row;
-            if (i < pairs) { /* r = relu(a − b) */
-                const signed char *a = cur + (size_t)(2 * i) * (size_t)J;
-                row = nc + (size_t)j * (size_t)J;
-                for (int q = 0; q < J; q++) row[q] = (signed char)(a[q] - b[q]);
-                nxt[(size_t)i * (size_t)J2 + (size_t)j++] = 1;
-            }
-            row = nc + (size_t)j * (size_t)J; /* relu(b) */
-            for (int q = 0; q < J; q++) row[q] = b[q];
-            nxt[(size_t)i * (size_t)J2 + (size_t)j++] = 1;
-            if (!nonneg) { /* − relu(−b) */
-                row = nc + (size_t)j * (size_t)J;
-                for (int q = 0; q < J; q++) row[q] = (signed char)-b[q];
-                nxt[(size_t)i * (size_t)J2 + (size_t)j++] = -1;
-            }
-        }
-        /* the level as a conv layer: output channel c·J2 + j reads input channel c (level 0) or c·J + q */
-        int cin = level == 0 ? (int)C : (int)C * J, jin = level == 0 ? 1 : J, kk = level == 0 ? K : 1;
-        size_t nk = (size_t)C * (size_t)J2 * (size_t)cin * (size_t)kk, nout = (size_t)C * (size_t)J2 * (size_t)(ho * wo);
-        if (nout > LG_NET_MAX_DIM || nk > LG_NET_MAX_PARAMS) {
-            st = lg_fail(LG_ERR_UNSUPPORTED,
-                         "%s: %s: the MaxPool rewrite of %lld channels would need more than %d neurons or %zu "
-                         "kernel weights per layer",
-                         G->file, lg_ox_node_desc(G, node), (long long)C, LG_NET_MAX_DIM, (size_t)LG_NET_MAX_PARAMS);
-            goto fail;
-        }
-        if (!(Kc = calloc(nk, sizeof *Kc))) goto oom;
-        for (int c = 0; c < C; c++)
-            for (int jj = 0; jj < J2; jj++)
-                for (int q = 0; q < J; q++) {
-                    size_t ci = (size_t)c * (size_t)jin + (size_t)(level == 0 ? 0 : q), p = level == 0 ? (size_t)q : 0;
-                    Kc[(((size_t)c * (size_t)J2 + (size_t)jj) * (size_t)cin + ci) * (size_t)kk + p] =
-                        nc[(size_t)jj * (size_t)J + (size_t)q];
-                }
-        B->K = Kc;
-        Kc = NULL;
-        B->conv = level == 0 ? (lg_conv){(int)C, (int)H, (int)W, (int)C * J2, (int)ho, (int)wo, (int)kh, (int)kw,
-                                         (int)kh, (int)kw, 0, 0}
-                             : (lg_conv){cin, (int)ho, (int)wo, (int)C * J2, (int)ho, (int)wo, 1, 1, 1, 1, 0, 0};
-        B->n = (int)nout;
-        if ((st = lg_ox_b_close(B, LG_ACT_RELU, 1.0)) != LG_OK) goto fail;
-        free(cur);
-        free(nc);
-        nc = NULL;
-        cur = nxt;
-        nxt = NULL;
-        nv = nv2;
-        J = J2;
-    }
-    /* the max: value 0 over the last level's J neurons, pending as a 1×1 conv */
-    if (!(Kc = calloc((size_t)C * (size_t)C * (size_t)J, sizeof *Kc))) goto oom;
-    for (int c = 0; c < C; c++)
-        for (int q = 0; q < J; q++) Kc[((size_t)c * (size_t)C + (size_t)c) * (size_t)J + (size_t)q] = cur[q];
-    free(cur);
-    B->K = Kc;
-    B->conv = (lg_conv){(int)C * J, (int)ho, (int)wo, (int)C, (int)ho, (int)wo, 1, 1, 1, 1, 0, 0};
-    B->n = (int)(C * ho * wo);
+    lg_conv c = {(int)C, (int)H, (int)W, (int)C, (int)ho, (int)wo, (int)kh, (int)kw, (int)sh, (int)sw, (int)ph, (int)pw};
+    if ((st = lg_ox_b_max(B, &c)) != LG_OK) return st;
     B->shape = lg_ox_image_shape(&B->shape, C, ho, wo);
     return LG_OK;
-oom:
-    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
-fail:
-    free(cur);
-    free(nc);
-    free(nxt);
-    free(Kc);
-    return st;
 }

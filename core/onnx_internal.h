@@ -121,6 +121,7 @@ typedef struct lg_ox_layer {
     double *W, *b;  /* [n_out][n_in] (conv: the kernel), [n_out]; owned */
     lg_conv conv;   /* c_out > 0: a conv layer (core/net.h) */
     int *map;       /* an index-map term 0 [n_out] (W NULL), owned; else NULL */
+    int is_max;     /* a max-pool node (core/net.h LG_LAYER_MAX): geometry in conv, W NULL, b zeros */
     int src;        /* node term 0 reads: LG_NET_INPUT or an earlier layer */
     int n_xt;       /* further terms, owned */
     lg_ox_term *xt;
@@ -203,6 +204,9 @@ lg_status lg_ox_b_materialize(lg_ox_b *B);
 /* Close the map into a layer with activation act (λ for lgelu); a pending
  * conv becomes a conv layer. */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
+/* Append a max-pool node of geometry c reading the node the (identity)
+ * pending map reads; the map becomes the identity on its output. */
+lg_status lg_ox_b_max(lg_ox_b *B, const lg_conv *c);
 /* A Tanh layer as 2·σ(2z) − 1 (exact in the reals): scale, close as a
  * sigmoid layer, 2·a − 1 pending. */
 lg_status lg_ox_b_tanh(lg_ox_b *B);
@@ -218,8 +222,7 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c);
 lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node);
 /* AveragePool, or GlobalAveragePool when global = 1. */
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
-/* MaxPool, or GlobalMaxPool when global = 1: rewritten exactly into ReLU
- * conv layers (onnx_conv.c); the max stays pending as a 1x1 conv. */
+/* MaxPool, or GlobalMaxPool when global = 1: a max-pool node (onnx_conv.c). */
 lg_status lg_ox_maxpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
 lg_status lg_ox_pad(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);

@@ -37,7 +37,7 @@ typedef struct lg_ox_run {
 
 static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
-    "GlobalMaxPool (non-overlapping windows, rewritten exactly into ReLU layers), BatchNormalization "
+    "GlobalMaxPool (max-pool nodes: any window and stride, symmetric pads), BatchNormalization "
     "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
     "Sub (of constants or of two network values), Mul, Div (by constants), Relu, Sigmoid, Tanh "
     "(as 2*Sigmoid(2x)-1), PRelu and "
@@ -1523,7 +1523,10 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     for (int k = 0; k < L; k++) {
         const lg_ox_layer *Lb = &B->layers[k];
         sp[k] = (lg_layer_spec){Lb->n_out, LG_ACT_IDENTITY, 1 + Lb->n_xt, tp};
-        tp->kind = Lb->map ? LG_LAYER_INDEX : Lb->conv.c_out > 0 ? LG_LAYER_CONV2D : LG_LAYER_DENSE;
+        tp->kind = Lb->is_max ? LG_LAYER_MAX
+                   : Lb->map  ? LG_LAYER_INDEX
+                   : Lb->conv.c_out > 0 ? LG_LAYER_CONV2D
+                                        : LG_LAYER_DENSE;
         tp->n_in = Lb->n_in;
         tp->conv = Lb->conv;
         tp->src = Lb->src;
@@ -1552,7 +1555,7 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
             const int *map = t == 0 ? Lb->map : Lb->xt[t - 1].map;
             if (A->kind == LG_LAYER_INDEX)
                 memcpy(A->map, map, (size_t)A->n_out * sizeof *A->map);
-            else
+            else if (A->kind != LG_LAYER_MAX)
                 memcpy(A->W, W, lg_linear_n_weights(A) * sizeof *A->W);
         }
     }

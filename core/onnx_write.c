@@ -400,6 +400,23 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         const lg_layer *Ly = &net->layers[k];
         int last = k == L - 1;
         x = Ly->src < 0 ? x_in : outs[Ly->src];
+        if (Ly->kind == LG_LAYER_MAX) { /* Reshape, MaxPool, Flatten (identity activation, bias 0) */
+            const lg_conv *c = &Ly->conv;
+            int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, ks[2] = {c->kh, c->kw}, sd[2] = {c->sh, c->sw};
+            int64_t pads[4] = {c->ph, c->pw, c->ph, c->pw}, one = 1;
+            const char *sn = lg_ow_tensor_i64(&w, lg_ow_str(&w, "L%d_shape", k), shape, 4);
+            const char *img = lg_ow_str(&w, "L%d_image", k), *mp = lg_ow_str(&w, "L%d_pool", k);
+            const char *z = last ? "output" : lg_ow_str(&w, "L%d_a", k);
+            lg_ow_node(&w, "Reshape", img, x, sn, NULL);
+            Onnx__NodeProto *nd = lg_ow_node(&w, "MaxPool", mp, img, NULL, NULL);
+            if (!nd || !lg_ow_attr_ints(&w, nd, "kernel_shape", ks, 2) || !lg_ow_attr_ints(&w, nd, "strides", sd, 2) ||
+                !lg_ow_attr_ints(&w, nd, "pads", pads, 4))
+                goto oom;
+            Onnx__NodeProto *fl = lg_ow_node(&w, "Flatten", z, mp, NULL, NULL);
+            if (!fl || !lg_ow_attr_ints(&w, fl, "axis", &one, 0)) goto oom;
+            outs[k] = x = z;
+            continue;
+        }
         if (Ly->n_terms > 0 || Ly->kind == LG_LAYER_INDEX) {
             /* a graph layer: its terms summed by Add (term 0 carries the bias), then the activation */
             const char *z = last && Ly->act == LG_ACT_IDENTITY && Ly->n_terms == 0 ? "output" : lg_ow_str(&w, "L%d_z", k);

@@ -17,6 +17,8 @@ static int all_finite(const double *v, int n)
 lg_status lg_pwl_validate(const lg_problem *p)
 {
     if (!p || !p->net) return lg_fail(LG_ERR_ARG, "problem: no network");
+    if (lg_net_require_no_max(p->net, "the encoders (encode lg_net_lower_max's exact ReLU form)") != LG_OK)
+        return LG_ERR_UNSUPPORTED;
     const lg_net *net = p->net;
     if (net->n_layers < 1 || !net->layers) return lg_fail(LG_ERR_ARG, "problem: network has no layers");
     for (int k = 0; k < net->n_layers; k++) {

@@ -555,15 +555,15 @@ START_TEST(test_conv_onnx_variants)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_conv_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
-    static const char *ok[] = {"conv_bn", "pad_avgpool", "nhwc", "global_avg", "maxpool_in", "maxpool_relu",
-                               "maxpool_global"};
+    static const char *ok[] = {"conv_bn",      "pad_avgpool",    "nhwc",           "global_avg",
+                               "maxpool_in",   "maxpool_relu",   "maxpool_global", "maxpool_overlap"};
     /* a symmetric zero Pad before a Conv is its padding; a Transpose before a Conv is an
      * index-map layer of its own (the conv is never written out dense); a Conv with nothing
      * pending stays a conv layer through BatchNormalization */
-    /* a MaxPool is ceil(log2(window)) ReLU conv layers and its pending ±1 sum (lg_ox_maxpool) */
-    static const int layers[] = {2, 3, 3, 2, 4, 7, 6};
+    /* a MaxPool is one max-pool node (lg_ox_maxpool), the Flatten after it the identity */
+    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1};
     static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_INDEX, LG_LAYER_CONV2D,
-                                          LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_CONV2D};
+                                          LG_LAYER_MAX,    LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_MAX};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
@@ -575,7 +575,7 @@ START_TEST(test_conv_onnx_variants)
         FILE *f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);
         int no = lg_net_n_out(&net), rows = 0;
-        double *x = malloc((size_t)net.n_in * sizeof *x), y[8], want[8];
+        double *x = malloc((size_t)net.n_in * sizeof *x), y[32], want[32];
         double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
         for (;;) {
             int got = 0;
@@ -589,6 +589,26 @@ START_TEST(test_conv_onnx_variants)
             rows++;
         }
         ck_assert_int_eq(rows, 4);
+        if (lg_net_has_max(&net)) { /* the exact ReLU form computes the same outputs */
+            lg_net low;
+            ck_assert_int_eq(lg_net_lower_max(&low, &net, 0), LG_OK);
+            ck_assert_int_eq(lg_net_has_max(&low), 0);
+            ck_assert_int_gt(low.n_layers, net.n_layers);
+            double *y2 = malloc((size_t)no * sizeof *y2), *s2 = malloc(2 * (size_t)lg_net_max_width(&low) * sizeof *s2);
+            rewind(f);
+            for (int row = 0; row < 4; row++) {
+                for (int i = 0; i < net.n_in; i++) ck_assert_int_eq(fscanf(f, "%lf", &x[i]), 1);
+                for (int j = 0; j < no; j++) ck_assert_int_eq(fscanf(f, "%lf", &want[j]), 1);
+                lg_net_forward(&net, x, y, scr);
+                lg_net_forward(&low, x, y2, s2);
+                for (int j = 0; j < no; j++)
+                    ck_assert_msg(fabs(y[j] - y2[j]) <= 1e-12 * (1 + fabs(y[j])), "%s row %d output %d: %.17g vs %.17g",
+                                  ok[m], row, j, y[j], y2[j]);
+            }
+            free(y2);
+            free(s2);
+            lg_net_free(&low);
+        }
         fclose(f);
         free(x);
         free(scr);
@@ -596,7 +616,7 @@ START_TEST(test_conv_onnx_variants)
     }
     static const struct {
         const char *name, *says;
-    } bad[] = {{"bad_maxpool", "overlapping"}, {"bad_maxpool_pads", "pads"}, {"bad_maxpool_dil", "dilations"},
+    } bad[] = {{"bad_maxpool", "asymmetric"}, {"bad_maxpool_pads", "pads"}, {"bad_maxpool_dil", "dilations"},
                {"bad_maxpool_ceil", "ceil_mode"}, {"bad_avg3", "1/9"}, {"bad_group", "group"},
                {"bad_dilation", "dilation"}};
     for (size_t m = 0; m < sizeof bad / sizeof bad[0]; m++) {
@@ -630,9 +650,9 @@ START_TEST(test_maxpool_torch)
         ck_assert_int_eq((int)X.cols, net.n_in);
         ck_assert_int_eq((int)Y.cols, lg_net_n_out(&net));
         ck_assert_int_eq((int)X.n, (int)Y.n);
-        int relu_layers = 0;
-        for (int k = 0; k < net.n_layers; k++) relu_layers += net.layers[k].act == LG_ACT_RELU;
-        ck_assert_msg(relu_layers >= 3, "%s: %d ReLU layers", names[v], relu_layers);
+        int max_layers = 0;
+        for (int k = 0; k < net.n_layers; k++) max_layers += net.layers[k].kind == LG_LAYER_MAX;
+        ck_assert_msg(max_layers >= 1, "%s: %d max-pool nodes", names[v], max_layers);
         double y[8], *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
         for (size_t r = 0; r < X.n; r++) {
             lg_net_forward(&net, X.data + r * X.cols, y, scr);
@@ -650,9 +670,10 @@ START_TEST(test_maxpool_torch)
 }
 END_TEST
 
-/* The rewrite of tests/fixtures/maxpool/tiny_pool.onnx (Conv 1x1, MaxPool
- * 1x2 on values of either sign, Linear) with random conv and linear weights:
- * lg_verify_run agrees with the exact enumeration oracle, both verdicts. */
+/* tests/fixtures/maxpool/tiny_pool.onnx (Conv 1x1, MaxPool 1x2 on values of
+ * either sign, Linear: a max-pool node) with random conv and linear weights:
+ * lg_verify_run agrees with the exact enumeration oracle on the node's
+ * densified ReLU form, both verdicts. */
 START_TEST(test_maxpool_oracle)
 {
     char path[600];
@@ -667,7 +688,7 @@ START_TEST(test_maxpool_oracle)
         ck_assert_int_eq(lg_net_copy(&net, &base), LG_OK);
         lg_rng r;
         lg_rng_init(&r, 500 + (uint64_t)seed, 0);
-        /* only the file's own Conv (first) and Linear (last) layers: the pool layers stay the rewrite */
+        /* only the file's own Conv (first) and Linear (last) layers: the max-pool node between them */
         int ends[2] = {0, net.n_layers - 1};
         for (int e = 0; e < 2; e++) {
             lg_layer *L = &net.layers[ends[e]];
@@ -703,7 +724,13 @@ START_TEST(test_maxpool_oracle)
         lg_prop p;
         double eps = 0.05 + 0.4 * lg_rng_uniform(&r);
         ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, eps, -10, 10, label, 2, 0.0), LG_OK);
-        ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
+        ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_ERR_UNSUPPORTED); /* not a linear map */
+        {
+            lg_net low;
+            ck_assert_int_eq(lg_net_lower_max(&low, &net, 0), LG_OK);
+            ck_assert_int_eq(lg_net_densify(&dense, &low, 0), LG_OK); /* the oracle's net: the ReLU form */
+            lg_net_free(&low);
+        }
         lg_answer ans;
         int dec;
         if (!conv_oracle_check(&net, &dense, &p, seed, &ans, &dec)) goto next;
@@ -722,8 +749,8 @@ START_TEST(test_maxpool_oracle)
 END_TEST
 
 /* A MaxPool after a smooth activation (tests/fixtures/maxpool/gelu_pool.onnx):
- * ReLU substitution replaces only the GELU layer (the rewrite's layers are
- * exact ReLU layers, kept), and the certified deviation bound of the pair
+ * ReLU substitution replaces only the GELU layer (the max-pool node is
+ * kept), and the certified deviation bound of the pair's exact ReLU form
  * holds the deviation of sampled inputs. */
 START_TEST(test_maxpool_after_gelu)
 {
@@ -736,6 +763,19 @@ START_TEST(test_maxpool_after_gelu)
     ck_assert_int_eq(lg_anneal_count_smooth(&rn), 0);
     for (int k = 1; k < ref.n_layers; k++) ck_assert_int_eq(rn.layers[k].act, ref.layers[k].act);
     lg_dev d;
+    /* the deviation bound refuses max-pool nodes and takes the pair's exact ReLU form */
+    ck_assert_int_eq(lg_net_has_max(&ref), 1);
+    ck_assert_int_eq(lg_dev_init(&d, &rn, &ref), LG_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(lg_errmsg(), "max-pool"));
+    {
+        lg_net a, b;
+        ck_assert_int_eq(lg_net_lower_max(&a, &rn, 1), LG_OK);
+        ck_assert_int_eq(lg_net_lower_max(&b, &ref, 1), LG_OK);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+        rn = a;
+        ref = b;
+    }
     ck_assert_msg(lg_dev_init(&d, &rn, &ref) == LG_OK, "%s", lg_errmsg());
     lg_rng r;
     lg_rng_init(&r, 77, 0);

@@ -18,6 +18,7 @@
 #include "oracle.h"
 #include "testutil.h"
 #include "test_solver.h"
+#include "encode/backends.h"
 #include "verify/alpha.h"
 #include "verify/backsub.h"
 #include "verify/bounds.h"
@@ -48,6 +49,17 @@ static void gb_exact(const lg_net *net, const double *x, mpq_t *z, mpq_t *h)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         size_t ko = lg_net_node_offset(net, k);
+        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: the largest value of each window */
+            size_t so = lg_net_node_offset(net, L->src);
+            for (int o = 0; o < L->n_out; o++) {
+                int nw = lg_max_window(&L->conv, o, idx);
+                mpq_set(z[ko + o], h[so + (size_t)idx[0]]);
+                for (int e = 1; e < nw; e++)
+                    if (mpq_cmp(h[so + (size_t)idx[e]], z[ko + o]) > 0) mpq_set(z[ko + o], h[so + (size_t)idx[e]]);
+                mpq_set(h[ko + o], z[ko + o]);
+            }
+            continue;
+        }
         for (int o = 0; o < L->n_out; o++) {
             mpq_set_d(z[ko + o], L->b[o]);
             for (int q = 0; q < lg_layer_n_lin(L); q++) {
@@ -608,6 +620,139 @@ START_TEST(test_gb_residual_two_ways)
 }
 END_TEST
 
+
+/* Max-pool nodes (core/net.h LG_LAYER_MAX: overlapping, strided and padded
+ * windows) in random DAGs: every sampled point's exact values lie inside the
+ * interval and CROWN bounds of every layer, the exact value of random output
+ * objectives is above their CROWN lower bound, the node's ReLU form computes
+ * the same outputs, and lg_verify_run agrees with the exact oracle (on the
+ * ReLU form) with no back-end and with each complete back-end alone (z3,
+ * glpk); the encoders refuse the node itself and write its ReLU form. */
+START_TEST(test_gb_maxpool)
+{
+    lg_rng r;
+    lg_rng_init(&r, 9191u, 5);
+    int n_nets = lg_test_quick() ? 40 : 120, with_max = 0, overlap = 0, crown_tighter = 0, n_cases = 0, n_sat = 0,
+        n_unsat = 0, decided = 0;
+    for (int t = 0; t < n_nets; t++) {
+        lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = 1, .act = LG_ACT_RELU, .maxpool = 1};
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random_dag(&in, &r, &go), LG_OK);
+        const lg_net *net = &in.net;
+        if (!lg_net_has_max(net)) {
+            lg_test_inst_free(&in);
+            continue;
+        }
+        with_max++;
+        for (int k = 0; k < net->n_layers; k++) {
+            const lg_conv *c = &net->layers[k].conv;
+            if (net->layers[k].kind == LG_LAYER_MAX && (c->sh < c->kh || c->sw < c->kw)) overlap++;
+        }
+        lg_bounds bi, bs;
+        ck_assert_int_eq(lg_bounds_init(&bi, net), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&bs, net), LG_OK);
+        ck_assert_int_eq(lg_bounds_interval(&bi, net, in.lo, in.hi), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&bs, net, in.lo, in.hi), LG_OK);
+        int no = lg_net_n_out(net), m = 3;
+        double C[3 * 8], d[3], lbc[3], lbi[3];
+        for (int q = 0; q < m * no; q++) C[q] = lg_rng_uniform(&r) * 2 - 1;
+        for (int q = 0; q < m; q++) d[q] = lg_rng_uniform(&r) - 0.5;
+        ck_assert_int_eq(lg_bounds_objective_lower(&bs, net, m, C, d, lbc), LG_OK);
+        ck_assert_int_eq(lg_bounds_objective_lower(&bi, net, m, C, d, lbi), LG_OK);
+        for (int q = 0; q < m; q++) crown_tighter += lbc[q] > lbi[q];
+        lg_net low;
+        ck_assert_int_eq(lg_net_lower_max(&low, net, 0), LG_OK);
+        ck_assert_int_eq(lg_net_has_max(&low), 0);
+        size_t nl = lg_net_nodes_len(net);
+        mpq_t *z = malloc(nl * sizeof *z), *h = malloc(nl * sizeof *h), v, sv;
+        for (size_t q = 0; q < nl; q++) mpq_init(z[q]), mpq_init(h[q]);
+        mpq_inits(v, sv, NULL);
+        double x[64], y[8], y2[8], *s1 = malloc(2 * (size_t)lg_net_max_width(&low) * sizeof *s1);
+        for (int p = 0; p < 60; p++) {
+            gb_point(&r, net->n_in, in.lo, in.hi, x);
+            gb_exact(net, x, z, h);
+            for (int k = 0; k < net->n_layers; k++) {
+                size_t ko = lg_net_node_offset(net, k);
+                for (int i = 0; i < net->layers[k].n_out; i++) {
+                    ck_assert_msg(gb_inside(z[ko + i], bi.lo[k][i], bi.hi[k][i]), "net %d: interval layer %d neuron %d", t, k, i);
+                    ck_assert_msg(gb_inside(z[ko + i], bs.lo[k][i], bs.hi[k][i]),
+                                  "net %d: CROWN layer %d neuron %d: %.17g not in [%.17g, %.17g]", t, k, i,
+                                  mpq_get_d(z[ko + i]), bs.lo[k][i], bs.hi[k][i]);
+                }
+            }
+            size_t oo = lg_net_node_offset(net, net->n_layers - 1);
+            for (int q = 0; q < m; q++) {
+                mpq_set_d(v, d[q]);
+                for (int j = 0; j < no; j++) {
+                    mpq_set_d(sv, C[q * no + j]);
+                    mpq_mul(sv, sv, h[oo + (size_t)j]);
+                    mpq_add(v, v, sv);
+                }
+                mpq_set_d(sv, lbc[q]);
+                ck_assert_msg(!isfinite(lbc[q]) || mpq_cmp(sv, v) <= 0, "net %d: CROWN objective %d above the exact value", t, q);
+            }
+            lg_net_forward(net, x, y, s1);
+            lg_net_forward(&low, x, y2, s1);
+            for (int j = 0; j < no; j++)
+                ck_assert_msg(fabs(y[j] - y2[j]) <= 1e-9 * (1 + fabs(y[j])), "net %d: ReLU form %.17g vs %.17g", t, y2[j], y[j]);
+        }
+        for (size_t q = 0; q < nl; q++) mpq_clear(z[q]), mpq_clear(h[q]);
+        mpq_clears(v, sv, NULL);
+        free(z);
+        free(h);
+        free(s1);
+        /* the encoders take the ReLU form only */
+        FILE *f = tmpfile();
+        ck_assert_ptr_nonnull(f);
+        lg_problem q2 = in.prob;
+        q2.net = net;
+        q2.pre_lo = q2.pre_hi = NULL;
+        ck_assert_int_eq(lg_smt2_write(&q2, f), LG_ERR_UNSUPPORTED);
+        fclose(f);
+        lg_net_free(&low);
+        lg_bounds_free(&bi);
+        lg_bounds_free(&bs);
+        /* verdicts */
+        lg_answer truth;
+        lg_status ost = t % 2 ? lg_oracle_solve(&in.prob, &truth, NULL, NULL) : LG_ERR_ARG;
+        if (ost == LG_OK) {
+            n_cases++;
+            n_sat += truth == LG_ANSWER_SAT;
+            n_unsat += truth == LG_ANSWER_UNSAT;
+            lg_prop p;
+            gb_prop(&in, &p);
+            static const char *const solvers[3] = {"none", "z3", "glpk"};
+            for (int si = 0; si < 3; si++) {
+                lg_verify_opts o = lg_verify_opts_default();
+                o.solver = lg_test_solver(solvers[si]);
+                o.backend_only = si > 0; /* the back-end alone decides */
+                o.timeout_s = 20;
+                o.seed = (unsigned long)t;
+                lg_verify_report rep;
+                ck_assert_int_eq(lg_verify_run(&in.net, &p, &o, &rep), LG_OK);
+                ck_assert_msg(!(rep.verdict == LG_VERDICT_ROBUST && truth == LG_ANSWER_SAT),
+                              "net %d %s: robust but the oracle has a counterexample", t, solvers[si]);
+                ck_assert_msg(!(rep.verdict == LG_VERDICT_VIOLATED && truth == LG_ANSWER_UNSAT),
+                              "net %d %s: violated but the oracle proves it", t, solvers[si]);
+                if (si > 0) ck_assert_msg(rep.verdict != LG_VERDICT_UNKNOWN, "net %d: %s did not decide: %s", t,
+                                          solvers[si], rep.how.reason);
+                decided += si > 0 && rep.verdict != LG_VERDICT_UNKNOWN;
+                lg_verify_report_free(&rep);
+            }
+            lg_prop_free(&p);
+        } else {
+            ck_assert(ost == LG_ERR_ARG);
+        }
+        lg_test_inst_free(&in);
+    }
+    ck_assert_msg(with_max >= n_nets / 4, "only %d of %d DAGs have a max-pool node", with_max, n_nets);
+    ck_assert_msg(overlap > 0, "no overlapping window drawn");
+    ck_assert_msg(crown_tighter > 0, "CROWN never tighter than interval through max-pool nodes");
+    ck_assert_msg(n_sat > 0 && n_unsat > 0, "%d sat, %d unsat of %d oracle cases", n_sat, n_unsat, n_cases);
+    ck_assert_int_eq(decided, 2 * n_cases);
+}
+END_TEST
+
 Suite *suite_graph_bounds(void)
 {
     Suite *s = suite_create("graph_bounds");
@@ -620,6 +765,7 @@ Suite *suite_graph_bounds(void)
     tcase_add_test(tc, test_gb_verdicts_smooth);
     tcase_add_test(tc, test_gb_residual_two_ways);
     tcase_add_test(tc, test_gb_root_alpha_share);
+    tcase_add_test(tc, test_gb_maxpool);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -117,12 +117,14 @@ START_TEST(test_graph_onnx_random_dags)
     static const lg_act acts[] = {LG_ACT_RELU, LG_ACT_LGELU, LG_ACT_SIGMOID, LG_ACT_IDENTITY};
     int n = lg_test_quick() ? 30 : 150;
     const char *pn = lg_test_tmpfile(".lgnet"), *po = lg_test_tmpfile(".onnx");
-    int made = 0;
+    int made = 0, with_max = 0;
     for (int i = 0; i < n; i++) {
-        lg_test_dag_opts o = {.max_nodes = 2 + i % 5, .max_width = 3 + i % 4, .conv = i % 3 == 0, .act = acts[i % 4]};
+        lg_test_dag_opts o = {.max_nodes = 2 + i % 5, .max_width = 3 + i % 4, .conv = i % 3 == 0, .act = acts[i % 4],
+                              .maxpool = i % 2};
         lg_net a, b;
         if (lg_test_dag_random(&a, &r, &o) != LG_OK) continue; /* the generator's own refusal: not under test */
         made++;
+        with_max += lg_net_has_max(&a); /* max-pool nodes: netfile version 5, ONNX MaxPool */
         char what[64];
         snprintf(what, sizeof what, "dag %d (native)", i);
         ck_assert_msg(lg_netfile_write(&a, pn) == LG_OK, "%s: %s", what, lg_errmsg());
@@ -139,6 +141,7 @@ START_TEST(test_graph_onnx_random_dags)
         lg_net_free(&a);
     }
     ck_assert_int_ge(made, n * 3 / 4);
+    ck_assert_int_gt(with_max, 0);
     remove(pn);
     remove(po);
 }

@@ -229,7 +229,7 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rn
     if (cancel > 0 && dims[kc + 1] < 2) dims[kc + 1] = 2;
     int pos_bias = conv && lg_rng_below(r3, 3) == 0;
     lg_test_dag_opts go = {.max_nodes = 3, .max_width = 4, .conv = dag && lg_rng_below(r4, 3) == 0,
-                           .act = LG_ACT_RELU, .n_out = n_out};
+                           .act = LG_ACT_RELU, .n_out = n_out, .maxpool = 1};
     lg_status st = dag    ? lg_test_dag_random(&fc->net, r4, &go)
                    : conv ? draw_conv_net(&fc->net, r3, n_out, cancel, &kc, &n_hid)
                           : lg_net_init(&fc->net, n_hid + 1, dims, LG_ACT_RELU);
@@ -239,6 +239,7 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rn
     n_out = lg_net_n_out(net);
     if (conv) tag(fc, pos_bias ? "conv pos-bias" : "conv");
     if (dag) tag(fc, lg_net_has_conv(net) ? "dag dag-conv" : "dag");
+    if (dag && lg_net_has_max(net)) tag(fc, "dag-max");
     int wc = (int)lg_rng_below(r, 3), dyadic = lg_rng_below(r, 4) == 0;
     if (dag) { /* gen_graph's weights, N(0, 1/fan_in) over every term; no weight class, no cancel */
         cancel = 0;
@@ -335,9 +336,14 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rn
                 L->d = robust ? 0.0 : -v + 0.1 * (1.0 + fabs(v)) * lg_rng_normal(r);
             }
         }
-        int dense = conv || lg_net_has_conv(net);
-        if (dense) /* the oracle's own dense form: structured-vs-dense mistakes show as wrong verdicts */
-            st = lg_net_densify(&fc->dnet, net, 0);
+        int dense = conv || lg_net_has_conv(net) || lg_net_has_max(net);
+        if (dense) { /* the oracle's own dense form (of the max-pool nodes' exact ReLU form): structured-vs-dense
+                        mistakes show as wrong verdicts */
+            lg_net low = {0};
+            st = lg_net_has_max(net) ? lg_net_lower_max(&low, net, 0) : LG_OK;
+            if (st == LG_OK) st = lg_net_densify(&fc->dnet, low.n_layers ? &low : net, 0);
+            lg_net_free(&low);
+        }
         fc->prob.net = dense ? &fc->dnet : net;
         fc->prob.lo = C->lo;
         fc->prob.hi = C->hi;
@@ -601,6 +607,15 @@ void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         const char *act = L->act == LG_ACT_RELU ? "relu" : "id";
+        if (L->kind == LG_LAYER_MAX || L->kind == LG_LAYER_INDEX || L->n_terms > 0) { /* graph nodes: the shape */
+            const lg_conv *g = &L->conv;
+            if (L->kind == LG_LAYER_MAX)
+                fprintf(f, "  L%d max-pool from %d: %dx%dx%d -> %dx%dx%d window %dx%d stride %dx%d pad %dx%d\n", k, L->src,
+                        g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
+            else
+                fprintf(f, "  L%d graph node: %d terms, %d -> %d %s\n", k, lg_layer_n_lin(L), L->n_in, L->n_out, act);
+            continue;
+        }
         if (L->kind == LG_LAYER_CONV2D) {
             const lg_conv *g = &L->conv;
             fprintf(f, "  L%d conv %dx%dx%d -> %dx%dx%d kernel %dx%d stride %dx%d pad %dx%d %s\n", k, g->c_in, g->h_in,

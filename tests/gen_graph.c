@@ -63,8 +63,9 @@ lg_status lg_test_dag_random(lg_net *net, lg_rng *r, const lg_test_dag_opts *o)
     for (int k = 0; k < hidden; k++) {
         int last = g.n - 1;
         const gg_node *lp = gg_get(&g, last);
-        int choice = (int)lg_rng_below(r, 5);
-        if (choice == 4 && !(lp->c > 0)) choice = 0;
+        int choice = (int)lg_rng_below(r, o->maxpool ? 7 : 5);
+        if (choice >= 5) choice = 5; /* max-pool: a third of the draws when enabled */
+        if (choice >= 4 && !(lp->c > 0)) choice = 0;
         if (choice == 0) { /* dense from a random earlier node */
             int src = lg_rng_below(r, 2) ? last : gg_pick(&g);
             gg_term(&g, 0, LG_LAYER_DENSE, src);
@@ -97,6 +98,22 @@ lg_status lg_test_dag_random(lg_net *net, lg_rng *r, const lg_test_dag_opts *o)
             g.kind[g.n][0] = 3;
             g.off[g.n][0] = start;
             gg_push(&g, len, o->act, 1);
+        } else if (choice == 5) { /* max-pool node on the last image: window 1–3 (≤ the image), stride 1–2,
+                                     padding below the window (−∞: left out) */
+            lg_conv c;
+            memset(&c, 0, sizeof c);
+            c.c_in = c.c_out = lp->c, c.h_in = lp->h, c.w_in = lp->w;
+            c.kh = 1 + (int)lg_rng_below(r, (uint32_t)(lp->h < 3 ? lp->h : 3));
+            c.kw = 1 + (int)lg_rng_below(r, (uint32_t)(lp->w < 3 ? lp->w : 3));
+            if (c.kh * c.kw == 1) c.kw = lp->w > 1 ? 2 : 1;
+            c.sh = 1 + (int)lg_rng_below(r, 2), c.sw = 1 + (int)lg_rng_below(r, 2);
+            c.ph = (int)lg_rng_below(r, (uint32_t)c.kh), c.pw = (int)lg_rng_below(r, (uint32_t)c.kw);
+            c.h_out = lg_conv_out_size(c.h_in, c.kh, c.sh, c.ph);
+            c.w_out = lg_conv_out_size(c.w_in, c.kw, c.sw, c.pw);
+            gg_term(&g, 0, LG_LAYER_MAX, last);
+            g.terms[g.n][0].conv = c;
+            g.node[g.n].c = c.c_out, g.node[g.n].h = c.h_out, g.node[g.n].w = c.w_out;
+            gg_push(&g, c.c_out * c.h_out * c.w_out, LG_ACT_IDENTITY, 1);
         } else { /* conv on the last image, 1–2 channels, kernel 1–2, stride 1, padding 0–1 */
             lg_conv c;
             memset(&c, 0, sizeof c);

@@ -19,13 +19,16 @@ typedef struct lg_test_dag_opts {
     int conv;        /* 1: the input is a small image and some terms are convs */
     lg_act act;      /* hidden activation (LG_ACT_RELU for the exact oracle) */
     int n_out;       /* outputs (0: 2–3) */
+    int maxpool;     /* 1: a hidden layer after an image may be a max-pool node (any window, stride 1–2,
+                        padding below the window; core/net.h LG_LAYER_MAX) */
 } lg_test_dag_opts;
 
 /* A random DAG over 2–4 inputs (conv: a 1–2 × 2–3 × 2–3 image) whose
  * hidden layers each draw one of: dense, residual (dense + identity or
  * dense shortcut from an earlier node of the same width), concat (identity
  * activation, two index-map terms), slice (an index map of an earlier node
- * plus bias, under the activation), conv (when the last node is an image).
+ * plus bias, under the activation), conv (when the last node is an image),
+ * max-pool (with o->maxpool, when the last node is an image).
  * The output layer is dense from the last node plus, half the time, a dense
  * skip from another node. */
 lg_status lg_test_dag_random(lg_net *net, lg_rng *r, const lg_test_dag_opts *o);

@@ -156,7 +156,7 @@ def main(out):
     save(out, "global_avg", helper.make_graph(nodes, "global_avg", [vi("x", [1, 1, 4, 4])], [vi("y", [1, 3])],
                                               [init("W4", W4)]), ref4, (1, 1, 4, 4))
 
-    # 5. MaxPool (rewritten exactly into ReLU layers) on values of either sign and after a ReLU,
+    # 5. MaxPool (a max-pool node) on values of either sign and after a ReLU,
     #    against a direct float64 max over each window
     def max_ref(x, k):
         C, H, W = x.shape
@@ -192,16 +192,35 @@ def main(out):
                                                   [init("W4", W4)]),
          lambda x: conv_ref(x[0], W4.astype(float), None, (1, 1), (1, 1, 1, 1)).max(axis=(1, 2)), (1, 1, 4, 4))
 
-    # refused: overlapping, padded, dilated and ceil_mode MaxPool, group 2, a 3x3 average (1/9 is not a double), dilation 2
+    # 5d. overlapping padded windows: MaxPool 3x3, stride 2, pads 1 (-inf) at the input, either sign
+    def max_ref_pad(x, k, st, p):
+        C, H, W = x.shape
+        xp = np.full((C, H + 2 * p[0], W + 2 * p[1]), -np.inf)
+        xp[:, p[0]:p[0] + H, p[1]:p[1] + W] = x
+        ho, wo = (H + 2 * p[0] - k[0]) // st[0] + 1, (W + 2 * p[1] - k[1]) // st[1] + 1
+        y = np.zeros((C, ho, wo))
+        for i in range(ho):
+            for j in range(wo):
+                y[:, i, j] = xp[:, i * st[0]:i * st[0] + k[0], j * st[1]:j * st[1] + k[1]].max(axis=(1, 2))
+        return y
+
+    nodes = [helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Flatten", ["m"], ["y"])]
+    save(out, "maxpool_overlap", helper.make_graph(nodes, "maxpool_overlap", [vi("x", [1, 2, 5, 6])],
+                                                   [vi("y", [1, 18])], []),
+         lambda x: max_ref_pad(x[0], (3, 3), (2, 2), (1, 1)), (1, 2, 5, 6))
+
+    # refused: asymmetric or too large pads, dilated and ceil_mode MaxPool, group 2, a 3x3 average (1/9 is not a double), dilation 2
     def refused(name, node, inits, shape):
         g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Relu", ["c"], ["r"]), node],
                               name, [vi("x", shape)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [init("W", W4)] + inits)
         save(out, name, g)
 
-    refused("bad_maxpool", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2]), [], [1, 1, 6, 6])
+    refused("bad_maxpool", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], pads=[0, 0, 1, 1]), [],
+            [1, 1, 6, 6])
     refused("bad_maxpool_pads", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
-                                                 pads=[1, 1, 1, 1]), [], [1, 1, 6, 6])
+                                                 pads=[2, 2, 2, 2]), [], [1, 1, 6, 6])
     refused("bad_maxpool_dil", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
                                                 dilations=[2, 2]), [], [1, 1, 6, 6])
     refused("bad_maxpool_ceil", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],

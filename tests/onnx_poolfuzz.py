@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
-"""Random ONNX graphs with MaxPool / GlobalMaxPool (non-overlapping windows,
-which lgelu's importer rewrites exactly into ReLU layers), for the soundness
+"""Random ONNX graphs with MaxPool / GlobalMaxPool (max-pool nodes of lgelu:
+any window, stride and symmetric padding), for the soundness
 fuzzer's pool class (soundfuzz.h, lg_fuzz_pool; test-only).
 
   onnx_poolfuzz.py SEED N DIR
 
 Writes DIR/g<i>.onnx for i < N: an input 1xCxHxW (C*H*W <= 16), one or two
 blocks of [Conv (1-2 channels, kernels 1-3, strides 1-2, pads 0-1 below the kernel)] [Relu]
-MaxPool (kernel 1-3 each way, strides = kernel, H or W often not a multiple
-of it: the floor drops the rest) or GlobalMaxPool, then Flatten and an
+MaxPool (kernel 1-3 each way; strides = kernel, 1-3 (overlapping or gapped
+windows) or absent; pads below the kernel or none; the floor drops what is
+left past the last window) or GlobalMaxPool, then Flatten and an
 optional [Relu] Gemm. Weights are float64 or float32 (both exact doubles).
 DIR/g<i>.txt describes the same graph for the fuzzer's own evaluator, one op
 a line, every number a hex float (exact):
   in C H W
   conv CO KH KW SH SW PH PW : w... : b...     (weights in OIHW order)
   relu
-  maxpool KH KW
+  maxpool KH KW SH SW PH PW   (padding is -inf: left out of the max)
   flatten
   gemm M N : w... : b...                       (y = W x + b, W is M x N)
 """
@@ -80,21 +81,25 @@ def build(r, i):
         out = name()
         if r.random() < 0.25:
             nodes.append(helper.make_node("GlobalMaxPool", [cur], [out]))
-            desc.append("maxpool %d %d" % (H, W))
+            desc.append("maxpool %d %d %d %d 0 0" % (H, W, 1, 1))
             H = W = 1
         else:
             kh, kw = r.randint(1, min(3, H)), r.randint(1, min(3, W))
             attrs = dict(kernel_shape=[kh, kw])
-            if r.random() < 0.8:
+            sh, sw, ph, pw = 1, 1, 0, 0
+            u = r.random()
+            if u < 0.4:  # non-overlapping
+                sh, sw = kh, kw
                 attrs["strides"] = [kh, kw]
-            elif kh != 1 or kw != 1:
-                kh = kw = 1  # no strides attribute means 1: only a 1x1 window is non-overlapping
-                attrs["kernel_shape"] = [1, 1]
-            if r.random() < 0.3:
-                attrs["pads"] = [0, 0, 0, 0]
+            elif u < 0.8:  # overlapping or gapped windows
+                sh, sw = r.randint(1, 3), r.randint(1, 3)
+                attrs["strides"] = [sh, sw]
+            if r.random() < 0.4:  # padding (-inf semantics), below the kernel
+                ph, pw = r.randint(0, kh - 1), r.randint(0, kw - 1)
+                attrs["pads"] = [ph, pw, ph, pw]
             nodes.append(helper.make_node("MaxPool", [cur], [out], **attrs))
-            desc.append("maxpool %d %d" % (kh, kw))
-            H, W = H // kh, W // kw
+            desc.append("maxpool %d %d %d %d %d %d" % (kh, kw, sh, sw, ph, pw))
+            H, W = (H + 2 * ph - kh) // sh + 1, (W + 2 * pw - kw) // sw + 1
         cur = out
     out = name()
     nodes.append(helper.make_node("Flatten", [cur], [out]))

@@ -20,24 +20,36 @@ void lg_test_inst_bounds(lg_test_inst *in)
     size_t nodes = lg_net_nodes_len(net);
     double *al = malloc(nodes * sizeof *al), *ah = malloc(nodes * sizeof *ah);
     LG_ASSERT(al && ah);
-    lg_net dn;
-    LG_ASSERT(lg_net_densify(&dn, net, 0) == LG_OK);
+    int *ridx;
+    double *rw;
+    LG_ASSERT(lg_net_row_alloc(net, &ridx, &rw) == 0);
     for (int i = 0; i < net->n_in; i++) {
         double s = net->in_sub ? net->in_sub[i] : 0.0, d = net->in_div ? net->in_div[i] : 1.0;
         double p = (in->lo[i] - s) / d, q = (in->hi[i] - s) / d;
         al[i] = widen_lo(p < q ? p : q);
         ah[i] = widen_hi(p < q ? q : p);
     }
-    for (int k = 0; k < dn.n_layers; k++) {
-        const lg_layer *L = &dn.layers[k];
-        size_t off = lg_net_node_offset(&dn, k);
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        size_t off = lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++) {
             double lo = L->b[o], hi = L->b[o];
-            for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            if (L->kind == LG_LAYER_MAX) { /* the window's largest ends */
+                size_t so = lg_net_node_offset(net, L->src);
+                int nw = lg_max_window(&L->conv, o, ridx);
+                lo = hi = -INFINITY;
+                for (int q = 0; q < nw; q++) {
+                    lo = fmax(lo, al[so + (size_t)ridx[q]]);
+                    hi = fmax(hi, ah[so + (size_t)ridx[q]]);
+                }
+            }
+            for (int t = 0; t < lg_layer_n_lin(L) && L->kind != LG_LAYER_MAX; t++) {
                 const lg_linear *A = lg_layer_lin(L, t);
-                size_t so = lg_net_node_offset(&dn, A->src);
-                for (int i = 0; i < A->n_in; i++) {
-                    double wv = A->W[(size_t)o * (size_t)A->n_in + (size_t)i];
+                size_t so = lg_net_node_offset(net, A->src);
+                int nz = lg_linear_row_nz(A, o, ridx, rw);
+                for (int e = 0; e < nz; e++) {
+                    double wv = rw[e];
+                    size_t i = (size_t)ridx[e];
                     lo += wv > 0 ? wv * al[so + i] : wv * ah[so + i];
                     hi += wv > 0 ? wv * ah[so + i] : wv * al[so + i];
                 }
@@ -51,7 +63,8 @@ void lg_test_inst_bounds(lg_test_inst *in)
             ah[off + o] = L->act == LG_ACT_RELU ? (hi > 0 ? hi : 0.0) : hi;
         }
     }
-    lg_net_free(&dn);
+    free(ridx);
+    free(rw);
     free(al);
     free(ah);
 }
@@ -457,7 +470,10 @@ static lg_status orc_init(orc *o, const lg_problem *p, int mode)
     o->p = p;
     mpq_inits(o->opt, o->tmp, o->tmp2, o->best, NULL);
     lg_xlp_init(&o->lp);
-    lg_status dst = lg_net_densify(&o->dn, p->net, 0);
+    lg_net low = {0}; /* max-pool nodes: their exact ReLU form (core/net.h), densified */
+    lg_status dst = lg_net_has_max(p->net) ? lg_net_lower_max(&low, p->net, 0) : LG_OK;
+    if (dst == LG_OK) dst = lg_net_densify(&o->dn, low.n_layers ? &low : p->net, 0);
+    lg_net_free(&low);
     if (dst != LG_OK) return dst;
     const lg_net *net = &o->dn;
     o->net = net;

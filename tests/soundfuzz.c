@@ -100,6 +100,21 @@ static void report(const lg_fuzz_case *fc, const char *what, int s, int b, int a
     fflush(log);
 }
 
+
+/* dst = src written out dense (the oracles' form): max-pool nodes as their exact ReLU form
+ * (core/net.h lg_net_lower_max, any sign: a smooth net and its substitution alike), convs
+ * as matrices; a plain copy when there is neither. */
+static lg_status fz_dense_form(lg_net *dst, const lg_net *src)
+{
+    memset(dst, 0, sizeof *dst);
+    if (!lg_net_has_conv(src) && !lg_net_has_max(src)) return lg_net_copy(dst, src);
+    lg_net low = {0};
+    lg_status st = lg_net_has_max(src) ? lg_net_lower_max(&low, src, 1) : LG_OK;
+    if (st == LG_OK) st = lg_net_densify(dst, low.n_layers ? &low : src, 0);
+    lg_net_free(&low);
+    return st;
+}
+
 /* ---- smooth near ties (soundfuzz.h) ---- */
 #define FZ_PREC 300
 /* How far from 0 an MPFR depth must be to be judged (the pass's own error is far below). */
@@ -258,13 +273,14 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     long bad = 0;
     if (lg_net_copy(&ref, &fc->net) != LG_OK) return 0;
     for (int k = 0; k + 1 < ref.n_layers; k++) {
+        if (ref.layers[k].kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
         int alt = which == 7 && k % 2 == 1;
         ref.layers[k].act = alt ? LG_ACT_PRELU : acts[which];
         ref.layers[k].lambda = alt ? 0.25 : params[which];
         relu_like &= lg_act_relu_like(ref.layers[k].act);
     }
     memset(&dref, 0, sizeof dref);
-    if ((lg_net_has_conv(&ref) ? lg_net_densify(&dref, &ref, 0) : lg_net_copy(&dref, &ref)) != LG_OK) {
+    if (fz_dense_form(&dref, &ref) != LG_OK) {
         lg_net_free(&ref);
         return 0;
     }
@@ -587,7 +603,9 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
         fprintf(log, "soundfuzz: case %ld direct [%s] %s: %s (%s, %.3f s; oracle depth %.3g)\n", fc->index, cls, mstr,
                 lg_verdict_name(r.verdict), r.method[0] ? r.method : r.how.reason, lg_now() - t0, known);
     lg_verify_report_free(&r);
-    /* the back-ends refuse a smooth net with a message, never a wrong answer */
+    /* the back-ends refuse a smooth net with a message, never a wrong answer (a dag whose only
+     * hidden node is a max-pool node keeps no smooth layer: nothing to refuse) */
+    if (!lg_bounds_net_smooth(net)) return bad;
     vo.solver = lg_test_solver(mode % 4 < 2 ? "z3" : "glpk");
     vo.timeout_s = 0.5;
     st = lg_verify_run(net, p, &vo, &r);
@@ -610,10 +628,11 @@ static lg_status fz_smooth_net(lg_net *net, lg_net *dnet, const lg_fuzz_case *fc
     lg_status st = lg_net_copy(net, &fc->net);
     if (st) return st;
     for (int k = 0; k + 1 < net->n_layers; k++) {
+        if (net->layers[k].kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
         net->layers[k].act = acts[k];
         net->layers[k].lambda = params[k];
     }
-    st = lg_net_has_conv(net) ? lg_net_densify(dnet, net, 0) : lg_net_copy(dnet, net);
+    st = fz_dense_form(dnet, net);
     if (st) lg_net_free(net);
     return st;
 }
@@ -840,7 +859,7 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         /* the margin class: the driver gets dprop (K kept both ways, lg_prop_margin), the oracle
          * the region Σ coef·y + d − K ≤ 0 with d − K at 300 bits */
         char *ks[16];
-        const char *kp[16];
+        const char *kp[16] = {0};
         int m = 0;
         mpfr_t v;
         mpfr_init2(v, FZ_PREC);
@@ -1016,6 +1035,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
     s->ties += fc->tie > 0 || strstr(fc->cls, "tie") != NULL;
     s->convs += fc->dnet.n_layers > 0 && lg_net_is_chain(&fc->net);
     s->dags += !lg_net_is_chain(&fc->net);
+    s->dag_max += lg_net_has_max(&fc->net);
     for (int si = 0; si < LG_FUZZ_N_SOLVERS; si++) {
         if (!o->solver_on[si]) continue;
         for (int bi = 0; bi < LG_FUZZ_N_BABS; bi++) {
@@ -1101,8 +1121,10 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",
                 s->pool_graphs, s->pool_decided, s->pool_known, s->pool_runs, s->pool_robust, s->pool_violated,
                 s->pool_wrong);
-    fprintf(f, "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms): %ld, %ld driver runs (%ld robust, %ld violated)\n",
-            s->dags, s->dag_runs, s->dag_robust, s->dag_violated);
+    fprintf(f,
+            "soundfuzz: DAG cases (residual sums, Concat, Slice, conv terms, max-pool nodes in %ld): %ld, %ld driver runs "
+            "(%ld robust, %ld violated)\n",
+            s->dag_max, s->dags, s->dag_runs, s->dag_robust, s->dag_violated);
     for (int i = 0; i < s->n_dclass; i++) fprintf(f, "soundfuzz:   direct %6ld  %s\n", s->dclass_n[i], s->dclass[i]);
     for (int i = 0; i < s->n_kinds; i++) fprintf(f, "soundfuzz:   %6ld  %s\n", s->kind_n[i], s->kind[i]);
 }

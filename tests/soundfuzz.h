@@ -71,6 +71,7 @@ typedef struct lg_fuzz_stats {
     long ties;                         /* cases of a tie class */
     long convs;                        /* cases of the conv class */
     long dags;                         /* cases of the dag class (graphs: gen_graph.h) */
+    long dag_max;                      /* of those, with a max-pool node (dag-max) */
     long dag_runs, dag_robust, dag_violated; /* driver runs on them */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */

@@ -89,8 +89,10 @@ static int fp_read(fp_graph *g, const char *path)
             o->kind = FP_RELU;
         } else if (!strncmp(line, "maxpool", 7)) {
             o->kind = FP_MAXPOOL;
-            ok = sscanf(line, "maxpool %d %d", &o->kh, &o->kw) == 2 && o->kh >= 1 && o->kw >= 1;
-            if (ok) H /= o->kh, W /= o->kw, n = C * H * W;
+            ok = sscanf(line, "maxpool %d %d %d %d %d %d", &o->kh, &o->kw, &o->sh, &o->sw, &o->ph, &o->pw) == 6 &&
+                 o->kh >= 1 && o->kw >= 1 && o->sh >= 1 && o->sw >= 1 && o->ph >= 0 && o->pw >= 0;
+            if (ok)
+                H = (H + 2 * o->ph - o->kh) / o->sh + 1, W = (W + 2 * o->pw - o->kw) / o->sw + 1, n = C * H * W;
         } else if (!strncmp(line, "flatten", 7)) {
             o->kind = FP_FLATTEN;
             H = 1, W = 1, C = n;
@@ -149,17 +151,21 @@ static void fp_eval(const fp_graph *g, const double *x, mpq_t *y)
                 else
                     mpq_set(b[i], a[i]);
             }
-        } else if (o->kind == FP_MAXPOOL) {
-            int Ho = H / o->kh, Wo = W / o->kw;
+        } else if (o->kind == FP_MAXPOOL) { /* padding is -inf: only positions inside the input count */
+            int Ho = (H + 2 * o->ph - o->kh) / o->sh + 1, Wo = (W + 2 * o->pw - o->kw) / o->sw + 1;
             for (int c = 0; c < C; c++)
                 for (int i = 0; i < Ho; i++)
                     for (int j = 0; j < Wo; j++) {
                         mpq_t *z = &b[(c * Ho + i) * Wo + j];
-                        mpq_set(*z, a[(c * H + i * o->kh) * W + j * o->kw]);
+                        int any = 0;
                         for (int u = 0; u < o->kh; u++)
-                            for (int v = 0; v < o->kw; v++)
-                                if (mpq_cmp(a[(c * H + i * o->kh + u) * W + j * o->kw + v], *z) > 0)
-                                    mpq_set(*z, a[(c * H + i * o->kh + u) * W + j * o->kw + v]);
+                            for (int v = 0; v < o->kw; v++) {
+                                int py = i * o->sh - o->ph + u, px = j * o->sw - o->pw + v;
+                                if (py < 0 || py >= H || px < 0 || px >= W) continue;
+                                if (!any || mpq_cmp(a[(c * H + py) * W + px], *z) > 0)
+                                    mpq_set(*z, a[(c * H + py) * W + px]);
+                                any = 1;
+                            }
                     }
             H = Ho, W = Wo, n = C * H * W;
         } else if (o->kind == FP_FLATTEN) {
@@ -259,8 +265,12 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
     }
     long bad = 0;
     int n = net.n_in, no = lg_net_n_out(&net);
-    if (n != g.c * g.h * g.w || no != g.n_out ||
-        (lg_net_has_conv(&net) ? lg_net_densify(&dnet, &net, 0) : lg_net_copy(&dnet, &net)) != LG_OK) {
+    /* the exact oracle enumerates ReLU patterns of dense layers: the max-pool nodes' ReLU form, densified */
+    lg_net low = {0};
+    int shape_ok = n == g.c * g.h * g.w && no == g.n_out && lg_net_lower_max(&low, &net, 0) == LG_OK &&
+                   (lg_net_has_conv(&low) ? lg_net_densify(&dnet, &low, 0) : lg_net_copy(&dnet, &low)) == LG_OK;
+    lg_net_free(&low);
+    if (!shape_ok) {
         fprintf(log, "soundfuzz: WRONG-POOL shape seed=%lu batch=%ld graph %ld: imported %d -> %d, the graph %d -> %d\n"
                      "  reproduce: %s\n", seed, batch, gi, n, no, g.c * g.h * g.w, g.n_out, hint);
         s->pool_wrong++;

@@ -39,6 +39,7 @@ static size_t lg_model_col_len(const lg_linear *A, size_t B)
 
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
+    if (lg_net_require_no_max(net, "training") != LG_OK) return LG_ERR_UNSUPPORTED;
     memset(m, 0, sizeof *m);
     if (max_batch < 1) return lg_fail(LG_ERR_ARG, "batch size must be at least 1, got %d", max_batch);
     int nl = net->n_layers;

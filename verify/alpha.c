@@ -235,6 +235,7 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
                                const double *alpha, const double *beta, double *out, double *Ain, double *lam,
                                double *grad, double *gbeta)
 {
+    if (lg_net_require_no_max(net, "alpha-CROWN") != LG_OK) return LG_ERR_UNSUPPORTED;
     /* the bound alone is the back-substitution's, which relaxes smooth
      * layers too; the α gradient is ReLU-only */
     lg_status st = lg_bounds_check_direct(net);
@@ -378,6 +379,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
                                   int steps, double lr, const lg_runctx *run, double *alpha, double *beta, double *out,
                                   double *Ain)
 {
+    if (lg_net_require_no_max(net, "alpha-CROWN") != LG_OK) return LG_ERR_UNSUPPORTED;
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
@@ -407,6 +409,7 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
 lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, const lg_runctx *run,
                            int *n_tight)
 {
+    if (lg_net_require_no_max(net, "alpha-CROWN") != LG_OK) return LG_ERR_UNSUPPORTED;
     *n_tight = 0;
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;

@@ -205,6 +205,7 @@ static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int
 lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                         const lg_attack_opts *o, const lg_runctx *run, double *x, int *found)
 {
+    if (lg_net_require_no_max(net, "the attack (run it on lg_net_lower_max's ReLU form)") != LG_OK) return LG_ERR_UNSUPPORTED;
     *found = 0;
     if (n_terms < 1) return LG_OK;
     lg_atk_ws w;

@@ -234,6 +234,28 @@ static void lg_bs_mag(lg_backsub *s, int l)
             am[i] = v;
             sum += am[i];
         }
+        if (T->kind == LG_LAYER_MAX) { /* read as the index map of its choice: M[j] = max over the window */
+            for (int j = 0; j < L->n_out; j++) {
+                double v = 0.0;
+                const lg_conv *c = &T->conv;
+                int hw = c->h_out * c->w_out, ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out;
+                for (int ky = 0; ky < c->kh; ky++) {
+                    int iy = oy * c->sh - c->ph + ky;
+                    if (iy < 0 || iy >= c->h_in) continue;
+                    for (int kx = 0; kx < c->kw; kx++) {
+                        int ix = ox * c->sw - c->pw + kx;
+                        if (ix < 0 || ix >= c->w_in) continue;
+                        double a = am[(ch * c->h_in + iy) * c->w_in + ix];
+                        if (!(a <= v)) v = a;
+                    }
+                }
+                s->mag[l][j] = v * (2.0 * (double)(c->kh * c->kw) + 2.0); /* the plane's |row| ≤ 2K + 2 */
+            }
+            under += (double)L->n_out * 0x1p-1073 * sum;
+            nin += 1.0;
+            if ((double)s->nsum[src + 1] > N) N = (double)s->nsum[src + 1];
+            continue;
+        }
         /* n·2^-1074 per unit of |a|: the underflow of n products per entry, ×2 */
         under += (double)L->n_out * 0x1p-1073 * sum;
         nin += (double)ni;
@@ -352,7 +374,10 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->nsum, 0, (L + 1) * sizeof *s->nsum);
     for (size_t k = 0; k < L; k++)
         for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
-            s->nsum[lg_layer_lin(&net->layers[k], t)->src + 1] += net->layers[k].n_out;
+            s->nsum[lg_layer_lin(&net->layers[k], t)->src + 1] +=
+                net->layers[k].kind == LG_LAYER_MAX /* up to kh·kw + 1 addends per window (backsub.h) */
+                    ? net->layers[k].n_out * (net->layers[k].conv.kh * net->layers[k].conv.kw + 1)
+                    : net->layers[k].n_out;
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;
     s->b = gb ? gb[0] : NULL;
@@ -362,12 +387,24 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     s->net = net;
     s->m = m;
     memset(s->mag_ok, 0, L + G * L);
+    if (lg_net_has_max(net)) {
+        s->msel = malloc(G * tot * sizeof *s->msel);
+        s->mU = malloc(G * tot * sizeof *s->mU);
+        s->mdom = malloc(G * tot);
+        if (!s->msel || !s->mU || !s->mdom) {
+            lg_backsub_free(s);
+            return lg_fail(LG_ERR_NOMEM, "bounds: out of memory for the max-pool planes");
+        }
+    }
     return LG_OK;
 }
 
 void lg_backsub_free(lg_backsub *s)
 {
     free(s->fam);
+    free(s->msel);
+    free(s->mU);
+    free(s->mdom);
     free(s->store);
     memset(s, 0, sizeof *s);
 }
@@ -415,6 +452,114 @@ static lg_status lg_bs_mul_t(lg_backsub *s, const lg_linear *T, int m, const dou
     return LG_OK;
 }
 
+/* Post-activation interval of input i of node src in group g (NaN bounds: none). */
+static void lg_bs_src_post(const lg_backsub *s, int g, int src, int i, double *lo, double *hi)
+{
+    const lg_bounds *b = s->gb[g];
+    double l = src < 0 ? b->xlo[i] : b->lo[src][i], h = src < 0 ? b->xhi[i] : b->hi[src][i];
+    if (isnan(l)) l = -INFINITY;
+    if (isnan(h)) h = INFINITY;
+    if (src >= 0) {
+        const lg_layer *S = &s->net->layers[src];
+        if (lg_act_info_of(S->act)->smooth) {
+            lg_act_image(S->act, S->lambda, l, h, &l, &h);
+        } else if (S->act == LG_ACT_RELU) {
+            l = l > 0.0 ? l : 0.0;
+            h = h > 0.0 ? h : 0.0;
+        }
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* The planes of max-pool layer l in every group (backsub.h): msel, mU, mdom. */
+static void lg_bs_max_planes(lg_backsub *s, int l)
+{
+    const lg_layer *L = &s->net->layers[l];
+    const lg_conv *c = &L->conv;
+    int hw = c->h_out * c->w_out;
+    for (int g = 0; g < s->ng; g++) {
+        size_t base = (size_t)g * s->size + (size_t)s->off[l];
+        for (int j = 0; j < L->n_out; j++) {
+            int ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out, best = -1;
+            double bl = 0.0, U = -INFINITY, U2 = -INFINITY; /* U2: largest upper bound but best's */
+            for (int ky = 0; ky < c->kh; ky++) {
+                int iy = oy * c->sh - c->ph + ky;
+                if (iy < 0 || iy >= c->h_in) continue;
+                for (int kx = 0; kx < c->kw; kx++) {
+                    int ix = ox * c->sw - c->pw + kx;
+                    if (ix < 0 || ix >= c->w_in) continue;
+                    int i = (ch * c->h_in + iy) * c->w_in + ix;
+                    double lo, hi;
+                    lg_bs_src_post(s, g, L->src, i, &lo, &hi);
+                    if (best < 0 || lo > bl) {
+                        if (best >= 0 && U > U2) U2 = U; /* the old best's upper bound is now another's */
+                        best = i, bl = lo;
+                    } else if (hi > U2) {
+                        U2 = hi;
+                    }
+                    if (hi > U) U = hi;
+                }
+            }
+            s->msel[base + (size_t)j] = best;
+            s->mU[base + (size_t)j] = U;
+            s->mdom[base + (size_t)j] = bl >= U2;
+        }
+    }
+}
+
+/* a < 0 on undecided window j of max-pool layer l (group g): with p the input of the largest
+ * upper bound, h_j ≤ x_p + Σ_i relu(x_i − x_p) over the other inputs i, each relu(d_i) by its
+ * chord on d_i ∈ [l_i − u_p, u_i − l_p] (rounded outward) through relax.h, so
+ * a·h_j ≥ a·x_p + Σ (c_i·(x_i − x_p) + icpt_i − err_i) (backsub.h). */
+static void lg_bs_max_upper(lg_backsub *s, int g, int l, int j, double a, double *Yr, double *cr, double *ms,
+                            double *er)
+{
+    const lg_layer *L = &s->net->layers[l];
+    const lg_conv *c = &L->conv;
+    int hw = c->h_out * c->w_out, ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out;
+    double lp = 0.0, up = 0.0;
+    int p = -1;
+    for (int ky = 0; ky < c->kh; ky++) {
+        int iy = oy * c->sh - c->ph + ky;
+        if (iy < 0 || iy >= c->h_in) continue;
+        for (int kx = 0; kx < c->kw; kx++) {
+            int ix = ox * c->sw - c->pw + kx;
+            if (ix < 0 || ix >= c->w_in) continue;
+            int i = (ch * c->h_in + iy) * c->w_in + ix;
+            double li, ui;
+            lg_bs_src_post(s, g, L->src, i, &li, &ui);
+            if (p < 0 || ui > up) p = i, lp = li, up = ui;
+        }
+    }
+    Yr[p] += a;
+    for (int ky = 0; ky < c->kh; ky++) {
+        int iy = oy * c->sh - c->ph + ky;
+        if (iy < 0 || iy >= c->h_in) continue;
+        for (int kx = 0; kx < c->kw; kx++) {
+            int ix = ox * c->sw - c->pw + kx;
+            if (ix < 0 || ix >= c->w_in) continue;
+            int i = (ch * c->h_in + iy) * c->w_in + ix;
+            if (i == p) continue;
+            double li, ui;
+            lg_bs_src_post(s, g, L->src, i, &li, &ui);
+            double dl = nextafter(li - up, -INFINITY), du = nextafter(ui - lp, INFINITY);
+            if (isnan(dl)) dl = -INFINITY;
+            if (isnan(du)) du = INFINITY;
+            if (du <= 0.0) continue; /* relu(d_i) = 0: x_i is never above x_p */
+            lg_relu_lines rl;
+            double ci, icpt, e;
+            lg_relax_relu_lines(dl, du, 0.0, &rl);
+            lg_relax_relu_apply(&rl, a, &ci, &icpt, &e);
+            Yr[i] += ci;
+            Yr[p] -= ci;
+            *cr += icpt;
+            *ms += fabs(icpt);
+            *er += e;
+        }
+    }
+}
+
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
                            double *lam, size_t stride, double *Ain, double *out)
 {
@@ -443,6 +588,8 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             continue;
         }
         int relu = L->act == LG_ACT_RELU, relaxed = (relu || lg_act_info_of(L->act)->smooth) && !(pre && l == level);
+        int maxp = L->kind == LG_LAYER_MAX;
+        if (maxp) lg_bs_max_planes(s, l);
         if (!s->mag_ok[l]) lg_bs_mag(s, l);
         const double *M = s->mag[l];
         double gam = s->gam[l]; /* γ'_N ≥ 2γ_N */
@@ -523,7 +670,22 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             double **dst = &s->nb[T->src + 1];
             int first = !*dst;
             if (first) *dst = lg_bs_get(s);
-            if (lg_bs_mul_t(s, T, m, A, first ? *dst : s->acc) != LG_OK) { /* unfinished: no bound */
+            if (maxp) { /* the planes of each row's group (backsub.h) */
+                double *Y = first ? *dst : s->acc;
+                for (int r = 0; r < m; r++) {
+                    const double *Ar = A + (size_t)r * (size_t)n;
+                    double *Yr = Y + (size_t)r * (size_t)T->n_in;
+                    size_t base = (size_t)s->grp[r] * s->size + (size_t)off;
+                    memset(Yr, 0, (size_t)T->n_in * sizeof *Yr);
+                    for (int j = 0; j < n; j++) {
+                        if (Ar[j] == 0.0) continue;
+                        if (Ar[j] > 0.0 || s->mdom[base + (size_t)j]) /* h_j ≥ x_i* (= on a decided window) */
+                            Yr[s->msel[base + (size_t)j]] += Ar[j];
+                        else
+                            lg_bs_max_upper(s, s->grp[r], l, j, Ar[j], Yr, &c[r], &mass[r], &err[r]);
+                    }
+                }
+            } else if (lg_bs_mul_t(s, T, m, A, first ? *dst : s->acc) != LG_OK) { /* unfinished: no bound */
                 for (int r = 0; r < m; r++) out[r] = -INFINITY;
                 return LG_ERR_TIMEOUT;
             }
@@ -536,6 +698,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         lg_bs_put(s, A);
         s->nb[l + 1] = NULL;
         nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
+        if (maxp) nterms += (double)(L->conv.kh * L->conv.kw) * n; /* the chords' intercepts */
     }
     const double *X = s->nb[0]; /* [m][n_in] over x', NULL: no path from the input */
     for (int r = 0; r < m; r++) {

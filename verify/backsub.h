@@ -25,6 +25,19 @@
  * v the computed corner value. Any non-finite intermediate (bounds at ±∞,
  * overflow, inf − inf, 0·∞) makes out[r] = −∞, never a finite or +∞ bound.
  *
+ * A max-pool node (core/net.h LG_LAYER_MAX; DESIGN.md §1 "The max-pool
+ * node"): per row and output j with coefficient a_j, in the row's group,
+ * let i* be the window input with the largest lower bound. a_j ≥ 0, or the
+ * window is decided (l_i* ≥ u_i for every other i, so h_j = x_i*): a_j
+ * moves to x_i* (h_j ≥ x_i*). a_j < 0 otherwise: with p the input of the
+ * largest upper bound, h_j ≤ x_p + Σ_{i≠p} relu(x_i − x_p), each relu by
+ * its chord on [l_i − u_p, u_i − l_p] (rounded outward) applied through
+ * relax.h (its coefficient, intercept and err), the coefficient going to
+ * x_i and, negated, to x_p. Each output adds at most K + 1 addends (K =
+ * kh·kw) to one source coefficient and its row has |·| ≤ (2K + 2)·|a_j|,
+ * so the product rounding term above holds with N counting n_out·(K + 1)
+ * for the node and M_ℓ[j] = (2K + 2)·(the largest max|x_i| of window j).
+ *
  * A graph (core/net.h, DESIGN.md §1 "The network as a graph"): the pass
  * visits the nodes in reverse order; node ℓ's coefficients are complete
  * when it is reached (every consumer k > ℓ has added Λ_k·A_t to them), it is
@@ -93,6 +106,10 @@ typedef struct lg_backsub {
                                * split constraints z ≤ t / z ≥ t (lg_backsub_lower_beta); the caller sets it */
     const lg_runctx *run;     /* deadline checked per layer of every call (borrowed; NULL none);
                                * init sets group 0's bounds' run, the caller may replace it */
+    int *msel;         /* NULL (no max-pool node), or [ng][size]: the input of each max-pool output's window
+                        * with the largest lower bound, in group g (recomputed at every call) */
+    double *mU;        /* [ng][size] the largest upper bound of that window (not read by the planes) */
+    unsigned char *mdom; /* [ng][size] 1 when msel's lower bound is ≥ every other input's upper bound */
     void *store;
 } lg_backsub;
 

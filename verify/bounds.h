@@ -87,6 +87,10 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
  * the error of lg_bounds_interval; bounds that overflow are ±∞. */
 lg_status lg_bounds_output_box(const lg_net *net, const double *lo, const double *hi, double *ylo, double *yhi);
 
+/* The bounds of max-pool layer k (core/net.h LG_LAYER_MAX) from its
+ * source's bounds: [max of the window's lower ends, max of its upper ends]
+ * of the source's outputs, exact; each kept where tighter. */
+lg_status lg_bounds_max_layer(lg_bounds *b, const lg_net *net, int k);
 /* Symbolic back-substitution bounds (also runs interval and keeps the
  * tighter of the two per neuron). */
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);

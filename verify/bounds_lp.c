@@ -196,6 +196,7 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
 
 lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, long *n_lp)
 {
+    if (lg_net_require_no_max(net, "LP tightening (run it on lg_net_lower_max's ReLU form)") != LG_OK) return LG_ERR_UNSUPPORTED;
     lg_status st = lg_bounds_check_net(net);
     if (st != LG_OK) return st;
     long count = 0;

@@ -74,6 +74,11 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        if (L->kind == LG_LAYER_MAX) { /* exact from its source's bounds (no row of its own) */
+            if ((st = lg_bounds_max_layer(b, net, k)) != LG_OK) goto done;
+            lg_backsub_changed(&s, k);
+            continue;
+        }
         for (int o0 = 0; o0 < L->n_out; o0 += m) {
             int n = L->n_out - o0 < m ? L->n_out - o0 : m;
             for (int sign = 0; sign < 2; sign++) {
@@ -110,6 +115,11 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        if (L->kind == LG_LAYER_MAX) {
+            if ((st = lg_bounds_max_layer(b, net, k)) != LG_OK) goto done;
+            lg_backsub_changed(&s, k);
+            continue;
+        }
         int smooth = lg_act_info_of(L->act)->smooth;
         if (L->act != LG_ACT_RELU && !smooth) continue;
         int n = 0;

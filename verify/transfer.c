@@ -70,8 +70,21 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
     lg_dev d;
     lg_bounds b = {0};
     lg_devnet v = {0};
-    lg_status st = lg_dev_init(&d, relu, ref);
-    if (st != LG_OK) return st;
+    lg_net lrel = {0}, lref = {0}; /* max-pool nodes: the deviation bound runs on their exact ReLU form */
+    lg_status st = LG_OK;
+    if (lg_net_has_max(relu) || lg_net_has_max(ref)) {
+        if ((st = lg_net_lower_max(&lrel, relu, 1)) != LG_OK || (st = lg_net_lower_max(&lref, ref, 1)) != LG_OK) {
+            lg_net_free(&lrel);
+            return st;
+        }
+        relu = &lrel;
+        ref = &lref;
+    }
+    if ((st = lg_dev_init(&d, relu, ref)) != LG_OK) {
+        lg_net_free(&lrel);
+        lg_net_free(&lref);
+        return st;
+    }
     if ((st = lg_devnet_init(&v, relu, ref)) != LG_OK || (st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
     b.run = run;
     *delta = 0;
@@ -91,6 +104,8 @@ done:
     lg_bounds_free(&b);
     lg_devnet_free(&v);
     lg_dev_free(&d);
+    lg_net_free(&lrel);
+    lg_net_free(&lref);
     return st;
 }
 

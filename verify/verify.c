@@ -217,6 +217,9 @@ typedef struct lg_case {
     lg_case_out *co;
     double *x;               /* [n_in] the counterexample when violated */
     int done;                /* a stage ended the route (co final) */
+    const lg_net *low;       /* NULL, or net's exact ReLU form (lg_net_lower_max) when net has max-pool
+                                nodes: what net's own bounds leave open goes on there */
+    int count;               /* 1: add this net's unstable counts to the report (0 on low: other layers) */
 } lg_case;
 
 /* A stage of a route: decides (co->v, done = 1), ends the route unknown
@@ -576,6 +579,23 @@ static lg_status lg_verify_case(lg_case *k)
         return LG_OK;
     }
     if (st != LG_OK) return st;
+    if (k->low && (k->p.n_terms > 0 || k->o->backend_only)) {
+        /* max-pool nodes: the bounds are the net's own (the max relaxation of backsub.h); what they
+         * leave open goes on on its exact ReLU form, the same real function */
+        for (int l = 0; l < k->net->n_layers; l++) {
+            int u = lg_bounds_unstable(&k->b, k->net, l);
+            k->r->unstable[l] += u;
+            k->r->unstable_total += u;
+        }
+        free(k->kept);
+        k->kept = NULL;
+        lg_bounds_free(&k->b);
+        if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
+        k->net = k->low;
+        k->low = NULL;
+        k->count = 0;
+        return lg_verify_case(k);
+    }
     k->bm = lg_route_bab(route, k->o->bab.mode, k->net->n_in);
     k->cc = lg_runctx_child(k->run, (uint64_t)k->c);
     k->done = 0;
@@ -587,7 +607,7 @@ static lg_status lg_verify_case(lg_case *k)
         k->co->how.theory[0] = '\0';
         st = LG_OK;
     }
-    for (int l = 0; l < k->net->n_layers; l++) {
+    for (int l = 0; k->count && l < k->net->n_layers; l++) {
         int u = lg_bounds_unstable(&k->b, k->net, l);
         k->r->unstable[l] += u;
         k->r->unstable_total += u;
@@ -663,6 +683,8 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     if (prop->n_in != net->n_in || prop->n_out != no)
         return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,
                        prop->n_out, net->n_in, no);
+    lg_net low = {0}; /* max-pool nodes: the exact ReLU form for what the bounds leave open */
+    if (lg_net_has_max(net) && (st = lg_net_lower_max(&low, net, 0)) != LG_OK) return st;
     /* no case (every input box of the file is empty, or every conjunction false): no
      * point can violate, robust below with method "empty box" */
     r->n_layers = net->n_layers;
@@ -700,7 +722,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     for (int c = 0; c < prop->n_cases; c++) {
         lg_case_out co;
         lg_case k = {.route = route, .net = net, .prop = prop, .c = c, .o = o, .run = run, .t0 = t0, .r = r,
-                     .co = &co, .x = x};
+                     .co = &co, .x = x, .low = low.n_layers ? &low : NULL, .count = 1};
         if ((st = lg_verify_case(&k)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
             /* the one witness gate: double forward pass and exact rational evaluation */
@@ -740,11 +762,13 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     }
 done:
     free(x);
+    lg_net_free(&low);
     r->seconds = lg_now() - t0;
     lg_verify_report_method(r);
     return LG_OK;
 fail:
     free(x);
+    lg_net_free(&low);
     lg_verify_report_free(r);
     return st;
 }
