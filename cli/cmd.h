@@ -11,6 +11,7 @@
 
 #include "core/net.h"
 #include "core/status.h"
+#include "onnx/load.h"
 
 typedef int (*lg_cmd_fn)(int argc, char **argv);
 

@@ -7,6 +7,7 @@
 #include "cli/train_common.h"
 #include "anneal/schedule.h"
 #include "core/netfile.h"
+#include "onnx/load.h"
 
 static void lg_anneal_help(void)
 {

@@ -31,6 +31,7 @@
 #include "core/version.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 static void lg_bench_help(void)
 {

@@ -13,6 +13,7 @@
 #include "core/eval.h"
 #include "core/npy.h"
 #include "core/netfile.h"
+#include "onnx/load.h"
 
 static void lg_eval_help(void)
 {

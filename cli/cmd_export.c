@@ -5,7 +5,8 @@
 
 #include "cli/cmd.h"
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
+#include "onnx/load.h"
 
 static void lg_export_help(void)
 {

@@ -6,6 +6,7 @@
 #include "cli/cmd.h"
 #include "core/json.h"
 #include "core/netfile.h"
+#include "onnx/load.h"
 
 static void lg_info_help(void)
 {

@@ -4,6 +4,7 @@
 #include "anneal/relu.h"
 #include "cli/cmd.h"
 #include "core/netfile.h"
+#include "onnx/load.h"
 
 static void lg_relu_help(void)
 {

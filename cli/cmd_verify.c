@@ -13,6 +13,7 @@
 #include "core/netfile.h"
 #include "verify/transfer.h"
 #include "verify/verify.h"
+#include "onnx/load.h"
 
 static void lg_verify_help(void)
 {

@@ -11,6 +11,7 @@
 #include "cli/cmd.h"
 #include "core/netfile.h"
 #include "core/clock.h"
+#include "onnx/load.h"
 
 int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long hi, long *out)
 {

@@ -2,7 +2,6 @@
 #include "core/act.h"
 #include "core/act_float.h"
 #include "core/act_mpfr.h"
-#include "core/act_onnx.h"
 
 #include <math.h>
 #include <string.h>
@@ -217,14 +216,14 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .fwd = lg_actf_identity_fwd, .bwd = lg_actf_identity_bwd,
         .anneal_as = LG_ACT_IDENTITY,
         .iv = lg_iv_identity,
-        .onnx_write = lg_act_onnx_identity, .onnx_op = "Identity"},
+        .onnx_op = "Identity"},
     [LG_ACT_RELU] = {
         .name = "relu",
         .f = lg_relu_f, .df = lg_relu_df,
         .fwd = lg_actf_relu_fwd, .bwd = lg_actf_relu_bwd,
         .anneal_as = LG_ACT_RELU,
         .iv = lg_iv_relu,
-        .onnx_write = lg_act_onnx_relu, .onnx_op = "Relu"},
+        .onnx_op = "Relu"},
     [LG_ACT_GELU] = {
         .name = "gelu", .param_sym = "λ", .param_range = "a finite value ≥ 1", .param_ok = lg_p_ge1,
         .relu_like = 1, .smooth = 1,
@@ -233,7 +232,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .keep = 2, .fwd = lg_actf_gelu_fwd, .bwd = lg_actf_gelu_bwd,
         .anneal_as = LG_ACT_LGELU,
         .iv = lg_iv_gelu,
-        .onnx_write = lg_act_onnx_gelu, .onnx_pattern = LG_ACT_ONNX_ERF},
+        .onnx_pattern = LG_ACT_ONNX_ERF},
     [LG_ACT_LGELU] = {
         .name = "lgelu", .param_name = "lambda", .param_sym = "λ", .param_range = "a finite value > 0",
         .param_ok = lg_p_pos, .has_param = 1, .softplus = 1, .lambda_step = 1,
@@ -243,7 +242,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .keep = 2, .fwd = lg_actf_lgelu_fwd, .bwd = lg_actf_lgelu_bwd,
         .anneal_target = lg_lgelu_anneal, .anneal_as = LG_ACT_LGELU,
         .iv = lg_iv_lgelu,
-        .onnx_write = lg_act_onnx_lgelu, .onnx_pattern = LG_ACT_ONNX_ERF},
+        .onnx_pattern = LG_ACT_ONNX_ERF},
     [LG_ACT_SIGMOID] = {
         .name = "sigmoid",
         .smooth = 1,
@@ -252,7 +251,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .fwd = lg_actf_sigmoid_fwd, .bwd = lg_actf_sigmoid_bwd,
         .anneal_as = LG_ACT_SIGMOID,
         .iv = lg_iv_sigmoid,
-        .onnx_write = lg_act_onnx_sigmoid, .onnx_op = "Sigmoid"},
+        .onnx_op = "Sigmoid"},
     [LG_ACT_SWISH] = {
         .name = "swish", .param_name = "beta", .param_sym = "β", .param_range = "a finite β ≥ 1",
         .param_ok = lg_p_ge1, .has_param = 1, .softplus = 1,
@@ -262,7 +261,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .fwd = lg_actf_swish_fwd, .bwd = lg_actf_swish_bwd,
         .anneal_target = lg_swish_anneal, .anneal_as = LG_ACT_SWISH,
         .iv = lg_iv_swish,
-        .onnx_write = lg_act_onnx_swish, .onnx_pattern = LG_ACT_ONNX_GATE},
+        .onnx_pattern = LG_ACT_ONNX_GATE},
     [LG_ACT_PRELU] = {
         .name = "prelu", .param_name = "slope", .param_sym = "slope", .param_range = "a finite slope",
         .param_ok = lg_p_finite, .has_param = 1,
@@ -272,7 +271,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .fwd = lg_actf_prelu_fwd, .bwd = lg_actf_prelu_bwd,
         .anneal_target = lg_prelu_anneal, .anneal_as = LG_ACT_PRELU,
         .iv = lg_iv_prelu,
-        .onnx_write = lg_act_onnx_prelu, .onnx_op = "PRelu", .onnx_op_alias = "LeakyRelu"},
+        .onnx_op = "PRelu", .onnx_op_alias = "LeakyRelu"},
 };
 
 const lg_act_info *lg_act_info_of(lg_act a)

@@ -36,7 +36,6 @@ typedef enum lg_act {
 
 struct lg_iv;      /* act_mpfr.h */
 struct lg_iv_work; /* act_mpfr.h */
-struct lg_ow;      /* act_onnx.h: an ONNX graph being written */
 
 /* The ONNX pattern (several nodes) an activation is read back from
  * (onnx_read.c); single-op kinds name their op in onnx_op instead. */
@@ -102,13 +101,11 @@ typedef struct lg_act_info {
      * for every x ∈ z and q ∈ [p, next(p)]; 0, or −1 when p is outside what
      * it handles. */
     int (*iv)(struct lg_iv *z, double p, struct lg_iv_work *w);
-    /* ONNX (act_onnx.h): append the nodes computing f(z) into out; returns
-     * out, or NULL out of memory. k names the layer's constants. Reading:
-     * onnx_pattern, and for LG_ACT_ONNX_OP the op (and an alias with an
-     * "alpha" attribute as the parameter, LeakyRelu) that closes a layer of
-     * this kind; a pattern closes the first entry whose pattern it is and
-     * that has a parameter or whose fixed p = 1 it matches. */
-    const char *(*onnx_write)(struct lg_ow *w, double p, int k, const char *z, const char *out);
+    /* ONNX reading (onnx/onnx_read.c): onnx_pattern, and for LG_ACT_ONNX_OP
+     * the op (and an alias with an "alpha" attribute as the parameter,
+     * LeakyRelu) that closes a layer of this kind; a pattern closes the
+     * first entry whose pattern it is and that has a parameter or whose
+     * fixed p = 1 it matches. Writing: onnx/act_onnx.h, one writer per kind. */
     lg_act_onnx_pattern onnx_pattern;
     const char *onnx_op;
     const char *onnx_op_alias;

@@ -1,6 +1,5 @@
 /* netfile.c — the native network file format, read and write (netfile.h). */
 #include "core/netfile.h"
-#include "core/onnx.h"
 
 #include <errno.h>
 #include <math.h>
@@ -408,109 +407,7 @@ fail:
     return st;
 }
 
-/* lg_file_slurp, with run's deadline checked every LG_SLURP_CHECK_BYTES read (run NULL: none). */
-#define LG_SLURP_CHECK_BYTES ((size_t)16 << 20)
-static lg_status lg_file_slurp_in(const char *path, size_t max_bytes, const lg_runctx *run, unsigned char **buf,
-                                  size_t *len);
-
-lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len)
-{
-    return lg_file_slurp_in(path, max_bytes, NULL, buf, len);
-}
-
-static lg_status lg_file_slurp_in(const char *path, size_t max_bytes, const lg_runctx *run, unsigned char **buf,
-                                  size_t *len)
-{
-    *buf = NULL;
-    *len = 0;
-    /* gzread reads a plain file unchanged and a gzip file decompressed */
-    gzFile f = gzopen(path, "rb");
-    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    lg_status st = LG_OK;
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *p = malloc(cap);
-    if (!p) {
-        st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", path);
-        goto done;
-    }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max_bytes) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: file larger than %zu bytes", path, max_bytes);
-                goto done;
-            }
-            cap *= 2;
-            unsigned char *np = realloc(p, cap);
-            if (!np) {
-                st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", path);
-                goto done;
-            }
-            p = np;
-        }
-        size_t want = cap - n > (size_t)1 << 30 ? (size_t)1 << 30 : cap - n;
-        if (run) {
-            if ((st = lg_runctx_check(run, "reading the network")) != LG_OK) goto done;
-            if (want > LG_SLURP_CHECK_BYTES) want = LG_SLURP_CHECK_BYTES;
-        }
-        int got = gzread(f, p + n, (unsigned)want);
-        if (got < 0) {
-            int zerr;
-            const char *msg = gzerror(f, &zerr);
-            st = lg_fail(LG_ERR_IO, "%s: read error: %s", path, msg);
-            goto done;
-        }
-        n += (size_t)got;
-        if (got == 0) break;
-    }
-done:
-    gzclose(f);
-    if (st != LG_OK) {
-        free(p);
-        return st;
-    }
-    *buf = p;
-    *len = n;
-    return LG_OK;
-}
-
-lg_status lg_net_read_with(lg_net *net, const char *path, size_t max_bytes, lg_net_parse_fn parse)
-{
-    unsigned char *buf;
-    size_t len;
-    memset(net, 0, sizeof *net);
-    lg_status st = lg_file_slurp(path, max_bytes, &buf, &len);
-    if (st != LG_OK) return st;
-    st = parse(net, buf, len, path);
-    free(buf);
-    return st;
-}
-
 lg_status lg_netfile_read(lg_net *net, const char *path)
 {
     return lg_net_read_with(net, path, LG_NETFILE_MAX_BYTES, lg_netfile_parse);
-}
-
-lg_status lg_net_load(lg_net *net, const char *path) { return lg_net_load_in(net, path, NULL); }
-
-lg_status lg_net_load_in(lg_net *net, const char *path, const lg_runctx *run)
-{
-    memset(net, 0, sizeof *net);
-    unsigned char head[8] = {0};
-    gzFile f = gzopen(path, "rb");
-    if (!f) return lg_fail(LG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    int got = gzread(f, head, sizeof head);
-    gzclose(f);
-    if (got == 8 && memcmp(head, LG_NETFILE_MAGIC, 8) == 0) {
-        lg_status st = lg_netfile_read(net, path);
-        if (st == LG_OK && (st = lg_runctx_check(run, "network file")) != LG_OK) lg_net_free(net);
-        return st;
-    }
-    /* anything else is tried as ONNX (a protobuf has no magic number) */
-    unsigned char *buf;
-    size_t len;
-    lg_status st = lg_file_slurp_in(path, LG_ONNX_MAX_BYTES, run, &buf, &len);
-    if (st != LG_OK) return st;
-    if ((st = lg_runctx_check(run, "onnx import")) == LG_OK) st = lg_onnx_parse_in(net, buf, len, path, run);
-    free(buf);
-    return st;
 }

@@ -35,8 +35,9 @@
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
  *
- * lg_net_load() reads either this format or ONNX, chosen by content.
- * The caller owns the lg_net filled in and frees it with lg_net_free().
+ * Reading any format by content: onnx/load.h (lg_net_load). Whole-file
+ * reading: core/fileio.h. The caller owns the lg_net filled in and frees it
+ * with lg_net_free().
  */
 #ifndef LG_NETFILE_H
 #define LG_NETFILE_H
@@ -44,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fileio.h"
 #include "core/net.h"
 #include "core/runctx.h"
 
@@ -58,23 +60,5 @@ lg_status lg_netfile_write(const lg_net *net, const char *path);
 lg_status lg_netfile_read(lg_net *net, const char *path);
 /* Parse an in-memory image of a native file; `name` is used in messages. */
 lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name);
-
-/* Read a whole file into a malloc'd buffer (caller frees); a gzip file
- * (.onnx.gz, .vnnlib.gz, ...) is decompressed transparently. Refuses files
- * larger than max_bytes. */
-lg_status lg_file_slurp(const char *path, size_t max_bytes, unsigned char **buf, size_t *len);
-
-/* Read the whole file (at most max_bytes) and hand it to parse (one of the
- * lg_*_parse functions above); the buffer is freed before returning. */
-typedef lg_status (*lg_net_parse_fn)(lg_net *net, const unsigned char *buf, size_t len, const char *name);
-lg_status lg_net_read_with(lg_net *net, const char *path, size_t max_bytes, lg_net_parse_fn parse);
-
-/* Load a network from `path` in any supported format (native or ONNX,
- * detected by content). */
-lg_status lg_net_load(lg_net *net, const char *path);
-/* The same under run's deadline (NULL: none; core/runctx.h), checked after
- * the file is read and through the ONNX import (lg_onnx_parse_in): past it,
- * LG_ERR_TIMEOUT and *net zeroed. */
-lg_status lg_net_load_in(lg_net *net, const char *path, const lg_runctx *run);
 
 #endif

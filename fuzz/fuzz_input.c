@@ -10,7 +10,7 @@
 #include "core/idx.h"
 #include "core/npy.h"
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "study/grid.h"
 #include "verify/prop.h"
 #include "verify/vnnlib.h"

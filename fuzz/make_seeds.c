@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/rng.h"
 
 static int lg_seed_net(const char *dir, const char *tag, int n_layers, const int *dims, lg_act act, int norm,

@@ -14,7 +14,7 @@
 #include "anneal/relu.h"
 #include "core/ball.h"
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/status.h"
 #include "core/version.h"
 #include "encode/problem.h"
@@ -23,6 +23,7 @@
 #include "verify/transfer.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 _Static_assert((int)LGELU_ERR_UNSUPPORTED == (int)LG_ERR_UNSUPPORTED, "status codes follow lg_status");
 _Static_assert((int)LGELU_VIOLATED == (int)LG_VERDICT_VIOLATED && (int)LGELU_ROBUST == (int)LG_VERDICT_ROBUST,

@@ -26,6 +26,7 @@
 #include "train/act.h"
 #include "train/loop.h"
 #include "train/model.h"
+#include "onnx/load.h"
 
 #define LG_LN2 0.69314718055994530942
 #define LG_SQRT_2PI 2.50662827463100050242

@@ -22,6 +22,7 @@
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 #include "verify/worklist.h"
+#include "onnx/load.h"
 
 
 /* ---- work list ---- */

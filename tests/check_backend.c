@@ -24,6 +24,7 @@
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 /* A wrong infeasibility claim of GLPK must not become `robust`. A 1-2-1 ReLU net with no unstable ReLU: x ∈ [1e5, 1e5·(1 + 1e-10)]
  * (relative width 1e-10 at 1e5), both hidden neurons stable and active, the

@@ -19,11 +19,12 @@
 #include "core/csv.h"
 #include "core/json.h"
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/rng.h"
 #include "verify/prop.h"
 #include "verify/vnnlib.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 START_TEST(test_cli_number_shortest)
 {

@@ -24,6 +24,7 @@
 #include "core/netfile.h"
 #include "core/npy.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 /* n_in = 4, hidden 8, 8, 3 outputs; one weight set shared by all nets. */
 static const int lg_gate_dims[] = {4, 8, 8, 3};

@@ -12,7 +12,7 @@
 #include "core/linop.h"
 #include "core/netfile.h"
 #include "core/npy.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/rng.h"
 #include "oracle.h"
 #include "testutil.h"
@@ -23,6 +23,7 @@
 #include "verify/prop.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 /* A conv → conv → dense relu net on a c×h×w image; geometry from g[2]. */
 static void conv_net(lg_net *net, int c, int h, int w, const lg_conv *g1, const lg_conv *g2, int n_out, lg_act act)

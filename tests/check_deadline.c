@@ -42,6 +42,7 @@
 #include "verify/bounds.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 /* A context whose deadline has passed. */
 static lg_runctx lg_dl_past(void)

@@ -26,6 +26,7 @@
 #include "train/model.h"
 #include "verify/devnet.h"
 #include "verify/transfer.h"
+#include "onnx/load.h"
 
 
 /* ref: random net with hidden activation `act`, every smooth layer at

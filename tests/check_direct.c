@@ -27,6 +27,7 @@
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 static const lg_act lg_smooth[] = {LG_ACT_GELU, LG_ACT_LGELU, LG_ACT_SWISH, LG_ACT_SIGMOID, LG_ACT_PRELU};
 

@@ -26,6 +26,7 @@
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 /* sign of q − d for a finite double d (GMP has no mpq_cmp_d) */
 static int mpq_cmp_d(const mpq_t q, double d)

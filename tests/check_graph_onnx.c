@@ -13,10 +13,11 @@
 
 #include "core/net.h"
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/rng.h"
 #include "gen_graph.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 /* The fixed DAG of gen_graph.h (lg_test_dag_fixed). */
 static void go_graph(lg_net *net, unsigned seed) { ck_assert_int_eq(lg_test_dag_fixed(net, seed), LG_OK); }

@@ -14,6 +14,7 @@
 #include "core/rng.h"
 #include "lib/lgelu.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 /* A random lgelu net 6-5-4-3 written to a temporary native file. */
 static const char *lg_lib_tmp_net(uint64_t seed)

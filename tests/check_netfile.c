@@ -8,6 +8,7 @@
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 static void lg_make_net(lg_net *net, lg_act act)
 {

@@ -11,9 +11,10 @@
 #include <sys/wait.h>
 
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/rng.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 /* Run a shell command, capture up to cap−1 bytes of stdout; returns the exit
  * status (nonzero if python3 or onnx is missing: the test then fails). */

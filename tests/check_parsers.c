@@ -15,7 +15,7 @@
 #include <zlib.h>
 
 #include "core/netfile.h"
-#include "core/onnx.h"
+#include "onnx/onnx.h"
 #include "core/rng.h"
 #include "fuzz/fuzz_input.h"
 #include "testutil.h"

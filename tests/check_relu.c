@@ -11,6 +11,7 @@
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 /* A random 4-layer net; layer 1 is forced to relu to check kept layers. */
 static void lg_make_mixed(lg_net *net, lg_act hidden, uint64_t seed)

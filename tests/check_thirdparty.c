@@ -30,6 +30,7 @@
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 #define TP_DIR LG_FIXTURES "/sigmoid3p"
 

@@ -20,6 +20,7 @@
 #include "train/optim.h"
 #include "train/rs.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 /* ---- golden tiny net -------------------------------------------------- */
 

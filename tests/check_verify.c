@@ -15,6 +15,7 @@
 #include "verify/recheck.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 
 /* A random relu net n_in → h → h → n_out and a random centre in [0,1]. */

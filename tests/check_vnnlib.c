@@ -14,6 +14,7 @@
 #include "verify/verify.h"
 #include "test_solver.h"
 #include "testutil.h"
+#include "onnx/load.h"
 
 static const char *lg_acas_props[] = {"acasxu/prop_1.vnnlib", "acasxu/prop_2.vnnlib", "acasxu/prop_3.vnnlib",
                                       "acasxu/prop_4.vnnlib"};

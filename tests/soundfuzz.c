@@ -25,6 +25,7 @@
 #include "verify/transfer.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
+#include "onnx/load.h"
 
 const char *const lg_fuzz_solver_names[LG_FUZZ_N_SOLVERS] = {"auto", "glpk", "z3", "none", "glpk-only",
                                                                  "z3-lp"};

@@ -3,7 +3,7 @@
  * lg_fuzz_pool). The reference evaluator below reads the graph description
  * tests/onnx_poolfuzz.py writes beside each file and computes conv, relu,
  * max over each window and gemm in exact rationals (GMP), sharing no code
- * with the importer's rewrite (core/onnx_conv.c) or lgelu's forward pass. */
+ * with the importer's rewrite (onnx/onnx_conv.c) or lgelu's forward pass. */
 #include "soundfuzz.h"
 #include "test_solver.h"
 
@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "oracle.h"
 #include "verify/verify.h"
+#include "onnx/load.h"
 
 enum { FP_CONV, FP_RELU, FP_MAXPOOL, FP_FLATTEN, FP_GEMM };
 

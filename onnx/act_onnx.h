@@ -1,7 +1,7 @@
-/* act_onnx.h — each activation's ONNX form (the onnx_write hook of its
- * entry in act.h, act_onnx.c) and the few graph-building calls it needs
- * from the writer (onnx_write.c). The reader (onnx_read.c) reads the same
- * forms back through the entry's onnx_pattern / onnx_op data.
+/* act_onnx.h — each activation's ONNX form (one writer per kind of the
+ * activation table core/act.h, act_onnx.c) and the few graph-building calls
+ * it needs from the writer (onnx_write.c). The reader (onnx_read.c) reads
+ * the same forms back through the table entry's onnx_pattern / onnx_op data.
  *
  * Every name and node lives in the writer's arena (lg_ow) and is freed with
  * it; the calls return NULL (or 0) once it is out of memory, and the writer
@@ -9,6 +9,8 @@
  */
 #ifndef LG_ACT_ONNX_H
 #define LG_ACT_ONNX_H
+
+#include "core/act.h"
 
 typedef struct lg_ow lg_ow;
 
@@ -27,8 +29,14 @@ const char *lg_ow_shared(lg_ow *w, const char *name, double v);
  * importer reads back as λ itself (onnx_read.c, DESIGN.md §3). */
 #define LG_ONNX_SQRT2_DOWN 0x1.6a09e667f3bccp+0
 
-/* The onnx_write hooks (act.h): nodes computing f(z) with parameter p
- * into out; out, or NULL out of memory. */
+/* An activation's writer: the nodes computing f(z) with parameter p into
+ * out; out, or NULL out of memory. k names the layer's constants. */
+typedef const char *(*lg_act_onnx_write_fn)(lg_ow *w, double p, int k, const char *z, const char *out);
+/* The writer of kind a (one per kind of the activation table), or NULL for
+ * a kind out of range. */
+lg_act_onnx_write_fn lg_act_onnx_writer(lg_act a);
+
+/* The writers: */
 const char *lg_act_onnx_identity(lg_ow *w, double p, int k, const char *z, const char *out);
 const char *lg_act_onnx_relu(lg_ow *w, double p, int k, const char *z, const char *out);
 const char *lg_act_onnx_sigmoid(lg_ow *w, double p, int k, const char *z, const char *out);

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/onnx_internal.h"
+#include "onnx/onnx_internal.h"
 
 /* Int-list attribute: 1 with *n values in out[0..max), 0 absent, -1 error. */
 static int lg_ox_attr_ints(const lg_ox_graph *G, int node, const char *name, int64_t *out, int max, int *n)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/act_onnx.h"
-#include "core/onnx.h"
+#include "onnx/act_onnx.h"
+#include "onnx/onnx.h"
 #include "onnx.pb-c.h"
 
 typedef struct lg_ow {
@@ -347,7 +347,7 @@ static Onnx__StringStringEntryProto *lg_ow_meta(lg_ow *w, char *key, double v)
  * (act_onnx.h); returns the activation output. */
 static const char *lg_ow_act(lg_ow *w, const lg_layer *L, int k, const char *z, const char *out)
 {
-    return lg_act_info_of(L->act)->onnx_write(w, L->lambda, k, z, out);
+    return lg_act_onnx_writer(L->act)(w, L->lambda, k, z, out);
 }
 
 lg_status lg_onnx_write(const lg_net *net, const char *path)

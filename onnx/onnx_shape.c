@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/onnx_internal.h"
+#include "onnx/onnx_internal.h"
 
 int lg_ox_is_shape_op(const char *op)
 {

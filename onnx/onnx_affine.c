@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/onnx_internal.h"
+#include "onnx/onnx_internal.h"
 
 static void lg_ox_terms_free(lg_ox_term *xt, int n)
 {

@@ -1,5 +1,5 @@
 /* act_onnx.c — each activation's ONNX form (act_onnx.h). */
-#include "core/act_onnx.h"
+#include "onnx/act_onnx.h"
 
 #include <stddef.h>
 
@@ -68,4 +68,14 @@ const char *lg_act_onnx_lgelu(lg_ow *w, double p, int k, const char *z, const ch
     const char *u = lg_ow_str(w, "L%d_scaled", k);
     if (!lg_ow_op(w, "Mul", u, z, lam)) return NULL;
     return lg_act_onnx_erf(w, k, z, u, out);
+}
+
+lg_act_onnx_write_fn lg_act_onnx_writer(lg_act a)
+{
+    static const lg_act_onnx_write_fn writers[LG_ACT_COUNT] = {
+        [LG_ACT_IDENTITY] = lg_act_onnx_identity, [LG_ACT_RELU] = lg_act_onnx_relu,
+        [LG_ACT_GELU] = lg_act_onnx_gelu,         [LG_ACT_LGELU] = lg_act_onnx_lgelu,
+        [LG_ACT_SIGMOID] = lg_act_onnx_sigmoid,   [LG_ACT_SWISH] = lg_act_onnx_swish,
+        [LG_ACT_PRELU] = lg_act_onnx_prelu};
+    return (int)a >= 0 && (int)a < LG_ACT_COUNT ? writers[a] : NULL;
 }

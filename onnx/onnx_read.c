@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "core/netfile.h"
-#include "core/onnx.h"
-#include "core/onnx_internal.h"
+#include "onnx/onnx.h"
+#include "onnx/onnx_internal.h"
 
 #define LG_OX_MAX_NESTING 64
 

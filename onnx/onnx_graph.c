@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/net.h"
-#include "core/onnx_internal.h"
+#include "onnx/onnx_internal.h"
 
 static const char *lg_ox_str(const char *s) { return s ? s : ""; }
 
