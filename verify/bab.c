@@ -99,6 +99,7 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
     cx->o = o;
     cx->run = run;
     cx->mode = lg_bab_pick(o->mode, net->n_in);
+    cx->strategy = cx->mode == LG_BAB_INPUT ? &lg_bab_input_strategy : &lg_bab_relu_strategy;
     cx->n_in = net->n_in;
     cx->n_out = lg_net_n_out(net);
     cx->size = lg_alpha_size(net);

@@ -15,7 +15,7 @@
 #include "verify/bab_internal.h"
 #include "core/linop.h"
 
-lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
+static lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
     lg_status st = lg_bounds_interval(b, cx->net, n->lo, n->hi);
     if (st != LG_OK) return st;
@@ -108,9 +108,11 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
         score[i] = seen[0] ? (fabs(cn[i]) + rd[i]) * (b->xhi[i] - b->xlo[i]) : 0.0;
 }
 
-lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *crow,
-                             double key, lg_bab_node **c0, lg_bab_node **c1, const char **why)
+static lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b,
+                                    const lg_bab_split_in *in, lg_bab_node **c0, lg_bab_node **c1, const char **why)
 {
+    const double *crow = in->crow;
+    double key = in->key;
     *c0 = *c1 = NULL;
     size_t w = (size_t)lg_net_max_width(cx->net), nl = lg_net_nodes_len(cx->net);
     double *buf = malloc((2 * nl + 2 * w + (size_t)cx->n_in) * sizeof *buf + (size_t)cx->net->n_layers + 1);
@@ -157,3 +159,5 @@ lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const l
     lg_bab_bounds_save(cx, b, (*c1)->pre);
     return LG_OK;
 }
+
+const lg_bab_strategy lg_bab_input_strategy = {LG_BAB_INPUT, lg_bab_input_bound, lg_bab_input_split};

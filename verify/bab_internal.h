@@ -36,6 +36,7 @@ typedef struct lg_bab_ctx {
     const lg_bab_opts *o;
     const lg_runctx *run;    /* deadline, seed, verbosity, back-end memory cap (bab.h) */
     lg_bab_mode mode;        /* INPUT or RELU */
+    const struct lg_bab_strategy *strategy; /* the mode's splitting strategy (below) */
     int n_in, n_out, size;   /* size = lg_alpha_size */
     size_t n_pre;            /* doubles in a node's inherited bounds */
     int *row0;               /* [n_terms + 1] first constraint row of each term */
@@ -84,22 +85,32 @@ void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre);
 /* 1 if some pre-activation interval is empty (lo > hi): the region is empty. */
 int lg_bab_bounds_empty(const lg_bounds *b);
 
-/* Bounds of the node's region into b (initialised by the caller). */
-lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b);
-lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b);
+/* What a split takes from the node's bounding: the hardest objective row
+ * and, for ReLU splitting, its sensitivities, slopes and multipliers. */
+typedef struct lg_bab_split_in {
+    const double *crow;          /* [n_out] the hardest objective row */
+    double drow;                 /* its constant */
+    double key;                  /* the node's worst open bound, plain slopes (n->pkey is its parent's) */
+    const double *lam;           /* [size] the row's sensitivities (ReLU splitting) */
+    const double *alpha, *beta;  /* [size] the row's slopes and multipliers, or NULL (default slopes, no β) */
+} lg_bab_split_in;
 
-/* Split the node into two children (*c0, *c1 newly allocated, pre filled
- * from b). crow: [n_out] the hardest objective row (input splitting);
- * lam: [size] its sensitivities (ReLU splitting). On a node that cannot be
- * split (minimum width, no unstable ReLU) *c0 = *c1 = NULL and why is set.
- * key: the node's worst open bound, plain slopes (n->pkey is its parent's). */
-lg_status lg_bab_input_split(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, const double *crow,
-                             double key, lg_bab_node **c0, lg_bab_node **c1, const char **why);
-/* ReLU splitting: crow, drow the hardest objective row; alpha, beta its
- * slopes and multipliers (NULL: default slopes, no β) for the FSB
- * estimates (all candidates' children bounded as one batch; b is not changed). */
-lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const double *lam,
-                            const double *crow, double drow, const double *alpha, const double *beta,
-                            lg_bab_node **c0, lg_bab_node **c1, const char **why);
+/* A splitting strategy: the one interface the node code (bab_node.c) calls;
+ * the driver puts the strategy of the search's mode in cx->strategy.
+ *   bound: bounds of the node's region into b (initialised by the caller);
+ *   split: two children (*c0, *c1 newly allocated, pre filled from b); on a
+ *          node that cannot be split (minimum width, no unstable ReLU)
+ *          *c0 = *c1 = NULL and why is set. ReLU splitting bounds every
+ *          candidate's children as one batch for its estimates (b is not
+ *          changed). */
+typedef struct lg_bab_strategy {
+    lg_bab_mode mode;
+    lg_status (*bound)(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b);
+    lg_status (*split)(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const lg_bab_split_in *in,
+                       lg_bab_node **c0, lg_bab_node **c1, const char **why);
+} lg_bab_strategy;
+
+extern const lg_bab_strategy lg_bab_input_strategy; /* bab_input.c: split the widest-scoring input */
+extern const lg_bab_strategy lg_bab_relu_strategy;  /* bab_relu.c: split a ReLU (FSB, BaBSR) */
 
 #endif

@@ -359,7 +359,7 @@ static lg_status lg_bab_bound(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b
                               int *hard, double *key, int *empty)
 {
     const lg_net *net = cx->net;
-    lg_status st = cx->mode == LG_BAB_INPUT ? lg_bab_input_bound(cx, n, b) : lg_bab_relu_bound(cx, n, b);
+    lg_status st = cx->strategy->bound(cx, n, b);
     if (st != LG_OK) return st;
     *empty = lg_bab_bounds_empty(b);
     if (*empty) return LG_OK; /* the split constraints leave no input: nothing to find here */
@@ -567,15 +567,17 @@ static lg_status lg_bab_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bou
         return LG_OK;
     }
     const char *why = NULL;
-    lg_status st = cx->mode == LG_BAB_INPUT
-                       ? lg_bab_input_split(cx, n, b, cx->C + (size_t)split_crow * (size_t)cx->n_out, plain_key,
-                                            &rs->c0, &rs->c1, &why)
-                       : lg_bab_relu_split(cx, n, b, s->lam + (size_t)hard * (size_t)cx->size,
-                                           s->C + (size_t)hard * (size_t)cx->n_out, s->d[hard],
-                                           s->m_alpha > 0 ? s->alpha + (size_t)hard * (size_t)cx->size : NULL,
-                                           s->m_alpha > 0 && lg_bab_use_beta(cx) ? s->beta + (size_t)hard * (size_t)cx->size
-                                                                                 : NULL,
-                                           &rs->c0, &rs->c1, &why);
+    lg_bab_split_in in = {.key = plain_key};
+    if (cx->mode == LG_BAB_INPUT) {
+        in.crow = cx->C + (size_t)split_crow * (size_t)cx->n_out;
+    } else {
+        in.lam = s->lam + (size_t)hard * (size_t)cx->size;
+        in.crow = s->C + (size_t)hard * (size_t)cx->n_out;
+        in.drow = s->d[hard];
+        in.alpha = s->m_alpha > 0 ? s->alpha + (size_t)hard * (size_t)cx->size : NULL;
+        in.beta = s->m_alpha > 0 && lg_bab_use_beta(cx) ? s->beta + (size_t)hard * (size_t)cx->size : NULL;
+    }
+    lg_status st = cx->strategy->split(cx, n, b, &in, &rs->c0, &rs->c1, &why);
     if (st != LG_OK) return st;
     if (rs->c0 && lg_bab_use_warm(cx) && s->m_alpha > 0) { /* warm start of the children */
         size_t sz = (size_t)cx->size;

@@ -17,7 +17,7 @@
 #include "verify/alpha.h"
 #include "verify/bab_internal.h"
 
-lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
+static lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
     if (!n->pre) return lg_bounds_symbolic(b, cx->net, n->lo, n->hi);
     lg_bab_bounds_load(cx, b, n->pre);
@@ -90,10 +90,11 @@ fail:
     return st;
 }
 
-lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b, const double *lam,
-                            const double *crow, double drow, const double *alpha, const double *beta,
-                            lg_bab_node **c0, lg_bab_node **c1, const char **why)
+static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b,
+                                   const lg_bab_split_in *in, lg_bab_node **c0, lg_bab_node **c1, const char **why)
 {
+    const double *lam = in->lam, *crow = in->crow, *alpha = in->alpha, *beta = in->beta;
+    double drow = in->drow;
     const lg_net *net = cx->net;
     *c0 = *c1 = NULL;
     int bk = -1, bj = -1, fk = -1, fj = -1;
@@ -174,3 +175,5 @@ lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bound
     }
     return LG_OK;
 }
+
+const lg_bab_strategy lg_bab_relu_strategy = {LG_BAB_RELU, lg_bab_relu_bound, lg_bab_relu_split};
