@@ -1,4 +1,5 @@
-/* report_internal.h — what report.c computes and report_md.c,
+/* report_internal.h — what report.c computes (with the shared helpers of
+ * report_data.c) and report_md.c,
  * report_csv.c, report_plot.c write. Only study/ uses this. The lg_rep
  * owns the row arrays (jansson); groups are plain values. */
 #ifndef LG_STUDY_REPORT_INTERNAL_H
@@ -62,6 +63,8 @@ const char *lg_rep_str(json_t *o, const char *k);
 double lg_rep_num(json_t *o, const char *k);
 /* Sorts v. NAN for n = 0. */
 double lg_rep_median(double *v, int n);
+/* Row o belongs to group g and mode m. */
+int lg_rep_row_in(const lg_rep *R, json_t *o, int g, lg_study_mode m);
 /* The decided rows' seconds of group g in mode m, sorted (cactus), into buf; returns the count. */
 int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf);
 /* Every row of architecture arch in mode m, all regimes: *n rows, *decided robust or violated, *timeouts,
