@@ -210,6 +210,13 @@ void lg_conv_forward(const lg_layer *L, const double *x, double *out);
 /* Max-pool nodes (core/net_max.c). */
 /* 1 if some layer is a max-pool node. */
 int lg_net_has_max(const lg_net *net);
+/* The part of window o of max-pool geometry c inside the input (the rest
+ * is padding): channel ch, rows [y0, y1), columns [x0, x1); the input
+ * position of (iy, ix) is (ch·h_in + iy)·w_in + ix. */
+typedef struct lg_window {
+    int ch, y0, y1, x0, x1;
+} lg_window;
+lg_window lg_max_window_box(const lg_conv *c, int o);
 /* The input positions of window o of max-pool geometry c, ascending, into
  * idx (room for kh·kw); returns their count (≥ 1 for a valid geometry). */
 int lg_max_window(const lg_conv *c, int o, int *idx);

@@ -19,18 +19,24 @@ lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
     return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take networks with max-pool nodes", stage);
 }
 
+lg_window lg_max_window_box(const lg_conv *c, int o)
+{
+    int hw = c->h_out * c->w_out, oy = (o % hw) / c->w_out, ox = o % c->w_out;
+    lg_window w = {o / hw, oy * c->sh - c->ph, oy * c->sh - c->ph + c->kh, ox * c->sw - c->pw,
+                   ox * c->sw - c->pw + c->kw};
+    if (w.y0 < 0) w.y0 = 0;
+    if (w.y1 > c->h_in) w.y1 = c->h_in;
+    if (w.x0 < 0) w.x0 = 0;
+    if (w.x1 > c->w_in) w.x1 = c->w_in;
+    return w;
+}
+
 int lg_max_window(const lg_conv *c, int o, int *idx)
 {
-    int hw = c->h_out * c->w_out, ch = o / hw, oy = (o % hw) / c->w_out, ox = o % c->w_out, n = 0;
-    for (int ky = 0; ky < c->kh; ky++) {
-        int iy = oy * c->sh - c->ph + ky;
-        if (iy < 0 || iy >= c->h_in) continue;
-        for (int kx = 0; kx < c->kw; kx++) {
-            int ix = ox * c->sw - c->pw + kx;
-            if (ix < 0 || ix >= c->w_in) continue;
-            idx[n++] = (ch * c->h_in + iy) * c->w_in + ix;
-        }
-    }
+    lg_window w = lg_max_window_box(c, o);
+    int n = 0;
+    for (int iy = w.y0; iy < w.y1; iy++)
+        for (int ix = w.x0; ix < w.x1; ix++) idx[n++] = (w.ch * c->h_in + iy) * c->w_in + ix;
     return n;
 }
 
@@ -38,20 +44,16 @@ void lg_max_forward(const lg_linear *A, const double *x, double *out)
 {
     const lg_conv *c = &A->conv;
     for (int o = 0; o < A->n_out; o++) {
-        int hw = c->h_out * c->w_out, ch = o / hw, oy = (o % hw) / c->w_out, ox = o % c->w_out, any = 0;
+        lg_window w = lg_max_window_box(c, o);
+        int any = 0;
         double m = 0.0;
-        for (int ky = 0; ky < c->kh; ky++) {
-            int iy = oy * c->sh - c->ph + ky;
-            if (iy < 0 || iy >= c->h_in) continue;
-            for (int kx = 0; kx < c->kw; kx++) {
-                int ix = ox * c->sw - c->pw + kx;
-                if (ix < 0 || ix >= c->w_in) continue;
-                double v = x[((size_t)ch * (size_t)c->h_in + (size_t)iy) * (size_t)c->w_in + (size_t)ix];
+        for (int iy = w.y0; iy < w.y1 && m == m; iy++)
+            for (int ix = w.x0; ix < w.x1; ix++) {
+                double v = x[((size_t)w.ch * (size_t)c->h_in + (size_t)iy) * (size_t)c->w_in + (size_t)ix];
                 if (!any || v > m || v != v) m = v; /* NaN propagates */
                 any = 1;
                 if (m != m) break;
             }
-        }
         out[o] = m;
     }
 }

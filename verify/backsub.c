@@ -238,17 +238,12 @@ static void lg_bs_mag(lg_backsub *s, int l)
             for (int j = 0; j < L->n_out; j++) {
                 double v = 0.0;
                 const lg_conv *c = &T->conv;
-                int hw = c->h_out * c->w_out, ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out;
-                for (int ky = 0; ky < c->kh; ky++) {
-                    int iy = oy * c->sh - c->ph + ky;
-                    if (iy < 0 || iy >= c->h_in) continue;
-                    for (int kx = 0; kx < c->kw; kx++) {
-                        int ix = ox * c->sw - c->pw + kx;
-                        if (ix < 0 || ix >= c->w_in) continue;
-                        double a = am[(ch * c->h_in + iy) * c->w_in + ix];
+                lg_window w = lg_max_window_box(c, j);
+                for (int iy = w.y0; iy < w.y1; iy++)
+                    for (int ix = w.x0; ix < w.x1; ix++) {
+                        double a = am[(w.ch * c->h_in + iy) * c->w_in + ix];
                         if (!(a <= v)) v = a;
                     }
-                }
                 s->mag[l][j] = v * (2.0 * (double)(c->kh * c->kw) + 2.0); /* the plane's |row| ≤ 2K + 2 */
             }
             under += (double)L->n_out * 0x1p-1073 * sum;
@@ -477,19 +472,15 @@ static void lg_bs_max_planes(lg_backsub *s, int l)
 {
     const lg_layer *L = &s->net->layers[l];
     const lg_conv *c = &L->conv;
-    int hw = c->h_out * c->w_out;
     for (int g = 0; g < s->ng; g++) {
         size_t base = (size_t)g * s->size + (size_t)s->off[l];
         for (int j = 0; j < L->n_out; j++) {
-            int ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out, best = -1;
+            lg_window w = lg_max_window_box(c, j);
+            int best = -1;
             double bl = 0.0, U = -INFINITY, U2 = -INFINITY; /* U2: largest upper bound but best's */
-            for (int ky = 0; ky < c->kh; ky++) {
-                int iy = oy * c->sh - c->ph + ky;
-                if (iy < 0 || iy >= c->h_in) continue;
-                for (int kx = 0; kx < c->kw; kx++) {
-                    int ix = ox * c->sw - c->pw + kx;
-                    if (ix < 0 || ix >= c->w_in) continue;
-                    int i = (ch * c->h_in + iy) * c->w_in + ix;
+            for (int iy = w.y0; iy < w.y1; iy++) {
+                for (int ix = w.x0; ix < w.x1; ix++) {
+                    int i = (w.ch * c->h_in + iy) * c->w_in + ix;
                     double lo, hi;
                     lg_bs_src_post(s, g, L->src, i, &lo, &hi);
                     if (best < 0 || lo > bl) {
@@ -517,29 +508,21 @@ static void lg_bs_max_upper(lg_backsub *s, int g, int l, int j, double a, double
 {
     const lg_layer *L = &s->net->layers[l];
     const lg_conv *c = &L->conv;
-    int hw = c->h_out * c->w_out, ch = j / hw, oy = (j % hw) / c->w_out, ox = j % c->w_out;
+    lg_window w = lg_max_window_box(c, j);
     double lp = 0.0, up = 0.0;
     int p = -1;
-    for (int ky = 0; ky < c->kh; ky++) {
-        int iy = oy * c->sh - c->ph + ky;
-        if (iy < 0 || iy >= c->h_in) continue;
-        for (int kx = 0; kx < c->kw; kx++) {
-            int ix = ox * c->sw - c->pw + kx;
-            if (ix < 0 || ix >= c->w_in) continue;
-            int i = (ch * c->h_in + iy) * c->w_in + ix;
+    for (int iy = w.y0; iy < w.y1; iy++) {
+        for (int ix = w.x0; ix < w.x1; ix++) {
+            int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             double li, ui;
             lg_bs_src_post(s, g, L->src, i, &li, &ui);
             if (p < 0 || ui > up) p = i, lp = li, up = ui;
         }
     }
     Yr[p] += a;
-    for (int ky = 0; ky < c->kh; ky++) {
-        int iy = oy * c->sh - c->ph + ky;
-        if (iy < 0 || iy >= c->h_in) continue;
-        for (int kx = 0; kx < c->kw; kx++) {
-            int ix = ox * c->sw - c->pw + kx;
-            if (ix < 0 || ix >= c->w_in) continue;
-            int i = (ch * c->h_in + iy) * c->w_in + ix;
+    for (int iy = w.y0; iy < w.y1; iy++) {
+        for (int ix = w.x0; ix < w.x1; ix++) {
+            int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             if (i == p) continue;
             double li, ui;
             lg_bs_src_post(s, g, L->src, i, &li, &ui);
