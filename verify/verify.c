@@ -565,6 +565,20 @@ static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
     return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
 
+/* The case's unstable counts into the report (when k->count), then its
+ * bounds and kept terms freed. */
+static void lg_case_release(lg_case *k)
+{
+    for (int l = 0; k->count && l < k->net->n_layers; l++) {
+        int u = lg_bounds_unstable(&k->b, k->net, l);
+        k->r->unstable[l] += u;
+        k->r->unstable_total += u;
+    }
+    free(k->kept);
+    k->kept = NULL;
+    lg_bounds_free(&k->b);
+}
+
 static lg_status lg_verify_case(lg_case *k)
 {
     const lg_route *route = k->route;
@@ -582,14 +596,7 @@ static lg_status lg_verify_case(lg_case *k)
     if (k->low && (k->p.n_terms > 0 || k->o->backend_only)) {
         /* max-pool nodes: the bounds are the net's own (the max relaxation of backsub.h); what they
          * leave open goes on on its exact ReLU form, the same real function */
-        for (int l = 0; l < k->net->n_layers; l++) {
-            int u = lg_bounds_unstable(&k->b, k->net, l);
-            k->r->unstable[l] += u;
-            k->r->unstable_total += u;
-        }
-        free(k->kept);
-        k->kept = NULL;
-        lg_bounds_free(&k->b);
+        lg_case_release(k);
         if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
         k->net = k->low;
         k->low = NULL;
@@ -607,14 +614,7 @@ static lg_status lg_verify_case(lg_case *k)
         k->co->how.theory[0] = '\0';
         st = LG_OK;
     }
-    for (int l = 0; k->count && l < k->net->n_layers; l++) {
-        int u = lg_bounds_unstable(&k->b, k->net, l);
-        k->r->unstable[l] += u;
-        k->r->unstable_total += u;
-    }
-    free(k->kept);
-    k->kept = NULL;
-    lg_bounds_free(&k->b);
+    lg_case_release(k);
     return st;
 }
 
