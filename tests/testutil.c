@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,14 +19,58 @@ const char *lg_test_fixture(const char *rel)
     return buf;
 }
 
+/* Every process (each forked Check child too) names its files inside a
+ * directory of its own made by mkdtemp, removed when the process exits:
+ * names made of the pid alone would meet the files an earlier process with
+ * the same pid left behind (pids wrap at 32768 on a busy machine). */
+static char lg_tmp_base[192];
+static pid_t lg_tmp_pid;
+
+static void lg_tmp_remove(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            char sub[1024];
+            while ((e = readdir(d)))
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+                    lg_tmp_remove(sub);
+                }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void lg_tmp_cleanup(void)
+{
+    if (lg_tmp_pid == getpid() && lg_tmp_base[0]) lg_tmp_remove(lg_tmp_base);
+}
+
 const char *lg_test_tmpfile(const char *suffix)
 {
     static char bufs[8][256];
-    static int next, counter;
+    static int next, counter, registered;
+    if (lg_tmp_pid != getpid()) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(lg_tmp_base, sizeof lg_tmp_base, "%s/lgelu_test_XXXXXX", dir && *dir ? dir : "/tmp");
+        if (!mkdtemp(lg_tmp_base)) {
+            perror("lg_test_tmpfile: mkdtemp");
+            abort();
+        }
+        lg_tmp_pid = getpid();
+        counter = 0;
+        if (!registered) registered = atexit(lg_tmp_cleanup) == 0;
+    }
     char *b = bufs[next];
     next = (next + 1) % 8;
-    const char *dir = getenv("TMPDIR");
-    snprintf(b, 256, "%s/lgelu_test_%ld_%d%s", dir ? dir : "/tmp", (long)getpid(), counter++, suffix ? suffix : "");
+    snprintf(b, 256, "%s/f%d%s", lg_tmp_base, counter++, suffix ? suffix : "");
     return b;
 }
 
