@@ -99,9 +99,18 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
         double *H;
         LG_AG_GET(H);
         for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
-        for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* through each term's structure (core/linop.h) */
-            const lg_linear *T = lg_layer_lin(Ly, t);
-            lg_linear_mul(T, m, valv[T->src + 1], H, 0, 1);
+        if (Ly->kind == LG_LAYER_MAX) { /* the plane each row's coefficient picked (backsub.h) */
+            const double *X = valv[Ly->lin.src + 1];
+            for (int r = 0; r < m; r++)
+                for (int j = 0; j < n; j++)
+                    H[(size_t)r * (size_t)n + (size_t)j] =
+                        lg_backsub_max_value(s, bt->grp ? bt->grp[r] : 0, l, j, lam[(size_t)r * ls + (size_t)(off + j)],
+                                             X + (size_t)r * (size_t)Ly->lin.n_in);
+        } else {
+            for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* through each term's structure (core/linop.h) */
+                const lg_linear *T = lg_layer_lin(Ly, t);
+                lg_linear_mul(T, m, valv[T->src + 1], H, 0, 1);
+            }
         }
         for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* sources read for the last time */
             int q = lg_layer_lin(Ly, t)->src + 1;
@@ -235,7 +244,6 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
                                const double *alpha, const double *beta, double *out, double *Ain, double *lam,
                                double *grad, double *gbeta)
 {
-    if (lg_net_require_no_max(net, "alpha-CROWN") != LG_OK) return LG_ERR_UNSUPPORTED;
     /* the bound alone is the back-substitution's, which relaxes smooth
      * layers too; the α gradient is ReLU-only */
     lg_status st = lg_bounds_check_direct(net);
@@ -379,7 +387,6 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
                                   int steps, double lr, const lg_runctx *run, double *alpha, double *beta, double *out,
                                   double *Ain)
 {
-    if (lg_net_require_no_max(net, "alpha-CROWN") != LG_OK) return LG_ERR_UNSUPPORTED;
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
@@ -409,7 +416,6 @@ lg_status lg_alpha_optimize_batch(const lg_alpha_batch *bt, const lg_net *net, i
 lg_status lg_alpha_tighten(lg_bounds *b, const lg_net *net, int k, int steps, double lr, const lg_runctx *run,
                            int *n_tight)
 {
-    if (lg_net_require_no_max(net, "alpha-CROWN") != LG_OK) return LG_ERR_UNSUPPORTED;
     *n_tight = 0;
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;

@@ -86,10 +86,14 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         const lg_layer *L = &net->layers[k];
         double *z = w->act + w->zoff[k], *an = z + L->n_out;
         /* z[n_out] = Σ_t A_t·a_src(t) + b (dgemv per term: the attack is a heuristic, every hit is re-checked) */
-        memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
-        for (int t = 0; t < lg_layer_n_lin(L); t++) {
-            const lg_linear *T = lg_layer_lin(L, t);
-            lg_linear_mul(T, 1, lg_atk_node(net, w, T->src), z, 0, 1); /* core/linop.h */
+        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: its one term, bias 0 (core/net.h) */
+            lg_max_forward(&L->lin, lg_atk_node(net, w, L->lin.src), z);
+        } else {
+            memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
+            for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                const lg_linear *T = lg_layer_lin(L, t);
+                lg_linear_mul(T, 1, lg_atk_node(net, w, T->src), z, 0, 1); /* core/linop.h */
+            }
         }
         if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY)
             for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
@@ -147,6 +151,23 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
                 signed char sg = w->sign[soff + (size_t)o];
                 if ((sg > 0 && z[o] > 0) || (sg < 0 && z[o] < 0)) dz[o] += sg * w->mu;
             }
+        if (L->kind == LG_LAYER_MAX) { /* the gradient of a max goes to its (first) largest input */
+            const double *xs = lg_atk_node(net, w, L->lin.src);
+            double *dst = w->da + w->doff[L->lin.src + 1];
+            if (!w->touched[L->lin.src + 1]) memset(dst, 0, (size_t)L->lin.n_in * sizeof *dst);
+            w->touched[L->lin.src + 1] = 1;
+            for (int o = 0; o < L->n_out; o++) {
+                lg_window wb = lg_max_window_box(&L->lin.conv, o);
+                int top = -1;
+                for (int iy = wb.y0; iy < wb.y1; iy++)
+                    for (int ix = wb.x0; ix < wb.x1; ix++) {
+                        int i = (wb.ch * L->lin.conv.h_in + iy) * L->lin.conv.w_in + ix;
+                        if (top < 0 || xs[i] > xs[top]) top = i;
+                    }
+                if (top >= 0) dst[top] += dz[o];
+            }
+            continue;
+        }
         for (int t = 0; t < lg_layer_n_lin(L); t++) { /* da_src += A_tᵀ·dz */
             const lg_linear *T = lg_layer_lin(L, t);
             double *dst = w->da + w->doff[T->src + 1];
@@ -205,7 +226,6 @@ static int lg_atk_pgd(const lg_net *net, const double *lo, const double *hi, int
 lg_status lg_attack_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                         const lg_attack_opts *o, const lg_runctx *run, double *x, int *found)
 {
-    if (lg_net_require_no_max(net, "the attack (run it on lg_net_lower_max's ReLU form)") != LG_OK) return LG_ERR_UNSUPPORTED;
     *found = 0;
     if (n_terms < 1) return LG_OK;
     lg_atk_ws w;

@@ -4,7 +4,8 @@
  * counterexample region (prop.h). The objective minimised is
  *     g(x) = min_t max_k (coef_tk · y(x) + d_tk)      (violation iff g ≤ 0),
  * its gradient computed by hand in double through the relu/identity network
- * (active term and constraint, ReLU masks, in-graph normalisation).
+ * (active term and constraint, ReLU masks, in-graph normalisation; a
+ * max-pool node passes it to the first largest input of each window).
  * Sampling tries the centre, both extreme corners, random corners and
  * uniform points; PGD takes signed-gradient steps of a decaying fraction of
  * the box width from the centre, then in turn from a uniform random point,

@@ -103,7 +103,7 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
     cx->n_in = net->n_in;
     cx->n_out = lg_net_n_out(net);
     cx->size = lg_alpha_size(net);
-    cx->n_pre = 2 * (size_t)net->n_in + 2 * (size_t)cx->size;
+    cx->n_pre = 2 * (size_t)net->n_in + 2 * (size_t)cx->size + lg_bounds_diff_len(net);
     cx->row0 = malloc(((size_t)n_terms + 1) * sizeof *cx->row0);
     if (!cx->row0) return lg_fail(LG_ERR_NOMEM, "bab: out of memory");
     cx->row0[0] = 0;
@@ -172,7 +172,6 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
 lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int n_terms, const lg_term *terms,
                      const lg_bounds *root, const lg_bab_opts *o, const lg_runctx *run, lg_bab_out *out, double *x)
 {
-    if (lg_net_require_no_max(net, "branch and bound (run it on lg_net_lower_max's ReLU form)") != LG_OK) return LG_ERR_UNSUPPORTED;
     memset(out, 0, sizeof *out);
     /* a smooth net is split on its inputs only (bounds through the certified
      * relaxations, no back-end: DESIGN.md §3 "Smooth activations"): CROWN

@@ -93,6 +93,21 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
         for (int t = 0; t < lg_layer_n_lin(L); t++) { /* Aᵀc, |A|ᵀr (core/linop.h) */
             const lg_linear *T = lg_layer_lin(L, t);
             size_t so = lg_net_node_offset(net, T->src);
+            if (T->kind == LG_LAYER_MAX) { /* a max-pool node: each window input may carry the output */
+                double *dc = seen[T->src + 1] ? tc : cn + so, *dr = seen[T->src + 1] ? tr : rd + so;
+                memset(dc, 0, (size_t)T->n_in * sizeof *dc);
+                memset(dr, 0, (size_t)T->n_in * sizeof *dr);
+                for (int j = 0; j < T->n_out; j++) {
+                    lg_window wb = lg_max_window_box(&T->conv, j);
+                    for (int iy = wb.y0; iy < wb.y1; iy++)
+                        for (int ix = wb.x0; ix < wb.x1; ix++)
+                            dr[(wb.ch * T->conv.h_in + iy) * T->conv.w_in + ix] += fabs(cen[j]) + rad[j];
+                }
+                if (seen[T->src + 1])
+                    for (int i = 0; i < T->n_in; i++) cn[so + i] += tc[i], rd[so + i] += tr[i];
+                seen[T->src + 1] = 1;
+                continue;
+            }
             if (!seen[T->src + 1]) {
                 lg_linear_mul_t(T, 1, cen, cn + so, 0);
                 lg_linear_mul_t(T, 1, rad, rd + so, 1);

@@ -82,6 +82,7 @@ void lg_bab_bounds_save(const lg_bab_ctx *cx, const lg_bounds *b, double *pre)
         memcpy(pre + w, b->hi[k], w * sizeof *pre);
         pre += 2 * w;
     }
+    lg_bounds_diff_save(b, pre); /* max-pool layers' difference bounds (bounds.h) */
 }
 
 void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre)
@@ -96,6 +97,7 @@ void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre)
         memcpy(b->hi[k], pre + w, w * sizeof *pre);
         pre += 2 * w;
     }
+    lg_bounds_diff_load(b, pre);
 }
 
 int lg_bab_bounds_empty(const lg_bounds *b)
@@ -541,6 +543,7 @@ static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const 
     const lg_bab_opts *o = cx->o;
     if (o->solver_unstable <= 0 || o->solver.mode == LG_SOLVER_NONE || lg_bab_unstable(b, cx->net) > o->solver_unstable)
         return LG_OK;
+    if (lg_net_has_max(cx->net)) return LG_OK; /* TODO leaf on the ReLU form */
     int closed = 0, found = 0;
     lg_status st = lg_bab_solver(cx, n, b, n_open, s->open_terms, rs, cand, &closed, &found);
     if (st != LG_OK) return st;

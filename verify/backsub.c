@@ -495,6 +495,20 @@ static void lg_bs_max_planes(lg_backsub *s, int l)
             s->msel[base + (size_t)j] = best;
             s->mU[base + (size_t)j] = U;
             s->mdom[base + (size_t)j] = bl >= U2;
+            const lg_bounds *b = s->gb[g];
+            int K = c->kh * c->kw, p = b->dlo && b->dlo[l] ? b->dref[l][j] : -1;
+            if (!s->mdom[base + (size_t)j] && p >= 0) { /* decided by the differences: x_q − x_p ≤ 0 for all q */
+                int dec = 1, n = 0, ip = -1;
+                for (int iy = w.y0; iy < w.y1; iy++)
+                    for (int ix = w.x0; ix < w.x1; ix++, n++) {
+                        if (n == p) ip = (w.ch * c->h_in + iy) * c->w_in + ix;
+                        else dec &= b->dhi[l][(size_t)j * (size_t)K + (size_t)n] <= 0.0;
+                    }
+                if (dec && ip >= 0) {
+                    s->msel[base + (size_t)j] = ip;
+                    s->mdom[base + (size_t)j] = 1;
+                }
+            }
         }
     }
 }
@@ -502,26 +516,34 @@ static void lg_bs_max_planes(lg_backsub *s, int l)
 /* a < 0 on undecided window j of max-pool layer l (group g): with p the input of the largest
  * upper bound, h_j ≤ x_p + Σ_i relu(x_i − x_p) over the other inputs i, each relu(d_i) by its
  * chord on d_i ∈ [l_i − u_p, u_i − l_p] (rounded outward) through relax.h, so
- * a·h_j ≥ a·x_p + Σ (c_i·(x_i − x_p) + icpt_i − err_i) (backsub.h). */
-static void lg_bs_max_upper(lg_backsub *s, int g, int l, int j, double a, double *Yr, double *cr, double *ms,
-                            double *er)
+ * a·h_j ≥ a·x_p + Σ (c_i·(x_i − x_p) + icpt_i − err_i) (backsub.h). With Yr: the plane's
+ * coefficients go to Yr and its constant, mass and error to *cr, *ms, *er. With x (the source's
+ * values): returns the plane's value there (lg_backsub_max_value). */
+static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, double a, double *Yr, double *cr, double *ms,
+                              double *er, const double *x)
 {
     const lg_layer *L = &s->net->layers[l];
     const lg_conv *c = &L->conv;
     lg_window w = lg_max_window_box(c, j);
-    double lp = 0.0, up = 0.0;
-    int p = -1;
+    const lg_bounds *b = s->gb[g];
+    int K = c->kh * c->kw, ref = b->dlo && b->dlo[l] ? b->dref[l][j] : -1; /* the differences' p (bounds.h) */
+    const double *dlo = ref >= 0 ? b->dlo[l] + (size_t)j * (size_t)K : NULL;
+    const double *dhi = ref >= 0 ? b->dhi[l] + (size_t)j * (size_t)K : NULL;
+    double lp = 0.0, up = 0.0, v = 0.0;
+    int p = -1, n = 0;
     for (int iy = w.y0; iy < w.y1; iy++) {
-        for (int ix = w.x0; ix < w.x1; ix++) {
+        for (int ix = w.x0; ix < w.x1; ix++, n++) {
             int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             double li, ui;
             lg_bs_src_post(s, g, L->src, i, &li, &ui);
-            if (p < 0 || ui > up) p = i, lp = li, up = ui;
+            if (ref >= 0 ? n == ref : p < 0 || ui > up) p = i, lp = li, up = ui;
         }
     }
-    Yr[p] += a;
+    if (Yr) Yr[p] += a;
+    if (x) v = x[p];
+    n = 0;
     for (int iy = w.y0; iy < w.y1; iy++) {
-        for (int ix = w.x0; ix < w.x1; ix++) {
+        for (int ix = w.x0; ix < w.x1; ix++, n++) {
             int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             if (i == p) continue;
             double li, ui;
@@ -529,10 +551,14 @@ static void lg_bs_max_upper(lg_backsub *s, int g, int l, int j, double a, double
             double dl = nextafter(li - up, -INFINITY), du = nextafter(ui - lp, INFINITY);
             if (isnan(dl)) dl = -INFINITY;
             if (isnan(du)) du = INFINITY;
+            if (dlo && dlo[n] > dl) dl = dlo[n]; /* the back-substituted bounds of x_i − x_p */
+            if (dhi && dhi[n] < du) du = dhi[n];
             if (du <= 0.0) continue; /* relu(d_i) = 0: x_i is never above x_p */
             lg_relu_lines rl;
-            double ci, icpt, e;
             lg_relax_relu_lines(dl, du, 0.0, &rl);
+            if (x) v += rl.up_s * (x[i] - x[p] - rl.up_x0);
+            if (!Yr) continue;
+            double ci, icpt, e;
             lg_relax_relu_apply(&rl, a, &ci, &icpt, &e);
             Yr[i] += ci;
             Yr[p] -= ci;
@@ -541,6 +567,14 @@ static void lg_bs_max_upper(lg_backsub *s, int g, int l, int j, double a, double
             *er += e;
         }
     }
+    return v;
+}
+
+double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, const double *x)
+{
+    size_t q = (size_t)g * s->size + (size_t)s->off[l] + (size_t)j;
+    if (a >= 0.0 || s->mdom[q]) return x[s->msel[q]];
+    return lg_bs_max_upper(s, g, l, j, a, NULL, NULL, NULL, NULL, x);
 }
 
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
@@ -665,7 +699,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
                         if (Ar[j] > 0.0 || s->mdom[base + (size_t)j]) /* h_j ≥ x_i* (= on a decided window) */
                             Yr[s->msel[base + (size_t)j]] += Ar[j];
                         else
-                            lg_bs_max_upper(s, s->grp[r], l, j, Ar[j], Yr, &c[r], &mass[r], &err[r]);
+                            lg_bs_max_upper(s, s->grp[r], l, j, Ar[j], Yr, &c[r], &mass[r], &err[r], NULL);
                     }
                 }
             } else if (lg_bs_mul_t(s, T, m, A, first ? *dst : s->acc) != LG_OK) { /* unfinished: no bound */

@@ -57,6 +57,13 @@ typedef struct lg_bounds {
     double **lo, **hi;     /* [n_layers][width[k]] pre-activation bounds */
     double *xlo, *xhi;     /* [n_in] normalised input box */
     int n_in;
+    /* Max-pool layers (DESIGN.md §1 "The max-pool node"): for max-pool layer k whose source is a
+     * layer, dref[k][o] is a reference position p of window o (in lg_max_window order; −1: none
+     * yet) and dlo[k], dhi[k] [n_out·K] (K = kh·kw) bound x_q − x_p, the source's outputs at
+     * window positions q and p (entry o·K + q; ∓∞: no bound); NULL for the other layers. */
+    int **dref;
+    double **dlo, **dhi;
+    size_t n_diff;         /* Σ over max-pool layers of n_out·(2K + 1): what lg_bounds_diff_save copies */
     const lg_runctx *run;  /* deadline of the computations on b (borrowed; NULL none) */
     void *store;           /* single allocation behind every array above */
 } lg_bounds;
@@ -87,10 +94,26 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
  * the error of lg_bounds_interval; bounds that overflow are ±∞. */
 lg_status lg_bounds_output_box(const lg_net *net, const double *lo, const double *hi, double *ylo, double *yhi);
 
+/* The post-activation interval [*al, *ah] of a neuron of layer L from its
+ * pre-activation bounds [l, h] (relu, identity, or a smooth activation's
+ * certified image). */
+void lg_bounds_post(const lg_layer *L, double l, double h, double *al, double *ah);
+
 /* The bounds of max-pool layer k (core/net.h LG_LAYER_MAX) from its
  * source's bounds: [max of the window's lower ends, max of its upper ends]
  * of the source's outputs, exact; each kept where tighter. */
 lg_status lg_bounds_max_layer(lg_bounds *b, const lg_net *net, int k);
+/* The difference bounds of max-pool layer k (dref, dlo, dhi above) by
+ * back-substitution: for each window the sources' bounds leave undecided,
+ * p = the position of the largest upper bound (dref kept where already
+ * set) and rows ±(x_q − x_p) over the source's outputs pushed back to the
+ * input box (backsub.h, rounding carried); each kept where tighter. */
+lg_status lg_bounds_max_diff(lg_bounds *b, const lg_net *net, int k);
+/* Flat copies of the difference bounds (n_diff doubles, dref as exact
+ * small integers) for a branch-and-bound node's inherited bounds. */
+size_t lg_bounds_diff_len(const lg_net *net); /* n_diff of net's bounds */
+void lg_bounds_diff_save(const lg_bounds *b, double *v);
+void lg_bounds_diff_load(lg_bounds *b, const double *v);
 /* Symbolic back-substitution bounds (also runs interval and keeps the
  * tighter of the two per neuron). */
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);

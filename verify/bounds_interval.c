@@ -58,13 +58,25 @@ int lg_bounds_net_smooth(const lg_net *net)
     return 0;
 }
 
+size_t lg_bounds_diff_len(const lg_net *net)
+{
+    size_t nd = 0;
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->kind == LG_LAYER_MAX && L->src >= 0) /* the difference bounds, dref as doubles */
+            nd += (size_t)L->n_out * (2 * (size_t)L->conv.kh * (size_t)L->conv.kw + 1);
+    }
+    return nd;
+}
+
 lg_status lg_bounds_init(lg_bounds *b, const lg_net *net)
 {
     memset(b, 0, sizeof *b);
     if (!net || net->n_layers < 1 || net->n_in < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
-    size_t n = 2 * (size_t)net->n_in;
+    size_t n = 2 * (size_t)net->n_in, nd = lg_bounds_diff_len(net);
     for (int k = 0; k < net->n_layers; k++) n += 2 * (size_t)net->layers[k].n_out;
-    size_t ptrs = 2 * (size_t)net->n_layers;
+    n += nd;
+    size_t ptrs = 5 * (size_t)net->n_layers;
     size_t bytes = ptrs * sizeof(double *) + n * sizeof(double) + (size_t)net->n_layers * sizeof(int);
     unsigned char *s = malloc(bytes);
     if (!s) return lg_fail(LG_ERR_NOMEM, "bounds: cannot allocate %zu bytes", bytes);
@@ -79,6 +91,24 @@ lg_status lg_bounds_init(lg_bounds *b, const lg_net *net)
         b->lo[k] = v;
         b->hi[k] = v + net->layers[k].n_out;
         v += 2 * (size_t)net->layers[k].n_out;
+    }
+    b->n_diff = nd;
+    b->dlo = b->hi + net->n_layers;
+    b->dhi = b->dlo + net->n_layers;
+    b->dref = (int **)(b->dhi + net->n_layers);
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        b->dlo[k] = b->dhi[k] = NULL;
+        b->dref[k] = NULL;
+        if (L->kind != LG_LAYER_MAX || L->src < 0) continue;
+        size_t K = (size_t)L->conv.kh * (size_t)L->conv.kw, no = (size_t)L->n_out;
+        b->dlo[k] = v;
+        b->dhi[k] = v + no * K;
+        for (size_t q = 0; q < no * K; q++) b->dlo[k][q] = -INFINITY, b->dhi[k][q] = INFINITY;
+        v += 2 * no * K;
+        b->dref[k] = (int *)v; /* n_out ints in the room of n_out doubles */
+        for (size_t o = 0; o < no; o++) b->dref[k][o] = -1;
+        v += no;
     }
     b->width = (int *)v;
     b->n_layers = net->n_layers;
@@ -137,8 +167,7 @@ static lg_status lg_bounds_input_box(lg_bounds *b, const lg_net *net, const doub
     return LG_OK;
 }
 
-/* Post-activation interval of layer k from its pre-activation bounds. */
-static void lg_bounds_post(const lg_layer *L, double l, double h, double *al, double *ah)
+void lg_bounds_post(const lg_layer *L, double l, double h, double *al, double *ah)
 {
     if (L->act == LG_ACT_RELU) {
         *al = l > 0 ? l : 0;
@@ -285,4 +314,26 @@ lg_status lg_bounds_max_layer(lg_bounds *b, const lg_net *net, int k)
     }
     free(idx);
     return LG_OK;
+}
+
+void lg_bounds_diff_save(const lg_bounds *b, double *v)
+{
+    for (int k = 0; k < b->n_layers; k++) {
+        if (!b->dlo[k]) continue;
+        size_t no = (size_t)b->width[k], nk = (size_t)(b->dhi[k] - b->dlo[k]); /* n_out·K */
+        memcpy(v, b->dlo[k], 2 * nk * sizeof *v); /* dlo, dhi are adjacent */
+        v += 2 * nk;
+        for (size_t o = 0; o < no; o++) *v++ = (double)b->dref[k][o];
+    }
+}
+
+void lg_bounds_diff_load(lg_bounds *b, const double *v)
+{
+    for (int k = 0; k < b->n_layers; k++) {
+        if (!b->dlo[k]) continue;
+        size_t no = (size_t)b->width[k], nk = (size_t)(b->dhi[k] - b->dlo[k]);
+        memcpy(b->dlo[k], v, 2 * nk * sizeof *v);
+        v += 2 * nk;
+        for (size_t o = 0; o < no; o++) b->dref[k][o] = (int)*v++;
+    }
 }

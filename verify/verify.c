@@ -220,6 +220,7 @@ typedef struct lg_case {
     const lg_net *low;       /* NULL, or net's exact ReLU form (lg_net_lower_max) when net has max-pool
                                 nodes: what net's own bounds leave open goes on there */
     int count;               /* 1: add this net's unstable counts to the report (0 on low: other layers) */
+    int attacked;            /* the attack already ran on this case (on the max-pool nodes' net) */
 } lg_case;
 
 /* A stage of a route: decides (co->v, done = 1), ends the route unknown
@@ -336,7 +337,8 @@ static lg_status lg_stage_bounds(lg_case *k)
 
 static lg_status lg_stage_attack(lg_case *k)
 {
-    if (!k->o->attack) return LG_OK;
+    if (!k->o->attack || k->attacked) return LG_OK;
+    k->attacked = 1;
     int found = 0;
     lg_status st = lg_attack_run(k->net, k->p.lo, k->p.hi, k->p.n_terms, k->p.terms, &k->o->atk, &k->cc, k->x, &found);
     if (st != LG_OK) return st;
@@ -457,8 +459,8 @@ static lg_status lg_stage_split(lg_case *k)
     if (k->bm == LG_BAB_NONE) return LG_OK;
     lg_runctx bab_run = k->cc;
     long max_nodes = o->bab.max_nodes;
-    if (o->solver.mode == LG_SOLVER_AUTO && k->bm == LG_BAB_RELU && o->tighten == LG_TIGHTEN_NONE &&
-        o->bab.mode == LG_BAB_AUTO) {
+    if (k->route->backend && o->solver.mode == LG_SOLVER_AUTO && k->bm == LG_BAB_RELU &&
+        o->tighten == LG_TIGHTEN_NONE && o->bab.mode == LG_BAB_AUTO) {
         int unstable = 0;
         for (int l = 0; l < k->net->n_layers; l++) unstable += lg_bounds_unstable(&k->b, k->net, l);
         bab_run = lg_runctx_share(&k->cc, lg_verify_auto_bab_share(k->net, unstable, &max_nodes));
@@ -542,6 +544,12 @@ static lg_status lg_stage_backend(lg_case *k)
 static const lg_route lg_route_pwl = {lg_bounds_check_net, 1, 1,
                                       {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
                                        lg_stage_tighten, lg_stage_split, lg_stage_backend, NULL}};
+/* A net with max-pool nodes, on the nodes themselves (DESIGN.md §1 "The max-pool node"): no
+ * back-end and no LP (they take the exact ReLU form, where an open case goes on); branch and
+ * bound gets all the time */
+static const lg_route lg_route_node = {lg_bounds_check_net, 1, 0,
+                                       {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
+                                        lg_stage_split, NULL}};
 static const lg_route lg_route_backend_only = {lg_bounds_check_net, 1, 1, {lg_stage_trivial, lg_stage_backend_all, NULL}};
 /* DESIGN.md §3 "Smooth activations": bounds, attack, α, input and activation splitting */
 static const lg_route lg_route_smooth = {
@@ -593,20 +601,19 @@ static lg_status lg_verify_case(lg_case *k)
         return LG_OK;
     }
     if (st != LG_OK) return st;
-    if (k->low && (k->p.n_terms > 0 || k->o->backend_only)) {
-        /* max-pool nodes: the bounds are the net's own (the max relaxation of backsub.h); what they
-         * leave open goes on on its exact ReLU form, the same real function */
-        lg_case_release(k);
-        if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
-        k->net = k->low;
-        k->low = NULL;
-        k->count = 0;
-        return lg_verify_case(k);
-    }
+    if (k->low && k->p.n_terms > 0 && route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
+        route = &lg_route_node; /* max-pool nodes: attack and branch and bound on the nodes first */
+    else if (k->low && (k->p.n_terms > 0 || k->o->backend_only))
+        goto lower;
+    k->route = route;
     k->bm = lg_route_bab(route, k->o->bab.mode, k->net->n_in);
     k->cc = lg_runctx_child(k->run, (uint64_t)k->c);
     k->done = 0;
     for (int i = 0; route->stages[i] && !k->done && st == LG_OK; i++) st = route->stages[i](k);
+    if (st == LG_OK && route == &lg_route_node && !k->done) {
+        if (!lg_runctx_expired(k->run)) goto lower;
+        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+    }
     if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
         lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
         k->co->how.stage = LG_STAGE_NONE;
@@ -616,6 +623,16 @@ static lg_status lg_verify_case(lg_case *k)
     }
     lg_case_release(k);
     return st;
+lower:
+    /* max-pool nodes: what the node's relaxation (backsub.h) and branch and bound on it leave open
+     * goes on on the exact ReLU form, the same real function */
+    lg_case_release(k);
+    if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
+    k->route = &lg_route_pwl; /* the only route with a ReLU form to go on on */
+    k->net = k->low;
+    k->low = NULL;
+    k->count = 0;
+    return lg_verify_case(k);
 }
 
 double lg_verify_auto_bab_share(const lg_net *net, int unstable, long *max_nodes)
