@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/netfile.h"
+#include "core/npy.h"
 #include "core/clock.h"
 #include "oracle.h"
 #include "testutil.h"
@@ -317,6 +318,142 @@ START_TEST(test_bab_relu_split_matches_oracle)
     int d2 = lg_tb_against_oracle(&lo_dim, n, 54, LG_BAB_RELU, "auto", &sat, &unsat);
     ck_assert_msg(d1 >= n * 9 / 10 && d2 >= n * 9 / 10, "relu splitting + back-end decided %d and %d of %d", d1, d2, n);
     ck_assert_msg(sat > 0 && unsat > 0, "both verdicts occur: %d sat, %d unsat", sat, unsat);
+}
+END_TEST
+
+/* Branch and bound on nets with max-pool nodes, on the nodes themselves
+ * (DESIGN.md §1 "The max-pool node"): random DAGs with max-pool nodes
+ * (overlapping and gapped windows, −∞ padding), ReLU and input splitting
+ * with no back-end against the exact oracle (on the ReLU form); every
+ * counterexample is exact on the node net. The difference bounds x_q − x_p
+ * of the windows (bounds.h) must tighten some objective bound over the
+ * interval ends alone, and splitting must decide some case the root bound
+ * leaves open. */
+START_TEST(test_bab_maxpool_matches_oracle)
+{
+    lg_rng r;
+    lg_rng_init(&r, 4242u, 5);
+    int n_nets = lg_test_quick() ? 60 : 160, with_max = 0, decided = 0, split_decided = 0, sat = 0, unsat = 0;
+    for (int t = 0; t < n_nets; t++) {
+        lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = 1, .act = LG_ACT_RELU, .maxpool = 1};
+        lg_test_inst in;
+        if (lg_test_inst_random_dag(&in, &r, &go) != LG_OK) { /* a draw the generator refuses */
+            lg_net_free(&in.net);
+            continue;
+        }
+        const lg_net *net = &in.net;
+        lg_answer ans;
+        if (lg_net_has_max(net) && t % 2) { /* half the nets: a thin true margin, which splitting has to find */
+            mpq_t gap;
+            mpq_init(gap);
+            if (lg_oracle_gap(&in.prob, gap, NULL, NULL) == LG_OK) {
+                double g = mpq_get_d(gap), sh = g - (0.05 * fabs(g) + 1e-3);
+                for (int q = 0; q < in.n_terms; q++)
+                    for (int c = 0; c < in.terms[q].n_cons; c++) in.terms[q].cons[c].d -= sh;
+            }
+            mpq_clear(gap);
+        }
+        if (!lg_net_has_max(net) || lg_oracle_solve(&in.prob, &ans, NULL, NULL) != LG_OK) {
+            lg_test_inst_free(&in);
+            continue;
+        }
+        with_max++;
+        for (int mode = 0; mode < 2; mode++) {
+            lg_bab_opts o = lg_tb_opts(mode ? LG_BAB_INPUT : LG_BAB_RELU, "none", 1);
+            o.max_nodes = 20000;
+            lg_runctx run = lg_runctx_start(30, (uint64_t)t, 0, 0);
+            lg_bab_out out;
+            double x[64];
+            ck_assert_int_eq(lg_bab_run(net, in.lo, in.hi, in.n_terms, in.terms, NULL, &o, &run, &out, x), LG_OK);
+            if (out.answer == LG_BAB_PROVED)
+                ck_assert_msg(ans == LG_ANSWER_UNSAT, "net %d mode %d: bab proved, oracle sat", t, mode);
+            if (out.answer == LG_BAB_FOUND) {
+                ck_assert_msg(ans == LG_ANSWER_SAT, "net %d mode %d: bab found a counterexample, oracle unsat", t, mode);
+                ck_assert_int_eq(lg_recheck(net, in.lo, in.hi, in.n_terms, in.terms, x, NULL), 1);
+                lg_net low; /* the oracle's exact forward pass takes the ReLU form, the same function */
+                ck_assert_int_eq(lg_net_lower_max(&low, net, 0), LG_OK);
+                lg_problem pl = in.prob;
+                pl.net = &low;
+                pl.pre_lo = pl.pre_hi = NULL;
+                ck_assert_msg(lg_oracle_is_counterexample(&pl, x), "net %d: the counterexample is not exact", t);
+                lg_net_free(&low);
+            }
+            decided += out.answer != LG_BAB_OPEN;
+            split_decided += out.answer == LG_BAB_PROVED && out.nodes > 1;
+            sat += out.answer == LG_BAB_FOUND;
+            unsat += out.answer == LG_BAB_PROVED;
+        }
+        lg_test_inst_free(&in);
+    }
+    ck_assert_int_gt(with_max, 5);
+    ck_assert_msg(decided >= with_max, "decided %d of %d runs on %d nets", decided, 2 * with_max, with_max);
+    ck_assert_msg(sat > 0 && unsat > 0, "both verdicts occur: %d sat, %d unsat", sat, unsat);
+    ck_assert_msg(split_decided > 0, "no proof needed splitting (%d nets, %d decided, %d sat, %d unsat)", with_max, decided, sat, unsat);
+}
+END_TEST
+
+/* The back-substituted difference bounds of max-pool windows (bounds.h) on
+ * the PyTorch fixtures (Conv+ReLU+MaxPool, Conv+MaxPool; boxes around their
+ * inputs): the objective bounds they give are below the value at sampled
+ * points, and tighter than with the interval ends alone on more objectives
+ * than they are looser. */
+START_TEST(test_bab_maxpool_differences)
+{
+    static const char *names[] = {"relu_pool", "conv_pool"};
+    char path[600];
+    lg_npy X;
+    snprintf(path, sizeof path, "%s/maxpool/X.npy", LG_FIXTURES);
+    ck_assert_msg(lg_npy_load(&X, path) == LG_OK, "%s", lg_errmsg());
+    lg_rng r;
+    lg_rng_init(&r, 77u, 5);
+    int tighter = 0, looser = 0, with_p = 0;
+    for (size_t v = 0; v < sizeof names / sizeof names[0]; v++) {
+        lg_net net;
+        snprintf(path, sizeof path, "%s/maxpool/%s.onnx", LG_FIXTURES, names[v]);
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", names[v], lg_errmsg());
+        int ni = net.n_in, no = lg_net_n_out(&net);
+        double *lo = malloc(3 * (size_t)ni * sizeof *lo), *hi = lo + ni, *x = hi + ni;
+        double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr), y[16], C[8 * 16], d[8] = {0};
+        double v1[8], v0[8];
+        ck_assert_int_le(no, 16);
+        for (size_t row = 0; row < X.n; row++) {
+            double eps = 0.02 * (1 + (double)(row % 3));
+            for (int i = 0; i < ni; i++) lo[i] = X.data[row * X.cols + (size_t)i] - eps, hi[i] = lo[i] + 2 * eps;
+            lg_bounds b, b0;
+            ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+            ck_assert_int_eq(lg_bounds_init(&b0, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&b0, &net, lo, hi), LG_OK);
+            for (int k = 0; k < net.n_layers; k++) /* b0: the same bounds without the differences */
+                if (b0.dlo[k]) {
+                    size_t nk = (size_t)(b0.dhi[k] - b0.dlo[k]);
+                    for (size_t q = 0; q < nk; q++) b0.dlo[k][q] = -INFINITY, b0.dhi[k][q] = INFINITY;
+                    for (int o = 0; o < b0.width[k]; o++) with_p += b0.dref[k][o] >= 0, b0.dref[k][o] = -1;
+                }
+            for (int q = 0; q < 8 * no; q++) C[q] = lg_rng_uniform(&r) * 2 - 1;
+            ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, 8, C, d, v1), LG_OK);
+            ck_assert_int_eq(lg_bounds_objective_lower(&b0, &net, 8, C, d, v0), LG_OK);
+            for (int q = 0; q < 8; q++) tighter += v1[q] > v0[q] + 1e-12, looser += v1[q] < v0[q] - 1e-12;
+            for (int p = 0; p < 50; p++) { /* sound at sampled points */
+                for (int i = 0; i < ni; i++) x[i] = lo[i] + (hi[i] - lo[i]) * (p < 2 ? p : lg_rng_uniform(&r));
+                lg_net_forward(&net, x, y, scr);
+                for (int q = 0; q < 8; q++) {
+                    double val = 0;
+                    for (int j = 0; j < no; j++) val += C[q * no + j] * y[j];
+                    ck_assert_msg(v1[q] <= val + 1e-9, "%s row %zu objective %d: bound %.17g above %.17g", names[v], row,
+                                  q, v1[q], val);
+                }
+            }
+            lg_bounds_free(&b0);
+            lg_bounds_free(&b);
+        }
+        free(lo);
+        free(scr);
+        lg_net_free(&net);
+    }
+    lg_npy_free(&X);
+    ck_assert_int_gt(with_p, 0);
+    ck_assert_msg(tighter > looser, "difference bounds: %d objectives tighter, %d looser", tighter, looser);
 }
 END_TEST
 
@@ -825,6 +962,8 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_alpha_gradient);
     tcase_add_test(tc, test_bab_input_split_matches_oracle);
     tcase_add_test(tc, test_bab_relu_split_matches_oracle);
+    tcase_add_test(tc, test_bab_maxpool_matches_oracle);
+    tcase_add_test(tc, test_bab_maxpool_differences);
     tcase_add_test(tc, test_bab_threads_deterministic);
     tcase_add_test(tc, test_bab_needs_splitting);
     tcase_add_test(tc, test_bab_memory_guard);

@@ -573,7 +573,15 @@ static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, double a
 double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, const double *x)
 {
     size_t q = (size_t)g * s->size + (size_t)s->off[l] + (size_t)j;
-    if (a >= 0.0 || s->mdom[q]) return x[s->msel[q]];
+    if (a == 0.0) { /* no plane read (the call may not have reached the layer): the window's max */
+        const lg_conv *c = &s->net->layers[l].conv;
+        lg_window w = lg_max_window_box(c, j);
+        double v = -INFINITY;
+        for (int iy = w.y0; iy < w.y1; iy++)
+            for (int ix = w.x0; ix < w.x1; ix++) v = fmax(v, x[(w.ch * c->h_in + iy) * c->w_in + ix]);
+        return v;
+    }
+    if (a > 0.0 || s->mdom[q]) return x[s->msel[q]];
     return lg_bs_max_upper(s, g, l, j, a, NULL, NULL, NULL, NULL, x);
 }
 

@@ -176,9 +176,10 @@ lg_status lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out); /* LG_
 
 /* The relaxed value of output j of max-pool layer l in group g, at the
  * source's values x, for a row whose coefficient on it is a: the lower plane
- * x_i* (a ≥ 0 or a decided window) or the upper plane (a < 0), as the last
- * call through layer l chose them — the forward pass of α-CROWN's gradient
- * (alpha.c). A heuristic value: no rounding is carried. */
+ * x_i* (a > 0 or a decided window) or the upper plane (a < 0), as the last
+ * call through layer l chose them (a = 0: the window's max, read by no
+ * plane) — the forward pass of α-CROWN's gradient (alpha.c). A heuristic
+ * value: no rounding is carried. */
 double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, const double *x);
 
 /* Buffers of [m][max width] a pass over net's nodes holds at once (2 for a
