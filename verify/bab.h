@@ -36,6 +36,14 @@
  * back-end call uses seed run->seed + n's id; run->verbose 1 prints a
  * progress line per round, 2 also solver chatter.
  *
+ * Max-pool nodes (DESIGN.md §1 "The max-pool node") are bounded on the
+ * nodes themselves: each node's planes follow its own bounds (backsub.h),
+ * the windows' difference bounds (bounds.h) are inherited from the parent,
+ * the attacks' gradient goes through the window's largest input. Only the
+ * convs' ReLUs are split, and no node is handed to a back-end (they take
+ * the exact ReLU form only): a node with nothing left to split is STUCK,
+ * and the driver goes on on the ReLU form (verify.h).
+ *
  * Everything passed in is borrowed; x [n_in] is the caller's.
  */
 #ifndef LG_BAB_H

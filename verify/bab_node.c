@@ -543,7 +543,7 @@ static lg_status lg_bab_solve(const lg_bab_ctx *cx, const lg_bab_node *n, const 
     const lg_bab_opts *o = cx->o;
     if (o->solver_unstable <= 0 || o->solver.mode == LG_SOLVER_NONE || lg_bab_unstable(b, cx->net) > o->solver_unstable)
         return LG_OK;
-    if (lg_net_has_max(cx->net)) return LG_OK; /* TODO leaf on the ReLU form */
+    if (lg_net_has_max(cx->net)) return LG_OK; /* the back-ends take the ReLU form only: split on (bab.h) */
     int closed = 0, found = 0;
     lg_status st = lg_bab_solver(cx, n, b, n_open, s->open_terms, rs, cand, &closed, &found);
     if (st != LG_OK) return st;

@@ -98,7 +98,12 @@ static lg_status lg_sym_max_diff(lg_bounds *b, const lg_net *net, int k, lg_back
                 }
                 n = 0;
             }
-            if (q == nw || q == p || ph[q] - pl[p] <= 0.0) continue; /* x_q ≤ x_p already */
+            if (q == nw || q == p) continue;
+            double il = nextafter(pl[q] - ph[p], -INFINITY), ih = nextafter(ph[q] - pl[p], INFINITY);
+            size_t e = (size_t)o * (size_t)K + (size_t)q; /* the interval ends' difference, rounded outward */
+            if (il > b->dlo[k][e]) b->dlo[k][e] = il;
+            if (ih < b->dhi[k][e]) b->dhi[k][e] = ih;
+            if (ih <= 0.0) continue; /* x_q ≤ x_p already */
             for (int g = 0; g < 2; g++) {
                 double *Ar = s->A + (size_t)(2 * n + g) * (size_t)ns;
                 memset(Ar, 0, (size_t)ns * sizeof *Ar);

@@ -20,7 +20,13 @@
  * The route — the list of stages a case goes through — is chosen once per
  * run: piecewise-linear (the order above), smooth (DESIGN.md §3 "Smooth
  * activations": bounds, attack, α-CROWN, input and activation splitting,
- * no back-end) or back-end only (opts.backend_only).
+ * no back-end) or back-end only (opts.backend_only). A piecewise-linear net
+ * with max-pool nodes (DESIGN.md §1 "The max-pool node") goes, after its
+ * bounds leave a term open, through the node route: attack and branch and
+ * bound on the nodes themselves with all the time left (no LP, no
+ * back-end); a case still open with time left (branch and bound stuck or at
+ * a limit), --tighten lp and back-end only go on on the exact ReLU form
+ * (bounds again, then the piecewise-linear route; the attack not again).
  * Solvers (opts.solver, an lg_solver_pick of encode/problem.h resolved at
  * the edge): one row of the solver table (z3, glpk, …), auto (quick paths,
  * then GLPK, then Z3 if GLPK says unknown and time remains), none (quick
