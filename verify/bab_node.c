@@ -4,6 +4,7 @@
  * counterexample (sub-domain attacks); for the group: α/β-CROWN as one
  * batch; per node: hand small nodes to a back-end, split. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,12 @@ void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre)
 
 int lg_bab_bounds_empty(const lg_bounds *b)
 {
-    for (int k = 0; k < b->n_layers; k++)
+    for (int k = 0; k < b->n_layers; k++) {
         for (int i = 0; i < b->width[k]; i++)
             if (b->lo[k][i] > b->hi[k][i]) return 1;
+        for (ptrdiff_t q = 0; b->dlo[k] && q < b->dhi[k] - b->dlo[k]; q++) /* a max-pool window's differences */
+            if (b->dlo[k][q] > b->dhi[k][q]) return 1;
+    }
     return 0;
 }
 

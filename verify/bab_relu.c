@@ -17,12 +17,42 @@
 #include "verify/alpha.h"
 #include "verify/bab_internal.h"
 
+/* The window split of max-pool layer k on difference entry e (bounds.h dlo, dhi): active
+ * x_q − x_p ≥ 0, else ≤ 0. */
+static void lg_bab_window_split(lg_bounds *b, int k, int e, int active)
+{
+    if (active && b->dlo[k][e] < 0) b->dlo[k][e] = 0;
+    if (!active && b->dhi[k][e] > 0) b->dhi[k][e] = 0;
+}
+
+/* The difference x_q − x_p of entry e = o·K + q of max-pool layer k within the current bounds:
+ * the stored bounds and the interval ends (rounded outward). 0 when the window has no p. */
+static int lg_bab_window_diff(const lg_net *net, const lg_bounds *b, int k, int e, double *dl, double *du)
+{
+    const lg_layer *L = &net->layers[k], *S = &net->layers[L->src];
+    int K = L->conv.kh * L->conv.kw, o = e / K, q = e % K, p = b->dref[k][o], idx[256];
+    if (p < 0 || q == p || K > 256) return 0;
+    int nw = lg_max_window(&L->conv, o, idx);
+    if (q >= nw || p >= nw) return 0;
+    double lq, hq, lp, hp;
+    lg_bounds_post(S, b->lo[L->src][idx[q]], b->hi[L->src][idx[q]], &lq, &hq);
+    lg_bounds_post(S, b->lo[L->src][idx[p]], b->hi[L->src][idx[p]], &lp, &hp);
+    *dl = fmax(b->dlo[k][e], nextafter(lq - hp, -INFINITY));
+    *du = fmin(b->dhi[k][e], nextafter(hq - lp, INFINITY));
+    return *dl == *dl && *du == *du;
+}
+
 static lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
     if (!n->pre) return lg_bounds_symbolic(b, cx->net, n->lo, n->hi);
     lg_bab_bounds_load(cx, b, n->pre);
     if (n->split_k < 0) return LG_OK;
     int k = n->split_k, j = n->split_j;
+    if (cx->net->layers[k].kind == LG_LAYER_MAX) { /* a window split: d = x_q − x_p ≥ 0 or ≤ 0 (entry j) */
+        lg_bab_window_split(b, k, j, n->split_active);
+        if (lg_bab_bounds_empty(b)) return LG_OK;
+        return lg_bounds_symbolic_unstable_from(b, cx->net, k + 1);
+    }
     if (n->split_active) {
         if (b->lo[k][j] < 0) b->lo[k][j] = 0;
     } else {
@@ -63,11 +93,15 @@ static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, con
         if ((st = lg_bounds_init(&cb[g], net)) != LG_OK) goto fail;
         cb[g].run = cx->run;
         lg_bab_bounds_load(cx, &cb[g], pre);
-        if (side) cb[g].lo[k][j] = 0; /* active */
-        else cb[g].hi[k][j] = 0;      /* inactive */
         pb[g] = &cb[g];
         memcpy(sg + (size_t)g * sz, n->sign, sz);
-        sg[(size_t)g * sz + (size_t)(off + j)] = side ? -1 : 1;
+        if (net->layers[k].kind == LG_LAYER_MAX) {
+            lg_bab_window_split(&cb[g], k, j, side); /* no multiplier: the plane reads the bound */
+        } else {
+            if (side) cb[g].lo[k][j] = 0; /* active */
+            else cb[g].hi[k][j] = 0;      /* inactive */
+            sg[(size_t)g * sz + (size_t)(off + j)] = side ? -1 : 1;
+        }
         ps[g] = sg + (size_t)g * sz;
         if (alpha) memcpy(al + (size_t)g * sz, alpha, sz * sizeof *al);
         if (beta) memcpy(be + (size_t)g * sz, beta, sz * sizeof *be);
@@ -130,6 +164,33 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
             }
         }
     }
+    /* max-pool windows (DESIGN.md §1 "The max-pool node"): where the row's coefficient λ_j on an
+     * output is < 0 its upper plane sums a chord of relu(x_q − x_p) per undecided input q; the
+     * split d_q ≥ 0 / ≤ 0 makes that chord exact, scored as a ReLU's: |λ_j|·(−l·u)/(u − l) */
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->kind != LG_LAYER_MAX || !b->dlo[k]) continue;
+        int off = lg_alpha_offset(net, k), Kw = L->conv.kh * L->conv.kw;
+        for (int o = 0; o < L->n_out; o++) {
+            if (!(lam[off + o] < 0) || b->dref[k][o] < 0) continue;
+            for (int q = 0; q < Kw; q++) {
+                double l, u;
+                if (!lg_bab_window_diff(net, b, k, o * Kw + q, &l, &u) || !(l < 0 && u > 0)) continue;
+                double h = -l * u / (u - l), sc = fabs(lam[off + o]) * h;
+                if (!(sc > 0) || (nc >= K && !(sc > cs[nc - 1]))) continue;
+                int p = nc < K ? nc++ : K - 1;
+                while (p > 0 && cs[p - 1] < sc) {
+                    cs[p] = cs[p - 1];
+                    ck[p] = ck[p - 1];
+                    cj[p] = cj[p - 1];
+                    p--;
+                }
+                cs[p] = sc;
+                ck[p] = k;
+                cj[p] = o * Kw + q;
+            }
+        }
+    }
     if (nc > 0) {
         bk = ck[0];
         bj = cj[0];
@@ -171,7 +232,8 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
         c[i]->split_k = bk;
         c[i]->split_j = bj;
         c[i]->split_active = i;
-        c[i]->sign[off_b + bj] = i ? -1 : 1; /* β-CROWN: active z ≥ 0, inactive z ≤ 0 (alpha.h) */
+        if (net->layers[bk].kind != LG_LAYER_MAX) /* a window split has no multiplier */
+            c[i]->sign[off_b + bj] = i ? -1 : 1; /* β-CROWN: active z ≥ 0, inactive z ≤ 0 (alpha.h) */
     }
     return LG_OK;
 }

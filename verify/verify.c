@@ -589,7 +589,7 @@ static void lg_case_release(lg_case *k)
 
 static lg_status lg_verify_case(lg_case *k)
 {
-    const lg_route *route = k->route;
+    const lg_route *route = k->route, *route0 = k->route;
     memset(k->co, 0, sizeof *k->co);
     /* symbolic bounds first; LP tightening (--tighten lp) only after the
      * attack: it is the expensive part and useless on violated instances */
@@ -628,7 +628,7 @@ lower:
      * goes on on the exact ReLU form, the same real function */
     lg_case_release(k);
     if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
-    k->route = &lg_route_pwl; /* the only route with a ReLU form to go on on */
+    k->route = route0; /* the run's route (the node route is this net's only) */
     k->net = k->low;
     k->low = NULL;
     k->count = 0;
