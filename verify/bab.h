@@ -39,10 +39,12 @@
  * Max-pool nodes (DESIGN.md §1 "The max-pool node") are bounded on the
  * nodes themselves: each node's planes follow its own bounds (backsub.h),
  * the windows' difference bounds (bounds.h) are inherited from the parent,
- * the attacks' gradient goes through the window's largest input. Only the
- * convs' ReLUs are split, and no node is handed to a back-end (they take
- * the exact ReLU form only): a node with nothing left to split is STUCK,
- * and the driver goes on on the ReLU form (verify.h).
+ * the attacks' gradient goes through the window's largest input. ReLU
+ * splitting also takes a window's difference x_q − x_p as a candidate
+ * (split ≥ 0 / ≤ 0 through the difference bounds, no β; bab_relu.c), and
+ * no node is handed to a back-end (they take the exact ReLU form only): a
+ * node with nothing left to split is STUCK, and the driver goes on on the
+ * ReLU form (verify.h).
  *
  * Everything passed in is borrowed; x [n_in] is the caller's.
  */

@@ -9,7 +9,10 @@
  * Neuron choice (BaBSR-style): the unstable neuron with the largest
  * |λ_j|·(−l_j·u_j)/(u_j − l_j), λ_j the hardest objective's coefficient on
  * a_k[j] and the second factor the height of the ReLU triangle relaxation,
- * i.e. an estimate of how much of the bound's looseness the neuron causes. */
+ * i.e. an estimate of how much of the bound's looseness the neuron causes.
+ * A max-pool window's difference x_q − x_p (bounds.h) competes the same way
+ * (DESIGN.md §1 "The max-pool node"): its split is the intersection of the
+ * difference bounds with [0, ∞) or (−∞, 0], node->split_j = o·K + q. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
