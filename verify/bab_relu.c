@@ -174,6 +174,7 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
         const lg_layer *L = &net->layers[k];
         if (L->kind != LG_LAYER_MAX || !b->dlo[k]) continue;
         int off = lg_alpha_offset(net, k), Kw = L->conv.kh * L->conv.kw;
+        if (Kw > 256 || (double)L->n_out * Kw > 1e9) continue; /* lg_bab_window_diff's window; split_j an int */
         for (int o = 0; o < L->n_out; o++) {
             if (!(lam[off + o] < 0) || b->dref[k][o] < 0) continue;
             for (int q = 0; q < Kw; q++) {
