@@ -130,10 +130,10 @@ int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net)
     return lg_net_has_conv(net) ? 0 : LG_BAB_ROOT_ALPHA_AUTO; /* conv nets: not measured, kept off */
 }
 
-/* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps): the
- * unstable neurons of every hidden relu layer after the first, layer by
- * layer (lg_alpha_tighten), each followed by CROWN on the later ones; the
- * result becomes the root's inherited bounds. The α steps get
+/* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps, Adam
+ * rate LG_BAB_ROOT_ALPHA_LR): the unstable neurons of every hidden relu
+ * layer after the first, layer by layer (lg_alpha_tighten), each followed by
+ * CROWN on the later ones; the result becomes the root's inherited bounds. The α steps get
  * LG_BAB_ROOT_ALPHA_SHARE of the search's time: past it the layers left keep
  * their CROWN bounds (a layer's tightening that did not finish changes
  * nothing, alpha.h) and the search starts. */
@@ -152,7 +152,7 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
         if (lg_runctx_expired(&share)) break;
         int nt = 0;
-        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o, net), o->alpha_lr, &share, &nt);
+        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o, net), LG_BAB_ROOT_ALPHA_LR, &share, &nt);
         if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(cx->run)) { /* the share is over, not the run */
             st = LG_OK;
             break;
