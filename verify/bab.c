@@ -71,6 +71,25 @@ lg_status lg_bab_mode_parse(const char *s, lg_bab_mode *m)
 
 /* ---- rounds ---- */
 
+/* Whether round r (0, 1, …) of the search runs the nodes' sub-domain attacks
+ * (the short one of every node, the group's longer one; fully split leaves
+ * always get theirs). Input splitting: every round. ReLU splitting backs
+ * off: after every LG_BAB_ATTACK_BACKOFF attack rounds the gap between
+ * attack rounds doubles, up to LG_BAB_ATTACK_GAP_MAX (an attack round that
+ * finds a counterexample ends the search). *next is the next attack round,
+ * *done the attack rounds so far (both 0 at the start). */
+int lg_bab_attack_round(lg_bab_mode mode, long r, long *next, long *done)
+{
+    if (mode != LG_BAB_RELU) return 1;
+    if (r < *next) return 0;
+    long gap = 1;
+    for (long a = *done / LG_BAB_ATTACK_BACKOFF; a > 0 && gap < LG_BAB_ATTACK_GAP_MAX; a--) gap *= 2;
+    if (gap > LG_BAB_ATTACK_GAP_MAX) gap = LG_BAB_ATTACK_GAP_MAX;
+    (*done)++;
+    *next = r + gap;
+    return 1;
+}
+
 typedef struct lg_bab_round {
     const lg_bab_ctx *cx;
     lg_bab_node **nodes;
@@ -252,6 +271,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         if (hard_queue < max_queue + 2 * (size_t)batch + 1) hard_queue = max_queue + 2 * (size_t)batch + 1;
     }
     int stuck = 0, solver_used = 0;
+    long round = 0, atk_next = 0, atk_done = 0; /* rounds, and the sub-domain attacks' back-off */
     const char *stuck_why = NULL;
     double t_start = lg_now(), t_print = t_start;
     while (lg_worklist_size(&wl) > 0) {
@@ -271,6 +291,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         int nb = 0;
         while (nb < batch && lg_worklist_size(&wl) > 0) nodes[nb++] = lg_worklist_pop(&wl);
+        cx.attack = lg_bab_attack_round(cx.mode, round++, &atk_next, &atk_done);
         double worst = nodes[0]->key; /* best first: the lowest open bound (progress line) */
         /* jobs of `group` nodes: the grouping depends on the round only, never on the threads */
         lg_bab_round rd = {&cx, nodes, res, nb, group};

@@ -113,6 +113,16 @@ lg_bab_opts lg_bab_opts_default(void);
 #define LG_BAB_ROOT_ALPHA_LR 0.5
 int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net);
 
+/* The sub-domain attacks' back-off in ReLU splitting (bab.c): whether round
+ * r runs them; *next and *done carry the schedule between rounds (start at
+ * 0). After each LG_BAB_ATTACK_BACKOFF attack rounds the gap between attack
+ * rounds doubles, up to LG_BAB_ATTACK_GAP_MAX rounds (rounds 0–4, 6, 8, 10,
+ * 12, 16, 20, 24, 28, 36, …). Measured in benchmarks/VERIFY.md "Residual
+ * networks". */
+#define LG_BAB_ATTACK_BACKOFF 4
+#define LG_BAB_ATTACK_GAP_MAX 8
+int lg_bab_attack_round(lg_bab_mode mode, long r, long *next, long *done);
+
 /* AUTO resolved for a network with n_in inputs (NONE/INPUT/RELU unchanged). */
 lg_bab_mode lg_bab_pick(lg_bab_mode m, int n_in);
 /* "auto", "none", "input", "relu". */
