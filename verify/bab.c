@@ -307,6 +307,9 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             out->solver_nodes += rs->solver_nodes;
             lg_lp_stats_add(&out->lp, &rs->lp);
             solver_used |= rs->solver_closed;
+            if (run->verbose && nodes[i]->id == 0 && rs->kind == LG_BK_SPLIT)
+                fprintf(stderr, "bab-%s: root bound %.4g (plain slopes %.4g), %.2f s\n", lg_bab_mode_name(cx.mode),
+                        rs->key, rs->pkey, lg_now() - t_start);
             if (st == LG_OK && found_i < 0 && rs->kind == LG_BK_FOUND) {
                 found_i = i;
                 memcpy(x, rs->x, (size_t)cx.n_in * sizeof *x);
