@@ -152,8 +152,8 @@ int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net)
 /* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps, Adam
  * rate LG_BAB_ROOT_ALPHA_LR): the unstable neurons of every hidden relu
  * layer after the first, layer by layer (lg_alpha_tighten), each followed by
- * CROWN on the later ones; the result becomes the root's inherited bounds. The α steps get
- * LG_BAB_ROOT_ALPHA_SHARE of the search's time: past it the layers left keep
+ * CROWN on the later ones; the result becomes the root's inherited bounds.
+ * The α steps get LG_BAB_ROOT_ALPHA_SHARE of the search's time: past it the layers left keep
  * their CROWN bounds (a layer's tightening that did not finish changes
  * nothing, alpha.h) and the search starts. */
 static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double *pre, int *done, lg_bab_out *out)

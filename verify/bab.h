@@ -13,7 +13,8 @@
  * (lg_attack_subdomain), are re-checked (lg_recheck), and the node is
  * split. The most promising node of each group (lowest bound) gets a 5×
  * longer sub-domain attack, a node with every ReLU fixed a 20× longer one
- * from each open objective's minimiser.
+ * from each open objective's minimiser. ReLU splitting runs the first two
+ * in fewer rounds as the search goes on (lg_bab_attack_round).
  *
  *   PROVED  only when every node was closed by a sound bound or a back-end's
  *           UNSAT: the case holds.
