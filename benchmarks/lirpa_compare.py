@@ -24,6 +24,7 @@ For every instance, in alternating order (lgelu first on even instances, auto_Li
     bound is > 0) on the margins y_label - y_j. Verdicts: violated (PGD point re-checked in float64: inside the
     box and y_j >= y_label), robust (every lower bound > 0, auto_LiRPA's float32 bound: not certified),
     unknown, or timeout (killed; the CROWN bound printed before the kill is kept).
+--lirpa-only runs auto_LiRPA alone (lgelu columns empty), e.g. with a longer --timeout on --instances A,B.
 Cross-checks printed per instance (column `check`): lgelu `robust` with a torch counterexample, or lgelu
 `violated` where auto_LiRPA proved the margins, is reported as SOUNDNESS; every lgelu counterexample is re-evaluated
 in float64 torch (inside the box, misclassified).
@@ -89,7 +90,7 @@ def torch_from_onnx(path):
             if not a.get("transB", 0):
                 W = W.T
             lin = torch.nn.Linear(W.shape[1], W.shape[0])
-            lin.weight.data = torch.from_numpy(np.ascontiguousarray(W)).float() * a.get("alpha", 1.0)
+            lin.weight.data = torch.from_numpy(np.array(W, dtype=np.float32)) * a.get("alpha", 1.0)
             lin.bias.data = torch.from_numpy(init[n.input[2]].copy()).float() * a.get("beta", 1.0)
             mods.append(lin)
         elif n.op_type == "Relu":
@@ -307,6 +308,8 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--lgelu", default=os.path.join(ROOT, "build/lgelu"))
     ap.add_argument("--set", default="", help="set name for the CSV")
+    ap.add_argument("--instances", default="", help="only these vnnlib file names (comma-separated)")
+    ap.add_argument("--lirpa-only", action="store_true", help="run auto_LiRPA only (lgelu columns left empty)")
     ap.add_argument("--csv", default="")
     a = ap.parse_args()
     import torch
@@ -332,6 +335,9 @@ def main():
         if a.check:
             x = np.load(a.check + ".npy")
             yref = np.loadtxt(a.check + "_y.txt")
+    if a.instances:
+        keep = set(a.instances.split(","))
+        insts = [(v, e) for v, e in insts if os.path.basename(v) in keep]
     model, ref, shape = build(a.kind, net)
     if x is not None:  # the torch copies against the stored float64 outputs
         with torch.no_grad():
@@ -349,7 +355,10 @@ def main():
     for k, (v, eps) in enumerate(insts):
         lo, hi, label, others = vnnlib_read(v)
         res = os.path.join(tmp, "res")
-        if k % 2 == 0:
+        if a.lirpa_only:
+            jl, wl = {"verdict": ""}, float("nan")
+            jr, wr = run_lirpa(a, a.kind, net, v)
+        elif k % 2 == 0:
             jl, wl = run_lgelu(a, onnx_path, v, res)
             jr, wr = run_lirpa(a, a.kind, net, v)
         else:
@@ -394,6 +403,8 @@ def summary(rows):
         print(f"{s} eps {e}: {len(k)} instances")
         for col in ("lgelu", "lirpa"):
             ts = [r[col + "_s"] for r in k]
+            if any(t != t for t in ts):
+                continue
             print(f"  {col:6s} robust {cnt(col, 'robust')}, violated {cnt(col, 'violated')}, "
                   f"unknown {len(k) - cnt(col, 'robust') - cnt(col, 'violated')}; "
                   f"median {statistics.median(ts):.2f} s, max {max(ts):.2f} s")
