@@ -381,6 +381,14 @@ void lg_conv_kernel_dense(const lg_conv *c, const double *K, double *W)
             }
 }
 
+void lg_layer_copy_act_bias(lg_layer *dst, const lg_layer *src)
+{
+    dst->act = src->act;
+    dst->lambda = src->lambda;
+    dst->s = src->s;
+    memcpy(dst->b, src->b, (size_t)src->n_out * sizeof *dst->b);
+}
+
 lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
 {
     memset(dst, 0, sizeof *dst);
@@ -417,10 +425,7 @@ lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
     for (int k = 0; k < src->n_layers; k++) {
         const lg_layer *S = &src->layers[k];
         lg_layer *D = &dst->layers[k];
-        D->act = S->act;
-        D->lambda = S->lambda;
-        D->s = S->s;
-        memcpy(D->b, S->b, (size_t)S->n_out * sizeof *D->b);
+        lg_layer_copy_act_bias(D, S);
         for (int t = 0; t < lg_layer_n_lin(S); t++) {
             const lg_linear *A = lg_layer_lin(S, t);
             double *W = lg_layer_lin_mut(D, t)->W;

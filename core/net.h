@@ -142,6 +142,11 @@ typedef struct lg_layer_spec {
  * maps are zero (fill every map before use: lg_net_validate checks them);
  * t = 0.1 and each activation's parameter as lg_net_init. */
 lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec *specs);
+
+/* Copy src's activation (kind, λ, s) and bias into dst, a layer of the
+ * same n_out (e.g. built by lg_net_build); the linear terms are the
+ * caller's to fill. */
+void lg_layer_copy_act_bias(lg_layer *dst, const lg_layer *src);
 /* Number of linear terms of L (1 + L->n_terms) and term t of it (0: L->lin). */
 static inline int lg_layer_n_lin(const lg_layer *L) { return 1 + L->n_terms; }
 static inline const lg_linear *lg_layer_lin(const lg_layer *L, int t) { return t == 0 ? &L->lin : &L->terms[t - 1]; }

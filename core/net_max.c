@@ -220,10 +220,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
         int span = lg_max_span(src, k, idx), first = newi[k] - span + 1;
         if (S->kind != LG_LAYER_MAX || span == 1) {
             lg_layer *D = &dst->layers[newi[k]];
-            D->act = S->act;
-            D->lambda = S->lambda;
-            D->s = S->s;
-            memcpy(D->b, S->b, (size_t)S->n_out * sizeof *D->b);
+            lg_layer_copy_act_bias(D, S);
             for (int t = 0; t < lg_layer_n_lin(S); t++) {
                 const lg_linear *A = lg_layer_lin(S, t);
                 lg_linear *B = lg_layer_lin_mut(D, t);

@@ -457,6 +457,36 @@ START_TEST(test_bab_maxpool_differences)
 }
 END_TEST
 
+/* The sub-domain attacks' back-off (lg_bab_attack_round): input splitting
+ * attacks in every round; ReLU splitting in the first LG_BAB_ATTACK_BACKOFF
+ * rounds, then with gaps that never shrink, never exceed
+ * LG_BAB_ATTACK_GAP_MAX and reach it, so that a long search attacks in
+ * fewer rounds but still in every stretch of LG_BAB_ATTACK_GAP_MAX rounds. */
+START_TEST(test_bab_attack_backoff)
+{
+    long next = 0, done = 0, R = 400;
+    for (long r = 0; r < R; r++) ck_assert_int_eq(lg_bab_attack_round(LG_BAB_INPUT, r, &next, &done), 1);
+    next = done = 0;
+    long last = -1, gap = 0, n = 0, max_gap = 0;
+    for (long r = 0; r < R; r++) {
+        if (!lg_bab_attack_round(LG_BAB_RELU, r, &next, &done)) continue;
+        if (r < LG_BAB_ATTACK_BACKOFF) ck_assert_int_eq(r, n); /* every one of the first rounds */
+        if (last >= 0) {
+            ck_assert_msg(r - last >= gap, "round %ld: gap %ld after %ld", r, r - last, gap);
+            ck_assert_int_le(r - last, LG_BAB_ATTACK_GAP_MAX);
+            gap = r - last;
+            if (gap > max_gap) max_gap = gap;
+        }
+        last = r;
+        n++;
+    }
+    ck_assert_int_eq(done, n);
+    ck_assert_int_eq(max_gap, LG_BAB_ATTACK_GAP_MAX);
+    ck_assert_int_lt(n, R / 4);
+    ck_assert_int_le(R - last, LG_BAB_ATTACK_GAP_MAX);
+}
+END_TEST
+
 /* The answer and, without a deadline, the node count do not depend on the
  * number of threads. */
 START_TEST(test_bab_threads_deterministic)
@@ -965,6 +995,7 @@ Suite *suite_bab(void)
     tcase_add_test(tc, test_bab_maxpool_matches_oracle);
     tcase_add_test(tc, test_bab_maxpool_differences);
     tcase_add_test(tc, test_bab_threads_deterministic);
+    tcase_add_test(tc, test_bab_attack_backoff);
     tcase_add_test(tc, test_bab_needs_splitting);
     tcase_add_test(tc, test_bab_memory_guard);
     tcase_add_test(tc, test_bab_union_of_boxes);

@@ -278,9 +278,10 @@ START_TEST(test_backsub_alpha_tighten_intermediate)
         ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&b0, &net, lo, hi), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+        double lr = t % 2 ? LG_BAB_ROOT_ALPHA_LR : 0.1; /* the nodes' rate and the root's */
         for (int k = 1; k < net.n_layers; k++) {
             int nt;
-            ck_assert_int_eq(lg_alpha_tighten(&b, &net, k, 20, 0.1, NULL, &nt), LG_OK);
+            ck_assert_int_eq(lg_alpha_tighten(&b, &net, k, 20, lr, NULL, &nt), LG_OK);
             if (k + 1 < net.n_layers) ck_assert_int_eq(lg_bounds_symbolic_unstable_from(&b, &net, k + 1), LG_OK);
         }
         for (int k = 0; k < net.n_layers; k++)

@@ -108,10 +108,23 @@ START_TEST(test_cmd_check_annealed_passes_direct_swap_fails)
     static double X[LG_GATE_N * 4];
     lg_gate_setup(&F, X);
     json_t *ja, *jg;
-    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "", &ja), 0);
-    ck_assert_int_eq(lg_gate_json(&F, F.gelu_relu, F.gelu, F.x_npy, 1e300, "", &jg), 0);
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "--tightest", &ja), 0);
+    ck_assert_int_eq(lg_gate_json(&F, F.gelu_relu, F.gelu, F.x_npy, 1e300, "--tightest", &jg), 0);
     double ba = lg_gate_num(ja, "bound_max"), bg = lg_gate_num(jg, "bound_max");
     ck_assert_int_eq((int)lg_gate_num(ja, "n"), LG_GATE_N);
+    ck_assert_int_eq((int)lg_gate_num(ja, "n_difference_network"), LG_GATE_N);
+    /* without --tightest a threshold every propagated bound meets skips the difference
+     * network: the same verdict, bounds never tighter */
+    json_t *jq;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "", &jq), 0);
+    ck_assert_int_eq((int)lg_gate_num(jq, "n_difference_network"), 0);
+    ck_assert(lg_gate_num(jq, "bound_max") >= ba && lg_gate_num(jq, "bound_median") >= lg_gate_num(ja, "bound_median"));
+    ck_assert(lg_gate_num(jq, "certified_same_class") <= lg_gate_num(ja, "certified_same_class"));
+    json_t *jm; /* at the propagated maximum itself: still no input needs it */
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, lg_gate_num(jq, "bound_max"), "", &jm), 0);
+    ck_assert_int_eq((int)lg_gate_num(jm, "n_difference_network"), 0);
+    json_decref(jm);
+    json_decref(jq);
     ck_assert_msg(ba > 0 && ba * 10 < bg, "annealed bound %g not far below direct swap %g", ba, bg);
     /* every bound is certified: at least the observed deviation, at most the interval bound */
     lg_net a, ar;
@@ -142,9 +155,10 @@ START_TEST(test_cmd_check_annealed_passes_direct_swap_fails)
     json_t *e1, *e2;
     ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, ba, "", &e1), 0);
     ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, ba * (1 - 1e-9), "", &e2), 1);
+    ck_assert_double_eq(lg_gate_num(e2, "bound_max"), ba);
     /* text inputs give the same bounds as .npy */
     json_t *jt;
-    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_txt, 1e300, "", &jt), 0);
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_txt, 1e300, "--tightest", &jt), 0);
     ck_assert_double_eq(lg_gate_num(jt, "bound_max"), ba);
     /* --no-class-change: exit 1 exactly when the direct swap changes a class */
     json_t *jc;

@@ -3,6 +3,7 @@
  * which the plain s-update stays stuck at λ ≈ 1 while the λ-space update
  * moves λ off it, and the command-line options --init and --s-update. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,37 @@ static void lg_lambda_model(lg_model *m, lg_net *net, double lam0, float g)
     double u = net->layers[0].s / net->t;
     *m->layers[0].ds = (float)(g / (1.0 + exp(-u)) / net->t);
 }
+
+/* AdamW's first step on a weight: the bias-corrected moments are exactly g
+ * and g², so the step is lr·g/(|g| + ε) up to float rounding (a correction
+ * computed from another β than the moments' would be off by 6e-6). */
+START_TEST(test_optim_adamw_first_step)
+{
+    lg_model m;
+    lg_net net;
+    lg_lambda_model(&m, &net, 2.5, 0.0f);
+    lg_optim_opts o = lg_optim_opts_default();
+    o.kind = LG_OPTIM_ADAMW, o.lr = 1.0, o.wd = 0.0;
+    size_t n = m.layers[0].n_w;
+    float *w0 = malloc(n * sizeof *w0);
+    ck_assert_ptr_nonnull(w0);
+    size_t off = (size_t)(m.layers[0].W - m.params);
+    for (size_t i = 0; i < n; i++) {
+        w0[i] = m.layers[0].W[i] = 0.0f; /* the step itself, no rounding against a weight */
+        m.grads[off + i] = (float)(0.001 * (double)(i + 1) * (i % 2 ? -1 : 1));
+    }
+    lg_optim_step(&m, &o, 1);
+    for (size_t i = 0; i < n; i++) {
+        double g = m.grads[off + i], step = o.lr * g / (fabs(g) + o.eps);
+        double got = (double)w0[i] - (double)m.layers[0].W[i];
+        ck_assert_msg(fabs(got - step) <= 4 * FLT_EPSILON * fabs(step),
+                      "weight %zu: step %.9g, expected %.9g (relative %.3g)", i, got, step, (got - step) / step);
+    }
+    free(w0);
+    lg_model_free(&m);
+    lg_net_free(&net);
+}
+END_TEST
 
 START_TEST(test_optim_lambda_step_by_hand)
 {
@@ -181,6 +213,7 @@ Suite *suite_optim(void)
     TCase *tc = tcase_create("core");
     lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_optim_lambda_step_by_hand);
+    tcase_add_test(tc, test_optim_adamw_first_step);
     tcase_add_test(tc, test_optim_lambda_floor);
     tcase_add_test(tc, test_optim_unstuck_on_data);
     suite_add_tcase(s, tc);

@@ -90,6 +90,56 @@ START_TEST(test_transfer_sound_on_random_nets)
 }
 END_TEST
 
+/* Low λ: Δ is large, so the ReLU net misses the 2Δ margin almost
+ * everywhere and its witnesses rarely fool the smooth net; where sampling
+ * finds a counterexample of the smooth net itself, the transfer must find
+ * one too (the attack on the smooth net), certified by the gate. */
+START_TEST(test_transfer_finds_smooth_counterexamples)
+{
+    lg_rng r;
+    lg_rng_init(&r, 77, 3);
+    int sampled = 0, found = 0;
+    for (int t = 0; t < 30; t++) {
+        const int dims[] = {4, 8, 8, 3};
+        lg_net g, rl;
+        ck_assert_int_eq(lg_net_init(&g, 3, dims, LG_ACT_LGELU), LG_OK);
+        lg_test_randomize(&g, &r, 0.8);
+        for (int k = 0; k < 2; k++) g.layers[k].lambda = 1.5;
+        ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
+        double x0[4], y0[3], scr[16];
+        for (int i = 0; i < 4; i++) x0[i] = lg_rng_uniform(&r);
+        lg_net_forward(&g, x0, y0, scr);
+        int label = 0;
+        for (int j = 1; j < 3; j++)
+            if (y0[j] > y0[label]) label = j;
+        lg_prop p;
+        ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 0.15, 0.0, 1.0, label, 3, 0.0), LG_OK);
+        lg_verify_opts o = lg_verify_opts_default();
+        o.timeout_s = 20;
+        lg_verify_report rep;
+        double delta = -1;
+        ck_assert_int_eq(lg_verify_transfer(&rl, &g, &p, &o, &rep, &delta), LG_OK);
+        int cex = lg_sample_finds_cex(&g, &p, label, &r, 3000);
+        sampled += cex;
+        if (rep.verdict == LG_VERDICT_VIOLATED) {
+            double y[3];
+            lg_net_forward(&g, rep.x, y, scr);
+            ck_assert_msg(lg_prop_case_contains(&p, 0, rep.x) && lg_prop_case_violated_by(&p, 0, y),
+                          "instance %d: the counterexample does not fool the smooth net", t);
+            found += cex;
+        }
+        ck_assert_msg(!(cex && rep.verdict == LG_VERDICT_ROBUST), "instance %d: robust, but sampling fools it", t);
+        lg_verify_report_free(&rep);
+        lg_prop_free(&p);
+        lg_net_free(&rl);
+        lg_net_free(&g);
+    }
+    printf("transfer at lambda 1.5: sampling fools %d, the transfer finds %d of them\n", sampled, found);
+    ck_assert_int_ge(sampled, 3);
+    ck_assert_int_eq(found, sampled);
+}
+END_TEST
+
 START_TEST(test_transfer_refuses_mismatched_pair)
 {
     const int dims[] = {3, 4, 2};
@@ -220,6 +270,7 @@ Suite *suite_transfer(void)
     TCase *tc = tcase_create("core");
     lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_transfer_sound_on_random_nets);
+    tcase_add_test(tc, test_transfer_finds_smooth_counterexamples);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     lg_tcase_timeout(tl, 120);

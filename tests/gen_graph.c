@@ -114,12 +114,13 @@ lg_status lg_test_dag_random(lg_net *net, lg_rng *r, const lg_test_dag_opts *o)
             g.terms[g.n][0].conv = c;
             g.node[g.n].c = c.c_out, g.node[g.n].h = c.h_out, g.node[g.n].w = c.w_out;
             gg_push(&g, c.c_out * c.h_out * c.w_out, LG_ACT_IDENTITY, 1);
-        } else { /* conv on the last image, 1–2 channels, kernel 1–2, stride 1, padding 0–1 */
+        } else { /* conv on the last image, 1–2 channels, kernel 1–2 (≤ the image), stride 1, padding 0–1 */
             lg_conv c;
             memset(&c, 0, sizeof c);
             c.c_in = lp->c, c.h_in = lp->h, c.w_in = lp->w;
             c.c_out = 1 + (int)lg_rng_below(r, 2);
-            c.kh = 1 + (int)lg_rng_below(r, 2), c.kw = 1 + (int)lg_rng_below(r, 2);
+            /* a kernel no larger than the image: an output of at least one pixel */
+            c.kh = 1 + (int)lg_rng_below(r, lp->h > 1 ? 2 : 1), c.kw = 1 + (int)lg_rng_below(r, lp->w > 1 ? 2 : 1);
             c.sh = c.sw = 1;
             c.ph = c.kh > 1 ? (int)lg_rng_below(r, 2) : 0;
             c.pw = c.kw > 1 ? (int)lg_rng_below(r, 2) : 0;

@@ -88,8 +88,10 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
     float lr = (float)o->lr, wd = (float)o->wd;
     float bc1 = 1.0f, bc2 = 1.0f;
     if (o->kind == LG_OPTIM_ADAMW) {
-        bc1 = (float)(1.0 - pow(o->beta1, (double)step));
-        bc2 = (float)(1.0 - pow(o->beta2, (double)step));
+        /* from the same float β as the moments (lg_adamw_update): at step 1 the
+         * corrected moments are then exactly g and g² */
+        bc1 = (float)(1.0 - pow((double)(float)o->beta1, (double)step));
+        bc2 = (float)(1.0 - pow((double)(float)o->beta2, (double)step));
     }
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];

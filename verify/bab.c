@@ -71,6 +71,25 @@ lg_status lg_bab_mode_parse(const char *s, lg_bab_mode *m)
 
 /* ---- rounds ---- */
 
+/* Whether round r (0, 1, …) of the search runs the nodes' sub-domain attacks
+ * (the short one of every node, the group's longer one; fully split leaves
+ * always get theirs). Input splitting: every round. ReLU splitting backs
+ * off: after every LG_BAB_ATTACK_BACKOFF attack rounds the gap between
+ * attack rounds doubles, up to LG_BAB_ATTACK_GAP_MAX (an attack round that
+ * finds a counterexample ends the search). *next is the next attack round,
+ * *done the attack rounds so far (both 0 at the start). */
+int lg_bab_attack_round(lg_bab_mode mode, long r, long *next, long *done)
+{
+    if (mode != LG_BAB_RELU) return 1;
+    if (r < *next) return 0;
+    long gap = 1;
+    for (long a = *done / LG_BAB_ATTACK_BACKOFF; a > 0 && gap < LG_BAB_ATTACK_GAP_MAX; a--) gap *= 2;
+    if (gap > LG_BAB_ATTACK_GAP_MAX) gap = LG_BAB_ATTACK_GAP_MAX;
+    (*done)++;
+    *next = r + gap;
+    return 1;
+}
+
 typedef struct lg_bab_round {
     const lg_bab_ctx *cx;
     lg_bab_node **nodes;
@@ -130,11 +149,11 @@ int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net)
     return lg_net_has_conv(net) ? 0 : LG_BAB_ROOT_ALPHA_AUTO; /* conv nets: not measured, kept off */
 }
 
-/* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps): the
- * unstable neurons of every hidden relu layer after the first, layer by
- * layer (lg_alpha_tighten), each followed by CROWN on the later ones; the
- * result becomes the root's inherited bounds. The α steps get
- * LG_BAB_ROOT_ALPHA_SHARE of the search's time: past it the layers left keep
+/* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps, Adam
+ * rate LG_BAB_ROOT_ALPHA_LR): the unstable neurons of every hidden relu
+ * layer after the first, layer by layer (lg_alpha_tighten), each followed by
+ * CROWN on the later ones; the result becomes the root's inherited bounds.
+ * The α steps get LG_BAB_ROOT_ALPHA_SHARE of the search's time: past it the layers left keep
  * their CROWN bounds (a layer's tightening that did not finish changes
  * nothing, alpha.h) and the search starts. */
 static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double *pre, int *done, lg_bab_out *out)
@@ -152,7 +171,7 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
         if (lg_runctx_expired(&share)) break;
         int nt = 0;
-        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o, net), o->alpha_lr, &share, &nt);
+        st = lg_alpha_tighten(&b, net, k, lg_bab_root_alpha_steps(o, net), LG_BAB_ROOT_ALPHA_LR, &share, &nt);
         if (st == LG_ERR_TIMEOUT && !lg_runctx_expired(cx->run)) { /* the share is over, not the run */
             st = LG_OK;
             break;
@@ -251,6 +270,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         if (hard_queue < max_queue + 2 * (size_t)batch + 1) hard_queue = max_queue + 2 * (size_t)batch + 1;
     }
     int stuck = 0, solver_used = 0;
+    long round = 0, atk_next = 0, atk_done = 0; /* rounds, and the sub-domain attacks' back-off */
     const char *stuck_why = NULL;
     double t_start = lg_now(), t_print = t_start;
     while (lg_worklist_size(&wl) > 0) {
@@ -270,6 +290,7 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         }
         int nb = 0;
         while (nb < batch && lg_worklist_size(&wl) > 0) nodes[nb++] = lg_worklist_pop(&wl);
+        cx.attack = lg_bab_attack_round(cx.mode, round++, &atk_next, &atk_done);
         double worst = nodes[0]->key; /* best first: the lowest open bound (progress line) */
         /* jobs of `group` nodes: the grouping depends on the round only, never on the threads */
         lg_bab_round rd = {&cx, nodes, res, nb, group};
@@ -285,6 +306,9 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             out->solver_nodes += rs->solver_nodes;
             lg_lp_stats_add(&out->lp, &rs->lp);
             solver_used |= rs->solver_closed;
+            if (run->verbose && nodes[i]->id == 0 && rs->kind == LG_BK_SPLIT)
+                fprintf(stderr, "bab-%s: root bound %.4g (plain slopes %.4g), %.2f s\n", lg_bab_mode_name(cx.mode),
+                        rs->key, rs->pkey, lg_now() - t_start);
             if (st == LG_OK && found_i < 0 && rs->kind == LG_BK_FOUND) {
                 found_i = i;
                 memcpy(x, rs->x, (size_t)cx.n_in * sizeof *x);

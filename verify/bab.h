@@ -13,7 +13,8 @@
  * (lg_attack_subdomain), are re-checked (lg_recheck), and the node is
  * split. The most promising node of each group (lowest bound) gets a 5×
  * longer sub-domain attack, a node with every ReLU fixed a 20× longer one
- * from each open objective's minimiser.
+ * from each open objective's minimiser. ReLU splitting runs the first two
+ * in fewer rounds as the search goes on (lg_bab_attack_round).
  *
  *   PROVED  only when every node was closed by a sound bound or a back-end's
  *           UNSAT: the case holds.
@@ -82,7 +83,8 @@ typedef struct lg_bab_opts {
     double min_width;      /* input splitting: a side narrower than min_width × its width
                               at the root is not split again (default 1e-9) */
     int alpha_steps;       /* α-CROWN steps on nodes the plain bound leaves open (default 10; 0 off) */
-    double alpha_lr;       /* Adam rate for α (default 0.1) */
+    double alpha_lr;       /* Adam rate for the nodes' α and β (default 0.1; the root's
+                              intermediate steps use LG_BAB_ROOT_ALPHA_LR) */
     lg_bab_branch branch;  /* ReLU choice (default FSB) */
     int branch_k;          /* FSB candidates (default 8) */
     int root_alpha_steps;  /* α-CROWN steps tightening the intermediate bounds of every hidden
@@ -116,7 +118,21 @@ lg_bab_opts lg_bab_opts_default(void);
  * Measured in benchmarks/VERIFY.md "Residual networks". */
 #define LG_BAB_ROOT_ALPHA_AUTO 5
 #define LG_BAB_ROOT_ALPHA_SHARE 0.5
+/* Adam rate of those root steps (the nodes' alpha_lr is for their warm-started
+ * output slopes): from the default slopes, 5 steps at this rate reach the bound
+ * of 20 steps at 0.1, at a quarter of the cost. */
+#define LG_BAB_ROOT_ALPHA_LR 0.5
 int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net);
+
+/* The sub-domain attacks' back-off in ReLU splitting (bab.c): whether round
+ * r runs them; *next and *done carry the schedule between rounds (start at
+ * 0). After each LG_BAB_ATTACK_BACKOFF attack rounds the gap between attack
+ * rounds doubles, up to LG_BAB_ATTACK_GAP_MAX rounds (rounds 0–4, 6, 8, 10,
+ * 12, 16, 20, 24, 28, 36, …). Measured in benchmarks/VERIFY.md "Residual
+ * networks". */
+#define LG_BAB_ATTACK_BACKOFF 4
+#define LG_BAB_ATTACK_GAP_MAX 8
+int lg_bab_attack_round(lg_bab_mode mode, long r, long *next, long *done);
 
 /* AUTO resolved for a network with n_in inputs (NONE/INPUT/RELU unchanged). */
 lg_bab_mode lg_bab_pick(lg_bab_mode m, int n_in);

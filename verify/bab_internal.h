@@ -42,6 +42,8 @@ typedef struct lg_bab_ctx {
     int *row0;               /* [n_terms + 1] first constraint row of each term */
     double *C, *d;           /* all constraints [m][n_out], [m] */
     int m;
+    int attack;              /* 1: this round's nodes run their sub-domain attacks (set by the driver
+                                between rounds, lg_bab_attack_round; read-only while a round runs) */
 } lg_bab_ctx;
 
 /* What bounding one node gave (bab_node.c); the driver merges it. */

@@ -386,8 +386,9 @@ static lg_status lg_bab_bound(const lg_bab_ctx *cx, lg_bab_node *n, lg_bounds *b
     return LG_OK;
 }
 
-/* Look for a counterexample in the node: centre, relaxed minimisers, then a
- * short local attack from the best of them. *found = 1 with the point in best. */
+/* Look for a counterexample in the node: centre, relaxed minimisers, then
+ * (in the rounds cx->attack allows) a short local attack from the best of
+ * them. *found = 1 with the point in best. */
 static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr *s, int m, int n_open, double *cand,
                                 double *best, int *found)
 {
@@ -402,7 +403,7 @@ static lg_status lg_bab_falsify(const lg_bab_ctx *cx, lg_bab_node *n, lg_bab_scr
         lg_bab_corner(cx, n, s->ain + (size_t)r * (size_t)cx->n_in, cand);
         if ((st = lg_bab_try(cx, n_open, s->open_terms, cand, &best_g, best, found)) != LG_OK) return st;
     }
-    if (!*found && cx->o->attack_steps > 0 && isfinite(best_g)) {
+    if (!*found && cx->o->attack_steps > 0 && cx->attack && isfinite(best_g)) {
         memcpy(cand, best, (size_t)cx->n_in * sizeof *cand);
         const signed char *sign = cx->mode == LG_BAB_RELU ? n->sign : NULL; /* steered into the node's region */
         if ((st = lg_attack_subdomain(net, n->lo, n->hi, n_open, s->open_terms, sign, cx->o->attack_steps, 0.1,
@@ -703,7 +704,7 @@ lg_status lg_bab_process_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, int nb
     int wi = -1; /* the group's most promising node: a longer attack on its sub-domain */
     for (int i = 0; i < nb; i++)
         if (w[i].live && (wi < 0 || w[i].key < w[wi].key)) wi = i;
-    if (st == LG_OK && wi >= 0 && cx->o->attack_steps > 0) st = lg_bab_deep_attack(cx, nodes[wi], &w[wi], &res[wi], 5, 0);
+    if (st == LG_OK && wi >= 0 && cx->o->attack_steps > 0 && cx->attack) st = lg_bab_deep_attack(cx, nodes[wi], &w[wi], &res[wi], 5, 0);
     if (st == LG_OK && cx->o->alpha_steps > 0) st = lg_bab_alpha_batch(cx, nodes, w, nb, res);
     for (int i = 0; i < nb && st == LG_OK; i++)
         if (w[i].live) st = lg_bab_phase3(cx, nodes[i], &w[i], &res[i]);

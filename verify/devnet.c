@@ -34,10 +34,7 @@ static void lg_devnet_copy_layer(lg_layer *K, const lg_layer *S, int noise_at)
     }
     lg_linear *Nz = lg_layer_lin_mut(K, lg_layer_n_lin(S)); /* ν of this layer's neurons */
     for (int o = 0; o < S->n_out; o++) Nz->map[o] = noise_at + o;
-    memcpy(K->b, S->b, (size_t)S->n_out * sizeof *S->b);
-    K->act = S->act;
-    K->lambda = S->lambda;
-    K->s = S->s;
+    lg_layer_copy_act_bias(K, S);
 }
 
 lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)

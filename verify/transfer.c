@@ -9,6 +9,7 @@
 
 #include "anneal/deviation.h"
 #include "core/ball.h"
+#include "verify/attack.h"
 #include "verify/devnet.h"
 #include "verify/recheck.h"
 
@@ -109,6 +110,41 @@ done:
     return st;
 }
 
+/* The run left prop undecided for ref: the attack (attack.h) on ref itself,
+ * case by case while time is left; a hit that passes the one witness gate
+ * on ref makes r violated (stage attack). A ReLU net that misses the 2Δ
+ * margin at some x says little about ref's own counterexamples, which lie
+ * where ref's margin is ≤ 0: this looks for them directly. */
+static lg_status lg_transfer_attack_ref(const lg_net *ref, const lg_prop *prop, const lg_verify_opts *o,
+                                        const lg_runctx *run, lg_verify_report *r)
+{
+    if (!o->attack) return LG_OK;
+    double *x = malloc((size_t)prop->n_in * sizeof *x), *y = malloc((size_t)prop->n_out * sizeof *y);
+    lg_status st = x && y ? LG_OK : lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    for (int c = 0; st == LG_OK && c < prop->n_cases && !lg_runctx_expired(run); c++) {
+        const lg_prop_case *C = &prop->cases[c];
+        int found = 0;
+        if ((st = lg_attack_run(ref, C->lo, C->hi, C->n_terms, C->terms, &o->atk, run, x, &found)) != LG_OK || !found)
+            continue;
+        int ok = lg_witness_accept(ref, prop, c, x, y);
+        if (ok < 0) st = lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+        if (ok != 1) continue;
+        free(r->x);
+        free(r->y);
+        r->x = x, r->y = y, x = y = NULL;
+        r->n_in = prop->n_in;
+        r->n_out = prop->n_out;
+        r->verdict = LG_VERDICT_VIOLATED;
+        r->violated_case = c;
+        lg_outcome_decided(&r->how, LG_STAGE_ATTACK);
+        lg_verify_report_method(r);
+        break;
+    }
+    free(x);
+    free(y);
+    return st;
+}
+
 lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_prop *prop, const lg_verify_opts *o,
                              lg_verify_report *r, double *delta)
 {
@@ -152,6 +188,7 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
     }
     if ((st = lg_transfer_enlarge(prop, E, &big)) != LG_OK) goto done;
     if ((st = lg_verify_run_in(relu, &big, o, &run, r)) != LG_OK) goto done;
+    if (r->verdict == LG_VERDICT_UNKNOWN) st = lg_transfer_attack_ref(ref, prop, o, &run, r);
     if (r->verdict != LG_VERDICT_VIOLATED) goto done;
     /* the ReLU net misses the enlarged margin at x: does x fool ref itself? The one witness
      * gate decides (inward box, certified sign on ref: DESIGN.md §3) */
@@ -177,6 +214,7 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
     free(r->y);
     r->x = r->y = NULL;
     r->violated_case = -1;
+    st = lg_transfer_attack_ref(ref, prop, o, &run, r);
 done:
     free(yg);
     free(E);

@@ -25,7 +25,10 @@
 #include "verify/devnet.h"
 #include "verify/verify.h"
 
-/* Decide prop for the smooth network ref through its substitution relu.
+/* Decide prop for the smooth network ref through its substitution relu
+ * (the 2Δ margin, DESIGN.md §3); a ReLU counterexample that does not fool
+ * ref, or a run left unknown with time to spare, is followed by the attack
+ * on ref itself; every counterexample passes the witness gate on ref.
  * *delta receives the largest certified deviation over the cases (‖e‖∞).
  * One run context (core/runctx.h) from o covers the whole call: the
  * deviation bound's time counts against o->timeout_s. */

@@ -123,7 +123,8 @@ class TestNet(unittest.TestCase):
             rp, xp = os.path.join(d, "relu.lgnet"), os.path.join(d, "X.npy")
             relu.save(rp)
             np.save(xp, X)
-            c = cli_json("check", rp, "--ref", ref_path, "--inputs", xp, "--eps", 0.01, "--max-deviation", 1e9)
+            c = cli_json("check", rp, "--ref", ref_path, "--inputs", xp, "--eps", 0.01, "--max-deviation", 1e9,
+                         "--tightest")
         d = lgelu.deviation(relu, ref, X, 0.01)
         self.assertEqual(d.shape, (5,))
         self.assertEqual(float(np.max(d)), c["bound_max"])
