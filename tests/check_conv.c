@@ -217,6 +217,8 @@ END_TEST
  * enumeration oracle run on dense (the same net written out dense).
  * Returns 0 when the oracle cannot enumerate it (too many unstable ReLUs),
  * else 1 with *ans the oracle's answer and *decided 1 for robust/violated. */
+static int conv_early_attacks; /* violated before any bound was computed (the attack first on convs) */
+
 static int conv_oracle_check(const lg_net *net, const lg_net *dense, const lg_prop *p, int seed, lg_answer *ans,
                              int *decided)
 {
@@ -237,6 +239,7 @@ static int conv_oracle_check(const lg_net *net, const lg_net *dense, const lg_pr
     if (rep.verdict == LG_VERDICT_ROBUST) ck_assert_msg(*ans == LG_ANSWER_UNSAT, "seed %d: robust but sat", seed);
     if (rep.verdict == LG_VERDICT_VIOLATED) ck_assert_msg(*ans == LG_ANSWER_SAT, "seed %d: violated but unsat", seed);
     *decided = rep.verdict != LG_VERDICT_UNKNOWN;
+    conv_early_attacks += rep.verdict == LG_VERDICT_VIOLATED && rep.t_bounds == 0.0;
     lg_verify_report_free(&rep);
     return 1;
 }
@@ -281,6 +284,8 @@ START_TEST(test_conv_oracle)
     ck_assert_msg(sat > 0 && unsat > 0, "sat %d unsat %d", sat, unsat);
     ck_assert_int_eq(decided, sat + unsat);
     ck_assert_msg(strided >= 10, "only %d strided, padded cases decided", strided);
+    /* conv nets run a short attack before their bounds (verify.c: lg_verify_attack_first) */
+    ck_assert_msg(conv_early_attacks > 0, "no counterexample found before the bounds (%d sat)", sat);
 }
 END_TEST
 

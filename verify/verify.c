@@ -587,10 +587,42 @@ static void lg_case_release(lg_case *k)
     lg_bounds_free(&k->b);
 }
 
+/* Nets whose bounds are costly — convs, max-pool nodes — can spend the
+ * whole budget in them while a counterexample is a second of search away
+ * (benchmarks/VERIFY.md "Against auto_LiRPA"): there a short attack runs
+ * first (at most 64 samples and 2 restarts of the configured search, a
+ * quarter of the time), on every term of the case; the full attack stage
+ * after the bounds still runs on what they leave open. Other nets keep
+ * bounds first: there even a short attack costs more than the bounds that
+ * usually decide. */
+static lg_status lg_verify_attack_first(lg_case *k)
+{
+    if (k->attacked || !k->o->attack || k->o->backend_only || !(lg_net_has_conv(k->net) || k->low)) return LG_OK;
+    const lg_prop_case *C = &k->prop->cases[k->c];
+    lg_runctx cc = lg_runctx_child(k->run, (uint64_t)k->c), share = lg_runctx_share(&cc, 0.25);
+    lg_attack_opts ao = k->o->atk;
+    if (ao.samples > 64) ao.samples = 64;
+    if (ao.restarts > 2) ao.restarts = 2;
+    int found = 0;
+    lg_status st = lg_attack_run(k->net, C->lo, C->hi, C->n_terms, C->terms, &ao, &share, k->x, &found);
+    if (st != LG_OK) return st;
+    if (k->run->verbose)
+        fprintf(stderr, "case %d: attack before the bounds %s (%.2f s elapsed)\n", k->c,
+                found ? "found a counterexample" : "found nothing", lg_now() - k->t0);
+    if (found) {
+        k->attacked = 1;
+        k->co->v = LG_VERDICT_VIOLATED;
+        k->co->how.stage = LG_STAGE_ATTACK;
+    }
+    return LG_OK;
+}
+
 static lg_status lg_verify_case(lg_case *k)
 {
     const lg_route *route = k->route, *route0 = k->route;
     memset(k->co, 0, sizeof *k->co);
+    lg_status sa = lg_verify_attack_first(k);
+    if (sa != LG_OK || k->co->v == LG_VERDICT_VIOLATED) return sa;
     /* symbolic bounds first; LP tightening (--tighten lp) only after the
      * attack: it is the expensive part and useless on violated instances */
     double t0 = lg_now();
