@@ -36,6 +36,27 @@ static int lg_sample_finds_cex(const lg_net *net, const lg_prop *p, int label, l
     return found;
 }
 
+/* A random 4-8-8-3 λ-GELU net g with both hidden λ = lam, its substitution
+ * rl, and a robustness property p of radius eps around a uniform input at
+ * g's own class (returned). */
+static int lg_transfer_instance(lg_rng *r, double lam, double eps, lg_net *g, lg_net *rl, lg_prop *p)
+{
+    const int dims[] = {4, 8, 8, 3};
+    ck_assert_int_eq(lg_net_init(g, 3, dims, LG_ACT_LGELU), LG_OK);
+    lg_test_randomize(g, r, 0.8);
+    for (int k = 0; k < 2; k++) g->layers[k].lambda = lam;
+    ck_assert_int_eq(lg_anneal_to_relu(rl, g), LG_OK);
+    double x0[4], y0[3], scr[16];
+    for (int i = 0; i < 4; i++) x0[i] = lg_rng_uniform(r);
+    lg_net_forward(g, x0, y0, scr);
+    int label = 0;
+    for (int j = 1; j < 3; j++)
+        if (y0[j] > y0[label]) label = j;
+    if (eps < 0) eps = 0.01 + 0.1 * lg_rng_uniform(r);
+    ck_assert_int_eq(lg_prop_robustness(p, x0, 4, eps, 0.0, 1.0, label, 3, 0.0), LG_OK);
+    return label;
+}
+
 START_TEST(test_transfer_sound_on_random_nets)
 {
     const double lambdas[] = {2.0, 20.0, 160.0};
@@ -44,21 +65,10 @@ START_TEST(test_transfer_sound_on_random_nets)
     lg_rng r;
     lg_rng_init(&r, 2024, 7);
     for (int t = 0; t < n_inst; t++) {
-        const int dims[] = {4, 8, 8, 3};
         lg_net g, rl;
-        ck_assert_int_eq(lg_net_init(&g, 3, dims, LG_ACT_LGELU), LG_OK);
-        lg_test_randomize(&g, &r, 0.8);
-        for (int k = 0; k < 2; k++) g.layers[k].lambda = lambdas[t % 3];
-        ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
-        double x0[4], y0[3], scr[16];
-        for (int i = 0; i < 4; i++) x0[i] = lg_rng_uniform(&r);
-        lg_net_forward(&g, x0, y0, scr);
-        int label = 0;
-        for (int j = 1; j < 3; j++)
-            if (y0[j] > y0[label]) label = j;
         lg_prop p;
-        double eps = 0.01 + 0.1 * lg_rng_uniform(&r);
-        ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, eps, 0.0, 1.0, label, 3, 0.0), LG_OK);
+        double scr[16];
+        int label = lg_transfer_instance(&r, lambdas[t % 3], -1, &g, &rl, &p);
         lg_verify_opts o = lg_verify_opts_default();
         o.timeout_s = 20;
         lg_verify_report rep;
@@ -100,20 +110,10 @@ START_TEST(test_transfer_finds_smooth_counterexamples)
     lg_rng_init(&r, 77, 3);
     int sampled = 0, found = 0;
     for (int t = 0; t < 30; t++) {
-        const int dims[] = {4, 8, 8, 3};
         lg_net g, rl;
-        ck_assert_int_eq(lg_net_init(&g, 3, dims, LG_ACT_LGELU), LG_OK);
-        lg_test_randomize(&g, &r, 0.8);
-        for (int k = 0; k < 2; k++) g.layers[k].lambda = 1.5;
-        ck_assert_int_eq(lg_anneal_to_relu(&rl, &g), LG_OK);
-        double x0[4], y0[3], scr[16];
-        for (int i = 0; i < 4; i++) x0[i] = lg_rng_uniform(&r);
-        lg_net_forward(&g, x0, y0, scr);
-        int label = 0;
-        for (int j = 1; j < 3; j++)
-            if (y0[j] > y0[label]) label = j;
         lg_prop p;
-        ck_assert_int_eq(lg_prop_robustness(&p, x0, 4, 0.15, 0.0, 1.0, label, 3, 0.0), LG_OK);
+        double scr[16];
+        int label = lg_transfer_instance(&r, 1.5, 0.15, &g, &rl, &p);
         lg_verify_opts o = lg_verify_opts_default();
         o.timeout_s = 20;
         lg_verify_report rep;
