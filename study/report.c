@@ -129,6 +129,12 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
         double dg = lg_rep_num(o, "delta_global");
         if (G->n_nets == 1 || dg > G->delta_global) G->delta_global = dg;
         G->smooth |= json_is_true(json_object_get(o, "smooth"));
+        /* annealed: λ hardened during training (anneal_start < 1) or by `lgelu anneal` afterwards */
+        json_t *tr = json_object_get(o, "train");
+        json_t *as = json_object_get(tr, "anneal_start"), *ae = json_object_get(tr, "anneal_epochs");
+        G->annealed |= json_is_true(json_object_get(o, "smooth")) &&
+                       ((json_is_number(as) && json_number_value(as) < 1.0) ||
+                        (json_is_number(ae) && json_number_value(ae) > 0));
         json_t *ord = json_object_get(o, "order");
         if (json_is_integer(ord) && json_integer_value(ord) < G->order) G->order = (long)json_integer_value(ord);
     }

@@ -27,6 +27,7 @@ typedef struct lg_rep_modest {
 typedef struct lg_rep_groupst {
     char arch[LG_STUDY_NAME], regime[LG_STUDY_NAME];
     int n_nets, smooth, n_layers;
+    int annealed;         /* a smooth net whose λ was annealed (train.anneal_start < 1 or anneal_epochs > 0) */
     long order;           /* grid order (networks.jsonl "order"), then first appearance */
     double acc_before, acc_after, delta_global; /* mean accuracies over seeds; max Δ */
     double delta_ball_median, delta_ball_max;

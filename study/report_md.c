@@ -303,7 +303,7 @@ static void lg_md_answer(lg_rep *R, FILE *f)
             if (strcmp(G->arch, arch)) continue;
             mis += G->mode[m].misclassified;
             if (!strcmp(G->regime, "gelu_swap")) base = g;
-            else if (G->smooth && G->mode[m].n && lg_sc_decided(G, m) > best) best = lg_sc_decided(G, m), ann = g;
+            else if (G->annealed && G->mode[m].n && lg_sc_decided(G, m) > best) best = lg_sc_decided(G, m), ann = g;
         }
         fprintf(f, " On %s", arch);
         if (base < 0 || ann < 0 || !R->groups[base].mode[m].n) {

@@ -972,8 +972,10 @@ static void lg_synthetic_study(const char *dir)
         fprintf(f,
                 "{\"key\":\"%s|16,8,10|1|%016x|lgelu 0.4.0\",\"regime\":\"%s\",\"arch\":\"16,8,10\",\"seed\":1,"
                 "\"acc_before\":%g,\"acc_after\":%g,\"delta_global\":%g,\"smooth\":%s,\"order\":%d,"
-                "\"lambda_log\":[[0,1.5],[1,160]],\"version\":\"0.4.0\",\"commit\":\"abc\"}\n",
-                regimes[r], r + 1, regimes[r], acc[r][0], acc[r][1], r ? 0.5 : 0.0, r ? "true" : "false", r);
+                "\"lambda_log\":[[0,1.5],[1,160]],\"train\":{\"anneal_start\":%g,\"anneal_epochs\":0},"
+                "\"version\":\"0.4.0\",\"commit\":\"abc\"}\n",
+                regimes[r], r + 1, regimes[r], acc[r][0], acc[r][1], r ? 0.5 : 0.0, r ? "true" : "false", r,
+                r == 2 ? 0.25 : 1.0);
     fclose(f);
     snprintf(path, sizeof path, "%s/results.jsonl", dir);
     ck_assert_ptr_nonnull(f = fopen(path, "w"));
