@@ -127,6 +127,23 @@ fail:
     return st;
 }
 
+/* Candidate (k, j) with score sc into the top-K list cs/ck/cj of *nc
+ * entries, best first (ties: the first seen stays first). */
+static void lg_bab_topk_insert(double *cs, int *ck, int *cj, int *nc, int K, double sc, int k, int j)
+{
+    if (*nc >= K && !(sc > cs[*nc - 1])) return;
+    int p = *nc < K ? (*nc)++ : K - 1;
+    while (p > 0 && cs[p - 1] < sc) {
+        cs[p] = cs[p - 1];
+        ck[p] = ck[p - 1];
+        cj[p] = cj[p - 1];
+        p--;
+    }
+    cs[p] = sc;
+    ck[p] = k;
+    cj[p] = j;
+}
+
 static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b,
                                    const lg_bab_split_in *in, lg_bab_node **c0, lg_bab_node **c1, const char **why)
 {
@@ -148,18 +165,7 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
             if (!(l < 0 && u > 0)) continue;
             double h = -l * u / (u - l);
             double s = fabs(lam[off + j]) * h;
-            if (s > 0 && (nc < K || s > cs[nc - 1])) { /* insert in order (ties: first seen stays first) */
-                int p = nc < K ? nc++ : K - 1;
-                while (p > 0 && cs[p - 1] < s) {
-                    cs[p] = cs[p - 1];
-                    ck[p] = ck[p - 1];
-                    cj[p] = cj[p - 1];
-                    p--;
-                }
-                cs[p] = s;
-                ck[p] = k;
-                cj[p] = j;
-            }
+            if (s > 0) lg_bab_topk_insert(cs, ck, cj, &nc, K, s, k, j);
             if (h > fall) {
                 fall = h;
                 fk = k;
@@ -181,17 +187,7 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
                 double l, u;
                 if (!lg_bab_window_diff(net, b, k, o * Kw + q, &l, &u) || !(l < 0 && u > 0)) continue;
                 double h = -l * u / (u - l), sc = fabs(lam[off + o]) * h;
-                if (!(sc > 0) || (nc >= K && !(sc > cs[nc - 1]))) continue;
-                int p = nc < K ? nc++ : K - 1;
-                while (p > 0 && cs[p - 1] < sc) {
-                    cs[p] = cs[p - 1];
-                    ck[p] = ck[p - 1];
-                    cj[p] = cj[p - 1];
-                    p--;
-                }
-                cs[p] = sc;
-                ck[p] = k;
-                cj[p] = o * Kw + q;
+                if (sc > 0) lg_bab_topk_insert(cs, ck, cj, &nc, K, sc, k, o * Kw + q);
             }
         }
     }
