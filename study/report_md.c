@@ -148,6 +148,15 @@ static int lg_md_beats(const lg_rep_modest *a, const lg_rep_modest *b)
     return b->median_s >= LG_REP_NOISE_RATIO * fmax(a->median_s, 1e-9);
 }
 
+/* ", N of its ReLU-net `robust` verdicts contradicted on the smooth net" after a regime's name where the
+ * smooth net has counterexamples to them: a regime's speed is no answer while its verdicts are wrong there. */
+static void lg_md_contradicted(FILE *f, const lg_rep_groupst *G)
+{
+    if (G->smooth && G->false_robust)
+        fprintf(f, " (but %d of its %d ReLU-net `robust` verdicts are contradicted by a smooth-net counterexample)",
+                G->false_robust, G->relu_robust);
+}
+
 /* The regime of arch that beats every other one in mode m beyond noise, or −1. */
 static int lg_md_winner(lg_rep *R, const char *arch, int m)
 {
@@ -191,6 +200,7 @@ static void lg_md_reading(lg_rep *R, FILE *f)
                 fprintf(f, "- %s: most instances decided by **%s**, beyond run-to-run noise (%d of %d, median %.3g s, "
                            "total %.1f s)",
                         mn, R->groups[w].regime, S->robust + S->violated, S->n, S->median_s, S->total_s);
+                lg_md_contradicted(f, &R->groups[w]);
             } else { /* the regimes the best does not clearly beat: said as a tie, no bold */
                 fprintf(f, "- %s: no clear winner; within run-to-run noise of each other:", mn);
                 int k = 0;
@@ -199,6 +209,7 @@ static void lg_md_reading(lg_rep *R, FILE *f)
                     if (strcmp(R->groups[g].arch, arch) != 0 || !T->n || (g != b && lg_md_beats(S, T))) continue;
                     fprintf(f, "%s %s (%d of %d, median %.3g s)", k++ ? "," : "", R->groups[g].regime,
                             T->robust + T->violated, T->n, T->median_s);
+                    lg_md_contradicted(f, &R->groups[g]);
                 }
             }
             int listed = base >= 0 && (w >= 0 ? base == w : (base == b || !lg_md_beats(S, &R->groups[base].mode[m])));
@@ -309,9 +320,11 @@ static void lg_md_answer(lg_rep *R, FILE *f)
         if (base < 0 || ann < 0 || !R->groups[base].mode[m].n) {
             int w = lg_md_winner(R, arch, m), b = lg_md_best(R, arch, lg_sc_decided, m);
             const lg_rep_modest *S = &R->groups[b].mode[m];
-            fprintf(f, ", `%s` decided the most instances with %s (%d of %d, median %.3g s)%s.", mn,
+            fprintf(f, ", `%s` decided the most instances with %s (%d of %d, median %.3g s)%s", mn,
                     R->groups[b].regime, S->robust + S->violated, S->n, S->median_s,
                     w >= 0 ? ", beyond run-to-run noise" : ", within run-to-run noise of another regime");
+            lg_md_contradicted(f, &R->groups[b]);
+            fprintf(f, ".");
         } else {
             const lg_rep_groupst *A = &R->groups[ann], *B = &R->groups[base];
             const lg_rep_modest *SA = &A->mode[m], *SB = &B->mode[m];
@@ -336,6 +349,8 @@ static void lg_md_answer(lg_rep *R, FILE *f)
             if (A->relu_robust || B->relu_robust)
                 fprintf(f, "; ReLU `robust` verdicts that transfer to the smooth net: %d of %d vs %d of %d",
                         A->transfer_robust, A->relu_robust, B->transfer_robust, B->relu_robust);
+            if (A->false_robust || B->false_robust)
+                fprintf(f, "; contradicted by a smooth-net counterexample: %d vs %d", A->false_robust, B->false_robust);
             fprintf(f, "; accuracy after substitution %.2f%% vs %.2f%% (before: %.2f%% vs %.2f%%).",
                     100 * A->acc_after, 100 * B->acc_after, 100 * A->acc_before, 100 * B->acc_before);
         }
