@@ -114,7 +114,7 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
     {
         if (strcmp(lg_rep_str(o, "mode"), "z3") != 0) continue;
         /* the theory that ran: the row's z3_theory (null when no back-end ran) */
-        const char *th = json_is_string(json_object_get(o, "z3_theory")) ? lg_rep_str(o, "z3_theory") : "not recorded";
+        const char *th = json_is_string(json_object_get(o, "z3_theory")) ? lg_rep_str(o, "z3_theory") : "none";
         json_object_set_new(R->z3_theories, th, json_integer(json_integer_value(json_object_get(R->z3_theories, th)) + 1));
     }
     if ((st = lg_rep_latest(&R->nets, 0, &R->n_nets_superseded, NULL)) != LG_OK) return st;

@@ -30,7 +30,8 @@ static void lg_md_z3_theories(lg_rep *R, FILE *f)
 {
     static const char *const what[][2] = {{"exact", "Z3's own linear arithmetic in exact rationals"},
                                           {"lp", "lgelu's certified LP as Z3's theory"},
-                                          {"lp-lemmas", "lgelu's certified LP as lemmas"}};
+                                          {"lp-lemmas", "lgelu's certified LP as lemmas"},
+                                          {"none", "Z3 did not run: decided before it, e.g. a misclassified input"}};
     const char *k;
     json_t *v;
     int i = 0;
