@@ -744,6 +744,14 @@ START_TEST(test_study_z3_mode_row)
 }
 END_TEST
 
+/* Edit dir/results.jsonl in place with the sed script `script` (a planted change to the rows). */
+static void lg_sed_results(const char *dir, const char *script)
+{
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "sed -i '%s' '%s/results.jsonl'", script, dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* The report on the committed results (tests/fixtures/study, made by
  * `lgelu study grid.ini`): numbers checked against counts made by hand. */
 START_TEST(test_study_report_fixture)
@@ -796,11 +804,7 @@ START_TEST(test_study_report_fixture)
     fclose(f);
     ck_assert_int_eq(found, 127);
     /* a planted disagreement (glpk says violated where auto proved robust) is reported */
-    snprintf(cmd, sizeof cmd,
-             "sed -i 's/\\(\"key\":\"relu|784,16,10|1|0|0.01|glpk|[^\"]*\".*\"verdict\":\\)\"[a-z]*\"/\\1\"violated\"/' "
-             "'%s/results.jsonl'",
-             dir);
-    ck_assert_int_eq(system(cmd), 0);
+    lg_sed_results(dir, "s/\\(\"key\":\"relu|784,16,10|1|0|0.01|glpk|[^\"]*\".*\"verdict\":\\)\"[a-z]*\"/\\1\"violated\"/");
     ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
     snprintf(p, sizeof p, "%s/agreement.csv", dir);
     f = fopen(p, "r");
@@ -1110,18 +1114,12 @@ START_TEST(test_study_report_names_contradictions)
     ck_assert_int_eq(mkdir(dir, 0755), 0);
     lg_synthetic_study(dir);
     /* anneal's smooth run on input 19 (auto: robust) finds a smooth-net counterexample */
-    char cmd[1600], md[700];
-    snprintf(cmd, sizeof cmd,
-             "sed -i '/\"regime\":\"anneal\".*\"input\":19,.*\"mode\":\"smooth\"/"
-             "s/\"verdict\":\"unknown\"/\"verdict\":\"violated\"/' '%s/results.jsonl'",
-             dir);
-    ck_assert_int_eq(system(cmd), 0);
+    char md[700];
+    lg_sed_results(dir, "/\"regime\":\"anneal\".*\"input\":19,.*\"mode\":\"smooth\"/"
+                        "s/\"verdict\":\"unknown\"/\"verdict\":\"violated\"/");
     /* and Z3 did not run on relu's misclassified input 0 (decided before the back-end) */
-    snprintf(cmd, sizeof cmd,
-             "sed -i '/\"regime\":\"relu\".*\"input\":0,.*\"mode\":\"z3\"/"
-             "s/\"z3_theory\":\"lp\"/\"z3_theory\":null/' '%s/results.jsonl'",
-             dir);
-    ck_assert_int_eq(system(cmd), 0);
+    lg_sed_results(dir, "/\"regime\":\"relu\".*\"input\":0,.*\"mode\":\"z3\"/"
+                        "s/\"z3_theory\":\"lp\"/\"z3_theory\":null/");
     ck_assert_int_eq(lg_study_report(dir, NULL), LG_OK);
     snprintf(md, sizeof md, "%s/REPORT.md", dir);
     ck_assert_ptr_nonnull(LG_LINE(md, "- `z3`: ", "in 59 rows", "`none` (Z3 did not run: decided before it"));
