@@ -201,7 +201,7 @@ int lg_backsub_fam_line(lg_backsub *s, int g, int i, int up, double alpha, doubl
 double lg_backsub_alpha0(lg_backsub *s, int g, int i, int up)
 {
     int l = lg_bs_layer_of(s, i);
-    if (s->net->layers[l].kind == LG_LAYER_MAX) return 0.0; /* the planes of today's choice */
+    if (s->net->layers[l].kind == LG_LAYER_MAX) return 0.0; /* the planes of α = 0 */
     if (!lg_act_info_of(s->net->layers[l].act)->smooth || !lg_bs_fam_alloc(s)) return 0.5;
     if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
     return s->fam0[((size_t)g * s->size + (size_t)i) * 2 + (up ? 1 : 0)];
@@ -534,7 +534,7 @@ static int lg_bs_max_pick(const lg_backsub *s, int g, int l, int j, int excl, in
     return p;
 }
 
-/* The reference of the upper plane today's choice uses: the differences' p (bounds.h) when
+/* The reference of the upper plane of α = 0: the differences' p (bounds.h) when
  * present, else the input of the largest upper bound. */
 static int lg_bs_max_ref(const lg_backsub *s, int g, int l, int j)
 {
@@ -556,7 +556,8 @@ static int lg_bs_max_ref(const lg_backsub *s, int g, int l, int j)
  * only), h_j ≤ x_p + Σ_i relu(x_i − x_p) over the other inputs i, each relu(d_i) by its chord on
  * d_i ∈ [l_i − u_p, u_i − l_p] (rounded outward) through relax.h, so
  * a·h_j ≥ a·x_p + Σ (c_i·(x_i − x_p) + icpt_i − err_i) (backsub.h). With Yr: the plane's
- * coefficients go to Yr and its constant, mass and error to *cr, *ms, *er. With x (the source's values): returns the plane's value there. */
+ * coefficients go to Yr and its constant, mass and error to *cr, *ms, *er. With x (the source's
+ * values): returns the plane's value there. */
 static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, int pref, double a, double *Yr, double *cr,
                               double *ms, double *er, const double *x)
 {
