@@ -753,6 +753,128 @@ START_TEST(test_gb_maxpool)
 }
 END_TEST
 
+/* α on max-pool outputs (backsub.h: convex combinations of two planes of
+ * the side the coefficient's sign uses), on random max-pool DAGs:
+ * - α = 0 in the max-pool slots (lg_alpha_default) gives the bound of
+ *   α = NULL bit for bit;
+ * - random α ∈ [0, 1] in every slot gives bounds below the exact value of
+ *   the objective at sampled points (exact rationals);
+ * - the gradient of a max-pool slot matches finite differences of the
+ *   bound where the bound is differentiable there (both one-sided
+ *   differences agree);
+ * - lg_alpha_optimize ends, on some objective, strictly above the bound of
+ *   its own α with the max-pool slots reset to 0 (the max-pool α is used). */
+START_TEST(test_gb_maxpool_alpha)
+{
+    lg_rng r;
+    lg_rng_init(&r, 4242u, 7);
+    int n_nets = lg_test_quick() ? 60 : 160, with_max = 0, n_fd = 0, n_gnz = 0, helped = 0, n_sound = 0;
+    for (int t = 0; t < n_nets; t++) {
+        lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = 1, .act = LG_ACT_RELU, .maxpool = 1};
+        lg_test_inst in;
+        ck_assert_int_eq(lg_test_inst_random_dag(&in, &r, &go), LG_OK);
+        const lg_net *net = &in.net;
+        if (!lg_net_has_max(net)) {
+            lg_test_inst_free(&in);
+            continue;
+        }
+        with_max++;
+        lg_bounds bs;
+        ck_assert_int_eq(lg_bounds_init(&bs, net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&bs, net, in.lo, in.hi), LG_OK);
+        int no = lg_net_n_out(net), m = 4, size = lg_alpha_size(net);
+        double C[4 * 8], d[4], o0[4], od[4], orr[4], oo[4], oz[4];
+        for (int q = 0; q < m * no; q++) C[q] = lg_rng_uniform(&r) * 2 - 1;
+        for (int q = 0; q < m; q++) d[q] = lg_rng_uniform(&r) - 0.5;
+        double *al = malloc(5 * (size_t)m * (size_t)size * sizeof *al), *ar = al + (size_t)m * size,
+               *gr = ar + (size_t)m * size, *ao = gr + (size_t)m * size, *az = ao + (size_t)m * size;
+        unsigned char *ismax = calloc((size_t)size, 1);
+        for (int k = 0; k < net->n_layers; k++)
+            if (net->layers[k].kind == LG_LAYER_MAX)
+                for (int j = 0; j < net->layers[k].n_out; j++) ismax[lg_alpha_offset(net, k) + j] = 1;
+        /* α = 0 on the max-pool slots: the bound of α = NULL, bit for bit */
+        lg_alpha_default(&bs, net, m, al);
+        for (int i = 0; i < size; i++)
+            if (ismax[i]) ck_assert(al[i] == 0.0);
+        ck_assert_int_eq(lg_alpha_bound(&bs, net, m, C, d, NULL, o0, NULL, NULL, NULL), LG_OK);
+        ck_assert_int_eq(lg_alpha_bound(&bs, net, m, C, d, al, od, NULL, NULL, NULL), LG_OK);
+        for (int q = 0; q < m; q++)
+            ck_assert_msg(o0[q] == od[q] || (isnan(o0[q]) && isnan(od[q])), "net %d row %d: α = 0 %.17g vs NULL %.17g",
+                          t, q, od[q], o0[q]);
+        /* random α everywhere: sound */
+        for (size_t i = 0; i < (size_t)m * (size_t)size; i++)
+            ar[i] = lg_rng_below(&r, 4) == 0 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
+        ck_assert_int_eq(lg_alpha_bound(&bs, net, m, C, d, ar, orr, NULL, NULL, gr), LG_OK);
+        size_t nl = lg_net_nodes_len(net);
+        mpq_t *z = malloc(nl * sizeof *z), *h = malloc(nl * sizeof *h), v, sv;
+        for (size_t q = 0; q < nl; q++) mpq_init(z[q]), mpq_init(h[q]);
+        mpq_inits(v, sv, NULL);
+        double x[64];
+        size_t oo_ = lg_net_node_offset(net, net->n_layers - 1);
+        for (int p = 0; p < 40; p++) {
+            gb_point(&r, net->n_in, in.lo, in.hi, x);
+            gb_exact(net, x, z, h);
+            for (int q = 0; q < m; q++) {
+                mpq_set_d(v, d[q]);
+                for (int j = 0; j < no; j++) {
+                    mpq_set_d(sv, C[q * no + j]);
+                    mpq_mul(sv, sv, h[oo_ + (size_t)j]);
+                    mpq_add(v, v, sv);
+                }
+                if (!isfinite(orr[q])) continue;
+                mpq_set_d(sv, orr[q]);
+                ck_assert_msg(mpq_cmp(sv, v) <= 0, "net %d row %d: α bound %.17g above the exact value %.17g", t, q,
+                              orr[q], mpq_get_d(v));
+                n_sound++;
+            }
+        }
+        for (size_t q = 0; q < nl; q++) mpq_clear(z[q]), mpq_clear(h[q]);
+        mpq_clears(v, sv, NULL);
+        free(z);
+        free(h);
+        /* the gradient of the max-pool slots against finite differences */
+        for (int q = 0; q < m; q++)
+            for (int i = 0; i < size; i++) {
+                size_t qi = (size_t)q * (size_t)size + (size_t)i;
+                if (!ismax[i] || !isfinite(orr[q])) continue;
+                double g = gr[qi], a0 = ar[qi], hs = 1e-4, bp[4], bm[4];
+                if (a0 < 2 * hs || a0 > 1 - 2 * hs) continue;
+                n_gnz += g != 0.0;
+                ar[qi] = a0 + hs;
+                ck_assert_int_eq(lg_alpha_bound(&bs, net, m, C, d, ar, bp, NULL, NULL, NULL), LG_OK);
+                ar[qi] = a0 - hs;
+                ck_assert_int_eq(lg_alpha_bound(&bs, net, m, C, d, ar, bm, NULL, NULL, NULL), LG_OK);
+                ar[qi] = a0;
+                double fp = (bp[q] - orr[q]) / hs, fm = (orr[q] - bm[q]) / hs, tol = 1e-6 * (1 + fabs(fp));
+                if (!(fabs(fp - fm) <= tol)) continue; /* a kink of the bound in α */
+                ck_assert_msg(fabs(fp - g) <= 1e-5 * (1 + fabs(g)), "net %d row %d slot %d: grad %.17g vs fd %.17g",
+                              t, q, i, g, fp);
+                n_fd += g != 0.0;
+            }
+        /* the optimiser uses the max-pool α */
+        memcpy(ao, al, (size_t)m * (size_t)size * sizeof *ao);
+        ck_assert_int_eq(lg_alpha_optimize(&bs, net, m, C, d, 40, 0.1, NULL, ao, oo, NULL), LG_OK);
+        memcpy(az, ao, (size_t)m * (size_t)size * sizeof *az);
+        for (int q = 0; q < m; q++)
+            for (int i = 0; i < size; i++)
+                if (ismax[i]) az[(size_t)q * (size_t)size + (size_t)i] = 0.0;
+        ck_assert_int_eq(lg_alpha_bound(&bs, net, m, C, d, az, oz, NULL, NULL, NULL), LG_OK);
+        for (int q = 0; q < m; q++) {
+            ck_assert(!(oo[q] < od[q])); /* never below the start */
+            helped += isfinite(oo[q]) && oo[q] > oz[q] + 1e-9 * (1 + fabs(oz[q]));
+        }
+        free(al);
+        free(ismax);
+        lg_bounds_free(&bs);
+        lg_test_inst_free(&in);
+    }
+    ck_assert_msg(with_max >= n_nets / 4, "only %d of %d DAGs have a max-pool node", with_max, n_nets);
+    ck_assert_msg(n_sound > 100, "only %d soundness checks", n_sound);
+    ck_assert_msg(n_gnz > 0 && n_fd > 0, "no nonzero max-pool gradient checked (%d nonzero, %d matched)", n_gnz, n_fd);
+    ck_assert_msg(helped > 0, "the max-pool α never improved an optimised bound");
+}
+END_TEST
+
 Suite *suite_graph_bounds(void)
 {
     Suite *s = suite_create("graph_bounds");
@@ -766,6 +888,7 @@ Suite *suite_graph_bounds(void)
     tcase_add_test(tc, test_gb_residual_two_ways);
     tcase_add_test(tc, test_gb_root_alpha_share);
     tcase_add_test(tc, test_gb_maxpool);
+    tcase_add_test(tc, test_gb_maxpool_alpha);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -737,8 +737,8 @@ static char *fz_vnnlib_text(const lg_prop *p, int k, lg_rng *r, double *boxes, c
     return t;
 }
 
-/* α-optimised bounds of case 0's constraint rows on the smooth net (soundfuzz.h):
- * the hidden layers tightened by lg_alpha_tighten (random steps and rate),
+/* α-optimised bounds of case 0's constraint rows on net (the smooth net, or
+ * the ReLU net with a max-pool node; soundfuzz.h): the hidden layers tightened by lg_alpha_tighten (random steps and rate),
  * then lg_alpha_optimize from random α; every row's bound must be ≤ the
  * row's exact value at 24 random points of the box (corners among them) and
  * at xbest (NULL: none). dnet: the dense form for the MPFR pass. Returns
@@ -776,6 +776,7 @@ static long fz_alpha_check(const lg_fuzz_case *fc, const lg_net *net, const lg_n
         if (lg_rng_below(r, 2)) al[i] = lg_rng_below(r, 4) == 0 ? (double)lg_rng_below(r, 2) : lg_rng_uniform(r);
     if (lg_alpha_optimize(&b, net, m, Cm, d, steps, lr, NULL, al, out, NULL) != LG_OK) goto done;
     s->alpha_checks++;
+    s->alpha_max += lg_net_has_max(net);
     mpfr_t *y = malloc((size_t)no * sizeof *y), v, t;
     LG_ASSERT(y);
     for (int j = 0; j < no; j++) mpfr_init2(y[j], FZ_PREC);
@@ -902,6 +903,13 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         s->direct_known += known <= -FZ_JUDGE;
         bad += fz_direct_run(fc, &net, &dnet, p, p, 1, NULL, known, cls, (int)lg_rng_below(&r, 12), o, s, log);
         bad += fz_alpha_check(fc, &net, &dnet, p, isfinite(known) ? xb : NULL, &r, s, log);
+        if (lg_net_has_max(&fc->net)) { /* the ReLU net too: random α on its max-pool planes (backsub.h) */
+            lg_net rd;
+            if (fz_dense_form(&rd, &fc->net) == LG_OK) {
+                bad += fz_alpha_check(fc, &fc->net, &rd, p, NULL, &r, s, log);
+                lg_net_free(&rd);
+            }
+        }
         if (p == &tp) lg_prop_free(&tp);
     } else {
         int k = 2 + (int)lg_rng_below(&r, 2), n_d = 0;
@@ -1111,12 +1119,12 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
             "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld; "
             "direct smooth runs: %ld in %.1f s (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld; "
-            "alpha-optimised smooth bounds: %ld checks at %ld points, WRONG alpha: %ld\n",
+            "alpha-optimised bounds: %ld checks (%ld with max-pool planes) at %ld points, WRONG alpha: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->convs, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
             s->onnx_imported, s->onnx_wrong, s->direct_runs, s->t_direct, s->direct_robust, s->direct_violated, s->direct_unknown,
-            s->direct_known, s->wrong_direct, s->alpha_checks, s->alpha_points, s->wrong_alpha);
+            s->direct_known, s->wrong_direct, s->alpha_checks, s->alpha_max, s->alpha_points, s->wrong_alpha);
     if (s->pool_graphs)
         fprintf(f, "soundfuzz: MaxPool graphs: %ld (%ld decided by the exact oracle, %ld with a known counterexample), "
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",

@@ -78,7 +78,9 @@ typedef struct lg_fuzz_stats {
     long direct_runs, direct_robust, direct_violated, direct_unknown; /* lg_fuzz_direct */
     long direct_known;                 /* direct cases where the oracle's search found a counterexample */
     long wrong_direct;                 /* wrong direct verdicts */
-    long alpha_checks, alpha_points;   /* α-optimised bounds of direct cases (lg_fuzz_direct), sample points */
+    long alpha_checks, alpha_points;   /* α-optimised bounds of direct cases (lg_fuzz_direct: the smooth net,
+                                        * and the ReLU net when it has a max-pool node), sample points */
+    long alpha_max;                    /* of those checks, on a net with a max-pool node (random α on its planes) */
     long wrong_alpha;                  /* bounds above the exact value of their row at a sample point */
     double t_direct;                   /* seconds in direct runs */
     int n_dclass;                      /* direct runs by class ("sigmoid", "mix conv", "prelu vnnlib", ...) */

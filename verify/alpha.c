@@ -6,6 +6,9 @@
  * there and only there), so its floating-point soundness is the same. The
  * gradient with respect to α is the reverse pass of the linear steps with
  * the corner and the signs held fixed (they are piecewise constant in α).
+ * A max-pool output's α weighs two planes of the side its coefficient's
+ * sign uses (backsub.h); its gradient is the coefficient times their
+ * difference at the forward values.
  */
 #include "verify/alpha.h"
 
@@ -38,8 +41,9 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
     int size = lg_alpha_size(net);
     for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++)
         for (int j = 0; j < net->layers[k].n_out; j++) /* smooth: NaN = the area-best lines (act_relax.h) */
-            alpha[off + j] = lg_act_info_of(net->layers[k].act)->smooth ? NAN
-                                                                         : lg_relax_alpha_default(b->lo[k][j], b->hi[k][j]);
+            alpha[off + j] = net->layers[k].kind == LG_LAYER_MAX ? 0.0 /* max-pool: the planes of α = 0 (backsub.h) */
+                             : lg_act_info_of(net->layers[k].act)->smooth ? NAN
+                                                                          : lg_relax_alpha_default(b->lo[k][j], b->hi[k][j]);
     for (int r = 1; r < m; r++) memcpy(alpha + (size_t)r * (size_t)size, alpha, (size_t)size * sizeof *alpha);
 }
 
@@ -99,13 +103,19 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
         double *H;
         LG_AG_GET(H);
         for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
-        if (Ly->kind == LG_LAYER_MAX) { /* the plane each row's coefficient picked (backsub.h) */
+        if (Ly->kind == LG_LAYER_MAX) {
+            /* the α-plane each row's coefficient picked (backsub.h): a·((1 − α)·P1 + α·P2), so
+             * ∂/∂α = a·(P2 − P1) at the forward values */
             const double *X = valv[Ly->lin.src + 1];
             for (int r = 0; r < m; r++)
-                for (int j = 0; j < n; j++)
+                for (int j = 0; j < n; j++) {
+                    double a = lam[(size_t)r * ls + (size_t)(off + j)], dv;
                     H[(size_t)r * (size_t)n + (size_t)j] =
-                        lg_backsub_max_value(s, bt->grp ? bt->grp[r] : 0, l, j, lam[(size_t)r * ls + (size_t)(off + j)],
-                                             X + (size_t)r * (size_t)Ly->lin.n_in);
+                        lg_backsub_max_value(s, bt->grp ? bt->grp[r] : 0, l, j, a,
+                                             alpha ? alpha[(size_t)r * as + (size_t)(off + j)] : 0.0,
+                                             X + (size_t)r * (size_t)Ly->lin.n_in, &dv);
+                    grad[(size_t)r * gs + (size_t)(off + j)] = a * dv;
+                }
         } else {
             for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* through each term's structure (core/linop.h) */
                 const lg_linear *T = lg_layer_lin(Ly, t);

@@ -7,7 +7,10 @@
  * A smooth neuron's α ∈ [0, 1] picks, in each row, the line that row uses
  * (lower where its coefficient is positive, upper where negative) from the
  * certified lower or upper family of backsub.h (NaN: the area-best line);
- * any α gives a sound bound there too.
+ * any α gives a sound bound there too. A max-pool output's α ∈ [0, 1]
+ * weighs two planes of the side its row's coefficient uses (backsub.h: the
+ * lower plane (1 − α)·x_p1 + α·x_p2, the upper (1 − α)·U_p1 + α·U_p2), sound
+ * for any α since each plane is; α = 0 (the default) is the fixed choice.
  * Pre-activation bounds of the hidden layers come from the caller's
  * lg_bounds (they are not re-optimised). The bound is computed by the one
  * back-substitution of backsub.h, rounding of the whole chain included, as
@@ -29,8 +32,9 @@ int lg_alpha_size(const lg_net *net);
 /* Index of neuron 0 of layer k in that vector. */
 int lg_alpha_offset(const lg_net *net, int k);
 
-/* Default slopes (the area heuristic of bounds.h: 1 iff u > −l) for all m
- * rows: alpha[m][lg_alpha_size]. */
+/* Default slopes (the area heuristic of bounds.h: 1 iff u > −l; NaN for a
+ * smooth neuron, 0 for a max-pool output) for all m rows:
+ * alpha[m][lg_alpha_size]. */
 void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alpha);
 
 /* out[r] ≤ min over the box of C[r]·y + d[r] (C [m][n_out] row-major).

@@ -146,7 +146,9 @@ static lg_status lg_bab_ctx_init(lg_bab_ctx *cx, const lg_net *net, const double
 int lg_bab_root_alpha_steps(const lg_bab_opts *o, const lg_net *net)
 {
     if (o->root_alpha_steps >= 0) return o->root_alpha_steps;
-    return lg_net_has_conv(net) ? 0 : LG_BAB_ROOT_ALPHA_AUTO; /* conv nets: not measured, kept off */
+    /* conv nets: off (on the CIFAR max-pool nets it changed no verdict and cost nodes; benchmarks/VERIFY.md
+     * "Max-pool nodes") */
+    return lg_net_has_conv(net) ? 0 : LG_BAB_ROOT_ALPHA_AUTO;
 }
 
 /* Intermediate-layer α-CROWN at the root (lg_bab_root_alpha_steps, Adam

@@ -201,6 +201,7 @@ int lg_backsub_fam_line(lg_backsub *s, int g, int i, int up, double alpha, doubl
 double lg_backsub_alpha0(lg_backsub *s, int g, int i, int up)
 {
     int l = lg_bs_layer_of(s, i);
+    if (s->net->layers[l].kind == LG_LAYER_MAX) return 0.0; /* the planes of α = 0 */
     if (!lg_act_info_of(s->net->layers[l].act)->smooth || !lg_bs_fam_alloc(s)) return 0.5;
     if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
     return s->fam0[((size_t)g * s->size + (size_t)i) * 2 + (up ? 1 : 0)];
@@ -513,20 +514,58 @@ static void lg_bs_max_planes(lg_backsub *s, int l)
     }
 }
 
-/* a < 0 on undecided window j of max-pool layer l (group g): with p the input of the largest
- * upper bound, h_j ≤ x_p + Σ_i relu(x_i − x_p) over the other inputs i, each relu(d_i) by its
- * chord on d_i ∈ [l_i − u_p, u_i − l_p] (rounded outward) through relax.h, so
+/* The input (flat index into the source) of window j of max-pool layer l, group g, other than
+ * `excl`, with the largest upper (by_upper) or lower bound (the first of equals); −1: none. */
+static int lg_bs_max_pick(const lg_backsub *s, int g, int l, int j, int excl, int by_upper)
+{
+    const lg_conv *c = &s->net->layers[l].conv;
+    lg_window w = lg_max_window_box(c, j);
+    int p = -1;
+    double bv = 0.0;
+    for (int iy = w.y0; iy < w.y1; iy++)
+        for (int ix = w.x0; ix < w.x1; ix++) {
+            int i = (w.ch * c->h_in + iy) * c->w_in + ix;
+            if (i == excl) continue;
+            double li, ui;
+            lg_bs_src_post(s, g, s->net->layers[l].src, i, &li, &ui);
+            double v = by_upper ? ui : li;
+            if (p < 0 || v > bv) p = i, bv = v;
+        }
+    return p;
+}
+
+/* The reference of the upper plane of α = 0: the differences' p (bounds.h) when
+ * present, else the input of the largest upper bound. */
+static int lg_bs_max_ref(const lg_backsub *s, int g, int l, int j)
+{
+    const lg_layer *L = &s->net->layers[l];
+    const lg_conv *c = &L->conv;
+    const lg_bounds *b = s->gb[g];
+    int ref = b->dlo && b->dlo[l] ? b->dref[l][j] : -1;
+    if (ref < 0) return lg_bs_max_pick(s, g, l, j, -1, 1);
+    lg_window w = lg_max_window_box(c, j);
+    int n = 0;
+    for (int iy = w.y0; iy < w.y1; iy++)
+        for (int ix = w.x0; ix < w.x1; ix++, n++)
+            if (n == ref) return (w.ch * c->h_in + iy) * c->w_in + ix;
+    return lg_bs_max_pick(s, g, l, j, -1, 1);
+}
+
+/* a < 0 on undecided window j of max-pool layer l (group g): with p the reference (pref < 0:
+ * lg_bs_max_ref, with the difference bounds when present; pref ≥ 0: that input, interval bounds
+ * only), h_j ≤ x_p + Σ_i relu(x_i − x_p) over the other inputs i, each relu(d_i) by its chord on
+ * d_i ∈ [l_i − u_p, u_i − l_p] (rounded outward) through relax.h, so
  * a·h_j ≥ a·x_p + Σ (c_i·(x_i − x_p) + icpt_i − err_i) (backsub.h). With Yr: the plane's
  * coefficients go to Yr and its constant, mass and error to *cr, *ms, *er. With x (the source's
- * values): returns the plane's value there (lg_backsub_max_value). */
-static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, double a, double *Yr, double *cr, double *ms,
-                              double *er, const double *x)
+ * values): returns the plane's value there. */
+static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, int pref, double a, double *Yr, double *cr,
+                              double *ms, double *er, const double *x)
 {
     const lg_layer *L = &s->net->layers[l];
     const lg_conv *c = &L->conv;
     lg_window w = lg_max_window_box(c, j);
     const lg_bounds *b = s->gb[g];
-    int K = c->kh * c->kw, ref = b->dlo && b->dlo[l] ? b->dref[l][j] : -1; /* the differences' p (bounds.h) */
+    int K = c->kh * c->kw, ref = pref < 0 && b->dlo && b->dlo[l] ? b->dref[l][j] : -1; /* the differences' p */
     const double *dlo = ref >= 0 ? b->dlo[l] + (size_t)j * (size_t)K : NULL;
     const double *dhi = ref >= 0 ? b->dhi[l] + (size_t)j * (size_t)K : NULL;
     double lp = 0.0, up = 0.0, v = 0.0;
@@ -536,7 +575,7 @@ static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, double a
             int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             double li, ui;
             lg_bs_src_post(s, g, L->src, i, &li, &ui);
-            if (ref >= 0 ? n == ref : p < 0 || ui > up) p = i, lp = li, up = ui;
+            if (pref >= 0 ? i == pref : ref >= 0 ? n == ref : p < 0 || ui > up) p = i, lp = li, up = ui;
         }
     }
     if (Yr) Yr[p] += a;
@@ -570,9 +609,41 @@ static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, double a
     return v;
 }
 
-double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, const double *x)
+/* a = a1 + a2 exactly (reals), a1 ≈ (1 − α)·a, a2 ≈ α·a, both of a's sign or 0: the weights of
+ * the two planes of a max-pool output (backsub.h). The larger part is rounded, the other is the
+ * difference, exact by Sterbenz; checked (Fast2Sum's error term), else α is not used. Returns 1
+ * when a2 ≠ 0 (the second plane is read). α ≤ 0, NaN or a not finite: a1 = a, a2 = 0. */
+static int lg_bs_max_split(double a, double alpha, double *a1, double *a2)
+{
+    *a1 = a, *a2 = 0.0;
+    if (!(alpha > 0.0) || !isfinite(a)) return 0;
+    double big, rest;
+    if (alpha >= 1.0) {
+        *a1 = 0.0, *a2 = a;
+        return a != 0.0;
+    }
+    big = alpha >= 0.5 ? alpha * a : (1.0 - alpha) * a;
+    rest = a - big;
+    double z = rest - a, t = -big - z; /* a − big = rest + t exactly (|a| ≥ |big|) */
+    if (t != 0.0 || !isfinite(rest)) return 0;
+    if (alpha >= 0.5) *a2 = big, *a1 = rest;
+    else *a1 = big, *a2 = rest;
+    return *a2 != 0.0;
+}
+
+/* The second plane's input of a max-pool output (backsub.h): up = 0 (lower plane, p1 = msel) the
+ * input of the largest upper bound but p1; up = 1 (upper plane, p1 = lg_bs_max_ref) the input of
+ * the largest lower bound but p1. */
+static int lg_bs_max_p2(const lg_backsub *s, int g, int l, int j, int up, int p1)
+{
+    return lg_bs_max_pick(s, g, l, j, p1, !up);
+}
+
+double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, double alpha, const double *x,
+                            double *dval)
 {
     size_t q = (size_t)g * s->size + (size_t)s->off[l] + (size_t)j;
+    if (dval) *dval = 0.0;
     if (a == 0.0) { /* no plane read (the call may not have reached the layer): the window's max */
         const lg_conv *c = &s->net->layers[l].conv;
         lg_window w = lg_max_window_box(c, j);
@@ -581,8 +652,20 @@ double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, 
             for (int ix = w.x0; ix < w.x1; ix++) v = fmax(v, x[(w.ch * c->h_in + iy) * c->w_in + ix]);
         return v;
     }
-    if (a > 0.0 || s->mdom[q]) return x[s->msel[q]];
-    return lg_bs_max_upper(s, g, l, j, a, NULL, NULL, NULL, NULL, x);
+    if (s->mdom[q]) return x[s->msel[q]];
+    double al = alpha > 0.0 ? (alpha < 1.0 ? alpha : 1.0) : 0.0; /* NaN: 0 */
+    if (a > 0.0) {
+        int p1 = s->msel[q], p2 = lg_bs_max_p2(s, g, l, j, 0, p1);
+        double v1 = x[p1], v2 = p2 >= 0 ? x[p2] : v1;
+        if (dval) *dval = v2 - v1;
+        return (1.0 - al) * v1 + al * v2;
+    }
+    int p1 = lg_bs_max_ref(s, g, l, j), p2 = lg_bs_max_p2(s, g, l, j, 1, p1);
+    double v1 = lg_bs_max_upper(s, g, l, j, -1, a, NULL, NULL, NULL, NULL, x);
+    if (p2 < 0 || (al == 0.0 && !dval)) return v1;
+    double v2 = lg_bs_max_upper(s, g, l, j, p2, a, NULL, NULL, NULL, NULL, x);
+    if (dval) *dval = v2 - v1;
+    return (1.0 - al) * v1 + al * v2;
 }
 
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
@@ -613,7 +696,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             continue;
         }
         int relu = L->act == LG_ACT_RELU, relaxed = (relu || lg_act_info_of(L->act)->smooth) && !(pre && l == level);
-        int maxp = L->kind == LG_LAYER_MAX;
+        int maxp = L->kind == LG_LAYER_MAX, mtwo = 0; /* mtwo: some row read two upper planes */
         if (maxp) lg_bs_max_planes(s, l);
         if (!s->mag_ok[l]) lg_bs_mag(s, l);
         const double *M = s->mag[l];
@@ -702,12 +785,30 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
                     double *Yr = Y + (size_t)r * (size_t)T->n_in;
                     size_t base = (size_t)s->grp[r] * s->size + (size_t)off;
                     memset(Yr, 0, (size_t)T->n_in * sizeof *Yr);
+                    const double *ma = alpha ? alpha + (size_t)r * stride + off : NULL; /* α-planes (backsub.h) */
                     for (int j = 0; j < n; j++) {
                         if (Ar[j] == 0.0) continue;
-                        if (Ar[j] > 0.0 || s->mdom[base + (size_t)j]) /* h_j ≥ x_i* (= on a decided window) */
-                            Yr[s->msel[base + (size_t)j]] += Ar[j];
-                        else
-                            lg_bs_max_upper(s, s->grp[r], l, j, Ar[j], Yr, &c[r], &mass[r], &err[r], NULL);
+                        size_t q = base + (size_t)j;
+                        double a1, a2;
+                        int two = !s->mdom[q] && ma && lg_bs_max_split(Ar[j], ma[j], &a1, &a2);
+                        if (Ar[j] > 0.0 || s->mdom[q]) { /* h_j ≥ x_i* (= on a decided window) */
+                            int p2 = two ? lg_bs_max_p2(s, s->grp[r], l, j, 0, s->msel[q]) : -1;
+                            if (p2 < 0) {
+                                Yr[s->msel[q]] += Ar[j];
+                            } else { /* h_j ≥ (1 − α)·x_p1 + α·x_p2 */
+                                Yr[s->msel[q]] += a1;
+                                Yr[p2] += a2;
+                            }
+                            continue;
+                        }
+                        int p2 = two ? lg_bs_max_p2(s, s->grp[r], l, j, 1, lg_bs_max_ref(s, s->grp[r], l, j)) : -1;
+                        if (p2 < 0) {
+                            lg_bs_max_upper(s, s->grp[r], l, j, -1, Ar[j], Yr, &c[r], &mass[r], &err[r], NULL);
+                        } else { /* (1 − α)·U_p1 + α·U_p2, each weight applied through relax.h */
+                            lg_bs_max_upper(s, s->grp[r], l, j, -1, a1, Yr, &c[r], &mass[r], &err[r], NULL);
+                            lg_bs_max_upper(s, s->grp[r], l, j, p2, a2, Yr, &c[r], &mass[r], &err[r], NULL);
+                            mtwo = 1;
+                        }
                     }
                 }
             } else if (lg_bs_mul_t(s, T, m, A, first ? *dst : s->acc) != LG_OK) { /* unfinished: no bound */
@@ -723,7 +824,8 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         lg_bs_put(s, A);
         s->nb[l + 1] = NULL;
         nterms += (zadd && s->thr ? 3.0 : 2.0) * n + 1.0; /* per neuron: intercept, bias, split constant */
-        if (maxp) nterms += (double)(L->conv.kh * L->conv.kw) * n; /* the chords' intercepts */
+        if (maxp) /* the chords' intercepts (of two planes per output where α combines them) */
+            nterms += (double)(L->conv.kh * L->conv.kw) * n * (mtwo ? 2.0 : 1.0);
     }
     const double *X = s->nb[0]; /* [m][n_in] over x', NULL: no path from the input */
     for (int r = 0; r < m; r++) {

@@ -38,6 +38,24 @@
  * so the product rounding term above holds with N counting n_out·(K + 1)
  * for the node and M_ℓ[j] = (2K + 2)·(the largest max|x_i| of window j).
  *
+ * α on a max-pool output (alpha at the row's slot of output j; NaN or 0:
+ * the planes above exactly, bit for bit; a decided window ignores it): the
+ * relaxation is a convex combination of two planes of the same side, sound
+ * for any α ∈ [0, 1] because each plane is. a_j > 0: h_j ≥ (1 − α)·x_p1 +
+ * α·x_p2 (max ≥ any convex combination of its inputs), p1 = i*, p2 the
+ * input of the largest upper bound but p1. a_j < 0: h_j ≤ (1 − α)·U_p1 +
+ * α·U_p2, U_p the upper plane above with reference p; p1 is the one above
+ * (with the difference bounds when the bounds have them), p2 the input of
+ * the largest lower bound but p1, its chords on the interval bounds only.
+ * The coefficient is split a_j = a1 + a2 exactly (a2 ≈ α·a_j: the larger
+ * part rounded, the other the difference, exact by Sterbenz and checked),
+ * and each plane is applied with its part through relax.h as above, so
+ * the rounding is carried the same way. Each output still adds at most
+ * K + 1 addends to one source coefficient (p1 gets a1, K − 1 chords of U_p1
+ * and one of U_p2) and |row| ≤ (2K − 1)·(|a1| + |a2|), so N and M_ℓ stand;
+ * the constant's term count doubles the chords' intercepts for the layer
+ * when a row read two upper planes.
+ *
  * A graph (core/net.h, DESIGN.md §1 "The network as a graph"): the pass
  * visits the nodes in reverse order; node ℓ's coefficients are complete
  * when it is reached (every consumer k > ℓ has added Λ_k·A_t to them), it is
@@ -142,7 +160,7 @@ typedef struct lg_backsub {
 int lg_backsub_fam_line(lg_backsub *s, int g, int i, int up, double alpha, double *ls, double *lc, double *ds,
                         double *dc);
 /* α of the area-best lower (up = 0) or upper (up = 1) line of smooth neuron i
- * of group g in its family (0.5 when no family). */
+ * of group g in its family (0.5 when no family; 0 for a max-pool output). */
 double lg_backsub_alpha0(lg_backsub *s, int g, int i, int up);
 
 /* Scratch for up to m rows over one region (bounds b). */
@@ -159,7 +177,8 @@ void lg_backsub_changed(lg_backsub *s, int l);
 /* out[r] ≤ min over the box (of row r's group) of s->A[r]·a_level + s->c[r], r < m ≤ s->m
  * (A: [m][width(level)] row-major, overwritten; c overwritten).
  * alpha: NULL (area heuristic) or the lower slopes of row r at
- *        alpha[r·stride + off[ℓ] + j];
+ *        alpha[r·stride + off[ℓ] + j] (a smooth neuron: its line's α; a
+ *        max-pool output: its planes' α, above);
  * lam:   NULL or, at lam[r·stride + off[ℓ] + j], the coefficient of a_ℓ[j]
  *        before layer ℓ is relaxed;
  * Ain:   NULL or [m][n_in]: the final coefficients over x'.
@@ -175,12 +194,16 @@ lg_status lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha,
 lg_status lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out); /* LG_ERR_TIMEOUT as lg_backsub_lower */
 
 /* The relaxed value of output j of max-pool layer l in group g, at the
- * source's values x, for a row whose coefficient on it is a: the lower plane
- * x_i* (a > 0 or a decided window) or the upper plane (a < 0), as the last
- * call through layer l chose them (a = 0: the window's max, read by no
- * plane) — the forward pass of α-CROWN's gradient (alpha.c). A heuristic
- * value: no rounding is carried. */
-double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, const double *x);
+ * source's values x, for a row whose coefficient on it is a and whose α
+ * there is alpha (NaN: 0): the lower plane (1 − α)·x_p1 + α·x_p2 (a > 0),
+ * x_i* on a decided window, or the upper plane (1 − α)·U_p1 + α·U_p2
+ * (a < 0), with the choices of the last call through layer l (a = 0: the
+ * window's max, read by no plane). dval (optional): its derivative in α,
+ * plane2(x) − plane1(x) (0 on a decided window or a = 0). The forward pass
+ * of α-CROWN's gradient (alpha.c); a heuristic value: no rounding is
+ * carried. */
+double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, double alpha, const double *x,
+                            double *dval);
 
 /* Buffers of [m][max width] a pass over net's nodes holds at once (2 for a
  * chain): while node ℓ is processed, its own and those of the earlier
