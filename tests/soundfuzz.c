@@ -828,6 +828,18 @@ done:
     return bad;
 }
 
+/* fz_alpha_check on the ReLU net of a case with max-pool nodes: random α on its planes (backsub.h). */
+static long fz_alpha_check_max(const lg_fuzz_case *fc, lg_fuzz_stats *s, FILE *log)
+{
+    lg_net rd;
+    if (fz_dense_form(&rd, &fc->net) != LG_OK) return 0;
+    lg_rng r;
+    lg_rng_init(&r, fc->seed ^ 0xa1fa3a1fa3ULL, (uint64_t)fc->index);
+    long bad = fz_alpha_check(fc, &fc->net, &rd, &fc->prop, NULL, &r, s, log);
+    lg_net_free(&rd);
+    return bad;
+}
+
 long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
 {
     const lg_prop_case *S = &fc->prop.cases[0];
@@ -903,13 +915,7 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         s->direct_known += known <= -FZ_JUDGE;
         bad += fz_direct_run(fc, &net, &dnet, p, p, 1, NULL, known, cls, (int)lg_rng_below(&r, 12), o, s, log);
         bad += fz_alpha_check(fc, &net, &dnet, p, isfinite(known) ? xb : NULL, &r, s, log);
-        if (lg_net_has_max(&fc->net)) { /* the ReLU net too: random α on its max-pool planes (backsub.h) */
-            lg_net rd;
-            if (fz_dense_form(&rd, &fc->net) == LG_OK) {
-                bad += fz_alpha_check(fc, &fc->net, &rd, p, NULL, &r, s, log);
-                lg_net_free(&rd);
-            }
-        }
+        if (lg_net_has_max(&fc->net)) bad += fz_alpha_check_max(fc, s, log); /* the ReLU net too */
         if (p == &tp) lg_prop_free(&tp);
     } else {
         int k = 2 + (int)lg_rng_below(&r, 2), n_d = 0;
@@ -1105,6 +1111,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
     }
     if (fc->index % 3 == 0) bad += lg_fuzz_smooth(fc, o, s, log);
     if (fc->index % 3 == 1 && o->direct) bad += lg_fuzz_direct(fc, o, s, log);
+    else if (lg_net_has_max(&fc->net)) bad += fz_alpha_check_max(fc, s, log); /* (lg_fuzz_direct calls it too) */
     s->bad_cases += bad > 0;
     return bad;
 }
