@@ -199,6 +199,10 @@ class TestThreads(unittest.TestCase):
         """SIGINT during a long verification raises KeyboardInterrupt at once and cancels
         the C call (branch and bound stops at its next check)."""
         import signal
+        # Python's own Ctrl-C handler, whatever this process inherited: a shell that starts a job in
+        # the background without job control leaves SIGINT ignored, and Python then installs none
+        old = signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.addCleanup(signal.signal, signal.SIGINT, old)
         net = lgelu.load(acas_net("1_1"))
         timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
         t0 = time.monotonic()
