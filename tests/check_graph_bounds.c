@@ -621,6 +621,16 @@ START_TEST(test_gb_residual_two_ways)
 END_TEST
 
 
+/* Draw t of a random conv DAG with max-pool nodes allowed: 1 with the instance in *in (the
+ * caller frees it) when it has a max-pool node, else 0 (nothing to free). */
+static int gb_maxpool_dag(lg_test_inst *in, lg_rng *r, int t)
+{
+    lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = 1, .act = LG_ACT_RELU, .maxpool = 1};
+    ck_assert_int_eq(lg_test_inst_random_dag(in, r, &go), LG_OK);
+    if (lg_net_has_max(&in->net)) return 1;
+    lg_test_inst_free(in);
+    return 0;
+}
 /* Max-pool nodes (core/net.h LG_LAYER_MAX: overlapping, strided and padded
  * windows) in random DAGs: every sampled point's exact values lie inside the
  * interval and CROWN bounds of every layer, the exact value of random output
@@ -635,14 +645,9 @@ START_TEST(test_gb_maxpool)
     int n_nets = lg_test_quick() ? 40 : 120, with_max = 0, overlap = 0, crown_tighter = 0, n_cases = 0, n_sat = 0,
         n_unsat = 0, decided = 0;
     for (int t = 0; t < n_nets; t++) {
-        lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = 1, .act = LG_ACT_RELU, .maxpool = 1};
         lg_test_inst in;
-        ck_assert_int_eq(lg_test_inst_random_dag(&in, &r, &go), LG_OK);
+        if (!gb_maxpool_dag(&in, &r, t)) continue;
         const lg_net *net = &in.net;
-        if (!lg_net_has_max(net)) {
-            lg_test_inst_free(&in);
-            continue;
-        }
         with_max++;
         for (int k = 0; k < net->n_layers; k++) {
             const lg_conv *c = &net->layers[k].conv;
@@ -770,14 +775,9 @@ START_TEST(test_gb_maxpool_alpha)
     lg_rng_init(&r, 4242u, 7);
     int n_nets = lg_test_quick() ? 60 : 160, with_max = 0, n_fd = 0, n_gnz = 0, helped = 0, n_sound = 0;
     for (int t = 0; t < n_nets; t++) {
-        lg_test_dag_opts go = {.max_nodes = 2 + t % 3, .max_width = 4, .conv = 1, .act = LG_ACT_RELU, .maxpool = 1};
         lg_test_inst in;
-        ck_assert_int_eq(lg_test_inst_random_dag(&in, &r, &go), LG_OK);
+        if (!gb_maxpool_dag(&in, &r, t)) continue;
         const lg_net *net = &in.net;
-        if (!lg_net_has_max(net)) {
-            lg_test_inst_free(&in);
-            continue;
-        }
         with_max++;
         lg_bounds bs;
         ck_assert_int_eq(lg_bounds_init(&bs, net), LG_OK);
