@@ -385,9 +385,8 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->mag_ok, 0, L + G * L);
     if (lg_net_has_max(net)) {
         s->msel = malloc(G * tot * sizeof *s->msel);
-        s->mU = malloc(G * tot * sizeof *s->mU);
         s->mdom = malloc(G * tot);
-        if (!s->msel || !s->mU || !s->mdom) {
+        if (!s->msel || !s->mdom) {
             lg_backsub_free(s);
             return lg_fail(LG_ERR_NOMEM, "bounds: out of memory for the max-pool planes");
         }
@@ -399,7 +398,6 @@ void lg_backsub_free(lg_backsub *s)
 {
     free(s->fam);
     free(s->msel);
-    free(s->mU);
     free(s->mdom);
     free(s->store);
     memset(s, 0, sizeof *s);
@@ -468,7 +466,7 @@ static void lg_bs_src_post(const lg_backsub *s, int g, int src, int i, double *l
     *hi = h;
 }
 
-/* The planes of max-pool layer l in every group (backsub.h): msel, mU, mdom. */
+/* The planes of max-pool layer l in every group (backsub.h): msel, mdom. */
 static void lg_bs_max_planes(lg_backsub *s, int l)
 {
     const lg_layer *L = &s->net->layers[l];
@@ -494,7 +492,6 @@ static void lg_bs_max_planes(lg_backsub *s, int l)
                 }
             }
             s->msel[base + (size_t)j] = best;
-            s->mU[base + (size_t)j] = U;
             s->mdom[base + (size_t)j] = bl >= U2;
             const lg_bounds *b = s->gb[g];
             int K = c->kh * c->kw, p = b->dlo && b->dlo[l] ? b->dref[l][j] : -1;

@@ -126,7 +126,6 @@ typedef struct lg_backsub {
                                * init sets group 0's bounds' run, the caller may replace it */
     int *msel;         /* NULL (no max-pool node), or [ng][size]: the input of each max-pool output's window
                         * with the largest lower bound, in group g (recomputed at every call) */
-    double *mU;        /* [ng][size] the largest upper bound of that window (not read by the planes) */
     unsigned char *mdom; /* [ng][size] 1 when msel's lower bound is ≥ every other input's upper bound */
     void *store;
 } lg_backsub;
