@@ -898,3 +898,45 @@ lg_status lg_ox_b_tanh(lg_ox_b *B)
     free(c);
     return st;
 }
+
+/* Fill c [n] with v; shift or scale the pending map by it. */
+static lg_status lg_ox_b_shift_all(lg_ox_b *B, double *c, double v)
+{
+    for (int i = 0; i < B->n; i++) c[i] = v;
+    return lg_ox_b_shift(B, c, 1.0);
+}
+
+static lg_status lg_ox_b_negate(lg_ox_b *B, double *c)
+{
+    for (int i = 0; i < B->n; i++) c[i] = -1.0;
+    return lg_ox_b_scale(B, c, 0);
+}
+
+/* clip(z, lo, hi) = hi − relu((hi − lo) − relu(z − lo)) in the reals for lo ≤ hi; with one bound
+ * relu(z − lo) + lo or hi − relu(hi − z). Each step is a diagonal map (negation, a shift by a
+ * constant) folded where exact like every affine op, and each relu closes a layer of the same
+ * width; hi − lo must be a double. */
+lg_status lg_ox_b_clip(lg_ox_b *B, int has_lo, double lo, int has_hi, double hi)
+{
+    double span = 0;
+    if (has_lo && has_hi && !lg_ox_add_exact(hi, -lo, &span))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: Clip: max − min = %.17g − %.17g is not a double (lgelu verifies "
+                       "only the file's exact function)", B->file, hi, lo);
+    double *c = malloc((size_t)(B->n ? B->n : 1) * sizeof *c);
+    if (!c) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    lg_status st = LG_OK;
+    if (has_lo) { /* h = relu(z − lo) */
+        if (lo != 0) st = lg_ox_b_shift_all(B, c, -lo);
+        if (st == LG_OK) st = lg_ox_b_close(B, LG_ACT_RELU, 1.0);
+        if (st == LG_OK && !has_hi && lo != 0) st = lg_ox_b_shift_all(B, c, lo);
+    }
+    if (has_hi && st == LG_OK) { /* hi − relu(span − h), or hi − relu(hi − z) without lo */
+        st = lg_ox_b_negate(B, c);
+        if (st == LG_OK) st = lg_ox_b_shift_all(B, c, has_lo ? span : hi);
+        if (st == LG_OK) st = lg_ox_b_close(B, LG_ACT_RELU, 1.0);
+        if (st == LG_OK) st = lg_ox_b_negate(B, c);
+        if (st == LG_OK) st = lg_ox_b_shift_all(B, c, hi);
+    }
+    free(c);
+    return st;
+}

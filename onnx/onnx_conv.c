@@ -272,6 +272,13 @@ lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
     if (st == LG_OK) {
         B->shape = lg_ox_image_shape(&B->shape, C, w.ho, w.wo);
         st = lg_ox_b_scale(B, cnt, 1);
+        for (size_t i = 0; st == LG_ERR_UNSUPPORTED && i < n2; i++) {
+            double r;
+            if (!lg_ox_div_exact(1.0, cnt[i], &r))
+                st = lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the average over a window of %.0f values needs the weight "
+                             "1/%.0f, which is not a double (lgelu verifies only the file's exact function; windows "
+                             "of a power-of-two count are exact)", G->file, lg_ox_node_desc(G, node), cnt[i], cnt[i]);
+        }
     }
     free(cnt);
     return st;

@@ -210,6 +210,9 @@ lg_status lg_ox_b_max(lg_ox_b *B, const lg_conv *c);
 /* A Tanh layer as 2·σ(2z) − 1 (exact in the reals): scale, close as a
  * sigmoid layer, 2·a − 1 pending. */
 lg_status lg_ox_b_tanh(lg_ox_b *B);
+/* z ← clip(z, lo, hi) (a bound absent when has_lo/has_hi is 0; lo ≤ hi): one or two ReLU
+ * layers of the same width (onnx_affine.c). */
+lg_status lg_ox_b_clip(lg_ox_b *B, int has_lo, double lo, int has_hi, double hi);
 /* Apply a LIN value's pending scalar kmul/kdiv to the map (v becomes 1·z). */
 lg_status lg_ox_b_fold(lg_ox_b *B, lg_ox_val *v);
 
@@ -231,7 +234,8 @@ lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);
 /* ---- shape arithmetic (onnx_shape.c) ---- */
 /* 1 if op is one of the shape ops folded by lg_ox_shape_fold. */
 int lg_ox_is_shape_op(const char *op);
-/* Fold node (Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast) on
+/* Fold node (Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast; Add, Sub,
+ * Mul, Div of two constants, exact results only) on
  * constant inputs into out (owned by the caller, lg_ox_const_free). dyn is the
  * known shape of a dynamic first input (only Shape may read one), else NULL. */
 lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out);

@@ -39,7 +39,7 @@ static const char lg_ox_supported[] =
     "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (max-pool nodes: any window and stride, symmetric pads), BatchNormalization "
     "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
-    "Sub (of constants or of two network values), Mul, Div (by constants), Relu, Sigmoid, Tanh "
+    "Sub (of constants or of two network values), Mul, Div (by constants), Neg, Relu, Clip (as ReLUs), Sigmoid, Tanh "
     "(as 2*Sigmoid(2x)-1), PRelu and "
     "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
     "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
@@ -227,7 +227,8 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
     } else {
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: computes on constants only; constant folding is supported for Constant, Identity, "
-                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice and Cast",
+                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, and Add, Sub, Mul, "
+                       "Div of two constants (exact results only)",
                        R->G.file, lg_ox_name(R, node));
     }
     if ((st = lg_ox_const_copy(&out->c, src)) != LG_OK) return st;
@@ -1252,6 +1253,39 @@ static int lg_ox_pattern_op(const lg_ox_run *R, int node)
     return scalar && !(add && lin);
 }
 
+/* Clip of the network value (ReLU6, Hardtanh, clamp): its bounds from the optional constant
+ * inputs min and max (opset ≥ 11) or the attributes of the same names; an infinite bound
+ * is no bound. */
+static lg_status lg_ox_clip(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    if (dpos != 0)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Clip's bounds must be constants", R->G.file, lg_ox_name(R, node));
+    if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
+    double bnd[2] = {-INFINITY, INFINITY};
+    static const char *names[2] = {"min", "max"};
+    for (int k = 0; k < 2; k++) {
+        if ((int)nd->n_input > k + 1 && in[k + 1] >= 0) {
+            const lg_ox_val *v = &R->G.vals[in[k + 1]];
+            if (v->kind != LG_OX_CONST || !lg_ox_is_scalar(&v->c))
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Clip's %s must be a constant scalar", R->G.file,
+                               lg_ox_name(R, node), names[k]);
+            bnd[k] = v->c.v[0];
+        } else if (lg_ox_attr_float(&R->G, node, names[k], &bnd[k]) < 0) {
+            return LG_ERR_FORMAT;
+        }
+        if (isnan(bnd[k]))
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: Clip's %s is NaN", R->G.file, lg_ox_name(R, node), names[k]);
+    }
+    if (bnd[0] > bnd[1])
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Clip with min %.17g above max %.17g (a constant output) is not "
+                       "supported", R->G.file, lg_ox_name(R, node), bnd[0], bnd[1]);
+    lg_status st = lg_ox_b_fold(&R->B, x);
+    if (st != LG_OK) return st;
+    return lg_ox_b_clip(&R->B, isfinite(bnd[0]), bnd[0], isfinite(bnd[1]), bnd[1]);
+}
+
 static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
@@ -1349,6 +1383,11 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
     if (nd->n_output != 1 && strcmp(op, "BatchNormalization") != 0)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: has %zu outputs, expected 1", R->G.file, lg_ox_name(R, node),
                        nd->n_output);
+    if (strcmp(op, "Neg") == 0) { /* −x: the product with the constant −1 (exact) */
+        double m1 = -1.0;
+        lg_ox_const c = {.shape = {0, {0}}, .n = 1, .dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, .v = &m1};
+        return lg_ox_arith(R, node, "Mul", x, 1, &c, out);
+    }
     int is_arith = strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0;
     if (is_arith) {
         if (nd->n_input != 2 || in[1 - dpos] < 0)
@@ -1418,6 +1457,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         if (strcmp(op, "Transpose") == 0) return lg_ox_transpose(&R->G, B, node);
         return lg_ox_batchnorm(&R->G, B, node);
     }
+    if (strcmp(op, "Clip") == 0) return lg_ox_clip(R, node, x, dpos, sole);
     int is_act = lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, NULL, &op_act) == 0;
     int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0 ||
                 strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;

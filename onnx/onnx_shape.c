@@ -7,7 +7,11 @@
  * input, see onnx_read.c), and the ops below are folded on constants: Shape,
  * Gather, Concat and Slice on tensors of rank ≤ 1 (shape vectors and
  * scalars), Unsqueeze and Squeeze (also of the network value itself, as the
- * reshapes they are), Cast between int64 and float/double. The result only
+ * reshapes they are), Cast between int64 and float/double, and Add, Sub, Mul,
+ * Div of two such constants (torch's x.chunk(2, dim) computes its Slice ends
+ * as (size + 1) / 2 · k): int64 with overflow refused and Div defined only
+ * where truncation and floor agree; doubles only when the result is exact
+ * (an inexact fold is refused, never rounded). The result only
  * feeds a Reshape, whose element count is checked against the value's, so a
  * wrong fold is refused, never silently wrong.
  */
@@ -19,7 +23,8 @@
 
 int lg_ox_is_shape_op(const char *op)
 {
-    static const char *ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast"};
+    static const char *ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice",
+                                "Cast",  "Add",    "Sub",       "Mul",     "Div"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(op, ops[i]) == 0) return 1;
     return 0;
@@ -137,6 +142,70 @@ lg_status lg_ox_squeeze_shape(const lg_ox_graph *G, int node, const lg_ox_shape 
     return LG_OK;
 }
 
+/* a op b on int64: 0 and *r set, or -1 (overflow, division by zero, or a quotient
+ * where ONNX's truncation and numpy's floor differ) */
+static int lg_ox_iop(char op, int64_t a, int64_t b, int64_t *r)
+{
+    switch (op) {
+    case 'A': return __builtin_add_overflow(a, b, r) ? -1 : 0;
+    case 'S': return __builtin_sub_overflow(a, b, r) ? -1 : 0;
+    case 'M': return __builtin_mul_overflow(a, b, r) ? -1 : 0;
+    default:
+        if (b == 0 || (a == INT64_MIN && b == -1) || (a % b != 0 && (a < 0) != (b < 0))) return -1;
+        *r = a / b;
+        return 0;
+    }
+}
+
+/* a op b on doubles: 0 and *r set when the rounded result is the exact one, else -1 */
+static int lg_ox_dop(char op, double a, double b, double *r)
+{
+    int exact = op == 'A'   ? lg_ox_add_exact(a, b, r)
+                : op == 'S' ? lg_ox_add_exact(a, -b, r)
+                : op == 'M' ? lg_ox_mul_exact(a, b, r)
+                            : b != 0 && lg_ox_div_exact(a, b, r);
+    return exact ? 0 : -1;
+}
+
+/* Add, Sub, Mul, Div of two constants of rank ≤ 1 (one of them may be a scalar or
+ * have one value): both int64 or both floating point. */
+static lg_status lg_ox_arith_fold(const lg_ox_graph *G, int node, lg_ox_const *out)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    char op = nd->op_type[0];
+    if (nd->n_input != 2 || in[0] < 0 || in[1] < 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: needs two inputs", f, desc);
+    const lg_ox_const *a = &G->vals[in[0]].c, *b = &G->vals[in[1]].c;
+    lg_status st;
+    if ((st = lg_ox_rank1(G, node, a, "the first input")) != LG_OK) return st;
+    if ((st = lg_ox_rank1(G, node, b, "the second input")) != LG_OK) return st;
+    if (!a->iv != !b->iv)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: one input is int64, the other floating point", f, desc);
+    if (a->n != b->n && a->n != 1 && b->n != 1)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: %zu and %zu values do not broadcast", f, desc, a->n, b->n);
+    const lg_ox_const *big = a->n >= b->n ? a : b;
+    if ((st = lg_ox_alloc_like(out, big, &big->shape, big->n)) != LG_OK) return st;
+    if (a->shape.rank > big->shape.rank) out->shape = a->shape;
+    if (b->shape.rank > out->shape.rank) out->shape = b->shape;
+    if (!a->iv && (a->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE || b->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE))
+        out->dtype = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+    for (size_t i = 0; i < big->n; i++) {
+        size_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+        int bad = a->iv ? lg_ox_iop(op, a->iv[ia], b->iv[ib], &out->iv[i]) : lg_ox_dop(op, a->v[ia], b->v[ib], &out->v[i]);
+        if (bad) {
+            lg_ox_const_free(out);
+            if (a->iv)
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the int64 constants %lld and %lld overflows, divides "
+                               "by zero or rounds toward zero where floor would not", f, desc, nd->op_type,
+                               (long long)a->iv[ia], (long long)b->iv[ib]);
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the constants %.17g and %.17g is not exact in double "
+                           "(constants are folded only when exact)", f, desc, nd->op_type, a->v[ia], b->v[ib]);
+        }
+    }
+    return LG_OK;
+}
+
 lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
@@ -163,6 +232,8 @@ lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dy
     if (dyn)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the network value is not supported (only Shape reads it)", f,
                        desc, op);
+    if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
+        return lg_ox_arith_fold(G, node, out);
     if (strcmp(op, "Cast") == 0) {
         int64_t to = 0;
         if (lg_ox_attr_int(G, node, "to", &to) != 1)

@@ -275,7 +275,8 @@ START_TEST(test_graph_onnx_thirdparty_match_numpy)
     static const char *models[] = {"resnet_torch", "resnet_torch_flat", "resnet_vnn", "resnet_keras", "mscn",
                                    "mm_tiny",      "mm_small",          "pad_conv",   "gemm_conv",    "gelu_res",
                                    "sub_nodes",    "gelu_fork",         "norm_fork",
-                                   "twice",        "sig_fork",          "const_fork"};
+                                   "twice",        "sig_fork",          "const_fork", "chunk_neg",
+                                   "clips"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         char path[700];
         snprintf(path, sizeof path, "%s/%s.onnx", go_dir, models[m]);
@@ -394,7 +395,8 @@ START_TEST(test_graph_onnx_refusals)
         const char *name, *says;
     } bad[] = {{"bad_mul2", "(Mul): product of two network values"},
                {"bad_concat_const", "(Concat): Concat of a network value with a constant"},
-               {"bad_add_bcast", "(Add): the two network values have different shapes (3 and 1 values)"}};
+               {"bad_add_bcast", "(Add): the two network values have different shapes (3 and 1 values)"},
+               {"bad_const_div", "(Div): Div of the constants 1 and 3 is not exact in double"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[700];
         snprintf(path, sizeof path, "%s/%s.onnx", go_dir, bad[i].name);

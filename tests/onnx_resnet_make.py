@@ -29,8 +29,12 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   sig_fork           a Sigmoid of a value another Gemm reads too (a sigmoid layer, not a Swish gate)
   twice              Add(z, z) of a pending map, Concat(h, h) of one node
   gelu_fork          the GELU pattern on a node another Gemm reads too
-  bad_*              refused: Mul of two network values, Concat with a constant, Add that broadcasts
+  bad_*              refused: Mul of two network values, Concat with a constant, Add that broadcasts,
+                     a constant 1/3 (folded only when exact)
   sub_nodes          Sub of two plain node outputs (the subtracted one a layer of its own, times -1)
+  chunk_neg          torch's chunk(2, dim=1) with a dynamic batch axis (int64 Add/Div/Mul on the
+                     shape), Neg
+  clips              Clip as ReLU6, Hardtanh and one-sided clamps, one on a residual sum
 """
 import math
 import os
@@ -94,7 +98,18 @@ def run(graph, x):
         elif op == "Mul":
             r = a[0] * a[1]
         elif op == "Div":
-            r = a[0] / a[1]
+            ints = a[0].dtype.kind == "i" and a[1].dtype.kind == "i"
+            r = a[0] // a[1] if ints else a[0] / a[1]
+        elif op == "Neg":
+            r = -a[0]
+        elif op == "Clip":
+            lo = a[1] if len(a) > 1 and a[1] is not None else -np.inf
+            hi = a[2] if len(a) > 2 and a[2] is not None else np.inf
+            r = np.minimum(np.maximum(a[0], lo), hi)
+        elif op == "Shape":
+            r = np.array(a[0].shape, dtype=np.int64)
+        elif op == "Gather":
+            r = np.take(a[0], a[1], axis=attr(n, "axis", 0))
         elif op == "Sigmoid":
             r = 1.0 / (1.0 + np.exp(-a[0]))
         elif op == "Erf":
@@ -334,6 +349,12 @@ def bad_models(out):
     graph = helper.make_graph(g.nodes, "bad_add_bcast", [vi("x", [1, 4])], [vi(y, [1, 3])], g.inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
               os.path.join(out, "bad_add_bcast.onnx"))
+    g = G()
+    third = g.op("Div", [g.c(np.float32(1.0)), g.c(np.float32(3.0))])
+    y = g.op("Mul", [g.op("Relu", [g.gemm("x", 4, 3)]), third])
+    graph = helper.make_graph(g.nodes, "bad_const_div", [vi("x", [1, 4])], [vi(y, [1, 3])], g.inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, "bad_const_div.onnx"))
 
 
 def norm_fork(out):
@@ -376,6 +397,38 @@ def sub_nodes(out):
     save(out, "sub_nodes", g, "x", y, [1, 4], [1, 3])
 
 
+def chunk_neg(out):
+    """torch's z.chunk(2, dim=1) under a dynamic batch axis (the Slice ends computed from
+    Shape by Gather, Add, Div, Mul on int64) and torch's -v (Neg)."""
+    g = G()
+    z = g.gemm("x", 4, 6)
+    d = g.op("Gather", [g.op("Shape", [z]), g.c(np.array([1]), np.int64)], axis=0)
+    half = g.op("Div", [g.op("Add", [d, g.c([1], np.int64)]), g.c([2], np.int64)])
+    e1 = g.op("Mul", [half, g.c([1], np.int64)])
+    e2 = g.op("Mul", [half, g.c([2], np.int64)])
+    u = g.op("Slice", [z, g.c([0], np.int64), e1, g.c([1], np.int64)])
+    v = g.op("Slice", [z, e1, e2, g.c([1], np.int64)])
+    h = g.op("Add", [g.op("Relu", [u]), g.op("Relu", [g.op("Neg", [v])])])
+    y = g.gemm(g.op("Neg", [h]), 3, 2)
+    save(out, "chunk_neg", g, "x", y, ["batch", 4], ["batch", 2])
+
+
+def clips(out):
+    """Clip as torch exports ReLU6 (0, 6), Hardtanh (-1, 1) and clamp with one bound (an
+    empty input name for the other), on pre-activations that cross the bounds; the last
+    Clip on a residual sum."""
+    g = G()
+    z = g.op("Mul", [g.gemm("x", 4, 6), g.c(np.float32(8.0))])
+    a = g.op("Clip", [z, g.c(np.float32(0.0)), g.c(np.float32(6.0))])
+    b = g.op("Clip", [g.op("Mul", [g.gemm(a, 6, 5), g.c(np.float32(0.5))]), g.c(np.float32(-1.0)),
+                      g.c(np.float32(1.0))])
+    c = g.op("Clip", [g.gemm(b, 5, 5), g.c(np.float32(0.25))])
+    e = g.op("Clip", [g.gemm(c, 5, 5), "", g.c(np.float32(-0.125))])
+    f = g.op("Clip", [g.op("Add", [g.gemm(e, 5, 5), b]), g.c(np.float32(-0.5)), g.c(np.float32(1.5))])
+    y = g.gemm(f, 5, 2)
+    save(out, "clips", g, "x", y, [1, 4], [1, 2], rows=8)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     resnet_torch(out, False)
@@ -394,6 +447,8 @@ def main(out):
     twice(out)
     sig_fork(out)
     const_fork(out)
+    chunk_neg(out)
+    clips(out)
     bad_models(out)
 
 
