@@ -133,6 +133,9 @@ static lg_ox_shape lg_ox_image_shape(const lg_ox_shape *in, int64_t C, int64_t H
     return s;
 }
 
+static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
+                                 int64_t M, const double *kv, int64_t KH, int64_t KW);
+
 lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
@@ -145,14 +148,38 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the kernel must be a 4-D float constant", G->file,
                        lg_ox_node_desc(G, node));
     if (lg_ox_attr_int(G, node, "group", &group) < 0) return LG_ERR_FORMAT;
-    if (group != 1)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: group = %lld is not supported (only 1)", G->file,
-                       lg_ox_node_desc(G, node), (long long)group);
     const lg_ox_const *K = &G->vals[in[1]].c;
     int64_t M = K->shape.d[0];
-    if (K->shape.d[1] != C)
-        return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel has %lld input channels, the value has %lld", G->file,
-                       lg_ox_node_desc(G, node), (long long)K->shape.d[1], (long long)C);
+    if (group < 1 || group > C || C % group != 0 || M % group != 0 || K->shape.d[1] != C / group)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel has %lld input channels per group and %lld output channels "
+                       "in group = %lld; the value has %lld channels", G->file, lg_ox_node_desc(G, node),
+                       (long long)K->shape.d[1], (long long)M, (long long)group, (long long)C);
+    /* grouped (depthwise) convs: the full kernel [M][C][kh][kw], zero between groups (exact) */
+    size_t nk = (size_t)M * (size_t)C * (size_t)K->shape.d[2] * (size_t)K->shape.d[3];
+    if (nk > LG_NET_MAX_PARAMS)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: the kernel has more than %zu weights", G->file,
+                       lg_ox_node_desc(G, node), (size_t)LG_NET_MAX_PARAMS);
+    double *kfull = NULL;
+    if (group > 1) {
+        size_t kk = (size_t)K->shape.d[2] * (size_t)K->shape.d[3], cg = (size_t)K->shape.d[1];
+        size_t mg = (size_t)(M / group);
+        if (!(kfull = calloc(nk, sizeof *kfull))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+        for (size_t m = 0; m < (size_t)M; m++)
+            for (size_t j = 0; j < cg; j++)
+                memcpy(kfull + (m * (size_t)C + (m / mg) * cg + j) * kk, K->v + (m * cg + j) * kk, kk * sizeof *kfull);
+    }
+    st = lg_ox_conv_full(G, B, node, C, H, W, M, kfull ? kfull : K->v, K->shape.d[2], K->shape.d[3]);
+    free(kfull);
+    return st;
+}
+
+/* The conv of node with the full kernel kv [M][C][kh][kw] (group 1). */
+static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
+                                 int64_t M, const double *kv, int64_t KH, int64_t KW)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    lg_status st;
     const double *bias = NULL;
     if (nd->n_input >= 3 && in[2] >= 0) {
         const lg_ox_val *bv = &G->vals[in[2]];
@@ -162,7 +189,7 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
         bias = bv->c.v;
     }
     lg_ox_win w;
-    if ((st = lg_ox_window(G, node, H, W, K->shape.d[2], K->shape.d[3], &w)) != LG_OK) return st;
+    if ((st = lg_ox_window(G, node, H, W, KH, KW, &w)) != LG_OK) return st;
     size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
     if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
@@ -187,7 +214,7 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
         /* nothing pending: the conv stays a structured conv (core/net.h) until its activation;
          * padding bottom/right only needs to give the same output size as top/left */
         size_t nk = (size_t)M * (size_t)C * (size_t)w.kh * (size_t)w.kw;
-        double *Kc = lg_ox_dup(K->v, nk), *c = bias ? malloc(n2 * sizeof *c) : NULL;
+        double *Kc = lg_ox_dup(kv, nk), *c = bias ? malloc(n2 * sizeof *c) : NULL;
         if (!Kc || (bias && !c)) {
             free(Kc);
             free(c);
@@ -221,7 +248,7 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
                         for (int64_t kx = 0; kx < w.kw; kx++) {
                             int64_t ix = ox * w.sw - w.pl + kx;
                             if (ix < 0 || ix >= W) continue;
-                            A[row * n + (size_t)((ci * H + iy) * W + ix)] = K->v[((m * C + ci) * w.kh + ky) * w.kw + kx];
+                            A[row * n + (size_t)((ci * H + iy) * W + ix)] = kv[((m * C + ci) * w.kh + ky) * w.kw + kx];
                         }
                     }
             }

@@ -36,7 +36,7 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Conv (one group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
+    "supported: Gemm, MatMul, Conv (any group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (max-pool nodes: any window and stride, symmetric pads), BatchNormalization "
     "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
     "Sub (of constants or of two network values), Mul, Div (by constants), Neg, Relu, Clip (as ReLUs), Sigmoid, Tanh "

@@ -562,14 +562,17 @@ START_TEST(test_conv_onnx_variants)
     snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_conv_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *ok[] = {"conv_bn",      "pad_avgpool",    "nhwc",           "global_avg",
-                               "maxpool_in",   "maxpool_relu",   "maxpool_global", "maxpool_overlap"};
+                               "maxpool_in",   "maxpool_relu",   "maxpool_global", "maxpool_overlap",
+                               "conv_group"};
     /* a symmetric zero Pad before a Conv is its padding; a Transpose before a Conv is an
      * index-map layer of its own (the conv is never written out dense); a Conv with nothing
      * pending stays a conv layer through BatchNormalization */
     /* a MaxPool is one max-pool node (lg_ox_maxpool), the Flatten after it the identity */
-    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1};
-    static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_INDEX, LG_LAYER_CONV2D,
-                                          LG_LAYER_MAX,    LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_MAX};
+    /* grouped convs are convs with the full kernel, zero between groups */
+    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3};
+    static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D,
+                                          LG_LAYER_MAX,    LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_MAX,
+                                          LG_LAYER_CONV2D};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
@@ -622,14 +625,19 @@ START_TEST(test_conv_onnx_variants)
     }
     static const struct {
         const char *name, *says;
-    } bad[] = {{"bad_maxpool", "asymmetric"}, {"bad_maxpool_pads", "pads"}, {"bad_maxpool_dil", "dilations"},
-               {"bad_maxpool_ceil", "ceil_mode"}, {"bad_avg3", "1/9"}, {"bad_group", "group"},
-               {"bad_dilation", "dilation"}};
+        lg_status st;
+    } bad[] = {{"bad_maxpool", "asymmetric", LG_ERR_UNSUPPORTED},
+               {"bad_maxpool_pads", "pads", LG_ERR_UNSUPPORTED},
+               {"bad_maxpool_dil", "dilations", LG_ERR_UNSUPPORTED},
+               {"bad_maxpool_ceil", "ceil_mode", LG_ERR_UNSUPPORTED},
+               {"bad_avg3", "1/9", LG_ERR_UNSUPPORTED},
+               {"bad_group", "in group = 2; the value has 3 channels", LG_ERR_FORMAT},
+               {"bad_dilation", "dilation", LG_ERR_UNSUPPORTED}};
     for (size_t m = 0; m < sizeof bad / sizeof bad[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, bad[m].name);
         lg_net net;
-        ck_assert_int_eq(lg_net_load(&net, path), LG_ERR_UNSUPPORTED);
+        ck_assert_int_eq(lg_net_load(&net, path), bad[m].st);
         ck_assert_msg(strstr(lg_errmsg(), bad[m].says) != NULL, "%s: %s", bad[m].name, lg_errmsg());
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -210,7 +210,34 @@ def main(out):
                                                    [vi("y", [1, 18])], []),
          lambda x: max_ref_pad(x[0], (3, 3), (2, 2), (1, 1)), (1, 2, 5, 6))
 
-    # refused: asymmetric or too large pads, dilated and ceil_mode MaxPool, group 2, a 3x3 average (1/9 is not a double), dilation 2
+    # grouped convs: depthwise (group 4 on 4 channels, stride 2, pads 1) then group 2 (4 -> 6 channels)
+    Wd, bd = f32(RNG.normal(0, 0.5, (4, 1, 3, 3))), f32(RNG.normal(0, 0.1, 4))
+    Wg = f32(RNG.normal(0, 0.5, (6, 2, 2, 2)))
+    Gg = f32(RNG.normal(0, 0.3, (6 * 2 * 2, 2)))
+    nodes = [helper.make_node("Conv", ["x", "Wd", "bd"], ["c1"], group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "Wg"], ["c2"], group=2),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Flatten", ["r2"], ["f"]),
+             helper.make_node("Gemm", ["f", "Gg"], ["y"])]
+
+    def grouped_ref(x, W, b, group, strides=(1, 1), pads=(0, 0, 0, 0)):
+        C, M = x.shape[0], W.shape[0]
+        parts = [conv_ref(x[g * C // group:(g + 1) * C // group], W[g * M // group:(g + 1) * M // group],
+                          None if b is None else b[g * M // group:(g + 1) * M // group], strides, pads)
+                 for g in range(group)]
+        return np.concatenate(parts, axis=0)
+
+    def refg(x):
+        z = np.maximum(grouped_ref(x[0], Wd.astype(float), bd.astype(float), 4, (2, 2), (1, 1, 1, 1)), 0)
+        z = np.maximum(grouped_ref(z, Wg.astype(float), None, 2), 0)
+        return z.reshape(1, -1) @ Gg.astype(float)
+
+    save(out, "conv_group", helper.make_graph(nodes, "conv_group", [vi("x", [1, 4, 5, 6])], [vi("y", [1, 2])],
+                                              [init("Wd", Wd), init("bd", bd), init("Wg", Wg), init("Gg", Gg)]),
+         refg, (1, 4, 5, 6))
+
+    # refused: asymmetric or too large pads, dilated and ceil_mode MaxPool, group 2 on 3 channels (invalid), a 3x3 average (1/9 is not a double), dilation 2
     def refused(name, node, inits, shape):
         g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Relu", ["c"], ["r"]), node],
                               name, [vi("x", shape)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
@@ -226,7 +253,7 @@ def main(out):
     refused("bad_maxpool_ceil", helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
                                                  ceil_mode=1), [], [1, 1, 7, 7])
     refused("bad_avg3", helper.make_node("AveragePool", ["r"], ["y"], kernel_shape=[3, 3]), [], [1, 1, 6, 6])
-    refused("bad_group", helper.make_node("Conv", ["r", "Wg"], ["y"], group=3),
+    refused("bad_group", helper.make_node("Conv", ["r", "Wg"], ["y"], group=2),
             [init("Wg", f32(RNG.normal(0, 1, (3, 1, 1, 1))))], [1, 1, 6, 6])
     refused("bad_dilation", helper.make_node("Conv", ["r", "Wd"], ["y"], dilations=[2, 2]),
             [init("Wd", f32(RNG.normal(0, 1, (2, 3, 2, 2))))], [1, 1, 6, 6])
