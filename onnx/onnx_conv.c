@@ -134,7 +134,7 @@ static lg_ox_shape lg_ox_image_shape(const lg_ox_shape *in, int64_t C, int64_t H
 }
 
 static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
-                                 int64_t M, const double *kv, int64_t KH, int64_t KW);
+                                 int64_t M, const double *kv, int64_t KH, int64_t KW, const lg_ox_win *w0);
 
 lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
 {
@@ -168,14 +168,15 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
             for (size_t j = 0; j < cg; j++)
                 memcpy(kfull + (m * (size_t)C + (m / mg) * cg + j) * kk, K->v + (m * cg + j) * kk, kk * sizeof *kfull);
     }
-    st = lg_ox_conv_full(G, B, node, C, H, W, M, kfull ? kfull : K->v, K->shape.d[2], K->shape.d[3]);
+    st = lg_ox_conv_full(G, B, node, C, H, W, M, kfull ? kfull : K->v, K->shape.d[2], K->shape.d[3], NULL);
     free(kfull);
     return st;
 }
 
-/* The conv of node with the full kernel kv [M][C][kh][kw] (group 1). */
+/* The conv of node with the full kernel kv [M][C][kh][kw] (group 1); its window from the
+ * node's attributes, or w0 when given. */
 static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
-                                 int64_t M, const double *kv, int64_t KH, int64_t KW)
+                                 int64_t M, const double *kv, int64_t KH, int64_t KW, const lg_ox_win *w0)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
     const int *in = G->in_idx[node];
@@ -189,7 +190,10 @@ static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int
         bias = bv->c.v;
     }
     lg_ox_win w;
-    if ((st = lg_ox_window(G, node, H, W, KH, KW, &w)) != LG_OK) return st;
+    if (w0)
+        w = *w0;
+    else if ((st = lg_ox_window(G, node, H, W, KH, KW, &w)) != LG_OK)
+        return st;
     size_t n = (size_t)B->n, n2 = (size_t)M * (size_t)w.ho * (size_t)w.wo, hw = (size_t)w.ho * (size_t)w.wo;
     if (n != (size_t)(C * H * W) || n2 > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", G->file, lg_ox_node_desc(G, node));
@@ -255,6 +259,103 @@ static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int
     st = lg_ox_b_linear(B, A, (int)n2, c);
     free(c);
     if (st == LG_OK) B->shape = lg_ox_image_shape(&B->shape, M, w.ho, w.wo);
+    return st;
+}
+
+/* Two ints of attribute name (default d when absent); -1 on a wrong count (message set). */
+static int lg_ox_attr_pair(const lg_ox_graph *G, int node, const char *name, int64_t d, int want, int64_t *v)
+{
+    int n = 0, r = lg_ox_attr_ints(G, node, name, v, 8, &n);
+    if (r < 0) return -1;
+    if (!r) {
+        for (int i = 0; i < want; i++) v[i] = d;
+        return 0;
+    }
+    if (n != want) {
+        lg_fail(LG_ERR_FORMAT, "%s: %s: '%s' must be %d ints", G->file, lg_ox_node_desc(G, node), name, want);
+        return -1;
+    }
+    return 0;
+}
+
+lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    int64_t C = 0, H = 0, W = 0, group = 1, st_[8], pads[8], op_[8], dil[8];
+    lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
+    if (st != LG_OK) return st;
+    if (nd->n_input < 2 || in[1] < 0 || G->vals[in[1]].kind != LG_OX_CONST || !G->vals[in[1]].c.v ||
+        G->vals[in[1]].c.shape.rank != 4)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the kernel must be a 4-D float constant", f, desc);
+    const lg_ox_const *K = &G->vals[in[1]].c;
+    const Onnx__AttributeProto *ap = lg_ox_attr(nd, "auto_pad");
+    if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
+        !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: auto_pad '%.*s' is not supported (use explicit pads)", f, desc,
+                       (int)ap->s.len, (const char *)ap->s.data);
+    if (lg_ox_attr(nd, "output_shape"))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: output_shape is not supported (use pads and output_padding)", f,
+                       desc);
+    if (lg_ox_attr_int(G, node, "group", &group) < 0) return LG_ERR_FORMAT;
+    int64_t kh = K->shape.d[2], kw = K->shape.d[3], Mg = K->shape.d[1];
+    if (group < 1 || group > C || C % group != 0 || K->shape.d[0] != C || kh < 1 || kw < 1)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: the kernel [%lld, %lld, %lld, %lld] with group = %lld does not fit "
+                       "%lld input channels", f, desc, (long long)K->shape.d[0], (long long)Mg, (long long)kh,
+                       (long long)kw, (long long)group, (long long)C);
+    if (lg_ox_attr_pair(G, node, "strides", 1, 2, st_) < 0 || lg_ox_attr_pair(G, node, "pads", 0, 4, pads) < 0 ||
+        lg_ox_attr_pair(G, node, "output_padding", 0, 2, op_) < 0 || lg_ox_attr_pair(G, node, "dilations", 1, 2, dil) < 0)
+        return LG_ERR_FORMAT;
+    if (dil[0] != 1 || dil[1] != 1)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: dilation is not supported (only 1)", f, desc);
+    if (st_[0] < 1 || st_[1] < 1 || st_[0] > LG_NET_MAX_DIM || st_[1] > LG_NET_MAX_DIM || pads[0] < 0 ||
+        pads[1] < 0 || pads[2] < 0 || pads[3] < 0 || op_[0] < 0 || op_[1] < 0 || op_[0] >= st_[0] ||
+        op_[1] >= st_[1] || kh > LG_NET_MAX_DIM || kw > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: strides must be positive, pads non-negative, output_padding below the "
+                       "stride", f, desc);
+    /* ConvTranspose = a stride-1 conv with the flipped, transposed kernel over the input with
+     * stride − 1 zeros between pixels and k − 1 − pad zeros around (a negative count crops):
+     * the zeros and the crop are an index map, never a matrix */
+    int64_t top = kh - 1 - pads[0], left = kw - 1 - pads[1];
+    int64_t Hp = st_[0] * (H - 1) + 1 + top + (kh - 1 - pads[2] + op_[0]);
+    int64_t Wp = st_[1] * (W - 1) + 1 + left + (kw - 1 - pads[3] + op_[1]);
+    if (Hp < kh || Wp < kw || Hp > LG_NET_MAX_DIM || Wp > LG_NET_MAX_DIM || C * Hp * Wp > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: the output would be %lldx%lld", f, desc, (long long)(Hp - kh + 1),
+                       (long long)(Wp - kw + 1));
+    int64_t M = Mg * group, Cg = C / group;
+    size_t nk = (size_t)M * (size_t)C * (size_t)kh * (size_t)kw, n2 = (size_t)(C * Hp * Wp);
+    if (nk > LG_NET_MAX_PARAMS) return lg_fail(LG_ERR_FORMAT, "%s: %s: the kernel is too large", f, desc);
+    if (!lg_ox_b_identity(B) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) return st;
+    int *op = malloc(n2 * sizeof *op);
+    double *kf = calloc(nk, sizeof *kf);
+    if (!op || !kf) {
+        free(op);
+        free(kf);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", f);
+    }
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t y = 0; y < Hp; y++)
+            for (int64_t x = 0; x < Wp; x++) {
+                int64_t yy = y - top, xx = x - left, o = (c * Hp + y) * Wp + x;
+                int inside = yy >= 0 && xx >= 0 && yy % st_[0] == 0 && xx % st_[1] == 0 && yy / st_[0] < H &&
+                             xx / st_[1] < W;
+                op[o] = inside ? (int)((c * H + yy / st_[0]) * W + xx / st_[1]) : -1;
+            }
+    /* kf[m][c][ky][kx] = K[c][m − g·Mg][kh−1−ky][kw−1−kx] for c and m in the same group g */
+    for (int64_t m = 0; m < M; m++) {
+        int64_t g = m / Mg;
+        for (int64_t c = g * Cg; c < (g + 1) * Cg; c++)
+            for (int64_t ky = 0; ky < kh; ky++)
+                for (int64_t kx = 0; kx < kw; kx++)
+                    kf[((m * C + c) * kh + ky) * kw + kx] = K->v[((c * Mg + (m - g * Mg)) * kh + (kh - 1 - ky)) * kw + (kw - 1 - kx)];
+    }
+    if ((st = lg_ox_b_index(B, op, (int)n2)) == LG_OK) {
+        B->shape = lg_ox_image_shape(&B->shape, C, Hp, Wp);
+        lg_ox_win w = {kh, kw, 1, 1, 0, 0, 0, 0, Hp - kh + 1, Wp - kw + 1};
+        st = lg_ox_conv_full(G, B, node, C, Hp, Wp, M, kf, kh, kw, &w);
+    }
+    free(kf);
     return st;
 }
 

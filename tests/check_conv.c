@@ -563,16 +563,17 @@ START_TEST(test_conv_onnx_variants)
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *ok[] = {"conv_bn",      "pad_avgpool",    "nhwc",           "global_avg",
                                "maxpool_in",   "maxpool_relu",   "maxpool_global", "maxpool_overlap",
-                               "conv_group"};
+                               "conv_group",   "conv_transpose"};
     /* a symmetric zero Pad before a Conv is its padding; a Transpose before a Conv is an
      * index-map layer of its own (the conv is never written out dense); a Conv with nothing
      * pending stays a conv layer through BatchNormalization */
     /* a MaxPool is one max-pool node (lg_ox_maxpool), the Flatten after it the identity */
     /* grouped convs are convs with the full kernel, zero between groups */
-    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3};
+    /* a ConvTranspose is an index-map layer (the zeros) and a conv */
+    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3, 5};
     static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D,
                                           LG_LAYER_MAX,    LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_MAX,
-                                          LG_LAYER_CONV2D};
+                                          LG_LAYER_CONV2D, LG_LAYER_INDEX};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);

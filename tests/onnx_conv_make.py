@@ -237,6 +237,47 @@ def main(out):
                                               [init("Wd", Wd), init("bd", bd), init("Wg", Wg), init("Gg", Gg)]),
          refg, (1, 4, 5, 6))
 
+    # ConvTranspose: group 2, strides (2, 3), asymmetric pads, output_padding; then one whose pads
+    # exceed kernel - 1 (a crop)
+    Wt, bt = f32(RNG.normal(0, 0.5, (2, 2, 3, 4))), f32(RNG.normal(0, 0.1, 4))
+    Wt2 = f32(RNG.normal(0, 0.5, (4, 1, 2, 2)))
+    Gt = f32(RNG.normal(0, 0.3, (1 * 6 * 13, 2)))
+    nodes = [helper.make_node("ConvTranspose", ["x", "Wt", "bt"], ["t1"], group=2, strides=[2, 3],
+                              pads=[1, 0, 0, 2], output_padding=[1, 2]),
+             helper.make_node("Relu", ["t1"], ["r1"]),
+             helper.make_node("ConvTranspose", ["r1", "Wt2"], ["t2"], pads=[2, 2, 2, 2]),
+             helper.make_node("Relu", ["t2"], ["r2"]),
+             helper.make_node("Flatten", ["r2"], ["f"]),
+             helper.make_node("Gemm", ["f", "Gt"], ["y"])]
+
+    def convt_ref(x, W, b, strides=(1, 1), pads=(0, 0, 0, 0), outpad=(0, 0), group=1):
+        """ConvTranspose by its definition: each input pixel adds its value times the kernel
+        at stride offsets; then the pads are cut off."""
+        C, H, Wd = x.shape
+        _, Mg, kh, kw = W.shape
+        M, Cg = Mg * group, C // group
+        full = np.zeros((M, (H - 1) * strides[0] + kh + outpad[0], (Wd - 1) * strides[1] + kw + outpad[1]))
+        for c in range(C):
+            g = c // Cg
+            for i in range(H):
+                for j in range(Wd):
+                    full[g * Mg:(g + 1) * Mg, i * strides[0]:i * strides[0] + kh,
+                         j * strides[1]:j * strides[1] + kw] += x[c, i, j] * W[c]
+        ho = strides[0] * (H - 1) + outpad[0] + kh - pads[0] - pads[2]
+        wo = strides[1] * (Wd - 1) + outpad[1] + kw - pads[1] - pads[3]
+        y = full[:, pads[0]:pads[0] + ho, pads[1]:pads[1] + wo]
+        return y + (b[:, None, None] if b is not None else 0.0)
+
+    def reft(x):
+        z = np.maximum(convt_ref(x[0], Wt.astype(float), bt.astype(float), (2, 3), (1, 0, 0, 2), (1, 2), 2), 0)
+        z = np.maximum(convt_ref(z, Wt2.astype(float), None, pads=(2, 2, 2, 2)), 0)
+        return z.reshape(1, -1) @ Gt.astype(float)
+
+    save(out, "conv_transpose", helper.make_graph(nodes, "conv_transpose", [vi("x", [1, 2, 4, 5])],
+                                                  [vi("y", [1, 2])],
+                                                  [init("Wt", Wt), init("bt", bt), init("Wt2", Wt2), init("Gt", Gt)]),
+         reft, (1, 2, 4, 5))
+
     # refused: asymmetric or too large pads, dilated and ceil_mode MaxPool, group 2 on 3 channels (invalid), a 3x3 average (1/9 is not a double), dilation 2
     def refused(name, node, inits, shape):
         g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Relu", ["c"], ["r"]), node],
