@@ -228,7 +228,7 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rn
     int cancel = (int)lg_rng_below(r, 5) - 2, kc = (int)lg_rng_below(r, (uint32_t)n_hid); /* cancel ≤ 0: none */
     if (cancel > 0 && dims[kc + 1] < 2) dims[kc + 1] = 2;
     int pos_bias = conv && lg_rng_below(r3, 3) == 0;
-    lg_test_dag_opts go = {.max_nodes = 3, .max_width = 4, .conv = dag && lg_rng_below(r4, 3) == 0,
+    lg_test_dag_opts go = {.max_nodes = 3, .max_width = 4, .conv = dag && lg_rng_below(r4, 2) == 0,
                            .act = LG_ACT_RELU, .n_out = n_out, .maxpool = 1};
     lg_status st = dag    ? lg_test_dag_random(&fc->net, r4, &go)
                    : conv ? draw_conv_net(&fc->net, r3, n_out, cancel, &kc, &n_hid)
