@@ -8,7 +8,7 @@
  * Gather, Concat and Slice on tensors of rank ≤ 1 (shape vectors and
  * scalars), Unsqueeze and Squeeze (also of the network value itself, as the
  * reshapes they are), Cast between int64 and float/double, and Add, Sub, Mul,
- * Div of two such constants (torch's x.chunk(2, dim) computes its Slice ends
+ * Div of two constants of any rank (elementwise) (torch's x.chunk(2, dim) computes its Slice ends
  * as (size + 1) / 2 · k): int64 with overflow refused and Div defined only
  * where truncation and floor agree; doubles only when the result is exact
  * (an inexact fold is refused, never rounded). The result only
@@ -167,8 +167,17 @@ static int lg_ox_dop(char op, double a, double b, double *r)
     return exact ? 0 : -1;
 }
 
-/* Add, Sub, Mul, Div of two constants of rank ≤ 1 (one of them may be a scalar or
- * have one value): both int64 or both floating point. */
+/* Dims of c right-aligned to rank r (leading 1s). */
+static void lg_ox_dims_right(const lg_ox_const *c, int r, int64_t *d)
+{
+    for (int i = 0; i < r; i++) {
+        int j = i - (r - c->shape.rank);
+        d[i] = j >= 0 ? c->shape.d[j] : 1;
+    }
+}
+
+/* Add, Sub, Mul, Div of two constants of any rank, elementwise: the same shape up to
+ * leading 1s, or one of them a single value; both int64 or both floating point. */
 static lg_status lg_ox_arith_fold(const lg_ox_graph *G, int node, lg_ox_const *out)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
@@ -178,16 +187,23 @@ static lg_status lg_ox_arith_fold(const lg_ox_graph *G, int node, lg_ox_const *o
     if (nd->n_input != 2 || in[0] < 0 || in[1] < 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: needs two inputs", f, desc);
     const lg_ox_const *a = &G->vals[in[0]].c, *b = &G->vals[in[1]].c;
     lg_status st;
-    if ((st = lg_ox_rank1(G, node, a, "the first input")) != LG_OK) return st;
-    if ((st = lg_ox_rank1(G, node, b, "the second input")) != LG_OK) return st;
     if (!a->iv != !b->iv)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: one input is int64, the other floating point", f, desc);
-    if (a->n != b->n && a->n != 1 && b->n != 1)
-        return lg_fail(LG_ERR_FORMAT, "%s: %s: %zu and %zu values do not broadcast", f, desc, a->n, b->n);
-    const lg_ox_const *big = a->n >= b->n ? a : b;
-    if ((st = lg_ox_alloc_like(out, big, &big->shape, big->n)) != LG_OK) return st;
-    if (a->shape.rank > big->shape.rank) out->shape = a->shape;
-    if (b->shape.rank > out->shape.rank) out->shape = b->shape;
+    int r = a->shape.rank > b->shape.rank ? a->shape.rank : b->shape.rank;
+    int64_t da[LG_OX_MAX_RANK], db[LG_OX_MAX_RANK];
+    lg_ox_dims_right(a, r, da);
+    lg_ox_dims_right(b, r, db);
+    int same = 1;
+    for (int i = 0; i < r; i++) same &= da[i] == db[i];
+    if (!same && a->n != 1 && b->n != 1)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: constants of %zu and %zu values are folded only when their shapes "
+                       "agree or one is a single value", f, desc, a->n, b->n);
+    const lg_ox_const *big = a->n != 1 || b->n == 1 ? a : b;
+    lg_ox_shape so = {r, {0}};
+    for (int i = 0; i < r; i++) so.d[i] = big == a ? da[i] : db[i];
+    if (a->n == 1 && b->n == 1)
+        for (int i = 0; i < r; i++) so.d[i] = 1;
+    if ((st = lg_ox_alloc_like(out, big, &so, big->n)) != LG_OK) return st;
     if (!a->iv && (a->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE || b->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE))
         out->dtype = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
     for (size_t i = 0; i < big->n; i++) {
