@@ -558,6 +558,7 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
         N = W->shape.d[rw - 2];
         K = W->shape.d[rw - 1];
         os = s;
+        if (s.rank < 1) goto shape; /* W @ a scalar: not a matrix product */
         if (s.rank == 1) {
             if (s.d[0] != K) goto shape;
             os.d[0] = N;
