@@ -79,17 +79,24 @@ typedef struct lg_ox_win {
     int64_t kh, kw, sh, sw, pt, pl, pb, pr, ho, wo;
 } lg_ox_win;
 
+/* auto_pad NOTSET (or absent) and VALID only: the pads are explicit. */
+static lg_status lg_ox_auto_pad(const lg_ox_graph *G, int node)
+{
+    const Onnx__AttributeProto *ap = lg_ox_attr(G->g->node[node], "auto_pad");
+    if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
+        !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: auto_pad '%.*s' is not supported (use explicit pads)", G->file,
+                       lg_ox_node_desc(G, node), (int)ap->s.len, (const char *)ap->s.data);
+    return LG_OK;
+}
+
 static lg_status lg_ox_window(const lg_ox_graph *G, int node, int64_t H, int64_t W, int64_t kh, int64_t kw,
                               lg_ox_win *w)
 {
     int64_t v[8];
     int n = 0, r;
     *w = (lg_ox_win){kh, kw, 1, 1, 0, 0, 0, 0, 0, 0};
-    const Onnx__AttributeProto *ap = lg_ox_attr(G->g->node[node], "auto_pad");
-    if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
-        !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0))
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: auto_pad '%.*s' is not supported (use explicit pads)", G->file,
-                       lg_ox_node_desc(G, node), (int)ap->s.len, (const char *)ap->s.data);
+    if (lg_ox_auto_pad(G, node) != LG_OK) return LG_ERR_UNSUPPORTED;
     if ((r = lg_ox_attr_ints(G, node, "kernel_shape", v, 8, &n)) < 0) return LG_ERR_FORMAT;
     if (r && (n != 2 || v[0] != kh || v[1] != kw))
         return lg_fail(LG_ERR_FORMAT, "%s: %s: kernel_shape does not match a %lldx%lld kernel", G->file,
@@ -290,11 +297,7 @@ lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node)
         G->vals[in[1]].c.shape.rank != 4)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the kernel must be a 4-D float constant", f, desc);
     const lg_ox_const *K = &G->vals[in[1]].c;
-    const Onnx__AttributeProto *ap = lg_ox_attr(nd, "auto_pad");
-    if (ap && ap->s.len && !(ap->s.len == 6 && memcmp(ap->s.data, "NOTSET", 6) == 0) &&
-        !(ap->s.len == 5 && memcmp(ap->s.data, "VALID", 5) == 0))
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: auto_pad '%.*s' is not supported (use explicit pads)", f, desc,
-                       (int)ap->s.len, (const char *)ap->s.data);
+    if (lg_ox_auto_pad(G, node) != LG_OK) return LG_ERR_UNSUPPORTED;
     if (lg_ox_attr(nd, "output_shape"))
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: output_shape is not supported (use pads and output_padding)", f,
                        desc);
