@@ -601,9 +601,10 @@ static int lg_ox_all_ones(const double *v, size_t n)
 #define LG_OX_DIAG_DENSE_MAX ((size_t)1 << 24)
 
 /* Close the current affine map into a layer with activation act. A pending
- * identity or diagonal becomes a dense diagonal matrix where that is small
- * (as a chain always had it), else an index map (the identity) or a 1x1
- * conv (a diagonal constant per channel of an image). */
+ * diagonal constant per channel of an image becomes a 1x1 conv; another
+ * diagonal, or the identity on the layer just closed, a dense diagonal
+ * matrix where that is small (as a chain always had it); any other identity
+ * an index map. */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
 {
     size_t n = (size_t)B->n, m = (size_t)B->m;
@@ -624,17 +625,23 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
         for (int a = 0; image && a + 3 < s->rank; a++) image = s->d[a] == 1;
         int per_channel = image && C * hw == n;
         for (size_t i = 0; per_channel && B->d && i < n; i++) per_channel = B->d[i] == B->d[(i / hw) * hw];
-        if (n * m <= LG_OX_DIAG_DENSE_MAX && (!ones || (B->src == B->n_layers - 1 && !B->n_xt))) {
+        /* a constant per channel of an image (a Clip's negation, a shift or scale after an
+         * activation) is a 1x1 conv of C x C weights, not n x n; a plain identity that reads
+         * another node stays an index map */
+        int after = B->src == B->n_layers - 1 && !B->n_xt;
+        int conv1 = per_channel && C * C <= LG_NET_MAX_PARAMS && (!ones || after);
+        int dense = n * m <= LG_OX_DIAG_DENSE_MAX && (!ones || after);
+        if (conv1 && (C * C < n * m || !dense)) {
+            if (!(B->K = calloc(C * C, sizeof *B->K))) goto oom;
+            for (size_t c = 0; c < C; c++) B->K[c * C + c] = B->d ? B->d[c * hw] : 1.0;
+            B->conv = (lg_conv){(int)C, (int)(hw / (size_t)s->d[s->rank - 1]), (int)s->d[s->rank - 1], (int)C,
+                                (int)(hw / (size_t)s->d[s->rank - 1]), (int)s->d[s->rank - 1], 1, 1, 1, 1, 0, 0};
+        } else if (dense) {
             if (!(B->W = calloc(n * m, sizeof *B->W))) goto oom;
             for (size_t i = 0; i < n; i++) B->W[i * m + i] = B->d ? B->d[i] : 1.0;
         } else if (ones) {
             if (!(B->map = malloc(n * sizeof *B->map))) goto oom;
             for (size_t i = 0; i < n; i++) B->map[i] = (int)i;
-        } else if (per_channel && C * C <= LG_NET_MAX_PARAMS) {
-            if (!(B->K = calloc(C * C, sizeof *B->K))) goto oom;
-            for (size_t c = 0; c < C; c++) B->K[c * C + c] = B->d[c * hw];
-            B->conv = (lg_conv){(int)C, (int)(hw / (size_t)s->d[s->rank - 1]), (int)s->d[s->rank - 1], (int)C,
-                                (int)(hw / (size_t)s->d[s->rank - 1]), (int)s->d[s->rank - 1], 1, 1, 1, 1, 0, 0};
         } else {
             return lg_fail(LG_ERR_UNSUPPORTED,
                            "%s: a per-element scale of %zu values would be a dense %zu x %zu layer (too large)",
@@ -938,5 +945,11 @@ lg_status lg_ox_b_clip(lg_ox_b *B, int has_lo, double lo, int has_hi, double hi)
         if (st == LG_OK) st = lg_ox_b_shift_all(B, c, hi);
     }
     free(c);
+    /* on an image the trailing −h + hi (or h + lo) closes now, as a 1x1 conv: after a
+     * Flatten it would become an n x n diagonal */
+    const lg_ox_shape *sh = &B->shape;
+    int image = sh->rank >= 3 && sh->d[sh->rank - 3] * sh->d[sh->rank - 2] * sh->d[sh->rank - 1] == B->n;
+    for (int a = 0; image && a + 3 < sh->rank; a++) image = sh->d[a] == 1;
+    if (st == LG_OK && image && !lg_ox_b_identity(B)) st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
     return st;
 }

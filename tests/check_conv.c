@@ -563,17 +563,19 @@ START_TEST(test_conv_onnx_variants)
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *ok[] = {"conv_bn",      "pad_avgpool",    "nhwc",           "global_avg",
                                "maxpool_in",   "maxpool_relu",   "maxpool_global", "maxpool_overlap",
-                               "conv_group",   "conv_transpose"};
+                               "conv_group",   "conv_transpose", "conv_relu6"};
     /* a symmetric zero Pad before a Conv is its padding; a Transpose before a Conv is an
      * index-map layer of its own (the conv is never written out dense); a Conv with nothing
      * pending stays a conv layer through BatchNormalization */
     /* a MaxPool is one max-pool node (lg_ox_maxpool), the Flatten after it the identity */
     /* grouped convs are convs with the full kernel, zero between groups */
     /* a ConvTranspose is an index-map layer (the zeros) and a conv */
-    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3, 5};
+    /* ReLU6 = 6 − relu(6 − relu(z)): its negations per channel are 1x1 convs (never an n x n
+     * diagonal, also after the Flatten) */
+    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3, 5, 7};
     static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D,
                                           LG_LAYER_MAX,    LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_MAX,
-                                          LG_LAYER_CONV2D, LG_LAYER_INDEX};
+                                          LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
@@ -581,6 +583,9 @@ START_TEST(test_conv_onnx_variants)
         ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", ok[m], lg_errmsg());
         ck_assert_msg(net.n_layers == layers[m], "%s: %d layers", ok[m], net.n_layers);
         ck_assert_msg(net.layers[0].kind == kind0[m], "%s: layer 0 kind %d", ok[m], (int)net.layers[0].kind);
+        for (int k = 0; strcmp(ok[m], "conv_relu6") == 0 && k + 1 < net.n_layers; k++)
+            ck_assert_msg(net.layers[k].kind == LG_LAYER_CONV2D, "conv_relu6: layer %d kind %d", k,
+                          (int)net.layers[k].kind);
         snprintf(path, sizeof path, "%s/%s.txt", dir, ok[m]);
         FILE *f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);

@@ -237,6 +237,28 @@ def main(out):
                                               [init("Wd", Wd), init("bd", bd), init("Wg", Wg), init("Gg", Gg)]),
          refg, (1, 4, 5, 6))
 
+    # ReLU6 (Clip 0..6) after a conv and after a depthwise conv (MobileNet style): the Clip's
+    # negations are per-channel constants, 1x1 convs, never n x n diagonals
+    Wr, br = f32(RNG.normal(0, 3.0, (4, 2, 3, 3))), f32(RNG.normal(0, 1.0, 4))
+    Wr2 = f32(RNG.normal(0, 1.5, (4, 1, 3, 3)))
+    Gr = f32(RNG.normal(0, 0.3, (4 * 6 * 6, 2)))
+    nodes = [helper.make_node("Conv", ["x", "Wr", "br"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Clip", ["c1", "zero", "six"], ["r1"]),
+             helper.make_node("Conv", ["r1", "Wr2"], ["c2"], group=4, pads=[1, 1, 1, 1]),
+             helper.make_node("Clip", ["c2", "zero", "six"], ["r2"]),
+             helper.make_node("Flatten", ["r2"], ["f"]),
+             helper.make_node("Gemm", ["f", "Gr"], ["y"])]
+
+    def refr(x):
+        z = np.clip(conv_ref(x[0], Wr.astype(float), br.astype(float), pads=(1, 1, 1, 1)), 0, 6)
+        parts = [conv_ref(z[c:c + 1], Wr2[c:c + 1].astype(float), None, pads=(1, 1, 1, 1)) for c in range(4)]
+        return np.clip(np.concatenate(parts, axis=0), 0, 6).reshape(1, -1) @ Gr.astype(float)
+
+    save(out, "conv_relu6", helper.make_graph(nodes, "conv_relu6", [vi("x", [1, 2, 6, 6])], [vi("y", [1, 2])],
+                                              [init("Wr", Wr), init("br", br), init("Wr2", Wr2), init("Gr", Gr),
+                                               init("zero", f32(0.0)), init("six", f32(6.0))]),
+         refr, (1, 2, 6, 6))
+
     # ConvTranspose: group 2, strides (2, 3), asymmetric pads, output_padding; then one whose pads
     # exceed kernel - 1 (a crop)
     Wt, bt = f32(RNG.normal(0, 0.5, (2, 2, 3, 4))), f32(RNG.normal(0, 0.1, 4))
