@@ -533,6 +533,148 @@ lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node)
     return st;
 }
 
+/* 1 if string attribute name is absent (then *v = dflt) or one of the n values in list; its
+ * index in *v. -1 with a message if it is another value. */
+static int lg_ox_attr_pick(const lg_ox_graph *G, int node, const char *name, const char *const *list, int n, int dflt,
+                           int *v)
+{
+    const Onnx__AttributeProto *a = lg_ox_attr(G->g->node[node], name);
+    *v = dflt;
+    if (!a || !a->s.len) return 1;
+    for (int i = 0; i < n; i++)
+        if (a->s.len == strlen(list[i]) && memcmp(a->s.data, list[i], a->s.len) == 0) {
+            *v = i;
+            return 1;
+        }
+    lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s '%.*s' is not supported", G->file, lg_ox_node_desc(G, node), name,
+            (int)a->s.len, (const char *)a->s.data);
+    return -1;
+}
+
+/* x_original = N/D (D > 0) of output coordinate x under the coordinate mode, the scale being
+ * P/Q (output length Lr, input length Lo); nearest index under the rounding mode, clamped. */
+enum { LG_RS_HALF, LG_RS_PT_HALF, LG_RS_ALIGN, LG_RS_ASYM, LG_RS_TF_HALF };
+enum { LG_RS_PREFER_FLOOR, LG_RS_PREFER_CEIL, LG_RS_FLOOR, LG_RS_CEIL };
+static int64_t lg_ox_resize_src(int64_t x, int64_t P, int64_t Q, int64_t Lo, int64_t Lr, int coord, int round)
+{
+    int64_t N, D; /* every product below stays under 2^62: P, Q, Lo, Lr, x ≤ 2^20 */
+    switch (coord) {
+    case LG_RS_ALIGN: N = Lr > 1 ? x * (Lo - 1) : 0, D = Lr > 1 ? Lr - 1 : 1; break;
+    case LG_RS_ASYM: N = x * Q, D = P; break;                        /* x / scale */
+    case LG_RS_TF_HALF: N = (2 * x + 1) * Q, D = 2 * P; break;       /* (x + 1/2) / scale */
+    case LG_RS_PT_HALF:
+        if (Lr <= 1) {
+            N = 0, D = 1;
+            break;
+        }
+        /* fall through */
+    default: N = (2 * x + 1) * Q - P, D = 2 * P; break;              /* (x + 1/2) / scale − 1/2 */
+    }
+    int64_t fl = N >= 0 ? N / D : -((-N + D - 1) / D), r = N - fl * D; /* floor and 0 ≤ r < D */
+    int64_t i = fl;
+    if (round == LG_RS_CEIL) i = fl + (r > 0);
+    else if (round != LG_RS_FLOOR) i = fl + (2 * r > D || (2 * r == D && round == LG_RS_PREFER_CEIL));
+    return i < 0 ? 0 : i >= Lo ? Lo - 1 : i;
+}
+
+/* The scale of a Resize axis as P/Q from a double s (exact: s = m·2^-e), within 2^20. */
+static int lg_ox_scale_frac(double s, int64_t *P, int64_t *Q)
+{
+    if (!(s > 0) || !isfinite(s)) return 0;
+    int64_t q = 1;
+    while (s != floor(s) && q < (1 << 20)) s *= 2, q *= 2;
+    if (s != floor(s) || s > (double)(1 << 20)) return 0;
+    *P = (int64_t)s, *Q = q;
+    return 1;
+}
+
+lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    int upsample = strcmp(nd->op_type, "Upsample") == 0, old = upsample || nd->n_input == 2;
+    int64_t C = 0, H = 0, W = 0;
+    lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
+    if (st != LG_OK) return st;
+    static const char *const modes[] = {"nearest"};
+    static const char *const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_half_pixel_for_nn"};
+    static const char *const rounds[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    int mode, coord, round;
+    if (lg_ox_attr_pick(G, node, "mode", modes, 1, 0, &mode) < 0 ||
+        lg_ox_attr_pick(G, node, "coordinate_transformation_mode", coords, 5, old ? LG_RS_ASYM : LG_RS_HALF, &coord) < 0 ||
+        lg_ox_attr_pick(G, node, "nearest_mode", rounds, 4, old ? LG_RS_FLOOR : LG_RS_PREFER_FLOOR, &round) < 0)
+        return LG_ERR_UNSUPPORTED; /* linear and cubic interpolation, tf_crop_and_resize: refused by name */
+    if (lg_ox_attr(nd, "axes") || lg_ox_attr(nd, "antialias") || lg_ox_attr(nd, "keep_aspect_ratio_policy"))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: axes, antialias and keep_aspect_ratio_policy are not supported",
+                       f, desc);
+    /* scales (input 1 of Upsample and opset-10 Resize, 2 of later Resize; Upsample-7's attribute)
+     * or sizes (input 3), one per axis of the [1, C, H, W] value */
+    double sc[4] = {1, 1, 1, 1};
+    int64_t sz[4] = {0, 0, 0, 0};
+    int has_sc = 0, has_sz = 0, ix_sc = old ? 1 : 2;
+    const Onnx__AttributeProto *sa = lg_ox_attr(nd, "scales");
+    if (sa && sa->n_floats == 4) {
+        for (int a = 0; a < 4; a++) sc[a] = sa->floats[a];
+        has_sc = 1;
+    }
+    if ((int)nd->n_input > ix_sc && in[ix_sc] >= 0) {
+        const lg_ox_val *v = &G->vals[in[ix_sc]];
+        if (v->kind != LG_OX_CONST) return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: scales must be a constant", f, desc);
+        if (v->c.n == 4 && v->c.v) {
+            for (int a = 0; a < 4; a++) sc[a] = v->c.v[a];
+            has_sc = 1;
+        } else if (v->c.n != 0) {
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: scales must hold 4 values (N, C, H, W)", f, desc);
+        }
+    }
+    if (!old && (int)nd->n_input > 3 && in[3] >= 0) {
+        const lg_ox_val *v = &G->vals[in[3]];
+        if (v->kind != LG_OX_CONST || !v->c.iv || v->c.n != 4)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: sizes must be a constant of 4 int64 values", f, desc);
+        for (int a = 0; a < 4; a++) sz[a] = v->c.iv[a];
+        has_sz = 1;
+    }
+    if (has_sc == has_sz)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: exactly one of scales and sizes must be given", f, desc);
+    int64_t L[2] = {H, W}, Lr[2], P[2], Q[2];
+    for (int a = 0; a < 2; a++) {
+        if (has_sz) {
+            Lr[a] = sz[2 + a], P[a] = Lr[a], Q[a] = L[a];
+        } else {
+            if (!lg_ox_scale_frac(sc[2 + a], &P[a], &Q[a]))
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: scale %.17g is not a positive dyadic number within 2^20",
+                               f, desc, sc[2 + a]);
+            Lr[a] = L[a] * P[a] / Q[a]; /* floor(L·scale) */
+        }
+        if (Lr[a] < 1 || Lr[a] > (1 << 20))
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: output length %lld", f, desc, (long long)Lr[a]);
+    }
+    if ((has_sz && (sz[0] != 1 || sz[1] != C)) || (has_sc && (sc[0] != 1 || sc[1] != 1)))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: only the H and W axes may be resized", f, desc);
+    size_t n2 = (size_t)C * (size_t)Lr[0] * (size_t)Lr[1];
+    if (n2 > LG_NET_MAX_DIM) return lg_fail(LG_ERR_FORMAT, "%s: %s: the output has %zu values", f, desc, n2);
+    int *op = malloc(n2 * sizeof *op);
+    int64_t *sy = malloc((size_t)Lr[0] * sizeof *sy), *sx = malloc((size_t)Lr[1] * sizeof *sx);
+    if (!op || !sy || !sx) {
+        free(op);
+        free(sy);
+        free(sx);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", f);
+    }
+    for (int64_t y = 0; y < Lr[0]; y++) sy[y] = lg_ox_resize_src(y, P[0], Q[0], H, Lr[0], coord, round);
+    for (int64_t x = 0; x < Lr[1]; x++) sx[x] = lg_ox_resize_src(x, P[1], Q[1], W, Lr[1], coord, round);
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t y = 0; y < Lr[0]; y++)
+            for (int64_t x = 0; x < Lr[1]; x++) op[(c * Lr[0] + y) * Lr[1] + x] = (int)((c * H + sy[y]) * W + sx[x]);
+    free(sy);
+    free(sx);
+    (void)mode;
+    if ((st = lg_ox_b_index(B, op, (int)n2)) == LG_OK) B->shape = lg_ox_image_shape(&B->shape, C, Lr[0], Lr[1]);
+    return st;
+}
+
 lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node)
 {
     const Onnx__NodeProto *nd = G->g->node[node];

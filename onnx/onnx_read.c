@@ -36,7 +36,7 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Conv and ConvTranspose (any group, no dilation), AveragePool, GlobalAveragePool, MaxPool and "
+    "supported: Gemm, MatMul, Conv and ConvTranspose (any group, no dilation), Resize and Upsample (nearest), AveragePool, GlobalAveragePool, MaxPool and "
     "GlobalMaxPool (max-pool nodes: any window and stride, symmetric pads), BatchNormalization "
     "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
     "Sub (of constants or of two network values), Mul, Div (by constants), Neg, Relu, Clip (as ReLUs), Sigmoid, Tanh "
@@ -1440,7 +1440,8 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
                        "%s: %s: activation %s cannot be represented (lg_net has %s; Tanh is read as 2*sigmoid(2x)-1); %s",
                        R->G.file, lg_ox_name(R, node), op, kinds, lg_ox_supported);
     }
-    int image = strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
+    int image = strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "Resize") == 0 ||
+                strcmp(op, "Upsample") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
                 strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
                 strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
     if (image) {
@@ -1451,6 +1452,7 @@ static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
         if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
         if (strcmp(op, "Conv") == 0) return lg_ox_conv(&R->G, B, node);
         if (strcmp(op, "ConvTranspose") == 0) return lg_ox_convtranspose(&R->G, B, node);
+        if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0) return lg_ox_resize(&R->G, B, node);
         if (strcmp(op, "AveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 0);
         if (strcmp(op, "GlobalAveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 1);
         if (strcmp(op, "MaxPool") == 0) return lg_ox_maxpool(&R->G, B, node, 0);

@@ -563,7 +563,8 @@ START_TEST(test_conv_onnx_variants)
     ck_assert_msg(conv_sh(cmd) == 0, "tests/onnx_conv_make.py failed (needs python3-onnx, python3-numpy)");
     static const char *ok[] = {"conv_bn",      "pad_avgpool",    "nhwc",           "global_avg",
                                "maxpool_in",   "maxpool_relu",   "maxpool_global", "maxpool_overlap",
-                               "conv_group",   "conv_transpose", "conv_relu6"};
+                               "conv_group",   "conv_transpose", "conv_relu6",     "resize",
+                               "upsample9"};
     /* a symmetric zero Pad before a Conv is its padding; a Transpose before a Conv is an
      * index-map layer of its own (the conv is never written out dense); a Conv with nothing
      * pending stays a conv layer through BatchNormalization */
@@ -572,10 +573,12 @@ START_TEST(test_conv_onnx_variants)
     /* a ConvTranspose is an index-map layer (the zeros) and a conv */
     /* ReLU6 = 6 − relu(6 − relu(z)): its negations per channel are 1x1 convs (never an n x n
      * diagonal, also after the Flatten) */
-    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3, 5, 7};
+    /* Resize and Upsample (nearest) are index maps */
+    static const int layers[] = {2, 3, 3, 2, 1, 3, 2, 1, 3, 5, 7, 5, 1};
     static const lg_layer_kind kind0[] = {LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D,
                                           LG_LAYER_MAX,    LG_LAYER_CONV2D, LG_LAYER_CONV2D, LG_LAYER_MAX,
-                                          LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D};
+                                          LG_LAYER_CONV2D, LG_LAYER_INDEX,  LG_LAYER_CONV2D, LG_LAYER_INDEX,
+                                          LG_LAYER_INDEX};
     for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
@@ -590,7 +593,8 @@ START_TEST(test_conv_onnx_variants)
         FILE *f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);
         int no = lg_net_n_out(&net), rows = 0;
-        double *x = malloc((size_t)net.n_in * sizeof *x), y[32], want[32];
+        ck_assert_int_le(no, 64);
+        double *x = malloc((size_t)net.n_in * sizeof *x), y[64], want[64];
         double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
         for (;;) {
             int got = 0;

@@ -259,6 +259,75 @@ def main(out):
                                                init("zero", f32(0.0)), init("six", f32(6.0))]),
          refr, (1, 2, 6, 6))
 
+    # Resize, nearest: by sizes (half_pixel, round_prefer_floor: the defaults), by scales 1.5 and
+    # 0.5 (align_corners, round_prefer_ceil), by scales 3 and 2 (pytorch_half_pixel, ceil), by
+    # sizes (tf_half_pixel_for_nn, floor); an opset-9 Upsample (floor of x / scale)
+    from fractions import Fraction as Fr
+    modes = [("half_pixel", "round_prefer_floor"), ("align_corners", "round_prefer_ceil"),
+             ("pytorch_half_pixel", "ceil"), ("tf_half_pixel_for_nn", "floor")]
+
+    def src(x, scale, lo, lr, coord, rnd):
+        """The ONNX Resize spec's source index of output coordinate x, in exact fractions."""
+        if coord == "half_pixel":
+            v = (x + Fr(1, 2)) / scale - Fr(1, 2)
+        elif coord == "pytorch_half_pixel":
+            v = (x + Fr(1, 2)) / scale - Fr(1, 2) if lr > 1 else Fr(0)
+        elif coord == "align_corners":
+            v = Fr(x * (lo - 1), lr - 1) if lr > 1 else Fr(0)
+        elif coord == "tf_half_pixel_for_nn":
+            v = (x + Fr(1, 2)) / scale
+        else:
+            v = x / scale
+        fl = v.numerator // v.denominator
+        fr = v - fl
+        i = {"floor": fl, "ceil": fl + (fr > 0), "round_prefer_floor": fl + (fr > Fr(1, 2)),
+             "round_prefer_ceil": fl + (fr >= Fr(1, 2))}[rnd]
+        return min(max(i, 0), lo - 1)
+
+    def resize_ref(x, scales, coord, rnd):
+        C, H, W = x.shape
+        lr = [int(H * scales[0]), int(W * scales[1])]
+        ys = [src(y, scales[0], H, lr[0], coord, rnd) for y in range(lr[0])]
+        xs = [src(v, scales[1], W, lr[1], coord, rnd) for v in range(lr[1])]
+        return x[:, ys][:, :, xs]
+
+    steps = [("sizes", (5, 7)), ("scales", (Fr(3, 2), Fr(1, 2))), ("scales", (Fr(3), Fr(2))), ("sizes", (4, 6))]
+    nodes, inits, cur, hw = [], [], "x", (3, 4)
+    scale_list = []
+    for k, ((kind, v), (coord, rnd)) in enumerate(zip(steps, modes)):
+        if kind == "sizes":
+            inits.append(init("sz%d" % k, np.array([1, 2, v[0], v[1]], dtype=np.int64)))
+            ins = [cur, "", "", "sz%d" % k]
+            sc = (Fr(v[0], hw[0]), Fr(v[1], hw[1]))
+            hw = v
+        else:
+            inits.append(init("sc%d" % k, f32([1, 1, float(v[0]), float(v[1])])))
+            ins = [cur, "", "sc%d" % k]
+            sc = v
+            hw = (int(hw[0] * v[0]), int(hw[1] * v[1]))
+        scale_list.append(sc)
+        nodes.append(helper.make_node("Resize", ins, ["rs%d" % k], mode="nearest", coordinate_transformation_mode=coord,
+                                      nearest_mode=rnd))
+        nodes.append(helper.make_node("Relu", ["rs%d" % k], ["rr%d" % k]))
+        cur = "rr%d" % k
+    Gz = f32(RNG.normal(0, 0.3, (2 * hw[0] * hw[1], 2)))
+    nodes += [helper.make_node("Flatten", [cur], ["f"]), helper.make_node("Gemm", ["f", "Gz"], ["y"])]
+    inits.append(init("Gz", Gz))
+
+    def refz(x):
+        z = x[0]
+        for sc, (coord, rnd) in zip(scale_list, modes):
+            z = np.maximum(resize_ref(z, sc, coord, rnd), 0)
+        return z.reshape(1, -1) @ Gz.astype(float)
+
+    save(out, "resize", helper.make_graph(nodes, "resize", [vi("x", [1, 2, 3, 4])], [vi("y", [1, 2])], inits),
+         refz, (1, 2, 3, 4))
+    nodes = [helper.make_node("Upsample", ["x", "us"], ["u"], mode="nearest"),
+             helper.make_node("Flatten", ["u"], ["y"])]
+    save(out, "upsample9", helper.make_graph(nodes, "upsample9", [vi("x", [1, 1, 2, 3])], [vi("y", [1, 48])],
+                                             [init("us", f32([1, 1, 2, 4]))]),
+         lambda x: resize_ref(x[0], (Fr(2), Fr(4)), "asymmetric", "floor").reshape(1, -1), (1, 1, 2, 3), opset=9)
+
     # ConvTranspose: group 2, strides (2, 3), asymmetric pads, output_padding; then one whose pads
     # exceed kernel - 1 (a crop)
     Wt, bt = f32(RNG.normal(0, 0.5, (2, 2, 3, 4))), f32(RNG.normal(0, 0.1, 4))
