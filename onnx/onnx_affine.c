@@ -929,6 +929,11 @@ lg_status lg_ox_b_clip(lg_ox_b *B, int has_lo, double lo, int has_hi, double hi)
     if (has_lo && has_hi && !lg_ox_add_exact(hi, -lo, &span))
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: Clip: max − min = %.17g − %.17g is not a double (lgelu verifies "
                        "only the file's exact function)", B->file, hi, lo);
+    /* right after a ReLU layer (PyTorch writes ReLU6 as Relu then Clip(0, 6)) the value is ≥ 0:
+     * a lower bound ≤ 0 changes nothing */
+    if (has_lo && lo <= 0 && lg_ox_b_identity(B) && B->n_layers > 0 && B->src == B->n_layers - 1 &&
+        B->layers[B->src].act == LG_ACT_RELU)
+        has_lo = 0;
     double *c = malloc((size_t)(B->n ? B->n : 1) * sizeof *c);
     if (!c) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
     lg_status st = LG_OK;

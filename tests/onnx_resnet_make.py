@@ -34,7 +34,8 @@ window sums, BatchNormalization as the ONNX spec writes it, numpy's MatMul).
   sub_nodes          Sub of two plain node outputs (the subtracted one a layer of its own, times -1)
   chunk_neg          torch's chunk(2, dim=1) with a dynamic batch axis (int64 Add/Div/Mul on the
                      shape), Neg
-  clips              Clip as ReLU6, Hardtanh and one-sided clamps, one on a residual sum
+  clips              Clip as ReLU6, Hardtanh and one-sided clamps, one on a residual sum, one
+                     right after a Relu
 """
 import math
 import os
@@ -425,7 +426,9 @@ def clips(out):
     c = g.op("Clip", [g.gemm(b, 5, 5), g.c(np.float32(0.25))])
     e = g.op("Clip", [g.gemm(c, 5, 5), "", g.c(np.float32(-0.125))])
     f = g.op("Clip", [g.op("Add", [g.gemm(e, 5, 5), b]), g.c(np.float32(-0.5)), g.c(np.float32(1.5))])
-    y = g.gemm(f, 5, 2)
+    h = g.op("Clip", [g.op("Relu", [g.op("Mul", [g.gemm(f, 5, 5), g.c(np.float32(4.0))])]), g.c(np.float32(-0.5)),
+                      g.c(np.float32(1.0))])  # PyTorch's ReLU6 form: Relu, then Clip (the lower bound is moot)
+    y = g.gemm(h, 5, 2)
     save(out, "clips", g, "x", y, [1, 4], [1, 2], rows=8)
 
 
