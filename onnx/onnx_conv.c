@@ -308,7 +308,8 @@ lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node)
                        "%lld input channels", f, desc, (long long)K->shape.d[0], (long long)Mg, (long long)kh,
                        (long long)kw, (long long)group, (long long)C);
     if (lg_ox_attr_pair(G, node, "strides", 1, 2, st_) < 0 || lg_ox_attr_pair(G, node, "pads", 0, 4, pads) < 0 ||
-        lg_ox_attr_pair(G, node, "output_padding", 0, 2, op_) < 0 || lg_ox_attr_pair(G, node, "dilations", 1, 2, dil) < 0)
+        lg_ox_attr_pair(G, node, "output_padding", 0, 2, op_) < 0 ||
+        lg_ox_attr_pair(G, node, "dilations", 1, 2, dil) < 0)
         return LG_ERR_FORMAT;
     if (dil[0] != 1 || dil[1] != 1)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: dilation is not supported (only 1)", f, desc);
@@ -351,7 +352,8 @@ lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node)
         for (int64_t c = g * Cg; c < (g + 1) * Cg; c++)
             for (int64_t ky = 0; ky < kh; ky++)
                 for (int64_t kx = 0; kx < kw; kx++)
-                    kf[((m * C + c) * kh + ky) * kw + kx] = K->v[((c * Mg + (m - g * Mg)) * kh + (kh - 1 - ky)) * kw + (kw - 1 - kx)];
+                    kf[((m * C + c) * kh + ky) * kw + kx] =
+                        K->v[((c * Mg + (m - g * Mg)) * kh + (kh - 1 - ky)) * kw + (kw - 1 - kx)];
     }
     if ((st = lg_ox_b_index(B, op, (int)n2)) == LG_OK) {
         B->shape = lg_ox_image_shape(&B->shape, C, Hp, Wp);
@@ -603,7 +605,8 @@ lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
     static const char *const rounds[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     int mode, coord, round;
     if (lg_ox_attr_pick(G, node, "mode", modes, 1, 0, &mode) < 0 ||
-        lg_ox_attr_pick(G, node, "coordinate_transformation_mode", coords, 5, old ? LG_RS_ASYM : LG_RS_HALF, &coord) < 0 ||
+        lg_ox_attr_pick(G, node, "coordinate_transformation_mode", coords, 5, old ? LG_RS_ASYM : LG_RS_HALF,
+                        &coord) < 0 ||
         lg_ox_attr_pick(G, node, "nearest_mode", rounds, 4, old ? LG_RS_FLOOR : LG_RS_PREFER_FLOOR, &round) < 0)
         return LG_ERR_UNSUPPORTED; /* linear and cubic interpolation, tf_crop_and_resize: refused by name */
     if (lg_ox_attr(nd, "axes") || lg_ox_attr(nd, "antialias") || lg_ox_attr(nd, "keep_aspect_ratio_policy"))

@@ -36,11 +36,11 @@ typedef struct lg_ox_run {
 } lg_ox_run;
 
 static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Conv and ConvTranspose (any group, no dilation), Resize and Upsample (nearest), AveragePool, GlobalAveragePool, MaxPool and "
-    "GlobalMaxPool (max-pool nodes: any window and stride, symmetric pads), BatchNormalization "
-    "(folded), zero Pad, Transpose, Slice, Split, Gather (constant indices), Concat, Dropout (identity), Add and "
-    "Sub (of constants or of two network values), Mul, Div (by constants), Neg, Relu, Clip (as ReLUs), Sigmoid, Tanh "
-    "(as 2*Sigmoid(2x)-1), PRelu and "
+    "supported: Gemm, MatMul, Conv and ConvTranspose (any group, no dilation), Resize and Upsample "
+    "(nearest), AveragePool, GlobalAveragePool, MaxPool and GlobalMaxPool (max-pool nodes: any window "
+    "and stride, symmetric pads), BatchNormalization (folded), zero Pad, Transpose, Slice, Split, Gather "
+    "(constant indices), Concat, Dropout (identity), Add and Sub (of constants or of two network values), "
+    "Mul, Div (by constants), Neg, Relu, Clip (as ReLUs), Sigmoid, Tanh (as 2*Sigmoid(2x)-1), PRelu and "
     "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
     "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
     "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
