@@ -50,7 +50,7 @@ static void lg_check_help(void)
            "  --data D             labelled data: a directory of Fashion-MNIST IDX files (its test split)\n"
            "                       or X.npy,y.npy (X of shape (n, n_in); see 'lgelu eval --help');\n"
            "                       default " LG_DATA_DEFAULT_DIR "\n"
-           "  --inputs FILE        the inputs alone: a NumPy .npy array of shape (n, n_in), float32 or\n"
+           "  --inputs FILE        the inputs alone: a NumPy .npy array of shape (n, n_in) (or (n_in,): one input), float32 or\n"
            "                       float64 (or integer), C order; or text, one input per line, n_in\n"
            "                       numbers separated by spaces, tabs or commas ('#' comments; '-' = stdin)\n"
            "                       At most one of --data and --inputs. Every value must lie in [0,1].\n"
@@ -195,18 +195,8 @@ static lg_status lg_check_load(const char *inputs, const char *data, int n_in, d
 {
     if (inputs) return lg_cli_inputs_read(inputs, n_in, X, n);
     lg_dataset ds;
-    lg_status st = lg_data_load_spec(&ds, data, "test");
+    lg_status st = lg_cli_data_rows(&ds, X, data, "test", n_in, "the networks");
     if (st != LG_OK) return st;
-    if ((st = lg_dataset_require_exact(&ds, data)) != LG_OK || (st = lg_dataset_fit(&ds, n_in, "the networks", data)) != LG_OK) {
-        lg_dataset_free(&ds);
-        return st;
-    }
-    *X = malloc(ds.n * (size_t)n_in * sizeof **X);
-    if (!*X) {
-        lg_dataset_free(&ds);
-        return lg_fail(LG_ERR_NOMEM, "cannot allocate %zu inputs", ds.n);
-    }
-    for (size_t i = 0; i < ds.n * (size_t)n_in; i++) (*X)[i] = ds.x[i];
     *n = ds.n;
     lg_dataset_free(&ds);
     return LG_OK;
@@ -257,7 +247,7 @@ int lg_cmd_check(int argc, char **argv)
     if (optind != argc - 1) return lg_cli_usage("check", "expected exactly one network file (the ReLU net)");
     if (!ref_path) return lg_cli_usage("check", "missing --ref NET (the network before substitution)");
     if (data && inputs) return lg_cli_usage("check", "give at most one of --data D and --inputs FILE");
-    if (!inputs) data = LG_DATA_DEFAULT_DIR;
+    if (!inputs && !data) data = LG_DATA_DEFAULT_DIR;
     if (maxdev < 0) return lg_cli_usage("check", "missing --max-deviation D");
 
     lg_net rn = {0}, ref = {0};
