@@ -192,7 +192,7 @@ int lg_cmd_bound(int argc, char **argv)
         case 'r': ref_path = optarg; break;
         case 'd': dir = optarg; break;
         case 'e':
-            if (lg_opt_double("bound", "eps", optarg, 0.0, 1.0, &eps)) return 2;
+            if (lg_opt_eps("bound", optarg, &eps)) return 2;
             break;
         case 'n':
             if (lg_opt_int("bound", "n", optarg, 1, 1000000000L, &nmax)) return 2;

@@ -228,7 +228,7 @@ int lg_cmd_check(int argc, char **argv)
         case O_DATA: data = optarg; break;
         case O_INPUTS: inputs = optarg; break;
         case O_EPS:
-            if (lg_opt_double("check", "eps", optarg, 0.0, 1.0, &eps)) return 2;
+            if (lg_opt_eps("check", optarg, &eps)) return 2;
             break;
         case O_MAXDEV:
             if (lg_opt_double("check", "max-deviation", optarg, 0.0, 1e300, &maxdev)) return 2;

@@ -48,7 +48,7 @@ static void lg_verify_help(void)
            "                  (any dtype; float64 kept exactly), or text\n"
            "                  with n_in numbers (see 'lgelu eval --help')\n"
            "  --label L       label for --input (default: the network's prediction at the input)\n"
-           "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input\n"
+           "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input, 0 <= E <= 1\n"
            "  --margin K      the label must beat every other output by more than K (default 0); with\n"
            "                  --vnnlib every constraint c.y + d <= 0 becomes c.y + d - K <= 0\n\n"
            "  --ref NET       decide the property for the (lgelu/gelu/swish/prelu) network NET that the ReLU\n"
@@ -224,7 +224,7 @@ int lg_cmd_verify(int argc, char **argv)
             if (lg_opt_int("verify", "label", optarg, 0, 1L << 20, &a.label)) return 2;
             break;
         case O_EPS:
-            if (lg_opt_double("verify", "eps", optarg, 0, 1e6, &a.eps)) return 2;
+            if (lg_opt_eps("verify", optarg, &a.eps)) return 2;
             break;
         case O_MARGIN:
             if (lg_opt_double("verify", "margin", optarg, -1e6, 1e6, &a.margin)) return 2;

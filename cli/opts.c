@@ -41,10 +41,15 @@ int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, 
     return 0;
 }
 
+int lg_opt_eps(const char *cmd, const char *val, double *out)
+{
+    return lg_opt_double(cmd, "eps", val, LG_EPS_MIN, LG_EPS_MAX, out);
+}
+
 int lg_cli_fail(const char *cmd, lg_status st)
 {
     fprintf(stderr, "lgelu %s: %s: %s\n", cmd, lg_status_str(st), lg_errmsg());
-    return st == LG_ERR_ARG ? 2 : 1;
+    return st == LG_ERR_ARG || st == LG_ERR_UNSUPPORTED ? 2 : 1; /* a value, or a file, that does not fit */
 }
 
 int lg_cli_usage(const char *cmd, const char *fmt, ...)

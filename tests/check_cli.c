@@ -502,6 +502,17 @@ START_TEST(test_cli_exit_codes_one_rule)
     snprintf(gelu, sizeof gelu, "%s", lg_test_fixture("torch_smooth/gelu.onnx"));
     snprintf(gelu_prop, sizeof gelu_prop, "%s", lg_test_fixture("torch_smooth/gelu_small.vnnlib"));
     const char *lp = lg_test_tmpfile(".lp"), *err = lg_test_tmpfile(".err");
+    char sig[1024], sin_onnx[256], out[256];
+    snprintf(sig, sizeof sig, "%s", lg_test_fixture("torch_smooth/sigmoid.onnx"));
+    snprintf(sin_onnx, sizeof sin_onnx, "%s", lg_test_tmpfile(".onnx"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import onnx; from onnx import helper as h, TensorProto as T; "
+             "g = h.make_graph([h.make_node('Sin', ['X'], ['Y'])], 'g', [h.make_tensor_value_info('X', T.FLOAT, [1, 2])], "
+             "[h.make_tensor_value_info('Y', T.FLOAT, [1, 2])]); "
+             "onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), '%s')\"",
+             LG_PYTHON3, sin_onnx);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     static const struct {
         int data; /* needs the Fashion-MNIST test set */
         int rc;
@@ -527,6 +538,15 @@ START_TEST(test_cli_exit_codes_one_rule)
         {0, 2, "bound NET --ref MNIST", "784"},
         {0, 2, "bound GELU --ref GELU", "relu"},
         {1, 2, "bound NET --ref NET", "784 features"},
+        /* 2: a network of a kind the stage does not take; one range of eps for every ball */
+        {0, 2, "relu SIG -o OUT", "activation sigmoid has no ReLU"},
+        {0, 2, "verify GELU --vnnlib GPROP --solver glpk", "smooth activations"},
+        {0, 2, "eval SIN --input IN2", "'Sin' is not supported"},
+        {0, 2, "verify SIN --input IN2 --eps 0.1", "'Sin' is not supported"},
+        {0, 2, "verify NET --input IN2 --eps 5", "[0, 1]"},
+        {0, 2, "encode NET --input IN2 --eps 5 --format lp -o LP", "[0, 1]"},
+        {0, 2, "check NET --ref NET --inputs IN2 --eps 5 --max-deviation 1", "[0, 1]"},
+        {0, 2, "bound NET --ref NET --eps 5", "[0, 1]"},
         /* 1: a failure while running */
         {0, 1, "eval /nonexistent.lgnet --input IN2", "/nonexistent.lgnet"},
         {0, 1, "eval TRUNC --input IN2", "truncated"},
@@ -540,8 +560,9 @@ START_TEST(test_cli_exit_codes_one_rule)
         {0, 1, "bound /nonexistent.lgnet --ref NET", "/nonexistent.lgnet"},
         {0, 1, "bound TRUNC --ref NET", "truncated"},
     };
-    const char *keys[] = {"NET", "P3", "SAT", "IN2", "IN3", "JUNK", "SOL", "TRUNC", "MNIST", "GELU", "GPROP", "LP"};
-    const char *vals[] = {net, p3, sat, in2, in3, junk, sol, trunc, mnist, gelu, gelu_prop, lp};
+    const char *keys[] = {"NET", "P3",  "SAT",  "IN2",     "IN3", "JUNK", "SOL", "TRUNC",
+                          "MNIST", "GELU", "GPROP", "LP", "SIG", "SIN", "OUT"};
+    const char *vals[] = {net, p3, sat, in2, in3, junk, sol, trunc, mnist, gelu, gelu_prop, lp, sig, sin_onnx, out};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].data && !lg_test_have_data()) continue;
         char args[4096] = "";
