@@ -328,7 +328,10 @@ int lg_cmd_check(int argc, char **argv)
                    rows[first_cc].observed);
         printf("  class provably kept on the ball (ReLU margin lower bound > 2 x bound): %zu of %zu\n", certified_same, n);
         printf("  difference network run on %zu of %zu inputs%s\n", n_devnet, n,
-               tightest ? " (--tightest)" : " (the others' propagated bound is within the threshold)");
+               tightest ? " (--tightest)"
+               : n_devnet == n ? " (no input's propagated bound alone is within the threshold)"
+               : n_devnet == 0 ? " (every input's propagated bound alone is within the threshold)"
+                               : " (the others' propagated bound alone is within the threshold)");
     }
     fflush(stdout);
     if (!pass) {

@@ -199,11 +199,17 @@ close:
         st = lg_fail(LG_ERR_IO, "standard output: write error");
         goto fail;
     }
-    if (!to_vnnlib) {
-        int u = 0;
-        for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
-        if (lg_cli_progress_enabled())
-            fprintf(stderr, "lgelu encode: wrote %s (%s, %d unstable ReLUs)\n", out, format, u);
+    {
+        /* one line naming what was written: on stdout, or on stderr when stdout holds the file */
+        char what[128];
+        if (to_vnnlib) snprintf(what, sizeof what, "VNN-LIB robustness property, label %ld", a.label);
+        else {
+            int u = 0;
+            for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
+            snprintf(what, sizeof what, "%s, case %ld, %d unstable ReLUs", format, case_ix, u);
+        }
+        if (strcmp(out, "-") != 0) printf("wrote %s (%s)\n", out, what);
+        else if (lg_cli_progress_enabled()) fprintf(stderr, "lgelu encode: wrote the standard output (%s)\n", what);
     }
     rc = 0;
 fail:

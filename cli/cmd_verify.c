@@ -114,8 +114,10 @@ static void lg_verify_help(void)
            d.bab.group, LG_BAB_ROOT_ALPHA_AUTO, LG_BAB_SMOOTH_ROOT_ALPHA, d.bab.solver_unstable);
 }
 
-static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,
-                            const char *ref, double delta)
+/* net: the network verified (NULL when it could not be read), for the
+ * summary's per-layer counts: "-" for a layer without ReLUs. */
+static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const char *solver, const lg_verify_report *r,
+                            int json, const char *ref, double delta)
 {
     if (json) {
         json_t *per = json_array();
@@ -154,9 +156,22 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     printf("  instance: %s\n  %s: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
            r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by", r->method[0] ? r->method : "-", solver,
            r->seconds, r->nodes);
-    printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
-    for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
-    printf(" (total %d)\n", r->unstable_total);
+    int n_relu = 0;
+    for (int k = 0; net && k < net->n_layers && k < r->n_layers; k++) n_relu += net->layers[k].act == LG_ACT_RELU;
+    if (r->misclassified || r->n_cases_bounded == 0)
+        printf("  bounds: none computed (%s)\n", r->misclassified ? "the clean input is a counterexample"
+                                                : r->verdict == LG_VERDICT_VIOLATED ? "the attack found a counterexample first"
+                                                                                     : "the run stopped before any bound finished");
+    else if (n_relu == 0)
+        printf("  bounds: %s (no ReLU layer: smooth or linear activations only, none stable or unstable)\n",
+               r->bound_method);
+    else {
+        printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
+        for (int k = 0; k < r->n_layers; k++)
+            if (net->layers[k].act == LG_ACT_RELU) printf(" %d", r->unstable[k]);
+            else printf(" -");
+        printf(" (total %d)\n", r->unstable_total);
+    }
     printf("  branch and bound: %s, %ld nodes, max depth %d; %.2f s in bounds, %.2f s in back-ends\n",
            r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
     if (r->lp.n_lp)
@@ -341,7 +356,7 @@ int lg_cmd_verify(int argc, char **argv)
         lg_outcome_unknown(&r.how, LG_REASON_TIMEOUT, 1, "timeout");
         r.bound_method = "symbolic";
         r.seconds = lg_now() - t0;
-        lg_verify_print(&a, lg_solver_pick_name(&o.solver), &r, json, ref_path, 0);
+        lg_verify_print(&a, NULL, lg_solver_pick_name(&o.solver), &r, json, ref_path, 0);
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         rc = 0;
         goto done;
@@ -378,7 +393,7 @@ int lg_cmd_verify(int argc, char **argv)
             goto fail;
         }
         if (batch && !json) lg_verify_print_line(&a, &r);
-        else lg_verify_print(&a, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
+        else lg_verify_print(&a, &net, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
         fflush(stdout);
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         n_verdict[r.verdict]++;

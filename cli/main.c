@@ -15,7 +15,7 @@ static const lg_cmd lg_cmds[] = {
     {"check", lg_cmd_check, "CI gate: exit 0 iff the certified ReLU-vs-reference deviation on every input ball is <= D"},
     {"bound", lg_cmd_bound, "certified bound on |f_ReLU(x) - f_ref(x)| globally and on eps-balls of test inputs"},
     {"export", lg_cmd_export, "write a network as ONNX"},
-    {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
+    {"verify", lg_cmd_verify, "verify a network (ReLU, smooth or mixed): robust, violated (re-checked) or unknown"},
     {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
     {"cex", lg_cmd_cex, "re-check an external solver's model of an encoded query; write the VNN-COMP result"},
     {"bench", lg_cmd_bench, "run a VNN-COMP benchmark folder (instances.csv): result files and a summary"},

@@ -586,6 +586,58 @@ START_TEST(test_cli_exit_codes_one_rule)
 }
 END_TEST
 
+/* The summaries say what happened: no per-layer ReLU counts when no bound
+ * ran (the clean input decided) or the net has no ReLU layer; export and
+ * encode name the file they wrote. */
+START_TEST(test_cli_summaries_say_what_happened)
+{
+    const char *net = lg_cli_tiny_net(); /* 2 inputs, 2 outputs, ReLU */
+    char in2[256], out[256], onnx[256], lp[256], cmd[4096];
+    snprintf(in2, sizeof in2, "%s", lg_test_tmpfile(".txt"));
+    lg_test_write(in2, "0.25 0.5\n");
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".out"));
+    snprintf(onnx, sizeof onnx, "%s", lg_test_tmpfile(".onnx"));
+    snprintf(lp, sizeof lp, "%s", lg_test_tmpfile(".lp"));
+    /* the label the net does not predict: the clean input is the counterexample */
+    int seen_misclassified = 0;
+    for (int label = 0; label < 2; label++) {
+        snprintf(cmd, sizeof cmd, "verify '%s' --input '%s' --label %d --eps 0.01", net, in2, label);
+        ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+        const char *s = lg_test_slurp(out);
+        if (strstr(s, "misclassified")) {
+            seen_misclassified = 1;
+            ck_assert_msg(strstr(s, "bounds: none computed (the clean input is a counterexample)") &&
+                              !strstr(s, "unstable ReLUs per layer"), "%s", s);
+        } else {
+            ck_assert_msg(strstr(s, "unstable ReLUs per layer:"), "%s", s);
+        }
+    }
+    ck_assert(seen_misclassified);
+    /* a smooth net: no ReLU to count */
+    char gelu[1024];
+    snprintf(gelu, sizeof gelu, "%s", lg_test_fixture("torch_smooth/gelu.onnx"));
+    snprintf(cmd, sizeof cmd, "verify '%s' --vnnlib '%s'", gelu, lg_test_fixture("torch_smooth/gelu_small.vnnlib"));
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    const char *s = lg_test_slurp(out);
+    ck_assert_msg(strstr(s, "no ReLU layer") && !strstr(s, "unstable ReLUs per layer"), "%s", s);
+    /* export and encode: one line naming the file */
+    snprintf(cmd, sizeof cmd, "export '%s' -o '%s'", net, onnx);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    char want[600];
+    snprintf(want, sizeof want, "wrote %s (ONNX", onnx);
+    ck_assert_msg(strncmp(lg_test_slurp(out), want, strlen(want)) == 0, "export printed: %s", lg_test_slurp(out));
+    snprintf(cmd, sizeof cmd, "encode '%s' --input '%s' --eps 0.1 --format lp -o '%s'", net, in2, lp);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    snprintf(want, sizeof want, "wrote %s (lp, case 0", lp);
+    ck_assert_msg(strncmp(lg_test_slurp(out), want, strlen(want)) == 0, "encode printed: %s", lg_test_slurp(out));
+    /* -o -: stdout is the file itself, nothing else on it */
+    snprintf(cmd, sizeof cmd, "encode '%s' --input '%s' --eps 0.1 --format lp -o -", net, in2);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    ck_assert_msg(!strstr(lg_test_slurp(out), "wrote "), "encode -o - mixed its note into the file");
+    remove(in2), remove(out), remove(onnx), remove(lp);
+}
+END_TEST
+
 /* A folder with the four VNN-COMP fixture instances, .gz copies of some. */
 static const char *lg_cli_bench_dir(void)
 {
@@ -1142,6 +1194,7 @@ Suite *suite_cli(void)
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_cli_exit_two_names_the_range);
     tcase_add_test(tl, test_cli_exit_codes_one_rule);
+    tcase_add_test(tl, test_cli_summaries_say_what_happened);
     lg_tcase_timeout(tl, 120);
     suite_add_tcase(s, tl);
     TCase *tq = tcase_create("queries");

@@ -284,6 +284,9 @@ START_TEST(test_cmd_check_npy_data_gates_the_pair)
     ck_assert_int_eq(lg_test_cli(cmd, F.out), 1);
     const char *txt = lg_test_slurp(F.out);
     ck_assert_msg(strncmp(txt, "FAIL", 4) == 0 && strstr(txt, "of 1 inputs"), "check printed: %s", txt);
+    /* the difference network ran on the one input: no "others" to speak of */
+    ck_assert_msg(strstr(txt, "difference network run on 1 of 1 inputs (no input's propagated bound alone") &&
+                      !strstr(txt, "the others'"), "check printed: %s", txt);
     /* at twice the bound it passes, on the same single input */
     snprintf(cmd, sizeof cmd, "check '%s' --ref '%s' --data '%s,%s' --eps 0.02 --max-deviation %.17g --json",
              F.gelu_relu, F.gelu, x1, y1, wb * 2);

@@ -633,6 +633,7 @@ static lg_status lg_verify_case(lg_case *k)
         return LG_OK;
     }
     if (st != LG_OK) return st;
+    k->r->n_cases_bounded++;
     if (k->low && k->p.n_terms > 0 && route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
         route = &lg_route_node; /* max-pool nodes: attack and branch and bound on the nodes first */
     else if (k->low && (k->p.n_terms > 0 || k->o->backend_only))

@@ -107,6 +107,8 @@ typedef struct lg_verify_report {
     int n_layers;
     int *unstable;            /* [n_layers] unstable ReLUs per layer, summed over cases */
     int unstable_total;
+    int n_cases_bounded;      /* cases whose bounds were computed (0: decided before any bound, by the
+                                 clean input or the attack run first); unstable counts only those */
     int n_cases_robust;
     int violated_case;        /* case index of the counterexample, −1 if none */
     int misclassified;        /* 1: violated because the clean input (prop->center) is itself a counterexample
