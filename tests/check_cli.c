@@ -671,12 +671,64 @@ START_TEST(test_cli_bench_resumes)
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 5);
     ck_assert(strncmp(lg_test_slurp(csv), before, strlen(before)) == 0);
+    /* the table numbers the new instance by its place in instances.csv, not from 1 again */
+    ck_assert_msg(strstr(lg_test_slurp(log), "\n4    mnist-net_256x2__prop_3 ") &&
+                      !strstr(lg_test_slurp(log), "\n1    "),
+                  "%s", lg_test_slurp(log));
     /* --force runs everything again into a fresh file */
     snprintf(args, sizeof args, "bench %s --out %s -j 1 --force --timeout 30", dir, out);
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 5);
     ck_assert_msg(strstr(lg_test_slurp(csv), "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,30,"), "%s", lg_test_slurp(csv));
     free(before);
+}
+END_TEST
+
+/* Names longer than any fixed column stay whole and distinct in the table
+ * and the CSV; an unknown carries its reason (the one `verify` prints) in
+ * both: here a box [0.1, 0.1] on every input, which holds no double. */
+START_TEST(test_cli_bench_names_and_reasons)
+{
+    const char *dir = lg_test_tmpfile("_bench"), *out = lg_test_tmpfile("_res"), *log = lg_test_tmpfile(".log");
+    const char *F = lg_test_fixture("vnncomp");
+    static const char *const names[] = {"sri_resnet_a_with_a_long_common_prefix_of_the_family_xx_1",
+                                        "sri_resnet_a_with_a_long_common_prefix_of_the_family_xx_2",
+                                        "sri_resnet_a_with_a_long_common_prefix_of_the_family_xx_3"};
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cp %s/prop_3_0.05.vnnlib %s/p.vnnlib && "
+             "{ for i in $(seq 0 783); do echo \"(declare-const X_$i Real)\"; done; "
+             "for i in $(seq 0 9); do echo \"(declare-const Y_$i Real)\"; done; "
+             "for i in $(seq 0 783); do echo \"(assert (>= X_$i 0.1))\"; echo \"(assert (<= X_$i 0.1))\"; done; "
+             "echo '(assert (>= Y_0 -1000000))'; } > %s/nodouble.vnnlib && : > %s/instances.csv",
+             dir, F, dir, dir, dir);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "cp %s/mnist-net_256x2.onnx %s/%s.onnx && echo '%s.onnx,%s,60' >> %s/instances.csv",
+                 F, dir, names[i], names[i], i == 2 ? "nodouble.vnnlib" : "p.vnnlib", dir);
+        ck_assert_int_eq(lg_test_sh(cmd), 0);
+    }
+    char args[2048], csv[600], want[300];
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    snprintf(csv, sizeof csv, "%s/results.csv", out);
+    const char *table = lg_test_slurp(log);
+    for (int i = 0; i < 3; i++) {
+        snprintf(want, sizeof want, "%d    %s__%s ", i + 1, names[i], i == 2 ? "nodouble" : "p");
+        ck_assert_msg(strstr(table, want), "no row '%s' in\n%s", want, table);
+    }
+    const char *reason = "an input box that holds no double";
+    const char *row3 = strstr(table, "3    ");
+    ck_assert_ptr_nonnull(row3);
+    ck_assert_msg(strstr(row3, "unknown") && strstr(row3, reason), "%s", table);
+    const char *c = lg_test_slurp(csv);
+    snprintf(want, sizeof want, "\n%s__nodouble,%s.onnx,nodouble.vnnlib,60,unknown,unknown,", names[2], names[2]);
+    const char *crow = strstr(c, want);
+    ck_assert_msg(crow && strstr(crow, reason), "%s", c);
+    /* the same reason as `lgelu verify` gives */
+    snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib", dir, names[2], dir);
+    lg_test_cli(args, log);
+    ck_assert_msg(strstr(lg_test_slurp(log), reason), "%s", lg_test_slurp(log));
 }
 END_TEST
 
@@ -695,7 +747,7 @@ START_TEST(test_cli_bench_resume_keys)
     ck_assert_int_eq(lg_cli_lines(csv), 4);
     char *before = strdup(lg_test_slurp(csv));
     ck_assert_ptr_nonnull(before);
-    ck_assert_msg(strstr(before, ",settings,build\n") && strstr(before, ",timeout=60,lgelu "), "%s", before);
+    ck_assert_msg(strstr(before, ",settings,build,reason\n") && strstr(before, ",timeout=60,lgelu "), "%s", before);
     /* other settings: refused, naming what changed, nothing run */
     static const struct {
         const char *opts, *change;
@@ -716,7 +768,7 @@ START_TEST(test_cli_bench_resume_keys)
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_str_eq(lg_test_slurp(csv), before);
     /* another build made one row: refused naming it; --redo-changed runs that one only */
-    snprintf(cmd, sizeof cmd, "sed -i '/^net__prop_3,/s/,lgelu [^,]*$/,lgelu 0.0.1 0123abc/' %s", csv);
+    snprintf(cmd, sizeof cmd, "sed -i '/^net__prop_3,/s/,lgelu [^,]*,\\([^,]*\\)$/,lgelu 0.0.1 0123abc,\\1/' %s", csv);
     ck_assert_int_eq(lg_test_sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "'%s/lgelu' bench %s --out %s -j 1 > %s 2>&1", LG_BINARY_DIR, dir, out, log);
     ck_assert_int_eq(lg_test_sh(cmd), 2);
@@ -744,7 +796,7 @@ START_TEST(test_cli_bench_resume_keys)
     snprintf(args, sizeof args, "bench %s --out %s -j 1 --retry later", dir, out);
     ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     /* a results.csv without the settings columns (an older lgelu's): refused, --force starts afresh */
-    snprintf(cmd, sizeof cmd, "sed -i '1s/,settings,build$//' %s", csv);
+    snprintf(cmd, sizeof cmd, "sed -i '1s/,settings,build,reason$//' %s", csv);
     ck_assert_int_eq(lg_test_sh(cmd), 0);
     char *old = strdup(lg_test_slurp(csv));
     ck_assert_ptr_nonnull(old);
@@ -1112,6 +1164,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_cex_every_outcome);
     tcase_add_test(tc, test_cli_vnncomp_scripts);
     tcase_add_test(tc, test_cli_bench_resumes);
+    tcase_add_test(tc, test_cli_bench_names_and_reasons);
     tcase_add_test(tc, test_cli_export_dtype);
     tcase_add_test(tc, test_cli_docs_match_help);
     tcase_add_test(tc, test_cli_info_every_digit);
