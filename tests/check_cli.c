@@ -732,6 +732,65 @@ START_TEST(test_cli_bench_names_and_reasons)
 }
 END_TEST
 
+/* --config FILE sets option defaults ([command] sections for one command),
+ * the command line overrides them, and a bad entry is refused naming the
+ * file, its line and the key. */
+START_TEST(test_cli_config_file)
+{
+    const char *cfg = lg_test_tmpfile(".cfg"), *log = lg_test_tmpfile(".log");
+    const char *F = lg_test_fixture("vnncomp");
+    char cmd[4096], args[2048];
+    FILE *f = fopen(cfg, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "# defaults for this run\ntimeout = 50  # seconds\n\n[verify] ; one command\nsolver: 'glpk'\nbab = input\n"
+               "[bench]\nsolver = z3\n");
+    fclose(f);
+    snprintf(args, sizeof args, "verify %s/mnist-net_256x2.onnx --vnnlib %s/prop_1_0.05.vnnlib --json --config %s", F, F, cfg);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "\"solver\": \"glpk\"") && strstr(lg_test_slurp(log), "\"bab\": \"input\""),
+                  "%s", lg_test_slurp(log));
+    /* the command line wins over the file */
+    snprintf(args, sizeof args, "verify %s/mnist-net_256x2.onnx --vnnlib %s/prop_1_0.05.vnnlib --json --config=%s --bab none",
+             F, F, cfg);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "\"solver\": \"glpk\"") && strstr(lg_test_slurp(log), "\"bab\": \"none\""),
+                  "%s", lg_test_slurp(log));
+    /* bad entries: exit 2, file:line and the key */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {{"timeout = 5\nbab = sideways\n", ":2, key bab)"},
+               {"[verify]\n\ntimeout: abc\n", ":3, key timeout)"},
+               {"frobnicate = 1\n", ":1, key frobnicate)"},
+               {"timeout\n", ":1: expected key = value or key: value, got 'timeout'"},
+               {"[verify\n", ":1: expected a section [command]"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(cfg, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(bad[i].text, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' verify %s/mnist-net_256x2.onnx --vnnlib %s/prop_1_0.05.vnnlib --config %s > %s 2>&1",
+                 LG_BINARY_DIR, F, F, cfg, log);
+        ck_assert_int_eq(lg_test_sh(cmd), 2);
+        ck_assert_msg(strstr(lg_test_slurp(log), cfg) && strstr(lg_test_slurp(log), bad[i].want), "case %zu: %s", i,
+                      lg_test_slurp(log));
+    }
+    snprintf(args, sizeof args, "verify x --config /nonexistent/run.cfg");
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    /* bench reads it too: its settings column shows the file's timeout and its section's solver */
+    const char *dir = lg_cli_bench_dir(), *out = lg_test_tmpfile("_res");
+    f = fopen(cfg, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "timeout = 50\n[bench]\nj = 1\nsolver = glpk\n[verify]\nsolver = z3\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sed -i '2,$d' %s/instances.csv", dir); /* one instance */
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    snprintf(args, sizeof args, "bench %s --out %s --config %s", dir, out, cfg);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    snprintf(cmd, sizeof cmd, "%s/results.csv", out);
+    ck_assert_msg(strstr(lg_test_slurp(cmd), ",timeout=50 solver=glpk,"), "%s", lg_test_slurp(cmd));
+}
+END_TEST
+
 /* Rows are keyed by their settings and build: a re-run with other ones
  * refuses naming the change and leaves results.csv as it was;
  * --redo-changed runs only the changed rows, --retry only the rows with
@@ -1165,6 +1224,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_vnncomp_scripts);
     tcase_add_test(tc, test_cli_bench_resumes);
     tcase_add_test(tc, test_cli_bench_names_and_reasons);
+    tcase_add_test(tc, test_cli_config_file);
     tcase_add_test(tc, test_cli_export_dtype);
     tcase_add_test(tc, test_cli_docs_match_help);
     tcase_add_test(tc, test_cli_info_every_digit);
