@@ -39,7 +39,7 @@ static void lg_bench_help(void)
     const lg_verify_opts d = lg_verify_opts_default();
     printf("usage: lgelu bench DIR [--timeout-scale F] [--solver auto|glpk|z3|none] [--bab auto|input|relu|none]\n"
            "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB] [--force]\n"
-           "                  [--retry RESULTS] [--redo-changed] [--progress]\n\n"
+           "                  [--retry RESULTS] [--redo-changed] [--witness-tol T] [--progress]\n\n"
            "Run every instance of a VNN-COMP style benchmark folder: DIR/instances.csv holds lines\n"
            "`onnx,vnnlib,timeout` (paths relative to DIR, .onnx.gz and .vnnlib.gz read as they are;\n"
            "lines starting with # are skipped). Each instance is verified as `lgelu verify NET --vnnlib P\n"
@@ -65,9 +65,11 @@ static void lg_bench_help(void)
            "  --force            run every instance, also those already in results.csv (which is\n"
            "                     started afresh)\n"
            "  --retry RESULTS    run again the kept instances whose result is in this comma list of\n"
-           "                     unsat, sat, unknown, timeout, error (e.g. unknown,timeout)\n"
+           "                     unsat, sat, unknown, timeout, error, sat-tol (e.g. unknown,timeout)\n"
            "  --redo-changed     run again the instances results.csv holds with other settings or from\n"
            "                     another build (their new rows are appended and count from then on)\n"
+           "  --witness-tol T    as for `lgelu verify`: a witness within T of the property (VNN-COMP's check\n"
+           "                     uses 1e-4) is the result sat-tol, never sat (default 0: off)\n"
            "  --progress         progress lines with an ETA on stderr even when it is not a terminal\n"
            "  -h, --help         show this help\n\n"
            "Results are never half-written: each result file is written to a temporary file and renamed,\n"
@@ -142,6 +144,7 @@ static const char *lg_bench_result_word(const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_ROBUST) return "unsat";
     if (r->verdict == LG_VERDICT_VIOLATED) return "sat";
+    if (r->how.why == LG_REASON_TOLERANCE) return "sat-tol"; /* --witness-tol: its result file says sat, with a note */
     return r->how.timed_out ? "timeout" : "unknown";
 }
 
@@ -339,8 +342,8 @@ static lg_status lg_bench_rows_read(lg_bench_rows *R, const char *path, const ch
 }
 
 /* --retry LIST: a bit per result word of results.csv. 0, or −1 for a bad word. */
-static const char *const lg_bench_results[] = {"unsat", "sat", "unknown", "timeout", "error"};
-enum { LG_BENCH_N_RESULTS = 5 };
+static const char *const lg_bench_results[] = {"unsat", "sat", "unknown", "timeout", "error", "sat-tol"};
+enum { LG_BENCH_N_RESULTS = 6 };
 
 static int lg_bench_result_index(const char *w)
 {
@@ -394,7 +397,8 @@ static const char lg_bench_header[] =
 /* The options into B; −1 to go on, else the exit status. */
 static int lg_bench_args(int argc, char **argv, lg_bench *B)
 {
-    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_RETRY, O_REDO, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
+    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_RETRY, O_REDO, O_WTOL, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT,
+           O_SEED };
     lg_verify_opts *o = &B->o;
     static const struct option lo[] = {{"timeout-scale", required_argument, 0, O_SCALE},
                                        {"solver", required_argument, 0, O_SOLVER},
@@ -402,6 +406,7 @@ static int lg_bench_args(int argc, char **argv, lg_bench *B)
                                        {"out", required_argument, 0, O_OUT},
                                        {"seed", required_argument, 0, O_SEED},
                                        {"memory", required_argument, 0, O_MEMORY},
+                                       {"witness-tol", required_argument, 0, O_WTOL},
                                        {"timeout", required_argument, 0, O_TIMEOUT},
                                        {"force", no_argument, 0, O_FORCE},
                                        {"retry", required_argument, 0, O_RETRY},
@@ -432,6 +437,9 @@ static int lg_bench_args(int argc, char **argv, lg_bench *B)
         case O_MEMORY:
             if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o->memory_mb)) return 2;
             break;
+        case O_WTOL:
+            if (lg_opt_double("bench", "witness-tol", optarg, 0, 1, &o->witness_tol)) return 2;
+            break;
         case O_TIMEOUT:
             if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &B->fixed_timeout)) return 2;
             break;
@@ -439,7 +447,7 @@ static int lg_bench_args(int argc, char **argv, lg_bench *B)
         case O_REDO: B->redo_changed = 1; break;
         case O_RETRY:
             if (lg_bench_retry_parse(optarg, &B->retry))
-                return lg_cli_usage("bench", "--retry: expected a comma list of unsat, sat, unknown, timeout, error, "
+                return lg_cli_usage("bench", "--retry: expected a comma list of unsat, sat, unknown, timeout, error, sat-tol, "
                                     "got '%s'", optarg);
             break;
         case O_PROGRESS: lg_cli_progress_force(); break;
@@ -585,13 +593,13 @@ static int lg_bench_line(lg_bench *B, size_t li)
     } else {
         word = lg_bench_result_word(&rep);
         B->total += rep.seconds;
-        lg_csv_str(&row, lg_verdict_name(rep.verdict));
+        lg_csv_str(&row, lg_verify_kind(&rep));
         lg_csv_str(&row, word);
         lg_csv_num(&row, rep.seconds);
         lg_csv_int(&row, rep.bab_nodes);
         lg_csv_int(&row, rep.nodes);
         lg_csv_str(&row, rep.method);
-        if (rep.verdict == LG_VERDICT_UNKNOWN)
+        if (rep.verdict == LG_VERDICT_UNKNOWN) /* an unknown's reason; a within-tolerance witness's note */
             snprintf(reason, sizeof reason, "%s", rep.how.reason[0] ? rep.how.reason : "undecided");
         printf("%-4d %-*s %-9s %9.3f %10ld  %-14s %s\n", n, B->width, inst, word, rep.seconds, rep.bab_nodes,
                rep.method[0] ? rep.method : "-", reason);
@@ -626,7 +634,11 @@ static void lg_bench_summary(const lg_bench *B, int stop)
     }
     printf("%d instances in %s: %d unsat, %d sat, %d undecided (%d timeouts), %d errors; %d run now (%.2f s), %d "
            "already there\n",
-           n_listed, B->res, count[0], count[1], count[2] + count[3], count[3], count[4], B->n, B->total, B->n_skip);
+           n_listed, B->res, count[0], count[1], count[2] + count[3] + count[5], count[3], count[4], B->n, B->total,
+           B->n_skip);
+    if (count[5])
+        printf("%d of the undecided have a witness within --witness-tol (result sat-tol: their result files say sat, "
+               "with a note; not exact counterexamples)\n", count[5]);
     if (B->n_skip)
         printf("%d instances already in %s were kept (--retry RESULTS, --redo-changed or --force run them again)\n",
                B->n_skip, B->res);

@@ -729,6 +729,36 @@ START_TEST(test_cli_bench_names_and_reasons)
     snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib", dir, names[2], dir);
     lg_test_cli(args, log);
     ck_assert_msg(strstr(lg_test_slurp(log), reason), "%s", lg_test_slurp(log));
+    /* --witness-tol: the box that holds no double has a witness within VNN-COMP's tolerance; it is its
+     * own kind (verify, JSON, result file with a note, bench), never `violated` */
+    const char *res = lg_test_tmpfile(".txt");
+    snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib --witness-tol 1e-4 -o %s", dir, names[2],
+             dir, res);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strncmp(lg_test_slurp(log), "violated-within-tolerance (", 27) == 0, "%s", lg_test_slurp(log));
+    const char *rf = lg_test_slurp(res);
+    ck_assert_msg(strncmp(rf, "sat\n((X_0 ", 10) == 0 && strstr(rf, "\n; lgelu: violated-within-tolerance: "), "%s", rf);
+    lg_net nn;
+    snprintf(want, sizeof want, "%s/%s.onnx", dir, names[2]);
+    ck_assert_int_eq(lg_net_load(&nn, want), LG_OK);
+    double *ax = malloc(784 * sizeof *ax), *ay = malloc(10 * sizeof *ay);
+    ck_assert(ax && ay);
+    ck_assert_int_eq(lg_vnnlib_read_assignment(res, 784, 10, ax, ay), LG_OK); /* the note does not break the reader */
+    ck_assert(ax[0] == 0.1 && ax[783] == 0.1);
+    free(ax);
+    free(ay);
+    lg_net_free(&nn);
+    snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib --witness-tol 1e-4 --json", dir, names[2], dir);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "\"verdict\": \"violated-within-tolerance\""), "%s", lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --force --witness-tol 1e-4", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    snprintf(want, sizeof want, "\n%s__nodouble,%s.onnx,nodouble.vnnlib,60,violated-within-tolerance,sat-tol,", names[2],
+             names[2]);
+    ck_assert_msg(strstr(lg_test_slurp(csv), want) && strstr(lg_test_slurp(csv), "witness_tol=0.0001"), "%s",
+                  lg_test_slurp(csv));
+    ck_assert_msg(strstr(lg_test_slurp(log), "1 of the undecided have a witness within --witness-tol"), "%s",
+                  lg_test_slurp(log));
 }
 END_TEST
 
