@@ -21,7 +21,7 @@ static void lg_verify_help(void)
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE [--label L] --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--z3-theory auto|exact|lp|lp-lemmas]\n"
            "                    [--timeout S] [--memory MB] [--tighten none|lp]\n"
-           "                    [--margin K]\n"
+           "                    [--margin K] [--witness-tol T]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
@@ -73,6 +73,11 @@ static void lg_verify_help(void)
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
            "                  space (RLIMIT_AS) and the solver's own limit; and of branch and\n"
            "                  bound's open nodes (depth first past half of it); hitting it gives unknown\n"
+           "  --witness-tol T opt-in VNN-COMP-style tolerance (its counterexample check uses 1e-4): a\n"
+           "                  candidate that fails the exact witness gate (a box that holds no double, a\n"
+           "                  rounding) but lies in the box and meets the property within T is reported\n"
+           "                  as violated-within-tolerance (the result file: sat, its assignment and a\n"
+           "                  '; lgelu:' note), never as violated (default 0: off)\n"
            "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
            "                  with two GLPK LPs (min/max; at most half the remaining time), then try\n"
            "                  the bounds proof again\n"
@@ -123,7 +128,7 @@ static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const ch
         json_t *per = json_array();
         for (int k = 0; k < r->n_layers; k++) json_array_append_new(per, json_integer(r->unstable[k]));
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:I, s:s, s:o, s:s}", "instance", a->instance,
-                              "solver", solver, "verdict", lg_verdict_name(r->verdict), "reason", r->how.reason,
+                              "solver", solver, "verdict", lg_verify_kind(r), "reason", r->how.reason,
                               "seconds", lg_json_num(r->seconds), "unstable", r->unstable_total,
                               "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
                               r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
@@ -147,7 +152,8 @@ static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const ch
         if (lg_json_print_line(stdout, o)) fprintf(stderr, "lgelu verify: cannot print JSON (out of memory)\n");
         return;
     }
-    if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->how.reason[0] ? r->how.reason : "undecided");
+    if (r->how.why == LG_REASON_TOLERANCE && r->verdict == LG_VERDICT_UNKNOWN) printf("%s (%s)\n", lg_verify_kind(r), r->how.reason);
+    else if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->how.reason[0] ? r->how.reason : "undecided");
     else if (r->misclassified) printf("violated (misclassified: the clean input itself is a counterexample)\n");
     else printf("%s\n", lg_verdict_name(r->verdict));
     if (ref)
@@ -190,7 +196,7 @@ static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const ch
 static void lg_verify_print_line(const lg_verify_args *a, const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_UNKNOWN)
-        printf("%s: unknown (%s)", a->instance, r->how.reason[0] ? r->how.reason : "undecided");
+        printf("%s: %s (%s)", a->instance, lg_verify_kind(r), r->how.reason[0] ? r->how.reason : "undecided");
     else
         printf("%s: %s%s", a->instance, lg_verdict_name(r->verdict), r->misclassified ? " (misclassified)" : "");
     printf(", label %ld, %s %s, %.3f s\n", a->label, r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by",
@@ -201,14 +207,14 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER, O_WTOL };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
         {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
         {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
         {"z3-theory", required_argument, 0, O_Z3_THEORY},
-        {"memory", required_argument, 0, O_MEMORY},
+        {"memory", required_argument, 0, O_MEMORY}, {"witness-tol", required_argument, 0, O_WTOL},
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"output", required_argument, 0, 'o'},
         {"progress", no_argument, 0, O_PROGRESS},
@@ -246,6 +252,9 @@ int lg_cmd_verify(int argc, char **argv)
             break;
         case O_TIMEOUT:
             if (lg_opt_double("verify", "timeout", optarg, 0, 1e7, &o.timeout_s)) return 2;
+            break;
+        case O_WTOL:
+            if (lg_opt_double("verify", "witness-tol", optarg, 0, 1, &o.witness_tol)) return 2;
             break;
         case O_MEMORY:
             if (lg_opt_double("verify", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;

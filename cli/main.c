@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/config.h"
 #include "core/linalg.h"
 #include "core/version.h"
 
@@ -31,6 +32,8 @@ static void lg_main_usage(FILE *f)
     for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
         fprintf(f, "  %-10s %s\n", lg_cmds[i].name, lg_cmds[i].summary);
     fprintf(f, "\n'lgelu <command> --help' explains every option of a command;\n"
+               "'lgelu <command> --config FILE ...' reads option defaults from FILE (key = value lines,\n"
+               "[command] sections; the command line overrides them; docs/USAGE.md \"Config files\");\n"
                "'lgelu --version' prints the version and the commit it was built from.\n");
 }
 
@@ -53,7 +56,15 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
-        if (strcmp(argv[1], lg_cmds[i].name) == 0) return lg_cmds[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], lg_cmds[i].name) == 0) {
+            int n;
+            char **v;
+            int rc = lg_cli_config_apply(argc - 1, argv + 1, &n, &v); /* --config FILE: option defaults */
+            if (rc) return rc;
+            rc = lg_cmds[i].run(n, v);
+            lg_cli_config_free();
+            return rc;
+        }
     fprintf(stderr, "lgelu: unknown command '%s'\n", argv[1]);
     lg_main_usage(stderr);
     return 2;
