@@ -55,6 +55,8 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
  * decode, per initializer, per node, per 64 rows of a Gemm/MatMul weight
  * and per layer built: past it, LG_ERR_TIMEOUT and *net zeroed. */
 lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run);
+/* The ONNX ops the reader takes, one text generated from its op table (static storage). */
+const char *lg_onnx_supported_ops(void);
 /* Read an ONNX file. */
 lg_status lg_onnx_read(lg_net *net, const char *path);
 /* Write net as ONNX to path (see above). */
