@@ -168,7 +168,7 @@ static lg_status lg_ox_h_hardsigmoid(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out
 {
     (void)out;
     lg_ox_b *B = &R->B;
-    double alpha = 0.2, beta = 0.5;
+    double alpha = (double)0.2f, beta = 0.5; /* the defaults are float attributes, as written ones are */
     if (lg_ox_attr_float(&R->G, c->node, "alpha", &alpha) < 0 || lg_ox_attr_float(&R->G, c->node, "beta", &beta) < 0)
         return LG_ERR_FORMAT;
     if (!isfinite(alpha) || !isfinite(beta))

@@ -469,6 +469,31 @@ lg_status lg_ox_gemm(lg_ox_run *R, int node)
     return st;
 }
 
+/* x[T][K] @ W[K][N] with T > 1 rows (tokens): the same matrix on every row, a block-diagonal map
+ * z' = (I_T ⊗ Wᵀ)·z, exact (every weight the file's). Its width T·N and weights T²·K·N are bounded
+ * like any dense map. */
+static lg_status lg_ox_matmul_tokens(lg_ox_run *R, int node, const lg_ox_const *W, int64_t T, int64_t K, int64_t N,
+                                     const lg_ox_shape *os)
+{
+    lg_ox_b *B = &R->B;
+    if (T * K != B->n || T * N > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent shapes for MatMul (%lld rows of %lld, network value has "
+                       "%d elements)", R->G.file, lg_ox_name(R, node), (long long)T, (long long)K, B->n);
+    size_t rows = (size_t)(T * N), cols = (size_t)(T * K);
+    if (rows * cols > LG_NET_MAX_PARAMS || rows * cols * sizeof(double) > LG_OX_DENSE_MAX_BYTES)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: MatMul on %lld rows of %lld values: the map would hold %zu "
+                       "weights, more than %zu", R->G.file, lg_ox_name(R, node), (long long)T, (long long)K,
+                       rows * cols, LG_NET_MAX_PARAMS);
+    double *M = calloc(rows * cols, sizeof *M);
+    if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t j = 0; j < N; j++)
+            for (int64_t k = 0; k < K; k++) M[(size_t)(t * N + j) * cols + (size_t)(t * K + k)] = W->v[k * N + j];
+    lg_status st = lg_ox_b_linear(B, M, (int)rows, NULL);
+    if (st == LG_OK) B->shape = *os;
+    return st;
+}
+
 /* MatMul with one dynamic operand. */
 lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox_const *W)
 {
@@ -480,13 +505,12 @@ lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox_const 
     int rw = W->shape.rank;
     for (int i = 0; i + 2 < rw; i++)
         if (W->shape.d[i] != 1) goto batched;
-    int64_t K, N;
+    int64_t K, N, T = 1;
     double *M;
     if (dyn_first) {
         if (s.rank < 1) goto shape;
         K = s.d[s.rank - 1];
-        for (int i = 0; i + 1 < s.rank; i++)
-            if (s.d[i] != 1) goto batched;
+        for (int i = 0; i + 1 < s.rank; i++) T *= s.d[i]; /* tokens: the same matrix applied to each row */
         if (rw == 1) {
             N = 1;
             if (W->shape.d[0] != K) goto shape;
@@ -505,6 +529,7 @@ lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox_const 
                 os.rank++;
             }
         }
+        if (T > 1) return lg_ox_matmul_tokens(R, node, W, T, K, N, &os);
         if (K != B->n || N > LG_NET_MAX_DIM) goto shape;
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
         for (int64_t j = 0; j < N; j++) { /* the transpose: 0.3 s for 4096 x 3072, so the deadline per 64 rows */
