@@ -85,7 +85,80 @@ static lg_status lg_ox_h_neg(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
     return lg_ox_arith(R, c->node, '*', c->x, 1, &k, out);
 }
 
-static lg_status lg_ox_h_concat(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out) { return lg_ox_concat(R, c->node, out); }
+static lg_status lg_ox_take_back(lg_ox_run *R, lg_ox_call *c);
+
+/* Concat of one network value and constants (a class token before the patches): an index map
+ * placing the value (zeros at the constants' places), then the constants as a bias; exact. */
+static lg_status lg_ox_concat_const(lg_ox_run *R, lg_ox_call *c)
+{
+    lg_ox_b *B = &R->B;
+    const Onnx__NodeProto *nd = c->nd;
+    lg_status st;
+    int64_t axis = 0;
+    if (lg_ox_attr_int(&R->G, c->node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+    if ((st = lg_ox_take_back(R, c)) != LG_OK) return st;
+    if (c->x->form != LG_OX_LIN || lg_ox_live_gen(R) != 0) return lg_ox_pattern_fail(R, c->node);
+    if ((st = lg_ox_b_fold(B, c->x)) != LG_OK) return st;
+    const lg_ox_shape s0 = B->shape;
+    int rank = s0.rank;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis out of range for rank %d", R->G.file, lg_ox_name(R, c->node), rank);
+    lg_ox_shape os = s0;
+    os.d[axis] = 0;
+    for (size_t p = 0; p < nd->n_input; p++) {
+        const lg_ox_shape *sp = (int)p == c->dpos ? &s0 : &R->G.vals[c->in[p]].c.shape;
+        if ((int)p != c->dpos && !R->G.vals[c->in[p]].c.v)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Concat with a constant of integers", R->G.file,
+                           lg_ox_name(R, c->node));
+        if (sp->rank != rank) goto shape;
+        for (int a = 0; a < rank; a++)
+            if (a != axis && sp->d[a] != s0.d[a]) goto shape;
+        os.d[axis] += sp->d[axis];
+    }
+    size_t nout = lg_ox_shape_count(&os), outer = 1, inner = 1, A = (size_t)os.d[axis], off = 0;
+    if (nout == 0 || nout > LG_NET_MAX_DIM) goto shape;
+    for (int a = 0; a < axis; a++) outer *= (size_t)os.d[a];
+    for (int a = (int)axis + 1; a < rank; a++) inner *= (size_t)os.d[a];
+    int *map = malloc(nout * sizeof *map);
+    double *bias = calloc(nout, sizeof *bias);
+    if (!map || !bias) {
+        free(map);
+        free(bias);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    }
+    for (size_t p = 0; p < nd->n_input; p++) {
+        int dyn = (int)p == c->dpos;
+        const lg_ox_const *k = dyn ? NULL : &R->G.vals[c->in[p]].c;
+        size_t ap = (size_t)(dyn ? s0.d[axis] : k->shape.d[axis]);
+        for (size_t o = 0; o < outer; o++)
+            for (size_t j = 0; j < ap; j++)
+                for (size_t i = 0; i < inner; i++) {
+                    size_t f = (o * ap + j) * inner + i, g = (o * A + off + j) * inner + i;
+                    map[g] = dyn ? (int)f : -1;
+                    if (!dyn) bias[g] = k->v[f];
+                }
+        off += ap;
+    }
+    if ((st = lg_ox_b_index(B, map, (int)nout)) == LG_OK) {
+        B->shape = os;
+        st = lg_ox_b_shift(B, bias, 1.0);
+    }
+    free(bias);
+    return st;
+shape:
+    return lg_fail(LG_ERR_FORMAT, "%s: %s: Concat inputs' shapes differ off the axis", R->G.file,
+                   lg_ox_name(R, c->node));
+}
+
+static lg_status lg_ox_h_concat(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
+{
+    int consts = 0;
+    for (size_t p = 0; p < c->nd->n_input; p++)
+        consts += c->in[p] >= 0 && R->G.vals[c->in[p]].kind == LG_OX_CONST;
+    if (c->nd_dyn == 1 && consts + 1 == (int)c->nd->n_input) return lg_ox_concat_const(R, c);
+    return lg_ox_concat(R, c->node, out);
+}
 
 static lg_status lg_ox_h_split(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
@@ -254,6 +327,14 @@ static lg_status lg_ox_h_layernorm(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
                    R->G.file, lg_ox_name(R, c->node));
 }
 
+static lg_status lg_ox_h_decomposed(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
+{
+    (void)out;
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the network value is not supported (a LayerNorm written as "
+                   "ReduceMean, Sub, Pow, Sqrt and Div is not linear; mean pooling needs an exact 1/n)", R->G.file,
+                   lg_ox_name(R, c->node), c->op->op);
+}
+
 static lg_status lg_ox_h_conv(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
@@ -354,7 +435,7 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Slice", lg_ox_h_slice, LIN_ | LG_OXF_FIRST, 0, ""},
     {"Gather", lg_ox_h_slice, LIN_ | LG_OXF_FIRST, 1, " (constant indices)"},
     {"Split", lg_ox_h_split, LG_OXF_RAW | LG_OXF_MULTIOUT, 0, ""},
-    {"Concat", lg_ox_h_concat, LG_OXF_RAW, 0, ""},
+    {"Concat", lg_ox_h_concat, LG_OXF_RAW, 0, " (of network values, or of one and constants)"},
     {"Dropout", lg_ox_h_dropout, LG_OXF_MULTIOUT, 0, " (the identity)"},
     {"Add", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR | LG_OXF_ADD, '+', " (a constant or a second network value)"},
     {"Sub", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR | LG_OXF_ADD, '-', " (a constant or a second network value)"},
@@ -378,6 +459,9 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Shape", lg_ox_h_shape, LG_OXF_RAW, 0, " (folded)"},
     {"Softmax", lg_ox_h_softmax, 0, 0, NULL},
     {"LayerNormalization", lg_ox_h_layernorm, 0, 0, NULL},
+    {"ReduceMean", lg_ox_h_decomposed, 0, 0, NULL},
+    {"Pow", lg_ox_h_decomposed, 0, 0, NULL},
+    {"Sqrt", lg_ox_h_decomposed, 0, 0, NULL},
 };
 #undef LIN_
 #undef IMG_
@@ -426,7 +510,8 @@ const char *lg_ox_ops_text(void)
         if (ai->onnx_op_alias) lg_ox_cat(text, sizeof text, &len, ", ", ai->onnx_op_alias);
     }
     lg_ox_cat(text, sizeof text, &len, ", Constant, and the Swish pattern x*Sigmoid(beta*x); constant folding of "
-              "Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Flatten, Reshape, Identity and exact "
+              "Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, ConstantOfShape, Equal, Where, Expand, Range, "
+              "Flatten, Reshape, Identity and exact "
               "Add, Sub, Mul, Div", "");
     return text;
 }

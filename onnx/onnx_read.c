@@ -209,7 +209,8 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
     } else {
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: computes on constants only; constant folding is supported for Constant, Identity, "
-                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, and Add, Sub, Mul, "
+                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, ConstantOfShape, Equal, "
+                       "Where, Expand, Range, and Add, Sub, Mul, "
                        "Div of two constants (exact results only)",
                        R->G.file, lg_ox_name(R, node));
     }

@@ -78,6 +78,20 @@ def main(out):
           n("Min", ["c2", "m"], ["y"])],
          [init("wa", wa), init("c1", c1), init("c2", c2)], [1, 4], [1, 6],
          lambda x: np.minimum(np.maximum(np.abs(x @ wa.astype(np.float64).T), 0.25), 1.5))
+    # a class token (PyTorch's cls.expand(B, -1, -1): Equal, Where, ConstantOfShape, Expand folded) before
+    # per-token features, a position embedding, a ReLU and a head
+    wt, cls, pos, wo = f32(16, 8), f32(1, 1, 8), f32(1, 5, 8), f32(40, 2)
+    ci = lambda name, v: n("Constant", [], [name], value=numpy_helper.from_array(np.asarray(v, np.int64), name))
+    save(out, "class_token",
+         [ci("spec", [1, -1, -1]), ci("m1", -1), ci("three", [3]), n("Equal", ["spec", "m1"], ["eq"]),
+          n("ConstantOfShape", ["three"], ["ones"], value=numpy_helper.from_array(np.array([1], np.int64), "v")),
+          n("Where", ["eq", "ones", "spec"], ["tgt"]), n("Expand", ["cls", "tgt"], ["clsx"]),
+          n("MatMul", ["x", "wt"], ["t"]), n("Concat", ["clsx", "t"], ["c"], axis=1), n("Add", ["c", "pos"], ["p"]),
+          n("Relu", ["p"], ["r"]), n("Reshape", ["r", "flat"], ["f"]), n("MatMul", ["f", "wo"], ["y"])],
+         [init("wt", wt), init("cls", cls), init("pos", pos), init("wo", wo), init("flat", np.array([1, 40], np.int64))],
+         [1, 4, 16], [1, 2],
+         lambda x: relu(np.concatenate([cls[0].astype(np.float64), x[0] @ wt.astype(np.float64)]) + pos[0]).reshape(1, 40)
+         @ wo.astype(np.float64))
     # refusals: a short message that names the op and its nearest supported form
     save(out, "bad_op_typo", [n("Rellu", ["x"], ["y"])], [], [1, 4], [1, 4],
          expect="op type 'Rellu' is not supported (nearest supported: Relu;")
@@ -86,6 +100,8 @@ def main(out):
          expect="LayerNormalization is not supported")
     save(out, "bad_attention", [n("Transpose", ["x"], ["t"], perm=[1, 0]), n("MatMul", ["x", "t"], ["y"])], [],
          [1, 4], [1, 1], expect="MatMul of two network values")
+    save(out, "bad_reducemean", [n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [], [1, 4], [1],
+         expect="ReduceMean of the network value is not supported")
     save(out, "bad_max2", [n("Max", ["x", "x"], ["y"])], [], [1, 4], [1, 4], expect="Max of 2 network values")
 
 
