@@ -1,6 +1,7 @@
 /* onnx.h — ONNX import into an lg_net and export of an lg_net to ONNX.
  *
- * Reading: the ModelProto is decoded with protoc-c bindings generated at
+ * Reading (the op table in onnx_ops.c is the list of ops, lg_onnx_supported_ops its text): the
+ * ModelProto is decoded with protoc-c bindings generated at
  * build time from the system onnx.proto. The graph must be a feed-forward
  * graph over ONE dynamic input (graph inputs that also have an initializer
  * are constants, as in MATLAB exports); it becomes an lg_net graph

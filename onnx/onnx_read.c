@@ -10,6 +10,8 @@
  * pattern is matched in any node order. Any other value that several nodes
  * read is set aside as a node (lg_ox_settle) and taken back by each reader
  * (lg_ox_attach); Add/Sub of two network values sum their terms (lg_ox_sum).
+ * Each node is dispatched through the op table (onnx_ops.c); the handlers call
+ * the helpers here (onnx_run.h).
  */
 #include <errno.h>
 #include <math.h>
