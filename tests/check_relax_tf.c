@@ -20,6 +20,7 @@
 
 #include "core/rng.h"
 #include "testutil.h"
+#include "verify/devtf.h"
 #include "verify/relax_bilinear.h"
 #include "verify/relax_layernorm.h"
 #include "verify/relax_softmax.h"
@@ -438,6 +439,119 @@ END_TEST
 START_TEST(test_relax_tf_layernorm_tight) { lg_nl_tight(1); }
 END_TEST
 
+/* ---------- deviation through the kinds ---------- */
+
+/* x' = x + t·e moved toward x until |x' − x| ≤ e holds exactly. */
+static double lg_near(double x, double e, double t)
+{
+    double y = x + t * e;
+    for (;;) {
+        mpfr_t a;
+        mpfr_init2(a, 2300);
+        mpfr_set_d(a, y, MPFR_RNDN);
+        mpfr_sub_d(a, a, x, MPFR_RNDN); /* exact at 2300 bits */
+        mpfr_abs(a, a, MPFR_RNDN);
+        int ok = mpfr_cmp_d(a, e) <= 0;
+        mpfr_clear(a);
+        if (ok) return y;
+        y = nextafter(y, x);
+    }
+}
+
+START_TEST(test_relax_tf_deviation_bilinear)
+{
+    lg_rng r;
+    lg_rng_init(&r, 40, 11);
+    mpq_t p, q, t, d;
+    mpq_inits(p, q, t, d, NULL);
+    for (int k = 0; k < 2000; k++) {
+        double sc = k % 3 == 0 ? 100.0 : 1.0;
+        double la = sc * (2 * lg_rng_uniform(&r) - 1), lb = sc * (2 * lg_rng_uniform(&r) - 1);
+        double ua = la + sc * lg_rng_uniform(&r), ub = lb + sc * lg_rng_uniform(&r);
+        double ea = k % 5 == 0 ? 0.0 : 0.1 * lg_rng_uniform(&r), eb = 0.1 * lg_rng_uniform(&r);
+        double dv = lg_dev_bilinear(la, ua, ea, lb, ub, eb);
+        for (int s2 = 0; s2 < 8; s2++) {
+            double a = lg_pick(&r, la, ua), b = lg_pick(&r, lb, ub);
+            if (s2 < 4) {
+                a = s2 & 1 ? ua : la;
+                b = s2 & 2 ? ub : lb;
+            }
+            double a2 = lg_near(a, ea, s2 % 2 ? 1.0 : -1.0), b2 = lg_near(b, eb, s2 < 4 ? 1.0 : 2 * lg_rng_uniform(&r) - 1);
+            mpq_set_d(p, a);
+            mpq_set_d(t, b);
+            mpq_mul(p, p, t);
+            mpq_set_d(q, a2);
+            mpq_set_d(t, b2);
+            mpq_mul(q, q, t);
+            mpq_sub(p, p, q);
+            mpq_abs(p, p);
+            mpq_set_d(d, dv);
+            ck_assert_msg(mpq_cmp(p, d) <= 0, "product deviation above its bound %g", dv);
+        }
+    }
+    mpq_clears(p, q, t, d, NULL);
+    ck_assert(lg_dev_bilinear(0, 1, NAN, 0, 1, 0) == INFINITY);
+}
+END_TEST
+
+static void lg_dev_nl(int ln)
+{
+    lg_rng r;
+    lg_rng_init(&r, 40, 12 + (uint64_t)ln);
+    const size_t gs[] = {2, 3, 5, 8};
+    double l[8], u[8], e[8], x[8], x2[8], gamma[8], beta[8], dv[8];
+    lg_dv work[LG_DEVTF_WORK(8)];
+    mpfr_t f1, f2, dd;
+    mpfr_inits2(LG_HP, f1, f2, dd, (mpfr_ptr)0);
+    int n = lg_test_quick() ? 30 : 120;
+    long nonzero = 0;
+    for (int b = 0; b < n; b++) {
+        size_t g = gs[b % 4];
+        double w = b % 3 == 0 ? 1e-3 : 0.5, es = b % 2 ? 1e-4 : 0.05;
+        for (size_t j = 0; j < g; j++) {
+            double c = 4 * lg_rng_uniform(&r) - 2;
+            l[j] = c - w * lg_rng_uniform(&r);
+            u[j] = c + w * lg_rng_uniform(&r);
+            e[j] = j == 0 && b % 5 == 0 ? 0.0 : es * lg_rng_uniform(&r);
+            gamma[j] = 2 * lg_rng_uniform(&r) - 1;
+            beta[j] = lg_rng_normal(&r);
+        }
+        if (ln) lg_dev_layernorm(g, l, u, e, 1e-5, gamma, dv, work);
+        else lg_dev_softmax(g, l, u, e, dv, work);
+        for (int s2 = 0; s2 < 30; s2++) {
+            for (size_t j = 0; j < g; j++) {
+                x[j] = lg_pick(&r, l[j], u[j]);
+                double t = s2 < 10 ? ((s2 >> (j % 3)) & 1 ? 1.0 : -1.0) : 2 * lg_rng_uniform(&r) - 1;
+                x2[j] = lg_near(x[j], e[j], t);
+            }
+            for (size_t i = 0; i < g; i++) {
+                if (ln) {
+                    lg_ln_mp(f1, g, x, 1e-5, gamma, beta, i);
+                    lg_ln_mp(f2, g, x2, 1e-5, gamma, beta, i);
+                } else {
+                    lg_sm_mp(f1, g, x, i);
+                    lg_sm_mp(f2, g, x2, i);
+                }
+                mpfr_sub(dd, f1, f2, MPFR_RNDN);
+                mpfr_abs(dd, dd, MPFR_RNDN);
+                if (mpfr_sgn(dd) > 0) nonzero++;
+                /* the evaluation errs by < 2^-1000; the bound must clear it */
+                mpfr_add_d(dd, dd, 0x1p-990, MPFR_RNDU);
+                ck_assert_msg(mpfr_cmp_d(dd, dv[i]) <= 0, "%s deviation of output %zu above its bound %g",
+                              ln ? "layernorm" : "softmax", i, dv[i]);
+            }
+        }
+    }
+    ck_assert_int_gt(nonzero, 100);
+    mpfr_clears(f1, f2, dd, (mpfr_ptr)0);
+}
+
+START_TEST(test_relax_tf_deviation_softmax) { lg_dev_nl(0); }
+END_TEST
+
+START_TEST(test_relax_tf_deviation_layernorm) { lg_dev_nl(1); }
+END_TEST
+
 Suite *suite_relax_tf(void)
 {
     Suite *s = suite_create("relax_tf");
@@ -451,6 +565,9 @@ Suite *suite_relax_tf(void)
     tcase_add_test(tc, test_relax_tf_hard);
     tcase_add_test(tc, test_relax_tf_softmax_tight);
     tcase_add_test(tc, test_relax_tf_layernorm_tight);
+    tcase_add_test(tc, test_relax_tf_deviation_bilinear);
+    tcase_add_test(tc, test_relax_tf_deviation_softmax);
+    tcase_add_test(tc, test_relax_tf_deviation_layernorm);
     suite_add_tcase(s, tc);
     return s;
 }

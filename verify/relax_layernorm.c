@@ -45,6 +45,37 @@ void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, 
     }
 }
 
+/* ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g) over the box from the
+ * intervals of c, r, r² (R2), 1/g (ig) and g (gg). */
+static lg_dv lg_ln_jac(const lg_dv *C, lg_dv R, lg_dv R2, lg_dv ig, lg_dv gg, double gamma_i, size_t i, size_t j)
+{
+    lg_dv P = i == j ? lg_dv_sqr(C[i]) : lg_dv_mul(C[i], C[j]);
+    lg_dv T = lg_dv_sub(lg_dv_pt(i == j ? 1.0 : 0.0), lg_dv_add(ig, lg_dv_div(lg_dv_mul(P, R2), gg)));
+    return lg_dv_mul(lg_dv_pt(gamma_i), lg_dv_mul(R, T));
+}
+
+int lg_layernorm_jacobian(size_t g, const double *l, const double *u, double eps, const double *gamma, lg_dv *J,
+                          lg_dv *work)
+{
+    lg_dv *C = work, *Y = work + g, *R = work + 2 * g;
+    /* beta does not enter the Jacobian: y is evaluated with gamma as beta */
+    if (!(eps >= 0.0) || !lg_ln_eval(g, l, u, eps, gamma, gamma, C, R, Y)) {
+        for (size_t k = 0; k < g * g; k++) J[k] = (lg_dv){-INFINITY, INFINITY};
+        return 0;
+    }
+    lg_dv R2 = lg_dv_sqr(*R), gg = lg_dv_pt((double)g), ig = lg_dv_div(lg_dv_pt(1.0), gg);
+    int ok = 1;
+    for (size_t i = 0; i < g; i++)
+        for (size_t j = 0; j < g; j++) {
+            J[i * g + j] = lg_ln_jac(C, *R, R2, ig, gg, gamma[i], i, j);
+            if (!lg_dv_finite(J[i * g + j])) {
+                J[i * g + j] = (lg_dv){-INFINITY, INFINITY};
+                ok = 0;
+            }
+        }
+    return ok;
+}
+
 int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, const double *gamma,
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work)
@@ -75,9 +106,7 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
         double rho = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
-            lg_dv P = i == j ? lg_dv_sqr(C[i]) : lg_dv_mul(C[i], C[j]);
-            lg_dv T = lg_dv_sub(lg_dv_pt(i == j ? 1.0 : 0.0), lg_dv_add(ig, lg_dv_div(lg_dv_mul(P, R2), gg)));
-            lg_dv J = lg_dv_mul(lg_dv_pt(gamma[i]), lg_dv_mul(*R, T));
+            lg_dv J = lg_ln_jac(C, *R, R2, ig, gg, gamma[i], i, j);
             double w = 0.5 * J.lo + 0.5 * J.hi;
             if (!isfinite(w)) w = 0.0;
             wl[j] = wu[j] = w;

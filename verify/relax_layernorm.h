@@ -51,4 +51,9 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work);
 
+/* An enclosure J[i·g + j] of ∂y_i/∂x_j at every point of the box (the one
+ * the planes use); [−∞, +∞] entries and 0 when it is not finite. */
+int lg_layernorm_jacobian(size_t g, const double *l, const double *u, double eps, const double *gamma, lg_dv *J,
+                          lg_dv *work);
+
 #endif

@@ -64,6 +64,30 @@ static lg_dv lg_sm_diag(lg_dv s)
     return (lg_dv){lo, hi};
 }
 
+/* ∂s_i/∂x_j over the box from the images S. */
+static lg_dv lg_sm_jac(const lg_dv *S, size_t i, size_t j)
+{
+    return j == i ? lg_sm_diag(S[i]) : lg_dv_neg(lg_dv_mul(S[i], S[j]));
+}
+
+int lg_softmax_jacobian(size_t g, const double *l, const double *u, lg_dv *J, lg_dv *work)
+{
+    if (g == 1) {
+        J[0] = lg_dv_pt(0.0);
+        return 1;
+    }
+    if (!lg_sm_finite(g, l, u)) {
+        /* |∂s_i/∂x_j| ≤ 1/4 everywhere (s_i(1 − s_i), s_i·s_j with s_i + s_j ≤ 1) */
+        for (size_t i = 0; i < g; i++)
+            for (size_t j = 0; j < g; j++) J[i * g + j] = i == j ? (lg_dv){0.0, 0.25} : (lg_dv){-0.25, 0.0};
+        return 1;
+    }
+    lg_sm_images(g, l, u, work, work + g);
+    for (size_t i = 0; i < g; i++)
+        for (size_t j = 0; j < g; j++) J[i * g + j] = lg_sm_jac(work, i, j);
+    return 1;
+}
+
 int lg_relax_softmax(size_t g, const double *l, const double *u, const double *pt, double *lo_w, double *lo_c,
                      double *up_w, double *up_c, lg_dv *work)
 {
@@ -91,7 +115,7 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
         double rho = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
-            lg_dv J = j == i ? lg_sm_diag(S[i]) : lg_dv_neg(lg_dv_mul(S[i], S[j]));
+            lg_dv J = lg_sm_jac(S, i, j);
             double w = 0.5 * J.lo + 0.5 * J.hi; /* any double is sound */
             wl[j] = wu[j] = w;
             double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);

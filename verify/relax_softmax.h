@@ -51,4 +51,9 @@ void lg_softmax_image(size_t g, const double *l, const double *u, double *slo, d
 int lg_relax_softmax(size_t g, const double *l, const double *u, const double *pt, double *lo_w, double *lo_c,
                      double *up_w, double *up_c, lg_dv *work);
 
+/* An enclosure J[i·g + j] of ∂s_i/∂x_j at every point of the box (the one
+ * the planes use; [0, 1/4] and [−1/4, 0] when a bound is not finite, valid
+ * everywhere). Returns 1. */
+int lg_softmax_jacobian(size_t g, const double *l, const double *u, lg_dv *J, lg_dv *work);
+
 #endif
