@@ -23,6 +23,7 @@
 #include "verify/devtf.h"
 #include "verify/relax_bilinear.h"
 #include "verify/relax_layernorm.h"
+#include "verify/relax_plane.h"
 #include "verify/relax_softmax.h"
 
 /* ---------- bilinear: exact rationals ---------- */
@@ -552,6 +553,58 @@ END_TEST
 START_TEST(test_relax_tf_deviation_layernorm) { lg_dev_nl(1); }
 END_TEST
 
+/* λ·plane(x) ≥ Σ coef·x + icpt − err exactly at every vertex of the box
+ * (both sides are affine, so the vertices are the worst case). */
+START_TEST(test_relax_tf_plane_apply)
+{
+    lg_rng r;
+    lg_rng_init(&r, 40, 14);
+    mpq_t a, b, t, v;
+    mpq_inits(a, b, t, v, NULL);
+    for (int k = 0; k < 3000; k++) {
+        size_t n = 1 + lg_rng_below(&r, 5);
+        double lw[5], uw[5], xm[5], coef[5], icpt, err;
+        double sc = k % 4 == 0 ? 1e-300 : (k % 4 == 1 ? 1e100 : 1.0);
+        for (size_t j = 0; j < n; j++) {
+            lw[j] = lg_rng_normal(&r) * (k % 7 == 0 && j == 0 ? 0.0 : 1.0);
+            uw[j] = lg_rng_normal(&r);
+            xm[j] = 10 * lg_rng_uniform(&r);
+        }
+        double lc = lg_rng_normal(&r), uc = lg_rng_normal(&r);
+        double lam = sc * lg_rng_normal(&r) / 3.0;
+        lg_relax_plane_apply(n, lw, lc, uw, uc, xm, lam, coef, &icpt, &err);
+        ck_assert(isfinite(err));
+        const double *w = lam > 0 ? lw : uw;
+        double c = lam > 0 ? lc : uc;
+        for (size_t vtx = 0; vtx < ((size_t)1 << n); vtx++) {
+            mpq_set_d(a, c); /* a = λ·(w·x + c), b = coef·x + icpt − err */
+            mpq_set_d(b, icpt);
+            mpq_set_d(t, err);
+            mpq_sub(b, b, t);
+            for (size_t j = 0; j < n; j++) {
+                double x = (vtx >> j) & 1 ? xm[j] : -xm[j];
+                mpq_set_d(t, w[j]);
+                mpq_set_d(v, x);
+                mpq_mul(t, t, v);
+                mpq_add(a, a, t);
+                mpq_set_d(t, coef[j]);
+                mpq_mul(t, t, v);
+                mpq_add(b, b, t);
+            }
+            mpq_set_d(t, lam);
+            mpq_mul(a, a, t);
+            ck_assert_msg(mpq_cmp(a, b) >= 0, "applied plane above lambda*plane (n %zu, lambda %g)", n, lam);
+        }
+    }
+    double w1[1] = {1.0}, xm1[1] = {1.0}, co[1], ic, er;
+    lg_relax_plane_apply(1, w1, -INFINITY, w1, 1.0, xm1, 2.0, co, &ic, &er);
+    ck_assert(er == INFINITY);
+    lg_relax_plane_apply(1, w1, 0.5, w1, 1.0, xm1, 0.0, co, &ic, &er);
+    ck_assert(er == 0.0 && ic == 0.0 && co[0] == 0.0);
+    mpq_clears(a, b, t, v, NULL);
+}
+END_TEST
+
 Suite *suite_relax_tf(void)
 {
     Suite *s = suite_create("relax_tf");
@@ -566,6 +619,7 @@ Suite *suite_relax_tf(void)
     tcase_add_test(tc, test_relax_tf_softmax_tight);
     tcase_add_test(tc, test_relax_tf_layernorm_tight);
     tcase_add_test(tc, test_relax_tf_deviation_bilinear);
+    tcase_add_test(tc, test_relax_tf_plane_apply);
     tcase_add_test(tc, test_relax_tf_deviation_softmax);
     tcase_add_test(tc, test_relax_tf_deviation_layernorm);
     suite_add_tcase(s, tc);
