@@ -21,6 +21,8 @@
 typedef struct lg_dv {
     double lo, hi;
 } lg_dv;
+/* scratch of g lg_dv also serves as 2g doubles (relax_softmax.c, devtf.c) */
+_Static_assert(sizeof(lg_dv) == 2 * sizeof(double), "lg_dv has no padding");
 
 static inline double lg_dn(double v) { return nextafter(v, -INFINITY); }
 static inline double lg_up(double v) { return nextafter(v, INFINITY); }
