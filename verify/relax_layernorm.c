@@ -27,8 +27,14 @@ static int lg_ln_eval(size_t g, const double *l, const double *u, double eps, co
     if (V.lo < 0.0) V.lo = 0.0;
     *R = lg_dv_rsqrt(lg_dv_add(V, lg_dv_pt(eps)));
     if (!lg_dv_finite(*R)) return 0;
+    /* |c_k|·r < √(g − 1): Σ c = 0 gives c_k² ≤ (g − 1)·Σ_{j≠k} c_j² (Cauchy–
+     * Schwarz), so c_k² ≤ (g − 1)·v and c_k²/(v + eps) ≤ g − 1 */
+    double cap = lg_up(sqrt((double)(g - 1)));
     for (size_t k = 0; k < g; k++) {
-        Y[k] = lg_dv_add(lg_dv_mul(lg_dv_pt(gamma[k]), lg_dv_mul(C[k], *R)), lg_dv_pt(beta[k]));
+        lg_dv CR = lg_dv_mul(C[k], *R);
+        if (CR.lo < -cap) CR.lo = -cap;
+        if (CR.hi > cap) CR.hi = cap;
+        Y[k] = lg_dv_add(lg_dv_mul(lg_dv_pt(gamma[k]), CR), lg_dv_pt(beta[k]));
         if (!lg_dv_finite(C[k]) || !lg_dv_finite(Y[k])) return 0;
     }
     return 1;

@@ -17,7 +17,8 @@
  *   summed and divided by g;
  * - r: 1/√ is decreasing, r ∈ [1/√(v⁺ + eps), 1/√(v⁻ + eps)] (MPFR rec_sqrt
  *   rounded down / up);
- * - the product γ_i·c_i·r and + β_i, outward.
+ * - the product γ_i·c_i·r and + β_i, outward, with c_i·r cut to
+ *   [−√(g − 1), √(g − 1)] (Σ c = 0 and Cauchy–Schwarz give c_i² ≤ (g − 1)·v).
  * The planes are the mean-value form of relax_softmax.h with the Jacobian
  *   ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g)
  * enclosed over the box by the same intervals, slopes at the enclosure's
