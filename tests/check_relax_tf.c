@@ -434,6 +434,27 @@ static void lg_nl_tight(int ln)
     }
 }
 
+/* On a point box the images are a few ulps wide (not vacuous). */
+START_TEST(test_relax_tf_image_point)
+{
+    lg_rng r;
+    lg_rng_init(&r, 40, 15);
+    double x[6], ga[6], be[6], lo[6], hi[6];
+    lg_dv work[LG_SOFTMAX_WORK(6) + LG_LAYERNORM_WORK(6)];
+    for (int k = 0; k < 200; k++) {
+        for (int j = 0; j < 6; j++) {
+            x[j] = 6 * lg_rng_uniform(&r) - 3;
+            ga[j] = lg_rng_normal(&r);
+            be[j] = lg_rng_normal(&r);
+        }
+        lg_softmax_image(6, x, x, lo, hi, work);
+        for (int i = 0; i < 6; i++) ck_assert_double_le(hi[i] - lo[i], 64 * DBL_EPSILON * hi[i]);
+        lg_layernorm_image(6, x, x, 1e-5, ga, be, lo, hi, work);
+        for (int i = 0; i < 6; i++) ck_assert_double_le(hi[i] - lo[i], 1e-13 * (1 + fabs(ga[i]) + fabs(be[i])));
+    }
+}
+END_TEST
+
 START_TEST(test_relax_tf_softmax_tight) { lg_nl_tight(0); }
 END_TEST
 
@@ -617,6 +638,7 @@ Suite *suite_relax_tf(void)
     tcase_add_test(tc, test_relax_tf_layernorm_random);
     tcase_add_test(tc, test_relax_tf_hard);
     tcase_add_test(tc, test_relax_tf_softmax_tight);
+    tcase_add_test(tc, test_relax_tf_image_point);
     tcase_add_test(tc, test_relax_tf_layernorm_tight);
     tcase_add_test(tc, test_relax_tf_deviation_bilinear);
     tcase_add_test(tc, test_relax_tf_plane_apply);
