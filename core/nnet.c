@@ -102,7 +102,7 @@ lg_status lg_nnet_parse(lg_net *net, const char *text, size_t len, const char *n
     if ((size_t)L + 1 > len || (size_t)n_in + 1 > len)
         return lg_fail(LG_ERR_FORMAT, "%s:%zu: the header's sizes are larger than the file", name, in.line);
     int *dims = malloc(((size_t)L + 2) * sizeof *dims);
-    double *v = malloc(((size_t)(max_size > n_in ? max_size : n_in) + 2 + (size_t)L) * sizeof *v);
+    double *v = malloc(((size_t)(n_in > L + 1 ? n_in : L + 1) + 2) * sizeof *v); /* the sizes, the minimums */
     double *mean = malloc(((size_t)n_in + 1) * sizeof *mean), *range = malloc(((size_t)n_in + 1) * sizeof *range);
     if (!dims || !v || !mean || !range) {
         st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
