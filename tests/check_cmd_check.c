@@ -126,6 +126,17 @@ START_TEST(test_cmd_check_annealed_passes_direct_swap_fails)
     ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, lg_gate_num(jq, "bound_max"), "", &jm), 0);
     ck_assert_int_eq((int)lg_gate_num(jm, "n_difference_network"), 0);
     json_decref(jm);
+    /* --timeout: an input past it keeps its propagated bound, never one below the tightest */
+    json_t *jto;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "--tightest --timeout 1e-9", &jto), 0);
+    double nt = lg_gate_num(jto, "n_timeout");
+    ck_assert(nt >= 0 && nt <= LG_GATE_N && lg_gate_num(jto, "bound_max") >= ba);
+    if (nt == LG_GATE_N) ck_assert_double_eq(lg_gate_num(jto, "bound_max"), lg_gate_num(jq, "bound_max"));
+    json_decref(jto);
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "--tightest --timeout 600", &jto), 0);
+    ck_assert_int_eq((int)lg_gate_num(jto, "n_timeout"), 0);
+    ck_assert_double_eq(lg_gate_num(jto, "bound_max"), ba);
+    json_decref(jto);
     json_decref(jq);
     ck_assert_msg(ba > 0 && ba * 10 < bg, "annealed bound %g not far below direct swap %g", ba, bg);
     /* every bound is certified: at least the observed deviation, at most the interval bound */
@@ -186,6 +197,7 @@ START_TEST(test_cmd_check_usage_and_input_errors)
     } cases[] = {
         {"check '%s' --ref '%s' --inputs '%s'", 2},                                   /* no --max-deviation */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation -1", 2},                /* negative D */
+        {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --timeout -1", 2},  /* negative T */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --data /tmp", 2},     /* both sources */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --eps 2", 2},         /* eps out of range */
         {"check '%s' --ref '%s' --inputs '%s' --max-deviation 1 --bogus", 2},         /* unknown option */

@@ -54,6 +54,40 @@ static double lg_observed(const lg_net *rn, const lg_net *ref, const double *x, 
     return m;
 }
 
+/* |y_relu,j − y_ref,j| maximised over the box [lo, hi] (n ≤ 64 inputs) by projected
+ * sign-gradient ascent from x (finite-difference gradients, steps shrinking from a tenth of
+ * the box); x ends at the best point found, whose deviation is returned. */
+static double lg_pgd_dev(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi, double *x,
+                         double *yr, double *yg, double *scratch)
+{
+    const int n = rn->n_in;
+    double g[64], t[64];
+#define LG_DEV_J(p) (lg_net_forward(rn, (p), yr, scratch), lg_net_forward(ref, (p), yg, scratch), fabs(yr[j] - yg[j]))
+    double best = LG_DEV_J(x);
+    for (int step = 0; step < 40; step++) {
+        memcpy(t, x, (size_t)n * sizeof *t);
+        for (int i = 0; i < n; i++) {
+            double h = 1e-7 * (hi[i] - lo[i] + 1e-300);
+            t[i] = fmin(hi[i], x[i] + h);
+            double up = LG_DEV_J(t);
+            t[i] = fmax(lo[i], x[i] - h);
+            double dn = LG_DEV_J(t);
+            t[i] = x[i];
+            g[i] = up - dn;
+        }
+        double a = 0.1 * pow(0.9, step);
+        for (int i = 0; i < n; i++)
+            t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (g[i] > 0 ? 1.0 : g[i] < 0 ? -1.0 : 0.0)));
+        double v = LG_DEV_J(t);
+        if (v > best) {
+            best = v;
+            memcpy(x, t, (size_t)n * sizeof *t);
+        }
+    }
+#undef LG_DEV_J
+    return best;
+}
+
 START_TEST(test_deviation_gap_constants)
 {
     /* brute force sΦ(−s) on a grid of step 1e-6 over [0, 3] */
@@ -752,7 +786,8 @@ START_TEST(test_deviation_devnet_dag_sound)
     lg_rng_init(&r, 4242u, 5);
     static const lg_act acts[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_SWISH, LG_ACT_PRELU};
     const int n_dags = lg_test_quick() ? 12 : 48;
-    int residual = 0, valid = 0, tighter = 0;
+    int residual = 0, valid = 0, valid_iv = 0, tighter = 0;
+    double pgd_worst = 0.0;
     for (int it = 0; it < n_dags; it++) {
         lg_test_dag_opts o = {.max_nodes = 5, .max_width = 4, .conv = it % 4 == 0, .act = LG_ACT_RELU};
         lg_test_inst in;
@@ -790,6 +825,22 @@ START_TEST(test_deviation_devnet_dag_sound)
                             lg_devnet_pre_hi(&v, 1), 1};
             ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, ep, NULL), LG_OK);
         }
+        /* the interval route of a pair too large for CROWN (v.off): its own bounds, the pair
+         * propagation on them and the combined bound, checked against the same samples */
+        lg_devnet vi;
+        double Di, evi[8], epi[8];
+        ck_assert_int_eq(lg_devnet_init(&vi, rn, &ref), LG_OK);
+        vi.off = 1;
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, &vi, rn, &b, lo, hi, &Di), LG_OK);
+        ck_assert_int_eq(lg_devnet_bound(&vi, lo, hi, NULL, evi), LG_OK);
+        ck_assert_int_ne(vi.valid, 1);
+        for (int j = 0; j < no; j++) epi[j] = INFINITY;
+        if (vi.valid) {
+            valid_iv++;
+            lg_dev_ext x = {lg_devnet_pre_lo(&vi, 0), lg_devnet_pre_hi(&vi, 0), lg_devnet_pre_lo(&vi, 1),
+                            lg_devnet_pre_hi(&vi, 1), 1};
+            ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, epi, NULL), LG_OK);
+        }
         size_t len = lg_net_nodes_len(rn);
         double x[64], yr[8], yg[8], scr[256], *vals = malloc(2 * len * sizeof *vals), *pre = vals + len;
         ck_assert_ptr_nonnull(vals);
@@ -805,6 +856,22 @@ START_TEST(test_deviation_devnet_dag_sound)
                 ck_assert_msg(d <= D && d <= ev[j] && d <= ep[j],
                               "DAG %d output %d: observed %.17g > bound (combined %.17g, devnet %.17g, pair %.17g)", it,
                               j, d, D, ev[j], ep[j]);
+                ck_assert_msg(d <= Di && d <= evi[j] && d <= epi[j],
+                              "DAG %d output %d: observed %.17g > interval route (combined %.17g, devnet %.17g, pair "
+                              "%.17g)",
+                              it, j, d, Di, evi[j], epi[j]);
+            }
+            for (int w = 0; w < 2 && vi.valid; w++) {
+                const lg_net *net = w ? &ref : rn;
+                lg_net_forward_nodes(net, x, vals, pre);
+                for (int k = 0; k < net->n_layers; k++)
+                    for (int i = 0; i < net->layers[k].n_out; i++) {
+                        double z = pre[lg_net_node_offset(net, k) + (size_t)i];
+                        ck_assert_msg(lg_devnet_pre_lo(&vi, w)[k][i] <= z && z <= lg_devnet_pre_hi(&vi, w)[k][i],
+                                      "DAG %d net %d layer %d neuron %d: computed %.17g outside the interval route's "
+                                      "[%.17g, %.17g]",
+                                      it, w, k, i, z, lg_devnet_pre_lo(&vi, w)[k][i], lg_devnet_pre_hi(&vi, w)[k][i]);
+                    }
             }
             if (!v.valid) continue;
             for (int w = 0; w < 2; w++) {
@@ -819,15 +886,28 @@ START_TEST(test_deviation_devnet_dag_sound)
                     }
             }
         }
+        /* PGD on each output's deviation from the box centre: never above any bound */
+        for (int j = 0; j < no; j++) {
+            for (int i = 0; i < ni; i++) x[i] = 0.5 * (lo[i] + hi[i]);
+            double d = lg_pgd_dev(rn, &ref, j, lo, hi, x, yr, yg, scr);
+            ck_assert_msg(d <= D && d <= ev[j] && d <= ep[j] && d <= Di && d <= evi[j] && d <= epi[j],
+                          "DAG %d output %d: PGD deviation %.17g > a bound (combined %.17g / %.17g, devnet %.17g / "
+                          "%.17g, pair %.17g / %.17g)",
+                          it, j, d, D, Di, ev[j], evi[j], ep[j], epi[j]);
+            pgd_worst = fmax(pgd_worst, d / fmin(fmin(D, Di), fmin(ev[j], evi[j])));
+        }
         free(vals);
+        lg_devnet_free(&vi);
         lg_bounds_free(&b);
         lg_devnet_free(&v);
         lg_dev_free(&dev);
         lg_net_free(&ref);
         lg_test_inst_free(&in);
     }
-    fprintf(stderr, "deviation devnet: %d DAGs (%d residual relu layers), %d proved, %d tighter than the propagation\n",
-            n_dags, residual, valid, tighter);
+    fprintf(stderr,
+            "deviation devnet: %d DAGs (%d residual relu layers), %d proved (%d by the interval route), %d tighter "
+            "than the propagation; PGD deviation / bound at most %.3f\n",
+            n_dags, residual, valid, valid_iv, tighter, pgd_worst);
     ck_assert_int_gt(residual, 0);
     ck_assert_int_eq(valid, n_dags); /* the magnitude check holds on every one of these */
     ck_assert_int_gt(tighter, 0);
@@ -853,7 +933,9 @@ START_TEST(test_deviation_deep_residual_tight)
     ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
     ck_assert_int_eq(lg_devnet_init(&v, &rn, &ref), LG_OK);
     ck_assert_int_eq(lg_bounds_init(&b, &rn), LG_OK);
-    double worst = 0.0, worst_old = 0.0, x[6], lo[6], hi[6], yr[3], yg[3], scr[64];
+    lg_devnet vi;
+    ck_assert_int_eq(lg_devnet_init(&vi, &rn, &ref), LG_OK);
+    double worst = 0.0, worst_old = 0.0, worst_iv = 0.0, x[6], lo[6], hi[6], yr[3], yg[3], scr[64];
     for (int p = 0; p < 20; p++) {
         for (int i = 0; i < 6; i++) x[i] = lg_rng_uniform(&r);
         double obs = lg_observed(&rn, &ref, x, yr, yg, scr), D, Dold;
@@ -863,6 +945,13 @@ START_TEST(test_deviation_deep_residual_tight)
         ck_assert_msg(obs > 0, "point %d: the nets agree exactly", p);
         ck_assert_msg(D <= 2.0 * obs, "point %d: bound %.17g is not within 2x of the observed %.17g", p, D, obs);
         worst = fmax(worst, D / obs);
+        /* the interval route (a pair too large for CROWN) at the same point: as close */
+        double Di;
+        vi.off = 1;
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, &vi, &rn, &b, x, x, &Di), LG_OK);
+        ck_assert_msg(obs <= Di && Di <= Dold * (1 + 1e-9) && Di <= 2.0 * obs,
+                      "point %d: observed %.17g, interval route %.17g, propagation %.17g", p, obs, Di, Dold);
+        worst_iv = fmax(worst_iv, Di / obs);
         worst_old = fmax(worst_old, Dold / obs);
         /* a ball of radius 0.02 around x */
         for (int i = 0; i < 6; i++) lo[i] = x[i] - 0.02, hi[i] = x[i] + 0.02;
@@ -876,8 +965,11 @@ START_TEST(test_deviation_deep_residual_tight)
             ck_assert_msg(o <= D, "ball %d: observed %.17g > bound %.17g", p, o, D);
         }
     }
-    fprintf(stderr, "deviation deep residual: bound/observed at points: max %.3f (propagation alone %.3g)\n", worst,
-            worst_old);
+    fprintf(stderr,
+            "deviation deep residual: bound/observed at points: max %.3f (interval route %.3f, propagation alone "
+            "%.3g)\n",
+            worst, worst_iv, worst_old);
+    lg_devnet_free(&vi);
     lg_bounds_free(&b);
     lg_devnet_free(&v);
     lg_dev_free(&dev);

@@ -164,7 +164,6 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
     lg_status st;
     v->valid = 0;
     for (int j = 0; j < no; j++) e[j] = INFINITY;
-    if (v->off) return LG_OK;
     memcpy(v->lo, lo, (size_t)n0 * sizeof *lo);
     memcpy(v->hi, hi, (size_t)n0 * sizeof *hi);
     memset(v->lo + n0, 0, 2 * (size_t)N * sizeof *v->lo);
@@ -182,10 +181,14 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
         v->lo[n0 + i] = -v->tau[i];
         v->hi[n0 + i] = v->tau[i];
     }
-    if ((st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) {
-        if (st == LG_ERR_NOMEM) st = LG_OK; /* no memory for this bound: no claim, the others stand */
-        goto done;
+    /* CROWN through D; a pair too large for it (v->off) or no memory for its rows: interval
+     * arithmetic through the noisy D, the same induction (tight where the box is small) */
+    int sym = !v->off;
+    if (sym && (st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) {
+        if (st != LG_ERR_NOMEM) goto done;
+        sym = 0;
     }
+    if (!sym && (st = lg_bounds_interval(b, &v->diff, v->lo, v->hi)) != LG_OK) goto done;
     if (!lg_devnet_mags(v, NULL, 0, 0)) goto done; /* a bound left its guess: no claim */
     const double *dl = b->lo[2 * L + 1], *dh = b->hi[2 * L + 1];
     for (int j = 0; j < no; j++) {
@@ -193,7 +196,7 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
         double x = fmax(fabs(dl[j]), fabs(dh[j])) + v->xi[j] + v->xi[no + j];
         e[j] = isnan(x) ? INFINITY : x * (1.0 + 4.0 * DBL_EPSILON);
     }
-    v->valid = 1;
+    v->valid = sym ? 1 : 2;
 done:
     b->run = NULL;
     return st;

@@ -50,8 +50,9 @@ typedef struct lg_devnet {
     lg_net diff;              /* D, owned */
     lg_bounds b;              /* D's bounds over the last box, owned */
     int n_noise;              /* N: neurons of one net */
-    int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞) */
-    int off;                  /* the pair is too large (widest layer × D's input > 2^25): no claim */
+    int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞): 1 from
+                                 CROWN, 2 from interval arithmetic (v->off or no memory for CROWN) */
+    int off;                  /* the pair is too large for CROWN (widest layer × D's input > 2^25) */
     double *lo, *hi;          /* [n_in + 2N] D's input box */
     double *tau;              /* [2][N] noise radius per neuron, relu then ref */
     double *zmag;             /* [2][N] guessed |ẑ| per neuron */
@@ -67,8 +68,11 @@ void lg_devnet_free(lg_devnet *v);
 /* e[n_out] ≥ sup over x in the raw box [lo, hi] of |y_relu,j(x) − y_ref,j(x)|
  * for the exact and for the computed outputs. run (may be NULL) is the
  * deadline of the bound engine (LG_ERR_TIMEOUT past it; e is then
- * unusable). Overflow, a failed magnitude check, a pair too large (v->off)
- * or no memory for the bound engine give +∞ (never NaN).
+ * unusable). A pair too large for CROWN (v->off) or no memory for its rows
+ * takes interval arithmetic through the noisy D instead (the same
+ * induction; tight on small boxes, at a point the observed difference up
+ * to the amplified rounding). Overflow or a failed magnitude check give +∞
+ * (never NaN).
  * When v->valid after LG_OK, lg_devnet_pre gives the bounds of this box. */
 lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, const lg_runctx *run, double *e);
 

@@ -237,7 +237,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
     /* the difference network's bounds on the ReLU copy are relu's symbolic bounds
      * (they hold for the computed values too), else relu's own run */
     if ((st = lg_devnet_bound(v, lo, hi, b->run, ev)) != LG_OK) return st;
-    if (v->valid) {
+    if (v->valid == 1) { /* CROWN's bounds (interval ones would be looser than relu's own run) */
         for (int k = 0; k < relu->n_layers; k++) {
             memcpy(b->lo[k], lg_devnet_pre_lo(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->lo[k]);
             memcpy(b->hi[k], lg_devnet_pre_hi(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->hi[k]);
