@@ -19,6 +19,7 @@ double lg_bounds_margin(double v, double mass, double n_terms)
 lg_status lg_bounds_check_net(const lg_net *net)
 {
     if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    if (lg_net_require_no_tnode(net, "verification") != LG_OK) return LG_ERR_UNSUPPORTED;
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
         const lg_act_info *info = lg_act_info_of(a);
@@ -39,6 +40,7 @@ lg_status lg_bounds_check_net(const lg_net *net)
 lg_status lg_bounds_check_direct(const lg_net *net)
 {
     if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    if (lg_net_require_no_tnode(net, "verification") != LG_OK) return LG_ERR_UNSUPPORTED;
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
         const lg_act_info *info = lg_act_info_of(a);
