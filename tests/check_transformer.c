@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/net.h"
+#include "core/exact.h"
 #include "core/netfile.h"
 #include "core/rng.h"
 #include "gen_tnet.h"
@@ -279,6 +280,108 @@ START_TEST(test_tnet_stages_refuse)
 }
 END_TEST
 
+/* 1 when the gate certifies coef·y + d ≤ 0 for one output j with coefficient c. */
+static int tt_gate(const lg_net *net, const double *x, int j, double c, double d)
+{
+    double coef[4] = {0, 0, 0, 0};
+    coef[j] = c;
+    lg_lincon L = {coef, d};
+    lg_term T = {1, &L};
+    int r = lg_exact_first_holding(net, x, 1, &T, NULL);
+    ck_assert_int_ge(r, -1);
+    return r == 0;
+}
+
+/* The witness gate on softmax/layernorm nets is the MPFR enclosure: it
+ * holds every output within 1e-9 of the double forward value and decides
+ * thresholds 1e-9 away from it (so the enclosure is tight and contains it). */
+START_TEST(test_tnet_gate_encloses)
+{
+    for (unsigned seed = 1; seed <= 12; seed++) {
+        lg_net net;
+        tt_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 21);
+        double x[64], y[4], scratch[512];
+        for (int i = 0; i < net.n_in; i++) x[i] = 4.0 * lg_rng_uniform(&r) - 2.0;
+        lg_net_forward(&net, x, y, scratch);
+        for (int j = 0; j < lg_net_n_out(&net); j++) {
+            double m = 1e-9 * (1.0 + fabs(y[j]));
+            ck_assert_msg(tt_gate(&net, x, j, 1.0, -(y[j] + m)), "seed %u: y%d <= %.17g not certified", seed, j, y[j] + m);
+            ck_assert(tt_gate(&net, x, j, -1.0, y[j] - m));     /* y ≥ y_double − m */
+            ck_assert(!tt_gate(&net, x, j, 1.0, -(y[j] - m)));  /* y ≤ y_double − m is false */
+            ck_assert(!tt_gate(&net, x, j, -1.0, y[j] + m));    /* y ≥ y_double + m is false */
+        }
+        ck_assert(isnan(lg_exact_constraint_value(&net, x, &(lg_lincon){(double[4]){1, 0, 0, 0}, 0.0})));
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+/* A witness of y0 − y1 + d ≤ 0 passes; moved so that the double value
+ * crosses zero by a clear margin, it is rejected. */
+START_TEST(test_tnet_gate_rejects_perturbed)
+{
+    int rejected = 0;
+    for (unsigned seed = 1; seed <= 12; seed++) {
+        lg_net net;
+        tt_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 33);
+        double x[64], xp[64], y[4], yp[4], scratch[512];
+        for (int i = 0; i < net.n_in; i++) x[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+        lg_net_forward(&net, x, y, scratch);
+        double d = -(y[0] - y[1]) - 1e-6, coef[4] = {1, -1, 0, 0};
+        lg_lincon L = {coef, d};
+        lg_term T = {1, &L};
+        ck_assert_int_eq(lg_exact_first_holding(&net, x, 1, &T, NULL), 0);
+        for (int i = 0; i < net.n_in; i++)
+            for (int sg = -1; sg <= 1; sg += 2) {
+                memcpy(xp, x, (size_t)net.n_in * sizeof *x);
+                xp[i] += sg * 1e-2;
+                lg_net_forward(&net, xp, yp, scratch);
+                double v = yp[0] - yp[1] + d;
+                if (v < 1e-5) continue;
+                ck_assert_msg(lg_exact_first_holding(&net, xp, 1, &T, NULL) == -1, "seed %u: value %g accepted", seed, v);
+                rejected++;
+            }
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(rejected, 10);
+}
+END_TEST
+
+/* A net of product nodes and ReLUs only is decided in exact rationals:
+ * (1 + 2^-30)² = 1 + 2^-29 + 2^-60, which double rounds to 1 + 2^-29. */
+START_TEST(test_tnet_product_exact)
+{
+    for (int norm = 0; norm < 2; norm++) { /* dyadic path, then the rational one (input normalisation) */
+        lg_linear t0 = {.kind = LG_LAYER_BILINEAR, .n_in = 1, .src = LG_NET_INPUT, .op = {.src_b = LG_NET_INPUT, .n_in_b = 1, .K = 1}};
+        lg_layer_spec sp = {1, LG_ACT_IDENTITY, 1, &t0};
+        lg_net net;
+        ck_assert_int_eq(lg_net_build(&net, 1, 1, &sp), LG_OK);
+        net.layers[0].map[0] = net.layers[0].map[1] = 0;
+        double x = 1.0 + 0x1p-30;
+        if (norm) {
+            net.in_div = malloc(sizeof *net.in_div);
+            net.in_div[0] = 1.0;
+        }
+        ck_assert_int_eq(lg_net_validate(&net), LG_OK);
+        double y, scratch[4];
+        lg_net_forward(&net, &x, &y, scratch);
+        ck_assert(y == 1.0 + 0x1p-29);
+        double coef[1] = {1};
+        lg_lincon L = {coef, -(1.0 + 0x1p-29)};
+        lg_term T = {1, &L};
+        ck_assert_int_eq(lg_exact_first_holding(&net, &x, 1, &T, NULL), -1); /* exact y is 2^-60 above */
+        double slack = -0x1p-59;
+        ck_assert_int_eq(lg_exact_first_holding(&net, &x, 1, &T, &slack), 0);
+        ck_assert(lg_exact_constraint_value(&net, &x, &L) > 0);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
 Suite *suite_transformer(void)
 {
     Suite *s = suite_create("transformer");
@@ -289,6 +392,9 @@ Suite *suite_transformer(void)
     tcase_add_test(tc, test_tnet_netfile_round_trip);
     tcase_add_test(tc, test_tnet_validate_refuses);
     tcase_add_test(tc, test_tnet_stages_refuse);
+    tcase_add_test(tc, test_tnet_gate_encloses);
+    tcase_add_test(tc, test_tnet_gate_rejects_perturbed);
+    tcase_add_test(tc, test_tnet_product_exact);
     suite_add_tcase(s, tc);
     return s;
 }
