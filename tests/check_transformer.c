@@ -382,6 +382,69 @@ START_TEST(test_tnet_product_exact)
 }
 END_TEST
 
+/* Interval bounds over a box hold every node's value at sampled points
+ * (corners, uniform, the centre; double forward values, 1e-12 relative
+ * slack for their own rounding); softmax bounds lie in [0, 1]; a tiny box
+ * gives tight bounds (the rules are not vacuous). */
+START_TEST(test_tnet_interval_oracle)
+{
+    int checked = 0;
+    for (unsigned seed = 1; seed <= 30; seed++) {
+        lg_net net;
+        tt_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 44);
+        double radii[4] = {1e-9, 0.01, 0.2, 1.5};
+        size_t nl = lg_net_nodes_len(&net);
+        double *vals = malloc(nl * sizeof *vals);
+        for (int ri = 0; ri < 4; ri++) {
+            double c[64], lo[64], hi[64], x[64];
+            for (int i = 0; i < net.n_in; i++) {
+                c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+                lo[i] = c[i] - radii[ri];
+                hi[i] = c[i] + radii[ri];
+            }
+            lg_bounds b;
+            ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_interval(&b, &net, lo, hi), LG_OK);
+            for (int k = 0; k < net.n_layers; k++)
+                if (net.layers[k].kind == LG_LAYER_SOFTMAX)
+                    for (int o = 0; o < net.layers[k].n_out; o++) ck_assert(b.lo[k][o] >= 0.0 && b.hi[k][o] <= 1.0);
+            for (int sm = 0; sm < 120; sm++) {
+                for (int i = 0; i < net.n_in; i++) {
+                    double u = sm == 0 ? 0.5 : sm < 40 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
+                    x[i] = lo[i] + u * (hi[i] - lo[i]);
+                }
+                lg_net_forward_nodes(&net, x, vals, NULL);
+                for (int k = 0; k < net.n_layers; k++) {
+                    const double *z = vals + lg_net_node_offset(&net, k);
+                    const lg_layer *L = &net.layers[k];
+                    for (int o = 0; o < L->n_out; o++) {
+                        double v = L->act == LG_ACT_RELU ? z[o] : z[o], tol = 1e-12 * (1.0 + fabs(v));
+                        double bl = L->act == LG_ACT_RELU ? fmax(b.lo[k][o], 0.0) : b.lo[k][o];
+                        double bh = L->act == LG_ACT_RELU ? fmax(b.hi[k][o], 0.0) : b.hi[k][o];
+                        ck_assert_msg(v >= bl - tol && v <= bh + tol,
+                                      "seed %u radius %g layer %d (%s) out %d: %.17g outside [%.17g, %.17g]", seed,
+                                      radii[ri], k, lg_kind_name(L->kind), o, v, bl, bh);
+                        checked++;
+                    }
+                }
+            }
+            if (ri == 0) { /* a box of radius 1e-9: every output's bounds within 1e-4 (not vacuous) */
+                int ko = net.n_layers - 1;
+                for (int o = 0; o < net.layers[ko].n_out; o++)
+                    ck_assert_msg(b.hi[ko][o] - b.lo[ko][o] < 1e-4, "seed %u: width %g", seed,
+                                  b.hi[ko][o] - b.lo[ko][o]);
+            }
+            lg_bounds_free(&b);
+        }
+        free(vals);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(checked, 1000);
+}
+END_TEST
+
 Suite *suite_transformer(void)
 {
     Suite *s = suite_create("transformer");
@@ -395,6 +458,7 @@ Suite *suite_transformer(void)
     tcase_add_test(tc, test_tnet_gate_encloses);
     tcase_add_test(tc, test_tnet_gate_rejects_perturbed);
     tcase_add_test(tc, test_tnet_product_exact);
+    tcase_add_test(tc, test_tnet_interval_oracle);
     suite_add_tcase(s, tc);
     return s;
 }
