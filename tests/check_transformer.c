@@ -14,7 +14,10 @@
 #include "core/rng.h"
 #include "gen_tnet.h"
 #include "testutil.h"
+#include "verify/attack.h"
 #include "verify/bounds.h"
+#include "verify/prop.h"
+#include "verify/verify.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -445,6 +448,96 @@ START_TEST(test_tnet_interval_oracle)
 }
 END_TEST
 
+/* The attack's gradient through product, softmax and layernorm nodes
+ * against central finite differences of its objective. */
+START_TEST(test_tnet_attack_gradient)
+{
+    for (unsigned seed = 1; seed <= 12; seed++) {
+        lg_net net;
+        tt_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 55);
+        double x[64], g0, grad[64], coef[4];
+        for (int j = 0; j < 4; j++) coef[j] = lg_rng_normal(&r);
+        lg_lincon C = {coef, 0.3};
+        lg_term T = {1, &C};
+        for (int i = 0; i < net.n_in; i++) x[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+        ck_assert_int_eq(lg_attack_objective(&net, 1, &T, x, &g0, grad), LG_OK);
+        for (int i = 0; i < net.n_in; i++) {
+            double h = 1e-6, gp, gm, xi = x[i];
+            x[i] = xi + h;
+            ck_assert_int_eq(lg_attack_objective(&net, 1, &T, x, &gp, NULL), LG_OK);
+            x[i] = xi - h;
+            ck_assert_int_eq(lg_attack_objective(&net, 1, &T, x, &gm, NULL), LG_OK);
+            x[i] = xi;
+            double fd = (gp - gm) / (2 * h);
+            ck_assert_msg(fabs(fd - grad[i]) <= 1e-5 * (1.0 + fabs(fd)), "seed %u input %d: gradient %.10g, FD %.10g",
+                          seed, i, grad[i], fd);
+        }
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+/* lgelu's verify route on nets with the nodes (interval bounds, attack,
+ * input splitting): `robust` only where no sampled point violates,
+ * `violated` only with a point of the box that the double forward pass
+ * confirms; both verdicts occur. */
+START_TEST(test_tnet_verify_oracle)
+{
+    int robust = 0, violated = 0;
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        lg_net net;
+        tt_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 66);
+        double x0[64], y[4], scratch[512], x[64];
+        for (int i = 0; i < net.n_in; i++) x0[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+        lg_net_forward(&net, x0, y, scratch);
+        int no = lg_net_n_out(&net), lab = 0;
+        for (int j = 1; j < no; j++)
+            if (y[j] > y[lab]) lab = j;
+        const double eps_list[3] = {1e-4, 0.03, 0.6};
+        for (int e = 0; e < 3; e++) {
+            lg_prop p;
+            ck_assert_int_eq(lg_prop_robustness(&p, x0, net.n_in, eps_list[e], -10.0, 10.0, lab, no, 0.0), LG_OK);
+            lg_verify_opts o = lg_verify_opts_default();
+            o.timeout_s = 1.0;
+            lg_verify_report rep;
+            ck_assert_int_eq(lg_verify_run(&net, &p, &o, &rep), LG_OK);
+            int bad = 0; /* a sampled violation: y_j ≥ y_lab + 1e-9 for some j */
+            for (int sm = 0; sm < 300 && !bad; sm++) {
+                for (int i = 0; i < net.n_in; i++) {
+                    double u = sm < 100 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
+                    x[i] = p.cases[0].lo[i] + u * (p.cases[0].hi[i] - p.cases[0].lo[i]);
+                }
+                lg_net_forward(&net, x, y, scratch);
+                for (int j = 0; j < no; j++)
+                    if (j != lab && y[j] >= y[lab] + 1e-9) bad = 1;
+            }
+            if (rep.verdict == LG_VERDICT_ROBUST) {
+                ck_assert_msg(!bad, "seed %u eps %g: robust but a sampled point violates", seed, eps_list[e]);
+                robust++;
+            } else if (rep.verdict == LG_VERDICT_VIOLATED) {
+                ck_assert_ptr_nonnull(rep.x);
+                for (int i = 0; i < net.n_in; i++)
+                    ck_assert(rep.x[i] >= p.cases[0].lo[i] && rep.x[i] <= p.cases[0].hi[i]);
+                lg_net_forward(&net, rep.x, y, scratch);
+                int v = 0;
+                for (int j = 0; j < no; j++) v |= j != lab && y[j] >= y[lab] - 1e-9;
+                ck_assert_msg(v, "seed %u eps %g: violated but the witness does not violate", seed, eps_list[e]);
+                violated++;
+            }
+            lg_verify_report_free(&rep);
+            lg_prop_free(&p);
+        }
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(robust, 0);
+    ck_assert_int_gt(violated, 0);
+}
+END_TEST
+
 Suite *suite_transformer(void)
 {
     Suite *s = suite_create("transformer");
@@ -459,6 +552,8 @@ Suite *suite_transformer(void)
     tcase_add_test(tc, test_tnet_gate_rejects_perturbed);
     tcase_add_test(tc, test_tnet_product_exact);
     tcase_add_test(tc, test_tnet_interval_oracle);
+    tcase_add_test(tc, test_tnet_attack_gradient);
+    tcase_add_test(tc, test_tnet_verify_oracle);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -165,6 +165,12 @@ int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
 void lg_bounds_tnode(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
                      double *lo, double *hi);
 
+/* out[r] ≤ min over the box of C[r]·y + d[r] from the output layer's
+ * interval bounds in b (the Transformer nodes' objective until the
+ * back-substitution takes them; margin rule, −∞ where none holds). */
+lg_status lg_bounds_tnode_objective(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                                    double *out);
+
 /* The margin rule for a sum v of N terms whose absolute values sum to
  * `mass` (subtract from a lower bound, add to an upper one). Exposed for
  * tests, backsub.c and bounds_lp.c (passed to encode/lp_relax.h). */
