@@ -119,8 +119,8 @@ static void lg_bt_layernorm(const lg_layer *L, const double *xl, const double *x
                 }
                 double nl = -cap, nh = cap;
                 if (ok) {
-                    double rl = lg_dn(1.0 / lg_up(sqrt(lg_up(lg_up(vh * ig * (1.0 + 0x1p-52)) + L->op.eps))));
-                    double vlo = lg_dn(lg_dn(vl * ig) * (1.0 - 0x1p-52));
+                    double rl = lg_dn(1.0 / lg_up(sqrt(lg_up(lg_up(vh * ig * (1.0 + 0x1p-50)) + L->op.eps))));
+                    double vlo = lg_dn(lg_dn(vl * ig) * (1.0 - 0x1p-50));
                     double rh = lg_up(1.0 / lg_dn(sqrt(lg_dn((vlo > 0 ? vlo : 0.0) + L->op.eps))));
                     double pl = fmin(lg_dn(cl * rl), lg_dn(cl * rh)), ph = fmax(lg_up(ch * rl), lg_up(ch * rh));
                     if (pl == pl && pl > nl) nl = pl;
