@@ -1,6 +1,7 @@
 /* relu.c — ReLU substitution; see relu.h and DESIGN.md §1. */
 #include "anneal/relu.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int lg_anneal_act_substitutable(lg_act a)
@@ -23,11 +24,15 @@ lg_status lg_anneal_to_relu(lg_net *dst, const lg_net *src)
     /* Check the activations first so an unknown kind gets its own message
      * (lg_net_validate would call it a format error). */
     for (int k = 0; k < src->n_layers; k++)
-        if (!lg_anneal_act_substitutable(src->layers[k].act))
+        if (!lg_anneal_act_substitutable(src->layers[k].act)) {
+            const char *name = lg_act_name(src->layers[k].act);
+            char code[48];
+            snprintf(code, sizeof code, "of unknown kind %d", (int)src->layers[k].act);
             return lg_fail(LG_ERR_UNSUPPORTED,
-                           "layer %d: activation %d (%s) has no ReLU substitution; only gelu, lgelu, swish and prelu "
+                           "layer %d: activation %s has no ReLU substitution; only gelu, lgelu, swish and prelu "
                            "are replaced, relu and identity are kept",
-                           k, (int)src->layers[k].act, lg_act_name(src->layers[k].act) ? lg_act_name(src->layers[k].act) : "unknown");
+                           k, name ? name : code);
+        }
     lg_status st = lg_net_validate(src);
     if (st != LG_OK) return st;
     if ((st = lg_net_copy(dst, src)) != LG_OK) return st;

@@ -41,12 +41,21 @@ int lg_cmd_study_merge(int argc, char **argv);
  * "lgelu <cmd>: --<opt>: expected ..., got '<val>'" and return -1. */
 int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long hi, long *out);
 int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, double hi, double *out);
+/* --eps E of every command with an L-inf ball (verify, encode, check, bound):
+ * one range, [LG_EPS_MIN, LG_EPS_MAX] (the input domain is [0,1], so a
+ * larger radius would be the whole domain); lg_opt_double's return. */
+#define LG_EPS_MIN 0.0
+#define LG_EPS_MAX 1.0
+int lg_opt_eps(const char *cmd, const char *val, double *out);
 
 /* The one exit-code rule of every command (docs/USAGE.md "Exit status"):
  * print "lgelu <cmd>: <status>: <message>" for a failed call and return 2
  * for a usage or value error (LG_ERR_ARG: an option value out of range, or
  * a file named on the command line of the wrong shape or kind, such as a
- * property or input vector whose size does not fit the network), 1 for a
+ * property or input vector whose size does not fit the network; and
+ * LG_ERR_UNSUPPORTED: a network or file of a kind the stage does not take,
+ * an unsupported ONNX operator, a smooth net for a piecewise-linear
+ * back-end), 1 for a
  * failure while running (missing, unreadable or corrupt file, numerical
  * failure, out of memory). */
 int lg_cli_fail(const char *cmd, lg_status st);

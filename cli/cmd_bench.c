@@ -8,7 +8,8 @@
  *
  * No lost results: result files are replaced atomically and
  * results.csv grows by fsync'd whole rows (core/atomic_file.h). The first
- * SIGINT/SIGTERM lets the instance in flight finish, keeps it only if it
+ * SIGINT/SIGTERM says at once that it waits for the instance in flight, lets
+ * it finish, keeps it only if it
  * was decided (robust/violated: its verdict does not depend on the
  * interruption; an unknown may be the interruption itself, so it is
  * dropped), and stops before the next one; a second signal ends the process
@@ -38,14 +39,15 @@ static void lg_bench_help(void)
     const lg_verify_opts d = lg_verify_opts_default();
     printf("usage: lgelu bench DIR [--timeout-scale F] [--solver auto|glpk|z3|none] [--bab auto|input|relu|none]\n"
            "                  [-j N] [--out RESULTS_DIR] [--seed S] [--timeout S] [--memory MB] [--force]\n"
-           "                  [--retry RESULTS] [--redo-changed] [--progress]\n\n"
+           "                  [--retry RESULTS] [--redo-changed] [--witness-tol T] [--progress]\n\n"
            "Run every instance of a VNN-COMP style benchmark folder: DIR/instances.csv holds lines\n"
            "`onnx,vnnlib,timeout` (paths relative to DIR, .onnx.gz and .vnnlib.gz read as they are;\n"
            "lines starting with # are skipped). Each instance is verified as `lgelu verify NET --vnnlib P\n"
            "--timeout T` would (T: the line's timeout times the scale, or --timeout).\n"
            "Writes RESULTS_DIR/<onnx>__<vnnlib>.txt (VNN-COMP result: unsat, sat + counterexample,\n"
            "unknown or timeout) and RESULTS_DIR/results.csv (instance, onnx, vnnlib, timeout, verdict,\n"
-           "result, seconds, nodes, solver_nodes, method, settings, build), and prints a table.\n"
+           "result, seconds, nodes, solver_nodes, method, settings, build, reason), and prints a table\n"
+           "(# is the instance's place in instances.csv; reason: why an unknown stayed unknown).\n"
            "A re-run resumes: an instance already in results.csv with the same settings (its timeout and\n"
            "every option that can change a verdict) and build (lgelu version and commit) is kept; one run\n"
            "with other settings or another build makes bench refuse, naming what changed (--redo-changed\n"
@@ -63,16 +65,18 @@ static void lg_bench_help(void)
            "  --force            run every instance, also those already in results.csv (which is\n"
            "                     started afresh)\n"
            "  --retry RESULTS    run again the kept instances whose result is in this comma list of\n"
-           "                     unsat, sat, unknown, timeout, error (e.g. unknown,timeout)\n"
+           "                     unsat, sat, unknown, timeout, error, sat-tol (e.g. unknown,timeout)\n"
            "  --redo-changed     run again the instances results.csv holds with other settings or from\n"
            "                     another build (their new rows are appended and count from then on)\n"
+           "  --witness-tol T    as for `lgelu verify`: a witness within T of the property (VNN-COMP's check\n"
+           "                     uses 1e-4) is the result sat-tol, never sat (default 0: off)\n"
            "  --progress         progress lines with an ETA on stderr even when it is not a terminal\n"
            "  -h, --help         show this help\n\n"
            "Results are never half-written: each result file is written to a temporary file and renamed,\n"
            "and results.csv grows by whole rows, each synced to disk before the next instance starts.\n"
-           "SIGINT/SIGTERM (Ctrl-C, kill, a batch system's time limit): the instance in flight finishes and\n"
-           "is kept if decided (unsat/sat), dropped if not; then bench stops. A second signal stops at\n"
-           "once. Either way every file holds only complete results.\n\n"
+           "SIGINT/SIGTERM (Ctrl-C, kill, a batch system's time limit): bench says at once that it waits for\n"
+           "the instance in flight, which finishes and is kept if decided (unsat/sat), dropped if not; then\n"
+           "bench stops. A second signal stops at once. Either way every file holds only complete results.\n\n"
            "exit status: 0 when every instance ran (whatever its verdict), 1 if an instance or the\n"
            "list could not be read, 2 on bad usage, 128 + N when stopped by signal N (130 for SIGINT,\n"
            "143 for SIGTERM).\n",
@@ -85,8 +89,12 @@ static volatile sig_atomic_t lg_bench_stop;
 
 static void lg_bench_on_signal(int sig)
 {
+    static const char msg[] = "\nlgelu bench: stopping: waiting for the instance in flight to finish (kept if decided); "
+                              "a second Ctrl-C stops now\n";
     lg_bench_stop = sig;
     signal(sig, SIG_DFL);
+    ssize_t w = write(2, msg, sizeof msg - 1); /* async-signal-safe; nothing to do if stderr is gone */
+    (void)w;
 }
 
 static void lg_bench_signals(void (*h)(int))
@@ -136,6 +144,7 @@ static const char *lg_bench_result_word(const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_ROBUST) return "unsat";
     if (r->verdict == LG_VERDICT_VIOLATED) return "sat";
+    if (r->how.why == LG_REASON_TOLERANCE) return "sat-tol"; /* --witness-tol: its result file says sat, with a note */
     return r->how.timed_out ? "timeout" : "unknown";
 }
 
@@ -319,12 +328,12 @@ static lg_status lg_bench_rows_read(lg_bench_rows *R, const char *path, const ch
         if (++lineno == 1) {
             if (strcmp(line, header) != 0)
                 st = lg_fail(LG_ERR_ARG, "%s has other columns than this lgelu writes (an older lgelu's rows, without "
-                                         "the settings they were run with); use --force to start it afresh, or another --out",
+                                         "the settings they were run with or the reasons of their unknowns); use --force to start it afresh, or another --out",
                              path);
             continue;
         }
-        char *f[12];
-        if (lg_bench_fields(line, f, 12) != 12 || !f[0][0]) continue; /* not a row this lgelu wrote */
+        char *f[13];
+        if (lg_bench_fields(line, f, 13) != 13 || !f[0][0]) continue; /* not a row this lgelu wrote */
         if (lg_bench_rows_set(R, f[0], f[5], f[10], f[11])) st = lg_fail(LG_ERR_NOMEM, "out of memory");
     }
     fclose(in);
@@ -333,8 +342,8 @@ static lg_status lg_bench_rows_read(lg_bench_rows *R, const char *path, const ch
 }
 
 /* --retry LIST: a bit per result word of results.csv. 0, or −1 for a bad word. */
-static const char *const lg_bench_results[] = {"unsat", "sat", "unknown", "timeout", "error"};
-enum { LG_BENCH_N_RESULTS = 5 };
+static const char *const lg_bench_results[] = {"unsat", "sat", "unknown", "timeout", "error", "sat-tol"};
+enum { LG_BENCH_N_RESULTS = 6 };
 
 static int lg_bench_result_index(const char *w)
 {
@@ -377,17 +386,19 @@ typedef struct lg_bench {
     lg_bench_plan *plan; /* [L.n] */
     lg_line_log csv;
     int n, n_err, n_skip, n_dropped;
+    int width; /* the table's instance column: the longest name, so that every name is whole */
     double total;
     lg_cli_meter meter;
 } lg_bench;
 
 static const char lg_bench_header[] =
-    "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build\n";
+    "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build,reason\n";
 
 /* The options into B; −1 to go on, else the exit status. */
 static int lg_bench_args(int argc, char **argv, lg_bench *B)
 {
-    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_RETRY, O_REDO, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT, O_SEED };
+    enum { O_MEMORY = 200, O_TIMEOUT, O_FORCE, O_PROGRESS, O_RETRY, O_REDO, O_WTOL, O_SCALE = 256, O_SOLVER, O_BAB, O_OUT,
+           O_SEED };
     lg_verify_opts *o = &B->o;
     static const struct option lo[] = {{"timeout-scale", required_argument, 0, O_SCALE},
                                        {"solver", required_argument, 0, O_SOLVER},
@@ -395,6 +406,7 @@ static int lg_bench_args(int argc, char **argv, lg_bench *B)
                                        {"out", required_argument, 0, O_OUT},
                                        {"seed", required_argument, 0, O_SEED},
                                        {"memory", required_argument, 0, O_MEMORY},
+                                       {"witness-tol", required_argument, 0, O_WTOL},
                                        {"timeout", required_argument, 0, O_TIMEOUT},
                                        {"force", no_argument, 0, O_FORCE},
                                        {"retry", required_argument, 0, O_RETRY},
@@ -425,6 +437,9 @@ static int lg_bench_args(int argc, char **argv, lg_bench *B)
         case O_MEMORY:
             if (lg_opt_double("bench", "memory", optarg, 16, 1e9, &o->memory_mb)) return 2;
             break;
+        case O_WTOL:
+            if (lg_opt_double("bench", "witness-tol", optarg, 0, 1, &o->witness_tol)) return 2;
+            break;
         case O_TIMEOUT:
             if (lg_opt_double("bench", "timeout", optarg, 0.01, 1e7, &B->fixed_timeout)) return 2;
             break;
@@ -432,7 +447,7 @@ static int lg_bench_args(int argc, char **argv, lg_bench *B)
         case O_REDO: B->redo_changed = 1; break;
         case O_RETRY:
             if (lg_bench_retry_parse(optarg, &B->retry))
-                return lg_cli_usage("bench", "--retry: expected a comma list of unsat, sat, unknown, timeout, error, "
+                return lg_cli_usage("bench", "--retry: expected a comma list of unsat, sat, unknown, timeout, error, sat-tol, "
                                     "got '%s'", optarg);
             break;
         case O_PROGRESS: lg_cli_progress_force(); break;
@@ -543,7 +558,9 @@ static int lg_bench_line(lg_bench *B, size_t li)
     lg_bench_path(onnx, sizeof onnx, B->dir, f1);
     lg_bench_path(vnn, sizeof vnn, B->dir, f2);
     snprintf(settings, sizeof settings, "%s", P->settings);
-    int n = ++B->n;
+    ++B->n;
+    /* the row's number is its instance's place in instances.csv: a resumed run goes on counting */
+    int n = (int)li + 1;
     if (lg_cli_progress_enabled()) fprintf(stderr, "[%d] %s (timeout %.1f s)...\n", n, inst, limit);
     lg_verify_report rep;
     lg_status st = lg_bench_one(onnx, vnn, limit, &B->o, rpath, &rep);
@@ -554,6 +571,7 @@ static int lg_bench_line(lg_bench *B, size_t li)
     lg_csv_str(&row, f2);
     lg_csv_num(&row, limit);
     const char *word;
+    char reason[300] = ""; /* why an unknown stayed unknown (as `lgelu verify` prints it), or the error */
     if (st != LG_OK) {
         fprintf(stderr, "lgelu bench: %s:%zu: %s: %s\n", B->path, lineno, lg_status_str(st), lg_errmsg());
         word = "error";
@@ -563,7 +581,8 @@ static int lg_bench_line(lg_bench *B, size_t li)
         lg_csv_int(&row, 0);
         lg_csv_int(&row, 0);
         lg_csv_str(&row, "");
-        printf("%-4d %-44.44s %-9s %9s %10s  %s\n", n, inst, "error", "-", "-", lg_status_str(st));
+        snprintf(reason, sizeof reason, "%s", lg_errmsg());
+        printf("%-4d %-*s %-9s %9s %10s  %-14s %s\n", n, B->width, inst, "error", "-", "-", "-", lg_status_str(st));
         B->n_err++;
     } else if (lg_bench_stop && rep.verdict != LG_VERDICT_ROBUST && rep.verdict != LG_VERDICT_VIOLATED) {
         B->n_dropped++; /* undecided while interrupted: not a result */
@@ -574,17 +593,20 @@ static int lg_bench_line(lg_bench *B, size_t li)
     } else {
         word = lg_bench_result_word(&rep);
         B->total += rep.seconds;
-        lg_csv_str(&row, lg_verdict_name(rep.verdict));
+        lg_csv_str(&row, lg_verify_kind(&rep));
         lg_csv_str(&row, word);
         lg_csv_num(&row, rep.seconds);
         lg_csv_int(&row, rep.bab_nodes);
         lg_csv_int(&row, rep.nodes);
         lg_csv_str(&row, rep.method);
-        printf("%-4d %-44.44s %-9s %9.3f %10ld  %s\n", n, inst, word, rep.seconds, rep.bab_nodes,
-               rep.method[0] ? rep.method : "-");
+        if (rep.verdict == LG_VERDICT_UNKNOWN) /* an unknown's reason; a within-tolerance witness's note */
+            snprintf(reason, sizeof reason, "%s", rep.how.reason[0] ? rep.how.reason : "undecided");
+        printf("%-4d %-*s %-9s %9.3f %10ld  %-14s %s\n", n, B->width, inst, word, rep.seconds, rep.bab_nodes,
+               rep.method[0] ? rep.method : "-", reason);
     }
     lg_csv_str(&row, settings);
     lg_csv_str(&row, B->build);
+    lg_csv_str(&row, reason);
     if (!lg_csv_end(&row) || lg_line_log_printf(&B->csv, "%s", row.s) != LG_OK) {
         fprintf(stderr, "lgelu bench: %s\n", lg_errmsg());
         B->n_err++;
@@ -612,7 +634,11 @@ static void lg_bench_summary(const lg_bench *B, int stop)
     }
     printf("%d instances in %s: %d unsat, %d sat, %d undecided (%d timeouts), %d errors; %d run now (%.2f s), %d "
            "already there\n",
-           n_listed, B->res, count[0], count[1], count[2] + count[3], count[3], count[4], B->n, B->total, B->n_skip);
+           n_listed, B->res, count[0], count[1], count[2] + count[3] + count[5], count[3], count[4], B->n, B->total,
+           B->n_skip);
+    if (count[5])
+        printf("%d of the undecided have a witness within --witness-tol (result sat-tol: their result files say sat, "
+               "with a note; not exact counterexamples)\n", count[5]);
     if (B->n_skip)
         printf("%d instances already in %s were kept (--retry RESULTS, --redo-changed or --force run them again)\n",
                B->n_skip, B->res);
@@ -665,7 +691,11 @@ int lg_cmd_bench(int argc, char **argv)
     }
     lg_bench_stop = 0;
     lg_bench_signals(lg_bench_on_signal);
-    printf("%-4s %-44s %-9s %9s %10s  %s\n", "#", "instance", "result", "seconds", "nodes", "method");
+    B.width = 8;
+    for (size_t li = 0; li < B.L.n; li++)
+        if (B.plan[li].ok && (int)strlen(B.plan[li].inst) > B.width) B.width = (int)strlen(B.plan[li].inst);
+    printf("%-4s %-*s %-9s %9s %10s  %-14s %s\n", "#", B.width, "instance", "result", "seconds", "nodes", "method",
+           "reason");
     B.meter = (lg_cli_meter){lg_now(), 0};
     for (size_t li = 0; li < B.L.n && !lg_bench_stop; li++)
         if (lg_bench_line(&B, li)) break;

@@ -8,6 +8,7 @@
 
 #include "anneal/deviation.h"
 #include "cli/cmd.h"
+#include "cli/inputs.h"
 #include "core/ball.h"
 #include "core/clock.h"
 #include "core/csv.h"
@@ -110,7 +111,7 @@ static lg_status lg_bound_symbolic(lg_dev *dev, const lg_net *rn, const lg_net *
 }
 
 static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *ref, const lg_dataset *ds,
-                                 double eps, int symbolic, FILE *csv, lg_bound_out *o)
+                                 const double *xd, double eps, int symbolic, FILE *csv, lg_bound_out *o)
 {
     size_t dim = (size_t)ds->dim;
     int no = lg_net_n_out(rn);
@@ -124,7 +125,7 @@ static lg_status lg_bound_inputs(lg_dev *dev, const lg_net *rn, const lg_net *re
     }
     for (size_t s = 0; s < ds->n; s += LG_BOUND_CHUNK) {
         size_t m = ds->n - s < LG_BOUND_CHUNK ? ds->n - s : LG_BOUND_CHUNK;
-        for (size_t i = 0; i < m * dim; i++) X[i] = ds->x[s * dim + i];
+        for (size_t i = 0; i < m * dim; i++) X[i] = xd[s * dim + i];
         if ((st = lg_dev_bound_balls(dev, X, m, eps, 0.0, 1.0, o->delta + s, NULL, NULL)) != LG_OK) goto fail;
         if (symbolic && (st = lg_bound_symbolic(dev, rn, ref, X, m, eps, o->delta + s)) != LG_OK) goto fail;
         if ((st = lg_net_forward_batch(rn, X, YR, m)) != LG_OK) goto fail;
@@ -191,7 +192,7 @@ int lg_cmd_bound(int argc, char **argv)
         case 'r': ref_path = optarg; break;
         case 'd': dir = optarg; break;
         case 'e':
-            if (lg_opt_double("bound", "eps", optarg, 0.0, 1.0, &eps)) return 2;
+            if (lg_opt_eps("bound", optarg, &eps)) return 2;
             break;
         case 'n':
             if (lg_opt_int("bound", "n", optarg, 1, 1000000000L, &nmax)) return 2;
@@ -211,6 +212,7 @@ int lg_cmd_bound(int argc, char **argv)
     lg_net rn = {0}, ref = {0};
     lg_dev dev = {0};
     lg_dataset ds = {0};
+    double *xd = NULL; /* [ds.n][n_in] the points, exact (cli/inputs.h) */
     lg_bound_out o = {0};
     lg_dev_stats gs = {0};
     lg_atomic_file csvf = {0}; /* the CSV appears whole or not at all */
@@ -225,9 +227,7 @@ int lg_cmd_bound(int argc, char **argv)
         st = lg_fail(LG_ERR_NUMERIC, "the bound over [0,1]^%d overflows double precision (weights too large)", rn.n_in);
         goto fail;
     }
-    if ((st = lg_data_load_spec(&ds, dir, "test")) != LG_OK || (st = lg_dataset_require_exact(&ds, dir)) != LG_OK)
-        goto fail;
-    if ((st = lg_dataset_fit(&ds, rn.n_in, "the networks", dir)) != LG_OK) goto fail;
+    if ((st = lg_cli_data_rows(&ds, &xd, dir, "test", rn.n_in, "the networks")) != LG_OK) goto fail;
     if (nmax > 0) lg_dataset_truncate(&ds, (size_t)nmax);
     o.delta = malloc(ds.n * sizeof *o.delta);
     o.margin = malloc(ds.n * sizeof *o.margin);
@@ -241,7 +241,7 @@ int lg_cmd_bound(int argc, char **argv)
         static const char *const head[] = {"index", "label", "pred_ref", "pred_relu", "bound", "observed", "ref_margin"};
         lg_csv_write_strs(csv, head, sizeof head / sizeof head[0]);
     }
-    if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, eps, symbolic, csv, &o)) != LG_OK) goto fail;
+    if ((st = lg_bound_inputs(&dev, &rn, &ref, &ds, xd, eps, symbolic, csv, &o)) != LG_OK) goto fail;
     if (csv) {
         csv = NULL;
         if ((st = lg_atomic_commit(&csvf)) != LG_OK) goto fail;
@@ -281,6 +281,7 @@ fail:
     free(o.delta);
     free(o.margin);
     lg_dataset_free(&ds);
+    free(xd);
     lg_dev_free(&dev);
     lg_net_free(&ref);
     lg_net_free(&rn);

@@ -50,7 +50,7 @@ static void lg_check_help(void)
            "  --data D             labelled data: a directory of Fashion-MNIST IDX files (its test split)\n"
            "                       or X.npy,y.npy (X of shape (n, n_in); see 'lgelu eval --help');\n"
            "                       default " LG_DATA_DEFAULT_DIR "\n"
-           "  --inputs FILE        the inputs alone: a NumPy .npy array of shape (n, n_in), float32 or\n"
+           "  --inputs FILE        the inputs alone: a NumPy .npy array of shape (n, n_in) (or (n_in,): one input), float32 or\n"
            "                       float64 (or integer), C order; or text, one input per line, n_in\n"
            "                       numbers separated by spaces, tabs or commas ('#' comments; '-' = stdin)\n"
            "                       At most one of --data and --inputs. Every value must lie in [0,1].\n"
@@ -195,18 +195,8 @@ static lg_status lg_check_load(const char *inputs, const char *data, int n_in, d
 {
     if (inputs) return lg_cli_inputs_read(inputs, n_in, X, n);
     lg_dataset ds;
-    lg_status st = lg_data_load_spec(&ds, data, "test");
+    lg_status st = lg_cli_data_rows(&ds, X, data, "test", n_in, "the networks");
     if (st != LG_OK) return st;
-    if ((st = lg_dataset_require_exact(&ds, data)) != LG_OK || (st = lg_dataset_fit(&ds, n_in, "the networks", data)) != LG_OK) {
-        lg_dataset_free(&ds);
-        return st;
-    }
-    *X = malloc(ds.n * (size_t)n_in * sizeof **X);
-    if (!*X) {
-        lg_dataset_free(&ds);
-        return lg_fail(LG_ERR_NOMEM, "cannot allocate %zu inputs", ds.n);
-    }
-    for (size_t i = 0; i < ds.n * (size_t)n_in; i++) (*X)[i] = ds.x[i];
     *n = ds.n;
     lg_dataset_free(&ds);
     return LG_OK;
@@ -238,7 +228,7 @@ int lg_cmd_check(int argc, char **argv)
         case O_DATA: data = optarg; break;
         case O_INPUTS: inputs = optarg; break;
         case O_EPS:
-            if (lg_opt_double("check", "eps", optarg, 0.0, 1.0, &eps)) return 2;
+            if (lg_opt_eps("check", optarg, &eps)) return 2;
             break;
         case O_MAXDEV:
             if (lg_opt_double("check", "max-deviation", optarg, 0.0, 1e300, &maxdev)) return 2;
@@ -257,7 +247,7 @@ int lg_cmd_check(int argc, char **argv)
     if (optind != argc - 1) return lg_cli_usage("check", "expected exactly one network file (the ReLU net)");
     if (!ref_path) return lg_cli_usage("check", "missing --ref NET (the network before substitution)");
     if (data && inputs) return lg_cli_usage("check", "give at most one of --data D and --inputs FILE");
-    if (!inputs) data = LG_DATA_DEFAULT_DIR;
+    if (!inputs && !data) data = LG_DATA_DEFAULT_DIR;
     if (maxdev < 0) return lg_cli_usage("check", "missing --max-deviation D");
 
     lg_net rn = {0}, ref = {0};
@@ -338,7 +328,10 @@ int lg_cmd_check(int argc, char **argv)
                    rows[first_cc].observed);
         printf("  class provably kept on the ball (ReLU margin lower bound > 2 x bound): %zu of %zu\n", certified_same, n);
         printf("  difference network run on %zu of %zu inputs%s\n", n_devnet, n,
-               tightest ? " (--tightest)" : " (the others' propagated bound is within the threshold)");
+               tightest ? " (--tightest)"
+               : n_devnet == n ? " (no input's propagated bound alone is within the threshold)"
+               : n_devnet == 0 ? " (every input's propagated bound alone is within the threshold)"
+                               : " (the others' propagated bound alone is within the threshold)");
     }
     fflush(stdout);
     if (!pass) {

@@ -31,7 +31,7 @@ static void lg_encode_help(void)
            "  --data DIR      ... from the IDX files in DIR (default %s)\n"
            "  --input FILE    local robustness around one input (.npy, or text with n_in numbers)\n"
            "  --label L       label for --input (default: the network's prediction)\n"
-           "  --eps E         L-infinity radius (clipped to [0,1]) for --index/--input\n"
+           "  --eps E         L-infinity radius (clipped to [0,1]) for --index/--input, 0 <= E <= 1\n"
            "  --margin K      counterexample: the label does not beat some output by more than K (default 0)\n\n"
            "options:\n"
            "  --tighten M     none (default) or lp: tighten unstable neurons with GLPK LPs first\n"
@@ -72,7 +72,7 @@ int lg_cmd_encode(int argc, char **argv)
             if (lg_opt_int("encode", "label", optarg, 0, 1L << 20, &a.label)) return 2;
             break;
         case O_EPS:
-            if (lg_opt_double("encode", "eps", optarg, 0, 1e6, &a.eps)) return 2;
+            if (lg_opt_eps("encode", optarg, &a.eps)) return 2;
             break;
         case O_MARGIN:
             if (lg_opt_double("encode", "margin", optarg, -1e6, 1e6, &a.margin)) return 2;
@@ -199,11 +199,17 @@ close:
         st = lg_fail(LG_ERR_IO, "standard output: write error");
         goto fail;
     }
-    if (!to_vnnlib) {
-        int u = 0;
-        for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
-        if (lg_cli_progress_enabled())
-            fprintf(stderr, "lgelu encode: wrote %s (%s, %d unstable ReLUs)\n", out, format, u);
+    {
+        /* one line naming what was written: on stdout, or on stderr when stdout holds the file */
+        char what[128];
+        if (to_vnnlib) snprintf(what, sizeof what, "VNN-LIB robustness property, label %ld", a.label);
+        else {
+            int u = 0;
+            for (int k = 0; k < net.n_layers; k++) u += lg_bounds_unstable(&b, &net, k);
+            snprintf(what, sizeof what, "%s, case %ld, %d unstable ReLUs", format, case_ix, u);
+        }
+        if (strcmp(out, "-") != 0) printf("wrote %s (%s)\n", out, what);
+        else if (lg_cli_progress_enabled()) fprintf(stderr, "lgelu encode: wrote the standard output (%s)\n", what);
     }
     rc = 0;
 fail:

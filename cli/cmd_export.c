@@ -12,9 +12,12 @@ static void lg_export_help(void)
 {
     printf("usage: lgelu export NET -o OUT.onnx [--dtype auto|float32|float64]\n\n"
            "Write NET (native or ONNX) as an ONNX model (IR 7, opset 13) that other verifiers and\n"
-           "runtimes read: input 'input' [1, n_in], optional Sub/Div input normalisation, one Gemm per\n"
-           "layer, Relu, and GELU / lambda-GELU as x*0.5*(1+Erf(lambda*x/sqrt(2))) with Mul, Div, Erf,\n"
-           "Add; output 'output' [1, n_out].\n\n"
+           "runtimes read: input 'input' [1, n_in], optional Sub/Div input normalisation; per layer a\n"
+           "Gemm (dense), Conv (between Reshape and Flatten) or Gather (an index map), the terms of a\n"
+           "layer with several sources (residual nets) summed by Add, max-pool layers as MaxPool; then\n"
+           "the activation: Relu, Sigmoid, PRelu, Swish as x*Sigmoid(beta*x), GELU / lambda-GELU as\n"
+           "x*0.5*(1+Erf(lambda*x/sqrt(2))); output 'output' [1, n_out]. Prints one line naming the\n"
+           "file written.\n\n"
            "options:\n"
            "  -o, --output FILE  the ONNX file to write (required)\n"
            "  --dtype T          tensor element type: auto (default: float32 when every value is exactly\n"
@@ -57,8 +60,14 @@ int lg_cmd_export(int argc, char **argv)
     if (st != LG_OK) return lg_cli_fail("export", st);
     size_t rounded = 0;
     st = lg_onnx_write_dtype(&net, out, dtype, &rounded);
+    int n_layers = net.n_layers;
+    size_t n_params = net.n_params;
     lg_net_free(&net);
     if (st != LG_OK) return lg_cli_fail("export", st);
+    printf("wrote %s (ONNX, %d layers, %zu parameters, element type %s)\n", out, n_layers, n_params,
+           dtype == LG_ONNX_DTYPE_FLOAT32   ? "float32"
+           : dtype == LG_ONNX_DTYPE_FLOAT64 ? "float64"
+                                            : "auto: float32 when every value is a float, else float64");
     if (rounded)
         fprintf(stderr, "lgelu export: float32: %zu values rounded to the nearest float; %s is not bit-identical to the "
                         "input network\n",

@@ -7,6 +7,23 @@
 #include "core/json.h"
 #include "core/netfile.h"
 #include "onnx/load.h"
+#include "onnx/onnx.h"
+
+/* text in lines of at most 100 characters, broken at spaces, indented by 2 */
+static void lg_cli_wrap(const char *t)
+{
+    while (*t) {
+        size_t n = strlen(t);
+        if (n > 98) {
+            n = 98;
+            while (n > 0 && t[n] != ' ') n--;
+            if (n == 0) n = 98;
+        }
+        printf("  %.*s\n", (int)n, t);
+        t += n;
+        while (*t == ' ') t++;
+    }
+}
 
 static void lg_info_help(void)
 {
@@ -17,7 +34,9 @@ static void lg_info_help(void)
            "linear term: its kind (dense, conv, index map), the node it reads (input or layer) and its shape,\n"
            "input normalisation if any, and the parameter count.\n\n"
            "options:\n"
-           "  -h, --help   show this help\n");
+           "  -h, --help   show this help\n\n"
+           "ONNX ops read (docs/FORMATS.md has the details):\n");
+    lg_cli_wrap(lg_onnx_supported_ops());
 }
 
 int lg_cmd_info(int argc, char **argv)

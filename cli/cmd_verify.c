@@ -21,7 +21,7 @@ static void lg_verify_help(void)
     printf("usage: lgelu verify NET (--vnnlib P | [--data DIR] --index I --eps E | --input FILE [--label L] --eps E)\n"
            "                    [--solver z3|glpk|auto|none] [--z3-theory auto|exact|lp|lp-lemmas]\n"
            "                    [--timeout S] [--memory MB] [--tighten none|lp]\n"
-           "                    [--margin K]\n"
+           "                    [--margin K] [--witness-tol T]\n"
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
@@ -44,10 +44,11 @@ static void lg_verify_help(void)
            "                  A-B or a comma list of both (0-9,15,20-22) verifies each in one run: a line\n"
            "                  per instance and a summary (with --json one JSON line per instance)\n"
            "  --data DIR      ... from the IDX files in DIR (default %s)\n"
-           "  --input FILE    local robustness around one input: a .npy array of n_in values, or text\n"
+           "  --input FILE    local robustness around one input: a .npy array of shape (n_in,) or (1, n_in)\n"
+           "                  (any dtype; float64 kept exactly), or text\n"
            "                  with n_in numbers (see 'lgelu eval --help')\n"
            "  --label L       label for --input (default: the network's prediction at the input)\n"
-           "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input\n"
+           "  --eps E         L-infinity radius of the box (clipped to [0,1]) for --index/--input, 0 <= E <= 1\n"
            "  --margin K      the label must beat every other output by more than K (default 0); with\n"
            "                  --vnnlib every constraint c.y + d <= 0 becomes c.y + d - K <= 0\n\n"
            "  --ref NET       decide the property for the (lgelu/gelu/swish/prelu) network NET that the ReLU\n"
@@ -72,6 +73,11 @@ static void lg_verify_help(void)
            "  --memory MB     memory cap of every back-end call (Z3, GLPK): the child's address\n"
            "                  space (RLIMIT_AS) and the solver's own limit; and of branch and\n"
            "                  bound's open nodes (depth first past half of it); hitting it gives unknown\n"
+           "  --witness-tol T opt-in VNN-COMP-style tolerance (its counterexample check uses 1e-4): a\n"
+           "                  candidate that fails the exact witness gate (a box that holds no double, a\n"
+           "                  rounding) but lies in the box and meets the property within T is reported\n"
+           "                  as violated-within-tolerance (the result file: sat, its assignment and a\n"
+           "                  '; lgelu:' note), never as violated (default 0: off)\n"
            "  --tighten M     none (default) or lp: after the attack, tighten every unstable neuron\n"
            "                  with two GLPK LPs (min/max; at most half the remaining time), then try\n"
            "                  the bounds proof again\n"
@@ -113,14 +119,16 @@ static void lg_verify_help(void)
            d.bab.group, LG_BAB_ROOT_ALPHA_AUTO, LG_BAB_SMOOTH_ROOT_ALPHA, d.bab.solver_unstable);
 }
 
-static void lg_verify_print(const lg_verify_args *a, const char *solver, const lg_verify_report *r, int json,
-                            const char *ref, double delta)
+/* net: the network verified (NULL when it could not be read), for the
+ * summary's per-layer counts: "-" for a layer without ReLUs. */
+static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const char *solver, const lg_verify_report *r,
+                            int json, const char *ref, double delta)
 {
     if (json) {
         json_t *per = json_array();
         for (int k = 0; k < r->n_layers; k++) json_array_append_new(per, json_integer(r->unstable[k]));
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:I, s:s, s:o, s:s}", "instance", a->instance,
-                              "solver", solver, "verdict", lg_verdict_name(r->verdict), "reason", r->how.reason,
+                              "solver", solver, "verdict", lg_verify_kind(r), "reason", r->how.reason,
                               "seconds", lg_json_num(r->seconds), "unstable", r->unstable_total,
                               "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
                               r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
@@ -144,7 +152,8 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
         if (lg_json_print_line(stdout, o)) fprintf(stderr, "lgelu verify: cannot print JSON (out of memory)\n");
         return;
     }
-    if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->how.reason[0] ? r->how.reason : "undecided");
+    if (r->how.why == LG_REASON_TOLERANCE && r->verdict == LG_VERDICT_UNKNOWN) printf("%s (%s)\n", lg_verify_kind(r), r->how.reason);
+    else if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->how.reason[0] ? r->how.reason : "undecided");
     else if (r->misclassified) printf("violated (misclassified: the clean input itself is a counterexample)\n");
     else printf("%s\n", lg_verdict_name(r->verdict));
     if (ref)
@@ -153,9 +162,22 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
     printf("  instance: %s\n  %s: %s (solver %s), %.3f s, %ld nodes\n", a->instance,
            r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by", r->method[0] ? r->method : "-", solver,
            r->seconds, r->nodes);
-    printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
-    for (int k = 0; k < r->n_layers; k++) printf(" %d", r->unstable[k]);
-    printf(" (total %d)\n", r->unstable_total);
+    int n_relu = 0;
+    for (int k = 0; net && k < net->n_layers && k < r->n_layers; k++) n_relu += net->layers[k].act == LG_ACT_RELU;
+    if (r->misclassified || r->n_cases_bounded == 0)
+        printf("  bounds: none computed (%s)\n", r->misclassified ? "the clean input is a counterexample"
+                                                : r->verdict == LG_VERDICT_VIOLATED ? "the attack found a counterexample first"
+                                                                                     : "the run stopped before any bound finished");
+    else if (n_relu == 0)
+        printf("  bounds: %s (no ReLU layer: smooth or linear activations only, none stable or unstable)\n",
+               r->bound_method);
+    else {
+        printf("  bounds: %s, unstable ReLUs per layer:", r->bound_method);
+        for (int k = 0; k < r->n_layers; k++)
+            if (net->layers[k].act == LG_ACT_RELU) printf(" %d", r->unstable[k]);
+            else printf(" -");
+        printf(" (total %d)\n", r->unstable_total);
+    }
     printf("  branch and bound: %s, %ld nodes, max depth %d; %.2f s in bounds, %.2f s in back-ends\n",
            r->bab_mode ? r->bab_mode : "none", r->bab_nodes, r->bab_max_depth, r->t_bounds, r->t_solver);
     if (r->lp.n_lp)
@@ -174,7 +196,7 @@ static void lg_verify_print(const lg_verify_args *a, const char *solver, const l
 static void lg_verify_print_line(const lg_verify_args *a, const lg_verify_report *r)
 {
     if (r->verdict == LG_VERDICT_UNKNOWN)
-        printf("%s: unknown (%s)", a->instance, r->how.reason[0] ? r->how.reason : "undecided");
+        printf("%s: %s (%s)", a->instance, lg_verify_kind(r), r->how.reason[0] ? r->how.reason : "undecided");
     else
         printf("%s: %s%s", a->instance, lg_verdict_name(r->verdict), r->misclassified ? " (misclassified)" : "");
     printf(", label %ld, %s %s, %.3f s\n", a->label, r->verdict == LG_VERDICT_UNKNOWN ? "last tried" : "decided by",
@@ -185,14 +207,14 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_MARGIN, O_SEED,
            O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER, O_WTOL };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
         {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
         {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
         {"z3-theory", required_argument, 0, O_Z3_THEORY},
-        {"memory", required_argument, 0, O_MEMORY},
+        {"memory", required_argument, 0, O_MEMORY}, {"witness-tol", required_argument, 0, O_WTOL},
         {"tighten", required_argument, 0, O_TIGHTEN}, {"margin", required_argument, 0, O_MARGIN},
         {"seed", required_argument, 0, O_SEED},    {"output", required_argument, 0, 'o'},
         {"progress", no_argument, 0, O_PROGRESS},
@@ -223,13 +245,16 @@ int lg_cmd_verify(int argc, char **argv)
             if (lg_opt_int("verify", "label", optarg, 0, 1L << 20, &a.label)) return 2;
             break;
         case O_EPS:
-            if (lg_opt_double("verify", "eps", optarg, 0, 1e6, &a.eps)) return 2;
+            if (lg_opt_eps("verify", optarg, &a.eps)) return 2;
             break;
         case O_MARGIN:
             if (lg_opt_double("verify", "margin", optarg, -1e6, 1e6, &a.margin)) return 2;
             break;
         case O_TIMEOUT:
             if (lg_opt_double("verify", "timeout", optarg, 0, 1e7, &o.timeout_s)) return 2;
+            break;
+        case O_WTOL:
+            if (lg_opt_double("verify", "witness-tol", optarg, 0, 1, &o.witness_tol)) return 2;
             break;
         case O_MEMORY:
             if (lg_opt_double("verify", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
@@ -340,7 +365,7 @@ int lg_cmd_verify(int argc, char **argv)
         lg_outcome_unknown(&r.how, LG_REASON_TIMEOUT, 1, "timeout");
         r.bound_method = "symbolic";
         r.seconds = lg_now() - t0;
-        lg_verify_print(&a, lg_solver_pick_name(&o.solver), &r, json, ref_path, 0);
+        lg_verify_print(&a, NULL, lg_solver_pick_name(&o.solver), &r, json, ref_path, 0);
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         rc = 0;
         goto done;
@@ -377,7 +402,7 @@ int lg_cmd_verify(int argc, char **argv)
             goto fail;
         }
         if (batch && !json) lg_verify_print_line(&a, &r);
-        else lg_verify_print(&a, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
+        else lg_verify_print(&a, &net, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
         fflush(stdout);
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         n_verdict[r.verdict]++;

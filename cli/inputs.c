@@ -80,14 +80,48 @@ static lg_status lg_inputs_npy(const char *path, int n_in, double **X, size_t *n
     lg_npy a;
     lg_status st = lg_npy_load(&a, path);
     if (st != LG_OK) return st;
+    if (a.ndim == 1 && (a.n == (size_t)n_in || n_in == 1)) { /* one input (n_in values), or n inputs of one value */
+        *X = a.data, *n = n_in == 1 ? a.n : 1;
+        return LG_OK;
+    }
     if (a.ndim < 2 || a.cols != (size_t)n_in) {
-        st = lg_fail(LG_ERR_ARG, "%s: 'shape' must be (n, %d) for a network with %d inputs (got %zu values per row%s)",
-                     path, n_in, n_in, a.ndim < 2 ? (size_t)1 : a.cols, a.ndim < 2 ? ", a 1-d array" : "");
+        if (a.ndim < 2)
+            st = lg_fail(LG_ERR_ARG, "%s: a 1-d array of %zu values, but the network has %d inputs (expected shape (%d,) "
+                         "for one input or (n, %d))", path, a.n, n_in, n_in, n_in);
+        else
+            st = lg_fail(LG_ERR_ARG, "%s: 'shape' must be (n, %d) or (%d,) for a network with %d inputs (got %zu values "
+                         "per row)", path, n_in, n_in, n_in, a.cols);
         lg_npy_free(&a);
         return st;
     }
     *X = a.data, *n = a.n; /* ownership moves to the caller */
     return LG_OK;
+}
+
+lg_status lg_cli_data_rows(lg_dataset *ds, double **X, const char *spec, const char *split, int n_in,
+                           const char *what)
+{
+    double *xd = NULL;
+    *X = NULL;
+    lg_status st = lg_data_load_spec_exact(ds, &xd, spec, split);
+    if (st != LG_OK) return st;
+    if (xd && ds->dim == n_in) { /* the file's float64 values themselves */
+        *X = xd;
+        return LG_OK;
+    }
+    free(xd);
+    if ((st = lg_dataset_require_exact(ds, spec)) != LG_OK || (st = lg_dataset_fit(ds, n_in, what, spec)) != LG_OK)
+        goto fail;
+    size_t m = ds->n * (size_t)n_in;
+    if (!(*X = malloc((m ? m : 1) * sizeof **X))) {
+        st = lg_fail(LG_ERR_NOMEM, "cannot allocate %zu inputs", ds->n);
+        goto fail;
+    }
+    for (size_t i = 0; i < m; i++) (*X)[i] = ds->x[i];
+    return LG_OK;
+fail:
+    lg_dataset_free(ds);
+    return st;
 }
 
 lg_status lg_cli_inputs_read(const char *path, int n_in, double **X, size_t *n)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/config.h"
 #include "core/linalg.h"
 #include "core/version.h"
 
@@ -15,7 +16,7 @@ static const lg_cmd lg_cmds[] = {
     {"check", lg_cmd_check, "CI gate: exit 0 iff the certified ReLU-vs-reference deviation on every input ball is <= D"},
     {"bound", lg_cmd_bound, "certified bound on |f_ReLU(x) - f_ref(x)| globally and on eps-balls of test inputs"},
     {"export", lg_cmd_export, "write a network as ONNX"},
-    {"verify", lg_cmd_verify, "verify a ReLU network: robust, violated (re-checked) or unknown"},
+    {"verify", lg_cmd_verify, "verify a network (ReLU, smooth or mixed): robust, violated (re-checked) or unknown"},
     {"encode", lg_cmd_encode, "write a verification query as SMT-LIB 2 or CPLEX LP text"},
     {"cex", lg_cmd_cex, "re-check an external solver's model of an encoded query; write the VNN-COMP result"},
     {"bench", lg_cmd_bench, "run a VNN-COMP benchmark folder (instances.csv): result files and a summary"},
@@ -31,6 +32,8 @@ static void lg_main_usage(FILE *f)
     for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
         fprintf(f, "  %-10s %s\n", lg_cmds[i].name, lg_cmds[i].summary);
     fprintf(f, "\n'lgelu <command> --help' explains every option of a command;\n"
+               "'lgelu <command> --config FILE ...' reads option defaults from FILE (key = value lines,\n"
+               "[command] sections; the command line overrides them; docs/USAGE.md \"Config files\");\n"
                "'lgelu --version' prints the version and the commit it was built from.\n");
 }
 
@@ -53,7 +56,15 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof lg_cmds / sizeof lg_cmds[0]; i++)
-        if (strcmp(argv[1], lg_cmds[i].name) == 0) return lg_cmds[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], lg_cmds[i].name) == 0) {
+            int n;
+            char **v;
+            int rc = lg_cli_config_apply(argc - 1, argv + 1, &n, &v); /* --config FILE: option defaults */
+            if (rc) return rc;
+            rc = lg_cmds[i].run(n, v);
+            lg_cli_config_free();
+            return rc;
+        }
     fprintf(stderr, "lgelu: unknown command '%s'\n", argv[1]);
     lg_main_usage(stderr);
     return 2;

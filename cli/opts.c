@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/config.h"
 #include "core/netfile.h"
 #include "core/clock.h"
 #include "onnx/load.h"
@@ -19,8 +20,9 @@ int lg_opt_int(const char *cmd, const char *opt, const char *val, long lo, long 
     errno = 0;
     long v = val ? strtol(val, &end, 10) : 0;
     if (!val || *val == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
-        fprintf(stderr, "lgelu %s: %s%s: expected an integer in [%ld, %ld], got '%s'\n", cmd, opt[0] == '-' ? "" : "--",
-                opt, lo, hi, val ? val : "");
+        char w[600];
+        fprintf(stderr, "lgelu %s: %s%s: expected an integer in [%ld, %ld], got '%s'%s\n", cmd, opt[0] == '-' ? "" : "--",
+                opt, lo, hi, val ? val : "", lg_cli_config_where(optind - 1, w, sizeof w));
         return -1;
     }
     *out = v;
@@ -33,28 +35,43 @@ int lg_opt_double(const char *cmd, const char *opt, const char *val, double lo, 
     errno = 0;
     double v = val ? strtod(val, &end) : 0;
     if (!val || *val == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "lgelu %s: %s%s: expected a number in [%g, %g], got '%s'\n", cmd, opt[0] == '-' ? "" : "--", opt,
-                lo, hi, val ? val : "");
+        char w[600];
+        fprintf(stderr, "lgelu %s: %s%s: expected a number in [%g, %g], got '%s'%s\n", cmd, opt[0] == '-' ? "" : "--", opt,
+                lo, hi, val ? val : "", lg_cli_config_where(optind - 1, w, sizeof w));
         return -1;
     }
     *out = v;
     return 0;
 }
 
+int lg_opt_eps(const char *cmd, const char *val, double *out)
+{
+    return lg_opt_double(cmd, "eps", val, LG_EPS_MIN, LG_EPS_MAX, out);
+}
+
 int lg_cli_fail(const char *cmd, lg_status st)
 {
     fprintf(stderr, "lgelu %s: %s: %s\n", cmd, lg_status_str(st), lg_errmsg());
-    return st == LG_ERR_ARG ? 2 : 1;
+    return st == LG_ERR_ARG || st == LG_ERR_UNSUPPORTED ? 2 : 1; /* a value, or a file, that does not fit */
 }
 
 int lg_cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "lgelu %s: ", cmd);
+    char msg[2048], w[600];
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\ntry 'lgelu %s --help'\n", cmd);
+    /* an option the config file set: name its file, line and key (only when the message is about that option) */
+    lg_cli_config_where(optind - 1, w, sizeof w);
+    const char *key = strstr(w, ", key ");
+    if (key && !strstr(msg, "unknown option")) {
+        char k[200];
+        snprintf(k, sizeof k, "%s", key + 6);
+        k[strcspn(k, ")")] = '\0';
+        if (!strstr(msg, k)) w[0] = '\0';
+    }
+    fprintf(stderr, "lgelu %s: %s%s\ntry 'lgelu %s --help'\n", cmd, msg, w, cmd);
     return 2;
 }
 

@@ -30,6 +30,8 @@ void lg_verify_args_free(lg_verify_args *a)
     a->n_indices = 0;
     if (a->ds_loaded) lg_dataset_free(&a->ds);
     a->ds_loaded = 0;
+    free(a->xd);
+    a->xd = NULL;
 }
 
 int lg_verify_args_index(lg_verify_args *a, const char *cmd, const char *spec)
@@ -204,10 +206,8 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
         snprintf(a->instance, sizeof a->instance, "index=%ld eps=%g", a->index, a->eps);
         if (!a->ds_loaded) {
             memset(&a->ds, 0, sizeof a->ds);
-            if ((st = lg_data_load_spec(&a->ds, a->data, "test")) != LG_OK) goto fail;
+            if ((st = lg_cli_data_rows(&a->ds, &a->xd, a->data, "test", net->n_in, "the network")) != LG_OK) goto fail;
             a->ds_loaded = 1;
-            if ((st = lg_dataset_require_exact(&a->ds, a->data)) != LG_OK) goto fail;
-            if ((st = lg_dataset_fit(&a->ds, net->n_in, "the network", a->data)) != LG_OK) goto fail;
         }
         const lg_dataset ds = a->ds;
         if (a->index < 0 || (size_t)a->index >= ds.n) {
@@ -215,7 +215,7 @@ lg_status lg_verify_args_property(lg_verify_args *a, const lg_net *net, lg_prop 
                          ds.n ? ds.n - 1 : 0, a->data, ds.n, a->index);
             goto fail;
         }
-        for (int i = 0; i < net->n_in; i++) x0[i] = ds.x[(size_t)a->index * (size_t)ds.dim + (size_t)i];
+        for (int i = 0; i < net->n_in; i++) x0[i] = a->xd[(size_t)a->index * (size_t)net->n_in + (size_t)i];
         label = ds.y[a->index];
         if (label >= no) {
             st = lg_fail(LG_ERR_ARG, "label %d of example %ld but the network has %d outputs", label, a->index, no);
@@ -228,6 +228,8 @@ fail:
     if (st != LG_OK && a->ds_loaded) { /* not a usable data set: read it again next time */
         lg_dataset_free(&a->ds);
         a->ds_loaded = 0;
+        free(a->xd);
+        a->xd = NULL;
     }
     free(x0);
     free(y);

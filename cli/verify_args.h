@@ -25,6 +25,7 @@ typedef struct lg_verify_args {
                              constraint may lean on net's output bounds (verify/vnnlib.h) */
     char instance[512];   /* name for reports: the vnnlib path or "index=I eps=E" */
     lg_dataset ds;        /* the --data test split, loaded by the first --index property and kept */
+    double *xd;           /* [ds.n][n_in] its points in double (cli/inputs.h lg_cli_data_rows), owned */
     int ds_loaded;
 } lg_verify_args;
 

@@ -264,9 +264,9 @@ lg_status lg_dataset_require_exact(const lg_dataset *ds, const char *where)
     if (!ds->lossy) return LG_OK;
     size_t i = ds->lossy - 1, d = ds->dim > 0 ? (size_t)ds->dim : 1;
     return lg_fail(LG_ERR_FORMAT,
-                   "%s: example %zu, feature %zu holds a float64 value that float32 cannot (--data keeps float32, "
-                   "and a certificate about a rounded point is about another point); pass the same file with "
-                   "--inputs (kept in float64) or save X as float32",
+                   "%s: example %zu, feature %zu holds a float64 value that float32 cannot, and fitting the data to "
+                   "the network's inputs (average pooling) works in float32 (a certificate about a rounded point is "
+                   "about another point); save X with one feature per network input, or as float32",
                    where, i / d, i % d);
 }
 

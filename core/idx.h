@@ -29,7 +29,8 @@ typedef struct lg_dataset {
 /* A certificate about the points of ds must be about the file's points:
  * LG_OK when x holds the file's values exactly (ds->lossy == 0), else
  * LG_ERR_FORMAT with a message naming the example, feature and `where` and
- * pointing to --inputs (kept in float64) or a float32 file. */
+ * pointing to a file with one feature per network input (kept in double by
+ * lg_data_load_spec_exact) or a float32 file. */
 lg_status lg_dataset_require_exact(const lg_dataset *ds, const char *where);
 
 /* Load one images/labels pair. Errors name the file and the problem. */

@@ -69,4 +69,10 @@ int lg_data_spec_is_npy(const char *spec);
  * pair, "test" the second). */
 lg_status lg_data_load_spec(lg_dataset *ds, const char *spec, const char *split);
 
+/* As lg_data_load_spec, and when the file held values float32 cannot (a
+ * float64 .npy: ds->lossy), *xd receives the file's values in double
+ * ([ds->n][ds->dim], owned by the caller); else *xd is NULL and ds->x is
+ * exact. For the commands whose certificate is about the file's points. */
+lg_status lg_data_load_spec_exact(lg_dataset *ds, double **xd, const char *spec, const char *split);
+
 #endif

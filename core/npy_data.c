@@ -6,9 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-lg_status lg_npy_load_dataset(lg_dataset *ds, const char *x_path, const char *y_path)
+/* As lg_npy_load_dataset; with keep non-NULL and a file holding values
+ * float32 cannot (ds->lossy), *keep receives them in double ([n][dim],
+ * owned by the caller), else NULL. */
+static lg_status lg_npy_dataset(lg_dataset *ds, const char *x_path, const char *y_path, double **keep)
 {
     memset(ds, 0, sizeof *ds);
+    if (keep) *keep = NULL;
     lg_npy X = {0}, Y = {0};
     lg_status st;
     if ((st = lg_npy_load(&X, x_path)) != LG_OK) return st;
@@ -63,6 +67,10 @@ lg_status lg_npy_load_dataset(lg_dataset *ds, const char *x_path, const char *y_
     ds->rows = X.ndim == 3 ? (int)X.shape[1] : 1;
     ds->cols = X.ndim == 3 ? (int)X.shape[2] : (int)d;
     ds->n_classes = maxl + 1;
+    if (keep && ds->lossy) {
+        *keep = X.data; /* ownership moves to the caller */
+        X.data = NULL;
+    }
     lg_npy_free(&X);
     lg_npy_free(&Y);
     return LG_OK;
@@ -71,6 +79,11 @@ fail:
     lg_npy_free(&X);
     lg_npy_free(&Y);
     return st;
+}
+
+lg_status lg_npy_load_dataset(lg_dataset *ds, const char *x_path, const char *y_path)
+{
+    return lg_npy_dataset(ds, x_path, y_path, NULL);
 }
 
 /* Split spec at commas into at most 4 fields of up to 4095 bytes; returns
@@ -107,9 +120,10 @@ int lg_data_spec_is_npy(const char *spec)
     return 1;
 }
 
-lg_status lg_data_load_spec(lg_dataset *ds, const char *spec, const char *split)
+static lg_status lg_data_spec(lg_dataset *ds, const char *spec, const char *split, double **keep)
 {
     memset(ds, 0, sizeof *ds);
+    if (keep) *keep = NULL;
     if (!strchr(spec, ',') && !lg_data_ends_npy(spec)) return lg_data_load(ds, spec, split);
     char f[4][4096];
     int n = lg_data_spec_split(spec, f);
@@ -119,5 +133,15 @@ lg_status lg_data_load_spec(lg_dataset *ds, const char *spec, const char *split)
                        "Xtrain.npy,ytrain.npy,Xtest.npy,ytest.npy",
                        spec);
     int second = n == 4 && strcmp(split, "test") == 0;
-    return lg_npy_load_dataset(ds, f[second ? 2 : 0], f[second ? 3 : 1]);
+    return lg_npy_dataset(ds, f[second ? 2 : 0], f[second ? 3 : 1], keep);
+}
+
+lg_status lg_data_load_spec(lg_dataset *ds, const char *spec, const char *split)
+{
+    return lg_data_spec(ds, spec, split, NULL);
+}
+
+lg_status lg_data_load_spec_exact(lg_dataset *ds, double **xd, const char *spec, const char *split)
+{
+    return lg_data_spec(ds, spec, split, xd);
 }

@@ -10,6 +10,7 @@
 #include "core/idx.h"
 #include "core/npy.h"
 #include "core/netfile.h"
+#include "core/nnet.h"
 #include "onnx/onnx.h"
 #include "study/grid.h"
 #include "verify/prop.h"
@@ -41,6 +42,14 @@ lg_status lg_fuzz_netfile(const uint8_t *data, size_t size)
 {
     lg_net net;
     lg_status st = lg_netfile_parse(&net, data, size, "fuzz.lgnet");
+    lg_net_free(&net);
+    return st;
+}
+
+lg_status lg_fuzz_nnet(const uint8_t *data, size_t size)
+{
+    lg_net net;
+    lg_status st = lg_nnet_parse(&net, (const char *)data, size, "fuzz.nnet");
     lg_net_free(&net);
     return st;
 }

@@ -20,6 +20,8 @@
 
 /* Native network format (lg_netfile_parse). */
 lg_status lg_fuzz_netfile(const uint8_t *data, size_t size);
+/* .nnet text network (lg_nnet_parse). */
+lg_status lg_fuzz_nnet(const uint8_t *data, size_t size);
 /* ONNX (lg_onnx_parse). */
 lg_status lg_fuzz_onnx(const uint8_t *data, size_t size);
 /* VNN-LIB property (lg_vnnlib_parse, sizes taken from the declarations). */

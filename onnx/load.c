@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "core/netfile.h"
+#include "core/nnet.h"
 #include "onnx/onnx.h"
 
 lg_status lg_net_load(lg_net *net, const char *path) { return lg_net_load_in(net, path, NULL); }
@@ -24,11 +25,16 @@ lg_status lg_net_load_in(lg_net *net, const char *path, const lg_runctx *run)
         if (st == LG_OK && (st = lg_runctx_check(run, "network file")) != LG_OK) lg_net_free(net);
         return st;
     }
-    /* anything else is tried as ONNX (a protobuf has no magic number) */
     unsigned char *buf;
     size_t len;
     lg_status st = lg_file_slurp_in(path, LG_ONNX_MAX_BYTES, run, &buf, &len);
     if (st != LG_OK) return st;
+    if (lg_nnet_detect(path, head, got > 0 ? (size_t)got : 0)) {
+        if ((st = lg_runctx_check(run, "nnet import")) == LG_OK) st = lg_nnet_parse(net, (const char *)buf, len, path);
+        free(buf);
+        return st;
+    }
+    /* anything else is tried as ONNX (a protobuf has no magic number) */
     if ((st = lg_runctx_check(run, "onnx import")) == LG_OK) st = lg_onnx_parse_in(net, buf, len, path, run);
     free(buf);
     return st;

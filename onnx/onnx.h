@@ -1,6 +1,7 @@
 /* onnx.h — ONNX import into an lg_net and export of an lg_net to ONNX.
  *
- * Reading: the ModelProto is decoded with protoc-c bindings generated at
+ * Reading (the op table in onnx_ops.c is the list of ops, lg_onnx_supported_ops its text): the
+ * ModelProto is decoded with protoc-c bindings generated at
  * build time from the system onnx.proto. The graph must be a feed-forward
  * graph over ONE dynamic input (graph inputs that also have an initializer
  * are constants, as in MATLAB exports); it becomes an lg_net graph
@@ -55,6 +56,8 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
  * decode, per initializer, per node, per 64 rows of a Gemm/MatMul weight
  * and per layer built: past it, LG_ERR_TIMEOUT and *net zeroed. */
 lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run);
+/* The ONNX ops the reader takes, one text generated from its op table (static storage). */
+const char *lg_onnx_supported_ops(void);
 /* Read an ONNX file. */
 lg_status lg_onnx_read(lg_net *net, const char *path);
 /* Write net as ONNX to path (see above). */

@@ -10,6 +10,8 @@
  * pattern is matched in any node order. Any other value that several nodes
  * read is set aside as a node (lg_ox_settle) and taken back by each reader
  * (lg_ox_attach); Add/Sub of two network values sum their terms (lg_ox_sum).
+ * Each node is dispatched through the op table (onnx_ops.c); the handlers call
+ * the helpers here (onnx_run.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -21,34 +23,16 @@
 #include "core/netfile.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx_internal.h"
+#include "onnx/onnx_run.h"
 
 #define LG_OX_MAX_NESTING 64
 
 /* ---- interpreter ---- */
 
-typedef struct lg_ox_run {
-    lg_ox_graph G;
-    lg_ox_b B;
-    int gen;   /* generation of the pending map: values with this gen are relative to its z */
-    int *cur;  /* [n_vals] values produced in this generation */
-    int n_cur;
-    const lg_runctx *run; /* deadline checked per initializer and per node (NULL none) */
-} lg_ox_run;
-
-static const char lg_ox_supported[] =
-    "supported: Gemm, MatMul, Conv and ConvTranspose (any group, no dilation), Resize and Upsample "
-    "(nearest), AveragePool, GlobalAveragePool, MaxPool and GlobalMaxPool (max-pool nodes: any window "
-    "and stride, symmetric pads), BatchNormalization (folded), zero Pad, Transpose, Slice, Split, Gather "
-    "(constant indices), Concat, Dropout (identity), Add and Sub (of constants or of two network values), "
-    "Mul, Div (by constants), Neg, Relu, Clip (as ReLUs), Sigmoid, Tanh (as 2*Sigmoid(2x)-1), PRelu and "
-    "LeakyRelu (one slope per layer), Flatten, Squeeze, Unsqueeze, Reshape (its shape may be computed by Shape, "
-    "Gather, Unsqueeze, Squeeze, Concat, Slice, Cast), Identity, Constant, the Swish pattern x*Sigmoid(beta*x), "
-    "and Erf inside the GELU pattern x*0.5*(1+erf(x/sqrt(2))) or x*0.5*(1+erf(lambda*x/sqrt(2)))";
-
-static const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
+const char *lg_ox_name(const lg_ox_run *R, int node) { return lg_ox_node_desc(&R->G, node); }
 
 /* Dynamic values of the current generation that later nodes still read. */
-static int lg_ox_live_gen(const lg_ox_run *R)
+int lg_ox_live_gen(const lg_ox_run *R)
 {
     int n = 0;
     for (int i = 0; i < R->n_cur; i++) {
@@ -99,7 +83,7 @@ static lg_status lg_ox_bcast(const lg_ox_run *R, int node, const lg_ox_const *c,
     return LG_OK;
 }
 
-static int lg_ox_is_scalar(const lg_ox_const *c) { return c->v && c->n == 1; }
+int lg_ox_is_scalar(const lg_ox_const *c) { return c->v && c->n == 1; }
 
 static lg_status lg_ox_const_copy(lg_ox_const *dst, const lg_ox_const *src)
 {
@@ -115,7 +99,7 @@ static lg_status lg_ox_const_copy(lg_ox_const *dst, const lg_ox_const *src)
 }
 
 /* New shape for Flatten(axis) of s. */
-static lg_status lg_ox_flatten_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, lg_ox_shape *o)
+lg_status lg_ox_flatten_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, lg_ox_shape *o)
 {
     int64_t axis = 1;
     int r = lg_ox_attr_int(&R->G, node, "axis", &axis);
@@ -136,7 +120,7 @@ static lg_status lg_ox_flatten_shape(const lg_ox_run *R, int node, const lg_ox_s
 }
 
 /* New shape for Reshape(s, spec). */
-static lg_status lg_ox_reshape_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, const lg_ox_const *spec,
+lg_status lg_ox_reshape_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, const lg_ox_const *spec,
                                      lg_ox_shape *o)
 {
     if (!spec->iv || spec->shape.rank != 1 || spec->n > LG_OX_MAX_RANK)
@@ -227,7 +211,8 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
     } else {
         return lg_fail(LG_ERR_UNSUPPORTED,
                        "%s: %s: computes on constants only; constant folding is supported for Constant, Identity, "
-                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, and Add, Sub, Mul, "
+                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, ConstantOfShape, Equal, "
+                       "Where, Expand, Range, and Add, Sub, Mul, "
                        "Div of two constants (exact results only)",
                        R->G.file, lg_ox_name(R, node));
     }
@@ -237,7 +222,7 @@ static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
     return LG_OK;
 }
 
-static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
+lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
 {
     return lg_fail(LG_ERR_UNSUPPORTED,
                    "%s: %s: the network forks here inside a pattern; only the GELU pattern "
@@ -249,7 +234,7 @@ static lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
 /* A GELU or Swish pattern closes while other nodes still read its input z
  * (a graph node read elsewhere too): z becomes a node first (an identity
  * layer unless it is one already) and those readers are set aside on it. */
-static lg_status lg_ox_release(lg_ox_run *R, int node)
+lg_status lg_ox_release(lg_ox_run *R, int node)
 {
     lg_ox_b *B = &R->B;
     lg_status st;
@@ -277,7 +262,7 @@ static lg_status lg_ox_release(lg_ox_run *R, int node)
  * relu only shrinks as λ or β grows) and the witness enclosure the interval
  * [p_lo, next(p_lo)] (core/enclose.c). 0, or −1 when p is not a positive
  * finite number. */
-static int lg_ox_param_down(double num, double den, int sqrt2, double *p_lo)
+int lg_ox_param_down(double num, double den, int sqrt2, double *p_lo)
 {
     if (!(num / den > 0) || !isfinite(num) || !isfinite(den)) return -1;
     mpfr_t lo, hi;
@@ -309,7 +294,7 @@ static int lg_ox_param_down(double num, double den, int sqrt2, double *p_lo)
 
 /* λ of Erf(k·z) with k = kmul/kdiv: erf(k·z) = erf(λz/√2) for λ = √2·k.
  * GELU is the layer whose λ interval [1, next(1)) holds it (λ_lo = 1). */
-static lg_status lg_ox_erf_lambda(const lg_ox_run *R, int node, const lg_ox_val *x, lg_ox_val *o)
+lg_status lg_ox_erf_lambda(const lg_ox_run *R, int node, const lg_ox_val *x, lg_ox_val *o)
 {
     if (lg_ox_param_down(x->kmul, x->kdiv, 1, &o->lambda))
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Erf of %.17g/%.17g times the value: the GELU pattern needs a "
@@ -324,7 +309,7 @@ static int lg_ox_pattern_scale(double k, double s, int divide, double *r)
 }
 
 /* 1 if (kmul/kdiv)·k is exactly want. */
-static int lg_ox_pattern_is(double kmul, double kdiv, double k, double want)
+int lg_ox_pattern_is(double kmul, double kdiv, double k, double want)
 {
     double p, q;
     return lg_ox_mul_exact(kmul, k, &p) && lg_ox_div_exact(p, kdiv, &q) && q == want;
@@ -332,7 +317,7 @@ static int lg_ox_pattern_is(double kmul, double kdiv, double k, double want)
 
 /* Close a layer of the kind whose ONNX pattern pat (act.h) was recognised
  * with parameter p (a kind without a parameter matches only p = 1). */
-static lg_status lg_ox_close_pattern(const lg_ox_run *R, lg_ox_b *B, int node, lg_act_onnx_pattern pat, double p)
+lg_status lg_ox_close_pattern(const lg_ox_run *R, lg_ox_b *B, int node, lg_act_onnx_pattern pat, double p)
 {
     lg_act a;
     if (lg_act_onnx_kind(pat, p, NULL, NULL, &a) != 0) return lg_ox_pattern_fail(R, node);
@@ -340,13 +325,12 @@ static lg_status lg_ox_close_pattern(const lg_ox_run *R, lg_ox_b *B, int node, l
 }
 
 /* Add/Sub/Mul/Div with one dynamic operand x and one constant c. */
-static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *x, int x_first, const lg_ox_const *c,
-                             lg_ox_val *out)
+lg_status lg_ox_arith(lg_ox_run *R, int node, char op, lg_ox_val *x, int x_first, const lg_ox_const *c, lg_ox_val *out)
 {
     lg_ox_b *B = &R->B;
     lg_status st;
     int sole = lg_ox_live_gen(R) == 0;
-    int is_mul = strcmp(op, "Mul") == 0, is_div = strcmp(op, "Div") == 0, is_add = strcmp(op, "Add") == 0;
+    int is_mul = op == '*', is_div = op == '/', is_add = op == '+';
     if (is_div && !x_first)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: division by a network value is not linear", R->G.file,
                        lg_ox_name(R, node));
@@ -395,7 +379,7 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
     if ((st = lg_ox_bcast(R, node, c, &B->shape, &os, &vec)) != LG_OK) return st;
     if (is_add) {
         st = lg_ox_b_shift(B, vec, 1.0);
-    } else if (strcmp(op, "Sub") == 0) {
+    } else if (op == '-') {
         if (x_first) {
             st = lg_ox_b_shift(B, vec, -1.0);
         } else {
@@ -417,7 +401,7 @@ static lg_status lg_ox_arith(lg_ox_run *R, int node, const char *op, lg_ox_val *
 }
 
 /* Gemm with dynamic A. */
-static lg_status lg_ox_gemm(lg_ox_run *R, int node)
+lg_status lg_ox_gemm(lg_ox_run *R, int node)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const int *in = R->G.in_idx[node];
@@ -488,8 +472,33 @@ static lg_status lg_ox_gemm(lg_ox_run *R, int node)
     return st;
 }
 
+/* x[T][K] @ W[K][N] with T > 1 rows (tokens): the same matrix on every row, a block-diagonal map
+ * z' = (I_T ⊗ Wᵀ)·z, exact (every weight the file's). Its width T·N and weights T²·K·N are bounded
+ * like any dense map. */
+static lg_status lg_ox_matmul_tokens(lg_ox_run *R, int node, const lg_ox_const *W, int64_t T, int64_t K, int64_t N,
+                                     const lg_ox_shape *os)
+{
+    lg_ox_b *B = &R->B;
+    if (T * K != B->n || T * N > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent shapes for MatMul (%lld rows of %lld, network value has "
+                       "%d elements)", R->G.file, lg_ox_name(R, node), (long long)T, (long long)K, B->n);
+    size_t rows = (size_t)(T * N), cols = (size_t)(T * K);
+    if (rows * cols > LG_NET_MAX_PARAMS || rows * cols * sizeof(double) > LG_OX_DENSE_MAX_BYTES)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: MatMul on %lld rows of %lld values: the map would hold %zu "
+                       "weights, more than %zu", R->G.file, lg_ox_name(R, node), (long long)T, (long long)K,
+                       rows * cols, LG_NET_MAX_PARAMS);
+    double *M = calloc(rows * cols, sizeof *M);
+    if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t j = 0; j < N; j++)
+            for (int64_t k = 0; k < K; k++) M[(size_t)(t * N + j) * cols + (size_t)(t * K + k)] = W->v[k * N + j];
+    lg_status st = lg_ox_b_linear(B, M, (int)rows, NULL);
+    if (st == LG_OK) B->shape = *os;
+    return st;
+}
+
 /* MatMul with one dynamic operand. */
-static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox_const *W)
+lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox_const *W)
 {
     lg_ox_b *B = &R->B;
     lg_ox_shape s = B->shape, os;
@@ -499,13 +508,12 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
     int rw = W->shape.rank;
     for (int i = 0; i + 2 < rw; i++)
         if (W->shape.d[i] != 1) goto batched;
-    int64_t K, N;
+    int64_t K, N, T = 1;
     double *M;
     if (dyn_first) {
         if (s.rank < 1) goto shape;
         K = s.d[s.rank - 1];
-        for (int i = 0; i + 1 < s.rank; i++)
-            if (s.d[i] != 1) goto batched;
+        for (int i = 0; i + 1 < s.rank; i++) T *= s.d[i]; /* tokens: the same matrix applied to each row */
         if (rw == 1) {
             N = 1;
             if (W->shape.d[0] != K) goto shape;
@@ -524,6 +532,7 @@ static lg_status lg_ox_matmul(lg_ox_run *R, int node, int dyn_first, const lg_ox
                 os.rank++;
             }
         }
+        if (T > 1) return lg_ox_matmul_tokens(R, node, W, T, K, N, &os);
         if (K != B->n || N > LG_NET_MAX_DIM) goto shape;
         if (!(M = malloc((size_t)N * (size_t)K * sizeof *M))) goto oom;
         for (int64_t j = 0; j < N; j++) { /* the transpose: 0.3 s for 4096 x 3072, so the deadline per 64 rows */
@@ -588,7 +597,7 @@ oom:
 
 /* Mul(a, h) with a = c·z and h = k·σ(βz): the Swish pattern z·σ(βz) when
  * c·k = 1 and the chain no longer forks; closes a swish layer with β. */
-static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_val *h, int sole)
+lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_val *h, int sole)
 {
     double k = a->kmul / a->kdiv * h->k;
     if (!lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 1.0))
@@ -606,7 +615,7 @@ static lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const l
  * layer (PRelu's slope), or for the entry's alias the attribute alpha,
  * default 0.01 (LeakyRelu). Kinds without a parameter close in
  * lg_ox_dyn_node. */
-static lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole, lg_act act, int alias)
+lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole, lg_act act, int alias)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const int *in = R->G.in_idx[node];
@@ -648,7 +657,7 @@ static int lg_ox_node_width(const lg_ox_b *B, int node) { return node < 0 ? B->n
 
 /* Set aside every value of the current generation that is still needed,
  * and the values keep[0..nk) read now. */
-static lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
+lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
 {
     lg_ox_b *B = &R->B;
     int n = 0, one = -1, sig = 0;
@@ -731,7 +740,7 @@ static lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk)
 /* Make the pending map the set-aside value v: its map (copied when later
  * nodes read v too) or the identity over its node. The caller folds v's
  * factor. */
-static lg_status lg_ox_attach(lg_ox_run *R, int node, lg_ox_val *v)
+lg_status lg_ox_attach(lg_ox_run *R, int node, lg_ox_val *v)
 {
     lg_ox_b *B = &R->B;
     lg_status st = lg_ox_settle(R, node, NULL, 0);
@@ -795,7 +804,7 @@ static int lg_ox_same_shape(const lg_ox_shape *a, const lg_ox_shape *b)
 }
 
 /* Add or Sub of two network values: one layer-to-be summing the terms of both. */
-static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int sub, lg_ox_val *out)
+lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int sub, lg_ox_val *out)
 {
     lg_ox_b *B = &R->B;
     lg_status st;
@@ -903,7 +912,7 @@ static lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, i
 
 /* Concat of network values along axis: the pending map is a sum of one
  * index-map term per part (a layer of its own when the next op needs one). */
-static lg_status lg_ox_concat(lg_ox_run *R, int node, lg_ox_val *out)
+lg_status lg_ox_concat(lg_ox_run *R, int node, lg_ox_val *out)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const int *in = R->G.in_idx[node];
@@ -1049,7 +1058,7 @@ static int lg_ox_ints_in(const lg_ox_run *R, int node, size_t j, const char *att
 }
 
 /* Slice of the network value (constant starts, ends, axes, steps): an index map. */
-static lg_status lg_ox_slice(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
+lg_status lg_ox_slice(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
 {
     lg_ox_b *B = &R->B;
     const lg_ox_shape *s = &B->shape;
@@ -1102,7 +1111,7 @@ static lg_status lg_ox_slice(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *ou
 }
 
 /* Split of the network value: each output an index map over the value's node, set aside. */
-static lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x)
+lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     lg_ox_b *B = &R->B;
@@ -1184,7 +1193,7 @@ static lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x)
 }
 
 /* Gather of the network value with constant indices along axis: an index map. */
-static lg_status lg_ox_gather(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
+lg_status lg_ox_gather(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const int *in = R->G.in_idx[node];
@@ -1235,29 +1244,10 @@ static lg_status lg_ox_gather(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *o
     return LG_OK;
 }
 
-/* 1 if the node may continue a GELU or Swish pattern on a value that
- * other nodes also read: Erf, Sigmoid, or arithmetic with a scalar constant. */
-static int lg_ox_pattern_op(const lg_ox_run *R, int node)
-{
-    const Onnx__NodeProto *nd = R->G.g->node[node];
-    const char *op = nd->op_type;
-    if (strcmp(op, "Erf") == 0 || strcmp(op, "Sigmoid") == 0) return 1;
-    int add = !strcmp(op, "Add") || !strcmp(op, "Sub");
-    if (!add && strcmp(op, "Mul") && strcmp(op, "Div")) return 0;
-    int scalar = 0, lin = 0;
-    for (size_t j = 0; j < nd->n_input; j++) {
-        int v = R->G.in_idx[node][j];
-        if (v >= 0 && R->G.vals[v].kind == LG_OX_CONST) scalar = lg_ox_is_scalar(&R->G.vals[v].c);
-        if (v >= 0 && R->G.vals[v].kind == LG_OX_DYN) lin = R->G.vals[v].form == LG_OX_LIN;
-    }
-    /* an Add of a constant continues a pattern only on erf(·) (the 1 + erf step) */
-    return scalar && !(add && lin);
-}
-
 /* Clip of the network value (ReLU6, Hardtanh, clamp): its bounds from the optional constant
  * inputs min and max (opset ≥ 11) or the attributes of the same names; an infinite bound
  * is no bound. */
-static lg_status lg_ox_clip(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole)
+lg_status lg_ox_clip(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole)
 {
     const Onnx__NodeProto *nd = R->G.g->node[node];
     const int *in = R->G.in_idx[node];
@@ -1285,221 +1275,6 @@ static lg_status lg_ox_clip(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int 
     lg_status st = lg_ox_b_fold(&R->B, x);
     if (st != LG_OK) return st;
     return lg_ox_b_clip(&R->B, isfinite(bnd[0]), bnd[0], isfinite(bnd[1]), bnd[1]);
-}
-
-static lg_status lg_ox_dyn_node(lg_ox_run *R, int node, lg_ox_val *out)
-{
-    const Onnx__NodeProto *nd = R->G.g->node[node];
-    const char *op = nd->op_type;
-    const int *in = R->G.in_idx[node];
-    lg_ox_b *B = &R->B;
-    lg_status st = LG_OK;
-    lg_ox_val *dyn[2] = {NULL, NULL};
-    int nd_dyn = 0, dpos = -1;
-    for (size_t j = 0; j < nd->n_input; j++)
-        if (in[j] >= 0 && R->G.vals[in[j]].kind == LG_OX_DYN) {
-            if (nd_dyn < 2) dyn[nd_dyn] = &R->G.vals[in[j]];
-            if (dpos < 0) dpos = (int)j;
-            nd_dyn++;
-        }
-    lg_ox_val *x = dyn[0], tmp;
-    if (strcmp(op, "Shape") == 0) { /* the value's known shape, a constant (onnx_shape.c) */
-        if ((st = lg_ox_shape_fold(&R->G, node, x->gen == R->gen ? &B->shape : &x->shape, &out->c)) != LG_OK)
-            return st;
-        out->kind = LG_OX_CONST;
-        return LG_OK;
-    }
-    out->kind = LG_OX_DYN;
-    out->form = LG_OX_LIN;
-    out->kmul = out->kdiv = 1.0;
-    out->gen = R->gen;
-    out->pm = NULL;
-    if ((strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0) && nd_dyn == 2 && nd->n_input == 2)
-        return lg_ox_sum(R, node, dyn[0], dyn[1], strcmp(op, "Sub") == 0, out);
-    if (strcmp(op, "Concat") == 0) return lg_ox_concat(R, node, out);
-    if (strcmp(op, "Split") == 0 && nd_dyn == 1 && dpos == 0) return lg_ox_split(R, node, x);
-    if (nd_dyn == 1) {
-        /* a value set aside is taken back; a value others still read is set aside first
-         * (except inside a GELU or Swish pattern, which forks the value on purpose) */
-        int pat = lg_ox_pattern_op(R, node);
-        if (x->gen == R->gen && lg_ox_live_gen(R) > 0 && !pat) {
-            int keep = in[dpos];
-            if ((st = lg_ox_settle(R, node, &keep, 1)) != LG_OK) return st;
-        }
-        if (x->gen != R->gen) {
-            if ((st = lg_ox_attach(R, node, x)) != LG_OK) return st;
-            if (!x->pm && x->uses > 0 && pat) { /* a pattern starts on a node that others read too */
-                x->gen = R->gen;
-                R->cur[R->n_cur++] = in[dpos];
-            } else {
-                tmp = *x;
-                tmp.pm = NULL;
-                tmp.gen = R->gen;
-                x = &tmp;
-            }
-        }
-        out->gen = R->gen;
-    }
-    int sole = lg_ox_live_gen(R) == 0;
-    if ((strcmp(op, "Slice") == 0 || strcmp(op, "Gather") == 0) && nd_dyn == 1 && dpos == 0) {
-        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
-        return op[0] == 'S' ? lg_ox_slice(R, node, x, out) : lg_ox_gather(R, node, x, out);
-    }
-    if (strcmp(op, "Mul") == 0 && nd_dyn == 2 && nd->n_input == 2) {
-        lg_ox_val *a = dyn[0], *h = dyn[1];
-        if (a->form != LG_OX_LIN) a = dyn[1], h = dyn[0];
-        if (a->form == LG_OX_LIN && h->form == LG_OX_SIG) return lg_ox_swish(R, node, a, h, sole);
-        if (a->form != LG_OX_LIN || h->form != LG_OX_HALF1)
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: product of two network values is not linear (and not a GELU "
-                           "pattern)", R->G.file, lg_ox_name(R, node));
-        out->form = LG_OX_PROD;
-        out->k = a->kmul / a->kdiv * h->k;
-        out->lambda = h->lambda;
-        if (lg_ox_pattern_is(a->kmul, a->kdiv, h->k, 0.5)) {
-            out->k = 0.5;
-            if (!sole && (st = lg_ox_release(R, node)) != LG_OK) return st;
-            if ((st = lg_ox_close_pattern(R, B, node, LG_ACT_ONNX_ERF, out->lambda)) != LG_OK) return st;
-            out->form = LG_OX_LIN;
-            out->kmul = out->kdiv = 1.0;
-        }
-        return LG_OK;
-    }
-    if (nd_dyn != 1)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: uses %d network values; only one (a chain) is supported",
-                       R->G.file, lg_ox_name(R, node), nd_dyn);
-    if (strcmp(op, "Dropout") == 0) {
-        /* the identity at inference; a constant true training_mode is refused */
-        if (dpos != 0 || (nd->n_input >= 3 && in[2] >= 0 && (R->G.vals[in[2]].kind != LG_OX_CONST ||
-                                                          (R->G.vals[in[2]].c.iv && R->G.vals[in[2]].c.iv[0]) ||
-                                                          (R->G.vals[in[2]].c.v && R->G.vals[in[2]].c.v[0] != 0.0))))
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Dropout in training mode is not supported", R->G.file,
-                           lg_ox_name(R, node));
-        lg_ox_val keep = *out;
-        *out = *x;
-        out->name = keep.name;
-        out->uses = keep.uses;
-        out->producer = keep.producer;
-        return LG_OK;
-    }
-    if (nd->n_output != 1 && strcmp(op, "BatchNormalization") != 0)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: has %zu outputs, expected 1", R->G.file, lg_ox_name(R, node),
-                       nd->n_output);
-    if (strcmp(op, "Neg") == 0) { /* −x: the product with the constant −1 (exact) */
-        double m1 = -1.0;
-        lg_ox_const c = {.shape = {0, {0}}, .n = 1, .dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, .v = &m1};
-        return lg_ox_arith(R, node, "Mul", x, 1, &c, out);
-    }
-    int is_arith = strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0;
-    if (is_arith) {
-        if (nd->n_input != 2 || in[1 - dpos] < 0)
-            return lg_fail(LG_ERR_FORMAT, "%s: %s: expected 2 inputs", R->G.file, lg_ox_name(R, node));
-        return lg_ox_arith(R, node, op, x, dpos == 0, &R->G.vals[in[1 - dpos]].c, out);
-    }
-    if (strcmp(op, "Identity") == 0) {
-        /* closes a layer after a matrix op (keeps identity layers apart) */
-        if (x->form == LG_OX_LIN && sole && (B->W || B->K || B->map || B->n_xt)) {
-            if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
-            return lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0);
-        }
-        lg_ox_val keep = *out;
-        *out = *x;
-        out->name = keep.name;
-        out->uses = keep.uses;
-        out->producer = keep.producer;
-        return LG_OK;
-    }
-    if (strcmp(op, "Erf") == 0) {
-        if (x->form != LG_OX_LIN) return lg_ox_pattern_fail(R, node);
-        out->form = LG_OX_ERF;
-        out->k = 1.0;
-        return lg_ox_erf_lambda(R, node, x, out);
-    }
-    if (strcmp(op, "Sigmoid") == 0 && x->form == LG_OX_LIN && !sole) {
-        /* the value forks into σ(β·z) and z: the gate of a Swish pattern */
-        out->form = LG_OX_SIG;
-        out->k = 1.0;
-        if (lg_ox_param_down(x->kmul, x->kdiv, 0, &out->lambda))
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Sigmoid of %.17g/%.17g times the value: the Swish pattern "
-                           "needs a positive finite beta", R->G.file, lg_ox_name(R, node), x->kmul, x->kdiv);
-        return LG_OK;
-    }
-    lg_act op_act;
-    int alias = 0;
-    if (lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, &alias, &op_act) == 0 && lg_act_has_param(op_act))
-        return lg_ox_act_param_op(R, node, x, dpos, sole, op_act, alias);
-    if (strcmp(op, "Tanh") == 0) { /* 2·σ(2z) − 1 (onnx_affine.c) */
-        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
-        if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
-        return lg_ox_b_tanh(B);
-    }
-    if (strcmp(op, "Softmax") == 0) {
-        char kinds[256] = ""; /* the table's names */
-        for (int a = 0; a < LG_ACT_COUNT; a++)
-            snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", a ? ", " : "", lg_act_name((lg_act)a));
-        return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: activation %s cannot be represented (lg_net has %s; Tanh is read as 2*sigmoid(2x)-1); %s",
-                       R->G.file, lg_ox_name(R, node), op, kinds, lg_ox_supported);
-    }
-    int image = strcmp(op, "Conv") == 0 || strcmp(op, "ConvTranspose") == 0 || strcmp(op, "Resize") == 0 ||
-                strcmp(op, "Upsample") == 0 || strcmp(op, "AveragePool") == 0 || strcmp(op, "GlobalAveragePool") == 0 ||
-                strcmp(op, "MaxPool") == 0 || strcmp(op, "GlobalMaxPool") == 0 || strcmp(op, "Pad") == 0 ||
-                strcmp(op, "Transpose") == 0 || strcmp(op, "BatchNormalization") == 0;
-    if (image) {
-        if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
-        if (dpos != 0)
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be the first input", R->G.file,
-                           lg_ox_name(R, node));
-        if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
-        if (strcmp(op, "Conv") == 0) return lg_ox_conv(&R->G, B, node);
-        if (strcmp(op, "ConvTranspose") == 0) return lg_ox_convtranspose(&R->G, B, node);
-        if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0) return lg_ox_resize(&R->G, B, node);
-        if (strcmp(op, "AveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 0);
-        if (strcmp(op, "GlobalAveragePool") == 0) return lg_ox_avgpool(&R->G, B, node, 1);
-        if (strcmp(op, "MaxPool") == 0) return lg_ox_maxpool(&R->G, B, node, 0);
-        if (strcmp(op, "GlobalMaxPool") == 0) return lg_ox_maxpool(&R->G, B, node, 1);
-        if (strcmp(op, "Pad") == 0) return lg_ox_pad(&R->G, B, node);
-        if (strcmp(op, "Transpose") == 0) return lg_ox_transpose(&R->G, B, node);
-        return lg_ox_batchnorm(&R->G, B, node);
-    }
-    if (strcmp(op, "Clip") == 0) return lg_ox_clip(R, node, x, dpos, sole);
-    int is_act = lg_act_onnx_kind(LG_ACT_ONNX_OP, 1.0, op, NULL, &op_act) == 0;
-    int known = is_act || strcmp(op, "Flatten") == 0 || strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0 ||
-                strcmp(op, "Reshape") == 0 || strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0;
-    if (!known)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: op type '%s' is not supported; %s", R->G.file,
-                       lg_ox_name(R, node), op, lg_ox_supported);
-    if (x->form != LG_OX_LIN || !sole) return lg_ox_pattern_fail(R, node);
-    if (strcmp(op, "Flatten") == 0) {
-        out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
-        return lg_ox_flatten_shape(R, node, &B->shape, &B->shape);
-    }
-    if (strcmp(op, "Squeeze") == 0 || strcmp(op, "Unsqueeze") == 0) { /* reshapes (onnx_shape.c) */
-        if (dpos != 0)
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be the data input", R->G.file,
-                           lg_ox_name(R, node));
-        out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
-        return lg_ox_squeeze_shape(&R->G, node, &B->shape, &B->shape);
-    }
-    if (strcmp(op, "Reshape") == 0) {
-        if (dpos != 0 || nd->n_input != 2 || in[1] < 0)
-            return lg_fail(LG_ERR_FORMAT, "%s: %s: expected data and a constant shape", R->G.file, lg_ox_name(R, node));
-        out->kmul = x->kmul, out->kdiv = x->kdiv, out->has_mul = x->has_mul;
-        lg_ox_shape ns;
-        if ((st = lg_ox_reshape_shape(R, node, &B->shape, &R->G.vals[in[1]].c, &ns)) != LG_OK) return st;
-        B->shape = ns;
-        return LG_OK;
-    }
-    if ((st = lg_ox_b_fold(B, x)) != LG_OK) return st;
-    if (is_act) return lg_ox_b_close(B, op_act, 1.0);
-    if (strcmp(op, "Gemm") == 0) {
-        if (dpos != 0)
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the network value must be input A", R->G.file,
-                           lg_ox_name(R, node));
-        return lg_ox_gemm(R, node);
-    }
-    if (nd->n_input != 2 || in[1 - dpos] < 0)
-        return lg_fail(LG_ERR_FORMAT, "%s: %s: expected 2 inputs", R->G.file, lg_ox_name(R, node));
-    return lg_ox_matmul(R, node, dpos == 0, &R->G.vals[in[1 - dpos]].c);
 }
 
 /* Find and describe the one dynamic graph input. */

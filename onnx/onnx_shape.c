@@ -23,8 +23,9 @@
 
 int lg_ox_is_shape_op(const char *op)
 {
-    static const char *ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice",
-                                "Cast",  "Add",    "Sub",       "Mul",     "Div"};
+    static const char *ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast",
+                                "Add",   "Sub",    "Mul",       "Div",     "ConstantOfShape", "Equal",
+                                "Where", "Expand", "Range"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(op, ops[i]) == 0) return 1;
     return 0;
@@ -222,6 +223,149 @@ static lg_status lg_ox_arith_fold(const lg_ox_graph *G, int node, lg_ox_const *o
     return LG_OK;
 }
 
+/* The numpy broadcast of shapes a and b into o; 0 if they do not broadcast. */
+static int lg_ox_bshape(const lg_ox_shape *a, const lg_ox_shape *b, lg_ox_shape *o)
+{
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    o->rank = r;
+    for (int i = 0; i < r; i++) {
+        int64_t x = i < r - a->rank ? 1 : a->d[i - (r - a->rank)], y = i < r - b->rank ? 1 : b->d[i - (r - b->rank)];
+        if (x != y && x != 1 && y != 1) return 0;
+        o->d[i] = x == 1 ? y : x;
+    }
+    return 1;
+}
+
+/* The flat index into c (shape broadcast to o) of the flat output index k. */
+static size_t lg_ox_bindex(const lg_ox_const *c, const lg_ox_shape *o, size_t k)
+{
+    size_t idx = 0, stride = 1;
+    for (int i = o->rank - 1; i >= 0; i--) {
+        int64_t oi = (int64_t)(k % (size_t)o->d[i]);
+        k /= (size_t)o->d[i];
+        int ci = i - (o->rank - c->shape.rank);
+        if (ci < 0) continue;
+        if (c->shape.d[ci] != 1) idx += (size_t)oi * stride;
+        stride *= (size_t)c->shape.d[ci];
+    }
+    return idx;
+}
+
+static double lg_ox_cval(const lg_ox_const *c, size_t i) { return c->iv ? (double)c->iv[i] : c->v[i]; }
+
+/* ConstantOfShape, Equal, Where, Expand and Range on constants (PyTorch's expand and class
+ * token arithmetic); Equal's booleans are int64 0/1. */
+static lg_status lg_ox_fold_more(const lg_ox_graph *G, int node, lg_ox_const *out)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const char *op = nd->op_type, *f = G->file, *desc = lg_ox_node_desc(G, node);
+    const int *in = G->in_idx[node];
+    const lg_ox_const *x = &G->vals[in[0]].c;
+    lg_status st;
+    lg_ox_shape o;
+    if (op[0] == 'C') { /* ConstantOfShape(shape), value attribute: one element, default float 0 */
+        if (!x->iv || x->shape.rank != 1 || x->n > LG_OX_MAX_RANK)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: the shape must be a 1-D int64 constant", f, desc);
+        o.rank = (int)x->n;
+        for (size_t i = 0; i < x->n; i++) {
+            if (x->iv[i] < 0 || x->iv[i] > LG_NET_MAX_DIM)
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: dimension %lld", f, desc, (long long)x->iv[i]);
+            o.d[i] = x->iv[i];
+        }
+        size_t n = lg_ox_shape_count(&o);
+        if (n == 0 && o.rank > 0) {
+            for (int i = 0; i < o.rank; i++)
+                if (o.d[i] == 0) goto empty;
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: too many elements", f, desc);
+        }
+    empty:;
+        lg_ox_const v = {.n = 1, .dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT};
+        double zero = 0;
+        v.v = &zero;
+        const Onnx__AttributeProto *a = lg_ox_attr(nd, "value");
+        lg_ox_const dec;
+        memset(&dec, 0, sizeof dec);
+        if (a && a->t) {
+            if ((st = lg_ox_const_decode(&dec, a->t, f, "value")) != LG_OK) return st;
+            if (dec.n != 1) {
+                lg_ox_const_free(&dec);
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: value must hold one element", f, desc);
+            }
+            v = dec;
+        }
+        if ((st = lg_ox_alloc_like(out, &v, &o, n)) == LG_OK)
+            for (size_t i = 0; i < n; i++) {
+                if (out->iv) out->iv[i] = v.iv[0];
+                if (out->v) out->v[i] = v.v[0];
+            }
+        lg_ox_const_free(&dec);
+        return st;
+    }
+    if (op[0] == 'R') { /* Range(start, limit, delta) */
+        if (nd->n_input != 3 || in[1] < 0 || in[2] < 0)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: expected start, limit and delta", f, desc);
+        const lg_ox_const *l = &G->vals[in[1]].c, *d = &G->vals[in[2]].c;
+        if (!x->iv || !l->iv || !d->iv || x->n != 1 || l->n != 1 || d->n != 1 || d->iv[0] == 0)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Range is folded on int64 scalars with a nonzero delta", f, desc);
+        int64_t a = x->iv[0], b = l->iv[0], s = d->iv[0];
+        double cnt = ceil(((double)b - (double)a) / (double)s);
+        if (cnt > LG_NET_MAX_DIM) return lg_fail(LG_ERR_FORMAT, "%s: %s: %g values", f, desc, cnt);
+        size_t n = cnt > 0 ? (size_t)cnt : 0;
+        if ((st = lg_ox_int_alloc(out, 1, n)) != LG_OK) return st;
+        for (size_t i = 0; i < n; i++) out->iv[i] = a + (int64_t)i * s;
+        return LG_OK;
+    }
+    if (op[0] == 'E' && op[1] == 'x') { /* Expand(x, shape): x broadcast to shape (numpy rules) */
+        const lg_ox_const *sh = nd->n_input == 2 && in[1] >= 0 ? &G->vals[in[1]].c : NULL;
+        if (!sh || !sh->iv || sh->shape.rank != 1 || sh->n > LG_OX_MAX_RANK)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: the shape must be a 1-D int64 constant", f, desc);
+        lg_ox_shape t = {(int)sh->n, {0}};
+        for (size_t i = 0; i < sh->n; i++) {
+            if (sh->iv[i] < 1 || sh->iv[i] > LG_NET_MAX_DIM)
+                return lg_fail(LG_ERR_FORMAT, "%s: %s: dimension %lld", f, desc, (long long)sh->iv[i]);
+            t.d[i] = sh->iv[i];
+        }
+        size_t n;
+        if (!lg_ox_bshape(&x->shape, &t, &o) || !(n = lg_ox_shape_count(&o)))
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: shapes do not broadcast", f, desc);
+        if ((st = lg_ox_alloc_like(out, x, &o, n)) != LG_OK) return st;
+        for (size_t k = 0; k < n; k++) {
+            size_t j = lg_ox_bindex(x, &o, k);
+            if (out->iv) out->iv[k] = x->iv[j];
+            if (out->v) out->v[k] = x->v[j];
+        }
+        return LG_OK;
+    }
+    int where = op[0] == 'W';
+    if (nd->n_input != (where ? 3u : 2u))
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: expected %d inputs", f, desc, where ? 3 : 2);
+    const lg_ox_const *a = &G->vals[in[where]].c, *b = &G->vals[in[1 + where]].c;
+    lg_ox_shape ab;
+    size_t n;
+    if (!lg_ox_bshape(&a->shape, &b->shape, &ab) || !lg_ox_bshape(&x->shape, &ab, &o) ||
+        (!(n = lg_ox_shape_count(&o)) && o.rank > 0))
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: shapes do not broadcast", f, desc);
+    if (o.rank == 0) n = 1;
+    if (!where) { /* Equal: int64 0/1 */
+        if ((st = lg_ox_int_alloc(out, 1, n)) != LG_OK) return st;
+        out->shape = o;
+        for (size_t k = 0; k < n; k++)
+            out->iv[k] = lg_ox_cval(x, lg_ox_bindex(x, &o, k)) == lg_ox_cval(a, lg_ox_bindex(a, &o, k));
+        return LG_OK;
+    }
+    if (!x->iv || (!a->iv != !b->iv))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Where is folded on a boolean condition and two constants of one "
+                       "type", f, desc);
+    if ((st = lg_ox_alloc_like(out, a, &o, n)) != LG_OK) return st;
+    for (size_t k = 0; k < n; k++) {
+        const lg_ox_const *c = x->iv[lg_ox_bindex(x, &o, k)] ? a : b;
+        size_t j = lg_ox_bindex(c, &o, k);
+        if (out->iv) out->iv[k] = c->iv[j];
+        if (out->v) out->v[k] = c->v[j];
+    }
+    return LG_OK;
+}
+
 lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
@@ -250,6 +394,9 @@ lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dy
                        desc, op);
     if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
         return lg_ox_arith_fold(G, node, out);
+    if (strcmp(op, "ConstantOfShape") == 0 || strcmp(op, "Equal") == 0 || strcmp(op, "Where") == 0 ||
+        strcmp(op, "Expand") == 0 || strcmp(op, "Range") == 0)
+        return lg_ox_fold_more(G, node, out);
     if (strcmp(op, "Cast") == 0) {
         int64_t to = 0;
         if (lg_ox_attr_int(G, node, "to", &to) != 1)

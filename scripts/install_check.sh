@@ -11,7 +11,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 P=$T/prefix
 cmake --install "$B" --prefix "$P" >/dev/null
-for f in bin/lgelu include/lgelu/lgelu.h lib/pkgconfig/lgelu.pc lib/cmake/lgelu/lgelu-config.cmake; do
+for f in bin/lgelu include/lgelu/lgelu.h lib/pkgconfig/lgelu.pc lib/pkgconfig/lgelu-static.pc \
+  lib/cmake/lgelu/lgelu-config.cmake; do
   [ -e "$P/$f" ] || { echo "install_check: $P/$f missing" >&2; exit 1; }
 done
 ls "$P"/lib*/liblgelu.so "$P"/lib*/liblgelu.a >/dev/null
@@ -21,12 +22,23 @@ export PKG_CONFIG_PATH="$P/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror examples/verify_net.c -o "$T/verify_net_pc" $(pkg-config --cflags --libs lgelu) \
   -Wl,-rpath,"$P/lib"
-# static through pkg-config --static (liblgelu.a named, its dependencies from Requires/Libs.private)
-# shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror examples/verify_net.c -o "$T/verify_net_pc_static" $(pkg-config --cflags lgelu) \
-  "$(ls "$P"/lib*/liblgelu.a)" $(pkg-config --static --libs-only-other --libs-only-L lgelu) \
-  $(pkg-config --static --libs-only-l lgelu | sed 's/-llgelu//')
-if ldd "$T/verify_net_pc_static" | grep -q liblgelu; then echo "install_check: static build links liblgelu.so" >&2; exit 1; fi
+# static through pkg-config: lgelu-static names liblgelu.a, its dependencies come from its Requires
+# (the same flags with and without --static); the program must not need liblgelu.so
+for flags in "--libs" "--static --libs"; do
+  # shellcheck disable=SC2046,SC2086
+  cc -std=c11 -Wall -Wextra -Werror examples/verify_net.c -o "$T/verify_net_pc_static" \
+    $(pkg-config --cflags lgelu-static) $(pkg-config $flags lgelu-static)
+  if ldd "$T/verify_net_pc_static" | grep -q liblgelu; then
+    echo "install_check: pkg-config $flags lgelu-static links liblgelu.so" >&2; exit 1
+  fi
+done
+# and runs with the shared library out of reach
+mkdir "$T/hidden" && mv "$P"/lib*/liblgelu.so* "$T/hidden/"
+out=$("$T/verify_net_pc_static" tests/fixtures/vnncomp/mnist-net_256x2.onnx tests/fixtures/vnncomp/prop_2_0.05.vnnlib 2>&1 || true)
+if ! echo "$out" | grep -q "prop_2_0.05.vnnlib: violated"; then
+  echo "$out" >&2; echo "install_check: the static build does not run without liblgelu.so" >&2; exit 1
+fi
+mv "$T/hidden"/liblgelu.so* "$(dirname "$(ls "$P"/lib*/liblgelu.a)")/"
 cmake -S examples -B "$T/ex" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$T/ex" -j2 >/dev/null
 F=tests/fixtures

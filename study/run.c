@@ -104,6 +104,12 @@ typedef struct lg_run_data {
 typedef struct lg_run_inst {
     int net, input, eps_i;
     lg_study_mode mode;
+    /* the smooth mode tries the counterexample the auto mode found on the ReLU net first: auto_ix
+     * is that auto instance's index in todo (−1 none, or not in this run); an auto instance sets
+     * finished and, when violated, cex ([n_in], owned) under the context's mutex */
+    long auto_ix;
+    int finished;
+    double *cex;
 } lg_run_inst;
 
 typedef struct lg_run_ctx {
@@ -119,6 +125,7 @@ typedef struct lg_run_ctx {
     const char *cache;
     lg_study_log results, networks;
     pthread_mutex_t mu;
+    pthread_cond_t cv;  /* an auto instance finished (lg_run_inst.finished), or the run failed */
     long next, done;
     lg_status st;       /* first failure */
     char err[512];
@@ -132,6 +139,7 @@ static void lg_run_fail(lg_run_ctx *C, lg_status st)
         C->st = st;
         snprintf(C->err, sizeof C->err, "%s", lg_errmsg());
     }
+    pthread_cond_broadcast(&C->cv);
     pthread_mutex_unlock(&C->mu);
 }
 
@@ -190,8 +198,57 @@ static void *lg_run_nets_worker(void *arg)
     }
 }
 
+/* An auto instance is done: its counterexample (x[n], or NULL) for the smooth instance that waits. */
+static void lg_run_publish(lg_run_ctx *C, lg_run_inst *I, const double *x, int n)
+{
+    double *c = x ? malloc((size_t)n * sizeof *c) : NULL;
+    if (c) memcpy(c, x, (size_t)n * sizeof *c);
+    pthread_mutex_lock(&C->mu);
+    I->cex = c;
+    I->finished = 1;
+    pthread_cond_broadcast(&C->cv);
+    pthread_mutex_unlock(&C->mu);
+}
+
+/* The smooth mode's first try: the counterexample auto found on the ReLU net of the same instance,
+ * through the one witness gate on the smooth net (DESIGN.md §3). 1 accepted (rep holds the verdict
+ * and the witness), 0 not (no counterexample, or rejected), −1 out of memory. Waits for the auto
+ * instance: it precedes this one in todo, so a worker holds it already. */
+static int lg_run_try_auto_cex(lg_run_ctx *C, const lg_run_inst *I, const lg_net *smooth, const lg_prop *prop,
+                               double *y, lg_verify_report *rep)
+{
+    if (I->auto_ix < 0) return 0;
+    const lg_run_inst *A = &C->todo[I->auto_ix];
+    pthread_mutex_lock(&C->mu);
+    while (!A->finished && C->st == LG_OK) pthread_cond_wait(&C->cv, &C->mu);
+    const double *cex = A->finished ? A->cex : NULL;
+    pthread_mutex_unlock(&C->mu);
+    if (!cex) return 0;
+    double t0 = lg_now();
+    size_t n = (size_t)smooth->n_in;
+    double *x = malloc(n * sizeof *x);
+    if (!x) return -1;
+    for (int c = 0; c < prop->n_cases; c++) {
+        memcpy(x, cex, n * sizeof *x); /* the gate clips x into the case's box */
+        int acc = lg_witness_accept(smooth, prop, c, x, y);
+        if (acc < 0) break;
+        if (acc == 1) {
+            rep->verdict = LG_VERDICT_VIOLATED;
+            rep->x = x;
+            rep->n_in = smooth->n_in;
+            rep->violated_case = c;
+            snprintf(rep->method, sizeof rep->method, "auto cex");
+            rep->bound_method = "none";
+            rep->seconds = lg_now() - t0;
+            return 1;
+        }
+    }
+    free(x);
+    return 0;
+}
+
 /* Run one instance; *row receives the JSON row. */
-static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **row)
+static lg_status lg_run_instance(lg_run_ctx *C, lg_run_inst *I, json_t **row)
 {
     const lg_run_net *N = &C->nets[I->net];
     const lg_study_net *n = &N->n;
@@ -218,8 +275,16 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
     char settings[256];
     lg_study_verify_settings(C->g, N->a, I->mode, &vo, settings, sizeof settings);
     double delta_tr = 0.0;
-    if (I->mode == LG_STUDY_SMOOTH && n->smooth) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
-    else st = lg_verify_run(I->mode == LG_STUDY_DIRECT ? &n->net : relu, &prop, &vo, &rep);
+    int from_auto = 0;
+    if (I->mode == LG_STUDY_SMOOTH && n->smooth) {
+        if ((from_auto = lg_run_try_auto_cex(C, I, &n->net, &prop, y, &rep)) < 0) {
+            st = lg_fail(LG_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        if (!from_auto) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
+    } else {
+        st = lg_verify_run(I->mode == LG_STUDY_DIRECT ? &n->net : relu, &prop, &vo, &rep);
+    }
     if (st != LG_OK) goto fail;
     double delta_ball = 0.0;
     if (n->smooth) {
@@ -267,12 +332,15 @@ static lg_status lg_run_instance(lg_run_ctx *C, const lg_run_inst *I, json_t **r
         json_object_set_new(*row, "version", json_string(lg_version())) ||
         json_object_set_new(*row, "commit", json_string(lg_commit())) ||
         json_object_set_new(*row, "misclassified", json_boolean(rep.misclassified)) ||
+        (I->mode == LG_STUDY_SMOOTH && json_object_set_new(*row, "cex_from_auto", json_boolean(from_auto))) ||
         json_object_set_new(*row, "lps", json_integer((json_int_t)rep.lp.n_lp)) ||
         json_object_set_new(*row, "seconds_lp", json_real(rep.lp.lp_seconds)) ||
         json_object_set_new(*row, "seconds_cert", json_real(rep.lp.cert_seconds)) ||
         json_object_set_new(*row, "seconds_solver", json_real(rep.t_solver)))
         st = lg_fail(LG_ERR_NOMEM, "out of memory (JSON row)");
 fail:
+    if (I->mode == LG_STUDY_AUTO)
+        lg_run_publish(C, I, st == LG_OK && rep.verdict == LG_VERDICT_VIOLATED ? rep.x : NULL, n_in);
     lg_verify_report_free(&rep);
     lg_prop_free(&prop);
     free(x0);
@@ -407,6 +475,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     C.o = o;
     C.t0 = lg_now();
     pthread_mutex_init(&C.mu, NULL);
+    pthread_cond_init(&C.cv, NULL);
     char cache[4096], path[4200];
     lg_status st = lg_study_mkdir(o->out_dir);
     if (st != LG_OK) goto out;
@@ -456,7 +525,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                                 continue;
                             }
                             N->needed = 1;
-                            C.todo[C.n_todo++] = (lg_run_inst){ni, g->input_offset + i, e, modes[m]};
+                            C.todo[C.n_todo++] = (lg_run_inst){ni, g->input_offset + i, e, modes[m], -1, 0, NULL};
                         }
             }
     for (int i = 0; i < C.n_nets; i++) stats->n_nets += C.nets[i].needed;
@@ -500,6 +569,14 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
     if ((st = lg_run_pool(&C, lg_run_nets_worker, par ? o->jobs : 1)) != LG_OK) goto out;
     /* phase 2: instances */
     qsort(C.todo, (size_t)C.n_todo, sizeof *C.todo, lg_run_inst_cmp);
+    for (long i = 0, a = -1; i < C.n_todo; i++) { /* each smooth instance to the auto instance before it */
+        lg_run_inst *T = &C.todo[i];
+        T->auto_ix = -1;
+        if (T->mode == LG_STUDY_AUTO) a = i;
+        else if (T->mode == LG_STUDY_SMOOTH && a >= 0 && C.todo[a].net == T->net && C.todo[a].input == T->input &&
+                 C.todo[a].eps_i == T->eps_i)
+            T->auto_ix = a;
+    }
     C.t0 = lg_now();
     st = lg_run_pool(&C, lg_run_inst_worker, o->jobs);
     stats->n_run = C.done;
@@ -508,6 +585,7 @@ out:
     if (C.nets)
         for (int i = 0; i < C.n_nets; i++) lg_study_net_free(&C.nets[i].n);
     free(C.nets);
+    for (long i = 0; C.todo && i < C.n_todo; i++) free(C.todo[i].cex);
     free(C.todo);
     lg_dataset_free(&C.train);
     lg_dataset_free(&C.test);
@@ -518,5 +596,6 @@ out:
     lg_study_log_close(&C.results);
     lg_study_log_close(&C.networks);
     pthread_mutex_destroy(&C.mu);
+    pthread_cond_destroy(&C.cv);
     return st;
 }

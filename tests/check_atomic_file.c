@@ -79,12 +79,13 @@ static int lg_atomic_bench_files(const char *out, int tmp_ok)
         ck_assert_msg(l > 0 && line[l - 1] == '\n', "partial row in %s: '%s'", p, line);
         if (rows++ < 0) {
             ck_assert_str_eq(line,
-                             "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build\n");
+                             "instance,onnx,vnnlib,timeout,verdict,result,seconds,nodes,solver_nodes,method,settings,build,"
+                             "reason\n");
             continue;
         }
         int commas = 0;
         for (char *c = line; *c; c++) commas += *c == ',';
-        ck_assert_msg(commas == 11, "row %d has %d fields: %s", rows, commas + 1, line);
+        ck_assert_msg(commas == 12, "row %d has %d fields: %s", rows, commas + 1, line);
         char inst[1024], verdict[64], result[64];
         ck_assert_msg(sscanf(line, "%1023[^,],%*[^,],%*[^,],%*[^,],%63[^,],%63[^,],", inst, verdict, result) == 3,
                       "unparsable row: %s", line);
@@ -108,8 +109,10 @@ static int lg_atomic_bench_files(const char *out, int tmp_ok)
 }
 
 /* Start `lgelu bench`, wait for its first row, send sig; the files must be
- * whole. SIGTERM: it stops early with exit 143; SIGKILL: killed. */
-static void lg_atomic_bench_kill(int sig)
+ * whole. SIGTERM: it stops early with exit 143; SIGKILL: killed. SIGINT:
+ * it says at once on stderr that it waits for the instance in flight; with
+ * twice set, a second SIGINT (sent once that word is there) stops it now. */
+static void lg_atomic_bench_kill_n(int sig, int twice)
 {
     char dir[256], out[300], p[600];
     snprintf(dir, sizeof dir, "%s", lg_test_tmpfile("_bench"));
@@ -128,11 +131,13 @@ static void lg_atomic_bench_kill(int sig)
     snprintf(cmd, sizeof cmd, "ln -s '%s/acasxu' '%s/acasxu' && ln -s '%s/vnncomp' '%s/vnncomp'", LG_FIXTURES, dir,
              LG_FIXTURES, dir);
     ck_assert_int_eq(system(cmd), 0);
+    char errp[600];
+    snprintf(errp, sizeof errp, "%s/stderr.txt", dir);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 1), dup2(devnull, 2);
+        int devnull = open("/dev/null", O_WRONLY), err = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(devnull, 1), dup2(err, 2);
         execl(LG_BINARY_DIR "/lgelu", "lgelu", "bench", dir, "--out", out, "-j", "1", (char *)NULL);
         _exit(127);
     }
@@ -150,17 +155,44 @@ static void lg_atomic_bench_kill(int sig)
     }
     ck_assert_msg(seen, "bench wrote no row in 120 s");
     ck_assert_int_eq(kill(pid, sig), 0);
-    int ws;
+    int ws, told = 0;
+    if (sig != SIGKILL) {
+        /* the word comes from the signal handler itself: it is there before the instance in flight ends */
+        for (int t = 0; t < 6000 && !told; t++) {
+            FILE *r = fopen(errp, "r");
+            char buf[4096] = {0};
+            if (r) {
+                size_t got = fread(buf, 1, sizeof buf - 1, r);
+                buf[got] = '\0';
+                fclose(r);
+            }
+            told = strstr(buf, "waiting for the instance in flight") != NULL;
+            if (!told) nanosleep(&(struct timespec){0, 20000000L}, NULL);
+        }
+        ck_assert_msg(told, "bench said nothing of the instance in flight after signal %d", sig);
+        if (twice) ck_assert_int_eq(kill(pid, sig), 0);
+    }
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     if (sig == SIGKILL) ck_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+    else if (twice) /* killed by the second one, or it had ended the instance in flight before it came */
+        ck_assert_msg((WIFSIGNALED(ws) && WTERMSIG(ws) == sig) || (WIFEXITED(ws) && WEXITSTATUS(ws) == 128 + sig),
+                      "exit status %d", ws);
     else ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 128 + sig, "exit status %d", ws);
-    int rows = lg_atomic_bench_files(out, sig == SIGKILL);
+    int rows = lg_atomic_bench_files(out, sig == SIGKILL || twice);
     ck_assert_msg(rows >= 1 && rows < LG_GATE_INST, "%d rows: not stopped early", rows);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
 
+static void lg_atomic_bench_kill(int sig) { lg_atomic_bench_kill_n(sig, 0); }
+
 START_TEST(test_atomic_file_bench_sigterm_keeps_whole_files) { lg_atomic_bench_kill(SIGTERM); }
+END_TEST
+
+START_TEST(test_atomic_file_bench_sigint_says_it_waits) { lg_atomic_bench_kill(SIGINT); }
+END_TEST
+
+START_TEST(test_atomic_file_bench_second_sigint_stops_now) { lg_atomic_bench_kill_n(SIGINT, 1); }
 END_TEST
 
 START_TEST(test_atomic_file_bench_sigkill_keeps_whole_files) { lg_atomic_bench_kill(SIGKILL); }
@@ -174,6 +206,8 @@ Suite *suite_atomic_file(void)
     tcase_add_test(tc, test_atomic_file_replace_and_append);
     tcase_add_test(tc, test_atomic_file_bench_sigterm_keeps_whole_files);
     tcase_add_test(tc, test_atomic_file_bench_sigkill_keeps_whole_files);
+    tcase_add_test(tc, test_atomic_file_bench_sigint_says_it_waits);
+    tcase_add_test(tc, test_atomic_file_bench_second_sigint_stops_now);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -502,6 +502,17 @@ START_TEST(test_cli_exit_codes_one_rule)
     snprintf(gelu, sizeof gelu, "%s", lg_test_fixture("torch_smooth/gelu.onnx"));
     snprintf(gelu_prop, sizeof gelu_prop, "%s", lg_test_fixture("torch_smooth/gelu_small.vnnlib"));
     const char *lp = lg_test_tmpfile(".lp"), *err = lg_test_tmpfile(".err");
+    char sig[1024], sin_onnx[256], out[256];
+    snprintf(sig, sizeof sig, "%s", lg_test_fixture("torch_smooth/sigmoid.onnx"));
+    snprintf(sin_onnx, sizeof sin_onnx, "%s", lg_test_tmpfile(".onnx"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import onnx; from onnx import helper as h, TensorProto as T; "
+             "g = h.make_graph([h.make_node('Sin', ['X'], ['Y'])], 'g', [h.make_tensor_value_info('X', T.FLOAT, [1, 2])], "
+             "[h.make_tensor_value_info('Y', T.FLOAT, [1, 2])]); "
+             "onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 13)]), '%s')\"",
+             LG_PYTHON3, sin_onnx);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
     static const struct {
         int data; /* needs the Fashion-MNIST test set */
         int rc;
@@ -527,6 +538,15 @@ START_TEST(test_cli_exit_codes_one_rule)
         {0, 2, "bound NET --ref MNIST", "784"},
         {0, 2, "bound GELU --ref GELU", "relu"},
         {1, 2, "bound NET --ref NET", "784 features"},
+        /* 2: a network of a kind the stage does not take; one range of eps for every ball */
+        {0, 2, "relu SIG -o OUT", "activation sigmoid has no ReLU"},
+        {0, 2, "verify GELU --vnnlib GPROP --solver glpk", "smooth activations"},
+        {0, 2, "eval SIN --input IN2", "'Sin' is not supported"},
+        {0, 2, "verify SIN --input IN2 --eps 0.1", "'Sin' is not supported"},
+        {0, 2, "verify NET --input IN2 --eps 5", "[0, 1]"},
+        {0, 2, "encode NET --input IN2 --eps 5 --format lp -o LP", "[0, 1]"},
+        {0, 2, "check NET --ref NET --inputs IN2 --eps 5 --max-deviation 1", "[0, 1]"},
+        {0, 2, "bound NET --ref NET --eps 5", "[0, 1]"},
         /* 1: a failure while running */
         {0, 1, "eval /nonexistent.lgnet --input IN2", "/nonexistent.lgnet"},
         {0, 1, "eval TRUNC --input IN2", "truncated"},
@@ -540,8 +560,9 @@ START_TEST(test_cli_exit_codes_one_rule)
         {0, 1, "bound /nonexistent.lgnet --ref NET", "/nonexistent.lgnet"},
         {0, 1, "bound TRUNC --ref NET", "truncated"},
     };
-    const char *keys[] = {"NET", "P3", "SAT", "IN2", "IN3", "JUNK", "SOL", "TRUNC", "MNIST", "GELU", "GPROP", "LP"};
-    const char *vals[] = {net, p3, sat, in2, in3, junk, sol, trunc, mnist, gelu, gelu_prop, lp};
+    const char *keys[] = {"NET", "P3",  "SAT",  "IN2",     "IN3", "JUNK", "SOL", "TRUNC",
+                          "MNIST", "GELU", "GPROP", "LP", "SIG", "SIN", "OUT"};
+    const char *vals[] = {net, p3, sat, in2, in3, junk, sol, trunc, mnist, gelu, gelu_prop, lp, sig, sin_onnx, out};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].data && !lg_test_have_data()) continue;
         char args[4096] = "";
@@ -562,6 +583,58 @@ START_TEST(test_cli_exit_codes_one_rule)
         ck_assert_msg(rc == cases[i].rc && strstr(msg, cases[i].needle), "lgelu %s: exit %d (expected %d), stderr: %s",
                       cases[i].args, rc, cases[i].rc, msg);
     }
+}
+END_TEST
+
+/* The summaries say what happened: no per-layer ReLU counts when no bound
+ * ran (the clean input decided) or the net has no ReLU layer; export and
+ * encode name the file they wrote. */
+START_TEST(test_cli_summaries_say_what_happened)
+{
+    const char *net = lg_cli_tiny_net(); /* 2 inputs, 2 outputs, ReLU */
+    char in2[256], out[256], onnx[256], lp[256], cmd[4096];
+    snprintf(in2, sizeof in2, "%s", lg_test_tmpfile(".txt"));
+    lg_test_write(in2, "0.25 0.5\n");
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".out"));
+    snprintf(onnx, sizeof onnx, "%s", lg_test_tmpfile(".onnx"));
+    snprintf(lp, sizeof lp, "%s", lg_test_tmpfile(".lp"));
+    /* the label the net does not predict: the clean input is the counterexample */
+    int seen_misclassified = 0;
+    for (int label = 0; label < 2; label++) {
+        snprintf(cmd, sizeof cmd, "verify '%s' --input '%s' --label %d --eps 0.01", net, in2, label);
+        ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+        const char *s = lg_test_slurp(out);
+        if (strstr(s, "misclassified")) {
+            seen_misclassified = 1;
+            ck_assert_msg(strstr(s, "bounds: none computed (the clean input is a counterexample)") &&
+                              !strstr(s, "unstable ReLUs per layer"), "%s", s);
+        } else {
+            ck_assert_msg(strstr(s, "unstable ReLUs per layer:"), "%s", s);
+        }
+    }
+    ck_assert(seen_misclassified);
+    /* a smooth net: no ReLU to count */
+    char gelu[1024];
+    snprintf(gelu, sizeof gelu, "%s", lg_test_fixture("torch_smooth/gelu.onnx"));
+    snprintf(cmd, sizeof cmd, "verify '%s' --vnnlib '%s'", gelu, lg_test_fixture("torch_smooth/gelu_small.vnnlib"));
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    const char *s = lg_test_slurp(out);
+    ck_assert_msg(strstr(s, "no ReLU layer") && !strstr(s, "unstable ReLUs per layer"), "%s", s);
+    /* export and encode: one line naming the file */
+    snprintf(cmd, sizeof cmd, "export '%s' -o '%s'", net, onnx);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    char want[600];
+    snprintf(want, sizeof want, "wrote %s (ONNX", onnx);
+    ck_assert_msg(strncmp(lg_test_slurp(out), want, strlen(want)) == 0, "export printed: %s", lg_test_slurp(out));
+    snprintf(cmd, sizeof cmd, "encode '%s' --input '%s' --eps 0.1 --format lp -o '%s'", net, in2, lp);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    snprintf(want, sizeof want, "wrote %s (lp, case 0", lp);
+    ck_assert_msg(strncmp(lg_test_slurp(out), want, strlen(want)) == 0, "encode printed: %s", lg_test_slurp(out));
+    /* -o -: stdout is the file itself, nothing else on it */
+    snprintf(cmd, sizeof cmd, "encode '%s' --input '%s' --eps 0.1 --format lp -o -", net, in2);
+    ck_assert_int_eq(lg_test_cli(cmd, out), 0);
+    ck_assert_msg(!strstr(lg_test_slurp(out), "wrote "), "encode -o - mixed its note into the file");
+    remove(in2), remove(out), remove(onnx), remove(lp);
 }
 END_TEST
 
@@ -671,12 +744,153 @@ START_TEST(test_cli_bench_resumes)
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 5);
     ck_assert(strncmp(lg_test_slurp(csv), before, strlen(before)) == 0);
+    /* the table numbers the new instance by its place in instances.csv, not from 1 again */
+    ck_assert_msg(strstr(lg_test_slurp(log), "\n4    mnist-net_256x2__prop_3 ") &&
+                      !strstr(lg_test_slurp(log), "\n1    "),
+                  "%s", lg_test_slurp(log));
     /* --force runs everything again into a fresh file */
     snprintf(args, sizeof args, "bench %s --out %s -j 1 --force --timeout 30", dir, out);
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_int_eq(lg_cli_lines(csv), 5);
     ck_assert_msg(strstr(lg_test_slurp(csv), "net__prop_1,net.onnx.gz,prop_1.vnnlib.gz,30,"), "%s", lg_test_slurp(csv));
     free(before);
+}
+END_TEST
+
+/* Names longer than any fixed column stay whole and distinct in the table
+ * and the CSV; an unknown carries its reason (the one `verify` prints) in
+ * both: here a box [0.1, 0.1] on every input, which holds no double. */
+START_TEST(test_cli_bench_names_and_reasons)
+{
+    const char *dir = lg_test_tmpfile("_bench"), *out = lg_test_tmpfile("_res"), *log = lg_test_tmpfile(".log");
+    const char *F = lg_test_fixture("vnncomp");
+    static const char *const names[] = {"sri_resnet_a_with_a_long_common_prefix_of_the_family_xx_1",
+                                        "sri_resnet_a_with_a_long_common_prefix_of_the_family_xx_2",
+                                        "sri_resnet_a_with_a_long_common_prefix_of_the_family_xx_3"};
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cp %s/prop_3_0.05.vnnlib %s/p.vnnlib && "
+             "{ for i in $(seq 0 783); do echo \"(declare-const X_$i Real)\"; done; "
+             "for i in $(seq 0 9); do echo \"(declare-const Y_$i Real)\"; done; "
+             "for i in $(seq 0 783); do echo \"(assert (>= X_$i 0.1))\"; echo \"(assert (<= X_$i 0.1))\"; done; "
+             "echo '(assert (>= Y_0 -1000000))'; } > %s/nodouble.vnnlib && : > %s/instances.csv",
+             dir, F, dir, dir, dir);
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "cp %s/mnist-net_256x2.onnx %s/%s.onnx && echo '%s.onnx,%s,60' >> %s/instances.csv",
+                 F, dir, names[i], names[i], i == 2 ? "nodouble.vnnlib" : "p.vnnlib", dir);
+        ck_assert_int_eq(lg_test_sh(cmd), 0);
+    }
+    char args[2048], csv[600], want[300];
+    snprintf(args, sizeof args, "bench %s --out %s -j 1", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    snprintf(csv, sizeof csv, "%s/results.csv", out);
+    const char *table = lg_test_slurp(log);
+    for (int i = 0; i < 3; i++) {
+        snprintf(want, sizeof want, "%d    %s__%s ", i + 1, names[i], i == 2 ? "nodouble" : "p");
+        ck_assert_msg(strstr(table, want), "no row '%s' in\n%s", want, table);
+    }
+    const char *reason = "an input box that holds no double";
+    const char *row3 = strstr(table, "3    ");
+    ck_assert_ptr_nonnull(row3);
+    ck_assert_msg(strstr(row3, "unknown") && strstr(row3, reason), "%s", table);
+    const char *c = lg_test_slurp(csv);
+    snprintf(want, sizeof want, "\n%s__nodouble,%s.onnx,nodouble.vnnlib,60,unknown,unknown,", names[2], names[2]);
+    const char *crow = strstr(c, want);
+    ck_assert_msg(crow && strstr(crow, reason), "%s", c);
+    /* the same reason as `lgelu verify` gives */
+    snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib", dir, names[2], dir);
+    lg_test_cli(args, log);
+    ck_assert_msg(strstr(lg_test_slurp(log), reason), "%s", lg_test_slurp(log));
+    /* --witness-tol: the box that holds no double has a witness within VNN-COMP's tolerance; it is its
+     * own kind (verify, JSON, result file with a note, bench), never `violated` */
+    const char *res = lg_test_tmpfile(".txt");
+    snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib --witness-tol 1e-4 -o %s", dir, names[2],
+             dir, res);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strncmp(lg_test_slurp(log), "violated-within-tolerance (", 27) == 0, "%s", lg_test_slurp(log));
+    const char *rf = lg_test_slurp(res);
+    ck_assert_msg(strncmp(rf, "sat\n((X_0 ", 10) == 0 && strstr(rf, "\n; lgelu: violated-within-tolerance: "), "%s", rf);
+    lg_net nn;
+    snprintf(want, sizeof want, "%s/%s.onnx", dir, names[2]);
+    ck_assert_int_eq(lg_net_load(&nn, want), LG_OK);
+    double *ax = malloc(784 * sizeof *ax), *ay = malloc(10 * sizeof *ay);
+    ck_assert(ax && ay);
+    ck_assert_int_eq(lg_vnnlib_read_assignment(res, 784, 10, ax, ay), LG_OK); /* the note does not break the reader */
+    ck_assert(ax[0] == 0.1 && ax[783] == 0.1);
+    free(ax);
+    free(ay);
+    lg_net_free(&nn);
+    snprintf(args, sizeof args, "verify %s/%s.onnx --vnnlib %s/nodouble.vnnlib --witness-tol 1e-4 --json", dir, names[2], dir);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "\"verdict\": \"violated-within-tolerance\""), "%s", lg_test_slurp(log));
+    snprintf(args, sizeof args, "bench %s --out %s -j 1 --force --witness-tol 1e-4", dir, out);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    snprintf(want, sizeof want, "\n%s__nodouble,%s.onnx,nodouble.vnnlib,60,violated-within-tolerance,sat-tol,", names[2],
+             names[2]);
+    ck_assert_msg(strstr(lg_test_slurp(csv), want) && strstr(lg_test_slurp(csv), "witness_tol=0.0001"), "%s",
+                  lg_test_slurp(csv));
+    ck_assert_msg(strstr(lg_test_slurp(log), "1 of the undecided have a witness within --witness-tol"), "%s",
+                  lg_test_slurp(log));
+}
+END_TEST
+
+/* --config FILE sets option defaults ([command] sections for one command),
+ * the command line overrides them, and a bad entry is refused naming the
+ * file, its line and the key. */
+START_TEST(test_cli_config_file)
+{
+    const char *cfg = lg_test_tmpfile(".cfg"), *log = lg_test_tmpfile(".log");
+    const char *F = lg_test_fixture("vnncomp");
+    char cmd[4096], args[2048];
+    FILE *f = fopen(cfg, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "# defaults for this run\ntimeout = 50  # seconds\n\n[verify] ; one command\nsolver: 'glpk'\nbab = input\n"
+               "[bench]\nsolver = z3\n");
+    fclose(f);
+    snprintf(args, sizeof args, "verify %s/mnist-net_256x2.onnx --vnnlib %s/prop_1_0.05.vnnlib --json --config %s", F, F, cfg);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "\"solver\": \"glpk\"") && strstr(lg_test_slurp(log), "\"bab\": \"input\""),
+                  "%s", lg_test_slurp(log));
+    /* the command line wins over the file */
+    snprintf(args, sizeof args, "verify %s/mnist-net_256x2.onnx --vnnlib %s/prop_1_0.05.vnnlib --json --config=%s --bab none",
+             F, F, cfg);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    ck_assert_msg(strstr(lg_test_slurp(log), "\"solver\": \"glpk\"") && strstr(lg_test_slurp(log), "\"bab\": \"none\""),
+                  "%s", lg_test_slurp(log));
+    /* bad entries: exit 2, file:line and the key */
+    static const struct {
+        const char *text, *want;
+    } bad[] = {{"timeout = 5\nbab = sideways\n", ":2, key bab)"},
+               {"[verify]\n\ntimeout: abc\n", ":3, key timeout)"},
+               {"frobnicate = 1\n", ":1, key frobnicate)"},
+               {"timeout\n", ":1: expected key = value or key: value, got 'timeout'"},
+               {"[verify\n", ":1: expected a section [command]"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(cfg, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(bad[i].text, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "'%s/lgelu' verify %s/mnist-net_256x2.onnx --vnnlib %s/prop_1_0.05.vnnlib --config %s > %s 2>&1",
+                 LG_BINARY_DIR, F, F, cfg, log);
+        ck_assert_int_eq(lg_test_sh(cmd), 2);
+        ck_assert_msg(strstr(lg_test_slurp(log), cfg) && strstr(lg_test_slurp(log), bad[i].want), "case %zu: %s", i,
+                      lg_test_slurp(log));
+    }
+    snprintf(args, sizeof args, "verify x --config /nonexistent/run.cfg");
+    ck_assert_int_eq(lg_test_cli(args, NULL), 2);
+    /* bench reads it too: its settings column shows the file's timeout and its section's solver */
+    const char *dir = lg_cli_bench_dir(), *out = lg_test_tmpfile("_res");
+    f = fopen(cfg, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "timeout = 50\n[bench]\nj = 1\nsolver = glpk\n[verify]\nsolver = z3\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sed -i '2,$d' %s/instances.csv", dir); /* one instance */
+    ck_assert_int_eq(lg_test_sh(cmd), 0);
+    snprintf(args, sizeof args, "bench %s --out %s --config %s", dir, out, cfg);
+    ck_assert_int_eq(lg_test_cli(args, log), 0);
+    snprintf(cmd, sizeof cmd, "%s/results.csv", out);
+    ck_assert_msg(strstr(lg_test_slurp(cmd), ",timeout=50 solver=glpk,"), "%s", lg_test_slurp(cmd));
 }
 END_TEST
 
@@ -695,7 +909,7 @@ START_TEST(test_cli_bench_resume_keys)
     ck_assert_int_eq(lg_cli_lines(csv), 4);
     char *before = strdup(lg_test_slurp(csv));
     ck_assert_ptr_nonnull(before);
-    ck_assert_msg(strstr(before, ",settings,build\n") && strstr(before, ",timeout=60,lgelu "), "%s", before);
+    ck_assert_msg(strstr(before, ",settings,build,reason\n") && strstr(before, ",timeout=60,lgelu "), "%s", before);
     /* other settings: refused, naming what changed, nothing run */
     static const struct {
         const char *opts, *change;
@@ -716,7 +930,7 @@ START_TEST(test_cli_bench_resume_keys)
     ck_assert_int_eq(lg_test_cli(args, log), 0);
     ck_assert_str_eq(lg_test_slurp(csv), before);
     /* another build made one row: refused naming it; --redo-changed runs that one only */
-    snprintf(cmd, sizeof cmd, "sed -i '/^net__prop_3,/s/,lgelu [^,]*$/,lgelu 0.0.1 0123abc/' %s", csv);
+    snprintf(cmd, sizeof cmd, "sed -i '/^net__prop_3,/s/,lgelu [^,]*,\\([^,]*\\)$/,lgelu 0.0.1 0123abc,\\1/' %s", csv);
     ck_assert_int_eq(lg_test_sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "'%s/lgelu' bench %s --out %s -j 1 > %s 2>&1", LG_BINARY_DIR, dir, out, log);
     ck_assert_int_eq(lg_test_sh(cmd), 2);
@@ -744,7 +958,7 @@ START_TEST(test_cli_bench_resume_keys)
     snprintf(args, sizeof args, "bench %s --out %s -j 1 --retry later", dir, out);
     ck_assert_int_eq(lg_test_cli(args, NULL), 2);
     /* a results.csv without the settings columns (an older lgelu's): refused, --force starts afresh */
-    snprintf(cmd, sizeof cmd, "sed -i '1s/,settings,build$//' %s", csv);
+    snprintf(cmd, sizeof cmd, "sed -i '1s/,settings,build,reason$//' %s", csv);
     ck_assert_int_eq(lg_test_sh(cmd), 0);
     char *old = strdup(lg_test_slurp(csv));
     ck_assert_ptr_nonnull(old);
@@ -1112,6 +1326,8 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_cli_cex_every_outcome);
     tcase_add_test(tc, test_cli_vnncomp_scripts);
     tcase_add_test(tc, test_cli_bench_resumes);
+    tcase_add_test(tc, test_cli_bench_names_and_reasons);
+    tcase_add_test(tc, test_cli_config_file);
     tcase_add_test(tc, test_cli_export_dtype);
     tcase_add_test(tc, test_cli_docs_match_help);
     tcase_add_test(tc, test_cli_info_every_digit);
@@ -1121,6 +1337,7 @@ Suite *suite_cli(void)
     TCase *tl = tcase_create("limits");
     tcase_add_test(tl, test_cli_exit_two_names_the_range);
     tcase_add_test(tl, test_cli_exit_codes_one_rule);
+    tcase_add_test(tl, test_cli_summaries_say_what_happened);
     lg_tcase_timeout(tl, 120);
     suite_add_tcase(s, tl);
     TCase *tq = tcase_create("queries");

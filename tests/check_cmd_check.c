@@ -2,7 +2,9 @@
  * an annealed net (λ = 160) passes at a threshold its direct-swap (GELU)
  * counterpart with the same weights fails, from .npy inputs written by
  * numpy; the JSON agrees with the library; usage errors and inputs that do
- * not fit exit 2, a file that cannot be read 1; --data has a default.
+ * not fit exit 2, a file that cannot be read 1; --data has a default, and
+ * --data X.npy,y.npy or a directory reaches check, bound, eval, verify,
+ * encode, train and anneal alike.
  * (The no-lost-results files: check_atomic_file.c.) */
 #include <check.h>
 #include <jansson.h>
@@ -235,6 +237,240 @@ START_TEST(test_cmd_check_default_data)
 }
 END_TEST
 
+/* Read the JSON object lgelu printed into path. */
+static json_t *lg_gate_load(const char *path, const char *what)
+{
+    json_error_t err;
+    json_t *js = json_load_file(path, 0, &err);
+    ck_assert_msg(js != NULL, "%s printed no JSON: %s", what, err.text);
+    return js;
+}
+
+/* check --data X.npy,y.npy gates exactly the pair's inputs: one input whose
+ * certified bound exceeds the threshold fails with n = 1 (float64 values
+ * kept exactly: the same bound as --inputs on that point). */
+START_TEST(test_cmd_check_npy_data_gates_the_pair)
+{
+    lg_gate_files F;
+    static double X[LG_GATE_N * 4];
+    lg_gate_setup(&F, X);
+    json_t *jt;
+    ck_assert_int_eq(lg_gate_json(&F, F.gelu_relu, F.gelu, F.x_npy, 1e300, "--tightest", &jt), 0);
+    json_t *w = json_object_get(jt, "worst");
+    long wi = (long)json_integer_value(json_object_get(w, "index"));
+    double wb = json_number_value(json_object_get(w, "bound"));
+    ck_assert(wb > 0);
+    char x1[256], y1[256], cmd[4096];
+    snprintf(x1, sizeof x1, "%s", lg_test_tmpfile(".npy"));
+    snprintf(y1, sizeof y1, "%s", lg_test_tmpfile(".npy"));
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import numpy as np; x = np.load('%s'); np.save('%s', x[%ld:%ld + 1]); "
+             "np.save('%s', np.zeros(1, np.uint8))\"",
+             LG_PYTHON3, F.x_npy, x1, wi, wi, y1);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "numpy failed: %s", cmd);
+    snprintf(cmd, sizeof cmd, "check '%s' --ref '%s' --data '%s,%s' --eps 0.02 --max-deviation %.17g --tightest --json",
+             F.gelu_relu, F.gelu, x1, y1, wb / 2);
+    ck_assert_int_eq(lg_test_cli(cmd, F.out), 1);
+    json_t *js = lg_gate_load(F.out, "check --data");
+    ck_assert(json_is_false(json_object_get(js, "pass")));
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "n")), 1);
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "n_over")), 1);
+    ck_assert_double_eq(lg_gate_num(js, "bound_max"), wb);
+    json_decref(js);
+    /* the text summary says FAIL on the one input */
+    snprintf(cmd, sizeof cmd, "check '%s' --ref '%s' --data '%s,%s' --eps 0.02 --max-deviation %.17g", F.gelu_relu,
+             F.gelu, x1, y1, wb / 2);
+    ck_assert_int_eq(lg_test_cli(cmd, F.out), 1);
+    const char *txt = lg_test_slurp(F.out);
+    ck_assert_msg(strncmp(txt, "FAIL", 4) == 0 && strstr(txt, "of 1 inputs"), "check printed: %s", txt);
+    /* the difference network ran on the one input: no "others" to speak of */
+    ck_assert_msg(strstr(txt, "difference network run on 1 of 1 inputs (no input's propagated bound alone") &&
+                      !strstr(txt, "the others'"), "check printed: %s", txt);
+    /* at twice the bound it passes, on the same single input */
+    snprintf(cmd, sizeof cmd, "check '%s' --ref '%s' --data '%s,%s' --eps 0.02 --max-deviation %.17g --json",
+             F.gelu_relu, F.gelu, x1, y1, wb * 2);
+    ck_assert_int_eq(lg_test_cli(cmd, F.out), 0);
+    js = lg_gate_load(F.out, "check --data");
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "n")), 1);
+    json_decref(js);
+    json_decref(jt);
+    remove(x1), remove(y1);
+    lg_gate_cleanup(&F);
+}
+END_TEST
+
+/* 1 when files a and b hold the same bytes. */
+static int lg_gate_same(const char *a, const char *b)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", a, b);
+    return lg_test_sh(cmd) == 0;
+}
+
+/* Every command that reads --data, on one labelled set written both as an
+ * IDX directory (2 x 2 images, both splits) and as an .npy pair (the same
+ * pixels / 255 in float32): the same examples reach each command. */
+START_TEST(test_cmd_data_npy_and_directory)
+{
+    char dir[256], x[300], y[300], net[256], ann[256], ar[256], out[256], o1[256], o2[256], cmd[4096];
+    snprintf(dir, sizeof dir, "%s", lg_test_tmpfile(".d"));
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(x, sizeof x, "%s/x.npy", dir);
+    snprintf(y, sizeof y, "%s/y.npy", dir);
+    snprintf(net, sizeof net, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(ann, sizeof ann, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(ar, sizeof ar, "%s", lg_test_tmpfile(".lgnet"));
+    snprintf(out, sizeof out, "%s", lg_test_tmpfile(".out"));
+    snprintf(o1, sizeof o1, "%s", lg_test_tmpfile(".o1"));
+    snprintf(o2, sizeof o2, "%s", lg_test_tmpfile(".o2"));
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import numpy as np, struct\n"
+             "p = np.random.default_rng(4).integers(0, 256, (96, 2, 2)).astype(np.uint8)\n"
+             "l = ((p[:, 0, 0] > 127).astype(np.uint8) + (p[:, 1, 1] > 127)).astype(np.uint8)\n"
+             "for s in ('train', 't10k'):\n"
+             "    open('%s/' + s + '-images-idx3-ubyte', 'wb').write(struct.pack('>iiii', 2051, 96, 2, 2) + p.tobytes())\n"
+             "    open('%s/' + s + '-labels-idx1-ubyte', 'wb').write(struct.pack('>ii', 2049, 96) + l.tobytes())\n"
+             "np.save('%s', p.reshape(96, 4).astype(np.float32) / np.float32(255)); np.save('%s', l)\"",
+             LG_PYTHON3, dir, dir, x, y);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "numpy failed: %s", cmd);
+    char pair[700];
+    snprintf(pair, sizeof pair, "%s,%s", x, y);
+    const char *spec[2] = {dir, pair};
+    /* train and anneal: the same weights from either form */
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "train --data '%s' --arch 4,8,3 --act lgelu --epochs 3 --batch 16 --seed 3 --threads 1 -o '%s'",
+                 spec[k], k ? o2 : o1);
+        ck_assert_msg(lg_test_cli(cmd, NULL) == 0, "lgelu %s", cmd);
+    }
+    ck_assert_msg(lg_gate_same(o1, o2), "train: the directory and the .npy pair gave different nets");
+    rename(o1, net);
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "anneal '%s' --data '%s' --epochs 1 --seed 3 --threads 1 -o '%s'", net, spec[k], k ? o2 : o1);
+        ck_assert_msg(lg_test_cli(cmd, NULL) == 0, "lgelu %s", cmd);
+    }
+    ck_assert_msg(lg_gate_same(o1, o2), "anneal: the directory and the .npy pair gave different nets");
+    rename(o1, ann);
+    snprintf(cmd, sizeof cmd, "relu '%s' -o '%s'", ann, ar);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    /* eval, bound, check, verify --index: the same numbers; n = 96 (not Fashion-MNIST's 10000) */
+    static const char *const fmt[] = {
+        "eval '%s' --data '%s' --json",
+        "bound '%s' --ref '%s' --data '%s' --eps 0.01 --json",
+        "check '%s' --ref '%s' --data '%s' --eps 0.01 --max-deviation 1e300 --tightest --json",
+        "verify '%s' --data '%s' --index 95 --eps 0.02 --json",
+    };
+    const char *const keys[] = {"accuracy", "per_input_max", "bound_max", NULL};
+    for (int c = 0; c < 4; c++) {
+        json_t *js[2];
+        for (int k = 0; k < 2; k++) {
+            if (c == 1 || c == 2) snprintf(cmd, sizeof cmd, fmt[c], ar, ann, spec[k]);
+            else snprintf(cmd, sizeof cmd, fmt[c], c == 3 ? ar : ann, spec[k]);
+            ck_assert_msg(lg_test_cli(cmd, out) == 0, "lgelu %s", cmd);
+            js[k] = lg_gate_load(out, cmd);
+        }
+        if (keys[c]) {
+            ck_assert_int_eq((int)json_integer_value(json_object_get(js[0], "n")), 96);
+            ck_assert_int_eq((int)json_integer_value(json_object_get(js[1], "n")), 96);
+            ck_assert_double_eq(lg_gate_num(js[0], keys[c]), lg_gate_num(js[1], keys[c]));
+        } else {
+            const char *v0 = json_string_value(json_object_get(js[0], "verdict"));
+            const char *v1 = json_string_value(json_object_get(js[1], "verdict"));
+            ck_assert_msg(v0 && v1 && strcmp(v0, v1) == 0, "verify: %s vs %s", v0, v1);
+            ck_assert_int_eq((int)json_integer_value(json_object_get(js[0], "label")),
+                             (int)json_integer_value(json_object_get(js[1], "label")));
+        }
+        json_decref(js[0]), json_decref(js[1]);
+    }
+    /* encode --index writes the same property from either form; index 96 is out of range for both */
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "encode '%s' --data '%s' --index 7 --eps 0.02 --format vnnlib -o '%s'", ar, spec[k],
+                 k ? o2 : o1);
+        ck_assert_msg(lg_test_cli(cmd, NULL) == 0, "lgelu %s", cmd);
+        snprintf(cmd, sizeof cmd, "verify '%s' --data '%s' --index 96 --eps 0.02", ar, spec[k]);
+        ck_assert_msg(lg_test_cli(cmd, NULL) == 2, "lgelu %s", cmd);
+    }
+    ck_assert_msg(lg_gate_same(o1, o2), "encode: the directory and the .npy pair gave different properties");
+    remove(o1), remove(o2), remove(net), remove(ann), remove(ar), remove(out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* float64 .npy data and 1-d .npy inputs: verify --data keeps a float64
+ * array's values exactly (the same property as --input of that row), a
+ * 1-d array of n_in values is one input for eval, verify and encode, and
+ * check and bound read float64 pairs as --inputs does. */
+START_TEST(test_cmd_float64_data_and_1d_inputs)
+{
+    lg_gate_files F;
+    static double X[LG_GATE_N * 4];
+    lg_gate_setup(&F, X);
+    char y[256], x1[256], x1t[256], bad[256], o1[256], o2[256], pair[600], cmd[4096];
+    snprintf(y, sizeof y, "%s", lg_test_tmpfile(".npy"));
+    snprintf(x1, sizeof x1, "%s", lg_test_tmpfile(".npy"));
+    snprintf(x1t, sizeof x1t, "%s", lg_test_tmpfile(".txt"));
+    snprintf(bad, sizeof bad, "%s", lg_test_tmpfile(".npy"));
+    snprintf(o1, sizeof o1, "%s", lg_test_tmpfile(".o1"));
+    snprintf(o2, sizeof o2, "%s", lg_test_tmpfile(".o2"));
+    snprintf(pair, sizeof pair, "%s,%s", F.x_npy, y);
+    /* F.x_npy is float64 from numpy's generator: values float32 cannot hold */
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import numpy as np; x = np.load('%s'); assert x.dtype == np.float64 and "
+             "(x.astype(np.float32) != x).any(); np.save('%s', (np.arange(%d) %% 3).astype(np.uint8)); "
+             "np.save('%s', x[7]); np.savetxt('%s', x[7:8], fmt='%%.17g'); np.save('%s', x[7, :3])\"",
+             LG_PYTHON3, F.x_npy, y, LG_GATE_N, x1, x1t, bad);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "numpy failed: %s", cmd);
+    /* eval --input: the 1-d array gives the outputs of the text row */
+    snprintf(cmd, sizeof cmd, "eval '%s' --input '%s'", F.ann, x1);
+    ck_assert_int_eq(lg_test_cli(cmd, o1), 0);
+    snprintf(cmd, sizeof cmd, "eval '%s' --input '%s'", F.ann, x1t);
+    ck_assert_int_eq(lg_test_cli(cmd, o2), 0);
+    ck_assert_msg(lg_gate_same(o1, o2), "eval: 1-d .npy and text outputs differ: %s", lg_test_slurp(o1));
+    /* a 1-d array of the wrong length is refused as not fitting (2) */
+    snprintf(cmd, sizeof cmd, "eval '%s' --input '%s'", F.ann, bad);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 2);
+    snprintf(cmd, sizeof cmd, "verify '%s' --input '%s' --eps 0.01", F.ann_relu, bad);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 2);
+    /* verify --input of the 1-d array and verify --data of the float64 pair at index 7 */
+    snprintf(cmd, sizeof cmd, "verify '%s' --input '%s' --label 1 --eps 0.01 --json", F.ann_relu, x1);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "verify '%s' --data '%s' --index 7 --eps 0.01 --json", F.ann_relu, pair);
+    ck_assert_int_eq(lg_test_cli(cmd, o1), 0);
+    json_t *js = lg_gate_load(o1, "verify --data");
+    ck_assert_int_eq((int)json_integer_value(json_object_get(js, "label")), 7 % 3);
+    json_decref(js);
+    /* the same box, to the last bit: encode writes both properties identically */
+    snprintf(cmd, sizeof cmd, "encode '%s' --data '%s' --index 7 --eps 0.01 --format vnnlib -o '%s'", F.ann_relu, pair, o1);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    snprintf(cmd, sizeof cmd, "encode '%s' --input '%s' --label 1 --eps 0.01 --format vnnlib -o '%s'", F.ann_relu, x1, o2);
+    ck_assert_int_eq(lg_test_cli(cmd, NULL), 0);
+    char *p1 = strdup(lg_test_slurp(o1)); /* the first line names the source (index or file) */
+    const char *p2 = lg_test_slurp(o2), *b1 = strchr(p1, '\n'), *b2 = strchr(p2, '\n');
+    ck_assert_msg(b1 && b2 && strcmp(b1, b2) == 0, "encode: --data float64 row and --input differ:\n%s\n%s", p1, p2);
+    free(p1);
+    /* check and bound on the float64 pair: the bounds of --inputs (check) on the same points */
+    json_t *ji, *jd;
+    ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, 1e300, "--tightest", &ji), 0);
+    snprintf(cmd, sizeof cmd, "check '%s' --ref '%s' --data '%s' --eps 0.02 --max-deviation 1e300 --tightest --json",
+             F.ann_relu, F.ann, pair);
+    ck_assert_int_eq(lg_test_cli(cmd, o1), 0);
+    jd = lg_gate_load(o1, "check --data");
+    ck_assert_double_eq(lg_gate_num(jd, "bound_max"), lg_gate_num(ji, "bound_max"));
+    ck_assert_double_eq(lg_gate_num(jd, "bound_median"), lg_gate_num(ji, "bound_median"));
+    json_decref(jd);
+    snprintf(cmd, sizeof cmd, "bound '%s' --ref '%s' --data '%s' --eps 0.02 --symbolic --json", F.ann_relu, F.ann, pair);
+    ck_assert_int_eq(lg_test_cli(cmd, o1), 0);
+    jd = lg_gate_load(o1, "bound --data");
+    ck_assert_double_eq(lg_gate_num(jd, "per_input_max"), lg_gate_num(ji, "bound_max"));
+    json_decref(jd), json_decref(ji);
+    remove(y), remove(x1), remove(x1t), remove(bad), remove(o1), remove(o2);
+    lg_gate_cleanup(&F);
+}
+END_TEST
+
 /* --data X.npy,y.npy for train, anneal and eval (numpy-written pair). */
 START_TEST(test_cmd_check_npy_data_cli)
 {
@@ -287,6 +523,9 @@ Suite *suite_cmd_check(void)
     tcase_add_test(tc, test_cmd_check_annealed_passes_direct_swap_fails);
     tcase_add_test(tc, test_cmd_check_npy_data_cli);
     tcase_add_test(tc, test_cmd_check_default_data);
+    tcase_add_test(tc, test_cmd_check_npy_data_gates_the_pair);
+    tcase_add_test(tc, test_cmd_data_npy_and_directory);
+    tcase_add_test(tc, test_cmd_float64_data_and_1d_inputs);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     lg_tcase_timeout(tl, 120);

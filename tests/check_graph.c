@@ -200,6 +200,33 @@ START_TEST(test_graph_oracle_random_dags)
 }
 END_TEST
 
+/* The generator never builds an invalid net: every draw over many seeds and
+ * every option combination (conv and max-pool on, widths down to 2) gives a
+ * net lg_net_validate accepts, with no layer of size 0. */
+START_TEST(test_graph_generator_always_valid)
+{
+    static const lg_act acts[] = {LG_ACT_RELU, LG_ACT_LGELU, LG_ACT_IDENTITY};
+    int n = lg_test_quick() ? 2000 : 20000, convs = 0;
+    for (int i = 0; i < n; i++) {
+        lg_rng r;
+        lg_rng_init(&r, (uint64_t)i, 0);
+        lg_test_dag_opts o = {.max_nodes = 1 + i % 6, .max_width = 2 + i % 6, .conv = i % 2 == 0, .act = acts[i % 3],
+                              .maxpool = (i / 2) % 2};
+        lg_net net;
+        lg_status st = lg_test_dag_random(&net, &r, &o);
+        ck_assert_msg(st == LG_OK, "seed %d (max_nodes %d, max_width %d, conv %d, maxpool %d): %s", i, o.max_nodes,
+                      o.max_width, o.conv, o.maxpool, lg_errmsg());
+        for (int k = 0; k < net.n_layers; k++) {
+            ck_assert_msg(net.layers[k].n_out > 0, "seed %d: layer %d of size 0", i, k);
+            for (int t = 0; t < lg_layer_n_lin(&net.layers[k]); t++)
+                convs += lg_layer_lin(&net.layers[k], t)->kind == LG_LAYER_CONV2D;
+        }
+        lg_net_free(&net);
+    }
+    ck_assert_msg(convs > n / 20, "only %d conv terms in %d nets", convs, n);
+}
+END_TEST
+
 Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
@@ -209,6 +236,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_graph_linop_adjoint);
     tcase_add_test(tc, test_graph_validate_refuses);
     tcase_add_test(tc, test_graph_oracle_random_dags);
+    tcase_add_test(tc, test_graph_generator_always_valid);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,7 @@
 /* check_netfile.c — native format round trip and refusal of corrupt,
- * truncated, foreign-version and hostile files. */
+ * truncated, foreign-version and hostile files; the .nnet reader. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,12 +122,93 @@ START_TEST(test_netfile_version_and_hostile_dims)
 }
 END_TEST
 
+/* A .nnet written by hand: y = relu(x0' − x1') + 2·relu(x0' + x1') − 1 with
+ * x' = ((x0 − 1)/2, (x1 − 2)/4); the normalisation is kept as in_sub/in_div. */
+START_TEST(test_netfile_nnet_tiny)
+{
+    lg_net n;
+    ck_assert_int_eq(lg_net_load(&n, lg_test_fixture("nnet/tiny.nnet")), LG_OK);
+    ck_assert_int_eq(n.n_in, 2);
+    ck_assert_int_eq(n.n_layers, 2); /* output range 1, mean 0: no extra layer */
+    ck_assert_int_eq(n.layers[0].act, LG_ACT_RELU);
+    ck_assert_int_eq(n.layers[1].act, LG_ACT_IDENTITY);
+    ck_assert(n.in_sub && n.in_sub[0] == 1.0 && n.in_sub[1] == 2.0);
+    ck_assert(n.in_div && n.in_div[0] == 2.0 && n.in_div[1] == 4.0);
+    static const double xs[][3] = {{3, 6, 3}, {5, 2, 5}, {1, 2, -1}, {-3, 10, -1}};
+    double scratch[64], y;
+    for (int i = 0; i < 4; i++) {
+        lg_net_forward(&n, xs[i], &y, scratch);
+        ck_assert_msg(y == xs[i][2], "x = (%g, %g): y = %.17g, expected %g", xs[i][0], xs[i][1], y, xs[i][2]);
+    }
+    lg_net_free(&n);
+}
+END_TEST
+
+/* A .nnet generated from known weights (tests/nnet_make.py): the forward
+ * pass agrees with numpy's evaluation of the format's definition. */
+START_TEST(test_netfile_nnet_generated)
+{
+    lg_net n;
+    ck_assert_int_eq(lg_net_load(&n, lg_test_fixture("nnet/gen_3x8x5x2.nnet")), LG_OK);
+    ck_assert_int_eq(n.n_in, 3);
+    ck_assert_int_eq(n.n_layers, 4); /* 3 layers and the output's y·12.5 + 3.75 */
+    ck_assert_int_eq(n.layers[2].act, LG_ACT_IDENTITY);
+    ck_assert(n.layers[3].W[0] == 12.5 && n.layers[3].W[1] == 0.0 && n.layers[3].b[1] == 3.75);
+    FILE *f = fopen(lg_test_fixture("nnet/gen_3x8x5x2.io"), "r");
+    ck_assert_ptr_nonnull(f);
+    double v[5], y[2], scratch[256];
+    int rows = 0;
+    while (fscanf(f, "%lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5) {
+        lg_net_forward(&n, v, y, scratch);
+        for (int j = 0; j < 2; j++)
+            ck_assert_msg(fabs(y[j] - v[3 + j]) <= 1e-12 * (1 + fabs(v[3 + j])), "row %d output %d: %.17g, numpy %.17g",
+                          rows, j, y[j], v[3 + j]);
+        rows++;
+    }
+    fclose(f);
+    ck_assert_int_eq(rows, 16);
+    lg_net_free(&n);
+}
+END_TEST
+
+/* Malformed .nnet files are refused naming the file, the line and what was expected. */
+START_TEST(test_netfile_nnet_refused)
+{
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"// c\n2,2,1,2,\n2,2,1,\n0,\n-1,-1,\n1,1,\n0,0,0,\n1,1,1,\n1,-1,\n1,\n0,\n0,\n1,2,\n-1,\n",
+         ":10: layer 1 weight row 2: expected 2 numbers, got 1"},
+        {"2,2,1,3,\n3,3,1,\n", ":2: layer sizes: the first must be inputSize 2"},
+        {"2,2,1,2,\n2,2,1,\n0,\n-1,-1,\n1,1,\n0,0,0,\n1,0,1,\n", ":7: range 1: expected a positive number"},
+        {"2,2,1,2,\n2,2,1,\n0,\n-1,-1,\n1,x,\n", ":5: input maximums: number 2: expected a finite number, got 'x'"},
+        {"2,2,1,2,\n2,2,1,\n0,\n-1,-1,\n1,1,\n0,0,0,\n1,1,1,\n1,-1,\n1,1,\n0,\n0,\n1,2,\n-1,\n7,\n",
+         ":14: more lines than the layer sizes ask for"},
+        {"99999,2,1,2,\n", "numLayers: expected an integer"},
+        {"2,2,1,2,\n2,2,1,\n0,\n", "the file ends where input minimums"},
+        {"1,1000000,1,1000000,\n1000000,1,\n", "than the file"},
+        {"2,2,1,300,\n2,300,1,\n0,\n", "more than the file holds"},
+    };
+    const char *path = lg_test_tmpfile(".nnet");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lg_write_bytes(path, (const unsigned char *)bad[i].text, strlen(bad[i].text));
+        lg_net n;
+        ck_assert_int_eq(lg_net_load(&n, path), LG_ERR_FORMAT);
+        ck_assert_msg(strstr(lg_errmsg(), path) && strstr(lg_errmsg(), bad[i].want), "case %zu: %s", i, lg_errmsg());
+        ck_assert_int_eq(n.n_layers, 0);
+    }
+}
+END_TEST
+
 Suite *suite_netfile(void)
 {
     Suite *s = suite_create("netfile");
     TCase *tc = tcase_create("core");
     lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_netfile_roundtrip);
+    tcase_add_test(tc, test_netfile_nnet_tiny);
+    tcase_add_test(tc, test_netfile_nnet_generated);
+    tcase_add_test(tc, test_netfile_nnet_refused);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     lg_tcase_timeout(tl, 120);

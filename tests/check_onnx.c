@@ -303,6 +303,64 @@ START_TEST(test_onnx_fixtures_match_numpy)
 }
 END_TEST
 
+/* Op variants written by tests/onnx_ops_make.py (per-token MatMul, HardSigmoid, Abs, Max, Min),
+ * compared with its independent numpy evaluation; refused ops give a one-line message. */
+START_TEST(test_onnx_op_variants_match_numpy)
+{
+    const char *dir = lg_test_tmpfile("_onnx_ops");
+    char cmd[1024], out[512];
+    snprintf(cmd, sizeof cmd, "%s %s/tests/onnx_ops_make.py %s 2>&1", LG_PYTHON3, LG_SOURCE_DIR, dir);
+    ck_assert_msg(lg_sh(cmd, out, sizeof out) == 0, "tests/onnx_ops_make.py failed: %s", out);
+    static const char *ok[] = {"tokens_matmul", "hardsigmoid", "abs_max_min", "class_token"};
+    for (size_t m = 0; m < sizeof ok / sizeof ok[0]; m++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, ok[m]);
+        lg_net net;
+        ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", ok[m], lg_errmsg());
+        snprintf(path, sizeof path, "%s/%s.txt", dir, ok[m]);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        int no = lg_net_n_out(&net), rows = 0;
+        ck_assert_int_le(no, 64);
+        double *x = malloc((size_t)net.n_in * sizeof *x), y[64], want[64];
+        double *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
+        for (;;) {
+            int got = 0;
+            for (int i = 0; i < net.n_in; i++) got += fscanf(f, "%lf", &x[i]);
+            if (got != net.n_in) break;
+            for (int j = 0; j < no; j++) ck_assert_int_eq(fscanf(f, "%lf", &want[j]), 1);
+            lg_net_forward(&net, x, y, scr);
+            for (int j = 0; j < no; j++)
+                ck_assert_msg(fabs(y[j] - want[j]) <= 1e-9 * (1 + fabs(want[j])),
+                              "%s row %d output %d: %.17g vs numpy %.17g", ok[m], rows, j, y[j], want[j]);
+            rows++;
+        }
+        ck_assert_int_eq(rows, 4);
+        fclose(f);
+        free(x);
+        free(scr);
+        lg_net_free(&net);
+    }
+    static const char *bad[] = {"bad_op_typo", "bad_layernorm", "bad_attention", "bad_max2", "bad_reducemean"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[600], expect[256] = "";
+        snprintf(path, sizeof path, "%s/%s.expect", dir, bad[i]);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(expect, sizeof expect, f));
+        fclose(f);
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, bad[i]);
+        lg_net n;
+        ck_assert_int_eq(lg_net_load(&n, path), LG_ERR_UNSUPPORTED);
+        ck_assert_msg(strstr(lg_errmsg(), expect) != NULL, "%s: '%s' lacks '%s'", bad[i], lg_errmsg(), expect);
+        ck_assert_msg(strlen(lg_errmsg()) < 300 && !strchr(lg_errmsg(), '\n'), "%s: not one short line: %s", bad[i],
+                      lg_errmsg());
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    lg_sh(cmd, out, sizeof out);
+}
+END_TEST
+
 /* Graph variants and hostile models from tests/onnx_make.py. */
 static char lg_made_dir[256];
 static int lg_made_rc = -1;
@@ -396,7 +454,7 @@ START_TEST(test_onnx_cli_sigmoid)
     const char *pr = lg_test_tmpfile(".lgnet");
     snprintf(cmd, sizeof cmd, "%s/lgelu relu %s -o %s 2>&1 >/dev/null", LG_BINARY_DIR, path, pr);
     int rc = lg_sh(cmd, out, sizeof out);
-    ck_assert_msg(WEXITSTATUS(rc) == 1 && strstr(out, "sigmoid") && strstr(out, "no ReLU substitution"), "%s", out);
+    ck_assert_msg(WEXITSTATUS(rc) == 2 && strstr(out, "sigmoid") && strstr(out, "no ReLU substitution"), "%s", out);
     remove(pin);
     remove(pr);
 }
@@ -618,6 +676,7 @@ Suite *suite_onnx(void)
     lg_tcase_timeout(l, 120);
     tcase_add_unchecked_fixture(l, lg_make_models, lg_rm_models);
     tcase_add_test(l, test_onnx_refuses_bad_models);
+    tcase_add_test(l, test_onnx_op_variants_match_numpy);
     tcase_add_test(l, test_onnx_not_a_model);
     tcase_add_test(l, test_onnx_deep_nesting_refused);
     tcase_add_test(l, test_onnx_fuzz_truncate_and_flip);

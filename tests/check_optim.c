@@ -69,6 +69,53 @@ START_TEST(test_optim_adamw_first_step)
 }
 END_TEST
 
+/* AdamW over several steps against a double-precision oracle (the same
+ * options, moments and weights in double): gradients whose size changes
+ * tenfold between steps, weight decay on; every weight within 1e-6 of the
+ * oracle's total movement: the float storage of the moments and weights is
+ * the only difference (every update is computed in double, rounded once). */
+START_TEST(test_optim_adamw_steps_double_oracle)
+{
+    lg_model m;
+    lg_net net;
+    lg_lambda_model(&m, &net, 2.5, 0.0f);
+    lg_optim_opts o = lg_optim_opts_default();
+    o.kind = LG_OPTIM_ADAMW, o.lr = 0.01, o.wd = 0.01;
+    size_t n = m.layers[0].n_w, off = (size_t)(m.layers[0].W - m.params);
+    double *p = malloc(3 * n * sizeof *p), *mo = p + n, *vo = p + 2 * n, *moved = calloc(n, sizeof *moved);
+    ck_assert(p && moved);
+    for (size_t i = 0; i < n; i++) {
+        m.layers[0].W[i] = 0.0f; /* the movement alone: no rounding against a large weight */
+        p[i] = m.layers[0].W[i];
+        mo[i] = vo[i] = 0.0;
+    }
+    for (long t = 1; t <= 8; t++) {
+        for (size_t i = 0; i < n; i++)
+            m.grads[off + i] = (float)((t % 2 ? 0.01 : 0.1) * (double)(i + 1) * ((i + (size_t)t) % 3 ? -1 : 1));
+        lg_optim_step(&m, &o, t);
+        double bc1 = 1.0 - pow(o.beta1, (double)t), bc2 = 1.0 - pow(o.beta2, (double)t);
+        for (size_t i = 0; i < n; i++) {
+            double g = m.grads[off + i];
+            mo[i] = o.beta1 * mo[i] + (1 - o.beta1) * g;
+            vo[i] = o.beta2 * vo[i] + (1 - o.beta2) * g * g;
+            double step = o.lr * (mo[i] / bc1 / (sqrt(vo[i] / bc2) + o.eps) + o.wd * p[i]);
+            p[i] -= step;
+            moved[i] += fabs(step);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        double got = m.layers[0].W[i], err = fabs(got - p[i]);
+        ck_assert_msg(err <= 1e-6 * moved[i] + 2 * FLT_EPSILON * fabs(p[i]),
+                      "weight %zu: %.9g, the double oracle %.9g (error %.3g of a movement %.3g)", i, got, p[i], err,
+                      moved[i]);
+    }
+    free(p);
+    free(moved);
+    lg_model_free(&m);
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_optim_lambda_step_by_hand)
 {
     const double lam0 = 2.5;
@@ -213,6 +260,7 @@ Suite *suite_optim(void)
     TCase *tc = tcase_create("core");
     lg_tcase_timeout(tc, 120);
     tcase_add_test(tc, test_optim_lambda_step_by_hand);
+    tcase_add_test(tc, test_optim_adamw_steps_double_oracle);
     tcase_add_test(tc, test_optim_adamw_first_step);
     tcase_add_test(tc, test_optim_lambda_floor);
     tcase_add_test(tc, test_optim_unstuck_on_data);

@@ -31,6 +31,7 @@ typedef struct lg_regress_parser {
 static const lg_regress_parser lg_parsers[] = {
     {"idx", lg_fuzz_idx},         {"netfile", lg_fuzz_netfile},
     {"onnx", lg_fuzz_onnx},       {"vnnlib", lg_fuzz_vnnlib},
+    {"nnet", lg_fuzz_nnet},
     {"vnnlib_assign", lg_fuzz_vnnlib_assign},
     {"npy", lg_fuzz_npy},         {"npy_dataset", lg_fuzz_npy_dataset},
     {"inputs", lg_fuzz_inputs},   {"grid", lg_fuzz_grid},

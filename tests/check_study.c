@@ -744,6 +744,49 @@ START_TEST(test_study_z3_mode_row)
 }
 END_TEST
 
+/* The smooth mode tries the counterexample auto found on the ReLU net
+ * first: wherever auto's witness also fools the smooth net (cex_fools_smooth,
+ * the exact witness gate), the smooth row of that instance is violated by it
+ * (cex_from_auto), with -j 2 as with -j 1. */
+START_TEST(test_study_smooth_tries_auto_cex)
+{
+    if (!lg_test_have_data()) return;
+    static const char *grid = "[study]\narchs = 784,8,10\neps = 0.1\ninputs = 4\nmodes = auto smooth\ntimeout = 2\n"
+                              "[train]\nepochs = 1\nsubset = 600\n[regime gelu]\nact = gelu\n";
+    for (int jobs = 1; jobs <= 2; jobs++) {
+        const char *dir = lg_dir(jobs == 1 ? "smoothcex1" : "smoothcex2");
+        ck_assert_int_eq(lg_run(grid, dir, NULL, 1, 1, jobs), LG_OK);
+        json_t *rows = lg_rows(dir);
+        int pairs = 0;
+        size_t i, j;
+        json_t *a, *s;
+        json_array_foreach(rows, i, a)
+        {
+            if (strcmp(json_string_value(json_object_get(a, "mode")), "auto") != 0) continue;
+            int fools = json_is_true(json_object_get(a, "cex_fools_smooth"));
+            json_array_foreach(rows, j, s)
+            {
+                if (strcmp(json_string_value(json_object_get(s, "mode")), "smooth") != 0 ||
+                    json_integer_value(json_object_get(s, "input")) != json_integer_value(json_object_get(a, "input")))
+                    continue;
+                ck_assert(json_is_boolean(json_object_get(s, "cex_from_auto")));
+                if (!fools) continue;
+                pairs++;
+                ck_assert_msg(json_is_true(json_object_get(s, "cex_from_auto")) &&
+                                  strcmp(json_string_value(json_object_get(s, "verdict")), "violated") == 0 &&
+                                  strcmp(json_string_value(json_object_get(s, "stage")), "auto cex") == 0,
+                              "input %d: auto's counterexample fools the smooth net, the smooth row says %s by %s",
+                              (int)json_integer_value(json_object_get(s, "input")),
+                              json_string_value(json_object_get(s, "verdict")),
+                              json_string_value(json_object_get(s, "stage")));
+            }
+        }
+        ck_assert_msg(pairs > 0, "-j %d: no auto counterexample that fools the smooth net at eps 0.1", jobs);
+        json_decref(rows);
+    }
+}
+END_TEST
+
 /* Edit dir/results.jsonl in place with the sed script `script` (a planted change to the rows). */
 static void lg_sed_results(const char *dir, const char *script)
 {
@@ -1204,6 +1247,7 @@ Suite *suite_study(void)
     tcase_add_test(tc, test_study_resume_after_kill);
     tcase_add_test(tc, test_study_shard_merge_equals_single);
     tcase_add_test(tc, test_study_z3_mode_row);
+    tcase_add_test(tc, test_study_smooth_tries_auto_cex);
     tcase_add_test(tc, test_study_grid_diff);
     tcase_add_test(tc, test_study_resume_changed_grid_refused);
     tcase_add_test(tc, test_study_force_adds_without_duplicates);

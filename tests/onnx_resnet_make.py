@@ -339,12 +339,6 @@ def bad_models(out):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "bad_mul2.onnx"))
     g = G()
     h0 = g.op("Relu", [g.gemm("x", 4, 3)])
-    y = g.op("Concat", [h0, g.c(f32([[1.0, 2.0]]))], axis=1)
-    graph = helper.make_graph(g.nodes, "bad_concat_const", [vi("x", [1, 4])], [vi(y, [1, 5])], g.inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              os.path.join(out, "bad_concat_const.onnx"))
-    g = G()
-    h0 = g.op("Relu", [g.gemm("x", 4, 3)])
     h1 = g.op("Relu", [g.gemm("x", 4, 1)])
     y = g.op("Add", [h0, h1])
     graph = helper.make_graph(g.nodes, "bad_add_bcast", [vi("x", [1, 4])], [vi(y, [1, 3])], g.inits)

@@ -40,26 +40,30 @@ static void lg_sgd_update(float *p, const float *g, float *v, size_t n, float lr
 }
 
 /* AdamW on p[0..n): m ← β1m + (1−β1)g, v ← β2v + (1−β2)g²,
- * p ← p − lr·(m̂/(√v̂ + ε) + wd·p) with bias-corrected m̂, v̂ */
-static void lg_adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr, float wd,
-                            const lg_optim_opts *o, float bc1, float bc2)
+ * p ← p − lr·(m̂/(√v̂ + ε) + wd·p) with bias-corrected m̂ = m/bc1, v̂ = v/bc2.
+ * The moments and p are stored in float; every update is computed in double
+ * from the options' own β, ε, lr and wd (bc1 = 1 − β1^t, bc2 = 1 − β2^t in
+ * double), so each stored value is the double step rounded once. */
+static void lg_adamw_update(float *p, const float *g, float *m, float *v, size_t n, double lr, double wd,
+                            const lg_optim_opts *o, double bc1, double bc2)
 {
-    float b1 = (float)o->beta1, b2 = (float)o->beta2, eps = (float)o->eps;
+    double b1 = o->beta1, b2 = o->beta2, eps = o->eps;
     for (size_t i = 0; i < n; i++) {
-        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-        float mh = m[i] / bc1, vh = v[i] / bc2;
-        p[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * p[i]);
+        double gi = g[i];
+        double mi = b1 * (double)m[i] + (1.0 - b1) * gi, vi = b2 * (double)v[i] + (1.0 - b2) * gi * gi;
+        m[i] = (float)mi, v[i] = (float)vi;
+        double mh = mi / bc1, vh = vi / bc2, pi = p[i];
+        p[i] = (float)(pi - lr * (mh / (sqrt(vh) + eps) + wd * pi));
     }
 }
 
-static void lg_optim_range(lg_model *m, const lg_optim_opts *o, float *p, size_t n, float lr, float wd,
-                           float bc1, float bc2)
+static void lg_optim_range(lg_model *m, const lg_optim_opts *o, float *p, size_t n, double lr, double wd,
+                           double bc1, double bc2)
 {
     if (n == 0) return; /* an index map has no weights (p is NULL) */
     size_t off = (size_t)(p - m->params);
     if (o->kind == LG_OPTIM_SGD)
-        lg_sgd_update(p, m->grads + off, m->mom1 + off, n, lr, (float)o->momentum, wd);
+        lg_sgd_update(p, m->grads + off, m->mom1 + off, n, (float)lr, (float)o->momentum, (float)wd);
     else
         lg_adamw_update(p, m->grads + off, m->mom1 + off, m->mom2 + off, n, lr, wd, o, bc1, bc2);
 }
@@ -67,14 +71,14 @@ static void lg_optim_range(lg_model *m, const lg_optim_opts *o, float *p, size_t
 /* The λ-space step of one learned lgelu layer (DESIGN.md §1): the entry's
  * moments hold ∂L/∂λ (not ∂L/∂s), λ' = max(λ − c·lr·step, LG_LAMBDA_FLOOR)
  * with the optimiser's own step rule, s = t·log(e^{λ'−1} − 1). */
-static void lg_optim_lambda(lg_model *m, lg_mlayer *L, const lg_optim_opts *o, float bc1, float bc2)
+static void lg_optim_lambda(lg_model *m, lg_mlayer *L, const lg_optim_opts *o, double bc1, double bc2)
 {
     size_t off = (size_t)(L->s - m->params);
     float lam = (float)L->lambda, g = L->dlambda;
     float *m1 = m->mom1 + off, *m2 = m->mom2 + off;
-    float lr = (float)(o->c * o->lr);
-    if (o->kind == LG_OPTIM_SGD) lg_sgd_update(&lam, &g, m1, 1, lr, (float)o->momentum, 0.0f);
-    else lg_adamw_update(&lam, &g, m1, m2, 1, lr, 0.0f, o, bc1, bc2);
+    double lr = o->c * o->lr;
+    if (o->kind == LG_OPTIM_SGD) lg_sgd_update(&lam, &g, m1, 1, (float)lr, (float)o->momentum, 0.0f);
+    else lg_adamw_update(&lam, &g, m1, m2, 1, lr, 0.0, o, bc1, bc2);
     double nl = (double)lam;
     if (!(nl >= LG_LAMBDA_FLOOR)) { /* clipped (or NaN): no momentum against the floor */
         nl = nl != nl ? nl : LG_LAMBDA_FLOOR;
@@ -85,18 +89,16 @@ static void lg_optim_lambda(lg_model *m, lg_mlayer *L, const lg_optim_opts *o, f
 
 void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
 {
-    float lr = (float)o->lr, wd = (float)o->wd;
-    float bc1 = 1.0f, bc2 = 1.0f;
-    if (o->kind == LG_OPTIM_ADAMW) {
-        /* from the same float β as the moments (lg_adamw_update): at step 1 the
-         * corrected moments are then exactly g and g² */
-        bc1 = (float)(1.0 - pow((double)(float)o->beta1, (double)step));
-        bc2 = (float)(1.0 - pow((double)(float)o->beta2, (double)step));
+    double lr = o->lr, wd = o->wd;
+    double bc1 = 1.0, bc2 = 1.0;
+    if (o->kind == LG_OPTIM_ADAMW) { /* in double from the same β as the moments (lg_adamw_update) */
+        bc1 = 1.0 - pow(o->beta1, (double)step);
+        bc2 = 1.0 - pow(o->beta2, (double)step);
     }
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
         lg_optim_range(m, o, L->W, L->n_w, lr, wd, bc1, bc2);
-        lg_optim_range(m, o, L->b, L->n_b, lr, 0.0f, bc1, bc2);
+        lg_optim_range(m, o, L->b, L->n_b, lr, 0.0, bc1, bc2);
         for (int t = 0; t < L->n_terms; t++) /* a graph's further terms: shortcut projections, skips */
             lg_optim_range(m, o, L->terms[t].W, L->terms[t].n_w, lr, wd, bc1, bc2);
         /* the learned parameter (the table's has_param): in λ-space where the entry allows it
@@ -105,7 +107,7 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
         const lg_act_info *ai = lg_act_info_of(L->act);
         if (!ai || !ai->has_param || L->lambda_fixed) continue;
         if (ai->lambda_step && o->s_update == LG_S_UPDATE_LAMBDA) lg_optim_lambda(m, L, o, bc1, bc2);
-        else lg_optim_range(m, o, L->s, 1, (float)((ai->softplus ? o->c : 1.0) * o->lr), 0.0f, bc1, bc2);
+        else lg_optim_range(m, o, L->s, 1, (ai->softplus ? o->c : 1.0) * o->lr, 0.0, bc1, bc2);
     }
     lg_model_sync_lambda(m);
 }

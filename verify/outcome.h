@@ -44,7 +44,9 @@ typedef enum lg_reason {
     LG_REASON_MEMORY,       /* the run's memory cap */
     LG_REASON_UNDECIDED,    /* every stage of the route ran without a decision */
     LG_REASON_TRANSFER,     /* the ReLU net's counterexample does not fool the reference net */
-    LG_REASON_EXTERNAL      /* another verifier's answer that could not be re-checked */
+    LG_REASON_EXTERNAL,     /* another verifier's answer that could not be re-checked */
+    LG_REASON_TOLERANCE     /* no exact witness, but one within the opt-in witness tolerance (--witness-tol): the
+                               report's own kind "violated-within-tolerance" (lg_verify_kind), never `violated` */
 } lg_reason;
 
 typedef struct lg_outcome {

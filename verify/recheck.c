@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/exact.h"
+#include "core/term.h"
 
 int lg_terms_violated_by(int n_out, int n_terms, const lg_term *terms, const double *y)
 {
@@ -21,6 +22,27 @@ int lg_recheck(const lg_net *net, const double *lo, const double *hi, int n_term
     double *yy = buf + 2 * (size_t)w;
     lg_net_forward(net, x, yy, buf);
     int ok = lg_terms_violated_by(no, n_terms, terms, yy) >= 0;
+    if (y)
+        for (int j = 0; j < no; j++) y[j] = yy[j];
+    free(buf);
+    return ok;
+}
+
+int lg_witness_within_tol(const lg_net *net, const lg_prop *prop, int c, double tol, double *x, double *y)
+{
+    const lg_prop_case *C = &prop->cases[c];
+    for (int i = 0; i < net->n_in; i++) {
+        if (x[i] < C->lo[i]) x[i] = C->lo[i];
+        if (x[i] > C->hi[i]) x[i] = C->hi[i];
+        if (!(x[i] >= C->lo[i] && x[i] <= C->hi[i])) return 0; /* NaN */
+    }
+    int no = lg_net_n_out(net), w = lg_net_max_width(net);
+    double *buf = malloc(((size_t)2 * (size_t)w + (size_t)no) * sizeof *buf);
+    if (!buf) return -1;
+    double *yy = buf + 2 * (size_t)w;
+    lg_net_forward(net, x, yy, buf);
+    int ok = 0;
+    for (int t = 0; t < C->n_terms && !ok; t++) ok = lg_term_holds(no, &C->terms[t], yy, tol, NULL);
     if (y)
         for (int j = 0; j < no; j++) y[j] = yy[j];
     free(buf);

@@ -31,4 +31,12 @@ int lg_recheck(const lg_net *net, const double *lo, const double *hi, int n_term
  * the caller answers unknown), −1 out of memory. */
 int lg_witness_accept(const lg_net *net, const lg_prop *prop, int c, double *x, double *y);
 
+/* The opt-in witness tolerance (VNN-COMP's counterexample check): x is
+ * clipped into case c's box (the file's box rounded outward, so within one
+ * rounding of it) and its double forward pass must satisfy some term with
+ * every constraint within tol (coef·y + d ≤ tol). 1 within tolerance (y as
+ * above), 0 not, −1 out of memory. Never a `violated`: the caller reports the
+ * kind "violated-within-tolerance" (verify.h lg_verify_kind). */
+int lg_witness_within_tol(const lg_net *net, const lg_prop *prop, int c, double tol, double *x, double *y);
+
 #endif

@@ -39,6 +39,7 @@ int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n)
     if (o->tighten == LG_TIGHTEN_LP) LG_SET(" tighten=lp");
     if (o->seed != d.seed) LG_SET(" seed=%lu", o->seed);
     if (o->memory_mb > 0) LG_SET(" memory=%g", o->memory_mb);
+    if (o->witness_tol > 0) LG_SET(" witness_tol=%g", o->witness_tol);
     if (o->bab.max_nodes != d.bab.max_nodes) LG_SET(" bab_nodes=%ld", o->bab.max_nodes);
     if (o->bab.alpha_steps != d.bab.alpha_steps) LG_SET(" alpha_steps=%d", o->bab.alpha_steps);
     if (o->bab.branch != d.bab.branch) LG_SET(" bab_branch=%s", o->bab.branch == LG_BAB_BRANCH_BABSR ? "babsr" : "fsb");
@@ -108,6 +109,12 @@ void lg_verify_report_free(lg_verify_report *r)
     free(r->x);
     free(r->y);
     memset(r, 0, sizeof *r);
+}
+
+const char *lg_verify_kind(const lg_verify_report *r)
+{
+    if (r->verdict == LG_VERDICT_UNKNOWN && r->how.why == LG_REASON_TOLERANCE) return "violated-within-tolerance";
+    return lg_verdict_name(r->verdict);
 }
 
 const char *lg_verdict_name(lg_verdict v)
@@ -653,6 +660,7 @@ static lg_status lg_verify_case(lg_case *k)
         return LG_OK;
     }
     if (st != LG_OK) return st;
+    k->r->n_cases_bounded++;
     if (k->low && k->p.n_terms > 0 && route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
         route = &lg_route_node; /* max-pool nodes: attack and branch and bound on the nodes first */
     else if (k->low && (k->p.n_terms > 0 || k->o->backend_only))
@@ -756,6 +764,8 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
                        prop->n_out, net->n_in, no);
     lg_net low = {0}; /* max-pool nodes: the exact ReLU form for what the bounds leave open */
     if (lg_net_has_max(net) && (st = lg_net_lower_max(&low, net, 0)) != LG_OK) return st;
+    double *tol_x = NULL, *tol_y = NULL; /* --witness-tol: the first candidate within the tolerance (case tol_c) */
+    int tol_c = -1;
     /* no case (every input box of the file is empty, or every conjunction false): no
      * point can violate, robust below with method "empty box" */
     r->n_layers = net->n_layers;
@@ -797,6 +807,11 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
         if ((st = lg_verify_case(&k)) != LG_OK) goto fail;
         if (co.v == LG_VERDICT_VIOLATED) {
             /* the one witness gate: double forward pass and exact rational evaluation */
+            if (o->witness_tol > 0 && !tol_x && !(tol_x = malloc((size_t)net->n_in * sizeof *tol_x))) {
+                st = lg_fail(LG_ERR_NOMEM, "verify: out of memory in the witness check");
+                goto fail;
+            }
+            if (tol_x && tol_c < 0) memcpy(tol_x, x, (size_t)net->n_in * sizeof *tol_x); /* before the gate clips it */
             r->y = malloc((size_t)no * sizeof *r->y);
             int ok = r->y ? lg_witness_accept(net, prop, c, x, r->y) : -1;
             if (ok < 0) {
@@ -815,6 +830,18 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
             r->y = NULL;
             lg_case_unknown(&co, LG_REASON_WITNESS, 0,
                             "counterexample fails the exact re-check (a near tie, or an input box that holds no double)");
+            if (tol_x && tol_c < 0) { /* the opt-in tolerance: its own kind, never `violated` */
+                if (!tol_y && !(tol_y = malloc((size_t)no * sizeof *tol_y))) {
+                    st = lg_fail(LG_ERR_NOMEM, "verify: out of memory in the witness check");
+                    goto fail;
+                }
+                int tk = lg_witness_within_tol(net, prop, c, o->witness_tol, tol_x, tol_y);
+                if (tk < 0) {
+                    st = lg_fail(LG_ERR_NOMEM, "verify: out of memory in the witness check");
+                    goto fail;
+                }
+                if (tk) tol_c = c;
+            }
         }
         if (co.v == LG_VERDICT_ROBUST) {
             r->n_cases_robust++;
@@ -830,14 +857,28 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     } else {
         r->verdict = LG_VERDICT_UNKNOWN;
         r->how = first_unknown.how;
+        if (tol_c >= 0) { /* no exact witness; one within the tolerance: reported as its own kind */
+            lg_outcome_unknown(&r->how, LG_REASON_TOLERANCE, 0,
+                               "violated within tolerance %g (VNN-COMP's counterexample check), not an exact "
+                               "counterexample: it fails the exact witness gate",
+                               o->witness_tol);
+            r->violated_case = tol_c;
+            r->x = tol_x;
+            r->y = tol_y;
+            tol_x = tol_y = NULL;
+        }
     }
 done:
+    free(tol_x);
+    free(tol_y);
     free(x);
     lg_net_free(&low);
     r->seconds = lg_now() - t0;
     lg_verify_report_method(r);
     return LG_OK;
 fail:
+    free(tol_x);
+    free(tol_y);
     free(x);
     lg_net_free(&low);
     lg_verify_report_free(r);

@@ -68,6 +68,10 @@ typedef struct lg_verify_opts {
                                when n_in ≤ 16, else ReLUs; NONE = bounds, attack, LP, back-end only.
                                Its solver follows `solver`; deadline, seed, verbosity and memory cap
                                come from the run context the driver makes from the fields here. */
+    double witness_tol;     /* > 0: a candidate that fails the exact witness gate but lies in the box and
+                               satisfies a term within this absolute tolerance (VNN-COMP's counterexample
+                               check, 1e-4) is reported as the kind "violated-within-tolerance" (the verdict
+                               stays UNKNOWN, reason LG_REASON_TOLERANCE); 0 (default): off */
     int backend_only;       /* 1: after the symbolic bounds, hand every term straight to `solver` (z3 or glpk):
                                no proof from the bounds, no attack, no tightening, no branch and bound, so the
                                time is that back-end's on that formulation (the study's z3/glpk modes) */
@@ -107,6 +111,8 @@ typedef struct lg_verify_report {
     int n_layers;
     int *unstable;            /* [n_layers] unstable ReLUs per layer, summed over cases */
     int unstable_total;
+    int n_cases_bounded;      /* cases whose bounds were computed (0: decided before any bound, by the
+                                 clean input or the attack run first); unstable counts only those */
     int n_cases_robust;
     int violated_case;        /* case index of the counterexample, −1 if none */
     int misclassified;        /* 1: violated because the clean input (prop->center) is itself a counterexample
@@ -130,6 +136,11 @@ void lg_verify_report_method(lg_verify_report *r);
 
 /* "robust", "violated", "unknown". */
 const char *lg_verdict_name(lg_verdict v);
+/* The kind a report prints (CLI, JSON, CSV): lg_verdict_name, except
+ * "violated-within-tolerance" for an unknown whose reason is
+ * LG_REASON_TOLERANCE (its x, y are the witness within tolerance). The one
+ * place that names the kind. */
+const char *lg_verify_kind(const lg_verify_report *r);
 
 /* Run the driver. Returns an error only for bad input (non piecewise-linear
  * net, shape mismatch), out of memory or a back-end failure that is not a

@@ -1,0 +1,154 @@
+/* relax_layernorm.c — layernorm images and mean-value planes
+ * (relax_layernorm.h). */
+#include "verify/relax_layernorm.h"
+
+#include <math.h>
+
+/* The intervals of c_k (C[g]), r (*R) and y_k (Y[g]) on the box [l, u].
+ * Returns 0 if something is not finite. */
+static int lg_ln_eval(size_t g, const double *l, const double *u, double eps, const double *gamma,
+                      const double *beta, lg_dv *C, lg_dv *R, lg_dv *Y)
+{
+    double sl = 0.0, su = 0.0; /* ≤ Σ l, ≥ Σ u */
+    for (size_t k = 0; k < g; k++) {
+        if (!isfinite(l[k]) || !isfinite(u[k]) || !(l[k] <= u[k])) return 0;
+        sl = lg_dn(sl + l[k]);
+        su = lg_up(su + u[k]);
+    }
+    lg_dv gm1 = lg_dv_pt((double)(g - 1)), gg = lg_dv_pt((double)g);
+    lg_dv V = {0.0, 0.0};
+    for (size_t k = 0; k < g; k++) {
+        /* Σ_{j≠k} x_j ∈ [sl − l_k, su − u_k] outward */
+        lg_dv rest = {lg_dn(sl - l[k]), lg_up(su - u[k])};
+        C[k] = lg_dv_div(lg_dv_sub(lg_dv_mul(gm1, (lg_dv){l[k], u[k]}), rest), gg);
+        V = lg_dv_add(V, lg_dv_sqr(C[k]));
+    }
+    V = lg_dv_div(V, gg);
+    if (V.lo < 0.0) V.lo = 0.0;
+    *R = lg_dv_rsqrt(lg_dv_add(V, lg_dv_pt(eps)));
+    if (!lg_dv_finite(*R)) return 0;
+    /* |c_k|·r < √(g − 1): Σ c = 0 gives c_k² ≤ (g − 1)·Σ_{j≠k} c_j² (Cauchy–
+     * Schwarz), so c_k² ≤ (g − 1)·v and c_k²/(v + eps) ≤ g − 1 */
+    double cap = lg_up(sqrt((double)(g - 1)));
+    for (size_t k = 0; k < g; k++) {
+        lg_dv CR = lg_dv_mul(C[k], *R);
+        if (CR.lo < -cap) CR.lo = -cap;
+        if (CR.hi > cap) CR.hi = cap;
+        Y[k] = lg_dv_add(lg_dv_mul(lg_dv_pt(gamma[k]), CR), lg_dv_pt(beta[k]));
+        if (!lg_dv_finite(C[k]) || !lg_dv_finite(Y[k])) return 0;
+    }
+    return 1;
+}
+
+void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, const double *gamma,
+                        const double *beta, double *ylo, double *yhi, lg_dv *work)
+{
+    lg_dv *C = work, *Y = work + g, *R = work + 2 * g;
+    int ok = eps >= 0.0 && lg_ln_eval(g, l, u, eps, gamma, beta, C, R, Y);
+    for (size_t k = 0; k < g; k++) {
+        ylo[k] = ok ? Y[k].lo : -INFINITY;
+        yhi[k] = ok ? Y[k].hi : INFINITY;
+    }
+}
+
+/* ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g) over the box from the
+ * intervals of c, r, r² (R2), 1/g (ig) and g (gg). */
+static lg_dv lg_ln_jac(const lg_dv *C, lg_dv R, lg_dv R2, lg_dv ig, lg_dv gg, double gamma_i, size_t i, size_t j)
+{
+    lg_dv P = i == j ? lg_dv_sqr(C[i]) : lg_dv_mul(C[i], C[j]);
+    lg_dv T = lg_dv_sub(lg_dv_pt(i == j ? 1.0 : 0.0), lg_dv_add(ig, lg_dv_div(lg_dv_mul(P, R2), gg)));
+    return lg_dv_mul(lg_dv_pt(gamma_i), lg_dv_mul(R, T));
+}
+
+int lg_layernorm_jacobian(size_t g, const double *l, const double *u, double eps, const double *gamma, lg_dv *J,
+                          lg_dv *work)
+{
+    lg_dv *C = work, *Y = work + g, *R = work + 2 * g;
+    /* beta does not enter the Jacobian: y is evaluated with gamma as beta */
+    if (!(eps >= 0.0) || !lg_ln_eval(g, l, u, eps, gamma, gamma, C, R, Y)) {
+        for (size_t k = 0; k < g * g; k++) J[k] = (lg_dv){-INFINITY, INFINITY};
+        return 0;
+    }
+    lg_dv R2 = lg_dv_sqr(*R), gg = lg_dv_pt((double)g), ig = lg_dv_div(lg_dv_pt(1.0), gg);
+    int ok = 1;
+    for (size_t i = 0; i < g; i++)
+        for (size_t j = 0; j < g; j++) {
+            J[i * g + j] = lg_ln_jac(C, *R, R2, ig, gg, gamma[i], i, j);
+            if (!lg_dv_finite(J[i * g + j])) {
+                J[i * g + j] = (lg_dv){-INFINITY, INFINITY};
+                ok = 0;
+            }
+        }
+    return ok;
+}
+
+int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, const double *gamma,
+                       const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
+                       double *up_c, lg_dv *work)
+{
+    lg_dv *C = work, *Y = work + g, *Cm = work + 2 * g, *Ym = work + 3 * g, *R = work + 4 * g, *Rm = R + 1;
+    for (size_t k = 0; k < g * g; k++) lo_w[k] = up_w[k] = 0.0;
+    if (!(eps >= 0.0) || !lg_ln_eval(g, l, u, eps, gamma, beta, C, R, Y)) {
+        for (size_t i = 0; i < g; i++) {
+            lo_c[i] = -INFINITY;
+            up_c[i] = INFINITY;
+        }
+        return 0;
+    }
+    /* the point m: kept in lo_c (g doubles) until the planes are written */
+    double *m = lo_c;
+    for (size_t j = 0; j < g; j++) {
+        double v = pt ? pt[j] : 0.5 * l[j] + 0.5 * u[j];
+        if (!(v >= l[j])) v = l[j];
+        if (v > u[j]) v = u[j];
+        m[j] = v;
+    }
+    int okm = lg_ln_eval(g, m, m, eps, gamma, beta, Cm, Rm, Ym);
+    lg_dv R2 = lg_dv_sqr(*R), gg = lg_dv_pt((double)g), ig = lg_dv_div(lg_dv_pt(1.0), gg);
+    /* rho and w·m per output, then the intercepts (m is read until the last
+     * output's rho is known, so the intercepts go to up_c first) */
+    for (size_t i = 0; i < g; i++) {
+        double *wl = lo_w + i * g, *wu = up_w + i * g;
+        double rho = 0.0;
+        lg_dv wm = {0.0, 0.0};
+        for (size_t j = 0; j < g; j++) {
+            lg_dv J = lg_ln_jac(C, *R, R2, ig, gg, gamma[i], i, j);
+            double w = 0.5 * J.lo + 0.5 * J.hi;
+            if (!isfinite(w)) w = 0.0;
+            wl[j] = wu[j] = w;
+            double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
+            double d = d1 > d2 ? d1 : d2;
+            if (isnan(d)) d = INFINITY;
+            double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
+            double r = r1 > r2 ? r1 : r2;
+            rho = lg_up(rho + lg_up(d * r));
+            wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
+        }
+        double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho) : -INFINITY;
+        double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho) : INFINITY;
+        Cm[i] = (lg_dv){lc, uc}; /* Cm[i] is not read again */
+    }
+    int ok = 1;
+    for (size_t i = 0; i < g; i++) {
+        double *wl = lo_w + i * g, *wu = up_w + i * g;
+        double lc = Cm[i].lo, uc = Cm[i].hi;
+        double cl = lc, cu = uc;
+        for (size_t j = 0; j < g; j++) {
+            double c = 0.5 * l[j] + 0.5 * u[j];
+            cl += wl[j] * c;
+            cu += wu[j] * c;
+        }
+        if (!isfinite(lc) || !(cl > Y[i].lo)) {
+            for (size_t j = 0; j < g; j++) wl[j] = 0.0;
+            lc = Y[i].lo;
+        }
+        if (!isfinite(uc) || !(cu < Y[i].hi)) {
+            for (size_t j = 0; j < g; j++) wu[j] = 0.0;
+            uc = Y[i].hi;
+        }
+        lo_c[i] = lc;
+        up_c[i] = uc;
+        if (!isfinite(lc) || !isfinite(uc)) ok = 0;
+    }
+    return ok;
+}

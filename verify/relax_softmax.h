@@ -1,0 +1,59 @@
+/* relax_softmax.h — sound linear planes of softmax over one group of g
+ * inputs x ∈ [l, u] (the softmax node kind; DESIGN.md §3 "Relaxations of the
+ * Transformer node kinds"): for every output i of the group,
+ *
+ *   Σ_j lo_w[i·g + j]·x_j + lo_c[i]  ≤  s_i(x)  ≤  Σ_j up_w[i·g + j]·x_j + up_c[i]
+ *
+ * for every real x of the box, read with exact real arithmetic on the
+ * returned doubles, s_i(x) = exp(x_i) / Σ_j exp(x_j) of the reals.
+ *
+ * How (the mean-value form with an interval Jacobian):
+ * - Interval image: s_i is increasing in x_i and decreasing in every other
+ *   x_j, so s_i ∈ [E_i⁻/(E_i⁻ + Σ_{j≠i} E_j⁺), E_i⁺/(E_i⁺ + Σ_{j≠i} E_j⁻)]
+ *   with E_j = exp([l_j, u_j] − max_k u_k) (shifted: no overflow), exp
+ *   rounded down / up by MPFR and every +, / rounded outward
+ *   (verify/relax_iv.h); the upper end is capped at 1.
+ * - Jacobian enclosure over the box: ∂s_i/∂x_i = s_i(1 − s_i) (t(1 − t) over
+ *   the image interval of s_i, concave) and ∂s_i/∂x_j = −s_i·s_j (j ≠ i),
+ *   from the images, outward.
+ * - A point m of the box (its centre, or the caller's point clamped into the
+ *   box: α-CROWN's variable), slopes w_j = the midpoint of the Jacobian
+ *   enclosure J_ij (any double slopes are sound), and by the mean-value
+ *   theorem on the segment from m to x (inside the box):
+ *     s_i(x) − w·x = s_i(m) − w·m + Σ_j (∂_j s_i(ξ) − w_j)(x_j − m_j),
+ *   so with ρ = Σ_j max|J_ij − w_j|·max(u_j − m_j, m_j − l_j) (rounded up)
+ *   lo_c = ⌊S_i(m)⁻ − (w·m)⁺ − ρ⌋ and up_c = ⌈S_i(m)⁺ − (w·m)⁻ + ρ⌉, S_i(m)
+ *   the certified image of the point. The gap is second order in the box's
+ *   width (tight on small boxes).
+ * - Per side, the constant plane of the image (slopes 0) is used instead
+ *   when it is better at the box's centre (wide boxes).
+ * g = 1: s = 1 exactly. A bound that is not finite gives the constant planes
+ * 0 ≤ s_i ≤ 1. Returns 1 when every plane is finite (always, for g ≥ 1).
+ *
+ * work: LG_SOFTMAX_WORK(g) lg_dv, caller-owned scratch; the caller owns
+ * every array; nothing is allocated.
+ */
+#ifndef LG_RELAX_SOFTMAX_H
+#define LG_RELAX_SOFTMAX_H
+
+#include <stddef.h>
+
+#include "verify/relax_iv.h"
+
+#define LG_SOFTMAX_WORK(g) (4 * (g))
+
+/* Image of every output: slo[i] ≤ s_i(x) ≤ shi[i] on the box. */
+void lg_softmax_image(size_t g, const double *l, const double *u, double *slo, double *shi, lg_dv *work);
+
+/* The planes of every output (lo_w, up_w: g·g, row i = output i). pt: the
+ * linearisation point (g values, clamped into the box) or NULL for the
+ * centre. */
+int lg_relax_softmax(size_t g, const double *l, const double *u, const double *pt, double *lo_w, double *lo_c,
+                     double *up_w, double *up_c, lg_dv *work);
+
+/* An enclosure J[i·g + j] of ∂s_i/∂x_j at every point of the box (the one
+ * the planes use; [0, 1/4] and [−1/4, 0] when a bound is not finite, valid
+ * everywhere). Returns 1. */
+int lg_softmax_jacobian(size_t g, const double *l, const double *u, lg_dv *J, lg_dv *work);
+
+#endif
