@@ -94,6 +94,9 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
+    if (lg_net_require_no_tnode(rn, "the certified deviation bound") != LG_OK ||
+        lg_net_require_no_tnode(ref, "the certified deviation bound") != LG_OK)
+        return LG_ERR_UNSUPPORTED;
     if (lg_net_has_max(rn) || lg_net_has_max(ref))
         return lg_fail(LG_ERR_UNSUPPORTED, "the certified deviation bound does not take max-pool nodes: bound the "
                                            "pair's exact ReLU form (lg_net_lower_max) instead");

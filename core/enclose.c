@@ -82,6 +82,10 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
             }
             continue;
         }
+        if (lg_kind_is_tnode(L->kind)) { /* product, softmax, layernorm (enclose_tnode.c) */
+            rc = lg_enclose_tnode(net, L, v, off, &work);
+            continue;
+        }
         for (int o = 0; o < L->n_out && !rc; o++) {
             if (!isfinite(L->b[o])) rc = -2;
             mpfr_set_d(z[o].lo, L->b[o], MPFR_RNDN);

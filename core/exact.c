@@ -100,6 +100,21 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             E[k + 1] = E[L->src + 1];
             continue;
         }
+        if (L->kind == LG_LAYER_BILINEAR) { /* a product node: integer products at the sum of the exponents */
+            const mpz_t *a = (const mpz_t *)(v + off[L->src + 1]), *b = (const mpz_t *)(v + off[L->op.src_b + 1]);
+            const int *ia = L->map, *ib = L->map + (size_t)L->n_out * (size_t)L->op.K;
+            mpz_t *z = v + off[k + 1];
+            for (size_t o = 0, q = 0; o < (size_t)L->n_out; o++) {
+                mpz_set_ui(z[o], 0);
+                for (int kk = 0; kk < L->op.K; kk++, q++) mpz_addmul(z[o], a[ia[q]], b[ib[q]]);
+            }
+            E[k + 1] = E[L->src + 1] + E[L->op.src_b + 1];
+            continue;
+        }
+        if (lg_kind_is_tnode(L->kind)) { /* softmax, layernorm: not rational (the enclosure decides) */
+            rc = -2;
+            break;
+        }
         long Ez = LONG_MAX; /* exponent of this layer's sums */
         for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
             const lg_linear *A = lg_layer_lin(L, tt);
@@ -223,6 +238,22 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
             }
             continue;
         }
+        if (L->kind == LG_LAYER_BILINEAR) { /* a product node: exact rational products */
+            const mpq_t *a = (const mpq_t *)(v + off[L->src + 1]), *b = (const mpq_t *)(v + off[L->op.src_b + 1]);
+            const int *ia = L->map, *ib = L->map + (size_t)L->n_out * (size_t)L->op.K;
+            for (size_t o = 0, q = 0; o < (size_t)L->n_out; o++) {
+                mpq_set_ui(z[o], 0, 1);
+                for (int kk = 0; kk < L->op.K; kk++, q++) {
+                    mpq_mul(t, a[ia[q]], b[ib[q]]);
+                    mpq_add(z[o], z[o], t);
+                }
+            }
+            continue;
+        }
+        if (lg_kind_is_tnode(L->kind)) { /* softmax, layernorm: not rational (the enclosure decides) */
+            rc = -2;
+            break;
+        }
         for (int o = 0; o < L->n_out; o++) {
             mpq_set_d(z[o], L->b[o]);
             for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
@@ -305,7 +336,8 @@ int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, cons
 {
     int n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++)
-        if (net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU)
+        if ((net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU) ||
+            net->layers[k].kind == LG_LAYER_SOFTMAX || net->layers[k].kind == LG_LAYER_LAYERNORM)
             return lg_enclose_first_holding(net, x, n_terms, terms, slack);
     if (!lg_exact_finite_terms(n_out, n_terms, terms, slack)) return -2;
     mpq_t *y = NULL;

@@ -29,21 +29,23 @@ static void lg_net_carve(lg_net *net)
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             lg_linear *A = lg_layer_lin_mut(L, t);
             size_t nw = lg_linear_n_weights(A);
-            A->W = A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_MAX ? NULL : p;
+            A->W = nw ? p : NULL;
             p += nw;
             if (t == 0) {
                 L->b = p;
                 p += (size_t)L->n_out;
             }
-            A->map = A->kind == LG_LAYER_INDEX ? m : NULL;
+            A->map = A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_BILINEAR ? m : NULL;
             if (A->kind == LG_LAYER_INDEX) m += A->n_out;
+            if (A->kind == LG_LAYER_BILINEAR) m += lg_bilinear_n_map(A);
         }
     }
 }
 
 size_t lg_linear_n_weights(const lg_linear *A)
 {
-    if (A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_MAX) return 0;
+    if (A->kind == LG_LAYER_LAYERNORM) return 2 * (size_t)(A->op.group > 0 ? A->op.group : 0);
+    if (A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_MAX || lg_kind_is_tnode(A->kind)) return 0;
     if (A->kind == LG_LAYER_CONV2D)
         return (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw;
     return (size_t)A->n_out * (size_t)A->n_in;
@@ -131,6 +133,11 @@ static lg_status lg_term_check(const lg_net *net, int k, int t, const lg_linear 
                            "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
                            k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
                            c->ph, c->pw, A->n_in, n_out);
+    } else if (lg_kind_is_tnode(A->kind)) {
+        if (t > 0)
+            return lg_fail(code, "layer %d, term %d: a %s node must be its layer's own term (term 0)", k, t,
+                           lg_kind_name(A->kind));
+        return lg_tnode_check_shape(net, k, A, n_out, code);
     } else if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_INDEX) {
         return lg_fail(code, "layer %d, term %d: unknown operator kind %d", k, t, (int)A->kind);
     }
@@ -169,9 +176,11 @@ lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec 
             A.W = NULL;
             A.map = NULL;
             if (A.kind != LG_LAYER_CONV2D && A.kind != LG_LAYER_MAX) memset(&A.conv, 0, sizeof A.conv);
+            if (!lg_kind_is_tnode(A.kind)) memset(&A.op, 0, sizeof A.op);
             if ((st = lg_term_check(net, k, t, &A, sp->n_out, LG_ERR_ARG)) != LG_OK) goto fail;
             total += lg_linear_n_weights(&A);
             if (A.kind == LG_LAYER_INDEX) nmap += (size_t)A.n_out;
+            if (A.kind == LG_LAYER_BILINEAR) nmap += lg_bilinear_n_map(&A);
             if (t == 0) L->lin = A;
         }
         total += (size_t)sp->n_out;
@@ -200,6 +209,7 @@ lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec 
             *tp = specs[k].terms[t];
             tp->n_out = specs[k].n_out;
             if (tp->kind != LG_LAYER_CONV2D && tp->kind != LG_LAYER_MAX) memset(&tp->conv, 0, sizeof tp->conv);
+            memset(&tp->op, 0, sizeof tp->op); /* further terms are linear (lg_term_check) */
             tp++;
         }
     lg_net_carve(net);
@@ -296,7 +306,9 @@ int lg_net_is_chain(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX || L->kind == LG_LAYER_MAX) return 0;
+        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX || L->kind == LG_LAYER_MAX ||
+            lg_kind_is_tnode(L->kind))
+            return 0;
     }
     return 1;
 }
@@ -393,6 +405,7 @@ lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
 {
     memset(dst, 0, sizeof *dst);
     if (lg_net_require_no_max(src, "writing a network as dense matrices") != LG_OK) return LG_ERR_UNSUPPORTED;
+    if (lg_net_require_no_tnode(src, "writing a network as dense matrices") != LG_OK) return LG_ERR_UNSUPPORTED;
     size_t need = lg_net_dense_bytes(src);
     if (max_bytes && need > max_bytes)
         return lg_fail(LG_ERR_NOMEM,
@@ -478,6 +491,12 @@ void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, doub
         double *z = vals + off;
         if (L->kind == LG_LAYER_MAX) { /* a max-pool node: identity activation, no bias */
             lg_max_forward(&L->lin, vals + lg_net_node_offset(net, L->src), z);
+            if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
+            off += (size_t)L->n_out;
+            continue;
+        }
+        if (lg_kind_is_tnode(L->kind)) { /* a Transformer node: identity activation, no bias */
+            lg_tnode_forward(net, L, vals, z);
             if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
             off += (size_t)L->n_out;
             continue;
@@ -635,6 +654,16 @@ lg_status lg_net_validate(const lg_net *net)
             if (A->kind == LG_LAYER_MAX)
                 for (int o = 0; o < L->n_out; o++)
                     if (L->b[o] != 0.0) return lg_fail(LG_ERR_FORMAT, "layer %d: a max-pool node has bias 0", k);
+            if (lg_kind_is_tnode(A->kind)) {
+                if (L->n_terms > 0 || L->act != LG_ACT_IDENTITY)
+                    return lg_fail(LG_ERR_FORMAT,
+                                   "layer %d: a %s node must be its layer's only term, with the identity activation",
+                                   k, lg_kind_name(A->kind));
+                for (int o = 0; o < L->n_out; o++)
+                    if (L->b[o] != 0.0)
+                        return lg_fail(LG_ERR_FORMAT, "layer %d: a %s node has bias 0", k, lg_kind_name(A->kind));
+                if ((st = lg_tnode_check_values(net, k, A)) != LG_OK) return st;
+            }
             if (A->kind == LG_LAYER_INDEX)
                 for (int o = 0; o < A->n_out; o++)
                     if (A->map[o] < -1 || A->map[o] >= A->n_in)

@@ -44,7 +44,39 @@
  * Flatten, Reshape in NCHW order, Pad, Slice, Split, Transpose, one part of a
  * Concat) is stored as a table, never as a matrix: out[o] = in[map[o]], or 0
  * where map[o] < 0 (padding). */
-typedef enum lg_layer_kind { LG_LAYER_DENSE = 0, LG_LAYER_CONV2D = 1, LG_LAYER_INDEX = 2, LG_LAYER_MAX = 3 } lg_layer_kind;
+typedef enum lg_layer_kind {
+    LG_LAYER_DENSE = 0,
+    LG_LAYER_CONV2D = 1,
+    LG_LAYER_INDEX = 2,
+    LG_LAYER_MAX = 3,
+    LG_LAYER_BILINEAR = 4,  /* product node (DESIGN.md §1 "Transformer nodes") */
+    LG_LAYER_SOFTMAX = 5,   /* softmax node */
+    LG_LAYER_LAYERNORM = 6  /* layernorm node */
+} lg_layer_kind;
+#define LG_LAYER_KIND_COUNT 7
+
+/* The Transformer nodes (DESIGN.md §1 "Transformer nodes"), held like a
+ * max-pool node: the node kind is its layer's only term (term 0, source
+ * `src`, width n_in), the layer's activation is the identity and its bias 0.
+ *   product   (LG_LAYER_BILINEAR): a second source op.src_b of width
+ *             op.n_in_b, K = op.K products per output and index tables
+ *             ia = map[0 .. n_out·K), ib = map[n_out·K .. 2·n_out·K):
+ *             out[o] = Σ_k h_src[ia[o·K+k]] · h_src_b[ib[o·K+k]].
+ *   softmax   (LG_LAYER_SOFTMAX): contiguous groups of g = op.group
+ *             (n_out = n_in, a multiple of g):
+ *             out[o] = exp(x[o]) / Σ_{o' in o's group} exp(x[o']).
+ *   layernorm (LG_LAYER_LAYERNORM): contiguous groups of g, op.eps > 0,
+ *             W = [gamma[g]; beta[g]] (2g weights in params):
+ *             out[o] = gamma[o mod g]·(x[o] − μ)/sqrt(σ² + eps) + beta[o mod g],
+ *             μ, σ² the group's mean and biased variance.
+ * Every other term kind has op zeroed. */
+typedef struct lg_nodeop {
+    int src_b;   /* product: the second source (LG_NET_INPUT or an earlier layer) */
+    int n_in_b;  /* product: its width */
+    int K;       /* product: products per output (≥ 1) */
+    int group;   /* softmax, layernorm: group size g (≥ 1) */
+    double eps;  /* layernorm: ε > 0 */
+} lg_nodeop;
 
 /* A max-pool node (LG_LAYER_MAX, DESIGN.md §1 "The max-pool node") is the
  * one operator that is not linear: out[c][oy][ox] = max over the window
@@ -76,8 +108,10 @@ typedef struct lg_conv {
     int n_in, n_out;                                                                                 \
     double *W;    /* dense: [n_out][n_in] row-major; conv: [c_out][c_in][kh][kw]; index: NULL */     \
     lg_conv conv; /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); else zero */ \
-    int *map;     /* index: [n_out], input index read by output o or −1 (a zero); else NULL */      \
-    int src;      /* LG_NET_INPUT or an earlier layer's index */
+    int *map;     /* index: [n_out], input index read by output o or −1 (a zero); product: ia, ib; \
+                     else NULL */                                                                    \
+    int src;      /* LG_NET_INPUT or an earlier layer's index */         \
+    lg_nodeop op; /* Transformer nodes' parameters (above); else zero */
 typedef struct lg_linear {
     LG_LINEAR_FIELDS
 } lg_linear;
@@ -242,6 +276,36 @@ lg_status lg_net_require_no_max(const lg_net *net, const char *stage);
  * read the last of them. A net without max-pool nodes is copied. dst must
  * be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign);
+
+/* Transformer nodes (core/op_bilinear.c, core/op_softmax.c, core/op_layernorm.c). */
+/* 1 for a product, softmax or layernorm kind. */
+static inline int lg_kind_is_tnode(lg_layer_kind k)
+{
+    return k == LG_LAYER_BILINEAR || k == LG_LAYER_SOFTMAX || k == LG_LAYER_LAYERNORM;
+}
+/* The node's name in messages: "product", "softmax", "layernorm", "max-pool", … */
+const char *lg_kind_name(lg_layer_kind k);
+/* Index of the first layer that is a Transformer node, or −1. */
+int lg_net_first_tnode(const lg_net *net);
+/* LG_OK when the net has no Transformer node; else LG_ERR_UNSUPPORTED
+ * naming the node, its layer and `stage` (a stage that does not take the
+ * kind refuses rather than misread it). */
+lg_status lg_net_require_no_tnode(const lg_net *net, const char *stage);
+/* Map entries (ia and ib) of a product term: 2·n_out·K. */
+size_t lg_bilinear_n_map(const lg_linear *A);
+/* out[n_out] of a product term A from its two sources' values a, b. */
+void lg_bilinear_forward(const lg_linear *A, const double *a, const double *b, double *out);
+/* out[n] = softmax over contiguous groups of A->op.group of x[n]. */
+void lg_softmax_forward(const lg_linear *A, const double *x, double *out);
+/* out[n] = layernorm over contiguous groups of x[n] (gamma, beta in A->W). */
+void lg_layernorm_forward(const lg_linear *A, const double *x, double *out);
+/* Shape checks of a Transformer term (lg_net_build, lg_net_validate):
+ * LG_OK or `code` with a message naming layer k. */
+lg_status lg_tnode_check_shape(const lg_net *net, int k, const lg_linear *A, int n_out, lg_status code);
+/* Value checks (index tables in range, ε > 0 finite): LG_OK or LG_ERR_FORMAT. */
+lg_status lg_tnode_check_values(const lg_net *net, int k, const lg_linear *A);
+/* Forward of a Transformer layer L (index k) into z from the node buffer vals. */
+void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, double *z);
 
 /* Parse an architecture "784,256,10" or, with conv layers,
  * "1x28x28,c8k3s2,c16k3s2p1,10": the input is N or CxHxW; a hidden token is

@@ -15,6 +15,7 @@ int lg_net_has_max(const lg_net *net)
 
 lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
 {
+    if (lg_net_require_no_tnode(net, stage) != LG_OK) return LG_ERR_UNSUPPORTED;
     if (!lg_net_has_max(net)) return LG_OK;
     return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take networks with max-pool nodes", stage);
 }
@@ -147,6 +148,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
 {
     memset(dst, 0, sizeof *dst);
     if (!lg_net_has_max(src)) return lg_net_copy(dst, src);
+    if (lg_net_require_no_tnode(src, "the exact ReLU form of max-pool nodes") != LG_OK) return LG_ERR_UNSUPPORTED;
     int kcap = 1;
     for (int k = 0; k < src->n_layers; k++)
         if (src->layers[k].kind == LG_LAYER_MAX && src->layers[k].conv.kh * src->layers[k].conv.kw > kcap)

@@ -74,6 +74,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
     int graph = !lg_net_is_chain(net);
     if (graph) version = 4u; /* the lowest version that holds the net: chains keep writing 1 to 3 */
     if (lg_net_has_max(net)) version = 5u;
+    if (lg_net_first_tnode(net) >= 0) version = 6u;
     lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
     lg_put_u32(&w, version);
     lg_put_u32(&w, (uint32_t)net->n_in);
@@ -89,6 +90,16 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
         if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) lg_put_conv(&w, &L->conv);
+        if (L->kind == LG_LAYER_BILINEAR) {
+            lg_put_u32(&w, (uint32_t)L->op.K);
+            lg_put_u32(&w, (uint32_t)(int32_t)L->op.src_b);
+            lg_put_u32(&w, (uint32_t)L->op.n_in_b);
+        } else if (L->kind == LG_LAYER_SOFTMAX) {
+            lg_put_u32(&w, (uint32_t)L->op.group);
+        } else if (L->kind == LG_LAYER_LAYERNORM) {
+            lg_put_u32(&w, (uint32_t)L->op.group);
+            lg_put_f64(&w, L->op.eps);
+        }
         if (!graph) continue;
         lg_put_u32(&w, (uint32_t)(int32_t)L->src);
         lg_put_u32(&w, (uint32_t)L->n_terms);
@@ -173,7 +184,8 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
                                        int n_out, const char *name)
 {
     int kind_ok = A->kind == LG_LAYER_DENSE || (A->kind == LG_LAYER_CONV2D && version >= 3u) ||
-                  (A->kind == LG_LAYER_INDEX && version >= 4u) || (A->kind == LG_LAYER_MAX && version >= 5u && t == 0);
+                  (A->kind == LG_LAYER_INDEX && version >= 4u) || (A->kind == LG_LAYER_MAX && version >= 5u && t == 0) ||
+                  (lg_kind_is_tnode(A->kind) && version >= 6u && t == 0);
     if (!kind_ok)
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: unknown layer kind %u in a version %u file", name, k, t,
                        (unsigned)A->kind, version);
@@ -194,6 +206,60 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
             return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: conv geometry %dx%dx%d -> %dx%dx%d does not match "
                            "sizes %d -> %d", name, k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out,
                            A->n_in, n_out);
+    }
+    if (A->kind == LG_LAYER_BILINEAR) {
+        if (A->op.src_b < LG_NET_INPUT || A->op.src_b >= (int)k)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node reads node %d as its second source, expected the "
+                           "input (-1) or an earlier layer (0..%d)", name, k, A->op.src_b, (int)k - 1);
+        if (A->op.n_in_b != widths[A->op.src_b + 1])
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's second source takes %d values but node %d "
+                           "gives %d", name, k, A->op.n_in_b, A->op.src_b, widths[A->op.src_b + 1]);
+        if (A->op.K < 1 || (size_t)A->op.K * (size_t)n_out > LG_NET_MAX_DIM)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node with K = %d, expected 1..%d / n_out", name, k,
+                           A->op.K, LG_NET_MAX_DIM);
+    }
+    if ((A->kind == LG_LAYER_SOFTMAX || A->kind == LG_LAYER_LAYERNORM) &&
+        (A->op.group < 1 || A->n_in != n_out || n_out % A->op.group != 0))
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: %s node of width %d -> %d with group size %d, expected the same "
+                       "width, a multiple of the group", name, k, lg_kind_name(A->kind), A->n_in, n_out, A->op.group);
+    return LG_OK;
+}
+
+/* Bytes of the Transformer node fields after a layer header of kind `kind`. */
+static size_t lg_tnode_bytes(lg_layer_kind kind)
+{
+    return kind == LG_LAYER_BILINEAR ? 12u : kind == LG_LAYER_SOFTMAX ? 4u : kind == LG_LAYER_LAYERNORM ? 12u : 0u;
+}
+
+/* Read the fields of a Transformer node that follow its layer header
+ * (netfile.h, version 6) into A->op; LG_OK or a message naming the layer. */
+static lg_status lg_get_tnode(lg_rbuf *r, lg_linear *A, const char *name, uint32_t k)
+{
+    size_t need = lg_tnode_bytes(A->kind);
+    if (r->len - 4 - r->pos < need)
+        return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u: %s node fields", name, k, lg_kind_name(A->kind));
+    if (A->kind == LG_LAYER_BILINEAR) {
+        uint32_t K = lg_get_u32(r);
+        int32_t sb = (int32_t)lg_get_u32(r);
+        uint32_t nb = lg_get_u32(r);
+        if (K > LG_NET_MAX_DIM || nb > LG_NET_MAX_DIM)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node with K = %u, second width %u out of range", name,
+                           k, K, nb);
+        A->op.K = (int)K;
+        A->op.src_b = (int)sb;
+        A->op.n_in_b = (int)nb;
+        return LG_OK;
+    }
+    uint32_t g = lg_get_u32(r);
+    if (g > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: %s node with group size %u out of range", name, k,
+                       lg_kind_name(A->kind), g);
+    A->op.group = (int)g;
+    if (A->kind == LG_LAYER_LAYERNORM) {
+        A->op.eps = lg_get_f64(r);
+        if (!(A->op.eps > 0.0) || !isfinite(A->op.eps))
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: layernorm node with eps = %g, expected a finite value > 0",
+                           name, k, A->op.eps);
     }
     return LG_OK;
 }
@@ -243,10 +309,12 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         lg_linear A0 = {0};
         uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
         r.pos += 16;
-        if (kind > LG_LAYER_MAX || (kind == LG_LAYER_MAX && version < 5u) || li > LG_NET_MAX_DIM) {
+        int kind_bad = kind >= LG_LAYER_KIND_COUNT || (kind == LG_LAYER_MAX && version < 5u) ||
+                       (lg_kind_is_tnode((lg_layer_kind)kind) && version < 6u);
+        if (kind_bad || li > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
                          version);
-            if (kind <= LG_LAYER_MAX && !(kind == LG_LAYER_MAX && version < 5u))
+            if (!kind_bad)
                 st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: input size %u out of range", name, k, li);
             goto fail;
         }
@@ -256,6 +324,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         if ((kind == LG_LAYER_CONV2D || kind == LG_LAYER_MAX) && version >= 3u &&
             (st = lg_get_conv(&r, &A0.conv, name, k, 0)) != LG_OK)
             goto fail;
+        if (lg_kind_is_tnode(A0.kind) && (st = lg_get_tnode(&r, &A0, name, k)) != LG_OK) goto fail;
         if (lo < 1 || lo > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, lo);
             goto fail;
@@ -308,6 +377,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
             if ((st = lg_netfile_term_check(A, version, k, (int)j, widths, (int)lo, name)) != LG_OK) goto fail;
             n_params += lg_linear_n_weights(A);
             if (A->kind == LG_LAYER_INDEX) n_maps += lo;
+            if (A->kind == LG_LAYER_BILINEAR) n_maps += lg_bilinear_n_map(A);
         }
         n_params += lo;
         n_terms += nt;
@@ -341,6 +411,19 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         for (uint32_t k = 0; k < n_layers; k++)
             for (int j = 0; j < sp[k].n_terms; j++) {
                 const lg_linear *A = &tm[k][j];
+                if (A->kind == LG_LAYER_BILINEAR) {
+                    size_t nk = (size_t)A->n_out * (size_t)A->op.K;
+                    for (size_t q = 0; q < 2 * nk; q++) {
+                        int32_t v = (int32_t)lg_get_u32(&mr), lim = q < nk ? A->n_in : A->op.n_in_b;
+                        if (v < 0 || v >= lim) {
+                            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's index table %s entry %zu = %d, "
+                                         "expected 0..%d", name, k, q < nk ? "ia" : "ib", q < nk ? q : q - nk, (int)v,
+                                         (int)lim - 1);
+                            goto fail;
+                        }
+                    }
+                    continue;
+                }
                 if (A->kind != LG_LAYER_INDEX) continue;
                 for (int o = 0; o < A->n_out; o++) {
                     int32_t v = (int32_t)lg_get_u32(&mr);
@@ -369,6 +452,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         L->lambda = lg_get_f64(&r);
         L->s = lg_get_f64(&r);
         if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
+        r.pos += lg_tnode_bytes(L->kind);
         if (version < 4u) continue;
         r.pos += 8;
         for (int j = 0; j < L->n_terms; j++)

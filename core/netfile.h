@@ -1,7 +1,7 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
  * Layout (all little-endian; documented in docs/FORMATS.md "Native network format"):
- *   magic "LGELUNET" (8 bytes), u32 version (1 to 5), u32 n_in, u32 n_layers,
+ *   magic "LGELUNET" (8 bytes), u32 version (1 to 6), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
@@ -31,6 +31,14 @@
  * a conv's do (c_out = c_in; kh, kw the window, sh, sw the stride, ph, pw
  * the padding), it has no weights and its b[n_out] is 0. The writer emits
  * version 5 only for a net with a max-pool node.
+ * Version 6 adds the Transformer nodes (core/net.h, DESIGN.md §1
+ * "Transformer nodes") as a layer's own term only, each with the identity
+ * activation and b[n_out] = 0: kind 4 (product) is followed by u32 K,
+ * i32 src_b, u32 n_in_b, and its index tables ia then ib (i32[n_out·K]
+ * each, entries 0..width−1) take its place among the maps; kind 5
+ * (softmax) by u32 group; kind 6 (layernorm) by u32 group and f64 eps, and
+ * its 2·group weights gamma then beta precede its b among the parameters.
+ * The writer emits version 6 only for a net with such a node.
  * The reader checks every field and the file size against the header before
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
@@ -49,7 +57,7 @@
 #include "core/net.h"
 #include "core/runctx.h"
 
-#define LG_NETFILE_VERSION 5u    /* newest version written and read */
+#define LG_NETFILE_VERSION 6u    /* newest version written and read */
 #define LG_NETFILE_CONV_FIELDS 12 /* u32 geometry fields after a conv layer's header */
 #define LG_NETFILE_VERSION_MIN 1u /* oldest version read */
 /* Activation codes below this are the only ones a version-1 file may hold. */

@@ -360,6 +360,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     lg_status st = lg_net_validate(net);
     if (n_rounded) *n_rounded = 0;
     if (st != LG_OK) return st;
+    if (lg_net_require_no_tnode(net, "ONNX export") != LG_OK) return LG_ERR_UNSUPPORTED;
     lg_ow w;
     memset(&w, 0, sizeof w);
     uint8_t *buf = NULL;

@@ -88,6 +88,12 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
         /* z[n_out] = Σ_t A_t·a_src(t) + b (dgemv per term: the attack is a heuristic, every hit is re-checked) */
         if (L->kind == LG_LAYER_MAX) { /* a max-pool node: its one term, bias 0 (core/net.h) */
             lg_max_forward(&L->lin, lg_atk_node(net, w, L->lin.src), z);
+        } else if (L->kind == LG_LAYER_BILINEAR) { /* Transformer nodes: their one term, bias 0 */
+            lg_bilinear_forward(&L->lin, lg_atk_node(net, w, L->src), lg_atk_node(net, w, L->op.src_b), z);
+        } else if (L->kind == LG_LAYER_SOFTMAX) {
+            lg_softmax_forward(&L->lin, lg_atk_node(net, w, L->src), z);
+        } else if (L->kind == LG_LAYER_LAYERNORM) {
+            lg_layernorm_forward(&L->lin, lg_atk_node(net, w, L->src), z);
         } else {
             memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
             for (int t = 0; t < lg_layer_n_lin(L); t++) {
@@ -166,6 +172,16 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
                     }
                 if (top >= 0) dst[top] += dz[o];
             }
+            continue;
+        }
+        if (lg_kind_is_tnode(L->kind)) { /* identity activation: dz is ∂g/∂out */
+            int sa = L->src, sb = L->kind == LG_LAYER_BILINEAR ? L->op.src_b : L->src;
+            double *dsa = w->da + w->doff[sa + 1], *dsb = w->da + w->doff[sb + 1];
+            if (!w->touched[sa + 1]) memset(dsa, 0, (size_t)lg_net_node_width(net, sa) * sizeof *dsa);
+            w->touched[sa + 1] = 1;
+            if (!w->touched[sb + 1]) memset(dsb, 0, (size_t)lg_net_node_width(net, sb) * sizeof *dsb);
+            w->touched[sb + 1] = 1;
+            lg_attack_tnode_backward(L, lg_atk_node(net, w, sa), lg_atk_node(net, w, sb), z + L->n_out, dz, dsa, dsb);
             continue;
         }
         for (int t = 0; t < lg_layer_n_lin(L); t++) { /* da_src += A_tᵀ·dz */

@@ -200,7 +200,20 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
      * families, warm-started from the parent) on the boxes they leave open */
     lg_bab_opts so;
     lg_status st;
-    if (net && lg_bounds_net_smooth(net)) {
+    if (net && lg_net_first_tnode(net) >= 0) { /* Transformer nodes: input splitting on interval bounds */
+        if (lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT && o->mode != LG_BAB_AUTO)
+            return lg_fail(LG_ERR_UNSUPPORTED, "bab: a network with %s nodes is split on its inputs only",
+                           lg_kind_name(net->layers[lg_net_first_tnode(net)].kind));
+        if (o->solver.mode != LG_SOLVER_NONE)
+            return lg_fail(LG_ERR_UNSUPPORTED, "bab: the back-ends do not take the %s node yet (solver none)",
+                           lg_kind_name(net->layers[lg_net_first_tnode(net)].kind));
+        so = *o;
+        so.mode = LG_BAB_INPUT;
+        so.alpha_steps = 0; /* no α-CROWN through the nodes yet: interval bounds per box */
+        so.root_alpha_steps = 0;
+        so.conj = 0;
+        o = &so;
+    } else if (net && lg_bounds_net_smooth(net)) {
         if ((st = lg_bounds_check_direct(net)) != LG_OK) return st;
         if (lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT)
             return lg_fail(LG_ERR_UNSUPPORTED, "bab: a smooth network is split on its inputs only");

@@ -34,6 +34,55 @@ static lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, 
     return lg_bounds_symbolic_unstable_from(b, cx->net, 1);
 }
 
+/* |post-activation value| of node j's entry i is at most this over the node's bounds. */
+static double lg_bab_node_mag(const lg_net *net, const lg_bounds *b, int j, int i)
+{
+    double l, h;
+    if (j < 0) l = b->xlo[i], h = b->xhi[i];
+    else lg_bounds_post(&net->layers[j], b->lo[j][i], b->hi[j][i], &l, &h);
+    double m = fmax(fabs(l), fabs(h));
+    return isfinite(m) ? m : 1e6;
+}
+
+/* The smear through a Transformer node (a split heuristic, not a bound):
+ * each output's |c| + r goes to the inputs it reads, a product's scaled by
+ * the other factor's magnitude; softmax and layernorm spread over the group.
+ * Centres 0, radii added into rd at the sources' offsets (seen as for terms). */
+static void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen,
+                               const double *rad, double *cn, double *rd, unsigned char *seen)
+{
+    int srcs[2] = {L->src, L->kind == LG_LAYER_BILINEAR ? L->op.src_b : L->src};
+    for (int q = 0; q < 2; q++) {
+        int j = srcs[q];
+        size_t so = lg_net_node_offset(net, j);
+        if (!seen[j + 1]) {
+            int w = lg_net_node_width(net, j);
+            memset(cn + so, 0, (size_t)w * sizeof *cn);
+            memset(rd + so, 0, (size_t)w * sizeof *rd);
+            seen[j + 1] = 1;
+        }
+    }
+    if (L->kind == LG_LAYER_BILINEAR) {
+        size_t K = (size_t)L->op.K, sa = lg_net_node_offset(net, L->src), sb = lg_net_node_offset(net, L->op.src_b);
+        const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+        for (size_t o = 0; o < (size_t)L->n_out; o++) {
+            double g = fabs(cen[o]) + rad[o];
+            for (size_t q = o * K; q < (o + 1) * K; q++) {
+                rd[sa + (size_t)ia[q]] += g * lg_bab_node_mag(net, b, L->op.src_b, ib[q]);
+                rd[sb + (size_t)ib[q]] += g * lg_bab_node_mag(net, b, L->src, ia[q]);
+            }
+        }
+        return;
+    }
+    size_t so = lg_net_node_offset(net, L->src);
+    int g = L->op.group;
+    for (int s = 0; s < L->n_out; s += g) {
+        double t = 0;
+        for (int i = s; i < s + g; i++) t += fabs(cen[i]) + rad[i];
+        for (int i = s; i < s + g; i++) rd[so + (size_t)i] += t;
+    }
+}
+
 /* Smear of objective row crow over the node: for each normalised input i,
  * width_i × max |∂(crow·y)/∂x'_i| over the box, the gradient bounded by
  * interval back-propagation (ReLU derivative 1 if active, 0 if inactive,
@@ -89,6 +138,10 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
                 cen[j] = 0.5 * (gl + gh);
                 rad[j] = 0.5 * (gh - gl);
             }
+        }
+        if (lg_kind_is_tnode(L->kind)) {
+            lg_bab_smear_tnode(net, b, L, cen, rad, cn, rd, seen);
+            continue;
         }
         for (int t = 0; t < lg_layer_n_lin(L); t++) { /* Aᵀc, |A|ᵀr (core/linop.h) */
             const lg_linear *T = lg_layer_lin(L, t);

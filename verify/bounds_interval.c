@@ -19,6 +19,7 @@ double lg_bounds_margin(double v, double mass, double n_terms)
 lg_status lg_bounds_check_net(const lg_net *net)
 {
     if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    if (lg_net_require_no_tnode(net, "verification") != LG_OK) return LG_ERR_UNSUPPORTED;
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
         const lg_act_info *info = lg_act_info_of(a);
@@ -39,6 +40,7 @@ lg_status lg_bounds_check_net(const lg_net *net)
 lg_status lg_bounds_check_direct(const lg_net *net)
 {
     if (!net || net->n_layers < 1) return lg_fail(LG_ERR_ARG, "bounds: empty network");
+    if (lg_net_require_no_tnode(net, "verification") != LG_OK) return LG_ERR_UNSUPPORTED;
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
         const lg_act_info *info = lg_act_info_of(a);
@@ -192,9 +194,24 @@ static double lg_bounds_row_terms(const lg_layer *L)
     return n;
 }
 
+/* lg_bounds_check_direct without its refusal of the Transformer nodes,
+ * which interval bounds take (bounds_tnode.c). */
+static lg_status lg_bounds_check_interval(const lg_net *net)
+{
+    if (lg_net_first_tnode(net) < 0) return lg_bounds_check_direct(net);
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_act a = net->layers[k].act;
+        const lg_act_info *info = lg_act_info_of(a);
+        if (!info || (a != LG_ACT_RELU && a != LG_ACT_IDENTITY && !info->smooth))
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d has activation %s, which has no relaxation", k,
+                           info ? info->name : "?");
+    }
+    return LG_OK;
+}
+
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
 {
-    lg_status st = lg_bounds_check_direct(net);
+    lg_status st = lg_bounds_check_interval(net);
     if (st != LG_OK) return st;
     if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
     /* post-activation intervals of every node (input at 0, layer k at
@@ -237,6 +254,12 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
                 al[koff + o] = b->lo[k][o];
                 ah[koff + o] = b->hi[k][o];
             }
+            continue;
+        }
+        if (lg_kind_is_tnode(L->kind)) { /* identity activation: the node's bounds are its outputs' */
+            lg_bounds_tnode(net, L, al, ah, noff, b->lo[k], b->hi[k]);
+            memcpy(al + koff, b->lo[k], (size_t)L->n_out * sizeof *al);
+            memcpy(ah + koff, b->hi[k], (size_t)L->n_out * sizeof *ah);
             continue;
         }
         double nterm = lg_bounds_row_terms(L);

@@ -144,6 +144,7 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
 
 lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
 {
+    if (lg_net_first_tnode(net) >= 0) return LG_OK; /* interval bounds stand (DESIGN.md §1 "Transformer nodes") */
     lg_backsub s;
     int m = lg_sym_chunk(net);
     lg_status st = lg_backsub_init(&s, b, net, m);
@@ -183,6 +184,7 @@ done:
 
 lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int k0)
 {
+    if (lg_net_first_tnode(net) >= 0) return LG_OK; /* interval bounds stand (DESIGN.md §1 "Transformer nodes") */
     lg_backsub s;
     int m = lg_sym_chunk(net), w = lg_net_max_width(net);
     lg_status st = lg_backsub_init(&s, b, net, m);
@@ -232,6 +234,7 @@ done:
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out)
 {
+    if (lg_net_first_tnode(net) >= 0) return lg_bounds_tnode_objective(b, net, m, C, d, out);
     lg_status st = lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;

@@ -566,9 +566,28 @@ static const lg_route lg_route_smooth = {
     {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_alpha_layers, lg_stage_alpha, lg_stage_finite,
      lg_stage_split, lg_stage_act_split, lg_stage_smooth_end, NULL}};
 
+/* Transformer nodes (DESIGN.md §1 "Transformer nodes"): interval bounds, the attack and input splitting */
+static lg_status lg_verify_check_tnode(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_act a = net->layers[k].act;
+        if (a != LG_ACT_RELU && a != LG_ACT_IDENTITY)
+            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d has activation %s: a network with Transformer nodes is "
+                           "verified with relu and identity activations only (substitute ReLU first)", k,
+                           lg_act_name(a) ? lg_act_name(a) : "?");
+    }
+    if (lg_net_has_max(net))
+        return lg_fail(LG_ERR_UNSUPPORTED, "verification does not take max-pool and Transformer nodes in one network yet");
+    return LG_OK;
+}
+static const lg_route lg_route_tnode = {lg_verify_check_tnode, 0, 0,
+                                        {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
+                                         lg_stage_split, lg_stage_smooth_end, NULL}};
+
 /* The route of net under o: chosen once per run. */
 static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *o)
 {
+    if (net && lg_net_first_tnode(net) >= 0) return &lg_route_tnode;
     if (net && lg_bounds_net_smooth(net)) return &lg_route_smooth;
     return o->backend_only ? &lg_route_backend_only : &lg_route_pwl;
 }
@@ -576,6 +595,7 @@ static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *
 /* The splitting strategy of route for a net with n_in inputs. */
 static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
 {
+    if (route == &lg_route_tnode) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
     lg_bab_mode bm = lg_bab_pick(m, n_in);
     return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
@@ -727,6 +747,8 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     if (st != LG_OK) return st;
     if (!route->backend) { /* DESIGN.md §3 "Smooth activations" */
         const lg_solver_ops *row = o->solver.mode == LG_SOLVER_ONE ? o->solver.row : NULL;
+        if (((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only) && lg_net_first_tnode(net) >= 0)
+            return lg_net_require_no_tnode(net, "the complete back-ends");
         if ((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only)
             return lg_fail(LG_ERR_UNSUPPORTED,
                            "--solver %s encodes piecewise-linear (relu/identity) networks only; this network has "
