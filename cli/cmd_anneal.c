@@ -13,7 +13,7 @@ static void lg_anneal_help(void)
 {
     printf("usage: lgelu anneal NET [--data DIR] --epochs N [--lambda-target L | --tolerance E]\n"
            "                   [--batch B] [--lr η] [--momentum μ] [--opt sgd|adamw] [--wd W]\n"
-           "                   [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] [--progress]\n"
+           "                   [--warmup N] [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] [--progress]\n"
            "                   -o NET2\n\n"
            "Continue training NET (native or ONNX) on the training split while the λ of every hidden\n"
            "gelu/lgelu layer moves linearly, step by step, from its current value to λ_target, reaching\n"
@@ -40,7 +40,7 @@ int lg_cmd_anneal(int argc, char **argv)
         {"data", required_argument, 0, LG_OPT_DATA}, {"epochs", required_argument, 0, LG_OPT_EPOCHS},
         {"batch", required_argument, 0, LG_OPT_BATCH}, {"lr", required_argument, 0, LG_OPT_LR},
         {"momentum", required_argument, 0, LG_OPT_MOMENTUM}, {"opt", required_argument, 0, LG_OPT_OPT},
-        {"wd", required_argument, 0, LG_OPT_WD}, {"seed", required_argument, 0, LG_OPT_SEED},
+        {"wd", required_argument, 0, LG_OPT_WD}, {"warmup", required_argument, 0, LG_OPT_WARMUP}, {"seed", required_argument, 0, LG_OPT_SEED},
         {"threads", required_argument, 0, LG_OPT_THREADS}, {"val", required_argument, 0, LG_OPT_VAL},
         {"subset", required_argument, 0, LG_OPT_SUBSET}, {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
         {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},

@@ -8,8 +8,12 @@
 #include "cli/train_common.h"
 #include "anneal/schedule.h"
 #include "core/arch.h"
+#include "core/arch_vit.h"
 #include "core/netfile.h"
 #include "train/init.h"
+#include "train/vit.h"
+#include "train/vit_train.h"
+#include "train/vit_net.h"
 
 static void lg_train_help(void)
 {
@@ -17,7 +21,7 @@ static void lg_train_help(void)
            "                   --epochs N\n"
            "                   [--batch B] [--lr η] [--momentum μ] [--opt sgd|adamw] [--wd W]\n"
            "                   [--t T] [--c C] [--s-update lambda|s] [--init he|xavier|torch]\n"
-           "                   [--seed S] [--threads T] [--val N] [--subset N] [--progress]\n"
+           "                   [--warmup N] [--seed S] [--threads T] [--val N] [--subset N] [--progress]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--rs W] [--rs-eps E]\n"
            "                   [--log FILE] -o NET\n\n"
            "Train a dense or conv network (softmax cross-entropy) on the training split of an IDX\n"
@@ -74,6 +78,32 @@ static void lg_train_help(void)
            lg_train_opts_default().rs_weight, lg_train_opts_default().rs_eps);
 }
 
+/* Train a ViT (core/arch_vit.h) on the loaded data and print the test
+ * accuracy; nothing is written (DESIGN.md §1 "Training a Transformer"). */
+static lg_status lg_train_vit(lg_cli_train *ct, const lg_vit_spec *sp, lg_act act)
+{
+    lg_vit m;
+    lg_status st = lg_vit_init(&m, sp, act, ct->tr.batch);
+    if (st != LG_OK) return st;
+    lg_vit_init_weights(&m, ct->tr.seed);
+    printf("ViT: %d tokens of width %d, %d heads, %d blocks, MLP width %d (%s), %s pooling, %zu parameters\n",
+           lg_vit_n_tokens(sp), sp->dim, sp->heads, sp->depth, sp->mlp, lg_act_name(act), sp->cls ? "class-token" : "mean",
+           m.n_params);
+    ct->tr.out = stdout;
+    lg_train_result r;
+    if ((st = lg_vit_train(&m, &ct->train, ct->test.n ? &ct->test : NULL, &ct->tr, &r)) == LG_OK && ct->test.n)
+        printf("test accuracy %.2f%%\n", 100.0 * r.test_acc);
+    if (st == LG_OK && ct->out) { /* the net of sum, product, softmax and layernorm nodes (train/vit_net.h) */
+        lg_net net;
+        if ((st = lg_vit_to_net(&m, &net)) == LG_OK) {
+            if ((st = lg_netfile_write(&net, ct->out)) == LG_OK) printf("wrote %s (%d nodes)\n", ct->out, net.n_layers);
+            lg_net_free(&net);
+        }
+    }
+    lg_vit_free(&m);
+    return st;
+}
+
 int lg_cmd_train(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -90,11 +120,14 @@ int lg_cmd_train(int argc, char **argv)
         {"init", required_argument, 0, LG_OPT_INIT}, {"s-update", required_argument, 0, LG_OPT_S_UPDATE},
         {"output", required_argument, 0, 'o'}, {"progress", no_argument, 0, LG_OPT_PROGRESS},
         {"rs", required_argument, 0, LG_OPT_RS}, {"rs-eps", required_argument, 0, LG_OPT_RS_EPS},
+        {"warmup", required_argument, 0, LG_OPT_WARMUP},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);
     const char *arch_text = "784,256,256,10";
     lg_arch arch = {0};
+    lg_vit_spec vit;
+    int is_vit = 0;
     lg_net net = {0};
     lg_status st = LG_OK;
     int c, rc = 2;
@@ -108,6 +141,14 @@ int lg_cmd_train(int argc, char **argv)
         switch (c) {
         case LG_OPT_ARCH:
             lg_arch_free(&arch);
+            if ((is_vit = lg_arch_is_vit(optarg)) != 0) {
+                if (lg_arch_vit_parse(&vit, optarg) != LG_OK) {
+                    lg_cli_usage("train", "--arch: %s", lg_errmsg());
+                    goto done;
+                }
+                arch_text = optarg;
+                break;
+            }
             if (lg_arch_parse(&arch, optarg) != LG_OK) {
                 lg_cli_usage("train", "--arch: %s", lg_errmsg());
                 goto done;
@@ -135,13 +176,38 @@ int lg_cmd_train(int argc, char **argv)
             goto done;
         }
     }
-    if (!arch.specs && lg_arch_parse(&arch, arch_text) != LG_OK) {
+    if (!is_vit && !arch.specs && lg_arch_parse(&arch, arch_text) != LG_OK) {
         lg_cli_usage("train", "--arch: %s", lg_errmsg());
         goto done;
     }
-    int n_out = arch.specs[arch.n_layers - 1].n_out;
+    int n_out = is_vit ? vit.n_out : arch.specs[arch.n_layers - 1].n_out;
     if (optind != argc) {
         lg_cli_usage("train", "unexpected argument '%s'", argv[optind]);
+        goto done;
+    }
+    if (is_vit) {
+        /* a ViT trains, reports and (with -o) is written as a net of product, softmax and layernorm nodes */
+        if (ct.anneal_set || ct.tr.rs_weight > 0 || ct.tr.log_path || ct.val) {
+            lg_cli_usage("train", "--arch %s: --anneal-start, --rs, --log and --val are not available for a ViT",
+                         arch_text);
+            goto done;
+        }
+        ct.no_output = 1;
+        if (lg_cli_train_finish_args("train", &ct)) goto done;
+        rc = 1;
+        if ((st = lg_cli_train_load(&ct, vit.C * vit.H * vit.W, "--arch")) != LG_OK) {
+            if (st != LG_ERR_ARG) goto fail;
+            rc = lg_cli_usage("train", "%s", lg_errmsg());
+            goto done;
+        }
+        for (size_t i = 0; i < ct.train.n; i++)
+            if (ct.train.y[i] >= n_out) {
+                rc = lg_cli_usage("train", "--arch: the output width must be at least %d, got %d", ct.train.y[i] + 1,
+                                  n_out);
+                goto done;
+            }
+        if ((st = lg_train_vit(&ct, &vit, act)) != LG_OK) goto fail;
+        rc = 0;
         goto done;
     }
     if (lg_cli_train_finish_args("train", &ct)) goto done;

@@ -35,7 +35,8 @@ void lg_cli_train_help_common(int with_t_c)
            "  --momentum μ        SGD momentum (default %g)\n"
            "  --opt sgd|adamw     optimiser (default sgd); adamw uses β=(%g,%g), ε=%g\n"
            "  --wd W              weight decay on weights, not biases or s (default %g for sgd, where it\n"
-           "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n",
+           "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n"
+           "  --warmup N          linear learning-rate warm-up over the first N steps (default 0: none)\n",
            d.tr.batch, op->lr, op->momentum, op->beta1, op->beta2, op->eps, op->wd);
     if (with_t_c)
         printf("  --t T               temperature of λ = 1 + softplus(s/t) (default %g)\n"
@@ -109,6 +110,10 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
     case LG_OPT_WD:
         ct->wd_set = 1;
         return lg_cli_train_num(cmd, "wd", arg, &o->optim.wd);
+    case LG_OPT_WARMUP:
+        if (lg_cli_train_num(cmd, "warmup", arg, &d)) return -1;
+        o->optim.warmup = (long)d;
+        return 0;
     case LG_OPT_C: return lg_cli_train_num(cmd, "c", arg, &o->optim.c);
     case LG_OPT_T: return lg_cli_train_num(cmd, "t", arg, &ct->t);
     case LG_OPT_OPT:
@@ -149,9 +154,9 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
 int lg_cli_train_finish_args(const char *cmd, lg_cli_train *ct)
 {
     if (!ct->epochs_set) return lg_cli_usage(cmd, "--epochs N is required");
-    if (!ct->out) return lg_cli_usage(cmd, "-o/--output NET (output file) is required");
+    if (!ct->out && !ct->no_output) return lg_cli_usage(cmd, "-o/--output NET (output file) is required");
     /* fail now, not after hours of training */
-    if (lg_cli_check_output(ct->out) != LG_OK) return lg_cli_usage(cmd, "-o/--output: %s", lg_errmsg());
+    if (ct->out && lg_cli_check_output(ct->out) != LG_OK) return lg_cli_usage(cmd, "-o/--output: %s", lg_errmsg());
     if (ct->tr.log_path && lg_cli_check_output(ct->tr.log_path) != LG_OK)
         return lg_cli_usage(cmd, "--log: %s", lg_errmsg());
     if (ct->target_set && ct->tolerance_set) return lg_cli_usage(cmd, "give --lambda-target or --tolerance, not both");

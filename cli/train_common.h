@@ -17,7 +17,7 @@ enum {
     LG_OPT_DATA = 256, LG_OPT_EPOCHS, LG_OPT_BATCH, LG_OPT_LR, LG_OPT_MOMENTUM, LG_OPT_OPT, LG_OPT_WD, LG_OPT_T,
     LG_OPT_C, LG_OPT_SEED, LG_OPT_THREADS, LG_OPT_VAL, LG_OPT_SUBSET, LG_OPT_ANNEAL_START, LG_OPT_LAMBDA_TARGET,
     LG_OPT_TOLERANCE, LG_OPT_LOG, LG_OPT_ARCH, LG_OPT_ACT,
-    LG_OPT_INIT, LG_OPT_S_UPDATE, LG_OPT_PROGRESS, LG_OPT_RS, LG_OPT_RS_EPS
+    LG_OPT_INIT, LG_OPT_S_UPDATE, LG_OPT_PROGRESS, LG_OPT_RS, LG_OPT_RS_EPS, LG_OPT_WARMUP
 };
 
 typedef struct lg_cli_train {
@@ -26,6 +26,7 @@ typedef struct lg_cli_train {
     double t;
     long val, subset;
     int epochs_set, wd_set;
+    int no_output;         /* 1: -o is not required (a ViT, which trains without a network file) */
     double anneal_start;   /* 1 = none */
     double lambda_target;
     int target_set, tolerance_set, anneal_set;

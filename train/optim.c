@@ -9,7 +9,7 @@
 
 lg_optim_opts lg_optim_opts_default(void)
 {
-    lg_optim_opts o = {LG_OPTIM_SGD, 0.05, 0.9, 0.0, 0.9, 0.999, 1e-8, 9.0, LG_S_UPDATE_LAMBDA};
+    lg_optim_opts o = {LG_OPTIM_SGD, 0.05, 0.9, 0.0, 0.9, 0.999, 1e-8, 9.0, LG_S_UPDATE_LAMBDA, 0};
     return o;
 }
 
@@ -87,8 +87,28 @@ static void lg_optim_lambda(lg_model *m, lg_mlayer *L, const lg_optim_opts *o, d
     *L->s = (float)lg_s_from_lambda(nl, m->t);
 }
 
-void lg_optim_step(lg_model *m, const lg_optim_opts *o, long step)
+double lg_optim_lr_at(const lg_optim_opts *o, long step)
 {
+    if (o->warmup > 0 && step < o->warmup) return o->lr * (double)step / (double)o->warmup;
+    return o->lr;
+}
+
+void lg_optim_flat(const lg_optim_opts *o, float *p, const float *g, float *m1, float *m2, size_t n, double lr,
+                   int decay, long step)
+{
+    double wd = decay ? o->wd : 0.0;
+    if (o->kind == LG_OPTIM_SGD) {
+        lg_sgd_update(p, g, m1, n, (float)lr, (float)o->momentum, (float)wd);
+        return;
+    }
+    lg_adamw_update(p, g, m1, m2, n, lr, wd, o, 1.0 - pow(o->beta1, (double)step), 1.0 - pow(o->beta2, (double)step));
+}
+
+void lg_optim_step(lg_model *m, const lg_optim_opts *o0, long step)
+{
+    lg_optim_opts ow = *o0; /* the warm-up scales every rate, the hardness parameters' too */
+    ow.lr = lg_optim_lr_at(o0, step);
+    const lg_optim_opts *o = &ow;
     double lr = o->lr, wd = o->wd;
     double bc1 = 1.0, bc2 = 1.0;
     if (o->kind == LG_OPTIM_ADAMW) { /* in double from the same β as the moments (lg_adamw_update) */

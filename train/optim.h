@@ -38,6 +38,7 @@ typedef struct lg_optim_opts {
     double beta1, beta2, eps; /* AdamW (0.9, 0.999, 1e-8) */
     double c;         /* η_s = c·η for the hardness parameters s (default 9) */
     lg_s_update s_update; /* how s steps (default LG_S_UPDATE_LAMBDA) */
+    long warmup;      /* linear learning-rate warm-up over the first `warmup` steps: η·min(1, step/warmup) (default 0: off) */
 } lg_optim_opts;
 
 lg_optim_opts lg_optim_opts_default(void);
@@ -47,6 +48,15 @@ int lg_optim_parse(const char *name, lg_optim_kind *out);
 
 /* Parse "s" / "lambda"; 0 on success, −1 if unknown. */
 int lg_s_update_parse(const char *name, lg_s_update *out);
+
+/* The learning rate of update `step` (1-based): η with the warm-up applied. */
+double lg_optim_lr_at(const lg_optim_opts *o, long step);
+
+/* One SGD or AdamW update of a flat range p[0..n) from g with its moments
+ * m1, m2 (m2 unused by SGD), learning rate lr, weight decay when decay;
+ * step as lg_optim_step. For models outside lg_model (train/vit.h). */
+void lg_optim_flat(const lg_optim_opts *o, float *p, const float *g, float *m1, float *m2, size_t n, double lr,
+                   int decay, long step);
 
 /* One update from m->grads. step is 1 for the first update (AdamW bias
  * correction). */

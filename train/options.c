@@ -29,6 +29,7 @@ static const lg_opt_range lg_train_ranges[] = {
     {"tolerance", 0, 0.7978845608, 1, 0}, /* λ_target = 2/(E√(2π)) ≥ 1 */
     {"rs", 0, 1e6, 0, 0},                 /* RS loss weight, 0 = off */
     {"rs-eps", 0, 1, 0, 0},
+    {"warmup", 0, 1e9, 0, 1},            /* learning-rate warm-up steps, 0 = off */
 };
 
 const char *lg_train_opt_check(const char *name, double v)

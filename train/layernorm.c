@@ -1,0 +1,43 @@
+/* layernorm.c — float LayerNorm forward/backward (layernorm.h). */
+#include "train/layernorm.h"
+
+#include <math.h>
+
+void lg_ln_forward(float *y, float *xhat, float *rstd, const float *x, const float *gamma, const float *beta, int n,
+                   int g, float eps)
+{
+    for (int i = 0; i < n; i++) {
+        const float *xi = x + (long)i * g;
+        double mu = 0, var = 0;
+        for (int j = 0; j < g; j++) mu += xi[j];
+        mu /= g;
+        for (int j = 0; j < g; j++) var += ((double)xi[j] - mu) * ((double)xi[j] - mu);
+        var /= g;
+        float r = (float)(1.0 / sqrt(var + (double)eps));
+        rstd[i] = r;
+        for (int j = 0; j < g; j++) {
+            float h = (float)(((double)xi[j] - mu) * r);
+            xhat[(long)i * g + j] = h;
+            y[(long)i * g + j] = gamma[j] * h + beta[j];
+        }
+    }
+}
+
+void lg_ln_backward(float *dx, float *dgamma, float *dbeta, const float *dy, const float *xhat, const float *rstd,
+                    const float *gamma, int n, int g)
+{
+    for (int i = 0; i < n; i++) {
+        const float *dyi = dy + (long)i * g, *hi = xhat + (long)i * g;
+        float m1 = 0, m2 = 0;
+        for (int j = 0; j < g; j++) {
+            float gh = gamma[j] * dyi[j];
+            m1 += gh;
+            m2 += gh * hi[j];
+            dgamma[j] += dyi[j] * hi[j];
+            dbeta[j] += dyi[j];
+        }
+        m1 /= (float)g, m2 /= (float)g;
+        float r = rstd[i];
+        for (int j = 0; j < g; j++) dx[(long)i * g + j] += r * (gamma[j] * dyi[j] - m1 - hi[j] * m2);
+    }
+}

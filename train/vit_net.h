@@ -1,0 +1,26 @@
+/* vit_net.h — a trained ViT (train/vit.h) as an lg_net, so every stage that
+ * takes the Transformer node kinds (product, softmax, layernorm; core/net.h)
+ * works on it (DESIGN.md §1 "Training a Transformer", "A ViT as a graph").
+ *
+ * Nodes, tokens row-major [T][D]: a conv (the patch embedding, kernel and
+ * stride P) and an index map to the tokens (class token and position
+ * embedding as its bias); per block a layernorm node, the Q, K, V sums
+ * (block-diagonal dense terms, 1/√d_h folded into Q), a product node Q_h·K_hᵀ
+ * (K = d_h), a softmax node (groups of T), a product node P·V_h (K = T), the
+ * output projection plus an identity shortcut, a layernorm node, the MLP's
+ * first layer with the activation and its λ, the second plus a shortcut;
+ * a final layernorm node and the head (a dense term reading the class
+ * token's row, or 1/T of every row for mean pooling).
+ *
+ * Ownership: lg_vit_to_net allocates net (lg_net_free releases it).
+ */
+#ifndef LG_TRAIN_VIT_NET_H
+#define LG_TRAIN_VIT_NET_H
+
+#include "core/net.h"
+#include "train/vit.h"
+
+/* The net computing m's logits (in double, from the float parameters). */
+lg_status lg_vit_to_net(const lg_vit *m, lg_net *net);
+
+#endif
