@@ -97,6 +97,13 @@ lg_status lg_cli_check_output(const char *path);
  * the two nets of a deviation bound). */
 lg_status lg_cli_load_lowered(lg_net *net, const char *path, int any_sign);
 
+/* The ONNX import options of every command (import_opts.c): --drop-final-softmax and
+ * --round-weights are taken out of argv[1..argc) (argv[0] is the command; argc updated,
+ * argv[argc] = NULL) and set for every later network read (onnx.h lg_onnx_set_import_opts).
+ * lg_cli_import_help is their --help text. Returns 0. */
+int lg_cli_import_opts(int *argc, char **argv);
+extern const char lg_cli_import_help[];
+
 /* The default of every -j option: the number of online cores. */
 int lg_cli_threads_default(void);
 

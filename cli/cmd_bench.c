@@ -33,6 +33,7 @@
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 #include "onnx/load.h"
+#include "onnx/onnx.h"
 
 static void lg_bench_help(void)
 {
@@ -81,6 +82,7 @@ static void lg_bench_help(void)
            "list could not be read, 2 on bad usage, 128 + N when stopped by signal N (130 for SIGINT,\n"
            "143 for SIGTERM).\n",
            lg_solver_pick_name(&d.solver), (unsigned long)d.seed);
+    printf("\n%s", lg_cli_import_help);
 }
 
 /* The first SIGINT/SIGTERM asks the loop to stop after the instance in
@@ -165,6 +167,7 @@ static lg_status lg_bench_one(const char *onnx, const char *vnnlib, double timeo
     if ((st = lg_vnnlib_read_net(&prop, vnnlib, &net)) != LG_OK) goto fail;
     if ((st = lg_verify_run_in(&net, &prop, &o, &run, rep)) != LG_OK) goto fail;
     if (lg_bench_stop && rep->verdict != LG_VERDICT_ROBUST && rep->verdict != LG_VERDICT_VIOLATED) goto fail;
+    rep->net_note = lg_onnx_import_note(); /* what the import changed (--drop-final-softmax, --round-weights) */
     st = lg_verify_write_result_path(rep, result_path);
 fail:
     lg_prop_free(&prop);

@@ -40,6 +40,7 @@ static void lg_encode_help(void)
            "  -o, --output F  output file (required; '-' for standard output)\n"
            "  -h, --help      show this help\n",
            LG_DATA_DEFAULT_DIR);
+    printf("\n%s", lg_cli_import_help);
 }
 
 int lg_cmd_encode(int argc, char **argv)

@@ -34,6 +34,7 @@ static void lg_eval_help(void)
            "               input: the outputs (shortest round-trip decimals), space-separated.\n"
            "  -h, --help   show this help\n",
            LG_DATA_DEFAULT_DIR);
+    printf("\n%s", lg_cli_import_help);
 }
 
 /* Print the outputs of net for every vector in path (.npy or text). */

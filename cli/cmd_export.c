@@ -26,6 +26,7 @@ static void lg_export_help(void)
            "                     float: the file is a slightly different network, which is what a float32\n"
            "                     runtime computes; verify the exported file, not NET)\n"
            "  -h, --help         show this help\n");
+    printf("\n%s", lg_cli_import_help);
 }
 
 int lg_cmd_export(int argc, char **argv)

@@ -37,6 +37,7 @@ static void lg_info_help(void)
            "  -h, --help   show this help\n\n"
            "ONNX ops read (docs/FORMATS.md has the details):\n");
     lg_cli_wrap(lg_onnx_supported_ops());
+    printf("\n%s", lg_cli_import_help);
 }
 
 int lg_cmd_info(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include "verify/transfer.h"
 #include "verify/verify.h"
 #include "onnx/load.h"
+#include "onnx/onnx.h"
 
 static void lg_verify_help(void)
 {
@@ -117,7 +118,13 @@ static void lg_verify_help(void)
            "exit status: 0 for every verdict (including unknown), 1 on errors, 2 on bad usage.\n",
            LG_DATA_DEFAULT_DIR, d.timeout_s, (unsigned long)d.seed, (long)d.bab.max_nodes, d.bab.alpha_steps,
            d.bab.group, LG_BAB_ROOT_ALPHA_AUTO, LG_BAB_SMOOTH_ROOT_ALPHA, d.bab.solver_unstable);
+    printf("\n%s", lg_cli_import_help);
 }
+
+/* What reading the network changed in the file's function (lg_onnx_import_note), copied after
+ * the load: "" when the network verified is the file's exact function. */
+static char lg_verify_net_note[700];
+static int lg_verify_net_rounded;
 
 /* net: the network verified (NULL when it could not be read), for the
  * summary's per-layer counts: "-" for a layer without ReLUs. */
@@ -133,6 +140,10 @@ static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const ch
                               "unstable_per_layer", per, "nodes", (json_int_t)r->nodes, "bound_method",
                               r->bound_method, "margin", lg_json_num(a->margin), "method", r->method);
         if (o && !a->vnnlib) json_object_set_new(o, "label", json_integer(a->label));
+        if (o && lg_verify_net_note[0]) {
+            json_object_set_new(o, "network_read", json_string(lg_verify_net_note));
+            json_object_set_new(o, "network_rounded", json_boolean(lg_verify_net_rounded));
+        }
         if (o) json_object_set_new(o, "misclassified", json_boolean(r->misclassified));
         if (o && ref) {
             json_object_set_new(o, "ref", json_string(ref));
@@ -156,6 +167,10 @@ static void lg_verify_print(const lg_verify_args *a, const lg_net *net, const ch
     else if (r->verdict == LG_VERDICT_UNKNOWN) printf("unknown (%s)\n", r->how.reason[0] ? r->how.reason : "undecided");
     else if (r->misclassified) printf("violated (misclassified: the clean input itself is a counterexample)\n");
     else printf("%s\n", lg_verdict_name(r->verdict));
+    if (lg_verify_net_note[0])
+        printf("  network read: %s%s\n", lg_verify_net_note,
+               lg_verify_net_rounded ? " (the verdict is about this rounded network, not the file's exact function)"
+                                     : "");
     if (ref)
         printf("  for the smooth network %s (certified deviation on the box: %.6g, margin used per\n"
                "  robustness term: %.6g)\n", ref, delta, 2 * delta);
@@ -374,6 +389,8 @@ int lg_cmd_verify(int argc, char **argv)
         lg_verify_args_free(&a);
         return lg_cli_fail("verify", st);
     }
+    snprintf(lg_verify_net_note, sizeof lg_verify_net_note, "%s", lg_onnx_import_note());
+    lg_verify_net_rounded = lg_onnx_import_rounded();
     if (ref_path && (st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
     for (int k = 0; k < n_runs; k++) {
         if (a.indices) a.index = a.indices[k];
@@ -404,6 +421,7 @@ int lg_cmd_verify(int argc, char **argv)
         if (batch && !json) lg_verify_print_line(&a, &r);
         else lg_verify_print(&a, &net, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
         fflush(stdout);
+        r.net_note = lg_verify_net_note;
         if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
         n_verdict[r.verdict]++;
         n_mis += r.misclassified;

@@ -34,7 +34,8 @@ static void lg_main_usage(FILE *f)
     fprintf(f, "\n'lgelu <command> --help' explains every option of a command;\n"
                "'lgelu <command> --config FILE ...' reads option defaults from FILE (key = value lines,\n"
                "[command] sections; the command line overrides them; docs/USAGE.md \"Config files\");\n"
-               "'lgelu --version' prints the version and the commit it was built from.\n");
+               "'lgelu --version' prints the version and the commit it was built from.\n\n%s",
+            lg_cli_import_help);
 }
 
 int main(int argc, char **argv)
@@ -61,6 +62,7 @@ int main(int argc, char **argv)
             char **v;
             int rc = lg_cli_config_apply(argc - 1, argv + 1, &n, &v); /* --config FILE: option defaults */
             if (rc) return rc;
+            lg_cli_import_opts(&n, v); /* --drop-final-softmax, --round-weights: every network read */
             rc = lg_cmds[i].run(n, v);
             lg_cli_config_free();
             return rc;

@@ -56,6 +56,25 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
  * decode, per initializer, per node, per 64 rows of a Gemm/MatMul weight
  * and per layer built: past it, LG_ERR_TIMEOUT and *net zeroed. */
 lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run);
+/* Import options of every later ONNX read in this process (the command line's
+ * --drop-final-softmax and --round-weights, set once before any read; default all 0):
+ *   drop_final_softmax: a Softmax node that produces the graph output is removed, so the
+ *     network's outputs are its input (the logits), as VNN-COMP properties over the logits
+ *     expect; a graph output produced by anything else is refused.
+ *   round_weights: an AveragePool weight 1/k or a linear Resize weight that is not a double
+ *     is rounded to the nearest double (without it such a node is refused): the network
+ *     read is then not the file's exact function, and lg_onnx_import_note says so. */
+typedef struct lg_onnx_import_opts {
+    int drop_final_softmax;
+    int round_weights;
+} lg_onnx_import_opts;
+void lg_onnx_set_import_opts(const lg_onnx_import_opts *o);
+const lg_onnx_import_opts *lg_onnx_get_import_opts(void);
+/* What the last successful ONNX read of this thread changed in the file's function, one line
+ * ("" when nothing: the network read is the file's exact function); static storage. Its
+ * "rounded" part (lg_onnx_import_rounded) means a verdict is about the rounded network. */
+const char *lg_onnx_import_note(void);
+int lg_onnx_import_rounded(void);
 /* The ONNX ops the reader takes, one text generated from its op table (static storage). */
 const char *lg_onnx_supported_ops(void);
 /* Read an ONNX file. */

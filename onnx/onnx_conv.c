@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx/onnx.h"
 #include "onnx/onnx_internal.h"
 
 /* Int-list attribute: 1 with *n values in out[0..max), 0 absent, -1 error. */
@@ -364,6 +365,47 @@ lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node)
     return st;
 }
 
+/* The weight 1/k of a window of k values: exact (1 when it is a double), rounded to nearest with
+ * --round-weights (0, a note added once per node), else refused (-1, message set). */
+static int lg_ox_avg_weight(const lg_ox_graph *G, int node, double k, double *r, int *noted)
+{
+    if (lg_ox_div_exact(1.0, k, r)) return 1;
+    if (!lg_onnx_get_import_opts()->round_weights) {
+        lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the average over a window of %.0f values needs the weight 1/%.0f, which "
+                "is not a double (lgelu verifies the file's exact function; --round-weights verifies the net with "
+                "1/%.0f rounded to the nearest double instead, and says so)", G->file, lg_ox_node_desc(G, node), k, k,
+                k);
+        return -1;
+    }
+    *r = 1.0 / k; /* correctly rounded */
+    if (!*noted)
+        lg_ox_note_add(1, "%s: the weight 1/%.0f rounded to the nearest double %.17g (--round-weights)",
+                       lg_ox_node_desc(G, node), k, *r);
+    *noted = 1;
+    return 0;
+}
+
+/* AveragePool as a conv whose kernel is r on its own channel (exact: each output is r times its
+ * window's sum), for an image too large for the dense matrix; every window of the same count. */
+static lg_status lg_ox_avgpool_conv(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
+                                    const lg_ox_win *w, double r)
+{
+    size_t kk = (size_t)w->kh * (size_t)w->kw, nk = (size_t)C * (size_t)C * kk;
+    if (nk > LG_NET_MAX_PARAMS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the pool as a conv of %lld channels would have %zu weights",
+                       G->file, lg_ox_node_desc(G, node), (long long)C, nk);
+    double *K = calloc(nk, sizeof *K);
+    if (!K) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+    for (size_t c = 0; c < (size_t)C; c++)
+        for (size_t k = 0; k < kk; k++) K[(c * (size_t)C + c) * kk + k] = r;
+    lg_status st = lg_ox_conv_full(G, B, node, C, H, W, C, K, w->kh, w->kw, w);
+    free(K);
+    return st;
+}
+
+/* A dense pool matrix above this size becomes a conv when it can (lg_ox_avgpool_conv). */
+#define LG_OX_AVG_DENSE_BYTES ((size_t)64 << 20)
+
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
 {
     int64_t C = 0, H = 0, W = 0, v[8], include = 0;
@@ -380,40 +422,57 @@ lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
     lg_ox_win w = {kh, kw, 1, 1, 0, 0, 0, 0, 1, 1};
     if (!global && (st = lg_ox_window(G, node, H, W, kh, kw, &w)) != LG_OK) return st;
     size_t n = (size_t)B->n, hw = (size_t)w.ho * (size_t)w.wo, n2 = (size_t)C * hw;
-    double *A = lg_ox_dense(G, node, n2, n), *cnt = malloc(n2 * sizeof *cnt);
-    if (!A || !cnt) {
-        free(A);
-        free(cnt);
-        return A ? lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file) : LG_ERR_UNSUPPORTED;
+    /* the count of every window (padding counted with count_include_pad) and its weight 1/count */
+    double *rc = malloc(n2 * sizeof *rc);
+    if (!rc) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+    int uniform = 1, exact = 1, noted = 0;
+    for (size_t row = 0; row < n2; row++) {
+        int64_t oy = (int64_t)(row % hw) / w.wo, ox = (int64_t)(row % hw) % w.wo, count = 0;
+        for (int64_t ky = 0; ky < kh; ky++)
+            for (int64_t kx = 0; kx < kw; kx++) {
+                int64_t iy = oy * w.sh - w.pt + ky, ix = ox * w.sw - w.pl + kx;
+                count += iy >= 0 && iy < H && ix >= 0 && ix < W;
+            }
+        double k = include ? (double)(kh * kw) : (double)count;
+        int e = lg_ox_avg_weight(G, node, k, &rc[row], &noted);
+        if (e < 0) {
+            free(rc);
+            return LG_ERR_UNSUPPORTED;
+        }
+        exact &= e;
+        uniform &= rc[row] == rc[0];
+    }
+    if (uniform && (n == 0 || n2 > LG_OX_AVG_DENSE_BYTES / sizeof(double) / n)) {
+        st = lg_ox_avgpool_conv(G, B, node, C, H, W, &w, rc[0]);
+        free(rc);
+        return st;
+    }
+    double *A = lg_ox_dense(G, node, n2, n);
+    if (!A) {
+        free(rc);
+        return LG_ERR_UNSUPPORTED;
     }
     for (int64_t ch = 0; ch < C; ch++)
         for (int64_t oy = 0; oy < w.ho; oy++)
             for (int64_t ox = 0; ox < w.wo; ox++) {
                 size_t row = (size_t)ch * hw + (size_t)(oy * w.wo + ox);
-                int64_t count = 0;
                 for (int64_t ky = 0; ky < kh; ky++)
                     for (int64_t kx = 0; kx < kw; kx++) {
                         int64_t iy = oy * w.sh - w.pt + ky, ix = ox * w.sw - w.pl + kx;
                         if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
                         A[row * n + (size_t)((ch * H + iy) * W + ix)] = 1.0;
-                        count++;
                     }
-                cnt[row] = include ? (double)(kh * kw) : (double)count;
             }
-    /* the window's sum (exact), then the division by its count */
+    /* the window's sum (exact), then the division by its count (exact: 1/count is a double),
+     * or the product with the rounded weight (--round-weights) */
     st = lg_ox_b_linear(B, A, (int)n2, NULL);
     if (st == LG_OK) {
         B->shape = lg_ox_image_shape(&B->shape, C, w.ho, w.wo);
-        st = lg_ox_b_scale(B, cnt, 1);
-        for (size_t i = 0; st == LG_ERR_UNSUPPORTED && i < n2; i++) {
-            double r;
-            if (!lg_ox_div_exact(1.0, cnt[i], &r))
-                st = lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: the average over a window of %.0f values needs the weight "
-                             "1/%.0f, which is not a double (lgelu verifies only the file's exact function; windows "
-                             "of a power-of-two count are exact)", G->file, lg_ox_node_desc(G, node), cnt[i], cnt[i]);
-        }
+        if (exact)
+            for (size_t i = 0; i < n2; i++) rc[i] = 1.0 / rc[i]; /* the count itself, exactly */
+        st = lg_ox_b_scale(B, rc, exact);
     }
-    free(cnt);
+    free(rc);
     return st;
 }
 
@@ -557,7 +616,8 @@ static int lg_ox_attr_pick(const lg_ox_graph *G, int node, const char *name, con
  * P/Q (output length Lr, input length Lo); nearest index under the rounding mode, clamped. */
 enum { LG_RS_HALF, LG_RS_PT_HALF, LG_RS_ALIGN, LG_RS_ASYM, LG_RS_TF_HALF };
 enum { LG_RS_PREFER_FLOOR, LG_RS_PREFER_CEIL, LG_RS_FLOOR, LG_RS_CEIL };
-static int64_t lg_ox_resize_src(int64_t x, int64_t P, int64_t Q, int64_t Lo, int64_t Lr, int coord, int round)
+static void lg_ox_resize_coord(int64_t x, int64_t P, int64_t Q, int64_t Lo, int64_t Lr, int coord, int64_t *pN,
+                               int64_t *pD)
 {
     int64_t N, D; /* every product below stays under 2^62: P, Q, Lo, Lr, x ≤ 2^20 */
     switch (coord) {
@@ -572,6 +632,13 @@ static int64_t lg_ox_resize_src(int64_t x, int64_t P, int64_t Q, int64_t Lo, int
         /* fall through */
     default: N = (2 * x + 1) * Q - P, D = 2 * P; break;              /* (x + 1/2) / scale − 1/2 */
     }
+    *pN = N, *pD = D;
+}
+
+static int64_t lg_ox_resize_src(int64_t x, int64_t P, int64_t Q, int64_t Lo, int64_t Lr, int coord, int round)
+{
+    int64_t N, D;
+    lg_ox_resize_coord(x, P, Q, Lo, Lr, coord, &N, &D);
     int64_t fl = N >= 0 ? N / D : -((-N + D - 1) / D), r = N - fl * D; /* floor and 0 ≤ r < D */
     int64_t i = fl;
     if (round == LG_RS_CEIL) i = fl + (r > 0);
@@ -590,6 +657,72 @@ static int lg_ox_scale_frac(double s, int64_t *P, int64_t *Q)
     return 1;
 }
 
+/* The two source indices (clamped) and weights of output coordinate x of a linear Resize axis:
+ * x_original = N/D, weights 1 − r/D and r/D at floor and floor + 1 (r = N − floor·D), each
+ * exact when it is a double; rounded to nearest with --round-weights (*rounded set), else -1. */
+static int lg_ox_linear_taps(int64_t x, int64_t P, int64_t Q, int64_t Lo, int64_t Lr, int coord, int64_t idx[2],
+                             double wt[2], int *rounded)
+{
+    int64_t N, D;
+    lg_ox_resize_coord(x, P, Q, Lo, Lr, coord, &N, &D);
+    int64_t fl = N >= 0 ? N / D : -((-N + D - 1) / D), r = N - fl * D;
+    idx[0] = fl < 0 ? 0 : fl >= Lo ? Lo - 1 : fl;
+    idx[1] = fl + 1 < 0 ? 0 : fl + 1 >= Lo ? Lo - 1 : fl + 1;
+    int e0 = lg_ox_div_exact((double)(D - r), (double)D, &wt[0]), e1 = lg_ox_div_exact((double)r, (double)D, &wt[1]);
+    if (e0 && e1) return 0;
+    if (!lg_onnx_get_import_opts()->round_weights) return -1;
+    *rounded = 1;
+    return 0;
+}
+
+/* Resize in linear mode (bilinear over H and W): each output is w_y·w_x-weighted sum of its four
+ * source pixels (indices clamped at the border, as the ONNX reference and PyTorch do), written
+ * as a dense matrix; exact when every weight and product is a double. */
+static lg_status lg_ox_resize_linear(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
+                                     const int64_t Lr[2], const int64_t P[2], const int64_t Q[2], int coord)
+{
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    if (coord == LG_RS_TF_HALF)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: coordinate mode tf_half_pixel_for_nn is for nearest only", f, desc);
+    size_t n = (size_t)B->n, n2 = (size_t)C * (size_t)Lr[0] * (size_t)Lr[1];
+    if (n != (size_t)(C * H * W)) return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", f, desc);
+    int64_t *iy = malloc((size_t)Lr[0] * 2 * sizeof *iy), *ix = malloc((size_t)Lr[1] * 2 * sizeof *ix);
+    double *wy = malloc((size_t)Lr[0] * 2 * sizeof *wy), *wx = malloc((size_t)Lr[1] * 2 * sizeof *wx);
+    lg_status st = LG_OK;
+    int rounded = 0;
+    if (!iy || !ix || !wy || !wx) st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", f);
+    for (int64_t y = 0; st == LG_OK && y < Lr[0]; y++)
+        if (lg_ox_linear_taps(y, P[0], Q[0], H, Lr[0], coord, iy + 2 * y, wy + 2 * y, &rounded) < 0) goto inexact;
+    for (int64_t x = 0; st == LG_OK && x < Lr[1]; x++)
+        if (lg_ox_linear_taps(x, P[1], Q[1], W, Lr[1], coord, ix + 2 * x, wx + 2 * x, &rounded) < 0) goto inexact;
+    double *A = st == LG_OK ? lg_ox_dense(G, node, n2, n) : NULL;
+    if (st == LG_OK && !A) st = LG_ERR_UNSUPPORTED;
+    for (int64_t c = 0; st == LG_OK && c < C; c++)
+        for (int64_t y = 0; y < Lr[0]; y++)
+            for (int64_t x = 0; x < Lr[1]; x++) {
+                size_t row = (size_t)((c * Lr[0] + y) * Lr[1] + x);
+                for (int a = 0; a < 2; a++)
+                    for (int b = 0; b < 2; b++) {
+                        double p, *e = &A[row * n + (size_t)((c * H + iy[2 * y + a]) * W + ix[2 * x + b])];
+                        if (!lg_ox_mul_exact(wy[2 * y + a], wx[2 * x + b], &p)) rounded = 1;
+                        if (!lg_ox_add_exact(*e, p, e)) rounded = 1; /* two taps on one clamped pixel */
+                    }
+            }
+    if (st == LG_OK && rounded && !lg_onnx_get_import_opts()->round_weights) {
+        free(A);
+        goto inexact;
+    }
+    free(iy), free(ix), free(wy), free(wx);
+    if (st != LG_OK) return st;
+    if (rounded) lg_ox_note_add(1, "%s: linear Resize weights rounded to the nearest double (--round-weights)", desc);
+    if ((st = lg_ox_b_linear(B, A, (int)n2, NULL)) == LG_OK) B->shape = lg_ox_image_shape(&B->shape, C, Lr[0], Lr[1]);
+    return st;
+inexact:
+    free(iy), free(ix), free(wy), free(wx);
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: a linear Resize weight is not a double at this scale (lgelu verifies "
+                   "the file's exact function; --round-weights rounds it and says so)", f, desc);
+}
+
 lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
@@ -599,16 +732,16 @@ lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
     int64_t C = 0, H = 0, W = 0;
     lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
     if (st != LG_OK) return st;
-    static const char *const modes[] = {"nearest"};
+    static const char *const modes[] = {"nearest", "linear"};
     static const char *const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                          "tf_half_pixel_for_nn"};
     static const char *const rounds[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     int mode, coord, round;
-    if (lg_ox_attr_pick(G, node, "mode", modes, 1, 0, &mode) < 0 ||
+    if (lg_ox_attr_pick(G, node, "mode", modes, 2, 0, &mode) < 0 ||
         lg_ox_attr_pick(G, node, "coordinate_transformation_mode", coords, 5, old ? LG_RS_ASYM : LG_RS_HALF,
                         &coord) < 0 ||
         lg_ox_attr_pick(G, node, "nearest_mode", rounds, 4, old ? LG_RS_FLOOR : LG_RS_PREFER_FLOOR, &round) < 0)
-        return LG_ERR_UNSUPPORTED; /* linear and cubic interpolation, tf_crop_and_resize: refused by name */
+        return LG_ERR_UNSUPPORTED; /* cubic interpolation, tf_crop_and_resize: refused by name */
     if (lg_ox_attr(nd, "axes") || lg_ox_attr(nd, "antialias") || lg_ox_attr(nd, "keep_aspect_ratio_policy"))
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: axes, antialias and keep_aspect_ratio_policy are not supported",
                        f, desc);
@@ -658,6 +791,7 @@ lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: only the H and W axes may be resized", f, desc);
     size_t n2 = (size_t)C * (size_t)Lr[0] * (size_t)Lr[1];
     if (n2 > LG_NET_MAX_DIM) return lg_fail(LG_ERR_FORMAT, "%s: %s: the output has %zu values", f, desc, n2);
+    if (mode == 1) return lg_ox_resize_linear(G, B, node, C, H, W, Lr, P, Q, coord);
     int *op = malloc(n2 * sizeof *op);
     int64_t *sy = malloc((size_t)Lr[0] * sizeof *sy), *sx = malloc((size_t)Lr[1] * sizeof *sx);
     if (!op || !sy || !sx) {
@@ -673,7 +807,6 @@ lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
             for (int64_t x = 0; x < Lr[1]; x++) op[(c * Lr[0] + y) * Lr[1] + x] = (int)((c * H + sy[y]) * W + sx[x]);
     free(sy);
     free(sx);
-    (void)mode;
     if ((st = lg_ox_b_index(B, op, (int)n2)) == LG_OK) B->shape = lg_ox_image_shape(&B->shape, C, Lr[0], Lr[1]);
     return st;
 }

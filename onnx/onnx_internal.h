@@ -103,6 +103,16 @@ const Onnx__AttributeProto *lg_ox_attr(const Onnx__NodeProto *nd, const char *na
 /* "node 3 'Gemm_0' (Gemm)" for messages, in a static buffer. */
 const char *lg_ox_node_desc(const lg_ox_graph *G, int node);
 
+/* ---- the import note (onnx_opts.c; onnx.h lg_onnx_import_note) ----
+ * Started empty by each read; a handler that changes the file's function adds one clause
+ * (rounded = 1: the network read differs from the file's exact function). */
+void lg_ox_note_begin(void);
+void lg_ox_note_add(int rounded, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* ---- the pending affine map (onnx_affine.c) ----
  * Owns W, d, b, in_sub, in_div and every layer's W and b until
  * onnx_read.c copies them into the lg_net; lg_ox_b_free releases all. */

@@ -286,9 +286,17 @@ static lg_status lg_ox_h_abs(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 }
 
 /* Max or Min (aux '>' or '<') of the network value and constants: max(z, c) = c + relu(z − c),
- * min(z, c) = c − relu(c − z), the one-sided Clip. */
+ * min(z, c) = c − relu(c − z), the one-sided Clip; of two network values: onnx_maxmin.c. */
 static lg_status lg_ox_h_maxmin(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
+    if (c->nd_dyn == 2 && c->in[0] == c->in[1]) { /* Max(x, x) = x */
+        lg_status st = lg_ox_settle(R, c->node, c->in, 1);
+        if (st == LG_OK) st = lg_ox_attach(R, c->node, c->dyn[0]);
+        lg_ox_val t = *c->dyn[0];
+        t.pm = NULL;
+        return st == LG_OK ? lg_ox_b_fold(&R->B, &t) : st;
+    }
+    if (c->nd_dyn == 2) return lg_ox_maxmin2(R, c->node, c->dyn[0], c->dyn[1], c->op->aux == '>', out);
     (void)out;
     if (c->nd_dyn != 1)
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of %d network values is not supported (one network value "
@@ -443,8 +451,8 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Div", lg_ox_h_arith, LG_OXF_SCALAR, '/', " (by a constant)"},
     {"Neg", lg_ox_h_neg, 0, 0, ""},
     {"Abs", lg_ox_h_abs, IMG_, 0, " (relu(x) + relu(-x))"},
-    {"Max", lg_ox_h_maxmin, LIN_ | LG_OXF_FOLD | LG_OXF_PAIR, '>', " (with a scalar constant)"},
-    {"Min", lg_ox_h_maxmin, LIN_ | LG_OXF_FOLD | LG_OXF_PAIR, '<', " (with a scalar constant)"},
+    {"Max", lg_ox_h_maxmin, LIN_ | LG_OXF_FOLD | LG_OXF_PAIR, '>', " (with a scalar constant, or of two network values: a + relu(b - a))"},
+    {"Min", lg_ox_h_maxmin, LIN_ | LG_OXF_FOLD | LG_OXF_PAIR, '<', " (with a scalar constant, or of two network values)"},
     {"Clip", lg_ox_h_clip, 0, 0, " (as ReLUs)"},
     {"HardSigmoid", lg_ox_h_hardsigmoid, IMG_, 0, " (as ReLUs)"},
     {"Sigmoid", lg_ox_h_sigmoid, LG_OXF_PATTERN, 0, ""},

@@ -766,7 +766,7 @@ lg_status lg_ox_attach(lg_ox_run *R, int node, lg_ox_val *v)
  * folding its factor, into a layer when needed): *node; or, when v is an
  * index map alone over a node, that node and the map (*map, owned by the
  * caller, else NULL). */
-static lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map)
+lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map)
 {
     lg_ox_b *B = &R->B;
     lg_status st;
@@ -792,7 +792,7 @@ static lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, i
 }
 
 /* Flat element counts equal and the shapes equal up to leading 1s. */
-static int lg_ox_same_shape(const lg_ox_shape *a, const lg_ox_shape *b)
+int lg_ox_same_shape(const lg_ox_shape *a, const lg_ox_shape *b)
 {
     int i = 0, j = 0;
     while (i < a->rank && a->d[i] == 1 && a->rank - i > b->rank) i++;
@@ -1438,6 +1438,28 @@ fail:
     return st;
 }
 
+/* --drop-final-softmax: the Softmax node producing the graph output is skipped and its input
+ * becomes the output (*yv; *skip the node). Anything else producing the output is refused. */
+static lg_status lg_ox_drop_softmax(lg_ox_run *R, long *yv, int *skip)
+{
+    lg_ox_graph *G = &R->G;
+    int p = G->vals[*yv].producer;
+    const Onnx__NodeProto *nd = p >= 0 ? G->g->node[p] : NULL;
+    if (!nd || !nd->op_type || strcmp(nd->op_type, "Softmax") != 0 || nd->n_input < 1 || G->in_idx[p][0] < 0)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: --drop-final-softmax: the graph output '%s' is %s, not the output of "
+                       "a Softmax", G->file, G->vals[*yv].name,
+                       nd ? lg_ox_node_desc(G, p) : "a graph input or initializer");
+    if (G->vals[*yv].uses > 1)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: --drop-final-softmax: %s: other nodes read the Softmax's output",
+                       G->file, lg_ox_node_desc(G, p));
+    G->vals[*yv].uses--;
+    *skip = p;
+    *yv = G->in_idx[p][0]; /* its use by the Softmax becomes the graph output's */
+    lg_ox_note_add(0, "the final Softmax (%s) was dropped: the outputs are its input, the logits",
+                   lg_ox_node_desc(G, p));
+    return LG_OK;
+}
+
 static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *net)
 {
     lg_ox_graph *G = &R->G;
@@ -1468,9 +1490,14 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     G->vals[vin].gen = R->gen;
     G->vals[vin].shape = R->B.shape;
     R->cur[R->n_cur++] = (int)vin;
+    int skip = -1; /* a final Softmax removed (--drop-final-softmax) */
+    long yv = lg_ox_find(G, g->output[0]->name);
+    if (lg_onnx_get_import_opts()->drop_final_softmax && (st = lg_ox_drop_softmax(R, &yv, &skip)) != LG_OK)
+        return st;
     for (size_t oi = 0; oi < g->n_node; oi++) {
         if ((st = lg_runctx_check(R->run, "onnx import")) != LG_OK) return st;
         int node = G->order[oi];
+        if (node == skip) continue;
         const Onnx__NodeProto *nd = g->node[node];
         if (!nd->op_type || !*nd->op_type)
             return lg_fail(LG_ERR_FORMAT, "%s: %s has no op type", G->file, lg_ox_node_desc(G, node));
@@ -1505,7 +1532,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
             if (R->n_cur < (int)(2 * G->n_vals + 8)) R->cur[R->n_cur++] = G->out_idx[node][0];
         }
     }
-    lg_ox_val *y = &G->vals[lg_ox_find(G, g->output[0]->name)];
+    lg_ox_val *y = &G->vals[yv];
     if (y->kind != LG_OX_DYN)
         return lg_fail(LG_ERR_FORMAT, "%s: graph output '%s' does not depend on the input", G->file, y->name);
     int dangling = 0;
@@ -1554,6 +1581,7 @@ lg_status lg_onnx_parse(lg_net *net, const unsigned char *buf, size_t len, const
 lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, const char *name, const lg_runctx *run)
 {
     memset(net, 0, sizeof *net);
+    lg_ox_note_begin();
     if (!lg_ox_nesting_ok(buf, len, LG_OX_MAX_NESTING))
         return lg_fail(LG_ERR_FORMAT, "%s: protobuf messages nested deeper than %d levels (corrupt or hostile file)",
                        name, LG_OX_MAX_NESTING);
@@ -1585,7 +1613,10 @@ done:
     lg_ox_graph_free(&R.G);
     lg_ox_b_free(&R.B);
     onnx__model_proto__free_unpacked(mp, NULL);
-    if (st != LG_OK) memset(net, 0, sizeof *net);
+    if (st != LG_OK) {
+        memset(net, 0, sizeof *net);
+        lg_ox_note_begin();
+    }
     return st;
 }
 

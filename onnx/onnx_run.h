@@ -86,6 +86,12 @@ lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int
 lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk);
 lg_status lg_ox_attach(lg_ox_run *R, int node, lg_ox_val *v);
 lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int sub, lg_ox_val *out);
+/* v as the output of a node with factor 1: *src, and an index map over it (*map, owned) or NULL. */
+lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map);
+/* Flat element counts equal and the shapes equal up to leading 1s. */
+int lg_ox_same_shape(const lg_ox_shape *a, const lg_ox_shape *b);
+/* Max or Min (is_max 1 or 0) of two network values (onnx_maxmin.c). */
+lg_status lg_ox_maxmin2(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int is_max, lg_ox_val *out);
 lg_status lg_ox_concat(lg_ox_run *R, int node, lg_ox_val *out);
 lg_status lg_ox_slice(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out);
 lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x);

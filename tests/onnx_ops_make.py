@@ -102,7 +102,7 @@ def main(out):
          [1, 4], [1, 1], expect="MatMul of two network values")
     save(out, "bad_reducemean", [n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [], [1, 4], [1],
          expect="ReduceMean of the network value is not supported")
-    save(out, "bad_max2", [n("Max", ["x", "x"], ["y"])], [], [1, 4], [1, 4], expect="Max of 2 network values")
+    save(out, "bad_max2", [n("Max", ["x", "x", "x"], ["y"])], [], [1, 4], [1, 4], expect="uses 3 network values")
 
 
 if __name__ == "__main__":

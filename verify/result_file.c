@@ -21,6 +21,7 @@ lg_status lg_verify_write_result(const lg_verify_report *r, FILE *f)
     } else {
         fprintf(f, "%s\n", r->how.timed_out ? "timeout" : "unknown");
     }
+    if (r->net_note && *r->net_note) fprintf(f, "; lgelu: network read: %s\n", r->net_note);
     if (ferror(f)) return lg_fail(LG_ERR_IO, "result file: write error");
     return LG_OK;
 }

@@ -127,6 +127,9 @@ typedef struct lg_verify_report {
     double t_solver;          /* seconds in complete back-ends (B&B: summed over threads) */
     lg_lp_stats lp;           /* LP work inside them (GLPK, Z3's LP theory): LPs, LP seconds, certificate
                                  seconds */
+    const char *net_note;     /* borrowed, set by the caller after the run (NULL or ""): what reading the
+                                 network changed in the file's function (onnx.h lg_onnx_import_note);
+                                 the result file carries it as a comment line */
 } lg_verify_report;
 
 void lg_verify_report_free(lg_verify_report *r);
