@@ -294,6 +294,7 @@ static lg_status lg_ox_h_maxmin(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
         if (st == LG_OK) st = lg_ox_attach(R, c->node, c->dyn[0]);
         lg_ox_val t = *c->dyn[0];
         t.pm = NULL;
+        out->gen = R->gen; /* the pending map, after the settle's new generation */
         return st == LG_OK ? lg_ox_b_fold(&R->B, &t) : st;
     }
     if (c->nd_dyn == 2) return lg_ox_maxmin2(R, c->node, c->dyn[0], c->dyn[1], c->op->aux == '>', out);

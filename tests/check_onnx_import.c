@@ -135,8 +135,8 @@ END_TEST
 START_TEST(test_onnx_max_min_two_values)
 {
     ck_assert_msg(lg_oi_rc == 0, "tests/onnx_import_make.py failed");
-    static const char *M[] = {"maxmin2", "maxmin2_img"};
-    for (size_t m = 0; m < 2; m++) {
+    static const char *M[] = {"maxmin2", "maxmin2_img", "maxmin_reuse"};
+    for (size_t m = 0; m < 3; m++) {
         lg_net net;
         lg_oi_match(M[m], 0, 0, &net);
         ck_assert_str_eq(lg_onnx_import_note(), "");

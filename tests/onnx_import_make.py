@@ -13,6 +13,7 @@ for the linear Resize), for:
   avgpool_big      AveragePool 2x2/2 of an 8x64x64 image (a dense matrix of 2 GiB)
   avgpool_big3     AveragePool 3x3/2 with pads (count_include_pad) of the same image
   maxmin2          Max and Min of two network values (flat)
+  maxmin_reuse     Max of a value and its negation, read again; Min(q, q)
   maxmin2_img      Max of two conv outputs, then a Min with a third
   resize_linear    Resize linear x2, half_pixel (weights 1/4, 3/4)
   resize_linear_pt Resize linear x2, pytorch_half_pixel, then a conv
@@ -119,6 +120,11 @@ def main(out):
           n("Gemm", ["q", "wo"], ["y"], transB=1)],
          [init("wa", wa), init("wb", wbb), init("wc", wc), init("wo", wo)], [1, 4], [1, 3],
          lambda x: np.minimum(x @ Cm.T, np.maximum(x @ A.T, relu(x @ Bm.T))) @ Wo.T)
+    # a value read again after a Max, and Min(q, q) = q
+    save(out, "maxmin_reuse",
+         [n("Gemm", ["x", "wa"], ["a"], transB=1), n("Neg", ["a"], ["b"]), n("Max", ["a", "b"], ["m"]),
+          n("Max", ["m", "a"], ["q"]), n("Min", ["q", "q"], ["s"]), n("Gemm", ["s", "wo"], ["y"], transB=1)],
+         [init("wa", wa), init("wo", wo)], [1, 4], [1, 3], lambda x: np.abs(x @ A.T) @ Wo.T)
     k1, k2, k3, wi = f32(3, 2, 3, 3), f32(3, 2, 3, 3), f32(3, 2, 3, 3), f32(2, 3 * 4 * 4)
     K1, K2, K3 = (v.astype(np.float64) for v in (k1, k2, k3))
     save(out, "maxmin2_img",
