@@ -142,7 +142,7 @@ static lg_ox_shape lg_ox_image_shape(const lg_ox_shape *in, int64_t C, int64_t H
 }
 
 static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
-                                 int64_t M, const double *kv, int64_t KH, int64_t KW, const lg_ox_win *w0);
+                                 int64_t M, const double *kv, int64_t KH, int64_t KW, const lg_ox_win *w0, int biased);
 
 lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
 {
@@ -176,21 +176,22 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node)
             for (size_t j = 0; j < cg; j++)
                 memcpy(kfull + (m * (size_t)C + (m / mg) * cg + j) * kk, K->v + (m * cg + j) * kk, kk * sizeof *kfull);
     }
-    st = lg_ox_conv_full(G, B, node, C, H, W, M, kfull ? kfull : K->v, K->shape.d[2], K->shape.d[3], NULL);
+    st = lg_ox_conv_full(G, B, node, C, H, W, M, kfull ? kfull : K->v, K->shape.d[2], K->shape.d[3], NULL, 1);
     free(kfull);
     return st;
 }
 
 /* The conv of node with the full kernel kv [M][C][kh][kw] (group 1); its window from the
- * node's attributes, or w0 when given. */
+ * node's attributes, or w0 when given; the node's input 2 is its bias when biased (Conv,
+ * ConvTranspose; not a pool's or a Resize's conv). */
 static lg_status lg_ox_conv_full(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
-                                 int64_t M, const double *kv, int64_t KH, int64_t KW, const lg_ox_win *w0)
+                                 int64_t M, const double *kv, int64_t KH, int64_t KW, const lg_ox_win *w0, int biased)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
     const int *in = G->in_idx[node];
     lg_status st;
     const double *bias = NULL;
-    if (nd->n_input >= 3 && in[2] >= 0) {
+    if (biased && nd->n_input >= 3 && in[2] >= 0) {
         const lg_ox_val *bv = &G->vals[in[2]];
         if (bv->kind != LG_OX_CONST || !bv->c.v || bv->c.n != (size_t)M)
             return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: bias must be a constant of %lld values", G->file,
@@ -359,7 +360,7 @@ lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node)
     if ((st = lg_ox_b_index(B, op, (int)n2)) == LG_OK) {
         B->shape = lg_ox_image_shape(&B->shape, C, Hp, Wp);
         lg_ox_win w = {kh, kw, 1, 1, 0, 0, 0, 0, Hp - kh + 1, Wp - kw + 1};
-        st = lg_ox_conv_full(G, B, node, C, Hp, Wp, M, kf, kh, kw, &w);
+        st = lg_ox_conv_full(G, B, node, C, Hp, Wp, M, kf, kh, kw, &w, 1);
     }
     free(kf);
     return st;
@@ -398,12 +399,13 @@ static lg_status lg_ox_avgpool_conv(const lg_ox_graph *G, lg_ox_b *B, int node, 
     if (!K) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
     for (size_t c = 0; c < (size_t)C; c++)
         for (size_t k = 0; k < kk; k++) K[(c * (size_t)C + c) * kk + k] = r;
-    lg_status st = lg_ox_conv_full(G, B, node, C, H, W, C, K, w->kh, w->kw, w);
+    lg_status st = lg_ox_conv_full(G, B, node, C, H, W, C, K, w->kh, w->kw, w, 0);
     free(K);
     return st;
 }
 
-/* A dense pool matrix above this size becomes a conv when it can (lg_ox_avgpool_conv). */
+/* A dense pool or linear Resize matrix above this size becomes an index map and a conv when it
+ * can (lg_ox_avgpool_conv, lg_ox_resize_linear_conv). */
 #define LG_OX_AVG_DENSE_BYTES ((size_t)64 << 20)
 
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global)
@@ -675,6 +677,85 @@ static int lg_ox_linear_taps(int64_t x, int64_t P, int64_t Q, int64_t Lo, int64_
     return 0;
 }
 
+/* The 1-D kernel of a linear Resize axis by an integer factor sc (half_pixel, pytorch_half_pixel
+ * or asymmetric): output sc·i + t reads in[i + k_t] and in[i + k_t + 1] (k_t ∈ {−1, 0}) with
+ * weights 1 − f_t and f_t, the same for every i (indices clamped). Over the input spread out
+ * with sc − 1 zeros before each pixel and its border pixel repeated once on each side, a stride-1
+ * conv with kernel ker[3·sc] reads in[i − 1], in[i], in[i + 1] at ker[sc−1−t], ker[2sc−1−t],
+ * ker[3sc−1−t]. 1 if every weight is a double (or rounded with --round-weights: *rounded), 0 if
+ * not, -1 if the axis is not of this form. */
+static int lg_ox_linear_kernel(int64_t sc, int64_t L, int coord, double *ker, int *rounded)
+{
+    for (int64_t j = 0; j < 3 * sc; j++) ker[j] = 0.0;
+    for (int64_t t = 0; t < sc; t++) {
+        int64_t N, D;
+        lg_ox_resize_coord(t, sc, 1, L, L * sc, coord, &N, &D);
+        int64_t fl = N >= 0 ? N / D : -((-N + D - 1) / D), r = N - fl * D;
+        if (fl < -1 || fl > 0) return -1;
+        double w0, w1;
+        int e = lg_ox_div_exact((double)(D - r), (double)D, &w0) & lg_ox_div_exact((double)r, (double)D, &w1);
+        if (!e && !lg_onnx_get_import_opts()->round_weights) return 0;
+        *rounded |= !e;
+        ker[(fl == -1 ? sc : 2 * sc) - 1 - t] = w0;
+        ker[(fl == -1 ? 2 * sc : 3 * sc) - 1 - t] = w1;
+    }
+    return 1;
+}
+
+/* A linear Resize by integer factors on a large image: an index map (the pixels spread out, the
+ * border repeated) and a conv of kernel kery ⊗ kerx on each channel; exact as the dense form. 1
+ * done (or failed: *st), 0 not of this form (the caller writes the dense matrix). */
+static int lg_ox_resize_linear_conv(const lg_ox_graph *G, lg_ox_b *B, int node, int64_t C, int64_t H, int64_t W,
+                                    const int64_t s[2], int coord, lg_status *st)
+{
+    if (coord != LG_RS_HALF && coord != LG_RS_PT_HALF && coord != LG_RS_ASYM) return 0;
+    if (s[0] < 1 || s[1] < 1 || s[0] > 64 || s[1] > 64 || (coord == LG_RS_PT_HALF && (H * s[0] <= 1 || W * s[1] <= 1)))
+        return 0;
+    double ky[192], kx[192];
+    int rounded = 0;
+    if (lg_ox_linear_kernel(s[0], H, coord, ky, &rounded) != 1 || lg_ox_linear_kernel(s[1], W, coord, kx, &rounded) != 1)
+        return 0; /* the dense form refuses or rounds it, naming the option */
+    int64_t KH = 3 * s[0], KW = 3 * s[1], Hu = s[0] * H + KH - 1, Wu = s[1] * W + KW - 1;
+    size_t nu = (size_t)(C * Hu * Wu), nk = (size_t)(C * C * KH * KW);
+    if (nu > LG_NET_MAX_DIM || nk > LG_NET_MAX_PARAMS) return 0;
+    int *op = malloc(nu * sizeof *op);
+    double *K = calloc(nk, sizeof *K);
+    if (!op || !K) {
+        free(op);
+        free(K);
+        *st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+        return 1;
+    }
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t y = 0; y < Hu; y++)
+            for (int64_t x = 0; x < Wu; x++) {
+                int64_t my = (y - (s[0] - 1)) / s[0] - 1, mx = (x - (s[1] - 1)) / s[1] - 1;
+                int on = (y % s[0]) == s[0] - 1 && (x % s[1]) == s[1] - 1;
+                my = my < 0 ? 0 : my >= H ? H - 1 : my;
+                mx = mx < 0 ? 0 : mx >= W ? W - 1 : mx;
+                op[(c * Hu + y) * Wu + x] = on ? (int)((c * H + my) * W + mx) : -1;
+            }
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t a = 0; a < KH; a++)
+            for (int64_t b = 0; b < KW; b++)
+                if (!lg_ox_mul_exact(ky[a], kx[b], &K[((c * C + c) * KH + a) * KW + b])) rounded = 1;
+    if (rounded && !lg_onnx_get_import_opts()->round_weights) {
+        free(op);
+        free(K);
+        return 0;
+    }
+    if (rounded)
+        lg_ox_note_add(1, "%s: linear Resize weights rounded to the nearest double (--round-weights)",
+                       lg_ox_node_desc(G, node));
+    if ((*st = lg_ox_b_index(B, op, (int)nu)) == LG_OK) {
+        B->shape = lg_ox_image_shape(&B->shape, C, Hu, Wu);
+        lg_ox_win w = {KH, KW, 1, 1, 0, 0, 0, 0, Hu - KH + 1, Wu - KW + 1};
+        *st = lg_ox_conv_full(G, B, node, C, Hu, Wu, C, K, KH, KW, &w, 0);
+    }
+    free(K);
+    return 1;
+}
+
 /* Resize in linear mode (bilinear over H and W): each output is w_y·w_x-weighted sum of its four
  * source pixels (indices clamped at the border, as the ONNX reference and PyTorch do), written
  * as a dense matrix; exact when every weight and product is a double. */
@@ -686,6 +767,12 @@ static lg_status lg_ox_resize_linear(const lg_ox_graph *G, lg_ox_b *B, int node,
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: coordinate mode tf_half_pixel_for_nn is for nearest only", f, desc);
     size_t n = (size_t)B->n, n2 = (size_t)C * (size_t)Lr[0] * (size_t)Lr[1];
     if (n != (size_t)(C * H * W)) return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent sizes", f, desc);
+    int64_t fac[2] = {P[0] / Q[0], P[1] / Q[1]}; /* the scale P/Q (from sizes: Lr/L) when an integer */
+    if (n2 > LG_OX_AVG_DENSE_BYTES / sizeof(double) / n && P[0] % Q[0] == 0 && P[1] % Q[1] == 0 &&
+        Lr[0] == H * fac[0] && Lr[1] == W * fac[1]) { /* integer factors on a large image: an index map and a conv */
+        lg_status st = LG_OK;
+        if (lg_ox_resize_linear_conv(G, B, node, C, H, W, fac, coord, &st)) return st;
+    }
     int64_t *iy = malloc((size_t)Lr[0] * 2 * sizeof *iy), *ix = malloc((size_t)Lr[1] * 2 * sizeof *ix);
     double *wy = malloc((size_t)Lr[0] * 2 * sizeof *wy), *wx = malloc((size_t)Lr[1] * 2 * sizeof *wx);
     lg_status st = LG_OK;

@@ -157,6 +157,14 @@ START_TEST(test_onnx_resize_linear)
     lg_net_free(&net);
     lg_oi_match("resize_linear_pt", 0, 0, &net);
     lg_net_free(&net);
+    /* a large image: an index map and a conv of a few hundred weights, not an 8 GiB matrix */
+    static const char *big[] = {"resize_big", "resize_big_asym"};
+    for (int m = 0; m < 2; m++) {
+        lg_oi_match(big[m], 0, 0, &net);
+        ck_assert_str_eq(lg_onnx_import_note(), "");
+        ck_assert_msg(net.n_params < ((size_t)1 << 20), "%s: %zu parameters", big[m], net.n_params);
+        lg_net_free(&net);
+    }
     /* align_corners 4 -> 8: weights k/7 are not doubles */
     ck_assert_int_eq(lg_net_load(&net, lg_oi_path("resize_align", "onnx")), LG_ERR_UNSUPPORTED);
     ck_assert_msg(strstr(lg_errmsg(), "--round-weights"), "%s", lg_errmsg());

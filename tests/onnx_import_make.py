@@ -18,6 +18,8 @@ for the linear Resize), for:
   resize_linear    Resize linear x2, half_pixel (weights 1/4, 3/4)
   resize_linear_pt Resize linear x2, pytorch_half_pixel, then a conv
   resize_align     Resize linear, align_corners 4 -> 8 (weights k/7: not doubles)
+  resize_big       Resize linear x2 half_pixel of a 4x64x64 image (the dense map: 8 GiB)
+  resize_big_asym  Resize linear x4 (H), x2 (W), asymmetric, of the same image
 """
 import os
 import sys
@@ -157,6 +159,30 @@ def main(out):
          [scales, init("kr", kr), init("wq", wq)], [1, 2, 4, 4], [1, 3],
          lambda x: relu(conv2d(interp(x, scale=2.0)[0], kr.astype(np.float64))).reshape(1, -1)
          @ wq.astype(np.float64).T)
+    # large images: the dense map would be 8 GiB; read as an index map and a conv
+    def resize_asym(x, sy, sx):
+        C, H, W = x.shape
+        ys, xs = np.arange(H * sy) / sy, np.arange(W * sx) / sx
+        y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+        fy, fx = ys - y0, xs - x0
+        y1, x1 = np.minimum(y0 + 1, H - 1), np.minimum(x0 + 1, W - 1)
+        rows = x[:, y0, :] * (1 - fy)[None, :, None] + x[:, y1, :] * fy[None, :, None]
+        return rows[:, :, x0] * (1 - fx)[None, None, :] + rows[:, :, x1] * fx[None, None, :]
+
+    wbig = f32(3, 4 * 16 * 16, s=0.05)
+    save(out, "resize_big",
+         [n("Resize", ["x", "", "scales"], ["u"], mode="linear", coordinate_transformation_mode="half_pixel"),
+          n("AveragePool", ["u"], ["p"], kernel_shape=[8, 8], strides=[8, 8]), n("Flatten", ["p"], ["f"], axis=1),
+          n("Gemm", ["f", "wbig"], ["y"], transB=1)],
+         [scales, init("wbig", wbig)], [1, 4, 64, 64], [1, 3],
+         lambda x: avgpool(interp(x, scale=2.0)[0], 8, 8, 0).reshape(1, -1) @ wbig.astype(np.float64).T, rows=2)
+    wba = f32(3, 4 * 32 * 16, s=0.05)
+    save(out, "resize_big_asym",
+         [n("Resize", ["x", "", "scales3"], ["u"], mode="linear", coordinate_transformation_mode="asymmetric"),
+          n("AveragePool", ["u"], ["p"], kernel_shape=[8, 8], strides=[8, 8]), n("Flatten", ["p"], ["f"], axis=1),
+          n("Gemm", ["f", "wba"], ["y"], transB=1)],
+         [init("scales3", np.array([1, 1, 4, 2], np.float32)), init("wba", wba)], [1, 4, 64, 64], [1, 3],
+         lambda x: avgpool(resize_asym(x[0], 4, 2), 8, 8, 0).reshape(1, -1) @ wba.astype(np.float64).T, rows=2)
     save(out, "resize_align",
          [n("Resize", ["x", "", "", "sizes"], ["u"], mode="linear", coordinate_transformation_mode="align_corners"),
           n("Flatten", ["u"], ["f"], axis=1), n("Gemm", ["f", "wr"], ["y"], transB=1)],
