@@ -96,6 +96,10 @@ def run_tf(n, op, a):
         return np.arange(a[0], a[1], a[2])
     if op == "Dropout":
         return a[0]
+    if op == "Pad":
+        p = [int(v) for v in (a[1] if len(a) > 1 else attr(n, "pads", None))]
+        r = a[0].ndim
+        return np.pad(a[0], [(p[i], p[r + i]) for i in range(r)])
     if op == "Split":
         ax = attr(n, "axis", 0)
         sp = attr(n, "split", None)
