@@ -663,6 +663,8 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
         return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
     if (!B->b && !(B->b = calloc(n, sizeof *B->b))) goto oom;
     lg_ox_layer *L = &B->layers[B->n_layers++];
+    L->tkind = (lg_layer_kind)0;
+    memset(&L->op, 0, sizeof L->op);
     L->n_in = B->m;
     L->n_out = B->n;
     L->W = B->K ? B->K : B->W;

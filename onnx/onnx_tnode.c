@@ -492,6 +492,10 @@ lg_status lg_ox_reduce(lg_ox_run *R, int node, lg_ox_val *x, int mean)
         for (size_t i = 0; i < n2; i++) c[i] = (double)cnt;
         st = lg_ox_b_scale(B, c, 1);
         free(c);
+        if (st == LG_ERR_UNSUPPORTED)
+            return lg_fail(st, "%s: %s: the mean of %zu values: 1/%zu is not a double, so the map would not be the "
+                           "file's exact function (a power of two is; nearest supported: ReduceSum)", R->G.file,
+                           lg_ox_name(R, node), cnt, cnt);
         if (st != LG_OK) return st;
     }
     if (os.rank == 0) os.rank = 1, os.d[0] = 1;

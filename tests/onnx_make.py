@@ -147,8 +147,9 @@ save("bad_swish_small_beta",
       n("Mul", ["z", "g"], ["a"]), n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
      [T("beta", np.array(0.5, dtype=np.float32))] + base_init,
      expect="expected a finite β ≥ 1")
-save("bad_softmax", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softmax", ["z"], ["y"])], base_init,
-     expect="activation Softmax cannot be represented")
+save("bad_pow", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Pow", ["z", "three"], ["y"])],
+     [T("three", np.array(3, dtype=np.float32))] + base_init, out_dim=5,
+     expect="Pow of a network value is read only inside a LayerNorm")
 save("bad_unknown_op", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softplus", ["z"], ["y"])], base_init,
      expect="op type 'Softplus' is not supported")
 save("bad_out_shape", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], base_init, out_dim=7,
