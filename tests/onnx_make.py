@@ -164,7 +164,8 @@ save("bad_dangling", [n("Gemm", ["x", "w1", "nowhere"], ["y"], transB=1)], base_
      expect="not produced by any node", check=False)
 save("bad_two_inputs", [n("Add", ["x", "x2"], ["y"])], [],
      extra_inputs=[helper.make_tensor_value_info("x2", TensorProto.FLOAT, [1, 4])], expect="more than one input")
-save("bad_nonlinear", [n("Mul", ["x", "x"], ["y"])], [], expect="not linear")
+save("bad_nonlinear", [n("Div", ["one", "x"], ["y"])], [T("one", np.array(1, dtype=np.float32))], out_dim=4,
+     expect="not linear")
 save("bad_fork", [n("Relu", ["x"], ["a"]), n("Gemm", ["x", "w1", "b1"], ["c"], transB=1),
                   n("Gemm", ["a", "w1", "b1"], ["d"], transB=1), n("Add", ["c", "d"], ["y"])], base_init,
      expect="fork")
