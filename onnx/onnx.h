@@ -24,14 +24,19 @@
  * double initialisers (raw_data or typed fields); int64 for shapes. Every
  * size from the file is bounded (LG_NET_MAX_*) before allocation; cycles,
  * dangling inputs, unknown ops, inconsistent shapes and wrong types are
- * refused with a message naming the file, node and op.
+ * refused with a message naming the file, node and op. Transformer ops
+ * (MatMul/Mul of two network values, Softmax, LayerNormalization and its
+ * decomposition, ReduceMean) become product, softmax and layernorm nodes
+ * (onnx_tnode.c).
  *
  * Writing: input "input" [1, n_in], optional Sub/Div normalisation, one Gemm
  * (transB = 1) per layer (a graph layer: one Gemm, Conv or Gather per term on
  * its source, summed by Add), then Relu, the (λ-)GELU pattern with Mul, Div,
  * Erf, Add, Sigmoid, Swish as Mul(z, β)·Sigmoid·Mul(z, ·), PRelu with a
- * [1] slope, or Identity for a hidden identity layer; output "output"
- * [1, n_out]. IR version 7, opset 13. Tensors are
+ * [1] slope, or Identity for a hidden identity layer; Transformer nodes as
+ * Gather/Reshape/batched MatMul (product), Softmax, LayerNormalization or its
+ * decomposition (onnx_write.c lg_ow_tnode); output "output" [1, n_out]. IR
+ * version 7, opset 13 (17 with a LayerNormalization). Tensors are
  * float32 when every value of the network is exactly float-representable,
  * else double. λ-GELU's and Swish's raw parameters s and t go to metadata_props
  * ("lgelu.t", "lgelu.s.<k>") so a round trip is bit-exact.

@@ -663,6 +663,8 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
         return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
     if (!B->b && !(B->b = calloc(n, sizeof *B->b))) goto oom;
     lg_ox_layer *L = &B->layers[B->n_layers++];
+    L->tkind = (lg_layer_kind)0;
+    memset(&L->op, 0, sizeof L->op);
     L->n_in = B->m;
     L->n_out = B->n;
     L->W = B->K ? B->K : B->W;
@@ -721,6 +723,53 @@ lg_status lg_ox_b_max(lg_ox_b *B, const lg_conv *c)
     B->n = B->m = (int)n;
     B->src = B->n_layers - 1;
     return LG_OK;
+}
+
+lg_status lg_ox_b_tnode(lg_ox_b *B, lg_layer_kind kind, const lg_nodeop *op, int src, int n_in, int n_out, double *W,
+                        int *map)
+{
+    lg_status st = LG_OK;
+    size_t n = (size_t)n_out, nw = kind == LG_LAYER_LAYERNORM ? 2 * (size_t)op->group : 0;
+    if (B->n_layers >= LG_NET_MAX_LAYERS) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: more than %d layers", B->file, LG_NET_MAX_LAYERS);
+        goto fail;
+    }
+    if (B->n_params + n + nw > LG_NET_MAX_PARAMS) {
+        st = lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", B->file, LG_NET_MAX_PARAMS);
+        goto fail;
+    }
+    if (B->n_layers == B->cap_layers) {
+        int cap = B->cap_layers ? 2 * B->cap_layers : 8;
+        lg_ox_layer *nl = realloc(B->layers, (size_t)cap * sizeof *nl);
+        if (!nl) goto oom;
+        B->layers = nl;
+        B->cap_layers = cap;
+    }
+    double *b = calloc(n ? n : 1, sizeof *b);
+    if (!b) goto oom;
+    lg_ox_pm_free(&B->pm);
+    lg_ox_layer *L = &B->layers[B->n_layers++];
+    memset(L, 0, sizeof *L);
+    L->n_in = n_in;
+    L->n_out = n_out;
+    L->tkind = kind;
+    L->op = *op;
+    L->W = W;
+    L->map = map;
+    L->src = src;
+    L->b = b;
+    L->act = LG_ACT_IDENTITY;
+    L->lambda = 1.0;
+    B->n_params += n + nw;
+    B->n = B->m = n_out;
+    B->src = B->n_layers - 1;
+    return LG_OK;
+oom:
+    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+fail:
+    free(W);
+    free(map);
+    return st;
 }
 
 lg_status lg_ox_b_index(lg_ox_b *B, int *op, int n2)

@@ -132,6 +132,10 @@ typedef struct lg_ox_layer {
     lg_conv conv;   /* c_out > 0: a conv layer (core/net.h) */
     int *map;       /* an index-map term 0 [n_out] (W NULL), owned; else NULL */
     int is_max;     /* a max-pool node (core/net.h LG_LAYER_MAX): geometry in conv, W NULL, b zeros */
+    lg_layer_kind tkind; /* a Transformer node (core/net.h: product, softmax, layernorm) when
+                            lg_kind_is_tnode(tkind): parameters in op, index tables ia, ib in map
+                            (product), gamma then beta in W (layernorm); b zeros; else 0 */
+    lg_nodeop op;
     int src;        /* node term 0 reads: LG_NET_INPUT or an earlier layer */
     int n_xt;       /* further terms, owned */
     lg_ox_term *xt;
@@ -214,6 +218,12 @@ lg_status lg_ox_b_materialize(lg_ox_b *B);
 /* Close the map into a layer with activation act (λ for lgelu); a pending
  * conv becomes a conv layer. */
 lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda);
+/* Append a Transformer node (core/net.h lg_nodeop) of kind reading node src (width n_in) and,
+ * for a product, op->src_b: n_out outputs; W (layernorm: gamma then beta, 2·group values) or
+ * map (product: ia then ib, 2·n_out·K entries) is taken over. The pending map must be empty
+ * (the caller settled it); it becomes the identity on the new node. */
+lg_status lg_ox_b_tnode(lg_ox_b *B, lg_layer_kind kind, const lg_nodeop *op, int src, int n_in, int n_out, double *W,
+                        int *map);
 /* Append a max-pool node of geometry c reading the node the (identity)
  * pending map reads; the map becomes the identity on its output. */
 lg_status lg_ox_b_max(lg_ox_b *B, const lg_conv *c);

@@ -58,9 +58,11 @@ static lg_status lg_ox_h_arith(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
         lg_status st;
         if (a->form != LG_OX_LIN) a = c->dyn[1], h = c->dyn[0];
         if (a->form == LG_OX_LIN && h->form == LG_OX_SIG) return lg_ox_swish(R, c->node, a, h, c->sole);
+        if (a->form == LG_OX_LIN && h->form == LG_OX_LIN) /* a product node */
+            return lg_ox_product(R, c->node, c->dyn[0], c->dyn[1], 1, out);
         if (a->form != LG_OX_LIN || h->form != LG_OX_HALF1)
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: product of two network values is not linear (and not a GELU "
-                           "pattern)", R->G.file, lg_ox_name(R, c->node));
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: product of two network values inside an unfinished GELU or "
+                           "Swish pattern", R->G.file, lg_ox_name(R, c->node));
         out->form = LG_OX_PROD;
         out->k = a->kmul / a->kdiv * h->k;
         out->lambda = h->lambda;
@@ -324,24 +326,27 @@ static lg_status lg_ox_h_maxmin(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 static lg_status lg_ox_h_softmax(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
-    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: activation Softmax cannot be represented (no softmax node in "
-                   "lg_net); a final Softmax of a classifier does not change its argmax", R->G.file,
-                   lg_ox_name(R, c->node));
+    return lg_ox_softmax(R, c->node);
 }
 
 static lg_status lg_ox_h_layernorm(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
-    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: LayerNormalization is not supported (no layer-norm node in lg_net)",
-                   R->G.file, lg_ox_name(R, c->node));
+    return lg_ox_layernorm(R, c->node);
+}
+
+static lg_status lg_ox_h_reduce(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
+{
+    (void)out;
+    return lg_ox_reduce(R, c->node, c->x, c->op->aux);
 }
 
 static lg_status lg_ox_h_decomposed(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
-    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the network value is not supported (a LayerNorm written as "
-                   "ReduceMean, Sub, Pow, Sqrt and Div is not linear; mean pooling needs an exact 1/n)", R->G.file,
-                   lg_ox_name(R, c->node), c->op->op);
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of a network value is read only inside a LayerNorm written as "
+                   "ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div (nearest supported: LayerNormalization)",
+                   R->G.file, lg_ox_name(R, c->node), c->op->op);
 }
 
 static lg_status lg_ox_h_conv(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
@@ -415,9 +420,7 @@ static lg_status lg_ox_h_gemm(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 static lg_status lg_ox_h_matmul(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
-    if (c->nd_dyn == 2)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: MatMul of two network values (attention scores or weights) is "
-                       "not supported (no product node in lg_net)", R->G.file, lg_ox_name(R, c->node));
+    if (c->nd_dyn == 2) return lg_ox_product(R, c->node, c->dyn[0], c->dyn[1], 0, out);
     lg_status st = lg_ox_need_two(R, c);
     if (st == LG_OK && (st = lg_ox_b_fold(&R->B, c->x)) == LG_OK)
         st = lg_ox_matmul(R, c->node, c->dpos == 0, lg_ox_other_const(R, c));
@@ -429,7 +432,8 @@ static lg_status lg_ox_h_matmul(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 #define IMG_ (LG_OXF_LIN | LG_OXF_FIRST | LG_OXF_FOLD)
 static const lg_ox_op lg_ox_ops[] = {
     {"Gemm", lg_ox_h_gemm, IMG_, 0, " (transA, transB, alpha, beta)"},
-    {"MatMul", lg_ox_h_matmul, LIN_ | LG_OXF_PAIR, 0, " (a constant on either side; applied to every token)"},
+    {"MatMul", lg_ox_h_matmul, LIN_ | LG_OXF_PAIR, 0,
+     " (a constant on either side, applied to every token; or two network values, batched: a product node)"},
     {"Conv", lg_ox_h_conv, IMG_, 0, " (any group, no dilation)"},
     {"ConvTranspose", lg_ox_h_convt, IMG_, 0, ""},
     {"Resize", lg_ox_h_resize, IMG_, 0, " (nearest)"},
@@ -448,7 +452,7 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Dropout", lg_ox_h_dropout, LG_OXF_MULTIOUT, 0, " (the identity)"},
     {"Add", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR | LG_OXF_ADD, '+', " (a constant or a second network value)"},
     {"Sub", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR | LG_OXF_ADD, '-', " (a constant or a second network value)"},
-    {"Mul", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR, '*', " (a constant)"},
+    {"Mul", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR, '*', " (a constant, or a second network value: a product node)"},
     {"Div", lg_ox_h_arith, LG_OXF_SCALAR, '/', " (by a constant)"},
     {"Neg", lg_ox_h_neg, 0, 0, ""},
     {"Abs", lg_ox_h_abs, IMG_, 0, " (relu(x) + relu(-x))"},
@@ -466,9 +470,12 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Reshape", lg_ox_h_reshape, LIN_, 2, " (its shape may be computed from the value's Shape)"},
     {"Identity", lg_ox_h_identity, 0, 0, ""},
     {"Shape", lg_ox_h_shape, LG_OXF_RAW, 0, " (folded)"},
-    {"Softmax", lg_ox_h_softmax, 0, 0, NULL},
-    {"LayerNormalization", lg_ox_h_layernorm, 0, 0, NULL},
-    {"ReduceMean", lg_ox_h_decomposed, 0, 0, NULL},
+    {"Softmax", lg_ox_h_softmax, IMG_, 0, " (a softmax node; any axis)"},
+    {"LayerNormalization", lg_ox_h_layernorm, IMG_ | LG_OXF_MULTIOUT, 0, " (a layernorm node)"},
+    {"ReduceMean", lg_ox_h_reduce, IMG_, 1,
+     " (a mean that divides exactly, or the start of LayerNorm as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, "
+     "Mul, Add: a layernorm node)"},
+    {"ReduceSum", lg_ox_h_reduce, IMG_, 0, ""},
     {"Pow", lg_ox_h_decomposed, 0, 0, NULL},
     {"Sqrt", lg_ox_h_decomposed, 0, 0, NULL},
 };

@@ -400,6 +400,53 @@ lg_status lg_ox_arith(lg_ox_run *R, int node, char op, lg_ox_val *x, int x_first
     return LG_OK;
 }
 
+static lg_status lg_ox_matmul_tokens(lg_ox_run *R, int node, const lg_ox_const *W, int64_t T, int64_t K, int64_t N,
+                                     const lg_ox_shape *os);
+
+/* Gemm with a dynamic A of T > 1 rows (tokens): alpha·B on every row (lg_ox_matmul_tokens), then
+ * beta·C; exact products only. */
+static lg_status lg_ox_gemm_rows(lg_ox_run *R, int node, const lg_ox_const *Bc, int64_t tb, double alpha, double beta)
+{
+    const Onnx__NodeProto *nd = R->G.g->node[node];
+    const int *in = R->G.in_idx[node];
+    lg_ox_b *B = &R->B;
+    int64_t T = B->shape.d[0], K = B->shape.d[1];
+    if (!Bc->v || Bc->shape.rank != 2 || Bc->shape.d[tb ? 1 : 0] != K)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: B must be a 2-D float or double constant of %lld rows", R->G.file,
+                       lg_ox_name(R, node), (long long)K);
+    int64_t N = Bc->shape.d[tb ? 0 : 1];
+    if (N < 1 || T * N > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: %lld outputs, at most %d", R->G.file, lg_ox_name(R, node),
+                       (long long)(T * N), LG_NET_MAX_DIM);
+    lg_ox_const W = {.shape = {2, {K, N}}, .n = (size_t)(K * N), .dtype = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE};
+    double *c = NULL;
+    int exact = 1;
+    if (!(W.v = malloc(W.n * sizeof *W.v))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+            exact &= lg_ox_mul_exact(alpha, tb ? Bc->v[j * K + k] : Bc->v[k * N + j], &W.v[k * N + j]);
+    lg_ox_shape os = {2, {T, N}};
+    lg_status st = LG_OK;
+    if (nd->n_input >= 3 && in[2] >= 0) {
+        lg_ox_shape cs;
+        if (R->G.vals[in[2]].kind != LG_OX_CONST)
+            st = lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: C must be a constant", R->G.file, lg_ox_name(R, node));
+        else
+            st = lg_ox_bcast(R, node, &R->G.vals[in[2]].c, &os, &cs, &c);
+        for (int64_t j = 0; st == LG_OK && j < T * N; j++) exact &= lg_ox_mul_exact(beta, c[j], &c[j]);
+    }
+    if (st == LG_OK && !exact)
+        st = lg_fail(LG_ERR_UNSUPPORTED,
+                     "%s: %s: alpha = %.17g or beta = %.17g times a constant is not a double; the layer would not "
+                     "be the file's exact function",
+                     R->G.file, lg_ox_name(R, node), alpha, beta);
+    if (st == LG_OK) st = lg_ox_matmul_tokens(R, node, &W, T, K, N, &os);
+    if (st == LG_OK && c) st = lg_ox_b_shift(B, c, 1.0);
+    free(W.v);
+    free(c);
+    return st;
+}
+
 /* Gemm with dynamic A. */
 lg_status lg_ox_gemm(lg_ox_run *R, int node)
 {
@@ -416,6 +463,7 @@ lg_status lg_ox_gemm(lg_ox_run *R, int node)
                        lg_ox_name(R, node));
     const lg_ox_const *Bc = &R->G.vals[in[1]].c;
     const lg_ox_shape *s = &B->shape;
+    if (s->rank == 2 && !ta && s->d[0] > 1) return lg_ox_gemm_rows(R, node, Bc, tb, alpha, beta);
     if (s->rank != 2 || s->d[ta ? 1 : 0] != 1)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: input A must have shape %s, got rank %d", R->G.file,
                        lg_ox_name(R, node), ta ? "[K, 1]" : "[1, K]", s->rank);
@@ -653,7 +701,7 @@ lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int
  * followed by a residual Add is one term of the sum layer, not a layer of
  * its own). */
 
-static int lg_ox_node_width(const lg_ox_b *B, int node) { return node < 0 ? B->n_in : B->layers[node].n_out; }
+int lg_ox_node_width(const lg_ox_b *B, int node) { return node < 0 ? B->n_in : B->layers[node].n_out; }
 
 /* Set aside every value of the current generation that is still needed,
  * and the values keep[0..nk) read now. */
@@ -1342,13 +1390,15 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
     for (int k = 0; k < L; k++) {
         const lg_ox_layer *Lb = &B->layers[k];
         sp[k] = (lg_layer_spec){Lb->n_out, LG_ACT_IDENTITY, 1 + Lb->n_xt, tp};
-        tp->kind = Lb->is_max ? LG_LAYER_MAX
+        tp->kind = lg_kind_is_tnode(Lb->tkind) ? Lb->tkind
+                   : Lb->is_max ? LG_LAYER_MAX
                    : Lb->map  ? LG_LAYER_INDEX
                    : Lb->conv.c_out > 0 ? LG_LAYER_CONV2D
                                         : LG_LAYER_DENSE;
         tp->n_in = Lb->n_in;
         tp->conv = Lb->conv;
         tp->src = Lb->src;
+        tp->op = Lb->op;
         tp++;
         for (int t = 0; t < Lb->n_xt; t++, tp++) {
             tp->kind = Lb->xt[t].kind;
@@ -1374,7 +1424,9 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
             const int *map = t == 0 ? Lb->map : Lb->xt[t - 1].map;
             if (A->kind == LG_LAYER_INDEX)
                 memcpy(A->map, map, (size_t)A->n_out * sizeof *A->map);
-            else if (A->kind != LG_LAYER_MAX)
+            else if (A->kind == LG_LAYER_BILINEAR)
+                memcpy(A->map, map, lg_bilinear_n_map(A) * sizeof *A->map);
+            else if (A->kind != LG_LAYER_MAX && lg_linear_n_weights(A))
                 memcpy(A->W, W, lg_linear_n_weights(A) * sizeof *A->W);
         }
     }
@@ -1477,8 +1529,13 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
         return lg_fail(LG_ERR_UNSUPPORTED, "%s: graph has %zu outputs, expected 1", G->file, g->n_output);
     G->vals[vin].kind = LG_OX_DYN;
     G->vals[vin].kmul = G->vals[vin].kdiv = 1.0;
-    if (!(R->cur = malloc((2 * G->n_vals + 8) * sizeof *R->cur)))
+    if (!(R->cur = malloc((2 * G->n_vals + 8) * sizeof *R->cur)) || !(R->skip = calloc(g->n_node, 1)))
         return lg_fail(LG_ERR_NOMEM, "%s: out of memory", G->file);
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        if (os && (!os->domain || !*os->domain || strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
+            R->opset = (int)os->version;
+    }
     R->gen = 1;
     /* in_sub/in_div would change what every reader of the input sees: only for one reader (a
      * Shape reads no value) */
@@ -1490,6 +1547,28 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     G->vals[vin].gen = R->gen;
     G->vals[vin].shape = R->B.shape;
     R->cur[R->n_cur++] = (int)vin;
+    /* the part of the graph that does not depend on the input is folded first, so a pattern
+     * read at its first node (the decomposed LayerNorm) sees its constants; a node that does
+     * not fold is left to the main loop, which reports it */
+    for (size_t oi = 0; oi < g->n_node; oi++) {
+        int node = G->order[oi];
+        const Onnx__NodeProto *nd = g->node[node];
+        int ok = nd->op_type && nd->n_output >= 1 && G->out_idx[node][0] >= 0 &&
+                 (!nd->domain || !*nd->domain || strcmp(nd->domain, "ai.onnx") == 0) &&
+                 (nd->n_input > 0 || strcmp(nd->op_type, "Constant") == 0);
+        for (size_t j = 0; ok && j < nd->n_input; j++)
+            ok = G->in_idx[node][j] < 0 || G->vals[G->in_idx[node][j]].kind == LG_OX_CONST;
+        lg_ox_val *out = ok ? &G->vals[G->out_idx[node][0]] : NULL;
+        if (!ok || out->kind != LG_OX_UNDEF) continue;
+        if (lg_ox_const_node(R, node, out) != LG_OK) {
+            lg_ox_const_free(&out->c);
+            out->kind = LG_OX_UNDEF;
+            break;
+        }
+        for (size_t j = 0; j < nd->n_input; j++)
+            if (G->in_idx[node][j] >= 0) G->vals[G->in_idx[node][j]].uses--;
+        R->skip[node] = 1;
+    }
     int skip = -1; /* a final Softmax removed (--drop-final-softmax) */
     long yv = lg_ox_find(G, g->output[0]->name);
     if (lg_onnx_get_import_opts()->drop_final_softmax && (st = lg_ox_drop_softmax(R, &yv, &skip)) != LG_OK)
@@ -1499,6 +1578,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
         int node = G->order[oi];
         if (node == skip) continue;
         const Onnx__NodeProto *nd = g->node[node];
+        if (R->skip[node]) continue;
         if (!nd->op_type || !*nd->op_type)
             return lg_fail(LG_ERR_FORMAT, "%s: %s has no op type", G->file, lg_ox_node_desc(G, node));
         if (nd->domain && *nd->domain && strcmp(nd->domain, "ai.onnx") != 0)
@@ -1610,6 +1690,7 @@ done:
             free(R.G.vals[i].pm);
         }
     free(R.cur);
+    free(R.skip);
     lg_ox_graph_free(&R.G);
     lg_ox_b_free(&R.B);
     onnx__model_proto__free_unpacked(mp, NULL);

@@ -18,6 +18,8 @@ typedef struct lg_ox_run {
     int *cur;  /* [n_vals] values produced in this generation */
     int n_cur;
     const lg_runctx *run; /* deadline checked per initializer and per node (NULL none) */
+    int opset;            /* the default domain's opset version (0: not declared) */
+    unsigned char *skip;  /* [n_node] 1: the node was read as part of an earlier node's pattern */
 } lg_ox_run;
 
 /* ---- one node's call (onnx_ops.c fills it before the handler runs) ---- */
@@ -85,6 +87,23 @@ lg_status lg_ox_swish(lg_ox_run *R, int node, const lg_ox_val *a, const lg_ox_va
 lg_status lg_ox_act_param_op(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole, lg_act act, int alias);
 lg_status lg_ox_settle(lg_ox_run *R, int node, const int *keep, int nk);
 lg_status lg_ox_attach(lg_ox_run *R, int node, lg_ox_val *v);
+/* The value v as the output of node *src with factor 1, read through the index map *map
+ * (owned by the caller; NULL: read as it is); closes v's map into a layer when needed. */
+lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map);
+/* Width of node src (LG_NET_INPUT or a layer) of the builder. */
+int lg_ox_node_width(const lg_ox_b *B, int src);
+/* ---- Transformer ops (onnx_tnode.c): product, softmax, layernorm nodes and reductions ---- */
+/* MatMul (elementwise = 0) or Mul (elementwise = 1) of two network values a, b: a product node. */
+lg_status lg_ox_product(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int elementwise, lg_ox_val *out);
+/* Softmax of the pending map (opset ≥ 13: one axis; older: the axes from `axis` on, coalesced). */
+lg_status lg_ox_softmax(lg_ox_run *R, int node);
+/* LayerNormalization (opset 17) of the pending map. */
+lg_status lg_ox_layernorm(lg_ox_run *R, int node);
+/* ReduceMean (mean = 1) or ReduceSum of the pending map: a layernorm node when the node starts
+ * PyTorch's decomposition of LayerNorm (ReduceMean, Sub, Pow 2, ReduceMean, Add ε, Sqrt, Div,
+ * and optionally Mul γ, Add β), else a linear map (the mean divides by the count exactly or
+ * is refused). */
+lg_status lg_ox_reduce(lg_ox_run *R, int node, lg_ox_val *x, int mean);
 lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int sub, lg_ox_val *out);
 /* v as the output of a node with factor 1: *src, and an index map over it (*map, owned) or NULL. */
 lg_status lg_ox_as_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map);

@@ -17,6 +17,7 @@ typedef struct lg_ow {
     size_t n, cap;
     int oom;
     int dtype;  /* ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT or __DOUBLE */
+    int opset;  /* 13, or 17 when a LayerNormalization node is written */
     Onnx__NodeProto **nodes;
     size_t n_nodes;
     Onnx__TensorProto **inits;
@@ -284,6 +285,89 @@ static const char *lg_ow_term(lg_ow *w, const lg_linear *A, const double *b, int
     return w->oom ? NULL : z;
 }
 
+/* Node op(in0) → out with an int attribute name = v (NULL: none); NULL on failure. */
+static Onnx__NodeProto *lg_ow_node_i(lg_ow *w, const char *op, const char *out, const char *in0, const char *in1,
+                                     const char *name, int64_t v)
+{
+    Onnx__NodeProto *nd = lg_ow_node(w, op, out, in0, in1, NULL);
+    if (!nd || (name && !lg_ow_attr_ints(w, nd, name, &v, 0))) return NULL;
+    return nd;
+}
+
+/* A Transformer node (core/net.h) of layer k reading the flat values x (term 0's source)
+ * and xb (a product's second source) → z, in forms the reader takes back as the same node:
+ *   product:   Gather(x, ia) and Gather(xb, ib) along axis 1, Reshape to [n, 1, K] and
+ *              [n, K, 1], MatMul (batched over the n outputs), Reshape to [1, n];
+ *   softmax:   Reshape to [1, n/g, g], Softmax (axis −1), Reshape to [1, n];
+ *   layernorm: Reshape to [1, n/g, g], LayerNormalization (axis −1, γ, β; opset 17) when ε is
+ *              a float, else PyTorch's decomposition with ε a tensor (ReduceMean, Sub, Pow 2,
+ *              ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β), Reshape to [1, n]. */
+static const char *lg_ow_tnode(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z)
+{
+    const lg_linear *A = &Ly->lin;
+    int64_t n = A->n_out, one = 1, m1 = -1;
+#define LG_OW_T(suffix) lg_ow_str(w, "L%d" suffix, k)
+    int64_t flat[2] = {1, n};
+    const char *fl = lg_ow_tensor_i64(w, LG_OW_T("_flat_shape"), flat, 2);
+    if (A->kind == LG_LAYER_BILINEAR) {
+        size_t nk = (size_t)n * (size_t)A->op.K;
+        int64_t *ia = lg_ow_alloc(w, nk * sizeof *ia), *ib = lg_ow_alloc(w, nk * sizeof *ib);
+        if (!ia || !ib) return NULL;
+        for (size_t i = 0; i < nk; i++) ia[i] = A->map[i], ib[i] = A->map[nk + i];
+        int64_t sa[3] = {n, 1, A->op.K}, sb[3] = {n, A->op.K, 1};
+        const char *ga = LG_OW_T("_pa"), *gb = LG_OW_T("_pb"), *ra = LG_OW_T("_pa3"), *rb = LG_OW_T("_pb3");
+        const char *mm = LG_OW_T("_prod");
+        if (!lg_ow_node_i(w, "Gather", ga, x, lg_ow_tensor_i64(w, LG_OW_T("_ia"), ia, nk), "axis", one) ||
+            !lg_ow_node_i(w, "Gather", gb, xb, lg_ow_tensor_i64(w, LG_OW_T("_ib"), ib, nk), "axis", one) ||
+            !lg_ow_node_i(w, "Reshape", ra, ga, lg_ow_tensor_i64(w, LG_OW_T("_sa"), sa, 3), NULL, 0) ||
+            !lg_ow_node_i(w, "Reshape", rb, gb, lg_ow_tensor_i64(w, LG_OW_T("_sb"), sb, 3), NULL, 0) ||
+            !lg_ow_node_i(w, "MatMul", mm, ra, rb, NULL, 0) || !lg_ow_node_i(w, "Reshape", z, mm, fl, NULL, 0))
+            return NULL;
+        return w->oom ? NULL : z;
+    }
+    int64_t g = A->op.group, grp[3] = {1, n / g, g};
+    const char *gs = lg_ow_tensor_i64(w, LG_OW_T("_group_shape"), grp, 3), *xg = LG_OW_T("_groups");
+    const char *yg = LG_OW_T("_node");
+    if (!lg_ow_node_i(w, "Reshape", xg, x, gs, NULL, 0)) return NULL;
+    if (A->kind == LG_LAYER_SOFTMAX) {
+        if (!lg_ow_node_i(w, "Softmax", yg, xg, NULL, "axis", m1)) return NULL;
+    } else {
+        const char *gm = lg_ow_tensor(w, LG_OW_T("_gamma"), A->W, (size_t)g, &g, 1);
+        const char *bt = lg_ow_tensor(w, LG_OW_T("_beta"), A->W + g, (size_t)g, &g, 1);
+        if ((double)(float)A->op.eps == A->op.eps) {
+            Onnx__NodeProto *nd = lg_ow_node(w, "LayerNormalization", yg, xg, gm, bt);
+            Onnx__AttributeProto *a = lg_ow_alloc(w, sizeof *a), **ap = lg_ow_alloc(w, 2 * sizeof *ap);
+            if (!nd || !a || !ap || !lg_ow_attr_ints(w, nd, "axis", &m1, 0)) return NULL;
+            onnx__attribute_proto__init(a);
+            a->name = "epsilon";
+            a->has_type = 1;
+            a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+            a->has_f = 1;
+            a->f = (float)A->op.eps;
+            memcpy(ap, nd->attribute, nd->n_attribute * sizeof *ap);
+            ap[nd->n_attribute++] = a;
+            nd->attribute = ap;
+            w->opset = 17;
+        } else {
+            const char *mu = LG_OW_T("_mean"), *c = LG_OW_T("_centred"), *c2 = LG_OW_T("_sq"), *v = LG_OW_T("_var");
+            const char *ve = LG_OW_T("_var_eps"), *sd = LG_OW_T("_std"), *nn = LG_OW_T("_normed");
+            const char *sc = LG_OW_T("_scaled");
+            const char *two = lg_ow_scalar(w, LG_OW_T("_two"), 2.0), *eps = lg_ow_scalar(w, LG_OW_T("_eps"), A->op.eps);
+            Onnx__NodeProto *r1 = lg_ow_node(w, "ReduceMean", mu, xg, NULL, NULL);
+            Onnx__NodeProto *r2 = r1 && lg_ow_attr_ints(w, r1, "axes", &m1, 1) ? lg_ow_node(w, "Sub", c, xg, mu, NULL)
+                                                                                : NULL;
+            r2 = r2 && lg_ow_node(w, "Pow", c2, c, two, NULL) ? lg_ow_node(w, "ReduceMean", v, c2, NULL, NULL) : NULL;
+            if (!r2 || !lg_ow_attr_ints(w, r2, "axes", &m1, 1) || !lg_ow_op(w, "Add", ve, v, eps) ||
+                !lg_ow_op(w, "Sqrt", sd, ve, NULL) || !lg_ow_op(w, "Div", nn, c, sd) || !lg_ow_op(w, "Mul", sc, nn, gm) ||
+                !lg_ow_op(w, "Add", yg, sc, bt))
+                return NULL;
+        }
+    }
+#undef LG_OW_T
+    if (!lg_ow_node_i(w, "Reshape", z, yg, fl, NULL, 0)) return NULL;
+    return w->oom ? NULL : z;
+}
+
 static Onnx__ValueInfoProto *lg_ow_value_info(lg_ow *w, const char *name, int n)
 {
     Onnx__ValueInfoProto *vi = lg_ow_alloc(w, sizeof *vi);
@@ -326,7 +410,9 @@ static int lg_ow_all_float(const lg_net *net)
         if ((net->in_sub && !lg_ow_float_ok(net->in_sub[i])) || (net->in_div && !lg_ow_float_ok(net->in_div[i])))
             return 0;
     for (int k = 0; k < net->n_layers; k++)
-        if (lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) return 0;
+        if ((lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) ||
+            (net->layers[k].kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].op.eps)))
+            return 0;
     return 1;
 }
 
@@ -360,7 +446,6 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     lg_status st = lg_net_validate(net);
     if (n_rounded) *n_rounded = 0;
     if (st != LG_OK) return st;
-    if (lg_net_require_no_tnode(net, "ONNX export") != LG_OK) return LG_ERR_UNSUPPORTED;
     lg_ow w;
     memset(&w, 0, sizeof w);
     uint8_t *buf = NULL;
@@ -374,11 +459,13 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
             *n_rounded += (net->in_sub && !lg_ow_float_ok(net->in_sub[i])) +
                           (net->in_div && !lg_ow_float_ok(net->in_div[i]));
         for (int k = 0; k < L; k++)
-            *n_rounded += lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda);
+            *n_rounded += (lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) +
+                          (net->layers[k].kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].op.eps));
     }
     size_t T = (size_t)net->n_terms + (size_t)L;
-    w.nodes = lg_ow_alloc(&w, (2 + 9 * (size_t)L + 6 * T) * sizeof *w.nodes);
-    w.inits = lg_ow_alloc(&w, (5 + 5 * (size_t)L + 5 * T) * sizeof *w.inits);
+    w.opset = 13;
+    w.nodes = lg_ow_alloc(&w, (2 + 13 * (size_t)L + 6 * T) * sizeof *w.nodes);
+    w.inits = lg_ow_alloc(&w, (5 + 8 * (size_t)L + 5 * T) * sizeof *w.inits);
     Onnx__StringStringEntryProto **meta = lg_ow_alloc(&w, (1 + (size_t)L) * sizeof *meta);
     const char **outs = lg_ow_alloc(&w, (size_t)L * sizeof *outs); /* each layer's output value */
     if (!w.nodes || !w.inits || !meta || !outs) goto oom;
@@ -401,6 +488,11 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         const lg_layer *Ly = &net->layers[k];
         int last = k == L - 1;
         x = Ly->src < 0 ? x_in : outs[Ly->src];
+        if (lg_kind_is_tnode(Ly->kind)) { /* identity activation, bias 0, the layer's only term */
+            const char *xb = Ly->kind == LG_LAYER_BILINEAR ? (Ly->op.src_b < 0 ? x_in : outs[Ly->op.src_b]) : NULL;
+            if (!(outs[k] = x = lg_ow_tnode(&w, Ly, k, x, xb, last ? "output" : lg_ow_str(&w, "L%d_a", k)))) goto oom;
+            continue;
+        }
         if (Ly->kind == LG_LAYER_MAX) { /* Reshape, MaxPool, Flatten (identity activation, bias 0) */
             const lg_conv *c = &Ly->conv;
             int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, ks[2] = {c->kh, c->kw}, sd[2] = {c->sh, c->sw};
@@ -502,7 +594,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     onnx__operator_set_id_proto__init(&opset);
     opset.domain = "";
     opset.has_version = 1;
-    opset.version = 13;
+    opset.version = w.opset;
     onnx__model_proto__init(&model);
     model.has_ir_version = 1;
     model.ir_version = 7;

@@ -393,7 +393,7 @@ START_TEST(test_graph_onnx_refusals)
     ck_assert_msg(go_rc == 0, "tests/onnx_resnet_make.py failed");
     static const struct {
         const char *name, *says;
-    } bad[] = {{"bad_mul2", "(Mul): product of two network values"},
+    } bad[] = {{"bad_div2", "(Div): uses 2 network values"},
                {"bad_add_bcast", "(Add): the two network values have different shapes (3 and 1 values)"},
                {"bad_const_div", "(Div): Div of the constants 1 and 3 is not exact in double"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -147,8 +147,9 @@ save("bad_swish_small_beta",
       n("Mul", ["z", "g"], ["a"]), n("Gemm", ["a", "w2", "b2"], ["y"], transB=1)],
      [T("beta", np.array(0.5, dtype=np.float32))] + base_init,
      expect="expected a finite β ≥ 1")
-save("bad_softmax", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softmax", ["z"], ["y"])], base_init,
-     expect="activation Softmax cannot be represented")
+save("bad_pow", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Pow", ["z", "three"], ["y"])],
+     [T("three", np.array(3, dtype=np.float32))] + base_init, out_dim=5,
+     expect="Pow of a network value is read only inside a LayerNorm")
 save("bad_unknown_op", [n("Gemm", ["x", "w1", "b1"], ["z"], transB=1), n("Softplus", ["z"], ["y"])], base_init,
      expect="op type 'Softplus' is not supported")
 save("bad_out_shape", [n("Gemm", ["x", "w1", "b1"], ["y"], transB=1)], base_init, out_dim=7,
@@ -163,7 +164,8 @@ save("bad_dangling", [n("Gemm", ["x", "w1", "nowhere"], ["y"], transB=1)], base_
      expect="not produced by any node", check=False)
 save("bad_two_inputs", [n("Add", ["x", "x2"], ["y"])], [],
      extra_inputs=[helper.make_tensor_value_info("x2", TensorProto.FLOAT, [1, 4])], expect="more than one input")
-save("bad_nonlinear", [n("Mul", ["x", "x"], ["y"])], [], expect="not linear")
+save("bad_nonlinear", [n("Div", ["one", "x"], ["y"])], [T("one", np.array(1, dtype=np.float32))], out_dim=4,
+     expect="not linear")
 save("bad_fork", [n("Relu", ["x"], ["a"]), n("Gemm", ["x", "w1", "b1"], ["c"], transB=1),
                   n("Gemm", ["a", "w1", "b1"], ["d"], transB=1), n("Add", ["c", "d"], ["y"])], base_init,
      expect="fork")

@@ -31,9 +31,9 @@ def vi(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
-def save(out, name, nodes, inits, in_shape, out_shape, ref=None, expect=None):
+def save(out, name, nodes, inits, in_shape, out_shape, ref=None, expect=None, opset=13):
     g = helper.make_graph(nodes, name, [vi("x", in_shape)], [vi("y", out_shape)], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 7
     if expect is None:
         onnx.checker.check_model(m, full_check=True)
@@ -95,13 +95,50 @@ def main(out):
     # refusals: a short message that names the op and its nearest supported form
     save(out, "bad_op_typo", [n("Rellu", ["x"], ["y"])], [], [1, 4], [1, 4],
          expect="op type 'Rellu' is not supported (nearest supported: Relu;")
-    save(out, "bad_layernorm", [n("LayerNormalization", ["x", "g", "bb"], ["y"], axis=-1)],
-         [init("g", np.ones(4, np.float32)), init("bb", np.zeros(4, np.float32))], [1, 4], [1, 4],
-         expect="LayerNormalization is not supported")
-    save(out, "bad_attention", [n("Transpose", ["x"], ["t"], perm=[1, 0]), n("MatMul", ["x", "t"], ["y"])], [],
-         [1, 4], [1, 1], expect="MatMul of two network values")
-    save(out, "bad_reducemean", [n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [], [1, 4], [1],
-         expect="ReduceMean of the network value is not supported")
+    # Transformer ops: product, softmax and layernorm nodes
+    f64 = lambda a: a.astype(np.float64)
+
+    def softmax(v, axis=-1):
+        e = np.exp(v - v.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def lnorm(v, g, b, eps):
+        mu = v.mean(-1, keepdims=True)
+        return (v - mu) / np.sqrt(((v - mu) ** 2).mean(-1, keepdims=True) + eps) * f64(g) + f64(b)
+
+    g4, b4 = f32(4), f32(4)
+    save(out, "layernorm", [n("LayerNormalization", ["x", "g", "bb"], ["y"], axis=-1, epsilon=1e-3)],
+         [init("g", g4), init("bb", b4)], [1, 2, 4], [1, 2, 4],
+         lambda x: lnorm(x, g4, b4, np.float64(np.float32(1e-3))), opset=17)
+    eps = np.float32(1e-5)
+    save(out, "layernorm_decomposed",
+         [n("ReduceMean", ["x"], ["m"], axes=[-1]), n("Sub", ["x", "m"], ["d"]), n("Pow", ["d", "two"], ["p"]),
+          n("ReduceMean", ["p"], ["v"], axes=[-1]), n("Add", ["v", "eps"], ["ve"]), n("Sqrt", ["ve"], ["s"]),
+          n("Div", ["d", "s"], ["q"]), n("Mul", ["q", "g"], ["r"]), n("Add", ["r", "bb"], ["y"])],
+         [init("two", np.float32(2)), init("eps", eps), init("g", g4), init("bb", b4)], [1, 3, 4], [1, 3, 4],
+         lambda x: lnorm(x, g4, b4, np.float64(eps)))
+    # one attention head on the tokens themselves: softmax(x xᵀ / 2) x, and softmax over axis 1
+    save(out, "attention",
+         [n("Transpose", ["x"], ["t"], perm=[0, 2, 1]), n("MatMul", ["x", "t"], ["s"]), n("Div", ["s", "two"], ["h"]),
+          n("Softmax", ["h"], ["a"], axis=-1), n("MatMul", ["a", "x"], ["y"])],
+         [init("two", np.float32(2))], [1, 3, 4], [1, 3, 4],
+         lambda x: softmax(x @ np.swapaxes(x, 1, 2) / 2) @ x)
+    save(out, "softmax_axis1_mul", [n("Softmax", ["x"], ["a"], axis=1), n("Mul", ["a", "x"], ["y"])], [], [1, 3, 4],
+         [1, 3, 4], lambda x: softmax(x, 1) * x)
+    save(out, "mean_tokens", [n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [], [1, 4, 3], [1, 3],
+         lambda x: x.mean(1))
+    # GELU in tanh form as PyTorch writes it: products of the value with itself, Tanh, the gate
+    k0, k1 = np.float32(0.7978845834732056), np.float32(0.044715)
+    save(out, "gelu_tanh",
+         [n("Mul", ["x", "x"], ["x2"]), n("Mul", ["x2", "x"], ["x3"]), n("Mul", ["x3", "k1"], ["a"]),
+          n("Add", ["x", "a"], ["b"]), n("Mul", ["b", "k0"], ["c"]), n("Tanh", ["c"], ["t"]),
+          n("Add", ["t", "one"], ["u"]), n("Mul", ["x", "u"], ["v"]), n("Mul", ["v", "half"], ["y"])],
+         [init("k0", k0), init("k1", k1), init("one", np.float32(1)), init("half", np.float32(0.5))], [1, 5], [1, 5],
+         lambda x: 0.5 * x * (1 + np.tanh(np.float64(k0) * (x + np.float64(k1) * x ** 3))))
+    save(out, "bad_reducemean", [n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [], [1, 3, 4], [1, 4],
+         expect="the mean of 3 values: 1/3 is not a double")
+    save(out, "bad_pow", [n("Pow", ["x", "three"], ["y"])], [init("three", np.float32(3))], [1, 4], [1, 4],
+         expect="read only inside a LayerNorm")
     save(out, "bad_max2", [n("Max", ["x", "x", "x"], ["y"])], [], [1, 4], [1, 4], expect="uses 3 network values")
 
 
