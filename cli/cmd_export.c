@@ -12,8 +12,8 @@ static void lg_export_help(void)
 {
     printf("usage: lgelu export NET -o OUT.onnx [--dtype auto|float32|float64]\n\n"
            "Write NET (native or ONNX) as an ONNX model (IR 7, opset 13; 17 with a LayerNormalization)\n"
-           "that other verifiers and\n"
-           "runtimes read: input 'input' [1, n_in], optional Sub/Div input normalisation; per layer a\n"
+           "that other verifiers and runtimes read: input 'input' [1, n_in], optional Sub/Div input\n"
+           "normalisation; per layer a\n"
            "Gemm (dense), Conv (between Reshape and Flatten) or Gather (an index map), the terms of a\n"
            "layer with several sources (residual nets) summed by Add, max-pool layers as MaxPool,\n"
            "product nodes as Gather and a batched MatMul, softmax nodes as Softmax, layernorm nodes as\n"

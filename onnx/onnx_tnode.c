@@ -51,8 +51,15 @@ static int lg_tn_next(const lg_ox_shape *s, int64_t *mi)
 static lg_status lg_tn_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int **map, size_t n)
 {
     lg_ox_b *B = &R->B;
+    int pmn = v->pm ? v->pm->n : -1; /* the length of the map as_node may return */
     lg_status st = lg_ox_as_node(R, node, v, src, map);
     if (st != LG_OK) return st;
+    if (*map && (size_t)pmn != n) {
+        free(*map);
+        *map = NULL;
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: an operand of %zu values is a map of %d", R->G.file,
+                       lg_ox_name(R, node), n, pmn);
+    }
     int zero = 0;
     for (size_t i = 0; *map && i < n; i++) zero |= (*map)[i] < 0;
     if (zero) { /* a map with zeros (a Pad) reads nothing there: it becomes a layer of its own */
@@ -66,6 +73,9 @@ static lg_status lg_tn_node(lg_ox_run *R, int node, lg_ox_val *v, int *src, int 
         *src = B->src;
     }
     if (!*map) {
+        if ((size_t)lg_ox_node_width(B, *src) != n)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: an operand of %zu values reads a node of %d", R->G.file,
+                           lg_ox_name(R, node), n, lg_ox_node_width(B, *src));
         if (!(*map = malloc((n ? n : 1) * sizeof **map))) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
         for (size_t i = 0; i < n; i++) (*map)[i] = (int)i;
     }

@@ -125,6 +125,9 @@ def main(out):
          lambda x: softmax(x @ np.swapaxes(x, 1, 2) / 2) @ x)
     save(out, "softmax_axis1_mul", [n("Softmax", ["x"], ["a"], axis=1), n("Mul", ["a", "x"], ["y"])], [], [1, 3, 4],
          [1, 3, 4], lambda x: softmax(x, 1) * x)
+    # opset 11: Softmax over the axes from `axis` on, coalesced
+    save(out, "softmax_opset11", [n("Softmax", ["x"], ["y"], axis=1)], [], [1, 3, 4], [1, 3, 4],
+         lambda x: softmax(x.reshape(1, 12), 1).reshape(1, 3, 4), opset=11)
     save(out, "mean_tokens", [n("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], [], [1, 4, 3], [1, 3],
          lambda x: x.mean(1))
     # GELU in tanh form as PyTorch writes it: products of the value with itself, Tanh, the gate
