@@ -211,6 +211,7 @@ typedef struct lg_dev {
     int *n_back;      /* [n_layers] terms of one coefficient sum of the backward pass: Σ n_out of
                          the layers that read the node, once per term */
     unsigned char *flag; /* [n_layers + 1] per-node flags of one pass */
+    double *tbuf;        /* Transformer nodes' scratch (NULL without them) */
 } lg_dev;
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.
