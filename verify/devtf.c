@@ -204,10 +204,13 @@ int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const 
                 lg_relax_softmax((size_t)g, l, u, NULL, pw, pc, qw, qc, w);
                 lg_devtf_plane_image(g, l, u, pw, pc, qw, qc, lo + s, hi + s);
                 lg_dev_softmax((size_t)g, l, u, es, d, w);
+                double me = 0.0; /* Σ_j |∂_j s_i| ≤ ½ on all of R^g, and s ∈ [0, 1] */
+                for (int i = 0; i < g; i++) me = es[i] > me || es[i] != es[i] ? es[i] : me;
+                double glob = fmin(lg_up(0.5 * me), 1.0);
                 for (int i = 0; i < g; i++) {
                     lo[s + i] = lg_dn(lo[s + i] - rho);
                     hi[s + i] = lg_up(hi[s + i] + rho);
-                    e[s + i] = lg_devtf_addu(d[i], 2.0 * rho);
+                    e[s + i] = lg_devtf_addu(d[i] < glob ? d[i] : glob, 2.0 * rho);
                 }
             } else {
                 const double *gamma = L->W, *beta = L->W + g;
@@ -229,9 +232,12 @@ int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const 
                 for (int i = 0; i < g; i++) {
                     double rr = lg_devtf_round_layernorm(g, mr, xr, gamma[i], beta[i]);
                     double rg = lg_devtf_round_layernorm(g, mg, xg, gamma[i], beta[i]);
+                    /* on all of R^g: the Lipschitz constant, and |y_i − β_i| ≤ |γ_i|·√(g − 1) */
+                    double glob = fmin(lg_up(lg_devtf_lip_layernorm(g, L->op.eps, gamma[i]) * me),
+                                       lg_up(2.0 * fabs(gamma[i]) * sqrt((double)(g - 1)) * (1.0 + 4.0 * LG_DEVTF_EPS)));
                     lo[s + i] = lg_dn(lo[s + i] - rr);
                     hi[s + i] = lg_up(hi[s + i] + rr);
-                    e[s + i] = lg_devtf_addu(d[i], lg_devtf_addu(rr, rg));
+                    e[s + i] = lg_devtf_addu(d[i] < glob ? d[i] : glob, lg_devtf_addu(rr, rg));
                 }
             }
         }
