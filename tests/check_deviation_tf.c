@@ -20,6 +20,7 @@
 #include "anneal/deviation.h"
 #include "anneal/relu.h"
 #include "core/arch_vit.h"
+#include "core/netfile.h"
 #include "core/rng.h"
 #include "gen_tnet.h"
 #include "testutil.h"
@@ -75,12 +76,16 @@ static double tf_obs(const lg_net *rn, const lg_net *ref, const double *x, int j
 static double tf_pgd(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi, double *x,
                      double *yr, double *yg, double *scr)
 {
-    const int n = rn->n_in;
-    double g[64], t[64];
+    /* at most 64 coordinates move (a net with more inputs: every (n/48)-th one) */
+    const int n = rn->n_in, stride = n <= 64 ? 1 : n / 48;
+    double g[1024], *t = malloc((size_t)n * sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_le(n, 1024);
+    for (int i = 0; i < n; i++) g[i] = 0.0;
     double best = tf_obs(rn, ref, x, j, yr, yg, scr);
     for (int step = 0; step < 30; step++) {
         memcpy(t, x, (size_t)n * sizeof *t);
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i += stride) {
             double h = 1e-7 * (hi[i] - lo[i] + 1e-300);
             t[i] = fmin(hi[i], x[i] + h);
             double up = tf_obs(rn, ref, t, j, yr, yg, scr);
@@ -98,6 +103,7 @@ static double tf_pgd(const lg_net *rn, const lg_net *ref, int j, const double *l
             memcpy(x, t, (size_t)n * sizeof *t);
         }
     }
+    free(t);
     return best;
 }
 
@@ -107,7 +113,7 @@ static double tf_check_box(const lg_net *rn, const lg_net *ref, const double *lo
                            int n_samples, const char *what, double *point_ratio)
 {
     const int ni = rn->n_in, no = lg_net_n_out(rn);
-    ck_assert_int_le(ni, 64);
+    ck_assert_int_le(ni, 1024);
     ck_assert_int_le(no, 16);
     lg_dev dev;
     lg_devnet v;
@@ -129,7 +135,7 @@ static double tf_check_box(const lg_net *rn, const lg_net *ref, const double *lo
         ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, ep, NULL), LG_OK);
     }
     size_t len = lg_net_nodes_len(rn);
-    double x[64], yr[16], yg[16], *vals = malloc(2 * len * sizeof *vals), *pre = vals + len;
+    double x[1024], yr[16], yg[16], *vals = malloc(2 * len * sizeof *vals), *pre = vals + len;
     double *scr = malloc(2 * (size_t)lg_net_max_width(rn) * sizeof *scr);
     ck_assert_ptr_nonnull(vals);
     ck_assert_ptr_nonnull(scr);
@@ -243,6 +249,45 @@ START_TEST(test_devtf_oracle_random)
             n, n_points, pt_worst, proved, worst);
     ck_assert_int_gt(n_points, 0);
     ck_assert_int_gt(proved, n / 2); /* the propagation gives finite bounds on most of these */
+}
+END_TEST
+
+/* A small ViT trained by `lgelu train --arch 1x28x28,vit:p14,d4,h2,L2,m8,cls,10 --act lgelu`
+ * (tests/fixtures/vit/tiny_vit.lgnet), its λ as trained and raised to 20 and 160, substituted
+ * with lg_anneal_to_relu: the same oracle on points and balls of random images. */
+START_TEST(test_devtf_oracle_trained_vit)
+{
+    lg_net net = {0};
+    ck_assert_int_eq(lg_netfile_read(&net, lg_test_fixture("vit/tiny_vit.lgnet")), LG_OK);
+    ck_assert_int_ge(lg_net_first_tnode(&net), 0);
+    lg_rng r;
+    lg_rng_init(&r, 5150u, 2);
+    static const double lams[] = {0.0, 20.0, 160.0}, epss[] = {0.0, 1e-5, 1e-3};
+    double pt = 1.0, worst = 0.0;
+    for (int it = 0; it < (lg_test_quick() ? 3 : 6); it++) {
+        lg_net ref, rn;
+        ck_assert_int_eq(lg_net_copy(&ref, &net), LG_OK);
+        for (int k = 0; k < ref.n_layers && lams[it % 3] > 0; k++)
+            if (ref.layers[k].act == LG_ACT_LGELU) ref.layers[k].lambda = lams[it % 3];
+        ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
+        double *lo = malloc(2 * (size_t)net.n_in * sizeof *lo), *hi = lo + net.n_in, eps = epss[(it + it / 3) % 3];
+        for (int i = 0; i < net.n_in; i++) {
+            double c = lg_rng_uniform(&r);
+            lo[i] = fmax(0.0, c - eps);
+            hi[i] = fmin(1.0, c + eps);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "trained vit, lambda %g, eps %g", lams[it % 3], eps);
+        double pr = 1.0;
+        worst = fmax(worst, tf_check_box(&rn, &ref, lo, hi, &r, lg_test_quick() ? 20 : 60, what, &pr));
+        pt = fmax(pt, pr);
+        free(lo);
+        lg_net_free(&rn);
+        lg_net_free(&ref);
+    }
+    fprintf(stderr, "deviation_tf trained ViT: bound / observed at points at most %.9f; observed / bound at most %.3g\n",
+            pt, worst);
+    lg_net_free(&net);
 }
 END_TEST
 
@@ -421,6 +466,7 @@ Suite *suite_deviation_tf(void)
     TCase *tc = tcase_create("core");
     lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_devtf_oracle_random);
+    tcase_add_test(tc, test_devtf_oracle_trained_vit);
     tcase_add_test(tc, test_devtf_rounding);
     tcase_add_test(tc, test_devtf_node_worst_direction);
     tcase_add_test(tc, test_devtf_refuses_mismatch);

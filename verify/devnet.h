@@ -11,7 +11,11 @@
  *   layer 2L+1       y_relu − y_ref (identity; a dense I term on node L and
  *                    a dense −I term on node 2L, bias 0);
  * every copied layer k also adds its neurons' noise coordinates of ν (an
- * index map of the input). With ν = 0, D is the exact difference; with ν in
+ * index map of the input), except a Transformer node, which must be its
+ * layer's only term: its rounding is pushed into its consumers' noise
+ * (anneal/deviation.h "Transformer nodes"; its ν coordinates stay 0). The
+ * bound engine takes those nodes by interval arithmetic, and a guess that a
+ * noisy bound leaves is made again from the noisy bounds, at most twice. With ν = 0, D is the exact difference; with ν in
  * the box [−τ, τ] of lg_dev_noise, it also reaches the double forward passes
  * of both nets (anneal/deviation.h), provided every computed pre-activation
  * stays within the magnitudes τ was computed for. So one run of the bound
@@ -51,7 +55,8 @@ typedef struct lg_devnet {
     lg_bounds b;              /* D's bounds over the last box, owned */
     int n_noise;              /* N: neurons of one net */
     int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞): 1 from
-                                 CROWN, 2 from interval arithmetic (v->off or no memory for CROWN) */
+                                 lg_bounds_symbolic (CROWN; interval bounds through Transformer
+                                 nodes), 2 from interval arithmetic (v->off or no memory for CROWN) */
     int off;                  /* the pair is too large for CROWN (widest layer × D's input > 2^25) */
     double *lo, *hi;          /* [n_in + 2N] D's input box */
     double *tau;              /* [2][N] noise radius per neuron, relu then ref */
