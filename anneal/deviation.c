@@ -915,9 +915,9 @@ static void lg_dev_noise_tnode(const lg_net *net, int k, const double *zm, doubl
         const int g = L->op.group;
         for (int s = 0; s < L->n_out; s += g) {
             double mx = 0.0, mm = 0.0;
-            for (int i = s; i < s + g; i++) {
-                mx = fmax(mx, xa[i]);
-                mm = fmax(mm, ma[i]);
+            for (int i = s; i < s + g; i++) { /* NaN propagates (fmax would drop it) */
+                if (!(xa[i] <= mx)) mx = xa[i];
+                if (!(ma[i] <= mm)) mm = ma[i];
             }
             if (mx != mx || mm != mm) mx = mm = INFINITY;
             for (int i = s; i < s + g; i++)
@@ -958,7 +958,9 @@ lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, do
         const lg_layer *L = &net->layers[k];
         if (lg_kind_is_tnode(L->kind)) {
             lg_dev_noise_tnode(net, k, zmag[k], xi, amag);
-            for (int o = 0; o < L->n_out; o++) tau[at++] = 0.0; /* no noise input: its rounding is its ξ */
+            /* no noise input: tau holds ξ, |computed − D's value| of the node's outputs */
+            const double *xk = xi + lg_net_node_offset(net, k);
+            for (int o = 0; o < L->n_out; o++) tau[at++] = xk[o];
             continue;
         }
         int n = 0;

@@ -301,7 +301,9 @@ lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, c
  * with f_src(ẑ_src) the exact activation of the computed pre-activation (the
  * input: the exact normalised x'), and the computed output is
  * f_out(ẑ_out) + ξ, |ξ_j| ≤ xi_out[j] (0 for relu and identity; xi_out may
- * be NULL). tau has Σ n_out entries. The rules of "Floating point" above:
+ * be NULL). tau has Σ n_out entries. A Transformer node k has no noise
+ * input: its entries of tau hold ξ_k instead, |computed output − the exact
+ * node of f_src(ẑ_src)| ("Transformer nodes" above). The rules of "Floating point" above:
  * ν_k = η_k + Σ_t A_t·ξ_src, |η_k| ≤ γ·(|b| + Σ_t |A_t|·|â_src|), |ξ| ≤
  * 16ε·fs·|ẑ| for a relu-like f, ε·|x'| for the normalisation. */
 lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,

@@ -107,7 +107,8 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     v->n_noise = (int)N;
     v->lo = malloc(((size_t)2 * (size_t)ni + (size_t)4 * (size_t)N + (size_t)7 * (size_t)no) * sizeof *v->lo);
     v->zp = malloc((size_t)2 * (size_t)L * sizeof *v->zp);
-    if (!v->lo || !v->zp) {
+    v->node = calloc((size_t)2 * (size_t)N, 1);
+    if (!v->lo || !v->zp || !v->node) {
         st = lg_fail(LG_ERR_NOMEM, "devnet: out of memory");
         goto fail;
     }
@@ -119,6 +120,7 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     for (int c = 0, at = 0; c < 2; c++)
         for (int k = 0; k < L; k++) {
             v->zp[c * L + k] = v->zmag + at;
+            if (lg_kind_is_tnode(relu->layers[k].kind)) memset(v->node + at, 1, (size_t)relu->layers[k].n_out);
             at += relu->layers[k].n_out;
         }
     /* the bound engine keeps a coefficient row over D's input per neuron of a layer: past
@@ -142,6 +144,7 @@ void lg_devnet_free(lg_devnet *v)
     lg_bounds_free(&v->b);
     free(v->lo);
     free(v->zp);
+    free(v->node);
     memset(v, 0, sizeof *v);
 }
 
@@ -191,8 +194,8 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
             goto done;
         for (int i = 0; i < 2 * N; i++) {
             if (!(v->tau[i] <= DBL_MAX)) goto done;
-            v->lo[n0 + i] = -v->tau[i];
-            v->hi[n0 + i] = v->tau[i];
+            v->lo[n0 + i] = v->node[i] ? 0.0 : -v->tau[i]; /* a Transformer node reads no noise: tau is its ξ */
+            v->hi[n0 + i] = v->node[i] ? 0.0 : v->tau[i];
         }
         if (sym && (st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) {
             if (st != LG_ERR_NOMEM) goto done;
@@ -202,6 +205,21 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
         if (lg_devnet_mags(v, NULL, 0, 0)) break;
         if (tries <= 1 || !lg_devnet_mags(v, v->zmag, 2.0, 1.0)) goto done; /* a bound left its guess: no claim */
     }
+    /* a Transformer node's bounds hold D's value, the exact node of its sources' values; the
+     * computed output is within ξ (tau) of it: widen, so the bounds hold both */
+    for (int c = 0, at = 0; c < 2; c++)
+        for (int k = 0; k < L; k++) {
+            const int w = v->relu->layers[k].n_out;
+            if (lg_kind_is_tnode(v->relu->layers[k].kind))
+                for (int i = 0; i < w; i++) {
+                    double t = v->tau[at + i], *pl = &b->lo[1 + c * L + k][i], *ph = &b->hi[1 + c * L + k][i];
+                    *pl = (*pl - t) - DBL_EPSILON * (fabs(*pl) + t);
+                    *ph = (*ph + t) + DBL_EPSILON * (fabs(*ph) + t);
+                    if (!(*pl >= -DBL_MAX)) *pl = -INFINITY;
+                    if (!(*ph <= DBL_MAX)) *ph = INFINITY;
+                }
+            at += w;
+        }
     const double *dl = b->lo[2 * L + 1], *dh = b->hi[2 * L + 1];
     for (int j = 0; j < no; j++) {
         /* computed outputs: f_out(ẑ) + ξ; D's output is the difference of the f_out(ẑ) */

@@ -13,7 +13,9 @@
  * every copied layer k also adds its neurons' noise coordinates of ν (an
  * index map of the input), except a Transformer node, which must be its
  * layer's only term: its rounding is pushed into its consumers' noise
- * (anneal/deviation.h "Transformer nodes"; its ν coordinates stay 0). The
+ * (anneal/deviation.h "Transformer nodes"; its ν coordinates stay 0), and
+ * its bounds are widened by that rounding ξ after the run, so that they
+ * hold its computed outputs too. The
  * bound engine takes those nodes by interval arithmetic, and a guess that a
  * noisy bound leaves is made again from the noisy bounds, at most twice. With ν = 0, D is the exact difference; with ν in
  * the box [−τ, τ] of lg_dev_noise, it also reaches the double forward passes
@@ -62,6 +64,7 @@ typedef struct lg_devnet {
     double *tau;              /* [2][N] noise radius per neuron, relu then ref */
     double *zmag;             /* [2][N] guessed |ẑ| per neuron */
     double **zp;              /* [2][L] zmag per layer */
+    unsigned char *node;      /* [2][N] 1 for a Transformer node's neuron (no noise input) */
     double *xi;               /* [2][n_out] rounding of each net's output activation */
     double *e;                /* [5][n_out] per-output bounds, scratch of the callers (transfer.c) */
 } lg_devnet;

@@ -215,9 +215,10 @@ int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const 
             } else {
                 const double *gamma = L->W, *beta = L->W + g;
                 double mr = 0.0, me = 0.0;
-                for (int i = 0; i < g; i++) {
-                    mr = fmax(mr, lg_dv_mag((lg_dv){l[i], u[i]}));
-                    me = fmax(me, es[i]);
+                for (int i = 0; i < g; i++) { /* NaN propagates (fmax would drop it) */
+                    double a = lg_dv_mag((lg_dv){l[i], u[i]});
+                    if (!(a <= mr)) mr = a;
+                    if (!(es[i] <= me)) me = es[i];
                 }
                 double mg = lg_devtf_addu(mr, me);
                 double xr = lg_devtf_ln_rmax(g, l, u, L->op.eps, mr), xg = lg_devtf_ln_rmax(g, NULL, NULL, L->op.eps, mg);
