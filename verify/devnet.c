@@ -185,7 +185,9 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
     if (!lg_devnet_mags(v, v->zmag, 2.0, 1.0)) goto done; /* overflow: no claim */
     /* CROWN through D; a pair too large for it (v->off) or no memory for its rows: interval
      * arithmetic through the noisy D, the same induction (tight where the box is small) */
-    int sym = !v->off;
+    /* (the bound engine's CROWN does not pass the Transformer nodes yet: their nets take the
+     * interval route, valid = 2, and transfer.c keeps the ReLU net's own bounds) */
+    int sym = !v->off && lg_net_first_tnode(v->relu) < 0;
     /* a net with Transformer nodes: a bound that leaves its guess is guessed again from the noisy
      * bounds (twice them, plus 1), at most twice more (every try is the whole induction) */
     for (int tries = lg_net_first_tnode(v->relu) >= 0 ? 3 : 1;; tries--) {

@@ -15,9 +15,10 @@
  * layer's only term: its rounding is pushed into its consumers' noise
  * (anneal/deviation.h "Transformer nodes"; its ν coordinates stay 0), and
  * its bounds are widened by that rounding ξ after the run, so that they
- * hold its computed outputs too. The
- * bound engine takes those nodes by interval arithmetic, and a guess that a
- * noisy bound leaves is made again from the noisy bounds, at most twice. With ν = 0, D is the exact difference; with ν in
+ * hold its computed outputs too. A net with those nodes takes the interval
+ * route (CROWN does not pass them yet), and a guess that a noisy bound
+ * leaves is made again from the noisy bounds, at most twice.
+ * With ν = 0, D is the exact difference; with ν in
  * the box [−τ, τ] of lg_dev_noise, it also reaches the double forward passes
  * of both nets (anneal/deviation.h), provided every computed pre-activation
  * stays within the magnitudes τ was computed for. So one run of the bound
@@ -57,8 +58,8 @@ typedef struct lg_devnet {
     lg_bounds b;              /* D's bounds over the last box, owned */
     int n_noise;              /* N: neurons of one net */
     int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞): 1 from
-                                 lg_bounds_symbolic (CROWN; interval bounds through Transformer
-                                 nodes), 2 from interval arithmetic (v->off or no memory for CROWN) */
+                                 CROWN, 2 from interval arithmetic (v->off, no memory for CROWN,
+                                 or a net with Transformer nodes) */
     int off;                  /* the pair is too large for CROWN (widest layer × D's input > 2^25) */
     double *lo, *hi;          /* [n_in + 2N] D's input box */
     double *tau;              /* [2][N] noise radius per neuron, relu then ref */
