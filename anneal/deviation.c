@@ -5,6 +5,7 @@
 
 #include "core/ball.h"
 #include "core/linop.h"
+#include "verify/devtf.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -62,6 +63,11 @@ lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
                 (P->kind == LG_LAYER_INDEX && memcmp(P->map, Q->map, (size_t)P->n_out * sizeof *P->map) != 0))
                 return lg_fail(LG_ERR_ARG, "layer %d, term %d: the operator or its source node differs between the nets",
                                k, t);
+            if (lg_kind_is_tnode(P->kind) &&
+                (memcmp(&P->op, &Q->op, sizeof P->op) != 0 ||
+                 (P->kind == LG_LAYER_BILINEAR && memcmp(P->map, Q->map, lg_bilinear_n_map(P) * sizeof *P->map) != 0)))
+                return lg_fail(LG_ERR_ARG, "layer %d: the %s node's sources, groups or index tables differ between the nets",
+                               k, lg_kind_name(P->kind));
         }
         if (A->act != LG_ACT_RELU && A->act != LG_ACT_IDENTITY)
             return lg_fail(LG_ERR_ARG,
@@ -94,9 +100,6 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     lg_status st;
     if ((st = lg_net_validate(rn)) != LG_OK || (st = lg_net_validate(ref)) != LG_OK) return st;
     if ((st = lg_dev_check_pair(rn, ref)) != LG_OK) return st;
-    if (lg_net_require_no_tnode(rn, "the certified deviation bound") != LG_OK ||
-        lg_net_require_no_tnode(ref, "the certified deviation bound") != LG_OK)
-        return LG_ERR_UNSUPPORTED;
     if (lg_net_has_max(rn) || lg_net_has_max(ref))
         return lg_fail(LG_ERR_UNSUPPORTED, "the certified deviation bound does not take max-pool nodes: bound the "
                                            "pair's exact ReLU form (lg_net_lower_max) instead");
@@ -130,6 +133,19 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     d->n_sum = malloc(nl * sizeof *d->n_sum);
     d->n_back = calloc(nl, sizeof *d->n_back);
     d->flag = malloc(nl + 1);
+    size_t nt = 0; /* Transformer nodes' scratch (lg_dev_tnode) */
+    for (int k = 0; k < rn->n_layers; k++) {
+        const lg_layer *L = &rn->layers[k];
+        if (!lg_kind_is_tnode(L->kind)) continue;
+        size_t g = L->kind == LG_LAYER_BILINEAR ? 1 : (size_t)L->op.group;
+        size_t need = 3 * (size_t)L->n_in + 3 * (size_t)(L->kind == LG_LAYER_BILINEAR ? L->op.n_in_b : 0) +
+                      6 * (size_t)L->n_out + LG_DEVTF_NODE_WORK(g);
+        if (need > nt) nt = need;
+    }
+    if (nt && !(d->tbuf = malloc(nt * sizeof *d->tbuf))) {
+        lg_dev_free(d);
+        return lg_fail(LG_ERR_NOMEM, "cannot allocate deviation-bound buffers for the Transformer nodes");
+    }
     if (!d->absW || !d->buf || !d->slack || !d->efw || !d->slope || !d->back || !d->err || !d->node_off || !d->n_sum ||
         !d->n_back || !d->flag) {
         lg_dev_free(d);
@@ -165,6 +181,7 @@ void lg_dev_free(lg_dev *d)
     free(d->n_sum);
     free(d->n_back);
     free(d->flag);
+    free(d->tbuf);
     memset(d, 0, sizeof *d);
 }
 
@@ -238,6 +255,87 @@ static double *lg_dev_err(const lg_dev *d, int node)
     return d->err + d->node_off[node + 1];
 }
 
+/* Interval [l, u] ⊇ [c − r, c + r], rounded outward. */
+static void lg_dev_ends(double c, double r, double *l, double *u)
+{
+    *l = (c - r) - LG_DEV_EPS * (fabs(c) + r);
+    *u = (c + r) + LG_DEV_EPS * (fabs(c) + r);
+}
+
+/* Forward step of Transformer node k over m boxes (deviation.h
+ * "Transformer nodes"): the ReLU net's output interval and the deviation
+ * bound from verify/devtf.h (lg_devtf_node) on the sources' intervals and
+ * bounds; both nets' rounding included. The node is written as δ_k = τ_k
+ * with |τ_k| ≤ e_k (slope code 0, slack e_k), so the backward refinement
+ * and the symbolic pass start afresh at it. *any_e: some bound is not 0. */
+static void lg_dev_tnode(lg_dev *d, int k, int m, const lg_dev_ext *x, unsigned char *blown, size_t off, int *any_e)
+{
+    const lg_net *rn = d->relu_net;
+    const lg_layer *L = &rn->layers[k];
+    const int two = L->kind == LG_LAYER_BILINEAR, no = L->n_out;
+    const int sa = L->src, sb = two ? L->op.src_b : sa;
+    const int na = L->n_in, nb = two ? L->op.n_in_b : 0;
+    const size_t tot = d->n_neurons;
+    /* both nets computed every source bit for bit: they compute this node bit for bit too */
+    const int ez = d->flag[sa + 1] && d->flag[sb + 1];
+    const int use_pre = x && x->r_lo && x->r_hi;
+    double *al = d->tbuf, *ah = al + na, *ea = ah + na, *bl = ea + na, *bh = bl + nb, *eb = bh + nb;
+    double *lo = eb + nb, *hi = lo + no, *e = hi + no, *l2 = e + no, *h2 = l2 + no, *e2 = h2 + no, *work = e2 + no;
+    double *Zc = lg_dev_fw(d, 0, k), *Zr = lg_dev_fw(d, 1, k), *P = lg_dev_fw(d, 2, k);
+    *any_e = 0;
+    for (int r = 0; r < m; r++) {
+        for (int c = 0; c < 1 + two; c++) {
+            const int s = c ? sb : sa, n = c ? nb : na;
+            const double *C = lg_dev_fw(d, 0, s) + (size_t)r * (size_t)n, *R = lg_dev_fw(d, 1, s) + (size_t)r * (size_t)n;
+            const double *E = lg_dev_fw(d, 2, s) + (size_t)r * (size_t)n;
+            double *l = c ? bl : al, *u = c ? bh : ah, *ee = c ? eb : ea;
+            for (int i = 0; i < n; i++) {
+                lg_dev_ends(C[i], R[i], &l[i], &u[i]);
+                ee[i] = E[i];
+            }
+        }
+        int ok = lg_devtf_node(&L->lin, al, ah, ea, bl, bh, eb, lo, hi, e, work);
+        if (ez)
+            for (int o = 0; o < no; o++) e[o] = 0.0;
+        if (use_pre) {
+            double *errz = lg_dev_err(d, k);
+            if (!x->computed) { /* the ReLU net's computed − exact outputs: the same rules on its sources' errors */
+                lg_devtf_node(&L->lin, al, ah, lg_dev_err(d, sa), bl, bh, two ? lg_dev_err(d, sb) : NULL, l2, h2, e2,
+                              work);
+                for (int o = 0; o < no; o++) errz[o] = e2[o];
+            } else {
+                for (int o = 0; o < no; o++) errz[o] = 0.0;
+                if (x->r_lo[k] && x->r_hi[k]) /* bounds of the exact and computed outputs: intersect */
+                    for (int o = 0; o < no; o++) {
+                        double pl = x->r_lo[k][o], ph = x->r_hi[k][o];
+                        if (pl > lo[o]) lo[o] = pl;
+                        if (ph < hi[o]) hi[o] = ph;
+                    }
+            }
+            if (x->g_lo && x->g_hi && x->g_lo[k] && x->g_hi[k] && !ez)
+                for (int o = 0; o < no; o++) {
+                    /* the reference's own bounds: |out_R − out_G| ≤ the widest gap of the intervals */
+                    double lg = (lo[o] - e[o]) - LG_DEV_EPS * (fabs(lo[o]) + e[o]);
+                    double ug = (hi[o] + e[o]) + LG_DEV_EPS * (fabs(hi[o]) + e[o]);
+                    if (x->g_lo[k][o] > lg) lg = x->g_lo[k][o];
+                    if (x->g_hi[k][o] < ug) ug = x->g_hi[k][o];
+                    double w = fmax(hi[o] - lg, ug - lo[o]) * (1.0 + LG_DEV_EPS);
+                    if (w < e[o]) e[o] = w;
+                }
+        }
+        for (int o = 0; o < no; o++) {
+            size_t i = (size_t)r * (size_t)no + (size_t)o;
+            if (!ok || !(lo[o] <= hi[o]) || !isfinite(e[o])) blown[r] = 1;
+            lg_dev_recentre(lo[o], hi[o], &Zc[i], &Zr[i]);
+            P[i] = e[o];
+            if (m == 1) d->efw[off + (size_t)o] = e[o];
+            *any_e |= e[o] != 0.0;
+            d->slope[(size_t)r * tot + off + (size_t)o] = LG_DEV_S0;
+            d->slack[(size_t)r * tot + off + (size_t)o] = e[o];
+        }
+    }
+}
+
 /* Forward pass over m boxes through the graph: interval arithmetic on the
  * ReLU net and the recursion e_k (deviation.h "Propagation"; at a sum node
  * every term's |A_t|·e_src(t) adds); writes e_L to E_out [m][n_out] and per
@@ -292,6 +390,13 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
 
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
+        if (lg_kind_is_tnode(L->kind)) {
+            int any_e;
+            lg_dev_tnode(d, k, m, x, blown, off, &any_e);
+            e_zero[k + 1] = !any_e;
+            off += (size_t)L->n_out;
+            continue;
+        }
         const lg_act ga = ref->layers[k].act;
         const double lambda = lg_act_has_param(ga) ? ref->layers[k].lambda : 1.0; /* λ, β or slope a */
         const int no = L->n_out;
@@ -496,6 +601,7 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
             }
         }
         if (k == first_gap) break;
+        if (lg_kind_is_tnode(L->kind)) continue; /* δ_k = τ_k: nothing passes to its sources */
         /* Λ_src ← Λ_src + Λ·A_t: [rows][n]·[n][n_in] for every term whose source may deviate */
         for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
             const lg_linear *A = lg_layer_lin(L, tt);
@@ -575,7 +681,7 @@ static lg_status lg_dev_symbolic(lg_dev *d, int first_gap, double *E)
         double *C = store + coff[k], *R = Rall + voff, *Mg = Mall + voff;
         memset(C, 0, (m0 + no) * no * sizeof *C);
         int any = 0; /* some source may deviate */
-        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        for (int t = 0; t < lg_layer_n_lin(L) && !lg_kind_is_tnode(L->kind); t++) { /* a node: δ = ν (below) */
             const lg_linear *A = lg_layer_lin(L, t);
             if (A->src < first_gap) continue; /* the input or a node before the first gap: δ = 0 */
             size_t ms = sym0[A->src] + (size_t)rn->layers[A->src].n_out;
@@ -775,6 +881,60 @@ lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double 
     return st;
 }
 
+/* lg_dev_noise at Transformer node k: the difference network computes the
+ * exact node of its sources' values f(ẑ_src), which lie within ξ_src of the
+ * computed ones, while the double forward pass computes the node of the
+ * computed values with rounding. So the computed output is D's value plus
+ * ξ_k, |ξ_k| ≤ (the node's change under input changes ≤ ξ_src) + (its
+ * rounding, verify/devtf.h), pushed like an activation's rounding into
+ * every consumer's noise: a product Σ (|â|·ξ_b + (|b̂| + ξ_b)·ξ_a) + γ_K·Σ
+ * |â|·|b̂|; softmax ½·max ξ (Σ_j |∂_j s_i| ≤ ½) plus its rounding;
+ * layernorm its Lipschitz constant times max ξ plus its rounding. zm: D's
+ * |value| guess of the node's outputs; xi, amag as lg_dev_noise. */
+static void lg_dev_noise_tnode(const lg_net *net, int k, const double *zm, double *xi, double *amag)
+{
+    const lg_layer *L = &net->layers[k];
+    const size_t sa = lg_net_node_offset(net, L->src), ko = lg_net_node_offset(net, k);
+    double *xo = xi + ko, *mo = amag + ko;
+    const double *xa = xi + sa, *ma = amag + sa;
+    if (L->kind == LG_LAYER_BILINEAR) {
+        const size_t sb = lg_net_node_offset(net, L->op.src_b), K = (size_t)L->op.K;
+        const double *xb = xi + sb, *mb = amag + sb;
+        const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+        for (size_t o = 0; o < (size_t)L->n_out; o++) {
+            double p = 0.0, mass = 0.0;
+            for (size_t q = o * K; q < (o + 1) * K; q++) {
+                const int i = ia[q], j = ib[q];
+                p += ma[i] * xb[j] + (mb[j] + xb[j]) * xa[i];
+                mass += ma[i] * mb[j];
+            }
+            const double g = lg_dev_gamma(2 * (int)K + 2);
+            xo[o] = (p * (1.0 + g) + lg_devtf_round_product((int)K, mass * (1.0 + g))) * (1.0 + LG_DEV_EPS);
+        }
+    } else {
+        const int g = L->op.group;
+        for (int s = 0; s < L->n_out; s += g) {
+            double mx = 0.0, mm = 0.0;
+            for (int i = s; i < s + g; i++) { /* NaN propagates (fmax would drop it) */
+                if (!(xa[i] <= mx)) mx = xa[i];
+                if (!(ma[i] <= mm)) mm = ma[i];
+            }
+            if (mx != mx || mm != mm) mx = mm = INFINITY;
+            for (int i = s; i < s + g; i++)
+                xo[i] = (L->kind == LG_LAYER_SOFTMAX
+                             ? 0.5 * mx + lg_devtf_round_softmax(g)
+                             : lg_devtf_lip_layernorm(g, L->op.eps, L->W[i - s]) * mx * (1.0 + LG_DEV_EPS) +
+                                   lg_devtf_round_layernorm(g, mm, lg_devtf_ln_rmax(g, NULL, NULL, L->op.eps, mm), L->W[i - s],
+                                                            L->W[g + i - s])) *
+                        (1.0 + LG_DEV_EPS);
+        }
+    }
+    for (int o = 0; o < L->n_out; o++) {
+        mo[o] = (zm[o] + xo[o]) * (1.0 + 2.0 * LG_DEV_EPS);
+        if (!(zm[o] >= 0.0) || xo[o] != xo[o]) mo[o] = xo[o] = INFINITY; /* NaN guess: no claim */
+    }
+}
+
 lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,
                        double *xi_out)
 {
@@ -796,6 +956,13 @@ lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, do
     size_t at = 0; /* tau index */
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
+        if (lg_kind_is_tnode(L->kind)) {
+            lg_dev_noise_tnode(net, k, zmag[k], xi, amag);
+            /* no noise input: tau holds ξ, |computed − D's value| of the node's outputs */
+            const double *xk = xi + lg_net_node_offset(net, k);
+            for (int o = 0; o < L->n_out; o++) tau[at++] = xk[o];
+            continue;
+        }
         int n = 0;
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);

@@ -107,6 +107,30 @@
  * centre/radius form (centre W·c + b, radius |W|·r), after the normalisation
  * x' = (x − in_sub)/in_div which both nets share (so it adds no deviation).
  *
+ * Transformer nodes (product, softmax, layernorm; core/net.h). A node k
+ * reads the ReLU net's source intervals [l, u] (they hold its exact and its
+ * computed values) and the sources' bounds e; verify/devtf.h
+ * (lg_devtf_node) gives the node's interval (the exact image, intersected
+ * with the mean-value image of the relaxation planes, widened by the
+ * rounding ρ of the node's double forward pass) and
+ *   e_k = devtf rule(l, u, e) + ρ_ReLU + ρ_ref,
+ * the rule being |ab − a'b'| ≤ |a|·e_b + |b'|·e_a for a product, and the
+ * mean-value theorem on the widened box [l − e, u + e] with the certified
+ * Jacobian enclosure for softmax and layernorm, capped by their global
+ * bounds (softmax: ½·max e and 1; layernorm: its Lipschitz constant
+ * |γ_i|(2 + √(g − 1))/√eps times max e, and 2|γ_i|√(g − 1)). A node whose
+ * sources all have e = 0 has e = 0 (both nets compute it bit for bit).
+ * The node is then written δ_k = τ_k with |τ_k| ≤ e_k (slope code 0, slack
+ * e_k): the backward refinement adds Σ|Λ_k|·e_k and stops there, the
+ * symbolic pass gives it a fresh symbol of radius e_k. With both nets'
+ * bounds (pair mode) the node's e_k is also at most the widest gap between
+ * the two nets' intervals of its outputs, as at an identity node. In the
+ * difference network a node has no noise input: the exact node of D's
+ * source values differs from the computed one by ξ_k = (the node's change
+ * under its sources' ξ: Σ |â|ξ_b + (|b̂| + ξ_b)ξ_a, ½·max ξ, Lipschitz·max ξ)
+ * + ρ, which lg_dev_noise passes to its consumers' noise like an
+ * activation's rounding. Nets without these nodes take none of these steps.
+ *
  * Floating point. Every claim above is made both for the exact real-valued
  * networks and for their double forward passes (lg_net_forward and the BLAS
  * lg_net_forward_batch), so Δ is never below an observed deviation. With
@@ -211,6 +235,7 @@ typedef struct lg_dev {
     int *n_back;      /* [n_layers] terms of one coefficient sum of the backward pass: Σ n_out of
                          the layers that read the node, once per term */
     unsigned char *flag; /* [n_layers + 1] per-node flags of one pass */
+    double *tbuf;        /* Transformer nodes' scratch (NULL without them) */
 } lg_dev;
 
 /* Check the pair (lg_dev_check_pair, lg_net_validate on both) and allocate.
@@ -276,7 +301,9 @@ lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, c
  * with f_src(ẑ_src) the exact activation of the computed pre-activation (the
  * input: the exact normalised x'), and the computed output is
  * f_out(ẑ_out) + ξ, |ξ_j| ≤ xi_out[j] (0 for relu and identity; xi_out may
- * be NULL). tau has Σ n_out entries. The rules of "Floating point" above:
+ * be NULL). tau has Σ n_out entries. A Transformer node k has no noise
+ * input: its entries of tau hold ξ_k instead, |computed output − the exact
+ * node of f_src(ẑ_src)| ("Transformer nodes" above). The rules of "Floating point" above:
  * ν_k = η_k + Σ_t A_t·ξ_src, |η_k| ≤ γ·(|b| + Σ_t |A_t|·|â_src|), |ξ| ≤
  * 16ε·fs·|ẑ| for a relu-like f, ε·|x'| for the normalisation. */
 lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, double *const *zmag, double *tau,

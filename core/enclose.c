@@ -12,8 +12,9 @@
 #include <mpfr.h>
 #include <stdlib.h>
 
-int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
-                             const double *slack)
+/* The enclosure run; ylo/yhi (may be NULL) receive the outputs' ends rounded outward. */
+static int lg_enclose_run(const lg_net *net, const double *x, int n_terms, const lg_term *terms, const double *slack,
+                          double *ylo, double *yhi)
 {
     size_t len = lg_net_nodes_len(net);
     int n_out = lg_net_n_out(net);
@@ -130,6 +131,13 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
         }
         if (all && !rc) found = t;
     }
+    if (ylo && yhi)
+        for (int j = 0; j < n_out; j++) {
+            ylo[j] = rc ? -INFINITY : mpfr_get_d(a[j].lo, MPFR_RNDD);
+            yhi[j] = rc ? INFINITY : mpfr_get_d(a[j].hi, MPFR_RNDU);
+            if (ylo[j] != ylo[j]) ylo[j] = -INFINITY;
+            if (yhi[j] != yhi[j]) yhi[j] = INFINITY;
+        }
     for (size_t i = 0; i < len + 2; i++) lg_iv_clear(&v[i]);
     lg_iv_work_clear(&work);
     free(v);
@@ -138,4 +146,16 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
     free(wv);
     mpfr_free_cache(); /* MPFR's constant caches (π, log 2 for erf/exp) would outlive the call */
     return rc ? rc : found;
+}
+
+int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
+                             const double *slack)
+{
+    return lg_enclose_run(net, x, n_terms, terms, slack, NULL, NULL);
+}
+
+int lg_enclose_outputs(const lg_net *net, const double *x, double *ylo, double *yhi)
+{
+    int rc = lg_enclose_run(net, x, 0, NULL, NULL, ylo, yhi);
+    return rc < -1 ? rc : 0;
 }

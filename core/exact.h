@@ -34,6 +34,11 @@ int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, cons
 int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, const lg_term *terms,
                              const double *slack);
 
+/* The enclosure itself: ylo[j] ≤ f_j(x) ≤ yhi[j] for every output (n_out
+ * each; ∓∞ where a value is not finite). 0, −2 (a value not finite) or −3
+ * (out of memory). */
+int lg_enclose_outputs(const lg_net *net, const double *x, double *ylo, double *yhi);
+
 /* The enclosure of Transformer node L's outputs (core/enclose_tnode.c,
  * DESIGN.md §1 "Transformer nodes"): v holds every node's enclosure at
  * off[node + 1]; L's are written. Outward rounding throughout: a product

@@ -23,18 +23,22 @@ static lg_status lg_devnet_extend(double **dst, const double *src, int n, int m,
     return LG_OK;
 }
 
-/* Copy layer S's parameters, maps and activation into K (its own terms first, then K's noise term). */
+/* Copy layer S's parameters, maps and activation into K (its own terms first, then K's noise term;
+ * a Transformer node has none: its rounding reaches its consumers' noise, lg_dev_noise). */
 static void lg_devnet_copy_layer(lg_layer *K, const lg_layer *S, int noise_at)
 {
     for (int t = 0; t < lg_layer_n_lin(S); t++) {
         const lg_linear *A = lg_layer_lin(S, t);
         lg_linear *B = lg_layer_lin_mut(K, t);
         if (A->W) memcpy(B->W, A->W, lg_linear_n_weights(A) * sizeof *A->W);
-        if (A->map) memcpy(B->map, A->map, (size_t)A->n_out * sizeof *A->map);
+        if (A->map)
+            memcpy(B->map, A->map,
+                   (A->kind == LG_LAYER_BILINEAR ? lg_bilinear_n_map(A) : (size_t)A->n_out) * sizeof *A->map);
     }
+    lg_layer_copy_act_bias(K, S);
+    if (lg_kind_is_tnode(S->kind)) return;
     lg_linear *Nz = lg_layer_lin_mut(K, lg_layer_n_lin(S)); /* ν of this layer's neurons */
     for (int o = 0; o < S->n_out; o++) Nz->map[o] = noise_at + o;
-    lg_layer_copy_act_bias(K, S);
 }
 
 lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
@@ -66,13 +70,16 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
             lg_layer_spec *sp = &specs[1 + c * L + k];
             sp->n_out = S->n_out;
             sp->act = S->act;
-            sp->n_terms = lg_layer_n_lin(S) + 1;
+            const int node = lg_kind_is_tnode(S->kind); /* the node is its layer's only term */
+            sp->n_terms = lg_layer_n_lin(S) + !node;
             sp->terms = tp;
             for (int t = 0; t < lg_layer_n_lin(S); t++, tp++) {
                 *tp = *lg_layer_lin(S, t);
                 tp->src = tp->src == LG_NET_INPUT ? 0 : tp->src + 1 + c * L;
+                if (tp->kind == LG_LAYER_BILINEAR)
+                    tp->op.src_b = tp->op.src_b == LG_NET_INPUT ? 0 : tp->op.src_b + 1 + c * L;
             }
-            *tp++ = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = ni, .src = LG_NET_INPUT};
+            if (!node) *tp++ = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = ni, .src = LG_NET_INPUT};
         }
     tp[0] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = no, .src = L};
     tp[1] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = no, .src = 2 * L};
@@ -100,7 +107,8 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     v->n_noise = (int)N;
     v->lo = malloc(((size_t)2 * (size_t)ni + (size_t)4 * (size_t)N + (size_t)7 * (size_t)no) * sizeof *v->lo);
     v->zp = malloc((size_t)2 * (size_t)L * sizeof *v->zp);
-    if (!v->lo || !v->zp) {
+    v->node = calloc((size_t)2 * (size_t)N, 1);
+    if (!v->lo || !v->zp || !v->node) {
         st = lg_fail(LG_ERR_NOMEM, "devnet: out of memory");
         goto fail;
     }
@@ -112,6 +120,7 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     for (int c = 0, at = 0; c < 2; c++)
         for (int k = 0; k < L; k++) {
             v->zp[c * L + k] = v->zmag + at;
+            if (lg_kind_is_tnode(relu->layers[k].kind)) memset(v->node + at, 1, (size_t)relu->layers[k].n_out);
             at += relu->layers[k].n_out;
         }
     /* the bound engine keeps a coefficient row over D's input per neuron of a layer: past
@@ -135,6 +144,7 @@ void lg_devnet_free(lg_devnet *v)
     lg_bounds_free(&v->b);
     free(v->lo);
     free(v->zp);
+    free(v->node);
     memset(v, 0, sizeof *v);
 }
 
@@ -173,23 +183,45 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
     st = lg_bounds_interval(b, &v->diff, v->lo, v->hi);
     if (st != LG_OK) goto done;
     if (!lg_devnet_mags(v, v->zmag, 2.0, 1.0)) goto done; /* overflow: no claim */
-    if ((st = lg_dev_noise(v->relu, lo, hi, v->zp, v->tau, v->xi)) != LG_OK ||
-        (st = lg_dev_noise(v->ref, lo, hi, v->zp + L, v->tau + N, v->xi + no)) != LG_OK)
-        goto done;
-    for (int i = 0; i < 2 * N; i++) {
-        if (!(v->tau[i] <= DBL_MAX)) goto done;
-        v->lo[n0 + i] = -v->tau[i];
-        v->hi[n0 + i] = v->tau[i];
-    }
     /* CROWN through D; a pair too large for it (v->off) or no memory for its rows: interval
      * arithmetic through the noisy D, the same induction (tight where the box is small) */
-    int sym = !v->off;
-    if (sym && (st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) {
-        if (st != LG_ERR_NOMEM) goto done;
-        sym = 0;
+    /* (the bound engine's CROWN does not pass the Transformer nodes yet: their nets take the
+     * interval route, valid = 2, and transfer.c keeps the ReLU net's own bounds) */
+    int sym = !v->off && lg_net_first_tnode(v->relu) < 0;
+    /* a net with Transformer nodes: a bound that leaves its guess is guessed again from the noisy
+     * bounds (twice them, plus 1), at most twice more (every try is the whole induction) */
+    for (int tries = lg_net_first_tnode(v->relu) >= 0 ? 3 : 1;; tries--) {
+        if ((st = lg_dev_noise(v->relu, lo, hi, v->zp, v->tau, v->xi)) != LG_OK ||
+            (st = lg_dev_noise(v->ref, lo, hi, v->zp + L, v->tau + N, v->xi + no)) != LG_OK)
+            goto done;
+        for (int i = 0; i < 2 * N; i++) {
+            if (!(v->tau[i] <= DBL_MAX)) goto done;
+            v->lo[n0 + i] = v->node[i] ? 0.0 : -v->tau[i]; /* a Transformer node reads no noise: tau is its ξ */
+            v->hi[n0 + i] = v->node[i] ? 0.0 : v->tau[i];
+        }
+        if (sym && (st = lg_bounds_symbolic(b, &v->diff, v->lo, v->hi)) != LG_OK) {
+            if (st != LG_ERR_NOMEM) goto done;
+            sym = 0;
+        }
+        if (!sym && (st = lg_bounds_interval(b, &v->diff, v->lo, v->hi)) != LG_OK) goto done;
+        if (lg_devnet_mags(v, NULL, 0, 0)) break;
+        if (tries <= 1 || !lg_devnet_mags(v, v->zmag, 2.0, 1.0)) goto done; /* a bound left its guess: no claim */
     }
-    if (!sym && (st = lg_bounds_interval(b, &v->diff, v->lo, v->hi)) != LG_OK) goto done;
-    if (!lg_devnet_mags(v, NULL, 0, 0)) goto done; /* a bound left its guess: no claim */
+    /* a Transformer node's bounds hold D's value, the exact node of its sources' values; the
+     * computed output is within ξ (tau) of it: widen, so the bounds hold both */
+    for (int c = 0, at = 0; c < 2; c++)
+        for (int k = 0; k < L; k++) {
+            const int w = v->relu->layers[k].n_out;
+            if (lg_kind_is_tnode(v->relu->layers[k].kind))
+                for (int i = 0; i < w; i++) {
+                    double t = v->tau[at + i], *pl = &b->lo[1 + c * L + k][i], *ph = &b->hi[1 + c * L + k][i];
+                    *pl = (*pl - t) - DBL_EPSILON * (fabs(*pl) + t);
+                    *ph = (*ph + t) + DBL_EPSILON * (fabs(*ph) + t);
+                    if (!(*pl >= -DBL_MAX)) *pl = -INFINITY;
+                    if (!(*ph <= DBL_MAX)) *ph = INFINITY;
+                }
+            at += w;
+        }
     const double *dl = b->lo[2 * L + 1], *dh = b->hi[2 * L + 1];
     for (int j = 0; j < no; j++) {
         /* computed outputs: f_out(ẑ) + ξ; D's output is the difference of the f_out(ẑ) */

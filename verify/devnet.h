@@ -11,7 +11,14 @@
  *   layer 2L+1       y_relu − y_ref (identity; a dense I term on node L and
  *                    a dense −I term on node 2L, bias 0);
  * every copied layer k also adds its neurons' noise coordinates of ν (an
- * index map of the input). With ν = 0, D is the exact difference; with ν in
+ * index map of the input), except a Transformer node, which must be its
+ * layer's only term: its rounding is pushed into its consumers' noise
+ * (anneal/deviation.h "Transformer nodes"; its ν coordinates stay 0), and
+ * its bounds are widened by that rounding ξ after the run, so that they
+ * hold its computed outputs too. A net with those nodes takes the interval
+ * route (CROWN does not pass them yet), and a guess that a noisy bound
+ * leaves is made again from the noisy bounds, at most twice.
+ * With ν = 0, D is the exact difference; with ν in
  * the box [−τ, τ] of lg_dev_noise, it also reaches the double forward passes
  * of both nets (anneal/deviation.h), provided every computed pre-activation
  * stays within the magnitudes τ was computed for. So one run of the bound
@@ -51,12 +58,14 @@ typedef struct lg_devnet {
     lg_bounds b;              /* D's bounds over the last box, owned */
     int n_noise;              /* N: neurons of one net */
     int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞): 1 from
-                                 CROWN, 2 from interval arithmetic (v->off or no memory for CROWN) */
+                                 CROWN, 2 from interval arithmetic (v->off, no memory for CROWN,
+                                 or a net with Transformer nodes) */
     int off;                  /* the pair is too large for CROWN (widest layer × D's input > 2^25) */
     double *lo, *hi;          /* [n_in + 2N] D's input box */
     double *tau;              /* [2][N] noise radius per neuron, relu then ref */
     double *zmag;             /* [2][N] guessed |ẑ| per neuron */
     double **zp;              /* [2][L] zmag per layer */
+    unsigned char *node;      /* [2][N] 1 for a Transformer node's neuron (no noise input) */
     double *xi;               /* [2][n_out] rounding of each net's output activation */
     double *e;                /* [5][n_out] per-output bounds, scratch of the callers (transfer.c) */
 } lg_devnet;

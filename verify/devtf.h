@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "core/net.h"
 #include "verify/relax_iv.h"
 
 #define LG_DEVTF_WORK(g) ((g) * (g) + 5 * (g) + 2)
@@ -33,5 +34,43 @@ int lg_dev_softmax(size_t g, const double *l, const double *u, const double *e, 
 
 int lg_dev_layernorm(size_t g, const double *l, const double *u, const double *e, double eps, const double *gamma,
                      double *d, lg_dv *work);
+
+/* Rounding of the double forward passes of core/op_bilinear.c,
+ * op_softmax.c and op_layernorm.c (DESIGN.md §3 "Relaxations of the
+ * Transformer node kinds", deviation): for inputs x̂ (any doubles; for
+ * layernorm with |x̂_j| ≤ M over the group) the computed output differs from
+ * the exact node of x̂ by at most
+ * - product: γ_K·mass, mass ≥ Σ_k |a_k|·|b_k| (any summation order, FMA or
+ *   not), plus an absolute 2^-1000·K for underflow;
+ * - softmax: 4η + γ_g + (g + 4)·ε + (g + 1)·2^-1000, η = 2^-39 the trusted
+ *   relative error of libm's exp (as bounds_tnode.c, core/act_relax.c);
+ * - layernorm: |γ_i|·((1 + √g)·Δc·rmax + √g·γ_{g+8}) + ε·(|γ_i|·√g + |β_i|)
+ *   (plus underflow), Δc = γ_{g+8}·M the error of a centred value.
+ * Every result is rounded up (γ_n = 1e-12 + (n + 2)·ε as anneal/deviation.h).
+ * Lipschitz constants in the ∞-norm of each output on all of R^g:
+ * softmax ½ (Σ_j |∂_j s_i| = 2s_i(1 − s_i)), layernorm
+ * |γ_i|·(2 + √(g − 1))/√eps. */
+double lg_devtf_round_product(int K, double mass);
+double lg_devtf_round_softmax(int g);
+double lg_devtf_round_layernorm(int g, double M, double rmax, double gamma, double beta);
+/* rmax ≥ 1/√(v + eps) along the segment from the exact centred values of
+ * any x̂ in the box [l, u] to the computed ones (v ≥ (σ_lo − Δc)², σ_lo² the
+ * box's variance lower bound); l, u NULL: 1/√eps, for any inputs. */
+double lg_devtf_ln_rmax(int g, const double *l, const double *u, double eps, double M);
+double lg_devtf_lip_layernorm(int g, double eps, double gamma);
+
+/* One Transformer node L (core/net.h) of a substitution pair on one box,
+ * for the certified deviation (anneal/deviation.h "Transformer nodes"):
+ * from the ReLU net's source intervals [al, ah] (and [bl, bh] of a
+ * product's second source; NULL otherwise), which hold its exact and its
+ * computed values, and the sources' deviation bounds ea (eb), gives
+ * [lo, hi] ∋ the ReLU net's node output, exact and computed (the exact
+ * image widened by the rounding above), and e ≥ |out_ReLU − out_ref| for
+ * the exact nets and for the computed ones (devtf rules plus both nets'
+ * rounding). A bound that is not finite is ∓∞ / +∞; returns 0 then.
+ * work: LG_DEVTF_NODE_WORK(L) doubles, caller-owned. */
+#define LG_DEVTF_NODE_WORK(g) (4 * (g) * (g) + 32 * (g) + 8)
+int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const double *ea, const double *bl,
+                  const double *bh, const double *eb, double *lo, double *hi, double *e, double *work);
 
 #endif

@@ -2,6 +2,7 @@
  * substitution and the certified deviation (transfer.h, DESIGN.md §3). */
 #include "verify/transfer.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "anneal/deviation.h"
 #include "core/ball.h"
+#include "core/exact.h"
 #include "verify/attack.h"
 #include "verify/devnet.h"
 #include "verify/recheck.h"
@@ -222,6 +224,33 @@ done:
     return st;
 }
 
+/* A point box (lo = hi, a ball of radius 0) of a net with Transformer
+ * nodes: e[j] is lowered to max(|ŷ_relu,j − ŷ_ref,j|, the widest gap of the
+ * two nets' MPFR enclosures of y_j at x) — the computed deviation (a
+ * graph's single and batched forward passes run the same operations) and
+ * the exact one, which is what a point's bound must cover. Other nets and
+ * boxes: e unchanged. */
+static lg_status lg_transfer_point(lg_dev *dev, const double *lo, const double *hi, double *e)
+{
+    const lg_net *relu = dev->relu_net, *ref = dev->ref;
+    if (lg_net_first_tnode(relu) < 0) return LG_OK;
+    for (int i = 0; i < relu->n_in; i++)
+        if (lo[i] != hi[i]) return LG_OK;
+    const size_t no = (size_t)lg_net_n_out(relu);
+    double *y = malloc(6 * no * sizeof *y);
+    if (!y) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    double *yr = y + no, *al = yr + no, *ah = al + no, *bl = ah + no, *bh = bl + no;
+    lg_status st = lg_net_forward_batch(ref, lo, y, 1);
+    if (st == LG_OK) st = lg_net_forward_batch(relu, lo, yr, 1);
+    if (st == LG_OK && lg_enclose_outputs(relu, lo, al, ah) == 0 && lg_enclose_outputs(ref, lo, bl, bh) == 0)
+        for (size_t j = 0; j < no; j++) {
+            double w = fmax(fmax(ah[j] - bl[j], bh[j] - al[j]), fabs(yr[j] - y[j])) * (1.0 + 4.0 * DBL_EPSILON);
+            if (w < e[j]) e[j] = w; /* NaN: e kept */
+        }
+    free(y);
+    return st;
+}
+
 /* Per-output bounds e[n_out] on one box: the smallest of the interval
  * propagation, the propagation with relu's symbolic bounds, the difference
  * network's bound and (when it proved its bounds) the propagation with both
@@ -255,6 +284,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
+    if ((st = lg_transfer_point(dev, lo, hi, e)) != LG_OK) return st;
     return LG_OK;
 }
 
@@ -267,6 +297,17 @@ lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, l
         if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
         if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, NULL, NULL);
         if (st == LG_OK) *delta = ds < di ? ds : di;
+        if (st == LG_OK && lg_net_first_tnode(relu) >= 0) { /* a point: the enclosures (lg_transfer_point) */
+            const int no = lg_net_n_out(relu);
+            double *e = malloc((size_t)no * sizeof *e);
+            if (!e) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+            for (int j = 0; j < no; j++) e[j] = *delta;
+            st = lg_transfer_point(dev, lo, hi, e);
+            double mx = 0.0;
+            for (int j = 0; j < no; j++) mx = e[j] > mx || e[j] != e[j] ? e[j] : mx;
+            if (st == LG_OK && mx < *delta) *delta = mx;
+            free(e);
+        }
         return st;
     }
     double *e = v->e + 4 * (size_t)lg_net_n_out(relu);

@@ -43,7 +43,9 @@ lg_status lg_verify_transfer(const lg_net *relu, const lg_net *ref, const lg_pro
  * workspace from lg_bounds_init(relu), overwritten: it holds relu's
  * symbolic bounds on the box afterwards (with v, the difference network's
  * ReLU-copy bounds, which also hold the rounding noise). b->run is the
- * deadline. The one routine behind
+ * deadline. A point box (lo = hi) of a net with Transformer nodes also
+ * takes the two nets' MPFR enclosures of the outputs at the point and the
+ * computed outputs (the exact and the computed deviation there). The one routine behind
  * `lgelu bound --symbolic` and `lgelu check`. */
 lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
                                 const double *hi, double *delta);
