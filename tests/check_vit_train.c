@@ -413,7 +413,7 @@ START_TEST(test_vit_fashion_learns)
     o.epochs = 1, o.batch = 64;
     o.optim.kind = LG_OPTIM_ADAMW, o.optim.lr = 3e-3, o.optim.wd = 0.05, o.optim.warmup = 10, o.optim.c = 1;
     lg_train_result res;
-    ck_assert_int_eq(lg_vit_train(&m, &tr, &te, &o, &res), LG_OK);
+    ck_assert_int_eq(lg_vit_train(&m, &tr, &te, &o, NULL, NULL, &res), LG_OK);
     printf("vit_train: ViT test accuracy %.4f after one epoch on %zu images\n", res.test_acc, n);
     ck_assert_msg(res.test_acc >= need, "test accuracy %.4f < %.2f", res.test_acc, need);
     ck_assert_double_eq_tol(lg_vit_accuracy(&m, &te), res.test_acc, 1e-12);
