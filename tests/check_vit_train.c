@@ -379,6 +379,14 @@ START_TEST(test_warmup_lr)
     ck_assert_double_eq_tol(lg_optim_lr_at(&o, 3), 0.0075, 1e-15);
     ck_assert_double_eq(lg_optim_lr_at(&o, 4), 0.01);
     ck_assert_double_eq(lg_optim_lr_at(&o, 100), 0.01);
+    /* the cosine decay after the warm-up: η at its start, η/2 half way, 0 at the last step */
+    lg_optim_opts oc = o;
+    oc.cosine = 1, oc.total = 4 + 200;
+    ck_assert_double_eq(lg_optim_lr_at(&oc, 2), lg_optim_lr_at(&o, 2));
+    ck_assert_double_eq_tol(lg_optim_lr_at(&oc, 4), 0.01, 1e-15);
+    ck_assert_double_eq_tol(lg_optim_lr_at(&oc, 104), 0.005, 1e-15);
+    ck_assert_double_eq_tol(lg_optim_lr_at(&oc, 204), 0.0, 1e-15);
+    ck_assert(lg_optim_lr_at(&oc, 150) < lg_optim_lr_at(&oc, 50));
     /* AdamW's first step is lr·sign(g) (bias-corrected) minus the decoupled decay */
     o.kind = LG_OPTIM_ADAMW;
     o.wd = 0.1;

@@ -8,17 +8,22 @@ void lg_ln_forward(float *y, float *xhat, float *rstd, const float *x, const flo
 {
     for (int i = 0; i < n; i++) {
         const float *xi = x + (long)i * g;
-        double mu = 0, var = 0;
+        float *hi = xhat + (long)i * g, *yi = y + (long)i * g;
+        float mu = 0, var = 0; /* two passes in float: vectorised, and no cancellation */
         for (int j = 0; j < g; j++) mu += xi[j];
-        mu /= g;
-        for (int j = 0; j < g; j++) var += ((double)xi[j] - mu) * ((double)xi[j] - mu);
-        var /= g;
-        float r = (float)(1.0 / sqrt(var + (double)eps));
+        mu /= (float)g;
+        for (int j = 0; j < g; j++) {
+            float d = xi[j] - mu;
+            hi[j] = d;
+            var += d * d;
+        }
+        var /= (float)g;
+        float r = 1.0f / sqrtf(var + eps);
         rstd[i] = r;
         for (int j = 0; j < g; j++) {
-            float h = (float)(((double)xi[j] - mu) * r);
-            xhat[(long)i * g + j] = h;
-            y[(long)i * g + j] = gamma[j] * h + beta[j];
+            float h = hi[j] * r;
+            hi[j] = h;
+            yi[j] = gamma[j] * h + beta[j];
         }
     }
 }

@@ -17,7 +17,8 @@
  * that is not exactly of this form. The class token and the first row of
  * the position embedding are one bias in the net; they come back as
  * cls = that bias rounded to float, pos = the rest, so the round trip
- * net → ViT → net is exact.
+ * net → ViT → net is exact (when the rest fits a float: DESIGN.md §1
+ * "Training a Transformer").
  *
  * Ownership: lg_vit_to_net allocates net (lg_net_free releases it);
  * lg_net_to_vit initialises m (lg_vit_free releases it; on failure m is
