@@ -13,8 +13,9 @@ void lg_softmax_rows(float *y, const float *x, int n, int g)
         float *yi = y + (long)i * g;
         float mx = xi[0];
         for (int j = 1; j < g; j++) mx = xi[j] > mx ? xi[j] : mx;
+        for (int j = 0; j < g; j++) yi[j] = lg_v_expf(xi[j] - mx); /* no reduction: vectorised */
         float s = 0;
-        for (int j = 0; j < g; j++) s += (yi[j] = lg_v_expf(xi[j] - mx));
+        for (int j = 0; j < g; j++) s += yi[j];
         float inv = 1.0f / s;
         for (int j = 0; j < g; j++) yi[j] *= inv;
     }

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/clock.h"
 #include "core/linalg.h"
@@ -96,6 +97,7 @@ lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *tes
     for (int e = 1; e <= o->epochs; e++) {
         lg_rng_shuffle(&rng, perm, train->n);
         double sum_loss = 0.0, t0 = lg_now();
+        clock_t c0 = clock();
         size_t hits = 0;
         for (long b = 0; b < per_epoch; b++, step++) {
             size_t s0 = (size_t)b * (size_t)o->batch;
@@ -117,7 +119,7 @@ lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *tes
             lg_vit_backward(m, B, lab);
             lg_vit_step(m, &oo, step + 1);
         }
-        double dt = lg_now() - t0;
+        double dt = lg_now() - t0, dc = (double)(clock() - c0) / CLOCKS_PER_SEC;
         if (!lg_vit_finite(m)) {
             st = lg_fail(LG_ERR_NUMERIC, "training diverged: non-finite parameters after epoch %d", e);
             goto done;
@@ -136,7 +138,8 @@ lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *tes
                 fprintf(o->out, "  %s", ai->param_sym);
                 for (int l = 0; l < m->spec.depth; l++) fprintf(o->out, " %.4g", lg_vit_act_param(m, l));
             }
-            fprintf(o->out, "  %.0f samples/s\n", r.samples_per_s);
+            fprintf(o->out, "  %.0f samples/s (%.0f per CPU second)\n", r.samples_per_s,
+                    dc > 0 ? (double)train->n / dc : 0.0);
             fflush(o->out);
         }
         if (csv) {

@@ -1,6 +1,7 @@
 /* vit_train.h — the training loop of a ViT (train/vit.h): seeded shuffling,
  * mini-batches, SGD or AdamW with the warm-up of lg_optim_opts, per-epoch
- * report and CSV log, NaN/Inf guard, an optional per-step hook (annealing
+ * report (samples per second of wall time and of process CPU time, which a
+ * loaded machine does not dilute) and CSV log, NaN/Inf guard, an optional per-step hook (annealing
  * lives outside train/ and plugs in here). The MLP parameter of each block
  * steps as itself with rate c·η (λ and β floored at LG_LAMBDA_FLOOR; no
  * weight decay) unless m->act_frozen.
