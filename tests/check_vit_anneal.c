@@ -91,6 +91,27 @@ END_TEST
 START_TEST(test_round_trip_cls_relu) { round_trip("1x6x6,vit:p2,d6,h3,L1,m4,cls,2", LG_ACT_RELU, 4); }
 END_TEST
 
+START_TEST(test_gelu_vit_reads_as_lgelu)
+{
+    /* `lgelu anneal` on a gelu ViT: the net's MLPs become lgelu at λ = 1, the
+     * ViT read back has λ = 1 in every block and writes a valid net */
+    lg_vit m, m2;
+    vit_random(&m, "2x4x4,vit:mean,p2,d4,h2,L2,m5,3", LG_ACT_GELU, 9);
+    lg_net n1, n2;
+    ck_assert_int_eq(lg_vit_to_net(&m, &n1), LG_OK);
+    ck_assert_int_eq(lg_anneal_prepare_net(&n1, "n1"), LG_OK);
+    ck_assert_int_eq(lg_net_to_vit(&n1, &m2, 2, "n1"), LG_OK);
+    ck_assert_int_eq(m2.act, LG_ACT_LGELU);
+    for (int l = 0; l < 2; l++) ck_assert_float_eq(lg_vit_act_param(&m2, l), 1.0f);
+    ck_assert_int_eq(lg_vit_to_net(&m2, &n2), LG_OK);
+    ck_assert_int_eq(lg_net_validate(&n2), LG_OK);
+    lg_net_free(&n1);
+    lg_net_free(&n2);
+    lg_vit_free(&m);
+    lg_vit_free(&m2);
+}
+END_TEST
+
 static void refused(const lg_net *net)
 {
     lg_vit m;
@@ -271,6 +292,7 @@ Suite *suite_vit_anneal(void)
     tcase_add_test(tc, test_round_trip_mean_gelu);
     tcase_add_test(tc, test_round_trip_mean_swish);
     tcase_add_test(tc, test_round_trip_cls_relu);
+    tcase_add_test(tc, test_gelu_vit_reads_as_lgelu);
     tcase_add_test(tc, test_refuses_other_nets);
     tcase_add_test(tc, test_anneal_from_start);
     tcase_add_test(tc, test_anneal_from_switch);

@@ -176,6 +176,7 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
             if (ai && ai->has_param) {
                 Lk->lambda = (double)P[bo[LG_VB_ACT]];
                 Lk->s = ai->softplus ? lg_s_from_lambda(Lk->lambda, net->t) : Lk->lambda;
+                if (ai->softplus && !(Lk->s > -50.0 * net->t)) Lk->s = -50.0 * net->t; /* λ = 1 (a gelu made lgelu) */
             }
             break;
         case LG_VN_HEAD:
