@@ -66,6 +66,23 @@ void lg_anneal_hook(void *ctx, lg_model *m, long step, long total)
     }
 }
 
+void lg_anneal_vit_hook(void *ctx, lg_vit *m, long step, long total)
+{
+    lg_anneal_schedule *s = ctx;
+    if (!lg_act_has_param(m->act)) return;
+    s->switch_step = lg_anneal_switch_step(s->start, total);
+    if (step < s->switch_step) return;
+    int L = m->spec.depth < LG_ANNEAL_MAX_LAYERS ? m->spec.depth : LG_ANNEAL_MAX_LAYERS;
+    if (!s->started) {
+        for (int l = 0; l < L; l++) s->lambda0[l] = lg_vit_act_param(m, l);
+        m->act_frozen = 1;
+        s->started = 1;
+    }
+    double target = lg_anneal_target_for(m->act, s->lambda_target);
+    for (int l = 0; l < L; l++)
+        m->params[m->blk[l][LG_VB_ACT]] = (float)lg_anneal_lambda_at(s->lambda0[l], target, s->switch_step, total, step);
+}
+
 lg_status lg_anneal_prepare_net(lg_net *net, const char *name)
 {
     int smooth = 0;

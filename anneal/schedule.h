@@ -17,6 +17,7 @@
 #define LG_ANNEAL_SCHEDULE_H
 
 #include "train/model.h"
+#include "train/vit.h"
 
 #define LG_ANNEAL_MAX_LAYERS LG_NET_MAX_LAYERS /* every net lg_net_build allows (deep residual nets) */
 /* Default Heaviside tolerance E and the λ_target = 2/(E·√(2π)) it gives. */
@@ -58,5 +59,10 @@ lg_status lg_anneal_prepare_net(lg_net *net, const char *name);
 
 /* The training hook (lg_train_hook_fn); ctx is an lg_anneal_schedule. */
 void lg_anneal_hook(void *ctx, lg_model *m, long step, long total);
+
+/* The same schedule for a ViT (lg_vit_hook_fn): the MLP parameter of block
+ * l plays the part of layer l's (the schedule is initialised for depth
+ * layers); from the switch on m->act_frozen is set. */
+void lg_anneal_vit_hook(void *ctx, lg_vit *m, long step, long total);
 
 #endif

@@ -13,6 +13,7 @@ as itself, floored at 1.001, rate c·lr), final LN, class token → Linear(D, 10
 
 usage: vit_torch.py [--data DIR] [--epochs N] [--patch P] [--dim D] [--heads NH]
                     [--depth L] [--mlp M] [--lr LR] [--warmup N] [--wd W] [--c C]
+                    [--subset N] [--lr-schedule constant|cosine]
 """
 import argparse
 import gzip
@@ -86,6 +87,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--wd", type=float, default=0.05)
     ap.add_argument("--c", type=float, default=1.0)
+    ap.add_argument("--subset", type=int, default=0, help="train on the first N examples only")
+    ap.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant")
     a = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(1)
@@ -93,6 +96,8 @@ def main():
     y = torch.tensor(load_idx(os.path.join(a.data, "train-labels-idx1-ubyte.gz")).astype(np.int64))
     Xt = torch.tensor(load_idx(os.path.join(a.data, "t10k-images-idx3-ubyte.gz")), dtype=torch.float32) / 255.0
     yt = torch.tensor(load_idx(os.path.join(a.data, "t10k-labels-idx1-ubyte.gz")).astype(np.int64))
+    if a.subset:
+        X, y = X[:a.subset], y[:a.subset]
     net = ViT(a.patch, a.dim, a.heads, a.depth, a.mlp)
     lams = [b.lam for b in net.blocks]
     decay = [p for n, p in net.named_parameters() if p.dim() == 2 and "pos" not in n]
@@ -100,14 +105,17 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": a.wd}, {"params": rest, "weight_decay": 0.0},
                              {"params": lams, "weight_decay": 0.0, "lr": a.c * a.lr}], lr=a.lr)
     base = [g["lr"] for g in opt.param_groups]
-    step = 0
+    step, total = 0, a.epochs * ((len(X) + a.batch - 1) // a.batch)
     for e in range(1, a.epochs + 1):
         perm = torch.randperm(len(X))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for s in range(0, len(X), a.batch):
             step += 1
             for g, b0 in zip(opt.param_groups, base):
-                g["lr"] = b0 * min(1.0, step / a.warmup) if a.warmup else b0
+                f = min(1.0, step / a.warmup) if a.warmup else 1.0
+                if a.lr_schedule == "cosine" and step > a.warmup:
+                    f = 0.5 * (1.0 + math.cos(math.pi * (step - a.warmup) / max(1, total - a.warmup)))
+                g["lr"] = b0 * f
             idx = perm[s:s + a.batch]
             loss = F.cross_entropy(net(X[idx]), y[idx])
             opt.zero_grad()
@@ -116,11 +124,11 @@ def main():
             with torch.no_grad():
                 for lam in lams:
                     lam.clamp_(min=1.001)
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         with torch.no_grad():
             acc = sum((net(Xt[i:i + 1000]).argmax(1) == yt[i:i + 1000]).sum().item() for i in range(0, len(Xt), 1000))
         print(f"epoch {e}/{a.epochs}  test {100.0 * acc / len(Xt):.2f}%  λ "
-              + " ".join(f"{lam.item():.4g}" for lam in lams) + f"  {len(X) / dt:.0f} samples/s", flush=True)
+              + " ".join(f"{lam.item():.4g}" for lam in lams) + f"  {len(X) / dt:.0f} samples/s ({len(X) / dc:.0f} per CPU second)", flush=True)
 
 
 if __name__ == "__main__":

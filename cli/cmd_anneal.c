@@ -8,18 +8,21 @@
 #include "anneal/schedule.h"
 #include "core/netfile.h"
 #include "onnx/load.h"
+#include "train/vit_net.h"
 
 static void lg_anneal_help(void)
 {
     printf("usage: lgelu anneal NET [--data DIR] --epochs N [--lambda-target L | --tolerance E]\n"
            "                   [--batch B] [--lr η] [--momentum μ] [--opt sgd|adamw] [--wd W]\n"
-           "                   [--warmup N] [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] [--progress]\n"
+           "                   [--warmup N] [--lr-schedule constant|cosine] [--seed S] [--threads T] [--val N] [--subset N] [--log FILE] [--progress]\n"
            "                   -o NET2\n\n"
            "Continue training NET (native or ONNX) on the training split while the λ of every hidden\n"
            "gelu/lgelu layer moves linearly, step by step, from its current value to λ_target, reaching\n"
            "it exactly at the last step (gelu layers become lgelu starting at λ = 1). The weights keep\n"
            "training. Swish layers move their β to the β of the same tolerance E (2·ln2/E ≈ 277.3) and\n"
-           "prelu layers their slope to 0. A network without gelu, lgelu, swish or prelu layers is refused.\n\n"
+           "prelu layers their slope to 0. A network without gelu, lgelu, swish or prelu layers is refused.\n"
+           "A ViT written by `lgelu train --arch CxHxW,vit:...` is read back into the ViT trainer and anneals\n"
+           "the λ of each block's MLP the same way (other Transformer graphs are refused).\n\n"
            "options:\n"
            "  --data DIR          directory with the four IDX files (default %s); or NumPy files\n"
            "                      Xtrain.npy,ytrain.npy,Xtest.npy,ytest.npy (X: (n, n_in) in [0,1], y:\n"
@@ -40,7 +43,8 @@ int lg_cmd_anneal(int argc, char **argv)
         {"data", required_argument, 0, LG_OPT_DATA}, {"epochs", required_argument, 0, LG_OPT_EPOCHS},
         {"batch", required_argument, 0, LG_OPT_BATCH}, {"lr", required_argument, 0, LG_OPT_LR},
         {"momentum", required_argument, 0, LG_OPT_MOMENTUM}, {"opt", required_argument, 0, LG_OPT_OPT},
-        {"wd", required_argument, 0, LG_OPT_WD}, {"warmup", required_argument, 0, LG_OPT_WARMUP}, {"seed", required_argument, 0, LG_OPT_SEED},
+        {"wd", required_argument, 0, LG_OPT_WD}, {"warmup", required_argument, 0, LG_OPT_WARMUP},
+        {"lr-schedule", required_argument, 0, LG_OPT_LR_SCHEDULE}, {"seed", required_argument, 0, LG_OPT_SEED},
         {"threads", required_argument, 0, LG_OPT_THREADS}, {"val", required_argument, 0, LG_OPT_VAL},
         {"subset", required_argument, 0, LG_OPT_SUBSET}, {"lambda-target", required_argument, 0, LG_OPT_LAMBDA_TARGET},
         {"tolerance", required_argument, 0, LG_OPT_TOLERANCE}, {"log", required_argument, 0, LG_OPT_LOG},
@@ -68,6 +72,26 @@ int lg_cmd_anneal(int argc, char **argv)
     lg_status st = lg_net_load(&net, argv[optind]);
     if (st != LG_OK) goto fail;
     if ((st = lg_anneal_prepare_net(&net, argv[optind])) != LG_OK) goto fail;
+    if (lg_net_has_tnode(&net)) { /* a Transformer: the ViT trainer, if the net is of the form it writes */
+        lg_vit m;
+        if ((st = lg_net_to_vit(&net, &m, ct.tr.batch, argv[optind])) != LG_OK) goto fail;
+        if (ct.val) {
+            lg_vit_free(&m);
+            rc = lg_cli_usage("anneal", "%s: --val is not available for a ViT", argv[optind]);
+            goto done;
+        }
+        if ((st = lg_cli_train_load(&ct, net.n_in, "the network")) != LG_OK) {
+            lg_vit_free(&m);
+            if (st != LG_ERR_ARG) goto fail;
+            rc = lg_cli_usage("anneal", "%s", lg_errmsg());
+            goto done;
+        }
+        st = lg_cli_train_vit_run("anneal", &ct, &m, 1);
+        lg_vit_free(&m);
+        if (st != LG_OK) goto fail;
+        rc = 0;
+        goto done;
+    }
     if ((st = lg_cli_train_load(&ct, net.n_in, "the network")) != LG_OK) {
         if (st != LG_ERR_ARG) goto fail;
         rc = lg_cli_usage("anneal", "%s", lg_errmsg()); /* a bad --val or --data for this network */

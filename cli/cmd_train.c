@@ -21,7 +21,7 @@ static void lg_train_help(void)
            "                   --epochs N\n"
            "                   [--batch B] [--lr η] [--momentum μ] [--opt sgd|adamw] [--wd W]\n"
            "                   [--t T] [--c C] [--s-update lambda|s] [--init he|xavier|torch]\n"
-           "                   [--warmup N] [--seed S] [--threads T] [--val N] [--subset N] [--progress]\n"
+           "                   [--warmup N] [--lr-schedule constant|cosine] [--seed S] [--threads T] [--val N] [--subset N] [--progress]\n"
            "                   [--anneal-start F] [--lambda-target L | --tolerance E] [--rs W] [--rs-eps E]\n"
            "                   [--log FILE] -o NET\n\n"
            "Train a dense or conv network (softmax cross-entropy) on the training split of an IDX\n"
@@ -40,7 +40,11 @@ static void lg_train_help(void)
            "                      r<N>[x<R>] dense (identity shortcut, or a projection when the width\n"
            "                      changes), m<N>:<H>[x<R>] Transformer-style MLP x + W2 act(W1 x),\n"
            "                      rc<C>k<K>[s<S>][x<R>] conv (1x1 stride-S projection when the shape\n"
-           "                      changes), e.g. 784,256,r256x4,10 (docs/USAGE.md \"Architectures\")\n"
+           "                      changes), e.g. 784,256,r256x4,10 (docs/USAGE.md \"Architectures\").\n"
+           "                      A ViT: CxHxW,vit:p<P>,d<D>,h<NH>,L<L>,m<M>,cls|mean,<N> (patch, width,\n"
+           "                      heads, blocks, MLP width, pooling, classes), e.g.\n"
+           "                      1x28x28,vit:p7,d64,h4,L4,m128,cls,10; -o is then optional, --rs and\n"
+           "                      --val are refused\n"
            "  --act KIND          hidden activation: lgelu (x·Φ(λx), λ = 1 + softplus(s/t) learned per layer),\n"
            "                      gelu (λ = 1), relu or sigmoid (default lgelu); the last layer is linear.\n"
            "                      Annealed baselines: swish (x·σ(βx), β = 1 + softplus(s/t) learned like λ,\n"
@@ -78,28 +82,15 @@ static void lg_train_help(void)
            lg_train_opts_default().rs_weight, lg_train_opts_default().rs_eps);
 }
 
-/* Train a ViT (core/arch_vit.h) on the loaded data and print the test
- * accuracy; nothing is written (DESIGN.md §1 "Training a Transformer"). */
-static lg_status lg_train_vit(lg_cli_train *ct, const lg_vit_spec *sp, lg_act act)
+/* Train a ViT (core/arch_vit.h) on the loaded data, optionally annealing,
+ * and write it as a net with -o (DESIGN.md §1 "Training a Transformer"). */
+static lg_status lg_train_vit(lg_cli_train *ct, const lg_vit_spec *sp, lg_act act, int anneal)
 {
     lg_vit m;
     lg_status st = lg_vit_init(&m, sp, act, ct->tr.batch);
     if (st != LG_OK) return st;
     lg_vit_init_weights(&m, ct->tr.seed);
-    printf("ViT: %d tokens of width %d, %d heads, %d blocks, MLP width %d (%s), %s pooling, %zu parameters\n",
-           lg_vit_n_tokens(sp), sp->dim, sp->heads, sp->depth, sp->mlp, lg_act_name(act), sp->cls ? "class-token" : "mean",
-           m.n_params);
-    ct->tr.out = stdout;
-    lg_train_result r;
-    if ((st = lg_vit_train(&m, &ct->train, ct->test.n ? &ct->test : NULL, &ct->tr, &r)) == LG_OK && ct->test.n)
-        printf("test accuracy %.2f%%\n", 100.0 * r.test_acc);
-    if (st == LG_OK && ct->out) { /* the net of sum, product, softmax and layernorm nodes (train/vit_net.h) */
-        lg_net net;
-        if ((st = lg_vit_to_net(&m, &net)) == LG_OK) {
-            if ((st = lg_netfile_write(&net, ct->out)) == LG_OK) printf("wrote %s (%d nodes)\n", ct->out, net.n_layers);
-            lg_net_free(&net);
-        }
-    }
+    st = lg_cli_train_vit_run("train", ct, &m, anneal);
     lg_vit_free(&m);
     return st;
 }
@@ -120,7 +111,7 @@ int lg_cmd_train(int argc, char **argv)
         {"init", required_argument, 0, LG_OPT_INIT}, {"s-update", required_argument, 0, LG_OPT_S_UPDATE},
         {"output", required_argument, 0, 'o'}, {"progress", no_argument, 0, LG_OPT_PROGRESS},
         {"rs", required_argument, 0, LG_OPT_RS}, {"rs-eps", required_argument, 0, LG_OPT_RS_EPS},
-        {"warmup", required_argument, 0, LG_OPT_WARMUP},
+        {"warmup", required_argument, 0, LG_OPT_WARMUP}, {"lr-schedule", required_argument, 0, LG_OPT_LR_SCHEDULE},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     lg_cli_train ct;
     lg_cli_train_defaults(&ct);
@@ -187,13 +178,20 @@ int lg_cmd_train(int argc, char **argv)
     }
     if (is_vit) {
         /* a ViT trains, reports and (with -o) is written as a net of product, softmax and layernorm nodes */
-        if (ct.anneal_set || ct.tr.rs_weight > 0 || ct.tr.log_path || ct.val) {
-            lg_cli_usage("train", "--arch %s: --anneal-start, --rs, --log and --val are not available for a ViT",
-                         arch_text);
+        if (ct.tr.rs_weight > 0 || ct.val) {
+            lg_cli_usage("train", "--arch %s: --rs and --val are not available for a ViT", arch_text);
             goto done;
         }
         ct.no_output = 1;
         if (lg_cli_train_finish_args("train", &ct)) goto done;
+        if (ct.anneal_start < 1.0 && !lg_act_has_param(act)) {
+            lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
+            goto done;
+        }
+        if (!ct.anneal_set && (ct.target_set || ct.tolerance_set)) {
+            lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
+            goto done;
+        }
         rc = 1;
         if ((st = lg_cli_train_load(&ct, vit.C * vit.H * vit.W, "--arch")) != LG_OK) {
             if (st != LG_ERR_ARG) goto fail;
@@ -206,7 +204,7 @@ int lg_cmd_train(int argc, char **argv)
                                   n_out);
                 goto done;
             }
-        if ((st = lg_train_vit(&ct, &vit, act)) != LG_OK) goto fail;
+        if ((st = lg_train_vit(&ct, &vit, act, ct.anneal_start < 1.0)) != LG_OK) goto fail;
         rc = 0;
         goto done;
     }

@@ -14,6 +14,8 @@
 #include "core/netfile.h"
 #include "core/npy.h"
 #include "train/options.h"
+#include "train/vit_net.h"
+#include "train/vit_train.h"
 
 void lg_cli_train_defaults(lg_cli_train *ct)
 {
@@ -36,7 +38,9 @@ void lg_cli_train_help_common(int with_t_c)
            "  --opt sgd|adamw     optimiser (default sgd); adamw uses β=(%g,%g), ε=%g\n"
            "  --wd W              weight decay on weights, not biases or s (default %g for sgd, where it\n"
            "                      is added to the gradient; 0.01 for adamw, where it is decoupled)\n"
-           "  --warmup N          linear learning-rate warm-up over the first N steps (default 0: none)\n",
+           "  --warmup N          linear learning-rate warm-up over the first N steps (default 0: none)\n"
+           "  --lr-schedule KIND  constant (the default) or cosine: after the warm-up the learning rate\n"
+           "                      decays as η·(1 + cos(π·f))/2 to 0 at the last step (f: fraction done)\n",
            d.tr.batch, op->lr, op->momentum, op->beta1, op->beta2, op->eps, op->wd);
     if (with_t_c)
         printf("  --t T               temperature of λ = 1 + softplus(s/t) (default %g)\n"
@@ -113,6 +117,13 @@ int lg_cli_train_option(const char *cmd, lg_cli_train *ct, int c, const char *ar
     case LG_OPT_WARMUP:
         if (lg_cli_train_num(cmd, "warmup", arg, &d)) return -1;
         o->optim.warmup = (long)d;
+        return 0;
+    case LG_OPT_LR_SCHEDULE:
+        if (strcmp(arg, "constant") != 0 && strcmp(arg, "cosine") != 0) {
+            fprintf(stderr, "lgelu %s: --lr-schedule: expected 'constant' or 'cosine', got '%s'\n", cmd, arg);
+            return -1;
+        }
+        o->optim.cosine = strcmp(arg, "cosine") == 0;
         return 0;
     case LG_OPT_C: return lg_cli_train_num(cmd, "c", arg, &o->optim.c);
     case LG_OPT_T: return lg_cli_train_num(cmd, "t", arg, &ct->t);
@@ -240,4 +251,58 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     if ((st = lg_netfile_write(net, ct->out)) != LG_OK) return st;
     printf("wrote %s\n", ct->out);
     return LG_OK;
+}
+
+lg_status lg_cli_train_vit_run(const char *cmd, lg_cli_train *ct, lg_vit *m, int anneal)
+{
+    lg_status st;
+    const lg_vit_spec *sp = &m->spec;
+    const lg_act_info *ai = lg_act_info_of(m->act);
+    printf("ViT: %d tokens of width %d, %d heads, %d blocks, MLP width %d (%s), %s pooling, %zu parameters\n",
+           lg_vit_n_tokens(sp), sp->dim, sp->heads, sp->depth, sp->mlp, lg_act_name(m->act),
+           sp->cls ? "class-token" : "mean", m->n_params);
+    ct->tr.out = stdout;
+    if (anneal) {
+        if ((st = lg_anneal_schedule_init(&ct->sched, ct->anneal_start, ct->lambda_target, sp->depth)) != LG_OK)
+            return st;
+        double target = lg_anneal_target_for(m->act, ct->lambda_target);
+        if (ct->anneal_start > 0)
+            printf("annealing: %s learned for the first %.3g of the steps, then linear to %s = %.6g\n",
+                   ai->param_sym, ct->anneal_start, ai->param_sym, target);
+        else
+            printf("annealing: every %s moves linearly from its current value to %.6g\n", ai->param_sym, target);
+    }
+    const lg_optim_opts *op = &ct->tr.optim;
+    printf("%s: %zu training examples, batch %d, %s lr %g", cmd, ct->train.n, ct->tr.batch,
+           op->kind == LG_OPTIM_SGD ? "sgd" : "adamw", op->lr);
+    if (op->kind == LG_OPTIM_SGD) printf(" momentum %g", op->momentum);
+    printf(" wd %g, c %g, warmup %ld, %s schedule, seed %llu, threads %d\n", op->wd, op->c, op->warmup,
+           op->cosine ? "cosine" : "constant", (unsigned long long)ct->tr.seed, ct->tr.threads);
+    fflush(stdout);
+    lg_train_result r;
+    const lg_dataset *test = ct->test.n ? &ct->test : NULL;
+    if ((st = lg_vit_train(m, &ct->train, test, &ct->tr, anneal ? lg_anneal_vit_hook : NULL, &ct->sched, &r)) != LG_OK)
+        return st;
+    if (test) {
+        printf("final test accuracy: %.2f%% (%zu examples, float)\n", 100.0 * r.test_acc, test->n);
+        if (anneal) { /* what annealing is for: the accuracy of the ReLU net `lgelu relu` will make */
+            lg_act a = m->act;
+            m->act = LG_ACT_RELU;
+            double racc = lg_vit_accuracy(m, test);
+            m->act = a;
+            printf("ReLU substitution test accuracy: %.2f%% (%+.2f points)\n", 100.0 * racc,
+                   100.0 * (racc - r.test_acc));
+        }
+    }
+    if (ai && ai->param_sym) {
+        printf("%s per block:", ai->param_sym);
+        for (int l = 0; l < sp->depth; l++) printf(" %.6g", lg_vit_act_param(m, l));
+        printf("\n");
+    }
+    if (!ct->out) return LG_OK;
+    lg_net net; /* the net of sum, product, softmax and layernorm nodes (train/vit_net.h) */
+    if ((st = lg_vit_to_net(m, &net)) != LG_OK) return st;
+    if ((st = lg_netfile_write(&net, ct->out)) == LG_OK) printf("wrote %s (%d nodes)\n", ct->out, net.n_layers);
+    lg_net_free(&net);
+    return st;
 }

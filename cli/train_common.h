@@ -11,13 +11,15 @@
 #include "anneal/schedule.h"
 #include "core/idx.h"
 #include "train/loop.h"
+#include "train/vit.h"
 
 /* getopt_long codes of the shared options. */
 enum {
     LG_OPT_DATA = 256, LG_OPT_EPOCHS, LG_OPT_BATCH, LG_OPT_LR, LG_OPT_MOMENTUM, LG_OPT_OPT, LG_OPT_WD, LG_OPT_T,
     LG_OPT_C, LG_OPT_SEED, LG_OPT_THREADS, LG_OPT_VAL, LG_OPT_SUBSET, LG_OPT_ANNEAL_START, LG_OPT_LAMBDA_TARGET,
     LG_OPT_TOLERANCE, LG_OPT_LOG, LG_OPT_ARCH, LG_OPT_ACT,
-    LG_OPT_INIT, LG_OPT_S_UPDATE, LG_OPT_PROGRESS, LG_OPT_RS, LG_OPT_RS_EPS, LG_OPT_WARMUP
+    LG_OPT_INIT, LG_OPT_S_UPDATE, LG_OPT_PROGRESS, LG_OPT_RS, LG_OPT_RS_EPS, LG_OPT_WARMUP,
+    LG_OPT_LR_SCHEDULE
 };
 
 typedef struct lg_cli_train {
@@ -59,5 +61,11 @@ lg_status lg_cli_train_load(lg_cli_train *ct, int n_in, const char *what);
  * the final test accuracy (double precision) and λ per layer, and write
  * the net to ct->out. */
 lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int anneal);
+
+/* The same for a ViT (train/vit.h; DESIGN.md §1 "Training a Transformer"):
+ * train m (annealing its MLP parameters when anneal), print the test
+ * accuracy (and, annealed, that of the ReLU substitution), the parameter
+ * per block, and write m as a net to ct->out when set. */
+lg_status lg_cli_train_vit_run(const char *cmd, lg_cli_train *ct, lg_vit *m, int anneal);
 
 #endif

@@ -379,6 +379,14 @@ START_TEST(test_warmup_lr)
     ck_assert_double_eq_tol(lg_optim_lr_at(&o, 3), 0.0075, 1e-15);
     ck_assert_double_eq(lg_optim_lr_at(&o, 4), 0.01);
     ck_assert_double_eq(lg_optim_lr_at(&o, 100), 0.01);
+    /* the cosine decay after the warm-up: η at its start, η/2 half way, 0 at the last step */
+    lg_optim_opts oc = o;
+    oc.cosine = 1, oc.total = 4 + 200;
+    ck_assert_double_eq(lg_optim_lr_at(&oc, 2), lg_optim_lr_at(&o, 2));
+    ck_assert_double_eq_tol(lg_optim_lr_at(&oc, 4), 0.01, 1e-15);
+    ck_assert_double_eq_tol(lg_optim_lr_at(&oc, 104), 0.005, 1e-15);
+    ck_assert_double_eq_tol(lg_optim_lr_at(&oc, 204), 0.0, 1e-15);
+    ck_assert(lg_optim_lr_at(&oc, 150) < lg_optim_lr_at(&oc, 50));
     /* AdamW's first step is lr·sign(g) (bias-corrected) minus the decoupled decay */
     o.kind = LG_OPTIM_ADAMW;
     o.wd = 0.1;
@@ -413,7 +421,7 @@ START_TEST(test_vit_fashion_learns)
     o.epochs = 1, o.batch = 64;
     o.optim.kind = LG_OPTIM_ADAMW, o.optim.lr = 3e-3, o.optim.wd = 0.05, o.optim.warmup = 10, o.optim.c = 1;
     lg_train_result res;
-    ck_assert_int_eq(lg_vit_train(&m, &tr, &te, &o, &res), LG_OK);
+    ck_assert_int_eq(lg_vit_train(&m, &tr, &te, &o, NULL, NULL, &res), LG_OK);
     printf("vit_train: ViT test accuracy %.4f after one epoch on %zu images\n", res.test_acc, n);
     ck_assert_msg(res.test_acc >= need, "test accuracy %.4f < %.2f", res.test_acc, need);
     ck_assert_double_eq_tol(lg_vit_accuracy(&m, &te), res.test_acc, 1e-12);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "core/expf.h"
 #include "core/linalg.h"
 
 void lg_softmax_rows(float *y, const float *x, int n, int g)
@@ -12,8 +13,9 @@ void lg_softmax_rows(float *y, const float *x, int n, int g)
         float *yi = y + (long)i * g;
         float mx = xi[0];
         for (int j = 1; j < g; j++) mx = xi[j] > mx ? xi[j] : mx;
+        for (int j = 0; j < g; j++) yi[j] = lg_v_expf(xi[j] - mx); /* no reduction: vectorised */
         float s = 0;
-        for (int j = 0; j < g; j++) s += (yi[j] = expf(xi[j] - mx));
+        for (int j = 0; j < g; j++) s += yi[j];
         float inv = 1.0f / s;
         for (int j = 0; j < g; j++) yi[j] *= inv;
     }
@@ -52,7 +54,7 @@ void lg_attn_backward(float *dQ, float *dK, float *dV, float *dP, const float *d
         for (int h = 0; h < NH; h++) {
             long off = (long)b * T * D + (long)h * dh;
             const float *Pb = P + ((long)b * NH + h) * T * T;
-            lg_sgemm(1, 0, T, dh, T, 1.0f, Pb, T, dO + off, D, 1.0f, dV + off, D);
+            lg_sgemm(1, 0, T, dh, T, 1.0f, Pb, T, dO + off, D, 0.0f, dV + off, D);
             lg_sgemm(0, 1, T, T, dh, 1.0f, dO + off, D, V + off, D, 0.0f, dP, T);
             for (int i = 0; i < T; i++) { /* dS in place of dP */
                 float *r = dP + (long)i * T;
@@ -61,7 +63,7 @@ void lg_attn_backward(float *dQ, float *dK, float *dV, float *dP, const float *d
                 for (int j = 0; j < T; j++) s += r[j] * p[j];
                 for (int j = 0; j < T; j++) r[j] = p[j] * (r[j] - s);
             }
-            lg_sgemm(0, 0, T, dh, T, sc, dP, T, K + off, D, 1.0f, dQ + off, D);
-            lg_sgemm(1, 0, T, dh, T, sc, dP, T, Q + off, D, 1.0f, dK + off, D);
+            lg_sgemm(0, 0, T, dh, T, sc, dP, T, K + off, D, 0.0f, dQ + off, D);
+            lg_sgemm(1, 0, T, dh, T, sc, dP, T, Q + off, D, 0.0f, dK + off, D);
         }
 }

@@ -4,9 +4,9 @@
  * Q, K, V, O are [B][T][D] (row-major, D = NH·dh); head h reads columns
  * h·dh .. h·dh+dh−1. The forward keeps the probabilities P[B][NH][T][T]:
  *   S = Q_h K_hᵀ/√dh,  P = softmax over each row of S,  O_h = P V_h.
- * The backward ACCUMULATES into dQ, dK, dV (dP[T][T] is scratch):
- *   dV_h += Pᵀ dO_h,  dP = dO_h V_hᵀ,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),
- *   dQ_h += dS K_h/√dh,  dK_h += dSᵀ Q_h/√dh.
+ * The backward WRITES dQ, dK, dV (dP[T][T] is scratch):
+ *   dV_h = Pᵀ dO_h,  dP = dO_h V_hᵀ,  dS = P ⊙ (dP − rowsum(dP ⊙ P)),
+ *   dQ_h = dS K_h/√dh,  dK_h = dSᵀ Q_h/√dh.
  * Arrays are borrowed; no allocation.
  */
 #ifndef LG_TRAIN_ATTENTION_H

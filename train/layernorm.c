@@ -3,22 +3,39 @@
 
 #include <math.h>
 
+/* Σ x[0..n) with 8 partial sums (a fixed order the compiler vectorises). */
+static float lg_ln_sum(const float *x, int n)
+{
+    float acc[8] = {0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) acc[k] += x[j + k];
+    float s = 0;
+    for (; j < n; j++) s += x[j];
+    for (int k = 0; k < 8; k++) s += acc[k];
+    return s;
+}
+
 void lg_ln_forward(float *y, float *xhat, float *rstd, const float *x, const float *gamma, const float *beta, int n,
                    int g, float eps)
 {
     for (int i = 0; i < n; i++) {
         const float *xi = x + (long)i * g;
-        double mu = 0, var = 0;
-        for (int j = 0; j < g; j++) mu += xi[j];
-        mu /= g;
-        for (int j = 0; j < g; j++) var += ((double)xi[j] - mu) * ((double)xi[j] - mu);
-        var /= g;
-        float r = (float)(1.0 / sqrt(var + (double)eps));
+        float *hi = xhat + (long)i * g, *yi = y + (long)i * g;
+        /* two passes in float: no cancellation; y holds the squares for a moment */
+        float mu = lg_ln_sum(xi, g) / (float)g;
+        for (int j = 0; j < g; j++) {
+            float d = xi[j] - mu;
+            hi[j] = d;
+            yi[j] = d * d;
+        }
+        float var = lg_ln_sum(yi, g) / (float)g;
+        float r = 1.0f / sqrtf(var + eps);
         rstd[i] = r;
         for (int j = 0; j < g; j++) {
-            float h = (float)(((double)xi[j] - mu) * r);
-            xhat[(long)i * g + j] = h;
-            y[(long)i * g + j] = gamma[j] * h + beta[j];
+            float h = hi[j] * r;
+            hi[j] = h;
+            yi[j] = gamma[j] * h + beta[j];
         }
     }
 }

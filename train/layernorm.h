@@ -4,7 +4,7 @@
  * The forward keeps x̂[n·g] and r[n] for the backward; the backward
  * ACCUMULATES into dx, dgamma, dbeta:
  *   dx = r·(ĝ − mean(ĝ) − x̂·mean(ĝ ⊙ x̂)),  ĝ = γ ⊙ dy.
- * Arrays are borrowed; no allocation.
+ * y, xhat and x must not overlap. Arrays are borrowed; no allocation.
  */
 #ifndef LG_TRAIN_LAYERNORM_H
 #define LG_TRAIN_LAYERNORM_H

@@ -163,6 +163,8 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
     long per_epoch = (long)((train->n + (size_t)o->batch - 1) / (size_t)o->batch);
     double t_run = lg_now(), t_last = 0.0;
     long total = per_epoch * o->epochs, step = 0;
+    lg_optim_opts oo = o->optim; /* the run's length, for a cosine decay */
+    oo.total = total;
     for (int e = 1; e <= o->epochs; e++) {
         lg_rng_shuffle(&rng, perm, train->n);
         double sum_loss = 0.0, sum_rs = 0.0, t0 = lg_now();
@@ -199,7 +201,7 @@ lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *v
                 sum_rs += l * B;
                 sum_unst += un;
             }
-            lg_optim_step(&m, &o->optim, step + 1);
+            lg_optim_step(&m, &oo, step + 1);
             if (o->progress && (b % 16 == 0 || b + 1 == per_epoch))
                 lg_train_progress(o->progress, e, o->epochs, b + 1, per_epoch, t_run, &t_last);
         }

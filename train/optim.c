@@ -9,7 +9,7 @@
 
 lg_optim_opts lg_optim_opts_default(void)
 {
-    lg_optim_opts o = {LG_OPTIM_SGD, 0.05, 0.9, 0.0, 0.9, 0.999, 1e-8, 9.0, LG_S_UPDATE_LAMBDA, 0};
+    lg_optim_opts o = {LG_OPTIM_SGD, 0.05, 0.9, 0.0, 0.9, 0.999, 1e-8, 9.0, LG_S_UPDATE_LAMBDA, 0, 0, 0};
     return o;
 }
 
@@ -90,6 +90,12 @@ static void lg_optim_lambda(lg_model *m, lg_mlayer *L, const lg_optim_opts *o, d
 double lg_optim_lr_at(const lg_optim_opts *o, long step)
 {
     if (o->warmup > 0 && step < o->warmup) return o->lr * (double)step / (double)o->warmup;
+    if (o->cosine && o->total > o->warmup) {
+        long w = o->warmup > 0 ? o->warmup : 0;
+        double f = (double)(step - w) / (double)(o->total - w);
+        f = f < 0 ? 0 : f > 1 ? 1 : f;
+        return o->lr * 0.5 * (1.0 + cos(3.14159265358979323846 * f));
+    }
     return o->lr;
 }
 

@@ -39,6 +39,8 @@ typedef struct lg_optim_opts {
     double c;         /* η_s = c·η for the hardness parameters s (default 9) */
     lg_s_update s_update; /* how s steps (default LG_S_UPDATE_LAMBDA) */
     long warmup;      /* linear learning-rate warm-up over the first `warmup` steps: η·min(1, step/warmup) (default 0: off) */
+    int cosine;       /* 1: after the warm-up, η·½(1 + cos(π·(step − warmup)/(total − warmup))) (default 0: constant) */
+    long total;       /* the run's number of updates, set by the training loop (cosine decay only) */
 } lg_optim_opts;
 
 lg_optim_opts lg_optim_opts_default(void);
@@ -49,7 +51,8 @@ int lg_optim_parse(const char *name, lg_optim_kind *out);
 /* Parse "s" / "lambda"; 0 on success, −1 if unknown. */
 int lg_s_update_parse(const char *name, lg_s_update *out);
 
-/* The learning rate of update `step` (1-based): η with the warm-up applied. */
+/* The learning rate of update `step` (1-based): η with the warm-up and, when
+ * cosine and total > warmup, the cosine decay to 0 at step total applied. */
 double lg_optim_lr_at(const lg_optim_opts *o, long step);
 
 /* One SGD or AdamW update of a flat range p[0..n) from g with its moments

@@ -229,12 +229,15 @@ void lg_vit_forward(lg_vit *m, int B, const uint8_t *labels, double *loss, int *
     lg_vit_patchify(m, B);
     /* tokens: the class token, then the patch embeddings; plus the position embedding */
     float *X0 = m->spec.depth ? m->ba[0].x : m->xout;
+    float *E = m->dE; /* backward scratch, free during the forward: every patch embedding in one product */
+    lg_vit_lin(E, m->patches, P + m->glob[LG_VG_WP], P + m->glob[LG_VG_BP], B * m->NP, m->PL, D);
+    const float *pos = P + m->glob[LG_VG_POS];
     for (int b = 0; b < B; b++) {
         float *xb = X0 + (size_t)b * T * D;
-        if (off) memcpy(xb, P + m->glob[LG_VG_CLS], (size_t)D * sizeof(float));
-        lg_vit_lin(xb + (size_t)off * D, m->patches + (size_t)b * m->NP * m->PL, P + m->glob[LG_VG_WP],
-                   P + m->glob[LG_VG_BP], m->NP, m->PL, D);
-        for (int i = 0; i < T * D; i++) xb[i] += P[m->glob[LG_VG_POS] + (size_t)i];
+        const float *eb = E + (size_t)b * m->NP * D;
+        if (off)
+            for (int j = 0; j < D; j++) xb[j] = P[m->glob[LG_VG_CLS] + (size_t)j] + pos[j];
+        for (int i = 0; i < m->NP * D; i++) xb[off * D + i] = eb[i] + pos[off * D + i];
     }
     for (int l = 0; l < s->depth; l++) {
         lg_vit_block_acts *A = &m->ba[l];
@@ -330,10 +333,6 @@ void lg_vit_backward(lg_vit *m, int B, const uint8_t *labels)
         lg_ln_backward(m->dx, G + bo[LG_VB_G2], G + bo[LG_VB_B2N], m->dy, A->h2, A->r2, P + bo[LG_VB_G2], BT, D);
         /* attention residual: xm = x + Wo·Attn(Q, K, V) + bo, Q, K, V from LN₁(x) */
         lg_vit_lin_back(m->dO, G + bo[LG_VB_WO], G + bo[LG_VB_BO], m->dx, A->o, P + bo[LG_VB_WO], BT, D, D, 0);
-        size_t nb = (size_t)BT * D * sizeof(float);
-        memset(m->dq, 0, nb);
-        memset(m->dk, 0, nb);
-        memset(m->dv, 0, nb);
         lg_attn_backward(m->dq, m->dk, m->dv, m->dP, m->dO, A->p, A->q, A->k, A->v, B, T, D, s->heads);
         lg_vit_lin_back(m->dy, G + bo[LG_VB_WQ], G + bo[LG_VB_BQ], m->dq, A->y1, P + bo[LG_VB_WQ], BT, D, D, 0);
         lg_vit_lin_back(m->dy, G + bo[LG_VB_WK], G + bo[LG_VB_BK], m->dk, A->y1, P + bo[LG_VB_WK], BT, D, D, 1);

@@ -60,6 +60,7 @@ typedef struct lg_vit {
     size_t (*blk)[LG_VB_N];   /* [depth][LG_VB_N] */
     int n_ranges;
     lg_vit_range *ranges;
+    int act_frozen;           /* 1: the MLP parameters are set from outside (annealing), not learned */
     /* activations for max_batch */
     float *x, *patches, *xout, *yf, *hf, *rf, *pooled, *logits;
     lg_vit_block_acts *ba;    /* [depth] */

@@ -176,6 +176,7 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
             if (ai && ai->has_param) {
                 Lk->lambda = (double)P[bo[LG_VB_ACT]];
                 Lk->s = ai->softplus ? lg_s_from_lambda(Lk->lambda, net->t) : Lk->lambda;
+                if (ai->softplus && !(Lk->s > -50.0 * net->t)) Lk->s = -50.0 * net->t; /* λ = 1 (a gelu made lgelu) */
             }
             break;
         case LG_VN_HEAD:
@@ -196,5 +197,176 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
     if (st != LG_OK) lg_net_free(net);
 done:
     free(v.sp), free(v.tm), free(v.what), free(v.blk), free(v.first), free(v.ln_off);
+    return st;
+}
+
+int lg_net_has_tnode(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++)
+        for (int t = 0; t <= net->layers[k].n_terms; t++)
+            if (lg_kind_is_tnode(lg_layer_lin(&net->layers[k], t)->kind)) return 1;
+    return 0;
+}
+
+#define LG_VN_FORM "the form `lgelu train --arch CxHxW,vit:...` writes"
+
+/* The spec of the ViT whose net is n, from its first layers' shapes. */
+static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    if (n->n_layers < LG_VIT_NET_LAYERS(1) || (n->n_layers - 4) % LG_VIT_NET_PER_BLOCK)
+        return lg_fail(LG_ERR_ARG, "%s: %d layers is not 4 + %d per encoder block (not a ViT of %s)", name,
+                       n->n_layers, LG_VIT_NET_PER_BLOCK, LG_VN_FORM);
+    const lg_layer *L0 = &n->layers[0];
+    const lg_conv *c = &L0->conv;
+    if (L0->kind != LG_LAYER_CONV2D || L0->src != LG_NET_INPUT || L0->n_terms || c->kh != c->kw || c->sh != c->kh ||
+        c->sw != c->kw || c->ph || c->pw || c->h_in % c->kh || c->w_in % c->kw)
+        return lg_fail(LG_ERR_ARG, "%s: layer 0 is not a patch embedding (a conv of the input with kernel = stride, "
+                                   "no padding; not a ViT of %s)", name, LG_VN_FORM);
+    s->C = c->c_in, s->H = c->h_in, s->W = c->w_in, s->patch = c->kh, s->dim = c->c_out;
+    int np = c->h_out * c->w_out;
+    const lg_layer *L1 = &n->layers[1], *Ls = &n->layers[2 + 4], *Lz = &n->layers[2 + 9];
+    int T = L1->n_out / s->dim;
+    if (L1->kind != LG_LAYER_INDEX || L1->n_out % s->dim || (T != np && T != np + 1))
+        return lg_fail(LG_ERR_ARG, "%s: layer 1 is not the %d or %d tokens of width %d (not a ViT of %s)", name, np,
+                       np + 1, s->dim, LG_VN_FORM);
+    s->cls = T - np;
+    if (Ls->kind != LG_LAYER_BILINEAR || Ls->op.K < 1 || s->dim % Ls->op.K)
+        return lg_fail(LG_ERR_ARG, "%s: layer 6 is not the product Q·Kᵀ of the first block (not a ViT of %s)", name,
+                       LG_VN_FORM);
+    s->heads = s->dim / Ls->op.K;
+    if (Lz->n_out % T || Lz->n_out < T)
+        return lg_fail(LG_ERR_ARG, "%s: layer 11 is not the first MLP layer (width a multiple of %d tokens; not a ViT "
+                                   "of %s)", name, T, LG_VN_FORM);
+    s->mlp = Lz->n_out / T;
+    s->depth = (n->n_layers - 4) / LG_VIT_NET_PER_BLOCK;
+    s->n_out = n->layers[n->n_layers - 1].n_out;
+    if (s->depth > 64) return lg_fail(LG_ERR_ARG, "%s: %d encoder blocks, at most 64", name, s->depth);
+    *act = Lz->act;
+    return LG_OK;
+}
+
+/* 1 if a and b are the same real number up to the float rounding of the ViT's parameters. */
+static int lg_vn_close(double a, double b) { return fabs(a - b) <= 1e-6 * (1.0 + fabs(a)); }
+
+/* Compare net a with the rebuilt b: shapes, kinds, sources, maps, node
+ * parameters exactly; with values also W, b and the activation parameter. */
+static lg_status lg_vn_compare(const lg_net *a, const lg_net *b, int values, const char *name)
+{
+    if (a->n_in != b->n_in || a->n_layers != b->n_layers)
+        return lg_fail(LG_ERR_ARG, "%s: not a ViT of %s (input or layer count)", name, LG_VN_FORM);
+    if (a->in_sub || a->in_div)
+        return lg_fail(LG_ERR_ARG, "%s: has an input normalisation, which a ViT of %s does not", name, LG_VN_FORM);
+    for (int k = 0; k < a->n_layers; k++) {
+        const lg_layer *x = &a->layers[k], *y = &b->layers[k];
+        const char *why = NULL;
+        if (x->n_out != y->n_out) why = "width";
+        else if (x->n_terms != y->n_terms) why = "number of terms";
+        else if (x->act != y->act) why = "activation";
+        for (int t = 0; !why && t <= x->n_terms; t++) {
+            const lg_linear *p = lg_layer_lin(x, t), *q = lg_layer_lin(y, t);
+            if (p->kind != q->kind || p->n_in != q->n_in || p->src != q->src) why = "operator kind, width or source";
+            else if (memcmp(&p->conv, &q->conv, sizeof p->conv)) why = "conv geometry";
+            else if (p->op.src_b != q->op.src_b || p->op.n_in_b != q->op.n_in_b || p->op.K != q->op.K ||
+                     p->op.group != q->op.group || p->op.eps != q->op.eps)
+                why = "node parameters";
+            else if (p->kind == LG_LAYER_INDEX && memcmp(p->map, q->map, (size_t)p->n_out * sizeof *p->map))
+                why = "index map";
+            else if (p->kind == LG_LAYER_BILINEAR && memcmp(p->map, q->map, lg_bilinear_n_map(p) * sizeof *p->map))
+                why = "product index tables";
+            else if (values) {
+                size_t nw = lg_linear_n_weights(p);
+                for (size_t i = 0; i < nw && !why; i++)
+                    if (!lg_vn_close(p->W[i], q->W[i])) why = "weights (not of the ViT's shared per-token form)";
+            }
+        }
+        if (!why && values) {
+            for (int i = 0; i < x->n_out && !why; i++)
+                if (!lg_vn_close(x->b[i], y->b[i])) why = "bias (not of the ViT's shared per-token form)";
+            if (!why && lg_act_has_param(x->act) && !lg_vn_close(x->lambda, y->lambda)) why = "activation parameter";
+        }
+        if (why)
+            return lg_fail(LG_ERR_ARG, "%s: layer %d differs from a ViT of %s in its %s", name, k, LG_VN_FORM, why);
+    }
+    return LG_OK;
+}
+
+/* The float parameters of m read from net (whose shapes match m's). */
+static void lg_vn_read(lg_vit *m, const lg_net *net)
+{
+    const lg_vit_spec *s = &m->spec;
+    int D = m->D, M = m->M, T = m->T, NH = s->heads, dh = D / NH, off = s->cls, TD = T * D;
+    float *P = m->params;
+    const lg_layer *Lp = &net->layers[0], *Lt = &net->layers[1];
+    for (size_t i = 0; i < (size_t)D * m->PL; i++) P[m->glob[LG_VG_WP] + i] = (float)Lp->W[i];
+    for (int c = 0; c < D; c++) P[m->glob[LG_VG_BP] + (size_t)c] = (float)Lp->b[(size_t)c * m->NP];
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < D; c++) {
+            double b = Lt->b[t * D + c];
+            float cls = t < off ? (float)b : 0.0f;
+            if (t < off) P[m->glob[LG_VG_CLS] + (size_t)c] = cls;
+            P[m->glob[LG_VG_POS] + (size_t)(t * D + c)] = (float)(b - (double)cls);
+        }
+    /* a per-token block (the top-left o×i of a kron(I_T, A)) and its bias, scaled back */
+#define LG_VN_BLOCK(k, Woff, boff, i, o, scale)                                                              \
+    do {                                                                                                  \
+        const lg_layer *Lk_ = &net->layers[k];                                                            \
+        for (int r_ = 0; r_ < (o); r_++) {                                                                \
+            for (int c_ = 0; c_ < (i); c_++)                                                              \
+                P[(Woff) + (size_t)r_ * (i) + c_] = (float)(Lk_->W[(size_t)r_ * ((size_t)T * (i)) + c_] / (scale)); \
+            P[(boff) + (size_t)r_] = (float)(Lk_->b[r_] / (scale));                                       \
+        }                                                                                                 \
+    } while (0)
+    for (int l = 0; l < s->depth; l++) {
+        const size_t *bo = m->blk[l];
+        int k0 = 2 + LG_VIT_NET_PER_BLOCK * l;
+        const double *g1 = net->layers[k0].W, *g2 = net->layers[k0 + 8].W;
+        for (int j = 0; j < 2 * D; j++) { /* γ then β, in both layouts */
+            P[bo[LG_VB_G1] + (size_t)j] = (float)g1[j];
+            P[bo[LG_VB_G2] + (size_t)j] = (float)g2[j];
+        }
+        LG_VN_BLOCK(k0 + 1, bo[LG_VB_WQ], bo[LG_VB_BQ], D, D, 1.0 / sqrt((double)dh));
+        LG_VN_BLOCK(k0 + 2, bo[LG_VB_WK], bo[LG_VB_BK], D, D, 1.0);
+        LG_VN_BLOCK(k0 + 3, bo[LG_VB_WV], bo[LG_VB_BV], D, D, 1.0);
+        LG_VN_BLOCK(k0 + 7, bo[LG_VB_WO], bo[LG_VB_BO], D, D, 1.0);
+        LG_VN_BLOCK(k0 + 9, bo[LG_VB_W1], bo[LG_VB_B1], D, M, 1.0);
+        LG_VN_BLOCK(k0 + 10, bo[LG_VB_W2], bo[LG_VB_B2], M, D, 1.0);
+        const lg_act_info *ai = lg_act_info_of(m->act);
+        if (ai && ai->has_param) P[bo[LG_VB_ACT]] = (float)net->layers[k0 + 9].lambda;
+    }
+#undef LG_VN_BLOCK
+    int kf = 2 + LG_VIT_NET_PER_BLOCK * s->depth;
+    for (int j = 0; j < 2 * D; j++) P[m->glob[LG_VG_GF] + (size_t)j] = (float)net->layers[kf].W[j];
+    const lg_layer *Lh = &net->layers[kf + 1];
+    for (int j = 0; j < s->n_out; j++) {
+        for (int c = 0; c < D; c++)
+            P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] = (float)(Lh->W[(size_t)j * TD + c] * (off ? 1.0 : (double)T));
+        P[m->glob[LG_VG_BH] + (size_t)j] = (float)Lh->b[j];
+    }
+}
+
+lg_status lg_net_to_vit(const lg_net *net, lg_vit *m, int max_batch, const char *name)
+{
+    memset(m, 0, sizeof *m);
+    lg_vit_spec s;
+    lg_act act = LG_ACT_IDENTITY;
+    lg_status st = lg_vn_spec(net, &s, &act, name);
+    if (st != LG_OK) return st;
+    if (!lg_act_name(act) || act == LG_ACT_IDENTITY)
+        return lg_fail(LG_ERR_ARG, "%s: layer 11 (the first MLP layer) has no hidden activation (not a ViT of %s)",
+                       name, LG_VN_FORM);
+    if ((st = lg_vit_init(m, &s, act, max_batch)) != LG_OK) return st;
+    lg_net shape;
+    if ((st = lg_vit_to_net(m, &shape)) != LG_OK) goto fail;
+    st = lg_vn_compare(net, &shape, 0, name); /* the shapes match: reading the parameters is safe */
+    lg_net_free(&shape);
+    if (st != LG_OK) goto fail;
+    lg_vn_read(m, net);
+    if ((st = lg_vit_to_net(m, &shape)) != LG_OK) goto fail;
+    st = lg_vn_compare(net, &shape, 1, name); /* the weights have the shared per-token form */
+    lg_net_free(&shape);
+    if (st == LG_OK) return LG_OK;
+fail:
+    lg_vit_free(m);
     return st;
 }

@@ -12,7 +12,17 @@
  * a final layernorm node and the head (a dense term reading the class
  * token's row, or 1/T of every row for mean pooling).
  *
- * Ownership: lg_vit_to_net allocates net (lg_net_free releases it).
+ * lg_net_to_vit is the inverse: it reads such a net back into a trainable
+ * ViT, refusing (LG_ERR_ARG, naming the first layer that differs) any net
+ * that is not exactly of this form. The class token and the first row of
+ * the position embedding are one bias in the net; they come back as
+ * cls = that bias rounded to float, pos = the rest, so the round trip
+ * net → ViT → net is exact (when the rest fits a float: DESIGN.md §1
+ * "Training a Transformer").
+ *
+ * Ownership: lg_vit_to_net allocates net (lg_net_free releases it);
+ * lg_net_to_vit initialises m (lg_vit_free releases it; on failure m is
+ * zeroed) and only reads net.
  */
 #ifndef LG_TRAIN_VIT_NET_H
 #define LG_TRAIN_VIT_NET_H
@@ -22,5 +32,16 @@
 
 /* The net computing m's logits (in double, from the float parameters). */
 lg_status lg_vit_to_net(const lg_vit *m, lg_net *net);
+
+/* Layers per encoder block in that net, and the total for L blocks. */
+#define LG_VIT_NET_PER_BLOCK 11
+#define LG_VIT_NET_LAYERS(L) (4 + LG_VIT_NET_PER_BLOCK * (L))
+
+/* 1 if net has a product, softmax or layernorm node (a Transformer). */
+int lg_net_has_tnode(const lg_net *net);
+
+/* The ViT (batches up to max_batch) whose lg_vit_to_net is net; name is the
+ * file named in errors. */
+lg_status lg_net_to_vit(const lg_net *net, lg_vit *m, int max_batch, const char *name);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/clock.h"
 #include "core/linalg.h"
@@ -33,7 +34,7 @@ void lg_vit_step(lg_vit *m, const lg_optim_opts *o, long step)
     for (int i = 0; i < m->n_ranges; i++) {
         const lg_vit_range *R = &m->ranges[i];
         if (R->n == 0) continue;
-        if (R->act && (!ai || !ai->has_param)) continue;
+        if (R->act && (!ai || !ai->has_param || m->act_frozen)) continue;
         double r = R->act ? o->c * lr : lr;
         lg_optim_flat(o, m->params + R->off, m->grads + R->off, m->mom1 + R->off, m->mom2 + R->off, R->n, r, R->decay,
                       step);
@@ -58,7 +59,7 @@ static lg_status lg_vit_check_data(const lg_vit *m, const lg_dataset *ds, const 
 }
 
 lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *test, const lg_train_opts *o,
-                       lg_train_result *res)
+                       lg_vit_hook_fn hook, void *ctx, lg_train_result *res)
 {
     lg_train_result r = {0, 0.0, 0.0, -1.0, -1.0, 0.0, 0.0, 0.0};
     if (o->epochs < 1 || o->batch < 1 || o->batch > m->max_batch || o->threads < 1 || !(o->optim.lr > 0))
@@ -75,19 +76,34 @@ lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *tes
         free(lab);
         return lg_fail(LG_ERR_NOMEM, "cannot allocate a permutation of %zu examples", train->n);
     }
+    FILE *csv = NULL;
+    if (o->log_path) {
+        if (!(csv = fopen(o->log_path, "w"))) {
+            free(perm);
+            free(lab);
+            return lg_fail(LG_ERR_IO, "cannot open the log file '%s' for writing", o->log_path);
+        }
+        fprintf(csv, "epoch,step,loss,train_acc,test_acc");
+        for (int l = 0; l < m->spec.depth; l++) fprintf(csv, ",lambda_%d", l);
+        fprintf(csv, ",samples_per_s\n");
+    }
     lg_blas_set_threads(o->threads);
     lg_rng rng;
     lg_rng_init(&rng, o->seed, 2);
     for (size_t i = 0; i < train->n; i++) perm[i] = (uint32_t)i;
     long per_epoch = (long)((train->n + (size_t)o->batch - 1) / (size_t)o->batch), step = 0;
+    lg_optim_opts oo = o->optim; /* the run's length, for a cosine decay */
+    oo.total = per_epoch * o->epochs;
     for (int e = 1; e <= o->epochs; e++) {
         lg_rng_shuffle(&rng, perm, train->n);
         double sum_loss = 0.0, t0 = lg_now();
+        clock_t c0 = clock();
         size_t hits = 0;
         for (long b = 0; b < per_epoch; b++, step++) {
             size_t s0 = (size_t)b * (size_t)o->batch;
             int B = (int)(train->n - s0 < (size_t)o->batch ? train->n - s0 : (size_t)o->batch);
             for (int i = 0; i < B; i++) lab[i] = train->y[perm[s0 + (size_t)i]];
+            if (hook) hook(ctx, m, step, oo.total);
             lg_vit_gather(m, train->x, perm + s0, B);
             double loss = 0.0;
             int c = 0;
@@ -101,9 +117,9 @@ lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *tes
             hits += (size_t)c;
             lg_vit_zero_grad(m);
             lg_vit_backward(m, B, lab);
-            lg_vit_step(m, &o->optim, step + 1);
+            lg_vit_step(m, &oo, step + 1);
         }
-        double dt = lg_now() - t0;
+        double dt = lg_now() - t0, dc = (double)(clock() - c0) / CLOCKS_PER_SEC;
         if (!lg_vit_finite(m)) {
             st = lg_fail(LG_ERR_NUMERIC, "training diverged: non-finite parameters after epoch %d", e);
             goto done;
@@ -122,13 +138,21 @@ lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *tes
                 fprintf(o->out, "  %s", ai->param_sym);
                 for (int l = 0; l < m->spec.depth; l++) fprintf(o->out, " %.4g", lg_vit_act_param(m, l));
             }
-            fprintf(o->out, "  %.0f samples/s\n", r.samples_per_s);
+            fprintf(o->out, "  %.0f samples/s (%.0f per CPU second)\n", r.samples_per_s,
+                    dc > 0 ? (double)train->n / dc : 0.0);
             fflush(o->out);
+        }
+        if (csv) {
+            fprintf(csv, "%d,%ld,%.6f,%.6f,%.6f", e, step, r.loss, r.train_acc, r.test_acc);
+            for (int l = 0; l < m->spec.depth; l++) fprintf(csv, ",%.9g", lg_vit_act_param(m, l));
+            fprintf(csv, ",%.1f\n", r.samples_per_s);
+            fflush(csv);
         }
     }
     st = LG_OK;
     if (res) *res = r;
 done:
+    if (csv && fclose(csv) != 0 && st == LG_OK) st = lg_fail(LG_ERR_IO, "cannot write the log file '%s'", o->log_path);
     free(perm);
     free(lab);
     return st;

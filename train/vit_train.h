@@ -1,7 +1,10 @@
 /* vit_train.h — the training loop of a ViT (train/vit.h): seeded shuffling,
  * mini-batches, SGD or AdamW with the warm-up of lg_optim_opts, per-epoch
- * report, NaN/Inf guard. The MLP parameter of each block steps as itself
- * with rate c·η (λ and β floored at LG_LAMBDA_FLOOR; no weight decay).
+ * report (samples per second of wall time and of process CPU time, which a
+ * loaded machine does not dilute) and CSV log, NaN/Inf guard, an optional per-step hook (annealing
+ * lives outside train/ and plugs in here). The MLP parameter of each block
+ * steps as itself with rate c·η (λ and β floored at LG_LAMBDA_FLOOR; no
+ * weight decay) unless m->act_frozen.
  * Same seed and thread count ⇒ bit-identical weights. Datasets and options
  * are borrowed; the model is updated in place.
  */
@@ -12,11 +15,19 @@
 #include "train/loop.h"
 #include "train/vit.h"
 
+/* Called at the start of every step, before its forward pass, with the
+ * 0-based step and the total number of steps; it may set the MLP
+ * parameters (params[blk[l][LG_VB_ACT]]) and m->act_frozen. */
+typedef void (*lg_vit_hook_fn)(void *ctx, lg_vit *m, long step, long total);
+
 /* Train m on train (test may be NULL) with o's epochs, batch (≤ m's
- * max_batch), optim, seed, threads and out (per-epoch lines). Errors:
- * LG_ERR_ARG (options, shapes, labels), LG_ERR_NUMERIC (divergence). */
+ * max_batch), optim, seed, threads, out (per-epoch lines) and log_path (CSV
+ * per epoch: epoch,step,loss,train_acc,test_acc,lambda_0..,samples_per_s);
+ * o's hook is not used (it takes an lg_model): hook (or NULL) is called
+ * with ctx instead. Errors: LG_ERR_ARG (options, shapes, labels),
+ * LG_ERR_NUMERIC (divergence), LG_ERR_IO (log file). */
 lg_status lg_vit_train(lg_vit *m, const lg_dataset *train, const lg_dataset *test, const lg_train_opts *o,
-                       lg_train_result *res);
+                       lg_vit_hook_fn hook, void *ctx, lg_train_result *res);
 
 /* Test accuracy of m on ds. */
 double lg_vit_accuracy(lg_vit *m, const lg_dataset *ds);
