@@ -127,6 +127,9 @@ typedef struct lg_backsub {
     int *msel;         /* NULL (no max-pool node), or [ng][size]: the input of each max-pool output's window
                         * with the largest lower bound, in group g (recomputed at every call) */
     unsigned char *mdom; /* [ng][size] 1 when msel's lower bound is ≥ every other input's upper bound */
+    double **tp;       /* NULL (no Transformer node), or [ng][n_layers]: the planes of each product, softmax or
+                        * layernorm layer in group g (backsub_tnode.c), allocated and computed on first use */
+    unsigned char *tp_ok; /* [ng][n_layers] */
     void *store;
 } lg_backsub;
 
