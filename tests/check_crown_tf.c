@@ -156,7 +156,7 @@ Suite *suite_crown_tf(void)
 {
     Suite *s = suite_create("crown_tf");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 300);
+    lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_crown_tf_oracle);
     tcase_add_test(tc, test_crown_tf_tight_small);
     suite_add_tcase(s, tc);

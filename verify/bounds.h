@@ -87,8 +87,9 @@ lg_status lg_bounds_check_direct(const lg_net *net);
 int lg_bounds_net_smooth(const lg_net *net);
 
 /* Interval bounds over the raw input box [lo, hi] (n_in values). Takes
- * the Transformer nodes too (lg_bounds_tnode); the stages after it do not
- * yet and refuse them through lg_bounds_check_direct. */
+ * the Transformer nodes too (lg_bounds_tnode), as do lg_bounds_symbolic and
+ * lg_bounds_objective_lower (DESIGN.md §3 "Back-substitution through the
+ * Transformer nodes"); α-CROWN and lg_bounds_check_direct refuse them. */
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
 
 /* Interval bounds of layers ≥ k0 recomputed from the current bounds of the
