@@ -88,10 +88,8 @@ START_TEST(test_crown_tf_oracle)
                 double C[4], d = lg_rng_normal(&r), lb, g;
                 for (int j = 0; j < no; j++) C[j] = lg_rng_normal(&r);
                 ck_assert_int_eq(lg_bounds_objective_lower(&bs, &net, 1, C, &d, &lb), LG_OK);
-                double li;
-                ck_assert_int_eq(lg_bounds_objective_lower(&bi, &net, 1, C, &d, &li), LG_OK);
-                ck_assert_msg(lb >= li || li == -INFINITY || lb >= li - 1e-12 * fabs(li), "seed %u: %g below %g", seed,
-                              lb, li);
+                /* (not compared with the bound on the interval bounds: the planes are not monotone
+                 * in their boxes, so tighter intermediate bounds need not give a better objective) */
                 lg_lincon Lc = {C, d};
                 lg_term T = {1, &Lc};
                 for (int i = 0; i < n; i++) x[i] = lo[i] + lg_rng_uniform(&r) * (hi[i] - lo[i]);
