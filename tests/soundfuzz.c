@@ -1132,6 +1132,11 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
             s->onnx_imported, s->onnx_wrong, s->direct_runs, s->t_direct, s->direct_robust, s->direct_violated, s->direct_unknown,
             s->direct_known, s->wrong_direct, s->alpha_checks, s->alpha_max, s->alpha_points, s->wrong_alpha);
+    if (s->tnet_nets)
+        fprintf(f, "soundfuzz: attention blocks: %ld nets (%ld with a counterexample found by the search), %ld runs "
+                   "(%ld robust, %ld violated), %ld points checked against the back-substitution bounds, WRONG tnet: %ld\n",
+                s->tnet_nets, s->tnet_known, s->tnet_runs, s->tnet_robust, s->tnet_violated, s->tnet_bound_checks,
+                s->tnet_wrong);
     if (s->pool_graphs)
         fprintf(f, "soundfuzz: MaxPool graphs: %ld (%ld decided by the exact oracle, %ld with a known counterexample), "
                    "%ld runs (%ld robust, %ld violated), WRONG pool: %ld\n",

@@ -90,6 +90,8 @@ typedef struct lg_fuzz_stats {
                                                   known counterexample */
     long pool_runs, pool_robust, pool_violated, pool_wrong;
     long onnx_graphs, onnx_imported, onnx_wrong; /* foldable ONNX graphs (lg_fuzz_onnx) */
+    long tnet_nets, tnet_runs, tnet_robust, tnet_violated, tnet_known; /* attention blocks (lg_fuzz_tnet) */
+    long tnet_bound_checks, tnet_wrong;
     long bad_cases;                    /* cases with at least one wrong verdict or error */
     double t_oracle, t_verify;         /* seconds */
     int n_kinds;                       /* wrong verdicts by kind and deciding method */
@@ -157,6 +159,19 @@ long lg_fuzz_direct(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
  * known counterexample, or a `violated` witness that is not one exactly.
  * Returns wrong answers plus errors. batch picks the graphs. */
 long lg_fuzz_pool(unsigned long seed, long batch, long n, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
+
+/* Attention blocks (soundfuzz_tnet.c): n random nets of tests/gen_tnet.h
+ * (layernorm, Q/K/V, product, softmax, product, residual, ReLU MLP) with
+ * robustness properties at radii 1e-4 … 0.5. The oracle (double, no lgelu
+ * bounds): the centre, corners, uniform points and a pattern search; a
+ * point whose margin is below −1e-9 is a counterexample. Each property runs
+ * through --solver none and auto × --bab none, input and auto, attack on
+ * and off: `robust` is wrong when the search found a counterexample,
+ * `violated` when the witness is outside the box or its double margin is
+ * above 1e-9. The back-substitution bounds of every node (lg_bounds_symbolic)
+ * and an objective's lower bound are checked against every searched point.
+ * Returns the number of wrong answers and errors. */
+long lg_fuzz_tnet(unsigned long seed, long batch, long n, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
 
 /* Foldable ONNX graphs: tests/onnx_foldfuzz.py writes n random float64
  * graphs (Gemm/MatMul, Relu, constant Add/Sub/Mul/Div by foldable and

@@ -99,6 +99,7 @@ int main(int argc, char **argv)
         lg_fuzz_case_free(&fc);
         if (one < 0 && idx % 50 == 49) bad += lg_fuzz_onnx_fold(seed, idx / 50, 20, &s, stdout); /* foldable ONNX graphs */
         if (one < 0 && idx % 50 == 24) bad += lg_fuzz_pool(seed, idx / 50, 8, &o, &s, stdout); /* MaxPool graphs */
+        if (one < 0 && idx % 10 == 7) bad += lg_fuzz_tnet(seed, idx / 10, 2, &o, &s, stdout); /* attention blocks */
         if (lg_now() - last >= 60.0) {
             last = lg_now();
             lg_fuzz_stats_print(&s, last - t0, stdout);

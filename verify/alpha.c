@@ -256,14 +256,16 @@ lg_status lg_alpha_bound_batch(const lg_alpha_batch *bt, const lg_net *net, int 
 {
     /* the bound alone is the back-substitution's, which relaxes smooth
      * layers too; the α gradient is ReLU-only */
-    if (lg_net_first_tnode(net) >= 0 && !grad && !gbeta) { /* interval objective (DESIGN.md §1 "Transformer nodes") */
+    if (lg_net_first_tnode(net) >= 0 && !grad && !gbeta) { /* back-substitution through the nodes, no α
+                                                              * (DESIGN.md §3 "Back-substitution through the
+                                                              * Transformer nodes") */
         int no = lg_net_n_out(net);
         for (int r = 0; r < m; r++) {
-            lg_status s1 = lg_bounds_tnode_objective(bt->b[bt->grp ? bt->grp[r] : 0], net, 1, C + (size_t)r * (size_t)no,
+            lg_status s1 = lg_bounds_objective_lower(bt->b[bt->grp ? bt->grp[r] : 0], net, 1, C + (size_t)r * (size_t)no,
                                                      d + r, out + r);
             if (s1 != LG_OK) return s1;
         }
-        if (Ain) memset(Ain, 0, (size_t)m * (size_t)net->n_in * sizeof *Ain); /* a constant bound: slope 0 */
+        if (Ain) memset(Ain, 0, (size_t)m * (size_t)net->n_in * sizeof *Ain); /* no slopes are reported */
         if (lam) memset(lam, 0, (size_t)m * (size_t)lg_alpha_size(net) * sizeof *lam);
         return LG_OK;
     }

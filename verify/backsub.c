@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "verify/relax.h"
+#include "verify/backsub_tnode.h"
 #include "core/act_relax.h"
 #include "core/linop.h"
 
@@ -55,6 +56,7 @@ void lg_backsub_changed(lg_backsub *s, int l)
     for (int k = l + 1; k < s->net->n_layers; k++)
         for (int t = 0; t < lg_layer_n_lin(&s->net->layers[k]); t++)
             if (lg_layer_lin(&s->net->layers[k], t)->src == l) s->mag_ok[k] = 0;
+    lg_bs_tnode_changed(s, l);
 }
 
 /* The relaxation of every neuron of relu layer l in group g (area-heuristic
@@ -278,8 +280,10 @@ int lg_backsub_live(const lg_net *net)
     int *last = malloc(2 * ((size_t)L + 1) * sizeof *last), *delta = last + L + 1;
     if (!last) return L + 1; /* every node (the caller's allocation then fails or fits) */
     for (int j = 0; j <= L; j++) last[j] = -1, delta[j] = 0;
-    for (int k = 0; k < L; k++)
+    for (int k = 0; k < L; k++) {
         for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) last[lg_layer_lin(&net->layers[k], t)->src + 1] = k;
+        if (net->layers[k].kind == LG_LAYER_BILINEAR) last[net->layers[k].op.src_b + 1] = k; /* the second source */
+    }
     /* node j (at j + 1) is alive for the layers l in (j, last[j]]: +1 at l = j + 1, −1 after last[j] */
     for (int j = -1; j < L; j++)
         if (last[j + 1] > j) {
@@ -299,12 +303,18 @@ int lg_backsub_shared(const lg_net *net)
     int L = net->n_layers, shared = 0;
     unsigned char *seen = calloc((size_t)L + 1, 1);
     if (!seen) return 1;
-    for (int k = 0; k < L && !shared; k++)
+    for (int k = 0; k < L && !shared; k++) {
         for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) {
             int q = lg_layer_lin(&net->layers[k], t)->src + 1;
             if (seen[q]) shared = 1;
             seen[q] = 1;
         }
+        if (net->layers[k].kind == LG_LAYER_BILINEAR) { /* the second source (may be the first) */
+            int q = net->layers[k].op.src_b + 1;
+            if (seen[q]) shared = 1;
+            seen[q] = 1;
+        }
+    }
     free(seen);
     return shared;
 }
@@ -368,12 +378,19 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     }
     /* products summed into one coefficient of node j: n_out of every term reading it */
     memset(s->nsum, 0, (L + 1) * sizeof *s->nsum);
-    for (size_t k = 0; k < L; k++)
-        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
-            s->nsum[lg_layer_lin(&net->layers[k], t)->src + 1] +=
-                net->layers[k].kind == LG_LAYER_MAX /* up to kh·kw + 1 addends per window (backsub.h) */
-                    ? net->layers[k].n_out * (net->layers[k].conv.kh * net->layers[k].conv.kw + 1)
-                    : net->layers[k].n_out;
+    for (size_t k = 0; k < L; k++) {
+        const lg_layer *Lk = &net->layers[k];
+        if (lg_kind_is_tnode(Lk->kind)) { /* the planes' addends (backsub_tnode.h) */
+            s->nsum[Lk->src + 1] += lg_bs_tnode_addends(Lk, 0);
+            if (Lk->kind == LG_LAYER_BILINEAR) s->nsum[Lk->op.src_b + 1] += lg_bs_tnode_addends(Lk, 1);
+            continue;
+        }
+        for (int t = 0; t < lg_layer_n_lin(Lk); t++)
+            s->nsum[lg_layer_lin(Lk, t)->src + 1] +=
+                Lk->kind == LG_LAYER_MAX /* up to kh·kw + 1 addends per window (backsub.h) */
+                    ? Lk->n_out * (Lk->conv.kh * Lk->conv.kw + 1)
+                    : Lk->n_out;
+    }
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;
     s->b = gb ? gb[0] : NULL;
@@ -391,11 +408,16 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
             return lg_fail(LG_ERR_NOMEM, "bounds: out of memory for the max-pool planes");
         }
     }
+    if (lg_bs_tnode_init(s) != LG_OK) {
+        lg_backsub_free(s);
+        return LG_ERR_NOMEM;
+    }
     return LG_OK;
 }
 
 void lg_backsub_free(lg_backsub *s)
 {
+    lg_bs_tnode_free(s);
     free(s->fam);
     free(s->msel);
     free(s->mdom);
@@ -690,6 +712,27 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         if (!A) { /* no consumer reached this node: its coefficients are 0 */
             if (lam)
                 for (int r = 0; r < m; r++) memset(lam + (size_t)r * stride + off, 0, (size_t)n * sizeof *lam);
+            continue;
+        }
+        if (lg_kind_is_tnode(L->kind)) { /* the node's planes (backsub_tnode.h) */
+            int bil = L->kind == LG_LAYER_BILINEAR;
+            int sb = bil ? L->op.src_b : L->src;
+            double N = s->nsum[L->src + 1] > s->nsum[sb + 1] ? s->nsum[L->src + 1] : s->nsum[sb + 1];
+            if (lam)
+                for (int r = 0; r < m; r++) memcpy(lam + (size_t)r * stride + off, A + (size_t)r * (size_t)n, (size_t)n * sizeof *A);
+            double *Y[2] = {NULL, NULL};
+            for (int q = 0; q < 1 + bil; q++) {
+                int src = q ? sb : L->src, w = q ? L->op.n_in_b : L->n_in;
+                double **dst = &s->nb[src + 1];
+                if (!*dst) {
+                    *dst = lg_bs_get(s);
+                    memset(*dst, 0, (size_t)m * (size_t)w * sizeof **dst);
+                }
+                Y[q] = *dst;
+            }
+            nterms += lg_bs_tnode_step(s, l, m, A, Y[0], bil ? Y[1] : NULL, (N + 2.0) * 0x1p-51) + 1.0;
+            lg_bs_put(s, A);
+            s->nb[l + 1] = NULL;
             continue;
         }
         int relu = L->act == LG_ACT_RELU, relaxed = (relu || lg_act_info_of(L->act)->smooth) && !(pre && l == level);

@@ -56,6 +56,12 @@
  * the constant's term count doubles the chords' intercepts for the layer
  * when a row read two upper planes.
  *
+ * A product, softmax or layernorm node (core/net.h): each row's
+ * coefficients on its outputs become coefficients on its source(s) through
+ * the node's planes in the row's group, with their rounding
+ * (backsub_tnode.h; DESIGN.md §3 "Back-substitution through the Transformer
+ * nodes"); a product's second source counts as a term in the buffers.
+ *
  * A graph (core/net.h, DESIGN.md §1 "The network as a graph"): the pass
  * visits the nodes in reverse order; node ℓ's coefficients are complete
  * when it is reached (every consumer k > ℓ has added Λ_k·A_t to them), it is
@@ -127,6 +133,9 @@ typedef struct lg_backsub {
     int *msel;         /* NULL (no max-pool node), or [ng][size]: the input of each max-pool output's window
                         * with the largest lower bound, in group g (recomputed at every call) */
     unsigned char *mdom; /* [ng][size] 1 when msel's lower bound is ≥ every other input's upper bound */
+    double **tp;       /* NULL (no Transformer node), or [ng][n_layers]: the planes of each product, softmax or
+                        * layernorm layer in group g (backsub_tnode.c), allocated and computed on first use */
+    unsigned char *tp_ok; /* [ng][n_layers] */
     void *store;
 } lg_backsub;
 

@@ -87,9 +87,16 @@ lg_status lg_bounds_check_direct(const lg_net *net);
 int lg_bounds_net_smooth(const lg_net *net);
 
 /* Interval bounds over the raw input box [lo, hi] (n_in values). Takes
- * the Transformer nodes too (lg_bounds_tnode); the stages after it do not
- * yet and refuse them through lg_bounds_check_direct. */
+ * the Transformer nodes too (lg_bounds_tnode), as do lg_bounds_symbolic and
+ * lg_bounds_objective_lower (DESIGN.md §3 "Back-substitution through the
+ * Transformer nodes"); α-CROWN and lg_bounds_check_direct refuse them. */
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
+
+/* Interval bounds of layers ≥ k0 recomputed from the current bounds of the
+ * earlier layers and the input box, each intersected with the bound it had
+ * (after tightening layer k0 − 1). LG_ERR_TIMEOUT past b->run's deadline
+ * (the bounds stay sound). */
+lg_status lg_bounds_interval_from(lg_bounds *b, const lg_net *net, int k0);
 
 /* Interval bounds of the network's outputs (after the last layer's
  * activation) over the raw input box [lo, hi]: ylo/yhi [n_out]. LG_OK, or

@@ -209,96 +209,131 @@ static lg_status lg_bounds_check_interval(const lg_net *net)
     return LG_OK;
 }
 
-lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
+/* Layer k's interval bounds from the post-activation intervals al/ah of
+ * the nodes before it (at noff), into b->lo[k], b->hi[k]. */
+static void lg_bi_layer(lg_bounds *b, const lg_net *net, int k, double *al, double *ah, const size_t *noff, int *idx,
+                        double *wv)
 {
-    lg_status st = lg_bounds_check_interval(net);
-    if (st != LG_OK) return st;
-    if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
+    size_t koff = noff[k + 1];
+    const lg_layer *L = &net->layers[k];
+    if (L->kind == LG_LAYER_MAX) { /* the largest end over each window: exact */
+        size_t so = noff[L->src + 1];
+        for (int o = 0; o < L->n_out; o++) {
+            int n = lg_max_window(&L->conv, o, idx);
+            double l = al[so + (size_t)idx[0]], h = ah[so + (size_t)idx[0]];
+            for (int q = 1; q < n; q++) {
+                double a = al[so + (size_t)idx[q]], c = ah[so + (size_t)idx[q]];
+                if (a > l || a != a) l = a;
+                if (c > h || c != c) h = c;
+            }
+            b->lo[k][o] = l == l ? l : -INFINITY;
+            b->hi[k][o] = h == h ? h : INFINITY;
+            al[koff + o] = b->lo[k][o];
+            ah[koff + o] = b->hi[k][o];
+        }
+        return;
+    }
+    if (lg_kind_is_tnode(L->kind)) { /* identity activation: the node's bounds are its outputs' */
+        lg_bounds_tnode(net, L, al, ah, noff, b->lo[k], b->hi[k]);
+        memcpy(al + koff, b->lo[k], (size_t)L->n_out * sizeof *al);
+        memcpy(ah + koff, b->hi[k], (size_t)L->n_out * sizeof *ah);
+        return;
+    }
+    double nterm = lg_bounds_row_terms(L);
+    for (int o = 0; o < L->n_out; o++) {
+        double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            /* the row's structural nonzeros (core/linop.h), inputs ascending;
+             * the margin counts every term's row length, as for the dense rows */
+            const lg_linear *A = lg_layer_lin(L, t);
+            size_t so = noff[A->src + 1];
+            const double *sal = al + so, *sah = ah + so;
+            /* a dense row is read in place (every input, ascending: the same order) */
+            int dense = A->kind == LG_LAYER_DENSE;
+            const double *Wr = dense ? A->W + (size_t)o * (size_t)A->n_in : wv;
+            int nz = dense ? A->n_in : lg_linear_row_nz(A, o, idx, wv);
+            for (int q = 0; q < nz; q++) {
+                double wi = Wr[q];
+                int i = dense ? q : idx[q];
+                if (wi == 0.0) continue; /* 0·∞ */
+                double wl = wi > 0.0 ? wi * sal[i] : wi * sah[i], wh = wi > 0.0 ? wi * sah[i] : wi * sal[i];
+                sl += wl;
+                sh += wh;
+                double fl = fabs(wl), fh = fabs(wh);
+                mass += fh > fl ? fh : fl;
+            }
+        }
+        double l = sl - lg_bounds_margin(sl, mass, nterm), h = sh + lg_bounds_margin(sh, mass, nterm);
+        /* overflow, ∞ − ∞: a non-finite end is no bound (never finite,
+         * never the wrong infinity) */
+        b->lo[k][o] = isfinite(l) ? l : -INFINITY;
+        b->hi[k][o] = isfinite(h) ? h : INFINITY;
+        lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &al[koff + o], &ah[koff + o]);
+    }
+}
+
+/* Layers k0 … n_layers − 1 from the current bounds of the nodes before k0;
+ * keep: each bound intersected with the one it had. */
+static lg_status lg_bi_run(lg_bounds *b, const lg_net *net, int k0, int keep)
+{
+    lg_status st = LG_OK;
     /* post-activation intervals of every node (input at 0, layer k at
      * lg_net_node_offset): a sum node reads any earlier node */
-    size_t nl = lg_net_nodes_len(net);
+    size_t nl = lg_net_nodes_len(net), w = (size_t)lg_net_max_width(net);
     int *idx = NULL;
     double *wv = NULL;
-    double *al = malloc(2 * nl * sizeof *al);
+    double *al = malloc((2 * nl + 2 * w) * sizeof *al);
     size_t *noff = malloc(((size_t)net->n_layers + 1) * sizeof *noff); /* [node + 1] offsets */
     if (!al || !noff || lg_net_row_alloc(net, &idx, &wv) != 0) {
         free(al);
         free(noff);
         return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
     }
-    double *ah = al + nl;
+    double *ah = al + nl, *ol = ah + nl, *oh = ol + w;
     memcpy(al, b->xlo, (size_t)net->n_in * sizeof *al);
     memcpy(ah, b->xhi, (size_t)net->n_in * sizeof *ah);
     noff[0] = 0;
     for (int k = 0; k < net->n_layers; k++) noff[k + 1] = k ? noff[k] + (size_t)net->layers[k - 1].n_out : (size_t)net->n_in;
-    for (int k = 0; k < net->n_layers; k++) {
-        size_t koff = noff[k + 1];
+    for (int k = 0; k < k0 && k < net->n_layers; k++)
+        for (int o = 0; o < net->layers[k].n_out; o++)
+            lg_bounds_post(&net->layers[k], b->lo[k][o], b->hi[k][o], &al[noff[k + 1] + o], &ah[noff[k + 1] + o]);
+    for (int k = k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         if ((st = lg_runctx_check(b->run, "bounds: interval")) != LG_OK) { /* this and later layers: no bound */
-            for (int q = k; q < net->n_layers; q++)
+            for (int q = k; q < net->n_layers && !keep; q++)
                 for (int o = 0; o < net->layers[q].n_out; o++) b->lo[q][o] = -INFINITY, b->hi[q][o] = INFINITY;
             break;
         }
-        if (L->kind == LG_LAYER_MAX) { /* the largest end over each window: exact */
-            size_t so = noff[L->src + 1];
+        if (keep) {
+            memcpy(ol, b->lo[k], (size_t)L->n_out * sizeof *ol);
+            memcpy(oh, b->hi[k], (size_t)L->n_out * sizeof *oh);
+        }
+        lg_bi_layer(b, net, k, al, ah, noff, idx, wv);
+        if (keep)
             for (int o = 0; o < L->n_out; o++) {
-                int n = lg_max_window(&L->conv, o, idx);
-                double l = al[so + (size_t)idx[0]], h = ah[so + (size_t)idx[0]];
-                for (int q = 1; q < n; q++) {
-                    double a = al[so + (size_t)idx[q]], c = ah[so + (size_t)idx[q]];
-                    if (a > l || a != a) l = a;
-                    if (c > h || c != c) h = c;
-                }
-                b->lo[k][o] = l == l ? l : -INFINITY;
-                b->hi[k][o] = h == h ? h : INFINITY;
-                al[koff + o] = b->lo[k][o];
-                ah[koff + o] = b->hi[k][o];
+                if (ol[o] > b->lo[k][o]) b->lo[k][o] = ol[o];
+                if (oh[o] < b->hi[k][o]) b->hi[k][o] = oh[o];
+                lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &al[noff[k + 1] + o], &ah[noff[k + 1] + o]);
             }
-            continue;
-        }
-        if (lg_kind_is_tnode(L->kind)) { /* identity activation: the node's bounds are its outputs' */
-            lg_bounds_tnode(net, L, al, ah, noff, b->lo[k], b->hi[k]);
-            memcpy(al + koff, b->lo[k], (size_t)L->n_out * sizeof *al);
-            memcpy(ah + koff, b->hi[k], (size_t)L->n_out * sizeof *ah);
-            continue;
-        }
-        double nterm = lg_bounds_row_terms(L);
-        for (int o = 0; o < L->n_out; o++) {
-            double sl = L->b[o], sh = L->b[o], mass = fabs(L->b[o]);
-            for (int t = 0; t < lg_layer_n_lin(L); t++) {
-                /* the row's structural nonzeros (core/linop.h), inputs ascending;
-                 * the margin counts every term's row length, as for the dense rows */
-                const lg_linear *A = lg_layer_lin(L, t);
-                size_t so = noff[A->src + 1];
-                const double *sal = al + so, *sah = ah + so;
-                /* a dense row is read in place (every input, ascending: the same order) */
-                int dense = A->kind == LG_LAYER_DENSE;
-                const double *Wr = dense ? A->W + (size_t)o * (size_t)A->n_in : wv;
-                int nz = dense ? A->n_in : lg_linear_row_nz(A, o, idx, wv);
-                for (int q = 0; q < nz; q++) {
-                    double wi = Wr[q];
-                    int i = dense ? q : idx[q];
-                    if (wi == 0.0) continue; /* 0·∞ */
-                    double wl = wi > 0.0 ? wi * sal[i] : wi * sah[i], wh = wi > 0.0 ? wi * sah[i] : wi * sal[i];
-                    sl += wl;
-                    sh += wh;
-                    double fl = fabs(wl), fh = fabs(wh);
-                    mass += fh > fl ? fh : fl;
-                }
-            }
-            double l = sl - lg_bounds_margin(sl, mass, nterm), h = sh + lg_bounds_margin(sh, mass, nterm);
-            /* overflow, ∞ − ∞: a non-finite end is no bound (never finite,
-             * never the wrong infinity) */
-            b->lo[k][o] = isfinite(l) ? l : -INFINITY;
-            b->hi[k][o] = isfinite(h) ? h : INFINITY;
-            lg_bounds_post(L, b->lo[k][o], b->hi[k][o], &al[koff + o], &ah[koff + o]);
-        }
     }
     free(idx);
     free(wv);
     free(al);
     free(noff);
     return st;
+}
+
+lg_status lg_bounds_interval_from(lg_bounds *b, const lg_net *net, int k0)
+{
+    return lg_bi_run(b, net, k0, 1);
+}
+
+lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
+{
+    lg_status st = lg_bounds_check_interval(net);
+    if (st != LG_OK) return st;
+    if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
+    return lg_bi_run(b, net, 0, 0);
 }
 
 lg_status lg_bounds_output_box(const lg_net *net, const double *lo, const double *hi, double *ylo, double *yhi)

@@ -34,7 +34,7 @@ static int lg_sym_chunk(const lg_net *net)
  * (lg_backsub_lower_pre). */
 static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 {
-    if (L->n_terms > 0) {
+    if (L->n_terms > 0 || lg_kind_is_tnode(L->kind)) {
         double *Ar = s->A + (size_t)r * (size_t)L->n_out;
         memset(Ar, 0, (size_t)L->n_out * sizeof *Ar);
         Ar[o] = g;
@@ -50,7 +50,7 @@ static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 /* The pass for n rows of layer k set by lg_sym_row. */
 static lg_status lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, double *out)
 {
-    if (L->n_terms > 0) return lg_backsub_lower_pre(s, k, n, out);
+    if (L->n_terms > 0 || lg_kind_is_tnode(L->kind)) return lg_backsub_lower_pre(s, k, n, out);
     return lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
 }
 
@@ -142,9 +142,64 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
     return lg_bounds_symbolic_from(b, net, 1); /* layer 0 is exact by interval */
 }
 
+/* Layers whose bounds a back-substitution reads (DESIGN.md §3 "Back-substitution through the
+ * Transformer nodes"): relu and smooth layers (their relaxations) and the sources of Transformer
+ * and max-pool nodes (their planes); need[k] = 1. */
+static void lg_sym_need(const lg_net *net, unsigned char *need)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        need[k] |= L->act == LG_ACT_RELU || lg_act_info_of(L->act)->smooth;
+        if (lg_kind_is_tnode(L->kind) || L->kind == LG_LAYER_MAX) {
+            if (L->src >= 0) need[L->src] = 1;
+            if (L->kind == LG_LAYER_BILINEAR && L->op.src_b >= 0) need[L->op.src_b] = 1;
+        }
+    }
+}
+
+/* A net with Transformer nodes: layer by layer from k0, the interval bounds recomputed from the
+ * tightened earlier layers, then back-substitution bounds of each layer some relaxation reads,
+ * each kept where tighter. */
+static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
+{
+    lg_backsub s;
+    int m = lg_sym_chunk(net);
+    unsigned char *need = calloc((size_t)net->n_layers, 1);
+    double *out = malloc((size_t)m * sizeof *out);
+    lg_status st = need && out ? lg_backsub_init(&s, b, net, m) : lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    if (st != LG_OK) {
+        free(need);
+        free(out);
+        return st;
+    }
+    lg_sym_need(net, need);
+    for (int k = k0 < 0 ? 0 : k0; k < net->n_layers && st == LG_OK; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (k > 0 && (st = lg_bounds_interval_from(b, net, k)) != LG_OK) break;
+        if (!need[k] || (k == 0 && !lg_kind_is_tnode(L->kind))) continue; /* layer 0 of a sum: exact by interval */
+        for (int o0 = 0; o0 < L->n_out && st == LG_OK; o0 += m) {
+            int n = L->n_out - o0 < m ? L->n_out - o0 : m;
+            for (int sign = 0; sign < 2 && st == LG_OK; sign++) {
+                double g = sign ? -1.0 : 1.0;
+                for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, o0 + r, g);
+                if ((st = lg_sym_lower(&s, L, k, n, out)) != LG_OK) break;
+                for (int r = 0; r < n; r++) {
+                    int o = o0 + r;
+                    if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
+                    if (sign == 1 && -out[r] < b->hi[k][o]) b->hi[k][o] = -out[r];
+                }
+            }
+        }
+    }
+    free(need);
+    free(out);
+    lg_backsub_free(&s);
+    return st;
+}
+
 lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
 {
-    if (lg_net_first_tnode(net) >= 0) return LG_OK; /* interval bounds stand (DESIGN.md §1 "Transformer nodes") */
+    if (lg_net_first_tnode(net) >= 0) return lg_sym_tnode_from(b, net, k0);
     lg_backsub s;
     int m = lg_sym_chunk(net);
     lg_status st = lg_backsub_init(&s, b, net, m);
@@ -234,8 +289,8 @@ done:
 lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out)
 {
-    if (lg_net_first_tnode(net) >= 0) return lg_bounds_tnode_objective(b, net, m, C, d, out);
-    lg_status st = lg_bounds_check_direct(net);
+    int tn = lg_net_first_tnode(net) >= 0;
+    lg_status st = tn ? LG_OK : lg_bounds_check_direct(net);
     if (st != LG_OK) return st;
     if (m < 1) return LG_OK;
     lg_backsub s;
@@ -245,5 +300,12 @@ lg_status lg_bounds_objective_lower(const lg_bounds *b, const lg_net *net, int m
     memcpy(s.c, d, (size_t)m * sizeof *s.c);
     st = lg_backsub_lower(&s, net->n_layers - 1, m, NULL, NULL, 0, NULL, out);
     lg_backsub_free(&s);
+    if (tn && st == LG_OK) /* the interval objective where it is better (DESIGN.md §3 "Back-substitution
+                             * through the Transformer nodes") */
+        for (int r = 0; r < m; r++) {
+            double v;
+            if ((st = lg_bounds_tnode_objective(b, net, 1, C + (size_t)r * (size_t)no, d + r, &v)) != LG_OK) break;
+            if (v > out[r]) out[r] = v;
+        }
     return st;
 }

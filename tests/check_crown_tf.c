@@ -1,0 +1,162 @@
+/* check_crown_tf.c — back-substitution through the Transformer nodes
+ * (DESIGN.md §3 "Back-substitution through the Transformer nodes"):
+ * soundness against sampled and PGD points on random attention nets
+ * (tests/gen_tnet.h), and that it tightens the interval bounds. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/net.h"
+#include "core/rng.h"
+#include "gen_tnet.h"
+#include "testutil.h"
+#include "verify/attack.h"
+#include "verify/bounds.h"
+#include "verify/prop.h"
+
+static void ct_make(lg_net *net, unsigned seed)
+{
+    lg_rng r;
+    lg_rng_init(&r, seed, 3);
+    lg_test_tnet_opts o = {0};
+    ck_assert_int_eq(lg_test_tnet_random(net, &r, &o), LG_OK);
+}
+
+/* Every node's value at x inside [lo, hi] of its (pre-activation) bounds. */
+static void ct_inside(const lg_net *net, const lg_bounds *b, const double *x, double *vals, double *pre, unsigned seed,
+                      double rad)
+{
+    lg_net_forward_nodes(net, x, vals, pre);
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        size_t off = lg_net_node_offset(net, k);
+        for (int o = 0; o < L->n_out; o++) {
+            double z = pre[off + (size_t)o], tol = 1e-12 * (1.0 + fabs(z));
+            if (lg_kind_is_tnode(L->kind)) z = vals[off + (size_t)o];
+            ck_assert_msg(z >= b->lo[k][o] - tol && z <= b->hi[k][o] + tol,
+                          "seed %u radius %g layer %d (%s) neuron %d: %.17g outside [%.17g, %.17g]", seed, rad, k,
+                          lg_kind_name(L->kind), o, z, b->lo[k][o], b->hi[k][o]);
+        }
+    }
+}
+
+/* Sampled points (corners, uniform) and PGD minimisers of random objectives
+ * never leave the back-substitution bounds of any node, nor go below an
+ * objective's lower bound; and on small boxes the bounds beat interval
+ * arithmetic somewhere. */
+START_TEST(test_crown_tf_oracle)
+{
+    int nets = lg_test_quick() ? 10 : 30, tighter = 0, checked = 0;
+    for (unsigned seed = 1; seed <= (unsigned)nets; seed++) {
+        lg_net net;
+        ct_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 77);
+        size_t nl = lg_net_nodes_len(&net);
+        double *vals = malloc(2 * nl * sizeof *vals), *pre = vals + nl;
+        int no = lg_net_n_out(&net), n = net.n_in;
+        const double radii[4] = {1e-6, 0.01, 0.1, 0.8};
+        for (int ri = 0; ri < 4; ri++) {
+            double c[64], lo[64], hi[64], x[64], grad[64];
+            for (int i = 0; i < n; i++) {
+                c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+                lo[i] = c[i] - radii[ri];
+                hi[i] = c[i] + radii[ri];
+            }
+            lg_bounds bi, bs;
+            ck_assert_int_eq(lg_bounds_init(&bi, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_init(&bs, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_interval(&bi, &net, lo, hi), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
+            for (int k = 0; k < net.n_layers; k++)
+                for (int o = 0; o < net.layers[k].n_out; o++) {
+                    /* never looser than interval; strictly tighter somewhere counts */
+                    ck_assert(bs.lo[k][o] >= bi.lo[k][o] && bs.hi[k][o] <= bi.hi[k][o]);
+                    if (bs.hi[k][o] - bs.lo[k][o] < 0.99 * (bi.hi[k][o] - bi.lo[k][o])) tighter++;
+                }
+            for (int sm = 0; sm < 100; sm++) {
+                for (int i = 0; i < n; i++) {
+                    double u = sm < 40 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
+                    x[i] = lo[i] + u * (hi[i] - lo[i]);
+                }
+                ct_inside(&net, &bs, x, vals, pre, seed, radii[ri]);
+                checked++;
+            }
+            /* objectives C·y + d: the back-substitution bound below every PGD iterate */
+            for (int q = 0; q < 3; q++) {
+                double C[4], d = lg_rng_normal(&r), lb, g;
+                for (int j = 0; j < no; j++) C[j] = lg_rng_normal(&r);
+                ck_assert_int_eq(lg_bounds_objective_lower(&bs, &net, 1, C, &d, &lb), LG_OK);
+                /* (not compared with the bound on the interval bounds: the planes are not monotone
+                 * in their boxes, so tighter intermediate bounds need not give a better objective) */
+                lg_lincon Lc = {C, d};
+                lg_term T = {1, &Lc};
+                for (int i = 0; i < n; i++) x[i] = lo[i] + lg_rng_uniform(&r) * (hi[i] - lo[i]);
+                for (int it = 0; it < 30; it++) {
+                    ck_assert_int_eq(lg_attack_objective(&net, 1, &T, x, &g, grad), LG_OK);
+                    ck_assert_msg(g >= lb - 1e-12 * (1.0 + fabs(g)), "seed %u radius %g: PGD value %.17g below %.17g",
+                                  seed, radii[ri], g, lb);
+                    for (int i = 0; i < n; i++) {
+                        double v = x[i] - (hi[i] - lo[i]) * 0.25 * (grad[i] > 0 ? 1.0 : grad[i] < 0 ? -1.0 : 0.0);
+                        x[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
+                    }
+                    ct_inside(&net, &bs, x, vals, pre, seed, radii[ri]);
+                }
+            }
+            lg_bounds_free(&bi);
+            lg_bounds_free(&bs);
+        }
+        free(vals);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(checked, 1000);
+    ck_assert_int_gt(tighter, 0);
+}
+END_TEST
+
+/* A box of radius 1e-9: the output bounds of back-substitution are within
+ * 1e-6 (the planes are finite and tight on small boxes, every rounding term
+ * small), and at a point box the objective bound is within 1e-6 of the value. */
+START_TEST(test_crown_tf_tight_small)
+{
+    for (unsigned seed = 1; seed <= 10; seed++) {
+        lg_net net;
+        ct_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 88);
+        double c[64], lo[64], hi[64], y[4], scratch[512];
+        for (int i = 0; i < net.n_in; i++) {
+            c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+            lo[i] = c[i] - 1e-9;
+            hi[i] = c[i] + 1e-9;
+        }
+        lg_bounds b;
+        ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+        int ko = net.n_layers - 1, no = lg_net_n_out(&net);
+        for (int o = 0; o < net.layers[ko].n_out; o++)
+            ck_assert_msg(b.hi[ko][o] - b.lo[ko][o] < 1e-6, "seed %u: width %g", seed, b.hi[ko][o] - b.lo[ko][o]);
+        lg_net_forward(&net, c, y, scratch);
+        double C[4] = {0, 0, 0, 0}, d = 0.0, lb;
+        C[0] = 1.0;
+        C[no - 1] -= 1.0;
+        ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, 1, C, &d, &lb), LG_OK);
+        double v = y[0] - y[no - 1];
+        ck_assert_msg(lb <= v + 1e-12 && lb >= v - 1e-6, "seed %u: %g vs %g", seed, lb, v);
+        lg_bounds_free(&b);
+        lg_net_free(&net);
+    }
+}
+END_TEST
+
+Suite *suite_crown_tf(void)
+{
+    Suite *s = suite_create("crown_tf");
+    TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 300);
+    tcase_add_test(tc, test_crown_tf_oracle);
+    tcase_add_test(tc, test_crown_tf_tight_small);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,209 @@
+/* backsub_tnode.c — the back-substitution's step through a Transformer node
+ * (backsub_tnode.h). */
+#include "verify/backsub_tnode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/act_relax.h"
+#include "verify/relax_bilinear.h"
+#include "verify/relax_iv.h"
+#include "verify/relax_layernorm.h"
+#include "verify/relax_softmax.h"
+
+/* Plane table of one layer: a product's pairs q = o·K + k hold
+ * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|]; a softmax or layernorm
+ * holds lo_w [n·g], lo_c [n], up_w [n·g], up_c [n], max|x| [n]. */
+#define LG_BT_PAIR 8
+
+static size_t lg_bt_len(const lg_layer *L)
+{
+    size_t n = (size_t)L->n_out;
+    if (L->kind == LG_LAYER_BILINEAR) return n * (size_t)L->op.K * LG_BT_PAIR;
+    return 2 * n * (size_t)L->op.group + 3 * n;
+}
+
+lg_status lg_bs_tnode_init(lg_backsub *s)
+{
+    if (lg_net_first_tnode(s->net) < 0) return LG_OK;
+    size_t n = (size_t)s->ng * (size_t)s->net->n_layers;
+    s->tp = calloc(n, sizeof *s->tp);
+    s->tp_ok = calloc(n, 1);
+    if (!s->tp || !s->tp_ok) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory for the Transformer nodes' planes");
+    return LG_OK;
+}
+
+void lg_bs_tnode_free(lg_backsub *s)
+{
+    if (s->tp)
+        for (size_t q = 0; q < (size_t)s->ng * (size_t)s->net->n_layers; q++) free(s->tp[q]);
+    free(s->tp);
+    free(s->tp_ok);
+    s->tp = NULL;
+    s->tp_ok = NULL;
+}
+
+void lg_bs_tnode_changed(lg_backsub *s, int l)
+{
+    if (!s->tp_ok) return;
+    int nl = s->net->n_layers;
+    for (int k = l + 1; k < nl; k++) {
+        const lg_layer *L = &s->net->layers[k];
+        if (!lg_kind_is_tnode(L->kind) || (L->src != l && !(L->kind == LG_LAYER_BILINEAR && L->op.src_b == l)))
+            continue;
+        for (int g = 0; g < s->ng; g++) s->tp_ok[(size_t)g * (size_t)nl + (size_t)k] = 0;
+    }
+}
+
+int lg_bs_tnode_addends(const lg_layer *L, int second)
+{
+    if (L->kind == LG_LAYER_BILINEAR) return L->n_out * L->op.K; /* every pair could read one entry */
+    return second ? 0 : L->op.group;
+}
+
+/* Post-activation interval of entry i of node src in group g (NaN: none). */
+static void lg_bt_post(const lg_backsub *s, int g, int src, int i, double *lo, double *hi)
+{
+    const lg_bounds *b = s->gb[g];
+    double l = src < 0 ? b->xlo[i] : b->lo[src][i], h = src < 0 ? b->xhi[i] : b->hi[src][i];
+    if (src >= 0) lg_bounds_post(&s->net->layers[src], l, h, &l, &h);
+    *lo = l == l ? l : -INFINITY;
+    *hi = h == h ? h : INFINITY;
+}
+
+static double lg_bt_mag(double l, double h)
+{
+    double a = fabs(l), b = fabs(h);
+    return a > b ? a : b;
+}
+
+/* The planes of tnode layer l in group g; 0 out of memory. */
+static int lg_bt_planes(lg_backsub *s, int g, int l)
+{
+    size_t at = (size_t)g * (size_t)s->net->n_layers + (size_t)l;
+    const lg_layer *L = &s->net->layers[l];
+    if (!s->tp[at] && !(s->tp[at] = malloc(lg_bt_len(L) * sizeof(double)))) return 0;
+    double *P = s->tp[at];
+    int n = L->n_out;
+    if (L->kind == LG_LAYER_BILINEAR) {
+        int K = L->op.K;
+        const int *ia = L->map, *ib = L->map + (size_t)n * (size_t)K;
+        for (size_t q = 0; q < (size_t)n * (size_t)K; q++) {
+            double la, ua, lb, ub;
+            lg_bt_post(s, g, L->src, ia[q], &la, &ua);
+            lg_bt_post(s, g, L->op.src_b, ib[q], &lb, &ub);
+            lg_bilinear_planes p;
+            lg_relax_bilinear(la, ua, lb, ub, LG_BS_BILINEAR_ALPHA, LG_BS_BILINEAR_ALPHA, &p);
+            double *e = P + q * LG_BT_PAIR;
+            e[0] = p.lo_a, e[1] = p.lo_b, e[2] = p.lo_c, e[3] = p.up_a, e[4] = p.up_b, e[5] = p.up_c;
+            e[6] = lg_bt_mag(la, ua), e[7] = lg_bt_mag(lb, ub);
+        }
+    } else {
+        size_t gs = (size_t)L->op.group;
+        double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
+        double *xm = up_c + n;
+        double *lu = malloc(2 * gs * sizeof *lu);
+        lg_dv *work = malloc((4 * gs + 2) * sizeof *work);
+        if (!lu || !work) {
+            free(lu);
+            free(work);
+            return 0;
+        }
+        for (size_t G = 0; G < (size_t)n / gs; G++) {
+            size_t o0 = G * gs;
+            for (size_t j = 0; j < gs; j++) {
+                lg_bt_post(s, g, L->src, (int)(o0 + j), &lu[j], &lu[gs + j]);
+                xm[o0 + j] = lg_bt_mag(lu[j], lu[gs + j]);
+            }
+            if (L->kind == LG_LAYER_SOFTMAX)
+                lg_relax_softmax(gs, lu, lu + gs, NULL, lo_w + o0 * gs, lo_c + o0, up_w + o0 * gs, up_c + o0, work);
+            else
+                lg_relax_layernorm(gs, lu, lu + gs, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs, lo_c + o0,
+                                   up_w + o0 * gs, up_c + o0, work);
+        }
+        free(lu);
+        free(work);
+    }
+    s->tp_ok[at] = 1;
+    return 1;
+}
+
+/* One row's accumulators of the rounding term (backsub_tnode.h). */
+typedef struct lg_bt_acc {
+    double S;   /* Σ |coef|·max|x| */
+    double und; /* Σ max|x| of the coefficients */
+    double I;   /* Σ |icpt| */
+    double cnt; /* addends summed into S and und */
+    double nic; /* intercepts */
+    int bad;
+} lg_bt_acc;
+
+static inline void lg_bt_coef(lg_bt_acc *a, double *y, double coef, double w, double xm)
+{
+    if (w == 0.0) return; /* coef = 0 exactly */
+    *y += coef;
+    a->S += fabs(coef) * xm;
+    a->und += xm;
+    a->cnt += 1.0;
+}
+
+double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam)
+{
+    const lg_layer *L = &s->net->layers[l];
+    int n = L->n_out, nl = s->net->n_layers, ok = 1;
+    for (int g = 0; g < s->ng; g++)
+        if (!s->tp_ok[(size_t)g * (size_t)nl + (size_t)l] && !lg_bt_planes(s, g, l)) ok = 0;
+    int bil = L->kind == LG_LAYER_BILINEAR;
+    int K = bil ? L->op.K : 0;
+    size_t na = (size_t)L->n_in, nb = bil ? (size_t)L->op.n_in_b : 0, gs = bil ? 0 : (size_t)L->op.group;
+    for (int r = 0; r < m; r++) {
+        const double *Ar = A + (size_t)r * (size_t)n;
+        double *ya = Ya + (size_t)r * na, *yb = bil ? Yb + (size_t)r * nb : NULL;
+        lg_bt_acc a = {0, 0, 0, 0, 0, !ok};
+        double cr = s->c[r], ms = s->mass[r];
+        const double *P = ok ? s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l] : NULL;
+        for (int o = 0; o < n && !a.bad; o++) {
+            double lam = Ar[o];
+            if (lam == 0.0) continue;
+            int lo = lam > 0.0;
+            if (bil) {
+                const int *ia = L->map + (size_t)o * (size_t)K, *ib = L->map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
+                for (int k = 0; k < K; k++) {
+                    const double *e = P + ((size_t)o * (size_t)K + (size_t)k) * LG_BT_PAIR;
+                    const double *w = lo ? e : e + 3;
+                    lg_bt_coef(&a, &ya[ia[k]], lam * w[0], w[0], e[6]);
+                    lg_bt_coef(&a, &yb[ib[k]], lam * w[1], w[1], e[7]);
+                    double ic = lam * w[2];
+                    cr += ic;
+                    ms += fabs(ic);
+                    a.I += fabs(ic);
+                    a.nic += 1.0;
+                }
+            } else {
+                size_t G0 = (size_t)o / gs * gs;
+                const double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
+                const double *xm = up_c + n;
+                const double *w = (lo ? lo_w : up_w) + (size_t)o * gs;
+                for (size_t j = 0; j < gs; j++) lg_bt_coef(&a, &ya[G0 + j], lam * w[j], w[j], xm[G0 + j]);
+                double ic = lam * (lo ? lo_c[o] : up_c[o]);
+                cr += ic;
+                ms += fabs(ic);
+                a.I += fabs(ic);
+                a.nic += 1.0;
+            }
+        }
+        /* err += (2^-51 + γ')·S + 2^-1073·und + 2^-51·I + 2^-1072·nic, every sum above
+         * taken up by its own rounding (≤ (cnt + 2)·2^-52 relative), each step rounded up */
+        double grow = lg_up(1.0 + (a.cnt + a.nic + 2.0) * 0x1p-52);
+        double e = lg_up(lg_up(lg_up(0x1p-51 + gam) * a.S) * grow);
+        e = lg_up(e + lg_up(lg_up(a.und * grow) * 0x1p-1073));
+        e = lg_up(e + lg_up(lg_up(a.I * grow) * 0x1p-51));
+        e = lg_up(e + lg_up(a.nic * 0x1p-1072));
+        if (a.bad || !(e < INFINITY)) e = INFINITY;
+        s->err[r] = lg_up(s->err[r] + e);
+        s->c[r] = cr;
+        s->mass[r] = ms;
+    }
+    return bil ? (double)n * K : (double)n;
+}
