@@ -291,6 +291,44 @@ START_TEST(test_devtf_oracle_trained_vit)
 }
 END_TEST
 
+/* The difference network passes the nodes by CROWN (not by interval arithmetic): on the trained
+ * ViT's small balls its bound is far below the propagation alone (interval arithmetic through
+ * attention saturates there), and still above every sampled deviation (tf_check_box). */
+START_TEST(test_devtf_crown_tightens_balls)
+{
+    lg_net net = {0};
+    ck_assert_int_eq(lg_netfile_read(&net, lg_test_fixture("vit/tiny_vit.lgnet")), LG_OK);
+    lg_net rn;
+    ck_assert_int_eq(lg_anneal_to_relu(&rn, &net), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 5151u, 2);
+    double *lo = malloc(2 * (size_t)net.n_in * sizeof *lo), *hi = lo + net.n_in;
+    ck_assert_ptr_nonnull(lo);
+    for (int i = 0; i < net.n_in; i++) {
+        double c = lg_rng_uniform(&r);
+        lo[i] = fmax(0.0, c - 1e-4);
+        hi[i] = fmin(1.0, c + 1e-4);
+    }
+    lg_dev dev;
+    lg_devnet v;
+    lg_bounds b;
+    ck_assert_int_eq(lg_dev_init(&dev, &rn, &net), LG_OK);
+    ck_assert_int_eq(lg_devnet_init(&v, &rn, &net), LG_OK);
+    ck_assert_int_eq(lg_bounds_init(&b, &rn), LG_OK);
+    double D, Dold;
+    ck_assert_int_eq(lg_transfer_box_delta(&dev, NULL, &rn, &b, lo, hi, &Dold), LG_OK);
+    ck_assert_int_eq(lg_transfer_box_delta(&dev, &v, &rn, &b, lo, hi, &D), LG_OK);
+    ck_assert_msg(D < 0.5 * Dold, "difference network %.17g not below half the propagation alone %.17g", D, Dold);
+    (void)tf_check_box(&rn, &net, lo, hi, &r, 20, "trained vit, eps 1e-4", NULL);
+    lg_bounds_free(&b);
+    lg_devnet_free(&v);
+    lg_dev_free(&dev);
+    free(lo);
+    lg_net_free(&rn);
+    lg_net_free(&net);
+}
+END_TEST
+
 /* The rounding bounds of the nodes' double forward passes (core/op_*.c) against 256-bit MPFR
  * on random inputs, and a forward pass never outside the node's bounds of lg_devtf_node on a
  * point box (the image widened by that rounding). */
@@ -467,6 +505,7 @@ Suite *suite_deviation_tf(void)
     lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_devtf_oracle_random);
     tcase_add_test(tc, test_devtf_oracle_trained_vit);
+    tcase_add_test(tc, test_devtf_crown_tightens_balls);
     tcase_add_test(tc, test_devtf_rounding);
     tcase_add_test(tc, test_devtf_node_worst_direction);
     tcase_add_test(tc, test_devtf_refuses_mismatch);

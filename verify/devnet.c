@@ -185,9 +185,11 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
     if (!lg_devnet_mags(v, v->zmag, 2.0, 1.0)) goto done; /* overflow: no claim */
     /* CROWN through D; a pair too large for it (v->off) or no memory for its rows: interval
      * arithmetic through the noisy D, the same induction (tight where the box is small) */
-    /* (the bound engine's CROWN does not pass the Transformer nodes yet: their nets take the
-     * interval route, valid = 2, and transfer.c keeps the ReLU net's own bounds) */
-    int sym = !v->off && lg_net_first_tnode(v->relu) < 0;
+    /* with Transformer nodes too (CROWN passes them by their planes, DESIGN.md §3
+     * "Back-substitution through the Transformer nodes"); their bounds are then widened by the
+     * nodes' ξ below, so valid = 2 there: transfer.c keeps the ReLU net's own bounds, which the
+     * widening would otherwise loosen */
+    int sym = !v->off;
     /* a net with Transformer nodes: a bound that leaves its guess is guessed again from the noisy
      * bounds (twice them, plus 1), at most twice more (every try is the whole induction) */
     for (int tries = lg_net_first_tnode(v->relu) >= 0 ? 3 : 1;; tries--) {
@@ -228,7 +230,7 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
         double x = fmax(fabs(dl[j]), fabs(dh[j])) + v->xi[j] + v->xi[no + j];
         e[j] = isnan(x) ? INFINITY : x * (1.0 + 4.0 * DBL_EPSILON);
     }
-    v->valid = sym ? 1 : 2;
+    v->valid = sym && lg_net_first_tnode(v->relu) < 0 ? 1 : 2;
 done:
     b->run = NULL;
     return st;
