@@ -48,6 +48,7 @@ static double lg_mp1(double x, int up, int rsqrt)
     else mpfr_exp(t, t, r);
     double v = mpfr_get_d(t, r);
     mpfr_clear(t);
+    mpfr_free_cache(); /* exp's constant caches (log 2) would outlive the call, as in core/enclose.c */
     return v;
 }
 
