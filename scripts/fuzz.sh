@@ -5,7 +5,8 @@
 #
 # Builds the harnesses in build-fuzz/ (-DLG_FUZZ=ON), then runs each PARSER
 # (default: all: idx netfile onnx vnnlib vnnlib_assign npy npy_dataset inputs grid) for
-# SECONDS (default 60) of wall time, one after the other. Seeds are read from
+# SECONDS (default 60) of wall time, LG_FUZZ_JOBS (default: the core count)
+# side by side. Seeds are read from
 # fuzz/corpus/<parser>/ (tracked, small); new inputs go to the working corpus
 # build-fuzz/corpus/<parser>/ (kept between runs, so coverage accumulates).
 # A crash, leak, sanitizer report, timeout (> 10 s per input) or an input
@@ -57,17 +58,15 @@ if [ ${#parsers[@]} -eq 0 ]; then
   done
 fi
 
-status=0
 mkdir -p "$B/logs"
-for p in "${parsers[@]}"; do
-  exe=$B/fuzz/fuzz_$p
-  [ -x "$exe" ] || { echo "fuzz: no harness fuzz_$p (known: $(ls "$B/fuzz" | grep -v make_seeds | tr '\n' ' '))" >&2; exit 2; }
+fuzz_one() { # parser → exit 0 when clean, 1 on a finding
+  local p=$1 exe=$B/fuzz/fuzz_$1
   mkdir -p "$B/corpus/$p" "$B/crashes/$p" "fuzz/corpus/$p"
-  dict=()
+  local dict=()
   [ -f "fuzz/$p.dict" ] && dict=(-dict="fuzz/$p.dict")
-  log=$B/logs/$p.$(date -u +%Y%m%dT%H%M%S).$$.log  # one per run (runs may go side by side)
+  local log=$B/logs/$p.$(date -u +%Y%m%dT%H%M%S).$$.log  # one per run (runs may go side by side)
+  local before after new rc=0 execs rate
   before=$(ls "$B/crashes/$p" | wc -l)
-  rc=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$exe" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$B/crashes/$p/" "${dict[@]}" "$B/corpus/$p" "fuzz/corpus/$p" >"$log" 2>&1 || rc=$?
@@ -78,9 +77,31 @@ for p in "${parsers[@]}"; do
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$p" "$SECS" "${execs:-0}" "${rate:-0}" "$new" >>"$B/fuzz-stats.tsv"
   echo "fuzz: $p: ${execs:-0} executions in ${SECS} s (${rate:-0}/s), $new new crash file(s), exit $rc"
   if [ $rc -ne 0 ] || [ $new -gt 0 ]; then
-    status=1
     echo "fuzz: $p FAILED; log $log, inputs in $B/crashes/$p/:" >&2
     grep -E 'ERROR|SUMMARY|runtime error' "$log" | head -5 >&2 || true
+    return 1
   fi
+  return 0
+}
+
+for p in "${parsers[@]}"; do
+  [ -x "$B/fuzz/fuzz_$p" ] || { echo "fuzz: no harness fuzz_$p (known: $(ls "$B/fuzz" | grep -v make_seeds | tr '\n' ' '))" >&2; exit 2; }
+done
+# LG_FUZZ_JOBS parsers side by side (default: one per core); each still
+# runs SECS seconds of wall time.
+jobs_max=${LG_FUZZ_JOBS:-$(nproc)}
+status=0
+running=0
+for p in "${parsers[@]}"; do
+  if [ "$running" -ge "$jobs_max" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$p" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status
