@@ -95,6 +95,20 @@ static lg_status lg_train_vit(lg_cli_train *ct, const lg_vit_spec *sp, lg_act ac
     return st;
 }
 
+/* The annealing options' consistency (usage errors, printed): 0 when they fit act. */
+static int lg_cmd_train_anneal_args(const lg_cli_train *ct, lg_act act)
+{
+    if (ct->anneal_start < 1.0 && !lg_act_has_param(act)) {
+        lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
+        return 1;
+    }
+    if (!ct->anneal_set && (ct->target_set || ct->tolerance_set)) {
+        lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
+        return 1;
+    }
+    return 0;
+}
+
 int lg_cmd_train(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -184,14 +198,7 @@ int lg_cmd_train(int argc, char **argv)
         }
         ct.no_output = 1;
         if (lg_cli_train_finish_args("train", &ct)) goto done;
-        if (ct.anneal_start < 1.0 && !lg_act_has_param(act)) {
-            lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
-            goto done;
-        }
-        if (!ct.anneal_set && (ct.target_set || ct.tolerance_set)) {
-            lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
-            goto done;
-        }
+        if (lg_cmd_train_anneal_args(&ct, act)) goto done;
         rc = 1;
         if ((st = lg_cli_train_load(&ct, vit.C * vit.H * vit.W, "--arch")) != LG_OK) {
             if (st != LG_ERR_ARG) goto fail;
@@ -210,14 +217,7 @@ int lg_cmd_train(int argc, char **argv)
     }
     if (lg_cli_train_finish_args("train", &ct)) goto done;
     int anneal = ct.anneal_start < 1.0;
-    if (anneal && !lg_act_has_param(act)) {
-        lg_cli_usage("train", "--anneal-start needs --act lgelu, swish or prelu");
-        goto done;
-    }
-    if (!ct.anneal_set && (ct.target_set || ct.tolerance_set)) {
-        lg_cli_usage("train", "--lambda-target/--tolerance need --anneal-start F (F = 1: no annealing)");
-        goto done;
-    }
+    if (lg_cmd_train_anneal_args(&ct, act)) goto done;
     rc = 1;
     if ((st = lg_cli_train_load(&ct, arch.n_in, "--arch")) != LG_OK) {
         if (st != LG_ERR_ARG) goto fail;

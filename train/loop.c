@@ -27,22 +27,33 @@ lg_train_opts lg_train_opts_default(void)
 }
 
 
-double lg_model_accuracy(lg_model *m, const lg_dataset *ds)
+double lg_batched_accuracy(void *model, int max_batch, const lg_dataset *ds, lg_batch_hits_fn hits_of)
 {
     if (ds->n == 0) return 0.0;
-    uint32_t *idx = malloc((size_t)m->max_batch * sizeof *idx);
+    uint32_t *idx = malloc((size_t)max_batch * sizeof *idx);
     if (!idx) return -1.0;
     size_t hits = 0;
-    for (size_t s = 0; s < ds->n; s += (size_t)m->max_batch) {
-        int B = (int)(ds->n - s < (size_t)m->max_batch ? ds->n - s : (size_t)m->max_batch);
+    for (size_t s = 0; s < ds->n; s += (size_t)max_batch) {
+        int B = (int)(ds->n - s < (size_t)max_batch ? ds->n - s : (size_t)max_batch);
         for (int r = 0; r < B; r++) idx[r] = (uint32_t)(s + (size_t)r);
-        lg_model_gather(m, ds->x, idx, B);
-        int c = 0;
-        lg_model_forward(m, B, ds->y + s, NULL, &c);
-        hits += (size_t)c;
+        hits += (size_t)hits_of(model, ds->x, idx, B, ds->y + s);
     }
     free(idx);
     return (double)hits / (double)ds->n;
+}
+
+static int lg_model_batch_hits(void *model, const float *X, const uint32_t *idx, int B, const uint8_t *labels)
+{
+    lg_model *m = model;
+    lg_model_gather(m, X, idx, B);
+    int c = 0;
+    lg_model_forward(m, B, labels, NULL, &c);
+    return c;
+}
+
+double lg_model_accuracy(lg_model *m, const lg_dataset *ds)
+{
+    return lg_batched_accuracy(m, m->max_batch, ds, lg_model_batch_hits);
 }
 
 static lg_status lg_train_check_data(const lg_model *m, const lg_dataset *ds, const char *what)

@@ -57,6 +57,13 @@ typedef struct lg_train_result {
 lg_status lg_train_run(lg_net *net, const lg_dataset *train, const lg_dataset *val, const lg_dataset *test,
                        const lg_train_opts *o, lg_train_result *res);
 
+/* Rows idx[0..B) of X loaded into `model` and classified: the number whose
+ * predicted class equals labels[r] (the model's batch forward). */
+typedef int (*lg_batch_hits_fn)(void *model, const float *X, const uint32_t *idx, int B, const uint8_t *labels);
+/* The share of ds that hits_of classifies correctly, in batches of at most
+ * max_batch rows; 0 for an empty set, −1 when out of memory. The one
+ * accuracy loop of every trainer (lg_model_accuracy, lg_vit_accuracy). */
+double lg_batched_accuracy(void *model, int max_batch, const lg_dataset *ds, lg_batch_hits_fn hits_of);
 /* Accuracy of the model in float on ds (batches of m->max_batch). */
 double lg_model_accuracy(lg_model *m, const lg_dataset *ds);
 

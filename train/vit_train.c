@@ -9,22 +9,18 @@
 #include "core/linalg.h"
 #include "core/rng.h"
 
+static int lg_vit_batch_hits(void *model, const float *X, const uint32_t *idx, int B, const uint8_t *labels)
+{
+    lg_vit *m = model;
+    lg_vit_gather(m, X, idx, B);
+    int c = 0;
+    lg_vit_forward(m, B, labels, NULL, &c);
+    return c;
+}
+
 double lg_vit_accuracy(lg_vit *m, const lg_dataset *ds)
 {
-    if (ds->n == 0) return 0.0;
-    uint32_t *idx = malloc((size_t)m->max_batch * sizeof *idx);
-    if (!idx) return -1.0;
-    size_t hits = 0;
-    for (size_t s = 0; s < ds->n; s += (size_t)m->max_batch) {
-        int B = (int)(ds->n - s < (size_t)m->max_batch ? ds->n - s : (size_t)m->max_batch);
-        for (int r = 0; r < B; r++) idx[r] = (uint32_t)(s + (size_t)r);
-        lg_vit_gather(m, ds->x, idx, B);
-        int c = 0;
-        lg_vit_forward(m, B, ds->y + s, NULL, &c);
-        hits += (size_t)c;
-    }
-    free(idx);
-    return (double)hits / (double)ds->n;
+    return lg_batched_accuracy(m, m->max_batch, ds, lg_vit_batch_hits);
 }
 
 void lg_vit_step(lg_vit *m, const lg_optim_opts *o, long step)
