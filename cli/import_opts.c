@@ -11,8 +11,10 @@ const char lg_cli_import_help[] =
     "  --drop-final-softmax  remove the Softmax node that produces the graph output: the network's\n"
     "                  outputs are its input, the logits (properties over the logits, as VNN-COMP and\n"
     "                  alpha-beta-CROWN read them); a graph output made by another op is refused\n"
-    "  --round-weights an AveragePool weight 1/k (k not a power of two: a 3x3 window) or a linear\n"
-    "                  Resize weight that is not a double is rounded to the nearest double; the\n"
+    "  --round-weights an AveragePool weight 1/k (k not a power of two: a 3x3 window), a linear\n"
+    "                  Resize weight, the reciprocal 1/c of a Div by a constant c (attention's\n"
+    "                  1/sqrt(d_head), d_head 8 or 32) or a ReduceMean's 1/n that is not a double is rounded to the\n"
+    "                  nearest double; the\n"
     "                  network verified is then that rounded one, not the file's exact function, and\n"
     "                  every verdict and result file says so (without it such a node is refused)\n";
 

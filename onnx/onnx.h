@@ -66,8 +66,8 @@ lg_status lg_onnx_parse_in(lg_net *net, const unsigned char *buf, size_t len, co
  *   drop_final_softmax: a Softmax node that produces the graph output is removed, so the
  *     network's outputs are its input (the logits), as VNN-COMP properties over the logits
  *     expect; a graph output produced by anything else is refused.
- *   round_weights: an AveragePool weight 1/k or a linear Resize weight that is not a double
- *     is rounded to the nearest double (without it such a node is refused): the network
+ *   round_weights: an AveragePool weight 1/k, a linear Resize weight or the reciprocal 1/c of
+ *     a Div by a constant c (attention's 1/sqrt(d_head)) that is not a double is rounded to the nearest double (without it such a node is refused): the network
  *     read is then not the file's exact function, and lg_onnx_import_note says so. */
 typedef struct lg_onnx_import_opts {
     int drop_final_softmax;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx/onnx.h"
 #include "onnx/onnx_internal.h"
 
 static void lg_ox_terms_free(lg_ox_term *xt, int n)
@@ -294,14 +295,24 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide)
             free(d2);
             return st;
         }
+        int noted = 0;
         for (size_t i = 0; i < n; i++)
             if (!(divide ? lg_ox_div_exact(1.0, c[i], &d2[i]) : lg_ox_mul_exact(1.0, c[i], &d2[i]))) {
+                if (lg_onnx_get_import_opts()->round_weights) {
+                    d2[i] = 1.0 / c[i]; /* correctly rounded */
+                    if (!noted)
+                        lg_ox_note_add(1, "division by %.17g: 1/%.17g rounded to the nearest double %.17g "
+                                       "(--round-weights)", c[i], c[i], d2[i]);
+                    noted = 1;
+                    continue;
+                }
                 free(d2);
                 return lg_fail(LG_ERR_UNSUPPORTED,
                                "%s: division by %.17g: 1/%.17g is not a double, so the layer would not be the "
                                "file's exact function (lgelu verifies only exact weights; divide at the input or "
-                               "by a power of two)",
-                               B->file, c[i], c[i]);
+                               "by a power of two; --round-weights verifies the net with 1/%.17g rounded to the "
+                               "nearest double instead, and says so)",
+                               B->file, c[i], c[i], c[i]);
             }
     }
     if (B->W) {

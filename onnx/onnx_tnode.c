@@ -504,8 +504,9 @@ lg_status lg_ox_reduce(lg_ox_run *R, int node, lg_ox_val *x, int mean)
         free(c);
         if (st == LG_ERR_UNSUPPORTED)
             return lg_fail(st, "%s: %s: the mean of %zu values: 1/%zu is not a double, so the map would not be the "
-                           "file's exact function (a power of two is; nearest supported: ReduceSum)", R->G.file,
-                           lg_ox_name(R, node), cnt, cnt);
+                           "file's exact function (a power of two is; nearest supported: ReduceSum; --round-weights rounds 1/%zu "
+                           "to the nearest double and says so)", R->G.file,
+                           lg_ox_name(R, node), cnt, cnt, cnt);
         if (st != LG_OK) return st;
     }
     if (os.rank == 0) os.rank = 1, os.d[0] = 1;

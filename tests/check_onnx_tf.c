@@ -103,6 +103,51 @@ START_TEST(test_torch_exports_match_numpy_and_torch)
 }
 END_TEST
 
+/* Head dimension 8: PyTorch divides by the float32 constant sqrt(8), whose reciprocal is not a
+ * double. Refused by default with a message naming --round-weights; read with it, the net is
+ * within rounding of numpy's float64 and torch's float32 evaluations, and the import note says
+ * the net is the rounded one. */
+START_TEST(test_torch_head_dim_8_needs_round_weights)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/torch_vit/enc_dh8_17.onnx", LG_FIXTURES);
+    lg_net net;
+    ck_assert_int_eq(lg_net_load(&net, path), LG_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(lg_errmsg(), "not a double") && strstr(lg_errmsg(), "--round-weights"), "%s", lg_errmsg());
+    lg_onnx_import_opts o = {0};
+    o.round_weights = 1;
+    lg_onnx_set_import_opts(&o);
+    lg_status st = lg_net_load(&net, path);
+    lg_onnx_import_opts zero = {0};
+    int rounded = lg_onnx_import_rounded();
+    char note[512];
+    snprintf(note, sizeof note, "%s", lg_onnx_import_note());
+    lg_onnx_set_import_opts(&zero);
+    ck_assert_msg(st == LG_OK, "%s", lg_errmsg());
+    ck_assert_int_eq(rounded, 1);
+    ck_assert_msg(strstr(note, "1/2.8284270763397217 rounded"), "%s", note);
+    ck_assert_int_eq(tf_count(&net, LG_LAYER_SOFTMAX), 2);
+    lg_npy X, Yn, Yt;
+    tf_npy(&X, "X");
+    tf_npy(&Yn, "enc_dh8_17_np");
+    tf_npy(&Yt, "enc_dh8_17_torch");
+    int no = lg_net_n_out(&net);
+    ck_assert_int_eq((int)Yn.cols, no);
+    double *Y = malloc(X.n * (size_t)no * sizeof *Y);
+    ck_assert_ptr_nonnull(Y);
+    tf_forward_rows(&net, &X, Y);
+    for (size_t i = 0; i < X.n * (size_t)no; i++) {
+        ck_assert_msg(fabs(Y[i] - Yn.data[i]) <= 1e-9 * (1 + fabs(Yn.data[i])), "output %zu: %.17g vs numpy %.17g", i,
+                      Y[i], Yn.data[i]);
+        ck_assert_msg(fabs(Y[i] - Yt.data[i]) <= 1e-6 * (1 + fabs(Yt.data[i])), "output %zu: %.17g vs torch %.9g", i,
+                      Y[i], Yt.data[i]);
+    }
+    free(Y);
+    lg_npy_free(&X), lg_npy_free(&Yn), lg_npy_free(&Yt);
+    lg_net_free(&net);
+}
+END_TEST
+
 /* A robustness property around input 0 of the BatchNorm ViT (3072 inputs): decided, and a
  * `robust` verdict is not contradicted by any of the sampled points of the box. */
 START_TEST(test_vit_bn_property_verdict)
@@ -225,6 +270,7 @@ Suite *suite_onnx_tf(void)
     TCase *tc = tcase_create("onnx_tf");
     lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_torch_exports_match_numpy_and_torch);
+    tcase_add_test(tc, test_torch_head_dim_8_needs_round_weights);
     tcase_add_test(tc, test_vit_bn_property_verdict);
     tcase_add_test(tc, test_vit_nets_export_and_read_back);
     suite_add_tcase(s, tc);
