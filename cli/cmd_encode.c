@@ -11,6 +11,7 @@
 #include "cli/verify_args.h"
 #include "core/idx.h"
 #include "core/netfile.h"
+#include "verify/tnode_planes.h"
 #include "verify/verify.h"
 #include "verify/vnnlib.h"
 
@@ -115,12 +116,14 @@ int lg_cmd_encode(int argc, char **argv)
     lg_term *kept = NULL;
     char *exact_text = NULL;
     lg_problem p;
+    lg_trelax trelax = {0};
     FILE *f = NULL;
     int rc = 1;
     lg_status st = lg_cli_load_lowered(&net, argv[optind], 0);
     if (st != LG_OK) return lg_cli_fail("encode", st);
     /* conv layers are encoded row by row (core/linop.h): only the kernel's nonzeros */
-    if (!to_vnnlib && (st = lg_bounds_check_net(&net)) != LG_OK) {
+    int tnet = lg_net_first_tnode(&net) >= 0; /* Transformer nodes: written relaxed (tnode_planes.h) */
+    if (!to_vnnlib && (st = tnet ? lg_tnode_relax_check(&net) : lg_bounds_check_net(&net)) != LG_OK) {
         if (st != LG_ERR_UNSUPPORTED) goto fail;
         rc = lg_cli_usage("encode", "%s: %s", argv[optind], lg_errmsg()); /* a network of the wrong kind */
         goto done;
@@ -182,6 +185,15 @@ int lg_cmd_encode(int argc, char **argv)
         if (st != LG_OK) goto fail;
         p.property_smt = exact_text;
     }
+    if (tnet) {
+        if (!lg_bounds_finite(&b)) {
+            rc = lg_cli_usage("encode", "%s: the bounds overflow (a bound is infinite): there is no relaxation to "
+                              "write", argv[optind]);
+            goto done;
+        }
+        if ((st = lg_tnode_relax_build(&net, &b, &trelax)) != LG_OK) goto fail;
+        p.trelax = &trelax;
+    }
     f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
     if (!f) {
         st = lg_fail(LG_ERR_IO, "%s: cannot open for writing: %s", out, strerror(errno));
@@ -219,6 +231,7 @@ done:
     if (f && f != stdout) fclose(f);
     free(kept);
     free(exact_text);
+    lg_trelax_free(&trelax);
     lg_bounds_free(&b);
     lg_prop_free(&prop);
     lg_verify_args_free(&a);

@@ -360,8 +360,11 @@ static int glpk_term(glpq *q, const lg_problem *p, int t, int probe, double dead
         if (col < 0) { /* every δ fixed and nothing certified: this leaf stays open */
             if (!open)
                 snprintf(reason, rsz, "glpk: term %d: a leaf LP (every ReLU fixed) %s", t,
-                         have_point ? "has its optimum within the certificate's rounding of 0 and no witness"
-                                    : "is not certified infeasible");
+                         !have_point ? "is not certified infeasible"
+                         : p->trelax && glp_get_obj_val(q->P) < 0
+                             ? "has a point of the Transformer nodes' relaxation that is no counterexample of the "
+                               "network (a gap of the relaxation)"
+                             : "has its optimum within the certificate's rounding of 0 and no witness");
             open++;
             continue;
         }

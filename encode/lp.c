@@ -19,7 +19,8 @@
  *
  * Numbers are written with 17 significant digits, which round-trip every
  * double exactly through strtod. Every variable gets explicit bounds (the LP
- * format's default lower bound is 0). */
+ * format's default lower bound is 0). A net with Transformer nodes is
+ * written relaxed (milp.h; the header says so). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -134,9 +135,14 @@ lg_status lg_lp_write(const lg_problem *p, FILE *f)
             p->rounded ? "the property's box or constants were rounded toward the counterexample region\n"
                          "\\ (box outward, constants down): infeasible => no counterexample; feasible may be spurious"
                        : "every property constant is a double");
-    fprintf(f, "\\ feasible <=> a counterexample exists (up to the reading solver's tolerances);\n"
+    if (p->trelax)
+        fprintf(f, "\\ RELAXED: the network's Transformer nodes (%d product, %d softmax, %d layernorm) are replaced\n"
+                   "\\ by linear rows tr_* (auxiliaries t_*) that hold on the input box: infeasible (or optimum > 0)\n"
+                   "\\ => no counterexample; a feasible point may be spurious (re-check it on the network).\n",
+                p->trelax->n_product, p->trelax->n_softmax, p->trelax->n_layernorm);
+    fprintf(f, "\\ feasible %s a counterexample exists (up to the reading solver's tolerances);\n"
                "\\ optimum t* <= 0 is the deepest violation. %d unstable relu, %d terms.\n",
-            lg_pwl_count_unstable(p), p->n_terms);
+            p->trelax ? "<=" : "<=>", lg_pwl_count_unstable(p), p->n_terms);
     fprintf(f, "Minimize\n obj: + 1 t\nSubject To\n");
     for (int i = 0; i < m.n_rows; i++) lp_row(f, &m, &m.rows[i]);
     fprintf(f, "Bounds\n");

@@ -125,6 +125,46 @@ static lg_status milp_copy_col(lg_milp *m, milp_copies *cp, const int *colmap, i
     }
 }
 
+/* The Transformer nodes' relaxation rows (problem.h lg_trelax): auxiliary
+ * columns t_<a>, rows tr_<i> over the columns of colmap (a position whose
+ * column is −1 holds 0 and drops out). */
+static lg_status milp_add_trelax(lg_milp *m, const lg_trelax *tr, const int *colmap)
+{
+    lg_status st = LG_OK;
+    int width = 1;
+    for (int i = 0; i < tr->n_rows; i++)
+        if (tr->rows[i].n > width) width = tr->rows[i].n;
+    int *aux = malloc(((size_t)tr->n_aux + 1) * sizeof *aux), *ind = malloc((size_t)width * sizeof *ind);
+    double *val = malloc((size_t)width * sizeof *val);
+    if (!aux || !ind || !val) {
+        st = lg_fail(LG_ERR_NOMEM, "milp: cannot allocate the relaxation");
+        goto done;
+    }
+    char name[32];
+    for (int a = 0; a < tr->n_aux; a++) {
+        snprintf(name, sizeof name, "t_%d", a);
+        if ((st = lg_milp_add_col(m, name, tr->aux_lo[a], tr->aux_hi[a], 0, &aux[a]))) goto done;
+    }
+    for (int i = 0; i < tr->n_rows; i++) {
+        const lg_trow *w = &tr->rows[i];
+        int n = 0;
+        for (int q = w->start; q < w->start + w->n; q++) {
+            int v = tr->var[q];
+            int c = (size_t)v < tr->nodes_len ? colmap[v] : aux[v - (int)tr->nodes_len];
+            if (c < 0) continue; /* the constant 0 */
+            ind[n] = c;
+            val[n++] = tr->coef[q];
+        }
+        snprintf(name, sizeof name, "tr_%d", i);
+        if ((st = lg_milp_add_row(m, name, w->sense, w->rhs, n, ind, val))) goto done;
+    }
+done:
+    free(aux);
+    free(ind);
+    free(val);
+    return st;
+}
+
 lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
 {
     lg_status st = lg_pwl_validate(p);
@@ -184,6 +224,10 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
             int z, a, d;
             snprintf(name, sizeof name, "z_%d_%d", k, i);
             if ((st = lg_milp_add_col(m, name, l, u, 0, &z))) goto fail;
+            if (lg_kind_is_tnode(L->kind)) { /* no row: the relaxation's, below */
+                cur[i] = z;
+                goto last;
+            }
             /* z − Σ_t Σ_j A_t[i,j]·v_src(t),j = b  (one row over every term's source; zero
              * weights and stably inactive inputs left out: a conv's row is sparse) */
             lg_pwl_row_get(&R, k, i, colmap);
@@ -226,6 +270,7 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
                 cur[i] = a;
                 break;
             }
+        last:
             if (k == net->n_layers - 1) {
                 lg_phase ph = lg_pwl_phase(p, k, i);
                 m->y_col[i] = cur[i];
@@ -234,6 +279,7 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
             }
         }
     }
+    if (p->trelax && (st = milp_add_trelax(m, p->trelax, colmap))) goto fail;
     st = LG_OK;
 fail:
     lg_pwl_row_free(&R);

@@ -24,6 +24,9 @@
  *     a − z − l·δ ≤ −l          (a ≤ z − l(1 − δ))
  *     a − u·δ ≤ 0               (a ≤ u·δ)
  *   δ = 0 forces a = 0 with z ≤ 0 (from a ≥ z); δ = 1 forces a = z ≥ 0.
+ *   Transformer node output: z ∈ [l, u] with no row of its own; the
+ *   relaxation's rows (problem.h lg_trelax) over the columns, auxiliary
+ *   columns t_<a>, rows tr_<i>.
  */
 #ifndef LG_MILP_H
 #define LG_MILP_H

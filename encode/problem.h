@@ -2,7 +2,8 @@
  * back-end interface (one table of function pointers per back-end).
  *
  * An lg_problem is read-only for the back-end and borrowed from verify/:
- * the ReLU network (activations identity or relu only; in_sub/in_div, if
+ * the ReLU network (activations identity or relu only, and Transformer
+ * nodes with their relaxation lg_trelax; in_sub/in_div, if
  * present, is an exact affine map of the inputs the encoder must include),
  * one input box, the output condition (a disjunction of conjunctions, the
  * counterexample region as in verify/prop.h, a disjunction of lg_term), and sound pre-activation
@@ -27,6 +28,49 @@
 #include "core/runctx.h"
 #include "core/term.h" /* lg_lincon, lg_term */
 
+/* The Transformer nodes' relaxation over the query's box (DESIGN.md §3
+ * "Back-ends on Transformer nodes"), built by verify/tnode_planes.h from the
+ * query's bounds and borrowed by the problem. A back-end encodes a
+ * Transformer layer's outputs as free values within their bounds
+ * pre_lo/pre_hi (no row of their own) plus these rows, read with exact real
+ * arithmetic on the doubles:
+ *   Σ_q coef[q]·v(var[q])  sense  rhs      sense 'L' (≤), 'G' (≥), 'E' (=)
+ * over the flat node positions (lg_net_node_offset: the normalised input,
+ * then each layer's outputs; a position whose value is the constant 0 — a
+ * stably inactive ReLU — drops out) and auxiliary values (var ≥ nodes_len:
+ * auxiliary var − nodes_len, within [aux_lo, aux_hi]: a product's value
+ * when an output sums several). Every row holds at every real point of the
+ * network on the query's box, so the relaxed query has every real
+ * trajectory among its solutions. No row names a value twice. The object
+ * owns its arrays (lg_trelax_init / lg_trelax_free in trelax.c). */
+typedef struct lg_trow {
+    char sense;     /* 'L', 'G', 'E' */
+    double rhs;
+    int start, n;   /* entries var/coef[start .. start+n) */
+} lg_trow;
+
+typedef struct lg_trelax {
+    size_t nodes_len;       /* lg_net_nodes_len of the net it was built for */
+    int n_aux, cap_aux;
+    double *aux_lo, *aux_hi; /* [n_aux] finite */
+    int n_rows, cap_rows;
+    lg_trow *rows;
+    int *var;               /* [n_nz] */
+    double *coef;           /* [n_nz] nonzero, finite */
+    int n_nz, cap_nz;
+    int n_product, n_softmax, n_layernorm; /* nodes relaxed, for the exports' comment */
+} lg_trelax;
+
+void lg_trelax_init(lg_trelax *r, size_t nodes_len);
+void lg_trelax_free(lg_trelax *r);
+/* A new auxiliary value in [lo, hi] (finite); its var into *var. LG_ERR_NOMEM / LG_ERR_ARG. */
+lg_status lg_trelax_add_aux(lg_trelax *r, double lo, double hi, int *var);
+/* Append Σ coef[j]·v(var[j]) sense rhs; zero coefficients are left out, a
+ * var named twice, a coefficient or rhs that is not finite refused (LG_ERR_ARG). */
+lg_status lg_trelax_add_row(lg_trelax *r, char sense, double rhs, int n, const int *var, const double *coef);
+/* LG_OK when r is well formed for a net with nodes_len positions (every var in range, finite data). */
+lg_status lg_trelax_check(const lg_trelax *r, size_t nodes_len);
+
 typedef struct lg_problem {
     const lg_net *net;       /* borrowed; relu/identity activations only */
     const double *lo, *hi;   /* input box [n_in] */
@@ -40,6 +84,10 @@ typedef struct lg_problem {
     const char *property_smt; /* exports only, or NULL: the exact property as SMT-LIB text over
                                  X_i and Y_j (declarations and assertions); the SMT-LIB writer
                                  then asserts it instead of the box and terms above */
+    const lg_trelax *trelax;  /* a net with Transformer nodes: their relaxation over this query's box
+                                 (above; borrowed); NULL otherwise. A back-end's UNSAT then proves the
+                                 property; its SAT is a candidate of the relaxation, which verify/
+                                 re-checks on the real net */
 } lg_problem;
 
 typedef enum lg_answer { LG_ANSWER_UNKNOWN = 0, LG_ANSWER_UNSAT, LG_ANSWER_SAT } lg_answer;

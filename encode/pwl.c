@@ -17,9 +17,15 @@ static int all_finite(const double *v, int n)
 lg_status lg_pwl_validate(const lg_problem *p)
 {
     if (!p || !p->net) return lg_fail(LG_ERR_ARG, "problem: no network");
-    if (lg_net_require_no_max(p->net, "the encoders (encode lg_net_lower_max's exact ReLU form)") != LG_OK)
-        return LG_ERR_UNSUPPORTED;
     const lg_net *net = p->net;
+    if (lg_net_first_tnode(net) >= 0 && p->trelax) { /* Transformer nodes: encoded by their relaxation */
+        if (lg_net_has_max(net))
+            return lg_fail(LG_ERR_UNSUPPORTED, "the encoders do not take max-pool and Transformer nodes in one network");
+        lg_status s = lg_trelax_check(p->trelax, lg_net_nodes_len(net));
+        if (s) return s;
+    } else if (lg_net_require_no_max(net, "the encoders (encode lg_net_lower_max's exact ReLU form)") != LG_OK) {
+        return LG_ERR_UNSUPPORTED;
+    }
     if (net->n_layers < 1 || !net->layers) return lg_fail(LG_ERR_ARG, "problem: network has no layers");
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
@@ -155,6 +161,10 @@ int lg_pwl_row_get(lg_pwl_row *r, int k, int i, const int *col)
 {
     const lg_layer *L = &r->net->layers[k];
     int n = 0, one = lg_layer_n_lin(L) == 1;
+    if (lg_kind_is_tnode(L->kind)) { /* not linear: the relaxation's rows (problem.h lg_trelax) */
+        r->n = 0;
+        return 0;
+    }
     if (++r->row_no == 0) { /* wrapped: clear the stamps */
         memset(r->stamp, 0, lg_net_nodes_len(r->net) * sizeof *r->stamp);
         r->row_no = 1;

@@ -3,7 +3,8 @@
  *
  * lg_pwl_validate checks everything a back-end relies on before any solver
  * call (GLPK aborts on bad input; Z3 must never see NaN): activations
- * identity/relu only, consistent shapes, finite data, lo ≤ hi, finite
+ * identity/relu only, Transformer nodes only with their relaxation
+ * (problem.h lg_trelax, checked), consistent shapes, finite data, lo ≤ hi, finite
  * pre-activation bounds with pre_lo ≤ pre_hi, well-formed terms.
  * lg_pwl_phase classifies a neuron by its bounds (DESIGN.md §3).
  *
@@ -64,7 +65,7 @@ typedef struct lg_pwl_row {
 /* Allocate the scratch for rows of net (LG_ERR_NOMEM; r zeroed on failure). */
 lg_status lg_pwl_row_init(lg_pwl_row *r, const lg_net *net);
 void lg_pwl_row_free(lg_pwl_row *r);
-/* Fill r with row i of layer k (terms in order, each term's structural
+/* Fill r with row i of layer k (a Transformer node has none: 0; terms in order, each term's structural
  * nonzeros with input indices ascending, zero weights left out); with col
  * non-NULL ([nodes_len]), positions whose col is < 0 (a stably inactive
  * ReLU: the value 0) are left out too. Returns r->n. */

@@ -24,7 +24,11 @@
  * was rounded outward and the constants down: unsat still proves the
  * property, sat may be spurious. The triangle
  * relaxation asserted by z3.c needs products of constants and is omitted
- * here (it is implied by the split). */
+ * here (it is implied by the split). A Transformer node's outputs are
+ * declared in their bounds with no defining row; the relaxation's rows
+ * (problem.h lg_trelax, auxiliaries t_<a>) constrain them, and the header
+ * says that the query is relaxed: unsat still proves the property, sat may
+ * be spurious. */
 #include <stdlib.h>
 
 #include "encode/backends.h"
@@ -85,6 +89,36 @@ static void smt_row(smtw *w, const lg_pwl_row *r, char (*names)[32], double b)
 
 static void smt_declare(smtw *w, const char *name) { fprintf(w->f, "(declare-fun %s () Real)\n", name); }
 
+/* The Transformer nodes' relaxation (problem.h lg_trelax): t_<a> in its
+ * bounds, then every row over the node names ("" = the constant 0). */
+static void smt_trelax(smtw *w, const lg_trelax *tr, char (*names)[32])
+{
+    FILE *f = w->f;
+    fprintf(f, "; the Transformer nodes' relaxation over the input box (%d rows)\n", tr->n_rows);
+    for (int a = 0; a < tr->n_aux; a++) {
+        fprintf(f, "(declare-fun t_%d () Real)\n(assert (<= ", a);
+        smt_num(w, tr->aux_lo[a]);
+        fprintf(f, " t_%d))\n(assert (<= t_%d ", a, a);
+        smt_num(w, tr->aux_hi[a]);
+        fputs("))\n", f);
+    }
+    for (int i = 0; i < tr->n_rows; i++) {
+        const lg_trow *r = &tr->rows[i];
+        fprintf(f, "(assert (%s (+ 0.0", r->sense == 'E' ? "=" : r->sense == 'L' ? "<=" : ">=");
+        for (int j = r->start; j < r->start + r->n; j++) {
+            int v = tr->var[j];
+            if ((size_t)v < tr->nodes_len && !names[v][0]) continue; /* the constant 0 */
+            fputs(" (* ", f);
+            smt_num(w, tr->coef[j]);
+            if ((size_t)v < tr->nodes_len) fprintf(f, " %s)", names[v]);
+            else fprintf(f, " t_%d)", v - (int)tr->nodes_len);
+        }
+        fputs(") ", f);
+        smt_num(w, r->rhs);
+        fputs("))\n", f);
+    }
+}
+
 lg_status lg_smt2_write(const lg_problem *p, FILE *f)
 {
     lg_status st = lg_pwl_validate(p);
@@ -110,6 +144,11 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
                    "; unsat => no counterexample exists; sat may be spurious\n");
     else
         fprintf(f, "; lgelu verification query: sat <=> a counterexample exists in the input box\n");
+    if (p->trelax)
+        fprintf(f, "; RELAXED: the network's Transformer nodes (%d product, %d softmax, %d layernorm) are\n"
+                   "; replaced by linear planes that hold on the input box (exact rationals): unsat => no\n"
+                   "; counterexample exists; a sat model may be spurious (re-check it on the network)\n",
+                p->trelax->n_product, p->trelax->n_softmax, p->trelax->n_layernorm);
     fprintf(f, "; (exact rationals of the double weights; %d unstable relu)\n"
                "(set-option :produce-models true)\n(set-logic QF_LRA)\n",
             lg_pwl_count_unstable(p));
@@ -143,10 +182,13 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
             char z[32], a[32];
             snprintf(z, sizeof z, "z_%d_%d", k, i);
             smt_declare(&w, z);
-            fprintf(f, "(assert (= %s ", z);
-            lg_pwl_row_get(&R, k, i, NULL);
-            smt_row(&w, &R, node, L->b[i]);
-            fprintf(f, "))\n(assert (<= ");
+            if (!lg_kind_is_tnode(L->kind)) { /* a Transformer node: the relaxation's rows, below */
+                fprintf(f, "(assert (= %s ", z);
+                lg_pwl_row_get(&R, k, i, NULL);
+                smt_row(&w, &R, node, L->b[i]);
+                fputs("))\n", f);
+            }
+            fprintf(f, "(assert (<= ");
             smt_num(&w, p->pre_lo[k][i]);
             fprintf(f, " %s))\n(assert (<= %s ", z, z);
             smt_num(&w, p->pre_hi[k][i]);
@@ -166,6 +208,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
             }
         }
     }
+    if (p->trelax) smt_trelax(&w, p->trelax, node);
     prev = node + lg_pwl_node_off(&R, net->n_layers - 1); /* the outputs */
     if (p->property_smt) { /* Y_j are the property's own declarations */
         for (int j = 0; j < n_out; j++) fprintf(f, "(assert (= Y_%d %s))\n", j, prev[j][0] ? prev[j] : "0.0");

@@ -74,10 +74,11 @@ static lg_status lg_z3_lemmas_limited(const lg_problem *p, const lg_solve_opts *
 }
 
 /* "z3-auto": the exact theory up to LG_Z3_AUTO_EXACT_MAX_IN inputs (where it
- * was measured to win, benchmarks/Z3.md), the LP theory above. */
+ * was measured to win, benchmarks/Z3.md) and on Transformer nodes, the LP theory above. */
 static lg_status lg_z3_auto_limited(const lg_problem *p, const lg_solve_opts *o, lg_result *r)
 {
-    if (p && p->net && p->net->n_in <= LG_Z3_AUTO_EXACT_MAX_IN) return lg_z3_exact_limited(p, o, r);
+    if (p && p->net && (p->net->n_in <= LG_Z3_AUTO_EXACT_MAX_IN || p->trelax)) /* the LP theory: no Transformer nodes */
+        return lg_z3_exact_limited(p, o, r);
     return lg_z3_lp_limited(p, o, r);
 }
 

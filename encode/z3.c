@@ -15,6 +15,11 @@
  *                 a ≥ 0,  a ≥ z,  (u − l)·a ≤ u·(z − l)         implied (triangle),
  *                                                              asserted to help
  *   output        y = a_{L−1};  ∨_t ∧_c (coef_c·y + d_c ≤ 0)
+ *   Transformer   z_k,i free in [l_k,i, u_k,i], constrained by the
+ *   node          relaxation's rows (problem.h lg_trelax), auxiliary reals t_a
+ *
+ * With Transformer nodes, unsat ⇒ no counterexample; sat gives a candidate
+ * of the relaxation (verify/ re-checks it on the real net).
  *
  * sat ⇔ a counterexample exists (given sound bounds). The model's x is
  * rounded to the nearest double (via a 40-digit decimal) and clamped into the
@@ -150,6 +155,47 @@ static Z3_ast z3_condition(z3q *q, const lg_problem *p, double eta)
     return disj;
 }
 
+/* The Transformer nodes' relaxation (problem.h lg_trelax): auxiliary reals
+ * t_<a> in their bounds and every row, over the node values (NULL = 0). */
+static void z3_build_trelax(z3q *q, const lg_trelax *tr)
+{
+    Z3_context c = q->ctx;
+    Z3_ast *aux = calloc((size_t)tr->n_aux + 1, sizeof *aux);
+    Z3_ast *args = NULL;
+    int width = 1;
+    for (int i = 0; i < tr->n_rows; i++)
+        if (tr->rows[i].n > width) width = tr->rows[i].n;
+    args = calloc((size_t)width + 1, sizeof *args);
+    if (!aux || !args) {
+        q->z.err = Z3_MEMOUT_FAIL;
+        snprintf(q->z.errmsg, sizeof q->z.errmsg, "out of memory for the relaxation");
+        goto done;
+    }
+    for (int a = 0; a < tr->n_aux && q->z.err == Z3_OK; a++) {
+        aux[a] = z3_var(q, "t", a, -1);
+        z3_assert(q, Z3_mk_ge(c, aux[a], z3_num(q, tr->aux_lo[a])));
+        z3_assert(q, Z3_mk_le(c, aux[a], z3_num(q, tr->aux_hi[a])));
+    }
+    for (int i = 0; i < tr->n_rows && q->z.err == Z3_OK; i++) {
+        const lg_trow *w = &tr->rows[i];
+        int m = 0;
+        for (int j = w->start; j < w->start + w->n; j++) {
+            int v = tr->var[j];
+            Z3_ast x = (size_t)v < tr->nodes_len ? q->node[v] : aux[v - (int)tr->nodes_len];
+            if (!x) continue; /* the constant 0 */
+            Z3_ast mul[2] = {z3_num(q, tr->coef[j]), x};
+            args[m++] = Z3_mk_mul(c, 2, mul);
+        }
+        Z3_ast lhs = m == 0 ? q->zero : m == 1 ? args[0] : Z3_mk_add(c, (unsigned)m, args);
+        Z3_ast rhs = z3_num(q, w->rhs);
+        z3_assert(q, w->sense == 'E' ? Z3_mk_eq(c, lhs, rhs) : w->sense == 'L' ? Z3_mk_le(c, lhs, rhs)
+                                                                                : Z3_mk_ge(c, lhs, rhs));
+    }
+done:
+    free(aux);
+    free(args);
+}
+
 /* Assert the whole encoding; on return q->y holds the outputs. */
 static void z3_build(z3q *q, const lg_problem *p)
 {
@@ -175,8 +221,10 @@ static void z3_build(z3q *q, const lg_problem *p)
             if (q->z.err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
-            lg_pwl_row_get(&q->row, k, i, NULL);
-            z3_assert(q, Z3_mk_eq(c, z, z3_row(q, &q->row, Ly->b[i])));
+            if (!lg_kind_is_tnode(Ly->kind)) { /* a Transformer node: the relaxation's rows, below */
+                lg_pwl_row_get(&q->row, k, i, NULL);
+                z3_assert(q, Z3_mk_eq(c, z, z3_row(q, &q->row, Ly->b[i])));
+            }
             z3_assert(q, Z3_mk_ge(c, z, z3_num(q, l)));
             z3_assert(q, Z3_mk_le(c, z, z3_num(q, u)));
             switch (lg_pwl_phase(p, k, i)) {
@@ -189,6 +237,7 @@ static void z3_build(z3q *q, const lg_problem *p)
             }
         }
     }
+    if (p->trelax) z3_build_trelax(q, p->trelax);
     q->y = q->node + lg_pwl_node_off(&q->row, net->n_layers - 1);
     z3_assert(q, z3_condition(q, p, 0.0));
 }

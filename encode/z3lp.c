@@ -888,6 +888,8 @@ lg_status lg_z3lp_solve_traced(const lg_problem *p, const lg_solve_opts *o, lg_z
     double t0 = lg_now();
     lg_status st = lg_pwl_validate(p);
     if (st) return st;
+    if (p->trelax)
+        return lg_fail(LG_ERR_UNSUPPORTED, "z3-lp: Transformer nodes are encoded by z3 (exact theory) and glpk");
     zl q;
     memset(&q, 0, sizeof q);
     q.fn = fn;

@@ -2,6 +2,7 @@
 #include "study/grid.h"
 
 #include "core/arch.h"
+#include "core/arch_vit.h"
 #include "train/init.h"
 #include "train/options.h"
 
@@ -143,6 +144,14 @@ static int lg_grid_arch(const char *s, lg_study_arch *a)
         return -1;
     }
     snprintf(a->name, sizeof a->name, "%s", s);
+    if (lg_arch_is_vit(s)) { /* a ViT (core/arch_vit.h): its input and its classes */
+        lg_vit_spec v;
+        if (lg_arch_vit_parse(&v, s) != LG_OK) return -1;
+        a->dims[0] = v.C * v.H * v.W;
+        a->dims[1] = v.n_out;
+        a->n_dims = 2;
+        return 0;
+    }
     lg_arch ar;
     if (lg_arch_parse(&ar, s) != LG_OK) return -1;
     int n = ar.n_layers, bad = n + 1 > LG_STUDY_MAX_DIMS;
@@ -380,8 +389,8 @@ static int lg_grid_handler(void *user, const char *section, const char *key, con
     if (strncmp(section, "arch ", 5) == 0) { /* kept until [study] archs is known: applied at the end */
         const char *an = section + 5;
         while (*an == ' ') an++;
-        if (strcmp(key, "modes") != 0 && strcmp(key, "timeout") != 0)
-            LG_GRID_FAIL(P, section, key, "unknown key (modes, timeout)");
+        if (strcmp(key, "modes") != 0 && strcmp(key, "timeout") != 0 && strcmp(key, "regimes") != 0)
+            LG_GRID_FAIL(P, section, key, "unknown key (modes, timeout, regimes)");
         if (P->n_apairs == (int)(sizeof P->apairs / sizeof *P->apairs))
             LG_GRID_FAIL(P, section, key, "too many [arch] keys");
         lg_grid_pair *q = &P->apairs[P->n_apairs++];
@@ -498,7 +507,14 @@ static lg_status lg_grid_run(lg_study_grid *g, FILE *f, const char *name)
                          q->key, q->arch);
             goto fail;
         }
-        if (q->key[0] == 'm') {
+        if (q->key[0] == 'r') {
+            if (strlen(q->value) >= sizeof a->regimes) {
+                st = lg_fail(LG_ERR_FORMAT, "%s:%d: [arch %s] regimes: longer than %zu characters", name, q->line,
+                             q->arch, sizeof a->regimes - 1);
+                goto fail;
+            }
+            snprintf(a->regimes, sizeof a->regimes, "%s", q->value);
+        } else if (q->key[0] == 'm') {
             char bad[64];
             const char *why = lg_grid_modes(q->value, a->modes, &a->n_modes, bad, sizeof bad);
             if (why) {
@@ -572,6 +588,21 @@ int lg_study_arch_modes(const lg_study_grid *g, const lg_study_arch *a, const lg
 double lg_study_arch_timeout(const lg_study_grid *g, const lg_study_arch *a)
 {
     return a->timeout > 0 ? a->timeout : g->timeout;
+}
+
+int lg_study_arch_has_regime(const lg_study_arch *a, const char *regime)
+{
+    const char *p = a->regimes;
+    int any = 0;
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        size_t n = strcspn(p, " \t");
+        if (n == 0) break;
+        any = 1;
+        if (strncmp(regime, p, n) == 0 && (regime[n] == '\0' || regime[n] == '_')) return 1;
+        p += n;
+    }
+    return !any;
 }
 
 void lg_study_grid_free(lg_study_grid *g)
@@ -687,6 +718,10 @@ static void lg_gd_items(const lg_study_grid *g, lg_gd_list *L)
         if (a->timeout > 0) {
             snprintf(nm, sizeof nm, "[arch %s] timeout", a->name);
             lg_gd_add(L, nm, "%.15g", a->timeout);
+        }
+        if (a->regimes[0]) {
+            snprintf(nm, sizeof nm, "[arch %s] regimes", a->name);
+            lg_gd_add(L, nm, "%s", a->regimes);
         }
     }
     for (int r = 0; r < g->n_regimes; r++) {

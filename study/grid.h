@@ -67,13 +67,15 @@ typedef struct lg_study_regime {
 typedef struct lg_study_arch {
     int n_dims;               /* layers + 1 */
     int dims[LG_STUDY_MAX_DIMS]; /* the input width, then each layer's width */
-    char name[LG_STUDY_NAME]; /* "784,256,256,10", "1x28x28,c8k3s2,c16k3s2,10" or "784,256,r256x2,10"
-                               * (core/arch.h; the net is built from it) */
+    char name[LG_STUDY_NAME]; /* "784,256,256,10", "1x28x28,c8k3s2,c16k3s2,10", "784,256,r256x2,10" or a ViT
+                               * "1x28x28,vit:p7,d16,h2,L1,m32,cls,10" (core/arch.h, core/arch_vit.h;
+                               * the net is built from it; a ViT's dims are its input and classes) */
     /* from an optional [arch NAME] section: the modes and the timeout for
      * this architecture (n_modes = 0 / timeout = 0: the [study] ones) */
     int n_modes;
     lg_study_mode modes[LG_STUDY_N_MODES];
     double timeout;
+    char regimes[256];        /* [arch NAME] regimes: the regimes run on it, space-separated ("" = every one) */
 } lg_study_arch;
 
 typedef struct lg_study_grid {
@@ -101,6 +103,9 @@ lg_study_train lg_study_train_default(void);
 /* The modes and the timeout that apply to architecture a of g. */
 int lg_study_arch_modes(const lg_study_grid *g, const lg_study_arch *a, const lg_study_mode **modes);
 double lg_study_arch_timeout(const lg_study_grid *g, const lg_study_arch *a);
+/* 1 if regime (its expanded name, e.g. anneal_s0.25_l160) runs on a: a's
+ * regimes list is empty, or names it or its section (anneal). */
+int lg_study_arch_has_regime(const lg_study_arch *a, const char *regime);
 
 /* Parse path. LG_ERR_IO if it cannot be read, LG_ERR_FORMAT naming
  * "path:line: [section] key: problem" otherwise. */

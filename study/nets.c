@@ -24,6 +24,10 @@
 #include "study/results.h"
 #include "train/loop.h"
 #include "train/model.h"
+#include "train/vit.h"
+#include "train/vit_net.h"
+#include "train/vit_train.h"
+#include "core/arch_vit.h"
 
 
 void lg_study_net_free(lg_study_net *n)
@@ -58,6 +62,36 @@ static void lg_nets_read_log(const char *path, json_t *arr, double offset)
     fclose(f);
 }
 
+/* A ViT (train/vit_net.h) in place: read back into the ViT trainer (exact), trained by
+ * train/vit_train.h with o (anneal as lg_nets_train, the schedule over its blocks), written
+ * back as a net. The RS loss is not available for a ViT. */
+static lg_status lg_nets_train_vit(lg_net *net, const lg_study_train *tr, const lg_train_opts *o, int anneal,
+                                   const lg_dataset *train, const lg_dataset *test)
+{
+    if (tr->rs > 0)
+        return lg_fail(LG_ERR_ARG, "the RS loss is not available for a ViT (leave the regime out with "
+                       "[arch NAME] regimes)");
+    lg_vit m;
+    lg_status st = lg_net_to_vit(net, &m, o->batch, "the study's ViT");
+    if (st != LG_OK) return st;
+    lg_anneal_schedule sched;
+    if (anneal && (st = lg_anneal_schedule_init(&sched, anneal == 2 ? 0.0 : tr->anneal_start, tr->lambda_target,
+                                                m.spec.depth)) != LG_OK)
+        goto done;
+    lg_train_opts vo = *o;
+    vo.hook = NULL;
+    vo.hook_ctx = NULL;
+    lg_train_result res;
+    if ((st = lg_vit_train(&m, train, test, &vo, anneal ? lg_anneal_vit_hook : NULL, &sched, &res)) != LG_OK) goto done;
+    lg_net out;
+    if ((st = lg_vit_to_net(&m, &out)) != LG_OK) goto done;
+    lg_net_free(net);
+    *net = out;
+done:
+    lg_vit_free(&m);
+    return st;
+}
+
 /* Train net in place with tr (anneal: 0 none, 1 during training from anneal_start, 2 post-hoc from the start). */
 static lg_status lg_nets_train(lg_net *net, const lg_study_train *tr, int epochs, int anneal, uint64_t seed,
                                const char *log_path, const lg_dataset *train, const lg_dataset *test)
@@ -85,6 +119,7 @@ static lg_status lg_nets_train(lg_net *net, const lg_study_train *tr, int epochs
     }
     lg_dataset view = *train; /* a borrowed view: --subset without a copy */
     if (tr->subset > 0 && (size_t)tr->subset < view.n) view.n = (size_t)tr->subset;
+    if (lg_net_has_tnode(net)) return lg_nets_train_vit(net, tr, &o, anneal, &view, test);
     return lg_train_run(net, &view, NULL, test, &o, NULL);
 }
 
@@ -129,11 +164,23 @@ static lg_status lg_nets_obtain(lg_study_net *n, const char *cache, const lg_stu
     } else {
         lg_act act;
         if (lg_act_parse(tr->act, &act) != 0) return lg_fail(LG_ERR_ARG, "unknown activation '%s'", tr->act);
-        if ((st = lg_arch_net(&n->net, a->name, act)) != LG_OK) return st;
-        n->net.t = tr->t;
-        lg_init_kind kind = LG_INIT_HE;
-        if (lg_init_parse(tr->init, &kind) != 0) return lg_fail(LG_ERR_ARG, "unknown initialisation '%s'", tr->init);
-        lg_init_weights(&n->net, (uint64_t)seed, kind);
+        if (lg_arch_is_vit(a->name)) { /* a ViT: its own initialisation (train/vit.h), as a net */
+            lg_vit_spec sp;
+            lg_vit m;
+            if ((st = lg_arch_vit_parse(&sp, a->name)) != LG_OK) return st;
+            if ((st = lg_vit_init(&m, &sp, act, tr->batch)) != LG_OK) return st;
+            lg_vit_init_weights(&m, (uint64_t)seed);
+            st = lg_vit_to_net(&m, &n->net);
+            lg_vit_free(&m);
+            if (st != LG_OK) return st;
+        } else {
+            if ((st = lg_arch_net(&n->net, a->name, act)) != LG_OK) return st;
+            n->net.t = tr->t;
+            lg_init_kind kind = LG_INIT_HE;
+            if (lg_init_parse(tr->init, &kind) != 0)
+                return lg_fail(LG_ERR_ARG, "unknown initialisation '%s'", tr->init);
+            lg_init_weights(&n->net, (uint64_t)seed, kind);
+        }
         st = lg_nets_train(&n->net, tr, tr->epochs, tr->anneal_start < 1.0, (uint64_t)seed, logtmp, train, test);
     }
     if (st != LG_OK) goto fail;

@@ -284,6 +284,15 @@ static lg_status lg_run_instance(lg_run_ctx *C, lg_run_inst *I, json_t **row)
         if (!from_auto) st = lg_verify_transfer(relu, &n->net, &prop, &vo, &rep, &delta_tr);
     } else {
         st = lg_verify_run(I->mode == LG_STUDY_DIRECT ? &n->net : relu, &prop, &vo, &rep);
+        if (st == LG_ERR_UNSUPPORTED && I->mode == LG_STUDY_DIRECT) {
+            /* a net the direct route does not take (a smooth net with Transformer nodes): unknown, with why */
+            memset(&rep, 0, sizeof rep);
+            rep.verdict = LG_VERDICT_UNKNOWN;
+            rep.violated_case = -1;
+            lg_outcome_unknown(&rep.how, LG_REASON_UNDECIDED, 0, "not verified directly: %s", lg_errmsg());
+            lg_verify_report_method(&rep);
+            st = LG_OK;
+        }
     }
     if (st != LG_OK) goto fail;
     double delta_ball = 0.0;
@@ -507,6 +516,7 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
                 N->r = &g->regimes[r];
                 N->a = &g->archs[a];
                 N->seed = g->seeds[s];
+                if (!lg_study_arch_has_regime(N->a, N->r->name)) continue; /* [arch NAME] regimes */
                 const lg_study_mode *modes;
                 int n_modes = lg_study_arch_modes(g, N->a, &modes);
                 uint64_t hash = lg_study_train_hash(&N->r->tr, N->a, N->seed);

@@ -72,7 +72,7 @@ static void glpk_trap_init(glpk_trap *g)
     g->pre_hi[0] = g->ph0;
     g->pre_lo[1] = &g->pl1;
     g->pre_hi[1] = &g->ph1;
-    g->p = (lg_problem){&g->net, &g->lo, &g->hi, 1, &g->term, g->pre_lo, g->pre_hi, 0, NULL};
+    g->p = (lg_problem){&g->net, &g->lo, &g->hi, 1, &g->term, g->pre_lo, g->pre_hi, 0, NULL, NULL};
 }
 
 START_TEST(test_backend_glpk_infeasible_not_trusted)

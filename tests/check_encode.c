@@ -156,7 +156,7 @@ START_TEST(test_encode_z3_exact_rationals)
     double coef = 1.0;
     lg_lincon c = {&coef, -0.3};
     lg_term t = {1, &c};
-    lg_problem p = {&net, &lo, &hi, 1, &t, pre_lo, pre_hi, 0, NULL};
+    lg_problem p = {&net, &lo, &hi, 1, &t, pre_lo, pre_hi, 0, NULL, NULL};
     lg_solve_opts o = lg_solve_opts_default();
     lg_result r;
     ck_assert_int_eq(lg_solver_find("z3")->solve(&p, &o, &r), LG_OK);
@@ -208,7 +208,7 @@ START_TEST(test_encode_z3_witness_off_the_tie)
     double coef = -1.0;
     lg_lincon c = {&coef, 1.0};
     lg_term t = {1, &c};
-    lg_problem p = {&net, &lo, &hi, 1, &t, pre_lo, pre_hi, 0, NULL};
+    lg_problem p = {&net, &lo, &hi, 1, &t, pre_lo, pre_hi, 0, NULL, NULL};
     lg_solve_opts o = lg_solve_opts_default();
     lg_result r;
     for (unsigned seed = 1; seed <= 3; seed++) {

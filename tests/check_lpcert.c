@@ -294,7 +294,7 @@ static void tiny_margin_case(int relu)
         con.d = -1.0 + 0x1p-53; /* y − 1 + 2^-53 ≤ 0 ⇔ y ≤ 1 − 2^-53: never on [1, 2], min t = 2^-53 */
     }
     lg_term term = {1, &con};
-    lg_problem p = {&net, &lo, &hi, 1, &term, pre_lo, pre_hi, 0, NULL};
+    lg_problem p = {&net, &lo, &hi, 1, &term, pre_lo, pre_hi, 0, NULL, NULL};
     lg_result r;
     ck_assert_int_eq(lg_solver_find("glpk")->solve(&p, NULL, &r), LG_OK);
     ck_assert_msg(r.answer == LG_ANSWER_UNKNOWN, "relu %d: glpk answered %d on a margin below its certificate", relu,

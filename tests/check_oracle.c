@@ -42,7 +42,7 @@ static void absnet_init(absnet *a)
     a->con.coef = a->coef;
     a->term.n_cons = 1;
     a->term.cons = &a->con;
-    lg_problem p = {&a->net, &a->lo, &a->hi, 1, &a->term, a->pre_lo, a->pre_hi, 0, NULL};
+    lg_problem p = {&a->net, &a->lo, &a->hi, 1, &a->term, a->pre_lo, a->pre_hi, 0, NULL, NULL};
     a->p = p;
 }
 
@@ -237,7 +237,7 @@ static void one_init(one *o, int n_layers, const int *dims)
     o->con.coef = &o->coef;
     o->term.n_cons = 1;
     o->term.cons = &o->con;
-    lg_problem p = {&o->net, o->lo, o->hi, 1, &o->term, NULL, NULL, 0, NULL};
+    lg_problem p = {&o->net, o->lo, o->hi, 1, &o->term, NULL, NULL, 0, NULL, NULL};
     o->p = p;
 }
 

@@ -118,6 +118,27 @@ START_TEST(test_study_grid_parse)
     ck_assert_int_eq(ms[1], LG_STUDY_AUTO);
     ck_assert_double_eq(lg_study_arch_timeout(&g, &g.archs[1]), 7);
     lg_study_grid_free(&g);
+    /* a ViT architecture (its input and classes) and [arch NAME] regimes (a name or its section) */
+    ck_assert_int_eq(lg_study_grid_parse(&g,
+                                         "[arch 1x28x28,vit:p7,d8,h2,L1,m16,cls,10]\nregimes = relu anneal\n"
+                                         "[study]\narchs=784,16,10 1x28x28,vit:p7,d8,h2,L1,m16,cls,10\neps=0.1\n"
+                                         "inputs=1\n[regime relu]\nact=relu\n[regime anneal]\nact=lgelu\n"
+                                         "anneal_start=0.25\nlambda_target=160 640\n[regime rs]\nact=relu\nrs=0.1\n",
+                                         "vit.ini"),
+                     LG_OK);
+    ck_assert_int_eq(g.archs[1].n_dims, 2);
+    ck_assert_int_eq(g.archs[1].dims[0], 784);
+    ck_assert_int_eq(g.archs[1].dims[1], 10);
+    ck_assert_int_eq(g.n_regimes, 4);
+    for (int r = 0; r < g.n_regimes; r++) {
+        ck_assert(lg_study_arch_has_regime(&g.archs[0], g.regimes[r].name));
+        ck_assert_int_eq(lg_study_arch_has_regime(&g.archs[1], g.regimes[r].name), strcmp(g.regimes[r].name, "rs") != 0);
+    }
+    lg_study_grid_free(&g);
+    /* a patch that does not divide the image */
+    ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs=1x28x28,vit:p5,d8,h2,L1,m16,cls,10\neps=0.1\ninputs=1\n"
+                                         "[regime r]\nact=relu\n", "badvit.ini"),
+                     LG_ERR_FORMAT);
     /* defaults: seed 1, every mode, timeout 30 */
     ck_assert_int_eq(lg_study_grid_parse(&g, "[study]\narchs=4,2\neps=0.1\ninputs=1\n[regime r]\nact=relu\n", "d.ini"),
                      LG_OK);

@@ -334,7 +334,7 @@ static int lg_bab_open_terms(const lg_bab_ctx *cx, const lg_bab_node *n, lg_term
 static lg_status lg_bab_solver(const lg_bab_ctx *cx, const lg_bab_node *n, const lg_bounds *b, int n_open,
                                const lg_term *open, lg_bab_res *rs, double *x, int *closed, int *found)
 {
-    lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi, 0, NULL};
+    lg_problem p = {cx->net, n->lo, n->hi, n_open, open, b->lo, b->hi, 0, NULL, NULL};
     lg_runctx run = lg_runctx_child(cx->run, (uint64_t)n->id);
     if (run.verbose < 2) run.verbose = 0; /* solver chatter only */
     lg_backend_call call = {cx->net, &p, cx->lo, cx->hi, cx->n_terms, cx->terms, &run, cx->o->solver_timeout};

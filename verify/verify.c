@@ -10,6 +10,7 @@
 #include "verify/bab_act.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
+#include "verify/tnode_planes.h"
 
 lg_verify_opts lg_verify_opts_default(void)
 {
@@ -567,27 +568,51 @@ static const lg_route lg_route_smooth = {
      lg_stage_split, lg_stage_act_split, lg_stage_smooth_end, NULL}};
 
 /* Transformer nodes (DESIGN.md §1 "Transformer nodes"): interval bounds, the attack and input splitting */
-static lg_status lg_verify_check_tnode(const lg_net *net)
+static lg_status lg_verify_check_tnode(const lg_net *net) { return lg_tnode_relax_check(net); }
+/* Transformer nodes with `--solver glpk|z3` or --backend-only (DESIGN.md §3 "Back-ends on
+ * Transformer nodes"): the back-end on the ReLU parts exactly and each node's relaxation over the
+ * case's box; its UNSAT proves, its model is a candidate the witness rules re-check on the real net */
+static lg_status lg_stage_tnode_backend(lg_case *k)
 {
-    for (int k = 0; k < net->n_layers; k++) {
-        lg_act a = net->layers[k].act;
-        if (a != LG_ACT_RELU && a != LG_ACT_IDENTITY)
-            return lg_fail(LG_ERR_UNSUPPORTED, "layer %d has activation %s: a network with Transformer nodes is "
-                           "verified with relu and identity activations only (substitute ReLU first)", k,
-                           lg_act_name(a) ? lg_act_name(a) : "?");
+    if (k->o->solver.mode != LG_SOLVER_ONE && !k->o->backend_only) return LG_OK;
+    k->done = 1;
+    if (k->o->solver.mode == LG_SOLVER_NONE) {
+        lg_case_unknown(k->co, LG_REASON_NO_BACKEND, 0, "not decided by bounds or attack (no solver)");
+        return LG_OK;
     }
-    if (lg_net_has_max(net))
-        return lg_fail(LG_ERR_UNSUPPORTED, "verification does not take max-pool and Transformer nodes in one network yet");
-    return LG_OK;
+    if (k->o->backend_only) { /* every term, as lg_stage_backend_all */
+        const lg_prop_case *C = &k->prop->cases[k->c];
+        memcpy(k->kept, C->terms, (size_t)C->n_terms * sizeof *k->kept);
+        k->p.n_terms = C->n_terms;
+    }
+    lg_trelax tr;
+    lg_status st = lg_tnode_relax_build(k->net, &k->b, &tr);
+    if (st == LG_ERR_ARG) { /* bounds not finite */
+        lg_case_overflow(k->co);
+        return LG_OK;
+    }
+    if (st != LG_OK) return st;
+    k->p.trelax = &tr;
+    st = lg_verify_backend(k);
+    k->p.trelax = NULL;
+    lg_trelax_free(&tr);
+    if (st == LG_OK && k->co->v == LG_VERDICT_UNKNOWN && k->co->how.why == LG_REASON_WITNESS)
+        lg_outcome_unknown(&k->co->how, LG_REASON_WITNESS, 0,
+                           "the back-end's model of the relaxed Transformer nodes is no counterexample of the "
+                           "network (a gap of the relaxation)");
+    return st;
 }
+
 static const lg_route lg_route_tnode = {lg_verify_check_tnode, 0, 0,
                                         {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
-                                         lg_stage_split, lg_stage_smooth_end, NULL}};
+                                         lg_stage_tnode_backend, lg_stage_split, lg_stage_smooth_end, NULL}};
+static const lg_route lg_route_tnode_backend_only = {lg_verify_check_tnode, 0, 0,
+                                                     {lg_stage_trivial, lg_stage_finite, lg_stage_tnode_backend, NULL}};
 
 /* The route of net under o: chosen once per run. */
 static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *o)
 {
-    if (net && lg_net_first_tnode(net) >= 0) return &lg_route_tnode;
+    if (net && lg_net_first_tnode(net) >= 0) return o->backend_only ? &lg_route_tnode_backend_only : &lg_route_tnode;
     if (net && lg_bounds_net_smooth(net)) return &lg_route_smooth;
     return o->backend_only ? &lg_route_backend_only : &lg_route_pwl;
 }
@@ -595,7 +620,7 @@ static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *
 /* The splitting strategy of route for a net with n_in inputs. */
 static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
 {
-    if (route == &lg_route_tnode) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
+    if (route == &lg_route_tnode || route == &lg_route_tnode_backend_only) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
     lg_bab_mode bm = lg_bab_pick(m, n_in);
     return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
@@ -747,9 +772,11 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     if (st != LG_OK) return st;
     if (!route->backend) { /* DESIGN.md §3 "Smooth activations" */
         const lg_solver_ops *row = o->solver.mode == LG_SOLVER_ONE ? o->solver.row : NULL;
-        if (((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only) && lg_net_first_tnode(net) >= 0)
-            return lg_net_require_no_tnode(net, "the complete back-ends");
-        if ((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only)
+        if (((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only) && lg_net_first_tnode(net) >= 0) {
+            if (o->tighten == LG_TIGHTEN_LP)
+                return lg_fail(LG_ERR_UNSUPPORTED, "--tighten lp takes piecewise-linear (relu/identity) networks only");
+            /* the back-ends take Transformer nodes by their relaxation (lg_stage_tnode_backend) */
+        } else if ((row && (row->caps & LG_SOLVER_PWL_ONLY)) || o->backend_only)
             return lg_fail(LG_ERR_UNSUPPORTED,
                            "--solver %s encodes piecewise-linear (relu/identity) networks only; this network has "
                            "smooth activations: verify it directly with --solver auto or none, or substitute ReLU "

@@ -27,6 +27,12 @@
  * back-end); a case still open with time left (branch and bound stuck or at
  * a limit), --tighten lp and back-end only go on on the exact ReLU form
  * (bounds again, then the piecewise-linear route; the attack not again).
+ * A net with Transformer nodes goes through bounds, attack and input
+ * splitting; with one back-end (`--solver glpk|z3`) or back-end only, the
+ * back-end decides the case after the attack on the ReLU parts exactly and
+ * each node's relaxation over the case's box (verify/tnode_planes.h,
+ * DESIGN.md §3 "Back-ends on Transformer nodes"): its unsat is a proof, its
+ * model a candidate the witness rules re-check on the real net.
  * Solvers (opts.solver, an lg_solver_pick of encode/problem.h resolved at
  * the edge): one row of the solver table (z3, glpk, …), auto (quick paths,
  * then GLPK, then Z3 if GLPK says unknown and time remains), none (quick
