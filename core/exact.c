@@ -1,6 +1,7 @@
 /* exact.c — exact rational evaluation (exact.h). */
 #include "core/exact.h"
 #include "core/linop.h"
+#include "core/op.h"
 
 #include <gmp.h>
 #include <limits.h>
@@ -337,7 +338,7 @@ int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, cons
     int n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++)
         if ((net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU) ||
-            net->layers[k].kind == LG_LAYER_SOFTMAX || net->layers[k].kind == LG_LAYER_LAYERNORM)
+            !lg_op_is(net->layers[k].kind, LG_OPF_RATIONAL))
             return lg_enclose_first_holding(net, x, n_terms, terms, slack);
     if (!lg_exact_finite_terms(n_out, n_terms, terms, slack)) return -2;
     mpq_t *y = NULL;

@@ -1,40 +1,11 @@
-/* op_bilinear.c — the product node (net.h, DESIGN.md §1 "Transformer nodes"):
- * shape and value checks, the forward pass in double, and the helpers every
- * Transformer node shares (names, refusal). No allocation; the index tables
- * live in the net's maps allocation. */
+/* op_bilinear.c — the product node (core/op.h entry "product", DESIGN.md §1
+ * "Transformer nodes"): its forward pass in double and the shape and value
+ * checks of the Transformer nodes (their table entries point here). No
+ * allocation; the index tables live in the net's maps allocation. */
 #include "core/net.h"
 
 #include <math.h>
 #include <stdint.h>
-
-const char *lg_kind_name(lg_layer_kind k)
-{
-    switch (k) {
-    case LG_LAYER_DENSE: return "dense";
-    case LG_LAYER_CONV2D: return "conv";
-    case LG_LAYER_INDEX: return "index map";
-    case LG_LAYER_MAX: return "max-pool";
-    case LG_LAYER_BILINEAR: return "product";
-    case LG_LAYER_SOFTMAX: return "softmax";
-    case LG_LAYER_LAYERNORM: return "layernorm";
-    }
-    return "unknown";
-}
-
-int lg_net_first_tnode(const lg_net *net)
-{
-    for (int k = 0; k < net->n_layers; k++)
-        if (lg_kind_is_tnode(net->layers[k].kind)) return k;
-    return -1;
-}
-
-lg_status lg_net_require_no_tnode(const lg_net *net, const char *stage)
-{
-    int k = lg_net_first_tnode(net);
-    if (k < 0) return LG_OK;
-    return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take the %s node (layer %d) yet", stage,
-                   lg_kind_name(net->layers[k].kind), k);
-}
 
 size_t lg_bilinear_n_map(const lg_linear *A)
 {
@@ -100,15 +71,4 @@ lg_status lg_tnode_check_values(const lg_net *net, int k, const lg_linear *A)
                            q < nk ? "ia" : "ib", q < nk ? q : q - nk, A->map[q], lim - 1);
     }
     return LG_OK;
-}
-
-void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, double *z)
-{
-    const double *x = vals + lg_net_node_offset(net, L->src);
-    if (L->kind == LG_LAYER_BILINEAR)
-        lg_bilinear_forward(&L->lin, x, vals + lg_net_node_offset(net, L->op.src_b), z);
-    else if (L->kind == LG_LAYER_SOFTMAX)
-        lg_softmax_forward(&L->lin, x, z);
-    else
-        lg_layernorm_forward(&L->lin, x, z);
 }
