@@ -13,6 +13,8 @@
 #ifndef LG_OP_H
 #define LG_OP_H
 
+#include <gmp.h>
+
 #include "core/net.h"
 
 struct lg_iv;      /* core/act_mpfr.h */
@@ -45,6 +47,11 @@ typedef struct lg_opdef {
     /* A node's forward pass in double: z[n_out] from its source's value a (and b, the second
      * source's, LG_OPF_TWO_SRC; else NULL). NULL for a linear term (lg_linear_mul). */
     void (*forward)(const lg_linear *A, const double *a, const double *b, double *z);
+    /* A node's exact forms (core/exact.h), or NULL: not rational (the enclosure decides).
+     * exact_z: values as integers times 2^e (a at exponent ea, b at eb: the second source's,
+     * else a's) into z; returns z's exponent. exact_q: rationals a, b into z (t: scratch). */
+    long (*exact_z)(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z);
+    void (*exact_q)(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t);
     /* The kind's line in `lgelu info` (from: "input" or "layer k") into buf[cap]; returns its
      * length (snprintf), or NULL: no line of its own. */
     int (*describe)(const lg_linear *A, const char *from, char *buf, size_t cap);
@@ -89,6 +96,10 @@ lg_status lg_max_check_shape(const lg_net *net, int k, int t, const lg_linear *A
 void lg_max_node_forward(const lg_linear *A, const double *a, const double *b, double *z);
 int lg_max_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
 int lg_conv_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
+long lg_max_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z);
+void lg_max_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t);
+long lg_bilinear_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z);
+void lg_bilinear_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t);
 int lg_max_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off, struct lg_iv_work *w);
 
 #endif

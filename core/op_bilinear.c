@@ -1,9 +1,11 @@
 /* op_bilinear.c — the product node (core/op.h entry "product", DESIGN.md §1
- * "Transformer nodes"): its forward pass in double and the shape and value
+ * "Transformer nodes"): its forward pass in double, its exact forms
+ * (integers, rationals) and the shape and value
  * checks of the Transformer nodes (their table entries point here). No
  * allocation; the index tables live in the net's maps allocation. */
-#include "core/net.h"
+#include "core/op.h"
 
+#include <gmp.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -21,6 +23,28 @@ void lg_bilinear_forward(const lg_linear *A, const double *a, const double *b, d
         double s = 0.0;
         for (size_t q = o * K; q < (o + 1) * K; q++) s += a[ia[q]] * b[ib[q]];
         out[o] = s;
+    }
+}
+
+long lg_bilinear_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z)
+{ /* integer products at the sum of the exponents */
+    const int *ia = A->map, *ib = A->map + (size_t)A->n_out * (size_t)A->op.K;
+    for (size_t o = 0, q = 0; o < (size_t)A->n_out; o++) {
+        mpz_set_ui(z[o], 0);
+        for (int kk = 0; kk < A->op.K; kk++, q++) mpz_addmul(z[o], a[ia[q]], b[ib[q]]);
+    }
+    return ea + eb;
+}
+
+void lg_bilinear_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t)
+{
+    const int *ia = A->map, *ib = A->map + (size_t)A->n_out * (size_t)A->op.K;
+    for (size_t o = 0, q = 0; o < (size_t)A->n_out; o++) {
+        mpq_set_ui(z[o], 0, 1);
+        for (int kk = 0; kk < A->op.K; kk++, q++) {
+            mpq_mul(t, a[ia[q]], b[ib[q]]);
+            mpq_add(z[o], z[o], t);
+        }
     }
 }
 

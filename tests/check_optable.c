@@ -29,6 +29,8 @@ START_TEST(test_optable_entries_match_flags)
         const lg_vopdef *v = lg_vop((lg_layer_kind)k);
         if (node) {
             ck_assert_msg(op->forward && op->enclose && op->describe, "%s: a node's core entry is complete", op->name);
+            ck_assert_msg(!(op->flags & LG_OPF_RATIONAL) == !op->exact_z && !op->exact_z == !op->exact_q,
+                          "%s: a rational node has both exact forms, any other neither", op->name);
             ck_assert_msg(v && (int)v->kind == k && v->interval && v->attack_backward && v->smear,
                           "%s: a node's verify entry is complete", op->name);
         } else {
