@@ -99,6 +99,7 @@ Suite *suite_optable(void)
 {
     Suite *s = suite_create("optable");
     TCase *tc = tcase_create("optable");
+    lg_tcase_timeout(tc, 30);
     tcase_add_test(tc, test_optable_entries_match_flags);
     tcase_add_test(tc, test_optable_node_only_as_own_term);
     tcase_add_test(tc, test_optable_lower_nodes);
