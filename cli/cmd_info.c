@@ -6,6 +6,7 @@
 #include "cli/cmd.h"
 #include "core/json.h"
 #include "core/netfile.h"
+#include "core/op.h"
 #include "onnx/load.h"
 #include "onnx/onnx.h"
 
@@ -70,7 +71,7 @@ int lg_cmd_info(int argc, char **argv)
         else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
         int graph = L->n_terms > 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX;
-        if (L->kind == LG_LAYER_MAX || lg_kind_is_tnode(L->kind)) graph = 0; /* its own line below */
+        if (lg_op_is(L->kind, LG_OPF_NODE)) graph = 0; /* its own line below */
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
             char from[32];
@@ -78,32 +79,11 @@ int lg_cmd_info(int argc, char **argv)
             else snprintf(from, sizeof from, "layer %d", A->src);
             if (graph)
                 printf("       term %d: %s from %s, %d -> %d\n", t,
-                       A->kind == LG_LAYER_CONV2D ? "conv" : A->kind == LG_LAYER_INDEX ? "index map" : "dense", from,
+                       lg_kind_name(A->kind), from,
                        A->n_in, A->n_out);
-            if (A->kind == LG_LAYER_MAX) {
-                const lg_conv *g = &A->conv;
-                printf("       max-pool from %s %dx%dx%d -> %dx%dx%d, window %dx%d, stride %dx%d, padding %dx%d\n",
-                       from, g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw,
-                       g->ph, g->pw);
-            }
-            if (A->kind == LG_LAYER_BILINEAR) {
-                char fb[32];
-                if (A->op.src_b < 0) snprintf(fb, sizeof fb, "input");
-                else snprintf(fb, sizeof fb, "layer %d", A->op.src_b);
-                printf("       product of %s (%d) and %s (%d), %d products per output\n", from, A->n_in, fb,
-                       A->op.n_in_b, A->op.K);
-            }
-            if (A->kind == LG_LAYER_SOFTMAX)
-                printf("       softmax from %s over groups of %d (%d groups)\n", from, A->op.group,
-                       A->n_out / A->op.group);
-            if (A->kind == LG_LAYER_LAYERNORM)
-                printf("       layernorm from %s over groups of %d (%d groups), eps %g\n", from, A->op.group,
-                       A->n_out / A->op.group, A->op.eps);
-            if (A->kind == LG_LAYER_CONV2D) {
-                const lg_conv *g = &A->conv;
-                printf("       conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d\n", g->c_in, g->h_in,
-                       g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
-            }
+            char line[256];
+            if (lg_op(A->kind)->describe && lg_op(A->kind)->describe(A, from, line, sizeof line) > 0)
+                printf("       %s\n", line); /* the kind's own line (core/op.h) */
         }
     }
     lg_net_free(&net);

@@ -11,6 +11,7 @@
 #include "cli/cmd.h"
 #include "cli/config.h"
 #include "core/netfile.h"
+#include "core/op.h"
 #include "core/clock.h"
 #include "onnx/load.h"
 
@@ -101,11 +102,10 @@ void lg_cli_progress(lg_cli_meter *m, const char *cmd, const char *what, size_t 
 lg_status lg_cli_load_lowered(lg_net *net, const char *path, int any_sign)
 {
     lg_status st = lg_net_load(net, path);
-    if (st != LG_OK || !lg_net_has_max(net)) return st;
+    if (st != LG_OK) return st;
     lg_net low;
-    st = lg_net_lower_max(&low, net, any_sign);
-    lg_net_free(net);
-    if (st == LG_OK) *net = low;
+    if ((st = lg_net_lower_nodes(&low, net, any_sign)) != LG_OK || low.n_layers) lg_net_free(net);
+    if (low.n_layers) *net = low;
     return st;
 }
 

@@ -6,6 +6,7 @@
  * image (the `iv` hook of act.h). */
 #include "core/act_mpfr.h"
 #include "core/exact.h"
+#include "core/op.h"
 #include "core/linop.h"
 
 #include <math.h>
@@ -70,21 +71,9 @@ static int lg_enclose_run(const lg_net *net, const double *x, int n_terms, const
         const lg_layer *L = &net->layers[k];
         const lg_act_info *I = lg_act_info_of(L->act);
         lg_iv *z = v + off[k + 1];
-        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: max of the ends (exact) */
-            const lg_iv *in = v + off[L->src + 1];
-            for (int o = 0; o < L->n_out; o++) {
-                int n = lg_max_window(&L->conv, o, idx);
-                mpfr_set(z[o].lo, in[idx[0]].lo, MPFR_RNDD);
-                mpfr_set(z[o].hi, in[idx[0]].hi, MPFR_RNDU);
-                for (int p = 1; p < n; p++) {
-                    mpfr_max(z[o].lo, z[o].lo, in[idx[p]].lo, MPFR_RNDD);
-                    mpfr_max(z[o].hi, z[o].hi, in[idx[p]].hi, MPFR_RNDU);
-                }
-            }
-            continue;
-        }
-        if (lg_kind_is_tnode(L->kind)) { /* product, softmax, layernorm (enclose_tnode.c) */
-            rc = lg_enclose_tnode(net, L, v, off, &work);
+        const lg_opdef *op = lg_op(L->kind);
+        if (op->flags & LG_OPF_NODE) { /* max-pool, product, softmax, layernorm: the kind's entry (core/op.h) */
+            rc = op->enclose(net, L, v, off, &work);
             continue;
         }
         for (int o = 0; o < L->n_out && !rc; o++) {

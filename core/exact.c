@@ -1,6 +1,7 @@
 /* exact.c — exact rational evaluation (exact.h). */
 #include "core/exact.h"
 #include "core/linop.h"
+#include "core/op.h"
 
 #include <gmp.h>
 #include <limits.h>
@@ -88,32 +89,16 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             rc = -2;
             break;
         }
-        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: the source's exponent, the largest value */
-            const mpz_t *a = (const mpz_t *)(v + off[L->src + 1]);
-            mpz_t *z = v + off[k + 1];
-            for (int o = 0; o < L->n_out; o++) {
-                int n = lg_max_window(&L->conv, o, idx);
-                mpz_set(z[o], a[idx[0]]);
-                for (int p = 1; p < n; p++)
-                    if (mpz_cmp(a[idx[p]], z[o]) > 0) mpz_set(z[o], a[idx[p]]);
+        const lg_opdef *op = lg_op(L->kind);
+        if (op->flags & LG_OPF_NODE) { /* max-pool, product: the kind's integer form (core/op.h) */
+            if (!op->exact_z) { /* softmax, layernorm: not rational (the enclosure decides) */
+                rc = -2;
+                break;
             }
-            E[k + 1] = E[L->src + 1];
+            int sb = (op->flags & LG_OPF_TWO_SRC) ? L->op.src_b : L->src;
+            E[k + 1] = op->exact_z(&L->lin, (const mpz_t *)(v + off[L->src + 1]), E[L->src + 1],
+                                   (const mpz_t *)(v + off[sb + 1]), E[sb + 1], v + off[k + 1]);
             continue;
-        }
-        if (L->kind == LG_LAYER_BILINEAR) { /* a product node: integer products at the sum of the exponents */
-            const mpz_t *a = (const mpz_t *)(v + off[L->src + 1]), *b = (const mpz_t *)(v + off[L->op.src_b + 1]);
-            const int *ia = L->map, *ib = L->map + (size_t)L->n_out * (size_t)L->op.K;
-            mpz_t *z = v + off[k + 1];
-            for (size_t o = 0, q = 0; o < (size_t)L->n_out; o++) {
-                mpz_set_ui(z[o], 0);
-                for (int kk = 0; kk < L->op.K; kk++, q++) mpz_addmul(z[o], a[ia[q]], b[ib[q]]);
-            }
-            E[k + 1] = E[L->src + 1] + E[L->op.src_b + 1];
-            continue;
-        }
-        if (lg_kind_is_tnode(L->kind)) { /* softmax, layernorm: not rational (the enclosure decides) */
-            rc = -2;
-            break;
         }
         long Ez = LONG_MAX; /* exponent of this layer's sums */
         for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
@@ -228,31 +213,15 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
             break;
         }
         mpq_t *z = v + off[k + 1];
-        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: the largest value of each window */
-            const mpq_t *a = (const mpq_t *)(v + off[L->src + 1]);
-            for (int o = 0; o < L->n_out; o++) {
-                int n = lg_max_window(&L->conv, o, idx);
-                mpq_set(z[o], a[idx[0]]);
-                for (int p = 1; p < n; p++)
-                    if (mpq_cmp(a[idx[p]], z[o]) > 0) mpq_set(z[o], a[idx[p]]);
+        const lg_opdef *op = lg_op(L->kind);
+        if (op->flags & LG_OPF_NODE) { /* max-pool, product: the kind's rational form (core/op.h) */
+            if (!op->exact_q) { /* softmax, layernorm: not rational (the enclosure decides) */
+                rc = -2;
+                break;
             }
+            int sb = (op->flags & LG_OPF_TWO_SRC) ? L->op.src_b : L->src;
+            op->exact_q(&L->lin, (const mpq_t *)(v + off[L->src + 1]), (const mpq_t *)(v + off[sb + 1]), z, t);
             continue;
-        }
-        if (L->kind == LG_LAYER_BILINEAR) { /* a product node: exact rational products */
-            const mpq_t *a = (const mpq_t *)(v + off[L->src + 1]), *b = (const mpq_t *)(v + off[L->op.src_b + 1]);
-            const int *ia = L->map, *ib = L->map + (size_t)L->n_out * (size_t)L->op.K;
-            for (size_t o = 0, q = 0; o < (size_t)L->n_out; o++) {
-                mpq_set_ui(z[o], 0, 1);
-                for (int kk = 0; kk < L->op.K; kk++, q++) {
-                    mpq_mul(t, a[ia[q]], b[ib[q]]);
-                    mpq_add(z[o], z[o], t);
-                }
-            }
-            continue;
-        }
-        if (lg_kind_is_tnode(L->kind)) { /* softmax, layernorm: not rational (the enclosure decides) */
-            rc = -2;
-            break;
         }
         for (int o = 0; o < L->n_out; o++) {
             mpq_set_d(z[o], L->b[o]);
@@ -337,7 +306,7 @@ int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, cons
     int n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++)
         if ((net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU) ||
-            net->layers[k].kind == LG_LAYER_SOFTMAX || net->layers[k].kind == LG_LAYER_LAYERNORM)
+            !lg_op_is(net->layers[k].kind, LG_OPF_RATIONAL))
             return lg_enclose_first_holding(net, x, n_terms, terms, slack);
     if (!lg_exact_finite_terms(n_out, n_terms, terms, slack)) return -2;
     mpq_t *y = NULL;

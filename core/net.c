@@ -3,6 +3,7 @@
 
 #include "core/arch.h"
 #include "core/linop.h"
+#include "core/op.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -35,21 +36,14 @@ static void lg_net_carve(lg_net *net)
                 L->b = p;
                 p += (size_t)L->n_out;
             }
-            A->map = A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_BILINEAR ? m : NULL;
-            if (A->kind == LG_LAYER_INDEX) m += A->n_out;
-            if (A->kind == LG_LAYER_BILINEAR) m += lg_bilinear_n_map(A);
+            const lg_opdef *op = lg_op(A->kind);
+            A->map = op->n_map ? m : NULL;
+            if (op->n_map) m += op->n_map(A);
         }
     }
 }
 
-size_t lg_linear_n_weights(const lg_linear *A)
-{
-    if (A->kind == LG_LAYER_LAYERNORM) return 2 * (size_t)(A->op.group > 0 ? A->op.group : 0);
-    if (A->kind == LG_LAYER_INDEX || A->kind == LG_LAYER_MAX || lg_kind_is_tnode(A->kind)) return 0;
-    if (A->kind == LG_LAYER_CONV2D)
-        return (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw;
-    return (size_t)A->n_out * (size_t)A->n_in;
-}
+size_t lg_linear_n_weights(const lg_linear *A) { return lg_op(A->kind)->n_weights(A); }
 
 size_t lg_layer_n_weights(const lg_layer *L) { return lg_linear_n_weights(&L->lin); }
 
@@ -61,8 +55,7 @@ int lg_conv_out_size(int n_in, int k, int s, int p)
     return (int)(span / s + 1);
 }
 
-/* 1 if the geometry is consistent (sizes positive, outputs as documented). */
-static int lg_conv_ok(const lg_conv *c)
+int lg_conv_ok(const lg_conv *c)
 {
     if (c->c_in < 1 || c->h_in < 1 || c->w_in < 1 || c->c_out < 1 || c->kh < 1 || c->kw < 1) return 0;
     if (c->c_in > LG_NET_MAX_DIM || c->c_out > LG_NET_MAX_DIM || c->kh > LG_NET_MAX_DIM || c->kw > LG_NET_MAX_DIM)
@@ -107,6 +100,27 @@ lg_status lg_net_init_conv(lg_net *net, int n_layers, const int *dims, const lg_
     return st;
 }
 
+lg_status lg_conv_check_shape(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code)
+{
+    (void)net;
+    const lg_conv *c = &A->conv;
+    if (!lg_conv_ok(c) || c->c_in * c->h_in * c->w_in != A->n_in || c->c_out * c->h_out * c->w_out != n_out)
+        return lg_fail(code,
+                       "layer %d, term %d: conv geometry %dx%dx%d -> %dx%dx%d (kernel %dx%d, stride %dx%d, "
+                       "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
+                       k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
+                       c->ph, c->pw, A->n_in, n_out);
+    return LG_OK;
+}
+
+int lg_conv_describe(const lg_linear *A, const char *from, char *buf, size_t cap)
+{
+    (void)from;
+    const lg_conv *g = &A->conv;
+    return snprintf(buf, cap, "conv %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride %dx%d, padding %dx%d", g->c_in, g->h_in,
+                    g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
+}
+
 /* Check one term of layer k against the shapes so far; LG_OK or a message. */
 static lg_status lg_term_check(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code)
 {
@@ -116,31 +130,11 @@ static lg_status lg_term_check(const lg_net *net, int k, int t, const lg_linear 
     int w = A->src == LG_NET_INPUT ? net->n_in : net->layers[A->src].n_out;
     if (A->n_in != w)
         return lg_fail(code, "layer %d, term %d: takes %d inputs but node %d gives %d", k, t, A->n_in, A->src, w);
-    if (A->kind == LG_LAYER_CONV2D) {
-        const lg_conv *c = &A->conv;
-        if (!lg_conv_ok(c) || c->c_in * c->h_in * c->w_in != A->n_in || c->c_out * c->h_out * c->w_out != n_out)
-            return lg_fail(code,
-                           "layer %d, term %d: conv geometry %dx%dx%d -> %dx%dx%d (kernel %dx%d, stride %dx%d, "
-                           "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
-                           k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
-                           c->ph, c->pw, A->n_in, n_out);
-    } else if (A->kind == LG_LAYER_MAX) {
-        const lg_conv *c = &A->conv;
-        if (!lg_conv_ok(c) || c->c_out != c->c_in || c->c_in * c->h_in * c->w_in != A->n_in ||
-            c->c_out * c->h_out * c->w_out != n_out || (size_t)c->kh * (size_t)c->kw > LG_NET_MAX_DIM)
-            return lg_fail(code,
-                           "layer %d, term %d: max-pool geometry %dx%dx%d -> %dx%dx%d (window %dx%d, stride %dx%d, "
-                           "padding %dx%d) is inconsistent or does not match sizes %d -> %d",
-                           k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out, c->kh, c->kw, c->sh, c->sw,
-                           c->ph, c->pw, A->n_in, n_out);
-    } else if (lg_kind_is_tnode(A->kind)) {
-        if (t > 0)
-            return lg_fail(code, "layer %d, term %d: a %s node must be its layer's own term (term 0)", k, t,
-                           lg_kind_name(A->kind));
-        return lg_tnode_check_shape(net, k, A, n_out, code);
-    } else if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_INDEX) {
-        return lg_fail(code, "layer %d, term %d: unknown operator kind %d", k, t, (int)A->kind);
-    }
+    const lg_opdef *op = lg_op(A->kind);
+    if (!op->flags) return lg_fail(code, "layer %d, term %d: unknown operator kind %d", k, t, (int)A->kind);
+    if ((op->flags & LG_OPF_NODE) && t > 0)
+        return lg_fail(code, "layer %d, term %d: a %s node must be its layer's own term (term 0)", k, t, op->name);
+    if (op->check_shape) return op->check_shape(net, k, t, A, n_out, code);
     return LG_OK;
 }
 
@@ -175,12 +169,12 @@ lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec 
             A.n_out = sp->n_out;
             A.W = NULL;
             A.map = NULL;
-            if (A.kind != LG_LAYER_CONV2D && A.kind != LG_LAYER_MAX) memset(&A.conv, 0, sizeof A.conv);
-            if (!lg_kind_is_tnode(A.kind)) memset(&A.op, 0, sizeof A.op);
+            const lg_opdef *op = lg_op(A.kind);
+            if (!(op->flags & LG_OPF_CONV_GEOM)) memset(&A.conv, 0, sizeof A.conv);
+            if (!(op->flags & LG_OPF_TNODE)) memset(&A.op, 0, sizeof A.op);
             if ((st = lg_term_check(net, k, t, &A, sp->n_out, LG_ERR_ARG)) != LG_OK) goto fail;
             total += lg_linear_n_weights(&A);
-            if (A.kind == LG_LAYER_INDEX) nmap += (size_t)A.n_out;
-            if (A.kind == LG_LAYER_BILINEAR) nmap += lg_bilinear_n_map(&A);
+            if (op->n_map) nmap += op->n_map(&A);
             if (t == 0) L->lin = A;
         }
         total += (size_t)sp->n_out;
@@ -208,7 +202,7 @@ lg_status lg_net_build(lg_net *net, int n_in, int n_layers, const lg_layer_spec 
         for (int t = 1; t < specs[k].n_terms; t++) {
             *tp = specs[k].terms[t];
             tp->n_out = specs[k].n_out;
-            if (tp->kind != LG_LAYER_CONV2D && tp->kind != LG_LAYER_MAX) memset(&tp->conv, 0, sizeof tp->conv);
+            if (!lg_op_is(tp->kind, LG_OPF_CONV_GEOM)) memset(&tp->conv, 0, sizeof tp->conv);
             memset(&tp->op, 0, sizeof tp->op); /* further terms are linear (lg_term_check) */
             tp++;
         }
@@ -306,8 +300,7 @@ int lg_net_is_chain(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX || L->kind == LG_LAYER_MAX ||
-            lg_kind_is_tnode(L->kind))
+        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX || lg_op_is(L->kind, LG_OPF_NODE))
             return 0;
     }
     return 1;
@@ -482,6 +475,17 @@ static void lg_net_normalise(const lg_net *net, const double *x, double *out, si
         }
 }
 
+/* Node values in the layout of lg_net_node_offset (lg_layer_pre's lg_node_val_fn). */
+typedef struct lg_nodes_at {
+    const lg_net *net;
+    const double *vals;
+} lg_nodes_at;
+static const double *lg_nodes_val(const void *ctx, int node)
+{
+    const lg_nodes_at *at = ctx;
+    return at->vals + lg_net_node_offset(at->net, node);
+}
+
 void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, double *pre)
 {
     lg_net_normalise(net, x, vals, 1);
@@ -489,27 +493,11 @@ void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, doub
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         double *z = vals + off;
-        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: identity activation, no bias */
-            lg_max_forward(&L->lin, vals + lg_net_node_offset(net, L->src), z);
-            if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
-            off += (size_t)L->n_out;
-            continue;
-        }
-        if (lg_kind_is_tnode(L->kind)) { /* a Transformer node: identity activation, no bias */
-            lg_tnode_forward(net, L, vals, z);
-            if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
-            off += (size_t)L->n_out;
-            continue;
-        }
-        for (int t = 0; t < lg_layer_n_lin(L); t++) {
-            const lg_linear *A = lg_layer_lin(L, t);
-            lg_linear_mul(A, 1, vals + lg_net_node_offset(net, A->src), z, 0, t > 0);
-        }
-        for (int o = 0; o < L->n_out; o++) {
-            z[o] += L->b[o];
-            if (pre) pre[off + (size_t)o] = z[o];
-            z[o] = lg_act_eval(L->act, z[o], L->lambda);
-        }
+        lg_nodes_at at = {net, vals};
+        lg_layer_pre(L, lg_nodes_val, &at, z, 0); /* a node's forward, or the term sum + b */
+        if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
+        if (!lg_op_is(L->kind, LG_OPF_NODE)) /* a node: identity activation */
+            for (int o = 0; o < L->n_out; o++) z[o] = lg_act_eval(L->act, z[o], L->lambda);
         off += (size_t)L->n_out;
     }
 }
@@ -647,28 +635,16 @@ lg_status lg_net_validate(const lg_net *net)
             if (A->n_out != L->n_out)
                 return lg_fail(LG_ERR_FORMAT, "layer %d, term %d: gives %d values, the layer has %d", k, t, A->n_out,
                                L->n_out);
-            if (A->kind == LG_LAYER_MAX && (t > 0 || L->n_terms > 0 || L->act != LG_ACT_IDENTITY))
-                return lg_fail(LG_ERR_FORMAT,
-                               "layer %d: a max-pool node must be its layer's only term, with the identity activation",
-                               k);
-            if (A->kind == LG_LAYER_MAX)
-                for (int o = 0; o < L->n_out; o++)
-                    if (L->b[o] != 0.0) return lg_fail(LG_ERR_FORMAT, "layer %d: a max-pool node has bias 0", k);
-            if (lg_kind_is_tnode(A->kind)) {
+            const lg_opdef *op = lg_op(A->kind);
+            if (op->flags & LG_OPF_NODE) {
                 if (L->n_terms > 0 || L->act != LG_ACT_IDENTITY)
                     return lg_fail(LG_ERR_FORMAT,
                                    "layer %d: a %s node must be its layer's only term, with the identity activation",
-                                   k, lg_kind_name(A->kind));
+                                   k, op->name);
                 for (int o = 0; o < L->n_out; o++)
-                    if (L->b[o] != 0.0)
-                        return lg_fail(LG_ERR_FORMAT, "layer %d: a %s node has bias 0", k, lg_kind_name(A->kind));
-                if ((st = lg_tnode_check_values(net, k, A)) != LG_OK) return st;
+                    if (L->b[o] != 0.0) return lg_fail(LG_ERR_FORMAT, "layer %d: a %s node has bias 0", k, op->name);
             }
-            if (A->kind == LG_LAYER_INDEX)
-                for (int o = 0; o < A->n_out; o++)
-                    if (A->map[o] < -1 || A->map[o] >= A->n_in)
-                        return lg_fail(LG_ERR_FORMAT, "layer %d, term %d: index map entry %d = %d, expected -1..%d", k,
-                                       t, o, A->map[o], A->n_in - 1);
+            if (op->check_values && (st = op->check_values(net, k, t, A)) != LG_OK) return st;
         }
         if (!lg_act_name(L->act)) return lg_fail(LG_ERR_FORMAT, "layer %d: unknown activation %d", k, (int)L->act);
         if (!lg_act_param_ok(L->act, L->lambda)) {

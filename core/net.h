@@ -246,7 +246,7 @@ void lg_conv_im2col(const lg_conv *c, const double *x, double *col);
 /* out[n_out] = conv(x)[n_in] + b for a conv layer (double, direct loops). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out);
 
-/* Max-pool nodes (core/net_max.c). */
+/* Max-pool nodes (core/op_max.c, core/op_max_lower.c). */
 /* 1 if some layer is a max-pool node. */
 int lg_net_has_max(const lg_net *net);
 /* The part of window o of max-pool geometry c inside the input (the rest
@@ -277,13 +277,10 @@ lg_status lg_net_require_no_max(const lg_net *net, const char *stage);
  * be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign);
 
-/* Transformer nodes (core/op_bilinear.c, core/op_softmax.c, core/op_layernorm.c). */
-/* 1 for a product, softmax or layernorm kind. */
-static inline int lg_kind_is_tnode(lg_layer_kind k)
-{
-    return k == LG_LAYER_BILINEAR || k == LG_LAYER_SOFTMAX || k == LG_LAYER_LAYERNORM;
-}
-/* The node's name in messages: "product", "softmax", "layernorm", "max-pool", … */
+/* Transformer nodes (core/op_bilinear.c, core/op_softmax.c, core/op_layernorm.c; their table entries: core/op.h). */
+/* 1 for a product, softmax or layernorm kind (the kind table's LG_OPF_TNODE, core/op.h). */
+int lg_kind_is_tnode(lg_layer_kind k);
+/* The kind's name in messages: "product", "softmax", "layernorm", "max-pool", … (core/op.h) */
 const char *lg_kind_name(lg_layer_kind k);
 /* Index of the first layer that is a Transformer node, or −1. */
 int lg_net_first_tnode(const lg_net *net);

@@ -1,5 +1,6 @@
 /* netfile.c — the native network file format, read and write (netfile.h). */
 #include "core/netfile.h"
+#include "core/op.h"
 
 #include <errno.h>
 #include <math.h>
@@ -89,7 +90,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_u32(&w, (uint32_t)L->act);
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
-        if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) lg_put_conv(&w, &L->conv);
+        if (lg_op_is(L->kind, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &L->conv);
         if (L->kind == LG_LAYER_BILINEAR) {
             lg_put_u32(&w, (uint32_t)L->op.K);
             lg_put_u32(&w, (uint32_t)(int32_t)L->op.src_b);
@@ -199,7 +200,7 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: takes %d inputs but node %d gives %d", name, k, t, A->n_in,
                        A->src, w);
     }
-    if (A->kind == LG_LAYER_CONV2D || A->kind == LG_LAYER_MAX) {
+    if (lg_op_is(A->kind, LG_OPF_CONV_GEOM)) {
         const lg_conv *c = &A->conv;
         if ((size_t)c->c_in * c->h_in * c->w_in != (size_t)A->n_in ||
             (size_t)c->c_out * c->h_out * c->w_out != (size_t)n_out)
@@ -321,7 +322,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         A0.kind = (lg_layer_kind)kind;
         A0.n_in = (int)li;
         A0.src = (int)k - 1;
-        if ((kind == LG_LAYER_CONV2D || kind == LG_LAYER_MAX) && version >= 3u &&
+        if (lg_op_is((lg_layer_kind)kind, LG_OPF_CONV_GEOM) && version >= 3u &&
             (st = lg_get_conv(&r, &A0.conv, name, k, 0)) != LG_OK)
             goto fail;
         if (lg_kind_is_tnode(A0.kind) && (st = lg_get_tnode(&r, &A0, name, k)) != LG_OK) goto fail;
@@ -376,8 +377,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
             A->n_out = (int)lo;
             if ((st = lg_netfile_term_check(A, version, k, (int)j, widths, (int)lo, name)) != LG_OK) goto fail;
             n_params += lg_linear_n_weights(A);
-            if (A->kind == LG_LAYER_INDEX) n_maps += lo;
-            if (A->kind == LG_LAYER_BILINEAR) n_maps += lg_bilinear_n_map(A);
+            if (lg_op(A->kind)->n_map) n_maps += lg_op(A->kind)->n_map(A);
         }
         n_params += lo;
         n_terms += nt;
@@ -451,7 +451,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         L->act = (lg_act)lg_get_u32(&r);
         L->lambda = lg_get_f64(&r);
         L->s = lg_get_f64(&r);
-        if (L->kind == LG_LAYER_CONV2D || L->kind == LG_LAYER_MAX) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
+        if (lg_op_is(L->kind, LG_OPF_CONV_GEOM)) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
         r.pos += lg_tnode_bytes(L->kind);
         if (version < 4u) continue;
         r.pos += 8;

@@ -1,40 +1,13 @@
-/* op_bilinear.c — the product node (net.h, DESIGN.md §1 "Transformer nodes"):
- * shape and value checks, the forward pass in double, and the helpers every
- * Transformer node shares (names, refusal). No allocation; the index tables
- * live in the net's maps allocation. */
-#include "core/net.h"
+/* op_bilinear.c — the product node (core/op.h entry "product", DESIGN.md §1
+ * "Transformer nodes"): its forward pass in double, its exact forms
+ * (integers, rationals) and the shape and value
+ * checks of the Transformer nodes (their table entries point here). No
+ * allocation; the index tables live in the net's maps allocation. */
+#include "core/op.h"
 
+#include <gmp.h>
 #include <math.h>
 #include <stdint.h>
-
-const char *lg_kind_name(lg_layer_kind k)
-{
-    switch (k) {
-    case LG_LAYER_DENSE: return "dense";
-    case LG_LAYER_CONV2D: return "conv";
-    case LG_LAYER_INDEX: return "index map";
-    case LG_LAYER_MAX: return "max-pool";
-    case LG_LAYER_BILINEAR: return "product";
-    case LG_LAYER_SOFTMAX: return "softmax";
-    case LG_LAYER_LAYERNORM: return "layernorm";
-    }
-    return "unknown";
-}
-
-int lg_net_first_tnode(const lg_net *net)
-{
-    for (int k = 0; k < net->n_layers; k++)
-        if (lg_kind_is_tnode(net->layers[k].kind)) return k;
-    return -1;
-}
-
-lg_status lg_net_require_no_tnode(const lg_net *net, const char *stage)
-{
-    int k = lg_net_first_tnode(net);
-    if (k < 0) return LG_OK;
-    return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take the %s node (layer %d) yet", stage,
-                   lg_kind_name(net->layers[k].kind), k);
-}
 
 size_t lg_bilinear_n_map(const lg_linear *A)
 {
@@ -50,6 +23,28 @@ void lg_bilinear_forward(const lg_linear *A, const double *a, const double *b, d
         double s = 0.0;
         for (size_t q = o * K; q < (o + 1) * K; q++) s += a[ia[q]] * b[ib[q]];
         out[o] = s;
+    }
+}
+
+long lg_bilinear_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z)
+{ /* integer products at the sum of the exponents */
+    const int *ia = A->map, *ib = A->map + (size_t)A->n_out * (size_t)A->op.K;
+    for (size_t o = 0, q = 0; o < (size_t)A->n_out; o++) {
+        mpz_set_ui(z[o], 0);
+        for (int kk = 0; kk < A->op.K; kk++, q++) mpz_addmul(z[o], a[ia[q]], b[ib[q]]);
+    }
+    return ea + eb;
+}
+
+void lg_bilinear_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t)
+{
+    const int *ia = A->map, *ib = A->map + (size_t)A->n_out * (size_t)A->op.K;
+    for (size_t o = 0, q = 0; o < (size_t)A->n_out; o++) {
+        mpq_set_ui(z[o], 0, 1);
+        for (int kk = 0; kk < A->op.K; kk++, q++) {
+            mpq_mul(t, a[ia[q]], b[ib[q]]);
+            mpq_add(z[o], z[o], t);
+        }
     }
 }
 
@@ -100,15 +95,4 @@ lg_status lg_tnode_check_values(const lg_net *net, int k, const lg_linear *A)
                            q < nk ? "ia" : "ib", q < nk ? q : q - nk, A->map[q], lim - 1);
     }
     return LG_OK;
-}
-
-void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, double *z)
-{
-    const double *x = vals + lg_net_node_offset(net, L->src);
-    if (L->kind == LG_LAYER_BILINEAR)
-        lg_bilinear_forward(&L->lin, x, vals + lg_net_node_offset(net, L->op.src_b), z);
-    else if (L->kind == LG_LAYER_SOFTMAX)
-        lg_softmax_forward(&L->lin, x, z);
-    else
-        lg_layernorm_forward(&L->lin, x, z);
 }

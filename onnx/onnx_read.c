@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/netfile.h"
+#include "core/op.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx_internal.h"
 #include "onnx/onnx_run.h"
@@ -1422,11 +1423,10 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
             lg_linear *A = lg_layer_lin_mut(Ln, t);
             const double *W = t == 0 ? Lb->W : Lb->xt[t - 1].W;
             const int *map = t == 0 ? Lb->map : Lb->xt[t - 1].map;
-            if (A->kind == LG_LAYER_INDEX)
-                memcpy(A->map, map, (size_t)A->n_out * sizeof *A->map);
-            else if (A->kind == LG_LAYER_BILINEAR)
-                memcpy(A->map, map, lg_bilinear_n_map(A) * sizeof *A->map);
-            else if (A->kind != LG_LAYER_MAX && lg_linear_n_weights(A))
+            const lg_opdef *op = lg_op(A->kind); /* index tables or weights, as the kind stores them */
+            if (op->n_map)
+                memcpy(A->map, map, op->n_map(A) * sizeof *A->map);
+            else if (lg_linear_n_weights(A))
                 memcpy(A->W, W, lg_linear_n_weights(A) * sizeof *A->W);
         }
     }

@@ -8,6 +8,7 @@
 #include "core/linop.h"
 #include "core/rng.h"
 #include "verify/bounds.h"
+#include "verify/opstage.h"
 #include "verify/recheck.h"
 
 lg_attack_opts lg_attack_opts_default(void)
@@ -70,6 +71,15 @@ static const double *lg_atk_node(const lg_net *net, const lg_atk_ws *w, int j)
 {
     return j < 0 ? w->act : w->act + w->zoff[j] + (size_t)net->layers[j].n_out;
 }
+typedef struct lg_atk_at {
+    const lg_net *net;
+    const lg_atk_ws *w;
+} lg_atk_at;
+static const double *lg_atk_val(const void *ctx, int node) /* lg_layer_pre's lg_node_val_fn */
+{
+    const lg_atk_at *at = ctx;
+    return lg_atk_node(at->net, at->w, node);
+}
 
 /* g(x) (attack.h); gradient into w->grad when want_grad. */
 static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, const double *x, lg_atk_ws *w,
@@ -85,22 +95,10 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         double *z = w->act + w->zoff[k], *an = z + L->n_out;
-        /* z[n_out] = Σ_t A_t·a_src(t) + b (dgemv per term: the attack is a heuristic, every hit is re-checked) */
-        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: its one term, bias 0 (core/net.h) */
-            lg_max_forward(&L->lin, lg_atk_node(net, w, L->lin.src), z);
-        } else if (L->kind == LG_LAYER_BILINEAR) { /* Transformer nodes: their one term, bias 0 */
-            lg_bilinear_forward(&L->lin, lg_atk_node(net, w, L->src), lg_atk_node(net, w, L->op.src_b), z);
-        } else if (L->kind == LG_LAYER_SOFTMAX) {
-            lg_softmax_forward(&L->lin, lg_atk_node(net, w, L->src), z);
-        } else if (L->kind == LG_LAYER_LAYERNORM) {
-            lg_layernorm_forward(&L->lin, lg_atk_node(net, w, L->src), z);
-        } else {
-            memcpy(z, L->b, (size_t)L->n_out * sizeof *z);
-            for (int t = 0; t < lg_layer_n_lin(L); t++) {
-                const lg_linear *T = lg_layer_lin(L, t);
-                lg_linear_mul(T, 1, lg_atk_node(net, w, T->src), z, 0, 1); /* core/linop.h */
-            }
-        }
+        /* z[n_out] = a node's forward, or b + Σ_t A_t·a_src(t) (dgemv per term: the attack is a
+         * heuristic, every hit is re-checked) */
+        lg_atk_at at = {net, w};
+        lg_layer_pre(L, lg_atk_val, &at, z, 1);
         if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY)
             for (int o = 0; o < L->n_out; o++) an[o] = L->act == LG_ACT_RELU ? (z[o] > 0 ? z[o] : 0) : z[o];
         else /* a smooth activation: the table's forward (core/act.h) */
@@ -157,31 +155,15 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
                 signed char sg = w->sign[soff + (size_t)o];
                 if ((sg > 0 && z[o] > 0) || (sg < 0 && z[o] < 0)) dz[o] += sg * w->mu;
             }
-        if (L->kind == LG_LAYER_MAX) { /* the gradient of a max goes to its (first) largest input */
-            const double *xs = lg_atk_node(net, w, L->lin.src);
-            double *dst = w->da + w->doff[L->lin.src + 1];
-            if (!w->touched[L->lin.src + 1]) memset(dst, 0, (size_t)L->lin.n_in * sizeof *dst);
-            w->touched[L->lin.src + 1] = 1;
-            for (int o = 0; o < L->n_out; o++) {
-                lg_window wb = lg_max_window_box(&L->lin.conv, o);
-                int top = -1;
-                for (int iy = wb.y0; iy < wb.y1; iy++)
-                    for (int ix = wb.x0; ix < wb.x1; ix++) {
-                        int i = (wb.ch * L->lin.conv.h_in + iy) * L->lin.conv.w_in + ix;
-                        if (top < 0 || xs[i] > xs[top]) top = i;
-                    }
-                if (top >= 0) dst[top] += dz[o];
-            }
-            continue;
-        }
-        if (lg_kind_is_tnode(L->kind)) { /* identity activation: dz is ∂g/∂out */
-            int sa = L->src, sb = L->kind == LG_LAYER_BILINEAR ? L->op.src_b : L->src;
+        const lg_vopdef *vop = lg_vop(L->kind);
+        if (vop) { /* a node (opstage.h): identity activation, dz is ∂g/∂out */
+            int sa = L->src, sb = lg_op_is(L->kind, LG_OPF_TWO_SRC) ? L->op.src_b : L->src;
             double *dsa = w->da + w->doff[sa + 1], *dsb = w->da + w->doff[sb + 1];
             if (!w->touched[sa + 1]) memset(dsa, 0, (size_t)lg_net_node_width(net, sa) * sizeof *dsa);
             w->touched[sa + 1] = 1;
             if (!w->touched[sb + 1]) memset(dsb, 0, (size_t)lg_net_node_width(net, sb) * sizeof *dsb);
             w->touched[sb + 1] = 1;
-            lg_attack_tnode_backward(L, lg_atk_node(net, w, sa), lg_atk_node(net, w, sb), z + L->n_out, dz, dsa, dsb);
+            vop->attack_backward(L, lg_atk_node(net, w, sa), lg_atk_node(net, w, sb), z + L->n_out, dz, dsa, dsb);
             continue;
         }
         for (int t = 0; t < lg_layer_n_lin(L); t++) { /* da_src += A_tᵀ·dz */

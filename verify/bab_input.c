@@ -14,6 +14,7 @@
 
 #include "verify/bab_internal.h"
 #include "core/linop.h"
+#include "verify/opstage.h"
 
 static lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
@@ -48,9 +49,10 @@ static double lg_bab_node_mag(const lg_net *net, const lg_bounds *b, int j, int 
  * each output's |c| + r goes to the inputs it reads, a product's scaled by
  * the other factor's magnitude; softmax and layernorm spread over the group.
  * Centres 0, radii added into rd at the sources' offsets (seen as for terms). */
-static void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen,
-                               const double *rad, double *cn, double *rd, unsigned char *seen)
+void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+                        double *cn, double *rd, unsigned char *seen, double *tc, double *tr)
 {
+    (void)tc, (void)tr;
     int srcs[2] = {L->src, L->kind == LG_LAYER_BILINEAR ? L->op.src_b : L->src};
     for (int q = 0; q < 2; q++) {
         int j = srcs[q];
@@ -139,28 +141,14 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
                 rad[j] = 0.5 * (gh - gl);
             }
         }
-        if (lg_kind_is_tnode(L->kind)) {
-            lg_bab_smear_tnode(net, b, L, cen, rad, cn, rd, seen);
+        const lg_vopdef *vop = lg_vop(L->kind);
+        if (vop) { /* a node: the kind's smear (opstage.h) */
+            vop->smear(net, b, L, cen, rad, cn, rd, seen, tc, tr);
             continue;
         }
         for (int t = 0; t < lg_layer_n_lin(L); t++) { /* Aᵀc, |A|ᵀr (core/linop.h) */
             const lg_linear *T = lg_layer_lin(L, t);
             size_t so = lg_net_node_offset(net, T->src);
-            if (T->kind == LG_LAYER_MAX) { /* a max-pool node: each window input may carry the output */
-                double *dc = seen[T->src + 1] ? tc : cn + so, *dr = seen[T->src + 1] ? tr : rd + so;
-                memset(dc, 0, (size_t)T->n_in * sizeof *dc);
-                memset(dr, 0, (size_t)T->n_in * sizeof *dr);
-                for (int j = 0; j < T->n_out; j++) {
-                    lg_window wb = lg_max_window_box(&T->conv, j);
-                    for (int iy = wb.y0; iy < wb.y1; iy++)
-                        for (int ix = wb.x0; ix < wb.x1; ix++)
-                            dr[(wb.ch * T->conv.h_in + iy) * T->conv.w_in + ix] += fabs(cen[j]) + rad[j];
-                }
-                if (seen[T->src + 1])
-                    for (int i = 0; i < T->n_in; i++) cn[so + i] += tc[i], rd[so + i] += tr[i];
-                seen[T->src + 1] = 1;
-                continue;
-            }
             if (!seen[T->src + 1]) {
                 lg_linear_mul_t(T, 1, cen, cn + so, 0);
                 lg_linear_mul_t(T, 1, rad, rd + so, 1);

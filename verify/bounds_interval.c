@@ -4,6 +4,7 @@
 
 #include "core/act_relax.h"
 #include "core/linop.h"
+#include "verify/opstage.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -216,25 +217,9 @@ static void lg_bi_layer(lg_bounds *b, const lg_net *net, int k, double *al, doub
 {
     size_t koff = noff[k + 1];
     const lg_layer *L = &net->layers[k];
-    if (L->kind == LG_LAYER_MAX) { /* the largest end over each window: exact */
-        size_t so = noff[L->src + 1];
-        for (int o = 0; o < L->n_out; o++) {
-            int n = lg_max_window(&L->conv, o, idx);
-            double l = al[so + (size_t)idx[0]], h = ah[so + (size_t)idx[0]];
-            for (int q = 1; q < n; q++) {
-                double a = al[so + (size_t)idx[q]], c = ah[so + (size_t)idx[q]];
-                if (a > l || a != a) l = a;
-                if (c > h || c != c) h = c;
-            }
-            b->lo[k][o] = l == l ? l : -INFINITY;
-            b->hi[k][o] = h == h ? h : INFINITY;
-            al[koff + o] = b->lo[k][o];
-            ah[koff + o] = b->hi[k][o];
-        }
-        return;
-    }
-    if (lg_kind_is_tnode(L->kind)) { /* identity activation: the node's bounds are its outputs' */
-        lg_bounds_tnode(net, L, al, ah, noff, b->lo[k], b->hi[k]);
+    const lg_vopdef *vop = lg_vop(L->kind);
+    if (vop) { /* a node (max-pool, product, softmax, layernorm; opstage.h): identity activation */
+        vop->interval(net, L, al, ah, noff, b->lo[k], b->hi[k]);
         memcpy(al + koff, b->lo[k], (size_t)L->n_out * sizeof *al);
         memcpy(ah + koff, b->hi[k], (size_t)L->n_out * sizeof *ah);
         return;
@@ -347,31 +332,6 @@ lg_status lg_bounds_output_box(const lg_net *net, const double *lo, const double
     }
     lg_bounds_free(&b);
     return st;
-}
-
-lg_status lg_bounds_max_layer(lg_bounds *b, const lg_net *net, int k)
-{
-    const lg_layer *L = &net->layers[k], *S = L->src >= 0 ? &net->layers[L->src] : NULL;
-    int *idx = malloc((size_t)L->conv.kh * (size_t)L->conv.kw * sizeof *idx);
-    if (!idx) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
-    for (int o = 0; o < L->n_out; o++) {
-        int n = lg_max_window(&L->conv, o, idx);
-        double l = -INFINITY, h = -INFINITY;
-        for (int q = 0; q < n; q++) {
-            int i = idx[q];
-            double a, c;
-            if (S) lg_bounds_post(S, b->lo[L->src][i], b->hi[L->src][i], &a, &c);
-            else a = b->xlo[i], c = b->xhi[i];
-            if (a != a) a = -INFINITY;
-            if (c != c) c = INFINITY;
-            if (a > l) l = a;
-            if (c > h) h = c;
-        }
-        if (l > b->lo[k][o]) b->lo[k][o] = l;
-        if (h < b->hi[k][o]) b->hi[k][o] = h;
-    }
-    free(idx);
-    return LG_OK;
 }
 
 void lg_bounds_diff_save(const lg_bounds *b, double *v)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/linop.h"
+#include "core/op.h"
 #include "verify/backsub.h"
 
 /* Rows pushed back per batch: the back-substitution holds two [rows][max
@@ -150,9 +151,9 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         need[k] |= L->act == LG_ACT_RELU || lg_act_info_of(L->act)->smooth;
-        if (lg_kind_is_tnode(L->kind) || L->kind == LG_LAYER_MAX) {
+        if (lg_op_is(L->kind, LG_OPF_NODE)) { /* a node reads its sources' bounds */
             if (L->src >= 0) need[L->src] = 1;
-            if (L->kind == LG_LAYER_BILINEAR && L->op.src_b >= 0) need[L->op.src_b] = 1;
+            if (lg_op_is(L->kind, LG_OPF_TWO_SRC) && L->op.src_b >= 0) need[L->op.src_b] = 1;
         }
     }
 }

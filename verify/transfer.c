@@ -11,6 +11,7 @@
 #include "anneal/deviation.h"
 #include "core/ball.h"
 #include "core/exact.h"
+#include "core/op.h"
 #include "verify/attack.h"
 #include "verify/devnet.h"
 #include "verify/recheck.h"
@@ -75,14 +76,12 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
     lg_devnet v = {0};
     lg_net lrel = {0}, lref = {0}; /* max-pool nodes: the deviation bound runs on their exact ReLU form */
     lg_status st = LG_OK;
-    if (lg_net_has_max(relu) || lg_net_has_max(ref)) {
-        if ((st = lg_net_lower_max(&lrel, relu, 1)) != LG_OK || (st = lg_net_lower_max(&lref, ref, 1)) != LG_OK) {
-            lg_net_free(&lrel);
-            return st;
-        }
-        relu = &lrel;
-        ref = &lref;
+    if ((st = lg_net_lower_nodes(&lrel, relu, 1)) != LG_OK || (st = lg_net_lower_nodes(&lref, ref, 1)) != LG_OK) {
+        lg_net_free(&lrel);
+        return st;
     }
+    if (lrel.n_layers) relu = &lrel;
+    if (lref.n_layers) ref = &lref;
     if ((st = lg_dev_init(&d, relu, ref)) != LG_OK) {
         lg_net_free(&lrel);
         lg_net_free(&lref);

@@ -1,5 +1,6 @@
 /* verify.c — the verdict driver (verify.h). */
 #include "core/clock.h"
+#include "core/op.h"
 #include "verify/verify.h"
 
 #include <math.h>
@@ -789,8 +790,8 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     if (prop->n_in != net->n_in || prop->n_out != no)
         return lg_fail(LG_ERR_ARG, "property has %d inputs and %d outputs but the network has %d and %d", prop->n_in,
                        prop->n_out, net->n_in, no);
-    lg_net low = {0}; /* max-pool nodes: the exact ReLU form for what the bounds leave open */
-    if (lg_net_has_max(net) && (st = lg_net_lower_max(&low, net, 0)) != LG_OK) return st;
+    lg_net low; /* max-pool nodes: the exact ReLU form for what the bounds leave open (else zeroed) */
+    if ((st = lg_net_lower_nodes(&low, net, 0)) != LG_OK) return st;
     double *tol_x = NULL, *tol_y = NULL; /* --witness-tol: the first candidate within the tolerance (case tol_c) */
     int tol_c = -1;
     /* no case (every input box of the file is empty, or every conjunction false): no

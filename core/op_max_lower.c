@@ -1,63 +1,11 @@
-/* net_max.c — the max-pool node of core/net.h: its windows, its forward
- * pass and its exact ReLU form (lg_net_lower_max) for the stages that do
- * not take the node natively (DESIGN.md §1 "The max-pool node"). */
-#include "core/net.h"
+/* op_max_lower.c — the exact ReLU form of max-pool nodes (lg_net_lower_max,
+ * the max-pool entry's `lower` in core/op.h) and lg_net_lower_nodes, the one
+ * helper the stages that do not take a node kind natively call
+ * (DESIGN.md §1 "The max-pool node"). dst is the caller's to free. */
+#include "core/op.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int lg_net_has_max(const lg_net *net)
-{
-    for (int k = 0; k < net->n_layers; k++)
-        if (net->layers[k].kind == LG_LAYER_MAX) return 1;
-    return 0;
-}
-
-lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
-{
-    if (lg_net_require_no_tnode(net, stage) != LG_OK) return LG_ERR_UNSUPPORTED;
-    if (!lg_net_has_max(net)) return LG_OK;
-    return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take networks with max-pool nodes", stage);
-}
-
-lg_window lg_max_window_box(const lg_conv *c, int o)
-{
-    int hw = c->h_out * c->w_out, oy = (o % hw) / c->w_out, ox = o % c->w_out;
-    lg_window w = {o / hw, oy * c->sh - c->ph, oy * c->sh - c->ph + c->kh, ox * c->sw - c->pw,
-                   ox * c->sw - c->pw + c->kw};
-    if (w.y0 < 0) w.y0 = 0;
-    if (w.y1 > c->h_in) w.y1 = c->h_in;
-    if (w.x0 < 0) w.x0 = 0;
-    if (w.x1 > c->w_in) w.x1 = c->w_in;
-    return w;
-}
-
-int lg_max_window(const lg_conv *c, int o, int *idx)
-{
-    lg_window w = lg_max_window_box(c, o);
-    int n = 0;
-    for (int iy = w.y0; iy < w.y1; iy++)
-        for (int ix = w.x0; ix < w.x1; ix++) idx[n++] = (w.ch * c->h_in + iy) * c->w_in + ix;
-    return n;
-}
-
-void lg_max_forward(const lg_linear *A, const double *x, double *out)
-{
-    const lg_conv *c = &A->conv;
-    for (int o = 0; o < A->n_out; o++) {
-        lg_window w = lg_max_window_box(c, o);
-        int any = 0;
-        double m = 0.0;
-        for (int iy = w.y0; iy < w.y1 && m == m; iy++)
-            for (int ix = w.x0; ix < w.x1; ix++) {
-                double v = x[((size_t)w.ch * (size_t)c->h_in + (size_t)iy) * (size_t)c->w_in + (size_t)ix];
-                if (!any || v > m || v != v) m = v; /* NaN propagates */
-                any = 1;
-                if (m != m) break;
-            }
-        out[o] = m;
-    }
-}
 
 /* The largest window of max-pool term A (positions inside the input). */
 static int lg_max_kmax(const lg_linear *A, int *idx)
@@ -279,5 +227,17 @@ done:
     free(newi);
     free(sp);
     free(tm);
+    return st;
+}
+
+lg_status lg_net_lower_nodes(lg_net *dst, const lg_net *src, int any_sign)
+{
+    memset(dst, 0, sizeof *dst);
+    const lg_opdef *op = NULL;
+    for (int k = 0; k < src->n_layers && !op; k++)
+        if (lg_op(src->layers[k].kind)->lower) op = lg_op(src->layers[k].kind);
+    if (!op) return LG_OK; /* nothing to lower: src as it is */
+    lg_status st = op->lower(dst, src, any_sign); /* max-pool is the one kind with a ReLU form */
+    if (st != LG_OK) lg_net_free(dst);
     return st;
 }

@@ -1,0 +1,184 @@
+/* op.c — the node-kind table (op.h): one entry per lg_layer_kind, pointing
+ * at the kind's own file (op_max.c, op_bilinear.c, op_softmax.c,
+ * op_layernorm.c; the linear kinds' parts are net.c and linop.c), and the
+ * helpers every stage reads the table through. No allocation except
+ * lg_net_lower_nodes (op_max_lower.c). */
+#include "core/op.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/exact.h"
+#include "core/linop.h"
+
+static size_t lg_op_w_dense(const lg_linear *A) { return (size_t)A->n_out * (size_t)A->n_in; }
+static size_t lg_op_w_conv(const lg_linear *A)
+{
+    return (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw;
+}
+static size_t lg_op_w_none(const lg_linear *A)
+{
+    (void)A;
+    return 0;
+}
+static size_t lg_op_w_layernorm(const lg_linear *A) { return 2 * (size_t)(A->op.group > 0 ? A->op.group : 0); }
+static size_t lg_op_map_index(const lg_linear *A) { return (size_t)(A->n_out > 0 ? A->n_out : 0); }
+
+static lg_status lg_op_shape_tnode(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code)
+{
+    (void)t;
+    return lg_tnode_check_shape(net, k, A, n_out, code);
+}
+static lg_status lg_op_values_tnode(const lg_net *net, int k, int t, const lg_linear *A)
+{
+    (void)t;
+    return lg_tnode_check_values(net, k, A);
+}
+static lg_status lg_op_values_index(const lg_net *net, int k, int t, const lg_linear *A)
+{
+    (void)net;
+    for (int o = 0; o < A->n_out; o++)
+        if (A->map[o] < -1 || A->map[o] >= A->n_in)
+            return lg_fail(LG_ERR_FORMAT, "layer %d, term %d: index map entry %d = %d, expected -1..%d", k, t, o,
+                           A->map[o], A->n_in - 1);
+    return LG_OK;
+}
+
+static void lg_op_fwd_product(const lg_linear *A, const double *a, const double *b, double *z)
+{
+    lg_bilinear_forward(A, a, b, z);
+}
+static void lg_op_fwd_softmax(const lg_linear *A, const double *a, const double *b, double *z)
+{
+    (void)b;
+    lg_softmax_forward(A, a, z);
+}
+static void lg_op_fwd_layernorm(const lg_linear *A, const double *a, const double *b, double *z)
+{
+    (void)b;
+    lg_layernorm_forward(A, a, z);
+}
+
+static int lg_op_desc_product(const lg_linear *A, const char *from, char *buf, size_t cap)
+{
+    char fb[32];
+    if (A->op.src_b < 0) snprintf(fb, sizeof fb, "input");
+    else snprintf(fb, sizeof fb, "layer %d", A->op.src_b);
+    return snprintf(buf, cap, "product of %s (%d) and %s (%d), %d products per output", from, A->n_in, fb,
+                    A->op.n_in_b, A->op.K);
+}
+static int lg_op_desc_softmax(const lg_linear *A, const char *from, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "softmax from %s over groups of %d (%d groups)", from, A->op.group,
+                    A->n_out / A->op.group);
+}
+static int lg_op_desc_layernorm(const lg_linear *A, const char *from, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "layernorm from %s over groups of %d (%d groups), eps %g", from, A->op.group,
+                    A->n_out / A->op.group, A->op.eps);
+}
+
+enum { LIN_ = LG_OPF_LINEAR | LG_OPF_PWL | LG_OPF_RATIONAL };
+
+static const lg_opdef lg_ops[LG_LAYER_KIND_COUNT] = {
+    [LG_LAYER_DENSE] = {.kind = LG_LAYER_DENSE, .name = "dense", .flags = LIN_, .n_weights = lg_op_w_dense},
+    [LG_LAYER_CONV2D] = {.kind = LG_LAYER_CONV2D, .name = "conv", .flags = LIN_ | LG_OPF_CONV_GEOM,
+                         .n_weights = lg_op_w_conv, .check_shape = lg_conv_check_shape,
+                         .describe = lg_conv_describe},
+    [LG_LAYER_INDEX] = {.kind = LG_LAYER_INDEX, .name = "index map", .flags = LIN_ | LG_OPF_MAP,
+                        .n_weights = lg_op_w_none, .n_map = lg_op_map_index, .check_values = lg_op_values_index},
+    [LG_LAYER_MAX] = {.kind = LG_LAYER_MAX, .name = "max-pool",
+                      .flags = LG_OPF_NODE | LG_OPF_PWL | LG_OPF_RATIONAL | LG_OPF_CONV_GEOM,
+                      .n_weights = lg_op_w_none, .check_shape = lg_max_check_shape, .forward = lg_max_node_forward,
+                      .exact_z = lg_max_exact_z, .exact_q = lg_max_exact_q, .describe = lg_max_describe, .enclose = lg_max_enclose, .lower = lg_net_lower_max},
+    [LG_LAYER_BILINEAR] = {.kind = LG_LAYER_BILINEAR, .name = "product",
+                           .flags = LG_OPF_NODE | LG_OPF_TNODE | LG_OPF_RATIONAL | LG_OPF_MAP | LG_OPF_TWO_SRC,
+                           .n_weights = lg_op_w_none, .n_map = lg_bilinear_n_map, .check_shape = lg_op_shape_tnode,
+                           .check_values = lg_op_values_tnode, .forward = lg_op_fwd_product,
+                           .exact_z = lg_bilinear_exact_z, .exact_q = lg_bilinear_exact_q,
+                           .describe = lg_op_desc_product,
+                           .enclose = lg_enclose_tnode},
+    [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .name = "softmax", .flags = LG_OPF_NODE | LG_OPF_TNODE,
+                          .n_weights = lg_op_w_none, .check_shape = lg_op_shape_tnode,
+                          .check_values = lg_op_values_tnode, .forward = lg_op_fwd_softmax,
+                          .describe = lg_op_desc_softmax,
+                          .enclose = lg_enclose_tnode},
+    [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .name = "layernorm", .flags = LG_OPF_NODE | LG_OPF_TNODE,
+                            .n_weights = lg_op_w_layernorm, .check_shape = lg_op_shape_tnode,
+                            .check_values = lg_op_values_tnode, .forward = lg_op_fwd_layernorm,
+                            .describe = lg_op_desc_layernorm,
+                            .enclose = lg_enclose_tnode},
+};
+/* A kind out of range (a hostile file before validation): no flags; weights counted as dense. */
+static const lg_opdef lg_op_unknown = {.kind = LG_LAYER_DENSE, .name = "unknown", .n_weights = lg_op_w_dense};
+
+const lg_opdef *lg_op(lg_layer_kind k)
+{
+    return (unsigned)k < LG_LAYER_KIND_COUNT ? &lg_ops[k] : &lg_op_unknown;
+}
+
+const char *lg_kind_name(lg_layer_kind k) { return lg_op(k)->name; }
+int lg_kind_is_tnode(lg_layer_kind k) { return lg_op_is(k, LG_OPF_TNODE); }
+
+int lg_net_first_without(const lg_net *net, unsigned flags)
+{
+    for (int k = 0; k < net->n_layers; k++)
+        if (!(lg_op(net->layers[k].kind)->flags & flags)) return k;
+    return -1;
+}
+
+int lg_net_has_lowering(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++)
+        if (lg_op(net->layers[k].kind)->lower) return 1;
+    return 0;
+}
+
+int lg_net_first_tnode(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++)
+        if (lg_kind_is_tnode(net->layers[k].kind)) return k;
+    return -1;
+}
+
+lg_status lg_net_require_no_tnode(const lg_net *net, const char *stage)
+{
+    int k = lg_net_first_tnode(net);
+    if (k < 0) return LG_OK;
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take the %s node (layer %d) yet", stage,
+                   lg_kind_name(net->layers[k].kind), k);
+}
+
+lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
+{
+    if (lg_net_require_no_tnode(net, stage) != LG_OK) return LG_ERR_UNSUPPORTED;
+    for (int k = 0; k < net->n_layers; k++) { /* a node kind with an exact ReLU form: max-pool */
+        const lg_opdef *op = lg_op(net->layers[k].kind);
+        if (op->lower) return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take networks with %s nodes", stage, op->name);
+    }
+    return LG_OK;
+}
+
+void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, double *z)
+{
+    const lg_opdef *op = lg_op(L->kind);
+    op->forward(&L->lin, vals + lg_net_node_offset(net, L->src),
+                (op->flags & LG_OPF_TWO_SRC) ? vals + lg_net_node_offset(net, L->op.src_b) : NULL, z);
+}
+
+void lg_layer_pre(const lg_layer *L, lg_node_val_fn val, const void *ctx, double *z, int bias_first)
+{
+    const lg_opdef *op = lg_op(L->kind);
+    if (op->flags & LG_OPF_NODE) { /* its layer's only term, bias 0 */
+        op->forward(&L->lin, val(ctx, L->src), (op->flags & LG_OPF_TWO_SRC) ? val(ctx, L->op.src_b) : NULL, z);
+        return;
+    }
+    if (bias_first)
+        for (int o = 0; o < L->n_out; o++) z[o] = L->b[o];
+    for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        const lg_linear *A = lg_layer_lin(L, t);
+        lg_linear_mul(A, 1, val(ctx, A->src), z, 0, bias_first || t > 0);
+    }
+    if (!bias_first)
+        for (int o = 0; o < L->n_out; o++) z[o] += L->b[o];
+}

@@ -1,0 +1,108 @@
+/* check_optable.c — the node-kind tables (core/op.h, verify/opstage.h):
+ * every entry agrees with its flags, a node kind is refused as a further
+ * term, and lg_net_lower_nodes lowers exactly the nets that have a kind
+ * with a ReLU form, into the same function. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/op.h"
+#include "core/rng.h"
+#include "testutil.h"
+#include "verify/opstage.h"
+
+START_TEST(test_optable_entries_match_flags)
+{
+    for (int k = 0; k < LG_LAYER_KIND_COUNT; k++) {
+        const lg_opdef *op = lg_op((lg_layer_kind)k);
+        ck_assert_int_eq((int)op->kind, k);
+        ck_assert_ptr_nonnull(op->name);
+        ck_assert_ptr_nonnull(op->n_weights);
+        for (int j = 0; j < k; j++) ck_assert_str_ne(op->name, lg_op((lg_layer_kind)j)->name);
+        int node = (op->flags & LG_OPF_NODE) != 0, lin = (op->flags & LG_OPF_LINEAR) != 0;
+        ck_assert_msg(node != lin, "%s: exactly one of LINEAR and NODE", op->name);
+        ck_assert_msg(!(op->flags & LG_OPF_TNODE) || node, "%s: a Transformer node is a node", op->name);
+        ck_assert_msg(!op->lower || (node && (op->flags & LG_OPF_PWL)), "%s: only a piecewise-linear node lowers",
+                      op->name);
+        ck_assert_msg(!(op->flags & LG_OPF_MAP) == !op->n_map, "%s: MAP and n_map agree", op->name);
+        const lg_vopdef *v = lg_vop((lg_layer_kind)k);
+        if (node) {
+            ck_assert_msg(op->forward && op->enclose && op->describe, "%s: a node's core entry is complete", op->name);
+            ck_assert_msg(!(op->flags & LG_OPF_RATIONAL) == !op->exact_z && !op->exact_z == !op->exact_q,
+                          "%s: a rational node has both exact forms, any other neither", op->name);
+            ck_assert_msg(v && (int)v->kind == k && v->interval && v->attack_backward && v->smear,
+                          "%s: a node's verify entry is complete", op->name);
+        } else {
+            ck_assert_msg(!op->forward && !op->enclose && !v, "%s: a linear term has no node entries", op->name);
+        }
+    }
+    ck_assert_str_eq(lg_op((lg_layer_kind)LG_LAYER_KIND_COUNT)->name, "unknown");
+    ck_assert_uint_eq(lg_op((lg_layer_kind)-1)->flags, 0);
+    ck_assert_ptr_null(lg_vop((lg_layer_kind)LG_LAYER_KIND_COUNT));
+    ck_assert_int_eq(lg_kind_is_tnode(LG_LAYER_SOFTMAX), 1);
+    ck_assert_int_eq(lg_kind_is_tnode(LG_LAYER_MAX), 0);
+}
+END_TEST
+
+/* input 1x2x4 -> max-pool (window 1x2, stride 1x2: 4 outputs) -> dense 4 -> 2. */
+static lg_status optable_pool_net(lg_net *net, int pool_term)
+{
+    lg_linear pool = {.kind = LG_LAYER_MAX, .n_in = 8, .src = LG_NET_INPUT,
+                      .conv = {.c_in = 1, .h_in = 2, .w_in = 4, .c_out = 1, .h_out = 2, .w_out = 2, .kh = 1, .kw = 2,
+                               .sh = 1, .sw = 2}};
+    lg_linear dense = {.kind = LG_LAYER_DENSE, .n_in = 8, .src = LG_NET_INPUT};
+    lg_linear t0[2] = {pool_term ? dense : pool, pool};
+    lg_linear t1 = {.kind = LG_LAYER_DENSE, .n_in = 4, .src = 0};
+    lg_layer_spec sp[2] = {{4, LG_ACT_IDENTITY, pool_term ? 2 : 1, t0}, {2, LG_ACT_IDENTITY, 1, &t1}};
+    return lg_net_build(net, 8, 2, sp);
+}
+
+START_TEST(test_optable_node_only_as_own_term)
+{
+    lg_net net;
+    ck_assert_int_eq(optable_pool_net(&net, 1), LG_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(lg_errmsg(), "max-pool node must be its layer's own term"));
+}
+END_TEST
+
+START_TEST(test_optable_lower_nodes)
+{
+    lg_net net, low, plain;
+    ck_assert_int_eq(optable_pool_net(&net, 0), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 7, 0);
+    for (int i = 0; i < 8; i++) net.layers[1].W[i] = lg_rng_uniform(&r) * 2 - 1;
+    ck_assert_int_eq(lg_net_validate(&net), LG_OK);
+    ck_assert_int_eq(lg_net_has_lowering(&net), 1);
+    ck_assert_int_eq(lg_net_lower_nodes(&low, &net, 1), LG_OK);
+    ck_assert_int_gt(low.n_layers, net.n_layers);
+    ck_assert_int_eq(lg_net_has_lowering(&low), 0);
+    ck_assert_int_eq(lg_net_first_without(&low, LG_OPF_LINEAR), -1);
+    for (int s = 0; s < 20; s++) { /* the same function: every coefficient ±1 or 0 */
+        double x[8], y0[2], y1[2];
+        for (int i = 0; i < 8; i++) x[i] = lg_rng_uniform(&r) * 4 - 2;
+        double *scr = malloc(2 * (size_t)(lg_net_max_width(&net) + lg_net_max_width(&low)) * sizeof *scr);
+        lg_net_forward(&net, x, y0, scr);
+        lg_net_forward(&low, x, y1, scr);
+        free(scr);
+        for (int o = 0; o < 2; o++) ck_assert_double_eq_tol(y0[o], y1[o], 1e-12);
+    }
+    ck_assert_int_eq(lg_net_lower_nodes(&plain, &low, 1), LG_OK); /* nothing left to lower: dst zeroed */
+    ck_assert_int_eq(plain.n_layers, 0);
+    lg_net_free(&low);
+    lg_net_free(&net);
+}
+END_TEST
+
+Suite *suite_optable(void)
+{
+    Suite *s = suite_create("optable");
+    TCase *tc = tcase_create("optable");
+    lg_tcase_timeout(tc, 30);
+    tcase_add_test(tc, test_optable_entries_match_flags);
+    tcase_add_test(tc, test_optable_node_only_as_own_term);
+    tcase_add_test(tc, test_optable_lower_nodes);
+    suite_add_tcase(s, tc);
+    return s;
+}

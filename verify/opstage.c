@@ -1,0 +1,21 @@
+/* opstage.c — the verify stages' node-kind table (opstage.h). */
+#include "verify/opstage.h"
+
+#include "verify/attack.h"
+#include "verify/bounds.h"
+
+static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
+    [LG_LAYER_MAX] = {.kind = LG_LAYER_MAX, .interval = lg_bounds_max_node, .attack_backward = lg_attack_max_backward,
+                      .smear = lg_bab_smear_max},
+    [LG_LAYER_BILINEAR] = {.kind = LG_LAYER_BILINEAR, .interval = lg_bounds_tnode,
+                           .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode},
+    [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .interval = lg_bounds_tnode,
+                          .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode},
+    [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .interval = lg_bounds_tnode,
+                            .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode},
+};
+
+const lg_vopdef *lg_vop(lg_layer_kind k)
+{
+    return (unsigned)k < LG_LAYER_KIND_COUNT && lg_vops[k].interval ? &lg_vops[k] : NULL;
+}
