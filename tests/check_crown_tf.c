@@ -1,7 +1,9 @@
 /* check_crown_tf.c — back-substitution through the Transformer nodes
  * (DESIGN.md §3 "Back-substitution through the Transformer nodes"):
  * soundness against sampled and PGD points on random attention nets
- * (tests/gen_tnet.h), and that it tightens the interval bounds. */
+ * (tests/gen_tnet.h), and that it tightens the interval bounds; the
+ * products' α search (verify/alpha_tnode.h) never lowers a bound, raises
+ * some, and stays below every sampled and PGD point. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "core/rng.h"
 #include "gen_tnet.h"
 #include "testutil.h"
+#include "verify/alpha_tnode.h"
 #include "verify/attack.h"
 #include "verify/bounds.h"
 #include "verify/prop.h"
@@ -150,6 +153,66 @@ START_TEST(test_crown_tf_tight_small)
 }
 END_TEST
 
+/* The α search of the products: its bounds are ≥ the α = 0.5 ones, strictly
+ * higher on some objective, and below every sampled and PGD value. */
+START_TEST(test_crown_tf_alpha_search)
+{
+    int nets = lg_test_quick() ? 8 : 20, raised = 0, rows = 0;
+    for (unsigned seed = 1; seed <= (unsigned)nets; seed++) {
+        lg_net net;
+        ct_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 99);
+        int no = lg_net_n_out(&net), n = net.n_in;
+        const double radii[2] = {0.05, 0.3};
+        for (int ri = 0; ri < 2; ri++) {
+            double c[64], lo[64], hi[64], x[64], grad[64];
+            for (int i = 0; i < n; i++) {
+                c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+                lo[i] = c[i] - radii[ri];
+                hi[i] = c[i] + radii[ri];
+            }
+            lg_bounds b;
+            ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+            enum { M = 3 };
+            double C[M * 4], d[M], lb0[M], lb[M];
+            for (int q = 0; q < M; q++) {
+                for (int j = 0; j < no; j++) C[q * no + j] = lg_rng_normal(&r);
+                d[q] = -1e6; /* every row open: the search runs */
+            }
+            ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, M, C, d, lb0), LG_OK);
+            memcpy(lb, lb0, sizeof lb);
+            ck_assert_int_eq(lg_alpha_tnode_objective(&b, &net, M, C, d, lb), LG_OK);
+            for (int q = 0; q < M; q++) {
+                ck_assert(lb[q] >= lb0[q]);
+                raised += lb[q] > lb0[q] + 1e-9 * (1.0 + fabs(lb0[q]));
+                rows++;
+                lg_lincon Lc = {C + q * no, d[q]};
+                lg_term T = {1, &Lc};
+                for (int sm = 0; sm < 20; sm++) {
+                    for (int i = 0; i < n; i++) x[i] = lo[i] + lg_rng_uniform(&r) * (hi[i] - lo[i]);
+                    for (int it = 0; it < (sm < 2 ? 30 : 1); it++) {
+                        double g;
+                        ck_assert_int_eq(lg_attack_objective(&net, 1, &T, x, &g, grad), LG_OK);
+                        ck_assert_msg(g >= lb[q] - 1e-12 * (1.0 + fabs(g)), "seed %u radius %g: %.17g below %.17g",
+                                      seed, radii[ri], g, lb[q]);
+                        for (int i = 0; i < n; i++) {
+                            double v = x[i] - (hi[i] - lo[i]) * 0.25 * (grad[i] > 0 ? 1.0 : grad[i] < 0 ? -1.0 : 0.0);
+                            x[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
+                        }
+                    }
+                }
+            }
+            lg_bounds_free(&b);
+        }
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(rows, 0);
+    ck_assert_int_gt(raised, 0);
+}
+END_TEST
+
 Suite *suite_crown_tf(void)
 {
     Suite *s = suite_create("crown_tf");
@@ -157,6 +220,7 @@ Suite *suite_crown_tf(void)
     lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_crown_tf_oracle);
     tcase_add_test(tc, test_crown_tf_tight_small);
+    tcase_add_test(tc, test_crown_tf_alpha_search);
     suite_add_tcase(s, tc);
     return s;
 }

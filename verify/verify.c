@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "verify/alpha.h"
+#include "verify/alpha_tnode.h"
 #include "verify/bab_act.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
@@ -152,6 +153,7 @@ static lg_status lg_verify_filter(const lg_bounds *b, const lg_net *net, const l
         }
     /* every constraint of every term in one back-substitution batch */
     if ((st = lg_bounds_objective_lower(b, net, m, C_mat, d, lb)) != LG_OK) goto fail;
+    if ((st = lg_alpha_tnode_objective(b, net, m, C_mat, d, lb)) != LG_OK) goto fail; /* products' α */
     *n_kept = 0;
     for (int t = 0, r = 0; t < C->n_terms; t++) {
         int impossible = 0;
