@@ -2,7 +2,7 @@
  * (DESIGN.md §3 "Back-substitution through the Transformer nodes"):
  * soundness against sampled and PGD points on random attention nets
  * (tests/gen_tnet.h), and that it tightens the interval bounds; the
- * products' α search (verify/alpha_tnode.h) never lowers a bound, raises
+ * α search of the products and ReLUs (verify/alpha_tnode.h) never lowers a bound, raises
  * some, and stays below every sampled and PGD point. */
 #include <check.h>
 #include <math.h>
