@@ -597,7 +597,8 @@ static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *
 /* The splitting strategy of route for a net with n_in inputs. */
 static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
 {
-    if (route == &lg_route_tnode) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
+    if (route == &lg_route_tnode) /* ReLU splitting where the inputs are too many to split (bab_tnode.h) */
+        return m == LG_BAB_NONE ? LG_BAB_NONE : m == LG_BAB_AUTO ? lg_bab_pick(m, n_in) : m;
     lg_bab_mode bm = lg_bab_pick(m, n_in);
     return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
