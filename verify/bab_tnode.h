@@ -18,7 +18,8 @@
  * triangle relaxation's gap −l·u/(u − l) (a BaBSR-like score), largest
  * first; depth d splits the d-th neuron. Depth first; the search gives up
  * (OPEN) at the first leaf it cannot close at depth LG_BAB_TNODE_DEPTH or
- * when the neurons run out, and at run's deadline.
+ * when the neurons run out, and at run's deadline (lg_bab_run then splits
+ * the inputs in the time left).
  *
  * Memory: one working copy of the bounds; the caller owns the rest.
  */
