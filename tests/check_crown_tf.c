@@ -1,7 +1,11 @@
 /* check_crown_tf.c — back-substitution through the Transformer nodes
  * (DESIGN.md §3 "Back-substitution through the Transformer nodes"):
  * soundness against sampled and PGD points on random attention nets
- * (tests/gen_tnet.h), and that it tightens the interval bounds. */
+ * (tests/gen_tnet.h), and that it tightens the interval bounds; the
+ * α search of the products and ReLUs (verify/alpha_tnode.h) never lowers a bound, raises
+ * some, and stays below every sampled and PGD point; ReLU splitting
+ * (verify/bab_tnode.h) proves objectives the root bound leaves open and
+ * none that a sampled or PGD point violates. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +15,9 @@
 #include "core/rng.h"
 #include "gen_tnet.h"
 #include "testutil.h"
+#include "verify/alpha_tnode.h"
 #include "verify/attack.h"
+#include "verify/bab_tnode.h"
 #include "verify/bounds.h"
 #include "verify/prop.h"
 
@@ -150,6 +156,152 @@ START_TEST(test_crown_tf_tight_small)
 }
 END_TEST
 
+/* The α search of the products: its bounds are ≥ the α = 0.5 ones, strictly
+ * higher on some objective, and below every sampled and PGD value. */
+START_TEST(test_crown_tf_alpha_search)
+{
+    int nets = lg_test_quick() ? 8 : 20, raised = 0, rows = 0;
+    for (unsigned seed = 1; seed <= (unsigned)nets; seed++) {
+        lg_net net;
+        ct_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 99);
+        int no = lg_net_n_out(&net), n = net.n_in;
+        const double radii[2] = {0.05, 0.3};
+        for (int ri = 0; ri < 2; ri++) {
+            double c[64], lo[64], hi[64], x[64], grad[64];
+            for (int i = 0; i < n; i++) {
+                c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+                lo[i] = c[i] - radii[ri];
+                hi[i] = c[i] + radii[ri];
+            }
+            lg_bounds b;
+            ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+            ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+            enum { M = 3 };
+            double C[M * 4], d[M], lb0[M], lb[M];
+            for (int q = 0; q < M; q++) {
+                for (int j = 0; j < no; j++) C[q * no + j] = lg_rng_normal(&r);
+                d[q] = -1e6; /* every row open: the search runs */
+            }
+            ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, M, C, d, lb0), LG_OK);
+            memcpy(lb, lb0, sizeof lb);
+            ck_assert_int_eq(lg_alpha_tnode_objective(&b, &net, M, C, d, lb), LG_OK);
+            for (int q = 0; q < M; q++) {
+                ck_assert(lb[q] >= lb0[q]);
+                raised += lb[q] > lb0[q] + 1e-9 * (1.0 + fabs(lb0[q]));
+                rows++;
+                lg_lincon Lc = {C + q * no, d[q]};
+                lg_term T = {1, &Lc};
+                for (int sm = 0; sm < 20; sm++) {
+                    for (int i = 0; i < n; i++) x[i] = lo[i] + lg_rng_uniform(&r) * (hi[i] - lo[i]);
+                    for (int it = 0; it < (sm < 2 ? 30 : 1); it++) {
+                        double g;
+                        ck_assert_int_eq(lg_attack_objective(&net, 1, &T, x, &g, grad), LG_OK);
+                        ck_assert_msg(g >= lb[q] - 1e-12 * (1.0 + fabs(g)), "seed %u radius %g: %.17g below %.17g",
+                                      seed, radii[ri], g, lb[q]);
+                        for (int i = 0; i < n; i++) {
+                            double v = x[i] - (hi[i] - lo[i]) * 0.25 * (grad[i] > 0 ? 1.0 : grad[i] < 0 ? -1.0 : 0.0);
+                            x[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
+                        }
+                    }
+                }
+            }
+            lg_bounds_free(&b);
+        }
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(rows, 0);
+    ck_assert_int_gt(raised, 0);
+}
+END_TEST
+
+/* The PGD minimum of C·y + d over the box from a few starts (an upper bound
+ * of the true minimum). */
+static double ct_pgd_min(const lg_net *net, const lg_term *T, const double *lo, const double *hi, lg_rng *r)
+{
+    double x[64], grad[64], best = INFINITY, g;
+    int n = net->n_in;
+    for (int st = 0; st < 4; st++) {
+        for (int i = 0; i < n; i++) x[i] = lo[i] + lg_rng_uniform(r) * (hi[i] - lo[i]);
+        for (int it = 0; it < 40; it++) {
+            ck_assert_int_eq(lg_attack_objective(net, 1, T, x, &g, grad), LG_OK);
+            if (g < best) best = g;
+            double step = (hi[0] - lo[0]) * (it < 20 ? 0.25 : 0.05);
+            for (int i = 0; i < n; i++) {
+                double v = x[i] - step * (grad[i] > 0 ? 1.0 : grad[i] < 0 ? -1.0 : 0.0);
+                x[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
+            }
+        }
+    }
+    return best;
+}
+
+/* ReLU splitting on objectives shifted halfway between the root bound and
+ * the PGD minimum (open at the root, not refuted by PGD): a proof is never
+ * contradicted by 200 sampled points, and some proofs happen. */
+START_TEST(test_crown_tf_relu_split)
+{
+    int nets = lg_test_quick() ? 10 : 24, proved = 0, tried = 0;
+    for (unsigned seed = 1; seed <= (unsigned)nets; seed++) {
+        lg_net net;
+        ct_make(&net, seed);
+        lg_rng r;
+        lg_rng_init(&r, seed, 111);
+        int no = lg_net_n_out(&net), n = net.n_in;
+        double c[64], lo[64], hi[64], x[64], y[4], scratch[4096];
+        for (int i = 0; i < n; i++) {
+            c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+            lo[i] = c[i] - 0.1;
+            hi[i] = c[i] + 0.1;
+        }
+        lg_bounds b;
+        ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+        if (!lg_bab_tnode_has_unstable(&net, &b)) {
+            lg_bounds_free(&b);
+            lg_net_free(&net);
+            continue;
+        }
+        double C[4], d = 0.0, lb;
+        for (int j = 0; j < no; j++) C[j] = lg_rng_normal(&r);
+        lg_lincon Lc = {C, 0.0};
+        lg_term T = {1, &Lc};
+        ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, 1, C, &d, &lb), LG_OK);
+        double g = ct_pgd_min(&net, &T, lo, hi, &r);
+        if (!(g > lb)) {
+            lg_bounds_free(&b);
+            lg_net_free(&net);
+            continue;
+        }
+        Lc.d = -(lb + 0.5 * (g - lb)); /* root bound < 0 < PGD minimum */
+        lg_runctx run = lg_runctx_start(2.0, 1, 0, 0);
+        lg_bab_out out;
+        ck_assert_int_eq(lg_bab_tnode_relu(&net, 1, &T, &b, &run, &out), LG_OK);
+        tried++;
+        if (out.answer == LG_BAB_PROVED) {
+            proved++;
+            for (int sm = 0; sm < 200; sm++) {
+                for (int i = 0; i < n; i++) {
+                    double u = sm < 50 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
+                    x[i] = lo[i] + u * (hi[i] - lo[i]);
+                }
+                lg_net_forward(&net, x, y, scratch);
+                double f = Lc.d;
+                for (int j = 0; j < no; j++) f += C[j] * y[j];
+                ck_assert_msg(f > -1e-12, "seed %u: proved, but a sampled point has %.17g", seed, f);
+            }
+        } else {
+            ck_assert_int_eq(out.answer, LG_BAB_OPEN);
+        }
+        lg_bounds_free(&b);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(tried, 0);
+    ck_assert_int_gt(proved, 0);
+}
+END_TEST
+
 Suite *suite_crown_tf(void)
 {
     Suite *s = suite_create("crown_tf");
@@ -157,6 +309,8 @@ Suite *suite_crown_tf(void)
     lg_tcase_timeout(tc, 300);
     tcase_add_test(tc, test_crown_tf_oracle);
     tcase_add_test(tc, test_crown_tf_tight_small);
+    tcase_add_test(tc, test_crown_tf_alpha_search);
+    tcase_add_test(tc, test_crown_tf_relu_split);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -130,9 +130,9 @@ START_TEST(test_relax_tf_bilinear_hard)
         {0.1, 0.3, 0.7, 0.9},          {-0.1, 0.3, 0.7, 0.9},        {-1e-17, 1.0, -1.0, 1e-17},
     };
     for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; b++)
-        for (int a = 0; a < 4; a++) {
-            double al = a == 0 ? 1.0 : (a == 1 ? 0.0 : (a == 2 ? 0.5 : 0.123456789));
-            lg_bil_check_box(boxes[b][0], boxes[b][1], boxes[b][2], boxes[b][3], al, 1.0 - al, &r, &npts);
+        for (int a = 0; a < 6; a++) { /* 0.25, 0.75: the α search's grid (alpha_tnode.h), each with both sides */
+            static const double as[6] = {1.0, 0.0, 0.5, 0.123456789, 0.25, 0.75};
+            lg_bil_check_box(boxes[b][0], boxes[b][1], boxes[b][2], boxes[b][3], as[a], 1.0 - as[a], &r, &npts);
         }
     /* overflowing corner products and infinite bounds: vacuous, never wrong */
     lg_bilinear_planes p;

@@ -3,6 +3,7 @@
  * fixed order. */
 #include "core/clock.h"
 #include "verify/bab.h"
+#include "verify/bab_tnode.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -200,8 +201,16 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
      * families, warm-started from the parent) on the boxes they leave open */
     lg_bab_opts so;
     lg_status st;
+    if (net && lg_net_first_tnode(net) >= 0 && o->mode == LG_BAB_RELU && o->solver.mode == LG_SOLVER_NONE && root) {
+        /* Transformer nodes: ReLU splitting (bab_tnode.h); left open before the deadline, input
+         * splitting below in the time left */
+        if ((st = lg_bab_tnode_relu(net, n_terms, terms, root, run, out)) != LG_OK || out->answer != LG_BAB_OPEN ||
+            lg_runctx_expired(run))
+            return st;
+        memset(out, 0, sizeof *out);
+    }
     if (net && lg_net_first_tnode(net) >= 0) { /* Transformer nodes: input splitting on interval bounds */
-        if (lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT && o->mode != LG_BAB_AUTO)
+        if (lg_bab_pick(o->mode, net->n_in) != LG_BAB_INPUT && o->mode != LG_BAB_AUTO && o->mode != LG_BAB_RELU)
             return lg_fail(LG_ERR_UNSUPPORTED, "bab: a network with %s nodes is split on its inputs only",
                            lg_kind_name(net->layers[lg_net_first_tnode(net)].kind));
         if (o->solver.mode != LG_SOLVER_NONE)

@@ -136,6 +136,8 @@ typedef struct lg_backsub {
     double **tp;       /* NULL (no Transformer node), or [ng][n_layers]: the planes of each product, softmax or
                         * layernorm layer in group g (backsub_tnode.c), allocated and computed on first use */
     unsigned char *tp_ok; /* [ng][n_layers] */
+    double *talpha;    /* NULL (no Transformer node), or [n_layers][2]: the McCormick α of each product's lower
+                        * and upper planes (backsub_tnode.h; LG_BS_BILINEAR_ALPHA unless alpha_tnode.c sets it) */
     void *store;
 } lg_backsub;
 

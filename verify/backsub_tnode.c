@@ -30,7 +30,10 @@ lg_status lg_bs_tnode_init(lg_backsub *s)
     size_t n = (size_t)s->ng * (size_t)s->net->n_layers;
     s->tp = calloc(n, sizeof *s->tp);
     s->tp_ok = calloc(n, 1);
-    if (!s->tp || !s->tp_ok) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory for the Transformer nodes' planes");
+    s->talpha = malloc(2 * (size_t)s->net->n_layers * sizeof *s->talpha);
+    if (s->talpha)
+        for (int k = 0; k < 2 * s->net->n_layers; k++) s->talpha[k] = LG_BS_BILINEAR_ALPHA;
+    if (!s->tp || !s->tp_ok || !s->talpha) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory for the Transformer nodes' planes");
     return LG_OK;
 }
 
@@ -40,8 +43,19 @@ void lg_bs_tnode_free(lg_backsub *s)
         for (size_t q = 0; q < (size_t)s->ng * (size_t)s->net->n_layers; q++) free(s->tp[q]);
     free(s->tp);
     free(s->tp_ok);
+    free(s->talpha);
     s->tp = NULL;
     s->tp_ok = NULL;
+    s->talpha = NULL;
+}
+
+void lg_bs_tnode_set_alpha(lg_backsub *s, int l, double alpha_lo, double alpha_up)
+{
+    if (!s->talpha || s->net->layers[l].kind != LG_LAYER_BILINEAR) return;
+    if (s->talpha[2 * l] == alpha_lo && s->talpha[2 * l + 1] == alpha_up) return;
+    s->talpha[2 * l] = alpha_lo;
+    s->talpha[2 * l + 1] = alpha_up;
+    for (int g = 0; g < s->ng; g++) s->tp_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l] = 0;
 }
 
 void lg_bs_tnode_changed(lg_backsub *s, int l)
@@ -94,7 +108,7 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
             lg_bt_post(s, g, L->src, ia[q], &la, &ua);
             lg_bt_post(s, g, L->op.src_b, ib[q], &lb, &ub);
             lg_bilinear_planes p;
-            lg_relax_bilinear(la, ua, lb, ub, LG_BS_BILINEAR_ALPHA, LG_BS_BILINEAR_ALPHA, &p);
+            lg_relax_bilinear(la, ua, lb, ub, s->talpha[2 * l], s->talpha[2 * l + 1], &p);
             double *e = P + q * LG_BT_PAIR;
             e[0] = p.lo_a, e[1] = p.lo_b, e[2] = p.lo_c, e[3] = p.up_a, e[4] = p.up_b, e[5] = p.up_c;
             e[6] = lg_bt_mag(la, ua), e[7] = lg_bt_mag(lb, ub);

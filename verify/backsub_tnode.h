@@ -29,9 +29,14 @@
  * midpoint) and halves the largest corner gap of α ∈ {0, 1}. */
 #define LG_BS_BILINEAR_ALPHA 0.5
 
-/* The tables of a net with Transformer nodes (no-op without); LG_ERR_NOMEM. */
+/* The tables of a net with Transformer nodes (no-op without), every
+ * product's α at LG_BS_BILINEAR_ALPHA; LG_ERR_NOMEM. */
 lg_status lg_bs_tnode_init(lg_backsub *s);
 void lg_bs_tnode_free(lg_backsub *s);
+/* Product layer l's McCormick α of its lower and upper planes (each in
+ * [0, 1]; relax_bilinear.h): its planes are recomputed on next use. No-op
+ * for another kind or a net without Transformer nodes. */
+void lg_bs_tnode_set_alpha(lg_backsub *s, int l, double alpha_lo, double alpha_up);
 /* Layer l's bounds (−1: the box) changed: the planes of its readers are stale. */
 void lg_bs_tnode_changed(lg_backsub *s, int l);
 /* Addends one coefficient of the source (second = 0) or of the second

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "verify/alpha.h"
+#include "verify/alpha_tnode.h"
 #include "verify/bab_act.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
@@ -154,6 +155,7 @@ static lg_status lg_verify_filter(const lg_bounds *b, const lg_net *net, const l
         }
     /* every constraint of every term in one back-substitution batch */
     if ((st = lg_bounds_objective_lower(b, net, m, C_mat, d, lb)) != LG_OK) goto fail;
+    if ((st = lg_alpha_tnode_objective(b, net, m, C_mat, d, lb)) != LG_OK) goto fail; /* products' α */
     *n_kept = 0;
     for (int t = 0, r = 0; t < C->n_terms; t++) {
         int impossible = 0;
@@ -621,7 +623,9 @@ static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *
 /* The splitting strategy of route for a net with n_in inputs. */
 static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
 {
-    if (route == &lg_route_tnode || route == &lg_route_tnode_backend_only) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
+    if (route == &lg_route_tnode_backend_only) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
+    if (route == &lg_route_tnode) /* ReLU splitting where the inputs are too many to split (bab_tnode.h) */
+        return m == LG_BAB_NONE ? LG_BAB_NONE : m == LG_BAB_AUTO ? lg_bab_pick(m, n_in) : m;
     lg_bab_mode bm = lg_bab_pick(m, n_in);
     return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
