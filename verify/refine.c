@@ -12,10 +12,6 @@
 lg_refine_opts lg_refine_opts_default(void)
 {
     lg_refine_opts o = {5, 0.5, 2, 64, 2};
-    const char *e; /* EXPERIMENT */
-    if ((e = getenv("LGR_LAYERS"))) o.max_layers = atoi(e);
-    if ((e = getenv("LGR_PER"))) o.per_layer = atoi(e);
-    if ((e = getenv("LGR_SPLITS"))) o.splits = atoi(e);
     return o;
 }
 

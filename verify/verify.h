@@ -175,7 +175,9 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
 
 /* --refine auto: 1 when a case with `unstable` unstable ReLUs after its
  * bounds, on net, goes through the bound refinement (refine.h) before
- * ReLU branch and bound, within LG_VERIFY_REFINE_SHARE of its time. */
+ * ReLU branch and bound, within LG_VERIFY_REFINE_SHARE of its time
+ * (--refine on: every case that reaches ReLU branch and bound). At
+ * present never: benchmarks/VERIFY.md "Refined intermediate bounds". */
 int lg_verify_auto_refine(const lg_net *net, int unstable);
 #define LG_VERIFY_REFINE_SHARE 0.3
 #define LG_VERIFY_BAB_SHARE 0.8
