@@ -6,7 +6,8 @@
  * unstable: every later bound inherits their slack. lg_refine_bounds goes
  * through the relu layers in order; on each it runs the intermediate
  * α-CROWN of alpha.h (α_steps, as branch and bound's root does), then, on
- * the first max_layers relu layers that have unstable neurons, it tightens
+ * the first max_layers relu layers after the first (whose bounds are exact)
+ * that have unstable neurons, it tightens
  * the per_layer most unstable of them (largest −l·u/(u − l)) by the
  * triangle LP of all earlier layers (bounds_lp.h), each bound searched over
  * up to 2^splits sub-LPs in which the earlier unstable ReLUs with the
