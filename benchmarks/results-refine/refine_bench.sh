@@ -5,8 +5,9 @@
 # WORKDIR holds relu.lgnet (VERIFY.md "Residual networks": train, then `lgelu relu`), res.onnx
 # (`lgelu export relu.lgnet`), fc4/fc6.lgnet and .onnx (`lgelu train --arch 784,256×4|6,10 --act
 # relu --epochs 2 --seed 2 --threads 1`, then `lgelu export`) and props/ (`lgelu encode --index I
-# --eps E --format vnnlib`). PEERS (optional): where ../shared/peers/install_peers.sh put
-# alpha-beta-CROWN; without it the peer's rows are skipped.
+# --eps E --format vnnlib`). PEERS (optional): where the peers bundle's install_peers.sh put
+# alpha-beta-CROWN, with ABCROWN_RUN the bundle's run_abcrown.sh; without them the peer's rows
+# are skipped.
 set -u
 W=$1 N=$2 O=$3 F=$4 PEERS=${5:-}
 cd "$W" || exit 2
@@ -38,15 +39,13 @@ for n in fc4 fc6; do for i in $(seq 0 9); do
   done
 done; done
 # alpha-beta-CROWN (its mnist_fc configuration as run_abcrown.sh sets it, input shape 784), same core
-[ -n "$PEERS" ] || exit 0
-R=$(dirname "$PEERS")/shared/peers/run_abcrown.sh
-[ -f "${ABCROWN_RUN:-$R}" ] || R=/work/shared/peers/run_abcrown.sh
+[ -n "$PEERS" ] && [ -f "${ABCROWN_RUN:-}" ] || exit 0
 mkdir -p props_ab
 for f in props/*.vnnlib; do # its VNN-LIB reader takes (<= Y_a Y_b), not (<= (- Y_a Y_b) 0)
   sed -E 's/\(<= \(- (Y_[0-9]+) (Y_[0-9]+)\) ?0\)/(<= \1 \2)/g' "$f" > props_ab/$(basename "$f")
 done
 for f in props_ab/fc*.vnnlib props_ab/res_*.vnnlib; do
   n=$(basename "$f" .vnnlib); net=${n%_*}; [ "$net" = res ] || net=$net
-  r=$(ABCROWN_EXTRA="--input_shape -1 784" PEERS=$PEERS CPU=1 bash "${ABCROWN_RUN:-$R}" $net.onnx "$f" 30 mnist_fc)
+  r=$(ABCROWN_EXTRA="--input_shape -1 784" PEERS=$PEERS CPU=1 bash "$ABCROWN_RUN" $net.onnx "$f" 30 mnist_fc)
   echo "$n $r" >> ab.txt
 done
