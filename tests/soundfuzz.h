@@ -60,6 +60,7 @@ typedef struct lg_fuzz_opts {
     int verbose;                       /* 1: a line per run */
     int direct;                        /* 1: the smooth direct class (lg_fuzz_direct; default 1) */
     double direct_timeout_s;           /* per direct run; ≤ 0: timeout_s (default 0) */
+    int refine;                        /* lg_refine_mode (verify.h) of the piecewise-linear runs (default auto) */
 } lg_fuzz_opts;
 
 typedef struct lg_fuzz_stats {

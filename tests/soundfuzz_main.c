@@ -17,13 +17,14 @@
 #include "gen_fuzz.h"
 #include "core/clock.h"
 #include "soundfuzz.h"
+#include "verify/verify.h"
 
 
 static int usage(void)
 {
     fprintf(stderr, "usage: lgelu_soundfuzz [--seed S] [--hours H | --cases N] [--start I]\n"
                     "                       [--case I [--dump DIR] [--print]] [--solver auto,glpk,z3,none,glpk-only,z3-lp]\n"
-                    "                       [--bab none,input,relu,auto] [--timeout T] [--verbose]\n");
+                    "                       [--bab none,input,relu,auto] [--timeout T] [--refine auto|on|off] [--verbose]\n");
     return 2;
 }
 
@@ -61,6 +62,12 @@ int main(int argc, char **argv)
             dump = v;
         else if (!strcmp(a, "--timeout"))
             o.timeout_s = atof(v);
+        else if (!strcmp(a, "--refine")) {
+            if (!strcmp(v, "auto")) o.refine = LG_REFINE_AUTO;
+            else if (!strcmp(v, "on")) o.refine = LG_REFINE_ON;
+            else if (!strcmp(v, "off")) o.refine = LG_REFINE_OFF;
+            else return usage();
+        }
         else if (!strcmp(a, "--solver") || !strcmp(a, "--bab")) {
             if (lg_fuzz_opts_select(&o, !strcmp(a, "--bab"), v)) {
                 fprintf(stderr, "%s\n", lg_errmsg());

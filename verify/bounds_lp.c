@@ -19,6 +19,7 @@
 #include "core/linop.h"
 #include "encode/lp_relax.h"
 #include "verify/bounds.h"
+#include "verify/bounds_lp.h"
 #include "verify/relax.h"
 
 #include <math.h>
@@ -67,7 +68,12 @@ static int lg_lp_add_exact(double *acc, double v)
     return 1;
 }
 
-static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *net, int k)
+/* The triangle LP of layers < k into lp (loaded). row_ge and row_up (NULL: not
+ * wanted; else indexed off[j] + o for neuron o of layer j < k) receive the
+ * row index of an unstable relu neuron's rows a − z ≥ 0 and a − s·z ≤ −s·l,
+ * −1 for the other neurons. */
+static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *net, int k, int *row_ge, int *row_up,
+                             const size_t *off)
 {
     int base_z[LG_NET_MAX_LAYERS], base_a[LG_NET_MAX_LAYERS];
     int col = net->n_in;
@@ -161,6 +167,7 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
                 cset[c] = 0;
                 cval[c] = 0.0;
             }
+            if (row_ge) row_ge[off[j] + o] = row_up[off[j] + o] = -1;
             if (L->act != LG_ACT_RELU) continue;
             int ac = base_a[j] + o;
             lg_lp_relax_col(lp, ac, l > 0 ? l : 0, u > 0 ? u : 0);
@@ -172,6 +179,10 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
                 /* a ≤ s·(z − l) with the chord of relax.h (s rounded up); the
                  * right-hand side −s·l rounded up too, so true points satisfy it */
                 double s = lg_relax_chord(l, u);
+                if (row_ge) {
+                    row_ge[off[j] + o] = lp->n_rows;
+                    row_up[off[j] + o] = lp->n_rows + 1;
+                }
                 lg_lp_relax_row_add(lp, 'G', 0.0);
                 lg_lp_relax_ent(lp, ac, 1.0);
                 lg_lp_relax_ent(lp, zc, -1.0);
@@ -194,6 +205,74 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
     return st;
 }
 
+/* obj [n_cols] = g·(Σ_t A_t[o]·a_src(t)) of neuron o of layer k, a column two
+ * terms share summed exactly: 1, else 0 (no LP for this bound). idx, wv: a
+ * row's scratch (lg_net_row_alloc). */
+static int lg_lp_objective(const lg_net *net, int k, int o, double g, const int *base_a, int n_cols, double *obj,
+                           int *idx, double *wv)
+{
+    const lg_layer *L = &net->layers[k];
+    memset(obj, 0, (size_t)n_cols * sizeof *obj);
+    int ok_obj = 1;
+    for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        const lg_linear *T = lg_layer_lin(L, t);
+        int nz = lg_linear_row_nz(T, o, idx, wv);
+        for (int q = 0; q < nz; q++) ok_obj &= lg_lp_add_exact(&obj[lg_lp_acol(base_a, T->src, idx[q])], g * wv[q]);
+    }
+    return ok_obj;
+}
+
+lg_status lg_lp_net_build(lg_lp_net *n, const lg_bounds *b, const lg_net *net, int k)
+{
+    memset(n, 0, sizeof *n);
+    n->k = k;
+    n->off = malloc(((size_t)k + 1) * sizeof *n->off);
+    n->base_z = malloc(((size_t)k + 1) * sizeof *n->base_z);
+    n->base_a = malloc(((size_t)k + 1) * sizeof *n->base_a);
+    if (!n->off || !n->base_z || !n->base_a) goto nomem;
+    n->off[0] = 0;
+    for (int j = 0; j < k; j++) n->off[j + 1] = n->off[j] + (size_t)net->layers[j].n_out;
+    n->row_ge = malloc((n->off[k] + 1) * sizeof *n->row_ge);
+    n->row_up = malloc((n->off[k] + 1) * sizeof *n->row_up);
+    if (!n->row_ge || !n->row_up || lg_net_row_alloc(net, &n->idx, &n->wv) != 0) goto nomem;
+    lg_lp_bases(net, k, n->base_a);
+    int col = net->n_in;
+    for (int j = 0; j < k; j++) {
+        n->base_z[j] = col;
+        col += net->layers[j].n_out * (net->layers[j].act == LG_ACT_RELU ? 2 : 1);
+    }
+    lg_status st = lg_lp_build(&n->lp, b, net, k, n->row_ge, n->row_up, n->off);
+    if (st != LG_OK) {
+        n->lp.P = NULL;
+        memset(&n->lp, 0, sizeof n->lp);
+        lg_lp_net_free(n);
+        return st;
+    }
+    n->built = 1;
+    return LG_OK;
+nomem:
+    lg_lp_net_free(n);
+    return lg_fail(LG_ERR_NOMEM, "bounds lp: out of memory");
+}
+
+void lg_lp_net_free(lg_lp_net *n)
+{
+    if (n->built) lg_lp_relax_free(&n->lp);
+    free(n->off);
+    free(n->base_z);
+    free(n->base_a);
+    free(n->row_ge);
+    free(n->row_up);
+    free(n->idx);
+    free(n->wv);
+    memset(n, 0, sizeof *n);
+}
+
+int lg_lp_net_objective(lg_lp_net *n, const lg_net *net, int o, double g, double *obj)
+{
+    return lg_lp_objective(net, n->k, o, g, n->base_a, n->lp.n_cols, obj, n->idx, n->wv);
+}
+
 lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, long *n_lp)
 {
     if (lg_net_require_no_max(net, "LP tightening (run it on lg_net_lower_max's ReLU form)") != LG_OK) return LG_ERR_UNSUPPORTED;
@@ -205,7 +284,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
         if (L->act != LG_ACT_RELU || lg_bounds_unstable(b, net, k) == 0) continue;
         if (run && lg_runctx_expired(run)) break;
         lg_lp_relax lp;
-        if ((st = lg_lp_build(&lp, b, net, k)) != LG_OK) {
+        if ((st = lg_lp_build(&lp, b, net, k, NULL, NULL, NULL)) != LG_OK) {
             if (st == LG_ERR_NUMERIC) continue; /* keep the bounds we have */
             goto fail;
         }
@@ -227,14 +306,7 @@ lg_status lg_bounds_lp(lg_bounds *b, const lg_net *net, const lg_runctx *run, lo
                 double g = sign ? -1.0 : 1.0;
                 /* ±(Σ_t A_t[o]·a_src(t)) + b[o]: every term's row on its source's columns,
                  * a column two terms share summed exactly (else no LP for this bound) */
-                memset(obj, 0, (size_t)lp.n_cols * sizeof *obj);
-                int ok_obj = 1;
-                for (int t = 0; t < lg_layer_n_lin(L); t++) {
-                    const lg_linear *T = lg_layer_lin(L, t);
-                    int nz = lg_linear_row_nz(T, o, idx, wv);
-                    for (int q = 0; q < nz; q++) ok_obj &= lg_lp_add_exact(&obj[lg_lp_acol(base_a, T->src, idx[q])], g * wv[q]);
-                }
-                if (!ok_obj) continue;
+                if (!lg_lp_objective(net, k, o, g, base_a, lp.n_cols, obj, idx, wv)) continue;
                 double lb;
                 int ok = lg_lp_relax_min(&lp, obj, g * L->b[o], run, &lb); /* the time left */
                 count++;

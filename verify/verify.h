@@ -58,11 +58,16 @@
 
 typedef enum lg_verdict { LG_VERDICT_UNKNOWN = 0, LG_VERDICT_ROBUST, LG_VERDICT_VIOLATED } lg_verdict;
 typedef enum lg_tighten { LG_TIGHTEN_NONE = 0, LG_TIGHTEN_LP } lg_tighten;
+/* Refined intermediate bounds before ReLU branch and bound (refine.h): auto decides per case
+ * (lg_verify_auto_refine), off never, on always. */
+typedef enum lg_refine_mode { LG_REFINE_AUTO = 0, LG_REFINE_OFF, LG_REFINE_ON } lg_refine_mode;
 
 typedef struct lg_verify_opts {
     lg_solver_pick solver;  /* auto (default), none, or one row of the solver table (encode/problem.h) */
     double timeout_s;       /* overall wall-clock limit (default 60); ≤ 0 none */
     lg_tighten tighten;     /* LP tightening of the bounds (default none) */
+    lg_refine_mode refine;  /* certified LP refinement of the early layers' most unstable neurons
+                               before ReLU branch and bound (refine.h; default auto) */
     int attack;             /* run sampling + PGD before the solver (default 1) */
     lg_attack_opts atk;     /* samples, restarts, steps */
     unsigned long seed;     /* seed of the attack, branch and bound and the back-ends (default 1; case c's
@@ -87,7 +92,7 @@ lg_verify_opts lg_verify_opts_default(void);
 
 /* The options of o that can change a verdict, as canonical text: every one
  * that differs from lg_verify_opts_default() as " key=value", in a fixed
- * order (solver, backend_only, attack, bab, tighten, seed, memory,
+ * order (solver, backend_only, attack, bab, tighten, refine, seed, memory,
  * bab_nodes, alpha_steps, bab_branch, beta, bab_group, bab_root_alpha,
  * bab_solver_relus); "" for the defaults. Threads and verbosity are left
  * out (verdicts do not depend on them) and so is the timeout, which callers
@@ -113,7 +118,7 @@ typedef struct lg_verify_report {
     double seconds;           /* elapsed wall-clock */
     long nodes;               /* back-end nodes/decisions summed over cases (Z3's LP theory: conflicts,
                                  each a learned clause) */
-    long n_lp;                /* LPs solved by --tighten lp */
+    long n_lp;                /* LPs solved by --tighten lp and the bound refinement (refine.h) */
     int n_layers;
     int *unstable;            /* [n_layers] unstable ReLUs per layer, summed over cases */
     int unstable_total;
@@ -173,6 +178,14 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
  * (one binary each: the MILP does not close in the time), gives β-CROWN
  * LG_VERIFY_BAB_SHARE of it without a cap. */
 #define LG_VERIFY_MILP_UNSTABLE 400
+
+/* --refine auto: 1 when a case with `unstable` unstable ReLUs after its
+ * bounds, on net, goes through the bound refinement (refine.h) before
+ * ReLU branch and bound, within LG_VERIFY_REFINE_SHARE of its time
+ * (--refine on: every case that reaches ReLU branch and bound). At
+ * present never: benchmarks/VERIFY.md "Refined intermediate bounds". */
+int lg_verify_auto_refine(const lg_net *net, int unstable);
+#define LG_VERIFY_REFINE_SHARE 0.3
 #define LG_VERIFY_BAB_SHARE 0.8
 double lg_verify_auto_bab_share(const lg_net *net, int unstable, long *max_nodes);
 
