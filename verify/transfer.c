@@ -13,6 +13,7 @@
 #include "core/exact.h"
 #include "verify/attack.h"
 #include "verify/devnet.h"
+#include "verify/devnet_refine.h"
 #include "verify/recheck.h"
 
 /* Deep copy of prop with case c's constraints lowered by Σ_j |coef_j|·e_j,
@@ -284,6 +285,11 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
+    /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
+     * b already holds the box's own bounds */
+    int split = 0;
+    if (v->want < INFINITY && (st = lg_devnet_refine(dev, v, lo, hi, v->want, b->run, e, &split)) != LG_OK) return st;
+    if (split) v->valid = 0; /* v's bounds are a leaf's, not the box's */
     if ((st = lg_transfer_point(dev, lo, hi, e)) != LG_OK) return st;
     return LG_OK;
 }
