@@ -71,6 +71,8 @@ typedef struct lg_devnet {
     double want;              /* the callers' threshold: a box whose bound exceeds it is refined
                                  (devnet_refine.h, in lg_transfer_box_delta); +∞ (the default of
                                  lg_devnet_init): never */
+    double refine_share;      /* the fraction of the run's remaining time the refinement may use
+                                 (lg_devnet_init: 1) */
 } lg_devnet;
 
 /* Build D for a pair (lg_dev_check_pair must accept it; checked here). */
