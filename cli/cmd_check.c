@@ -71,7 +71,9 @@ static void lg_check_help(void)
            "                       no_class_change, bound_max, bound_median, observed_max, n_over,\n"
            "                       class_changes, certified_same_class, n_difference_network, n_timeout,\n"
            "                       worst, first_class_change, ratio_median, ratio_max (certified / observed\n"
-           "                       per input, over the inputs observed to differ; null if none),\n"
+           "                       per input, over the inputs observed to differ; null if none), n_refined,\n"
+           "                       unrefined_max, unrefined_median (inputs whose bound the refinement\n"
+           "                       lowered, and the bounds before it),\n"
            "                       relu_net, ref) instead of text; worst and first_class_change are\n"
            "                       {index, bound, observed, class_ref, class_relu, timed_out} or null\n"
            "  --progress           progress lines on stderr even when it is not a terminal (logs)\n"
@@ -92,6 +94,7 @@ static void lg_check_help(void)
 /* One input's outcome. */
 typedef struct lg_check_row {
     double bound, observed;
+    double unrefined; /* the bound before refinement (devnet.h want; = bound where none ran) */
     int class_ref, class_relu;
     unsigned char devnet, timed_out, same; /* the difference network ran, past --timeout, class provably kept */
 } lg_check_row;
@@ -176,15 +179,18 @@ static lg_status lg_check_one(void *ctx, int ri, int thread)
     if ((J->enough >= 0 || J->timeout > 0) &&
         (st = lg_transfer_box_delta(&w->dev, NULL, rn, &w->b, lo, hi, &o->bound)) != LG_OK)
         return st;
+    o->unrefined = o->bound;
     if (!(o->bound <= J->enough)) {
         lg_runctx rc = lg_runctx_start(J->timeout, 1, 0, 0.0);
         w->b.run = &rc;
         st = lg_transfer_box_delta(&w->dev, &w->v, rn, &w->b, lo, hi, &o->bound);
         w->b.run = NULL;
         o->devnet = 1;
+        if (st == LG_OK) o->unrefined = fmin(w->v.unrefined, o->unrefined);
         if (st == LG_ERR_TIMEOUT) { /* keep the propagated bound; b gets its symbolic bounds back */
             o->timed_out = 1;
             st = lg_transfer_box_delta(&w->dev, NULL, rn, &w->b, lo, hi, &o->bound);
+            o->unrefined = o->bound;
         }
         if (st != LG_OK) return st;
     }
@@ -386,6 +392,13 @@ int lg_cmd_check(int argc, char **argv)
     }
     qsort(sorted, n, sizeof *sorted, lg_check_cmp);
     double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    size_t n_refined = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_refined += rows[i].unrefined > rows[i].bound;
+        sorted[i] = rows[i].unrefined;
+    }
+    qsort(sorted, n, sizeof *sorted, lg_check_cmp);
+    double unref_max = sorted[n - 1], unref_med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
     /* certified / observed per input (inputs with an observed deviation > 0) */
     size_t nr = 0;
     for (size_t i = 0; i < n; i++)
@@ -395,7 +408,7 @@ int lg_cmd_check(int argc, char **argv)
     double ratio_max = nr == 0 ? NAN : sorted[nr - 1];
     int pass = n_over == 0 && !(nocc && class_changes > 0);
     if (json) {
-        json_t *o = json_pack("{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:s, s:s}", "pass",
+        json_t *o = json_pack("{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:s, s:s}", "pass",
                               pass, "n", (json_int_t)n, "eps", lg_json_num(eps), "max_deviation", lg_json_num(maxdev),
                               "no_class_change", nocc, "bound_max", lg_json_num(rows[worst].bound), "bound_median",
                               lg_json_num(median), "observed_max", lg_json_num(obs_max),
@@ -404,6 +417,8 @@ int lg_cmd_check(int argc, char **argv)
                               (json_int_t)n_devnet, "n_timeout", (json_int_t)n_timeout, "worst",
                               lg_check_row_json(rows, worst), "first_class_change", lg_check_row_json(rows, first_cc),
                               "ratio_median", lg_json_num(ratio_med), "ratio_max", lg_json_num(ratio_max),
+                              "n_refined", (json_int_t)n_refined, "unrefined_max", lg_json_num(unref_max),
+                              "unrefined_median", lg_json_num(unref_med),
                               "relu_net", argv[optind], "ref", ref_path);
         char *s = o ? lg_json_dumps(o, 0) : NULL;
         json_decref(o);
@@ -419,6 +434,9 @@ int lg_cmd_check(int argc, char **argv)
                pass ? "PASS" : "FAIL", eps, n, rows[worst].bound, median, maxdev);
         printf("  inputs over the threshold: %zu of %zu\n", n_over, n);
         if (nr) printf("  certified / observed per input: median %.6g, max %.6g\n", ratio_med, ratio_max);
+        if (n_refined)
+            printf("  refined (alpha-CROWN, branch and bound) on %zu inputs; before it: max %.6g, median %.6g\n",
+                   n_refined, unref_max, unref_med);
         printf("  worst input: #%ld, certified bound %.6g, observed deviation %.6g, class %d (ref) / %d (relu)\n",
                worst, rows[worst].bound, rows[worst].observed, rows[worst].class_ref, rows[worst].class_relu);
         printf("  observed max deviation: %.6g; class changes: %zu of %zu%s\n", obs_max, class_changes, n,

@@ -73,6 +73,8 @@ typedef struct lg_devnet {
                                  lg_devnet_init): never */
     double refine_share;      /* the fraction of the run's remaining time the refinement may use
                                  (lg_devnet_init: 1) */
+    double unrefined;         /* lg_transfer_box_delta's bound of the last box before any refinement
+                                 (max over the outputs) */
 } lg_devnet;
 
 /* Build D for a pair (lg_dev_check_pair must accept it; checked here). */

@@ -132,12 +132,17 @@ lg_status lg_devnet_refine(lg_dev *dev, lg_devnet *v, const double *lo, const do
             if (!(e[q] <= e[j])) j = q;
         dim[0] = lg_devnet_pick(v->relu, lo, hi, ain + (size_t)j * ni);
     }
+    double hist[LG_DEVNET_STALL + 1]; /* the box's bound (the worst leaf's) before each split */
     while (nl < cap && !lg_runctx_expired(run)) {
         worst = 0;
         for (int i = 1; i < nl; i++)
             if (!(lg_devnet_emax(eb + (size_t)i * (size_t)no, no) <= lg_devnet_emax(eb + (size_t)worst * (size_t)no, no)))
                 worst = i;
-        if (lg_devnet_emax(eb + (size_t)worst * (size_t)no, no) <= want || dim[worst] < 0) break;
+        const double gmax = lg_devnet_emax(eb + (size_t)worst * (size_t)no, no);
+        if (gmax <= want || dim[worst] < 0) break;
+        /* stalled: the last LG_DEVNET_STALL splits lowered the bound by under 1 % */
+        if (nl > LG_DEVNET_STALL && !(gmax < 0.99 * hist[(nl - 1 - LG_DEVNET_STALL) % (LG_DEVNET_STALL + 1)])) break;
+        hist[(nl - 1) % (LG_DEVNET_STALL + 1)] = gmax;
         double *pl = box + (size_t)worst * 2 * n, *ph = pl + n, *pe = eb + (size_t)worst * (size_t)no;
         const int k = dim[worst];
         const double mid = pl[k] + 0.5 * (ph[k] - pl[k]); /* lo ≤ mid ≤ hi: the halves cover the leaf */

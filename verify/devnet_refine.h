@@ -17,7 +17,8 @@
  *    intersected with its parent's bound (a half is inside its parent). The
  *    box's bound is the per-output maximum over the leaves, whose union is
  *    the box: sound at every stage, so the search stops at the threshold,
- *    the deadline or LG_DEVNET_LEAVES leaves with a valid answer.
+ *    the deadline, LG_DEVNET_LEAVES leaves or a stall (LG_DEVNET_STALL) with a
+ *    valid answer.
  *
  * Everything is borrowed; scratch is allocated per call.
  */
@@ -29,6 +30,9 @@
 
 /* Most leaves of one box's branch and bound. */
 #define LG_DEVNET_LEAVES 64
+/* The search stops once this many splits in a row lowered the box's bound
+ * by less than 1 % in all (the bound it reached stands). */
+#define LG_DEVNET_STALL 4
 /* α-CROWN steps of one box (Adam, rate 0.1). */
 #define LG_DEVNET_ALPHA_STEPS 20
 
@@ -44,8 +48,8 @@ lg_status lg_devnet_alpha(lg_devnet *v, const lg_runctx *run, double *e, double 
 /* e[n_out] on entry: a sound per-output deviation bound on the raw box
  * [lo, hi] (transfer.h), and v's last lg_devnet_bound on that same box.
  * Refines e (never raises it) by α-CROWN and then branch and bound until
- * max_j e[j] ≤ want, run's deadline or LG_DEVNET_LEAVES leaves; LG_OK with
- * the bound reached in all three cases. dev is the same pair's lg_dev. v's
+ * max_j e[j] ≤ want, run's deadline, LG_DEVNET_LEAVES leaves or a stall;
+ * LG_OK with the bound reached in every case. dev is the same pair's lg_dev. v's
  * bounds then describe the last leaf bounded: *split is set to 1 when a
  * leaf other than the box was bounded (lg_devnet_pre must not be read as
  * the box's bounds then). Errors other than the deadline are returned. */

@@ -327,6 +327,9 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
     /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
      * b already holds the box's own bounds */
     int split = 0;
+    v->unrefined = 0.0;
+    for (size_t j = 0; j < no; j++)
+        if (!(e[j] <= v->unrefined)) v->unrefined = e[j];
     if (v->want < INFINITY) {
         lg_runctx rr = b->run ? lg_runctx_share(b->run, v->refine_share) : lg_runctx_none();
         if ((st = lg_devnet_refine(dev, v, lo, hi, v->want, &rr, e, &split)) != LG_OK) return st;
