@@ -12,6 +12,7 @@
  * of the time, so an input whose propagated bound alone is already within
  * the threshold keeps that bound unless --tightest asks for the tightest. */
 #include <getopt.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,13 @@
 #include "core/npy.h"
 #include "verify/bounds.h"
 #include "verify/transfer.h"
+#include "verify/worklist.h"
 
 static void lg_check_help(void)
 {
     printf("usage: lgelu check RELU_NET --ref NET [--data D | --inputs FILE] --max-deviation D\n"
-           "                  [--eps E] [--n N] [--no-class-change] [--tightest] [--json] [--progress]\n\n"
+           "                  [--eps E] [--n N] [--no-class-change] [--tightest] [--json] [--progress]\n"
+           "                  [--timeout T] [-j N]\n\n"
            "CI gate for a ReLU-ized network. RELU_NET is the substitution ('lgelu relu') of NET, the\n"
            "lambda-GELU, GELU, Swish-beta or PReLU network before substitution (native or ONNX; same\n"
            "shapes and weights, relu exactly where NET has gelu/lgelu/swish/prelu, else refused). For\n"
@@ -41,7 +44,9 @@ static void lg_check_help(void)
            "deviation bound of anneal/deviation.h tightened with the ReLU net's symbolic (CROWN)\n"
            "pre-activation bounds on the ball, and per output the smaller of that and the CROWN bound of\n"
            "the two nets' difference network (verify/devnet.h), which also tightens the former (the\n"
-           "bound of 'lgelu bound --symbolic'). The check passes\n"
+           "bound of 'lgelu bound --symbolic'); where that still exceeds D, alpha-CROWN on the difference\n"
+           "network and then branch and bound on the ball (halving it along the input that matters most)\n"
+           "until the bound is within D, --timeout or 64 pieces. The check passes\n"
            "when every bound is <= D. The difference network costs most of the time, so it runs only for\n"
            "the inputs whose propagated bound alone exceeds D (--tightest: for every input). Both nets are also run in double precision on each x to report the\n"
            "deviation actually observed and whether the predicted class (argmax) changes.\n\n"
@@ -65,12 +70,18 @@ static void lg_check_help(void)
            "  --json               print one JSON object (keys: pass, n, eps, max_deviation,\n"
            "                       no_class_change, bound_max, bound_median, observed_max, n_over,\n"
            "                       class_changes, certified_same_class, n_difference_network, n_timeout,\n"
-           "                       worst, first_class_change,\n"
+           "                       worst, first_class_change, ratio_median, ratio_max (certified / observed\n"
+           "                       per input, over the inputs observed to differ; null if none), n_refined,\n"
+           "                       unrefined_max, unrefined_median (inputs whose bound the refinement\n"
+           "                       lowered, and the bounds before it),\n"
            "                       relu_net, ref) instead of text; worst and first_class_change are\n"
-           "                       {index, bound, observed, class_ref, class_relu} or null\n"
+           "                       {index, bound, observed, class_ref, class_relu, timed_out} or null\n"
            "  --progress           progress lines on stderr even when it is not a terminal (logs)\n"
            "  --timeout T          seconds per input for the difference network (default 0: none); an\n"
-           "                       input past them keeps its propagated bound (JSON n_timeout counts them)\n"
+           "                       input past them keeps its propagated bound (JSON n_timeout counts them;\n"
+           "                       such an input passes only if that bound is within D); the refinement\n"
+           "                       stops at them with the bound it reached\n"
+           "  -j, --jobs N         check N inputs at a time, one thread each (default 1)\n"
            "  -h, --help           show this help\n\n"
            "Progress goes to stderr when it is a terminal. Cost: about 0.1-0.5 s per input for a\n"
            "784-256-256-10 network (mostly the difference network's CROWN run).\n\n"
@@ -83,7 +94,9 @@ static void lg_check_help(void)
 /* One input's outcome. */
 typedef struct lg_check_row {
     double bound, observed;
+    double unrefined; /* the bound before refinement (devnet.h want; = bound where none ran) */
     int class_ref, class_relu;
+    unsigned char devnet, timed_out, same; /* the difference network ran, past --timeout, class provably kept */
 } lg_check_row;
 
 static int lg_check_argmax(const double *y, int n)
@@ -94,99 +107,155 @@ static int lg_check_argmax(const double *y, int n)
     return b;
 }
 
-/* Bound, observed deviation and classes for every row of X ([n][n_in]). */
-/* enough ≥ 0: an input whose propagated bound is ≤ enough keeps it (the
- * difference network runs for the others; *n_devnet counts them); enough
- * < 0: the tightest bound for every input. */
-/* timeout > 0: the difference network's seconds per input; past them the input keeps its
- * propagated bound (*n_timeout counts them). */
-static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double *X, size_t n, double eps,
-                               double enough, double timeout, lg_check_row *rows, size_t *certified_same,
-                               size_t *n_devnet, size_t *n_timeout)
+/* One thread's workspace: the pair's deviation objects and buffers. */
+typedef struct lg_check_ws {
+    lg_dev dev;
+    lg_devnet v;
+    lg_bounds b;
+    double *lo, *hi, *y, *yr, *scratch, *C, *dz, *lb;
+} lg_check_ws;
+
+/* The job: inputs X ([n][n_in]) and their rows, one workspace per thread. */
+typedef struct lg_check_job {
+    const lg_net *rn, *ref;
+    const double *X;
+    size_t n;
+    double eps, enough, want, timeout;
+    lg_check_row *rows;
+    lg_check_ws *ws;
+    pthread_mutex_t mu; /* guards done and meter */
+    size_t done;
+    lg_cli_meter meter;
+} lg_check_job;
+
+static void lg_check_ws_free(lg_check_ws *w)
+{
+    lg_bounds_free(&w->b);
+    lg_devnet_free(&w->v);
+    lg_dev_free(&w->dev);
+    free(w->lo);
+    free(w->y);
+    free(w->scratch);
+    free(w->C);
+    memset(w, 0, sizeof *w);
+}
+
+static lg_status lg_check_ws_init(lg_check_ws *w, const lg_net *rn, const lg_net *ref, double want)
 {
     size_t dim = (size_t)rn->n_in;
     int no = lg_net_n_out(rn);
-    lg_dev dev = {0};
-    lg_devnet v = {0};
-    lg_bounds b = {0};
-    double *lo = malloc(2 * dim * sizeof *lo), *hi = lo ? lo + dim : NULL; /* [dim] each */
-    double *y = malloc(2 * (size_t)no * sizeof *y), *yr = y ? y + no : NULL; /* [no] each */
-    double *scratch = malloc(2 * (size_t)lg_net_max_width(ref) * sizeof *scratch);
-    double *C = malloc(((size_t)no * (size_t)no + 2 * (size_t)no) * sizeof *C); /* [no−1][no] rows e_c − e_j */
-    double *dz = C ? C + (size_t)no * (size_t)no : NULL, *lb = dz ? dz + no : NULL; /* [no] each */
-    lg_cli_meter meter = {lg_now(), 0};
+    memset(w, 0, sizeof *w);
+    w->lo = malloc(2 * dim * sizeof *w->lo);                   /* lo, hi [dim] each */
+    w->y = malloc(2 * (size_t)no * sizeof *w->y);              /* y, yr [no] each */
+    w->scratch = malloc(2 * (size_t)lg_net_max_width(ref) * sizeof *w->scratch);
+    w->C = malloc(((size_t)no * (size_t)no + 2 * (size_t)no) * sizeof *w->C); /* [no−1][no] rows e_c − e_j; dz, lb */
+    if (!w->lo || !w->y || !w->scratch || !w->C) return lg_fail(LG_ERR_NOMEM, "cannot allocate buffers");
+    w->hi = w->lo + dim;
+    w->yr = w->y + no;
+    w->dz = w->C + (size_t)no * (size_t)no;
+    w->lb = w->dz + no;
     lg_status st;
-    if (!lo || !y || !scratch || !C) {
-        st = lg_fail(LG_ERR_NOMEM, "cannot allocate buffers");
-        goto fail;
+    if ((st = lg_dev_init(&w->dev, rn, ref)) != LG_OK) return st;
+    if ((st = lg_devnet_init(&w->v, rn, ref)) != LG_OK) return st;
+    w->v.want = want;
+    return lg_bounds_init(&w->b, rn);
+}
+
+/* Bound, observed deviation and classes of row r (lg_worklist_run's item). */
+static lg_status lg_check_one(void *ctx, int ri, int thread)
+{
+    lg_check_job *J = ctx;
+    lg_check_ws *w = &J->ws[thread];
+    const lg_net *rn = J->rn, *ref = J->ref;
+    const size_t r = (size_t)ri, dim = (size_t)rn->n_in;
+    const int no = lg_net_n_out(rn);
+    const double *x = J->X + r * dim;
+    double *lo = w->lo, *hi = w->hi, *y = w->y, *yr = w->yr, *C = w->C, *dz = w->dz, *lb = w->lb;
+    lg_status st;
+    lg_ball_boxes(x, dim, J->eps, 0.0, 1.0, lo, hi, NULL, NULL); /* outward (DESIGN.md §3) */
+    lg_check_row *o = &J->rows[r];
+    o->bound = INFINITY;
+    o->devnet = o->timed_out = o->same = 0;
+    if ((J->enough >= 0 || J->timeout > 0) &&
+        (st = lg_transfer_box_delta(&w->dev, NULL, rn, &w->b, lo, hi, &o->bound)) != LG_OK)
+        return st;
+    o->unrefined = o->bound;
+    if (!(o->bound <= J->enough)) {
+        lg_runctx rc = lg_runctx_start(J->timeout, 1, 0, 0.0);
+        w->b.run = &rc;
+        st = lg_transfer_box_delta(&w->dev, &w->v, rn, &w->b, lo, hi, &o->bound);
+        w->b.run = NULL;
+        o->devnet = 1;
+        if (st == LG_OK) o->unrefined = fmin(w->v.unrefined, o->unrefined);
+        if (st == LG_ERR_TIMEOUT) { /* keep the propagated bound; b gets its symbolic bounds back */
+            o->timed_out = 1;
+            st = lg_transfer_box_delta(&w->dev, NULL, rn, &w->b, lo, hi, &o->bound);
+            o->unrefined = o->bound;
+        }
+        if (st != LG_OK) return st;
     }
-    if ((st = lg_dev_init(&dev, rn, ref)) != LG_OK) goto fail;
-    if ((st = lg_devnet_init(&v, rn, ref)) != LG_OK) goto fail;
-    if ((st = lg_bounds_init(&b, rn)) != LG_OK) goto fail;
-    *certified_same = *n_devnet = *n_timeout = 0;
-    for (size_t r = 0; r < n; r++) {
-        const double *x = X + r * dim;
-        lg_ball_boxes(x, dim, eps, 0.0, 1.0, lo, hi, NULL, NULL); /* outward (DESIGN.md §3) */
-        lg_check_row *o = &rows[r];
-        o->bound = INFINITY;
-        if ((enough >= 0 || timeout > 0) && (st = lg_transfer_box_delta(&dev, NULL, rn, &b, lo, hi, &o->bound)) != LG_OK)
-            goto fail;
-        if (!(o->bound <= enough)) {
-            lg_runctx rc = lg_runctx_start(timeout, 1, 0, 0.0);
-            b.run = &rc;
-            st = lg_transfer_box_delta(&dev, &v, rn, &b, lo, hi, &o->bound);
-            b.run = NULL;
-            ++*n_devnet;
-            if (st == LG_ERR_TIMEOUT) { /* keep the propagated bound; b gets its symbolic bounds back */
-                ++*n_timeout;
-                st = lg_transfer_box_delta(&dev, NULL, rn, &b, lo, hi, &o->bound);
-            }
-            if (st != LG_OK) goto fail;
-        }
-        lg_net_forward(ref, x, y, scratch);
-        lg_net_forward(rn, x, yr, scratch);
-        o->observed = 0.0;
-        for (int j = 0; j < no; j++) {
-            double a = fabs(yr[j] - y[j]);
-            if (a > o->observed || isnan(a)) o->observed = a;
-        }
-        if (!(o->observed <= o->bound)) {
-            st = lg_fail(LG_ERR_NUMERIC,
-                         "internal error: input %zu: observed deviation %.17g exceeds the certified bound %.17g", r,
-                         o->observed, o->bound);
-            goto fail;
-        }
-        o->class_ref = lg_check_argmax(y, no);
-        o->class_relu = lg_check_argmax(yr, no);
-        double second = -HUGE_VAL;
-        for (int j = 0; j < no; j++)
-            if (j != o->class_ref && y[j] > second) second = y[j];
-        /* class kept on the whole ball, proved: a sound lower bound lb_j of the ReLU net's margin
-         * y_c − y_j over the ball (b holds its symbolic bounds there) with lb_j > 2·bound gives
-         * ref's margin ≥ lb_j − 2·bound > 0 at every point; the centre's margin is only the filter */
-        if (no > 1 && y[o->class_ref] - second > 2.0 * o->bound) {
-            for (int j = 0, k = 0; j < no; j++) {
-                if (j == o->class_ref) continue;
-                for (int i = 0; i < no; i++) C[(size_t)k * (size_t)no + (size_t)i] = 0.0;
-                C[(size_t)k * (size_t)no + (size_t)o->class_ref] = 1.0;
-                C[(size_t)k * (size_t)no + (size_t)j] = -1.0;
-                dz[k++] = 0.0;
-            }
-            if ((st = lg_bounds_objective_lower(&b, rn, no - 1, C, dz, lb)) != LG_OK) goto fail;
-            int kept = 1;
-            for (int k = 0; k < no - 1; k++) kept &= lb[k] > 2.0 * o->bound;
-            *certified_same += kept;
-        }
-        if (r % 16 == 15 || r + 1 == n) lg_cli_progress(&meter, "check", "inputs", r + 1, n);
+    lg_net_forward(ref, x, y, w->scratch);
+    lg_net_forward(rn, x, yr, w->scratch);
+    o->observed = 0.0;
+    for (int j = 0; j < no; j++) {
+        double a = fabs(yr[j] - y[j]);
+        if (a > o->observed || isnan(a)) o->observed = a;
     }
-fail:
-    lg_bounds_free(&b);
-    lg_devnet_free(&v);
-    lg_dev_free(&dev);
-    free(lo);
-    free(y);
-    free(scratch);
-    free(C);
+    if (!(o->observed <= o->bound))
+        return lg_fail(LG_ERR_NUMERIC,
+                       "internal error: input %zu: observed deviation %.17g exceeds the certified bound %.17g", r,
+                       o->observed, o->bound);
+    o->class_ref = lg_check_argmax(y, no);
+    o->class_relu = lg_check_argmax(yr, no);
+    double second = -HUGE_VAL;
+    for (int j = 0; j < no; j++)
+        if (j != o->class_ref && y[j] > second) second = y[j];
+    /* class kept on the whole ball, proved: a sound lower bound lb_j of the ReLU net's margin
+     * y_c − y_j over the ball (b holds its symbolic bounds there) with lb_j > 2·bound gives
+     * ref's margin ≥ lb_j − 2·bound > 0 at every point; the centre's margin is only the filter */
+    if (no > 1 && y[o->class_ref] - second > 2.0 * o->bound) {
+        for (int j = 0, k = 0; j < no; j++) {
+            if (j == o->class_ref) continue;
+            for (int i = 0; i < no; i++) C[(size_t)k * (size_t)no + (size_t)i] = 0.0;
+            C[(size_t)k * (size_t)no + (size_t)o->class_ref] = 1.0;
+            C[(size_t)k * (size_t)no + (size_t)j] = -1.0;
+            dz[k++] = 0.0;
+        }
+        if ((st = lg_bounds_objective_lower(&w->b, rn, no - 1, C, dz, lb)) != LG_OK) return st;
+        int kept = 1;
+        for (int k = 0; k < no - 1; k++) kept &= lb[k] > 2.0 * o->bound;
+        o->same = (unsigned char)kept;
+    }
+    pthread_mutex_lock(&J->mu);
+    size_t done = ++J->done;
+    lg_cli_progress(&J->meter, "check", "inputs", done, J->n);
+    pthread_mutex_unlock(&J->mu);
+    return LG_OK;
+}
+
+/* Bound, observed deviation and classes for every row of X ([n][n_in]) on
+ * n_threads threads (inputs in any order, each row its own result). */
+/* enough ≥ 0: an input whose propagated bound is ≤ enough keeps it (the
+ * difference network runs for the others; their rows say so); enough
+ * < 0: the tightest bound for every input. want: the difference network's
+ * bound is refined where it exceeds it (devnet.h). */
+/* timeout > 0: the difference network's seconds per input; past them the input keeps its
+ * propagated bound (its row's timed_out). */
+static lg_status lg_check_rows(const lg_net *rn, const lg_net *ref, const double *X, size_t n, double eps,
+                               double enough, double want, double timeout, int n_threads, lg_check_row *rows)
+{
+    if (n_threads < 1) n_threads = 1;
+    if ((size_t)n_threads > n) n_threads = (int)n;
+    lg_check_job J = {rn, ref, X, n, eps, enough, want, timeout, rows, NULL, PTHREAD_MUTEX_INITIALIZER, 0,
+                      {lg_now(), 0}};
+    lg_status st = LG_OK;
+    J.ws = calloc((size_t)n_threads, sizeof *J.ws);
+    if (!J.ws) return lg_fail(LG_ERR_NOMEM, "cannot allocate buffers");
+    for (int t = 0; t < n_threads && st == LG_OK; t++) st = lg_check_ws_init(&J.ws[t], rn, ref, want);
+    if (st == LG_OK) st = lg_worklist_run((int)n, n_threads, lg_check_one, &J);
+    for (int t = 0; t < n_threads; t++) lg_check_ws_free(&J.ws[t]);
+    free(J.ws);
+    pthread_mutex_destroy(&J.mu);
     return st;
 }
 
@@ -200,9 +269,9 @@ static json_t *lg_check_row_json(const lg_check_row *rows, long i)
 {
     if (i < 0) return json_null();
     const lg_check_row *o = &rows[i];
-    return json_pack("{s:I, s:o, s:o, s:i, s:i}", "index", (json_int_t)i, "bound", lg_json_num(o->bound), "observed",
-                     lg_json_num(o->observed),
-                     "class_ref", o->class_ref, "class_relu", o->class_relu);
+    return json_pack("{s:I, s:o, s:o, s:i, s:i, s:b}", "index", (json_int_t)i, "bound", lg_json_num(o->bound),
+                     "observed", lg_json_num(o->observed), "class_ref", o->class_ref, "class_relu", o->class_relu,
+                     "timed_out", o->timed_out);
 }
 
 /* Load the inputs: --inputs FILE or the --data spec (test split). */
@@ -231,14 +300,15 @@ int lg_cmd_check(int argc, char **argv)
                                        {"n", required_argument, 0, O_N},
                                        {"progress", no_argument, 0, O_PROGRESS},
                                        {"timeout", required_argument, 0, O_TIMEOUT},
+                                       {"jobs", required_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     const char *ref_path = NULL, *data = NULL, *inputs = NULL;
     double eps = 0.01, maxdev = -1.0, timeout = 0.0;
-    long nmax = -1;
+    long nmax = -1, jobs = 1;
     int nocc = 0, tightest = 0, json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hj:", lo, NULL)) != -1) {
         switch (c) {
         case O_REF: ref_path = optarg; break;
         case O_DATA: data = optarg; break;
@@ -258,6 +328,9 @@ int lg_cmd_check(int argc, char **argv)
         case O_PROGRESS: lg_cli_progress_force(); break;
         case O_TIMEOUT:
             if (lg_opt_double("check", "timeout", optarg, 0.0, 1e9, &timeout)) return 2;
+            break;
+        case 'j':
+            if (lg_opt_int("check", "jobs", optarg, 1, 256, &jobs)) return 2;
             break;
         case 'h': lg_check_help(); return 0;
         default: return lg_cli_usage("check", "unknown option");
@@ -296,9 +369,14 @@ int lg_cmd_check(int argc, char **argv)
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate results for %zu inputs", n);
         goto fail;
     }
-    if ((st = lg_check_rows(&rn, &ref, X, n, eps, tightest ? -1.0 : maxdev, timeout, rows, &certified_same, &n_devnet,
-                            &n_timeout)) != LG_OK)
+    if ((st = lg_check_rows(&rn, &ref, X, n, eps, tightest ? -1.0 : maxdev, maxdev, timeout, (int)jobs, rows)) !=
+        LG_OK)
         goto fail; /* never a pass */
+    for (size_t i = 0; i < n; i++) {
+        certified_same += rows[i].same;
+        n_devnet += rows[i].devnet;
+        n_timeout += rows[i].timed_out;
+    }
     long worst = 0, first_cc = -1;
     size_t n_over = 0, class_changes = 0;
     double obs_max = 0.0;
@@ -314,9 +392,23 @@ int lg_cmd_check(int argc, char **argv)
     }
     qsort(sorted, n, sizeof *sorted, lg_check_cmp);
     double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    size_t n_refined = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_refined += rows[i].unrefined > rows[i].bound;
+        sorted[i] = rows[i].unrefined;
+    }
+    qsort(sorted, n, sizeof *sorted, lg_check_cmp);
+    double unref_max = sorted[n - 1], unref_med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    /* certified / observed per input (inputs with an observed deviation > 0) */
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].observed > 0) sorted[nr++] = rows[i].bound / rows[i].observed;
+    qsort(sorted, nr, sizeof *sorted, lg_check_cmp);
+    double ratio_med = nr == 0 ? NAN : nr % 2 ? sorted[nr / 2] : 0.5 * (sorted[nr / 2 - 1] + sorted[nr / 2]);
+    double ratio_max = nr == 0 ? NAN : sorted[nr - 1];
     int pass = n_over == 0 && !(nocc && class_changes > 0);
     if (json) {
-        json_t *o = json_pack("{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:s, s:s}", "pass",
+        json_t *o = json_pack("{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:s, s:s}", "pass",
                               pass, "n", (json_int_t)n, "eps", lg_json_num(eps), "max_deviation", lg_json_num(maxdev),
                               "no_class_change", nocc, "bound_max", lg_json_num(rows[worst].bound), "bound_median",
                               lg_json_num(median), "observed_max", lg_json_num(obs_max),
@@ -324,6 +416,9 @@ int lg_cmd_check(int argc, char **argv)
                               "certified_same_class", (json_int_t)certified_same, "n_difference_network",
                               (json_int_t)n_devnet, "n_timeout", (json_int_t)n_timeout, "worst",
                               lg_check_row_json(rows, worst), "first_class_change", lg_check_row_json(rows, first_cc),
+                              "ratio_median", lg_json_num(ratio_med), "ratio_max", lg_json_num(ratio_max),
+                              "n_refined", (json_int_t)n_refined, "unrefined_max", lg_json_num(unref_max),
+                              "unrefined_median", lg_json_num(unref_med),
                               "relu_net", argv[optind], "ref", ref_path);
         char *s = o ? lg_json_dumps(o, 0) : NULL;
         json_decref(o);
@@ -338,6 +433,10 @@ int lg_cmd_check(int argc, char **argv)
                "(threshold %g)\n",
                pass ? "PASS" : "FAIL", eps, n, rows[worst].bound, median, maxdev);
         printf("  inputs over the threshold: %zu of %zu\n", n_over, n);
+        if (nr) printf("  certified / observed per input: median %.6g, max %.6g\n", ratio_med, ratio_max);
+        if (n_refined)
+            printf("  refined (alpha-CROWN, branch and bound) on %zu inputs; before it: max %.6g, median %.6g\n",
+                   n_refined, unref_max, unref_med);
         printf("  worst input: #%ld, certified bound %.6g, observed deviation %.6g, class %d (ref) / %d (relu)\n",
                worst, rows[worst].bound, rows[worst].observed, rows[worst].class_ref, rows[worst].class_relu);
         printf("  observed max deviation: %.6g; class changes: %zu of %zu%s\n", obs_max, class_changes, n,
@@ -357,8 +456,9 @@ int lg_cmd_check(int argc, char **argv)
     fflush(stdout);
     if (!pass) {
         if (n_over)
-            fprintf(stderr, "lgelu check: FAIL: input #%ld: certified bound %.6g > --max-deviation %g (observed %.6g)\n",
-                    worst, rows[worst].bound, maxdev, rows[worst].observed);
+            fprintf(stderr, "lgelu check: FAIL: input #%ld: certified bound %.6g > --max-deviation %g (observed %.6g)%s\n",
+                    worst, rows[worst].bound, maxdev, rows[worst].observed,
+                    rows[worst].timed_out ? "; its bound did not finish within --timeout (the propagated bound)" : "");
         else
             fprintf(stderr, "lgelu check: FAIL: input #%ld changes its class %d -> %d (certified bound %.6g, observed %.6g)\n",
                     first_cc, rows[first_cc].class_ref, rows[first_cc].class_relu, rows[first_cc].bound,

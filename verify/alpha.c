@@ -148,7 +148,10 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                 const double *lm = lam + (size_t)r * ls + off;
                 const double *al = alpha ? alpha + (size_t)r * as + off : NULL;
                 double *gr = grad + (size_t)r * gs + off;
-                const lg_relu_lines *ln = s ? s->lines + (size_t)g * s->size + (size_t)off : NULL;
+                /* a layer no back-substitution reached has no lines (backsub.c computes them lazily) */
+                const lg_relu_lines *ln = s && s->lines_ok[(size_t)g * (size_t)NL + (size_t)l]
+                                              ? s->lines + (size_t)g * s->size + (size_t)off
+                                              : NULL;
                 for (int j = 0; j < n; j++) {
                     double sl, cl, dsl, dcl;
                     if (!ln || ln[j].phase != LG_RELU_SMOOTH) continue;

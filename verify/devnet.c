@@ -128,6 +128,8 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     v->off = (double)lg_net_max_width(D) * (double)ni > (double)LG_DEVNET_CAP;
     v->relu = relu;
     v->ref = ref;
+    v->want = INFINITY;
+    v->refine_share = 1.0;
     free(specs);
     free(terms);
     return LG_OK;

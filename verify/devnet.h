@@ -68,6 +68,13 @@ typedef struct lg_devnet {
     unsigned char *node;      /* [2][N] 1 for a Transformer node's neuron (no noise input) */
     double *xi;               /* [2][n_out] rounding of each net's output activation */
     double *e;                /* [5][n_out] per-output bounds, scratch of the callers (transfer.c) */
+    double want;              /* the callers' threshold: a box whose bound exceeds it is refined
+                                 (devnet_refine.h, in lg_transfer_box_delta); +∞ (the default of
+                                 lg_devnet_init): never */
+    double refine_share;      /* the fraction of the run's remaining time the refinement may use
+                                 (lg_devnet_init: 1) */
+    double unrefined;         /* lg_transfer_box_delta's bound of the last box before any refinement
+                                 (max over the outputs) */
 } lg_devnet;
 
 /* Build D for a pair (lg_dev_check_pair must accept it; checked here). */

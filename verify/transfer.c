@@ -14,6 +14,7 @@
 #include "core/op.h"
 #include "verify/attack.h"
 #include "verify/devnet.h"
+#include "verify/devnet_refine.h"
 #include "verify/recheck.h"
 
 /* Deep copy of prop with case c's constraints lowered by Σ_j |coef_j|·e_j,
@@ -66,8 +67,45 @@ oom:
 static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu, lg_bounds *b, const double *lo,
                                    const double *hi, double *e);
 
+/* The deviation worth refining to on case C (devnet.h want): half the
+ * smallest slack of C's terms at its box's midpoint m for the ReLU net, a
+ * term's slack being its most violated constraint's (coef·y(m) + d) /
+ * Σ_j |coef_j|: a robust verdict can transfer only when the deviation is
+ * below it (the enlarged term needs coef·y + d > Σ|coef_j|·e_j everywhere).
+ * A term already met at m, or no terms: +∞ (no refinement). A heuristic
+ * threshold only: every bound stays sound whatever it is. */
+static lg_status lg_transfer_want(const lg_net *relu, const lg_prop_case *C, double *want)
+{
+    const int ni = relu->n_in, no = lg_net_n_out(relu);
+    double *x = malloc(((size_t)ni + (size_t)no + 2 * (size_t)lg_net_max_width(relu)) * sizeof *x);
+    if (!x) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    double *y = x + ni, *scr = y + no, w = INFINITY;
+    for (int i = 0; i < ni; i++) x[i] = C->lo[i] + 0.5 * (C->hi[i] - C->lo[i]);
+    lg_net_forward(relu, x, y, scr);
+    for (int t = 0; t < C->n_terms; t++) {
+        double slack = -INFINITY; /* the term holds at m iff every constraint is ≤ 0 */
+        for (int k = 0; k < C->terms[t].n_cons; k++) {
+            const lg_lincon *L = &C->terms[t].cons[k];
+            double v = L->d, a = 0.0;
+            for (int j = 0; j < no; j++) {
+                v += L->coef[j] * y[j];
+                a += fabs(L->coef[j]);
+            }
+            if (a > 0 && v / a > slack) slack = v / a;
+        }
+        if (!(slack > 0)) { /* a counterexample of the ReLU net at m: refining cannot help */
+            w = INFINITY;
+            break;
+        }
+        if (0.5 * slack < w) w = 0.5 * slack;
+    }
+    free(x);
+    *want = w;
+    return LG_OK;
+}
+
 /* Per-output deviation bounds E[c][n_out] for every case box of prop
- * (lg_transfer_box_e). */
+ * (lg_transfer_box_e; each case refined towards lg_transfer_want). */
 static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, const lg_prop *prop,
                                        const lg_runctx *run, double *E, double *delta)
 {
@@ -89,10 +127,12 @@ static lg_status lg_transfer_deviation(const lg_net *relu, const lg_net *ref, co
     }
     if ((st = lg_devnet_init(&v, relu, ref)) != LG_OK || (st = lg_bounds_init(&b, relu)) != LG_OK) goto done;
     b.run = run;
+    v.refine_share = 0.25; /* the verification needs the rest */
     *delta = 0;
     for (int c = 0; c < prop->n_cases; c++) {
         const lg_prop_case *C = &prop->cases[c];
         double *e = E + (size_t)c * (size_t)prop->n_out;
+        if ((st = lg_transfer_want(relu, C, &v.want)) != LG_OK) goto done;
         if ((st = lg_transfer_box_e(&d, &v, relu, &b, C->lo, C->hi, e)) != LG_OK) goto done;
         for (int j = 0; j < prop->n_out; j++) {
             if (isnan(e[j])) {
@@ -283,6 +323,17 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
+    /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
+     * b already holds the box's own bounds */
+    int split = 0;
+    v->unrefined = 0.0;
+    for (size_t j = 0; j < no; j++)
+        if (!(e[j] <= v->unrefined)) v->unrefined = e[j];
+    if (v->want < INFINITY) {
+        lg_runctx rr = b->run ? lg_runctx_share(b->run, v->refine_share) : lg_runctx_none();
+        if ((st = lg_devnet_refine(dev, v, lo, hi, v->want, &rr, e, &split)) != LG_OK) return st;
+    }
+    if (split) v->valid = 0; /* v's bounds are a leaf's, not the box's */
     if ((st = lg_transfer_point(dev, lo, hi, e)) != LG_OK) return st;
     return LG_OK;
 }
