@@ -54,40 +54,6 @@ static double lg_observed(const lg_net *rn, const lg_net *ref, const double *x, 
     return m;
 }
 
-/* |y_relu,j − y_ref,j| maximised over the box [lo, hi] (n ≤ 64 inputs) by projected
- * sign-gradient ascent from x (finite-difference gradients, steps shrinking from a tenth of
- * the box); x ends at the best point found, whose deviation is returned. */
-static double lg_pgd_dev(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi, double *x,
-                         double *yr, double *yg, double *scratch)
-{
-    const int n = rn->n_in;
-    double g[64], t[64];
-#define LG_DEV_J(p) (lg_net_forward(rn, (p), yr, scratch), lg_net_forward(ref, (p), yg, scratch), fabs(yr[j] - yg[j]))
-    double best = LG_DEV_J(x);
-    for (int step = 0; step < 40; step++) {
-        memcpy(t, x, (size_t)n * sizeof *t);
-        for (int i = 0; i < n; i++) {
-            double h = 1e-7 * (hi[i] - lo[i] + 1e-300);
-            t[i] = fmin(hi[i], x[i] + h);
-            double up = LG_DEV_J(t);
-            t[i] = fmax(lo[i], x[i] - h);
-            double dn = LG_DEV_J(t);
-            t[i] = x[i];
-            g[i] = up - dn;
-        }
-        double a = 0.1 * pow(0.9, step);
-        for (int i = 0; i < n; i++)
-            t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (g[i] > 0 ? 1.0 : g[i] < 0 ? -1.0 : 0.0)));
-        double v = LG_DEV_J(t);
-        if (v > best) {
-            best = v;
-            memcpy(x, t, (size_t)n * sizeof *t);
-        }
-    }
-#undef LG_DEV_J
-    return best;
-}
-
 START_TEST(test_deviation_gap_constants)
 {
     /* brute force sΦ(−s) on a grid of step 1e-6 over [0, 3] */
@@ -889,7 +855,7 @@ START_TEST(test_deviation_devnet_dag_sound)
         /* PGD on each output's deviation from the box centre: never above any bound */
         for (int j = 0; j < no; j++) {
             for (int i = 0; i < ni; i++) x[i] = 0.5 * (lo[i] + hi[i]);
-            double d = lg_pgd_dev(rn, &ref, j, lo, hi, x, yr, yg, scr);
+            double d = lg_test_pgd_deviation(rn, &ref, j, lo, hi, x, 40, 0.1, yr, yg, scr);
             ck_assert_msg(d <= D && d <= ev[j] && d <= ep[j] && d <= Di && d <= evi[j] && d <= epi[j],
                           "DAG %d output %d: PGD deviation %.17g > a bound (combined %.17g / %.17g, devnet %.17g / "
                           "%.17g, pair %.17g / %.17g)",

@@ -13,6 +13,7 @@
 #include "anneal/deviation.h"
 #include "core/rng.h"
 #include "gen_graph.h"
+#include "oracle.h"
 #include "testutil.h"
 #include "verify/devnet.h"
 #include "verify/devnet_refine.h"
@@ -31,39 +32,6 @@ static void lg_rf_smooth(lg_net *ref, const lg_net *rn, lg_act act, int salt)
         L->s = act == LG_ACT_PRELU ? L->lambda : 0.0;
     }
     ck_assert_int_eq(lg_net_validate(ref), LG_OK);
-}
-
-/* |y_relu,j − y_ref,j| maximised over [lo, hi] by projected sign-gradient ascent from x
- * (finite differences); x ends at the best point. */
-static double lg_rf_pgd(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi, double *x,
-                        double *yr, double *yg, double *scr)
-{
-    const int n = rn->n_in;
-    double g[64], t[64];
-#define LG_RF_J(p) (lg_net_forward(rn, (p), yr, scr), lg_net_forward(ref, (p), yg, scr), fabs(yr[j] - yg[j]))
-    double best = LG_RF_J(x);
-    for (int step = 0; step < 30; step++) {
-        memcpy(t, x, (size_t)n * sizeof *t);
-        for (int i = 0; i < n; i++) {
-            double h = 1e-7 * (hi[i] - lo[i] + 1e-300);
-            t[i] = fmin(hi[i], x[i] + h);
-            double up = LG_RF_J(t);
-            t[i] = fmax(lo[i], x[i] - h);
-            double dn = LG_RF_J(t);
-            t[i] = x[i];
-            g[i] = up - dn;
-        }
-        double a = 0.15 * pow(0.9, step);
-        for (int i = 0; i < n; i++)
-            t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (g[i] > 0 ? 1.0 : g[i] < 0 ? -1.0 : 0.0)));
-        double v = LG_RF_J(t);
-        if (v > best) {
-            best = v;
-            memcpy(x, t, (size_t)n * sizeof *t);
-        }
-    }
-#undef LG_RF_J
-    return best;
 }
 
 START_TEST(test_devrefine_dag_sound)
@@ -121,7 +89,7 @@ START_TEST(test_devrefine_dag_sound)
         }
         for (int j = 0; j < no; j++) {
             for (int i = 0; i < ni; i++) x[i] = 0.5 * (lo[i] + hi[i]);
-            double d = lg_rf_pgd(&rn, &ref, j, lo, hi, x, yr, yg, scr);
+            double d = lg_test_pgd_deviation(&rn, &ref, j, lo, hi, x, 30, 0.15, yr, yg, scr);
             ck_assert_msg(d <= D1 && d <= e[j], "DAG %d output %d: PGD deviation %.17g > refined bound %.17g / %.17g",
                           it, j, d, D1, e[j]);
             if (D1 > 0) worst = fmax(worst, d / D1);

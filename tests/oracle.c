@@ -749,3 +749,34 @@ const char *lg_test_answer_name(lg_answer a)
 {
     return a == LG_ANSWER_SAT ? "sat" : a == LG_ANSWER_UNSAT ? "unsat" : "unknown";
 }
+
+double lg_test_pgd_deviation(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi,
+                             double *x, int steps, double a0, double *yr, double *yg, double *scratch)
+{
+    const int n = rn->n_in;
+    double g[64], t[64];
+#define LG_DEV_J(p) (lg_net_forward(rn, (p), yr, scratch), lg_net_forward(ref, (p), yg, scratch), fabs(yr[j] - yg[j]))
+    double best = LG_DEV_J(x);
+    for (int step = 0; step < steps; step++) {
+        memcpy(t, x, (size_t)n * sizeof *t);
+        for (int i = 0; i < n; i++) {
+            double h = 1e-7 * (hi[i] - lo[i] + 1e-300);
+            t[i] = fmin(hi[i], x[i] + h);
+            double up = LG_DEV_J(t);
+            t[i] = fmax(lo[i], x[i] - h);
+            double dn = LG_DEV_J(t);
+            t[i] = x[i];
+            g[i] = up - dn;
+        }
+        double a = a0 * pow(0.9, step);
+        for (int i = 0; i < n; i++)
+            t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (g[i] > 0 ? 1.0 : g[i] < 0 ? -1.0 : 0.0)));
+        double v = LG_DEV_J(t);
+        if (v > best) {
+            best = v;
+            memcpy(x, t, (size_t)n * sizeof *t);
+        }
+    }
+#undef LG_DEV_J
+    return best;
+}

@@ -106,6 +106,13 @@ int lg_oracle_is_counterexample(const lg_problem *p, const double *x);
  * Σ coef·y + d − K ≤ 0 in rationals (K need not make d − K a double). */
 int lg_oracle_is_counterexample_k(const lg_problem *p, const double *x, double K);
 
+/* |y_rn,j − y_ref,j| maximised over the box [lo, hi] (n_in ≤ 64) by projected sign-gradient
+ * ascent from x (finite-difference gradients; `steps` steps of size a0·0.9^step times the
+ * box's width); x ends at the best point found, whose deviation is returned. yr, yg hold the
+ * two nets' outputs, scratch is lg_net_forward's. The sampling side of the deviation oracles. */
+double lg_test_pgd_deviation(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi,
+                             double *x, int steps, double a0, double *yr, double *yg, double *scratch);
+
 /* 1 if x is in the box and the double forward pass satisfies term t within
  * tol (coef·y + d ≤ tol). */
 int lg_test_term_holds(const lg_problem *p, int t, const double *x, double tol);
