@@ -112,7 +112,7 @@ static lg_status lg_rep_load(lg_rep *R, const char *dir)
     if ((st = lg_rep_latest(&R->rows, 1, &R->n_superseded, &R->index)) != LG_OK) return st;
     json_array_foreach(R->rows, i, o)
     {
-        if (strcmp(lg_rep_str(o, "mode"), "z3") != 0) continue;
+        if (lg_rep_mode(o) != LG_STUDY_Z3) continue;
         /* the theory that ran: the row's z3_theory (null when no back-end ran) */
         const char *th = json_is_string(json_object_get(o, "z3_theory")) ? lg_rep_str(o, "z3_theory") : "none";
         json_object_set_new(R->z3_theories, th, json_integer(json_integer_value(json_object_get(R->z3_theories, th)) + 1));
@@ -215,10 +215,8 @@ static void lg_rep_mode_stats(lg_rep *R, int g, lg_study_mode m, lg_rep_modest *
 }
 
 /* The row of (group g, seed, input, eps, mode), or NULL (through the key index). */
-static json_t *lg_rep_find(lg_rep *R, int g, long seed, int input, double eps, const char *mode)
+static json_t *lg_rep_find(lg_rep *R, int g, long seed, int input, double eps, lg_study_mode m)
 {
-    lg_study_mode m;
-    if (lg_study_mode_parse(mode, &m) != 0) return NULL;
     char key[1024];
     lg_study_key_cell(key, sizeof key, R->groups[g].regime, R->groups[g].arch, seed, input, eps, m);
     return json_object_get(R->index, key);
@@ -233,9 +231,9 @@ static void lg_rep_cross(lg_rep *R, int g, lg_rep_groupst *G, double *buf)
     json_array_foreach(R->rows, i, o)
     {
         if (strcmp(lg_rep_str(o, "arch"), G->arch) || strcmp(lg_rep_str(o, "regime"), G->regime)) continue;
-        const char *mode = lg_rep_str(o, "mode"), *v = lg_rep_str(o, "verdict");
+        const char *v = lg_rep_str(o, "verdict");
         int e = lg_rep_eps_index(R, lg_rep_num(o, "eps"));
-        if (strcmp(mode, "auto") == 0) {
+        if (lg_rep_mode(o) == LG_STUDY_AUTO) {
             /* the transfer table counts auto rows only: robust and violated over the same rows */
             json_t *f = json_object_get(o, "cex_fools_smooth");
             if (strcmp(v, "violated") == 0) {
@@ -254,17 +252,17 @@ static void lg_rep_cross(lg_rep *R, int g, lg_rep_groupst *G, double *buf)
             long seed = (long)lg_rep_num(o, "seed");
             int input = (int)lg_rep_num(o, "input");
             double eps = lg_rep_num(o, "eps");
-            json_t *sm = lg_rep_find(R, g, seed, input, eps, "smooth");
+            json_t *sm = lg_rep_find(R, g, seed, input, eps, LG_STUDY_SMOOTH);
             if (strcmp(v, "robust") == 0) {
                 G->relu_robust++;
                 if (sm && strcmp(lg_rep_str(sm, "verdict"), "robust") == 0) G->transfer_robust++;
                 if (sm && strcmp(lg_rep_str(sm, "verdict"), "violated") == 0) G->false_robust++;
             }
             /* agreement: every pair of decided verdicts on this instance */
-            const char *names[] = {"auto", "z3", "glpk", "smooth"};
-            const char *vs[4];
-            for (int m = 0; m < 4; m++) {
-                json_t *x = m == 0 ? o : lg_rep_find(R, g, seed, input, eps, names[m]);
+            static const lg_study_mode modes[] = {LG_STUDY_AUTO, LG_STUDY_Z3, LG_STUDY_GLPK};
+            const char *vs[3];
+            for (int m = 0; m < 3; m++) {
+                json_t *x = m == 0 ? o : lg_rep_find(R, g, seed, input, eps, modes[m]);
                 vs[m] = x ? lg_rep_str(x, "verdict") : "";
             }
             for (int a = 0; a < 3; a++) /* the ReLU-net modes must agree; smooth is a different network */
@@ -278,7 +276,8 @@ static void lg_rep_cross(lg_rep *R, int g, lg_rep_groupst *G, double *buf)
                         if (R->n_disagree < LG_REP_MAX_DISAGREE)
                             snprintf(R->disagree[R->n_disagree++], sizeof R->disagree[0],
                                      "%s %s seed %ld input %d eps %g: %s says %s, %s says %s", G->arch, G->regime,
-                                     seed, input, eps, names[a], vs[a], names[b], vs[b]);
+                                     seed, input, eps, lg_study_mode_name(modes[a]), vs[a],
+                                     lg_study_mode_name(modes[b]), vs[b]);
                     }
                 }
         }

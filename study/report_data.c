@@ -41,10 +41,16 @@ double lg_rep_median(double *v, int n)
 }
 
 /* Row o belongs to group g and mode m. */
+int lg_rep_mode(json_t *o)
+{
+    lg_study_mode m;
+    return lg_study_mode_parse(lg_rep_str(o, "mode"), &m) == 0 ? (int)m : -1;
+}
+
 int lg_rep_row_in(const lg_rep *R, json_t *o, int g, lg_study_mode m)
 {
     return !strcmp(lg_rep_str(o, "arch"), R->groups[g].arch) && !strcmp(lg_rep_str(o, "regime"), R->groups[g].regime) &&
-           !strcmp(lg_rep_str(o, "mode"), lg_study_mode_name(m));
+           lg_rep_mode(o) == (int)m;
 }
 
 int lg_rep_solved_times(lg_rep *R, int g, lg_study_mode m, double *buf)

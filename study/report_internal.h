@@ -61,6 +61,9 @@ typedef struct lg_rep {
 } lg_rep;
 
 const char *lg_rep_str(json_t *o, const char *k);
+/* The row's mode (its "mode" field read once through lg_study_mode_parse), or −1 for a
+ * name no mode has. */
+int lg_rep_mode(json_t *o);
 double lg_rep_num(json_t *o, const char *k);
 /* Sorts v. NAN for n = 0. */
 double lg_rep_median(double *v, int n);
