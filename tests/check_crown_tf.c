@@ -242,8 +242,10 @@ static double ct_pgd_min(const lg_net *net, const lg_term *T, const double *lo, 
  * contradicted by 200 sampled points, and some proofs happen. */
 START_TEST(test_crown_tf_relu_split)
 {
-    int nets = lg_test_quick() ? 10 : 24, proved = 0, tried = 0;
-    for (unsigned seed = 1; seed <= (unsigned)nets; seed++) {
+    /* seeds 1..24; the quick run takes 9..18, which holds provable objectives (11, 14, 17) */
+    unsigned first = lg_test_quick() ? 9 : 1, last = lg_test_quick() ? 18 : 24;
+    int proved = 0, tried = 0;
+    for (unsigned seed = first; seed <= last; seed++) {
         lg_net net;
         ct_make(&net, seed);
         lg_rng r;
@@ -275,7 +277,10 @@ START_TEST(test_crown_tf_relu_split)
             continue;
         }
         Lc.d = -(lb + 0.5 * (g - lb)); /* root bound < 0 < PGD minimum */
-        lg_runctx run = lg_runctx_start(2.0, 1, 0, 0);
+        /* the depth limit ends the search; the deadline is only a guard against a hang, far
+         * above what any net here needs, so the count of proofs does not depend on the
+         * machine's speed */
+        lg_runctx run = lg_runctx_start(120.0, 1, 0, 0);
         lg_bab_out out;
         ck_assert_int_eq(lg_bab_tnode_relu(&net, 1, &T, &b, &run, &out), LG_OK);
         tried++;
