@@ -35,6 +35,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import vnnlib_write  # noqa: E402  (tests/vnnlib_write.py)
+
 
 def conv_ref(x, W, b):
     """Float64 3x3 convolution, stride 1, zero padding 1 (C,H,W layout)."""
@@ -62,17 +65,8 @@ def pool_ref(x, overlap=False):
 
 
 def write_vnnlib(path, x0, label, eps, n_out, what):
-    lines = [f"; {what}: random image, label {label}, eps {eps}"]
-    lines += [f"(declare-const X_{i} Real)" for i in range(x0.size)]
-    lines += [f"(declare-const Y_{j} Real)" for j in range(n_out)]
-    for i, v in enumerate(x0):
-        lines.append(f"(assert (<= X_{i} {min(1.0, v + eps):.9f}))")
-        lines.append(f"(assert (>= X_{i} {max(0.0, v - eps):.9f}))")
-    lines.append("(assert (or")
-    lines += [f"    (and (>= Y_{j} Y_{label}))" for j in range(n_out) if j != label]
-    lines.append("))")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    vnnlib_write.robustness(path, x0, eps, label, n_out, f"{what}: random image, label {label}, eps {eps}",
+                            fmt="%.9f", lo=0.0, hi=1.0)
 
 
 def big_mlp(out):

@@ -19,6 +19,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+import vnnlib_write  # noqa: E402  (tests/vnnlib_write.py)
+
 
 class Block(nn.Module):
     def __init__(self, D, H, M):
@@ -63,20 +66,8 @@ class Vit(nn.Module):
 
 
 def vnnlib(path, x0, eps, label):
-    with open(path, "w") as f:
-        f.write("; L-inf ball of radius %.9g, label %d\n" % (eps, label))
-        for i in range(len(x0)):
-            f.write("(declare-const X_%d Real)\n" % i)
-        for j in range(10):
-            f.write("(declare-const Y_%d Real)\n" % j)
-        for i, v in enumerate(x0):
-            lo, hi = max(0.0, float(v) - eps), min(1.0, float(v) + eps)
-            f.write("(assert (>= X_%d %.9g))\n(assert (<= X_%d %.9g))\n" % (i, lo, i, hi))
-        f.write("(assert (or\n")
-        for j in range(10):
-            if j != label:
-                f.write("  (and (>= Y_%d Y_%d))\n" % (j, label))
-        f.write("))\n")
+    vnnlib_write.robustness(path, x0, eps, label, 10, "L-inf ball of radius %.9g, label %d" % (eps, label),
+                            lo=0.0, hi=1.0)
 
 
 def main():
