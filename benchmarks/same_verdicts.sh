@@ -71,7 +71,7 @@ if [ "${CASES_ONLY:-0}" = 1 ]; then
     run_cases "$2" "$3"
     exit 0
 fi
-prepare "$2"
+prepare "$1" # the old binary writes the fixtures' ReLU ViT: a file both binaries read
 run_cases "$1" "$W/old.jsonl"
 run_cases "$2" "$W/new.jsonl"
 "$PY" - "$W/old.jsonl" "$W/new.jsonl" <<'PYEOF'

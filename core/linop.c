@@ -114,9 +114,74 @@ static void lg_conv_mul1_t(const lg_conv *c, const double *W, const double *a, d
         }
 }
 
+/* A per-token map as one product over every token of every row: X[m·T][bi]
+ * times the block's transpose (core/net.h LG_LAYER_TOKMAP), |block| when
+ * absw (a copy; the direct loops, which skip zero weights, when x is not
+ * finite or the copy cannot be allocated). Each sum has bi ≤ n_in terms. */
+static void lg_tokmap_mul(const lg_linear *L, int m, const double *X, double *Y, int absw, int accumulate)
+{
+    int T = L->conv.h_in, bi = L->conv.c_in, bo = L->conv.c_out, rows = m * T;
+    const double *W = L->W;
+    double *aw = NULL;
+    if (absw) {
+        aw = lg_lo_finite(X, (size_t)m * (size_t)L->n_in) ? malloc((size_t)bo * (size_t)bi * sizeof *aw) : NULL;
+        if (!aw) {
+            for (int r = 0; r < rows; r++) {
+                const double *x = X + (size_t)r * (size_t)bi;
+                double *y = Y + (size_t)r * (size_t)bo;
+                for (int o = 0; o < bo; o++) {
+                    const double *Wr = W + (size_t)o * (size_t)bi;
+                    double s = 0.0;
+                    for (int i = 0; i < bi; i++)
+                        if (Wr[i] != 0.0) s += fabs(Wr[i]) * x[i]; /* 0·∞ */
+                    y[o] = accumulate ? y[o] + s : s;
+                }
+            }
+            return;
+        }
+        for (size_t i = 0; i < (size_t)bo * (size_t)bi; i++) aw[i] = fabs(W[i]);
+        W = aw;
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, bo, bi, 1.0, X, bi, W, bi, accumulate ? 1.0 : 0.0, Y,
+                bo);
+    free(aw);
+}
+
+/* Y[m·T][bi] = A[m·T][bo]·block (|block| when absw): the transpose, token by token. */
+static void lg_tokmap_mul_t(const lg_linear *L, int m, const double *A, double *Y, int absw)
+{
+    int T = L->conv.h_in, bi = L->conv.c_in, bo = L->conv.c_out, rows = m * T;
+    const double *W = L->W;
+    double *aw = NULL;
+    if (absw) {
+        aw = malloc((size_t)bo * (size_t)bi * sizeof *aw);
+        if (!aw) {
+            for (int r = 0; r < rows; r++) {
+                const double *a = A + (size_t)r * (size_t)bo;
+                double *y = Y + (size_t)r * (size_t)bi;
+                memset(y, 0, (size_t)bi * sizeof *y);
+                for (int o = 0; o < bo; o++) {
+                    if (a[o] == 0.0) continue;
+                    const double *Wr = W + (size_t)o * (size_t)bi;
+                    for (int i = 0; i < bi; i++) y[i] += a[o] * fabs(Wr[i]);
+                }
+            }
+            return;
+        }
+        for (size_t i = 0; i < (size_t)bo * (size_t)bi; i++) aw[i] = fabs(W[i]);
+        W = aw;
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, bi, bo, 1.0, A, bo, W, bi, 0.0, Y, bi);
+    free(aw);
+}
+
 void lg_linear_mul(const lg_linear *L, int m, const double *X, double *Y, int absw, int accumulate)
 {
     int n = L->n_out, ni = L->n_in;
+    if (L->kind == LG_LAYER_TOKMAP) {
+        lg_tokmap_mul(L, m, X, Y, absw, accumulate);
+        return;
+    }
     if (L->kind == LG_LAYER_INDEX) {
         /* y[o] = x[map[o]], 0 where map[o] < 0; |W| = W (entries 0 or 1) */
         for (int r = 0; r < m; r++) {
@@ -174,6 +239,10 @@ void lg_linear_mul(const lg_linear *L, int m, const double *X, double *Y, int ab
 void lg_linear_mul_t(const lg_linear *L, int m, const double *A, double *Y, int absw)
 {
     int n = L->n_out, ni = L->n_in;
+    if (L->kind == LG_LAYER_TOKMAP) {
+        lg_tokmap_mul_t(L, m, A, Y, absw);
+        return;
+    }
     if (L->kind == LG_LAYER_INDEX) {
         /* y[i] = Σ_{o: map[o] = i} a[o] */
         for (int r = 0; r < m; r++) {
@@ -228,6 +297,7 @@ int lg_linear_row_cap(const lg_linear *L)
 {
     if (L->kind == LG_LAYER_INDEX) return 1;
     if (L->kind == LG_LAYER_CONV2D) return L->conv.c_in * L->conv.kh * L->conv.kw;
+    if (L->kind == LG_LAYER_TOKMAP) return L->conv.c_in;
     return L->n_in;
 }
 
@@ -255,6 +325,15 @@ int lg_linear_row_nz(const lg_linear *L, int o, int *idx, double *w)
         idx[0] = L->map[o];
         w[0] = 1.0;
         return 1;
+    }
+    if (L->kind == LG_LAYER_TOKMAP) { /* token t = o / bo reads inputs t·bi .. t·bi + bi − 1 */
+        int bi = L->conv.c_in, bo = L->conv.c_out, t = o / bo;
+        const double *Wr = L->W + (size_t)(o % bo) * (size_t)bi;
+        for (int i = 0; i < bi; i++) {
+            idx[i] = t * bi + i;
+            w[i] = Wr[i];
+        }
+        return bi;
     }
     if (L->kind != LG_LAYER_CONV2D) {
         const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
@@ -287,6 +366,12 @@ const double *lg_linear_row(const lg_linear *L, int o, double *row)
     if (L->kind == LG_LAYER_INDEX) {
         memset(row, 0, (size_t)L->n_in * sizeof *row);
         if (L->map[o] >= 0) row[L->map[o]] = 1.0;
+        return row;
+    }
+    if (L->kind == LG_LAYER_TOKMAP) {
+        int bi = L->conv.c_in, bo = L->conv.c_out, t = o / bo;
+        memset(row, 0, (size_t)L->n_in * sizeof *row);
+        memcpy(row + (size_t)t * (size_t)bi, L->W + (size_t)(o % bo) * (size_t)bi, (size_t)bi * sizeof *row);
         return row;
     }
     if (L->kind != LG_LAYER_CONV2D) return L->W + (size_t)o * (size_t)L->n_in;

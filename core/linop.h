@@ -21,6 +21,10 @@
  * dense path's rounding margins (verify/bounds.h, verify/backsub.h) are
  * taken with, so those margins stay valid for both.
  *
+ * A per-token map (core/net.h LG_LAYER_TOKMAP) is one dgemm over all its
+ * tokens (rows of [m·T][i] times its block), never kron(I_T, A); its sums
+ * have i ≤ n_in terms (o ≤ n_out in the transpose).
+ *
  * Buffers are the caller's; the conv path allocates its im2col scratch per
  * call (not per row). No bias is added.
  */

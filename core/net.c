@@ -300,7 +300,7 @@ int lg_net_is_chain(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->n_terms != 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX || lg_op_is(L->kind, LG_OPF_NODE))
+        if (L->n_terms != 0 || L->src != k - 1 || (L->kind != LG_LAYER_DENSE && L->kind != LG_LAYER_CONV2D))
             return 0;
     }
     return 1;
@@ -437,6 +437,8 @@ lg_status lg_net_densify(lg_net *dst, const lg_net *src, size_t max_bytes)
             double *W = lg_layer_lin_mut(D, t)->W;
             if (A->kind == LG_LAYER_CONV2D)
                 lg_conv_kernel_dense(&A->conv, A->W, W);
+            else if (A->kind == LG_LAYER_TOKMAP)
+                lg_tokmap_dense(A, W);
             else if (A->kind == LG_LAYER_INDEX)
                 for (int o = 0; o < A->n_out; o++) {
                     if (A->map[o] >= 0) W[(size_t)o * (size_t)A->n_in + (size_t)A->map[o]] = 1.0;
@@ -666,9 +668,9 @@ lg_status lg_net_validate(const lg_net *net)
             char tn[32] = "";
             if (t > 0) snprintf(tn, sizeof tn, ", term %d", t);
             for (size_t i = 0; i < nw; i++)
-                if (!isfinite(A->W[i]) && A->kind == LG_LAYER_CONV2D)
-                    return lg_fail(LG_ERR_FORMAT, "layer %d%s: kernel weight %zu = %g; NaN/Inf refused", k, tn, i,
-                                   A->W[i]);
+                if (!isfinite(A->W[i]) && A->kind != LG_LAYER_DENSE)
+                    return lg_fail(LG_ERR_FORMAT, "layer %d%s: %s weight %zu = %g; NaN/Inf refused", k, tn,
+                                   A->kind == LG_LAYER_CONV2D ? "kernel" : lg_kind_name(A->kind), i, A->W[i]);
                 else if (!isfinite(A->W[i]))
                     return lg_fail(LG_ERR_FORMAT, "layer %d%s: weight W[%zu][%zu] = %g; NaN/Inf refused", k, tn,
                                    i / (size_t)A->n_in, i % (size_t)A->n_in, A->W[i]);

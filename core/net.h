@@ -51,9 +51,23 @@ typedef enum lg_layer_kind {
     LG_LAYER_MAX = 3,
     LG_LAYER_BILINEAR = 4,  /* product node (DESIGN.md §1 "Transformer nodes") */
     LG_LAYER_SOFTMAX = 5,   /* softmax node */
-    LG_LAYER_LAYERNORM = 6  /* layernorm node */
+    LG_LAYER_LAYERNORM = 6, /* layernorm node */
+    LG_LAYER_TOKMAP = 7     /* per-token map: one block shared by every token (below) */
 } lg_layer_kind;
-#define LG_LAYER_KIND_COUNT 7
+#define LG_LAYER_KIND_COUNT 8
+
+/* A per-token map (LG_LAYER_TOKMAP, DESIGN.md §1 "The per-token map") is
+ * the linear term kron(I_T, A) written compactly: its input is T tokens of
+ * i values each, token-major ([T][i], token t at t·i), its output T tokens
+ * of o values ([T][o]), and every token goes through the same block
+ * A[o][i] (W, row-major, o·i weights):
+ *   out[t·o + r] = Σ_j A[r][j] · in[t·i + j].
+ * Its geometry is held in `conv` as c_in = i, c_out = o, h_in = h_out = T
+ * and every other field 1 (w_in, w_out, kh, kw, sh, sw) or 0 (ph, pw).
+ * The bias belongs to the layer as for every term ([T·o]; a trained
+ * Transformer's is the block's bias tiled over the tokens). It may be any
+ * term of a layer. Stages apply it through core/linop.h (T small products
+ * with A, or one dgemm over the tokens), never as its dense matrix. */
 
 /* The Transformer nodes (DESIGN.md §1 "Transformer nodes"), held like a
  * max-pool node: the node kind is its layer's only term (term 0, source

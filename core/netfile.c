@@ -76,6 +76,9 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
     if (graph) version = 4u; /* the lowest version that holds the net: chains keep writing 1 to 3 */
     if (lg_net_has_max(net)) version = 5u;
     if (lg_net_first_tnode(net) >= 0) version = 6u;
+    for (int k = 0; k < net->n_layers; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++)
+            if (lg_layer_lin(&net->layers[k], t)->kind == LG_LAYER_TOKMAP) version = 7u;
     lg_wbuf_put(&w, LG_NETFILE_MAGIC, 8);
     lg_put_u32(&w, version);
     lg_put_u32(&w, (uint32_t)net->n_in);
@@ -109,7 +112,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
             lg_put_u32(&w, (uint32_t)A->kind);
             lg_put_u32(&w, (uint32_t)A->n_in);
             lg_put_u32(&w, (uint32_t)(int32_t)A->src);
-            if (A->kind == LG_LAYER_CONV2D) lg_put_conv(&w, &A->conv);
+            if (lg_op_is(A->kind, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &A->conv);
         }
     }
     for (int i = 0; net->in_sub && i < net->n_in; i++) lg_put_f64(&w, net->in_sub[i]);
@@ -186,7 +189,8 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
 {
     int kind_ok = A->kind == LG_LAYER_DENSE || (A->kind == LG_LAYER_CONV2D && version >= 3u) ||
                   (A->kind == LG_LAYER_INDEX && version >= 4u) || (A->kind == LG_LAYER_MAX && version >= 5u && t == 0) ||
-                  (lg_kind_is_tnode(A->kind) && version >= 6u && t == 0);
+                  (lg_kind_is_tnode(A->kind) && version >= 6u && t == 0) ||
+                  (A->kind == LG_LAYER_TOKMAP && version >= 7u);
     if (!kind_ok)
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: unknown layer kind %u in a version %u file", name, k, t,
                        (unsigned)A->kind, version);
@@ -311,7 +315,8 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
         r.pos += 16;
         int kind_bad = kind >= LG_LAYER_KIND_COUNT || (kind == LG_LAYER_MAX && version < 5u) ||
-                       (lg_kind_is_tnode((lg_layer_kind)kind) && version < 6u);
+                       (lg_kind_is_tnode((lg_layer_kind)kind) && version < 6u) ||
+                       (kind == LG_LAYER_TOKMAP && version < 7u);
         if (kind_bad || li > LG_NET_MAX_DIM) {
             st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
                          version);
@@ -363,14 +368,15 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
             }
             uint32_t tk = lg_get_u32(&r), ti = lg_get_u32(&r);
             A->src = (int)(int32_t)lg_get_u32(&r);
-            if (tk > LG_LAYER_INDEX || ti > LG_NET_MAX_DIM) {
+            if ((tk > LG_LAYER_INDEX && !(tk == LG_LAYER_TOKMAP && version >= 7u)) || ti > LG_NET_MAX_DIM) {
                 st = lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %u: kind %u or input size %u out of range", name, k, j,
                              tk, ti);
                 goto fail;
             }
             A->kind = (lg_layer_kind)tk;
             A->n_in = (int)ti;
-            if (tk == LG_LAYER_CONV2D && (st = lg_get_conv(&r, &A->conv, name, k, (int)j)) != LG_OK) goto fail;
+            if (lg_op_is(A->kind, LG_OPF_CONV_GEOM) && (st = lg_get_conv(&r, &A->conv, name, k, (int)j)) != LG_OK)
+                goto fail;
         }
         for (uint32_t j = 0; j <= nt; j++) {
             lg_linear *A = &tm[k][j];
@@ -456,7 +462,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         if (version < 4u) continue;
         r.pos += 8;
         for (int j = 0; j < L->n_terms; j++)
-            r.pos += 12u + (L->terms[j].kind == LG_LAYER_CONV2D ? 4u * LG_NETFILE_CONV_FIELDS : 0u);
+            r.pos += 12u + (lg_op_is(L->terms[j].kind, LG_OPF_CONV_GEOM) ? 4u * LG_NETFILE_CONV_FIELDS : 0u);
     }
     if (flags & 1u) {
         if (!(net->in_sub = malloc(n_in * sizeof(double)))) goto oom;
@@ -478,6 +484,10 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         snprintf(msg, sizeof msg, "%s", lg_errmsg());
         lg_net_free(net);
         return lg_fail(st, "%s: %s", name, msg);
+    }
+    if ((st = lg_net_compact_tokmap(net, NULL)) != LG_OK) { /* dense kron(I_T, A) terms of older files */
+        lg_net_free(net);
+        return lg_fail(st, "%s: out of memory", name);
     }
     return LG_OK;
 oom:

@@ -1,7 +1,7 @@
 /* netfile.h — the native network file format (".lgnet"), read and write.
  *
  * Layout (all little-endian; documented in docs/FORMATS.md "Native network format"):
- *   magic "LGELUNET" (8 bytes), u32 version (1 to 6), u32 n_in, u32 n_layers,
+ *   magic "LGELUNET" (8 bytes), u32 version (1 to 7), u32 n_in, u32 n_layers,
  *   u32 flags (bit 0: in_sub present, bit 1: in_div present), f64 t,
  *   per layer: u32 kind, u32 n_in, u32 n_out, u32 act, f64 lambda, f64 s,
  *   [f64 in_sub[n_in]], [f64 in_div[n_in]],
@@ -39,6 +39,15 @@
  * (softmax) by u32 group; kind 6 (layernorm) by u32 group and f64 eps, and
  * its 2·group weights gamma then beta precede its b among the parameters.
  * The writer emits version 6 only for a net with such a node.
+ * Version 7 adds kind 7, a per-token map (core/net.h LG_LAYER_TOKMAP), as
+ * any term: its 12 geometry fields follow its header (or its further-term
+ * record) as a conv's do (c_in = i, h_in = T, w_in = 1, c_out = o,
+ * h_out = T, w_out = 1, kh = kw = sh = sw = 1, ph = pw = 0) and its o·i
+ * block weights [o][i] take its place among the parameters. The writer
+ * emits version 7 only for a net with such a term. On reading any version,
+ * a dense term that is exactly kron(I_T, A) with T > 1 (bit-equal diagonal
+ * blocks, zeros elsewhere) is replaced by the per-token map of A
+ * (core/op.h lg_net_compact_tokmap): the same real function.
  * The reader checks every field and the file size against the header before
  * it allocates, so a truncated, corrupt or hostile file is refused with a
  * message naming the file and the problem.
@@ -57,7 +66,7 @@
 #include "core/net.h"
 #include "core/runctx.h"
 
-#define LG_NETFILE_VERSION 6u    /* newest version written and read */
+#define LG_NETFILE_VERSION 7u    /* newest version written and read */
 #define LG_NETFILE_CONV_FIELDS 12 /* u32 geometry fields after a conv layer's header */
 #define LG_NETFILE_VERSION_MIN 1u /* oldest version read */
 /* Activation codes below this are the only ones a version-1 file may hold. */

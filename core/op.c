@@ -1,5 +1,5 @@
 /* op.c — the node-kind table (op.h): one entry per lg_layer_kind, pointing
- * at the kind's own file (op_max.c, op_bilinear.c, op_softmax.c,
+ * at the kind's own file (op_tokmap.c, op_max.c, op_bilinear.c, op_softmax.c,
  * op_layernorm.c; the linear kinds' parts are net.c and linop.c), and the
  * helpers every stage reads the table through. No allocation except
  * lg_net_lower_nodes (op_max_lower.c). */
@@ -16,6 +16,7 @@ static size_t lg_op_w_conv(const lg_linear *A)
 {
     return (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw;
 }
+static size_t lg_op_w_tokmap(const lg_linear *A) { return (size_t)A->conv.c_out * (size_t)A->conv.c_in; }
 static size_t lg_op_w_none(const lg_linear *A)
 {
     (void)A;
@@ -87,6 +88,9 @@ static const lg_opdef lg_ops[LG_LAYER_KIND_COUNT] = {
                          .describe = lg_conv_describe},
     [LG_LAYER_INDEX] = {.kind = LG_LAYER_INDEX, .name = "index map", .flags = LIN_ | LG_OPF_MAP,
                         .n_weights = lg_op_w_none, .n_map = lg_op_map_index, .check_values = lg_op_values_index},
+    [LG_LAYER_TOKMAP] = {.kind = LG_LAYER_TOKMAP, .name = "per-token map", .flags = LIN_ | LG_OPF_CONV_GEOM,
+                         .n_weights = lg_op_w_tokmap, .check_shape = lg_tokmap_check_shape,
+                         .describe = lg_tokmap_describe},
     [LG_LAYER_MAX] = {.kind = LG_LAYER_MAX, .name = "max-pool",
                       .flags = LG_OPF_NODE | LG_OPF_PWL | LG_OPF_RATIONAL | LG_OPF_CONV_GEOM,
                       .n_weights = lg_op_w_none, .check_shape = lg_max_check_shape, .forward = lg_max_node_forward,

@@ -102,4 +102,20 @@ long lg_bilinear_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_
 void lg_bilinear_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t);
 int lg_max_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off, struct lg_iv_work *w);
 
+/* The per-token map (op_tokmap.c; core/net.h LG_LAYER_TOKMAP). */
+/* Its geometry in conv for T tokens of n_in_tok values in, n_out_tok out. */
+lg_conv lg_tokmap_geom(int T, int n_in_tok, int n_out_tok);
+/* A term spec (lg_net_build) of that map reading node src. */
+lg_linear lg_tokmap_term(int src, int T, int n_in_tok, int n_out_tok);
+lg_status lg_tokmap_check_shape(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code);
+int lg_tokmap_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
+/* Write kron(I_T, A) of per-token map A into the zeroed dense W [n_out][n_in]. */
+void lg_tokmap_dense(const lg_linear *A, double *W);
+/* Replace, in place, every dense term that is exactly kron(I_T, A) for some
+ * T > 1 (diagonal blocks bit-equal, every other entry zero; the largest such
+ * T; a 1×1 block, a multiple of the identity, is left dense) by a per-token
+ * map of that block: the same real function, the same weights. *n_compacted (may be NULL) gets the number of terms replaced.
+ * LG_OK (net unchanged when none is) or LG_ERR_NOMEM (net unchanged). */
+lg_status lg_net_compact_tokmap(lg_net *net, int *n_compacted);
+
 #endif

@@ -1484,6 +1484,8 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
         st = lg_fail(st, "%s: %s", B->file, msg);
         goto fail;
     }
+    /* a MatMul by a constant over tokens (kron(I_T, W)) becomes a per-token map (core/op.h) */
+    if ((st = lg_net_compact_tokmap(net, NULL)) != LG_OK) goto fail;
     return LG_OK;
 fail:
     lg_net_free(net);

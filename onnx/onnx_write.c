@@ -233,6 +233,37 @@ static const char *lg_ow_conv(lg_ow *w, const lg_layer *Ly, int k, const char *x
     return lg_ow_conv_term(w, &Ly->lin, Ly->b, "L%d", k, x, z);
 }
 
+/* A per-token map (core/net.h LG_LAYER_TOKMAP) on the flat x → z: Reshape to [T, i],
+ * MatMul by the block's transpose [i, o] (the same matrix on every token), Reshape to
+ * [1, T·o], and an Add of b (may be NULL: a further term). The reader takes it back as
+ * kron(I_T, A) and compacts it to the same map (core/op.h lg_net_compact_tokmap). */
+static const char *lg_ow_tokmap_term(lg_ow *w, const lg_linear *A, const double *b, const char *tag, int k,
+                                     const char *x, const char *z)
+{
+    int T = A->conv.h_in, bi = A->conv.c_in, bo = A->conv.c_out;
+    char nm[64];
+    double *Wt = lg_ow_alloc(w, (size_t)bi * (size_t)bo * sizeof *Wt);
+    if (!Wt) return NULL;
+    for (int r = 0; r < bo; r++)
+        for (int c = 0; c < bi; c++) Wt[(size_t)c * (size_t)bo + (size_t)r] = A->W[(size_t)r * (size_t)bi + (size_t)c];
+    int64_t tin[2] = {T, bi}, flat[2] = {1, A->n_out}, wd[2] = {bi, bo}, bd = A->n_out;
+#define LG_OW_NAME(suffix) (snprintf(nm, sizeof nm, "%s" suffix, tag), lg_ow_str(w, nm, k))
+    const char *sin = lg_ow_tensor_i64(w, LG_OW_NAME("_tokens"), tin, 2);
+    const char *sout = lg_ow_tensor_i64(w, LG_OW_NAME("_flatshape"), flat, 2);
+    const char *Wn = lg_ow_tensor(w, LG_OW_NAME("_W"), Wt, (size_t)bi * (size_t)bo, wd, 2);
+    const char *xt = LG_OW_NAME("_x_tokens"), *mm = LG_OW_NAME("_matmul");
+    const char *fl = b ? LG_OW_NAME("_flat") : z;
+    lg_ow_node(w, "Reshape", xt, x, sin, NULL);
+    lg_ow_node(w, "MatMul", mm, xt, Wn, NULL);
+    lg_ow_node(w, "Reshape", fl, mm, sout, NULL);
+    if (b) {
+        const char *bn = lg_ow_tensor(w, LG_OW_NAME("_b"), b, (size_t)A->n_out, &bd, 1);
+        lg_ow_node(w, "Add", z, fl, bn, NULL);
+    }
+#undef LG_OW_NAME
+    return w->oom ? NULL : z;
+}
+
 /* Gemm(x, W, b) with transB = 1 → z (b may be NULL). */
 static int lg_ow_gemm(lg_ow *w, const char *z, const char *x, const char *Wn, const char *bn)
 {
@@ -252,6 +283,7 @@ static const char *lg_ow_term(lg_ow *w, const lg_linear *A, const double *b, int
 #define LG_OW_NAME(suffix) (snprintf(nm, sizeof nm, "%s" suffix, tag), lg_ow_str(w, nm, k))
     int64_t bd = A->n_out;
     if (A->kind == LG_LAYER_CONV2D) return lg_ow_conv_term(w, A, b, tag, k, x, z);
+    if (A->kind == LG_LAYER_TOKMAP) return lg_ow_tokmap_term(w, A, b, tag, k, x, z);
     if (A->kind == LG_LAYER_DENSE) {
         int64_t wd[2] = {A->n_out, A->n_in};
         const char *Wn = lg_ow_tensor(w, LG_OW_NAME("_W"), A->W, (size_t)A->n_out * (size_t)A->n_in, wd, 2);
@@ -510,7 +542,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
             outs[k] = x = z;
             continue;
         }
-        if (Ly->n_terms > 0 || Ly->kind == LG_LAYER_INDEX) {
+        if (Ly->n_terms > 0 || Ly->kind == LG_LAYER_INDEX || Ly->kind == LG_LAYER_TOKMAP) {
             /* a graph layer: its terms summed by Add (term 0 carries the bias), then the activation */
             const char *z = last && Ly->act == LG_ACT_IDENTITY && Ly->n_terms == 0 ? "output" : lg_ow_str(&w, "L%d_z", k);
             const char *zt = Ly->n_terms ? lg_ow_str(&w, "L%d_t0_z", k) : z;

@@ -1,7 +1,7 @@
 /* check_transformer.c — the Transformer nodes (core/net.h, DESIGN.md §1
  * "Transformer nodes"): product, softmax and layernorm in random small
  * attention blocks; the forward pass against an independent evaluation by
- * tokens and heads; copy; the native format (version 6) round trip and its
+ * tokens and heads; copy; the native format (version 7) round trip and its
  * refusals; validation; the stages that do not take the nodes refuse them. */
 #include <check.h>
 #include <math.h>
@@ -45,12 +45,14 @@ static void tt_fix_crc(unsigned char *b, size_t len)
     for (int i = 0; i < 4; i++) b[len - 4 + (size_t)i] = (unsigned char)(c >> (8 * i));
 }
 
-/* y = W·x + b for a dense layer L reading x. */
+/* y = W·x + b for a dense layer L reading x, or a per-token map's block on each token. */
 static void tt_dense(const lg_layer *L, const double *x, double *y)
 {
+    int tok = L->kind == LG_LAYER_TOKMAP, bi = tok ? L->conv.c_in : L->n_in, bo = tok ? L->conv.c_out : L->n_out;
     for (int o = 0; o < L->n_out; o++) {
         double s = L->b[o];
-        for (int i = 0; i < L->n_in; i++) s += L->W[(size_t)o * L->n_in + i] * x[i];
+        const double *xt = x + (size_t)(o / bo) * (size_t)bi;
+        for (int i = 0; i < bi; i++) s += L->W[(size_t)(o % bo) * bi + i] * xt[i];
         y[o] = s;
     }
 }
@@ -178,7 +180,7 @@ START_TEST(test_tnet_netfile_round_trip)
         size_t len;
         unsigned char *buf = tt_read_file(path, &len);
         ck_assert_ptr_nonnull(buf);
-        ck_assert_int_eq(buf[8], 6); /* version 6: the lowest that holds the nodes */
+        ck_assert_int_eq(buf[8], 7); /* version 7: the lowest that holds the nodes and the per-token maps */
         if (seed == 1) { /* `lgelu info` names every node */
             char args[512];
             const char *out = lg_test_tmpfile(".txt");
@@ -221,6 +223,12 @@ START_TEST(test_tnet_netfile_round_trip)
             tt_fix_crc(bad, len);
             ck_assert_int_ne(lg_netfile_parse(&t, bad, len, "old"), LG_OK);
             ck_assert_msg(strstr(lg_errmsg(), "unknown layer kind 6 in a version 5 file") != NULL, "%s", lg_errmsg());
+            /* lowered to 6: the per-token map (kind 7, layer 1) is refused */
+            memcpy(bad, buf, len);
+            bad[8] = 6;
+            tt_fix_crc(bad, len);
+            ck_assert_int_ne(lg_netfile_parse(&t, bad, len, "v6"), LG_OK);
+            ck_assert_msg(strstr(lg_errmsg(), "unknown layer kind 7 in a version 6 file") != NULL, "%s", lg_errmsg());
             free(bad);
         }
         free(buf);

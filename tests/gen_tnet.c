@@ -4,13 +4,21 @@
 #include <math.h>
 #include <string.h>
 
-/* Per-token dense map [T·d] → [T·d2]: W[(t,o)][(t,i)] = M[o][i], zero across tokens. */
-static void tnet_token_dense(lg_rng *r, double *W, int T, int d, int d2, double scale)
+#include "core/op.h"
+
+/* Per-token map [T·d] → [T·d2] with a random block M[d2][d]: as a per-token map
+ * term, W = M (dense 0), or as its dense kron(I_T, M), W[(t,o)][(t,i)] = M[o][i]
+ * and zero across tokens (dense 1). */
+static void tnet_token_dense(lg_rng *r, double *W, int T, int d, int d2, double scale, int dense)
 {
-    memset(W, 0, (size_t)T * (size_t)d2 * (size_t)T * (size_t)d * sizeof *W);
     double M[64 * 64];
     for (int o = 0; o < d2; o++)
         for (int i = 0; i < d; i++) M[o * d + i] = lg_rng_normal(r) * scale / sqrt((double)d);
+    if (!dense) {
+        memcpy(W, M, (size_t)d2 * (size_t)d * sizeof *W);
+        return;
+    }
+    memset(W, 0, (size_t)T * (size_t)d2 * (size_t)T * (size_t)d * sizeof *W);
     for (int t = 0; t < T; t++)
         for (int o = 0; o < d2; o++)
             for (int i = 0; i < d; i++) W[((size_t)t * d2 + o) * ((size_t)T * d) + (size_t)t * d + i] = M[o * d + i];
@@ -31,13 +39,17 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
     memset(tm, 0, sizeof tm);
     lg_layer_spec sp[10];
     tm[0] = (lg_linear){.kind = LG_LAYER_LAYERNORM, .n_in = n, .src = LG_NET_INPUT, .op = {.group = d, .eps = 1e-5}};
-    for (int q = 1; q <= 3; q++) tm[q] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = n, .src = 0};
+    int dn = o->dense_maps;
+#define TNET_MAP(s_, i_, o_) (dn ? (lg_linear){.kind = LG_LAYER_DENSE, .n_in = T * (i_), .src = (s_)} \
+                              : lg_tokmap_term((s_), T, (i_), (o_)))
+    for (int q = 1; q <= 3; q++) tm[q] = TNET_MAP(0, d, d);
     tm[4] = (lg_linear){.kind = LG_LAYER_BILINEAR, .n_in = n, .src = 1, .op = {.src_b = 2, .n_in_b = n, .K = dh}};
     tm[5] = (lg_linear){.kind = LG_LAYER_SOFTMAX, .n_in = h * T * T, .src = 4, .op = {.group = T}};
     tm[6] = (lg_linear){.kind = LG_LAYER_BILINEAR, .n_in = h * T * T, .src = 5, .op = {.src_b = 3, .n_in_b = n, .K = T}};
-    tm[7] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = n, .src = 6};
+    tm[7] = TNET_MAP(6, d, d);
     tm[8] = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = n, .src = LG_NET_INPUT};
-    tm[9] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = n, .src = 7};
+    tm[9] = TNET_MAP(7, d, m);
+#undef TNET_MAP
     tm[10] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = T * m, .src = 8};
     int outs[10] = {n, n, n, n, h * T * T, h * T * T, n, n, T * m, n_out};
     for (int k = 0; k < 10; k++) sp[k] = (lg_layer_spec){outs[k], LG_ACT_IDENTITY, 1, &tm[k < 8 ? k : k + 1]};
@@ -50,9 +62,9 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
         L[0].W[i] = 1.0 + 0.3 * lg_rng_normal(r);
         L[0].W[d + i] = 0.2 * lg_rng_normal(r);
     }
-    tnet_token_dense(r, L[1].W, T, d, d, 1.0 / sqrt((double)dh));
-    tnet_token_dense(r, L[2].W, T, d, d, 1.0);
-    tnet_token_dense(r, L[3].W, T, d, d, 1.0);
+    tnet_token_dense(r, L[1].W, T, d, d, 1.0 / sqrt((double)dh), dn);
+    tnet_token_dense(r, L[2].W, T, d, d, 1.0, dn);
+    tnet_token_dense(r, L[3].W, T, d, d, 1.0, dn);
     for (int k = 1; k <= 3; k++)
         for (int i = 0; i < n; i++) L[k].b[i] = 0.1 * lg_rng_normal(r);
     for (int hh = 0, q = 0; hh < h; hh++) /* S[hh][i][j] */
@@ -71,12 +83,12 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
                     L[6].map[(size_t)n * T + q * T + j] = j * d + hh * dh + c;
                 }
             }
-    tnet_token_dense(r, L[7].W, T, d, d, 1.0);
+    tnet_token_dense(r, L[7].W, T, d, d, 1.0, dn);
     for (int i = 0; i < n; i++) {
         L[7].terms[0].map[i] = i;
         L[7].b[i] = 0.1 * lg_rng_normal(r);
     }
-    tnet_token_dense(r, L[8].W, T, d, m, 1.0);
+    tnet_token_dense(r, L[8].W, T, d, m, 1.0, dn);
     for (int i = 0; i < T * m; i++) L[8].b[i] = 0.3 * lg_rng_normal(r);
     for (int i = 0; i < n_out * T * m; i++) L[9].W[i] = lg_rng_normal(r) / sqrt((double)(T * m));
     for (int i = 0; i < n_out; i++) L[9].b[i] = 0.3 * lg_rng_normal(r);

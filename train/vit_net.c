@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/act.h"
+#include "core/op.h"
 #include "train/layernorm.h"
 
 /* Layers of the net: what each is, for filling after lg_net_build. */
@@ -44,16 +45,14 @@ static lg_linear lg_vn_index(int src, int n_in)
     return (lg_linear){.kind = LG_LAYER_INDEX, .n_in = n_in, .src = src};
 }
 
-/* W[T·o][T·i] = kron(I_T, A[o][i])·scale, b[T·o] = tiled bias·scale. */
-static void lg_vn_kron(double *W, double *b, const float *A, const float *bias, int T, int i, int o, double scale)
+/* A per-token map's block W[o][i] = A[o][i]·scale (core/net.h LG_LAYER_TOKMAP) and
+ * its layer's bias b[T·o] = the bias tiled over the tokens, times scale. */
+static void lg_vn_block(double *W, double *b, const float *A, const float *bias, int T, int i, int o, double scale)
 {
-    memset(W, 0, (size_t)T * o * (size_t)T * i * sizeof *W);
+    for (int r = 0; r < o; r++)
+        for (int c = 0; c < i; c++) W[(size_t)r * i + c] = A[(size_t)r * i + c] * scale;
     for (int t = 0; t < T; t++)
-        for (int r = 0; r < o; r++) {
-            for (int c = 0; c < i; c++)
-                W[((size_t)t * o + r) * ((size_t)T * i) + (size_t)t * i + c] = A[(size_t)r * i + c] * scale;
-            b[(size_t)t * o + r] = bias[r] * scale;
-        }
+        for (int r = 0; r < o; r++) b[(size_t)t * o + r] = bias[r] * scale;
 }
 
 lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
@@ -84,7 +83,7 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
         const size_t *bo = m->blk[l];
         lg_linear ln = {.kind = LG_LAYER_LAYERNORM, .n_in = TD, .src = x, .op = {.group = D, .eps = (double)LG_LN_EPS}};
         int y = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_LN, l, bo[LG_VB_G1], 1, &ln);
-        lg_linear d = lg_vn_dense(y, TD);
+        lg_linear d = lg_tokmap_term(y, T, D, D);
         int q = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_Q, l, 0, 1, &d);
         int k = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_K, l, 0, 1, &d);
         int vv = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_V, l, 0, 1, &d);
@@ -95,13 +94,13 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
         pr = (lg_linear){.kind = LG_LAYER_BILINEAR, .n_in = NH * T * T, .src = p,
                          .op = {.src_b = vv, .n_in_b = TD, .K = T}};
         int o = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_O, l, 0, 1, &pr);
-        lg_linear two[2] = {lg_vn_dense(o, TD), lg_vn_index(x, TD)};
+        lg_linear two[2] = {lg_tokmap_term(o, T, D, D), lg_vn_index(x, TD)};
         int xm = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_XM, l, 0, 2, two);
         ln.src = xm;
         y = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_LN, l, bo[LG_VB_G2], 1, &ln);
-        d = lg_vn_dense(y, TD);
+        d = lg_tokmap_term(y, T, D, M);
         int z = lg_vn_add(&v, T * M, m->act, LG_VN_Z, l, 0, 1, &d);
-        two[0] = lg_vn_dense(z, T * M), two[1] = lg_vn_index(xm, TD);
+        two[0] = lg_tokmap_term(z, T, M, D), two[1] = lg_vn_index(xm, TD);
         x = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_X, l, 0, 2, two);
     }
     lg_linear ln = {.kind = LG_LAYER_LAYERNORM, .n_in = TD, .src = x, .op = {.group = D, .eps = (double)LG_LN_EPS}};
@@ -138,10 +137,10 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
             }
             break;
         case LG_VN_Q:
-            lg_vn_kron(A->W, Lk->b, P + bo[LG_VB_WQ], P + bo[LG_VB_BQ], T, D, D, 1.0 / sqrt((double)dh));
+            lg_vn_block(A->W, Lk->b, P + bo[LG_VB_WQ], P + bo[LG_VB_BQ], T, D, D, 1.0 / sqrt((double)dh));
             break;
-        case LG_VN_K: lg_vn_kron(A->W, Lk->b, P + bo[LG_VB_WK], P + bo[LG_VB_BK], T, D, D, 1.0); break;
-        case LG_VN_V: lg_vn_kron(A->W, Lk->b, P + bo[LG_VB_WV], P + bo[LG_VB_BV], T, D, D, 1.0); break;
+        case LG_VN_K: lg_vn_block(A->W, Lk->b, P + bo[LG_VB_WK], P + bo[LG_VB_BK], T, D, D, 1.0); break;
+        case LG_VN_V: lg_vn_block(A->W, Lk->b, P + bo[LG_VB_WV], P + bo[LG_VB_BV], T, D, D, 1.0); break;
         case LG_VN_S: /* out[(h, i, j)] = Σ_c Q[i][h·dh + c]·K[j][h·dh + c] */
             for (int h = 0; h < NH; h++)
                 for (int i = 0; i < T; i++)
@@ -165,14 +164,14 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
         case LG_VN_XM:
         case LG_VN_X: {
             int z = v.what[k] == LG_VN_X;
-            lg_vn_kron(A->W, Lk->b, P + bo[z ? LG_VB_W2 : LG_VB_WO], P + bo[z ? LG_VB_B2 : LG_VB_BO], T, z ? M : D, D,
+            lg_vn_block(A->W, Lk->b, P + bo[z ? LG_VB_W2 : LG_VB_WO], P + bo[z ? LG_VB_B2 : LG_VB_BO], T, z ? M : D, D,
                        1.0);
             lg_linear *S = lg_layer_lin_mut(Lk, 1);
             for (int i = 0; i < TD; i++) S->map[i] = i;
             break;
         }
         case LG_VN_Z:
-            lg_vn_kron(A->W, Lk->b, P + bo[LG_VB_W1], P + bo[LG_VB_B1], T, D, M, 1.0);
+            lg_vn_block(A->W, Lk->b, P + bo[LG_VB_W1], P + bo[LG_VB_B1], T, D, M, 1.0);
             if (ai && ai->has_param) {
                 Lk->lambda = (double)P[bo[LG_VB_ACT]];
                 Lk->s = ai->softplus ? lg_s_from_lambda(Lk->lambda, net->t) : Lk->lambda;
@@ -307,13 +306,13 @@ static void lg_vn_read(lg_vit *m, const lg_net *net)
             if (t < off) P[m->glob[LG_VG_CLS] + (size_t)c] = cls;
             P[m->glob[LG_VG_POS] + (size_t)(t * D + c)] = (float)(b - (double)cls);
         }
-    /* a per-token block (the top-left o×i of a kron(I_T, A)) and its bias, scaled back */
+    /* a per-token map's block (core/net.h LG_LAYER_TOKMAP) and its bias, scaled back */
 #define LG_VN_BLOCK(k, Woff, boff, i, o, scale)                                                              \
     do {                                                                                                  \
         const lg_layer *Lk_ = &net->layers[k];                                                            \
         for (int r_ = 0; r_ < (o); r_++) {                                                                \
             for (int c_ = 0; c_ < (i); c_++)                                                              \
-                P[(Woff) + (size_t)r_ * (i) + c_] = (float)(Lk_->W[(size_t)r_ * ((size_t)T * (i)) + c_] / (scale)); \
+                P[(Woff) + (size_t)r_ * (i) + c_] = (float)(Lk_->W[(size_t)r_ * (i) + c_] / (scale));                \
             P[(boff) + (size_t)r_] = (float)(Lk_->b[r_] / (scale));                                       \
         }                                                                                                 \
     } while (0)

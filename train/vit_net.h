@@ -5,7 +5,7 @@
  * Nodes, tokens row-major [T][D]: a conv (the patch embedding, kernel and
  * stride P) and an index map to the tokens (class token and position
  * embedding as its bias); per block a layernorm node, the Q, K, V sums
- * (block-diagonal dense terms, 1/√d_h folded into Q), a product node Q_h·K_hᵀ
+ * (per-token maps, 1/√d_h folded into Q), a product node Q_h·K_hᵀ
  * (K = d_h), a softmax node (groups of T), a product node P·V_h (K = T), the
  * output projection plus an identity shortcut, a layernorm node, the MLP's
  * first layer with the activation and its λ, the second plus a shortcut;
