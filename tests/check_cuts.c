@@ -233,7 +233,7 @@ START_TEST(test_cuts_exact)
 {
     int checked, wrong, decided;
     long learnt;
-    lg_tc_run(4401, lg_test_quick() ? 30 : 40, 0, &checked, &wrong, &decided, &learnt);
+    lg_tc_run(4401, 30, 0, &checked, &wrong, &decided, &learnt);
     if (getenv("LG_TC_DEBUG")) fprintf(stderr, "exact: %d checked, %d wrong, %d decided, %ld learnt\n", checked, wrong, decided, learnt);
     ck_assert_msg(checked > 0, "no cut checked (%ld learnt): the test checks nothing", learnt);
     ck_assert_int_gt(decided, 0);
@@ -248,7 +248,7 @@ START_TEST(test_cuts_mutant_caught)
 {
     int checked, wrong, decided;
     long learnt;
-    lg_tc_run(4401, lg_test_quick() ? 30 : 40, 1, &checked, &wrong, &decided, &learnt);
+    lg_tc_run(4401, 30, 1, &checked, &wrong, &decided, &learnt);
     if (getenv("LG_TC_DEBUG")) fprintf(stderr, "mutant: %d checked, %d wrong, %ld learnt\n", checked, wrong, learnt);
     ck_assert_msg(wrong > 0, "the unverified cuts (%d checked of %ld) were all valid: the mutant is not caught",
                   checked, learnt);
