@@ -26,7 +26,7 @@ static void lg_verify_help(void)
            "                    [--ref SMOOTH_NET] [--seed S] [--no-attack] [-o FILE] [--json] [--verbose]\n"
            "                    [--bab auto|input|relu|none] [-j N] [--bab-nodes N] [--alpha-steps N]\n"
            "                    [--bab-branch fsb|babsr] [--no-beta] [--bab-group N] [--bab-root-alpha N]\n"
-           "                    [--bab-order best|depth]\n"
+           "                    [--bab-order best|depth] [--bab-cuts on|off]\n"
            "                    [--bab-solver-relus N] [--progress]\n\n"
            "Verify a network NET (native .lgnet or ONNX) and print\n"
            "`robust`, `violated` or `unknown (<reason>)` with a short summary. `robust` is a proof;\n"
@@ -106,6 +106,9 @@ static void lg_verify_help(void)
            "                  ReLU splits, plain CROWN for activation splits of smooth networks\n"
            "  --bab-group N   branch-and-bound nodes bounded together in one batched back-substitution\n"
            "                  per worker (default %d; rows per call capped at 64 MB of scratch)\n"
+           "  --bab-cuts on|off   ReLU branch and bound: learn cuts from refuted sub-problems (the\n"
+           "                  splits their beta-CROWN bound used, verified on their own) and refute\n"
+           "                  later sub-problems that contain one without bounding them (default off)\n"
            "  --bab-root-alpha N  ReLU branch and bound, and smooth networks: N alpha-CROWN steps\n"
            "                  tightening the hidden layers' pre-activation bounds at the root, within half\n"
            "                  of the time left (default: %d for ReLU splitting, off on conv networks;\n"
@@ -229,7 +232,7 @@ int lg_cmd_verify(int argc, char **argv)
 {
     enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_REFINE, O_MARGIN, O_SEED,
            O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER, O_WTOL };
+           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER, O_WTOL, O_BAB_CUTS };
     static const struct option lo[] = {
         {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
         {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
@@ -246,7 +249,7 @@ int lg_cmd_verify(int argc, char **argv)
         {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
         {"bab-branch", required_argument, 0, O_BRANCH}, {"no-beta", no_argument, 0, O_NOBETA},
         {"bab-group", required_argument, 0, O_BAB_GROUP}, {"bab-root-alpha", required_argument, 0, O_ROOT_ALPHA},
-        {"bab-order", required_argument, 0, O_BAB_ORDER},
+        {"bab-order", required_argument, 0, O_BAB_ORDER}, {"bab-cuts", required_argument, 0, O_BAB_CUTS},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
@@ -333,6 +336,11 @@ int lg_cmd_verify(int argc, char **argv)
             else return lg_cli_usage("verify", "--bab-branch: expected fsb or babsr, got '%s'", optarg);
             break;
         case O_NOBETA: o.bab.beta = 0; break;
+        case O_BAB_CUTS:
+            if (strcmp(optarg, "on") == 0) o.bab.cuts = 1;
+            else if (strcmp(optarg, "off") == 0) o.bab.cuts = 0;
+            else return lg_cli_usage("verify", "--bab-cuts: expected on or off, got '%s'", optarg);
+            break;
         case O_BAB_ORDER: {
             lg_bab_act_order ord;
             if (lg_bab_act_order_parse(optarg, &ord) != LG_OK)

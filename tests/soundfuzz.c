@@ -352,6 +352,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     vo.seed = (unsigned long)fc->index;
     vo.bab.threads = 1;
     vo.refine = (lg_refine_mode)o->refine;
+    vo.bab.cuts = o->cuts;
     lg_verify_report r;
     double delta;
     double t0 = lg_now();
@@ -1067,6 +1068,7 @@ long lg_fuzz_run_case(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_sta
             vo.bab.mode = bab_modes[bi];
             vo.bab.threads = 1;
             vo.refine = (lg_refine_mode)o->refine;
+            vo.bab.cuts = o->cuts;
             lg_verify_report r;
             double t0 = lg_now();
             lg_status st = lg_verify_run(&fc->net, fc->margin > 0 ? &fc->dprop : &fc->prop, &vo, &r);

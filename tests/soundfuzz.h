@@ -61,6 +61,7 @@ typedef struct lg_fuzz_opts {
     int direct;                        /* 1: the smooth direct class (lg_fuzz_direct; default 1) */
     double direct_timeout_s;           /* per direct run; ≤ 0: timeout_s (default 0) */
     int refine;                        /* lg_refine_mode (verify.h) of the piecewise-linear runs (default auto) */
+    int cuts;                          /* 1: cuts in ReLU branch and bound (--bab-cuts on) in those runs (default 0) */
 } lg_fuzz_opts;
 
 typedef struct lg_fuzz_stats {

@@ -24,7 +24,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: lgelu_soundfuzz [--seed S] [--hours H | --cases N] [--start I]\n"
                     "                       [--case I [--dump DIR] [--print]] [--solver auto,glpk,z3,none,glpk-only,z3-lp]\n"
-                    "                       [--bab none,input,relu,auto] [--timeout T] [--refine auto|on|off] [--verbose]\n");
+                    "                       [--bab none,input,relu,auto] [--timeout T] [--refine auto|on|off] [--cuts on|off] [--verbose]\n");
     return 2;
 }
 
@@ -62,6 +62,11 @@ int main(int argc, char **argv)
             dump = v;
         else if (!strcmp(a, "--timeout"))
             o.timeout_s = atof(v);
+        else if (!strcmp(a, "--cuts")) {
+            if (!strcmp(v, "on")) o.cuts = 1;
+            else if (!strcmp(v, "off")) o.cuts = 0;
+            else return usage();
+        }
         else if (!strcmp(a, "--refine")) {
             if (!strcmp(v, "auto")) o.refine = LG_REFINE_AUTO;
             else if (!strcmp(v, "on")) o.refine = LG_REFINE_ON;

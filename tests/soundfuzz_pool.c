@@ -399,6 +399,7 @@ static long fp_graph_run(const char *dir, unsigned long seed, long batch, long g
         vo.seed = (unsigned long)gi;
         vo.bab.threads = 1;
         vo.refine = (lg_refine_mode)o->refine;
+        vo.bab.cuts = o->cuts;
         char mstr[96];
         snprintf(mstr, sizeof mstr, "--solver %s --bab %s%s", lg_solver_pick_name(&vo.solver), lg_bab_mode_name(vo.bab.mode),
                  vo.attack ? "" : " --no-attack");

@@ -13,6 +13,7 @@
 
 #include "verify/alpha.h"
 #include "verify/bounds.h"
+#include "verify/bab_cuts.h"
 #include "verify/bab_internal.h"
 #include "verify/worklist.h"
 
@@ -235,6 +236,8 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         return st;
     }
     lg_bab_ctx cx;
+    lg_bab_cuts cuts;
+    lg_bab_cuts_init(&cuts);
     lg_worklist wl;
     lg_worklist_init(&wl);
     lg_bab_node **nodes = NULL;
@@ -273,6 +276,15 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
         if (run->verbose)
             fprintf(stderr, "bab-relu: root alpha tightening made %ld neurons stable (%.2f s)\n", out->root_stabilised,
                     lg_now() - t_tight);
+    }
+    if (lg_bab_cuts_on(&cx) && r0->pre) { /* cuts are verified on the root's bounds (bab_cuts.h) */
+        cx.root_pre = malloc(cx.n_pre * sizeof *cx.root_pre);
+        if (!cx.root_pre) {
+            free(r0);
+            st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            goto fail;
+        }
+        memcpy(cx.root_pre, r0->pre, cx.n_pre * sizeof *cx.root_pre);
     }
     long next_id = 1;
     r0->id = 0;
@@ -313,7 +325,16 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             break;
         }
         int nb = 0;
-        while (nb < batch && lg_worklist_size(&wl) > 0) nodes[nb++] = lg_worklist_pop(&wl);
+        while (nb < batch && lg_worklist_size(&wl) > 0) {
+            lg_bab_node *p = lg_worklist_pop(&wl);
+            if (cuts.n > 0 && lg_bab_cuts_match(&cuts, p->sign)) { /* refuted by a cut: not bounded */
+                out->cut_pruned++;
+                lg_bab_node_free(p);
+                continue;
+            }
+            nodes[nb++] = p;
+        }
+        if (nb == 0) continue;
         cx.attack = lg_bab_attack_round(cx.mode, round++, &atk_next, &atk_done);
         double worst = nodes[0]->key; /* best first: the lowest open bound (progress line) */
         /* jobs of `group` nodes: the grouping depends on the round only, never on the threads */
@@ -330,6 +351,12 @@ lg_status lg_bab_run(const lg_net *net, const double *lo, const double *hi, int 
             out->solver_nodes += rs->solver_nodes;
             lg_lp_stats_add(&out->lp, &rs->lp);
             solver_used |= rs->solver_closed;
+            if (rs->cut.n > 0) {
+                if (st == LG_OK) st = lg_bab_cuts_add(&cuts, rs->cut.n, rs->cut.idx, rs->cut.sgn);
+                if (o->on_cut) o->on_cut(o->on_cut_ctx, rs->cut.n, rs->cut.idx, rs->cut.sgn);
+                out->cuts++;
+            }
+            free(rs->cut.idx);
             if (run->verbose && nodes[i]->id == 0 && rs->kind == LG_BK_SPLIT)
                 fprintf(stderr, "bab-%s: root bound %.4g (plain slopes %.4g), %.2f s\n", lg_bab_mode_name(cx.mode),
                         rs->key, rs->pkey, lg_now() - t_start);
@@ -396,6 +423,11 @@ fail:
     }
     if (run->verbose && isfinite(worst))
         fprintf(stderr, "bab-%s: %ld nodes, lowest open bound %.4g\n", lg_bab_mode_name(cx.mode), out->nodes, worst);
+    if (run->verbose && (out->cuts || out->cut_pruned))
+        fprintf(stderr, "bab-%s: %ld cuts learnt, %ld nodes refuted by them\n", lg_bab_mode_name(cx.mode), out->cuts,
+                out->cut_pruned);
+    lg_bab_cuts_free(&cuts);
+    free(cx.root_pre);
     lg_worklist_free(&wl);
     free(nodes);
     free(res);

@@ -105,6 +105,13 @@ typedef struct lg_bab_opts {
                               (default, depth first) or LG_BAB_ACT_BEST (best first) */
     int conj;              /* 1 (default): also refute a conjunction by a combination
                               Σ λ_k (c_k·y + d_k), λ ≥ 0, of its constraints */
+    int cuts;              /* 1: ReLU splitting learns cuts from the nodes α/β-CROWN refutes and
+                              refutes later nodes that contain one (bab_cuts.h); 0 (default) off */
+    int cuts_mutant;       /* tests only: keep cuts without verifying them (must be 0) */
+    void (*on_cut)(void *ctx, int n, const int *idx, const signed char *sgn);
+    void *on_cut_ctx;      /* on_cut (optional, tests and diagnostics): called by the driver with every
+                              cut learnt — n neurons (lg_alpha_offset layout) and their phases (+1 z ≤ 0,
+                              −1 z ≥ 0) no counterexample has all at once */
 } lg_bab_opts;
 
 /* Root intermediate α-CROWN steps on a smooth network when root_alpha_steps
@@ -157,6 +164,8 @@ typedef struct lg_bab_out {
     double t_bounds;        /* seconds spent bounding (summed over threads) */
     double t_solver;        /* seconds spent in back-ends (summed over threads) */
     lg_lp_stats lp;         /* LP work of the back-ends (GLPK), summed */
+    long cuts;              /* cuts learnt (opts cuts) */
+    long cut_pruned;        /* nodes refuted by a cut without being bounded */
 } lg_bab_out;
 
 /* Branch and bound on the box [lo, hi] against the terms (a disjunction).

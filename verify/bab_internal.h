@@ -28,6 +28,13 @@ typedef struct lg_bab_node {
     int has_warm;            /* warm holds the parent's values */
 } lg_bab_node;
 
+/* A cut found by a node's work (bab_cuts.h: lg_bab_cut_try), handed to the driver. */
+typedef struct lg_bab_cut {
+    int n;                   /* 0: none */
+    int *idx;                /* [n] neurons (lg_alpha_offset layout; owned: free(idx)) */
+    signed char *sgn;        /* [n] their phases (same allocation as idx) */
+} lg_bab_cut;
+
 typedef struct lg_bab_ctx {
     const lg_net *net;
     const double *lo, *hi;   /* the case's box (every candidate is re-checked against it) */
@@ -44,6 +51,8 @@ typedef struct lg_bab_ctx {
     int m;
     int attack;              /* 1: this round's nodes run their sub-domain attacks (set by the driver
                                 between rounds, lg_bab_attack_round; read-only while a round runs) */
+    double *root_pre;        /* [n_pre] the root's bounds (owned by the driver), or NULL: what cuts are
+                                verified on (bab_cuts.h) */
 } lg_bab_ctx;
 
 /* What bounding one node gave (bab_node.c); the driver merges it. */
@@ -60,6 +69,7 @@ typedef struct lg_bab_res {
     long solver_calls, solver_nodes;
     lg_lp_stats lp;             /* LP work of the back-ends */
     double t_bounds, t_solver;
+    lg_bab_cut cut;             /* CLOSED by α/β-CROWN with cuts on: the verified cut, or n = 0 */
 } lg_bab_res;
 
 /* Bound nodes[nb] together and decide each: closed, counterexample

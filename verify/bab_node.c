@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/attack.h"
+#include "verify/bab_cuts.h"
 #include "verify/bab_internal.h"
 #include "verify/backend.h"
 #include "verify/recheck.h"
@@ -503,6 +504,10 @@ static lg_status lg_bab_alpha_batch(const lg_bab_ctx *cx, lg_bab_node **nodes, l
         if (w[i].n_open == 0) {
             res[i].kind = LG_BK_CLOSED;
             w[i].live = 0;
+            if (beta && lg_bab_cuts_on(cx) &&
+                (st = lg_bab_cut_try(cx, cx->root_pre, nodes[i], w[i].m, s->rows, s->alpha, s->beta, o->cuts_mutant,
+                                     &res[i].cut)) != LG_OK)
+                goto done;
             continue;
         }
         w[i].n_open = lg_bab_open_terms(cx, nodes[i], s->open_terms);

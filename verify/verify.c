@@ -51,6 +51,7 @@ int lg_verify_opts_settings(const lg_verify_opts *o, char *buf, size_t n)
     if (o->bab.beta != d.bab.beta) LG_SET(" beta=%d", o->bab.beta);
     if (o->bab.group != d.bab.group) LG_SET(" bab_group=%d", o->bab.group);
     if (o->bab.root_alpha_steps != d.bab.root_alpha_steps) LG_SET(" bab_root_alpha=%d", o->bab.root_alpha_steps);
+    if (o->bab.cuts != d.bab.cuts) LG_SET(" bab_cuts=%d", o->bab.cuts);
     if (o->bab.solver_unstable != d.bab.solver_unstable) LG_SET(" bab_solver_relus=%d", o->bab.solver_unstable);
     if (o->bab.act_order != d.bab.act_order)
         LG_SET(" bab_order=%s", lg_bab_act_order_name((lg_bab_act_order)o->bab.act_order));
