@@ -247,8 +247,9 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node);
  * with the flipped kernel (onnx_conv.c). */
 lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node);
 /* Resize and Upsample in nearest mode (every coordinate and rounding mode of the spec; integer
- * or dyadic scales, or sizes): an index map (onnx_conv.c). */
-lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node);
+ * or dyadic scales, or sizes): an index map (onnx_conv.c). upsample: the node is the older
+ * Upsample op (the op table's aux). */
+lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node, int upsample);
 /* AveragePool, or GlobalAveragePool when global = 1. */
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
 /* MaxPool, or GlobalMaxPool when global = 1: a max-pool node (onnx_conv.c). */

@@ -362,7 +362,7 @@ static lg_status lg_ox_h_convt(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 static lg_status lg_ox_h_resize(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
-    return lg_ox_resize(&R->G, &R->B, c->node);
+    return lg_ox_resize(&R->G, &R->B, c->node, c->op->aux);
 }
 static lg_status lg_ox_h_avgpool(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
@@ -437,7 +437,7 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Conv", lg_ox_h_conv, IMG_, 0, " (any group, no dilation)"},
     {"ConvTranspose", lg_ox_h_convt, IMG_, 0, ""},
     {"Resize", lg_ox_h_resize, IMG_, 0, " (nearest)"},
-    {"Upsample", lg_ox_h_resize, IMG_, 0, " (nearest)"},
+    {"Upsample", lg_ox_h_resize, IMG_, 1, " (nearest)"},
     {"AveragePool", lg_ox_h_avgpool, IMG_, 0, ""},
     {"GlobalAveragePool", lg_ox_h_avgpool, IMG_, 1, ""},
     {"MaxPool", lg_ox_h_maxpool, IMG_, 0, " (a max-pool node: any window and stride, symmetric pads)"},
