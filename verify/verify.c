@@ -234,6 +234,8 @@ typedef struct lg_case {
                                 nodes: what net's own bounds leave open goes on there */
     int count;               /* 1: add this net's unstable counts to the report (0 on low: other layers) */
     int attacked;            /* the attack already ran on this case (on the max-pool nodes' net) */
+    int bounded;             /* b and kept hold this net's bounds (released when the pass ends) */
+    int lower;               /* a stage passed the case on to low, the ReLU form */
     int refined;             /* the bound refinement ran its α-CROWN on every layer: the search's root skips its own */
 } lg_case;
 
@@ -598,9 +600,10 @@ static const lg_route lg_route_pwl = {lg_bounds_check_net, 1, 1,
 /* A net with max-pool nodes, on the nodes themselves (DESIGN.md §1 "The max-pool node"): no
  * back-end and no LP (they take the exact ReLU form, where an open case goes on); branch and
  * bound gets all the time */
+static lg_status lg_stage_node_end(lg_case *k);
 static const lg_route lg_route_node = {lg_bounds_check_net, 1, 0,
                                        {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
-                                        lg_stage_split, NULL}};
+                                        lg_stage_split, lg_stage_node_end, NULL}};
 static const lg_route lg_route_backend_only = {lg_bounds_check_net, 1, 1, {lg_stage_trivial, lg_stage_backend_all, NULL}};
 /* DESIGN.md §3 "Smooth activations": bounds, attack, α, input and activation splitting */
 static const lg_route lg_route_smooth = {
@@ -714,55 +717,87 @@ static lg_status lg_verify_attack_first(lg_case *k)
     return LG_OK;
 }
 
-static lg_status lg_verify_case(lg_case *k)
+/* The opening of every route: a short attack first where bounds are costly. */
+static lg_status lg_stage_attack_first(lg_case *k)
 {
-    const lg_route *route = k->route, *route0 = k->route;
-    memset(k->co, 0, sizeof *k->co);
-    lg_status sa = lg_verify_attack_first(k);
-    if (sa != LG_OK || k->co->v == LG_VERDICT_VIOLATED) return sa;
-    /* symbolic bounds first; LP tightening (--tighten lp) only after the
-     * attack: it is the expensive part and useless on violated instances */
+    lg_status st = lg_verify_attack_first(k);
+    if (st == LG_OK && k->co->v == LG_VERDICT_VIOLATED) k->done = 1;
+    return st;
+}
+
+/* The opening: symbolic bounds; LP tightening (--tighten lp) only after the attack: it is the
+ * expensive part and useless on violated instances. */
+static lg_status lg_stage_prepare(lg_case *k)
+{
     double t0 = lg_now();
     lg_status st = lg_verify_prepare(k->net, k->prop, k->c, LG_TIGHTEN_NONE, k->run, &k->b, &k->kept, &k->p, NULL);
     k->r->t_bounds += lg_now() - t0;
     if (st == LG_ERR_TIMEOUT) { /* the bounds did not finish: nothing to decide from */
         lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+        k->done = 1;
         return LG_OK;
     }
     if (st != LG_OK) return st;
+    k->bounded = 1;
     k->r->n_cases_bounded++;
-    if (k->low && k->p.n_terms > 0 && route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
-        route = &lg_route_node; /* max-pool nodes: attack and branch and bound on the nodes first */
-    else if (k->low && (k->p.n_terms > 0 || k->o->backend_only))
-        goto lower;
-    k->route = route;
-    k->bm = lg_route_bab(route, k->o->bab.mode, k->net->n_in);
+    return LG_OK;
+}
+
+/* The opening's end: the case's route. On a net with max-pool nodes, open terms go to the node
+ * route (attack and branch and bound on the nodes first), or straight to the ReLU form. */
+static lg_status lg_stage_route(lg_case *k)
+{
+    if (k->low && k->p.n_terms > 0 && k->route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
+        k->route = &lg_route_node;
+    else if (k->low && (k->p.n_terms > 0 || k->o->backend_only)) {
+        k->lower = 1;
+        return LG_OK;
+    }
+    k->bm = lg_route_bab(k->route, k->o->bab.mode, k->net->n_in);
     k->cc = lg_runctx_child(k->run, (uint64_t)k->c);
-    k->done = 0;
-    for (int i = 0; route->stages[i] && !k->done && st == LG_OK; i++) st = route->stages[i](k);
-    if (st == LG_OK && route == &lg_route_node && !k->done) {
-        if (!lg_runctx_expired(k->run)) goto lower;
-        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+    return LG_OK;
+}
+
+/* The node route's end, undecided: on to the ReLU form while there is time. */
+static lg_status lg_stage_node_end(lg_case *k)
+{
+    if (!lg_runctx_expired(k->run)) k->lower = 1;
+    else lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+    return LG_OK;
+}
+
+/* Before the route's own stages; an error here ends the run (a timeout only in the bounds is an
+ * unknown case). */
+static const lg_stage_fn lg_case_opening[] = {lg_stage_attack_first, lg_stage_prepare, lg_stage_route, NULL};
+
+/* Case k: the opening, then its route's stages, in one pass per net: max-pool nodes first, then
+ * what their relaxation (backsub.h) and branch and bound on them leave open on the exact ReLU
+ * form, the same real function. */
+static lg_status lg_verify_case(lg_case *k)
+{
+    const lg_route *route0 = k->route;
+    for (;;) {
+        lg_status st = LG_OK;
+        memset(k->co, 0, sizeof *k->co);
+        k->done = k->lower = k->bounded = 0;
+        for (int i = 0; lg_case_opening[i] && !k->done && !k->lower; i++)
+            if ((st = lg_case_opening[i](k)) != LG_OK) return st;
+        for (int i = 0; !k->lower && k->route->stages[i] && !k->done && st == LG_OK; i++) st = k->route->stages[i](k);
+        if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
+            lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+            k->co->how.stage = LG_STAGE_NONE;
+            k->co->how.by = k->co->how.confirm = NULL;
+            k->co->how.theory[0] = '\0';
+            st = LG_OK;
+        }
+        if (k->bounded) lg_case_release(k);
+        if (!k->lower || st != LG_OK) return st;
+        if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
+        k->route = route0; /* the run's route (the node route is this net's only) */
+        k->net = k->low;
+        k->low = NULL;
+        k->count = 0;
     }
-    if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
-        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
-        k->co->how.stage = LG_STAGE_NONE;
-        k->co->how.by = k->co->how.confirm = NULL;
-        k->co->how.theory[0] = '\0';
-        st = LG_OK;
-    }
-    lg_case_release(k);
-    return st;
-lower:
-    /* max-pool nodes: what the node's relaxation (backsub.h) and branch and bound on it leave open
-     * goes on on the exact ReLU form, the same real function */
-    lg_case_release(k);
-    if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
-    k->route = route0; /* the run's route (the node route is this net's only) */
-    k->net = k->low;
-    k->low = NULL;
-    k->count = 0;
-    return lg_verify_case(k);
 }
 
 double lg_verify_auto_bab_share(const lg_net *net, int unstable, long *max_nodes)
