@@ -247,7 +247,7 @@ typedef lg_status (*lg_stage_fn)(lg_case *k);
  * allows (DESIGN.md §3). Chosen once per run from the net and the options. */
 struct lg_route {
     lg_status (*check)(const lg_net *net); /* the nets the route takes */
-    int relu_split;                        /* ReLU branch and bound (else input splitting only) */
+    lg_bab_mode (*split)(lg_bab_mode m, int n_in); /* the splitting strategy for --bab m, n_in inputs */
     int backend;                           /* complete back-ends (piecewise-linear encodings) */
     lg_stage_fn stages[12];                /* NULL-terminated */
 };
@@ -594,21 +594,41 @@ static lg_status lg_stage_backend(lg_case *k)
 }
 
 /* The routes (verify.h: the order per case). */
-static const lg_route lg_route_pwl = {lg_bounds_check_net, 1, 1,
+/* The routes' splitting strategies: ReLU or input splitting as lg_bab_pick picks, inputs only
+ * (smooth activations), ReLU splitting where the inputs are too many to split (Transformer
+ * nodes, bab_tnode.h), inputs only on Transformer nodes with the back-end. */
+static lg_bab_mode lg_split_any(lg_bab_mode m, int n_in) { return lg_bab_pick(m, n_in); }
+static lg_bab_mode lg_split_input(lg_bab_mode m, int n_in)
+{
+    lg_bab_mode bm = lg_bab_pick(m, n_in);
+    return bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
+}
+static lg_bab_mode lg_split_tnode(lg_bab_mode m, int n_in)
+{
+    return m == LG_BAB_NONE ? LG_BAB_NONE : m == LG_BAB_AUTO ? lg_bab_pick(m, n_in) : m;
+}
+static lg_bab_mode lg_split_tnode_backend(lg_bab_mode m, int n_in)
+{
+    (void)n_in;
+    return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
+}
+
+static const lg_route lg_route_pwl = {lg_bounds_check_net, lg_split_any, 1,
                                       {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
                                        lg_stage_tighten, lg_stage_refine, lg_stage_split, lg_stage_backend, NULL}};
 /* A net with max-pool nodes, on the nodes themselves (DESIGN.md §1 "The max-pool node"): no
  * back-end and no LP (they take the exact ReLU form, where an open case goes on); branch and
  * bound gets all the time */
 static lg_status lg_stage_node_end(lg_case *k);
-static const lg_route lg_route_node = {lg_bounds_check_net, 1, 0,
+static const lg_route lg_route_node = {lg_bounds_check_net, lg_split_any, 0,
                                        {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
                                         lg_stage_split, lg_stage_node_end, NULL}};
-static const lg_route lg_route_backend_only = {lg_bounds_check_net, 1, 1, {lg_stage_trivial, lg_stage_backend_all, NULL}};
+static const lg_route lg_route_backend_only = {lg_bounds_check_net, lg_split_any, 1,
+                                               {lg_stage_trivial, lg_stage_backend_all, NULL}};
 /* DESIGN.md §3 "Smooth activations": bounds, attack, α, input and activation splitting */
 static const lg_route lg_route_smooth = {
     lg_bounds_check_direct,
-    0,
+    lg_split_input,
     0,
     {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_alpha_layers, lg_stage_alpha, lg_stage_finite,
      lg_stage_split, lg_stage_act_split, lg_stage_smooth_end, NULL}};
@@ -649,10 +669,10 @@ static lg_status lg_stage_tnode_backend(lg_case *k)
     return st;
 }
 
-static const lg_route lg_route_tnode = {lg_verify_check_tnode, 0, 0,
+static const lg_route lg_route_tnode = {lg_verify_check_tnode, lg_split_tnode, 0,
                                         {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
                                          lg_stage_tnode_backend, lg_stage_split, lg_stage_smooth_end, NULL}};
-static const lg_route lg_route_tnode_backend_only = {lg_verify_check_tnode, 0, 0,
+static const lg_route lg_route_tnode_backend_only = {lg_verify_check_tnode, lg_split_tnode_backend, 0,
                                                      {lg_stage_trivial, lg_stage_finite, lg_stage_tnode_backend, NULL}};
 
 /* The route of net under o: chosen once per run. */
@@ -661,16 +681,6 @@ static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *
     if (net && lg_net_first_tnode(net) >= 0) return o->backend_only ? &lg_route_tnode_backend_only : &lg_route_tnode;
     if (net && lg_bounds_net_smooth(net)) return &lg_route_smooth;
     return o->backend_only ? &lg_route_backend_only : &lg_route_pwl;
-}
-
-/* The splitting strategy of route for a net with n_in inputs. */
-static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
-{
-    if (route == &lg_route_tnode_backend_only) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
-    if (route == &lg_route_tnode) /* ReLU splitting where the inputs are too many to split (bab_tnode.h) */
-        return m == LG_BAB_NONE ? LG_BAB_NONE : m == LG_BAB_AUTO ? lg_bab_pick(m, n_in) : m;
-    lg_bab_mode bm = lg_bab_pick(m, n_in);
-    return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
 
 /* The case's unstable counts into the report (when k->count), then its
@@ -753,7 +763,7 @@ static lg_status lg_stage_route(lg_case *k)
         k->lower = 1;
         return LG_OK;
     }
-    k->bm = lg_route_bab(k->route, k->o->bab.mode, k->net->n_in);
+    k->bm = k->route->split(k->o->bab.mode, k->net->n_in);
     k->cc = lg_runctx_child(k->run, (uint64_t)k->c);
     return LG_OK;
 }
@@ -857,7 +867,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
     const lg_route *route = lg_verify_route(net, o);
-    r->bab_mode = lg_bab_mode_name(lg_route_bab(route, o->bab.mode, net ? net->n_in : 0));
+    r->bab_mode = lg_bab_mode_name(route->split(o->bab.mode, net ? net->n_in : 0));
     lg_status st = route->check(net);
     if (st != LG_OK) return st;
     if (!route->backend) { /* DESIGN.md §3 "Smooth activations" */
