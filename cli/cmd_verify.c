@@ -228,37 +228,191 @@ static void lg_verify_print_line(const lg_verify_args *a, const lg_verify_report
            r->method[0] ? r->method : "-", r->seconds);
 }
 
+enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_REFINE, O_MARGIN, O_SEED,
+       O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
+       O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER, O_WTOL, O_BAB_CUTS };
+static const struct option lg_verify_long[] = {
+    {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
+    {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
+    {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
+    {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
+    {"z3-theory", required_argument, 0, O_Z3_THEORY},
+    {"memory", required_argument, 0, O_MEMORY}, {"witness-tol", required_argument, 0, O_WTOL},
+    {"tighten", required_argument, 0, O_TIGHTEN}, {"refine", required_argument, 0, O_REFINE}, {"margin", required_argument, 0, O_MARGIN},
+    {"seed", required_argument, 0, O_SEED},    {"output", required_argument, 0, 'o'},
+    {"progress", no_argument, 0, O_PROGRESS},
+    {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
+    {"ref", required_argument, 0, O_REF},      {"no-attack", no_argument, 0, O_NOATK},
+    {"bab", required_argument, 0, O_BAB},      {"bab-nodes", required_argument, 0, O_BAB_NODES},
+    {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
+    {"bab-branch", required_argument, 0, O_BRANCH}, {"no-beta", no_argument, 0, O_NOBETA},
+    {"bab-group", required_argument, 0, O_BAB_GROUP}, {"bab-root-alpha", required_argument, 0, O_ROOT_ALPHA},
+    {"bab-order", required_argument, 0, O_BAB_ORDER}, {"bab-cuts", required_argument, 0, O_BAB_CUTS},
+    {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+
+/* The options of the search: limits, the seed, the back-end and the bounds. 0 when c is one
+ * and its value is good, 2 after a usage message, -1 when c is not one of them. */
+static int lg_verify_opt_search(int c, const char *arg, lg_verify_opts *o, const char **z3_theory)
+{
+    long v;
+    switch (c) {
+    case O_TIMEOUT:
+        if (lg_opt_double("verify", "timeout", arg, 0, 1e7, &o->timeout_s)) return 2;
+        return 0;
+    case O_WTOL:
+        if (lg_opt_double("verify", "witness-tol", arg, 0, 1, &o->witness_tol)) return 2;
+        return 0;
+    case O_MEMORY:
+        if (lg_opt_double("verify", "memory", arg, 16, 1e9, &o->memory_mb)) return 2;
+        return 0;
+    case O_SEED:
+        if (lg_opt_int("verify", "seed", arg, 0, 2147483647L, &v)) return 2;
+        o->seed = (unsigned long)v;
+        return 0;
+    case O_SOLVER:
+        if (lg_solver_parse(arg, &o->solver) != LG_OK) return lg_cli_usage("verify", "--solver: %s", lg_errmsg());
+        return 0;
+    case O_Z3_THEORY:
+        if (!lg_solver_theory(lg_solver_z3, arg)) {
+            char names[64];
+            return lg_cli_usage("verify", "--z3-theory: expected %s, got '%s'",
+                                lg_solver_theory_names(lg_solver_z3, names, sizeof names), arg);
+        }
+        *z3_theory = arg;
+        return 0;
+    case O_TIGHTEN:
+        if (strcmp(arg, "none") == 0) o->tighten = LG_TIGHTEN_NONE;
+        else if (strcmp(arg, "lp") == 0) o->tighten = LG_TIGHTEN_LP;
+        else return lg_cli_usage("verify", "--tighten: expected none or lp, got '%s'", arg);
+        return 0;
+    case O_REFINE:
+        if (strcmp(arg, "auto") == 0) o->refine = LG_REFINE_AUTO;
+        else if (strcmp(arg, "on") == 0) o->refine = LG_REFINE_ON;
+        else if (strcmp(arg, "off") == 0) o->refine = LG_REFINE_OFF;
+        else return lg_cli_usage("verify", "--refine: expected auto, on or off, got '%s'", arg);
+        return 0;
+    default: return -1;
+    }
+}
+
+/* The options of branch and bound, as lg_verify_opt_search. */
+static int lg_verify_opt_bab(int c, const char *arg, lg_verify_opts *o)
+{
+    long v;
+    switch (c) {
+    case O_BAB:
+        if (lg_bab_mode_parse(arg, &o->bab.mode) != LG_OK)
+            return lg_cli_usage("verify", "--bab: expected auto, input, relu or none, got '%s'", arg);
+        return 0;
+    case 'j':
+        if (lg_opt_int("verify", "-j", arg, 0, 1024, &v)) return 2;
+        o->bab.threads = (int)v;
+        return 0;
+    case O_BAB_NODES:
+        if (lg_opt_int("verify", "bab-nodes", arg, 1, 1L << 40, &v)) return 2;
+        o->bab.max_nodes = v;
+        return 0;
+    case O_ALPHA:
+        if (lg_opt_int("verify", "alpha-steps", arg, 0, 10000, &v)) return 2;
+        o->bab.alpha_steps = (int)v;
+        return 0;
+    case O_BAB_RELUS:
+        if (lg_opt_int("verify", "bab-solver-relus", arg, 0, 100000, &v)) return 2;
+        o->bab.solver_unstable = (int)v;
+        return 0;
+    case O_BRANCH:
+        if (strcmp(arg, "fsb") == 0) o->bab.branch = LG_BAB_BRANCH_FSB;
+        else if (strcmp(arg, "babsr") == 0) o->bab.branch = LG_BAB_BRANCH_BABSR;
+        else return lg_cli_usage("verify", "--bab-branch: expected fsb or babsr, got '%s'", arg);
+        return 0;
+    case O_NOBETA: o->bab.beta = 0; return 0;
+    case O_BAB_CUTS:
+        if (strcmp(arg, "on") == 0) o->bab.cuts = 1;
+        else if (strcmp(arg, "off") == 0) o->bab.cuts = 0;
+        else return lg_cli_usage("verify", "--bab-cuts: expected on or off, got '%s'", arg);
+        return 0;
+    case O_BAB_ORDER: {
+        lg_bab_act_order ord;
+        if (lg_bab_act_order_parse(arg, &ord) != LG_OK)
+            return lg_cli_usage("verify", "--bab-order: expected best or depth, got '%s'", arg);
+        o->bab.act_order = (int)ord;
+        return 0;
+    }
+    case O_ROOT_ALPHA:
+        if (lg_opt_int("verify", "bab-root-alpha", arg, 0, 10000, &v)) return 2;
+        o->bab.root_alpha_steps = (int)v;
+        return 0;
+    case O_BAB_GROUP:
+        if (lg_opt_int("verify", "bab-group", arg, 1, 1024, &v)) return 2;
+        o->bab.group = (int)v;
+        return 0;
+    default: return -1;
+    }
+}
+
+/* The instances of the run, one per index (or the one property), each verified against net
+ * (or transferred from ref), printed and written to out; a batch ends with its totals. 0 when
+ * done, an exit code after a usage message, −1 on a failure (*st). prop and r are the
+ * caller's, freed by it on a failure. */
+static int lg_verify_runs(lg_verify_args *a, lg_net *net, lg_net *ref, const char *ref_path, const lg_verify_opts *o,
+                          lg_runctx *run, const char *out, int json, lg_prop *prop, lg_verify_report *r, lg_status *st)
+{
+    int batch = a->n_indices > 1, n_runs = a->n_indices > 0 ? a->n_indices : 1;
+    int n_verdict[3] = {0}, n_mis = 0, n_timeout = 0;
+    double seconds = 0, delta = 0;
+    for (int k = 0; k < n_runs; k++) {
+        if (a->indices) a->index = a->indices[k];
+        if ((*st = lg_verify_args_property(a, net, prop)) != LG_OK) {
+            if (*st == LG_ERR_ARG) return lg_cli_usage("verify", "%s", lg_errmsg()); /* a bad --index/--label value */
+            return -1;
+        }
+        if (k == 0 && batch) { /* every index of the batch is checked before the first run */
+            for (int i = 1; i < a->n_indices; i++)
+                if (a->indices[i] < 0 || (size_t)a->indices[i] >= a->ds.n)
+                    return lg_cli_usage("verify",
+                                        "--index: expected integers in [0, %zu] (the test set of %s has %zu examples), "
+                                        "got %ld",
+                                        a->ds.n ? a->ds.n - 1 : 0, a->data, a->ds.n, a->indices[i]);
+        }
+        delta = 0;
+        if (k > 0) *run = lg_runctx_start(o->timeout_s, o->seed, o->verbose, o->memory_mb); /* per instance */
+        if (ref_path) {
+            if ((*st = lg_verify_transfer(net, ref, prop, o, r, &delta)) != LG_OK) return -1;
+        } else if ((*st = lg_verify_run_in(net, prop, o, run, r)) != LG_OK) {
+            return -1;
+        }
+        if (batch && !json) lg_verify_print_line(a, r);
+        else lg_verify_print(a, net, lg_solver_pick_name(&o->solver), r, json, ref_path, delta);
+        fflush(stdout);
+        r->net_note = lg_verify_net_note;
+        if (out && (*st = lg_verify_write_result_path(r, out)) != LG_OK) return -1;
+        n_verdict[r->verdict]++;
+        n_mis += r->misclassified;
+        n_timeout += r->verdict == LG_VERDICT_UNKNOWN && r->how.timed_out;
+        seconds += r->seconds;
+        lg_verify_report_free(r);
+        lg_prop_free(prop);
+    }
+    if (batch && !json)
+        printf("%d instances: %d robust, %d violated (%d of them misclassified), %d unknown (%d timeouts); %.2f s\n",
+               n_runs, n_verdict[LG_VERDICT_ROBUST], n_verdict[LG_VERDICT_VIOLATED], n_mis,
+               n_verdict[LG_VERDICT_UNKNOWN], n_timeout, seconds);
+    return 0;
+}
+
 int lg_cmd_verify(int argc, char **argv)
 {
-    enum { O_MEMORY = 200, O_VNN = 256, O_DATA, O_INDEX, O_EPS, O_INPUT, O_LABEL, O_SOLVER, O_TIMEOUT, O_TIGHTEN, O_REFINE, O_MARGIN, O_SEED,
-           O_PROGRESS, O_JSON, O_VERBOSE, O_NOATK, O_REF, O_BAB, O_BAB_NODES, O_ALPHA, O_BAB_RELUS,
-           O_BRANCH, O_NOBETA, O_BAB_GROUP, O_ROOT_ALPHA, O_Z3_THEORY, O_BAB_ORDER, O_WTOL, O_BAB_CUTS };
-    static const struct option lo[] = {
-        {"vnnlib", required_argument, 0, O_VNN},   {"data", required_argument, 0, O_DATA},
-        {"index", required_argument, 0, O_INDEX},  {"eps", required_argument, 0, O_EPS},
-        {"input", required_argument, 0, O_INPUT},  {"label", required_argument, 0, O_LABEL},
-        {"solver", required_argument, 0, O_SOLVER}, {"timeout", required_argument, 0, O_TIMEOUT},
-        {"z3-theory", required_argument, 0, O_Z3_THEORY},
-        {"memory", required_argument, 0, O_MEMORY}, {"witness-tol", required_argument, 0, O_WTOL},
-        {"tighten", required_argument, 0, O_TIGHTEN}, {"refine", required_argument, 0, O_REFINE}, {"margin", required_argument, 0, O_MARGIN},
-        {"seed", required_argument, 0, O_SEED},    {"output", required_argument, 0, 'o'},
-        {"progress", no_argument, 0, O_PROGRESS},
-        {"json", no_argument, 0, O_JSON},          {"verbose", no_argument, 0, O_VERBOSE},
-        {"ref", required_argument, 0, O_REF},      {"no-attack", no_argument, 0, O_NOATK},
-        {"bab", required_argument, 0, O_BAB},      {"bab-nodes", required_argument, 0, O_BAB_NODES},
-        {"alpha-steps", required_argument, 0, O_ALPHA}, {"bab-solver-relus", required_argument, 0, O_BAB_RELUS},
-        {"bab-branch", required_argument, 0, O_BRANCH}, {"no-beta", no_argument, 0, O_NOBETA},
-        {"bab-group", required_argument, 0, O_BAB_GROUP}, {"bab-root-alpha", required_argument, 0, O_ROOT_ALPHA},
-        {"bab-order", required_argument, 0, O_BAB_ORDER}, {"bab-cuts", required_argument, 0, O_BAB_CUTS},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     lg_verify_args a;
     lg_verify_args_default(&a);
     lg_verify_opts o = lg_verify_opts_default();
     const char *out = NULL, *ref_path = NULL, *z3_theory = "auto";
     int json = 0, c;
-    long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hj:o:", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hj:o:", lg_verify_long, NULL)) != -1) {
+        int got = lg_verify_opt_search(c, optarg, &o, &z3_theory);
+        if (got < 0) got = lg_verify_opt_bab(c, optarg, &o);
+        if (got > 0) return got;
+        if (got == 0) continue;
         switch (c) {
         case O_VNN: a.vnnlib = optarg; break;
         case O_DATA: a.data = optarg; break;
@@ -274,87 +428,6 @@ int lg_cmd_verify(int argc, char **argv)
             break;
         case O_MARGIN:
             if (lg_opt_double("verify", "margin", optarg, -1e6, 1e6, &a.margin)) return 2;
-            break;
-        case O_TIMEOUT:
-            if (lg_opt_double("verify", "timeout", optarg, 0, 1e7, &o.timeout_s)) return 2;
-            break;
-        case O_WTOL:
-            if (lg_opt_double("verify", "witness-tol", optarg, 0, 1, &o.witness_tol)) return 2;
-            break;
-        case O_MEMORY:
-            if (lg_opt_double("verify", "memory", optarg, 16, 1e9, &o.memory_mb)) return 2;
-            break;
-        case O_SEED:
-            if (lg_opt_int("verify", "seed", optarg, 0, 2147483647L, &v)) return 2;
-            o.seed = (unsigned long)v;
-            break;
-        case O_SOLVER:
-            if (lg_solver_parse(optarg, &o.solver) != LG_OK) return lg_cli_usage("verify", "--solver: %s", lg_errmsg());
-            break;
-        case O_Z3_THEORY:
-            if (!lg_solver_theory(lg_solver_z3, optarg)) {
-                char names[64];
-                return lg_cli_usage("verify", "--z3-theory: expected %s, got '%s'",
-                                    lg_solver_theory_names(lg_solver_z3, names, sizeof names), optarg);
-            }
-            z3_theory = optarg;
-            break;
-        case O_TIGHTEN:
-            if (strcmp(optarg, "none") == 0) o.tighten = LG_TIGHTEN_NONE;
-            else if (strcmp(optarg, "lp") == 0) o.tighten = LG_TIGHTEN_LP;
-            else return lg_cli_usage("verify", "--tighten: expected none or lp, got '%s'", optarg);
-            break;
-        case O_REFINE:
-            if (strcmp(optarg, "auto") == 0) o.refine = LG_REFINE_AUTO;
-            else if (strcmp(optarg, "on") == 0) o.refine = LG_REFINE_ON;
-            else if (strcmp(optarg, "off") == 0) o.refine = LG_REFINE_OFF;
-            else return lg_cli_usage("verify", "--refine: expected auto, on or off, got '%s'", optarg);
-            break;
-        case O_BAB:
-            if (lg_bab_mode_parse(optarg, &o.bab.mode) != LG_OK)
-                return lg_cli_usage("verify", "--bab: expected auto, input, relu or none, got '%s'", optarg);
-            break;
-        case 'j':
-            if (lg_opt_int("verify", "-j", optarg, 0, 1024, &v)) return 2;
-            o.bab.threads = (int)v;
-            break;
-        case O_BAB_NODES:
-            if (lg_opt_int("verify", "bab-nodes", optarg, 1, 1L << 40, &v)) return 2;
-            o.bab.max_nodes = v;
-            break;
-        case O_ALPHA:
-            if (lg_opt_int("verify", "alpha-steps", optarg, 0, 10000, &v)) return 2;
-            o.bab.alpha_steps = (int)v;
-            break;
-        case O_BAB_RELUS:
-            if (lg_opt_int("verify", "bab-solver-relus", optarg, 0, 100000, &v)) return 2;
-            o.bab.solver_unstable = (int)v;
-            break;
-        case O_BRANCH:
-            if (strcmp(optarg, "fsb") == 0) o.bab.branch = LG_BAB_BRANCH_FSB;
-            else if (strcmp(optarg, "babsr") == 0) o.bab.branch = LG_BAB_BRANCH_BABSR;
-            else return lg_cli_usage("verify", "--bab-branch: expected fsb or babsr, got '%s'", optarg);
-            break;
-        case O_NOBETA: o.bab.beta = 0; break;
-        case O_BAB_CUTS:
-            if (strcmp(optarg, "on") == 0) o.bab.cuts = 1;
-            else if (strcmp(optarg, "off") == 0) o.bab.cuts = 0;
-            else return lg_cli_usage("verify", "--bab-cuts: expected on or off, got '%s'", optarg);
-            break;
-        case O_BAB_ORDER: {
-            lg_bab_act_order ord;
-            if (lg_bab_act_order_parse(optarg, &ord) != LG_OK)
-                return lg_cli_usage("verify", "--bab-order: expected best or depth, got '%s'", optarg);
-            o.bab.act_order = (int)ord;
-            break;
-        }
-        case O_ROOT_ALPHA:
-            if (lg_opt_int("verify", "bab-root-alpha", optarg, 0, 10000, &v)) return 2;
-            o.bab.root_alpha_steps = (int)v;
-            break;
-        case O_BAB_GROUP:
-            if (lg_opt_int("verify", "bab-group", optarg, 1, 1024, &v)) return 2;
-            o.bab.group = (int)v;
             break;
         case 'o': out = optarg; break;
         case O_PROGRESS: lg_cli_progress_force(); break;
@@ -372,8 +445,7 @@ int lg_cmd_verify(int argc, char **argv)
         goto usage;
     }
     if (lg_verify_args_check("verify", &a)) goto usage;
-    int batch = a.n_indices > 1, n_runs = a.n_indices > 0 ? a.n_indices : 1;
-    if (batch && out) {
+    if (a.n_indices > 1 && out) {
         rc = lg_cli_usage("verify", "-o/--output writes the result file of one instance; give one --index");
         goto usage;
     }
@@ -385,11 +457,8 @@ int lg_cmd_verify(int argc, char **argv)
     if (o.solver.mode == LG_SOLVER_ONE && o.solver.row->theories) /* the back-end's row of that theory */
         o.solver.row = lg_solver_theory(o.solver.row, z3_theory);
     lg_net net, ref = {0};
-    double delta = 0;
     lg_prop prop = {0};
     lg_verify_report r = {0};
-    int n_verdict[3] = {0}, n_mis = 0, n_timeout = 0;
-    double seconds = 0;
     rc = 1;
     /* the run's one deadline starts before the network and the property are read: their
      * time counts against --timeout (a run past it answers timeout) */
@@ -413,48 +482,12 @@ int lg_cmd_verify(int argc, char **argv)
     snprintf(lg_verify_net_note, sizeof lg_verify_net_note, "%s", lg_onnx_import_note());
     lg_verify_net_rounded = lg_onnx_import_rounded();
     if (ref_path && (st = lg_net_load(&ref, ref_path)) != LG_OK) goto fail;
-    for (int k = 0; k < n_runs; k++) {
-        if (a.indices) a.index = a.indices[k];
-        if ((st = lg_verify_args_property(&a, &net, &prop)) != LG_OK) {
-            if (st == LG_ERR_ARG) { /* a bad --index/--label value */
-                rc = lg_cli_usage("verify", "%s", lg_errmsg());
-                goto done;
-            }
-            goto fail;
-        }
-        if (k == 0 && batch) { /* every index of the batch is checked before the first run */
-            for (int i = 1; i < a.n_indices; i++)
-                if (a.indices[i] < 0 || (size_t)a.indices[i] >= a.ds.n) {
-                    rc = lg_cli_usage("verify",
-                                      "--index: expected integers in [0, %zu] (the test set of %s has %zu examples), "
-                                      "got %ld",
-                                      a.ds.n ? a.ds.n - 1 : 0, a.data, a.ds.n, a.indices[i]);
-                    goto done;
-                }
-        }
-        delta = 0;
-        if (k > 0) run = lg_runctx_start(o.timeout_s, o.seed, o.verbose, o.memory_mb); /* per instance */
-        if (ref_path) {
-            if ((st = lg_verify_transfer(&net, &ref, &prop, &o, &r, &delta)) != LG_OK) goto fail;
-        } else if ((st = lg_verify_run_in(&net, &prop, &o, &run, &r)) != LG_OK) {
-            goto fail;
-        }
-        if (batch && !json) lg_verify_print_line(&a, &r);
-        else lg_verify_print(&a, &net, lg_solver_pick_name(&o.solver), &r, json, ref_path, delta);
-        fflush(stdout);
-        r.net_note = lg_verify_net_note;
-        if (out && (st = lg_verify_write_result_path(&r, out)) != LG_OK) goto fail;
-        n_verdict[r.verdict]++;
-        n_mis += r.misclassified;
-        n_timeout += r.verdict == LG_VERDICT_UNKNOWN && r.how.timed_out;
-        seconds += r.seconds;
-        lg_verify_report_free(&r);
-        lg_prop_free(&prop);
+    int got = lg_verify_runs(&a, &net, &ref, ref_path, &o, &run, out, json, &prop, &r, &st);
+    if (got < 0) goto fail;
+    if (got > 0) {
+        rc = got;
+        goto done;
     }
-    if (batch && !json)
-        printf("%d instances: %d robust, %d violated (%d of them misclassified), %d unknown (%d timeouts); %.2f s\n",
-               n_runs, n_verdict[LG_VERDICT_ROBUST], n_verdict[LG_VERDICT_VIOLATED], n_mis,
-               n_verdict[LG_VERDICT_UNKNOWN], n_timeout, seconds);
     rc = 0;
 fail:
     if (rc) rc = lg_cli_fail("verify", st);

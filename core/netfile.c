@@ -269,6 +269,160 @@ static lg_status lg_get_tnode(lg_rbuf *r, lg_linear *A, const char *name, uint32
     return LG_OK;
 }
 
+/* Layer k's header: kind, sizes, activation, its conv or node fields, and (version ≥ 4) its
+ * source and the count of further terms, into *A0 (term 0), *lo, *act, *nt. */
+static lg_status lg_netfile_layer_head(lg_rbuf *r, uint32_t version, uint32_t k, const char *name, lg_linear *A0,
+                                       uint32_t *lo, uint32_t *act, uint32_t *nt)
+{
+    if (r->len - 4 - r->pos < LG_NETFILE_LAYER_BYTES)
+        return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's header", name, k);
+    lg_status st;
+    memset(A0, 0, sizeof *A0);
+    uint32_t kind = lg_get_u32(r), li = lg_get_u32(r);
+    *lo = lg_get_u32(r);
+    *act = lg_get_u32(r);
+    r->pos += 16;
+    int kind_bad = kind >= LG_LAYER_KIND_COUNT || (kind == LG_LAYER_MAX && version < 5u) ||
+                   (lg_kind_is_tnode((lg_layer_kind)kind) && version < 6u) ||
+                   (kind == LG_LAYER_TOKMAP && version < 7u);
+    if (kind_bad)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
+                       version);
+    if (li > LG_NET_MAX_DIM) return lg_fail(LG_ERR_FORMAT, "%s: layer %u: input size %u out of range", name, k, li);
+    A0->kind = (lg_layer_kind)kind;
+    A0->n_in = (int)li;
+    A0->src = (int)k - 1;
+    if (lg_op_is((lg_layer_kind)kind, LG_OPF_CONV_GEOM) && version >= 3u &&
+        (st = lg_get_conv(r, &A0->conv, name, k, 0)) != LG_OK)
+        return st;
+    if (lg_kind_is_tnode(A0->kind) && (st = lg_get_tnode(r, A0, name, k)) != LG_OK) return st;
+    if (*lo < 1 || *lo > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, *lo);
+    if (*act >= LG_ACT_COUNT || (version < 2u && *act >= LG_NETFILE_V1_ACT_COUNT))
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown activation code %u in a version %u file", name, k, *act,
+                       version);
+    *nt = 0;
+    if (version >= 4u) {
+        if (r->len - 4 - r->pos < 8)
+            return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's source and term count", name, k);
+        A0->src = (int)(int32_t)lg_get_u32(r);
+        *nt = lg_get_u32(r);
+        /* each further term takes at least 12 bytes of the file */
+        if (*nt > LG_NET_MAX_LAYERS || (size_t)*nt * 12u > r->len - 4 - r->pos)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: %u further terms, expected at most %d (or truncated)", name,
+                           k, *nt, LG_NET_MAX_LAYERS);
+    }
+    return LG_OK;
+}
+
+/* Layer k of the header pass: its header and further terms into tm[k] (owned by the caller,
+ * freed with tm) and sp[k], each term checked against the widths of the nodes before it;
+ * the parameter, index-map and term counts summed. */
+static lg_status lg_netfile_layer(lg_rbuf *r, uint32_t version, uint32_t k, const char *name, int *widths,
+                                  lg_linear **tm, lg_layer_spec *sp, size_t *n_params, size_t *n_maps, size_t *n_terms)
+{
+    lg_linear A0;
+    uint32_t lo = 0, act = 0, nt = 0;
+    lg_status st = lg_netfile_layer_head(r, version, k, name, &A0, &lo, &act, &nt);
+    if (st != LG_OK) return st;
+    if (!(tm[k] = calloc((size_t)nt + 1, sizeof *tm[k])))
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+    tm[k][0] = A0;
+    for (uint32_t j = 1; j <= nt; j++) {
+        lg_linear *A = &tm[k][j];
+        if (r->len - 4 - r->pos < 12)
+            return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u, term %u", name, k, j);
+        uint32_t tk = lg_get_u32(r), ti = lg_get_u32(r);
+        A->src = (int)(int32_t)lg_get_u32(r);
+        if ((tk > LG_LAYER_INDEX && !(tk == LG_LAYER_TOKMAP && version >= 7u)) || ti > LG_NET_MAX_DIM)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %u: kind %u or input size %u out of range", name, k, j,
+                           tk, ti);
+        A->kind = (lg_layer_kind)tk;
+        A->n_in = (int)ti;
+        if (lg_op_is(A->kind, LG_OPF_CONV_GEOM) && (st = lg_get_conv(r, &A->conv, name, k, (int)j)) != LG_OK) return st;
+    }
+    for (uint32_t j = 0; j <= nt; j++) {
+        lg_linear *A = &tm[k][j];
+        A->n_out = (int)lo;
+        if ((st = lg_netfile_term_check(A, version, k, (int)j, widths, (int)lo, name)) != LG_OK) return st;
+        *n_params += lg_linear_n_weights(A);
+        if (lg_op(A->kind)->n_map) *n_maps += lg_op(A->kind)->n_map(A);
+    }
+    *n_params += lo;
+    *n_terms += nt;
+    widths[k + 1] = (int)lo;
+    sp[k] = (lg_layer_spec){(int)lo, (lg_act)act, (int)nt + 1, tm[k]};
+    if (*n_params > LG_NET_MAX_PARAMS || *n_maps > LG_NET_MAX_PARAMS)
+        return lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", name, LG_NET_MAX_PARAMS);
+
+    return LG_OK;
+}
+
+/* Every index-map entry (index terms, product nodes' tables) in range, read at pos_maps before
+ * the net is allocated. */
+static lg_status lg_netfile_check_maps(const unsigned char *buf, size_t len, size_t pos_maps, uint32_t n_layers,
+                                       const lg_layer_spec *sp, const char *name)
+{
+    lg_rbuf mr = {buf, len, pos_maps};
+    for (uint32_t k = 0; k < n_layers; k++)
+        for (int j = 0; j < sp[k].n_terms; j++) {
+            const lg_linear *A = &sp[k].terms[j];
+            if (A->kind == LG_LAYER_BILINEAR) {
+                size_t nk = (size_t)A->n_out * (size_t)A->op.K;
+                for (size_t q = 0; q < 2 * nk; q++) {
+                    int32_t v = (int32_t)lg_get_u32(&mr), lim = q < nk ? A->n_in : A->op.n_in_b;
+                    if (v < 0 || v >= lim)
+                        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's index table %s entry %zu = %d, "
+                                       "expected 0..%d", name, k, q < nk ? "ia" : "ib", q < nk ? q : q - nk, (int)v,
+                                       (int)lim - 1);
+                }
+                continue;
+            }
+            if (A->kind != LG_LAYER_INDEX) continue;
+            for (int o = 0; o < A->n_out; o++) {
+                int32_t v = (int32_t)lg_get_u32(&mr);
+                if (v < -1 || v >= A->n_in)
+                    return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: index map entry %d = %d, expected -1..%d",
+                                   name, k, j, o, (int)v, A->n_in - 1);
+            }
+        }
+    return LG_OK;
+}
+
+/* The per-layer activation fields (from the layer headers at lpos), the input normalisation
+ * and the parameters and index maps into the built net (which owns them). */
+static lg_status lg_netfile_values(lg_net *net, lg_rbuf *r, size_t lpos, uint32_t version, uint32_t flags,
+                                   const char *name, size_t n_params, size_t n_maps)
+{
+    r->pos = lpos;
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_layer *L = &net->layers[k];
+        r->pos += 12;
+        L->act = (lg_act)lg_get_u32(r);
+        L->lambda = lg_get_f64(r);
+        L->s = lg_get_f64(r);
+        if (lg_op_is(L->kind, LG_OPF_CONV_GEOM)) r->pos += 4u * LG_NETFILE_CONV_FIELDS;
+        r->pos += lg_tnode_bytes(L->kind);
+        if (version < 4u) continue;
+        r->pos += 8;
+        for (int j = 0; j < L->n_terms; j++)
+            r->pos += 12u + (lg_op_is(L->terms[j].kind, LG_OPF_CONV_GEOM) ? 4u * LG_NETFILE_CONV_FIELDS : 0u);
+    }
+    if (flags & 1u) {
+        if (!(net->in_sub = malloc((size_t)net->n_in * sizeof(double))))
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+        for (int i = 0; i < net->n_in; i++) net->in_sub[i] = lg_get_f64(r);
+    }
+    if (flags & 2u) {
+        if (!(net->in_div = malloc((size_t)net->n_in * sizeof(double))))
+            return lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
+        for (int i = 0; i < net->n_in; i++) net->in_div[i] = lg_get_f64(r);
+    }
+    for (size_t i = 0; i < n_params; i++) net->params[i] = lg_get_f64(r);
+    for (size_t i = 0; i < n_maps; i++) net->maps[i] = (int)(int32_t)lg_get_u32(r);
+    return LG_OK;
+}
+
 lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, const char *name)
 {
     memset(net, 0, sizeof *net);
@@ -306,94 +460,9 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
     size_t lpos = r.pos;
     size_t n_params = 0, n_maps = 0, n_terms = 0;
     lg_status st = LG_OK;
-    for (uint32_t k = 0; k < n_layers; k++) {
-        if (len - 4 - r.pos < LG_NETFILE_LAYER_BYTES) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's header", name, k);
+    for (uint32_t k = 0; k < n_layers; k++)
+        if ((st = lg_netfile_layer(&r, version, k, name, widths, tm, sp, &n_params, &n_maps, &n_terms)) != LG_OK)
             goto fail;
-        }
-        lg_linear A0 = {0};
-        uint32_t kind = lg_get_u32(&r), li = lg_get_u32(&r), lo = lg_get_u32(&r), act = lg_get_u32(&r);
-        r.pos += 16;
-        int kind_bad = kind >= LG_LAYER_KIND_COUNT || (kind == LG_LAYER_MAX && version < 5u) ||
-                       (lg_kind_is_tnode((lg_layer_kind)kind) && version < 6u) ||
-                       (kind == LG_LAYER_TOKMAP && version < 7u);
-        if (kind_bad || li > LG_NET_MAX_DIM) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown layer kind %u in a version %u file", name, k, kind,
-                         version);
-            if (!kind_bad)
-                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: input size %u out of range", name, k, li);
-            goto fail;
-        }
-        A0.kind = (lg_layer_kind)kind;
-        A0.n_in = (int)li;
-        A0.src = (int)k - 1;
-        if (lg_op_is((lg_layer_kind)kind, LG_OPF_CONV_GEOM) && version >= 3u &&
-            (st = lg_get_conv(&r, &A0.conv, name, k, 0)) != LG_OK)
-            goto fail;
-        if (lg_kind_is_tnode(A0.kind) && (st = lg_get_tnode(&r, &A0, name, k)) != LG_OK) goto fail;
-        if (lo < 1 || lo > LG_NET_MAX_DIM) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, lo);
-            goto fail;
-        }
-        if (act >= LG_ACT_COUNT || (version < 2u && act >= LG_NETFILE_V1_ACT_COUNT)) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: unknown activation code %u in a version %u file", name, k, act,
-                         version);
-            goto fail;
-        }
-        uint32_t nt = 0;
-        if (version >= 4u) {
-            if (len - 4 - r.pos < 8) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u's source and term count", name, k);
-                goto fail;
-            }
-            A0.src = (int)(int32_t)lg_get_u32(&r);
-            nt = lg_get_u32(&r);
-            /* each further term takes at least 12 bytes of the file */
-            if (nt > LG_NET_MAX_LAYERS || (size_t)nt * 12u > len - 4 - r.pos) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: %u further terms, expected at most %d (or truncated)", name,
-                             k, nt, LG_NET_MAX_LAYERS);
-                goto fail;
-            }
-        }
-        if (!(tm[k] = calloc((size_t)nt + 1, sizeof *tm[k]))) {
-            st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
-            goto fail;
-        }
-        tm[k][0] = A0;
-        for (uint32_t j = 1; j <= nt; j++) {
-            lg_linear *A = &tm[k][j];
-            if (len - 4 - r.pos < 12) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u, term %u", name, k, j);
-                goto fail;
-            }
-            uint32_t tk = lg_get_u32(&r), ti = lg_get_u32(&r);
-            A->src = (int)(int32_t)lg_get_u32(&r);
-            if ((tk > LG_LAYER_INDEX && !(tk == LG_LAYER_TOKMAP && version >= 7u)) || ti > LG_NET_MAX_DIM) {
-                st = lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %u: kind %u or input size %u out of range", name, k, j,
-                             tk, ti);
-                goto fail;
-            }
-            A->kind = (lg_layer_kind)tk;
-            A->n_in = (int)ti;
-            if (lg_op_is(A->kind, LG_OPF_CONV_GEOM) && (st = lg_get_conv(&r, &A->conv, name, k, (int)j)) != LG_OK)
-                goto fail;
-        }
-        for (uint32_t j = 0; j <= nt; j++) {
-            lg_linear *A = &tm[k][j];
-            A->n_out = (int)lo;
-            if ((st = lg_netfile_term_check(A, version, k, (int)j, widths, (int)lo, name)) != LG_OK) goto fail;
-            n_params += lg_linear_n_weights(A);
-            if (lg_op(A->kind)->n_map) n_maps += lg_op(A->kind)->n_map(A);
-        }
-        n_params += lo;
-        n_terms += nt;
-        widths[k + 1] = (int)lo;
-        sp[k] = (lg_layer_spec){(int)lo, (lg_act)act, (int)nt + 1, tm[k]};
-        if (n_params > LG_NET_MAX_PARAMS || n_maps > LG_NET_MAX_PARAMS) {
-            st = lg_fail(LG_ERR_FORMAT, "%s: more than %zu parameters", name, LG_NET_MAX_PARAMS);
-            goto fail;
-        }
-    }
     size_t nnorm = (size_t)((flags & 1u) + ((flags >> 1) & 1u)) * n_in;
     size_t pos_params = r.pos + 8 * nnorm, pos_maps = pos_params + 8 * n_params;
     size_t expect = pos_maps + 4 * n_maps + 4;
@@ -411,36 +480,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         st = lg_fail(LG_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", name);
         goto fail;
     }
-    /* every index map entry in range before the net is allocated */
-    {
-        lg_rbuf mr = {buf, len, pos_maps};
-        for (uint32_t k = 0; k < n_layers; k++)
-            for (int j = 0; j < sp[k].n_terms; j++) {
-                const lg_linear *A = &tm[k][j];
-                if (A->kind == LG_LAYER_BILINEAR) {
-                    size_t nk = (size_t)A->n_out * (size_t)A->op.K;
-                    for (size_t q = 0; q < 2 * nk; q++) {
-                        int32_t v = (int32_t)lg_get_u32(&mr), lim = q < nk ? A->n_in : A->op.n_in_b;
-                        if (v < 0 || v >= lim) {
-                            st = lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's index table %s entry %zu = %d, "
-                                         "expected 0..%d", name, k, q < nk ? "ia" : "ib", q < nk ? q : q - nk, (int)v,
-                                         (int)lim - 1);
-                            goto fail;
-                        }
-                    }
-                    continue;
-                }
-                if (A->kind != LG_LAYER_INDEX) continue;
-                for (int o = 0; o < A->n_out; o++) {
-                    int32_t v = (int32_t)lg_get_u32(&mr);
-                    if (v < -1 || v >= A->n_in) {
-                        st = lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: index map entry %d = %d, expected -1..%d",
-                                     name, k, j, o, (int)v, A->n_in - 1);
-                        goto fail;
-                    }
-                }
-            }
-    }
+    if ((st = lg_netfile_check_maps(buf, len, pos_maps, n_layers, sp, name)) != LG_OK) goto fail;
     (void)n_terms;
     st = lg_net_build(net, (int)n_in, (int)n_layers, sp);
     if (st != LG_OK) {
@@ -450,30 +490,7 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         goto fail;
     }
     net->t = t;
-    r.pos = lpos;
-    for (uint32_t k = 0; k < n_layers; k++) {
-        lg_layer *L = &net->layers[k];
-        r.pos += 12;
-        L->act = (lg_act)lg_get_u32(&r);
-        L->lambda = lg_get_f64(&r);
-        L->s = lg_get_f64(&r);
-        if (lg_op_is(L->kind, LG_OPF_CONV_GEOM)) r.pos += 4u * LG_NETFILE_CONV_FIELDS;
-        r.pos += lg_tnode_bytes(L->kind);
-        if (version < 4u) continue;
-        r.pos += 8;
-        for (int j = 0; j < L->n_terms; j++)
-            r.pos += 12u + (lg_op_is(L->terms[j].kind, LG_OPF_CONV_GEOM) ? 4u * LG_NETFILE_CONV_FIELDS : 0u);
-    }
-    if (flags & 1u) {
-        if (!(net->in_sub = malloc(n_in * sizeof(double)))) goto oom;
-        for (uint32_t i = 0; i < n_in; i++) net->in_sub[i] = lg_get_f64(&r);
-    }
-    if (flags & 2u) {
-        if (!(net->in_div = malloc(n_in * sizeof(double)))) goto oom;
-        for (uint32_t i = 0; i < n_in; i++) net->in_div[i] = lg_get_f64(&r);
-    }
-    for (size_t i = 0; i < n_params; i++) net->params[i] = lg_get_f64(&r);
-    for (size_t i = 0; i < n_maps; i++) net->maps[i] = (int)(int32_t)lg_get_u32(&r);
+    if ((st = lg_netfile_values(net, &r, lpos, version, flags, name, n_params, n_maps)) != LG_OK) goto fail;
     for (uint32_t k = 0; k < n_layers; k++) free(tm[k]);
     free(tm);
     free(sp);
@@ -490,8 +507,6 @@ lg_status lg_netfile_parse(lg_net *net, const unsigned char *buf, size_t len, co
         return lg_fail(st, "%s: out of memory", name);
     }
     return LG_OK;
-oom:
-    st = lg_fail(LG_ERR_NOMEM, "%s: out of memory", name);
 fail:
     for (uint32_t k = 0; k < n_layers; k++) free(tm[k]);
     free(tm);

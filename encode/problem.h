@@ -183,6 +183,8 @@ struct lg_solver_ops {
                                              NULL-terminated, or NULL */
     int for_verify;                /* a choice of `lgelu verify --solver` / `lgelu bench --solver` */
     int index;                     /* position in the table (bit masks of back-ends used) */
+    lg_status (*supports)(const lg_problem *p); /* LG_OK when the row takes p's network; else
+                                                   LG_ERR_UNSUPPORTED saying why (lg_fail) */
 };
 
 /* The rows named "glpk" and "z3" (the portfolio's back-ends; the defaults

@@ -14,18 +14,25 @@ static int all_finite(const double *v, int n)
     return 1;
 }
 
-lg_status lg_pwl_validate(const lg_problem *p)
+lg_status lg_pwl_supports(const lg_problem *p)
 {
     if (!p || !p->net) return lg_fail(LG_ERR_ARG, "problem: no network");
     const lg_net *net = p->net;
     if (lg_net_first_tnode(net) >= 0 && p->trelax) { /* Transformer nodes: encoded by their relaxation */
         if (lg_net_has_max(net))
             return lg_fail(LG_ERR_UNSUPPORTED, "the encoders do not take max-pool and Transformer nodes in one network");
-        lg_status s = lg_trelax_check(p->trelax, lg_net_nodes_len(net));
-        if (s) return s;
-    } else if (lg_net_require_no_max(net, "the encoders (encode lg_net_lower_max's exact ReLU form)") != LG_OK) {
-        return LG_ERR_UNSUPPORTED;
+        return lg_trelax_check(p->trelax, lg_net_nodes_len(net));
     }
+    if (lg_net_require_no_max(net, "the encoders (encode lg_net_lower_max's exact ReLU form)") != LG_OK)
+        return LG_ERR_UNSUPPORTED;
+    return LG_OK;
+}
+
+lg_status lg_pwl_validate(const lg_problem *p)
+{
+    lg_status st = lg_pwl_supports(p);
+    if (st != LG_OK) return st;
+    const lg_net *net = p->net;
     if (net->n_layers < 1 || !net->layers) return lg_fail(LG_ERR_ARG, "problem: network has no layers");
     for (int k = 0; k < net->n_layers; k++) {
         lg_act a = net->layers[k].act;
@@ -35,8 +42,7 @@ lg_status lg_pwl_validate(const lg_problem *p)
                            "(identity or relu only; substitute ReLU first)", k, nm ? nm : "?");
         }
     }
-    lg_status st = lg_net_validate(net);
-    if (st) return st;
+    if ((st = lg_net_validate(net)) != LG_OK) return st;
     int n_in = net->n_in, n_out = lg_net_n_out(net);
     if (net->in_sub && !all_finite(net->in_sub, n_in)) return lg_fail(LG_ERR_ARG, "problem: in_sub not finite");
     if (net->in_div) {

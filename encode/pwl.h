@@ -37,6 +37,10 @@ typedef enum lg_phase {
 /* LG_OK, or LG_ERR_UNSUPPORTED (non-relu/identity activation, naming the
  * layer) / LG_ERR_ARG (anything malformed, naming the field). */
 lg_status lg_pwl_validate(const lg_problem *p);
+/* The node kinds the encoders take (every row's `supports` in the solver table): LG_OK, or
+ * LG_ERR_UNSUPPORTED for a node with an exact ReLU form (max-pool: encode that form) or a
+ * Transformer node without the query's relaxation (p->trelax). */
+lg_status lg_pwl_supports(const lg_problem *p);
 
 /* Phase of neuron i of layer k (p validated). */
 lg_phase lg_pwl_phase(const lg_problem *p, int k, int i);

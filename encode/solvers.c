@@ -20,6 +20,7 @@
 
 #include "core/clock.h"
 #include "encode/backends.h"
+#include "encode/pwl.h"
 #include "encode/isolate.h"
 #include "encode/z3lp.h"
 
@@ -95,17 +96,17 @@ static const lg_solver_ops *const lg_z3_theories[] = {&lg_solvers[LG_ROW_Z3_AUTO
 
 static const lg_solver_ops lg_solvers[LG_N_SOLVERS] = {
     [LG_ROW_GLPK] = {"glpk", lg_glpk_limited, lg_lp_write, LG_UNSAT_CERTIFIED, NULL, LG_BACKEND, NULL, NULL, NULL, 1,
-                     LG_ROW_GLPK},
+                     LG_ROW_GLPK, lg_pwl_supports},
     [LG_ROW_Z3] = {"z3", lg_z3_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, LG_BACKEND, NULL, NULL, lg_z3_theories, 1,
-                   LG_ROW_Z3},
+                   LG_ROW_Z3, lg_pwl_supports},
     [LG_ROW_Z3_EXACT] = {"z3-exact", lg_z3_exact_limited, lg_smt2_write, LG_UNSAT_EXACT, NULL, LG_BACKEND, "z3", "exact",
-                         NULL, 0, LG_ROW_Z3_EXACT},
+                         NULL, 0, LG_ROW_Z3_EXACT, lg_pwl_supports},
     [LG_ROW_Z3_LP] = {"z3-lp", lg_z3_lp_limited, NULL, LG_UNSAT_CERTIFIED, NULL, LG_BACKEND, "z3", "lp", NULL, 0,
-                      LG_ROW_Z3_LP},
+                      LG_ROW_Z3_LP, lg_pwl_supports},
     [LG_ROW_Z3_LEMMAS] = {"z3-lp-lemmas", lg_z3_lemmas_limited, NULL, LG_UNSAT_CERTIFIED, NULL, LG_BACKEND, "z3",
-                          "lp-lemmas", NULL, 0, LG_ROW_Z3_LEMMAS},
+                          "lp-lemmas", NULL, 0, LG_ROW_Z3_LEMMAS, lg_pwl_supports},
     [LG_ROW_Z3_AUTO] = {"z3-auto", lg_z3_auto_limited, lg_smt2_write, LG_UNSAT_CERTIFIED, NULL,
-                        LG_BACKEND | LG_SOLVER_PICKS_THEORY, "z3", "auto", NULL, 0, LG_ROW_Z3_AUTO},
+                        LG_BACKEND | LG_SOLVER_PICKS_THEORY, "z3", "auto", NULL, 0, LG_ROW_Z3_AUTO, lg_pwl_supports},
 };
 
 const lg_solver_ops *const lg_solver_glpk = &lg_solvers[LG_ROW_GLPK];

@@ -810,12 +810,12 @@ inexact:
                    "the file's exact function; --round-weights rounds it and says so)", f, desc);
 }
 
-lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node)
+lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node, int upsample)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
     const int *in = G->in_idx[node];
     const char *f = G->file, *desc = lg_ox_node_desc(G, node);
-    int upsample = strcmp(nd->op_type, "Upsample") == 0, old = upsample || nd->n_input == 2;
+    int old = upsample || nd->n_input == 2;
     int64_t C = 0, H = 0, W = 0;
     lg_status st = lg_ox_chw(G, node, &B->shape, &C, &H, &W);
     if (st != LG_OK) return st;

@@ -247,8 +247,9 @@ lg_status lg_ox_conv(const lg_ox_graph *G, lg_ox_b *B, int node);
  * with the flipped kernel (onnx_conv.c). */
 lg_status lg_ox_convtranspose(const lg_ox_graph *G, lg_ox_b *B, int node);
 /* Resize and Upsample in nearest mode (every coordinate and rounding mode of the spec; integer
- * or dyadic scales, or sizes): an index map (onnx_conv.c). */
-lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node);
+ * or dyadic scales, or sizes): an index map (onnx_conv.c). upsample: the node is the older
+ * Upsample op (the op table's aux). */
+lg_status lg_ox_resize(const lg_ox_graph *G, lg_ox_b *B, int node, int upsample);
 /* AveragePool, or GlobalAveragePool when global = 1. */
 lg_status lg_ox_avgpool(const lg_ox_graph *G, lg_ox_b *B, int node, int global);
 /* MaxPool, or GlobalMaxPool when global = 1: a max-pool node (onnx_conv.c). */
@@ -258,13 +259,44 @@ lg_status lg_ox_transpose(const lg_ox_graph *G, lg_ox_b *B, int node);
 lg_status lg_ox_batchnorm(const lg_ox_graph *G, lg_ox_b *B, int node);
 
 /* ---- shape arithmetic (onnx_shape.c) ---- */
-/* 1 if op is one of the shape ops folded by lg_ox_shape_fold. */
-int lg_ox_is_shape_op(const char *op);
-/* Fold node (Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast; Add, Sub,
- * Mul, Div of two constants, exact results only) on
- * constant inputs into out (owned by the caller, lg_ox_const_free). dyn is the
- * known shape of a dynamic first input (only Shape may read one), else NULL. */
+/* The constant-folding table (DESIGN.md "Adding an ONNX op"): each op folded on
+ * constant inputs is one entry {op, fold, flags, aux}; the op name is written
+ * there once, and the supported-ops text and the refusal are generated from it.
+ * An entry is static data; nothing in it is owned. */
+typedef struct lg_ox_fold_in {
+    const lg_ox_const *x;     /* input 0 (NULL for a source) */
+    const lg_ox_shape *dyn;   /* the known shape of a network-valued input 0, else NULL */
+    int aux;                  /* the entry's aux */
+} lg_ox_fold_in;
+typedef lg_status (*lg_ox_fold_fn)(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out);
+enum {
+    LG_OXK_SOURCE = 1 << 0, /* no input: the value is the node's own (Constant) */
+    LG_OXK_SHAPE = 1 << 1   /* reads only its input's shape, which may be the network value's (Shape) */
+};
+typedef struct lg_ox_fold {
+    const char *op;   /* the ONNX op_type */
+    lg_ox_fold_fn fn;
+    unsigned flags;   /* LG_OXK_* */
+    int aux;          /* fold-specific (Identity 0, Flatten 1, Reshape 2) */
+} lg_ox_fold;
+/* The folding entry of op, or NULL. */
+const lg_ox_fold *lg_ox_fold_find(const char *op);
+/* The folded ops as a list for messages, generated from the table (static storage). */
+const char *lg_ox_folds_text(void);
+/* Edit distance of a and b, case-insensitive (at most 31 characters count; onnx_ops.c). */
+int lg_ox_edit(const char *a, const char *b);
+/* The refusal of a node that computes on constants with an op not in the table: it names
+ * the op and the nearest folded one. */
+lg_status lg_ox_fold_refuse(const lg_ox_graph *G, int node);
+/* Fold node on constant inputs into out (owned by the caller, lg_ox_const_free)
+ * through the table. dyn is the known shape of a dynamic first input (only an
+ * LG_OXK_SHAPE entry may read one), else NULL. */
 lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out);
+/* New shape for Flatten(axis) of s (onnx_read.c). */
+lg_status lg_ox_flatten_shape(const lg_ox_graph *G, int node, const lg_ox_shape *s, lg_ox_shape *o);
+/* New shape for Reshape(s, spec) (onnx_read.c). */
+lg_status lg_ox_reshape_shape(const lg_ox_graph *G, int node, const lg_ox_shape *s, const lg_ox_const *spec,
+                              lg_ox_shape *o);
 /* The shape after Squeeze or Unsqueeze node (axes as attribute or input) of
  * a value of shape in; in and o may alias. */
 lg_status lg_ox_squeeze_shape(const lg_ox_graph *G, int node, const lg_ox_shape *in, lg_ox_shape *o);

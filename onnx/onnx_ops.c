@@ -362,7 +362,7 @@ static lg_status lg_ox_h_convt(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 static lg_status lg_ox_h_resize(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     (void)out;
-    return lg_ox_resize(&R->G, &R->B, c->node);
+    return lg_ox_resize(&R->G, &R->B, c->node, c->op->aux);
 }
 static lg_status lg_ox_h_avgpool(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
@@ -401,12 +401,12 @@ static lg_status lg_ox_h_reshape(lg_ox_run *R, lg_ox_call *c, lg_ox_val *out)
 {
     lg_ox_b *B = &R->B;
     out->kmul = c->x->kmul, out->kdiv = c->x->kdiv, out->has_mul = c->x->has_mul;
-    if (c->op->aux == 0) return lg_ox_flatten_shape(R, c->node, &B->shape, &B->shape);
+    if (c->op->aux == 0) return lg_ox_flatten_shape(&R->G, c->node, &B->shape, &B->shape);
     if (c->op->aux == 1) return lg_ox_squeeze_shape(&R->G, c->node, &B->shape, &B->shape);
     if (c->nd->n_input != 2 || c->in[1] < 0)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: expected data and a constant shape", R->G.file, lg_ox_name(R, c->node));
     lg_ox_shape ns;
-    lg_status st = lg_ox_reshape_shape(R, c->node, &B->shape, &R->G.vals[c->in[1]].c, &ns);
+    lg_status st = lg_ox_reshape_shape(&R->G, c->node, &B->shape, &R->G.vals[c->in[1]].c, &ns);
     if (st == LG_OK) B->shape = ns;
     return st;
 }
@@ -437,7 +437,7 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Conv", lg_ox_h_conv, IMG_, 0, " (any group, no dilation)"},
     {"ConvTranspose", lg_ox_h_convt, IMG_, 0, ""},
     {"Resize", lg_ox_h_resize, IMG_, 0, " (nearest)"},
-    {"Upsample", lg_ox_h_resize, IMG_, 0, " (nearest)"},
+    {"Upsample", lg_ox_h_resize, IMG_, 1, " (nearest)"},
     {"AveragePool", lg_ox_h_avgpool, IMG_, 0, ""},
     {"GlobalAveragePool", lg_ox_h_avgpool, IMG_, 1, ""},
     {"MaxPool", lg_ox_h_maxpool, IMG_, 0, " (a max-pool node: any window and stride, symmetric pads)"},
@@ -447,7 +447,7 @@ static const lg_ox_op lg_ox_ops[] = {
     {"Transpose", lg_ox_h_transpose, IMG_, 0, ""},
     {"Slice", lg_ox_h_slice, LIN_ | LG_OXF_FIRST, 0, ""},
     {"Gather", lg_ox_h_slice, LIN_ | LG_OXF_FIRST, 1, " (constant indices)"},
-    {"Split", lg_ox_h_split, LG_OXF_RAW | LG_OXF_MULTIOUT, 0, ""},
+    {"Split", lg_ox_h_split, LG_OXF_RAW | LG_OXF_OUTPUTS, 0, ""},
     {"Concat", lg_ox_h_concat, LG_OXF_RAW, 0, " (of network values, or of one and constants)"},
     {"Dropout", lg_ox_h_dropout, LG_OXF_MULTIOUT, 0, " (the identity)"},
     {"Add", lg_ox_h_arith, LG_OXF_PAIR | LG_OXF_SCALAR | LG_OXF_ADD, '+', " (a constant or a second network value)"},
@@ -525,15 +525,12 @@ const char *lg_ox_ops_text(void)
         lg_ox_cat(text, sizeof text, &len, ", ", ai->onnx_op);
         if (ai->onnx_op_alias) lg_ox_cat(text, sizeof text, &len, ", ", ai->onnx_op_alias);
     }
-    lg_ox_cat(text, sizeof text, &len, ", Constant, and the Swish pattern x*Sigmoid(beta*x); constant folding of "
-              "Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, ConstantOfShape, Equal, Where, Expand, Range, "
-              "Flatten, Reshape, Identity and exact "
-              "Add, Sub, Mul, Div", "");
+    lg_ox_cat(text, sizeof text, &len, ", Constant, and the Swish pattern x*Sigmoid(beta*x); constant folding of ",
+              lg_ox_folds_text());
     return text;
 }
 
-/* Edit distance of a and b, case-insensitive (names are short: at most 31 characters count). */
-static int lg_ox_edit(const char *a, const char *b)
+int lg_ox_edit(const char *a, const char *b)
 {
     int la = (int)strnlen(a, 31), lb = (int)strnlen(b, 31), d[32];
     for (int j = 0; j <= lb; j++) d[j] = j;

@@ -86,28 +86,15 @@ static lg_status lg_ox_bcast(const lg_ox_run *R, int node, const lg_ox_const *c,
 
 int lg_ox_is_scalar(const lg_ox_const *c) { return c->v && c->n == 1; }
 
-static lg_status lg_ox_const_copy(lg_ox_const *dst, const lg_ox_const *src)
-{
-    *dst = *src;
-    dst->v = NULL;
-    dst->iv = NULL;
-    if (src->v && !(dst->v = lg_ox_dup(src->v, src->n))) return lg_fail(LG_ERR_NOMEM, "out of memory");
-    if (src->iv) {
-        if (!(dst->iv = malloc(src->n * sizeof *dst->iv))) return lg_fail(LG_ERR_NOMEM, "out of memory");
-        memcpy(dst->iv, src->iv, src->n * sizeof *dst->iv);
-    }
-    return LG_OK;
-}
-
 /* New shape for Flatten(axis) of s. */
-lg_status lg_ox_flatten_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, lg_ox_shape *o)
+lg_status lg_ox_flatten_shape(const lg_ox_graph *G, int node, const lg_ox_shape *s, lg_ox_shape *o)
 {
     int64_t axis = 1;
-    int r = lg_ox_attr_int(&R->G, node, "axis", &axis);
+    int r = lg_ox_attr_int(G, node, "axis", &axis);
     if (r < 0) return LG_ERR_FORMAT;
     if (axis < 0) axis += s->rank;
     if (axis < 0 || axis > s->rank)
-        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld out of range for rank %d", R->G.file, lg_ox_name(R, node),
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: axis %lld out of range for rank %d", G->file, lg_ox_node_desc(G, node),
                        (long long)axis, s->rank);
     int64_t a = 1, b = 1;
     for (int i = 0; i < s->rank; i++) {
@@ -121,14 +108,14 @@ lg_status lg_ox_flatten_shape(const lg_ox_run *R, int node, const lg_ox_shape *s
 }
 
 /* New shape for Reshape(s, spec). */
-lg_status lg_ox_reshape_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, const lg_ox_const *spec,
+lg_status lg_ox_reshape_shape(const lg_ox_graph *G, int node, const lg_ox_shape *s, const lg_ox_const *spec,
                                      lg_ox_shape *o)
 {
     if (!spec->iv || spec->shape.rank != 1 || spec->n > LG_OX_MAX_RANK)
-        return lg_fail(LG_ERR_FORMAT, "%s: %s: shape must be a 1-D int64 constant of at most %d values", R->G.file,
-                       lg_ox_name(R, node), LG_OX_MAX_RANK);
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: shape must be a 1-D int64 constant of at most %d values", G->file,
+                       lg_ox_node_desc(G, node), LG_OX_MAX_RANK);
     int64_t allowzero = 0;
-    if (lg_ox_attr_int(&R->G, node, "allowzero", &allowzero) < 0) return LG_ERR_FORMAT;
+    if (lg_ox_attr_int(G, node, "allowzero", &allowzero) < 0) return LG_ERR_FORMAT;
     size_t total = lg_ox_shape_count(s), known = 1;
     int infer = -1;
     o->rank = (int)spec->n;
@@ -157,70 +144,28 @@ lg_status lg_ox_reshape_shape(const lg_ox_run *R, int node, const lg_ox_shape *s
     if (known != total) goto bad;
     return LG_OK;
 bad:
-    return lg_fail(LG_ERR_FORMAT, "%s: %s: shape constant does not fit %zu elements", R->G.file, lg_ox_name(R, node),
+    return lg_fail(LG_ERR_FORMAT, "%s: %s: shape constant does not fit %zu elements", G->file, lg_ox_node_desc(G, node),
                    total);
 }
 
-/* Node whose inputs are all constants. */
+/* The flags of op's entry in the folding table and in the op table (0: no entry). */
+static unsigned lg_ox_fold_flags(const char *op)
+{
+    const lg_ox_fold *k = lg_ox_fold_find(op);
+    return k ? k->flags : 0;
+}
+static unsigned lg_ox_op_flags(const char *op)
+{
+    const lg_ox_op *k = lg_ox_op_find(op);
+    return k ? k->flags : 0;
+}
+
+/* Node whose inputs are all constants: folded through the table (onnx_shape.c). */
 static lg_status lg_ox_const_node(lg_ox_run *R, int node, lg_ox_val *out)
 {
-    const Onnx__NodeProto *nd = R->G.g->node[node];
-    const char *op = nd->op_type;
-    const int *in = R->G.in_idx[node];
-    lg_status st;
-    if (strcmp(op, "Constant") == 0) {
-        const Onnx__AttributeProto *a;
-        if ((a = lg_ox_attr(nd, "value")) && a->t) {
-            st = lg_ox_const_decode(&out->c, a->t, R->G.file, out->name);
-        } else if ((a = lg_ox_attr(nd, "value_float")) && a->has_f) {
-            if (!isfinite(a->f))
-                return lg_fail(LG_ERR_FORMAT, "%s: %s: value_float is %g; NaN/Inf refused", R->G.file,
-                               lg_ox_name(R, node), (double)a->f);
-            out->c.n = 1;
-            out->c.dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-            st = (out->c.v = malloc(sizeof(double))) ? LG_OK : LG_ERR_NOMEM;
-            if (st == LG_OK) out->c.v[0] = a->f;
-        } else if ((a = lg_ox_attr(nd, "value_ints")) && a->n_ints >= 1 && a->n_ints <= LG_NET_MAX_PARAMS) {
-            out->c.n = a->n_ints;
-            out->c.shape.rank = 1;
-            out->c.shape.d[0] = (int64_t)a->n_ints;
-            out->c.dtype = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
-            st = (out->c.iv = malloc(a->n_ints * sizeof(int64_t))) ? LG_OK : LG_ERR_NOMEM;
-            if (st == LG_OK) memcpy(out->c.iv, a->ints, a->n_ints * sizeof(int64_t));
-        } else {
-            return lg_fail(LG_ERR_UNSUPPORTED,
-                           "%s: %s: expected a 'value' tensor, 'value_float' or 'value_ints' attribute", R->G.file,
-                           lg_ox_name(R, node));
-        }
-        if (st == LG_ERR_NOMEM) return lg_fail(st, "%s: out of memory", R->G.file);
-        if (st == LG_OK) out->kind = LG_OX_CONST;
-        return st;
-    }
-    if (nd->n_input < 1 || in[0] < 0)
-        return lg_fail(LG_ERR_FORMAT, "%s: %s: missing input", R->G.file, lg_ox_name(R, node));
-    const lg_ox_const *src = &R->G.vals[in[0]].c;
-    lg_ox_shape s = src->shape;
-    if (strcmp(op, "Identity") == 0) {
-    } else if (strcmp(op, "Flatten") == 0) {
-        if ((st = lg_ox_flatten_shape(R, node, &src->shape, &s)) != LG_OK) return st;
-    } else if (strcmp(op, "Reshape") == 0 && nd->n_input == 2 && in[1] >= 0) {
-        if ((st = lg_ox_reshape_shape(R, node, &src->shape, &R->G.vals[in[1]].c, &s)) != LG_OK) return st;
-    } else if (lg_ox_is_shape_op(op)) {
-        if ((st = lg_ox_shape_fold(&R->G, node, NULL, &out->c)) != LG_OK) return st;
-        out->kind = LG_OX_CONST;
-        return LG_OK;
-    } else {
-        return lg_fail(LG_ERR_UNSUPPORTED,
-                       "%s: %s: computes on constants only; constant folding is supported for Constant, Identity, "
-                       "Flatten, Reshape, Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, ConstantOfShape, Equal, "
-                       "Where, Expand, Range, and Add, Sub, Mul, "
-                       "Div of two constants (exact results only)",
-                       R->G.file, lg_ox_name(R, node));
-    }
-    if ((st = lg_ox_const_copy(&out->c, src)) != LG_OK) return st;
-    out->c.shape = s;
-    out->kind = LG_OX_CONST;
-    return LG_OK;
+    lg_status st = lg_ox_shape_fold(&R->G, node, NULL, &out->c);
+    if (st == LG_OK) out->kind = LG_OX_CONST;
+    return st;
 }
 
 lg_status lg_ox_pattern_fail(const lg_ox_run *R, int node)
@@ -1544,7 +1489,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
     int readers = 0;
     for (size_t i = 0; i < g->n_node; i++)
         for (size_t j = 0; j < g->node[i]->n_input; j++)
-            readers += G->in_idx[i][j] == (int)vin && g->node[i]->op_type && strcmp(g->node[i]->op_type, "Shape") != 0;
+            readers += G->in_idx[i][j] == (int)vin && g->node[i]->op_type && !(lg_ox_fold_flags(g->node[i]->op_type) & LG_OXK_SHAPE);
     R->B.input_shared = readers > 1;
     G->vals[vin].gen = R->gen;
     G->vals[vin].shape = R->B.shape;
@@ -1557,7 +1502,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
         const Onnx__NodeProto *nd = g->node[node];
         int ok = nd->op_type && nd->n_output >= 1 && G->out_idx[node][0] >= 0 &&
                  (!nd->domain || !*nd->domain || strcmp(nd->domain, "ai.onnx") == 0) &&
-                 (nd->n_input > 0 || strcmp(nd->op_type, "Constant") == 0);
+                 (nd->n_input > 0 || (lg_ox_fold_flags(nd->op_type) & LG_OXK_SOURCE));
         for (size_t j = 0; ok && j < nd->n_input; j++)
             ok = G->in_idx[node][j] < 0 || G->vals[G->in_idx[node][j]].kind == LG_OX_CONST;
         lg_ox_val *out = ok ? &G->vals[G->out_idx[node][0]] : NULL;
@@ -1588,7 +1533,7 @@ static lg_status lg_ox_run_graph(lg_ox_run *R, const Onnx__ModelProto *mp, lg_ne
                            G->file, lg_ox_node_desc(G, node), nd->domain);
         if (nd->n_output < 1 || G->out_idx[node][0] < 0)
             return lg_fail(LG_ERR_FORMAT, "%s: %s has no output", G->file, lg_ox_node_desc(G, node));
-        for (size_t o = 1; o < nd->n_output && strcmp(nd->op_type, "Split") != 0; o++)
+        for (size_t o = 1; o < nd->n_output && !(lg_ox_op_flags(nd->op_type) & LG_OXF_OUTPUTS); o++)
             if (G->out_idx[node][o] >= 0 && G->vals[G->out_idx[node][o]].uses > 0)
                 return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: only one output per node is supported", G->file,
                                lg_ox_node_desc(G, node));

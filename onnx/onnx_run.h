@@ -48,7 +48,8 @@ enum {
     LG_OXF_MULTIOUT = 1 << 5, /* may have outputs beyond the first (unused ones) */
     LG_OXF_PATTERN = 1 << 6,  /* continues a GELU or Swish pattern on a forked value (Erf, Sigmoid) */
     LG_OXF_SCALAR = 1 << 7,   /* continues a pattern with a scalar constant operand (Mul, Div) */
-    LG_OXF_ADD = 1 << 8       /* as SCALAR, but not on a plain linear value (Add, Sub: the 1 + erf step) */
+    LG_OXF_ADD = 1 << 8,      /* as SCALAR, but not on a plain linear value (Add, Sub: the 1 + erf step) */
+    LG_OXF_OUTPUTS = 1 << 9   /* every output is a value of its own that others may read (Split) */
 };
 
 struct lg_ox_op {
@@ -116,8 +117,5 @@ lg_status lg_ox_slice(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out);
 lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x);
 lg_status lg_ox_gather(lg_ox_run *R, int node, lg_ox_val *x, lg_ox_val *out);
 lg_status lg_ox_clip(lg_ox_run *R, int node, lg_ox_val *x, int dpos, int sole);
-lg_status lg_ox_flatten_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, lg_ox_shape *o);
-lg_status lg_ox_reshape_shape(const lg_ox_run *R, int node, const lg_ox_shape *s, const lg_ox_const *spec,
-                              lg_ox_shape *o);
 
 #endif

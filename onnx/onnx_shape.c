@@ -1,4 +1,10 @@
-/* onnx_shape.c — the shape arithmetic of an imported graph (import only).
+/* onnx_shape.c — the shape arithmetic of an imported graph and the
+ * constant-folding table (import only; onnx_internal.h).
+ *
+ * A node whose inputs are all constants is folded through the table at the
+ * end of this file: one entry {op, fold, flags, aux} per op (Constant,
+ * Identity, Flatten, Reshape and the shape ops below); the list in the
+ * supported-ops text and the refusal of any other op are generated from it.
  *
  * Exporters often compute a Reshape's target from the running value's shape:
  * torch's x.view(x.size(0), -1) with a dynamic batch axis becomes
@@ -16,20 +22,11 @@
  * wrong fold is refused, never silently wrong.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx/onnx_internal.h"
-
-int lg_ox_is_shape_op(const char *op)
-{
-    static const char *ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast",
-                                "Add",   "Sub",    "Mul",       "Div",     "ConstantOfShape", "Equal",
-                                "Where", "Expand", "Range"};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(op, ops[i]) == 0) return 1;
-    return 0;
-}
 
 /* out = a 1-D (rank 1) or scalar (rank 0) int64 tensor of n values. */
 static lg_status lg_ox_int_alloc(lg_ox_const *out, int rank, size_t n)
@@ -366,117 +363,186 @@ static lg_status lg_ox_fold_more(const lg_ox_graph *G, int node, lg_ox_const *ou
     return LG_OK;
 }
 
-lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out)
+/* ---- the constant-folding table: one entry per op folded on constant inputs ---- */
+
+static lg_status lg_ox_k_constant(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
 {
     const Onnx__NodeProto *nd = G->g->node[node];
-    const char *op = nd->op_type;
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    const Onnx__AttributeProto *at;
+    lg_status st;
+    (void)a;
+    if ((at = lg_ox_attr(nd, "value")) && at->t) {
+        st = lg_ox_const_decode(out, at->t, f, G->vals[G->out_idx[node][0]].name);
+    } else if ((at = lg_ox_attr(nd, "value_float")) && at->has_f) {
+        if (!isfinite(at->f))
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: value_float is %g; NaN/Inf refused", f, desc, (double)at->f);
+        out->n = 1;
+        out->dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+        st = (out->v = malloc(sizeof(double))) ? LG_OK : LG_ERR_NOMEM;
+        if (st == LG_OK) out->v[0] = at->f;
+    } else if ((at = lg_ox_attr(nd, "value_ints")) && at->n_ints >= 1 && at->n_ints <= LG_NET_MAX_PARAMS) {
+        out->n = at->n_ints;
+        out->shape.rank = 1;
+        out->shape.d[0] = (int64_t)at->n_ints;
+        out->dtype = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+        st = (out->iv = malloc(at->n_ints * sizeof(int64_t))) ? LG_OK : LG_ERR_NOMEM;
+        if (st == LG_OK) memcpy(out->iv, at->ints, at->n_ints * sizeof(int64_t));
+    } else {
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: expected a 'value' tensor, 'value_float' or 'value_ints' attribute",
+                       f, desc);
+    }
+    if (st == LG_ERR_NOMEM) return lg_fail(st, "%s: out of memory", f);
+    return st;
+}
+
+static lg_status lg_ox_k_reshape(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{ /* Identity (aux 0), Flatten (1), Reshape (2): the values under a new shape */
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    lg_ox_shape s = a->x->shape;
+    lg_status st = LG_OK;
+    if (a->aux == 1) st = lg_ox_flatten_shape(G, node, &a->x->shape, &s);
+    if (a->aux == 2 && (nd->n_input != 2 || in[1] < 0)) return lg_ox_fold_refuse(G, node);
+    if (a->aux == 2) st = lg_ox_reshape_shape(G, node, &a->x->shape, &G->vals[in[1]].c, &s);
+    if (st != LG_OK) return st;
+    return lg_ox_reshaped(out, a->x, &s);
+}
+
+static lg_status lg_ox_k_shape(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    const lg_ox_shape *s = a->dyn ? a->dyn : &a->x->shape;
+    int64_t start = 0, end = s->rank;
+    lg_status st;
+    if (lg_ox_attr_int(G, node, "start", &start) < 0 || lg_ox_attr_int(G, node, "end", &end) < 0)
+        return LG_ERR_FORMAT;
+    if (start < 0) start += s->rank;
+    if (end < 0) end += s->rank;
+    start = start < 0 ? 0 : start > s->rank ? s->rank : start;
+    end = end < start ? start : end > s->rank ? s->rank : end;
+    if ((st = lg_ox_int_alloc(out, 1, (size_t)(end - start))) != LG_OK) return st;
+    for (int64_t i = start; i < end; i++) out->iv[i - start] = s->d[i];
+    return LG_OK;
+}
+
+static lg_status lg_ox_k_arith(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    (void)a;
+    return lg_ox_arith_fold(G, node, out);
+}
+
+static lg_status lg_ox_k_more(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    (void)a;
+    return lg_ox_fold_more(G, node, out);
+}
+
+static lg_status lg_ox_k_cast(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    const lg_ox_const *x = a->x;
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    lg_status st;
+    int64_t to = 0;
+    if (lg_ox_attr_int(G, node, "to", &to) != 1)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: Cast needs an int 'to' attribute", f, desc);
+    lg_ox_shape s = x->shape;
+    if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
+        if ((st = lg_ox_int_alloc(out, 1, x->n)) != LG_OK) return st;
+        out->shape = s;
+        for (size_t i = 0; i < x->n; i++) {
+            double v = x->iv ? (double)x->iv[i] : x->v[i];
+            if (!x->iv && (v != floor(v) || fabs(v) > 9007199254740992.0))
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast of %g to int64 is not exact", f, desc, v);
+            out->iv[i] = x->iv ? x->iv[i] : (int64_t)v;
+        }
+        return LG_OK;
+    }
+    if (to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || to == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
+        if (x->v && x->dtype == to) return lg_ox_reshaped(out, x, &s);
+        if (!x->iv || to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to type %lld is folded from int64 to double only", f,
+                           desc, (long long)to);
+        *out = *x;
+        out->iv = NULL;
+        out->dtype = (int)to;
+        if (!(out->v = malloc((x->n ? x->n : 1) * sizeof *out->v))) return lg_fail(LG_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < x->n; i++) {
+            if (llabs(x->iv[i]) > (1LL << 53))
+                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast of %lld is not exact", f, desc, (long long)x->iv[i]);
+            out->v[i] = (double)x->iv[i];
+        }
+        return LG_OK;
+    }
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to element type %lld is not supported", f, desc, (long long)to);
+}
+
+static lg_status lg_ox_k_squeeze(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    lg_ox_shape s;
+    lg_status st = lg_ox_squeeze_shape(G, node, &a->x->shape, &s);
+    if (st != LG_OK) return st;
+    return lg_ox_reshaped(out, a->x, &s);
+}
+
+static lg_status lg_ox_k_gather(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const lg_ox_const *x = a->x;
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    lg_status st;
+    int64_t axis = 0;
+    if (lg_ox_attr_int(G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+    if (nd->n_input != 2 || in[1] < 0 || x->shape.rank != 1 || (axis != 0 && axis != -1))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Gather is folded on a 1-D constant along axis 0 only", f, desc);
+    const lg_ox_const *ix = &G->vals[in[1]].c;
+    if (!ix->iv || ix->shape.rank > 1)
+        return lg_fail(LG_ERR_FORMAT, "%s: %s: indices must be a scalar or 1-D int64 constant", f, desc);
+    if ((st = lg_ox_alloc_like(out, x, &ix->shape, ix->n)) != LG_OK) return st;
+    for (size_t i = 0; i < ix->n; i++) {
+        int64_t k = ix->iv[i] < 0 ? ix->iv[i] + (int64_t)x->n : ix->iv[i];
+        if (k < 0 || k >= (int64_t)x->n)
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: index %lld out of range for %zu values", f, desc,
+                           (long long)ix->iv[i], x->n);
+        if (out->iv) out->iv[i] = x->iv[k];
+        if (out->v) out->v[i] = x->v[k];
+    }
+    return LG_OK;
+}
+
+static lg_status lg_ox_k_concat(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
     const int *in = G->in_idx[node];
     const char *f = G->file, *desc = lg_ox_node_desc(G, node);
     lg_status st;
-    memset(out, 0, sizeof *out);
-    if (nd->n_input < 1 || in[0] < 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: missing input", f, desc);
-    const lg_ox_const *x = &G->vals[in[0]].c;
-    if (strcmp(op, "Shape") == 0) {
-        const lg_ox_shape *s = dyn ? dyn : &x->shape;
-        int64_t start = 0, end = s->rank;
-        if (lg_ox_attr_int(G, node, "start", &start) < 0 || lg_ox_attr_int(G, node, "end", &end) < 0)
-            return LG_ERR_FORMAT;
-        if (start < 0) start += s->rank;
-        if (end < 0) end += s->rank;
-        start = start < 0 ? 0 : start > s->rank ? s->rank : start;
-        end = end < start ? start : end > s->rank ? s->rank : end;
-        if ((st = lg_ox_int_alloc(out, 1, (size_t)(end - start))) != LG_OK) return st;
-        for (int64_t i = start; i < end; i++) out->iv[i - start] = s->d[i];
-        return LG_OK;
+    int64_t axis = 0;
+    (void)a;
+    if (lg_ox_attr_int(G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
+    size_t n = 0;
+    for (size_t j = 0; j < nd->n_input; j++) {
+        const lg_ox_const *c = in[j] >= 0 ? &G->vals[in[j]].c : NULL;
+        if (!c || !c->iv || c->shape.rank != 1 || (axis != 0 && axis != -1))
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Concat is folded on 1-D int64 constants only", f, desc);
+        n += c->n;
     }
-    if (dyn)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the network value is not supported (only Shape reads it)", f,
-                       desc, op);
-    if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0)
-        return lg_ox_arith_fold(G, node, out);
-    if (strcmp(op, "ConstantOfShape") == 0 || strcmp(op, "Equal") == 0 || strcmp(op, "Where") == 0 ||
-        strcmp(op, "Expand") == 0 || strcmp(op, "Range") == 0)
-        return lg_ox_fold_more(G, node, out);
-    if (strcmp(op, "Cast") == 0) {
-        int64_t to = 0;
-        if (lg_ox_attr_int(G, node, "to", &to) != 1)
-            return lg_fail(LG_ERR_FORMAT, "%s: %s: Cast needs an int 'to' attribute", f, desc);
-        lg_ox_shape s = x->shape;
-        if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
-            if ((st = lg_ox_int_alloc(out, 1, x->n)) != LG_OK) return st;
-            out->shape = s;
-            for (size_t i = 0; i < x->n; i++) {
-                double v = x->iv ? (double)x->iv[i] : x->v[i];
-                if (!x->iv && (v != floor(v) || fabs(v) > 9007199254740992.0))
-                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast of %g to int64 is not exact", f, desc, v);
-                out->iv[i] = x->iv ? x->iv[i] : (int64_t)v;
-            }
-            return LG_OK;
-        }
-        if (to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || to == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
-            if (x->v && x->dtype == to) return lg_ox_reshaped(out, x, &s);
-            if (!x->iv || to == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to type %lld is folded from int64 to double only", f,
-                               desc, (long long)to);
-            *out = *x;
-            out->iv = NULL;
-            out->dtype = (int)to;
-            if (!(out->v = malloc((x->n ? x->n : 1) * sizeof *out->v))) return lg_fail(LG_ERR_NOMEM, "out of memory");
-            for (size_t i = 0; i < x->n; i++) {
-                if (llabs(x->iv[i]) > (1LL << 53))
-                    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast of %lld is not exact", f, desc, (long long)x->iv[i]);
-                out->v[i] = (double)x->iv[i];
-            }
-            return LG_OK;
-        }
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Cast to element type %lld is not supported", f, desc, (long long)to);
+    if (n > LG_OX_MAX_RANK * 64) return lg_fail(LG_ERR_FORMAT, "%s: %s: %zu values", f, desc, n);
+    if ((st = lg_ox_int_alloc(out, 1, n)) != LG_OK) return st;
+    n = 0;
+    for (size_t j = 0; j < nd->n_input; j++) {
+        const lg_ox_const *c = &G->vals[in[j]].c;
+        memcpy(out->iv + n, c->iv, c->n * sizeof *c->iv);
+        n += c->n;
     }
-    if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
-        lg_ox_shape s;
-        if ((st = lg_ox_squeeze_shape(G, node, &x->shape, &s)) != LG_OK) return st;
-        return lg_ox_reshaped(out, x, &s);
-    }
-    if ((st = lg_ox_rank1(G, node, x, "the data")) != LG_OK) return st;
-    if (strcmp(op, "Gather") == 0) {
-        int64_t axis = 0;
-        if (lg_ox_attr_int(G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
-        if (nd->n_input != 2 || in[1] < 0 || x->shape.rank != 1 || (axis != 0 && axis != -1))
-            return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Gather is folded on a 1-D constant along axis 0 only", f, desc);
-        const lg_ox_const *ix = &G->vals[in[1]].c;
-        if (!ix->iv || ix->shape.rank > 1)
-            return lg_fail(LG_ERR_FORMAT, "%s: %s: indices must be a scalar or 1-D int64 constant", f, desc);
-        if ((st = lg_ox_alloc_like(out, x, &ix->shape, ix->n)) != LG_OK) return st;
-        for (size_t i = 0; i < ix->n; i++) {
-            int64_t k = ix->iv[i] < 0 ? ix->iv[i] + (int64_t)x->n : ix->iv[i];
-            if (k < 0 || k >= (int64_t)x->n)
-                return lg_fail(LG_ERR_FORMAT, "%s: %s: index %lld out of range for %zu values", f, desc,
-                               (long long)ix->iv[i], x->n);
-            if (out->iv) out->iv[i] = x->iv[k];
-            if (out->v) out->v[i] = x->v[k];
-        }
-        return LG_OK;
-    }
-    if (strcmp(op, "Concat") == 0) {
-        int64_t axis = 0;
-        if (lg_ox_attr_int(G, node, "axis", &axis) < 0) return LG_ERR_FORMAT;
-        size_t n = 0;
-        for (size_t j = 0; j < nd->n_input; j++) {
-            const lg_ox_const *c = in[j] >= 0 ? &G->vals[in[j]].c : NULL;
-            if (!c || !c->iv || c->shape.rank != 1 || (axis != 0 && axis != -1))
-                return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: Concat is folded on 1-D int64 constants only", f, desc);
-            n += c->n;
-        }
-        if (n > LG_OX_MAX_RANK * 64) return lg_fail(LG_ERR_FORMAT, "%s: %s: %zu values", f, desc, n);
-        if ((st = lg_ox_int_alloc(out, 1, n)) != LG_OK) return st;
-        n = 0;
-        for (size_t j = 0; j < nd->n_input; j++) {
-            const lg_ox_const *c = &G->vals[in[j]].c;
-            memcpy(out->iv + n, c->iv, c->n * sizeof *c->iv);
-            n += c->n;
-        }
-        return LG_OK;
-    }
-    /* Slice: starts/ends/axes/steps as inputs (opset ≥ 10) or attributes */
+    return LG_OK;
+}
+
+/* Slice: starts/ends/axes/steps as inputs (opset ≥ 10) or attributes */
+static lg_status lg_ox_k_slice(const lg_ox_graph *G, int node, const lg_ox_fold_in *a, lg_ox_const *out)
+{
+    const lg_ox_const *x = a->x;
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    lg_status st;
     int64_t sv[4][1];
     int has[4];
     const char *names[4] = {"starts", "ends", "axes", "steps"};
@@ -505,4 +571,88 @@ lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dy
         if (out->v) out->v[i] = x->v[k];
     }
     return LG_OK;
+}
+
+/* Flags of a folding entry: what the dispatcher checks or does before the fold. */
+enum {
+    LG_OXK_RANK1 = 1 << 2, /* the data (input 0) must be of rank ≤ 1 */
+    LG_OXK_EXACT = 1 << 3  /* arithmetic: folded only when the result is exact (listed as such) */
+};
+
+static const lg_ox_fold lg_ox_folds[] = {
+    {"Constant", lg_ox_k_constant, LG_OXK_SOURCE, 0},
+    {"Identity", lg_ox_k_reshape, 0, 0},
+    {"Flatten", lg_ox_k_reshape, 0, 1},
+    {"Reshape", lg_ox_k_reshape, 0, 2},
+    {"Shape", lg_ox_k_shape, LG_OXK_SHAPE, 0},
+    {"Gather", lg_ox_k_gather, LG_OXK_RANK1, 0},
+    {"Unsqueeze", lg_ox_k_squeeze, 0, 0},
+    {"Squeeze", lg_ox_k_squeeze, 0, 0},
+    {"Concat", lg_ox_k_concat, LG_OXK_RANK1, 0},
+    {"Slice", lg_ox_k_slice, LG_OXK_RANK1, 0},
+    {"Cast", lg_ox_k_cast, 0, 0},
+    {"ConstantOfShape", lg_ox_k_more, 0, 0},
+    {"Equal", lg_ox_k_more, 0, 0},
+    {"Where", lg_ox_k_more, 0, 0},
+    {"Expand", lg_ox_k_more, 0, 0},
+    {"Range", lg_ox_k_more, 0, 0},
+    {"Add", lg_ox_k_arith, LG_OXK_EXACT, 0},
+    {"Sub", lg_ox_k_arith, LG_OXK_EXACT, 0},
+    {"Mul", lg_ox_k_arith, LG_OXK_EXACT, 0},
+    {"Div", lg_ox_k_arith, LG_OXK_EXACT, 0},
+};
+#define LG_OX_N_FOLDS (sizeof lg_ox_folds / sizeof lg_ox_folds[0])
+
+const lg_ox_fold *lg_ox_fold_find(const char *op)
+{
+    for (size_t i = 0; i < LG_OX_N_FOLDS; i++)
+        if (strcmp(op, lg_ox_folds[i].op) == 0) return &lg_ox_folds[i];
+    return NULL;
+}
+
+const char *lg_ox_folds_text(void)
+{
+    static char text[512];
+    if (text[0]) return text;
+    size_t len = 0;
+    for (int exact = 0; exact < 2; exact++)
+        for (size_t i = 0; i < LG_OX_N_FOLDS; i++) {
+            if (!(lg_ox_folds[i].flags & LG_OXK_EXACT) != !exact || (lg_ox_folds[i].flags & LG_OXK_SOURCE)) continue;
+            const char *sep = !len ? "" : exact && !(lg_ox_folds[i - 1].flags & LG_OXK_EXACT) ? ", and exact " : ", ";
+            int k = snprintf(text + len, sizeof text - len, "%s%s", sep, lg_ox_folds[i].op);
+            if (k > 0) len = len + (size_t)k < sizeof text ? len + (size_t)k : sizeof text - 1;
+        }
+    return text;
+}
+
+lg_status lg_ox_fold_refuse(const lg_ox_graph *G, int node)
+{
+    const char *op = G->g->node[node]->op_type, *best = lg_ox_folds[0].op;
+    int bd = 1 << 30;
+    for (size_t i = 0; i < LG_OX_N_FOLDS; i++) {
+        int e = (lg_ox_folds[i].flags & LG_OXK_SOURCE) ? 1 << 30 : lg_ox_edit(op, lg_ox_folds[i].op);
+        if (e < bd) bd = e, best = lg_ox_folds[i].op;
+    }
+    return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: computes on constants only, and '%s' is not folded (nearest folded: "
+                   "%s; `lgelu info --help` lists all)", G->file, lg_ox_node_desc(G, node), op, best);
+}
+
+lg_status lg_ox_shape_fold(const lg_ox_graph *G, int node, const lg_ox_shape *dyn, lg_ox_const *out)
+{
+    const Onnx__NodeProto *nd = G->g->node[node];
+    const int *in = G->in_idx[node];
+    const char *f = G->file, *desc = lg_ox_node_desc(G, node);
+    const lg_ox_fold *k = lg_ox_fold_find(nd->op_type);
+    lg_status st;
+    memset(out, 0, sizeof *out);
+    lg_ox_fold_in a = {.dyn = dyn, .aux = k ? k->aux : 0};
+    if (k && (k->flags & LG_OXK_SOURCE)) return k->fn(G, node, &a, out);
+    if (nd->n_input < 1 || in[0] < 0) return lg_fail(LG_ERR_FORMAT, "%s: %s: missing input", f, desc);
+    if (!k) return lg_ox_fold_refuse(G, node);
+    a.x = &G->vals[in[0]].c;
+    if (dyn && !(k->flags & LG_OXK_SHAPE))
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: %s of the network value is not supported (only Shape reads it)", f,
+                       desc, nd->op_type);
+    if ((k->flags & LG_OXK_RANK1) && (st = lg_ox_rank1(G, node, a.x, "the data")) != LG_OK) return st;
+    return k->fn(G, node, &a, out);
 }

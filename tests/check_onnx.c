@@ -344,7 +344,7 @@ START_TEST(test_onnx_op_variants_match_numpy)
         free(scr);
         lg_net_free(&net);
     }
-    static const char *bad[] = {"bad_op_typo", "bad_pow", "bad_max2", "bad_reducemean"};
+    static const char *bad[] = {"bad_op_typo", "bad_pow", "bad_max2", "bad_reducemean", "bad_const_op"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[600], expect[256] = "";
         snprintf(path, sizeof path, "%s/%s.expect", dir, bad[i]);

@@ -9,6 +9,7 @@
 
 #include "core/op.h"
 #include "core/rng.h"
+#include "encode/problem.h"
 #include "testutil.h"
 #include "verify/opstage.h"
 
@@ -95,6 +96,31 @@ START_TEST(test_optable_lower_nodes)
 }
 END_TEST
 
+/* Every back-end row says through `supports` that it takes the exact ReLU form of max-pool
+ * nodes and not the nodes themselves; the back-end decision refuses the nodes before any
+ * call. */
+START_TEST(test_optable_solver_supports)
+{
+    lg_net net, low;
+    ck_assert_int_eq(optable_pool_net(&net, 0), LG_OK);
+    ck_assert_int_eq(lg_net_lower_nodes(&low, &net, 1), LG_OK);
+    int rows = 0;
+    for (int i = 0; lg_solver_at(i); i++, rows++) {
+        const lg_solver_ops *o = lg_solver_at(i);
+        ck_assert_ptr_nonnull(o->supports);
+        lg_problem p = {0};
+        p.net = &net;
+        ck_assert_int_eq(o->supports(&p), LG_ERR_UNSUPPORTED);
+        ck_assert_msg(strstr(lg_errmsg(), "max-pool") != NULL, "%s: %s", o->name, lg_errmsg());
+        p.net = &low;
+        ck_assert_int_eq(o->supports(&p), LG_OK);
+    }
+    ck_assert_int_ge(rows, 2);
+    lg_net_free(&low);
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_optable(void)
 {
     Suite *s = suite_create("optable");
@@ -103,6 +129,7 @@ Suite *suite_optable(void)
     tcase_add_test(tc, test_optable_entries_match_flags);
     tcase_add_test(tc, test_optable_node_only_as_own_term);
     tcase_add_test(tc, test_optable_lower_nodes);
+    tcase_add_test(tc, test_optable_solver_supports);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -143,6 +143,9 @@ def main(out):
     save(out, "bad_pow", [n("Pow", ["x", "three"], ["y"])], [init("three", np.float32(3))], [1, 4], [1, 4],
          expect="read only inside a LayerNorm")
     save(out, "bad_max2", [n("Max", ["x", "x", "x"], ["y"])], [], [1, 4], [1, 4], expect="uses 3 network values")
+    # an op on constants only that the folding table lacks: the refusal names it and the nearest folded op
+    save(out, "bad_const_op", [n("Sin", ["c"], ["s"]), n("Add", ["x", "s"], ["y"])], [init("c", np.ones(4, np.float32))],
+         [1, 4], [1, 4], expect="computes on constants only, and 'Sin' is not folded (nearest folded: ")
 
 
 if __name__ == "__main__":

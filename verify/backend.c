@@ -112,14 +112,13 @@ static void lg_backend_answer(lg_backend_out *out, lg_answer a, const lg_solver_
 
 lg_status lg_backend_decide(const lg_solver_pick *solver, const lg_backend_call *c, lg_backend_out *out, double *x)
 {
-    if (!(c->p->trelax && lg_net_first_tnode(c->net) >= 0) && /* Transformer nodes: by their relaxation */
-        lg_net_require_no_max(c->net, "the complete back-ends (encode lg_net_lower_max's ReLU form)") != LG_OK)
-        return LG_ERR_UNSUPPORTED;
-    memset(out, 0, sizeof *out);
-    out->how.stage = LG_STAGE_BACKEND;
     const lg_solver_ops *chain[3];
     int n_chain = lg_solver_chain(solver, chain);
     lg_status st = LG_OK;
+    for (int i = 0; i < n_chain; i++) /* a network a row does not take is refused before any call */
+        if ((st = chain[i]->supports(c->p)) != LG_OK) return st;
+    memset(out, 0, sizeof *out);
+    out->how.stage = LG_STAGE_BACKEND;
     lg_result res;
     memset(&res, 0, sizeof res);
     for (int i = 0; i < n_chain; i++) {

@@ -235,6 +235,8 @@ typedef struct lg_case {
                                 nodes: what net's own bounds leave open goes on there */
     int count;               /* 1: add this net's unstable counts to the report (0 on low: other layers) */
     int attacked;            /* the attack already ran on this case (on the max-pool nodes' net) */
+    int bounded;             /* b and kept hold this net's bounds (released when the pass ends) */
+    int lower;               /* a stage passed the case on to low, the ReLU form */
     int refined;             /* the bound refinement ran its α-CROWN on every layer: the search's root skips its own */
 } lg_case;
 
@@ -246,7 +248,7 @@ typedef lg_status (*lg_stage_fn)(lg_case *k);
  * allows (DESIGN.md §3). Chosen once per run from the net and the options. */
 struct lg_route {
     lg_status (*check)(const lg_net *net); /* the nets the route takes */
-    int relu_split;                        /* ReLU branch and bound (else input splitting only) */
+    lg_bab_mode (*split)(lg_bab_mode m, int n_in); /* the splitting strategy for --bab m, n_in inputs */
     int backend;                           /* complete back-ends (piecewise-linear encodings) */
     lg_stage_fn stages[12];                /* NULL-terminated */
 };
@@ -593,20 +595,41 @@ static lg_status lg_stage_backend(lg_case *k)
 }
 
 /* The routes (verify.h: the order per case). */
-static const lg_route lg_route_pwl = {lg_bounds_check_net, 1, 1,
+/* The routes' splitting strategies: ReLU or input splitting as lg_bab_pick picks, inputs only
+ * (smooth activations), ReLU splitting where the inputs are too many to split (Transformer
+ * nodes, bab_tnode.h), inputs only on Transformer nodes with the back-end. */
+static lg_bab_mode lg_split_any(lg_bab_mode m, int n_in) { return lg_bab_pick(m, n_in); }
+static lg_bab_mode lg_split_input(lg_bab_mode m, int n_in)
+{
+    lg_bab_mode bm = lg_bab_pick(m, n_in);
+    return bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
+}
+static lg_bab_mode lg_split_tnode(lg_bab_mode m, int n_in)
+{
+    return m == LG_BAB_NONE ? LG_BAB_NONE : m == LG_BAB_AUTO ? lg_bab_pick(m, n_in) : m;
+}
+static lg_bab_mode lg_split_tnode_backend(lg_bab_mode m, int n_in)
+{
+    (void)n_in;
+    return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
+}
+
+static const lg_route lg_route_pwl = {lg_bounds_check_net, lg_split_any, 1,
                                       {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
                                        lg_stage_tighten, lg_stage_refine, lg_stage_split, lg_stage_backend, NULL}};
 /* A net with max-pool nodes, on the nodes themselves (DESIGN.md §1 "The max-pool node"): no
  * back-end and no LP (they take the exact ReLU form, where an open case goes on); branch and
  * bound gets all the time */
-static const lg_route lg_route_node = {lg_bounds_check_net, 1, 0,
+static lg_status lg_stage_node_end(lg_case *k);
+static const lg_route lg_route_node = {lg_bounds_check_net, lg_split_any, 0,
                                        {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
-                                        lg_stage_split, NULL}};
-static const lg_route lg_route_backend_only = {lg_bounds_check_net, 1, 1, {lg_stage_trivial, lg_stage_backend_all, NULL}};
+                                        lg_stage_split, lg_stage_node_end, NULL}};
+static const lg_route lg_route_backend_only = {lg_bounds_check_net, lg_split_any, 1,
+                                               {lg_stage_trivial, lg_stage_backend_all, NULL}};
 /* DESIGN.md §3 "Smooth activations": bounds, attack, α, input and activation splitting */
 static const lg_route lg_route_smooth = {
     lg_bounds_check_direct,
-    0,
+    lg_split_input,
     0,
     {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_alpha_layers, lg_stage_alpha, lg_stage_finite,
      lg_stage_split, lg_stage_act_split, lg_stage_smooth_end, NULL}};
@@ -647,10 +670,10 @@ static lg_status lg_stage_tnode_backend(lg_case *k)
     return st;
 }
 
-static const lg_route lg_route_tnode = {lg_verify_check_tnode, 0, 0,
+static const lg_route lg_route_tnode = {lg_verify_check_tnode, lg_split_tnode, 0,
                                         {lg_stage_trivial, lg_stage_bounds, lg_stage_attack, lg_stage_finite,
                                          lg_stage_tnode_backend, lg_stage_split, lg_stage_smooth_end, NULL}};
-static const lg_route lg_route_tnode_backend_only = {lg_verify_check_tnode, 0, 0,
+static const lg_route lg_route_tnode_backend_only = {lg_verify_check_tnode, lg_split_tnode_backend, 0,
                                                      {lg_stage_trivial, lg_stage_finite, lg_stage_tnode_backend, NULL}};
 
 /* The route of net under o: chosen once per run. */
@@ -659,16 +682,6 @@ static const lg_route *lg_verify_route(const lg_net *net, const lg_verify_opts *
     if (net && lg_net_first_tnode(net) >= 0) return o->backend_only ? &lg_route_tnode_backend_only : &lg_route_tnode;
     if (net && lg_bounds_net_smooth(net)) return &lg_route_smooth;
     return o->backend_only ? &lg_route_backend_only : &lg_route_pwl;
-}
-
-/* The splitting strategy of route for a net with n_in inputs. */
-static lg_bab_mode lg_route_bab(const lg_route *route, lg_bab_mode m, int n_in)
-{
-    if (route == &lg_route_tnode_backend_only) return m == LG_BAB_NONE ? LG_BAB_NONE : LG_BAB_INPUT;
-    if (route == &lg_route_tnode) /* ReLU splitting where the inputs are too many to split (bab_tnode.h) */
-        return m == LG_BAB_NONE ? LG_BAB_NONE : m == LG_BAB_AUTO ? lg_bab_pick(m, n_in) : m;
-    lg_bab_mode bm = lg_bab_pick(m, n_in);
-    return route->relu_split || bm == LG_BAB_INPUT ? bm : LG_BAB_NONE;
 }
 
 /* The case's unstable counts into the report (when k->count), then its
@@ -715,55 +728,87 @@ static lg_status lg_verify_attack_first(lg_case *k)
     return LG_OK;
 }
 
-static lg_status lg_verify_case(lg_case *k)
+/* The opening of every route: a short attack first where bounds are costly. */
+static lg_status lg_stage_attack_first(lg_case *k)
 {
-    const lg_route *route = k->route, *route0 = k->route;
-    memset(k->co, 0, sizeof *k->co);
-    lg_status sa = lg_verify_attack_first(k);
-    if (sa != LG_OK || k->co->v == LG_VERDICT_VIOLATED) return sa;
-    /* symbolic bounds first; LP tightening (--tighten lp) only after the
-     * attack: it is the expensive part and useless on violated instances */
+    lg_status st = lg_verify_attack_first(k);
+    if (st == LG_OK && k->co->v == LG_VERDICT_VIOLATED) k->done = 1;
+    return st;
+}
+
+/* The opening: symbolic bounds; LP tightening (--tighten lp) only after the attack: it is the
+ * expensive part and useless on violated instances. */
+static lg_status lg_stage_prepare(lg_case *k)
+{
     double t0 = lg_now();
     lg_status st = lg_verify_prepare(k->net, k->prop, k->c, LG_TIGHTEN_NONE, k->run, &k->b, &k->kept, &k->p, NULL);
     k->r->t_bounds += lg_now() - t0;
     if (st == LG_ERR_TIMEOUT) { /* the bounds did not finish: nothing to decide from */
         lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+        k->done = 1;
         return LG_OK;
     }
     if (st != LG_OK) return st;
+    k->bounded = 1;
     k->r->n_cases_bounded++;
-    if (k->low && k->p.n_terms > 0 && route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
-        route = &lg_route_node; /* max-pool nodes: attack and branch and bound on the nodes first */
-    else if (k->low && (k->p.n_terms > 0 || k->o->backend_only))
-        goto lower;
-    k->route = route;
-    k->bm = lg_route_bab(route, k->o->bab.mode, k->net->n_in);
+    return LG_OK;
+}
+
+/* The opening's end: the case's route. On a net with max-pool nodes, open terms go to the node
+ * route (attack and branch and bound on the nodes first), or straight to the ReLU form. */
+static lg_status lg_stage_route(lg_case *k)
+{
+    if (k->low && k->p.n_terms > 0 && k->route == &lg_route_pwl && k->o->tighten == LG_TIGHTEN_NONE)
+        k->route = &lg_route_node;
+    else if (k->low && (k->p.n_terms > 0 || k->o->backend_only)) {
+        k->lower = 1;
+        return LG_OK;
+    }
+    k->bm = k->route->split(k->o->bab.mode, k->net->n_in);
     k->cc = lg_runctx_child(k->run, (uint64_t)k->c);
-    k->done = 0;
-    for (int i = 0; route->stages[i] && !k->done && st == LG_OK; i++) st = route->stages[i](k);
-    if (st == LG_OK && route == &lg_route_node && !k->done) {
-        if (!lg_runctx_expired(k->run)) goto lower;
-        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+    return LG_OK;
+}
+
+/* The node route's end, undecided: on to the ReLU form while there is time. */
+static lg_status lg_stage_node_end(lg_case *k)
+{
+    if (!lg_runctx_expired(k->run)) k->lower = 1;
+    else lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+    return LG_OK;
+}
+
+/* Before the route's own stages; an error here ends the run (a timeout only in the bounds is an
+ * unknown case). */
+static const lg_stage_fn lg_case_opening[] = {lg_stage_attack_first, lg_stage_prepare, lg_stage_route, NULL};
+
+/* Case k: the opening, then its route's stages, in one pass per net: max-pool nodes first, then
+ * what their relaxation (backsub.h) and branch and bound on them leave open on the exact ReLU
+ * form, the same real function. */
+static lg_status lg_verify_case(lg_case *k)
+{
+    const lg_route *route0 = k->route;
+    for (;;) {
+        lg_status st = LG_OK;
+        memset(k->co, 0, sizeof *k->co);
+        k->done = k->lower = k->bounded = 0;
+        for (int i = 0; lg_case_opening[i] && !k->done && !k->lower; i++)
+            if ((st = lg_case_opening[i](k)) != LG_OK) return st;
+        for (int i = 0; !k->lower && k->route->stages[i] && !k->done && st == LG_OK; i++) st = k->route->stages[i](k);
+        if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
+            lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
+            k->co->how.stage = LG_STAGE_NONE;
+            k->co->how.by = k->co->how.confirm = NULL;
+            k->co->how.theory[0] = '\0';
+            st = LG_OK;
+        }
+        if (k->bounded) lg_case_release(k);
+        if (!k->lower || st != LG_OK) return st;
+        if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
+        k->route = route0; /* the run's route (the node route is this net's only) */
+        k->net = k->low;
+        k->low = NULL;
+        k->count = 0;
     }
-    if (st == LG_ERR_TIMEOUT) { /* a stage stopped at the deadline (core/runctx.h): its result is not used */
-        lg_case_unknown(k->co, LG_REASON_TIMEOUT, 1, "timeout");
-        k->co->how.stage = LG_STAGE_NONE;
-        k->co->how.by = k->co->how.confirm = NULL;
-        k->co->how.theory[0] = '\0';
-        st = LG_OK;
-    }
-    lg_case_release(k);
-    return st;
-lower:
-    /* max-pool nodes: what the node's relaxation (backsub.h) and branch and bound on it leave open
-     * goes on on the exact ReLU form, the same real function */
-    lg_case_release(k);
-    if (k->run->verbose) fprintf(stderr, "case %d: max-pool nodes open: continuing on their ReLU form\n", k->c);
-    k->route = route0; /* the run's route (the node route is this net's only) */
-    k->net = k->low;
-    k->low = NULL;
-    k->count = 0;
-    return lg_verify_case(k);
 }
 
 double lg_verify_auto_bab_share(const lg_net *net, int unstable, long *max_nodes)
@@ -823,7 +868,7 @@ lg_status lg_verify_run_in(const lg_net *net, const lg_prop *prop, const lg_veri
     r->violated_case = -1;
     r->bound_method = o->tighten == LG_TIGHTEN_LP ? "symbolic+lp" : "symbolic";
     const lg_route *route = lg_verify_route(net, o);
-    r->bab_mode = lg_bab_mode_name(lg_route_bab(route, o->bab.mode, net ? net->n_in : 0));
+    r->bab_mode = lg_bab_mode_name(route->split(o->bab.mode, net ? net->n_in : 0));
     lg_status st = route->check(net);
     if (st != LG_OK) return st;
     if (!route->backend) { /* DESIGN.md §3 "Smooth activations" */

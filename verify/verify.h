@@ -27,6 +27,10 @@
  * back-end); a case still open with time left (branch and bound stuck or at
  * a limit), --tighten lp and back-end only go on on the exact ReLU form
  * (bounds again, then the piecewise-linear route; the attack not again).
+ * Every route opens with the same stages — a short attack first where
+ * bounds are costly (convs, max-pool nodes), the symbolic bounds, the choice
+ * of the case's route — and the case is one loop over the opening and the
+ * route's stages, one pass per net (the nodes, then their ReLU form).
  * A net with Transformer nodes goes through bounds, attack and input
  * splitting; with one back-end (`--solver glpk|z3`) or back-end only, the
  * back-end decides the case after the attack on the ReLU parts exactly and
