@@ -161,6 +161,26 @@ fail:
     return st;
 }
 
+lg_status lg_devnet_use_exact(lg_devnet *v)
+{
+    if (!v->relu) return lg_fail(LG_ERR_ARG, "devnet used before lg_devnet_init");
+    if (lg_net_first_tnode(v->relu) >= 0 || lg_net_has_max(v->relu))
+        return lg_fail(LG_ERR_ARG, "devnet: the exact route does not take max-pool or Transformer nodes");
+    if (!v->diff0.layers) {
+        long N = v->n_noise;
+        lg_status st = lg_devnet_build(&v->diff0, v->relu, v->ref, N, 0);
+        if (st == LG_OK) st = lg_bounds_init(&v->b0, &v->diff0);
+        if (st != LG_OK) {
+            lg_net_free(&v->diff0);
+            lg_bounds_free(&v->b0);
+            return st;
+        }
+    }
+    v->off = 1;
+    v->off0 = 0;
+    return LG_OK;
+}
+
 void lg_devnet_free(lg_devnet *v)
 {
     lg_net_free(&v->diff);

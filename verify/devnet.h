@@ -107,6 +107,11 @@ typedef struct lg_devnet {
 lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref);
 void lg_devnet_free(lg_devnet *v);
 
+/* Take the exact route (devnet.h) on every later lg_devnet_bound, whatever
+ * the pair's size: builds D0 if needed. LG_ERR_ARG if the pair has max-pool
+ * or Transformer nodes (v is then unchanged). */
+lg_status lg_devnet_use_exact(lg_devnet *v);
+
 /* e[n_out] ≥ sup over x in the raw box [lo, hi] of |y_relu,j(x) − y_ref,j(x)|
  * for the exact and for the computed outputs. run (may be NULL) is the
  * deadline of the bound engine (LG_ERR_TIMEOUT past it; e is then
