@@ -122,7 +122,7 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     lg_net *D = &v->diff;
     if ((st = lg_bounds_init(&v->b, D)) != LG_OK) goto fail;
     v->n_noise = (int)N;
-    v->lo = malloc(((size_t)2 * (size_t)ni + (size_t)6 * (size_t)N + (size_t)10 * (size_t)no) * sizeof *v->lo);
+    v->lo = malloc(((size_t)2 * (size_t)ni + (size_t)6 * (size_t)N + (size_t)11 * (size_t)no) * sizeof *v->lo);
     v->zp = malloc((size_t)2 * (size_t)L * sizeof *v->zp);
     v->node = calloc((size_t)2 * (size_t)N, 1);
     if (!v->lo || !v->zp || !v->node) {
@@ -307,20 +307,15 @@ done:
     return st;
 }
 
-lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, const lg_runctx *run, double *e)
+/* The noisy D: CROWN unless v->off, else (or without memory for CROWN) interval arithmetic. */
+static lg_status lg_devnet_bound_noisy(lg_devnet *v, const double *lo, const double *hi, const lg_runctx *run,
+                                       double *e)
 {
-    if (!v->relu) return lg_fail(LG_ERR_ARG, "devnet used before lg_devnet_init");
     const int L = v->relu->n_layers, no = lg_net_n_out(v->relu), n0 = v->relu->n_in, N = v->n_noise;
     lg_bounds *b = &v->b;
     lg_status st;
     v->valid = v->exact = 0;
     for (int j = 0; j < no; j++) e[j] = INFINITY;
-    if (v->off && !v->off0) { /* the exact route; no memory for its rows: the interval route */
-        st = lg_devnet_bound_exact(v, lo, hi, run, e);
-        if (st != LG_ERR_NOMEM) return st;
-        v->valid = v->exact = 0;
-        for (int j = 0; j < no; j++) e[j] = INFINITY;
-    }
     memcpy(v->lo, lo, (size_t)n0 * sizeof *lo);
     memcpy(v->hi, hi, (size_t)n0 * sizeof *hi);
     memset(v->lo + n0, 0, 2 * (size_t)N * sizeof *v->lo);
@@ -381,4 +376,32 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
 done:
     b->run = NULL;
     return st;
+}
+
+lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, const lg_runctx *run, double *e)
+{
+    if (!v->relu) return lg_fail(LG_ERR_ARG, "devnet used before lg_devnet_init");
+    const int L = v->relu->n_layers, no = lg_net_n_out(v->relu);
+    v->valid = v->exact = 0;
+    for (int j = 0; j < no; j++) e[j] = INFINITY;
+    if (!v->off || v->off0) return lg_devnet_bound_noisy(v, lo, hi, run, e);
+    /* the exact route, then the interval route through the noisy D (cheap; tighter on small boxes,
+     * where the envelope's growth through the layers dominates): per output the smaller bound, per
+     * neuron the intersection (both hold the exact and the computed values) */
+    double *ex = v->env + 3 * no;
+    lg_status st = lg_devnet_bound_exact(v, lo, hi, run, ex);
+    if (st != LG_OK && st != LG_ERR_NOMEM) return st;
+    const int vx = st == LG_OK && v->valid;
+    if ((st = lg_devnet_bound_noisy(v, lo, hi, run, e)) != LG_OK) return st;
+    if (!vx) return LG_OK; /* the interval route's answer (valid 2, or no claim) */
+    if (v->valid)
+        for (int k = 1; k <= 2 * L; k++)
+            for (int i = 0; i < v->diff0.layers[k].n_out; i++) {
+                v->b0.lo[k][i] = fmax(v->b0.lo[k][i], v->b.lo[k][i]);
+                v->b0.hi[k][i] = fmin(v->b0.hi[k][i], v->b.hi[k][i]);
+            }
+    for (int j = 0; j < no; j++) e[j] = fmin(e[j], ex[j]);
+    v->valid = 1;
+    v->exact = 1;
+    return LG_OK;
 }

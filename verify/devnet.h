@@ -51,7 +51,10 @@
  * then hold the computed pre-activations, and the output bound adds both
  * nets' Lip·err + ξ. The rounding is ~1e−16 relative, so its growth through
  * the layers (|W|·Lip per layer) stays far below any deviation of interest.
- * Nets with max-pool or Transformer nodes keep the interval route.
+ * Nets with max-pool or Transformer nodes keep the interval route. The
+ * exact route also runs the interval route (cheap) and keeps per output the
+ * smaller bound and per neuron the intersection: on small boxes (a point)
+ * the interval route is the tighter, the envelope's growth dominating.
  *
  * It is a second sound bound beside anneal/deviation.c's propagation;
  * callers keep the smaller per output. At a point (ε = 0) it is the exact
