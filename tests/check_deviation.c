@@ -752,7 +752,7 @@ START_TEST(test_deviation_devnet_dag_sound)
     lg_rng_init(&r, 4242u, 5);
     static const lg_act acts[] = {LG_ACT_LGELU, LG_ACT_GELU, LG_ACT_SWISH, LG_ACT_PRELU};
     const int n_dags = lg_test_quick() ? 12 : 48;
-    int residual = 0, valid = 0, valid_iv = 0, tighter = 0;
+    int residual = 0, valid = 0, valid_iv = 0, valid_x = 0, exact_tight = 0, tighter = 0;
     double pgd_worst = 0.0;
     for (int it = 0; it < n_dags; it++) {
         lg_test_dag_opts o = {.max_nodes = 5, .max_width = 4, .conv = it % 4 == 0, .act = LG_ACT_RELU};
@@ -796,7 +796,7 @@ START_TEST(test_deviation_devnet_dag_sound)
         lg_devnet vi;
         double Di, evi[8], epi[8];
         ck_assert_int_eq(lg_devnet_init(&vi, rn, &ref), LG_OK);
-        vi.off = 1;
+        vi.off = vi.off0 = 1;
         ck_assert_int_eq(lg_transfer_box_delta(&dev, &vi, rn, &b, lo, hi, &Di), LG_OK);
         ck_assert_int_eq(lg_devnet_bound(&vi, lo, hi, NULL, evi), LG_OK);
         ck_assert_int_ne(vi.valid, 1);
@@ -806,6 +806,24 @@ START_TEST(test_deviation_devnet_dag_sound)
             lg_dev_ext x = {lg_devnet_pre_lo(&vi, 0), lg_devnet_pre_hi(&vi, 0), lg_devnet_pre_lo(&vi, 1),
                             lg_devnet_pre_hi(&vi, 1), 1};
             ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, epi, NULL), LG_OK);
+        }
+        /* the exact route (CROWN on the difference network over x alone, the rounding of both
+         * passes as a forward envelope): its bound, the pair propagation on its bounds and the
+         * combined bound, checked against the same samples */
+        lg_devnet vx;
+        double Dx, evx[8], epx[8];
+        ck_assert_int_eq(lg_devnet_init(&vx, rn, &ref), LG_OK);
+        ck_assert_int_eq(lg_devnet_use_exact(&vx), LG_OK);
+        ck_assert_int_eq(lg_transfer_box_delta(&dev, &vx, rn, &b, lo, hi, &Dx), LG_OK);
+        ck_assert_int_eq(lg_devnet_bound(&vx, lo, hi, NULL, evx), LG_OK);
+        for (int j = 0; j < no; j++) epx[j] = INFINITY;
+        if (vx.valid) {
+            ck_assert_int_eq(vx.exact, 1);
+            valid_x++;
+            lg_dev_ext x = {lg_devnet_pre_lo(&vx, 0), lg_devnet_pre_hi(&vx, 0), lg_devnet_pre_lo(&vx, 1),
+                            lg_devnet_pre_hi(&vx, 1), 1};
+            ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, epx, NULL), LG_OK);
+            for (int j = 0; j < no; j++) exact_tight += evx[j] <= evi[j];
         }
         size_t len = lg_net_nodes_len(rn);
         double x[64], yr[8], yg[8], scr[256], *vals = malloc(2 * len * sizeof *vals), *pre = vals + len;
@@ -822,10 +840,25 @@ START_TEST(test_deviation_devnet_dag_sound)
                 ck_assert_msg(d <= D && d <= ev[j] && d <= ep[j],
                               "DAG %d output %d: observed %.17g > bound (combined %.17g, devnet %.17g, pair %.17g)", it,
                               j, d, D, ev[j], ep[j]);
+                ck_assert_msg(d <= Dx && d <= evx[j] && d <= epx[j],
+                              "DAG %d output %d: observed %.17g > exact route (combined %.17g, devnet %.17g, pair %.17g)",
+                              it, j, d, Dx, evx[j], epx[j]);
                 ck_assert_msg(d <= Di && d <= evi[j] && d <= epi[j],
                               "DAG %d output %d: observed %.17g > interval route (combined %.17g, devnet %.17g, pair "
                               "%.17g)",
                               it, j, d, Di, evi[j], epi[j]);
+            }
+            for (int w = 0; w < 2 && vx.valid; w++) {
+                const lg_net *net = w ? &ref : rn;
+                lg_net_forward_nodes(net, x, vals, pre);
+                for (int k = 0; k < net->n_layers; k++)
+                    for (int i = 0; i < net->layers[k].n_out; i++) {
+                        double z = pre[lg_net_node_offset(net, k) + (size_t)i];
+                        ck_assert_msg(lg_devnet_pre_lo(&vx, w)[k][i] <= z && z <= lg_devnet_pre_hi(&vx, w)[k][i],
+                                      "DAG %d net %d layer %d neuron %d: computed %.17g outside the exact route's "
+                                      "[%.17g, %.17g]",
+                                      it, w, k, i, z, lg_devnet_pre_lo(&vx, w)[k][i], lg_devnet_pre_hi(&vx, w)[k][i]);
+                    }
             }
             for (int w = 0; w < 2 && vi.valid; w++) {
                 const lg_net *net = w ? &ref : rn;
@@ -856,6 +889,8 @@ START_TEST(test_deviation_devnet_dag_sound)
         for (int j = 0; j < no; j++) {
             for (int i = 0; i < ni; i++) x[i] = 0.5 * (lo[i] + hi[i]);
             double d = lg_test_pgd_deviation(rn, &ref, j, lo, hi, x, 40, 0.1, yr, yg, scr);
+            ck_assert_msg(d <= Dx && d <= evx[j] && d <= epx[j], "DAG %d output %d: PGD deviation %.17g > exact route "
+                          "(combined %.17g, devnet %.17g, pair %.17g)", it, j, d, Dx, evx[j], epx[j]);
             ck_assert_msg(d <= D && d <= ev[j] && d <= ep[j] && d <= Di && d <= evi[j] && d <= epi[j],
                           "DAG %d output %d: PGD deviation %.17g > a bound (combined %.17g / %.17g, devnet %.17g / "
                           "%.17g, pair %.17g / %.17g)",
@@ -863,6 +898,7 @@ START_TEST(test_deviation_devnet_dag_sound)
             pgd_worst = fmax(pgd_worst, d / fmin(fmin(D, Di), fmin(ev[j], evi[j])));
         }
         free(vals);
+        lg_devnet_free(&vx);
         lg_devnet_free(&vi);
         lg_bounds_free(&b);
         lg_devnet_free(&v);
@@ -872,9 +908,11 @@ START_TEST(test_deviation_devnet_dag_sound)
     }
     fprintf(stderr,
             "deviation devnet: %d DAGs (%d residual relu layers), %d proved (%d by the interval route), %d tighter "
-            "than the propagation; PGD deviation / bound at most %.3f\n",
-            n_dags, residual, valid, valid_iv, tighter, pgd_worst);
+            "than the propagation; PGD deviation / bound at most %.3f; exact route proved %d, at or below the "
+            "interval route on %d outputs\n",
+            n_dags, residual, valid, valid_iv, tighter, pgd_worst, valid_x, exact_tight);
     ck_assert_int_gt(residual, 0);
+    ck_assert_int_eq(valid_x, n_dags); /* the exact route's magnitude check holds on every one too */
     ck_assert_int_eq(valid, n_dags); /* the magnitude check holds on every one of these */
     ck_assert_int_gt(tighter, 0);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <gmp.h>
 
+#include "anneal/deviation.h"
 #include "core/act.h"
 #include "core/linop.h"
 #include "core/netfile.h"
@@ -21,6 +22,7 @@
 #include "verify/alpha.h"
 #include "verify/bab_act.h"
 #include "verify/bounds.h"
+#include "verify/devnet.h"
 #include "verify/recheck.h"
 #include "verify/transfer.h"
 #include "verify/verify.h"
@@ -259,6 +261,66 @@ static long fz_direct_run(const lg_fuzz_case *fc, const lg_net *net, const lg_ne
                           const lg_prop *ex, int n_ex, const char *const *dstr, double known, const char *cls,
                           int mode, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log);
 
+/* The difference network's exact route (verify/devnet.h: CROWN over x alone, the rounding as a
+ * forward envelope), refined as far as the leaf cap allows, on the box [lo, hi] of fc's net and
+ * its substitution ref (dref: ref's dense form): the combined bound of `check` is never below the
+ * exact (MPFR) or the computed |f_relu − f_ref| at the centre xc and the two corners. */
+static long fz_exact_route(const lg_fuzz_case *fc, const lg_net *ref, const lg_net *dref, const double *lo,
+                           const double *hi, const double *xc, lg_fuzz_stats *s, FILE *log, lg_act act, double param)
+{
+    const lg_net *rn = &fc->net;
+    const int no = lg_net_n_out(rn);
+    lg_net drelu;
+    lg_dev dev;
+    lg_devnet v;
+    lg_bounds b;
+    memset(&dev, 0, sizeof dev);
+    memset(&v, 0, sizeof v);
+    memset(&b, 0, sizeof b);
+    long bad = 0;
+    double D = INFINITY;
+    if (fz_dense_form(&drelu, rn) != LG_OK) return 0;
+    if (lg_dev_init(&dev, rn, ref) != LG_OK || lg_devnet_init(&v, rn, ref) != LG_OK || lg_devnet_use_exact(&v) != LG_OK ||
+        lg_bounds_init(&b, rn) != LG_OK)
+        goto done;
+    v.want = 0.0;
+    if (lg_transfer_box_delta(&dev, &v, rn, &b, lo, hi, &D) != LG_OK) goto done;
+    s->exact_route++;
+    mpfr_t *yr = malloc(2 * (size_t)no * sizeof *yr), *yg = yr + no, d;
+    double *ar = malloc((4 * (size_t)no + 4 * (size_t)lg_net_max_width(rn) + 2) * sizeof *ar);
+    LG_ASSERT(yr && ar);
+    double *ag = ar + no, *scr = ag + no;
+    for (int j = 0; j < 2 * no; j++) mpfr_init2(yr[j], FZ_PREC);
+    mpfr_init2(d, FZ_PREC);
+    for (int pt = 0; pt < 3; pt++) {
+        const double *x = pt == 0 ? xc : pt == 1 ? lo : hi;
+        fz_forward(&drelu, x, yr);
+        fz_forward(dref, x, yg);
+        lg_net_forward(rn, x, ar, scr);
+        lg_net_forward(ref, x, ag, scr);
+        for (int j = 0; j < no; j++) {
+            mpfr_sub(d, yr[j], yg[j], MPFR_RNDN);
+            double ex = fabs(mpfr_get_d(d, MPFR_RNDU)), cd = fabs(ar[j] - ag[j]);
+            if (ex > D || cd > D || D != D) {
+                fprintf(log, "soundfuzz: exact-route deviation bound %.17g below |f_relu - f_ref| (exact %.17g, computed "
+                        "%.17g) at output %d\n", D, ex, cd, j);
+                bad += fz_smooth_wrong(fc, s, log, "exact-route deviation", act, param, x, ex);
+                break;
+            }
+        }
+    }
+    for (int j = 0; j < 2 * no; j++) mpfr_clear(yr[j]);
+    mpfr_clear(d);
+    free(yr);
+    free(ar);
+done:
+    lg_bounds_free(&b);
+    lg_devnet_free(&v);
+    lg_dev_free(&dev);
+    lg_net_free(&drelu);
+    return bad;
+}
+
 long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats *s, FILE *log)
 {
     if (strstr(fc->cls, "big") || strstr(fc->cls, "huge") || fc->prop.cases[0].n_terms < 1) return 0;
@@ -367,6 +429,8 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
         }
         lg_verify_report_free(&r);
     }
+    if (!lg_net_has_max(&fc->net) && lg_net_first_tnode(&fc->net) < 0)
+        bad += fz_exact_route(fc, &ref, &dref, C->lo, C->hi, xc, s, log, acts[which], params[which]);
 done:
     free(x);
     for (int j = 0; j < no; j++) mpfr_clear(y[j]);
@@ -1127,13 +1191,13 @@ void lg_fuzz_stats_print(const lg_fuzz_stats *s, double seconds, FILE *f)
             "soundfuzz: %ld cases (%ld violated, %ld robust by the oracle; %ld near-tie; %ld conv), %ld runs in %.1f s "
             "(%.0f cases/hour; oracle %.1f s, driver %.1f s); driver verdicts: %ld robust, %ld violated, %ld unknown (%ld timeouts); "
             "WRONG: %ld robust, %ld witness; errors: %ld; cases with a wrong verdict or error: %ld; "
-            "smooth near-tie runs: %ld (gate accepted %ld centres), WRONG smooth: %ld; "
+            "smooth near-tie runs: %ld (gate accepted %ld centres; exact-route deviation checked on %ld), WRONG smooth: %ld; "
             "ONNX graphs: %ld (%ld imported, the rest refused), WRONG imports: %ld; "
             "direct smooth runs: %ld in %.1f s (%ld robust, %ld violated, %ld unknown; oracle counterexample in %ld), WRONG direct: %ld; "
             "alpha-optimised bounds: %ld checks (%ld with max-pool planes) at %ld points, WRONG alpha: %ld\n",
             s->cases, s->truth_sat, s->truth_unsat, s->ties, s->convs, s->runs, seconds, h > 0 ? (double)s->cases / h : 0.0,
             s->t_oracle, s->t_verify, s->robust, s->violated, s->unknown, s->timeouts, s->wrong_robust, s->wrong_witness,
-            s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->wrong_smooth, s->onnx_graphs,
+            s->errors, s->bad_cases, s->smooth_runs, s->smooth_gate_yes, s->exact_route, s->wrong_smooth, s->onnx_graphs,
             s->onnx_imported, s->onnx_wrong, s->direct_runs, s->t_direct, s->direct_robust, s->direct_violated, s->direct_unknown,
             s->direct_known, s->wrong_direct, s->alpha_checks, s->alpha_max, s->alpha_points, s->wrong_alpha);
     if (s->tnet_nets)

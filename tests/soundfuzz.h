@@ -76,6 +76,7 @@ typedef struct lg_fuzz_stats {
     long dag_max;                      /* of those, with a max-pool node (dag-max) */
     long dag_runs, dag_robust, dag_violated; /* driver runs on them */
     long smooth_runs, smooth_gate_yes;  /* smooth near-tie runs; centres the gate accepted */
+    long exact_route;                   /* of those, the difference network's exact route checked at 3 points */
     long wrong_smooth;                 /* wrong smooth verdicts or gate answers */
     long direct_runs, direct_robust, direct_violated, direct_unknown; /* lg_fuzz_direct */
     long direct_known;                 /* direct cases where the oracle's search found a counterexample */

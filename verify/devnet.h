@@ -34,6 +34,28 @@
  * the check fails the result is +∞ (no claim; callers keep their other
  * bounds).
  *
+ * The exact route. When D is too large for CROWN (v->off: its 2N noise
+ * inputs make every coefficient row long) but the exact difference network
+ * D0 fits (D without the noise inputs: n_in values, the same layers; v->off0
+ * when it does not), CROWN runs on D0 over x alone, which bounds the exact
+ * difference and both exact nets' pre-activations, and the rounding of the
+ * two double forward passes is carried as a separate forward envelope: with
+ * τ of lg_dev_noise (the noise of the computed pass on the exact network,
+ * for magnitudes guessed as twice D0's bounds plus 1),
+ *   err_k = (1 + 1e−9)·Σ_t |A_t|·(Lip_src·err_src) + τ_k + 1e−300,  err_x = 0,
+ * bounds |ẑ_k − z_k| at every x of the box, Lip the activation's Lipschitz
+ * constant (1 for relu and identity, 1.2·fs for a relu-like smooth one:
+ * sup|f'| is 1.1290 for gelu and λ-GELU, 1.0999 for Swish-β and max(1, |a|)
+ * for PReLU). The induction of the magnitudes closes when every
+ * max(|l|, |u|) + err_k lies within its guess; D0's bounds widened by err_k
+ * then hold the computed pre-activations, and the output bound adds both
+ * nets' Lip·err + ξ. The rounding is ~1e−16 relative, so its growth through
+ * the layers (|W|·Lip per layer) stays far below any deviation of interest.
+ * Nets with max-pool or Transformer nodes keep the interval route. The
+ * exact route also runs the interval route (cheap) and keeps per output the
+ * smaller bound and per neuron the intersection: on small boxes (a point)
+ * the interval route is the tighter, the envelope's growth dominating.
+ *
  * It is a second sound bound beside anneal/deviation.c's propagation;
  * callers keep the smaller per output. At a point (ε = 0) it is the exact
  * difference up to the relaxation of the smooth activation over tiny
@@ -56,10 +78,17 @@ typedef struct lg_devnet {
     const lg_net *relu, *ref; /* borrowed */
     lg_net diff;              /* D, owned */
     lg_bounds b;              /* D's bounds over the last box, owned */
+    lg_net diff0;             /* D0: D without the noise inputs (the exact route), owned; empty if off0 */
+    lg_bounds b0;             /* D0's bounds over the last box (widened by err), owned */
+    int off0;                 /* D0 is too large for CROWN, or the pair has max-pool or Transformer nodes */
+    int exact;                /* the last lg_devnet_bound took the exact route (bounds in b0) */
+    double *err;              /* [2][N] rounding envelope of each neuron, relu then ref (the exact route) */
+    double *env;              /* [n_out] rounding envelope of the output difference (the exact route) */
     int n_noise;              /* N: neurons of one net */
     int valid;                /* the last lg_devnet_bound proved its claim (else e = +∞): 1 from
-                                 CROWN, 2 from interval arithmetic (v->off, no memory for CROWN,
-                                 or a net with Transformer nodes) */
+                                 CROWN (on D, or on D0 when v->exact), 2 from interval arithmetic
+                                 (v->off and v->off0, no memory for CROWN, or a net with Transformer
+                                 nodes) */
     int off;                  /* the pair is too large for CROWN (widest layer × D's input > 2^25) */
     double *lo, *hi;          /* [n_in + 2N] D's input box */
     double *tau;              /* [2][N] noise radius per neuron, relu then ref */
@@ -81,11 +110,17 @@ typedef struct lg_devnet {
 lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref);
 void lg_devnet_free(lg_devnet *v);
 
+/* Take the exact route (devnet.h) on every later lg_devnet_bound, whatever
+ * the pair's size: builds D0 if needed. LG_ERR_ARG if the pair has max-pool
+ * or Transformer nodes (v is then unchanged). */
+lg_status lg_devnet_use_exact(lg_devnet *v);
+
 /* e[n_out] ≥ sup over x in the raw box [lo, hi] of |y_relu,j(x) − y_ref,j(x)|
  * for the exact and for the computed outputs. run (may be NULL) is the
  * deadline of the bound engine (LG_ERR_TIMEOUT past it; e is then
- * unusable). A pair too large for CROWN (v->off) or no memory for its rows
- * takes interval arithmetic through the noisy D instead (the same
+ * unusable). A pair too large for CROWN on D (v->off) takes the exact
+ * route (CROWN on D0 and the rounding envelope) unless v->off0; otherwise,
+ * or with no memory for the rows, interval arithmetic through the noisy D (the same
  * induction; tight on small boxes, at a point the observed difference up
  * to the amplified rounding). Overflow or a failed magnitude check give +∞
  * (never NaN).

@@ -12,9 +12,11 @@
 lg_status lg_devnet_alpha(lg_devnet *v, const lg_runctx *run, double *e, double *ain)
 {
     if (v->valid != 1) return LG_OK;
-    const lg_net *D = &v->diff;
+    /* the exact route: D0 and its bounds, the rounding envelope in place of the noise (devnet.h) */
+    const lg_net *D = v->exact ? &v->diff0 : &v->diff;
+    lg_bounds *bb = v->exact ? &v->b0 : &v->b;
     const int no = lg_net_n_out(v->relu), m = 2 * no, size = lg_alpha_size(D), L = v->relu->n_layers;
-    const size_t ni = (size_t)D->n_in;
+    const size_t ni = (size_t)D->n_in, stride = (size_t)v->diff.n_in;
     double *C = calloc((size_t)m * (size_t)no + (size_t)m * 2, sizeof *C);
     double *al = malloc((size_t)m * (size_t)size * sizeof *al);
     double *A = ain ? malloc((size_t)m * ni * sizeof *A) : NULL;
@@ -29,21 +31,23 @@ lg_status lg_devnet_alpha(lg_devnet *v, const lg_runctx *run, double *e, double 
         C[(size_t)(2 * j) * (size_t)no + (size_t)j] = 1.0;
         C[(size_t)(2 * j + 1) * (size_t)no + (size_t)j] = -1.0;
     }
-    lg_alpha_default(&v->b, D, m, al);
-    lg_status st = lg_alpha_optimize(&v->b, D, m, C, d, LG_DEVNET_ALPHA_STEPS, 0.1, run, al, out, A);
+    lg_alpha_default(bb, D, m, al);
+    lg_status st = lg_alpha_optimize(bb, D, m, C, d, LG_DEVNET_ALPHA_STEPS, 0.1, run, al, out, A);
     if (st == LG_ERR_TIMEOUT) { /* no bound finished: nothing to add */
         st = LG_OK;
         goto done;
     }
     if (st != LG_OK) goto done;
-    const double *dl = v->b.lo[2 * L + 1], *dh = v->b.hi[2 * L + 1];
+    const double *dl = bb->lo[2 * L + 1], *dh = bb->hi[2 * L + 1];
     for (int j = 0; j < no; j++) {
         double lo = fmax(dl[j], out[2 * j]), hi = fmin(dh[j], -out[2 * j + 1]);
-        /* computed outputs: D's value plus both nets' output rounding ξ (devnet.c) */
-        double x = (fmax(fabs(lo), fabs(hi)) + v->xi[j] + v->xi[no + j]) * (1.0 + 4.0 * DBL_EPSILON);
+        /* computed outputs: D's value plus both nets' output rounding ξ (devnet.c), or D0's value
+         * plus the rounding envelope */
+        double r = v->exact ? v->env[j] : v->xi[j] + v->xi[no + j];
+        double x = (fmax(fabs(lo), fabs(hi)) + r) * (1.0 + 4.0 * DBL_EPSILON);
         if (x < e[j]) e[j] = x; /* NaN: kept */
-        if (A) /* the worse row of output j: the larger of −lower(y_j), −lower(−y_j) */
-            memcpy(ain + (size_t)j * ni, A + (size_t)(out[2 * j] < out[2 * j + 1] ? 2 * j : 2 * j + 1) * ni,
+        if (A) /* the worse row of output j: the larger of −lower(y_j), −lower(−y_j) (stride D's n_in) */
+            memcpy(ain + (size_t)j * stride, A + (size_t)(out[2 * j] < out[2 * j + 1] ? 2 * j : 2 * j + 1) * ni,
                    ni * sizeof *A);
     }
 done:

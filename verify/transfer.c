@@ -310,8 +310,9 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
             memcpy(b->lo[k], lg_devnet_pre_lo(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->lo[k]);
             memcpy(b->hi[k], lg_devnet_pre_hi(v, 0)[k], (size_t)relu->layers[k].n_out * sizeof *b->hi[k]);
         }
-        memcpy(b->xlo, v->b.xlo, (size_t)relu->n_in * sizeof *b->xlo);
-        memcpy(b->xhi, v->b.xhi, (size_t)relu->n_in * sizeof *b->xhi);
+        const lg_bounds *vb = v->exact ? &v->b0 : &v->b;
+        memcpy(b->xlo, vb->xlo, (size_t)relu->n_in * sizeof *b->xlo);
+        memcpy(b->xhi, vb->xhi, (size_t)relu->n_in * sizeof *b->xhi);
     } else if ((st = lg_bounds_symbolic(b, relu, lo, hi)) != LG_OK) {
         return st;
     }
