@@ -51,6 +51,21 @@ void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, 
     }
 }
 
+/* max(u_j − m_j, m_j − l_j), rounded up. */
+static double lg_ln_rad(const double *l, const double *u, const double *m, size_t j)
+{
+    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
+    return r1 > r2 ? r1 : r2;
+}
+
+/* max |J − w| over the interval J, rounded up (∞ for NaN). */
+static double lg_ln_dev(lg_dv J, double w)
+{
+    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
+    double d = d1 > d2 ? d1 : d2;
+    return isnan(d) ? INFINITY : d;
+}
+
 /* ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g) over the box from the
  * intervals of c, r, r² (R2), 1/g (ig) and g (gg). */
 static lg_dv lg_ln_jac(const lg_dv *C, lg_dv R, lg_dv R2, lg_dv ig, lg_dv gg, double gamma_i, size_t i, size_t j)
@@ -105,33 +120,56 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
     }
     int okm = lg_ln_eval(g, m, m, eps, gamma, beta, Cm, Rm, Ym);
     lg_dv R2 = lg_dv_sqr(*R), gg = lg_dv_pt((double)g), ig = lg_dv_div(lg_dv_pt(1.0), gg);
-    /* rho and w·m per output, then the intercepts (m is read until the last
-     * output's rho is known, so the intercepts go to up_c first) */
+    lg_dv Rm2 = lg_dv_sqr(*Rm);
+    /* Taylor's remainder at m. With ĉ = c·r (Σ_k ĉ_k = 0), y_i = γ_i·ĉ_i + β_i and
+     * δc = the centred x − m (|δc|₂ ≤ |x − m|₂, |δc_i| ≤ rad_i + Σ_j rad_j/g), the
+     * second derivative along the segment is
+     *   γ_i·[−(r²/g)·(2·δc_i·(ĉ·δx) + ĉ_i·|δc|²) + 3·(r²/g²)·ĉ_i·(ĉ·δx)²]
+     * (ĉ·δc = ĉ·δx as Σĉ = 0), so with h_k ≥ |ĉ_k| and r⁺ on the box,
+     * Q = Σ_k h_k·rad_k and S2 = Σ_k rad_k², half of it is at most
+     *   ½·|γ_i|·(r⁺²/g)·(2·(rad_i + Σrad/g)·Q + h_i·S2 + 3·h_i·Q²/g). */
+    double cap = lg_up(sqrt((double)(g - 1))), Q = 0.0, S2 = 0.0, Srad = 0.0;
+    for (size_t k = 0; k < g; k++) {
+        double rk = lg_ln_rad(l, u, m, k), h = lg_dv_mag(lg_dv_mul(C[k], *R));
+        if (!(h <= cap)) h = cap;
+        Q = lg_up(Q + lg_up(h * rk));
+        S2 = lg_up(S2 + lg_up(rk * rk));
+        Srad = lg_up(Srad + rk);
+    }
+    double rg = lg_up(lg_up(R->hi * R->hi) / (double)g), sg = lg_up(Srad / (double)g);
+    double q2g = lg_up(lg_up(3.0 * lg_up(Q * Q)) / (double)g);
+    /* rho and w·m per output, then the intercepts (kept in Ym[i], which only
+     * output i reads, before it) */
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        double rho = 0.0;
+        double rho_mv = 0.0, rho_t = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
             lg_dv J = lg_ln_jac(C, *R, R2, ig, gg, gamma[i], i, j);
-            double w = 0.5 * J.lo + 0.5 * J.hi;
+            lg_dv Jm = okm ? lg_ln_jac(Cm, *Rm, Rm2, ig, gg, gamma[i], i, j) : J;
+            double w = 0.5 * Jm.lo + 0.5 * Jm.hi; /* any double is sound */
             if (!isfinite(w)) w = 0.0;
             wl[j] = wu[j] = w;
-            double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
-            double d = d1 > d2 ? d1 : d2;
-            if (isnan(d)) d = INFINITY;
-            double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
-            double r = r1 > r2 ? r1 : r2;
-            rho = lg_up(rho + lg_up(d * r));
+            double r = lg_ln_rad(l, u, m, j);
+            rho_mv = lg_up(rho_mv + lg_up(lg_ln_dev(J, w) * r));
+            rho_t = lg_up(rho_t + lg_up(lg_ln_dev(Jm, w) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
         }
+        double hi_ = lg_dv_mag(lg_dv_mul(C[i], *R));
+        if (!(hi_ <= cap)) hi_ = cap;
+        double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_ln_rad(l, u, m, i) + sg) * Q)) +
+                          lg_up(hi_ * lg_up(S2 + q2g)));
+        rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(lg_up(fabs(gamma[i]) * rg) * br)));
+        double rho = rho_t < rho_mv ? rho_t : rho_mv;
+        if (isnan(rho)) rho = INFINITY;
         double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho) : -INFINITY;
         double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho) : INFINITY;
-        Cm[i] = (lg_dv){lc, uc}; /* Cm[i] is not read again */
+        Ym[i] = (lg_dv){lc, uc};
     }
     int ok = 1;
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        double lc = Cm[i].lo, uc = Cm[i].hi;
+        double lc = Ym[i].lo, uc = Ym[i].hi;
         double cl = lc, cu = uc;
         for (size_t j = 0; j < g; j++) {
             double c = 0.5 * l[j] + 0.5 * u[j];

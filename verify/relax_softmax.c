@@ -64,6 +64,21 @@ static lg_dv lg_sm_diag(lg_dv s)
     return (lg_dv){lo, hi};
 }
 
+/* max(u_j − m_j, m_j − l_j), rounded up. */
+static double lg_sm_rad(const double *l, const double *u, const double *m, size_t j)
+{
+    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
+    return r1 > r2 ? r1 : r2;
+}
+
+/* max |J − w| over the interval J, rounded up (∞ for NaN). */
+static double lg_sm_dev(lg_dv J, double w)
+{
+    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
+    double d = d1 > d2 ? d1 : d2;
+    return isnan(d) ? INFINITY : d;
+}
+
 /* ∂s_i/∂x_j over the box from the images S. */
 static lg_dv lg_sm_jac(const lg_dv *S, size_t i, size_t j)
 {
@@ -109,23 +124,39 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
         m[j] = v;
     }
     lg_sm_images(g, m, m, Sm, E); /* S_i(m), certified */
+    /* Taylor's remainder: s_i(x) = s_i(m) + ∇s_i(m)·(x − m) + ½(x − m)ᵀH(ξ)(x − m), ξ in
+     * the box, H_jk = s_i·[(δ_ij − s_j)(δ_ik − s_k) − s_j(δ_jk − s_k)], so with
+     * a_j = max|δ_ij − s_j| and rad_j = max|x_j − m_j|,
+     * |½(x − m)ᵀH(x − m)| ≤ ½·s_i⁺·[(Σ_j a_j·rad_j)² + B],
+     * B = Σ_j s_j⁺·rad_j·(P + (1 − s_j⁻)·rad_j) ≥ Σ_jk s_j·|δ_jk − s_k|·rad_j·rad_k,
+     * P = Σ_k s_k⁺·rad_k; P and B do not depend on i */
+    double P = 0.0, B = 0.0;
+    for (size_t j = 0; j < g; j++) P = lg_up(P + lg_up(S[j].hi * lg_sm_rad(l, u, m, j)));
+    for (size_t j = 0; j < g; j++) {
+        double rj = lg_sm_rad(l, u, m, j);
+        B = lg_up(B + lg_up(lg_up(S[j].hi * rj) * lg_up(P + lg_up(lg_up(1.0 - S[j].lo) * rj))));
+    }
     int ok = 1;
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        double rho = 0.0;
+        /* slopes: the gradient at m (certified to a few ulps); two remainders, each
+         * sound for these slopes, the smaller taken: the mean-value one with the
+         * Jacobian over the box, and Taylor's with the Hessian over the box */
+        double rho_mv = 0.0, rho_t = 0.0, A = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
-            lg_dv J = lg_sm_jac(S, i, j);
-            double w = 0.5 * J.lo + 0.5 * J.hi; /* any double is sound */
+            lg_dv Jm = lg_sm_jac(Sm, i, j), J = lg_sm_jac(S, i, j);
+            double w = 0.5 * Jm.lo + 0.5 * Jm.hi; /* any double is sound */
             wl[j] = wu[j] = w;
-            double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
-            double d = d1 > d2 ? d1 : d2;
-            if (isnan(d)) d = INFINITY;
-            double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
-            double r = r1 > r2 ? r1 : r2;
-            rho = lg_up(rho + lg_up(d * r));
+            double r = lg_sm_rad(l, u, m, j);
+            rho_mv = lg_up(rho_mv + lg_up(lg_sm_dev(J, w) * r));
+            rho_t = lg_up(rho_t + lg_up(lg_sm_dev(Jm, w) * r));
+            A = lg_up(A + lg_up((j == i ? lg_up(1.0 - S[j].lo) : S[j].hi) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
         }
+        rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * lg_up(lg_up(A * A) + B))));
+        double rho = rho_t < rho_mv ? rho_t : rho_mv;
+        if (isnan(rho)) rho = INFINITY;
         double lc = lg_dn(lg_dn(Sm[i].lo - wm.hi) - rho);
         double uc = lg_up(lg_up(Sm[i].hi - wm.lo) + rho);
         /* the planes' values at the box's centre decide against the
