@@ -124,25 +124,29 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
         m[j] = v;
     }
     lg_sm_images(g, m, m, Sm, E); /* S_i(m), certified */
-    /* Taylor's remainder: s_i(x) = s_i(m) + ∇s_i(m)·(x − m) + ½(x − m)ᵀH(ξ)(x − m), ξ in
-     * the box, H_jk = s_i·[(δ_ij − s_j)(δ_ik − s_k) − s_j(δ_jk − s_k)], so with
-     * a_j = max|δ_ij − s_j| and rad_j = max|x_j − m_j|,
-     * |½(x − m)ᵀH(x − m)| ≤ ½·s_i⁺·[(Σ_j a_j·rad_j)² + B],
-     * B = Σ_j s_j⁺·rad_j·(P + (1 − s_j⁻)·rad_j) ≥ Σ_jk s_j·|δ_jk − s_k|·rad_j·rad_k,
-     * P = Σ_k s_k⁺·rad_k; P and B do not depend on i */
-    double P = 0.0, B = 0.0;
-    for (size_t j = 0; j < g; j++) P = lg_up(P + lg_up(S[j].hi * lg_sm_rad(l, u, m, j)));
+    /* Taylor's remainder: s_i(x) = s_i(m) + ∇s_i(m)·δ + ½·δᵀH(ξ)δ, δ = x − m, ξ in the
+     * box, and δᵀHδ = s_i·[(δ_i − ⟨δ⟩)² − Var(δ)] with ⟨·⟩ and Var the mean and
+     * variance under the weights s_j (Σ_j s_j = 1) at ξ. So
+     *   −½·s_i⁺·V ≤ ½·δᵀHδ ≤ ½·s_i⁺·D_i²,
+     * V = min(Σ_j s_j⁺·rad_j², max_j rad_j²) ≥ Σ_j s_j·δ_j² ≥ Var(δ) and
+     * D_i = (1 − s_i⁻)·rad_i + Σ_{j≠i} s_j⁺·rad_j ≥ |Σ_{j≠i} s_j·(δ_i − δ_j)| = |δ_i − ⟨δ⟩|,
+     * rad_j = max|x_j − m_j|: one remainder per side. */
+    double V = 0.0, rmax = 0.0, P = 0.0;
     for (size_t j = 0; j < g; j++) {
         double rj = lg_sm_rad(l, u, m, j);
-        B = lg_up(B + lg_up(lg_up(S[j].hi * rj) * lg_up(P + lg_up(lg_up(1.0 - S[j].lo) * rj))));
+        V = lg_up(V + lg_up(S[j].hi * lg_up(rj * rj)));
+        P = lg_up(P + lg_up(S[j].hi * rj));
+        if (rj > rmax) rmax = rj;
     }
+    double r2max = lg_up(rmax * rmax);
+    if (r2max < V) V = r2max;
     int ok = 1;
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        /* slopes: the gradient at m (certified to a few ulps); two remainders, each
-         * sound for these slopes, the smaller taken: the mean-value one with the
-         * Jacobian over the box, and Taylor's with the Hessian over the box */
-        double rho_mv = 0.0, rho_t = 0.0, A = 0.0;
+        /* slopes: the gradient at m (certified to a few ulps); per side two
+         * remainders, each sound for these slopes, the smaller taken: the
+         * mean-value one with the Jacobian over the box, and Taylor's */
+        double rho_mv = 0.0, rho_t = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
             lg_dv Jm = lg_sm_jac(Sm, i, j), J = lg_sm_jac(S, i, j);
@@ -151,14 +155,19 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
             double r = lg_sm_rad(l, u, m, j);
             rho_mv = lg_up(rho_mv + lg_up(lg_sm_dev(J, w) * r));
             rho_t = lg_up(rho_t + lg_up(lg_sm_dev(Jm, w) * r));
-            A = lg_up(A + lg_up((j == i ? lg_up(1.0 - S[j].lo) : S[j].hi) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
         }
-        rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * lg_up(lg_up(A * A) + B))));
-        double rho = rho_t < rho_mv ? rho_t : rho_mv;
-        if (isnan(rho)) rho = INFINITY;
-        double lc = lg_dn(lg_dn(Sm[i].lo - wm.hi) - rho);
-        double uc = lg_up(lg_up(Sm[i].hi - wm.lo) + rho);
+        double ri = lg_sm_rad(l, u, m, i);
+        /* Σ_{j≠i} s_j⁺·rad_j ≤ P (P holds the i term too) */
+        double D = lg_up(lg_up(lg_up(1.0 - S[i].lo) * ri) + P);
+        double rlo = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * V)));
+        double rup = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * lg_up(D * D))));
+        if (rho_mv < rlo) rlo = rho_mv;
+        if (rho_mv < rup) rup = rho_mv;
+        if (isnan(rlo)) rlo = INFINITY;
+        if (isnan(rup)) rup = INFINITY;
+        double lc = lg_dn(lg_dn(Sm[i].lo - wm.hi) - rlo);
+        double uc = lg_up(lg_up(Sm[i].hi - wm.lo) + rup);
         /* the planes' values at the box's centre decide against the
          * constant planes of the image (a choice only, not a bound) */
         double cl = lc, cu = uc;
