@@ -25,6 +25,35 @@ static int lg_ln_eval(size_t g, const double *l, const double *u, double eps, co
     }
     V = lg_dv_div(V, gg);
     if (V.lo < 0.0) V.lo = 0.0;
+    /* v is quadratic: at the centre m, v(x) = v(m) + Σ_j (2·c_j(m)/g)·δ_j + |Pδ|²/g exactly
+     * (δ = x − m, P the centring, Σ_j c_j(m) = 0), and 0 ≤ |Pδ|² ≤ |δ|², so
+     * v ∈ [v(m) − L, v(m) + L + Σ_j rad_j²/g], L = Σ_j 2·|c_j(m)|·rad_j/g; the
+     * intersection with the interval above keeps both enclosures' information */
+    if (g > 1) {
+        double ml = 0.0, mu = 0.0;
+        for (size_t k = 0; k < g; k++) {
+            double m = 0.5 * l[k] + 0.5 * u[k];
+            ml = lg_dn(ml + m);
+            mu = lg_up(mu + m);
+        }
+        lg_dv Vm = {0.0, 0.0};
+        double L = 0.0, S2 = 0.0;
+        for (size_t k = 0; k < g; k++) {
+            double m = 0.5 * l[k] + 0.5 * u[k];
+            double r1 = lg_up(u[k] - m), r2 = lg_up(m - l[k]), rk = r1 > r2 ? r1 : r2;
+            lg_dv rest = {lg_dn(ml - m), lg_up(mu - m)};
+            lg_dv Cm = lg_dv_div(lg_dv_sub(lg_dv_mul(gm1, lg_dv_pt(m)), rest), gg);
+            Vm = lg_dv_add(Vm, lg_dv_sqr(Cm));
+            L = lg_up(L + lg_up(lg_up(2.0 * lg_dv_mag(Cm)) * rk));
+            S2 = lg_up(S2 + lg_up(rk * rk));
+        }
+        Vm = lg_dv_div(Vm, gg);
+        L = lg_up(L / (double)g);
+        double vlo = lg_dn(Vm.lo - L), vhi = lg_up(lg_up(Vm.hi + L) + lg_up(S2 / (double)g));
+        if (vlo > V.lo) V.lo = vlo;
+        if (vhi < V.hi) V.hi = vhi;
+        if (V.lo > V.hi) V.lo = V.hi; /* only by rounding: both hold the true range */
+    }
     *R = lg_dv_rsqrt(lg_dv_add(V, lg_dv_pt(eps)));
     if (!lg_dv_finite(*R)) return 0;
     /* |c_k|·r < √(g − 1): Σ c = 0 gives c_k² ≤ (g − 1)·Σ_{j≠k} c_j² (Cauchy–
@@ -136,6 +165,9 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
         S2 = lg_up(S2 + lg_up(rk * rk));
         Srad = lg_up(Srad + rk);
     }
+    /* |ĉ·δx| = |ĉ·δc| ≤ |ĉ|₂·|δc|₂ ≤ √g·√S2 too (Σ_k ĉ_k² = g·v/(v + eps) ≤ g) */
+    double cs = lg_up(sqrt(lg_up((double)g * S2)));
+    if (cs < Q) Q = cs;
     double rg = lg_up(lg_up(R->hi * R->hi) / (double)g), sg = lg_up(Srad / (double)g);
     double q2g = lg_up(lg_up(3.0 * lg_up(Q * Q)) / (double)g);
     /* rho and w·m per output, then the intercepts (kept in Ym[i], which only
