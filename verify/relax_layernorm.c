@@ -156,7 +156,7 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
      *   γ_i·[−(r²/g)·(2·δc_i·(ĉ·δx) + ĉ_i·|δc|²) + 3·(r²/g²)·ĉ_i·(ĉ·δx)²]
      * (ĉ·δc = ĉ·δx as Σĉ = 0), so with h_k ≥ |ĉ_k| and r⁺ on the box,
      * Q = Σ_k h_k·rad_k and S2 = Σ_k rad_k², half of it is at most
-     *   ½·|γ_i|·(r⁺²/g)·(2·(rad_i + Σrad/g)·Q + h_i·S2 + 3·h_i·Q²/g). */
+     *   ½·|γ_i|·(r⁺²/g)·(2·(rad_i + Σrad/g)·Q + h_i·max(S2, min(2·S2, 3·Q²/g))) (below). */
     double cap = lg_up(sqrt((double)(g - 1))), Q = 0.0, S2 = 0.0, Srad = 0.0;
     for (size_t k = 0; k < g; k++) {
         double rk = lg_ln_rad(l, u, m, k), h = lg_dv_mag(lg_dv_mul(C[k], *R));
@@ -170,6 +170,11 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
     if (cs < Q) Q = cs;
     double rg = lg_up(lg_up(R->hi * R->hi) / (double)g), sg = lg_up(Srad / (double)g);
     double q2g = lg_up(lg_up(3.0 * lg_up(Q * Q)) / (double)g);
+    /* −ĉ_i·|δc|² + 3·ĉ_i·(ĉ·δx)²/g lies between −ĉ_i·n² and ĉ_i·(3·p²/g − n²) (n = |δc|₂ ≤ √S2,
+     * p = ĉ·δx, p² ≤ min(Q², g·n²)), so its size is at most h_i·max(S2, min(2·S2, 3·Q²/g)) */
+    double quad = lg_up(2.0 * S2);
+    if (q2g < quad) quad = q2g;
+    if (quad < S2) quad = S2;
     /* rho and w·m per output, then the intercepts (kept in Ym[i], which only
      * output i reads, before it) */
     for (size_t i = 0; i < g; i++) {
@@ -189,8 +194,7 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
         }
         double hi_ = lg_dv_mag(lg_dv_mul(C[i], *R));
         if (!(hi_ <= cap)) hi_ = cap;
-        double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_ln_rad(l, u, m, i) + sg) * Q)) +
-                          lg_up(hi_ * lg_up(S2 + q2g)));
+        double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_ln_rad(l, u, m, i) + sg) * Q)) + lg_up(hi_ * quad));
         rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(lg_up(fabs(gamma[i]) * rg) * br)));
         double rho = rho_t < rho_mv ? rho_t : rho_mv;
         if (isnan(rho)) rho = INFINITY;
