@@ -90,22 +90,44 @@ int main(int argc, char **argv)
         for (int j = 0; j < no; j++)
             if (j != label) mmin = fmin(mmin, vals[off + (size_t)label] - vals[off + (size_t)j]);
     }
+    /* the linearisation at the box's centre: per node Σ_j |∂z/∂x_j|·(hi_j − lo_j) by
+     * forward differences (the range of the first-order model; exact for affine nodes) */
+    double *lin = calloc(nl, sizeof *lin), *v0 = malloc(2 * nl * sizeof *v0), *p0 = v0 + nl;
+    for (int i = 0; i < n; i++) x[i] = 0.5 * lo[i] + 0.5 * hi[i];
+    lg_net_forward_nodes(&net, x, v0, p0);
+    for (int i = 0; i < n && eps > 0; i++) {
+        if (!(hi[i] > lo[i])) continue;
+        double h = 1e-6, keep = x[i];
+        x[i] = keep + h;
+        lg_net_forward_nodes(&net, x, vals, pre);
+        x[i] = keep;
+        for (int k = 0; k < net.n_layers; k++) {
+            const lg_layer *L = &net.layers[k];
+            size_t off = lg_net_node_offset(&net, k);
+            const double *a = lg_kind_is_tnode(L->kind) ? vals : pre, *a0 = lg_kind_is_tnode(L->kind) ? v0 : p0;
+            for (int o = 0; o < L->n_out; o++)
+                lin[off + (size_t)o] += fabs(a[off + (size_t)o] - a0[off + (size_t)o]) / h * (hi[i] - lo[i]);
+        }
+    }
     printf("net %s image %d label %d eps %g: bounds %s in %.2f s, objective %.2f s\n", argv[1], idx, label, eps,
            st == LG_OK ? "ok" : "FAILED", t1 - t0, t2 - t1);
-    printf("%-4s %-10s %-9s %6s %12s %12s %9s %8s\n", "node", "kind", "act", "n_out", "bound_width", "sampled",
-           "ratio", "unstable");
+    printf("%-4s %-10s %-9s %6s %12s %12s %9s %12s %9s %8s\n", "node", "kind", "act", "n_out", "bound_width", "sampled",
+           "ratio", "linearised", "ratio", "unstable");
     for (int k = 0; k < net.n_layers; k++) {
         const lg_layer *L = &net.layers[k];
         size_t off = lg_net_node_offset(&net, k);
-        double bw = 0, sw = 0;
+        double bw = 0, sw = 0, lw = 0;
         for (int o = 0; o < L->n_out; o++) {
             bw += b.hi[k][o] - b.lo[k][o];
             sw += smax[off + (size_t)o] - smin[off + (size_t)o];
+            lw += lin[off + (size_t)o];
         }
         bw /= L->n_out;
         sw /= L->n_out;
-        printf("%-4d %-10s %-9s %6d %12.4g %12.4g %9.3g %8d\n", k, lg_kind_name(L->kind), lg_act_name(L->act),
-               L->n_out, bw, sw, sw > 0 ? bw / sw : 0.0, lg_bounds_unstable(&b, &net, k));
+        lw /= L->n_out;
+        printf("%-4d %-10s %-9s %6d %12.4g %12.4g %9.3g %12.4g %9.3g %8d\n", k, lg_kind_name(L->kind),
+               lg_act_name(L->act), L->n_out, bw, sw, sw > 0 ? bw / sw : 0.0, lw, lw > 0 ? bw / lw : 0.0,
+               lg_bounds_unstable(&b, &net, k));
     }
     if (getenv("TFW_GROUPS")) {
         int k = atoi(getenv("TFW_GROUPS"));
