@@ -130,6 +130,14 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work)
 {
+    return lg_relax_layernorm_ex(g, l, u, eps, gamma, beta, pt, lo_w, lo_c, up_w, up_c, NULL, work);
+}
+
+int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps, const double *gamma,
+                          const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
+                          double *up_c, double *rd, lg_dv *work)
+{
+    if (rd) rd[0] = 0.0; /* not usable unless set below */
     lg_dv *C = work, *Y = work + g, *Cm = work + 2 * g, *Ym = work + 3 * g, *R = work + 4 * g, *Rm = R + 1;
     for (size_t k = 0; k < g * g; k++) lo_w[k] = up_w[k] = 0.0;
     if (!(eps >= 0.0) || !lg_ln_eval(g, l, u, eps, gamma, beta, C, R, Y)) {
@@ -195,9 +203,23 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
         double hi_ = lg_dv_mag(lg_dv_mul(C[i], *R));
         if (!(hi_ <= cap)) hi_ = cap;
         double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_ln_rad(l, u, m, i) + sg) * Q)) + lg_up(hi_ * quad));
+        double dev = rho_t; /* Σ_j max|Jm_ij − w_j|·rad_j */
         rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(lg_up(fabs(gamma[i]) * rg) * br)));
         double rho = rho_t < rho_mv ? rho_t : rho_mv;
         if (isnan(rho)) rho = INFINITY;
+        if (rd) {
+            double *e = rd + LG_LN_ROW_HEAD + i * LG_LN_ROW_PER;
+            lg_dv CR = lg_dv_mul(C[i], *R);
+            if (CR.lo < -cap) CR.lo = -cap;
+            if (CR.hi > cap) CR.hi = cap;
+            e[0] = okm ? lg_dn(Ym[i].lo - wm.hi) : -INFINITY; /* y_i(m) − w·m, lower */
+            e[1] = dev;
+            e[2] = CR.lo;
+            e[3] = CR.hi;
+            e[4] = lg_ln_rad(l, u, m, i);
+            e[5] = okm ? lg_up(Ym[i].hi - wm.lo) : INFINITY; /* y_i(m) − w·m, upper */
+            e[6] = 0.0;                                        /* linear on both sides: below */
+        }
         double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho) : -INFINITY;
         double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho) : INFINITY;
         Ym[i] = (lg_dv){lc, uc};
@@ -223,6 +245,59 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
         lo_c[i] = lc;
         up_c[i] = uc;
         if (!isfinite(lc) || !isfinite(uc)) ok = 0;
+        /* both planes kept linear, with the slopes the row data were computed for */
+        if (rd) rd[LG_LN_ROW_HEAD + i * LG_LN_ROW_PER + 6] = isfinite(Ym[i].lo) && cl > Y[i].lo && isfinite(Ym[i].hi) && cu < Y[i].hi;
+    }
+    if (rd && okm && isfinite(rg) && isfinite(Q) && isfinite(quad)) {
+        rd[0] = 1.0;
+        rd[1] = rg;
+        rd[2] = Q;
+        rd[3] = quad;
     }
     return ok;
+}
+
+double lg_layernorm_row_icpt(size_t g, const double *rd, const double *lam, const double *gamma)
+{
+    /* plain double arithmetic, then one margin for all of its rounding: every sum
+     * below has at most g + 8 roundings, each ≤ 2^-53 relative to the sum of the
+     * magnitudes it adds (mass), so (2g + 24)·2^-53·mass + 2^-1000 covers them */
+    double base = 0.0, mass = 0.0, devs = 0.0, sabs = 0.0, tsum = 0.0;
+    int any = 0;
+    for (size_t o = 0; o < g; o++) {
+        if (lam[o] == 0.0) continue;
+        const double *e = rd + LG_LN_ROW_HEAD + o * LG_LN_ROW_PER;
+        if (e[6] != 1.0) return -INFINITY;
+        double b = lam[o] * (lam[o] > 0.0 ? e[0] : e[5]);
+        base += b;
+        mass += fabs(b);
+        devs += fabs(lam[o]) * e[1];
+        double a = lam[o] * gamma[o];
+        sabs += fabs(a);
+        tsum += a;
+        any = 1;
+    }
+    if (!any) return 0.0;
+    /* a_o = lam[o]·γ_o; ā its exact mean, t ≈ ā: |a_o − ā| ≤ |fl(a_o) − t| + 2^-52·|fl(a_o)| + errt;
+     * A1 ≥ Σ_j |a_j − ā|·rad_j; M ≥ |Σ_o (a_o − t)·ĉ_o| (any t: Σ ĉ = 0) by midpoint and radius of
+     * the intervals of ĉ, the a_o's own error (≤ ea_o) times max|ĉ_o| added */
+    double t = tsum / (double)g, errt = sabs * 0x1p-49;
+    double A1 = 0.0, Mm = 0.0, Mr = 0.0, Mabs = 0.0;
+    for (size_t o = 0; o < g; o++) {
+        const double *e = rd + LG_LN_ROW_HEAD + o * LG_LN_ROW_PER;
+        double a = lam[o] * gamma[o], d = a - t, ea = fabs(a) * 0x1p-52 + 0x1p-1074;
+        A1 += (fabs(d) + ea + errt) * e[4];
+        double mid = 0.5 * e[2] + 0.5 * e[3], rad = fmax(e[3] - mid, mid - e[2]);
+        double mag = fmax(fabs(e[2]), fabs(e[3]));
+        Mm += d * mid;
+        Mr += fabs(d) * rad + (ea + errt) * mag + 0x1p-52 * fabs(d) * (fabs(e[2]) + fabs(e[3]));
+        Mabs += fabs(d) * mag;
+    }
+    double M = fabs(Mm) + Mr;
+    double rem = 0.5 * rd[1] * (2.0 * A1 * rd[2] + M * rd[3]);
+    /* the magnitudes behind rem, scaled as rem scales them */
+    mass += devs + 0.5 * rd[1] * (2.0 * A1 * rd[2] + (Mabs + Mr) * rd[3]);
+    double margin = lg_up(lg_up((double)(2 * g + 24) * 0x1p-53 * mass) + 0x1p-1000);
+    double v = lg_dn(lg_dn(lg_dn(base - devs) - rem) - margin);
+    return v == v && isfinite(margin) ? v : -INFINITY;
 }
