@@ -434,6 +434,126 @@ static void lg_nl_tight(int ln)
     }
 }
 
+/* A weighted sum Σ_o lam_o·y_o of a layernorm group (lg_layernorm_row_icpt) against MPFR
+ * at random vertices and points, for random weights (some zero); counts in *better the
+ * weightings where it beats the sum of the per-output planes' intercepts. */
+static void lg_ln_row_check(size_t g, const double *l, const double *u, const double *gamma, const double *beta,
+                            const double *w, const double *lc, const double *uc, const double *rd, lg_rng *r,
+                            int *better, int *n)
+{
+    double lam[32], x[32];
+    mpfr_t f, p, acc, tol;
+    mpfr_inits2(2400, p, acc, tol, (mpfr_ptr)0);
+    mpfr_init2(f, LG_HP);
+    for (int k = 0; k < 3; k++) {
+        double sum = 0.0;
+        for (size_t o = 0; o < g; o++) {
+            lam[o] = lg_rng_uniform(r) < 0.2 ? 0.0 : lg_rng_normal(r);
+            if (lam[o] != 0.0) sum += lam[o] * (lam[o] > 0 ? lc[o] : uc[o]);
+        }
+        double ic = lg_layernorm_row_icpt(g, rd, lam, gamma);
+        if (!(ic > -INFINITY)) continue;
+        (*n)++;
+        *better += ic > sum;
+        for (int s = 0; s < 6; s++) {
+            for (size_t j = 0; j < g; j++)
+                x[j] = s < 4 ? (lg_rng_uniform(r) < 0.5 ? l[j] : u[j]) : lg_pick(r, l[j], u[j]);
+            mpfr_set_zero(acc, 1);
+            for (size_t o = 0; o < g; o++) {
+                if (lam[o] == 0.0) continue;
+                lg_ln_mp(f, g, x, 1e-5, gamma, beta, o);
+                lg_plane_mp(p, g, w + o * g, 0.0, x);
+                mpfr_sub(p, f, p, MPFR_RNDN);
+                mpfr_mul_d(p, p, lam[o], MPFR_RNDN);
+                mpfr_add(acc, acc, p, MPFR_RNDN);
+            }
+            mpfr_sub_d(acc, acc, ic, MPFR_RNDN);
+            mpfr_set_d(tol, 1.0 + fabs(ic), MPFR_RNDU);
+            mpfr_mul_2si(tol, tol, -800, MPFR_RNDU);
+            mpfr_neg(tol, tol, MPFR_RNDN);
+            ck_assert_msg(mpfr_cmp(acc, tol) > 0, "layernorm weighted sum below its bound (g %zu)", g);
+        }
+    }
+    mpfr_clears(f, p, acc, tol, (mpfr_ptr)0);
+}
+
+/* The second-order (Taylor) remainders on the groups of a Transformer (softmax over 17
+ * tokens, layernorm over 16 and 32 features) at widths where they matter: every plane
+ * holds at random vertices and points against MPFR, the gap at the centre is never
+ * above the mean-value form's for the same slopes (2·Σ_j max|J_ij − w_j|·rad_j, J the
+ * box's Jacobian enclosure), and well below it on most boxes. */
+static void lg_nl_taylor(int ln)
+{
+    lg_rng r;
+    lg_rng_init(&r, 40, 21 + (uint64_t)ln);
+    const size_t gs[] = {17, 16, 32};
+    const double widths[] = {1e-3, 0.02, 0.1, 0.3};
+    double l[32], u[32], gamma[32], beta[32], lw[1024], uw[1024], lc[32], uc[32];
+    static lg_dv J[1024], work[LG_SOFTMAX_WORK(32) + LG_LAYERNORM_WORK(32)];
+    static double rd[LG_LN_ROW_LEN(32)];
+    int nbox = lg_test_quick() ? 8 : 16, better = 0, rows = 0, row_better = 0, row_n = 0;
+    for (int b = 0; b < nbox; b++) {
+        size_t g = ln ? gs[1 + b % 2] : gs[0];
+        double w = widths[b % 4];
+        for (size_t j = 0; j < g; j++) {
+            double c = (ln ? 1.0 : 3.0) * lg_rng_normal(&r), wj = w * (0.5 + lg_rng_uniform(&r));
+            l[j] = c - wj;
+            u[j] = c + wj;
+            gamma[j] = 0.5 + lg_rng_uniform(&r);
+            beta[j] = lg_rng_normal(&r);
+        }
+        if (ln) {
+            lg_relax_layernorm_ex(g, l, u, 1e-5, gamma, beta, NULL, lw, lc, uw, uc, rd, work);
+            lg_ln_row_check(g, l, u, gamma, beta, lw, lc, uc, rd, &r, &row_better, &row_n);
+            lg_layernorm_jacobian(g, l, u, 1e-5, gamma, J, work);
+        } else {
+            lg_relax_softmax(g, l, u, NULL, lw, lc, uw, uc, work);
+            lg_softmax_jacobian(g, l, u, J, work);
+        }
+        /* three outputs against MPFR at 6 random vertices and 2 random points */
+        mpfr_t f;
+        mpfr_init2(f, LG_HP);
+        lg_abs_tol = ln;
+        for (int s = 0; s < 8; s++) {
+            double x[32];
+            for (size_t j = 0; j < g; j++)
+                x[j] = s < 6 ? (lg_rng_uniform(&r) < 0.5 ? l[j] : u[j]) : lg_pick(&r, l[j], u[j]);
+            for (size_t i = (size_t)s % 3; i < g; i += g / 3 + 1) {
+                if (ln) lg_ln_mp(f, g, x, 1e-5, gamma, beta, i);
+                else lg_sm_mp(f, g, x, i);
+                ck_assert_msg(lg_mp_above(f, g, lw + i * g, lc[i], x, 1) && lg_mp_above(f, g, uw + i * g, uc[i], x, -1),
+                              "%s plane of output %zu violated (g %zu, width %g)", ln ? "layernorm" : "softmax", i, g, w);
+            }
+        }
+        mpfr_clear(f);
+        for (size_t i = 0; i < g; i++) {
+            int lin = 0;
+            for (size_t j = 0; j < g; j++) lin |= lw[i * g + j] != 0.0 && uw[i * g + j] != 0.0;
+            if (!lin) continue; /* a constant plane of the image on one side */
+            double mv = 0.0, gap = uc[i] - lc[i];
+            for (size_t j = 0; j < g; j++) {
+                double wj = lw[i * g + j], d = fmax(wj - J[i * g + j].lo, J[i * g + j].hi - wj);
+                mv += d * 0.5 * (u[j] - l[j]);
+            }
+            ck_assert_msg(gap <= 2.0 * mv * (1 + 1e-9) + 1e-12, "%s output %zu: gap %g above the mean-value form's %g",
+                          ln ? "layernorm" : "softmax", i, gap, 2.0 * mv);
+            rows++;
+            better += gap < 0.7 * 2.0 * mv;
+        }
+    }
+    ck_assert_msg(rows > 0 && 2 * better > rows, "%s: Taylor's remainder below 0.7 of the mean-value one on %d of %d",
+                  ln ? "layernorm" : "softmax", better, rows);
+    if (ln)
+        ck_assert_msg(row_n > 0 && 2 * row_better > row_n, "layernorm weighted sums: tighter than the planes' sum on %d of %d",
+                      row_better, row_n);
+}
+
+START_TEST(test_relax_tf_softmax_taylor) { lg_nl_taylor(0); }
+END_TEST
+
+START_TEST(test_relax_tf_layernorm_taylor) { lg_nl_taylor(1); }
+END_TEST
+
 /* On a point box the images are a few ulps wide (not vacuous). */
 START_TEST(test_relax_tf_image_point)
 {
@@ -640,6 +760,8 @@ Suite *suite_relax_tf(void)
     tcase_add_test(tc, test_relax_tf_softmax_tight);
     tcase_add_test(tc, test_relax_tf_image_point);
     tcase_add_test(tc, test_relax_tf_layernorm_tight);
+    tcase_add_test(tc, test_relax_tf_softmax_taylor);
+    tcase_add_test(tc, test_relax_tf_layernorm_taylor);
     tcase_add_test(tc, test_relax_tf_deviation_bilinear);
     tcase_add_test(tc, test_relax_tf_plane_apply);
     tcase_add_test(tc, test_relax_tf_deviation_softmax);

@@ -21,7 +21,8 @@ static size_t lg_bt_len(const lg_layer *L)
 {
     size_t n = (size_t)L->n_out;
     if (L->kind == LG_LAYER_BILINEAR) return n * (size_t)L->op.K * LG_BT_PAIR;
-    return 2 * n * (size_t)L->op.group + 3 * n;
+    size_t extra = L->kind == LG_LAYER_LAYERNORM ? n / (size_t)L->op.group * LG_LN_ROW_LEN((size_t)L->op.group) : 0;
+    return 2 * n * (size_t)L->op.group + 3 * n + extra;
 }
 
 lg_status lg_bs_tnode_init(lg_backsub *s)
@@ -133,8 +134,8 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
             if (L->kind == LG_LAYER_SOFTMAX)
                 lg_relax_softmax(gs, lu, lu + gs, NULL, lo_w + o0 * gs, lo_c + o0, up_w + o0 * gs, up_c + o0, work);
             else
-                lg_relax_layernorm(gs, lu, lu + gs, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs, lo_c + o0,
-                                   up_w + o0 * gs, up_c + o0, work);
+                lg_relax_layernorm_ex(gs, lu, lu + gs, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs, lo_c + o0,
+                                      up_w + o0 * gs, up_c + o0, xm + n + G * LG_LN_ROW_LEN(gs), work);
         }
         free(lu);
         free(work);
@@ -177,8 +178,24 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         lg_bt_acc a = {0, 0, 0, 0, 0, !ok};
         double cr = s->c[r], ms = s->mass[r];
         const double *P = ok ? s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l] : NULL;
+        int row_icpt = 0; /* the group's intercept is lg_layernorm_row_icpt's (one for the group) */
         for (int o = 0; o < n && !a.bad; o++) {
             double lam = Ar[o];
+            if (P && L->kind == LG_LAYER_LAYERNORM && (size_t)o % gs == 0) {
+                /* the weighted sum's own bound when it beats the sum of the planes' intercepts */
+                const double *lo_c = P + (size_t)n * gs, *up_c = lo_c + n + (size_t)n * gs;
+                const double *rd = up_c + 2 * (size_t)n + (size_t)o / gs * LG_LN_ROW_LEN(gs);
+                double sum = 0.0, rv = lg_layernorm_row_icpt(gs, rd, Ar + o, L->W + 0);
+                for (size_t j = 0; j < gs; j++)
+                    if (Ar[o + (int)j] != 0.0) sum += Ar[o + (int)j] * (Ar[o + (int)j] > 0.0 ? lo_c[o + (int)j] : up_c[o + (int)j]);
+                row_icpt = rv > sum;
+                if (row_icpt) {
+                    cr += rv;
+                    ms += fabs(rv);
+                    a.I += fabs(rv);
+                    a.nic += 1.0;
+                }
+            }
             if (lam == 0.0) continue;
             int lo = lam > 0.0;
             if (bil) {
@@ -200,6 +217,7 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
                 const double *xm = up_c + n;
                 const double *w = (lo ? lo_w : up_w) + (size_t)o * gs;
                 for (size_t j = 0; j < gs; j++) lg_bt_coef(&a, &ya[G0 + j], lam * w[j], w[j], xm[G0 + j]);
+                if (row_icpt) continue;
                 double ic = lam * (lo ? lo_c[o] : up_c[o]);
                 cr += ic;
                 ms += fabs(ic);

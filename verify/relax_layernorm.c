@@ -25,6 +25,35 @@ static int lg_ln_eval(size_t g, const double *l, const double *u, double eps, co
     }
     V = lg_dv_div(V, gg);
     if (V.lo < 0.0) V.lo = 0.0;
+    /* v is quadratic: at the centre m, v(x) = v(m) + Σ_j (2·c_j(m)/g)·δ_j + |Pδ|²/g exactly
+     * (δ = x − m, P the centring, Σ_j c_j(m) = 0), and 0 ≤ |Pδ|² ≤ |δ|², so
+     * v ∈ [v(m) − L, v(m) + L + Σ_j rad_j²/g], L = Σ_j 2·|c_j(m)|·rad_j/g; the
+     * intersection with the interval above keeps both enclosures' information */
+    if (g > 1) {
+        double ml = 0.0, mu = 0.0;
+        for (size_t k = 0; k < g; k++) {
+            double m = 0.5 * l[k] + 0.5 * u[k];
+            ml = lg_dn(ml + m);
+            mu = lg_up(mu + m);
+        }
+        lg_dv Vm = {0.0, 0.0};
+        double L = 0.0, S2 = 0.0;
+        for (size_t k = 0; k < g; k++) {
+            double m = 0.5 * l[k] + 0.5 * u[k];
+            double r1 = lg_up(u[k] - m), r2 = lg_up(m - l[k]), rk = r1 > r2 ? r1 : r2;
+            lg_dv rest = {lg_dn(ml - m), lg_up(mu - m)};
+            lg_dv Cm = lg_dv_div(lg_dv_sub(lg_dv_mul(gm1, lg_dv_pt(m)), rest), gg);
+            Vm = lg_dv_add(Vm, lg_dv_sqr(Cm));
+            L = lg_up(L + lg_up(lg_up(2.0 * lg_dv_mag(Cm)) * rk));
+            S2 = lg_up(S2 + lg_up(rk * rk));
+        }
+        Vm = lg_dv_div(Vm, gg);
+        L = lg_up(L / (double)g);
+        double vlo = lg_dn(Vm.lo - L), vhi = lg_up(lg_up(Vm.hi + L) + lg_up(S2 / (double)g));
+        if (vlo > V.lo) V.lo = vlo;
+        if (vhi < V.hi) V.hi = vhi;
+        if (V.lo > V.hi) V.lo = V.hi; /* only by rounding: both hold the true range */
+    }
     *R = lg_dv_rsqrt(lg_dv_add(V, lg_dv_pt(eps)));
     if (!lg_dv_finite(*R)) return 0;
     /* |c_k|·r < √(g − 1): Σ c = 0 gives c_k² ≤ (g − 1)·Σ_{j≠k} c_j² (Cauchy–
@@ -49,6 +78,21 @@ void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, 
         ylo[k] = ok ? Y[k].lo : -INFINITY;
         yhi[k] = ok ? Y[k].hi : INFINITY;
     }
+}
+
+/* max(u_j − m_j, m_j − l_j), rounded up. */
+static double lg_ln_rad(const double *l, const double *u, const double *m, size_t j)
+{
+    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
+    return r1 > r2 ? r1 : r2;
+}
+
+/* max |J − w| over the interval J, rounded up (∞ for NaN). */
+static double lg_ln_dev(lg_dv J, double w)
+{
+    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
+    double d = d1 > d2 ? d1 : d2;
+    return isnan(d) ? INFINITY : d;
 }
 
 /* ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g) over the box from the
@@ -86,6 +130,14 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work)
 {
+    return lg_relax_layernorm_ex(g, l, u, eps, gamma, beta, pt, lo_w, lo_c, up_w, up_c, NULL, work);
+}
+
+int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps, const double *gamma,
+                          const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
+                          double *up_c, double *rd, lg_dv *work)
+{
+    if (rd) rd[0] = 0.0; /* not usable unless set below */
     lg_dv *C = work, *Y = work + g, *Cm = work + 2 * g, *Ym = work + 3 * g, *R = work + 4 * g, *Rm = R + 1;
     for (size_t k = 0; k < g * g; k++) lo_w[k] = up_w[k] = 0.0;
     if (!(eps >= 0.0) || !lg_ln_eval(g, l, u, eps, gamma, beta, C, R, Y)) {
@@ -105,33 +157,77 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
     }
     int okm = lg_ln_eval(g, m, m, eps, gamma, beta, Cm, Rm, Ym);
     lg_dv R2 = lg_dv_sqr(*R), gg = lg_dv_pt((double)g), ig = lg_dv_div(lg_dv_pt(1.0), gg);
-    /* rho and w·m per output, then the intercepts (m is read until the last
-     * output's rho is known, so the intercepts go to up_c first) */
+    lg_dv Rm2 = lg_dv_sqr(*Rm);
+    /* Taylor's remainder at m. With ĉ = c·r (Σ_k ĉ_k = 0), y_i = γ_i·ĉ_i + β_i and
+     * δc = the centred x − m (|δc|₂ ≤ |x − m|₂, |δc_i| ≤ rad_i + Σ_j rad_j/g), the
+     * second derivative along the segment is
+     *   γ_i·[−(r²/g)·(2·δc_i·(ĉ·δx) + ĉ_i·|δc|²) + 3·(r²/g²)·ĉ_i·(ĉ·δx)²]
+     * (ĉ·δc = ĉ·δx as Σĉ = 0), so with h_k ≥ |ĉ_k| and r⁺ on the box,
+     * Q = Σ_k h_k·rad_k and S2 = Σ_k rad_k², half of it is at most
+     *   ½·|γ_i|·(r⁺²/g)·(2·(rad_i + Σrad/g)·Q + h_i·max(S2, min(2·S2, 3·Q²/g))) (below). */
+    double cap = lg_up(sqrt((double)(g - 1))), Q = 0.0, S2 = 0.0, Srad = 0.0;
+    for (size_t k = 0; k < g; k++) {
+        double rk = lg_ln_rad(l, u, m, k), h = lg_dv_mag(lg_dv_mul(C[k], *R));
+        if (!(h <= cap)) h = cap;
+        Q = lg_up(Q + lg_up(h * rk));
+        S2 = lg_up(S2 + lg_up(rk * rk));
+        Srad = lg_up(Srad + rk);
+    }
+    /* |ĉ·δx| = |ĉ·δc| ≤ |ĉ|₂·|δc|₂ ≤ √g·√S2 too (Σ_k ĉ_k² = g·v/(v + eps) ≤ g) */
+    double cs = lg_up(sqrt(lg_up((double)g * S2)));
+    if (cs < Q) Q = cs;
+    double rg = lg_up(lg_up(R->hi * R->hi) / (double)g), sg = lg_up(Srad / (double)g);
+    double q2g = lg_up(lg_up(3.0 * lg_up(Q * Q)) / (double)g);
+    /* −ĉ_i·|δc|² + 3·ĉ_i·(ĉ·δx)²/g lies between −ĉ_i·n² and ĉ_i·(3·p²/g − n²) (n = |δc|₂ ≤ √S2,
+     * p = ĉ·δx, p² ≤ min(Q², g·n²)), so its size is at most h_i·max(S2, min(2·S2, 3·Q²/g)) */
+    double quad = lg_up(2.0 * S2);
+    if (q2g < quad) quad = q2g;
+    if (quad < S2) quad = S2;
+    /* rho and w·m per output, then the intercepts (kept in Ym[i], which only
+     * output i reads, before it) */
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        double rho = 0.0;
+        double rho_mv = 0.0, rho_t = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
             lg_dv J = lg_ln_jac(C, *R, R2, ig, gg, gamma[i], i, j);
-            double w = 0.5 * J.lo + 0.5 * J.hi;
+            lg_dv Jm = okm ? lg_ln_jac(Cm, *Rm, Rm2, ig, gg, gamma[i], i, j) : J;
+            double w = 0.5 * Jm.lo + 0.5 * Jm.hi; /* any double is sound */
             if (!isfinite(w)) w = 0.0;
             wl[j] = wu[j] = w;
-            double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
-            double d = d1 > d2 ? d1 : d2;
-            if (isnan(d)) d = INFINITY;
-            double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
-            double r = r1 > r2 ? r1 : r2;
-            rho = lg_up(rho + lg_up(d * r));
+            double r = lg_ln_rad(l, u, m, j);
+            rho_mv = lg_up(rho_mv + lg_up(lg_ln_dev(J, w) * r));
+            rho_t = lg_up(rho_t + lg_up(lg_ln_dev(Jm, w) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
+        }
+        double hi_ = lg_dv_mag(lg_dv_mul(C[i], *R));
+        if (!(hi_ <= cap)) hi_ = cap;
+        double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_ln_rad(l, u, m, i) + sg) * Q)) + lg_up(hi_ * quad));
+        double dev = rho_t; /* Σ_j max|Jm_ij − w_j|·rad_j */
+        rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(lg_up(fabs(gamma[i]) * rg) * br)));
+        double rho = rho_t < rho_mv ? rho_t : rho_mv;
+        if (isnan(rho)) rho = INFINITY;
+        if (rd) {
+            double *e = rd + LG_LN_ROW_HEAD + i * LG_LN_ROW_PER;
+            lg_dv CR = lg_dv_mul(C[i], *R);
+            if (CR.lo < -cap) CR.lo = -cap;
+            if (CR.hi > cap) CR.hi = cap;
+            e[0] = okm ? lg_dn(Ym[i].lo - wm.hi) : -INFINITY; /* y_i(m) − w·m, lower */
+            e[1] = dev;
+            e[2] = CR.lo;
+            e[3] = CR.hi;
+            e[4] = lg_ln_rad(l, u, m, i);
+            e[5] = okm ? lg_up(Ym[i].hi - wm.lo) : INFINITY; /* y_i(m) − w·m, upper */
+            e[6] = 0.0;                                        /* linear on both sides: below */
         }
         double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho) : -INFINITY;
         double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho) : INFINITY;
-        Cm[i] = (lg_dv){lc, uc}; /* Cm[i] is not read again */
+        Ym[i] = (lg_dv){lc, uc};
     }
     int ok = 1;
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        double lc = Cm[i].lo, uc = Cm[i].hi;
+        double lc = Ym[i].lo, uc = Ym[i].hi;
         double cl = lc, cu = uc;
         for (size_t j = 0; j < g; j++) {
             double c = 0.5 * l[j] + 0.5 * u[j];
@@ -149,6 +245,59 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
         lo_c[i] = lc;
         up_c[i] = uc;
         if (!isfinite(lc) || !isfinite(uc)) ok = 0;
+        /* both planes kept linear, with the slopes the row data were computed for */
+        if (rd) rd[LG_LN_ROW_HEAD + i * LG_LN_ROW_PER + 6] = isfinite(Ym[i].lo) && cl > Y[i].lo && isfinite(Ym[i].hi) && cu < Y[i].hi;
+    }
+    if (rd && okm && isfinite(rg) && isfinite(Q) && isfinite(quad)) {
+        rd[0] = 1.0;
+        rd[1] = rg;
+        rd[2] = Q;
+        rd[3] = quad;
     }
     return ok;
+}
+
+double lg_layernorm_row_icpt(size_t g, const double *rd, const double *lam, const double *gamma)
+{
+    /* plain double arithmetic, then one margin for all of its rounding: every sum
+     * below has at most g + 8 roundings, each ≤ 2^-53 relative to the sum of the
+     * magnitudes it adds (mass), so (2g + 24)·2^-53·mass + 2^-1000 covers them */
+    double base = 0.0, mass = 0.0, devs = 0.0, sabs = 0.0, tsum = 0.0;
+    int any = 0;
+    for (size_t o = 0; o < g; o++) {
+        if (lam[o] == 0.0) continue;
+        const double *e = rd + LG_LN_ROW_HEAD + o * LG_LN_ROW_PER;
+        if (e[6] != 1.0) return -INFINITY;
+        double b = lam[o] * (lam[o] > 0.0 ? e[0] : e[5]);
+        base += b;
+        mass += fabs(b);
+        devs += fabs(lam[o]) * e[1];
+        double a = lam[o] * gamma[o];
+        sabs += fabs(a);
+        tsum += a;
+        any = 1;
+    }
+    if (!any) return 0.0;
+    /* a_o = lam[o]·γ_o; ā its exact mean, t ≈ ā: |a_o − ā| ≤ |fl(a_o) − t| + 2^-52·|fl(a_o)| + errt;
+     * A1 ≥ Σ_j |a_j − ā|·rad_j; M ≥ |Σ_o (a_o − t)·ĉ_o| (any t: Σ ĉ = 0) by midpoint and radius of
+     * the intervals of ĉ, the a_o's own error (≤ ea_o) times max|ĉ_o| added */
+    double t = tsum / (double)g, errt = sabs * 0x1p-49;
+    double A1 = 0.0, Mm = 0.0, Mr = 0.0, Mabs = 0.0;
+    for (size_t o = 0; o < g; o++) {
+        const double *e = rd + LG_LN_ROW_HEAD + o * LG_LN_ROW_PER;
+        double a = lam[o] * gamma[o], d = a - t, ea = fabs(a) * 0x1p-52 + 0x1p-1074;
+        A1 += (fabs(d) + ea + errt) * e[4];
+        double mid = 0.5 * e[2] + 0.5 * e[3], rad = fmax(e[3] - mid, mid - e[2]);
+        double mag = fmax(fabs(e[2]), fabs(e[3]));
+        Mm += d * mid;
+        Mr += fabs(d) * rad + (ea + errt) * mag + 0x1p-52 * fabs(d) * (fabs(e[2]) + fabs(e[3]));
+        Mabs += fabs(d) * mag;
+    }
+    double M = fabs(Mm) + Mr;
+    double rem = 0.5 * rd[1] * (2.0 * A1 * rd[2] + M * rd[3]);
+    /* the magnitudes behind rem, scaled as rem scales them */
+    mass += devs + 0.5 * rd[1] * (2.0 * A1 * rd[2] + (Mabs + Mr) * rd[3]);
+    double margin = lg_up(lg_up((double)(2 * g + 24) * 0x1p-53 * mass) + 0x1p-1000);
+    double v = lg_dn(lg_dn(lg_dn(base - devs) - rem) - margin);
+    return v == v && isfinite(margin) ? v : -INFINITY;
 }

@@ -14,16 +14,24 @@
  * - centring is exact linear: c_k = ((g − 1)·x_k − Σ_{j≠k} x_j)/g, its
  *   interval from the ends (no dependency lost);
  * - variance: c_k² over the interval of c_k (convex: 0 when it holds 0),
- *   summed and divided by g;
+ *   summed and divided by g, intersected with the centred form at the
+ *   box's centre m: v(x) = v(m) + Σ_j (2·c_j(m)/g)·δ_j + |Pδ|²/g exactly
+ *   (δ = x − m, P the centring, 0 ≤ |Pδ|² ≤ |δ|²);
  * - r: 1/√ is decreasing, r ∈ [1/√(v⁺ + eps), 1/√(v⁻ + eps)] (MPFR rec_sqrt
  *   rounded down / up);
  * - the product γ_i·c_i·r and + β_i, outward, with c_i·r cut to
  *   [−√(g − 1), √(g − 1)] (Σ c = 0 and Cauchy–Schwarz give c_i² ≤ (g − 1)·v).
- * The planes are the mean-value form of relax_softmax.h with the Jacobian
+ * The planes are those of relax_softmax.h (slopes the gradient at the point
+ * m, the smaller of two remainders) with the Jacobian
  *   ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g)
- * enclosed over the box by the same intervals, slopes at the enclosure's
- * midpoint, the point m the box's centre or the caller's point clamped into
- * the box, the value y_i(m) certified by the same arithmetic on the point.
+ * enclosed over the box by the same intervals (the mean-value remainder) and
+ * Taylor's remainder from the second derivative along the segment, with
+ * ĉ = c·r (Σ ĉ = 0, |ĉ|₂² ≤ g), δc = Pδ, p = ĉ·δc = ĉ·δx and n = |δc|₂:
+ *   γ_i·(r²/g)·[−2·δc_i·p − ĉ_i·n² + 3·ĉ_i·p²/g],
+ * bounded by ½·|γ_i|·(r⁺²/g)·(2·(rad_i + Σ_j rad_j/g)·Q + h_i·max(S2,
+ * min(2·S2, 3·Q²/g))), h_k ≥ |ĉ_k| on the box, S2 = Σ rad_j² ≥ n²,
+ * Q = min(Σ_k h_k·rad_k, √(g·S2)) ≥ |p|; the value y_i(m) and the gradient
+ * at m certified by the same arithmetic on the point.
  * Per side the constant plane of the image is used when it is better at the
  * box's centre. eps must be > 0 or the box must keep v away from 0;
  * otherwise, and for a bound that is not finite, the planes are the
@@ -51,6 +59,27 @@ void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, 
 int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, const double *gamma,
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work);
+
+/* lg_relax_layernorm, keeping in rd (LG_LN_ROW_LEN(g) doubles, or NULL) what
+ * lg_layernorm_row_icpt needs: a bound for one weighted sum of the group's
+ * outputs at once, tighter than the sum of their planes. */
+#define LG_LN_ROW_HEAD 4
+#define LG_LN_ROW_PER 7
+#define LG_LN_ROW_LEN(g) (LG_LN_ROW_HEAD + LG_LN_ROW_PER * (g))
+int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps, const double *gamma,
+                          const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
+                          double *up_c, double *rd, lg_dv *work);
+
+/* A lower bound, exact for the reals, of Σ_o lam[o]·(y_o(x) − w_o·x) over the box
+ * of the lg_relax_layernorm_ex call that filled rd, w_o the slopes it returned
+ * (when lam[o] ≠ 0 the output's planes must be linear on both sides with the
+ * same slopes; otherwise, or when rd is unusable, −∞). Taylor at m for the
+ * weighted sum φ = Σ_o lam[o]·y_o: with a_o = lam[o]·γ_o,
+ *   ½·|D²φ| ≤ ½·(r⁺²/g)·(2·|a·δc|·Q + |a·ĉ|·quad)
+ * (the bounds of lg_relax_layernorm), |a·δc| = |(a − ā)·δx| ≤ Σ_j |a_j − ā|·rad_j
+ * and a·ĉ = (a − t)·ĉ for any t (Σ ĉ = 0), over the box's intervals of ĉ —
+ * the weights' signs cancel where the per-output planes add magnitudes. */
+double lg_layernorm_row_icpt(size_t g, const double *rd, const double *lam, const double *gamma);
 
 /* An enclosure J[i·g + j] of ∂y_i/∂x_j at every point of the box (the one
  * the planes use); [−∞, +∞] entries and 0 when it is not finite. */

@@ -64,6 +64,21 @@ static lg_dv lg_sm_diag(lg_dv s)
     return (lg_dv){lo, hi};
 }
 
+/* max(u_j − m_j, m_j − l_j), rounded up. */
+static double lg_sm_rad(const double *l, const double *u, const double *m, size_t j)
+{
+    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
+    return r1 > r2 ? r1 : r2;
+}
+
+/* max |J − w| over the interval J, rounded up (∞ for NaN). */
+static double lg_sm_dev(lg_dv J, double w)
+{
+    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
+    double d = d1 > d2 ? d1 : d2;
+    return isnan(d) ? INFINITY : d;
+}
+
 /* ∂s_i/∂x_j over the box from the images S. */
 static lg_dv lg_sm_jac(const lg_dv *S, size_t i, size_t j)
 {
@@ -109,25 +124,50 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
         m[j] = v;
     }
     lg_sm_images(g, m, m, Sm, E); /* S_i(m), certified */
+    /* Taylor's remainder: s_i(x) = s_i(m) + ∇s_i(m)·δ + ½·δᵀH(ξ)δ, δ = x − m, ξ in the
+     * box, and δᵀHδ = s_i·[(δ_i − ⟨δ⟩)² − Var(δ)] with ⟨·⟩ and Var the mean and
+     * variance under the weights s_j (Σ_j s_j = 1) at ξ. So
+     *   −½·s_i⁺·V ≤ ½·δᵀHδ ≤ ½·s_i⁺·D_i²,
+     * V = min(Σ_j s_j⁺·rad_j², max_j rad_j²) ≥ Σ_j s_j·δ_j² ≥ Var(δ) and
+     * D_i = (1 − s_i⁻)·rad_i + Σ_{j≠i} s_j⁺·rad_j ≥ |Σ_{j≠i} s_j·(δ_i − δ_j)| = |δ_i − ⟨δ⟩|,
+     * rad_j = max|x_j − m_j|: one remainder per side. */
+    double V = 0.0, rmax = 0.0, P = 0.0;
+    for (size_t j = 0; j < g; j++) {
+        double rj = lg_sm_rad(l, u, m, j);
+        V = lg_up(V + lg_up(S[j].hi * lg_up(rj * rj)));
+        P = lg_up(P + lg_up(S[j].hi * rj));
+        if (rj > rmax) rmax = rj;
+    }
+    double r2max = lg_up(rmax * rmax);
+    if (r2max < V) V = r2max;
     int ok = 1;
     for (size_t i = 0; i < g; i++) {
         double *wl = lo_w + i * g, *wu = up_w + i * g;
-        double rho = 0.0;
+        /* slopes: the gradient at m (certified to a few ulps); per side two
+         * remainders, each sound for these slopes, the smaller taken: the
+         * mean-value one with the Jacobian over the box, and Taylor's */
+        double rho_mv = 0.0, rho_t = 0.0;
         lg_dv wm = {0.0, 0.0};
         for (size_t j = 0; j < g; j++) {
-            lg_dv J = lg_sm_jac(S, i, j);
-            double w = 0.5 * J.lo + 0.5 * J.hi; /* any double is sound */
+            lg_dv Jm = lg_sm_jac(Sm, i, j), J = lg_sm_jac(S, i, j);
+            double w = 0.5 * Jm.lo + 0.5 * Jm.hi; /* any double is sound */
             wl[j] = wu[j] = w;
-            double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
-            double d = d1 > d2 ? d1 : d2;
-            if (isnan(d)) d = INFINITY;
-            double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
-            double r = r1 > r2 ? r1 : r2;
-            rho = lg_up(rho + lg_up(d * r));
+            double r = lg_sm_rad(l, u, m, j);
+            rho_mv = lg_up(rho_mv + lg_up(lg_sm_dev(J, w) * r));
+            rho_t = lg_up(rho_t + lg_up(lg_sm_dev(Jm, w) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
         }
-        double lc = lg_dn(lg_dn(Sm[i].lo - wm.hi) - rho);
-        double uc = lg_up(lg_up(Sm[i].hi - wm.lo) + rho);
+        double ri = lg_sm_rad(l, u, m, i);
+        /* Σ_{j≠i} s_j⁺·rad_j ≤ P (P holds the i term too) */
+        double D = lg_up(lg_up(lg_up(1.0 - S[i].lo) * ri) + P);
+        double rlo = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * V)));
+        double rup = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * lg_up(D * D))));
+        if (rho_mv < rlo) rlo = rho_mv;
+        if (rho_mv < rup) rup = rho_mv;
+        if (isnan(rlo)) rlo = INFINITY;
+        if (isnan(rup)) rup = INFINITY;
+        double lc = lg_dn(lg_dn(Sm[i].lo - wm.hi) - rlo);
+        double uc = lg_up(lg_up(Sm[i].hi - wm.lo) + rup);
         /* the planes' values at the box's centre decide against the
          * constant planes of the image (a choice only, not a bound) */
         double cl = lc, cu = uc;

@@ -7,24 +7,32 @@
  * for every real x of the box, read with exact real arithmetic on the
  * returned doubles, s_i(x) = exp(x_i) / Σ_j exp(x_j) of the reals.
  *
- * How (the mean-value form with an interval Jacobian):
+ * How (a first-order plane at a point, its remainder bounded two ways):
  * - Interval image: s_i is increasing in x_i and decreasing in every other
  *   x_j, so s_i ∈ [E_i⁻/(E_i⁻ + Σ_{j≠i} E_j⁺), E_i⁺/(E_i⁺ + Σ_{j≠i} E_j⁻)]
  *   with E_j = exp([l_j, u_j] − max_k u_k) (shifted: no overflow), exp
  *   rounded down / up by MPFR and every +, / rounded outward
  *   (verify/relax_iv.h); the upper end is capped at 1.
- * - Jacobian enclosure over the box: ∂s_i/∂x_i = s_i(1 − s_i) (t(1 − t) over
- *   the image interval of s_i, concave) and ∂s_i/∂x_j = −s_i·s_j (j ≠ i),
- *   from the images, outward.
+ * - Jacobian enclosure: ∂s_i/∂x_i = s_i(1 − s_i) (t(1 − t) over the image
+ *   interval of s_i, concave) and ∂s_i/∂x_j = −s_i·s_j (j ≠ i), from the
+ *   images, outward; over the box (J) and at the point m (Jm, a few ulps).
  * - A point m of the box (its centre, or the caller's point clamped into the
- *   box: α-CROWN's variable), slopes w_j = the midpoint of the Jacobian
- *   enclosure J_ij (any double slopes are sound), and by the mean-value
- *   theorem on the segment from m to x (inside the box):
- *     s_i(x) − w·x = s_i(m) − w·m + Σ_j (∂_j s_i(ξ) − w_j)(x_j − m_j),
- *   so with ρ = Σ_j max|J_ij − w_j|·max(u_j − m_j, m_j − l_j) (rounded up)
- *   lo_c = ⌊S_i(m)⁻ − (w·m)⁺ − ρ⌋ and up_c = ⌈S_i(m)⁺ − (w·m)⁻ + ρ⌉, S_i(m)
- *   the certified image of the point. The gap is second order in the box's
- *   width (tight on small boxes).
+ *   box: α-CROWN's variable), slopes w_j = the midpoint of Jm_ij (the
+ *   gradient at m; any double slopes are sound), rad_j = max(u_j − m_j,
+ *   m_j − l_j), and two remainders, each sound for these slopes, the
+ *   smaller taken per side:
+ *   - mean value on the segment from m to x (inside the box):
+ *     s_i(x) − w·x = s_i(m) − w·m + Σ_j (∂_j s_i(ξ) − w_j)(x_j − m_j), so
+ *     ρ = Σ_j max|J_ij − w_j|·rad_j on both sides;
+ *   - Taylor: s_i(x) = s_i(m) + ∇s_i(m)·δ + ½·δᵀH(ξ)δ, δ = x − m, with
+ *     δᵀHδ = s_i·[(δ_i − ⟨δ⟩)² − Var(δ)] (mean and variance under the
+ *     weights s_j(ξ), which sum to 1), so
+ *     ρ_lo = Σ_j max|Jm_ij − w_j|·rad_j + ½·s_i⁺·min(Σ_j s_j⁺·rad_j², max_j rad_j²),
+ *     ρ_up = the same first sum + ½·s_i⁺·((1 − s_i⁻)·rad_i + Σ_j s_j⁺·rad_j)²,
+ *     every step rounded up;
+ *   lo_c = ⌊S_i(m)⁻ − (w·m)⁺ − ρ_lo⌋ and up_c = ⌈S_i(m)⁺ − (w·m)⁻ + ρ_up⌉,
+ *   S_i(m) the certified image of the point. The gap is second order in the
+ *   box's width (tight on small boxes).
  * - Per side, the constant plane of the image (slopes 0) is used instead
  *   when it is better at the box's centre (wide boxes).
  * g = 1: s = 1 exactly. A bound that is not finite gives the constant planes

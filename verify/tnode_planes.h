@@ -13,7 +13,7 @@
  *             within the pair's interval image. A square x·x whose two slopes
  *             do not add exactly in double loses that plane (sound: weaker).
  *   softmax   per group, relax_softmax.h's lower and upper plane of each
- *             output (the mean-value form at the box's centre) and the exact
+ *             output (linearised at the box's centre) and the exact
  *             identity Σ_i s_i = 1.
  *   layernorm per group, relax_layernorm.h's lower and upper plane of each
  *             output.
