@@ -17,6 +17,7 @@
 #define LG_RELAX_IV_H
 
 #include <math.h>
+#include <stddef.h>
 
 typedef struct lg_dv {
     double lo, hi;
@@ -50,5 +51,18 @@ static inline double lg_dv_mag(lg_dv a)
     return x > y ? x : y;
 }
 static inline int lg_dv_finite(lg_dv a) { return isfinite(a.lo) && isfinite(a.hi); }
+/* max |J − w| over the interval J, rounded up (∞ for NaN). */
+static inline double lg_dv_dev(lg_dv J, double w)
+{
+    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
+    double d = d1 > d2 ? d1 : d2;
+    return isnan(d) ? INFINITY : d;
+}
+/* max(u_j − m_j, m_j − l_j), rounded up: the radius of [l_j, u_j] about m_j. */
+static inline double lg_box_rad(const double *l, const double *u, const double *m, size_t j)
+{
+    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
+    return r1 > r2 ? r1 : r2;
+}
 
 #endif

@@ -80,21 +80,6 @@ void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, 
     }
 }
 
-/* max(u_j − m_j, m_j − l_j), rounded up. */
-static double lg_ln_rad(const double *l, const double *u, const double *m, size_t j)
-{
-    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
-    return r1 > r2 ? r1 : r2;
-}
-
-/* max |J − w| over the interval J, rounded up (∞ for NaN). */
-static double lg_ln_dev(lg_dv J, double w)
-{
-    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
-    double d = d1 > d2 ? d1 : d2;
-    return isnan(d) ? INFINITY : d;
-}
-
 /* ∂y_i/∂x_j = γ_i·r·(δ_ij − 1/g − c_i·c_j·r²/g) over the box from the
  * intervals of c, r, r² (R2), 1/g (ig) and g (gg). */
 static lg_dv lg_ln_jac(const lg_dv *C, lg_dv R, lg_dv R2, lg_dv ig, lg_dv gg, double gamma_i, size_t i, size_t j)
@@ -167,7 +152,7 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps
      *   ½·|γ_i|·(r⁺²/g)·(2·(rad_i + Σrad/g)·Q + h_i·max(S2, min(2·S2, 3·Q²/g))) (below). */
     double cap = lg_up(sqrt((double)(g - 1))), Q = 0.0, S2 = 0.0, Srad = 0.0;
     for (size_t k = 0; k < g; k++) {
-        double rk = lg_ln_rad(l, u, m, k), h = lg_dv_mag(lg_dv_mul(C[k], *R));
+        double rk = lg_box_rad(l, u, m, k), h = lg_dv_mag(lg_dv_mul(C[k], *R));
         if (!(h <= cap)) h = cap;
         Q = lg_up(Q + lg_up(h * rk));
         S2 = lg_up(S2 + lg_up(rk * rk));
@@ -195,14 +180,14 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps
             double w = 0.5 * Jm.lo + 0.5 * Jm.hi; /* any double is sound */
             if (!isfinite(w)) w = 0.0;
             wl[j] = wu[j] = w;
-            double r = lg_ln_rad(l, u, m, j);
-            rho_mv = lg_up(rho_mv + lg_up(lg_ln_dev(J, w) * r));
-            rho_t = lg_up(rho_t + lg_up(lg_ln_dev(Jm, w) * r));
+            double r = lg_box_rad(l, u, m, j);
+            rho_mv = lg_up(rho_mv + lg_up(lg_dv_dev(J, w) * r));
+            rho_t = lg_up(rho_t + lg_up(lg_dv_dev(Jm, w) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
         }
         double hi_ = lg_dv_mag(lg_dv_mul(C[i], *R));
         if (!(hi_ <= cap)) hi_ = cap;
-        double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_ln_rad(l, u, m, i) + sg) * Q)) + lg_up(hi_ * quad));
+        double br = lg_up(lg_up(2.0 * lg_up(lg_up(lg_box_rad(l, u, m, i) + sg) * Q)) + lg_up(hi_ * quad));
         double dev = rho_t; /* Σ_j max|Jm_ij − w_j|·rad_j */
         rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(lg_up(fabs(gamma[i]) * rg) * br)));
         double rho = rho_t < rho_mv ? rho_t : rho_mv;
@@ -216,7 +201,7 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps
             e[1] = dev;
             e[2] = CR.lo;
             e[3] = CR.hi;
-            e[4] = lg_ln_rad(l, u, m, i);
+            e[4] = lg_box_rad(l, u, m, i);
             e[5] = okm ? lg_up(Ym[i].hi - wm.lo) : INFINITY; /* y_i(m) − w·m, upper */
             e[6] = 0.0;                                        /* linear on both sides: below */
         }

@@ -64,21 +64,6 @@ static lg_dv lg_sm_diag(lg_dv s)
     return (lg_dv){lo, hi};
 }
 
-/* max(u_j − m_j, m_j − l_j), rounded up. */
-static double lg_sm_rad(const double *l, const double *u, const double *m, size_t j)
-{
-    double r1 = lg_up(u[j] - m[j]), r2 = lg_up(m[j] - l[j]);
-    return r1 > r2 ? r1 : r2;
-}
-
-/* max |J − w| over the interval J, rounded up (∞ for NaN). */
-static double lg_sm_dev(lg_dv J, double w)
-{
-    double d1 = lg_up(w - J.lo), d2 = lg_up(J.hi - w);
-    double d = d1 > d2 ? d1 : d2;
-    return isnan(d) ? INFINITY : d;
-}
-
 /* ∂s_i/∂x_j over the box from the images S. */
 static lg_dv lg_sm_jac(const lg_dv *S, size_t i, size_t j)
 {
@@ -133,7 +118,7 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
      * rad_j = max|x_j − m_j|: one remainder per side. */
     double V = 0.0, rmax = 0.0, P = 0.0;
     for (size_t j = 0; j < g; j++) {
-        double rj = lg_sm_rad(l, u, m, j);
+        double rj = lg_box_rad(l, u, m, j);
         V = lg_up(V + lg_up(S[j].hi * lg_up(rj * rj)));
         P = lg_up(P + lg_up(S[j].hi * rj));
         if (rj > rmax) rmax = rj;
@@ -152,12 +137,12 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
             lg_dv Jm = lg_sm_jac(Sm, i, j), J = lg_sm_jac(S, i, j);
             double w = 0.5 * Jm.lo + 0.5 * Jm.hi; /* any double is sound */
             wl[j] = wu[j] = w;
-            double r = lg_sm_rad(l, u, m, j);
-            rho_mv = lg_up(rho_mv + lg_up(lg_sm_dev(J, w) * r));
-            rho_t = lg_up(rho_t + lg_up(lg_sm_dev(Jm, w) * r));
+            double r = lg_box_rad(l, u, m, j);
+            rho_mv = lg_up(rho_mv + lg_up(lg_dv_dev(J, w) * r));
+            rho_t = lg_up(rho_t + lg_up(lg_dv_dev(Jm, w) * r));
             wm = lg_dv_add(wm, lg_dv_mul(lg_dv_pt(w), lg_dv_pt(m[j])));
         }
-        double ri = lg_sm_rad(l, u, m, i);
+        double ri = lg_box_rad(l, u, m, i);
         /* Σ_{j≠i} s_j⁺·rad_j ≤ P (P holds the i term too) */
         double D = lg_up(lg_up(lg_up(1.0 - S[i].lo) * ri) + P);
         double rlo = lg_up(rho_t + lg_up(0.5 * lg_up(S[i].hi * V)));
