@@ -14,7 +14,7 @@
 #include "testutil.h"
 
 #define LG_SOUNDFUZZ_SEED 20261122UL
-#define LG_SOUNDFUZZ_CASES 160
+#define LG_SOUNDFUZZ_CASES 120
 #define LG_SOUNDFUZZ_CASES_QUICK 24
 /* Modes the CI slice runs (comma lists for lg_fuzz_opts_select): every
  * solver and every B&B mode. */
