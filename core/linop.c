@@ -114,6 +114,38 @@ static void lg_conv_mul1_t(const lg_conv *c, const double *W, const double *a, d
         }
 }
 
+/* Y[r][o] (+)= Σ_i |W[o][i]|·X[r][i] for rows r of X[rows][ni], W[no][ni]:
+ * the direct loop, which skips zero weights (0·∞ when X is not finite). */
+static void lg_lo_absw_rows(const double *W, int no, int ni, int rows, const double *X, double *Y, int accumulate)
+{
+    for (int r = 0; r < rows; r++) {
+        const double *x = X + (size_t)r * (size_t)ni;
+        double *y = Y + (size_t)r * (size_t)no;
+        for (int o = 0; o < no; o++) {
+            const double *Wr = W + (size_t)o * (size_t)ni;
+            double s = 0.0;
+            for (int i = 0; i < ni; i++)
+                if (Wr[i] != 0.0) s += fabs(Wr[i]) * x[i]; /* 0·∞ */
+            y[o] = accumulate ? y[o] + s : s;
+        }
+    }
+}
+
+/* Y[r][i] = Σ_o A[r][o]·|W[o][i]| for rows r of A[rows][no]: the transpose's direct loop. */
+static void lg_lo_absw_rows_t(const double *W, int no, int ni, int rows, const double *A, double *Y)
+{
+    for (int r = 0; r < rows; r++) {
+        const double *a = A + (size_t)r * (size_t)no;
+        double *y = Y + (size_t)r * (size_t)ni;
+        memset(y, 0, (size_t)ni * sizeof *y);
+        for (int o = 0; o < no; o++) {
+            if (a[o] == 0.0) continue;
+            const double *Wr = W + (size_t)o * (size_t)ni;
+            for (int i = 0; i < ni; i++) y[i] += a[o] * fabs(Wr[i]);
+        }
+    }
+}
+
 /* A per-token map as one product over every token of every row: X[m·T][bi]
  * times the block's transpose (core/net.h LG_LAYER_TOKMAP), |block| when
  * absw (a copy; the direct loops, which skip zero weights, when x is not
@@ -126,17 +158,7 @@ static void lg_tokmap_mul(const lg_linear *L, int m, const double *X, double *Y,
     if (absw) {
         aw = lg_lo_finite(X, (size_t)m * (size_t)L->n_in) ? malloc((size_t)bo * (size_t)bi * sizeof *aw) : NULL;
         if (!aw) {
-            for (int r = 0; r < rows; r++) {
-                const double *x = X + (size_t)r * (size_t)bi;
-                double *y = Y + (size_t)r * (size_t)bo;
-                for (int o = 0; o < bo; o++) {
-                    const double *Wr = W + (size_t)o * (size_t)bi;
-                    double s = 0.0;
-                    for (int i = 0; i < bi; i++)
-                        if (Wr[i] != 0.0) s += fabs(Wr[i]) * x[i]; /* 0·∞ */
-                    y[o] = accumulate ? y[o] + s : s;
-                }
-            }
+            lg_lo_absw_rows(W, bo, bi, rows, X, Y, accumulate);
             return;
         }
         for (size_t i = 0; i < (size_t)bo * (size_t)bi; i++) aw[i] = fabs(W[i]);
@@ -156,16 +178,7 @@ static void lg_tokmap_mul_t(const lg_linear *L, int m, const double *A, double *
     if (absw) {
         aw = malloc((size_t)bo * (size_t)bi * sizeof *aw);
         if (!aw) {
-            for (int r = 0; r < rows; r++) {
-                const double *a = A + (size_t)r * (size_t)bo;
-                double *y = Y + (size_t)r * (size_t)bi;
-                memset(y, 0, (size_t)bi * sizeof *y);
-                for (int o = 0; o < bo; o++) {
-                    if (a[o] == 0.0) continue;
-                    const double *Wr = W + (size_t)o * (size_t)bi;
-                    for (int i = 0; i < bi; i++) y[i] += a[o] * fabs(Wr[i]);
-                }
-            }
+            lg_lo_absw_rows_t(W, bo, bi, rows, A, Y);
             return;
         }
         for (size_t i = 0; i < (size_t)bo * (size_t)bi; i++) aw[i] = fabs(W[i]);
@@ -216,17 +229,7 @@ void lg_linear_mul(const lg_linear *L, int m, const double *X, double *Y, int ab
         return;
     }
     if (absw) {
-        for (int r = 0; r < m; r++) {
-            const double *x = X + (size_t)r * (size_t)ni;
-            double *y = Y + (size_t)r * (size_t)n;
-            for (int o = 0; o < n; o++) {
-                const double *Wr = L->W + (size_t)o * (size_t)ni;
-                double s = 0.0;
-                for (int i = 0; i < ni; i++)
-                    if (Wr[i] != 0.0) s += fabs(Wr[i]) * x[i]; /* 0·∞ */
-                y[o] = accumulate ? y[o] + s : s;
-            }
-        }
+        lg_lo_absw_rows(L->W, n, ni, m, X, Y, accumulate);
         return;
     }
     double beta = accumulate ? 1.0 : 0.0;
@@ -275,16 +278,7 @@ void lg_linear_mul_t(const lg_linear *L, int m, const double *A, double *Y, int 
         return;
     }
     if (absw) {
-        for (int r = 0; r < m; r++) {
-            const double *a = A + (size_t)r * (size_t)n;
-            double *y = Y + (size_t)r * (size_t)ni;
-            memset(y, 0, (size_t)ni * sizeof *y);
-            for (int o = 0; o < n; o++) {
-                if (a[o] == 0.0) continue;
-                const double *Wr = L->W + (size_t)o * (size_t)ni;
-                for (int i = 0; i < ni; i++) y[i] += a[o] * fabs(Wr[i]);
-            }
-        }
+        lg_lo_absw_rows_t(L->W, n, ni, m, A, Y);
         return;
     }
     if (m == 1)

@@ -565,7 +565,8 @@ START_TEST(test_study_grid_diff)
     t = lg_replace(t, "[regime relu]\nact = relu\n", "[regime relu]\nact = relu\nepochs = 2\n");
     t = lg_replace(t, "[regime anneal]", "[regime annealed]");
     char t2[2048];
-    snprintf(t2, sizeof t2, "%s[regime rs]\nact = relu\nrs = 0.1\n", t);
+    int n2 = snprintf(t2, sizeof t2, "%s[regime rs]\nact = relu\nrs = 0.1\n", t);
+    ck_assert(n2 > 0 && (size_t)n2 < sizeof t2);
     ck_assert_int_eq(lg_study_grid_parse(&b, t2, "b.ini"), LG_OK);
     ck_assert_int_eq(lg_study_grid_diff(&a, &b, buf, sizeof buf), 5);
     static const char *want[] = {"[study] timeout: 5 -> 2", "[regime relu] epochs: 1 -> 2", "[regime anneal] removed",

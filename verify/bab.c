@@ -167,11 +167,8 @@ static lg_status lg_bab_root_tighten(const lg_bab_ctx *cx, int have_root, double
     lg_runctx share = lg_runctx_share(cx->run, LG_BAB_ROOT_ALPHA_SHARE);
     lg_bounds b;
     *done = 0;
-    lg_status st = lg_bounds_init(&b, net);
-    if (st != LG_OK) return st;
-    b.run = cx->run;
-    if (have_root) lg_bab_bounds_load(cx, &b, pre);
-    else st = lg_bounds_symbolic(&b, net, cx->lo, cx->hi);
+    lg_status st = lg_bab_bounds_start(cx, &b, have_root ? pre : NULL);
+    if (st != LG_OK && !b.lo) return st;
     for (int k = 1; k < net->n_layers && st == LG_OK; k++) {
         if (lg_runctx_expired(&share)) break;
         int nt = 0;

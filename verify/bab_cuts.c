@@ -81,11 +81,8 @@ static lg_status lg_bab_cut_verify(const lg_bab_ctx *cx, const double *root_pre,
     size_t sz = (size_t)cx->size, M = (size_t)cx->m;
     *ok = 0;
     lg_bounds b;
-    lg_status st = lg_bounds_init(&b, net);
-    if (st != LG_OK) return st;
-    b.run = cx->run;
-    if (root_pre) lg_bab_bounds_load(cx, &b, root_pre);
-    else st = lg_bounds_symbolic(&b, net, cx->lo, cx->hi);
+    lg_status st = lg_bab_bounds_start(cx, &b, root_pre);
+    if (st != LG_OK && !b.lo) return st;
     int kmin = net->n_layers;
     for (size_t i = 0; i < sz && st == LG_OK; i++) {
         if (!sign2[i]) continue;

@@ -94,6 +94,10 @@ void lg_bab_node_free(lg_bab_node *n);
 /* Flat copies of a bounds object to/from a node's pre array. */
 void lg_bab_bounds_save(const lg_bab_ctx *cx, const lg_bounds *b, double *pre);
 void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre);
+/* Initialise b for cx's net and run: pre's bounds when pre is not NULL
+ * (lg_bab_bounds_load), else CROWN over cx's box. b is the caller's to free
+ * (also on failure, once initialised). */
+lg_status lg_bab_bounds_start(const lg_bab_ctx *cx, lg_bounds *b, const double *pre);
 /* 1 if some pre-activation interval is empty (lo > hi): the region is empty. */
 int lg_bab_bounds_empty(const lg_bounds *b);
 

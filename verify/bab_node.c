@@ -102,6 +102,16 @@ void lg_bab_bounds_load(const lg_bab_ctx *cx, lg_bounds *b, const double *pre)
     lg_bounds_diff_load(b, pre);
 }
 
+lg_status lg_bab_bounds_start(const lg_bab_ctx *cx, lg_bounds *b, const double *pre)
+{
+    lg_status st = lg_bounds_init(b, cx->net);
+    if (st != LG_OK) return st;
+    b->run = cx->run;
+    if (pre) lg_bab_bounds_load(cx, b, pre);
+    else st = lg_bounds_symbolic(b, cx->net, cx->lo, cx->hi);
+    return st;
+}
+
 int lg_bab_bounds_empty(const lg_bounds *b)
 {
     for (int k = 0; k < b->n_layers; k++) {
