@@ -1,14 +1,15 @@
 /* opstage.h — the verify stages' part of the node-kind table (core/op.h):
  * one entry per node kind (max-pool, product, softmax, layernorm) with the
- * kind's interval bound, its attack gradient and its branching smear
- * (DESIGN.md "Adding an operator"). The complete back-ends take a node
- * only in its exact ReLU form (core/op.h lg_net_lower_nodes) and refuse
- * the others (lg_net_require_no_max). The
- * entries point at each kind's own file: verify/opstage_max.c for max-pool,
- * verify/bounds_tnode.c and verify/attack_tnode.c for the Transformer
- * nodes. The back-substitution planes and their α (backsub.c,
- * backsub_tnode.c, alpha.c) and the window splits (bab_relu.c) read the
- * kind there. Static and constant; nothing allocates.
+ * kind's interval bound, its attack gradient and its branching smear, and,
+ * for a kind that has them, its difference bounds and symbolic step, its
+ * back-substitution planes with their α, and its own splits (DESIGN.md
+ * "Adding an operator"). The complete back-ends take a node only in its
+ * exact ReLU form (core/op.h lg_net_lower_nodes) and refuse the others
+ * (lg_net_require_no_max). The entries point at each kind's own file:
+ * verify/opstage_max.c and verify/backsub_max.c for max-pool,
+ * verify/bounds_tnode.c and verify/attack_tnode.c for the Transformer nodes
+ * (whose planes backsub_tnode.c holds). Static and constant; nothing
+ * allocates.
  */
 #ifndef LG_OPSTAGE_H
 #define LG_OPSTAGE_H
