@@ -14,6 +14,25 @@
 #include <stdlib.h>
 
 /* The enclosure run; ylo/yhi (may be NULL) receive the outputs' ends rounded outward. */
+/* A row of the term sum as an interval, outward (lg_layer_row_visit): z += w·a_i. */
+typedef struct lg_iv_row {
+    lg_iv *z;
+    const lg_iv *v;    /* every node's intervals, node j's at off[j + 1] */
+    const size_t *off;
+    lg_iv *u;          /* scratch */
+    mpfr_ptr t1;       /* scratch */
+    int *rc;           /* set to −2 on a weight that is not finite */
+} lg_iv_row;
+
+static void lg_iv_row_add(void *ctx, const lg_linear *A, int i, double w)
+{
+    lg_iv_row *r = ctx;
+    if (!isfinite(w)) *r->rc = -2;
+    lg_iv_scale(r->u, w, &r->v[r->off[A->src + 1] + (size_t)i], r->t1);
+    mpfr_add(r->z->lo, r->z->lo, r->u->lo, MPFR_RNDD);
+    mpfr_add(r->z->hi, r->z->hi, r->u->hi, MPFR_RNDU);
+}
+
 static int lg_enclose_run(const lg_net *net, const double *x, int n_terms, const lg_term *terms, const double *slack,
                           double *ylo, double *yhi)
 {
@@ -80,19 +99,8 @@ static int lg_enclose_run(const lg_net *net, const double *x, int n_terms, const
             if (!isfinite(L->b[o])) rc = -2;
             mpfr_set_d(z[o].lo, L->b[o], MPFR_RNDN);
             mpfr_set_d(z[o].hi, L->b[o], MPFR_RNDN);
-            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
-                const lg_linear *A = lg_layer_lin(L, tt);
-                const lg_iv *in = v + off[A->src + 1];
-                int nz = lg_linear_row_nz(A, o, idx, wv); /* a conv's row through its structure (core/linop.h) */
-                for (int q = 0; q < nz; q++) {
-                    int i = idx[q];
-                    if (wv[q] == 0) continue;
-                    if (!isfinite(wv[q])) rc = -2;
-                    lg_iv_scale(u, wv[q], &in[i], t1);
-                    mpfr_add(z[o].lo, z[o].lo, u->lo, MPFR_RNDD);
-                    mpfr_add(z[o].hi, z[o].hi, u->hi, MPFR_RNDU);
-                }
-            }
+            lg_iv_row row = {&z[o], v, off, u, t1, &rc};
+            lg_layer_row_visit(L, o, idx, wv, lg_iv_row_add, &row); /* the term sum (core/op.h) */
             if (I->iv(&z[o], L->lambda, &work)) rc = -2;
         }
     }

@@ -45,6 +45,51 @@ static long lg_dy_weight(const lg_linear *A, double w, double *M)
  * exponent), so every product is shifted left, never rounded. y (mpq,
  * [n_out], initialised) gets the outputs. 0 ok, −2 unsupported / not
  * finite, −3 no memory. */
+/* A row of the term sum as integers at exponent Ez (lg_layer_row_visit): z += w·a_i. */
+typedef struct lg_dy_row {
+    mpz_ptr z;
+    mpz_t *v;          /* every node's values, node j's at off[j + 1] with exponent E[j + 1] */
+    const size_t *off;
+    const long *E;
+    long Ez;
+    mpz_ptr t, c;      /* scratch */
+} lg_dy_row;
+
+static void lg_dy_row_add(void *ctx, const lg_linear *A, int i, double w)
+{
+    lg_dy_row *r = ctx;
+    const mpz_t *a = (const mpz_t *)(r->v + r->off[A->src + 1]);
+    if (mpz_sgn(a[i]) == 0) return;
+    double M;
+    long kk = lg_dy_weight(A, w, &M), Es = r->E[A->src + 1];
+    mpz_set_d(r->c, M);
+    mpz_mul(r->t, r->c, a[i]); /* value t·2^(kk + Es) */
+    mpz_mul_2exp(r->t, r->t, (mp_bitcnt_t)(kk + Es - r->Ez));
+    mpz_add(r->z, r->z, r->t);
+}
+
+/* A row of the term sum in the rationals (lg_layer_row_visit): z += w·a_i. */
+typedef struct lg_q_row {
+    mpq_ptr z;
+    mpq_t *v;          /* every node's values, node j's at off[j + 1] */
+    const size_t *off;
+    mpq_ptr t, c;      /* scratch */
+} lg_q_row;
+
+static void lg_q_row_add(void *ctx, const lg_linear *A, int i, double w)
+{
+    lg_q_row *r = ctx;
+    const mpq_t *a = (const mpq_t *)(r->v + r->off[A->src + 1]);
+    if (mpq_sgn(a[i]) == 0) return;
+    if (A->kind == LG_LAYER_INDEX) { /* a 1: the value itself */
+        mpq_add(r->z, r->z, a[i]);
+        return;
+    }
+    mpq_set_d(r->c, w);
+    mpq_mul(r->t, r->c, a[i]);
+    mpq_add(r->z, r->z, r->t);
+}
+
 static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
 {
     size_t len = lg_net_nodes_len(net);
@@ -120,21 +165,8 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
         for (int o = 0; o < L->n_out; o++) {
             long kb = lg_dy_split(L->b[o], &M);
             lg_dy_set(z[o], M, kb, Ez);
-            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
-                const lg_linear *A = lg_layer_lin(L, tt);
-                const mpz_t *a = (const mpz_t *)(v + off[A->src + 1]);
-                long Es = E[A->src + 1];
-                int nz = lg_linear_row_nz(A, o, idx, wv);
-                for (int t2 = 0; t2 < nz; t2++) {
-                    int i = idx[t2];
-                    if (wv[t2] == 0 || mpz_sgn(a[i]) == 0) continue;
-                    long kk = lg_dy_weight(A, wv[t2], &M);
-                    mpz_set_d(c, M);
-                    mpz_mul(t, c, a[i]); /* value t·2^(kk + Es) */
-                    mpz_mul_2exp(t, t, (mp_bitcnt_t)(kk + Es - Ez));
-                    mpz_add(z[o], z[o], t);
-                }
-            }
+            lg_dy_row row = {z[o], v, off, E, Ez, t, c};
+            lg_layer_row_visit(L, o, idx, wv, lg_dy_row_add, &row); /* the term sum (core/op.h) */
             if (L->act == LG_ACT_RELU && mpz_sgn(z[o]) < 0) mpz_set_ui(z[o], 0);
         }
         E[k + 1] = Ez;
@@ -225,22 +257,8 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
         }
         for (int o = 0; o < L->n_out; o++) {
             mpq_set_d(z[o], L->b[o]);
-            for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
-                const lg_linear *A = lg_layer_lin(L, tt);
-                const mpq_t *a = (const mpq_t *)(v + off[A->src + 1]);
-                int nz = lg_linear_row_nz(A, o, idx, wv);
-                for (int t2 = 0; t2 < nz; t2++) {
-                    int i = idx[t2];
-                    if (wv[t2] == 0 || mpq_sgn(a[i]) == 0) continue;
-                    if (A->kind == LG_LAYER_INDEX) { /* a 1: the value itself */
-                        mpq_add(z[o], z[o], a[i]);
-                        continue;
-                    }
-                    mpq_set_d(c, wv[t2]);
-                    mpq_mul(t, c, a[i]);
-                    mpq_add(z[o], z[o], t);
-                }
-            }
+            lg_q_row row = {z[o], v, off, t, c};
+            lg_layer_row_visit(L, o, idx, wv, lg_q_row_add, &row); /* the term sum (core/op.h) */
             if (L->act == LG_ACT_RELU && mpq_sgn(z[o]) < 0) mpq_set_ui(z[o], 0, 1);
         }
     }

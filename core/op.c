@@ -170,6 +170,32 @@ void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, 
                 (op->flags & LG_OPF_TWO_SRC) ? vals + lg_net_node_offset(net, L->op.src_b) : NULL, z);
 }
 
+void lg_layer_pre_t(const lg_layer *L, const double *dz, int absw, lg_node_slot_fn slot, void *ctx,
+                    unsigned char *seen, double *tmp)
+{
+    for (int t = 0; t < lg_layer_n_lin(L); t++) { /* through each term's structure (core/linop.h) */
+        const lg_linear *T = lg_layer_lin(L, t);
+        double *dst = slot(ctx, T->src);
+        if (!seen[T->src + 1]) {
+            lg_linear_mul_t(T, 1, dz, dst, absw);
+            seen[T->src + 1] = 1;
+        } else {
+            lg_linear_mul_t(T, 1, dz, tmp, absw);
+            for (int i = 0; i < T->n_in; i++) dst[i] += tmp[i];
+        }
+    }
+}
+
+void lg_layer_row_visit(const lg_layer *L, int o, int *idx, double *wv, lg_row_fn fn, void *ctx)
+{
+    for (int t = 0; t < lg_layer_n_lin(L); t++) {
+        const lg_linear *A = lg_layer_lin(L, t);
+        int nz = lg_linear_row_nz(A, o, idx, wv); /* a conv's row through its structure (core/linop.h) */
+        for (int q = 0; q < nz; q++)
+            if (wv[q] != 0) fn(ctx, A, idx[q], wv[q]);
+    }
+}
+
 void lg_layer_pre(const lg_layer *L, lg_node_val_fn val, const void *ctx, double *z, int bias_first)
 {
     const lg_opdef *op = lg_op(L->kind);

@@ -34,6 +34,14 @@ START_TEST(test_optable_entries_match_flags)
                           "%s: a rational node has both exact forms, any other neither", op->name);
             ck_assert_msg(v && (int)v->kind == k && v->interval && v->attack_backward && v->smear,
                           "%s: a node's verify entry is complete", op->name);
+            int bs = !!v->bs_step; /* the back-substitution planes come as one group, α with them */
+            ck_assert_msg(!v->bs_prepare == !bs && !v->bs_mag == !bs && !v->bs_addends == !bs && !v->bs_terms == !bs &&
+                              !v->bs_value == !bs,
+                          "%s: the planes' entries all or none", op->name);
+            ck_assert_msg(!v->split == !v->n_split && !v->split == !v->split_score, "%s: the split's entries all or none",
+                          op->name);
+            ck_assert_msg(!v->n_diff || (v->symbolic && v->split), "%s: difference bounds come from its symbolic step "
+                          "and are what it splits", op->name);
         } else {
             ck_assert_msg(!op->forward && !op->enclose && !v, "%s: a linear term has no node entries", op->name);
         }
@@ -121,6 +129,78 @@ START_TEST(test_optable_solver_supports)
 }
 END_TEST
 
+/* The term sum written once (core/op.h): lg_layer_row_visit's rows and lg_layer_pre_t's
+ * transpose agree with lg_layer_pre on a layer of three terms, two of them reading the same
+ * node (the second visit adds). */
+typedef struct optable_vals {
+    const double *x, *a0;
+} optable_vals;
+static const double *optable_val(const void *ctx, int node)
+{
+    const optable_vals *v = ctx;
+    return node < 0 ? v->x : v->a0;
+}
+typedef struct optable_row {
+    const optable_vals *v;
+    double sum;
+    int n;
+} optable_row;
+static void optable_row_add(void *ctx, const lg_linear *A, int i, double w)
+{
+    optable_row *r = ctx;
+    r->sum += w * optable_val(r->v, A->src)[i];
+    r->n++;
+}
+static double *optable_slot(void *ctx, int node) { return ((double **)ctx)[node + 1]; }
+
+START_TEST(test_optable_term_sum_once)
+{
+    lg_linear l0 = {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT};
+    lg_linear t1[3] = {{.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0},
+                       {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT},
+                       {.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0}};
+    lg_layer_spec sp[2] = {{3, LG_ACT_RELU, 1, &l0}, {2, LG_ACT_IDENTITY, 3, t1}};
+    lg_net net;
+    ck_assert_int_eq(lg_net_build(&net, 4, 2, sp), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 11, 0);
+    const lg_layer *L = &net.layers[1];
+    for (int t = 0; t < 3; t++) {
+        lg_linear *A = lg_layer_lin_mut(&net.layers[1], t);
+        for (int i = 0; i < A->n_out * A->n_in; i++) A->W[i] = lg_rng_uniform(&r) * 2 - 1;
+    }
+    lg_layer_lin_mut(&net.layers[1], 2)->W[1] = 0.0; /* a zero weight is not visited */
+    for (int o = 0; o < 2; o++) net.layers[1].b[o] = 0.25 * (o + 1);
+    double x[4], a0[3], z[2], dz[2] = {0.5, -1.5}, gx[4], ga[3], tmp[4];
+    for (int i = 0; i < 4; i++) x[i] = lg_rng_uniform(&r) * 2 - 1;
+    for (int i = 0; i < 3; i++) a0[i] = lg_rng_uniform(&r);
+    optable_vals v = {x, a0};
+    lg_layer_pre(L, optable_val, &v, z, 1);
+    int idx[4];
+    double wv[4];
+    for (int o = 0; o < 2; o++) {
+        optable_row row = {&v, L->b[o], 0};
+        lg_layer_row_visit(L, o, idx, wv, optable_row_add, &row);
+        ck_assert_double_eq_tol(row.sum, z[o], 1e-12);
+        ck_assert_int_eq(row.n, 3 + 4 + 3 - (o == 0));
+    }
+    unsigned char seen[3] = {0, 0, 0};
+    double *slots[3] = {gx, ga, NULL};
+    lg_layer_pre_t(L, dz, 0, optable_slot, slots, seen, tmp);
+    ck_assert(seen[0] && seen[1] && !seen[2]);
+    for (int i = 0; i < 4; i++) { /* the input: term 1 only */
+        const double *W = lg_layer_lin(L, 1)->W;
+        ck_assert_double_eq_tol(gx[i], dz[0] * W[i] + dz[1] * W[4 + i], 1e-12);
+    }
+    for (int i = 0; i < 3; i++) { /* layer 0: terms 0 and 2, the second added */
+        const double *W0 = lg_layer_lin(L, 0)->W, *W2 = lg_layer_lin(L, 2)->W;
+        double e = dz[0] * W0[i] + dz[1] * W0[3 + i] + dz[0] * W2[i] + dz[1] * W2[3 + i];
+        ck_assert_double_eq_tol(ga[i], e, 1e-12);
+    }
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_optable(void)
 {
     Suite *s = suite_create("optable");
@@ -130,6 +210,7 @@ Suite *suite_optable(void)
     tcase_add_test(tc, test_optable_node_only_as_own_term);
     tcase_add_test(tc, test_optable_lower_nodes);
     tcase_add_test(tc, test_optable_solver_supports);
+    tcase_add_test(tc, test_optable_term_sum_once);
     suite_add_tcase(s, tc);
     return s;
 }

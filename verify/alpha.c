@@ -20,6 +20,7 @@
 #include "core/act_relax.h"
 #include "core/linop.h"
 #include "verify/backsub.h"
+#include "verify/opstage.h"
 #include "verify/relax.h"
 
 int lg_alpha_size(const lg_net *net)
@@ -39,11 +40,13 @@ int lg_alpha_offset(const lg_net *net, int k)
 void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alpha)
 {
     int size = lg_alpha_size(net);
-    for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++)
+    for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
+        const lg_vopdef *vop = lg_vop(net->layers[k].kind);
         for (int j = 0; j < net->layers[k].n_out; j++) /* smooth: NaN = the area-best lines (act_relax.h) */
-            alpha[off + j] = net->layers[k].kind == LG_LAYER_MAX ? 0.0 /* max-pool: the planes of α = 0 (backsub.h) */
+            alpha[off + j] = vop && vop->bs_value ? 0.0 /* a node's planes of α = 0 (opstage.h) */
                              : lg_act_info_of(net->layers[k].act)->smooth ? NAN
                                                                           : lg_relax_alpha_default(b->lo[k][j], b->hi[k][j]);
+    }
     for (int r = 1; r < m; r++) memcpy(alpha + (size_t)r * (size_t)size, alpha, (size_t)size * sizeof *alpha);
 }
 
@@ -103,15 +106,16 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
         double *H;
         LG_AG_GET(H);
         for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
-        if (Ly->kind == LG_LAYER_MAX) {
-            /* the α-plane each row's coefficient picked (backsub.h): a·((1 − α)·P1 + α·P2), so
+        const lg_vopdef *vop = lg_vop(Ly->kind);
+        if (vop && vop->bs_value) {
+            /* the α-plane each row's coefficient picked (opstage.h): a·((1 − α)·P1 + α·P2), so
              * ∂/∂α = a·(P2 − P1) at the forward values */
             const double *X = valv[Ly->lin.src + 1];
             for (int r = 0; r < m; r++)
                 for (int j = 0; j < n; j++) {
                     double a = lam[(size_t)r * ls + (size_t)(off + j)], dv;
                     H[(size_t)r * (size_t)n + (size_t)j] =
-                        lg_backsub_max_value(s, bt->grp ? bt->grp[r] : 0, l, j, a,
+                        vop->bs_value(s, bt->grp ? bt->grp[r] : 0, l, j, a,
                                              alpha ? alpha[(size_t)r * as + (size_t)(off + j)] : 0.0,
                                              X + (size_t)r * (size_t)Ly->lin.n_in, &dv);
                     grad[(size_t)r * gs + (size_t)(off + j)] = a * dv;

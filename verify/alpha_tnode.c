@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/op.h"
 #include "verify/backsub.h"
 #include "verify/alpha.h"
 #include "verify/backsub_tnode.h"
@@ -71,7 +72,7 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
                     }
                     lg_bs_tnode_set_alpha(&s, k, side ? s.talpha[2 * k] : keep, side ? keep : s.talpha[2 * k + 1]);
                 }
-            } else if (L->act == LG_ACT_RELU && !lg_kind_is_tnode(L->kind) && L->kind != LG_LAYER_MAX) {
+            } else if (L->act == LG_ACT_RELU && !lg_op_is(L->kind, LG_OPF_NODE)) {
                 double *a = al + lg_alpha_offset(net, k);
                 for (int j = 0; j < L->n_out && st == LG_OK && evals < LG_ALPHA_TNODE_EVALS; j++) {
                     if (!(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0)) continue; /* stable: no slope to choose */

@@ -67,6 +67,13 @@ static lg_status lg_atk_ws_init(lg_atk_ws *w, const lg_net *net)
 }
 
 /* The value of node j (after its activation) in the forward store. */
+/* ∂g/∂(node j) in w's layout (lg_node_slot_fn). */
+static double *lg_atk_slot(void *ctx, int j)
+{
+    lg_atk_ws *w = ctx;
+    return w->da + w->doff[j + 1];
+}
+
 static const double *lg_atk_node(const lg_net *net, const lg_atk_ws *w, int j)
 {
     return j < 0 ? w->act : w->act + w->zoff[j] + (size_t)net->layers[j].n_out;
@@ -166,17 +173,7 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
             vop->attack_backward(L, lg_atk_node(net, w, sa), lg_atk_node(net, w, sb), z + L->n_out, dz, dsa, dsb);
             continue;
         }
-        for (int t = 0; t < lg_layer_n_lin(L); t++) { /* da_src += A_tᵀ·dz */
-            const lg_linear *T = lg_layer_lin(L, t);
-            double *dst = w->da + w->doff[T->src + 1];
-            if (!w->touched[T->src + 1]) {
-                lg_linear_mul_t(T, 1, dz, dst, 0);
-                w->touched[T->src + 1] = 1;
-            } else {
-                lg_linear_mul_t(T, 1, dz, w->tmp, 0);
-                for (int i = 0; i < T->n_in; i++) dst[i] += w->tmp[i];
-            }
-        }
+        lg_layer_pre_t(L, dz, 0, lg_atk_slot, w, w->touched, w->tmp); /* da_src += A_tᵀ·dz (core/op.h) */
     }
     if (!w->touched[0]) memset(w->grad, 0, (size_t)net->n_in * sizeof *w->grad);
     if (net->in_div)

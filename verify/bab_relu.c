@@ -19,31 +19,7 @@
 
 #include "verify/alpha.h"
 #include "verify/bab_internal.h"
-
-/* The window split of max-pool layer k on difference entry e (bounds.h dlo, dhi): active
- * x_q − x_p ≥ 0, else ≤ 0. */
-static void lg_bab_window_split(lg_bounds *b, int k, int e, int active)
-{
-    if (active && b->dlo[k][e] < 0) b->dlo[k][e] = 0;
-    if (!active && b->dhi[k][e] > 0) b->dhi[k][e] = 0;
-}
-
-/* The difference x_q − x_p of entry e = o·K + q of max-pool layer k within the current bounds:
- * the stored bounds and the interval ends (rounded outward). 0 when the window has no p. */
-static int lg_bab_window_diff(const lg_net *net, const lg_bounds *b, int k, int e, double *dl, double *du)
-{
-    const lg_layer *L = &net->layers[k], *S = &net->layers[L->src];
-    int K = L->conv.kh * L->conv.kw, o = e / K, q = e % K, p = b->dref[k][o], idx[256];
-    if (p < 0 || q == p || K > 256) return 0;
-    int nw = lg_max_window(&L->conv, o, idx);
-    if (q >= nw || p >= nw) return 0;
-    double lq, hq, lp, hp;
-    lg_bounds_post(S, b->lo[L->src][idx[q]], b->hi[L->src][idx[q]], &lq, &hq);
-    lg_bounds_post(S, b->lo[L->src][idx[p]], b->hi[L->src][idx[p]], &lp, &hp);
-    *dl = fmax(b->dlo[k][e], nextafter(lq - hp, -INFINITY));
-    *du = fmin(b->dhi[k][e], nextafter(hq - lp, INFINITY));
-    return *dl == *dl && *du == *du;
-}
+#include "verify/opstage.h"
 
 static lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
 {
@@ -51,8 +27,9 @@ static lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, l
     lg_bab_bounds_load(cx, b, n->pre);
     if (n->split_k < 0) return LG_OK;
     int k = n->split_k, j = n->split_j;
-    if (cx->net->layers[k].kind == LG_LAYER_MAX) { /* a window split: d = x_q − x_p ≥ 0 or ≤ 0 (entry j) */
-        lg_bab_window_split(b, k, j, n->split_active);
+    const lg_vopdef *vop = lg_vop(cx->net->layers[k].kind);
+    if (vop && vop->split) { /* a node's own split on its entry j (opstage.h) */
+        vop->split(b, k, j, n->split_active);
         if (lg_bab_bounds_empty(b)) return LG_OK;
         return lg_bounds_symbolic_unstable_from(b, cx->net, k + 1);
     }
@@ -98,8 +75,9 @@ static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, con
         lg_bab_bounds_load(cx, &cb[g], pre);
         pb[g] = &cb[g];
         memcpy(sg + (size_t)g * sz, n->sign, sz);
-        if (net->layers[k].kind == LG_LAYER_MAX) {
-            lg_bab_window_split(&cb[g], k, j, side); /* no multiplier: the plane reads the bound */
+        const lg_vopdef *vop = lg_vop(net->layers[k].kind);
+        if (vop && vop->split) {
+            vop->split(&cb[g], k, j, side); /* no multiplier: the plane reads the bound */
         } else {
             if (side) cb[g].lo[k][j] = 0; /* active */
             else cb[g].hi[k][j] = 0;      /* inactive */
@@ -173,22 +151,14 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
             }
         }
     }
-    /* max-pool windows (DESIGN.md §1 "The max-pool node"): where the row's coefficient λ_j on an
-     * output is < 0 its upper plane sums a chord of relu(x_q − x_p) per undecided input q; the
-     * split d_q ≥ 0 / ≤ 0 makes that chord exact, scored as a ReLU's: |λ_j|·(−l·u)/(u − l) */
-    for (int k = 0; k < net->n_layers; k++) {
-        const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_MAX || !b->dlo[k]) continue;
-        int off = lg_alpha_offset(net, k), Kw = L->conv.kh * L->conv.kw;
-        if (Kw > 256 || (double)L->n_out * Kw > 1e9) continue; /* lg_bab_window_diff's window; split_j an int */
-        for (int o = 0; o < L->n_out; o++) {
-            if (!(lam[off + o] < 0) || b->dref[k][o] < 0) continue;
-            for (int q = 0; q < Kw; q++) {
-                double l, u;
-                if (!lg_bab_window_diff(net, b, k, o * Kw + q, &l, &u) || !(l < 0 && u > 0)) continue;
-                double h = -l * u / (u - l), sc = fabs(lam[off + o]) * h;
-                if (sc > 0) lg_bab_topk_insert(cs, ck, cj, &nc, K, sc, k, o * Kw + q);
-            }
+    for (int k = 0; k < net->n_layers; k++) { /* the nodes' own splits (opstage.h), e.g. max-pool windows */
+        const lg_vopdef *vop = lg_vop(net->layers[k].kind);
+        if (!vop || !vop->n_split) continue;
+        int ns = vop->n_split(net, b, k);
+        const double *lam_k = lam + lg_alpha_offset(net, k);
+        for (int e = 0; e < ns; e++) {
+            double sc = vop->split_score(net, b, k, e, lam_k);
+            if (sc > 0) lg_bab_topk_insert(cs, ck, cj, &nc, K, sc, k, e);
         }
     }
     if (nc > 0) {
@@ -232,7 +202,8 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
         c[i]->split_k = bk;
         c[i]->split_j = bj;
         c[i]->split_active = i;
-        if (net->layers[bk].kind != LG_LAYER_MAX) /* a window split has no multiplier */
+        const lg_vopdef *vop = lg_vop(net->layers[bk].kind);
+        if (!vop || !vop->split) /* a node's own split has no multiplier */
             c[i]->sign[off_b + bj] = i ? -1 : 1; /* β-CROWN: active z ≥ 0, inactive z ≤ 0 (alpha.h) */
     }
     return LG_OK;

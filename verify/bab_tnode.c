@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "verify/alpha.h"
 #include "verify/alpha_tnode.h"
+#include "core/op.h"
 #include "verify/backsub.h"
 
 typedef struct lg_btn {
@@ -34,7 +35,7 @@ typedef struct lg_btc {
 
 static int lg_btn_relu(const lg_layer *L)
 {
-    return L->act == LG_ACT_RELU && !lg_kind_is_tnode(L->kind) && L->kind != LG_LAYER_MAX;
+    return L->act == LG_ACT_RELU && !lg_op_is(L->kind, LG_OPF_NODE);
 }
 
 int lg_bab_tnode_has_unstable(const lg_net *net, const lg_bounds *root)

@@ -203,7 +203,8 @@ lg_status lg_backsub_lower(lg_backsub *s, int level, int m, const double *alpha,
  * relaxed (the bounds of a graph layer with several terms, bounds_symbolic.c). */
 lg_status lg_backsub_lower_pre(lg_backsub *s, int k, int m, double *out); /* LG_ERR_TIMEOUT as lg_backsub_lower */
 
-/* The relaxed value of output j of max-pool layer l in group g, at the
+/* (backsub_max.c; the max-pool entry's bs_value, verify/opstage.h.)
+ * The relaxed value of output j of max-pool layer l in group g, at the
  * source's values x, for a row whose coefficient on it is a and whose α
  * there is alpha (NaN: 0): the lower plane (1 − α)·x_p1 + α·x_p2 (a > 0),
  * x_i* on a decided window, or the upper plane (1 − α)·U_p1 + α·U_p2

@@ -112,12 +112,7 @@ void lg_bounds_post(const lg_layer *L, double l, double h, double *al, double *a
  * source's bounds: [max of the window's lower ends, max of its upper ends]
  * of the source's outputs, exact; each kept where tighter. */
 lg_status lg_bounds_max_layer(lg_bounds *b, const lg_net *net, int k);
-/* The difference bounds of max-pool layer k (dref, dlo, dhi above) by
- * back-substitution: for each window the sources' bounds leave undecided,
- * p = the position of the largest upper bound (dref kept where already
- * set) and rows ±(x_q − x_p) over the source's outputs pushed back to the
- * input box (backsub.h, rounding carried); each kept where tighter. */
-lg_status lg_bounds_max_diff(lg_bounds *b, const lg_net *net, int k);
+/* The difference bounds of max-pool layers: their node entry's symbolic step (verify/opstage.h). */
 /* Flat copies of the difference bounds (n_diff doubles, dref as exact
  * small integers) for a branch-and-bound node's inherited bounds. */
 size_t lg_bounds_diff_len(const lg_net *net); /* n_diff of net's bounds */

@@ -61,13 +61,21 @@ int lg_bounds_net_smooth(const lg_net *net)
     return 0;
 }
 
+/* Difference bounds per output node L keeps (its entry, opstage.h; 0: none). */
+static int lg_bounds_n_diff(const lg_layer *L)
+{
+    const lg_vopdef *vop = lg_vop(L->kind);
+    return vop && vop->n_diff ? vop->n_diff(L) : 0;
+}
+
 size_t lg_bounds_diff_len(const lg_net *net)
 {
     size_t nd = 0;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind == LG_LAYER_MAX && L->src >= 0) /* the difference bounds, dref as doubles */
-            nd += (size_t)L->n_out * (2 * (size_t)L->conv.kh * (size_t)L->conv.kw + 1);
+        size_t K = (size_t)lg_bounds_n_diff(L);
+        if (K) /* the difference bounds, dref as doubles */
+            nd += (size_t)L->n_out * (2 * K + 1);
     }
     return nd;
 }
@@ -103,8 +111,8 @@ lg_status lg_bounds_init(lg_bounds *b, const lg_net *net)
         const lg_layer *L = &net->layers[k];
         b->dlo[k] = b->dhi[k] = NULL;
         b->dref[k] = NULL;
-        if (L->kind != LG_LAYER_MAX || L->src < 0) continue;
-        size_t K = (size_t)L->conv.kh * (size_t)L->conv.kw, no = (size_t)L->n_out;
+        size_t K = (size_t)lg_bounds_n_diff(L), no = (size_t)L->n_out;
+        if (!K) continue;
         b->dlo[k] = v;
         b->dhi[k] = v + no * K;
         for (size_t q = 0; q < no * K; q++) b->dlo[k][q] = -INFINITY, b->dhi[k][q] = INFINITY;

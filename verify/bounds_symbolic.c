@@ -16,6 +16,7 @@
 #include "core/linop.h"
 #include "core/op.h"
 #include "verify/backsub.h"
+#include "verify/opstage.h"
 
 /* Rows pushed back per batch: the back-substitution holds two [rows][max
  * width] matrices, so a wide layer (a conv's output) goes in chunks of at
@@ -53,87 +54,6 @@ static lg_status lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, do
 {
     if (L->n_terms > 0 || lg_kind_is_tnode(L->kind)) return lg_backsub_lower_pre(s, k, n, out);
     return lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
-}
-
-/* lg_bounds_max_diff with the caller's back-substitution s (rows of up to s->m) and out [s->m]. */
-static lg_status lg_sym_max_diff(lg_bounds *b, const lg_net *net, int k, lg_backsub *s, double *out)
-{
-    const lg_layer *L = &net->layers[k];
-    if (!b->dlo[k] || s->m < 2) return LG_OK;
-    const lg_layer *S = &net->layers[L->src];
-    int K = L->conv.kh * L->conv.kw, ns = L->lin.n_in, m = s->m, n = 0;
-    int *idx = malloc((size_t)K * sizeof *idx), *rq = malloc((size_t)m * sizeof *rq);
-    double *pl = malloc(2 * (size_t)K * sizeof *pl), *ph = pl + K;
-    lg_status st = LG_OK;
-    if (!idx || !rq || !pl) {
-        st = lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
-        goto done;
-    }
-    /* rows 2r (lower bound of x_q − x_p) and 2r + 1 (minus its upper bound); rq[r] = o·K + q */
-    for (int o = 0; o <= L->n_out && st == LG_OK; o++) {
-        int nw = 0, p = -1;
-        if (o < L->n_out) {
-            nw = lg_max_window(&L->conv, o, idx);
-            int best = 0, top = 0;
-            for (int q = 0; q < nw; q++) {
-                lg_bounds_post(S, b->lo[L->src][idx[q]], b->hi[L->src][idx[q]], &pl[q], &ph[q]);
-                if (pl[q] != pl[q]) pl[q] = -INFINITY;
-                if (ph[q] != ph[q]) ph[q] = INFINITY;
-                if (pl[q] > pl[best]) best = q;
-                if (ph[q] > ph[top]) top = q;
-            }
-            int decided = 1;
-            for (int q = 0; q < nw; q++) decided &= q == best || pl[best] >= ph[q];
-            if (decided) nw = 0;
-            p = b->dref[k][o] >= 0 && b->dref[k][o] < nw ? b->dref[k][o] : top;
-            if (nw) b->dref[k][o] = p;
-        }
-        for (int q = 0; q <= nw; q++) {
-            int flush = o == L->n_out || 2 * n + 2 > m;
-            if (flush && n > 0) {
-                if ((st = lg_backsub_lower(s, L->src, 2 * n, NULL, NULL, 0, NULL, out)) != LG_OK) break;
-                for (int r = 0; r < n; r++) {
-                    size_t e = (size_t)rq[r];
-                    if (out[2 * r] > b->dlo[k][e]) b->dlo[k][e] = out[2 * r];
-                    if (-out[2 * r + 1] < b->dhi[k][e]) b->dhi[k][e] = -out[2 * r + 1];
-                }
-                n = 0;
-            }
-            if (q == nw || q == p) continue;
-            double il = nextafter(pl[q] - ph[p], -INFINITY), ih = nextafter(ph[q] - pl[p], INFINITY);
-            size_t e = (size_t)o * (size_t)K + (size_t)q; /* the interval ends' difference, rounded outward */
-            if (il > b->dlo[k][e]) b->dlo[k][e] = il;
-            if (ih < b->dhi[k][e]) b->dhi[k][e] = ih;
-            if (ih <= 0.0) continue; /* x_q ≤ x_p already */
-            for (int g = 0; g < 2; g++) {
-                double *Ar = s->A + (size_t)(2 * n + g) * (size_t)ns;
-                memset(Ar, 0, (size_t)ns * sizeof *Ar);
-                Ar[idx[q]] = g ? -1.0 : 1.0;
-                Ar[idx[p]] = g ? 1.0 : -1.0;
-                s->c[2 * n + g] = 0.0;
-            }
-            rq[n++] = o * K + q;
-        }
-    }
-done:
-    free(idx);
-    free(rq);
-    free(pl);
-    return st;
-}
-
-lg_status lg_bounds_max_diff(lg_bounds *b, const lg_net *net, int k)
-{
-    lg_backsub s;
-    int m = lg_sym_chunk(net);
-    if (m < 2) m = 2;
-    lg_status st = lg_backsub_init(&s, b, net, m);
-    if (st != LG_OK) return st;
-    double *out = malloc((size_t)m * sizeof *out);
-    st = out ? lg_sym_max_diff(b, net, k, &s, out) : lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
-    free(out);
-    lg_backsub_free(&s);
-    return st;
 }
 
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
@@ -212,9 +132,9 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind == LG_LAYER_MAX) { /* exact from its source's bounds (no row of its own) */
-            if ((st = lg_bounds_max_layer(b, net, k)) != LG_OK || (st = lg_sym_max_diff(b, net, k, &s, out)) != LG_OK)
-                goto done;
+        const lg_vopdef *vop = lg_vop(L->kind);
+        if (vop && vop->symbolic) { /* from its sources' bounds (no rows of its own; opstage.h) */
+            if ((st = vop->symbolic(b, net, k, &s, out, 1)) != LG_OK) goto done;
             lg_backsub_changed(&s, k);
             continue;
         }
@@ -255,8 +175,9 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind == LG_LAYER_MAX) {
-            if ((st = lg_bounds_max_layer(b, net, k)) != LG_OK) goto done;
+        const lg_vopdef *vop = lg_vop(L->kind);
+        if (vop && vop->symbolic) {
+            if ((st = vop->symbolic(b, net, k, &s, out, 0)) != LG_OK) goto done;
             lg_backsub_changed(&s, k);
             continue;
         }

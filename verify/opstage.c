@@ -2,11 +2,16 @@
 #include "verify/opstage.h"
 
 #include "verify/attack.h"
+#include "verify/backsub.h"
 #include "verify/bounds.h"
 
 static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
     [LG_LAYER_MAX] = {.kind = LG_LAYER_MAX, .interval = lg_bounds_max_node, .attack_backward = lg_attack_max_backward,
-                      .smear = lg_bab_smear_max},
+                      .smear = lg_bab_smear_max, .n_diff = lg_max_n_diff, .symbolic = lg_max_symbolic,
+                      .bs_addends = lg_bs_max_addends, .bs_prepare = lg_bs_max_planes, .bs_mag = lg_bs_max_mag,
+                      .bs_step = lg_bs_max_step, .bs_terms = lg_bs_max_terms, .bs_value = lg_backsub_max_value,
+                      .n_split = lg_bab_max_n_split, .split_score = lg_bab_max_split_score,
+                      .split = lg_bab_window_split},
     [LG_LAYER_BILINEAR] = {.kind = LG_LAYER_BILINEAR, .interval = lg_bounds_tnode,
                            .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode},
     [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .interval = lg_bounds_tnode,

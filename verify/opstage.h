@@ -1,20 +1,23 @@
 /* opstage.h — the verify stages' part of the node-kind table (core/op.h):
  * one entry per node kind (max-pool, product, softmax, layernorm) with the
- * kind's interval bound, its attack gradient and its branching smear
- * (DESIGN.md "Adding an operator"). The complete back-ends take a node
- * only in its exact ReLU form (core/op.h lg_net_lower_nodes) and refuse
- * the others (lg_net_require_no_max). The
- * entries point at each kind's own file: verify/opstage_max.c for max-pool,
- * verify/bounds_tnode.c and verify/attack_tnode.c for the Transformer
- * nodes. The back-substitution planes and their α (backsub.c,
- * backsub_tnode.c, alpha.c) and the window splits (bab_relu.c) read the
- * kind there. Static and constant; nothing allocates.
+ * kind's interval bound, its attack gradient and its branching smear, and,
+ * for a kind that has them, its difference bounds and symbolic step, its
+ * back-substitution planes with their α, and its own splits (DESIGN.md
+ * "Adding an operator"). The complete back-ends take a node only in its
+ * exact ReLU form (core/op.h lg_net_lower_nodes) and refuse the others
+ * (lg_net_require_no_max). The entries point at each kind's own file:
+ * verify/opstage_max.c and verify/backsub_max.c for max-pool,
+ * verify/bounds_tnode.c and verify/attack_tnode.c for the Transformer nodes
+ * (whose planes backsub_tnode.c holds). Static and constant; nothing
+ * allocates.
  */
 #ifndef LG_OPSTAGE_H
 #define LG_OPSTAGE_H
 
 #include "core/op.h"
 #include "verify/bounds.h"
+
+struct lg_backsub; /* verify/backsub.h */
 
 typedef struct lg_vopdef {
     lg_layer_kind kind;
@@ -31,6 +34,35 @@ typedef struct lg_vopdef {
      * (seen: which nodes hold values already; tc, tr: scratch of the widest node). */
     void (*smear)(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
                   double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
+    /* The entries below are NULL for a kind that does not have them. */
+    /* Difference bounds node L keeps per output in lg_bounds (dlo, dhi, dref; bounds.h), 0: none. */
+    int (*n_diff)(const lg_layer *L);
+    /* The symbolic pass's step at node k (bounds_symbolic.c): its bounds from its sources'
+     * (no rows of its own) and, with diff, its difference bounds through the caller's
+     * back-substitution s (rows of up to s->m) with out [s->m] scratch. NULL: the pass's rows. */
+    lg_status (*symbolic)(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
+    /* Back-substitution (backsub.h): addends one source coefficient receives from node L
+     * (γ'), the planes of layer l in every group before a pass reads them (prepare), M_l of
+     * a term read through the node from its source's magnitudes am (mag), and the step that
+     * turns the m rows' coefficients A [m][n_out] into Y [m][n_in] (alpha: the planes' α
+     * at stride, or NULL), returning 1 when some row read two planes; terms: the rounding
+     * terms the step adds (two: the step's return). */
+    int (*bs_addends)(const lg_layer *L);
+    void (*bs_prepare)(struct lg_backsub *s, int l);
+    void (*bs_mag)(struct lg_backsub *s, int l, const double *am);
+    int (*bs_step)(struct lg_backsub *s, int l, int m, const double *A, double *Y, const double *alpha, size_t stride);
+    double (*bs_terms)(const lg_layer *L, int two);
+    /* The relaxed value of output j of node l at the source's values x and its derivative in
+     * α (the α gradient, alpha.c; lg_backsub_max_value). With this entry the node's α
+     * defaults to 0 (its planes of α = 0). */
+    double (*bs_value)(const struct lg_backsub *s, int g, int l, int j, double a, double alpha, const double *x,
+                       double *dval);
+    /* Branching on the node's own splits (bab_relu.c): the number of split entries of layer k
+     * (0: none now), entry e's score from the row's coefficients lam_k on the node's outputs
+     * (> 0: a candidate), and the split itself on bounds b (active: the ≥ 0 side). */
+    int (*n_split)(const lg_net *net, const lg_bounds *b, int k);
+    double (*split_score)(const lg_net *net, const lg_bounds *b, int k, int e, const double *lam_k);
+    void (*split)(lg_bounds *b, int k, int e, int active);
 } lg_vopdef;
 
 /* The entry of node kind k, or NULL for a linear term kind. */
@@ -43,6 +75,16 @@ void lg_attack_max_backward(const lg_layer *L, const double *a, const double *b,
                             double *da, double *db);
 void lg_bab_smear_max(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
                       double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
+int lg_max_n_diff(const lg_layer *L);
+lg_status lg_max_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
+int lg_bs_max_addends(const lg_layer *L);
+void lg_bs_max_planes(struct lg_backsub *s, int l);
+void lg_bs_max_mag(struct lg_backsub *s, int l, const double *am);
+int lg_bs_max_step(struct lg_backsub *s, int l, int m, const double *A, double *Y, const double *alpha, size_t stride);
+double lg_bs_max_terms(const lg_layer *L, int two);
+int lg_bab_max_n_split(const lg_net *net, const lg_bounds *b, int k);
+double lg_bab_max_split_score(const lg_net *net, const lg_bounds *b, int k, int e, const double *lam_k);
+void lg_bab_window_split(lg_bounds *b, int k, int e, int active);
 /* The Transformer nodes' smear (bab_input.c). */
 void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
                         double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
