@@ -125,7 +125,7 @@ lg_status lg_ox_b_materialize(lg_ox_b *B)
 lg_status lg_ox_b_tokmap(lg_ox_b *B, double *A, int T, int Kin, int N)
 {
     size_t rows = (size_t)T * (size_t)N, cols = (size_t)T * (size_t)Kin;
-    if (lg_ox_b_identity(B) && (size_t)B->n == cols) {
+    if (lg_ox_b_identity(B) && (size_t)B->n == cols && (size_t)Kin * (size_t)N > 1) { /* a 1 × 1 block stays dense */
         B->K = A;
         B->conv = lg_tokmap_geom(T, Kin, N);
         B->tok = 1;
