@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/op.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx_internal.h"
 
@@ -64,7 +65,7 @@ lg_status lg_ox_pm_copy(lg_ox_pm *dst, const lg_ox_pm *src)
             *c = *a;
             c->W = NULL;
             c->map = NULL;
-            size_t nw = a->kind == LG_LAYER_CONV2D
+            size_t nw = a->kind == LG_LAYER_CONV2D || a->kind == LG_LAYER_TOKMAP
                             ? (size_t)a->conv.c_out * (size_t)a->conv.c_in * (size_t)a->conv.kh * (size_t)a->conv.kw
                             : n * (size_t)a->n_in;
             if ((a->W && !(c->W = lg_ox_dup(a->W, nw))) || (a->map && !(c->map = lg_ox_idup(a->map, n)))) goto oom;
@@ -105,12 +106,48 @@ lg_status lg_ox_b_materialize(lg_ox_b *B)
                        B->file, n, m, LG_OX_DENSE_MAX_BYTES >> 20);
     double *W = calloc(n * m, sizeof *W);
     if (!W) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
-    lg_conv_kernel_dense(c, B->K, W); /* m = c_in·h_in·w_in */
+    if (B->tok) { /* kron(I_T, A): the block on the diagonal */
+        size_t bo = (size_t)c->c_out, bi = (size_t)c->c_in;
+        for (size_t t = 0; t < (size_t)c->h_in; t++)
+            for (size_t r = 0; r < bo; r++)
+                memcpy(W + (t * bo + r) * m + t * bi, B->K + r * bi, bi * sizeof *W);
+    } else {
+        lg_conv_kernel_dense(c, B->K, W); /* m = c_in·h_in·w_in */
+    }
     free(B->K);
     B->K = NULL;
+    B->tok = 0;
     B->W = W;
     memset(&B->conv, 0, sizeof B->conv);
     return LG_OK;
+}
+
+lg_status lg_ox_b_tokmap(lg_ox_b *B, double *A, int T, int Kin, int N)
+{
+    size_t rows = (size_t)T * (size_t)N, cols = (size_t)T * (size_t)Kin;
+    if (lg_ox_b_identity(B) && (size_t)B->n == cols && (size_t)Kin * (size_t)N > 1) { /* a 1 × 1 block stays dense */
+        B->K = A;
+        B->conv = lg_tokmap_geom(T, Kin, N);
+        B->tok = 1;
+        B->n = (int)rows;
+        return LG_OK;
+    }
+    if (rows * cols > LG_NET_MAX_PARAMS || rows * cols * sizeof(double) > LG_OX_DENSE_MAX_BYTES) {
+        free(A);
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: a per-token map of %d tokens (%d -> %d values each) after a "
+                       "pending linear op would be a dense %zu x %zu matrix, more than %zu weights",
+                       B->file, T, Kin, N, rows, cols, (size_t)LG_NET_MAX_PARAMS);
+    }
+    double *M = calloc(rows * cols, sizeof *M);
+    if (!M) {
+        free(A);
+        return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+    }
+    for (size_t t = 0; t < (size_t)T; t++)
+        for (size_t r = 0; r < (size_t)N; r++)
+            memcpy(M + (t * (size_t)N + r) * cols + t * (size_t)Kin, A + r * (size_t)Kin, (size_t)Kin * sizeof *M);
+    free(A);
+    return lg_ox_b_linear(B, M, (int)rows, NULL);
 }
 
 double *lg_ox_dup(const double *v, size_t n)
@@ -535,6 +572,16 @@ lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c)
             return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
         }
         int sel = lg_ox_selection(M, (size_t)n2, (size_t)B->n, src);
+        if (!sel && B->tok && !B->b) { /* the dense kron composed when its block is a selection */
+            long *s2 = malloc((size_t)B->conv.c_out * sizeof *s2);
+            if (!s2) {
+                free(src);
+                free(M);
+                return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
+            }
+            sel = lg_ox_selection(B->K, (size_t)B->conv.c_out, (size_t)B->conv.c_in, s2);
+            free(s2);
+        }
         free(src);
         if (!sel && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK) {
             free(M);
@@ -666,7 +713,7 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
                      : B->map ? 0 : n * m;
     for (int t = 0; t < B->n_xt; t++) {
         const lg_ox_term *a = &B->xt[t];
-        nw += a->kind == LG_LAYER_CONV2D
+        nw += a->kind == LG_LAYER_CONV2D || a->kind == LG_LAYER_TOKMAP
                   ? (size_t)a->conv.c_out * (size_t)a->conv.c_in * (size_t)a->conv.kh * (size_t)a->conv.kw
                   : a->kind == LG_LAYER_DENSE ? n * (size_t)a->n_in : 0;
     }
@@ -679,7 +726,8 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
     L->n_in = B->m;
     L->n_out = B->n;
     L->W = B->K ? B->K : B->W;
-    L->conv = B->conv; /* zero unless a conv */
+    L->conv = B->conv; /* zero unless a conv or a per-token map */
+    L->tok = B->tok;
     L->map = B->map;
     L->is_max = 0;
     L->src = B->src;
@@ -695,6 +743,7 @@ lg_status lg_ox_b_close(lg_ox_b *B, lg_act act, double lambda)
     B->xt = NULL;
     B->n_xt = 0;
     B->is_pad = 0;
+    B->tok = 0;
     B->bn_rounded = 0;
     memset(&B->conv, 0, sizeof B->conv);
     B->m = B->n;
@@ -787,7 +836,9 @@ lg_status lg_ox_b_index(lg_ox_b *B, int *op, int n2)
 {
     lg_status st = LG_OK;
     size_t n = (size_t)B->n, N = (size_t)n2;
-    /* a conv, a diagonal or further terms are closed first (never written out) */
+    /* a per-token map's rows are gathered as the dense matrix's were; a conv, a diagonal or
+     * further terms are closed first (never written out) */
+    if (B->tok && !B->n_xt && (st = lg_ox_b_materialize(B)) != LG_OK) goto done;
     if ((B->K || B->n_xt || (B->d && !lg_ox_all_ones(B->d, n))) && (st = lg_ox_b_close(B, LG_ACT_IDENTITY, 1.0)) != LG_OK)
         goto done;
     free(B->d);
@@ -851,7 +902,7 @@ lg_status lg_ox_b_take_terms(lg_ox_b *B, lg_ox_term **terms, int *n_terms, doubl
     if (!t) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", B->file);
     t[0] = (lg_ox_term){LG_LAYER_DENSE, B->src, B->m, NULL, NULL, {0}};
     if (B->K) {
-        t[0].kind = LG_LAYER_CONV2D;
+        t[0].kind = B->tok ? LG_LAYER_TOKMAP : LG_LAYER_CONV2D;
         t[0].W = B->K;
         t[0].conv = B->conv;
     } else if (B->W) {
@@ -878,6 +929,7 @@ lg_status lg_ox_b_take_terms(lg_ox_b *B, lg_ox_term **terms, int *n_terms, doubl
     B->xt = NULL;
     B->n_xt = 0;
     B->is_pad = 0;
+    B->tok = 0;
     memset(&B->conv, 0, sizeof B->conv);
     return LG_OK;
 }
@@ -912,6 +964,10 @@ lg_status lg_ox_b_affine_rounded(lg_ox_b *B, const double *a, const double *c)
     }
     B->bn_rounded = 1;
     size_t n = (size_t)B->n, m = (size_t)B->m;
+    if (B->tok) { /* scaled as the dense matrix was */
+        lg_status st = lg_ox_b_materialize(B);
+        if (st != LG_OK) return st;
+    }
     if (B->K) {
         /* a pending conv keeps its structure when a is constant over each output channel
          * (BatchNormalization's is): kernel rows of channel co times a, the same roundings

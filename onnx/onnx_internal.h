@@ -129,7 +129,8 @@ typedef struct lg_ox_term {
 typedef struct lg_ox_layer {
     int n_in, n_out;
     double *W, *b;  /* [n_out][n_in] (conv: the kernel), [n_out]; owned */
-    lg_conv conv;   /* c_out > 0: a conv layer (core/net.h) */
+    lg_conv conv;   /* c_out > 0: a conv layer (core/net.h), or a per-token map when tok */
+    int tok;        /* term 0 is a per-token map (core/net.h LG_LAYER_TOKMAP): block in W, geometry in conv */
     int *map;       /* an index-map term 0 [n_out] (W NULL), owned; else NULL */
     int is_max;     /* a max-pool node (core/net.h LG_LAYER_MAX): geometry in conv, W NULL, b zeros */
     lg_layer_kind tkind; /* a Transformer node (core/net.h: product, softmax, layernorm) when
@@ -155,6 +156,8 @@ typedef struct lg_ox_layer {
     lg_conv conv;                                                                                   \
     int src;           /* the node A reads: LG_NET_INPUT or a layer */                              \
     int *map;          /* [n] an index map (W, d, K NULL) or NULL */                                \
+    int tok;           /* K with conv is a per-token map (core/net.h LG_LAYER_TOKMAP: block [c_out][c_in] \
+                          over h_in tokens, token-major), not a conv */                                 \
     int is_pad;        /* map is a zero Pad of an image by pad_h, pad_w on each side (a conv folds it) */ \
     int pad_h, pad_w;                                                                               \
     int n_xt;          /* further terms (a residual sum, a Concat) */                               \
@@ -180,6 +183,10 @@ typedef struct lg_ox_b {
     size_t n_params;
 } lg_ox_b;
 
+/* z ← kron(I_T, A)·z, A [N][Kin] (taken over) the same matrix on each of T tokens: a pending
+ * per-token map when the map is the identity (never written out densely until an op needs
+ * the dense matrix: lg_ox_b_materialize); otherwise the dense kron through lg_ox_b_linear. */
+lg_status lg_ox_b_tokmap(lg_ox_b *B, double *A, int T, int Kin, int N);
 /* Free a pending map's arrays and zero it. */
 void lg_ox_pm_free(lg_ox_pm *p);
 /* Deep copy (dst zeroed on failure): LG_OK or LG_ERR_NOMEM. */
@@ -208,7 +215,7 @@ lg_status lg_ox_b_scale(lg_ox_b *B, const double *c, int divide);
  * folds (onnx_affine.c); otherwise the pending map is closed as an identity
  * layer first (a pending conv as a conv layer). */
 lg_status lg_ox_b_linear(lg_ox_b *B, double *M, int n2, const double *c);
-/* A pending conv written as the dense W (every entry a kernel weight or 0),
+/* A pending conv (or per-token map) written as the dense W (every entry a kernel weight or 0),
  * within LG_OX_DENSE_MAX_BYTES; no-op without one. Every op other than a
  * bias shift, the BatchNormalization fold and the close calls it first;
  * lg_ox_b_linear first closes a pending conv as an identity conv layer

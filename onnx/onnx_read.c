@@ -466,9 +466,9 @@ lg_status lg_ox_gemm(lg_ox_run *R, int node)
     return st;
 }
 
-/* x[T][K] @ W[K][N] with T > 1 rows (tokens): the same matrix on every row, a block-diagonal map
- * z' = (I_T ⊗ Wᵀ)·z, exact (every weight the file's). Its width T·N and weights T²·K·N are bounded
- * like any dense map. */
+/* x[T][K] @ W[K][N] with T > 1 rows (tokens): the same matrix on every row, the block-diagonal map
+ * z' = (I_T ⊗ Wᵀ)·z, exact (every weight the file's), built as a per-token map of Wᵀ's N·K
+ * weights (lg_ox_b_tokmap); its width T·N is bounded like any map's. */
 static lg_status lg_ox_matmul_tokens(lg_ox_run *R, int node, const lg_ox_const *W, int64_t T, int64_t K, int64_t N,
                                      const lg_ox_shape *os)
 {
@@ -476,17 +476,14 @@ static lg_status lg_ox_matmul_tokens(lg_ox_run *R, int node, const lg_ox_const *
     if (T * K != B->n || T * N > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: inconsistent shapes for MatMul (%lld rows of %lld, network value has "
                        "%d elements)", R->G.file, lg_ox_name(R, node), (long long)T, (long long)K, B->n);
-    size_t rows = (size_t)(T * N), cols = (size_t)(T * K);
-    if (rows * cols > LG_NET_MAX_PARAMS || rows * cols * sizeof(double) > LG_OX_DENSE_MAX_BYTES)
-        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: MatMul on %lld rows of %lld values: the map would hold %zu "
-                       "weights, more than %zu", R->G.file, lg_ox_name(R, node), (long long)T, (long long)K,
-                       rows * cols, LG_NET_MAX_PARAMS);
-    double *M = calloc(rows * cols, sizeof *M);
-    if (!M) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t j = 0; j < N; j++)
-            for (int64_t k = 0; k < K; k++) M[(size_t)(t * N + j) * cols + (size_t)(t * K + k)] = W->v[k * N + j];
-    lg_status st = lg_ox_b_linear(B, M, (int)rows, NULL);
+    if ((size_t)K * (size_t)N > LG_NET_MAX_PARAMS)
+        return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: MatMul by a %lld x %lld matrix: more than %zu weights", R->G.file,
+                       lg_ox_name(R, node), (long long)K, (long long)N, (size_t)LG_NET_MAX_PARAMS);
+    double *A = malloc((size_t)(K * N) * sizeof *A);
+    if (!A) return lg_fail(LG_ERR_NOMEM, "%s: out of memory", R->G.file);
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t k = 0; k < K; k++) A[j * K + k] = W->v[k * N + j];
+    lg_status st = lg_ox_b_tokmap(B, A, (int)T, (int)K, (int)N);
     if (st == LG_OK) B->shape = *os;
     return st;
 }
@@ -839,7 +836,7 @@ lg_status lg_ox_sum(lg_ox_run *R, int node, lg_ox_val *a, lg_ox_val *b, int sub,
     if (neg_direct) { /* −b: every weight and the bias negated (exact) */
         for (int k = 0; k < ntb && st == LG_OK; k++) {
             lg_ox_term *A = &tb[k];
-            size_t nw = A->kind == LG_LAYER_CONV2D
+            size_t nw = A->kind == LG_LAYER_CONV2D || A->kind == LG_LAYER_TOKMAP
                             ? (size_t)A->conv.c_out * (size_t)A->conv.c_in * (size_t)A->conv.kh * (size_t)A->conv.kw
                             : (size_t)n * (size_t)A->n_in;
             for (size_t i = 0; i < nw; i++) A->W[i] = -A->W[i];
@@ -1339,6 +1336,7 @@ static lg_status lg_ox_finish(lg_ox_run *R, const Onnx__ModelProto *mp, lg_net *
         tp->kind = lg_kind_is_tnode(Lb->tkind) ? Lb->tkind
                    : Lb->is_max ? LG_LAYER_MAX
                    : Lb->map  ? LG_LAYER_INDEX
+                   : Lb->tok  ? LG_LAYER_TOKMAP
                    : Lb->conv.c_out > 0 ? LG_LAYER_CONV2D
                                         : LG_LAYER_DENSE;
         tp->n_in = Lb->n_in;

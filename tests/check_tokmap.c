@@ -4,7 +4,9 @@
  * its interval and back-substitution bounds are those of the dense net
  * (up to rounding) and hold for sampled points; the native file and ONNX
  * round trips keep it; an old dense file with kron terms is compacted at
- * load to the same function, and nothing else is compacted. */
+ * load to the same function, and nothing else is compacted. A ViT exported to ONNX reads back
+ * as the same net (term kinds, geometry and weights bit for bit, outputs), and a MatMul over
+ * more tokens than a dense kron(I_T, A) could hold imports as its per-token map. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -261,6 +263,85 @@ START_TEST(test_tokmap_onnx_round_trip)
 }
 END_TEST
 
+/* The ViT fixture (a λ-GELU 2-block ViT trained by lgelu) through export and import: every term
+ * kind and geometry, every weight bit for bit and the outputs are the native net's. */
+START_TEST(test_tokmap_onnx_vit_same_net)
+{
+    lg_net net, back;
+    ck_assert_int_eq(lg_netfile_read(&net, lg_test_fixture("vit/tiny_vit.lgnet")), LG_OK);
+    const char *p = lg_test_tmpfile(".onnx");
+    ck_assert_int_eq(lg_onnx_write(&net, p), LG_OK);
+    ck_assert_int_eq(lg_onnx_read(&back, p), LG_OK);
+    int tok = 0;
+    for (int k = 0; k < net.n_layers; k++)
+        for (int t = 0; t < lg_layer_n_lin(&net.layers[k]); t++)
+            tok += lg_layer_lin(&net.layers[k], t)->kind == LG_LAYER_TOKMAP;
+    ck_assert_int_gt(tok, 4);
+    ck_assert_int_eq(net.n_layers, back.n_layers);
+    ck_assert_uint_eq(net.n_params, back.n_params);
+    for (int k = 0; k < net.n_layers; k++) {
+        ck_assert_int_eq(net.layers[k].act, back.layers[k].act);
+        ck_assert_int_eq(lg_layer_n_lin(&net.layers[k]), lg_layer_n_lin(&back.layers[k]));
+        for (int t = 0; t < lg_layer_n_lin(&net.layers[k]); t++) {
+            const lg_linear *a = lg_layer_lin(&net.layers[k], t), *c = lg_layer_lin(&back.layers[k], t);
+            ck_assert_int_eq(a->kind, c->kind);
+            ck_assert_int_eq(a->src, c->src);
+            ck_assert_int_eq(memcmp(&a->conv, &c->conv, sizeof a->conv), 0);
+        }
+    }
+    ck_assert_int_eq(memcmp(net.params, back.params, net.n_params * sizeof *net.params), 0);
+    int n_in = net.n_in, n_out = net.layers[net.n_layers - 1].n_out;
+    double *x = malloc((size_t)n_in * sizeof *x), *y = malloc(2 * (size_t)n_out * sizeof *y);
+    double *scr = malloc(4 * (size_t)(lg_net_max_width(&net) + lg_net_max_width(&back)) * sizeof *scr);
+    lg_rng r;
+    lg_rng_init(&r, 6, 0);
+    for (int s = 0; s < 3; s++) {
+        for (int i = 0; i < n_in; i++) x[i] = lg_rng_uniform(&r);
+        lg_net_forward(&net, x, y, scr);
+        lg_net_forward(&back, x, y + n_out, scr);
+        for (int j = 0; j < n_out; j++) ck_assert(y[j] == y[n_out + j]);
+    }
+    free(scr);
+    free(y);
+    free(x);
+    lg_net_free(&back);
+    lg_net_free(&net);
+}
+END_TEST
+
+/* 4096 tokens of 8 values: the dense kron(I_T, A) would hold 2^30 weights (8 GiB), beyond the
+ * importer's dense limit; the per-token map of 64 weights imports, and computes the same. */
+START_TEST(test_tokmap_onnx_many_tokens)
+{
+    enum { MT = 4096, MI = 8 };
+    lg_net net, back;
+    lg_linear t0 = lg_tokmap_term(LG_NET_INPUT, MT, MI, MI);
+    lg_linear t1 = {.kind = LG_LAYER_DENSE, .n_in = MT * MI, .src = 0};
+    lg_layer_spec sp[2] = {{MT * MI, LG_ACT_RELU, 1, &t0}, {2, LG_ACT_IDENTITY, 1, &t1}};
+    ck_assert_int_eq(lg_net_build(&net, MT * MI, 2, sp), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 8, 0);
+    for (size_t i = 0; i < net.n_params; i++) net.params[i] = lg_rng_uniform(&r) * 2 - 1;
+    const char *p = lg_test_tmpfile(".onnx");
+    ck_assert_int_eq(lg_onnx_write(&net, p), LG_OK);
+    ck_assert_int_eq(lg_onnx_read(&back, p), LG_OK);
+    ck_assert_int_eq(back.n_layers, 2);
+    ck_assert_int_eq(back.layers[0].kind, LG_LAYER_TOKMAP);
+    ck_assert_int_eq(back.layers[0].conv.h_in, MT);
+    ck_assert_uint_eq(back.n_params, net.n_params);
+    double *x = malloc(MT * MI * sizeof *x), y[4];
+    double *scr = malloc(4 * (size_t)(lg_net_max_width(&net) + lg_net_max_width(&back)) * sizeof *scr);
+    for (int i = 0; i < MT * MI; i++) x[i] = lg_rng_uniform(&r) * 2 - 1;
+    lg_net_forward(&net, x, y, scr);
+    lg_net_forward(&back, x, y + 2, scr);
+    ck_assert(y[0] == y[2] && y[1] == y[3]);
+    free(scr);
+    free(x);
+    lg_net_free(&back);
+    lg_net_free(&net);
+}
+END_TEST
+
 START_TEST(test_tokmap_shape_refused)
 {
     lg_net net;
@@ -286,6 +367,8 @@ Suite *suite_tokmap(void)
     tcase_add_test(tc, test_tokmap_compaction_only_exact_kron);
     tcase_add_test(tc, test_tokmap_onnx_round_trip);
     tcase_add_test(tc, test_tokmap_shape_refused);
+    tcase_add_test(tc, test_tokmap_onnx_vit_same_net);
+    tcase_add_test(tc, test_tokmap_onnx_many_tokens);
     suite_add_tcase(s, tc);
     return s;
 }
