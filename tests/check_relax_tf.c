@@ -477,6 +477,105 @@ static void lg_ln_row_check(size_t g, const double *l, const double *u, const do
     mpfr_clears(f, p, acc, tol, (mpfr_ptr)0);
 }
 
+/* A weighted sum of one softmax group through Σ s = 1 (lg_softmax_shift): for random
+ * weights with a common offset (as a row's coefficients μ·v_j on attention weights have)
+ * over groups of 3 and 17 at widths 1e-3 to 0.5, t + Σ mu·(the planes) − err stays below
+ * Σ lam·s at random vertices and points (MPFR), the rounding of every mu is within err
+ * (exact), t maximises the intercepts' sum among the candidates 0 and every lam, and the
+ * shifted intercepts beat the plain ones on most rows. */
+START_TEST(test_relax_tf_softmax_shift)
+{
+    static const size_t gs[] = {3, 17};
+    lg_rng r;
+    lg_rng_init(&r, 41, 3);
+    int better = 0, rows = 0;
+    mpfr_t f, p, acc, tol, ex;
+    mpfr_inits2(2400, p, acc, tol, ex, (mpfr_ptr)0);
+    mpfr_init2(f, LG_HP);
+    for (int it = 0; it < 24; it++) {
+        size_t g = gs[it % 2];
+        double l[17], u[17], lw[289], lc[17], uw[289], uc[17], lam[17], mu[17], x[17];
+        int idx[17];
+        lg_dv work[LG_SOFTMAX_WORK(17)];
+        double wd = pow(10.0, -3.0 + 2.7 * lg_rng_uniform(&r));
+        for (size_t j = 0; j < g; j++) {
+            double c = 2.0 * lg_rng_normal(&r);
+            l[j] = c - wd * lg_rng_uniform(&r);
+            u[j] = c + wd * lg_rng_uniform(&r);
+        }
+        lg_relax_softmax(g, l, u, NULL, lw, lc, uw, uc, work);
+        double off = (lg_rng_uniform(&r) < 0.5 ? -1.0 : 1.0) * (2.0 + 3.0 * lg_rng_uniform(&r));
+        for (size_t o = 0; o < g; o++) {
+            double pu = lg_rng_uniform(&r); /* small ones: their difference with t is not exact */
+            lam[o] = pu < 0.15 ? 0.0 : pu < 0.3 ? 1e-3 * lg_rng_normal(&r) : off + lg_rng_normal(&r);
+        }
+        double err, t = lg_softmax_shift(g, lam, lc, uc, mu, &err, idx);
+        ck_assert(err >= 0.0 && isfinite(err));
+        /* the rounding of mu within err, exactly */
+        mpfr_set_zero(acc, 1);
+        for (size_t o = 0; o < g; o++) {
+            mpfr_set_d(ex, lam[o], MPFR_RNDN);
+            ck_assert_int_eq(mpfr_sub_d(ex, ex, t, MPFR_RNDN), 0);
+            ck_assert_int_eq(mpfr_sub_d(ex, ex, mu[o], MPFR_RNDN), 0);
+            mpfr_abs(ex, ex, MPFR_RNDN);
+            mpfr_add(acc, acc, ex, MPFR_RNDN);
+        }
+        ck_assert_msg(mpfr_cmp_d(acc, err) <= 0, "softmax shift: the rounding of mu is above err");
+        /* t maximises h (relax_softmax.h) among 0 and every lam */
+        double ht = t;
+        for (size_t o = 0; o < g; o++) ht += (lam[o] - t) * (lam[o] > t ? lc[o] : uc[o]);
+        for (size_t k = 0; k <= g; k++) {
+            double tc = k < g ? lam[k] : 0.0, hc = tc;
+            for (size_t o = 0; o < g; o++) hc += (lam[o] - tc) * (lam[o] > tc ? lc[o] : uc[o]);
+            ck_assert_msg(ht >= hc - 1e-12 * (1.0 + fabs(hc)), "softmax shift: t does not maximise h");
+        }
+        /* the intercepts, shifted against plain */
+        double plain = 0.0, shifted = t - err;
+        for (size_t o = 0; o < g; o++) {
+            if (lam[o] != 0.0) plain += lam[o] * (lam[o] > 0 ? lc[o] : uc[o]);
+            if (mu[o] != 0.0) shifted += mu[o] * (mu[o] > 0 ? lc[o] : uc[o]);
+        }
+        int lin = 1; /* the slopes' part is the same (Σ_o ∇s_o = 0) when both sides share slopes */
+        for (size_t k = 0; k < g * g; k++) lin &= lw[k] == uw[k];
+        if (lin) {
+            rows++;
+            better += shifted > plain;
+        }
+        for (int sp = 0; sp < 8; sp++) {
+            for (size_t j = 0; j < g; j++)
+                x[j] = sp < 4 ? (lg_rng_uniform(&r) < 0.5 ? l[j] : u[j]) : lg_pick(&r, l[j], u[j]);
+            /* Σ lam·s = Σ lam_o·e_o / Σ e_o with e_o = exp(x_o), at LG_HP bits */
+            mpfr_set_zero(f, 1);
+            mpfr_set_zero(tol, 1);
+            for (size_t o = 0; o < g; o++) {
+                mpfr_set_d(ex, x[o], MPFR_RNDN);
+                mpfr_exp(ex, ex, MPFR_RNDN);
+                mpfr_add(tol, tol, ex, MPFR_RNDN);
+                mpfr_mul_d(ex, ex, lam[o], MPFR_RNDN);
+                mpfr_add(f, f, ex, MPFR_RNDN);
+            }
+            mpfr_div(f, f, tol, MPFR_RNDN);
+            mpfr_set_d(acc, t, MPFR_RNDN);
+            mpfr_sub_d(acc, acc, err, MPFR_RNDN);
+            mpfr_sub(acc, acc, f, MPFR_RNDN);
+            for (size_t o = 0; o < g; o++) {
+                if (mu[o] == 0.0) continue;
+                lg_plane_mp(p, g, (mu[o] > 0 ? lw : uw) + o * g, mu[o] > 0 ? lc[o] : uc[o], x);
+                mpfr_mul_d(p, p, mu[o], MPFR_RNDN);
+                mpfr_add(acc, acc, p, MPFR_RNDN);
+            }
+            /* acc = t − err + Σ mu·plane − Σ lam·s ≤ 0, beyond the 1024-bit error */
+            mpfr_set_d(tol, 1.0 + fabs(t) + 4.0 * fabs(off), MPFR_RNDU);
+            mpfr_mul_2si(tol, tol, -880, MPFR_RNDU);
+            mpfr_neg(tol, tol, MPFR_RNDN);
+            ck_assert_msg(mpfr_cmp(acc, tol) < 0, "softmax shift: the bound is above the weighted sum (g %zu)", g);
+        }
+    }
+    ck_assert_msg(rows >= 6 && 3 * better >= 2 * rows, "softmax shift: tighter on %d of %d rows", better, rows);
+    mpfr_clears(f, p, acc, tol, ex, (mpfr_ptr)0);
+}
+END_TEST
+
 /* The second-order (Taylor) remainders on the groups of a Transformer (softmax over 17
  * tokens, layernorm over 16 and 32 features) at widths where they matter: every plane
  * holds at random vertices and points against MPFR, the gap at the centre is never
@@ -766,6 +865,7 @@ Suite *suite_relax_tf(void)
     tcase_add_test(tc, test_relax_tf_plane_apply);
     tcase_add_test(tc, test_relax_tf_deviation_softmax);
     tcase_add_test(tc, test_relax_tf_deviation_layernorm);
+    tcase_add_test(tc, test_relax_tf_softmax_shift);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,7 +14,8 @@
 
 /* Plane table of one layer: a product's pairs q = o·K + k hold
  * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|]; a softmax or layernorm
- * holds lo_w [n·g], lo_c [n], up_w [n·g], up_c [n], max|x| [n]. */
+ * holds lo_w [n·g], lo_c [n], up_w [n·g], up_c [n], max|x| [n] (a layernorm then
+ * its groups' lg_layernorm_row_icpt data). */
 #define LG_BT_PAIR 8
 
 static size_t lg_bt_len(const lg_layer *L)
@@ -172,6 +173,10 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
     int bil = L->kind == LG_LAYER_BILINEAR;
     int K = bil ? L->op.K : 0;
     size_t na = (size_t)L->n_in, nb = bil ? (size_t)L->op.n_in_b : 0, gs = bil ? 0 : (size_t)L->op.group;
+    int soft = L->kind == LG_LAYER_SOFTMAX && gs > 1;
+    double *mu = soft ? malloc(gs * sizeof *mu) : NULL;
+    int *idx = soft ? malloc(gs * sizeof *idx) : NULL;
+    if (soft && (!mu || !idx)) ok = 0;
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)n;
         double *ya = Ya + (size_t)r * na, *yb = bil ? Yb + (size_t)r * nb : NULL;
@@ -179,8 +184,24 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         double cr = s->c[r], ms = s->mass[r];
         const double *P = ok ? s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l] : NULL;
         int row_icpt = 0; /* the group's intercept is lg_layernorm_row_icpt's (one for the group) */
+        double esh = 0.0;  /* the softmax shifts' rounding (lg_softmax_shift) */
         for (int o = 0; o < n && !a.bad; o++) {
             double lam = Ar[o];
+            if (P && soft) {
+                /* Σ s = 1 over the group: the coefficients shifted by the weighted median t */
+                if ((size_t)o % gs == 0) {
+                    const double *lo_c = P + (size_t)n * gs, *up_c = lo_c + n + (size_t)n * gs;
+                    double es, t = lg_softmax_shift(gs, Ar + o, lo_c + o, up_c + o, mu, &es, idx);
+                    if (t != 0.0) {
+                        cr += t;
+                        ms += fabs(t);
+                        a.I += fabs(t);
+                        a.nic += 1.0;
+                        esh = lg_up(esh + es);
+                    }
+                }
+                lam = mu[(size_t)o % gs];
+            }
             if (P && L->kind == LG_LAYER_LAYERNORM && (size_t)o % gs == 0) {
                 /* the weighted sum's own bound when it beats the sum of the planes' intercepts */
                 const double *lo_c = P + (size_t)n * gs, *up_c = lo_c + n + (size_t)n * gs;
@@ -232,10 +253,13 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         e = lg_up(e + lg_up(lg_up(a.und * grow) * 0x1p-1073));
         e = lg_up(e + lg_up(lg_up(a.I * grow) * 0x1p-51));
         e = lg_up(e + lg_up(a.nic * 0x1p-1072));
+        e = lg_up(e + esh);
         if (a.bad || !(e < INFINITY)) e = INFINITY;
         s->err[r] = lg_up(s->err[r] + e);
         s->c[r] = cr;
         s->mass[r] = ms;
     }
-    return bil ? (double)n * K : (double)n;
+    free(mu);
+    free(idx);
+    return bil ? (double)n * K : (double)n + (soft ? (double)(n / (int)gs) : 0.0);
 }

@@ -3,6 +3,7 @@
 #include "verify/relax_softmax.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* Images S[i] of every output on the finite box [l, u]; E: g scratch. The
  * sums without i are summed directly (no cancellation). */
@@ -174,4 +175,46 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
         if (!isfinite(lc) || !isfinite(uc)) ok = 0;
     }
     return ok;
+}
+
+static _Thread_local const double *lg_sm_keys; /* qsort's keys (lg_softmax_shift) */
+static int lg_sm_cmp(const void *a, const void *b)
+{
+    double x = lg_sm_keys[*(const int *)a], y = lg_sm_keys[*(const int *)b];
+    return (x > y) - (x < y);
+}
+
+double lg_softmax_shift(size_t g, const double *lam, const double *lo_c, const double *up_c, double *mu, double *err,
+                        int *idx)
+{
+    double t = 0.0, above = 0.0;
+    int any = 0, fin = 1;
+    for (size_t i = 0; i < g; i++) {
+        idx[i] = (int)i;
+        any |= lam[i] != 0.0;
+        fin &= isfinite(lo_c[i]) && isfinite(up_c[i]) && isfinite(lam[i]);
+        above += lo_c[i];
+    }
+    if (any && fin) {
+        lg_sm_keys = lam;
+        qsort(idx, g, sizeof *idx, lg_sm_cmp);
+        double below = 0.0; /* a choice only: plain double sums */
+        for (size_t k = 0; k < g; k++) {
+            above -= lo_c[idx[k]];
+            below += up_c[idx[k]];
+            if (1.0 - above - below <= 0.0 || k == g - 1) {
+                t = lam[idx[k]];
+                break;
+            }
+        }
+    }
+    double e = 0.0;
+    for (size_t i = 0; i < g; i++) {
+        mu[i] = t == 0.0 ? lam[i] : lam[i] - t;
+        e += fabs(mu[i]);
+    }
+    /* the sum's own rounding: ≤ g·2^-53 relative */
+    *err = t == 0.0 ? 0.0 : lg_up(lg_up(e * lg_up(1.0 + (double)(g + 1) * 0x1p-52)) * 0x1p-52);
+    if (t != 0.0 && !(*err < INFINITY)) *err = INFINITY;
+    return t;
 }

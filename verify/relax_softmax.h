@@ -64,4 +64,20 @@ int lg_relax_softmax(size_t g, const double *l, const double *u, const double *p
  * everywhere). Returns 1. */
 int lg_softmax_jacobian(size_t g, const double *l, const double *u, lg_dv *J, lg_dv *work);
 
+/* A weighted sum Σ_i lam[i]·s_i of one group through the identity Σ_i s_i = 1
+ * (exact for the reals): for any t,
+ *   Σ_i lam[i]·s_i = t + Σ_i mu[i]·s_i + Σ_i (lam[i] − t − mu[i])·s_i,
+ * mu[i] = fl(lam[i] − t), |lam[i] − t − mu[i]| ≤ 2^-53·|mu[i]| and
+ * 0 ≤ s_i ≤ 1, so t + Σ_i mu[i]·s_i − *err ≤ Σ_i lam[i]·s_i ≤ t + Σ_i
+ * mu[i]·s_i + *err with *err = 2^-52·Σ_i |mu[i]| rounded up. The planes
+ * then bound mu's sum. t maximises h(t) = t + Σ_i (lam[i] − t)·(lo_c[i] when
+ * lam[i] > t, up_c[i] otherwise), the constant part of the lower bound when
+ * both planes of each output share their slopes (their part is then the
+ * same for every t, as Σ_i ∇s_i = 0): h is concave with breakpoints at the
+ * lam, so t is the first lam (ascending) where h's right slope
+ * 1 − Σ_{lam > t} lo_c − Σ_{lam ≤ t} up_c is ≤ 0. t = 0 when lam is 0 or an
+ * intercept is not finite. Returns t; idx: g ints of scratch. Pure. */
+double lg_softmax_shift(size_t g, const double *lam, const double *lo_c, const double *up_c, double *mu, double *err,
+                        int *idx);
+
 #endif
