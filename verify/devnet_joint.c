@@ -394,14 +394,6 @@ lg_status lg_devjoint_bound(lg_devnet *v, const lg_runctx *run, double *e)
             goto done;
         }
         if (jplanes(&c, q, rl[q - 1], rh[q - 1], gl[q - 1], gh[q - 1])) goto done; /* no claim */
-        if (getenv("LG_DJ_DEBUG")) {
-            double md = 0; int gen = 0;
-            for (int i = 0; i < n; i++) {
-                md = fmax(md, fmax(-J->dl[i], J->du[i]));
-                if (!(rl[q-1][i] >= 0 && gl[q-1][i] >= 0) && !(rh[q-1][i] <= 0 && gh[q-1][i] <= 0)) gen++;
-            }
-            fprintf(stderr, "DJ layer %d: max|d| %g nonexact %d of %d\n", q - 1, md, gen, n);
-        }
     }
     /* the output: δ of the last node, both ways */
     {

@@ -303,10 +303,6 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
     double *ej = malloc((size_t)no * sizeof *ej);
     if (!ej) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
     lg_status st = lg_devjoint_bound(v, run, ej);
-    if (getenv("LG_DJ_DEBUG")) {
-        double a = 0; for (int j = 0; j < no; j++) a = fmax(a, ej[j]);
-        fprintf(stderr, "DJ joint %g others %g\n", a, mx);
-    }
     if (st == LG_OK)
         for (int j = 0; j < no; j++) e[j] = fmin(e[j], ej[j]);
     free(ej);
