@@ -38,6 +38,7 @@ typedef struct jctx {
     double **Gh, **Gd; /* [NL + 1] back-substitution coefficients per node, [rows][n] or NULL */
     double *Cz, *Cd, *Y, *tv; /* scratch [JROWS][W], [W] */
     double *cst, *sab, *err; /* [JROWS] */
+    int *sel;                /* [W] the neurons whose d is bounded */
 } jctx;
 
 static int jwidth(const jctx *c, int q) { return q == 0 ? c->nin : c->R->layers[q - 1].n_out; }
@@ -285,25 +286,35 @@ static int jplanes(jctx *c, int q, const double *l, const double *u, const doubl
     return 0;
 }
 
-/* Bounds of the rows ±d_K (all neurons of node K, hasd) into nd[K].dl/du, or of the output
- * rows ±(y_relu − y_ref) = ±δ_K. */
-static int jbound_d(jctx *c, int K, double *lo, double *hi)
+/* d_K's bounds into lo, hi (intersected) by the rows ±d_K,i of the relu neurons whose pair is
+ * not stable on one side (the others' relaxation does not use them; their magnitudes keep the
+ * nets' bounds). 0; −1 out of memory; −2 past run's deadline. */
+static int jbound_d(jctx *c, int K, double *lo, double *hi, const lg_runctx *run)
 {
     const int n = jwidth(c, K);
+    const lg_layer *Ly = &c->R->layers[K - 1];
+    double *const *rl = lg_devnet_pre_lo(c->v, 0), *const *rh = lg_devnet_pre_hi(c->v, 0);
+    double *const *gl = lg_devnet_pre_lo(c->v, 1), *const *gh = lg_devnet_pre_hi(c->v, 1);
+    int *sel = c->sel, ns = 0;
+    for (int i = 0; i < n; i++) {
+        const double l = rl[K - 1][i], u = rh[K - 1][i], lg = gl[K - 1][i], ug = gh[K - 1][i];
+        if (Ly->act == LG_ACT_RELU && !(l >= 0.0 && lg >= 0.0) && !(u <= 0.0 && ug <= 0.0)) sel[ns++] = i;
+    }
     double ub[JROWS];
-    for (int r0 = 0; r0 < 2 * n; r0 += JROWS) {
-        const int m = 2 * n - r0 < JROWS ? 2 * n - r0 : JROWS;
+    for (int r0 = 0; r0 < 2 * ns; r0 += JROWS) {
+        if (lg_runctx_expired(run)) return -2;
+        const int m = 2 * ns - r0 < JROWS ? 2 * ns - r0 : JROWS;
         memset(c->Cz, 0, (size_t)m * n * sizeof *c->Cz);
         memset(c->Cd, 0, (size_t)m * n * sizeof *c->Cd);
         for (int r = 0; r < m; r++) {
             int g = r0 + r;
-            c->Cd[(size_t)r * n + (g < n ? g : g - n)] = g < n ? 1.0 : -1.0;
+            c->Cd[(size_t)r * n + sel[g / 2]] = g % 2 ? -1.0 : 1.0;
         }
         if (jback(c, K, m, 1, ub)) return -1;
         for (int r = 0; r < m; r++) {
-            int g = r0 + r;
-            if (g < n) hi[g] = fmin(hi[g], ub[r]);
-            else lo[g - n] = fmax(lo[g - n], -ub[r]);
+            int g = r0 + r, i = sel[g / 2];
+            if (g % 2 == 0) hi[i] = fmin(hi[i], ub[r]);
+            else lo[i] = fmax(lo[i], -ub[r]);
         }
     }
     return 0;
@@ -345,7 +356,8 @@ lg_status lg_devjoint_bound(lg_devnet *v, const lg_runctx *run, double *e)
     c.Gh = calloc(2 * ((size_t)NL + 1), sizeof *c.Gh);
     double *pool = malloc((JNODE_ARRAYS * nn + 2 * (size_t)nin + 3 * (size_t)JROWS * W + 2 * (size_t)W +
                            3 * (size_t)JROWS) * sizeof *pool);
-    if (!c.nd || !c.toff || !c.Gh || !pool) {
+    c.sel = malloc((size_t)W * sizeof *c.sel);
+    if (!c.nd || !c.toff || !c.Gh || !pool || !c.sel) {
         st = lg_fail(LG_ERR_NOMEM, "devjoint: out of memory");
         goto done;
     }
@@ -389,7 +401,9 @@ lg_status lg_devjoint_bound(lg_devnet *v, const lg_runctx *run, double *e)
             J->dl[i] = dn(rl[q - 1][i] - gh[q - 1][i]);
             J->du[i] = up(rh[q - 1][i] - gl[q - 1][i]);
         }
-        if (jbound_d(&c, q, J->dl, J->du)) {
+        int rc = jbound_d(&c, q, J->dl, J->du, run);
+        if (rc == -2) goto done; /* past the deadline: no claim */
+        if (rc) {
             st = lg_fail(LG_ERR_NOMEM, "devjoint: out of memory");
             goto done;
         }
@@ -453,6 +467,7 @@ done:
     free(c.Gh);
     free(c.nd);
     free(c.toff);
+    free(c.sel);
     free(pool);
     return st;
 }
