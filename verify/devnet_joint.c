@@ -66,7 +66,7 @@ static int jpush(jctx *c, int q, int m, int hasd)
     for (int t = 0; t < lg_layer_n_lin(Ly); t++) K += lg_layer_lin(Ly, t)->n_in + 2.0;
     for (int t = 0; t < lg_layer_n_lin(Ly); t++) {
         const lg_linear *A = lg_layer_lin(Ly, t);
-        const int s = A->src + 1, ns = jwidth(c, s);
+        const int s = A->src + 1;
         const double *hm = s == 0 ? c->xmag : c->nd[s].hm;
         /* |A|·|h_src| and |A|·|δ_src| per row of A (the products' rounding scale) */
         double *ah = c->tv, *ad = c->tv + n;
@@ -79,7 +79,6 @@ static int jpush(jctx *c, int q, int m, int hasd)
             for (int i = 0; i < n; i++) e += fabs(c->Cz[(size_t)r * n + i]) * ah[i];
             c->err[r] += K * EPS * e * 2.0;
         }
-        (void)ns;
         if (hasd && s > 0) { /* the input's difference is 0 */
             lg_linear_mul_t(A, m, c->Cd, c->Y, 0);
             if (jacc(c, c->Gd, s, m, c->Y)) return -1;
