@@ -62,8 +62,8 @@
  * |y_relu,j − y_ref,j| for the exact and the computed outputs; +∞ where no
  * claim (v->valid 0, an unsupported node, the magnitude check fails, too
  * much memory, overflow). v must hold the bounds of that box (call right
- * after lg_devnet_bound). run (may be NULL): LG_ERR_TIMEOUT past its
- * deadline. LG_ERR_NOMEM only when the scratch cannot be allocated. */
+ * after lg_devnet_bound). run (may be NULL): past its deadline, no claim
+ * (LG_OK, +∞). LG_ERR_NOMEM only when the scratch cannot be allocated. */
 lg_status lg_devjoint_bound(lg_devnet *v, const lg_runctx *run, double *e);
 
 #endif
