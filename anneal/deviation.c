@@ -34,6 +34,15 @@ double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak)
 
 double lg_dev_gap(double lambda, double l, double u) { return lg_dev_act_gap(LG_ACT_LGELU, lambda, l, u, NULL); }
 
+double lg_dev_act_gap_certified(lg_act act, double p, double l, double u, int *at_peak)
+{
+    /* b = max |x| on [l, u] scales the rounding of the computed f(x) (|f(x)| ≤ fs·|x|) */
+    double b = -l > u ? -l : u;
+    const lg_act_info *gi = lg_act_info_of(act);
+    double fs = gi && gi->fmag ? gi->fmag(p) : 1.0;
+    return lg_dev_act_gap(act, p, l, u, at_peak) * (1.0 + LG_DEV_GAP_REL) + 16.0 * LG_DEV_EPS * b * fs + LG_DEV_ABS;
+}
+
 static int lg_dev_is_smooth(lg_act a) { return lg_act_relu_like(a); }
 
 static int lg_dev_same_vec(const double *a, const double *b, int n)
@@ -501,12 +510,8 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
                 if (gap_layer) {
                     /* sup of |f(x) − relu(x)| over the z_G interval [lg, ug];
                      * b = max |x| there scales the rounding of computed f(x) */
-                    double b = -lg > ug ? -lg : ug;
-                    const lg_act_info *gi = lg_act_info_of(ga);
-                    double fs = gi->fmag ? gi->fmag(lambda) : 1.0; /* |f(x)| ≤ fs·|x| */
                     int at_peak = 0;
-                    double gap = lg_dev_act_gap(ga, lambda, lg, ug, &at_peak) * (1.0 + LG_DEV_GAP_REL) +
-                                 16.0 * LG_DEV_EPS * b * fs + LG_DEV_ABS;
+                    double gap = lg_dev_act_gap_certified(ga, lambda, lg, ug, &at_peak);
                     e = (e + gap) * (1.0 + LG_DEV_EPS);
                     t = (eta + gap) * (1.0 + LG_DEV_EPS);
                     if (stats) {

@@ -194,6 +194,11 @@
  * bound adds it); NAN for any other activation. */
 double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak);
 
+/* lg_dev_act_gap with its safety margins (relative, the rounding of the
+ * computed f(x) on [l, u], underflow): the certified gap every deviation
+ * bound adds at a substituted neuron. */
+double lg_dev_act_gap_certified(lg_act act, double p, double l, double u, int *at_peak);
+
 /* sup over x ∈ [l,u] of |xΦ(λx) − max(0,x)| (l ≤ u, λ > 0), evaluated with
  * erfc in double, no safety margin (the bound adds it). */
 double lg_dev_gap(double lambda, double l, double u);

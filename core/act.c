@@ -226,7 +226,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
         .onnx_op = "Relu"},
     [LG_ACT_GELU] = {
         .name = "gelu", .param_sym = "λ", .param_range = "a finite value ≥ 1", .param_ok = lg_p_ge1,
-        .relu_like = 1, .smooth = 1,
+        .relu_like = 1, .below_relu = 1, .smooth = 1,
         .f = lg_gelu_f, .df = lg_gelu_df, .gap = lg_gelu_gap,
         .d2max = lg_gelu_d2max, .curv = lg_gelu_curv,
         .keep = 2, .fwd = lg_actf_gelu_fwd, .bwd = lg_actf_gelu_bwd,
@@ -236,7 +236,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
     [LG_ACT_LGELU] = {
         .name = "lgelu", .param_name = "lambda", .param_sym = "λ", .param_range = "a finite value > 0",
         .param_ok = lg_p_pos, .has_param = 1, .softplus = 1, .lambda_step = 1,
-        .relu_like = 1, .smooth = 1,
+        .relu_like = 1, .below_relu = 1, .smooth = 1,
         .f = lg_lgelu_f, .df = lg_lgelu_df, .dp = lg_lgelu_dp, .gap = lg_lgelu_gap,
         .d2max = lg_lgelu_d2max, .curv = lg_lgelu_curv,
         .keep = 2, .fwd = lg_actf_lgelu_fwd, .bwd = lg_actf_lgelu_bwd,
@@ -255,7 +255,7 @@ static const lg_act_info lg_act_table[LG_ACT_COUNT] = {
     [LG_ACT_SWISH] = {
         .name = "swish", .param_name = "beta", .param_sym = "β", .param_range = "a finite β ≥ 1",
         .param_ok = lg_p_ge1, .has_param = 1, .softplus = 1,
-        .relu_like = 1, .smooth = 1,
+        .relu_like = 1, .below_relu = 1, .smooth = 1,
         .f = lg_swish_f, .df = lg_swish_df, .dp = lg_swish_dp, .gap = lg_swish_gap,
         .d2max = lg_swish_d2max, .curv = lg_swish_curv,
         .fwd = lg_actf_swish_fwd, .bwd = lg_actf_swish_bwd,

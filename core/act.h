@@ -57,6 +57,7 @@ typedef struct lg_act_info {
     int softplus;           /* learned as 1 + softplus(s/t) (lgelu, swish); else p = s (prelu) */
     int lambda_step;        /* `--s-update lambda` applies: the step may be taken on p itself (lgelu) */
     int relu_like;          /* ReLU substitution replaces it; gap() is its certified deviation */
+    int below_relu;         /* relu-like with f(x) ≤ max(0, x) for every x: max(0, x) − f(x) ∈ [0, gap] */
     int smooth;             /* verified directly through its relaxation (not relu/identity) */
     double (*f)(double x, double p);   /* forward value */
     double (*df)(double x, double p);  /* ∂f/∂x (prelu: the right derivative at 0) */

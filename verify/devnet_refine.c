@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "verify/alpha.h"
+#include "verify/devnet_joint.h"
 
 lg_status lg_devnet_alpha(lg_devnet *v, const lg_runctx *run, double *e, double *ain)
 {
@@ -85,8 +86,9 @@ static int lg_devnet_pick(const lg_net *net, const double *lo, const double *hi,
 }
 
 /* One leaf [lo, hi] inside a parent whose bound is ep (per output): e = the
- * smallest of ep, the difference network's bound, its α-CROWN bound and the
- * propagation with both nets' bounds from it; ain as lg_devnet_alpha. */
+ * smallest of ep, the difference network's bound, its α-CROWN bound, the
+ * propagation with both nets' bounds from it and the joint relaxation on
+ * those bounds (devnet_joint.h); ain as lg_devnet_alpha. */
 static lg_status lg_devnet_leaf(lg_dev *dev, lg_devnet *v, const double *lo, const double *hi, const double *ep,
                                 const lg_runctx *run, double *e, double *ain, double *s1, double *s2)
 {
@@ -101,6 +103,9 @@ static lg_status lg_devnet_leaf(lg_dev *dev, lg_devnet *v, const double *lo, con
     st = lg_dev_bound_box_pair(dev, lo, hi, &x, &dd, s2, NULL);
     if (st == LG_ERR_ARG) return LG_OK; /* bounds it refuses: that bound is left out */
     if (st != LG_OK) return st;
+    for (int j = 0; j < no; j++) e[j] = fmin(e[j], s2[j]);
+    /* the joint relaxation on the leaf (devnet_joint.h) */
+    if ((st = lg_devjoint_bound(v, run, s2)) != LG_OK) return st;
     for (int j = 0; j < no; j++) e[j] = fmin(e[j], s2[j]);
     return LG_OK;
 }

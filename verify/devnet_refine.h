@@ -13,7 +13,8 @@
  *    split in two halves along the input coordinate whose interval
  *    contributes most to its worst α row (|coefficient| × width; the widest
  *    coordinate without one); each half gets lg_devnet_bound, α-CROWN and the
- *    propagation with both nets' bounds (lg_dev_bound_box_pair), each
+ *    propagation with both nets' bounds (lg_dev_bound_box_pair) and the
+ *    joint relaxation (devnet_joint.h), each
  *    intersected with its parent's bound (a half is inside its parent). The
  *    box's bound is the per-output maximum over the leaves, whose union is
  *    the box: sound at every stage, so the search stops at the threshold,

@@ -15,6 +15,7 @@
 #include "verify/attack.h"
 #include "verify/devnet.h"
 #include "verify/devnet_refine.h"
+#include "verify/devnet_joint.h"
 #include "verify/recheck.h"
 
 /* Deep copy of prop with case c's constraints lowered by Σ_j |coef_j|·e_j,
@@ -290,6 +291,24 @@ static lg_status lg_transfer_point(lg_dev *dev, const double *lo, const double *
     return st;
 }
 
+/* Over the caller's threshold (v->want) with v's bounds of this box: e lowered to the joint
+ * relaxation's bound where it is smaller (devnet_joint.h; the cheap bounds first). */
+static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e)
+{
+    const int no = lg_net_n_out(v->relu);
+    double mx = 0.0;
+    for (int j = 0; j < no; j++)
+        if (!(e[j] <= mx)) mx = e[j];
+    if (!v->valid || !(mx > v->want)) return LG_OK;
+    double *ej = malloc((size_t)no * sizeof *ej);
+    if (!ej) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    lg_status st = lg_devjoint_bound(v, run, ej);
+    if (st == LG_OK)
+        for (int j = 0; j < no; j++) e[j] = fmin(e[j], ej[j]);
+    free(ej);
+    return st;
+}
+
 /* Per-output bounds e[n_out] on one box: the smallest of the interval
  * propagation, the propagation with relu's symbolic bounds, the difference
  * network's bound and (when it proved its bounds) the propagation with both
@@ -324,6 +343,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
+    if ((st = lg_transfer_joint(v, b->run, e)) != LG_OK) return st;
     /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
      * b already holds the box's own bounds */
     int split = 0;
