@@ -221,3 +221,16 @@ lg_answer lg_test_glpsol_verdict(const char *out)
     return LG_ANSWER_UNKNOWN;
 }
 
+
+void lg_test_smooth_relus(lg_net *ref, const lg_net *rn, lg_act act, int salt, const double lams[3])
+{
+    ck_assert_int_eq(lg_net_copy(ref, rn), LG_OK);
+    for (int k = 0; k < ref->n_layers; k++) {
+        lg_layer *L = &ref->layers[k];
+        if (L->act != LG_ACT_RELU) continue;
+        L->act = act;
+        L->lambda = act == LG_ACT_GELU ? 1.0 : act == LG_ACT_PRELU ? 0.05 * (1 + (k + salt) % 4) : lams[(k + salt) % 3];
+        L->s = act == LG_ACT_PRELU ? L->lambda : 0.0;
+    }
+    ck_assert_int_eq(lg_net_validate(ref), LG_OK);
+}

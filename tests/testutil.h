@@ -36,6 +36,10 @@ void lg_test_randomize(lg_net *net, lg_rng *r, double scale);
 int lg_test_cli(const char *args, const char *out_path);
 /* 1 if the Fashion-MNIST package data is installed. */
 int lg_test_have_data(void);
+/* ref = a copy of rn with every relu layer made act: λ = lams[(k + salt) % 3]
+ * for layer k (1 for gelu), prelu's slope 0.05·(1 + (k + salt) % 4). Fails
+ * the calling test if the copy is not a valid net. ref is the caller's. */
+void lg_test_smooth_relus(lg_net *ref, const lg_net *rn, lg_act act, int salt, const double lams[3]);
 /* 1 when LG_TEST_QUICK is set (sanitizer runs: fewer instances, same assertions). */
 int lg_test_quick(void);
 /* Run a shell command; its exit status, or −1 if it did not exit normally. */
