@@ -5,6 +5,7 @@
 
 #include "core/ball.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 #include "verify/devtf.h"
 
 #include <cblas.h>
@@ -968,13 +969,10 @@ lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, do
             for (int o = 0; o < L->n_out; o++) tau[at++] = xk[o];
             continue;
         }
-        int n = 0;
-        for (int t = 0; t < lg_layer_n_lin(L); t++) {
-            const lg_linear *A = lg_layer_lin(L, t);
-            n += A->kind == LG_LAYER_INDEX ? 1 : A->n_in;
-            lg_linear_mul(A, 1, xi + lg_net_node_offset(net, A->src), sx, 1, t > 0);   /* Σ |A|·ξ */
-            lg_linear_mul(A, 1, amag + lg_net_node_offset(net, A->src), sm, 1, t > 0); /* Σ |A|·|â| */
-        }
+        int n = lg_layer_sum_len(L); /* the term sum through core/traverse.h */
+        lg_node_buf bx = {net, xi}, bm = {net, amag};
+        lg_layer_sum(L, 1, lg_node_buf_val, &bx, sx, 1, 0); /* Σ |A|·ξ */
+        lg_layer_sum(L, 1, lg_node_buf_val, &bm, sm, 1, 0); /* Σ |A|·|â| */
         const double g = lg_dev_gamma(n);
         const int smooth = lg_act_relu_like(L->act);
         const lg_act_info *ai = lg_act_info_of(L->act);

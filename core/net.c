@@ -477,17 +477,6 @@ static void lg_net_normalise(const lg_net *net, const double *x, double *out, si
         }
 }
 
-/* Node values in the layout of lg_net_node_offset (lg_layer_pre's lg_node_val_fn). */
-typedef struct lg_nodes_at {
-    const lg_net *net;
-    const double *vals;
-} lg_nodes_at;
-static const double *lg_nodes_val(const void *ctx, int node)
-{
-    const lg_nodes_at *at = ctx;
-    return at->vals + lg_net_node_offset(at->net, node);
-}
-
 void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, double *pre)
 {
     lg_net_normalise(net, x, vals, 1);
@@ -495,8 +484,8 @@ void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, doub
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         double *z = vals + off;
-        lg_nodes_at at = {net, vals};
-        lg_layer_pre(L, lg_nodes_val, &at, z, 0); /* a node's forward, or the term sum + b */
+        lg_node_buf at = {net, vals};
+        lg_layer_pre(L, lg_node_buf_val, &at, z, 0); /* a node's forward, or the term sum + b */
         if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
         if (!lg_op_is(L->kind, LG_OPF_NODE)) /* a node: identity activation */
             for (int o = 0; o < L->n_out; o++) z[o] = lg_act_eval(L->act, z[o], L->lambda);

@@ -16,6 +16,7 @@
 #include <gmp.h>
 
 #include "core/net.h"
+#include "core/traverse.h"
 
 struct lg_iv;      /* core/act_mpfr.h */
 struct lg_iv_work; /* core/act_mpfr.h */
@@ -80,25 +81,8 @@ int lg_net_has_lowering(const lg_net *net);
  * (dst zeroed). dst must be uninitialised or zeroed; caller frees it. */
 lg_status lg_net_lower_nodes(lg_net *dst, const lg_net *src, int any_sign);
 
-/* Pointer to the value of node `node` (LG_NET_INPUT or a layer) in the caller's layout. */
-typedef const double *(*lg_node_val_fn)(const void *ctx, int node);
-/* The graph traversal's one step: z[n_out] = layer L's pre-activation from the values of
- * the nodes it reads: a node's forward (its table entry), or the term sum
- * Σ_t A_t·out(src_t) + b (bias_first: z = b + A_0·… + A_1·… in that order; else
- * (A_0·… + A_1·… ) + b). The activation is the caller's. */
-void lg_layer_pre(const lg_layer *L, lg_node_val_fn val, const void *ctx, double *z, int bias_first);
-/* Pointer to the writable slot of node `node` (LG_NET_INPUT or a layer) in the caller's layout. */
-typedef double *(*lg_node_slot_fn)(void *ctx, int node);
-/* The traversal's step backward through layer L's term sum (not a node): every term's
- * A_tᵀ·dz (absw: |A_t|ᵀ·dz) into its source's slot: written where seen[src + 1] is 0 (then
- * set to 1), else added through tmp (scratch of the widest source). */
-void lg_layer_pre_t(const lg_layer *L, const double *dz, int absw, lg_node_slot_fn slot, void *ctx,
-                    unsigned char *seen, double *tmp);
-/* The term sum's row o of layer L (not a node) in any arithmetic: fn(ctx, A, i, w) for every
- * nonzero weight w of the row on input i of term A (its source A->src), the terms in order,
- * each term's row in lg_linear_row_nz's order; idx, wv: scratch of the widest row. */
-typedef void (*lg_row_fn)(void *ctx, const lg_linear *A, int i, double w);
-void lg_layer_row_visit(const lg_layer *L, int o, int *idx, double *wv, lg_row_fn fn, void *ctx);
+/* The graph traversal (the term sum written once, forward, backward and row by row):
+ * core/traverse.h. */
 
 /* Per-kind parts the table points at (net.c, op_max.c, op_bilinear.c, op_softmax.c, op_layernorm.c). */
 /* 1 if conv geometry c is consistent (sizes positive, outputs as documented in net.h). */

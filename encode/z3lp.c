@@ -79,6 +79,7 @@
 
 #include "core/clock.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 #include "core/exact.h"
 #include "encode/lp_cert.h"
 #include "encode/lp_relax.h"
@@ -144,8 +145,7 @@ static void zl_sizes(const lg_problem *p, long n_copy, int *n_cols, int *n_rows,
     size_t e = (norm ? 2 * (size_t)net->n_in : 0) + 2 * (size_t)n_copy;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        size_t row = 1; /* z and every term's row entries */
-        for (int t = 0; t < lg_layer_n_lin(L); t++) row += (size_t)lg_linear_row_cap(lg_layer_lin(L, t));
+        size_t row = 1 + lg_layer_sum_row_cap(L); /* z and every term's row entries (core/traverse.h) */
         for (int i = 0; i < L->n_out; i++) {
             lg_phase ph = lg_pwl_phase(p, k, i);
             if (ph == LG_PHASE_ZERO) continue;

@@ -19,9 +19,13 @@
 
 #include "core/act_relax.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 #include "verify/backsub.h"
 #include "verify/opstage.h"
 #include "verify/relax.h"
+
+/* valv[node + 1]: node values at the corner (lg_layer_sum's lg_node_val_fn). */
+static const double *lg_ag_val(const void *ctx, int node) { return ((double *const *)ctx)[node + 1]; }
 
 int lg_alpha_size(const lg_net *net)
 {
@@ -121,10 +125,7 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
                     grad[(size_t)r * gs + (size_t)(off + j)] = a * dv;
                 }
         } else {
-            for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* through each term's structure (core/linop.h) */
-                const lg_linear *T = lg_layer_lin(Ly, t);
-                lg_linear_mul(T, m, valv[T->src + 1], H, 0, 1);
-            }
+            lg_layer_sum(Ly, m, lg_ag_val, valv, H, 0, 1); /* the term sum (core/traverse.h) */
         }
         for (int t = 0; t < lg_layer_n_lin(Ly); t++) { /* sources read for the last time */
             int q = lg_layer_lin(Ly, t)->src + 1;

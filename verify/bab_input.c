@@ -14,6 +14,7 @@
 
 #include "verify/bab_internal.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 #include "verify/opstage.h"
 
 static lg_status lg_bab_input_bound(const lg_bab_ctx *cx, const lg_bab_node *n, lg_bounds *b)
@@ -85,6 +86,27 @@ void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L
     }
 }
 
+/* The smear's step through one term of a layer's sum (lg_layer_terms_back): Aᵀc, |A|ᵀr
+ * written into its source's slots the first time, else added through tc, tr. */
+typedef struct lg_smear_at {
+    const lg_net *net;
+    const double *cen, *rad;
+    double *cn, *rd, *tc, *tr;
+} lg_smear_at;
+static void lg_bab_smear_term(void *ctx, const lg_linear *T, int first)
+{
+    const lg_smear_at *at = ctx;
+    size_t so = lg_net_node_offset(at->net, T->src);
+    if (first) {
+        lg_linear_mul_t(T, 1, at->cen, at->cn + so, 0);
+        lg_linear_mul_t(T, 1, at->rad, at->rd + so, 1);
+    } else {
+        lg_linear_mul_t(T, 1, at->cen, at->tc, 0);
+        lg_linear_mul_t(T, 1, at->rad, at->tr, 1);
+        for (int i = 0; i < T->n_in; i++) at->cn[so + i] += at->tc[i], at->rd[so + i] += at->tr[i];
+    }
+}
+
 /* Smear of objective row crow over the node: for each normalised input i,
  * width_i × max |∂(crow·y)/∂x'_i| over the box, the gradient bounded by
  * interval back-propagation (ReLU derivative 1 if active, 0 if inactive,
@@ -146,19 +168,8 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
             vop->smear(net, b, L, cen, rad, cn, rd, seen, tc, tr);
             continue;
         }
-        for (int t = 0; t < lg_layer_n_lin(L); t++) { /* Aᵀc, |A|ᵀr (core/linop.h) */
-            const lg_linear *T = lg_layer_lin(L, t);
-            size_t so = lg_net_node_offset(net, T->src);
-            if (!seen[T->src + 1]) {
-                lg_linear_mul_t(T, 1, cen, cn + so, 0);
-                lg_linear_mul_t(T, 1, rad, rd + so, 1);
-                seen[T->src + 1] = 1;
-            } else {
-                lg_linear_mul_t(T, 1, cen, tc, 0);
-                lg_linear_mul_t(T, 1, rad, tr, 1);
-                for (int i = 0; i < T->n_in; i++) cn[so + i] += tc[i], rd[so + i] += tr[i];
-            }
-        }
+        lg_smear_at at = {net, cen, rad, cn, rd, tc, tr};
+        lg_layer_terms_back(L, seen, lg_bab_smear_term, &at); /* Aᵀc, |A|ᵀr (core/traverse.h) */
     }
     for (int i = 0; i < cx->n_in; i++)
         score[i] = seen[0] ? (fabs(cn[i]) + rd[i]) * (b->xhi[i] - b->xlo[i]) : 0.0;

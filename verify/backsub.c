@@ -11,6 +11,7 @@
 #include "verify/opstage.h"
 #include "core/act_relax.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 
 /* Multiply-adds of one product A·W_ℓ between two deadline checks: the rows
  * go in blocks of at most this much work (about 0.1 s), so a wide layer
@@ -272,11 +273,8 @@ int lg_backsub_live(const lg_net *net)
     int L = net->n_layers, best = 2;
     int *last = malloc(2 * ((size_t)L + 1) * sizeof *last), *delta = last + L + 1;
     if (!last) return L + 1; /* every node (the caller's allocation then fails or fits) */
-    for (int j = 0; j <= L; j++) last[j] = -1, delta[j] = 0;
-    for (int k = 0; k < L; k++) {
-        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) last[lg_layer_lin(&net->layers[k], t)->src + 1] = k;
-        if (net->layers[k].kind == LG_LAYER_BILINEAR) last[net->layers[k].op.src_b + 1] = k; /* the second source */
-    }
+    for (int j = 0; j <= L; j++) delta[j] = 0;
+    lg_net_last_read(net, L, last); /* every term's source and a second source (core/traverse.h) */
     /* node j (at j + 1) is alive for the layers l in (j, last[j]]: +1 at l = j + 1, −1 after last[j] */
     for (int j = -1; j < L; j++)
         if (last[j + 1] > j) {
@@ -296,18 +294,12 @@ int lg_backsub_shared(const lg_net *net)
     int L = net->n_layers, shared = 0;
     unsigned char *seen = calloc((size_t)L + 1, 1);
     if (!seen) return 1;
-    for (int k = 0; k < L && !shared; k++) {
-        for (int t = 0; t < lg_layer_n_lin(&net->layers[k]); t++) {
-            int q = lg_layer_lin(&net->layers[k], t)->src + 1;
+    for (int k = 0; k < L && !shared; k++)
+        for (int i = 0; i < lg_layer_n_src(&net->layers[k]); i++) { /* a second source may be the first */
+            int q = lg_layer_src(&net->layers[k], i) + 1;
             if (seen[q]) shared = 1;
             seen[q] = 1;
         }
-        if (net->layers[k].kind == LG_LAYER_BILINEAR) { /* the second source (may be the first) */
-            int q = net->layers[k].op.src_b + 1;
-            if (seen[q]) shared = 1;
-            seen[q] = 1;
-        }
-    }
     free(seen);
     return shared;
 }
@@ -373,14 +365,11 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->nsum, 0, (L + 1) * sizeof *s->nsum);
     for (size_t k = 0; k < L; k++) {
         const lg_layer *Lk = &net->layers[k];
-        if (lg_kind_is_tnode(Lk->kind)) { /* the planes' addends (backsub_tnode.h) */
-            s->nsum[Lk->src + 1] += lg_bs_tnode_addends(Lk, 0);
-            if (Lk->kind == LG_LAYER_BILINEAR) s->nsum[Lk->op.src_b + 1] += lg_bs_tnode_addends(Lk, 1);
-            continue;
-        }
         const lg_vopdef *vop = lg_vop(Lk->kind);
-        for (int t = 0; t < lg_layer_n_lin(Lk); t++) /* a node's planes: its entry's count (opstage.h) */
-            s->nsum[lg_layer_lin(Lk, t)->src + 1] += vop && vop->bs_addends ? vop->bs_addends(Lk) : Lk->n_out;
+        int tn = lg_kind_is_tnode(Lk->kind);
+        for (int i = 0; i < lg_layer_n_src(Lk); i++) /* the planes' addends (backsub_tnode.h), a node's planes: its entry's count (opstage.h) */
+            s->nsum[lg_layer_src(Lk, i) + 1] += tn ? lg_bs_tnode_addends(Lk, i)
+                                                   : vop && vop->bs_addends ? vop->bs_addends(Lk) : Lk->n_out;
     }
     memset(s->grp, 0, (size_t)m * sizeof *s->grp);
     s->gb = gb;

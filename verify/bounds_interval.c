@@ -4,6 +4,7 @@
 
 #include "core/act_relax.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 #include "verify/opstage.h"
 
 #include <math.h>
@@ -195,12 +196,7 @@ void lg_bounds_post(const lg_layer *L, double l, double h, double *al, double *a
  * counted together (an index map adds at most one per output). */
 static double lg_bounds_row_terms(const lg_layer *L)
 {
-    double n = 0;
-    for (int t = 0; t < lg_layer_n_lin(L); t++) {
-        const lg_linear *A = lg_layer_lin(L, t);
-        n += A->kind == LG_LAYER_INDEX ? 1.0 : (double)A->n_in;
-    }
-    return n;
+    return (double)lg_layer_sum_len(L); /* core/traverse.h */
 }
 
 /* lg_bounds_check_direct without its refusal of the Transformer nodes,

@@ -17,6 +17,7 @@
  * of its row duals (encode/lp_cert.h).
  */
 #include "core/linop.h"
+#include "core/traverse.h"
 #include "encode/lp_relax.h"
 #include "verify/bounds.h"
 #include "verify/bounds_lp.h"
@@ -90,8 +91,7 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             base_a[j] = base_z[j];
         }
         rows += L->n_out;
-        size_t rl = 1;
-        for (int t = 0; t < lg_layer_n_lin(L); t++) rl += (size_t)lg_linear_row_cap(lg_layer_lin(L, t));
+        size_t rl = 1 + lg_layer_sum_row_cap(L); /* core/traverse.h */
         nnz += (size_t)L->n_out * rl;
         if (L->act == LG_ACT_RELU) {
             rows += 2 * L->n_out;
@@ -104,9 +104,7 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
     /* a row of a layer whose terms share a source: its entries, merged by column */
     size_t rcap = 1;
     for (int j = 0; j < k; j++) {
-        size_t r = 0;
-        for (int t = 0; t < lg_layer_n_lin(&net->layers[j]); t++)
-            r += (size_t)lg_linear_row_cap(lg_layer_lin(&net->layers[j], t));
+        size_t r = lg_layer_sum_row_cap(&net->layers[j]);
         if (r > rcap) rcap = r;
     }
     int *ecol = malloc(rcap * sizeof *ecol);    /* the row's columns in first-seen order */
@@ -205,6 +203,20 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
     return st;
 }
 
+/* One weight of the objective's row (lg_layer_row_visit): obj[column] += g·w, ok = 0 when
+ * that sum is not exact. */
+typedef struct lg_lp_obj_at {
+    double *obj;
+    const int *base_a;
+    double g;
+    int ok;
+} lg_lp_obj_at;
+static void lg_lp_obj_ent(void *ctx, const lg_linear *T, int i, double w)
+{
+    lg_lp_obj_at *at = ctx;
+    at->ok &= lg_lp_add_exact(&at->obj[lg_lp_acol(at->base_a, T->src, i)], at->g * w);
+}
+
 /* obj [n_cols] = g·(Σ_t A_t[o]·a_src(t)) of neuron o of layer k, a column two
  * terms share summed exactly: 1, else 0 (no LP for this bound). idx, wv: a
  * row's scratch (lg_net_row_alloc). */
@@ -213,13 +225,9 @@ static int lg_lp_objective(const lg_net *net, int k, int o, double g, const int 
 {
     const lg_layer *L = &net->layers[k];
     memset(obj, 0, (size_t)n_cols * sizeof *obj);
-    int ok_obj = 1;
-    for (int t = 0; t < lg_layer_n_lin(L); t++) {
-        const lg_linear *T = lg_layer_lin(L, t);
-        int nz = lg_linear_row_nz(T, o, idx, wv);
-        for (int q = 0; q < nz; q++) ok_obj &= lg_lp_add_exact(&obj[lg_lp_acol(base_a, T->src, idx[q])], g * wv[q]);
-    }
-    return ok_obj;
+    lg_lp_obj_at at = {obj, base_a, g, 1};
+    lg_layer_row_visit(L, o, idx, wv, lg_lp_obj_ent, &at); /* the term sum's row (core/traverse.h) */
+    return at.ok;
 }
 
 lg_status lg_lp_net_build(lg_lp_net *n, const lg_bounds *b, const lg_net *net, int k)

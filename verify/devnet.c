@@ -11,6 +11,7 @@
 #include "anneal/deviation.h"
 #include "core/act.h"
 #include "core/linop.h"
+#include "core/traverse.h"
 
 /* Most doubles of one layer's coefficient rows over D's input (max width × input width). */
 #define LG_DEVNET_CAP ((size_t)1 << 25)
@@ -238,10 +239,8 @@ static lg_status lg_devnet_envelope(const lg_net *net, const double *tau, double
     size_t at = 0;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        for (int t = 0; t < lg_layer_n_lin(L); t++) {
-            const lg_linear *A = lg_layer_lin(L, t);
-            lg_linear_mul(A, 1, ae + lg_net_node_offset(net, A->src), sx, 1, t > 0); /* Σ |A|·Lip·err */
-        }
+        lg_node_buf be = {net, ae};
+        lg_layer_sum(L, 1, lg_node_buf_val, &be, sx, 1, 0); /* Σ |A|·Lip·err (core/traverse.h) */
         const double lip = lg_devnet_lip(L);
         double *ao = ae + lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++, at++) {
