@@ -5,6 +5,7 @@
 
 #include "core/ball.h"
 #include "core/linop.h"
+#include "core/op.h"
 #include "core/traverse.h"
 #include "verify/devtf.h"
 
@@ -75,7 +76,7 @@ lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
                                k, t);
             if (lg_kind_is_tnode(P->kind) &&
                 (memcmp(&P->op, &Q->op, sizeof P->op) != 0 ||
-                 (P->kind == LG_LAYER_BILINEAR && memcmp(P->map, Q->map, lg_bilinear_n_map(P) * sizeof *P->map) != 0)))
+                 (lg_linear_n_map(P) && memcmp(P->map, Q->map, lg_linear_n_map(P) * sizeof *P->map) != 0)))
                 return lg_fail(LG_ERR_ARG, "layer %d: the %s node's sources, groups or index tables differ between the nets",
                                k, lg_kind_name(P->kind));
         }

@@ -69,6 +69,12 @@ typedef struct lg_opdef {
 const lg_opdef *lg_op(lg_layer_kind k);
 /* 1 if kind k's entry has every flag of `flags`. */
 static inline int lg_op_is(lg_layer_kind k, unsigned flags) { return (lg_op(k)->flags & flags) == flags; }
+/* Entries of term A's index tables (its entry's n_map), 0 for a kind without. */
+static inline size_t lg_linear_n_map(const lg_linear *A)
+{
+    const lg_opdef *op = lg_op(A->kind);
+    return op->n_map ? op->n_map(A) : 0;
+}
 /* Index of the first layer whose term 0 kind has none of the flags of `flags`
  * (e.g. LG_OPF_PWL: the first layer the encoders cannot take), or −1. */
 int lg_net_first_without(const lg_net *net, unsigned flags);

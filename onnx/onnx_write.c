@@ -10,6 +10,7 @@
 
 #include "onnx/act_onnx.h"
 #include "onnx/onnx.h"
+#include "core/op.h"
 #include "onnx.pb-c.h"
 
 typedef struct lg_ow {
@@ -521,7 +522,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         int last = k == L - 1;
         x = Ly->src < 0 ? x_in : outs[Ly->src];
         if (lg_kind_is_tnode(Ly->kind)) { /* identity activation, bias 0, the layer's only term */
-            const char *xb = Ly->kind == LG_LAYER_BILINEAR ? (Ly->op.src_b < 0 ? x_in : outs[Ly->op.src_b]) : NULL;
+            const char *xb = lg_op_is(Ly->kind, LG_OPF_TWO_SRC) ? (Ly->op.src_b < 0 ? x_in : outs[Ly->op.src_b]) : NULL;
             if (!(outs[k] = x = lg_ow_tnode(&w, Ly, k, x, xb, last ? "output" : lg_ow_str(&w, "L%d_a", k)))) goto oom;
             continue;
         }

@@ -54,7 +54,7 @@ void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L
                         double *cn, double *rd, unsigned char *seen, double *tc, double *tr)
 {
     (void)tc, (void)tr;
-    int srcs[2] = {L->src, L->kind == LG_LAYER_BILINEAR ? L->op.src_b : L->src};
+    int srcs[2] = {L->src, lg_layer_src(L, lg_layer_n_src(L) - 1)}; /* a second source, else the first again */
     for (int q = 0; q < 2; q++) {
         int j = srcs[q];
         size_t so = lg_net_node_offset(net, j);

@@ -476,7 +476,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             continue;
         }
         if (lg_kind_is_tnode(L->kind)) { /* the node's planes (backsub_tnode.h) */
-            int bil = L->kind == LG_LAYER_BILINEAR;
+            int bil = lg_op_is(L->kind, LG_OPF_TWO_SRC);
             int sb = bil ? L->op.src_b : L->src;
             double N = s->nsum[L->src + 1] > s->nsum[sb + 1] ? s->nsum[L->src + 1] : s->nsum[sb + 1];
             if (lam)

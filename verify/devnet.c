@@ -11,6 +11,7 @@
 #include "anneal/deviation.h"
 #include "core/act.h"
 #include "core/linop.h"
+#include "core/op.h"
 #include "core/traverse.h"
 
 /* Most doubles of one layer's coefficient rows over D's input (max width × input width). */
@@ -35,8 +36,7 @@ static void lg_devnet_copy_layer(lg_layer *K, const lg_layer *S, int noise_at)
         lg_linear *B = lg_layer_lin_mut(K, t);
         if (A->W) memcpy(B->W, A->W, lg_linear_n_weights(A) * sizeof *A->W);
         if (A->map)
-            memcpy(B->map, A->map,
-                   (A->kind == LG_LAYER_BILINEAR ? lg_bilinear_n_map(A) : (size_t)A->n_out) * sizeof *A->map);
+            memcpy(B->map, A->map, lg_linear_n_map(A) * sizeof *A->map); /* its entry's count (core/op.h) */
     }
     lg_layer_copy_act_bias(K, S);
     if (lg_kind_is_tnode(S->kind) || noise_at < 0) return;
