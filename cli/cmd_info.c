@@ -71,7 +71,7 @@ int lg_cmd_info(int argc, char **argv)
         else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
         int graph = L->n_terms > 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX;
-        if (lg_op_is(L->kind, LG_OPF_NODE)) graph = 0; /* its own line below */
+        if (lg_layer_is(L, LG_OPF_NODE)) graph = 0; /* its own line below */
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
             char from[32];

@@ -90,7 +90,7 @@ static int lg_enclose_run(const lg_net *net, const double *x, int n_terms, const
         const lg_layer *L = &net->layers[k];
         const lg_act_info *I = lg_act_info_of(L->act);
         lg_iv *z = v + off[k + 1];
-        const lg_opdef *op = lg_op(L->kind);
+        const lg_opdef *op = lg_layer_op(L);
         if (op->flags & LG_OPF_NODE) { /* max-pool, product, softmax, layernorm: the kind's entry (core/op.h) */
             rc = op->enclose(net, L, v, off, &work);
             continue;

@@ -134,14 +134,14 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             rc = -2;
             break;
         }
-        const lg_opdef *op = lg_op(L->kind);
+        const lg_opdef *op = lg_layer_op(L);
         if (op->flags & LG_OPF_NODE) { /* max-pool, product: the kind's integer form (core/op.h) */
             if (!op->exact_z) { /* softmax, layernorm: not rational (the enclosure decides) */
                 rc = -2;
                 break;
             }
-            int sb = (op->flags & LG_OPF_TWO_SRC) ? L->op.src_b : L->src;
-            E[k + 1] = op->exact_z(&L->lin, (const mpz_t *)(v + off[L->src + 1]), E[L->src + 1],
+            int sa = lg_layer_src(L, 0), sb = lg_layer_src(L, lg_layer_n_src(L) - 1); /* a second source, else the first */
+            E[k + 1] = op->exact_z(&L->lin, (const mpz_t *)(v + off[sa + 1]), E[sa + 1],
                                    (const mpz_t *)(v + off[sb + 1]), E[sb + 1], v + off[k + 1]);
             continue;
         }
@@ -156,7 +156,7 @@ static int lg_exact_forward_dyadic(const lg_net *net, const double *x, mpq_t *y)
             }
             if (kw != LONG_MAX && E[A->src + 1] + kw < Ez) Ez = E[A->src + 1] + kw;
         }
-        if (Ez == LONG_MAX) Ez = E[L->src + 1]; /* every weight 0 */
+        if (Ez == LONG_MAX) Ez = E[lg_layer_lin(L, 0)->src + 1]; /* every weight 0: any exponent, term 0's source's */
         for (int o = 0; o < L->n_out; o++) {
             long kb = lg_dy_split(L->b[o], &M);
             if (kb < Ez) Ez = kb;
@@ -245,14 +245,14 @@ static int lg_exact_forward(const lg_net *net, const double *x, mpq_t **out)
             break;
         }
         mpq_t *z = v + off[k + 1];
-        const lg_opdef *op = lg_op(L->kind);
+        const lg_opdef *op = lg_layer_op(L);
         if (op->flags & LG_OPF_NODE) { /* max-pool, product: the kind's rational form (core/op.h) */
             if (!op->exact_q) { /* softmax, layernorm: not rational (the enclosure decides) */
                 rc = -2;
                 break;
             }
-            int sb = (op->flags & LG_OPF_TWO_SRC) ? L->op.src_b : L->src;
-            op->exact_q(&L->lin, (const mpq_t *)(v + off[L->src + 1]), (const mpq_t *)(v + off[sb + 1]), z, t);
+            int sa = lg_layer_src(L, 0), sb = lg_layer_src(L, lg_layer_n_src(L) - 1); /* a second source, else the first */
+            op->exact_q(&L->lin, (const mpq_t *)(v + off[sa + 1]), (const mpq_t *)(v + off[sb + 1]), z, t);
             continue;
         }
         for (int o = 0; o < L->n_out; o++) {
@@ -324,7 +324,7 @@ int lg_exact_first_holding(const lg_net *net, const double *x, int n_terms, cons
     int n_out = lg_net_n_out(net);
     for (int k = 0; k < net->n_layers; k++)
         if ((net->layers[k].act != LG_ACT_IDENTITY && net->layers[k].act != LG_ACT_RELU) ||
-            !lg_op_is(net->layers[k].kind, LG_OPF_RATIONAL))
+            !lg_layer_is(&net->layers[k], LG_OPF_RATIONAL))
             return lg_enclose_first_holding(net, x, n_terms, terms, slack);
     if (!lg_exact_finite_terms(n_out, n_terms, terms, slack)) return -2;
     mpq_t *y = NULL;

@@ -487,7 +487,7 @@ void lg_net_forward_nodes(const lg_net *net, const double *x, double *vals, doub
         lg_node_buf at = {net, vals};
         lg_layer_pre(L, lg_node_buf_val, &at, z, 0); /* a node's forward, or the term sum + b */
         if (pre) memcpy(pre + off, z, (size_t)L->n_out * sizeof *z);
-        if (!lg_op_is(L->kind, LG_OPF_NODE)) /* a node: identity activation */
+        if (!lg_layer_is(L, LG_OPF_NODE)) /* a node: identity activation */
             for (int o = 0; o < L->n_out; o++) z[o] = lg_act_eval(L->act, z[o], L->lambda);
         off += (size_t)L->n_out;
     }

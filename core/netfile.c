@@ -93,7 +93,7 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_u32(&w, (uint32_t)L->act);
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
-        if (lg_op_is(L->kind, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &L->conv);
+        if (lg_layer_is(L, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &L->conv);
         if (L->kind == LG_LAYER_BILINEAR) {
             lg_put_u32(&w, (uint32_t)L->op.K);
             lg_put_u32(&w, (uint32_t)(int32_t)L->op.src_b);
@@ -401,7 +401,7 @@ static lg_status lg_netfile_values(lg_net *net, lg_rbuf *r, size_t lpos, uint32_
         L->act = (lg_act)lg_get_u32(r);
         L->lambda = lg_get_f64(r);
         L->s = lg_get_f64(r);
-        if (lg_op_is(L->kind, LG_OPF_CONV_GEOM)) r->pos += 4u * LG_NETFILE_CONV_FIELDS;
+        if (lg_layer_is(L, LG_OPF_CONV_GEOM)) r->pos += 4u * LG_NETFILE_CONV_FIELDS;
         r->pos += lg_tnode_bytes(L->kind);
         if (version < 4u) continue;
         r->pos += 8;

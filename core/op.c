@@ -127,21 +127,21 @@ int lg_kind_is_tnode(lg_layer_kind k) { return lg_op_is(k, LG_OPF_TNODE); }
 int lg_net_first_without(const lg_net *net, unsigned flags)
 {
     for (int k = 0; k < net->n_layers; k++)
-        if (!(lg_op(net->layers[k].kind)->flags & flags)) return k;
+        if (!(lg_layer_op(&net->layers[k])->flags & flags)) return k;
     return -1;
 }
 
 int lg_net_has_lowering(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++)
-        if (lg_op(net->layers[k].kind)->lower) return 1;
+        if (lg_layer_op(&net->layers[k])->lower) return 1;
     return 0;
 }
 
 int lg_net_first_tnode(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++)
-        if (lg_kind_is_tnode(net->layers[k].kind)) return k;
+        if (lg_layer_is_tnode(&net->layers[k])) return k;
     return -1;
 }
 
@@ -150,14 +150,14 @@ lg_status lg_net_require_no_tnode(const lg_net *net, const char *stage)
     int k = lg_net_first_tnode(net);
     if (k < 0) return LG_OK;
     return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take the %s node (layer %d) yet", stage,
-                   lg_kind_name(net->layers[k].kind), k);
+                   lg_layer_op(&net->layers[k])->name, k);
 }
 
 lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
 {
     if (lg_net_require_no_tnode(net, stage) != LG_OK) return LG_ERR_UNSUPPORTED;
     for (int k = 0; k < net->n_layers; k++) { /* a node kind with an exact ReLU form: max-pool */
-        const lg_opdef *op = lg_op(net->layers[k].kind);
+        const lg_opdef *op = lg_layer_op(&net->layers[k]);
         if (op->lower) return lg_fail(LG_ERR_UNSUPPORTED, "%s does not take networks with %s nodes", stage, op->name);
     }
     return LG_OK;
@@ -165,7 +165,7 @@ lg_status lg_net_require_no_max(const lg_net *net, const char *stage)
 
 void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, double *z)
 {
-    const lg_opdef *op = lg_op(L->kind);
-    op->forward(&L->lin, vals + lg_net_node_offset(net, L->src),
-                (op->flags & LG_OPF_TWO_SRC) ? vals + lg_net_node_offset(net, L->op.src_b) : NULL, z);
+    const lg_opdef *op = lg_layer_op(L);
+    op->forward(&L->lin, vals + lg_net_node_offset(net, lg_layer_src(L, 0)),
+                (op->flags & LG_OPF_TWO_SRC) ? vals + lg_net_node_offset(net, lg_layer_src(L, 1)) : NULL, z);
 }

@@ -235,7 +235,7 @@ lg_status lg_net_lower_nodes(lg_net *dst, const lg_net *src, int any_sign)
     memset(dst, 0, sizeof *dst);
     const lg_opdef *op = NULL;
     for (int k = 0; k < src->n_layers && !op; k++)
-        if (lg_op(src->layers[k].kind)->lower) op = lg_op(src->layers[k].kind);
+        if (lg_layer_op(&src->layers[k])->lower) op = lg_layer_op(&src->layers[k]);
     if (!op) return LG_OK; /* nothing to lower: src as it is */
     lg_status st = op->lower(dst, src, any_sign); /* max-pool is the one kind with a ReLU form */
     if (st != LG_OK) lg_net_free(dst);

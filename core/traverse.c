@@ -28,9 +28,10 @@ void lg_layer_sum(const lg_layer *L, int m, lg_node_val_fn val, const void *ctx,
 
 void lg_layer_pre(const lg_layer *L, lg_node_val_fn val, const void *ctx, double *z, int bias_first)
 {
-    const lg_opdef *op = lg_op(L->kind);
+    const lg_opdef *op = lg_layer_op(L);
     if (op->flags & LG_OPF_NODE) { /* its layer's only term, bias 0 */
-        op->forward(&L->lin, val(ctx, L->src), (op->flags & LG_OPF_TWO_SRC) ? val(ctx, L->op.src_b) : NULL, z);
+        op->forward(&L->lin, val(ctx, lg_layer_src(L, 0)), (op->flags & LG_OPF_TWO_SRC) ? val(ctx, lg_layer_src(L, 1)) : NULL,
+                    z);
         return;
     }
     if (bias_first)
@@ -104,11 +105,11 @@ int lg_layer_sum_len(const lg_layer *L)
     return n;
 }
 
-int lg_layer_n_src(const lg_layer *L) { return lg_layer_n_lin(L) + lg_op_is(L->kind, LG_OPF_TWO_SRC); }
+int lg_layer_n_src(const lg_layer *L) { return lg_layer_n_lin(L) + lg_layer_is(L, LG_OPF_TWO_SRC); }
 
 int lg_layer_src(const lg_layer *L, int i)
 {
-    return i < lg_layer_n_lin(L) ? lg_layer_lin(L, i)->src : L->op.src_b; /* the second source */
+    return i < lg_layer_n_lin(L) ? lg_layer_lin(L, i)->src : L->lin.op.src_b; /* a node's second source (term 0's) */
 }
 
 void lg_net_last_read(const lg_net *net, int n, int *last)

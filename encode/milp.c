@@ -224,7 +224,7 @@ lg_status lg_milp_add_net(lg_milp *m, const lg_problem *p)
             int z, a, d;
             snprintf(name, sizeof name, "z_%d_%d", k, i);
             if ((st = lg_milp_add_col(m, name, l, u, 0, &z))) goto fail;
-            if (lg_kind_is_tnode(L->kind)) { /* no row: the relaxation's, below */
+            if (lg_layer_is_tnode(L)) { /* no row: the relaxation's, below */
                 cur[i] = z;
                 goto last;
             }

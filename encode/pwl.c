@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/linop.h"
+#include "core/traverse.h"
 
 static int all_finite(const double *v, int n)
 {
@@ -163,11 +164,51 @@ static int lg_pwl_sum_exact(double a, double b, double *s)
     return (a - (*s - bb)) + (b - bb) == 0.0;
 }
 
+/* One weight w of the row on input i of term A (lg_layer_row_visit): a new entry, or added
+ * exactly into an entry of the same position (a copy of it when the sum is not exact). */
+typedef struct lg_pwl_row_at {
+    lg_pwl_row *r;
+    const int *col;
+    int one; /* one term: no position repeats */
+    int n;   /* entries so far */
+} lg_pwl_row_at;
+static void lg_pwl_row_ent(void *ctx, const lg_linear *A, int i, double w)
+{
+    lg_pwl_row_at *at = ctx;
+    lg_pwl_row *r = at->r;
+    const int *col = at->col;
+    int pos = (int)lg_pwl_node_off(r, A->src) + i;
+    if (col && col[pos] < 0) return; /* zeros: skipped by the visit */
+    if (!at->one && r->stamp[pos] == r->row_no) { /* the position is in the row already */
+        int e = r->slot[pos];
+        for (;;) {
+            double s;
+            if (lg_pwl_sum_exact(r->w[e], w, &s)) {
+                r->w[e] = s; /* may cancel to 0: the entry stays, encoders skip zeros */
+                break;
+            }
+            if (r->next[e] >= 0) {
+                e = r->next[e];
+                continue;
+            }
+            r->next[e] = at->n;
+            r->pos[at->n] = pos, r->copy[at->n] = r->copy[e] + 1, r->w[at->n] = w, r->next[at->n] = -1;
+            at->n++;
+            break;
+        }
+        return;
+    }
+    r->stamp[pos] = r->row_no;
+    r->slot[pos] = at->n;
+    r->pos[at->n] = pos, r->copy[at->n] = 0, r->w[at->n] = w, r->next[at->n] = -1;
+    at->n++;
+}
+
 int lg_pwl_row_get(lg_pwl_row *r, int k, int i, const int *col)
 {
     const lg_layer *L = &r->net->layers[k];
     int n = 0, one = lg_layer_n_lin(L) == 1;
-    if (lg_kind_is_tnode(L->kind)) { /* not linear: the relaxation's rows (problem.h lg_trelax) */
+    if (lg_layer_is_tnode(L)) { /* not linear: the relaxation's rows (problem.h lg_trelax) */
         r->n = 0;
         return 0;
     }
@@ -175,39 +216,9 @@ int lg_pwl_row_get(lg_pwl_row *r, int k, int i, const int *col)
         memset(r->stamp, 0, lg_net_nodes_len(r->net) * sizeof *r->stamp);
         r->row_no = 1;
     }
-    for (int t = 0; t < lg_layer_n_lin(L); t++) {
-        const lg_linear *A = lg_layer_lin(L, t);
-        int off = (int)lg_pwl_node_off(r, A->src);
-        int nz = lg_linear_row_nz(A, i, r->idx, r->tw);
-        for (int q = 0; q < nz; q++) {
-            int pos = off + r->idx[q];
-            double w = r->tw[q];
-            if (w == 0.0 || (col && col[pos] < 0)) continue;
-            if (!one && r->stamp[pos] == r->row_no) { /* the position is in the row already */
-                int e = r->slot[pos];
-                for (;;) {
-                    double s;
-                    if (lg_pwl_sum_exact(r->w[e], w, &s)) {
-                        r->w[e] = s; /* may cancel to 0: the entry stays, encoders skip zeros */
-                        break;
-                    }
-                    if (r->next[e] >= 0) {
-                        e = r->next[e];
-                        continue;
-                    }
-                    r->next[e] = n;
-                    r->pos[n] = pos, r->copy[n] = r->copy[e] + 1, r->w[n] = w, r->next[n] = -1;
-                    n++;
-                    break;
-                }
-                continue;
-            }
-            r->stamp[pos] = r->row_no;
-            r->slot[pos] = n;
-            r->pos[n] = pos, r->copy[n] = 0, r->w[n] = w, r->next[n] = -1;
-            n++;
-        }
-    }
+    lg_pwl_row_at at = {r, col, one, 0};
+    lg_layer_row_visit(L, i, r->idx, r->tw, lg_pwl_row_ent, &at); /* the term sum's row (core/traverse.h) */
+    n = at.n;
     r->n = n;
     return n;
 }

@@ -182,7 +182,7 @@ lg_status lg_smt2_write(const lg_problem *p, FILE *f)
             char z[32], a[32];
             snprintf(z, sizeof z, "z_%d_%d", k, i);
             smt_declare(&w, z);
-            if (!lg_kind_is_tnode(L->kind)) { /* a Transformer node: the relaxation's rows, below */
+            if (!lg_layer_is_tnode(L)) { /* a Transformer node: the relaxation's rows, below */
                 fprintf(f, "(assert (= %s ", z);
                 lg_pwl_row_get(&R, k, i, NULL);
                 smt_row(&w, &R, node, L->b[i]);

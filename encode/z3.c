@@ -221,7 +221,7 @@ static void z3_build(z3q *q, const lg_problem *p)
             if (q->z.err != Z3_OK) return; /* a failed call returned NULL: stop before using it */
             double l = p->pre_lo[k][i], u = p->pre_hi[k][i];
             Z3_ast z = z3_var(q, "z", k, i);
-            if (!lg_kind_is_tnode(Ly->kind)) { /* a Transformer node: the relaxation's rows, below */
+            if (!lg_layer_is_tnode(Ly)) { /* a Transformer node: the relaxation's rows, below */
                 lg_pwl_row_get(&q->row, k, i, NULL);
                 z3_assert(q, Z3_mk_eq(c, z, z3_row(q, &q->row, Ly->b[i])));
             }

@@ -521,8 +521,8 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         const lg_layer *Ly = &net->layers[k];
         int last = k == L - 1;
         x = Ly->src < 0 ? x_in : outs[Ly->src];
-        if (lg_kind_is_tnode(Ly->kind)) { /* identity activation, bias 0, the layer's only term */
-            const char *xb = lg_op_is(Ly->kind, LG_OPF_TWO_SRC) ? (Ly->op.src_b < 0 ? x_in : outs[Ly->op.src_b]) : NULL;
+        if (lg_layer_is_tnode(Ly)) { /* identity activation, bias 0, the layer's only term */
+            const char *xb = lg_layer_is(Ly, LG_OPF_TWO_SRC) ? (Ly->op.src_b < 0 ? x_in : outs[Ly->op.src_b]) : NULL;
             if (!(outs[k] = x = lg_ow_tnode(&w, Ly, k, x, xb, last ? "output" : lg_ow_str(&w, "L%d_a", k)))) goto oom;
             continue;
         }

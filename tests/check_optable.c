@@ -1,7 +1,8 @@
 /* check_optable.c — the node-kind tables (core/op.h, verify/opstage.h):
  * every entry agrees with its flags, a node kind is refused as a further
  * term, and lg_net_lower_nodes lowers exactly the nets that have a kind
- * with a ReLU form, into the same function. */
+ * with a ReLU form, into the same function; the graph traversal
+ * (core/traverse.h) agrees with the forward step on a layer of several terms. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -201,6 +202,99 @@ START_TEST(test_optable_term_sum_once)
 }
 END_TEST
 
+/* The graph traversal (core/traverse.h) on the layer of three terms above: the term sum
+ * over m rows (A and |A|, written and accumulated) against lg_layer_pre row by row, the
+ * backward visit's first/added order, the counts, the sources read and their last readers;
+ * a product node's second source. */
+typedef struct optable_rows {
+    const double *X, *A0; /* [2][4], [2][3] */
+} optable_rows;
+static const double *optable_rows_val(const void *ctx, int node)
+{
+    const optable_rows *v = ctx;
+    return node < 0 ? v->X : v->A0;
+}
+typedef struct optable_back {
+    int src[4], first[4], n;
+} optable_back;
+static void optable_back_rec(void *ctx, const lg_linear *A, int first)
+{
+    optable_back *b = ctx;
+    b->src[b->n] = A->src;
+    b->first[b->n++] = first;
+}
+
+START_TEST(test_optable_traverse)
+{
+    lg_linear l0 = {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT};
+    lg_linear t1[3] = {{.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0},
+                       {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT},
+                       {.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0}};
+    lg_layer_spec sp[2] = {{3, LG_ACT_RELU, 1, &l0}, {2, LG_ACT_IDENTITY, 3, t1}};
+    lg_net net;
+    ck_assert_int_eq(lg_net_build(&net, 4, 2, sp), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, 12, 0);
+    const lg_layer *L = &net.layers[1];
+    for (int t = 0; t < 3; t++) {
+        lg_linear *A = lg_layer_lin_mut(&net.layers[1], t);
+        for (int i = 0; i < A->n_out * A->n_in; i++) A->W[i] = lg_rng_uniform(&r) * 2 - 1;
+    }
+    for (int o = 0; o < 2; o++) net.layers[1].b[o] = 0.5 * (o + 1);
+    double X[8], A0[6], Z[4], Za[4], Zacc[4];
+    for (int i = 0; i < 8; i++) X[i] = lg_rng_uniform(&r) * 2 - 1;
+    for (int i = 0; i < 6; i++) A0[i] = lg_rng_uniform(&r) * 2 - 1;
+    optable_rows v = {X, A0};
+    lg_layer_sum(L, 2, optable_rows_val, &v, Z, 0, 0);
+    lg_layer_sum(L, 2, optable_rows_val, &v, Za, 1, 0);
+    for (int i = 0; i < 4; i++) Zacc[i] = 1.0;
+    lg_layer_sum(L, 2, optable_rows_val, &v, Zacc, 0, 1);
+    for (int m = 0; m < 2; m++) {
+        optable_vals one = {X + 4 * m, A0 + 3 * m};
+        double z[2];
+        lg_layer_pre(L, optable_val, &one, z, 1);
+        for (int o = 0; o < 2; o++) {
+            double za = 0; /* Σ_t |A_t|·x by hand */
+            for (int t = 0; t < 3; t++) {
+                const lg_linear *A = lg_layer_lin(L, t);
+                const double *xs = A->src < 0 ? X + 4 * m : A0 + 3 * m;
+                for (int i = 0; i < A->n_in; i++) za += fabs(A->W[o * A->n_in + i]) * xs[i];
+            }
+            ck_assert_double_eq_tol(Z[2 * m + o], z[o] - L->b[o], 1e-12);
+            ck_assert_double_eq_tol(Za[2 * m + o], za, 1e-12);
+            ck_assert_double_eq_tol(Zacc[2 * m + o], 1.0 + z[o] - L->b[o], 1e-12);
+        }
+    }
+    optable_back bk = {{0}, {0}, 0};
+    unsigned char seen[3] = {0, 0, 0};
+    lg_layer_terms_back(L, seen, optable_back_rec, &bk);
+    ck_assert_int_eq(bk.n, 3);
+    ck_assert(bk.src[0] == 0 && bk.first[0] == 1 && bk.src[1] == LG_NET_INPUT && bk.first[1] == 1);
+    ck_assert(bk.src[2] == 0 && bk.first[2] == 0); /* the second term reading layer 0 adds */
+    ck_assert_int_eq(lg_layer_sum_len(L), 3 + 4 + 3);
+    ck_assert_uint_eq(lg_layer_sum_row_cap(L), 3 + 4 + 3);
+    ck_assert_int_eq(lg_layer_n_src(L), 3);
+    ck_assert(lg_layer_src(L, 0) == 0 && lg_layer_src(L, 1) == LG_NET_INPUT && lg_layer_src(L, 2) == 0);
+    int last[3];
+    lg_net_last_read(&net, 2, last);
+    ck_assert(last[0] == 1 && last[1] == 1 && last[2] == -1);
+    lg_net_last_read(&net, 1, last);
+    ck_assert(last[0] == 0 && last[1] == -1);
+    ck_assert(!lg_layer_single(L) && lg_layer_single(&net.layers[0]));
+    lg_layer prod;
+    memset(&prod, 0, sizeof prod);
+    prod.lin.kind = LG_LAYER_BILINEAR;
+    prod.lin.src = 0;
+    prod.lin.op.src_b = LG_NET_INPUT;
+    ck_assert_int_eq(lg_layer_n_src(&prod), 2);
+    ck_assert(lg_layer_src(&prod, 0) == 0 && lg_layer_src(&prod, 1) == LG_NET_INPUT);
+    ck_assert(lg_layer_is(&prod, LG_OPF_NODE | LG_OPF_TWO_SRC) && lg_layer_is_tnode(&prod));
+    ck_assert_ptr_nonnull(lg_layer_vop(&prod));
+    ck_assert_ptr_null(lg_layer_vop(L));
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_optable(void)
 {
     Suite *s = suite_create("optable");
@@ -211,6 +305,7 @@ Suite *suite_optable(void)
     tcase_add_test(tc, test_optable_lower_nodes);
     tcase_add_test(tc, test_optable_solver_supports);
     tcase_add_test(tc, test_optable_term_sum_once);
+    tcase_add_test(tc, test_optable_traverse);
     suite_add_tcase(s, tc);
     return s;
 }

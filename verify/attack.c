@@ -162,9 +162,9 @@ static double lg_atk_eval(const lg_net *net, int n_terms, const lg_term *terms, 
                 signed char sg = w->sign[soff + (size_t)o];
                 if ((sg > 0 && z[o] > 0) || (sg < 0 && z[o] < 0)) dz[o] += sg * w->mu;
             }
-        const lg_vopdef *vop = lg_vop(L->kind);
+        const lg_vopdef *vop = lg_layer_vop(L);
         if (vop) { /* a node (opstage.h): identity activation, dz is ∂g/∂out */
-            int sa = L->src, sb = lg_op_is(L->kind, LG_OPF_TWO_SRC) ? L->op.src_b : L->src;
+            int sa = lg_layer_src(L, 0), sb = lg_layer_src(L, lg_layer_n_src(L) - 1); /* a second source, else the first */
             double *dsa = w->da + w->doff[sa + 1], *dsb = w->da + w->doff[sb + 1];
             if (!w->touched[sa + 1]) memset(dsa, 0, (size_t)lg_net_node_width(net, sa) * sizeof *dsa);
             w->touched[sa + 1] = 1;

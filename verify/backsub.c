@@ -205,7 +205,7 @@ int lg_backsub_fam_line(lg_backsub *s, int g, int i, int up, double alpha, doubl
 double lg_backsub_alpha0(lg_backsub *s, int g, int i, int up)
 {
     int l = lg_bs_layer_of(s, i);
-    const lg_vopdef *vop = lg_vop(s->net->layers[l].kind);
+    const lg_vopdef *vop = lg_layer_vop(&s->net->layers[l]);
     if (vop && vop->bs_value) return 0.0; /* a node's planes of α = 0 (opstage.h) */
     if (!lg_act_info_of(s->net->layers[l].act)->smooth || !lg_bs_fam_alloc(s)) return 0.5;
     if (!s->fam_ok[(size_t)g * (size_t)s->net->n_layers + (size_t)l]) lg_bs_family(s, g, l);
@@ -225,7 +225,7 @@ static void lg_bs_mag(lg_backsub *s, int l)
     const lg_layer *L = &net->layers[l];
     double under = 0.0, nin = 0.0, N = 0.0;
     double *am = s->am; /* [width of the source] scratch */
-    const lg_vopdef *vop = lg_vop(L->kind);
+    const lg_vopdef *vop = lg_layer_vop(L);
     for (int t = 0; t < lg_layer_n_lin(L); t++) {
         const lg_linear *T = lg_layer_lin(L, t);
         int ni = T->n_in, src = T->src;
@@ -365,8 +365,8 @@ lg_status lg_backsub_init_batch(lg_backsub *s, int ng, const lg_bounds *const *g
     memset(s->nsum, 0, (L + 1) * sizeof *s->nsum);
     for (size_t k = 0; k < L; k++) {
         const lg_layer *Lk = &net->layers[k];
-        const lg_vopdef *vop = lg_vop(Lk->kind);
-        int tn = lg_kind_is_tnode(Lk->kind);
+        const lg_vopdef *vop = lg_layer_vop(Lk);
+        int tn = lg_layer_is_tnode(Lk);
         for (int i = 0; i < lg_layer_n_src(Lk); i++) /* the planes' addends (backsub_tnode.h), a node's planes: its entry's count (opstage.h) */
             s->nsum[lg_layer_src(Lk, i) + 1] += tn ? lg_bs_tnode_addends(Lk, i)
                                                    : vop && vop->bs_addends ? vop->bs_addends(Lk) : Lk->n_out;
@@ -475,15 +475,15 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
                 for (int r = 0; r < m; r++) memset(lam + (size_t)r * stride + off, 0, (size_t)n * sizeof *lam);
             continue;
         }
-        if (lg_kind_is_tnode(L->kind)) { /* the node's planes (backsub_tnode.h) */
-            int bil = lg_op_is(L->kind, LG_OPF_TWO_SRC);
-            int sb = bil ? L->op.src_b : L->src;
-            double N = s->nsum[L->src + 1] > s->nsum[sb + 1] ? s->nsum[L->src + 1] : s->nsum[sb + 1];
+        if (lg_layer_is_tnode(L)) { /* the node's planes (backsub_tnode.h) */
+            int bil = lg_layer_is(L, LG_OPF_TWO_SRC);
+            int sa = lg_layer_src(L, 0), sb = lg_layer_src(L, lg_layer_n_src(L) - 1); /* a second source, else the first */
+            double N = s->nsum[sa + 1] > s->nsum[sb + 1] ? s->nsum[sa + 1] : s->nsum[sb + 1];
             if (lam)
                 for (int r = 0; r < m; r++) memcpy(lam + (size_t)r * stride + off, A + (size_t)r * (size_t)n, (size_t)n * sizeof *A);
             double *Y[2] = {NULL, NULL};
             for (int q = 0; q < 1 + bil; q++) {
-                int src = q ? sb : L->src, w = q ? L->op.n_in_b : L->n_in;
+                int src = q ? sb : sa, w = q ? L->op.n_in_b : L->n_in;
                 double **dst = &s->nb[src + 1];
                 if (!*dst) {
                     *dst = lg_bs_get(s);
@@ -497,7 +497,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
             continue;
         }
         int relu = L->act == LG_ACT_RELU, relaxed = (relu || lg_act_info_of(L->act)->smooth) && !(pre && l == level);
-        const lg_vopdef *vop = lg_vop(L->kind);
+        const lg_vopdef *vop = lg_layer_vop(L);
         int mtwo = 0; /* mtwo: some row read two upper planes */
         if (vop && vop->bs_prepare) vop->bs_prepare(s, l);
         if (!s->mag_ok[l]) lg_bs_mag(s, l);

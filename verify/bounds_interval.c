@@ -65,7 +65,7 @@ int lg_bounds_net_smooth(const lg_net *net)
 /* Difference bounds per output node L keeps (its entry, opstage.h; 0: none). */
 static int lg_bounds_n_diff(const lg_layer *L)
 {
-    const lg_vopdef *vop = lg_vop(L->kind);
+    const lg_vopdef *vop = lg_layer_vop(L);
     return vop && vop->n_diff ? vop->n_diff(L) : 0;
 }
 
@@ -221,7 +221,7 @@ static void lg_bi_layer(lg_bounds *b, const lg_net *net, int k, double *al, doub
 {
     size_t koff = noff[k + 1];
     const lg_layer *L = &net->layers[k];
-    const lg_vopdef *vop = lg_vop(L->kind);
+    const lg_vopdef *vop = lg_layer_vop(L);
     if (vop) { /* a node (max-pool, product, softmax, layernorm; opstage.h): identity activation */
         vop->interval(net, L, al, ah, noff, b->lo[k], b->hi[k]);
         memcpy(al + koff, b->lo[k], (size_t)L->n_out * sizeof *al);

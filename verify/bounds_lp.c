@@ -69,6 +69,36 @@ static int lg_lp_add_exact(double *acc, double v)
     return 1;
 }
 
+/* One weight w of a layer's row on input i of term T (lg_layer_row_visit): its entry on
+ * the source's column, or, where terms share a source (dist 0), merged into the column's
+ * sum (cset, cval; the columns in first-seen order in ecol[ne]); inexact = 1 when a merge
+ * is not exact (lg_lp_add_exact). */
+typedef struct lg_lp_row_at {
+    lg_lp_relax *lp;
+    const int *base_a;
+    int dist;
+    unsigned char *cset;
+    double *cval;
+    int *ecol;
+    int ne, inexact;
+} lg_lp_row_at;
+static void lg_lp_row_ent(void *ctx, const lg_linear *T, int i, double w)
+{
+    lg_lp_row_at *at = ctx;
+    int c = lg_lp_acol(at->base_a, T->src, i);
+    if (at->dist) {
+        lg_lp_relax_ent(at->lp, c, -w);
+        return;
+    }
+    if (!at->cset[c]) {
+        at->cset[c] = 1;
+        at->cval[c] = -w;
+        at->ecol[at->ne++] = c;
+    } else if (!lg_lp_add_exact(&at->cval[c], -w)) {
+        at->inexact = 1;
+    }
+}
+
 /* The triangle LP of layers < k into lp (loaded). row_ge and row_up (NULL: not
  * wanted; else indexed off[j] + o for neuron o of layer j < k) receive the
  * row index of an unstable relu neuron's rows a − z ≥ 0 and a − s·z ≤ −s·l,
@@ -139,26 +169,10 @@ static lg_status lg_lp_build(lg_lp_relax *lp, const lg_bounds *b, const lg_net *
             lg_lp_relax_ent(lp, zc, 1.0);
             /* every term's row over its source's columns; where terms share a source, the
              * entries of one column merged (exactly, else no LP: lg_lp_add_exact) */
-            int ne = 0, dist = lg_lp_distinct(L);
-            for (int t = 0; t < lg_layer_n_lin(L); t++) {
-                const lg_linear *T = lg_layer_lin(L, t);
-                int nz = lg_linear_row_nz(T, o, idx, wv);
-                for (int q = 0; q < nz; q++) {
-                    if (wv[q] == 0.0) continue;
-                    int c = lg_lp_acol(base_a, T->src, idx[q]);
-                    if (dist) {
-                        lg_lp_relax_ent(lp, c, -wv[q]);
-                        continue;
-                    }
-                    if (!cset[c]) {
-                        cset[c] = 1;
-                        cval[c] = -wv[q];
-                        ecol[ne++] = c;
-                    } else if (!lg_lp_add_exact(&cval[c], -wv[q])) {
-                        inexact = 1;
-                    }
-                }
-            }
+            lg_lp_row_at at = {lp, base_a, lg_lp_distinct(L), cset, cval, ecol, 0, 0};
+            lg_layer_row_visit(L, o, idx, wv, lg_lp_row_ent, &at); /* the term sum's row (core/traverse.h) */
+            int ne = at.ne;
+            inexact |= at.inexact;
             for (int e = 0; e < ne; e++) {
                 int c = ecol[e];
                 if (cval[c] != 0.0) lg_lp_relax_ent(lp, c, cval[c]);

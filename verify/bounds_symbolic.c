@@ -36,7 +36,7 @@ static int lg_sym_chunk(const lg_net *net)
  * (lg_backsub_lower_pre). */
 static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 {
-    if (L->n_terms > 0 || lg_kind_is_tnode(L->kind)) {
+    if (!lg_layer_single(L) || lg_layer_is_tnode(L)) { /* a sum of terms or a node: rows over z */
         double *Ar = s->A + (size_t)r * (size_t)L->n_out;
         memset(Ar, 0, (size_t)L->n_out * sizeof *Ar);
         Ar[o] = g;
@@ -52,7 +52,7 @@ static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 /* The pass for n rows of layer k set by lg_sym_row. */
 static lg_status lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, double *out)
 {
-    if (L->n_terms > 0 || lg_kind_is_tnode(L->kind)) return lg_backsub_lower_pre(s, k, n, out);
+    if (!lg_layer_single(L) || lg_layer_is_tnode(L)) return lg_backsub_lower_pre(s, k, n, out);
     return lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
 }
 
@@ -71,9 +71,9 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         need[k] |= L->act == LG_ACT_RELU || lg_act_info_of(L->act)->smooth;
-        if (lg_op_is(L->kind, LG_OPF_NODE)) { /* a node reads its sources' bounds */
-            if (L->src >= 0) need[L->src] = 1;
-            if (lg_op_is(L->kind, LG_OPF_TWO_SRC) && L->op.src_b >= 0) need[L->op.src_b] = 1;
+        if (lg_layer_is(L, LG_OPF_NODE)) { /* a node reads its sources' bounds */
+            for (int i = 0; i < lg_layer_n_src(L); i++) /* core/traverse.h */
+                if (lg_layer_src(L, i) >= 0) need[lg_layer_src(L, i)] = 1;
         }
     }
 }
@@ -97,7 +97,7 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
     for (int k = k0 < 0 ? 0 : k0; k < net->n_layers && st == LG_OK; k++) {
         const lg_layer *L = &net->layers[k];
         if (k > 0 && (st = lg_bounds_interval_from(b, net, k)) != LG_OK) break;
-        if (!need[k] || (k == 0 && !lg_kind_is_tnode(L->kind))) continue; /* layer 0 of a sum: exact by interval */
+        if (!need[k] || (k == 0 && !lg_layer_is_tnode(L))) continue; /* layer 0 of a sum: exact by interval */
         for (int o0 = 0; o0 < L->n_out && st == LG_OK; o0 += m) {
             int n = L->n_out - o0 < m ? L->n_out - o0 : m;
             for (int sign = 0; sign < 2 && st == LG_OK; sign++) {
@@ -132,7 +132,7 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0)
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        const lg_vopdef *vop = lg_vop(L->kind);
+        const lg_vopdef *vop = lg_layer_vop(L);
         if (vop && vop->symbolic) { /* from its sources' bounds (no rows of its own; opstage.h) */
             if ((st = vop->symbolic(b, net, k, &s, out, 1)) != LG_OK) goto done;
             lg_backsub_changed(&s, k);
@@ -175,7 +175,7 @@ lg_status lg_bounds_symbolic_unstable_from(lg_bounds *b, const lg_net *net, int 
     }
     for (int k = k0 < 1 ? 1 : k0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        const lg_vopdef *vop = lg_vop(L->kind);
+        const lg_vopdef *vop = lg_layer_vop(L);
         if (vop && vop->symbolic) {
             if ((st = vop->symbolic(b, net, k, &s, out, 0)) != LG_OK) goto done;
             lg_backsub_changed(&s, k);
