@@ -63,6 +63,30 @@ static void lg_put_conv(lg_wbuf *w, const lg_conv *c)
     for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) lg_put_u32(w, (uint32_t)g[i]);
 }
 
+/* The native format's part of each node kind (netfile.h, version 6): the bytes of its
+ * fields after the layer header, their writer and their reader (a message naming layer
+ * k); zero for a kind without such fields. Filled after the reader's primitives below. */
+struct lg_rbuf;
+typedef struct lg_nf_node {
+    size_t bytes;
+    void (*put)(lg_wbuf *w, const lg_linear *A);
+    lg_status (*get)(struct lg_rbuf *r, lg_linear *A, const char *name, uint32_t k);
+} lg_nf_node;
+static const lg_nf_node *lg_nf_node_of(lg_layer_kind kind);
+
+static void lg_put_product(lg_wbuf *w, const lg_linear *A)
+{
+    lg_put_u32(w, (uint32_t)A->op.K);
+    lg_put_u32(w, (uint32_t)(int32_t)A->op.src_b);
+    lg_put_u32(w, (uint32_t)A->op.n_in_b);
+}
+static void lg_put_group(lg_wbuf *w, const lg_linear *A) { lg_put_u32(w, (uint32_t)A->op.group); }
+static void lg_put_group_eps(lg_wbuf *w, const lg_linear *A)
+{
+    lg_put_u32(w, (uint32_t)A->op.group);
+    lg_put_f64(w, A->op.eps);
+}
+
 lg_status lg_netfile_write(const lg_net *net, const char *path)
 {
     lg_status st = lg_net_validate(net);
@@ -94,16 +118,8 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
         if (lg_layer_is(L, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &L->conv);
-        if (L->kind == LG_LAYER_BILINEAR) {
-            lg_put_u32(&w, (uint32_t)L->op.K);
-            lg_put_u32(&w, (uint32_t)(int32_t)L->op.src_b);
-            lg_put_u32(&w, (uint32_t)L->op.n_in_b);
-        } else if (L->kind == LG_LAYER_SOFTMAX) {
-            lg_put_u32(&w, (uint32_t)L->op.group);
-        } else if (L->kind == LG_LAYER_LAYERNORM) {
-            lg_put_u32(&w, (uint32_t)L->op.group);
-            lg_put_f64(&w, L->op.eps);
-        }
+        const lg_nf_node *nf = lg_nf_node_of(L->lin.kind); /* a node's fields (its only term) */
+        if (nf->put) nf->put(&w, &L->lin);
         if (!graph) continue;
         lg_put_u32(&w, (uint32_t)(int32_t)L->src);
         lg_put_u32(&w, (uint32_t)L->n_terms);
@@ -230,43 +246,59 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
     return LG_OK;
 }
 
-/* Bytes of the Transformer node fields after a layer header of kind `kind`. */
-static size_t lg_tnode_bytes(lg_layer_kind kind)
+/* The readers of the node fields (lg_nf_node). */
+static lg_status lg_get_product(lg_rbuf *r, lg_linear *A, const char *name, uint32_t k)
 {
-    return kind == LG_LAYER_BILINEAR ? 12u : kind == LG_LAYER_SOFTMAX ? 4u : kind == LG_LAYER_LAYERNORM ? 12u : 0u;
+    uint32_t K = lg_get_u32(r);
+    int32_t sb = (int32_t)lg_get_u32(r);
+    uint32_t nb = lg_get_u32(r);
+    if (K > LG_NET_MAX_DIM || nb > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node with K = %u, second width %u out of range", name,
+                       k, K, nb);
+    A->op.K = (int)K;
+    A->op.src_b = (int)sb;
+    A->op.n_in_b = (int)nb;
+    return LG_OK;
 }
-
-/* Read the fields of a Transformer node that follow its layer header
- * (netfile.h, version 6) into A->op; LG_OK or a message naming the layer. */
-static lg_status lg_get_tnode(lg_rbuf *r, lg_linear *A, const char *name, uint32_t k)
+static lg_status lg_get_group(lg_rbuf *r, lg_linear *A, const char *name, uint32_t k)
 {
-    size_t need = lg_tnode_bytes(A->kind);
-    if (r->len - 4 - r->pos < need)
-        return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u: %s node fields", name, k, lg_kind_name(A->kind));
-    if (A->kind == LG_LAYER_BILINEAR) {
-        uint32_t K = lg_get_u32(r);
-        int32_t sb = (int32_t)lg_get_u32(r);
-        uint32_t nb = lg_get_u32(r);
-        if (K > LG_NET_MAX_DIM || nb > LG_NET_MAX_DIM)
-            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node with K = %u, second width %u out of range", name,
-                           k, K, nb);
-        A->op.K = (int)K;
-        A->op.src_b = (int)sb;
-        A->op.n_in_b = (int)nb;
-        return LG_OK;
-    }
     uint32_t g = lg_get_u32(r);
     if (g > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u: %s node with group size %u out of range", name, k,
                        lg_kind_name(A->kind), g);
     A->op.group = (int)g;
-    if (A->kind == LG_LAYER_LAYERNORM) {
-        A->op.eps = lg_get_f64(r);
-        if (!(A->op.eps > 0.0) || !isfinite(A->op.eps))
-            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: layernorm node with eps = %g, expected a finite value > 0",
-                           name, k, A->op.eps);
-    }
     return LG_OK;
+}
+static lg_status lg_get_group_eps(lg_rbuf *r, lg_linear *A, const char *name, uint32_t k)
+{
+    lg_status st = lg_get_group(r, A, name, k);
+    if (st != LG_OK) return st;
+    A->op.eps = lg_get_f64(r);
+    if (!(A->op.eps > 0.0) || !isfinite(A->op.eps))
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: layernorm node with eps = %g, expected a finite value > 0",
+                       name, k, A->op.eps);
+    return LG_OK;
+}
+
+static const lg_nf_node lg_nf_nodes[LG_LAYER_KIND_COUNT] = {
+    [LG_LAYER_BILINEAR] = {12u, lg_put_product, lg_get_product},
+    [LG_LAYER_SOFTMAX] = {4u, lg_put_group, lg_get_group},
+    [LG_LAYER_LAYERNORM] = {12u, lg_put_group_eps, lg_get_group_eps},
+};
+static const lg_nf_node *lg_nf_node_of(lg_layer_kind kind)
+{
+    static const lg_nf_node none = {0};
+    return (unsigned)kind < LG_LAYER_KIND_COUNT ? &lg_nf_nodes[kind] : &none;
+}
+
+/* Read the fields of a node that follow its layer header (netfile.h, version 6) into
+ * A->op; LG_OK or a message naming the layer. */
+static lg_status lg_get_tnode(lg_rbuf *r, lg_linear *A, const char *name, uint32_t k)
+{
+    const lg_nf_node *nf = lg_nf_node_of(A->kind);
+    if (r->len - 4 - r->pos < nf->bytes)
+        return lg_fail(LG_ERR_FORMAT, "%s: truncated: layer %u: %s node fields", name, k, lg_kind_name(A->kind));
+    return nf->get(r, A, name, k);
 }
 
 /* Layer k's header: kind, sizes, activation, its conv or node fields, and (version ≥ 4) its
@@ -295,7 +327,7 @@ static lg_status lg_netfile_layer_head(lg_rbuf *r, uint32_t version, uint32_t k,
     if (lg_op_is((lg_layer_kind)kind, LG_OPF_CONV_GEOM) && version >= 3u &&
         (st = lg_get_conv(r, &A0->conv, name, k, 0)) != LG_OK)
         return st;
-    if (lg_kind_is_tnode(A0->kind) && (st = lg_get_tnode(r, A0, name, k)) != LG_OK) return st;
+    if (lg_nf_node_of(A0->kind)->get && (st = lg_get_tnode(r, A0, name, k)) != LG_OK) return st;
     if (*lo < 1 || *lo > LG_NET_MAX_DIM)
         return lg_fail(LG_ERR_FORMAT, "%s: layer %u: output size %u out of range", name, k, *lo);
     if (*act >= LG_ACT_COUNT || (version < 2u && *act >= LG_NETFILE_V1_ACT_COUNT))
@@ -402,7 +434,7 @@ static lg_status lg_netfile_values(lg_net *net, lg_rbuf *r, size_t lpos, uint32_
         L->lambda = lg_get_f64(r);
         L->s = lg_get_f64(r);
         if (lg_layer_is(L, LG_OPF_CONV_GEOM)) r->pos += 4u * LG_NETFILE_CONV_FIELDS;
-        r->pos += lg_tnode_bytes(L->kind);
+        r->pos += lg_nf_node_of(L->lin.kind)->bytes;
         if (version < 4u) continue;
         r->pos += 8;
         for (int j = 0; j < L->n_terms; j++)
