@@ -63,14 +63,18 @@ static void lg_put_conv(lg_wbuf *w, const lg_conv *c)
     for (int i = 0; i < LG_NETFILE_CONV_FIELDS; i++) lg_put_u32(w, (uint32_t)g[i]);
 }
 
-/* The native format's part of each node kind (netfile.h, version 6): the bytes of its
- * fields after the layer header, their writer and their reader (a message naming layer
- * k); zero for a kind without such fields. Filled after the reader's primitives below. */
+/* The native format's part of each kind (netfile.h): for a node, the bytes of its fields
+ * after the layer header (version 6), their writer, their reader and their check against
+ * the layers before it (widths, the layer's n_out); for a kind with index tables, their
+ * check as read (term t of layer k). Each reader and check returns LG_OK or a message
+ * naming the layer. NULL where a kind has none. Filled after the reader's primitives below. */
 struct lg_rbuf;
 typedef struct lg_nf_node {
     size_t bytes;
     void (*put)(lg_wbuf *w, const lg_linear *A);
     lg_status (*get)(struct lg_rbuf *r, lg_linear *A, const char *name, uint32_t k);
+    lg_status (*check)(const lg_linear *A, uint32_t k, const int *widths, int n_out, const char *name);
+    lg_status (*check_maps)(struct lg_rbuf *mr, const lg_linear *A, uint32_t k, int t, const char *name);
 } lg_nf_node;
 static const lg_nf_node *lg_nf_node_of(lg_layer_kind kind);
 
@@ -228,21 +232,8 @@ static lg_status lg_netfile_term_check(const lg_linear *A, uint32_t version, uin
                            "sizes %d -> %d", name, k, t, c->c_in, c->h_in, c->w_in, c->c_out, c->h_out, c->w_out,
                            A->n_in, n_out);
     }
-    if (A->kind == LG_LAYER_BILINEAR) {
-        if (A->op.src_b < LG_NET_INPUT || A->op.src_b >= (int)k)
-            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node reads node %d as its second source, expected the "
-                           "input (-1) or an earlier layer (0..%d)", name, k, A->op.src_b, (int)k - 1);
-        if (A->op.n_in_b != widths[A->op.src_b + 1])
-            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's second source takes %d values but node %d "
-                           "gives %d", name, k, A->op.n_in_b, A->op.src_b, widths[A->op.src_b + 1]);
-        if (A->op.K < 1 || (size_t)A->op.K * (size_t)n_out > LG_NET_MAX_DIM)
-            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node with K = %d, expected 1..%d / n_out", name, k,
-                           A->op.K, LG_NET_MAX_DIM);
-    }
-    if ((A->kind == LG_LAYER_SOFTMAX || A->kind == LG_LAYER_LAYERNORM) &&
-        (A->op.group < 1 || A->n_in != n_out || n_out % A->op.group != 0))
-        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: %s node of width %d -> %d with group size %d, expected the same "
-                       "width, a multiple of the group", name, k, lg_kind_name(A->kind), A->n_in, n_out, A->op.group);
+    const lg_nf_node *nf = lg_nf_node_of(A->kind); /* a node's own fields (the table below) */
+    if (nf->check) return nf->check(A, k, widths, n_out, name);
     return LG_OK;
 }
 
@@ -280,10 +271,58 @@ static lg_status lg_get_group_eps(lg_rbuf *r, lg_linear *A, const char *name, ui
     return LG_OK;
 }
 
+/* The checks of the node fields against the layers before the node (lg_nf_node). */
+static lg_status lg_check_product(const lg_linear *A, uint32_t k, const int *widths, int n_out, const char *name)
+{
+    if (A->op.src_b < LG_NET_INPUT || A->op.src_b >= (int)k)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node reads node %d as its second source, expected the "
+                       "input (-1) or an earlier layer (0..%d)", name, k, A->op.src_b, (int)k - 1);
+    if (A->op.n_in_b != widths[A->op.src_b + 1])
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's second source takes %d values but node %d "
+                       "gives %d", name, k, A->op.n_in_b, A->op.src_b, widths[A->op.src_b + 1]);
+    if (A->op.K < 1 || (size_t)A->op.K * (size_t)n_out > LG_NET_MAX_DIM)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node with K = %d, expected 1..%d / n_out", name, k,
+                       A->op.K, LG_NET_MAX_DIM);
+    return LG_OK;
+}
+static lg_status lg_check_group(const lg_linear *A, uint32_t k, const int *widths, int n_out, const char *name)
+{
+    (void)widths;
+    if (A->op.group < 1 || A->n_in != n_out || n_out % A->op.group != 0)
+        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: %s node of width %d -> %d with group size %d, expected the same "
+                       "width, a multiple of the group", name, k, lg_kind_name(A->kind), A->n_in, n_out, A->op.group);
+    return LG_OK;
+}
+/* The index tables as read from the maps section (lg_nf_node.check_maps). */
+static lg_status lg_maps_product(lg_rbuf *mr, const lg_linear *A, uint32_t k, int t, const char *name)
+{
+    (void)t;
+    size_t nk = (size_t)A->n_out * (size_t)A->op.K;
+    for (size_t q = 0; q < 2 * nk; q++) {
+        int32_t v = (int32_t)lg_get_u32(mr), lim = q < nk ? A->n_in : A->op.n_in_b;
+        if (v < 0 || v >= lim)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's index table %s entry %zu = %d, "
+                           "expected 0..%d", name, k, q < nk ? "ia" : "ib", q < nk ? q : q - nk, (int)v,
+                           (int)lim - 1);
+    }
+    return LG_OK;
+}
+static lg_status lg_maps_index(lg_rbuf *mr, const lg_linear *A, uint32_t k, int t, const char *name)
+{
+    for (int o = 0; o < A->n_out; o++) {
+        int32_t v = (int32_t)lg_get_u32(mr);
+        if (v < -1 || v >= A->n_in)
+            return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: index map entry %d = %d, expected -1..%d",
+                           name, k, t, o, (int)v, A->n_in - 1);
+    }
+    return LG_OK;
+}
+
 static const lg_nf_node lg_nf_nodes[LG_LAYER_KIND_COUNT] = {
-    [LG_LAYER_BILINEAR] = {12u, lg_put_product, lg_get_product},
-    [LG_LAYER_SOFTMAX] = {4u, lg_put_group, lg_get_group},
-    [LG_LAYER_LAYERNORM] = {12u, lg_put_group_eps, lg_get_group_eps},
+    [LG_LAYER_INDEX] = {.check_maps = lg_maps_index},
+    [LG_LAYER_BILINEAR] = {12u, lg_put_product, lg_get_product, lg_check_product, lg_maps_product},
+    [LG_LAYER_SOFTMAX] = {4u, lg_put_group, lg_get_group, lg_check_group, NULL},
+    [LG_LAYER_LAYERNORM] = {12u, lg_put_group_eps, lg_get_group_eps, lg_check_group, NULL},
 };
 static const lg_nf_node *lg_nf_node_of(lg_layer_kind kind)
 {
@@ -399,24 +438,9 @@ static lg_status lg_netfile_check_maps(const unsigned char *buf, size_t len, siz
     for (uint32_t k = 0; k < n_layers; k++)
         for (int j = 0; j < sp[k].n_terms; j++) {
             const lg_linear *A = &sp[k].terms[j];
-            if (A->kind == LG_LAYER_BILINEAR) {
-                size_t nk = (size_t)A->n_out * (size_t)A->op.K;
-                for (size_t q = 0; q < 2 * nk; q++) {
-                    int32_t v = (int32_t)lg_get_u32(&mr), lim = q < nk ? A->n_in : A->op.n_in_b;
-                    if (v < 0 || v >= lim)
-                        return lg_fail(LG_ERR_FORMAT, "%s: layer %u: product node's index table %s entry %zu = %d, "
-                                       "expected 0..%d", name, k, q < nk ? "ia" : "ib", q < nk ? q : q - nk, (int)v,
-                                       (int)lim - 1);
-                }
-                continue;
-            }
-            if (A->kind != LG_LAYER_INDEX) continue;
-            for (int o = 0; o < A->n_out; o++) {
-                int32_t v = (int32_t)lg_get_u32(&mr);
-                if (v < -1 || v >= A->n_in)
-                    return lg_fail(LG_ERR_FORMAT, "%s: layer %u, term %d: index map entry %d = %d, expected -1..%d",
-                                   name, k, j, o, (int)v, A->n_in - 1);
-            }
+            const lg_nf_node *nf = lg_nf_node_of(A->kind); /* its index tables (the table above) */
+            lg_status st = nf->check_maps ? nf->check_maps(&mr, A, k, j, name) : LG_OK;
+            if (st != LG_OK) return st;
         }
     return LG_OK;
 }
