@@ -154,22 +154,29 @@ static void optable_row_add(void *ctx, const lg_linear *A, int i, double w)
 }
 static double *optable_slot(void *ctx, int node) { return ((double **)ctx)[node + 1]; }
 
-START_TEST(test_optable_term_sum_once)
+/* A net whose layer 1 sums three terms, two of them reading layer 0 (random weights from
+ * r, seeded with seed; r goes on from there). */
+static void optable_three_terms(lg_net *net, lg_rng *r, uint64_t seed)
 {
     lg_linear l0 = {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT};
     lg_linear t1[3] = {{.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0},
                        {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT},
                        {.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0}};
     lg_layer_spec sp[2] = {{3, LG_ACT_RELU, 1, &l0}, {2, LG_ACT_IDENTITY, 3, t1}};
-    lg_net net;
-    ck_assert_int_eq(lg_net_build(&net, 4, 2, sp), LG_OK);
-    lg_rng r;
-    lg_rng_init(&r, 11, 0);
-    const lg_layer *L = &net.layers[1];
+    ck_assert_int_eq(lg_net_build(net, 4, 2, sp), LG_OK);
+    lg_rng_init(r, seed, 0);
     for (int t = 0; t < 3; t++) {
-        lg_linear *A = lg_layer_lin_mut(&net.layers[1], t);
-        for (int i = 0; i < A->n_out * A->n_in; i++) A->W[i] = lg_rng_uniform(&r) * 2 - 1;
+        lg_linear *A = lg_layer_lin_mut(&net->layers[1], t);
+        for (int i = 0; i < A->n_out * A->n_in; i++) A->W[i] = lg_rng_uniform(r) * 2 - 1;
     }
+}
+
+START_TEST(test_optable_term_sum_once)
+{
+    lg_net net;
+    lg_rng r;
+    optable_three_terms(&net, &r, 11);
+    const lg_layer *L = &net.layers[1];
     lg_layer_lin_mut(&net.layers[1], 2)->W[1] = 0.0; /* a zero weight is not visited */
     for (int o = 0; o < 2; o++) net.layers[1].b[o] = 0.25 * (o + 1);
     double x[4], a0[3], z[2], dz[2] = {0.5, -1.5}, gx[4], ga[3], tmp[4];
@@ -226,20 +233,10 @@ static void optable_back_rec(void *ctx, const lg_linear *A, int first)
 
 START_TEST(test_optable_traverse)
 {
-    lg_linear l0 = {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT};
-    lg_linear t1[3] = {{.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0},
-                       {.kind = LG_LAYER_DENSE, .n_in = 4, .src = LG_NET_INPUT},
-                       {.kind = LG_LAYER_DENSE, .n_in = 3, .src = 0}};
-    lg_layer_spec sp[2] = {{3, LG_ACT_RELU, 1, &l0}, {2, LG_ACT_IDENTITY, 3, t1}};
     lg_net net;
-    ck_assert_int_eq(lg_net_build(&net, 4, 2, sp), LG_OK);
     lg_rng r;
-    lg_rng_init(&r, 12, 0);
+    optable_three_terms(&net, &r, 12);
     const lg_layer *L = &net.layers[1];
-    for (int t = 0; t < 3; t++) {
-        lg_linear *A = lg_layer_lin_mut(&net.layers[1], t);
-        for (int i = 0; i < A->n_out * A->n_in; i++) A->W[i] = lg_rng_uniform(&r) * 2 - 1;
-    }
     for (int o = 0; o < 2; o++) net.layers[1].b[o] = 0.5 * (o + 1);
     double X[8], A0[6], Z[4], Za[4], Zacc[4];
     for (int i = 0; i < 8; i++) X[i] = lg_rng_uniform(&r) * 2 - 1;
