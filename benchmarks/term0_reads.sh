@@ -2,12 +2,12 @@
 # Count reads of term 0's fields through lg_layer's anonymous union: compile every library
 # file against a net.h whose union member has the fields renamed; each "no member" error
 # on an lg_layer is one such read (benchmarks/OPTABLE.md "Fourth pass").
-# Usage: benchmarks/term0_reads.sh REPO OUTDIR  (OUTDIR is replaced; reads.txt, byfile.txt, byfield.txt)
+# Usage: benchmarks/term0_reads.sh REPO OUTDIR  (a copy of the sources in OUTDIR/tree.*; reads.txt, byfile.txt, byfield.txt)
 set -u
-REPO=$1; OUT=$2
-rm -rf "$OUT"; mkdir -p "$OUT"
-cp -r "$REPO"/core "$REPO"/verify "$REPO"/onnx "$REPO"/cli "$REPO"/encode "$REPO"/train "$REPO"/anneal "$REPO"/study "$REPO"/lib "$OUT"/ 2>/dev/null
-python3 - "$OUT/core/net.h" <<'PY'
+REPO=$1; OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+mkdir -p "$OUT"; T=$(mktemp -d "$OUT/tree.XXXXXX")
+cp -r "$REPO"/core "$REPO"/verify "$REPO"/onnx "$REPO"/cli "$REPO"/encode "$REPO"/train "$REPO"/anneal "$REPO"/study "$REPO"/lib "$T"/ 2>/dev/null
+python3 - "$T/core/net.h" <<'PY'
 import sys
 p=sys.argv[1]; s=open(p).read()
 old='''        struct {
@@ -19,7 +19,7 @@ new='''        struct {
 assert s.count(old)==1
 s=s.replace(old,new); open(p,'w').write(s)
 PY
-cd "$OUT"
+cd "$T"
 for f in $(ls core/*.c verify/*.c onnx/*.c cli/*.c encode/*.c train/*.c anneal/*.c study/*.c); do
   gcc -std=c11 -fsyntax-only -fmax-errors=0 -I. -I/usr/include/glpk $(pkg-config --cflags jansson 2>/dev/null) "$f" 2>&1 | grep -E "lg_layer. has no member named .(kind|n_in|W|conv|map|src|op).$" | sed "s|^|$f: |" 
 done > "$OUT/reads.txt"
