@@ -236,17 +236,38 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             int lo = lam > 0.0;
             if (bil) {
                 const int *ia = L->map + (size_t)o * (size_t)K, *ib = L->map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
-                for (int k = 0; k < K; k++) {
-                    const double *e = P + ((size_t)o * (size_t)K + (size_t)k) * LG_BT_PAIR;
+                /* the sums of lg_bt_coef and of the intercepts in two lanes (any order: the
+                 * growth factor and the constant's margin cover every order) */
+                double sS[2] = {0, 0}, sU[2] = {0, 0}, sN[2] = {0, 0}, sc[2] = {0, 0}, sI[2] = {0, 0};
+                const double *e = P + (size_t)o * (size_t)K * LG_BT_PAIR;
+                for (int k = 0; k < K; k++, e += LG_BT_PAIR) {
                     const double *w = lo ? e : e + 3;
-                    lg_bt_coef(&a, &ya[ia[k]], lam * w[0], w[0], e[6]);
-                    lg_bt_coef(&a, &yb[ib[k]], lam * w[1], w[1], e[7]);
+                    int h = k & 1;
+                    if (w[0] != 0.0) {
+                        double c0 = lam * w[0];
+                        ya[ia[k]] += c0;
+                        sS[h] += fabs(c0) * e[6];
+                        sU[h] += e[6];
+                        sN[h] += 1.0;
+                    }
+                    if (w[1] != 0.0) {
+                        double c1 = lam * w[1];
+                        yb[ib[k]] += c1;
+                        sS[h] += fabs(c1) * e[7];
+                        sU[h] += e[7];
+                        sN[h] += 1.0;
+                    }
                     double ic = lam * w[2];
-                    cr += ic;
-                    ms += fabs(ic);
-                    a.I += fabs(ic);
-                    a.nic += 1.0;
+                    sc[h] += ic;
+                    sI[h] += fabs(ic);
                 }
+                a.S += sS[0] + sS[1];
+                a.und += sU[0] + sU[1];
+                a.cnt += sN[0] + sN[1];
+                cr += sc[0] + sc[1];
+                ms += sI[0] + sI[1];
+                a.I += sI[0] + sI[1];
+                a.nic += (double)K;
             } else {
                 size_t G0 = (size_t)o / gs * gs;
                 const double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
