@@ -3,10 +3,11 @@
  * the Transformer nodes", *Speed*): the softmax and layernorm step as one
  * dgemm per group (verify/backsub_tgemm.h) against the element-wise sums,
  * a group with non-finite slopes left alone; and the intermediate rows only
- * for neurons that reach an output (a class-token ViT's last block): those
- * bounds are sound at sampled points, tighter than interval arithmetic
- * somewhere, and the others are exactly the interval bounds of the final
- * earlier bounds (no row was spent on them). */
+ * for neurons whose bounds something reads (a class-token ViT's last
+ * residual sum: the class token): those bounds are sound at sampled points,
+ * tighter than interval arithmetic somewhere, and the others are exactly
+ * the interval bounds of the final earlier bounds (no row was spent on
+ * them). */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -91,13 +92,15 @@ START_TEST(test_crown_tf_rows_tgemm)
 }
 END_TEST
 
-/* A class-token ViT with one block: the last block's MLP reaches the logits only through
- * the class token. Its other tokens' ReLU bounds are the interval bounds of the final
- * earlier bounds; the class token's are at least as tight and tighter somewhere; every
- * node's bounds hold at sampled points. */
+/* A class-token ViT with one block: its last residual sum (MLP out + residual) reaches the
+ * logits only through the class token, and nothing else reads it. Its other tokens' bounds
+ * are the interval bounds of the final earlier bounds; the class token's are at least as
+ * tight and tighter somewhere; the ReLUs of every token are back-substituted (their
+ * relaxations are read by the back-ends), so tighter than interval somewhere on the other
+ * tokens too; every node's bounds hold at sampled points. */
 START_TEST(test_crown_tf_rows_cls)
 {
-    int tighter = 0, nets = lg_test_quick() ? 2 : 4;
+    int tighter = 0, tighter_relu = 0, nets = lg_test_quick() ? 2 : 4;
     for (int seed = 1; seed <= nets; seed++) {
         lg_vit_spec sp;
         ck_assert_int_eq(lg_arch_vit_parse(&sp, "1x6x6,vit:p3,d6,h2,L1,m8,cls,3"), LG_OK);
@@ -110,10 +113,12 @@ START_TEST(test_crown_tf_rows_cls)
         lg_net net;
         ck_assert_int_eq(lg_vit_to_net(&v, &net), LG_OK);
         lg_vit_free(&v);
-        int n = net.n_in, kr = -1;
+        int n = net.n_in, ku = -1;
         for (int k = 0; k < net.n_layers; k++)
-            if (net.layers[k].act == LG_ACT_RELU) kr = k;
-        ck_assert_int_ge(kr, 0);
+            if (net.layers[k].act == LG_ACT_RELU) ku = k;
+        ck_assert_int_ge(ku, 0);
+        int kr = ku + 1; /* the MLP's output plus the residual */
+        ck_assert_int_eq(net.layers[kr].n_terms, 1);
         int per = net.layers[kr].n_out / 5; /* 5 tokens: the class token first */
         double lo[36], hi[36], x[36];
         for (int i = 0; i < n; i++) {
@@ -133,6 +138,21 @@ START_TEST(test_crown_tf_rows_cls)
         memcpy(bi.xlo, bs.xlo, (size_t)n * sizeof(double));
         memcpy(bi.xhi, bs.xhi, (size_t)n * sizeof(double));
         ck_assert_int_eq(lg_bounds_interval_from(&bi, &net, kr), LG_OK);
+        lg_bounds bu; /* the ReLU layer's interval bounds from the bounds before it */
+        ck_assert_int_eq(lg_bounds_init(&bu, &net), LG_OK);
+        for (int k = 0; k < ku; k++) {
+            memcpy(bu.lo[k], bs.lo[k], (size_t)net.layers[k].n_out * sizeof(double));
+            memcpy(bu.hi[k], bs.hi[k], (size_t)net.layers[k].n_out * sizeof(double));
+        }
+        memcpy(bu.xlo, bs.xlo, (size_t)n * sizeof(double));
+        memcpy(bu.xhi, bs.xhi, (size_t)n * sizeof(double));
+        ck_assert_int_eq(lg_bounds_interval_from(&bu, &net, ku), LG_OK);
+        int pu = net.layers[ku].n_out / 5;
+        for (int o = pu; o < net.layers[ku].n_out; o++) {
+            ck_assert(bs.lo[ku][o] >= bu.lo[ku][o] && bs.hi[ku][o] <= bu.hi[ku][o]);
+            if (bs.hi[ku][o] - bs.lo[ku][o] < 0.99 * (bu.hi[ku][o] - bu.lo[ku][o])) tighter_relu++;
+        }
+        lg_bounds_free(&bu);
         for (int o = 0; o < net.layers[kr].n_out; o++) {
             if (o >= per) {
                 ck_assert(bs.lo[kr][o] == bi.lo[kr][o] && bs.hi[kr][o] == bi.hi[kr][o]);
@@ -165,6 +185,7 @@ START_TEST(test_crown_tf_rows_cls)
         lg_net_free(&net);
     }
     ck_assert_int_gt(tighter, 0);
+    ck_assert_int_gt(tighter_relu, 0);
 }
 END_TEST
 

@@ -78,10 +78,12 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     }
 }
 
-/* The neurons the outputs depend on (rel[k][o] = 1): the outputs, and backwards every input a
- * relevant neuron's row reads (its terms' nonzero weights; a product's pairs; a softmax's or
- * layernorm's group). Others (e.g. the tokens but the class token in a ViT's last block) reach no
- * output, so no back-substituted row reads them: their bounds are not needed. 0 out of memory. */
+/* The neurons whose bounds something reads (rel[k][o] = 1): the outputs and every neuron of a
+ * relu or smooth layer (their relaxations are read by α-CROWN, branch and bound, the complete
+ * back-ends' encodings and verify's counts), and backwards every input a relevant neuron's row
+ * reads (its terms' nonzero weights; a product's pairs; a softmax's or layernorm's group). The
+ * others (e.g. a class-token ViT's last residual sum but for the class token) reach neither, so
+ * no back-substituted row reads them: interval bounds serve. 0 out of memory. */
 static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
 {
     int *idx = NULL;
@@ -89,6 +91,9 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
     if (lg_net_row_alloc(net, &idx, &w) != 0) return 0;
     int nl = net->n_layers;
     memset(rel[nl - 1], 1, (size_t)net->layers[nl - 1].n_out);
+    for (int k = 0; k < nl; k++)
+        if (net->layers[k].act == LG_ACT_RELU || lg_act_info_of(net->layers[k].act)->smooth)
+            memset(rel[k], 1, (size_t)net->layers[k].n_out);
     for (int k = nl - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
         int all = lg_op_is(L->kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->kind); /* max-pool: every input */
@@ -124,7 +129,7 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
 
 /* A net with Transformer nodes: layer by layer from k0, the interval bounds recomputed from the
  * tightened earlier layers, then back-substitution bounds of each layer some relaxation reads,
- * each kept where tighter; rows only for the relevant neurons (lg_sym_relevant). */
+ * each kept where tighter; rows only for the neurons whose bounds something reads (lg_sym_relevant). */
 static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
