@@ -6,7 +6,8 @@
  * node the mean bound width, the mean sampled width and their ratio, and the
  * worst margin lower bound of the image's label against the sampled minimum.
  * Run: build/lgelu_tf_widths NET INDEX EPS [N_SAMPLES] [DATA_DIR]
- * (the net's inputs clipped to [0, 1] as `lgelu verify` does). */
+ * (the net's inputs clipped to [0, 1] as `lgelu verify` does). TFW_DUMP=FILE writes
+ * every bound and the objective's lower bounds in hex to FILE (two builds compared bit for bit). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,14 @@ int main(int argc, char **argv)
         }
     lg_bounds_objective_lower(&b, &net, m, C, d, ob);
     double t2 = now();
+    if (getenv("TFW_DUMP")) { /* every bound and the objective in hex, to compare two builds bit for bit */
+        FILE *f = fopen(getenv("TFW_DUMP"), "w");
+        if (!f) return 1;
+        for (int k = 0; k < net.n_layers; k++)
+            for (int o = 0; o < net.layers[k].n_out; o++) fprintf(f, "%d %d %a %a\n", k, o, b.lo[k][o], b.hi[k][o]);
+        for (int j = 0; j < m; j++) fprintf(f, "obj %d %a\n", j, ob[j]);
+        fclose(f);
+    }
     size_t nl = lg_net_nodes_len(&net);
     double *vals = malloc(4 * nl * sizeof *vals), *pre = vals + nl, *smin = pre + nl, *smax = smin + nl;
     for (size_t i = 0; i < nl; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/act_relax.h"
+#include "verify/backsub_tgemm.h"
 #include "verify/relax_bilinear.h"
 #include "verify/relax_iv.h"
 #include "verify/relax_layernorm.h"
@@ -15,7 +16,7 @@
 /* Plane table of one layer: a product's pairs q = o·K + k hold
  * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|]; a softmax or layernorm
  * holds lo_w [n·g], lo_c [n], up_w [n·g], up_c [n], max|x| [n] (a layernorm then
- * its groups' lg_layernorm_row_icpt data). */
+ * its groups' lg_layernorm_row_icpt data), then the sums of backsub_tgemm.h. */
 #define LG_BT_PAIR 8
 
 static size_t lg_bt_len(const lg_layer *L)
@@ -23,7 +24,7 @@ static size_t lg_bt_len(const lg_layer *L)
     size_t n = (size_t)L->n_out;
     if (L->kind == LG_LAYER_BILINEAR) return n * (size_t)L->op.K * LG_BT_PAIR;
     size_t extra = L->kind == LG_LAYER_LAYERNORM ? n / (size_t)L->op.group * LG_LN_ROW_LEN((size_t)L->op.group) : 0;
-    return 2 * n * (size_t)L->op.group + 3 * n + extra;
+    return 2 * n * (size_t)L->op.group + 3 * n + extra + LG_BS_TGEMM_LEN(n, (size_t)L->op.group);
 }
 
 lg_status lg_bs_tnode_init(lg_backsub *s)
@@ -140,6 +141,8 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
         }
         free(lu);
         free(work);
+        size_t extra = L->kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0;
+        lg_bs_tgemm_sums((size_t)n, gs, lo_w, up_w, xm, xm + n + extra);
     }
     s->tp_ok[at] = 1;
     return 1;
@@ -177,6 +180,10 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
     double *mu = soft ? malloc(gs * sizeof *mu) : NULL;
     int *idx = soft ? malloc(gs * sizeof *idx) : NULL;
     if (soft && (!mu || !idx)) ok = 0;
+    /* softmax and layernorm: the slopes go through dgemm per group (backsub_tgemm.h), Lm the
+     * coefficients each row applies there; the element-wise loop where a group's slopes are not finite */
+    size_t xoff = bil ? 0 : 2 * (size_t)n * gs + 3 * (size_t)n + (L->kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0);
+    double *Lm = !bil && ok ? calloc((size_t)m * (size_t)n, sizeof *Lm) : NULL;
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)n;
         double *ya = Ya + (size_t)r * na, *yb = bil ? Yb + (size_t)r * nb : NULL;
@@ -187,6 +194,14 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         double esh = 0.0;  /* the softmax shifts' rounding (lg_softmax_shift) */
         for (int o = 0; o < n && !a.bad; o++) {
             double lam = Ar[o];
+            if (P && !bil && (size_t)o % gs == 0) { /* a group of zero coefficients adds nothing */
+                int any = 0;
+                for (size_t j = 0; j < gs; j++) any |= Ar[(size_t)o + j] != 0.0;
+                if (!any) {
+                    o += (int)gs - 1;
+                    continue;
+                }
+            }
             if (P && soft) {
                 /* Σ s = 1 over the group: the coefficients shifted by the weighted median t */
                 if ((size_t)o % gs == 0) {
@@ -221,23 +236,51 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             int lo = lam > 0.0;
             if (bil) {
                 const int *ia = L->map + (size_t)o * (size_t)K, *ib = L->map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
-                for (int k = 0; k < K; k++) {
-                    const double *e = P + ((size_t)o * (size_t)K + (size_t)k) * LG_BT_PAIR;
+                /* the sums of lg_bt_coef and of the intercepts in two lanes (any order: the
+                 * growth factor and the constant's margin cover every order) */
+                double sS[2] = {0, 0}, sU[2] = {0, 0}, sN[2] = {0, 0}, sc[2] = {0, 0}, sI[2] = {0, 0};
+                const double *e = P + (size_t)o * (size_t)K * LG_BT_PAIR;
+                for (int k = 0; k < K; k++, e += LG_BT_PAIR) {
                     const double *w = lo ? e : e + 3;
-                    lg_bt_coef(&a, &ya[ia[k]], lam * w[0], w[0], e[6]);
-                    lg_bt_coef(&a, &yb[ib[k]], lam * w[1], w[1], e[7]);
+                    int h = k & 1;
+                    if (w[0] != 0.0) {
+                        double c0 = lam * w[0];
+                        ya[ia[k]] += c0;
+                        sS[h] += fabs(c0) * e[6];
+                        sU[h] += e[6];
+                        sN[h] += 1.0;
+                    }
+                    if (w[1] != 0.0) {
+                        double c1 = lam * w[1];
+                        yb[ib[k]] += c1;
+                        sS[h] += fabs(c1) * e[7];
+                        sU[h] += e[7];
+                        sN[h] += 1.0;
+                    }
                     double ic = lam * w[2];
-                    cr += ic;
-                    ms += fabs(ic);
-                    a.I += fabs(ic);
-                    a.nic += 1.0;
+                    sc[h] += ic;
+                    sI[h] += fabs(ic);
                 }
+                a.S += sS[0] + sS[1];
+                a.und += sU[0] + sU[1];
+                a.cnt += sN[0] + sN[1];
+                cr += sc[0] + sc[1];
+                ms += sI[0] + sI[1];
+                a.I += sI[0] + sI[1];
+                a.nic += (double)K;
             } else {
                 size_t G0 = (size_t)o / gs * gs;
                 const double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
                 const double *xm = up_c + n;
                 const double *w = (lo ? lo_w : up_w) + (size_t)o * gs;
-                for (size_t j = 0; j < gs; j++) lg_bt_coef(&a, &ya[G0 + j], lam * w[j], w[j], xm[G0 + j]);
+                const double *X = P + xoff;
+                if (Lm && lg_bs_tgemm_finite(X, (size_t)n, (size_t)o / gs)) {
+                    Lm[(size_t)r * (size_t)n + (size_t)o] = lam;
+                    a.S += fabs(lam) * lg_bs_tgemm_P(X, (size_t)n, !lo)[o];
+                    a.und += lg_bs_tgemm_U(X, (size_t)n, !lo)[o];
+                    a.cnt += lg_bs_tgemm_nnz(X, (size_t)n, !lo)[o];
+                } else
+                    for (size_t j = 0; j < gs; j++) lg_bt_coef(&a, &ya[G0 + j], lam * w[j], w[j], xm[G0 + j]);
                 if (row_icpt) continue;
                 double ic = lam * (lo ? lo_c[o] : up_c[o]);
                 cr += ic;
@@ -258,6 +301,20 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         s->err[r] = lg_up(s->err[r] + e);
         s->c[r] = cr;
         s->mass[r] = ms;
+    }
+    if (Lm) {
+        const double **pl = malloc((size_t)s->ng * 2 * sizeof *pl);
+        if (pl) {
+            for (int g = 0; g < s->ng; g++) {
+                pl[g] = s->tp[(size_t)g * (size_t)nl + (size_t)l];
+                pl[s->ng + g] = pl[g] + xoff;
+            }
+        }
+        if (!pl || !lg_bs_tgemm_apply(m, (size_t)n, gs, s->ng, s->grp, (const double *const *)pl,
+                                       (const double *const *)pl + s->ng, Lm, Ya))
+            for (int r = 0; r < m; r++) s->err[r] = INFINITY; /* out of memory: no bound */
+        free(pl);
+        free(Lm);
     }
     free(mu);
     free(idx);

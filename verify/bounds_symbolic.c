@@ -78,34 +78,94 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     }
 }
 
+/* The neurons whose bounds something reads (rel[k][o] = 1): the outputs and every neuron of a
+ * relu or smooth layer (their relaxations are read by α-CROWN, branch and bound, the complete
+ * back-ends' encodings and verify's counts), and backwards every input a relevant neuron's row
+ * reads (its terms' nonzero weights; a product's pairs; a softmax's or layernorm's group). The
+ * others (e.g. a class-token ViT's last residual sum but for the class token) reach neither, so
+ * no back-substituted row reads them: interval bounds serve. 0 out of memory. */
+static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
+{
+    int *idx = NULL;
+    double *w = NULL;
+    if (lg_net_row_alloc(net, &idx, &w) != 0) return 0;
+    int nl = net->n_layers;
+    memset(rel[nl - 1], 1, (size_t)net->layers[nl - 1].n_out);
+    for (int k = 0; k < nl; k++)
+        if (net->layers[k].act == LG_ACT_RELU || lg_act_info_of(net->layers[k].act)->smooth)
+            memset(rel[k], 1, (size_t)net->layers[k].n_out);
+    for (int k = nl - 1; k >= 0; k--) {
+        const lg_layer *L = &net->layers[k];
+        int all = lg_op_is(L->kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->kind); /* max-pool: every input */
+        for (int o = 0; o < L->n_out; o++) {
+            if (!rel[k][o]) continue;
+            if (L->kind == LG_LAYER_BILINEAR) {
+                const int *ia = L->map, *ib = L->map + (size_t)L->n_out * (size_t)L->op.K;
+                for (size_t q = (size_t)o * (size_t)L->op.K; q < (size_t)(o + 1) * (size_t)L->op.K; q++) {
+                    if (L->src >= 0) rel[L->src][ia[q]] = 1;
+                    if (L->op.src_b >= 0) rel[L->op.src_b][ib[q]] = 1;
+                }
+            } else if (lg_kind_is_tnode(L->kind)) {
+                int G0 = o / L->op.group * L->op.group;
+                if (L->src >= 0) memset(rel[L->src] + G0, 1, (size_t)L->op.group);
+            } else
+                for (int t = 0; t < lg_layer_n_lin(L); t++) {
+                    const lg_linear *T = lg_layer_lin(L, t);
+                    if (T->src < 0) continue;
+                    if (all) {
+                        memset(rel[T->src], 1, (size_t)net->layers[T->src].n_out);
+                        continue;
+                    }
+                    int c = lg_linear_row_nz(T, o, idx, w);
+                    for (int i = 0; i < c; i++)
+                        if (w[i] != 0.0) rel[T->src][idx[i]] = 1; /* a zero weight adds 0 to every row */
+                }
+        }
+    }
+    free(idx);
+    free(w);
+    return 1;
+}
+
 /* A net with Transformer nodes: layer by layer from k0, the interval bounds recomputed from the
  * tightened earlier layers, then back-substitution bounds of each layer some relaxation reads,
- * each kept where tighter. */
+ * each kept where tighter; rows only for the neurons whose bounds something reads (lg_sym_relevant). */
 static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
-    int m = lg_sym_chunk(net);
-    unsigned char *need = calloc((size_t)net->n_layers, 1);
+    int m = lg_sym_chunk(net), nl = net->n_layers;
+    size_t tot = 0;
+    for (int k = 0; k < nl; k++) tot += (size_t)net->layers[k].n_out;
+    unsigned char *need = calloc((size_t)nl + tot, 1), **rel = malloc((size_t)nl * sizeof *rel);
+    int *rows = malloc((size_t)lg_net_max_width(net) * sizeof *rows);
     double *out = malloc((size_t)m * sizeof *out);
-    lg_status st = need && out ? lg_backsub_init(&s, b, net, m) : lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    lg_status st = need && rel && rows && out ? lg_backsub_init(&s, b, net, m) : lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
     if (st != LG_OK) {
         free(need);
+        free(rel);
+        free(rows);
         free(out);
         return st;
     }
+    rel[0] = need + nl;
+    for (int k = 1; k < nl; k++) rel[k] = rel[k - 1] + net->layers[k - 1].n_out;
+    if (!lg_sym_relevant(net, rel)) memset(rel[0], 1, tot);
     lg_sym_need(net, need);
     for (int k = k0 < 0 ? 0 : k0; k < net->n_layers && st == LG_OK; k++) {
         const lg_layer *L = &net->layers[k];
         if (k > 0 && (st = lg_bounds_interval_from(b, net, k)) != LG_OK) break;
         if (!need[k] || (k == 0 && !lg_layer_is_tnode(L))) continue; /* layer 0 of a sum: exact by interval */
-        for (int o0 = 0; o0 < L->n_out && st == LG_OK; o0 += m) {
-            int n = L->n_out - o0 < m ? L->n_out - o0 : m;
+        int nr = 0;
+        for (int o = 0; o < L->n_out; o++)
+            if (rel[k][o]) rows[nr++] = o;
+        for (int o0 = 0; o0 < nr && st == LG_OK; o0 += m) {
+            int n = nr - o0 < m ? nr - o0 : m;
             for (int sign = 0; sign < 2 && st == LG_OK; sign++) {
                 double g = sign ? -1.0 : 1.0;
-                for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, o0 + r, g);
+                for (int r = 0; r < n; r++) lg_sym_row(&s, L, r, rows[o0 + r], g);
                 if ((st = lg_sym_lower(&s, L, k, n, out)) != LG_OK) break;
                 for (int r = 0; r < n; r++) {
-                    int o = o0 + r;
+                    int o = rows[o0 + r];
                     if (sign == 0 && out[r] > b->lo[k][o]) b->lo[k][o] = out[r];
                     if (sign == 1 && -out[r] < b->hi[k][o]) b->hi[k][o] = -out[r];
                 }
@@ -113,6 +173,8 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
         }
     }
     free(need);
+    free(rel);
+    free(rows);
     free(out);
     lg_backsub_free(&s);
     return st;

@@ -1,0 +1,201 @@
+/* check_crown_tf_rows.c — how the back-substitution's rows through the
+ * Transformer nodes are computed (DESIGN.md §3 "Back-substitution through
+ * the Transformer nodes", *Speed*): the softmax and layernorm step as one
+ * dgemm per group (verify/backsub_tgemm.h) against the element-wise sums,
+ * a group with non-finite slopes left alone; and the intermediate rows only
+ * for neurons whose bounds something reads (a class-token ViT's last
+ * residual sum: the class token): those bounds are sound at sampled points,
+ * tighter than interval arithmetic somewhere, and the others are exactly
+ * the interval bounds of the final earlier bounds (no row was spent on
+ * them). */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/net.h"
+#include "core/rng.h"
+#include "testutil.h"
+#include "train/vit.h"
+#include "train/vit_net.h"
+#include "verify/backsub_tgemm.h"
+#include "verify/bounds.h"
+
+/* Random planes of ng groups in backsub_tnode.c's layout, rows Lm with zeros, one group of
+ * group 1 with a NaN slope: apply equals the element-wise sums (within their rounding) where
+ * the slopes are finite and leaves the rows unchanged in the other group; the sums equal
+ * their definitions. */
+START_TEST(test_crown_tf_rows_tgemm)
+{
+    enum { GS = 5, NG = 3, N = GS * NG, M = 9, NGRP = 2 };
+    size_t len = 2 * N * GS + 3 * N + LG_BS_TGEMM_LEN(N, GS);
+    lg_rng r;
+    lg_rng_init(&r, 40, 1);
+    double *tab[NGRP], *X[NGRP];
+    for (int g = 0; g < NGRP; g++) {
+        tab[g] = malloc(len * sizeof(double));
+        double *lo_w = tab[g], *up_w = lo_w + N * GS + N, *xm = up_w + N * GS + N;
+        for (int i = 0; i < N * GS; i++) {
+            lo_w[i] = lg_rng_below(&r, 4) == 0 ? 0.0 : lg_rng_normal(&r);
+            up_w[i] = lg_rng_below(&r, 4) == 0 ? 0.0 : lg_rng_normal(&r);
+        }
+        for (int i = 0; i < N; i++) xm[i] = 0.5 + lg_rng_uniform(&r);
+        if (g == 1) lo_w[1 * GS * GS + 3] = NAN; /* output 5 (group 1), input 3 */
+        X[g] = xm + N;
+        lg_bs_tgemm_sums(N, GS, lo_w, up_w, xm, X[g]);
+        for (int up = 0; up < 2; up++)
+            for (int o = 0; o < N; o++) {
+                const double *w = (up ? up_w : lo_w) + o * GS;
+                double P = 0, U = 0, c = 0;
+                for (int j = 0; j < GS; j++)
+                    if (w[j] != 0.0) {
+                        P += fabs(w[j]) * xm[o / GS * GS + j];
+                        U += xm[o / GS * GS + j];
+                        c += 1;
+                    }
+                if (!(g == 1 && o / GS == 1)) ck_assert(fabs(lg_bs_tgemm_P(X[g], N, up)[o] - P) <= 1e-13 * P);
+                ck_assert(fabs(lg_bs_tgemm_U(X[g], N, up)[o] - U) <= 1e-13 * U);
+                ck_assert(lg_bs_tgemm_nnz(X[g], N, up)[o] == c);
+            }
+        for (int G = 0; G < NG; G++) ck_assert_int_eq(lg_bs_tgemm_finite(X[g], N, G), !(g == 1 && G == 1));
+    }
+    double Lm[M * N], Y[M * N], Y0[M * N];
+    int grp[M];
+    for (int i = 0; i < M; i++) {
+        grp[i] = i % NGRP;
+        for (int o = 0; o < N; o++) {
+            int z = lg_rng_below(&r, 3) == 0 || (i == 4 && o / GS == 2); /* row 4 has a zero group */
+            Lm[i * N + o] = z ? 0.0 : lg_rng_normal(&r);
+            Y[i * N + o] = Y0[i * N + o] = lg_rng_normal(&r);
+        }
+    }
+    const double *pl[NGRP] = {tab[0], tab[1]}, *xs[NGRP] = {X[0], X[1]};
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, NGRP, grp, pl, xs, Lm, Y));
+    for (int i = 0; i < M; i++)
+        for (int G = 0; G < NG; G++)
+            for (int j = 0; j < GS; j++) {
+                double want = Y0[i * N + G * GS + j], mass = fabs(want);
+                if (lg_bs_tgemm_finite(X[grp[i]], N, G))
+                    for (int o = G * GS; o < G * GS + GS; o++) {
+                        double a = Lm[i * N + o];
+                        if (a == 0.0) continue;
+                        const double *w = a > 0 ? tab[grp[i]] : tab[grp[i]] + N * GS + N;
+                        want += a * w[o * GS + j];
+                        mass += fabs(a * w[o * GS + j]);
+                    }
+                double got = Y[i * N + G * GS + j];
+                ck_assert_msg(fabs(got - want) <= 1e-14 * mass, "row %d group %d input %d: %.17g vs %.17g", i, G, j,
+                              got, want);
+                if (!lg_bs_tgemm_finite(X[grp[i]], N, G)) ck_assert(got == Y0[i * N + G * GS + j]);
+            }
+    for (int g = 0; g < NGRP; g++) free(tab[g]);
+}
+END_TEST
+
+/* A class-token ViT with one block: its last residual sum (MLP out + residual) reaches the
+ * logits only through the class token, and nothing else reads it. Its other tokens' bounds
+ * are the interval bounds of the final earlier bounds; the class token's are at least as
+ * tight and tighter somewhere; the ReLUs of every token are back-substituted (their
+ * relaxations are read by the back-ends), so tighter than interval somewhere on the other
+ * tokens too; every node's bounds hold at sampled points. */
+START_TEST(test_crown_tf_rows_cls)
+{
+    int tighter = 0, tighter_relu = 0, nets = lg_test_quick() ? 2 : 4;
+    for (int seed = 1; seed <= nets; seed++) {
+        lg_vit_spec sp;
+        ck_assert_int_eq(lg_arch_vit_parse(&sp, "1x6x6,vit:p3,d6,h2,L1,m8,cls,3"), LG_OK);
+        lg_vit v;
+        ck_assert_int_eq(lg_vit_init(&v, &sp, LG_ACT_RELU, 1), LG_OK);
+        lg_vit_init_weights(&v, (uint64_t)seed);
+        lg_rng r;
+        lg_rng_init(&r, (uint64_t)seed, 5);
+        for (size_t i = 0; i < v.n_params; i++) v.params[i] += (float)(0.2 * lg_rng_normal(&r));
+        lg_net net;
+        ck_assert_int_eq(lg_vit_to_net(&v, &net), LG_OK);
+        lg_vit_free(&v);
+        int n = net.n_in, ku = -1;
+        for (int k = 0; k < net.n_layers; k++)
+            if (net.layers[k].act == LG_ACT_RELU) ku = k;
+        ck_assert_int_ge(ku, 0);
+        int kr = ku + 1; /* the MLP's output plus the residual */
+        ck_assert_int_eq(net.layers[kr].n_terms, 1);
+        int per = net.layers[kr].n_out / 5; /* 5 tokens: the class token first */
+        double lo[36], hi[36], x[36];
+        for (int i = 0; i < n; i++) {
+            double c = lg_rng_uniform(&r);
+            lo[i] = c - 0.02;
+            hi[i] = c + 0.02;
+        }
+        lg_bounds bs, bi;
+        ck_assert_int_eq(lg_bounds_init(&bs, &net), LG_OK);
+        ck_assert_int_eq(lg_bounds_init(&bi, &net), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
+        /* the interval bounds of layer kr from the final bounds of the layers before it */
+        for (int k = 0; k < kr; k++) {
+            memcpy(bi.lo[k], bs.lo[k], (size_t)net.layers[k].n_out * sizeof(double));
+            memcpy(bi.hi[k], bs.hi[k], (size_t)net.layers[k].n_out * sizeof(double));
+        }
+        memcpy(bi.xlo, bs.xlo, (size_t)n * sizeof(double));
+        memcpy(bi.xhi, bs.xhi, (size_t)n * sizeof(double));
+        ck_assert_int_eq(lg_bounds_interval_from(&bi, &net, kr), LG_OK);
+        lg_bounds bu; /* the ReLU layer's interval bounds from the bounds before it */
+        ck_assert_int_eq(lg_bounds_init(&bu, &net), LG_OK);
+        for (int k = 0; k < ku; k++) {
+            memcpy(bu.lo[k], bs.lo[k], (size_t)net.layers[k].n_out * sizeof(double));
+            memcpy(bu.hi[k], bs.hi[k], (size_t)net.layers[k].n_out * sizeof(double));
+        }
+        memcpy(bu.xlo, bs.xlo, (size_t)n * sizeof(double));
+        memcpy(bu.xhi, bs.xhi, (size_t)n * sizeof(double));
+        ck_assert_int_eq(lg_bounds_interval_from(&bu, &net, ku), LG_OK);
+        int pu = net.layers[ku].n_out / 5;
+        for (int o = pu; o < net.layers[ku].n_out; o++) {
+            ck_assert(bs.lo[ku][o] >= bu.lo[ku][o] && bs.hi[ku][o] <= bu.hi[ku][o]);
+            if (bs.hi[ku][o] - bs.lo[ku][o] < 0.99 * (bu.hi[ku][o] - bu.lo[ku][o])) tighter_relu++;
+        }
+        lg_bounds_free(&bu);
+        for (int o = 0; o < net.layers[kr].n_out; o++) {
+            if (o >= per) {
+                ck_assert(bs.lo[kr][o] == bi.lo[kr][o] && bs.hi[kr][o] == bi.hi[kr][o]);
+                continue;
+            }
+            ck_assert(bs.lo[kr][o] >= bi.lo[kr][o] && bs.hi[kr][o] <= bi.hi[kr][o]);
+            if (bs.hi[kr][o] - bs.lo[kr][o] < 0.99 * (bi.hi[kr][o] - bi.lo[kr][o])) tighter++;
+        }
+        size_t nl = lg_net_nodes_len(&net);
+        double *vals = malloc(2 * nl * sizeof *vals), *pre = vals + nl;
+        for (int s = 0; s < 200; s++) {
+            for (int i = 0; i < n; i++) {
+                double u = s < 60 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
+                x[i] = lo[i] + u * (hi[i] - lo[i]);
+            }
+            lg_net_forward_nodes(&net, x, vals, pre);
+            for (int k = 0; k < net.n_layers; k++) {
+                size_t off = lg_net_node_offset(&net, k);
+                for (int o = 0; o < net.layers[k].n_out; o++) {
+                    double z = lg_kind_is_tnode(net.layers[k].kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
+                    double tol = 1e-12 * (1.0 + fabs(z));
+                    ck_assert_msg(z >= bs.lo[k][o] - tol && z <= bs.hi[k][o] + tol, "seed %d layer %d neuron %d", seed,
+                                  k, o);
+                }
+            }
+        }
+        free(vals);
+        lg_bounds_free(&bs);
+        lg_bounds_free(&bi);
+        lg_net_free(&net);
+    }
+    ck_assert_int_gt(tighter, 0);
+    ck_assert_int_gt(tighter_relu, 0);
+}
+END_TEST
+
+Suite *suite_crown_tf_rows(void)
+{
+    Suite *s = suite_create("crown_tf_rows");
+    TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 60);
+    tcase_add_test(tc, test_crown_tf_rows_tgemm);
+    tcase_add_test(tc, test_crown_tf_rows_cls);
+    suite_add_tcase(s, tc);
+    return s;
+}
