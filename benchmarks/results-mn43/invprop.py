@@ -9,8 +9,8 @@
 # ALPHA=1: also the output bound by alpha-CROWN on the output row (slopes by Adam, 40 steps).
 # ALPHAI=S: the starting intermediate bounds by alpha-CROWN (S Adam steps per layer) instead of CROWN,
 # and the constrained bounds by alpha and mu jointly (S Adam steps from the grid's best mu).
-# TAU=T (check mode): the region c.y <= T instead, and every PGD point found in it must lie within
-# the tightened bounds (a check of this script, not of lgelu).
+# CHECK=D (check mode): the region c.y <= m + D instead, m the minimum of c.y over an attack's points;
+# every attack point in that region must lie within the tightened bounds (a check of this script).
 # FAR=D: skip the targets whose CROWN bound is below -D.
 # Usage: [ALPHA=1] [ALPHAI=S] [FAR=D] python3 invprop.py PASSES I...   (in a directory with relu.onnx and props/res_I.vnnlib)
 import sys, os, time, torch
@@ -141,7 +141,18 @@ def tighten_layer(lo, hi, L, U, k, c, out):
 
 PASSES = int(sys.argv[1]); ALPHA = os.environ.get('ALPHA', '0') == '1'
 ALPHAI = int(os.environ.get('ALPHAI', '0'))  # >0: intermediate bounds by alpha-CROWN, that many Adam steps
-TAU = float(os.environ.get('TAU', '0'))  # the region is c.y <= TAU (0: the property's violation)
+TAU = 0.0  # the region is c.y <= TAU (0: the property's violation)
+CHECK = float(os.environ.get('CHECK', '0'))  # > 0: TAU = the attack's minimum of c.y + CHECK
+def attack_points(lo, hi, c):
+    # the points of 256 signed-gradient descents of c.y (100 steps), every 10th step kept
+    x = lo + (hi - lo) * torch.rand(256, 784, dtype=torch.float64); keep = []
+    for st in range(100):
+        x.requires_grad_(True)
+        with torch.enable_grad():
+            g, = torch.autograd.grad((fwd(x) @ c).sum(), x)
+        x = torch.max(torch.min(x.detach() - (hi - lo) * (0.3 * (1 - st / 100) + 0.02) * g.sign(), hi), lo)
+        if st % 10 == 9: keep.append(x.clone())
+    return torch.cat(keep)
 FAR = float(os.environ.get('FAR', '1e30'))  # skip targets whose CROWN bound is below -FAR
 torch.set_num_threads(1)
 for i in sys.argv[2:]:
@@ -162,6 +173,10 @@ for i in sys.argv[2:]:
         for t in range(10):
             if t == lab or float(base[t]) >= 0 or float(base[t]) < -FAR: continue
             L = [l.clone() for l in L0]; U = [u.clone() for u in U0]; t1 = time.time()
+            if CHECK:
+                xa = attack_points(lo, hi, C[t])
+                TAU = float((fwd(xa) @ C[t]).min()) + CHECK
+                print('    check: region c.y <= %.3f (attack minimum + %g)' % (TAU, CHECK), flush=True)
             prev = None
             for p in range(PASSES):
                 for k in range(len(relus)):
@@ -172,19 +187,11 @@ for i in sys.argv[2:]:
                 ab = alpha_bound(lo, hi, L, U, {out: C[t:t+1]}) if ALPHA and not empty else float('nan')
                 print('  target %d pass %d: bound %.3f%s (output alpha %.3f), unstable %d, %.1f s' % (
                     t, p + 1, b, ' (region empty)' if empty else '', ab, unstable(L, U), time.time() - t1), flush=True)
-                if TAU != 0:
-                    x = lo + (hi - lo) * torch.rand(256, 784, dtype=torch.float64)
-                    for st in range(100):
-                        x.requires_grad_(True)
-                        with torch.enable_grad():
-                            g, = torch.autograd.grad((fwd(x) @ C[t]).sum(), x)
-                        x = torch.max(torch.min(x.detach() - (hi - lo) * (0.3 * (1 - st / 100) + 0.02) * g.sign(), hi), lo)
-                        if st % 10 == 9:
-                            inr = (fwd(x) @ C[t]) <= TAU
-                            if bool(inr.any()):
-                                zs = pre_acts(x[inr])
-                                viol = max(max(float((L[k] - z.min(0).values).max()), float((z.max(0).values - U[k]).max()), 0.0)
-                                           for k, z in enumerate(zs))
-                                print('    check: %d points in the region, worst bound violation %.3g' % (int(inr.sum()), viol), flush=True)
+                if CHECK:
+                    inr = (fwd(xa) @ C[t]) <= TAU
+                    zs = pre_acts(xa[inr])
+                    viol = max(max(float((L[k] - z.min(0).values).max()), float((z.max(0).values - U[k]).max()), 0.0)
+                               for k, z in enumerate(zs)) if bool(inr.any()) else float('nan')
+                    print('    check: %d attack points in the region, worst bound violation %.3g' % (int(inr.sum()), viol), flush=True)
                 if empty or b > 0 or b == prev: break
                 prev = b
