@@ -602,7 +602,7 @@ static void lg_nl_taylor(int ln)
             beta[j] = lg_rng_normal(&r);
         }
         if (ln) {
-            lg_relax_layernorm_ex(g, l, u, NULL, NULL, 1e-5, gamma, beta, NULL, lw, lc, uw, uc, rd, work);
+            lg_relax_layernorm_ex(g, l, u, NULL, 1e-5, gamma, beta, NULL, lw, lc, uw, uc, rd, work);
             lg_ln_row_check(g, l, u, gamma, beta, lw, lc, uc, rd, &r, &row_better, &row_n);
             lg_layernorm_jacobian(g, l, u, 1e-5, gamma, J, work);
         } else {

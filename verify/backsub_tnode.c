@@ -11,6 +11,7 @@
 #include "verify/relax_iv.h"
 #include "verify/relax_layernorm.h"
 #include "verify/relax_softmax.h"
+#include "verify/opstage.h"
 
 /* Plane table of one layer: a product's pairs q = o·K + k hold
  * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|]; a softmax or layernorm
@@ -136,9 +137,9 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
             if (L->kind == LG_LAYER_SOFTMAX)
                 lg_relax_softmax(gs, lu, lu + gs, NULL, lo_w + o0 * gs, lo_c + o0, up_w + o0 * gs, up_c + o0, work);
             else { /* with the centred input's bounds when the symbolic pass kept them (bounds.h dlo) */
-                const lg_bounds *b = s->gb[g];
-                const double *clo = b->dlo[l] ? b->dlo[l] + o0 : NULL, *chi = b->dhi[l] ? b->dhi[l] + o0 : NULL;
-                lg_relax_layernorm_ex(gs, lu, lu + gs, clo, chi, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs,
+                lg_ln_region reg;
+                lg_ln_region_of(s->gb[g], s->net, l, (int)G, &reg);
+                lg_relax_layernorm_ex(gs, lu, lu + gs, &reg, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs,
                                       lo_c + o0, up_w + o0 * gs, up_c + o0, xm + n + G * LG_LN_ROW_LEN(gs), work);
             }
         }

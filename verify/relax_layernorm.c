@@ -121,12 +121,12 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work)
 {
-    return lg_relax_layernorm_ex(g, l, u, NULL, NULL, eps, gamma, beta, pt, lo_w, lo_c, up_w, up_c, NULL, work);
+    return lg_relax_layernorm_ex(g, l, u, NULL, eps, gamma, beta, pt, lo_w, lo_c, up_w, up_c, NULL, work);
 }
 
-int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const double *clo, const double *chi,
-                          double eps, const double *gamma, const double *beta, const double *pt, double *lo_w,
-                          double *lo_c, double *up_w, double *up_c, double *rd, lg_dv *work)
+int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const lg_ln_region *reg, double eps,
+                          const double *gamma, const double *beta, const double *pt, double *lo_w, double *lo_c,
+                          double *up_w, double *up_c, double *rd, lg_dv *work)
 {
     if (rd) rd[0] = 0.0; /* not usable unless set below */
     lg_dv *C = work, *Y = work + g, *Cm = work + 2 * g, *Ym = work + 3 * g, *H = work + 4 * g, *R = work + 5 * g,
@@ -146,6 +146,7 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const doub
     /* The region of the bounds below: the box, and with a centred box [clo, chi] its hull
      * with c(m), so every segment [m, x] of the region stays in it (convex) */
     const lg_dv *hp = NULL;
+    const double *clo = reg ? reg->clo : NULL, *chi = reg ? reg->chi : NULL;
     if (clo && chi && okm) {
         for (size_t k = 0; k < g; k++) {
             double a = clo[k] == clo[k] ? clo[k] : -INFINITY, b = chi[k] == chi[k] ? chi[k] : INFINITY;
@@ -196,6 +197,23 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const doub
      * |p| ≤ |ĉ|₂·|δc|₂ ≤ √g·√S2 (Σ_k ĉ_k² = g·v/(v + eps) ≤ g) */
     if (S2c < S2) S2 = S2c;
     if (Qc < Q) Q = Qc;
+    /* |p| = |ĉ(ξ)·δc| ≤ |a·δc| + Σ_k max|ĉ_k − a_k|·dc_k, a·δc = a·δx − (Σ a)·δμ with
+     * a·δx = Σ a·x − Σ a·m ∈ [plo − (a·m)⁺, phi − (a·m)⁻] and |δμ| ≤ Σ rad/g */
+    if (reg && reg->a && okm && isfinite(reg->plo) && isfinite(reg->phi)) {
+        lg_dv am = {0.0, 0.0}, sa = {0.0, 0.0};
+        double Qa = 0.0;
+        for (size_t k = 0; k < g; k++) {
+            am = lg_dv_add(am, lg_dv_mul(lg_dv_pt(reg->a[k]), lg_dv_pt(m[k])));
+            sa = lg_dv_add(sa, lg_dv_pt(reg->a[k]));
+            lg_dv CR = lg_dv_mul(C[k], *R);
+            if (CR.lo < -cap) CR.lo = -cap;
+            if (CR.hi > cap) CR.hi = cap;
+            Qa = lg_up(Qa + lg_up(lg_dv_dev(CR, reg->a[k]) * H[k].lo));
+        }
+        double d1 = lg_up(reg->phi - am.lo), d2 = lg_up(am.hi - reg->plo), dm = d1 > d2 ? d1 : d2;
+        Qa = lg_up(lg_up(Qa + dm) + lg_up(lg_dv_mag(sa) * sg));
+        if (Qa < Q) Q = Qa; /* NaN keeps Q */
+    }
     double cs = lg_up(sqrt(lg_up((double)g * S2)));
     if (cs < Q) Q = cs;
     double rg = lg_up(lg_up(R->hi * R->hi) / (double)g);
@@ -224,11 +242,29 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const doub
         }
         double hi_ = lg_dv_mag(lg_dv_mul(C[i], *R));
         if (!(hi_ <= cap)) hi_ = cap;
-        double br = lg_up(lg_up(2.0 * lg_up(H[i].lo * Q)) + lg_up(hi_ * quad));
+        /* per side: ĉ_i·(3p²/g − n²) ∈ [ĉ_i]·[−S2, tq], tq = min(2·S2, 3Q²/g), times γ_i·r²/g
+         * with r²/g ∈ [0, rg]; its up (down) part pu (pd) ≥ 0, each at most h_i·quad */
+        lg_dv CRi = lg_dv_mul(C[i], *R);
+        if (CRi.lo < -cap) CRi.lo = -cap;
+        if (CRi.hi > cap) CRi.hi = cap;
+        double tq = lg_up(2.0 * S2);
+        if (q2g < tq) tq = q2g;
+        lg_dv PT = lg_dv_mul(CRi, (lg_dv){-S2, tq});
+        double pu = gamma[i] >= 0.0 ? PT.hi : lg_up(-PT.lo), pd = gamma[i] >= 0.0 ? lg_up(-PT.lo) : PT.hi;
+        double hq = lg_up(hi_ * quad);
+        if (pu != pu) pu = hq;
+        if (pd != pd) pd = hq;
+        if (pu < 0.0) pu = 0.0;
+        if (pd < 0.0) pd = 0.0;
+        if (pu > hq) pu = hq;
+        if (pd > hq) pd = hq;
+        double b1 = lg_up(2.0 * lg_up(H[i].lo * Q)), gr = lg_up(0.5 * lg_up(fabs(gamma[i]) * rg));
         double dev = rho_t; /* Σ_j max|Jm_ij − w_j|·rad_j */
-        rho_t = lg_up(rho_t + lg_up(0.5 * lg_up(lg_up(fabs(gamma[i]) * rg) * br)));
-        double rho = rho_t < rho_mv ? rho_t : rho_mv;
-        if (isnan(rho)) rho = INFINITY;
+        double rho_u = lg_up(rho_t + lg_up(gr * lg_up(b1 + pu))), rho_l = lg_up(rho_t + lg_up(gr * lg_up(b1 + pd)));
+        if (rho_mv < rho_u) rho_u = rho_mv;
+        if (rho_mv < rho_l) rho_l = rho_mv;
+        if (isnan(rho_u)) rho_u = INFINITY;
+        if (isnan(rho_l)) rho_l = INFINITY;
         if (rd) {
             double *e = rd + LG_LN_ROW_HEAD + i * LG_LN_ROW_PER;
             lg_dv CR = lg_dv_mul(C[i], *R);
@@ -243,8 +279,8 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const doub
             e[6] = 0.0;                                        /* linear on both sides: below */
             e[7] = H[i].lo;                                    /* dc_i ≥ |δc_i| */
         }
-        double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho) : -INFINITY;
-        double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho) : INFINITY;
+        double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho_l) : -INFINITY;
+        double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho_u) : INFINITY;
         Ym[i] = (lg_dv){lc, uc};
     }
     int ok = 1;
