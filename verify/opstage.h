@@ -84,6 +84,9 @@ int lg_max_n_diff(const lg_layer *L);
 int lg_ln_n_diff(const lg_layer *L);
 lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
 void lg_ln_region_of(const lg_bounds *b, const lg_net *net, int k, int G, lg_ln_region *reg);
+/* Forget them (b's box changed: they hold on the box they were computed on and its
+ * sub-boxes only). */
+void lg_ln_forget(lg_bounds *b, const lg_net *net);
 lg_status lg_max_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
 int lg_bs_max_addends(const lg_layer *L);
 void lg_bs_max_planes(struct lg_backsub *s, int l);

@@ -121,3 +121,14 @@ void lg_ln_region_of(const lg_bounds *b, const lg_net *net, int k, int G, lg_ln_
     reg->plo = dl[2 * n + G];
     reg->phi = dh[2 * n + G];
 }
+
+void lg_ln_forget(lg_bounds *b, const lg_net *net)
+{
+    if (!b->dlo) return;
+    for (int k = 0; k < net->n_layers && k < b->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->kind != LG_LAYER_LAYERNORM || !b->dlo[k]) continue;
+        size_t ne = (size_t)L->n_out * (size_t)lg_ln_n_diff(L);
+        for (size_t q = 0; q < ne; q++) b->dlo[k][q] = -INFINITY, b->dhi[k][q] = INFINITY;
+    }
+}
