@@ -20,6 +20,7 @@
 #include "verify/bounds.h"
 #include "verify/relax_layernorm.h"
 #include "verify/relax_softmax.h"
+#include "verify/opstage.h"
 
 static double now(void)
 {
@@ -162,8 +163,16 @@ int main(int argc, char **argv)
                 for (int j = 0; j < gs; j++) {
                     lg_bounds_post(&net.layers[L->src], b.lo[L->src][G * gs + j], b.hi[L->src][G * gs + j], &ll[j], &uu[j]);
                 }
-                if (L->kind == LG_LAYER_LAYERNORM)
-                    lg_relax_layernorm((size_t)gs, ll, uu, L->op.eps, L->W, L->W + gs, NULL, lw, lc, uw, uc, wk);
+                if (L->kind == LG_LAYER_LAYERNORM) {
+                    lg_ln_region reg;
+                    lg_ln_region_of(&b, &net, k, G, &reg);
+                    const double *clo = reg.clo, *chi = reg.chi;
+                    lg_relax_layernorm_ex((size_t)gs, ll, uu, &reg, L->op.eps, L->W, L->W + gs, NULL, lw, lc, uw, uc,
+                                          NULL, wk);
+                    double cw = 0;
+                    for (int j = 0; clo && j < gs; j++) cw += chi[j] - clo[j];
+                    printf("  centred input width %.4g\n", cw / gs);
+                }
                 else
                     lg_relax_softmax((size_t)gs, ll, uu, NULL, lw, lc, uw, uc, wk);
                 double gap = 0, fo = 0;

@@ -19,13 +19,14 @@
 #include "verify/attack.h"
 #include "verify/bab_tnode.h"
 #include "verify/bounds.h"
+#include "verify/opstage.h"
 #include "verify/prop.h"
 
 static void ct_make(lg_net *net, unsigned seed)
 {
     lg_rng r;
     lg_rng_init(&r, seed, 3);
-    lg_test_tnet_opts o = {0};
+    lg_test_tnet_opts o = {.post_norm = (int)(seed % 2)}; /* every other net a layernorm before its MLP */
     ck_assert_int_eq(lg_test_tnet_random(net, &r, &o), LG_OK);
 }
 
@@ -43,6 +44,35 @@ static void ct_inside(const lg_net *net, const lg_bounds *b, const double *x, do
             ck_assert_msg(z >= b->lo[k][o] - tol && z <= b->hi[k][o] + tol,
                           "seed %u radius %g layer %d (%s) neuron %d: %.17g outside [%.17g, %.17g]", seed, rad, k,
                           lg_kind_name(L->kind), o, z, b->lo[k][o], b->hi[k][o]);
+        }
+    }
+}
+
+/* A layernorm node's region (verify/opstage.h lg_ln_region_of) holds at the node values vals
+ * of a point of the box: its centred inputs and its groups' forms within their bounds. */
+static void ct_region_inside(const lg_net *net, const lg_bounds *b, const double *vals)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        if (L->kind != LG_LAYER_LAYERNORM || L->src < 0) continue;
+        const double *x = vals + lg_net_node_offset(net, L->src);
+        int g = L->op.group;
+        for (int G = 0; G < L->n_out / g; G++) {
+            lg_ln_region reg;
+            lg_ln_region_of(b, net, k, G, &reg);
+            ck_assert_ptr_nonnull(reg.clo); /* the symbolic pass set it */
+            double mu = 0.0, mag = 0.0, ax = 0.0;
+            for (int j = 0; j < g; j++) mu += x[G * g + j] / g, mag = fmax(mag, fabs(x[G * g + j]));
+            double tol = 1e-9 * (1.0 + mag);
+            for (int j = 0; j < g; j++) {
+                double c = x[G * g + j] - mu;
+                ck_assert_msg(c >= reg.clo[j] - tol && c <= reg.chi[j] + tol, "layer %d: centred input %g outside [%g, %g]",
+                              k, c, reg.clo[j], reg.chi[j]);
+                if (reg.a) ax += reg.a[j] * x[G * g + j];
+            }
+            if (reg.a)
+                ck_assert_msg(ax >= reg.plo - g * tol * 8 && ax <= reg.phi + g * tol * 8, "layer %d: form %g outside [%g, %g]",
+                              k, ax, reg.plo, reg.phi);
         }
     }
 }
@@ -87,6 +117,7 @@ START_TEST(test_crown_tf_oracle)
                     x[i] = lo[i] + u * (hi[i] - lo[i]);
                 }
                 ct_inside(&net, &bs, x, vals, pre, seed, radii[ri]);
+                ct_region_inside(&net, &bs, vals);
                 checked++;
             }
             /* objectives C·y + d: the back-substitution bound below every PGD iterate */
@@ -108,7 +139,17 @@ START_TEST(test_crown_tf_oracle)
                         x[i] = v < lo[i] ? lo[i] : v > hi[i] ? hi[i] : v;
                     }
                     ct_inside(&net, &bs, x, vals, pre, seed, radii[ri]);
+                    ct_region_inside(&net, &bs, vals);
                 }
+            }
+            /* a new box: the layernorm regions of the old one are forgotten */
+            for (int i = 0; i < n; i++) lo[i] += 0.5, hi[i] += 0.5;
+            ck_assert_int_eq(lg_bounds_interval(&bs, &net, lo, hi), LG_OK);
+            for (int k = 0; k < net.n_layers; k++) {
+                if (net.layers[k].kind != LG_LAYER_LAYERNORM || !bs.dlo[k]) continue;
+                lg_ln_region reg;
+                lg_ln_region_of(&bs, &net, k, 0, &reg);
+                ck_assert(reg.clo[0] == -INFINITY && reg.chi[0] == INFINITY && !reg.a);
             }
             lg_bounds_free(&bi);
             lg_bounds_free(&bs);

@@ -602,7 +602,7 @@ static void lg_nl_taylor(int ln)
             beta[j] = lg_rng_normal(&r);
         }
         if (ln) {
-            lg_relax_layernorm_ex(g, l, u, 1e-5, gamma, beta, NULL, lw, lc, uw, uc, rd, work);
+            lg_relax_layernorm_ex(g, l, u, NULL, 1e-5, gamma, beta, NULL, lw, lc, uw, uc, rd, work);
             lg_ln_row_check(g, l, u, gamma, beta, lw, lc, uc, rd, &r, &row_better, &row_n);
             lg_layernorm_jacobian(g, l, u, 1e-5, gamma, J, work);
         } else {
@@ -651,6 +651,110 @@ START_TEST(test_relax_tf_softmax_taylor) { lg_nl_taylor(0); }
 END_TEST
 
 START_TEST(test_relax_tf_layernorm_taylor) { lg_nl_taylor(1); }
+END_TEST
+
+/* Layernorm planes on a region (lg_ln_region): inputs x = x0 + A·e, e ∈ [−1, 1]^5, whose
+ * rows share a common part (as a residual stream's do), with the box, the centred box
+ * and the range of Σ a·x for a = ĉ(centre) computed from A (widened by a margin far
+ * above double rounding); at reachable points (vertices and uniform e) every plane and
+ * a row's weighted-sum bound hold against MPFR, and the region's planes are tighter
+ * than the box's at the centre on most outputs (never looser). */
+START_TEST(test_relax_tf_layernorm_region)
+{
+    lg_rng r;
+    lg_rng_init(&r, 40, 31);
+    enum { D = 5 };
+    const size_t gs[] = {8, 16, 32};
+    const double widths[] = {1e-3, 0.02, 0.1};
+    static double x0[32], A[32][D], l[32], u[32], clo[32], chi[32], a[32], gamma[32], beta[32];
+    static double lw[1024], uw[1024], lc[32], uc[32], pw[1024], pu[1024], plc[32], puc[32], x[32], lam[32];
+    static double rd[LG_LN_ROW_LEN(32)], rd0[LG_LN_ROW_LEN(32)];
+    static lg_dv work[LG_LAYERNORM_WORK(32)];
+    int nbox = lg_test_quick() ? 6 : 12, outs = 0, tighter = 0;
+    mpfr_t f, p, acc, tol;
+    mpfr_inits2(2400, p, acc, tol, (mpfr_ptr)0);
+    mpfr_init2(f, LG_HP);
+    for (int b = 0; b < nbox; b++) {
+        size_t g = gs[b % 3];
+        double w = widths[b % 3] / D, common[D], mass = 0.0;
+        for (int t = 0; t < D; t++) common[t] = lg_rng_normal(&r);
+        for (size_t j = 0; j < g; j++) {
+            x0[j] = lg_rng_normal(&r);
+            for (int t = 0; t < D; t++) A[j][t] = w * (common[t] + 0.3 * lg_rng_normal(&r));
+            gamma[j] = 0.5 + lg_rng_uniform(&r);
+            beta[j] = lg_rng_normal(&r);
+        }
+        double mx0 = 0.0, mA[D] = {0};
+        for (size_t j = 0; j < g; j++) {
+            mx0 += x0[j] / (double)g;
+            for (int t = 0; t < D; t++) mA[t] += A[j][t] / (double)g;
+            mass = fmax(mass, fabs(x0[j]));
+        }
+        const double mg = 1e-12 * (1.0 + 4.0 * mass); /* far above every rounding below */
+        for (size_t j = 0; j < g; j++) {
+            double ra = 0.0, rc = 0.0;
+            for (int t = 0; t < D; t++) ra += fabs(A[j][t]), rc += fabs(A[j][t] - mA[t]);
+            l[j] = x0[j] - ra - mg, u[j] = x0[j] + ra + mg;
+            clo[j] = x0[j] - mx0 - rc - mg, chi[j] = x0[j] - mx0 + rc + mg;
+        }
+        /* a = ĉ at the box's centre, and the range of Σ a·x */
+        double mu = 0.0, v = 0.0, ax0 = 0.0, aA[D] = {0};
+        for (size_t j = 0; j < g; j++) mu += 0.5 * (l[j] + u[j]) / (double)g;
+        for (size_t j = 0; j < g; j++) v += (0.5 * (l[j] + u[j]) - mu) * (0.5 * (l[j] + u[j]) - mu) / (double)g;
+        for (size_t j = 0; j < g; j++) {
+            a[j] = (0.5 * (l[j] + u[j]) - mu) / sqrt(v + 1e-5);
+            ax0 += a[j] * x0[j];
+            for (int t = 0; t < D; t++) aA[t] += a[j] * A[j][t];
+        }
+        double ar = 0.0;
+        for (int t = 0; t < D; t++) ar += fabs(aA[t]);
+        lg_ln_region reg = {clo, chi, a, ax0 - ar - 8.0 * (double)g * mg, ax0 + ar + 8.0 * (double)g * mg};
+        lg_relax_layernorm_ex(g, l, u, &reg, 1e-5, gamma, beta, NULL, lw, lc, uw, uc, rd, work);
+        lg_relax_layernorm_ex(g, l, u, NULL, 1e-5, gamma, beta, NULL, pw, plc, pu, puc, rd0, work);
+        for (size_t i = 0; i < g; i++) {
+            double gap = uc[i] - lc[i], gp = puc[i] - plc[i];
+            for (size_t j = 0; j < g; j++) {
+                double c = 0.5 * (l[j] + u[j]);
+                gap += (uw[i * g + j] - lw[i * g + j]) * c;
+                gp += (pu[i * g + j] - pw[i * g + j]) * c;
+            }
+            ck_assert_msg(gap <= gp * (1.0 + 1e-9) + 1e-12, "region planes of output %zu looser: %g > %g", i, gap, gp);
+            outs++;
+            tighter += gap < 0.7 * gp;
+        }
+        for (int k = 0; k < 3; k++)
+            for (size_t o = 0; o < g; o++) lam[o] = lg_rng_uniform(&r) < 0.2 ? 0.0 : lg_rng_normal(&r);
+        double ic = lg_layernorm_row_icpt(g, rd, lam, gamma);
+        for (int s = 0; s < 10; s++) { /* reachable points: vertices of e, then uniform */
+            double e[D];
+            for (int t = 0; t < D; t++) e[t] = s < 6 ? (lg_rng_uniform(&r) < 0.5 ? -1.0 : 1.0) : 2.0 * lg_rng_uniform(&r) - 1.0;
+            for (size_t j = 0; j < g; j++) {
+                x[j] = x0[j];
+                for (int t = 0; t < D; t++) x[j] += A[j][t] * e[t];
+            }
+            lg_abs_tol = 1;
+            mpfr_set_zero(acc, 1);
+            for (size_t i = 0; i < g; i++) {
+                lg_ln_mp(f, g, x, 1e-5, gamma, beta, i);
+                ck_assert_msg(lg_mp_above(f, g, lw + i * g, lc[i], x, 1) && lg_mp_above(f, g, uw + i * g, uc[i], x, -1),
+                              "region plane of output %zu violated (g %zu, width %g)", i, g, widths[b % 3]);
+                if (lam[i] == 0.0) continue;
+                lg_plane_mp(p, g, lw + i * g, 0.0, x);
+                mpfr_sub(p, f, p, MPFR_RNDN);
+                mpfr_mul_d(p, p, lam[i], MPFR_RNDN);
+                mpfr_add(acc, acc, p, MPFR_RNDN);
+            }
+            if (!(ic > -INFINITY)) continue;
+            mpfr_sub_d(acc, acc, ic, MPFR_RNDN);
+            mpfr_set_d(tol, 1.0 + fabs(ic), MPFR_RNDU);
+            mpfr_mul_2si(tol, tol, -800, MPFR_RNDU);
+            mpfr_neg(tol, tol, MPFR_RNDN);
+            ck_assert_msg(mpfr_cmp(acc, tol) > 0, "region: layernorm weighted sum below its bound (g %zu)", g);
+        }
+    }
+    mpfr_clears(f, p, acc, tol, (mpfr_ptr)0);
+    ck_assert_msg(2 * tighter > outs, "region planes below 0.7 of the box's gap on %d of %d outputs", tighter, outs);
+}
 END_TEST
 
 /* On a point box the images are a few ulps wide (not vacuous). */
@@ -866,6 +970,7 @@ Suite *suite_relax_tf(void)
     tcase_add_test(tc, test_relax_tf_deviation_softmax);
     tcase_add_test(tc, test_relax_tf_deviation_layernorm);
     tcase_add_test(tc, test_relax_tf_softmax_shift);
+    tcase_add_test(tc, test_relax_tf_layernorm_region);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -35,9 +35,10 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
     }
     int n_out = o->n_out ? o->n_out : 2 + (int)lg_rng_below(r, 2);
     int dh = d / h, m = 2 + (int)lg_rng_below(r, 4), n = T * d;
-    lg_linear tm[11];
+    int ln2 = o->post_norm != 0, nl = 10 + ln2, lm = 8 + ln2; /* lm: the MLP's layer */
+    lg_linear tm[12];
     memset(tm, 0, sizeof tm);
-    lg_layer_spec sp[10];
+    lg_layer_spec sp[11];
     tm[0] = (lg_linear){.kind = LG_LAYER_LAYERNORM, .n_in = n, .src = LG_NET_INPUT, .op = {.group = d, .eps = 1e-5}};
     int dn = o->dense_maps;
 #define TNET_MAP(s_, i_, o_) (dn ? (lg_linear){.kind = LG_LAYER_DENSE, .n_in = T * (i_), .src = (s_)} \
@@ -48,14 +49,17 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
     tm[6] = (lg_linear){.kind = LG_LAYER_BILINEAR, .n_in = h * T * T, .src = 5, .op = {.src_b = 3, .n_in_b = n, .K = T}};
     tm[7] = TNET_MAP(6, d, d);
     tm[8] = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = n, .src = LG_NET_INPUT};
-    tm[9] = TNET_MAP(7, d, m);
+    tm[9] = TNET_MAP(7 + ln2, d, m);
 #undef TNET_MAP
-    tm[10] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = T * m, .src = 8};
-    int outs[10] = {n, n, n, n, h * T * T, h * T * T, n, n, T * m, n_out};
-    for (int k = 0; k < 10; k++) sp[k] = (lg_layer_spec){outs[k], LG_ACT_IDENTITY, 1, &tm[k < 8 ? k : k + 1]};
+    tm[10] = (lg_linear){.kind = LG_LAYER_DENSE, .n_in = T * m, .src = lm};
+    tm[11] = (lg_linear){.kind = LG_LAYER_LAYERNORM, .n_in = n, .src = 7, .op = {.group = d, .eps = 1e-5}};
+    int outs[11] = {n, n, n, n, h * T * T, h * T * T, n, n, T * m, n_out, 0};
+    if (ln2) outs[10] = n_out, outs[9] = T * m, outs[8] = n;
+    for (int k = 0; k < nl; k++)
+        sp[k] = (lg_layer_spec){outs[k], LG_ACT_IDENTITY, 1, &tm[k < 8 ? k : ln2 && k == 8 ? 11 : k + 1 - ln2]};
     sp[7].n_terms = 2;
-    sp[8].act = LG_ACT_RELU;
-    lg_status st = lg_net_build(net, n, 10, sp);
+    sp[lm].act = LG_ACT_RELU;
+    lg_status st = lg_net_build(net, n, nl, sp);
     if (st != LG_OK) return st;
     lg_layer *L = net->layers;
     for (int i = 0; i < d; i++) {
@@ -88,10 +92,15 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
         L[7].terms[0].map[i] = i;
         L[7].b[i] = 0.1 * lg_rng_normal(r);
     }
-    tnet_token_dense(r, L[8].W, T, d, m, 1.0, dn);
-    for (int i = 0; i < T * m; i++) L[8].b[i] = 0.3 * lg_rng_normal(r);
-    for (int i = 0; i < n_out * T * m; i++) L[9].W[i] = lg_rng_normal(r) / sqrt((double)(T * m));
-    for (int i = 0; i < n_out; i++) L[9].b[i] = 0.3 * lg_rng_normal(r);
+    tnet_token_dense(r, L[lm].W, T, d, m, 1.0, dn);
+    for (int i = 0; i < T * m; i++) L[lm].b[i] = 0.3 * lg_rng_normal(r);
+    for (int i = 0; i < n_out * T * m; i++) L[lm + 1].W[i] = lg_rng_normal(r) / sqrt((double)(T * m));
+    for (int i = 0; i < n_out; i++) L[lm + 1].b[i] = 0.3 * lg_rng_normal(r);
+    if (ln2) /* the second layernorm's scale and shift, drawn last (the other draws as without it) */
+        for (int i = 0; i < d; i++) {
+            L[8].W[i] = 1.0 + 0.3 * lg_rng_normal(r);
+            L[8].W[d + i] = 0.2 * lg_rng_normal(r);
+        }
     return lg_net_validate(net);
 }
 

@@ -13,6 +13,8 @@
  *   7 R   = per-token map of A + x (an identity index-map term: the residual)
  *   8 M   = relu(per-token map R → T·m)
  *   9 y   = dense M → n_out
+ * With post_norm, a second layernorm N = layernorm(R) (groups of d) is node 8,
+ * and M (node 9) reads N, y is node 10.
  * The per-token maps are per-token map terms (core/net.h LG_LAYER_TOKMAP),
  * or with dense_maps their dense expansion kron(I_T, A): the same function
  * from the same draws.
@@ -30,6 +32,7 @@ typedef struct lg_test_tnet_opts {
     int heads;  /* h (0: 1–2 drawn) */
     int n_out;  /* outputs (0: 2–3 drawn) */
     int dense_maps; /* 1: the per-token maps as dense kron(I_T, A) terms */
+    int post_norm;  /* 1: a layernorm of the residual before the MLP (node 8) */
 } lg_test_tnet_opts;
 
 lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o);

@@ -49,7 +49,8 @@ long lg_fuzz_tnet(unsigned long seed, long batch, long n, const lg_fuzz_opts *o,
     for (long q = 0; q < n; q++) {
         lg_rng r;
         lg_rng_init(&r, (uint64_t)seed ^ 0x7a77e47104ULL, (uint64_t)(batch * n + q));
-        lg_test_tnet_opts to = {.dense_maps = (int)(q % 4 == 3)}; /* per-token maps, every 4th net their dense form */
+        /* per-token maps, every 4th net their dense form; every other net a layernorm before its MLP */
+        lg_test_tnet_opts to = {.dense_maps = (int)(q % 4 == 3), .post_norm = (int)(q % 2 == 0)};
         lg_net net;
         if (lg_test_tnet_random(&net, &r, &to) != LG_OK) {
             fprintf(log, "soundfuzz: tnet %ld/%ld: %s\n", batch, q, lg_errmsg());

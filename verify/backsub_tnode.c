@@ -12,6 +12,7 @@
 #include "verify/relax_iv.h"
 #include "verify/relax_layernorm.h"
 #include "verify/relax_softmax.h"
+#include "verify/opstage.h"
 
 /* Plane table of one layer: a product's pairs q = o·K + k hold
  * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|]; a softmax or layernorm
@@ -121,7 +122,8 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
         double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
         double *xm = up_c + n;
         double *lu = malloc(2 * gs * sizeof *lu);
-        lg_dv *work = malloc((4 * gs + 2) * sizeof *work);
+        lg_dv *work = malloc((LG_LAYERNORM_WORK(gs) > LG_SOFTMAX_WORK(gs) ? LG_LAYERNORM_WORK(gs) : LG_SOFTMAX_WORK(gs)) *
+                             sizeof *work);
         if (!lu || !work) {
             free(lu);
             free(work);
@@ -135,9 +137,12 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
             }
             if (L->kind == LG_LAYER_SOFTMAX)
                 lg_relax_softmax(gs, lu, lu + gs, NULL, lo_w + o0 * gs, lo_c + o0, up_w + o0 * gs, up_c + o0, work);
-            else
-                lg_relax_layernorm_ex(gs, lu, lu + gs, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs, lo_c + o0,
-                                      up_w + o0 * gs, up_c + o0, xm + n + G * LG_LN_ROW_LEN(gs), work);
+            else { /* with the centred input's bounds when the symbolic pass kept them (bounds.h dlo) */
+                lg_ln_region reg;
+                lg_ln_region_of(s->gb[g], s->net, l, (int)G, &reg);
+                lg_relax_layernorm_ex(gs, lu, lu + gs, &reg, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs,
+                                      lo_c + o0, up_w + o0 * gs, up_c + o0, xm + n + G * LG_LN_ROW_LEN(gs), work);
+            }
         }
         free(lu);
         free(work);

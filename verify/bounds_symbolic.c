@@ -154,6 +154,8 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
     for (int k = k0 < 0 ? 0 : k0; k < net->n_layers && st == LG_OK; k++) {
         const lg_layer *L = &net->layers[k];
         if (k > 0 && (st = lg_bounds_interval_from(b, net, k)) != LG_OK) break;
+        const lg_vopdef *vop = lg_layer_vop(L); /* a node's difference bounds (opstage.h), before its planes */
+        if (vop && vop->symbolic && b->dlo[k] && (st = vop->symbolic(b, net, k, &s, out, 1)) != LG_OK) break;
         if (!need[k] || (k == 0 && !lg_layer_is_tnode(L))) continue; /* layer 0 of a sum: exact by interval */
         int nr = 0;
         for (int o = 0; o < L->n_out; o++)

@@ -17,7 +17,8 @@ static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
     [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .interval = lg_bounds_tnode,
                           .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode},
     [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .interval = lg_bounds_tnode,
-                            .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode},
+                            .attack_backward = lg_attack_tnode_backward, .smear = lg_bab_smear_tnode,
+                            .n_diff = lg_ln_n_diff, .symbolic = lg_ln_symbolic},
 };
 
 const lg_vopdef *lg_vop(lg_layer_kind k)

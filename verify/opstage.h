@@ -16,6 +16,7 @@
 
 #include "core/op.h"
 #include "verify/bounds.h"
+#include "verify/relax_layernorm.h"
 
 struct lg_backsub; /* verify/backsub.h */
 
@@ -78,6 +79,16 @@ void lg_attack_max_backward(const lg_layer *L, const double *a, const double *b,
 void lg_bab_smear_max(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
                       double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
 int lg_max_n_diff(const lg_layer *L);
+/* Layernorm's entries (verify/opstage_ln.c): difference bounds of its input from
+ * back-substitution rows — each output's centred input x_o − μ and one linear form per
+ * group (dlo, dhi; dref unused) — and their view as the region of group G's planes
+ * (relax_layernorm.h; the parts not set are NULL / infinite). */
+int lg_ln_n_diff(const lg_layer *L);
+lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
+void lg_ln_region_of(const lg_bounds *b, const lg_net *net, int k, int G, lg_ln_region *reg);
+/* Forget them (b's box changed: they hold on the box they were computed on and its
+ * sub-boxes only). */
+void lg_ln_forget(lg_bounds *b, const lg_net *net);
 lg_status lg_max_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
 int lg_bs_max_addends(const lg_layer *L);
 void lg_bs_max_planes(struct lg_backsub *s, int l);

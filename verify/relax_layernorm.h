@@ -48,7 +48,7 @@
 
 #include "verify/relax_iv.h"
 
-#define LG_LAYERNORM_WORK(g) (4 * (g) + 2)
+#define LG_LAYERNORM_WORK(g) (5 * (g) + 2)
 
 /* Image of every output: ylo[i] ≤ y_i(x) ≤ yhi[i] on the box. */
 void lg_layernorm_image(size_t g, const double *l, const double *u, double eps, const double *gamma,
@@ -60,15 +60,40 @@ int lg_relax_layernorm(size_t g, const double *l, const double *u, double eps, c
                        const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
                        double *up_c, lg_dv *work);
 
+/* What is known of the reachable inputs beyond their box (lg_relax_layernorm_ex), each
+ * part NULL / infinite when unknown:
+ * - clo, chi (g doubles): clo[k] ≤ c_k = x_k − μ ≤ chi[k] (a back-substitution bound of
+ *   the row g·e_k − 1 over the source, which keeps what the box loses: the common part
+ *   of the x_k and their correlations);
+ * - a (g doubles) and plo ≤ Σ_k a[k]·x_k ≤ phi: one linear form's range, a ≈ ĉ(m) (the
+ *   direction of |p| below). */
+typedef struct lg_ln_region {
+    const double *clo, *chi, *a;
+    double plo, phi;
+} lg_ln_region;
+
 /* lg_relax_layernorm, keeping in rd (LG_LN_ROW_LEN(g) doubles, or NULL) what
  * lg_layernorm_row_icpt needs: a bound for one weighted sum of the group's
- * outputs at once, tighter than the sum of their planes. */
+ * outputs at once, tighter than the sum of their planes.
+ *
+ * reg (or NULL): the planes then hold on R = {x ∈ [l, u] : c(x) in the hull of
+ * [clo, chi] and c(m), Σ a·x ∈ [plo, phi]}, which holds every reachable input; the
+ * segments [m, x] stay in the first two conditions' convex set (it holds m), so
+ * Taylor's and the mean-value remainder are taken there: c's intervals are cut to
+ * the hull (so are v, r and ĉ), and |δc_k| ≤ dc_k = the largest distance from
+ * c_k(m) to an end of c_k's interval, n² ≤ Σ dc², and
+ * |p| = |ĉ(ξ)·δc| ≤ |a·δc| + Σ_k max|ĉ_k − a_k|·dc_k with
+ * a·δc = (Σ a·x − Σ a·m) − (Σ_k a_k)·δμ, |δμ| ≤ Σ rad/g — each the smaller of that
+ * and the box's bound. Where the centred box is narrower than the input's (a
+ * residual stream's common part) or the form's range narrower than the box's,
+ * the remainder shrinks with it. Per side: the term ĉ_i·(3p²/g − n²) lies in
+ * [ĉ_i]·[−n², 3p²/g − n²], so its two sides differ when ĉ_i has a sign. */
 #define LG_LN_ROW_HEAD 4
-#define LG_LN_ROW_PER 7
+#define LG_LN_ROW_PER 8
 #define LG_LN_ROW_LEN(g) (LG_LN_ROW_HEAD + LG_LN_ROW_PER * (g))
-int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps, const double *gamma,
-                          const double *beta, const double *pt, double *lo_w, double *lo_c, double *up_w,
-                          double *up_c, double *rd, lg_dv *work);
+int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const lg_ln_region *reg, double eps,
+                          const double *gamma, const double *beta, const double *pt, double *lo_w, double *lo_c,
+                          double *up_w, double *up_c, double *rd, lg_dv *work);
 
 /* A lower bound, exact for the reals, of Σ_o lam[o]·(y_o(x) − w_o·x) over the box
  * of the lg_relax_layernorm_ex call that filled rd, w_o the slopes it returned
@@ -77,6 +102,7 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, double eps
  * weighted sum φ = Σ_o lam[o]·y_o: with a_o = lam[o]·γ_o,
  *   ½·|D²φ| ≤ ½·(r⁺²/g)·(2·|a·δc|·Q + |a·ĉ|·quad)
  * (the bounds of lg_relax_layernorm), |a·δc| = |(a − ā)·δx| ≤ Σ_j |a_j − ā|·rad_j
+ * (and ≤ Σ_j |a_j − ā|·dc_j, Σ δc = 0)
  * and a·ĉ = (a − t)·ĉ for any t (Σ ĉ = 0), over the box's intervals of ĉ —
  * the weights' signs cancel where the per-output planes add magnitudes. */
 double lg_layernorm_row_icpt(size_t g, const double *rd, const double *lam, const double *gamma);

@@ -9,6 +9,7 @@
 #include "verify/relax_bilinear.h"
 #include "verify/relax_layernorm.h"
 #include "verify/relax_softmax.h"
+#include "verify/opstage.h"
 
 lg_status lg_tnode_relax_check(const lg_net *net)
 {
@@ -127,7 +128,12 @@ static lg_status tp_group(const lg_net *net, const lg_bounds *b, int k, lg_trela
         size_t o0 = G * g;
         for (size_t j = 0; j < g; j++) tp_post(net, b, L->src, (int)(o0 + j), &lu[j], &lu[g + j]);
         if (soft) lg_relax_softmax(g, lu, lu + g, NULL, lo_w, lo_c, up_w, up_c, work);
-        else lg_relax_layernorm(g, lu, lu + g, L->op.eps, L->W, L->W + g, NULL, lo_w, lo_c, up_w, up_c, work);
+        else {
+            lg_ln_region reg;
+            lg_ln_region_of(b, net, k, (int)G, &reg);
+            lg_relax_layernorm_ex(g, lu, lu + g, &reg, L->op.eps, L->W, L->W + g, NULL, lo_w, lo_c, up_w, up_c, NULL,
+                                  work);
+        }
         for (size_t i = 0; i < g && st == LG_OK; i++) {
             for (int up = 0; up < 2 && st == LG_OK; up++) {
                 const double *w = (up ? up_w : lo_w) + i * g;

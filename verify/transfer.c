@@ -13,6 +13,7 @@
 #include "core/exact.h"
 #include "core/op.h"
 #include "verify/attack.h"
+#include "verify/opstage.h"
 #include "verify/devnet.h"
 #include "verify/devnet_refine.h"
 #include "verify/devnet_joint.h"
@@ -332,6 +333,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         const lg_bounds *vb = v->exact ? &v->b0 : &v->b;
         memcpy(b->xlo, vb->xlo, (size_t)relu->n_in * sizeof *b->xlo);
         memcpy(b->xhi, vb->xhi, (size_t)relu->n_in * sizeof *b->xhi);
+        lg_ln_forget(b, relu); /* b's box changed (opstage.h) */
     } else if ((st = lg_bounds_symbolic(b, relu, lo, hi)) != LG_OK) {
         return st;
     }
