@@ -98,6 +98,20 @@ END_TEST
  * tight and tighter somewhere; the ReLUs of every token are back-substituted (their
  * relaxations are read by the back-ends), so tighter than interval somewhere on the other
  * tokens too; every node's bounds hold at sampled points. */
+/* b: the interval bounds of layer k from the bounds of the layers before it (and the input
+ * box) in s; b is initialised here and the caller frees it. */
+static void crown_tf_rows_interval_at(lg_bounds *b, const lg_bounds *s, const lg_net *net, int k)
+{
+    ck_assert_int_eq(lg_bounds_init(b, net), LG_OK);
+    for (int q = 0; q < k; q++) {
+        memcpy(b->lo[q], s->lo[q], (size_t)net->layers[q].n_out * sizeof(double));
+        memcpy(b->hi[q], s->hi[q], (size_t)net->layers[q].n_out * sizeof(double));
+    }
+    memcpy(b->xlo, s->xlo, (size_t)net->n_in * sizeof(double));
+    memcpy(b->xhi, s->xhi, (size_t)net->n_in * sizeof(double));
+    ck_assert_int_eq(lg_bounds_interval_from(b, net, k), LG_OK);
+}
+
 START_TEST(test_crown_tf_rows_cls)
 {
     int tighter = 0, tighter_relu = 0, nets = lg_test_quick() ? 2 : 4;
@@ -128,25 +142,11 @@ START_TEST(test_crown_tf_rows_cls)
         }
         lg_bounds bs, bi;
         ck_assert_int_eq(lg_bounds_init(&bs, &net), LG_OK);
-        ck_assert_int_eq(lg_bounds_init(&bi, &net), LG_OK);
         ck_assert_int_eq(lg_bounds_symbolic(&bs, &net, lo, hi), LG_OK);
         /* the interval bounds of layer kr from the final bounds of the layers before it */
-        for (int k = 0; k < kr; k++) {
-            memcpy(bi.lo[k], bs.lo[k], (size_t)net.layers[k].n_out * sizeof(double));
-            memcpy(bi.hi[k], bs.hi[k], (size_t)net.layers[k].n_out * sizeof(double));
-        }
-        memcpy(bi.xlo, bs.xlo, (size_t)n * sizeof(double));
-        memcpy(bi.xhi, bs.xhi, (size_t)n * sizeof(double));
-        ck_assert_int_eq(lg_bounds_interval_from(&bi, &net, kr), LG_OK);
+        crown_tf_rows_interval_at(&bi, &bs, &net, kr);
         lg_bounds bu; /* the ReLU layer's interval bounds from the bounds before it */
-        ck_assert_int_eq(lg_bounds_init(&bu, &net), LG_OK);
-        for (int k = 0; k < ku; k++) {
-            memcpy(bu.lo[k], bs.lo[k], (size_t)net.layers[k].n_out * sizeof(double));
-            memcpy(bu.hi[k], bs.hi[k], (size_t)net.layers[k].n_out * sizeof(double));
-        }
-        memcpy(bu.xlo, bs.xlo, (size_t)n * sizeof(double));
-        memcpy(bu.xhi, bs.xhi, (size_t)n * sizeof(double));
-        ck_assert_int_eq(lg_bounds_interval_from(&bu, &net, ku), LG_OK);
+        crown_tf_rows_interval_at(&bu, &bs, &net, ku);
         int pu = net.layers[ku].n_out / 5;
         for (int o = pu; o < net.layers[ku].n_out; o++) {
             ck_assert(bs.lo[ku][o] >= bu.lo[ku][o] && bs.hi[ku][o] <= bu.hi[ku][o]);
