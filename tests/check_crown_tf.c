@@ -5,7 +5,8 @@
  * α search of the products and ReLUs (verify/alpha_tnode.h) never lowers a bound, raises
  * some, and stays below every sampled and PGD point; ReLU splitting
  * (verify/bab_tnode.h) proves objectives the root bound leaves open and
- * none that a sampled or PGD point violates. */
+ * none that a sampled or PGD point violates, and a mutant dropping one child
+ * of each split is caught. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -278,56 +279,50 @@ static double ct_pgd_min(const lg_net *net, const lg_term *T, const double *lo, 
     return best;
 }
 
-/* ReLU splitting on objectives shifted halfway between the root bound and
- * the PGD minimum (open at the root, not refuted by PGD): a proof is never
- * contradicted by 200 sampled points, and some proofs happen. */
-START_TEST(test_crown_tf_relu_split)
+/* One ReLU-splitting run on seed's net over a box of radius 0.1: the
+ * objective a random C·y shifted to d = −(lb + frac·(g − lb)), lb the root
+ * bound and g the PGD minimum (frac 0.5: open at the root, not refuted by
+ * PGD; frac > 1: violated at the PGD point). Returns −1 when the seed gives
+ * no case, else the answer; *wrong = 1 when a proof is contradicted by the
+ * PGD point or one of 200 sampled points. */
+static int ct_split_case(unsigned seed, double frac, int mutant, int *wrong)
 {
-    /* seeds 1..24; the quick run takes 9..18, which holds provable objectives (11, 14, 17) */
-    unsigned first = lg_test_quick() ? 9 : 1, last = lg_test_quick() ? 18 : 24;
-    int proved = 0, tried = 0;
-    for (unsigned seed = first; seed <= last; seed++) {
-        lg_net net;
-        ct_make(&net, seed);
-        lg_rng r;
-        lg_rng_init(&r, seed, 111);
-        int no = lg_net_n_out(&net), n = net.n_in;
-        double c[64], lo[64], hi[64], x[64], y[4], scratch[4096];
-        for (int i = 0; i < n; i++) {
-            c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
-            lo[i] = c[i] - 0.1;
-            hi[i] = c[i] + 0.1;
-        }
-        lg_bounds b;
-        ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
-        ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
-        if (!lg_bab_tnode_has_unstable(&net, &b)) {
-            lg_bounds_free(&b);
-            lg_net_free(&net);
-            continue;
-        }
-        double C[4], d = 0.0, lb;
-        for (int j = 0; j < no; j++) C[j] = lg_rng_normal(&r);
-        lg_lincon Lc = {C, 0.0};
-        lg_term T = {1, &Lc};
-        ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, 1, C, &d, &lb), LG_OK);
-        double g = ct_pgd_min(&net, &T, lo, hi, &r);
-        if (!(g > lb)) {
-            lg_bounds_free(&b);
-            lg_net_free(&net);
-            continue;
-        }
-        Lc.d = -(lb + 0.5 * (g - lb)); /* root bound < 0 < PGD minimum */
+    lg_net net;
+    ct_make(&net, seed);
+    lg_rng r;
+    lg_rng_init(&r, seed, 111);
+    int no = lg_net_n_out(&net), n = net.n_in, ans = -1;
+    double c[64], lo[64], hi[64], x[64], y[4], scratch[4096];
+    *wrong = 0;
+    for (int i = 0; i < n; i++) {
+        c[i] = 2.0 * lg_rng_uniform(&r) - 1.0;
+        lo[i] = c[i] - 0.1;
+        hi[i] = c[i] + 0.1;
+    }
+    lg_bounds b;
+    ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
+    ck_assert_int_eq(lg_bounds_symbolic(&b, &net, lo, hi), LG_OK);
+    double C[4], d = 0.0, lb;
+    for (int j = 0; j < no; j++) C[j] = lg_rng_normal(&r);
+    lg_lincon Lc = {C, 0.0};
+    lg_term T = {1, &Lc};
+    ck_assert_int_eq(lg_bounds_objective_lower(&b, &net, 1, C, &d, &lb), LG_OK);
+    double g = ct_pgd_min(&net, &T, lo, hi, &r);
+    if (lg_bab_tnode_has_unstable(&net, &b) && g > lb) {
+        Lc.d = -(lb + frac * (g - lb));
         /* the depth limit ends the search; the deadline is only a guard against a hang, far
          * above what any net here needs, so the count of proofs does not depend on the
          * machine's speed */
         lg_runctx run = lg_runctx_start(120.0, 1, 0, 0);
         lg_bab_out out;
-        ck_assert_int_eq(lg_bab_tnode_relu(&net, 1, &T, &b, &run, &out), LG_OK);
-        tried++;
+        if (mutant)
+            ck_assert_int_eq(lg_bab_tnode_relu_mutant(&net, 1, &T, &b, &run, &out, mutant - 1), LG_OK);
+        else
+            ck_assert_int_eq(lg_bab_tnode_relu(&net, 1, &T, &b, &run, &out), LG_OK);
+        ans = (int)out.answer;
         if (out.answer == LG_BAB_PROVED) {
-            proved++;
-            for (int sm = 0; sm < 200; sm++) {
+            *wrong = g + Lc.d < -1e-12;
+            for (int sm = 0; sm < 200 && !*wrong; sm++) {
                 for (int i = 0; i < n; i++) {
                     double u = sm < 50 ? (double)lg_rng_below(&r, 2) : lg_rng_uniform(&r);
                     x[i] = lo[i] + u * (hi[i] - lo[i]);
@@ -335,16 +330,55 @@ START_TEST(test_crown_tf_relu_split)
                 lg_net_forward(&net, x, y, scratch);
                 double f = Lc.d;
                 for (int j = 0; j < no; j++) f += C[j] * y[j];
-                ck_assert_msg(f > -1e-12, "seed %u: proved, but a sampled point has %.17g", seed, f);
+                *wrong = f < -1e-12;
             }
         } else {
             ck_assert_int_eq(out.answer, LG_BAB_OPEN);
         }
-        lg_bounds_free(&b);
-        lg_net_free(&net);
+    }
+    lg_bounds_free(&b);
+    lg_net_free(&net);
+    return ans;
+}
+
+/* ReLU splitting on objectives shifted halfway between the root bound and
+ * the PGD minimum (open at the root, not refuted by PGD): a proof is never
+ * contradicted by 200 sampled points, and some proofs happen; an objective
+ * a little past the PGD minimum (violated there) is never proved. */
+START_TEST(test_crown_tf_relu_split)
+{
+    /* seeds 1..24; the quick run takes 9..18, which holds provable objectives (11, 14, 17) */
+    unsigned first = lg_test_quick() ? 9 : 1, last = lg_test_quick() ? 18 : 24;
+    int proved = 0, tried = 0, wrong;
+    for (unsigned seed = first; seed <= last; seed++) {
+        int a = ct_split_case(seed, 0.5, 0, &wrong);
+        ck_assert_msg(!wrong, "seed %u: proved, but a sampled point violates it", seed);
+        tried += a >= 0;
+        proved += a == LG_BAB_PROVED;
+        a = ct_split_case(seed, 1.05, 0, &wrong);
+        ck_assert_msg(a != LG_BAB_PROVED, "seed %u: a violated objective proved", seed);
     }
     ck_assert_int_gt(tried, 0);
     ck_assert_int_gt(proved, 0);
+}
+END_TEST
+
+/* A mutant that drops one child of every split (z ≥ 0 or z ≤ 0) proves
+ * some objective past the PGD minimum that the PGD point or a sampled point
+ * violates: the checks above catch a child that misses part of its
+ * parent's domain. */
+START_TEST(test_crown_tf_relu_split_mutant)
+{
+    int caught = 0, wrong;
+    const double fr[] = {1.05, 1.5, 2.0, 4.0};
+    for (unsigned seed = 1; seed <= 24 && !caught; seed++)
+        for (int i = 0; i < 4 && !caught; i++) {
+            for (int side = 1; side <= 2 && !caught; side++) {
+                ct_split_case(seed, fr[i], side, &wrong);
+                caught |= wrong;
+            }
+        }
+    ck_assert_int_gt(caught, 0);
 }
 END_TEST
 
@@ -357,6 +391,7 @@ Suite *suite_crown_tf(void)
     tcase_add_test(tc, test_crown_tf_tight_small);
     tcase_add_test(tc, test_crown_tf_alpha_search);
     tcase_add_test(tc, test_crown_tf_relu_split);
+    tcase_add_test(tc, test_crown_tf_relu_split_mutant);
     suite_add_tcase(s, tc);
     return s;
 }

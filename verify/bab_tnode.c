@@ -16,20 +16,35 @@
 typedef struct lg_btn {
     int k, j;
     double score;
+    int lam;     /* 1: some row's coefficient on the neuron is nonzero */
 } lg_btn;
+
+/* One open domain: its splits' bounds (every layer's, flat) and its worst
+ * term's bound. */
+typedef struct lg_btd {
+    double *b;   /* [2·tot + n_diff]: lo then hi of every layer, layer by layer, then the
+                    difference bounds (lg_bounds_diff_save; owned) */
+    double key;  /* min over the terms of the best row's lower bound */
+    int depth;
+} lg_btd;
 
 typedef struct lg_btc {
     const lg_net *net;
     int n_terms;
     const lg_term *terms;
     lg_bounds w;           /* the working bounds: the root's with the current domain's splits */
+    size_t tot;            /* Σ layer widths */
     int m;                 /* constraint rows */
     double *C, *d, *lb;    /* [m][n_out], [m], [m] */
     lg_btn *ord;           /* [nu] the split order */
     int nu;
+    lg_btd *q;             /* [nq] the open domains (unordered; the lowest key is taken first) */
+    long nq, cap;
+    double t_print;        /* next progress line (run->verbose ≥ 1) */
+    int mutant;            /* tests only: 1 drops the z ≥ 0 child of every split, 2 the z ≤ 0 one (unsound) */
     const lg_runctx *run;
     lg_bab_out *out;
-    int stop;              /* 1 timeout, 2 a leaf that could not be closed */
+    int stop;              /* 1 timeout, 2 a domain that could not be closed */
     lg_status st;
 } lg_btc;
 
@@ -49,13 +64,49 @@ int lg_bab_tnode_has_unstable(const lg_net *net, const lg_bounds *root)
 
 static int lg_btn_cmp(const void *a, const void *b)
 {
-    double x = ((const lg_btn *)a)->score, y = ((const lg_btn *)b)->score;
-    return x > y ? -1 : x < y ? 1 : 0;
+    const lg_btn *p = a, *q = b;
+    if (p->lam != q->lam) return p->lam ? -1 : 1;
+    if (!p->lam && p->k != q->k) return p->k < q->k ? -1 : 1;
+    if (p->score != q->score) return p->score > q->score ? -1 : 1;
+    return p->k != q->k ? (p->k < q->k ? -1 : 1) : (p->j < q->j ? -1 : p->j > q->j);
 }
 
-static int lg_btc_refuted(const lg_btc *c);
+/* Copy the working bounds to v [2·tot + n_diff] (out = 1) or back (out = 0). */
+static void lg_btc_flat(lg_btc *c, double *v, int out)
+{
+    if (out)
+        lg_bounds_diff_save(&c->w, v + 2 * c->tot);
+    else
+        lg_bounds_diff_load(&c->w, v + 2 * c->tot);
+    for (int k = 0; k < c->net->n_layers; k++) {
+        size_t n = (size_t)c->w.width[k];
+        if (out) {
+            memcpy(v, c->w.lo[k], n * sizeof *v);
+            memcpy(v + c->tot, c->w.hi[k], n * sizeof *v);
+        } else {
+            memcpy(c->w.lo[k], v, n * sizeof *v);
+            memcpy(c->w.hi[k], v + c->tot, n * sizeof *v);
+        }
+        v += n;
+    }
+}
 
-/* 1 when every term has a row with a lower bound > 0 on the working bounds. */
+/* min over the terms of the best row's bound in c->lb (> 0: every term refuted). */
+static double lg_btc_key(const lg_btc *c)
+{
+    double key = INFINITY;
+    for (int t = 0, r = 0; t < c->n_terms; t++) {
+        double best = -INFINITY;
+        for (int q = 0; q < c->terms[t].n_cons; q++, r++)
+            if (c->lb[r] > best) best = c->lb[r];
+        if (best < key) key = best;
+    }
+    return key;
+}
+
+/* 1 when every term has a row with a lower bound > 0 on the working bounds:
+ * the back-substitution bound, then (if that leaves a term open) the
+ * products' α and ReLU slopes searched on the domain (alpha_tnode.h). */
 static int lg_btc_closed(lg_btc *c)
 {
     double t0 = lg_now();
@@ -69,7 +120,7 @@ static int lg_btc_closed(lg_btc *c)
         c->st = st;
         return 0;
     }
-    if (!lg_btc_refuted(c)) { /* the products' α and ReLU slopes searched on the domain (alpha_tnode.h) */
+    if (!(lg_btc_key(c) > 0.0)) {
         t0 = lg_now();
         st = lg_alpha_tnode_objective(&c->w, c->net, c->m, c->C, c->d, c->lb);
         c->out->t_bounds += lg_now() - t0;
@@ -82,49 +133,113 @@ static int lg_btc_closed(lg_btc *c)
             return 0;
         }
     }
-    return lg_btc_refuted(c);
+    return lg_btc_key(c) > 0.0;
 }
 
-/* 1 when every term has a row whose bound in c->lb is > 0. */
-static int lg_btc_refuted(const lg_btc *c)
+/* The working bounds of a domain just split at layer k: the intermediate
+ * bounds of every layer after k recomputed on it (lg_bounds_symbolic_from:
+ * each kept where tighter than the parent's, so the earlier splits stay in
+ * force). 1 when some neuron's bounds cross (lo > hi): no input of the box
+ * lies in the domain. */
+static int lg_btc_rebound(lg_btc *c, int k)
 {
-    for (int t = 0, r = 0; t < c->n_terms; t++) {
-        int refuted = 0;
-        for (int q = 0; q < c->terms[t].n_cons; q++, r++) refuted |= c->lb[r] > 0.0;
-        if (!refuted) return 0;
-    }
-    return 1;
-}
-
-static void lg_btc_dfs(lg_btc *c, int depth)
-{
-    if (c->stop || c->st != LG_OK) return;
-    if (lg_runctx_expired(c->run)) {
+    double t0 = lg_now();
+    lg_status st = k + 1 < c->net->n_layers ? lg_bounds_symbolic_from(&c->w, c->net, k + 1) : LG_OK;
+    c->out->t_bounds += lg_now() - t0;
+    if (st == LG_ERR_TIMEOUT) {
         c->stop = 1;
-        return;
+        return 0;
     }
+    if (st != LG_OK) {
+        c->st = st;
+        return 0;
+    }
+    for (int q = k; q < c->net->n_layers; q++)
+        for (int o = 0; o < c->w.width[q]; o++)
+            if (c->w.lo[q][o] > c->w.hi[q][o]) return 1;
+    return 0;
+}
+
+/* Bound the working bounds as a domain at depth depth (split at layer k, or
+ * k < 0 for the root); queue it when it stays open. */
+static void lg_btc_visit(lg_btc *c, int k, int depth)
+{
     c->out->nodes++;
     if (depth > c->out->max_depth) c->out->max_depth = depth;
-    if (lg_btc_closed(c) || c->stop || c->st != LG_OK) return;
-    if (depth >= c->nu || depth >= LG_BAB_TNODE_DEPTH) {
+    if (k >= 0 && lg_btc_rebound(c, k)) return; /* empty: closed */
+    if (c->stop || c->st != LG_OK || lg_btc_closed(c) || c->stop || c->st != LG_OK) return;
+    if (depth >= LG_BAB_TNODE_DEPTH || (double)(c->nq + 1) * 8.0 * (double)(2 * c->tot + c->w.n_diff) > LG_BAB_TNODE_OPEN_MB * 1048576.0) {
         c->stop = 2;
         return;
     }
-    int k = c->ord[depth].k, j = c->ord[depth].j;
-    double l = c->w.lo[k][j], u = c->w.hi[k][j];
-    c->w.lo[k][j] = 0.0; /* z_j ≥ 0: the identity on [0, u] */
-    lg_btc_dfs(c, depth + 1);
-    c->w.lo[k][j] = l;
-    c->w.hi[k][j] = 0.0; /* z_j ≤ 0: zero on [l, 0] */
-    lg_btc_dfs(c, depth + 1);
-    c->w.hi[k][j] = u;
+    if (c->nq == c->cap) {
+        long cap = c->cap ? 2 * c->cap : 16;
+        lg_btd *q = realloc(c->q, (size_t)cap * sizeof *q);
+        if (!q) {
+            c->st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+            return;
+        }
+        c->q = q;
+        c->cap = cap;
+    }
+    double *v = malloc((2 * c->tot + c->w.n_diff + 1) * sizeof *v);
+    if (!v) {
+        c->st = lg_fail(LG_ERR_NOMEM, "bab: out of memory");
+        return;
+    }
+    lg_btc_flat(c, v, 1);
+    c->q[c->nq++] = (lg_btd){v, lg_btc_key(c), depth};
+}
+
+/* Best first: the open domain with the lowest bound is split on the first
+ * neuron of the order still unstable in it; both children are bounded. */
+static void lg_btc_search(lg_btc *c)
+{
+    while (c->nq > 0 && !c->stop && c->st == LG_OK) {
+        if (lg_runctx_expired(c->run)) {
+            c->stop = 1;
+            return;
+        }
+        long bi = 0;
+        for (long i = 1; i < c->nq; i++)
+            if (c->q[i].key < c->q[bi].key) bi = i;
+        if (c->run && c->run->verbose >= 1 && lg_now() >= c->t_print) {
+            fprintf(stderr, "bab-relu (nodes): %ld bounded, %ld open, worst %.6g at depth %d, %.1f s bounding\n",
+                    c->out->nodes, c->nq, c->q[bi].key, c->q[bi].depth, c->out->t_bounds);
+            c->t_print = lg_now() + 2.0;
+        }
+        lg_btd dom = c->q[bi];
+        c->q[bi] = c->q[--c->nq];
+        lg_btc_flat(c, dom.b, 0);
+        int pick = -1;
+        for (int i = 0; i < c->nu && pick < 0; i++) {
+            int k = c->ord[i].k, j = c->ord[i].j;
+            if (c->w.lo[k][j] < 0.0 && c->w.hi[k][j] > 0.0) pick = i;
+        }
+        if (pick < 0) { /* nothing left to split: this domain stays open */
+            free(dom.b);
+            c->stop = 2;
+            return;
+        }
+        int k = c->ord[pick].k, j = c->ord[pick].j;
+        for (int side = 0; side < 2 && !c->stop && c->st == LG_OK; side++) {
+            if (c->mutant == 1 + side) continue; /* tests only: a child dropped */
+            lg_btc_flat(c, dom.b, 0);
+            if (side == 0)
+                c->w.lo[k][j] = 0.0; /* z_j ≥ 0: the identity on [0, u] */
+            else
+                c->w.hi[k][j] = 0.0; /* z_j ≤ 0: zero on [l, 0] */
+            lg_btc_visit(c, k, dom.depth + 1);
+        }
+        free(dom.b);
+    }
 }
 
 /* The split order: the unstable neurons by |λ|·(−l·u/(u − l)) summed over
  * the rows, λ the root's back-substitution coefficient of the neuron's
- * output (those with λ = 0 on every row are left out: splitting them
- * cannot change a bound); by the gap alone when no coefficient was
- * recorded. */
+ * output; then those with λ = 0 on every row (a split changes their own
+ * term in no row, but the recomputed later bounds; e.g. behind a layernorm
+ * whose planes are constant), earlier layers first, by the gap. */
 static lg_status lg_btc_order(lg_btc *c, const lg_bounds *root)
 {
     const lg_net *net = c->net;
@@ -147,8 +262,6 @@ static lg_status lg_btc_order(lg_btc *c, const lg_bounds *root)
     memcpy(s.c, c->d, (size_t)c->m * sizeof *s.c);
     st = lg_backsub_lower(&s, net->n_layers - 1, c->m, NULL, lam, size, NULL, v);
     lg_backsub_free(&s);
-    int any = 0;
-    for (size_t q = 0; st == LG_OK && q < (size_t)c->m * size; q++) any |= lam[q] != 0.0;
     c->nu = 0;
     for (int k = 0; st == LG_OK && k < net->n_layers; k++) {
         if (!lg_btn_relu(&net->layers[k])) continue;
@@ -158,8 +271,7 @@ static lg_status lg_btc_order(lg_btc *c, const lg_bounds *root)
             if (!(l < 0.0 && u > 0.0)) continue;
             double gap = isfinite(l) && isfinite(u) ? -l * u / (u - l) : INFINITY, w = 0.0;
             for (int r = 0; r < c->m; r++) w += fabs(lam[(size_t)r * size + off + (size_t)j]);
-            if (any && w == 0.0) continue;
-            c->ord[c->nu++] = (lg_btn){k, j, any ? w * gap : gap};
+            c->ord[c->nu++] = (lg_btn){k, j, w > 0.0 ? w * gap : gap, w > 0.0};
         }
     }
     free(lam);
@@ -172,8 +284,8 @@ static lg_status lg_btc_order(lg_btc *c, const lg_bounds *root)
     return st;
 }
 
-lg_status lg_bab_tnode_relu(const lg_net *net, int n_terms, const lg_term *terms, const lg_bounds *root,
-                            const lg_runctx *run, lg_bab_out *out)
+static lg_status lg_btc_run(const lg_net *net, int n_terms, const lg_term *terms, const lg_bounds *root,
+                            const lg_runctx *run, lg_bab_out *out, int mutant)
 {
     memset(out, 0, sizeof *out);
     out->how.stage = LG_STAGE_RELU_SPLIT;
@@ -184,6 +296,8 @@ lg_status lg_bab_tnode_relu(const lg_net *net, int n_terms, const lg_term *terms
     c.terms = terms;
     c.run = run;
     c.out = out;
+    c.mutant = mutant;
+    for (int k = 0; k < net->n_layers; k++) c.tot += (size_t)net->layers[k].n_out;
     int no = lg_net_n_out(net);
     for (int t = 0; t < n_terms; t++) c.m += terms[t].n_cons;
     lg_status st = lg_bounds_init(&c.w, net);
@@ -211,7 +325,10 @@ lg_status lg_bab_tnode_relu(const lg_net *net, int n_terms, const lg_term *terms
     lg_bounds_diff_load(&c.w, diff);
     c.w.run = run;
     if ((st = lg_btc_order(&c, root)) != LG_OK) goto done;
-    if (c.m > 0 && !c.stop) lg_btc_dfs(&c, 0);
+    if (c.m > 0 && !c.stop) {
+        lg_btc_visit(&c, -1, 0);
+        lg_btc_search(&c);
+    }
     st = c.st;
     if (st == LG_OK) {
         if (!c.stop && c.m > 0) {
@@ -221,10 +338,12 @@ lg_status lg_bab_tnode_relu(const lg_net *net, int n_terms, const lg_term *terms
             out->how.timed_out = c.stop == 1;
             out->how.why = c.stop == 1 ? LG_REASON_TIMEOUT : LG_REASON_LIMIT;
             snprintf(out->how.reason, sizeof out->how.reason, "%s",
-                     c.stop == 1 ? "timeout" : "ReLU splitting: a domain left open (depth limit, or no unstable ReLU left to split)");
+                     c.stop == 1 ? "timeout" : "ReLU splitting: a domain left open (depth or open-domain limit, or no unstable ReLU left to split)");
         }
     }
 done:
+    for (long i = 0; i < c.nq; i++) free(c.q[i].b);
+    free(c.q);
     free(c.C);
     free(c.d);
     free(c.lb);
@@ -232,4 +351,16 @@ done:
     free(diff);
     lg_bounds_free(&c.w);
     return st;
+}
+
+lg_status lg_bab_tnode_relu(const lg_net *net, int n_terms, const lg_term *terms, const lg_bounds *root,
+                            const lg_runctx *run, lg_bab_out *out)
+{
+    return lg_btc_run(net, n_terms, terms, root, run, out, 0);
+}
+
+lg_status lg_bab_tnode_relu_mutant(const lg_net *net, int n_terms, const lg_term *terms, const lg_bounds *root,
+                                   const lg_runctx *run, lg_bab_out *out, int side)
+{
+    return lg_btc_run(net, n_terms, terms, root, run, out, side == 0 ? 1 : 2);
 }
