@@ -37,6 +37,16 @@ static size_t lg_model_col_len(const lg_linear *A, size_t B)
     return (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw * (size_t)c->h_out * (size_t)c->w_out * B;
 }
 
+/* 1 when layer L's bias is one value per channel of its conv term 0 (the layout c_out × h_out·w_out). */
+static int lg_model_bias_per_channel(const lg_layer *L)
+{
+    const lg_conv *c = &lg_layer_lin(L, 0)->conv;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    for (size_t i = 0; i < (size_t)L->n_out; i++)
+        if (i % hw && L->b[i] != L->b[i - 1]) return 0;
+    return 1;
+}
+
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     if (lg_net_require_no_max(net, "training") != LG_OK) return LG_ERR_UNSUPPORTED;
@@ -75,7 +85,17 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             if (q > col) col = q;
             na += q; /* the term's own im2col, kept for the backward */
         }
-        np += L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.c_out : (size_t)L->n_out;
+        /* the bias: one per channel when term 0 (the layer's own module, whose bias it is) is a
+         * conv, which the model adds per channel whatever the further terms are: the net's bias
+         * must then be constant over each channel's positions, else it would be lost */
+        const lg_linear *A0 = lg_layer_lin(L, 0);
+        if (A0->kind == LG_LAYER_CONV2D && !lg_model_bias_per_channel(L)) {
+            lg_model_free(m);
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "layer %d: its bias differs within a channel of its conv term 0; training keeps one bias "
+                           "per channel", k);
+        }
+        np += A0->kind == LG_LAYER_CONV2D ? (size_t)A0->conv.c_out : (size_t)L->n_out;
         na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 2u : 3u); /* z, (a), da */
         na += B * (size_t)L->n_out * lg_act_keep_count(L->act);
     }
@@ -585,9 +605,9 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     for (int k = 0; k < m->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         lg_mlayer *M = &m->layers[k];
-        if (L->n_in != M->n_in || L->n_out != M->n_out)
-            return lg_fail(LG_ERR_ARG, "layer %d: network is %dx%d, model %dx%d", k, L->n_out, L->n_in, M->n_out,
-                           M->n_in);
+        /* the layer's width here; every term's kind, width in and source in the loop below */
+        if (L->n_out != M->n_out)
+            return lg_fail(LG_ERR_ARG, "layer %d: network has %d outputs, model %d", k, L->n_out, M->n_out);
         if (L->n_terms != M->n_terms)
             return lg_fail(LG_ERR_ARG, "layer %d: network has %d terms, model %d", k, lg_layer_n_lin(L),
                            lg_mlayer_n_lin(M));
