@@ -295,7 +295,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign);
 /* 1 for a product, softmax or layernorm kind (the kind table's LG_OPF_TNODE, core/op.h). */
 int lg_kind_is_tnode(lg_layer_kind k);
 /* 1 when layer L is a Transformer node (a node is its layer's only term: term 0's kind, core/op.h lg_layer_op). */
-static inline int lg_layer_is_tnode(const lg_layer *L) { return lg_kind_is_tnode(L->lin.kind); }
+int lg_layer_is_tnode(const lg_layer *L);
 /* The kind's name in messages: "product", "softmax", "layernorm", "max-pool", … (core/op.h) */
 const char *lg_kind_name(lg_layer_kind k);
 /* Index of the first layer that is a Transformer node, or −1. */

@@ -123,6 +123,7 @@ const lg_opdef *lg_op(lg_layer_kind k)
 
 const char *lg_kind_name(lg_layer_kind k) { return lg_op(k)->name; }
 int lg_kind_is_tnode(lg_layer_kind k) { return lg_op_is(k, LG_OPF_TNODE); }
+int lg_layer_is_tnode(const lg_layer *L) { return lg_kind_is_tnode(L->lin.kind); }
 
 int lg_net_first_without(const lg_net *net, unsigned flags)
 {
