@@ -72,10 +72,8 @@ int lg_cmd_info(int argc, char **argv)
         else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
         /* the terms are listed unless the layer is one chain term (dense or conv reading layer k − 1)
-         * or a node (its own line below) */
-        int graph = lg_layer_n_lin(L) > 1;
-        for (int t = 0; t < lg_layer_n_lin(L); t++)
-            if (lg_layer_lin(L, t)->src != k - 1 || lg_layer_lin(L, t)->kind == LG_LAYER_INDEX) graph = 1;
+         * or a node (its own line below); with one term, term 0 is the whole layer */
+        int graph = !lg_layer_single(L) || L->lin.src != k - 1 || L->lin.kind == LG_LAYER_INDEX;
         if (lg_layer_is(L, LG_OPF_NODE)) graph = 0;
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
