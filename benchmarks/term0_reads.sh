@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Count reads of term 0's fields through lg_layer's anonymous union: compile every library
 # file against a net.h whose union member has the fields renamed; each "no member" error
-# on an lg_layer is one such read (benchmarks/OPTABLE.md "Fourth pass").
+# on an lg_layer is one such read (benchmarks/OPTABLE.md "Fourth pass"). Since the fifth pass
+# core/net.h has no such copy (the compiler refuses the reads; benchmarks/term0_rewrite.sh), and
+# on such a tree the count is the reads that fail to compile: 0.
 # Usage: benchmarks/term0_reads.sh REPO OUTDIR  (a copy of the sources in OUTDIR/tree.*; reads.txt, byfile.txt, byfield.txt)
 set -u
 REPO=$1; OUT=$(mkdir -p "$2" && cd "$2" && pwd)
@@ -16,8 +18,8 @@ old='''        struct {
 new='''        struct {
             lg_layer_kind kind_u0; int n_in_u0, n_out; double *W_u0; lg_conv conv_u0; int *map_u0; int src_u0; lg_nodeop op_u0;
         };'''
-assert s.count(old)==1
-s=s.replace(old,new); open(p,'w').write(s)
+if s.count(old)==1: s=s.replace(old,new); open(p,'w').write(s)
+else: sys.stderr.write("core/net.h's union has no anonymous copy of term 0's fields: every read names its term (0 by construction)\n")
 PY
 cd "$T"
 for f in $(ls core/*.c verify/*.c onnx/*.c cli/*.c encode/*.c train/*.c anneal/*.c study/*.c); do

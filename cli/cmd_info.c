@@ -63,15 +63,18 @@ int lg_cmd_info(int argc, char **argv)
     printf("%-6s %-8s %-8s %-9s %-20s %-20s\n", "layer", "in", "out", "act", "lambda", "s");
     for (int k = 0; k < net.n_layers; k++) {
         const lg_layer *L = &net.layers[k];
-        printf("%-6d %-8d %-8d %-9s ", k, L->n_in, L->n_out, lg_act_name(L->act));
+        /* "in" is term 0's width; a layer with more terms also prints every term with its own (below) */
+        printf("%-6d %-8d %-8d %-9s ", k, lg_layer_lin(L, 0)->n_in, L->n_out, lg_act_name(L->act));
         const lg_act_info *ai = lg_act_info_of(L->act);
         char lam[LG_NUM_BUFSIZE], sv[LG_NUM_BUFSIZE]; /* every digit: an imported 1.0000000084 is not 1 */
         if (ai->softplus) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), lg_num_shortest(sv, L->s));
         else if (ai->has_param) printf("%-20s %-20s\n", lg_num_shortest(lam, L->lambda), "-");
         else if (ai->param_sym) printf("%-20s %-20s\n", "1", "-"); /* a fixed parameter (gelu's λ = 1) */
         else printf("%-20s %-20s\n", "-", "-");
-        int graph = L->n_terms > 0 || L->src != k - 1 || L->kind == LG_LAYER_INDEX;
-        if (lg_layer_is(L, LG_OPF_NODE)) graph = 0; /* its own line below */
+        /* the terms are listed unless the layer is one chain term (dense or conv reading layer k − 1)
+         * or a node (its own line below); with one term, term 0 is the whole layer */
+        int graph = !lg_layer_single(L) || L->lin.src != k - 1 || L->lin.kind == LG_LAYER_INDEX;
+        if (lg_layer_is(L, LG_OPF_NODE)) graph = 0;
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
             char from[32];

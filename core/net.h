@@ -117,30 +117,31 @@ typedef struct lg_conv {
 /* One linear operator A: R^n_in → R^n_out applied to the output of node src
  * (no bias: the bias belongs to the layer). W and map point into the net's
  * params and maps allocations. */
-#define LG_LINEAR_FIELDS                                                                             \
-    lg_layer_kind kind;                                                                              \
-    int n_in, n_out;                                                                                 \
-    double *W;    /* dense: [n_out][n_in] row-major; conv: [c_out][c_in][kh][kw]; index: NULL */     \
-    lg_conv conv; /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); else zero */ \
-    int *map;     /* index: [n_out], input index read by output o or −1 (a zero); product: ia, ib; \
-                     else NULL */                                                                    \
-    int src;      /* LG_NET_INPUT or an earlier layer's index */         \
-    lg_nodeop op; /* Transformer nodes' parameters (above); else zero */
 typedef struct lg_linear {
-    LG_LINEAR_FIELDS
+    lg_layer_kind kind;
+    int n_in, n_out;
+    double *W;    /* dense: [n_out][n_in] row-major; conv: [c_out][c_in][kh][kw]; index: NULL */
+    lg_conv conv; /* conv: geometry (n_in = c_in·h_in·w_in, n_out = c_out·h_out·w_out); else zero */
+    int *map;     /* index: [n_out], input index read by output o or −1 (a zero); product: ia, ib;
+                     else NULL */
+    int src;      /* LG_NET_INPUT or an earlier layer's index */
+    lg_nodeop op; /* Transformer nodes' parameters (above); else zero */
 } lg_linear;
 
 /* A layer (a node of the graph): z = Σ_t A_t·out(src_t) + b, out = act(z).
  * The first term A_0 is the layer's own linear part, kept in the layer
- * itself (L->kind, L->W, L->conv, L->src, … or L->lin as an lg_linear), so
- * a chain (every src = k − 1, no further terms) reads as it always has; a
- * residual Add, a Concat or a skip connection adds terms 1..n_terms in
- * L->terms. Every term has n_out = L->n_out. */
+ * itself as L->lin; a residual Add, a Concat or a skip connection adds
+ * terms 1..n_terms in L->terms. Every term has n_out = L->n_out, the
+ * layer's width. A read of a term's fields names its term: L->lin.W (term 0,
+ * e.g. in a node's own code: a node is its layer's only term), or
+ * lg_layer_lin(L, t) in a loop over every term (core/traverse.h holds the
+ * term sum); the compiler refuses L->W (DESIGN.md §2 "Adding an operator"). */
 typedef struct lg_layer {
     union {
-        lg_linear lin; /* term 0 as a value of its own */
-        struct {
-            LG_LINEAR_FIELDS
+        lg_linear lin; /* term 0 */
+        struct {       /* lin's first fields (C11 6.5.2.3p6, common initial sequence): only n_out is */
+            lg_layer_kind term0_kind_; /* read here, the layer's width, every term's; term 0's   */
+            int term0_n_in_, n_out;    /* kind and n_in are L->lin.kind, L->lin.n_in             */
         };
     };
     double *b;         /* [n_out], points into net->params */
@@ -295,7 +296,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign);
 /* 1 for a product, softmax or layernorm kind (the kind table's LG_OPF_TNODE, core/op.h). */
 int lg_kind_is_tnode(lg_layer_kind k);
 /* 1 when layer L is a Transformer node (a node is its layer's only term: term 0's kind, core/op.h lg_layer_op). */
-static inline int lg_layer_is_tnode(const lg_layer *L) { return lg_kind_is_tnode(L->lin.kind); }
+int lg_layer_is_tnode(const lg_layer *L);
 /* The kind's name in messages: "product", "softmax", "layernorm", "max-pool", … (core/op.h) */
 const char *lg_kind_name(lg_layer_kind k);
 /* Index of the first layer that is a Transformer node, or −1. */

@@ -121,8 +121,20 @@ const lg_opdef *lg_op(lg_layer_kind k)
     return (unsigned)k < LG_LAYER_KIND_COUNT ? &lg_ops[k] : &lg_op_unknown;
 }
 
+int lg_op_is(lg_layer_kind k, unsigned flags) { return (lg_op(k)->flags & flags) == flags; }
+const lg_opdef *lg_layer_op(const lg_layer *L) { return lg_op(L->lin.kind); }
+int lg_layer_is(const lg_layer *L, unsigned flags) { return lg_op_is(L->lin.kind, flags); }
+int lg_layer_single(const lg_layer *L) { return L->n_terms == 0; }
+
+size_t lg_linear_n_map(const lg_linear *A)
+{
+    const lg_opdef *op = lg_op(A->kind);
+    return op->n_map ? op->n_map(A) : 0;
+}
+
 const char *lg_kind_name(lg_layer_kind k) { return lg_op(k)->name; }
 int lg_kind_is_tnode(lg_layer_kind k) { return lg_op_is(k, LG_OPF_TNODE); }
+int lg_layer_is_tnode(const lg_layer *L) { return lg_kind_is_tnode(L->lin.kind); }
 
 int lg_net_first_without(const lg_net *net, unsigned flags)
 {

@@ -68,22 +68,18 @@ typedef struct lg_opdef {
 /* The entry of kind k; an entry named "unknown" with no flags for a kind out of range. */
 const lg_opdef *lg_op(lg_layer_kind k);
 /* 1 if kind k's entry has every flag of `flags`. */
-static inline int lg_op_is(lg_layer_kind k, unsigned flags) { return (lg_op(k)->flags & flags) == flags; }
+int lg_op_is(lg_layer_kind k, unsigned flags);
 /* A layer's entry: a node's (a node is its layer's only term, lg_net_validate, so term 0 is
  * the whole node), or for a term sum the entry of term 0's linear kind (flags LG_OPF_LINEAR:
  * then every term is read through lg_layer_lin). Stages dispatch on the layer through these
- * rather than read term 0's kind behind the union. */
-static inline const lg_opdef *lg_layer_op(const lg_layer *L) { return lg_op(L->lin.kind); }
-static inline int lg_layer_is(const lg_layer *L, unsigned flags) { return lg_op_is(L->lin.kind, flags); }
+ * rather than compare term 0's kind (L->lin.kind) themselves. */
+const lg_opdef *lg_layer_op(const lg_layer *L);
+int lg_layer_is(const lg_layer *L, unsigned flags);
 /* 1 when L is a single term (a chain layer or a node): term 0 (L->lin) is its whole sum, so
  * code that reads L->lin's fields is complete only under this check. */
-static inline int lg_layer_single(const lg_layer *L) { return L->n_terms == 0; }
+int lg_layer_single(const lg_layer *L);
 /* Entries of term A's index tables (its entry's n_map), 0 for a kind without. */
-static inline size_t lg_linear_n_map(const lg_linear *A)
-{
-    const lg_opdef *op = lg_op(A->kind);
-    return op->n_map ? op->n_map(A) : 0;
-}
+size_t lg_linear_n_map(const lg_linear *A);
 /* Index of the first layer whose term 0 kind has none of the flags of `flags`
  * (e.g. LG_OPF_PWL: the first layer the encoders cannot take), or −1. */
 int lg_net_first_without(const lg_net *net, unsigned flags);

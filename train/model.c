@@ -37,6 +37,16 @@ static size_t lg_model_col_len(const lg_linear *A, size_t B)
     return (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw * (size_t)c->h_out * (size_t)c->w_out * B;
 }
 
+/* 1 when layer L's bias is one value per channel of its conv term 0 (the layout c_out × h_out·w_out). */
+static int lg_model_bias_per_channel(const lg_layer *L)
+{
+    const lg_conv *c = &lg_layer_lin(L, 0)->conv;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    for (size_t i = 0; i < (size_t)L->n_out; i++)
+        if (i % hw && L->b[i] != L->b[i - 1]) return 0;
+    return 1;
+}
+
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     if (lg_net_require_no_max(net, "training") != LG_OK) return LG_ERR_UNSUPPORTED;
@@ -75,7 +85,17 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             if (q > col) col = q;
             na += q; /* the term's own im2col, kept for the backward */
         }
-        np += L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.c_out : (size_t)L->n_out;
+        /* the bias: one per channel when term 0 (the layer's own module, whose bias it is) is a
+         * conv, which the model adds per channel whatever the further terms are: the net's bias
+         * must then be constant over each channel's positions, else it would be lost */
+        const lg_linear *A0 = lg_layer_lin(L, 0);
+        if (A0->kind == LG_LAYER_CONV2D && !lg_model_bias_per_channel(L)) {
+            lg_model_free(m);
+            return lg_fail(LG_ERR_UNSUPPORTED,
+                           "layer %d: its bias differs within a channel of its conv term 0; training keeps one bias "
+                           "per channel", k);
+        }
+        np += A0->kind == LG_LAYER_CONV2D ? (size_t)A0->conv.c_out : (size_t)L->n_out;
         na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 2u : 3u); /* z, (a), da */
         na += B * (size_t)L->n_out * lg_act_keep_count(L->act);
     }
@@ -417,28 +437,30 @@ void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B)
         for (size_t j = 0; j < no; j++) L->db[j / hw] += gy[(size_t)r * no + j];
 }
 
+/* One term's forward into z[B][n_out]: with bias (term 0, whose bias it is: one per channel when
+ * it is a conv) z = b + A·in, else z += A·in; a conv keeps its im2col in T->col for the backward. */
+static void lg_model_term_forward(lg_model *m, lg_mterm *T, const float *bias, const float *in, int B, float *z)
+{
+    size_t no = (size_t)T->n_out;
+    if (T->kind == LG_LAYER_CONV2D) {
+        lg_conv_forward_f(m, T, bias, in, B, z);
+        return;
+    }
+    if (bias) /* z = b (broadcast), then the term added: in[B][n_in]·Wᵀ or the index map's gather */
+        for (int r = 0; r < B; r++) memcpy(z + (size_t)r * no, bias, no * sizeof(float));
+    lg_model_linear(m, T, T->W, in, B, z, 1);
+}
+
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
 {
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
         size_t no = (size_t)L->n_out;
-        /* z[B][n_out] = b + Σ_t A_t·out(src_t) (DESIGN.md §1 "The network as a graph") */
-        if (L->kind == LG_LAYER_CONV2D) {
-            lg_conv_forward_f(m, &L->lin, L->b, lg_model_node(m, L->src), B, L->z);
-        } else {
-            /* z[B][n_out] = b (broadcast) + in[B][n_in] · Wᵀ (or the index map's gather) */
-            for (int r = 0; r < B; r++) memcpy(L->z + (size_t)r * no, L->b, no * sizeof(float));
-            if (L->kind == LG_LAYER_DENSE)
-                lg_sgemm(0, 1, B, L->n_out, L->n_in, 1.0f, lg_model_node(m, L->src), L->n_in, L->W, L->n_in, 1.0f,
-                         L->z, L->n_out);
-            else
-                lg_index_forward(&L->lin, lg_model_node(m, L->src), B, L->z, 1);
-        }
-        for (int t = 0; t < L->n_terms; t++) {
-            lg_mterm *T = &L->terms[t];
-            const float *in = lg_model_node(m, T->src);
-            if (T->kind == LG_LAYER_CONV2D) lg_conv_forward_f(m, T, NULL, in, B, L->z);
-            else lg_model_linear(m, T, T->W, in, B, L->z, 1);
+        /* z[B][n_out] = b + Σ_t A_t·out(src_t) (DESIGN.md §1 "The network as a graph"): term 0 writes
+         * z with the bias, the further terms add to it */
+        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
+            lg_mterm *T = lg_mlayer_term(L, t);
+            lg_model_term_forward(m, T, t == 0 ? L->b : NULL, lg_model_node(m, T->src), B, L->z);
         }
         lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
     }
@@ -523,27 +545,25 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
             memset(dz, 0, n * sizeof(float));
             lg_act_backward_kept(dz, &L->dlambda, L->da, L->keep, L->z, L->act, (float)L->lambda, n);
         }
-        if (L->kind == LG_LAYER_CONV2D) {
-            lg_conv_to_cb(&L->conv, dz, B, m->zt);
-            lg_conv_backward_f(m, &L->lin, L->src >= 0 ? m->layers[L->src].da : NULL, B,
-                               L->src >= 0 && set[L->src]);
-            /* db (one per channel) += Σ dz */
-            size_t N = (size_t)B * (size_t)L->conv.h_out * (size_t)L->conv.w_out;
-            for (int co = 0; co < L->conv.c_out; co++) {
-                const float *row = m->zt + (size_t)co * N;
+        /* db += Σ dz: one per channel when term 0 is a conv (summed in double), else per output */
+        if (L->lin.kind == LG_LAYER_CONV2D) {
+            size_t hw = (size_t)L->lin.conv.h_out * (size_t)L->lin.conv.w_out, no = (size_t)L->n_out;
+            for (int co = 0; co < L->lin.conv.c_out; co++) {
                 double s = 0.0;
-                for (size_t i = 0; i < N; i++) s += row[i];
+                for (int r = 0; r < B; r++) {
+                    const float *row = dz + (size_t)r * no + (size_t)co * hw;
+                    for (size_t i = 0; i < hw; i++) s += row[i];
+                }
                 L->db[co] += (float)s;
             }
-            if (L->src >= 0) set[L->src] = 1;
         } else {
             for (int r = 0; r < B; r++) {
                 const float *row = dz + (size_t)r * (size_t)L->n_out;
                 for (int j = 0; j < L->n_out; j++) L->db[j] += row[j];
             }
-            lg_model_term_backward(m, &L->lin, dz, B, set);
         }
-        for (int t = 0; t < L->n_terms; t++) lg_model_term_backward(m, &L->terms[t], dz, B, set);
+        /* every term's share, term 0 first (the order the sources' gradients are written, then added) */
+        for (int t = 0; t < lg_mlayer_n_lin(L); t++) lg_model_term_backward(m, lg_mlayer_term(L, t), dz, B, set);
     }
     /* a learned parameter p (the table's has_param): ∂L/∂s = ∂L/∂p · σ(s/t)/t when
      * p = 1 + softplus(s/t) (lgelu λ, swish β), ∂L/∂s = ∂L/∂p when p = s (prelu a) */
@@ -585,9 +605,9 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     for (int k = 0; k < m->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         lg_mlayer *M = &m->layers[k];
-        if (L->n_in != M->n_in || L->n_out != M->n_out)
-            return lg_fail(LG_ERR_ARG, "layer %d: network is %dx%d, model %dx%d", k, L->n_out, L->n_in, M->n_out,
-                           M->n_in);
+        /* the layer's width here; every term's kind, width in and source in the loop below */
+        if (L->n_out != M->n_out)
+            return lg_fail(LG_ERR_ARG, "layer %d: network has %d outputs, model %d", k, L->n_out, M->n_out);
         if (L->n_terms != M->n_terms)
             return lg_fail(LG_ERR_ARG, "layer %d: network has %d terms, model %d", k, lg_layer_n_lin(L),
                            lg_mlayer_n_lin(M));

@@ -25,3 +25,5 @@ const lg_vopdef *lg_vop(lg_layer_kind k)
 {
     return (unsigned)k < LG_LAYER_KIND_COUNT && lg_vops[k].interval ? &lg_vops[k] : NULL;
 }
+
+const lg_vopdef *lg_layer_vop(const lg_layer *L) { return lg_vop(L->lin.kind); }

@@ -69,7 +69,7 @@ typedef struct lg_vopdef {
 /* The entry of node kind k, or NULL for a linear term kind. */
 const lg_vopdef *lg_vop(lg_layer_kind k);
 /* The entry of layer L when it is a node (its only term; core/op.h lg_layer_op), else NULL. */
-static inline const lg_vopdef *lg_layer_vop(const lg_layer *L) { return lg_vop(L->lin.kind); }
+const lg_vopdef *lg_layer_vop(const lg_layer *L);
 
 /* Max-pool's entries (verify/opstage_max.c). */
 void lg_bounds_max_node(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
