@@ -61,10 +61,10 @@ lg_status lg_dev_check_pair(const lg_net *rn, const lg_net *ref)
         return lg_fail(LG_ERR_ARG, "the ReLU net has %d layers but the reference net %d", rn->n_layers, ref->n_layers);
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *A = &rn->layers[k], *B = &ref->layers[k];
-        if (A->kind != B->kind || A->n_in != B->n_in || A->n_out != B->n_out ||
-            memcmp(&A->conv, &B->conv, sizeof A->conv) != 0)
+        if (A->lin.kind != B->lin.kind || A->lin.n_in != B->lin.n_in || A->n_out != B->n_out ||
+            memcmp(&A->lin.conv, &B->lin.conv, sizeof A->lin.conv) != 0)
             return lg_fail(LG_ERR_ARG, "layer %d: shapes differ (ReLU net %dx%d, reference net %dx%d)", k, A->n_out,
-                           A->n_in, B->n_out, B->n_in);
+                           A->lin.n_in, B->n_out, B->lin.n_in);
         if (A->n_terms != B->n_terms)
             return lg_fail(LG_ERR_ARG, "layer %d: the ReLU net sums %d terms, the reference net %d", k,
                            lg_layer_n_lin(A), lg_layer_n_lin(B));
@@ -147,9 +147,9 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     size_t nt = 0; /* Transformer nodes' scratch (lg_dev_tnode) */
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
-        if (!lg_kind_is_tnode(L->kind)) continue;
-        size_t g = L->kind == LG_LAYER_BILINEAR ? 1 : (size_t)L->op.group;
-        size_t need = 3 * (size_t)L->n_in + 3 * (size_t)(L->kind == LG_LAYER_BILINEAR ? L->op.n_in_b : 0) +
+        if (!lg_kind_is_tnode(L->lin.kind)) continue;
+        size_t g = L->lin.kind == LG_LAYER_BILINEAR ? 1 : (size_t)L->lin.op.group;
+        size_t need = 3 * (size_t)L->lin.n_in + 3 * (size_t)(L->lin.kind == LG_LAYER_BILINEAR ? L->lin.op.n_in_b : 0) +
                       6 * (size_t)L->n_out + LG_DEVTF_NODE_WORK(g);
         if (need > nt) nt = need;
     }
@@ -283,9 +283,9 @@ static void lg_dev_tnode(lg_dev *d, int k, int m, const lg_dev_ext *x, unsigned 
 {
     const lg_net *rn = d->relu_net;
     const lg_layer *L = &rn->layers[k];
-    const int two = L->kind == LG_LAYER_BILINEAR, no = L->n_out;
-    const int sa = L->src, sb = two ? L->op.src_b : sa;
-    const int na = L->n_in, nb = two ? L->op.n_in_b : 0;
+    const int two = L->lin.kind == LG_LAYER_BILINEAR, no = L->n_out;
+    const int sa = L->lin.src, sb = two ? L->lin.op.src_b : sa;
+    const int na = L->lin.n_in, nb = two ? L->lin.op.n_in_b : 0;
     const size_t tot = d->n_neurons;
     /* both nets computed every source bit for bit: they compute this node bit for bit too */
     const int ez = d->flag[sa + 1] && d->flag[sb + 1];
@@ -401,7 +401,7 @@ static lg_status lg_dev_forward(lg_dev *d, const double *lo, const double *hi, i
 
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
-        if (lg_kind_is_tnode(L->kind)) {
+        if (lg_kind_is_tnode(L->lin.kind)) {
             int any_e;
             lg_dev_tnode(d, k, m, x, blown, off, &any_e);
             e_zero[k + 1] = !any_e;
@@ -588,7 +588,7 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
         R = lg_dev_bk(d, 1, k);
         /* one term: the radius takes its product's rounding in place (below) */
         const int one = lg_layer_n_lin(L) == 1;
-        const double g1 = one && L->src >= first_gap ? lg_dev_gamma(d->n_back[L->src]) : 0.0;
+        const double g1 = one && L->lin.src >= first_gap ? lg_dev_gamma(d->n_back[L->lin.src]) : 0.0;
         for (size_t q = 0; q < rows; q++) {
             const size_t b = (size_t)b0 + q / (size_t)no;
             const double *t = d->slack + b * tot + off;
@@ -608,7 +608,7 @@ static void lg_dev_backward(lg_dev *d, int b0, int mb, int first_gap, double *B)
             }
         }
         if (k == first_gap) break;
-        if (lg_kind_is_tnode(L->kind)) continue; /* δ_k = τ_k: nothing passes to its sources */
+        if (lg_kind_is_tnode(L->lin.kind)) continue; /* δ_k = τ_k: nothing passes to its sources */
         /* Λ_src ← Λ_src + Λ·A_t: [rows][n]·[n][n_in] for every term whose source may deviate */
         for (int tt = 0; tt < lg_layer_n_lin(L); tt++) {
             const lg_linear *A = lg_layer_lin(L, tt);
@@ -688,7 +688,7 @@ static lg_status lg_dev_symbolic(lg_dev *d, int first_gap, double *E)
         double *C = store + coff[k], *R = Rall + voff, *Mg = Mall + voff;
         memset(C, 0, (m0 + no) * no * sizeof *C);
         int any = 0; /* some source may deviate */
-        for (int t = 0; t < lg_layer_n_lin(L) && !lg_kind_is_tnode(L->kind); t++) { /* a node: δ = ν (below) */
+        for (int t = 0; t < lg_layer_n_lin(L) && !lg_kind_is_tnode(L->lin.kind); t++) { /* a node: δ = ν (below) */
             const lg_linear *A = lg_layer_lin(L, t);
             if (A->src < first_gap) continue; /* the input or a node before the first gap: δ = 0 */
             size_t ms = sym0[A->src] + (size_t)rn->layers[A->src].n_out;
@@ -901,13 +901,13 @@ lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double 
 static void lg_dev_noise_tnode(const lg_net *net, int k, const double *zm, double *xi, double *amag)
 {
     const lg_layer *L = &net->layers[k];
-    const size_t sa = lg_net_node_offset(net, L->src), ko = lg_net_node_offset(net, k);
+    const size_t sa = lg_net_node_offset(net, L->lin.src), ko = lg_net_node_offset(net, k);
     double *xo = xi + ko, *mo = amag + ko;
     const double *xa = xi + sa, *ma = amag + sa;
-    if (L->kind == LG_LAYER_BILINEAR) {
-        const size_t sb = lg_net_node_offset(net, L->op.src_b), K = (size_t)L->op.K;
+    if (L->lin.kind == LG_LAYER_BILINEAR) {
+        const size_t sb = lg_net_node_offset(net, L->lin.op.src_b), K = (size_t)L->lin.op.K;
         const double *xb = xi + sb, *mb = amag + sb;
-        const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+        const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
         for (size_t o = 0; o < (size_t)L->n_out; o++) {
             double p = 0.0, mass = 0.0;
             for (size_t q = o * K; q < (o + 1) * K; q++) {
@@ -919,7 +919,7 @@ static void lg_dev_noise_tnode(const lg_net *net, int k, const double *zm, doubl
             xo[o] = (p * (1.0 + g) + lg_devtf_round_product((int)K, mass * (1.0 + g))) * (1.0 + LG_DEV_EPS);
         }
     } else {
-        const int g = L->op.group;
+        const int g = L->lin.op.group;
         for (int s = 0; s < L->n_out; s += g) {
             double mx = 0.0, mm = 0.0;
             for (int i = s; i < s + g; i++) { /* NaN propagates (fmax would drop it) */
@@ -928,11 +928,11 @@ static void lg_dev_noise_tnode(const lg_net *net, int k, const double *zm, doubl
             }
             if (mx != mx || mm != mm) mx = mm = INFINITY;
             for (int i = s; i < s + g; i++)
-                xo[i] = (L->kind == LG_LAYER_SOFTMAX
+                xo[i] = (L->lin.kind == LG_LAYER_SOFTMAX
                              ? 0.5 * mx + lg_devtf_round_softmax(g)
-                             : lg_devtf_lip_layernorm(g, L->op.eps, L->W[i - s]) * mx * (1.0 + LG_DEV_EPS) +
-                                   lg_devtf_round_layernorm(g, mm, lg_devtf_ln_rmax(g, NULL, NULL, L->op.eps, mm), L->W[i - s],
-                                                            L->W[g + i - s])) *
+                             : lg_devtf_lip_layernorm(g, L->lin.op.eps, L->lin.W[i - s]) * mx * (1.0 + LG_DEV_EPS) +
+                                   lg_devtf_round_layernorm(g, mm, lg_devtf_ln_rmax(g, NULL, NULL, L->lin.op.eps, mm), L->lin.W[i - s],
+                                                            L->lin.W[g + i - s])) *
                         (1.0 + LG_DEV_EPS);
         }
     }
@@ -963,7 +963,7 @@ lg_status lg_dev_noise(const lg_net *net, const double *lo, const double *hi, do
     size_t at = 0; /* tau index */
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (lg_kind_is_tnode(L->kind)) {
+        if (lg_kind_is_tnode(L->lin.kind)) {
             lg_dev_noise_tnode(net, k, zmag[k], xi, amag);
             /* no noise input: tau holds ξ, |computed − D's value| of the node's outputs */
             const double *xk = xi + lg_net_node_offset(net, k);

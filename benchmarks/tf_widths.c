@@ -91,7 +91,7 @@ int main(int argc, char **argv)
             const lg_layer *L = &net.layers[k];
             size_t off = lg_net_node_offset(&net, k);
             for (int o = 0; o < L->n_out; o++) {
-                double z = lg_kind_is_tnode(L->kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
+                double z = lg_kind_is_tnode(L->lin.kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
                 smin[off + (size_t)o] = fmin(smin[off + (size_t)o], z);
                 smax[off + (size_t)o] = fmax(smax[off + (size_t)o], z);
             }
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < net.n_layers; k++) {
             const lg_layer *L = &net.layers[k];
             size_t off = lg_net_node_offset(&net, k);
-            const double *a = lg_kind_is_tnode(L->kind) ? vals : pre, *a0 = lg_kind_is_tnode(L->kind) ? v0 : p0;
+            const double *a = lg_kind_is_tnode(L->lin.kind) ? vals : pre, *a0 = lg_kind_is_tnode(L->lin.kind) ? v0 : p0;
             for (int o = 0; o < L->n_out; o++)
                 lin[off + (size_t)o] += fabs(a[off + (size_t)o] - a0[off + (size_t)o]) / h * (hi[i] - lo[i]);
         }
@@ -135,15 +135,15 @@ int main(int argc, char **argv)
         bw /= L->n_out;
         sw /= L->n_out;
         lw /= L->n_out;
-        printf("%-4d %-10s %-9s %6d %12.4g %12.4g %9.3g %12.4g %9.3g %8d\n", k, lg_kind_name(L->kind),
+        printf("%-4d %-10s %-9s %6d %12.4g %12.4g %9.3g %12.4g %9.3g %8d\n", k, lg_kind_name(L->lin.kind),
                lg_act_name(L->act), L->n_out, bw, sw, sw > 0 ? bw / sw : 0.0, lw, lw > 0 ? bw / lw : 0.0,
                lg_bounds_unstable(&b, &net, k));
     }
     if (getenv("TFW_GROUPS")) {
         int k = atoi(getenv("TFW_GROUPS"));
         const lg_layer *L = &net.layers[k];
-        int gs = L->op.group > 0 ? L->op.group : 1;
-        size_t off = lg_net_node_offset(&net, k), soff = lg_net_node_offset(&net, L->src);
+        int gs = L->lin.op.group > 0 ? L->lin.op.group : 1;
+        size_t off = lg_net_node_offset(&net, k), soff = lg_net_node_offset(&net, L->lin.src);
         for (int i = 0; i < n; i++) x[i] = c[i];
         lg_net_forward_nodes(&net, x, vals, pre);
         for (int G = 0; G < L->n_out / gs; G++) {
@@ -152,22 +152,22 @@ int main(int argc, char **argv)
                 int o = G * gs + j;
                 bw += b.hi[k][o] - b.lo[k][o];
                 sw += smax[off + (size_t)o] - smin[off + (size_t)o];
-                iw += L->src >= 0 ? b.hi[L->src][o] - b.lo[L->src][o] : 0;
+                iw += L->lin.src >= 0 ? b.hi[L->lin.src][o] - b.lo[L->lin.src][o] : 0;
                 mu += vals[soff + (size_t)o];
             }
             mu /= gs;
             for (int j = 0; j < gs; j++) v += (vals[soff + (size_t)(G * gs + j)] - mu) * (vals[soff + (size_t)(G * gs + j)] - mu);
-            if (L->kind == LG_LAYER_LAYERNORM || L->kind == LG_LAYER_SOFTMAX) {
+            if (L->lin.kind == LG_LAYER_LAYERNORM || L->lin.kind == LG_LAYER_SOFTMAX) {
                 static double ll[64], uu[64], lw[4096], uw[4096], lc[64], uc[64];
                 static lg_dv wk[LG_SOFTMAX_WORK(64) + LG_LAYERNORM_WORK(64)];
                 for (int j = 0; j < gs; j++) {
-                    lg_bounds_post(&net.layers[L->src], b.lo[L->src][G * gs + j], b.hi[L->src][G * gs + j], &ll[j], &uu[j]);
+                    lg_bounds_post(&net.layers[L->lin.src], b.lo[L->lin.src][G * gs + j], b.hi[L->lin.src][G * gs + j], &ll[j], &uu[j]);
                 }
-                if (L->kind == LG_LAYER_LAYERNORM) {
+                if (L->lin.kind == LG_LAYER_LAYERNORM) {
                     lg_ln_region reg;
                     lg_ln_region_of(&b, &net, k, G, &reg);
                     const double *clo = reg.clo, *chi = reg.chi;
-                    lg_relax_layernorm_ex((size_t)gs, ll, uu, &reg, L->op.eps, L->W, L->W + gs, NULL, lw, lc, uw, uc,
+                    lg_relax_layernorm_ex((size_t)gs, ll, uu, &reg, L->lin.op.eps, L->lin.W, L->lin.W + gs, NULL, lw, lc, uw, uc,
                                           NULL, wk);
                     double cw = 0;
                     for (int j = 0; clo && j < gs; j++) cw += chi[j] - clo[j];

@@ -60,8 +60,8 @@ static void lg_tn_scr_clear(lg_tn_scr *s)
 /* out_o = Σ_k [a_ia]·[b_ib], summed outward. */
 static void lg_enclose_product(const lg_layer *L, const lg_iv *a, const lg_iv *b, lg_iv *z, lg_tn_scr *s)
 {
-    size_t K = (size_t)L->op.K;
-    const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+    size_t K = (size_t)L->lin.op.K;
+    const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
     for (size_t o = 0; o < (size_t)L->n_out; o++) {
         mpfr_set_zero(z[o].lo, 1);
         mpfr_set_zero(z[o].hi, 1);
@@ -78,7 +78,7 @@ static void lg_enclose_product(const lg_layer *L, const lg_iv *a, const lg_iv *b
  * E_o.hi/(E_o.hi + Σ_{i≠o} E_i.lo)], clamped to [0, 1]. */
 static void lg_enclose_softmax(const lg_layer *L, const lg_iv *x, lg_iv *z, lg_tn_scr *s)
 {
-    int g = L->op.group;
+    int g = L->lin.op.group;
     mpfr_ptr c = s->t[0], slo = s->t[1], shi = s->t[2], d = s->t[3];
     for (int st = 0; st < L->n_out; st += g) {
         mpfr_set(c, x[st].lo, MPFR_RNDN);
@@ -136,10 +136,10 @@ static void lg_iv_sqr(lg_iv *r, const lg_iv *a, mpfr_t t)
  * r = 1/√(σ² + ε) (decreasing: ends swapped), out_i = gamma_i·(c_i·r) + beta_i. */
 static int lg_enclose_layernorm(const lg_layer *L, const lg_iv *x, lg_iv *z, lg_tn_scr *s)
 {
-    int g = L->op.group;
-    const double *gamma = L->W, *beta = L->W + g;
+    int g = L->lin.op.group;
+    const double *gamma = L->lin.W, *beta = L->lin.W + g;
     for (int i = 0; i < 2 * g; i++)
-        if (!isfinite(L->W[i])) return -2;
+        if (!isfinite(L->lin.W[i])) return -2;
     for (int st = 0; st < L->n_out; st += g) {
         mpfr_set_zero(s->m.lo, 1);
         mpfr_set_zero(s->m.hi, 1);
@@ -161,8 +161,8 @@ static int lg_enclose_layernorm(const lg_layer *L, const lg_iv *x, lg_iv *z, lg_
         }
         mpfr_div_ui(s->var.lo, s->var.lo, (unsigned long)g, MPFR_RNDD);
         mpfr_div_ui(s->var.hi, s->var.hi, (unsigned long)g, MPFR_RNDU);
-        mpfr_add_d(s->var.lo, s->var.lo, L->op.eps, MPFR_RNDD);
-        mpfr_add_d(s->var.hi, s->var.hi, L->op.eps, MPFR_RNDU);
+        mpfr_add_d(s->var.lo, s->var.lo, L->lin.op.eps, MPFR_RNDD);
+        mpfr_add_d(s->var.hi, s->var.hi, L->lin.op.eps, MPFR_RNDU);
         if (!(mpfr_sgn(s->var.lo) > 0)) return -2; /* ε > 0 keeps it positive: only NaN lands here */
         mpfr_rec_sqrt(s->r.lo, s->var.hi, MPFR_RNDD);
         mpfr_rec_sqrt(s->r.hi, s->var.lo, MPFR_RNDU);
@@ -181,13 +181,13 @@ int lg_enclose_tnode(const lg_net *net, const lg_layer *L, struct lg_iv *v, cons
     (void)w;
     int k = (int)(L - net->layers);
     lg_iv *z = v + off[k + 1];
-    const lg_iv *x = v + off[L->src + 1];
+    const lg_iv *x = v + off[L->lin.src + 1];
     lg_tn_scr s;
-    if (lg_tn_scr_init(&s, L->kind == LG_LAYER_BILINEAR ? 0 : L->op.group)) return -3;
+    if (lg_tn_scr_init(&s, L->lin.kind == LG_LAYER_BILINEAR ? 0 : L->lin.op.group)) return -3;
     int rc = 0;
-    if (L->kind == LG_LAYER_BILINEAR)
-        lg_enclose_product(L, x, v + off[L->op.src_b + 1], z, &s);
-    else if (L->kind == LG_LAYER_SOFTMAX)
+    if (L->lin.kind == LG_LAYER_BILINEAR)
+        lg_enclose_product(L, x, v + off[L->lin.op.src_b + 1], z, &s);
+    else if (L->lin.kind == LG_LAYER_SOFTMAX)
         lg_enclose_softmax(L, x, z, &s);
     else
         rc = lg_enclose_layernorm(L, x, z, &s);

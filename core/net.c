@@ -300,7 +300,7 @@ int lg_net_is_chain(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->n_terms != 0 || L->src != k - 1 || (L->kind != LG_LAYER_DENSE && L->kind != LG_LAYER_CONV2D))
+        if (L->n_terms != 0 || L->lin.src != k - 1 || (L->lin.kind != LG_LAYER_DENSE && L->lin.kind != LG_LAYER_CONV2D))
             return 0;
     }
     return 1;
@@ -326,7 +326,7 @@ size_t lg_net_node_offset(const lg_net *net, int node)
  * iy = oy·sh − ph + ky (terms outside the input are the zero padding). */
 void lg_conv_forward(const lg_layer *L, const double *x, double *out)
 {
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &L->lin.conv;
     size_t hw_in = (size_t)c->h_in * (size_t)c->w_in;
     for (int co = 0; co < c->c_out; co++)
         for (int oy = 0; oy < c->h_out; oy++)
@@ -334,7 +334,7 @@ void lg_conv_forward(const lg_layer *L, const double *x, double *out)
                 size_t o = ((size_t)co * (size_t)c->h_out + (size_t)oy) * (size_t)c->w_out + (size_t)ox;
                 double s = L->b[o];
                 for (int ci = 0; ci < c->c_in; ci++) {
-                    const double *Wk = L->W + ((size_t)co * (size_t)c->c_in + (size_t)ci) * (size_t)c->kh * (size_t)c->kw;
+                    const double *Wk = L->lin.W + ((size_t)co * (size_t)c->c_in + (size_t)ci) * (size_t)c->kh * (size_t)c->kw;
                     const double *xc = x + (size_t)ci * hw_in;
                     for (int ky = 0; ky < c->kh; ky++) {
                         int iy = oy * c->sh - c->ph + ky;
@@ -511,7 +511,7 @@ void lg_net_forward(const lg_net *net, const double *x, double *y, double *scrat
     lg_net_normalise(net, x, a, 1);
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind == LG_LAYER_CONV2D) {
+        if (L->lin.kind == LG_LAYER_CONV2D) {
             lg_conv_forward(L, a, z);
             for (int o = 0; o < L->n_out; o++) z[o] = lg_act_eval(L->act, z[o], L->lambda);
             double *t = a;
@@ -520,9 +520,9 @@ void lg_net_forward(const lg_net *net, const double *x, double *y, double *scrat
             continue;
         }
         for (int o = 0; o < L->n_out; o++) {
-            const double *Wr = L->W + (size_t)o * (size_t)L->n_in;
+            const double *Wr = L->lin.W + (size_t)o * (size_t)L->lin.n_in;
             double s = L->b[o];
-            for (int i = 0; i < L->n_in; i++) s += Wr[i] * a[i];
+            for (int i = 0; i < L->lin.n_in; i++) s += Wr[i] * a[i];
             z[o] = lg_act_eval(L->act, s, L->lambda);
         }
         double *t = a;
@@ -569,8 +569,8 @@ lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, si
     }
     size_t w = (size_t)lg_net_max_width(net), ncol = 1;
     for (int k = 0; k < net->n_layers; k++) {
-        const lg_conv *c = &net->layers[k].conv;
-        if (net->layers[k].kind != LG_LAYER_CONV2D) continue;
+        const lg_conv *c = &net->layers[k].lin.conv;
+        if (net->layers[k].lin.kind != LG_LAYER_CONV2D) continue;
         size_t q = (size_t)c->c_in * c->kh * c->kw * (size_t)c->h_out * c->w_out;
         if (q > ncol) ncol = q;
     }
@@ -585,21 +585,21 @@ lg_status lg_net_forward_batch(const lg_net *net, const double *X, double *Y, si
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         size_t no = (size_t)L->n_out;
-        if (L->kind == LG_LAYER_CONV2D) {
+        if (L->lin.kind == LG_LAYER_CONV2D) {
             /* per image: z[c_out][hw] = b + kernel[c_out][K] · im2col(a)[K][hw] (one dgemm) */
-            const lg_conv *c = &L->conv;
+            const lg_conv *c = &L->lin.conv;
             int K = c->c_in * c->kh * c->kw, hw = c->h_out * c->w_out;
             for (size_t r = 0; r < n; r++) {
-                lg_conv_im2col(c, a + r * (size_t)L->n_in, col);
+                lg_conv_im2col(c, a + r * (size_t)L->lin.n_in, col);
                 memcpy(z + r * no, L->b, no * sizeof *z);
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->c_out, hw, K, 1.0, L->W, K, col, hw, 1.0,
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->c_out, hw, K, 1.0, L->lin.W, K, col, hw, 1.0,
                             z + r * no, hw);
             }
         } else {
             /* z[n][n_out] = b (broadcast), then z += a[n][n_in] · Wᵀ */
             for (size_t r = 0; r < n; r++) memcpy(z + r * no, L->b, no * sizeof *z);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, L->n_out, L->n_in, 1.0, a, L->n_in, L->W,
-                        L->n_in, 1.0, z, L->n_out);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, L->n_out, L->lin.n_in, 1.0, a, L->lin.n_in, L->lin.W,
+                        L->lin.n_in, 1.0, z, L->n_out);
         }
         for (size_t i = 0; i < n * no; i++) z[i] = lg_act_eval(L->act, z[i], L->lambda);
         double *t = a;

@@ -115,17 +115,17 @@ lg_status lg_netfile_write(const lg_net *net, const char *path)
     lg_put_f64(&w, net->t);
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        lg_put_u32(&w, (uint32_t)L->kind);
-        lg_put_u32(&w, (uint32_t)L->n_in);
+        lg_put_u32(&w, (uint32_t)L->lin.kind);
+        lg_put_u32(&w, (uint32_t)L->lin.n_in);
         lg_put_u32(&w, (uint32_t)L->n_out);
         lg_put_u32(&w, (uint32_t)L->act);
         lg_put_f64(&w, L->lambda);
         lg_put_f64(&w, L->s);
-        if (lg_layer_is(L, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &L->conv);
+        if (lg_layer_is(L, LG_OPF_CONV_GEOM)) lg_put_conv(&w, &L->lin.conv);
         const lg_nf_node *nf = lg_nf_node_of(L->lin.kind); /* a node's fields (its only term) */
         if (nf->put) nf->put(&w, &L->lin);
         if (!graph) continue;
-        lg_put_u32(&w, (uint32_t)(int32_t)L->src);
+        lg_put_u32(&w, (uint32_t)(int32_t)L->lin.src);
         lg_put_u32(&w, (uint32_t)L->n_terms);
         for (int t = 0; t < L->n_terms; t++) {
             const lg_linear *A = &L->terms[t];

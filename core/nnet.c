@@ -159,7 +159,7 @@ lg_status lg_nnet_parse(lg_net *net, const char *text, size_t len, const char *n
         lg_layer *Lk = &net->layers[k];
         for (int o = 0; o < Lk->n_out; o++) {
             snprintf(what, sizeof what, "layer %d weight row %d", k + 1, o + 1);
-            if ((st = lg_nnet_numbers(&in, Lk->W + (size_t)o * (size_t)Lk->n_in, (size_t)Lk->n_in, what)) != LG_OK)
+            if ((st = lg_nnet_numbers(&in, Lk->lin.W + (size_t)o * (size_t)Lk->lin.n_in, (size_t)Lk->lin.n_in, what)) != LG_OK)
                 goto done;
         }
         for (int o = 0; o < Lk->n_out; o++) {
@@ -174,7 +174,7 @@ lg_status lg_nnet_parse(lg_net *net, const char *text, size_t len, const char *n
     if (denorm) {
         lg_layer *D = &net->layers[L];
         for (int o = 0; o < n_out; o++) {
-            D->W[(size_t)o * (size_t)n_out + (size_t)o] = range[n_in];
+            D->lin.W[(size_t)o * (size_t)n_out + (size_t)o] = range[n_in];
             D->b[o] = mean[n_in];
         }
     }

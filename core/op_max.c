@@ -10,7 +10,7 @@
 int lg_net_has_max(const lg_net *net)
 {
     for (int k = 0; k < net->n_layers; k++)
-        if (net->layers[k].kind == LG_LAYER_MAX) return 1;
+        if (net->layers[k].lin.kind == LG_LAYER_MAX) return 1;
     return 0;
 }
 

@@ -9,8 +9,8 @@
 int lg_max_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off, struct lg_iv_work *w)
 {
     (void)w;
-    const lg_conv *c = &L->conv;
-    const lg_iv *in = v + off[L->src + 1];
+    const lg_conv *c = &L->lin.conv;
+    const lg_iv *in = v + off[L->lin.src + 1];
     lg_iv *z = v + off[(L - net->layers) + 1];
     for (int o = 0; o < L->n_out; o++) {
         lg_window wb = lg_max_window_box(c, o);

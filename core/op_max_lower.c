@@ -85,7 +85,7 @@ oom:
 static int lg_max_span(const lg_net *net, int k, int *idx)
 {
     const lg_layer *L = &net->layers[k];
-    if (L->kind != LG_LAYER_MAX) return 1;
+    if (L->lin.kind != LG_LAYER_MAX) return 1;
     int K = lg_max_kmax(&L->lin, idx), n = 0;
     if (K == 1) return 1;
     for (int v = K; v > 1; v = (v + 1) / 2) n++;
@@ -99,8 +99,8 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
     if (lg_net_require_no_tnode(src, "the exact ReLU form of max-pool nodes") != LG_OK) return LG_ERR_UNSUPPORTED;
     int kcap = 1;
     for (int k = 0; k < src->n_layers; k++)
-        if (src->layers[k].kind == LG_LAYER_MAX && src->layers[k].conv.kh * src->layers[k].conv.kw > kcap)
-            kcap = src->layers[k].conv.kh * src->layers[k].conv.kw;
+        if (src->layers[k].lin.kind == LG_LAYER_MAX && src->layers[k].lin.conv.kh * src->layers[k].lin.conv.kw > kcap)
+            kcap = src->layers[k].lin.conv.kh * src->layers[k].lin.conv.kw;
     int *idx = malloc((size_t)kcap * sizeof *idx), *newi = malloc((size_t)src->n_layers * sizeof *newi);
     lg_layer_spec *sp = NULL;
     lg_linear *tm = NULL;
@@ -127,8 +127,8 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
     for (int k = 0; k < src->n_layers; k++) {
         const lg_layer *S = &src->layers[k];
         int span = lg_max_span(src, k, idx);
-        int srcn = S->src < 0 ? S->src : newi[S->src];
-        if (S->kind != LG_LAYER_MAX || span == 1) {
+        int srcn = S->lin.src < 0 ? S->lin.src : newi[S->lin.src];
+        if (S->lin.kind != LG_LAYER_MAX || span == 1) {
             sp[q] = (lg_layer_spec){S->n_out, S->act, lg_layer_n_lin(S), tp};
             for (int t = 0; t < lg_layer_n_lin(S); t++) {
                 *tp = *lg_layer_lin(S, t);
@@ -142,11 +142,11 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
             q++;
             continue;
         }
-        const lg_conv *c = &S->conv;
+        const lg_conv *c = &S->lin.conv;
         int K = lg_max_kmax(&S->lin, idx), C = c->c_in, ho = c->h_out, wo = c->w_out, nlev = span - 2;
-        int per = !any_sign && S->src >= 0 && src->layers[S->src].act == LG_ACT_RELU ? 2 : 3;
+        int per = !any_sign && S->lin.src >= 0 && src->layers[S->lin.src].act == LG_ACT_RELU ? 2 : 3;
         /* the gather: channel c·K + p, position (oy, ox) */
-        *tp = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = S->n_in, .src = srcn};
+        *tp = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = S->lin.n_in, .src = srcn};
         sp[q++] = (lg_layer_spec){C * K * ho * wo, LG_ACT_IDENTITY, 1, tp++};
         /* neurons per level, as lg_max_levels counts them */
         int nv = K, J = K;
@@ -168,7 +168,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
     for (int k = 0; k < src->n_layers; k++) {
         const lg_layer *S = &src->layers[k];
         int span = lg_max_span(src, k, idx), first = newi[k] - span + 1;
-        if (S->kind != LG_LAYER_MAX || span == 1) {
+        if (S->lin.kind != LG_LAYER_MAX || span == 1) {
             lg_layer *D = &dst->layers[newi[k]];
             lg_layer_copy_act_bias(D, S);
             for (int t = 0; t < lg_layer_n_lin(S); t++) {
@@ -186,10 +186,10 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
             }
             continue;
         }
-        const lg_conv *c = &S->conv;
+        const lg_conv *c = &S->lin.conv;
         int K = lg_max_kmax(&S->lin, idx), C = c->c_in, hw = c->h_out * c->w_out, nlev = span - 2;
-        int per = !any_sign && S->src >= 0 && src->layers[S->src].act == LG_ACT_RELU ? 2 : 3;
-        int *map = dst->layers[first].map;
+        int per = !any_sign && S->lin.src >= 0 && src->layers[S->lin.src].act == LG_ACT_RELU ? 2 : 3;
+        int *map = dst->layers[first].lin.map;
         for (int o = 0; o < S->n_out; o++) {
             int n = lg_max_window(c, o, idx), ch = o / hw, pos = o % hw;
             for (int p = 0; p < K; p++) map[(size_t)(ch * K + p) * (size_t)hw + (size_t)pos] = idx[p < n ? p : 0];
@@ -199,7 +199,7 @@ lg_status lg_net_lower_max(lg_net *dst, const lg_net *src, int any_sign)
         if (lg_max_levels(K, per, &lv, &Jl, &fin) != nlev) goto oom_built;
         for (int l = 0; l <= nlev; l++) {
             int Ji = Jl[l], Jo = l < nlev ? Jl[l + 1] : 1;
-            double *Kc = dst->layers[first + 1 + l].W; /* [C·Jo][C·Ji][1][1], channel-diagonal blocks */
+            double *Kc = dst->layers[first + 1 + l].lin.W; /* [C·Jo][C·Ji][1][1], channel-diagonal blocks */
             for (int ch = 0; ch < C; ch++)
                 for (int jo = 0; jo < Jo; jo++)
                     for (int ji = 0; ji < Ji; ji++) {

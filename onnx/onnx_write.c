@@ -444,7 +444,7 @@ static int lg_ow_all_float(const lg_net *net)
             return 0;
     for (int k = 0; k < net->n_layers; k++)
         if ((lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) ||
-            (net->layers[k].kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].op.eps)))
+            (net->layers[k].lin.kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].lin.op.eps)))
             return 0;
     return 1;
 }
@@ -493,7 +493,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
                           (net->in_div && !lg_ow_float_ok(net->in_div[i]));
         for (int k = 0; k < L; k++)
             *n_rounded += (lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) +
-                          (net->layers[k].kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].op.eps));
+                          (net->layers[k].lin.kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].lin.op.eps));
     }
     size_t T = (size_t)net->n_terms + (size_t)L;
     w.opset = 13;
@@ -520,14 +520,14 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
     for (int k = 0; k < L; k++) {
         const lg_layer *Ly = &net->layers[k];
         int last = k == L - 1;
-        x = Ly->src < 0 ? x_in : outs[Ly->src];
+        x = Ly->lin.src < 0 ? x_in : outs[Ly->lin.src];
         if (lg_layer_is_tnode(Ly)) { /* identity activation, bias 0, the layer's only term */
-            const char *xb = lg_layer_is(Ly, LG_OPF_TWO_SRC) ? (Ly->op.src_b < 0 ? x_in : outs[Ly->op.src_b]) : NULL;
+            const char *xb = lg_layer_is(Ly, LG_OPF_TWO_SRC) ? (Ly->lin.op.src_b < 0 ? x_in : outs[Ly->lin.op.src_b]) : NULL;
             if (!(outs[k] = x = lg_ow_tnode(&w, Ly, k, x, xb, last ? "output" : lg_ow_str(&w, "L%d_a", k)))) goto oom;
             continue;
         }
-        if (Ly->kind == LG_LAYER_MAX) { /* Reshape, MaxPool, Flatten (identity activation, bias 0) */
-            const lg_conv *c = &Ly->conv;
+        if (Ly->lin.kind == LG_LAYER_MAX) { /* Reshape, MaxPool, Flatten (identity activation, bias 0) */
+            const lg_conv *c = &Ly->lin.conv;
             int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, ks[2] = {c->kh, c->kw}, sd[2] = {c->sh, c->sw};
             int64_t pads[4] = {c->ph, c->pw, c->ph, c->pw}, one = 1;
             const char *sn = lg_ow_tensor_i64(&w, lg_ow_str(&w, "L%d_shape", k), shape, 4);
@@ -543,11 +543,11 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
             outs[k] = x = z;
             continue;
         }
-        if (Ly->n_terms > 0 || Ly->kind == LG_LAYER_INDEX || Ly->kind == LG_LAYER_TOKMAP) {
+        if (Ly->n_terms > 0 || Ly->lin.kind == LG_LAYER_INDEX || Ly->lin.kind == LG_LAYER_TOKMAP) {
             /* a graph layer: its terms summed by Add (term 0 carries the bias), then the activation */
             const char *z = last && Ly->act == LG_ACT_IDENTITY && Ly->n_terms == 0 ? "output" : lg_ow_str(&w, "L%d_z", k);
             const char *zt = Ly->n_terms ? lg_ow_str(&w, "L%d_t0_z", k) : z;
-            if (Ly->kind == LG_LAYER_CONV2D) zt = lg_ow_conv(&w, Ly, k, x, zt);
+            if (Ly->lin.kind == LG_LAYER_CONV2D) zt = lg_ow_conv(&w, Ly, k, x, zt);
             else zt = lg_ow_term(&w, &Ly->lin, Ly->b, k, 0, x, zt);
             if (!zt) goto oom;
             for (int t = 1; t <= Ly->n_terms; t++) {
@@ -571,7 +571,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
                 meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
             continue;
         }
-        if (Ly->kind == LG_LAYER_CONV2D) {
+        if (Ly->lin.kind == LG_LAYER_CONV2D) {
             const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
             if (!lg_ow_conv(&w, Ly, k, x, z)) goto oom;
             x = last && Ly->act == LG_ACT_IDENTITY
@@ -583,8 +583,8 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
                 meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
             continue;
         }
-        int64_t wd[2] = {Ly->n_out, Ly->n_in}, bd = Ly->n_out;
-        const char *Wn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_W", k), Ly->W, (size_t)Ly->n_out * (size_t)Ly->n_in, wd, 2);
+        int64_t wd[2] = {Ly->n_out, Ly->lin.n_in}, bd = Ly->n_out;
+        const char *Wn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_W", k), Ly->lin.W, (size_t)Ly->n_out * (size_t)Ly->lin.n_in, wd, 2);
         const char *bn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_b", k), Ly->b, (size_t)Ly->n_out, &bd, 1);
         const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
         Onnx__NodeProto *g = lg_ow_node(&w, "Gemm", z, x, Wn, bn);

@@ -205,11 +205,11 @@ START_TEST(test_act_baseline_network_gradients)
         for (int k = 0; k < 3; k++) {
             lg_layer *L = &net.layers[k];
             lg_mlayer *M = &m.layers[k];
-            int nw = L->n_in * L->n_out;
+            int nw = L->lin.n_in * L->n_out;
             for (int i = 0; i < nw + L->n_out + 1; i += (i < nw ? 5 : 1)) {
                 double h = 1e-6, fd, got;
                 if (i < nw + L->n_out) {
-                    double *p = i < nw ? &L->W[i] : &L->b[i - nw], save = *p;
+                    double *p = i < nw ? &L->lin.W[i] : &L->b[i - nw], save = *p;
                     got = i < nw ? M->dW[i] : M->db[i - nw];
                     *p = save + h;
                     double lp = lg_loss(&net, X, lab, B);
@@ -490,7 +490,7 @@ START_TEST(test_act_baseline_bound_sound_random_nets)
     /* a single swish neuron: the bound is tight at the peak */
     lg_net ref, rn;
     ck_assert_int_eq(lg_net_init(&ref, 2, (int[]){1, 1, 1}, LG_ACT_SWISH), LG_OK);
-    ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[1].W[0] = 1.0;
+    ref.layers[0].lin.W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[1].lin.W[0] = 1.0;
     ref.layers[0].lambda = 40.0;
     ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
     lg_dev dev;

@@ -50,16 +50,16 @@ static void glpk_trap_init(glpk_trap *g)
     g->net.layers[1].act = LG_ACT_IDENTITY;
     g->lo = 0x1.86ap+16;
     g->hi = 0x1.86a00000a7c5bp+16;
-    g->net.layers[0].W[0] = -0x1.3a92a30553261p-6;
+    g->net.layers[0].lin.W[0] = -0x1.3a92a30553261p-6;
     g->net.layers[0].b[0] = 0x1.8e2000000338ap+16;
-    g->net.layers[0].W[1] = 0x1.8c7e28240b78p-7;
+    g->net.layers[0].lin.W[1] = 0x1.8c7e28240b78p-7;
     g->net.layers[0].b[1] = 0.0;
     g->pl0[0] = 0x1.869fffffffffdp+16;
     g->ph0[0] = 0x1.86a000000338dp+16;
     g->pl0[1] = 0x1.2e7fffffffffep+10;
     g->ph0[1] = 0x1.2e80000081ec6p+10;
-    g->net.layers[1].W[0] = 1.0;
-    g->net.layers[1].W[1] = 1.0;
+    g->net.layers[1].lin.W[0] = 1.0;
+    g->net.layers[1].lin.W[1] = 1.0;
     g->net.layers[1].b[0] = -0x1.8b59ffffffffdp+16;
     g->pl1 = -0x1.6819dd18a8b03p-35;
     g->ph1 = 0x1.503780cee8c54p-22;
@@ -123,7 +123,7 @@ static void net_scale(lg_net *net, double w)
     int dims[2] = {1, 1};
     ck_assert_int_eq(lg_net_init(net, 1, dims, LG_ACT_RELU), LG_OK);
     net->layers[0].act = LG_ACT_IDENTITY;
-    net->layers[0].W[0] = w;
+    net->layers[0].lin.W[0] = w;
     net->layers[0].b[0] = 0.0;
 }
 
@@ -249,8 +249,8 @@ START_TEST(test_backend_exact_paths_agree)
         ck_assert_int_eq(lg_net_init(&net, 3, dims, LG_ACT_RELU), LG_OK);
         lg_test_randomize(&net, &r, 1.0);
         for (int k = 0; k < 3; k++)
-            for (int j = 0; j < net.layers[k].n_out * net.layers[k].n_in; j++)
-                net.layers[k].W[j] *= pow(10.0, floor(12.0 * lg_rng_uniform(&r)) - 6.0);
+            for (int j = 0; j < net.layers[k].n_out * net.layers[k].lin.n_in; j++)
+                net.layers[k].lin.W[j] *= pow(10.0, floor(12.0 * lg_rng_uniform(&r)) - 6.0);
         double x[3], y[2], sc[16];
         for (int i = 0; i < 3; i++) x[i] = lg_rng_uniform(&r) - 0.5;
         lg_net_forward(&net, x, y, sc);
@@ -493,9 +493,9 @@ START_TEST(test_backend_overflow_unknown)
     const int dims[] = {1, 2, 2};
     lg_net net;
     ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
-    net.layers[0].W[0] = net.layers[0].W[1] = 1e308;
-    net.layers[1].W[0] = 10.0; /* y0 = 10·relu(1e308·x) > y1 = 9·relu(1e308·x): robust in the reals */
-    net.layers[1].W[3] = 9.0;
+    net.layers[0].lin.W[0] = net.layers[0].lin.W[1] = 1e308;
+    net.layers[1].lin.W[0] = 10.0; /* y0 = 10·relu(1e308·x) > y1 = 9·relu(1e308·x): robust in the reals */
+    net.layers[1].lin.W[3] = 9.0;
     const double x0 = 0.95;
     lg_prop p;
     ck_assert_int_eq(lg_prop_robustness(&p, &x0, 1, 0.05, 0.0, 1.0, 0, 2, 0.0), LG_OK);

@@ -319,9 +319,9 @@ START_TEST(test_backsub_subdomain_attack_finds_planted)
     int dims[3] = {2, 2, 1};
     ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
     double W0[4] = {1, 0, 0, 1}, b0[2] = {-0.8, 0}, W1[2] = {10, 0}, b1[1] = {-1};
-    memcpy(net.layers[0].W, W0, sizeof W0);
+    memcpy(net.layers[0].lin.W, W0, sizeof W0);
     memcpy(net.layers[0].b, b0, sizeof b0);
-    memcpy(net.layers[1].W, W1, sizeof W1);
+    memcpy(net.layers[1].lin.W, W1, sizeof W1);
     memcpy(net.layers[1].b, b1, sizeof b1);
     double lo[2] = {-1, -1}, hi[2] = {1, 1}, coef[1] = {-1};
     lg_lincon con = {coef, 0.0};

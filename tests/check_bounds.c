@@ -26,7 +26,7 @@ static void lg_tb_preact(const lg_net *net, const double *x, double *z)
         const lg_layer *L = &net->layers[k];
         for (int o = 0; o < L->n_out; o++) {
             double s = L->b[o];
-            for (int i = 0; i < L->n_in; i++) s += L->W[(size_t)o * (size_t)L->n_in + (size_t)i] * a[i];
+            for (int i = 0; i < L->lin.n_in; i++) s += L->lin.W[(size_t)o * (size_t)L->lin.n_in + (size_t)i] * a[i];
             *z++ = s;
             t[o] = L->act == LG_ACT_RELU ? fmax(s, 0.0) : s;
         }
@@ -198,9 +198,9 @@ START_TEST(test_bounds_margin_applied)
     lg_net net;
     ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
     net.layers[0].act = LG_ACT_IDENTITY;
-    net.layers[0].W[0] = 1.0;
-    net.layers[0].W[1] = -2.0;
-    net.layers[0].W[2] = 0.5;
+    net.layers[0].lin.W[0] = 1.0;
+    net.layers[0].lin.W[1] = -2.0;
+    net.layers[0].lin.W[2] = 0.5;
     net.layers[0].b[0] = 0.25;
     double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
     lg_bounds b;

@@ -109,9 +109,9 @@ static const char *lg_cli_tiny_net(void)
     ck_assert_int_eq(lg_net_init(&net, 2, dims, LG_ACT_RELU), LG_OK);
     double W0[6] = {1, -1, -1, 1, 1, 1}, b0[3] = {0, 0, -1};
     double W1[6] = {1, -1, 0, 0, 0, 0}, b1[2] = {0.1, 0};
-    memcpy(net.layers[0].W, W0, sizeof W0);
+    memcpy(net.layers[0].lin.W, W0, sizeof W0);
     memcpy(net.layers[0].b, b0, sizeof b0);
-    memcpy(net.layers[1].W, W1, sizeof W1);
+    memcpy(net.layers[1].lin.W, W1, sizeof W1);
     memcpy(net.layers[1].b, b1, sizeof b1);
     ck_assert_int_eq(lg_netfile_write(&net, path), LG_OK);
     lg_net_free(&net);

@@ -43,7 +43,7 @@ static void conv_net(lg_net *net, int c, int h, int w, const lg_conv *g1, const 
 /* Reference convolution: explicit zero-padded image, then the textbook sum. */
 static void ref_conv(const lg_layer *L, const double *x, double *out)
 {
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &L->lin.conv;
     int hp = c->h_in + 2 * c->ph, wp = c->w_in + 2 * c->pw;
     double *pad = calloc((size_t)c->c_in * (size_t)hp * (size_t)wp, sizeof *pad);
     ck_assert_ptr_nonnull(pad);
@@ -59,7 +59,7 @@ static void ref_conv(const lg_layer *L, const double *x, double *out)
                 for (int ci = 0; ci < c->c_in; ci++)
                     for (int ky = 0; ky < c->kh; ky++)
                         for (int kx = 0; kx < c->kw; kx++)
-                            s += L->W[(((size_t)co * c->c_in + ci) * c->kh + ky) * c->kw + kx] *
+                            s += L->lin.W[(((size_t)co * c->c_in + ci) * c->kh + ky) * c->kw + kx] *
                                  pad[((size_t)ci * hp + oy * c->sh + ky) * wp + ox * c->sw + kx];
                 out[o] = s;
             }
@@ -110,8 +110,8 @@ START_TEST(test_conv_forward_reference)
         /* a dense entry is a kernel weight or 0: the dense net has every kernel weight */
         const lg_layer *D = &dense.layers[1], *C = &net.layers[1];
         size_t nz = 0;
-        for (size_t i = 0; i < (size_t)D->n_out * D->n_in; i++) nz += D->W[i] != 0.0;
-        ck_assert(nz <= (size_t)C->n_out * C->conv.c_in * C->conv.kh * C->conv.kw);
+        for (size_t i = 0; i < (size_t)D->n_out * D->lin.n_in; i++) nz += D->lin.W[i] != 0.0;
+        ck_assert(nz <= (size_t)C->n_out * C->lin.conv.c_in * C->lin.conv.kh * C->lin.conv.kw);
         free(scr);
         lg_net_free(&dense);
         lg_net_free(&net);
@@ -136,8 +136,8 @@ START_TEST(test_conv_netfile_v3)
     ck_assert_int_eq(back.n_params, net.n_params);
     ck_assert_mem_eq(back.params, net.params, net.n_params * sizeof(double));
     for (int k = 0; k < net.n_layers; k++) {
-        ck_assert_int_eq(back.layers[k].kind, net.layers[k].kind);
-        ck_assert_mem_eq(&back.layers[k].conv, &net.layers[k].conv, sizeof(lg_conv));
+        ck_assert_int_eq(back.layers[k].lin.kind, net.layers[k].lin.kind);
+        ck_assert_mem_eq(&back.layers[k].lin.conv, &net.layers[k].lin.conv, sizeof(lg_conv));
     }
     /* truncation anywhere and a geometry that does not match the sizes are refused */
     lg_net bad;
@@ -173,7 +173,7 @@ START_TEST(test_conv_onnx_roundtrip)
             lg_test_randomize(&net, &r, 0.5);
             for (int k = 0; tied && k < 2; k++) {
                 lg_layer *L = &net.layers[k];
-                size_t hw = (size_t)L->conv.h_out * L->conv.w_out;
+                size_t hw = (size_t)L->lin.conv.h_out * L->lin.conv.w_out;
                 for (int o = 0; o < L->n_out; o++) L->b[o] = L->b[(size_t)o / hw * hw];
             }
             const char *path = lg_test_tmpfile(".onnx");
@@ -352,7 +352,7 @@ START_TEST(test_conv_linop_matches_dense)
         ck_assert_int_eq(lg_net_densify(&dense, &net, 0), LG_OK);
         for (int k = 0; k < 2; k++) {
             const lg_layer *C = &net.layers[k], *D = &dense.layers[k];
-            int m = 3, ni = C->n_in, no = C->n_out;
+            int m = 3, ni = C->lin.n_in, no = C->n_out;
             double *X = malloc((size_t)m * ni * sizeof *X), *A = malloc((size_t)m * no * sizeof *A);
             double *Y1 = malloc((size_t)m * (ni + no) * sizeof *Y1), *Y2 = malloc((size_t)m * (ni + no) * sizeof *Y2);
             double *row = malloc((size_t)ni * sizeof *row), *wv = malloc((size_t)ni * sizeof *wv);
@@ -369,9 +369,9 @@ START_TEST(test_conv_linop_matches_dense)
                 lg_layer_mul_t(D, m, A, Y2, absw);
                 for (int i = 0; i < m * ni; i++) ck_assert_msg(close_rel(Y1[i], Y2[i], 1e-13), "geometry %zu layer %d mul_t", gi, k);
             }
-            ck_assert_int_eq(lg_layer_row_cap(C), C->conv.c_in * C->conv.kh * C->conv.kw);
+            ck_assert_int_eq(lg_layer_row_cap(C), C->lin.conv.c_in * C->lin.conv.kh * C->lin.conv.kw);
             for (int o = 0; o < no; o++) {
-                const double *Dr = D->W + (size_t)o * ni, *Cr = lg_layer_row(C, o, row);
+                const double *Dr = D->lin.W + (size_t)o * ni, *Cr = lg_layer_row(C, o, row);
                 for (int i = 0; i < ni; i++) ck_assert(Cr[i] == Dr[i]);
                 int nz = lg_layer_row_nz(C, o, idx, wv), seen = 0;
                 ck_assert(nz <= lg_layer_row_cap(C));
@@ -399,11 +399,11 @@ static void conv_preacts(const lg_net *net, const double *x, double *z)
     memcpy(a, x, (size_t)net->n_in * sizeof *a);
     for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind == LG_LAYER_CONV2D) lg_conv_forward(L, a, t);
+        if (L->lin.kind == LG_LAYER_CONV2D) lg_conv_forward(L, a, t);
         else
             for (int o = 0; o < L->n_out; o++) {
                 double s = L->b[o];
-                for (int i = 0; i < L->n_in; i++) s += L->W[(size_t)o * L->n_in + i] * a[i];
+                for (int i = 0; i < L->lin.n_in; i++) s += L->lin.W[(size_t)o * L->lin.n_in + i] * a[i];
                 t[o] = s;
             }
         for (int o = 0; o < L->n_out; o++) {
@@ -524,7 +524,7 @@ START_TEST(test_conv_collins)
     ck_assert_int_eq(net.n_in, 400);
     ck_assert_int_eq(lg_net_n_out(&net), 1);
     ck_assert_int_eq(net.n_layers, 6);
-    for (int k = 0; k < 3; k++) ck_assert(net.layers[k].kind == LG_LAYER_CONV2D); /* imported as convs, not dense */
+    for (int k = 0; k < 3; k++) ck_assert(net.layers[k].lin.kind == LG_LAYER_CONV2D); /* imported as convs, not dense */
     static const char *props[2] = {"conv/robustness_4perturbations_delta10_epsilon10_w20.vnnlib",
                                    "conv/robustness_2perturbations_delta5_epsilon10_w20.vnnlib"};
     for (int i = 0; i < 2; i++) {
@@ -585,10 +585,10 @@ START_TEST(test_conv_onnx_variants)
         lg_net net;
         ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", ok[m], lg_errmsg());
         ck_assert_msg(net.n_layers == layers[m], "%s: %d layers", ok[m], net.n_layers);
-        ck_assert_msg(net.layers[0].kind == kind0[m], "%s: layer 0 kind %d", ok[m], (int)net.layers[0].kind);
+        ck_assert_msg(net.layers[0].lin.kind == kind0[m], "%s: layer 0 kind %d", ok[m], (int)net.layers[0].lin.kind);
         for (int k = 0; strcmp(ok[m], "conv_relu6") == 0 && k + 1 < net.n_layers; k++)
-            ck_assert_msg(net.layers[k].kind == LG_LAYER_CONV2D, "conv_relu6: layer %d kind %d", k,
-                          (int)net.layers[k].kind);
+            ck_assert_msg(net.layers[k].lin.kind == LG_LAYER_CONV2D, "conv_relu6: layer %d kind %d", k,
+                          (int)net.layers[k].lin.kind);
         snprintf(path, sizeof path, "%s/%s.txt", dir, ok[m]);
         FILE *f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);
@@ -675,7 +675,7 @@ START_TEST(test_maxpool_torch)
         ck_assert_int_eq((int)Y.cols, lg_net_n_out(&net));
         ck_assert_int_eq((int)X.n, (int)Y.n);
         int max_layers = 0;
-        for (int k = 0; k < net.n_layers; k++) max_layers += net.layers[k].kind == LG_LAYER_MAX;
+        for (int k = 0; k < net.n_layers; k++) max_layers += net.layers[k].lin.kind == LG_LAYER_MAX;
         ck_assert_msg(max_layers >= 1, "%s: %d max-pool nodes", names[v], max_layers);
         double y[8], *scr = malloc(2 * (size_t)lg_net_max_width(&net) * sizeof *scr);
         for (size_t r = 0; r < X.n; r++) {
@@ -717,10 +717,10 @@ START_TEST(test_maxpool_oracle)
         for (int e = 0; e < 2; e++) {
             lg_layer *L = &net.layers[ends[e]];
             size_t nw = lg_layer_n_weights(L);
-            for (size_t i = 0; i < nw; i++) L->W[i] = lg_rng_normal(&r);
-            if (L->kind == LG_LAYER_CONV2D) {
-                int hw = L->conv.h_out * L->conv.w_out;
-                for (int c = 0; c < L->conv.c_out; c++) {
+            for (size_t i = 0; i < nw; i++) L->lin.W[i] = lg_rng_normal(&r);
+            if (L->lin.kind == LG_LAYER_CONV2D) {
+                int hw = L->lin.conv.h_out * L->lin.conv.w_out;
+                for (int c = 0; c < L->lin.conv.c_out; c++) {
                     double bc = 0.3 * lg_rng_normal(&r);
                     for (int i = 0; i < hw; i++) L->b[c * hw + i] = bc;
                 }
@@ -739,7 +739,7 @@ START_TEST(test_maxpool_oracle)
                 for (int row = 0; row < 2; row++) m[c * 2 + row] = fmax(z[c * 4 + row * 2], z[c * 4 + row * 2 + 1]);
             for (int j = 0; j < 2; j++) {
                 want[j] = Ln->b[j];
-                for (int i = 0; i < 4; i++) want[j] += Ln->W[j * 4 + i] * m[i];
+                for (int i = 0; i < 4; i++) want[j] += Ln->lin.W[j * 4 + i] * m[i];
             }
             lg_net_forward(&net, x0, y, scr);
             for (int j = 0; j < 2; j++) ck_assert_msg(fabs(y[j] - want[j]) <= 1e-12 * (1 + fabs(want[j])), "seed %d", seed);
@@ -863,7 +863,7 @@ START_TEST(test_conv_train_finite_differences)
         lg_test_randomize(&net, &r, 0.6);
         for (int k = 0; k < net.n_layers; k++) {
             lg_layer *L = &net.layers[k];
-            size_t hw = L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.h_out * L->conv.w_out : 1;
+            size_t hw = L->lin.kind == LG_LAYER_CONV2D ? (size_t)L->lin.conv.h_out * L->lin.conv.w_out : 1;
             for (int o = 0; o < L->n_out; o++) L->b[o] = (float)L->b[(size_t)o / hw * hw];
             conv_set_param(&net, L, (float)L->s);
         }
@@ -887,16 +887,16 @@ START_TEST(test_conv_train_finite_differences)
         for (int k = 0; k < net.n_layers; k++) {
             lg_layer *L = &net.layers[k];
             lg_mlayer *M = &m.layers[k];
-            size_t hw = L->kind == LG_LAYER_CONV2D ? (size_t)L->conv.h_out * L->conv.w_out : 1;
+            size_t hw = L->lin.kind == LG_LAYER_CONV2D ? (size_t)L->lin.conv.h_out * L->lin.conv.w_out : 1;
             size_t nw = M->n_w, nb = M->n_b;
             for (size_t i = 0; i < nw + nb + 1; i++) {
                 float got;
                 double fd, lp, lm;
                 if (i < nw) {
-                    double save = L->W[i];
-                    L->W[i] = save + h, lp = conv_loss(&net, X, lab, 12);
-                    L->W[i] = save - h, lm = conv_loss(&net, X, lab, 12);
-                    L->W[i] = save;
+                    double save = L->lin.W[i];
+                    L->lin.W[i] = save + h, lp = conv_loss(&net, X, lab, 12);
+                    L->lin.W[i] = save - h, lm = conv_loss(&net, X, lab, 12);
+                    L->lin.W[i] = save;
                     got = M->dW[i];
                 } else if (i < nw + nb) {
                     size_t c = i - nw;
@@ -987,7 +987,7 @@ START_TEST(test_conv_encode_sparse_rows)
         ck_assert(a && b && b > a);
         int terms = 0;
         for (char *q = a; q < b; q++) terms += (q[0] == 'X' || q[0] == 'x' || q[0] == 'z' || q[0] == 'a') && q[1] == '_' && q[-1] == ' ';
-        const lg_conv *c = &net.layers[k].conv;
+        const lg_conv *c = &net.layers[k].lin.conv;
         int support = 1 + c->c_in * c->kh * c->kw;
         ck_assert_msg(k == 0 ? terms == support : terms > 1 && terms <= support, "layer %d row 0: %d terms", k, terms);
     }
@@ -1100,7 +1100,7 @@ START_TEST(test_conv_limits)
     ck_assert_int_eq(lg_net_init_conv(&net, 1, dims, convs, LG_ACT_IDENTITY), LG_ERR_ARG);
     bad.kh = 2, bad.kw = 2;
     ck_assert_int_eq(lg_net_init_conv(&net, 1, dims, convs, LG_ACT_IDENTITY), LG_OK);
-    net.layers[0].conv.h_out = 3; /* corrupt geometry */
+    net.layers[0].lin.conv.h_out = 3; /* corrupt geometry */
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
     lg_net_free(&net);
 }

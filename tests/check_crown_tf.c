@@ -41,10 +41,10 @@ static void ct_inside(const lg_net *net, const lg_bounds *b, const double *x, do
         size_t off = lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++) {
             double z = pre[off + (size_t)o], tol = 1e-12 * (1.0 + fabs(z));
-            if (lg_kind_is_tnode(L->kind)) z = vals[off + (size_t)o];
+            if (lg_kind_is_tnode(L->lin.kind)) z = vals[off + (size_t)o];
             ck_assert_msg(z >= b->lo[k][o] - tol && z <= b->hi[k][o] + tol,
                           "seed %u radius %g layer %d (%s) neuron %d: %.17g outside [%.17g, %.17g]", seed, rad, k,
-                          lg_kind_name(L->kind), o, z, b->lo[k][o], b->hi[k][o]);
+                          lg_kind_name(L->lin.kind), o, z, b->lo[k][o], b->hi[k][o]);
         }
     }
 }
@@ -55,9 +55,9 @@ static void ct_region_inside(const lg_net *net, const lg_bounds *b, const double
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_LAYERNORM || L->src < 0) continue;
-        const double *x = vals + lg_net_node_offset(net, L->src);
-        int g = L->op.group;
+        if (L->lin.kind != LG_LAYER_LAYERNORM || L->lin.src < 0) continue;
+        const double *x = vals + lg_net_node_offset(net, L->lin.src);
+        int g = L->lin.op.group;
         for (int G = 0; G < L->n_out / g; G++) {
             lg_ln_region reg;
             lg_ln_region_of(b, net, k, G, &reg);
@@ -147,7 +147,7 @@ START_TEST(test_crown_tf_oracle)
             for (int i = 0; i < n; i++) lo[i] += 0.5, hi[i] += 0.5;
             ck_assert_int_eq(lg_bounds_interval(&bs, &net, lo, hi), LG_OK);
             for (int k = 0; k < net.n_layers; k++) {
-                if (net.layers[k].kind != LG_LAYER_LAYERNORM || !bs.dlo[k]) continue;
+                if (net.layers[k].lin.kind != LG_LAYER_LAYERNORM || !bs.dlo[k]) continue;
                 lg_ln_region reg;
                 lg_ln_region_of(&bs, &net, k, 0, &reg);
                 ck_assert(reg.clo[0] == -INFINITY && reg.chi[0] == INFINITY && !reg.a);

@@ -172,7 +172,7 @@ START_TEST(test_crown_tf_rows_cls)
             for (int k = 0; k < net.n_layers; k++) {
                 size_t off = lg_net_node_offset(&net, k);
                 for (int o = 0; o < net.layers[k].n_out; o++) {
-                    double z = lg_kind_is_tnode(net.layers[k].kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
+                    double z = lg_kind_is_tnode(net.layers[k].lin.kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
                     double tol = 1e-12 * (1.0 + fabs(z));
                     ck_assert_msg(z >= bs.lo[k][o] - tol && z <= bs.hi[k][o] + tol, "seed %d layer %d neuron %d", seed,
                                   k, o);

@@ -55,20 +55,20 @@ static void lg_tc_extend(lg_net *ext, const lg_net *net, int n, const int *ck, c
     for (int k = 0; k < L; k++) {
         const lg_layer *S = &net->layers[k];
         lg_layer *D = &ext->layers[k];
-        int ni = D->n_in, no = D->n_out, si = S->n_in, pc = k > 0 ? nc[k - 1] : 0;
-        memset(D->W, 0, (size_t)no * (size_t)ni * sizeof *D->W);
+        int ni = D->lin.n_in, no = D->n_out, si = S->lin.n_in, pc = k > 0 ? nc[k - 1] : 0;
+        memset(D->lin.W, 0, (size_t)no * (size_t)ni * sizeof *D->lin.W);
         memset(D->b, 0, (size_t)no * sizeof *D->b);
         for (int i = 0; i < S->n_out; i++) {
-            memcpy(D->W + (size_t)i * (size_t)ni, S->W + (size_t)i * (size_t)si, (size_t)si * sizeof *D->W);
+            memcpy(D->lin.W + (size_t)i * (size_t)ni, S->lin.W + (size_t)i * (size_t)si, (size_t)si * sizeof *D->lin.W);
             D->b[i] = S->b[i];
         }
         for (int q = 0; q < nc[k]; q++) {
-            double *row = D->W + (size_t)(S->n_out + q) * (size_t)ni;
+            double *row = D->lin.W + (size_t)(S->n_out + q) * (size_t)ni;
             if (q < pc) {
                 row[si + q] = 1.0; /* carried on */
             } else {
                 double s = cs[q] > 0 ? 1.0 : -1.0; /* +1: z ≤ 0, carry relu(z); −1: z ≥ 0, carry relu(−z) */
-                for (int i = 0; i < si; i++) row[i] = s * S->W[(size_t)cj[q] * (size_t)si + (size_t)i];
+                for (int i = 0; i < si; i++) row[i] = s * S->lin.W[(size_t)cj[q] * (size_t)si + (size_t)i];
                 D->b[S->n_out + q] = s * S->b[cj[q]];
             }
         }

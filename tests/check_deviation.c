@@ -169,10 +169,10 @@ START_TEST(test_deviation_unstable_slope)
         double lam = lambdas[li];
         lg_net ref, rn;
         ck_assert_int_eq(lg_net_init(&ref, 3, dims, LG_ACT_LGELU), LG_OK);
-        ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
+        ref.layers[0].lin.W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
         ref.layers[1].act = LG_ACT_RELU, ref.layers[1].lambda = 1.0;
-        ref.layers[1].W[0] = 1.0, ref.layers[1].W[1] = 1.0, ref.layers[1].b[0] = 10.0, ref.layers[1].b[1] = -0.001;
-        ref.layers[2].W[0] = 1.0, ref.layers[2].W[1] = -1.0;
+        ref.layers[1].lin.W[0] = 1.0, ref.layers[1].lin.W[1] = 1.0, ref.layers[1].b[0] = 10.0, ref.layers[1].b[1] = -0.001;
+        ref.layers[2].lin.W[0] = 1.0, ref.layers[2].lin.W[1] = -1.0;
         ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
         lg_dev dev;
         ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
@@ -211,9 +211,9 @@ static void lg_split_bounds(const lg_net *rn, const double *lo, const double *hi
                 const lg_layer *L = &rn->layers[k];
                 for (int o = 0; o < L->n_out; o++) {
                     zc[o] = L->b[o], zr[o] = 0.0;
-                    for (int i = 0; i < L->n_in; i++) {
-                        zc[o] += L->W[o * L->n_in + i] * c[i];
-                        zr[o] += fabs(L->W[o * L->n_in + i]) * r[i];
+                    for (int i = 0; i < L->lin.n_in; i++) {
+                        zc[o] += L->lin.W[o * L->lin.n_in + i] * c[i];
+                        zr[o] += fabs(L->lin.W[o * L->lin.n_in + i]) * r[i];
                     }
                     double l = zc[o] - zr[o], u = zc[o] + zr[o];
                     l -= 1e-9 * (1 + fabs(l)), u += 1e-9 * (1 + fabs(u));
@@ -297,10 +297,10 @@ START_TEST(test_deviation_crosses_zero)
         double lam = lambdas[li];
         lg_net ref, rn;
         ck_assert_int_eq(lg_net_init(&ref, 3, dims, LG_ACT_LGELU), LG_OK);
-        ref.layers[0].W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
+        ref.layers[0].lin.W[0] = 1.0, ref.layers[0].b[0] = -0.5, ref.layers[0].lambda = lam;
         ref.layers[1].act = LG_ACT_RELU, ref.layers[1].lambda = 1.0;
-        ref.layers[1].W[0] = -1.0, ref.layers[1].b[0] = -0.1 / lam;
-        ref.layers[2].W[0] = 1.0;
+        ref.layers[1].lin.W[0] = -1.0, ref.layers[1].b[0] = -0.1 / lam;
+        ref.layers[2].lin.W[0] = 1.0;
         ck_assert_int_eq(lg_anneal_to_relu(&rn, &ref), LG_OK);
         lg_dev dev;
         ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);

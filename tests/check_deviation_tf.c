@@ -161,10 +161,10 @@ static double tf_check_box(const lg_net *rn, const lg_net *ref, const double *lo
             for (int k = 0; k < net->n_layers; k++)
                 for (int i = 0; i < net->layers[k].n_out; i++) {
                     size_t at = lg_net_node_offset(net, k) + (size_t)i;
-                    double z = lg_kind_is_tnode(net->layers[k].kind) ? vals[at] : pre[at];
+                    double z = lg_kind_is_tnode(net->layers[k].lin.kind) ? vals[at] : pre[at];
                     ck_assert_msg(lg_devnet_pre_lo(&v, w)[k][i] <= z && z <= lg_devnet_pre_hi(&v, w)[k][i],
                                   "%s net %d layer %d (%s) neuron %d: computed %.17g outside [%.17g, %.17g]", what, w, k,
-                                  lg_kind_name(net->layers[k].kind), i, z, lg_devnet_pre_lo(&v, w)[k][i],
+                                  lg_kind_name(net->layers[k].lin.kind), i, z, lg_devnet_pre_lo(&v, w)[k][i],
                                   lg_devnet_pre_hi(&v, w)[k][i]);
                 }
         }
@@ -486,12 +486,12 @@ START_TEST(test_devtf_refuses_mismatch)
     ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
     lg_dev_free(&dev);
     int k = lg_net_first_tnode(&ref);
-    while (ref.layers[k].kind != LG_LAYER_BILINEAR) k++;
-    int keep = ref.layers[k].map[0];
-    ref.layers[k].map[0] = ref.layers[k].map[1];
+    while (ref.layers[k].lin.kind != LG_LAYER_BILINEAR) k++;
+    int keep = ref.layers[k].lin.map[0];
+    ref.layers[k].lin.map[0] = ref.layers[k].lin.map[1];
     ck_assert_int_eq(lg_dev_check_pair(&rn, &ref), LG_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(lg_errmsg(), "product"));
-    ref.layers[k].map[0] = keep;
+    ref.layers[k].lin.map[0] = keep;
     ck_assert_int_eq(lg_dev_check_pair(&rn, &ref), LG_OK);
     lg_net_free(&ref);
     lg_net_free(&rn);

@@ -42,7 +42,7 @@ static void lg_dir_forward(const lg_net *net, const double *x, double *z, double
         const lg_layer *L = &net->layers[k];
         for (int o = 0; o < L->n_out; o++) {
             double s = L->b[o];
-            for (int i = 0; i < L->n_in; i++) s += L->W[(size_t)o * (size_t)L->n_in + (size_t)i] * a[i];
+            for (int i = 0; i < L->lin.n_in; i++) s += L->lin.W[(size_t)o * (size_t)L->lin.n_in + (size_t)i] * a[i];
             if (z) z[off + (size_t)o] = s;
             t[o] = lg_act_eval(L->act, s, L->lambda);
         }

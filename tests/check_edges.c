@@ -82,8 +82,8 @@ START_TEST(test_edges_ball_deviation_normalised)
     lg_edges_net(&relu, 2, dims, LG_ACT_RELU);
     lg_edges_net(&ref, 2, dims, LG_ACT_GELU);
     for (lg_net *n = &relu; n; n = n == &relu ? &ref : NULL) {
-        n->layers[0].W[0] = 1.0;
-        n->layers[1].W[0] = 1.0;
+        n->layers[0].lin.W[0] = 1.0;
+        n->layers[1].lin.W[0] = 1.0;
         n->in_sub = malloc(sizeof(double));
         n->in_div = malloc(sizeof(double));
         n->in_sub[0] = 0.5;
@@ -140,8 +140,8 @@ START_TEST(test_edges_smooth_near_tie)
     const int dims[] = {1, 1, 1};
     lg_net n;
     lg_edges_net(&n, 2, dims, LG_ACT_GELU);
-    n.layers[0].W[0] = 1.0;
-    n.layers[1].W[0] = 1.0;
+    n.layers[0].lin.W[0] = 1.0;
+    n.layers[1].lin.W[0] = 1.0;
     double dn, up;
     lg_edges_gelu1(&dn, &up);
     ck_assert(dn < up);
@@ -177,8 +177,8 @@ START_TEST(test_edges_smooth_exact_ties)
         lg_net n;
         lg_edges_net(&n, 2, dims, C[i].act);
         n.layers[0].lambda = C[i].lambda;
-        n.layers[0].W[0] = 1.0;
-        n.layers[1].W[0] = 1.0;
+        n.layers[0].lin.W[0] = 1.0;
+        n.layers[1].lin.W[0] = 1.0;
         for (int k = 0; k < 2; k++) {
             lg_prop p;
             ck_assert_int_eq(lg_prop_alloc(&p, 1, 1, 1, NULL), LG_OK);
@@ -202,8 +202,8 @@ START_TEST(test_edges_witness_inward)
     const int dims[] = {1, 1, 2};
     lg_net n;
     lg_edges_net(&n, 2, dims, LG_ACT_GELU);
-    n.layers[0].W[0] = 1.0;
-    n.layers[1].W[0] = 1.0; /* y0 = gelu(x), y1 = 0: label 1, counterexample y1 − y0 ≤ 0 */
+    n.layers[0].lin.W[0] = 1.0;
+    n.layers[1].lin.W[0] = 1.0; /* y0 = gelu(x), y1 = 0: label 1, counterexample y1 − y0 ≤ 0 */
     const double x0 = 0.1, eps = 1e-17;
     lg_prop p;
     ck_assert_int_eq(lg_prop_robustness(&p, &x0, 1, eps, 0.0, 1.0, 1, 2, 0.0), LG_OK);
@@ -231,7 +231,7 @@ START_TEST(test_edges_margin_proof_side)
     const int dims[] = {1, 1};
     lg_net n;
     lg_edges_net(&n, 1, dims, LG_ACT_IDENTITY);
-    n.layers[0].W[0] = 1.0;
+    n.layers[0].lin.W[0] = 1.0;
     n.layers[0].b[0] = 0x1p-70;
     lg_prop p;
     ck_assert_int_eq(lg_prop_alloc(&p, 1, 1, 1, NULL), LG_OK);
@@ -276,7 +276,7 @@ START_TEST(test_edges_margin_witness_side)
     const int dims[] = {1, 1};
     lg_net n;
     lg_edges_net(&n, 1, dims, LG_ACT_IDENTITY);
-    n.layers[0].W[0] = 1.0;
+    n.layers[0].lin.W[0] = 1.0;
     lg_prop p;
     ck_assert_int_eq(lg_prop_alloc(&p, 1, 1, 1, NULL), LG_OK);
     p.cases[0].lo[0] = p.cases[0].hi[0] = 1.0 + 0x1p-52;
@@ -352,7 +352,7 @@ START_TEST(test_edges_onnx_exact_folding)
     /* (x·3)/3 folds exactly into one layer with weight 1 */
     ck_assert_msg(lg_net_load(&n, lg_edges_file("mul3div3")) == LG_OK, "%s", lg_errmsg());
     ck_assert_int_eq(n.n_layers, 1);
-    ck_assert(n.layers[0].W[0] == 1.0);
+    ck_assert(n.layers[0].lin.W[0] == 1.0);
     lg_net_free(&n);
 }
 END_TEST
@@ -482,7 +482,7 @@ START_TEST(test_edges_encode_exact)
     const int dims[] = {1, 1};
     lg_net n;
     lg_edges_net(&n, 1, dims, LG_ACT_IDENTITY);
-    n.layers[0].W[0] = 1.0;
+    n.layers[0].lin.W[0] = 1.0;
     const char *np = lg_test_tmpfile(".lgnet"), *vp = lg_test_tmpfile(".vnnlib");
     ck_assert_int_eq(lg_netfile_write(&n, np), LG_OK);
     /* y = x, x ∈ [0, 5/4]: Y0/3 ≥ 0.41666666666666667 has no solution (max Y0/3 = 5/12 =
@@ -540,9 +540,9 @@ START_TEST(test_edges_check_class_claim)
     lg_edges_net(&relu, 2, dims, LG_ACT_RELU);
     lg_edges_net(&ref, 2, dims, LG_ACT_LGELU);
     for (lg_net *n = &relu; n; n = n == &relu ? &ref : NULL) {
-        n->layers[0].W[0] = 1.0;
+        n->layers[0].lin.W[0] = 1.0;
         n->layers[0].lambda = n == &ref ? 400.0 : 1.0;
-        n->layers[1].W[0] = 1.0;
+        n->layers[1].lin.W[0] = 1.0;
         n->layers[1].b[1] = 0.45;
     }
     const char *rp = lg_test_tmpfile(".lgnet"), *gp = lg_test_tmpfile(".lgnet"), *ip = lg_test_tmpfile(".txt");

@@ -149,7 +149,7 @@ START_TEST(test_encode_z3_exact_rationals)
     int dims[2] = {1, 1};
     lg_net net;
     ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
-    net.layers[0].W[0] = 0.1;
+    net.layers[0].lin.W[0] = 0.1;
     net.layers[0].b[0] = 0.0;
     double lo = 3.0, hi = 3.0, pl = 0.25, ph = 0.35;
     double *pre_lo[1] = {&pl}, *pre_hi[1] = {&ph};
@@ -201,7 +201,7 @@ START_TEST(test_encode_z3_witness_off_the_tie)
     int dims[2] = {1, 1};
     lg_net net;
     ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
-    net.layers[0].W[0] = 3.0;
+    net.layers[0].lin.W[0] = 3.0;
     net.layers[0].b[0] = 0.0;
     double lo = 0.0, hi = 0.34, pl = 0.0, ph = 1.02;
     double *pre_lo[1] = {&pl}, *pre_hi[1] = {&ph};

@@ -23,18 +23,18 @@ static void graph_eval_by_hand(const lg_net *net, const double *x, double *y)
     double h0[3], h1[3], h2[6];
     for (int o = 0; o < 3; o++) {
         double s = L[0].b[o];
-        for (int i = 0; i < 4; i++) s += L[0].W[o * 4 + i] * x[i];
+        for (int i = 0; i < 4; i++) s += L[0].lin.W[o * 4 + i] * x[i];
         h0[o] = s > 0 ? s : 0;
     }
     for (int o = 0; o < 3; o++) {
         double s = L[1].b[o] + x[o];
-        for (int i = 0; i < 3; i++) s += L[1].W[o * 3 + i] * h0[i];
+        for (int i = 0; i < 3; i++) s += L[1].lin.W[o * 3 + i] * h0[i];
         h1[o] = s > 0 ? s : 0;
     }
     for (int o = 0; o < 6; o++) h2[o] = (o < 3 ? h0[o] : h1[o - 3]) + L[2].b[o];
     for (int o = 0; o < 2; o++) {
         double s = L[3].b[o];
-        for (int i = 0; i < 6; i++) s += L[3].W[o * 6 + i] * h2[i];
+        for (int i = 0; i < 6; i++) s += L[3].lin.W[o * 6 + i] * h2[i];
         for (int i = 0; i < 4; i++) s += L[3].terms[0].W[o * 4 + i] * x[i];
         y[o] = s;
     }
@@ -117,10 +117,10 @@ START_TEST(test_graph_validate_refuses)
 {
     lg_net net;
     graph_make(&net, 1u);
-    net.layers[2].map[1] = 3; /* node 0 has 3 values: 0..2 */
+    net.layers[2].lin.map[1] = 3; /* node 0 has 3 values: 0..2 */
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(lg_errmsg(), "index map"));
-    net.layers[2].map[1] = -1;
+    net.layers[2].lin.map[1] = -1;
     ck_assert_int_eq(lg_net_validate(&net), LG_OK);
     net.layers[1].terms[0].src = 1; /* a term may only read an earlier node */
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);

@@ -49,10 +49,10 @@ static void gb_exact(const lg_net *net, const double *x, mpq_t *z, mpq_t *h)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         size_t ko = lg_net_node_offset(net, k);
-        if (L->kind == LG_LAYER_MAX) { /* a max-pool node: the largest value of each window */
-            size_t so = lg_net_node_offset(net, L->src);
+        if (L->lin.kind == LG_LAYER_MAX) { /* a max-pool node: the largest value of each window */
+            size_t so = lg_net_node_offset(net, L->lin.src);
             for (int o = 0; o < L->n_out; o++) {
-                int nw = lg_max_window(&L->conv, o, idx);
+                int nw = lg_max_window(&L->lin.conv, o, idx);
                 mpq_set(z[ko + o], h[so + (size_t)idx[0]]);
                 for (int e = 1; e < nw; e++)
                     if (mpq_cmp(h[so + (size_t)idx[e]], z[ko + o]) > 0) mpq_set(z[ko + o], h[so + (size_t)idx[e]]);
@@ -342,7 +342,7 @@ START_TEST(test_gb_chain_as_graph)
         }
         ck_assert_int_eq(lg_net_build(&g, dims[0], L, sp), LG_OK); /* further terms zero, maps set below */
         for (int k = 0; k < L; k++) {
-            memcpy(g.layers[k].W, c.layers[k].W, (size_t)dims[k + 1] * (size_t)dims[k] * sizeof(double));
+            memcpy(g.layers[k].lin.W, c.layers[k].lin.W, (size_t)dims[k + 1] * (size_t)dims[k] * sizeof(double));
             memcpy(g.layers[k].b, c.layers[k].b, (size_t)dims[k + 1] * sizeof(double));
             g.layers[k].lambda = c.layers[k].lambda;
             if (k >= 2)
@@ -523,21 +523,21 @@ static void gb_residual(lg_net *g, lg_net *c, lg_rng *r, int n, int m, int no)
     const lg_layer *G = g->layers;
     lg_layer *C = c->layers;
     for (int o = 0; o < m; o++) {
-        for (int i = 0; i < n; i++) C[0].W[o * n + i] = G[0].W[o * n + i];
+        for (int i = 0; i < n; i++) C[0].lin.W[o * n + i] = G[0].lin.W[o * n + i];
         C[0].b[o] = G[0].b[o];
     }
     for (int i = 0; i < n; i++) {
-        C[0].W[(m + i) * n + i] = 1.0;
-        C[0].W[(m + n + i) * n + i] = -1.0;
+        C[0].lin.W[(m + i) * n + i] = 1.0;
+        C[0].lin.W[(m + n + i) * n + i] = -1.0;
     }
     int w1 = m + 2 * n;
     for (int o = 0; o < n; o++) {
-        for (int j = 0; j < m; j++) C[1].W[o * w1 + j] = G[1].W[o * m + j];
-        C[1].W[o * w1 + m + o] = 1.0;
-        C[1].W[o * w1 + m + n + o] = -1.0;
+        for (int j = 0; j < m; j++) C[1].lin.W[o * w1 + j] = G[1].lin.W[o * m + j];
+        C[1].lin.W[o * w1 + m + o] = 1.0;
+        C[1].lin.W[o * w1 + m + n + o] = -1.0;
         C[1].b[o] = G[1].b[o];
     }
-    memcpy(C[2].W, G[2].W, (size_t)no * (size_t)n * sizeof *C[2].W);
+    memcpy(C[2].lin.W, G[2].lin.W, (size_t)no * (size_t)n * sizeof *C[2].lin.W);
     memcpy(C[2].b, G[2].b, (size_t)no * sizeof *C[2].b);
 }
 
@@ -650,8 +650,8 @@ START_TEST(test_gb_maxpool)
         const lg_net *net = &in.net;
         with_max++;
         for (int k = 0; k < net->n_layers; k++) {
-            const lg_conv *c = &net->layers[k].conv;
-            if (net->layers[k].kind == LG_LAYER_MAX && (c->sh < c->kh || c->sw < c->kw)) overlap++;
+            const lg_conv *c = &net->layers[k].lin.conv;
+            if (net->layers[k].lin.kind == LG_LAYER_MAX && (c->sh < c->kh || c->sw < c->kw)) overlap++;
         }
         lg_bounds bi, bs;
         ck_assert_int_eq(lg_bounds_init(&bi, net), LG_OK);
@@ -790,7 +790,7 @@ START_TEST(test_gb_maxpool_alpha)
                *gr = ar + (size_t)m * size, *ao = gr + (size_t)m * size, *az = ao + (size_t)m * size;
         unsigned char *ismax = calloc((size_t)size, 1);
         for (int k = 0; k < net->n_layers; k++)
-            if (net->layers[k].kind == LG_LAYER_MAX)
+            if (net->layers[k].lin.kind == LG_LAYER_MAX)
                 for (int j = 0; j < net->layers[k].n_out; j++) ismax[lg_alpha_offset(net, k) + j] = 1;
         /* α = 0 on the max-pool slots: the bound of α = NULL, bit for bit */
         lg_alpha_default(&bs, net, m, al);

@@ -55,7 +55,7 @@ static void ge_same_source(lg_test_inst *in, lg_rng *r)
     for (size_t i = 0; i < in->net.n_params; i++) in->net.params[i] = 0.7 * lg_rng_normal(r);
     for (int o = 0; o < 3; o++) {
         in->net.layers[1].terms[0].map[o] = o;
-        in->net.layers[1].W[o * 3 + o] = 0.1 + 0.2 * lg_rng_uniform(r);
+        in->net.layers[1].lin.W[o * 3 + o] = 0.1 + 0.2 * lg_rng_uniform(r);
     }
     lg_test_inst_finish(in, r, 0.1 + 0.5 * lg_rng_uniform(r), lg_rng_below(r, 3) == 0);
 }

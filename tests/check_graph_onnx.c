@@ -332,7 +332,7 @@ START_TEST(test_graph_onnx_structure)
     ck_assert_int_eq(net.layers[2].terms[0].kind, LG_LAYER_INDEX);
     ck_assert_int_eq(net.layers[2].terms[0].src, 0);
     ck_assert_int_eq(net.layers[4].n_terms, 1);
-    ck_assert_int_eq(net.layers[4].kind, LG_LAYER_CONV2D);
+    ck_assert_int_eq(net.layers[4].lin.kind, LG_LAYER_CONV2D);
     ck_assert_int_eq(net.layers[4].terms[0].kind, LG_LAYER_CONV2D);
     ck_assert_int_eq(net.layers[4].terms[0].conv.sh, 2);
     ck_assert_int_eq(go_count(&net, LG_LAYER_CONV2D), 6);
@@ -350,7 +350,7 @@ START_TEST(test_graph_onnx_structure)
     ck_assert_int_eq(net.n_layers, 6);
     ck_assert_int_eq(net.layers[4].n_terms, 2);
     ck_assert_int_eq(go_count(&net, LG_LAYER_INDEX), 1);
-    ck_assert(net.layers[4].src != net.layers[4].terms[0].src && net.layers[4].terms[0].src != net.layers[4].terms[1].src);
+    ck_assert(net.layers[4].lin.src != net.layers[4].terms[0].src && net.layers[4].terms[0].src != net.layers[4].terms[1].src);
     lg_net_free(&net);
     /* a Concat followed by a Relu (twice.onnx) is one layer of index-map terms */
     snprintf(path, sizeof path, "%s/twice.onnx", go_dir);
@@ -361,9 +361,9 @@ START_TEST(test_graph_onnx_structure)
     snprintf(path, sizeof path, "%s/pad_conv.onnx", go_dir);
     ck_assert_int_eq(lg_net_load(&net, path), LG_OK);
     ck_assert_int_eq(net.n_layers, 2);
-    ck_assert_int_eq(net.layers[0].kind, LG_LAYER_CONV2D);
-    ck_assert_int_eq(net.layers[0].conv.ph, 1);
-    ck_assert_int_eq(net.layers[0].conv.h_in, 32);
+    ck_assert_int_eq(net.layers[0].lin.kind, LG_LAYER_CONV2D);
+    ck_assert_int_eq(net.layers[0].lin.conv.ph, 1);
+    ck_assert_int_eq(net.layers[0].lin.conv.h_in, 32);
     lg_net_free(&net);
     /* Gemm → Reshape → Conv: the conv stays a conv */
     snprintf(path, sizeof path, "%s/gemm_conv.onnx", go_dir);

@@ -60,7 +60,7 @@ static void gt_make(lg_net *net, lg_act act, unsigned seed)
     for (int o = 0; o < 48; o++) net->layers[1].terms[0].map[o] = o;
     static const int slice[4] = {5, 10, 20, 40};
     for (int o = 0; o < 11; o++) {
-        net->layers[3].map[o] = o < 6 ? o : -1;
+        net->layers[3].lin.map[o] = o < 6 ? o : -1;
         net->layers[3].terms[0].map[o] = o >= 6 && o < 10 ? slice[o - 6] : -1;
     }
     for (int o = 0; o < 3; o++) net->layers[4].terms[0].map[o] = o;

@@ -57,14 +57,14 @@ START_TEST(test_init_moments)
                       lg_init_name((lg_init_kind)kind));
         for (int k = 0; k < 3; k++) {
             const lg_layer *L = &net.layers[k];
-            size_t nw = (size_t)L->n_in * (size_t)L->n_out;
+            size_t nw = (size_t)L->lin.n_in * (size_t)L->n_out;
             double n = (double)nw, s1 = 0, s2 = 0, mx = 0;
             for (size_t i = 0; i < nw; i++) {
-                double w = L->W[i];
+                double w = L->lin.W[i];
                 ck_assert_msg(w == (double)(float)w, "weight not float-representable");
                 s1 += w, s2 += w * w, mx = fmax(mx, fabs(w));
             }
-            double mean = s1 / n, var = s2 / n - mean * mean, a = 1.0 / sqrt((double)L->n_in), expect, se;
+            double mean = s1 / n, var = s2 / n - mean * mean, a = 1.0 / sqrt((double)L->lin.n_in), expect, se;
             if (kind == LG_INIT_TORCH) {
                 expect = a * a / 3.0;
                 se = sqrt(4.0 * pow(a, 4) / (45.0 * n));
@@ -74,7 +74,7 @@ START_TEST(test_init_moments)
                 ck_assert_msg(bmx <= a && bs / L->n_out > 0.3 * a, "torch layer %d: biases not U(±%g)", k, a);
             } else {
                 int xav = kind == LG_INIT_XAVIER || L->act == LG_ACT_IDENTITY;
-                expect = xav ? 2.0 / (L->n_in + L->n_out) : 2.0 / L->n_in;
+                expect = xav ? 2.0 / (L->lin.n_in + L->n_out) : 2.0 / L->lin.n_in;
                 se = expect * sqrt(2.0 / n);
                 for (int i = 0; i < L->n_out; i++) ck_assert_double_eq(L->b[i], 0.0);
             }

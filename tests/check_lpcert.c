@@ -280,15 +280,15 @@ static void tiny_margin_case(int relu)
     double *pre_lo[2] = {pl0, &pl1}, *pre_hi[2] = {ph0, &ph1};
     lg_lincon con = {&coef, 0x1p-53};
     if (relu) {
-        net.layers[0].W[0] = 1.0, net.layers[0].b[0] = -1.5; /* z0 = x − 1.5 */
-        net.layers[0].W[1] = -1.0, net.layers[0].b[1] = 1.5; /* z1 = 1.5 − x */
+        net.layers[0].lin.W[0] = 1.0, net.layers[0].b[0] = -1.5; /* z0 = x − 1.5 */
+        net.layers[0].lin.W[1] = -1.0, net.layers[0].b[1] = 1.5; /* z1 = 1.5 − x */
         pl0[0] = pl0[1] = -0.5, ph0[0] = ph0[1] = 0.5;
         net.layers[1].act = LG_ACT_IDENTITY;
-        net.layers[1].W[0] = net.layers[1].W[1] = 1.0, net.layers[1].b[0] = 0.0; /* y = |x − 1.5| */
+        net.layers[1].lin.W[0] = net.layers[1].lin.W[1] = 1.0, net.layers[1].b[0] = 0.0; /* y = |x − 1.5| */
         pl1 = 0.0, ph1 = 1.0;
     } else {
         net.layers[0].act = LG_ACT_IDENTITY;
-        net.layers[0].W[0] = 1.0, net.layers[0].b[0] = 0.0; /* y = x */
+        net.layers[0].lin.W[0] = 1.0, net.layers[0].b[0] = 0.0; /* y = x */
         pl0[0] = 1.0, ph0[0] = 2.0;
         pre_lo[0] = pl0, pre_hi[0] = ph0;
         con.d = -1.0 + 0x1p-53; /* y − 1 + 2^-53 ≤ 0 ⇔ y ≤ 1 − 2^-53: never on [1, 2], min t = 2^-53 */

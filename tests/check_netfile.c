@@ -153,7 +153,7 @@ START_TEST(test_netfile_nnet_generated)
     ck_assert_int_eq(n.n_in, 3);
     ck_assert_int_eq(n.n_layers, 4); /* 3 layers and the output's y·12.5 + 3.75 */
     ck_assert_int_eq(n.layers[2].act, LG_ACT_IDENTITY);
-    ck_assert(n.layers[3].W[0] == 12.5 && n.layers[3].W[1] == 0.0 && n.layers[3].b[1] == 3.75);
+    ck_assert(n.layers[3].lin.W[0] == 12.5 && n.layers[3].lin.W[1] == 0.0 && n.layers[3].b[1] == 3.75);
     FILE *f = fopen(lg_test_fixture("nnet/gen_3x8x5x2.io"), "r");
     ck_assert_ptr_nonnull(f);
     double v[5], y[2], scratch[256];

@@ -199,9 +199,9 @@ START_TEST(test_onnx_roundtrip_tiny_weights)
         lg_net n0, n1;
         ck_assert_int_eq(lg_net_init(&n0, 2, dims, LG_ACT_RELU), LG_OK);
         for (size_t i = 0; i < n0.n_params; i++) n0.params[i] = (double)(i % 5) - 2.0;
-        n0.layers[0].W[1] = tiny[t];
+        n0.layers[0].lin.W[1] = tiny[t];
         n0.layers[0].b[2] = -tiny[t];
-        n0.layers[1].W[4] = tiny[t];
+        n0.layers[1].lin.W[4] = tiny[t];
         const char *po = lg_test_tmpfile(".onnx");
         ck_assert_int_eq(lg_onnx_write(&n0, po), LG_OK);
         ck_assert_msg(lg_net_load(&n1, po) == LG_OK, "weight %a: %s", tiny[t], lg_errmsg());

@@ -43,7 +43,7 @@ static void tf_npy(lg_npy *a, const char *name)
 static int tf_count(const lg_net *net, lg_layer_kind k)
 {
     int c = 0;
-    for (int i = 0; i < net->n_layers; i++) c += net->layers[i].kind == k;
+    for (int i = 0; i < net->n_layers; i++) c += net->layers[i].lin.kind == k;
     return c;
 }
 
@@ -203,11 +203,11 @@ static void tf_roundtrip(const lg_net *net, const char *what, uint64_t seed)
         for (int k = LG_LAYER_BILINEAR; k <= LG_LAYER_LAYERNORM; k++)
             ck_assert_int_eq(tf_count(&m, (lg_layer_kind)k), tf_count(net, (lg_layer_kind)k));
         for (int k = 0; k < net->n_layers; k++)
-            if (net->layers[k].kind == LG_LAYER_LAYERNORM) {
+            if (net->layers[k].lin.kind == LG_LAYER_LAYERNORM) {
                 int found = 0;
                 for (int j = 0; j < m.n_layers; j++)
-                    found |= m.layers[j].kind == LG_LAYER_LAYERNORM && m.layers[j].op.eps == net->layers[k].op.eps;
-                ck_assert_msg(found, "%s: eps %.17g lost", what, net->layers[k].op.eps);
+                    found |= m.layers[j].lin.kind == LG_LAYER_LAYERNORM && m.layers[j].lin.op.eps == net->layers[k].lin.op.eps;
+                ck_assert_msg(found, "%s: eps %.17g lost", what, net->layers[k].lin.op.eps);
             }
         lg_rng r;
         lg_rng_init(&r, seed, (uint64_t)d);
@@ -249,7 +249,7 @@ START_TEST(test_vit_nets_export_and_read_back)
         tf_roundtrip(&net, arch[a], 31 + (uint64_t)a);
         /* an ε that is not a float: written as the decomposition with ε a double tensor */
         for (int k = 0; k < net.n_layers; k++)
-            if (net.layers[k].kind == LG_LAYER_LAYERNORM) net.layers[k].op.eps = 1e-5;
+            if (net.layers[k].lin.kind == LG_LAYER_LAYERNORM) net.layers[k].lin.op.eps = 1e-5;
         tf_roundtrip(&net, "eps 1e-5 as a double", 41 + (uint64_t)a);
         lg_net_free(&net);
         lg_vit_free(&v);

@@ -81,7 +81,7 @@ START_TEST(test_optable_lower_nodes)
     ck_assert_int_eq(optable_pool_net(&net, 0), LG_OK);
     lg_rng r;
     lg_rng_init(&r, 7, 0);
-    for (int i = 0; i < 8; i++) net.layers[1].W[i] = lg_rng_uniform(&r) * 2 - 1;
+    for (int i = 0; i < 8; i++) net.layers[1].lin.W[i] = lg_rng_uniform(&r) * 2 - 1;
     ck_assert_int_eq(lg_net_validate(&net), LG_OK);
     ck_assert_int_eq(lg_net_has_lowering(&net), 1);
     ck_assert_int_eq(lg_net_lower_nodes(&low, &net, 1), LG_OK);

@@ -30,10 +30,10 @@ static void absnet_init(absnet *a)
     memset(a, 0, sizeof *a);
     int dims[3] = {1, 2, 2};
     ck_assert_int_eq(lg_net_init(&a->net, 2, dims, LG_ACT_RELU), LG_OK);
-    a->net.layers[0].W[0] = 1.0;
-    a->net.layers[0].W[1] = -1.0;
+    a->net.layers[0].lin.W[0] = 1.0;
+    a->net.layers[0].lin.W[1] = -1.0;
     double W1[4] = {1, 1, 0, 0};
-    memcpy(a->net.layers[1].W, W1, sizeof W1);
+    memcpy(a->net.layers[1].lin.W, W1, sizeof W1);
     a->net.layers[1].b[1] = 0.5;
     a->lo = -1, a->hi = 1;
     a->pl0[0] = a->pl0[1] = -1, a->ph0[0] = a->ph0[1] = 1;
@@ -257,8 +257,8 @@ START_TEST(test_oracle_cancellation)
     int dims[3] = {1, 2, 1};
     one o;
     one_init(&o, 2, dims);
-    o.net.layers[0].W[0] = 0.1, o.net.layers[0].W[1] = 0.3;
-    o.net.layers[1].W[0] = 3.0, o.net.layers[1].W[1] = -1.0;
+    o.net.layers[0].lin.W[0] = 0.1, o.net.layers[0].lin.W[1] = 0.3;
+    o.net.layers[1].lin.W[0] = 3.0, o.net.layers[1].lin.W[1] = -1.0;
     o.lo[0] = 1e10, o.hi[0] = 2e10; /* y ∈ [2.7756e-7, 5.5511e-7] */
     double x;
     ck_assert_int_eq(one_solve(&o, 1.0, 0.0, &x), LG_ANSWER_UNSAT);     /* y ≤ 0 */
@@ -290,7 +290,7 @@ START_TEST(test_oracle_normalisation)
     int dims[2] = {1, 1};
     one o;
     one_init(&o, 1, dims);
-    o.net.layers[0].W[0] = 1.0;
+    o.net.layers[0].lin.W[0] = 1.0;
     o.net.in_sub = calloc(1, sizeof(double));
     o.net.in_div = malloc(sizeof(double));
     o.net.in_div[0] = 0.1;
@@ -319,8 +319,8 @@ START_TEST(test_oracle_huge_inputs)
     int dims[3] = {1, 1, 1};
     one o;
     one_init(&o, 2, dims);
-    o.net.layers[0].W[0] = 2.0;
-    o.net.layers[1].W[0] = 1.0;
+    o.net.layers[0].lin.W[0] = 2.0;
+    o.net.layers[1].lin.W[0] = 1.0;
     o.lo[0] = o.hi[0] = 1e308;
     double x;
     ck_assert_int_eq(one_solve(&o, 1.0, -1.7976931348623157e308, &x), LG_ANSWER_UNSAT); /* y ≤ DBL_MAX */

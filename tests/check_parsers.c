@@ -166,7 +166,7 @@ START_TEST(test_parsers_onnx_nonfinite)
     lg_net a;
     ck_assert_int_eq(lg_net_init(&a, 2, dims, LG_ACT_RELU), LG_OK);
     for (size_t i = 0; i < a.n_params; i++) a.params[i] = 0.25 * (double)(i + 1);
-    a.layers[1].W[3] = 1234.5; /* exactly a float */
+    a.layers[1].lin.W[3] = 1234.5; /* exactly a float */
     const char *p = lg_test_tmpfile(".onnx");
     ck_assert_int_eq(lg_onnx_write(&a, p), LG_OK);
     unsigned char *buf;
@@ -191,7 +191,7 @@ START_TEST(test_parsers_onnx_nonfinite)
     memcpy(buf + at, mb, 4);
     lg_net n;
     ck_assert_int_eq(lg_onnx_parse(&n, buf, len, "ok.onnx"), LG_OK);
-    ck_assert_double_eq(n.layers[1].W[3], 1234.5);
+    ck_assert_double_eq(n.layers[1].lin.W[3], 1234.5);
     lg_net_free(&n);
     lg_net_free(&a);
     free(buf);

@@ -29,7 +29,7 @@ static void lg_tr_cut(lg_net *cut, const lg_net *net, int k)
     for (int j = 0; j <= k; j++) {
         const lg_layer *S = &net->layers[j];
         lg_layer *D = &cut->layers[j];
-        memcpy(D->W, S->W, (size_t)S->n_out * (size_t)S->n_in * sizeof *D->W);
+        memcpy(D->lin.W, S->lin.W, (size_t)S->n_out * (size_t)S->lin.n_in * sizeof *D->lin.W);
         memcpy(D->b, S->b, (size_t)S->n_out * sizeof *D->b);
         D->act = j == k ? LG_ACT_IDENTITY : S->act;
     }

@@ -45,9 +45,9 @@ START_TEST(test_relu_only_activations_change)
         ck_assert_double_eq(dst.t, src.t);
         for (int k = 0; k < src.n_layers; k++) {
             const lg_layer *A = &src.layers[k], *B = &dst.layers[k];
-            ck_assert_int_eq(B->n_in, A->n_in);
+            ck_assert_int_eq(B->lin.n_in, A->lin.n_in);
             ck_assert_int_eq(B->n_out, A->n_out);
-            ck_assert_ptr_eq(B->W, dst.params + (A->W - src.params));
+            ck_assert_ptr_eq(B->lin.W, dst.params + (A->lin.W - src.params));
             lg_act want = (A->act == LG_ACT_GELU || A->act == LG_ACT_LGELU) ? LG_ACT_RELU : A->act;
             ck_assert_msg(B->act == want, "kind %s layer %d: got %s", lg_act_name(kinds[t]), k, lg_act_name(B->act));
         }

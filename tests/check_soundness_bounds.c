@@ -69,8 +69,8 @@ static void lg_tsb_exact(const lg_net *net, const double *x, mpq_t (*z)[LG_TSB_W
         ck_assert_int_le(L->n_out, LG_TSB_W);
         for (int o = 0; o < L->n_out; o++) {
             mpq_set_d(z[k][o], L->b[o]);
-            for (int i = 0; i < L->n_in; i++) {
-                mpq_set_d(t, L->W[(size_t)o * (size_t)L->n_in + (size_t)i]);
+            for (int i = 0; i < L->lin.n_in; i++) {
+                mpq_set_d(t, L->lin.W[(size_t)o * (size_t)L->lin.n_in + (size_t)i]);
                 mpq_mul(u, t, a[i]);
                 mpq_add(z[k][o], z[k][o], u);
             }
@@ -284,7 +284,7 @@ static int lg_tsb_check(const char *what, const lg_net *net, const lg_bounds *b,
 static void lg_tsb_set(lg_net *net, int k, const double *W, const double *b)
 {
     lg_layer *L = &net->layers[k];
-    memcpy(L->W, W, (size_t)L->n_out * (size_t)L->n_in * sizeof *W);
+    memcpy(L->lin.W, W, (size_t)L->n_out * (size_t)L->lin.n_in * sizeof *W);
     memcpy(L->b, b, (size_t)L->n_out * sizeof *b);
 }
 
@@ -539,15 +539,15 @@ static void lg_tsb_random(lg_net *net, lg_rng *r, double *lo, double *hi)
     for (int k = 0; k < depth; k++) {
         lg_layer *L = &net->layers[k];
         for (int o = 0; o < L->n_out; o++) {
-            double *Wr = L->W + (size_t)o * (size_t)L->n_in, s = 0;
-            for (int i = 0; i < L->n_in; i++) Wr[i] = lg_tsb_sign(r) * lg_tsb_logu(r, -6, 6);
+            double *Wr = L->lin.W + (size_t)o * (size_t)L->lin.n_in, s = 0;
+            for (int i = 0; i < L->lin.n_in; i++) Wr[i] = lg_tsb_sign(r) * lg_tsb_logu(r, -6, 6);
             double u = lg_rng_uniform(r);
-            if (u < 0.4 && L->n_in > 1 && a[L->n_in - 1] != 0) {
-                for (int i = 0; i + 1 < L->n_in; i++) s += Wr[i] * a[i];
-                Wr[L->n_in - 1] = -s / a[L->n_in - 1];
+            if (u < 0.4 && L->lin.n_in > 1 && a[L->lin.n_in - 1] != 0) {
+                for (int i = 0; i + 1 < L->lin.n_in; i++) s += Wr[i] * a[i];
+                Wr[L->lin.n_in - 1] = -s / a[L->lin.n_in - 1];
             }
             s = 0;
-            for (int i = 0; i < L->n_in; i++) s += Wr[i] * a[i];
+            for (int i = 0; i < L->lin.n_in; i++) s += Wr[i] * a[i];
             if (u > 0.7) L->b[o] = -s * (1 + 1e-9 * lg_tsb_sign(r)); /* near-tie at the centre */
             else if (u > 0.5) L->b[o] = lg_tsb_sign(r) * lg_tsb_logu(r, -6, 6);
             else L->b[o] = fabs(s) * lg_rng_uniform(r);
@@ -682,7 +682,7 @@ START_TEST(test_soundness_bounds_extreme_random)
             else if (kind == 1) lo[i] = -1e308, hi[i] = 1e308;
             else if (kind == 2) lo[i] = hi[i] = lg_tsb_sign(&r) * 1.7976931348623157e308;
         }
-        if (t % 3 == 0) net.layers[0].W[0] = 1e300;
+        if (t % 3 == 0) net.layers[0].lin.W[0] = 1e300;
         char what[64];
         snprintf(what, sizeof what, "extreme random net %d", t);
         ck_assert_int_eq(lg_tsb_all_bounds(what, &net, lo, hi, &r, 0), 0);

@@ -34,9 +34,9 @@ static double *te_values(const lg_net *net, const lg_trelax *tr, const double *x
     size_t a = nl;
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_BILINEAR || L->op.K < 2) continue;
-        size_t K = (size_t)L->op.K, oa = lg_net_node_offset(net, L->src), ob = lg_net_node_offset(net, L->op.src_b);
-        const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+        if (L->lin.kind != LG_LAYER_BILINEAR || L->lin.op.K < 2) continue;
+        size_t K = (size_t)L->lin.op.K, oa = lg_net_node_offset(net, L->lin.src), ob = lg_net_node_offset(net, L->lin.op.src_b);
+        const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
         for (size_t q = 0; q < (size_t)L->n_out * K; q++) v[a++] = v[oa + (size_t)ia[q]] * v[ob + (size_t)ib[q]];
     }
     ck_assert_uint_eq(a, nl + (size_t)tr->n_aux);
@@ -113,11 +113,11 @@ static void te_product_net(lg_net *net, lg_act act0, double w0, double w1, int s
                        {.kind = LG_LAYER_DENSE, .n_in = 1, .src = 1}};
     lg_layer_spec sp[3] = {{2, act0, 1, &tm[0]}, {1, LG_ACT_IDENTITY, 1, &tm[1]}, {1, LG_ACT_IDENTITY, 1, &tm[2]}};
     ck_assert_int_eq(lg_net_build(net, 1, 3, sp), LG_OK);
-    net->layers[0].W[0] = w0;
-    net->layers[0].W[1] = w1;
-    net->layers[1].map[0] = 0;
-    net->layers[1].map[1] = square ? 0 : 1;
-    net->layers[2].W[0] = 1.0;
+    net->layers[0].lin.W[0] = w0;
+    net->layers[0].lin.W[1] = w1;
+    net->layers[1].lin.map[0] = 0;
+    net->layers[1].lin.map[1] = square ? 0 : 1;
+    net->layers[2].lin.W[0] = 1.0;
     ck_assert_int_eq(lg_net_validate(net), LG_OK);
 }
 

@@ -90,7 +90,7 @@ START_TEST(test_thirdparty_import_matches_torch)
             lg_act a = net.layers[l].act;
             int tanh_id = strncmp(c[k].name, "tanh", 4) == 0 && a == LG_ACT_IDENTITY && l % 2 == 1;
             ck_assert_msg(a == tp_expected_act(c[k].name) || tanh_id ||
-                              (a == LG_ACT_IDENTITY && net.layers[l].conv.c_out > 0),
+                              (a == LG_ACT_IDENTITY && net.layers[l].lin.conv.c_out > 0),
                           "%s: layer %d is %s", c[k].name, l, lg_act_name(a));
             smooth += a != LG_ACT_IDENTITY;
         }
@@ -397,7 +397,7 @@ START_TEST(test_thirdparty_refusals)
         snprintf(path, sizeof path, "%s/bad_softmax_out.onnx", TP_DIR);
         lg_net net;
         ck_assert_msg(lg_net_load(&net, path) == LG_OK, "%s: %s", path, lg_errmsg());
-        ck_assert_int_eq(net.layers[net.n_layers - 1].kind, LG_LAYER_SOFTMAX);
+        ck_assert_int_eq(net.layers[net.n_layers - 1].lin.kind, LG_LAYER_SOFTMAX);
         lg_net_free(&net);
     }
     /* a Gather of the network value with constant indices is an index map (once refused) */

@@ -215,20 +215,20 @@ START_TEST(test_tokmap_compaction_only_exact_kron)
     ck_assert_int_eq(lg_net_densify(&dn, &net, 0), LG_OK);
     int n = -1;
     /* an off-diagonal entry that is not zero, and a block one ulp off: neither term is a kron */
-    dn.layers[0].W[(size_t)0 * dn.layers[0].n_in + TK_I] = 1e-300;
-    double *w = &dn.layers[1].W[(size_t)TK_I * dn.layers[1].n_in + TK_H]; /* token 1, row 0, column 0 */
+    dn.layers[0].lin.W[(size_t)0 * dn.layers[0].lin.n_in + TK_I] = 1e-300;
+    double *w = &dn.layers[1].lin.W[(size_t)TK_I * dn.layers[1].lin.n_in + TK_H]; /* token 1, row 0, column 0 */
     *w = nextafter(*w, 2.0);
     ck_assert_int_eq(lg_net_compact_tokmap(&dn, &n), LG_OK);
     ck_assert_int_eq(n, 0);
-    ck_assert_int_eq(dn.layers[0].kind, LG_LAYER_DENSE);
-    ck_assert_int_eq(dn.layers[1].kind, LG_LAYER_DENSE);
-    ck_assert_int_eq(dn.layers[2].kind, LG_LAYER_DENSE); /* the head never was one */
-    dn.layers[0].W[(size_t)0 * dn.layers[0].n_in + TK_I] = -0.0; /* a negative zero is a zero */
+    ck_assert_int_eq(dn.layers[0].lin.kind, LG_LAYER_DENSE);
+    ck_assert_int_eq(dn.layers[1].lin.kind, LG_LAYER_DENSE);
+    ck_assert_int_eq(dn.layers[2].lin.kind, LG_LAYER_DENSE); /* the head never was one */
+    dn.layers[0].lin.W[(size_t)0 * dn.layers[0].lin.n_in + TK_I] = -0.0; /* a negative zero is a zero */
     ck_assert_int_eq(lg_net_compact_tokmap(&dn, &n), LG_OK);
     ck_assert_int_eq(n, 1);
-    ck_assert_int_eq(dn.layers[0].kind, LG_LAYER_TOKMAP);
-    ck_assert_int_eq(dn.layers[0].conv.h_in, TK_T);
-    ck_assert_int_eq(dn.layers[1].kind, LG_LAYER_DENSE);
+    ck_assert_int_eq(dn.layers[0].lin.kind, LG_LAYER_TOKMAP);
+    ck_assert_int_eq(dn.layers[0].lin.conv.h_in, TK_T);
+    ck_assert_int_eq(dn.layers[1].lin.kind, LG_LAYER_DENSE);
     ck_assert_int_eq(lg_net_validate(&dn), LG_OK);
     lg_net_free(&dn);
     lg_net_free(&net);
@@ -326,8 +326,8 @@ START_TEST(test_tokmap_onnx_many_tokens)
     ck_assert_int_eq(lg_onnx_write(&net, p), LG_OK);
     ck_assert_int_eq(lg_onnx_read(&back, p), LG_OK);
     ck_assert_int_eq(back.n_layers, 2);
-    ck_assert_int_eq(back.layers[0].kind, LG_LAYER_TOKMAP);
-    ck_assert_int_eq(back.layers[0].conv.h_in, MT);
+    ck_assert_int_eq(back.layers[0].lin.kind, LG_LAYER_TOKMAP);
+    ck_assert_int_eq(back.layers[0].lin.conv.h_in, MT);
     ck_assert_uint_eq(back.n_params, net.n_params);
     double *x = malloc(MT * MI * sizeof *x), y[4];
     double *scr = malloc(4 * (size_t)(lg_net_max_width(&net) + lg_net_max_width(&back)) * sizeof *scr);

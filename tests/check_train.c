@@ -82,7 +82,7 @@ static void lg_golden_net(const lg_golden *g, lg_net *net, float *X, uint8_t *la
         char key[8];
         lg_layer *L = &net->layers[k];
         snprintf(key, sizeof key, "W%d", k);
-        memcpy(L->W, lg_golden_get(g, key, L->n_in * L->n_out), sizeof(double) * (size_t)(L->n_in * L->n_out));
+        memcpy(L->lin.W, lg_golden_get(g, key, L->lin.n_in * L->n_out), sizeof(double) * (size_t)(L->lin.n_in * L->n_out));
         snprintf(key, sizeof key, "b%d", k);
         memcpy(L->b, lg_golden_get(g, key, L->n_out), sizeof(double) * (size_t)L->n_out);
         if (k < 2) {
@@ -179,11 +179,11 @@ static void lg_fd_check(lg_net *net, const float *X, const uint8_t *lab, int B, 
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
         lg_mlayer *M = &m.layers[k];
-        int nw = L->n_in * L->n_out;
+        int nw = L->lin.n_in * L->n_out;
         for (int i = 0; i < nw + L->n_out + 1; i++) {
             double *p, *lam = NULL;
             float got;
-            if (i < nw) p = &L->W[i], got = M->dW[i];
+            if (i < nw) p = &L->lin.W[i], got = M->dW[i];
             else if (i < nw + L->n_out) p = &L->b[i - nw], got = M->db[i - nw];
             else if (L->act == LG_ACT_LGELU) p = &L->s, lam = &L->lambda, got = *M->ds;
             else continue;
@@ -262,8 +262,8 @@ static double lg_rs_oracle(const lg_net *net, const float *X, int B, double eps,
             const lg_layer *L = &net->layers[k];
             for (int j = 0; j < L->n_out; j++) {
                 double l = L->b[j], u = L->b[j];
-                for (int i = 0; i < L->n_in; i++) {
-                    double wv = L->W[j * L->n_in + i];
+                for (int i = 0; i < L->lin.n_in; i++) {
+                    double wv = L->lin.W[j * L->lin.n_in + i];
                     l += wv > 0 ? wv * lo[i] : wv * hi[i];
                     u += wv > 0 ? wv * hi[i] : wv * lo[i];
                 }
@@ -321,9 +321,9 @@ START_TEST(test_train_rs_loss_gradient)
         for (int k = 0; k < net.n_layers; k++) {
             lg_layer *L = &net.layers[k];
             const lg_mlayer *M = &m.layers[k];
-            int nw = L->n_in * L->n_out;
+            int nw = L->lin.n_in * L->n_out;
             for (int i = 0; i < nw + L->n_out; i++) {
-                double *p = i < nw ? &L->W[i] : &L->b[i - nw];
+                double *p = i < nw ? &L->lin.W[i] : &L->b[i - nw];
                 double g = i < nw ? M->dW[i] : M->db[i - nw];
                 double save = *p;
                 long dummy;
@@ -416,12 +416,12 @@ START_TEST(test_train_rs_loss_gradient_conv)
                 double fd, lp, lm;
                 long dummy;
                 if (i < nw) {
-                    double save = L->W[i];
-                    L->W[i] = save + h;
+                    double save = L->lin.W[i];
+                    L->lin.W[i] = save + h;
                     lp = lg_rs_oracle_conv(&net, X, B, eps, w, &dummy);
-                    L->W[i] = save - h;
+                    L->lin.W[i] = save - h;
                     lm = lg_rs_oracle_conv(&net, X, B, eps, w, &dummy);
-                    L->W[i] = save;
+                    L->lin.W[i] = save;
                 } else { /* the tied bias: every position of channel (or unit) i − nw moves together */
                     int c = i - nw;
                     for (int j = c * hw; j < (c + 1) * hw; j++) L->b[j] += h;

@@ -48,11 +48,11 @@ static void tt_fix_crc(unsigned char *b, size_t len)
 /* y = W·x + b for a dense layer L reading x, or a per-token map's block on each token. */
 static void tt_dense(const lg_layer *L, const double *x, double *y)
 {
-    int tok = L->kind == LG_LAYER_TOKMAP, bi = tok ? L->conv.c_in : L->n_in, bo = tok ? L->conv.c_out : L->n_out;
+    int tok = L->lin.kind == LG_LAYER_TOKMAP, bi = tok ? L->lin.conv.c_in : L->lin.n_in, bo = tok ? L->lin.conv.c_out : L->n_out;
     for (int o = 0; o < L->n_out; o++) {
         double s = L->b[o];
         const double *xt = x + (size_t)(o / bo) * (size_t)bi;
-        for (int i = 0; i < bi; i++) s += L->W[(size_t)(o % bo) * bi + i] * xt[i];
+        for (int i = 0; i < bi; i++) s += L->lin.W[(size_t)(o % bo) * bi + i] * xt[i];
         y[o] = s;
     }
 }
@@ -70,7 +70,7 @@ static void tt_eval_by_hand(const lg_net *net, const double *x, double *y)
         for (int i = 0; i < d; i++) mu += x[t * d + i] / d;
         for (int i = 0; i < d; i++) var += (x[t * d + i] - mu) * (x[t * d + i] - mu) / d;
         for (int i = 0; i < d; i++)
-            ln[t * d + i] = L[0].W[i] * (x[t * d + i] - mu) / sqrt(var + L[0].op.eps) + L[0].W[d + i];
+            ln[t * d + i] = L[0].lin.W[i] * (x[t * d + i] - mu) / sqrt(var + L[0].lin.op.eps) + L[0].lin.W[d + i];
     }
     tt_dense(&L[1], ln, q);
     tt_dense(&L[2], ln, k);
@@ -197,9 +197,9 @@ START_TEST(test_tnet_netfile_round_trip)
         ck_assert(memcmp(back.params, net.params, net.n_params * sizeof *net.params) == 0);
         ck_assert(memcmp(back.maps, net.maps, net.n_maps * sizeof *net.maps) == 0);
         for (int k = 0; k < net.n_layers; k++) {
-            ck_assert_int_eq(back.layers[k].kind, net.layers[k].kind);
-            ck_assert(memcmp(&back.layers[k].op, &net.layers[k].op, sizeof net.layers[k].op) == 0);
-            ck_assert_int_eq(back.layers[k].src, net.layers[k].src);
+            ck_assert_int_eq(back.layers[k].lin.kind, net.layers[k].lin.kind);
+            ck_assert(memcmp(&back.layers[k].lin.op, &net.layers[k].lin.op, sizeof net.layers[k].lin.op) == 0);
+            ck_assert_int_eq(back.layers[k].lin.src, net.layers[k].lin.src);
         }
         /* every truncation is refused with a message, never a crash */
         for (size_t cut = 0; cut < len; cut += 1 + len / 97) {
@@ -242,10 +242,10 @@ START_TEST(test_tnet_validate_refuses)
 {
     lg_net net;
     tt_make(&net, 5u);
-    net.layers[0].op.eps = 0.0;
+    net.layers[0].lin.op.eps = 0.0;
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
     ck_assert(strstr(lg_errmsg(), "eps") != NULL);
-    net.layers[0].op.eps = 1e-5;
+    net.layers[0].lin.op.eps = 1e-5;
     net.layers[5].b[0] = 0.5;
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
     ck_assert(strstr(lg_errmsg(), "softmax node has bias 0") != NULL);
@@ -253,14 +253,14 @@ START_TEST(test_tnet_validate_refuses)
     net.layers[6].act = LG_ACT_RELU;
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
     net.layers[6].act = LG_ACT_IDENTITY;
-    int save = net.layers[4].map[0];
-    net.layers[4].map[0] = net.layers[4].n_in;
+    int save = net.layers[4].lin.map[0];
+    net.layers[4].lin.map[0] = net.layers[4].lin.n_in;
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
     ck_assert(strstr(lg_errmsg(), "index table ia entry 0") != NULL);
-    net.layers[4].map[0] = save;
-    net.layers[5].op.group += 1;
+    net.layers[4].lin.map[0] = save;
+    net.layers[5].lin.op.group += 1;
     ck_assert_int_eq(lg_net_validate(&net), LG_ERR_FORMAT);
-    net.layers[5].op.group -= 1;
+    net.layers[5].lin.op.group -= 1;
     ck_assert_int_eq(lg_net_validate(&net), LG_OK);
     /* build refuses a product whose second source is not earlier, or a Transformer node as a further term */
     lg_linear t0 = {.kind = LG_LAYER_BILINEAR, .n_in = 2, .src = LG_NET_INPUT, .op = {.src_b = 0, .n_in_b = 2, .K = 1}};
@@ -371,7 +371,7 @@ START_TEST(test_tnet_product_exact)
         lg_layer_spec sp = {1, LG_ACT_IDENTITY, 1, &t0};
         lg_net net;
         ck_assert_int_eq(lg_net_build(&net, 1, 1, &sp), LG_OK);
-        net.layers[0].map[0] = net.layers[0].map[1] = 0;
+        net.layers[0].lin.map[0] = net.layers[0].lin.map[1] = 0;
         double x = 1.0 + 0x1p-30;
         if (norm) {
             net.in_div = malloc(sizeof *net.in_div);
@@ -419,7 +419,7 @@ START_TEST(test_tnet_interval_oracle)
             ck_assert_int_eq(lg_bounds_init(&b, &net), LG_OK);
             ck_assert_int_eq(lg_bounds_interval(&b, &net, lo, hi), LG_OK);
             for (int k = 0; k < net.n_layers; k++)
-                if (net.layers[k].kind == LG_LAYER_SOFTMAX)
+                if (net.layers[k].lin.kind == LG_LAYER_SOFTMAX)
                     for (int o = 0; o < net.layers[k].n_out; o++) ck_assert(b.lo[k][o] >= 0.0 && b.hi[k][o] <= 1.0);
             for (int sm = 0; sm < 120; sm++) {
                 for (int i = 0; i < net.n_in; i++) {
@@ -436,7 +436,7 @@ START_TEST(test_tnet_interval_oracle)
                         double bh = L->act == LG_ACT_RELU ? fmax(b.hi[k][o], 0.0) : b.hi[k][o];
                         ck_assert_msg(v >= bl - tol && v <= bh + tol,
                                       "seed %u radius %g layer %d (%s) out %d: %.17g outside [%.17g, %.17g]", seed,
-                                      radii[ri], k, lg_kind_name(L->kind), o, v, bl, bh);
+                                      radii[ri], k, lg_kind_name(L->lin.kind), o, v, bl, bh);
                         checked++;
                     }
                 }

@@ -229,7 +229,7 @@ static double lg_tv_oracle(const lg_net *net, const lg_prop *p)
         /* z0 = W0 x + b0 ; a0 = pattern ; z1 = W1 a0 + b1 ; a1 ; y = W2 a1 + b2, as affine maps of x */
         const lg_layer *L0 = &net->layers[0], *L1 = &net->layers[1], *L2 = &net->layers[2];
         for (int o = 0; o < h; o++) {
-            for (int i = 0; i < n; i++) A0[o][i] = L0->W[o * n + i];
+            for (int i = 0; i < n; i++) A0[o][i] = L0->lin.W[o * n + i];
             c0[o] = L0->b[o];
         }
         for (int o = 0; o < h; o++) {
@@ -237,7 +237,7 @@ static double lg_tv_oracle(const lg_net *net, const lg_prop *p)
             for (int i = 0; i < n; i++) A1[o][i] = 0;
             for (int j = 0; j < h; j++) {
                 if (!(pat >> j & 1)) continue;
-                double w = L1->W[o * h + j];
+                double w = L1->lin.W[o * h + j];
                 c1[o] += w * c0[j];
                 for (int i = 0; i < n; i++) A1[o][i] += w * A0[j][i];
             }
@@ -247,7 +247,7 @@ static double lg_tv_oracle(const lg_net *net, const lg_prop *p)
             for (int i = 0; i < n; i++) Y[o][i] = 0;
             for (int j = 0; j < h; j++) {
                 if (!(pat >> (h + j) & 1)) continue;
-                double w = L2->W[o * h + j];
+                double w = L2->lin.W[o * h + j];
                 cy[o] += w * c1[j];
                 for (int i = 0; i < n; i++) Y[o][i] += w * A1[j][i];
             }
@@ -339,8 +339,8 @@ START_TEST(test_verify_multi_case)
     lg_net net;
     ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
     net.layers[0].act = LG_ACT_IDENTITY;
-    net.layers[0].W[0] = 1.0;
-    net.layers[0].W[1] = 0.0;
+    net.layers[0].lin.W[0] = 1.0;
+    net.layers[0].lin.W[1] = 0.0;
     net.layers[0].b[1] = 0.5;
     static const char *const txt[2] = {
         /* both boxes above 0.5: robust */

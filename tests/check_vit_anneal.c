@@ -166,7 +166,7 @@ START_TEST(test_refuses_other_nets)
     lg_net n;
     /* a changed index map of the product Q·Kᵀ */
     ck_assert_int_eq(lg_vit_to_net(&m, &n), LG_OK);
-    n.layers[6].map[0] = n.layers[6].map[1];
+    n.layers[6].lin.map[0] = n.layers[6].lin.map[1];
     refused(&n);
     ck_assert_msg(strstr(lg_errmsg(), "layer 6") != NULL, "%s", lg_errmsg());
     lg_net_free(&n);
@@ -174,8 +174,8 @@ START_TEST(test_refuses_other_nets)
     ck_assert_int_eq(lg_vit_to_net(&m, &n), LG_OK);
     lg_net nd;
     dense_layer(&nd, &n, 3);
-    int TD = nd.layers[3].n_in;
-    nd.layers[3].W[(size_t)0 * TD + 6] = 0.5;
+    int TD = nd.layers[3].lin.n_in;
+    nd.layers[3].lin.W[(size_t)0 * TD + 6] = 0.5;
     refused(&nd);
     ck_assert_msg(strstr(lg_errmsg(), "layer 3") != NULL && strstr(lg_errmsg(), "operator kind") != NULL, "%s",
                   lg_errmsg());

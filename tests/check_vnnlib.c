@@ -364,8 +364,8 @@ START_TEST(test_vnnlib_inexact_coefficients)
         lg_net net;
         ck_assert_int_eq(lg_net_init(&net, 1, dims, LG_ACT_RELU), LG_OK);
         net.layers[0].act = LG_ACT_IDENTITY;
-        net.layers[0].W[0] = 1.0;
-        net.layers[0].W[1] = w[k];
+        net.layers[0].lin.W[0] = 1.0;
+        net.layers[0].lin.W[1] = w[k];
         ck_assert_msg(lg_vnnlib_parse_net(&p, txt, strlen(txt), "c.vnnlib", &net) == LG_OK, "%s", lg_errmsg());
         const lg_lincon *L = &p.cases[0].terms[0].cons[0];
         ck_assert(L->coef[0] == 0.1 && L->coef[1] == -1.0); /* nearest doubles, file's scale */

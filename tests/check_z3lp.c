@@ -184,8 +184,8 @@ static void on_conflict(void *vctx, int n, const int *lit, const int *val, int p
             int m = 0;
             js[m] = z;
             vs[m++] = 1.0;
-            for (int c = 0; c < L->n_in; c++) {
-                double w = L->W[(size_t)i * (size_t)L->n_in + (size_t)c];
+            for (int c = 0; c < L->lin.n_in; c++) {
+                double w = L->lin.W[(size_t)i * (size_t)L->lin.n_in + (size_t)c];
                 if (prev[c] >= 0 && w != 0) {
                     js[m] = prev[c];
                     vs[m++] = -w;

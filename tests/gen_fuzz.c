@@ -56,14 +56,14 @@ static void fill_weights(lg_net *net, lg_rng *r, int wc, int dyadic, int pos_bia
 {
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        const lg_conv *g = &L->conv;
-        int conv = L->kind == LG_LAYER_CONV2D;
+        const lg_conv *g = &L->lin.conv;
+        int conv = L->lin.kind == LG_LAYER_CONV2D;
         double ls = wc == 1 ? pow10u(r, -3, 3) : 1.0,
-               fan = 1.0 / sqrt((double)(conv ? g->c_in * g->kh * g->kw : L->n_in));
+               fan = 1.0 / sqrt((double)(conv ? g->c_in * g->kh * g->kw : L->lin.n_in));
         size_t nw = lg_layer_n_weights(L);
         for (size_t i = 0; i < nw; i++) {
             double v = wc == 2 ? sgn(r) * pow10u(r, -6, 6) : ls * fan * lg_rng_normal(r);
-            L->W[i] = dyadic ? few_bits(v, 1 + (int)lg_rng_below(r, 6)) : v;
+            L->lin.W[i] = dyadic ? few_bits(v, 1 + (int)lg_rng_below(r, 6)) : v;
         }
         for (int i = 0; i < L->n_out; i++) {
             double v = wc == 2 ? sgn(r) * pow10u(r, -6, 6) * (double)lg_rng_below(r, 2) : 0.3 * ls * lg_rng_normal(r);
@@ -80,15 +80,15 @@ static void fill_weights(lg_net *net, lg_rng *r, int wc, int dyadic, int pos_bia
 static void inject_cancel(lg_net *net, lg_rng *r, int kc, int kind)
 {
     lg_layer *L = &net->layers[kc], *N = &net->layers[kc + 1];
-    int ni = L->n_in;
+    int ni = L->lin.n_in;
     double f = ldexp(1.0, (int)lg_rng_below(r, 21) - 10);
     for (int i = 0; i < ni; i++) {
-        double v = L->W[i];
+        double v = L->lin.W[i];
         if (kind == 1) {
-            L->W[(size_t)ni + (size_t)i] = v * f;
+            L->lin.W[(size_t)ni + (size_t)i] = v * f;
         } else {
-            L->W[i] = 0.1 * v;
-            L->W[(size_t)ni + (size_t)i] = 0.3 * v;
+            L->lin.W[i] = 0.1 * v;
+            L->lin.W[(size_t)ni + (size_t)i] = 0.3 * v;
         }
     }
     if (kind == 1) {
@@ -100,8 +100,8 @@ static void inject_cancel(lg_net *net, lg_rng *r, int kc, int kind)
     }
     double shrink = lg_rng_below(r, 2) ? pow10u(r, -8, 0) : 1.0;
     for (int o = 0; o < N->n_out; o++) {
-        double *row = N->W + (size_t)o * (size_t)N->n_in;
-        for (int i = 2; i < N->n_in; i++) row[i] *= shrink;
+        double *row = N->lin.W + (size_t)o * (size_t)N->lin.n_in;
+        for (int i = 2; i < N->lin.n_in; i++) row[i] *= shrink;
         N->b[o] *= shrink;
         double c = ldexp(1.0, (int)lg_rng_below(r, 13) - 6) * sgn(r);
         if (kind == 1) {
@@ -121,16 +121,16 @@ static void inject_cancel(lg_net *net, lg_rng *r, int kc, int kind)
 static void inject_cancel_conv(lg_net *net, lg_rng *r, int kc, int kind)
 {
     lg_layer *L = &net->layers[kc], *N = &net->layers[kc + 1];
-    const lg_conv *g = &L->conv;
+    const lg_conv *g = &L->lin.conv;
     int ksz = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
     double f = ldexp(1.0, (int)lg_rng_below(r, 21) - 10);
     for (int i = 0; i < ksz; i++) {
-        double v = L->W[i];
+        double v = L->lin.W[i];
         if (kind == 1) {
-            L->W[ksz + i] = v * f;
+            L->lin.W[ksz + i] = v * f;
         } else {
-            L->W[i] = 0.1 * v;
-            L->W[ksz + i] = 0.3 * v;
+            L->lin.W[i] = 0.1 * v;
+            L->lin.W[ksz + i] = 0.3 * v;
         }
     }
     for (int p = 0; p < P; p++) {
@@ -140,11 +140,11 @@ static void inject_cancel_conv(lg_net *net, lg_rng *r, int kc, int kind)
     }
     double shrink = lg_rng_below(r, 2) ? pow10u(r, -8, 0) : 1.0;
     for (int o = 0; o < N->n_out; o++) N->b[o] *= shrink;
-    if (N->kind == LG_LAYER_CONV2D) {
-        const lg_conv *G = &N->conv;
+    if (N->lin.kind == LG_LAYER_CONV2D) {
+        const lg_conv *G = &N->lin.conv;
         int nk = G->kh * G->kw;
         for (int o = 0; o < G->c_out; o++) {
-            double *blk = N->W + (size_t)o * (size_t)G->c_in * (size_t)nk;
+            double *blk = N->lin.W + (size_t)o * (size_t)G->c_in * (size_t)nk;
             for (int i = 2 * nk; i < G->c_in * nk; i++) blk[i] *= shrink;
             double c = ldexp(1.0, (int)lg_rng_below(r, 13) - 6) * sgn(r);
             for (int u = 0; u < nk; u++) {
@@ -155,8 +155,8 @@ static void inject_cancel_conv(lg_net *net, lg_rng *r, int kc, int kind)
         return;
     }
     for (int o = 0; o < N->n_out; o++) {
-        double *row = N->W + (size_t)o * (size_t)N->n_in;
-        for (int i = 2 * P; i < N->n_in; i++) row[i] *= shrink;
+        double *row = N->lin.W + (size_t)o * (size_t)N->lin.n_in;
+        for (int i = 2 * P; i < N->lin.n_in; i++) row[i] *= shrink;
         double c = ldexp(1.0, (int)lg_rng_below(r, 13) - 6) * sgn(r);
         for (int p = 0; p < P; p++) {
             row[p] = kind == 1 ? c * f : 3.0 * c;
@@ -249,7 +249,7 @@ static lg_status draw(lg_fuzz_case *fc, lg_rng *r, lg_rng *r2, lg_rng *r3, lg_rn
         fill_weights(net, r, wc, dyadic, pos_bias);
     }
     if (cancel > 0) {
-        if (net->layers[kc].kind == LG_LAYER_CONV2D)
+        if (net->layers[kc].lin.kind == LG_LAYER_CONV2D)
             inject_cancel_conv(net, r, kc, cancel);
         else
             inject_cancel(net, r, kc, cancel);
@@ -607,23 +607,23 @@ void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f)
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
         const char *act = L->act == LG_ACT_RELU ? "relu" : "id";
-        if (L->kind == LG_LAYER_MAX || L->kind == LG_LAYER_INDEX || L->n_terms > 0) { /* graph nodes: the shape */
-            const lg_conv *g = &L->conv;
-            if (L->kind == LG_LAYER_MAX)
-                fprintf(f, "  L%d max-pool from %d: %dx%dx%d -> %dx%dx%d window %dx%d stride %dx%d pad %dx%d\n", k, L->src,
+        if (L->lin.kind == LG_LAYER_MAX || L->lin.kind == LG_LAYER_INDEX || L->n_terms > 0) { /* graph nodes: the shape */
+            const lg_conv *g = &L->lin.conv;
+            if (L->lin.kind == LG_LAYER_MAX)
+                fprintf(f, "  L%d max-pool from %d: %dx%dx%d -> %dx%dx%d window %dx%d stride %dx%d pad %dx%d\n", k, L->lin.src,
                         g->c_in, g->h_in, g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw);
             else
-                fprintf(f, "  L%d graph node: %d terms, %d -> %d %s\n", k, lg_layer_n_lin(L), L->n_in, L->n_out, act);
+                fprintf(f, "  L%d graph node: %d terms, %d -> %d %s\n", k, lg_layer_n_lin(L), L->lin.n_in, L->n_out, act);
             continue;
         }
-        if (L->kind == LG_LAYER_CONV2D) {
-            const lg_conv *g = &L->conv;
+        if (L->lin.kind == LG_LAYER_CONV2D) {
+            const lg_conv *g = &L->lin.conv;
             fprintf(f, "  L%d conv %dx%dx%d -> %dx%dx%d kernel %dx%d stride %dx%d pad %dx%d %s\n", k, g->c_in, g->h_in,
                     g->w_in, g->c_out, g->h_out, g->w_out, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, act);
             size_t nk = (size_t)g->c_in * (size_t)g->kh * (size_t)g->kw;
             for (int o = 0; o < g->c_out; o++) {
                 fprintf(f, "  L%d ch%d: K=", k, o);
-                for (size_t i = 0; i < nk; i++) fprintf(f, "%s%a", i ? "," : "", L->W[(size_t)o * nk + i]);
+                for (size_t i = 0; i < nk; i++) fprintf(f, "%s%a", i ? "," : "", L->lin.W[(size_t)o * nk + i]);
                 fprintf(f, " b=");
                 for (int p = 0; p < g->h_out * g->w_out; p++)
                     fprintf(f, "%s%a", p ? "," : "", L->b[o * g->h_out * g->w_out + p]);
@@ -633,7 +633,7 @@ void lg_fuzz_case_print(const lg_fuzz_case *fc, FILE *f)
         }
         for (int o = 0; o < L->n_out; o++) {
             fprintf(f, "  L%d n%d %s: b=%a W=", k, o, act, L->b[o]);
-            for (int i = 0; i < L->n_in; i++) fprintf(f, "%s%a", i ? "," : "", L->W[(size_t)o * (size_t)L->n_in + (size_t)i]);
+            for (int i = 0; i < L->lin.n_in; i++) fprintf(f, "%s%a", i ? "," : "", L->lin.W[(size_t)o * (size_t)L->lin.n_in + (size_t)i]);
             fprintf(f, "\n");
         }
     }

@@ -188,7 +188,7 @@ lg_status lg_test_dag_fixed(lg_net *net, unsigned seed)
     for (size_t i = 0; i < net->n_params; i++) net->params[i] = lg_rng_uniform(&r) * 2.0 - 1.0;
     for (int o = 0; o < 3; o++) net->layers[1].terms[0].map[o] = o;
     for (int o = 0; o < 6; o++) {
-        net->layers[2].map[o] = o < 3 ? o : -1;
+        net->layers[2].lin.map[o] = o < 3 ? o : -1;
         net->layers[2].terms[0].map[o] = o < 3 ? -1 : o - 3;
     }
     return LG_OK;

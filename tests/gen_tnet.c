@@ -63,50 +63,50 @@ lg_status lg_test_tnet_random(lg_net *net, lg_rng *r, const lg_test_tnet_opts *o
     if (st != LG_OK) return st;
     lg_layer *L = net->layers;
     for (int i = 0; i < d; i++) {
-        L[0].W[i] = 1.0 + 0.3 * lg_rng_normal(r);
-        L[0].W[d + i] = 0.2 * lg_rng_normal(r);
+        L[0].lin.W[i] = 1.0 + 0.3 * lg_rng_normal(r);
+        L[0].lin.W[d + i] = 0.2 * lg_rng_normal(r);
     }
-    tnet_token_dense(r, L[1].W, T, d, d, 1.0 / sqrt((double)dh), dn);
-    tnet_token_dense(r, L[2].W, T, d, d, 1.0, dn);
-    tnet_token_dense(r, L[3].W, T, d, d, 1.0, dn);
+    tnet_token_dense(r, L[1].lin.W, T, d, d, 1.0 / sqrt((double)dh), dn);
+    tnet_token_dense(r, L[2].lin.W, T, d, d, 1.0, dn);
+    tnet_token_dense(r, L[3].lin.W, T, d, d, 1.0, dn);
     for (int k = 1; k <= 3; k++)
         for (int i = 0; i < n; i++) L[k].b[i] = 0.1 * lg_rng_normal(r);
     for (int hh = 0, q = 0; hh < h; hh++) /* S[hh][i][j] */
         for (int i = 0; i < T; i++)
             for (int j = 0; j < T; j++, q++)
                 for (int c = 0; c < dh; c++) {
-                    L[4].map[q * dh + c] = i * d + hh * dh + c;
-                    L[4].map[(size_t)h * T * T * dh + q * dh + c] = j * d + hh * dh + c;
+                    L[4].lin.map[q * dh + c] = i * d + hh * dh + c;
+                    L[4].lin.map[(size_t)h * T * T * dh + q * dh + c] = j * d + hh * dh + c;
                 }
     for (int i = 0; i < T; i++) /* A[i][hh·dh+c] */
         for (int hh = 0; hh < h; hh++)
             for (int c = 0; c < dh; c++) {
                 int q = i * d + hh * dh + c;
                 for (int j = 0; j < T; j++) {
-                    L[6].map[q * T + j] = (hh * T + i) * T + j;
-                    L[6].map[(size_t)n * T + q * T + j] = j * d + hh * dh + c;
+                    L[6].lin.map[q * T + j] = (hh * T + i) * T + j;
+                    L[6].lin.map[(size_t)n * T + q * T + j] = j * d + hh * dh + c;
                 }
             }
-    tnet_token_dense(r, L[7].W, T, d, d, 1.0, dn);
+    tnet_token_dense(r, L[7].lin.W, T, d, d, 1.0, dn);
     for (int i = 0; i < n; i++) {
         L[7].terms[0].map[i] = i;
         L[7].b[i] = 0.1 * lg_rng_normal(r);
     }
-    tnet_token_dense(r, L[lm].W, T, d, m, 1.0, dn);
+    tnet_token_dense(r, L[lm].lin.W, T, d, m, 1.0, dn);
     for (int i = 0; i < T * m; i++) L[lm].b[i] = 0.3 * lg_rng_normal(r);
-    for (int i = 0; i < n_out * T * m; i++) L[lm + 1].W[i] = lg_rng_normal(r) / sqrt((double)(T * m));
+    for (int i = 0; i < n_out * T * m; i++) L[lm + 1].lin.W[i] = lg_rng_normal(r) / sqrt((double)(T * m));
     for (int i = 0; i < n_out; i++) L[lm + 1].b[i] = 0.3 * lg_rng_normal(r);
     if (ln2) /* the second layernorm's scale and shift, drawn last (the other draws as without it) */
         for (int i = 0; i < d; i++) {
-            L[8].W[i] = 1.0 + 0.3 * lg_rng_normal(r);
-            L[8].W[d + i] = 0.2 * lg_rng_normal(r);
+            L[8].lin.W[i] = 1.0 + 0.3 * lg_rng_normal(r);
+            L[8].lin.W[d + i] = 0.2 * lg_rng_normal(r);
         }
     return lg_net_validate(net);
 }
 
 void lg_test_tnet_shape(const lg_net *net, int *T, int *d, int *h)
 {
-    *d = net->layers[0].op.group;
-    *T = net->layers[5].op.group;
-    *h = *d / net->layers[4].op.K;
+    *d = net->layers[0].lin.op.group;
+    *T = net->layers[5].lin.op.group;
+    *h = *d / net->layers[4].lin.op.K;
 }

@@ -34,16 +34,16 @@ void lg_test_inst_bounds(lg_test_inst *in)
         size_t off = lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++) {
             double lo = L->b[o], hi = L->b[o];
-            if (L->kind == LG_LAYER_MAX) { /* the window's largest ends */
-                size_t so = lg_net_node_offset(net, L->src);
-                int nw = lg_max_window(&L->conv, o, ridx);
+            if (L->lin.kind == LG_LAYER_MAX) { /* the window's largest ends */
+                size_t so = lg_net_node_offset(net, L->lin.src);
+                int nw = lg_max_window(&L->lin.conv, o, ridx);
                 lo = hi = -INFINITY;
                 for (int q = 0; q < nw; q++) {
                     lo = fmax(lo, al[so + (size_t)ridx[q]]);
                     hi = fmax(hi, ah[so + (size_t)ridx[q]]);
                 }
             }
-            for (int t = 0; t < lg_layer_n_lin(L) && L->kind != LG_LAYER_MAX; t++) {
+            for (int t = 0; t < lg_layer_n_lin(L) && L->lin.kind != LG_LAYER_MAX; t++) {
                 const lg_linear *A = lg_layer_lin(L, t);
                 size_t so = lg_net_node_offset(net, A->src);
                 int nz = lg_linear_row_nz(A, o, ridx, rw);
@@ -107,8 +107,8 @@ lg_status lg_test_inst_random(lg_test_inst *in, lg_rng *r, const lg_test_shape *
     lg_net *net = &in->net;
     for (int k = 0; k < net->n_layers; k++) {
         lg_layer *L = &net->layers[k];
-        double sc = 1.0 / sqrt((double)L->n_in);
-        for (int i = 0; i < L->n_out * L->n_in; i++) L->W[i] = sc * lg_rng_normal(r);
+        double sc = 1.0 / sqrt((double)L->lin.n_in);
+        for (int i = 0; i < L->n_out * L->lin.n_in; i++) L->lin.W[i] = sc * lg_rng_normal(r);
         for (int i = 0; i < L->n_out; i++) L->b[i] = 0.3 * lg_rng_normal(r);
     }
     lg_test_inst_finish(in, r, s->box, s->normalise);

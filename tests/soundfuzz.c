@@ -336,7 +336,7 @@ long lg_fuzz_smooth(const lg_fuzz_case *fc, const lg_fuzz_opts *o, lg_fuzz_stats
     long bad = 0;
     if (lg_net_copy(&ref, &fc->net) != LG_OK) return 0;
     for (int k = 0; k + 1 < ref.n_layers; k++) {
-        if (ref.layers[k].kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
+        if (ref.layers[k].lin.kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
         int alt = which == 7 && k % 2 == 1;
         ref.layers[k].act = alt ? LG_ACT_PRELU : acts[which];
         ref.layers[k].lambda = alt ? 0.25 : params[which];
@@ -695,7 +695,7 @@ static lg_status fz_smooth_net(lg_net *net, lg_net *dnet, const lg_fuzz_case *fc
     lg_status st = lg_net_copy(net, &fc->net);
     if (st) return st;
     for (int k = 0; k + 1 < net->n_layers; k++) {
-        if (net->layers[k].kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
+        if (net->layers[k].lin.kind == LG_LAYER_MAX) continue; /* a max-pool node keeps the identity */
         net->layers[k].act = acts[k];
         net->layers[k].lambda = params[k];
     }

@@ -35,7 +35,7 @@ static int ft_inside(const lg_net *net, const lg_bounds *b, const double *x, dou
         const lg_layer *L = &net->layers[k];
         size_t off = lg_net_node_offset(net, k);
         for (int o = 0; o < L->n_out; o++) {
-            double z = lg_kind_is_tnode(L->kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
+            double z = lg_kind_is_tnode(L->lin.kind) ? vals[off + (size_t)o] : pre[off + (size_t)o];
             double tol = 1e-12 * (1.0 + fabs(z));
             if (!(z >= b->lo[k][o] - tol && z <= b->hi[k][o] + tol)) return 0;
         }

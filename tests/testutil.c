@@ -111,7 +111,7 @@ void lg_test_preacts(const lg_net *net, const double *x, double *z, double *y)
         const lg_layer *L = &net->layers[k];
         for (int j = 0; j < L->n_out; j++) {
             double v = L->b[j];
-            for (int i = 0; i < L->n_in; i++) v += L->W[(size_t)j * (size_t)L->n_in + (size_t)i] * a[i];
+            for (int i = 0; i < L->lin.n_in; i++) v += L->lin.W[(size_t)j * (size_t)L->lin.n_in + (size_t)i] * a[i];
             z[off + j] = v;
             t[j] = L->act == LG_ACT_RELU ? fmax(v, 0.0) : v;
         }

@@ -217,8 +217,8 @@ static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, const 
         return lg_fail(LG_ERR_ARG, "%s: %d layers is not 4 + %d per encoder block (not a ViT of %s)", name,
                        n->n_layers, LG_VIT_NET_PER_BLOCK, LG_VN_FORM);
     const lg_layer *L0 = &n->layers[0];
-    const lg_conv *c = &L0->conv;
-    if (L0->kind != LG_LAYER_CONV2D || L0->src != LG_NET_INPUT || L0->n_terms || c->kh != c->kw || c->sh != c->kh ||
+    const lg_conv *c = &L0->lin.conv;
+    if (L0->lin.kind != LG_LAYER_CONV2D || L0->lin.src != LG_NET_INPUT || L0->n_terms || c->kh != c->kw || c->sh != c->kh ||
         c->sw != c->kw || c->ph || c->pw || c->h_in % c->kh || c->w_in % c->kw)
         return lg_fail(LG_ERR_ARG, "%s: layer 0 is not a patch embedding (a conv of the input with kernel = stride, "
                                    "no padding; not a ViT of %s)", name, LG_VN_FORM);
@@ -226,14 +226,14 @@ static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, const 
     int np = c->h_out * c->w_out;
     const lg_layer *L1 = &n->layers[1], *Ls = &n->layers[2 + 4], *Lz = &n->layers[2 + 9];
     int T = L1->n_out / s->dim;
-    if (L1->kind != LG_LAYER_INDEX || L1->n_out % s->dim || (T != np && T != np + 1))
+    if (L1->lin.kind != LG_LAYER_INDEX || L1->n_out % s->dim || (T != np && T != np + 1))
         return lg_fail(LG_ERR_ARG, "%s: layer 1 is not the %d or %d tokens of width %d (not a ViT of %s)", name, np,
                        np + 1, s->dim, LG_VN_FORM);
     s->cls = T - np;
-    if (Ls->kind != LG_LAYER_BILINEAR || Ls->op.K < 1 || s->dim % Ls->op.K)
+    if (Ls->lin.kind != LG_LAYER_BILINEAR || Ls->lin.op.K < 1 || s->dim % Ls->lin.op.K)
         return lg_fail(LG_ERR_ARG, "%s: layer 6 is not the product Q·Kᵀ of the first block (not a ViT of %s)", name,
                        LG_VN_FORM);
-    s->heads = s->dim / Ls->op.K;
+    s->heads = s->dim / Ls->lin.op.K;
     if (Lz->n_out % T || Lz->n_out < T)
         return lg_fail(LG_ERR_ARG, "%s: layer 11 is not the first MLP layer (width a multiple of %d tokens; not a ViT "
                                    "of %s)", name, T, LG_VN_FORM);
@@ -297,7 +297,7 @@ static void lg_vn_read(lg_vit *m, const lg_net *net)
     int D = m->D, M = m->M, T = m->T, NH = s->heads, dh = D / NH, off = s->cls, TD = T * D;
     float *P = m->params;
     const lg_layer *Lp = &net->layers[0], *Lt = &net->layers[1];
-    for (size_t i = 0; i < (size_t)D * m->PL; i++) P[m->glob[LG_VG_WP] + i] = (float)Lp->W[i];
+    for (size_t i = 0; i < (size_t)D * m->PL; i++) P[m->glob[LG_VG_WP] + i] = (float)Lp->lin.W[i];
     for (int c = 0; c < D; c++) P[m->glob[LG_VG_BP] + (size_t)c] = (float)Lp->b[(size_t)c * m->NP];
     for (int t = 0; t < T; t++)
         for (int c = 0; c < D; c++) {
@@ -312,14 +312,14 @@ static void lg_vn_read(lg_vit *m, const lg_net *net)
         const lg_layer *Lk_ = &net->layers[k];                                                            \
         for (int r_ = 0; r_ < (o); r_++) {                                                                \
             for (int c_ = 0; c_ < (i); c_++)                                                              \
-                P[(Woff) + (size_t)r_ * (i) + c_] = (float)(Lk_->W[(size_t)r_ * (i) + c_] / (scale));                \
+                P[(Woff) + (size_t)r_ * (i) + c_] = (float)(Lk_->lin.W[(size_t)r_ * (i) + c_] / (scale));                \
             P[(boff) + (size_t)r_] = (float)(Lk_->b[r_] / (scale));                                       \
         }                                                                                                 \
     } while (0)
     for (int l = 0; l < s->depth; l++) {
         const size_t *bo = m->blk[l];
         int k0 = 2 + LG_VIT_NET_PER_BLOCK * l;
-        const double *g1 = net->layers[k0].W, *g2 = net->layers[k0 + 8].W;
+        const double *g1 = net->layers[k0].lin.W, *g2 = net->layers[k0 + 8].lin.W;
         for (int j = 0; j < 2 * D; j++) { /* γ then β, in both layouts */
             P[bo[LG_VB_G1] + (size_t)j] = (float)g1[j];
             P[bo[LG_VB_G2] + (size_t)j] = (float)g2[j];
@@ -335,11 +335,11 @@ static void lg_vn_read(lg_vit *m, const lg_net *net)
     }
 #undef LG_VN_BLOCK
     int kf = 2 + LG_VIT_NET_PER_BLOCK * s->depth;
-    for (int j = 0; j < 2 * D; j++) P[m->glob[LG_VG_GF] + (size_t)j] = (float)net->layers[kf].W[j];
+    for (int j = 0; j < 2 * D; j++) P[m->glob[LG_VG_GF] + (size_t)j] = (float)net->layers[kf].lin.W[j];
     const lg_layer *Lh = &net->layers[kf + 1];
     for (int j = 0; j < s->n_out; j++) {
         for (int c = 0; c < D; c++)
-            P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] = (float)(Lh->W[(size_t)j * TD + c] * (off ? 1.0 : (double)T));
+            P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] = (float)(Lh->lin.W[(size_t)j * TD + c] * (off ? 1.0 : (double)T));
         P[m->glob[LG_VG_BH] + (size_t)j] = (float)Lh->b[j];
     }
 }

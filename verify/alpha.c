@@ -45,7 +45,7 @@ void lg_alpha_default(const lg_bounds *b, const lg_net *net, int m, double *alph
 {
     int size = lg_alpha_size(net);
     for (int k = 0, off = 0; k < net->n_layers; off += net->layers[k].n_out, k++) {
-        const lg_vopdef *vop = lg_vop(net->layers[k].kind);
+        const lg_vopdef *vop = lg_vop(net->layers[k].lin.kind);
         for (int j = 0; j < net->layers[k].n_out; j++) /* smooth: NaN = the area-best lines (act_relax.h) */
             alpha[off + j] = vop && vop->bs_value ? 0.0 /* a node's planes of α = 0 (opstage.h) */
                              : lg_act_info_of(net->layers[k].act)->smooth ? NAN
@@ -110,7 +110,7 @@ static void lg_alpha_grad(const lg_alpha_batch *bt, lg_backsub *s, const lg_net 
         double *H;
         LG_AG_GET(H);
         for (int r = 0; r < m; r++) memcpy(H + (size_t)r * (size_t)n, Ly->b, (size_t)n * sizeof *H);
-        const lg_vopdef *vop = lg_vop(Ly->kind);
+        const lg_vopdef *vop = lg_vop(Ly->lin.kind);
         if (vop && vop->bs_value) {
             /* the α-plane each row's coefficient picked (opstage.h): a·((1 − α)·P1 + α·P2), so
              * ∂/∂α = a·(P2 − P1) at the forward values */

@@ -34,7 +34,7 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
                                    double *out)
 {
     int np = 0, open = 0;
-    for (int k = 0; k < net->n_layers; k++) np += net->layers[k].kind == LG_LAYER_BILINEAR;
+    for (int k = 0; k < net->n_layers; k++) np += net->layers[k].lin.kind == LG_LAYER_BILINEAR;
     for (int r = 0; r < m; r++) open |= !(out[r] > 0.0);
     if (np == 0 || m < 1 || !open) return LG_OK;
     size_t size = (size_t)lg_alpha_size(net);
@@ -56,7 +56,7 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
         int moved = 0;
         for (int k = 0; k < net->n_layers && st == LG_OK && evals < LG_ALPHA_TNODE_EVALS; k++) {
             const lg_layer *L = &net->layers[k];
-            if (L->kind == LG_LAYER_BILINEAR) {
+            if (L->lin.kind == LG_LAYER_BILINEAR) {
                 for (int side = 0; side < 2 && st == LG_OK; side++) {
                     double a0 = s.talpha[2 * k + side], keep = a0;
                     for (int i = 0; i < ng && st == LG_OK; i++, evals++) {
@@ -72,7 +72,7 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
                     }
                     lg_bs_tnode_set_alpha(&s, k, side ? s.talpha[2 * k] : keep, side ? keep : s.talpha[2 * k + 1]);
                 }
-            } else if (L->act == LG_ACT_RELU && !lg_op_is(L->kind, LG_OPF_NODE)) {
+            } else if (L->act == LG_ACT_RELU && !lg_op_is(L->lin.kind, LG_OPF_NODE)) {
                 double *a = al + lg_alpha_offset(net, k);
                 for (int j = 0; j < L->n_out && st == LG_OK && evals < LG_ALPHA_TNODE_EVALS; j++) {
                     if (!(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0)) continue; /* stable: no slope to choose */

@@ -216,10 +216,10 @@ static lg_status lg_bab_kind_opts(const lg_net *net, int n_terms, const lg_term 
     if (net && lg_net_first_tnode(net) >= 0) { /* Transformer nodes: input splitting on interval bounds */
         if (lg_bab_pick(q->mode, net->n_in) != LG_BAB_INPUT && q->mode != LG_BAB_AUTO && q->mode != LG_BAB_RELU)
             return lg_fail(LG_ERR_UNSUPPORTED, "bab: a network with %s nodes is split on its inputs only",
-                           lg_kind_name(net->layers[lg_net_first_tnode(net)].kind));
+                           lg_kind_name(net->layers[lg_net_first_tnode(net)].lin.kind));
         if (q->solver.mode != LG_SOLVER_NONE)
             return lg_fail(LG_ERR_UNSUPPORTED, "bab: the back-ends do not take the %s node yet (solver none)",
-                           lg_kind_name(net->layers[lg_net_first_tnode(net)].kind));
+                           lg_kind_name(net->layers[lg_net_first_tnode(net)].lin.kind));
         *so = *q;
         so->mode = LG_BAB_INPUT;
         so->alpha_steps = 0; /* no α-CROWN through the nodes yet: interval bounds per box */

@@ -54,7 +54,7 @@ void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L
                         double *cn, double *rd, unsigned char *seen, double *tc, double *tr)
 {
     (void)tc, (void)tr;
-    int srcs[2] = {L->src, lg_layer_src(L, lg_layer_n_src(L) - 1)}; /* a second source, else the first again */
+    int srcs[2] = {L->lin.src, lg_layer_src(L, lg_layer_n_src(L) - 1)}; /* a second source, else the first again */
     for (int q = 0; q < 2; q++) {
         int j = srcs[q];
         size_t so = lg_net_node_offset(net, j);
@@ -65,20 +65,20 @@ void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L
             seen[j + 1] = 1;
         }
     }
-    if (L->kind == LG_LAYER_BILINEAR) {
-        size_t K = (size_t)L->op.K, sa = lg_net_node_offset(net, L->src), sb = lg_net_node_offset(net, L->op.src_b);
-        const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+    if (L->lin.kind == LG_LAYER_BILINEAR) {
+        size_t K = (size_t)L->lin.op.K, sa = lg_net_node_offset(net, L->lin.src), sb = lg_net_node_offset(net, L->lin.op.src_b);
+        const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
         for (size_t o = 0; o < (size_t)L->n_out; o++) {
             double g = fabs(cen[o]) + rad[o];
             for (size_t q = o * K; q < (o + 1) * K; q++) {
-                rd[sa + (size_t)ia[q]] += g * lg_bab_node_mag(net, b, L->op.src_b, ib[q]);
-                rd[sb + (size_t)ib[q]] += g * lg_bab_node_mag(net, b, L->src, ia[q]);
+                rd[sa + (size_t)ia[q]] += g * lg_bab_node_mag(net, b, L->lin.op.src_b, ib[q]);
+                rd[sb + (size_t)ib[q]] += g * lg_bab_node_mag(net, b, L->lin.src, ia[q]);
             }
         }
         return;
     }
-    size_t so = lg_net_node_offset(net, L->src);
-    int g = L->op.group;
+    size_t so = lg_net_node_offset(net, L->lin.src);
+    int g = L->lin.op.group;
     for (int s = 0; s < L->n_out; s += g) {
         double t = 0;
         for (int i = s; i < s + g; i++) t += fabs(cen[i]) + rad[i];
@@ -163,7 +163,7 @@ static void lg_bab_smear(const lg_bab_ctx *cx, const lg_bounds *b, const double 
                 rad[j] = 0.5 * (gh - gl);
             }
         }
-        const lg_vopdef *vop = lg_vop(L->kind);
+        const lg_vopdef *vop = lg_vop(L->lin.kind);
         if (vop) { /* a node: the kind's smear (opstage.h) */
             vop->smear(net, b, L, cen, rad, cn, rd, seen, tc, tr);
             continue;

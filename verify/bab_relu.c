@@ -27,7 +27,7 @@ static lg_status lg_bab_relu_bound(const lg_bab_ctx *cx, const lg_bab_node *n, l
     lg_bab_bounds_load(cx, b, n->pre);
     if (n->split_k < 0) return LG_OK;
     int k = n->split_k, j = n->split_j;
-    const lg_vopdef *vop = lg_vop(cx->net->layers[k].kind);
+    const lg_vopdef *vop = lg_vop(cx->net->layers[k].lin.kind);
     if (vop && vop->split) { /* a node's own split on its entry j (opstage.h) */
         vop->split(b, k, j, n->split_active);
         if (lg_bab_bounds_empty(b)) return LG_OK;
@@ -75,7 +75,7 @@ static lg_status lg_bab_fsb_eval(const lg_bab_ctx *cx, const lg_bab_node *n, con
         lg_bab_bounds_load(cx, &cb[g], pre);
         pb[g] = &cb[g];
         memcpy(sg + (size_t)g * sz, n->sign, sz);
-        const lg_vopdef *vop = lg_vop(net->layers[k].kind);
+        const lg_vopdef *vop = lg_vop(net->layers[k].lin.kind);
         if (vop && vop->split) {
             vop->split(&cb[g], k, j, side); /* no multiplier: the plane reads the bound */
         } else {
@@ -152,7 +152,7 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
         }
     }
     for (int k = 0; k < net->n_layers; k++) { /* the nodes' own splits (opstage.h), e.g. max-pool windows */
-        const lg_vopdef *vop = lg_vop(net->layers[k].kind);
+        const lg_vopdef *vop = lg_vop(net->layers[k].lin.kind);
         if (!vop || !vop->n_split) continue;
         int ns = vop->n_split(net, b, k);
         const double *lam_k = lam + lg_alpha_offset(net, k);
@@ -202,7 +202,7 @@ static lg_status lg_bab_relu_split(const lg_bab_ctx *cx, const lg_bab_node *n, l
         c[i]->split_k = bk;
         c[i]->split_j = bj;
         c[i]->split_active = i;
-        const lg_vopdef *vop = lg_vop(net->layers[bk].kind);
+        const lg_vopdef *vop = lg_vop(net->layers[bk].lin.kind);
         if (!vop || !vop->split) /* a node's own split has no multiplier */
             c[i]->sign[off_b + bj] = i ? -1 : 1; /* β-CROWN: active z ≥ 0, inactive z ≤ 0 (alpha.h) */
     }

@@ -50,7 +50,7 @@ typedef struct lg_btc {
 
 static int lg_btn_relu(const lg_layer *L)
 {
-    return L->act == LG_ACT_RELU && !lg_op_is(L->kind, LG_OPF_NODE);
+    return L->act == LG_ACT_RELU && !lg_op_is(L->lin.kind, LG_OPF_NODE);
 }
 
 int lg_bab_tnode_has_unstable(const lg_net *net, const lg_bounds *root)

@@ -483,7 +483,7 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
                 for (int r = 0; r < m; r++) memcpy(lam + (size_t)r * stride + off, A + (size_t)r * (size_t)n, (size_t)n * sizeof *A);
             double *Y[2] = {NULL, NULL};
             for (int q = 0; q < 1 + bil; q++) {
-                int src = q ? sb : sa, w = q ? L->op.n_in_b : L->n_in;
+                int src = q ? sb : sa, w = q ? L->lin.op.n_in_b : L->lin.n_in;
                 double **dst = &s->nb[src + 1];
                 if (!*dst) {
                     *dst = lg_bs_get(s);

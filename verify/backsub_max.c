@@ -36,7 +36,7 @@ static void lg_bs_src_post(const lg_backsub *s, int g, int src, int i, double *l
 void lg_bs_max_planes(lg_backsub *s, int l)
 {
     const lg_layer *L = &s->net->layers[l];
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &L->lin.conv;
     for (int g = 0; g < s->ng; g++) {
         size_t base = (size_t)g * s->size + (size_t)s->off[l];
         for (int j = 0; j < L->n_out; j++) {
@@ -47,7 +47,7 @@ void lg_bs_max_planes(lg_backsub *s, int l)
                 for (int ix = w.x0; ix < w.x1; ix++) {
                     int i = (w.ch * c->h_in + iy) * c->w_in + ix;
                     double lo, hi;
-                    lg_bs_src_post(s, g, L->src, i, &lo, &hi);
+                    lg_bs_src_post(s, g, L->lin.src, i, &lo, &hi);
                     if (best < 0 || lo > bl) {
                         if (best >= 0 && U > U2) U2 = U; /* the old best's upper bound is now another's */
                         best = i, bl = lo;
@@ -81,7 +81,7 @@ void lg_bs_max_planes(lg_backsub *s, int l)
  * `excl`, with the largest upper (by_upper) or lower bound (the first of equals); −1: none. */
 static int lg_bs_max_pick(const lg_backsub *s, int g, int l, int j, int excl, int by_upper)
 {
-    const lg_conv *c = &s->net->layers[l].conv;
+    const lg_conv *c = &s->net->layers[l].lin.conv;
     lg_window w = lg_max_window_box(c, j);
     int p = -1;
     double bv = 0.0;
@@ -90,7 +90,7 @@ static int lg_bs_max_pick(const lg_backsub *s, int g, int l, int j, int excl, in
             int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             if (i == excl) continue;
             double li, ui;
-            lg_bs_src_post(s, g, s->net->layers[l].src, i, &li, &ui);
+            lg_bs_src_post(s, g, s->net->layers[l].lin.src, i, &li, &ui);
             double v = by_upper ? ui : li;
             if (p < 0 || v > bv) p = i, bv = v;
         }
@@ -102,7 +102,7 @@ static int lg_bs_max_pick(const lg_backsub *s, int g, int l, int j, int excl, in
 static int lg_bs_max_ref(const lg_backsub *s, int g, int l, int j)
 {
     const lg_layer *L = &s->net->layers[l];
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &L->lin.conv;
     const lg_bounds *b = s->gb[g];
     int ref = b->dlo && b->dlo[l] ? b->dref[l][j] : -1;
     if (ref < 0) return lg_bs_max_pick(s, g, l, j, -1, 1);
@@ -125,7 +125,7 @@ static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, int pref
                               double *ms, double *er, const double *x)
 {
     const lg_layer *L = &s->net->layers[l];
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &L->lin.conv;
     lg_window w = lg_max_window_box(c, j);
     const lg_bounds *b = s->gb[g];
     int K = c->kh * c->kw, ref = pref < 0 && b->dlo && b->dlo[l] ? b->dref[l][j] : -1; /* the differences' p */
@@ -137,7 +137,7 @@ static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, int pref
         for (int ix = w.x0; ix < w.x1; ix++, n++) {
             int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             double li, ui;
-            lg_bs_src_post(s, g, L->src, i, &li, &ui);
+            lg_bs_src_post(s, g, L->lin.src, i, &li, &ui);
             if (pref >= 0 ? i == pref : ref >= 0 ? n == ref : p < 0 || ui > up) p = i, lp = li, up = ui;
         }
     }
@@ -149,7 +149,7 @@ static double lg_bs_max_upper(const lg_backsub *s, int g, int l, int j, int pref
             int i = (w.ch * c->h_in + iy) * c->w_in + ix;
             if (i == p) continue;
             double li, ui;
-            lg_bs_src_post(s, g, L->src, i, &li, &ui);
+            lg_bs_src_post(s, g, L->lin.src, i, &li, &ui);
             double dl = nextafter(li - up, -INFINITY), du = nextafter(ui - lp, INFINITY);
             if (isnan(dl)) dl = -INFINITY;
             if (isnan(du)) du = INFINITY;
@@ -208,7 +208,7 @@ double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, 
     size_t q = (size_t)g * s->size + (size_t)s->off[l] + (size_t)j;
     if (dval) *dval = 0.0;
     if (a == 0.0) { /* no plane read (the call may not have reached the layer): the window's max */
-        const lg_conv *c = &s->net->layers[l].conv;
+        const lg_conv *c = &s->net->layers[l].lin.conv;
         lg_window w = lg_max_window_box(c, j);
         double v = -INFINITY;
         for (int iy = w.y0; iy < w.y1; iy++)
@@ -233,7 +233,7 @@ double lg_backsub_max_value(const lg_backsub *s, int g, int l, int j, double a, 
 
 int lg_bs_max_addends(const lg_layer *L)
 {
-    return L->n_out * (L->conv.kh * L->conv.kw + 1); /* up to kh·kw + 1 addends per window (backsub.h) */
+    return L->n_out * (L->lin.conv.kh * L->lin.conv.kw + 1); /* up to kh·kw + 1 addends per window (backsub.h) */
 }
 
 /* Read as the index map of its choice: M[j] = max over the window of am, times the plane's
@@ -241,7 +241,7 @@ int lg_bs_max_addends(const lg_layer *L)
 void lg_bs_max_mag(lg_backsub *s, int l, const double *am)
 {
     const lg_layer *L = &s->net->layers[l];
-    const lg_conv *c = &L->conv;
+    const lg_conv *c = &L->lin.conv;
     for (int j = 0; j < L->n_out; j++) {
         double v = 0.0;
         lg_window w = lg_max_window_box(c, j);
@@ -297,5 +297,5 @@ int lg_bs_max_step(lg_backsub *s, int l, int m, const double *A, double *Y, cons
 /* The chords' intercepts (of two planes per output where α combines them). */
 double lg_bs_max_terms(const lg_layer *L, int two)
 {
-    return (double)(L->conv.kh * L->conv.kw) * L->n_out * (two ? 2.0 : 1.0);
+    return (double)(L->lin.conv.kh * L->lin.conv.kw) * L->n_out * (two ? 2.0 : 1.0);
 }

@@ -23,9 +23,9 @@
 static size_t lg_bt_len(const lg_layer *L)
 {
     size_t n = (size_t)L->n_out;
-    if (L->kind == LG_LAYER_BILINEAR) return n * (size_t)L->op.K * LG_BT_PAIR;
-    size_t extra = L->kind == LG_LAYER_LAYERNORM ? n / (size_t)L->op.group * LG_LN_ROW_LEN((size_t)L->op.group) : 0;
-    return 2 * n * (size_t)L->op.group + 3 * n + extra + LG_BS_TGEMM_LEN(n, (size_t)L->op.group);
+    if (L->lin.kind == LG_LAYER_BILINEAR) return n * (size_t)L->lin.op.K * LG_BT_PAIR;
+    size_t extra = L->lin.kind == LG_LAYER_LAYERNORM ? n / (size_t)L->lin.op.group * LG_LN_ROW_LEN((size_t)L->lin.op.group) : 0;
+    return 2 * n * (size_t)L->lin.op.group + 3 * n + extra + LG_BS_TGEMM_LEN(n, (size_t)L->lin.op.group);
 }
 
 lg_status lg_bs_tnode_init(lg_backsub *s)
@@ -55,7 +55,7 @@ void lg_bs_tnode_free(lg_backsub *s)
 
 void lg_bs_tnode_set_alpha(lg_backsub *s, int l, double alpha_lo, double alpha_up)
 {
-    if (!s->talpha || s->net->layers[l].kind != LG_LAYER_BILINEAR) return;
+    if (!s->talpha || s->net->layers[l].lin.kind != LG_LAYER_BILINEAR) return;
     if (s->talpha[2 * l] == alpha_lo && s->talpha[2 * l + 1] == alpha_up) return;
     s->talpha[2 * l] = alpha_lo;
     s->talpha[2 * l + 1] = alpha_up;
@@ -68,7 +68,7 @@ void lg_bs_tnode_changed(lg_backsub *s, int l)
     int nl = s->net->n_layers;
     for (int k = l + 1; k < nl; k++) {
         const lg_layer *L = &s->net->layers[k];
-        if (!lg_kind_is_tnode(L->kind) || (L->src != l && !(L->kind == LG_LAYER_BILINEAR && L->op.src_b == l)))
+        if (!lg_kind_is_tnode(L->lin.kind) || (L->lin.src != l && !(L->lin.kind == LG_LAYER_BILINEAR && L->lin.op.src_b == l)))
             continue;
         for (int g = 0; g < s->ng; g++) s->tp_ok[(size_t)g * (size_t)nl + (size_t)k] = 0;
     }
@@ -76,8 +76,8 @@ void lg_bs_tnode_changed(lg_backsub *s, int l)
 
 int lg_bs_tnode_addends(const lg_layer *L, int second)
 {
-    if (L->kind == LG_LAYER_BILINEAR) return L->n_out * L->op.K; /* every pair could read one entry */
-    return second ? 0 : L->op.group;
+    if (L->lin.kind == LG_LAYER_BILINEAR) return L->n_out * L->lin.op.K; /* every pair could read one entry */
+    return second ? 0 : L->lin.op.group;
 }
 
 /* Post-activation interval of entry i of node src in group g (NaN: none). */
@@ -104,13 +104,13 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
     if (!s->tp[at] && !(s->tp[at] = malloc(lg_bt_len(L) * sizeof(double)))) return 0;
     double *P = s->tp[at];
     int n = L->n_out;
-    if (L->kind == LG_LAYER_BILINEAR) {
-        int K = L->op.K;
-        const int *ia = L->map, *ib = L->map + (size_t)n * (size_t)K;
+    if (L->lin.kind == LG_LAYER_BILINEAR) {
+        int K = L->lin.op.K;
+        const int *ia = L->lin.map, *ib = L->lin.map + (size_t)n * (size_t)K;
         for (size_t q = 0; q < (size_t)n * (size_t)K; q++) {
             double la, ua, lb, ub;
-            lg_bt_post(s, g, L->src, ia[q], &la, &ua);
-            lg_bt_post(s, g, L->op.src_b, ib[q], &lb, &ub);
+            lg_bt_post(s, g, L->lin.src, ia[q], &la, &ua);
+            lg_bt_post(s, g, L->lin.op.src_b, ib[q], &lb, &ub);
             lg_bilinear_planes p;
             lg_relax_bilinear(la, ua, lb, ub, s->talpha[2 * l], s->talpha[2 * l + 1], &p);
             double *e = P + q * LG_BT_PAIR;
@@ -118,7 +118,7 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
             e[6] = lg_bt_mag(la, ua), e[7] = lg_bt_mag(lb, ub);
         }
     } else {
-        size_t gs = (size_t)L->op.group;
+        size_t gs = (size_t)L->lin.op.group;
         double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
         double *xm = up_c + n;
         double *lu = malloc(2 * gs * sizeof *lu);
@@ -132,21 +132,21 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
         for (size_t G = 0; G < (size_t)n / gs; G++) {
             size_t o0 = G * gs;
             for (size_t j = 0; j < gs; j++) {
-                lg_bt_post(s, g, L->src, (int)(o0 + j), &lu[j], &lu[gs + j]);
+                lg_bt_post(s, g, L->lin.src, (int)(o0 + j), &lu[j], &lu[gs + j]);
                 xm[o0 + j] = lg_bt_mag(lu[j], lu[gs + j]);
             }
-            if (L->kind == LG_LAYER_SOFTMAX)
+            if (L->lin.kind == LG_LAYER_SOFTMAX)
                 lg_relax_softmax(gs, lu, lu + gs, NULL, lo_w + o0 * gs, lo_c + o0, up_w + o0 * gs, up_c + o0, work);
             else { /* with the centred input's bounds when the symbolic pass kept them (bounds.h dlo) */
                 lg_ln_region reg;
                 lg_ln_region_of(s->gb[g], s->net, l, (int)G, &reg);
-                lg_relax_layernorm_ex(gs, lu, lu + gs, &reg, L->op.eps, L->W, L->W + gs, NULL, lo_w + o0 * gs,
+                lg_relax_layernorm_ex(gs, lu, lu + gs, &reg, L->lin.op.eps, L->lin.W, L->lin.W + gs, NULL, lo_w + o0 * gs,
                                       lo_c + o0, up_w + o0 * gs, up_c + o0, xm + n + G * LG_LN_ROW_LEN(gs), work);
             }
         }
         free(lu);
         free(work);
-        size_t extra = L->kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0;
+        size_t extra = L->lin.kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0;
         lg_bs_tgemm_sums((size_t)n, gs, lo_w, up_w, xm, xm + n + extra);
     }
     s->tp_ok[at] = 1;
@@ -178,16 +178,16 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
     int n = L->n_out, nl = s->net->n_layers, ok = 1;
     for (int g = 0; g < s->ng; g++)
         if (!s->tp_ok[(size_t)g * (size_t)nl + (size_t)l] && !lg_bt_planes(s, g, l)) ok = 0;
-    int bil = L->kind == LG_LAYER_BILINEAR;
-    int K = bil ? L->op.K : 0;
-    size_t na = (size_t)L->n_in, nb = bil ? (size_t)L->op.n_in_b : 0, gs = bil ? 0 : (size_t)L->op.group;
-    int soft = L->kind == LG_LAYER_SOFTMAX && gs > 1;
+    int bil = L->lin.kind == LG_LAYER_BILINEAR;
+    int K = bil ? L->lin.op.K : 0;
+    size_t na = (size_t)L->lin.n_in, nb = bil ? (size_t)L->lin.op.n_in_b : 0, gs = bil ? 0 : (size_t)L->lin.op.group;
+    int soft = L->lin.kind == LG_LAYER_SOFTMAX && gs > 1;
     double *mu = soft ? malloc(gs * sizeof *mu) : NULL;
     int *idx = soft ? malloc(gs * sizeof *idx) : NULL;
     if (soft && (!mu || !idx)) ok = 0;
     /* softmax and layernorm: the slopes go through dgemm per group (backsub_tgemm.h), Lm the
      * coefficients each row applies there; the element-wise loop where a group's slopes are not finite */
-    size_t xoff = bil ? 0 : 2 * (size_t)n * gs + 3 * (size_t)n + (L->kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0);
+    size_t xoff = bil ? 0 : 2 * (size_t)n * gs + 3 * (size_t)n + (L->lin.kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0);
     double *Lm = !bil && ok ? calloc((size_t)m * (size_t)n, sizeof *Lm) : NULL;
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)n;
@@ -222,11 +222,11 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
                 }
                 lam = mu[(size_t)o % gs];
             }
-            if (P && L->kind == LG_LAYER_LAYERNORM && (size_t)o % gs == 0) {
+            if (P && L->lin.kind == LG_LAYER_LAYERNORM && (size_t)o % gs == 0) {
                 /* the weighted sum's own bound when it beats the sum of the planes' intercepts */
                 const double *lo_c = P + (size_t)n * gs, *up_c = lo_c + n + (size_t)n * gs;
                 const double *rd = up_c + 2 * (size_t)n + (size_t)o / gs * LG_LN_ROW_LEN(gs);
-                double sum = 0.0, rv = lg_layernorm_row_icpt(gs, rd, Ar + o, L->W + 0);
+                double sum = 0.0, rv = lg_layernorm_row_icpt(gs, rd, Ar + o, L->lin.W + 0);
                 for (size_t j = 0; j < gs; j++)
                     if (Ar[o + (int)j] != 0.0) sum += Ar[o + (int)j] * (Ar[o + (int)j] > 0.0 ? lo_c[o + (int)j] : up_c[o + (int)j]);
                 row_icpt = rv > sum;
@@ -240,7 +240,7 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             if (lam == 0.0) continue;
             int lo = lam > 0.0;
             if (bil) {
-                const int *ia = L->map + (size_t)o * (size_t)K, *ib = L->map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
+                const int *ia = L->lin.map + (size_t)o * (size_t)K, *ib = L->lin.map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
                 /* the sums of lg_bt_coef and of the intercepts in two lanes (any order: the
                  * growth factor and the constant's margin cover every order) */
                 double sS[2] = {0, 0}, sU[2] = {0, 0}, sN[2] = {0, 0}, sc[2] = {0, 0}, sI[2] = {0, 0};

@@ -43,9 +43,9 @@ static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
         s->c[r] = 0.0; /* the pass adds the bias at z */
         return;
     }
-    double *Ar = s->A + (size_t)r * (size_t)L->n_in;
+    double *Ar = s->A + (size_t)r * (size_t)L->lin.n_in;
     const double *Wr = lg_layer_row(L, o, Ar);
-    for (int i = 0; i < L->n_in; i++) Ar[i] = g * Wr[i];
+    for (int i = 0; i < L->lin.n_in; i++) Ar[i] = g * Wr[i];
     s->c[r] = g * L->b[o];
 }
 
@@ -53,7 +53,7 @@ static void lg_sym_row(lg_backsub *s, const lg_layer *L, int r, int o, double g)
 static lg_status lg_sym_lower(lg_backsub *s, const lg_layer *L, int k, int n, double *out)
 {
     if (!lg_layer_single(L) || lg_layer_is_tnode(L)) return lg_backsub_lower_pre(s, k, n, out);
-    return lg_backsub_lower(s, L->src, n, NULL, NULL, 0, NULL, out);
+    return lg_backsub_lower(s, L->lin.src, n, NULL, NULL, 0, NULL, out);
 }
 
 lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
@@ -96,18 +96,18 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
             memset(rel[k], 1, (size_t)net->layers[k].n_out);
     for (int k = nl - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
-        int all = lg_op_is(L->kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->kind); /* max-pool: every input */
+        int all = lg_op_is(L->lin.kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->lin.kind); /* max-pool: every input */
         for (int o = 0; o < L->n_out; o++) {
             if (!rel[k][o]) continue;
-            if (L->kind == LG_LAYER_BILINEAR) {
-                const int *ia = L->map, *ib = L->map + (size_t)L->n_out * (size_t)L->op.K;
-                for (size_t q = (size_t)o * (size_t)L->op.K; q < (size_t)(o + 1) * (size_t)L->op.K; q++) {
-                    if (L->src >= 0) rel[L->src][ia[q]] = 1;
-                    if (L->op.src_b >= 0) rel[L->op.src_b][ib[q]] = 1;
+            if (L->lin.kind == LG_LAYER_BILINEAR) {
+                const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * (size_t)L->lin.op.K;
+                for (size_t q = (size_t)o * (size_t)L->lin.op.K; q < (size_t)(o + 1) * (size_t)L->lin.op.K; q++) {
+                    if (L->lin.src >= 0) rel[L->lin.src][ia[q]] = 1;
+                    if (L->lin.op.src_b >= 0) rel[L->lin.op.src_b][ib[q]] = 1;
                 }
-            } else if (lg_kind_is_tnode(L->kind)) {
-                int G0 = o / L->op.group * L->op.group;
-                if (L->src >= 0) memset(rel[L->src] + G0, 1, (size_t)L->op.group);
+            } else if (lg_kind_is_tnode(L->lin.kind)) {
+                int G0 = o / L->lin.op.group * L->lin.op.group;
+                if (L->lin.src >= 0) memset(rel[L->lin.src] + G0, 1, (size_t)L->lin.op.group);
             } else
                 for (int t = 0; t < lg_layer_n_lin(L); t++) {
                     const lg_linear *T = lg_layer_lin(L, t);

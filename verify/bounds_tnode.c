@@ -47,8 +47,8 @@ static void lg_bt_mul(double al, double ah, double bl, double bh, double *pl, do
 static void lg_bt_product(const lg_layer *L, const double *al, const double *ah, const double *bl, const double *bh,
                           double *lo, double *hi)
 {
-    size_t K = (size_t)L->op.K;
-    const int *ia = L->map, *ib = L->map + (size_t)L->n_out * K;
+    size_t K = (size_t)L->lin.op.K;
+    const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
     for (size_t o = 0; o < (size_t)L->n_out; o++) {
         double sl = 0, sh = 0, mass = 0;
         for (size_t q = o * K; q < (o + 1) * K; q++) {
@@ -69,7 +69,7 @@ static void lg_bt_product(const lg_layer *L, const double *al, const double *ah,
  * the others at the opposite ends. */
 static void lg_bt_softmax(const lg_layer *L, const double *xl, const double *xh, double *lo, double *hi)
 {
-    int g = L->op.group;
+    int g = L->lin.op.group;
     for (int s = 0; s < L->n_out; s += g)
         for (int o = s; o < s + g; o++) {
             double Sl = 0.0, Su = 0.0; /* Σ bounded below (for the upper end) and above (for the lower one) */
@@ -91,8 +91,8 @@ static void lg_bt_softmax(const lg_layer *L, const double *xl, const double *xh,
  * ±√(g − 1) (Σ c = 0 gives c_i² ≤ (g − 1)·σ²); out = gamma·n + beta. */
 static void lg_bt_layernorm(const lg_layer *L, const double *xl, const double *xh, double *lo, double *hi)
 {
-    int g = L->op.group;
-    const double *gamma = L->W, *beta = L->W + g;
+    int g = L->lin.op.group;
+    const double *gamma = L->lin.W, *beta = L->lin.W + g;
     double ig = 1.0 / g, ig1 = 1.0 - ig; /* the coefficients as doubles: the form below is exact in them */
     double cap = lg_up(sqrt((double)(g - 1)));
     for (int s = 0; s < L->n_out; s += g) {
@@ -119,9 +119,9 @@ static void lg_bt_layernorm(const lg_layer *L, const double *xl, const double *x
                 }
                 double nl = -cap, nh = cap;
                 if (ok) {
-                    double rl = lg_dn(1.0 / lg_up(sqrt(lg_up(lg_up(vh * ig * (1.0 + 0x1p-50)) + L->op.eps))));
+                    double rl = lg_dn(1.0 / lg_up(sqrt(lg_up(lg_up(vh * ig * (1.0 + 0x1p-50)) + L->lin.op.eps))));
                     double vlo = lg_dn(lg_dn(vl * ig) * (1.0 - 0x1p-50));
-                    double rh = lg_up(1.0 / lg_dn(sqrt(lg_dn((vlo > 0 ? vlo : 0.0) + L->op.eps))));
+                    double rh = lg_up(1.0 / lg_dn(sqrt(lg_dn((vlo > 0 ? vlo : 0.0) + L->lin.op.eps))));
                     double pl = fmin(lg_dn(cl * rl), lg_dn(cl * rh)), ph = fmax(lg_up(ch * rl), lg_up(ch * rh));
                     if (pl == pl && pl > nl) nl = pl;
                     if (ph == ph && ph < nh) nh = ph;
@@ -158,11 +158,11 @@ lg_status lg_bounds_tnode_objective(const lg_bounds *b, const lg_net *net, int m
 void lg_bounds_tnode(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
                      double *lo, double *hi)
 {
-    size_t so = noff[L->src + 1];
-    if (L->kind == LG_LAYER_BILINEAR) {
-        size_t sb = noff[L->op.src_b + 1];
+    size_t so = noff[L->lin.src + 1];
+    if (L->lin.kind == LG_LAYER_BILINEAR) {
+        size_t sb = noff[L->lin.op.src_b + 1];
         lg_bt_product(L, al + so, ah + so, al + sb, ah + sb, lo, hi);
-    } else if (L->kind == LG_LAYER_SOFTMAX) {
+    } else if (L->lin.kind == LG_LAYER_SOFTMAX) {
         lg_bt_softmax(L, al + so, ah + so, lo, hi);
     } else {
         lg_bt_layernorm(L, al + so, ah + so, lo, hi);

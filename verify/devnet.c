@@ -39,7 +39,7 @@ static void lg_devnet_copy_layer(lg_layer *K, const lg_layer *S, int noise_at)
             memcpy(B->map, A->map, lg_linear_n_map(A) * sizeof *A->map); /* its entry's count (core/op.h) */
     }
     lg_layer_copy_act_bias(K, S);
-    if (lg_kind_is_tnode(S->kind) || noise_at < 0) return;
+    if (lg_kind_is_tnode(S->lin.kind) || noise_at < 0) return;
     lg_linear *Nz = lg_layer_lin_mut(K, lg_layer_n_lin(S)); /* ν of this layer's neurons */
     for (int o = 0; o < S->n_out; o++) Nz->map[o] = noise_at + o;
 }
@@ -69,7 +69,7 @@ static lg_status lg_devnet_build(lg_net *D, const lg_net *relu, const lg_net *re
             lg_layer_spec *sp = &specs[1 + c * L + k];
             sp->n_out = S->n_out;
             sp->act = S->act;
-            const int nz = noise && !lg_kind_is_tnode(S->kind); /* a node is its layer's only term */
+            const int nz = noise && !lg_kind_is_tnode(S->lin.kind); /* a node is its layer's only term */
             sp->n_terms = lg_layer_n_lin(S) + nz;
             sp->terms = tp;
             for (int t = 0; t < lg_layer_n_lin(S); t++, tp++) {
@@ -85,7 +85,7 @@ static lg_status lg_devnet_build(lg_net *D, const lg_net *relu, const lg_net *re
     specs[nl - 1] = (lg_layer_spec){.n_out = no, .act = LG_ACT_IDENTITY, .n_terms = 2, .terms = tp};
     if ((st = lg_net_build(D, ni, nl, specs)) != LG_OK) goto done;
     D->t = ref->t;
-    for (int o = 0; o < n0; o++) D->layers[0].map[o] = o;
+    for (int o = 0; o < n0; o++) D->layers[0].lin.map[o] = o;
     for (int c = 0, at = n0; c < 2; c++)
         for (int k = 0; k < L; k++) {
             lg_devnet_copy_layer(&D->layers[1 + c * L + k], &(c ? ref : relu)->layers[k], noise ? at : -1);
@@ -93,7 +93,7 @@ static lg_status lg_devnet_build(lg_net *D, const lg_net *relu, const lg_net *re
         }
     lg_layer *O = &D->layers[nl - 1]; /* parameters are zero: the diagonals and a zero bias */
     for (int j = 0; j < no; j++) {
-        O->W[(size_t)j * (size_t)no + (size_t)j] = 1.0;
+        O->lin.W[(size_t)j * (size_t)no + (size_t)j] = 1.0;
         O->terms[0].W[(size_t)j * (size_t)no + (size_t)j] = -1.0;
     }
     /* the noise coordinates are read as they are: x' = (ν − 0)/1 */
@@ -140,7 +140,7 @@ lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
     for (int c = 0, at = 0; c < 2; c++)
         for (int k = 0; k < L; k++) {
             v->zp[c * L + k] = v->zmag + at;
-            if (lg_kind_is_tnode(relu->layers[k].kind)) memset(v->node + at, 1, (size_t)relu->layers[k].n_out);
+            if (lg_kind_is_tnode(relu->layers[k].lin.kind)) memset(v->node + at, 1, (size_t)relu->layers[k].n_out);
             at += relu->layers[k].n_out;
         }
     /* the bound engine keeps a coefficient row over D's input per neuron of a layer: past
@@ -355,7 +355,7 @@ static lg_status lg_devnet_bound_noisy(lg_devnet *v, const double *lo, const dou
     for (int c = 0, at = 0; c < 2; c++)
         for (int k = 0; k < L; k++) {
             const int w = v->relu->layers[k].n_out;
-            if (lg_kind_is_tnode(v->relu->layers[k].kind))
+            if (lg_kind_is_tnode(v->relu->layers[k].lin.kind))
                 for (int i = 0; i < w; i++) {
                     double t = v->tau[at + i], *pl = &b->lo[1 + c * L + k][i], *ph = &b->hi[1 + c * L + k][i];
                     *pl = (*pl - t) - DBL_EPSILON * (fabs(*pl) + t);

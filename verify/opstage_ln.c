@@ -17,7 +17,7 @@
 
 int lg_ln_n_diff(const lg_layer *L)
 {
-    return L->src >= 0 && L->op.group > 1 ? 3 : 0;
+    return L->lin.src >= 0 && L->lin.op.group > 1 ? 3 : 0;
 }
 
 /* Rows ±(g·e_o − Σ_{j in o's group} e_j) over the source's outputs (exact integer
@@ -30,9 +30,9 @@ int lg_ln_n_diff(const lg_layer *L)
 lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff)
 {
     const lg_layer *L = &net->layers[k];
-    if (!diff || !b->dlo[k] || L->src < 0) return LG_OK;
-    const lg_layer *S = &net->layers[L->src];
-    int ns = S->n_out, g = L->op.group, m = s->m, n = L->n_out;
+    if (!diff || !b->dlo[k] || L->lin.src < 0) return LG_OK;
+    const lg_layer *S = &net->layers[L->lin.src];
+    int ns = S->n_out, g = L->lin.op.group, m = s->m, n = L->n_out;
     if (g < 2 || ns != n || n % g || m < 1) return LG_OK;
     double gd = (double)g, *dl = b->dlo[k], *dh = b->dhi[k];
     /* the forms' coefficients; a group whose a changed forgets its old bounds */
@@ -43,14 +43,14 @@ lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backs
         int ok = 1;
         for (int j = 0; j < g; j++) {
             double lo, hi;
-            lg_bounds_post(S, b->lo[L->src][G * g + j], b->hi[L->src][G * g + j], &lo, &hi);
+            lg_bounds_post(S, b->lo[L->lin.src][G * g + j], b->hi[L->lin.src][G * g + j], &lo, &hi);
             mx[j] = 0.5 * lo + 0.5 * hi;
             ok = ok && isfinite(mx[j]);
             mu += mx[j];
         }
         mu /= gd;
         for (int j = 0; j < g; j++) v += (mx[j] - mu) * (mx[j] - mu);
-        double r = 1.0 / sqrt(v / gd + L->op.eps);
+        double r = 1.0 / sqrt(v / gd + L->lin.op.eps);
         ok = ok && isfinite(r);
         int same = 1;
         for (int j = 0; j < g; j++) {
@@ -83,7 +83,7 @@ lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backs
                 }
                 s->c[r] = 0.0;
             }
-            if ((st = lg_backsub_lower(s, L->src, nr, NULL, NULL, 0, NULL, out)) != LG_OK) break;
+            if ((st = lg_backsub_lower(s, L->lin.src, nr, NULL, NULL, 0, NULL, out)) != LG_OK) break;
             for (int r = 0; r < nr; r++) {
                 int q = q0 + r;
                 if (!(out[r] > -INFINITY)) continue;
@@ -105,7 +105,7 @@ lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backs
 void lg_ln_region_of(const lg_bounds *b, const lg_net *net, int k, int G, lg_ln_region *reg)
 {
     const lg_layer *L = &net->layers[k];
-    int n = L->n_out, g = L->op.group;
+    int n = L->n_out, g = L->lin.op.group;
     memset(reg, 0, sizeof *reg);
     reg->plo = -INFINITY;
     reg->phi = INFINITY;
@@ -127,7 +127,7 @@ void lg_ln_forget(lg_bounds *b, const lg_net *net)
     if (!b->dlo) return;
     for (int k = 0; k < net->n_layers && k < b->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        if (L->kind != LG_LAYER_LAYERNORM || !b->dlo[k]) continue;
+        if (L->lin.kind != LG_LAYER_LAYERNORM || !b->dlo[k]) continue;
         size_t ne = (size_t)L->n_out * (size_t)lg_ln_n_diff(L);
         for (size_t q = 0; q < ne; q++) b->dlo[k][q] = -INFINITY, b->dhi[k][q] = INFINITY;
     }

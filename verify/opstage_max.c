@@ -16,8 +16,8 @@ void lg_bounds_max_node(const lg_net *net, const lg_layer *L, const double *al, 
                         double *lo, double *hi)
 {
     (void)net;
-    const lg_conv *c = &L->conv;
-    size_t so = noff[L->src + 1];
+    const lg_conv *c = &L->lin.conv;
+    size_t so = noff[L->lin.src + 1];
     for (int o = 0; o < L->n_out; o++) {
         lg_window wb = lg_max_window_box(c, o);
         int first = 1;
@@ -37,16 +37,16 @@ void lg_bounds_max_node(const lg_net *net, const lg_layer *L, const double *al, 
 
 lg_status lg_bounds_max_layer(lg_bounds *b, const lg_net *net, int k)
 {
-    const lg_layer *L = &net->layers[k], *S = L->src >= 0 ? &net->layers[L->src] : NULL;
-    int *idx = malloc((size_t)L->conv.kh * (size_t)L->conv.kw * sizeof *idx);
+    const lg_layer *L = &net->layers[k], *S = L->lin.src >= 0 ? &net->layers[L->lin.src] : NULL;
+    int *idx = malloc((size_t)L->lin.conv.kh * (size_t)L->lin.conv.kw * sizeof *idx);
     if (!idx) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
     for (int o = 0; o < L->n_out; o++) {
-        int n = lg_max_window(&L->conv, o, idx);
+        int n = lg_max_window(&L->lin.conv, o, idx);
         double l = -INFINITY, h = -INFINITY;
         for (int q = 0; q < n; q++) {
             int i = idx[q];
             double a, c;
-            if (S) lg_bounds_post(S, b->lo[L->src][i], b->hi[L->src][i], &a, &c);
+            if (S) lg_bounds_post(S, b->lo[L->lin.src][i], b->hi[L->lin.src][i], &a, &c);
             else a = b->xlo[i], c = b->xhi[i];
             if (a != a) a = -INFINITY;
             if (c != c) c = INFINITY;
@@ -106,8 +106,8 @@ static lg_status lg_max_diff(lg_bounds *b, const lg_net *net, int k, lg_backsub 
 {
     const lg_layer *L = &net->layers[k];
     if (!b->dlo[k] || s->m < 2) return LG_OK;
-    const lg_layer *S = &net->layers[L->src];
-    int K = L->conv.kh * L->conv.kw, ns = L->lin.n_in, m = s->m, n = 0;
+    const lg_layer *S = &net->layers[L->lin.src];
+    int K = L->lin.conv.kh * L->lin.conv.kw, ns = L->lin.n_in, m = s->m, n = 0;
     int *idx = malloc((size_t)K * sizeof *idx), *rq = malloc((size_t)m * sizeof *rq);
     double *pl = malloc(2 * (size_t)K * sizeof *pl), *ph = pl + K;
     lg_status st = LG_OK;
@@ -119,10 +119,10 @@ static lg_status lg_max_diff(lg_bounds *b, const lg_net *net, int k, lg_backsub 
     for (int o = 0; o <= L->n_out && st == LG_OK; o++) {
         int nw = 0, p = -1;
         if (o < L->n_out) {
-            nw = lg_max_window(&L->conv, o, idx);
+            nw = lg_max_window(&L->lin.conv, o, idx);
             int best = 0, top = 0;
             for (int q = 0; q < nw; q++) {
-                lg_bounds_post(S, b->lo[L->src][idx[q]], b->hi[L->src][idx[q]], &pl[q], &ph[q]);
+                lg_bounds_post(S, b->lo[L->lin.src][idx[q]], b->hi[L->lin.src][idx[q]], &pl[q], &ph[q]);
                 if (pl[q] != pl[q]) pl[q] = -INFINITY;
                 if (ph[q] != ph[q]) ph[q] = INFINITY;
                 if (pl[q] > pl[best]) best = q;
@@ -137,7 +137,7 @@ static lg_status lg_max_diff(lg_bounds *b, const lg_net *net, int k, lg_backsub 
         for (int q = 0; q <= nw; q++) {
             int flush = o == L->n_out || 2 * n + 2 > m;
             if (flush && n > 0) {
-                if ((st = lg_backsub_lower(s, L->src, 2 * n, NULL, NULL, 0, NULL, out)) != LG_OK) break;
+                if ((st = lg_backsub_lower(s, L->lin.src, 2 * n, NULL, NULL, 0, NULL, out)) != LG_OK) break;
                 for (int r = 0; r < n; r++) {
                     size_t e = (size_t)rq[r];
                     if (out[2 * r] > b->dlo[k][e]) b->dlo[k][e] = out[2 * r];
@@ -177,7 +177,7 @@ lg_status lg_max_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_back
 
 int lg_max_n_diff(const lg_layer *L)
 {
-    return L->src >= 0 ? L->conv.kh * L->conv.kw : 0; /* a window's differences x_q − x_p */
+    return L->lin.src >= 0 ? L->lin.conv.kh * L->lin.conv.kw : 0; /* a window's differences x_q − x_p */
 }
 
 /* The window split of max-pool layer k on difference entry e (bounds.h dlo, dhi): active
@@ -192,14 +192,14 @@ void lg_bab_window_split(lg_bounds *b, int k, int e, int active)
  * the stored bounds and the interval ends (rounded outward). 0 when the window has no p. */
 static int lg_bab_window_diff(const lg_net *net, const lg_bounds *b, int k, int e, double *dl, double *du)
 {
-    const lg_layer *L = &net->layers[k], *S = &net->layers[L->src];
-    int K = L->conv.kh * L->conv.kw, o = e / K, q = e % K, p = b->dref[k][o], idx[256];
+    const lg_layer *L = &net->layers[k], *S = &net->layers[L->lin.src];
+    int K = L->lin.conv.kh * L->lin.conv.kw, o = e / K, q = e % K, p = b->dref[k][o], idx[256];
     if (p < 0 || q == p || K > 256) return 0;
-    int nw = lg_max_window(&L->conv, o, idx);
+    int nw = lg_max_window(&L->lin.conv, o, idx);
     if (q >= nw || p >= nw) return 0;
     double lq, hq, lp, hp;
-    lg_bounds_post(S, b->lo[L->src][idx[q]], b->hi[L->src][idx[q]], &lq, &hq);
-    lg_bounds_post(S, b->lo[L->src][idx[p]], b->hi[L->src][idx[p]], &lp, &hp);
+    lg_bounds_post(S, b->lo[L->lin.src][idx[q]], b->hi[L->lin.src][idx[q]], &lq, &hq);
+    lg_bounds_post(S, b->lo[L->lin.src][idx[p]], b->hi[L->lin.src][idx[p]], &lp, &hp);
     *dl = fmax(b->dlo[k][e], nextafter(lq - hp, -INFINITY));
     *du = fmin(b->dhi[k][e], nextafter(hq - lp, INFINITY));
     return *dl == *dl && *du == *du;
@@ -211,7 +211,7 @@ static int lg_bab_window_diff(const lg_net *net, const lg_bounds *b, int k, int 
 int lg_bab_max_n_split(const lg_net *net, const lg_bounds *b, int k)
 {
     const lg_layer *L = &net->layers[k];
-    int Kw = L->conv.kh * L->conv.kw;
+    int Kw = L->lin.conv.kh * L->lin.conv.kw;
     if (!b->dlo[k] || Kw > 256 || (double)L->n_out * Kw > 1e9) return 0; /* lg_bab_window_diff's window; e an int */
     return L->n_out * Kw;
 }
@@ -219,7 +219,7 @@ int lg_bab_max_n_split(const lg_net *net, const lg_bounds *b, int k)
 double lg_bab_max_split_score(const lg_net *net, const lg_bounds *b, int k, int e, const double *lam_k)
 {
     const lg_layer *L = &net->layers[k];
-    int o = e / (L->conv.kh * L->conv.kw);
+    int o = e / (L->lin.conv.kh * L->lin.conv.kw);
     double l, u;
     if (!(lam_k[o] < 0) || b->dref[k][o] < 0) return 0.0;
     if (!lg_bab_window_diff(net, b, k, e, &l, &u) || !(l < 0 && u > 0)) return 0.0;

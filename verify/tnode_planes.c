@@ -65,9 +65,9 @@ static lg_status tp_pair(lg_trelax *r, int t, int pa, int pb, double la, double 
 static lg_status tp_product(const lg_net *net, const lg_bounds *b, int k, lg_trelax *r)
 {
     const lg_layer *L = &net->layers[k];
-    int K = L->op.K, n = L->n_out;
-    const int *ia = L->map, *ib = L->map + (size_t)n * (size_t)K;
-    int oa = (int)lg_net_node_offset(net, L->src), ob = (int)lg_net_node_offset(net, L->op.src_b);
+    int K = L->lin.op.K, n = L->n_out;
+    const int *ia = L->lin.map, *ib = L->lin.map + (size_t)n * (size_t)K;
+    int oa = (int)lg_net_node_offset(net, L->lin.src), ob = (int)lg_net_node_offset(net, L->lin.op.src_b);
     int oz = (int)lg_net_node_offset(net, k);
     int *var = malloc(((size_t)K + 1) * sizeof *var);
     double *coef = malloc(((size_t)K + 1) * sizeof *coef);
@@ -82,8 +82,8 @@ static lg_status tp_product(const lg_net *net, const lg_bounds *b, int k, lg_tre
         for (int q = 0; q < K && st == LG_OK; q++) {
             size_t e = (size_t)o * (size_t)K + (size_t)q;
             double la, ua, lb, ub;
-            tp_post(net, b, L->src, ia[e], &la, &ua);
-            tp_post(net, b, L->op.src_b, ib[e], &lb, &ub);
+            tp_post(net, b, L->lin.src, ia[e], &la, &ua);
+            tp_post(net, b, L->lin.op.src_b, ib[e], &lb, &ub);
             int t = oz + o;
             if (K > 1) { /* the pair's own value, within its image */
                 double pl, ph;
@@ -111,9 +111,9 @@ done:
 static lg_status tp_group(const lg_net *net, const lg_bounds *b, int k, lg_trelax *r)
 {
     const lg_layer *L = &net->layers[k];
-    size_t g = (size_t)L->op.group, n = (size_t)L->n_out;
-    int os = (int)lg_net_node_offset(net, L->src), oz = (int)lg_net_node_offset(net, k);
-    int soft = L->kind == LG_LAYER_SOFTMAX;
+    size_t g = (size_t)L->lin.op.group, n = (size_t)L->n_out;
+    int os = (int)lg_net_node_offset(net, L->lin.src), oz = (int)lg_net_node_offset(net, k);
+    int soft = L->lin.kind == LG_LAYER_SOFTMAX;
     double *lu = malloc(2 * g * sizeof *lu), *lo_w = malloc(g * g * sizeof *lo_w), *up_w = malloc(g * g * sizeof *up_w);
     double *lo_c = malloc(g * sizeof *lo_c), *up_c = malloc(g * sizeof *up_c), *coef = malloc((g + 1) * sizeof *coef);
     int *var = malloc((g + 1) * sizeof *var);
@@ -126,12 +126,12 @@ static lg_status tp_group(const lg_net *net, const lg_bounds *b, int k, lg_trela
     }
     for (size_t G = 0; G < n / g && st == LG_OK; G++) {
         size_t o0 = G * g;
-        for (size_t j = 0; j < g; j++) tp_post(net, b, L->src, (int)(o0 + j), &lu[j], &lu[g + j]);
+        for (size_t j = 0; j < g; j++) tp_post(net, b, L->lin.src, (int)(o0 + j), &lu[j], &lu[g + j]);
         if (soft) lg_relax_softmax(g, lu, lu + g, NULL, lo_w, lo_c, up_w, up_c, work);
         else {
             lg_ln_region reg;
             lg_ln_region_of(b, net, k, (int)G, &reg);
-            lg_relax_layernorm_ex(g, lu, lu + g, &reg, L->op.eps, L->W, L->W + g, NULL, lo_w, lo_c, up_w, up_c, NULL,
+            lg_relax_layernorm_ex(g, lu, lu + g, &reg, L->lin.op.eps, L->lin.W, L->lin.W + g, NULL, lo_w, lo_c, up_w, up_c, NULL,
                                   work);
         }
         for (size_t i = 0; i < g && st == LG_OK; i++) {
@@ -177,7 +177,7 @@ lg_status lg_tnode_relax_build(const lg_net *net, const lg_bounds *b, lg_trelax 
             return lg_fail(LG_ERR_ARG, "relaxation: the normalised input box is not finite");
     lg_status st = LG_OK;
     for (int k = 0; k < net->n_layers && st == LG_OK; k++) {
-        lg_layer_kind kind = net->layers[k].kind;
+        lg_layer_kind kind = net->layers[k].lin.kind;
         if (kind == LG_LAYER_BILINEAR) st = tp_product(net, b, k, r);
         else if (kind == LG_LAYER_SOFTMAX || kind == LG_LAYER_LAYERNORM) st = tp_group(net, b, k, r);
     }
