@@ -229,11 +229,6 @@ static const char *lg_ow_conv_term(lg_ow *w, const lg_linear *A, const double *b
     return w->oom ? NULL : z;
 }
 
-static const char *lg_ow_conv(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *z)
-{
-    return lg_ow_conv_term(w, &Ly->lin, Ly->b, "L%d", k, x, z);
-}
-
 /* A per-token map (core/net.h LG_LAYER_TOKMAP) on the flat x → z: Reshape to [T, i],
  * MatMul by the block's transpose [i, o] (the same matrix on every token), Reshape to
  * [1, T·o], and an Add of b (may be NULL: a further term). The reader takes it back as
@@ -273,24 +268,27 @@ static int lg_ow_gemm(lg_ow *w, const char *z, const char *x, const char *Wn, co
     return g && lg_ow_attr_ints(w, g, "transB", &one, 0);
 }
 
-/* Term t of layer k (t ≥ 1, or t = 0 of an index-map layer, with bias b)
- * on the flat [1, n_in] value x → z: a dense Gemm, a conv, or an index
- * map as Gather over axis 1 (a zero entry reads one zero padded on by Pad). */
-static const char *lg_ow_term(lg_ow *w, const lg_linear *A, const double *b, int k, int t, const char *x, const char *z)
+/* A dense term on the flat [1, n_in] value x → z: Gemm(x, W, b) with transB = 1 (b may be NULL). */
+static const char *lg_ow_dense_term(lg_ow *w, const lg_linear *A, const double *b, const char *tag, int k,
+                                    const char *x, const char *z)
 {
-    char tag[32];
-    snprintf(tag, sizeof tag, "L%%d_t%d", t);
+    char nm[64];
+#define LG_OW_NAME(suffix) (snprintf(nm, sizeof nm, "%s" suffix, tag), lg_ow_str(w, nm, k))
+    int64_t wd[2] = {A->n_out, A->n_in}, bd = A->n_out;
+    const char *Wn = lg_ow_tensor(w, LG_OW_NAME("_W"), A->W, (size_t)A->n_out * (size_t)A->n_in, wd, 2);
+    const char *bn = b ? lg_ow_tensor(w, LG_OW_NAME("_b"), b, (size_t)A->n_out, &bd, 1) : NULL;
+#undef LG_OW_NAME
+    return lg_ow_gemm(w, z, x, Wn, bn) && !w->oom ? z : NULL;
+}
+
+/* An index map on the flat [1, n_in] value x → z: Gather over axis 1 (a zero entry reads one
+ * zero padded on by Pad), and an Add of b (may be NULL: a further term). */
+static const char *lg_ow_index_term(lg_ow *w, const lg_linear *A, const double *b, const char *tag, int k,
+                                    const char *x, const char *z)
+{
     char nm[64];
 #define LG_OW_NAME(suffix) (snprintf(nm, sizeof nm, "%s" suffix, tag), lg_ow_str(w, nm, k))
     int64_t bd = A->n_out;
-    if (A->kind == LG_LAYER_CONV2D) return lg_ow_conv_term(w, A, b, tag, k, x, z);
-    if (A->kind == LG_LAYER_TOKMAP) return lg_ow_tokmap_term(w, A, b, tag, k, x, z);
-    if (A->kind == LG_LAYER_DENSE) {
-        int64_t wd[2] = {A->n_out, A->n_in};
-        const char *Wn = lg_ow_tensor(w, LG_OW_NAME("_W"), A->W, (size_t)A->n_out * (size_t)A->n_in, wd, 2);
-        const char *bn = b ? lg_ow_tensor(w, LG_OW_NAME("_b"), b, (size_t)A->n_out, &bd, 1) : NULL;
-        return lg_ow_gemm(w, z, x, Wn, bn) && !w->oom ? z : NULL;
-    }
     int zeros = 0;
     int64_t *idx = lg_ow_alloc(w, (size_t)A->n_out * sizeof *idx);
     if (!idx) return NULL;
@@ -327,78 +325,181 @@ static Onnx__NodeProto *lg_ow_node_i(lg_ow *w, const char *op, const char *out, 
     return nd;
 }
 
-/* A Transformer node (core/net.h) of layer k reading the flat values x (term 0's source)
- * and xb (a product's second source) → z, in forms the reader takes back as the same node:
- *   product:   Gather(x, ia) and Gather(xb, ib) along axis 1, Reshape to [n, 1, K] and
- *              [n, K, 1], MatMul (batched over the n outputs), Reshape to [1, n];
- *   softmax:   Reshape to [1, n/g, g], Softmax (axis −1), Reshape to [1, n];
- *   layernorm: Reshape to [1, n/g, g], LayerNormalization (axis −1, γ, β; opset 17) when ε is
- *              a float, else PyTorch's decomposition with ε a tensor (ReduceMean, Sub, Pow 2,
- *              ReduceMean, Add ε, Sqrt, Div, Mul γ, Add β), Reshape to [1, n]. */
-static const char *lg_ow_tnode(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z)
+/* The nodes (core/net.h) of layer k reading the flat values x (term 0's source) and xb (a
+ * product's second source, else NULL) → z, in forms the reader takes back as the same node. */
+
+/* Shape [1, n] of layer k's flat output (the nodes' last Reshape). */
+static const char *lg_ow_flat_shape(lg_ow *w, int k, int64_t n)
+{
+    int64_t flat[2] = {1, n};
+    return lg_ow_tensor_i64(w, lg_ow_str(w, "L%d_flat_shape", k), flat, 2);
+}
+
+/* x Reshaped to [1, n/g, g] (g = op.group), or NULL. */
+static const char *lg_ow_groups(lg_ow *w, const lg_linear *A, int k, const char *x)
+{
+    int64_t n = A->n_out, g = A->op.group, grp[3] = {1, n / g, g};
+    const char *gs = lg_ow_tensor_i64(w, lg_ow_str(w, "L%d_group_shape", k), grp, 3), *xg = lg_ow_str(w, "L%d_groups", k);
+    return lg_ow_node_i(w, "Reshape", xg, x, gs, NULL, 0) ? xg : NULL;
+}
+
+/* y Reshaped to the flat shape fl → z, or NULL. */
+static const char *lg_ow_flatten_to(lg_ow *w, const char *y, const char *fl, const char *z)
+{
+    if (!lg_ow_node_i(w, "Reshape", z, y, fl, NULL, 0)) return NULL;
+    return w->oom ? NULL : z;
+}
+
+/* product: Gather(x, ia) and Gather(xb, ib) along axis 1, Reshape to [n, 1, K] and [n, K, 1],
+ * MatMul (batched over the n outputs), Reshape to [1, n]. */
+static const char *lg_ow_product(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z)
 {
     const lg_linear *A = &Ly->lin;
-    int64_t n = A->n_out, one = 1, m1 = -1;
+    int64_t n = A->n_out, one = 1;
 #define LG_OW_T(suffix) lg_ow_str(w, "L%d" suffix, k)
-    int64_t flat[2] = {1, n};
-    const char *fl = lg_ow_tensor_i64(w, LG_OW_T("_flat_shape"), flat, 2);
-    if (A->kind == LG_LAYER_BILINEAR) {
-        size_t nk = (size_t)n * (size_t)A->op.K;
-        int64_t *ia = lg_ow_alloc(w, nk * sizeof *ia), *ib = lg_ow_alloc(w, nk * sizeof *ib);
-        if (!ia || !ib) return NULL;
-        for (size_t i = 0; i < nk; i++) ia[i] = A->map[i], ib[i] = A->map[nk + i];
-        int64_t sa[3] = {n, 1, A->op.K}, sb[3] = {n, A->op.K, 1};
-        const char *ga = LG_OW_T("_pa"), *gb = LG_OW_T("_pb"), *ra = LG_OW_T("_pa3"), *rb = LG_OW_T("_pb3");
-        const char *mm = LG_OW_T("_prod");
-        if (!lg_ow_node_i(w, "Gather", ga, x, lg_ow_tensor_i64(w, LG_OW_T("_ia"), ia, nk), "axis", one) ||
-            !lg_ow_node_i(w, "Gather", gb, xb, lg_ow_tensor_i64(w, LG_OW_T("_ib"), ib, nk), "axis", one) ||
-            !lg_ow_node_i(w, "Reshape", ra, ga, lg_ow_tensor_i64(w, LG_OW_T("_sa"), sa, 3), NULL, 0) ||
-            !lg_ow_node_i(w, "Reshape", rb, gb, lg_ow_tensor_i64(w, LG_OW_T("_sb"), sb, 3), NULL, 0) ||
-            !lg_ow_node_i(w, "MatMul", mm, ra, rb, NULL, 0) || !lg_ow_node_i(w, "Reshape", z, mm, fl, NULL, 0))
-            return NULL;
-        return w->oom ? NULL : z;
-    }
-    int64_t g = A->op.group, grp[3] = {1, n / g, g};
-    const char *gs = lg_ow_tensor_i64(w, LG_OW_T("_group_shape"), grp, 3), *xg = LG_OW_T("_groups");
+    const char *fl = lg_ow_flat_shape(w, k, n);
+    size_t nk = (size_t)n * (size_t)A->op.K;
+    int64_t *ia = lg_ow_alloc(w, nk * sizeof *ia), *ib = lg_ow_alloc(w, nk * sizeof *ib);
+    if (!ia || !ib) return NULL;
+    for (size_t i = 0; i < nk; i++) ia[i] = A->map[i], ib[i] = A->map[nk + i];
+    int64_t sa[3] = {n, 1, A->op.K}, sb[3] = {n, A->op.K, 1};
+    const char *ga = LG_OW_T("_pa"), *gb = LG_OW_T("_pb"), *ra = LG_OW_T("_pa3"), *rb = LG_OW_T("_pb3");
+    const char *mm = LG_OW_T("_prod");
+    if (!lg_ow_node_i(w, "Gather", ga, x, lg_ow_tensor_i64(w, LG_OW_T("_ia"), ia, nk), "axis", one) ||
+        !lg_ow_node_i(w, "Gather", gb, xb, lg_ow_tensor_i64(w, LG_OW_T("_ib"), ib, nk), "axis", one) ||
+        !lg_ow_node_i(w, "Reshape", ra, ga, lg_ow_tensor_i64(w, LG_OW_T("_sa"), sa, 3), NULL, 0) ||
+        !lg_ow_node_i(w, "Reshape", rb, gb, lg_ow_tensor_i64(w, LG_OW_T("_sb"), sb, 3), NULL, 0) ||
+        !lg_ow_node_i(w, "MatMul", mm, ra, rb, NULL, 0))
+        return NULL;
+#undef LG_OW_T
+    return lg_ow_flatten_to(w, mm, fl, z);
+}
+
+/* softmax: Reshape to [1, n/g, g], Softmax (axis −1), Reshape to [1, n]. */
+static const char *lg_ow_softmax(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z)
+{
+    (void)xb;
+    int64_t m1 = -1;
+    const char *fl = lg_ow_flat_shape(w, k, Ly->lin.n_out), *xg = lg_ow_groups(w, &Ly->lin, k, x);
+    const char *yg = lg_ow_str(w, "L%d_node", k);
+    if (!xg || !lg_ow_node_i(w, "Softmax", yg, xg, NULL, "axis", m1)) return NULL;
+    return lg_ow_flatten_to(w, yg, fl, z);
+}
+
+/* layernorm: Reshape to [1, n/g, g], LayerNormalization (axis −1, γ, β; opset 17) when ε is
+ * a float, else PyTorch's decomposition with ε a tensor (ReduceMean, Sub, Pow 2, ReduceMean,
+ * Add ε, Sqrt, Div, Mul γ, Add β), Reshape to [1, n]. */
+static const char *lg_ow_layernorm(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z)
+{
+    (void)xb;
+    const lg_linear *A = &Ly->lin;
+    int64_t g = A->op.group, m1 = -1;
+#define LG_OW_T(suffix) lg_ow_str(w, "L%d" suffix, k)
+    const char *fl = lg_ow_flat_shape(w, k, A->n_out), *xg = lg_ow_groups(w, A, k, x);
     const char *yg = LG_OW_T("_node");
-    if (!lg_ow_node_i(w, "Reshape", xg, x, gs, NULL, 0)) return NULL;
-    if (A->kind == LG_LAYER_SOFTMAX) {
-        if (!lg_ow_node_i(w, "Softmax", yg, xg, NULL, "axis", m1)) return NULL;
+    if (!xg) return NULL;
+    const char *gm = lg_ow_tensor(w, LG_OW_T("_gamma"), A->W, (size_t)g, &g, 1);
+    const char *bt = lg_ow_tensor(w, LG_OW_T("_beta"), A->W + g, (size_t)g, &g, 1);
+    if ((double)(float)A->op.eps == A->op.eps) {
+        Onnx__NodeProto *nd = lg_ow_node(w, "LayerNormalization", yg, xg, gm, bt);
+        Onnx__AttributeProto *a = lg_ow_alloc(w, sizeof *a), **ap = lg_ow_alloc(w, 2 * sizeof *ap);
+        if (!nd || !a || !ap || !lg_ow_attr_ints(w, nd, "axis", &m1, 0)) return NULL;
+        onnx__attribute_proto__init(a);
+        a->name = "epsilon";
+        a->has_type = 1;
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+        a->has_f = 1;
+        a->f = (float)A->op.eps;
+        memcpy(ap, nd->attribute, nd->n_attribute * sizeof *ap);
+        ap[nd->n_attribute++] = a;
+        nd->attribute = ap;
+        w->opset = 17;
     } else {
-        const char *gm = lg_ow_tensor(w, LG_OW_T("_gamma"), A->W, (size_t)g, &g, 1);
-        const char *bt = lg_ow_tensor(w, LG_OW_T("_beta"), A->W + g, (size_t)g, &g, 1);
-        if ((double)(float)A->op.eps == A->op.eps) {
-            Onnx__NodeProto *nd = lg_ow_node(w, "LayerNormalization", yg, xg, gm, bt);
-            Onnx__AttributeProto *a = lg_ow_alloc(w, sizeof *a), **ap = lg_ow_alloc(w, 2 * sizeof *ap);
-            if (!nd || !a || !ap || !lg_ow_attr_ints(w, nd, "axis", &m1, 0)) return NULL;
-            onnx__attribute_proto__init(a);
-            a->name = "epsilon";
-            a->has_type = 1;
-            a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-            a->has_f = 1;
-            a->f = (float)A->op.eps;
-            memcpy(ap, nd->attribute, nd->n_attribute * sizeof *ap);
-            ap[nd->n_attribute++] = a;
-            nd->attribute = ap;
-            w->opset = 17;
-        } else {
-            const char *mu = LG_OW_T("_mean"), *c = LG_OW_T("_centred"), *c2 = LG_OW_T("_sq"), *v = LG_OW_T("_var");
-            const char *ve = LG_OW_T("_var_eps"), *sd = LG_OW_T("_std"), *nn = LG_OW_T("_normed");
-            const char *sc = LG_OW_T("_scaled");
-            const char *two = lg_ow_scalar(w, LG_OW_T("_two"), 2.0), *eps = lg_ow_scalar(w, LG_OW_T("_eps"), A->op.eps);
-            Onnx__NodeProto *r1 = lg_ow_node(w, "ReduceMean", mu, xg, NULL, NULL);
-            Onnx__NodeProto *r2 = r1 && lg_ow_attr_ints(w, r1, "axes", &m1, 1) ? lg_ow_node(w, "Sub", c, xg, mu, NULL)
-                                                                                : NULL;
-            r2 = r2 && lg_ow_node(w, "Pow", c2, c, two, NULL) ? lg_ow_node(w, "ReduceMean", v, c2, NULL, NULL) : NULL;
-            if (!r2 || !lg_ow_attr_ints(w, r2, "axes", &m1, 1) || !lg_ow_op(w, "Add", ve, v, eps) ||
-                !lg_ow_op(w, "Sqrt", sd, ve, NULL) || !lg_ow_op(w, "Div", nn, c, sd) || !lg_ow_op(w, "Mul", sc, nn, gm) ||
-                !lg_ow_op(w, "Add", yg, sc, bt))
-                return NULL;
-        }
+        const char *mu = LG_OW_T("_mean"), *c = LG_OW_T("_centred"), *c2 = LG_OW_T("_sq"), *v = LG_OW_T("_var");
+        const char *ve = LG_OW_T("_var_eps"), *sd = LG_OW_T("_std"), *nn = LG_OW_T("_normed");
+        const char *sc = LG_OW_T("_scaled");
+        const char *two = lg_ow_scalar(w, LG_OW_T("_two"), 2.0), *eps = lg_ow_scalar(w, LG_OW_T("_eps"), A->op.eps);
+        Onnx__NodeProto *r1 = lg_ow_node(w, "ReduceMean", mu, xg, NULL, NULL);
+        Onnx__NodeProto *r2 = r1 && lg_ow_attr_ints(w, r1, "axes", &m1, 1) ? lg_ow_node(w, "Sub", c, xg, mu, NULL)
+                                                                            : NULL;
+        r2 = r2 && lg_ow_node(w, "Pow", c2, c, two, NULL) ? lg_ow_node(w, "ReduceMean", v, c2, NULL, NULL) : NULL;
+        if (!r2 || !lg_ow_attr_ints(w, r2, "axes", &m1, 1) || !lg_ow_op(w, "Add", ve, v, eps) ||
+            !lg_ow_op(w, "Sqrt", sd, ve, NULL) || !lg_ow_op(w, "Div", nn, c, sd) || !lg_ow_op(w, "Mul", sc, nn, gm) ||
+            !lg_ow_op(w, "Add", yg, sc, bt))
+            return NULL;
     }
 #undef LG_OW_T
-    if (!lg_ow_node_i(w, "Reshape", z, yg, fl, NULL, 0)) return NULL;
-    return w->oom ? NULL : z;
+    return lg_ow_flatten_to(w, yg, fl, z);
+}
+
+/* max-pool: Reshape to [1, c, h, w], MaxPool (kernel, strides, pads), Flatten (axis 1). */
+static const char *lg_ow_maxpool(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z)
+{
+    (void)xb;
+    const lg_conv *c = &Ly->lin.conv;
+    int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, ks[2] = {c->kh, c->kw}, sd[2] = {c->sh, c->sw};
+    int64_t pads[4] = {c->ph, c->pw, c->ph, c->pw}, one = 1;
+    const char *sn = lg_ow_tensor_i64(w, lg_ow_str(w, "L%d_shape", k), shape, 4);
+    const char *img = lg_ow_str(w, "L%d_image", k), *mp = lg_ow_str(w, "L%d_pool", k);
+    lg_ow_node(w, "Reshape", img, x, sn, NULL);
+    Onnx__NodeProto *nd = lg_ow_node(w, "MaxPool", mp, img, NULL, NULL);
+    if (!nd || !lg_ow_attr_ints(w, nd, "kernel_shape", ks, 2) || !lg_ow_attr_ints(w, nd, "strides", sd, 2) ||
+        !lg_ow_attr_ints(w, nd, "pads", pads, 4))
+        return NULL;
+    Onnx__NodeProto *fl = lg_ow_node(w, "Flatten", z, mp, NULL, NULL);
+    if (!fl || !lg_ow_attr_ints(w, fl, "axis", &one, 0)) return NULL;
+    return z;
+}
+
+static int lg_ow_float_ok(double v) { return (double)(float)v == v; }
+
+/* Values of a layernorm node outside the params (ε) that float does not hold exactly. */
+static int lg_ow_layernorm_rounded(const lg_linear *A) { return !lg_ow_float_ok(A->op.eps); }
+
+/* The export of a kind of term (core/net.h lg_layer_kind): one entry per kind, indexed by it;
+ * the writer dispatches through it and compares no kinds. */
+typedef struct lg_ow_kind {
+    /* A linear term (any term of a layer) on the flat value x → z, b: term 0's bias, or NULL
+     * for a further term; tag: "L%d…" (with k) naming its tensors. NULL for a node. */
+    const char *(*term)(lg_ow *w, const lg_linear *A, const double *b, const char *tag, int k, const char *x,
+                        const char *z);
+    /* A node (its layer's only term) reading x (and xb, a second source) → z. NULL for a term. */
+    const char *(*node)(lg_ow *w, const lg_layer *Ly, int k, const char *x, const char *xb, const char *z);
+    /* The tag of term 0 when it is its layer's only term, and when further terms follow. */
+    const char *tag0_alone, *tag0_sum;
+    /* Values of the kind outside the params (written as attributes or scalars) that float does
+     * not hold exactly, or NULL: none. */
+    int (*n_rounded)(const lg_linear *A);
+    /* 1: a layer of this kind alone writes lgelu.s even when its λ is rounded to float. */
+    int s_always_alone;
+} lg_ow_kind;
+
+static const lg_ow_kind lg_ow_kinds[LG_LAYER_KIND_COUNT] = {
+    [LG_LAYER_DENSE] = {.term = lg_ow_dense_term, .tag0_alone = "L%d", .tag0_sum = "L%d_t0"},
+    [LG_LAYER_CONV2D] = {.term = lg_ow_conv_term, .tag0_alone = "L%d", .tag0_sum = "L%d", .s_always_alone = 1},
+    [LG_LAYER_INDEX] = {.term = lg_ow_index_term, .tag0_alone = "L%d_t0", .tag0_sum = "L%d_t0"},
+    [LG_LAYER_MAX] = {.node = lg_ow_maxpool},
+    [LG_LAYER_BILINEAR] = {.node = lg_ow_product},
+    [LG_LAYER_SOFTMAX] = {.node = lg_ow_softmax},
+    [LG_LAYER_LAYERNORM] = {.node = lg_ow_layernorm, .n_rounded = lg_ow_layernorm_rounded},
+    [LG_LAYER_TOKMAP] = {.term = lg_ow_tokmap_term, .tag0_alone = "L%d_t0", .tag0_sum = "L%d_t0"},
+};
+
+static const lg_ow_kind *lg_ow_kind_of(const lg_linear *A) { return &lg_ow_kinds[A->kind]; }
+
+/* Values of term A outside the params that float does not hold exactly (its entry's n_rounded). */
+static int lg_ow_term_rounded(const lg_linear *A)
+{
+    const lg_ow_kind *e = lg_ow_kind_of(A);
+    return e->n_rounded ? e->n_rounded(A) : 0;
+}
+
+/* Term t ≥ 1 of layer k (no bias) on the flat value x → z through its kind's entry. */
+static const char *lg_ow_term(lg_ow *w, const lg_linear *A, int k, int t, const char *x, const char *z)
+{
+    char tag[32];
+    snprintf(tag, sizeof tag, "L%%d_t%d", t);
+    return lg_ow_kind_of(A)->term(w, A, NULL, tag, k, x, z);
 }
 
 static Onnx__ValueInfoProto *lg_ow_value_info(lg_ow *w, const char *name, int n)
@@ -432,8 +533,6 @@ static Onnx__ValueInfoProto *lg_ow_value_info(lg_ow *w, const char *name, int n)
     return vi;
 }
 
-static int lg_ow_float_ok(double v) { return (double)(float)v == v; }
-
 /* 1 if every value of net is exactly representable as float. */
 static int lg_ow_all_float(const lg_net *net)
 {
@@ -444,7 +543,7 @@ static int lg_ow_all_float(const lg_net *net)
             return 0;
     for (int k = 0; k < net->n_layers; k++)
         if ((lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) ||
-            (net->layers[k].lin.kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].lin.op.eps)))
+            lg_ow_term_rounded(&net->layers[k].lin))
             return 0;
     return 1;
 }
@@ -493,7 +592,7 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
                           (net->in_div && !lg_ow_float_ok(net->in_div[i]));
         for (int k = 0; k < L; k++)
             *n_rounded += (lg_act_has_param(net->layers[k].act) && !lg_ow_float_ok(net->layers[k].lambda)) +
-                          (net->layers[k].lin.kind == LG_LAYER_LAYERNORM && !lg_ow_float_ok(net->layers[k].lin.op.eps));
+                          lg_ow_term_rounded(&net->layers[k].lin);
     }
     size_t T = (size_t)net->n_terms + (size_t)L;
     w.opset = 13;
@@ -521,90 +620,35 @@ lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype
         const lg_layer *Ly = &net->layers[k];
         int last = k == L - 1;
         x = Ly->lin.src < 0 ? x_in : outs[Ly->lin.src];
-        if (lg_layer_is_tnode(Ly)) { /* identity activation, bias 0, the layer's only term */
+        const lg_ow_kind *e = lg_ow_kind_of(&Ly->lin);
+        if (e->node) { /* identity activation, bias 0, the layer's only term */
             const char *xb = lg_layer_is(Ly, LG_OPF_TWO_SRC) ? (Ly->lin.op.src_b < 0 ? x_in : outs[Ly->lin.op.src_b]) : NULL;
-            if (!(outs[k] = x = lg_ow_tnode(&w, Ly, k, x, xb, last ? "output" : lg_ow_str(&w, "L%d_a", k)))) goto oom;
+            if (!(outs[k] = x = e->node(&w, Ly, k, x, xb, last ? "output" : lg_ow_str(&w, "L%d_a", k)))) goto oom;
             continue;
         }
-        if (Ly->lin.kind == LG_LAYER_MAX) { /* Reshape, MaxPool, Flatten (identity activation, bias 0) */
-            const lg_conv *c = &Ly->lin.conv;
-            int64_t shape[4] = {1, c->c_in, c->h_in, c->w_in}, ks[2] = {c->kh, c->kw}, sd[2] = {c->sh, c->sw};
-            int64_t pads[4] = {c->ph, c->pw, c->ph, c->pw}, one = 1;
-            const char *sn = lg_ow_tensor_i64(&w, lg_ow_str(&w, "L%d_shape", k), shape, 4);
-            const char *img = lg_ow_str(&w, "L%d_image", k), *mp = lg_ow_str(&w, "L%d_pool", k);
-            const char *z = last ? "output" : lg_ow_str(&w, "L%d_a", k);
-            lg_ow_node(&w, "Reshape", img, x, sn, NULL);
-            Onnx__NodeProto *nd = lg_ow_node(&w, "MaxPool", mp, img, NULL, NULL);
-            if (!nd || !lg_ow_attr_ints(&w, nd, "kernel_shape", ks, 2) || !lg_ow_attr_ints(&w, nd, "strides", sd, 2) ||
-                !lg_ow_attr_ints(&w, nd, "pads", pads, 4))
-                goto oom;
-            Onnx__NodeProto *fl = lg_ow_node(&w, "Flatten", z, mp, NULL, NULL);
-            if (!fl || !lg_ow_attr_ints(&w, fl, "axis", &one, 0)) goto oom;
-            outs[k] = x = z;
-            continue;
+        /* the terms summed by Add (term 0 carries the bias), then the activation */
+        const char *z = last && Ly->act == LG_ACT_IDENTITY && Ly->n_terms == 0 ? "output" : lg_ow_str(&w, "L%d_z", k);
+        const char *zt = Ly->n_terms ? lg_ow_str(&w, "L%d_t0_z", k) : z;
+        if (!(zt = e->term(&w, &Ly->lin, Ly->b, Ly->n_terms ? e->tag0_sum : e->tag0_alone, k, x, zt))) goto oom;
+        for (int t = 1; t <= Ly->n_terms; t++) {
+            const lg_linear *A = &Ly->terms[t - 1];
+            char nm[48];
+            snprintf(nm, sizeof nm, "L%%d_t%d_z", t);
+            const char *zi = lg_ow_term(&w, A, k, t, A->src < 0 ? x_in : outs[A->src], lg_ow_str(&w, nm, k));
+            snprintf(nm, sizeof nm, "L%%d_s%d", t);
+            const char *sum = t == Ly->n_terms ? (last && Ly->act == LG_ACT_IDENTITY ? "output" : z)
+                                               : lg_ow_str(&w, nm, k);
+            if (!zi || !lg_ow_op(&w, "Add", sum, zt, zi)) goto oom;
+            zt = sum;
         }
-        if (Ly->n_terms > 0 || Ly->lin.kind == LG_LAYER_INDEX || Ly->lin.kind == LG_LAYER_TOKMAP) {
-            /* a graph layer: its terms summed by Add (term 0 carries the bias), then the activation */
-            const char *z = last && Ly->act == LG_ACT_IDENTITY && Ly->n_terms == 0 ? "output" : lg_ow_str(&w, "L%d_z", k);
-            const char *zt = Ly->n_terms ? lg_ow_str(&w, "L%d_t0_z", k) : z;
-            if (Ly->lin.kind == LG_LAYER_CONV2D) zt = lg_ow_conv(&w, Ly, k, x, zt);
-            else zt = lg_ow_term(&w, &Ly->lin, Ly->b, k, 0, x, zt);
-            if (!zt) goto oom;
-            for (int t = 1; t <= Ly->n_terms; t++) {
-                const lg_linear *A = &Ly->terms[t - 1];
-                char nm[48];
-                snprintf(nm, sizeof nm, "L%%d_t%d_z", t);
-                const char *zi = lg_ow_term(&w, A, NULL, k, t, A->src < 0 ? x_in : outs[A->src], lg_ow_str(&w, nm, k));
-                snprintf(nm, sizeof nm, "L%%d_s%d", t);
-                const char *sum = t == Ly->n_terms ? (last && Ly->act == LG_ACT_IDENTITY ? "output" : z)
-                                                   : lg_ow_str(&w, nm, k);
-                if (!zi || !lg_ow_op(&w, "Add", sum, zt, zi)) goto oom;
-                zt = sum;
-            }
-            z = zt;
-            x = last && Ly->act == LG_ACT_IDENTITY
-                    ? z
-                    : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
-            if (!x) goto oom;
-            outs[k] = x;
-            if (lg_act_info_of(Ly->act)->softplus && (!use_float || lg_ow_float_ok(Ly->lambda)))
-                meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
-            continue;
-        }
-        if (Ly->lin.kind == LG_LAYER_CONV2D) {
-            const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
-            if (!lg_ow_conv(&w, Ly, k, x, z)) goto oom;
-            x = last && Ly->act == LG_ACT_IDENTITY
-                    ? z
-                    : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
-            if (!x) goto oom;
-            outs[k] = x;
-            if (lg_act_info_of(Ly->act)->softplus)
-                meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
-            continue;
-        }
-        int64_t wd[2] = {Ly->n_out, Ly->lin.n_in}, bd = Ly->n_out;
-        const char *Wn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_W", k), Ly->lin.W, (size_t)Ly->n_out * (size_t)Ly->lin.n_in, wd, 2);
-        const char *bn = lg_ow_tensor(&w, lg_ow_str(&w, "L%d_b", k), Ly->b, (size_t)Ly->n_out, &bd, 1);
-        const char *z = last && Ly->act == LG_ACT_IDENTITY ? "output" : lg_ow_str(&w, "L%d_z", k);
-        Onnx__NodeProto *g = lg_ow_node(&w, "Gemm", z, x, Wn, bn);
-        Onnx__AttributeProto *a = lg_ow_alloc(&w, sizeof *a), **ap = lg_ow_alloc(&w, sizeof *ap);
-        if (!g || !a || !ap) goto oom;
-        onnx__attribute_proto__init(a);
-        a->name = "transB";
-        a->has_type = 1;
-        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-        a->has_i = 1;
-        a->i = 1;
-        ap[0] = a;
-        g->n_attribute = 1;
-        g->attribute = ap;
+        z = zt;
         x = last && Ly->act == LG_ACT_IDENTITY ? z
                                                 : lg_ow_act(&w, Ly, k, z, last ? "output" : lg_ow_str(&w, "L%d_a", k));
         if (!x) goto oom;
         outs[k] = x;
         /* s describes the exact λ; a λ rounded to float32 gets s solved back on reading */
-        if (lg_act_info_of(Ly->act)->softplus && (!use_float || lg_ow_float_ok(Ly->lambda)))
+        if (lg_act_info_of(Ly->act)->softplus &&
+            (!use_float || lg_ow_float_ok(Ly->lambda) || (Ly->n_terms == 0 && e->s_always_alone)))
             meta[n_meta++] = lg_ow_meta(&w, lg_ow_str(&w, "lgelu.s.%d", k), Ly->s);
     }
     if (w.oom) goto oom;
