@@ -41,6 +41,11 @@ void lg_layer_pre(const lg_layer *L, lg_node_val_fn val, const void *ctx, double
         for (int o = 0; o < L->n_out; o++) z[o] += L->b[o];
 }
 
+void lg_layer_terms_visit(const lg_layer *L, lg_term_visit_fn fn, void *ctx)
+{
+    for (int t = 0; t < lg_layer_n_lin(L); t++) fn(ctx, t, lg_layer_lin(L, t));
+}
+
 void lg_layer_terms_back(const lg_layer *L, unsigned char *seen, lg_term_back_fn fn, void *ctx)
 {
     for (int t = 0; t < lg_layer_n_lin(L); t++) {

@@ -41,6 +41,12 @@ void lg_layer_pre(const lg_layer *L, lg_node_val_fn val, const void *ctx, double
  * to Z (else term 0 writes it). The terms in order, each through its structure (core/linop.h). */
 void lg_layer_sum(const lg_layer *L, int m, lg_node_val_fn val, const void *ctx, double *Z, int absw, int acc);
 
+/* The visit of layer L's terms in order: fn(ctx, t, A) with A = lg_layer_lin(L, t) for
+ * t = 0 .. lg_layer_n_lin(L) − 1 (a node: its one term). A stage that keeps its own copy of
+ * each term (the trainer's float terms) reads it by t. */
+typedef void (*lg_term_visit_fn)(void *ctx, int t, const lg_linear *A);
+void lg_layer_terms_visit(const lg_layer *L, lg_term_visit_fn fn, void *ctx);
+
 /* The backward visit of layer L's terms (not a node): fn(ctx, A, first) for every term in
  * order, first = 1 when its source's slot is met for the first time (seen[src + 1] was 0;
  * it is then set to 1): the term writes its source's slot, else adds into it. */

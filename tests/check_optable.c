@@ -291,6 +291,52 @@ START_TEST(test_optable_traverse)
 }
 END_TEST
 
+/* The visit of a layer's terms (core/traverse.h lg_layer_terms_visit): every term once, in
+ * order, with its index and the term itself; a single-term layer and a node: term 0 alone. */
+typedef struct optable_visit {
+    int t[4], src[4], n;
+    const lg_linear *A[4];
+} optable_visit;
+static void optable_visit_rec(void *ctx, int t, const lg_linear *A)
+{
+    optable_visit *v = ctx;
+    ck_assert_int_lt(v->n, 4);
+    v->t[v->n] = t;
+    v->src[v->n] = A->src;
+    v->A[v->n++] = A;
+}
+
+START_TEST(test_optable_terms_visit)
+{
+    lg_net net;
+    lg_rng r;
+    optable_three_terms(&net, &r, 13);
+    const lg_layer *L = &net.layers[1];
+    optable_visit v = {{0}, {0}, 0, {NULL}};
+    lg_layer_terms_visit(L, optable_visit_rec, &v);
+    ck_assert_int_eq(v.n, 3);
+    for (int t = 0; t < 3; t++) {
+        ck_assert_int_eq(v.t[t], t);
+        ck_assert_ptr_eq(v.A[t], lg_layer_lin(L, t));
+    }
+    ck_assert(v.src[0] == 0 && v.src[1] == LG_NET_INPUT && v.src[2] == 0);
+    ck_assert_int_eq(v.A[1]->n_in, 4); /* the terms in order: only term 1 reads the 4 inputs */
+    ck_assert(v.A[0]->n_in == 3 && v.A[2]->n_in == 3);
+    memset(&v, 0, sizeof v);
+    lg_layer_terms_visit(&net.layers[0], optable_visit_rec, &v);
+    ck_assert(v.n == 1 && v.t[0] == 0 && v.A[0] == &net.layers[0].lin && v.src[0] == LG_NET_INPUT);
+    lg_layer prod;
+    memset(&prod, 0, sizeof prod);
+    prod.lin.kind = LG_LAYER_BILINEAR;
+    prod.lin.src = 0;
+    prod.lin.op.src_b = LG_NET_INPUT;
+    memset(&v, 0, sizeof v);
+    lg_layer_terms_visit(&prod, optable_visit_rec, &v); /* a node is its one term (its second source is not a term) */
+    ck_assert(v.n == 1 && v.A[0] == &prod.lin && v.src[0] == 0);
+    lg_net_free(&net);
+}
+END_TEST
+
 Suite *suite_optable(void)
 {
     Suite *s = suite_create("optable");
@@ -302,6 +348,7 @@ Suite *suite_optable(void)
     tcase_add_test(tc, test_optable_solver_supports);
     tcase_add_test(tc, test_optable_term_sum_once);
     tcase_add_test(tc, test_optable_traverse);
+    tcase_add_test(tc, test_optable_terms_visit);
     suite_add_tcase(s, tc);
     return s;
 }

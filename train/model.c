@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/linalg.h"
+#include "core/traverse.h"
 #include "train/act.h"
 #include "train/init.h"
 
@@ -51,6 +52,7 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     if (lg_net_require_no_max(net, "training") != LG_OK) return LG_ERR_UNSUPPORTED;
     memset(m, 0, sizeof *m);
+    m->net = net;
     if (max_batch < 1) return lg_fail(LG_ERR_ARG, "batch size must be at least 1, got %d", max_batch);
     int nl = net->n_layers;
     size_t B = (size_t)max_batch;
@@ -451,6 +453,24 @@ static void lg_model_term_forward(lg_model *m, lg_mterm *T, const float *bias, c
     lg_model_linear(m, T, T->W, in, B, z, 1);
 }
 
+/* The trainer's step at term t of a layer in the traversal's visit (core/traverse.h
+ * lg_layer_terms_visit of the net's layer k): the float copy of that term is layer M's term t. */
+typedef struct lg_model_at {
+    lg_model *m;
+    lg_mlayer *M;
+    const float *dz; /* the backward's ∂L/∂z of M */
+    unsigned char *set;
+    int B;
+} lg_model_at;
+
+static void lg_model_forward_at(void *ctx, int t, const lg_linear *A)
+{
+    (void)A;
+    const lg_model_at *at = ctx;
+    lg_mterm *T = lg_mlayer_term(at->M, t);
+    lg_model_term_forward(at->m, T, t == 0 ? at->M->b : NULL, lg_model_node(at->m, T->src), at->B, at->M->z);
+}
+
 void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, int *correct)
 {
     for (int k = 0; k < m->n_layers; k++) {
@@ -458,10 +478,8 @@ void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, i
         size_t no = (size_t)L->n_out;
         /* z[B][n_out] = b + Σ_t A_t·out(src_t) (DESIGN.md §1 "The network as a graph"): term 0 writes
          * z with the bias, the further terms add to it */
-        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
-            lg_mterm *T = lg_mlayer_term(L, t);
-            lg_model_term_forward(m, T, t == 0 ? L->b : NULL, lg_model_node(m, T->src), B, L->z);
-        }
+        lg_model_at at = {m, L, NULL, NULL, B};
+        lg_layer_terms_visit(&m->net->layers[k], lg_model_forward_at, &at);
         lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
     }
     /* probs = softmax(logits); loss = mean −log p[label] */
@@ -521,6 +539,13 @@ static void lg_model_term_backward(lg_model *m, lg_mterm *T, const float *dz, in
     if (T->src >= 0) set[T->src] = 1;
 }
 
+static void lg_model_backward_at(void *ctx, int t, const lg_linear *A)
+{
+    (void)A;
+    const lg_model_at *at = ctx;
+    lg_model_term_backward(at->m, lg_mlayer_term(at->M, t), at->dz, at->B, at->set);
+}
+
 void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
 {
     int nl = m->n_layers;
@@ -563,7 +588,8 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
             }
         }
         /* every term's share, term 0 first (the order the sources' gradients are written, then added) */
-        for (int t = 0; t < lg_mlayer_n_lin(L); t++) lg_model_term_backward(m, lg_mlayer_term(L, t), dz, B, set);
+        lg_model_at at = {m, L, dz, set, B};
+        lg_layer_terms_visit(&m->net->layers[k], lg_model_backward_at, &at);
     }
     /* a learned parameter p (the table's has_param): ∂L/∂s = ∂L/∂p · σ(s/t)/t when
      * p = 1 + softplus(s/t) (lgelu λ, swish β), ∂L/∂s = ∂L/∂p when p = s (prelu a) */

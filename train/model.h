@@ -19,7 +19,8 @@
  * training hook may fix it (lambda_fixed = 1), which also freezes s.
  *
  * The model owns every array; lg_model_free releases them. The lg_net it is
- * built from is only read; lg_model_to_net writes back (float → double is
+ * built from is only read, and borrowed for the model's life (the forward and
+ * backward visit its terms); lg_model_to_net writes back (float → double is
  * exact). A graph (core/net.h) trains through the same calls: each layer
  * sums its terms, each node's gradient sums over its consumers.
  */
@@ -80,6 +81,8 @@ static inline int lg_mlayer_n_lin(const lg_mlayer *L) { return 1 + L->n_terms; }
 static inline lg_mterm *lg_mlayer_term(lg_mlayer *L, int t) { return t == 0 ? &L->lin : &L->terms[t - 1]; }
 
 typedef struct lg_model {
+    const lg_net *net;    /* the net it was built from (borrowed): the forward and backward visit its
+                           * layers' terms (core/traverse.h); it must outlive the model, its terms unchanged */
     int n_in, n_layers, max_batch, max_width;
     double t;             /* temperature of λ = 1 + softplus(s/t) */
     lg_mlayer *layers;    /* [n_layers] */
@@ -102,7 +105,9 @@ static inline float *lg_model_node(lg_model *m, int node) { return node < 0 ? m-
 
 /* Build a model for batches of up to max_batch rows from net, a chain or a
  * graph (dense, conv and index-map terms; a conv is im2col + sgemm over the
- * whole batch). λ and s are taken from the net as they are. */
+ * whole batch). λ and s are taken from the net as they are. The model keeps
+ * a pointer to net (m->net): net must outlive it and keep its layers and
+ * terms (lg_model_to_net writes only its values). */
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch);
 void lg_model_free(lg_model *m);
 
