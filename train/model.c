@@ -48,6 +48,20 @@ static int lg_model_bias_per_channel(const lg_layer *L)
     return 1;
 }
 
+/* The im2col of each conv term of layer M carved from *a (lg_layer_terms_visit of the net's layer). */
+typedef struct lg_model_cols {
+    lg_mlayer *M;
+    float **a;
+    size_t B;
+} lg_model_cols;
+
+static void lg_model_col_at(void *ctx, int t, const lg_linear *A)
+{
+    const lg_model_cols *cv = ctx;
+    size_t q = lg_model_col_len(A, cv->B);
+    if (q) lg_mlayer_term(cv->M, t)->col = *cv->a, *cv->a += q;
+}
+
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
     if (lg_net_require_no_max(net, "training") != LG_OK) return LG_ERR_UNSUPPORTED;
@@ -152,11 +166,8 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
         }
         M->z = a;
         a += B * (size_t)L->n_out;
-        for (int t = 0; t < lg_layer_n_lin(L); t++) {
-            lg_mterm *T = lg_mlayer_term(M, t);
-            size_t q = lg_model_col_len(lg_layer_lin(L, t), B);
-            if (q) T->col = a, a += q;
-        }
+        lg_model_cols cv = {M, &a, B};
+        lg_layer_terms_visit(L, lg_model_col_at, &cv);
         if (L->act == LG_ACT_IDENTITY) {
             M->a = M->z;
         } else {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/linalg.h"
+#include "core/traverse.h"
 
 /* Width of node j (LG_NET_INPUT: the input). */
 static int lg_rs_width(const lg_model *m, int j) { return j < 0 ? m->n_in : m->layers[j].n_out; }
@@ -67,6 +68,57 @@ void lg_rs_free(lg_rs *rs)
     memset(rs, 0, sizeof *rs);
 }
 
+/* The RS loss's step at term t of hidden layer L in the traversal's visit (core/traverse.h
+ * lg_layer_terms_visit of the net's layer): the float copy of that term is L's term t. */
+typedef struct lg_rs_at {
+    lg_rs *rs;
+    lg_model *m;
+    lg_mlayer *L;
+    int k, B; /* L = &m->layers[k] */
+} lg_rs_at;
+
+/* lo[B][n_out] (+)= W·μ (+ b after term 0: the centre), hi (+)= |W|·ρ (the radius), μ, ρ the
+ * box of the term's source; term 0 writes, the others add. */
+static void lg_rs_forward_at(void *ctx, int t, const lg_linear *A)
+{
+    (void)A;
+    const lg_rs_at *at = ctx;
+    lg_rs *rs = at->rs;
+    const lg_mterm *T = lg_mlayer_term(at->L, t);
+    int k = at->k;
+    for (size_t i = 0; i < T->n_w; i++) rs->absw[i] = fabsf(T->W[i]);
+    lg_model_linear(at->m, T, T->W, rs->mu[T->src + 1], at->B, rs->lo[k], t > 0);
+    if (t == 0) lg_model_bias_add(at->L, at->B, rs->lo[k]);
+    lg_model_linear(at->m, T, rs->absw, rs->rho[T->src + 1], at->B, rs->hi[k], t > 0);
+}
+
+/* The term's share of the backward, from gc = ∂L/∂c (rs->g_lo) and gr = ∂L/∂r (rs->g_hi). */
+static void lg_rs_backward_at(void *ctx, int t, const lg_linear *A)
+{
+    (void)A;
+    const lg_rs_at *at = ctx;
+    lg_rs *rs = at->rs;
+    lg_model *m = at->m;
+    int B = at->B;
+    const float *gc = rs->g_lo, *gr = rs->g_hi;
+    lg_mterm *T = lg_mlayer_term(at->L, t);
+    size_t nw = T->n_w;
+    int j = T->src + 1; /* the box of the term's source */
+    for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(T->W[i]);
+    if (j > 0) {
+        /* ∂L/∂μ[B][n_in] (+)= Wᵀ·gc, ∂L/∂ρ (+)= |W|ᵀ·gr */
+        lg_model_linear_t(m, T, T->W, gc, B, rs->dmu[j], rs->set[j]);
+        lg_model_linear_t(m, T, rs->absw, gr, B, rs->drho[j], rs->set[j]);
+        rs->set[j] = 1;
+    }
+    /* dW += gc ⊗ μ + sign(W) ⊙ (gr ⊗ ρ) */
+    if (!nw) return;
+    lg_model_linear_dw(m, T, gc, rs->mu[j], B, rs->absw);
+    for (size_t i = 0; i < nw; i++) T->dW[i] += rs->absw[i];
+    lg_model_linear_dw(m, T, gr, rs->rho[j], B, rs->absw);
+    for (size_t i = 0; i < nw; i++) T->dW[i] += T->W[i] > 0.0f ? rs->absw[i] : T->W[i] < 0.0f ? -rs->absw[i] : 0.0f;
+}
+
 double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad, long *unstable)
 {
     int nh = rs->n_hidden;
@@ -96,13 +148,8 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
         size_t no = (size_t)L->n_out, n = (size_t)B * no;
         float *lo = rs->lo[k], *hi = rs->hi[k];
         /* lo[B][n_out] = Σ W·μ + b (the centre);  hi = Σ |W|·ρ (the radius) */
-        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
-            const lg_mterm *T = lg_mlayer_term(L, t);
-            for (size_t i = 0; i < T->n_w; i++) rs->absw[i] = fabsf(T->W[i]);
-            lg_model_linear(m, T, T->W, rs->mu[T->src + 1], B, lo, t > 0);
-            if (t == 0) lg_model_bias_add(L, B, lo);
-            lg_model_linear(m, T, rs->absw, rs->rho[T->src + 1], B, hi, t > 0);
-        }
+        lg_rs_at at = {rs, m, L, k, B};
+        lg_layer_terms_visit(&m->net->layers[k], lg_rs_forward_at, &at);
         int clamp = lg_rs_clamps(L);
         for (size_t i = 0; i < n; i++) {
             float c = lo[i], rad = hi[i];
@@ -152,28 +199,10 @@ double lg_rs_loss(lg_rs *rs, lg_model *m, int B, double eps, double w, int grad,
             rs->g_lo[i] = (float)(gl + gu);
             rs->g_hi[i] = (float)(gu - gl);
         }
-        const float *gc = rs->g_lo, *gr = rs->g_hi;
-        for (int t = 0; t < lg_mlayer_n_lin(L); t++) {
-            lg_mterm *T = lg_mlayer_term(L, t);
-            size_t nw = T->n_w;
-            int j = T->src + 1; /* the box of the term's source */
-            for (size_t i = 0; i < nw; i++) rs->absw[i] = fabsf(T->W[i]);
-            if (j > 0) {
-                /* ∂L/∂μ[B][n_in] (+)= Wᵀ·gc, ∂L/∂ρ (+)= |W|ᵀ·gr */
-                lg_model_linear_t(m, T, T->W, gc, B, rs->dmu[j], rs->set[j]);
-                lg_model_linear_t(m, T, rs->absw, gr, B, rs->drho[j], rs->set[j]);
-                rs->set[j] = 1;
-            }
-            /* dW += gc ⊗ μ + sign(W) ⊙ (gr ⊗ ρ) */
-            if (!nw) continue;
-            lg_model_linear_dw(m, T, gc, rs->mu[j], B, rs->absw);
-            for (size_t i = 0; i < nw; i++) T->dW[i] += rs->absw[i];
-            lg_model_linear_dw(m, T, gr, rs->rho[j], B, rs->absw);
-            for (size_t i = 0; i < nw; i++)
-                T->dW[i] += T->W[i] > 0.0f ? rs->absw[i] : T->W[i] < 0.0f ? -rs->absw[i] : 0.0f;
-        }
-        /* db += the bias gradient of gc */
-        lg_model_bias_grad(L, gc, B);
+        lg_rs_at at = {rs, m, L, k, B};
+        lg_layer_terms_visit(&m->net->layers[k], lg_rs_backward_at, &at);
+        /* db += the bias gradient of gc (rs->g_lo) */
+        lg_model_bias_grad(L, rs->g_lo, B);
     }
     return scale * loss;
 }
