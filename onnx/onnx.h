@@ -96,5 +96,8 @@ typedef enum { LG_ONNX_DTYPE_AUTO, LG_ONNX_DTYPE_FLOAT32, LG_ONNX_DTYPE_FLOAT64 
 /* lg_onnx_write with a chosen element type; *n_rounded (may be NULL) is set
  * to the number of parameters a FLOAT32 export changed. */
 lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype dtype, size_t *n_rounded);
+/* The writer's entry for kind k (onnx_write.c's table of kinds): 1 when it writes k as a term
+ * (summed with a layer's others), 2 as a node, 0 when it has no ONNX form for k. */
+int lg_onnx_write_form(lg_layer_kind k);
 
 #endif

@@ -494,6 +494,12 @@ static int lg_ow_term_rounded(const lg_linear *A)
     return e->n_rounded ? e->n_rounded(A) : 0;
 }
 
+int lg_onnx_write_form(lg_layer_kind k)
+{
+    if ((unsigned)k >= LG_LAYER_KIND_COUNT) return 0;
+    return lg_ow_kinds[k].term ? 1 : lg_ow_kinds[k].node ? 2 : 0;
+}
+
 /* Term t ≥ 1 of layer k (no bias) on the flat value x → z through its kind's entry. */
 static const char *lg_ow_term(lg_ow *w, const lg_linear *A, int k, int t, const char *x, const char *z)
 {
@@ -573,11 +579,30 @@ lg_status lg_onnx_write(const lg_net *net, const char *path)
     return lg_onnx_write_dtype(net, path, LG_ONNX_DTYPE_AUTO, NULL);
 }
 
+/* The first term of a layer without an export entry (t = −1: none). */
+typedef struct lg_ow_missing {
+    int t;
+    lg_layer_kind kind;
+} lg_ow_missing;
+
+static void lg_ow_missing_at(void *ctx, int t, const lg_linear *A)
+{
+    lg_ow_missing *ms = ctx;
+    if (ms->t < 0 && !lg_onnx_write_form(A->kind)) ms->t = t, ms->kind = A->kind;
+}
+
 lg_status lg_onnx_write_dtype(const lg_net *net, const char *path, lg_onnx_dtype dtype, size_t *n_rounded)
 {
     lg_status st = lg_net_validate(net);
     if (n_rounded) *n_rounded = 0;
     if (st != LG_OK) return st;
+    for (int k = 0; k < net->n_layers; k++) {
+        lg_ow_missing ms = {-1, LG_LAYER_DENSE};
+        lg_layer_terms_visit(&net->layers[k], lg_ow_missing_at, &ms);
+        if (ms.t >= 0)
+            return lg_fail(LG_ERR_UNSUPPORTED, "%s: layer %d, term %d: the ONNX writer has no form for a %s term", path,
+                           k, ms.t, lg_kind_name(ms.kind));
+    }
     lg_ow w;
     memset(&w, 0, sizeof w);
     uint8_t *buf = NULL;

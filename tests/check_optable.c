@@ -11,6 +11,7 @@
 #include "core/op.h"
 #include "core/rng.h"
 #include "encode/problem.h"
+#include "onnx/onnx.h"
 #include "testutil.h"
 #include "verify/opstage.h"
 
@@ -337,6 +338,20 @@ START_TEST(test_optable_terms_visit)
 }
 END_TEST
 
+/* Every kind has an ONNX export entry of the right form: a linear kind a term, a node kind
+ * a node (onnx/onnx_write.c's table of kinds); none for a kind out of range. */
+START_TEST(test_optable_onnx_export_entries)
+{
+    for (int k = 0; k < LG_LAYER_KIND_COUNT; k++) {
+        int form = lg_onnx_write_form((lg_layer_kind)k);
+        int want = lg_op_is((lg_layer_kind)k, LG_OPF_NODE) ? 2 : lg_op_is((lg_layer_kind)k, LG_OPF_LINEAR) ? 1 : 0;
+        ck_assert_msg(want > 0 && form == want, "kind %s: form %d, expected %d",
+                      lg_kind_name((lg_layer_kind)k), form, want);
+    }
+    ck_assert_int_eq(lg_onnx_write_form((lg_layer_kind)LG_LAYER_KIND_COUNT), 0);
+}
+END_TEST
+
 Suite *suite_optable(void)
 {
     Suite *s = suite_create("optable");
@@ -349,6 +364,7 @@ Suite *suite_optable(void)
     tcase_add_test(tc, test_optable_term_sum_once);
     tcase_add_test(tc, test_optable_traverse);
     tcase_add_test(tc, test_optable_terms_visit);
+    tcase_add_test(tc, test_optable_onnx_export_entries);
     suite_add_tcase(s, tc);
     return s;
 }
