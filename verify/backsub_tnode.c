@@ -178,7 +178,7 @@ typedef struct lg_bt_lane {
 } lg_bt_lane;
 
 /* One product's pair of planes: w its lower or upper (coef a, coef b, intercept), x its
- * max|x| pair (a, b); the loads come before the stores into ya and yb, which may not alias them. */
+ * max|x| pair (a, b); all five are loaded before the stores into ya and yb (never the planes). */
 static inline void lg_bt_pair(lg_bt_lane *t, double *ya, double *yb, double lam, const double *w, const double *x)
 {
     double w0 = w[0], w1 = w[1], w2 = w[2], x0 = x[0], x1 = x[1];
