@@ -172,6 +172,35 @@ static inline void lg_bt_coef(lg_bt_acc *a, double *y, double coef, double w, do
     a->cnt += 1.0;
 }
 
+/* One lane of a bilinear row's sums: S, und, cnt as lg_bt_acc, c the intercepts, I their Σ |·|. */
+typedef struct lg_bt_lane {
+    double S, und, cnt, c, I;
+} lg_bt_lane;
+
+/* One product's pair of planes: w its lower or upper (coef a, coef b, intercept), x its
+ * max|x| pair (a, b); all five are loaded before the stores into ya and yb (never the planes). */
+static inline void lg_bt_pair(lg_bt_lane *t, double *ya, double *yb, double lam, const double *w, const double *x)
+{
+    double w0 = w[0], w1 = w[1], w2 = w[2], x0 = x[0], x1 = x[1];
+    if (w0 != 0.0) {
+        double c0 = lam * w0;
+        *ya += c0;
+        t->S += fabs(c0) * x0;
+        t->und += x0;
+        t->cnt += 1.0;
+    }
+    if (w1 != 0.0) {
+        double c1 = lam * w1;
+        *yb += c1;
+        t->S += fabs(c1) * x1;
+        t->und += x1;
+        t->cnt += 1.0;
+    }
+    double ic = lam * w2;
+    t->c += ic;
+    t->I += fabs(ic);
+}
+
 double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam)
 {
     const lg_layer *L = &s->net->layers[l];
@@ -241,37 +270,23 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             int lo = lam > 0.0;
             if (bil) {
                 const int *ia = L->lin.map + (size_t)o * (size_t)K, *ib = L->lin.map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
-                /* the sums of lg_bt_coef and of the intercepts in two lanes (any order: the
-                 * growth factor and the constant's margin cover every order) */
-                double sS[2] = {0, 0}, sU[2] = {0, 0}, sN[2] = {0, 0}, sc[2] = {0, 0}, sI[2] = {0, 0};
-                const double *e = P + (size_t)o * (size_t)K * LG_BT_PAIR;
-                for (int k = 0; k < K; k++, e += LG_BT_PAIR) {
-                    const double *w = lo ? e : e + 3;
-                    int h = k & 1;
-                    if (w[0] != 0.0) {
-                        double c0 = lam * w[0];
-                        ya[ia[k]] += c0;
-                        sS[h] += fabs(c0) * e[6];
-                        sU[h] += e[6];
-                        sN[h] += 1.0;
-                    }
-                    if (w[1] != 0.0) {
-                        double c1 = lam * w[1];
-                        yb[ib[k]] += c1;
-                        sS[h] += fabs(c1) * e[7];
-                        sU[h] += e[7];
-                        sN[h] += 1.0;
-                    }
-                    double ic = lam * w[2];
-                    sc[h] += ic;
-                    sI[h] += fabs(ic);
+                /* the sums of lg_bt_coef and of the intercepts in two lanes, even k in lane 0 and
+                 * odd k in lane 1 (any order: the growth factor and the constant's margin cover
+                 * every order) */
+                lg_bt_lane l0 = {0, 0, 0, 0, 0}, l1 = {0, 0, 0, 0, 0};
+                const double *e = P + (size_t)o * (size_t)K * LG_BT_PAIR, *f = e + LG_BT_PAIR;
+                int wo = lo ? 0 : 3, k = 0;
+                for (; k + 1 < K; k += 2, e += 2 * LG_BT_PAIR, f += 2 * LG_BT_PAIR) {
+                    lg_bt_pair(&l0, ya + ia[k], yb + ib[k], lam, e + wo, e + 6);
+                    lg_bt_pair(&l1, ya + ia[k + 1], yb + ib[k + 1], lam, f + wo, f + 6);
                 }
-                a.S += sS[0] + sS[1];
-                a.und += sU[0] + sU[1];
-                a.cnt += sN[0] + sN[1];
-                cr += sc[0] + sc[1];
-                ms += sI[0] + sI[1];
-                a.I += sI[0] + sI[1];
+                if (k < K) lg_bt_pair(&l0, ya + ia[k], yb + ib[k], lam, e + wo, e + 6);
+                a.S += l0.S + l1.S;
+                a.und += l0.und + l1.und;
+                a.cnt += l0.cnt + l1.cnt;
+                cr += l0.c + l1.c;
+                ms += l0.I + l1.I;
+                a.I += l0.I + l1.I;
                 a.nic += (double)K;
             } else {
                 size_t G0 = (size_t)o / gs * gs;

@@ -196,8 +196,17 @@ double lg_softmax_shift(size_t g, const double *lam, const double *lo_c, const d
         above += lo_c[i];
     }
     if (any && fin) {
-        lg_sm_keys = lam;
-        qsort(idx, g, sizeof *idx, lg_sm_cmp);
+        if (g <= 32) /* small groups: a stable insertion sort (any order is sound) */
+            for (size_t i = 1; i < g; i++) {
+                int v = idx[i];
+                size_t j = i;
+                for (; j > 0 && lam[idx[j - 1]] > lam[v]; j--) idx[j] = idx[j - 1];
+                idx[j] = v;
+            }
+        else {
+            lg_sm_keys = lam;
+            qsort(idx, g, sizeof *idx, lg_sm_cmp);
+        }
         double below = 0.0; /* a choice only: plain double sums */
         for (size_t k = 0; k < g; k++) {
             above -= lo_c[idx[k]];
