@@ -104,25 +104,26 @@ static double lg_btc_key(const lg_btc *c)
     return key;
 }
 
+/* The bound time since t0 counted; 1 when st is LG_OK, else 0 with the
+ * search stopped (a timeout) or its status set (any other error). */
+static int lg_btc_took(lg_btc *c, lg_status st, double t0)
+{
+    c->out->t_bounds += lg_now() - t0;
+    if (st == LG_ERR_TIMEOUT) c->stop = 1;
+    else if (st != LG_OK) c->st = st;
+    return st == LG_OK;
+}
+
 /* 1 when every term has a row with a lower bound > 0 on the working bounds:
  * the back-substitution bound, then (if that leaves a term open) the
  * products' α and ReLU slopes searched on the domain (alpha_tnode.h). */
 static int lg_btc_closed(lg_btc *c)
 {
     double t0 = lg_now();
-    lg_status st = lg_bounds_objective_lower(&c->w, c->net, c->m, c->C, c->d, c->lb);
-    c->out->t_bounds += lg_now() - t0;
-    if (st == LG_ERR_TIMEOUT) {
-        c->stop = 1;
-        return 0;
-    }
-    if (st != LG_OK) {
-        c->st = st;
-        return 0;
-    }
+    if (!lg_btc_took(c, lg_bounds_objective_lower(&c->w, c->net, c->m, c->C, c->d, c->lb), t0)) return 0;
     if (!(lg_btc_key(c) > 0.0)) {
         t0 = lg_now();
-        st = lg_alpha_tnode_objective(&c->w, c->net, c->m, c->C, c->d, c->lb);
+        lg_status st = lg_alpha_tnode_objective(&c->w, c->net, c->m, c->C, c->d, c->lb);
         c->out->t_bounds += lg_now() - t0;
         if (st != LG_OK) {
             c->st = st;
@@ -144,16 +145,8 @@ static int lg_btc_closed(lg_btc *c)
 static int lg_btc_rebound(lg_btc *c, int k)
 {
     double t0 = lg_now();
-    lg_status st = k + 1 < c->net->n_layers ? lg_bounds_symbolic_from(&c->w, c->net, k + 1) : LG_OK;
-    c->out->t_bounds += lg_now() - t0;
-    if (st == LG_ERR_TIMEOUT) {
-        c->stop = 1;
+    if (!lg_btc_took(c, k + 1 < c->net->n_layers ? lg_bounds_symbolic_from(&c->w, c->net, k + 1) : LG_OK, t0))
         return 0;
-    }
-    if (st != LG_OK) {
-        c->st = st;
-        return 0;
-    }
     for (int q = k; q < c->net->n_layers; q++)
         for (int o = 0; o < c->w.width[q]; o++)
             if (c->w.lo[q][o] > c->w.hi[q][o]) return 1;
