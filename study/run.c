@@ -93,11 +93,13 @@ typedef struct lg_run_net {
 } lg_run_net;
 
 /* The images at one pooling factor (lg_dataset_pool): one per distinct
- * architecture input size. */
+ * architecture input size. train/test point at the loaded sets when k is 1
+ * (no copy) and at the owned pooled sets otherwise. */
 #define LG_RUN_MAX_DATA LG_STUDY_MAX_DIMS
 typedef struct lg_run_data {
     int k;
-    lg_dataset train, test;
+    lg_dataset pool_train, pool_test; /* owned; empty when k is 1 */
+    const lg_dataset *train, *test;
 } lg_run_data;
 
 /* One instance to run. */
@@ -176,7 +178,7 @@ static void *lg_run_nets_worker(void *arg)
         if (i < 0) return NULL;
         lg_run_net *N = &C->nets[i];
         const lg_run_data *D = &C->data[N->data];
-        lg_status st = lg_study_net_get(&N->n, C->cache, N->r, N->a, N->seed, &D->train, &D->test);
+        lg_status st = lg_study_net_get(&N->n, C->cache, N->r, N->a, N->seed, D->train, D->test);
         if (st == LG_OK) {
             json_t *j = lg_study_net_json(&N->n, N->r, N->a, N->seed);
             if (j) json_object_set_new(j, "order", json_integer(i)); /* grid order, for the report */
@@ -266,7 +268,7 @@ static lg_status lg_run_instance(lg_run_ctx *C, lg_run_inst *I, json_t **row)
         st = lg_fail(LG_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    const lg_dataset *test = &C->data[N->data].test;
+    const lg_dataset *test = C->data[N->data].test;
     for (int i = 0; i < n_in; i++) x0[i] = test->x[(size_t)I->input * (size_t)test->dim + (size_t)i];
     int label = test->y[I->input];
     if ((st = lg_prop_robustness(&prop, x0, n_in, eps, 0.0, 1.0, label, n_out, 0.0)) != LG_OK) goto fail;
@@ -568,8 +570,15 @@ lg_status lg_study_run(const lg_study_grid *g, const lg_study_opts *o, lg_study_
             }
             C.data[d].k = k;
             C.n_data++;
-            if ((st = lg_dataset_pool(&C.data[d].train, &C.train, k)) != LG_OK) goto out;
-            if ((st = lg_dataset_pool(&C.data[d].test, &C.test, k)) != LG_OK) goto out;
+            if (k == 1) {
+                C.data[d].train = &C.train;
+                C.data[d].test = &C.test;
+            } else {
+                if ((st = lg_dataset_pool(&C.data[d].pool_train, &C.train, k)) != LG_OK) goto out;
+                if ((st = lg_dataset_pool(&C.data[d].pool_test, &C.test, k)) != LG_OK) goto out;
+                C.data[d].train = &C.data[d].pool_train;
+                C.data[d].test = &C.data[d].pool_test;
+            }
         }
         N->data = d;
     }
@@ -600,8 +609,8 @@ out:
     lg_dataset_free(&C.train);
     lg_dataset_free(&C.test);
     for (int d = 0; d < C.n_data; d++) {
-        lg_dataset_free(&C.data[d].train);
-        lg_dataset_free(&C.data[d].test);
+        lg_dataset_free(&C.data[d].pool_train);
+        lg_dataset_free(&C.data[d].pool_test);
     }
     lg_study_log_close(&C.results);
     lg_study_log_close(&C.networks);

@@ -277,9 +277,10 @@ static int lg_tb_against_oracle(const lg_test_shape *s, int n, unsigned seed, lg
         decided += out.answer != LG_BAB_OPEN;
         *n_sat += out.answer == LG_BAB_FOUND;
         *n_unsat += out.answer == LG_BAB_PROVED;
-        /* the two back-ends agree with the oracle wherever they decide */
+        /* the two back-ends agree with the oracle wherever they decide (every third instance, every sixth
+         * under LG_TEST_QUICK: the back-ends have their own oracle suites) */
         static const char *const be[] = {"glpk", "z3"};
-        for (int k = 0; k < 2 && t % 3 == 0; k++) {
+        for (int k = 0; k < 2 && t % (lg_test_quick() ? 6 : 3) == 0; k++) {
             lg_answer a = lg_tb_backend(be[k], &in);
             if (a != LG_ANSWER_UNKNOWN) ck_assert_msg(a == ans, "%s disagrees with the oracle on inst %d", be[k], t);
         }
