@@ -141,10 +141,21 @@ static void vg_cmp(double g, double fd, const char *what, size_t i, double *rel)
     if (fabs(fd) > 1e-3 && fabs(g - fd) / fabs(fd) > *rel) *rel = fabs(g - fd) / fabs(fd);
 }
 
-static void vg_gradients(const char *arch, lg_act act, uint64_t seed)
+/* gather: the product nodes through their gather loops, else through their plan (one sgemm per
+ * head: attention's tables are matrix products, which the plan must find). */
+static void vg_gradients(const char *arch, lg_act act, uint64_t seed, int gather)
 {
     vg_case c;
     vg_make(&c, arch, act, seed);
+    int n_prod = 0;
+    for (int k = 0; k < c.m.n_layers; k++) {
+        if (c.m.layers[k].kind != LG_LAYER_BILINEAR) continue;
+        ck_assert_ptr_nonnull(c.m.layers[k].plan);
+        ck_assert_msg(c.m.layers[k].plan[0] > 0, "%s: product node %d has no plan", arch, k);
+        if (gather) c.m.layers[k].plan = NULL;
+        n_prod++;
+    }
+    ck_assert_int_gt(n_prod, 0);
     uint32_t idx[VG_B] = {0, 1, 2};
     lg_model_gather(&c.m, c.X, idx, VG_B);
     double loss;
@@ -191,19 +202,27 @@ static void vg_gradients(const char *arch, lg_act act, uint64_t seed)
     for (int q = 0; q < VG_N; q++) {
         if (q == VG_S && !lg_act_info_of(act)->softplus) continue;
         ck_assert_msg(count[q] > 0, "%s: no %s checked", arch, vg_names[q]);
-        if (getenv("LG_FD_REPORT")) printf("%s %s: %d gradients, max relative error %.2e\n", arch, vg_names[q], count[q], rel[q]);
+        if (getenv("LG_FD_REPORT"))
+            printf("%s%s %s: %d gradients, max relative error %.2e\n", arch, gather ? " (gather)" : "", vg_names[q],
+                   count[q], rel[q]);
     }
     free(kind);
     vg_free(&c);
 }
 
-START_TEST(test_vit_graph_train_gradients_cls_lgelu) { vg_gradients("1x8x8,vit:p4,d8,h2,L1,m12,cls,3", LG_ACT_LGELU, 5); }
+START_TEST(test_vit_graph_train_gradients_cls_lgelu) { vg_gradients("1x8x8,vit:p4,d8,h2,L1,m12,cls,3", LG_ACT_LGELU, 5, 0); }
+END_TEST
+
+START_TEST(test_vit_graph_train_gradients_gather)
+{
+    vg_gradients("1x8x8,vit:p4,d8,h2,L1,m12,cls,3", LG_ACT_LGELU, 8, 1);
+}
 END_TEST
 
 START_TEST(test_vit_graph_train_gradients_mean_gelu)
 {
     if (getenv("LG_TEST_QUICK")) return;
-    vg_gradients("2x4x4,vit:mean,p2,d4,h1,L2,m6,3", LG_ACT_GELU, 6);
+    vg_gradients("2x4x4,vit:mean,p2,d4,h1,L2,m6,3", LG_ACT_GELU, 6, 0);
 }
 END_TEST
 
@@ -238,6 +257,7 @@ Suite *suite_vit_graph_train(void)
     TCase *tc = tcase_create("vit_graph_train");
     lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_vit_graph_train_gradients_cls_lgelu);
+    tcase_add_test(tc, test_vit_graph_train_gradients_gather);
     tcase_add_test(tc, test_vit_graph_train_gradients_mean_gelu);
     tcase_add_test(tc, test_vit_graph_train_step);
     suite_add_tcase(s, tc);

@@ -231,6 +231,18 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     a += B * (size_t)m->max_width;
     m->dx = a;
     a += B * (size_t)net->n_in;
+    /* the nodes' plans, worked out once from their tables */
+    size_t n_plan = 0;
+    for (int k = 0; k < nl; k++) n_plan += lg_train_op_plan_len(&net->layers[k].lin);
+    if (n_plan && !(m->plans = malloc(n_plan * sizeof *m->plans))) goto nomem;
+    for (int k = 0, *pl = m->plans; k < nl; k++) {
+        const lg_linear *A0 = &net->layers[k].lin;
+        size_t q = lg_train_op_plan_len(A0);
+        if (!q) continue;
+        lg_train_op_of(A0->kind)->plan(A0, pl);
+        m->layers[k].plan = pl;
+        pl += q;
+    }
     if (col) {
         m->dcol = a;
         a += col;
@@ -247,6 +259,7 @@ void lg_model_free(lg_model *m)
     free(m->layers);
     free(m->terms);
     free(m->maps);
+    free(m->plans);
     free(m->in_sub);
     free(m->in_div);
     free(m->params);
@@ -493,16 +506,26 @@ void lg_model_linear_dw(lg_model *m, const lg_mterm *T, const float *gy, const f
 
 void lg_model_bias_add(const lg_mlayer *L, int B, float *y)
 {
-    size_t no = (size_t)L->n_out;
-    if (!L->n_b) return;
+    size_t no = (size_t)L->n_out, nb = L->n_b, d = L->b_div;
+    if (!nb) return;
+    if (d == 1 && no % nb == 0) { /* per output, or per block row tiled over the tokens: runs of nb */
+        for (size_t i = 0; i < (size_t)B * no; i += nb)
+            for (size_t j = 0; j < nb; j++) y[i + j] += L->b[j];
+        return;
+    }
     for (int r = 0; r < B; r++)
         for (size_t j = 0; j < no; j++) y[(size_t)r * no + j] += L->b[lg_mlayer_bias_at(L, j)];
 }
 
 void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B)
 {
-    size_t no = (size_t)L->n_out;
-    if (!L->n_b) return;
+    size_t no = (size_t)L->n_out, nb = L->n_b, d = L->b_div;
+    if (!nb) return;
+    if (d == 1 && no % nb == 0) {
+        for (size_t i = 0; i < (size_t)B * no; i += nb)
+            for (size_t j = 0; j < nb; j++) L->db[j] += gy[i + j];
+        return;
+    }
     for (int r = 0; r < B; r++)
         for (size_t j = 0; j < no; j++) L->db[lg_mlayer_bias_at(L, j)] += gy[(size_t)r * no + j];
 }
@@ -520,7 +543,8 @@ static void lg_model_term_forward(lg_model *m, lg_mterm *T, const float *bias, c
         int o = T->conv.c_out;
         lg_model_linear(m, T, T->W, in, B, z, !bias);
         if (bias)
-            for (size_t i = 0; i < (size_t)B * no; i++) z[i] += bias[i % (size_t)o];
+            for (size_t i = 0; i < (size_t)B * no; i += (size_t)o)
+                for (int j = 0; j < o; j++) z[i + (size_t)j] += bias[j];
         return;
     }
     if (bias) /* z = b (broadcast), then the term added: in[B][n_in]·Wᵀ or the index map's gather */
@@ -541,7 +565,7 @@ typedef struct lg_model_at {
 /* A node layer M's arrays for its training entry (A: the net's node term). */
 static lg_tnode_io lg_model_node_io(lg_model *m, lg_mlayer *M, const lg_linear *A, int B)
 {
-    lg_tnode_io io = {A, B, lg_model_node(m, A->src), NULL, M->z, M->nkeep, NULL, NULL};
+    lg_tnode_io io = {A, B, lg_model_node(m, A->src), NULL, M->z, M->nkeep, NULL, NULL, M->plan};
     if (lg_op_is(A->kind, LG_OPF_TWO_SRC)) io.b = lg_model_node(m, A->op.src_b);
     if (M->n_w) io.W = M->W, io.dW = M->dW;
     return io;

@@ -77,6 +77,7 @@ typedef struct lg_mlayer {
                            * [keep_count][B·n_out]), or NULL */
     float *nkeep;         /* into acts: a node's kept arrays (train/node.h keep, [max_batch·keep]), or NULL */
     const struct lg_train_op *op; /* a node's training entry (train/node.h), or NULL: a term sum */
+    const int *plan;      /* into m->plans: the node's plan (train/node.h), or NULL */
     double lambda;        /* current hardness (1 unless lgelu) */
     float dlambda;        /* ∂L/∂λ of the last backward */
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
@@ -96,6 +97,7 @@ typedef struct lg_model {
     lg_mlayer *layers;    /* [n_layers] */
     lg_mterm *terms;      /* every layer's further terms, layer by layer, or NULL */
     int *maps;            /* every index map (copied from the net), or NULL */
+    int *plans;           /* every node's plan (train/node.h), or NULL */
     float *in_sub, *in_div; /* [n_in] or NULL: input normalisation copied from the net */
     size_t n_params;      /* all W, b and the n_layers s entries */
     float *params, *grads, *mom1, *mom2; /* [n_params] each */

@@ -29,12 +29,17 @@ typedef struct lg_tnode_io {
     float *keep;        /* [B·keep(A)] what the backward needs, or NULL when keep is 0 */
     const float *W;     /* weights (layernorm: γ[g] then β[g]), or NULL */
     float *dW;          /* their gradients (ADDED to), or NULL */
+    const int *plan;    /* what the entry's plan computed from A's tables, or NULL: none */
 } lg_tnode_io;
 
 typedef struct lg_train_op {
     lg_layer_kind kind;
     /* Floats per batch row the forward keeps for the backward, or NULL: none. */
     size_t (*keep)(const lg_linear *A);
+    /* Ints of the node's plan (worked out once from its tables by `plan`, kept by the
+     * trainer for the node's life), or NULL: no plan. */
+    size_t (*plan_len)(const lg_linear *A);
+    void (*plan)(const lg_linear *A, int *plan);
     /* io->z from io->a (and io->b); fills io->keep. */
     void (*forward)(const lg_tnode_io *io);
     /* The backward of the last forward with dz = ∂L/∂z [B][n_out]: ADDS ∂L/∂a into da
@@ -49,8 +54,12 @@ typedef struct lg_train_op {
 const lg_train_op *lg_train_op_of(lg_layer_kind k);
 /* Floats per batch row kind A->kind keeps (0 without an entry or a keep). */
 size_t lg_train_op_keep(const lg_linear *A);
+/* Ints of A's plan (0 without an entry or a plan). */
+size_t lg_train_op_plan_len(const lg_linear *A);
 
 /* The entries' parts (node_bilinear.c, node_softmax.c, node_layernorm.c). */
+size_t lg_tnode_bilinear_plan_len(const lg_linear *A);
+void lg_tnode_bilinear_plan(const lg_linear *A, int *plan);
 void lg_tnode_bilinear_forward(const lg_tnode_io *io);
 void lg_tnode_bilinear_backward(const lg_tnode_io *io, const float *dz, float *da, float *db);
 void lg_tnode_softmax_forward(const lg_tnode_io *io);
