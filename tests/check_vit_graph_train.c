@@ -94,6 +94,58 @@ static void vg_label(const lg_model *m, int *kind)
     }
 }
 
+/* The model of c->net (then written back: the net is exactly the model's) and a random batch. */
+static void vg_finish(vg_case *c, lg_rng *r)
+{
+    ck_assert_int_eq(lg_model_init(&c->m, &c->net, VG_B), LG_OK);
+    lg_model_sync_lambda(&c->m);
+    ck_assert_int_eq(lg_model_to_net(&c->m, &c->net), LG_OK);
+    ck_assert_int_eq(lg_net_validate(&c->net), LG_OK);
+    c->n = c->net.n_in;
+    c->C = lg_net_n_out(&c->net);
+    ck_assert_int_le(VG_B * c->n, (int)(sizeof c->X / sizeof c->X[0]));
+    for (int i = 0; i < VG_B * c->n; i++) c->X[i] = (float)lg_rng_uniform(r);
+    for (int i = 0; i < VG_B; i++) c->y[i] = (uint8_t)(i % c->C);
+    c->x = malloc((size_t)c->n * sizeof *c->x);
+    c->z = malloc((size_t)c->C * sizeof *c->z);
+    c->scr = malloc(2 * (size_t)lg_net_max_width(&c->net) * sizeof *c->scr);
+    ck_assert(c->x && c->z && c->scr);
+}
+
+/* x[6] → L0 = lgelu(W·x + b)                          [6]
+ *      → L1 = product of L0 with itself, K = 2, random tables (repeats)  [5]
+ *      → L2 = layernorm(L1), one group, random γ, β    [5]
+ *      → L3 = softmax(L2), one group                   [5]
+ *      → L4 = W·L3 + W'·L0 + b                          [3]  (a skip from L0) */
+static void vg_make_mixed(vg_case *c, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    lg_linear t0 = {.kind = LG_LAYER_DENSE, .n_in = 6, .src = LG_NET_INPUT};
+    lg_linear t1 = {.kind = LG_LAYER_BILINEAR, .n_in = 6, .src = 0, .op = {.src_b = 0, .n_in_b = 6, .K = 2}};
+    lg_linear t2 = {.kind = LG_LAYER_LAYERNORM, .n_in = 5, .src = 1, .op = {.group = 5, .eps = 1e-5}};
+    lg_linear t3 = {.kind = LG_LAYER_SOFTMAX, .n_in = 5, .src = 2, .op = {.group = 5}};
+    lg_linear t4[2] = {{.kind = LG_LAYER_DENSE, .n_in = 5, .src = 3}, {.kind = LG_LAYER_DENSE, .n_in = 6, .src = 0}};
+    lg_layer_spec sp[5] = {{6, LG_ACT_LGELU, 1, &t0}, {5, LG_ACT_IDENTITY, 1, &t1}, {5, LG_ACT_IDENTITY, 1, &t2},
+                           {5, LG_ACT_IDENTITY, 1, &t3}, {3, LG_ACT_IDENTITY, 2, t4}};
+    ck_assert_int_eq(lg_net_build(&c->net, 6, 5, sp), LG_OK);
+    lg_rng r;
+    lg_rng_init(&r, seed, 5);
+    for (int k = 0; k < 5; k++) {
+        lg_layer *L = &c->net.layers[k];
+        for (int t = 0; t < lg_layer_n_lin(L); t++) {
+            lg_linear *A = lg_layer_lin_mut(L, t);
+            size_t nw = lg_linear_n_weights(A);
+            for (size_t i = 0; i < nw; i++) A->W[i] = (float)((A->kind == LG_LAYER_LAYERNORM && i < 5) + 0.7 * lg_rng_normal(&r));
+        }
+        if (!lg_layer_is(L, LG_OPF_NODE))
+            for (int o = 0; o < L->n_out; o++) L->b[o] = (float)(0.3 * lg_rng_normal(&r));
+    }
+    int *map = c->net.layers[1].lin.map;
+    for (int q = 0; q < 2 * 5 * 2; q++) map[q] = (int)(lg_rng_uniform(&r) * 6.0) % 6;
+    c->net.layers[0].s = 0.3;
+    vg_finish(c, &r);
+}
+
 static void vg_make(vg_case *c, const char *arch, lg_act act, uint64_t seed)
 {
     memset(c, 0, sizeof *c);
@@ -110,19 +162,7 @@ static void vg_make(vg_case *c, const char *arch, lg_act act, uint64_t seed)
         for (int l = 0; l < sp.depth; l++) v.params[v.blk[l][LG_VB_ACT]] = 1.3f + 0.4f * (float)l;
     ck_assert_int_eq(lg_vit_to_net(&v, &c->net), LG_OK);
     lg_vit_free(&v);
-    ck_assert_int_eq(lg_model_init(&c->m, &c->net, VG_B), LG_OK);
-    lg_model_sync_lambda(&c->m);
-    ck_assert_int_eq(lg_model_to_net(&c->m, &c->net), LG_OK); /* the net is now exactly the model's */
-    ck_assert_int_eq(lg_net_validate(&c->net), LG_OK);
-    c->n = c->net.n_in;
-    c->C = lg_net_n_out(&c->net);
-    ck_assert_int_le(VG_B * c->n, (int)(sizeof c->X / sizeof c->X[0]));
-    for (int i = 0; i < VG_B * c->n; i++) c->X[i] = (float)lg_rng_uniform(&r);
-    for (int i = 0; i < VG_B; i++) c->y[i] = (uint8_t)(i % c->C);
-    c->x = malloc((size_t)c->n * sizeof *c->x);
-    c->z = malloc((size_t)c->C * sizeof *c->z);
-    c->scr = malloc(2 * (size_t)lg_net_max_width(&c->net) * sizeof *c->scr);
-    ck_assert(c->x && c->z && c->scr);
+    vg_finish(c, &r);
 }
 
 static void vg_free(vg_case *c)
@@ -141,17 +181,20 @@ static void vg_cmp(double g, double fd, const char *what, size_t i, double *rel)
     if (fabs(fd) > 1e-3 && fabs(g - fd) / fabs(fd) > *rel) *rel = fabs(g - fd) / fabs(fd);
 }
 
-/* gather: the product nodes through their gather loops, else through their plan (one sgemm per
- * head: attention's tables are matrix products, which the plan must find). */
+/* A ViT's graph (arch; NULL: vg_make_mixed's net, every kind it has checked). gather: the
+ * product nodes through their gather loops, else through their plan (one sgemm per head:
+ * attention's tables are matrix products, which the plan must find). */
 static void vg_gradients(const char *arch, lg_act act, uint64_t seed, int gather)
 {
     vg_case c;
-    vg_make(&c, arch, act, seed);
+    if (arch) vg_make(&c, arch, act, seed);
+    else vg_make_mixed(&c, seed);
+    if (!arch) arch = "mixed", act = LG_ACT_LGELU;
     int n_prod = 0;
     for (int k = 0; k < c.m.n_layers; k++) {
         if (c.m.layers[k].kind != LG_LAYER_BILINEAR) continue;
         ck_assert_ptr_nonnull(c.m.layers[k].plan);
-        ck_assert_msg(c.m.layers[k].plan[0] > 0, "%s: product node %d has no plan", arch, k);
+        ck_assert_msg(gather || c.m.layers[k].plan[0] > 0, "%s: product node %d has no plan", arch, k);
         if (gather) c.m.layers[k].plan = NULL;
         n_prod++;
     }
@@ -201,6 +244,9 @@ static void vg_gradients(const char *arch, lg_act act, uint64_t seed, int gather
     }
     for (int q = 0; q < VG_N; q++) {
         if (q == VG_S && !lg_act_info_of(act)->softplus) continue;
+        if (!strcmp(arch, "mixed") && q != VG_DENSE && q != VG_GAMMA && q != VG_BETA && q != VG_B_DENSE && q != VG_S &&
+            q != VG_X)
+            continue;
         ck_assert_msg(count[q] > 0, "%s: no %s checked", arch, vg_names[q]);
         if (getenv("LG_FD_REPORT"))
             printf("%s%s %s: %d gradients, max relative error %.2e\n", arch, gather ? " (gather)" : "", vg_names[q],
@@ -217,6 +263,11 @@ START_TEST(test_vit_graph_train_gradients_gather)
 {
     vg_gradients("1x8x8,vit:p4,d8,h2,L1,m12,cls,3", LG_ACT_LGELU, 8, 1);
 }
+END_TEST
+
+/* A product of a node with itself through random tables with repeats, a layernorm, a softmax
+ * and a skip: the gather loops' accumulation (both factors' gradients into one slot). */
+START_TEST(test_vit_graph_train_gradients_mixed) { vg_gradients(NULL, LG_ACT_LGELU, 9, 1); }
 END_TEST
 
 START_TEST(test_vit_graph_train_gradients_mean_gelu)
@@ -258,6 +309,7 @@ Suite *suite_vit_graph_train(void)
     lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_vit_graph_train_gradients_cls_lgelu);
     tcase_add_test(tc, test_vit_graph_train_gradients_gather);
+    tcase_add_test(tc, test_vit_graph_train_gradients_mixed);
     tcase_add_test(tc, test_vit_graph_train_gradients_mean_gelu);
     tcase_add_test(tc, test_vit_graph_train_step);
     suite_add_tcase(s, tc);
