@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "core/linalg.h"
+#include "core/op.h"
 #include "core/traverse.h"
 #include "train/act.h"
 #include "train/init.h"
+#include "train/node.h"
 
 /* Layers whose parameter is λ (β) = 1 + softplus(s/t): lgelu and swish.
  * A prelu layer's parameter is its slope a = s itself. */
@@ -25,7 +27,7 @@ static lg_mterm lg_model_term_of(const lg_linear *A)
     T.n_in = A->n_in;
     T.n_out = A->n_out;
     T.src = A->src;
-    if (A->kind == LG_LAYER_CONV2D) T.conv = A->conv;
+    if (A->kind == LG_LAYER_CONV2D || A->kind == LG_LAYER_TOKMAP) T.conv = A->conv;
     T.n_w = lg_linear_n_weights(A);
     return T;
 }
@@ -38,13 +40,32 @@ static size_t lg_model_col_len(const lg_linear *A, size_t B)
     return (size_t)c->c_in * (size_t)c->kh * (size_t)c->kw * (size_t)c->h_out * (size_t)c->w_out * B;
 }
 
-/* 1 when layer L's bias is one value per channel of its conv term 0 (the layout c_out × h_out·w_out). */
-static int lg_model_bias_per_channel(const lg_layer *L)
+/* The trained bias of layer L (lg_mlayer n_b, b_div): none for a node, one per channel of a conv
+ * term 0 (the layout c_out × h_out·w_out), one per row of a per-token map term 0's block (tied
+ * over the tokens), else one per output. */
+static void lg_model_bias_shape(const lg_layer *L, size_t *n_b, size_t *div)
 {
-    const lg_conv *c = &lg_layer_lin(L, 0)->conv;
-    size_t hw = (size_t)c->h_out * (size_t)c->w_out;
+    const lg_linear *A0 = lg_layer_lin(L, 0);
+    *div = 1;
+    if (lg_train_op_of(A0->kind)) {
+        *n_b = 0;
+    } else if (A0->kind == LG_LAYER_CONV2D) {
+        *n_b = (size_t)A0->conv.c_out;
+        *div = (size_t)A0->conv.h_out * (size_t)A0->conv.w_out;
+    } else if (A0->kind == LG_LAYER_TOKMAP) {
+        *n_b = (size_t)A0->conv.c_out;
+    } else {
+        *n_b = (size_t)L->n_out;
+    }
+}
+
+/* 1 when layer L's bias is tied as lg_model_bias_shape keeps it (each output equals the first
+ * output of its tied group). */
+static int lg_model_bias_tied(const lg_layer *L, size_t n_b, size_t div)
+{
+    if (!n_b) return 1;
     for (size_t i = 0; i < (size_t)L->n_out; i++)
-        if (i % hw && L->b[i] != L->b[i - 1]) return 0;
+        if (L->b[i] != L->b[(i / div % n_b) * div]) return 0;
     return 1;
 }
 
@@ -64,8 +85,13 @@ static void lg_model_col_at(void *ctx, int t, const lg_linear *A)
 
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
 {
-    if (lg_net_require_no_max(net, "training") != LG_OK) return LG_ERR_UNSUPPORTED;
     memset(m, 0, sizeof *m);
+    for (int k = 0; k < net->n_layers; k++) { /* a node trains through its entry (train/node.h) or not at all */
+        const lg_layer *L = &net->layers[k];
+        if (lg_layer_is(L, LG_OPF_NODE) && !lg_train_op_of(L->lin.kind))
+            return lg_fail(LG_ERR_UNSUPPORTED, "training does not take the %s node (layer %d)",
+                           lg_layer_op(L)->name, k);
+    }
     m->net = net;
     if (max_batch < 1) return lg_fail(LG_ERR_ARG, "batch size must be at least 1, got %d", max_batch);
     int nl = net->n_layers;
@@ -91,7 +117,8 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
         }
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
-            if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_CONV2D && A->kind != LG_LAYER_INDEX) {
+            if (A->kind != LG_LAYER_DENSE && A->kind != LG_LAYER_CONV2D && A->kind != LG_LAYER_INDEX &&
+                A->kind != LG_LAYER_TOKMAP && !lg_train_op_of(A->kind)) {
                 lg_model_free(m);
                 return lg_fail(LG_ERR_UNSUPPORTED, "layer %d, term %d: unknown operator kind %d cannot be trained", k,
                                t, (int)A->kind);
@@ -102,21 +129,25 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             na += q; /* the term's own im2col, kept for the backward */
         }
         /* the bias: one per channel when term 0 (the layer's own module, whose bias it is) is a
-         * conv, which the model adds per channel whatever the further terms are: the net's bias
-         * must then be constant over each channel's positions, else it would be lost */
+         * conv, one per block row when it is a per-token map, which the model adds so whatever the
+         * further terms are: the net's bias must then be tied likewise, else it would be lost */
         const lg_linear *A0 = lg_layer_lin(L, 0);
-        if (A0->kind == LG_LAYER_CONV2D && !lg_model_bias_per_channel(L)) {
+        size_t n_b, b_div;
+        lg_model_bias_shape(L, &n_b, &b_div);
+        if (!lg_model_bias_tied(L, n_b, b_div)) {
             lg_model_free(m);
             return lg_fail(LG_ERR_UNSUPPORTED,
-                           "layer %d: its bias differs within a channel of its conv term 0; training keeps one bias "
-                           "per channel", k);
+                           "layer %d: its bias differs within a %s of its %s term 0; training keeps one bias per %s",
+                           k, A0->kind == LG_LAYER_CONV2D ? "channel" : "block row over the tokens",
+                           lg_op(A0->kind)->name, A0->kind == LG_LAYER_CONV2D ? "channel" : "block row");
         }
-        np += A0->kind == LG_LAYER_CONV2D ? (size_t)A0->conv.c_out : (size_t)L->n_out;
+        np += n_b;
+        na += B * lg_train_op_keep(A0); /* a node's kept arrays */
         na += B * (size_t)L->n_out * (L->act == LG_ACT_IDENTITY ? 2u : 3u); /* z, (a), da */
         na += B * (size_t)L->n_out * lg_act_keep_count(L->act);
     }
     np += (size_t)nl;
-    na += B * (size_t)lg_net_n_out(net) + B * (size_t)m->max_width;
+    na += B * (size_t)lg_net_n_out(net) + B * (size_t)m->max_width + B * (size_t)net->n_in;
     if (col) na += col + B * (size_t)m->max_width;
     m->n_params = np;
     m->n_acts = na;
@@ -145,8 +176,8 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
         M->terms = L->n_terms ? tp : NULL;
         tp += L->n_terms;
         M->act = L->act;
-        size_t hw = M->conv.c_out ? (size_t)M->conv.h_out * (size_t)M->conv.w_out : 1;
-        M->n_b = M->conv.c_out ? (size_t)M->conv.c_out : (size_t)L->n_out;
+        lg_model_bias_shape(L, &M->n_b, &M->b_div);
+        M->op = lg_train_op_of(L->lin.kind);
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_linear *A = lg_layer_lin(L, t);
             lg_mterm *T = lg_mlayer_term(M, t);
@@ -161,11 +192,15 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
             if (t == 0) { /* the bias follows term 0's weights */
                 M->b = p, M->db = g;
                 p += M->n_b, g += M->n_b;
-                for (size_t i = 0; i < M->n_b; i++) M->b[i] = (float)L->b[i * hw];
+                for (size_t i = 0; i < M->n_b; i++) M->b[i] = (float)L->b[i * M->b_div];
             }
         }
         M->z = a;
         a += B * (size_t)L->n_out;
+        if (lg_train_op_keep(&L->lin)) {
+            M->nkeep = a;
+            a += B * lg_train_op_keep(&L->lin);
+        }
         lg_model_cols cv = {M, &a, B};
         lg_layer_terms_visit(L, lg_model_col_at, &cv);
         if (L->act == LG_ACT_IDENTITY) {
@@ -194,6 +229,20 @@ lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch)
     a += B * (size_t)lg_net_n_out(net);
     m->d0 = a;
     a += B * (size_t)m->max_width;
+    m->dx = a;
+    a += B * (size_t)net->n_in;
+    /* the nodes' plans, worked out once from their tables */
+    size_t n_plan = 0;
+    for (int k = 0; k < nl; k++) n_plan += lg_train_op_plan_len(&net->layers[k].lin);
+    if (n_plan && !(m->plans = malloc(n_plan * sizeof *m->plans))) goto nomem;
+    for (int k = 0, *pl = m->plans; k < nl; k++) {
+        const lg_linear *A0 = &net->layers[k].lin;
+        size_t q = lg_train_op_plan_len(A0);
+        if (!q) continue;
+        lg_train_op_of(A0->kind)->plan(A0, pl);
+        m->layers[k].plan = pl;
+        pl += q;
+    }
     if (col) {
         m->dcol = a;
         a += col;
@@ -210,6 +259,7 @@ void lg_model_free(lg_model *m)
     free(m->layers);
     free(m->terms);
     free(m->maps);
+    free(m->plans);
     free(m->in_sub);
     free(m->in_div);
     free(m->params);
@@ -375,14 +425,30 @@ static void lg_conv_backward_f(lg_model *m, lg_mterm *T, float *da, int B, int a
     lg_col2im(c, m->dcol, B, da);
 }
 
+/* A dense term, or a per-token map as the dense block over batch·tokens rows: 1 and the
+ * shape of its one matrix product (rows × no ← rows × ni); 0 for the other kinds. */
+static int lg_model_gemm_shape(const lg_mterm *T, int B, int *rows, int *no, int *ni)
+{
+    if (T->kind == LG_LAYER_DENSE) {
+        *rows = B, *no = T->n_out, *ni = T->n_in;
+        return 1;
+    }
+    if (T->kind == LG_LAYER_TOKMAP) {
+        *rows = B * T->conv.h_out, *no = T->conv.c_out, *ni = T->conv.c_in;
+        return 1;
+    }
+    return 0;
+}
+
 void lg_model_linear(lg_model *m, const lg_mterm *T, const float *W, const float *x, int B, float *y, int accumulate)
 {
+    int rows, no, ni;
     if (T->kind == LG_LAYER_INDEX) {
         lg_index_forward(T, x, B, y, accumulate);
         return;
     }
-    if (T->kind == LG_LAYER_DENSE) {
-        lg_sgemm(0, 1, B, T->n_out, T->n_in, 1.0f, x, T->n_in, W, T->n_in, accumulate ? 1.0f : 0.0f, y, T->n_out);
+    if (lg_model_gemm_shape(T, B, &rows, &no, &ni)) {
+        lg_sgemm(0, 1, rows, no, ni, 1.0f, x, ni, W, ni, accumulate ? 1.0f : 0.0f, y, no);
         return;
     }
     const lg_conv *c = &T->conv;
@@ -393,11 +459,11 @@ void lg_model_linear(lg_model *m, const lg_mterm *T, const float *W, const float
         lg_conv_from_cb(c, m->zt, B, y);
         return;
     }
-    size_t hw = (size_t)c->h_out * (size_t)c->w_out, no = (size_t)T->n_out;
+    size_t hw = (size_t)c->h_out * (size_t)c->w_out, nout = (size_t)T->n_out;
     for (int r = 0; r < B; r++)
         for (int co = 0; co < c->c_out; co++) {
             const float *src = m->zt + (size_t)co * (size_t)N + (size_t)r * hw;
-            float *dst = y + (size_t)r * no + (size_t)co * hw;
+            float *dst = y + (size_t)r * nout + (size_t)co * hw;
             for (size_t q = 0; q < hw; q++) dst[q] += src[q];
         }
 }
@@ -410,8 +476,9 @@ void lg_model_linear_t(lg_model *m, const lg_mterm *T, const float *W, const flo
         lg_index_backward(T, gy, B, gx);
         return;
     }
-    if (T->kind == LG_LAYER_DENSE) {
-        lg_sgemm(0, 0, B, T->n_in, T->n_out, 1.0f, gy, T->n_out, W, T->n_in, accumulate ? 1.0f : 0.0f, gx, T->n_in);
+    int rows, no, ni;
+    if (lg_model_gemm_shape(T, B, &rows, &no, &ni)) {
+        lg_sgemm(0, 0, rows, ni, no, 1.0f, gy, no, W, ni, accumulate ? 1.0f : 0.0f, gx, ni);
         return;
     }
     const lg_conv *c = &T->conv;
@@ -425,8 +492,9 @@ void lg_model_linear_t(lg_model *m, const lg_mterm *T, const float *W, const flo
 void lg_model_linear_dw(lg_model *m, const lg_mterm *T, const float *gy, const float *x, int B, float *G)
 {
     if (T->kind == LG_LAYER_INDEX) return;
-    if (T->kind == LG_LAYER_DENSE) {
-        lg_sgemm(1, 0, T->n_out, T->n_in, B, 1.0f, gy, T->n_out, x, T->n_in, 0.0f, G, T->n_in);
+    int rows, no, ni;
+    if (lg_model_gemm_shape(T, B, &rows, &no, &ni)) {
+        lg_sgemm(1, 0, no, ni, rows, 1.0f, gy, no, x, ni, 0.0f, G, ni);
         return;
     }
     const lg_conv *c = &T->conv;
@@ -438,16 +506,28 @@ void lg_model_linear_dw(lg_model *m, const lg_mterm *T, const float *gy, const f
 
 void lg_model_bias_add(const lg_mlayer *L, int B, float *y)
 {
-    size_t no = (size_t)L->n_out, hw = L->conv.c_out ? no / (size_t)L->conv.c_out : 1;
+    size_t no = (size_t)L->n_out, nb = L->n_b, d = L->b_div;
+    if (!nb) return;
+    if (d == 1 && no % nb == 0) { /* per output, or per block row tiled over the tokens: runs of nb */
+        for (size_t i = 0; i < (size_t)B * no; i += nb)
+            for (size_t j = 0; j < nb; j++) y[i + j] += L->b[j];
+        return;
+    }
     for (int r = 0; r < B; r++)
-        for (size_t j = 0; j < no; j++) y[(size_t)r * no + j] += L->b[j / hw];
+        for (size_t j = 0; j < no; j++) y[(size_t)r * no + j] += L->b[lg_mlayer_bias_at(L, j)];
 }
 
 void lg_model_bias_grad(lg_mlayer *L, const float *gy, int B)
 {
-    size_t no = (size_t)L->n_out, hw = L->conv.c_out ? no / (size_t)L->conv.c_out : 1;
+    size_t no = (size_t)L->n_out, nb = L->n_b, d = L->b_div;
+    if (!nb) return;
+    if (d == 1 && no % nb == 0) {
+        for (size_t i = 0; i < (size_t)B * no; i += nb)
+            for (size_t j = 0; j < nb; j++) L->db[j] += gy[i + j];
+        return;
+    }
     for (int r = 0; r < B; r++)
-        for (size_t j = 0; j < no; j++) L->db[j / hw] += gy[(size_t)r * no + j];
+        for (size_t j = 0; j < no; j++) L->db[lg_mlayer_bias_at(L, j)] += gy[(size_t)r * no + j];
 }
 
 /* One term's forward into z[B][n_out]: with bias (term 0, whose bias it is: one per channel when
@@ -457,6 +537,14 @@ static void lg_model_term_forward(lg_model *m, lg_mterm *T, const float *bias, c
     size_t no = (size_t)T->n_out;
     if (T->kind == LG_LAYER_CONV2D) {
         lg_conv_forward_f(m, T, bias, in, B, z);
+        return;
+    }
+    if (T->kind == LG_LAYER_TOKMAP) { /* the block over batch·tokens, then the bias tied over the tokens */
+        int o = T->conv.c_out;
+        lg_model_linear(m, T, T->W, in, B, z, !bias);
+        if (bias)
+            for (size_t i = 0; i < (size_t)B * no; i += (size_t)o)
+                for (int j = 0; j < o; j++) z[i + (size_t)j] += bias[j];
         return;
     }
     if (bias) /* z = b (broadcast), then the term added: in[B][n_in]·Wᵀ or the index map's gather */
@@ -474,6 +562,15 @@ typedef struct lg_model_at {
     int B;
 } lg_model_at;
 
+/* A node layer M's arrays for its training entry (A: the net's node term). */
+static lg_tnode_io lg_model_node_io(lg_model *m, lg_mlayer *M, const lg_linear *A, int B)
+{
+    lg_tnode_io io = {A, B, lg_model_node(m, A->src), NULL, M->z, M->nkeep, NULL, NULL, M->plan};
+    if (lg_op_is(A->kind, LG_OPF_TWO_SRC)) io.b = lg_model_node(m, A->op.src_b);
+    if (M->n_w) io.W = M->W, io.dW = M->dW;
+    return io;
+}
+
 static void lg_model_forward_at(void *ctx, int t, const lg_linear *A)
 {
     (void)A;
@@ -489,8 +586,14 @@ void lg_model_forward(lg_model *m, int B, const uint8_t *labels, double *loss, i
         size_t no = (size_t)L->n_out;
         /* z[B][n_out] = b + Σ_t A_t·out(src_t) (DESIGN.md §1 "The network as a graph"): term 0 writes
          * z with the bias, the further terms add to it */
-        lg_model_at at = {m, L, NULL, NULL, B};
-        lg_layer_terms_visit(&m->net->layers[k], lg_model_forward_at, &at);
+        const lg_layer *NL = &m->net->layers[k];
+        if (L->op) { /* a node: its training entry (train/node.h) */
+            lg_tnode_io io = lg_model_node_io(m, L, &NL->lin, B);
+            L->op->forward(&io);
+        } else {
+            lg_model_at at = {m, L, NULL, NULL, B};
+            lg_layer_terms_visit(NL, lg_model_forward_at, &at);
+        }
         lg_act_forward_keep(L->a, L->keep, L->z, L->act, (float)L->lambda, (size_t)B * no);
     }
     /* probs = softmax(logits); loss = mean −log p[label] */
@@ -528,26 +631,55 @@ void lg_model_zero_grad(lg_model *m)
     for (int k = 0; k < m->n_layers; k++) m->layers[k].dlambda = 0.0f;
 }
 
+/* The slot of ∂L/∂out(src) for one consumer's backward: layers[src].da, or m->dx for the input
+ * (NULL there when want_dx is 0, unless `always`: a node writes it as scratch). The first
+ * consumer (in backward order) overwrites the slot, the others add to it: *acc says which, and
+ * set[src + 1] records it. */
+static float *lg_model_grad_slot(lg_model *m, int src, unsigned char *set, int always, int *acc)
+{
+    if (src < 0 && !m->want_dx && !always) {
+        *acc = 0;
+        return NULL;
+    }
+    *acc = set[src + 1];
+    set[src + 1] = 1;
+    return src < 0 ? m->dx : m->layers[src].da;
+}
+
 /* One term's backward with dz = ∂L/∂z of its layer: dW += dz ⊗ in; the term's share of ∂L/∂out(src)
- * into layers[src].da, which the first consumer (in backward order) overwrites and the others add
- * to (*set[src] records which). Nothing flows into the input. */
+ * into its slot (lg_model_grad_slot; nothing flows into the input unless want_dx). */
 static void lg_model_term_backward(lg_model *m, lg_mterm *T, const float *dz, int B, unsigned char *set)
 {
-    float *da = T->src >= 0 ? m->layers[T->src].da : NULL;
-    int acc = T->src >= 0 && set[T->src];
+    int acc, rows, no, ni;
+    float *da = lg_model_grad_slot(m, T->src, set, 0, &acc);
     if (T->kind == LG_LAYER_CONV2D) {
         lg_conv_to_cb(&T->conv, dz, B, m->zt);
         lg_conv_backward_f(m, T, da, B, acc);
-    } else if (T->kind == LG_LAYER_DENSE) {
-        /* dW[n_out][n_in] += dzᵀ[n_out][B] · in[B][n_in];  da[B][n_in] (+)= dz[B][n_out] · W[n_out][n_in] */
-        lg_sgemm(1, 0, T->n_out, T->n_in, B, 1.0f, dz, T->n_out, lg_model_node(m, T->src), T->n_in, 1.0f, T->dW,
-                 T->n_in);
-        if (da) lg_sgemm(0, 0, B, T->n_in, T->n_out, 1.0f, dz, T->n_out, T->W, T->n_in, acc ? 1.0f : 0.0f, da, T->n_in);
+    } else if (lg_model_gemm_shape(T, B, &rows, &no, &ni)) {
+        /* dW[no][ni] += dzᵀ[no][rows] · in[rows][ni];  da[rows][ni] (+)= dz[rows][no] · W[no][ni]
+         * (a per-token map: rows = batch·tokens) */
+        lg_sgemm(1, 0, no, ni, rows, 1.0f, dz, no, lg_model_node(m, T->src), ni, 1.0f, T->dW, ni);
+        if (da) lg_sgemm(0, 0, rows, ni, no, 1.0f, dz, no, T->W, ni, acc ? 1.0f : 0.0f, da, ni);
     } else if (da) {
         if (!acc) memset(da, 0, (size_t)B * (size_t)T->n_in * sizeof *da);
         lg_index_backward(T, dz, B, da);
     }
-    if (T->src >= 0) set[T->src] = 1;
+}
+
+/* A node layer's backward through its training entry: the gradient slots of its sources (zeroed
+ * by their first consumer) receive its share, its weights' gradients their sum. */
+static void lg_model_node_backward(lg_model *m, lg_mlayer *M, const lg_linear *A, const float *dz, int B,
+                                   unsigned char *set)
+{
+    lg_tnode_io io = lg_model_node_io(m, M, A, B);
+    int acc;
+    float *da = lg_model_grad_slot(m, A->src, set, 1, &acc), *db = da;
+    if (!acc) memset(da, 0, (size_t)B * (size_t)A->n_in * sizeof *da);
+    if (io.b) {
+        db = lg_model_grad_slot(m, A->op.src_b, set, 1, &acc);
+        if (!acc) memset(db, 0, (size_t)B * (size_t)A->op.n_in_b * sizeof *db);
+    }
+    M->op->backward(&io, dz, da, db);
 }
 
 static void lg_model_backward_at(void *ctx, int t, const lg_linear *A)
@@ -562,9 +694,10 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
     int nl = m->n_layers;
     int C = m->layers[nl - 1].n_out;
     float *dz = m->d0;
-    /* set[k]: layers[k].da holds a gradient (some consumer wrote it); a layer nothing reads gets none */
-    unsigned char set[LG_NET_MAX_LAYERS];
-    memset(set, 0, (size_t)nl);
+    /* set[k + 1]: layers[k].da (set[0]: m->dx) holds a gradient (some consumer wrote it); a layer
+     * nothing reads gets none */
+    unsigned char set[LG_NET_MAX_LAYERS + 1];
+    memset(set, 0, (size_t)nl + 1);
     /* dz_last[B][C] = (probs − onehot(label)) / B */
     float invB = 1.0f / (float)B;
     for (int r = 0; r < B; r++)
@@ -575,13 +708,17 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
     for (int k = nl - 1; k >= 0; k--) {
         lg_mlayer *L = &m->layers[k];
         if (k < nl - 1) {
-            if (!set[k]) continue;
+            if (!set[k + 1]) continue;
             /* dz = act'(z) ⊙ da (and ∂L/∂λ), da summed over every consumer of layer k */
             size_t n = (size_t)B * (size_t)L->n_out;
             memset(dz, 0, n * sizeof(float));
             lg_act_backward_kept(dz, &L->dlambda, L->da, L->keep, L->z, L->act, (float)L->lambda, n);
         }
-        /* db += Σ dz: one per channel when term 0 is a conv (summed in double), else per output */
+        if (L->op) { /* a node: its training entry (no bias) */
+            lg_model_node_backward(m, L, &m->net->layers[k].lin, dz, B, set);
+            continue;
+        }
+        /* db += Σ dz: one per channel when term 0 is a conv (summed in double), else per tied output */
         if (L->lin.kind == LG_LAYER_CONV2D) {
             size_t hw = (size_t)L->lin.conv.h_out * (size_t)L->lin.conv.w_out, no = (size_t)L->n_out;
             for (int co = 0; co < L->lin.conv.c_out; co++) {
@@ -593,10 +730,7 @@ void lg_model_backward(lg_model *m, int B, const uint8_t *labels)
                 L->db[co] += (float)s;
             }
         } else {
-            for (int r = 0; r < B; r++) {
-                const float *row = dz + (size_t)r * (size_t)L->n_out;
-                for (int j = 0; j < L->n_out; j++) L->db[j] += row[j];
-            }
+            lg_model_bias_grad(L, dz, B);
         }
         /* every term's share, term 0 first (the order the sources' gradients are written, then added) */
         lg_model_at at = {m, L, dz, set, B};
@@ -661,13 +795,13 @@ lg_status lg_model_to_net(const lg_model *m, lg_net *net)
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *M = &m->layers[k];
         lg_layer *L = &net->layers[k];
-        size_t hw = M->conv.c_out ? (size_t)M->conv.h_out * (size_t)M->conv.w_out : 1;
         for (int t = 0; t < lg_layer_n_lin(L); t++) {
             const lg_mterm *T = lg_mlayer_term(M, t);
             double *W = lg_layer_lin_mut(L, t)->W;
             for (size_t i = 0; i < T->n_w; i++) W[i] = (double)T->W[i];
         }
-        for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[(size_t)i / hw];
+        if (M->n_b)
+            for (int i = 0; i < M->n_out; i++) L->b[i] = (double)M->b[lg_mlayer_bias_at(M, (size_t)i)];
         L->act = M->act;
         if (lg_act_has_param(M->act) && !lg_model_softplus_param(M->act)) { /* p = s (prelu) */
             L->lambda = M->lambda_fixed ? M->lambda : (double)*M->s; /* float → double exact */

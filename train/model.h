@@ -3,7 +3,8 @@
  * malloc_and_point_parameters), plus MLP forward/backward with softmax
  * cross-entropy (mean over the batch).
  *
- * Flat parameter layout: W_0 [n_out][n_in] row-major, b_0 [n_out], the
+ * Flat parameter layout: W_0 [n_out][n_in] row-major (a node's weights:
+ * layernorm's γ, β), b_0 [n_out] (none for a node), the
  * weights of layer 0's further terms (a graph's shortcuts, in term order;
  * none for a chain or an index map), W_1, b_1,
  * (a conv layer: its kernel [c_out][c_in·kh·kw] and one bias per channel
@@ -63,7 +64,10 @@ typedef struct lg_mlayer {
     int n_terms;          /* further terms (0 for a chain layer) */
     lg_mterm *terms;      /* [n_terms] into m->terms, or NULL */
     lg_act act;
-    size_t n_b;           /* size of b */
+    size_t n_b;           /* size of b (0 for a node: its bias is 0) */
+    size_t b_div;         /* output j adds b[(j / b_div) % n_b] (lg_mlayer_bias_at): per channel of a
+                           * conv term 0 (b_div = h_out·w_out), per row of a per-token map's block
+                           * (b_div = 1, n_b = its rows), else per output */
     float *b, *s;         /* into params: [n_b], [1] */
     float *db, *ds;       /* into grads, same shapes */
     float *z, *a;         /* into acts: [max_batch][n_out] pre- and post-activation */
@@ -71,6 +75,9 @@ typedef struct lg_mlayer {
     float *keep;          /* into acts: room for keep_count·max_batch·n_out floats, what the
                            * activation's backward needs (train/act.h; a batch of B uses
                            * [keep_count][B·n_out]), or NULL */
+    float *nkeep;         /* into acts: a node's kept arrays (train/node.h keep, [max_batch·keep]), or NULL */
+    const struct lg_train_op *op; /* a node's training entry (train/node.h), or NULL: a term sum */
+    const int *plan;      /* into m->plans: the node's plan (train/node.h), or NULL */
     double lambda;        /* current hardness (1 unless lgelu) */
     float dlambda;        /* ∂L/∂λ of the last backward */
     int lambda_fixed;     /* 1: λ set by a hook, s frozen */
@@ -79,6 +86,8 @@ typedef struct lg_mlayer {
 /* Number of linear terms of L (1 + L->n_terms) and term t of it (0: &L->lin). */
 static inline int lg_mlayer_n_lin(const lg_mlayer *L) { return 1 + L->n_terms; }
 static inline lg_mterm *lg_mlayer_term(lg_mlayer *L, int t) { return t == 0 ? &L->lin : &L->terms[t - 1]; }
+/* Index into L->b of output j's bias (L->n_b > 0). */
+static inline size_t lg_mlayer_bias_at(const lg_mlayer *L, size_t j) { return j / L->b_div % L->n_b; }
 
 typedef struct lg_model {
     const lg_net *net;    /* the net it was built from (borrowed): the forward and backward visit its
@@ -88,6 +97,7 @@ typedef struct lg_model {
     lg_mlayer *layers;    /* [n_layers] */
     lg_mterm *terms;      /* every layer's further terms, layer by layer, or NULL */
     int *maps;            /* every index map (copied from the net), or NULL */
+    int *plans;           /* every node's plan (train/node.h), or NULL */
     float *in_sub, *in_div; /* [n_in] or NULL: input normalisation copied from the net */
     size_t n_params;      /* all W, b and the n_layers s entries */
     float *params, *grads, *mom1, *mom2; /* [n_params] each */
@@ -98,14 +108,19 @@ typedef struct lg_model {
     float *d0;            /* [max_batch][max_width] backward scratch (∂L/∂z of the current layer) */
     float *dcol;          /* [max over conv terms of c_in·kh·kw · max_batch·h_out·w_out] backward scratch */
     float *zt;            /* [max_batch·max_width] a conv's z (or dz) as [c_out][batch·positions] */
+    float *dx;            /* [max_batch][n_in] ∂L/∂x (of the normalised input m->x), written by the
+                           * backward when want_dx is set (else scratch) */
+    int want_dx;          /* 1: the backward computes dx (the caller sets it; 0 after init) */
 } lg_model;
 
 /* Output of node `node` over the batch: m->x for LG_NET_INPUT, else layers[node].a. */
 static inline float *lg_model_node(lg_model *m, int node) { return node < 0 ? m->x : m->layers[node].a; }
 
 /* Build a model for batches of up to max_batch rows from net, a chain or a
- * graph (dense, conv and index-map terms; a conv is im2col + sgemm over the
- * whole batch). λ and s are taken from the net as they are. The model keeps
+ * graph (dense, conv, index-map and per-token-map terms — a conv is im2col +
+ * sgemm over the whole batch, a per-token map one sgemm over batch·tokens
+ * with its bias tied over the tokens — and the nodes with a training entry,
+ * train/node.h: product, softmax, layernorm with its γ and β). λ and s are taken from the net as they are. The model keeps
  * a pointer to net (m->net): net must outlive it and keep its layers and
  * terms (lg_model_to_net writes only its values). */
 lg_status lg_model_init(lg_model *m, const lg_net *net, int max_batch);
@@ -143,7 +158,9 @@ void lg_model_zero_grad(lg_model *m);
 
 /* Backward of the last forward (same B, labels): ACCUMULATES into grads;
  * a node read by several layers sums its gradient from all of them before
- * its own backward (DESIGN.md §1 "Training through a sum node");
+ * its own backward (DESIGN.md §1 "Training through a sum node"); a node
+ * layer goes through its training entry (train/node.h); with want_dx set,
+ * m->dx receives ∂L/∂x of the normalised input batch (written, not added);
  * ds = ∂L/∂λ · σ(s/t)/t for learned lgelu and swish layers, ∂L/∂a for
  * learned prelu layers, 0 otherwise. */
 void lg_model_backward(lg_model *m, int B, const uint8_t *labels);

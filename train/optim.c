@@ -123,7 +123,7 @@ void lg_optim_step(lg_model *m, const lg_optim_opts *o0, long step)
     }
     for (int k = 0; k < m->n_layers; k++) {
         lg_mlayer *L = &m->layers[k];
-        lg_optim_range(m, o, L->W, L->n_w, lr, wd, bc1, bc2);
+        lg_optim_range(m, o, L->W, L->n_w, lr, L->op ? 0.0 : wd, bc1, bc2); /* a node's (layernorm γ, β): no decay */
         lg_optim_range(m, o, L->b, L->n_b, lr, 0.0, bc1, bc2);
         for (int t = 0; t < L->n_terms; t++) /* a graph's further terms: shortcut projections, skips */
             lg_optim_range(m, o, L->terms[t].W, L->terms[t].n_w, lr, wd, bc1, bc2);

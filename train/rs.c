@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/linalg.h"
+#include "core/op.h"
 #include "core/traverse.h"
 
 /* Width of node j (LG_NET_INPUT: the input). */
@@ -20,6 +21,10 @@ lg_status lg_rs_init(lg_rs *rs, const lg_model *m)
     memset(rs, 0, sizeof *rs);
     int nh = m->n_layers - 1;
     if (nh < 1) return LG_OK;
+    for (int k = 0; k < m->n_layers; k++)
+        if (m->layers[k].op)
+            return lg_fail(LG_ERR_UNSUPPORTED, "the RS loss takes term sums only; layer %d is a %s node", k,
+                           lg_op(m->layers[k].kind)->name);
     size_t B = (size_t)m->max_batch, W = (size_t)m->max_width, n = 0, maxw = 0;
     for (int k = 0; k < nh; k++) {
         const lg_mlayer *L = &m->layers[k];

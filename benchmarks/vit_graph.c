@@ -1,0 +1,174 @@
+/* vit_graph.c — the same ViT trained two ways, side by side in one run: by
+ * the fixed ViT trainer (train/vit.h, lg_vit_train) and as its graph
+ * (train/vit_net.h) by the float graph trainer through the node entries
+ * (train/model.h, train/node.h, lg_train_run). Both start from the same
+ * weights (lg_vit_init_weights, then lg_vit_to_net), shuffle with the same
+ * seed and take the same optimiser options. Prints, per trainer, the test
+ * accuracy after each epoch, then the one-thread throughput of a training
+ * step (forward, backward, optimiser step) in images per CPU second, timed
+ * in interleaved chunks (median, with the slowest and fastest chunk).
+ * Prints numbers only, asserts nothing.
+ *
+ * usage: lgelu_bench_vit_graph [--data DIR] [--arch A] [--act NAME] [--epochs N] [--subset N]
+ *                              [--seed S] [--batch B] [--opt sgd|adamw] [--lr X] [--warmup N]
+ *                              [--wd X] [--c X] [--steps N] [--chunks K]
+ * The graph's head is a dense map of every token row (the class token's row
+ * holds the ViT's head, the other rows start at 0): the graph trainer trains
+ * all of it, the fixed trainer the class token's row only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/arch_vit.h"
+#include "core/idx.h"
+#include "core/linalg.h"
+#include "core/npy.h"
+#include "core/rng.h"
+#include "train/loop.h"
+#include "train/model.h"
+#include "train/optim.h"
+#include "train/vit.h"
+#include "train/vit_net.h"
+#include "train/vit_train.h"
+
+static int lg_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double lg_cpu(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+/* steps training steps of the fixed trainer (vit) or the graph trainer (m) from perm[*b..]: CPU seconds. */
+static double lg_chunk(lg_vit *v, lg_model *m, const lg_dataset *ds, const uint32_t *perm, size_t nb, size_t *b,
+                       int steps, int B, const lg_optim_opts *o, long *step)
+{
+    uint8_t lab[1024];
+    double t0 = lg_cpu();
+    for (int s = 0; s < steps; s++, *b = (*b + 1) % nb) {
+        const uint32_t *idx = perm + *b * (size_t)B;
+        for (int i = 0; i < B; i++) lab[i] = ds->y[idx[i]];
+        ++*step;
+        if (v) {
+            lg_vit_gather(v, ds->x, idx, B);
+            lg_vit_forward(v, B, lab, NULL, NULL);
+            lg_vit_zero_grad(v);
+            lg_vit_backward(v, B, lab);
+            lg_vit_step(v, o, *step);
+        } else {
+            lg_model_gather(m, ds->x, idx, B);
+            lg_model_forward(m, B, lab, NULL, NULL);
+            lg_model_zero_grad(m);
+            lg_model_backward(m, B, lab);
+            lg_optim_step(m, o, *step);
+        }
+    }
+    return lg_cpu() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = LG_DATA_DEFAULT_DIR, *arch = "1x28x28,vit:p7,d64,h4,L2,m128,cls,10", *actn = "lgelu";
+    lg_train_opts o = lg_train_opts_default();
+    o.epochs = 2;
+    long subset = 12000;
+    int steps = 20, chunks = 7;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) goto usage;
+        if (!strcmp(a, "--data")) dir = v;
+        else if (!strcmp(a, "--arch")) arch = v;
+        else if (!strcmp(a, "--act")) actn = v;
+        else if (!strcmp(a, "--epochs")) o.epochs = atoi(v);
+        else if (!strcmp(a, "--subset")) subset = atol(v);
+        else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--batch")) o.batch = atoi(v);
+        else if (!strcmp(a, "--opt")) {
+            if (lg_optim_parse(v, &o.optim.kind)) goto usage;
+        } else if (!strcmp(a, "--lr")) o.optim.lr = atof(v);
+        else if (!strcmp(a, "--warmup")) o.optim.warmup = atol(v);
+        else if (!strcmp(a, "--wd")) o.optim.wd = atof(v);
+        else if (!strcmp(a, "--c")) o.optim.c = atof(v);
+        else if (!strcmp(a, "--steps")) steps = atoi(v);
+        else if (!strcmp(a, "--chunks")) chunks = atoi(v);
+        else goto usage;
+        i++;
+    }
+    lg_vit_spec sp;
+    lg_act act;
+    if (lg_arch_vit_parse(&sp, arch) != LG_OK || lg_act_parse(actn, &act) != 0 || o.epochs < 1 || o.batch < 1 ||
+        o.batch > 1024 || steps < 1 || chunks < 1 || chunks > 64)
+        goto usage;
+    lg_dataset tr = {0}, te = {0};
+    int n_in = sp.C * sp.H * sp.W;
+    if (lg_data_load_spec(&tr, dir, "train") != LG_OK || lg_dataset_fit(&tr, n_in, "--arch", dir) != LG_OK ||
+        lg_data_load_spec(&te, dir, "test") != LG_OK || lg_dataset_fit(&te, n_in, "--arch", dir) != LG_OK) {
+        fprintf(stderr, "lgelu_bench_vit_graph: %s\n", lg_errmsg());
+        return 1;
+    }
+    if (subset > 0) lg_dataset_truncate(&tr, (size_t)subset);
+    /* the two models from the same weights */
+    lg_vit v;
+    lg_net net;
+    if (lg_vit_init(&v, &sp, act, o.batch) != LG_OK) goto fail;
+    lg_vit_init_weights(&v, o.seed);
+    if (lg_vit_to_net(&v, &net) != LG_OK) goto fail;
+    printf("%s %s, %zu training images, %d epochs, batch %d, %s lr %g warmup %ld wd %g c %g, seed %llu, 1 thread\n",
+           arch, actn, tr.n, o.epochs, o.batch, o.optim.kind == LG_OPTIM_SGD ? "sgd" : "adamw", o.optim.lr,
+           o.optim.warmup, o.optim.wd, o.optim.c, (unsigned long long)o.seed);
+    o.out = stdout;
+    lg_train_result rv, rg;
+    printf("-- fixed ViT trainer (train/vit.c), %zu parameters\n", v.n_params);
+    fflush(stdout);
+    if (lg_vit_train(&v, &tr, &te, &o, NULL, NULL, &rv) != LG_OK) goto fail;
+    printf("-- graph trainer through the node entries (train/model.c, train/node.h), %d nodes\n", net.n_layers);
+    fflush(stdout);
+    if (lg_train_run(&net, &tr, NULL, &te, &o, &rg) != LG_OK) goto fail;
+    printf("test accuracy: fixed %.2f %%, graph %.2f %%\n", 100 * rv.test_acc, 100 * rg.test_acc);
+    /* throughput: fresh models, chunks interleaved (fixed, graph, fixed, …) after a warm-up chunk each */
+    lg_vit_free(&v);
+    lg_net_free(&net);
+    lg_model m;
+    if (lg_vit_init(&v, &sp, act, o.batch) != LG_OK) goto fail;
+    lg_vit_init_weights(&v, o.seed);
+    if (lg_vit_to_net(&v, &net) != LG_OK || lg_model_init(&m, &net, o.batch) != LG_OK) goto fail;
+    lg_blas_set_threads(1);
+    uint32_t *perm = malloc(tr.n * sizeof *perm);
+    for (size_t i = 0; i < tr.n; i++) perm[i] = (uint32_t)i;
+    lg_rng r;
+    lg_rng_init(&r, o.seed, 2);
+    lg_rng_shuffle(&r, perm, tr.n);
+    size_t nb = tr.n / (size_t)o.batch, bv = 0, bg = 0;
+    long sv = 0, sg = 0;
+    double rate_v[64], rate_g[64];
+    for (int c = -1; c < chunks; c++) {
+        double tv = lg_chunk(&v, NULL, &tr, perm, nb, &bv, steps, o.batch, &o.optim, &sv);
+        double tg = lg_chunk(NULL, &m, &tr, perm, nb, &bg, steps, o.batch, &o.optim, &sg);
+        if (c < 0) continue;
+        rate_v[c] = (double)steps * o.batch / tv;
+        rate_g[c] = (double)steps * o.batch / tg;
+    }
+    qsort(rate_v, (size_t)chunks, sizeof *rate_v, lg_cmp);
+    qsort(rate_g, (size_t)chunks, sizeof *rate_g, lg_cmp);
+    printf("images per CPU second (median of %d chunks of %d steps, min-max): fixed %.0f (%.0f-%.0f), graph %.0f "
+           "(%.0f-%.0f), graph/fixed %.2f\n",
+           chunks, steps, rate_v[chunks / 2], rate_v[0], rate_v[chunks - 1], rate_g[chunks / 2], rate_g[0],
+           rate_g[chunks - 1], rate_g[chunks / 2] / rate_v[chunks / 2]);
+    free(perm);
+    lg_model_free(&m);
+    lg_net_free(&net);
+    lg_vit_free(&v);
+    lg_dataset_free(&tr);
+    lg_dataset_free(&te);
+    return 0;
+fail:
+    fprintf(stderr, "lgelu_bench_vit_graph: %s\n", lg_errmsg());
+    return 1;
+usage:
+    fprintf(stderr, "usage: lgelu_bench_vit_graph [--data DIR] [--arch A] [--act NAME] [--epochs N] [--subset N] "
+                    "[--seed S] [--batch B] [--opt sgd|adamw] [--lr X] [--warmup N] [--wd X] [--c X] [--steps N] "
+                    "[--chunks K]\n");
+    return 2;
+}
