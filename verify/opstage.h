@@ -126,8 +126,11 @@ void lg_bounds_layernorm(const lg_net *net, const lg_layer *L, const double *al,
 void lg_attack_layernorm_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                   const double *dz, double *da, double *db);
 lg_status lg_layernorm_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
-/* The Transformer nodes' smear (bab_input.c). */
-void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+/* The Transformer nodes' smears (bab_input.c): the product's, and the one softmax and
+ * layernorm share (over each group). */
+void lg_bab_smear_product(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+                          double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
+void lg_bab_smear_group(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
                         double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
 
 #endif
