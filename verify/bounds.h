@@ -161,7 +161,7 @@ int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
 
 
 /* out[r] ≤ min over the box of C[r]·y + d[r] from the output layer's
- * interval bounds in b (the Transformer nodes' objective until the
+ * interval bounds in b (bounds_interval.c) (the Transformer nodes' objective until the
  * back-substitution takes them; margin rule, −∞ where none holds). */
 lg_status lg_bounds_tnode_objective(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out);
