@@ -58,7 +58,6 @@ void lg_bounds_product(const lg_net *net, const lg_layer *L, const double *al_, 
     }
 }
 
-
 void lg_attack_product_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                 const double *dz, double *da, double *db)
 { /* ∂(a_i·b_j) = b_j·da_i + a_i·db_j */

@@ -69,7 +69,6 @@ void lg_bounds_layernorm(const lg_net *net, const lg_layer *L, const double *al,
     }
 }
 
-
 void lg_attack_layernorm_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                   const double *dz, double *da, double *db)
 {

@@ -55,7 +55,6 @@ void lg_bounds_softmax(const lg_net *net, const lg_layer *L, const double *al, c
         }
 }
 
-
 void lg_attack_softmax_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                 const double *dz, double *da, double *db)
 { /* dx_i = s_i·(dz_i − Σ_j s_j·dz_j) */
