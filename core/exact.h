@@ -39,17 +39,6 @@ int lg_enclose_first_holding(const lg_net *net, const double *x, int n_terms, co
  * (out of memory). */
 int lg_enclose_outputs(const lg_net *net, const double *x, double *ylo, double *yhi);
 
-/* The enclosure of Transformer node L's outputs (core/enclose_tnode.c,
- * DESIGN.md §1 "Transformer nodes"): v holds every node's enclosure at
- * off[node + 1]; L's are written. Outward rounding throughout: a product
- * by interval multiplication, softmax by the bounds
- * exp(l_o)/(exp(l_o) + Σ_{o'≠o} exp(u_o')) ≤ out_o ≤ exp(u_o)/(exp(u_o) + Σ exp(l_o')),
- * layernorm through x − μ, the biased variance, 1/√(σ² + ε), gamma and
- * beta. 0, or −2 when a value is not finite. (lg_iv: core/act_mpfr.h.) */
-struct lg_iv;
-struct lg_iv_work;
-int lg_enclose_tnode(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off, struct lg_iv_work *w);
-
 /* The exact value of Σ coef·f(x) + d for one constraint, rounded to a
  * nearby double (reports and tests); NAN as for −2 / −3. */
 double lg_exact_constraint_value(const lg_net *net, const double *x, const lg_lincon *L);

@@ -313,11 +313,6 @@ void lg_bilinear_forward(const lg_linear *A, const double *a, const double *b, d
 void lg_softmax_forward(const lg_linear *A, const double *x, double *out);
 /* out[n] = layernorm over contiguous groups of x[n] (gamma, beta in A->W). */
 void lg_layernorm_forward(const lg_linear *A, const double *x, double *out);
-/* Shape checks of a Transformer term (lg_net_build, lg_net_validate):
- * LG_OK or `code` with a message naming layer k. */
-lg_status lg_tnode_check_shape(const lg_net *net, int k, const lg_linear *A, int n_out, lg_status code);
-/* Value checks (index tables in range, ε > 0 finite): LG_OK or LG_ERR_FORMAT. */
-lg_status lg_tnode_check_values(const lg_net *net, int k, const lg_linear *A);
 /* Forward of a Transformer layer L (index k) into z from the node buffer vals. */
 void lg_tnode_forward(const lg_net *net, const lg_layer *L, const double *vals, double *z);
 

@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/exact.h"
 #include "core/linop.h"
 
 static size_t lg_op_w_dense(const lg_linear *A) { return (size_t)A->n_out * (size_t)A->n_in; }
@@ -22,19 +21,8 @@ static size_t lg_op_w_none(const lg_linear *A)
     (void)A;
     return 0;
 }
-static size_t lg_op_w_layernorm(const lg_linear *A) { return 2 * (size_t)(A->op.group > 0 ? A->op.group : 0); }
 static size_t lg_op_map_index(const lg_linear *A) { return (size_t)(A->n_out > 0 ? A->n_out : 0); }
 
-static lg_status lg_op_shape_tnode(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code)
-{
-    (void)t;
-    return lg_tnode_check_shape(net, k, A, n_out, code);
-}
-static lg_status lg_op_values_tnode(const lg_net *net, int k, int t, const lg_linear *A)
-{
-    (void)t;
-    return lg_tnode_check_values(net, k, A);
-}
 static lg_status lg_op_values_index(const lg_net *net, int k, int t, const lg_linear *A)
 {
     (void)net;
@@ -45,38 +33,20 @@ static lg_status lg_op_values_index(const lg_net *net, int k, int t, const lg_li
     return LG_OK;
 }
 
-static void lg_op_fwd_product(const lg_linear *A, const double *a, const double *b, double *z)
+lg_status lg_group_check_shape(const lg_net *net, int k, const lg_linear *A, int n_out, lg_status code)
 {
-    lg_bilinear_forward(A, a, b, z);
-}
-static void lg_op_fwd_softmax(const lg_linear *A, const double *a, const double *b, double *z)
-{
-    (void)b;
-    lg_softmax_forward(A, a, z);
-}
-static void lg_op_fwd_layernorm(const lg_linear *A, const double *a, const double *b, double *z)
-{
-    (void)b;
-    lg_layernorm_forward(A, a, z);
-}
-
-static int lg_op_desc_product(const lg_linear *A, const char *from, char *buf, size_t cap)
-{
-    char fb[32];
-    if (A->op.src_b < 0) snprintf(fb, sizeof fb, "input");
-    else snprintf(fb, sizeof fb, "layer %d", A->op.src_b);
-    return snprintf(buf, cap, "product of %s (%d) and %s (%d), %d products per output", from, A->n_in, fb,
-                    A->op.n_in_b, A->op.K);
-}
-static int lg_op_desc_softmax(const lg_linear *A, const char *from, char *buf, size_t cap)
-{
-    return snprintf(buf, cap, "softmax from %s over groups of %d (%d groups)", from, A->op.group,
-                    A->n_out / A->op.group);
-}
-static int lg_op_desc_layernorm(const lg_linear *A, const char *from, char *buf, size_t cap)
-{
-    return snprintf(buf, cap, "layernorm from %s over groups of %d (%d groups), eps %g", from, A->op.group,
-                    A->n_out / A->op.group, A->op.eps);
+    (void)net;
+    const char *nm = lg_kind_name(A->kind);
+    const lg_nodeop *p = &A->op;
+    if (p->src_b != 0 || p->n_in_b != 0 || p->K != 0)
+        return lg_fail(code, "layer %d: %s node with a second source or K (product fields)", k, nm);
+    if (A->n_in != n_out)
+        return lg_fail(code, "layer %d: %s node maps %d values to %d, expected the same number", k, nm, A->n_in,
+                       n_out);
+    if (p->group < 1 || n_out % p->group != 0)
+        return lg_fail(code, "layer %d: %s node with group size %d, expected a divisor of its width %d", k, nm,
+                       p->group, n_out);
+    return LG_OK;
 }
 
 enum { LIN_ = LG_OPF_LINEAR | LG_OPF_PWL | LG_OPF_RATIONAL };
@@ -97,21 +67,19 @@ static const lg_opdef lg_ops[LG_LAYER_KIND_COUNT] = {
                       .exact_z = lg_max_exact_z, .exact_q = lg_max_exact_q, .describe = lg_max_describe, .enclose = lg_max_enclose, .lower = lg_net_lower_max},
     [LG_LAYER_BILINEAR] = {.kind = LG_LAYER_BILINEAR, .name = "product",
                            .flags = LG_OPF_NODE | LG_OPF_TNODE | LG_OPF_RATIONAL | LG_OPF_MAP | LG_OPF_TWO_SRC,
-                           .n_weights = lg_op_w_none, .n_map = lg_bilinear_n_map, .check_shape = lg_op_shape_tnode,
-                           .check_values = lg_op_values_tnode, .forward = lg_op_fwd_product,
-                           .exact_z = lg_bilinear_exact_z, .exact_q = lg_bilinear_exact_q,
-                           .describe = lg_op_desc_product,
-                           .enclose = lg_enclose_tnode},
+                           .n_weights = lg_op_w_none, .n_map = lg_bilinear_n_map,
+                           .check_shape = lg_bilinear_check_shape, .check_values = lg_bilinear_check_values,
+                           .forward = lg_bilinear_forward, .exact_z = lg_bilinear_exact_z,
+                           .exact_q = lg_bilinear_exact_q, .describe = lg_bilinear_describe,
+                           .enclose = lg_bilinear_enclose},
     [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .name = "softmax", .flags = LG_OPF_NODE | LG_OPF_TNODE,
-                          .n_weights = lg_op_w_none, .check_shape = lg_op_shape_tnode,
-                          .check_values = lg_op_values_tnode, .forward = lg_op_fwd_softmax,
-                          .describe = lg_op_desc_softmax,
-                          .enclose = lg_enclose_tnode},
+                          .n_weights = lg_op_w_none, .check_shape = lg_softmax_check_shape,
+                          .check_values = lg_softmax_check_values, .forward = lg_softmax_node_forward,
+                          .describe = lg_softmax_describe, .enclose = lg_softmax_enclose},
     [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .name = "layernorm", .flags = LG_OPF_NODE | LG_OPF_TNODE,
-                            .n_weights = lg_op_w_layernorm, .check_shape = lg_op_shape_tnode,
-                            .check_values = lg_op_values_tnode, .forward = lg_op_fwd_layernorm,
-                            .describe = lg_op_desc_layernorm,
-                            .enclose = lg_enclose_tnode},
+                            .n_weights = lg_layernorm_n_weights, .check_shape = lg_layernorm_check_shape,
+                            .check_values = lg_layernorm_check_values, .forward = lg_layernorm_node_forward,
+                            .describe = lg_layernorm_describe, .enclose = lg_layernorm_enclose},
 };
 /* A kind out of range (a hostile file before validation): no flags; weights counted as dense. */
 static const lg_opdef lg_op_unknown = {.kind = LG_LAYER_DENSE, .name = "unknown", .n_weights = lg_op_w_dense};

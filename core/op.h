@@ -95,7 +95,7 @@ lg_status lg_net_lower_nodes(lg_net *dst, const lg_net *src, int any_sign);
 /* The graph traversal (the term sum written once, forward, backward and row by row):
  * core/traverse.h. */
 
-/* Per-kind parts the table points at (net.c, op_max.c, op_bilinear.c, op_softmax.c, op_layernorm.c). */
+/* Per-kind parts the table points at (net.c, op_max.c, op_max_exact.c). */
 /* 1 if conv geometry c is consistent (sizes positive, outputs as documented in net.h). */
 int lg_conv_ok(const lg_conv *c);
 lg_status lg_conv_check_shape(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code);
@@ -105,9 +105,38 @@ int lg_max_describe(const lg_linear *A, const char *from, char *buf, size_t cap)
 int lg_conv_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
 long lg_max_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z);
 void lg_max_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t);
+int lg_max_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off, struct lg_iv_work *w);
+
+/* The Transformer nodes' entries, each in its kind's files (DESIGN.md §1 "Transformer nodes"):
+ * the product's (op_bilinear.c, op_bilinear_exact.c; its index tables' length and forward
+ * pass: net.h), softmax's (op_softmax.c, op_softmax_exact.c) and layernorm's (op_layernorm.c,
+ * op_layernorm_exact.c). The enclosures round outward (MPFR): a product by interval
+ * multiplication, softmax by exp(l_o)/(exp(l_o) + Σ_{o'≠o} exp(u_o')) ≤ out_o ≤
+ * exp(u_o)/(exp(u_o) + Σ exp(l_o')), layernorm through x − μ, the biased variance,
+ * 1/√(σ² + ε), gamma and beta; 0, −2 (a value not finite) or −3 (memory). */
+lg_status lg_bilinear_check_shape(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code);
+lg_status lg_bilinear_check_values(const lg_net *net, int k, int t, const lg_linear *A);
+int lg_bilinear_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
 long lg_bilinear_exact_z(const lg_linear *A, const mpz_t *a, long ea, const mpz_t *b, long eb, mpz_t *z);
 void lg_bilinear_exact_q(const lg_linear *A, const mpq_t *a, const mpq_t *b, mpq_t *z, mpq_t t);
-int lg_max_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off, struct lg_iv_work *w);
+int lg_bilinear_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off,
+                        struct lg_iv_work *w);
+lg_status lg_softmax_check_shape(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code);
+lg_status lg_softmax_check_values(const lg_net *net, int k, int t, const lg_linear *A);
+void lg_softmax_node_forward(const lg_linear *A, const double *a, const double *b, double *z);
+int lg_softmax_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
+int lg_softmax_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off,
+                       struct lg_iv_work *w);
+size_t lg_layernorm_n_weights(const lg_linear *A);
+lg_status lg_layernorm_check_shape(const lg_net *net, int k, int t, const lg_linear *A, int n_out, lg_status code);
+lg_status lg_layernorm_check_values(const lg_net *net, int k, int t, const lg_linear *A);
+void lg_layernorm_node_forward(const lg_linear *A, const double *a, const double *b, double *z);
+int lg_layernorm_describe(const lg_linear *A, const char *from, char *buf, size_t cap);
+int lg_layernorm_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off,
+                         struct lg_iv_work *w);
+/* The shape check softmax and layernorm share (op.c): no product fields, as many values
+ * out as in, a group size dividing the width. LG_OK or `code` naming layer k. */
+lg_status lg_group_check_shape(const lg_net *net, int k, const lg_linear *A, int n_out, lg_status code);
 
 /* The per-token map (op_tokmap.c; core/net.h LG_LAYER_TOKMAP). */
 /* Its geometry in conv for T tokens of n_in_tok values in, n_out_tok out. */

@@ -43,6 +43,10 @@ START_TEST(test_optable_entries_match_flags)
             ck_assert_msg(!v->split == !v->n_split && !v->split == !v->split_score, "%s: the split's entries all or none",
                           op->name);
             ck_assert_msg(!v->n_diff || v->symbolic, "%s: difference bounds come from its symbolic step", op->name);
+            ck_assert_msg(!(op->flags & LG_OPF_TNODE) == !v->relax_rows,
+                          "%s: a Transformer node, and only one, gives the back-ends' relaxation rows", op->name);
+            ck_assert_msg(v->bs_n_alpha >= 0 && v->bs_n_alpha <= 2 && (!v->bs_n_alpha || (op->flags & LG_OPF_TNODE)),
+                          "%s: lg_backsub.talpha holds at most two α per Transformer node", op->name);
         } else {
             ck_assert_msg(!op->forward && !op->enclose && !v, "%s: a linear term has no node entries", op->name);
         }

@@ -10,6 +10,7 @@
 #include "verify/backsub.h"
 #include "verify/alpha.h"
 #include "verify/backsub_tnode.h"
+#include "verify/opstage.h"
 
 /* The bound of every row at the current α into v; the score (alpha_tnode.h)
  * as *score. Each value raises out[r]. Returns the back-substitution's status. */
@@ -34,7 +35,10 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
                                    double *out)
 {
     int np = 0, open = 0;
-    for (int k = 0; k < net->n_layers; k++) np += net->layers[k].lin.kind == LG_LAYER_BILINEAR;
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_vopdef *vop = lg_layer_vop(&net->layers[k]);
+        np += vop && vop->bs_n_alpha > 0;
+    }
     for (int r = 0; r < m; r++) open |= !(out[r] > 0.0);
     if (np == 0 || m < 1 || !open) return LG_OK;
     size_t size = (size_t)lg_alpha_size(net);
@@ -56,8 +60,9 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
         int moved = 0;
         for (int k = 0; k < net->n_layers && st == LG_OK && evals < LG_ALPHA_TNODE_EVALS; k++) {
             const lg_layer *L = &net->layers[k];
-            if (L->lin.kind == LG_LAYER_BILINEAR) {
-                for (int side = 0; side < 2 && st == LG_OK; side++) {
+            const lg_vopdef *vop = lg_layer_vop(L);
+            if (vop && vop->bs_n_alpha > 0) { /* the node's planes' α (lower, upper): opstage.h bs_n_alpha */
+                for (int side = 0; side < vop->bs_n_alpha && st == LG_OK; side++) {
                     double a0 = s.talpha[2 * k + side], keep = a0;
                     for (int i = 0; i < ng && st == LG_OK; i++, evals++) {
                         if (grid[i] == a0) continue;

@@ -55,13 +55,6 @@ lg_status lg_attack_subdomain(const lg_net *net, const double *lo, const double 
                               const signed char *sign, int steps, double step0, const lg_runctx *run, double *x,
                               int *found);
 
-/* The backward step of Transformer node L (attack_tnode.c): from its
- * sources' values a (and b, a product's second source), its outputs out and
- * ∂g/∂out = dz, add ∂g/∂a into da (and ∂g/∂b into db; they may alias when
- * both sources are one node). */
-void lg_attack_tnode_backward(const lg_layer *L, const double *a, const double *b, const double *out,
-                              const double *dz, double *da, double *db);
-
 /* g(x) and, when grad is not NULL, ∂g/∂x[n_in]. Returns LG_ERR_NOMEM or LG_OK. */
 lg_status lg_attack_objective(const lg_net *net, int n_terms, const lg_term *terms, const double *x, double *g,
                               double *grad);

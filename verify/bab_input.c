@@ -48,12 +48,11 @@ static double lg_bab_node_mag(const lg_net *net, const lg_bounds *b, int j, int 
 
 /* The smear through a Transformer node (a split heuristic, not a bound):
  * each output's |c| + r goes to the inputs it reads, a product's scaled by
- * the other factor's magnitude; softmax and layernorm spread over the group.
- * Centres 0, radii added into rd at the sources' offsets (seen as for terms). */
-void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
-                        double *cn, double *rd, unsigned char *seen, double *tc, double *tr)
+ * the other factor's magnitude (lg_bab_smear_product); softmax and layernorm
+ * spread over the group (lg_bab_smear_group). Centres 0, radii added into rd
+ * at the sources' offsets (seen as for terms). */
+static void lg_bab_smear_srcs(const lg_net *net, const lg_layer *L, double *cn, double *rd, unsigned char *seen)
 {
-    (void)tc, (void)tr;
     int srcs[2] = {L->lin.src, lg_layer_src(L, lg_layer_n_src(L) - 1)}; /* a second source, else the first again */
     for (int q = 0; q < 2; q++) {
         int j = srcs[q];
@@ -65,18 +64,29 @@ void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L
             seen[j + 1] = 1;
         }
     }
-    if (L->lin.kind == LG_LAYER_BILINEAR) {
-        size_t K = (size_t)L->lin.op.K, sa = lg_net_node_offset(net, L->lin.src), sb = lg_net_node_offset(net, L->lin.op.src_b);
-        const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
-        for (size_t o = 0; o < (size_t)L->n_out; o++) {
-            double g = fabs(cen[o]) + rad[o];
-            for (size_t q = o * K; q < (o + 1) * K; q++) {
-                rd[sa + (size_t)ia[q]] += g * lg_bab_node_mag(net, b, L->lin.op.src_b, ib[q]);
-                rd[sb + (size_t)ib[q]] += g * lg_bab_node_mag(net, b, L->lin.src, ia[q]);
-            }
+}
+
+void lg_bab_smear_product(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+                          double *cn, double *rd, unsigned char *seen, double *tc, double *tr)
+{
+    (void)tc, (void)tr;
+    lg_bab_smear_srcs(net, L, cn, rd, seen);
+    size_t K = (size_t)L->lin.op.K, sa = lg_net_node_offset(net, L->lin.src), sb = lg_net_node_offset(net, L->lin.op.src_b);
+    const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
+    for (size_t o = 0; o < (size_t)L->n_out; o++) {
+        double g = fabs(cen[o]) + rad[o];
+        for (size_t q = o * K; q < (o + 1) * K; q++) {
+            rd[sa + (size_t)ia[q]] += g * lg_bab_node_mag(net, b, L->lin.op.src_b, ib[q]);
+            rd[sb + (size_t)ib[q]] += g * lg_bab_node_mag(net, b, L->lin.src, ia[q]);
         }
-        return;
     }
+}
+
+void lg_bab_smear_group(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+                        double *cn, double *rd, unsigned char *seen, double *tc, double *tr)
+{
+    (void)b, (void)tc, (void)tr;
+    lg_bab_smear_srcs(net, L, cn, rd, seen);
     size_t so = lg_net_node_offset(net, L->lin.src);
     int g = L->lin.op.group;
     for (int s = 0; s < L->n_out; s += g) {

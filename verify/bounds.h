@@ -87,7 +87,7 @@ lg_status lg_bounds_check_direct(const lg_net *net);
 int lg_bounds_net_smooth(const lg_net *net);
 
 /* Interval bounds over the raw input box [lo, hi] (n_in values). Takes
- * the Transformer nodes too (lg_bounds_tnode), as do lg_bounds_symbolic and
+ * the Transformer nodes too (their opstage.h entries), as do lg_bounds_symbolic and
  * lg_bounds_objective_lower (DESIGN.md §3 "Back-substitution through the
  * Transformer nodes"); α-CROWN and lg_bounds_check_direct refuse them. */
 lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, const double *hi);
@@ -160,15 +160,8 @@ int lg_bounds_finite(const lg_bounds *b);
 int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
 
 
-/* Interval bounds [lo, hi] (n_out values) of Transformer node L (a product,
- * softmax or layernorm, core/net.h) from every node's post-activation
- * bounds al/ah (node j's at noff[j + 1]; bounds_tnode.c, DESIGN.md §1
- * "Transformer nodes"): sound under rounding, ±∞ where no bound holds. */
-void lg_bounds_tnode(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
-                     double *lo, double *hi);
-
 /* out[r] ≤ min over the box of C[r]·y + d[r] from the output layer's
- * interval bounds in b (the Transformer nodes' objective until the
+ * interval bounds in b (bounds_interval.c) (the Transformer nodes' objective until the
  * back-substitution takes them; margin rule, −∞ where none holds). */
 lg_status lg_bounds_tnode_objective(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
                                     double *out);

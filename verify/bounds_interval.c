@@ -1,5 +1,6 @@
 /* bounds_interval.c — lg_bounds storage, the margin rule, the normalised
- * input box, and interval-arithmetic bounds (bounds.h). */
+ * input box, interval-arithmetic bounds, and the objective's bound from the
+ * output layer's intervals (bounds.h). */
 #include "verify/bounds.h"
 
 #include "core/act_relax.h"
@@ -200,7 +201,7 @@ static double lg_bounds_row_terms(const lg_layer *L)
 }
 
 /* lg_bounds_check_direct without its refusal of the Transformer nodes,
- * which interval bounds take (bounds_tnode.c). */
+ * which interval bounds take (their opstage.h entries). */
 static lg_status lg_bounds_check_interval(const lg_net *net)
 {
     if (lg_net_first_tnode(net) < 0) return lg_bounds_check_direct(net);
@@ -359,4 +360,25 @@ void lg_bounds_diff_load(lg_bounds *b, const double *v)
         v += 2 * nk;
         for (size_t o = 0; o < no; o++) b->dref[k][o] = (int)*v++;
     }
+}
+
+lg_status lg_bounds_tnode_objective(const lg_bounds *b, const lg_net *net, int m, const double *C, const double *d,
+                                    double *out)
+{
+    int k = net->n_layers - 1, no = lg_net_n_out(net);
+    const lg_layer *L = &net->layers[k];
+    for (int r = 0; r < m; r++) {
+        double s = d[r], mass = fabs(d[r]);
+        for (int j = 0; j < no; j++) {
+            double c = C[(size_t)r * (size_t)no + (size_t)j], al, ah;
+            if (c == 0.0) continue;
+            lg_bounds_post(L, b->lo[k][j], b->hi[k][j], &al, &ah);
+            double v = c > 0 ? c * al : c * ah;
+            s += v;
+            mass += fabs(v);
+        }
+        double l = s - lg_bounds_margin(s, mass, (double)no + 1.0);
+        out[r] = l == l ? l : -INFINITY;
+    }
+    return LG_OK;
 }

@@ -7,9 +7,11 @@
  * exact ReLU form (core/op.h lg_net_lower_nodes) and refuse the others
  * (lg_net_require_no_max). The entries point at each kind's own file:
  * verify/opstage_max.c and verify/backsub_max.c for max-pool,
- * verify/bounds_tnode.c and verify/attack_tnode.c for the Transformer nodes
- * (whose planes backsub_tnode.c holds). Static and constant; nothing
- * allocates.
+ * verify/opstage_bilinear.c for the product, verify/opstage_softmax.c for
+ * softmax, verify/opstage_layernorm.c and verify/opstage_ln.c for layernorm
+ * (the Transformer nodes' back-substitution planes: backsub_tnode.c). The
+ * table is static and constant; the entries' own allocations are said by
+ * each.
  */
 #ifndef LG_OPSTAGE_H
 #define LG_OPSTAGE_H
@@ -19,6 +21,7 @@
 #include "verify/relax_layernorm.h"
 
 struct lg_backsub; /* verify/backsub.h */
+struct lg_trelax;  /* encode/problem.h */
 
 typedef struct lg_vopdef {
     lg_layer_kind kind;
@@ -58,6 +61,13 @@ typedef struct lg_vopdef {
      * defaults to 0 (its planes of α = 0). */
     double (*bs_value)(const struct lg_backsub *s, int g, int l, int j, double a, double alpha, const double *x,
                        double *dval);
+    /* The McCormick α the node's planes take in lg_backsub.talpha (backsub.h: [l][0] of the
+     * lower plane, [l][1] of the upper one, set by lg_bs_tnode_set_alpha) and the α search
+     * tunes (alpha_tnode.h): 2 for the product, 0 for none. */
+    int bs_n_alpha;
+    /* The node's rows in the complete back-ends' relaxation (tnode_planes.h) from the
+     * query's bounds b into r: LG_OK, LG_ERR_NOMEM or LG_ERR_ARG (a bound not finite). */
+    lg_status (*relax_rows)(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
     /* Branching on the node's own splits (bab_relu.c): the number of split entries of layer k
      * (0: none now), entry e's score from the row's coefficients lam_k on the node's outputs
      * (> 0: a candidate), and the split itself on bounds b (active: the ≥ 0 side). */
@@ -98,8 +108,29 @@ double lg_bs_max_terms(const lg_layer *L, int two);
 int lg_bab_max_n_split(const lg_net *net, const lg_bounds *b, int k);
 double lg_bab_max_split_score(const lg_net *net, const lg_bounds *b, int k, int e, const double *lam_k);
 void lg_bab_window_split(lg_bounds *b, int k, int e, int active);
-/* The Transformer nodes' smear (bab_input.c). */
-void lg_bab_smear_tnode(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+/* The product's entries (verify/opstage_bilinear.c). */
+void lg_bounds_product(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
+                       double *lo, double *hi);
+void lg_attack_product_backward(const lg_layer *L, const double *a, const double *b, const double *out,
+                                const double *dz, double *da, double *db);
+lg_status lg_product_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
+/* Softmax's entries (verify/opstage_softmax.c). */
+void lg_bounds_softmax(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
+                       double *lo, double *hi);
+void lg_attack_softmax_backward(const lg_layer *L, const double *a, const double *b, const double *out,
+                                const double *dz, double *da, double *db);
+lg_status lg_softmax_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
+/* Layernorm's interval bound, attack step and rows (verify/opstage_layernorm.c). */
+void lg_bounds_layernorm(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
+                         double *lo, double *hi);
+void lg_attack_layernorm_backward(const lg_layer *L, const double *a, const double *b, const double *out,
+                                  const double *dz, double *da, double *db);
+lg_status lg_layernorm_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
+/* The Transformer nodes' smears (bab_input.c): the product's, and the one softmax and
+ * layernorm share (over each group). */
+void lg_bab_smear_product(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
+                          double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
+void lg_bab_smear_group(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,
                         double *cn, double *rd, unsigned char *seen, double *tc, double *tr);
 
 #endif

@@ -26,7 +26,7 @@ int lg_ln_n_diff(const lg_layer *L)
  * (and the upper end from the negated row); each kept where tighter (a group's form
  * replaced when its a changed). a = ĉ(m) = c(m)/√(v(m) + eps) in double at the
  * centre m of the source's box (any doubles are sound). The node's own bounds are
- * the pass's interval bounds (bounds_tnode.c). */
+ * the pass's interval bounds (opstage_layernorm.c). */
 lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff)
 {
     const lg_layer *L = &net->layers[k];

@@ -28,11 +28,28 @@
 
 #include "encode/problem.h"
 #include "verify/bounds.h"
+#include "verify/relax_iv.h"
 
 /* LG_OK when verification and the back-ends take net with its Transformer
  * nodes (relu and identity activations, no max-pool node);
  * LG_ERR_UNSUPPORTED naming the layer otherwise. */
 lg_status lg_tnode_relax_check(const lg_net *net);
+
+/* The parts the kinds' rows share (each kind's rows: its opstage.h entry relax_rows). */
+/* Post-activation bounds [*lo, *hi] of entry i of node src (the normalised input for
+ * LG_NET_INPUT). */
+void lg_tnode_post(const lg_net *net, const lg_bounds *b, int src, int i, double *lo, double *hi);
+/* One group's planes of grouped node k (its group G of g outputs on the source's box
+ * [l, u]): lower y_i ≥ lo_w[i·g ..]·x + lo_c[i], upper y_i ≤ up_w[i·g ..]·x + up_c[i]
+ * (work: the kind's scratch). */
+typedef void (*lg_tnode_group_planes)(const lg_net *net, const lg_bounds *b, int k, int G, size_t g, const double *l,
+                                      const double *u, double *lo_w, double *lo_c, double *up_w, double *up_c,
+                                      lg_dv *work);
+/* The rows of grouped node k (softmax, layernorm): per group, each output between its two
+ * planes (`planes`, with work_n lg_dv of scratch) and, with sum_one, Σ_i y_i = 1 over the
+ * group, exactly; *count is incremented once the groups are done. LG_ERR_NOMEM. */
+lg_status lg_tnode_group_rows(const lg_net *net, const lg_bounds *b, int k, lg_trelax *r, lg_tnode_group_planes planes,
+                              size_t work_n, int sum_one, int *count);
 
 /* Build the relaxation of every Transformer node of net from b (bounds of
  * the query's box, finite) into r (initialised here). LG_ERR_NOMEM,

@@ -1,0 +1,88 @@
+/* opstage_softmax.c — the softmax node's verify entries (opstage.h entry
+ * "softmax", DESIGN.md §1 "Transformer nodes"): its interval bound (each
+ * output monotone in every input, every operation rounded outward, libm's
+ * exp trusted to a relative 2^-39 as in core/act_relax.c), the attack's
+ * backward step and its rows for the complete back-ends (tnode_planes.h:
+ * relax_softmax.h's two planes per output and Σ_i s_i = 1 per group). Its
+ * back-substitution planes are backsub_tnode.c's. The rows' scratch is
+ * allocated per call (tnode_planes.c) and freed before returning. */
+#include "verify/opstage.h"
+
+#include <math.h>
+
+#include "encode/problem.h"
+#include "verify/relax_iv.h"
+#include "verify/relax_softmax.h"
+#include "verify/tnode_planes.h"
+
+#define LG_BT_ETA 0x1p-39    /* trusted relative error of libm's exp */
+#define LG_BT_TINY 0x1p-1000 /* absolute margin for underflow */
+
+static double lg_exp_dn(double t)
+{
+    if (t != t) return 0.0;
+    double e = exp(t) * (1.0 - LG_BT_ETA) - LG_BT_TINY;
+    return e > 0.0 ? e : 0.0;
+}
+static double lg_exp_up(double t)
+{
+    if (t != t) return INFINITY;
+    return exp(t) * (1.0 + LG_BT_ETA) + LG_BT_TINY;
+}
+
+/* softmax_o = 1/(1 + Σ_{i≠o} exp(x_i − x_o)): increasing in x_o, decreasing
+ * in every other x_i, so its bounds over the box take x_o at one end and
+ * the others at the opposite ends. */
+void lg_bounds_softmax(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
+                       double *lo, double *hi)
+{
+    (void)net;
+    size_t so = noff[L->lin.src + 1];
+    const double *xl = al + so, *xh = ah + so;
+    int g = L->lin.op.group;
+    for (int s = 0; s < L->n_out; s += g)
+        for (int o = s; o < s + g; o++) {
+            double Sl = 0.0, Su = 0.0; /* Σ bounded below (for the upper end) and above (for the lower one) */
+            for (int i = s; i < s + g; i++) {
+                if (i == o) continue;
+                Su = lg_up(Su + lg_exp_up(lg_up(xh[i] - xl[o])));
+                Sl = lg_dn(Sl + lg_exp_dn(lg_dn(xl[i] - xh[o])));
+            }
+            double l = Su == Su ? lg_dn(1.0 / lg_up(1.0 + Su)) : 0.0;
+            double h = Sl == Sl && Sl >= 0.0 ? lg_up(1.0 / lg_dn(1.0 + Sl)) : 1.0;
+            lo[o] = l > 0.0 ? l : 0.0;
+            hi[o] = h < 1.0 ? h : 1.0;
+        }
+}
+
+void lg_attack_softmax_backward(const lg_layer *L, const double *a, const double *b, const double *out,
+                                const double *dz, double *da, double *db)
+{ /* dx_i = s_i·(dz_i − Σ_j s_j·dz_j) */
+    (void)a;
+    (void)b;
+    (void)db;
+    int n = L->n_out, g = L->lin.op.group;
+    for (int s = 0; s < n; s += g) {
+        double m = 0;
+        for (int i = s; i < s + g; i++) m += out[i] * dz[i];
+        for (int i = s; i < s + g; i++) da[i] += out[i] * (dz[i] - m);
+    }
+}
+
+/* One group's planes (tnode_planes.h lg_tnode_group_rows). */
+static void lg_softmax_group_planes(const lg_net *net, const lg_bounds *b, int k, int G, size_t g, const double *l,
+                                    const double *u, double *lo_w, double *lo_c, double *up_w, double *up_c,
+                                    lg_dv *work)
+{
+    (void)net;
+    (void)b;
+    (void)k;
+    (void)G;
+    lg_relax_softmax(g, l, u, NULL, lo_w, lo_c, up_w, up_c, work);
+}
+
+lg_status lg_softmax_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r)
+{
+    size_t g = (size_t)net->layers[k].lin.op.group;
+    return lg_tnode_group_rows(net, b, k, r, lg_softmax_group_planes, LG_SOFTMAX_WORK(g), 1, &r->n_softmax);
+}
