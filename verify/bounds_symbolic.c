@@ -64,16 +64,17 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
 }
 
 /* Layers whose bounds a back-substitution reads (DESIGN.md §3 "Back-substitution through the
- * Transformer nodes"): relu and smooth layers (their relaxations) and the sources of Transformer
- * and max-pool nodes (their planes); need[k] = 1. */
+ * Transformer nodes"): relu layers (their phases: need[k] |= 1), smooth layers and the sources of
+ * Transformer and max-pool nodes (their lines and planes, which every bound shapes: need[k] |= 2). */
 static void lg_sym_need(const lg_net *net, unsigned char *need)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        need[k] |= L->act == LG_ACT_RELU || lg_act_info_of(L->act)->smooth;
+        if (L->act == LG_ACT_RELU) need[k] |= 1;
+        if (lg_act_info_of(L->act)->smooth) need[k] |= 2;
         if (lg_layer_is(L, LG_OPF_NODE)) { /* a node reads its sources' bounds */
             for (int i = 0; i < lg_layer_n_src(L); i++) /* core/traverse.h */
-                if (lg_layer_src(L, i) >= 0) need[lg_layer_src(L, i)] = 1;
+                if (lg_layer_src(L, i) >= 0) need[lg_layer_src(L, i)] |= 2;
         }
     }
 }
@@ -129,7 +130,10 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
 
 /* A net with Transformer nodes: layer by layer from k0, the interval bounds recomputed from the
  * tightened earlier layers, then back-substitution bounds of each layer some relaxation reads,
- * each kept where tighter; rows only for the neurons whose bounds something reads (lg_sym_relevant). */
+ * each kept where tighter; rows only for the neurons whose bounds something reads (lg_sym_relevant)
+ * and, on a relu layer that only its own relaxation reads, only for the neurons the bounds so far
+ * leave unstable: a stable relu's relaxation is exact whatever its bounds, so tighter bounds there
+ * change no later plane or line. */
 static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
@@ -159,7 +163,7 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
         if (!need[k] || (k == 0 && !lg_layer_is_tnode(L))) continue; /* layer 0 of a sum: exact by interval */
         int nr = 0;
         for (int o = 0; o < L->n_out; o++)
-            if (rel[k][o]) rows[nr++] = o;
+            if (rel[k][o] && (need[k] != 1 || (!(b->lo[k][o] >= 0.0) && !(b->hi[k][o] <= 0.0)))) rows[nr++] = o;
         for (int o0 = 0; o0 < nr && st == LG_OK; o0 += m) {
             int n = nr - o0 < m ? nr - o0 : m;
             for (int sign = 0; sign < 2 && st == LG_OK; sign++) {
