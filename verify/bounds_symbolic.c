@@ -79,12 +79,12 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     }
 }
 
-/* The neurons whose bounds something reads (rel[k][o] = 1): the outputs and every neuron of a
- * relu or smooth layer (their relaxations are read by α-CROWN, branch and bound, the complete
- * back-ends' encodings and verify's counts), and backwards every input a relevant neuron's row
- * reads (its terms' nonzero weights; a product's pairs; a softmax's or layernorm's group). The
- * others (e.g. a class-token ViT's last residual sum but for the class token) reach neither, so
- * no back-substituted row reads them: interval bounds serve. 0 out of memory. */
+/* The neurons whose bounds an output's bound reads (rel[k][o] = 1): the outputs, and backwards
+ * every input a relevant neuron's row reads (its terms' nonzero weights; a product's pairs; a
+ * softmax's or layernorm's group). The others (e.g. in a class-token ViT's last block every token
+ * but the class token, relu neurons included) reach no output, so no back-substituted row of an
+ * output reads them: interval bounds serve (sound; a relu among them may then count as unstable
+ * where a back-substitution would have shown it stable). 0 out of memory. */
 static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
 {
     int *idx = NULL;
@@ -92,9 +92,6 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
     if (lg_net_row_alloc(net, &idx, &w) != 0) return 0;
     int nl = net->n_layers;
     memset(rel[nl - 1], 1, (size_t)net->layers[nl - 1].n_out);
-    for (int k = 0; k < nl; k++)
-        if (net->layers[k].act == LG_ACT_RELU || lg_act_info_of(net->layers[k].act)->smooth)
-            memset(rel[k], 1, (size_t)net->layers[k].n_out);
     for (int k = nl - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
         int all = lg_op_is(L->lin.kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->lin.kind); /* max-pool: every input */
@@ -159,7 +156,12 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
         const lg_layer *L = &net->layers[k];
         if (k > 0 && (st = lg_bounds_interval_from(b, net, k)) != LG_OK) break;
         const lg_vopdef *vop = lg_layer_vop(L); /* a node's difference bounds (opstage.h), before its planes */
-        if (vop && vop->symbolic && b->dlo[k] && (st = vop->symbolic(b, net, k, &s, out, 1)) != LG_OK) break;
+        if (vop && vop->symbolic && b->dlo[k]) {
+            s.want = rel[k];
+            st = vop->symbolic(b, net, k, &s, out, 1);
+            s.want = NULL;
+            if (st != LG_OK) break;
+        }
         if (!need[k] || (k == 0 && !lg_layer_is_tnode(L))) continue; /* layer 0 of a sum: exact by interval */
         int nr = 0;
         for (int o = 0; o < L->n_out; o++)
