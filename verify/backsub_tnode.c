@@ -232,7 +232,8 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         double cr = s->c[r], ms = s->mass[r];
         const double *P = ok ? s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l] : NULL;
         int row_icpt = 0; /* the group's intercept is lg_layernorm_row_icpt's (one for the group) */
-        double esh = 0.0;  /* the softmax shifts' rounding (lg_softmax_shift); the products' summed intercepts' */
+        double esh = 0.0;  /* the softmax shifts' rounding (lg_softmax_shift) */
+        double eic = 0.0;  /* Σ |λ_o|·E_o of the products' summed intercepts (backsub_tbil.h) */
         for (int o = 0; o < n && !a.bad; o++) {
             double lam = Ar[o];
             if (P && !bil && (size_t)o % gs == 0) { /* a group of zero coefficients adds nothing */
@@ -286,7 +287,7 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
                 ms += fabs(ic);
                 a.I += fabs(ic);
                 a.nic += 1.0;
-                esh = lg_up(esh + lg_up(fabs(lam) * lg_bs_tbil_E(X, (size_t)n, up)[o]));
+                eic += fabs(lam) * lg_bs_tbil_E(X, (size_t)n, up)[o];
             } else if (bil) {
                 const int *ia = L->lin.map + (size_t)o * (size_t)K, *ib = L->lin.map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
                 /* the sums of lg_bt_coef and of the intercepts in two lanes, even k in lane 0 and
@@ -336,6 +337,7 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         e = lg_up(e + lg_up(lg_up(a.I * grow) * 0x1p-51));
         e = lg_up(e + lg_up(a.nic * 0x1p-1072));
         e = lg_up(e + esh);
+        e = lg_up(e + lg_up(eic * grow)); /* nic addends, each within 2^-53: grow covers them */
         if (a.bad || !(e < INFINITY)) e = INFINITY;
         s->err[r] = lg_up(s->err[r] + e);
         s->c[r] = cr;
