@@ -79,18 +79,17 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     }
 }
 
-/* The neurons whose bounds an output's bound reads (rel[k][o] = 1): the outputs, and backwards
- * every input a relevant neuron's row reads (its terms' nonzero weights; a product's pairs; a
- * softmax's or layernorm's group). The others (e.g. in a class-token ViT's last block every token
- * but the class token, relu neurons included) reach no output, so no back-substituted row of an
- * output reads them: interval bounds serve (sound; a relu among them may then count as unstable
- * where a back-substitution would have shown it stable). 0 out of memory. */
-static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
+/* bounds.h. The others (e.g. in a class-token ViT's last block every token but the class token,
+ * relu neurons included) reach no output, so no back-substituted row of an output reads them:
+ * interval bounds serve (sound; a relu among them may then count as unstable where a
+ * back-substitution would have shown it stable). */
+int lg_bounds_reach(const lg_net *net, unsigned char **rel)
 {
     int *idx = NULL;
     double *w = NULL;
     if (lg_net_row_alloc(net, &idx, &w) != 0) return 0;
     int nl = net->n_layers;
+    for (int k = 0; k < nl; k++) memset(rel[k], 0, (size_t)net->layers[k].n_out);
     memset(rel[nl - 1], 1, (size_t)net->layers[nl - 1].n_out);
     for (int k = nl - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
@@ -127,7 +126,7 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
 
 /* A net with Transformer nodes: layer by layer from k0, the interval bounds recomputed from the
  * tightened earlier layers, then back-substitution bounds of each layer some relaxation reads,
- * each kept where tighter; rows only for the neurons whose bounds something reads (lg_sym_relevant)
+ * each kept where tighter; rows only for the neurons whose bounds something reads (lg_bounds_reach)
  * and, on a relu layer that only its own relaxation reads, only for the neurons the bounds so far
  * leave unstable: a stable relu's relaxation is exact whatever its bounds, so tighter bounds there
  * change no later plane or line. */
@@ -150,7 +149,7 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
     }
     rel[0] = need + nl;
     for (int k = 1; k < nl; k++) rel[k] = rel[k - 1] + net->layers[k - 1].n_out;
-    if (!lg_sym_relevant(net, rel)) memset(rel[0], 1, tot);
+    if (!lg_bounds_reach(net, rel)) memset(rel[0], 1, tot);
     lg_sym_need(net, need);
     for (int k = k0 < 0 ? 0 : k0; k < net->n_layers && st == LG_OK; k++) {
         const lg_layer *L = &net->layers[k];
