@@ -18,8 +18,126 @@
 #include "testutil.h"
 #include "train/vit.h"
 #include "train/vit_net.h"
+#include "verify/backsub_tbil.h"
 #include "verify/backsub_tgemm.h"
 #include "verify/bounds.h"
+
+/* Random slopes equal on both sides for one group of rows (zero_row: row 2 all zero, so the rows
+ * are gathered; else every row reads every group and the product runs in place): apply equals the
+ * element-wise sums. */
+static void crown_tf_rows_tgemm_same(int zero_row)
+{
+    enum { GS = 4, NG = 2, N = GS * NG, M = 6 };
+    size_t len = 2 * N * GS + 3 * N + LG_BS_TGEMM_LEN(N, GS);
+    lg_rng r;
+    lg_rng_init(&r, 41, (uint64_t)zero_row);
+    double *tab = malloc(len * sizeof(double)), *lo_w = tab, *up_w = lo_w + N * GS + N, *xm = up_w + N * GS + N;
+    for (int i = 0; i < N * GS; i++) lo_w[i] = up_w[i] = lg_rng_normal(&r);
+    for (int i = 0; i < N; i++) xm[i] = 0.5 + lg_rng_uniform(&r);
+    lg_bs_tgemm_sums(N, GS, lo_w, up_w, xm, xm + N);
+    for (int G = 0; G < NG; G++) ck_assert(lg_bs_tgemm_same(xm + N, N, G));
+    double Lm[M * N], Y[M * N], Y0[M * N];
+    int grp[M] = {0};
+    for (int i = 0; i < M * N; i++) {
+        Lm[i] = zero_row && i / N == 2 ? 0.0 : lg_rng_normal(&r);
+        Y[i] = Y0[i] = lg_rng_normal(&r);
+    }
+    const double *pl[1] = {tab}, *xs[1] = {xm + N};
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, 1, grp, pl, xs, Lm, Y));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = Y0[i * N + j], mass = fabs(want);
+            for (int o = j / GS * GS; o < j / GS * GS + GS; o++) {
+                want += Lm[i * N + o] * lo_w[o * GS + j % GS];
+                mass += fabs(Lm[i * N + o] * lo_w[o * GS + j % GS]);
+            }
+            ck_assert(fabs(Y[i * N + j] - want) <= 1e-14 * mass);
+        }
+    free(tab);
+}
+
+/* The softmax and layernorm step when a group's lower and upper slopes agree: one product for
+ * both signs, in place when every row reads the group, gathered when one does not. */
+START_TEST(test_crown_tf_rows_tgemm_same)
+{
+    crown_tf_rows_tgemm_same(0);
+    crown_tf_rows_tgemm_same(1);
+}
+END_TEST
+
+/* The product step over blocks of rows (backsub_tbil.h) against the pair-wise sums: two
+ * groups' random pairs (the second with equal lower and upper slopes), rows of both signs
+ * with zeros (a whole zero row too), more rows than one block, both sources one buffer; the
+ * sums equal their definitions and E bounds the summed intercepts' rounding. */
+START_TEST(test_crown_tf_rows_tbil)
+{
+    enum { N = 7, K = 3, NA = 5, NB = 4, M = 37, NGRP = 2, PW = LG_BS_TBIL_PAIR };
+    lg_rng r;
+    lg_rng_init(&r, 42, 1);
+    int map[2 * N * K];
+    for (int q = 0; q < N * K; q++) {
+        map[q] = (int)lg_rng_below(&r, NA);
+        map[N * K + q] = (int)lg_rng_below(&r, NB);
+    }
+    double *tab[NGRP], *X[NGRP];
+    for (int g = 0; g < NGRP; g++) {
+        tab[g] = malloc((N * K * PW + LG_BS_TBIL_LEN(N)) * sizeof(double));
+        for (int q = 0; q < N * K; q++) {
+            double *e = tab[g] + q * PW;
+            for (int f = 0; f < 6; f++) e[f] = lg_rng_below(&r, 5) == 0 ? 0.0 : lg_rng_normal(&r);
+            if (g == 1) e[3] = e[0], e[4] = e[1];
+            e[6] = 0.5 + lg_rng_uniform(&r);
+            e[7] = 0.5 + lg_rng_uniform(&r);
+        }
+        X[g] = tab[g] + N * K * PW;
+        lg_bs_tbil_sums(N, K, tab[g], X[g]);
+        ck_assert(lg_bs_tbil_finite(X[g], N));
+        ck_assert_int_eq(X[g][10 * N + 1] != 0.0, g == 1);
+        for (int up = 0; up < 2; up++)
+            for (int o = 0; o < N; o++) {
+                double P = 0, U = 0, c = 0, C = 0;
+                for (int k = 0; k < K; k++) {
+                    const double *e = tab[g] + (o * K + k) * PW, *w = e + 3 * up;
+                    for (int f = 0; f < 2; f++)
+                        if (w[f] != 0.0) P += fabs(w[f]) * e[6 + f], U += e[6 + f], c += 1;
+                    C += w[2];
+                }
+                ck_assert(fabs(lg_bs_tbil_P(X[g], N, up)[o] - P) <= 1e-13 * P);
+                ck_assert(fabs(lg_bs_tbil_U(X[g], N, up)[o] - U) <= 1e-13 * U);
+                ck_assert(lg_bs_tbil_nnz(X[g], N, up)[o] == c);
+                ck_assert(lg_bs_tbil_C(X[g], N, up)[o] == C);
+                ck_assert(lg_bs_tbil_E(X[g], N, up)[o] > 0.0 || C == 0.0);
+            }
+    }
+    double A[M * N], Y[M * NA], Y0[M * NA];
+    int grp[M];
+    for (int i = 0; i < M; i++) {
+        grp[i] = (i / 3) % NGRP;
+        for (int o = 0; o < N; o++) A[i * N + o] = i == 5 || lg_rng_below(&r, 3) == 0 ? 0.0 : lg_rng_normal(&r);
+        for (int x = 0; x < NA; x++) Y[i * NA + x] = Y0[i * NA + x] = lg_rng_normal(&r);
+    }
+    const double *pl[NGRP] = {tab[0], tab[1]}, *xs[NGRP] = {X[0], X[1]};
+    /* both sources in one buffer (a product of a value with itself): ib < NB ≤ NA */
+    ck_assert(lg_bs_tbil_apply(M, N, K, map, map + N * K, NA, NA, NGRP, grp, pl, xs, A, Y, Y));
+    for (int i = 0; i < M; i++)
+        for (int x = 0; x < NA; x++) {
+            double want = Y0[i * NA + x], mass = fabs(want);
+            for (int o = 0; o < N; o++) {
+                double a = A[i * N + o];
+                if (a == 0.0) continue;
+                for (int k = 0; k < K; k++) {
+                    const double *w = tab[grp[i]] + (o * K + k) * PW + (a > 0 ? 0 : 3);
+                    if (map[o * K + k] == x) want += a * w[0], mass += fabs(a * w[0]);
+                    if (map[N * K + o * K + k] == x) want += a * w[1], mass += fabs(a * w[1]);
+                }
+            }
+            double got = Y[i * NA + x];
+            ck_assert_msg(fabs(got - want) <= 1e-14 * mass, "row %d input %d: %.17g vs %.17g", i, x, got, want);
+            if (i == 5) ck_assert(got == Y0[i * NA + x]);
+        }
+    for (int g = 0; g < NGRP; g++) free(tab[g]);
+}
+END_TEST
 
 /* Random planes of ng groups in backsub_tnode.c's layout, rows Lm with zeros, one group of
  * group 1 with a NaN slope: apply equals the element-wise sums (within their rounding) where
@@ -95,9 +213,9 @@ END_TEST
 /* A class-token ViT with one block: its last residual sum (MLP out + residual) reaches the
  * logits only through the class token, and nothing else reads it. Its other tokens' bounds
  * are the interval bounds of the final earlier bounds; the class token's are at least as
- * tight and tighter somewhere; the ReLUs of every token are back-substituted (their
- * relaxations are read by the back-ends), so tighter than interval somewhere on the other
- * tokens too; every node's bounds hold at sampled points. */
+ * tight and tighter somewhere; likewise the MLP's ReLUs: the class token's back-substituted
+ * (tighter than interval somewhere), the other tokens' (which reach no output) left at their
+ * interval bounds; every node's bounds hold at sampled points. */
 /* b: the interval bounds of layer k from the bounds of the layers before it (and the input
  * box) in s; b is initialised here and the caller frees it. */
 static void crown_tf_rows_interval_at(lg_bounds *b, const lg_bounds *s, const lg_net *net, int k)
@@ -148,7 +266,11 @@ START_TEST(test_crown_tf_rows_cls)
         lg_bounds bu; /* the ReLU layer's interval bounds from the bounds before it */
         crown_tf_rows_interval_at(&bu, &bs, &net, ku);
         int pu = net.layers[ku].n_out / 5;
-        for (int o = pu; o < net.layers[ku].n_out; o++) {
+        for (int o = 0; o < net.layers[ku].n_out; o++) {
+            if (o >= pu) { /* no output reads the other tokens' ReLUs: their interval bounds stand */
+                ck_assert(bs.lo[ku][o] == bu.lo[ku][o] && bs.hi[ku][o] == bu.hi[ku][o]);
+                continue;
+            }
             ck_assert(bs.lo[ku][o] >= bu.lo[ku][o] && bs.hi[ku][o] <= bu.hi[ku][o]);
             if (bs.hi[ku][o] - bs.lo[ku][o] < 0.99 * (bu.hi[ku][o] - bu.lo[ku][o])) tighter_relu++;
         }
@@ -195,6 +317,8 @@ Suite *suite_crown_tf_rows(void)
     TCase *tc = tcase_create("core");
     lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_crown_tf_rows_tgemm);
+    tcase_add_test(tc, test_crown_tf_rows_tgemm_same);
+    tcase_add_test(tc, test_crown_tf_rows_tbil);
     tcase_add_test(tc, test_crown_tf_rows_cls);
     suite_add_tcase(s, tc);
     return s;

@@ -26,7 +26,8 @@
 #include <stddef.h>
 
 /* Doubles of the sums of a node with n outputs in groups of gs:
- * [P_lo n][P_up n][U_lo n][U_up n][nnz_lo n][nnz_up n][finite n/gs]. */
+ * [P_lo n][P_up n][U_lo n][U_up n][nnz_lo n][nnz_up n][finite n/gs] (finite: 0 not all finite, 1 finite,
+ * 2 finite and the lower and upper slopes the same). */
 #define LG_BS_TGEMM_LEN(n, gs) (6 * (n) + (n) / (gs))
 
 /* The sums of one node's planes (lo_w, up_w: [n][gs], row o over its
@@ -38,6 +39,8 @@ static inline const double *lg_bs_tgemm_P(const double *X, size_t n, int up) { r
 static inline const double *lg_bs_tgemm_U(const double *X, size_t n, int up) { return X + 2 * n + (up ? n : 0); }
 static inline const double *lg_bs_tgemm_nnz(const double *X, size_t n, int up) { return X + 4 * n + (up ? n : 0); }
 static inline int lg_bs_tgemm_finite(const double *X, size_t n, size_t G) { return X[6 * n + G] != 0.0; }
+/* Group G's lower and upper slopes are the same (one product serves both signs). */
+static inline int lg_bs_tgemm_same(const double *X, size_t n, size_t G) { return X[6 * n + G] == 2.0; }
 
 /* Ya[r][·] += Σ_o Lm[r][o]·w_o (w: the lower plane's slopes where
  * Lm[r][o] > 0, the upper's where < 0) for rows r < m, over every group G

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/act_relax.h"
+#include "verify/backsub_tbil.h"
 #include "verify/backsub_tgemm.h"
 #include "verify/relax_bilinear.h"
 #include "verify/relax_iv.h"
@@ -15,15 +16,16 @@
 #include "verify/opstage.h"
 
 /* Plane table of one layer: a product's pairs q = o·K + k hold
- * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|]; a softmax or layernorm
+ * [lo_a, lo_b, lo_c, up_a, up_b, up_c, max|a|, max|b|], then the sums of
+ * backsub_tbil.h; a softmax or layernorm
  * holds lo_w [n·g], lo_c [n], up_w [n·g], up_c [n], max|x| [n] (a layernorm then
  * its groups' lg_layernorm_row_icpt data), then the sums of backsub_tgemm.h. */
-#define LG_BT_PAIR 8
+#define LG_BT_PAIR LG_BS_TBIL_PAIR
 
 static size_t lg_bt_len(const lg_layer *L)
 {
     size_t n = (size_t)L->n_out;
-    if (L->lin.kind == LG_LAYER_BILINEAR) return n * (size_t)L->lin.op.K * LG_BT_PAIR;
+    if (L->lin.kind == LG_LAYER_BILINEAR) return n * (size_t)L->lin.op.K * LG_BT_PAIR + LG_BS_TBIL_LEN(n);
     size_t extra = L->lin.kind == LG_LAYER_LAYERNORM ? n / (size_t)L->lin.op.group * LG_LN_ROW_LEN((size_t)L->lin.op.group) : 0;
     return 2 * n * (size_t)L->lin.op.group + 3 * n + extra + LG_BS_TGEMM_LEN(n, (size_t)L->lin.op.group);
 }
@@ -117,6 +119,7 @@ static int lg_bt_planes(lg_backsub *s, int g, int l)
             e[0] = p.lo_a, e[1] = p.lo_b, e[2] = p.lo_c, e[3] = p.up_a, e[4] = p.up_b, e[5] = p.up_c;
             e[6] = lg_bt_mag(la, ua), e[7] = lg_bt_mag(lb, ub);
         }
+        lg_bs_tbil_sums((size_t)n, (size_t)K, P, P + (size_t)n * (size_t)K * LG_BT_PAIR);
     } else {
         size_t gs = (size_t)L->lin.op.group;
         double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
@@ -218,6 +221,10 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
      * coefficients each row applies there; the element-wise loop where a group's slopes are not finite */
     size_t xoff = bil ? 0 : 2 * (size_t)n * gs + 3 * (size_t)n + (L->lin.kind == LG_LAYER_LAYERNORM ? (size_t)n / gs * LG_LN_ROW_LEN(gs) : 0);
     double *Lm = !bil && ok ? calloc((size_t)m * (size_t)n, sizeof *Lm) : NULL;
+    /* products: the pairs' slopes applied to blocks of rows (backsub_tbil.h) when every group's are finite */
+    size_t boff = (size_t)n * (size_t)K * LG_BT_PAIR;
+    int fast = bil && ok;
+    for (int g = 0; fast && g < s->ng; g++) fast = lg_bs_tbil_finite(s->tp[(size_t)g * (size_t)nl + (size_t)l] + boff, (size_t)n);
     for (int r = 0; r < m; r++) {
         const double *Ar = A + (size_t)r * (size_t)n;
         double *ya = Ya + (size_t)r * na, *yb = bil ? Yb + (size_t)r * nb : NULL;
@@ -226,6 +233,7 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         const double *P = ok ? s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l] : NULL;
         int row_icpt = 0; /* the group's intercept is lg_layernorm_row_icpt's (one for the group) */
         double esh = 0.0;  /* the softmax shifts' rounding (lg_softmax_shift) */
+        double eic = 0.0;  /* Σ |λ_o|·E_o of the products' summed intercepts (backsub_tbil.h) */
         for (int o = 0; o < n && !a.bad; o++) {
             double lam = Ar[o];
             if (P && !bil && (size_t)o % gs == 0) { /* a group of zero coefficients adds nothing */
@@ -268,7 +276,19 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             }
             if (lam == 0.0) continue;
             int lo = lam > 0.0;
-            if (bil) {
+            if (fast) { /* the sums of the output's pairs (backsub_tbil.h); its coefficients after the rows */
+                const double *X = P + boff;
+                int up = !lo;
+                a.S += fabs(lam) * lg_bs_tbil_P(X, (size_t)n, up)[o];
+                a.und += lg_bs_tbil_U(X, (size_t)n, up)[o];
+                a.cnt += lg_bs_tbil_nnz(X, (size_t)n, up)[o];
+                double ic = lam * lg_bs_tbil_C(X, (size_t)n, up)[o];
+                cr += ic;
+                ms += fabs(ic);
+                a.I += fabs(ic);
+                a.nic += 1.0;
+                eic += fabs(lam) * lg_bs_tbil_E(X, (size_t)n, up)[o];
+            } else if (bil) {
                 const int *ia = L->lin.map + (size_t)o * (size_t)K, *ib = L->lin.map + (size_t)n * (size_t)K + (size_t)o * (size_t)K;
                 /* the sums of lg_bt_coef and of the intercepts in two lanes, even k in lane 0 and
                  * odd k in lane 1 (any order: the growth factor and the constant's margin cover
@@ -317,10 +337,23 @@ double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya
         e = lg_up(e + lg_up(lg_up(a.I * grow) * 0x1p-51));
         e = lg_up(e + lg_up(a.nic * 0x1p-1072));
         e = lg_up(e + esh);
+        e = lg_up(e + lg_up(eic * grow)); /* nic addends, each within 2^-53: grow covers them */
         if (a.bad || !(e < INFINITY)) e = INFINITY;
         s->err[r] = lg_up(s->err[r] + e);
         s->c[r] = cr;
         s->mass[r] = ms;
+    }
+    if (fast) {
+        const double **pl = malloc((size_t)s->ng * 2 * sizeof *pl);
+        if (pl)
+            for (int g = 0; g < s->ng; g++) {
+                pl[g] = s->tp[(size_t)g * (size_t)nl + (size_t)l];
+                pl[s->ng + g] = pl[g] + boff;
+            }
+        if (!pl || !lg_bs_tbil_apply(m, (size_t)n, (size_t)K, L->lin.map, L->lin.map + (size_t)n * (size_t)K, na, nb, s->ng,
+                                      s->grp, (const double *const *)pl, (const double *const *)pl + s->ng, A, Ya, Yb))
+            for (int r = 0; r < m; r++) s->err[r] = INFINITY; /* out of memory: no bound */
+        free(pl);
     }
     if (Lm) {
         const double **pl = malloc((size_t)s->ng * 2 * sizeof *pl);

@@ -127,6 +127,15 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
  * layer k0 − 1, e.g. by LP tightening). The input box must be set. */
 lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0);
 
+/* The neurons an output's bound reads (bounds_symbolic.c): reach[k][o] = 1
+ * for the outputs and, backwards, every input a row of such a neuron reads
+ * (its terms' non-zero weights, a product's pairs, a softmax's or
+ * layernorm's group); 0 for the others (e.g. a class-token ViT's last block
+ * but for the class token), whose bounds and relaxations no objective row
+ * reads. reach: [n_layers] arrays of n_out each, owned by the caller.
+ * Returns 0 when out of memory. */
+int lg_bounds_reach(const lg_net *net, unsigned char **reach);
+
 /* As lg_bounds_symbolic_from, but only for the neurons of relu layers ≥ k0
  * that are unstable (lo < 0 < hi) under the bounds at hand when their layer
  * is reached; stable neurons and identity layers keep their bounds (a

@@ -64,36 +64,33 @@ lg_status lg_bounds_symbolic(lg_bounds *b, const lg_net *net, const double *lo, 
 }
 
 /* Layers whose bounds a back-substitution reads (DESIGN.md §3 "Back-substitution through the
- * Transformer nodes"): relu and smooth layers (their relaxations) and the sources of Transformer
- * and max-pool nodes (their planes); need[k] = 1. */
+ * Transformer nodes"): relu layers (their phases: need[k] |= 1), smooth layers and the sources of
+ * Transformer and max-pool nodes (their lines and planes, which every bound shapes: need[k] |= 2). */
 static void lg_sym_need(const lg_net *net, unsigned char *need)
 {
     for (int k = 0; k < net->n_layers; k++) {
         const lg_layer *L = &net->layers[k];
-        need[k] |= L->act == LG_ACT_RELU || lg_act_info_of(L->act)->smooth;
+        if (L->act == LG_ACT_RELU) need[k] |= 1;
+        if (lg_act_info_of(L->act)->smooth) need[k] |= 2;
         if (lg_layer_is(L, LG_OPF_NODE)) { /* a node reads its sources' bounds */
             for (int i = 0; i < lg_layer_n_src(L); i++) /* core/traverse.h */
-                if (lg_layer_src(L, i) >= 0) need[lg_layer_src(L, i)] = 1;
+                if (lg_layer_src(L, i) >= 0) need[lg_layer_src(L, i)] |= 2;
         }
     }
 }
 
-/* The neurons whose bounds something reads (rel[k][o] = 1): the outputs and every neuron of a
- * relu or smooth layer (their relaxations are read by α-CROWN, branch and bound, the complete
- * back-ends' encodings and verify's counts), and backwards every input a relevant neuron's row
- * reads (its terms' nonzero weights; a product's pairs; a softmax's or layernorm's group). The
- * others (e.g. a class-token ViT's last residual sum but for the class token) reach neither, so
- * no back-substituted row reads them: interval bounds serve. 0 out of memory. */
-static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
+/* bounds.h. The others (e.g. in a class-token ViT's last block every token but the class token,
+ * relu neurons included) reach no output, so no back-substituted row of an output reads them:
+ * interval bounds serve (sound; a relu among them may then count as unstable where a
+ * back-substitution would have shown it stable). */
+int lg_bounds_reach(const lg_net *net, unsigned char **rel)
 {
     int *idx = NULL;
     double *w = NULL;
     if (lg_net_row_alloc(net, &idx, &w) != 0) return 0;
     int nl = net->n_layers;
+    for (int k = 0; k < nl; k++) memset(rel[k], 0, (size_t)net->layers[k].n_out);
     memset(rel[nl - 1], 1, (size_t)net->layers[nl - 1].n_out);
-    for (int k = 0; k < nl; k++)
-        if (net->layers[k].act == LG_ACT_RELU || lg_act_info_of(net->layers[k].act)->smooth)
-            memset(rel[k], 1, (size_t)net->layers[k].n_out);
     for (int k = nl - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
         int all = lg_op_is(L->lin.kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->lin.kind); /* max-pool: every input */
@@ -129,7 +126,10 @@ static int lg_sym_relevant(const lg_net *net, unsigned char **rel)
 
 /* A net with Transformer nodes: layer by layer from k0, the interval bounds recomputed from the
  * tightened earlier layers, then back-substitution bounds of each layer some relaxation reads,
- * each kept where tighter; rows only for the neurons whose bounds something reads (lg_sym_relevant). */
+ * each kept where tighter; rows only for the neurons whose bounds something reads (lg_bounds_reach)
+ * and, on a relu layer that only its own relaxation reads, only for the neurons the bounds so far
+ * leave unstable: a stable relu's relaxation is exact whatever its bounds, so tighter bounds there
+ * change no later plane or line. */
 static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
@@ -149,17 +149,22 @@ static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
     }
     rel[0] = need + nl;
     for (int k = 1; k < nl; k++) rel[k] = rel[k - 1] + net->layers[k - 1].n_out;
-    if (!lg_sym_relevant(net, rel)) memset(rel[0], 1, tot);
+    if (!lg_bounds_reach(net, rel)) memset(rel[0], 1, tot);
     lg_sym_need(net, need);
     for (int k = k0 < 0 ? 0 : k0; k < net->n_layers && st == LG_OK; k++) {
         const lg_layer *L = &net->layers[k];
         if (k > 0 && (st = lg_bounds_interval_from(b, net, k)) != LG_OK) break;
         const lg_vopdef *vop = lg_layer_vop(L); /* a node's difference bounds (opstage.h), before its planes */
-        if (vop && vop->symbolic && b->dlo[k] && (st = vop->symbolic(b, net, k, &s, out, 1)) != LG_OK) break;
+        if (vop && vop->symbolic && b->dlo[k]) {
+            s.want = rel[k];
+            st = vop->symbolic(b, net, k, &s, out, 1);
+            s.want = NULL;
+            if (st != LG_OK) break;
+        }
         if (!need[k] || (k == 0 && !lg_layer_is_tnode(L))) continue; /* layer 0 of a sum: exact by interval */
         int nr = 0;
         for (int o = 0; o < L->n_out; o++)
-            if (rel[k][o]) rows[nr++] = o;
+            if (rel[k][o] && (need[k] != 1 || (!(b->lo[k][o] >= 0.0) && !(b->hi[k][o] <= 0.0)))) rows[nr++] = o;
         for (int o0 = 0; o0 < nr && st == LG_OK; o0 += m) {
             int n = nr - o0 < m ? nr - o0 : m;
             for (int sign = 0; sign < 2 && st == LG_OK; sign++) {

@@ -62,15 +62,22 @@ lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backs
         if (!same) dl[2 * n + G] = -INFINITY, dh[2 * n + G] = INFINITY;
     }
     free(mx);
-    /* row q < n: c_q; row n + G: group G's form */
-    int nrow = n + n / g;
+    /* row q < n: c_q; row n + G: group G's form; only the groups whose outputs something reads (s->want) */
+    int nrow = 0;
+    int *qs = malloc((size_t)(n + n / g) * sizeof *qs);
+    if (!qs) return lg_fail(LG_ERR_NOMEM, "bounds: out of memory");
+    for (int q = 0; q < n + n / g; q++) {
+        int G = q < n ? q / g : q - n, any = !s->want;
+        for (int j = 0; j < g && !any; j++) any = s->want[G * g + j] != 0;
+        if (any) qs[nrow++] = q;
+    }
     lg_status st = LG_OK;
     for (int q0 = 0; q0 < nrow && st == LG_OK; q0 += m) {
         int nr = nrow - q0 < m ? nrow - q0 : m;
         for (int sign = 0; sign < 2 && st == LG_OK; sign++) {
             double sg = sign ? -1.0 : 1.0;
             for (int r = 0; r < nr; r++) {
-                int q = q0 + r;
+                int q = qs[q0 + r];
                 double *Ar = s->A + (size_t)r * (size_t)ns;
                 memset(Ar, 0, (size_t)ns * sizeof *Ar);
                 if (q < n) {
@@ -85,7 +92,7 @@ lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backs
             }
             if ((st = lg_backsub_lower(s, L->lin.src, nr, NULL, NULL, 0, NULL, out)) != LG_OK) break;
             for (int r = 0; r < nr; r++) {
-                int q = q0 + r;
+                int q = qs[q0 + r];
                 if (!(out[r] > -INFINITY)) continue;
                 double dv = q < n ? gd : 1.0; /* the form's row is the form itself */
                 size_t e = q < n ? (size_t)q : (size_t)(2 * n + (q - n));
@@ -99,6 +106,7 @@ lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backs
             }
         }
     }
+    free(qs);
     return st;
 }
 
