@@ -6,15 +6,16 @@
  * seed and take the same optimiser options. Prints, per trainer, the test
  * accuracy after each epoch, then the one-thread throughput of a training
  * step (forward, backward, optimiser step) in images per CPU second, timed
- * in interleaved chunks (median, with the slowest and fastest chunk).
+ * in interleaved chunks (median, with the slowest and fastest chunk), and
+ * the training losses of the first (warm-up) chunk's steps of each, from
+ * the same weights on the same batches.
  * Prints numbers only, asserts nothing.
  *
  * usage: lgelu_bench_vit_graph [--data DIR] [--arch A] [--act NAME] [--epochs N] [--subset N]
  *                              [--seed S] [--batch B] [--opt sgd|adamw] [--lr X] [--warmup N]
  *                              [--wd X] [--c X] [--steps N] [--chunks K]
- * The graph's head is a dense map of every token row (the class token's row
- * holds the ViT's head, the other rows start at 0): the graph trainer trains
- * all of it, the fixed trainer the class token's row only.
+ * The graph's head is the ViT's: a per-token map and the class token's
+ * logits (or their sum over the tokens), train/vit_net.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ static double lg_cpu(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
 /* steps training steps of the fixed trainer (vit) or the graph trainer (m) from perm[*b..]: CPU seconds. */
 static double lg_chunk(lg_vit *v, lg_model *m, const lg_dataset *ds, const uint32_t *perm, size_t nb, size_t *b,
-                       int steps, int B, const lg_optim_opts *o, long *step)
+                       int steps, int B, const lg_optim_opts *o, long *step, double *loss)
 {
     uint8_t lab[1024];
     double t0 = lg_cpu();
@@ -53,13 +54,13 @@ static double lg_chunk(lg_vit *v, lg_model *m, const lg_dataset *ds, const uint3
         ++*step;
         if (v) {
             lg_vit_gather(v, ds->x, idx, B);
-            lg_vit_forward(v, B, lab, NULL, NULL);
+            lg_vit_forward(v, B, lab, loss ? &loss[s] : NULL, NULL);
             lg_vit_zero_grad(v);
             lg_vit_backward(v, B, lab);
             lg_vit_step(v, o, *step);
         } else {
             lg_model_gather(m, ds->x, idx, B);
-            lg_model_forward(m, B, lab, NULL, NULL);
+            lg_model_forward(m, B, lab, loss ? &loss[s] : NULL, NULL);
             lg_model_zero_grad(m);
             lg_model_backward(m, B, lab);
             lg_optim_step(m, o, *step);
@@ -142,11 +143,16 @@ int main(int argc, char **argv)
     lg_rng_shuffle(&r, perm, tr.n);
     size_t nb = tr.n / (size_t)o.batch, bv = 0, bg = 0;
     long sv = 0, sg = 0;
-    double rate_v[64], rate_g[64];
+    double rate_v[64], rate_g[64], *lv = calloc((size_t)steps, sizeof *lv), *lgr = calloc((size_t)steps, sizeof *lgr);
     for (int c = -1; c < chunks; c++) {
-        double tv = lg_chunk(&v, NULL, &tr, perm, nb, &bv, steps, o.batch, &o.optim, &sv);
-        double tg = lg_chunk(NULL, &m, &tr, perm, nb, &bg, steps, o.batch, &o.optim, &sg);
-        if (c < 0) continue;
+        double tv = lg_chunk(&v, NULL, &tr, perm, nb, &bv, steps, o.batch, &o.optim, &sv, c < 0 ? lv : NULL);
+        double tg = lg_chunk(NULL, &m, &tr, perm, nb, &bg, steps, o.batch, &o.optim, &sg, c < 0 ? lgr : NULL);
+        if (c < 0) { /* the first steps from the same weights on the same batches: the two losses */
+            printf("training loss of the first steps (fixed / graph):");
+            for (int s = 0; s < steps; s++) printf(" %.6f/%.6f", lv[s], lgr[s]);
+            printf("\n");
+            continue;
+        }
         rate_v[c] = (double)steps * o.batch / tv;
         rate_g[c] = (double)steps * o.batch / tg;
     }
@@ -156,7 +162,7 @@ int main(int argc, char **argv)
            "(%.0f-%.0f), graph/fixed %.2f\n",
            chunks, steps, rate_v[chunks / 2], rate_v[0], rate_v[chunks - 1], rate_g[chunks / 2], rate_g[0],
            rate_g[chunks - 1], rate_g[chunks / 2] / rate_v[chunks / 2]);
-    free(perm);
+    free(perm), free(lv), free(lgr);
     lg_model_free(&m);
     lg_net_free(&net);
     lg_vit_free(&v);
