@@ -17,6 +17,7 @@
  * The graph's head is the ViT's: a per-token map and the class token's
  * logits (or their sum over the tokens), train/vit_net.h.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,81 @@ static double lg_chunk(lg_vit *v, lg_model *m, const lg_dataset *ds, const uint3
         }
     }
     return lg_cpu() - t0;
+}
+
+/* Largest |g·sc − ref| over n entries (graph gradient g scaled by sc against the fixed trainer's ref), relative
+ * to the largest |ref| (or to den when > 0), folded into *err. */
+static void lg_gcmp_den(const float *g, double sc, const float *ref, size_t n, double den, double *err)
+{
+    double d = 0.0, r = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)g[i] * sc - (double)ref[i]));
+        r = fmax(r, fabs((double)ref[i]));
+    }
+    if (n) *err = fmax(*err, d / (den > 0 ? den : r + 1e-30));
+}
+static void lg_gcmp(const float *g, double sc, const float *ref, size_t n, double *err)
+{
+    lg_gcmp_den(g, sc, ref, n, 0.0, err);
+}
+
+/* One forward and backward of both models (the same weights) on the first batch of perm: the graph's gradient of
+ * every parameter against the ViT's, through the graph's parameterisation (vit_net.h: 1/√d_h in Q, the class
+ * token and position in one bias, the head's bias in two layers, 1/T of the head for mean pooling). */
+static void lg_grad_compare(lg_vit *v, lg_model *m, const lg_dataset *ds, const uint32_t *idx, int B)
+{
+    uint8_t lab[1024];
+    for (int i = 0; i < B; i++) lab[i] = ds->y[idx[i]];
+    lg_vit_gather(v, ds->x, idx, B);
+    lg_vit_forward(v, B, lab, NULL, NULL);
+    lg_vit_zero_grad(v);
+    lg_vit_backward(v, B, lab);
+    lg_model_gather(m, ds->x, idx, B);
+    lg_model_forward(m, B, lab, NULL, NULL);
+    lg_model_zero_grad(m);
+    lg_model_backward(m, B, lab);
+    const lg_vit_spec *s = &v->spec;
+    const float *G = v->grads;
+    int D = v->D, M = v->M, T = v->T, off = s->cls, C = s->n_out;
+    double sq = sqrt((double)(D / s->heads)), w = off ? 1.0 : (double)T;
+    enum { E_PATCH, E_TOK, E_LN, E_QKV, E_MLP, E_HEAD, E_N };
+    double e[E_N] = {0};
+    lg_mlayer *L = m->layers;
+    lg_gcmp(L[0].dW, 1.0, G + v->glob[LG_VG_WP], (size_t)D * v->PL, &e[E_PATCH]);
+    lg_gcmp(L[0].db, 1.0, G + v->glob[LG_VG_BP], (size_t)D, &e[E_PATCH]);
+    lg_gcmp(L[1].db + (size_t)off * D, 1.0, G + v->glob[LG_VG_POS] + (size_t)off * D, (size_t)(T - off) * D, &e[E_TOK]);
+    if (off) {
+        lg_gcmp(L[1].db, 1.0, G + v->glob[LG_VG_CLS], (size_t)D, &e[E_TOK]);
+        lg_gcmp(L[1].db, 1.0, G + v->glob[LG_VG_POS], (size_t)D, &e[E_TOK]);
+    }
+    for (int l = 0; l < s->depth; l++) {
+        const size_t *bo = v->blk[l];
+        lg_mlayer *K = L + 2 + 11 * l;
+        lg_gcmp(K[0].dW, 1.0, G + bo[LG_VB_G1], (size_t)2 * D, &e[E_LN]);
+        lg_gcmp(K[8].dW, 1.0, G + bo[LG_VB_G2], (size_t)2 * D, &e[E_LN]);
+        lg_gcmp(K[1].dW, 1.0 / sq, G + bo[LG_VB_WQ], (size_t)D * D, &e[E_QKV]);
+        lg_gcmp(K[1].db, 1.0 / sq, G + bo[LG_VB_BQ], (size_t)D, &e[E_QKV]);
+        lg_gcmp(K[2].dW, 1.0, G + bo[LG_VB_WK], (size_t)D * D, &e[E_QKV]);
+        double gk = 0.0; /* K's bias: its gradient is 0 in exact arithmetic (softmax ignores a shift of a row) */
+        for (size_t i = 0; i < (size_t)D * D; i++) gk = fmax(gk, fabs((double)G[bo[LG_VB_WK] + i]));
+        lg_gcmp_den(K[2].db, 1.0, G + bo[LG_VB_BK], (size_t)D, gk, &e[E_QKV]);
+        lg_gcmp(K[3].dW, 1.0, G + bo[LG_VB_WV], (size_t)D * D, &e[E_QKV]);
+        lg_gcmp(K[3].db, 1.0, G + bo[LG_VB_BV], (size_t)D, &e[E_QKV]);
+        lg_gcmp(K[7].dW, 1.0, G + bo[LG_VB_WO], (size_t)D * D, &e[E_QKV]);
+        lg_gcmp(K[7].db, 1.0, G + bo[LG_VB_BO], (size_t)D, &e[E_QKV]);
+        lg_gcmp(K[9].dW, 1.0, G + bo[LG_VB_W1], (size_t)M * D, &e[E_MLP]);
+        lg_gcmp(K[9].db, 1.0, G + bo[LG_VB_B1], (size_t)M, &e[E_MLP]);
+        lg_gcmp(K[10].dW, 1.0, G + bo[LG_VB_W2], (size_t)D * M, &e[E_MLP]);
+        lg_gcmp(K[10].db, 1.0, G + bo[LG_VB_B2], (size_t)D, &e[E_MLP]);
+    }
+    lg_mlayer *F = L + 2 + 11 * s->depth;
+    lg_gcmp(F[0].dW, 1.0, G + v->glob[LG_VG_GF], (size_t)2 * D, &e[E_LN]);
+    lg_gcmp(F[1].dW, 1.0 / w, G + v->glob[LG_VG_WH], (size_t)C * D, &e[E_HEAD]);
+    lg_gcmp(F[1].db, 1.0 / w, G + v->glob[LG_VG_BH], (size_t)C, &e[E_HEAD]);
+    lg_gcmp(F[2].db, 1.0, G + v->glob[LG_VG_BH], (size_t)C, &e[E_HEAD]);
+    printf("first batch's gradients, graph against fixed (max |difference| / max |fixed|): patch embedding %.1e, "
+           "class token and position %.1e, layernorm %.1e, attention %.1e, MLP %.1e, head %.1e\n",
+           e[E_PATCH], e[E_TOK], e[E_LN], e[E_QKV], e[E_MLP], e[E_HEAD]);
 }
 
 int main(int argc, char **argv)
@@ -141,6 +217,7 @@ int main(int argc, char **argv)
     lg_rng r;
     lg_rng_init(&r, o.seed, 2);
     lg_rng_shuffle(&r, perm, tr.n);
+    lg_grad_compare(&v, &m, &tr, perm, o.batch);
     size_t nb = tr.n / (size_t)o.batch, bv = 0, bg = 0;
     long sv = 0, sg = 0;
     double rate_v[64], rate_g[64], *lv = calloc((size_t)steps, sizeof *lv), *lgr = calloc((size_t)steps, sizeof *lgr);
