@@ -13,7 +13,9 @@
  *
  * usage: lgelu_bench_vit_graph [--data DIR] [--arch A] [--act NAME] [--epochs N] [--subset N]
  *                              [--seed S] [--batch B] [--opt sgd|adamw] [--lr X] [--warmup N]
- *                              [--wd X] [--c X] [--steps N] [--chunks K]
+ *                              [--wd X] [--c X] [--steps N] [--chunks K] [--param vit|graph]
+ * --param vit (default): the graph trainer steps in the ViT's parameterisation (lg_vit_model_param);
+ * graph: in the graph's own (every weight and bias its own parameter).
  * The graph's head is the ViT's: a per-token map and the class token's
  * logits (or their sum over the tokens), train/vit_net.h.
  */
@@ -145,13 +147,23 @@ static void lg_grad_compare(lg_vit *v, lg_model *m, const lg_dataset *ds, const 
            e[E_PATCH], e[E_TOK], e[E_LN], e[E_QKV], e[E_MLP], e[E_HEAD]);
 }
 
+/* The training hook: the ViT's parameterisation (lg_vit_model_param) from the first step. */
+static void lg_vit_param_hook(void *ctx, lg_model *m, long step, long total)
+{
+    (void)total;
+    if (step == 0 && lg_vit_model_param(m, ctx) != LG_OK) {
+        fprintf(stderr, "lgelu_bench_vit_graph: %s\n", lg_errmsg());
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = LG_DATA_DEFAULT_DIR, *arch = "1x28x28,vit:p7,d64,h4,L2,m128,cls,10", *actn = "lgelu";
     lg_train_opts o = lg_train_opts_default();
     o.epochs = 2;
     long subset = 12000;
-    int steps = 20, chunks = 7;
+    int steps = 20, chunks = 7, vparam = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) goto usage;
@@ -170,13 +182,14 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--c")) o.optim.c = atof(v);
         else if (!strcmp(a, "--steps")) steps = atoi(v);
         else if (!strcmp(a, "--chunks")) chunks = atoi(v);
+        else if (!strcmp(a, "--param")) vparam = !strcmp(v, "vit") ? 1 : !strcmp(v, "graph") ? 0 : -1;
         else goto usage;
         i++;
     }
     lg_vit_spec sp;
     lg_act act;
     if (lg_arch_vit_parse(&sp, arch) != LG_OK || lg_act_parse(actn, &act) != 0 || o.epochs < 1 || o.batch < 1 ||
-        o.batch > 1024 || steps < 1 || chunks < 1 || chunks > 64)
+        o.batch > 1024 || steps < 1 || chunks < 1 || chunks > 64 || vparam < 0)
         goto usage;
     lg_dataset tr = {0}, te = {0};
     int n_in = sp.C * sp.H * sp.W;
@@ -202,7 +215,9 @@ int main(int argc, char **argv)
     if (lg_vit_train(&v, &tr, &te, &o, NULL, NULL, &rv) != LG_OK) goto fail;
     printf("-- graph trainer through the node entries (train/model.c, train/node.h), %d nodes\n", net.n_layers);
     fflush(stdout);
-    if (lg_train_run(&net, &tr, NULL, &te, &o, &rg) != LG_OK) goto fail;
+    lg_train_opts og = o;
+    if (vparam) og.hook = lg_vit_param_hook, og.hook_ctx = &net;
+    if (lg_train_run(&net, &tr, NULL, &te, &og, &rg) != LG_OK) goto fail;
     printf("test accuracy: fixed %.2f %%, graph %.2f %%\n", 100 * rv.test_acc, 100 * rg.test_acc);
     /* throughput: fresh models, chunks interleaved (fixed, graph, fixed, …) after a warm-up chunk each */
     lg_vit_free(&v);
@@ -211,6 +226,7 @@ int main(int argc, char **argv)
     if (lg_vit_init(&v, &sp, act, o.batch) != LG_OK) goto fail;
     lg_vit_init_weights(&v, o.seed);
     if (lg_vit_to_net(&v, &net) != LG_OK || lg_model_init(&m, &net, o.batch) != LG_OK) goto fail;
+    if (vparam && lg_vit_model_param(&m, &net) != LG_OK) goto fail;
     lg_blas_set_threads(1);
     uint32_t *perm = malloc(tr.n * sizeof *perm);
     for (size_t i = 0; i < tr.n; i++) perm[i] = (uint32_t)i;

@@ -415,3 +415,40 @@ fail:
     lg_vit_free(m);
     return st;
 }
+
+/* Parameters [p, p + n) of m get scale a and count c (model.h). */
+static void lg_vn_pset(lg_model *m, const float *p, size_t n, float a, float c)
+{
+    if (!n) return;
+    size_t o = (size_t)(p - m->params);
+    for (size_t i = o; i < o + n; i++) m->p_scale[i] = a, m->p_count[i] = c;
+}
+
+lg_status lg_vit_model_param(lg_model *m, const lg_net *net)
+{
+    lg_vit_spec s;
+    lg_act act;
+    int dense_head = 0;
+    lg_status st = lg_vn_spec(net, &s, &act, &dense_head, "the ViT's graph");
+    if (st != LG_OK) return st;
+    if (dense_head || m->n_layers != net->n_layers)
+        return lg_fail(LG_ERR_ARG, "the ViT's graph: a head over every token's values (the earlier form) has no "
+                                   "ViT parameterisation; read it back (lg_net_to_vit) and write it again");
+    float *a = malloc(2 * m->n_params * sizeof *a);
+    if (!a) return lg_fail(LG_ERR_NOMEM, "cannot allocate the ViT's parameterisation");
+    free(m->p_scale);
+    m->p_scale = a, m->p_count = a + m->n_params;
+    for (size_t i = 0; i < m->n_params; i++) m->p_scale[i] = 1.0f, m->p_count[i] = 1.0f;
+    int D = s.dim, T = net->layers[1].n_out / D;
+    float q = (float)(1.0 / sqrt((double)(D / s.heads)));
+    for (int l = 0; l < s.depth; l++) { /* Q holds 1/√d_h of the ViT's W_q, b_q */
+        lg_mlayer *Q = &m->layers[2 + LG_VIT_NET_PER_BLOCK * l + 1];
+        lg_vn_pset(m, Q->W, Q->n_w, q, 1.0f);
+        lg_vn_pset(m, Q->b, Q->n_b, q, 1.0f);
+    }
+    if (s.cls) lg_vn_pset(m, m->layers[1].b, (size_t)D, 1.0f, 2.0f); /* the class token's row: cls + pos */
+    lg_mlayer *H = &m->layers[m->n_layers - 2];
+    lg_vn_pset(m, H->W, H->n_w, s.cls ? 1.0f : 1.0f / (float)T, 1.0f); /* 1/T of W_h for mean pooling */
+    lg_vn_pset(m, H->b, H->n_b, 1.0f, 0.0f); /* b_h trains in the logits layer's bias */
+    return LG_OK;
+}

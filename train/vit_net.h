@@ -35,6 +35,7 @@
 #define LG_TRAIN_VIT_NET_H
 
 #include "core/net.h"
+#include "train/model.h"
 #include "train/vit.h"
 
 /* The net computing m's logits (in double, from the float parameters). */
@@ -50,5 +51,13 @@ int lg_net_has_tnode(const lg_net *net);
 /* The ViT (batches up to max_batch) whose lg_vit_to_net is net; name is the
  * file named in errors. */
 lg_status lg_net_to_vit(const lg_net *net, lg_vit *m, int max_batch, const char *name);
+
+/* Set m's reference parameterisation (train/model.h p_scale, p_count) to the
+ * ViT's, so the graph trainer on m (built from net, the form lg_vit_to_net
+ * writes) steps as train/vit.c steps the ViT: W_q, b_q at scale 1/√d_h, the
+ * class token's row of the token bias as cls + pos (two copies), the head's
+ * per-token bias held (b_h trains in the logits layer), W_h at 1/T for mean
+ * pooling. LG_ERR_ARG for a net not of that form; m owns the arrays. */
+lg_status lg_vit_model_param(lg_model *m, const lg_net *net);
 
 #endif
