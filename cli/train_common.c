@@ -14,6 +14,7 @@
 #include "core/netfile.h"
 #include "core/npy.h"
 #include "train/options.h"
+#include "train/vit_fit.h"
 #include "train/vit_net.h"
 #include "train/vit_train.h"
 
@@ -253,21 +254,6 @@ lg_status lg_cli_train_run(const char *cmd, lg_cli_train *ct, lg_net *net, int a
     return LG_OK;
 }
 
-/* The graph trainer's hook for a ViT's graph: the ViT's parameterisation from the first step
- * (lg_vit_model_param), then the annealing schedule when asked. */
-typedef struct lg_cli_vit_ctx {
-    const lg_net *net;
-    lg_anneal_schedule *sched; /* or NULL */
-    lg_status st;
-} lg_cli_vit_ctx;
-
-static void lg_cli_vit_hook(void *ctx, lg_model *mm, long step, long total)
-{
-    lg_cli_vit_ctx *c = ctx;
-    if (step == 0 && !mm->p_scale) c->st = lg_vit_model_param(mm, c->net);
-    if (c->sched) lg_anneal_hook(c->sched, mm, step, total);
-}
-
 lg_status lg_cli_train_vit_run(const char *cmd, lg_cli_train *ct, lg_vit *m, int anneal)
 {
     lg_status st;
@@ -296,21 +282,9 @@ lg_status lg_cli_train_vit_run(const char *cmd, lg_cli_train *ct, lg_vit *m, int
     fflush(stdout);
     lg_train_result r;
     const lg_dataset *test = ct->test.n ? &ct->test : NULL;
-    /* trained as its graph by the graph trainer, stepping as the ViT (train/vit_net.h lg_vit_model_param) */
-    lg_net g;
-    if ((st = lg_vit_to_net(m, &g)) != LG_OK) return st;
-    lg_cli_vit_ctx cx = {&g, anneal ? &ct->sched : NULL, LG_OK};
-    lg_train_opts tr = ct->tr;
-    tr.hook = lg_cli_vit_hook, tr.hook_ctx = &cx;
-    st = lg_train_run(&g, &ct->train, NULL, test, &tr, &r);
-    if (st == LG_OK && cx.st != LG_OK) st = cx.st;
-    if (st == LG_OK) { /* the trained ViT back from its graph */
-        int batch = m->max_batch;
-        lg_vit_free(m);
-        st = lg_net_to_vit(&g, m, batch, "the trained ViT");
-    }
-    lg_net_free(&g);
-    if (st != LG_OK) return st;
+    lg_train_opts tr = ct->tr; /* as its graph, stepping as the ViT (train/vit_fit.h) */
+    tr.hook = anneal ? lg_anneal_hook : NULL, tr.hook_ctx = &ct->sched;
+    if ((st = lg_vit_fit(m, &ct->train, test, &tr, &r)) != LG_OK) return st;
     if (test) {
         printf("final test accuracy: %.2f%% (%zu examples, float)\n", 100.0 * r.test_acc, test->n);
         if (anneal) { /* what annealing is for: the accuracy of the ReLU net `lgelu relu` will make */

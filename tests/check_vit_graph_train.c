@@ -253,7 +253,8 @@ static void vg_gradients(const char *arch, lg_act act, uint64_t seed, int gather
         if (!strcmp(arch, "mixed") && q != VG_DENSE && q != VG_GAMMA && q != VG_BETA && q != VG_B_DENSE && q != VG_S &&
             q != VG_X)
             continue;
-        if (strcmp(arch, "mixed") && (q == VG_DENSE || q == VG_B_DENSE)) continue; /* a ViT's head: per-token map + index */
+        if (strcmp(arch, "mixed") && (q == VG_DENSE || q == VG_B_DENSE))
+            continue; /* a ViT's head: a per-token map and an index term */
         ck_assert_msg(count[q] > 0, "%s: no %s checked", arch, vg_names[q]);
         if (getenv("LG_FD_REPORT"))
             printf("%s%s %s: %d gradients, max relative error %.2e\n", arch, gather ? " (gather)" : "", vg_names[q],

@@ -87,8 +87,8 @@ START_TEST(test_vit_net_earlier_head_form)
         lg_net_forward(&cur, x, yb, scr);
         lg_net_forward(&again, x, yc, scr);
         for (int j = 0; j < no; j++) {
-            ck_assert_msg(fabs(ya[j] - yb[j]) <= 1e-9 * (1 + fabs(ya[j])), "logit %d: earlier form %.17g, current %.17g",
-                          j, ya[j], yb[j]);
+            ck_assert_msg(fabs(ya[j] - yb[j]) <= 1e-9 * (1 + fabs(ya[j])),
+                          "logit %d: earlier form %.17g, current %.17g", j, ya[j], yb[j]);
             ck_assert_msg(yb[j] == yc[j], "logit %d: %.17g read back as %.17g", j, yb[j], yc[j]);
         }
     }

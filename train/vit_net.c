@@ -198,7 +198,8 @@ static lg_status lg_vit_to_net_form(const lg_vit *m, lg_net *net, int dense_head
             if (!dense_head) { /* block W_h (over T for mean pooling), bias b_h likewise, tiled */
                 double sc = off ? 1.0 : 1.0 / T;
                 for (int j = 0; j < s->n_out; j++) {
-                    for (int c = 0; c < D; c++) A->W[(size_t)j * D + c] = P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] * sc;
+                    for (int c = 0; c < D; c++)
+                        A->W[(size_t)j * D + c] = P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] * sc;
                     for (int t = 0; t < T; t++) Lk->b[(size_t)t * s->n_out + j] = P[m->glob[LG_VG_BH] + (size_t)j] * sc;
                 }
                 break;
