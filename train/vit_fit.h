@@ -1,7 +1,8 @@
 /* vit_fit.h — training a ViT (train/vit.h) as its graph: lg_vit_to_net,
  * then the graph trainer (train/loop.h lg_train_run) through the node
  * entries in the ViT's parameterisation (train/vit_net.h
- * lg_vit_model_param), so every step is train/vit.c's step (DESIGN.md §1
+ * lg_vit_model_param), so every step is train/vit.c's step, up to float
+ * rounding and AdamW's ε (DESIGN.md §1
  * "Training through the node entries"); then the trained graph read back
  * (lg_net_to_vit). The one way `lgelu train`/`anneal` and the study train
  * a ViT.
