@@ -14,6 +14,7 @@
 #include "core/netfile.h"
 #include "core/npy.h"
 #include "train/options.h"
+#include "train/vit_fit.h"
 #include "train/vit_net.h"
 #include "train/vit_train.h"
 
@@ -281,8 +282,9 @@ lg_status lg_cli_train_vit_run(const char *cmd, lg_cli_train *ct, lg_vit *m, int
     fflush(stdout);
     lg_train_result r;
     const lg_dataset *test = ct->test.n ? &ct->test : NULL;
-    if ((st = lg_vit_train(m, &ct->train, test, &ct->tr, anneal ? lg_anneal_vit_hook : NULL, &ct->sched, &r)) != LG_OK)
-        return st;
+    lg_train_opts tr = ct->tr; /* as its graph, stepping as the ViT (train/vit_fit.h) */
+    tr.hook = anneal ? lg_anneal_hook : NULL, tr.hook_ctx = &ct->sched;
+    if ((st = lg_vit_fit(m, &ct->train, test, &tr, &r)) != LG_OK) return st;
     if (test) {
         printf("final test accuracy: %.2f%% (%zu examples, float)\n", 100.0 * r.test_acc, test->n);
         if (anneal) { /* what annealing is for: the accuracy of the ReLU net `lgelu relu` will make */

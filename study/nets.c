@@ -25,6 +25,7 @@
 #include "train/loop.h"
 #include "train/model.h"
 #include "train/vit.h"
+#include "train/vit_fit.h"
 #include "train/vit_net.h"
 #include "train/vit_train.h"
 #include "core/arch_vit.h"
@@ -62,8 +63,8 @@ static void lg_nets_read_log(const char *path, json_t *arr, double offset)
     fclose(f);
 }
 
-/* A ViT (train/vit_net.h) in place: read back into the ViT trainer (exact), trained by
- * train/vit_train.h with o (anneal as lg_nets_train, the schedule over its blocks), written
+/* A ViT (train/vit_net.h) in place: read back (exact), trained as its graph by
+ * train/vit_fit.h with o (anneal as lg_nets_train, the schedule over its blocks), written
  * back as a net. The RS loss is not available for a ViT. */
 static lg_status lg_nets_train_vit(lg_net *net, const lg_study_train *tr, const lg_train_opts *o, int anneal,
                                    const lg_dataset *train, const lg_dataset *test)
@@ -79,10 +80,10 @@ static lg_status lg_nets_train_vit(lg_net *net, const lg_study_train *tr, const 
                                                 m.spec.depth)) != LG_OK)
         goto done;
     lg_train_opts vo = *o;
-    vo.hook = NULL;
-    vo.hook_ctx = NULL;
+    vo.hook = anneal ? lg_anneal_hook : NULL;
+    vo.hook_ctx = &sched;
     lg_train_result res;
-    if ((st = lg_vit_train(&m, train, test, &vo, anneal ? lg_anneal_vit_hook : NULL, &sched, &res)) != LG_OK) goto done;
+    if ((st = lg_vit_fit(&m, train, test, &vo, &res)) != LG_OK) goto done;
     lg_net out;
     if ((st = lg_vit_to_net(&m, &out)) != LG_OK) goto done;
     lg_net_free(net);

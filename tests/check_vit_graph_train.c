@@ -1,12 +1,15 @@
 /* check_vit_graph_train.c — a Transformer graph trained through the node
  * entries (train/node.h) by the float trainer (train/model.h): on the graph
  * of a tiny ViT (train/vit_net.h: conv, index map, per-token maps, product,
- * softmax and layernorm nodes, a dense head) the model's logits equal the
+ * softmax and layernorm nodes, a per-token head and its index map) the model's logits equal the
  * double forward lg_net_forward, and every gradient — each weight of every
  * term kind, layernorm's γ and β, the biases (tied over a conv's positions
  * and a per-token map's tokens), the MLP's λ parameter s and the input —
  * equals central differences of the double loss; the model's copy written
- * back is the net it was built from; the RS loss refuses the nodes. */
+ * back is the net it was built from; the RS loss refuses the nodes. In the
+ * ViT's parameterisation (lg_vit_model_param) the graph trainer's steps are
+ * train/vit.c's: the same training losses step by step with SGD and AdamW,
+ * class token and mean pooling, and the same logits after. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,10 +18,13 @@
 
 #include "core/op.h"
 #include "core/rng.h"
+#include "train/loop.h"
 #include "train/model.h"
+#include "train/optim.h"
 #include "train/rs.h"
 #include "train/vit.h"
 #include "train/vit_net.h"
+#include "train/vit_train.h"
 #include "testutil.h"
 
 enum { VG_B = 3 };
@@ -247,6 +253,8 @@ static void vg_gradients(const char *arch, lg_act act, uint64_t seed, int gather
         if (!strcmp(arch, "mixed") && q != VG_DENSE && q != VG_GAMMA && q != VG_BETA && q != VG_B_DENSE && q != VG_S &&
             q != VG_X)
             continue;
+        if (strcmp(arch, "mixed") && (q == VG_DENSE || q == VG_B_DENSE))
+            continue; /* a ViT's head: a per-token map and an index term */
         ck_assert_msg(count[q] > 0, "%s: no %s checked", arch, vg_names[q]);
         if (getenv("LG_FD_REPORT"))
             printf("%s%s %s: %d gradients, max relative error %.2e\n", arch, gather ? " (gather)" : "", vg_names[q],
@@ -279,6 +287,78 @@ END_TEST
 
 /* One optimiser-free step along −grad lowers the loss, and the trained model writes back into a
  * net that validates and still equals its float forward; the RS loss refuses the nodes. */
+/* Six steps of train/vit.c and of the graph trainer in the ViT's parameterisation from the same weights on the
+ * same batches: the same loss at every step (float rounding), and the same logits after. */
+static void vg_same_steps(const char *arch, lg_act act, lg_optim_kind kind, uint64_t seed)
+{
+    enum { B = 3, N = 6 };
+    lg_vit_spec sp;
+    ck_assert_int_eq(lg_arch_vit_parse(&sp, arch), LG_OK);
+    lg_vit v;
+    ck_assert_int_eq(lg_vit_init(&v, &sp, act, B), LG_OK);
+    lg_vit_init_weights(&v, seed);
+    lg_net net;
+    ck_assert_int_eq(lg_vit_to_net(&v, &net), LG_OK);
+    lg_model m;
+    ck_assert_int_eq(lg_model_init(&m, &net, B), LG_OK);
+    ck_assert_int_eq(lg_vit_model_param(&m, &net), LG_OK);
+    lg_optim_opts o = lg_train_opts_default().optim;
+    o.kind = kind;
+    o.lr = kind == LG_OPTIM_SGD ? 0.2 : 0.01;
+    o.wd = kind == LG_OPTIM_SGD ? 0.01 : 0.05;
+    int n = net.n_in;
+    float X[N * 2 * 8 * 8];
+    uint8_t y[N];
+    ck_assert_int_le(N * n, (int)(sizeof X / sizeof X[0]));
+    lg_rng r;
+    lg_rng_init(&r, seed, 4);
+    for (int i = 0; i < N * n; i++) X[i] = (float)lg_rng_uniform(&r);
+    for (int i = 0; i < N; i++) y[i] = (uint8_t)(i % sp.n_out);
+    for (long step = 1; step <= 6; step++) {
+        uint32_t idx[B];
+        for (int i = 0; i < B; i++) idx[i] = (uint32_t)((step * B + i) % N);
+        uint8_t lab[B];
+        for (int i = 0; i < B; i++) lab[i] = y[idx[i]];
+        double lv, lg;
+        lg_vit_gather(&v, X, idx, B);
+        lg_vit_forward(&v, B, lab, &lv, NULL);
+        lg_vit_zero_grad(&v);
+        lg_vit_backward(&v, B, lab);
+        lg_vit_step(&v, &o, step);
+        lg_model_gather(&m, X, idx, B);
+        lg_model_forward(&m, B, lab, &lg, NULL);
+        lg_model_zero_grad(&m);
+        lg_model_backward(&m, B, lab);
+        lg_optim_step(&m, &o, step);
+        ck_assert_msg(fabs(lv - lg) <= 2e-5 * (1 + lv), "%s step %ld: loss %.9g (vit.c), %.9g (graph)", arch, step,
+                      lv, lg);
+    }
+    uint32_t idx[B] = {0, 1, 2};
+    lg_vit_gather(&v, X, idx, B);
+    lg_vit_forward(&v, B, NULL, NULL, NULL);
+    lg_model_gather(&m, X, idx, B);
+    lg_model_forward(&m, B, NULL, NULL, NULL);
+    const float *zg = m.layers[m.n_layers - 1].a;
+    for (int i = 0; i < B * sp.n_out; i++)
+        ck_assert_msg(fabsf(v.logits[i] - zg[i]) <= 1e-4f * (1 + fabsf(v.logits[i])), "%s logit %d: %.7g, %.7g", arch,
+                      i, v.logits[i], zg[i]);
+    lg_model_free(&m);
+    lg_net_free(&net);
+    lg_vit_free(&v);
+}
+
+START_TEST(test_vit_graph_train_same_steps_cls_sgd)
+{
+    vg_same_steps("1x8x8,vit:p4,d8,h2,L1,m12,cls,3", LG_ACT_LGELU, LG_OPTIM_SGD, 11);
+}
+END_TEST
+
+START_TEST(test_vit_graph_train_same_steps_mean_adamw)
+{
+    vg_same_steps("2x4x4,vit:mean,p2,d4,h1,L2,m6,3", LG_ACT_GELU, LG_OPTIM_ADAMW, 12);
+}
+END_TEST
+
 START_TEST(test_vit_graph_train_step)
 {
     vg_case c;
@@ -312,6 +392,8 @@ Suite *suite_vit_graph_train(void)
     tcase_add_test(tc, test_vit_graph_train_gradients_mixed);
     tcase_add_test(tc, test_vit_graph_train_gradients_mean_gelu);
     tcase_add_test(tc, test_vit_graph_train_step);
+    tcase_add_test(tc, test_vit_graph_train_same_steps_cls_sgd);
+    tcase_add_test(tc, test_vit_graph_train_same_steps_mean_adamw);
     suite_add_tcase(s, tc);
     return s;
 }

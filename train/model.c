@@ -267,6 +267,7 @@ void lg_model_free(lg_model *m)
     free(m->mom1);
     free(m->mom2);
     free(m->acts);
+    free(m->p_scale);
     memset(m, 0, sizeof *m);
 }
 

@@ -111,7 +111,20 @@ typedef struct lg_model {
     float *dx;            /* [max_batch][n_in] ∂L/∂x (of the normalised input m->x), written by the
                            * backward when want_dx is set (else scratch) */
     int want_dx;          /* 1: the backward computes dx (the caller sets it; 0 after init) */
+    float *p_scale, *p_count; /* [n_params] each (one allocation, p_scale's), or NULL (0 after init): the
+                           * parameterisation of a reference model the optimiser steps as (below) */
 } lg_model;
+
+/* A reference parameterisation (m->p_scale, m->p_count; lg_vit_model_param
+ * sets it for the graph of a ViT, train/vit_net.h): parameter i is a·p of a
+ * reference model's parameter p (a = p_scale[i] > 0), or the sum of c =
+ * p_count[i] reference parameters that always receive the same gradient, or
+ * (c = 0) a redundant copy held fixed. lg_optim_step then moves it as the
+ * reference's optimiser moves the reference: its rate is multiplied by
+ * k = c·a² (SGD) or c·a (AdamW, whose step ignores the gradient's scale) and
+ * its weight decay divided by k, so training the model is training the
+ * reference (up to float rounding and AdamW's ε). NULL: every parameter is
+ * its own (a = c = 1). */
 
 /* Output of node `node` over the batch: m->x for LG_NET_INPUT, else layers[node].a. */
 static inline float *lg_model_node(lg_model *m, int node) { return node < 0 ? m->x : m->layers[node].a; }

@@ -62,6 +62,18 @@ static void lg_optim_range(lg_model *m, const lg_optim_opts *o, float *p, size_t
 {
     if (n == 0) return; /* an index map has no weights (p is NULL) */
     size_t off = (size_t)(p - m->params);
+    if (m->p_scale) { /* a reference parameterisation (model.h): per parameter */
+        for (size_t i = off; i < off + n; i++) {
+            double a = m->p_scale[i], k = m->p_count[i] * (o->kind == LG_OPTIM_SGD ? a * a : a);
+            if (k == 0.0) continue;
+            if (o->kind == LG_OPTIM_SGD)
+                lg_sgd_update(m->params + i, m->grads + i, m->mom1 + i, 1, (float)(lr * k), (float)o->momentum,
+                              (float)(wd / k));
+            else
+                lg_adamw_update(m->params + i, m->grads + i, m->mom1 + i, m->mom2 + i, 1, lr * k, wd / k, o, bc1, bc2);
+        }
+        return;
+    }
     if (o->kind == LG_OPTIM_SGD)
         lg_sgd_update(p, m->grads + off, m->mom1 + off, n, (float)lr, (float)o->momentum, (float)wd);
     else

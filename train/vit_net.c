@@ -12,7 +12,7 @@
 
 /* Layers of the net: what each is, for filling after lg_net_build. */
 enum { LG_VN_PATCH, LG_VN_TOKENS, LG_VN_LN, LG_VN_Q, LG_VN_K, LG_VN_V, LG_VN_S, LG_VN_P, LG_VN_O, LG_VN_XM, LG_VN_Z,
-       LG_VN_X, LG_VN_HEAD };
+       LG_VN_X, LG_VN_HEAD, LG_VN_POOL };
 
 typedef struct lg_vn {
     int n, n_terms;
@@ -55,15 +55,17 @@ static void lg_vn_block(double *W, double *b, const float *A, const float *bias,
         for (int r = 0; r < o; r++) b[(size_t)t * o + r] = bias[r] * scale;
 }
 
-lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
+/* The net of m with the head of the given form (vit_net.h): 0 the per-token head and its gather or
+ * sum, 1 the earlier dense head over every token's values. */
+static lg_status lg_vit_to_net_form(const lg_vit *m, lg_net *net, int dense_head)
 {
     memset(net, 0, sizeof *net);
     const lg_vit_spec *s = &m->spec;
     int D = m->D, M = m->M, T = m->T, NH = s->heads, dh = D / NH, L = s->depth, off = s->cls, TD = T * D;
-    int cap = 4 + 12 * L;
+    int cap = 5 + 12 * L;
     lg_vn v = {0};
     v.sp = calloc((size_t)cap, sizeof *v.sp);
-    v.tm = calloc((size_t)cap * 2, sizeof *v.tm);
+    v.tm = calloc((size_t)cap * 2 + (size_t)T, sizeof *v.tm);
     v.what = calloc((size_t)cap, sizeof *v.what);
     v.blk = calloc((size_t)cap, sizeof *v.blk);
     v.first = calloc((size_t)cap, sizeof *v.first);
@@ -105,8 +107,22 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
     }
     lg_linear ln = {.kind = LG_LAYER_LAYERNORM, .n_in = TD, .src = x, .op = {.group = D, .eps = (double)LG_LN_EPS}};
     int y = lg_vn_add(&v, TD, LG_ACT_IDENTITY, LG_VN_LN, -1, m->glob[LG_VG_GF], 1, &ln);
-    lg_linear d = lg_vn_dense(y, TD);
-    lg_vn_add(&v, s->n_out, LG_ACT_IDENTITY, LG_VN_HEAD, -1, 0, 1, &d);
+    if (dense_head) {
+        lg_linear d = lg_vn_dense(y, TD);
+        lg_vn_add(&v, s->n_out, LG_ACT_IDENTITY, LG_VN_HEAD, -1, 0, 1, &d);
+    } else { /* the head on every token, then the class token's logits (or the sum over the tokens) */
+        lg_linear d = lg_tokmap_term(y, T, D, s->n_out);
+        int h = lg_vn_add(&v, T * s->n_out, LG_ACT_IDENTITY, LG_VN_HEAD, -1, 0, 1, &d);
+        int ng = off ? 1 : T;
+        lg_linear *g = malloc((size_t)ng * sizeof *g);
+        if (!g) {
+            st = lg_fail(LG_ERR_NOMEM, "cannot allocate the ViT's graph");
+            goto done;
+        }
+        for (int t = 0; t < ng; t++) g[t] = lg_vn_index(h, T * s->n_out);
+        lg_vn_add(&v, s->n_out, LG_ACT_IDENTITY, LG_VN_POOL, -1, 0, ng, g);
+        free(g);
+    }
     for (int k = 0; k < v.n; k++) v.sp[k].terms = v.tm + v.first[k];
     if ((st = lg_net_build(net, s->C * s->H * s->W, v.n, v.sp)) != LG_OK) goto done;
     const float *P = m->params;
@@ -179,6 +195,15 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
             }
             break;
         case LG_VN_HEAD:
+            if (!dense_head) { /* block W_h (over T for mean pooling), bias b_h likewise, tiled */
+                double sc = off ? 1.0 : 1.0 / T;
+                for (int j = 0; j < s->n_out; j++) {
+                    for (int c = 0; c < D; c++)
+                        A->W[(size_t)j * D + c] = P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] * sc;
+                    for (int t = 0; t < T; t++) Lk->b[(size_t)t * s->n_out + j] = P[m->glob[LG_VG_BH] + (size_t)j] * sc;
+                }
+                break;
+            }
             memset(A->W, 0, (size_t)s->n_out * TD * sizeof *A->W);
             for (int j = 0; j < s->n_out; j++) {
                 for (int c = 0; c < D; c++) {
@@ -190,6 +215,12 @@ lg_status lg_vit_to_net(const lg_vit *m, lg_net *net)
                 Lk->b[j] = P[m->glob[LG_VG_BH] + (size_t)j];
             }
             break;
+        case LG_VN_POOL: /* term t reads token t's logits (the class token's alone with one); bias 0 */
+            for (int t = 0; t <= Lk->n_terms; t++) {
+                lg_linear *G = lg_layer_lin_mut(Lk, t);
+                for (int j = 0; j < s->n_out; j++) G->map[j] = t * s->n_out + j;
+            }
+            break;
         }
     }
     st = lg_net_validate(net);
@@ -198,6 +229,8 @@ done:
     free(v.sp), free(v.tm), free(v.what), free(v.blk), free(v.first), free(v.ln_off);
     return st;
 }
+
+lg_status lg_vit_to_net(const lg_vit *m, lg_net *net) { return lg_vit_to_net_form(m, net, 0); }
 
 int lg_net_has_tnode(const lg_net *net)
 {
@@ -210,12 +243,14 @@ int lg_net_has_tnode(const lg_net *net)
 #define LG_VN_FORM "the form `lgelu train --arch CxHxW,vit:...` writes"
 
 /* The spec of the ViT whose net is n, from its first layers' shapes. */
-static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, const char *name)
+static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, int *dense_head, const char *name)
 {
     memset(s, 0, sizeof *s);
-    if (n->n_layers < LG_VIT_NET_LAYERS(1) || (n->n_layers - 4) % LG_VIT_NET_PER_BLOCK)
-        return lg_fail(LG_ERR_ARG, "%s: %d layers is not 4 + %d per encoder block (not a ViT of %s)", name,
-                       n->n_layers, LG_VIT_NET_PER_BLOCK, LG_VN_FORM);
+    int nl = n->n_layers, head = (nl - 4) % LG_VIT_NET_PER_BLOCK == 0 ? 4 : 5; /* the dense head's form: 4 */
+    *dense_head = head == 4;
+    if (nl < head + LG_VIT_NET_PER_BLOCK || (nl - head) % LG_VIT_NET_PER_BLOCK)
+        return lg_fail(LG_ERR_ARG, "%s: %d layers is not 4 or 5 + %d per encoder block (not a ViT of %s)", name,
+                       nl, LG_VIT_NET_PER_BLOCK, LG_VN_FORM);
     const lg_layer *L0 = &n->layers[0];
     const lg_conv *c = &L0->lin.conv;
     if (L0->lin.kind != LG_LAYER_CONV2D || L0->lin.src != LG_NET_INPUT || L0->n_terms || c->kh != c->kw || c->sh != c->kh ||
@@ -238,7 +273,7 @@ static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, const 
         return lg_fail(LG_ERR_ARG, "%s: layer 11 is not the first MLP layer (width a multiple of %d tokens; not a ViT "
                                    "of %s)", name, T, LG_VN_FORM);
     s->mlp = Lz->n_out / T;
-    s->depth = (n->n_layers - 4) / LG_VIT_NET_PER_BLOCK;
+    s->depth = (nl - head) / LG_VIT_NET_PER_BLOCK;
     s->n_out = n->layers[n->n_layers - 1].n_out;
     if (s->depth > 64) return lg_fail(LG_ERR_ARG, "%s: %d encoder blocks, at most 64", name, s->depth);
     *act = Lz->act;
@@ -250,7 +285,7 @@ static int lg_vn_close(double a, double b) { return fabs(a - b) <= 1e-6 * (1.0 +
 
 /* Compare net a with the rebuilt b: shapes, kinds, sources, maps, node
  * parameters exactly; with values also W, b and the activation parameter. */
-static lg_status lg_vn_compare(const lg_net *a, const lg_net *b, int values, const char *name)
+static lg_status lg_vn_compare(const lg_net *a, const lg_net *b, int values, int fold, const char *name)
 {
     if (a->n_in != b->n_in || a->n_layers != b->n_layers)
         return lg_fail(LG_ERR_ARG, "%s: not a ViT of %s (input or layer count)", name, LG_VN_FORM);
@@ -279,7 +314,16 @@ static lg_status lg_vn_compare(const lg_net *a, const lg_net *b, int values, con
                     if (!lg_vn_close(p->W[i], q->W[i])) why = "weights (not of the ViT's shared per-token form)";
             }
         }
-        if (!why && values) {
+        if (!why && values && fold && k >= a->n_layers - 2) { /* the head's two biases: by their sum */
+            const lg_layer *xh = &a->layers[a->n_layers - 2], *yh = &b->layers[b->n_layers - 2];
+            const lg_layer *xo = &a->layers[a->n_layers - 1], *yo = &b->layers[b->n_layers - 1];
+            double w = xo->n_terms ? (double)(xo->n_terms + 1) : 1.0; /* summed over the tokens: T */
+            for (int i = 0; i < xh->n_out && !why; i++) {
+                int j = i % xo->n_out;
+                if (!lg_vn_close(w * xh->b[i] + xo->b[j], w * yh->b[i] + yo->b[j]))
+                    why = "head bias (not of the ViT's shared per-token form)";
+            }
+        } else if (!why && values) {
             for (int i = 0; i < x->n_out && !why; i++)
                 if (!lg_vn_close(x->b[i], y->b[i])) why = "bias (not of the ViT's shared per-token form)";
             if (!why && lg_act_has_param(x->act) && !lg_vn_close(x->lambda, y->lambda)) why = "activation parameter";
@@ -291,7 +335,7 @@ static lg_status lg_vn_compare(const lg_net *a, const lg_net *b, int values, con
 }
 
 /* The float parameters of m read from net (whose shapes match m's). */
-static void lg_vn_read(lg_vit *m, const lg_net *net)
+static void lg_vn_read(lg_vit *m, const lg_net *net, int dense_head)
 {
     const lg_vit_spec *s = &m->spec;
     int D = m->D, M = m->M, T = m->T, NH = s->heads, dh = D / NH, off = s->cls, TD = T * D;
@@ -336,11 +380,13 @@ static void lg_vn_read(lg_vit *m, const lg_net *net)
 #undef LG_VN_BLOCK
     int kf = 2 + LG_VIT_NET_PER_BLOCK * s->depth;
     for (int j = 0; j < 2 * D; j++) P[m->glob[LG_VG_GF] + (size_t)j] = (float)net->layers[kf].lin.W[j];
-    const lg_layer *Lh = &net->layers[kf + 1];
+    const lg_layer *Lh = &net->layers[kf + 1], *Lo = dense_head ? NULL : &net->layers[kf + 2];
+    double w = off ? 1.0 : (double)T;
     for (int j = 0; j < s->n_out; j++) {
         for (int c = 0; c < D; c++)
-            P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] = (float)(Lh->lin.W[(size_t)j * TD + c] * (off ? 1.0 : (double)T));
-        P[m->glob[LG_VG_BH] + (size_t)j] = (float)Lh->b[j];
+            P[m->glob[LG_VG_WH] + (size_t)(j * D + c)] =
+                (float)(Lh->lin.W[(size_t)j * (dense_head ? TD : D) + c] * w);
+        P[m->glob[LG_VG_BH] + (size_t)j] = (float)(Lo ? w * Lh->b[j] + Lo->b[j] : Lh->b[j]);
     }
 }
 
@@ -349,23 +395,61 @@ lg_status lg_net_to_vit(const lg_net *net, lg_vit *m, int max_batch, const char 
     memset(m, 0, sizeof *m);
     lg_vit_spec s;
     lg_act act = LG_ACT_IDENTITY;
-    lg_status st = lg_vn_spec(net, &s, &act, name);
+    int dense_head = 0;
+    lg_status st = lg_vn_spec(net, &s, &act, &dense_head, name);
     if (st != LG_OK) return st;
     if (!lg_act_name(act) || act == LG_ACT_IDENTITY)
         return lg_fail(LG_ERR_ARG, "%s: layer 11 (the first MLP layer) has no hidden activation (not a ViT of %s)",
                        name, LG_VN_FORM);
     if ((st = lg_vit_init(m, &s, act, max_batch)) != LG_OK) return st;
     lg_net shape;
-    if ((st = lg_vit_to_net(m, &shape)) != LG_OK) goto fail;
-    st = lg_vn_compare(net, &shape, 0, name); /* the shapes match: reading the parameters is safe */
+    if ((st = lg_vit_to_net_form(m, &shape, dense_head)) != LG_OK) goto fail;
+    st = lg_vn_compare(net, &shape, 0, 0, name); /* the shapes match: reading the parameters is safe */
     lg_net_free(&shape);
     if (st != LG_OK) goto fail;
-    lg_vn_read(m, net);
-    if ((st = lg_vit_to_net(m, &shape)) != LG_OK) goto fail;
-    st = lg_vn_compare(net, &shape, 1, name); /* the weights have the shared per-token form */
+    lg_vn_read(m, net, dense_head);
+    if ((st = lg_vit_to_net_form(m, &shape, dense_head)) != LG_OK) goto fail;
+    st = lg_vn_compare(net, &shape, 1, !dense_head, name); /* the weights have the shared per-token form */
     lg_net_free(&shape);
     if (st == LG_OK) return LG_OK;
 fail:
     lg_vit_free(m);
     return st;
+}
+
+/* Parameters [p, p + n) of m get scale a and count c (model.h). */
+static void lg_vn_pset(lg_model *m, const float *p, size_t n, float a, float c)
+{
+    if (!n) return;
+    size_t o = (size_t)(p - m->params);
+    for (size_t i = o; i < o + n; i++) m->p_scale[i] = a, m->p_count[i] = c;
+}
+
+lg_status lg_vit_model_param(lg_model *m, const lg_net *net)
+{
+    lg_vit_spec s;
+    lg_act act;
+    int dense_head = 0;
+    lg_status st = lg_vn_spec(net, &s, &act, &dense_head, "the ViT's graph");
+    if (st != LG_OK) return st;
+    if (dense_head || m->n_layers != net->n_layers)
+        return lg_fail(LG_ERR_ARG, "the ViT's graph: a head over every token's values (the earlier form) has no "
+                                   "ViT parameterisation; read it back (lg_net_to_vit) and write it again");
+    float *a = malloc(2 * m->n_params * sizeof *a);
+    if (!a) return lg_fail(LG_ERR_NOMEM, "cannot allocate the ViT's parameterisation");
+    free(m->p_scale);
+    m->p_scale = a, m->p_count = a + m->n_params;
+    for (size_t i = 0; i < m->n_params; i++) m->p_scale[i] = 1.0f, m->p_count[i] = 1.0f;
+    int D = s.dim, T = net->layers[1].n_out / D;
+    float q = (float)(1.0 / sqrt((double)(D / s.heads)));
+    for (int l = 0; l < s.depth; l++) { /* Q holds 1/√d_h of the ViT's W_q, b_q */
+        lg_mlayer *Q = &m->layers[2 + LG_VIT_NET_PER_BLOCK * l + 1];
+        lg_vn_pset(m, Q->W, Q->n_w, q, 1.0f);
+        lg_vn_pset(m, Q->b, Q->n_b, q, 1.0f);
+    }
+    if (s.cls) lg_vn_pset(m, m->layers[1].b, (size_t)D, 1.0f, 2.0f); /* the class token's row: cls + pos */
+    lg_mlayer *H = &m->layers[m->n_layers - 2];
+    lg_vn_pset(m, H->W, H->n_w, s.cls ? 1.0f : 1.0f / (float)T, 1.0f); /* 1/T of W_h for mean pooling */
+    lg_vn_pset(m, H->b, H->n_b, 1.0f, 0.0f); /* b_h trains in the logits layer's bias */
+    return LG_OK;
 }

@@ -6,7 +6,10 @@
  * steps as itself with rate c·η (λ and β floored at LG_LAMBDA_FLOOR; no
  * weight decay) unless m->act_frozen.
  * Same seed and thread count ⇒ bit-identical weights. Datasets and options
- * are borrowed; the model is updated in place.
+ * are borrowed; the model is updated in place. `lgelu train`/`anneal` and
+ * the study train a ViT as its graph instead (train/vit_fit.h), which steps
+ * as this loop (up to float rounding and AdamW's ε); it stays as the
+ * reference that is compared against.
  */
 #ifndef LG_TRAIN_VIT_TRAIN_H
 #define LG_TRAIN_VIT_TRAIN_H
