@@ -167,6 +167,8 @@ int lg_bounds_finite(const lg_bounds *b);
 
 /* Unstable neurons (lo < 0 < hi) of relu layer k; identity layers count 0. */
 int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k);
+/* The same among the neurons whose mask entry is nonzero ([width of k], borrowed; NULL: all). */
+int lg_bounds_unstable_in(const lg_bounds *b, const lg_net *net, int k, const unsigned char *mask);
 
 
 /* out[r] ≤ min over the box of C[r]·y + d[r] from the output layer's

@@ -150,13 +150,15 @@ int lg_bounds_finite(const lg_bounds *b)
     return 1;
 }
 
-int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k)
+int lg_bounds_unstable_in(const lg_bounds *b, const lg_net *net, int k, const unsigned char *mask)
 {
     if (net->layers[k].act != LG_ACT_RELU) return 0;
     int n = 0;
-    for (int i = 0; i < b->width[k]; i++) n += b->lo[k][i] < 0.0 && b->hi[k][i] > 0.0;
+    for (int i = 0; i < b->width[k]; i++) n += (!mask || mask[i]) && b->lo[k][i] < 0.0 && b->hi[k][i] > 0.0;
     return n;
 }
+
+int lg_bounds_unstable(const lg_bounds *b, const lg_net *net, int k) { return lg_bounds_unstable_in(b, net, k, NULL); }
 
 /* The normalised box x' = (x − in_sub)/in_div, one ulp outward per operation. */
 static lg_status lg_bounds_input_box(lg_bounds *b, const lg_net *net, const double *lo, const double *hi)
