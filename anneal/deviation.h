@@ -118,7 +118,11 @@
  * mean-value theorem on the widened box [l − e, u + e] with the certified
  * Jacobian enclosure for softmax and layernorm, capped by their global
  * bounds (softmax: ½·max e and 1; layernorm: its Lipschitz constant
- * |γ_i|(2 + √(g − 1))/√eps times max e, and 2|γ_i|√(g − 1)). A node whose
+ * |γ_i|(2 + √(g − 1))/√eps times max e, and 2|γ_i|√(g − 1)); a layernorm
+ * also by the segment rule on the centred bounds of lg_dev_ext (devtf.h
+ * lg_dev_layernorm_seg). With external bounds of the ReLU net's exact
+ * values (computed = 0) the node's interval meets them widened by its
+ * rounding (the same rules on the sources' rounding bounds). A node whose
  * sources all have e = 0 has e = 0 (both nets compute it bit for bit).
  * The node is then written δ_k = τ_k with |τ_k| ≤ e_k (slope code 0, slack
  * e_k): the backward refinement adds Σ|Λ_k|·e_k and stops there, the
