@@ -150,7 +150,7 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
         if (!lg_kind_is_tnode(L->lin.kind)) continue;
         size_t g = L->lin.kind == LG_LAYER_BILINEAR ? 1 : (size_t)L->lin.op.group;
         size_t need = 3 * (size_t)L->lin.n_in + 3 * (size_t)(L->lin.kind == LG_LAYER_BILINEAR ? L->lin.op.n_in_b : 0) +
-                      6 * (size_t)L->n_out + LG_DEVTF_NODE_WORK(g);
+                      8 * (size_t)L->n_out + LG_DEVTF_NODE_WORK(g);
         if (need > nt) nt = need;
     }
     if (nt && !(d->tbuf = malloc(nt * sizeof *d->tbuf))) {
@@ -291,8 +291,27 @@ static void lg_dev_tnode(lg_dev *d, int k, int m, const lg_dev_ext *x, unsigned 
     const int ez = d->flag[sa + 1] && d->flag[sb + 1];
     const int use_pre = x && x->r_lo && x->r_hi;
     double *al = d->tbuf, *ah = al + na, *ea = ah + na, *bl = ea + na, *bh = bl + nb, *eb = bh + nb;
-    double *lo = eb + nb, *hi = lo + no, *e = hi + no, *l2 = e + no, *h2 = l2 + no, *e2 = h2 + no, *work = e2 + no;
+    double *lo = eb + nb, *hi = lo + no, *e = hi + no, *l2 = e + no, *h2 = l2 + no, *e2 = h2 + no, *cl = e2 + no,
+           *ch = cl + no, *work = ch + no;
     double *Zc = lg_dev_fw(d, 0, k), *Zr = lg_dev_fw(d, 1, k), *P = lg_dev_fw(d, 2, k);
+    /* the centred inputs of a layernorm (exact ReLU net), widened to hold the computed ones:
+     * |ĉ_o − c_o| ≤ err_o + Σ_{group} err/g */
+    const int use_c = use_pre && L->lin.kind == LG_LAYER_LAYERNORM && x->c_lo && x->c_hi && x->c_lo[k] && x->c_hi[k];
+    if (use_c) {
+        const int g = L->lin.op.group;
+        const double *er = lg_dev_err(d, sa);
+        for (int s0 = 0; s0 < no; s0 += g) {
+            double S = 0.0;
+            for (int i = s0; i < s0 + g; i++) S += er[i];
+            S = S / g * (1.0 + 2.0 * g * LG_DEV_EPS);
+            for (int i = s0; i < s0 + g; i++) {
+                double w = (er[i] + S) * (1.0 + 2.0 * LG_DEV_EPS);
+                cl[i] = (x->c_lo[k][i] - w) - LG_DEV_EPS * (fabs(x->c_lo[k][i]) + w);
+                ch[i] = (x->c_hi[k][i] + w) + LG_DEV_EPS * (fabs(x->c_hi[k][i]) + w);
+                if (!(w >= 0.0) || !(w < INFINITY)) cl[i] = -INFINITY, ch[i] = INFINITY;
+            }
+        }
+    }
     *any_e = 0;
     for (int r = 0; r < m; r++) {
         for (int c = 0; c < 1 + two; c++) {
@@ -305,15 +324,24 @@ static void lg_dev_tnode(lg_dev *d, int k, int m, const lg_dev_ext *x, unsigned 
                 ee[i] = E[i];
             }
         }
-        int ok = lg_devtf_node(&L->lin, al, ah, ea, bl, bh, eb, lo, hi, e, work);
+        int ok = lg_devtf_node(&L->lin, al, ah, ea, bl, bh, eb, use_c ? cl : NULL, use_c ? ch : NULL, lo, hi, e, work);
         if (ez)
             for (int o = 0; o < no; o++) e[o] = 0.0;
         if (use_pre) {
             double *errz = lg_dev_err(d, k);
             if (!x->computed) { /* the ReLU net's computed − exact outputs: the same rules on its sources' errors */
-                lg_devtf_node(&L->lin, al, ah, lg_dev_err(d, sa), bl, bh, two ? lg_dev_err(d, sb) : NULL, l2, h2, e2,
-                              work);
-                for (int o = 0; o < no; o++) errz[o] = e2[o];
+                lg_devtf_node(&L->lin, al, ah, lg_dev_err(d, sa), bl, bh, two ? lg_dev_err(d, sb) : NULL,
+                              use_c ? cl : NULL, use_c ? ch : NULL, l2, h2, e2, work);
+                for (int o = 0; o < no; o++) {
+                    errz[o] = e2[o];
+                    if (x->r_lo[k] && x->r_hi[k]) { /* bounds of the exact outputs, widened by err: intersect */
+                        double w = e2[o], pl = x->r_lo[k][o], ph = x->r_hi[k][o];
+                        pl = (pl - w) - LG_DEV_EPS * (fabs(pl) + w);
+                        ph = (ph + w) + LG_DEV_EPS * (fabs(ph) + w);
+                        if (pl > lo[o]) lo[o] = pl;
+                        if (ph < hi[o]) hi[o] = ph;
+                    }
+                }
             } else {
                 for (int o = 0; o < no; o++) errz[o] = 0.0;
                 if (x->r_lo[k] && x->r_hi[k]) /* bounds of the exact and computed outputs: intersect */
@@ -819,7 +847,7 @@ lg_status lg_dev_bound_box_pre(lg_dev *d, const double *lo, const double *hi, do
     for (size_t i = 0; i < ni; i++)
         if (!isfinite(lo[i]) || !isfinite(hi[i]) || lo[i] > hi[i])
             return lg_fail(LG_ERR_ARG, "input %zu: [%g, %g] is not a finite interval with lo <= hi", i, lo[i], hi[i]);
-    lg_dev_ext x = {pre_lo, pre_hi, NULL, NULL, 0};
+    lg_dev_ext x = {pre_lo, pre_hi, NULL, NULL, 0, NULL, NULL};
     return lg_dev_chunk(d, lo, hi, 1, &x, delta, e_out, stats);
 }
 

@@ -118,7 +118,11 @@
  * mean-value theorem on the widened box [l − e, u + e] with the certified
  * Jacobian enclosure for softmax and layernorm, capped by their global
  * bounds (softmax: ½·max e and 1; layernorm: its Lipschitz constant
- * |γ_i|(2 + √(g − 1))/√eps times max e, and 2|γ_i|√(g − 1)). A node whose
+ * |γ_i|(2 + √(g − 1))/√eps times max e, and 2|γ_i|√(g − 1)); a layernorm
+ * also by the segment rule on the centred bounds of lg_dev_ext (devtf.h
+ * lg_dev_layernorm_seg). With external bounds of the ReLU net's exact
+ * values (computed = 0) the node's interval meets them widened by its
+ * rounding (the same rules on the sources' rounding bounds). A node whose
  * sources all have e = 0 has e = 0 (both nets compute it bit for bit).
  * The node is then written δ_k = τ_k with |τ_k| ≤ e_k (slope code 0, slack
  * e_k): the backward refinement adds Σ|Λ_k|·e_k and stops there, the
@@ -286,6 +290,11 @@ typedef struct lg_dev_ext {
     double *const *r_lo, *const *r_hi;
     double *const *g_lo, *const *g_hi;
     int computed;
+    /* c_lo/c_hi (may be NULL, read at layernorm layers only): per layer k, bounds
+     * c_lo[k][o] ≤ x_o − mean(x over o's group) ≤ c_hi[k][o] of the layernorm's exact
+     * input x in the ReLU net (verify's centred bounds, opstage.h); widened here by the
+     * ReLU net's rounding, they give the layernorm the segment rule (verify/devtf.h). */
+    double *const *c_lo, *const *c_hi;
 } lg_dev_ext;
 
 /* lg_dev_bound_box_pre with the reference net's own bounds as well
@@ -293,7 +302,8 @@ typedef struct lg_dev_ext {
  * [g_lo, g_hi], relu(z_R) − relu(z_G) is at most the widest gap between
  * the two nets' relu intervals (and at most d_k), and the slope s is
  * certain wherever both intervals have one sign. Bounds that miss the
- * box's own intervals are refused with LG_ERR_ARG. */
+ * box's own intervals are refused with LG_ERR_ARG. g_lo/g_hi NULL (and
+ * computed = 0): lg_dev_bound_box_pre with x's centred bounds. */
 lg_status lg_dev_bound_box_pair(lg_dev *d, const double *lo, const double *hi, const lg_dev_ext *x, double *delta,
                                 double *e_out, lg_dev_stats *stats);
 

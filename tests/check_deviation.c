@@ -788,7 +788,7 @@ START_TEST(test_deviation_devnet_dag_sound)
         if (v.valid) {
             valid++;
             lg_dev_ext x = {lg_devnet_pre_lo(&v, 0), lg_devnet_pre_hi(&v, 0), lg_devnet_pre_lo(&v, 1),
-                            lg_devnet_pre_hi(&v, 1), 1};
+                            lg_devnet_pre_hi(&v, 1), 1, NULL, NULL};
             ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, ep, NULL), LG_OK);
         }
         /* the interval route of a pair too large for CROWN (v.off): its own bounds, the pair
@@ -804,7 +804,7 @@ START_TEST(test_deviation_devnet_dag_sound)
         if (vi.valid) {
             valid_iv++;
             lg_dev_ext x = {lg_devnet_pre_lo(&vi, 0), lg_devnet_pre_hi(&vi, 0), lg_devnet_pre_lo(&vi, 1),
-                            lg_devnet_pre_hi(&vi, 1), 1};
+                            lg_devnet_pre_hi(&vi, 1), 1, NULL, NULL};
             ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, epi, NULL), LG_OK);
         }
         /* the exact route (CROWN on the difference network over x alone, the rounding of both
@@ -821,7 +821,7 @@ START_TEST(test_deviation_devnet_dag_sound)
             ck_assert_int_eq(vx.exact, 1);
             valid_x++;
             lg_dev_ext x = {lg_devnet_pre_lo(&vx, 0), lg_devnet_pre_hi(&vx, 0), lg_devnet_pre_lo(&vx, 1),
-                            lg_devnet_pre_hi(&vx, 1), 1};
+                            lg_devnet_pre_hi(&vx, 1), 1, NULL, NULL};
             ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, epx, NULL), LG_OK);
             for (int j = 0; j < no; j++) exact_tight += evx[j] <= evi[j];
         }

@@ -131,7 +131,7 @@ static double tf_check_box(const lg_net *rn, const lg_net *ref, const double *lo
     if (v.valid) {
         double Dp;
         lg_dev_ext x = {lg_devnet_pre_lo(&v, 0), lg_devnet_pre_hi(&v, 0), lg_devnet_pre_lo(&v, 1), lg_devnet_pre_hi(&v, 1),
-                        1};
+                        1, NULL, NULL};
         ck_assert_int_eq(lg_dev_bound_box_pair(&dev, lo, hi, &x, &Dp, ep, NULL), LG_OK);
     }
     size_t len = lg_net_nodes_len(rn);
@@ -444,7 +444,7 @@ START_TEST(test_devtf_node_worst_direction)
             ah[i] = c + w * lg_rng_uniform(&r);
             ea[i] = ee * lg_rng_uniform(&r);
         }
-        lg_devtf_node(&A, al, ah, ea, al + G, ah + G, ea + G, lo, hi, e, work);
+        lg_devtf_node(&A, al, ah, ea, al + G, ah + G, ea + G, NULL, NULL, lo, hi, e, work);
 #define TF_F(v, out) (kind == 2 ? lg_bilinear_forward(&A, (v), (v) + G, (out)) \
                       : kind ? lg_layernorm_forward(&A, (v), (out)) : lg_softmax_forward(&A, (v), (out)))
         for (int s = 0; s < 8; s++) {
@@ -477,6 +477,84 @@ START_TEST(test_devtf_node_worst_direction)
 END_TEST
 
 /* A pair whose Transformer nodes differ (a group size, a product's index table) is refused. */
+/* y_i of a layernorm group in long double (the oracle of the segment rule). */
+static long double tf_ln(int g, const double *x, double eps, const double *gamma, int i, long double *rr)
+{
+    long double mu = 0.0L, v = 0.0L;
+    for (int j = 0; j < g; j++) mu += x[j];
+    mu /= g;
+    for (int j = 0; j < g; j++) v += (x[j] - mu) * (x[j] - mu);
+    long double r = 1.0L / sqrtl(v / g + eps);
+    if (rr) *rr = r;
+    return gamma[i] * (x[i] - mu) * r;
+}
+
+/* The layernorm's segment rule (devtf.h lg_dev_layernorm_seg) on inputs with a wide common
+ * part (the box is wide, the centred bounds narrow, as a residual stream's): x = c0 + t·1 + δ,
+ * |δ| ≤ ρ, so c(x) ∈ c(c0) ± 2ρ; x' = x + a perturbation of size ≤ e, sampled and moved
+ * along the sign of ∂y_i/∂x' (PGD) — |y_i(x) − y_i(x')| never above d_i; and the rule is
+ * below the box's (lg_dev_layernorm over the widened box) on most groups (it follows the
+ * centred bounds). */
+START_TEST(test_devtf_ln_segment)
+{
+    lg_rng r;
+    lg_rng_init(&r, 4242, 3);
+    enum { G = 8 };
+    double c0[G], gamma[G], l[G], u[G], clo[G], chi[G], e[G], d[G], db[G], x[G], xp[G], cbar[G];
+    lg_dv work[LG_DEVTF_WORK(G)];
+    int tighter = 0, trials = 0;
+    for (int it = 0; it < 300; it++) {
+        const int g = 3 + (int)(lg_rng_uniform(&r) * (G - 2));
+        const double M = 2.0, rho = 0.2 * lg_rng_uniform(&r), eps = 1e-5;
+        const double emax = pow(10.0, -3.0 + 3.0 * lg_rng_uniform(&r)); /* 1e-3 … 1 */
+        double mu = 0.0;
+        for (int j = 0; j < g; j++) {
+            c0[j] = 2.0 * lg_rng_uniform(&r) - 1.0;
+            gamma[j] = (lg_rng_uniform(&r) < 0.5 ? -1.0 : 1.0) * (0.5 + 1.5 * lg_rng_uniform(&r));
+            e[j] = emax * lg_rng_uniform(&r);
+            mu += c0[j];
+        }
+        mu /= g;
+        for (int j = 0; j < g; j++) {
+            cbar[j] = c0[j] - mu;
+            l[j] = c0[j] - M - rho;
+            u[j] = c0[j] + M + rho;
+            clo[j] = cbar[j] - 2.0 * rho - 1e-12;
+            chi[j] = cbar[j] + 2.0 * rho + 1e-12;
+        }
+        lg_dev_layernorm_seg(g, l, u, clo, chi, e, eps, gamma, d);
+        lg_dev_layernorm((size_t)g, l, u, e, eps, gamma, db, work);
+        for (int i = 0; i < g; i++) {
+            trials++;
+            tighter += d[i] < db[i];
+        }
+        for (int s = 0; s < 40; s++) {
+            double t = M * (2.0 * lg_rng_uniform(&r) - 1.0);
+            for (int j = 0; j < g; j++) x[j] = c0[j] + t + rho * (2.0 * lg_rng_uniform(&r) - 1.0);
+            const int i = s % g;
+            for (int j = 0; j < g; j++) xp[j] = x[j] + e[j] * (2.0 * lg_rng_uniform(&r) - 1.0);
+            for (int step = 0; step < (s & 1 ? 8 : 0); step++) { /* PGD on |y_i(x') − y_i(x)| */
+                long double rr, yi = tf_ln(g, xp, eps, gamma, i, &rr), mp = 0.0L;
+                long double sg = yi - tf_ln(g, x, eps, gamma, i, NULL) >= 0 ? 1.0L : -1.0L;
+                for (int j = 0; j < g; j++) mp += xp[j];
+                mp /= g;
+                long double ci = (xp[i] - mp) * rr;
+                for (int j = 0; j < g; j++) {
+                    long double cj = (xp[j] - mp) * rr;
+                    long double dj = gamma[i] * rr * ((i == j) - 1.0L / g - ci * cj / g);
+                    double a = step == 0 ? 1.0 : 0.5;
+                    xp[j] = x[j] + fmax(-e[j], fmin(e[j], (xp[j] - x[j]) * (1.0 - a) + a * e[j] * (sg * dj >= 0 ? 1.0 : -1.0)));
+                }
+            }
+            long double dv = fabsl(tf_ln(g, xp, eps, gamma, i, NULL) - tf_ln(g, x, eps, gamma, i, NULL));
+            ck_assert_msg(dv <= d[i], "trial %d g %d output %d: |y(x) − y(x')| = %.17Lg above the segment rule's %.17g", it,
+                          g, i, dv, d[i]);
+        }
+    }
+    ck_assert_msg(4 * tighter > trials, "segment rule tighter on only %d of %d outputs", tighter, trials);
+}
+END_TEST
+
 START_TEST(test_devtf_refuses_mismatch)
 {
     lg_net rn, ref;
@@ -509,6 +587,7 @@ Suite *suite_deviation_tf(void)
     tcase_add_test(tc, test_devtf_rounding);
     tcase_add_test(tc, test_devtf_node_worst_direction);
     tcase_add_test(tc, test_devtf_refuses_mismatch);
+    tcase_add_test(tc, test_devtf_ln_segment);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -98,7 +98,7 @@ static lg_status lg_devnet_leaf(lg_dev *dev, lg_devnet *v, const double *lo, con
     for (int j = 0; j < no; j++) e[j] = fmin(ep[j], s1[j]);
     if (!v->valid) return LG_OK;
     if ((st = lg_devnet_alpha(v, run, e, ain)) != LG_OK) return st;
-    lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1};
+    lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1, NULL, NULL};
     double dd;
     st = lg_dev_bound_box_pair(dev, lo, hi, &x, &dd, s2, NULL);
     if (st == LG_ERR_ARG) return LG_OK; /* bounds it refuses: that bound is left out */

@@ -102,26 +102,86 @@ static double lg_devtf_rsq(double eps) { return 1.0 / sqrt(eps) * (1.0 + 4.0 * L
 /* |ĉ_i − c_i| of the computed centring for inputs of magnitude ≤ M */
 static double lg_devtf_dc(int g, double M) { return 1.1 * (lg_devtf_gamma(g) + 2.0 * LG_DEVTF_EPS) * M; }
 
+double lg_devtf_ln_vlo(int g, const double *l, const double *u, const double *clo, const double *chi)
+{
+    double Sl = 0.0, Su = 0.0, v = 0.0;
+    if (l && u)
+        for (int j = 0; j < g; j++) Sl = lg_dn(Sl + l[j]), Su = lg_up(Su + u[j]);
+    for (int i = 0; i < g; i++) {
+        double cl = -INFINITY, ch = INFINITY;
+        if (l && u) { /* c_i = ((g − 1)·x_i − Σ_{j≠i} x_j)/g over the box, rounded outward */
+            cl = lg_dn(lg_dn(lg_dn((g - 1.0) * l[i]) - lg_up(Su - u[i])) / g);
+            ch = lg_up(lg_up(lg_up((g - 1.0) * u[i]) - lg_dn(Sl - l[i])) / g);
+        }
+        if (clo && chi && clo[i] <= chi[i]) { /* both hold c_i: intersect (an empty one is no claim) */
+            double a = clo[i] > cl ? clo[i] : cl, b = chi[i] < ch ? chi[i] : ch;
+            if (a <= b) cl = a, ch = b;
+        }
+        double m = cl > 0.0 ? cl : ch < 0.0 ? -ch : 0.0;
+        v = lg_dn(v + lg_dn(m * m));
+    }
+    v = lg_dn(v / g);
+    return v > 0.0 && v < INFINITY ? v : 0.0;
+}
+
 double lg_devtf_ln_rmax(int g, const double *l, const double *u, double eps, double M)
 {
     if (!(eps > 0.0)) return INFINITY;
     double r0 = lg_devtf_rsq(eps);
     if (!l || !u) return r0;
-    double Sl = 0.0, Su = 0.0, v = 0.0;
-    for (int j = 0; j < g; j++) Sl = lg_dn(Sl + l[j]), Su = lg_up(Su + u[j]);
-    for (int i = 0; i < g; i++) {
-        /* c_i = ((g − 1)·x_i − Σ_{j≠i} x_j)/g over the box, rounded outward */
-        double cl = lg_dn(lg_dn(lg_dn((g - 1.0) * l[i]) - lg_up(Su - u[i])) / g);
-        double ch = lg_up(lg_up(lg_up((g - 1.0) * u[i]) - lg_dn(Sl - l[i])) / g);
-        double m = cl > 0.0 ? cl : ch < 0.0 ? -ch : 0.0;
-        v = lg_dn(v + lg_dn(m * m));
-    }
-    v = lg_dn(v / g);
-    if (!(v > 0.0) || !isfinite(v)) return r0;
+    double v = lg_devtf_ln_vlo(g, l, u, NULL, NULL);
+    if (!(v > 0.0)) return r0;
     double sd = lg_dn(lg_dn(sqrt(v)) - lg_devtf_dc(g, M)); /* σ − Δc along the segment from c to ĉ */
     if (!(sd > 0.0)) return r0;
     double r = 1.0 / sqrt(lg_dn(lg_dn(sd * sd) + eps)) * (1.0 + 4.0 * LG_DEVTF_EPS);
     return r < r0 ? r : r0;
+}
+
+int lg_dev_layernorm_seg(int g, const double *l, const double *u, const double *clo, const double *chi,
+                         const double *e, double eps, const double *gamma, double *d)
+{
+    for (int i = 0; i < g; i++) d[i] = INFINITY;
+    if (!(eps > 0.0)) return 0;
+    double S = 0.0, S2 = 0.0;
+    for (int j = 0; j < g; j++) {
+        if (!(e[j] >= 0.0)) return 0;
+        S = lg_up(S + e[j]);
+        S2 = lg_up(S2 + lg_up(e[j] * e[j]));
+    }
+    double rms = lg_up(sqrt(lg_up(S2 / g)) * (1.0 + 2.0 * LG_DEVTF_EPS)); /* ≥ |x' − x|₂/√g ≥ |δc|₂/√g */
+    double sg = lg_up(S / g);
+    /* σ ≥ σ_lo − rms on the segment, r ≤ R */
+    double sl = lg_dn(lg_dn(sqrt(lg_devtf_ln_vlo(g, l, u, clo, chi))) * (1.0 - 2.0 * LG_DEVTF_EPS));
+    double s = lg_dn(sl - rms);
+    double R = lg_devtf_rsq(eps);
+    if (s > 0.0) {
+        double r = 1.0 / sqrt(lg_dn(lg_dn(s * s) + eps)) * (1.0 + 4.0 * LG_DEVTF_EPS);
+        if (r < R) R = r;
+    }
+    double cap = sqrt((double)(g - 1)) * (1.0 + 4.0 * LG_DEVTF_EPS), Sl = 0.0, Su = 0.0;
+    if (l && u)
+        for (int j = 0; j < g; j++) Sl = lg_dn(Sl + l[j]), Su = lg_up(Su + u[j]);
+    int ok = 1;
+    for (int i = 0; i < g; i++) {
+        /* |c_i| on the segment: c_i of the box (and of [clo, chi]) widened by |δc_i| ≤ e_i + Σe/g */
+        double dci = lg_up(e[i] + sg), cm = INFINITY;
+        if (l && u) {
+            double cl = lg_dn(lg_dn(lg_dn((g - 1.0) * l[i]) - lg_up(Su - u[i])) / g);
+            double ch = lg_up(lg_up(lg_up((g - 1.0) * u[i]) - lg_dn(Sl - l[i])) / g);
+            cm = lg_dv_mag((lg_dv){cl, ch});
+        }
+        if (clo && chi && clo[i] <= chi[i]) {
+            double c2 = lg_dv_mag((lg_dv){clo[i], chi[i]});
+            if (c2 < cm) cm = c2;
+        }
+        double h = lg_up(lg_up(cm + dci) * R); /* |ĉ_i| = |c_i|·r */
+        if (!(h <= cap)) h = cap;
+        /* |dy_i/dt| = |γ_i|·r·|δc_i − ĉ_i·(ĉ·δc)/g| ≤ |γ_i|·R·(|δc_i| + h_i·|δc|₂/√g) */
+        double t = lg_up(lg_up(fabs(gamma[i]) * R) * lg_up(dci + lg_up(h * rms)));
+        if (t == t && t < INFINITY) d[i] = t;
+        else ok = 0;
+    }
+    return ok;
 }
 
 double lg_devtf_round_layernorm(int g, double M, double rmax, double gamma, double beta)
@@ -168,7 +228,8 @@ static void lg_devtf_plane_image(int g, const double *l, const double *u, const 
 }
 
 int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const double *ea, const double *bl,
-                  const double *bh, const double *eb, double *lo, double *hi, double *e, double *work)
+                  const double *bh, const double *eb, const double *clo, const double *chi, double *lo, double *hi,
+                  double *e, double *work)
 {
     int ok = 1;
     const int n = L->n_out;
@@ -226,6 +287,10 @@ int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const 
                 lg_relax_layernorm((size_t)g, l, u, L->op.eps, gamma, beta, NULL, pw, pc, qw, qc, w);
                 lg_devtf_plane_image(g, l, u, pw, pc, qw, qc, lo + s, hi + s);
                 lg_dev_layernorm((size_t)g, l, u, es, L->op.eps, gamma, d, w);
+                /* the segment rule (σ from the centred bounds): pw holds g doubles here */
+                lg_dev_layernorm_seg(g, l, u, clo ? clo + s : NULL, chi ? chi + s : NULL, es, L->op.eps, gamma, pw);
+                for (int i = 0; i < g; i++)
+                    if (pw[i] < d[i]) d[i] = pw[i];
                 if (me < mr) { /* the reference's inputs lie in [l − e, u + e] */
                     for (int i = 0; i < g; i++) pc[i] = lg_dn(l[i] - es[i]), qc[i] = lg_up(u[i] + es[i]);
                     xg = lg_devtf_ln_rmax(g, pc, qc, L->op.eps, mg);

@@ -58,6 +58,24 @@ double lg_devtf_round_layernorm(int g, double M, double rmax, double gamma, doub
  * box's variance lower bound); l, u NULL: 1/√eps, for any inputs. */
 double lg_devtf_ln_rmax(int g, const double *l, const double *u, double eps, double M);
 double lg_devtf_lip_layernorm(int g, double eps, double gamma);
+/* v_lo ≤ v = Σ_i c_i²/g (c = x − mean) over the box [l, u] (NULL: no box) and the
+ * centred bounds clo ≤ c ≤ chi (NULL: none; an empty entry is ignored), rounded down;
+ * 0 when nothing is known. */
+double lg_devtf_ln_vlo(int g, const double *l, const double *u, const double *clo, const double *chi);
+
+/* The layernorm's segment rule: for x in the box [l, u] (either may be NULL) whose
+ * centred values lie in [clo, chi] (NULL: no such bounds) and any x' with
+ * |x'_j − x_j| ≤ e_j, the standard deviation along the segment from x to x' is at least
+ * s = σ_lo − |e|₂/√g (σ_lo² = lg_devtf_ln_vlo; σ is |Pz|₂/√g, P the centring, a norm),
+ * so r = 1/√(v + eps) ≤ R = 1/√(max(s, 0)² + eps), and with δc = P(x' − x),
+ * |δc_i| ≤ e_i + Σ_j e_j/g, |δc|₂ ≤ |e|₂, |ĉ|₂ ≤ √g and h_i ≥ |ĉ_i| = |c_i|·r on the
+ * segment (≤ √(g − 1)):
+ *   |y_i(x) − y_i(x')| ≤ |γ_i|·R·(e_i + Σ_j e_j/g + h_i·|e|₂/√g)
+ * (dy_i/dt = γ_i·r·(δc_i − ĉ_i·(ĉ·δc)/g)), every step rounded up. d[g] gets the bounds
+ * (+∞ where not finite; returns 0 then). A bound that follows the centred bounds of
+ * `verify` (opstage_ln.c) rather than the box widened by e. */
+int lg_dev_layernorm_seg(int g, const double *l, const double *u, const double *clo, const double *chi,
+                         const double *e, double eps, const double *gamma, double *d);
 
 /* One Transformer node L (core/net.h) of a substitution pair on one box,
  * for the certified deviation (anneal/deviation.h "Transformer nodes"):
@@ -67,10 +85,14 @@ double lg_devtf_lip_layernorm(int g, double eps, double gamma);
  * [lo, hi] ∋ the ReLU net's node output, exact and computed (the exact
  * image widened by the rounding above), and e ≥ |out_ReLU − out_ref| for
  * the exact nets and for the computed ones (devtf rules plus both nets'
- * rounding). A bound that is not finite is ∓∞ / +∞; returns 0 then.
+ * rounding). clo, chi (or NULL; layernorm only, the node's n_out entries): bounds of the
+ * centred inputs c_o = x_o − mean of its group, for the exact and the computed values of
+ * the ReLU net; the layernorm's bound is then also the segment rule's (lg_dev_layernorm_seg).
+ * A bound that is not finite is ∓∞ / +∞; returns 0 then.
  * work: LG_DEVTF_NODE_WORK(L) doubles, caller-owned. */
 #define LG_DEVTF_NODE_WORK(g) (4 * (g) * (g) + 32 * (g) + 8)
 int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const double *ea, const double *bl,
-                  const double *bh, const double *eb, double *lo, double *hi, double *e, double *work);
+                  const double *bh, const double *eb, const double *clo, const double *chi, double *lo, double *hi,
+                  double *e, double *work);
 
 #endif

@@ -292,6 +292,24 @@ static lg_status lg_transfer_point(lg_dev *dev, const double *lo, const double *
     return st;
 }
 
+/* The propagation with relu's symbolic bounds in b (lg_dev_bound_box_pre) and the
+ * layernorms' centred bounds b keeps (opstage.h, read by the segment rule of
+ * verify/devtf.h; a layernorm without them passes NULL). */
+static lg_status lg_transfer_pre(lg_dev *dev, const lg_net *relu, const lg_bounds *b, const double *lo,
+                                 const double *hi, double *delta, double *e)
+{
+    const int nl = relu->n_layers;
+    double **c = calloc(2 * (size_t)nl, sizeof *c);
+    if (!c) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    for (int k = 0; k < nl && b->dlo; k++)
+        if (relu->layers[k].lin.kind == LG_LAYER_LAYERNORM && lg_ln_n_diff(&relu->layers[k]) == 3 && b->dlo[k])
+            c[k] = b->dlo[k], c[nl + k] = b->dhi[k]; /* the first n_out entries: c_o */
+    lg_dev_ext x = {b->lo, b->hi, NULL, NULL, 0, c, c + nl};
+    lg_status st = lg_dev_bound_box_pair(dev, lo, hi, &x, delta, e, NULL);
+    free(c);
+    return st;
+}
+
 /* Over the caller's threshold (v->want) with v's bounds of this box: e lowered to the joint
  * relaxation's bound where it is smaller (devnet_joint.h; the cheap bounds first). */
 static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e)
@@ -337,9 +355,9 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
     } else if ((st = lg_bounds_symbolic(b, relu, lo, hi)) != LG_OK) {
         return st;
     }
-    if ((st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &dd, es, NULL)) != LG_OK) return st;
+    if ((st = lg_transfer_pre(dev, relu, b, lo, hi, &dd, es)) != LG_OK) return st;
     if (v->valid) {
-        lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1};
+        lg_dev_ext x = {lg_devnet_pre_lo(v, 0), lg_devnet_pre_hi(v, 0), lg_devnet_pre_lo(v, 1), lg_devnet_pre_hi(v, 1), 1, NULL, NULL};
         if ((st = lg_dev_bound_box_pair(dev, lo, hi, &x, &dd, ep, NULL)) != LG_OK) return st;
     } else {
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
@@ -368,7 +386,7 @@ lg_status lg_transfer_box_delta(lg_dev *dev, lg_devnet *v, const lg_net *relu, l
         double di, ds;
         lg_status st = lg_dev_bound_boxes(dev, lo, hi, 1, &di, NULL, NULL);
         if (st == LG_OK) st = lg_bounds_symbolic(b, relu, lo, hi);
-        if (st == LG_OK) st = lg_dev_bound_box_pre(dev, lo, hi, b->lo, b->hi, &ds, NULL, NULL);
+        if (st == LG_OK) st = lg_transfer_pre(dev, relu, b, lo, hi, &ds, NULL);
         if (st == LG_OK) *delta = ds < di ? ds : di;
         if (st == LG_OK && lg_net_first_tnode(relu) >= 0) { /* a point: the enclosures (lg_transfer_point) */
             const int no = lg_net_n_out(relu);
