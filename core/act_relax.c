@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LG_AR_ETA 0x1p-39   /* trusted relative error of a computed f(x) (erfc, exp) */
+#define LG_AR_ETA LG_LIBM_REL_ERR /* trusted relative error of libm's exp, erfc (core/act_relax.h) */
 #define LG_AR_TINY 0x1p-1000 /* absolute margin for underflow */
 #define LG_AR_MAX (LG_ACT_RELAX_N + 8)
 

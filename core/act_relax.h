@@ -40,6 +40,10 @@
 
 #include "core/act.h"
 
+/* The relative error to which libm's exp and erfc are trusted (the one value every certified
+ * relaxation, bound and deviation rule that evaluates them uses). */
+#define LG_LIBM_REL_ERR 0x1p-39
+
 typedef struct lg_act_lines {
     double lo_s, lo_c; /* f(x) ≥ lo_s·x + lo_c on [l, u] */
     double up_s, up_c; /* f(x) ≤ up_s·x + up_c on [l, u] */

@@ -3,6 +3,7 @@
 #include "verify/devtf.h"
 
 #include <float.h>
+#include "core/act_relax.h"
 #include <math.h>
 
 #include "core/net.h"
@@ -77,7 +78,7 @@ int lg_dev_layernorm(size_t g, const double *l, const double *u, const double *e
     return lg_dev_apply(g, J, e, d);
 }
 
-#define LG_DEVTF_ETA 0x1p-39   /* trusted relative error of libm's exp (bounds_tnode.c) */
+#define LG_DEVTF_ETA LG_LIBM_REL_ERR /* trusted relative error of libm's exp, erfc (core/act_relax.h) */
 #define LG_DEVTF_TINY 0x1p-1000 /* absolute margin for underflow */
 #define LG_DEVTF_EPS 0x1p-52    /* DBL_EPSILON */
 

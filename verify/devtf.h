@@ -43,7 +43,7 @@ int lg_dev_layernorm(size_t g, const double *l, const double *u, const double *e
  * - product: γ_K·mass, mass ≥ Σ_k |a_k|·|b_k| (any summation order, FMA or
  *   not), plus an absolute 2^-1000·K for underflow;
  * - softmax: 4η + γ_g + (g + 4)·ε + (g + 1)·2^-1000, η = 2^-39 the trusted
- *   relative error of libm's exp (as bounds_tnode.c, core/act_relax.c);
+ *   relative error of libm's exp (LG_LIBM_REL_ERR, core/act_relax.h);
  * - layernorm: |γ_i|·((1 + √g)·Δc·rmax + √g·γ_{g+8}) + ε·(|γ_i|·√g + |β_i|)
  *   (plus underflow), Δc = γ_{g+8}·M the error of a centred value.
  * Every result is rounded up (γ_n = 1e-12 + (n + 2)·ε as anneal/deviation.h).

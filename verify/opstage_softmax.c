@@ -8,6 +8,7 @@
  * allocated per call (tnode_planes.c) and freed before returning. */
 #include "verify/opstage.h"
 
+#include "core/act_relax.h"
 #include <math.h>
 
 #include "encode/problem.h"
@@ -15,7 +16,7 @@
 #include "verify/relax_softmax.h"
 #include "verify/tnode_planes.h"
 
-#define LG_BT_ETA 0x1p-39    /* trusted relative error of libm's exp */
+#define LG_BT_ETA LG_LIBM_REL_ERR /* trusted relative error of libm's exp, erfc (core/act_relax.h) */
 #define LG_BT_TINY 0x1p-1000 /* absolute margin for underflow */
 
 static double lg_exp_dn(double t)
