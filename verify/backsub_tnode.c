@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "core/act_relax.h"
-#include "verify/backsub_tbil.h"
 #include "verify/backsub_tgemm.h"
-#include "verify/relax_bilinear.h"
 #include "verify/relax_iv.h"
 #include "verify/relax_layernorm.h"
 #include "verify/relax_softmax.h"
@@ -84,7 +82,7 @@ void lg_bs_tnode_changed(lg_backsub *s, int l)
 
 int lg_bs_tnode_addends(const lg_layer *L, int second)
 {
-    return second && lg_layer_n_src(L) < 2 ? 0 : lg_layer_vop(L)->bs_addends(L);
+    return second && lg_layer_n_src(L) < 2 ? 0 : lg_layer_vop(L)->bs_taddends(L);
 }
 
 void lg_bs_tnode_post(const lg_backsub *s, int g, int src, int i, double *lo, double *hi)

@@ -69,8 +69,10 @@ typedef struct lg_vopdef {
     /* The Transformer nodes' back-substitution (backsub_tnode.h; NULL for the others): the
      * length of node L's plane table in one group (bs_tlen), its planes in group g of layer l
      * into P (bs_tplanes, 0: out of memory) and the step through it (bs_tstep: the contract of
-     * lg_bs_tnode_step). bs_addends then counts the addends of either source's coefficient. */
+     * lg_bs_tnode_step), and the addends one coefficient of either source receives from it
+     * (bs_taddends). */
     size_t (*bs_tlen)(const lg_layer *L);
+    int (*bs_taddends)(const lg_layer *L);
     int (*bs_tplanes)(struct lg_backsub *s, int g, int l, double *P);
     double (*bs_tstep)(struct lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam);
     /* A group node's own part of the group step softmax and layernorm share (backsub_tnode.c):
