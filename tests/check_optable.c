@@ -45,6 +45,10 @@ START_TEST(test_optable_entries_match_flags)
             ck_assert_msg(!v->n_diff || v->symbolic, "%s: difference bounds come from its symbolic step", op->name);
             ck_assert_msg(!(op->flags & LG_OPF_TNODE) == !v->relax_rows,
                           "%s: a Transformer node, and only one, gives the back-ends' relaxation rows", op->name);
+            int tn = (op->flags & LG_OPF_TNODE) != 0; /* the Transformer nodes' step, all or none, only theirs */
+            ck_assert_msg(!v->bs_tlen == !tn && !v->bs_tplanes == !tn && !v->bs_tstep == !tn && !v->bs_taddends == !tn &&
+                              !v->reach == !tn && (tn || (!v->bs_gplanes && !v->bs_row_len && !v->bs_shift && !v->bs_row_icpt)),
+                          "%s: the Transformer step's entries all or none", op->name);
             ck_assert_msg(v->bs_n_alpha >= 0 && v->bs_n_alpha <= 2 && (!v->bs_n_alpha || (op->flags & LG_OPF_TNODE)),
                           "%s: lg_backsub.talpha holds at most two α per Transformer node", op->name);
         } else {

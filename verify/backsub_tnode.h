@@ -50,4 +50,35 @@ int lg_bs_tnode_addends(const lg_layer *L, int second);
  * negative value. */
 double lg_bs_tnode_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam);
 
+/* What the kinds' own parts (their opstage.h entries: bs_tlen, bs_tplanes,
+ * bs_tstep) share. */
+/* One row's accumulators of the rounding term above. */
+typedef struct lg_bt_acc {
+    double S;   /* Σ |coef|·max|x| */
+    double und; /* Σ max|x| of the coefficients */
+    double I;   /* Σ |icpt| */
+    double cnt; /* addends summed into S and und */
+    double nic; /* intercepts */
+    int bad;
+} lg_bt_acc;
+/* Post-activation interval of entry i of node src (−1: the input) in group g, ∓∞ where none. */
+void lg_bs_tnode_post(const lg_backsub *s, int g, int src, int i, double *lo, double *hi);
+/* max(|l|, |h|). */
+double lg_bs_tnode_mag(double l, double h);
+/* Node l's planes current in every group (its entry's bs_tplanes where stale); 0: out of memory. */
+int lg_bs_tnode_ready(lg_backsub *s, int l);
+/* Row r's end: err[r] += the rounding term of a (gam: γ'_N; esh: the softmax shifts' own
+ * rounding; eic: Σ |λ_o|·E_o of the products' summed intercepts), c[r] = cr, mass[r] = ms. */
+void lg_bs_tnode_row_end(lg_backsub *s, int r, const lg_bt_acc *a, double gam, double cr, double ms, double esh,
+                         double eic);
+/* The plane table, planes and step softmax and layernorm share (per group of the node's
+ * outputs; their entries' bs_gplanes, bs_row_len, bs_shift, bs_row_icpt give their own parts). */
+size_t lg_bs_group_len(const lg_layer *L);
+int lg_bs_group_planes(lg_backsub *s, int g, int l, double *P);
+double lg_bs_group_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam);
+/* The product's (opstage_bilinear.c). */
+size_t lg_bs_product_len(const lg_layer *L);
+int lg_bs_product_planes(lg_backsub *s, int g, int l, double *P);
+double lg_bs_product_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam);
+
 #endif

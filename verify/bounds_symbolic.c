@@ -94,18 +94,12 @@ int lg_bounds_reach(const lg_net *net, unsigned char **rel)
     for (int k = nl - 1; k >= 0; k--) {
         const lg_layer *L = &net->layers[k];
         int all = lg_op_is(L->lin.kind, LG_OPF_NODE) && !lg_kind_is_tnode(L->lin.kind); /* max-pool: every input */
+        const lg_vopdef *vop = lg_layer_vop(L);
         for (int o = 0; o < L->n_out; o++) {
             if (!rel[k][o]) continue;
-            if (L->lin.kind == LG_LAYER_BILINEAR) {
-                const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * (size_t)L->lin.op.K;
-                for (size_t q = (size_t)o * (size_t)L->lin.op.K; q < (size_t)(o + 1) * (size_t)L->lin.op.K; q++) {
-                    if (L->lin.src >= 0) rel[L->lin.src][ia[q]] = 1;
-                    if (L->lin.op.src_b >= 0) rel[L->lin.op.src_b][ib[q]] = 1;
-                }
-            } else if (lg_kind_is_tnode(L->lin.kind)) {
-                int G0 = o / L->lin.op.group * L->lin.op.group;
-                if (L->lin.src >= 0) memset(rel[L->lin.src] + G0, 1, (size_t)L->lin.op.group);
-            } else
+            if (vop && vop->reach) /* a Transformer node: the entries its entry says (opstage.h) */
+                vop->reach(L, o, rel);
+            else
                 for (int t = 0; t < lg_layer_n_lin(L); t++) {
                     const lg_linear *T = lg_layer_lin(L, t);
                     if (T->src < 0) continue;

@@ -1,8 +1,12 @@
 /* opstage.c — the verify stages' node-kind table (opstage.h). */
 #include "verify/opstage.h"
 
+#include <string.h>
+
 #include "verify/attack.h"
 #include "verify/backsub.h"
+#include "verify/backsub_tnode.h"
+#include "verify/relax_softmax.h"
 #include "verify/bounds.h"
 
 static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
@@ -14,13 +18,22 @@ static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
                       .split = lg_bab_window_split},
     [LG_LAYER_BILINEAR] = {.kind = LG_LAYER_BILINEAR, .interval = lg_bounds_product,
                            .attack_backward = lg_attack_product_backward, .smear = lg_bab_smear_product,
-                           .bs_n_alpha = 2, .relax_rows = lg_product_relax_rows},
+                           .bs_taddends = lg_bs_product_addends, .bs_n_alpha = 2, .bs_tlen = lg_bs_product_len,
+                           .bs_tplanes = lg_bs_product_planes, .bs_tstep = lg_bs_product_step,
+                           .reach = lg_reach_product, .relax_rows = lg_product_relax_rows},
     [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .interval = lg_bounds_softmax,
                           .attack_backward = lg_attack_softmax_backward, .smear = lg_bab_smear_group,
-                          .relax_rows = lg_softmax_relax_rows},
+                          .bs_taddends = lg_bs_group_addends, .bs_tlen = lg_bs_group_len,
+                          .bs_tplanes = lg_bs_group_planes, .bs_tstep = lg_bs_group_step,
+                          .bs_gplanes = lg_bs_softmax_planes, .bs_shift = lg_softmax_shift,
+                          .reach = lg_reach_group, .relax_rows = lg_softmax_relax_rows},
     [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .interval = lg_bounds_layernorm,
                             .attack_backward = lg_attack_layernorm_backward, .smear = lg_bab_smear_group,
                             .n_diff = lg_ln_n_diff, .symbolic = lg_ln_symbolic,
+                            .bs_taddends = lg_bs_group_addends, .bs_tlen = lg_bs_group_len,
+                            .bs_tplanes = lg_bs_group_planes, .bs_tstep = lg_bs_group_step,
+                            .bs_gplanes = lg_bs_layernorm_planes, .bs_row_len = lg_bs_layernorm_row_len,
+                            .bs_row_icpt = lg_layernorm_row_icpt, .reach = lg_reach_group,
                             .relax_rows = lg_layernorm_relax_rows},
 };
 
@@ -30,3 +43,14 @@ const lg_vopdef *lg_vop(lg_layer_kind k)
 }
 
 const lg_vopdef *lg_layer_vop(const lg_layer *L) { return lg_vop(L->lin.kind); }
+
+void lg_reach_group(const lg_layer *L, int o, unsigned char **rel)
+{
+    int G0 = o / L->lin.op.group * L->lin.op.group;
+    if (L->lin.src >= 0) memset(rel[L->lin.src] + G0, 1, (size_t)L->lin.op.group);
+}
+
+int lg_bs_group_addends(const lg_layer *L)
+{
+    return L->lin.op.group;
+}

@@ -9,7 +9,8 @@
  * verify/opstage_max.c and verify/backsub_max.c for max-pool,
  * verify/opstage_bilinear.c for the product, verify/opstage_softmax.c for
  * softmax, verify/opstage_layernorm.c and verify/opstage_ln.c for layernorm
- * (the Transformer nodes' back-substitution planes: backsub_tnode.c). The
+ * (the Transformer nodes' back-substitution: the kinds' files and what they
+ * share in backsub_tnode.c). The
  * table is static and constant; the entries' own allocations are said by
  * each.
  */
@@ -65,6 +66,31 @@ typedef struct lg_vopdef {
      * lower plane, [l][1] of the upper one, set by lg_bs_tnode_set_alpha) and the α search
      * tunes (alpha_tnode.h): 2 for the product, 0 for none. */
     int bs_n_alpha;
+    /* The Transformer nodes' back-substitution (backsub_tnode.h; NULL for the others): the
+     * length of node L's plane table in one group (bs_tlen), its planes in group g of layer l
+     * into P (bs_tplanes, 0: out of memory) and the step through it (bs_tstep: the contract of
+     * lg_bs_tnode_step), and the addends one coefficient of either source receives from it
+     * (bs_taddends). */
+    size_t (*bs_tlen)(const lg_layer *L);
+    int (*bs_taddends)(const lg_layer *L);
+    int (*bs_tplanes)(struct lg_backsub *s, int g, int l, double *P);
+    double (*bs_tstep)(struct lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam);
+    /* A group node's own part of the group step softmax and layernorm share (backsub_tnode.c):
+     * group G's planes of layer l in group g from its inputs' bounds lu [2·gs] (lower ends,
+     * then upper ones) with rd its bs_row_len(gs) doubles of row data (bs_gplanes; work:
+     * max(LG_SOFTMAX_WORK, LG_LAYERNORM_WORK)(gs)); NULL for the ones a kind has not: the
+     * shift of a group's coefficients by Σ = 1 (bs_shift, relax_softmax.h lg_softmax_shift)
+     * and a group's own intercept of a weighted sum (bs_row_icpt, relax_layernorm.h
+     * lg_layernorm_row_icpt). */
+    void (*bs_gplanes)(struct lg_backsub *s, int g, int l, size_t G, size_t gs, const double *lu, double *lo_w,
+                       double *lo_c, double *up_w, double *up_c, double *rd, lg_dv *work);
+    size_t (*bs_row_len)(size_t gs);
+    double (*bs_shift)(size_t g, const double *lam, const double *lo_c, const double *up_c, double *mu, double *err,
+                       int *idx);
+    double (*bs_row_icpt)(size_t g, const double *rd, const double *lam, const double *gamma);
+    /* Which sources' entries output o of node L reads (lg_bounds_reach): sets them in rel
+     * (rel[j] over node j's outputs). NULL: every entry of every source. */
+    void (*reach)(const lg_layer *L, int o, unsigned char **rel);
     /* The node's rows in the complete back-ends' relaxation (tnode_planes.h) from the
      * query's bounds b into r: LG_OK, LG_ERR_NOMEM or LG_ERR_ARG (a bound not finite). */
     lg_status (*relax_rows)(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
@@ -114,18 +140,29 @@ void lg_bounds_product(const lg_net *net, const lg_layer *L, const double *al, c
 void lg_attack_product_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                 const double *dz, double *da, double *db);
 lg_status lg_product_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
+int lg_bs_product_addends(const lg_layer *L);
+void lg_reach_product(const lg_layer *L, int o, unsigned char **rel);
 /* Softmax's entries (verify/opstage_softmax.c). */
 void lg_bounds_softmax(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
                        double *lo, double *hi);
 void lg_attack_softmax_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                 const double *dz, double *da, double *db);
 lg_status lg_softmax_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
+void lg_bs_softmax_planes(struct lg_backsub *s, int g, int l, size_t G, size_t gs, const double *lu, double *lo_w,
+                          double *lo_c, double *up_w, double *up_c, double *rd, lg_dv *work);
 /* Layernorm's interval bound, attack step and rows (verify/opstage_layernorm.c). */
 void lg_bounds_layernorm(const lg_net *net, const lg_layer *L, const double *al, const double *ah, const size_t *noff,
                          double *lo, double *hi);
 void lg_attack_layernorm_backward(const lg_layer *L, const double *a, const double *b, const double *out,
                                   const double *dz, double *da, double *db);
 lg_status lg_layernorm_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r);
+void lg_bs_layernorm_planes(struct lg_backsub *s, int g, int l, size_t G, size_t gs, const double *lu, double *lo_w,
+                            double *lo_c, double *up_w, double *up_c, double *rd, lg_dv *work);
+size_t lg_bs_layernorm_row_len(size_t gs);
+/* What softmax and layernorm share: each output reads its group's inputs (lg_bounds_reach),
+ * the addends of a coefficient (one per output of its group) (opstage.c). */
+void lg_reach_group(const lg_layer *L, int o, unsigned char **rel);
+int lg_bs_group_addends(const lg_layer *L);
 /* The Transformer nodes' smears (bab_input.c): the product's, and the one softmax and
  * layernorm share (over each group). */
 void lg_bab_smear_product(const lg_net *net, const lg_bounds *b, const lg_layer *L, const double *cen, const double *rad,

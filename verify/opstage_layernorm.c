@@ -4,14 +4,16 @@
  * reciprocal square root, every operation rounded outward), the attack's
  * backward step and its rows for the complete back-ends (tnode_planes.h:
  * relax_layernorm.h's two planes per output on the region of its
- * difference bounds). Its difference bounds are opstage_ln.c's, its
- * back-substitution planes backsub_tnode.c's. The rows' scratch is
+ * difference bounds), and its part of the back-substitution's group step
+ * (its planes per group with their row data for lg_layernorm_row_icpt).
+ * Its difference bounds are opstage_ln.c's. The rows' scratch is
  * allocated per call (tnode_planes.c) and freed before returning. */
 #include "verify/opstage.h"
 
 #include <math.h>
 
 #include "encode/problem.h"
+#include "verify/backsub.h"
 #include "verify/relax_iv.h"
 #include "verify/relax_layernorm.h"
 #include "verify/tnode_planes.h"
@@ -111,6 +113,21 @@ static void lg_layernorm_group_planes(const lg_net *net, const lg_bounds *b, int
     lg_ln_region_of(b, net, k, G, &reg);
     lg_relax_layernorm_ex(g, l, u, &reg, L->lin.op.eps, L->lin.W, L->lin.W + g, NULL, lo_w, lo_c, up_w, up_c, NULL,
                           work);
+}
+
+void lg_bs_layernorm_planes(struct lg_backsub *s, int g, int l, size_t G, size_t gs, const double *lu, double *lo_w,
+                            double *lo_c, double *up_w, double *up_c, double *rd, lg_dv *work)
+{ /* with the centred input's bounds when the symbolic pass kept them (bounds.h dlo) */
+    const lg_layer *L = &s->net->layers[l];
+    lg_ln_region reg;
+    lg_ln_region_of(s->gb[g], s->net, l, (int)G, &reg);
+    lg_relax_layernorm_ex(gs, lu, lu + gs, &reg, L->lin.op.eps, L->lin.W, L->lin.W + gs, NULL, lo_w, lo_c, up_w, up_c,
+                          rd, work);
+}
+
+size_t lg_bs_layernorm_row_len(size_t gs)
+{
+    return LG_LN_ROW_LEN(gs);
 }
 
 lg_status lg_layernorm_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r)

@@ -3,8 +3,9 @@
  * output monotone in every input, every operation rounded outward, libm's
  * exp trusted to a relative 2^-39 as in core/act_relax.c), the attack's
  * backward step and its rows for the complete back-ends (tnode_planes.h:
- * relax_softmax.h's two planes per output and Σ_i s_i = 1 per group). Its
- * back-substitution planes are backsub_tnode.c's. The rows' scratch is
+ * relax_softmax.h's two planes per output and Σ_i s_i = 1 per group), and
+ * its part of the back-substitution's group step (its planes per group;
+ * the shift by Σ_i s_i = 1: relax_softmax.h lg_softmax_shift). The rows' scratch is
  * allocated per call (tnode_planes.c) and freed before returning. */
 #include "verify/opstage.h"
 
@@ -80,6 +81,17 @@ static void lg_softmax_group_planes(const lg_net *net, const lg_bounds *b, int k
     (void)k;
     (void)G;
     lg_relax_softmax(g, l, u, NULL, lo_w, lo_c, up_w, up_c, work);
+}
+
+void lg_bs_softmax_planes(struct lg_backsub *s, int g, int l, size_t G, size_t gs, const double *lu, double *lo_w,
+                          double *lo_c, double *up_w, double *up_c, double *rd, lg_dv *work)
+{
+    (void)s;
+    (void)g;
+    (void)l;
+    (void)G;
+    (void)rd;
+    lg_relax_softmax(gs, lu, lu + gs, NULL, lo_w, lo_c, up_w, up_c, work);
 }
 
 lg_status lg_softmax_relax_rows(const lg_net *net, const lg_bounds *b, int k, struct lg_trelax *r)
