@@ -15,6 +15,9 @@
  *   W, rounded up.
  * A bound that is not finite gives d = +∞ (return 0). work: LG_DEVTF_WORK(g)
  * lg_dv, caller-owned; the caller owns every array; nothing is allocated.
+ * Each kind's rules are in its own file (devtf_product.c, devtf_softmax.c,
+ * devtf_layernorm.c), reached through the deviation table lg_devop below;
+ * what they share is devtf.c (devtf_kind.h).
  */
 #ifndef LG_DEVTF_H
 #define LG_DEVTF_H
