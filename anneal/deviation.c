@@ -148,9 +148,9 @@ lg_status lg_dev_init(lg_dev *d, const lg_net *rn, const lg_net *ref)
     for (int k = 0; k < rn->n_layers; k++) {
         const lg_layer *L = &rn->layers[k];
         if (!lg_kind_is_tnode(L->lin.kind)) continue;
-        size_t g = L->lin.kind == LG_LAYER_BILINEAR ? 1 : (size_t)L->lin.op.group;
-        size_t need = 3 * (size_t)L->lin.n_in + 3 * (size_t)(L->lin.kind == LG_LAYER_BILINEAR ? L->lin.op.n_in_b : 0) +
-                      8 * (size_t)L->n_out + LG_DEVTF_NODE_WORK(g);
+        const int two = lg_op_is(L->lin.kind, LG_OPF_TWO_SRC);
+        size_t need = 3 * (size_t)L->lin.n_in + 3 * (size_t)(two ? L->lin.op.n_in_b : 0) + 8 * (size_t)L->n_out +
+                      lg_devtf_node_work(&L->lin);
         if (need > nt) nt = need;
     }
     if (nt && !(d->tbuf = malloc(nt * sizeof *d->tbuf))) {
@@ -283,7 +283,7 @@ static void lg_dev_tnode(lg_dev *d, int k, int m, const lg_dev_ext *x, unsigned 
 {
     const lg_net *rn = d->relu_net;
     const lg_layer *L = &rn->layers[k];
-    const int two = L->lin.kind == LG_LAYER_BILINEAR, no = L->n_out;
+    const int two = lg_op_is(L->lin.kind, LG_OPF_TWO_SRC), no = L->n_out;
     const int sa = L->lin.src, sb = two ? L->lin.op.src_b : sa;
     const int na = L->lin.n_in, nb = two ? L->lin.op.n_in_b : 0;
     const size_t tot = d->n_neurons;
@@ -294,24 +294,10 @@ static void lg_dev_tnode(lg_dev *d, int k, int m, const lg_dev_ext *x, unsigned 
     double *lo = eb + nb, *hi = lo + no, *e = hi + no, *l2 = e + no, *h2 = l2 + no, *e2 = h2 + no, *cl = e2 + no,
            *ch = cl + no, *work = ch + no;
     double *Zc = lg_dev_fw(d, 0, k), *Zr = lg_dev_fw(d, 1, k), *P = lg_dev_fw(d, 2, k);
-    /* the centred inputs of a layernorm (exact ReLU net), widened to hold the computed ones:
-     * |ĉ_o − c_o| ≤ err_o + Σ_{group} err/g */
-    const int use_c = use_pre && L->lin.kind == LG_LAYER_LAYERNORM && x->c_lo && x->c_hi && x->c_lo[k] && x->c_hi[k];
-    if (use_c) {
-        const int g = L->lin.op.group;
-        const double *er = lg_dev_err(d, sa);
-        for (int s0 = 0; s0 < no; s0 += g) {
-            double S = 0.0;
-            for (int i = s0; i < s0 + g; i++) S += er[i];
-            S = S / g * (1.0 + 2.0 * g * LG_DEV_EPS);
-            for (int i = s0; i < s0 + g; i++) {
-                double w = (er[i] + S) * (1.0 + 2.0 * LG_DEV_EPS);
-                cl[i] = (x->c_lo[k][i] - w) - LG_DEV_EPS * (fabs(x->c_lo[k][i]) + w);
-                ch[i] = (x->c_hi[k][i] + w) + LG_DEV_EPS * (fabs(x->c_hi[k][i]) + w);
-                if (!(w >= 0.0) || !(w < INFINITY)) cl[i] = -INFINITY, ch[i] = INFINITY;
-            }
-        }
-    }
+    /* the centred inputs of a layernorm (exact ReLU net), widened to hold the computed ones
+     * (verify/devtf.h lg_devtf_centred; a kind that reads none gives 0) */
+    const int use_c = use_pre && x->c_lo && x->c_hi && x->c_lo[k] && x->c_hi[k] &&
+                      lg_devtf_centred(&L->lin, lg_dev_err(d, sa), x->c_lo[k], x->c_hi[k], cl, ch);
     *any_e = 0;
     for (int r = 0; r < m; r++) {
         for (int c = 0; c < 1 + two; c++) {
@@ -920,50 +906,20 @@ lg_status lg_dev_bound_global(lg_dev *d, double clip_lo, double clip_hi, double 
  * exact node of its sources' values f(ẑ_src), which lie within ξ_src of the
  * computed ones, while the double forward pass computes the node of the
  * computed values with rounding. So the computed output is D's value plus
- * ξ_k, |ξ_k| ≤ (the node's change under input changes ≤ ξ_src) + (its
- * rounding, verify/devtf.h), pushed like an activation's rounding into
- * every consumer's noise: a product Σ (|â|·ξ_b + (|b̂| + ξ_b)·ξ_a) + γ_K·Σ
- * |â|·|b̂|; softmax ½·max ξ (Σ_j |∂_j s_i| ≤ ½) plus its rounding;
- * layernorm its Lipschitz constant times max ξ plus its rounding. zm: D's
- * |value| guess of the node's outputs; xi, amag as lg_dev_noise. */
+ * ξ_k (verify/devtf.h lg_devtf_noise), pushed like an activation's rounding
+ * into every consumer's noise. zm: D's |value| guess of the node's outputs;
+ * xi, amag as lg_dev_noise. */
 static void lg_dev_noise_tnode(const lg_net *net, int k, const double *zm, double *xi, double *amag)
 {
     const lg_layer *L = &net->layers[k];
     const size_t sa = lg_net_node_offset(net, L->lin.src), ko = lg_net_node_offset(net, k);
     double *xo = xi + ko, *mo = amag + ko;
-    const double *xa = xi + sa, *ma = amag + sa;
-    if (L->lin.kind == LG_LAYER_BILINEAR) {
-        const size_t sb = lg_net_node_offset(net, L->lin.op.src_b), K = (size_t)L->lin.op.K;
-        const double *xb = xi + sb, *mb = amag + sb;
-        const int *ia = L->lin.map, *ib = L->lin.map + (size_t)L->n_out * K;
-        for (size_t o = 0; o < (size_t)L->n_out; o++) {
-            double p = 0.0, mass = 0.0;
-            for (size_t q = o * K; q < (o + 1) * K; q++) {
-                const int i = ia[q], j = ib[q];
-                p += ma[i] * xb[j] + (mb[j] + xb[j]) * xa[i];
-                mass += ma[i] * mb[j];
-            }
-            const double g = lg_dev_gamma(2 * (int)K + 2);
-            xo[o] = (p * (1.0 + g) + lg_devtf_round_product((int)K, mass * (1.0 + g))) * (1.0 + LG_DEV_EPS);
-        }
-    } else {
-        const int g = L->lin.op.group;
-        for (int s = 0; s < L->n_out; s += g) {
-            double mx = 0.0, mm = 0.0;
-            for (int i = s; i < s + g; i++) { /* NaN propagates (fmax would drop it) */
-                if (!(xa[i] <= mx)) mx = xa[i];
-                if (!(ma[i] <= mm)) mm = ma[i];
-            }
-            if (mx != mx || mm != mm) mx = mm = INFINITY;
-            for (int i = s; i < s + g; i++)
-                xo[i] = (L->lin.kind == LG_LAYER_SOFTMAX
-                             ? 0.5 * mx + lg_devtf_round_softmax(g)
-                             : lg_devtf_lip_layernorm(g, L->lin.op.eps, L->lin.W[i - s]) * mx * (1.0 + LG_DEV_EPS) +
-                                   lg_devtf_round_layernorm(g, mm, lg_devtf_ln_rmax(g, NULL, NULL, L->lin.op.eps, mm), L->lin.W[i - s],
-                                                            L->lin.W[g + i - s])) *
-                        (1.0 + LG_DEV_EPS);
-        }
+    const double *xa = xi + sa, *ma = amag + sa, *xb = NULL, *mb = NULL;
+    if (lg_op_is(L->lin.kind, LG_OPF_TWO_SRC)) {
+        const size_t sb = lg_net_node_offset(net, L->lin.op.src_b);
+        xb = xi + sb, mb = amag + sb;
     }
+    lg_devtf_noise(&L->lin, xa, ma, xb, mb, xo);
     for (int o = 0; o < L->n_out; o++) {
         mo[o] = (zm[o] + xo[o]) * (1.0 + 2.0 * LG_DEV_EPS);
         if (!(zm[o] >= 0.0) || xo[o] != xo[o]) mo[o] = xo[o] = INFINITY; /* NaN guess: no claim */

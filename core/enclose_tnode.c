@@ -59,3 +59,13 @@ int lg_tn_end(const lg_layer *L, const lg_iv *z, lg_tn_scr *s, int rc)
     lg_tn_scr_clear(s);
     return rc;
 }
+
+int lg_tn_enclose(const lg_net *net, const lg_layer *L, lg_iv *v, const size_t *off, lg_tn_groups_fn groups)
+{
+    lg_iv *z;
+    const lg_iv *x;
+    lg_tn_scr s;
+    if (lg_tn_begin(net, L, v, off, L->lin.op.group, &z, &x, &s)) return -3;
+    int rc = groups(L, x, z, &s);
+    return lg_tn_end(L, z, &s, rc);
+}

@@ -29,5 +29,10 @@ int lg_tn_begin(const lg_net *net, const lg_layer *L, lg_iv *v, const size_t *of
                 const lg_iv **x, lg_tn_scr *s);
 /* rc, or −2 when rc is 0 and an output of z [L->n_out] is NaN or infinite; frees s. */
 int lg_tn_end(const lg_layer *L, const lg_iv *z, lg_tn_scr *s, int rc);
+/* A grouped node's enclosure (softmax, layernorm: core/op.h enclose): lg_tn_begin with one
+ * scratch interval per value of a group (L->lin.op.group), the kind's groups(L, x, z, s)
+ * (0, or −2: a value not finite), lg_tn_end. 0, −2 or −3 (memory). */
+typedef int (*lg_tn_groups_fn)(const lg_layer *L, const lg_iv *x, lg_iv *z, lg_tn_scr *s);
+int lg_tn_enclose(const lg_net *net, const lg_layer *L, lg_iv *v, const size_t *off, lg_tn_groups_fn groups);
 
 #endif

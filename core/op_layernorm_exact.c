@@ -75,10 +75,5 @@ int lg_layernorm_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, 
                          struct lg_iv_work *w)
 {
     (void)w;
-    lg_iv *z;
-    const lg_iv *x;
-    lg_tn_scr s;
-    if (lg_tn_begin(net, L, v, off, L->lin.op.group, &z, &x, &s)) return -3;
-    int rc = lg_layernorm_enclose_groups(L, x, z, &s);
-    return lg_tn_end(L, z, &s, rc);
+    return lg_tn_enclose(net, L, v, off, lg_layernorm_enclose_groups);
 }

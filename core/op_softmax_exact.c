@@ -8,7 +8,7 @@
 /* Softmax per group: with E_i = [exp(l_i − c), exp(u_i − c)] (c the group's
  * largest lower end, the same ratio), out_o ∈ [E_o.lo/(E_o.lo + Σ_{i≠o} E_i.hi),
  * E_o.hi/(E_o.hi + Σ_{i≠o} E_i.lo)], clamped to [0, 1]. */
-static void lg_softmax_enclose_groups(const lg_layer *L, const lg_iv *x, lg_iv *z, lg_tn_scr *s)
+static int lg_softmax_enclose_groups(const lg_layer *L, const lg_iv *x, lg_iv *z, lg_tn_scr *s)
 {
     int g = L->lin.op.group;
     mpfr_ptr c = s->t[0], slo = s->t[1], shi = s->t[2], d = s->t[3];
@@ -43,16 +43,12 @@ static void lg_softmax_enclose_groups(const lg_layer *L, const lg_iv *x, lg_iv *
             if (mpfr_cmp_ui(out->hi, 1) > 0) mpfr_set_ui(out->hi, 1, MPFR_RNDU);
         }
     }
+    return 0;
 }
 
 int lg_softmax_enclose(const lg_net *net, const lg_layer *L, struct lg_iv *v, const size_t *off,
                        struct lg_iv_work *w)
 {
     (void)w;
-    lg_iv *z;
-    const lg_iv *x;
-    lg_tn_scr s;
-    if (lg_tn_begin(net, L, v, off, L->lin.op.group, &z, &x, &s)) return -3;
-    lg_softmax_enclose_groups(L, x, z, &s);
-    return lg_tn_end(L, z, &s, 0);
+    return lg_tn_enclose(net, L, v, off, lg_softmax_enclose_groups);
 }

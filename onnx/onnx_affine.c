@@ -789,7 +789,8 @@ lg_status lg_ox_b_tnode(lg_ox_b *B, lg_layer_kind kind, const lg_nodeop *op, int
                         int *map)
 {
     lg_status st = LG_OK;
-    size_t n = (size_t)n_out, nw = kind == LG_LAYER_LAYERNORM ? 2 * (size_t)op->group : 0;
+    const lg_linear spec = {.kind = kind, .n_in = n_in, .n_out = n_out, .op = *op};
+    size_t n = (size_t)n_out, nw = lg_linear_n_weights(&spec); /* its entry's (core/op.h): layernorm's γ, β */
     if (B->n_layers >= LG_NET_MAX_LAYERS) {
         st = lg_fail(LG_ERR_FORMAT, "%s: more than %d layers", B->file, LG_NET_MAX_LAYERS);
         goto fail;

@@ -13,6 +13,7 @@
 #include "encode/problem.h"
 #include "onnx/onnx.h"
 #include "testutil.h"
+#include "verify/devtf.h"
 #include "verify/opstage.h"
 
 START_TEST(test_optable_entries_match_flags)
@@ -51,8 +52,15 @@ START_TEST(test_optable_entries_match_flags)
                           "%s: the Transformer step's entries all or none", op->name);
             ck_assert_msg(v->bs_n_alpha >= 0 && v->bs_n_alpha <= 2 && (!v->bs_n_alpha || (op->flags & LG_OPF_TNODE)),
                           "%s: lg_backsub.talpha holds at most two α per Transformer node", op->name);
+            const lg_devop *d = lg_devop_of((lg_layer_kind)k); /* the deviation's entry: every Transformer node's */
+            ck_assert_msg(!d == !tn && (!d || ((int)d->kind == k && d->work && d->node && d->noise)),
+                          "%s: a Transformer node, and only one, has a complete deviation entry", op->name);
+            ck_assert_msg(!v->diff_forget == !v->diff_centred && (!v->diff_forget || v->n_diff) &&
+                              (!d || !d->centred == !v->diff_centred),
+                          "%s: the centred bounds the deviation reads are kept (and forgotten) by verify", op->name);
         } else {
-            ck_assert_msg(!op->forward && !op->enclose && !v, "%s: a linear term has no node entries", op->name);
+            ck_assert_msg(!op->forward && !op->enclose && !v && !lg_devop_of((lg_layer_kind)k),
+                          "%s: a linear term has no node entries", op->name);
         }
     }
     ck_assert_str_eq(lg_op((lg_layer_kind)LG_LAYER_KIND_COUNT)->name, "unknown");

@@ -265,7 +265,7 @@ static lg_status lg_vn_spec(const lg_net *n, lg_vit_spec *s, lg_act *act, int *d
         return lg_fail(LG_ERR_ARG, "%s: layer 1 is not the %d or %d tokens of width %d (not a ViT of %s)", name, np,
                        np + 1, s->dim, LG_VN_FORM);
     s->cls = T - np;
-    if (Ls->lin.kind != LG_LAYER_BILINEAR || Ls->lin.op.K < 1 || s->dim % Ls->lin.op.K)
+    if (!lg_layer_is(Ls, LG_OPF_TWO_SRC) || Ls->lin.op.K < 1 || s->dim % Ls->lin.op.K) /* the product of two nodes */
         return lg_fail(LG_ERR_ARG, "%s: layer 6 is not the product Q·Kᵀ of the first block (not a ViT of %s)", name,
                        LG_VN_FORM);
     s->heads = s->dim / Ls->lin.op.K;
@@ -304,10 +304,8 @@ static lg_status lg_vn_compare(const lg_net *a, const lg_net *b, int values, int
             else if (p->op.src_b != q->op.src_b || p->op.n_in_b != q->op.n_in_b || p->op.K != q->op.K ||
                      p->op.group != q->op.group || p->op.eps != q->op.eps)
                 why = "node parameters";
-            else if (p->kind == LG_LAYER_INDEX && memcmp(p->map, q->map, (size_t)p->n_out * sizeof *p->map))
-                why = "index map";
-            else if (p->kind == LG_LAYER_BILINEAR && memcmp(p->map, q->map, lg_bilinear_n_map(p) * sizeof *p->map))
-                why = "product index tables";
+            else if (lg_linear_n_map(p) && memcmp(p->map, q->map, lg_linear_n_map(p) * sizeof *p->map))
+                why = lg_op_is(p->kind, LG_OPF_NODE) ? "node's index tables" : "index map";
             else if (values) {
                 size_t nw = lg_linear_n_weights(p);
                 for (size_t i = 0; i < nw && !why; i++)

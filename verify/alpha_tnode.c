@@ -52,11 +52,7 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
     }
     lg_alpha_default(b, net, 1, al); /* the ReLU slopes every row shares (stride 0) */
     /* a ReLU that reaches no output (bounds.h lg_bounds_reach) has no slope worth an evaluation */
-    unsigned char *rbuf = malloc(size + 1), **reach = malloc((size_t)net->n_layers * sizeof *reach);
-    if (rbuf && reach) {
-        for (int k = 0; k < net->n_layers; k++) reach[k] = rbuf + lg_alpha_offset(net, k);
-        if (!lg_bounds_reach(net, reach)) memset(rbuf, 1, size + 1);
-    }
+    unsigned char **reach = lg_bounds_reach_alloc(net); /* NULL: every ReLU counts */
     static const double grid[] = LG_ALPHA_TNODE_GRID;
     static const double rgrid[] = {0.0, 0.5, 1.0};
     int ng = (int)(sizeof grid / sizeof grid[0]), evals = 0;
@@ -87,7 +83,7 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
                 double *a = al + lg_alpha_offset(net, k);
                 for (int j = 0; j < L->n_out && st == LG_OK && evals < LG_ALPHA_TNODE_EVALS; j++) {
                     if (!(b->lo[k][j] < 0.0 && b->hi[k][j] > 0.0)) continue; /* stable: no slope to choose */
-                    if (rbuf && reach && !reach[k][j]) continue;
+                    if (reach && !reach[k][j]) continue;
                     double a0 = a[j], keep = a0;
                     for (int i = 0; i < 3 && st == LG_OK; i++, evals++) {
                         if (rgrid[i] == a0) continue;
@@ -111,7 +107,6 @@ lg_status lg_alpha_tnode_objective(const lg_bounds *b, const lg_net *net, int m,
     lg_backsub_free(&s);
     free(v);
     free(al);
-    free(rbuf);
     free(reach);
     return st == LG_ERR_TIMEOUT ? LG_OK : st; /* out holds the bounds found before the deadline */
 }

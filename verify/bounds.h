@@ -135,6 +135,10 @@ lg_status lg_bounds_symbolic_from(lg_bounds *b, const lg_net *net, int k0);
  * reads. reach: [n_layers] arrays of n_out each, owned by the caller.
  * Returns 0 when out of memory. */
 int lg_bounds_reach(const lg_net *net, unsigned char **reach);
+/* lg_bounds_reach into one allocation: [n_layers] pointers, each layer's into one buffer
+ * of every layer's n_out (plus one byte). NULL when out of memory or when lg_bounds_reach
+ * fails (then every neuron is to count as reaching). The caller frees it with free(). */
+unsigned char **lg_bounds_reach_alloc(const lg_net *net);
 
 /* As lg_bounds_symbolic_from, but only for the neurons of relu layers ≥ k0
  * that are unstable (lo < 0 < hi) under the bounds at hand when their layer

@@ -325,7 +325,7 @@ lg_status lg_bounds_interval(lg_bounds *b, const lg_net *net, const double *lo, 
     lg_status st = lg_bounds_check_interval(net);
     if (st != LG_OK) return st;
     if ((st = lg_bounds_input_box(b, net, lo, hi)) != LG_OK) return st;
-    lg_ln_forget(b, net); /* a new box: what the layernorm regions knew need not hold on it */
+    lg_bounds_diff_forget(b, net); /* a new box: what the layernorm regions knew need not hold on it */
     return lg_bi_run(b, net, 0, 0);
 }
 

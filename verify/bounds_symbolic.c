@@ -79,6 +79,21 @@ static void lg_sym_need(const lg_net *net, unsigned char *need)
     }
 }
 
+unsigned char **lg_bounds_reach_alloc(const lg_net *net)
+{
+    size_t tot = 0, nl = (size_t)net->n_layers;
+    for (size_t l = 0; l < nl; l++) tot += (size_t)net->layers[l].n_out;
+    unsigned char **reach = malloc(nl * sizeof *reach + tot + 1);
+    if (!reach) return NULL;
+    unsigned char *buf = (unsigned char *)(reach + nl);
+    for (size_t l = 0, o = 0; l < nl; o += (size_t)net->layers[l].n_out, l++) reach[l] = buf + o;
+    if (!lg_bounds_reach(net, reach)) {
+        free(reach);
+        return NULL;
+    }
+    return reach;
+}
+
 /* bounds.h. The others (e.g. in a class-token ViT's last block every token but the class token,
  * relu neurons included) reach no output, so no back-substituted row of an output reads them:
  * interval bounds serve (sound; a relu among them may then count as unstable where a

@@ -75,7 +75,7 @@ static lg_status lg_devnet_build(lg_net *D, const lg_net *relu, const lg_net *re
             for (int t = 0; t < lg_layer_n_lin(S); t++, tp++) {
                 *tp = *lg_layer_lin(S, t);
                 tp->src = tp->src == LG_NET_INPUT ? 0 : tp->src + 1 + c * L;
-                if (tp->kind == LG_LAYER_BILINEAR)
+                if (lg_op_is(tp->kind, LG_OPF_TWO_SRC))
                     tp->op.src_b = tp->op.src_b == LG_NET_INPUT ? 0 : tp->op.src_b + 1 + c * L;
             }
             if (nz) *tp++ = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = ni, .src = LG_NET_INPUT};

@@ -15,6 +15,9 @@
  *   W, rounded up.
  * A bound that is not finite gives d = +∞ (return 0). work: LG_DEVTF_WORK(g)
  * lg_dv, caller-owned; the caller owns every array; nothing is allocated.
+ * Each kind's rules are in its own file (devtf_product.c, devtf_softmax.c,
+ * devtf_layernorm.c), reached through the deviation table lg_devop below;
+ * what they share is devtf.c (devtf_kind.h).
  */
 #ifndef LG_DEVTF_H
 #define LG_DEVTF_H
@@ -94,5 +97,47 @@ int lg_dev_layernorm_seg(int g, const double *l, const double *u, const double *
 int lg_devtf_node(const lg_linear *L, const double *al, const double *ah, const double *ea, const double *bl,
                   const double *bh, const double *eb, const double *clo, const double *chi, double *lo, double *hi,
                   double *e, double *work);
+
+/* The deviation's part of the node-kind table (core/op.h; lg_op is core's, this one is the
+ * deviation's own because core does not link these rules): one entry per Transformer kind,
+ * each pointing at its kind's file (devtf_product.c, devtf_softmax.c, devtf_layernorm.c).
+ * The certified deviation (anneal/deviation.c) and the difference network's checks reach a
+ * node's rules only through it, by the three calls below and lg_devtf_node. */
+typedef struct lg_devop {
+    lg_layer_kind kind;
+    /* Doubles of work lg_devtf_node takes for node L. */
+    size_t (*work)(const lg_linear *L);
+    /* lg_devtf_node's rule for the kind (its contract; lg_devtf_node then marks what is not
+     * finite). */
+    void (*node)(const lg_linear *L, const double *al, const double *ah, const double *ea, const double *bl,
+                 const double *bh, const double *eb, const double *clo, const double *chi, double *lo, double *hi,
+                 double *e, double *work);
+    /* lg_devtf_noise's rule for the kind. */
+    void (*noise)(const lg_linear *L, const double *xa, const double *ma, const double *xb, const double *mb,
+                  double *xo);
+    /* lg_devtf_centred's rule, or NULL: the kind reads no centred bounds. */
+    int (*centred)(const lg_linear *L, const double *err, const double *clo_in, const double *chi_in, double *clo,
+                   double *chi);
+} lg_devop;
+
+/* The entry of kind k, or NULL for a kind that is not a Transformer node. */
+const lg_devop *lg_devop_of(lg_layer_kind k);
+/* The doubles of work lg_devtf_node takes for Transformer node L. */
+size_t lg_devtf_node_work(const lg_linear *L);
+/* The double forward pass's noise at Transformer node L (anneal/deviation.h lg_dev_noise):
+ * the computed output is the exact node of the computed sources plus ξ, and from the sources'
+ * ξ xa (xb: the second source's, else NULL) and |value| bounds ma (mb) this gives ξ of its
+ * n_out outputs into xo — the node's change under input changes ≤ ξ plus its rounding above:
+ * a product Σ (|â|·ξ_b + (|b̂| + ξ_b)·ξ_a) + γ_K·Σ |â|·|b̂|; softmax ½·max ξ (Σ_j |∂_j s_i|
+ * ≤ ½) plus its rounding; layernorm its Lipschitz constant times max ξ plus its rounding. */
+void lg_devtf_noise(const lg_linear *L, const double *xa, const double *ma, const double *xb, const double *mb,
+                    double *xo);
+/* The centred bounds node L's rule reads (lg_devtf_node's clo, chi: a layernorm's), from
+ * bounds clo_in, chi_in [n_out] of the exact ReLU net's centred inputs c_o = x_o − mean,
+ * widened to hold the computed ones: |ĉ_o − c_o| ≤ err_o + Σ_{group} err/g, err [n_in] the
+ * bound of |computed − exact| of its source's values (∓∞ where not finite). Returns 1, or 0
+ * with nothing written for a kind that reads none. */
+int lg_devtf_centred(const lg_linear *L, const double *err, const double *clo_in, const double *chi_in,
+                     double *clo, double *chi);
 
 #endif

@@ -29,7 +29,8 @@ static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
                           .reach = lg_reach_group, .relax_rows = lg_softmax_relax_rows},
     [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .interval = lg_bounds_layernorm,
                             .attack_backward = lg_attack_layernorm_backward, .smear = lg_bab_smear_group,
-                            .n_diff = lg_ln_n_diff, .symbolic = lg_ln_symbolic,
+                            .n_diff = lg_ln_n_diff, .symbolic = lg_ln_symbolic, .diff_forget = lg_ln_forget,
+                            .diff_centred = lg_ln_centred,
                             .bs_taddends = lg_bs_group_addends, .bs_tlen = lg_bs_group_len,
                             .bs_tplanes = lg_bs_group_planes, .bs_tstep = lg_bs_group_step,
                             .bs_gplanes = lg_bs_layernorm_planes, .bs_row_len = lg_bs_layernorm_row_len,
@@ -43,6 +44,15 @@ const lg_vopdef *lg_vop(lg_layer_kind k)
 }
 
 const lg_vopdef *lg_layer_vop(const lg_layer *L) { return lg_vop(L->lin.kind); }
+
+void lg_bounds_diff_forget(lg_bounds *b, const lg_net *net)
+{
+    if (!b->dlo) return;
+    for (int k = 0; k < net->n_layers && k < b->n_layers; k++) {
+        const lg_vopdef *vop = lg_layer_vop(&net->layers[k]);
+        if (vop && vop->diff_forget && b->dlo[k]) vop->diff_forget(b, net, k);
+    }
+}
 
 void lg_reach_group(const lg_layer *L, int o, unsigned char **rel)
 {

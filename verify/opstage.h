@@ -42,6 +42,14 @@ typedef struct lg_vopdef {
     /* The entries below are NULL for a kind that does not have them. */
     /* Difference bounds node L keeps per output in lg_bounds (dlo, dhi, dref; bounds.h), 0: none. */
     int (*n_diff)(const lg_layer *L);
+    /* Forget node k's difference bounds in b (b's box changed: they hold on the box they
+     * were computed on and its sub-boxes only; lg_bounds_diff_forget), or NULL: the node's
+     * are recomputed by every pass. */
+    void (*diff_forget)(lg_bounds *b, const lg_net *net, int k);
+    /* The bounds of node k's centred inputs its deviation rule reads (verify/devtf.h
+     * lg_devtf_centred) when b keeps them: *clo, *chi [n_out] point into b; 1, or 0: none
+     * kept (NULL: the kind has none). */
+    int (*diff_centred)(const lg_bounds *b, const lg_net *net, int k, double **clo, double **chi);
     /* The symbolic pass's step at node k (bounds_symbolic.c): its bounds from its sources'
      * (no rows of its own) and, with diff, its difference bounds through the caller's
      * back-substitution s (rows of up to s->m) with out [s->m] scratch. NULL: the pass's rows. */
@@ -122,9 +130,11 @@ int lg_max_n_diff(const lg_layer *L);
 int lg_ln_n_diff(const lg_layer *L);
 lg_status lg_ln_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
 void lg_ln_region_of(const lg_bounds *b, const lg_net *net, int k, int G, lg_ln_region *reg);
-/* Forget them (b's box changed: they hold on the box they were computed on and its
- * sub-boxes only). */
-void lg_ln_forget(lg_bounds *b, const lg_net *net);
+void lg_ln_forget(lg_bounds *b, const lg_net *net, int k);
+int lg_ln_centred(const lg_bounds *b, const lg_net *net, int k, double **clo, double **chi);
+/* Every node's difference bounds that hold on b's box only forgotten (its diff_forget):
+ * b's box changed (opstage.c). */
+void lg_bounds_diff_forget(lg_bounds *b, const lg_net *net);
 lg_status lg_max_symbolic(lg_bounds *b, const lg_net *net, int k, struct lg_backsub *s, double *out, int diff);
 int lg_bs_max_addends(const lg_layer *L);
 void lg_bs_max_planes(struct lg_backsub *s, int l);

@@ -130,13 +130,16 @@ void lg_ln_region_of(const lg_bounds *b, const lg_net *net, int k, int G, lg_ln_
     reg->phi = dh[2 * n + G];
 }
 
-void lg_ln_forget(lg_bounds *b, const lg_net *net)
+void lg_ln_forget(lg_bounds *b, const lg_net *net, int k)
 {
-    if (!b->dlo) return;
-    for (int k = 0; k < net->n_layers && k < b->n_layers; k++) {
-        const lg_layer *L = &net->layers[k];
-        if (L->lin.kind != LG_LAYER_LAYERNORM || !b->dlo[k]) continue;
-        size_t ne = (size_t)L->n_out * (size_t)lg_ln_n_diff(L);
-        for (size_t q = 0; q < ne; q++) b->dlo[k][q] = -INFINITY, b->dhi[k][q] = INFINITY;
-    }
+    const lg_layer *L = &net->layers[k];
+    size_t ne = (size_t)L->n_out * (size_t)lg_ln_n_diff(L);
+    for (size_t q = 0; q < ne; q++) b->dlo[k][q] = -INFINITY, b->dhi[k][q] = INFINITY;
+}
+
+int lg_ln_centred(const lg_bounds *b, const lg_net *net, int k, double **clo, double **chi)
+{
+    if (!b->dlo || !b->dlo[k] || lg_ln_n_diff(&net->layers[k]) != 3) return 0;
+    *clo = b->dlo[k], *chi = b->dhi[k]; /* the first n_out entries: c_o */
+    return 1;
 }

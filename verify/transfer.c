@@ -301,9 +301,10 @@ static lg_status lg_transfer_pre(lg_dev *dev, const lg_net *relu, const lg_bound
     const int nl = relu->n_layers;
     double **c = calloc(2 * (size_t)nl, sizeof *c);
     if (!c) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
-    for (int k = 0; k < nl && b->dlo; k++)
-        if (relu->layers[k].lin.kind == LG_LAYER_LAYERNORM && lg_ln_n_diff(&relu->layers[k]) == 3 && b->dlo[k])
-            c[k] = b->dlo[k], c[nl + k] = b->dhi[k]; /* the first n_out entries: c_o */
+    for (int k = 0; k < nl && b->dlo; k++) {
+        const lg_vopdef *vop = lg_layer_vop(&relu->layers[k]);
+        if (vop && vop->diff_centred) vop->diff_centred(b, relu, k, &c[k], &c[nl + k]);
+    }
     lg_dev_ext x = {b->lo, b->hi, NULL, NULL, 0, c, c + nl};
     lg_status st = lg_dev_bound_box_pair(dev, lo, hi, &x, delta, e, NULL);
     free(c);
@@ -351,7 +352,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         const lg_bounds *vb = v->exact ? &v->b0 : &v->b;
         memcpy(b->xlo, vb->xlo, (size_t)relu->n_in * sizeof *b->xlo);
         memcpy(b->xhi, vb->xhi, (size_t)relu->n_in * sizeof *b->xhi);
-        lg_ln_forget(b, relu); /* b's box changed (opstage.h) */
+        lg_bounds_diff_forget(b, relu); /* b's box changed (opstage.h) */
     } else if ((st = lg_bounds_symbolic(b, relu, lo, hi)) != LG_OK) {
         return st;
     }

@@ -690,29 +690,13 @@ static void lg_case_release(lg_case *k)
 {
     /* on a net with Transformer nodes, the ReLUs that reach no output keep interval bounds
      * (bounds.h lg_bounds_reach) and are not counted */
-    unsigned char *rbuf = NULL, **reach = NULL;
-    if (k->count && k->b.width && lg_net_first_tnode(k->net) >= 0) {
-        size_t tot = 0;
-        for (int l = 0; l < k->net->n_layers; l++) tot += (size_t)k->net->layers[l].n_out;
-        rbuf = malloc(tot + 1);
-        reach = malloc((size_t)k->net->n_layers * sizeof *reach);
-        if (rbuf && reach) {
-            for (int l = 0, o = 0; l < k->net->n_layers; o += k->net->layers[l].n_out, l++) reach[l] = rbuf + o;
-            if (!lg_bounds_reach(k->net, reach)) {
-                free(reach);
-                reach = NULL;
-            }
-        } else {
-            free(reach);
-            reach = NULL;
-        }
-    }
+    unsigned char **reach = NULL;
+    if (k->count && k->b.width && lg_net_first_tnode(k->net) >= 0) reach = lg_bounds_reach_alloc(k->net);
     for (int l = 0; k->count && l < k->net->n_layers; l++) {
         int u = lg_bounds_unstable_in(&k->b, k->net, l, reach ? reach[l] : NULL);
         k->r->unstable[l] += u;
         k->r->unstable_total += u;
     }
-    free(rbuf);
     free(reach);
     free(k->kept);
     k->kept = NULL;
