@@ -286,7 +286,16 @@ static lg_status lg_check_load(const char *inputs, const char *data, int n_in, d
     return LG_OK;
 }
 
-int lg_cmd_check(int argc, char **argv)
+/* The options of one `check` call (paths borrowed from argv). */
+typedef struct {
+    const char *ref_path, *data, *inputs;
+    double eps, maxdev, timeout;
+    long nmax, jobs;
+    int nocc, tightest, json;
+} lg_check_opts;
+
+/* Parse argv into o; -1 when the call may go on, else the exit code (help: 0, usage: 2). */
+static int lg_check_parse(int argc, char **argv, lg_check_opts *o)
 {
     enum { O_REF = 256, O_DATA, O_INPUTS, O_EPS, O_MAXDEV, O_NOCC, O_TIGHT, O_JSON, O_N, O_PROGRESS, O_TIMEOUT };
     static const struct option lo[] = {{"ref", required_argument, 0, O_REF},
@@ -303,168 +312,214 @@ int lg_cmd_check(int argc, char **argv)
                                        {"jobs", required_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    const char *ref_path = NULL, *data = NULL, *inputs = NULL;
-    double eps = 0.01, maxdev = -1.0, timeout = 0.0;
-    long nmax = -1, jobs = 1;
-    int nocc = 0, tightest = 0, json = 0, c;
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hj:", lo, NULL)) != -1) {
         switch (c) {
-        case O_REF: ref_path = optarg; break;
-        case O_DATA: data = optarg; break;
-        case O_INPUTS: inputs = optarg; break;
+        case O_REF: o->ref_path = optarg; break;
+        case O_DATA: o->data = optarg; break;
+        case O_INPUTS: o->inputs = optarg; break;
         case O_EPS:
-            if (lg_opt_eps("check", optarg, &eps)) return 2;
+            if (lg_opt_eps("check", optarg, &o->eps)) return 2;
             break;
         case O_MAXDEV:
-            if (lg_opt_double("check", "max-deviation", optarg, 0.0, 1e300, &maxdev)) return 2;
+            if (lg_opt_double("check", "max-deviation", optarg, 0.0, 1e300, &o->maxdev)) return 2;
             break;
         case O_N:
-            if (lg_opt_int("check", "n", optarg, 1, 1000000000L, &nmax)) return 2;
+            if (lg_opt_int("check", "n", optarg, 1, 1000000000L, &o->nmax)) return 2;
             break;
-        case O_NOCC: nocc = 1; break;
-        case O_TIGHT: tightest = 1; break;
-        case O_JSON: json = 1; break;
+        case O_NOCC: o->nocc = 1; break;
+        case O_TIGHT: o->tightest = 1; break;
+        case O_JSON: o->json = 1; break;
         case O_PROGRESS: lg_cli_progress_force(); break;
         case O_TIMEOUT:
-            if (lg_opt_double("check", "timeout", optarg, 0.0, 1e9, &timeout)) return 2;
+            if (lg_opt_double("check", "timeout", optarg, 0.0, 1e9, &o->timeout)) return 2;
             break;
         case 'j':
-            if (lg_opt_int("check", "jobs", optarg, 1, 256, &jobs)) return 2;
+            if (lg_opt_int("check", "jobs", optarg, 1, 256, &o->jobs)) return 2;
             break;
         case 'h': lg_check_help(); return 0;
         default: return lg_cli_usage("check", "unknown option");
         }
     }
     if (optind != argc - 1) return lg_cli_usage("check", "expected exactly one network file (the ReLU net)");
-    if (!ref_path) return lg_cli_usage("check", "missing --ref NET (the network before substitution)");
-    if (data && inputs) return lg_cli_usage("check", "give at most one of --data D and --inputs FILE");
-    if (!inputs && !data) data = LG_DATA_DEFAULT_DIR;
-    if (maxdev < 0) return lg_cli_usage("check", "missing --max-deviation D");
+    if (!o->ref_path) return lg_cli_usage("check", "missing --ref NET (the network before substitution)");
+    if (o->data && o->inputs) return lg_cli_usage("check", "give at most one of --data D and --inputs FILE");
+    if (!o->inputs && !o->data) o->data = LG_DATA_DEFAULT_DIR;
+    if (o->maxdev < 0) return lg_cli_usage("check", "missing --max-deviation D");
+    return -1;
+}
 
+/* What the report says about the n rows. */
+typedef struct {
+    size_t n, certified_same, n_devnet, n_timeout, n_over, class_changes, n_refined, nr;
+    long worst, first_cc;
+    double obs_max, median, unref_max, unref_med, ratio_med, ratio_max;
+    int pass;
+} lg_check_sum;
+
+static double lg_check_median(const double *s, size_t n)
+{
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* The summary of rows[0..n) (n ≥ 1); sorted [n] is scratch. */
+static void lg_check_summarise(const lg_check_row *rows, size_t n, const lg_check_opts *o, double *sorted,
+                               lg_check_sum *S)
+{
+    memset(S, 0, sizeof *S);
+    S->n = n;
+    S->first_cc = -1;
+    for (size_t i = 0; i < n; i++) {
+        S->certified_same += rows[i].same;
+        S->n_devnet += rows[i].devnet;
+        S->n_timeout += rows[i].timed_out;
+        if (rows[i].bound > rows[S->worst].bound) S->worst = (long)i;
+        S->n_over += rows[i].bound > o->maxdev;
+        if (rows[i].observed > S->obs_max) S->obs_max = rows[i].observed;
+        if (rows[i].class_ref != rows[i].class_relu) {
+            S->class_changes++;
+            if (S->first_cc < 0) S->first_cc = (long)i;
+        }
+        sorted[i] = rows[i].bound;
+    }
+    qsort(sorted, n, sizeof *sorted, lg_check_cmp);
+    S->median = lg_check_median(sorted, n);
+    for (size_t i = 0; i < n; i++) {
+        S->n_refined += rows[i].unrefined > rows[i].bound;
+        sorted[i] = rows[i].unrefined;
+    }
+    qsort(sorted, n, sizeof *sorted, lg_check_cmp);
+    S->unref_max = sorted[n - 1];
+    S->unref_med = lg_check_median(sorted, n);
+    /* certified / observed per input (inputs with an observed deviation > 0) */
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].observed > 0) sorted[nr++] = rows[i].bound / rows[i].observed;
+    qsort(sorted, nr, sizeof *sorted, lg_check_cmp);
+    S->nr = nr;
+    S->ratio_med = nr == 0 ? NAN : lg_check_median(sorted, nr);
+    S->ratio_max = nr == 0 ? NAN : sorted[nr - 1];
+    S->pass = S->n_over == 0 && !(o->nocc && S->class_changes > 0);
+}
+
+static lg_status lg_check_print_json(const lg_check_row *rows, const lg_check_sum *S, const lg_check_opts *o,
+                                     const char *relu_path)
+{
+    json_t *j = json_pack(
+        "{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:s, s:s}",
+        "pass", S->pass, "n", (json_int_t)S->n, "eps", lg_json_num(o->eps), "max_deviation", lg_json_num(o->maxdev),
+        "no_class_change", o->nocc, "bound_max", lg_json_num(rows[S->worst].bound), "bound_median",
+        lg_json_num(S->median), "observed_max", lg_json_num(S->obs_max), "n_over", (json_int_t)S->n_over,
+        "class_changes", (json_int_t)S->class_changes, "certified_same_class", (json_int_t)S->certified_same,
+        "n_difference_network", (json_int_t)S->n_devnet, "n_timeout", (json_int_t)S->n_timeout, "worst",
+        lg_check_row_json(rows, S->worst), "first_class_change", lg_check_row_json(rows, S->first_cc),
+        "ratio_median", lg_json_num(S->ratio_med), "ratio_max", lg_json_num(S->ratio_max), "n_refined",
+        (json_int_t)S->n_refined, "unrefined_max", lg_json_num(S->unref_max), "unrefined_median",
+        lg_json_num(S->unref_med), "relu_net", relu_path, "ref", o->ref_path);
+    char *s = j ? lg_json_dumps(j, 0) : NULL;
+    json_decref(j);
+    if (!s) return lg_fail(LG_ERR_NOMEM, "cannot format the JSON result");
+    printf("%s\n", s);
+    free(s);
+    return LG_OK;
+}
+
+static void lg_check_print_text(const lg_check_row *rows, const lg_check_sum *S, const lg_check_opts *o)
+{
+    size_t n = S->n;
+    long worst = S->worst, first_cc = S->first_cc;
+    printf("%s: certified |f_ReLU - f_ref|_inf on eps = %g balls of %zu inputs: max %.6g, median %.6g "
+           "(threshold %g)\n",
+           S->pass ? "PASS" : "FAIL", o->eps, n, rows[worst].bound, S->median, o->maxdev);
+    printf("  inputs over the threshold: %zu of %zu\n", S->n_over, n);
+    if (S->nr) printf("  certified / observed per input: median %.6g, max %.6g\n", S->ratio_med, S->ratio_max);
+    if (S->n_refined)
+        printf("  refined (alpha-CROWN, branch and bound) on %zu inputs; before it: max %.6g, median %.6g\n",
+               S->n_refined, S->unref_max, S->unref_med);
+    printf("  worst input: #%ld, certified bound %.6g, observed deviation %.6g, class %d (ref) / %d (relu)\n", worst,
+           rows[worst].bound, rows[worst].observed, rows[worst].class_ref, rows[worst].class_relu);
+    printf("  observed max deviation: %.6g; class changes: %zu of %zu%s\n", S->obs_max, S->class_changes, n,
+           o->nocc ? " (--no-class-change)" : "");
+    if (first_cc >= 0)
+        printf("  first class change: input #%ld, class %d (ref) -> %d (relu), certified bound %.6g, observed %.6g\n",
+               first_cc, rows[first_cc].class_ref, rows[first_cc].class_relu, rows[first_cc].bound,
+               rows[first_cc].observed);
+    printf("  class provably kept on the ball (ReLU margin lower bound > 2 x bound): %zu of %zu\n", S->certified_same,
+           n);
+    printf("  difference network run on %zu of %zu inputs%s\n", S->n_devnet, n,
+           o->tightest           ? " (--tightest)"
+           : S->n_devnet == n    ? " (no input's propagated bound alone is within the threshold)"
+           : S->n_devnet == 0    ? " (every input's propagated bound alone is within the threshold)"
+                                 : " (the others' propagated bound alone is within the threshold)");
+    if (S->n_timeout) printf("  past --timeout (propagated bound kept): %zu of %zu inputs\n", S->n_timeout, n);
+}
+
+/* The reason for a FAIL on stderr. */
+static void lg_check_print_fail(const lg_check_row *rows, const lg_check_sum *S, const lg_check_opts *o)
+{
+    long worst = S->worst, first_cc = S->first_cc;
+    if (S->n_over)
+        fprintf(stderr, "lgelu check: FAIL: input #%ld: certified bound %.6g > --max-deviation %g (observed %.6g)%s\n",
+                worst, rows[worst].bound, o->maxdev, rows[worst].observed,
+                rows[worst].timed_out ? "; its bound did not finish within --timeout (the propagated bound)" : "");
+    else
+        fprintf(stderr, "lgelu check: FAIL: input #%ld changes its class %d -> %d (certified bound %.6g, observed %.6g)\n",
+                first_cc, rows[first_cc].class_ref, rows[first_cc].class_relu, rows[first_cc].bound,
+                rows[first_cc].observed);
+}
+
+/* The inputs' values must lie in [0, 1]. */
+static lg_status lg_check_domain(const double *X, size_t n, int n_in, const char *what)
+{
+    for (size_t i = 0; i < n * (size_t)n_in; i++)
+        if (!(X[i] >= 0.0 && X[i] <= 1.0))
+            return lg_fail(LG_ERR_ARG, "%s: input %zu, feature %zu is %g; inputs must lie in the domain [0,1]", what,
+                           i / (size_t)n_in, i % (size_t)n_in, X[i]);
+    return LG_OK;
+}
+
+int lg_cmd_check(int argc, char **argv)
+{
+    lg_check_opts o = {.eps = 0.01, .maxdev = -1.0, .nmax = -1, .jobs = 1};
+    int prc = lg_check_parse(argc, argv, &o);
+    if (prc >= 0) return prc;
     lg_net rn = {0}, ref = {0};
     double *X = NULL, *sorted = NULL;
     lg_check_row *rows = NULL;
-    size_t n = 0, certified_same = 0, n_devnet = 0, n_timeout = 0;
+    size_t n = 0;
     int rc = 1;
     lg_status st = LG_OK;
+    const char *src = o.inputs ? o.inputs : o.data;
     if ((st = lg_cli_load_lowered(&rn, argv[optind], 1)) != LG_OK) goto fail;
-    if ((st = lg_cli_load_lowered(&ref, ref_path, 1)) != LG_OK) goto fail;
+    if ((st = lg_cli_load_lowered(&ref, o.ref_path, 1)) != LG_OK) goto fail;
     if ((st = lg_dev_check_pair(&rn, &ref)) != LG_OK) goto fail;
-    if ((st = lg_check_load(inputs, data, rn.n_in, &X, &n)) != LG_OK) goto fail;
-    if (nmax > 0 && (size_t)nmax < n) n = (size_t)nmax;
+    if ((st = lg_check_load(o.inputs, o.data, rn.n_in, &X, &n)) != LG_OK) goto fail;
+    if (o.nmax > 0 && (size_t)o.nmax < n) n = (size_t)o.nmax;
     if (n == 0) {
-        st = lg_fail(LG_ERR_ARG, "%s: no inputs", inputs ? inputs : data);
+        st = lg_fail(LG_ERR_ARG, "%s: no inputs", src);
         goto fail;
     }
-    for (size_t i = 0; i < n * (size_t)rn.n_in; i++)
-        if (!(X[i] >= 0.0 && X[i] <= 1.0)) {
-            st = lg_fail(LG_ERR_ARG, "%s: input %zu, feature %zu is %g; inputs must lie in the domain [0,1]",
-                         inputs ? inputs : data, i / (size_t)rn.n_in, i % (size_t)rn.n_in, X[i]);
-            goto fail;
-        }
+    if ((st = lg_check_domain(X, n, rn.n_in, src)) != LG_OK) goto fail;
     rows = malloc(n * sizeof *rows);
     sorted = malloc(n * sizeof *sorted);
     if (!rows || !sorted) {
         st = lg_fail(LG_ERR_NOMEM, "cannot allocate results for %zu inputs", n);
         goto fail;
     }
-    if ((st = lg_check_rows(&rn, &ref, X, n, eps, tightest ? -1.0 : maxdev, maxdev, timeout, (int)jobs, rows)) !=
-        LG_OK)
+    if ((st = lg_check_rows(&rn, &ref, X, n, o.eps, o.tightest ? -1.0 : o.maxdev, o.maxdev, o.timeout, (int)o.jobs,
+                            rows)) != LG_OK)
         goto fail; /* never a pass */
-    for (size_t i = 0; i < n; i++) {
-        certified_same += rows[i].same;
-        n_devnet += rows[i].devnet;
-        n_timeout += rows[i].timed_out;
-    }
-    long worst = 0, first_cc = -1;
-    size_t n_over = 0, class_changes = 0;
-    double obs_max = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (rows[i].bound > rows[worst].bound) worst = (long)i;
-        n_over += rows[i].bound > maxdev;
-        if (rows[i].observed > obs_max) obs_max = rows[i].observed;
-        if (rows[i].class_ref != rows[i].class_relu) {
-            class_changes++;
-            if (first_cc < 0) first_cc = (long)i;
-        }
-        sorted[i] = rows[i].bound;
-    }
-    qsort(sorted, n, sizeof *sorted, lg_check_cmp);
-    double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    size_t n_refined = 0;
-    for (size_t i = 0; i < n; i++) {
-        n_refined += rows[i].unrefined > rows[i].bound;
-        sorted[i] = rows[i].unrefined;
-    }
-    qsort(sorted, n, sizeof *sorted, lg_check_cmp);
-    double unref_max = sorted[n - 1], unref_med = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    /* certified / observed per input (inputs with an observed deviation > 0) */
-    size_t nr = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].observed > 0) sorted[nr++] = rows[i].bound / rows[i].observed;
-    qsort(sorted, nr, sizeof *sorted, lg_check_cmp);
-    double ratio_med = nr == 0 ? NAN : nr % 2 ? sorted[nr / 2] : 0.5 * (sorted[nr / 2 - 1] + sorted[nr / 2]);
-    double ratio_max = nr == 0 ? NAN : sorted[nr - 1];
-    int pass = n_over == 0 && !(nocc && class_changes > 0);
-    if (json) {
-        json_t *o = json_pack("{s:b, s:I, s:o, s:o, s:b, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:s, s:s}", "pass",
-                              pass, "n", (json_int_t)n, "eps", lg_json_num(eps), "max_deviation", lg_json_num(maxdev),
-                              "no_class_change", nocc, "bound_max", lg_json_num(rows[worst].bound), "bound_median",
-                              lg_json_num(median), "observed_max", lg_json_num(obs_max),
-                              "n_over", (json_int_t)n_over, "class_changes", (json_int_t)class_changes,
-                              "certified_same_class", (json_int_t)certified_same, "n_difference_network",
-                              (json_int_t)n_devnet, "n_timeout", (json_int_t)n_timeout, "worst",
-                              lg_check_row_json(rows, worst), "first_class_change", lg_check_row_json(rows, first_cc),
-                              "ratio_median", lg_json_num(ratio_med), "ratio_max", lg_json_num(ratio_max),
-                              "n_refined", (json_int_t)n_refined, "unrefined_max", lg_json_num(unref_max),
-                              "unrefined_median", lg_json_num(unref_med),
-                              "relu_net", argv[optind], "ref", ref_path);
-        char *s = o ? lg_json_dumps(o, 0) : NULL;
-        json_decref(o);
-        if (!s) {
-            st = lg_fail(LG_ERR_NOMEM, "cannot format the JSON result");
-            goto fail;
-        }
-        printf("%s\n", s);
-        free(s);
+    lg_check_sum S;
+    lg_check_summarise(rows, n, &o, sorted, &S);
+    if (o.json) {
+        if ((st = lg_check_print_json(rows, &S, &o, argv[optind])) != LG_OK) goto fail;
     } else {
-        printf("%s: certified |f_ReLU - f_ref|_inf on eps = %g balls of %zu inputs: max %.6g, median %.6g "
-               "(threshold %g)\n",
-               pass ? "PASS" : "FAIL", eps, n, rows[worst].bound, median, maxdev);
-        printf("  inputs over the threshold: %zu of %zu\n", n_over, n);
-        if (nr) printf("  certified / observed per input: median %.6g, max %.6g\n", ratio_med, ratio_max);
-        if (n_refined)
-            printf("  refined (alpha-CROWN, branch and bound) on %zu inputs; before it: max %.6g, median %.6g\n",
-                   n_refined, unref_max, unref_med);
-        printf("  worst input: #%ld, certified bound %.6g, observed deviation %.6g, class %d (ref) / %d (relu)\n",
-               worst, rows[worst].bound, rows[worst].observed, rows[worst].class_ref, rows[worst].class_relu);
-        printf("  observed max deviation: %.6g; class changes: %zu of %zu%s\n", obs_max, class_changes, n,
-               nocc ? " (--no-class-change)" : "");
-        if (first_cc >= 0)
-            printf("  first class change: input #%ld, class %d (ref) -> %d (relu), certified bound %.6g, observed %.6g\n",
-                   first_cc, rows[first_cc].class_ref, rows[first_cc].class_relu, rows[first_cc].bound,
-                   rows[first_cc].observed);
-        printf("  class provably kept on the ball (ReLU margin lower bound > 2 x bound): %zu of %zu\n", certified_same, n);
-        printf("  difference network run on %zu of %zu inputs%s\n", n_devnet, n,
-               tightest ? " (--tightest)"
-               : n_devnet == n ? " (no input's propagated bound alone is within the threshold)"
-               : n_devnet == 0 ? " (every input's propagated bound alone is within the threshold)"
-                               : " (the others' propagated bound alone is within the threshold)");
-        if (n_timeout) printf("  past --timeout (propagated bound kept): %zu of %zu inputs\n", n_timeout, n);
+        lg_check_print_text(rows, &S, &o);
     }
     fflush(stdout);
-    if (!pass) {
-        if (n_over)
-            fprintf(stderr, "lgelu check: FAIL: input #%ld: certified bound %.6g > --max-deviation %g (observed %.6g)%s\n",
-                    worst, rows[worst].bound, maxdev, rows[worst].observed,
-                    rows[worst].timed_out ? "; its bound did not finish within --timeout (the propagated bound)" : "");
-        else
-            fprintf(stderr, "lgelu check: FAIL: input #%ld changes its class %d -> %d (certified bound %.6g, observed %.6g)\n",
-                    first_cc, rows[first_cc].class_ref, rows[first_cc].class_relu, rows[first_cc].bound,
-                    rows[first_cc].observed);
-    }
-    rc = pass ? 0 : 1;
+    if (!S.pass) lg_check_print_fail(rows, &S, &o);
+    rc = S.pass ? 0 : 1;
 fail:
     if (rc && st != LG_OK) rc = lg_cli_fail("check", st);
     free(X);
