@@ -360,3 +360,45 @@ done:
     free(mem), free(pp);
     return st;
 }
+
+lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, double *est)
+{
+    const lg_net *relu = g->relu;
+    const int L = relu->n_layers, no = lg_net_n_out(relu);
+    size_t N = 0;
+    for (int k = 0; k < L; k++) N += (size_t)relu->layers[k].n_out;
+    *est = INFINITY;
+    double *mem = malloc((2 * N + 2 * (size_t)no) * sizeof *mem);
+    double **pp = malloc(6 * (size_t)L * sizeof *pp);
+    if (!mem || !pp) {
+        free(mem), free(pp);
+        return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    }
+    double *bl = mem, *bh = bl + N, *dlo = bh + N, *dhi = dlo + no;
+    double **Bl = pp, **Bh = pp + L, **Rcl = pp + 2 * L, **Rch = pp + 3 * L;
+    size_t off = 0;
+    int ok = 1;
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Lk = &relu->layers[k];
+        Bl[k] = Bh[k] = Rcl[k] = Rch[k] = NULL;
+        if (g->dat[k] >= 0) {
+            Bl[k] = bl + off, Bh[k] = bh + off;
+            lg_devgrad_band(relu, g->ref, k, b->lo[k], b->hi[k], Bl[k], Bh[k]);
+            for (int i = 0; i < Lk->n_out; i++)
+                if (g->reach[off + (size_t)i] && !(Bh[k][i] < INFINITY)) ok = 0;
+        }
+        if (Lk->lin.kind == LG_LAYER_LAYERNORM && b->dlo && b->dlo[k]) Rcl[k] = b->dlo[k], Rch[k] = b->dhi[k];
+        off += (size_t)Lk->n_out;
+    }
+    lg_status st = LG_OK;
+    if (ok) {
+        lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
+        if ((st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi)) == LG_OK) {
+            double m = 0.0;
+            for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));
+            *est = m == m ? m : INFINITY;
+        }
+    }
+    free(mem), free(pp);
+    return st;
+}

@@ -59,4 +59,10 @@ void lg_devgrad_net_free(lg_devgrad_net *g);
 lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double *hi, const lg_runctx *run,
                                double *e);
 
+/* A cheap estimate (no claim) of the exact part of that bound from the ReLU net's own bounds b of
+ * the box (the region without the bands' widening): the gradient pass alone. Callers use it to
+ * skip the bound where it cannot reach their threshold. *est: max over the outputs (+∞ when
+ * not finite). */
+lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, double *est);
+
 #endif

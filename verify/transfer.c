@@ -332,8 +332,10 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
 /* The interval-gradient route (devgrad_net.h) where the bounds so far miss the caller's
  * threshold (v->want), or on every box of a pair with Transformer nodes when there is no
  * threshold (`bound`): e lowered where it is smaller. Half the time left at most; past it, or
- * for a pair the route does not take, e stands. */
-static lg_status lg_transfer_grad(lg_devnet *v, const double *lo, const double *hi, const lg_runctx *run, double *e)
+ * for a pair the route does not take, e stands. With a threshold it is skipped where its cheap
+ * estimate over relu's own bounds in b (no claim) exceeds four times the threshold. */
+static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double *lo, const double *hi,
+                                  const lg_runctx *run, double *e)
 {
     const int no = lg_net_n_out(v->relu);
     double mx = 0.0;
@@ -351,6 +353,11 @@ static lg_status lg_transfer_grad(lg_devnet *v, const double *lo, const double *
             v->grad_off = 1; /* max-pool nodes: the other bounds stand */
             return LG_OK;
         }
+    }
+    if (v->want < INFINITY) { /* skip it where the estimate over relu's own bounds is far above */
+        double est;
+        if ((st = lg_devgrad_net_estimate(v->grad, b, &est)) != LG_OK) return st;
+        if (!(est <= 4.0 * v->want)) return LG_OK;
     }
     double *eg = malloc((size_t)no * sizeof *eg);
     if (!eg) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
@@ -398,7 +405,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
     if ((st = lg_transfer_joint(v, b->run, e)) != LG_OK) return st;
-    if ((st = lg_transfer_grad(v, lo, hi, b->run, e)) != LG_OK) return st;
+    if ((st = lg_transfer_grad(v, b, lo, hi, b->run, e)) != LG_OK) return st;
     /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
      * b already holds the box's own bounds */
     int split = 0;
