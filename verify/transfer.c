@@ -331,7 +331,7 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
 
 /* The interval-gradient route (devgrad_net.h) where the bounds so far miss the caller's
  * threshold (v->want), or on every box of a pair with Transformer nodes when there is no
- * threshold (`bound`): e lowered where it is smaller. Half the time left at most; past it, or
+ * threshold (`bound`): e lowered where it is smaller. 80 % of the time left at most; past it, or
  * for a pair the route does not take, e stands. With a threshold it is skipped where its cheap
  * estimate over relu's own bounds in b (no claim) exceeds four times the threshold. */
 static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double *lo, const double *hi,
