@@ -47,11 +47,11 @@ lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_ne
     if (lg_net_has_max(relu)) return lg_fail(LG_ERR_UNSUPPORTED, "the interval-gradient deviation does not take max-pool nodes");
     g->relu = relu, g->ref = ref;
     const int L = relu->n_layers, n0 = relu->n_in;
-    int nsub = 0, nl = 1 + L, nt = 1;
+    int nl = 1 + L, nt = 1;
     long S = 0;
     for (int k = 0; k < L; k++) {
         nt += lg_layer_n_lin(&relu->layers[k]);
-        if (dg_sub(g, k)) nsub++, nl++, nt += 2, S += relu->layers[k].n_out;
+        if (dg_sub(g, k)) nl++, nt += 2, S += relu->layers[k].n_out;
     }
     if (S > LG_NET_MAX_DIM) return lg_fail(LG_ERR_UNSUPPORTED, "devgrad: too many substituted neurons");
     const int ni = n0 + (int)S;
@@ -136,7 +136,6 @@ done:
     free(out_of);
     free(specs);
     free(terms);
-    (void)nsub;
     if (st != LG_OK) lg_devgrad_net_free(g);
     return st;
 }
