@@ -332,8 +332,9 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
 /* The interval-gradient route (devgrad_net.h) where the bounds so far miss the caller's
  * threshold (v->want), or on every box of a pair with Transformer nodes when there is no
  * threshold (`bound`): e lowered where it is smaller. 80 % of the time left at most; past it, or
- * for a pair the route does not take, e stands. With a threshold it is skipped where its cheap
- * estimate over relu's own bounds in b (no claim) exceeds four times the threshold. */
+ * for a pair the route does not take, e stands. With a positive threshold it is skipped where its
+ * cheap estimate over relu's own bounds in b (no claim) exceeds four times the threshold (a
+ * threshold of 0 asks for the tightest bound: it always runs). */
 static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double *lo, const double *hi,
                                   const lg_runctx *run, double *e)
 {
@@ -354,7 +355,7 @@ static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double
             return LG_OK;
         }
     }
-    if (v->want < INFINITY) { /* skip it where the estimate over relu's own bounds is far above */
+    if (v->want > 0.0 && v->want < INFINITY) { /* skip it where the estimate over relu's own bounds is far above */
         double est;
         if ((st = lg_devgrad_net_estimate(v->grad, b, &est)) != LG_OK) return st;
         if (!(est <= 4.0 * v->want)) return LG_OK;
