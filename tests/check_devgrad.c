@@ -265,7 +265,7 @@ Suite *suite_devgrad(void)
 {
     Suite *s = suite_create("devgrad");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
+    lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_devgrad_vjp_kinds);
     tcase_add_test(tc, test_devgrad_route_oracle);
     suite_add_tcase(s, tc);
