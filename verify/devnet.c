@@ -13,6 +13,7 @@
 #include "core/linop.h"
 #include "core/op.h"
 #include "core/traverse.h"
+#include "verify/devgrad_net.h"
 
 /* Most doubles of one layer's coefficient rows over D's input (max width × input width). */
 #define LG_DEVNET_CAP ((size_t)1 << 25)
@@ -191,6 +192,8 @@ void lg_devnet_free(lg_devnet *v)
     free(v->lo);
     free(v->zp);
     free(v->node);
+    lg_devgrad_net_free(v->grad);
+    free(v->grad);
     memset(v, 0, sizeof *v);
 }
 

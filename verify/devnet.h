@@ -104,6 +104,9 @@ typedef struct lg_devnet {
                                  (lg_devnet_init: 1) */
     double unrefined;         /* lg_transfer_box_delta's bound of the last box before any refinement
                                  (max over the outputs) */
+    struct lg_devgrad_net *grad; /* the interval-gradient route (devgrad_net.h), built by its first
+                                    use in lg_transfer_box_delta, owned; NULL before */
+    int grad_off;             /* the pair does not take that route (max-pool nodes) */
 } lg_devnet;
 
 /* Build D for a pair (lg_dev_check_pair must accept it; checked here). */

@@ -8,6 +8,7 @@
 #include "verify/backsub_tnode.h"
 #include "verify/relax_softmax.h"
 #include "verify/bounds.h"
+#include "verify/devgrad.h"
 
 static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
     [LG_LAYER_MAX] = {.kind = LG_LAYER_MAX, .interval = lg_bounds_max_node, .attack_backward = lg_attack_max_backward,
@@ -20,13 +21,15 @@ static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
                            .attack_backward = lg_attack_product_backward, .smear = lg_bab_smear_product,
                            .bs_taddends = lg_bs_product_addends, .bs_n_alpha = 2, .bs_tlen = lg_bs_product_len,
                            .bs_tplanes = lg_bs_product_planes, .bs_tstep = lg_bs_product_step,
-                           .reach = lg_reach_product, .relax_rows = lg_product_relax_rows},
+                           .reach = lg_reach_product, .relax_rows = lg_product_relax_rows,
+                           .dev_vjp = lg_devgrad_product},
     [LG_LAYER_SOFTMAX] = {.kind = LG_LAYER_SOFTMAX, .interval = lg_bounds_softmax,
                           .attack_backward = lg_attack_softmax_backward, .smear = lg_bab_smear_group,
                           .bs_taddends = lg_bs_group_addends, .bs_tlen = lg_bs_group_len,
                           .bs_tplanes = lg_bs_group_planes, .bs_tstep = lg_bs_group_step,
                           .bs_gplanes = lg_bs_softmax_planes, .bs_shift = lg_softmax_shift,
-                          .reach = lg_reach_group, .relax_rows = lg_softmax_relax_rows},
+                          .reach = lg_reach_group, .relax_rows = lg_softmax_relax_rows,
+                          .dev_vjp = lg_devgrad_softmax},
     [LG_LAYER_LAYERNORM] = {.kind = LG_LAYER_LAYERNORM, .interval = lg_bounds_layernorm,
                             .attack_backward = lg_attack_layernorm_backward, .smear = lg_bab_smear_group,
                             .n_diff = lg_ln_n_diff, .symbolic = lg_ln_symbolic, .diff_forget = lg_ln_forget,
@@ -35,7 +38,7 @@ static const lg_vopdef lg_vops[LG_LAYER_KIND_COUNT] = {
                             .bs_tplanes = lg_bs_group_planes, .bs_tstep = lg_bs_group_step,
                             .bs_gplanes = lg_bs_layernorm_planes, .bs_row_len = lg_bs_layernorm_row_len,
                             .bs_row_icpt = lg_layernorm_row_icpt, .reach = lg_reach_group,
-                            .relax_rows = lg_layernorm_relax_rows},
+                            .relax_rows = lg_layernorm_relax_rows, .dev_vjp = lg_devgrad_layernorm},
 };
 
 const lg_vopdef *lg_vop(lg_layer_kind k)

@@ -23,6 +23,7 @@
 
 struct lg_backsub; /* verify/backsub.h */
 struct lg_trelax;  /* encode/problem.h */
+struct lg_devgrad_src; /* verify/devgrad.h */
 
 typedef struct lg_vopdef {
     lg_layer_kind kind;
@@ -108,6 +109,11 @@ typedef struct lg_vopdef {
     int (*n_split)(const lg_net *net, const lg_bounds *b, int k);
     double (*split_score)(const lg_net *net, const lg_bounds *b, int k, int e, const double *lam_k);
     void (*split)(lg_bounds *b, int k, int e, int active);
+    /* The certified deviation's interval vector–Jacobian product (devgrad.h, opstage_devgrad.c):
+     * from the node's output adjoint (centre vm, radius vr) add the enclosure of its sources'
+     * adjoints over the region into S; work: LG_DEVGRAD_VJP_WORK(group) lg_dv. */
+    void (*dev_vjp)(const lg_layer *L, const struct lg_devgrad_src *S, const double *vm, const double *vr,
+                    lg_dv *work);
 } lg_vopdef;
 
 /* The entry of node kind k, or NULL for a linear term kind. */

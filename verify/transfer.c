@@ -15,6 +15,7 @@
 #include "verify/attack.h"
 #include "verify/opstage.h"
 #include "verify/devnet.h"
+#include "verify/devgrad_net.h"
 #include "verify/devnet_refine.h"
 #include "verify/devnet_joint.h"
 #include "verify/recheck.h"
@@ -329,6 +330,47 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
     return st;
 }
 
+/* The interval-gradient route (devgrad_net.h) where the bounds so far miss the caller's
+ * threshold (v->want), or on every box of a pair with Transformer nodes when there is no
+ * threshold (`bound`): e lowered where it is smaller. 80 % of the time left at most; past it, or
+ * for a pair the route does not take, e stands. With a positive threshold it is skipped where its
+ * cheap estimate over relu's own bounds in b (no claim) exceeds four times the threshold (a
+ * threshold of 0 asks for the tightest bound: it always runs). */
+static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double *lo, const double *hi,
+                                  const lg_runctx *run, double *e)
+{
+    const int no = lg_net_n_out(v->relu);
+    double mx = 0.0;
+    for (int j = 0; j < no; j++)
+        if (!(e[j] <= mx)) mx = e[j];
+    int go = v->want < INFINITY ? mx > v->want : lg_net_first_tnode(v->relu) >= 0 && mx > 0.0;
+    if (!go || v->grad_off) return LG_OK;
+    lg_status st;
+    if (!v->grad) {
+        if (!(v->grad = calloc(1, sizeof *v->grad))) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+        if ((st = lg_devgrad_net_init(v->grad, v->relu, v->ref)) != LG_OK) {
+            free(v->grad);
+            v->grad = NULL;
+            if (st != LG_ERR_UNSUPPORTED) return st;
+            v->grad_off = 1; /* max-pool nodes: the other bounds stand */
+            return LG_OK;
+        }
+    }
+    if (v->want > 0.0 && v->want < INFINITY) { /* skip it where the estimate over relu's own bounds is far above */
+        double est;
+        if ((st = lg_devgrad_net_estimate(v->grad, b, &est)) != LG_OK) return st;
+        if (!(est <= 4.0 * v->want)) return LG_OK;
+    }
+    double *eg = malloc((size_t)no * sizeof *eg);
+    if (!eg) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
+    lg_runctx rr = run ? lg_runctx_share(run, 0.8) : lg_runctx_none();
+    st = lg_devgrad_net_bound(v->grad, lo, hi, &rr, eg);
+    if (st == LG_OK)
+        for (int j = 0; j < no; j++) e[j] = fmin(e[j], eg[j]);
+    free(eg);
+    return st == LG_ERR_TIMEOUT && !lg_runctx_expired(run) ? LG_OK : st;
+}
+
 /* Per-output bounds e[n_out] on one box: the smallest of the interval
  * propagation, the propagation with relu's symbolic bounds, the difference
  * network's bound and (when it proved its bounds) the propagation with both
@@ -365,6 +407,7 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
     if ((st = lg_transfer_joint(v, b->run, e)) != LG_OK) return st;
+    if ((st = lg_transfer_grad(v, b, lo, hi, b->run, e)) != LG_OK) return st;
     /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
      * b already holds the box's own bounds */
     int split = 0;

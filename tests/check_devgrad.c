@@ -1,0 +1,273 @@
+/* check_devgrad.c — the interval-gradient deviation bound (verify/devgrad.h,
+ * verify/devgrad_net.h): each node kind's interval vector–Jacobian product
+ * contains the exact one at sampled points of random boxes (and a dropped
+ * radius is caught); the route's bound is never below sampled and
+ * PGD-maximised |f_relu − f_ref| on random ViT blocks, attention nets and
+ * residual DAGs, on points and balls. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/arch_vit.h"
+#include "core/net.h"
+#include "core/op.h"
+#include "core/rng.h"
+#include "gen_graph.h"
+#include "gen_tnet.h"
+#include "testutil.h"
+#include "train/vit.h"
+#include "train/vit_net.h"
+#include "verify/devgrad.h"
+#include "verify/devgrad_net.h"
+#include "verify/opstage.h"
+
+/* ref: rn with every relu layer λ-GELU of hardness lams[(k + salt) % 4]. */
+static void dg_smooth_copy(lg_net *ref, const lg_net *rn, int salt)
+{
+    static const double lams[] = {1.5, 4.0, 20.0, 160.0};
+    ck_assert_int_eq(lg_net_copy(ref, rn), LG_OK);
+    for (int k = 0; k < ref->n_layers; k++) {
+        lg_layer *L = &ref->layers[k];
+        if (L->act != LG_ACT_RELU) continue;
+        L->act = LG_ACT_LGELU;
+        L->lambda = lams[(k + salt) % 4];
+        L->s = 0.0;
+    }
+    ck_assert_int_eq(lg_net_validate(ref), LG_OK);
+}
+
+static void dg_vit(lg_net *net, const char *arch, uint64_t seed)
+{
+    lg_vit_spec sp;
+    ck_assert_int_eq(lg_arch_vit_parse(&sp, arch), LG_OK);
+    lg_vit m;
+    ck_assert_int_eq(lg_vit_init(&m, &sp, LG_ACT_RELU, 1), LG_OK);
+    lg_vit_init_weights(&m, seed);
+    lg_rng r;
+    lg_rng_init(&r, seed, 9);
+    for (size_t i = 0; i < m.n_params; i++) m.params[i] += (float)(0.2 * lg_rng_normal(&r));
+    ck_assert_int_eq(lg_vit_to_net(&m, net), LG_OK);
+    lg_vit_free(&m);
+}
+
+/* One node kind's dev_vjp against the exact vᵀJ (its attack_backward entry, in double) at
+ * sampled source points and adjoints v of the boxes; drop: call the entry with radius 0 (the
+ * mutant). Returns the number of samples outside the enclosure. */
+static int dg_kind_case(const lg_net *net, int k, lg_rng *r, double w, int n_samples, int drop)
+{
+    const lg_layer *L = &net->layers[k];
+    const lg_vopdef *vop = lg_layer_vop(L);
+    ck_assert_ptr_nonnull(vop);
+    ck_assert_ptr_nonnull(vop->dev_vjp);
+    const int sa = lg_layer_src(L, 0), sb = lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : sa;
+    const int na = lg_net_node_width(net, sa), nb = lg_net_node_width(net, sb), n = L->n_out;
+    size_t len = lg_net_nodes_len(net), *noff = malloc(((size_t)net->n_layers + 1) * sizeof *noff);
+    double *al = calloc(2 * len, sizeof *al), *ah = al + len;
+    double *buf = calloc(12 * (size_t)(na + nb + n) + 16, sizeof *buf);
+    ck_assert_ptr_nonnull(noff);
+    ck_assert_ptr_nonnull(al);
+    ck_assert_ptr_nonnull(buf);
+    for (int j = -1; j < net->n_layers; j++) noff[j + 1] = lg_net_node_offset(net, j);
+    /* source boxes: centre N(0, 1), width w·U(0, 1) */
+    for (int s = 0; s < 2; s++) {
+        int node = s ? sb : sa, m = s ? nb : na;
+        for (int i = 0; i < m; i++) {
+            double c = lg_rng_normal(r), h = w * lg_rng_uniform(r);
+            al[noff[node + 1] + (size_t)i] = c - h;
+            ah[noff[node + 1] + (size_t)i] = c + h;
+        }
+    }
+    double *olo = buf, *ohi = olo + n, *vm = ohi + n, *vr = vm + n, *am = vr + n, *ar = am + na, *bm = ar + na,
+           *br = bm + nb, *xa = br + nb, *xb = xa + na, *out = xb + nb, *da = out + n, *db = da + na;
+    vop->interval(net, L, al, ah, noff, olo, ohi);
+    for (int o = 0; o < n; o++) {
+        vm[o] = lg_rng_normal(r);
+        vr[o] = 0.3 * lg_rng_uniform(r);
+    }
+    size_t gw = L->lin.op.group > 0 ? (size_t)L->lin.op.group : 1;
+    lg_dv *work = malloc(LG_DEVGRAD_VJP_WORK(gw) * sizeof *work);
+    ck_assert_ptr_nonnull(work);
+    double *vr0 = calloc((size_t)n, sizeof *vr0);
+    lg_devgrad_src S = {al + noff[sa + 1], ah + noff[sa + 1], al + noff[sb + 1], ah + noff[sb + 1], olo, ohi, NULL,
+                        NULL, am, ar, sa == sb ? am : bm, sa == sb ? ar : br};
+    vop->dev_vjp(L, &S, vm, drop ? vr0 : vr, work);
+    int bad = 0;
+    for (int s = 0; s < n_samples; s++) {
+        for (int i = 0; i < na; i++) {
+            double u = s < 4 ? (double)((s >> (i % 2)) & 1) : lg_rng_uniform(r);
+            xa[i] = al[noff[sa + 1] + (size_t)i] + u * (ah[noff[sa + 1] + (size_t)i] - al[noff[sa + 1] + (size_t)i]);
+        }
+        if (sb == sa) memcpy(xb, xa, (size_t)na * sizeof *xa);
+        else
+            for (int i = 0; i < nb; i++)
+                xb[i] = al[noff[sb + 1] + (size_t)i] +
+                        lg_rng_uniform(r) * (ah[noff[sb + 1] + (size_t)i] - al[noff[sb + 1] + (size_t)i]);
+        double *v = out; /* v ∈ [vm − vr, vm + vr]: its ends (the worst case of a linear map) */
+        for (int o = 0; o < n; o++) v[o] = vm[o] + (lg_rng_uniform(r) < 0.5 ? -vr[o] : vr[o]);
+        double *y = malloc((size_t)n * sizeof *y);
+        ck_assert_ptr_nonnull(y);
+        lg_layer_op(L)->forward(&L->lin, xa, xb, y); /* the node's outputs at the point */
+        memset(da, 0, (size_t)na * sizeof *da);
+        memset(db, 0, (size_t)nb * sizeof *db);
+        vop->attack_backward(L, xa, xb, y, v, da, sb == sa ? da : db);
+        free(y);
+        for (int i = 0; i < na; i++) {
+            double tol = 1e-9 * (1.0 + fabs(da[i]));
+            if (!(fabs(da[i] - am[i]) <= ar[i] + tol)) bad++;
+        }
+        if (sb != sa)
+            for (int i = 0; i < nb; i++) {
+                double tol = 1e-9 * (1.0 + fabs(db[i]));
+                if (!(fabs(db[i] - bm[i]) <= br[i] + tol)) bad++;
+            }
+    }
+    free(vr0), free(work), free(noff), free(al), free(buf);
+    return bad;
+}
+
+/* Every Transformer kind of a random attention net (product, softmax, layernorm) on random
+ * boxes (points, small and wide), and the mutant without the adjoint's radius. */
+START_TEST(test_devgrad_vjp_kinds)
+{
+    lg_rng r;
+    lg_rng_init(&r, 4242u, 3);
+    int cases = 0, caught = 0;
+    static const double ws[] = {0.0, 0.01, 0.3, 1.0};
+    for (int it = 0; it < (lg_test_quick() ? 3 : 8); it++) {
+        lg_net net = {0};
+        lg_test_tnet_opts o = {0};
+        o.post_norm = it % 2;
+        ck_assert_int_eq(lg_test_tnet_random(&net, &r, &o), LG_OK);
+        for (int k = 0; k < net.n_layers; k++) {
+            if (!lg_layer_is_tnode(&net.layers[k])) continue;
+            double w = ws[(it + k) % 4];
+            int bad = dg_kind_case(&net, k, &r, w, 60, 0);
+            ck_assert_msg(bad == 0, "net %d layer %d (%s), width %g: %d entries outside the enclosure", it, k,
+                          lg_kind_name(net.layers[k].lin.kind), w, bad);
+            cases++;
+            caught += dg_kind_case(&net, k, &r, w, 60, 1) > 0;
+        }
+        lg_net_free(&net);
+    }
+    fprintf(stderr, "devgrad: %d node cases, the radius-free mutant caught in %d\n", cases, caught);
+    ck_assert_int_gt(cases, 5);
+    ck_assert_msg(caught > cases / 2, "the mutant without the radius was caught in %d of %d cases", caught, cases);
+}
+END_TEST
+
+/* |y_relu − y_ref| at x (max over outputs, or output j ≥ 0). */
+static double dg_obs(const lg_net *rn, const lg_net *ref, const double *x, int j, double *yr, double *yg, double *scr)
+{
+    lg_net_forward(rn, x, yr, scr);
+    lg_net_forward(ref, x, yg, scr);
+    double m = 0.0;
+    for (int o = 0; o < lg_net_n_out(rn); o++)
+        if ((j < 0 || o == j) && fabs(yr[o] - yg[o]) > m) m = fabs(yr[o] - yg[o]);
+    return m;
+}
+
+/* The route's bound on [lo, hi] against samples and a sign-gradient ascent per output. */
+static void dg_route_case(const lg_net *rn, const lg_net *ref, const double *lo, const double *hi, lg_rng *r,
+                          const char *what, int *finite)
+{
+    const int ni = rn->n_in, no = lg_net_n_out(rn);
+    ck_assert_int_le(ni, 256);
+    ck_assert_int_le(no, 16);
+    lg_devgrad_net g;
+    ck_assert_int_eq(lg_devgrad_net_init(&g, rn, ref), LG_OK);
+    double e[16], x[256], t[256], yr[16], yg[16];
+    double *scr = malloc(4 * ((size_t)lg_net_max_width(rn) + (size_t)ni) * sizeof *scr);
+    ck_assert_ptr_nonnull(scr);
+    ck_assert_int_eq(lg_devgrad_net_bound(&g, lo, hi, NULL, e), LG_OK);
+    for (int j = 0; j < no; j++) *finite += isfinite(e[j]) != 0;
+    for (int s = 0; s < (lg_test_quick() ? 20 : 60); s++) {
+        for (int i = 0; i < ni; i++) {
+            double u = s < 8 ? (double)((s >> (i % 3)) & 1) : lg_rng_uniform(r);
+            x[i] = lo[i] + (hi[i] - lo[i]) * u;
+        }
+        lg_net_forward(rn, x, yr, scr);
+        lg_net_forward(ref, x, yg, scr);
+        for (int j = 0; j < no; j++)
+            ck_assert_msg(fabs(yr[j] - yg[j]) <= e[j], "%s output %d: observed %.17g above the bound %.17g", what, j,
+                          fabs(yr[j] - yg[j]), e[j]);
+    }
+    for (int j = 0; j < no; j++) { /* sign-gradient ascent from the centre, finite differences */
+        for (int i = 0; i < ni; i++) x[i] = 0.5 * (lo[i] + hi[i]);
+        double best = dg_obs(rn, ref, x, j, yr, yg, scr);
+        for (int step = 0; step < 12; step++) {
+            double a = 0.25 * pow(0.8, step);
+            for (int i = 0; i < ni; i++) {
+                double h = 1e-6 * (hi[i] - lo[i]) + 1e-300;
+                memcpy(t, x, (size_t)ni * sizeof *t);
+                t[i] = fmin(hi[i], x[i] + h);
+                double up = dg_obs(rn, ref, t, j, yr, yg, scr);
+                t[i] = fmax(lo[i], x[i] - h);
+                double dn = dg_obs(rn, ref, t, j, yr, yg, scr);
+                t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (up > dn ? 1.0 : up < dn ? -1.0 : 0.0)));
+                if (dg_obs(rn, ref, t, j, yr, yg, scr) > best) {
+                    best = dg_obs(rn, ref, t, j, yr, yg, scr);
+                    x[i] = t[i];
+                }
+            }
+        }
+        ck_assert_msg(best <= e[j], "%s output %d: PGD deviation %.17g above the bound %.17g", what, j, best, e[j]);
+    }
+    free(scr);
+    lg_devgrad_net_free(&g);
+}
+
+/* Random ViTs (1–2 blocks), attention nets and residual DAGs, on points and balls. */
+START_TEST(test_devgrad_route_oracle)
+{
+    lg_rng r;
+    lg_rng_init(&r, 1618u, 5);
+    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
+    static const double epss[] = {0.0, 1e-3, 1e-2};
+    const int n = lg_test_quick() ? 6 : 15;
+    int finite = 0;
+    for (int it = 0; it < n; it++) {
+        lg_net rn = {0}, ref;
+        char what[96];
+        if (it % 3 == 0) {
+            dg_vit(&rn, archs[(it / 3) % 2], 300u + (uint64_t)it);
+            snprintf(what, sizeof what, "vit %d", it);
+        } else if (it % 3 == 1) {
+            lg_test_tnet_opts o = {0};
+            o.post_norm = it % 2;
+            ck_assert_int_eq(lg_test_tnet_random(&rn, &r, &o), LG_OK);
+            snprintf(what, sizeof what, "tnet %d", it);
+        } else {
+            lg_test_dag_opts o = {0};
+            o.act = LG_ACT_RELU;
+            ck_assert_int_eq(lg_test_dag_random(&rn, &r, &o), LG_OK);
+            snprintf(what, sizeof what, "dag %d", it);
+        }
+        dg_smooth_copy(&ref, &rn, it);
+        double lo[256], hi[256], eps = epss[it % 3];
+        ck_assert_int_le(rn.n_in, 256);
+        for (int i = 0; i < rn.n_in; i++) {
+            double c = lg_rng_uniform(&r);
+            lo[i] = c - eps;
+            hi[i] = c + eps;
+        }
+        dg_route_case(&rn, &ref, lo, hi, &r, what, &finite);
+        lg_net_free(&ref);
+        lg_net_free(&rn);
+    }
+    fprintf(stderr, "devgrad: %d random pairs, %d finite output bounds\n", n, finite);
+    ck_assert_int_gt(finite, 0);
+}
+END_TEST
+
+Suite *suite_devgrad(void)
+{
+    Suite *s = suite_create("devgrad");
+    TCase *tc = tcase_create("core");
+    lg_tcase_timeout(tc, 60);
+    tcase_add_test(tc, test_devgrad_vjp_kinds);
+    tcase_add_test(tc, test_devgrad_route_oracle);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,403 @@
+/* devgrad_net.c — the interval-gradient deviation bound on one box (devgrad_net.h). */
+#include "verify/devgrad_net.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anneal/deviation.h"
+#include "core/op.h"
+#include "core/traverse.h"
+#include "verify/devgrad.h"
+#include "verify/devtf.h"
+
+/* Runs of CROWN on F' per box at most (the first with zero bands). */
+#define LG_DEVGRAD_TRIES 5
+
+static int dg_sub(const lg_devgrad_net *g, int k) { return g->ref->layers[k].act != g->relu->layers[k].act; }
+
+void lg_devgrad_net_free(lg_devgrad_net *g)
+{
+    if (!g) return;
+    lg_net_free(&g->F);
+    lg_bounds_free(&g->b);
+    free(g->at);
+    free(g->dat);
+    free(g->lo);
+    free(g->hi);
+    free(g->reach);
+    memset(g, 0, sizeof *g);
+}
+
+static lg_status dg_extend(double **dst, const double *src, int n, int m, double fill)
+{
+    if (!src) return LG_OK;
+    if (!(*dst = malloc(((size_t)n + (size_t)m) * sizeof **dst))) return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    memcpy(*dst, src, (size_t)n * sizeof **dst);
+    for (int i = 0; i < m; i++) (*dst)[n + i] = fill;
+    return LG_OK;
+}
+
+lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_net *ref)
+{
+    memset(g, 0, sizeof *g);
+    lg_status st = lg_dev_check_pair(relu, ref);
+    if (st != LG_OK) return st;
+    if (lg_net_has_max(relu)) return lg_fail(LG_ERR_UNSUPPORTED, "the interval-gradient deviation does not take max-pool nodes");
+    g->relu = relu, g->ref = ref;
+    const int L = relu->n_layers, n0 = relu->n_in;
+    int nl = 1 + L, nt = 1;
+    long S = 0;
+    for (int k = 0; k < L; k++) {
+        nt += lg_layer_n_lin(&relu->layers[k]);
+        if (dg_sub(g, k)) nl++, nt += 2, S += relu->layers[k].n_out;
+    }
+    if (S > LG_NET_MAX_DIM) return lg_fail(LG_ERR_UNSUPPORTED, "devgrad: too many substituted neurons");
+    const int ni = n0 + (int)S;
+    g->n_in = ni;
+    g->at = malloc((size_t)L * sizeof *g->at);
+    g->dat = malloc((size_t)L * sizeof *g->dat);
+    int *out_of = malloc((size_t)L * sizeof *out_of);
+    lg_layer_spec *specs = calloc((size_t)nl, sizeof *specs);
+    lg_linear *terms = calloc((size_t)nt, sizeof *terms);
+    g->lo = malloc((size_t)ni * sizeof *g->lo);
+    g->hi = malloc((size_t)ni * sizeof *g->hi);
+    if (!g->at || !g->dat || !out_of || !specs || !terms || !g->lo || !g->hi) {
+        st = lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+        goto done;
+    }
+    lg_linear *tp = terms;
+    *tp = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = ni, .src = LG_NET_INPUT};
+    specs[0] = (lg_layer_spec){.n_out = n0, .act = LG_ACT_IDENTITY, .n_terms = 1, .terms = tp++};
+    int pos = 1, doff = n0;
+#define DG_SRC(s) ((s) == LG_NET_INPUT ? 0 : out_of[(s)])
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Sl = &relu->layers[k];
+        g->at[k] = pos;
+        specs[pos] = (lg_layer_spec){.n_out = Sl->n_out, .act = Sl->act, .n_terms = lg_layer_n_lin(Sl), .terms = tp};
+        for (int t = 0; t < lg_layer_n_lin(Sl); t++, tp++) {
+            *tp = *lg_layer_lin(Sl, t);
+            tp->src = DG_SRC(tp->src);
+            if (tp->kind == LG_LAYER_BILINEAR) tp->op.src_b = DG_SRC(tp->op.src_b);
+        }
+        out_of[k] = pos++;
+        g->dat[k] = -1;
+        if (!dg_sub(g, k)) continue;
+        tp[0] = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = Sl->n_out, .src = out_of[k]};
+        tp[1] = (lg_linear){.kind = LG_LAYER_INDEX, .n_in = ni, .src = LG_NET_INPUT};
+        specs[pos] = (lg_layer_spec){.n_out = Sl->n_out, .act = LG_ACT_IDENTITY, .n_terms = 2, .terms = tp};
+        tp += 2;
+        g->dat[k] = doff;
+        doff += Sl->n_out;
+        out_of[k] = pos++;
+    }
+#undef DG_SRC
+    if ((st = lg_net_build(&g->F, ni, nl, specs)) != LG_OK) goto done;
+    g->F.t = relu->t;
+    for (int o = 0; o < n0; o++) g->F.layers[0].lin.map[o] = o;
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Sl = &relu->layers[k];
+        lg_layer *K = &g->F.layers[g->at[k]];
+        for (int t = 0; t < lg_layer_n_lin(Sl); t++) {
+            const lg_linear *A = lg_layer_lin(Sl, t);
+            lg_linear *B = lg_layer_lin_mut(K, t);
+            if (A->W) memcpy(B->W, A->W, lg_linear_n_weights(A) * sizeof *A->W);
+            if (A->map) memcpy(B->map, A->map, lg_linear_n_map(A) * sizeof *A->map);
+        }
+        lg_layer_copy_act_bias(K, Sl);
+        if (g->dat[k] < 0) continue;
+        lg_layer *D = &g->F.layers[g->at[k] + 1]; /* out_k + δ'_k, bias 0 */
+        for (int o = 0; o < Sl->n_out; o++) D->lin.map[o] = o, D->terms[0].map[o] = g->dat[k] + o;
+    }
+    if ((st = dg_extend(&g->F.in_sub, relu->in_sub, n0, (int)S, 0.0)) != LG_OK ||
+        (st = dg_extend(&g->F.in_div, relu->in_div, n0, (int)S, 1.0)) != LG_OK)
+        goto done;
+    if ((st = lg_net_validate(&g->F)) != LG_OK) goto done;
+    /* the neurons an output reads (lg_bounds_reach): the others' bands need no induction, as
+     * no output depends on their δ (and F''s bounds of them are interval bounds only) */
+    size_t N = 0;
+    for (int k = 0; k < L; k++) N += (size_t)relu->layers[k].n_out;
+    unsigned char **rp = malloc((size_t)L * sizeof *rp);
+    if (!rp || !(g->reach = malloc(N))) {
+        free(rp);
+        st = lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+        goto done;
+    }
+    for (int k = 0, o = 0; k < L; o += relu->layers[k].n_out, k++) rp[k] = g->reach + o;
+    int ok = lg_bounds_reach(relu, rp);
+    free(rp);
+    if (!ok) {
+        st = lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+        goto done;
+    }
+    st = lg_bounds_init(&g->b, &g->F);
+done:
+    free(out_of);
+    free(specs);
+    free(terms);
+    if (st != LG_OK) lg_devgrad_net_free(g);
+    return st;
+}
+
+static double dg_lip(const lg_layer *L)
+{
+    if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY) return 1.0;
+    if (!lg_act_relu_like(L->act)) return INFINITY;
+    const lg_act_info *ai = lg_act_info_of(L->act);
+    return 1.2 * (ai && ai->fmag ? ai->fmag(L->lambda) : 1.0); /* devnet.h: sup|f'| ≤ 1.13·fs */
+}
+
+/* The rounding envelope of net's double forward pass over the region (devgrad_net.h): from the
+ * region's post-activation intervals al, ah of every node (node layout; they hold net's exact
+ * values) and pre-activation bounds zl, zh (per layer), out[n_out] ≥ |ŷ − y| of the output.
+ * Per node: ae ≥ |computed − exact| of its output, am ≥ its computed magnitude. */
+static lg_status dg_envelope(const lg_net *net, const double *al, const double *ah, double *const *zl,
+                             double *const *zh, double *out)
+{
+    const double u = DBL_EPSILON;
+    const size_t len = lg_net_nodes_len(net);
+    size_t w = (size_t)lg_net_max_width(net), gm = 1;
+    if (w < (size_t)net->n_in) w = (size_t)net->n_in;
+    for (int k = 0; k < net->n_layers; k++)
+        if ((size_t)net->layers[k].lin.op.group > gm) gm = (size_t)net->layers[k].lin.op.group;
+    double *ae = calloc(2 * len + 4 * w, sizeof *ae);
+    lg_dv *work = malloc(LG_DEVTF_WORK(gm) * sizeof *work);
+    if (!ae || !work) {
+        free(ae), free(work);
+        return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    }
+    double *am = ae + len, *s1 = am + len, *s2 = s1 + w, *d = s2 + w, *bx = d + w;
+    for (int i = 0; i < net->n_in; i++) { /* x' = (x − in_sub)/in_div: two roundings */
+        double m = fmax(fabs(al[i]), fabs(ah[i]));
+        ae[i] = nextafter(3.0 * u * m, INFINITY) + 1e-300;
+        am[i] = nextafter(m + ae[i], INFINITY);
+    }
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_layer *L = &net->layers[k];
+        const size_t ko = lg_net_node_offset(net, k);
+        const int n = L->n_out;
+        if (lg_layer_is_tnode(L)) {
+            const size_t oa = lg_net_node_offset(net, lg_layer_src(L, 0));
+            const double *la = al + oa, *ua = ah + oa, *ea = ae + oa, *ma = am + oa;
+            if (L->lin.kind == LG_LAYER_BILINEAR) {
+                size_t K = (size_t)L->lin.op.K, ob = lg_net_node_offset(net, L->lin.op.src_b);
+                const int *ia = L->lin.map, *ib = L->lin.map + (size_t)n * K;
+                for (size_t o = 0; o < (size_t)n; o++) {
+                    double sr = 0.0, mass = 0.0;
+                    for (size_t q = o * K; q < (o + 1) * K; q++) {
+                        size_t jb = ob + (size_t)ib[q];
+                        sr = nextafter(sr + lg_dev_bilinear(la[ia[q]], ua[ia[q]], ea[ia[q]], al[jb], ah[jb], ae[jb]),
+                                       INFINITY);
+                        mass = nextafter(mass + nextafter(ma[ia[q]] * am[jb], INFINITY), INFINITY);
+                    }
+                    s1[o] = nextafter(sr + lg_devtf_round_product((int)K, mass), INFINITY);
+                }
+            } else {
+                size_t gs = (size_t)L->lin.op.group;
+                int soft = L->lin.kind == LG_LAYER_SOFTMAX;
+                for (size_t s0 = 0; s0 < (size_t)n; s0 += gs) {
+                    int ok = soft ? lg_dev_softmax(gs, la + s0, ua + s0, ea + s0, d, work)
+                                  : lg_dev_layernorm(gs, la + s0, ua + s0, ea + s0, L->lin.op.eps, L->lin.W, d, work);
+                    double M = 0.0, rmax = 0.0;
+                    if (!soft) { /* the computed inputs lie in the region widened by their error */
+                        for (size_t i = 0; i < gs; i++) {
+                            bx[i] = nextafter(la[s0 + i] - ea[s0 + i], -INFINITY);
+                            bx[gs + i] = nextafter(ua[s0 + i] + ea[s0 + i], INFINITY);
+                            M = fmax(M, ma[s0 + i]);
+                        }
+                        rmax = lg_devtf_ln_rmax((int)gs, bx, bx + gs, L->lin.op.eps, M);
+                    }
+                    for (size_t i = 0; i < gs; i++) {
+                        double rho = soft ? lg_devtf_round_softmax((int)gs)
+                                          : lg_devtf_round_layernorm((int)gs, M, rmax, L->lin.W[i], L->lin.W[gs + i]);
+                        s1[s0 + i] = ok ? nextafter(d[i] + rho, INFINITY) : INFINITY;
+                    }
+                }
+            }
+            for (int o = 0; o < n; o++) {
+                double x = s1[o] <= DBL_MAX ? s1[o] : INFINITY;
+                ae[ko + (size_t)o] = x;
+                am[ko + (size_t)o] = nextafter(fmax(fabs(al[ko + (size_t)o]), fabs(ah[ko + (size_t)o])) + x, INFINITY);
+            }
+            continue;
+        }
+        /* ẑ − z: Σ|A|·ae_src (the sources' errors) + γ_n·(|b| + Σ|A|·am_src) (this dot product's) */
+        lg_node_buf be = {net, ae}, bm = {net, am};
+        lg_layer_sum(L, 1, lg_node_buf_val, &be, s1, 1, 0);
+        lg_layer_sum(L, 1, lg_node_buf_val, &bm, s2, 1, 0);
+        const double gam = 1e-12 + (lg_layer_sum_len(L) + 3.0) * u;
+        const lg_act_info *ai = lg_act_info_of(L->act);
+        const double lip = dg_lip(L), fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0;
+        const int smooth = L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY;
+        for (int o = 0; o < n; o++) {
+            double pe = (s1[o] * (1.0 + 1e-9) + gam * (fabs(L->b[o]) + s2[o]) * (1.0 + 1e-9)) * (1.0 + 2.0 * u) + 1e-300;
+            double zm = nextafter(fmax(fabs(zl[k][o]), fabs(zh[k][o])) + pe, INFINITY);
+            double x = lip * pe * (1.0 + u) + (smooth ? 16.0 * u * fs * zm * (1.0 + 1e-9) + 1e-300 : 0.0);
+            if (!(x <= DBL_MAX)) x = INFINITY;
+            ae[ko + (size_t)o] = x;
+            am[ko + (size_t)o] = nextafter(fmax(fabs(al[ko + (size_t)o]), fabs(ah[ko + (size_t)o])) + x, INFINITY);
+        }
+    }
+    const int L1 = net->n_layers - 1;
+    memcpy(out, ae + lg_net_node_offset(net, L1), (size_t)net->layers[L1].n_out * sizeof *out);
+    free(ae), free(work);
+    return LG_OK;
+}
+
+lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double *hi, const lg_runctx *run,
+                               double *e)
+{
+    const lg_net *relu = g->relu, *ref = g->ref;
+    const int L = relu->n_layers, n0 = relu->n_in, no = lg_net_n_out(relu);
+    size_t N = 0, len = lg_net_nodes_len(relu);
+    for (int k = 0; k < L; k++) N += (size_t)relu->layers[k].n_out;
+    for (int i = 0; i < no; i++) e[i] = INFINITY;
+    lg_status st = LG_OK;
+    /* per layer: the guess I (il, ih), the bands, region pointers; the envelope's arrays */
+    double *mem = malloc((4 * N + 2 * len + 4 * (size_t)no) * sizeof *mem);
+    double **pp = malloc(6 * (size_t)L * sizeof *pp);
+    if (!mem || !pp) {
+        free(mem), free(pp);
+        return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    }
+    double *il = mem, *ih = il + N, *bl = ih + N, *bh = bl + N, *al = bh + N, *ah = al + len;
+    double *dlo = ah + len, *dhi = dlo + no, *oe = dhi + no;
+    double **Rlo = pp, **Rhi = pp + L, **Rcl = pp + 2 * L, **Rch = pp + 3 * L, **Bl = pp + 4 * L, **Bh = pp + 5 * L;
+    memcpy(g->lo, lo, (size_t)n0 * sizeof *lo);
+    memcpy(g->hi, hi, (size_t)n0 * sizeof *hi);
+    for (int i = n0; i < g->n_in; i++) g->lo[i] = g->hi[i] = 0.0;
+    g->b.run = run;
+    g->tries = 0;
+    int closed = 0;
+    for (int tries = 0; tries < LG_DEVGRAD_TRIES && !closed; tries++) {
+        if ((st = lg_bounds_symbolic(&g->b, &g->F, g->lo, g->hi)) != LG_OK) goto done;
+        g->tries++;
+        size_t off = 0;
+        int fits = tries > 0;
+        for (int k = 0; k < L; k++) {
+            int n = relu->layers[k].n_out;
+            if (g->dat[k] >= 0) {
+                const double *l = g->b.lo[g->at[k]], *u = g->b.hi[g->at[k]];
+                for (int i = 0; i < n; i++) {
+                    size_t q = off + (size_t)i;
+                    if (tries > 0 && g->reach[q] && !(l[i] >= il[q] && u[i] <= ih[q])) fits = 0;
+                }
+                if (!fits || tries == 0) /* (re)guess: F''s bounds joined with the last guess, widened */
+                    for (int i = 0; i < n; i++) {
+                        size_t q = off + (size_t)i;
+                        double a = l[i], b = u[i];
+                        if (tries > 0) a = fmin(a, il[q]), b = fmax(b, ih[q]);
+                        double wdt = (tries > 0 ? 0.25 : 0.0) * (b - a) + 1e-9 * (1.0 + fabs(a) + fabs(b));
+                        il[q] = nextafter(a - wdt, -INFINITY), ih[q] = nextafter(b + wdt, INFINITY);
+                    }
+            }
+            off += (size_t)n;
+        }
+        if (fits) {
+            closed = 1;
+            break;
+        }
+        if (tries == LG_DEVGRAD_TRIES - 1) break;
+        /* bands over the guess into F''s box: δ' = −δ ∈ [−Dhi, −Dlo] */
+        off = 0;
+        for (int k = 0; k < L; k++) {
+            int n = relu->layers[k].n_out;
+            if (g->dat[k] >= 0) {
+                if (!lg_devgrad_band(relu, ref, k, il + off, ih + off, bl + off, bh + off)) goto done; /* no claim */
+                for (int i = 0; i < n; i++)
+                    g->lo[g->dat[k] + i] = -bh[off + (size_t)i], g->hi[g->dat[k] + i] = -bl[off + (size_t)i];
+            }
+            off += (size_t)n;
+        }
+    }
+    if (!closed) goto done;
+    /* the region */
+    size_t off = 0;
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Lk = &relu->layers[k];
+        int fk = g->at[k];
+        Rlo[k] = g->b.lo[fk], Rhi[k] = g->b.hi[fk];
+        Rcl[k] = Rch[k] = NULL;
+        if (Lk->lin.kind == LG_LAYER_LAYERNORM && g->b.dlo && g->b.dlo[fk]) Rcl[k] = g->b.dlo[fk], Rch[k] = g->b.dhi[fk];
+        Bl[k] = g->dat[k] >= 0 ? bl + off : NULL;
+        Bh[k] = g->dat[k] >= 0 ? bh + off : NULL;
+        off += (size_t)Lk->n_out;
+    }
+    lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh};
+    if ((st = lg_devgrad_bound(relu, ref, &R, dlo, dhi)) != LG_OK) goto done;
+    /* the region's post-activation intervals of the ReLU net's nodes (the reference's values
+     * at a substituted layer are relu(z) − δ, in the δ layer's bounds) */
+    memcpy(al, g->b.lo[0], (size_t)n0 * sizeof *al);
+    memcpy(ah, g->b.hi[0], (size_t)n0 * sizeof *ah);
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Lk = &relu->layers[k];
+        size_t ko = lg_net_node_offset(relu, k);
+        int fo = g->dat[k] >= 0 ? g->at[k] + 1 : g->at[k];
+        for (int i = 0; i < Lk->n_out; i++) {
+            double a, b, c, d;
+            lg_bounds_post(Lk, Rlo[k][i], Rhi[k][i], &a, &b);
+            if (g->dat[k] >= 0) { /* both nets' outputs: relu(z) (δ = 0) and relu(z̃) − δ* */
+                c = g->b.lo[fo][i], d = g->b.hi[fo][i];
+                a = a < c ? a : c, b = b > d ? b : d;
+            }
+            al[ko + (size_t)i] = a, ah[ko + (size_t)i] = b;
+        }
+    }
+    /* the rounding of both double forward passes over the region; the reference's
+     * pre-activations at a substituted layer are F''s too (its z̃ lies there) */
+    if ((st = dg_envelope(relu, al, ah, Rlo, Rhi, oe)) != LG_OK ||
+        (st = dg_envelope(ref, al, ah, Rlo, Rhi, oe + no)) != LG_OK)
+        goto done;
+    for (int i = 0; i < no; i++) {
+        double x = fmax(fabs(dlo[i]), fabs(dhi[i]));
+        x = nextafter(x + oe[i], INFINITY);
+        x = nextafter(x + oe[no + i], INFINITY);
+        e[i] = x <= DBL_MAX ? x : INFINITY;
+    }
+done:
+    free(mem), free(pp);
+    return st;
+}
+
+lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, double *est)
+{
+    const lg_net *relu = g->relu;
+    const int L = relu->n_layers, no = lg_net_n_out(relu);
+    size_t N = 0;
+    for (int k = 0; k < L; k++) N += (size_t)relu->layers[k].n_out;
+    *est = INFINITY;
+    double *mem = malloc((2 * N + 2 * (size_t)no) * sizeof *mem);
+    double **pp = malloc(6 * (size_t)L * sizeof *pp);
+    if (!mem || !pp) {
+        free(mem), free(pp);
+        return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    }
+    double *bl = mem, *bh = bl + N, *dlo = bh + N, *dhi = dlo + no;
+    double **Bl = pp, **Bh = pp + L, **Rcl = pp + 2 * L, **Rch = pp + 3 * L;
+    size_t off = 0;
+    int ok = 1;
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Lk = &relu->layers[k];
+        Bl[k] = Bh[k] = Rcl[k] = Rch[k] = NULL;
+        if (g->dat[k] >= 0) {
+            Bl[k] = bl + off, Bh[k] = bh + off;
+            lg_devgrad_band(relu, g->ref, k, b->lo[k], b->hi[k], Bl[k], Bh[k]);
+            for (int i = 0; i < Lk->n_out; i++)
+                if (g->reach[off + (size_t)i] && !(Bh[k][i] < INFINITY)) ok = 0;
+        }
+        if (Lk->lin.kind == LG_LAYER_LAYERNORM && b->dlo && b->dlo[k]) Rcl[k] = b->dlo[k], Rch[k] = b->dhi[k];
+        off += (size_t)Lk->n_out;
+    }
+    lg_status st = LG_OK;
+    if (ok) {
+        lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
+        if ((st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi)) == LG_OK) {
+            double m = 0.0;
+            for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));
+            *est = m == m ? m : INFINITY;
+        }
+    }
+    free(mem), free(pp);
+    return st;
+}

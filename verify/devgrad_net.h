@@ -1,0 +1,68 @@
+/* devgrad_net.h — the interval-gradient deviation bound of a substitution
+ * pair on one box, end to end (DESIGN.md §1 "Deviation bound", *the interval
+ * gradient*): the region's node bounds, the gradient (devgrad.h) and the
+ * rounding of both double forward passes.
+ *
+ * Region. F(x, δ) (devgrad.h) is written as a network F' over the input
+ * (x, δ'), δ' = −δ: the ReLU net's layers with, after every substituted
+ * layer k, an identity layer out_k + δ'_k (two index maps: the layer and δ's
+ * slice of the input). CROWN on F' (lg_bounds_symbolic) over the box × the
+ * bands [−Dhi, −Dlo] bounds F over the region R. The bands need z̃'s range,
+ * which needs the bands: an induction over the substituted layers in order.
+ * Each band is computed over an interval I_k guessed from F' with zero bands
+ * (the ReLU net) widened; after the run, if F's bounds of every substituted
+ * pre-activation lie within its I_k, then layer by layer the reference net's
+ * exact z̃_k is a value of F over R (the earlier δ* lie in their bands), so
+ * δ*_k lies in its band; else the guess is widened from F's bounds and the
+ * run repeated (three tries, then no claim: +∞).
+ *
+ * Rounding. The exact-real difference is bounded by devgrad.h over R. Each
+ * double forward pass is the exact network with the noise of lg_dev_noise
+ * (anneal/deviation.h "Difference network"; magnitudes guessed as twice R's
+ * bounds plus 1 and checked after), carried forward as the exact route's
+ * envelope (verify/devnet.h) err_k = Σ|A|·Lip·err_src + τ_k, a Transformer
+ * node's through its deviation rule over R (verify/devtf.h: the rule bounds
+ * |node(a) − node(a')| for a in R's source intervals, |a − a'| ≤ Lip·err)
+ * plus its ξ_k. The result adds both nets' output envelopes and ξ_out:
+ *     e_i ≥ |ŷ_relu,i − ŷ_ref,i|   for every x in the box, exact and computed.
+ *
+ * lg_devgrad_net owns F' and its bounds; it borrows relu and ref, which
+ * must outlive it. lg_devgrad_net_free of a zeroed object is a no-op. Not
+ * thread-safe per object.
+ */
+#ifndef LG_DEVGRAD_NET_H
+#define LG_DEVGRAD_NET_H
+
+#include "core/net.h"
+#include "core/runctx.h"
+#include "verify/bounds.h"
+
+typedef struct lg_devgrad_net {
+    const lg_net *relu, *ref; /* borrowed */
+    lg_net F;                 /* F', owned */
+    lg_bounds b;              /* F''s bounds over the last box, owned */
+    int *at;                  /* [L] F' layer of the ReLU net's layer k */
+    int *dat;                 /* [L] offset of layer k's δ' in F''s input, −1: not substituted */
+    int n_in;                 /* F''s input width: n_in + the substituted neurons */
+    double *lo, *hi;          /* [n_in] F''s box */
+    int tries;                /* runs of CROWN the last box took */
+    unsigned char *reach;     /* [N] 1 for a neuron of the ReLU net some output reads (lg_bounds_reach) */
+} lg_devgrad_net;
+
+/* Build F' for a pair (lg_dev_check_pair must accept it; checked). LG_ERR_UNSUPPORTED for a
+ * pair with max-pool nodes. */
+lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_net *ref);
+void lg_devgrad_net_free(lg_devgrad_net *g);
+
+/* e[n_out] ≥ sup over the raw box [lo, hi] of |y_relu,i − y_ref,i|, exact and computed (+∞
+ * where no claim). run: the bound engine's deadline (LG_ERR_TIMEOUT past it; e unusable). */
+lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double *hi, const lg_runctx *run,
+                               double *e);
+
+/* A cheap estimate (no claim) of the exact part of that bound from the ReLU net's own bounds b of
+ * the box (the region without the bands' widening): the gradient pass alone. Callers use it to
+ * skip the bound where it cannot reach their threshold. *est: max over the outputs (+∞ when
+ * not finite). */
+lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, double *est);
+
+#endif
