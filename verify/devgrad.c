@@ -148,3 +148,21 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
     free(off), free(buf), free(seen), free(work);
     return LG_OK;
 }
+
+lg_dv lg_devgrad_iv(double m, double r) { return (lg_dv){lg_dn(m - r), lg_up(m + r)}; }
+
+/* am += mid of x, ar += its radius, both rounded so that [am − ar, am + ar] ⊇ old + x. */
+void lg_devgrad_acc(lg_dv x, double *am, double *ar)
+{
+    if (!lg_dv_finite(x)) {
+        *ar = INFINITY;
+        return;
+    }
+    double m = 0.5 * x.lo + 0.5 * x.hi;
+    double r = fmax(lg_up(x.hi - m), lg_up(m - x.lo));
+    double s = *am + m;
+    double err = lg_up(fabs(s) * DBL_EPSILON); /* the rounding of the centre's sum */
+    *am = s;
+    *ar = lg_up(lg_up(*ar + r) + err);
+    if (!isfinite(*am)) *am = 0.0, *ar = INFINITY;
+}

@@ -17,7 +17,7 @@
  * node's local Jacobian over R's node bounds: linear terms exact (centre
  * through Aᵀ, radius through |A|ᵀ, core/traverse.h), relu slope 0, 1 or
  * [0, 1], the Transformer kinds through their dev_vjp entries
- * (verify/opstage.h, opstage_devgrad.c). Everything is rounded outward, so
+ * (verify/opstage.h; each in its kind's opstage_*.c). Everything is rounded outward, so
  * [lo_i, hi_i] holds the exact-real difference; the double forward passes'
  * rounding is the caller's (it adds the envelope it already has).
  *
@@ -43,6 +43,14 @@ typedef struct lg_devgrad_src {
 } lg_devgrad_src;
 #define LG_DEVGRAD_VJP_WORK(g) (3 * (size_t)(g) + 2)
 
+/* [m − r, m + r] rounded outward. */
+lg_dv lg_devgrad_iv(double m, double r);
+/* *am += the centre of x, *ar += its radius, rounded so that [am − ar, am + ar] holds the old
+ * interval plus x (ar = +∞ when x is not finite). */
+void lg_devgrad_acc(lg_dv x, double *am, double *ar);
+
+/* The kinds' entries (in each kind's own file: opstage_bilinear.c, opstage_softmax.c,
+ * opstage_layernorm.c). */
 void lg_devgrad_product(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr, lg_dv *work);
 void lg_devgrad_softmax(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr, lg_dv *work);
 void lg_devgrad_layernorm(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr,

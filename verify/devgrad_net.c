@@ -1,5 +1,6 @@
 /* devgrad_net.c — the interval-gradient deviation bound on one box (devgrad_net.h). */
 #include "verify/devgrad_net.h"
+#include "verify/devnet.h"
 
 #include <float.h>
 #include <math.h>
@@ -140,14 +141,6 @@ done:
     return st;
 }
 
-static double dg_lip(const lg_layer *L)
-{
-    if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY) return 1.0;
-    if (!lg_act_relu_like(L->act)) return INFINITY;
-    const lg_act_info *ai = lg_act_info_of(L->act);
-    return 1.2 * (ai && ai->fmag ? ai->fmag(L->lambda) : 1.0); /* devnet.h: sup|f'| ≤ 1.13·fs */
-}
-
 /* The rounding envelope of net's double forward pass over the region (devgrad_net.h): from the
  * region's post-activation intervals al, ah of every node (node layout; they hold net's exact
  * values) and pre-activation bounds zl, zh (per layer), out[n_out] ≥ |ŷ − y| of the output.
@@ -228,7 +221,7 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
         lg_layer_sum(L, 1, lg_node_buf_val, &bm, s2, 1, 0);
         const double gam = 1e-12 + (lg_layer_sum_len(L) + 3.0) * u;
         const lg_act_info *ai = lg_act_info_of(L->act);
-        const double lip = dg_lip(L), fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0;
+        const double lip = lg_devnet_lip(L), fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0;
         const int smooth = L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY;
         for (int o = 0; o < n; o++) {
             double pe = (s1[o] * (1.0 + 1e-9) + gam * (fabs(L->b[o]) + s2[o]) * (1.0 + 1e-9)) * (1.0 + 2.0 * u) + 1e-300;

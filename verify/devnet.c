@@ -221,8 +221,7 @@ static int lg_devnet_mags(const lg_devnet *v, double *out, double scale, double 
     return 1;
 }
 
-/* The Lipschitz constant of layer L's activation (devnet.h "The exact route"); +∞ if unknown. */
-static double lg_devnet_lip(const lg_layer *L)
+double lg_devnet_lip(const lg_layer *L)
 {
     if (L->act == LG_ACT_RELU || L->act == LG_ACT_IDENTITY) return 1.0;
     if (!lg_act_relu_like(L->act)) return INFINITY;

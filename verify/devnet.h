@@ -137,4 +137,8 @@ lg_status lg_devnet_bound(lg_devnet *v, const double *lo, const double *hi, cons
 double *const *lg_devnet_pre_lo(const lg_devnet *v, int which);
 double *const *lg_devnet_pre_hi(const lg_devnet *v, int which);
 
+/* The Lipschitz constant of layer L's activation ("The exact route" above: 1 for relu and
+ * identity, 1.2·fs for a relu-like smooth one); +∞ if unknown. */
+double lg_devnet_lip(const lg_layer *L);
+
 #endif

@@ -109,7 +109,7 @@ typedef struct lg_vopdef {
     int (*n_split)(const lg_net *net, const lg_bounds *b, int k);
     double (*split_score)(const lg_net *net, const lg_bounds *b, int k, int e, const double *lam_k);
     void (*split)(lg_bounds *b, int k, int e, int active);
-    /* The certified deviation's interval vector–Jacobian product (devgrad.h, opstage_devgrad.c):
+    /* The certified deviation's interval vector–Jacobian product (devgrad.h; in each kind's opstage_*.c):
      * from the node's output adjoint (centre vm, radius vr) add the enclosure of its sources'
      * adjoints over the region into S; work: LG_DEVGRAD_VJP_WORK(group) lg_dv. */
     void (*dev_vjp)(const lg_layer *L, const struct lg_devgrad_src *S, const double *vm, const double *vr,

@@ -16,6 +16,7 @@
 
 #include "core/act_relax.h"
 #include "encode/problem.h"
+#include "verify/devgrad.h"
 #include "verify/backsub_tbil.h"
 #include "verify/backsub_tnode.h"
 #include "verify/relax_bilinear.h"
@@ -293,5 +294,25 @@ void lg_reach_product(const lg_layer *L, int o, unsigned char **rel)
     for (size_t q = (size_t)o * (size_t)L->lin.op.K; q < (size_t)(o + 1) * (size_t)L->lin.op.K; q++) {
         if (L->lin.src >= 0) rel[L->lin.src][ia[q]] = 1;
         if (L->lin.op.src_b >= 0) rel[L->lin.op.src_b][ib[q]] = 1;
+    }
+}
+
+/* The certified deviation's interval vector–Jacobian product of this kind (its verify entry's
+ * dev_vjp, verify/devgrad.h): from the node's output adjoint (centre vm, radius vr) add an
+ * enclosure of vᵀ·J over the region into the sources' adjoints, in outward-rounded interval
+ * arithmetic (DESIGN.md §1 "Deviation bound", *the interval gradient*). */
+void lg_devgrad_product(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr, lg_dv *work)
+{
+    (void)work;
+    size_t n = (size_t)L->n_out, K = (size_t)L->lin.op.K;
+    const int *ia = L->lin.map, *ib = L->lin.map + n * K;
+    for (size_t o = 0; o < n; o++) {
+        if (vm[o] == 0.0 && vr[o] == 0.0) continue;
+        lg_dv v = lg_devgrad_iv(vm[o], vr[o]);
+        for (size_t q = o * K; q < (o + 1) * K; q++) {
+            lg_dv a = {S->alo[ia[q]], S->ahi[ia[q]]}, b = {S->blo[ib[q]], S->bhi[ib[q]]};
+            lg_devgrad_acc(lg_dv_mul(v, b), &S->am[ia[q]], &S->ar[ia[q]]);
+            lg_devgrad_acc(lg_dv_mul(v, a), &S->bm[ib[q]], &S->br[ib[q]]);
+        }
     }
 }

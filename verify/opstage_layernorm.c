@@ -13,6 +13,8 @@
 #include <math.h>
 
 #include "encode/problem.h"
+#include "verify/devgrad.h"
+#include "verify/devtf.h"
 #include "verify/backsub.h"
 #include "verify/relax_iv.h"
 #include "verify/relax_layernorm.h"
@@ -134,4 +136,61 @@ lg_status lg_layernorm_relax_rows(const lg_net *net, const lg_bounds *b, int k, 
 {
     size_t g = (size_t)net->layers[k].lin.op.group;
     return lg_tnode_group_rows(net, b, k, r, lg_layernorm_group_planes, LG_LAYERNORM_WORK(g), 0, &r->n_layernorm);
+}
+
+/* The certified deviation's interval vector–Jacobian product of this kind (its verify entry's
+ * dev_vjp, verify/devgrad.h): from the node's output adjoint (centre vm, radius vr) add an
+ * enclosure of vᵀ·J over the region into the sources' adjoints, in outward-rounded interval
+ * arithmetic (DESIGN.md §1 "Deviation bound", *the interval gradient*). */
+void lg_devgrad_layernorm(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr, lg_dv *work)
+{
+    int n = L->n_out, g = L->lin.op.group;
+    double eps = L->lin.op.eps;
+    const double *gamma = L->lin.W, *beta = L->lin.W + g;
+    double hmax = lg_up(sqrt(g - 1.0)); /* |x̂_i| ≤ √(g − 1) */
+    lg_dv *xh = work, *w = work + g, *cen = work + 2 * g;
+    for (int s0 = 0; s0 < n; s0 += g) {
+        int any = 0;
+        for (int i = s0; i < s0 + g; i++) any |= vm[i] != 0.0 || vr[i] != 0.0;
+        if (!any) continue;
+        const double *l = S->alo + s0, *u = S->ahi + s0;
+        const double *cl = S->clo ? S->clo + s0 : NULL, *ch = S->chi ? S->chi + s0 : NULL;
+        /* r = 1/√(v + eps) with v the group's variance over the region */
+        double vlo = lg_devtf_ln_vlo(g, l, u, cl, ch), vhi = 0.0, Sl = 0.0, Su = 0.0;
+        for (int j = 0; j < g; j++) Sl = lg_dn(Sl + l[j]), Su = lg_up(Su + u[j]);
+        for (int i = 0; i < g; i++) { /* |c_i| over the box (and the centred bounds) */
+            double a = lg_dn(lg_dn(lg_dn((g - 1.0) * l[i]) - lg_up(Su - u[i])) / g);
+            double b = lg_up(lg_up(lg_up((g - 1.0) * u[i]) - lg_dn(Sl - l[i])) / g);
+            if (cl && ch && cl[i] <= ch[i]) a = fmax(a, cl[i]), b = fmin(b, ch[i]);
+            double m = fmax(fabs(a), fabs(b));
+            vhi = lg_up(vhi + lg_up(m * m));
+            cen[i] = (lg_dv){a, b};
+        }
+        vhi = lg_up(vhi / g);
+        lg_dv r = lg_dv_rsqrt((lg_dv){lg_dn(vlo + eps), lg_up(vhi + eps)});
+        if (!lg_dv_finite(r)) r = (lg_dv){0.0, lg_up(1.0 / lg_dn(sqrt(eps)))};
+        lg_dv m1 = lg_dv_pt(0.0), m2 = lg_dv_pt(0.0);
+        for (int i = 0; i < g; i++) {
+            double gi = gamma[i];
+            lg_dv x = {-hmax, hmax};
+            lg_dv cx = lg_dv_mul(cen[i], r); /* x̂_i = c_i·r */
+            if (lg_dv_finite(cx)) x.lo = fmax(x.lo, cx.lo), x.hi = fmin(x.hi, cx.hi);
+            if (gi != 0.0) { /* x̂_i = (y_i − β_i)/γ_i from the outputs' bounds */
+                lg_dv y = lg_dv_div(lg_dv_sub((lg_dv){S->olo[s0 + i], S->ohi[s0 + i]}, lg_dv_pt(beta[i])),
+                                    lg_dv_pt(fabs(gi)));
+                if (gi < 0.0) y = lg_dv_neg(y);
+                if (lg_dv_finite(y)) x.lo = fmax(x.lo, y.lo), x.hi = fmin(x.hi, y.hi);
+                if (x.lo > x.hi) x = (lg_dv){-hmax, hmax}; /* cannot happen for sound bounds; no claim */
+            }
+            xh[i] = x;
+            w[i] = lg_dv_mul(lg_devgrad_iv(vm[s0 + i], vr[s0 + i]), lg_dv_pt(gi));
+            m1 = lg_dv_add(m1, w[i]);
+            m2 = lg_dv_add(m2, lg_dv_mul(w[i], x));
+        }
+        m1 = lg_dv_div(m1, lg_dv_pt((double)g));
+        m2 = lg_dv_div(m2, lg_dv_pt((double)g));
+        /* ∂/∂x_j = r·(w_j − mean(w) − x̂_j·mean(w·x̂)), w_i = γ_i·v_i */
+        for (int j = 0; j < g; j++)
+            lg_devgrad_acc(lg_dv_mul(r, lg_dv_sub(lg_dv_sub(w[j], m1), lg_dv_mul(xh[j], m2))), &S->am[s0 + j], &S->ar[s0 + j]);
+    }
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "encode/problem.h"
+#include "verify/devgrad.h"
 #include "verify/relax_iv.h"
 #include "verify/relax_softmax.h"
 #include "verify/tnode_planes.h"
@@ -98,4 +99,33 @@ lg_status lg_softmax_relax_rows(const lg_net *net, const lg_bounds *b, int k, st
 {
     size_t g = (size_t)net->layers[k].lin.op.group;
     return lg_tnode_group_rows(net, b, k, r, lg_softmax_group_planes, LG_SOFTMAX_WORK(g), 1, &r->n_softmax);
+}
+
+/* The certified deviation's interval vector–Jacobian product of this kind (its verify entry's
+ * dev_vjp, verify/devgrad.h): from the node's output adjoint (centre vm, radius vr) add an
+ * enclosure of vᵀ·J over the region into the sources' adjoints, in outward-rounded interval
+ * arithmetic (DESIGN.md §1 "Deviation bound", *the interval gradient*). */
+/* s over [lo, hi] ∩ [0, 1]. */
+static lg_dv iv_prob(double lo, double hi)
+{
+    return (lg_dv){lo > 0.0 ? lo : 0.0, hi < 1.0 ? hi : 1.0};
+}
+
+void lg_devgrad_softmax(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr, lg_dv *work)
+{
+    (void)work;
+    int n = L->n_out, g = L->lin.op.group;
+    for (int s0 = 0; s0 < n; s0 += g) {
+        /* ∂/∂x_j = s_j·(v_j − Σ_i v_i s_i), Σ_i v_i s_i = c + Σ_i (v_i − c)·s_i as Σ s = 1 */
+        double c = 0.0;
+        int any = 0;
+        for (int i = s0; i < s0 + g; i++) c += vm[i], any |= vm[i] != 0.0 || vr[i] != 0.0;
+        if (!any) continue;
+        c /= g;
+        lg_dv t = lg_dv_pt(c);
+        for (int i = s0; i < s0 + g; i++)
+            t = lg_dv_add(t, lg_dv_mul(lg_dv_sub(lg_devgrad_iv(vm[i], vr[i]), lg_dv_pt(c)), iv_prob(S->olo[i], S->ohi[i])));
+        for (int j = s0; j < s0 + g; j++)
+            lg_devgrad_acc(lg_dv_mul(iv_prob(S->olo[j], S->ohi[j]), lg_dv_sub(lg_devgrad_iv(vm[j], vr[j]), t)), &S->am[j], &S->ar[j]);
+    }
 }

@@ -335,7 +335,9 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
  * threshold (`bound`): e lowered where it is smaller. 80 % of the time left at most; past it, or
  * for a pair the route does not take, e stands. With a positive threshold it is skipped where its
  * cheap estimate over relu's own bounds in b (no claim) exceeds four times the threshold (a
- * threshold of 0 asks for the tightest bound: it always runs). */
+ * threshold of 0 asks for the tightest bound: it always runs). Without a threshold, and with one, it is
+ * also skipped where that estimate is not below the bound it would improve (the route's own bound
+ * encloses the gradient over a wider region and adds the rounding: in practice it is larger). */
 static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double *lo, const double *hi,
                                   const lg_runctx *run, double *e)
 {
@@ -356,10 +358,10 @@ static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double
             return LG_OK;
         }
     }
-    if (v->want > 0.0 && v->want < INFINITY) { /* skip it where the estimate over relu's own bounds is far above */
+    if (v->want > 0.0) { /* skip it where the estimate over relu's own bounds is far above */
         double est;
         if ((st = lg_devgrad_net_estimate(v->grad, b, &est)) != LG_OK) return st;
-        if (!(est <= 4.0 * v->want)) return LG_OK;
+        if (!(est < mx) || (v->want < INFINITY && !(est <= 4.0 * v->want))) return LG_OK;
     }
     double *eg = malloc((size_t)no * sizeof *eg);
     if (!eg) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
