@@ -39,17 +39,23 @@ int lg_devgrad_band(const lg_net *relu, const lg_net *ref, int k, const double *
     return ok;
 }
 
+lg_status lg_devgrad_check_net(const lg_net *net)
+{
+    for (int k = 0; k < net->n_layers; k++) {
+        const lg_vopdef *vop = lg_layer_vop(&net->layers[k]);
+        if (vop && !vop->dev_vjp)
+            return lg_fail(LG_ERR_UNSUPPORTED, "the interval-gradient deviation does not take %s nodes (layer %d)",
+                           lg_kind_name(net->layers[k].lin.kind), k);
+    }
+    return LG_OK;
+}
+
 lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
                            double *dhi)
 {
     int nl = relu->n_layers, n_out = relu->layers[nl - 1].n_out;
-    for (int k = 0; k < nl; k++)
-        if (lg_layer_is_tnode(&relu->layers[k]) && !(lg_layer_vop(&relu->layers[k]) &&
-                                                      lg_layer_vop(&relu->layers[k])->dev_vjp))
-            return lg_fail(LG_ERR_UNSUPPORTED, "the interval-gradient deviation does not take %s nodes (layer %d)",
-                           lg_kind_name(relu->layers[k].lin.kind), k);
-        else if (relu->layers[k].lin.kind == LG_LAYER_MAX)
-            return lg_fail(LG_ERR_UNSUPPORTED, "the interval-gradient deviation does not take max-pool nodes");
+    lg_status cs = lg_devgrad_check_net(relu);
+    if (cs != LG_OK) return cs;
     size_t N = lg_net_nodes_len(relu), w = (size_t)lg_net_max_width(relu);
     if (w < (size_t)relu->n_in) w = (size_t)relu->n_in;
     size_t gmax = 1;
@@ -108,7 +114,7 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
                     pr[i] = lg_up(lg_up(fabs(m)) + pr[i]);
                     pm[i] = m;
                 }
-            const lg_vopdef *vop = lg_layer_is_tnode(L) ? lg_layer_vop(L) : NULL;
+            const lg_vopdef *vop = lg_layer_vop(L);
             if (vop) {
                 int sa = lg_layer_src(L, 0), sb = lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : sa;
                 lg_devgrad_src S = {alo + off[sa + 1], ahi + off[sa + 1], alo + off[sb + 1], ahi + off[sb + 1],

@@ -74,6 +74,10 @@ typedef struct lg_devgrad_region {
     double *const *band_lo, *const *band_hi;
 } lg_devgrad_region;
 
+/* LG_OK if every node kind of net has a dev_vjp entry (verify/opstage.h), else
+ * LG_ERR_UNSUPPORTED naming the first that has none (max-pool). */
+lg_status lg_devgrad_check_net(const lg_net *net);
+
 /* [dlo[i], dhi[i]] ∋ f_ref,i(x) − f_relu,i(x) for every x of the region's box (exact reals),
  * for every output i. LG_ERR_UNSUPPORTED for a node kind without a dev_vjp entry (max-pool);
  * LG_ERR_NOMEM. Bounds that are not finite are ∓∞. */

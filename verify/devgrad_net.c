@@ -45,7 +45,7 @@ lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_ne
     memset(g, 0, sizeof *g);
     lg_status st = lg_dev_check_pair(relu, ref);
     if (st != LG_OK) return st;
-    if (lg_net_has_max(relu)) return lg_fail(LG_ERR_UNSUPPORTED, "the interval-gradient deviation does not take max-pool nodes");
+    if ((st = lg_devgrad_check_net(relu)) != LG_OK) return st;
     g->relu = relu, g->ref = ref;
     const int L = relu->n_layers, n0 = relu->n_in;
     int nl = 1 + L, nt = 1;
