@@ -12,6 +12,7 @@
 #include "core/traverse.h"
 #include "verify/devgrad.h"
 #include "verify/devtf.h"
+#include "verify/opstage.h"
 
 /* Runs of CROWN on F' per box at most (the first with zero bands). */
 #define LG_DEVGRAD_TRIES 5
@@ -80,7 +81,7 @@ lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_ne
         for (int t = 0; t < lg_layer_n_lin(Sl); t++, tp++) {
             *tp = *lg_layer_lin(Sl, t);
             tp->src = DG_SRC(tp->src);
-            if (tp->kind == LG_LAYER_BILINEAR) tp->op.src_b = DG_SRC(tp->op.src_b);
+            if (lg_op_is(tp->kind, LG_OPF_TWO_SRC)) tp->op.src_b = DG_SRC(tp->op.src_b);
         }
         out_of[k] = pos++;
         g->dat[k] = -1;
@@ -141,6 +142,13 @@ done:
     return st;
 }
 
+/* A node's centred-input bounds in b (its verify entry's diff_centred), if it keeps any. */
+static void dg_centred(const lg_bounds *b, const lg_net *net, int k, double **clo, double **chi)
+{
+    const lg_vopdef *vop = lg_layer_vop(&net->layers[k]);
+    if (vop && vop->diff_centred && !vop->diff_centred(b, net, k, clo, chi)) *clo = *chi = NULL;
+}
+
 /* The rounding envelope of net's double forward pass over the region (devgrad_net.h): from the
  * region's post-activation intervals al, ah of every node (node layout; they hold net's exact
  * values) and pre-activation bounds zl, zh (per layer), out[n_out] ≥ |ŷ − y| of the output.
@@ -173,41 +181,8 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
         if (lg_layer_is_tnode(L)) {
             const size_t oa = lg_net_node_offset(net, lg_layer_src(L, 0));
             const double *la = al + oa, *ua = ah + oa, *ea = ae + oa, *ma = am + oa;
-            if (L->lin.kind == LG_LAYER_BILINEAR) {
-                size_t K = (size_t)L->lin.op.K, ob = lg_net_node_offset(net, L->lin.op.src_b);
-                const int *ia = L->lin.map, *ib = L->lin.map + (size_t)n * K;
-                for (size_t o = 0; o < (size_t)n; o++) {
-                    double sr = 0.0, mass = 0.0;
-                    for (size_t q = o * K; q < (o + 1) * K; q++) {
-                        size_t jb = ob + (size_t)ib[q];
-                        sr = nextafter(sr + lg_dev_bilinear(la[ia[q]], ua[ia[q]], ea[ia[q]], al[jb], ah[jb], ae[jb]),
-                                       INFINITY);
-                        mass = nextafter(mass + nextafter(ma[ia[q]] * am[jb], INFINITY), INFINITY);
-                    }
-                    s1[o] = nextafter(sr + lg_devtf_round_product((int)K, mass), INFINITY);
-                }
-            } else {
-                size_t gs = (size_t)L->lin.op.group;
-                int soft = L->lin.kind == LG_LAYER_SOFTMAX;
-                for (size_t s0 = 0; s0 < (size_t)n; s0 += gs) {
-                    int ok = soft ? lg_dev_softmax(gs, la + s0, ua + s0, ea + s0, d, work)
-                                  : lg_dev_layernorm(gs, la + s0, ua + s0, ea + s0, L->lin.op.eps, L->lin.W, d, work);
-                    double M = 0.0, rmax = 0.0;
-                    if (!soft) { /* the computed inputs lie in the region widened by their error */
-                        for (size_t i = 0; i < gs; i++) {
-                            bx[i] = nextafter(la[s0 + i] - ea[s0 + i], -INFINITY);
-                            bx[gs + i] = nextafter(ua[s0 + i] + ea[s0 + i], INFINITY);
-                            M = fmax(M, ma[s0 + i]);
-                        }
-                        rmax = lg_devtf_ln_rmax((int)gs, bx, bx + gs, L->lin.op.eps, M);
-                    }
-                    for (size_t i = 0; i < gs; i++) {
-                        double rho = soft ? lg_devtf_round_softmax((int)gs)
-                                          : lg_devtf_round_layernorm((int)gs, M, rmax, L->lin.W[i], L->lin.W[gs + i]);
-                        s1[s0 + i] = ok ? nextafter(d[i] + rho, INFINITY) : INFINITY;
-                    }
-                }
-            }
+            const size_t ob = lg_net_node_offset(net, lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : lg_layer_src(L, 0));
+            lg_devtf_envelope(&L->lin, la, ua, ea, ma, al + ob, ah + ob, ae + ob, am + ob, s1, work, d, bx);
             for (int o = 0; o < n; o++) {
                 double x = s1[o] <= DBL_MAX ? s1[o] : INFINITY;
                 ae[ko + (size_t)o] = x;
@@ -312,7 +287,7 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
         int fk = g->at[k];
         Rlo[k] = g->b.lo[fk], Rhi[k] = g->b.hi[fk];
         Rcl[k] = Rch[k] = NULL;
-        if (Lk->lin.kind == LG_LAYER_LAYERNORM && g->b.dlo && g->b.dlo[fk]) Rcl[k] = g->b.dlo[fk], Rch[k] = g->b.dhi[fk];
+        dg_centred(&g->b, &g->F, fk, &Rcl[k], &Rch[k]);
         Bl[k] = g->dat[k] >= 0 ? bl + off : NULL;
         Bh[k] = g->dat[k] >= 0 ? bh + off : NULL;
         off += (size_t)Lk->n_out;
@@ -379,7 +354,7 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
             for (int i = 0; i < Lk->n_out; i++)
                 if (g->reach[off + (size_t)i] && !(Bh[k][i] < INFINITY)) ok = 0;
         }
-        if (Lk->lin.kind == LG_LAYER_LAYERNORM && b->dlo && b->dlo[k]) Rcl[k] = b->dlo[k], Rch[k] = b->dhi[k];
+        dg_centred(b, relu, k, &Rcl[k], &Rch[k]);
         off += (size_t)Lk->n_out;
     }
     lg_status st = LG_OK;

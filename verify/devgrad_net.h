@@ -17,13 +17,14 @@
  * run repeated (three tries, then no claim: +∞).
  *
  * Rounding. The exact-real difference is bounded by devgrad.h over R. Each
- * double forward pass is the exact network with the noise of lg_dev_noise
- * (anneal/deviation.h "Difference network"; magnitudes guessed as twice R's
- * bounds plus 1 and checked after), carried forward as the exact route's
- * envelope (verify/devnet.h) err_k = Σ|A|·Lip·err_src + τ_k, a Transformer
- * node's through its deviation rule over R (verify/devtf.h: the rule bounds
- * |node(a) − node(a')| for a in R's source intervals, |a − a'| ≤ Lip·err)
- * plus its ξ_k. The result adds both nets' output envelopes and ξ_out:
+ * double forward pass's error is carried forward as an envelope over R (the
+ * exact route's of verify/devnet.h, extended to the Transformer nodes): at a
+ * sum err_k ≤ Σ|A|·err_src + γ_n·(|b| + Σ|A|·|â_src|), |â| from R's bounds
+ * plus err; after an activation Lip·err (lg_devnet_lip), plus 16ε·fs·|ẑ| for
+ * a smooth one; at a Transformer node its kind's envelope entry
+ * (lg_devtf_envelope, verify/devtf.h: its deviation rule over R's source
+ * intervals with e = the sources' errors, plus its rounding ρ). The result
+ * adds both nets' output envelopes:
  *     e_i ≥ |ŷ_relu,i − ŷ_ref,i|   for every x in the box, exact and computed.
  *
  * lg_devgrad_net owns F' and its bounds; it borrows relu and ref, which

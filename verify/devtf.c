@@ -9,10 +9,12 @@
 #include "verify/devtf_kind.h"
 
 static const lg_devop lg_devops[] = {
-    {LG_LAYER_BILINEAR, lg_devtf_product_work, lg_devtf_product_node, lg_devtf_product_noise, NULL},
-    {LG_LAYER_SOFTMAX, lg_devtf_group_work, lg_devtf_softmax_node, lg_devtf_softmax_noise, NULL},
+    {LG_LAYER_BILINEAR, lg_devtf_product_work, lg_devtf_product_node, lg_devtf_product_noise, NULL,
+     lg_devtf_product_envelope},
+    {LG_LAYER_SOFTMAX, lg_devtf_group_work, lg_devtf_softmax_node, lg_devtf_softmax_noise, NULL,
+     lg_devtf_softmax_envelope},
     {LG_LAYER_LAYERNORM, lg_devtf_group_work, lg_devtf_layernorm_node, lg_devtf_layernorm_noise,
-     lg_devtf_layernorm_centred},
+     lg_devtf_layernorm_centred, lg_devtf_layernorm_envelope},
 };
 
 const lg_devop *lg_devop_of(lg_layer_kind k)
@@ -20,6 +22,13 @@ const lg_devop *lg_devop_of(lg_layer_kind k)
     for (size_t i = 0; i < sizeof lg_devops / sizeof *lg_devops; i++)
         if (lg_devops[i].kind == k) return &lg_devops[i];
     return NULL;
+}
+
+void lg_devtf_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea, const double *ma,
+                       const double *lb, const double *ub, const double *eb, const double *mb, double *s,
+                       lg_dv *work, double *d, double *bx)
+{
+    lg_devop_of(L->kind)->envelope(L, la, ua, ea, ma, lb, ub, eb, mb, s, work, d, bx);
 }
 
 size_t lg_devtf_node_work(const lg_linear *L) { return lg_devop_of(L->kind)->work(L); }

@@ -118,10 +118,23 @@ typedef struct lg_devop {
     /* lg_devtf_centred's rule, or NULL: the kind reads no centred bounds. */
     int (*centred)(const lg_linear *L, const double *err, const double *clo_in, const double *chi_in, double *clo,
                    double *chi);
+    /* lg_devtf_envelope's rule for the kind. */
+    void (*envelope)(const lg_linear *L, const double *la, const double *ua, const double *ea, const double *ma,
+                     const double *lb, const double *ub, const double *eb, const double *mb, double *s,
+                     lg_dv *work, double *d, double *bx);
 } lg_devop;
 
 /* The entry of kind k, or NULL for a kind that is not a Transformer node. */
 const lg_devop *lg_devop_of(lg_layer_kind k);
+/* The rounding envelope's step at Transformer node L (verify/devgrad_net.c): s[n_out] ≥
+ * |computed − exact| of each output, from its sources' exact-value intervals [la, ua] (and
+ * [lb, ub]: a product's second source; else ignored), their computed values' errors ea, eb
+ * and magnitudes ma, mb: the kind's deviation rule with e = the sources' errors plus its
+ * rounding (lg_devtf_round_*), rounded up; +∞ where not finite. Scratch: work
+ * LG_DEVTF_WORK(group) lg_dv, d [group], bx [2·group]. */
+void lg_devtf_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea, const double *ma,
+                       const double *lb, const double *ub, const double *eb, const double *mb, double *s,
+                       lg_dv *work, double *d, double *bx);
 /* The doubles of work lg_devtf_node takes for Transformer node L. */
 size_t lg_devtf_node_work(const lg_linear *L);
 /* The double forward pass's noise at Transformer node L (anneal/deviation.h lg_dev_noise):

@@ -69,4 +69,14 @@ void lg_devtf_layernorm_noise(const lg_linear *L, const double *xa, const double
 int lg_devtf_layernorm_centred(const lg_linear *L, const double *err, const double *clo_in, const double *chi_in,
                                double *clo, double *chi);
 
+void lg_devtf_product_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea, const double *ma,
+                               const double *lb, const double *ub, const double *eb, const double *mb, double *s, lg_dv *work,
+                               double *d, double *bx);
+void lg_devtf_softmax_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea, const double *ma,
+                               const double *lb, const double *ub, const double *eb, const double *mb, double *s, lg_dv *work,
+                               double *d, double *bx);
+void lg_devtf_layernorm_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea, const double *ma,
+                                 const double *lb, const double *ub, const double *eb, const double *mb, double *s, lg_dv *work,
+                                 double *d, double *bx);
+
 #endif

@@ -210,3 +210,25 @@ int lg_devtf_layernorm_centred(const lg_linear *L, const double *err, const doub
     }
     return 1;
 }
+
+void lg_devtf_layernorm_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea,
+                                 const double *ma, const double *lb, const double *ub, const double *eb,
+                                 const double *mb, double *s, lg_dv *work, double *d, double *bx)
+{
+    (void)lb, (void)ub, (void)eb, (void)mb;
+    const size_t n = (size_t)L->n_out, gs = (size_t)L->op.group;
+    for (size_t s0 = 0; s0 < n; s0 += gs) {
+        int ok = lg_dev_layernorm(gs, la + s0, ua + s0, ea + s0, L->op.eps, L->W, d, work);
+        double M = 0.0;
+        for (size_t i = 0; i < gs; i++) { /* the computed inputs lie in the region widened by their error */
+            bx[i] = nextafter(la[s0 + i] - ea[s0 + i], -INFINITY);
+            bx[gs + i] = nextafter(ua[s0 + i] + ea[s0 + i], INFINITY);
+            M = fmax(M, ma[s0 + i]);
+        }
+        double rmax = lg_devtf_ln_rmax((int)gs, bx, bx + gs, L->op.eps, M);
+        for (size_t i = 0; i < gs; i++) {
+            double rho = lg_devtf_round_layernorm((int)gs, M, rmax, L->W[i], L->W[gs + i]);
+            s[s0 + i] = ok ? nextafter(d[i] + rho, INFINITY) : INFINITY;
+        }
+    }
+}

@@ -72,3 +72,21 @@ void lg_devtf_product_noise(const lg_linear *L, const double *xa, const double *
         xo[o] = (p * (1.0 + g) + lg_devtf_round_product((int)K, mass * (1.0 + g))) * (1.0 + LG_DEVTF_EPS);
     }
 }
+
+void lg_devtf_product_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea,
+                               const double *ma, const double *lb, const double *ub, const double *eb,
+                               const double *mb, double *s, lg_dv *work, double *d, double *bx)
+{
+    (void)work, (void)d, (void)bx;
+    const size_t n = (size_t)L->n_out, K = (size_t)L->op.K;
+    const int *ia = L->map, *ib = L->map + n * K;
+    for (size_t o = 0; o < n; o++) {
+        double sr = 0.0, mass = 0.0;
+        for (size_t q = o * K; q < (o + 1) * K; q++) {
+            size_t jb = (size_t)ib[q];
+            sr = nextafter(sr + lg_dev_bilinear(la[ia[q]], ua[ia[q]], ea[ia[q]], lb[jb], ub[jb], eb[jb]), INFINITY);
+            mass = nextafter(mass + nextafter(ma[ia[q]] * mb[jb], INFINITY), INFINITY);
+        }
+        s[o] = nextafter(sr + lg_devtf_round_product((int)K, mass), INFINITY);
+    }
+}

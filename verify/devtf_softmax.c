@@ -76,3 +76,16 @@ void lg_devtf_softmax_noise(const lg_linear *L, const double *xa, const double *
         for (int i = s; i < s + g; i++) xo[i] = (0.5 * mx + lg_devtf_round_softmax(g)) * (1.0 + LG_DEVTF_EPS);
     }
 }
+
+void lg_devtf_softmax_envelope(const lg_linear *L, const double *la, const double *ua, const double *ea,
+                               const double *ma, const double *lb, const double *ub, const double *eb,
+                               const double *mb, double *s, lg_dv *work, double *d, double *bx)
+{
+    (void)ma, (void)lb, (void)ub, (void)eb, (void)mb, (void)bx;
+    const size_t n = (size_t)L->n_out, gs = (size_t)L->op.group;
+    for (size_t s0 = 0; s0 < n; s0 += gs) {
+        int ok = lg_dev_softmax(gs, la + s0, ua + s0, ea + s0, d, work);
+        for (size_t i = 0; i < gs; i++)
+            s[s0 + i] = ok ? nextafter(d[i] + lg_devtf_round_softmax((int)gs), INFINITY) : INFINITY;
+    }
+}
