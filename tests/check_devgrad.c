@@ -23,35 +23,6 @@
 #include "verify/devgrad_net.h"
 #include "verify/opstage.h"
 
-/* ref: rn with every relu layer λ-GELU of hardness lams[(k + salt) % 4]. */
-static void dg_smooth_copy(lg_net *ref, const lg_net *rn, int salt)
-{
-    static const double lams[] = {1.5, 4.0, 20.0, 160.0};
-    ck_assert_int_eq(lg_net_copy(ref, rn), LG_OK);
-    for (int k = 0; k < ref->n_layers; k++) {
-        lg_layer *L = &ref->layers[k];
-        if (L->act != LG_ACT_RELU) continue;
-        L->act = LG_ACT_LGELU;
-        L->lambda = lams[(k + salt) % 4];
-        L->s = 0.0;
-    }
-    ck_assert_int_eq(lg_net_validate(ref), LG_OK);
-}
-
-static void dg_vit(lg_net *net, const char *arch, uint64_t seed)
-{
-    lg_vit_spec sp;
-    ck_assert_int_eq(lg_arch_vit_parse(&sp, arch), LG_OK);
-    lg_vit m;
-    ck_assert_int_eq(lg_vit_init(&m, &sp, LG_ACT_RELU, 1), LG_OK);
-    lg_vit_init_weights(&m, seed);
-    lg_rng r;
-    lg_rng_init(&r, seed, 9);
-    for (size_t i = 0; i < m.n_params; i++) m.params[i] += (float)(0.2 * lg_rng_normal(&r));
-    ck_assert_int_eq(lg_vit_to_net(&m, net), LG_OK);
-    lg_vit_free(&m);
-}
-
 /* One node kind's dev_vjp against the exact vᵀJ (its attack_backward entry, in double) at
  * sampled source points and adjoints v of the boxes; drop: call the entry with radius 0 (the
  * mutant). Returns the number of samples outside the enclosure. */
@@ -231,7 +202,7 @@ START_TEST(test_devgrad_route_oracle)
         lg_net rn = {0}, ref;
         char what[96];
         if (it % 3 == 0) {
-            dg_vit(&rn, archs[(it / 3) % 2], 300u + (uint64_t)it);
+            lg_test_random_vit(&rn, archs[(it / 3) % 2], 300u + (uint64_t)it);
             snprintf(what, sizeof what, "vit %d", it);
         } else if (it % 3 == 1) {
             lg_test_tnet_opts o = {0};
@@ -244,7 +215,7 @@ START_TEST(test_devgrad_route_oracle)
             ck_assert_int_eq(lg_test_dag_random(&rn, &r, &o), LG_OK);
             snprintf(what, sizeof what, "dag %d", it);
         }
-        dg_smooth_copy(&ref, &rn, it);
+        lg_test_lgelu_relus(&ref, &rn, it);
         double lo[256], hi[256], eps = epss[it % 3];
         ck_assert_int_le(rn.n_in, 256);
         for (int i = 0; i < rn.n_in; i++) {

@@ -30,36 +30,6 @@
 #include "verify/devtf.h"
 #include "verify/transfer.h"
 
-/* ref: rn with every relu layer λ-GELU of hardness lams[(k + salt) % 4]. */
-static void tf_smooth_copy(lg_net *ref, const lg_net *rn, int salt)
-{
-    static const double lams[] = {1.5, 4.0, 20.0, 160.0};
-    ck_assert_int_eq(lg_net_copy(ref, rn), LG_OK);
-    for (int k = 0; k < ref->n_layers; k++) {
-        lg_layer *L = &ref->layers[k];
-        if (L->act != LG_ACT_RELU) continue;
-        L->act = LG_ACT_LGELU;
-        L->lambda = lams[(k + salt) % 4];
-        L->s = 0.0;
-    }
-    ck_assert_int_eq(lg_net_validate(ref), LG_OK);
-}
-
-/* A random ViT (weights drawn and perturbed, relu MLPs) as an lg_net. */
-static void tf_vit(lg_net *net, const char *arch, uint64_t seed)
-{
-    lg_vit_spec sp;
-    ck_assert_int_eq(lg_arch_vit_parse(&sp, arch), LG_OK);
-    lg_vit m;
-    ck_assert_int_eq(lg_vit_init(&m, &sp, LG_ACT_RELU, 1), LG_OK);
-    lg_vit_init_weights(&m, seed);
-    lg_rng r;
-    lg_rng_init(&r, seed, 9);
-    for (size_t i = 0; i < m.n_params; i++) m.params[i] += (float)(0.2 * lg_rng_normal(&r));
-    ck_assert_int_eq(lg_vit_to_net(&m, net), LG_OK);
-    lg_vit_free(&m);
-}
-
 /* max_j |ŷ_relu,j − ŷ_ref,j| at x; yr, yg ≥ n_out. */
 static double tf_obs(const lg_net *rn, const lg_net *ref, const double *x, int j, double *yr, double *yg, double *scr)
 {
@@ -217,10 +187,10 @@ START_TEST(test_devtf_oracle_random)
             ck_assert_int_eq(lg_test_tnet_random(&rn, &r, &o), LG_OK);
             snprintf(what, sizeof what, "tnet %d", it);
         } else {
-            tf_vit(&rn, archs[it % 4], 100u + (uint64_t)it);
+            lg_test_random_vit(&rn, archs[it % 4], 100u + (uint64_t)it);
             snprintf(what, sizeof what, "vit %d (%s)", it, archs[it % 4]);
         }
-        tf_smooth_copy(&ref, &rn, it);
+        lg_test_lgelu_relus(&ref, &rn, it);
         const int ni = rn.n_in;
         double c[64], lo[64], hi[64], eps = epss[it % 4];
         for (int i = 0; i < ni; i++) {
@@ -558,8 +528,8 @@ END_TEST
 START_TEST(test_devtf_refuses_mismatch)
 {
     lg_net rn, ref;
-    tf_vit(&rn, "1x4x4,vit:p2,d4,h2,L1,m6,cls,3", 7);
-    tf_smooth_copy(&ref, &rn, 0);
+    lg_test_random_vit(&rn, "1x4x4,vit:p2,d4,h2,L1,m6,cls,3", 7);
+    lg_test_lgelu_relus(&ref, &rn, 0);
     lg_dev dev;
     ck_assert_int_eq(lg_dev_init(&dev, &rn, &ref), LG_OK);
     lg_dev_free(&dev);

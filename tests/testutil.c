@@ -10,7 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/arch_vit.h"
 #include "core/idx.h"
+#include "core/rng.h"
+#include "train/vit.h"
+#include "train/vit_net.h"
 
 const char *lg_test_fixture(const char *rel)
 {
@@ -233,4 +237,32 @@ void lg_test_smooth_relus(lg_net *ref, const lg_net *rn, lg_act act, int salt, c
         L->s = act == LG_ACT_PRELU ? L->lambda : 0.0;
     }
     ck_assert_int_eq(lg_net_validate(ref), LG_OK);
+}
+
+void lg_test_lgelu_relus(lg_net *ref, const lg_net *rn, int salt)
+{
+    static const double lams[] = {1.5, 4.0, 20.0, 160.0};
+    ck_assert_int_eq(lg_net_copy(ref, rn), LG_OK);
+    for (int k = 0; k < ref->n_layers; k++) {
+        lg_layer *L = &ref->layers[k];
+        if (L->act != LG_ACT_RELU) continue;
+        L->act = LG_ACT_LGELU;
+        L->lambda = lams[(k + salt) % 4];
+        L->s = 0.0;
+    }
+    ck_assert_int_eq(lg_net_validate(ref), LG_OK);
+}
+
+void lg_test_random_vit(lg_net *net, const char *arch, uint64_t seed)
+{
+    lg_vit_spec sp;
+    ck_assert_int_eq(lg_arch_vit_parse(&sp, arch), LG_OK);
+    lg_vit m;
+    ck_assert_int_eq(lg_vit_init(&m, &sp, LG_ACT_RELU, 1), LG_OK);
+    lg_vit_init_weights(&m, seed);
+    lg_rng r;
+    lg_rng_init(&r, seed, 9);
+    for (size_t i = 0; i < m.n_params; i++) m.params[i] += (float)(0.2 * lg_rng_normal(&r));
+    ck_assert_int_eq(lg_vit_to_net(&m, net), LG_OK);
+    lg_vit_free(&m);
 }

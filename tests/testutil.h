@@ -40,6 +40,12 @@ int lg_test_have_data(void);
  * for layer k (1 for gelu), prelu's slope 0.05·(1 + (k + salt) % 4). Fails
  * the calling test if the copy is not a valid net. ref is the caller's. */
 void lg_test_smooth_relus(lg_net *ref, const lg_net *rn, lg_act act, int salt, const double lams[3]);
+/* ref = a copy of rn with every relu layer λ-GELU of hardness 1.5, 4, 20 or 160
+ * (λ = those[(k + salt) % 4] for layer k); fails the calling test if not valid. */
+void lg_test_lgelu_relus(lg_net *ref, const lg_net *rn, int salt);
+/* net = a random ViT of --arch text arch (relu MLPs): lg_vit_init_weights(seed), each
+ * parameter then moved by 0.2·N(0, 1); fails the calling test on an error. */
+void lg_test_random_vit(lg_net *net, const char *arch, uint64_t seed);
 /* 1 when LG_TEST_QUICK is set (sanitizer runs: fewer instances, same assertions). */
 int lg_test_quick(void);
 /* Run a shell command; its exit status, or −1 if it did not exit normally. */
