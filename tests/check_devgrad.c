@@ -128,17 +128,6 @@ START_TEST(test_devgrad_vjp_kinds)
 }
 END_TEST
 
-/* |y_relu − y_ref| at x (max over outputs, or output j ≥ 0). */
-static double dg_obs(const lg_net *rn, const lg_net *ref, const double *x, int j, double *yr, double *yg, double *scr)
-{
-    lg_net_forward(rn, x, yr, scr);
-    lg_net_forward(ref, x, yg, scr);
-    double m = 0.0;
-    for (int o = 0; o < lg_net_n_out(rn); o++)
-        if ((j < 0 || o == j) && fabs(yr[o] - yg[o]) > m) m = fabs(yr[o] - yg[o]);
-    return m;
-}
-
 /* The route's bound on [lo, hi] against samples and a sign-gradient ascent per output. */
 static void dg_route_case(const lg_net *rn, const lg_net *ref, const double *lo, const double *hi, lg_rng *r,
                           const char *what, int *finite)
@@ -166,19 +155,19 @@ static void dg_route_case(const lg_net *rn, const lg_net *ref, const double *lo,
     }
     for (int j = 0; j < no; j++) { /* sign-gradient ascent from the centre, finite differences */
         for (int i = 0; i < ni; i++) x[i] = 0.5 * (lo[i] + hi[i]);
-        double best = dg_obs(rn, ref, x, j, yr, yg, scr);
+        double best = lg_test_pair_obs(rn, ref, x, j, yr, yg, scr);
         for (int step = 0; step < 12; step++) {
             double a = 0.25 * pow(0.8, step);
             for (int i = 0; i < ni; i++) {
                 double h = 1e-6 * (hi[i] - lo[i]) + 1e-300;
                 memcpy(t, x, (size_t)ni * sizeof *t);
                 t[i] = fmin(hi[i], x[i] + h);
-                double up = dg_obs(rn, ref, t, j, yr, yg, scr);
+                double up = lg_test_pair_obs(rn, ref, t, j, yr, yg, scr);
                 t[i] = fmax(lo[i], x[i] - h);
-                double dn = dg_obs(rn, ref, t, j, yr, yg, scr);
+                double dn = lg_test_pair_obs(rn, ref, t, j, yr, yg, scr);
                 t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (up > dn ? 1.0 : up < dn ? -1.0 : 0.0)));
-                if (dg_obs(rn, ref, t, j, yr, yg, scr) > best) {
-                    best = dg_obs(rn, ref, t, j, yr, yg, scr);
+                if (lg_test_pair_obs(rn, ref, t, j, yr, yg, scr) > best) {
+                    best = lg_test_pair_obs(rn, ref, t, j, yr, yg, scr);
                     x[i] = t[i];
                 }
             }

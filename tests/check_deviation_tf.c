@@ -30,17 +30,6 @@
 #include "verify/devtf.h"
 #include "verify/transfer.h"
 
-/* max_j |ŷ_relu,j − ŷ_ref,j| at x; yr, yg ≥ n_out. */
-static double tf_obs(const lg_net *rn, const lg_net *ref, const double *x, int j, double *yr, double *yg, double *scr)
-{
-    lg_net_forward(rn, x, yr, scr);
-    lg_net_forward(ref, x, yg, scr);
-    double m = 0.0;
-    for (int o = 0; o < lg_net_n_out(rn); o++)
-        if ((j < 0 || o == j) && fabs(yr[o] - yg[o]) > m) m = fabs(yr[o] - yg[o]);
-    return m;
-}
-
 /* |y_relu,j − y_ref,j| maximised over [lo, hi] (n ≤ 64) by sign-gradient ascent with
  * finite differences from x; x ends at the best point, whose deviation is returned. */
 static double tf_pgd(const lg_net *rn, const lg_net *ref, int j, const double *lo, const double *hi, double *x,
@@ -52,22 +41,22 @@ static double tf_pgd(const lg_net *rn, const lg_net *ref, int j, const double *l
     ck_assert_ptr_nonnull(t);
     ck_assert_int_le(n, 1024);
     for (int i = 0; i < n; i++) g[i] = 0.0;
-    double best = tf_obs(rn, ref, x, j, yr, yg, scr);
+    double best = lg_test_pair_obs(rn, ref, x, j, yr, yg, scr);
     for (int step = 0; step < 30; step++) {
         memcpy(t, x, (size_t)n * sizeof *t);
         for (int i = 0; i < n; i += stride) {
             double h = 1e-7 * (hi[i] - lo[i] + 1e-300);
             t[i] = fmin(hi[i], x[i] + h);
-            double up = tf_obs(rn, ref, t, j, yr, yg, scr);
+            double up = lg_test_pair_obs(rn, ref, t, j, yr, yg, scr);
             t[i] = fmax(lo[i], x[i] - h);
-            double dn = tf_obs(rn, ref, t, j, yr, yg, scr);
+            double dn = lg_test_pair_obs(rn, ref, t, j, yr, yg, scr);
             t[i] = x[i];
             g[i] = up - dn;
         }
         double a = 0.1 * pow(0.9, step);
         for (int i = 0; i < n; i++)
             t[i] = fmin(hi[i], fmax(lo[i], x[i] + a * (hi[i] - lo[i]) * (g[i] > 0 ? 1.0 : g[i] < 0 ? -1.0 : 0.0)));
-        double v = tf_obs(rn, ref, t, j, yr, yg, scr);
+        double v = lg_test_pair_obs(rn, ref, t, j, yr, yg, scr);
         if (v > best) {
             best = v;
             memcpy(x, t, (size_t)n * sizeof *t);
@@ -151,7 +140,7 @@ static double tf_check_box(const lg_net *rn, const lg_net *ref, const double *lo
     int point = 1;
     for (int i = 0; i < ni; i++) point &= lo[i] == hi[i];
     if (point) {
-        double obs = tf_obs(rn, ref, lo, -1, yr, yg, scr), ymax = 0.0;
+        double obs = lg_test_pair_obs(rn, ref, lo, -1, yr, yg, scr), ymax = 0.0;
         for (int j = 0; j < no; j++) ymax = fmax(ymax, fmax(fabs(yr[j]), fabs(yg[j])));
         /* the exact deviation differs from the computed one by the outputs' rounding */
         ck_assert_msg(D <= obs * (1.0 + 1e-6) + 1e-12 * (1.0 + ymax), "%s: a point's bound %.17g is not the observed %.17g",

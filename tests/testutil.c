@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,4 +266,15 @@ void lg_test_random_vit(lg_net *net, const char *arch, uint64_t seed)
     for (size_t i = 0; i < m.n_params; i++) m.params[i] += (float)(0.2 * lg_rng_normal(&r));
     ck_assert_int_eq(lg_vit_to_net(&m, net), LG_OK);
     lg_vit_free(&m);
+}
+
+double lg_test_pair_obs(const lg_net *rn, const lg_net *ref, const double *x, int j, double *yr, double *yg,
+                        double *scr)
+{
+    lg_net_forward(rn, x, yr, scr);
+    lg_net_forward(ref, x, yg, scr);
+    double m = 0.0;
+    for (int o = 0; o < lg_net_n_out(rn); o++)
+        if ((j < 0 || o == j) && fabs(yr[o] - yg[o]) > m) m = fabs(yr[o] - yg[o]);
+    return m;
 }

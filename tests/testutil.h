@@ -46,6 +46,10 @@ void lg_test_lgelu_relus(lg_net *ref, const lg_net *rn, int salt);
 /* net = a random ViT of --arch text arch (relu MLPs): lg_vit_init_weights(seed), each
  * parameter then moved by 0.2·N(0, 1); fails the calling test on an error. */
 void lg_test_random_vit(lg_net *net, const char *arch, uint64_t seed);
+/* max over outputs o (j < 0) or output j of |y_rn,o − y_ref,o| at x, both nets in double;
+ * yr, yg ≥ n_out, scr the forward pass's scratch (the caller's). */
+double lg_test_pair_obs(const lg_net *rn, const lg_net *ref, const double *x, int j, double *yr, double *yg,
+                        double *scr);
 /* 1 when LG_TEST_QUICK is set (sanitizer runs: fewer instances, same assertions). */
 int lg_test_quick(void);
 /* Run a shell command; its exit status, or −1 if it did not exit normally. */
