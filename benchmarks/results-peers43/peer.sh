@@ -7,6 +7,7 @@
 # LIST's folder). Per instance: `lgelu verify NET --vnnlib PROP --timeout 30 -j 1 --json` (its last line
 # appended to OUTDIR/lgelu.txt as "KEY JSON"), then ABCROWN_RUN NET PROP 30 CONFIG (its `result,wall_s` to
 # OUTDIR/ab.txt as "KEY result,wall_s"); lgelu runs first on even lines, alpha-beta-CROWN on odd ones.
+# ONLY=ab runs the peer alone (a second configuration on instances of a first run).
 # Both pinned to core CPU (default 1), one thread; `uptime` after every instance goes to OUTDIR/load.txt.
 # The peer is not part of this repository: ABCROWN_RUN points at its runner (a script that prints
 # `sat|unsat|timeout|error,wall_s` for NET PROP TIMEOUT CONFIG, as run_abcrown.sh does).
@@ -27,7 +28,8 @@ while read -r key net prop cfg extra; do
     r=$(ABCROWN_EXTRA="$extra" CPU=$CPU LOGDIR="$OUT/ablog" bash "$ABCROWN_RUN" "$net" "$prop" "$TO" "$cfg" </dev/null)
     echo "$key $r" >> "$OUT/ab.txt"
   }
-  if [ $((n % 2)) -eq 0 ]; then run_l; run_a; else run_a; run_l; fi
+  if [ "${ONLY:-}" = ab ]; then run_a
+  elif [ $((n % 2)) -eq 0 ]; then run_l; run_a; else run_a; run_l; fi
   echo "$key $(date -u +%H:%M:%S) $(uptime | sed 's/.*load/load/')" >> "$OUT/load.txt"
   n=$((n + 1))
 done < "$LIST"
