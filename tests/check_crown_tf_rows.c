@@ -43,7 +43,7 @@ static void crown_tf_rows_tgemm_same(int zero_row)
         Y[i] = Y0[i] = lg_rng_normal(&r);
     }
     const double *pl[1] = {tab}, *xs[1] = {xm + N};
-    ck_assert(lg_bs_tgemm_apply(M, N, GS, 1, grp, pl, xs, Lm, Y));
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, 1, grp, pl, xs, Lm, NULL, Y));
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double want = Y0[i * N + j], mass = fabs(want);
@@ -188,7 +188,7 @@ START_TEST(test_crown_tf_rows_tgemm)
         }
     }
     const double *pl[NGRP] = {tab[0], tab[1]}, *xs[NGRP] = {X[0], X[1]};
-    ck_assert(lg_bs_tgemm_apply(M, N, GS, NGRP, grp, pl, xs, Lm, Y));
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, NGRP, grp, pl, xs, Lm, NULL, Y));
     for (int i = 0; i < M; i++)
         for (int G = 0; G < NG; G++)
             for (int j = 0; j < GS; j++) {
