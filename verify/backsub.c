@@ -448,6 +448,49 @@ static lg_status lg_bs_mul_t(lg_backsub *s, const lg_linear *T, int m, const dou
     return LG_OK;
 }
 
+/* 1 when every x[j], j < n, is finite. */
+static int lg_bs_all_finite(const double *x, int n)
+{
+    int ok = 1;
+    for (int j = 0; j < n; j++) ok &= isfinite(x[j]) != 0;
+    return ok;
+}
+
+/* A row's step through a layer that relaxes nothing (its coefficients a kept), b and M all
+ * finite: c += Σ a_j·b_j, mass += Σ |a_j·b_j|, err += γ'·Σ |a_j|·M_j + U when some a_j ≠ 0 —
+ * the sums of the element-wise loop, in LG_BS_LANES interleaved lanes (a zero a_j adds an
+ * exact 0, b and M being finite). Any order of the additions is covered: the constant's by
+ * the final margin (bounds.h lg_bounds_margin: N·2^-50 of the mass, N counting every term),
+ * the rounding term's by γ'_N ≥ 2γ_N (backsub.h), for every summation order. */
+#define LG_BS_LANES 8
+static void lg_bs_plain_row(const double *a, const double *b, const double *M, int n, double gam, double under,
+                            double *c, double *mass, double *err)
+{
+    double sc[LG_BS_LANES] = {0}, sm[LG_BS_LANES] = {0}, sg[LG_BS_LANES] = {0};
+    int nz = 0, j = 0;
+    for (; j + LG_BS_LANES <= n; j += LG_BS_LANES)
+        for (int q = 0; q < LG_BS_LANES; q++) {
+            double t = a[j + q] * b[j + q];
+            sc[q] += t;
+            sm[q] += fabs(t);
+            sg[q] += fabs(a[j + q]) * M[j + q];
+            nz |= a[j + q] != 0.0;
+        }
+    for (int q = 0; j < n; j++, q++) {
+        double t = a[j] * b[j];
+        sc[q] += t;
+        sm[q] += fabs(t);
+        sg[q] += fabs(a[j]) * M[j];
+        nz |= a[j] != 0.0;
+    }
+    if (!nz) return;
+    double tc = 0.0, tm = 0.0, tg = 0.0;
+    for (int q = 0; q < LG_BS_LANES; q++) tc += sc[q], tm += sm[q], tg += sg[q];
+    *c += tc;
+    *mass += tm;
+    *err += gam * tg + under;
+}
+
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
                            double *lam, size_t stride, double *Ain, double *out)
 {
@@ -506,8 +549,14 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         if (relaxed)
             for (int g = 0; g < s->ng; g++)
                 if (!s->lines_ok[(size_t)g * (size_t)net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
+        int plain = !relaxed && !zadd && lg_bs_all_finite(L->b, n) && lg_bs_all_finite(M, n);
         for (int r = 0; r < m; r++) {
             double *Ar = A + (size_t)r * (size_t)n;
+            if (plain) { /* nothing relaxed: the three sums in lanes (lg_bs_plain_row) */
+                if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
+                lg_bs_plain_row(Ar, L->b, M, n, gam, s->under[l], &c[r], &mass[r], &err[r]);
+                continue;
+            }
             const lg_relu_lines *lines = s->lines + (size_t)s->grp[r] * s->size + (size_t)off; /* [n] of row r's group */
             double cr = c[r], ms = mass[r], er = err[r];
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);

@@ -184,7 +184,10 @@ void lg_bs_tnode_row_end(lg_backsub *s, int r, const lg_bt_acc *a, double gam, d
 /* Row r's coefficients Ar through the groups of node l (planes P, their sums at P + xoff): the
  * shifts, intercepts and rounding sums of the row; the slopes of a group with finite ones go to
  * Lr (every entry of the group written, use[G] = 1 when one is not 0), the others element-wise
- * into ya. The sums are taken output by output in order, as the element-wise definition. */
+ * into ya. The sums may be taken in any order: the constant's rounding is covered by the final
+ * margin (bounds.h lg_bounds_margin, every intercept counted), the rounding sums' own by the
+ * growth factor of lg_bs_tnode_row_end, both for every summation order (cnt and nic are
+ * integers, exact). */
 static void lg_bs_group_row(lg_backsub *s, int l, int r, const double *Ar, const double *P, size_t xoff, double *Lr,
                             unsigned char *use, double *ya, double gam, double *mu, int *idx)
 {
@@ -235,6 +238,34 @@ static void lg_bs_group_row(lg_backsub *s, int l, int r, const double *Ar, const
             }
         }
         int fin = Lr && lg_bs_tgemm_finite(X, n, G), used = 0;
+        if (fin) { /* the sums in two lanes (any order: see lg_bs_group_row) */
+            double S[2] = {0, 0}, U[2] = {0, 0}, C[2] = {0, 0}, ic2[2] = {0, 0}, I[2] = {0, 0}, ni[2] = {0, 0};
+            for (size_t j = 0; j < gs; j++) {
+                size_t o = o0 + j, q = j & 1;
+                double lam = lamv[j];
+                Lr[o] = lam == 0.0 ? 0.0 : lam;
+                if (lam == 0.0) continue;
+                int lo = lam > 0.0;
+                used = 1;
+                S[q] += fabs(lam) * (lo ? Pl : Pu)[o];
+                U[q] += (lo ? Ul : Uu)[o];
+                C[q] += (lo ? Nl : Nu)[o];
+                if (row_icpt) continue;
+                double ic = lam * (lo ? lo_c[o] : up_c[o]);
+                ic2[q] += ic;
+                I[q] += fabs(ic);
+                ni[q] += 1.0;
+            }
+            a.S += S[0] + S[1];
+            a.und += U[0] + U[1];
+            a.cnt += C[0] + C[1];
+            cr += ic2[0] + ic2[1];
+            ms += I[0] + I[1];
+            a.I += I[0] + I[1];
+            a.nic += ni[0] + ni[1];
+            if (use) use[G] = (unsigned char)used;
+            continue;
+        }
         for (size_t j = 0; j < gs; j++) {
             size_t o = o0 + j;
             double lam = lamv[j];
