@@ -456,6 +456,14 @@ static int lg_bs_all_finite(const double *x, int n)
     return ok;
 }
 
+/* 1 when every x[j], j < n, is 0 (no split term on the layer). */
+static int lg_bs_all_zero(const double *x, int n)
+{
+    int z = 1;
+    for (int j = 0; j < n; j++) z &= x[j] == 0.0;
+    return z;
+}
+
 /* A row's step through a layer that relaxes nothing (its coefficients a kept), b and M all
  * finite: c += Σ a_j·b_j, mass += Σ |a_j·b_j|, err += γ'·Σ |a_j|·M_j + U when some a_j ≠ 0 —
  * the sums of the element-wise loop, in LG_BS_LANES interleaved lanes (a zero a_j adds an
@@ -549,10 +557,10 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         if (relaxed)
             for (int g = 0; g < s->ng; g++)
                 if (!s->lines_ok[(size_t)g * (size_t)net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
-        int plain = !relaxed && !zadd && lg_bs_all_finite(L->b, n) && lg_bs_all_finite(M, n);
+        int plain = !relaxed && lg_bs_all_finite(L->b, n) && lg_bs_all_finite(M, n);
         for (int r = 0; r < m; r++) {
             double *Ar = A + (size_t)r * (size_t)n;
-            if (plain) { /* nothing relaxed: the three sums in lanes (lg_bs_plain_row) */
+            if (plain && (!zadd || lg_bs_all_zero(zadd + (size_t)r * stride + off, n))) { /* nothing relaxed: the three sums in lanes (lg_bs_plain_row) */
                 if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
                 lg_bs_plain_row(Ar, L->b, M, n, gam, s->under[l], &c[r], &mass[r], &err[r]);
                 continue;
