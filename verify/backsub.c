@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "verify/relax.h"
+#include "verify/backsub_plain.h"
 #include "verify/backsub_tnode.h"
 #include "verify/opstage.h"
 #include "core/act_relax.h"
@@ -462,41 +463,6 @@ static int lg_bs_all_zero(const double *x, int n)
     int z = 1;
     for (int j = 0; j < n; j++) z &= x[j] == 0.0;
     return z;
-}
-
-/* A row's step through a layer that relaxes nothing (its coefficients a kept), b and M all
- * finite: c += Σ a_j·b_j, mass += Σ |a_j·b_j|, err += γ'·Σ |a_j|·M_j + U when some a_j ≠ 0 —
- * the sums of the element-wise loop, in LG_BS_LANES interleaved lanes (a zero a_j adds an
- * exact 0, b and M being finite). Any order of the additions is covered: the constant's by
- * the final margin (bounds.h lg_bounds_margin: N·2^-50 of the mass, N counting every term),
- * the rounding term's by γ'_N ≥ 2γ_N (backsub.h), for every summation order. */
-#define LG_BS_LANES 8
-static void lg_bs_plain_row(const double *a, const double *b, const double *M, int n, double gam, double under,
-                            double *c, double *mass, double *err)
-{
-    double sc[LG_BS_LANES] = {0}, sm[LG_BS_LANES] = {0}, sg[LG_BS_LANES] = {0};
-    int nz = 0, j = 0;
-    for (; j + LG_BS_LANES <= n; j += LG_BS_LANES)
-        for (int q = 0; q < LG_BS_LANES; q++) {
-            double t = a[j + q] * b[j + q];
-            sc[q] += t;
-            sm[q] += fabs(t);
-            sg[q] += fabs(a[j + q]) * M[j + q];
-            nz |= a[j + q] != 0.0;
-        }
-    for (int q = 0; j < n; j++, q++) {
-        double t = a[j] * b[j];
-        sc[q] += t;
-        sm[q] += fabs(t);
-        sg[q] += fabs(a[j]) * M[j];
-        nz |= a[j] != 0.0;
-    }
-    if (!nz) return;
-    double tc = 0.0, tm = 0.0, tg = 0.0;
-    for (int q = 0; q < LG_BS_LANES; q++) tc += sc[q], tm += sm[q], tg += sg[q];
-    *c += tc;
-    *mass += tm;
-    *err += gam * tg + under;
 }
 
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
