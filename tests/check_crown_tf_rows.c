@@ -18,6 +18,7 @@
 #include "testutil.h"
 #include "train/vit.h"
 #include "train/vit_net.h"
+#include "verify/backsub_plain.h"
 #include "verify/backsub_tbil.h"
 #include "verify/backsub_tgemm.h"
 #include "verify/bounds.h"
@@ -43,7 +44,7 @@ static void crown_tf_rows_tgemm_same(int zero_row)
         Y[i] = Y0[i] = lg_rng_normal(&r);
     }
     const double *pl[1] = {tab}, *xs[1] = {xm + N};
-    ck_assert(lg_bs_tgemm_apply(M, N, GS, 1, grp, pl, xs, Lm, Y));
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, 1, grp, pl, xs, Lm, NULL, Y));
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double want = Y0[i * N + j], mass = fabs(want);
@@ -188,7 +189,7 @@ START_TEST(test_crown_tf_rows_tgemm)
         }
     }
     const double *pl[NGRP] = {tab[0], tab[1]}, *xs[NGRP] = {X[0], X[1]};
-    ck_assert(lg_bs_tgemm_apply(M, N, GS, NGRP, grp, pl, xs, Lm, Y));
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, NGRP, grp, pl, xs, Lm, NULL, Y));
     for (int i = 0; i < M; i++)
         for (int G = 0; G < NG; G++)
             for (int j = 0; j < GS; j++) {
@@ -206,7 +207,64 @@ START_TEST(test_crown_tf_rows_tgemm)
                               got, want);
                 if (!lg_bs_tgemm_finite(X[grp[i]], N, G)) ck_assert(got == Y0[i * N + G * GS + j]);
             }
+    /* the rows' groups flagged instead of scanned: Lm read only where flagged (anything
+     * elsewhere), the same result bit for bit */
+    double Lg[M * N], Yu[M * N];
+    unsigned char use[M * NG];
+    for (int i = 0; i < M; i++)
+        for (int G = 0; G < NG; G++) {
+            int any = 0;
+            for (int o = G * GS; o < G * GS + GS; o++) any |= Lm[i * N + o] != 0.0;
+            use[i * NG + G] = (unsigned char)any;
+            for (int o = G * GS; o < G * GS + GS; o++) Lg[i * N + o] = any ? Lm[i * N + o] : 1e3; /* garbage where not flagged */
+        }
+    memcpy(Yu, Y0, sizeof Yu);
+    ck_assert(lg_bs_tgemm_apply(M, N, GS, NGRP, grp, pl, xs, Lg, use, Yu));
+    for (int i = 0; i < M * N; i++) ck_assert_msg(Yu[i] == Y[i], "entry %d: %.17g vs %.17g", i, Yu[i], Y[i]);
     for (int g = 0; g < NGRP; g++) free(tab[g]);
+}
+END_TEST
+
+/* A row's step through a layer that relaxes nothing (backsub_plain.h) against the
+ * element-wise loop it replaces (zeros skipped, terms in order): random rows with zeros,
+ * widths around the lanes, an all-zero row (nothing changes, no rounding term). */
+START_TEST(test_crown_tf_rows_plain)
+{
+    enum { NMAX = 70 };
+    lg_rng r;
+    lg_rng_init(&r, 43, 1);
+    const int widths[] = {1, 7, 8, 9, 17, 64, 70};
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
+        for (int rep = 0; rep < 20; rep++) {
+            int n = widths[wi], zero = rep == 0;
+            double a[NMAX], b[NMAX], M[NMAX];
+            for (int j = 0; j < n; j++) {
+                a[j] = zero || lg_rng_below(&r, 3) == 0 ? 0.0 : lg_rng_normal(&r);
+                b[j] = lg_rng_below(&r, 4) == 0 ? 0.0 : lg_rng_normal(&r);
+                M[j] = 0.5 + 4.0 * lg_rng_uniform(&r);
+            }
+            double c0 = lg_rng_normal(&r), m0 = fabs(c0), e0 = lg_rng_uniform(&r), gam = 0x1p-40, und = 0x1p-1000;
+            double c = c0, ms = m0, er = e0, cw = c0, mw = m0, gw = 0.0, mg = 0.0;
+            int any = 0;
+            for (int j = 0; j < n; j++) { /* backsub.c's element-wise loop */
+                if (a[j] == 0.0) continue;
+                double t = a[j] * b[j];
+                cw += t;
+                mw += fabs(t);
+                gw += fabs(a[j]) * M[j];
+                mg += fabs(a[j]) * M[j];
+                any = 1;
+            }
+            double ew = any ? e0 + gam * gw + und : e0;
+            lg_bs_plain_row(a, b, M, n, gam, und, &c, &ms, &er);
+            if (!any) {
+                ck_assert(c == c0 && ms == m0 && er == e0);
+                continue;
+            }
+            ck_assert_msg(fabs(c - cw) <= 1e-14 * mw, "n %d: constant %.17g vs %.17g", n, c, cw);
+            ck_assert_msg(fabs(ms - mw) <= 1e-14 * mw, "n %d: mass %.17g vs %.17g", n, ms, mw);
+            ck_assert_msg(fabs(er - ew) <= 1e-14 * (e0 + gam * mg) + und, "n %d: err %.17g vs %.17g", n, er, ew);
+        }
 }
 END_TEST
 
@@ -328,6 +386,7 @@ Suite *suite_crown_tf_rows(void)
     tcase_add_test(tc, test_crown_tf_rows_tgemm);
     tcase_add_test(tc, test_crown_tf_rows_tgemm_same);
     tcase_add_test(tc, test_crown_tf_rows_tbil);
+    tcase_add_test(tc, test_crown_tf_rows_plain);
     tcase_add_test(tc, test_crown_tf_rows_cls);
     suite_add_tcase(s, tc);
     return s;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "verify/relax.h"
+#include "verify/backsub_plain.h"
 #include "verify/backsub_tnode.h"
 #include "verify/opstage.h"
 #include "core/act_relax.h"
@@ -448,6 +449,22 @@ static lg_status lg_bs_mul_t(lg_backsub *s, const lg_linear *T, int m, const dou
     return LG_OK;
 }
 
+/* 1 when every x[j], j < n, is finite. */
+static int lg_bs_all_finite(const double *x, int n)
+{
+    int ok = 1;
+    for (int j = 0; j < n; j++) ok &= isfinite(x[j]) != 0;
+    return ok;
+}
+
+/* 1 when every x[j], j < n, is 0 (no split term on the layer). */
+static int lg_bs_all_zero(const double *x, int n)
+{
+    int z = 1;
+    for (int j = 0; j < n; j++) z &= x[j] == 0.0;
+    return z;
+}
+
 static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const double *alpha, const double *zadd,
                            double *lam, size_t stride, double *Ain, double *out)
 {
@@ -506,8 +523,14 @@ static lg_status lg_bs_run(lg_backsub *s, int level, int pre, int m, const doubl
         if (relaxed)
             for (int g = 0; g < s->ng; g++)
                 if (!s->lines_ok[(size_t)g * (size_t)net->n_layers + (size_t)l]) lg_bs_lines(s, g, l);
+        int plain = !relaxed && lg_bs_all_finite(L->b, n) && lg_bs_all_finite(M, n);
         for (int r = 0; r < m; r++) {
             double *Ar = A + (size_t)r * (size_t)n;
+            if (plain && (!zadd || lg_bs_all_zero(zadd + (size_t)r * stride + off, n))) { /* nothing relaxed: the three sums in lanes (lg_bs_plain_row) */
+                if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);
+                lg_bs_plain_row(Ar, L->b, M, n, gam, s->under[l], &c[r], &mass[r], &err[r]);
+                continue;
+            }
             const lg_relu_lines *lines = s->lines + (size_t)s->grp[r] * s->size + (size_t)off; /* [n] of row r's group */
             double cr = c[r], ms = mass[r], er = err[r];
             if (lam) memcpy(lam + (size_t)r * stride + off, Ar, (size_t)n * sizeof *Ar);

@@ -138,6 +138,8 @@ typedef struct lg_backsub {
     unsigned char *tp_ok; /* [ng][n_layers] */
     double *talpha;    /* NULL (no Transformer node), or [n_layers][2]: the McCormick α of each product's lower
                         * and upper planes (backsub_tnode.h; LG_BS_BILINEAR_ALPHA unless alpha_tnode.c sets it) */
+    void *tscr;        /* NULL, or the Transformer nodes' step scratch (backsub_tnode.c), kept between calls */
+    size_t tscr_len;   /* its bytes */
     const unsigned char *want; /* NULL, or [n_out] of the node whose symbolic step (opstage.h) runs: 0 where
                                 * nothing reads an output's bounds (the step may skip what serves only those);
                                 * the caller sets it around the call */

@@ -33,7 +33,7 @@ void lg_bs_tgemm_sums(size_t n, size_t gs, const double *lo_w, const double *up_
 }
 
 int lg_bs_tgemm_apply(int m, size_t n, size_t gs, int ng, const int *grp, const double *const *planes,
-                      const double *const *X, const double *Lm, double *Ya)
+                      const double *const *X, const double *Lm, const unsigned char *use, double *Ya)
 {
     double *Lp = malloc(3 * (size_t)m * gs * sizeof *Lp);
     int *rows = malloc((size_t)m * sizeof *rows);
@@ -52,9 +52,11 @@ int lg_bs_tgemm_apply(int m, size_t n, size_t gs, int ng, const int *grp, const 
             int k = 0, same = lg_bs_tgemm_same(X[g], n, G);
             for (int r = 0; r < m; r++) {
                 if (grp[r] != g) continue;
-                const double *a = Lm + (size_t)r * n + G0;
                 int any = 0;
-                for (size_t o = 0; o < gs; o++) any |= a[o] != 0.0;
+                if (use)
+                    any = use[(size_t)r * (n / gs) + G] != 0;
+                else
+                    for (size_t o = 0; o < gs; o++) any |= Lm[(size_t)r * n + G0 + o] != 0.0;
                 if (!any) continue;
                 rows[k++] = r;
             }

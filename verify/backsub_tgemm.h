@@ -48,8 +48,11 @@ static inline int lg_bs_tgemm_same(const double *X, size_t n, size_t G) { return
  * group g's table ([n][gs] lower slopes at +0, upper at + n·gs + n, as
  * backsub_tnode.c lays them out), X[g] its sums, grp[r] the row's group
  * (ng groups). Lm: [m][n] (0 where the element-wise loop did the work),
- * Ya: [m][n]. Returns 0 when out of memory (Ya then unchanged by it). */
+ * Ya: [m][n]. use: NULL (a row reads group G where its Lm there is not all
+ * 0), or [m][n/gs], 1 where row r reads group G: Lm is then read only there
+ * (it may hold anything elsewhere) and must be 0 where use is 0 in the
+ * first sense too. Returns 0 when out of memory (Ya then unchanged by it). */
 int lg_bs_tgemm_apply(int m, size_t n, size_t gs, int ng, const int *grp, const double *const *planes,
-                      const double *const *X, const double *Lm, double *Ya);
+                      const double *const *X, const double *Lm, const unsigned char *use, double *Ya);
 
 #endif

@@ -52,6 +52,9 @@ void lg_bs_tnode_free(lg_backsub *s)
     free(s->tp);
     free(s->tp_ok);
     free(s->talpha);
+    free(s->tscr);
+    s->tscr = NULL;
+    s->tscr_len = 0;
     s->tp = NULL;
     s->tp_ok = NULL;
     s->talpha = NULL;
@@ -178,83 +181,106 @@ void lg_bs_tnode_row_end(lg_backsub *s, int r, const lg_bt_acc *a, double gam, d
     s->mass[r] = ms;
 }
 
-double lg_bs_group_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam)
+/* Row r's coefficients Ar through the groups of node l (planes P, their sums at P + xoff): the
+ * shifts, intercepts and rounding sums of the row; the slopes of a group with finite ones go to
+ * Lr (every entry of the group written, use[G] = 1 when one is not 0), the others element-wise
+ * into ya. The sums may be taken in any order: the constant's rounding is covered by the final
+ * margin (bounds.h lg_bounds_margin, every intercept counted), the rounding sums' own by the
+ * growth factor of lg_bs_tnode_row_end, both for every summation order (cnt and nic are
+ * integers, exact). */
+static void lg_bs_group_row(lg_backsub *s, int l, int r, const double *Ar, const double *P, size_t xoff, double *Lr,
+                            unsigned char *use, double *ya, double gam, double *mu, int *idx)
 {
-    (void)Yb;
     const lg_layer *L = &s->net->layers[l];
     const lg_vopdef *vop = lg_layer_vop(L);
-    int n = L->n_out, nl = s->net->n_layers, ok = lg_bs_tnode_ready(s, l);
-    size_t na = (size_t)L->lin.n_in, gs = (size_t)L->lin.op.group, rl = lg_bt_row_len(L, gs);
+    size_t n = (size_t)L->n_out, gs = (size_t)L->lin.op.group, rl = lg_bt_row_len(L, gs);
     int soft = vop->bs_shift && gs > 1;
-    double *mu = soft ? malloc(gs * sizeof *mu) : NULL;
-    int *idx = soft ? malloc(gs * sizeof *idx) : NULL;
-    if (soft && (!mu || !idx)) ok = 0;
-    /* the slopes go through dgemm per group (backsub_tgemm.h), Lm the coefficients each row
-     * applies there; the element-wise loop where a group's slopes are not finite */
-    size_t xoff = 2 * (size_t)n * gs + 3 * (size_t)n + (size_t)n / gs * rl;
-    double *Lm = ok ? calloc((size_t)m * (size_t)n, sizeof *Lm) : NULL;
-    for (int r = 0; r < m; r++) {
-        const double *Ar = A + (size_t)r * (size_t)n;
-        double *ya = Ya + (size_t)r * na;
-        lg_bt_acc a = {0, 0, 0, 0, 0, !ok};
-        double cr = s->c[r], ms = s->mass[r];
-        const double *P = ok ? s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l] : NULL;
+    lg_bt_acc a = {0, 0, 0, 0, 0, 0};
+    double cr = s->c[r], ms = s->mass[r];
+    double esh = 0.0; /* the shifts' rounding (the entry's bs_shift) */
+    const double *lo_w = P, *lo_c = lo_w + n * gs, *up_w = lo_c + n, *up_c = up_w + n * gs;
+    const double *xm = up_c + n, *X = P + xoff;
+    const double *Pl = lg_bs_tgemm_P(X, n, 0), *Pu = lg_bs_tgemm_P(X, n, 1);
+    const double *Ul = lg_bs_tgemm_U(X, n, 0), *Uu = lg_bs_tgemm_U(X, n, 1);
+    const double *Nl = lg_bs_tgemm_nnz(X, n, 0), *Nu = lg_bs_tgemm_nnz(X, n, 1);
+    for (size_t G = 0, o0 = 0; o0 < n; G++, o0 += gs) {
+        const double *ag = Ar + o0;
+        if (use) use[G] = 0;
+        int any = 0; /* a group of zero coefficients adds nothing */
+        for (size_t j = 0; j < gs; j++) any |= ag[j] != 0.0;
+        if (!any) continue;
+        const double *lamv = ag;
+        if (soft) {
+            /* Σ s = 1 over the group: the coefficients shifted by the weighted median t */
+            double es, t = vop->bs_shift(gs, ag, lo_c + o0, up_c + o0, mu, &es, idx);
+            if (t != 0.0) {
+                cr += t;
+                ms += fabs(t);
+                a.I += fabs(t);
+                a.nic += 1.0;
+                esh = lg_up(esh + es);
+            }
+            lamv = mu;
+        }
         int row_icpt = 0; /* the group's intercept is the entry's bs_row_icpt (one for the group) */
-        double esh = 0.0;  /* the shifts' rounding (the entry's bs_shift) */
-        for (int o = 0; o < n && !a.bad; o++) {
-            double lam = Ar[o];
-            if (P && (size_t)o % gs == 0) { /* a group of zero coefficients adds nothing */
-                int any = 0;
-                for (size_t j = 0; j < gs; j++) any |= Ar[(size_t)o + j] != 0.0;
-                if (!any) {
-                    o += (int)gs - 1;
-                    continue;
-                }
+        if (vop->bs_row_icpt) {
+            /* the weighted sum's own bound when it beats the sum of the planes' intercepts */
+            const double *rd = up_c + 2 * n + G * rl;
+            double sum = 0.0, rv = vop->bs_row_icpt(gs, rd, ag, L->lin.W + 0);
+            for (size_t j = 0; j < gs; j++)
+                if (ag[j] != 0.0) sum += ag[j] * (ag[j] > 0.0 ? lo_c[o0 + j] : up_c[o0 + j]);
+            row_icpt = rv > sum;
+            if (row_icpt) {
+                cr += rv;
+                ms += fabs(rv);
+                a.I += fabs(rv);
+                a.nic += 1.0;
             }
-            if (P && soft) {
-                /* Σ s = 1 over the group: the coefficients shifted by the weighted median t */
-                if ((size_t)o % gs == 0) {
-                    const double *lo_c = P + (size_t)n * gs, *up_c = lo_c + n + (size_t)n * gs;
-                    double es, t = vop->bs_shift(gs, Ar + o, lo_c + o, up_c + o, mu, &es, idx);
-                    if (t != 0.0) {
-                        cr += t;
-                        ms += fabs(t);
-                        a.I += fabs(t);
-                        a.nic += 1.0;
-                        esh = lg_up(esh + es);
-                    }
-                }
-                lam = mu[(size_t)o % gs];
+        }
+        int fin = Lr && lg_bs_tgemm_finite(X, n, G), used = 0;
+        if (fin) { /* the sums in two lanes (any order: see lg_bs_group_row) */
+            double S[2] = {0, 0}, U[2] = {0, 0}, C[2] = {0, 0}, ic2[2] = {0, 0}, I[2] = {0, 0}, ni[2] = {0, 0};
+            for (size_t j = 0; j < gs; j++) {
+                size_t o = o0 + j, q = j & 1;
+                double lam = lamv[j];
+                Lr[o] = lam == 0.0 ? 0.0 : lam;
+                if (lam == 0.0) continue;
+                int lo = lam > 0.0;
+                used = 1;
+                S[q] += fabs(lam) * (lo ? Pl : Pu)[o];
+                U[q] += (lo ? Ul : Uu)[o];
+                C[q] += (lo ? Nl : Nu)[o];
+                if (row_icpt) continue;
+                double ic = lam * (lo ? lo_c[o] : up_c[o]);
+                ic2[q] += ic;
+                I[q] += fabs(ic);
+                ni[q] += 1.0;
             }
-            if (P && vop->bs_row_icpt && (size_t)o % gs == 0) {
-                /* the weighted sum's own bound when it beats the sum of the planes' intercepts */
-                const double *lo_c = P + (size_t)n * gs, *up_c = lo_c + n + (size_t)n * gs;
-                const double *rd = up_c + 2 * (size_t)n + (size_t)o / gs * rl;
-                double sum = 0.0, rv = vop->bs_row_icpt(gs, rd, Ar + o, L->lin.W + 0);
-                for (size_t j = 0; j < gs; j++)
-                    if (Ar[o + (int)j] != 0.0) sum += Ar[o + (int)j] * (Ar[o + (int)j] > 0.0 ? lo_c[o + (int)j] : up_c[o + (int)j]);
-                row_icpt = rv > sum;
-                if (row_icpt) {
-                    cr += rv;
-                    ms += fabs(rv);
-                    a.I += fabs(rv);
-                    a.nic += 1.0;
-                }
-            }
+            a.S += S[0] + S[1];
+            a.und += U[0] + U[1];
+            a.cnt += C[0] + C[1];
+            cr += ic2[0] + ic2[1];
+            ms += I[0] + I[1];
+            a.I += I[0] + I[1];
+            a.nic += ni[0] + ni[1];
+            if (use) use[G] = (unsigned char)used;
+            continue;
+        }
+        for (size_t j = 0; j < gs; j++) {
+            size_t o = o0 + j;
+            double lam = lamv[j];
+            if (fin) Lr[o] = lam == 0.0 ? 0.0 : lam;
             if (lam == 0.0) continue;
             int lo = lam > 0.0;
-            size_t G0 = (size_t)o / gs * gs;
-            const double *lo_w = P, *lo_c = lo_w + (size_t)n * gs, *up_w = lo_c + n, *up_c = up_w + (size_t)n * gs;
-            const double *xm = up_c + n;
-            const double *w = (lo ? lo_w : up_w) + (size_t)o * gs;
-            const double *X = P + xoff;
-            if (Lm && lg_bs_tgemm_finite(X, (size_t)n, (size_t)o / gs)) {
-                Lm[(size_t)r * (size_t)n + (size_t)o] = lam;
-                a.S += fabs(lam) * lg_bs_tgemm_P(X, (size_t)n, !lo)[o];
-                a.und += lg_bs_tgemm_U(X, (size_t)n, !lo)[o];
-                a.cnt += lg_bs_tgemm_nnz(X, (size_t)n, !lo)[o];
-            } else
-                for (size_t j = 0; j < gs; j++) lg_bt_coef(&a, &ya[G0 + j], lam * w[j], w[j], xm[G0 + j]);
+            if (fin) {
+                used = 1;
+                a.S += fabs(lam) * (lo ? Pl : Pu)[o];
+                a.und += (lo ? Ul : Uu)[o];
+                a.cnt += (lo ? Nl : Nu)[o];
+            } else {
+                const double *w = (lo ? lo_w : up_w) + o * gs;
+                for (size_t q = 0; q < gs; q++) lg_bt_coef(&a, &ya[o0 + q], lam * w[q], w[q], xm[o0 + q]);
+            }
             if (row_icpt) continue;
             double ic = lam * (lo ? lo_c[o] : up_c[o]);
             cr += ic;
@@ -262,7 +288,52 @@ double lg_bs_group_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             a.I += fabs(ic);
             a.nic += 1.0;
         }
-        lg_bs_tnode_row_end(s, r, &a, gam, cr, ms, esh, 0.0);
+        if (use) use[G] = (unsigned char)used;
+    }
+    lg_bs_tnode_row_end(s, r, &a, gam, cr, ms, esh, 0.0);
+}
+
+/* The group step's scratch of m rows over n outputs (Lm [m][n], use [m][n/gs]), kept in s
+ * between calls; NULL when out of memory. */
+static double *lg_bs_group_scratch(lg_backsub *s, size_t m, size_t n, size_t gs, unsigned char **use)
+{
+    size_t need = m * n * sizeof(double) + m * (n / gs);
+    if (need > s->tscr_len) {
+        free(s->tscr);
+        s->tscr = malloc(need);
+        s->tscr_len = s->tscr ? need : 0;
+    }
+    if (!s->tscr) return NULL;
+    *use = (unsigned char *)((double *)s->tscr + m * n);
+    return s->tscr;
+}
+
+double lg_bs_group_step(lg_backsub *s, int l, int m, const double *A, double *Ya, double *Yb, double gam)
+{
+    (void)Yb;
+    const lg_layer *L = &s->net->layers[l];
+    const lg_vopdef *vop = lg_layer_vop(L);
+    int n = L->n_out, nl = s->net->n_layers, ok = lg_bs_tnode_ready(s, l);
+    size_t na = (size_t)L->lin.n_in, gs = (size_t)L->lin.op.group, rl = lg_bt_row_len(L, gs), ngr = (size_t)n / gs;
+    int soft = vop->bs_shift && gs > 1;
+    double *mu = soft ? malloc(gs * sizeof *mu) : NULL;
+    int *idx = soft ? malloc(gs * sizeof *idx) : NULL;
+    if (soft && (!mu || !idx)) ok = 0;
+    /* the slopes go through dgemm per group (backsub_tgemm.h), Lm the coefficients each row
+     * applies there (use: the row's groups that apply any); the element-wise loop where a
+     * group's slopes are not finite */
+    size_t xoff = 2 * (size_t)n * gs + 3 * (size_t)n + ngr * rl;
+    unsigned char *use = NULL;
+    double *Lm = ok ? lg_bs_group_scratch(s, (size_t)m, (size_t)n, gs, &use) : NULL;
+    for (int r = 0; r < m; r++) {
+        if (!ok) { /* no planes: no bound */
+            lg_bt_acc a = {0, 0, 0, 0, 0, 1};
+            lg_bs_tnode_row_end(s, r, &a, gam, s->c[r], s->mass[r], 0.0, 0.0);
+            continue;
+        }
+        const double *P = s->tp[(size_t)s->grp[r] * (size_t)nl + (size_t)l];
+        lg_bs_group_row(s, l, r, A + (size_t)r * (size_t)n, P, xoff, Lm ? Lm + (size_t)r * (size_t)n : NULL,
+                        Lm ? use + (size_t)r * ngr : NULL, Ya + (size_t)r * na, gam, mu, idx);
     }
     if (Lm) {
         const double **pl = malloc((size_t)s->ng * 2 * sizeof *pl);
@@ -273,10 +344,9 @@ double lg_bs_group_step(lg_backsub *s, int l, int m, const double *A, double *Ya
             }
         }
         if (!pl || !lg_bs_tgemm_apply(m, (size_t)n, gs, s->ng, s->grp, (const double *const *)pl,
-                                       (const double *const *)pl + s->ng, Lm, Ya))
+                                       (const double *const *)pl + s->ng, Lm, use, Ya))
             for (int r = 0; r < m; r++) s->err[r] = INFINITY; /* out of memory: no bound */
         free(pl);
-        free(Lm);
     }
     free(mu);
     free(idx);

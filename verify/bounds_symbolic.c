@@ -22,14 +22,21 @@
  * width] matrices, so a wide layer (a conv's output) goes in chunks of at
  * most LG_SYM_CHUNK_BYTES of rows. */
 #define LG_SYM_CHUNK_BYTES ((size_t)64 << 20)
+/* A net with Transformer nodes: every step of its pass reads and writes the rows' buffers
+ * element by element (the nodes' planes, the sums of the rounding terms) besides the
+ * products, so its batches stay small enough to be cached between the steps (on the 4-block
+ * ViT of benchmarks/VERIFY.md "Faster bounds on the 4-block ViT", 80 rows instead of 642). */
+#define LG_SYM_TNODE_CHUNK_BYTES ((size_t)8 << 20)
 
-static int lg_sym_chunk(const lg_net *net)
+static int lg_sym_chunk_of(const lg_net *net, size_t bytes)
 {
     size_t w = (size_t)lg_net_max_width(net), nbuf = (size_t)lg_backsub_live(net) + (size_t)lg_backsub_shared(net);
-    size_t m = LG_SYM_CHUNK_BYTES / (nbuf * w * sizeof(double));
+    size_t m = bytes / (nbuf * w * sizeof(double));
     if (m < 1) m = 1;
     return m < w ? (int)m : (int)w;
 }
+
+static int lg_sym_chunk(const lg_net *net) { return lg_sym_chunk_of(net, LG_SYM_CHUNK_BYTES); }
 
 /* Row r of s.A = g·W[o] (lg_linear_row of the layer's one term, over its
  * source), s.c[r] = g·b[o]; a layer with several terms: g·e_o over z
@@ -142,7 +149,7 @@ int lg_bounds_reach(const lg_net *net, unsigned char **rel)
 static lg_status lg_sym_tnode_from(lg_bounds *b, const lg_net *net, int k0)
 {
     lg_backsub s;
-    int m = lg_sym_chunk(net), nl = net->n_layers;
+    int m = lg_sym_chunk_of(net, LG_SYM_TNODE_CHUNK_BYTES), nl = net->n_layers;
     size_t tot = 0;
     for (int k = 0; k < nl; k++) tot += (size_t)net->layers[k].n_out;
     unsigned char *need = calloc((size_t)nl + tot, 1), **rel = malloc((size_t)nl * sizeof *rel);

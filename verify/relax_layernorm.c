@@ -278,6 +278,11 @@ int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const lg_l
             e[5] = okm ? lg_up(Ym[i].hi - wm.lo) : INFINITY; /* y_i(m) − w·m, upper */
             e[6] = 0.0;                                        /* linear on both sides: below */
             e[7] = H[i].lo;                                    /* dc_i ≥ |δc_i| */
+            /* what lg_layernorm_row_icpt reads of ĉ_i's interval, once: midpoint, radius, max |·|, |lo| + |hi| */
+            e[8] = 0.5 * e[2] + 0.5 * e[3];
+            e[9] = fmax(e[3] - e[8], e[8] - e[2]);
+            e[10] = fmax(fabs(e[2]), fabs(e[3]));
+            e[11] = fabs(e[2]) + fabs(e[3]);
         }
         double lc = okm ? lg_dn(lg_dn(Ym[i].lo - wm.hi) - rho_l) : -INFINITY;
         double uc = okm ? lg_up(lg_up(Ym[i].hi - wm.lo) + rho_u) : INFINITY;
@@ -347,10 +352,9 @@ double lg_layernorm_row_icpt(size_t g, const double *rd, const double *lam, cons
         double a = lam[o] * gamma[o], d = a - t, ea = fabs(a) * 0x1p-52 + 0x1p-1074;
         A1 += (fabs(d) + ea + errt) * e[4];
         A1c += (fabs(d) + ea + errt) * e[7];
-        double mid = 0.5 * e[2] + 0.5 * e[3], rad = fmax(e[3] - mid, mid - e[2]);
-        double mag = fmax(fabs(e[2]), fabs(e[3]));
+        double mid = e[8], rad = e[9], mag = e[10];
         Mm += d * mid;
-        Mr += fabs(d) * rad + (ea + errt) * mag + 0x1p-52 * fabs(d) * (fabs(e[2]) + fabs(e[3]));
+        Mr += fabs(d) * rad + (ea + errt) * mag + 0x1p-52 * fabs(d) * e[11];
         Mabs += fabs(d) * mag;
     }
     if (A1c < A1) A1 = A1c; /* |a·δc| = |(a − ā)·δc| ≤ Σ |a_j − ā|·dc_j too (Σ δc = 0) */

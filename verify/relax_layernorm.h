@@ -89,7 +89,7 @@ typedef struct lg_ln_region {
  * the remainder shrinks with it. Per side: the term ĉ_i·(3p²/g − n²) lies in
  * [ĉ_i]·[−n², 3p²/g − n²], so its two sides differ when ĉ_i has a sign. */
 #define LG_LN_ROW_HEAD 4
-#define LG_LN_ROW_PER 8
+#define LG_LN_ROW_PER 12
 #define LG_LN_ROW_LEN(g) (LG_LN_ROW_HEAD + LG_LN_ROW_PER * (g))
 int lg_relax_layernorm_ex(size_t g, const double *l, const double *u, const lg_ln_region *reg, double eps,
                           const double *gamma, const double *beta, const double *pt, double *lo_w, double *lo_c,
