@@ -20,8 +20,6 @@
 #define LG_DEV_ABS 1e-300    /* absolute margin for underflow in erfc */
 #define LG_DEV_EPS DBL_EPSILON
 
-/* γ_n for a dot product of length n (deviation.h "Floating point"). */
-static double lg_dev_gamma(int n) { return 1e-12 + ((double)n + 2.0) * LG_DEV_EPS; }
 
 /* The gap is the activation table's (core/act.h). */
 double lg_dev_act_gap(lg_act act, double p, double l, double u, int *at_peak)

@@ -138,8 +138,8 @@
  * Floating point. Every claim above is made both for the exact real-valued
  * networks and for their double forward passes (lg_net_forward and the BLAS
  * lg_net_forward_batch), so Δ is never below an observed deviation. With
- * u = 2^−53 and γ_n = 1e−12 + (n+2)·DBL_EPSILON ≥ n·u/(1 − n·u) for a dot
- * product of length n (any summation order, with or without FMA):
+ * u = 2^−53 and γ_n = (n+2)·DBL_EPSILON ≥ n·u/(1 − n·u) for a dot product
+ * of length n (any summation order, with or without FMA; lg_dev_gamma):
  *   - n is the length of the whole sum: Σ_t n_in(t) over a layer's terms
  *     (an index map counts 1) forward, the consumers' output widths summed
  *     for a source's coefficients backward (a chain: n_in and n_out);
@@ -159,7 +159,7 @@
  *   - up to the first substituted layer both nets perform the same operations
  *     on the same values, so d_k = 0 there (this assumes both nets are run
  *     by the same forward routine, as any comparison of them does).
- * These terms add about 1e−12 × (magnitude of the pre-activations) per
+ * These terms add about 10⁻¹⁴ × (magnitude of the pre-activations) per
  * layer, far below any gap of practical interest (0.17/λ at the peak); they
  * make the bound an honest upper bound for computed outputs too.
  *
@@ -174,9 +174,17 @@
 #ifndef LG_ANNEAL_DEVIATION_H
 #define LG_ANNEAL_DEVIATION_H
 
+#include <float.h>
 #include <stddef.h>
 
 #include "core/net.h"
+
+/* γ_n for a dot product (or any sum) of n terms computed in double, in any order, with or
+ * without FMA: the computed sum differs from the exact one by at most γ_n·Σ|terms|, since
+ * (n + 2)·DBL_EPSILON = 2(n + 2)·u ≥ n·u/(1 − n·u) for n·u ≤ 1/2 (Higham, Accuracy and
+ * Stability, Lemma 3.1; u = 2^−53). The one definition every rounding rule uses ("Floating
+ * point" above). */
+static inline double lg_dev_gamma(double n) { return (n + 2.0) * DBL_EPSILON; }
 
 /* s_p = argmax_s sΦ(−s) and the maximum s_p·Φ(−s_p) (40-digit mpmath, rounded). */
 #define LG_DEV_PEAK_S LG_ACT_GELU_PEAK_S

@@ -11,7 +11,6 @@
 #include "verify/opstage.h"
 
 /* γ_n of anneal/deviation.h: ≥ n·u/(1 − n·u), a dot product of n terms. */
-static double dg_gamma(double n) { return 1e-12 + (n + 2.0) * DBL_EPSILON; }
 
 int lg_devgrad_band(const lg_net *relu, const lg_net *ref, int k, const double *lo, const double *hi,
                     double *band_lo, double *band_hi)
@@ -125,7 +124,7 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
                 continue;
             }
             /* linear terms: centre through Aᵀ, radius through |A|ᵀ of (radius + γ·|centre|) */
-            double gam = dg_gamma((double)L->n_out * lg_layer_n_lin(L));
+            double gam = lg_dev_gamma((double)L->n_out * lg_layer_n_lin(L));
             double grow = lg_up(lg_up(1.0 + gam) * lg_up(1.0 + gam));
             for (int i = 0; i < L->n_out; i++) wr[i] = lg_up(lg_up(pr[i] + lg_up(gam * fabs(pm[i]))) * grow);
             int ns = lg_layer_n_src(L);

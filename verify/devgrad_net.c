@@ -194,7 +194,7 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
         lg_node_buf be = {net, ae}, bm = {net, am};
         lg_layer_sum(L, 1, lg_node_buf_val, &be, s1, 1, 0);
         lg_layer_sum(L, 1, lg_node_buf_val, &bm, s2, 1, 0);
-        const double gam = 1e-12 + (lg_layer_sum_len(L) + 3.0) * u;
+        const double gam = lg_dev_gamma(lg_layer_sum_len(L) + 1.0);
         const lg_act_info *ai = lg_act_info_of(L->act);
         const double lip = lg_devnet_lip(L), fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0;
         const int smooth = L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY;

@@ -9,15 +9,13 @@
 
 #include <stddef.h>
 
+#include "anneal/deviation.h"
 #include "core/act_relax.h"
 #include "verify/devtf.h"
 
 #define LG_DEVTF_ETA LG_LIBM_REL_ERR /* trusted relative error of libm's exp, erfc (core/act_relax.h) */
 #define LG_DEVTF_TINY 0x1p-1000 /* absolute margin for underflow */
 #define LG_DEVTF_EPS 0x1p-52    /* DBL_EPSILON */
-
-/* γ_n of anneal/deviation.h */
-static inline double lg_devtf_gamma(double n) { return 1e-12 + (n + 2.0) * LG_DEVTF_EPS; }
 
 /* a + b rounded up, ∞ on NaN */
 double lg_devtf_addu(double a, double b);

@@ -27,7 +27,7 @@ int lg_dev_layernorm(size_t g, const double *l, const double *u, const double *e
 static double lg_devtf_rsq(double eps) { return 1.0 / sqrt(eps) * (1.0 + 4.0 * LG_DEVTF_EPS); }
 
 /* |ĉ_i − c_i| of the computed centring for inputs of magnitude ≤ M */
-static double lg_devtf_dc(int g, double M) { return 1.1 * (lg_devtf_gamma(g) + 2.0 * LG_DEVTF_EPS) * M; }
+static double lg_devtf_dc(int g, double M) { return 1.1 * (lg_dev_gamma(g) + 2.0 * LG_DEVTF_EPS) * M; }
 
 double lg_devtf_ln_vlo(int g, const double *l, const double *u, const double *clo, const double *chi)
 {
@@ -116,7 +116,7 @@ double lg_devtf_round_layernorm(int g, double M, double rmax, double gamma, doub
     if (!(rmax >= 0.0) || !(M >= 0.0)) return INFINITY;
     double sg = sqrt((double)g) * (1.0 + LG_DEVTF_EPS), ag = fabs(gamma);
     double dc = lg_devtf_dc(g, M); /* |ĉ_i − c_i| */
-    double r = ag * ((1.0 + sg) * dc * rmax + sg * lg_devtf_gamma(g + 8)) +
+    double r = ag * ((1.0 + sg) * dc * rmax + sg * lg_dev_gamma(g + 8)) +
                LG_DEVTF_EPS * (ag * sg + fabs(beta));
     r = r * (1.0 + 1e-10) + (g + 1.0) * LG_DEVTF_TINY * (1.0 + ag);
     return r == r ? r : INFINITY;

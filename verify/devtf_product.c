@@ -20,7 +20,7 @@ double lg_dev_bilinear(double la, double ua, double ea, double lb, double ub, do
 
 double lg_devtf_round_product(int K, double mass)
 {
-    double r = lg_up(lg_up(lg_devtf_gamma(K) * mass) * (1.0 + 1e-10)) + LG_DEVTF_TINY * K;
+    double r = lg_up(lg_up(lg_dev_gamma(K) * mass) * (1.0 + 1e-10)) + LG_DEVTF_TINY * K;
     return r == r ? r : INFINITY;
 }
 
@@ -68,7 +68,7 @@ void lg_devtf_product_noise(const lg_linear *L, const double *xa, const double *
             p += ma[i] * xb[j] + (mb[j] + xb[j]) * xa[i];
             mass += ma[i] * mb[j];
         }
-        const double g = lg_devtf_gamma(2 * (int)K + 2);
+        const double g = lg_dev_gamma(2 * (int)K + 2);
         xo[o] = (p * (1.0 + g) + lg_devtf_round_product((int)K, mass * (1.0 + g))) * (1.0 + LG_DEVTF_EPS);
     }
 }

@@ -30,7 +30,7 @@ int lg_dev_softmax(size_t g, const double *l, const double *u, const double *e, 
 
 double lg_devtf_round_softmax(int g)
 {
-    return (4.0 * LG_DEVTF_ETA + lg_devtf_gamma(g) + (g + 4.0) * LG_DEVTF_EPS) * (1.0 + 1e-10) +
+    return (4.0 * LG_DEVTF_ETA + lg_dev_gamma(g) + (g + 4.0) * LG_DEVTF_EPS) * (1.0 + 1e-10) +
            (g + 1.0) * LG_DEVTF_TINY;
 }
 
