@@ -84,4 +84,11 @@ lg_status lg_devgrad_check_net(const lg_net *net);
 lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
                            double *dhi);
 
+/* lg_devgrad_bound with the adjoint carried as an affine form (devgrad_affine.c): the
+ * Jacobians' uncertainty of every node as fresh noise symbols pushed through the later nodes'
+ * centre Jacobians with their signs, at most K symbols (the smallest folded into a radius).
+ * The same enclosure claim as lg_devgrad_bound; cost about K times its. */
+lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, size_t K,
+                                  double *dlo, double *dhi);
+
 #endif
