@@ -168,7 +168,7 @@ static int af_nonzero(const double *v, size_t n)
 }
 
 lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, size_t K,
-                                  double *dlo, double *dhi)
+                                  const lg_runctx *run, double *dlo, double *dhi)
 {
     int nl = relu->n_layers, n_out = relu->layers[nl - 1].n_out;
     lg_status cs = lg_devgrad_check_net(relu);
@@ -217,6 +217,7 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
     }
     lg_node_buf bm = {relu, sm}, br = {relu, sr};
     for (int o = 0; o < n_out; o++) {
+        if ((st = lg_runctx_check(run, "devgrad")) != LG_OK) goto done;
         for (size_t j = 0; j < c.nn; j++) af_release(&c.nd[j]);
         memset(c.used, 0, K);
         for (size_t s = 0; s < K; s++) c.C[s] = lg_dv_pt(0.0);

@@ -4,8 +4,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +48,7 @@ lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_ne
     if (st != LG_OK) return st;
     if ((st = lg_devgrad_check_net(relu)) != LG_OK) return st;
     g->relu = relu, g->ref = ref;
-    { const char *ek = getenv("LG_DEVGRAD_K"); g->K = ek ? (size_t)atol(ek) : 0; } /* PROTOTYPE */
+    g->K = LG_DEVGRAD_AFFINE_K;
     const int L = relu->n_layers, n0 = relu->n_in;
     int nl = 1 + L, nt = 1;
     long S = 0;
@@ -146,20 +144,15 @@ done:
 }
 
 /* [dlo, dhi] met with the affine adjoint's enclosure (both hold). */
-static lg_status dg_affine(const lg_devgrad_net *g, const lg_devgrad_region *R, double *dlo, double *dhi)
+static lg_status dg_affine(const lg_devgrad_net *g, const lg_devgrad_region *R, size_t K, const lg_runctx *run,
+                           double *dlo, double *dhi)
 {
     int no = lg_net_n_out(g->relu);
     double *t = malloc(2 * (size_t)no * sizeof *t);
     if (!t) return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
-    struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-    lg_status st = lg_devgrad_bound_affine(g->relu, g->ref, R, g->K, t, t + no);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (getenv("LG_DEVGRAD_DBG")) { double mx = 0; for (int i = 0; i < no; i++) mx = fmax(mx, fmax(-t[i], t[no + i])); fprintf(stderr, "affine K %zu: %.2f s max %g\n", g->K, (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), mx); }
+    lg_status st = lg_devgrad_bound_affine(g->relu, g->ref, R, K, run, t, t + no);
     if (st == LG_OK)
-        for (int i = 0; i < no; i++) {
-            if (getenv("LG_DEVGRAD_DBG")) fprintf(stderr, "out %d iv [%g, %g] af [%g, %g]\n", i, dlo[i], dhi[i], t[i], t[no + i]);
-            dlo[i] = fmax(dlo[i], t[i]), dhi[i] = fmin(dhi[i], t[no + i]);
-        }
+        for (int i = 0; i < no; i++) dlo[i] = fmax(dlo[i], t[i]), dhi[i] = fmin(dhi[i], t[no + i]);
     free(t);
     return st;
 }
@@ -229,13 +222,6 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
             am[ko + (size_t)o] = nextafter(fmax(fabs(al[ko + (size_t)o]), fabs(ah[ko + (size_t)o])) + x, INFINITY);
         }
     }
-    if (getenv("LG_DEVGRAD_DBG"))
-        for (int k = 0; k < net->n_layers; k++) {
-            const size_t ko = lg_net_node_offset(net, k);
-            double mx = 0, mm = 0;
-            for (int o = 0; o < net->layers[k].n_out; o++) mx = fmax(mx, ae[ko + o]), mm = fmax(mm, am[ko + o]);
-            fprintf(stderr, "env layer %d kind %s ae %g am %g\n", k, lg_kind_name(net->layers[k].lin.kind), mx, mm);
-        }
     const int L1 = net->n_layers - 1;
     memcpy(out, ae + lg_net_node_offset(net, L1), (size_t)net->layers[L1].n_out * sizeof *out);
     free(ae), free(work);
@@ -323,7 +309,7 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     }
     lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh};
     if ((st = lg_devgrad_bound(relu, ref, &R, dlo, dhi)) != LG_OK) goto done;
-    if (g->K > 0 && (st = dg_affine(g, &R, dlo, dhi)) != LG_OK) goto done;
+    if (g->K > 0 && (st = dg_affine(g, &R, g->K, run, dlo, dhi)) != LG_OK) goto done;
     /* the region's post-activation intervals of the ReLU net's nodes (the reference's values
      * at a substituted layer are relu(z) − δ, in the δ layer's bounds) */
     memcpy(al, g->b.lo[0], (size_t)n0 * sizeof *al);
@@ -348,7 +334,6 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
         (st = dg_envelope(ref, al, ah, Rlo, Rhi, oe + no)) != LG_OK)
         goto done;
     for (int i = 0; i < no; i++) {
-        if (getenv("LG_DEVGRAD_DBG")) fprintf(stderr, "out %d env %g %g\n", i, oe[i], oe[no + i]);
         double x = fmax(fabs(dlo[i]), fabs(dhi[i]));
         x = nextafter(x + oe[i], INFINITY);
         x = nextafter(x + oe[no + i], INFINITY);
@@ -392,7 +377,8 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
     if (ok) {
         lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
         st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi);
-        if (st == LG_OK && g->K > 0) st = dg_affine(g, &R, dlo, dhi);
+        if (st == LG_OK && g->K > 0) st = dg_affine(g, &R, g->K < LG_DEVGRAD_AFFINE_K_EST ? g->K : LG_DEVGRAD_AFFINE_K_EST, NULL,
+                                                      dlo, dhi);
         if (st == LG_OK) {
             double m = 0.0;
             for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));

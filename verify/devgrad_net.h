@@ -38,6 +38,10 @@
 #include "core/runctx.h"
 #include "verify/bounds.h"
 
+/* The affine adjoint's symbols (lg_devgrad_bound_affine) of the bound, and of the estimate. */
+#define LG_DEVGRAD_AFFINE_K 256
+#define LG_DEVGRAD_AFFINE_K_EST 64
+
 typedef struct lg_devgrad_net {
     const lg_net *relu, *ref; /* borrowed */
     lg_net F;                 /* F', owned */
@@ -48,7 +52,7 @@ typedef struct lg_devgrad_net {
     double *lo, *hi;          /* [n_in] F''s box */
     int tries;                /* runs of CROWN the last box took */
     unsigned char *reach;     /* [N] 1 for a neuron of the ReLU net some output reads (lg_bounds_reach) */
-    size_t K;                 /* the affine adjoint's symbols (lg_devgrad_bound_affine); 0: interval only */
+    size_t K;                 /* the affine adjoint's symbols (init: LG_DEVGRAD_AFFINE_K); 0: interval only */
 } lg_devgrad_net;
 
 /* Build F' for a pair (lg_dev_check_pair must accept it; checked). LG_ERR_UNSUPPORTED for a
