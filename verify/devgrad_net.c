@@ -152,7 +152,10 @@ static lg_status dg_affine(const lg_devgrad_net *g, const lg_devgrad_region *R, 
     if (!t) return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
     lg_status st = lg_devgrad_bound_affine(g->relu, g->ref, R, K, run, t, t + no);
     if (st == LG_OK)
-        for (int i = 0; i < no; i++) dlo[i] = fmax(dlo[i], t[i]), dhi[i] = fmin(dhi[i], t[no + i]);
+        for (int i = 0; i < no; i++) {
+            if (g->affine_only) dlo[i] = t[i], dhi[i] = t[no + i];
+            else dlo[i] = fmax(dlo[i], t[i]), dhi[i] = fmin(dhi[i], t[no + i]);
+        }
     free(t);
     return st;
 }

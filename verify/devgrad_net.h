@@ -53,6 +53,7 @@ typedef struct lg_devgrad_net {
     int tries;                /* runs of CROWN the last box took */
     unsigned char *reach;     /* [N] 1 for a neuron of the ReLU net some output reads (lg_bounds_reach) */
     size_t K;                 /* the affine adjoint's symbols (init: LG_DEVGRAD_AFFINE_K); 0: interval only */
+    int affine_only;          /* 1: the affine enclosure alone, not met with the interval one (init 0) */
 } lg_devgrad_net;
 
 /* Build F' for a pair (lg_dev_check_pair must accept it; checked). LG_ERR_UNSUPPORTED for a
