@@ -16,6 +16,9 @@
  * δ*_k lies in its band; else the guess is widened from F's bounds and the
  * run repeated (three tries, then no claim: +∞).
  *
+ * Gradient. lg_devgrad_bound over R met with lg_devgrad_bound_affine (K symbols,
+ * LG_DEVGRAD_AFFINE_K; the estimate: LG_DEVGRAD_AFFINE_K_EST); both hold.
+ *
  * Rounding. The exact-real difference is bounded by devgrad.h over R. Each
  * double forward pass's error is carried forward as an envelope over R (the
  * exact route's of verify/devnet.h, extended to the Transformer nodes): at a
