@@ -69,7 +69,8 @@ static void af_release(af_node *a)
     a->m = a->r = a->f = a->M = NULL;
 }
 
-static double af_cmag(lg_dv x) { return fmax(fabs(x.lo), fabs(x.hi)); }
+/* max |x| over the interval; +∞ for a NaN end (fmax would drop it). */
+static double af_cmag(lg_dv x) { return isnan(x.lo) || isnan(x.hi) ? INFINITY : fmax(fabs(x.lo), fabs(x.hi)); }
 
 /* Drop slot s: |M_·s| into every live node's radius, its coefficient closed. */
 static void af_drop(af_ctx *c, size_t s)
@@ -333,6 +334,7 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
         for (size_t s = 0; s < K; s++)
             if (c.used[s] || c.C[s].lo != 0.0 || c.C[s].hi != 0.0) sym = lg_up(sym + af_cmag(c.C[s]));
         double rad = lg_up(sym + accr);
+        if (isnan(rad)) rad = INFINITY;
         double lo = lg_dn(acc.lo - rad), hi = lg_up(acc.hi + rad);
         if (isnan(lo) || isnan(hi) || !isfinite(rad)) lo = -INFINITY, hi = INFINITY;
         dlo[o] = lo, dhi[o] = hi;
