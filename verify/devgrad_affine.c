@@ -119,10 +119,10 @@ static int af_reduce(af_ctx *c, int k)
             af_drop(c, s);
             continue;
         }
-        cd[nc++] = (af_cand){sc, (long)s};
+        cd[nc++] = (af_cand){sc == sc ? sc : INFINITY, (long)s};
     }
     for (size_t i = 0; i < a->n; i++)
-        if (a->f[i] > 0.0) cd[nc++] = (af_cand){a->f[i], -1 - (long)i};
+        if (!(a->f[i] == 0.0)) cd[nc++] = (af_cand){a->f[i] == a->f[i] ? a->f[i] : INFINITY, -1 - (long)i};
     qsort(cd, nc, sizeof *cd, af_cmp);
     for (size_t q = c->K; q < nc; q++) /* dropped */
         if (cd[q].id >= 0) af_drop(c, (size_t)cd[q].id);
