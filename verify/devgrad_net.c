@@ -380,8 +380,8 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
     if (ok) {
         lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
         st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi);
-        if (st == LG_OK && g->K > 0) st = dg_affine(g, &R, g->K < LG_DEVGRAD_AFFINE_K_EST ? g->K : LG_DEVGRAD_AFFINE_K_EST, NULL,
-                                                      dlo, dhi);
+        size_t K = g->K < LG_DEVGRAD_AFFINE_K_EST ? g->K : LG_DEVGRAD_AFFINE_K_EST;
+        if (st == LG_OK && K > 0) st = dg_affine(g, &R, K, NULL, dlo, dhi);
         if (st == LG_OK) {
             double m = 0.0;
             for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));
