@@ -200,7 +200,8 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
         st = lg_fail(LG_ERR_NOMEM, "out of memory for the interval-gradient deviation");
         goto done;
     }
-    for (int j = -1; j < nl; j++) off[j + 1] = lg_net_node_offset(relu, j), c.nd[j + 1].n = (size_t)lg_net_node_width(relu, j);
+    for (int j = -1; j < nl; j++)
+        off[j + 1] = lg_net_node_offset(relu, j), c.nd[j + 1].n = (size_t)lg_net_node_width(relu, j);
     double *alo = buf, *ahi = buf + N, *sm = buf + 2 * N, *sr = buf + 3 * N;
     double *tmp = buf + 4 * N, *vz = tmp + w, *ta = vz + w, *tar = ta + w, *tb = tar + w, *tbr = tb + w;
     memset(vz, 0, w * sizeof *vz);
