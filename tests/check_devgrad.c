@@ -130,13 +130,15 @@ END_TEST
 
 /* The route's bound on [lo, hi] against samples and a sign-gradient ascent per output. */
 static void dg_route_case(const lg_net *rn, const lg_net *ref, const double *lo, const double *hi, lg_rng *r,
-                          const char *what, int *finite)
+                          const char *what, size_t K, int *finite)
 {
     const int ni = rn->n_in, no = lg_net_n_out(rn);
     ck_assert_int_le(ni, 256);
     ck_assert_int_le(no, 16);
     lg_devgrad_net g;
     ck_assert_int_eq(lg_devgrad_net_init(&g, rn, ref), LG_OK);
+    g.K = K;
+    g.affine_only = K > 0;
     double e[16], x[256], t[256], yr[16], yg[16];
     double *scr = malloc(4 * ((size_t)lg_net_max_width(rn) + (size_t)ni) * sizeof *scr);
     ck_assert_ptr_nonnull(scr);
@@ -212,12 +214,168 @@ START_TEST(test_devgrad_route_oracle)
             lo[i] = c - eps;
             hi[i] = c + eps;
         }
-        dg_route_case(&rn, &ref, lo, hi, &r, what, &finite);
+        dg_route_case(&rn, &ref, lo, hi, &r, what, 0, &finite);
         lg_net_free(&ref);
         lg_net_free(&rn);
     }
     fprintf(stderr, "devgrad: %d random pairs, %d finite output bounds\n", n, finite);
     ck_assert_int_gt(finite, 0);
+}
+END_TEST
+
+/* The affine adjoint (lg_devgrad_bound_affine) with few and many symbols (K 1: every node's
+ * uncertainty folded into the radius at once; K 64: kept) on random ViTs and attention nets,
+ * balls up to ε 0.03: the route's bound never below the sampled and ascended deviations. */
+START_TEST(test_devgrad_affine_oracle)
+{
+    lg_rng r;
+    lg_rng_init(&r, 2718u, 7);
+    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
+    static const double epss[] = {0.0, 1e-3, 1e-2, 3e-2};
+    static const size_t Ks[] = {1, 3, 64};
+    const int n = lg_test_quick() ? 6 : 12;
+    int finite = 0;
+    for (int it = 0; it < n; it++) {
+        lg_net rn = {0}, ref;
+        char what[96];
+        if (it % 2 == 0) {
+            lg_test_random_vit(&rn, archs[(it / 2) % 2], 700u + (uint64_t)it);
+            snprintf(what, sizeof what, "vit %d K %zu", it, Ks[it % 3]);
+        } else {
+            lg_test_tnet_opts o = {0};
+            o.post_norm = (it / 2) % 2;
+            ck_assert_int_eq(lg_test_tnet_random(&rn, &r, &o), LG_OK);
+            snprintf(what, sizeof what, "tnet %d K %zu", it, Ks[it % 3]);
+        }
+        lg_test_lgelu_relus(&ref, &rn, it);
+        double lo[256], hi[256], eps = epss[it % 4];
+        ck_assert_int_le(rn.n_in, 256);
+        for (int i = 0; i < rn.n_in; i++) {
+            double c = lg_rng_uniform(&r);
+            lo[i] = fmax(0.0, c - eps);
+            hi[i] = fmin(1.0, c + eps);
+        }
+        dg_route_case(&rn, &ref, lo, hi, &r, what, Ks[it % 3], &finite);
+        lg_net_free(&ref);
+        lg_net_free(&rn);
+    }
+    fprintf(stderr, "devgrad: affine, %d random pairs, %d finite output bounds\n", n, finite);
+    ck_assert_int_gt(finite, 0);
+}
+END_TEST
+
+/* The affine adjoint's claim itself, on wide regions: for F(x, δ) (the ReLU net with each
+ * substituted neuron's output relu(z) − δ, the route's F'), F(x, δ) − F(x, 0) ∈ [dlo, dhi]
+ * for every x in the box and δ in the bands, the region being CROWN's bounds of F' over both:
+ * at sampled (x, δ), and per output at the δ corners along the signs of the gradient (by
+ * differences) at sampled x, which reach the bound where it is tight. The double forward
+ * passes' rounding: a tolerance of 1e-9. */
+static int dg_affine_region_case(const lg_net *rn, const lg_net *ref, lg_rng *r, double eps, double band, size_t K,
+                                 int *checked)
+{
+    lg_devgrad_net g;
+    ck_assert_int_eq(lg_devgrad_net_init(&g, rn, ref), LG_OK);
+    const int L = rn->n_layers, n0 = rn->n_in, ni = g.n_in, no = lg_net_n_out(rn);
+    ck_assert_int_le(ni, 1024);
+    ck_assert_int_le(no, 16);
+    double blo[1024], bhi[1024], x[1024], x0[1024], x1s[1024], y1[16], y0[16], dlo[16], dhi[16];
+    for (int i = 0; i < n0; i++) {
+        double c = lg_rng_uniform(r);
+        blo[i] = fmax(0.0, c - eps), bhi[i] = fmin(1.0, c + eps);
+    }
+    for (int i = n0; i < ni; i++) { /* δ' = −δ, δ ∈ [−band·u, band·u'] */
+        double a = band * lg_rng_uniform(r), b = band * lg_rng_uniform(r);
+        blo[i] = -b, bhi[i] = a;
+    }
+    ck_assert_int_eq(lg_bounds_symbolic(&g.b, &g.F, blo, bhi), LG_OK);
+    double *Rlo[64], *Rhi[64], *Bl[64], *Bh[64], *nul[64] = {0};
+    ck_assert_int_le(L, 64);
+    double *bands = malloc(2 * (size_t)ni * sizeof *bands);
+    ck_assert_ptr_nonnull(bands);
+    for (int k = 0; k < L; k++) {
+        Rlo[k] = g.b.lo[g.at[k]], Rhi[k] = g.b.hi[g.at[k]];
+        Bl[k] = Bh[k] = NULL;
+        if (g.dat[k] < 0) continue;
+        Bl[k] = bands + g.dat[k], Bh[k] = bands + ni + g.dat[k];
+        for (int i = 0; i < rn->layers[k].n_out; i++) Bl[k][i] = -bhi[g.dat[k] + i], Bh[k][i] = -blo[g.dat[k] + i];
+    }
+    lg_devgrad_region R = {Rlo, Rhi, g.b.lo[0], g.b.hi[0], nul, nul, Bl, Bh};
+    ck_assert_int_eq(lg_devgrad_bound_affine(rn, ref, &R, K, NULL, dlo, dhi), LG_OK);
+    double *scr = malloc(4 * ((size_t)lg_net_max_width(&g.F) + (size_t)ni) * sizeof *scr);
+    ck_assert_ptr_nonnull(scr);
+    int bad = 0;
+    for (int s = 0; s < 200; s++) {
+        for (int i = 0; i < ni; i++) {
+            double u = s < 16 ? (double)((s >> (i % 4)) & 1) : lg_rng_uniform(r);
+            x[i] = blo[i] + (bhi[i] - blo[i]) * u;
+            x0[i] = i < n0 ? x[i] : 0.0;
+        }
+        lg_net_forward(&g.F, x, y1, scr);
+        lg_net_forward(&g.F, x0, y0, scr);
+        for (int j = 0; j < no; j++) {
+            double d = y1[j] - y0[j], tol = 1e-9 * (1.0 + fabs(y1[j]) + fabs(y0[j]));
+            bad += !(d >= dlo[j] - tol && d <= dhi[j] + tol);
+            (*checked)++;
+        }
+    }
+    for (int s = 0; s < 8; s++) /* per output, the δ corners along the gradient's signs at a sampled x */
+        for (int j = 0; j < no; j++) {
+            for (int i = 0; i < n0; i++) x0[i] = blo[i] + (bhi[i] - blo[i]) * (s < 2 ? 0.5 : lg_rng_uniform(r));
+            for (int i = n0; i < ni; i++) x0[i] = 0.0;
+            lg_net_forward(&g.F, x0, y0, scr);
+            memcpy(x, x0, (size_t)ni * sizeof *x);
+            for (int i = n0; i < ni; i++) { /* ∂F_j/∂δ'_i by a difference, its sign */
+                double h = 1e-6 * (bhi[i] - blo[i]) + 1e-12;
+                x[i] = h;
+                lg_net_forward(&g.F, x, y1, scr);
+                x[i] = 0.0;
+                double gr = y1[j] - y0[j];
+                x1s[i] = gr;
+            }
+            for (int side = 0; side < 2; side++) {
+                for (int i = n0; i < ni; i++) x[i] = (x1s[i] > 0.0) == (side == 0) ? bhi[i] : blo[i];
+                lg_net_forward(&g.F, x, y1, scr);
+                double d = y1[j] - y0[j], tol = 1e-9 * (1.0 + fabs(y1[j]) + fabs(y0[j]));
+                bad += !(d >= dlo[j] - tol && d <= dhi[j] + tol);
+                (*checked)++;
+            }
+        }
+    free(scr), free(bands);
+    lg_devgrad_net_free(&g);
+    return bad;
+}
+
+START_TEST(test_devgrad_affine_region)
+{
+    lg_rng r;
+    lg_rng_init(&r, 31415u, 9);
+    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
+    static const size_t Ks[] = {1, 4, 64};
+    const int n = lg_test_quick() ? 9 : 18;
+    int checked = 0;
+    for (int it = 0; it < n; it++) {
+        lg_net rn = {0}, ref;
+        if (it % 2 == 0)
+            lg_test_random_vit(&rn, archs[(it / 2) % 2], 900u + (uint64_t)it);
+        else {
+            lg_test_tnet_opts o = {0};
+            o.post_norm = (it / 2) % 2;
+            ck_assert_int_eq(lg_test_tnet_random(&rn, &r, &o), LG_OK);
+        }
+        lg_test_lgelu_relus(&ref, &rn, it);
+        double eps = it % 3 == 0 ? 0.0 : it % 3 == 1 ? 0.01 : 0.03, band = it % 2 ? 0.3 : 0.02;
+        for (int q = 0; q < 3; q++) {
+            lg_rng r2 = r;
+            int bad = dg_affine_region_case(&rn, &ref, &r2, eps, band, Ks[q], &checked);
+            ck_assert_msg(bad == 0, "pair %d (ε %g, band %g, K %zu): %d differences outside the affine enclosure", it,
+                          eps, band, Ks[q], bad);
+            if (q == 2) r = r2;
+        }
+        lg_net_free(&ref);
+        lg_net_free(&rn);
+    }
+    fprintf(stderr, "devgrad: affine region, %d pairs, %d differences checked\n", n, checked);
+    ck_assert_int_gt(checked, 100);
 }
 END_TEST
 
@@ -228,6 +386,8 @@ Suite *suite_devgrad(void)
     lg_tcase_timeout(tc, 60);
     tcase_add_test(tc, test_devgrad_vjp_kinds);
     tcase_add_test(tc, test_devgrad_route_oracle);
+    tcase_add_test(tc, test_devgrad_affine_oracle);
+    tcase_add_test(tc, test_devgrad_affine_region);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -30,6 +30,7 @@
 #define LG_DEVGRAD_H
 
 #include "core/net.h"
+#include "core/runctx.h"
 #include "verify/bounds.h"
 #include "verify/relax_iv.h"
 
@@ -83,5 +84,13 @@ lg_status lg_devgrad_check_net(const lg_net *net);
  * LG_ERR_NOMEM. Bounds that are not finite are ∓∞. */
 lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
                            double *dhi);
+
+/* lg_devgrad_bound with the adjoint carried as an affine form (devgrad_affine.c): the
+ * Jacobians' uncertainty of every node as fresh noise symbols pushed through the later nodes'
+ * centre Jacobians with their signs, at most K symbols (the smallest folded into a radius).
+ * The same enclosure claim as lg_devgrad_bound; cost about K times its. run: the deadline
+ * (checked per output; LG_ERR_TIMEOUT past it), or NULL. */
+lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, size_t K,
+                                  const lg_runctx *run, double *dlo, double *dhi);
 
 #endif

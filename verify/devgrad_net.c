@@ -48,6 +48,7 @@ lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_ne
     if (st != LG_OK) return st;
     if ((st = lg_devgrad_check_net(relu)) != LG_OK) return st;
     g->relu = relu, g->ref = ref;
+    g->K = LG_DEVGRAD_AFFINE_K;
     const int L = relu->n_layers, n0 = relu->n_in;
     int nl = 1 + L, nt = 1;
     long S = 0;
@@ -139,6 +140,23 @@ done:
     free(specs);
     free(terms);
     if (st != LG_OK) lg_devgrad_net_free(g);
+    return st;
+}
+
+/* [dlo, dhi] met with the affine adjoint's enclosure (both hold). */
+static lg_status dg_affine(const lg_devgrad_net *g, const lg_devgrad_region *R, size_t K, const lg_runctx *run,
+                           double *dlo, double *dhi)
+{
+    int no = lg_net_n_out(g->relu);
+    double *t = malloc(2 * (size_t)no * sizeof *t);
+    if (!t) return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    lg_status st = lg_devgrad_bound_affine(g->relu, g->ref, R, K, run, t, t + no);
+    if (st == LG_OK)
+        for (int i = 0; i < no; i++) {
+            if (g->affine_only) dlo[i] = t[i], dhi[i] = t[no + i];
+            else dlo[i] = fmax(dlo[i], t[i]), dhi[i] = fmin(dhi[i], t[no + i]);
+        }
+    free(t);
     return st;
 }
 
@@ -294,6 +312,7 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     }
     lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh};
     if ((st = lg_devgrad_bound(relu, ref, &R, dlo, dhi)) != LG_OK) goto done;
+    if (g->K > 0 && (st = dg_affine(g, &R, g->K, run, dlo, dhi)) != LG_OK) goto done;
     /* the region's post-activation intervals of the ReLU net's nodes (the reference's values
      * at a substituted layer are relu(z) − δ, in the δ layer's bounds) */
     memcpy(al, g->b.lo[0], (size_t)n0 * sizeof *al);
@@ -360,7 +379,10 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
     lg_status st = LG_OK;
     if (ok) {
         lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
-        if ((st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi)) == LG_OK) {
+        st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi);
+        size_t K = g->K < LG_DEVGRAD_AFFINE_K_EST ? g->K : LG_DEVGRAD_AFFINE_K_EST;
+        if (st == LG_OK && K > 0) st = dg_affine(g, &R, K, NULL, dlo, dhi);
+        if (st == LG_OK) {
             double m = 0.0;
             for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));
             *est = m == m ? m : INFINITY;

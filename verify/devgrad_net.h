@@ -16,6 +16,9 @@
  * δ*_k lies in its band; else the guess is widened from F's bounds and the
  * run repeated (three tries, then no claim: +∞).
  *
+ * Gradient. lg_devgrad_bound over R met with lg_devgrad_bound_affine (K symbols,
+ * LG_DEVGRAD_AFFINE_K; the estimate: LG_DEVGRAD_AFFINE_K_EST); both hold.
+ *
  * Rounding. The exact-real difference is bounded by devgrad.h over R. Each
  * double forward pass's error is carried forward as an envelope over R (the
  * exact route's of verify/devnet.h, extended to the Transformer nodes): at a
@@ -38,6 +41,10 @@
 #include "core/runctx.h"
 #include "verify/bounds.h"
 
+/* The affine adjoint's symbols (lg_devgrad_bound_affine) of the bound, and of the estimate. */
+#define LG_DEVGRAD_AFFINE_K 256
+#define LG_DEVGRAD_AFFINE_K_EST 64
+
 typedef struct lg_devgrad_net {
     const lg_net *relu, *ref; /* borrowed */
     lg_net F;                 /* F', owned */
@@ -48,6 +55,8 @@ typedef struct lg_devgrad_net {
     double *lo, *hi;          /* [n_in] F''s box */
     int tries;                /* runs of CROWN the last box took */
     unsigned char *reach;     /* [N] 1 for a neuron of the ReLU net some output reads (lg_bounds_reach) */
+    size_t K;                 /* the affine adjoint's symbols (init: LG_DEVGRAD_AFFINE_K); 0: interval only */
+    int affine_only;          /* 1: the affine enclosure alone, not met with the interval one (init 0) */
 } lg_devgrad_net;
 
 /* Build F' for a pair (lg_dev_check_pair must accept it; checked). LG_ERR_UNSUPPORTED for a
