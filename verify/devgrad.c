@@ -49,6 +49,23 @@ lg_status lg_devgrad_check_net(const lg_net *net)
     return LG_OK;
 }
 
+void lg_devgrad_region_post(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, const size_t *off,
+                            double *alo, double *ahi)
+{
+    memcpy(alo, R->xlo, (size_t)relu->n_in * sizeof *alo);
+    memcpy(ahi, R->xhi, (size_t)relu->n_in * sizeof *ahi);
+    for (int k = 0; k < relu->n_layers; k++) {
+        const lg_layer *L = &relu->layers[k];
+        int sub = ref->layers[k].act != L->act;
+        for (int i = 0; i < L->n_out; i++) {
+            double a, b;
+            lg_bounds_post(L, R->lo[k][i], R->hi[k][i], &a, &b);
+            if (sub) a = lg_dn(a - R->band_hi[k][i]), b = lg_up(b - R->band_lo[k][i]); /* relu(z) − δ */
+            alo[off[k + 1] + (size_t)i] = a, ahi[off[k + 1] + (size_t)i] = b;
+        }
+    }
+}
+
 lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
                            double *dhi)
 {
@@ -72,19 +89,7 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
     double *alo = buf, *ahi = buf + N, *vm = buf + 2 * N, *vr = buf + 3 * N, *sm = buf + 4 * N, *sr = buf + 5 * N;
     double *tmp = buf + 6 * N, *wr = tmp + w;
     for (int j = -1; j < nl; j++) off[j + 1] = lg_net_node_offset(relu, j);
-    /* post-activation intervals of every node over the region */
-    memcpy(alo, R->xlo, (size_t)relu->n_in * sizeof *alo);
-    memcpy(ahi, R->xhi, (size_t)relu->n_in * sizeof *ahi);
-    for (int k = 0; k < nl; k++) {
-        const lg_layer *L = &relu->layers[k];
-        int sub = ref->layers[k].act != L->act;
-        for (int i = 0; i < L->n_out; i++) {
-            double a, b;
-            lg_bounds_post(L, R->lo[k][i], R->hi[k][i], &a, &b);
-            if (sub) a = lg_dn(a - R->band_hi[k][i]), b = lg_up(b - R->band_lo[k][i]); /* relu(z) − δ */
-            alo[off[k + 1] + (size_t)i] = a, ahi[off[k + 1] + (size_t)i] = b;
-        }
-    }
+    lg_devgrad_region_post(relu, ref, R, off, alo, ahi);
     lg_node_buf bm = {relu, sm}, br = {relu, sr};
     for (int o = 0; o < n_out; o++) {
         memset(vm, 0, N * sizeof *vm);

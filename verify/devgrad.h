@@ -75,6 +75,12 @@ typedef struct lg_devgrad_region {
     double *const *band_lo, *const *band_hi;
 } lg_devgrad_region;
 
+/* The post-activation intervals [alo, ahi] of every node of relu over the region (node
+ * layout, off[j + 1] = lg_net_node_offset(relu, j)): the input box, then each layer's outputs
+ * from R's pre-activation bounds, a substituted neuron's relu(z) − δ with δ in its band. */
+void lg_devgrad_region_post(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, const size_t *off,
+                            double *alo, double *ahi);
+
 /* LG_OK if every node kind of net has a dev_vjp entry (verify/opstage.h), else
  * LG_ERR_UNSUPPORTED naming the first that has none (max-pool). */
 lg_status lg_devgrad_check_net(const lg_net *net);

@@ -205,18 +205,7 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
     double *alo = buf, *ahi = buf + N, *sm = buf + 2 * N, *sr = buf + 3 * N;
     double *tmp = buf + 4 * N, *vz = tmp + w, *ta = vz + w, *tar = ta + w, *tb = tar + w, *tbr = tb + w;
     memset(vz, 0, w * sizeof *vz);
-    memcpy(alo, R->xlo, (size_t)relu->n_in * sizeof *alo);
-    memcpy(ahi, R->xhi, (size_t)relu->n_in * sizeof *ahi);
-    for (int k = 0; k < nl; k++) {
-        const lg_layer *L = &relu->layers[k];
-        int sub = ref->layers[k].act != L->act;
-        for (int i = 0; i < L->n_out; i++) {
-            double a, b;
-            lg_bounds_post(L, R->lo[k][i], R->hi[k][i], &a, &b);
-            if (sub) a = lg_dn(a - R->band_hi[k][i]), b = lg_up(b - R->band_lo[k][i]);
-            alo[off[k + 1] + (size_t)i] = a, ahi[off[k + 1] + (size_t)i] = b;
-        }
-    }
+    lg_devgrad_region_post(relu, ref, R, off, alo, ahi);
     lg_node_buf bm = {relu, sm}, br = {relu, sr};
     for (int o = 0; o < n_out; o++) {
         if ((st = lg_runctx_check(run, "devgrad")) != LG_OK) goto done;
