@@ -49,6 +49,17 @@ lg_status lg_devgrad_check_net(const lg_net *net)
     return LG_OK;
 }
 
+void lg_devgrad_sizes(const lg_net *relu, size_t *N, size_t *w, size_t *gmax)
+{
+    *N = lg_net_nodes_len(relu);
+    *w = (size_t)lg_net_max_width(relu);
+    if (*w < (size_t)relu->n_in) *w = (size_t)relu->n_in;
+    *gmax = 1;
+    for (int k = 0; k < relu->n_layers; k++)
+        if (relu->layers[k].lin.op.group > 0 && (size_t)relu->layers[k].lin.op.group > *gmax)
+            *gmax = (size_t)relu->layers[k].lin.op.group;
+}
+
 void lg_devgrad_region_post(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, const size_t *off,
                             double *alo, double *ahi)
 {
@@ -72,12 +83,8 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
     int nl = relu->n_layers, n_out = relu->layers[nl - 1].n_out;
     lg_status cs = lg_devgrad_check_net(relu);
     if (cs != LG_OK) return cs;
-    size_t N = lg_net_nodes_len(relu), w = (size_t)lg_net_max_width(relu);
-    if (w < (size_t)relu->n_in) w = (size_t)relu->n_in;
-    size_t gmax = 1;
-    for (int k = 0; k < nl; k++)
-        if (relu->layers[k].lin.op.group > 0 && (size_t)relu->layers[k].lin.op.group > gmax)
-            gmax = (size_t)relu->layers[k].lin.op.group;
+    size_t N, w, gmax;
+    lg_devgrad_sizes(relu, &N, &w, &gmax);
     size_t *off = malloc((size_t)(nl + 1) * sizeof *off);
     double *buf = malloc((6 * N + 2 * w) * sizeof *buf);
     unsigned char *seen = malloc((size_t)nl + 1);

@@ -75,6 +75,10 @@ typedef struct lg_devgrad_region {
     double *const *band_lo, *const *band_hi;
 } lg_devgrad_region;
 
+/* The gradient passes' work sizes: *N the node layout's length, *w the widest node (or the
+ * input), *gmax the largest group of a grouped node (1 if none). */
+void lg_devgrad_sizes(const lg_net *relu, size_t *N, size_t *w, size_t *gmax);
+
 /* The post-activation intervals [alo, ahi] of every node of relu over the region (node
  * layout, off[j + 1] = lg_net_node_offset(relu, j)): the input box, then each layer's outputs
  * from R's pre-activation bounds, a substituted neuron's relu(z) − δ with δ in its band. */

@@ -181,12 +181,8 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
             kfirst = k;
             break;
         }
-    size_t N = lg_net_nodes_len(relu), w = (size_t)lg_net_max_width(relu);
-    if (w < (size_t)relu->n_in) w = (size_t)relu->n_in;
-    size_t gmax = 1;
-    for (int k = 0; k < nl; k++)
-        if (relu->layers[k].lin.op.group > 0 && (size_t)relu->layers[k].lin.op.group > gmax)
-            gmax = (size_t)relu->layers[k].lin.op.group;
+    size_t N, w, gmax;
+    lg_devgrad_sizes(relu, &N, &w, &gmax);
     af_ctx c = {relu, K, (size_t)nl + 1, NULL, NULL, NULL, 0.0};
     size_t *off = malloc((size_t)(nl + 1) * sizeof *off);
     double *buf = malloc((4 * N + 6 * w) * sizeof *buf);
