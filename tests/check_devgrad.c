@@ -5,6 +5,7 @@
  * PGD-maximised |f_relu − f_ref| on random ViT blocks, attention nets and
  * residual DAGs, on points and balls. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "verify/devgrad.h"
 #include "verify/devgrad_net.h"
 #include "verify/opstage.h"
+#include "verify/relax_iv.h"
 
 /* One node kind's dev_vjp against the exact vᵀJ (its attack_backward entry, in double) at
  * sampled source points and adjoints v of the boxes; drop: call the entry with radius 0 (the
@@ -379,6 +381,63 @@ START_TEST(test_devgrad_affine_region)
 }
 END_TEST
 
+/* The same claim on random residual ReLU DAGs, where unstable relus (slope [0, 1]) lie between
+ * the substituted layers and the outputs, and the bound is tight enough that a relu step or a
+ * symbol's coefficient at a substituted layer that is too small shows. */
+START_TEST(test_devgrad_affine_region_dag)
+{
+    lg_rng r;
+    lg_rng_init(&r, 27182u, 3);
+    static const size_t Ks[] = {1, 4, 64};
+    const int n = lg_test_quick() ? 12 : 24;
+    int checked = 0;
+    for (int it = 0; it < n; it++) {
+        lg_net rn = {0}, ref;
+        lg_test_dag_opts o = {0};
+        o.act = LG_ACT_RELU, o.max_nodes = 5, o.max_width = 6;
+        ck_assert_int_eq(lg_test_dag_random(&rn, &r, &o), LG_OK);
+        lg_test_lgelu_relus(&ref, &rn, it);
+        double eps = it % 2 ? 0.3 : 0.05, band = it % 3 ? 0.5 : 0.05;
+        for (int q = 0; q < 3; q++) {
+            lg_rng r2 = r;
+            int bad = dg_affine_region_case(&rn, &ref, &r2, eps, band, Ks[q], &checked);
+            ck_assert_msg(bad == 0, "dag %d (ε %g, band %g, K %zu): %d differences outside the affine enclosure", it,
+                          eps, band, Ks[q], bad);
+            if (q == 2) r = r2;
+        }
+        lg_net_free(&ref);
+        lg_net_free(&rn);
+    }
+    fprintf(stderr, "devgrad: affine region, %d dags, %d differences checked\n", n, checked);
+    ck_assert_int_gt(checked, 100);
+}
+END_TEST
+
+/* lg_up and lg_dn (verify/relax_iv.h, on the bits) give nextafter's doubles: the ends, zeros,
+ * subnormals, the largest double and random bit patterns. */
+START_TEST(test_devgrad_nextup)
+{
+    static const double sp[] = {0.0, -0.0, DBL_TRUE_MIN, -DBL_TRUE_MIN, DBL_MIN, -DBL_MIN, DBL_MAX, -DBL_MAX,
+                                INFINITY, -INFINITY, 1.0, -1.0, 0x1p-1022 - 0x1p-1074, -0x1p-1022 + 0x1p-1074};
+    lg_rng r;
+    lg_rng_init(&r, 4711u, 1);
+    for (int i = 0; i < 20014; i++) {
+        double v;
+        if (i < 14) v = sp[i];
+        else {
+            uint64_t b = lg_rng_u32(&r);
+            b = b << 32 | lg_rng_u32(&r);
+            memcpy(&v, &b, sizeof v);
+            if (isnan(v)) continue;
+        }
+        double u = lg_up(v), d = lg_dn(v), nu = nextafter(v, INFINITY), nd = nextafter(v, -INFINITY);
+        ck_assert_msg(memcmp(&u, &nu, sizeof u) == 0, "lg_up(%a) = %a, nextafter %a", v, u, nu);
+        ck_assert_msg(memcmp(&d, &nd, sizeof d) == 0, "lg_dn(%a) = %a, nextafter %a", v, d, nd);
+    }
+    ck_assert(isnan(lg_up(NAN)) && isnan(lg_dn(NAN)));
+}
+END_TEST
+
 Suite *suite_devgrad(void)
 {
     Suite *s = suite_create("devgrad");
@@ -388,6 +447,8 @@ Suite *suite_devgrad(void)
     tcase_add_test(tc, test_devgrad_route_oracle);
     tcase_add_test(tc, test_devgrad_affine_oracle);
     tcase_add_test(tc, test_devgrad_affine_region);
+    tcase_add_test(tc, test_devgrad_affine_region_dag);
+    tcase_add_test(tc, test_devgrad_nextup);
     suite_add_tcase(s, tc);
     return s;
 }

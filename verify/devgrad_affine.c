@@ -161,6 +161,26 @@ static void af_addr(double *dst, const double *src, size_t n)
         if (src[i] != 0.0) dst[i] = lg_up(dst[i] + src[i]);
 }
 
+/* *C += Σ_i −x_i·[dlo_i, dhi_i] for a point column x: the ends' sums in round-to-nearest, whose
+ * error is at most γ_{n+1}·Σ|x_i|·max(|dlo_i|, |dhi_i|) (Higham, Lemma 3.1; the magnitude's own
+ * rounding and each product's underflow, below 2^-1074, covered by the factor 2 and the n·2^-1073). */
+static void af_coef(lg_dv *C, const double *x, const double *dlo, const double *dhi, size_t n)
+{
+    double lo = 0.0, hi = 0.0, mag = 0.0;
+    size_t nz = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] == 0.0) continue;
+        double p = -x[i] * dlo[i], q = -x[i] * dhi[i];
+        lo += p < q ? p : q, hi += p < q ? q : p;
+        mag += fabs(x[i]) * fmax(fabs(dlo[i]), fabs(dhi[i]));
+        nz++;
+    }
+    if (!nz) return;
+    double err = lg_up(lg_up(2.0 * lg_dev_gamma((double)nz + 1.0) * mag) + 2.0 * (double)nz * DBL_TRUE_MIN);
+    if (isnan(lo) || isnan(hi) || isnan(err)) *C = (lg_dv){NAN, NAN};
+    else *C = lg_dv_add(*C, (lg_dv){lg_dn(lo - err), lg_up(hi + err)});
+}
+
 static int af_nonzero(const double *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -223,18 +243,18 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
             if (!a->M) continue;
             size_t n = a->n;
             if (!af_reduce(&c, k)) goto nomem;
-            if (ref->layers[k].act != L->act) /* Σ g·δ, g = −a */
+            if (ref->layers[k].act != L->act) { /* Σ g·δ, g = −a */
                 for (size_t i = 0; i < n; i++) {
                     lg_dv d = {R->band_lo[k][i], R->band_hi[k][i]};
                     if (a->m[i] != 0.0) acc = lg_dv_add(acc, lg_dv_mul(lg_dv_pt(-a->m[i]), d));
                     if (a->r[i] != 0.0) accr = lg_up(accr + lg_up(a->r[i] * af_cmag(d)));
-                    for (size_t s = 0; s < K; s++) {
-                        double x = a->M[s * n + i];
-                        if (x != 0.0) c.C[s] = lg_dv_add(c.C[s], lg_dv_mul(lg_dv_pt(-x), d));
-                    }
                 }
+                for (size_t s = 0; s < K; s++)
+                    if (c.used[s]) af_coef(&c.C[s], a->M + s * n, R->band_lo[k], R->band_hi[k], n);
+            }
             if (k == kfirst) break;
-            if (L->act == LG_ACT_RELU) /* slope 1, 0 or 1/2 ± 1/2 */
+            if (L->act == LG_ACT_RELU) { /* slope 1, 0 or s ∈ [0, 1]: 1/2 + (s − 1/2) */
+                int fresh = 0;
                 for (size_t i = 0; i < n; i++) {
                     if (R->lo[k][i] >= 0.0) continue;
                     int dead = R->hi[k][i] <= 0.0;
@@ -245,9 +265,14 @@ lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const l
                         *x = dead ? 0.0 : 0.5 * *x;
                     }
                     a->m[i] = dead ? 0.0 : 0.5 * a->m[i];
-                    /* (+ the halving's underflow, below 2^-1074 per term) */
-                    a->r[i] = dead ? 0.0 : lg_up(lg_up(a->r[i] + lg_up(0.5 * sa)) + (double)(K + 1) * DBL_TRUE_MIN);
+                    /* (s − 1/2)·(m + M·ε): one value in ±sa/2 at p, a fresh symbol; s·r∘η stays
+                     * within r∘η (+ the halving's underflow, below 2^-1074 per term) */
+                    a->f[i] = dead ? 0.0 : lg_up(0.5 * sa);
+                    a->r[i] = dead ? 0.0 : lg_up(a->r[i] + (double)(K + 1) * DBL_TRUE_MIN);
+                    fresh |= !dead;
                 }
+                if (fresh && !af_reduce(&c, k)) goto nomem;
+            }
             const lg_vopdef *vop = lg_layer_vop(L);
             if (vop) {
                 int sa = lg_layer_src(L, 0), sb = lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : sa;

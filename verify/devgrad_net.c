@@ -312,7 +312,8 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     }
     lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh};
     if ((st = lg_devgrad_bound(relu, ref, &R, dlo, dhi)) != LG_OK) goto done;
-    if (g->K > 0 && (st = dg_affine(g, &R, g->K, run, dlo, dhi)) != LG_OK) goto done;
+    size_t K = g->K > 0 && g->K_est > g->K ? g->K_est : g->K;
+    if (K > 0 && (st = dg_affine(g, &R, K, run, dlo, dhi)) != LG_OK) goto done;
     /* the region's post-activation intervals of the ReLU net's nodes (the reference's values
      * at a substituted layer are relu(z) − δ, in the δ layer's bounds) */
     memcpy(al, g->b.lo[0], (size_t)n0 * sizeof *al);
@@ -347,7 +348,16 @@ done:
     return st;
 }
 
-lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, double *est)
+/* max over the outputs of max(|lo|, |hi|), +∞ for NaN. */
+static double dg_max(const double *dlo, const double *dhi, int no)
+{
+    double m = 0.0;
+    for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));
+    return m == m ? m : INFINITY;
+}
+
+lg_status lg_devgrad_net_estimate(lg_devgrad_net *g, const lg_bounds *b, double target, const lg_runctx *run,
+                                  double *est)
 {
     const lg_net *relu = g->relu;
     const int L = relu->n_layers, no = lg_net_n_out(relu);
@@ -361,6 +371,7 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
         return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
     }
     double *bl = mem, *bh = bl + N, *dlo = bh + N, *dhi = dlo + no;
+    g->K_est = 0;
     double **Bl = pp, **Bh = pp + L, **Rcl = pp + 2 * L, **Rch = pp + 3 * L;
     size_t off = 0;
     int ok = 1;
@@ -381,12 +392,23 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
         lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
         st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi);
         size_t K = g->K < LG_DEVGRAD_AFFINE_K_EST ? g->K : LG_DEVGRAD_AFFINE_K_EST;
-        if (st == LG_OK && K > 0) st = dg_affine(g, &R, K, NULL, dlo, dhi);
-        if (st == LG_OK) {
-            double m = 0.0;
-            for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])));
-            *est = m == m ? m : INFINITY;
+        double prev = INFINITY;
+        while (st == LG_OK && K > 0) { /* the ladder (each rung met with the last: both hold) */
+            lg_status sa = dg_affine(g, &R, K, run, dlo, dhi);
+            if (sa == LG_ERR_TIMEOUT && g->K_est > 0) break; /* the last rung's estimate stands */
+            if ((st = sa) != LG_OK) break;
+            double m = dg_max(dlo, dhi, no);
+            *est = m;
+            g->K_est = K;
+            if (!(m > target) || 4 * K > LG_DEVGRAD_AFFINE_K_MAX || !(m <= 0.5 * prev)) break;
+            if (prev < INFINITY && m * (m / prev) <= target) { /* the next rung, extrapolated */
+                *est = m * (m / prev);
+                g->K_est = 4 * K;
+                break;
+            }
+            prev = m, K *= 4;
         }
+        if (st == LG_OK && !(K > 0)) *est = dg_max(dlo, dhi, no);
     }
     free(mem), free(pp);
     return st;

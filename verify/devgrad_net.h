@@ -41,9 +41,11 @@
 #include "core/runctx.h"
 #include "verify/bounds.h"
 
-/* The affine adjoint's symbols (lg_devgrad_bound_affine) of the bound, and of the estimate. */
+/* The affine adjoint's symbols (lg_devgrad_bound_affine): the bound's at least, the estimate's
+ * first, and the most either takes (the estimate's ladder, below). */
 #define LG_DEVGRAD_AFFINE_K 256
 #define LG_DEVGRAD_AFFINE_K_EST 64
+#define LG_DEVGRAD_AFFINE_K_MAX 4096
 
 typedef struct lg_devgrad_net {
     const lg_net *relu, *ref; /* borrowed */
@@ -56,6 +58,8 @@ typedef struct lg_devgrad_net {
     int tries;                /* runs of CROWN the last box took */
     unsigned char *reach;     /* [N] 1 for a neuron of the ReLU net some output reads (lg_bounds_reach) */
     size_t K;                 /* the affine adjoint's symbols (init: LG_DEVGRAD_AFFINE_K); 0: interval only */
+    size_t K_est;             /* the symbols the last estimate refers to (0: none); the bound takes
+                                 max(K, K_est) */
     int affine_only;          /* 1: the affine enclosure alone, not met with the interval one (init 0) */
 } lg_devgrad_net;
 
@@ -70,9 +74,14 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
                                double *e);
 
 /* A cheap estimate (no claim) of the exact part of that bound from the ReLU net's own bounds b of
- * the box (the region without the bands' widening): the gradient pass alone. Callers use it to
+ * the box (the region without the bands' widening): the gradient passes alone. Callers use it to
  * skip the bound where it cannot reach their threshold. *est: max over the outputs (+∞ when
- * not finite). */
-lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, double *est);
+ * not finite). The affine pass climbs a ladder of symbols, LG_DEVGRAD_AFFINE_K_EST times 4 per
+ * rung up to LG_DEVGRAD_AFFINE_K_MAX, while the estimate is above target and falls at least
+ * twofold per rung; when the next rung, extrapolated by the last rung's ratio, is within target
+ * it stops there and reports that extrapolation. g->K_est is set to the rung the estimate refers
+ * to, which the next lg_devgrad_net_bound uses. run: the deadline (LG_ERR_TIMEOUT), or NULL. */
+lg_status lg_devgrad_net_estimate(lg_devgrad_net *g, const lg_bounds *b, double target, const lg_runctx *run,
+                                  double *est);
 
 #endif

@@ -5,7 +5,7 @@
  * An lg_dv is [lo, hi] of doubles holding an exact real value. Every
  * operation is evaluated rounded to nearest (the C default; nothing here
  * changes the rounding mode) and then moved one ulp outward with
- * nextafter: a correctly rounded +, −, ·, / or sqrt is within half an ulp of
+ * nextafter (lg_up, lg_dn): a correctly rounded +, −, ·, / or sqrt is within half an ulp of
  * the exact result, so the moved end is on the right side of it, in the
  * subnormal range too, and an overflow to ±∞ becomes ∓DBL_MAX on the side
  * where that is still a bound. exp and 1/√ go through MPFR at 53 bits with
@@ -16,8 +16,11 @@
 #ifndef LG_RELAX_IV_H
 #define LG_RELAX_IV_H
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef struct lg_dv {
     double lo, hi;
@@ -25,8 +28,29 @@ typedef struct lg_dv {
 /* scratch of g lg_dv also serves as 2g doubles (relax_softmax.c, devtf.c) */
 _Static_assert(sizeof(lg_dv) == 2 * sizeof(double), "lg_dv has no padding");
 
-static inline double lg_dn(double v) { return nextafter(v, -INFINITY); }
-static inline double lg_up(double v) { return nextafter(v, INFINITY); }
+/* nextafter(v, ∓∞) on the bits (the libm call dominated the interval passes): the neighbour
+ * one ulp down / up, 0 → ∓2^-1074, ±∞ → ±DBL_MAX on the side it moves to, NaN and the end
+ * itself (−∞ down, +∞ up) unchanged; the same doubles as nextafter (suite devgrad checks it). */
+static inline double lg_dn(double v)
+{
+    if (!(v > -INFINITY)) return v;
+    if (v == 0.0) return -DBL_TRUE_MIN;
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    b = v > 0.0 ? b - 1u : b + 1u;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+static inline double lg_up(double v)
+{
+    if (!(v < INFINITY)) return v;
+    if (v == 0.0) return DBL_TRUE_MIN;
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    b = v > 0.0 ? b + 1u : b - 1u;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
 
 static inline lg_dv lg_dv_pt(double v) { return (lg_dv){v, v}; }
 static inline lg_dv lg_dv_add(lg_dv a, lg_dv b) { return (lg_dv){lg_dn(a.lo + b.lo), lg_up(a.hi + b.hi)}; }

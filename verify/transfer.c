@@ -334,7 +334,8 @@ static lg_status lg_transfer_joint(lg_devnet *v, const lg_runctx *run, double *e
  * threshold (v->want), or on every box of a pair with Transformer nodes when there is no
  * threshold (`bound`): e lowered where it is smaller. 80 % of the time left at most; past it, or
  * for a pair the route does not take, e stands. With a positive threshold it is skipped where its
- * cheap estimate over relu's own bounds in b (no claim) exceeds four times the threshold (a
+ * cheap estimate over relu's own bounds in b (no claim; its ladder of symbols aims at four times
+ * the threshold, in 40 % of the time left at most) exceeds four times the threshold (a
  * threshold of 0 asks for the tightest bound: it always runs). Without a threshold, and with one, it is
  * also skipped where that estimate is not below the bound it would improve (the route's own bound
  * encloses the gradient over a wider region and adds the rounding: in practice it is larger). */
@@ -360,7 +361,9 @@ static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double
     }
     if (v->want > 0.0) { /* skip it where the estimate over relu's own bounds is far above */
         double est;
-        if ((st = lg_devgrad_net_estimate(v->grad, b, &est)) != LG_OK) return st;
+        lg_runctx re = run ? lg_runctx_share(run, 0.4) : lg_runctx_none();
+        if ((st = lg_devgrad_net_estimate(v->grad, b, 4.0 * v->want, &re, &est)) != LG_OK)
+            return st == LG_ERR_TIMEOUT && !lg_runctx_expired(run) ? LG_OK : st;
         if (!(est < mx) || (v->want < INFINITY && !(est <= 4.0 * v->want))) return LG_OK;
     }
     double *eg = malloc((size_t)no * sizeof *eg);
