@@ -57,7 +57,7 @@ static int dg_kind_case(const lg_net *net, int k, lg_rng *r, double w, int n_sam
     vop->interval(net, L, al, ah, noff, olo, ohi);
     for (int o = 0; o < n; o++) {
         vm[o] = lg_rng_normal(r);
-        vr[o] = 0.3 * lg_rng_uniform(r);
+        vr[o] = o % 2 ? 0.0 : 0.3 * lg_rng_uniform(r); /* point adjoints too (the kinds' point paths) */
     }
     size_t gw = L->lin.op.group > 0 ? (size_t)L->lin.op.group : 1;
     lg_dv *work = malloc(LG_DEVGRAD_VJP_WORK(gw) * sizeof *work);

@@ -11,6 +11,7 @@
  * (lg_bs_tnode_ready). */
 #include "verify/opstage.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -301,6 +302,23 @@ void lg_reach_product(const lg_layer *L, int o, unsigned char **rel)
  * dev_vjp, verify/devgrad.h): from the node's output adjoint (centre vm, radius vr) add an
  * enclosure of vᵀ·J over the region into the sources' adjoints, in outward-rounded interval
  * arithmetic (DESIGN.md §1 "Deviation bound", *the interval gradient*). */
+/* *am += v·[lo, hi] as the point v times b = c ± h (c = mid, h its radius rounded up): the centre
+ * v·c summed to nearest, its product's and sum's rounding (u·|p| + u·|s|, and 2^-1074 for an
+ * underflow) and |v|·h into *ar rounded up (lg_devgrad_acc's claim: [am − ar, am + ar] holds
+ * the old interval plus v·b). */
+static void dg_point_acc(double v, double av, double lo, double hi, double *am, double *ar)
+{
+    double c = 0.5 * lo + 0.5 * hi, h = fmax(lg_up(hi - c), lg_up(c - lo));
+    double p = v * c, s = *am + p;
+    double e = lg_up(lg_up(lg_up(av * h) + lg_up((fabs(p) + fabs(s)) * DBL_EPSILON)) + DBL_TRUE_MIN);
+    if (!(e <= DBL_MAX) || !isfinite(s)) { /* not finite (a NaN end too): no bound */
+        *ar = INFINITY;
+        return;
+    }
+    *am = s;
+    *ar = lg_up(*ar + e);
+}
+
 void lg_devgrad_product(const lg_layer *L, const lg_devgrad_src *S, const double *vm, const double *vr, lg_dv *work)
 {
     (void)work;
@@ -308,6 +326,14 @@ void lg_devgrad_product(const lg_layer *L, const lg_devgrad_src *S, const double
     const int *ia = L->lin.map, *ib = L->lin.map + n * K;
     for (size_t o = 0; o < n; o++) {
         if (vm[o] == 0.0 && vr[o] == 0.0) continue;
+        if (vr[o] == 0.0 && isfinite(vm[o])) { /* a point v: v·b = v·mid(b) ± |v|·rad(b) */
+            double v = vm[o], av = fabs(v);
+            for (size_t q = o * K; q < (o + 1) * K; q++) {
+                dg_point_acc(v, av, S->blo[ib[q]], S->bhi[ib[q]], &S->am[ia[q]], &S->ar[ia[q]]);
+                dg_point_acc(v, av, S->alo[ia[q]], S->ahi[ia[q]], &S->bm[ib[q]], &S->br[ib[q]]);
+            }
+            continue;
+        }
         lg_dv v = lg_devgrad_iv(vm[o], vr[o]);
         for (size_t q = o * K; q < (o + 1) * K; q++) {
             lg_dv a = {S->alo[ia[q]], S->ahi[ia[q]]}, b = {S->blo[ib[q]], S->bhi[ib[q]]};
