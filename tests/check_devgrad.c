@@ -413,6 +413,69 @@ START_TEST(test_devgrad_affine_region_dag)
 }
 END_TEST
 
+/* The estimate's ladder of symbols and the bound's escalation (devgrad_net.h): with no target the
+ * estimate stays on its first rung; with target 0 it climbs (a rung of 4^j·64, never above the
+ * first rung's estimate, as each rung is met with the last); the bound escalated toward a tiny
+ * threshold is never above the bound of one pass, nor below sampled |ŷ_relu − ŷ_ref|. */
+START_TEST(test_devgrad_ladder)
+{
+    lg_rng r;
+    lg_rng_init(&r, 16180u, 2);
+    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
+    int climbed = 0;
+    for (int it = 0; it < 4; it++) {
+        lg_net rn = {0}, ref;
+        lg_test_random_vit(&rn, archs[it % 2], 500u + (uint64_t)it);
+        lg_test_lgelu_relus(&ref, &rn, it);
+        const int ni = rn.n_in, no = lg_net_n_out(&rn);
+        double lo[64], hi[64], e1[16], e2[16], yr[16], yg[16], x[64];
+        ck_assert_int_le(ni, 64);
+        ck_assert_int_le(no, 16);
+        for (int i = 0; i < ni; i++) {
+            double c = lg_rng_uniform(&r);
+            lo[i] = c - 0.01, hi[i] = c + 0.01;
+        }
+        lg_bounds b;
+        ck_assert_int_eq(lg_bounds_init(&b, &rn), LG_OK);
+        ck_assert_int_eq(lg_bounds_symbolic(&b, &rn, lo, hi), LG_OK);
+        lg_devgrad_net g;
+        ck_assert_int_eq(lg_devgrad_net_init(&g, &rn, &ref), LG_OK);
+        double est_inf, est_0;
+        ck_assert_int_eq(lg_devgrad_net_estimate(&g, &b, INFINITY, NULL, &est_inf), LG_OK);
+        ck_assert_uint_eq(g.K_est, LG_DEVGRAD_AFFINE_K_EST);
+        ck_assert_int_eq(lg_devgrad_net_estimate(&g, &b, 0.0, NULL, &est_0), LG_OK);
+        size_t K = g.K_est;
+        while (K > LG_DEVGRAD_AFFINE_K_EST && K % 4 == 0) K /= 4;
+        ck_assert_uint_eq(K, LG_DEVGRAD_AFFINE_K_EST);
+        ck_assert_uint_le(g.K_est, LG_DEVGRAD_AFFINE_K_MAX);
+        ck_assert(est_0 <= est_inf);
+        climbed += g.K_est > LG_DEVGRAD_AFFINE_K_EST;
+        g.K_est = 0;
+        ck_assert_int_eq(lg_devgrad_net_bound(&g, lo, hi, NULL, e1), LG_OK);
+        g.want = 1e-12;
+        ck_assert_int_eq(lg_devgrad_net_bound(&g, lo, hi, NULL, e2), LG_OK);
+        double *scr = malloc(4 * ((size_t)lg_net_max_width(&rn) + (size_t)ni) * sizeof *scr);
+        ck_assert_ptr_nonnull(scr);
+        for (int j = 0; j < no; j++) ck_assert_msg(e2[j] <= e1[j], "vit %d output %d: escalated %g above %g", it, j, e2[j], e1[j]);
+        for (int s = 0; s < 40; s++) {
+            for (int i = 0; i < ni; i++) x[i] = lo[i] + (hi[i] - lo[i]) * lg_rng_uniform(&r);
+            lg_net_forward(&rn, x, yr, scr);
+            lg_net_forward(&ref, x, yg, scr);
+            for (int j = 0; j < no; j++)
+                ck_assert_msg(fabs(yr[j] - yg[j]) <= e2[j], "vit %d output %d: observed %g above %g", it, j,
+                              fabs(yr[j] - yg[j]), e2[j]);
+        }
+        free(scr);
+        lg_devgrad_net_free(&g);
+        lg_bounds_free(&b);
+        lg_net_free(&ref);
+        lg_net_free(&rn);
+    }
+    fprintf(stderr, "devgrad: ladder, %d of 4 estimates climbed\n", climbed);
+    ck_assert_int_gt(climbed, 0);
+}
+END_TEST
+
 /* lg_up and lg_dn (verify/relax_iv.h, on the bits) give nextafter's doubles: the ends, zeros,
  * subnormals, the largest double and random bit patterns. */
 START_TEST(test_devgrad_nextup)
@@ -449,6 +512,7 @@ Suite *suite_devgrad(void)
     tcase_add_test(tc, test_devgrad_affine_region);
     tcase_add_test(tc, test_devgrad_affine_region_dag);
     tcase_add_test(tc, test_devgrad_nextup);
+    tcase_add_test(tc, test_devgrad_ladder);
     suite_add_tcase(s, tc);
     return s;
 }

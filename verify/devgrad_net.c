@@ -49,6 +49,7 @@ lg_status lg_devgrad_net_init(lg_devgrad_net *g, const lg_net *relu, const lg_ne
     if ((st = lg_devgrad_check_net(relu)) != LG_OK) return st;
     g->relu = relu, g->ref = ref;
     g->K = LG_DEVGRAD_AFFINE_K;
+    g->want = INFINITY;
     const int L = relu->n_layers, n0 = relu->n_in;
     int nl = 1 + L, nt = 1;
     long S = 0;
@@ -312,8 +313,6 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     }
     lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh};
     if ((st = lg_devgrad_bound(relu, ref, &R, dlo, dhi)) != LG_OK) goto done;
-    size_t K = g->K > 0 && g->K_est > g->K ? g->K_est : g->K;
-    if (K > 0 && (st = dg_affine(g, &R, K, run, dlo, dhi)) != LG_OK) goto done;
     /* the region's post-activation intervals of the ReLU net's nodes (the reference's values
      * at a substituted layer are relu(z) − δ, in the δ layer's bounds) */
     memcpy(al, g->b.lo[0], (size_t)n0 * sizeof *al);
@@ -337,6 +336,16 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     if ((st = dg_envelope(relu, al, ah, Rlo, Rhi, oe)) != LG_OK ||
         (st = dg_envelope(ref, al, ah, Rlo, Rhi, oe + no)) != LG_OK)
         goto done;
+    /* the affine pass: max(K, K_est) symbols, four times as many while the bound misses g->want
+     * (each pass met with the last: both hold; a pass cut by the deadline leaves the last) */
+    for (size_t K = g->K > 0 && g->K_est > g->K ? g->K_est : g->K, first = 1; K > 0; K *= 4, first = 0) {
+        lg_status sa = dg_affine(g, &R, K, run, dlo, dhi);
+        if (sa == LG_ERR_TIMEOUT && !first) break;
+        if ((st = sa) != LG_OK) goto done;
+        double m = 0.0;
+        for (int i = 0; i < no; i++) m = fmax(m, fmax(fabs(dlo[i]), fabs(dhi[i])) + oe[i] + oe[no + i]);
+        if (!(g->want > 0.0) || !(m > g->want) || 4 * K > LG_DEVGRAD_AFFINE_K_MAX) break;
+    }
     for (int i = 0; i < no; i++) {
         double x = fmax(fabs(dlo[i]), fabs(dhi[i]));
         x = nextafter(x + oe[i], INFINITY);

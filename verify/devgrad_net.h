@@ -60,6 +60,9 @@ typedef struct lg_devgrad_net {
     size_t K;                 /* the affine adjoint's symbols (init: LG_DEVGRAD_AFFINE_K); 0: interval only */
     size_t K_est;             /* the symbols the last estimate refers to (0: none); the bound takes
                                  max(K, K_est) */
+    double want;              /* the caller's threshold (init +∞): while a positive one is missed, the
+                                 bound runs the affine pass again with four times the symbols, up
+                                 to LG_DEVGRAD_AFFINE_K_MAX, within run's deadline */
     int affine_only;          /* 1: the affine enclosure alone, not met with the interval one (init 0) */
 } lg_devgrad_net;
 

@@ -369,6 +369,7 @@ static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double
     double *eg = malloc((size_t)no * sizeof *eg);
     if (!eg) return lg_fail(LG_ERR_NOMEM, "transfer: out of memory");
     lg_runctx rr = run ? lg_runctx_share(run, 0.8) : lg_runctx_none();
+    v->grad->want = v->want;
     st = lg_devgrad_net_bound(v->grad, lo, hi, &rr, eg);
     if (st == LG_OK)
         for (int j = 0; j < no; j++) e[j] = fmin(e[j], eg[j]);
