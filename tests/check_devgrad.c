@@ -299,7 +299,7 @@ static int dg_affine_region_case(const lg_net *rn, const lg_net *ref, lg_rng *r,
         Bl[k] = bands + g.dat[k], Bh[k] = bands + ni + g.dat[k];
         for (int i = 0; i < rn->layers[k].n_out; i++) Bl[k][i] = -bhi[g.dat[k] + i], Bh[k][i] = -blo[g.dat[k] + i];
     }
-    lg_devgrad_region R = {Rlo, Rhi, g.b.lo[0], g.b.hi[0], nul, nul, Bl, Bh};
+    lg_devgrad_region R = {Rlo, Rhi, g.b.lo[0], g.b.hi[0], nul, nul, Bl, Bh, NULL, NULL};
     ck_assert_int_eq(lg_devgrad_bound_affine(rn, ref, &R, K, NULL, dlo, dhi), LG_OK);
     double *scr = malloc(4 * ((size_t)lg_net_max_width(&g.F) + (size_t)ni) * sizeof *scr);
     ck_assert_ptr_nonnull(scr);
