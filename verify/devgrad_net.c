@@ -250,20 +250,27 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
     return LG_OK;
 }
 
-/* The backward rounding bound of net's pass (lg_devgrad_round_bound) over the region widened by
- * the forward envelope: every node's intervals by ae (pre-activations by pe, a layernorm's
- * centred bounds as lg_devtf_centred widens them), so that they hold the computed values and
- * every value of the segment between them and the exact ones; out[o] met with it (both hold).
- * Scratch: ws [2·len + 4·N] doubles, wp [4·L] pointers. */
-static lg_status dg_backward(const lg_net *net, const lg_devgrad_region *R, const double *al, const double *ah,
-                             const double *ae, const double *pe, const double *ro, const double *rp, double *ws,
-                             double **wp, double *out)
+lg_status lg_devgrad_rounding(const lg_net *net, const lg_devgrad_region *R, double *out, double *fwd)
 {
     const int L = net->n_layers, no = lg_net_n_out(net);
     const size_t len = lg_net_nodes_len(net);
-    double *bl = ws, *bh = bl + len, *zw = bh + len;
+    size_t N = 0;
+    for (int k = 0; k < L; k++) N += (size_t)net->layers[k].n_out;
+    double *mem = malloc((6 * len + 4 * N + (size_t)no) * sizeof *mem);
+    double **wp = malloc(4 * (size_t)L * sizeof *wp);
+    if (!mem || !wp) {
+        free(mem), free(wp);
+        return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    }
+    double *ae = mem, *pe = ae + len, *ro = pe + len, *rp = ro + len, *bl = rp + len, *bh = bl + len, *zw = bh + len;
     double **zl = wp, **zh = wp + L, **cl = wp + 2 * L, **ch = wp + 3 * L;
-    for (size_t i = 0; i < len; i++) bl[i] = lg_dn(al[i] - ae[i]), bh[i] = lg_up(ah[i] + ae[i]);
+    lg_status st = dg_envelope(net, R->alo, R->ahi, R->lo, R->hi, out, ae, pe, ro, rp);
+    if (st != LG_OK) goto done;
+    if (fwd) memcpy(fwd, out, (size_t)no * sizeof *fwd);
+    /* the region widened by the envelope: every node's intervals by ae (pre-activations by pe, a
+     * layernorm's centred bounds as lg_devtf_centred widens them) hold the computed values and
+     * every value of the segment between them and the exact ones */
+    for (size_t i = 0; i < len; i++) bl[i] = lg_dn(R->alo[i] - ae[i]), bh[i] = lg_up(R->ahi[i] + ae[i]);
     for (int k = 0; k < L; k++) {
         const lg_layer *Lk = &net->layers[k];
         const size_t ko = lg_net_node_offset(net, k);
@@ -281,10 +288,11 @@ static lg_status dg_backward(const lg_net *net, const lg_devgrad_region *R, cons
     }
     lg_devgrad_region W = {zl, zh, bl, bh, cl, ch, NULL, NULL, bl, bh};
     double *rb = zw;
-    lg_status st = lg_devgrad_round_bound(net, &W, ro, rp, rb);
-    if (st == LG_OK)
-        for (int i = 0; i < no; i++)
-            if (rb[i] < out[i]) out[i] = rb[i];
+    if ((st = lg_devgrad_round_bound(net, &W, ro, rp, rb)) != LG_OK) goto done;
+    for (int i = 0; i < no; i++)
+        if (rb[i] < out[i]) out[i] = rb[i];
+done:
+    free(mem), free(wp);
     return st;
 }
 
@@ -298,16 +306,15 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     for (int i = 0; i < no; i++) e[i] = INFINITY;
     lg_status st = LG_OK;
     /* per layer: the guess I (il, ih), the bands, region pointers; the envelope's arrays */
-    double *mem = malloc((4 * N + 2 * len + 4 * (size_t)no + 6 * len + 4 * N + (size_t)no) * sizeof *mem);
-    double **pp = malloc(10 * (size_t)L * sizeof *pp);
+    double *mem = malloc((4 * N + 2 * len + 4 * (size_t)no) * sizeof *mem);
+    double **pp = malloc(6 * (size_t)L * sizeof *pp);
     if (!mem || !pp) {
         free(mem), free(pp);
         return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
     }
     double *il = mem, *ih = il + N, *bl = ih + N, *bh = bl + N, *al = bh + N, *ah = al + len;
-    double *dlo = ah + len, *dhi = dlo + no, *oe = dhi + no, *ev = oe + 2 * no;
-    double **Rlo = pp + 4 * L, **Rhi = pp + 5 * L, **Rcl = pp + 6 * L, **Rch = pp + 7 * L, **Bl = pp + 8 * L,
-           **Bh = pp + 9 * L;
+    double *dlo = ah + len, *dhi = dlo + no, *oe = dhi + no;
+    double **Rlo = pp, **Rhi = pp + L, **Rcl = pp + 2 * L, **Rch = pp + 3 * L, **Bl = pp + 4 * L, **Bh = pp + 5 * L;
     memcpy(g->lo, lo, (size_t)n0 * sizeof *lo);
     memcpy(g->hi, hi, (size_t)n0 * sizeof *hi);
     for (int i = n0; i < g->n_in; i++) g->lo[i] = g->hi[i] = 0.0;
@@ -392,13 +399,9 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
     /* the rounding of both double forward passes over the region; the reference's
      * pre-activations at a substituted layer are F''s too (its z̃ lies there): the forward
      * envelope, met with the backward bound over the region it widens */
-    for (int t = 0; t < 2; t++) {
-        const lg_net *X = t ? ref : relu;
-        if ((st = dg_envelope(X, al, ah, Rlo, Rhi, oe + t * no, ev, ev + len, ev + 2 * len, ev + 3 * len)) != LG_OK ||
-            (st = dg_backward(X, &R, al, ah, ev, ev + len, ev + 2 * len, ev + 3 * len, ev + 4 * len, pp, oe + t * no)) !=
-                LG_OK)
-            goto done;
-    }
+    R.alo = al, R.ahi = ah;
+    if ((st = lg_devgrad_rounding(relu, &R, oe, NULL)) != LG_OK || (st = lg_devgrad_rounding(ref, &R, oe + no, NULL)) != LG_OK)
+        goto done;
     for (int i = 0; i < no; i++) {
         double x = fmax(fabs(dlo[i]), fabs(dhi[i]));
         x = nextafter(x + oe[i], INFINITY);

@@ -40,6 +40,7 @@
 #include "core/net.h"
 #include "core/runctx.h"
 #include "verify/bounds.h"
+#include "verify/devgrad.h"
 
 /* The affine adjoint's symbols (lg_devgrad_bound_affine) of the bound, and of the estimate. */
 #define LG_DEVGRAD_AFFINE_K 256
@@ -68,6 +69,14 @@ void lg_devgrad_net_free(lg_devgrad_net *g);
  * where no claim). run: the bound engine's deadline (LG_ERR_TIMEOUT past it; e unusable). */
 lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double *hi, const lg_runctx *run,
                                double *e);
+
+/* out[n_out] ≥ |ŷ_o − y_o| of net's double forward pass (lg_net_forward) at every x of R's box:
+ * the forward envelope met with the backward rounding bound (lg_devgrad_round_bound over R
+ * widened by the envelope). R: bounds that hold net's exact values (its pre-activations lo, hi,
+ * the input box, centred bounds or NULL, and every node's post-activation intervals alo, ahi,
+ * which must be set); its bands are not read. fwd[n_out] (or NULL): the forward envelope alone.
+ * LG_ERR_NOMEM. */
+lg_status lg_devgrad_rounding(const lg_net *net, const lg_devgrad_region *R, double *out, double *fwd);
 
 /* A cheap estimate (no claim) of the exact part of that bound from the ReLU net's own bounds b of
  * the box (the region without the bands' widening): the gradient pass alone. Callers use it to
