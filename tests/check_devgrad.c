@@ -423,8 +423,8 @@ static double dg_rounding_case(const lg_net *net, const double *c, double eps, i
         ck_assert_int_eq(lg_enclose_outputs(net, x, ylo, yhi), 0);
         for (int j = 0; j < no; j++) {
             double d = fmax(y[j] - yhi[j], ylo[j] - y[j]);
-            ck_assert_msg(d <= out[j] && out[j] <= fwd[j], "%s output %d: computed − exact %.17g, bound %.17g (forward %.17g)",
-                          what, j, d, out[j], fwd[j]);
+            ck_assert_msg(d <= out[j] && out[j] <= fwd[j],
+                          "%s output %d: computed − exact %.17g, bound %.17g (forward %.17g)", what, j, d, out[j], fwd[j]);
             if (d > 0.0) worst = fmax(worst, d / out[j]);
         }
     }

@@ -400,7 +400,8 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
      * pre-activations at a substituted layer are F''s too (its z̃ lies there): the forward
      * envelope, met with the backward bound over the region it widens */
     R.alo = al, R.ahi = ah;
-    if ((st = lg_devgrad_rounding(relu, &R, oe, NULL)) != LG_OK || (st = lg_devgrad_rounding(ref, &R, oe + no, NULL)) != LG_OK)
+    if ((st = lg_devgrad_rounding(relu, &R, oe, NULL)) != LG_OK ||
+        (st = lg_devgrad_rounding(ref, &R, oe + no, NULL)) != LG_OK)
         goto done;
     for (int i = 0; i < no; i++) {
         double x = fmax(fabs(dlo[i]), fabs(dhi[i]));

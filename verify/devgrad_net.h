@@ -26,8 +26,11 @@
  * plus err; after an activation Lip·err (lg_devnet_lip), plus 16ε·fs·|ẑ| for
  * a smooth one; at a Transformer node its kind's envelope entry
  * (lg_devtf_envelope, verify/devtf.h: its deviation rule over R's source
- * intervals with e = the sources' errors, plus its rounding ρ). The result
- * adds both nets' output envelopes:
+ * intervals with e = the sources' errors, plus its rounding ρ). Each output's
+ * envelope is met with the backward bound Σ_k |a_k|·ρ_k (lg_devgrad_round_bound:
+ * the adjoints of node k's output over R widened by the envelope, ρ_k the node's
+ * local rounding alone; DESIGN.md §1 "Deviation bound" 5., *the backward
+ * rounding bound*): lg_devgrad_rounding. The result adds both nets' bounds:
  *     e_i ≥ |ŷ_relu,i − ŷ_ref,i|   for every x in the box, exact and computed.
  *
  * lg_devgrad_net owns F' and its bounds; it borrows relu and ref, which
