@@ -78,7 +78,10 @@ void lg_devgrad_region_post(const lg_net *relu, const lg_net *ref, const lg_devg
     }
 }
 
-void lg_devgrad_slope(const lg_layer *L, double l, double u, double *sl, double *sh)
+/* An enclosure [sl, sh] of a smooth activation's slope over [l, u]: f'(c) ± (sup|f''|·h + a margin
+ * for f' in double, libm's few ulp with room), met with [−Lip, Lip]; [−Lip, Lip] where f'' has
+ * no bound. */
+static void dg_slope(const lg_layer *L, double l, double u, double *sl, double *sh)
 {
     const lg_act_info *ai = lg_act_info_of(L->act);
     double lip = lg_devnet_lip(L);
@@ -160,7 +163,7 @@ static lg_status dg_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
             else if (L->act != LG_ACT_IDENTITY) /* a smooth one: its slope's enclosure */
                 for (int i = 0; i < L->n_out; i++) {
                     double sl, sh;
-                    lg_devgrad_slope(L, R->lo[k][i], R->hi[k][i], &sl, &sh);
+                    dg_slope(L, R->lo[k][i], R->hi[k][i], &sl, &sh);
                     double sc = 0.5 * sl + 0.5 * sh, sw = fmax(lg_up(sh - sc), lg_up(sc - sl));
                     double m = pm[i] * sc;
                     double r = lg_up(lg_up(fabs(pm[i]) * sw) + lg_up(pr[i] * lg_up(fabs(sc) + sw)));

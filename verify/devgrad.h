@@ -109,16 +109,6 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
 lg_status lg_devgrad_round_bound(const lg_net *net, const lg_devgrad_region *R, const double *ro, const double *rp,
                                  double *out);
 
-/* An enclosure [sl, sh] of a smooth activation's slope over [l, u]: f'(c) ± (sup|f''|·h + a margin
- * for f' in double, libm's few ulp with room), met with [−Lip, Lip]; [−Lip, Lip] where f'' has
- * no bound. */
-void lg_devgrad_slope(const lg_layer *L, double l, double u, double *sl, double *sh);
-
-/* lg_devgrad_round_bound with the adjoints in the affine form of lg_devgrad_bound_affine (K
- * symbols): the same claim, each |a_k| bounded by |m| + Σ|M| + r per entry. run as there. */
-lg_status lg_devgrad_round_bound_affine(const lg_net *net, const lg_devgrad_region *R, const double *ro,
-                                        const double *rp, size_t K, const lg_runctx *run, double *out);
-
 /* lg_devgrad_bound with the adjoint carried as an affine form (devgrad_affine.c): the
  * Jacobians' uncertainty of every node as fresh noise symbols pushed through the later nodes'
  * centre Jacobians with their signs, at most K symbols (the smallest folded into a radius).

@@ -188,27 +188,8 @@ static int af_nonzero(const double *v, size_t n)
     return 0;
 }
 
-/* Σ_i rho_i·(|m_i| + Σ_s |M_is| + r_i + f_i) rounded up: the sum, over a node's entries, of the
- * bound on its adjoint's magnitude at any point times the rounding radius there. */
-static double af_mag(const af_ctx *c, const af_node *a, const double *rho)
-{
-    double t = 0.0;
-    for (size_t i = 0; i < a->n; i++) {
-        if (rho[i] == 0.0) continue;
-        double x = lg_up(lg_up(fabs(a->m[i]) + a->r[i]) + a->f[i]);
-        for (size_t s = 0; s < c->K; s++)
-            if (c->used[s]) x = lg_up(x + fabs(a->M[s * a->n + i]));
-        t = lg_up(t + lg_up(x * rho[i]));
-    }
-    return t == t ? t : INFINITY;
-}
-
-/* The pass: with ro, rp (node layout; the rounding bound, relu == ref) it goes down to the input
- * and adds Σ_k |a_k|·ρ_k into rnd[o] (the output's ro and the pre-activation's rp at each node, a
- * smooth activation's slope enclosed as lg_devgrad_slope does); else rnd is not written. */
-static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, size_t K,
-                         const lg_runctx *run, const double *ro, const double *rp, double *dlo, double *dhi,
-                         double *rnd)
+lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, size_t K,
+                                  const lg_runctx *run, double *dlo, double *dhi)
 {
     int nl = relu->n_layers, n_out = relu->layers[nl - 1].n_out;
     lg_status cs = lg_devgrad_check_net(relu);
@@ -220,7 +201,6 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
             kfirst = k;
             break;
         }
-    const int klo = ro ? -1 : kfirst, kstop = ro ? 0 : kfirst; /* the nodes the pass reaches */
     size_t N, w, gmax;
     lg_devgrad_sizes(relu, &N, &w, &gmax);
     af_ctx c = {relu, K, (size_t)nl + 1, NULL, NULL, NULL, 0.0};
@@ -241,11 +221,7 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
     double *alo = buf, *ahi = buf + N, *sm = buf + 2 * N, *sr = buf + 3 * N;
     double *tmp = buf + 4 * N, *vz = tmp + w, *ta = vz + w, *tar = ta + w, *tb = tar + w, *tbr = tb + w;
     memset(vz, 0, w * sizeof *vz);
-    if (R->alo && R->ahi) {
-        memcpy(alo, R->alo, N * sizeof *alo);
-        memcpy(ahi, R->ahi, N * sizeof *ahi);
-    } else
-        lg_devgrad_region_post(relu, ref, R, off, alo, ahi);
+    lg_devgrad_region_post(relu, ref, R, off, alo, ahi);
     lg_node_buf bm = {relu, sm}, br = {relu, sr};
     for (int o = 0; o < n_out; o++) {
         if ((st = lg_runctx_check(run, "devgrad")) != LG_OK) goto done;
@@ -253,21 +229,20 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
         memset(c.used, 0, K);
         for (size_t s = 0; s < K; s++) c.C[s] = lg_dv_pt(0.0);
         c.closed = 0.0;
-        if (kfirst >= nl && !ro) {
+        if (kfirst >= nl) {
             dlo[o] = dhi[o] = 0.0;
             continue;
         }
         if (!af_alloc(&c, nl - 1)) goto nomem;
         c.nd[nl].m[o] = 1.0;
         lg_dv acc = lg_dv_pt(0.0);
-        double accr = 0.0, ra = 0.0;
-        for (int k = nl - 1; k >= kstop; k--) {
+        double accr = 0.0;
+        for (int k = nl - 1; k >= kfirst; k--) {
             const lg_layer *L = &relu->layers[k];
             af_node *a = &c.nd[k + 1];
             if (!a->M) continue;
             size_t n = a->n;
             if (!af_reduce(&c, k)) goto nomem;
-            if (ro) ra = lg_up(ra + af_mag(&c, a, ro + off[k + 1])); /* the node's output rounding */
             if (ref->layers[k].act != L->act) { /* Σ g·δ, g = −a */
                 for (size_t i = 0; i < n; i++) {
                     lg_dv d = {R->band_lo[k][i], R->band_hi[k][i]};
@@ -277,7 +252,7 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
                 for (size_t s = 0; s < K; s++)
                     if (c.used[s]) af_coef(&c.C[s], a->M + s * n, R->band_lo[k], R->band_hi[k], n);
             }
-            if (k == kfirst && !ro) break;
+            if (k == kfirst) break;
             if (L->act == LG_ACT_RELU) { /* slope 1, 0 or s ∈ [0, 1]: 1/2 + (s − 1/2) */
                 int fresh = 0;
                 for (size_t i = 0; i < n; i++) {
@@ -297,33 +272,11 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
                     fresh |= !dead;
                 }
                 if (fresh && !af_reduce(&c, k)) goto nomem;
-            } else if (ro && L->act != LG_ACT_IDENTITY) { /* a smooth slope s ∈ [sl, sh] = sc ± sw */
-                for (size_t i = 0; i < n; i++) {
-                    double sl, sh;
-                    lg_devgrad_slope(L, R->lo[k][i], R->hi[k][i], &sl, &sh);
-                    double sc = 0.5 * sl + 0.5 * sh, sw = fmax(lg_up(sh - sc), lg_up(sc - sl));
-                    double sa = fabs(a->m[i]);
-                    for (size_t s = 0; s < K; s++) {
-                        double *x = &a->M[s * n + i];
-                        sa = lg_up(sa + fabs(*x));
-                        *x *= sc;
-                    }
-                    a->m[i] *= sc;
-                    /* (s − sc)·(m + M·ε) a fresh symbol; s·r∘η within max|s|·r; the products'
-                     * rounding u·|sc|·sa (+ underflow) into r */
-                    a->f[i] = lg_up(sw * sa);
-                    double e = lg_up(lg_up(DBL_EPSILON * lg_up(fabs(sc) * sa)) + (double)(K + 1) * DBL_TRUE_MIN);
-                    a->r[i] = lg_up(lg_up(a->r[i] * fmax(fabs(sl), fabs(sh))) + e);
-                    if (!isfinite(a->m[i]) || !(a->r[i] <= DBL_MAX) || !(a->f[i] <= DBL_MAX))
-                        a->m[i] = 0.0, a->r[i] = INFINITY;
-                }
-                if (!af_reduce(&c, k)) goto nomem;
             }
-            if (rp) ra = lg_up(ra + af_mag(&c, a, rp + off[k + 1])); /* the pre-activation's */
             const lg_vopdef *vop = lg_layer_vop(L);
             if (vop) {
                 int sa = lg_layer_src(L, 0), sb = lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : sa;
-                int ua = sa >= klo, ub = sb >= klo && lg_layer_n_src(L) > 1;
+                int ua = sa >= kfirst, ub = sb >= kfirst && lg_layer_n_src(L) > 1;
                 if ((ua && !af_alloc(&c, sa)) || (ub && !af_alloc(&c, sb))) goto nomem;
                 af_node *A = &c.nd[sa + 1], *B = &c.nd[sb + 1];
                 size_t na = A->n, nb = B->n;
@@ -358,7 +311,7 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
             int ns = lg_layer_n_src(L);
             for (int t = 0; t < ns; t++) {
                 int s = lg_layer_src(L, t);
-                if (s >= klo && !af_alloc(&c, s)) goto nomem;
+                if (s >= kfirst && !af_alloc(&c, s)) goto nomem;
             }
             double *sa = ta; /* |m| + Σ|M| per entry */
             for (size_t i = 0; i < n; i++) sa[i] = fabs(a->m[i]);
@@ -376,7 +329,7 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
                     int q = lg_layer_src(L, t);
                     if (!seen[q + 1]) continue;
                     seen[q + 1] = 0;
-                    if (q < klo) continue;
+                    if (q < kfirst) continue;
                     af_node *D = &c.nd[q + 1];
                     if (s == -1) af_addr(D->f, sr + off[q + 1], D->n);
                     else {
@@ -386,11 +339,6 @@ static lg_status af_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad
                 }
             }
             af_release(a);
-        }
-        if (ro) { /* the input's normalisation */
-            const af_node *x = &c.nd[0];
-            if (x->M) ra = lg_up(ra + af_mag(&c, x, ro));
-            rnd[o] = ra <= DBL_MAX ? ra : INFINITY;
         }
         /* the slots' coefficients: Σ_s max|C_s| */
         double sym = c.closed;
@@ -409,22 +357,5 @@ done:
     if (c.nd)
         for (size_t j = 0; j < c.nn; j++) af_release(&c.nd[j]);
     free(off), free(buf), free(seen), free(work), free(c.nd), free(c.used), free(c.C);
-    return st;
-}
-
-lg_status lg_devgrad_bound_affine(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, size_t K,
-                                  const lg_runctx *run, double *dlo, double *dhi)
-{
-    return af_pass(relu, ref, R, K, run, NULL, NULL, dlo, dhi, NULL);
-}
-
-lg_status lg_devgrad_round_bound_affine(const lg_net *net, const lg_devgrad_region *R, const double *ro,
-                                        const double *rp, size_t K, const lg_runctx *run, double *out)
-{
-    int no = lg_net_n_out(net);
-    double *t = malloc(2 * (size_t)no * sizeof *t);
-    if (!t) return lg_fail(LG_ERR_NOMEM, "out of memory for the affine rounding bound");
-    lg_status st = af_pass(net, net, R, K, run, ro, rp, t, t + no, out);
-    free(t);
     return st;
 }

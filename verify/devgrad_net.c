@@ -253,12 +253,6 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
 
 lg_status lg_devgrad_rounding(const lg_net *net, const lg_devgrad_region *R, double *out, double *fwd)
 {
-    return lg_devgrad_rounding_affine(net, R, 0, 0.0, NULL, out, fwd);
-}
-
-lg_status lg_devgrad_rounding_affine(const lg_net *net, const lg_devgrad_region *R, size_t K, double floor,
-                                     const lg_runctx *run, double *out, double *fwd)
-{
     const int L = net->n_layers, no = lg_net_n_out(net);
     const size_t len = lg_net_nodes_len(net);
     size_t N = 0;
@@ -298,13 +292,6 @@ lg_status lg_devgrad_rounding_affine(const lg_net *net, const lg_devgrad_region 
     if ((st = lg_devgrad_round_bound(net, &W, ro, rp, rb)) != LG_OK) goto done;
     for (int i = 0; i < no; i++)
         if (rb[i] < out[i]) out[i] = rb[i];
-    double mx = 0.0;
-    for (int i = 0; i < no; i++) mx = fmax(mx, out[i]);
-    if (K > 0 && !(mx <= floor)) { /* the adjoints in the affine form where the rounding still matters */
-        if ((st = lg_devgrad_round_bound_affine(net, &W, ro, rp, K, run, rb)) != LG_OK) goto done;
-        for (int i = 0; i < no; i++)
-            if (rb[i] < out[i] || floor < 0.0) out[i] = rb[i];
-    }
 done:
     free(mem), free(wp);
     return st;
@@ -413,10 +400,8 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
      * pre-activations at a substituted layer are F''s too (its z̃ lies there): the forward
      * envelope, met with the backward bound over the region it widens */
     R.alo = al, R.ahi = ah;
-    /* (with a threshold, where a net's rounding bound is above a tenth of it: the affine adjoints too) */
-    size_t Kr = g->K > 0 && g->want > 0.0 && g->want < INFINITY ? LG_DEVGRAD_AFFINE_K_EST : 0;
-    if ((st = lg_devgrad_rounding_affine(relu, &R, Kr, 0.1 * g->want, run, oe, NULL)) != LG_OK ||
-        (st = lg_devgrad_rounding_affine(ref, &R, Kr, 0.1 * g->want, run, oe + no, NULL)) != LG_OK)
+    if ((st = lg_devgrad_rounding(relu, &R, oe, NULL)) != LG_OK ||
+        (st = lg_devgrad_rounding(ref, &R, oe + no, NULL)) != LG_OK)
         goto done;
     /* the affine pass: max(K, K_est) symbols, four times as many while the bound misses g->want
      * (each pass met with the last: both hold; a pass cut by the deadline leaves the last), over

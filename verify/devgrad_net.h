@@ -87,11 +87,6 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
  * which must be set); its bands are not read. fwd[n_out] (or NULL): the forward envelope alone.
  * LG_ERR_NOMEM. */
 lg_status lg_devgrad_rounding(const lg_net *net, const lg_devgrad_region *R, double *out, double *fwd);
-/* lg_devgrad_rounding, and where its largest output bound is above floor, also the backward bound
- * with the adjoints in the affine form (K symbols; lg_devgrad_round_bound_affine), the smaller
- * kept (floor < 0: the affine one alone, for tests). run: the deadline (LG_ERR_TIMEOUT), or NULL. */
-lg_status lg_devgrad_rounding_affine(const lg_net *net, const lg_devgrad_region *R, size_t K, double floor,
-                                     const lg_runctx *run, double *out, double *fwd);
 
 /* A cheap estimate (no claim) of the exact part of that bound from the ReLU net's own bounds b of
  * the box (the region without the bands' widening): the gradient passes alone. Callers use it to
