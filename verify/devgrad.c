@@ -8,6 +8,7 @@
 
 #include "anneal/deviation.h"
 #include "core/traverse.h"
+#include "verify/devnet.h"
 #include "verify/opstage.h"
 
 /* γ_n of anneal/deviation.h: ≥ n·u/(1 − n·u), a dot product of n terms. */
@@ -77,8 +78,36 @@ void lg_devgrad_region_post(const lg_net *relu, const lg_net *ref, const lg_devg
     }
 }
 
-lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
-                           double *dhi)
+/* An enclosure [sl, sh] of a smooth activation's slope over [l, u]: f'(c) ± (sup|f''|·h + a margin
+ * for f' in double, libm's few ulp with room), met with [−Lip, Lip]; [−Lip, Lip] where f'' has
+ * no bound. */
+static void dg_slope(const lg_layer *L, double l, double u, double *sl, double *sh)
+{
+    const lg_act_info *ai = lg_act_info_of(L->act);
+    double lip = lg_devnet_lip(L);
+    *sl = -lip, *sh = lip;
+    if (!ai || !ai->df || !ai->d2max || !isfinite(l) || !isfinite(u) || !(l <= u)) return;
+    double c = 0.5 * l + 0.5 * u, h = fmax(lg_up(u - c), lg_up(c - l));
+    double d = ai->df(c, L->lambda), w = lg_up(lg_up(ai->d2max(L->lambda, l, u) * h) + 1e-9 * (1.0 + fabs(d)));
+    if (!isfinite(d) || !isfinite(w)) return;
+    *sl = fmax(*sl, lg_dn(d - w)), *sh = fmin(*sh, lg_up(d + w));
+}
+
+/* Σ_i (|m_i| + r_i)·rho_i rounded up into *acc (+∞ where not finite); adjoint 0 adds nothing. */
+static void dg_round_acc(const double *m, const double *r, const double *rho, int n, double *acc)
+{
+    for (int i = 0; i < n; i++) {
+        double a = lg_up(fabs(m[i]) + r[i]);
+        if (a == 0.0 || rho[i] == 0.0) continue;
+        double t = lg_up(a * rho[i]);
+        *acc = t == t ? lg_up(*acc + t) : INFINITY;
+    }
+}
+
+/* The backward pass of lg_devgrad_bound; with ro, rp (node layout, lg_devgrad_round_bound) it adds
+ * the adjoints' products with the rounding radii into rnd[o] as well. */
+static lg_status dg_pass(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, const double *ro,
+                         const double *rp, double *dlo, double *dhi, double *rnd)
 {
     int nl = relu->n_layers, n_out = relu->layers[nl - 1].n_out;
     lg_status cs = lg_devgrad_check_net(relu);
@@ -96,19 +125,25 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
     double *alo = buf, *ahi = buf + N, *vm = buf + 2 * N, *vr = buf + 3 * N, *sm = buf + 4 * N, *sr = buf + 5 * N;
     double *tmp = buf + 6 * N, *wr = tmp + w;
     for (int j = -1; j < nl; j++) off[j + 1] = lg_net_node_offset(relu, j);
-    lg_devgrad_region_post(relu, ref, R, off, alo, ahi);
+    if (R->alo && R->ahi) {
+        memcpy(alo, R->alo, N * sizeof *alo);
+        memcpy(ahi, R->ahi, N * sizeof *ahi);
+    } else
+        lg_devgrad_region_post(relu, ref, R, off, alo, ahi);
     lg_node_buf bm = {relu, sm}, br = {relu, sr};
     for (int o = 0; o < n_out; o++) {
         memset(vm, 0, N * sizeof *vm);
         memset(vr, 0, N * sizeof *vr);
         vm[off[nl] + (size_t)o] = 1.0;
         lg_dv acc = lg_dv_pt(0.0);
+        double ra = 0.0;
         for (int k = nl - 1; k >= 0; k--) {
             const lg_layer *L = &relu->layers[k];
             double *pm = vm + off[k + 1], *pr = vr + off[k + 1];
             int any = 0;
             for (int i = 0; i < L->n_out && !any; i++) any = pm[i] != 0.0 || pr[i] != 0.0;
             if (!any) continue;
+            if (ro) dg_round_acc(pm, pr, ro + off[k + 1], L->n_out, &ra); /* the node's output rounding */
             if (ref->layers[k].act != L->act) /* ∂F/∂δ_j = −(the adjoint of output j) */
                 for (int i = 0; i < L->n_out; i++)
                     if (pm[i] != 0.0 || pr[i] != 0.0)
@@ -125,6 +160,18 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
                     pr[i] = lg_up(lg_up(fabs(m)) + pr[i]);
                     pm[i] = m;
                 }
+            else if (L->act != LG_ACT_IDENTITY) /* a smooth one: its slope's enclosure */
+                for (int i = 0; i < L->n_out; i++) {
+                    double sl, sh;
+                    dg_slope(L, R->lo[k][i], R->hi[k][i], &sl, &sh);
+                    double sc = 0.5 * sl + 0.5 * sh, sw = fmax(lg_up(sh - sc), lg_up(sc - sl));
+                    double m = pm[i] * sc;
+                    double r = lg_up(lg_up(fabs(pm[i]) * sw) + lg_up(pr[i] * lg_up(fabs(sc) + sw)));
+                    pr[i] = lg_up(r + lg_up(fabs(m) * DBL_EPSILON));
+                    pm[i] = m;
+                    if (!isfinite(m) || !isfinite(pr[i])) pm[i] = 0.0, pr[i] = INFINITY;
+                }
+            if (rp) dg_round_acc(pm, pr, rp + off[k + 1], L->n_out, &ra); /* the pre-activation's */
             const lg_vopdef *vop = lg_layer_vop(L);
             if (vop) {
                 int sa = lg_layer_src(L, 0), sb = lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : sa;
@@ -161,9 +208,30 @@ lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgr
         if (isnan(acc.lo) || isnan(acc.hi)) acc = (lg_dv){-INFINITY, INFINITY};
         /* f_ref − f_relu = F(x, δ*) − F(x, 0) */
         dlo[o] = acc.lo, dhi[o] = acc.hi;
+        if (ro) { /* the input's normalisation */
+            dg_round_acc(vm, vr, ro, relu->n_in, &ra);
+            rnd[o] = ra <= DBL_MAX ? ra : INFINITY;
+        }
     }
     free(off), free(buf), free(seen), free(work);
     return LG_OK;
+}
+
+lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
+                           double *dhi)
+{
+    return dg_pass(relu, ref, R, NULL, NULL, dlo, dhi, NULL);
+}
+
+lg_status lg_devgrad_round_bound(const lg_net *net, const lg_devgrad_region *R, const double *ro, const double *rp,
+                                 double *out)
+{
+    int no = lg_net_n_out(net);
+    double *t = malloc(2 * (size_t)no * sizeof *t);
+    if (!t) return lg_fail(LG_ERR_NOMEM, "out of memory for the backward rounding bound");
+    lg_status st = dg_pass(net, net, R, ro, rp, t, t + no, out);
+    free(t);
+    return st;
 }
 
 lg_dv lg_devgrad_iv(double m, double r) { return (lg_dv){lg_dn(m - r), lg_up(m + r)}; }

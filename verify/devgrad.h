@@ -73,6 +73,9 @@ typedef struct lg_devgrad_region {
     const double *xlo, *xhi;
     double *const *clo, *const *chi;
     double *const *band_lo, *const *band_hi;
+    /* The post-activation intervals of every node (node layout), or NULL: from lo, hi and the
+     * bands (lg_devgrad_region_post). */
+    const double *alo, *ahi;
 } lg_devgrad_region;
 
 /* The gradient passes' work sizes: *N the node layout's length, *w the widest node (or the
@@ -94,6 +97,17 @@ lg_status lg_devgrad_check_net(const lg_net *net);
  * LG_ERR_NOMEM. Bounds that are not finite are ∓∞. */
 lg_status lg_devgrad_bound(const lg_net *relu, const lg_net *ref, const lg_devgrad_region *R, double *dlo,
                            double *dhi);
+
+/* The backward rounding bound of net's double forward pass (devgrad_net.h "Rounding"): the
+ * computed output is the exact net of the computed node values plus each node's local rounding,
+ * |ρ| ≤ ro at each node's output (node layout: the input's normalisation, a smooth activation's,
+ * a Transformer node's) and ≤ rp at each layer's pre-activation (its dot product's); with the
+ * adjoints a of lg_devgrad_bound's pass over R (whose intervals must hold the computed values
+ * and every value between them and the exact ones; no substitution: R's bands are not read),
+ * out[o] ≥ Σ_k |a_k|·ρ_k ≥ |ŷ_o − y_o|, rounded up (+∞ where not finite). A smooth activation's
+ * slope is enclosed over R's pre-activation bounds. LG_ERR_NOMEM, LG_ERR_UNSUPPORTED as there. */
+lg_status lg_devgrad_round_bound(const lg_net *net, const lg_devgrad_region *R, const double *ro, const double *rp,
+                                 double *out);
 
 /* lg_devgrad_bound with the adjoint carried as an affine form (devgrad_affine.c): the
  * Jacobians' uncertainty of every node as fresh noise symbols pushed through the later nodes'

@@ -170,9 +170,12 @@ static void dg_centred(const lg_bounds *b, const lg_net *net, int k, double **cl
 /* The rounding envelope of net's double forward pass over the region (devgrad_net.h): from the
  * region's post-activation intervals al, ah of every node (node layout; they hold net's exact
  * values) and pre-activation bounds zl, zh (per layer), out[n_out] ≥ |ŷ − y| of the output.
- * Per node: ae ≥ |computed − exact| of its output, am ≥ its computed magnitude. */
+ * Node layout [len] each, written: ae ≥ |computed − exact| of every node's output, pe of every
+ * layer's pre-activation (a Transformer node's: its output's), and each node's local rounding
+ * radii ro (its output's: the input's normalisation, a smooth activation's, a Transformer
+ * node's) and rp (its dot product's). */
 static lg_status dg_envelope(const lg_net *net, const double *al, const double *ah, double *const *zl,
-                             double *const *zh, double *out)
+                             double *const *zh, double *out, double *ae, double *pe, double *ro, double *rp)
 {
     const double u = DBL_EPSILON;
     const size_t len = lg_net_nodes_len(net);
@@ -180,16 +183,19 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
     if (w < (size_t)net->n_in) w = (size_t)net->n_in;
     for (int k = 0; k < net->n_layers; k++)
         if ((size_t)net->layers[k].lin.op.group > gm) gm = (size_t)net->layers[k].lin.op.group;
-    double *ae = calloc(2 * len + 4 * w, sizeof *ae);
+    double *am = calloc(len + 10 * w, sizeof *am);
     lg_dv *work = malloc(LG_DEVTF_WORK(gm) * sizeof *work);
-    if (!ae || !work) {
-        free(ae), free(work);
+    if (!am || !work) {
+        free(am), free(work);
         return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
     }
-    double *am = ae + len, *s1 = am + len, *s2 = s1 + w, *d = s2 + w, *bx = d + w;
+    memset(ae, 0, len * sizeof *ae), memset(pe, 0, len * sizeof *pe);
+    memset(ro, 0, len * sizeof *ro), memset(rp, 0, len * sizeof *rp);
+    double *s1 = am + len, *s2 = s1 + w, *d = s2 + w, *bx = d + w, *z0 = bx + 2 * w;
+    double *xl = z0 + w, *xh = xl + w, *yl = xh + w, *yh = yl + w;
     for (int i = 0; i < net->n_in; i++) { /* x' = (x − in_sub)/in_div: two roundings */
         double m = fmax(fabs(al[i]), fabs(ah[i]));
-        ae[i] = nextafter(3.0 * u * m, INFINITY) + 1e-300;
+        ae[i] = ro[i] = nextafter(3.0 * u * m, INFINITY) + 1e-300;
         am[i] = nextafter(m + ae[i], INFINITY);
     }
     for (int k = 0; k < net->n_layers; k++) {
@@ -199,11 +205,19 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
         if (lg_layer_is_tnode(L)) {
             const size_t oa = lg_net_node_offset(net, lg_layer_src(L, 0));
             const double *la = al + oa, *ua = ah + oa, *ea = ae + oa, *ma = am + oa;
-            const size_t ob = lg_net_node_offset(net, lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : lg_layer_src(L, 0));
+            const int sb = lg_layer_n_src(L) > 1 ? lg_layer_src(L, 1) : lg_layer_src(L, 0);
+            const size_t ob = lg_net_node_offset(net, sb);
             lg_devtf_envelope(&L->lin, la, ua, ea, ma, al + ob, ah + ob, ae + ob, am + ob, s1, work, d, bx);
+            /* its rounding alone: the rule with no source error, over intervals that hold the computed
+             * sources */
+            const int na = lg_net_node_width(net, lg_layer_src(L, 0)), nb = lg_net_node_width(net, sb);
+            for (int i = 0; i < na; i++) xl[i] = lg_dn(la[i] - ea[i]), xh[i] = lg_up(ua[i] + ea[i]);
+            for (int i = 0; i < nb; i++) yl[i] = lg_dn(al[ob + i] - ae[ob + i]), yh[i] = lg_up(ah[ob + i] + ae[ob + i]);
+            lg_devtf_envelope(&L->lin, xl, xh, z0, ma, yl, yh, z0, am + ob, s2, work, d, bx);
             for (int o = 0; o < n; o++) {
                 double x = s1[o] <= DBL_MAX ? s1[o] : INFINITY;
-                ae[ko + (size_t)o] = x;
+                ae[ko + (size_t)o] = pe[ko + (size_t)o] = x;
+                ro[ko + (size_t)o] = s2[o] <= DBL_MAX ? s2[o] : INFINITY;
                 am[ko + (size_t)o] = nextafter(fmax(fabs(al[ko + (size_t)o]), fabs(ah[ko + (size_t)o])) + x, INFINITY);
             }
             continue;
@@ -217,18 +231,69 @@ static lg_status dg_envelope(const lg_net *net, const double *al, const double *
         const double lip = lg_devnet_lip(L), fs = ai && ai->fmag ? ai->fmag(L->lambda) : 1.0;
         const int smooth = L->act != LG_ACT_RELU && L->act != LG_ACT_IDENTITY;
         for (int o = 0; o < n; o++) {
-            double pe = (s1[o] * (1.0 + 1e-9) + gam * (fabs(L->b[o]) + s2[o]) * (1.0 + 1e-9)) * (1.0 + 2.0 * u) + 1e-300;
-            double zm = nextafter(fmax(fabs(zl[k][o]), fabs(zh[k][o])) + pe, INFINITY);
-            double x = lip * pe * (1.0 + u) + (smooth ? 16.0 * u * fs * zm * (1.0 + 1e-9) + 1e-300 : 0.0);
+            double rz = gam * (fabs(L->b[o]) + s2[o]) * (1.0 + 1e-9);
+            double p = (s1[o] * (1.0 + 1e-9) + rz) * (1.0 + 2.0 * u) + 1e-300;
+            double zm = nextafter(fmax(fabs(zl[k][o]), fabs(zh[k][o])) + p, INFINITY);
+            double ra = smooth ? 16.0 * u * fs * zm * (1.0 + 1e-9) + 1e-300 : 0.0;
+            double x = lip * p * (1.0 + u) + ra;
             if (!(x <= DBL_MAX)) x = INFINITY;
+            pe[ko + (size_t)o] = p <= DBL_MAX ? p : INFINITY;
+            rp[ko + (size_t)o] = rz * (1.0 + 2.0 * u) + 1e-300 <= DBL_MAX ? rz * (1.0 + 2.0 * u) + 1e-300 : INFINITY;
+            ro[ko + (size_t)o] = ra <= DBL_MAX ? ra : INFINITY;
             ae[ko + (size_t)o] = x;
             am[ko + (size_t)o] = nextafter(fmax(fabs(al[ko + (size_t)o]), fabs(ah[ko + (size_t)o])) + x, INFINITY);
         }
     }
     const int L1 = net->n_layers - 1;
     memcpy(out, ae + lg_net_node_offset(net, L1), (size_t)net->layers[L1].n_out * sizeof *out);
-    free(ae), free(work);
+    free(am), free(work);
     return LG_OK;
+}
+
+lg_status lg_devgrad_rounding(const lg_net *net, const lg_devgrad_region *R, double *out, double *fwd)
+{
+    const int L = net->n_layers, no = lg_net_n_out(net);
+    const size_t len = lg_net_nodes_len(net);
+    size_t N = 0;
+    for (int k = 0; k < L; k++) N += (size_t)net->layers[k].n_out;
+    double *mem = malloc((6 * len + 4 * N + (size_t)no) * sizeof *mem);
+    double **wp = malloc(4 * (size_t)L * sizeof *wp);
+    if (!mem || !wp) {
+        free(mem), free(wp);
+        return lg_fail(LG_ERR_NOMEM, "devgrad: out of memory");
+    }
+    double *ae = mem, *pe = ae + len, *ro = pe + len, *rp = ro + len, *bl = rp + len, *bh = bl + len, *zw = bh + len;
+    double **zl = wp, **zh = wp + L, **cl = wp + 2 * L, **ch = wp + 3 * L;
+    lg_status st = dg_envelope(net, R->alo, R->ahi, R->lo, R->hi, out, ae, pe, ro, rp);
+    if (st != LG_OK) goto done;
+    if (fwd) memcpy(fwd, out, (size_t)no * sizeof *fwd);
+    /* the region widened by the envelope: every node's intervals by ae (pre-activations by pe, a
+     * layernorm's centred bounds as lg_devtf_centred widens them) hold the computed values and
+     * every value of the segment between them and the exact ones */
+    for (size_t i = 0; i < len; i++) bl[i] = lg_dn(R->alo[i] - ae[i]), bh[i] = lg_up(R->ahi[i] + ae[i]);
+    for (int k = 0; k < L; k++) {
+        const lg_layer *Lk = &net->layers[k];
+        const size_t ko = lg_net_node_offset(net, k);
+        const int n = Lk->n_out;
+        zl[k] = zw, zh[k] = zw + n, cl[k] = ch[k] = NULL;
+        zw += 2 * (size_t)n;
+        for (int i = 0; i < n; i++)
+            zl[k][i] = lg_dn(R->lo[k][i] - pe[ko + (size_t)i]), zh[k][i] = lg_up(R->hi[k][i] + pe[ko + (size_t)i]);
+        if (R->clo && R->chi && R->clo[k] && R->chi[k]) {
+            cl[k] = zw, ch[k] = zw + n;
+            zw += 2 * (size_t)n;
+            const double *es = ae + lg_net_node_offset(net, lg_layer_src(Lk, 0));
+            if (!lg_devtf_centred(&Lk->lin, es, R->clo[k], R->chi[k], cl[k], ch[k])) cl[k] = ch[k] = NULL;
+        }
+    }
+    lg_devgrad_region W = {zl, zh, bl, bh, cl, ch, NULL, NULL, bl, bh};
+    double *rb = zw;
+    if ((st = lg_devgrad_round_bound(net, &W, ro, rp, rb)) != LG_OK) goto done;
+    for (int i = 0; i < no; i++)
+        if (rb[i] < out[i]) out[i] = rb[i];
+done:
+    free(mem), free(wp);
+    return st;
 }
 
 lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double *hi, const lg_runctx *run,
@@ -310,7 +375,7 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
         Bh[k] = g->dat[k] >= 0 ? bh + off : NULL;
         off += (size_t)Lk->n_out;
     }
-    lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh};
+    lg_devgrad_region R = {Rlo, Rhi, g->b.lo[0], g->b.hi[0], Rcl, Rch, Bl, Bh, NULL, NULL};
     if ((st = lg_devgrad_bound(relu, ref, &R, dlo, dhi)) != LG_OK) goto done;
     if (g->K > 0 && (st = dg_affine(g, &R, g->K, run, dlo, dhi)) != LG_OK) goto done;
     /* the region's post-activation intervals of the ReLU net's nodes (the reference's values
@@ -332,9 +397,11 @@ lg_status lg_devgrad_net_bound(lg_devgrad_net *g, const double *lo, const double
         }
     }
     /* the rounding of both double forward passes over the region; the reference's
-     * pre-activations at a substituted layer are F''s too (its z̃ lies there) */
-    if ((st = dg_envelope(relu, al, ah, Rlo, Rhi, oe)) != LG_OK ||
-        (st = dg_envelope(ref, al, ah, Rlo, Rhi, oe + no)) != LG_OK)
+     * pre-activations at a substituted layer are F''s too (its z̃ lies there): the forward
+     * envelope, met with the backward bound over the region it widens */
+    R.alo = al, R.ahi = ah;
+    if ((st = lg_devgrad_rounding(relu, &R, oe, NULL)) != LG_OK ||
+        (st = lg_devgrad_rounding(ref, &R, oe + no, NULL)) != LG_OK)
         goto done;
     for (int i = 0; i < no; i++) {
         double x = fmax(fabs(dlo[i]), fabs(dhi[i]));
@@ -378,7 +445,7 @@ lg_status lg_devgrad_net_estimate(const lg_devgrad_net *g, const lg_bounds *b, d
     }
     lg_status st = LG_OK;
     if (ok) {
-        lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh};
+        lg_devgrad_region R = {b->lo, b->hi, b->xlo, b->xhi, Rcl, Rch, Bl, Bh, NULL, NULL};
         st = lg_devgrad_bound(relu, g->ref, &R, dlo, dhi);
         size_t K = g->K < LG_DEVGRAD_AFFINE_K_EST ? g->K : LG_DEVGRAD_AFFINE_K_EST;
         if (st == LG_OK && K > 0) st = dg_affine(g, &R, K, NULL, dlo, dhi);
