@@ -78,8 +78,13 @@ static void lg_check_help(void)
            "                       per input, over the inputs observed to differ; null if none), n_refined,\n"
            "                       unrefined_max, unrefined_median (inputs whose bound the refinement\n"
            "                       lowered, and the bounds before it),\n"
-           "                       relu_net, ref) instead of text; worst and first_class_change are\n"
-           "                       {index, bound, observed, class_ref, class_relu, timed_out} or null\n"
+           "                       relu_net, ref, stages: how many inputs took their bound from each\n"
+           "                       step of the cascade, inputs: one object per input) instead of text;\n"
+           "                       worst, first_class_change and each of inputs are {index, bound,\n"
+           "                       observed, class_ref, class_relu, timed_out, stage} (the first two may\n"
+           "                       be null); stage: the step that gave the bound, one of propagated (1.),\n"
+           "                       difference_network (2.), pair (1. with the bounds of 2.), joint (3.),\n"
+           "                       gradient (4.), refinement (5.), point (a point's exact enclosures)\n"
            "  --progress           progress lines on stderr even when it is not a terminal (logs)\n"
            "  --timeout T          seconds per input for the difference network (default 0: none); an\n"
            "                       input past them keeps its propagated bound (JSON n_timeout counts them;\n"
@@ -100,6 +105,7 @@ typedef struct lg_check_row {
     double bound, observed;
     double unrefined; /* the bound before refinement (devnet.h want; = bound where none ran) */
     int class_ref, class_relu;
+    int stage; /* the step of the cascade that gave the bound (lg_devnet_stage) */
     unsigned char devnet, timed_out, same; /* the difference network ran, past --timeout, class provably kept */
 } lg_check_row;
 
@@ -180,6 +186,7 @@ static lg_status lg_check_one(void *ctx, int ri, int thread)
     lg_check_row *o = &J->rows[r];
     o->bound = INFINITY;
     o->devnet = o->timed_out = o->same = 0;
+    o->stage = LG_DEVNET_STAGE_PROPAGATED;
     if ((J->enough >= 0 || J->timeout > 0) &&
         (st = lg_transfer_box_delta(&w->dev, NULL, rn, &w->b, lo, hi, &o->bound)) != LG_OK)
         return st;
@@ -190,7 +197,10 @@ static lg_status lg_check_one(void *ctx, int ri, int thread)
         st = lg_transfer_box_delta(&w->dev, &w->v, rn, &w->b, lo, hi, &o->bound);
         w->b.run = NULL;
         o->devnet = 1;
-        if (st == LG_OK) o->unrefined = fmin(w->v.unrefined, o->unrefined);
+        if (st == LG_OK) {
+            o->unrefined = fmin(w->v.unrefined, o->unrefined);
+            o->stage = w->v.stage;
+        }
         if (st == LG_ERR_TIMEOUT) { /* keep the propagated bound; b gets its symbolic bounds back */
             o->timed_out = 1;
             st = lg_transfer_box_delta(&w->dev, NULL, rn, &w->b, lo, hi, &o->bound);
@@ -273,9 +283,9 @@ static json_t *lg_check_row_json(const lg_check_row *rows, long i)
 {
     if (i < 0) return json_null();
     const lg_check_row *o = &rows[i];
-    return json_pack("{s:I, s:o, s:o, s:i, s:i, s:b}", "index", (json_int_t)i, "bound", lg_json_num(o->bound),
-                     "observed", lg_json_num(o->observed), "class_ref", o->class_ref, "class_relu", o->class_relu,
-                     "timed_out", o->timed_out);
+    return json_pack("{s:I, s:o, s:o, s:i, s:i, s:b, s:s}", "index", (json_int_t)i, "bound",
+                     lg_json_num(o->bound), "observed", lg_json_num(o->observed), "class_ref", o->class_ref,
+                     "class_relu", o->class_relu, "timed_out", o->timed_out, "stage", lg_devnet_stage_name(o->stage));
 }
 
 /* Load the inputs: --inputs FILE or the --data spec (test split). */
@@ -421,6 +431,24 @@ static lg_status lg_check_print_json(const lg_check_row *rows, const lg_check_su
         "ratio_median", lg_json_num(S->ratio_med), "ratio_max", lg_json_num(S->ratio_max), "n_refined",
         (json_int_t)S->n_refined, "unrefined_max", lg_json_num(S->unref_max), "unrefined_median",
         lg_json_num(S->unref_med), "relu_net", relu_path, "ref", o->ref_path);
+    /* per input, and how many inputs each step of the cascade gave the bound */
+    json_t *stages = json_object(), *inputs = json_array();
+    size_t count[LG_DEVNET_N_STAGES] = {0};
+    for (size_t i = 0; i < S->n; i++) {
+        if (rows[i].stage >= 0 && rows[i].stage < LG_DEVNET_N_STAGES) count[rows[i].stage]++;
+        if (inputs) json_array_append_new(inputs, lg_check_row_json(rows, (long)i));
+    }
+    for (int k = 0; k < LG_DEVNET_N_STAGES && stages; k++)
+        json_object_set_new(stages, lg_devnet_stage_name(k), json_integer((json_int_t)count[k]));
+    if (j && stages && inputs) {
+        json_object_set_new(j, "stages", stages);
+        json_object_set_new(j, "inputs", inputs);
+    } else {
+        json_decref(stages);
+        json_decref(inputs);
+        json_decref(j);
+        j = NULL;
+    }
     char *s = j ? lg_json_dumps(j, 0) : NULL;
     json_decref(j);
     if (!s) return lg_fail(LG_ERR_NOMEM, "cannot format the JSON result");

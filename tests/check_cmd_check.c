@@ -122,6 +122,32 @@ START_TEST(test_cmd_check_annealed_passes_direct_swap_fails)
     ck_assert_int_eq((int)lg_gate_num(jq, "n_difference_network"), 0);
     ck_assert(lg_gate_num(jq, "bound_max") >= ba && lg_gate_num(jq, "bound_median") >= lg_gate_num(ja, "bound_median"));
     ck_assert(lg_gate_num(jq, "certified_same_class") <= lg_gate_num(ja, "certified_same_class"));
+    /* per input: its bound and the step of the cascade that gave it; the cheap run's are all the
+     * propagated bound, --tightest's never looser and from the difference network on some */
+    json_t *ia = json_object_get(ja, "inputs"), *iq = json_object_get(jq, "inputs");
+    ck_assert(json_is_array(ia) && json_array_size(ia) == LG_GATE_N && json_array_size(iq) == LG_GATE_N);
+    ck_assert_int_eq((int)json_integer_value(json_object_get(json_object_get(jq, "stages"), "propagated")), LG_GATE_N);
+    int n_tighter = 0, n_stages = 0;
+    double imax = 0.0;
+    for (int i = 0; i < LG_GATE_N; i++) {
+        json_t *ra = json_array_get(ia, (size_t)i), *rq = json_array_get(iq, (size_t)i);
+        double b_a = json_number_value(json_object_get(ra, "bound")), b_q = json_number_value(json_object_get(rq, "bound"));
+        const char *sa = json_string_value(json_object_get(ra, "stage"));
+        ck_assert_int_eq((int)json_integer_value(json_object_get(ra, "index")), i);
+        ck_assert_str_eq(json_string_value(json_object_get(rq, "stage")), "propagated");
+        ck_assert(sa && b_a <= b_q);
+        imax = fmax(imax, b_a);
+        if (strcmp(sa, "propagated") != 0) {
+            n_tighter++;
+            ck_assert_msg(b_a < b_q, "input %d: stage %s but the propagated bound %g is not above %g", i, sa, b_q, b_a);
+        }
+    }
+    ck_assert_double_eq(imax, ba);
+    ck_assert_int_gt(n_tighter, 0);
+    const char *kv;
+    json_t *cnt;
+    json_object_foreach(json_object_get(ja, "stages"), kv, cnt) n_stages += (int)json_integer_value(cnt);
+    ck_assert_int_eq(n_stages, LG_GATE_N);
     json_t *jm; /* at the propagated maximum itself: still no input needs it */
     ck_assert_int_eq(lg_gate_json(&F, F.ann_relu, F.ann, F.x_npy, lg_gate_num(jq, "bound_max"), "", &jm), 0);
     ck_assert_int_eq((int)lg_gate_num(jm, "n_difference_network"), 0);

@@ -109,6 +109,13 @@ done:
     return st;
 }
 
+const char *lg_devnet_stage_name(int stage)
+{
+    static const char *const names[LG_DEVNET_N_STAGES] = {"propagated", "difference_network", "pair", "joint",
+                                                          "gradient",   "refinement",         "point"};
+    return stage >= 0 && stage < LG_DEVNET_N_STAGES ? names[stage] : "?";
+}
+
 lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref)
 {
     memset(v, 0, sizeof *v);

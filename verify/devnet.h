@@ -107,7 +107,25 @@ typedef struct lg_devnet {
     struct lg_devgrad_net *grad; /* the interval-gradient route (devgrad_net.h), built by its first
                                     use in lg_transfer_box_delta, owned; NULL before */
     int grad_off;             /* the pair does not take that route (max-pool nodes) */
+    int stage;                /* lg_transfer_box_delta's last box: the step of its cascade that gave
+                                 the final bound (max over the outputs), an lg_devnet_stage */
 } lg_devnet;
+
+/* The steps of lg_transfer_box_delta's cascade (verify/transfer.h), in its order. */
+typedef enum lg_devnet_stage {
+    LG_DEVNET_STAGE_PROPAGATED, /* the gap propagated with relu's own bounds (anneal/deviation.h) */
+    LG_DEVNET_STAGE_DIFFNET,    /* the difference network's bound (this file) */
+    LG_DEVNET_STAGE_PAIR,       /* the propagation with both nets' bounds from it */
+    LG_DEVNET_STAGE_JOINT,      /* the joint relaxation (devnet_joint.h) */
+    LG_DEVNET_STAGE_GRADIENT,   /* the interval gradient (devgrad_net.h) */
+    LG_DEVNET_STAGE_REFINED,    /* α-CROWN or branch and bound (devnet_refine.h) */
+    LG_DEVNET_STAGE_POINT,      /* a point's MPFR enclosures (verify/transfer.h) */
+    LG_DEVNET_N_STAGES
+} lg_devnet_stage;
+
+/* The stage's name in reports ("propagated", "difference_network", "pair", "joint", "gradient",
+ * "refinement", "point"); "?" outside the range. */
+const char *lg_devnet_stage_name(int stage);
 
 /* Build D for a pair (lg_dev_check_pair must accept it; checked here). */
 lg_status lg_devnet_init(lg_devnet *v, const lg_net *relu, const lg_net *ref);

@@ -377,6 +377,24 @@ static lg_status lg_transfer_grad(lg_devnet *v, const lg_bounds *b, const double
     return st == LG_ERR_TIMEOUT && !lg_runctx_expired(run) ? LG_OK : st;
 }
 
+/* The output with the largest bound (NaN counts as largest). */
+static size_t lg_transfer_worst(const double *e, size_t no)
+{
+    size_t w = 0;
+    for (size_t j = 1; j < no; j++)
+        if (e[j] > e[w] || (e[j] != e[j] && e[w] == e[w])) w = j;
+    return w;
+}
+
+/* After a step of the cascade: v->stage becomes that step where it lowered the largest bound *m
+ * (then the new largest). */
+static void lg_transfer_stage(lg_devnet *v, const double *e, size_t no, double *m, int stage)
+{
+    const double now = e[lg_transfer_worst(e, no)];
+    if (now < *m || (*m != *m && now == now)) v->stage = stage;
+    *m = now;
+}
+
 /* Per-output bounds e[n_out] on one box: the smallest of the interval
  * propagation, the propagation with relu's symbolic bounds, the difference
  * network's bound and (when it proved its bounds) the propagation with both
@@ -412,8 +430,15 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
         for (size_t j = 0; j < no; j++) ep[j] = INFINITY;
     }
     for (size_t j = 0; j < no; j++) e[j] = fmin(fmin(ev[j], ep[j]), fmin(ei[j], es[j]));
+    const size_t w = lg_transfer_worst(e, no); /* the stage of the worst output's smallest bound */
+    double m = e[w];
+    v->stage = e[w] == ev[w]   ? LG_DEVNET_STAGE_DIFFNET
+               : e[w] == ep[w] ? LG_DEVNET_STAGE_PAIR
+                               : LG_DEVNET_STAGE_PROPAGATED;
     if ((st = lg_transfer_joint(v, b->run, e)) != LG_OK) return st;
+    lg_transfer_stage(v, e, no, &m, LG_DEVNET_STAGE_JOINT);
     if ((st = lg_transfer_grad(v, b, lo, hi, b->run, e)) != LG_OK) return st;
+    lg_transfer_stage(v, e, no, &m, LG_DEVNET_STAGE_GRADIENT);
     /* over the caller's threshold: α-CROWN, then branch and bound on the box (devnet_refine.h);
      * b already holds the box's own bounds */
     int split = 0;
@@ -423,9 +448,11 @@ static lg_status lg_transfer_box_e(lg_dev *dev, lg_devnet *v, const lg_net *relu
     if (v->want < INFINITY) {
         lg_runctx rr = b->run ? lg_runctx_share(b->run, v->refine_share) : lg_runctx_none();
         if ((st = lg_devnet_refine(dev, v, lo, hi, v->want, &rr, e, &split)) != LG_OK) return st;
+        lg_transfer_stage(v, e, no, &m, LG_DEVNET_STAGE_REFINED);
     }
     if (split) v->valid = 0; /* v's bounds are a leaf's, not the box's */
     if ((st = lg_transfer_point(dev, lo, hi, e)) != LG_OK) return st;
+    lg_transfer_stage(v, e, no, &m, LG_DEVNET_STAGE_POINT);
     return LG_OK;
 }
 
