@@ -334,7 +334,7 @@ static lg_status lg_ox_fold_more(const lg_ox_graph *G, int node, lg_ox_const *ou
         return LG_OK;
     }
     int where = op[0] == 'W';
-    if (nd->n_input != (where ? 3u : 2u))
+    if (nd->n_input != (where ? 3u : 2u) || in[where] < 0 || in[1 + where] < 0)
         return lg_fail(LG_ERR_FORMAT, "%s: %s: expected %d inputs", f, desc, where ? 3 : 2);
     const lg_ox_const *a = &G->vals[in[where]].c, *b = &G->vals[in[1 + where]].c;
     lg_ox_shape ab;
