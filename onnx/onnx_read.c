@@ -1135,6 +1135,9 @@ lg_status lg_ox_split(lg_ox_run *R, int node, lg_ox_val *x)
     int64_t tot = 0;
     for (int i = 0; i < np; i++) {
         if (parts[i] < 1) return lg_fail(LG_ERR_UNSUPPORTED, "%s: %s: empty split part", R->G.file, lg_ox_name(R, node));
+        if (parts[i] > s.d[axis])
+            return lg_fail(LG_ERR_FORMAT, "%s: %s: split part of %lld on an axis of %lld", R->G.file,
+                           lg_ox_name(R, node), (long long)parts[i], (long long)s.d[axis]);
         tot += parts[i];
     }
     if (tot != s.d[axis])
