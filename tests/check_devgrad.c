@@ -185,32 +185,39 @@ static void dg_route_case(const lg_net *rn, const lg_net *ref, const double *lo,
     lg_devgrad_net_free(&g);
 }
 
+/* Pair number it's ReLU net: a random 1–2 block ViT (seed base + it), an attention net or a
+ * residual ReLU DAG, by it % 3; what names it for messages. */
+static void dg_random_net(lg_net *rn, lg_rng *r, int it, uint64_t base, char *what, size_t wn)
+{
+    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
+    if (it % 3 == 0) {
+        lg_test_random_vit(rn, archs[(it / 3) % 2], base + (uint64_t)it);
+        snprintf(what, wn, "vit %d", it);
+    } else if (it % 3 == 1) {
+        lg_test_tnet_opts o = {0};
+        o.post_norm = it % 2;
+        ck_assert_int_eq(lg_test_tnet_random(rn, r, &o), LG_OK);
+        snprintf(what, wn, "tnet %d", it);
+    } else {
+        lg_test_dag_opts o = {0};
+        o.act = LG_ACT_RELU;
+        ck_assert_int_eq(lg_test_dag_random(rn, r, &o), LG_OK);
+        snprintf(what, wn, "dag %d", it);
+    }
+}
+
 /* Random ViTs (1–2 blocks), attention nets and residual DAGs, on points and balls. */
 START_TEST(test_devgrad_route_oracle)
 {
     lg_rng r;
     lg_rng_init(&r, 1618u, 5);
-    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
     static const double epss[] = {0.0, 1e-3, 1e-2};
     const int n = lg_test_quick() ? 6 : 15;
     int finite = 0;
     for (int it = 0; it < n; it++) {
         lg_net rn = {0}, ref;
         char what[96];
-        if (it % 3 == 0) {
-            lg_test_random_vit(&rn, archs[(it / 3) % 2], 300u + (uint64_t)it);
-            snprintf(what, sizeof what, "vit %d", it);
-        } else if (it % 3 == 1) {
-            lg_test_tnet_opts o = {0};
-            o.post_norm = it % 2;
-            ck_assert_int_eq(lg_test_tnet_random(&rn, &r, &o), LG_OK);
-            snprintf(what, sizeof what, "tnet %d", it);
-        } else {
-            lg_test_dag_opts o = {0};
-            o.act = LG_ACT_RELU;
-            ck_assert_int_eq(lg_test_dag_random(&rn, &r, &o), LG_OK);
-            snprintf(what, sizeof what, "dag %d", it);
-        }
+        dg_random_net(&rn, &r, it, 300u, what, sizeof what);
         lg_test_lgelu_relus(&ref, &rn, it);
         double lo[256], hi[256], eps = epss[it % 3];
         ck_assert_int_le(rn.n_in, 256);
@@ -564,26 +571,12 @@ START_TEST(test_devgrad_rounding)
 {
     lg_rng r;
     lg_rng_init(&r, 5772u, 11);
-    static const char *const archs[] = {"1x4x4,vit:p2,d4,h2,L2,m6,cls,3", "1x4x4,vit:mean,p2,d4,h1,L1,m5,2"};
     const int n = lg_test_quick() ? 6 : 12;
     double c[256];
     for (int it = 0; it < n; it++) {
         lg_net rn = {0}, ref;
         char what[96];
-        if (it % 3 == 0) {
-            lg_test_random_vit(&rn, archs[(it / 3) % 2], 700u + (uint64_t)it);
-            snprintf(what, sizeof what, "vit %d", it);
-        } else if (it % 3 == 1) {
-            lg_test_tnet_opts o = {0};
-            o.post_norm = it % 2;
-            ck_assert_int_eq(lg_test_tnet_random(&rn, &r, &o), LG_OK);
-            snprintf(what, sizeof what, "tnet %d", it);
-        } else {
-            lg_test_dag_opts o = {0};
-            o.act = LG_ACT_RELU;
-            ck_assert_int_eq(lg_test_dag_random(&rn, &r, &o), LG_OK);
-            snprintf(what, sizeof what, "dag %d", it);
-        }
+        dg_random_net(&rn, &r, it, 700u, what, sizeof what);
         lg_test_lgelu_relus(&ref, &rn, it);
         for (int i = 0; i < rn.n_in; i++) c[i] = lg_rng_uniform(&r);
         double eps = it % 2 ? 1e-3 : 0.0;
